@@ -1,0 +1,24 @@
+# Adds every direct sub-folder of DIR that has a CMakeLists.txt, in name
+# order, so a new library folder is picked up without editing its parent.
+function(septa_add_subdirectories DIR)
+  file(GLOB children RELATIVE ${DIR} ${DIR}/*)
+  list(SORT children)
+  foreach(child IN LISTS children)
+    if(child STREQUAL "tests" OR child STREQUAL "common" OR child MATCHES "^build")
+      continue()
+    endif()
+    if(IS_DIRECTORY ${DIR}/${child} AND EXISTS ${DIR}/${child}/CMakeLists.txt)
+      add_subdirectory(${DIR}/${child})
+    endif()
+  endforeach()
+endfunction()
+
+# septa_test(NAME SOURCES... LIBS ...): one GoogleTest binary, registered
+# with CTest test by test.
+function(septa_test name)
+  cmake_parse_arguments(T "" "" "SOURCES;LIBS;LABELS" ${ARGN})
+  add_executable(${name} ${T_SOURCES})
+  target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gmock GTest::gtest_main)
+  set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${T_LABELS}")
+endfunction()

@@ -1,0 +1,124 @@
+// Errors are values at layer boundaries. One status model with the canonical
+// (gRPC) codes; services/rest and services/grpc map it to HTTP and gRPC once.
+#pragma once
+
+#include <cassert>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace septa {
+
+enum class Code {
+  kOk = 0,
+  kCancelled = 1,
+  kUnknown = 2,
+  kInvalidArgument = 3,
+  kDeadlineExceeded = 4,
+  kNotFound = 5,
+  kAlreadyExists = 6,
+  kPermissionDenied = 7,
+  kResourceExhausted = 8,
+  kFailedPrecondition = 9,
+  kAborted = 10,
+  kOutOfRange = 11,
+  kUnimplemented = 12,
+  kInternal = 13,
+  kUnavailable = 14,
+  kDataLoss = 15,
+  kUnauthenticated = 16,
+};
+
+// "INVALID_ARGUMENT", "NOT_FOUND", ... as gRPC spells them.
+std::string_view CodeName(Code code);
+
+// One bad field of a request: `field` is the JSON / proto path
+// ("trust_tier", "labels.team", "spec.containers[0].name").
+struct FieldViolation {
+  std::string field;
+  std::string description;
+  bool operator==(const FieldViolation&) const = default;
+};
+
+class Status {
+ public:
+  Status() = default;  // OK
+  Status(Code code, std::string message, std::vector<FieldViolation> violations = {})
+      : code_(code), message_(std::move(message)), violations_(std::move(violations)) {}
+
+  static Status Ok() { return {}; }
+
+  bool ok() const { return code_ == Code::kOk; }
+  Code code() const { return code_; }
+  const std::string& message() const { return message_; }
+  const std::vector<FieldViolation>& violations() const { return violations_; }
+
+  // "NOT_FOUND: tenant \"acme\" not found"
+  std::string ToString() const;
+
+ private:
+  Code code_ = Code::kOk;
+  std::string message_;
+  std::vector<FieldViolation> violations_;
+};
+
+// Shorthands; the message should name what was wrong.
+Status InvalidArgument(std::string message);
+// A single bad field: message "<field>: <description>" plus the violation.
+Status InvalidField(std::string field, std::string description);
+Status NotFound(std::string message);
+Status AlreadyExists(std::string message);
+Status FailedPrecondition(std::string message);
+Status PermissionDenied(std::string message);
+Status Unauthenticated(std::string message);
+Status Aborted(std::string message);
+Status Unavailable(std::string message);
+Status Internal(std::string message);
+Status ResourceExhausted(std::string message);
+Status DeadlineExceeded(std::string message);
+Status Unimplemented(std::string message);
+Status OutOfRange(std::string message);
+
+// A value or the reason there is none. Holding an OK status is a bug.
+template <typename T>
+class Result {
+ public:
+  Result(T value) : v_(std::move(value)) {}                  // NOLINT: implicit on purpose
+  Result(Status status) : v_(std::move(status)) { assert(!std::get<Status>(v_).ok()); }  // NOLINT
+
+  bool ok() const { return std::holds_alternative<T>(v_); }
+  explicit operator bool() const { return ok(); }
+
+  const Status& status() const {
+    static const Status kOk;
+    return ok() ? kOk : std::get<Status>(v_);
+  }
+  T& value() & { return std::get<T>(v_); }
+  const T& value() const& { return std::get<T>(v_); }
+  T&& value() && { return std::get<T>(std::move(v_)); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+
+ private:
+  std::variant<T, Status> v_;
+};
+
+}  // namespace septa
+
+// Propagates a non-OK Status (or the status of a failed Result) to the caller.
+#define SEPTA_RETURN_IF_ERROR(expr)                          \
+  do {                                                       \
+    const ::septa::Status septa_status_ = ::septa::ToStatus(expr); \
+    if (!septa_status_.ok()) return septa_status_;           \
+  } while (0)
+
+namespace septa {
+inline const Status& ToStatus(const Status& s) { return s; }
+template <typename T>
+const Status& ToStatus(const Result<T>& r) { return r.status(); }
+}  // namespace septa

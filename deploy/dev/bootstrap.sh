@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs every Debian package Septa's build, tests and dev run need.
+# Idempotent: installs only what is missing. Run as root (or with sudo) on
+# Debian bookworm.
+set -euo pipefail
+
+PACKAGES=(
+  # toolchain
+  build-essential cmake ninja-build pkg-config git ca-certificates
+  # libraries (see the dependency table in DESIGN.md)
+  libboost-dev libboost-system-dev libssl-dev
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libpqxx-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev
+  libspdlog-dev libfmt-dev prometheus-cpp-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  # runtime: the embedded PostgreSQL, kubectl-compatible checks, load tools
+  postgresql-15 postgresql-contrib-15 wrk curl openssl procps
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "bootstrap: all ${#PACKAGES[@]} packages already installed"
+  exit 0
+fi
+
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+echo "bootstrap: installing ${#missing[@]} missing packages: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "bootstrap: done"

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Fails when an #include breaks the dependency rule of DESIGN.md:
+#  - gpu/, tenancy/ and common/ are pure: standard library, common/, each
+#    other (tenancy may use gpu) and header-only parsers; no sockets, SQL,
+#    threads, clocks, RPC or logging.
+#  - libpqxx only in services/store/; grpc only in api/, services/grpc/,
+#    services/cmd/ and tests; nothing outside services/ and tests/ includes
+#    services/; services/core never includes a transport or the store.
+set -uo pipefail
+root=${1:-$(dirname "$0")/..}
+cd "$root" || exit 2
+fail=0
+
+violations() {  # $1 = folders, $2 = extended regex of forbidden include lines
+  local dirs=() d
+  for d in $1; do [[ -d $d ]] && dirs+=("$d"); done
+  ((${#dirs[@]})) || return 0
+  grep -rnE --include='*.h' --include='*.cc' --include='*.cpp' "$2" "${dirs[@]}"
+}
+
+check() {  # $1 = rule text, $2 = folders, $3 = regex
+  local out
+  out=$(violations "$2" "$3")
+  if [[ -n $out ]]; then
+    echo "layering: $1"
+    echo "$out" | sed 's/^/  /'
+    fail=1
+  fi
+}
+
+pure_forbidden='^\s*#\s*include\s*[<"](boost/|pqxx|grpc|google/|spdlog|fmt/|prometheus|openssl/|sys/socket|netinet/|arpa/|unistd\.h|thread>|future>|fstream>|services/|api/)'
+check "pure libraries must not do I/O, threads or RPC" "gpu tenancy common" "$pure_forbidden"
+check "pure libraries take no clock: time is passed in" "gpu tenancy" '^\s*#\s*include\s*"common/clock\.h"'
+check "tenancy/ may not be included by gpu/" "gpu" '^\s*#\s*include\s*"tenancy/'
+check "libpqxx belongs to services/store/ only" "gpu tenancy common api services/core services/rest services/grpc services/kube services/kubesim services/vault services/reconcile services/cmd" '^\s*#\s*include\s*<pqxx'
+check "gRPC belongs to api/, services/grpc/ and services/cmd/" "gpu tenancy common services/core services/store services/rest services/kube services/kubesim services/vault services/reconcile" '^\s*#\s*include\s*<grpc'
+check "services/core must not reach into a transport or the store" "services/core" '^\s*#\s*include\s*"services/(rest|grpc|store|cmd)/'
+check "transports must not include each other" "services/rest" '^\s*#\s*include\s*"services/grpc/'
+check "transports must not include each other" "services/grpc" '^\s*#\s*include\s*"services/rest/'
+
+if ((fail)); then exit 1; fi
+echo "layering: ok"
