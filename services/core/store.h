@@ -1,0 +1,76 @@
+// The persistence port of the use cases. services/store implements it on
+// PostgreSQL; FakeStore (fake_store.h) implements it in memory for unit tests.
+// One contract test suite (tests/unit/services/store/store_contract.h) runs
+// against both.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "services/core/model.h"
+
+namespace septa::core {
+
+struct TenantQuery {
+  std::optional<std::string> trust_tier;         // exact match
+  std::map<std::string, std::string> labels;     // every pair must match
+  std::string after_name;                        // keyset pagination: names > after_name
+  int limit = 50;                                // rows to return (the store may return fewer)
+};
+
+// One transaction. Reads see a consistent snapshot; writes become visible
+// only if the function given to Store::Transact returns OK.
+// Error codes: kNotFound for a missing row, kAlreadyExists for a duplicate
+// key, kAborted for a lost race (version mismatch, serialization failure),
+// kUnavailable when the database cannot be reached.
+class Tx {
+ public:
+  virtual ~Tx() = default;
+
+  virtual Result<std::vector<TrustTier>> ListTrustTiers() = 0;
+  virtual Result<TrustTier> GetTrustTier(const std::string& name) = 0;
+
+  virtual Result<Tenant> GetTenant(const std::string& name) = 0;
+  virtual Result<std::vector<Tenant>> ListTenants(const TenantQuery& query) = 0;  // ordered by name
+  virtual Status InsertTenant(const Tenant& tenant) = 0;
+  // Replaces the row iff its stored version is `expected_version`; the new
+  // row carries tenant.version (the caller bumps it). kAborted otherwise.
+  virtual Status UpdateTenant(const Tenant& tenant, std::int64_t expected_version) = 0;
+  virtual Status DeleteTenant(const std::string& name, std::int64_t expected_version) = 0;
+
+  virtual Status InsertToken(const ApiToken& token) = 0;
+  virtual Result<ApiToken> GetToken(const std::string& id) = 0;
+  // Tokens of one principal, or all when `principal` is empty; ordered by create_time, id.
+  virtual Result<std::vector<ApiToken>> ListTokens(const std::string& principal) = 0;
+  virtual Status RevokeToken(const std::string& id, TimePoint when) = 0;
+  // Revokes every token of a principal (used when a tenant is deleted).
+  virtual Status RevokeTokensOf(const std::string& principal, TimePoint when) = 0;
+
+  // Assigns the record's id.
+  virtual Status AppendAudit(const AuditRecord& record) = 0;
+  // Newest first; all resources when `resource` is empty.
+  virtual Result<std::vector<AuditRecord>> ListAudit(const std::string& resource, int limit) = 0;
+
+  virtual Result<IdempotencyRecord> GetIdempotency(const std::string& principal,
+                                                   const std::string& key) = 0;
+  virtual Status InsertIdempotency(const IdempotencyRecord& record) = 0;
+};
+
+enum class TxMode { kReadOnly, kReadWrite };
+
+class Store {
+ public:
+  virtual ~Store() = default;
+  // Runs `body` in one transaction and commits iff it returns OK. A
+  // transaction that loses a race (kAborted from the database: serialization
+  // failure, deadlock) is retried a bounded number of times with `body`
+  // run again from the start, so `body` must not have effects outside `tx`.
+  virtual Status Transact(TxMode mode, const std::function<Status(Tx&)>& body) = 0;
+  // Readiness: the database answers and every migration is applied.
+  virtual Status Ready() = 0;
+};
+
+}  // namespace septa::core
