@@ -7,6 +7,11 @@ function(septa_add_subdirectories DIR)
     if(child STREQUAL "tests" OR child STREQUAL "common" OR child MATCHES "^build")
       continue()
     endif()
+    # -DSEPTA_EXCLUDE_DIRS="gpu;kubesim" leaves folders of those names out
+    # (handy while a folder is mid-change in a shared work tree).
+    if(child IN_LIST SEPTA_EXCLUDE_DIRS)
+      continue()
+    endif()
     if(IS_DIRECTORY ${DIR}/${child} AND EXISTS ${DIR}/${child}/CMakeLists.txt)
       add_subdirectory(${DIR}/${child})
     endif()
