@@ -1,0 +1,137 @@
+#include "services/core/auth.h"
+
+#include "services/core/crypto.h"
+#include "services/core/validation.h"
+
+namespace septa::core {
+
+namespace {
+constexpr std::string_view kTokenPrefix = "septa_";
+constexpr std::size_t kIdHexLen = 16;
+constexpr std::size_t kSecretLen = 43;  // 32 bytes as unpadded base64url
+constexpr std::string_view kTenantPrefix = "tenant:";
+
+bool IsHex(std::string_view s) {
+  for (char c : s) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+}  // namespace
+
+std::optional<ParsedTokenText> ParseTokenText(std::string_view text) {
+  if (!text.starts_with(kTokenPrefix)) return std::nullopt;
+  text.remove_prefix(kTokenPrefix.size());
+  if (text.size() != kIdHexLen + 1 + kSecretLen || text[kIdHexLen] != '_') return std::nullopt;
+  std::string_view id = text.substr(0, kIdHexLen);
+  if (!IsHex(id)) return std::nullopt;
+  return ParsedTokenText{std::string(id), std::string(text.substr(kIdHexLen + 1))};
+}
+
+std::string FormatTokenText(std::string_view id, std::string_view secret) {
+  std::string out(kTokenPrefix);
+  out += id;
+  out += '_';
+  out += secret;
+  return out;
+}
+
+std::string_view RoleName(Role role) { return role == Role::kOwner ? "owner" : "viewer"; }
+
+Result<Role> ParseRole(std::string_view field, std::string_view text) {
+  if (text == "owner") return Role::kOwner;
+  if (text == "viewer") return Role::kViewer;
+  return InvalidField(std::string(field), "must be \"owner\" or \"viewer\"");
+}
+
+Result<Principal> ParsePrincipal(std::string_view field, std::string_view text, Role role) {
+  Principal p;
+  p.role = role;
+  if (text == "admin") {
+    p.admin = true;
+    return p;
+  }
+  if (text.starts_with(kTenantPrefix)) {
+    std::string_view name = text.substr(kTenantPrefix.size());
+    SEPTA_RETURN_IF_ERROR(ValidateTenantName(field, name));
+    p.tenant = std::string(name);
+    return p;
+  }
+  return InvalidField(std::string(field), "must be \"admin\" or \"tenant:<name>\"");
+}
+
+Authenticator::Authenticator(Store& store, const Clock& clock, std::chrono::milliseconds cache_ttl)
+    : store_(store), clock_(clock), cache_ttl_(cache_ttl) {}
+
+Result<ApiToken> Authenticator::Lookup(const std::string& id) {
+  const TimePoint now = clock_.Now();
+  {
+    std::lock_guard lock(mu_);
+    auto it = cache_.find(id);
+    if (it != cache_.end() && now - it->second.fetched_at < cache_ttl_) return it->second.token;
+  }
+  ApiToken token;
+  Status st = store_.Transact(TxMode::kReadOnly, [&](Tx& tx) -> Status {
+    auto found = tx.GetToken(id);
+    SEPTA_RETURN_IF_ERROR(found);
+    token = *std::move(found);
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  if (cache_ttl_.count() > 0) {
+    std::lock_guard lock(mu_);
+    cache_[id] = CachedToken{token, now};
+  }
+  return token;
+}
+
+Result<Principal> Authenticator::Authenticate(std::string_view bearer) {
+  if (bearer.empty()) return Unauthenticated("missing bearer token: send \"Authorization: Bearer <token>\"");
+  std::optional<ParsedTokenText> parsed = ParseTokenText(bearer);
+  if (!parsed) return Unauthenticated("invalid bearer token");
+  Result<ApiToken> token = Lookup(parsed->id);
+  if (!token.ok()) {
+    if (token.status().code() == Code::kNotFound) return Unauthenticated("invalid bearer token");
+    return token.status();
+  }
+  if (!ConstantTimeEquals(Sha256Hex(parsed->secret), token->secret_hash)) {
+    return Unauthenticated("invalid bearer token");
+  }
+  if (token->revoke_time) return Unauthenticated("bearer token has been revoked");
+  if (token->expire_time && clock_.Now() >= *token->expire_time) {
+    return Unauthenticated("bearer token has expired");
+  }
+  Result<Principal> principal = ParsePrincipal("principal", token->principal, token->role);
+  if (!principal.ok()) return Internal("stored token has an invalid principal");
+  principal->token_id = token->id;
+  return principal;
+}
+
+void Authenticator::Forget(const std::string& token_id) {
+  std::lock_guard lock(mu_);
+  cache_.erase(token_id);
+}
+
+bool CanSeeTenant(const Principal& p, std::string_view tenant) { return p.admin || p.tenant == tenant; }
+
+Status RequireSeeTenant(const Principal& p, std::string_view tenant) {
+  if (CanSeeTenant(p, tenant)) return Status::Ok();
+  return NotFound("tenant \"" + std::string(tenant) + "\" not found");
+}
+
+Status RequireWriter(const Principal& p, std::string_view what) {
+  if (p.role == Role::kOwner) return Status::Ok();
+  return PermissionDenied("a viewer may not " + std::string(what));
+}
+
+Status RequireAdmin(const Principal& p, std::string_view what) {
+  if (p.admin) return Status::Ok();
+  return PermissionDenied("only an admin may " + std::string(what));
+}
+
+Status RequireAdminWriter(const Principal& p, std::string_view what) {
+  SEPTA_RETURN_IF_ERROR(RequireAdmin(p, what));
+  return RequireWriter(p, what);
+}
+
+}  // namespace septa::core

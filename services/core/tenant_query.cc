@@ -1,0 +1,75 @@
+#include "services/core/tenant_query.h"
+
+#include "services/core/crypto.h"
+#include "services/core/validation.h"
+
+namespace septa::core {
+
+namespace {
+
+constexpr std::string_view kTokenPrefix = "after:";
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  return s;
+}
+
+std::string_view Unquote(std::string_view s) {
+  if (s.size() >= 2 && s.front() == '"' && s.back() == '"') return s.substr(1, s.size() - 2);
+  return s;
+}
+
+Status ParseTerm(std::string_view term, TenantQuery& query) {
+  std::size_t eq = term.find('=');
+  if (eq == std::string_view::npos) {
+    return InvalidField("filter", "term \"" + std::string(term) + "\" is not of the form <field>=<value>");
+  }
+  std::string_view key = Trim(term.substr(0, eq));
+  std::string value(Unquote(Trim(term.substr(eq + 1))));
+  if (key == "trust_tier") {
+    if (query.trust_tier) return InvalidField("filter", "trust_tier is given twice");
+    query.trust_tier = value;
+    return Status::Ok();
+  }
+  constexpr std::string_view kLabels = "labels.";
+  if (key.starts_with(kLabels) && key.size() > kLabels.size()) {
+    std::string label(key.substr(kLabels.size()));
+    query.labels[label] = value;
+    return Status::Ok();
+  }
+  return InvalidField("filter", "unknown field \"" + std::string(key) +
+                                    "\"; filter on trust_tier or labels.<key>");
+}
+
+}  // namespace
+
+Status ParseTenantFilter(std::string_view filter, TenantQuery& query) {
+  filter = Trim(filter);
+  if (filter.empty()) return Status::Ok();
+  constexpr std::string_view kAnd = " AND ";
+  while (true) {
+    std::size_t at = filter.find(kAnd);
+    SEPTA_RETURN_IF_ERROR(ParseTerm(Trim(filter.substr(0, at)), query));
+    if (at == std::string_view::npos) break;
+    filter = filter.substr(at + kAnd.size());
+  }
+  return Status::Ok();
+}
+
+std::string EncodePageToken(std::string_view last_name) {
+  std::string plain(kTokenPrefix);
+  plain += last_name;
+  return Base64UrlEncode(plain);
+}
+
+Result<std::string> DecodePageToken(std::string_view token) {
+  std::optional<std::string> plain = Base64UrlDecode(token);
+  if (!plain || !plain->starts_with(kTokenPrefix) ||
+      !IsDns1123Label(std::string_view(*plain).substr(kTokenPrefix.size()))) {
+    return InvalidField("page_token", "is not a token returned by a previous list");
+  }
+  return plain->substr(kTokenPrefix.size());
+}
+
+}  // namespace septa::core

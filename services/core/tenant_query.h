@@ -1,0 +1,23 @@
+// The list filter and page token of ListTenants, parsed into a TenantQuery.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+#include "services/core/store.h"
+
+namespace septa::core {
+
+constexpr int kDefaultPageSize = 50;
+constexpr int kMaxPageSize = 500;
+
+// `trust_tier=<tier>` and `labels.<key>=<value>` terms joined by " AND "
+// (values may be double-quoted). Errors name the field "filter".
+Status ParseTenantFilter(std::string_view filter, TenantQuery& query);
+
+// Page tokens are opaque to clients: base64url of the last name returned.
+std::string EncodePageToken(std::string_view last_name);
+Result<std::string> DecodePageToken(std::string_view token);
+
+}  // namespace septa::core

@@ -1,0 +1,220 @@
+#include "services/core/tenant_service.h"
+
+#include "services/core/crypto.h"
+#include "services/core/tenant_query.h"
+#include "services/core/validation.h"
+
+namespace septa::core {
+
+namespace {
+
+std::string ResourceOf(std::string_view name) { return "tenants/" + std::string(name); }
+
+Status CheckEtag(std::string_view if_match, const Tenant& current) {
+  if (if_match.empty() || if_match == EtagOf(current.version)) return Status::Ok();
+  return FailedPrecondition("etag \"" + std::string(if_match) + "\" does not match the current etag \"" +
+                            EtagOf(current.version) + "\" of tenant \"" + current.name +
+                            "\": read it again and retry");
+}
+
+// Tier names are validated against the table, so a typo names the choices.
+Status CheckTierExists(Tx& tx, const std::string& tier) {
+  if (tier.empty()) return InvalidField("trust_tier", "is required");
+  auto found = tx.GetTrustTier(tier);
+  if (found.ok()) return Status::Ok();
+  if (found.status().code() != Code::kNotFound) return found.status();
+  std::string choices;
+  auto tiers = tx.ListTrustTiers();
+  if (tiers.ok()) {
+    for (const auto& t : *tiers) choices += (choices.empty() ? "" : ", ") + t.name;
+  }
+  return InvalidField("trust_tier", "unknown trust tier \"" + tier + "\"; one of: " + choices);
+}
+
+// Fingerprint of a create request for idempotency checks.
+std::string CreateFingerprint(const Tenant& t) {
+  std::string canon = t.name + '\n' + t.display_name + '\n' + t.trust_tier + '\n' +
+                      std::to_string(static_cast<int>(t.state)) + '\n';
+  for (const auto& [k, v] : t.labels) canon += k + '=' + v + '\n';
+  return Sha256Hex(canon);
+}
+
+bool Matches(const Tenant& t, const TenantQuery& q) {
+  if (q.trust_tier && t.trust_tier != *q.trust_tier) return false;
+  for (const auto& [k, v] : q.labels) {
+    auto it = t.labels.find(k);
+    if (it == t.labels.end() || it->second != v) return false;
+  }
+  return t.name > q.after_name;
+}
+
+AuditRecord Audit(const RequestContext& ctx, TimePoint now, std::string action, std::string resource,
+                  std::string old_etag, std::string new_etag) {
+  return AuditRecord{0, now, ctx.principal.ToString(), std::move(action), std::move(resource),
+                     std::move(old_etag), std::move(new_etag), ctx.request_id};
+}
+
+}  // namespace
+
+Result<Tenant> TenantService::Create(const RequestContext& ctx, const Tenant& draft,
+                                     std::string_view idempotency_key) {
+  SEPTA_RETURN_IF_ERROR(RequireAdminWriter(ctx.principal, "create tenants"));
+  SEPTA_RETURN_IF_ERROR(ValidateTenantName("name", draft.name));
+  SEPTA_RETURN_IF_ERROR(ValidateDisplayName("display_name", draft.display_name));
+  SEPTA_RETURN_IF_ERROR(ValidateLabels("labels", draft.labels));
+  if (idempotency_key.size() > 200) return InvalidField("idempotency_key", "must be at most 200 bytes");
+
+  const std::string fingerprint = CreateFingerprint(draft);
+  const std::string principal = ctx.principal.ToString();
+  Tenant created;
+  Status st = store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
+    if (!idempotency_key.empty()) {
+      auto previous = tx.GetIdempotency(principal, std::string(idempotency_key));
+      if (previous.ok()) {
+        if (previous->request_hash != fingerprint) {
+          return AlreadyExists("Idempotency-Key \"" + std::string(idempotency_key) +
+                               "\" was already used with a different request");
+        }
+        auto existing = tx.GetTenant(draft.name);
+        SEPTA_RETURN_IF_ERROR(existing);
+        created = *std::move(existing);
+        return Status::Ok();
+      }
+      if (previous.status().code() != Code::kNotFound) return previous.status();
+    }
+    SEPTA_RETURN_IF_ERROR(CheckTierExists(tx, draft.trust_tier));
+    const TimePoint now = clock_.Now();
+    created = draft;
+    created.create_time = now;
+    created.update_time = now;
+    created.version = 1;
+    if (Status ins = tx.InsertTenant(created); !ins.ok()) {
+      if (ins.code() == Code::kAlreadyExists) return AlreadyExists("tenant \"" + draft.name + "\" already exists");
+      return ins;
+    }
+    SEPTA_RETURN_IF_ERROR(tx.AppendAudit(
+        Audit(ctx, now, "tenant.create", ResourceOf(created.name), "", EtagOf(created.version))));
+    if (!idempotency_key.empty()) {
+      SEPTA_RETURN_IF_ERROR(tx.InsertIdempotency(
+          IdempotencyRecord{principal, std::string(idempotency_key), fingerprint, ResourceOf(created.name), now}));
+    }
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return created;
+}
+
+Result<Tenant> TenantService::Get(const RequestContext& ctx, const std::string& name) {
+  SEPTA_RETURN_IF_ERROR(RequireSeeTenant(ctx.principal, name));
+  Tenant tenant;
+  Status st = store_.Transact(TxMode::kReadOnly, [&](Tx& tx) -> Status {
+    auto found = tx.GetTenant(name);
+    if (!found.ok() && found.status().code() == Code::kNotFound) {
+      return NotFound("tenant \"" + name + "\" not found");
+    }
+    SEPTA_RETURN_IF_ERROR(found);
+    tenant = *std::move(found);
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return tenant;
+}
+
+Result<TenantPage> TenantService::List(const RequestContext& ctx, const ListTenantsParams& params) {
+  if (params.page_size < 0 || params.page_size > kMaxPageSize) {
+    return InvalidField("page_size", "must be between 1 and 500 (0 for the default of 50)");
+  }
+  TenantQuery query;
+  query.limit = params.page_size == 0 ? kDefaultPageSize : params.page_size;
+  SEPTA_RETURN_IF_ERROR(ParseTenantFilter(params.filter, query));
+  if (!params.page_token.empty()) {
+    auto after = DecodePageToken(params.page_token);
+    SEPTA_RETURN_IF_ERROR(after);
+    query.after_name = *after;
+  }
+  TenantPage page;
+  Status st = store_.Transact(TxMode::kReadOnly, [&](Tx& tx) -> Status {
+    page.tenants.clear();
+    if (!ctx.principal.admin) {
+      // A tenant principal lists only itself.
+      auto own = tx.GetTenant(ctx.principal.tenant);
+      if (own.ok() && Matches(*own, query)) page.tenants.push_back(*std::move(own));
+      return own.ok() || own.status().code() == Code::kNotFound ? Status::Ok() : own.status();
+    }
+    // One row more than asked tells whether another page exists.
+    TenantQuery probe = query;
+    probe.limit = query.limit + 1;
+    auto rows = tx.ListTenants(probe);
+    SEPTA_RETURN_IF_ERROR(rows);
+    page.tenants = *std::move(rows);
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  if (static_cast<int>(page.tenants.size()) > query.limit) {
+    page.tenants.resize(query.limit);
+    page.next_page_token = EncodePageToken(page.tenants.back().name);
+  }
+  return page;
+}
+
+Result<Tenant> TenantService::Update(const RequestContext& ctx, const std::string& name,
+                                     const TenantUpdate& update, std::string_view if_match) {
+  SEPTA_RETURN_IF_ERROR(RequireSeeTenant(ctx.principal, name));
+  SEPTA_RETURN_IF_ERROR(RequireWriter(ctx.principal, "update tenants"));
+  if (update.trust_tier) SEPTA_RETURN_IF_ERROR(RequireAdmin(ctx.principal, "change a tenant's trust_tier"));
+  if (update.state) SEPTA_RETURN_IF_ERROR(RequireAdmin(ctx.principal, "change a tenant's state"));
+  if (update.display_name) SEPTA_RETURN_IF_ERROR(ValidateDisplayName("display_name", *update.display_name));
+  if (update.labels) SEPTA_RETURN_IF_ERROR(ValidateLabels("labels", *update.labels));
+
+  Tenant result;
+  Status st = store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
+    auto current = tx.GetTenant(name);
+    if (!current.ok() && current.status().code() == Code::kNotFound) {
+      return NotFound("tenant \"" + name + "\" not found");
+    }
+    SEPTA_RETURN_IF_ERROR(current);
+    SEPTA_RETURN_IF_ERROR(CheckEtag(if_match, *current));
+    Tenant next = *current;
+    if (update.display_name) next.display_name = *update.display_name;
+    if (update.labels) next.labels = *update.labels;
+    if (update.state) next.state = *update.state;
+    if (update.trust_tier && *update.trust_tier != current->trust_tier) {
+      SEPTA_RETURN_IF_ERROR(CheckTierExists(tx, *update.trust_tier));
+      next.trust_tier = *update.trust_tier;
+    }
+    if (next.display_name == current->display_name && next.labels == current->labels &&
+        next.state == current->state && next.trust_tier == current->trust_tier) {
+      result = *std::move(current);  // nothing to change: no new version, nothing to audit
+      return Status::Ok();
+    }
+    const TimePoint now = clock_.Now();
+    next.update_time = now;
+    next.version = current->version + 1;
+    SEPTA_RETURN_IF_ERROR(tx.UpdateTenant(next, current->version));
+    SEPTA_RETURN_IF_ERROR(tx.AppendAudit(Audit(ctx, now, "tenant.update", ResourceOf(name),
+                                               EtagOf(current->version), EtagOf(next.version))));
+    result = std::move(next);
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return result;
+}
+
+Status TenantService::Delete(const RequestContext& ctx, const std::string& name, std::string_view if_match) {
+  SEPTA_RETURN_IF_ERROR(RequireSeeTenant(ctx.principal, name));
+  SEPTA_RETURN_IF_ERROR(RequireAdminWriter(ctx.principal, "delete tenants"));
+  return store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
+    auto current = tx.GetTenant(name);
+    if (!current.ok() && current.status().code() == Code::kNotFound) {
+      return NotFound("tenant \"" + name + "\" not found");
+    }
+    SEPTA_RETURN_IF_ERROR(current);
+    SEPTA_RETURN_IF_ERROR(CheckEtag(if_match, *current));
+    const TimePoint now = clock_.Now();
+    SEPTA_RETURN_IF_ERROR(tx.DeleteTenant(name, current->version));
+    SEPTA_RETURN_IF_ERROR(tx.RevokeTokensOf("tenant:" + name, now));
+    return tx.AppendAudit(Audit(ctx, now, "tenant.delete", ResourceOf(name), EtagOf(current->version), ""));
+  });
+}
+
+}  // namespace septa::core

@@ -1,0 +1,57 @@
+// Tenant use cases, shared by REST and gRPC.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "services/core/auth.h"
+#include "services/core/model.h"
+#include "services/core/store.h"
+
+namespace septa::core {
+
+struct ListTenantsParams {
+  int page_size = 0;  // 0: default
+  std::string page_token;
+  std::string filter;
+};
+
+struct TenantPage {
+  std::vector<Tenant> tenants;
+  std::string next_page_token;  // empty on the last page
+};
+
+// Fields to change; unset ones stay as they are.
+struct TenantUpdate {
+  std::optional<std::string> display_name;
+  std::optional<std::map<std::string, std::string>> labels;
+  std::optional<std::string> trust_tier;
+  std::optional<TenantState> state;
+};
+
+class TenantService {
+ public:
+  TenantService(Store& store, const Clock& clock) : store_(store), clock_(clock) {}
+
+  // Admins only. With an idempotency key, a retry of the same request
+  // returns the tenant it created; the key with another request is refused.
+  Result<Tenant> Create(const RequestContext& ctx, const Tenant& draft, std::string_view idempotency_key);
+  Result<Tenant> Get(const RequestContext& ctx, const std::string& name);
+  Result<TenantPage> List(const RequestContext& ctx, const ListTenantsParams& params);
+  // `if_match`, when not empty, must equal the current etag.
+  Result<Tenant> Update(const RequestContext& ctx, const std::string& name, const TenantUpdate& update,
+                        std::string_view if_match);
+  // Admins only; revokes the tenant's API tokens in the same transaction.
+  Status Delete(const RequestContext& ctx, const std::string& name, std::string_view if_match);
+
+ private:
+  Store& store_;
+  const Clock& clock_;
+};
+
+}  // namespace septa::core

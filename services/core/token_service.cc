@@ -1,0 +1,117 @@
+#include "services/core/token_service.h"
+
+#include "services/core/crypto.h"
+#include "services/core/duration.h"
+
+namespace septa::core {
+
+namespace {
+constexpr std::size_t kIdBytes = 8;
+constexpr std::size_t kSecretBytes = 32;  // 256 bits
+constexpr std::size_t kMaxDescription = 200;
+
+std::string ResourceOf(const std::string& id) { return "tokens/" + id; }
+
+// A principal sees a token if it is an admin or the token belongs to its tenant.
+bool CanSeeToken(const Principal& p, const ApiToken& token) {
+  return p.admin || token.principal == "tenant:" + p.tenant;
+}
+}  // namespace
+
+Result<IssuedToken> TokenService::Create(const RequestContext& ctx, const TokenRequest& request) {
+  auto role = ParseRole("role", request.role.empty() ? "owner" : request.role);
+  SEPTA_RETURN_IF_ERROR(role);
+  auto subject = ParsePrincipal("principal", request.principal, *role);
+  SEPTA_RETURN_IF_ERROR(subject);
+  if (request.description.size() > kMaxDescription) {
+    return InvalidField("description", "must be at most 200 bytes");
+  }
+  std::optional<std::chrono::seconds> ttl;
+  if (!request.ttl.empty()) {
+    auto parsed = ParseDuration("ttl", request.ttl);
+    SEPTA_RETURN_IF_ERROR(parsed);
+    if (parsed->count() <= 0) return InvalidField("ttl", "must be positive");
+    ttl = *parsed;
+  }
+  if (subject->admin) {
+    SEPTA_RETURN_IF_ERROR(RequireAdminWriter(ctx.principal, "issue admin tokens"));
+  } else {
+    SEPTA_RETURN_IF_ERROR(RequireSeeTenant(ctx.principal, subject->tenant));
+    SEPTA_RETURN_IF_ERROR(RequireWriter(ctx.principal, "issue tokens"));
+  }
+  return Issue(ctx, *subject, request.description, ttl);
+}
+
+Result<IssuedToken> TokenService::Issue(const RequestContext& ctx, const Principal& subject,
+                                        std::string description, std::optional<std::chrono::seconds> ttl) {
+  IssuedToken issued;
+  const std::string secret = RandomBase64Url(random_, kSecretBytes);
+  ApiToken& token = issued.token;
+  token.principal = subject.ToString();
+  token.role = subject.role;
+  token.secret_hash = Sha256Hex(secret);
+  token.description = std::move(description);
+  Status st = store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
+    if (!subject.admin) {
+      auto tenant = tx.GetTenant(subject.tenant);
+      if (!tenant.ok() && tenant.status().code() == Code::kNotFound) {
+        return ctx.principal.admin ? InvalidField("principal", "tenant \"" + subject.tenant + "\" does not exist")
+                                   : NotFound("tenant \"" + subject.tenant + "\" not found");
+      }
+      SEPTA_RETURN_IF_ERROR(tenant);
+    }
+    const TimePoint now = clock_.Now();
+    token.id = RandomHex(random_, kIdBytes);
+    token.create_time = now;
+    if (ttl) token.expire_time = now + *ttl;
+    SEPTA_RETURN_IF_ERROR(tx.InsertToken(token));
+    return tx.AppendAudit(AuditRecord{0, now, ctx.principal.ToString(), "token.create", ResourceOf(token.id), "",
+                                      "1", ctx.request_id});
+  });
+  if (!st.ok()) return st;
+  issued.secret_text = FormatTokenText(token.id, secret);
+  return issued;
+}
+
+Result<std::vector<ApiToken>> TokenService::List(const RequestContext& ctx) {
+  std::vector<ApiToken> tokens;
+  Status st = store_.Transact(TxMode::kReadOnly, [&](Tx& tx) -> Status {
+    auto rows = tx.ListTokens(ctx.principal.admin ? "" : ctx.principal.ToString());
+    SEPTA_RETURN_IF_ERROR(rows);
+    tokens = *std::move(rows);
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return tokens;
+}
+
+Status TokenService::Revoke(const RequestContext& ctx, const std::string& id) {
+  Status st = store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
+    auto token = tx.GetToken(id);
+    if ((!token.ok() && token.status().code() == Code::kNotFound) || (token.ok() && !CanSeeToken(ctx.principal, *token))) {
+      return NotFound("token \"" + id + "\" not found");
+    }
+    SEPTA_RETURN_IF_ERROR(token);
+    SEPTA_RETURN_IF_ERROR(RequireWriter(ctx.principal, "revoke tokens"));
+    if (token->revoke_time) return Status::Ok();
+    const TimePoint now = clock_.Now();
+    SEPTA_RETURN_IF_ERROR(tx.RevokeToken(id, now));
+    return tx.AppendAudit(
+        AuditRecord{0, now, ctx.principal.ToString(), "token.revoke", ResourceOf(id), "1", "", ctx.request_id});
+  });
+  if (st.ok()) authenticator_.Forget(id);
+  return st;
+}
+
+Result<IssuedToken> TokenService::CreateBootstrapAdmin() {
+  RequestContext system;
+  system.principal.admin = true;
+  system.principal.role = Role::kOwner;
+  system.request_id = "bootstrap";
+  Principal subject;
+  subject.admin = true;
+  subject.role = Role::kOwner;
+  return Issue(system, subject, "bootstrap admin token", std::nullopt);
+}
+
+}  // namespace septa::core
