@@ -15,3 +15,4 @@ find_package(prometheus-cpp REQUIRED)
 pkg_check_modules(GRPCPP REQUIRED IMPORTED_TARGET grpc++)
 pkg_check_modules(PQXX REQUIRED IMPORTED_TARGET libpqxx)
 find_program(GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)
+find_library(GRPCPP_REFLECTION_LIB grpc++_reflection REQUIRED)  # no .pc file in Debian

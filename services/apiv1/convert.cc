@@ -1,0 +1,125 @@
+#include "services/apiv1/convert.h"
+
+#include <google/protobuf/util/time_util.h>
+
+namespace septa::apiv1 {
+
+namespace {
+
+using google::protobuf::util::TimeUtil;
+
+google::protobuf::Timestamp ToTimestamp(TimePoint t) {
+  return TimeUtil::NanosecondsToTimestamp(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
+}
+
+v1::Tenant::State ToProto(core::TenantState s) {
+  return s == core::TenantState::kSuspended ? v1::Tenant::SUSPENDED : v1::Tenant::ACTIVE;
+}
+
+Result<core::TenantState> FromProto(v1::Tenant::State s) {
+  switch (s) {
+    case v1::Tenant::STATE_UNSPECIFIED:
+    case v1::Tenant::ACTIVE:
+      return core::TenantState::kActive;
+    case v1::Tenant::SUSPENDED:
+      return core::TenantState::kSuspended;
+    default:
+      return InvalidField("state", "must be ACTIVE or SUSPENDED");
+  }
+}
+
+v1::TrustTier::GpuSharing ToProto(core::GpuSharing s) {
+  switch (s) {
+    case core::GpuSharing::kFractional: return v1::TrustTier::FRACTIONAL;
+    case core::GpuSharing::kMig: return v1::TrustTier::MIG;
+    case core::GpuSharing::kWholeGpu: return v1::TrustTier::WHOLE_GPU;
+    case core::GpuSharing::kWholeNode: return v1::TrustTier::WHOLE_NODE;
+  }
+  return v1::TrustTier::GPU_SHARING_UNSPECIFIED;
+}
+
+}  // namespace
+
+v1::Tenant ToProto(const core::Tenant& t) {
+  v1::Tenant out;
+  out.set_name(t.name);
+  out.set_display_name(t.display_name);
+  out.set_trust_tier(t.trust_tier);
+  out.mutable_labels()->insert(t.labels.begin(), t.labels.end());
+  out.set_state(ToProto(t.state));
+  *out.mutable_create_time() = ToTimestamp(t.create_time);
+  *out.mutable_update_time() = ToTimestamp(t.update_time);
+  out.set_etag(core::EtagOf(t.version));
+  return out;
+}
+
+v1::TrustTier ToProto(const core::TrustTier& t) {
+  v1::TrustTier out;
+  out.set_name(t.name);
+  out.set_display_name(t.display_name);
+  out.set_description(t.description);
+  out.set_gpu_sharing(ToProto(t.gpu_sharing));
+  out.set_co_tenancy(t.co_tenancy);
+  out.set_runtime_class(t.runtime_class);
+  out.mutable_credential_ttl_max()->set_seconds(t.credential_ttl_max_seconds);
+  *out.mutable_create_time() = ToTimestamp(t.create_time);
+  *out.mutable_update_time() = ToTimestamp(t.update_time);
+  return out;
+}
+
+v1::ApiToken ToProto(const core::ApiToken& t) {
+  v1::ApiToken out;
+  out.set_id(t.id);
+  out.set_principal(t.principal);
+  out.set_role(std::string(core::RoleName(t.role)));
+  out.set_description(t.description);
+  *out.mutable_create_time() = ToTimestamp(t.create_time);
+  if (t.expire_time) *out.mutable_expire_time() = ToTimestamp(*t.expire_time);
+  if (t.revoke_time) *out.mutable_revoke_time() = ToTimestamp(*t.revoke_time);
+  return out;
+}
+
+Result<core::Tenant> TenantDraftFromProto(const v1::Tenant& in) {
+  core::Tenant t;
+  t.name = in.name();
+  t.display_name = in.display_name();
+  t.trust_tier = in.trust_tier();
+  t.labels.insert(in.labels().begin(), in.labels().end());
+  auto state = FromProto(in.state());
+  SEPTA_RETURN_IF_ERROR(state);
+  t.state = *state;
+  return t;
+}
+
+Result<core::TenantUpdate> TenantUpdateFromProto(const v1::Tenant& in, const std::vector<std::string>& mask_paths) {
+  core::TenantUpdate update;
+  for (const std::string& path : mask_paths) {
+    if (path == "display_name") {
+      update.display_name = in.display_name();
+    } else if (path == "labels") {
+      update.labels = std::map<std::string, std::string>(in.labels().begin(), in.labels().end());
+    } else if (path == "trust_tier") {
+      if (in.trust_tier().empty()) return InvalidField("trust_tier", "must not be empty");
+      update.trust_tier = in.trust_tier();
+    } else if (path == "state") {
+      auto state = FromProto(in.state());
+      SEPTA_RETURN_IF_ERROR(state);
+      update.state = *state;
+    } else if (path == "name") {
+      return InvalidField("name", "is immutable");
+    } else if (path == "etag" || path == "create_time" || path == "update_time") {
+      continue;  // output-only or precondition fields are not updated
+    } else {
+      return InvalidField("update_mask", "unknown field \"" + path +
+                                             "\"; updatable fields are display_name, labels, trust_tier, state");
+    }
+  }
+  return update;
+}
+
+core::TokenRequest TokenRequestFromProto(const v1::CreateTokenRequest& r) {
+  return core::TokenRequest{r.principal(), r.role(), r.ttl(), r.description()};
+}
+
+}  // namespace septa::apiv1

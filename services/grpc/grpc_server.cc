@@ -1,0 +1,211 @@
+#include "services/grpc/grpc_server.h"
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+
+#include "services/apiv1/convert.h"
+#include "services/core/crypto.h"
+#include "services/grpc/grpc_status.h"
+#include "septa/v1/tenant.grpc.pb.h"
+#include "septa/v1/token.grpc.pb.h"
+#include "septa/v1/trust_tier.grpc.pb.h"
+
+namespace septa::grpcapi {
+
+namespace {
+
+std::string Metadata(const grpc::ServerContext* ctx, const std::string& key) {
+  auto it = ctx->client_metadata().find(key);
+  if (it == ctx->client_metadata().end()) return "";
+  return std::string(it->second.data(), it->second.size());
+}
+
+// Authenticates the call, runs `body` with the request context and maps its
+// status once. The request id is taken from x-request-id or made up, and is
+// echoed in the initial metadata and in the error details.
+template <typename Body>
+grpc::Status Handle(grpc::ServerContext* ctx, UseCases& uc, Body&& body) {
+  std::string request_id = Metadata(ctx, "x-request-id");
+  if (request_id.empty() || request_id.size() > 128) request_id = core::RandomHex(uc.random, 8);
+  ctx->AddInitialMetadata("x-request-id", request_id);
+  std::string authorization = Metadata(ctx, "authorization");
+  constexpr std::string_view kBearer = "Bearer ";
+  std::string_view bearer = authorization;
+  if (bearer.starts_with(kBearer)) bearer.remove_prefix(kBearer.size());
+  auto principal = uc.authenticator.Authenticate(bearer);
+  if (!principal.ok()) return ToGrpcStatus(principal.status(), request_id);
+  const core::RequestContext rc{*principal, request_id};
+  return ToGrpcStatus(body(rc), request_id);
+}
+
+// Without an update mask, the fields the client set (proto3 has no presence
+// for scalars, so a non-empty value counts as set).
+std::vector<std::string> ImplicitMask(const v1::Tenant& t) {
+  std::vector<std::string> paths;
+  if (!t.display_name().empty()) paths.push_back("display_name");
+  if (!t.labels().empty()) paths.push_back("labels");
+  if (!t.trust_tier().empty()) paths.push_back("trust_tier");
+  if (t.state() != v1::Tenant::STATE_UNSPECIFIED) paths.push_back("state");
+  return paths;
+}
+
+class TenantServiceImpl final : public v1::TenantService::Service {
+ public:
+  explicit TenantServiceImpl(UseCases& uc) : uc_(uc) {}
+
+  grpc::Status CreateTenant(grpc::ServerContext* ctx, const v1::CreateTenantRequest* req, v1::Tenant* resp) override {
+    return Handle(ctx, uc_, [&](const core::RequestContext& rc) -> Status {
+      auto draft = apiv1::TenantDraftFromProto(req->tenant());
+      SEPTA_RETURN_IF_ERROR(draft);
+      auto created = uc_.tenants.Create(rc, *draft, req->idempotency_key());
+      SEPTA_RETURN_IF_ERROR(created);
+      *resp = apiv1::ToProto(*created);
+      return Status::Ok();
+    });
+  }
+
+  grpc::Status GetTenant(grpc::ServerContext* ctx, const v1::GetTenantRequest* req, v1::Tenant* resp) override {
+    return Handle(ctx, uc_, [&](const core::RequestContext& rc) -> Status {
+      auto tenant = uc_.tenants.Get(rc, req->name());
+      SEPTA_RETURN_IF_ERROR(tenant);
+      *resp = apiv1::ToProto(*tenant);
+      return Status::Ok();
+    });
+  }
+
+  grpc::Status ListTenants(grpc::ServerContext* ctx, const v1::ListTenantsRequest* req,
+                           v1::ListTenantsResponse* resp) override {
+    return Handle(ctx, uc_, [&](const core::RequestContext& rc) -> Status {
+      auto page = uc_.tenants.List(rc, {req->page_size(), req->page_token(), req->filter()});
+      SEPTA_RETURN_IF_ERROR(page);
+      for (const auto& t : page->tenants) *resp->add_tenants() = apiv1::ToProto(t);
+      resp->set_next_page_token(page->next_page_token);
+      return Status::Ok();
+    });
+  }
+
+  grpc::Status UpdateTenant(grpc::ServerContext* ctx, const v1::UpdateTenantRequest* req, v1::Tenant* resp) override {
+    return Handle(ctx, uc_, [&](const core::RequestContext& rc) -> Status {
+      std::vector<std::string> paths(req->update_mask().paths().begin(), req->update_mask().paths().end());
+      if (paths.empty()) paths = ImplicitMask(req->tenant());
+      auto update = apiv1::TenantUpdateFromProto(req->tenant(), paths);
+      SEPTA_RETURN_IF_ERROR(update);
+      auto updated = uc_.tenants.Update(rc, req->tenant().name(), *update, req->tenant().etag());
+      SEPTA_RETURN_IF_ERROR(updated);
+      *resp = apiv1::ToProto(*updated);
+      return Status::Ok();
+    });
+  }
+
+  grpc::Status DeleteTenant(grpc::ServerContext* ctx, const v1::DeleteTenantRequest* req,
+                            google::protobuf::Empty*) override {
+    return Handle(ctx, uc_, [&](const core::RequestContext& rc) -> Status {
+      return uc_.tenants.Delete(rc, req->name(), req->etag());
+    });
+  }
+
+ private:
+  UseCases& uc_;
+};
+
+class TrustTierServiceImpl final : public v1::TrustTierService::Service {
+ public:
+  explicit TrustTierServiceImpl(UseCases& uc) : uc_(uc) {}
+
+  grpc::Status ListTrustTiers(grpc::ServerContext* ctx, const v1::ListTrustTiersRequest*,
+                              v1::ListTrustTiersResponse* resp) override {
+    return Handle(ctx, uc_, [&](const core::RequestContext& rc) -> Status {
+      auto tiers = uc_.tiers.List(rc);
+      SEPTA_RETURN_IF_ERROR(tiers);
+      for (const auto& t : *tiers) *resp->add_trust_tiers() = apiv1::ToProto(t);
+      return Status::Ok();
+    });
+  }
+
+  grpc::Status GetTrustTier(grpc::ServerContext* ctx, const v1::GetTrustTierRequest* req,
+                            v1::TrustTier* resp) override {
+    return Handle(ctx, uc_, [&](const core::RequestContext& rc) -> Status {
+      auto tier = uc_.tiers.Get(rc, req->name());
+      SEPTA_RETURN_IF_ERROR(tier);
+      *resp = apiv1::ToProto(*tier);
+      return Status::Ok();
+    });
+  }
+
+ private:
+  UseCases& uc_;
+};
+
+class TokenServiceImpl final : public v1::TokenService::Service {
+ public:
+  explicit TokenServiceImpl(UseCases& uc) : uc_(uc) {}
+
+  grpc::Status CreateToken(grpc::ServerContext* ctx, const v1::CreateTokenRequest* req,
+                           v1::ApiToken* resp) override {
+    return Handle(ctx, uc_, [&](const core::RequestContext& rc) -> Status {
+      auto issued = uc_.tokens.Create(rc, apiv1::TokenRequestFromProto(*req));
+      SEPTA_RETURN_IF_ERROR(issued);
+      *resp = apiv1::ToProto(issued->token);
+      resp->set_token(issued->secret_text);
+      return Status::Ok();
+    });
+  }
+
+  grpc::Status ListTokens(grpc::ServerContext* ctx, const v1::ListTokensRequest*,
+                          v1::ListTokensResponse* resp) override {
+    return Handle(ctx, uc_, [&](const core::RequestContext& rc) -> Status {
+      auto tokens = uc_.tokens.List(rc);
+      SEPTA_RETURN_IF_ERROR(tokens);
+      for (const auto& t : *tokens) *resp->add_tokens() = apiv1::ToProto(t);
+      return Status::Ok();
+    });
+  }
+
+  grpc::Status RevokeToken(grpc::ServerContext* ctx, const v1::RevokeTokenRequest* req,
+                           google::protobuf::Empty*) override {
+    return Handle(ctx, uc_, [&](const core::RequestContext& rc) -> Status { return uc_.tokens.Revoke(rc, req->id()); });
+  }
+
+ private:
+  UseCases& uc_;
+};
+
+}  // namespace
+
+struct GrpcServer::Services {
+  explicit Services(UseCases uc) : use_cases(uc), tenants(use_cases), tiers(use_cases), tokens(use_cases) {}
+  UseCases use_cases;
+  TenantServiceImpl tenants;
+  TrustTierServiceImpl tiers;
+  TokenServiceImpl tokens;
+};
+
+Result<std::unique_ptr<GrpcServer>> GrpcServer::Start(const std::string& address, UseCases use_cases) {
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  std::unique_ptr<GrpcServer> server(new GrpcServer());
+  server->services_ = std::make_unique<Services>(use_cases);
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &server->port_);
+  builder.RegisterService(&server->services_->tenants);
+  builder.RegisterService(&server->services_->tiers);
+  builder.RegisterService(&server->services_->tokens);
+  server->server_ = builder.BuildAndStart();
+  if (!server->server_ || server->port_ == 0) {
+    return Unavailable("cannot listen for gRPC on " + address + " (address in use or invalid?)");
+  }
+  return server;
+}
+
+void GrpcServer::Shutdown(std::chrono::milliseconds deadline) {
+  if (!server_) return;
+  if (auto* health = server_->GetHealthCheckService()) health->Shutdown();
+  server_->Shutdown(std::chrono::system_clock::now() + deadline);
+  server_->Wait();
+  server_.reset();
+}
+
+GrpcServer::~GrpcServer() { Shutdown(std::chrono::seconds(5)); }
+
+}  // namespace septa::grpcapi

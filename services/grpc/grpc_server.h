@@ -1,0 +1,47 @@
+// septad's gRPC surface: TenantService, TrustTierService, TokenService over
+// the core use cases, plus server reflection and the standard health service.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+#include "services/core/auth.h"
+#include "services/core/tenant_service.h"
+#include "services/core/tier_service.h"
+#include "services/core/token_service.h"
+
+namespace grpc {
+class Server;
+}
+
+namespace septa::grpcapi {
+
+struct UseCases {
+  core::Authenticator& authenticator;
+  core::TenantService& tenants;
+  core::TrustTierService& tiers;
+  core::TokenService& tokens;
+  RandomSource& random;  // request ids
+};
+
+class GrpcServer {
+ public:
+  // Listens on `address` ("127.0.0.1:0" picks a free port).
+  static Result<std::unique_ptr<GrpcServer>> Start(const std::string& address, UseCases use_cases);
+  ~GrpcServer();
+
+  int port() const { return port_; }
+  // Marks the server NOT_SERVING, lets in-flight calls finish (up to
+  // `deadline`), then stops.
+  void Shutdown(std::chrono::milliseconds deadline);
+
+ private:
+  struct Services;
+  GrpcServer() = default;
+  std::unique_ptr<Services> services_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+};
+
+}  // namespace septa::grpcapi

@@ -1,0 +1,28 @@
+#include "services/grpc/grpc_status.h"
+
+#include "google/rpc/error_details.pb.h"
+#include "google/rpc/status.pb.h"
+
+namespace septa::grpcapi {
+
+grpc::Status ToGrpcStatus(const Status& status, const std::string& request_id) {
+  if (status.ok()) return grpc::Status::OK;
+  google::rpc::Status details;
+  details.set_code(static_cast<int>(status.code()));
+  details.set_message(status.message());
+  if (!status.violations().empty()) {
+    google::rpc::BadRequest bad_request;
+    for (const auto& v : status.violations()) {
+      auto* fv = bad_request.add_field_violations();
+      fv->set_field(v.field);
+      fv->set_description(v.description);
+    }
+    details.add_details()->PackFrom(bad_request);
+  }
+  google::rpc::RequestInfo info;
+  info.set_request_id(request_id);
+  details.add_details()->PackFrom(info);
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), status.message(), details.SerializeAsString());
+}
+
+}  // namespace septa::grpcapi

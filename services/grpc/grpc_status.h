@@ -1,0 +1,16 @@
+// The one mapping of septa::Status to gRPC: canonical code, message, and
+// google.rpc.Status details (BadRequest field violations, RequestInfo) in
+// the grpc-status-details-bin trailer.
+#pragma once
+
+#include <grpcpp/support/status.h>
+
+#include <string>
+
+#include "common/status.h"
+
+namespace septa::grpcapi {
+
+grpc::Status ToGrpcStatus(const Status& status, const std::string& request_id);
+
+}  // namespace septa::grpcapi
