@@ -1,0 +1,211 @@
+#include "services/config/config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <functional>
+
+namespace septa::config {
+
+namespace {
+
+using Setter = std::function<Status(Config&, const std::string& value, const std::string& where)>;
+
+Status Bad(const std::string& where, const std::string& what) {
+  return InvalidField(where, what);
+}
+
+Status ParseInt(const std::string& value, const std::string& where, long long min, long long max, long long& out) {
+  const char* end = value.data() + value.size();
+  auto [ptr, ec] = std::from_chars(value.data(), end, out);
+  if (ec != std::errc() || ptr != end) return Bad(where, "\"" + value + "\" is not an integer");
+  if (out < min || out > max) {
+    return Bad(where, value + " is out of range [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+  }
+  return Status::Ok();
+}
+
+// "250ms", "30s", "5m", "1h", or a bare number of seconds.
+Status ParseMillis(const std::string& value, const std::string& where, std::chrono::milliseconds& out) {
+  std::size_t digits = 0;
+  while (digits < value.size() && value[digits] >= '0' && value[digits] <= '9') ++digits;
+  if (digits == 0) return Bad(where, "\"" + value + "\" is not a duration such as 500ms, 30s, 5m or 1h");
+  long long n = 0;
+  SEPTA_RETURN_IF_ERROR(ParseInt(value.substr(0, digits), where, 0, 1'000'000'000, n));
+  const std::string unit = value.substr(digits);
+  long long scale = 0;
+  if (unit == "ms") scale = 1;
+  else if (unit == "s" || unit.empty()) scale = 1000;
+  else if (unit == "m") scale = 60'000;
+  else if (unit == "h") scale = 3'600'000;
+  else return Bad(where, "\"" + value + "\" has an unknown unit; use ms, s, m or h");
+  out = std::chrono::milliseconds(n * scale);
+  return Status::Ok();
+}
+
+// "host:port" with a numeric port (0 picks a free one).
+Status ParseAddress(const std::string& value, const std::string& where) {
+  const std::size_t colon = value.rfind(':');
+  if (colon == std::string::npos || colon == 0) return Bad(where, "\"" + value + "\" is not host:port");
+  long long port = 0;
+  return ParseInt(value.substr(colon + 1), where, 0, 65535, port);
+}
+
+Status OneOf(const std::string& value, const std::string& where, std::initializer_list<const char*> choices) {
+  for (const char* c : choices) {
+    if (value == c) return Status::Ok();
+  }
+  std::string list;
+  for (const char* c : choices) list += (list.empty() ? "" : ", ") + std::string(c);
+  return Bad(where, "\"" + value + "\" is not one of " + list);
+}
+
+Setter StringKey(std::string Config::*field) {
+  return [field](Config& c, const std::string& v, const std::string&) {
+    c.*field = v;
+    return Status::Ok();
+  };
+}
+
+Setter AddressKey(std::string Config::*field) {
+  return [field](Config& c, const std::string& v, const std::string& where) {
+    SEPTA_RETURN_IF_ERROR(ParseAddress(v, where));
+    c.*field = v;
+    return Status::Ok();
+  };
+}
+
+Setter IntKey(int Config::*field, int min, int max) {
+  return [=](Config& c, const std::string& v, const std::string& where) {
+    long long n = 0;
+    SEPTA_RETURN_IF_ERROR(ParseInt(v, where, min, max, n));
+    c.*field = static_cast<int>(n);
+    return Status::Ok();
+  };
+}
+
+Setter MillisKey(std::chrono::milliseconds Config::*field) {
+  return [field](Config& c, const std::string& v, const std::string& where) {
+    return ParseMillis(v, where, c.*field);
+  };
+}
+
+struct KeyDef {
+  KeyInfo info;
+  Setter set;
+};
+
+const std::vector<KeyDef>& Defs() {
+  static const std::vector<KeyDef> defs = {
+      {{"data_dir", "directory for the embedded PostgreSQL, the admin token and state"}, StringKey(&Config::data_dir)},
+      {{"database_url", "PostgreSQL connection URL; empty starts a private PostgreSQL under data_dir"},
+       StringKey(&Config::database_url)},
+      {{"http_addr", "REST listen address host:port"}, AddressKey(&Config::http_addr)},
+      {{"grpc_addr", "gRPC listen address host:port"}, AddressKey(&Config::grpc_addr)},
+      {{"log_level", "trace, debug, info, warn or error"},
+       [](Config& c, const std::string& v, const std::string& where) {
+         SEPTA_RETURN_IF_ERROR(OneOf(v, where, {"trace", "debug", "info", "warn", "error"}));
+         c.log_level = v;
+         return Status::Ok();
+       }},
+      {{"log_format", "text or json"},
+       [](Config& c, const std::string& v, const std::string& where) {
+         SEPTA_RETURN_IF_ERROR(OneOf(v, where, {"text", "json"}));
+         c.log_format = v;
+         return Status::Ok();
+       }},
+      {{"migrations_dir", "read migrations from this directory instead of the built-in ones"},
+       StringKey(&Config::migrations_dir)},
+      {{"http_body_limit", "largest accepted request body in bytes"},
+       [](Config& c, const std::string& v, const std::string& where) {
+         long long n = 0;
+         SEPTA_RETURN_IF_ERROR(ParseInt(v, where, 1024, 1LL << 30, n));
+         c.http_body_limit = static_cast<std::uint64_t>(n);
+         return Status::Ok();
+       }},
+      {{"http_read_timeout", "time allowed to read one request"}, MillisKey(&Config::http_read_timeout)},
+      {{"http_idle_timeout", "keep-alive connections idle this long are closed"},
+       MillisKey(&Config::http_idle_timeout)},
+      {{"http_io_threads", "threads doing HTTP network I/O"}, IntKey(&Config::http_io_threads, 1, 64)},
+      {{"worker_threads", "threads running requests (database calls)"}, IntKey(&Config::worker_threads, 1, 256)},
+      {{"db_pool_size", "PostgreSQL connections"}, IntKey(&Config::db_pool_size, 1, 256)},
+      {{"auth_cache_ttl", "how long a verified API token is trusted without asking the database"},
+       MillisKey(&Config::auth_cache_ttl)},
+      {{"shutdown_grace", "time in-flight requests get to finish on SIGTERM"}, MillisKey(&Config::shutdown_grace)},
+  };
+  return defs;
+}
+
+const KeyDef* Find(const std::string& key) {
+  for (const auto& d : Defs()) {
+    if (d.info.key == key) return &d;
+  }
+  return nullptr;
+}
+
+std::string FlagName(const std::string& key) {
+  std::string flag = key;
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return "--" + flag;
+}
+
+Status ApplyYaml(Config& config, const Sources& sources) {
+  if (sources.yaml_text.empty()) return Status::Ok();
+  const std::string& file = sources.yaml_name.empty() ? std::string("config") : sources.yaml_name;
+  YAML::Node root;
+  try {
+    root = YAML::Load(sources.yaml_text);
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument(file + ": line " + std::to_string(e.mark.line + 1) + ", column " +
+                           std::to_string(e.mark.column + 1) + ": " + e.msg);
+  }
+  if (root.IsNull()) return Status::Ok();
+  if (!root.IsMap()) return InvalidArgument(file + ": must be a mapping of key: value");
+  for (const auto& item : root) {
+    const std::string key = item.first.as<std::string>();
+    const KeyDef* def = Find(key);
+    if (def == nullptr) return InvalidField(key, "unknown configuration key in " + file);
+    if (!item.second.IsScalar()) return InvalidField(key, "must be a scalar value in " + file);
+    SEPTA_RETURN_IF_ERROR(def->set(config, item.second.as<std::string>(), key + " (" + file + ")"));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+const std::vector<KeyInfo>& Keys() {
+  static const std::vector<KeyInfo> keys = [] {
+    std::vector<KeyInfo> out;
+    for (const auto& d : Defs()) out.push_back(d.info);
+    return out;
+  }();
+  return keys;
+}
+
+std::string EnvName(const std::string& key) {
+  std::string env = "SEPTA_";
+  for (char c : key) env += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return env;
+}
+
+Result<Config> Load(const Sources& sources, const std::string& home) {
+  Config config;
+  config.data_dir = home.empty() ? std::string(".septa") : home + "/.local/share/septa";
+  SEPTA_RETURN_IF_ERROR(ApplyYaml(config, sources));
+  for (const auto& def : Defs()) {
+    auto env = sources.env.find(EnvName(def.info.key));
+    if (env != sources.env.end()) {
+      SEPTA_RETURN_IF_ERROR(def.set(config, env->second, def.info.key + " (" + env->first + ")"));
+    }
+  }
+  for (const auto& [key, value] : sources.flags) {
+    const KeyDef* def = Find(key);
+    if (def == nullptr) return InvalidField(key, "unknown flag " + FlagName(key));
+    SEPTA_RETURN_IF_ERROR(def->set(config, value, key + " (" + FlagName(key) + ")"));
+  }
+  if (config.data_dir.empty()) return InvalidField("data_dir", "must not be empty");
+  return config;
+}
+
+}  // namespace septa::config

@@ -1,0 +1,58 @@
+// septad's one typed configuration. Sources, later ones winning: built-in
+// defaults, a YAML file (--config), environment variables (SEPTA_<KEY>, e.g.
+// SEPTA_DATABASE_URL), command-line flags (--<key> with '-' for '_').
+// Every error names the key and the source it came from.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace septa::config {
+
+struct Config {
+  std::string data_dir;               // default: $HOME/.local/share/septa
+  std::string database_url;           // empty: start the embedded PostgreSQL
+  std::string http_addr = "127.0.0.1:8080";
+  std::string grpc_addr = "127.0.0.1:9090";
+  std::string log_level = "info";     // trace debug info warn error
+  std::string log_format = "text";    // text | json
+  std::string migrations_dir;         // empty: the migrations built into the binary
+  std::uint64_t http_body_limit = 1 << 20;
+  std::chrono::milliseconds http_read_timeout{30'000};
+  std::chrono::milliseconds http_idle_timeout{60'000};
+  int http_io_threads = 1;
+  int worker_threads = 4;             // run use cases (database calls) off the I/O threads
+  int db_pool_size = 8;
+  std::chrono::milliseconds auth_cache_ttl{5'000};
+  std::chrono::milliseconds shutdown_grace{10'000};
+};
+
+// One configuration key as it appears in YAML; flags and environment
+// variables are derived from it.
+struct KeyInfo {
+  std::string key;
+  std::string help;
+};
+const std::vector<KeyInfo>& Keys();
+
+// Layered sources in increasing precedence. `flags` maps a key (YAML
+// spelling) to its value as given on the command line.
+struct Sources {
+  std::string yaml_text;   // empty: no file
+  std::string yaml_name;   // for messages, e.g. the file path
+  std::map<std::string, std::string> env;
+  std::map<std::string, std::string> flags;
+};
+
+// `home` fills the default data_dir. Validates every value.
+Result<Config> Load(const Sources& sources, const std::string& home);
+
+// The environment variable of a key: data_dir -> SEPTA_DATA_DIR.
+std::string EnvName(const std::string& key);
+
+}  // namespace septa::config

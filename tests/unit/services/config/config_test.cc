@@ -1,0 +1,78 @@
+#include "services/config/config.h"
+
+#include <gtest/gtest.h>
+
+namespace septa::config {
+namespace {
+
+TEST(Config, DefaultsWithoutSources) {
+  auto c = Load({}, "/home/ada");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->data_dir, "/home/ada/.local/share/septa");
+  EXPECT_EQ(c->http_addr, "127.0.0.1:8080");
+  EXPECT_EQ(c->grpc_addr, "127.0.0.1:9090");
+  EXPECT_TRUE(c->database_url.empty());
+}
+
+TEST(Config, LaterSourcesWin) {
+  Sources s;
+  s.yaml_text = "http_addr: 0.0.0.0:8000\ngrpc_addr: 0.0.0.0:9000\nworker_threads: 3\n";
+  s.yaml_name = "septa.yaml";
+  s.env = {{"SEPTA_HTTP_ADDR", "127.0.0.1:8001"}, {"SEPTA_DATABASE_URL", "postgresql://x/y"}, {"PATH", "/bin"}};
+  s.flags = {{"http_addr", "127.0.0.1:0"}};
+  auto c = Load(s, "/h");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->http_addr, "127.0.0.1:0");       // flag over env over file
+  EXPECT_EQ(c->grpc_addr, "0.0.0.0:9000");      // file over default
+  EXPECT_EQ(c->database_url, "postgresql://x/y");  // env
+  EXPECT_EQ(c->worker_threads, 3);
+}
+
+TEST(Config, DurationsAcceptUnits) {
+  Sources s;
+  s.flags = {{"http_read_timeout", "250ms"}, {"shutdown_grace", "2m"}, {"auth_cache_ttl", "0"}};
+  auto c = Load(s, "/h");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->http_read_timeout.count(), 250);
+  EXPECT_EQ(c->shutdown_grace.count(), 120'000);
+  EXPECT_EQ(c->auth_cache_ttl.count(), 0);
+}
+
+struct BadCase {
+  Sources sources;
+  std::string field;
+  std::string fragment;
+};
+
+TEST(Config, ErrorsNameTheKeyAndSource) {
+  std::vector<BadCase> cases = {
+      {{"bogus: 1\n", "f.yaml", {}, {}}, "bogus", "unknown configuration key in f.yaml"},
+      {{"http_addr: nope\n", "f.yaml", {}, {}}, "http_addr (f.yaml)", "not host:port"},
+      {{"", "", {{"SEPTA_GRPC_ADDR", "127.0.0.1:99999"}}, {}}, "grpc_addr (SEPTA_GRPC_ADDR)", "out of range"},
+      {{"", "", {}, {{"log_level", "loud"}}}, "log_level (--log-level)", "not one of"},
+      {{"", "", {}, {{"worker_threads", "x"}}}, "worker_threads (--worker-threads)", "not an integer"},
+      {{"", "", {}, {{"http_idle_timeout", "5y"}}}, "http_idle_timeout (--http-idle-timeout)", "unknown unit"},
+      {{"", "", {}, {{"no_such", "1"}}}, "no_such", "unknown flag --no-such"},
+  };
+  for (const auto& bad : cases) {
+    auto c = Load(bad.sources, "/h");
+    ASSERT_FALSE(c.ok()) << bad.field;
+    ASSERT_EQ(c.status().violations().size(), 1u) << c.status().ToString();
+    EXPECT_EQ(c.status().violations()[0].field, bad.field);
+    EXPECT_NE(c.status().message().find(bad.fragment), std::string::npos) << c.status().ToString();
+  }
+}
+
+TEST(Config, MalformedYamlNamesThePosition) {
+  Sources s;
+  s.yaml_text = "http_addr: [unclosed\n";
+  s.yaml_name = "f.yaml";
+  auto c = Load(s, "/h");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("f.yaml: line"), std::string::npos) << c.status().ToString();
+}
+
+TEST(Config, EnvNames) { EXPECT_EQ(EnvName("database_url"), "SEPTA_DATABASE_URL"); }
+
+}  // namespace
+}  // namespace septa::config
