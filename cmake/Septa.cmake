@@ -18,12 +18,25 @@ function(septa_add_subdirectories DIR)
   endforeach()
 endfunction()
 
-# septa_test(NAME SOURCES... LIBS ...): one GoogleTest binary, registered
-# with CTest test by test.
+# The test run's throwaway PostgreSQL lives here (tests/support/).
+set(SEPTA_TEST_POSTGRES_DIR ${CMAKE_BINARY_DIR}/testdb)
+
+# septa_test(NAME SOURCES... LIBS ... [LABELS ...] [TEST_PREFIX p] [POSTGRES]):
+# one GoogleTest binary, registered with CTest test by test, each test named
+# "<TEST_PREFIX><Suite>.<Test>". POSTGRES: the tests use TestDatabase
+# (tests/support/test_database.h), so CTest starts the fixture "postgres" first.
 function(septa_test name)
-  cmake_parse_arguments(T "" "" "SOURCES;LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(T "POSTGRES" "TEST_PREFIX" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${name} ${T_SOURCES})
   target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gmock GTest::gtest_main)
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
-  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${T_LABELS}")
+  set(properties "")
+  if(T_LABELS)
+    list(APPEND properties LABELS "${T_LABELS}")
+  endif()
+  if(T_POSTGRES)
+    target_link_libraries(${name} PRIVATE septa_test_support)
+    list(APPEND properties FIXTURES_REQUIRED postgres)
+  endif()
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 TEST_PREFIX "${T_TEST_PREFIX}" PROPERTIES ${properties})
 endfunction()

@@ -1,0 +1,327 @@
+#include "services/store/embedded_postgres.h"
+
+#include <pwd.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <pqxx/pqxx>
+#include <sstream>
+#include <thread>
+
+#include <spdlog/spdlog.h>
+
+#include "services/store/connection_url.h"
+#include "services/store/database_admin.h"
+#include "services/store/subprocess.h"
+
+namespace septa::store {
+namespace fs = std::filesystem;
+namespace {
+
+// The socket file is "<run>/.s.PGSQL.<port>"; with no TCP listener the port
+// only names that file, so the default is as good as any.
+constexpr int kPort = 5432;
+constexpr char kSuperuser[] = "septa";
+// Debian's postgresql package creates this system user.
+constexpr char kServerUser[] = "postgres";
+// sockaddr_un.sun_path holds 108 bytes including the terminating NUL.
+constexpr size_t kMaxSocketPath = 107;
+
+struct Layout {
+  fs::path base, data, run, log, initialised_marker;
+};
+
+Layout LayoutOf(const fs::path& root) {
+  const fs::path base = fs::absolute(root) / "postgres";
+  return {base, base / "data", base / "run", base / "server.log", base / "initdb.done"};
+}
+
+// Who runs initdb and the server: ourselves, or `postgres` when we are root
+// (PostgreSQL refuses to run as root).
+struct ServerAccount {
+  bool switch_user = false;
+  uid_t uid = 0;
+  gid_t gid = 0;
+};
+
+Result<ServerAccount> ServerAccountForThisProcess() {
+  if (geteuid() != 0) return ServerAccount{false, geteuid(), getegid()};
+  const passwd* pw = getpwnam(kServerUser);
+  if (pw == nullptr) {
+    return FailedPrecondition(
+        "running as root, the embedded PostgreSQL must run as the unprivileged user \"postgres\", "
+        "which does not exist: install the Debian package postgresql-15 (it creates the user) "
+        "or run septad as a normal user");
+  }
+  return ServerAccount{true, pw->pw_uid, pw->pw_gid};
+}
+
+std::vector<std::string> AsServerUser(const ServerAccount& account, std::vector<std::string> argv) {
+  if (!account.switch_user) return argv;
+  std::vector<std::string> wrapped = {"runuser", "-u", kServerUser, "--"};
+  wrapped.insert(wrapped.end(), argv.begin(), argv.end());
+  return wrapped;
+}
+
+std::string LastLines(const std::string& text, int lines) {
+  size_t pos = text.size();
+  while (lines-- > 0 && pos > 0) {
+    pos = text.rfind('\n', pos - 1);
+    if (pos == std::string::npos) return text;
+  }
+  return text.substr(pos + 1);
+}
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Runs one of PostgreSQL's tools; a non-zero exit becomes an error quoting it.
+Status RunTool(const ServerAccount& account, std::vector<std::string> argv, const Layout& layout) {
+  const std::string tool = fs::path(argv[0]).filename();
+  auto run = RunProcess(AsServerUser(account, std::move(argv)), layout.base);
+  if (!run.ok()) return run.status();
+  if (run->exit_code != 0) {
+    return Unavailable(tool + " failed (exit " + std::to_string(run->exit_code) +
+                       "): " + LastLines(run->output, 15));
+  }
+  return Status::Ok();
+}
+
+Status CheckInstallation(const fs::path& bin_dir) {
+  for (const char* tool : {"initdb", "pg_ctl", "postgres"}) {
+    if (access((bin_dir / tool).c_str(), X_OK) != 0) {
+      return FailedPrecondition("embedded PostgreSQL: " + (bin_dir / tool).string() +
+                                " not found; install the Debian packages postgresql-15 and "
+                                "postgresql-contrib-15, or pass --database-url");
+    }
+  }
+  return Status::Ok();
+}
+
+Status Chown(const fs::path& path, const ServerAccount& account) {
+  if (!account.switch_user) return Status::Ok();
+  if (chown(path.c_str(), account.uid, account.gid) != 0) {
+    return Internal("chown " + path.string() + ": " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+// The server user must be able to pass through every directory above its
+// own. Grants only "search" (x) to others where needed, never read, and says so.
+Status EnsureTraversable(const fs::path& dir, const ServerAccount& account) {
+  if (!account.switch_user) return Status::Ok();
+  for (fs::path p = dir.parent_path(); !p.empty(); p = p.parent_path()) {
+    struct stat st {};
+    if (stat(p.c_str(), &st) != 0) return Internal("stat " + p.string() + ": " + std::strerror(errno));
+    const mode_t needed = st.st_uid == account.uid ? S_IXUSR : st.st_gid == account.gid ? S_IXGRP : S_IXOTH;
+    if ((st.st_mode & needed) == 0) {
+      spdlog::warn("embedded PostgreSQL: adding o+x to {} so that user {} can reach its data directory",
+                   p.string(), kServerUser);
+      if (chmod(p.c_str(), (st.st_mode & 07777) | S_IXOTH) != 0) {
+        return Internal("chmod o+x " + p.string() + ": " + std::strerror(errno));
+      }
+    }
+    if (p == p.root_path()) break;
+  }
+  return Status::Ok();
+}
+
+Status MakePrivateDirectory(const fs::path& dir, const ServerAccount& account) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Internal("cannot create " + dir.string() + ": " + ec.message());
+  if (chmod(dir.c_str(), 0700) != 0) return Internal("chmod 0700 " + dir.string() + ": " + std::strerror(errno));
+  return Chown(dir, account);
+}
+
+Status WriteOwnedFile(const fs::path& path, const std::string& text, const ServerAccount& account,
+                      std::ios::openmode mode = std::ios::trunc) {
+  {
+    std::ofstream out(path, std::ios::out | mode);
+    out << text;
+    if (!out) return Internal("cannot write " + path.string());
+  }
+  return Chown(path, account);
+}
+
+// initdb once per data directory. A directory without the marker is the
+// remains of an interrupted initdb and holds no data yet: start it over.
+Status InitialiseCluster(const Layout& layout, const EmbeddedPostgresOptions& options,
+                         const ServerAccount& account) {
+  if (fs::exists(layout.initialised_marker)) return Status::Ok();
+  std::error_code ec;
+  fs::remove_all(layout.data, ec);
+  if (ec) return Internal("cannot remove the half-initialised " + layout.data.string() + ": " + ec.message());
+  std::vector<std::string> initdb = {(options.bin_dir / "initdb").string(),
+                                     "--pgdata=" + layout.data.string(),
+                                     std::string("--username=") + kSuperuser,
+                                     "--auth=trust",
+                                     "--encoding=UTF8",
+                                     "--locale=C",
+                                     "--no-instructions"};
+  if (!options.durable) initdb.push_back("--no-sync");
+  SEPTA_RETURN_IF_ERROR(RunTool(account, initdb, layout));
+  SEPTA_RETURN_IF_ERROR(WriteOwnedFile(layout.data / "postgresql.conf",
+                                       "\n# Septa's settings, rewritten at every start.\n"
+                                       "include_if_exists = 'septa.conf'\n",
+                                       account, std::ios::app));
+  return WriteOwnedFile(layout.initialised_marker, "", account);
+}
+
+std::string ConfigQuote(const std::string& value) {
+  std::string out = "'";
+  for (char c : value) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
+}
+
+Status WriteServerConfig(const Layout& layout, const EmbeddedPostgresOptions& options,
+                         const ServerAccount& account) {
+  std::string conf =
+      "# Written by septad at every start (services/store/embedded_postgres.cc).\n"
+      "listen_addresses = ''\n"
+      "unix_socket_directories = " + ConfigQuote(layout.run.string()) + "\n" +
+      "unix_socket_permissions = 0700\n"
+      "port = " + std::to_string(kPort) + "\n";
+  if (!options.durable) {
+    // Throwaway test server: losing it in a crash costs nothing.
+    conf += "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n";
+  }
+  return WriteOwnedFile(layout.data / "septa.conf", conf, account);
+}
+
+bool ProcessAlive(pid_t pid) { return kill(pid, 0) == 0 || errno == EPERM; }
+
+// postmaster.pid names a live postmaster of `data` (a predecessor that was
+// killed before it could stop its server), rather than a reused PID.
+bool IsOurPostmaster(pid_t pid, const fs::path& data) {
+  if (!ProcessAlive(pid)) return false;
+  const std::string comm = ReadFile("/proc/" + std::to_string(pid) + "/comm");
+  if (comm.rfind("postgres", 0) != 0) return false;
+  std::error_code ec;
+  const fs::path cwd = fs::read_symlink("/proc/" + std::to_string(pid) + "/cwd", ec);
+  return !ec && fs::equivalent(cwd, data, ec);
+}
+
+std::optional<pid_t> PostmasterPid(const Layout& layout) {
+  std::ifstream in(layout.data / "postmaster.pid");
+  long pid = 0;
+  if (!(in >> pid) || pid <= 0) return std::nullopt;
+  return static_cast<pid_t>(pid);
+}
+
+// Returns true when a server of this data directory is already running.
+// Removes the lock files of a server that died without cleaning up, whose
+// PID may have been reused since (PostgreSQL would refuse to start then).
+bool AdoptOrClearStaleLock(const Layout& layout) {
+  const auto pid = PostmasterPid(layout);
+  if (!pid) return false;
+  if (IsOurPostmaster(*pid, layout.data)) return true;
+  spdlog::warn("embedded PostgreSQL: removing the stale postmaster.pid of PID {} (server not running)", *pid);
+  std::error_code ec;
+  fs::remove(layout.data / "postmaster.pid", ec);
+  fs::remove(layout.run / (".s.PGSQL." + std::to_string(kPort) + ".lock"), ec);
+  return false;
+}
+
+// Waits for an adopted server that may still be starting up.
+Status WaitUntilAccepting(const std::string& url, std::chrono::seconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    try {
+      pqxx::connection connection(url);
+      return Status::Ok();
+    } catch (const std::exception& e) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        return Unavailable(std::string("embedded PostgreSQL does not accept connections: ") + e.what());
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+}  // namespace
+
+EmbeddedPostgres::EmbeddedPostgres(EmbeddedPostgresOptions options, std::string url)
+    : options_(std::move(options)), url_(std::move(url)) {}
+
+EmbeddedPostgres::~EmbeddedPostgres() {
+  const Status stopped = Stop();
+  if (!stopped.ok()) spdlog::error("embedded PostgreSQL: {}", stopped.ToString());
+}
+
+std::string EmbeddedPostgres::UrlFor(const std::string& database) const {
+  return UnixSocketUrl(LayoutOf(options_.root).run, kPort, kSuperuser, database);
+}
+
+Result<std::unique_ptr<EmbeddedPostgres>> EmbeddedPostgres::Start(const EmbeddedPostgresOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
+  SEPTA_RETURN_IF_ERROR(CheckInstallation(options.bin_dir));
+  auto account = ServerAccountForThisProcess();
+  if (!account.ok()) return account.status();
+  const Layout layout = LayoutOf(options.root);
+  const std::string socket = (layout.run / (".s.PGSQL." + std::to_string(kPort))).string();
+  if (socket.size() > kMaxSocketPath) {
+    return InvalidArgument("embedded PostgreSQL: the socket path " + socket + " is longer than " +
+                           std::to_string(kMaxSocketPath) + " bytes; choose a shorter --data-dir");
+  }
+
+  SEPTA_RETURN_IF_ERROR(MakePrivateDirectory(layout.base, *account));
+  SEPTA_RETURN_IF_ERROR(EnsureTraversable(layout.base, *account));
+  SEPTA_RETURN_IF_ERROR(MakePrivateDirectory(layout.run, *account));
+  SEPTA_RETURN_IF_ERROR(InitialiseCluster(layout, options, *account));
+
+  const std::string maintenance_url = UnixSocketUrl(layout.run, kPort, kSuperuser, "postgres");
+  if (AdoptOrClearStaleLock(layout)) {
+    spdlog::warn("embedded PostgreSQL: a server left running on {} is adopted", layout.data.string());
+    SEPTA_RETURN_IF_ERROR(WaitUntilAccepting(maintenance_url, options.start_timeout));
+  } else {
+    SEPTA_RETURN_IF_ERROR(WriteServerConfig(layout, options, *account));
+    const Status started_server =
+        RunTool(*account,
+                {(options.bin_dir / "pg_ctl").string(), "start", "--silent", "--wait",
+                 "--timeout=" + std::to_string(options.start_timeout.count()),
+                 "--pgdata=" + layout.data.string(), "--log=" + layout.log.string()},
+                layout);
+    if (!started_server.ok()) {
+      return Unavailable("embedded PostgreSQL did not start: " + started_server.message() +
+                         "\nserver log (" + layout.log.string() + "):\n" + LastLines(ReadFile(layout.log), 15));
+    }
+  }
+  std::unique_ptr<EmbeddedPostgres> server(
+      new EmbeddedPostgres(options, UnixSocketUrl(layout.run, kPort, kSuperuser, options.database)));
+  SEPTA_RETURN_IF_ERROR(CreateDatabaseIfMissing(maintenance_url, options.database));
+  spdlog::info("embedded PostgreSQL ready on {} in {} ms", layout.run.string(),
+               std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started)
+                   .count());
+  return server;
+}
+
+Status EmbeddedPostgres::Stop() {
+  if (!running_) return Status::Ok();
+  running_ = false;
+  return StopServer(options_.root, options_.bin_dir);
+}
+
+Status EmbeddedPostgres::StopServer(const fs::path& root, const fs::path& bin_dir) {
+  const Layout layout = LayoutOf(root);
+  const auto pid = PostmasterPid(layout);
+  if (!pid) return Status::Ok();
+  auto account = ServerAccountForThisProcess();
+  if (!account.ok()) return account.status();
+  const Status stopped = RunTool(*account,
+                                 {(bin_dir / "pg_ctl").string(), "stop", "--silent", "--wait", "--mode=fast",
+                                  "--pgdata=" + layout.data.string()},
+                                 layout);
+  if (!stopped.ok() && IsOurPostmaster(*pid, layout.data)) return stopped;
+  return Status::Ok();
+}
+
+}  // namespace septa::store

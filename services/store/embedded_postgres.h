@@ -1,0 +1,68 @@
+// A private PostgreSQL 15 server that septad (without --database-url) and the
+// test harness run under a directory of their own.
+//
+// Layout under `root`:   postgres/data/      the cluster (initdb on first use)
+//                        postgres/run/       the unix socket, mode 0700
+//                        postgres/server.log
+// Access: no TCP at all; the server listens only on a unix socket in a 0700
+// directory with socket permissions 0700, so only the OS user that runs the
+// server (and root) can reach it. Inside that wall authentication is "trust"
+// for the superuser `septa`: no password exists that could leak or need
+// rotating. As root, initdb and the server run as the unprivileged Debian
+// `postgres` user, which owns postgres/.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+
+namespace septa::store {
+
+struct EmbeddedPostgresOptions {
+  std::filesystem::path root;                      // e.g. ~/.local/share/septa
+  // false for throwaway test servers: initdb --no-sync, fsync and
+  // synchronous_commit off. Never false for data that must survive a crash.
+  bool durable = true;
+  std::string database = "septa";                  // created when missing
+  std::filesystem::path bin_dir = "/usr/lib/postgresql/15/bin";
+  std::chrono::seconds start_timeout{30};
+};
+
+class EmbeddedPostgres {
+ public:
+  // Initialises the cluster if needed, starts the server (or adopts one a
+  // killed predecessor left running on the same directory), waits until it
+  // accepts connections and creates `options.database`.
+  static Result<std::unique_ptr<EmbeddedPostgres>> Start(const EmbeddedPostgresOptions& options);
+
+  // Stops the server (fast shutdown) unless Detach() was called.
+  ~EmbeddedPostgres();
+  EmbeddedPostgres(const EmbeddedPostgres&) = delete;
+  EmbeddedPostgres& operator=(const EmbeddedPostgres&) = delete;
+
+  // URL of options.database; UrlFor names another database of the server.
+  const std::string& url() const { return url_; }
+  std::string UrlFor(const std::string& database) const;
+
+  // Fast shutdown now; idempotent.
+  Status Stop();
+  // Leaves the server running after this object is gone (the CTest fixture
+  // starts it in one process and stops it from another with StopServer).
+  void Detach() { running_ = false; }
+
+  // Stops a server started under `root` by any process; OK if none runs.
+  static Status StopServer(const std::filesystem::path& root,
+                           const std::filesystem::path& bin_dir = "/usr/lib/postgresql/15/bin");
+
+ private:
+  EmbeddedPostgres(EmbeddedPostgresOptions options, std::string url);
+
+  EmbeddedPostgresOptions options_;
+  std::string url_;
+  bool running_ = true;
+};
+
+}  // namespace septa::store

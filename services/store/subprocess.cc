@@ -1,0 +1,77 @@
+#include "services/store/subprocess.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+extern char** environ;
+
+namespace septa::store {
+namespace {
+
+// Closes a descriptor when it goes out of scope.
+struct FdCloser {
+  int fd;
+  ~FdCloser() {
+    if (fd >= 0) close(fd);
+  }
+};
+
+}  // namespace
+
+Result<ProcessOutput> RunProcess(const std::vector<std::string>& argv,
+                                 const std::filesystem::path& working_dir) {
+  if (argv.empty()) return InvalidArgument("RunProcess: empty command line");
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    return Internal(std::string("pipe: ") + std::strerror(errno));
+  }
+  FdCloser read_end{pipe_fds[0]};
+  FdCloser write_end{pipe_fds[1]};
+
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, write_end.fd, 1);
+  posix_spawn_file_actions_adddup2(&actions, write_end.fd, 2);
+  posix_spawn_file_actions_addchdir_np(&actions, working_dir.c_str());
+  pid_t pid = 0;
+  const int spawn_error = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(write_end.fd);
+  write_end.fd = -1;
+  if (spawn_error != 0) {
+    return Unavailable("cannot run " + argv[0] + ": " + std::strerror(spawn_error));
+  }
+
+  ProcessOutput result;
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = read(read_end.fd, buffer, sizeof buffer);
+    if (n > 0) {
+      result.output.append(buffer, static_cast<size_t>(n));
+    } else if (n == 0 || errno != EINTR) {
+      break;
+    }
+  }
+  int wait_status = 0;
+  while (waitpid(pid, &wait_status, 0) < 0) {
+    if (errno != EINTR) return Internal(std::string("waitpid: ") + std::strerror(errno));
+  }
+  if (WIFEXITED(wait_status)) {
+    result.exit_code = WEXITSTATUS(wait_status);
+  } else if (WIFSIGNALED(wait_status)) {
+    result.exit_code = 128 + WTERMSIG(wait_status);
+  }
+  return result;
+}
+
+}  // namespace septa::store

@@ -1,0 +1,145 @@
+#include "services/store/embedded_postgres.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <pqxx/pqxx>
+
+namespace septa::store {
+namespace {
+
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+class EmbeddedPostgresTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::path(::testing::TempDir()) /
+            ("septa-embedded-" + std::to_string(getpid()) + "-" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root_);
+  }
+  void TearDown() override {
+    EXPECT_TRUE(EmbeddedPostgres::StopServer(root_).ok());
+    fs::remove_all(root_);
+  }
+  EmbeddedPostgresOptions Options(bool durable = false) const {
+    EmbeddedPostgresOptions options;
+    options.root = root_;
+    options.durable = durable;
+    return options;
+  }
+  fs::path pid_file() const { return root_ / "postgres/data/postmaster.pid"; }
+
+  fs::path root_;
+};
+
+std::string QueryOne(const std::string& url, const std::string& sql) {
+  pqxx::connection connection(url);
+  pqxx::work tx(connection);
+  const auto value = tx.exec1(sql)[0].c_str();
+  std::string text = value;
+  tx.commit();
+  return text;
+}
+
+TEST_F(EmbeddedPostgresTest, DurableColdStartThenRestartKeepsTheData) {
+  const auto started = std::chrono::steady_clock::now();
+  auto server = EmbeddedPostgres::Start(Options(/*durable=*/true));
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  const auto cold_start = std::chrono::steady_clock::now() - started;
+  std::printf("durable cold start (initdb + start + create database): %lld ms\n",
+              static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(cold_start).count()));
+  EXPECT_EQ(QueryOne((*server)->url(), "SHOW fsync"), "on");
+  EXPECT_EQ(QueryOne((*server)->url(), "SHOW listen_addresses"), "");
+  EXPECT_EQ(QueryOne((*server)->url(), "SELECT current_database()"), "septa");
+  QueryOne((*server)->url(), "CREATE TABLE kept AS SELECT 42 AS answer; SELECT answer FROM kept");
+  ASSERT_TRUE((*server)->Stop().ok());
+  EXPECT_FALSE(fs::exists(pid_file()));
+
+  auto again = EmbeddedPostgres::Start(Options(true));
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(QueryOne((*again)->url(), "SELECT answer FROM kept"), "42");
+}
+
+TEST_F(EmbeddedPostgresTest, ThrowawayServerRunsWithoutFsync) {
+  auto server = EmbeddedPostgres::Start(Options(/*durable=*/false));
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  EXPECT_EQ(QueryOne((*server)->url(), "SHOW fsync"), "off");
+}
+
+TEST_F(EmbeddedPostgresTest, TheServerRunsAsAnUnprivilegedUserInAPrivateDirectory) {
+  auto server = EmbeddedPostgres::Start(Options());
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  const uid_t expected_owner = geteuid() == 0 ? getpwnam("postgres")->pw_uid : geteuid();
+  struct stat st {};
+  ASSERT_EQ(stat((root_ / "postgres/run").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, expected_owner);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  EXPECT_EQ(QueryOne((*server)->url(), "SELECT usesuper FROM pg_user WHERE usename = current_user"), "t");
+  const std::string server_pid = QueryOne((*server)->url(), "SELECT pg_backend_pid()");
+  struct stat proc {};
+  ASSERT_EQ(stat(("/proc/" + server_pid).c_str(), &proc), 0);
+  EXPECT_EQ(proc.st_uid, expected_owner);
+}
+
+TEST_F(EmbeddedPostgresTest, DestructionStopsTheServer) {
+  {
+    auto server = EmbeddedPostgres::Start(Options());
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    EXPECT_TRUE(fs::exists(pid_file()));
+  }
+  EXPECT_FALSE(fs::exists(pid_file()));
+}
+
+TEST_F(EmbeddedPostgresTest, AdoptsAServerAKilledPredecessorLeftRunning) {
+  {
+    auto first = EmbeddedPostgres::Start(Options());
+    ASSERT_TRUE(first.ok()) << first.status().ToString();
+    (*first)->Detach();  // as if septad were killed: the server outlives it
+  }
+  ASSERT_TRUE(fs::exists(pid_file()));
+  auto second = EmbeddedPostgres::Start(Options());
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(QueryOne((*second)->url(), "SELECT 1"), "1");
+  second->reset();
+  EXPECT_FALSE(fs::exists(pid_file()));
+}
+
+TEST_F(EmbeddedPostgresTest, StartsOverAStalePidFileWhosePidWasReused) {
+  ASSERT_TRUE(EmbeddedPostgres::Start(Options()).ok());  // initdb, start, stop
+  // A server killed with SIGKILL leaves postmaster.pid behind; its PID now
+  // belongs to another live process (here: this test), which PostgreSQL
+  // itself would take for a running postmaster.
+  std::ofstream(pid_file()) << getpid() << "\n" << (root_ / "postgres/data").string() << "\n";
+  auto server = EmbeddedPostgres::Start(Options());
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  EXPECT_EQ(QueryOne((*server)->url(), "SELECT 1"), "1");
+}
+
+TEST_F(EmbeddedPostgresTest, MissingBinariesNameThePackageToInstall) {
+  auto options = Options();
+  options.bin_dir = "/nonexistent/bin";
+  auto server = EmbeddedPostgres::Start(options);
+  ASSERT_FALSE(server.ok());
+  EXPECT_EQ(server.status().code(), Code::kFailedPrecondition);
+  EXPECT_THAT(server.status().message(), HasSubstr("install the Debian packages postgresql-15"));
+}
+
+TEST_F(EmbeddedPostgresTest, RefusesADirectoryTooDeepForAUnixSocket) {
+  auto options = Options();
+  options.root = root_ / std::string(100, 'x');
+  auto server = EmbeddedPostgres::Start(options);
+  ASSERT_FALSE(server.ok());
+  EXPECT_EQ(server.status().code(), Code::kInvalidArgument);
+  EXPECT_THAT(server.status().message(), HasSubstr("choose a shorter --data-dir"));
+}
+
+TEST_F(EmbeddedPostgresTest, StoppingWhenNothingRunsIsOk) { EXPECT_TRUE(EmbeddedPostgres::StopServer(root_).ok()); }
+
+}  // namespace
+}  // namespace septa::store
