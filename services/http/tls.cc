@@ -1,0 +1,186 @@
+#include "services/http/tls.h"
+
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/rand.h>
+#include <openssl/x509v3.h>
+
+#include <boost/asio/ssl/context.hpp>
+#include <chrono>
+
+#include "services/http/connection.h"
+
+namespace septa::http {
+
+namespace ssl = boost::asio::ssl;
+
+namespace {
+
+std::string OpenSslError(std::string_view what) {
+  std::string out(what);
+  unsigned long err = ERR_get_error();
+  if (err != 0) {
+    char buf[256];
+    ERR_error_string_n(err, buf, sizeof buf);
+    out += ": ";
+    out += buf;
+  }
+  ERR_clear_error();
+  return out;
+}
+
+template <class T, void (*Free)(T*)>
+struct Deleter {
+  void operator()(T* p) const { Free(p); }
+};
+using BioPtr = std::unique_ptr<BIO, Deleter<BIO, BIO_free_all>>;
+using KeyPtr = std::unique_ptr<EVP_PKEY, Deleter<EVP_PKEY, EVP_PKEY_free>>;
+using CertPtr = std::unique_ptr<X509, Deleter<X509, X509_free>>;
+
+BioPtr MemoryBio(const std::string& text) { return BioPtr(BIO_new_mem_buf(text.data(), static_cast<int>(text.size()))); }
+
+std::string BioToString(BIO* bio) {
+  char* data = nullptr;
+  long n = BIO_get_mem_data(bio, &data);
+  return std::string(data, static_cast<std::size_t>(n));
+}
+
+std::string EntryText(X509_NAME_ENTRY* entry) {
+  unsigned char* utf8 = nullptr;
+  int n = ASN1_STRING_to_UTF8(&utf8, X509_NAME_ENTRY_get_data(entry));
+  if (n < 0) return {};
+  std::string out(reinterpret_cast<char*>(utf8), static_cast<std::size_t>(n));
+  OPENSSL_free(utf8);
+  return out;
+}
+
+bool AddExtension(X509* cert, X509* issuer, int nid, const std::string& value) {
+  X509V3_CTX ctx;
+  X509V3_set_ctx(&ctx, issuer, cert, nullptr, nullptr, 0);
+  X509_EXTENSION* ext = X509V3_EXT_conf_nid(nullptr, &ctx, nid, value.c_str());
+  if (ext == nullptr) return false;
+  bool ok = X509_add_ext(cert, ext, -1) == 1;
+  X509_EXTENSION_free(ext);
+  return ok;
+}
+
+long SecondsFromNow(TimePoint t) {
+  return static_cast<long>(std::chrono::duration_cast<std::chrono::seconds>(t - std::chrono::system_clock::now()).count());
+}
+
+}  // namespace
+
+Result<std::shared_ptr<ssl::context>> MakeServerTlsContext(const TlsServerConfig& config) {
+  try {
+    auto ctx = std::make_shared<ssl::context>(ssl::context::tls_server);
+    ctx->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
+                     ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1 | ssl::context::single_dh_use);
+    ctx->use_certificate_chain(boost::asio::buffer(config.certificate_pem));
+    ctx->use_private_key(boost::asio::buffer(config.private_key_pem), ssl::context::pem);
+    if (!config.client_ca_pem.empty()) {
+      ctx->add_certificate_authority(boost::asio::buffer(config.client_ca_pem));
+      // Tell clients which CA to pick a certificate for.
+      BioPtr bio = MemoryBio(config.client_ca_pem);
+      STACK_OF(X509_NAME)* names = sk_X509_NAME_new_null();
+      while (X509* ca = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
+        sk_X509_NAME_push(names, X509_NAME_dup(X509_get_subject_name(ca)));
+        X509_free(ca);
+      }
+      ERR_clear_error();
+      SSL_CTX_set_client_CA_list(ctx->native_handle(), names);
+      ctx->set_verify_mode(ssl::verify_peer |
+                           (config.require_client_certificate ? ssl::verify_fail_if_no_peer_cert : 0));
+    }
+    return ctx;
+  } catch (const boost::system::system_error& e) {
+    return InvalidArgument(std::string("TLS server configuration: ") + e.what());
+  }
+}
+
+Result<KeyPairPem> IssueCertificate(const CertificateRequest& request, const KeyPairPem* issuer) {
+  KeyPtr key(EVP_EC_gen("P-256"));
+  if (!key) return Internal(OpenSslError("generating a P-256 key"));
+  CertPtr cert(X509_new());
+  X509_set_version(cert.get(), 2);
+  unsigned char serial_bytes[16];
+  RAND_bytes(serial_bytes, sizeof serial_bytes);
+  serial_bytes[0] &= 0x7f;  // positive
+  BIGNUM* serial = BN_bin2bn(serial_bytes, sizeof serial_bytes, nullptr);
+  BN_to_ASN1_INTEGER(serial, X509_get_serialNumber(cert.get()));
+  BN_free(serial);
+  X509_gmtime_adj(X509_getm_notBefore(cert.get()), SecondsFromNow(request.not_before));
+  X509_gmtime_adj(X509_getm_notAfter(cert.get()), SecondsFromNow(request.not_after));
+  X509_set_pubkey(cert.get(), key.get());
+
+  X509_NAME* name = X509_get_subject_name(cert.get());
+  for (const auto& o : request.organizations) {
+    X509_NAME_add_entry_by_txt(name, "O", MBSTRING_UTF8, reinterpret_cast<const unsigned char*>(o.c_str()), -1, -1, 0);
+  }
+  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8,
+                             reinterpret_cast<const unsigned char*>(request.common_name.c_str()), -1, -1, 0);
+
+  CertPtr issuer_cert;
+  KeyPtr issuer_key;
+  if (issuer != nullptr) {
+    BioPtr cbio = MemoryBio(issuer->certificate);
+    issuer_cert.reset(PEM_read_bio_X509(cbio.get(), nullptr, nullptr, nullptr));
+    BioPtr kbio = MemoryBio(issuer->private_key);
+    issuer_key.reset(PEM_read_bio_PrivateKey(kbio.get(), nullptr, nullptr, nullptr));
+    if (!issuer_cert || !issuer_key) return InvalidArgument(OpenSslError("reading the issuer's PEM"));
+    X509_set_issuer_name(cert.get(), X509_get_subject_name(issuer_cert.get()));
+  } else {
+    X509_set_issuer_name(cert.get(), name);
+  }
+  X509* signer_cert = issuer_cert ? issuer_cert.get() : cert.get();
+  bool ok = true;
+  if (request.is_ca) {
+    ok = ok && AddExtension(cert.get(), signer_cert, NID_basic_constraints, "critical,CA:TRUE");
+    ok = ok && AddExtension(cert.get(), signer_cert, NID_key_usage, "critical,keyCertSign,cRLSign,digitalSignature");
+  } else {
+    ok = ok && AddExtension(cert.get(), signer_cert, NID_basic_constraints, "critical,CA:FALSE");
+    ok = ok && AddExtension(cert.get(), signer_cert, NID_key_usage, "critical,digitalSignature,keyEncipherment");
+    ok = ok && AddExtension(cert.get(), signer_cert, NID_ext_key_usage, "serverAuth,clientAuth");
+  }
+  ok = ok && AddExtension(cert.get(), signer_cert, NID_subject_key_identifier, "hash");
+  if (issuer != nullptr) ok = ok && AddExtension(cert.get(), signer_cert, NID_authority_key_identifier, "keyid:always");
+  std::string sans;
+  for (const auto& d : request.dns_names) sans += (sans.empty() ? "" : ",") + ("DNS:" + d);
+  for (const auto& ip : request.ip_addresses) sans += (sans.empty() ? "" : ",") + ("IP:" + ip);
+  if (!sans.empty()) ok = ok && AddExtension(cert.get(), signer_cert, NID_subject_alt_name, sans);
+  if (!ok) return InvalidArgument(OpenSslError("certificate extensions"));
+
+  EVP_PKEY* signing_key = issuer_key ? issuer_key.get() : key.get();
+  if (X509_sign(cert.get(), signing_key, EVP_sha256()) == 0) return Internal(OpenSslError("signing the certificate"));
+
+  BioPtr cert_out(BIO_new(BIO_s_mem()));
+  BioPtr key_out(BIO_new(BIO_s_mem()));
+  PEM_write_bio_X509(cert_out.get(), cert.get());
+  PEM_write_bio_PrivateKey(key_out.get(), key.get(), nullptr, nullptr, 0, nullptr, nullptr);
+  return KeyPairPem{BioToString(cert_out.get()), BioToString(key_out.get())};
+}
+
+namespace internal {
+
+std::optional<PeerIdentity> ExtractPeerIdentity(SSL* ssl) {
+  X509* cert = SSL_get1_peer_certificate(ssl);
+  if (cert == nullptr) return std::nullopt;
+  std::shared_ptr<x509_st> owned(cert, X509_free);
+  if (SSL_get_verify_result(ssl) != X509_V_OK) return std::nullopt;
+  PeerIdentity id;
+  X509_NAME* name = X509_get_subject_name(cert);
+  BioPtr bio(BIO_new(BIO_s_mem()));
+  X509_NAME_print_ex(bio.get(), name, 0, XN_FLAG_RFC2253);
+  id.subject = BioToString(bio.get());
+  for (int i = 0; i < X509_NAME_entry_count(name); ++i) {
+    X509_NAME_ENTRY* entry = X509_NAME_get_entry(name, i);
+    int nid = OBJ_obj2nid(X509_NAME_ENTRY_get_object(entry));
+    if (nid == NID_commonName && id.common_name.empty()) id.common_name = EntryText(entry);
+    if (nid == NID_organizationName) id.organizations.push_back(EntryText(entry));
+  }
+  id.certificate = std::move(owned);
+  return id;
+}
+
+}  // namespace internal
+}  // namespace septa::http

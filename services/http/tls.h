@@ -1,0 +1,48 @@
+// TLS helpers for septa_http users: a server context from PEM strings, and a
+// small certificate issuer (ECDSA P-256) for development CAs and tests.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+
+namespace boost::asio::ssl {
+class context;
+}
+
+namespace septa::http {
+
+struct TlsServerConfig {
+  std::string certificate_pem;  // leaf first, then intermediates
+  std::string private_key_pem;
+  // CAs trusted for client certificates; empty: none are asked for.
+  std::string client_ca_pem;
+  // With client_ca_pem: refuse the handshake when the client sends none
+  // (otherwise a client may still authenticate another way, e.g. a token).
+  bool require_client_certificate = false;
+};
+
+Result<std::shared_ptr<boost::asio::ssl::context>> MakeServerTlsContext(const TlsServerConfig& config);
+
+struct CertificateRequest {
+  std::string common_name;
+  std::vector<std::string> organizations;
+  std::vector<std::string> dns_names;
+  std::vector<std::string> ip_addresses;
+  TimePoint not_before;
+  TimePoint not_after;
+  bool is_ca = false;
+};
+
+struct KeyPairPem {
+  std::string certificate;
+  std::string private_key;
+};
+
+// Issues a certificate signed by `issuer`, or self-signed when it is null.
+Result<KeyPairPem> IssueCertificate(const CertificateRequest& request, const KeyPairPem* issuer);
+
+}  // namespace septa::http
