@@ -19,6 +19,17 @@ bool IsHex(std::string_view s) {
 }
 }  // namespace
 
+std::string AcceptOrMakeRequestId(std::string_view from_client, RandomSource& random) {
+  constexpr std::size_t kMaxRequestId = 128;
+  bool ok = !from_client.empty() && from_client.size() <= kMaxRequestId;
+  for (char c : from_client) {
+    const bool allowed = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                         c == '_' || c == '-';
+    ok = ok && allowed;
+  }
+  return ok ? std::string(from_client) : RandomHex(random, 8);
+}
+
 std::optional<ParsedTokenText> ParseTokenText(std::string_view text) {
   if (!text.starts_with(kTokenPrefix)) return std::nullopt;
   text.remove_prefix(kTokenPrefix.size());

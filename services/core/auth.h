@@ -22,6 +22,10 @@ struct RequestContext {
   std::string request_id;
 };
 
+// The client's request id when it is 1-128 characters of [A-Za-z0-9._-],
+// otherwise a fresh random one.
+std::string AcceptOrMakeRequestId(std::string_view from_client, RandomSource& random);
+
 struct ParsedTokenText {
   std::string id;
   std::string secret;

@@ -5,7 +5,6 @@
 #include <grpcpp/health_check_service_interface.h>
 
 #include "services/apiv1/convert.h"
-#include "services/core/crypto.h"
 #include "services/grpc/grpc_status.h"
 #include "septa/v1/tenant.grpc.pb.h"
 #include "septa/v1/token.grpc.pb.h"
@@ -26,8 +25,7 @@ std::string Metadata(const grpc::ServerContext* ctx, const std::string& key) {
 // echoed in the initial metadata and in the error details.
 template <typename Body>
 grpc::Status Handle(grpc::ServerContext* ctx, UseCases& uc, Body&& body) {
-  std::string request_id = Metadata(ctx, "x-request-id");
-  if (request_id.empty() || request_id.size() > 128) request_id = core::RandomHex(uc.random, 8);
+  const std::string request_id = core::AcceptOrMakeRequestId(Metadata(ctx, "x-request-id"), uc.random);
   ctx->AddInitialMetadata("x-request-id", request_id);
   std::string authorization = Metadata(ctx, "authorization");
   constexpr std::string_view kBearer = "Bearer ";

@@ -6,10 +6,7 @@
 #include <string>
 
 #include "common/status.h"
-#include "services/core/auth.h"
-#include "services/core/tenant_service.h"
-#include "services/core/tier_service.h"
-#include "services/core/token_service.h"
+#include "services/core/use_cases.h"
 
 namespace grpc {
 class Server;
@@ -17,13 +14,7 @@ class Server;
 
 namespace septa::grpcapi {
 
-struct UseCases {
-  core::Authenticator& authenticator;
-  core::TenantService& tenants;
-  core::TrustTierService& tiers;
-  core::TokenService& tokens;
-  RandomSource& random;  // request ids
-};
+using core::UseCases;
 
 class GrpcServer {
  public:

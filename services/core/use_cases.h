@@ -1,0 +1,23 @@
+// Everything a transport needs to serve API v1, wired once by septad (or a
+// test) and handed to REST and gRPC alike.
+#pragma once
+
+#include "common/clock.h"
+#include "services/core/auth.h"
+#include "services/core/store.h"
+#include "services/core/tenant_service.h"
+#include "services/core/tier_service.h"
+#include "services/core/token_service.h"
+
+namespace septa::core {
+
+struct UseCases {
+  Store& store;
+  Authenticator& authenticator;
+  TenantService& tenants;
+  TrustTierService& tiers;
+  TokenService& tokens;
+  RandomSource& random;  // request ids
+};
+
+}  // namespace septa::core

@@ -1,0 +1,387 @@
+#include "services/rest/rest_api.h"
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/beast/http/field.hpp>
+#include <prometheus/counter.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+
+#include <chrono>
+#include <functional>
+#include <vector>
+
+#include "services/apiv1/convert.h"
+#include "services/apiv1/json.h"
+#include "services/rest/problem.h"
+#include "services/rest/query.h"
+
+namespace septa::rest {
+
+namespace {
+
+namespace bh = boost::beast::http;
+using Clock = std::chrono::steady_clock;
+
+// What a route handler sees of a request.
+struct Call {
+  const http::Request& request;
+  const Target& target;
+  const std::map<std::string, std::string>& params;  // path variables
+  const core::RequestContext& ctx;
+};
+
+using RouteFn = std::function<Result<http::Response>(const Call&)>;
+
+struct Route {
+  bh::verb method;
+  std::string pattern;                // "/v1/tenants/{name}"
+  std::vector<std::string> segments;  // split pattern
+  bool authenticated = true;
+  bool json_body = false;  // POST/PATCH bodies must be JSON (else 415)
+  RouteFn fn;
+};
+
+std::string_view View(boost::beast::string_view v) { return {v.data(), v.size()}; }
+
+std::vector<std::string> Split(std::string_view path) {
+  std::vector<std::string> out;
+  std::size_t start = 1;  // skip the leading '/'
+  while (start <= path.size()) {
+    std::size_t slash = path.find('/', start);
+    if (slash == std::string_view::npos) slash = path.size();
+    out.emplace_back(path.substr(start, slash - start));
+    start = slash + 1;
+  }
+  return out;
+}
+
+bool Match(const Route& route, const std::vector<std::string>& segments, std::map<std::string, std::string>& params) {
+  if (route.segments.size() != segments.size()) return false;
+  for (std::size_t i = 0; i < segments.size(); ++i) {
+    const std::string& p = route.segments[i];
+    if (p.size() > 2 && p.front() == '{' && p.back() == '}') {
+      if (segments[i].empty()) return false;
+      params[p.substr(1, p.size() - 2)] = segments[i];
+    } else if (p != segments[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+http::Response Json(http::HttpStatus status, const google::protobuf::Message& message) {
+  http::Response r(status, 11);
+  r.set(bh::field::content_type, "application/json");
+  r.body() = apiv1::ToJson(message) + "\n";
+  return r;
+}
+
+http::Response WithEtag(http::Response r, const std::string& etag) {
+  r.set(bh::field::etag, "\"" + etag + "\"");
+  return r;
+}
+
+// If-Match: "7", W/"7" or * (any).
+std::string IfMatch(const http::Request& req) {
+  std::string_view v = View(req[bh::field::if_match]);
+  if (v == "*") return "";
+  if (v.starts_with("W/")) v.remove_prefix(2);
+  if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
+  return std::string(v);
+}
+
+Status CheckJsonContentType(const http::Request& req) {
+  std::string_view type = View(req[bh::field::content_type]);
+  type = type.substr(0, type.find(';'));
+  while (!type.empty() && type.back() == ' ') type.remove_suffix(1);
+  if (type == "application/json" || type == "application/merge-patch+json") return Status::Ok();
+  return InvalidField("Content-Type", "must be application/json, got \"" + std::string(type) + "\"");
+}
+
+Result<int> PageSize(const Target& t) {
+  auto it = t.query.find("page_size");
+  if (it == t.query.end() || it->second.empty()) return 0;
+  int n = 0;
+  for (char c : it->second) {
+    if (c < '0' || c > '9' || n > 100000) return InvalidField("page_size", "must be an integer between 1 and 500");
+    n = n * 10 + (c - '0');
+  }
+  return n;
+}
+
+std::string QueryValue(const Target& t, const std::string& key) {
+  auto it = t.query.find(key);
+  return it == t.query.end() ? "" : it->second;
+}
+
+std::vector<std::string> SplitMask(const std::string& mask) {
+  std::vector<std::string> paths;
+  std::size_t start = 0;
+  while (start <= mask.size()) {
+    std::size_t comma = mask.find(',', start);
+    if (comma == std::string::npos) comma = mask.size();
+    if (comma > start) paths.push_back(mask.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return paths;
+}
+
+}  // namespace
+
+struct RestApi::Impl {
+  Impl(core::UseCases uc, prometheus::Registry& registry, std::size_t workers)
+      : uc(uc),
+        metrics(registry),
+        pool(workers),
+        requests(prometheus::BuildCounter()
+                     .Name("septa_http_requests_total")
+                     .Help("HTTP requests by route, method and status code")
+                     .Register(registry)),
+        latency(prometheus::BuildHistogram()
+                    .Name("septa_http_request_duration_seconds")
+                    .Help("HTTP request latency by route and method")
+                    .Register(registry)) {
+    AddRoutes();
+  }
+
+  void AddRoutes();
+  void Add(bh::verb method, std::string pattern, RouteFn fn, bool authenticated = true) {
+    const bool json_body = method == bh::verb::post || method == bh::verb::patch;
+    Route r{method, pattern, Split(pattern), authenticated, json_body, std::move(fn)};
+    routes.push_back(std::move(r));
+  }
+  void Serve(http::Request&& req, std::shared_ptr<http::Exchange> exchange);
+  http::Response Run(const Route& route, const http::Request& req, const Target& target,
+                     const std::map<std::string, std::string>& params, const std::string& request_id);
+  void Finish(const std::shared_ptr<http::Exchange>& exchange, http::Response response, const std::string& route,
+              const http::Request& req, const std::string& request_id, Clock::time_point start);
+
+  core::UseCases uc;
+  prometheus::Registry& metrics;
+  boost::asio::thread_pool pool;
+  prometheus::Family<prometheus::Counter>& requests;
+  prometheus::Family<prometheus::Histogram>& latency;
+  std::vector<Route> routes;
+};
+
+void RestApi::Impl::AddRoutes() {
+  Add(bh::verb::get, "/healthz", [](const Call&) -> Result<http::Response> {
+    http::Response r(http::HttpStatus::ok, 11);
+    r.set(bh::field::content_type, "application/json");
+    r.body() = "{\"status\":\"ok\"}\n";
+    return r;
+  }, false);
+  Add(bh::verb::get, "/readyz", [this](const Call&) -> Result<http::Response> {
+    Status ready = uc.store.Ready();
+    if (!ready.ok()) return Unavailable("not ready: " + ready.message());
+    http::Response r(http::HttpStatus::ok, 11);
+    r.set(bh::field::content_type, "application/json");
+    r.body() = "{\"status\":\"ready\"}\n";
+    return r;
+  }, false);
+  Add(bh::verb::get, "/metrics", [this](const Call&) -> Result<http::Response> {
+    http::Response r(http::HttpStatus::ok, 11);
+    r.set(bh::field::content_type, "text/plain; version=0.0.4");
+    r.body() = prometheus::TextSerializer().Serialize(metrics.Collect());
+    return r;
+  }, false);
+
+  // Tenants.
+  Add(bh::verb::post, "/v1/tenants", [this](const Call& c) -> Result<http::Response> {
+    v1::Tenant body;
+    SEPTA_RETURN_IF_ERROR(apiv1::ParseJsonBody(c.request.body(), body));
+    auto draft = apiv1::TenantDraftFromProto(body);
+    SEPTA_RETURN_IF_ERROR(draft);
+    auto created = uc.tenants.Create(c.ctx, *draft, std::string(c.request["Idempotency-Key"]));
+    SEPTA_RETURN_IF_ERROR(created);
+    http::Response r = WithEtag(Json(http::HttpStatus::created, apiv1::ToProto(*created)), core::EtagOf(created->version));
+    r.set(bh::field::location, "/v1/tenants/" + created->name);
+    return r;
+  });
+  Add(bh::verb::get, "/v1/tenants", [this](const Call& c) -> Result<http::Response> {
+    auto page_size = PageSize(c.target);
+    SEPTA_RETURN_IF_ERROR(page_size);
+    auto page = uc.tenants.List(c.ctx, {*page_size, QueryValue(c.target, "page_token"), QueryValue(c.target, "filter")});
+    SEPTA_RETURN_IF_ERROR(page);
+    v1::ListTenantsResponse out;
+    for (const auto& t : page->tenants) *out.add_tenants() = apiv1::ToProto(t);
+    out.set_next_page_token(page->next_page_token);
+    return Json(http::HttpStatus::ok, out);
+  });
+  Add(bh::verb::get, "/v1/tenants/{name}", [this](const Call& c) -> Result<http::Response> {
+    auto tenant = uc.tenants.Get(c.ctx, c.params.at("name"));
+    SEPTA_RETURN_IF_ERROR(tenant);
+    return WithEtag(Json(http::HttpStatus::ok, apiv1::ToProto(*tenant)), core::EtagOf(tenant->version));
+  });
+  Add(bh::verb::patch, "/v1/tenants/{name}", [this](const Call& c) -> Result<http::Response> {
+    v1::Tenant body;
+    auto present = apiv1::ParseJsonBody(c.request.body(), body);
+    SEPTA_RETURN_IF_ERROR(present);
+    const std::string& name = c.params.at("name");
+    if (!body.name().empty() && body.name() != name) {
+      return InvalidField("name", "is immutable and must match the URL (\"" + name + "\")");
+    }
+    std::vector<std::string> paths = c.target.query.contains("update_mask")
+                                         ? SplitMask(QueryValue(c.target, "update_mask"))
+                                         : *present;
+    auto update = apiv1::TenantUpdateFromProto(body, paths);
+    SEPTA_RETURN_IF_ERROR(update);
+    std::string etag = IfMatch(c.request);
+    if (etag.empty()) etag = body.etag();
+    auto updated = uc.tenants.Update(c.ctx, name, *update, etag);
+    SEPTA_RETURN_IF_ERROR(updated);
+    return WithEtag(Json(http::HttpStatus::ok, apiv1::ToProto(*updated)), core::EtagOf(updated->version));
+  });
+  Add(bh::verb::delete_, "/v1/tenants/{name}", [this](const Call& c) -> Result<http::Response> {
+    SEPTA_RETURN_IF_ERROR(uc.tenants.Delete(c.ctx, c.params.at("name"), IfMatch(c.request)));
+    return http::Response(http::HttpStatus::no_content, 11);
+  });
+
+  // Trust tiers.
+  Add(bh::verb::get, "/v1/trust-tiers", [this](const Call& c) -> Result<http::Response> {
+    auto tiers = uc.tiers.List(c.ctx);
+    SEPTA_RETURN_IF_ERROR(tiers);
+    v1::ListTrustTiersResponse out;
+    for (const auto& t : *tiers) *out.add_trust_tiers() = apiv1::ToProto(t);
+    return Json(http::HttpStatus::ok, out);
+  });
+  Add(bh::verb::get, "/v1/trust-tiers/{name}", [this](const Call& c) -> Result<http::Response> {
+    auto tier = uc.tiers.Get(c.ctx, c.params.at("name"));
+    SEPTA_RETURN_IF_ERROR(tier);
+    return Json(http::HttpStatus::ok, apiv1::ToProto(*tier));
+  });
+
+  // Tokens.
+  Add(bh::verb::post, "/v1/tokens", [this](const Call& c) -> Result<http::Response> {
+    v1::CreateTokenRequest body;
+    SEPTA_RETURN_IF_ERROR(apiv1::ParseJsonBody(c.request.body(), body));
+    auto issued = uc.tokens.Create(c.ctx, apiv1::TokenRequestFromProto(body));
+    SEPTA_RETURN_IF_ERROR(issued);
+    v1::ApiToken out = apiv1::ToProto(issued->token);
+    out.set_token(issued->secret_text);
+    http::Response r = Json(http::HttpStatus::created, out);
+    r.set(bh::field::location, "/v1/tokens/" + issued->token.id);
+    r.set(bh::field::cache_control, "no-store");
+    return r;
+  });
+  Add(bh::verb::get, "/v1/tokens", [this](const Call& c) -> Result<http::Response> {
+    auto tokens = uc.tokens.List(c.ctx);
+    SEPTA_RETURN_IF_ERROR(tokens);
+    v1::ListTokensResponse out;
+    for (const auto& t : *tokens) *out.add_tokens() = apiv1::ToProto(t);
+    return Json(http::HttpStatus::ok, out);
+  });
+  Add(bh::verb::delete_, "/v1/tokens/{id}", [this](const Call& c) -> Result<http::Response> {
+    SEPTA_RETURN_IF_ERROR(uc.tokens.Revoke(c.ctx, c.params.at("id")));
+    return http::Response(http::HttpStatus::no_content, 11);
+  });
+}
+
+http::Response RestApi::Impl::Run(const Route& route, const http::Request& req, const Target& target,
+                                  const std::map<std::string, std::string>& params, const std::string& request_id) {
+  core::RequestContext ctx;
+  ctx.request_id = request_id;
+  if (route.authenticated) {
+    std::string_view authorization = View(req[bh::field::authorization]);
+    constexpr std::string_view kBearer = "Bearer ";
+    if (authorization.starts_with(kBearer)) authorization.remove_prefix(kBearer.size());
+    else authorization = {};
+    auto principal = uc.authenticator.Authenticate(authorization);
+    if (!principal.ok()) {
+      http::Response r = ProblemResponse(principal.status(), request_id);
+      r.set(bh::field::www_authenticate, "Bearer realm=\"septa\"");
+      return r;
+    }
+    ctx.principal = *principal;
+  }
+  if (route.json_body) {
+    if (Status st = CheckJsonContentType(req); !st.ok()) {
+      return ProblemResponse(st, request_id, http::HttpStatus::unsupported_media_type);
+    }
+  }
+  Result<http::Response> result = [&]() -> Result<http::Response> {
+    try {
+      return route.fn(Call{req, target, params, ctx});
+    } catch (const std::exception& e) {
+      return Internal(std::string("unexpected error: ") + e.what());
+    }
+  }();
+  if (result.ok()) return *std::move(result);
+  return ProblemResponse(result.status(), request_id);
+}
+
+void RestApi::Impl::Finish(const std::shared_ptr<http::Exchange>& exchange, http::Response response,
+                           const std::string& route, const http::Request& req, const std::string& request_id,
+                           Clock::time_point start) {
+  response.set("X-Request-Id", request_id);
+  const std::string method(req.method_string());
+  requests.Add({{"route", route}, {"method", method}, {"code", std::to_string(response.result_int())}}).Increment();
+  latency
+      .Add({{"route", route}, {"method", method}},
+           prometheus::Histogram::BucketBoundaries{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,
+                                                   2.5})
+      .Observe(std::chrono::duration<double>(Clock::now() - start).count());
+  exchange->Reply(std::move(response));
+}
+
+void RestApi::Impl::Serve(http::Request&& req, std::shared_ptr<http::Exchange> exchange) {
+  const auto start = Clock::now();
+  const std::string request_id = core::AcceptOrMakeRequestId(View(req["X-Request-Id"]), uc.random);
+  auto target = ParseTarget(View(req.target()));
+  if (!target) {
+    Finish(exchange, ProblemResponse(InvalidArgument("malformed %-escape in the request target"), request_id),
+           "unmatched", req, request_id, start);
+    return;
+  }
+  const std::vector<std::string> segments = Split(target->path);
+  std::string allowed;
+  for (const Route& route : routes) {
+    std::map<std::string, std::string> params;
+    if (!Match(route, segments, params)) continue;
+    if (route.method != req.method()) {
+      allowed += (allowed.empty() ? "" : ", ") + std::string(bh::to_string(route.method));
+      continue;
+    }
+    if (route.pattern == "/healthz") {  // answered on the I/O thread: it touches nothing
+      Finish(exchange, *route.fn(Call{req, *target, params, core::RequestContext{}}), route.pattern, req, request_id,
+             start);
+      return;
+    }
+    auto shared = std::make_shared<http::Request>(std::move(req));
+    boost::asio::post(pool, [this, &route, shared, exchange, t = *std::move(target), params = std::move(params),
+                             request_id, start] {
+      Finish(exchange, Run(route, *shared, t, params, request_id), route.pattern, *shared, request_id, start);
+    });
+    return;
+  }
+  if (!allowed.empty()) {
+    http::Response r = ProblemResponse(
+        Status(Code::kUnimplemented, "method " + std::string(req.method_string()) + " is not allowed here; use " + allowed),
+        request_id, http::HttpStatus::method_not_allowed);
+    r.set(bh::field::allow, allowed);
+    Finish(exchange, std::move(r), "unmatched", req, request_id, start);
+    return;
+  }
+  Finish(exchange, ProblemResponse(NotFound("no such resource: " + target->path), request_id), "unmatched", req,
+         request_id, start);
+}
+
+RestApi::RestApi(core::UseCases use_cases, prometheus::Registry& metrics, std::size_t worker_threads)
+    : impl_(std::make_unique<Impl>(use_cases, metrics, worker_threads)) {}
+
+RestApi::~RestApi() { impl_->pool.join(); }
+
+http::Handler RestApi::Handler() {
+  return [impl = impl_.get()](http::Request&& req, std::shared_ptr<http::Exchange> exchange) {
+    impl->Serve(std::move(req), std::move(exchange));
+  };
+}
+
+http::Response RestApi::ServerError(http::HttpStatus status, std::string_view message) {
+  Code code = status == http::HttpStatus::payload_too_large ? Code::kResourceExhausted : Code::kInvalidArgument;
+  return ProblemResponse(Status(code, std::string(message)), "", status);
+}
+
+}  // namespace septa::rest

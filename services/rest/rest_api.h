@@ -1,0 +1,35 @@
+// septad's REST surface: API v1 as JSON (protobuf's JSON mapping) over
+// septa_http, plus /healthz, /readyz and /metrics. Use cases run on a worker
+// pool so that database calls never block the HTTP I/O threads.
+#pragma once
+
+#include <memory>
+
+#include "services/core/use_cases.h"
+#include "services/http/server.h"
+
+namespace prometheus {
+class Registry;
+}
+
+namespace septa::rest {
+
+class RestApi {
+ public:
+  RestApi(core::UseCases use_cases, prometheus::Registry& metrics, std::size_t worker_threads);
+  ~RestApi();  // waits for requests still running on the workers
+  RestApi(const RestApi&) = delete;
+  RestApi& operator=(const RestApi&) = delete;
+
+  // The handler to give to http::Server; valid while this object lives.
+  http::Handler Handler();
+  // For http::ServerOptions::error_formatter: problem+json for the errors
+  // the HTTP server produces itself (400 unparsable, 413 body too large).
+  static http::Response ServerError(http::HttpStatus status, std::string_view message);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace septa::rest
