@@ -40,6 +40,10 @@ struct Tenant {
   std::int64_t version = 0;       // bumped by every change; the etag is derived from it
 };
 
+// The clock's time at the precision PostgreSQL stores (microseconds), so a
+// record returned by a write equals the same record read back later.
+inline TimePoint Now(const Clock& clock) { return std::chrono::floor<std::chrono::microseconds>(clock.Now()); }
+
 // The etag clients see for a resource version ("7" -> "\"7\"" in HTTP headers).
 std::string EtagOf(std::int64_t version);
 

@@ -83,7 +83,7 @@ Result<Tenant> TenantService::Create(const RequestContext& ctx, const Tenant& dr
       if (previous.status().code() != Code::kNotFound) return previous.status();
     }
     SEPTA_RETURN_IF_ERROR(CheckTierExists(tx, draft.trust_tier));
-    const TimePoint now = clock_.Now();
+    const TimePoint now = Now(clock_);
     created = draft;
     created.create_time = now;
     created.update_time = now;
@@ -187,7 +187,7 @@ Result<Tenant> TenantService::Update(const RequestContext& ctx, const std::strin
       result = *std::move(current);  // nothing to change: no new version, nothing to audit
       return Status::Ok();
     }
-    const TimePoint now = clock_.Now();
+    const TimePoint now = Now(clock_);
     next.update_time = now;
     next.version = current->version + 1;
     SEPTA_RETURN_IF_ERROR(tx.UpdateTenant(next, current->version));
@@ -210,7 +210,7 @@ Status TenantService::Delete(const RequestContext& ctx, const std::string& name,
     }
     SEPTA_RETURN_IF_ERROR(current);
     SEPTA_RETURN_IF_ERROR(CheckEtag(if_match, *current));
-    const TimePoint now = clock_.Now();
+    const TimePoint now = Now(clock_);
     SEPTA_RETURN_IF_ERROR(tx.DeleteTenant(name, current->version));
     SEPTA_RETURN_IF_ERROR(tx.RevokeTokensOf("tenant:" + name, now));
     return tx.AppendAudit(Audit(ctx, now, "tenant.delete", ResourceOf(name), EtagOf(current->version), ""));

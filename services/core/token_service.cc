@@ -60,7 +60,7 @@ Result<IssuedToken> TokenService::Issue(const RequestContext& ctx, const Princip
       }
       SEPTA_RETURN_IF_ERROR(tenant);
     }
-    const TimePoint now = clock_.Now();
+    const TimePoint now = Now(clock_);
     token.id = RandomHex(random_, kIdBytes);
     token.create_time = now;
     if (ttl) token.expire_time = now + *ttl;
@@ -94,7 +94,7 @@ Status TokenService::Revoke(const RequestContext& ctx, const std::string& id) {
     SEPTA_RETURN_IF_ERROR(token);
     SEPTA_RETURN_IF_ERROR(RequireWriter(ctx.principal, "revoke tokens"));
     if (token->revoke_time) return Status::Ok();
-    const TimePoint now = clock_.Now();
+    const TimePoint now = Now(clock_);
     SEPTA_RETURN_IF_ERROR(tx.RevokeToken(id, now));
     return tx.AppendAudit(
         AuditRecord{0, now, ctx.principal.ToString(), "token.revoke", ResourceOf(id), "1", "", ctx.request_id});

@@ -131,9 +131,11 @@ std::vector<std::string> SplitMask(const std::string& mask) {
 }  // namespace
 
 struct RestApi::Impl {
-  Impl(core::UseCases uc, prometheus::Registry& registry, std::size_t workers)
+  Impl(core::UseCases uc, prometheus::Registry& registry, std::size_t workers,
+       std::vector<std::shared_ptr<prometheus::Collectable>> more)
       : uc(uc),
         metrics(registry),
+        more_metrics(std::move(more)),
         pool(workers),
         requests(prometheus::BuildCounter()
                      .Name("septa_http_requests_total")
@@ -160,6 +162,7 @@ struct RestApi::Impl {
 
   core::UseCases uc;
   prometheus::Registry& metrics;
+  std::vector<std::shared_ptr<prometheus::Collectable>> more_metrics;
   boost::asio::thread_pool pool;
   prometheus::Family<prometheus::Counter>& requests;
   prometheus::Family<prometheus::Histogram>& latency;
@@ -184,7 +187,12 @@ void RestApi::Impl::AddRoutes() {
   Add(bh::verb::get, "/metrics", [this](const Call&) -> Result<http::Response> {
     http::Response r(http::HttpStatus::ok, 11);
     r.set(bh::field::content_type, "text/plain; version=0.0.4");
-    r.body() = prometheus::TextSerializer().Serialize(metrics.Collect());
+    std::vector<prometheus::MetricFamily> families = metrics.Collect();
+    for (const auto& c : more_metrics) {
+      auto more = c->Collect();
+      families.insert(families.end(), more.begin(), more.end());
+    }
+    r.body() = prometheus::TextSerializer().Serialize(families);
     return r;
   }, false);
 
@@ -368,8 +376,9 @@ void RestApi::Impl::Serve(http::Request&& req, std::shared_ptr<http::Exchange> e
          request_id, start);
 }
 
-RestApi::RestApi(core::UseCases use_cases, prometheus::Registry& metrics, std::size_t worker_threads)
-    : impl_(std::make_unique<Impl>(use_cases, metrics, worker_threads)) {}
+RestApi::RestApi(core::UseCases use_cases, prometheus::Registry& metrics, std::size_t worker_threads,
+                 std::vector<std::shared_ptr<prometheus::Collectable>> more_metrics)
+    : impl_(std::make_unique<Impl>(use_cases, metrics, worker_threads, std::move(more_metrics))) {}
 
 RestApi::~RestApi() { impl_->pool.join(); }
 

@@ -4,11 +4,13 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "services/core/use_cases.h"
 #include "services/http/server.h"
 
 namespace prometheus {
+class Collectable;
 class Registry;
 }
 
@@ -16,7 +18,10 @@ namespace septa::rest {
 
 class RestApi {
  public:
-  RestApi(core::UseCases use_cases, prometheus::Registry& metrics, std::size_t worker_threads);
+  // /metrics serves `metrics` (where the REST metrics are registered) and
+  // every collectable in `more_metrics` (e.g. the database pool's).
+  RestApi(core::UseCases use_cases, prometheus::Registry& metrics, std::size_t worker_threads,
+          std::vector<std::shared_ptr<prometheus::Collectable>> more_metrics = {});
   ~RestApi();  // waits for requests still running on the workers
   RestApi(const RestApi&) = delete;
   RestApi& operator=(const RestApi&) = delete;

@@ -1,0 +1,219 @@
+#include "services/app/septad_app.h"
+
+#include <prometheus/collectable.h>
+#include <prometheus/registry.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "services/core/crypto.h"
+#include "services/core/use_cases.h"
+#include "services/grpc/grpc_server.h"
+#include "services/http/server.h"
+#include "services/rest/rest_api.h"
+#include "services/store/connection_url.h"
+#include "services/store/embedded_postgres.h"
+#include "services/store/migration.h"
+#include "services/store/migration_runner.h"
+#include "services/store/pg_store.h"
+
+namespace septa::app {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Exposes the store's pool figures on /metrics at scrape time.
+class PoolCollector final : public prometheus::Collectable {
+ public:
+  explicit PoolCollector(const store::PgStore& store) : store_(store) {}
+
+  std::vector<prometheus::MetricFamily> Collect() const override {
+    const store::PgStoreStats s = store_.Stats();
+    std::vector<prometheus::MetricFamily> out;
+    auto gauge = [&](std::string name, std::string help, double value) {
+      prometheus::MetricFamily f{std::move(name), std::move(help), prometheus::MetricType::Gauge, {}};
+      prometheus::ClientMetric m;
+      m.gauge.value = value;
+      f.metric.push_back(m);
+      out.push_back(std::move(f));
+    };
+    auto counter = [&](std::string name, std::string help, double value) {
+      prometheus::MetricFamily f{std::move(name), std::move(help), prometheus::MetricType::Counter, {}};
+      prometheus::ClientMetric m;
+      m.counter.value = value;
+      f.metric.push_back(m);
+      out.push_back(std::move(f));
+    };
+    gauge("septa_db_pool_max_connections", "PostgreSQL pool size", s.pool.max_size);
+    gauge("septa_db_pool_in_use_connections", "connections leased to a transaction", s.pool.in_use);
+    gauge("septa_db_pool_idle_connections", "open connections waiting in the pool", s.pool.idle);
+    counter("septa_db_pool_waits_total", "acquisitions that had to wait", static_cast<double>(s.pool.waits_total));
+    counter("septa_db_pool_wait_timeouts_total", "acquisitions that timed out",
+            static_cast<double>(s.pool.wait_timeouts_total));
+    counter("septa_db_transaction_retries_total", "transactions run again after losing a race",
+            static_cast<double>(s.retries_total));
+    return out;
+  }
+
+ private:
+  const store::PgStore& store_;
+};
+
+// Splits "host:port" (validated by config).
+std::pair<std::string, std::uint16_t> HostPort(const std::string& addr) {
+  const std::size_t colon = addr.rfind(':');
+  return {addr.substr(0, colon), static_cast<std::uint16_t>(std::stoi(addr.substr(colon + 1)))};
+}
+
+// Writes the secret so that only the owner can read it, atomically.
+Status WriteSecretFile(const fs::path& path, const std::string& secret) {
+  const fs::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) return Internal("cannot write " + tmp.string());
+    ::chmod(tmp.c_str(), 0600);
+    out << secret << "\n";
+    if (!out.flush()) return Internal("cannot write " + tmp.string());
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) return Internal("cannot rename " + tmp.string() + ": " + ec.message());
+  return Status::Ok();
+}
+
+}  // namespace
+
+struct SeptadApp::Impl {
+  config::Config config;
+  std::unique_ptr<store::EmbeddedPostgres> postgres;
+  std::string database_url;
+  std::unique_ptr<store::PgStore> store;
+  SystemClock clock;
+  core::SecureRandom random;
+  std::unique_ptr<core::Authenticator> authenticator;
+  std::unique_ptr<core::TenantService> tenants;
+  std::unique_ptr<core::TrustTierService> tiers;
+  std::unique_ptr<core::TokenService> tokens;
+  std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
+  std::unique_ptr<rest::RestApi> rest;
+  std::unique_ptr<http::Server> http;
+  std::unique_ptr<grpcapi::GrpcServer> grpc;
+  std::optional<std::string> new_admin_token;
+  bool stopped = false;
+
+  Status Open();
+  Status EnsureAdminToken();
+  Status Listen();
+  core::UseCases UseCases() { return {*store, *authenticator, *tenants, *tiers, *tokens, random}; }
+};
+
+Status SeptadApp::Impl::Open() {
+  std::error_code ec;
+  fs::create_directories(config.data_dir, ec);
+  if (ec) return InvalidField("data_dir", "cannot create " + config.data_dir + ": " + ec.message());
+  ::chmod(config.data_dir.c_str(), 0700);
+
+  database_url = config.database_url;
+  if (database_url.empty()) {
+    const auto started = std::chrono::steady_clock::now();
+    auto pg = store::EmbeddedPostgres::Start({.root = config.data_dir});
+    SEPTA_RETURN_IF_ERROR(pg);
+    postgres = *std::move(pg);
+    database_url = postgres->url();
+    spdlog::info("embedded PostgreSQL ready in {} ms under {}/postgres",
+                 std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started)
+                     .count(),
+                 config.data_dir);
+  }
+
+  auto migrations = config.migrations_dir.empty() ? store::EmbeddedMigrations()
+                                                  : store::LoadMigrationsFromDirectory(config.migrations_dir);
+  SEPTA_RETURN_IF_ERROR(migrations);
+  store::MigrationRunner runner(*migrations);
+  auto report = runner.Apply(database_url);
+  SEPTA_RETURN_IF_ERROR(report);
+  for (const auto& name : report->applied) spdlog::info("applied migration {}", name);
+
+  store = std::make_unique<store::PgStore>(
+      store::PgStoreOptions{.database_url = database_url, .pool_size = config.db_pool_size, .migrations = *migrations});
+  SEPTA_RETURN_IF_ERROR(store->Ready());
+
+  authenticator = std::make_unique<core::Authenticator>(*store, clock, config.auth_cache_ttl);
+  tenants = std::make_unique<core::TenantService>(*store, clock);
+  tiers = std::make_unique<core::TrustTierService>(*store);
+  tokens = std::make_unique<core::TokenService>(*store, clock, random, *authenticator);
+  return Status::Ok();
+}
+
+Status SeptadApp::Impl::EnsureAdminToken() {
+  const fs::path path = fs::path(config.data_dir) / "admin.token";
+  if (fs::exists(path)) return Status::Ok();
+  auto issued = tokens->CreateBootstrapAdmin();
+  SEPTA_RETURN_IF_ERROR(issued);
+  SEPTA_RETURN_IF_ERROR(WriteSecretFile(path, issued->secret_text));
+  new_admin_token = issued->secret_text;
+  return Status::Ok();
+}
+
+Status SeptadApp::Impl::Listen() {
+  rest = std::make_unique<rest::RestApi>(UseCases(), *registry, static_cast<std::size_t>(config.worker_threads),
+                                         std::vector<std::shared_ptr<prometheus::Collectable>>{
+                                             std::make_shared<PoolCollector>(*store)});
+
+  auto [host, port] = HostPort(config.http_addr);
+  http::ServerOptions options;
+  options.host = host;
+  options.port = port;
+  options.io_threads = static_cast<std::size_t>(config.http_io_threads);
+  options.body_limit = config.http_body_limit;
+  options.read_timeout = config.http_read_timeout;
+  options.idle_timeout = config.http_idle_timeout;
+  options.error_formatter = &rest::RestApi::ServerError;
+  http = std::make_unique<http::Server>(options, rest->Handler());
+  if (Status st = http->Start(); !st.ok()) {
+    return Status(st.code(), "http_addr " + config.http_addr + ": " + st.message());
+  }
+
+  auto grpc_server = grpcapi::GrpcServer::Start(config.grpc_addr, UseCases());
+  SEPTA_RETURN_IF_ERROR(grpc_server);
+  grpc = *std::move(grpc_server);
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<SeptadApp>> SeptadApp::Start(const config::Config& config) {
+  auto impl = std::make_unique<Impl>();
+  impl->config = config;
+  SEPTA_RETURN_IF_ERROR(impl->Open());
+  SEPTA_RETURN_IF_ERROR(impl->EnsureAdminToken());
+  SEPTA_RETURN_IF_ERROR(impl->Listen());
+  return std::unique_ptr<SeptadApp>(new SeptadApp(std::move(impl)));
+}
+
+SeptadApp::SeptadApp(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+SeptadApp::~SeptadApp() { Shutdown(impl_->config.shutdown_grace); }
+
+std::uint16_t SeptadApp::http_port() const { return impl_->http->port(); }
+int SeptadApp::grpc_port() const { return impl_->grpc->port(); }
+std::string SeptadApp::admin_token_path() const { return (fs::path(impl_->config.data_dir) / "admin.token").string(); }
+const std::optional<std::string>& SeptadApp::new_admin_token() const { return impl_->new_admin_token; }
+std::string SeptadApp::database_description() const { return store::RedactPassword(impl_->database_url); }
+
+void SeptadApp::Shutdown(std::chrono::milliseconds grace) {
+  if (impl_->stopped) return;
+  impl_->stopped = true;
+  // Both listeners drain at once; the HTTP server's drain also waits for
+  // replies the workers still owe.
+  if (impl_->http) impl_->http->Shutdown(grace);
+  if (impl_->grpc) impl_->grpc->Shutdown(grace);
+  impl_->rest.reset();
+  impl_->store.reset();
+  if (impl_->postgres) {
+    if (Status st = impl_->postgres->Stop(); !st.ok()) spdlog::warn("stopping PostgreSQL: {}", st.message());
+  }
+}
+
+}  // namespace septa::app

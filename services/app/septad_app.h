@@ -1,0 +1,42 @@
+// septad assembled: configuration -> PostgreSQL (embedded or given) ->
+// migrations -> store -> use cases -> REST and gRPC listeners. The main is a
+// thin shell around this so that tests can run the whole server in-process
+// on ephemeral ports.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "common/status.h"
+#include "services/config/config.h"
+
+namespace septa::app {
+
+class SeptadApp {
+ public:
+  static Result<std::unique_ptr<SeptadApp>> Start(const config::Config& config);
+  ~SeptadApp();  // Shutdown(config.shutdown_grace) if still running
+
+  std::uint16_t http_port() const;
+  int grpc_port() const;
+  // <data_dir>/admin.token, written (mode 0600) on the first start.
+  std::string admin_token_path() const;
+  // The bootstrap admin token when this start created it (shown once).
+  const std::optional<std::string>& new_admin_token() const;
+  // Where the database is: the URL without its password.
+  std::string database_description() const;
+
+  // Stops accepting, lets in-flight requests finish within `grace`, closes
+  // the listeners, then the store, then the embedded PostgreSQL.
+  void Shutdown(std::chrono::milliseconds grace);
+
+ private:
+  struct Impl;
+  explicit SeptadApp(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace septa::app

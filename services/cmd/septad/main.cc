@@ -1,0 +1,117 @@
+// septad: Septa's server. All wiring lives in services/app; this shell reads
+// the configuration, sets up logging, and waits for SIGINT/SIGTERM.
+#include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "services/app/septad_app.h"
+
+extern char** environ;
+
+namespace {
+
+std::map<std::string, std::string> Environment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string entry(*e);
+    const std::size_t eq = entry.find('=');
+    if (eq != std::string::npos && entry.starts_with("SEPTA_")) env[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  return env;
+}
+
+void SetUpLogging(const septa::config::Config& config) {
+  auto logger = spdlog::stderr_color_mt("septad");
+  if (config.log_format == "json") {
+    logger->set_pattern(R"({"time":"%Y-%m-%dT%H:%M:%S.%e%z","level":"%l","msg":"%v"})");
+  } else {
+    logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e%z %^%l%$ %v");
+  }
+  spdlog::set_default_logger(logger);
+  spdlog::set_level(spdlog::level::from_str(config.log_level));
+}
+
+int WaitForSignal() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  int signal = 0;
+  sigwait(&signals, &signal);
+  return signal;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Block the stop signals in every thread; the main thread waits for them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  CLI::App cli{"septad: the Septa control plane server"};
+  std::string config_file;
+  cli.add_option("--config", config_file, "YAML configuration file")->check(CLI::ExistingFile);
+  std::map<std::string, std::string> flags;
+  for (const auto& key : septa::config::Keys()) {
+    std::string flag = key.key;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    cli.add_option_function<std::string>("--" + flag, [&flags, k = key.key](const std::string& v) { flags[k] = v; },
+                                         key.help + " (env " + septa::config::EnvName(key.key) + ")");
+  }
+  CLI11_PARSE(cli, argc, argv);
+
+  septa::config::Sources sources;
+  sources.env = Environment();
+  sources.flags = flags;
+  if (!config_file.empty()) {
+    std::ifstream in(config_file);
+    std::stringstream text;
+    text << in.rdbuf();
+    sources.yaml_text = text.str();
+    sources.yaml_name = config_file;
+  }
+  const char* home = std::getenv("HOME");
+  auto config = septa::config::Load(sources, home ? home : "");
+  if (!config.ok()) {
+    std::cerr << "septad: invalid configuration: " << config.status().message() << "\n";
+    return 2;
+  }
+  SetUpLogging(*config);
+
+  const auto started = std::chrono::steady_clock::now();
+  auto app = septa::app::SeptadApp::Start(*config);
+  if (!app.ok()) {
+    spdlog::critical("septad cannot start: {}", app.status().ToString());
+    return 1;
+  }
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
+  const std::string host = config->http_addr.substr(0, config->http_addr.rfind(':'));
+  spdlog::info("septad ready in {} ms: REST http://{}:{} gRPC {}:{} database {}", ms, host, (*app)->http_port(),
+               config->grpc_addr.substr(0, config->grpc_addr.rfind(':')), (*app)->grpc_port(),
+               (*app)->database_description());
+  if (const auto& token = (*app)->new_admin_token()) {
+    std::cout << "\nBootstrap admin token (shown once; also in " << (*app)->admin_token_path() << "):\n  " << *token
+              << "\n\n"
+              << std::flush;
+  } else {
+    spdlog::info("admin token file: {}", (*app)->admin_token_path());
+  }
+
+  const int signal = WaitForSignal();
+  spdlog::info("received {}, draining for up to {} ms", signal == SIGTERM ? "SIGTERM" : "SIGINT",
+               config->shutdown_grace.count());
+  (*app)->Shutdown(config->shutdown_grace);
+  spdlog::info("septad stopped");
+  return 0;
+}

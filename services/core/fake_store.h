@@ -1,0 +1,47 @@
+// Store in memory, for the use cases' unit tests. Same contract as PgStore
+// (tests/unit/services/store/store_contract.h runs against both), including
+// the database's constraints (name formats, the trust tier reference,
+// uniqueness) and all-or-nothing transactions: the body runs on a copy of
+// the state, which replaces the state only if the body returns OK.
+// Transactions run one at a time; a body must not call Transact itself.
+#pragma once
+
+#include <deque>
+#include <map>
+#include <mutex>
+#include <utility>
+
+#include "services/core/store.h"
+
+namespace septa::core {
+
+class FakeStore final : public Store {
+ public:
+  // Holds the four default trust tiers of migrations/0001_init.sql, created at `seeded_at`.
+  explicit FakeStore(TimePoint seeded_at = TimePoint{});
+
+  Status Transact(TxMode mode, const std::function<Status(Tx&)>& body) override;
+  Status Ready() override;
+
+  // The next `times` calls of Transact or Ready return `failure` without
+  // running anything, as a PgStore would when the database is unreachable.
+  void FailNext(Status failure, int times = 1);
+
+  struct State {
+    std::map<std::string, TrustTier> tiers;
+    std::map<std::string, Tenant> tenants;
+    std::map<std::string, ApiToken> tokens;
+    std::vector<AuditRecord> audit;  // in id order
+    std::int64_t last_audit_id = 0;
+    std::map<std::pair<std::string, std::string>, IdempotencyRecord> idempotency;
+  };
+
+ private:
+  std::optional<Status> TakeInjectedFailure();
+
+  std::mutex mu_;
+  State state_;
+  std::deque<Status> failures_;
+};
+
+}  // namespace septa::core
