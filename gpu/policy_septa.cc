@@ -1,23 +1,106 @@
 #include "gpu/policy_septa.h"
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace septa::gpu {
 
 SeptaPolicy::SeptaPolicy(const ClusterState& cluster, const WorkloadModel& workload)
-    : ScoringPolicy(static_cast<int>(cluster.nodes.size())), workload_(workload) {}
+    : ScoringPolicy(static_cast<int>(cluster.nodes.size())) {
+  for (const WorkloadClass& m : workload.classes) {
+    if (m.num_gpu == 0) continue;  // uses no GPU: all idle GPU is waste for it
+    Class c;
+    const int need = m.PerGpuNeed();
+    auto it = std::find_if(needs_.begin(), needs_.end(), [&](const Need& n) { return n.milli == need; });
+    if (it == needs_.end()) {
+      Need n{need, std::vector<std::uint8_t>(kMilliPerGpu + 1)};
+      for (int f = 0; f <= kMilliPerGpu; ++f) n.slots_by_free[f] = static_cast<std::uint8_t>(f / need);
+      needs_.push_back(std::move(n));
+      it = needs_.end() - 1;
+    }
+    c.need = static_cast<int>(it - needs_.begin());
+    c.num_gpu = m.num_gpu;
+    c.cpu_milli = m.cpu_milli;
+    c.model_mask = m.model_mask;
+    c.milli_per_instance = static_cast<double>(m.num_gpu) * need;
+    c.frequency = m.frequency;
+    classes_.push_back(c);
+  }
+  slots_before_.resize(needs_.size());
+  slots_after_.resize(needs_.size());
+}
+
+std::size_t SeptaPolicy::StateBytes() const {
+  return ScoringPolicy::StateBytes() + needs_.size() * (sizeof(Need) + kMilliPerGpu + 1) +
+         classes_.size() * sizeof(Class);
+}
+
+void SeptaPolicy::CountSlots(const NodeState& node, std::vector<int>& slots) const {
+  for (std::size_t d = 0; d < needs_.size(); ++d) {
+    int s = 0;
+    for (int g = 0; g < node.gpu_count; ++g) s += needs_[d].slots_by_free[node.gpu_free[g]];
+    slots[d] = s;
+  }
+}
+
+double SeptaPolicy::WasteOf(const std::vector<int>& slots, int cpu_free, int idle, int model) const {
+  double usable = 0;
+  for (const Class& c : classes_) {
+    if (!((c.model_mask >> model) & 1u)) continue;
+    int instances = slots[c.need] / c.num_gpu;
+    if (c.cpu_milli > 0) instances = std::min(instances, cpu_free / c.cpu_milli);
+    usable += c.frequency * instances * c.milli_per_instance;
+  }
+  return idle - usable;
+}
+
+void SeptaPolicy::SlotsAfter(const NodeState& node, const PodShape& pod, std::uint8_t gpu_mask) {
+  slots_after_ = slots_before_;
+  for (int g = 0; g < node.gpu_count; ++g) {
+    if (!((gpu_mask >> g) & 1u)) continue;
+    const int before = node.gpu_free[g];
+    const int after = before - pod.gpu_milli;
+    for (std::size_t d = 0; d < needs_.size(); ++d) {
+      slots_after_[d] += needs_[d].slots_by_free[after] - needs_[d].slots_by_free[before];
+    }
+  }
+}
+
+double SeptaPolicy::Waste(const NodeState& node) {
+  CountSlots(node, slots_before_);
+  return WasteOf(slots_before_, node.cpu_free, node.IdleMilli(), node.model);
+}
 
 NodeScore SeptaPolicy::ScoreNode(const ClusterState& cluster, int node, const PodShape& pod) {
   const NodeState& n = cluster.nodes[node];
-  const double before = NodeFragmentation(n, workload_);
+  const int idle = n.IdleMilli();
+  CountSlots(n, slots_before_);
+  const double before = WasteOf(slots_before_, n.cpu_free, idle, n.model);
+  const int idle_after = idle - pod.RequestedMilli();
+  const int cpu_after = n.cpu_free - pod.cpu_milli;
+  // Packing tie-break in 0..1000: less idle GPU left scores higher.
+  const int pack = (kMaxGpusPerNode * kMilliPerGpu - idle_after) / kMaxGpusPerNode;
+  auto score = [&](std::uint8_t mask) {
+    SlotsAfter(n, pod, mask);
+    const double growth = WasteOf(slots_after_, cpu_after, idle_after, n.model) - before;
+    const auto quanta = static_cast<std::int32_t>(std::lround(growth / kWasteQuantumMilli));
+    return -quanta * 1024 + pack;
+  };
+  if (!pod.fractional()) {
+    const std::uint8_t mask = DefaultGpuChoice(n, pod);
+    return NodeScore{score(mask), mask};
+  }
+  // GPUs with the same free milli give the same result: score each value once.
   NodeScore best{std::numeric_limits<std::int32_t>::min(), 0};
-  for (int g = 0; g < (pod.fractional() ? n.gpu_count : 1); ++g) {
-    if (pod.fractional() && n.gpu_free[g] < pod.gpu_milli) continue;
-    const std::uint8_t mask = pod.fractional() ? static_cast<std::uint8_t>(1u << g) : DefaultGpuChoice(n, pod);
-    NodeState after = n;
-    ApplyPod(after, pod, mask, -1);
-    const double delta = NodeFragmentation(after, workload_) - before;
-    const std::int32_t s = static_cast<std::int32_t>(-delta * 100);
+  std::int16_t seen[kMaxGpusPerNode];
+  int seen_count = 0;
+  for (int g = 0; g < n.gpu_count; ++g) {
+    const std::int16_t free = n.gpu_free[g];
+    if (free < pod.gpu_milli || std::find(seen, seen + seen_count, free) != seen + seen_count) continue;
+    seen[seen_count++] = free;
+    const auto mask = static_cast<std::uint8_t>(1u << g);
+    const std::int32_t s = score(mask);
     if (s > best.score) best = NodeScore{s, mask};
   }
   return best;
