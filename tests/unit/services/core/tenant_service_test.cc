@@ -1,0 +1,191 @@
+#include "services/core/tenant_service.h"
+
+#include "tests/unit/services/core/core_fixture.h"
+
+namespace septa::core {
+namespace {
+
+using TenantServiceTest = CoreTest;
+
+TEST_F(TenantServiceTest, AdminCreatesAndAudits) {
+  Tenant draft = Draft("acme", "isolated");
+  draft.display_name = "Acme";
+  draft.labels = {{"team", "ml"}};
+  auto created = tenants.Create(Admin(), draft, "");
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  EXPECT_EQ(created->version, 1);
+  EXPECT_EQ(created->state, TenantState::kActive);
+  EXPECT_EQ(created->create_time, Now(clock));
+  auto audit = Audit("tenants/acme");
+  ASSERT_EQ(audit.size(), 1u);
+  EXPECT_EQ(audit[0].action, "tenant.create");
+  EXPECT_EQ(audit[0].principal, "admin");
+  EXPECT_EQ(audit[0].old_etag, "");
+  EXPECT_EQ(audit[0].new_etag, "1");
+  EXPECT_EQ(audit[0].request_id, "req-admin");
+}
+
+TEST_F(TenantServiceTest, OnlyAdminOwnersCreate) {
+  EXPECT_EQ(tenants.Create(Admin(Role::kViewer), Draft("a"), "").status().code(), Code::kPermissionDenied);
+  EXPECT_EQ(tenants.Create(TenantCtx("a"), Draft("a"), "").status().code(), Code::kPermissionDenied);
+  EXPECT_TRUE(Audit().empty());
+}
+
+TEST_F(TenantServiceTest, InvalidInputNamesTheField) {
+  struct Case {
+    Tenant draft;
+    std::string field;
+  };
+  Tenant long_name = Draft(std::string(41, 'a'));
+  Tenant bad_label = Draft("ok");
+  bad_label.labels = {{"-bad", "x"}};
+  Tenant bad_value = Draft("ok");
+  bad_value.labels = {{"team", "no spaces"}};
+  Tenant bad_display = Draft("ok");
+  bad_display.display_name = "tab\there";
+  std::vector<Case> cases = {
+      {Draft(""), "name"},         {Draft("Upper"), "name"},      {Draft("-lead"), "name"},
+      {long_name, "name"},         {Draft("ok", ""), "trust_tier"}, {Draft("ok", "gold"), "trust_tier"},
+      {bad_label, "labels.-bad"},  {bad_value, "labels.team"},   {bad_display, "display_name"},
+  };
+  for (const auto& c : cases) {
+    auto r = tenants.Create(Admin(), c.draft, "");
+    ASSERT_FALSE(r.ok()) << c.field;
+    EXPECT_EQ(r.status().code(), Code::kInvalidArgument) << r.status().ToString();
+    ASSERT_EQ(r.status().violations().size(), 1u) << r.status().ToString();
+    EXPECT_EQ(r.status().violations()[0].field, c.field);
+  }
+  EXPECT_TRUE(Audit().empty());
+}
+
+TEST_F(TenantServiceTest, UnknownTierListsTheChoices) {
+  auto r = tenants.Create(Admin(), Draft("ok", "gold"), "");
+  EXPECT_NE(r.status().message().find("dedicated, exclusive, isolated, shared"), std::string::npos)
+      << r.status().message();
+}
+
+TEST_F(TenantServiceTest, DuplicateNameIsAlreadyExists) {
+  MustCreate("acme");
+  auto again = tenants.Create(Admin(), Draft("acme"), "");
+  EXPECT_EQ(again.status().code(), Code::kAlreadyExists);
+  EXPECT_EQ(Audit().size(), 1u);
+}
+
+TEST_F(TenantServiceTest, IdempotencyKeyReplaysAndRefusesADifferentRequest) {
+  auto first = tenants.Create(Admin(), Draft("acme"), "key-1");
+  ASSERT_TRUE(first.ok());
+  clock.Advance(std::chrono::seconds(3));
+  auto replay = tenants.Create(Admin(), Draft("acme"), "key-1");
+  ASSERT_TRUE(replay.ok()) << replay.status().ToString();
+  EXPECT_EQ(replay->create_time, first->create_time);
+  EXPECT_EQ(Audit().size(), 1u);
+  auto other = tenants.Create(Admin(), Draft("acme", "isolated"), "key-1");
+  EXPECT_EQ(other.status().code(), Code::kAlreadyExists);
+  EXPECT_NE(other.status().message().find("Idempotency-Key"), std::string::npos);
+  auto second = tenants.Create(Admin(), Draft("beta"), "key-2");
+  EXPECT_TRUE(second.ok());
+}
+
+TEST_F(TenantServiceTest, TenantsSeeOnlyThemselves) {
+  MustCreate("acme");
+  MustCreate("beta");
+  EXPECT_TRUE(tenants.Get(TenantCtx("acme", Role::kViewer), "acme").ok());
+  EXPECT_EQ(tenants.Get(TenantCtx("acme"), "beta").status().code(), Code::kNotFound);
+  EXPECT_EQ(tenants.Get(TenantCtx("acme"), "nobody").status().code(), Code::kNotFound);
+  auto page = tenants.List(TenantCtx("acme"), {});
+  ASSERT_TRUE(page.ok());
+  ASSERT_EQ(page->tenants.size(), 1u);
+  EXPECT_EQ(page->tenants[0].name, "acme");
+}
+
+TEST_F(TenantServiceTest, ListPaginatesAndFilters) {
+  for (const char* n : {"t1", "t2", "t3", "t4", "t5"}) {
+    MustCreate(n, n == std::string("t2") ? "isolated" : "shared", {{"team", n == std::string("t4") ? "ml" : "web"}});
+  }
+  std::vector<std::string> seen;
+  std::string token;
+  int pages = 0;
+  do {
+    auto page = tenants.List(Admin(Role::kViewer), {2, token, ""});
+    ASSERT_TRUE(page.ok()) << page.status().ToString();
+    for (const auto& t : page->tenants) seen.push_back(t.name);
+    token = page->next_page_token;
+    ++pages;
+  } while (!token.empty());
+  EXPECT_EQ(seen, (std::vector<std::string>{"t1", "t2", "t3", "t4", "t5"}));
+  EXPECT_EQ(pages, 3);
+
+  auto shared_web = tenants.List(Admin(), {0, "", "trust_tier=shared AND labels.team=\"web\""});
+  ASSERT_TRUE(shared_web.ok());
+  std::vector<std::string> names;
+  for (const auto& t : shared_web->tenants) names.push_back(t.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"t1", "t3", "t5"}));
+
+  EXPECT_EQ(tenants.List(Admin(), {501, "", ""}).status().violations()[0].field, "page_size");
+  EXPECT_EQ(tenants.List(Admin(), {0, "garbage!", ""}).status().violations()[0].field, "page_token");
+  EXPECT_EQ(tenants.List(Admin(), {0, "", "color=red"}).status().violations()[0].field, "filter");
+}
+
+TEST_F(TenantServiceTest, UpdateChecksEtagAndBumpsVersion) {
+  MustCreate("acme");
+  TenantUpdate update;
+  update.display_name = "Acme Corp";
+  auto stale = tenants.Update(Admin(), "acme", update, "7");
+  EXPECT_EQ(stale.status().code(), Code::kFailedPrecondition);
+  auto updated = tenants.Update(Admin(), "acme", update, "1");
+  ASSERT_TRUE(updated.ok()) << updated.status().ToString();
+  EXPECT_EQ(updated->version, 2);
+  EXPECT_EQ(updated->display_name, "Acme Corp");
+  // The same change again changes nothing and audits nothing.
+  auto noop = tenants.Update(Admin(), "acme", update, "");
+  ASSERT_TRUE(noop.ok());
+  EXPECT_EQ(noop->version, 2);
+  auto audit = Audit("tenants/acme");
+  ASSERT_EQ(audit.size(), 2u);
+  EXPECT_EQ(audit[0].action, "tenant.update");  // newest first
+  EXPECT_EQ(audit[0].old_etag, "1");
+  EXPECT_EQ(audit[0].new_etag, "2");
+}
+
+TEST_F(TenantServiceTest, OwnersEditTheirTenantButNotItsTier) {
+  MustCreate("acme");
+  MustCreate("beta");
+  TenantUpdate labels;
+  labels.labels = std::map<std::string, std::string>{{"team", "ml"}};
+  EXPECT_TRUE(tenants.Update(TenantCtx("acme"), "acme", labels, "").ok());
+  EXPECT_EQ(tenants.Update(TenantCtx("acme", Role::kViewer), "acme", labels, "").status().code(),
+            Code::kPermissionDenied);
+  EXPECT_EQ(tenants.Update(TenantCtx("acme"), "beta", labels, "").status().code(), Code::kNotFound);
+  TenantUpdate tier;
+  tier.trust_tier = "exclusive";
+  EXPECT_EQ(tenants.Update(TenantCtx("acme"), "acme", tier, "").status().code(), Code::kPermissionDenied);
+  auto by_admin = tenants.Update(Admin(), "acme", tier, "");
+  ASSERT_TRUE(by_admin.ok());
+  EXPECT_EQ(by_admin->trust_tier, "exclusive");
+  tier.trust_tier = "gold";
+  EXPECT_EQ(tenants.Update(Admin(), "acme", tier, "").status().violations()[0].field, "trust_tier");
+}
+
+TEST_F(TenantServiceTest, DeleteRevokesTheTenantsTokens) {
+  MustCreate("acme");
+  auto issued = tokens.Create(Admin(), {"tenant:acme", "owner", "", ""});
+  ASSERT_TRUE(issued.ok());
+  EXPECT_EQ(tenants.Delete(TenantCtx("acme"), "acme", "").code(), Code::kPermissionDenied);
+  EXPECT_EQ(tenants.Delete(Admin(), "acme", "9").code(), Code::kFailedPrecondition);
+  ASSERT_TRUE(tenants.Delete(Admin(), "acme", "1").ok());
+  EXPECT_EQ(tenants.Get(Admin(), "acme").status().code(), Code::kNotFound);
+  EXPECT_EQ(tenants.Delete(Admin(), "acme", "").code(), Code::kNotFound);
+  auto listed = tokens.List(Admin());
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_TRUE((*listed)[0].revoke_time.has_value());
+  EXPECT_EQ(Audit("tenants/acme")[0].action, "tenant.delete");
+}
+
+TEST_F(TenantServiceTest, StoreOutageSurfacesAsUnavailable) {
+  store.FailNext(Unavailable("database down"));
+  EXPECT_EQ(tenants.Get(Admin(), "acme").status().code(), Code::kUnavailable);
+}
+
+}  // namespace
+}  // namespace septa::core
