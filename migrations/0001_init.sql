@@ -17,8 +17,10 @@ CREATE FUNCTION septa_micros(ts timestamptz) RETURNS bigint
   LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
   AS $$ SELECT (extract(epoch FROM ts) * 1000000)::bigint $$;
 
+-- Names and ids sort bytewise (COLLATE "C") whatever the database's
+-- locale, so keyset pagination agrees with the application's ordering.
 CREATE TABLE trust_tiers (
-  name                       text PRIMARY KEY
+  name                       text COLLATE "C" PRIMARY KEY
                              CONSTRAINT trust_tiers_name_format
                              CHECK (name ~ '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' AND length(name) <= 40),
   display_name               text NOT NULL DEFAULT '',
@@ -49,11 +51,11 @@ INSERT INTO trust_tiers (name, display_name, description, gpu_sharing, co_tenanc
    'whole-node', 'nobody on the node', 'kata-qemu-nvidia-gpu', 900);
 
 CREATE TABLE tenants (
-  name         text PRIMARY KEY
+  name         text COLLATE "C" PRIMARY KEY
                CONSTRAINT tenants_name_format
                CHECK (name ~ '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' AND length(name) <= 40),
   display_name text NOT NULL DEFAULT '',
-  trust_tier   text NOT NULL CONSTRAINT tenants_trust_tier_fkey REFERENCES trust_tiers (name),
+  trust_tier   text COLLATE "C" NOT NULL CONSTRAINT tenants_trust_tier_fkey REFERENCES trust_tiers (name),
   labels       jsonb NOT NULL DEFAULT '{}'
                CONSTRAINT tenants_labels_object CHECK (jsonb_typeof(labels) = 'object'),
   state        text NOT NULL
@@ -66,7 +68,7 @@ CREATE INDEX tenants_trust_tier ON tenants (trust_tier, name);
 CREATE INDEX tenants_labels ON tenants USING gin (labels jsonb_path_ops);
 
 CREATE TABLE api_tokens (
-  id          text PRIMARY KEY
+  id          text COLLATE "C" PRIMARY KEY
               CONSTRAINT api_tokens_id_format CHECK (id ~ '^[0-9a-f]{8,64}$'),
   principal   text NOT NULL
               CONSTRAINT api_tokens_principal_format

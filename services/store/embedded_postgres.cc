@@ -1,5 +1,6 @@
 #include "services/store/embedded_postgres.h"
 
+#include <fcntl.h>
 #include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -152,6 +153,16 @@ Status WriteOwnedFile(const fs::path& path, const std::string& text, const Serve
   return Chown(path, account);
 }
 
+Status SyncFileSystem(const fs::path& dir) {
+  const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return Internal("open " + dir.string() + ": " + std::strerror(errno));
+  const int synced = syncfs(fd);
+  const int sync_errno = errno;
+  close(fd);
+  if (synced != 0) return Internal("syncfs " + dir.string() + ": " + std::strerror(sync_errno));
+  return Status::Ok();
+}
+
 // initdb once per data directory. A directory without the marker is the
 // remains of an interrupted initdb and holds no data yet: start it over.
 Status InitialiseCluster(const Layout& layout, const EmbeddedPostgresOptions& options,
@@ -160,20 +171,21 @@ Status InitialiseCluster(const Layout& layout, const EmbeddedPostgresOptions& op
   std::error_code ec;
   fs::remove_all(layout.data, ec);
   if (ec) return Internal("cannot remove the half-initialised " + layout.data.string() + ": " + ec.message());
-  std::vector<std::string> initdb = {(options.bin_dir / "initdb").string(),
-                                     "--pgdata=" + layout.data.string(),
-                                     std::string("--username=") + kSuperuser,
-                                     "--auth=trust",
-                                     "--encoding=UTF8",
-                                     "--locale=C",
-                                     "--no-instructions"};
-  if (!options.durable) initdb.push_back("--no-sync");
-  SEPTA_RETURN_IF_ERROR(RunTool(account, initdb, layout));
+  // initdb's own fsync of every file takes seconds; one syncfs below makes
+  // the same data durable in a fraction of that.
+  SEPTA_RETURN_IF_ERROR(RunTool(account,
+                                {(options.bin_dir / "initdb").string(), "--pgdata=" + layout.data.string(),
+                                 std::string("--username=") + kSuperuser, "--auth=trust", "--encoding=UTF8",
+                                 "--locale=C", "--no-instructions", "--no-sync"},
+                                layout));
   SEPTA_RETURN_IF_ERROR(WriteOwnedFile(layout.data / "postgresql.conf",
                                        "\n# Septa's settings, rewritten at every start.\n"
                                        "include_if_exists = 'septa.conf'\n",
                                        account, std::ios::app));
-  return WriteOwnedFile(layout.initialised_marker, "", account);
+  SEPTA_RETURN_IF_ERROR(WriteOwnedFile(layout.initialised_marker, "", account));
+  // Durable before first use; the marker too, or a crash could make the
+  // next start take a live cluster for an interrupted initdb.
+  return options.durable ? SyncFileSystem(layout.base) : Status::Ok();
 }
 
 std::string ConfigQuote(const std::string& value) {

@@ -1,0 +1,87 @@
+#include "services/store/connection_pool.h"
+
+#include "services/store/connection_url.h"
+
+namespace septa::store {
+
+ConnectionPool::ConnectionPool(std::string url, int max_size, std::chrono::milliseconds acquire_timeout, Setup setup)
+    : url_(std::move(url)), max_size_(max_size), acquire_timeout_(acquire_timeout), setup_(std::move(setup)) {
+  counters_.max_size = max_size;
+}
+
+ConnectionPool::Lease::Lease(Lease&& other) noexcept
+    : pool_(other.pool_), connection_(std::move(other.connection_)), discard_(other.discard_) {}
+
+ConnectionPool::Lease::~Lease() {
+  if (connection_) pool_->Return(std::move(connection_), discard_);
+}
+
+Result<std::unique_ptr<pqxx::connection>> ConnectionPool::Open() {
+  try {
+    auto connection = std::make_unique<pqxx::connection>(url_);
+    setup_(*connection);
+    return connection;
+  } catch (const std::exception& e) {
+    return Unavailable("cannot connect to PostgreSQL at " + RedactPassword(url_) + ": " + e.what());
+  }
+}
+
+Result<ConnectionPool::Lease> ConnectionPool::Acquire() {
+  std::unique_lock lock(mu_);
+  const auto deadline = std::chrono::steady_clock::now() + acquire_timeout_;
+  bool waited = false;
+  for (;;) {
+    while (!idle_.empty()) {
+      auto connection = std::move(idle_.front());
+      idle_.pop_front();
+      if (connection->is_open()) return Lease(this, std::move(connection));
+      --open_;
+      ++counters_.discarded_total;
+    }
+    if (open_ < max_size_) {
+      ++open_;  // reserve the slot; connect without holding the lock
+      lock.unlock();
+      auto opened = Open();
+      lock.lock();
+      if (!opened.ok()) {
+        --open_;
+        returned_.notify_one();
+        return opened.status();
+      }
+      ++counters_.opened_total;
+      return Lease(this, std::move(opened).value());
+    }
+    if (!waited) {
+      waited = true;
+      ++counters_.waits_total;
+    }
+    if (returned_.wait_until(lock, deadline) == std::cv_status::timeout && idle_.empty() && open_ >= max_size_) {
+      ++counters_.wait_timeouts_total;
+      return Unavailable("all " + std::to_string(max_size_) + " database connections stayed busy for " +
+                         std::to_string(acquire_timeout_.count()) + " ms");
+    }
+  }
+}
+
+void ConnectionPool::Return(std::unique_ptr<pqxx::connection> connection, bool discard) {
+  {
+    std::lock_guard lock(mu_);
+    if (discard || !connection->is_open()) {
+      --open_;
+      ++counters_.discarded_total;
+    } else {
+      idle_.push_back(std::move(connection));
+    }
+  }
+  returned_.notify_one();
+}
+
+PoolStats ConnectionPool::Stats() const {
+  std::lock_guard lock(mu_);
+  PoolStats stats = counters_;
+  stats.idle = static_cast<int>(idle_.size());
+  stats.in_use = open_ - stats.idle;
+  return stats;
+}
+
+}  // namespace septa::store

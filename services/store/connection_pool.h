@@ -1,0 +1,69 @@
+// A bounded pool of libpqxx connections. Connections open lazily up to
+// max_size; Acquire blocks up to a timeout when all are leased; a connection
+// found broken is discarded and replaced by a fresh one on demand.
+// Internal to services/store.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <pqxx/pqxx>
+#include <string>
+
+#include "common/status.h"
+#include "services/store/pool_stats.h"
+
+namespace septa::store {
+
+class ConnectionPool {
+ public:
+  // Runs on every new connection (to prepare statements), may throw.
+  using Setup = std::function<void(pqxx::connection&)>;
+
+  ConnectionPool(std::string url, int max_size, std::chrono::milliseconds acquire_timeout, Setup setup);
+  ConnectionPool(const ConnectionPool&) = delete;
+  ConnectionPool& operator=(const ConnectionPool&) = delete;
+
+  // One connection, returned to the pool when the lease ends.
+  class Lease {
+   public:
+    Lease(Lease&& other) noexcept;
+    Lease& operator=(Lease&&) = delete;
+    ~Lease();
+    pqxx::connection& connection() { return *connection_; }
+    // The connection is broken or in an unknown state: close it, don't reuse it.
+    void Discard() { discard_ = true; }
+
+   private:
+    friend class ConnectionPool;
+    Lease(ConnectionPool* pool, std::unique_ptr<pqxx::connection> connection)
+        : pool_(pool), connection_(std::move(connection)) {}
+    ConnectionPool* pool_;
+    std::unique_ptr<pqxx::connection> connection_;
+    bool discard_ = false;
+  };
+
+  // kUnavailable when no connection can be opened, or none frees up in time.
+  Result<Lease> Acquire();
+  PoolStats Stats() const;
+
+ private:
+  void Return(std::unique_ptr<pqxx::connection> connection, bool discard);
+  Result<std::unique_ptr<pqxx::connection>> Open();
+
+  const std::string url_;
+  const int max_size_;
+  const std::chrono::milliseconds acquire_timeout_;
+  const Setup setup_;
+
+  mutable std::mutex mu_;
+  std::condition_variable returned_;
+  std::deque<std::unique_ptr<pqxx::connection>> idle_;
+  int open_ = 0;  // leased + idle + being opened
+  PoolStats counters_;
+};
+
+}  // namespace septa::store

@@ -1,0 +1,119 @@
+#include "services/store/pg_store.h"
+
+#include <random>
+#include <thread>
+
+#include "services/store/connection_pool.h"
+#include "services/store/pg_errors.h"
+#include "services/store/pg_tx.h"
+#include "services/store/schema_migrations.h"
+
+namespace septa::store {
+namespace {
+
+// How one attempt of a transaction ended.
+struct Attempt {
+  Status status;
+  bool retry = false;
+  bool connection_broken = false;
+};
+
+Attempt FromError(const std::exception& e) {
+  TranslatedError error = TranslateDatabaseError(e);
+  return {std::move(error.status), error.retry, error.connection_broken};
+}
+
+// Runs `body` in `tx` and commits iff it returned OK and the database did
+// not doom the transaction meanwhile.
+Attempt RunBody(pqxx::dbtransaction& tx, core::TxMode mode, const std::function<Status(core::Tx&)>& body) {
+  PgTx pg_tx(tx, mode);
+  Status status;
+  try {
+    status = body(pg_tx);
+  } catch (const std::exception& e) {
+    return {Internal(std::string("transaction body threw: ") + e.what())};
+  }
+  if (const auto& fatal = pg_tx.fatal_error()) return {fatal->status, fatal->retry, fatal->connection_broken};
+  if (!status.ok()) return {status};  // rolled back when `tx` goes out of scope
+  try {
+    tx.commit();
+  } catch (const std::exception& e) {
+    return FromError(e);
+  }
+  return {};
+}
+
+Attempt RunOnce(pqxx::connection& connection, core::TxMode mode, const std::function<Status(core::Tx&)>& body) {
+  try {
+    if (mode == core::TxMode::kReadOnly) {
+      // A consistent snapshot; read-only transactions cannot lose a race.
+      pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> tx(connection);
+      return RunBody(tx, mode, body);
+    }
+    pqxx::transaction<pqxx::serializable> tx(connection);
+    return RunBody(tx, mode, body);
+  } catch (const std::exception& e) {
+    Attempt attempt = FromError(e);  // BEGIN failed: nothing ran, safe to retry on a new connection
+    if (attempt.connection_broken) attempt.retry = true;
+    return attempt;
+  }
+}
+
+// Randomised, growing pause so that transactions that collided do not
+// collide again in lockstep.
+void BackOff(int attempt) {
+  thread_local std::minstd_rand jitter(std::random_device{}());
+  const int cap_us = std::min(50'000, 500 << std::min(attempt, 7));
+  std::this_thread::sleep_for(std::chrono::microseconds(jitter() % cap_us));
+}
+
+}  // namespace
+
+PgStore::PgStore(PgStoreOptions options)
+    : options_(std::move(options)),
+      pool_(std::make_unique<ConnectionPool>(options_.database_url, options_.pool_size, options_.acquire_timeout,
+                                             PrepareStatements)) {}
+
+PgStore::~PgStore() = default;
+
+Status PgStore::Transact(core::TxMode mode, const std::function<Status(core::Tx&)>& body) {
+  Status last;
+  for (int attempt = 1; attempt <= options_.max_attempts; ++attempt) {
+    auto lease = pool_->Acquire();
+    if (!lease.ok()) return lease.status();
+    Attempt outcome = RunOnce(lease->connection(), mode, body);
+    if (outcome.connection_broken) lease->Discard();
+    if (!outcome.retry) return outcome.status;
+    last = outcome.status;
+    retries_total_.fetch_add(1, std::memory_order_relaxed);
+    BackOff(attempt);
+  }
+  if (last.code() == Code::kAborted) {
+    return Aborted("transaction lost " + std::to_string(options_.max_attempts) + " races in a row; last: " +
+                   last.message());
+  }
+  return last;
+}
+
+Status PgStore::Ready() {
+  auto lease = pool_->Acquire();
+  if (!lease.ok()) return lease.status();
+  try {
+    pqxx::read_transaction tx(lease->connection());
+    auto pending = PendingMigrations(tx, options_.migrations);
+    if (!pending.ok()) return pending.status();
+    if (!pending->empty()) {
+      return FailedPrecondition("database schema not ready: migration " + pending->front()->file_name +
+                                " is not applied");
+    }
+    return Status::Ok();
+  } catch (const std::exception& e) {
+    TranslatedError error = TranslateDatabaseError(e);
+    if (error.connection_broken) lease->Discard();
+    return error.status;
+  }
+}
+
+PgStoreStats PgStore::Stats() const { return {pool_->Stats(), retries_total_.load(std::memory_order_relaxed)}; }
+
+}  // namespace septa::store

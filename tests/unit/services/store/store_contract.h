@@ -1,0 +1,432 @@
+// The contract of core::Store / core::Tx (services/core/store.h), run against
+// every implementation: store_contract_fake_test.cc (FakeStore) and
+// store_contract_pg_test.cc (PgStore on the test run's PostgreSQL).
+//
+// An implementation plugs in with an environment type:
+//   struct Env { Status SetUp(); core::Store& store(); };
+// and INSTANTIATE_TYPED_TEST_SUITE_P(<name>, StoreContract, ::testing::Types<Env>).
+#pragma once
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "services/core/store.h"
+
+namespace septa::core::contract {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+// Instants with sub-microsecond parts: stores keep microseconds.
+inline TimePoint At(std::int64_t seconds, std::int64_t nanos = 0) {
+  return TimePoint(std::chrono::seconds(seconds) + std::chrono::nanoseconds(nanos));
+}
+inline TimePoint AtMicros(std::int64_t seconds, std::int64_t nanos) {
+  return TimePoint(std::chrono::seconds(seconds) + std::chrono::microseconds(nanos / 1000));
+}
+
+inline Tenant MakeTenant(std::string name, std::string tier = "shared") {
+  Tenant t;
+  t.name = std::move(name);
+  t.display_name = "Tenant " + t.name;
+  t.trust_tier = std::move(tier);
+  t.create_time = At(1'800'000'000);
+  t.update_time = t.create_time;
+  t.version = 1;
+  return t;
+}
+
+inline std::string Hex64(char c) { return std::string(64, c); }
+
+inline ApiToken MakeToken(std::string id, std::string principal, char secret, TimePoint created) {
+  ApiToken t;
+  t.id = std::move(id);
+  t.principal = std::move(principal);
+  t.role = Role::kOwner;
+  t.secret_hash = Hex64(secret);
+  t.description = "ci";
+  t.create_time = created;
+  return t;
+}
+
+inline std::vector<std::string> Names(const std::vector<Tenant>& tenants) {
+  std::vector<std::string> names;
+  for (const auto& t : tenants) names.push_back(t.name);
+  return names;
+}
+
+template <typename Env>
+class StoreContract : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const Status ready = env_.SetUp();
+    ASSERT_TRUE(ready.ok()) << ready.ToString();
+  }
+  Store& store() { return env_.store(); }
+
+  Status Write(const std::function<Status(Tx&)>& body) { return store().Transact(TxMode::kReadWrite, body); }
+
+  template <typename T>
+  Result<T> Read(const std::function<Result<T>(Tx&)>& read) {
+    std::optional<Result<T>> result;
+    const Status st = store().Transact(TxMode::kReadOnly, [&](Tx& tx) {
+      result = read(tx);
+      return Status::Ok();
+    });
+    if (!st.ok()) return st;
+    return *result;
+  }
+  Result<Tenant> GetTenant(const std::string& name) {
+    return Read<Tenant>([&](Tx& tx) { return tx.GetTenant(name); });
+  }
+  Status Insert(const Tenant& t) {
+    return Write([&](Tx& tx) { return tx.InsertTenant(t); });
+  }
+  Result<std::vector<Tenant>> List(const TenantQuery& q) {
+    return Read<std::vector<Tenant>>([&](Tx& tx) { return tx.ListTenants(q); });
+  }
+
+  Env env_;
+};
+
+TYPED_TEST_SUITE_P(StoreContract);
+
+TYPED_TEST_P(StoreContract, IsReady) { EXPECT_TRUE(this->store().Ready().ok()); }
+
+TYPED_TEST_P(StoreContract, HoldsTheFourDefaultTrustTiers) {
+  auto tiers = this->template Read<std::vector<TrustTier>>([](Tx& tx) { return tx.ListTrustTiers(); });
+  ASSERT_TRUE(tiers.ok()) << tiers.status().ToString();
+  std::vector<std::string> rows;
+  for (const auto& t : *tiers) {
+    rows.push_back(t.name + " " + std::to_string(static_cast<int>(t.gpu_sharing)) + " " + t.runtime_class + " " +
+                   std::to_string(t.credential_ttl_max_seconds));
+  }
+  EXPECT_THAT(rows, ElementsAre("dedicated 2 kata-qemu-nvidia-gpu 3600", "exclusive 3 kata-qemu-nvidia-gpu 900",
+                                "isolated 1 nvidia 28800", "shared 0 nvidia 86400"));
+  auto isolated = this->template Read<TrustTier>([](Tx& tx) { return tx.GetTrustTier("isolated"); });
+  ASSERT_TRUE(isolated.ok());
+  EXPECT_EQ(isolated->gpu_sharing, GpuSharing::kMig);
+  EXPECT_EQ(isolated->display_name, "Isolated");
+  EXPECT_FALSE(isolated->co_tenancy.empty());
+  auto missing = this->template Read<TrustTier>([](Tx& tx) { return tx.GetTrustTier("gold"); });
+  EXPECT_EQ(missing.status().code(), Code::kNotFound);
+}
+
+TYPED_TEST_P(StoreContract, TenantRoundTripsAtMicrosecondPrecision) {
+  Tenant t = MakeTenant("acme", "isolated");
+  t.labels = {{"team", "ml"}, {"cost-center", "42"}};
+  t.state = TenantState::kSuspended;
+  t.create_time = At(1'800'000'000, 123'456'789);
+  t.update_time = At(1'800'000'100, 999);
+  t.version = 7;
+  ASSERT_TRUE(this->Insert(t).ok());
+  auto got = this->GetTenant("acme");
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got->name, "acme");
+  EXPECT_EQ(got->display_name, "Tenant acme");
+  EXPECT_EQ(got->trust_tier, "isolated");
+  EXPECT_EQ(got->labels, t.labels);
+  EXPECT_EQ(got->state, TenantState::kSuspended);
+  EXPECT_EQ(got->create_time, AtMicros(1'800'000'000, 123'456'789));
+  EXPECT_EQ(got->update_time, AtMicros(1'800'000'100, 999));
+  EXPECT_EQ(got->version, 7);
+}
+
+TYPED_TEST_P(StoreContract, MissingTenantIsNotFound) {
+  EXPECT_EQ(this->GetTenant("nobody").status().code(), Code::kNotFound);
+}
+
+TYPED_TEST_P(StoreContract, DuplicateTenantIsAlreadyExists) {
+  ASSERT_TRUE(this->Insert(MakeTenant("acme")).ok());
+  EXPECT_EQ(this->Insert(MakeTenant("acme", "dedicated")).code(), Code::kAlreadyExists);
+  EXPECT_EQ(this->GetTenant("acme")->trust_tier, "shared");
+}
+
+TYPED_TEST_P(StoreContract, UnknownTrustTierIsAnInvalidField) {
+  const Status st = this->Insert(MakeTenant("acme", "gold"));
+  EXPECT_EQ(st.code(), Code::kInvalidArgument);
+  EXPECT_THAT(st.violations(), ElementsAre(FieldViolation{"trust_tier", "no such trust tier"}));
+}
+
+TYPED_TEST_P(StoreContract, TenantNamesMustBeShortDnsLabels) {
+  for (const std::string& bad : std::vector<std::string>{"", "Acme", "-acme", "acme-", "ac_me", "ac.me", std::string(41, 'a')}) {
+    const Status st = this->Insert(MakeTenant(bad));
+    EXPECT_EQ(st.code(), Code::kInvalidArgument) << "\"" << bad << "\"";
+    ASSERT_EQ(st.violations().size(), 1u) << "\"" << bad << "\"";
+    EXPECT_EQ(st.violations()[0].field, "name");
+  }
+  for (const std::string& good : std::vector<std::string>{"a", "7", "a-1", "team-ml-prod", std::string(40, 'z')}) {
+    EXPECT_TRUE(this->Insert(MakeTenant(good)).ok()) << good;
+  }
+}
+
+TYPED_TEST_P(StoreContract, AFailedWriteLeavesTheTransactionUsable) {
+  ASSERT_TRUE(this->Insert(MakeTenant("acme")).ok());
+  const Status st = this->Write([](Tx& tx) {
+    EXPECT_EQ(tx.InsertTenant(MakeTenant("acme")).code(), Code::kAlreadyExists);
+    EXPECT_EQ(tx.InsertTenant(MakeTenant("other", "gold")).code(), Code::kInvalidArgument);
+    return tx.InsertTenant(MakeTenant("globex"));
+  });
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_TRUE(this->GetTenant("globex").ok());
+  EXPECT_EQ(this->GetTenant("other").status().code(), Code::kNotFound);
+}
+
+TYPED_TEST_P(StoreContract, AFailedBodyChangesNothing) {
+  const Status st = this->Write([](Tx& tx) {
+    SEPTA_RETURN_IF_ERROR(tx.InsertTenant(MakeTenant("acme")));
+    SEPTA_RETURN_IF_ERROR(tx.AppendAudit({0, At(1), "admin", "tenant.create", "tenants/acme", "", "1", "r1"}));
+    EXPECT_TRUE(tx.GetTenant("acme").ok());  // visible inside the transaction
+    return FailedPrecondition("changed my mind");
+  });
+  EXPECT_EQ(st.code(), Code::kFailedPrecondition);
+  EXPECT_EQ(st.message(), "changed my mind");
+  EXPECT_EQ(this->GetTenant("acme").status().code(), Code::kNotFound);
+  auto audit = this->template Read<std::vector<AuditRecord>>([](Tx& tx) { return tx.ListAudit("", 10); });
+  ASSERT_TRUE(audit.ok());
+  EXPECT_THAT(*audit, IsEmpty());
+}
+
+TYPED_TEST_P(StoreContract, ReadOnlyTransactionsRefuseWrites) {
+  const Status st = this->store().Transact(TxMode::kReadOnly, [](Tx& tx) {
+    EXPECT_EQ(tx.InsertTenant(MakeTenant("acme")).code(), Code::kFailedPrecondition);
+    EXPECT_EQ(tx.AppendAudit({0, At(1), "admin", "x", "y", "", "", ""}).code(), Code::kFailedPrecondition);
+    return Status::Ok();
+  });
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(this->GetTenant("acme").status().code(), Code::kNotFound);
+}
+
+TYPED_TEST_P(StoreContract, UpdateTenantRequiresTheExpectedVersion) {
+  ASSERT_TRUE(this->Insert(MakeTenant("acme")).ok());
+  Tenant next = MakeTenant("acme", "dedicated");
+  next.labels = {{"team", "infra"}};
+  next.display_name = "ACME";
+  next.create_time = At(1);  // ignored: the creation time is immutable
+  next.update_time = At(1'800'000'500);
+  next.version = 2;
+  EXPECT_EQ(this->Write([&](Tx& tx) { return tx.UpdateTenant(next, 5); }).code(), Code::kAborted);
+  ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.UpdateTenant(next, 1); }).ok());
+  auto got = this->GetTenant("acme");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->version, 2);
+  EXPECT_EQ(got->trust_tier, "dedicated");
+  EXPECT_EQ(got->display_name, "ACME");
+  EXPECT_EQ(got->labels, next.labels);
+  EXPECT_EQ(got->create_time, At(1'800'000'000));
+  EXPECT_EQ(got->update_time, At(1'800'000'500));
+  EXPECT_EQ(this->Write([&](Tx& tx) { return tx.UpdateTenant(next, 1); }).code(), Code::kAborted);
+
+  Tenant bad_tier = next;
+  bad_tier.trust_tier = "gold";
+  bad_tier.version = 3;
+  const Status st = this->Write([&](Tx& tx) { return tx.UpdateTenant(bad_tier, 2); });
+  EXPECT_EQ(st.code(), Code::kInvalidArgument);
+  EXPECT_THAT(st.violations(), ElementsAre(FieldViolation{"trust_tier", "no such trust tier"}));
+  EXPECT_EQ(this->Write([&](Tx& tx) { return tx.UpdateTenant(MakeTenant("nobody"), 1); }).code(), Code::kNotFound);
+}
+
+TYPED_TEST_P(StoreContract, DeleteTenantRequiresTheExpectedVersion) {
+  ASSERT_TRUE(this->Insert(MakeTenant("acme")).ok());
+  EXPECT_EQ(this->Write([](Tx& tx) { return tx.DeleteTenant("acme", 2); }).code(), Code::kAborted);
+  EXPECT_EQ(this->Write([](Tx& tx) { return tx.DeleteTenant("nobody", 1); }).code(), Code::kNotFound);
+  ASSERT_TRUE(this->Write([](Tx& tx) { return tx.DeleteTenant("acme", 1); }).ok());
+  EXPECT_EQ(this->GetTenant("acme").status().code(), Code::kNotFound);
+}
+
+TYPED_TEST_P(StoreContract, ListTenantsFiltersAndPaginatesByName) {
+  for (const char* name : {"delta", "alpha", "charlie", "bravo", "echo"}) {
+    Tenant t = MakeTenant(name, std::string(name) < "c" ? "isolated" : "shared");
+    t.labels = {{"team", std::string(name) == "echo" ? "infra" : "ml"}, {"env", "prod"}};
+    ASSERT_TRUE(this->Insert(t).ok());
+  }
+  TenantQuery page;
+  page.limit = 2;
+  auto first = this->List(page);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_THAT(Names(*first), ElementsAre("alpha", "bravo"));
+  page.after_name = "bravo";
+  EXPECT_THAT(Names(*this->List(page)), ElementsAre("charlie", "delta"));
+  page.after_name = "delta";
+  EXPECT_THAT(Names(*this->List(page)), ElementsAre("echo"));
+
+  TenantQuery by_tier;
+  by_tier.trust_tier = "isolated";
+  EXPECT_THAT(Names(*this->List(by_tier)), ElementsAre("alpha", "bravo"));
+  TenantQuery by_labels;
+  by_labels.labels = {{"team", "ml"}, {"env", "prod"}};
+  EXPECT_THAT(Names(*this->List(by_labels)), ElementsAre("alpha", "bravo", "charlie", "delta"));
+  by_labels.labels = {{"team", "infra"}};
+  EXPECT_THAT(Names(*this->List(by_labels)), ElementsAre("echo"));
+  by_labels.labels = {{"team", "infra"}, {"env", "dev"}};
+  EXPECT_THAT(Names(*this->List(by_labels)), IsEmpty());
+
+  TenantQuery no_rows;
+  no_rows.limit = 0;
+  EXPECT_EQ(this->List(no_rows).status().code(), Code::kInvalidArgument);
+}
+
+TYPED_TEST_P(StoreContract, TokensRoundTripAndStayUnique) {
+  ApiToken token = MakeToken("0123456789abcdef", "tenant:acme", 'a', At(1'800'000'000, 1'500));
+  token.role = Role::kViewer;
+  token.expire_time = At(1'800'003'600);
+  ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.InsertToken(token); }).ok());
+  auto got = this->template Read<ApiToken>([](Tx& tx) { return tx.GetToken("0123456789abcdef"); });
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got->principal, "tenant:acme");
+  EXPECT_EQ(got->role, Role::kViewer);
+  EXPECT_EQ(got->secret_hash, Hex64('a'));
+  EXPECT_EQ(got->description, "ci");
+  EXPECT_EQ(got->create_time, AtMicros(1'800'000'000, 1'500));
+  EXPECT_EQ(got->expire_time, At(1'800'003'600));
+  EXPECT_EQ(got->revoke_time, std::nullopt);
+
+  ApiToken same_id = MakeToken("0123456789abcdef", "admin", 'b', At(1));
+  EXPECT_EQ(this->Write([&](Tx& tx) { return tx.InsertToken(same_id); }).code(), Code::kAlreadyExists);
+  ApiToken same_secret = MakeToken("fedcba9876543210", "admin", 'a', At(1));
+  EXPECT_EQ(this->Write([&](Tx& tx) { return tx.InsertToken(same_secret); }).code(), Code::kAlreadyExists);
+  EXPECT_EQ(this->template Read<ApiToken>([](Tx& tx) { return tx.GetToken("99999999"); }).status().code(),
+            Code::kNotFound);
+}
+
+TYPED_TEST_P(StoreContract, TokensStoreOnlyAWellFormedHash) {
+  ApiToken token = MakeToken("0123456789abcdef", "admin", 'a', At(1));
+  token.secret_hash = "the-secret-itself";
+  const Status st = this->Write([&](Tx& tx) { return tx.InsertToken(token); });
+  EXPECT_EQ(st.code(), Code::kInvalidArgument);
+  ASSERT_EQ(st.violations().size(), 1u);
+  EXPECT_EQ(st.violations()[0].field, "secret_hash");
+
+  ApiToken bad_principal = MakeToken("0123456789abcdef", "bob", 'a', At(1));
+  const Status principal = this->Write([&](Tx& tx) { return tx.InsertToken(bad_principal); });
+  EXPECT_EQ(principal.code(), Code::kInvalidArgument);
+  ASSERT_EQ(principal.violations().size(), 1u);
+  EXPECT_EQ(principal.violations()[0].field, "principal");
+}
+
+TYPED_TEST_P(StoreContract, TokensListInCreationOrderAndRevoke) {
+  const Status inserted = this->Write([](Tx& tx) {
+    SEPTA_RETURN_IF_ERROR(tx.InsertToken(MakeToken("cccccccc", "tenant:acme", 'c', At(300))));
+    SEPTA_RETURN_IF_ERROR(tx.InsertToken(MakeToken("bbbbbbbb", "tenant:acme", 'b', At(100))));
+    SEPTA_RETURN_IF_ERROR(tx.InsertToken(MakeToken("aaaaaaaa", "tenant:acme", 'a', At(300))));
+    return tx.InsertToken(MakeToken("dddddddd", "admin", 'd', At(200)));
+  });
+  ASSERT_TRUE(inserted.ok()) << inserted.ToString();
+  auto ids = [&](const std::string& principal) {
+    std::vector<std::string> out;
+    auto tokens = this->template Read<std::vector<ApiToken>>([&](Tx& tx) { return tx.ListTokens(principal); });
+    EXPECT_TRUE(tokens.ok());
+    if (tokens.ok()) {
+      for (const auto& t : *tokens) out.push_back(t.id + (t.revoke_time ? "-" : "+"));
+    }
+    return out;
+  };
+  EXPECT_THAT(ids("tenant:acme"), ElementsAre("bbbbbbbb+", "aaaaaaaa+", "cccccccc+"));
+  EXPECT_THAT(ids(""), ElementsAre("bbbbbbbb+", "dddddddd+", "aaaaaaaa+", "cccccccc+"));
+
+  ASSERT_TRUE(this->Write([](Tx& tx) { return tx.RevokeToken("aaaaaaaa", At(400)); }).ok());
+  ASSERT_TRUE(this->Write([](Tx& tx) { return tx.RevokeToken("aaaaaaaa", At(500)); }).ok());
+  EXPECT_EQ(this->Write([](Tx& tx) { return tx.RevokeToken("99999999", At(500)); }).code(), Code::kNotFound);
+  auto revoked = this->template Read<ApiToken>([](Tx& tx) { return tx.GetToken("aaaaaaaa"); });
+  EXPECT_EQ(revoked->revoke_time, At(400));  // the first revocation stands
+
+  ASSERT_TRUE(this->Write([](Tx& tx) { return tx.RevokeTokensOf("tenant:acme", At(600)); }).ok());
+  EXPECT_THAT(ids(""), ElementsAre("bbbbbbbb-", "dddddddd+", "aaaaaaaa-", "cccccccc-"));
+  EXPECT_EQ(this->template Read<ApiToken>([](Tx& tx) { return tx.GetToken("aaaaaaaa"); })->revoke_time, At(400));
+  EXPECT_EQ(this->template Read<ApiToken>([](Tx& tx) { return tx.GetToken("bbbbbbbb"); })->revoke_time, At(600));
+  EXPECT_TRUE(this->Write([](Tx& tx) { return tx.RevokeTokensOf("tenant:nobody", At(600)); }).ok());
+}
+
+TYPED_TEST_P(StoreContract, AuditIsNewestFirstWithAssignedIds) {
+  const Status appended = this->Write([](Tx& tx) {
+    SEPTA_RETURN_IF_ERROR(tx.AppendAudit({0, At(10), "admin", "tenant.create", "tenants/a", "", "1", "r1"}));
+    SEPTA_RETURN_IF_ERROR(tx.AppendAudit({0, At(20), "admin", "tenant.create", "tenants/b", "", "1", "r2"}));
+    SEPTA_RETURN_IF_ERROR(tx.AppendAudit({0, At(20), "admin", "tenant.update", "tenants/a", "1", "2", "r3"}));
+    return tx.AppendAudit({0, At(30, 700), "tenant:a", "token.revoke", "tokens/ab", "1", "", "r4"});
+  });
+  ASSERT_TRUE(appended.ok()) << appended.ToString();
+  auto all = this->template Read<std::vector<AuditRecord>>([](Tx& tx) { return tx.ListAudit("", 3); });
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  ASSERT_EQ(all->size(), 3u);
+  EXPECT_EQ((*all)[0].request_id, "r4");
+  EXPECT_EQ((*all)[1].request_id, "r3");  // same time as r2, appended later
+  EXPECT_EQ((*all)[2].request_id, "r2");
+  EXPECT_GT((*all)[0].id, (*all)[1].id);
+  EXPECT_GT((*all)[1].id, (*all)[2].id);
+  EXPECT_EQ((*all)[0].principal, "tenant:a");
+  EXPECT_EQ((*all)[0].action, "token.revoke");
+  EXPECT_EQ((*all)[0].resource, "tokens/ab");
+  EXPECT_EQ((*all)[0].old_etag, "1");
+  EXPECT_EQ((*all)[0].new_etag, "");
+  EXPECT_EQ((*all)[0].time, At(30));
+
+  auto of_a = this->template Read<std::vector<AuditRecord>>([](Tx& tx) { return tx.ListAudit("tenants/a", 10); });
+  ASSERT_TRUE(of_a.ok());
+  ASSERT_EQ(of_a->size(), 2u);
+  EXPECT_EQ((*of_a)[0].request_id, "r3");
+  EXPECT_EQ((*of_a)[1].request_id, "r1");
+  EXPECT_EQ(this->template Read<std::vector<AuditRecord>>([](Tx& tx) { return tx.ListAudit("", 0); }).status().code(),
+            Code::kInvalidArgument);
+}
+
+TYPED_TEST_P(StoreContract, IdempotencyKeysAreUniquePerPrincipal) {
+  EXPECT_EQ(this->template Read<IdempotencyRecord>([](Tx& tx) { return tx.GetIdempotency("admin", "k1"); })
+                .status()
+                .code(),
+            Code::kNotFound);
+  const IdempotencyRecord record{"admin", "k1", Hex64('e'), "tenants/acme", At(5, 1'999)};
+  ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.InsertIdempotency(record); }).ok());
+  auto got = this->template Read<IdempotencyRecord>([](Tx& tx) { return tx.GetIdempotency("admin", "k1"); });
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got->request_hash, Hex64('e'));
+  EXPECT_EQ(got->resource, "tenants/acme");
+  EXPECT_EQ(got->create_time, AtMicros(5, 1'999));
+  EXPECT_EQ(this->Write([&](Tx& tx) { return tx.InsertIdempotency(record); }).code(), Code::kAlreadyExists);
+  IdempotencyRecord other_principal = record;
+  other_principal.principal = "tenant:acme";
+  EXPECT_TRUE(this->Write([&](Tx& tx) { return tx.InsertIdempotency(other_principal); }).ok());
+}
+
+TYPED_TEST_P(StoreContract, ConcurrentReadModifyWriteLosesNoUpdate) {
+  ASSERT_TRUE(this->Insert(MakeTenant("counter")).ok());
+  constexpr int kThreads = 4, kIncrements = 10;
+  std::vector<std::thread> threads;
+  std::vector<Status> failures(kThreads);
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      for (int n = 0; n < kIncrements; ++n) {
+        const Status st = this->Write([](Tx& tx) {
+          auto current = tx.GetTenant("counter");
+          SEPTA_RETURN_IF_ERROR(current);
+          Tenant next = *current;
+          const int count = next.labels.count("n") ? std::stoi(next.labels["n"]) : 0;
+          next.labels["n"] = std::to_string(count + 1);
+          next.version = current->version + 1;
+          return tx.UpdateTenant(next, current->version);
+        });
+        if (!st.ok()) failures[i] = st;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& f : failures) EXPECT_TRUE(f.ok()) << f.ToString();
+  auto counter = this->GetTenant("counter");
+  ASSERT_TRUE(counter.ok());
+  EXPECT_EQ(counter->labels.at("n"), std::to_string(kThreads * kIncrements));
+  EXPECT_EQ(counter->version, 1 + kThreads * kIncrements);
+}
+
+REGISTER_TYPED_TEST_SUITE_P(StoreContract, IsReady, HoldsTheFourDefaultTrustTiers,
+                            TenantRoundTripsAtMicrosecondPrecision, MissingTenantIsNotFound,
+                            DuplicateTenantIsAlreadyExists, UnknownTrustTierIsAnInvalidField,
+                            TenantNamesMustBeShortDnsLabels, AFailedWriteLeavesTheTransactionUsable,
+                            AFailedBodyChangesNothing, ReadOnlyTransactionsRefuseWrites,
+                            UpdateTenantRequiresTheExpectedVersion, DeleteTenantRequiresTheExpectedVersion,
+                            ListTenantsFiltersAndPaginatesByName, TokensRoundTripAndStayUnique,
+                            TokensStoreOnlyAWellFormedHash, TokensListInCreationOrderAndRevoke,
+                            AuditIsNewestFirstWithAssignedIds, IdempotencyKeysAreUniquePerPrincipal,
+                            ConcurrentReadModifyWriteLosesNoUpdate);
+
+}  // namespace septa::core::contract
