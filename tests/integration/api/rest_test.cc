@@ -1,0 +1,266 @@
+// REST API v1 over a real socket against a real PostgreSQL.
+#include <pqxx/pqxx>
+
+#include <atomic>
+#include <thread>
+
+#include "tests/integration/api/api_fixture.h"
+
+namespace septa::test {
+namespace {
+
+using json = nlohmann::json;
+
+long CountRows(const std::string& url, const std::string& table) {
+  pqxx::connection c(url);
+  pqxx::nontransaction tx(c);
+  return tx.exec1("SELECT count(*) FROM " + table)[0].as<long>();
+}
+
+class RestTest : public ApiTest {};
+
+TEST_F(RestTest, HealthReadinessAndMetricsNeedNoToken) {
+  EXPECT_EQ(http_->Send("GET", "/healthz").status, 200);
+  auto ready = http_->Send("GET", "/readyz");
+  EXPECT_EQ(ready.status, 200) << ready.body;
+  Call(admin_, "GET", "/v1/trust-tiers");
+  auto metrics = http_->Send("GET", "/metrics");
+  ASSERT_EQ(metrics.status, 200);
+  EXPECT_NE(metrics.body.find("septa_http_requests_total{code=\"200\",method=\"GET\",route=\"/v1/trust-tiers\"}"),
+            std::string::npos)
+      << metrics.body;
+  EXPECT_NE(metrics.body.find("septa_http_request_duration_seconds_bucket"), std::string::npos);
+  EXPECT_NE(metrics.body.find("septa_db_pool_max_connections"), std::string::npos);
+}
+
+TEST_F(RestTest, TenantLifecycle) {
+  auto created = Call(admin_, "POST", "/v1/tenants",
+                      R"({"name":"acme","display_name":"Acme","trust_tier":"isolated","labels":{"team":"ml"}})",
+                      {{"X-Request-Id", "trace-123"}});
+  ASSERT_EQ(created.status, 201) << created.body;
+  EXPECT_EQ(created.header("location"), "/v1/tenants/acme");
+  EXPECT_EQ(created.header("etag"), "\"1\"");
+  EXPECT_EQ(created.header("x-request-id"), "trace-123");
+  json t = json::parse(created.body);
+  EXPECT_EQ(t["trust_tier"], "isolated");
+  EXPECT_EQ(t["state"], "ACTIVE");
+  EXPECT_EQ(t["labels"]["team"], "ml");
+
+  auto got = Call(admin_, "GET", "/v1/tenants/acme");
+  ASSERT_EQ(got.status, 200);
+  EXPECT_EQ(json::parse(got.body), t);  // what create returned is what is stored
+
+  auto patched = Call(admin_, "PATCH", "/v1/tenants/acme", R"({"display_name":"Acme Corp"})", {{"If-Match", "\"1\""}});
+  ASSERT_EQ(patched.status, 200) << patched.body;
+  json p = json::parse(patched.body);
+  EXPECT_EQ(p["display_name"], "Acme Corp");
+  EXPECT_EQ(p["labels"]["team"], "ml");  // not in the body: untouched
+  EXPECT_EQ(patched.header("etag"), "\"2\"");
+
+  auto masked = Call(admin_, "PATCH", "/v1/tenants/acme?update_mask=labels", R"({"display_name":"ignored"})");
+  ASSERT_EQ(masked.status, 200) << masked.body;
+  EXPECT_EQ(json::parse(masked.body)["display_name"], "Acme Corp");
+  EXPECT_TRUE(json::parse(masked.body)["labels"].empty());
+
+  EXPECT_EQ(Call(admin_, "DELETE", "/v1/tenants/acme", "", {{"If-Match", "\"1\""}}).status, 412);
+  EXPECT_EQ(Call(admin_, "DELETE", "/v1/tenants/acme").status, 204);
+  EXPECT_EQ(Call(admin_, "GET", "/v1/tenants/acme").status, 404);
+  EXPECT_EQ(CountRows(db_->url(), "audit_log WHERE resource = 'tenants/acme'"), 4);
+}
+
+TEST_F(RestTest, ListPaginatesAndFilters) {
+  for (int i = 0; i < 7; ++i) CreateTenant("t" + std::to_string(i), i % 2 ? "isolated" : "shared");
+  std::vector<std::string> names;
+  std::string token;
+  do {
+    auto r = Call(admin_, "GET", "/v1/tenants?page_size=3" + (token.empty() ? "" : "&page_token=" + token));
+    ASSERT_EQ(r.status, 200) << r.body;
+    json page = json::parse(r.body);
+    for (const auto& t : page["tenants"]) names.push_back(t["name"]);
+    token = page["next_page_token"];
+  } while (!token.empty());
+  EXPECT_EQ(names.size(), 7u);
+  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+
+  auto isolated = Call(admin_, "GET", "/v1/tenants?filter=trust_tier%3Disolated");
+  ASSERT_EQ(isolated.status, 200);
+  EXPECT_EQ(json::parse(isolated.body)["tenants"].size(), 3u);
+  auto bad = Call(admin_, "GET", "/v1/tenants?filter=colour%3Dred");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(json::parse(bad.body)["violations"][0]["field"], "filter");
+}
+
+// Every refusal of the issue's bad-input table, and none leaves a row behind.
+TEST_F(RestTest, BadInputGetsAPreciseErrorAndWritesNothing) {
+  CreateTenant("taken");
+  const long tenants_before = CountRows(db_->url(), "tenants");
+  const long audit_before = CountRows(db_->url(), "audit_log");
+  struct Case {
+    std::string what, method, target, body;
+    std::map<std::string, std::string> headers;
+    bool auth;
+    int status;
+    std::string field;     // expected violation, if any
+    std::string fragment;  // expected in the message
+  };
+  const std::string big(kBodyLimit + 100, 'x');
+  std::vector<Case> cases = {
+      {"malformed JSON", "POST", "/v1/tenants", "{\"name\": \"a\",\n \"trust_tier\": }", {}, true, 400, "",
+       "line 2, column 16"},
+      {"unknown field", "POST", "/v1/tenants", R"({"name":"a","trust_tier":"shared","colour":"red"})", {}, true, 400,
+       "colour", "colour"},
+      {"mistyped field", "POST", "/v1/tenants", R"({"name":"a","trust_tier":7})", {}, true, 400, "trust_tier", ""},
+      {"invalid name", "POST", "/v1/tenants", R"({"name":"Not_OK","trust_tier":"shared"})", {}, true, 400, "name",
+       "DNS-1123"},
+      {"invalid tier", "POST", "/v1/tenants", R"({"name":"a","trust_tier":"gold"})", {}, true, 400, "trust_tier",
+       "unknown trust tier"},
+      {"not an object", "POST", "/v1/tenants", R"(["a"])", {}, true, 400, "", "JSON object"},
+      {"wrong content type", "POST", "/v1/tenants", R"({"name":"a","trust_tier":"shared"})",
+       {{"Content-Type", "text/plain"}}, true, 415, "Content-Type", "application/json"},
+      {"body over the limit", "POST", "/v1/tenants", big, {}, true, 413, "", ""},
+      {"missing token", "POST", "/v1/tenants", R"({"name":"a","trust_tier":"shared"})", {}, false, 401, "", "missing"},
+      {"invalid token", "POST", "/v1/tenants", R"({"name":"a","trust_tier":"shared"})",
+       {{"Authorization", "Bearer septa_0123456789abcdef_" + std::string(43, 'x')}}, false, 401, "", "invalid"},
+      {"duplicate name", "POST", "/v1/tenants", R"({"name":"taken","trust_tier":"shared"})", {}, true, 409, "",
+       "already exists"},
+      {"stale etag", "PATCH", "/v1/tenants/taken", R"({"display_name":"x"})", {{"If-Match", "\"41\""}}, true, 412, "",
+       "does not match"},
+      {"immutable name", "PATCH", "/v1/tenants/taken", R"({"name":"other"})", {}, true, 400, "name", "immutable"},
+      {"unknown mask path", "PATCH", "/v1/tenants/taken?update_mask=colour", "{}", {}, true, 400, "update_mask", ""},
+      {"bad page size", "GET", "/v1/tenants?page_size=9999", "", {}, true, 400, "page_size", ""},
+      {"bad ttl", "POST", "/v1/tokens", R"({"principal":"admin","ttl":"forever"})", {}, true, 400, "ttl", ""},
+      {"unknown path", "GET", "/v1/nothing", "", {}, true, 404, "", ""},
+      {"wrong method", "PUT", "/v1/tenants/taken", "{}", {}, true, 405, "", "PATCH"},
+  };
+  for (const auto& c : cases) {
+    auto headers = c.headers;
+    if (c.auth) headers["Authorization"] = "Bearer " + admin_;
+    auto r = http_->Send(c.method, c.target, c.body, headers);
+    EXPECT_EQ(r.status, c.status) << c.what << ": " << r.body;
+    if (c.status == 413) continue;  // the server closes the connection after it
+    EXPECT_EQ(r.header("content-type"), "application/problem+json") << c.what;
+    json problem = json::parse(r.body, nullptr, false);
+    ASSERT_FALSE(problem.is_discarded()) << c.what << ": " << r.body;
+    EXPECT_EQ(problem["status"], c.status) << c.what;
+    EXPECT_FALSE(problem["request_id"].get<std::string>().empty()) << c.what;
+    EXPECT_EQ(problem["request_id"], r.header("x-request-id")) << c.what;
+    if (!c.field.empty()) {
+      ASSERT_TRUE(problem.contains("violations")) << c.what << ": " << r.body;
+      EXPECT_EQ(problem["violations"][0]["field"], c.field) << c.what;
+    }
+    EXPECT_NE(problem["message"].get<std::string>().find(c.fragment), std::string::npos) << c.what << ": " << r.body;
+  }
+  EXPECT_EQ(CountRows(db_->url(), "tenants"), tenants_before);
+  EXPECT_EQ(CountRows(db_->url(), "audit_log"), audit_before);
+  EXPECT_EQ(CountRows(db_->url(), "idempotency_keys"), 0);
+}
+
+TEST_F(RestTest, IdempotencyKeyReplaysTheFirstCreate) {
+  const std::map<std::string, std::string> key = {{"Idempotency-Key", "k-1"}};
+  auto first = Call(admin_, "POST", "/v1/tenants", R"({"name":"acme","trust_tier":"shared"})", key);
+  ASSERT_EQ(first.status, 201);
+  auto replay = Call(admin_, "POST", "/v1/tenants", R"({"name":"acme","trust_tier":"shared"})", key);
+  ASSERT_EQ(replay.status, 201) << replay.body;
+  EXPECT_EQ(json::parse(replay.body), json::parse(first.body));
+  auto different = Call(admin_, "POST", "/v1/tenants", R"({"name":"acme","trust_tier":"dedicated"})", key);
+  EXPECT_EQ(different.status, 409);
+  EXPECT_EQ(CountRows(db_->url(), "tenants"), 1);
+  EXPECT_EQ(CountRows(db_->url(), "audit_log WHERE action = 'tenant.create'"), 1);
+}
+
+TEST_F(RestTest, ConcurrentEtagUpdatesLoseNothing) {
+  CreateTenant("hot");
+  constexpr int kClients = 32;
+  std::atomic<int> conflicts{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kClients; ++i) {
+    threads.emplace_back([&, i] {
+      HttpClient client(app_->http_port());
+      for (int attempt = 0; attempt < 500; ++attempt) {
+        auto got = client.Send("GET", "/v1/tenants/hot", "", Bearer(admin_));
+        json t = json::parse(got.body);
+        t["labels"]["client-" + std::to_string(i)] = "yes";
+        auto put = client.Send("PATCH", "/v1/tenants/hot?update_mask=labels", json{{"labels", t["labels"]}}.dump(),
+                               {{"Authorization", "Bearer " + admin_}, {"If-Match", got.header("etag")}});
+        if (put.status == 200) return;
+        ASSERT_EQ(put.status, 412) << put.body;
+        ++conflicts;
+      }
+      ADD_FAILURE() << "client " << i << " never got its update in";
+    });
+  }
+  for (auto& t : threads) t.join();
+  json final = json::parse(Call(admin_, "GET", "/v1/tenants/hot").body);
+  EXPECT_EQ(final["labels"].size(), static_cast<std::size_t>(kClients));
+  EXPECT_EQ(final["etag"], std::to_string(kClients + 1));
+  EXPECT_EQ(CountRows(db_->url(), "audit_log WHERE action = 'tenant.update'"), kClients);
+  RecordProperty("etag_conflicts", conflicts.load());
+}
+
+TEST_F(RestTest, TokensAreShownOnceAndRevocable) {
+  CreateTenant("acme");
+  auto created = Call(admin_, "POST", "/v1/tokens", R"({"principal":"tenant:acme","role":"viewer","ttl":"2h"})");
+  ASSERT_EQ(created.status, 201) << created.body;
+  EXPECT_EQ(created.header("cache-control"), "no-store");
+  json token = json::parse(created.body);
+  const std::string secret = token["token"];
+  EXPECT_EQ(Call(secret, "GET", "/v1/tenants/acme").status, 200);
+  auto listed = Call(admin_, "GET", "/v1/tokens");
+  ASSERT_EQ(listed.status, 200);
+  EXPECT_EQ(listed.body.find(secret), std::string::npos);  // metadata only
+  EXPECT_EQ(CountRows(db_->url(), "api_tokens WHERE secret_hash LIKE '%" + secret.substr(23) + "%'"), 0);
+  EXPECT_EQ(Call(admin_, "DELETE", "/v1/tokens/" + token["id"].get<std::string>()).status, 204);
+  EXPECT_EQ(Call(secret, "GET", "/v1/tenants/acme").status, 401);
+}
+
+// Who may do what, on every endpoint: admin, owner and viewer of acme, the
+// owner of another tenant, and nobody.
+TEST_F(RestTest, AuthorizationMatrix) {
+  CreateTenant("acme");
+  CreateTenant("beta");
+  const std::string owner = CreateToken("tenant:acme", "owner");
+  const std::string viewer = CreateToken("tenant:acme", "viewer");
+  const std::string other = CreateToken("tenant:beta", "owner");
+  auto beta_token = json::parse(Call(admin_, "POST", "/v1/tokens", R"({"principal":"tenant:beta"})").body);
+  const std::string beta_token_id = beta_token["id"];
+
+  struct Row {
+    std::string method, target, body;
+    int admin, owner, viewer, other, none;
+  };
+  // Mutating rows are arranged so that the earlier callers' effects do not
+  // change later callers' answers (e.g. admin deletes last, in its own row).
+  std::vector<Row> rows = {
+      {"GET", "/v1/trust-tiers", "", 200, 200, 200, 200, 401},
+      {"GET", "/v1/trust-tiers/shared", "", 200, 200, 200, 200, 401},
+      {"GET", "/v1/tenants", "", 200, 200, 200, 200, 401},
+      {"GET", "/v1/tenants/acme", "", 200, 200, 200, 404, 401},
+      {"GET", "/v1/tenants/beta", "", 200, 404, 404, 200, 401},
+      {"POST", "/v1/tenants", R"({"name":"gamma","trust_tier":"shared"})", 201, 403, 403, 403, 401},
+      {"PATCH", "/v1/tenants/acme", R"({"display_name":"A"})", 200, 200, 403, 404, 401},
+      {"PATCH", "/v1/tenants/acme", R"({"trust_tier":"dedicated"})", 200, 403, 403, 404, 401},
+      {"POST", "/v1/tokens", R"({"principal":"tenant:acme","role":"viewer"})", 201, 201, 403, 404, 401},
+      {"POST", "/v1/tokens", R"({"principal":"admin"})", 201, 403, 403, 403, 401},
+      {"GET", "/v1/tokens", "", 200, 200, 200, 200, 401},
+      {"DELETE", "/v1/tokens/" + beta_token_id, "", 404, 404, 404, 204, 401},
+      {"DELETE", "/v1/tenants/acme", "", 204, 403, 403, 404, 401},
+  };
+  for (const auto& row : rows) {
+    // Least privileged first, so that a successful write comes last.
+    const std::vector<std::pair<std::string, std::pair<std::string, int>>> callers = {
+        {"none", {"", row.none}},       {"viewer", {viewer, row.viewer}}, {"other", {other, row.other}},
+        {"owner", {owner, row.owner}},  {"admin", {admin_, row.admin}}};
+    for (const auto& [who, expect] : callers) {
+      if (who == "admin" && row.method == "DELETE" && row.target.starts_with("/v1/tokens/")) continue;
+      auto r = Call(expect.first, row.method, row.target, row.body);
+      EXPECT_EQ(r.status, expect.second) << who << " " << row.method << " " << row.target << ": " << r.body;
+    }
+  }
+  // Tenant principals list only their own tenant.
+  json listed = json::parse(Call(other, "GET", "/v1/tenants").body);
+  ASSERT_EQ(listed["tenants"].size(), 1u);
+  EXPECT_EQ(listed["tenants"][0]["name"], "beta");
+}
+
+}  // namespace
+}  // namespace septa::test
