@@ -1,0 +1,189 @@
+// gRPC API v1 over a real socket against a real PostgreSQL: the same
+// semantics as REST, errors as canonical codes with details.
+#include <grpcpp/grpcpp.h>
+
+#include "google/rpc/error_details.pb.h"
+#include "google/rpc/status.pb.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "septa/v1/tenant.grpc.pb.h"
+#include "septa/v1/token.grpc.pb.h"
+#include "septa/v1/trust_tier.grpc.pb.h"
+#include "tests/integration/api/api_fixture.h"
+
+namespace septa::test {
+namespace {
+
+class GrpcTest : public ApiTest {
+ protected:
+  void SetUp() override {
+    ApiTest::SetUp();
+    if (HasFatalFailure()) return;
+    channel_ = grpc::CreateChannel("127.0.0.1:" + std::to_string(app_->grpc_port()), grpc::InsecureChannelCredentials());
+    tenants_ = v1::TenantService::NewStub(channel_);
+    tiers_ = v1::TrustTierService::NewStub(channel_);
+    tokens_ = v1::TokenService::NewStub(channel_);
+  }
+
+  std::unique_ptr<grpc::ClientContext> Ctx(const std::string& token) {
+    auto ctx = std::make_unique<grpc::ClientContext>();
+    if (!token.empty()) ctx->AddMetadata("authorization", "Bearer " + token);
+    ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    return ctx;
+  }
+
+  static std::vector<google::rpc::BadRequest::FieldViolation> Violations(const grpc::Status& st) {
+    google::rpc::Status details;
+    EXPECT_TRUE(details.ParseFromString(st.error_details()));
+    std::vector<google::rpc::BadRequest::FieldViolation> out;
+    for (const auto& any : details.details()) {
+      google::rpc::BadRequest br;
+      if (any.UnpackTo(&br)) out.assign(br.field_violations().begin(), br.field_violations().end());
+    }
+    return out;
+  }
+
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::TenantService::Stub> tenants_;
+  std::unique_ptr<v1::TrustTierService::Stub> tiers_;
+  std::unique_ptr<v1::TokenService::Stub> tokens_;
+};
+
+TEST_F(GrpcTest, TenantLifecycle) {
+  v1::CreateTenantRequest create;
+  create.mutable_tenant()->set_name("acme");
+  create.mutable_tenant()->set_trust_tier("dedicated");
+  (*create.mutable_tenant()->mutable_labels())["team"] = "ml";
+  v1::Tenant created;
+  auto ctx = Ctx(admin_);
+  ctx->AddMetadata("x-request-id", "grpc-trace-1");
+  ASSERT_TRUE(tenants_->CreateTenant(ctx.get(), create, &created).ok());
+  EXPECT_EQ(created.etag(), "1");
+  EXPECT_EQ(ctx->GetServerInitialMetadata().find("x-request-id")->second, "grpc-trace-1");
+
+  // REST sees exactly what gRPC wrote: one schema, two transports.
+  auto rest = Call(admin_, "GET", "/v1/tenants/acme");
+  EXPECT_EQ(nlohmann::json::parse(rest.body)["trust_tier"], "dedicated");
+
+  v1::UpdateTenantRequest update;
+  update.mutable_tenant()->set_name("acme");
+  update.mutable_tenant()->set_display_name("Acme");
+  update.mutable_tenant()->set_etag("1");
+  update.mutable_update_mask()->add_paths("display_name");
+  v1::Tenant updated;
+  ASSERT_TRUE(tenants_->UpdateTenant(Ctx(admin_).get(), update, &updated).ok());
+  EXPECT_EQ(updated.display_name(), "Acme");
+  EXPECT_EQ(updated.labels().at("team"), "ml");
+  EXPECT_EQ(updated.etag(), "2");
+
+  auto stale = tenants_->UpdateTenant(Ctx(admin_).get(), update, &updated);
+  EXPECT_EQ(stale.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+
+  v1::ListTenantsRequest list;
+  list.set_filter("labels.team=ml");
+  v1::ListTenantsResponse listed;
+  ASSERT_TRUE(tenants_->ListTenants(Ctx(admin_).get(), list, &listed).ok());
+  ASSERT_EQ(listed.tenants_size(), 1);
+
+  v1::DeleteTenantRequest del;
+  del.set_name("acme");
+  google::protobuf::Empty empty;
+  ASSERT_TRUE(tenants_->DeleteTenant(Ctx(admin_).get(), del, &empty).ok());
+  v1::GetTenantRequest get;
+  get.set_name("acme");
+  v1::Tenant gone;
+  EXPECT_EQ(tenants_->GetTenant(Ctx(admin_).get(), get, &gone).error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+TEST_F(GrpcTest, ErrorsCarryCodesAndFieldViolations) {
+  v1::CreateTenantRequest create;
+  create.mutable_tenant()->set_name("Bad_Name");
+  create.mutable_tenant()->set_trust_tier("shared");
+  v1::Tenant out;
+  auto st = tenants_->CreateTenant(Ctx(admin_).get(), create, &out);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  auto violations = Violations(st);
+  ASSERT_EQ(violations.size(), 1u);
+  EXPECT_EQ(violations[0].field(), "name");
+
+  create.mutable_tenant()->set_name("ok");
+  create.mutable_tenant()->set_trust_tier("gold");
+  st = tenants_->CreateTenant(Ctx(admin_).get(), create, &out);
+  ASSERT_EQ(Violations(st).size(), 1u);
+  EXPECT_EQ(Violations(st)[0].field(), "trust_tier");
+
+  EXPECT_EQ(tenants_->CreateTenant(Ctx("").get(), create, &out).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(tenants_->CreateTenant(Ctx("septa_nonsense").get(), create, &out).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+
+  create.mutable_tenant()->set_trust_tier("shared");
+  create.set_idempotency_key("k");
+  ASSERT_TRUE(tenants_->CreateTenant(Ctx(admin_).get(), create, &out).ok());
+  ASSERT_TRUE(tenants_->CreateTenant(Ctx(admin_).get(), create, &out).ok());  // replay
+  create.mutable_tenant()->set_trust_tier("isolated");
+  EXPECT_EQ(tenants_->CreateTenant(Ctx(admin_).get(), create, &out).error_code(), grpc::StatusCode::ALREADY_EXISTS);
+}
+
+TEST_F(GrpcTest, AuthorizationMatchesRest) {
+  CreateTenant("acme");
+  CreateTenant("beta");
+  const std::string viewer = CreateToken("tenant:acme", "viewer");
+  const std::string other = CreateToken("tenant:beta", "owner");
+  v1::GetTenantRequest get;
+  get.set_name("acme");
+  v1::Tenant out;
+  EXPECT_TRUE(tenants_->GetTenant(Ctx(viewer).get(), get, &out).ok());
+  EXPECT_EQ(tenants_->GetTenant(Ctx(other).get(), get, &out).error_code(), grpc::StatusCode::NOT_FOUND);
+  v1::UpdateTenantRequest update;
+  update.mutable_tenant()->set_name("acme");
+  update.mutable_tenant()->set_display_name("x");
+  EXPECT_EQ(tenants_->UpdateTenant(Ctx(viewer).get(), update, &out).error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  v1::CreateTokenRequest token;
+  token.set_principal("admin");
+  v1::ApiToken issued;
+  EXPECT_EQ(tokens_->CreateToken(Ctx(other).get(), token, &issued).error_code(), grpc::StatusCode::PERMISSION_DENIED);
+}
+
+TEST_F(GrpcTest, TokensAndTiers) {
+  v1::ListTrustTiersResponse tiers;
+  ASSERT_TRUE(tiers_->ListTrustTiers(Ctx(admin_).get(), {}, &tiers).ok());
+  ASSERT_EQ(tiers.trust_tiers_size(), 4);
+  v1::GetTrustTierRequest get;
+  get.set_name("isolated");
+  v1::TrustTier isolated;
+  ASSERT_TRUE(tiers_->GetTrustTier(Ctx(admin_).get(), get, &isolated).ok());
+  EXPECT_EQ(isolated.gpu_sharing(), v1::TrustTier::MIG);
+  EXPECT_EQ(isolated.credential_ttl_max().seconds(), 8 * 3600);
+
+  v1::CreateTokenRequest create;
+  create.set_principal("admin");
+  create.set_role("viewer");
+  create.set_ttl("15m");
+  v1::ApiToken issued;
+  ASSERT_TRUE(tokens_->CreateToken(Ctx(admin_).get(), create, &issued).ok());
+  EXPECT_FALSE(issued.token().empty());
+  EXPECT_TRUE(issued.has_expire_time());
+  v1::ListTokensResponse listed;
+  ASSERT_TRUE(tokens_->ListTokens(Ctx(issued.token()).get(), {}, &listed).ok());
+  EXPECT_EQ(listed.tokens_size(), 2);  // bootstrap + this one
+  for (const auto& t : listed.tokens()) EXPECT_TRUE(t.token().empty());
+  v1::RevokeTokenRequest revoke;
+  revoke.set_id(issued.id());
+  google::protobuf::Empty empty;
+  EXPECT_EQ(tokens_->RevokeToken(Ctx(issued.token()).get(), revoke, &empty).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);  // a viewer cannot revoke, not even itself
+  ASSERT_TRUE(tokens_->RevokeToken(Ctx(admin_).get(), revoke, &empty).ok());
+  EXPECT_EQ(tokens_->ListTokens(Ctx(issued.token()).get(), {}, &listed).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+}
+
+TEST_F(GrpcTest, HealthServiceServes) {
+  auto health = grpc::health::v1::Health::NewStub(channel_);
+  grpc::health::v1::HealthCheckRequest req;
+  grpc::health::v1::HealthCheckResponse resp;
+  grpc::ClientContext ctx;
+  ASSERT_TRUE(health->Check(&ctx, req, &resp).ok());
+  EXPECT_EQ(resp.status(), grpc::health::v1::HealthCheckResponse::SERVING);
+}
+
+}  // namespace
+}  // namespace septa::test
