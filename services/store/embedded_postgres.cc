@@ -63,7 +63,8 @@ Result<ServerAccount> ServerAccountForThisProcess() {
 
 std::vector<std::string> AsServerUser(const ServerAccount& account, std::vector<std::string> argv) {
   if (!account.switch_user) return argv;
-  std::vector<std::string> wrapped = {"runuser", "-u", kServerUser, "--"};
+  // util-linux's runuser; absolute, as root's PATH may lack /usr/sbin.
+  std::vector<std::string> wrapped = {"/usr/sbin/runuser", "-u", kServerUser, "--"};
   wrapped.insert(wrapped.end(), argv.begin(), argv.end());
   return wrapped;
 }

@@ -22,7 +22,7 @@
 namespace septa::store {
 
 struct EmbeddedPostgresOptions {
-  std::filesystem::path root;                      // e.g. ~/.local/share/septa
+  std::filesystem::path root{};                    // e.g. ~/.local/share/septa
   // false for throwaway test servers: initdb --no-sync, fsync and
   // synchronous_commit off. Never false for data that must survive a crash.
   bool durable = true;

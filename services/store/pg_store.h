@@ -26,11 +26,11 @@
 namespace septa::store {
 
 struct PgStoreOptions {
-  std::string database_url;
+  std::string database_url{};
   int pool_size = 8;
   std::chrono::milliseconds acquire_timeout{5000};
   int max_attempts = 10;             // per Transact, counting the first
-  std::vector<Migration> migrations; // Ready() requires all of them applied
+  std::vector<Migration> migrations{};  // Ready() requires all of them applied
 };
 
 struct PgStoreStats {
