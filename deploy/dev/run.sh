@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, and runs septad on embedded defaults: a
+# private PostgreSQL under ~/.local/share/septa (or --data-dir), REST on
+# 127.0.0.1:8080, gRPC on 127.0.0.1:9090. Extra arguments go to septad
+# (see `build/bin/septad --help`).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BUILD_DIR=${SEPTA_BUILD_DIR:-build}
+
+bash deploy/dev/bootstrap.sh
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSEPTA_WERROR=ON >/dev/null
+cmake --build "$BUILD_DIR" --target septad
+exec "$BUILD_DIR/bin/septad" "$@"
