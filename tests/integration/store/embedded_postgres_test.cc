@@ -18,10 +18,10 @@ namespace fs = std::filesystem;
 class EmbeddedPostgresTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::path(::testing::TempDir()) /
-            ("septa-embedded-" + std::to_string(getpid()) + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root_);
+    // Short: the socket path below it must fit in 107 bytes.
+    std::string dir = ::testing::TempDir() + "septa-epg-XXXXXX";
+    ASSERT_NE(mkdtemp(dir.data()), nullptr);
+    root_ = dir;
   }
   void TearDown() override {
     EXPECT_TRUE(EmbeddedPostgres::StopServer(root_).ok());
@@ -47,78 +47,70 @@ std::string QueryOne(const std::string& url, const std::string& sql) {
   return text;
 }
 
-TEST_F(EmbeddedPostgresTest, DurableColdStartThenRestartKeepsTheData) {
+// Each test pays for one initdb, so each covers one life cycle end to end.
+
+TEST_F(EmbeddedPostgresTest, DurableServerIsPrivateUnprivilegedAndKeepsDataAcrossRestarts) {
   const auto started = std::chrono::steady_clock::now();
   auto server = EmbeddedPostgres::Start(Options(/*durable=*/true));
   ASSERT_TRUE(server.ok()) << server.status().ToString();
   const auto cold_start = std::chrono::steady_clock::now() - started;
   std::printf("durable cold start (initdb + start + create database): %lld ms\n",
               static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(cold_start).count()));
-  EXPECT_EQ(QueryOne((*server)->url(), "SHOW fsync"), "on");
-  EXPECT_EQ(QueryOne((*server)->url(), "SHOW listen_addresses"), "");
-  EXPECT_EQ(QueryOne((*server)->url(), "SELECT current_database()"), "septa");
-  QueryOne((*server)->url(), "CREATE TABLE kept AS SELECT 42 AS answer; SELECT answer FROM kept");
-  ASSERT_TRUE((*server)->Stop().ok());
-  EXPECT_FALSE(fs::exists(pid_file()));
+  const std::string url = (*server)->url();
+  EXPECT_EQ(QueryOne(url, "SHOW fsync"), "on");
+  EXPECT_EQ(QueryOne(url, "SHOW listen_addresses"), "");  // no TCP at all
+  EXPECT_EQ(QueryOne(url, "SELECT current_database()"), "septa");
+  EXPECT_EQ(QueryOne(url, "SELECT usesuper FROM pg_user WHERE usename = current_user"), "t");
 
-  auto again = EmbeddedPostgres::Start(Options(true));
-  ASSERT_TRUE(again.ok()) << again.status().ToString();
-  EXPECT_EQ(QueryOne((*again)->url(), "SELECT answer FROM kept"), "42");
-}
-
-TEST_F(EmbeddedPostgresTest, ThrowawayServerRunsWithoutFsync) {
-  auto server = EmbeddedPostgres::Start(Options(/*durable=*/false));
-  ASSERT_TRUE(server.ok()) << server.status().ToString();
-  EXPECT_EQ(QueryOne((*server)->url(), "SHOW fsync"), "off");
-}
-
-TEST_F(EmbeddedPostgresTest, TheServerRunsAsAnUnprivilegedUserInAPrivateDirectory) {
-  auto server = EmbeddedPostgres::Start(Options());
-  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  // As root the server runs as "postgres"; otherwise as ourselves.
   const uid_t expected_owner = geteuid() == 0 ? getpwnam("postgres")->pw_uid : geteuid();
   struct stat st {};
   ASSERT_EQ(stat((root_ / "postgres/run").c_str(), &st), 0);
   EXPECT_EQ(st.st_uid, expected_owner);
   EXPECT_EQ(st.st_mode & 0777, 0700u);
-  EXPECT_EQ(QueryOne((*server)->url(), "SELECT usesuper FROM pg_user WHERE usename = current_user"), "t");
-  const std::string server_pid = QueryOne((*server)->url(), "SELECT pg_backend_pid()");
-  struct stat proc {};
-  ASSERT_EQ(stat(("/proc/" + server_pid).c_str(), &proc), 0);
-  EXPECT_EQ(proc.st_uid, expected_owner);
+  struct stat backend {};
+  ASSERT_EQ(stat(("/proc/" + QueryOne(url, "SELECT pg_backend_pid()")).c_str(), &backend), 0);
+  EXPECT_EQ(backend.st_uid, expected_owner);
+
+  QueryOne(url, "CREATE TABLE kept AS SELECT 42 AS answer; SELECT answer FROM kept");
+  ASSERT_TRUE((*server)->Stop().ok());
+  EXPECT_FALSE(fs::exists(pid_file()));
+  auto again = EmbeddedPostgres::Start(Options(true));
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(QueryOne((*again)->url(), "SELECT answer FROM kept"), "42");
 }
 
-TEST_F(EmbeddedPostgresTest, DestructionStopsTheServer) {
+TEST_F(EmbeddedPostgresTest, ThrowawayServerRunsWithoutFsyncAndStopsWithItsOwner) {
   {
-    auto server = EmbeddedPostgres::Start(Options());
+    auto server = EmbeddedPostgres::Start(Options(/*durable=*/false));
     ASSERT_TRUE(server.ok()) << server.status().ToString();
+    EXPECT_EQ(QueryOne((*server)->url(), "SHOW fsync"), "off");
     EXPECT_TRUE(fs::exists(pid_file()));
   }
   EXPECT_FALSE(fs::exists(pid_file()));
 }
 
-TEST_F(EmbeddedPostgresTest, AdoptsAServerAKilledPredecessorLeftRunning) {
+TEST_F(EmbeddedPostgresTest, RecoversFromAKilledPredecessor) {
   {
     auto first = EmbeddedPostgres::Start(Options());
     ASSERT_TRUE(first.ok()) << first.status().ToString();
     (*first)->Detach();  // as if septad were killed: the server outlives it
   }
   ASSERT_TRUE(fs::exists(pid_file()));
-  auto second = EmbeddedPostgres::Start(Options());
-  ASSERT_TRUE(second.ok()) << second.status().ToString();
-  EXPECT_EQ(QueryOne((*second)->url(), "SELECT 1"), "1");
-  second->reset();
+  {
+    auto adopted = EmbeddedPostgres::Start(Options());
+    ASSERT_TRUE(adopted.ok()) << adopted.status().ToString();
+    EXPECT_EQ(QueryOne((*adopted)->url(), "SELECT 1"), "1");
+  }
   EXPECT_FALSE(fs::exists(pid_file()));
-}
 
-TEST_F(EmbeddedPostgresTest, StartsOverAStalePidFileWhosePidWasReused) {
-  ASSERT_TRUE(EmbeddedPostgres::Start(Options()).ok());  // initdb, start, stop
-  // A server killed with SIGKILL leaves postmaster.pid behind; its PID now
-  // belongs to another live process (here: this test), which PostgreSQL
-  // itself would take for a running postmaster.
+  // A server killed with SIGKILL leaves postmaster.pid behind, and its PID
+  // may belong to another live process by now (here: this test), which
+  // PostgreSQL itself would take for a running postmaster.
   std::ofstream(pid_file()) << getpid() << "\n" << (root_ / "postgres/data").string() << "\n";
-  auto server = EmbeddedPostgres::Start(Options());
-  ASSERT_TRUE(server.ok()) << server.status().ToString();
-  EXPECT_EQ(QueryOne((*server)->url(), "SELECT 1"), "1");
+  auto restarted = EmbeddedPostgres::Start(Options());
+  ASSERT_TRUE(restarted.ok()) << restarted.status().ToString();
+  EXPECT_EQ(QueryOne((*restarted)->url(), "SELECT 1"), "1");
 }
 
 TEST_F(EmbeddedPostgresTest, MissingBinariesNameThePackageToInstall) {
