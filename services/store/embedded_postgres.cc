@@ -311,7 +311,7 @@ Result<std::unique_ptr<EmbeddedPostgres>> EmbeddedPostgres::Start(const Embedded
   std::unique_ptr<EmbeddedPostgres> server(
       new EmbeddedPostgres(options, UnixSocketUrl(layout.run, kPort, kSuperuser, options.database)));
   SEPTA_RETURN_IF_ERROR(CreateDatabaseIfMissing(maintenance_url, options.database));
-  spdlog::info("embedded PostgreSQL ready on {} in {} ms", layout.run.string(),
+  spdlog::debug("embedded PostgreSQL ready on {} in {} ms", layout.run.string(),
                std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started)
                    .count());
   return server;

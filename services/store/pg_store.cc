@@ -32,6 +32,8 @@ Attempt RunBody(pqxx::dbtransaction& tx, core::TxMode mode, const std::function<
     status = body(pg_tx);
   } catch (const std::exception& e) {
     return {Internal(std::string("transaction body threw: ") + e.what())};
+  } catch (...) {
+    return {Internal("transaction body threw a non-standard exception")};
   }
   if (const auto& fatal = pg_tx.fatal_error()) return {fatal->status, fatal->retry, fatal->connection_broken};
   if (!status.ok()) return {status};  // rolled back when `tx` goes out of scope

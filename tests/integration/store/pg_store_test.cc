@@ -208,6 +208,21 @@ TEST_F(PgStoreTest, ABrokenConnectionIsReplaced) {
   EXPECT_EQ(store.Stats().pool.opened_total, 2u);
 }
 
+TEST_F(PgStoreTest, AThrowingBodyIsAnInternalErrorAndChangesNothing) {
+  PgStore store(Options());
+  const Status st = store.Transact(core::TxMode::kReadWrite, [](core::Tx& tx) -> Status {
+    EXPECT_TRUE(tx.InsertTenant(Tenant("acme")).ok());
+    throw std::runtime_error("bug in a use case");
+  });
+  EXPECT_EQ(st.code(), Code::kInternal);
+  EXPECT_THAT(st.message(), HasSubstr("bug in a use case"));
+  const Status read = store.Transact(core::TxMode::kReadOnly, [](core::Tx& tx) {
+    EXPECT_EQ(tx.GetTenant("acme").status().code(), Code::kNotFound);
+    return Status::Ok();
+  });
+  EXPECT_TRUE(read.ok()) << read.ToString();
+}
+
 TEST_F(PgStoreTest, ReadyRequiresEveryMigration) {
   auto empty = test::TestDatabase::Create();
   ASSERT_TRUE(empty.ok()) << empty.status().ToString();
