@@ -1,0 +1,58 @@
+// septa-kubesim: runs one simulated Kubernetes cluster until SIGINT/SIGTERM.
+//   septa-kubesim --inventory nodes.yaml --listen 127.0.0.1:6443 --kubeconfig-out ./kubeconfig
+#include <CLI/CLI.hpp>
+#include <csignal>
+#include <fstream>
+#include <iostream>
+
+#include "services/kubesim/kubesim.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"septa-kubesim: a Kubernetes API server with simulated GPU nodes (development and tests only)"};
+  septa::kubesim::KubeSimOptions options;
+  std::string kubeconfig_out, inventory;
+  app.add_option("--listen", options.listen, "HTTPS address, host:port (port 0: any free port)")->capture_default_str();
+  app.add_option("--insecure-listen", options.insecure_listen, "also serve plain HTTP on this loopback host:port");
+  app.add_option("--kubeconfig-out", kubeconfig_out, "write an admin kubeconfig (with the cluster CA) here");
+  app.add_option("--inventory", inventory, "simulated nodes (YAML)");
+  app.add_option("--name", options.cluster_name, "cluster name used in the kubeconfig")->capture_default_str();
+  app.add_option("--io-threads", options.io_threads, "HTTP I/O threads")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before any thread starts
+
+  septa::kubesim::KubeSim sim(options);
+  if (auto st = sim.Start(); !st.ok()) {
+    std::cerr << "septa-kubesim: " << st.ToString() << "\n";
+    return 1;
+  }
+  if (!kubeconfig_out.empty()) {
+    auto config = sim.AdminKubeconfig();
+    if (!config.ok()) {
+      std::cerr << "septa-kubesim: " << config.status().ToString() << "\n";
+      return 1;
+    }
+    std::string tmp = kubeconfig_out + ".tmp";
+    {
+      std::ofstream out(tmp, std::ios::trunc);
+      out << *config;
+      if (!out) {
+        std::cerr << "septa-kubesim: cannot write " << tmp << "\n";
+        return 1;
+      }
+    }
+    std::rename(tmp.c_str(), kubeconfig_out.c_str());  // readers never see half a file
+  }
+  std::cout << "septa-kubesim: serving " << sim.server_url();
+  if (sim.http_port() != 0) std::cout << " and http://127.0.0.1:" << sim.http_port();
+  std::cout << std::endl;
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  sim.Stop();
+  return 0;
+}

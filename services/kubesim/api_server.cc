@@ -1,0 +1,213 @@
+#include "services/kubesim/api_server.h"
+
+#include <boost/beast/http/field.hpp>
+
+#include "services/kubesim/api_internal.h"
+
+namespace septa::kubesim {
+
+namespace bhttp = boost::beast::http;
+using nlohmann::json;
+
+namespace {
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::string UrlDecode(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && HexValue(s[i + 1]) >= 0 && HexValue(s[i + 2]) >= 0) {
+      out.push_back(static_cast<char>(HexValue(s[i + 1]) * 16 + HexValue(s[i + 2])));
+      i += 2;
+    } else if (s[i] == '+') {
+      out.push_back(' ');
+    } else {
+      out.push_back(s[i]);
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> Split(std::string_view s, char sep) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= s.size()) {
+    auto end = s.find(sep, start);
+    if (end == std::string_view::npos) end = s.size();
+    if (end > start) out.emplace_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+ApiError NotFoundPath() {
+  ApiError e;
+  e.code = 404;
+  e.reason = "NotFound";
+  e.message = "the server could not find the requested resource";
+  return e;
+}
+
+}  // namespace
+
+void ReplyJson(http::Exchange& ex, int status, std::string body) {
+  http::Response res{static_cast<bhttp::status>(status), 11};
+  res.set(bhttp::field::content_type, "application/json");
+  res.body() = std::move(body);
+  ex.Reply(std::move(res));
+}
+
+void ReplyError(http::Exchange& ex, const ApiError& error) {
+  http::Response res{static_cast<bhttp::status>(error.code), 11};
+  res.set(bhttp::field::content_type, "application/json");
+  if (error.retry_after_seconds > 0) res.set(bhttp::field::retry_after, std::to_string(error.retry_after_seconds));
+  res.body() = error.ToJson().dump();
+  ex.Reply(std::move(res));
+}
+
+ApiServer::ApiServer(Cluster& cluster, ApiServerOptions options)
+    : impl_(std::make_shared<Impl>(cluster, std::move(options))) {}
+
+void ApiServer::Tick() { impl_->cluster.storage.BookmarkAll(); }
+
+ApiResult<ObjectPtr> ApiServer::CreateObject(const std::string& group, const std::string& resource, json object) {
+  auto type = impl_->cluster.registry.Find(group, "v1", resource);
+  if (!type) {
+    for (const auto& t : impl_->cluster.registry.All()) {
+      if (t->group == group && t->resource == resource) type = t;
+    }
+  }
+  if (!type) return NotFoundPath();
+  std::string ns = object["metadata"].value("namespace", "");
+  return impl_->CreateParsed(*type, ns, std::move(object), false, "kubesim");
+}
+
+void ApiServer::Handle(http::Request&& request, std::shared_ptr<http::Exchange> exchange) {
+  Call call;
+  call.request = std::move(request);
+  call.exchange = std::move(exchange);
+  try {
+    impl_->Route(call);
+  } catch (const std::exception& e) {
+    ReplyError(*call.exchange, InternalError(std::string("kubesim: ") + e.what()));
+  }
+}
+
+void ApiServer::Impl::Route(Call& call) {
+  const auto raw_target = call.request.target();
+  std::string_view target(raw_target.data(), raw_target.size());
+  auto qpos = target.find('?');
+  std::string_view path = target.substr(0, qpos);
+  if (qpos != std::string_view::npos) {
+    for (const auto& kv : Split(target.substr(qpos + 1), '&')) {
+      auto eq = kv.find('=');
+      call.query[UrlDecode(kv.substr(0, eq))] = eq == std::string::npos ? "" : UrlDecode(kv.substr(eq + 1));
+    }
+  }
+  std::vector<std::string> segments;
+  for (auto& s : Split(path, '/')) segments.push_back(UrlDecode(s));
+  http::Exchange& ex = *call.exchange;
+
+  if (segments.size() == 1 && (segments[0] == "healthz" || segments[0] == "readyz" || segments[0] == "livez")) {
+    http::Response res{bhttp::status::ok, 11};
+    res.set(bhttp::field::content_type, "text/plain");
+    res.body() = "ok";
+    return ex.Reply(std::move(res));
+  }
+  const auto authorization = call.request[bhttp::field::authorization];
+  auto user = cluster.authenticator.Authenticate(ex.connection(),
+                                                 std::string_view(authorization.data(), authorization.size()));
+  if (!user) return ReplyError(ex, UnauthorizedError());
+  call.user = std::move(*user);
+  std::string accept(call.request[bhttp::field::accept]);
+  call.table = accept.find("as=Table") != std::string::npos;
+
+  if (Discovery(call, segments) || OpenApi(call, segments)) return;
+
+  // /api/v1/... or /apis/<group>/<version>/...
+  std::string group;
+  std::size_t i = 0;
+  if (segments.size() >= 2 && segments[0] == "api") {
+    call.version = segments[1];
+    i = 2;
+  } else if (segments.size() >= 3 && segments[0] == "apis") {
+    group = segments[1];
+    call.version = segments[2];
+    i = 3;
+  } else {
+    return ReplyError(ex, NotFoundPath());
+  }
+  std::vector<std::string> rest(segments.begin() + static_cast<long>(i), segments.end());
+  if (rest.size() >= 3 && rest[0] == "namespaces") {
+    auto t = cluster.registry.Find(group, call.version, rest[2]);
+    if (t && t->namespaced) {
+      call.ns = rest[1];
+      rest.erase(rest.begin(), rest.begin() + 2);
+    }
+  }
+  if (rest.empty() || rest.size() > 3) return ReplyError(ex, NotFoundPath());
+  call.type = cluster.registry.Find(group, call.version, rest[0]);
+  if (!call.type) return ReplyError(ex, NotFoundPath());
+  if (rest.size() >= 2) call.name = rest[1];
+  if (rest.size() == 3) call.subresource = rest[2];
+  if (call.type->namespaced && call.ns.empty() && !call.name.empty()) return ReplyError(ex, NotFoundPath());
+  if (!call.subresource.empty() && !(call.subresource == "status" && call.type->has_status) &&
+      !(call.subresource == "binding" && call.type->group.empty() && call.type->resource == "pods")) {
+    return ReplyError(ex, NotFoundPath());
+  }
+
+  const auto method = call.request.method();
+  bool watch = call.Query("watch") == "1" || call.Query("watch") == "true";
+  std::string verb;
+  if (method == bhttp::verb::get) verb = call.name.empty() ? (watch ? "watch" : "list") : "get";
+  else if (method == bhttp::verb::post) verb = "create";
+  else if (method == bhttp::verb::put) verb = "update";
+  else if (method == bhttp::verb::patch) verb = "patch";
+  else if (method == bhttp::verb::delete_) verb = call.name.empty() ? "deletecollection" : "delete";
+  else return ReplyError(ex, MethodNotAllowedError("the server does not allow this method on the requested resource"));
+
+  AccessRequest access{verb, call.type->group, call.type->resource, call.subresource, call.ns, call.name};
+  if (!Authorize(call.user, access, cluster.storage)) {
+    std::string what = call.type->resource + (call.type->group.empty() ? "" : "." + call.type->group);
+    std::string scope = call.ns.empty() ? "at the cluster scope" : "in the namespace \"" + call.ns + "\"";
+    ApiError e = ForbiddenError(what + (call.name.empty() ? "" : " \"" + call.name + "\"") + " is forbidden: User \"" +
+                                call.user.name + "\" cannot " + verb + " resource \"" + call.type->resource +
+                                "\" in API group \"" + call.type->group + "\" " + scope);
+    e.name = call.name;
+    e.group = call.type->group;
+    e.kind = call.type->resource;
+    return ReplyError(ex, e);
+  }
+
+  if (verb == "get") return Get(call);
+  if (verb == "list") return List(call);
+  if (verb == "watch") return Watch(call);
+  if (verb == "create") {
+    if (call.subresource == "binding") return Bind(call);
+    if (!call.name.empty()) return ReplyError(ex, MethodNotAllowedError("POST is not allowed on a named object"));
+    return Create(call);
+  }
+  if (call.name.empty() && verb != "deletecollection")
+    return ReplyError(ex, MethodNotAllowedError("the server does not allow this method on the requested resource"));
+  if (verb == "update") return Update(call);
+  if (verb == "patch") return Patch(call);
+  if (verb == "delete") return Delete(call);
+  return DeleteCollection(call);
+}
+
+std::string ApiServer::Impl::Encode(const Call& call, const json& obj) const {
+  if (call.type->from_crd && obj.value("apiVersion", "") != call.api_version()) {
+    json copy = obj;
+    copy["apiVersion"] = call.api_version();
+    return copy.dump();
+  }
+  return obj.dump();
+}
+
+}  // namespace septa::kubesim

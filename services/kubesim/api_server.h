@@ -1,0 +1,53 @@
+// The Kubernetes API surface of kubesim: discovery, authentication and
+// authorization, and the verbs over Storage for every registered resource.
+// An http::Handler; everything runs on the I/O thread (storage is in memory).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "common/clock.h"
+#include "services/http/server.h"
+#include "services/kubesim/auth.h"
+#include "services/kubesim/resources.h"
+#include "services/kubesim/storage.h"
+
+namespace septa::kubesim {
+
+struct ApiServerOptions {
+  std::string server_version = "v1.30.0";
+  std::chrono::milliseconds bookmark_interval{5000};
+  std::size_t default_page_size = 0;  // 0: lists are not paginated unless asked
+};
+
+// Everything an API server instance owns, also used by the node simulator.
+struct Cluster {
+  Cluster(const Clock& clock, RandomSource& random, std::size_t history_limit)
+      : clock(clock), random(random), storage(history_limit), authenticator(clock) {}
+  const Clock& clock;
+  RandomSource& random;
+  ResourceRegistry registry;
+  Storage storage;
+  Authenticator authenticator;
+};
+
+class ApiServer {
+ public:
+  ApiServer(Cluster& cluster, ApiServerOptions options);
+
+  void Handle(http::Request&& request, std::shared_ptr<http::Exchange> exchange);
+
+  // Bookmarks and watch timeouts; called periodically by the owner.
+  void Tick();
+
+  // Writes on behalf of the system (seeding, node simulator): no auth.
+  ApiResult<ObjectPtr> CreateObject(const std::string& group, const std::string& resource, nlohmann::json object);
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace septa::kubesim

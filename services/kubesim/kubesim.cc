@@ -1,0 +1,197 @@
+#include "services/kubesim/kubesim.h"
+
+#include <openssl/rand.h>
+
+#include <boost/beast/http/field.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include "services/kubesim/auth.h"
+
+namespace septa::kubesim {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Cryptographic randomness for uids and names outside tests.
+class OsRandom final : public RandomSource {
+ public:
+  void Fill(std::span<std::uint8_t> out) override { RAND_bytes(out.data(), static_cast<int>(out.size())); }
+};
+
+std::string Base64(const std::string& in) {
+  static constexpr char kTable[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  std::size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    unsigned v = (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8) |
+                 static_cast<unsigned char>(in[i + 2]);
+    out += {kTable[v >> 18], kTable[(v >> 12) & 63], kTable[(v >> 6) & 63], kTable[v & 63]};
+  }
+  if (i + 1 == in.size()) {
+    unsigned v = static_cast<unsigned char>(in[i]) << 16;
+    out += {kTable[v >> 18], kTable[(v >> 12) & 63], '=', '='};
+  } else if (i + 2 == in.size()) {
+    unsigned v = (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8);
+    out += {kTable[v >> 18], kTable[(v >> 12) & 63], kTable[(v >> 6) & 63], '='};
+  }
+  return out;
+}
+
+bool SplitHostPort(const std::string& listen, std::string& host, std::uint16_t& port) {
+  auto colon = listen.rfind(':');
+  if (colon == std::string::npos) return false;
+  host = listen.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  try {
+    unsigned long p = std::stoul(listen.substr(colon + 1));
+    if (p > 65535) return false;
+    port = static_cast<std::uint16_t>(p);
+  } catch (...) {
+    return false;
+  }
+  return true;
+}
+
+// The Status body for errors the HTTP layer produces itself.
+http::Response StatusErrorBody(http::HttpStatus status, std::string_view message) {
+  ApiError e;
+  e.code = static_cast<int>(status);
+  e.message = std::string(message);
+  switch (status) {
+    case http::HttpStatus::payload_too_large: e.reason = "RequestEntityTooLarge"; break;
+    case http::HttpStatus::bad_request: e.reason = "BadRequest"; break;
+    default: e.reason = "BadRequest"; break;
+  }
+  http::Response res{status, 11};
+  res.set(boost::beast::http::field::content_type, "application/json");
+  res.body() = e.ToJson().dump();
+  return res;
+}
+
+}  // namespace
+
+KubeSim::KubeSim(KubeSimOptions options) : options_(std::move(options)) {
+  const Clock& clock = options_.clock ? *options_.clock : system_clock_;
+  RandomSource* random = options_.random;
+  if (random == nullptr) {
+    system_random_ = std::make_unique<OsRandom>();
+    random = system_random_.get();
+  }
+  cluster_ = std::make_unique<Cluster>(clock, *random, options_.history_limit);
+  api_ = std::make_unique<ApiServer>(*cluster_, options_.api);
+}
+
+KubeSim::~KubeSim() { Stop(); }
+
+void KubeSim::Seed() {
+  for (const char* ns : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
+    api_->CreateObject("", "namespaces", {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}});
+  }
+  for (auto& role : BuiltinClusterRoles()) api_->CreateObject("rbac.authorization.k8s.io", "clusterroles", role);
+}
+
+Status KubeSim::Start() {
+  std::string host;
+  std::uint16_t port = 0;
+  if (!SplitHostPort(options_.listen, host, port)) return InvalidArgument("--listen: expected host:port, got \"" + options_.listen + "\"");
+  auto now = std::chrono::system_clock::now();
+  auto ca = http::IssueCertificate({options_.cluster_name + "-ca", {}, {}, {}, now - 1h, now + 24h * 3650, true}, nullptr);
+  if (!ca.ok()) return ca.status();
+  ca_ = *ca;
+  std::vector<std::string> ips = {"127.0.0.1", "::1"};
+  if (host != "127.0.0.1" && host != "::1" && host != "0.0.0.0" && host != "::" && host != "localhost") ips.push_back(host);
+  auto serving = http::IssueCertificate({"kube-apiserver", {}, {"localhost", "kubernetes", "kubernetes.default"}, ips,
+                                         now - 1h, now + 24h * 365}, &ca_);
+  if (!serving.ok()) return serving.status();
+  auto tls = http::MakeServerTlsContext({serving->certificate, serving->private_key, ca_.certificate, false});
+  if (!tls.ok()) return tls.status();
+  Seed();
+
+  auto handler = [api = api_.get()](http::Request&& req, std::shared_ptr<http::Exchange> ex) {
+    api->Handle(std::move(req), std::move(ex));
+  };
+  http::ServerOptions so;
+  so.host = host;
+  so.port = port;
+  so.tls = *tls;
+  so.io_threads = options_.io_threads;
+  so.body_limit = options_.body_limit;
+  so.error_formatter = StatusErrorBody;
+  https_ = std::make_unique<http::Server>(so, handler);
+  SEPTA_RETURN_IF_ERROR(https_->Start());
+  if (!options_.insecure_listen.empty()) {
+    http::ServerOptions plain = so;
+    plain.tls = nullptr;
+    if (!SplitHostPort(options_.insecure_listen, plain.host, plain.port))
+      return InvalidArgument("--insecure-listen: expected host:port");
+    if (plain.host != "127.0.0.1" && plain.host != "::1" && plain.host != "localhost")
+      return InvalidArgument("--insecure-listen: plain HTTP is served on loopback only");
+    // Plain HTTP has no client certificates: only bearer tokens authenticate.
+    http_ = std::make_unique<http::Server>(plain, handler);
+    SEPTA_RETURN_IF_ERROR(http_->Start());
+  }
+  ticker_ = std::thread([this] {
+    while (!stopping_) {
+      std::this_thread::sleep_for(options_.tick_interval);
+      api_->Tick();
+    }
+  });
+  return Status::Ok();
+}
+
+void KubeSim::Stop() {
+  if (stopping_.exchange(true)) return;
+  if (ticker_.joinable()) ticker_.join();
+  if (https_) https_->Shutdown(1s);
+  if (http_) http_->Shutdown(1s);
+}
+
+std::uint16_t KubeSim::https_port() const { return https_ ? https_->port() : 0; }
+std::uint16_t KubeSim::http_port() const { return http_ ? http_->port() : 0; }
+std::string KubeSim::server_url() const { return "https://127.0.0.1:" + std::to_string(https_port()); }
+
+Result<http::KeyPairPem> KubeSim::IssueClientCertificate(const std::string& user, const std::vector<std::string>& groups,
+                                                         TimePoint not_before, TimePoint not_after) const {
+  return http::IssueCertificate({user, groups, {}, {}, not_before, not_after}, &ca_);
+}
+
+std::string KubeSim::Kubeconfig(const std::string& user, const http::KeyPairPem& client) const {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "apiVersion" << YAML::Value << "v1";
+  out << YAML::Key << "kind" << YAML::Value << "Config";
+  out << YAML::Key << "clusters" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
+  out << YAML::Key << "name" << YAML::Value << options_.cluster_name;
+  out << YAML::Key << "cluster" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "server" << YAML::Value << server_url();
+  out << YAML::Key << "certificate-authority-data" << YAML::Value << Base64(ca_.certificate);
+  out << YAML::EndMap << YAML::EndMap << YAML::EndSeq;
+  out << YAML::Key << "users" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
+  out << YAML::Key << "name" << YAML::Value << user;
+  out << YAML::Key << "user" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "client-certificate-data" << YAML::Value << Base64(client.certificate);
+  out << YAML::Key << "client-key-data" << YAML::Value << Base64(client.private_key);
+  out << YAML::EndMap << YAML::EndMap << YAML::EndSeq;
+  std::string context = user + "@" + options_.cluster_name;
+  out << YAML::Key << "contexts" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
+  out << YAML::Key << "name" << YAML::Value << context;
+  out << YAML::Key << "context" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "cluster" << YAML::Value << options_.cluster_name;
+  out << YAML::Key << "user" << YAML::Value << user;
+  out << YAML::Key << "namespace" << YAML::Value << "default";
+  out << YAML::EndMap << YAML::EndMap << YAML::EndSeq;
+  out << YAML::Key << "current-context" << YAML::Value << context;
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+Result<std::string> KubeSim::AdminKubeconfig() const {
+  auto now = std::chrono::system_clock::now();
+  auto cert = IssueClientCertificate("kubesim-admin", {std::string(kAdminGroup)}, now - 1h, now + 24h * 365);
+  if (!cert.ok()) return cert.status();
+  return Kubeconfig("kubesim-admin", *cert);
+}
+
+}  // namespace septa::kubesim

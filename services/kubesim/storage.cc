@@ -1,0 +1,204 @@
+#include "services/kubesim/storage.h"
+
+#include <algorithm>
+#include <mutex>
+
+namespace septa::kubesim {
+
+namespace {
+
+std::string ObjectKey(const std::string& ns, const std::string& name) { return ns + "/" + name; }
+
+std::uint64_t VersionOf(const nlohmann::json& obj) {
+  try {
+    return std::stoull(obj["metadata"]["resourceVersion"].get<std::string>());
+  } catch (...) {
+    return 0;
+  }
+}
+
+}  // namespace
+
+std::string_view EventTypeName(WatchEvent::Type type) {
+  switch (type) {
+    case WatchEvent::Type::kAdded: return "ADDED";
+    case WatchEvent::Type::kModified: return "MODIFIED";
+    case WatchEvent::Type::kDeleted: return "DELETED";
+  }
+  return "ERROR";
+}
+
+Storage::Storage(std::size_t history_limit) : history_limit_(history_limit) {}
+
+std::uint64_t Storage::current_resource_version() const {
+  std::shared_lock lock(mu_);
+  return resource_version_;
+}
+
+std::uint64_t Storage::compacted_resource_version() const {
+  std::shared_lock lock(mu_);
+  return compacted_;
+}
+
+ObjectPtr Storage::Get(const std::string& type_key, const std::string& ns, const std::string& name) const {
+  std::shared_lock lock(mu_);
+  auto t = types_.find(type_key);
+  if (t == types_.end()) return nullptr;
+  auto it = t->second.objects.find(ObjectKey(ns, name));
+  return it == t->second.objects.end() ? nullptr : it->second;
+}
+
+ListResult Storage::List(const std::string& type_key, const std::string& ns,
+                         const std::function<bool(const nlohmann::json&)>& filter, std::size_t limit,
+                         const std::string& start_after) const {
+  ListResult out;
+  std::shared_lock lock(mu_);
+  out.resource_version = resource_version_;
+  auto t = types_.find(type_key);
+  if (t == types_.end()) return out;
+  const auto& objects = t->second.objects;
+  std::string prefix = ns.empty() ? "" : ns + "/";
+  auto it = start_after.empty() ? objects.lower_bound(prefix) : objects.upper_bound(start_after);
+  for (; it != objects.end(); ++it) {
+    if (!prefix.empty() && it->first.compare(0, prefix.size(), prefix) != 0) break;
+    if (filter && !filter(*it->second)) continue;
+    if (limit > 0 && out.items.size() == limit) {
+      out.last_key = std::prev(it)->first;
+      // Only report a continuation when something after it still matches.
+      bool more = false;
+      for (auto rest = it; rest != objects.end(); ++rest) {
+        if (!prefix.empty() && rest->first.compare(0, prefix.size(), prefix) != 0) break;
+        if (!filter || filter(*rest->second)) {
+          more = true;
+          break;
+        }
+      }
+      if (!more) out.last_key.clear();
+      break;
+    }
+    out.items.push_back(it->second);
+  }
+  return out;
+}
+
+ApiResult<ObjectPtr> Storage::Mutate(const std::string& type_key, const std::string& ns, const std::string& name,
+                                     const MutateFn& fn, bool dry_run) {
+  std::unique_lock lock(mu_);
+  TypeData& data = types_[type_key];
+  const std::string key = ObjectKey(ns, name);
+  auto it = data.objects.find(key);
+  ObjectPtr current = it == data.objects.end() ? nullptr : it->second;
+  auto decided = fn(current.get());
+  if (IsError(decided)) return std::get<ApiError>(decided);
+  Mutation m = std::move(std::get<Mutation>(decided));
+  switch (m.kind) {
+    case Mutation::Kind::kNothing:
+      return current;
+    case Mutation::Kind::kPut: {
+      if (dry_run) return std::make_shared<const nlohmann::json>(std::move(m.object));
+      std::uint64_t rv = ++resource_version_;
+      m.object["metadata"]["resourceVersion"] = std::to_string(rv);
+      auto stored = std::make_shared<const nlohmann::json>(std::move(m.object));
+      data.objects[key] = stored;
+      Publish(type_key, data, {current ? WatchEvent::Type::kModified : WatchEvent::Type::kAdded, rv, stored, current});
+      return stored;
+    }
+    case Mutation::Kind::kDelete: {
+      if (!current) return NotFoundError(type_key, "", name);
+      if (dry_run) return current;
+      std::uint64_t rv = ++resource_version_;
+      // The last state: the object as the deciding function left it, if it did.
+      auto last = std::make_shared<nlohmann::json>(m.object.is_null() ? *current : std::move(m.object));
+      (*last)["metadata"]["resourceVersion"] = std::to_string(rv);
+      ObjectPtr gone = std::move(last);
+      data.objects.erase(it);
+      Publish(type_key, data, {WatchEvent::Type::kDeleted, rv, gone, nullptr});
+      return gone;
+    }
+  }
+  return current;
+}
+
+void Storage::Publish(const std::string& type_key, TypeData& data, WatchEvent event) {
+  auto& sinks = data.sinks;
+  for (std::size_t i = 0; i < sinks.size();) {
+    if (sinks[i]->Deliver(event)) {
+      ++i;
+    } else {
+      sinks[i] = std::move(sinks.back());
+      sinks.pop_back();
+    }
+  }
+  // History is bounded across all types: evict the globally oldest events.
+  history_order_.emplace_back(event.resource_version, type_key);
+  data.history.push_back(std::move(event));
+  ++history_size_;
+  while (history_size_ > history_limit_) {
+    auto [rv, type] = history_order_.front();
+    history_order_.pop_front();
+    auto& h = types_[type].history;
+    if (!h.empty() && h.front().resource_version == rv) h.pop_front();
+    compacted_ = rv;
+    --history_size_;
+  }
+}
+
+ApiResult<std::uint64_t> Storage::Watch(const std::string& type_key, std::optional<std::uint64_t> since,
+                                        std::shared_ptr<WatchSink> sink) {
+  std::unique_lock lock(mu_);
+  TypeData& data = types_[type_key];
+  if (since) {
+    if (*since < compacted_) {
+      return GoneError("too old resource version: " + std::to_string(*since) + " (" +
+                       std::to_string(resource_version_) + ")");
+    }
+    for (const auto& e : data.history) {
+      if (e.resource_version > *since && !sink->Deliver(e)) return resource_version_;
+    }
+  } else {
+    for (const auto& [key, obj] : data.objects) {
+      if (!sink->Deliver({WatchEvent::Type::kAdded, VersionOf(*obj), obj, nullptr})) return resource_version_;
+    }
+  }
+  data.sinks.push_back(std::move(sink));
+  return resource_version_;
+}
+
+void Storage::BookmarkAll() {
+  std::unique_lock lock(mu_);
+  for (auto& [key, data] : types_) {
+    auto& sinks = data.sinks;
+    for (std::size_t i = 0; i < sinks.size();) {
+      if (sinks[i]->Bookmark(resource_version_)) {
+        ++i;
+      } else {
+        sinks[i] = std::move(sinks.back());
+        sinks.pop_back();
+      }
+    }
+  }
+}
+
+std::size_t Storage::watcher_count() const {
+  std::shared_lock lock(mu_);
+  std::size_t n = 0;
+  for (const auto& [key, data] : types_) n += data.sinks.size();
+  return n;
+}
+
+void Storage::DropType(const std::string& type_key) {
+  std::unique_lock lock(mu_);
+  auto t = types_.find(type_key);
+  if (t == types_.end()) return;
+  TypeData& data = t->second;
+  while (!data.objects.empty()) {
+    auto it = data.objects.begin();
+    std::uint64_t rv = ++resource_version_;
+    auto last = std::make_shared<nlohmann::json>(*it->second);
+    (*last)["metadata"]["resourceVersion"] = std::to_string(rv);
+    data.objects.erase(it);
+    Publish(type_key, data, {WatchEvent::Type::kDeleted, rv, std::move(last), nullptr});
+  }
+}
+
+}  // namespace septa::kubesim

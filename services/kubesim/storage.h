@@ -1,0 +1,116 @@
+// In-memory object storage with one global, monotonic resource version, a
+// bounded event history and live watchers: kubesim's etcd.
+//
+// Objects are immutable once stored (shared_ptr<const json>), so readers take
+// a reference under a short lock and serialize outside it.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <optional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "services/kubesim/api_error.h"
+
+namespace septa::kubesim {
+
+using ObjectPtr = std::shared_ptr<const nlohmann::json>;
+
+struct WatchEvent {
+  enum class Type { kAdded, kModified, kDeleted };
+  Type type = Type::kAdded;
+  std::uint64_t resource_version = 0;
+  ObjectPtr object;
+  ObjectPtr previous;  // MODIFIED only: the object before, for selector transitions
+};
+
+std::string_view EventTypeName(WatchEvent::Type type);
+
+// Receives the events of one resource type, under the storage lock and in
+// resource-version order. Must not block or call back into Storage.
+class WatchSink {
+ public:
+  virtual ~WatchSink() = default;
+  // false: the watcher is gone; storage drops it.
+  virtual bool Deliver(const WatchEvent& event) = 0;
+  // Periodic progress notice (BOOKMARK); false: the watcher is gone.
+  virtual bool Bookmark(std::uint64_t resource_version) = 0;
+};
+
+// What a write does, decided by a function that sees the current object.
+struct Mutation {
+  enum class Kind { kNothing, kPut, kDelete };
+  Kind kind = Kind::kNothing;
+  // kPut: the new object, resourceVersion filled in by storage; kDelete:
+  // optionally the object's last state (default: the current one).
+  nlohmann::json object;
+};
+using MutateFn = std::function<ApiResult<Mutation>(const nlohmann::json* current)>;
+
+struct ListResult {
+  std::vector<ObjectPtr> items;
+  std::uint64_t resource_version = 0;
+  std::string last_key;  // set when `limit` cut the list: continue after this key
+};
+
+class Storage {
+ public:
+  explicit Storage(std::size_t history_limit = 10'000);
+
+  std::uint64_t current_resource_version() const;
+  // Watches and continue tokens from before this version can no longer be served.
+  std::uint64_t compacted_resource_version() const;
+
+  ObjectPtr Get(const std::string& type_key, const std::string& ns, const std::string& name) const;
+
+  // Objects of a type (in `ns`, or all namespaces when empty), ordered by
+  // namespace then name, starting after `start_after`, at most `limit`
+  // (0: no limit) of those `filter` accepts.
+  ListResult List(const std::string& type_key, const std::string& ns,
+                  const std::function<bool(const nlohmann::json&)>& filter, std::size_t limit,
+                  const std::string& start_after) const;
+
+  // Runs `fn` on the current object (nullptr when absent) under the write
+  // lock and applies its decision atomically. Returns the stored object (for
+  // a delete: the last state, stamped with the deletion's version), or the
+  // current one for kNothing. With `dry_run` nothing is stored.
+  ApiResult<ObjectPtr> Mutate(const std::string& type_key, const std::string& ns, const std::string& name,
+                              const MutateFn& fn, bool dry_run = false);
+
+  // Registers a watcher on a type. With `since` set, first replays the
+  // history after that version (410 Expired when it is gone); otherwise
+  // first sends every current object as ADDED. Atomic with respect to writes.
+  ApiResult<std::uint64_t> Watch(const std::string& type_key, std::optional<std::uint64_t> since,
+                                 std::shared_ptr<WatchSink> sink);
+  // Sends a bookmark at the current version to every watcher; drops the gone.
+  void BookmarkAll();
+  std::size_t watcher_count() const;
+
+  // Removes a whole type (a deleted CRD), sending DELETED for each object.
+  void DropType(const std::string& type_key);
+
+ private:
+  struct TypeData {
+    std::map<std::string, ObjectPtr> objects;  // "<ns>/<name>"
+    std::vector<std::shared_ptr<WatchSink>> sinks;
+    std::deque<WatchEvent> history;
+  };
+  void Publish(const std::string& type_key, TypeData& data, WatchEvent event);
+
+  mutable std::shared_mutex mu_;
+  std::unordered_map<std::string, TypeData> types_;
+  std::uint64_t resource_version_ = 1;
+  std::uint64_t compacted_ = 1;
+  std::size_t history_limit_;
+  std::size_t history_size_ = 0;
+  std::deque<std::pair<std::uint64_t, std::string>> history_order_;  // (version, type) to evict globally
+};
+
+}  // namespace septa::kubesim

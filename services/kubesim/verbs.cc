@@ -1,0 +1,574 @@
+// get, list, create, update, patch, delete, deletecollection and pod binding.
+#include <boost/beast/http/field.hpp>
+
+#include "services/kubesim/api_internal.h"
+#include "services/kubesim/apply.h"
+#include "services/kubesim/objects.h"
+#include "services/kubesim/patches.h"
+#include "services/kubesim/selectors.h"
+
+namespace septa::kubesim {
+
+namespace bhttp = boost::beast::http;
+using nlohmann::json;
+
+namespace {
+
+std::string ContentType(const Call& call) {
+  std::string ct(call.request[bhttp::field::content_type]);
+  auto semi = ct.find(';');
+  if (semi != std::string::npos) ct.resize(semi);
+  while (!ct.empty() && ct.back() == ' ') ct.pop_back();
+  return ct;
+}
+
+ApiResult<json> ParseBody(const Call& call, bool allow_array = false) {
+  std::string ct = ContentType(call);
+  if (ct != "application/json" && ct != "application/yaml" && ct != "" && ct.rfind("application/", 0) != 0) {
+    return UnsupportedMediaTypeError("the body of the request was in an unknown format - accepted media types include: "
+                                     "application/json, application/yaml");
+  }
+  if (ct == "application/vnd.kubernetes.protobuf") {
+    return UnsupportedMediaTypeError("the body of the request was in an unknown format - accepted media types include: "
+                                     "application/json, application/yaml");
+  }
+  auto parsed = ParseJsonOrYaml(call.request.body());
+  if (IsError(parsed)) return parsed;
+  const json& j = std::get<json>(parsed);
+  if (!j.is_object() && !(allow_array && j.is_array())) {
+    return BadRequestError("the body of the request must be a JSON object");
+  }
+  return parsed;
+}
+
+// The continue token: the list's resource version and the last key served.
+std::string EncodeContinue(std::uint64_t rv, const std::string& key) {
+  return json{{"rv", rv}, {"start", key}}.dump();
+}
+
+bool DecodeContinue(const std::string& token, std::uint64_t& rv, std::string& key) {
+  json j = json::parse(token, nullptr, false);
+  if (!j.is_object() || !j.contains("rv") || !j["rv"].is_number_unsigned() || !j.contains("start") ||
+      !j["start"].is_string())
+    return false;
+  rv = j["rv"].get<std::uint64_t>();
+  key = j["start"].get<std::string>();
+  return true;
+}
+
+std::string JsonString(const std::string& s) { return json(s).dump(); }
+
+ApiResult<Mutation> Put(json obj) { return Mutation{Mutation::Kind::kPut, std::move(obj)}; }
+
+bool HasFinalizers(const json& obj) {
+  const json md = obj.value("metadata", json::object());
+  return md.contains("finalizers") && md["finalizers"].is_array() && !md["finalizers"].empty();
+}
+
+}  // namespace
+
+// Checks kind / apiVersion / namespace of a body against the URL and fills
+// in what the client left out.
+static ApiResult<json> Conform(const Call& call, json obj, bool allow_name_from_url) {
+  const ResourceType& t = *call.type;
+  std::string kind = obj.value("kind", "");
+  if (!kind.empty() && kind != t.kind) {
+    return BadRequestError("the API version in the data (" + obj.value("apiVersion", "") + ") and kind (" + kind +
+                           ") do not match the requested resource " + t.resource);
+  }
+  std::string av = obj.value("apiVersion", "");
+  if (!av.empty() && av != call.api_version()) {
+    auto slash = av.find('/');
+    std::string group = slash == std::string::npos ? "" : av.substr(0, slash);
+    if (group != t.group) {
+      return BadRequestError("the API version in the data (" + av + ") does not match the expected API version (" +
+                             call.api_version() + ")");
+    }
+  }
+  obj["kind"] = t.kind;
+  obj["apiVersion"] = call.api_version();
+  if (!obj.contains("metadata") || !obj["metadata"].is_object()) obj["metadata"] = json::object();
+  json& md = obj["metadata"];
+  std::string body_ns = md.value("namespace", "");
+  if (t.namespaced) {
+    if (!body_ns.empty() && body_ns != call.ns) {
+      return BadRequestError("the namespace of the provided object does not match the namespace sent on the request");
+    }
+    md["namespace"] = call.ns;
+  } else {
+    md.erase("namespace");
+  }
+  if (!call.name.empty()) {
+    std::string body_name = md.value("name", "");
+    if (body_name.empty() && allow_name_from_url) {
+      md["name"] = call.name;
+    } else if (body_name != call.name) {
+      return BadRequestError("the name of the object (" + body_name + ") does not match the name on the URL (" +
+                             call.name + ")");
+    }
+  }
+  return obj;
+}
+
+// Server-set fields and defaults of a new object; no storage access.
+static ApiResult<json> PrepareNew(Cluster& cluster, const ResourceType& t, json obj) {
+  json& md = obj["metadata"];
+  if (md.value("name", "").empty() && !md.value("generateName", "").empty()) {
+    md["name"] = md["generateName"].get<std::string>() + RandomSuffix(cluster.random);
+  }
+  auto causes = Validate(t, obj);
+  if (!causes.empty()) return InvalidError(t.kind, t.group, md.value("name", ""), std::move(causes));
+  md["uid"] = NewUid(cluster.random);
+  md["creationTimestamp"] = Rfc3339(cluster.clock.Now());
+  md["generation"] = 1;
+  md.erase("resourceVersion");
+  md.erase("deletionTimestamp");
+  md.erase("deletionGracePeriodSeconds");
+  if (t.group.empty() && t.resource == "pods") {
+    obj["status"] = {{"phase", "Pending"}, {"qosClass", "BestEffort"}};
+    if (!obj["spec"].contains("schedulerName")) obj["spec"]["schedulerName"] = "default-scheduler";
+  } else if (t.group.empty() && t.resource == "namespaces") {
+    obj["spec"]["finalizers"] = {"kubernetes"};
+    obj["status"] = {{"phase", "Active"}};
+  } else if (t.group == "apiextensions.k8s.io" && t.resource == "customresourcedefinitions") {
+    const json spec = obj.value("spec", json::object());
+    const json names = spec.value("names", json::object());
+    std::string expected = names.value("plural", "") + "." + spec.value("group", "");
+    if (md.value("name", "") != expected || names.value("kind", "").empty() || !spec.contains("versions")) {
+      return InvalidError(t.kind, t.group, md.value("name", ""),
+                          {{"FieldValueInvalid", "must be spec.names.plural+\".\"+spec.group with a kind and versions",
+                            "metadata.name"}});
+    }
+    obj["status"] = {{"acceptedNames", names},
+                     {"storedVersions", json::array({spec["versions"][0].value("name", "v1")})},
+                     {"conditions",
+                      {{{"type", "NamesAccepted"}, {"status", "True"}, {"reason", "NoConflicts"}},
+                       {{"type", "Established"}, {"status", "True"}, {"reason", "InitialNamesAccepted"}}}}};
+  }
+  return obj;
+}
+
+// The common end of update, patch and apply: keeps what clients may not
+// change, bumps the generation, and deletes an object whose last finalizer
+// went while it was being deleted.
+static ApiResult<Mutation> FinishUpdate(Cluster& cluster, const ResourceType& t, const json& current, json proposed,
+                                        const std::string& subresource, const std::string& manager,
+                                        const std::string& api_version) {
+  const json& cur_md = current["metadata"];
+  json& md = proposed["metadata"];
+  std::string rv = md.value("resourceVersion", "");
+  if (!rv.empty() && rv != cur_md.value("resourceVersion", "")) {
+    return StaleUpdateError(t.resource, t.group, cur_md.value("name", ""));
+  }
+  if (subresource == "status") {
+    json next = current;
+    next["status"] = proposed.value("status", json::object());
+    proposed = std::move(next);
+  } else if (t.has_status) {
+    if (current.contains("status")) proposed["status"] = current["status"];
+    else proposed.erase("status");
+  }
+  json& pmd = proposed["metadata"];
+  for (const char* keep : {"uid", "creationTimestamp", "deletionTimestamp", "generation", "name", "namespace"}) {
+    if (cur_md.contains(keep)) pmd[keep] = cur_md[keep];
+    else pmd.erase(keep);
+  }
+  if (!pmd.contains("managedFields") && cur_md.contains("managedFields")) pmd["managedFields"] = cur_md["managedFields"];
+  auto causes = Validate(t, proposed);
+  if (!causes.empty()) return InvalidError(t.kind, t.group, pmd.value("name", ""), std::move(causes));
+  if (SpecChanged(current, proposed)) pmd["generation"] = cur_md.value("generation", 1) + 1;
+  if (!manager.empty()) RecordUpdate(&current, proposed, manager, api_version, Rfc3339(cluster.clock.Now()));
+  if (pmd.contains("deletionTimestamp") && !HasFinalizers(proposed)) {
+    return Mutation{Mutation::Kind::kDelete, std::move(proposed)};
+  }
+  return Put(std::move(proposed));
+}
+
+static ApiError NamespaceProblem(Cluster& cluster, const ResourceType& t, const std::string& ns) {
+  if (!t.namespaced) return {};
+  ObjectPtr n = cluster.storage.Get("namespaces", "", ns);
+  if (!n) return NotFoundError("namespaces", "", ns);
+  if ((*n)["metadata"].contains("deletionTimestamp")) {
+    return ForbiddenError("unable to create new content in namespace " + ns + " because it is being terminated");
+  }
+  return {};
+}
+
+ApiResult<ObjectPtr> ApiServer::Impl::CreateParsed(const ResourceType& t, const std::string& ns, json obj,
+                                                    bool dry_run, const std::string& manager) {
+  ApiError ns_problem = NamespaceProblem(cluster, t, ns);
+  if (!ns_problem.reason.empty()) return ns_problem;
+  auto prepared = PrepareNew(cluster, t, std::move(obj));
+  if (IsError(prepared)) return std::get<ApiError>(prepared);
+  json ready = std::move(std::get<json>(prepared));
+  if (!manager.empty()) RecordUpdate(nullptr, ready, manager, ready.value("apiVersion", ""), Rfc3339(cluster.clock.Now()));
+  std::string name = ready["metadata"]["name"];
+  auto stored = cluster.storage.Mutate(
+      t.key(), ns, name,
+      [&](const json* current) -> ApiResult<Mutation> {
+        if (current) return AlreadyExistsError(t.resource, t.group, name);
+        return Put(std::move(ready));
+      },
+      dry_run);
+  if (!IsError(stored) && !dry_run) AfterWrite(t, ns, std::get<ObjectPtr>(stored), false);
+  return stored;
+}
+
+void ApiServer::Impl::Get(Call& call) {
+  ObjectPtr obj = cluster.storage.Get(call.type->key(), call.ns, call.name);
+  if (!obj) return ReplyError(*call.exchange, NotFoundError(call.type->resource, call.type->group, call.name));
+  if (call.table) {
+    return ReplyJson(*call.exchange, 200,
+                     ToTable(*call.type, {obj.get()}, (*obj)["metadata"].value("resourceVersion", ""),
+                             cluster.clock.Now(), call.Query("includeObject") == "Object")
+                         .dump());
+  }
+  ReplyJson(*call.exchange, 200, Encode(call, *obj));
+}
+
+void ApiServer::Impl::List(Call& call) {
+  auto labels = LabelSelector::Parse(call.Query("labelSelector"));
+  if (IsError(labels)) return ReplyError(*call.exchange, std::get<ApiError>(labels));
+  auto fields = FieldSelector::Parse(call.Query("fieldSelector"));
+  if (IsError(fields)) return ReplyError(*call.exchange, std::get<ApiError>(fields));
+  std::size_t limit = options.default_page_size;
+  if (std::string l = call.Query("limit"); !l.empty()) {
+    try {
+      limit = std::stoul(l);
+    } catch (...) {
+      return ReplyError(*call.exchange, BadRequestError("invalid limit \"" + l + "\""));
+    }
+  }
+  std::uint64_t list_rv = 0;
+  std::string start_after;
+  if (std::string token = call.Query("continue"); !token.empty()) {
+    if (!DecodeContinue(token, list_rv, start_after)) {
+      return ReplyError(*call.exchange, BadRequestError("invalid continue token"));
+    }
+    if (list_rv < cluster.storage.compacted_resource_version()) {
+      return ReplyError(*call.exchange,
+                        GoneError("The provided continue parameter is too old to display a consistent list result. "
+                                  "You can start a new list without the continue parameter."));
+    }
+  }
+  const auto& label_sel = std::get<LabelSelector>(labels);
+  const auto& field_sel = std::get<FieldSelector>(fields);
+  auto filter = [&](const json& obj) {
+    const json& md = obj["metadata"];
+    auto it = md.find("labels");
+    return label_sel.Matches(it == md.end() ? json() : *it) && field_sel.Matches(obj);
+  };
+  ListResult result = cluster.storage.List(call.type->key(), call.ns, filter, limit, start_after);
+  std::uint64_t rv = list_rv != 0 ? list_rv : result.resource_version;
+  std::string next = result.last_key.empty() ? "" : EncodeContinue(rv, result.last_key);
+  if (call.table) {
+    std::vector<const json*> objs;
+    for (const auto& o : result.items) objs.push_back(o.get());
+    json table = ToTable(*call.type, objs, std::to_string(rv), cluster.clock.Now(), call.Query("includeObject") == "Object");
+    if (!next.empty()) table["metadata"]["continue"] = next;
+    return ReplyJson(*call.exchange, 200, table.dump());
+  }
+  std::string body;
+  body.reserve(256 + result.items.size() * 512);
+  body += "{\"kind\":" + JsonString(call.type->list_kind()) + ",\"apiVersion\":" + JsonString(call.api_version()) +
+          ",\"metadata\":{\"resourceVersion\":\"" + std::to_string(rv) + "\"";
+  if (!next.empty()) body += ",\"continue\":" + JsonString(next);
+  body += "},\"items\":[";
+  for (std::size_t i = 0; i < result.items.size(); ++i) {
+    if (i) body.push_back(',');
+    body += Encode(call, *result.items[i]);
+  }
+  body += "]}";
+  ReplyJson(*call.exchange, 200, std::move(body));
+}
+
+void ApiServer::Impl::Create(Call& call) {
+  auto body = ParseBody(call);
+  if (IsError(body)) return ReplyError(*call.exchange, std::get<ApiError>(body));
+  auto obj = Conform(call, std::move(std::get<json>(body)), false);
+  if (IsError(obj)) return ReplyError(*call.exchange, std::get<ApiError>(obj));
+  auto stored = CreateParsed(*call.type, call.ns, std::move(std::get<json>(obj)), call.DryRun(), call.Query("fieldManager"));
+  if (IsError(stored)) return ReplyError(*call.exchange, std::get<ApiError>(stored));
+  ReplyJson(*call.exchange, 201, Encode(call, *std::get<ObjectPtr>(stored)));
+}
+
+void ApiServer::Impl::Update(Call& call) {
+  auto body = ParseBody(call);
+  if (IsError(body)) return ReplyError(*call.exchange, std::get<ApiError>(body));
+  auto conformed = Conform(call, std::move(std::get<json>(body)), false);
+  if (IsError(conformed)) return ReplyError(*call.exchange, std::get<ApiError>(conformed));
+  json proposed = std::move(std::get<json>(conformed));
+  const ResourceType& t = *call.type;
+  std::string manager = call.Query("fieldManager");
+  auto stored = cluster.storage.Mutate(
+      t.key(), call.ns, call.name,
+      [&](const json* current) -> ApiResult<Mutation> {
+        if (!current) return NotFoundError(t.resource, t.group, call.name);
+        return FinishUpdate(cluster, t, *current, std::move(proposed), call.subresource, manager, call.api_version());
+      },
+      call.DryRun());
+  if (IsError(stored)) return ReplyError(*call.exchange, std::get<ApiError>(stored));
+  const ObjectPtr& obj = std::get<ObjectPtr>(stored);
+  if (!call.DryRun()) AfterWrite(t, call.ns, obj, cluster.storage.Get(t.key(), call.ns, call.name) == nullptr);
+  ReplyJson(*call.exchange, 200, Encode(call, *obj));
+}
+
+void ApiServer::Impl::Patch(Call& call) {
+  const std::string ct = ContentType(call);
+  const bool apply = ct == "application/apply-patch+yaml";
+  if (ct != "application/merge-patch+json" && ct != "application/json-patch+json" &&
+      ct != "application/strategic-merge-patch+json" && !apply) {
+    return ReplyError(*call.exchange, UnsupportedMediaTypeError("the body of the request was in an unknown format - "
+                                                                "accepted media types include: application/json-patch+json, "
+                                                                "application/merge-patch+json, application/apply-patch+yaml"));
+  }
+  const ResourceType& t = *call.type;
+  if (ct == "application/strategic-merge-patch+json" && t.from_crd) {
+    return ReplyError(*call.exchange, UnsupportedMediaTypeError("strategic merge patch is not supported for custom resources"));
+  }
+  auto body = ParseBody(call, /*allow_array=*/ct == "application/json-patch+json");
+  if (IsError(body)) return ReplyError(*call.exchange, std::get<ApiError>(body));
+  json patch = std::move(std::get<json>(body));
+  const std::string manager = call.Query("fieldManager");
+  if (apply && manager.empty()) {
+    return ReplyError(*call.exchange, BadRequestError("PATCH requests with apply-patch need a fieldManager"));
+  }
+  const bool force = call.Query("force") == "true";
+  const std::string now = Rfc3339(cluster.clock.Now());
+
+  json intent;
+  if (apply) {
+    auto conformed = Conform(call, patch, true);
+    if (IsError(conformed)) return ReplyError(*call.exchange, std::get<ApiError>(conformed));
+    intent = std::move(std::get<json>(conformed));
+    if (!cluster.storage.Get(t.key(), call.ns, call.name)) {
+      ApiError ns_problem = NamespaceProblem(cluster, t, call.ns);
+      if (!ns_problem.reason.empty()) return ReplyError(*call.exchange, ns_problem);
+    }
+  }
+  bool created = false;
+  auto stored = cluster.storage.Mutate(
+      t.key(), call.ns, call.name,
+      [&](const json* current) -> ApiResult<Mutation> {
+        if (!current && !apply) return NotFoundError(t.resource, t.group, call.name);
+        if (apply) {
+          ApplyRequest req{current, &intent, manager, force, call.api_version(), now, t.resource, t.group, call.name};
+          auto applied = ServerSideApply(req);
+          if (IsError(applied)) return std::get<ApiError>(applied);
+          if (!current) {
+            created = true;
+            auto fresh = PrepareNew(cluster, t, std::move(std::get<json>(applied)));
+            if (IsError(fresh)) return std::get<ApiError>(fresh);
+            return Put(std::move(std::get<json>(fresh)));
+          }
+          return FinishUpdate(cluster, t, *current, std::move(std::get<json>(applied)), call.subresource, "",
+                              call.api_version());
+        }
+        ApiResult<json> patched = ct == "application/merge-patch+json" ? ApplyMergePatch(*current, patch)
+                                  : ct == "application/json-patch+json" ? ApplyJsonPatch(*current, patch)
+                                                                        : ApplyStrategicMergePatch(*current, patch);
+        if (IsError(patched)) return std::get<ApiError>(patched);
+        json& p = std::get<json>(patched);
+        if (!p.is_object() || !p.contains("metadata") || !p["metadata"].is_object()) {
+          return BadRequestError("the patch removed the object's metadata");
+        }
+        if (p["metadata"].value("name", "") != call.name) {
+          return BadRequestError("the name of the object cannot be changed by a patch");
+        }
+        // A resourceVersion in a patch is a precondition; without one the
+        // patch applies to whatever is current.
+        if (!patch.is_object() || !patch.contains("metadata") || !patch["metadata"].contains("resourceVersion")) {
+          p["metadata"]["resourceVersion"] = (*current)["metadata"].value("resourceVersion", "");
+        }
+        return FinishUpdate(cluster, t, *current, std::move(p), call.subresource, manager, call.api_version());
+      },
+      call.DryRun());
+  if (IsError(stored)) return ReplyError(*call.exchange, std::get<ApiError>(stored));
+  const ObjectPtr& obj = std::get<ObjectPtr>(stored);
+  if (!call.DryRun()) AfterWrite(t, call.ns, obj, cluster.storage.Get(t.key(), call.ns, call.name) == nullptr);
+  ReplyJson(*call.exchange, created ? 201 : 200, Encode(call, *obj));
+}
+
+ApiResult<ObjectPtr> ApiServer::Impl::DeleteOne(const ResourceType& t, const std::string& ns, const std::string& name,
+                                                 const json& options, bool dry_run) {
+  const json pre = options.value("preconditions", json::object());
+  const std::string now = Rfc3339(cluster.clock.Now());
+  bool removed = false;
+  auto result = cluster.storage.Mutate(
+      t.key(), ns, name,
+      [&](const json* current) -> ApiResult<Mutation> {
+        if (!current) return NotFoundError(t.resource, t.group, name);
+        const json& md = (*current)["metadata"];
+        if (pre.contains("uid") && pre["uid"].is_string() && pre["uid"] != md.value("uid", "")) {
+          return ConflictError(t.resource, t.group, name,
+                               "Precondition failed: UID in precondition: " + pre["uid"].get<std::string>() +
+                                   ", UID in object meta: " + md.value("uid", ""));
+        }
+        if (pre.contains("resourceVersion") && pre["resourceVersion"].is_string() &&
+            pre["resourceVersion"] != md.value("resourceVersion", "")) {
+          return ConflictError(t.resource, t.group, name,
+                               "Precondition failed: ResourceVersion in precondition: " +
+                                   pre["resourceVersion"].get<std::string>() +
+                                   ", ResourceVersion in object meta: " + md.value("resourceVersion", ""));
+        }
+        const bool is_namespace = t.group.empty() && t.resource == "namespaces";
+        if (HasFinalizers(*current) || is_namespace) {
+          if (md.contains("deletionTimestamp")) return Mutation{};  // already being deleted
+          json next = *current;
+          next["metadata"]["deletionTimestamp"] = now;
+          next["metadata"]["deletionGracePeriodSeconds"] = 0;
+          if (is_namespace) next["status"]["phase"] = "Terminating";
+          return Put(std::move(next));
+        }
+        removed = true;
+        return Mutation{Mutation::Kind::kDelete, {}};
+      },
+      dry_run);
+  if (IsError(result) || dry_run) return result;
+  const ObjectPtr& obj = std::get<ObjectPtr>(result);
+  if (t.group.empty() && t.resource == "namespaces") {
+    DeleteNamespaceContents(name);
+    MaybeFinalizeNamespace(name);
+  }
+  if (removed && options.value("propagationPolicy", "Background") != "Orphan") {
+    // Garbage collection of dependents, done at once.
+    const std::string uid = (*obj)["metadata"].value("uid", "");
+    for (const auto& dt : cluster.registry.All()) {
+      if (!dt->namespaced || ns.empty()) continue;
+      auto owned = cluster.storage.List(dt->key(), ns, [&](const json& o) {
+        for (const auto& ref : o["metadata"].value("ownerReferences", json::array()))
+          if (ref.value("uid", "") == uid) return true;
+        return false;
+      }, 0, "");
+      for (const auto& d : owned.items) DeleteOne(*dt, ns, (*d)["metadata"].value("name", ""), json::object(), false);
+    }
+  }
+  AfterWrite(t, ns, obj, removed);
+  return result;
+}
+
+static json DeleteOptionsOf(const Call& call) {
+  json options = json::object();
+  if (!call.request.body().empty()) {
+    json body = json::parse(call.request.body(), nullptr, false);
+    if (body.is_object()) options = std::move(body);
+  }
+  if (std::string p = call.Query("propagationPolicy"); !p.empty()) options["propagationPolicy"] = p;
+  return options;
+}
+
+void ApiServer::Impl::Delete(Call& call) {
+  auto result = DeleteOne(*call.type, call.ns, call.name, DeleteOptionsOf(call), call.DryRun());
+  if (IsError(result)) return ReplyError(*call.exchange, std::get<ApiError>(result));
+  ReplyJson(*call.exchange, 200, Encode(call, *std::get<ObjectPtr>(result)));
+}
+
+void ApiServer::Impl::DeleteCollection(Call& call) {
+  auto labels = LabelSelector::Parse(call.Query("labelSelector"));
+  if (IsError(labels)) return ReplyError(*call.exchange, std::get<ApiError>(labels));
+  auto fields = FieldSelector::Parse(call.Query("fieldSelector"));
+  if (IsError(fields)) return ReplyError(*call.exchange, std::get<ApiError>(fields));
+  const auto& ls = std::get<LabelSelector>(labels);
+  const auto& fs = std::get<FieldSelector>(fields);
+  auto matching = cluster.storage.List(call.type->key(), call.ns, [&](const json& o) {
+    return ls.Matches(o["metadata"].value("labels", json())) && fs.Matches(o);
+  }, 0, "");
+  json options = DeleteOptionsOf(call);
+  std::string body = "{\"kind\":" + JsonString(call.type->list_kind()) + ",\"apiVersion\":" +
+                     JsonString(call.api_version()) + ",\"metadata\":{},\"items\":[";
+  bool first = true;
+  for (const auto& o : matching.items) {
+    auto r = DeleteOne(*call.type, (*o)["metadata"].value("namespace", ""), (*o)["metadata"].value("name", ""), options,
+                       call.DryRun());
+    if (IsError(r)) continue;  // deleted meanwhile
+    body += (first ? "" : ",") + Encode(call, *std::get<ObjectPtr>(r));
+    first = false;
+  }
+  body += "]}";
+  ReplyJson(*call.exchange, 200, std::move(body));
+}
+
+void ApiServer::Impl::Bind(Call& call) {
+  auto body = ParseBody(call);
+  if (IsError(body)) return ReplyError(*call.exchange, std::get<ApiError>(body));
+  const json& binding = std::get<json>(body);
+  std::string node = binding.value("target", json::object()).value("name", "");
+  if (node.empty()) {
+    return ReplyError(*call.exchange, InvalidError("Binding", "", call.name,
+                                                   {{"FieldValueRequired", "Required value", "target.name"}}));
+  }
+  const std::string now = Rfc3339(cluster.clock.Now());
+  auto result = cluster.storage.Mutate("pods", call.ns, call.name, [&](const json* current) -> ApiResult<Mutation> {
+    if (!current) return NotFoundError("pods", "", call.name);
+    std::string bound = current->value("spec", json::object()).value("nodeName", "");
+    if (!bound.empty()) {
+      return ConflictError("pods", "", call.name, "pod " + call.name + " is already assigned to node \"" + bound + "\"");
+    }
+    json next = *current;
+    next["spec"]["nodeName"] = node;
+    json& conditions = next["status"]["conditions"];
+    if (!conditions.is_array()) conditions = json::array();
+    conditions.push_back({{"type", "PodScheduled"}, {"status", "True"}, {"lastTransitionTime", now}});
+    return Put(std::move(next));
+  }, call.DryRun());
+  if (IsError(result)) return ReplyError(*call.exchange, std::get<ApiError>(result));
+  ReplyJson(*call.exchange, 201,
+            json{{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object()}, {"status", "Success"}, {"code", 201}}
+                .dump());
+}
+
+void ApiServer::Impl::AfterWrite(const ResourceType& t, const std::string& ns, const ObjectPtr& obj, bool deleted) {
+  if (t.group == "apiextensions.k8s.io" && t.resource == "customresourcedefinitions") {
+    const json spec = obj->value("spec", json::object());
+    const json names = spec.value("names", json::object());
+    const std::string group = spec.value("group", "");
+    const std::string plural = names.value("plural", "");
+    if (deleted) {
+      cluster.registry.Unregister(group, plural);
+      cluster.storage.DropType(group.empty() ? plural : plural + "." + group);
+      return;
+    }
+    ResourceType crd;
+    crd.group = group;
+    crd.resource = plural;
+    crd.singular = names.value("singular", "");
+    crd.kind = names.value("kind", "");
+    crd.short_names = names.value("shortNames", std::vector<std::string>{});
+    crd.namespaced = spec.value("scope", "Namespaced") == "Namespaced";
+    crd.from_crd = true;
+    for (const auto& v : spec.value("versions", json::array())) {
+      if (!v.value("served", true)) continue;
+      bool storage_version = v.value("storage", false);
+      std::string name = v.value("name", "");
+      if (storage_version) crd.versions.insert(crd.versions.begin(), name);
+      else crd.versions.push_back(name);
+      if (v.value("subresources", json::object()).contains("status")) crd.has_status = true;
+    }
+    if (!crd.versions.empty() && !crd.kind.empty()) cluster.registry.Register(std::move(crd));
+    return;
+  }
+  if (deleted && t.namespaced && !ns.empty()) {
+    ObjectPtr n = cluster.storage.Get("namespaces", "", ns);
+    if (n && (*n)["metadata"].contains("deletionTimestamp")) MaybeFinalizeNamespace(ns);
+  }
+}
+
+void ApiServer::Impl::DeleteNamespaceContents(const std::string& ns) {
+  for (const auto& t : cluster.registry.All()) {
+    if (!t->namespaced) continue;
+    auto objects = cluster.storage.List(t->key(), ns, nullptr, 0, "");
+    for (const auto& o : objects.items) DeleteOne(*t, ns, (*o)["metadata"].value("name", ""), json::object(), false);
+  }
+}
+
+void ApiServer::Impl::MaybeFinalizeNamespace(const std::string& ns) {
+  for (const auto& t : cluster.registry.All()) {
+    if (t->namespaced && !cluster.storage.List(t->key(), ns, nullptr, 1, "").items.empty()) return;
+  }
+  cluster.storage.Mutate("namespaces", "", ns, [&](const json* current) -> ApiResult<Mutation> {
+    if (!current || !(*current)["metadata"].contains("deletionTimestamp")) return Mutation{};
+    return Mutation{Mutation::Kind::kDelete, {}};
+  });
+}
+
+}  // namespace septa::kubesim

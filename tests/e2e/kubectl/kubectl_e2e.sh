@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# Starts septa-kubesim on a free port, then drives it with the real kubectl.
+# Usage: kubectl_e2e.sh <septa-kubesim> <kubectl>
+set -uo pipefail
+SIM=${1:?septa-kubesim binary}
+KUBECTL=${2:-kubectl}
+[[ -x $KUBECTL ]] || KUBECTL=$(command -v kubectl) || { echo "kubectl not found"; exit 1; }
+
+WORK=$(mktemp -d)
+SIM_PID=""
+cleanup() {
+  [[ -n $SIM_PID ]] && kill "$SIM_PID" 2>/dev/null && wait "$SIM_PID" 2>/dev/null
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+export KUBECONFIG=$WORK/kubeconfig
+"$SIM" --listen 127.0.0.1:0 --kubeconfig-out "$KUBECONFIG" >"$WORK/sim.log" 2>&1 &
+SIM_PID=$!
+for _ in $(seq 100); do [[ -s $KUBECONFIG ]] && break; sleep 0.05; done
+[[ -s $KUBECONFIG ]] || { echo "kubesim did not write its kubeconfig"; cat "$WORK/sim.log"; exit 1; }
+
+failures=0
+k() { "$KUBECTL" --request-timeout=10s "$@"; }
+# expect <description> <expected substring> <command...>: runs the command and
+# checks that its combined output contains the expected text.
+expect() {
+  local what=$1 want=$2
+  shift 2
+  local out
+  out=$("$@" 2>&1)
+  if [[ $out == *"$want"* ]]; then
+    echo "ok   $what"
+  else
+    echo "FAIL $what: expected \"$want\" in:"
+    echo "$out" | sed 's/^/       /'
+    failures=$((failures + 1))
+  fi
+}
+# expect_fail <description> <command...>: the command must fail.
+expect_fail() {
+  local what=$1
+  shift
+  if "$@" >"$WORK/out" 2>&1; then
+    echo "FAIL $what: succeeded"; cat "$WORK/out"
+    failures=$((failures + 1))
+  else
+    echo "ok   $what"
+  fi
+}
+
+cat >"$WORK/pod.yaml" <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+  labels: {app: web}
+spec:
+  containers:
+  - name: c
+    image: nginx
+YAML
+cat >"$WORK/deploy.yaml" <<'YAML'
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d1}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: d1}}
+  template:
+    metadata: {labels: {app: d1}}
+    spec: {containers: [{name: c, image: busybox}]}
+YAML
+cat >"$WORK/crd.yaml" <<'YAML'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: queues.scheduling.run.ai}
+spec:
+  group: scheduling.run.ai
+  scope: Cluster
+  names: {plural: queues, singular: queue, kind: Queue}
+  versions:
+  - {name: v2, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
+YAML
+cat >"$WORK/queue.yaml" <<'YAML'
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: team-a}
+spec: {resources: {gpu: {quota: 4}}}
+YAML
+
+expect "version" "Server Version: v1.30" k version
+expect "api-resources lists pods" "pods" k api-resources
+expect "api-resources lists deployments" "deployments" k api-resources
+expect "create -f" "pod/web created" k create -f "$WORK/pod.yaml"
+expect "create again is AlreadyExists" "AlreadyExists" k create -f "$WORK/pod.yaml"
+expect "get -o json" '"name": "web"' k get pod web -o json
+expect "get -l" "pod/web" k get pods -l app=web -o name
+expect "get -l that matches nothing" "No resources found" k get pods -l app=other
+expect "label" "pod/web labeled" k label pod web tier=front
+expect "annotate" "pod/web annotated" k annotate pod web note=hello
+expect "patch --type merge" "pod/web patched" k patch pod web --type merge -p '{"metadata":{"labels":{"x":"y"}}}'
+expect "patch --type json" "pod/web patched" k patch pod web --type json -p '[{"op":"add","path":"/metadata/labels/z","value":"w"}]'
+expect "labels after label and patches" '"app":"web","tier":"front","x":"y","z":"w"' k get pod web -o 'jsonpath={.metadata.labels}'
+expect "annotation" "hello" k get pod web -o 'jsonpath={.metadata.annotations.note}'
+expect "json patch test failure is refused" "The request is invalid" k patch pod web --type json -p '[{"op":"test","path":"/metadata/labels/app","value":"nope"}]'
+expect "apply --server-side creates" "deployment.apps/d1 serverside-applied" k apply --server-side -f "$WORK/deploy.yaml"
+expect "apply --server-side again" "deployment.apps/d1 serverside-applied" k apply --server-side -f "$WORK/deploy.yaml"
+expect "patch replicas" "patched" k patch deployment d1 --type merge -p '{"spec":{"replicas":5}}'
+expect "apply conflict without force" "conflict" k apply --server-side -f "$WORK/deploy.yaml"
+expect "apply --force-conflicts" "serverside-applied" k apply --server-side --force-conflicts -f "$WORK/deploy.yaml"
+expect "replicas back to the applied value" "2" k get deployment d1 -o 'jsonpath={.spec.replicas}'
+expect "invalid name is 422" "Invalid value" k create configmap Bad_Name
+expect "dry run does not store" "created (server dry run)" k create configmap dry --dry-run=server
+expect_fail "dry run left nothing" k get configmap dry
+expect "CRD create" "created" k create -f "$WORK/crd.yaml"
+expect "custom resource create" "queue.scheduling.run.ai/team-a created" k create -f "$WORK/queue.yaml"
+expect "custom resource get" "team-a" k get queues
+expect "delete" 'pod "web" deleted' k delete pod web
+expect_fail "deleted pod is gone" k get pod web
+
+# Namespace deletion removes what is in it.
+expect "create namespace" "namespace/t1 created" k create namespace t1
+expect "create in namespace" "configmap/a created" k -n t1 create configmap a
+expect "delete namespace" 'namespace "t1" deleted' k delete namespace t1
+expect_fail "namespace gone" k get namespace t1
+expect_fail "its contents gone" k -n t1 get configmap a
+
+# get -w sees ADDED, MODIFIED and DELETED.
+timeout 8 "$KUBECTL" get configmaps -w --output-watch-events -o json >"$WORK/watch.out" 2>&1 &
+WATCH_PID=$!
+sleep 1
+k create configmap watched >/dev/null
+k label configmap watched a=b >/dev/null
+k delete configmap watched >/dev/null
+for _ in $(seq 60); do grep -q '"DELETED"' "$WORK/watch.out" && break; sleep 0.1; done
+kill $WATCH_PID 2>/dev/null; wait $WATCH_PID 2>/dev/null
+for type in ADDED MODIFIED DELETED; do
+  expect "get -w receives $type" "\"type\":\"$type\"" cat "$WORK/watch.out"
+done
+
+# A client certificate from another CA is refused.
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj "/O=system:masters/CN=mallory" \
+  -keyout "$WORK/foreign.key" -out "$WORK/foreign.crt" 2>/dev/null
+server=$(k config view --raw -o 'jsonpath={.clusters[0].cluster.server}')
+k config view --raw -o 'jsonpath={.clusters[0].cluster.certificate-authority-data}' | base64 -d >"$WORK/ca.crt"
+expect_fail "foreign client certificate" "$KUBECTL" --request-timeout=5s --kubeconfig=/dev/null --server "$server" \
+  --certificate-authority "$WORK/ca.crt" --client-certificate "$WORK/foreign.crt" --client-key "$WORK/foreign.key" get ns
+expect "unknown bearer token is 401" "Unauthorized" "$KUBECTL" --request-timeout=5s --kubeconfig=/dev/null \
+  --server "$server" --certificate-authority "$WORK/ca.crt" --token not-a-token get ns
+
+if ((failures > 0)); then
+  echo "$failures kubectl check(s) failed"; echo "--- kubesim log"; cat "$WORK/sim.log"
+  exit 1
+fi
+echo "all kubectl checks passed"
