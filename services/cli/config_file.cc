@@ -1,0 +1,52 @@
+#include "services/cli/config_file.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+namespace septa::cli {
+
+Result<ConfigFile> ParseConfigFile(std::string_view yaml_text, std::string_view name) {
+  const std::string where(name);
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(yaml_text));
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument(where + ": malformed YAML at line " + std::to_string(e.mark.line + 1) + ", column " +
+                           std::to_string(e.mark.column + 1) + ": " + e.msg);
+  }
+  ConfigFile config;
+  if (root.IsNull()) return config;  // an empty file
+  if (!root.IsMap()) return InvalidArgument(where + ": must be a mapping of server and token");
+  for (const auto& entry : root) {
+    const std::string key = entry.first.Scalar();
+    std::optional<std::string>* slot = key == "server" ? &config.server : key == "token" ? &config.token : nullptr;
+    if (slot == nullptr) {
+      return InvalidArgument(where + ": unknown key \"" + key + "\" (known keys: server, token)");
+    }
+    if (!entry.second.IsScalar()) return InvalidArgument(where + ": \"" + key + "\" must be a string");
+    *slot = entry.second.Scalar();
+  }
+  return config;
+}
+
+Result<ConfigFile> LoadConfigFile(const std::filesystem::path& path, bool must_exist) {
+  std::error_code error;
+  if (!std::filesystem::exists(path, error)) {
+    if (must_exist) return InvalidArgument("config file " + path.string() + " does not exist");
+    return ConfigFile{};
+  }
+  std::ifstream in(path);
+  if (!in) return InvalidArgument("cannot read config file " + path.string());
+  std::stringstream text;
+  text << in.rdbuf();
+  return ParseConfigFile(text.str(), path.string());
+}
+
+std::filesystem::path DefaultConfigPath(std::string_view home) {
+  return std::filesystem::path(home) / ".config" / "septa" / "config.yaml";
+}
+
+}  // namespace septa::cli

@@ -1,0 +1,49 @@
+#include "services/cli/error_line.h"
+
+#include <algorithm>
+
+#include "google/rpc/error_details.pb.h"
+#include "google/rpc/status.pb.h"
+
+namespace septa::cli {
+
+namespace {
+
+// Error text from the server or gRPC may span lines; the contract is one.
+std::string OneLine(std::string text) {
+  std::replace_if(text.begin(), text.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+  return text;
+}
+
+std::string FieldSuffix(const std::string& details_bin) {
+  google::rpc::Status details;
+  if (details_bin.empty() || !details.ParseFromString(details_bin)) return "";
+  std::string suffix;
+  for (const auto& any : details.details()) {
+    google::rpc::BadRequest bad_request;
+    if (!any.UnpackTo(&bad_request)) continue;
+    for (const auto& violation : bad_request.field_violations()) suffix += " (field: " + violation.field() + ")";
+  }
+  return suffix;
+}
+
+}  // namespace
+
+std::string ErrorLine(const grpc::Status& status, std::string_view server) {
+  const auto code = static_cast<Code>(status.error_code());
+  std::string message = status.error_message();
+  if (code == Code::kUnavailable) {
+    message = "cannot reach septad at " + std::string(server) + ": " + message;
+  } else if (code == Code::kDeadlineExceeded) {
+    message = "no answer from septad at " + std::string(server) + " in time (see --timeout): " + message;
+  }
+  return OneLine("septactl: " + std::string(CodeName(code)) + ": " + message + FieldSuffix(status.error_details()));
+}
+
+std::string ErrorLine(const Status& status) {
+  std::string suffix;
+  for (const auto& violation : status.violations()) suffix += " (field: " + violation.field + ")";
+  return OneLine("septactl: " + std::string(CodeName(status.code())) + ": " + status.message() + suffix);
+}
+
+}  // namespace septa::cli

@@ -1,0 +1,85 @@
+// What a septactl command line asks for, parsed by CLI11 but free of it:
+// global connection options and one command with its arguments.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "common/status.h"
+#include "services/cli/output.h"
+
+namespace septa::cli {
+
+struct GlobalOptions {
+  // Unset: from the config file, then the built-in default / $SEPTA_TOKEN.
+  std::optional<std::string> server;
+  std::optional<std::string> token;
+  std::optional<std::string> config_path;
+  OutputFormat output = OutputFormat::kTable;
+  std::chrono::milliseconds timeout{10'000};
+};
+
+struct TenantCreate {
+  std::string name;
+  std::string tier;
+  std::string display_name;
+  std::map<std::string, std::string> labels;
+  std::string idempotency_key;
+};
+struct TenantGet {
+  std::string name;
+};
+struct TenantList {
+  std::string filter;
+  int page_size = 0;  // 0: the server's default
+  std::string page_token;
+  bool all_pages = false;
+};
+// Only the fields given on the command line are changed (the update mask).
+struct TenantUpdate {
+  std::string name;
+  std::optional<std::string> display_name;
+  std::optional<std::map<std::string, std::string>> labels;
+  std::optional<std::string> tier;
+  std::optional<std::string> state;  // "ACTIVE" or "SUSPENDED"
+  std::string etag;
+};
+struct TenantDelete {
+  std::string name;
+  std::string etag;
+};
+struct TierList {};
+struct TierGet {
+  std::string name;
+};
+struct TokenCreate {
+  std::string principal;
+  std::string role;
+  std::string ttl;
+  std::string description;
+};
+struct TokenList {};
+struct TokenRevoke {
+  std::string id;
+};
+
+using Command = std::variant<TenantCreate, TenantGet, TenantList, TenantUpdate, TenantDelete, TierList, TierGet,
+                             TokenCreate, TokenList, TokenRevoke>;
+
+struct Invocation {
+  GlobalOptions options;
+  Command command;
+};
+
+// Either the invocation, or the help text the user asked for (--help).
+using ParsedCommandLine = std::variant<Invocation, std::string>;
+
+// `args` without the program name. A usage error is INVALID_ARGUMENT with a
+// one-line message.
+Result<ParsedCommandLine> ParseCommandLine(const std::vector<std::string>& args);
+
+}  // namespace septa::cli

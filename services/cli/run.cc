@@ -1,0 +1,221 @@
+#include "services/cli/run.h"
+
+#include <google/protobuf/empty.pb.h>
+
+#include "services/cli/config_file.h"
+#include "services/cli/error_line.h"
+#include "services/cli/invocation.h"
+#include "services/cli/septa_client.h"
+#include "services/cli/views.h"
+
+namespace septa::cli {
+
+namespace {
+
+constexpr char kDefaultServer[] = "127.0.0.1:9090";
+
+struct Connection {
+  std::string server;
+  std::string token;
+};
+
+// Flags win over the config file; the token falls back to $SEPTA_TOKEN.
+Result<Connection> ResolveConnection(const GlobalOptions& options, const Environment& env) {
+  const bool named = options.config_path.has_value();
+  Result<ConfigFile> file = ConfigFile{};
+  if (named || !env.home.empty()) {
+    file = LoadConfigFile(named ? std::filesystem::path(*options.config_path) : DefaultConfigPath(env.home), named);
+  }
+  SEPTA_RETURN_IF_ERROR(file);
+  Connection connection;
+  connection.server = options.server.value_or(file->server.value_or(kDefaultServer));
+  connection.token = options.token.value_or(file->token.value_or(env.septa_token.value_or("")));
+  return connection;
+}
+
+// Runs one command against septad and prints its result.
+class CommandRunner {
+ public:
+  CommandRunner(SeptaClient& client, OutputFormat format, std::ostream& out, std::ostream& err)
+      : client_(client), format_(format), out_(out), err_(err) {}
+
+  grpc::Status operator()(const TenantCreate& c) {
+    v1::CreateTenantRequest request;
+    request.set_idempotency_key(c.idempotency_key);
+    v1::Tenant& tenant = *request.mutable_tenant();
+    tenant.set_name(c.name);
+    tenant.set_trust_tier(c.tier);
+    tenant.set_display_name(c.display_name);
+    tenant.mutable_labels()->insert(c.labels.begin(), c.labels.end());
+    return ShowTenant(client_.Call(client_.tenants(), &v1::TenantService::Stub::CreateTenant, request, &tenant_));
+  }
+
+  grpc::Status operator()(const TenantGet& c) {
+    v1::GetTenantRequest request;
+    request.set_name(c.name);
+    return ShowTenant(client_.Call(client_.tenants(), &v1::TenantService::Stub::GetTenant, request, &tenant_));
+  }
+
+  grpc::Status operator()(const TenantList& c) {
+    v1::ListTenantsRequest request;
+    request.set_filter(c.filter);
+    request.set_page_size(c.page_size);
+    request.set_page_token(c.page_token);
+    v1::ListTenantsResponse all;
+    do {
+      v1::ListTenantsResponse page;
+      const auto status = client_.Call(client_.tenants(), &v1::TenantService::Stub::ListTenants, request, &page);
+      if (!status.ok()) return status;
+      all.mutable_tenants()->MergeFrom(page.tenants());
+      all.set_next_page_token(page.next_page_token());
+      request.set_page_token(page.next_page_token());
+    } while (c.all_pages && !request.page_token().empty());
+    out_ << Render(format_, all, TenantTable(all.tenants()));
+    if (format_ == OutputFormat::kTable && !all.next_page_token().empty()) {
+      err_ << "more tenants: add --all, or --page-token " << all.next_page_token() << "\n";
+    }
+    return grpc::Status::OK;
+  }
+
+  grpc::Status operator()(const TenantUpdate& c) {
+    v1::UpdateTenantRequest request;
+    v1::Tenant& tenant = *request.mutable_tenant();
+    tenant.set_name(c.name);
+    tenant.set_etag(c.etag);
+    auto& mask = *request.mutable_update_mask();
+    if (c.display_name) {
+      tenant.set_display_name(*c.display_name);
+      mask.add_paths("display_name");
+    }
+    if (c.labels) {
+      tenant.mutable_labels()->insert(c.labels->begin(), c.labels->end());
+      mask.add_paths("labels");
+    }
+    if (c.tier) {
+      tenant.set_trust_tier(*c.tier);
+      mask.add_paths("trust_tier");
+    }
+    if (c.state) {
+      v1::Tenant::State state = v1::Tenant::STATE_UNSPECIFIED;
+      v1::Tenant::State_Parse(*c.state, &state);  // the parser let only ACTIVE and SUSPENDED through
+      tenant.set_state(state);
+      mask.add_paths("state");
+    }
+    return ShowTenant(client_.Call(client_.tenants(), &v1::TenantService::Stub::UpdateTenant, request, &tenant_));
+  }
+
+  grpc::Status operator()(const TenantDelete& c) {
+    v1::DeleteTenantRequest request;
+    request.set_name(c.name);
+    request.set_etag(c.etag);
+    return ShowDone(client_.Call(client_.tenants(), &v1::TenantService::Stub::DeleteTenant, request, &empty_),
+                    "tenant \"" + c.name + "\" deleted");
+  }
+
+  grpc::Status operator()(const TierList&) {
+    v1::ListTrustTiersResponse tiers;
+    const auto status =
+        client_.Call(client_.tiers(), &v1::TrustTierService::Stub::ListTrustTiers, v1::ListTrustTiersRequest(), &tiers);
+    if (status.ok()) out_ << Render(format_, tiers, TrustTierTable(tiers.trust_tiers()));
+    return status;
+  }
+
+  grpc::Status operator()(const TierGet& c) {
+    v1::GetTrustTierRequest request;
+    request.set_name(c.name);
+    v1::TrustTier tier;
+    const auto status = client_.Call(client_.tiers(), &v1::TrustTierService::Stub::GetTrustTier, request, &tier);
+    if (status.ok()) out_ << Render(format_, tier, TrustTierTable(AsList(tier)));
+    return status;
+  }
+
+  grpc::Status operator()(const TokenCreate& c) {
+    v1::CreateTokenRequest request;
+    request.set_principal(c.principal);
+    request.set_role(c.role);
+    request.set_ttl(c.ttl);
+    request.set_description(c.description);
+    v1::ApiToken token;
+    const auto status = client_.Call(client_.tokens(), &v1::TokenService::Stub::CreateToken, request, &token);
+    if (!status.ok()) return status;
+    out_ << Render(format_, token, TokenTable(AsList(token)));
+    if (format_ == OutputFormat::kTable) {
+      out_ << "\nSecret (shown only once; store it now, Septa keeps only its hash):\n  " << token.token() << "\n";
+    }
+    return status;
+  }
+
+  grpc::Status operator()(const TokenList&) {
+    v1::ListTokensResponse tokens;
+    const auto status =
+        client_.Call(client_.tokens(), &v1::TokenService::Stub::ListTokens, v1::ListTokensRequest(), &tokens);
+    if (status.ok()) out_ << Render(format_, tokens, TokenTable(tokens.tokens()));
+    return status;
+  }
+
+  grpc::Status operator()(const TokenRevoke& c) {
+    v1::RevokeTokenRequest request;
+    request.set_id(c.id);
+    return ShowDone(client_.Call(client_.tokens(), &v1::TokenService::Stub::RevokeToken, request, &empty_),
+                    "token " + c.id + " revoked");
+  }
+
+ private:
+  grpc::Status ShowTenant(const grpc::Status& status) {
+    if (status.ok()) out_ << Render(format_, tenant_, TenantTable(AsList(tenant_)));
+    return status;
+  }
+
+  // Calls that return nothing: a sentence for people, {} for programs.
+  grpc::Status ShowDone(const grpc::Status& status, const std::string& sentence) {
+    if (!status.ok()) return status;
+    if (format_ == OutputFormat::kTable) {
+      out_ << sentence << "\n";
+    } else {
+      out_ << Render(format_, empty_, {});
+    }
+    return status;
+  }
+
+  SeptaClient& client_;
+  OutputFormat format_;
+  std::ostream& out_;
+  std::ostream& err_;
+  v1::Tenant tenant_;
+  google::protobuf::Empty empty_;
+};
+
+}  // namespace
+
+int RunSeptactl(const std::vector<std::string>& args, const Environment& env, std::ostream& out, std::ostream& err) {
+  auto parsed = ParseCommandLine(args);
+  if (!parsed.ok()) {
+    err << ErrorLine(parsed.status()) << "\n";
+    return kExitUsage;
+  }
+  if (const auto* help = std::get_if<std::string>(&*parsed)) {
+    out << *help;
+    return kExitOk;
+  }
+  const auto& invocation = std::get<Invocation>(*parsed);
+  auto connection = ResolveConnection(invocation.options, env);
+  if (!connection.ok()) {
+    err << ErrorLine(connection.status()) << "\n";
+    return kExitUsage;
+  }
+  if (connection->token.empty()) {
+    err << ErrorLine(Unauthenticated("no token: pass --token, set SEPTA_TOKEN, or put token: in the config file"))
+        << "\n";
+    return kExitFailure;
+  }
+  SeptaClient client(connection->server, connection->token, invocation.options.timeout);
+  CommandRunner runner(client, invocation.options.output, out, err);
+  const grpc::Status status = std::visit(runner, invocation.command);
+  if (!status.ok()) {
+    err << ErrorLine(status, connection->server) << "\n";
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+}  // namespace septa::cli

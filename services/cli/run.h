@@ -1,0 +1,26 @@
+// septactl as a function: argv in, text out, an exit code back. The main
+// and the tests call this; nothing here touches the process environment.
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace septa::cli {
+
+// The parts of the process environment septactl reads.
+struct Environment {
+  std::string home;                        // for ~/.config/septa/config.yaml
+  std::optional<std::string> septa_token;  // $SEPTA_TOKEN
+};
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;  // the call failed, or no server
+inline constexpr int kExitUsage = 2;    // bad command line or config file
+
+// `args` without the program name. Results go to `out`; an error is one
+// line on `err`.
+int RunSeptactl(const std::vector<std::string>& args, const Environment& env, std::ostream& out, std::ostream& err);
+
+}  // namespace septa::cli

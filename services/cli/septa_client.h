@@ -1,0 +1,46 @@
+// The gRPC side of septactl: one channel to septad and a call helper that
+// gives every call the bearer token and a deadline.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "septa/v1/tenant.grpc.pb.h"
+#include "septa/v1/token.grpc.pb.h"
+#include "septa/v1/trust_tier.grpc.pb.h"
+
+namespace septa::cli {
+
+class SeptaClient {
+ public:
+  // `server` is host:port; plaintext, as septad listens today.
+  SeptaClient(const std::string& server, std::string token, std::chrono::milliseconds timeout);
+
+  v1::TenantService::Stub& tenants() { return *tenants_; }
+  v1::TrustTierService::Stub& tiers() { return *tiers_; }
+  v1::TokenService::Stub& tokens() { return *tokens_; }
+
+  // Calls `method` of `stub`, e.g. Call(client.tenants(), &Stub::GetTenant, request, &tenant).
+  template <typename Stub, typename Request, typename Response>
+  grpc::Status Call(Stub& stub, grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&, Response*),
+                    const Request& request, Response* response) const {
+    grpc::ClientContext context;
+    Prepare(context);
+    return (stub.*method)(&context, request, response);
+  }
+
+ private:
+  void Prepare(grpc::ClientContext& context) const;
+
+  std::string token_;
+  std::chrono::milliseconds timeout_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::TenantService::Stub> tenants_;
+  std::unique_ptr<v1::TrustTierService::Stub> tiers_;
+  std::unique_ptr<v1::TokenService::Stub> tokens_;
+};
+
+}  // namespace septa::cli

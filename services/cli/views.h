@@ -1,0 +1,31 @@
+// The table columns of each resource: what an admin scans for at a glance.
+// Everything else is in -o json / -o yaml.
+#pragma once
+
+#include <google/protobuf/timestamp.pb.h>
+
+#include <string>
+
+#include "services/cli/output.h"
+#include "septa/v1/tenant.pb.h"
+#include "septa/v1/token.pb.h"
+#include "septa/v1/trust_tier.pb.h"
+
+namespace septa::cli {
+
+Table TenantTable(const google::protobuf::RepeatedPtrField<v1::Tenant>& tenants);
+Table TrustTierTable(const google::protobuf::RepeatedPtrField<v1::TrustTier>& tiers);
+Table TokenTable(const google::protobuf::RepeatedPtrField<v1::ApiToken>& tokens);
+
+// One resource as the list the table functions take.
+template <typename Item>
+google::protobuf::RepeatedPtrField<Item> AsList(const Item& item) {
+  google::protobuf::RepeatedPtrField<Item> items;
+  *items.Add() = item;
+  return items;
+}
+
+// RFC 3339 in UTC to the second; "-" when unset.
+std::string FormatTime(const google::protobuf::Timestamp& time, bool is_set);
+
+}  // namespace septa::cli

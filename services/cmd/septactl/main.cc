@@ -1,0 +1,13 @@
+// septactl: the admin CLI over septad's gRPC API. The commands live in
+// services/cli; this shell hands over argv and the two environment values.
+#include <cstdlib>
+#include <iostream>
+
+#include "services/cli/run.h"
+
+int main(int argc, char** argv) {
+  septa::cli::Environment env;
+  if (const char* home = std::getenv("HOME")) env.home = home;
+  if (const char* token = std::getenv("SEPTA_TOKEN")) env.septa_token = token;
+  return septa::cli::RunSeptactl({argv + 1, argv + argc}, env, std::cout, std::cerr);
+}

@@ -1,0 +1,70 @@
+#include "services/cli/config_file.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+namespace septa::cli {
+namespace {
+
+TEST(ConfigFile, ReadsServerAndToken) {
+  auto config = ParseConfigFile("server: septa.example.com:9090\ntoken: septa_abc\n", "c.yaml");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->server, "septa.example.com:9090");
+  EXPECT_EQ(config->token, "septa_abc");
+}
+
+TEST(ConfigFile, EveryKeyIsOptional) {
+  auto config = ParseConfigFile("server: h:1\n", "c.yaml");
+  ASSERT_TRUE(config.ok());
+  EXPECT_EQ(config->server, "h:1");
+  EXPECT_FALSE(config->token.has_value());
+  auto empty = ParseConfigFile("", "c.yaml");
+  ASSERT_TRUE(empty.ok());
+  EXPECT_FALSE(empty->server.has_value());
+}
+
+TEST(ConfigFile, UnknownKeyIsNamed) {
+  auto config = ParseConfigFile("server: h:1\ntokn: x\n", "/home/ada/.config/septa/config.yaml");
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(config.status().message(),
+            "/home/ada/.config/septa/config.yaml: unknown key \"tokn\" (known keys: server, token)");
+}
+
+TEST(ConfigFile, MalformedYamlNamesThePosition) {
+  auto config = ParseConfigFile("server: [h:1\n", "c.yaml");
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.status().message().rfind("c.yaml: malformed YAML at line ", 0), 0u) << config.status().message();
+}
+
+TEST(ConfigFile, RefusesNonMappingsAndNonScalars) {
+  EXPECT_EQ(ParseConfigFile("- a\n", "c.yaml").status().message(), "c.yaml: must be a mapping of server and token");
+  EXPECT_EQ(ParseConfigFile("token: [a, b]\n", "c.yaml").status().message(), "c.yaml: \"token\" must be a string");
+}
+
+TEST(ConfigFile, MissingDefaultFileIsEmptyButANamedOneMustExist) {
+  const auto missing = std::filesystem::path(testing::TempDir()) / "no-such-septa-config.yaml";
+  auto implicit = LoadConfigFile(missing, false);
+  ASSERT_TRUE(implicit.ok());
+  EXPECT_FALSE(implicit->server.has_value());
+  auto named = LoadConfigFile(missing, true);
+  ASSERT_FALSE(named.ok());
+  EXPECT_EQ(named.status().message(), "config file " + missing.string() + " does not exist");
+}
+
+TEST(ConfigFile, LoadsAFile) {
+  const auto path = std::filesystem::path(testing::TempDir()) / "septactl-config-test.yaml";
+  std::ofstream(path) << "token: t0k\n";
+  auto config = LoadConfigFile(path, true);
+  std::filesystem::remove(path);
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->token, "t0k");
+}
+
+TEST(ConfigFile, DefaultPathIsUnderHome) {
+  EXPECT_EQ(DefaultConfigPath("/home/ada"), std::filesystem::path("/home/ada/.config/septa/config.yaml"));
+}
+
+}  // namespace
+}  // namespace septa::cli

@@ -1,0 +1,110 @@
+#include "services/cli/output.h"
+
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <nlohmann/json.hpp>
+
+#include "services/cli/views.h"
+#include "septa/v1/tenant.pb.h"
+
+namespace septa::cli {
+namespace {
+
+v1::Tenant Acme() {
+  v1::Tenant t;
+  t.set_name("acme");
+  t.set_display_name("Acme Corp");
+  t.set_trust_tier("shared");
+  t.set_state(v1::Tenant::ACTIVE);
+  (*t.mutable_labels())["team"] = "ml";
+  (*t.mutable_labels())["gpu"] = "true";   // must stay a string in YAML
+  (*t.mutable_labels())["cost"] = "1234";  // likewise
+  t.mutable_create_time()->set_seconds(1'790'000'000);
+  t.mutable_create_time()->set_nanos(500);
+  t.set_etag("e1");
+  return t;
+}
+
+// nlohmann from a YAML document, scalars as YAML typed them.
+nlohmann::json FromYaml(const YAML::Node& node) {
+  if (node.IsMap()) {
+    nlohmann::json object = nlohmann::json::object();
+    for (const auto& item : node) object[item.first.Scalar()] = FromYaml(item.second);
+    return object;
+  }
+  if (node.IsSequence()) {
+    nlohmann::json array = nlohmann::json::array();
+    for (const auto& item : node) array.push_back(FromYaml(item));
+    return array;
+  }
+  bool flag = false;
+  if (node.Tag() != "!" && YAML::convert<bool>::decode(node, flag)) return flag;
+  return node.Scalar();
+}
+
+TEST(Output, ParsesFormats) {
+  EXPECT_EQ(*ParseOutputFormat("table"), OutputFormat::kTable);
+  EXPECT_EQ(*ParseOutputFormat("json"), OutputFormat::kJson);
+  EXPECT_EQ(*ParseOutputFormat("yaml"), OutputFormat::kYaml);
+  EXPECT_EQ(ParseOutputFormat("xml").status().code(), Code::kInvalidArgument);
+}
+
+TEST(Output, TableAlignsColumnsWithoutTrailingBlanks) {
+  const Table table{{"NAME", "TIER", "STATE"}, {{"acme", "shared", "ACTIVE"}, {"b", "exclusive", ""}}};
+  EXPECT_EQ(RenderTable(table),
+            "NAME   TIER        STATE\n"
+            "acme   shared      ACTIVE\n"
+            "b      exclusive\n");
+}
+
+TEST(Output, TableWithoutRowsIsTheHeader) { EXPECT_EQ(RenderTable({{"ID", "ROLE"}, {}}), "ID   ROLE\n"); }
+
+TEST(Output, TenantTableShowsLabelsSortedAndTimeToTheSecond) {
+  const auto table = TenantTable(AsList(Acme()));
+  ASSERT_EQ(table.rows.size(), 1u);
+  EXPECT_EQ(table.headers, (std::vector<std::string>{"NAME", "DISPLAY NAME", "TIER", "STATE", "LABELS", "CREATED", "ETAG"}));
+  EXPECT_EQ(table.rows[0], (std::vector<std::string>{"acme", "Acme Corp", "shared", "ACTIVE",
+                                                     "cost=1234,gpu=true,team=ml", "2026-09-21T14:13:20Z", "e1"}));
+}
+
+TEST(Output, JsonUsesProtoFieldNamesInProtoOrderAndPrintsEveryField) {
+  v1::Tenant t;
+  t.set_name("acme");
+  t.set_trust_tier("shared");
+  EXPECT_EQ(RenderJson(t),
+            "{\n"
+            "  \"name\": \"acme\",\n"
+            "  \"display_name\": \"\",\n"
+            "  \"trust_tier\": \"shared\",\n"
+            "  \"labels\": {},\n"
+            "  \"state\": \"STATE_UNSPECIFIED\",\n"
+            "  \"etag\": \"\"\n"
+            "}\n");
+}
+
+TEST(Output, YamlIsTheSameDocumentAsJson) {
+  const v1::Tenant tenant = Acme();
+  const auto json = nlohmann::json::parse(RenderJson(tenant));
+  const std::string yaml = RenderYaml(tenant);
+  EXPECT_EQ(FromYaml(YAML::Load(yaml)), json) << yaml;
+  EXPECT_NE(yaml.find("name: acme\n"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("gpu: \"true\""), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("cost: \"1234\""), std::string::npos) << yaml;
+}
+
+TEST(Output, YamlOfEmptyCollectionsIsFlowStyle) {
+  v1::ListTenantsResponse empty;
+  EXPECT_EQ(RenderYaml(empty), "tenants: []\nnext_page_token: \"\"\n");
+}
+
+TEST(Output, RenderPicksTheFormat) {
+  const v1::Tenant tenant = Acme();
+  const Table table = TenantTable(AsList(tenant));
+  EXPECT_EQ(Render(OutputFormat::kTable, tenant, table), RenderTable(table));
+  EXPECT_EQ(Render(OutputFormat::kJson, tenant, table), RenderJson(tenant));
+  EXPECT_EQ(Render(OutputFormat::kYaml, tenant, table), RenderYaml(tenant));
+}
+
+}  // namespace
+}  // namespace septa::cli

@@ -1,0 +1,263 @@
+// septactl against a real septad: the server runs in-process on ephemeral
+// ports over a fresh database; every command goes over a real gRPC socket.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include "services/app/septad_app.h"
+#include "services/cli/run.h"
+#include "tests/support/test_database.h"
+
+namespace septa::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Outcome {
+  int exit_code;
+  std::string out;
+  std::string err;
+};
+
+class SeptactlE2E : public testing::Test {
+ protected:
+  void SetUp() override {
+    auto db = test::TestDatabase::Create();
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    db_ = std::move(*db);
+    data_dir_ = fs::path(testing::TempDir()) / ("septactl-e2e-" + db_->name());
+    config::Config config;
+    config.database_url = db_->url();
+    config.data_dir = data_dir_.string();
+    config.http_addr = "127.0.0.1:0";
+    config.grpc_addr = "127.0.0.1:0";
+    config.shutdown_grace = std::chrono::milliseconds(500);
+    auto app = app::SeptadApp::Start(config);
+    ASSERT_TRUE(app.ok()) << app.status().ToString();
+    app_ = std::move(*app);
+    ASSERT_TRUE(app_->new_admin_token().has_value());
+    admin_token_ = *app_->new_admin_token();
+    server_ = "127.0.0.1:" + std::to_string(app_->grpc_port());
+  }
+
+  void TearDown() override {
+    app_.reset();
+    fs::remove_all(data_dir_);
+  }
+
+  // septactl --server <septad> with no token but what `args` and `env` give.
+  Outcome Septactl(std::vector<std::string> args, const Environment& env = {}) {
+    args.insert(args.begin(), {"--server", server_});
+    std::ostringstream out, err;
+    const int code = RunSeptactl(args, env, out, err);
+    return {code, out.str(), err.str()};
+  }
+
+  // septactl as the bootstrap admin.
+  Outcome Admin(std::vector<std::string> args) {
+    args.insert(args.begin(), {"--token", admin_token_});
+    return Septactl(std::move(args));
+  }
+
+  // A command that must succeed, with JSON output parsed.
+  nlohmann::json Json(std::vector<std::string> args, const std::string& token = "") {
+    args.insert(args.begin(), {"-o", "json", "--token", token.empty() ? admin_token_ : token});
+    const auto r = Septactl(std::move(args));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json();
+  }
+
+  std::unique_ptr<test::TestDatabase> db_;
+  fs::path data_dir_;
+  std::unique_ptr<app::SeptadApp> app_;
+  std::string admin_token_;
+  std::string server_;
+};
+
+void ExpectOneErrorLine(const Outcome& r, const std::string& prefix) {
+  EXPECT_EQ(r.exit_code, kExitFailure);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err.rfind(prefix, 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+TEST_F(SeptactlE2E, TierListAndGet) {
+  const auto table = Admin({"tier", "list"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_EQ(table.out.rfind("NAME ", 0), 0u) << table.out;
+  for (const char* tier : {"shared", "isolated", "dedicated", "exclusive"}) {
+    EXPECT_NE(table.out.find(std::string("\n") + tier + " "), std::string::npos) << table.out;
+  }
+  const auto tier = Json({"tier", "get", "exclusive"});
+  EXPECT_EQ(tier["name"], "exclusive");
+  EXPECT_EQ(tier["gpu_sharing"], "WHOLE_NODE");
+  ExpectOneErrorLine(Admin({"tier", "get", "platinum"}), "septactl: NOT_FOUND: ");
+}
+
+TEST_F(SeptactlE2E, TenantLifecycle) {
+  const auto created = Admin({"tenant", "create", "acme", "--tier", "shared", "--display-name", "Acme Corp", "--label",
+                            "team=ml"});
+  ASSERT_EQ(created.exit_code, 0) << created.err;
+  EXPECT_EQ(created.out.rfind("NAME   DISPLAY NAME   TIER     STATE    LABELS    CREATED", 0), 0u) << created.out;
+  EXPECT_NE(created.out.find("\nacme   Acme Corp      shared   ACTIVE   team=ml   "), std::string::npos)
+      << created.out;
+
+  const auto got = Json({"tenant", "get", "acme"});
+  EXPECT_EQ(got["display_name"], "Acme Corp");
+  EXPECT_EQ(got["labels"], nlohmann::json({{"team", "ml"}}));
+  const std::string etag = got["etag"];
+
+  const auto updated = Json({"tenant", "update", "acme", "--display-name", "ACME", "--etag", etag});
+  EXPECT_EQ(updated["display_name"], "ACME");
+  EXPECT_EQ(updated["labels"], nlohmann::json({{"team", "ml"}}));  // not in the mask, kept
+  EXPECT_NE(updated["etag"], etag);
+
+  ExpectOneErrorLine(Admin({"tenant", "update", "acme", "--display-name", "late", "--etag", etag}),
+                     "septactl: FAILED_PRECONDITION: ");
+  ExpectOneErrorLine(Admin({"tenant", "delete", "acme", "--etag", etag}), "septactl: FAILED_PRECONDITION: ");
+
+  const auto deleted = Admin({"tenant", "delete", "acme", "--etag", updated["etag"]});
+  ASSERT_EQ(deleted.exit_code, 0) << deleted.err;
+  EXPECT_EQ(deleted.out, "tenant \"acme\" deleted\n");
+  ExpectOneErrorLine(Admin({"tenant", "get", "acme"}), "septactl: NOT_FOUND: ");
+}
+
+TEST_F(SeptactlE2E, UpdateChangesExactlyTheGivenFields) {
+  ASSERT_EQ(Admin({"tenant", "create", "acme", "--tier", "shared", "--display-name", "Acme", "--label", "a=1"}).exit_code,
+            0);
+  const auto suspended = Json({"tenant", "update", "acme", "--state", "SUSPENDED"});
+  EXPECT_EQ(suspended["state"], "SUSPENDED");
+  EXPECT_EQ(suspended["display_name"], "Acme");
+  EXPECT_EQ(suspended["labels"], nlohmann::json({{"a", "1"}}));
+  const auto moved = Json({"tenant", "update", "acme", "--tier", "isolated", "--label", "b=2"});
+  EXPECT_EQ(moved["trust_tier"], "isolated");
+  EXPECT_EQ(moved["labels"], nlohmann::json({{"b", "2"}}));
+  EXPECT_EQ(moved["state"], "SUSPENDED");
+}
+
+TEST_F(SeptactlE2E, UnknownTierNamesTheField) {
+  const auto r = Admin({"tenant", "create", "acme", "--tier", "platinum"});
+  ExpectOneErrorLine(r, "septactl: INVALID_ARGUMENT: ");
+  EXPECT_NE(r.err.find("platinum"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" (field: trust_tier)\n"), std::string::npos) << r.err;
+}
+
+TEST_F(SeptactlE2E, CreateWithIdempotencyKeyReturnsTheFirstResult) {
+  const auto first = Json({"tenant", "create", "acme", "--tier", "shared", "--idempotency-key", "k-1"});
+  const auto again = Json({"tenant", "create", "acme", "--tier", "shared", "--idempotency-key", "k-1"});
+  EXPECT_EQ(again, first);
+  ExpectOneErrorLine(Admin({"tenant", "create", "acme", "--tier", "shared"}), "septactl: ALREADY_EXISTS: ");
+}
+
+TEST_F(SeptactlE2E, ListPagesAndFilters) {
+  for (const char* name : {"t-a", "t-b", "t-c"}) {
+    ASSERT_EQ(Admin({"tenant", "create", name, "--tier", "shared"}).exit_code, 0);
+  }
+  ASSERT_EQ(Admin({"tenant", "create", "t-d", "--tier", "exclusive", "--label", "team=ml"}).exit_code, 0);
+
+  const auto first = Admin({"tenant", "list", "--page-size", "2"});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_EQ(std::count(first.out.begin(), first.out.end(), '\n'), 3) << first.out;  // header + 2
+  EXPECT_EQ(first.err.rfind("more tenants: add --all, or --page-token ", 0), 0u) << first.err;
+
+  const auto all = Json({"tenant", "list", "--page-size", "2", "--all"});
+  ASSERT_EQ(all["tenants"].size(), 4u);
+  EXPECT_EQ(all["next_page_token"], "");
+  EXPECT_EQ(all["tenants"][3]["name"], "t-d");
+
+  const auto page = Json({"tenant", "list", "--page-size", "3"});
+  const auto rest = Json({"tenant", "list", "--page-token", page["next_page_token"]});
+  ASSERT_EQ(rest["tenants"].size(), 1u);
+  EXPECT_EQ(rest["tenants"][0]["name"], "t-d");
+
+  const auto filtered = Json({"tenant", "list", "--filter", "labels.team=ml"});
+  ASSERT_EQ(filtered["tenants"].size(), 1u);
+  EXPECT_EQ(filtered["tenants"][0]["name"], "t-d");
+  ExpectOneErrorLine(Admin({"tenant", "list", "--page-size", "501"}), "septactl: INVALID_ARGUMENT: ");
+}
+
+TEST_F(SeptactlE2E, YamlAgreesWithJson) {
+  ASSERT_EQ(Admin({"tenant", "create", "acme", "--tier", "shared", "--label", "gpu=true"}).exit_code, 0);
+  const auto json = Json({"tenant", "get", "acme"});
+  const auto yaml = Admin({"-o", "yaml", "tenant", "get", "acme"});
+  ASSERT_EQ(yaml.exit_code, 0) << yaml.err;
+  const YAML::Node doc = YAML::Load(yaml.out);
+  for (const auto& [key, value] : json.items()) {
+    if (value.is_string()) {
+      EXPECT_EQ(doc[key].as<std::string>(), value.get<std::string>()) << key;
+    }
+  }
+  EXPECT_EQ(doc["labels"]["gpu"].as<std::string>(), "true");
+  EXPECT_EQ(doc["labels"]["gpu"].Tag(), "!");  // quoted: a string, not a boolean
+}
+
+TEST_F(SeptactlE2E, TokenLifecycle) {
+  ASSERT_EQ(Admin({"tenant", "create", "acme", "--tier", "shared"}).exit_code, 0);
+  const auto shown = Admin({"token", "create", "--principal", "tenant:acme", "--role", "viewer", "--description", "ci"});
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  EXPECT_NE(shown.out.find("tenant:acme"), std::string::npos) << shown.out;
+  EXPECT_NE(shown.out.find("shown only once"), std::string::npos) << shown.out;
+
+  const auto issued = Json({"token", "create", "--principal", "tenant:acme", "--role", "viewer", "--ttl", "1h"});
+  const std::string secret = issued["token"];
+  const std::string id = issued["id"];
+  ASSERT_FALSE(secret.empty());
+  EXPECT_EQ(issued["role"], "viewer");
+  EXPECT_TRUE(issued.contains("expire_time"));
+
+  const auto listed = Json({"token", "list"});
+  bool found = false;
+  for (const auto& token : listed["tokens"]) {
+    if (token["id"] == id) {
+      found = true;
+      EXPECT_EQ(token["token"], "");  // the secret is never listed
+    }
+  }
+  EXPECT_TRUE(found) << listed.dump();
+
+  // The new token works, within its role.
+  EXPECT_EQ(Json({"tenant", "get", "acme"}, secret)["name"], "acme");
+  ExpectOneErrorLine(Septactl({"--token", secret, "tenant", "delete", "acme"}), "septactl: PERMISSION_DENIED: ");
+
+  const auto revoked = Admin({"token", "revoke", id});
+  ASSERT_EQ(revoked.exit_code, 0) << revoked.err;
+  EXPECT_EQ(revoked.out, "token " + id + " revoked\n");
+  ExpectOneErrorLine(Septactl({"--token", secret, "tenant", "get", "acme"}), "septactl: UNAUTHENTICATED: ");
+  ExpectOneErrorLine(Admin({"token", "create", "--principal", "tenant:nobody"}), "septactl: INVALID_ARGUMENT: ");
+}
+
+TEST_F(SeptactlE2E, JsonOfCallsWithoutResultIsAnEmptyObject) {
+  ASSERT_EQ(Admin({"tenant", "create", "acme", "--tier", "shared"}).exit_code, 0);
+  const auto r = Admin({"-o", "json", "tenant", "delete", "acme"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "{}\n");
+}
+
+TEST_F(SeptactlE2E, TokenSources) {
+  ExpectOneErrorLine(Septactl({"tier", "list"}), "septactl: UNAUTHENTICATED: no token");
+  ExpectOneErrorLine(Septactl({"--token", "septa_wrong", "tier", "list"}), "septactl: UNAUTHENTICATED: ");
+
+  EXPECT_EQ(Septactl({"tier", "list"}, {"", admin_token_}).exit_code, 0);  // $SEPTA_TOKEN
+
+  const fs::path home = data_dir_ / "home";
+  fs::create_directories(home / ".config" / "septa");
+  std::ofstream(home / ".config" / "septa" / "config.yaml") << "server: " << server_ << "\ntoken: " << admin_token_
+                                                            << "\n";
+  std::ostringstream out, err;
+  EXPECT_EQ(RunSeptactl({"tier", "list"}, {home.string(), "septa_wrong"}, out, err), 0) << err.str();  // file over env
+}
+
+TEST_F(SeptactlE2E, StoppedServerIsUnavailableNamingIt) {
+  app_->Shutdown(std::chrono::milliseconds(500));
+  const auto r = Admin({"--timeout", "5s", "tier", "list"});
+  ExpectOneErrorLine(r, "septactl: UNAVAILABLE: cannot reach septad at " + server_ + ": ");
+}
+
+}  // namespace
+}  // namespace septa::cli
