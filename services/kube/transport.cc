@@ -1,0 +1,347 @@
+#include "services/kube/transport.h"
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+#include <optional>
+
+namespace septa::kube {
+
+namespace net = boost::asio;
+namespace ssl = boost::asio::ssl;
+namespace bhttp = boost::beast::http;
+using boost::system::error_code;
+using tcp = net::ip::tcp;
+
+struct Transport::Impl {
+  bool tls = true;
+  std::string host;
+  std::string port;
+  std::string path_prefix;
+  std::string host_header;
+  std::string verify_name;
+  std::unique_ptr<ssl::context> ssl_ctx;
+  std::chrono::milliseconds connect_timeout{10'000};
+};
+
+struct Transport::Connection {
+  net::io_context ioc;
+  std::optional<tcp::socket> plain;
+  std::optional<ssl::stream<tcp::socket>> secure;
+  boost::beast::flat_buffer buffer;
+  bool reused = false;
+
+  tcp::socket& socket() { return secure ? secure->next_layer() : *plain; }
+  void Close() {
+    error_code ignored;
+    socket().shutdown(tcp::socket::shutdown_both, ignored);
+    socket().close(ignored);
+  }
+  // Runs the pending operation for at most `timeout`; on expiry closes the
+  // socket so that it completes with an error.
+  bool RunFor(std::chrono::milliseconds timeout, const bool& done) {
+    ioc.restart();
+    ioc.run_for(timeout);
+    if (done) return true;
+    Close();
+    ioc.restart();
+    ioc.run();
+    return false;
+  }
+  template <class F>
+  void WithStream(F&& f) {
+    if (secure) {
+      f(*secure);
+    } else {
+      f(*plain);
+    }
+  }
+};
+
+void StreamCancel::Cancel() {
+  std::lock_guard lock(mu_);
+  cancelled_ = true;
+  if (hook_) hook_();
+}
+
+namespace {
+
+bool IsIpAddress(const std::string& host) {
+  error_code ec;
+  net::ip::make_address(host, ec);
+  return !ec;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Transport>> Transport::Create(const ClientConfig& config, std::chrono::milliseconds connect_timeout) {
+  std::unique_ptr<Transport> t(new Transport());
+  t->impl_ = std::make_unique<Impl>();
+  Impl& im = *t->impl_;
+  im.connect_timeout = connect_timeout;
+  std::string url = config.server;
+  if (url.rfind("https://", 0) == 0) {
+    url = url.substr(8);
+  } else if (url.rfind("http://", 0) == 0) {
+    im.tls = false;
+    url = url.substr(7);
+  } else {
+    return InvalidArgument("kube: server URL must start with https:// or http://: \"" + config.server + "\"");
+  }
+  auto slash = url.find('/');
+  if (slash != std::string::npos) {
+    im.path_prefix = url.substr(slash);
+    while (!im.path_prefix.empty() && im.path_prefix.back() == '/') im.path_prefix.pop_back();
+    url = url.substr(0, slash);
+  }
+  im.host_header = url;
+  if (!url.empty() && url.front() == '[') {
+    auto close = url.find(']');
+    if (close == std::string::npos) return InvalidArgument("kube: bad server URL \"" + config.server + "\"");
+    im.host = url.substr(1, close - 1);
+    im.port = close + 2 <= url.size() && url[close + 1] == ':' ? url.substr(close + 2) : "";
+  } else {
+    auto colon = url.rfind(':');
+    im.host = url.substr(0, colon);
+    im.port = colon == std::string::npos ? "" : url.substr(colon + 1);
+  }
+  if (im.port.empty()) im.port = im.tls ? "443" : "80";
+  if (im.host.empty()) return InvalidArgument("kube: server URL has no host: \"" + config.server + "\"");
+  if (im.tls) {
+    try {
+      im.ssl_ctx = std::make_unique<ssl::context>(ssl::context::tls_client);
+      if (config.insecure_skip_tls_verify) {
+        im.ssl_ctx->set_verify_mode(ssl::verify_none);
+      } else {
+        if (config.ca_pem.empty()) {
+          im.ssl_ctx->set_default_verify_paths();
+        } else {
+          im.ssl_ctx->add_certificate_authority(net::buffer(config.ca_pem));
+        }
+        im.ssl_ctx->set_verify_mode(ssl::verify_peer);
+      }
+      if (!config.client_certificate_pem.empty()) {
+        im.ssl_ctx->use_certificate_chain(net::buffer(config.client_certificate_pem));
+        im.ssl_ctx->use_private_key(net::buffer(config.client_key_pem), ssl::context::pem);
+      }
+    } catch (const boost::system::system_error& e) {
+      return InvalidArgument(std::string("kube: TLS configuration: ") + e.what());
+    }
+    im.verify_name = config.tls_server_name.empty() ? im.host : config.tls_server_name;
+  }
+  return t;
+}
+
+Transport::~Transport() = default;
+
+Result<std::unique_ptr<Transport::Connection>> Transport::Connect() {
+  Impl& im = *impl_;
+  auto conn = std::make_unique<Connection>();
+  conn->plain.emplace(conn->ioc);
+  error_code ec;
+  bool done = false;
+  tcp::resolver resolver(conn->ioc);
+  tcp::resolver::results_type endpoints;
+  resolver.async_resolve(im.host, im.port, [&](const error_code& e, tcp::resolver::results_type r) {
+    ec = e;
+    endpoints = std::move(r);
+    done = true;
+  });
+  conn->ioc.run_for(im.connect_timeout);
+  if (!done || ec) return Unavailable("kube: cannot resolve " + im.host + ": " + (done ? ec.message() : "timed out"));
+  done = false;
+  net::async_connect(*conn->plain, endpoints, [&](const error_code& e, const tcp::endpoint&) {
+    ec = e;
+    done = true;
+  });
+  if (!conn->RunFor(im.connect_timeout, done) || ec) {
+    return Unavailable("kube: cannot connect to " + im.host_header + ": " + (ec ? ec.message() : "timed out"));
+  }
+  conn->plain->set_option(tcp::no_delay(true), ec);
+  if (!im.tls) return conn;
+
+  conn->secure.emplace(std::move(*conn->plain), *im.ssl_ctx);
+  conn->plain.reset();
+  if (!IsIpAddress(im.verify_name)) SSL_set_tlsext_host_name(conn->secure->native_handle(), im.verify_name.c_str());
+  if (impl_->ssl_ctx && SSL_CTX_get_verify_mode(impl_->ssl_ctx->native_handle()) != SSL_VERIFY_NONE) {
+    conn->secure->set_verify_callback(ssl::host_name_verification(im.verify_name));
+  }
+  done = false;
+  conn->secure->async_handshake(ssl::stream_base::client, [&](const error_code& e) {
+    ec = e;
+    done = true;
+  });
+  if (!conn->RunFor(im.connect_timeout, done) || ec) {
+    return Unavailable("kube: TLS handshake with " + im.host_header + " failed: " + (ec ? ec.message() : "timed out"));
+  }
+  return conn;
+}
+
+std::unique_ptr<Transport::Connection> Transport::TakeIdle() {
+  std::lock_guard lock(mu_);
+  if (idle_.empty()) return nullptr;
+  auto c = std::move(idle_.back());
+  idle_.pop_back();
+  c->reused = true;
+  return c;
+}
+
+void Transport::ReturnIdle(std::unique_ptr<Connection> conn) {
+  std::lock_guard lock(mu_);
+  if (idle_.size() < 32) idle_.push_back(std::move(conn));
+}
+
+namespace {
+
+bhttp::request<bhttp::string_body> BuildRequest(const HttpRequest& r, const std::string& prefix, const std::string& host,
+                                                const std::string& authorization) {
+  bhttp::request<bhttp::string_body> req{bhttp::string_to_verb(r.method), prefix + r.target, 11};
+  req.set(bhttp::field::host, host);
+  req.set(bhttp::field::user_agent, "septa-kube/1.0");
+  req.set(bhttp::field::accept, r.accept);
+  if (!authorization.empty()) req.set(bhttp::field::authorization, authorization);
+  if (!r.content_type.empty()) req.set(bhttp::field::content_type, r.content_type);
+  req.body() = r.body;
+  req.keep_alive(true);
+  req.prepare_payload();
+  return req;
+}
+
+void CopyHeaders(const bhttp::response_header<>& h, HttpResponse& out) {
+  for (const auto& f : h) {
+    std::string name(f.name_string());
+    for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    out.headers[name] = std::string(f.value());
+  }
+}
+
+bool StaleConnection(const error_code& ec) {
+  return ec == bhttp::error::end_of_stream || ec == net::error::eof || ec == net::error::connection_reset ||
+         ec == net::error::broken_pipe || ec == net::ssl::error::stream_truncated;
+}
+
+}  // namespace
+
+Result<HttpResponse> Transport::Send(const HttpRequest& request, const std::string& authorization,
+                                     std::chrono::milliseconds timeout) {
+  auto req = BuildRequest(request, impl_->path_prefix, impl_->host_header, authorization);
+  for (int attempt = 0;; ++attempt) {
+    std::unique_ptr<Connection> conn = attempt == 0 ? TakeIdle() : nullptr;
+    if (!conn) {
+      auto fresh = Connect();
+      if (!fresh.ok()) return fresh.status();
+      conn = std::move(*fresh);
+    }
+    error_code ec;
+    bool done = false;
+    bhttp::response_parser<bhttp::string_body> parser;
+    parser.body_limit(1ull << 31);
+    conn->WithStream([&](auto& stream) {
+      bhttp::async_write(stream, req, [&](const error_code& e, std::size_t) {
+        if (e) {
+          ec = e;
+          done = true;
+          return;
+        }
+        bhttp::async_read(stream, conn->buffer, parser, [&](const error_code& e2, std::size_t) {
+          ec = e2;
+          done = true;
+        });
+      });
+    });
+    bool finished = conn->RunFor(timeout, done);
+    if (!finished) {
+      return DeadlineExceeded("kube: " + request.method + " " + request.target + " timed out after " +
+                              std::to_string(timeout.count()) + " ms");
+    }
+    if (ec) {
+      if (conn->reused && StaleConnection(ec)) continue;  // the server closed an idle keep-alive connection
+      return Unavailable("kube: " + request.method + " " + request.target + ": " + ec.message());
+    }
+    HttpResponse out;
+    auto msg = parser.release();
+    out.status = static_cast<int>(msg.result_int());
+    CopyHeaders(msg.base(), out);
+    out.body = std::move(msg.body());
+    conn->reused = false;
+    if (msg.keep_alive()) ReturnIdle(std::move(conn));
+    return out;
+  }
+}
+
+Result<HttpResponse> Transport::Stream(const HttpRequest& request, const std::string& authorization,
+                                       std::chrono::milliseconds idle_timeout,
+                                       const std::function<bool(std::string_view)>& on_data, StreamCancel* cancel) {
+  auto fresh = Connect();
+  if (!fresh.ok()) return fresh.status();
+  std::unique_ptr<Connection> conn = std::move(*fresh);
+  if (cancel) {
+    std::lock_guard lock(cancel->mu_);
+    if (cancel->cancelled_) return Status(Code::kCancelled, "kube: watch cancelled");
+    Connection* c = conn.get();
+    cancel->hook_ = [c] { net::post(c->ioc, [c] { c->Close(); }); };
+  }
+  struct Unhook {
+    StreamCancel* cancel;
+    ~Unhook() {
+      if (cancel) {
+        std::lock_guard lock(cancel->mu_);
+        cancel->hook_ = nullptr;
+      }
+    }
+  } unhook{cancel};
+
+  auto req = BuildRequest(request, impl_->path_prefix, impl_->host_header, authorization);
+  bhttp::response_parser<bhttp::string_body> parser;
+  parser.body_limit(boost::none);
+  error_code ec;
+  bool done = false;
+  conn->WithStream([&](auto& stream) {
+    bhttp::async_write(stream, req, [&](const error_code& e, std::size_t) {
+      if (e) {
+        ec = e;
+        done = true;
+        return;
+      }
+      bhttp::async_read_header(stream, conn->buffer, parser, [&](const error_code& e2, std::size_t) {
+        ec = e2;
+        done = true;
+      });
+    });
+  });
+  if (!conn->RunFor(idle_timeout, done)) return DeadlineExceeded("kube: " + request.target + ": no response headers");
+  if (ec) {
+    if (cancel && cancel->cancelled()) return Status(Code::kCancelled, "kube: watch cancelled");
+    return Unavailable("kube: " + request.target + ": " + ec.message());
+  }
+  HttpResponse out;
+  out.status = static_cast<int>(parser.get().result_int());
+  CopyHeaders(parser.get().base(), out);
+  const bool success = out.status >= 200 && out.status < 300;
+  while (!parser.is_done()) {
+    done = false;
+    conn->WithStream([&](auto& stream) {
+      bhttp::async_read_some(stream, conn->buffer, parser, [&](const error_code& e, std::size_t) {
+        ec = e;
+        done = true;
+      });
+    });
+    if (!conn->RunFor(idle_timeout, done)) return DeadlineExceeded("kube: " + request.target + ": stream idle too long");
+    if (cancel && cancel->cancelled()) return Status(Code::kCancelled, "kube: watch cancelled");
+    if (ec) return Unavailable("kube: " + request.target + ": stream broken: " + ec.message());
+    if (success && !parser.get().body().empty()) {
+      // string_body appends at the current size, so taking it is safe.
+      std::string piece = std::move(parser.get().body());
+      parser.get().body().clear();
+      if (!on_data(piece)) return out;
+    }
+  }
+  if (!success) out.body = std::move(parser.get().body());
+  return out;
+}
+
+}  // namespace septa::kube

@@ -1,0 +1,249 @@
+#include "services/kube/watch.h"
+
+namespace septa::kube {
+
+using nlohmann::json;
+
+void JsonStreamSplitter::Feed(std::string_view data, const std::function<void(std::string_view)>& on_value) {
+  buffer_.append(data);
+  for (; pos_ < buffer_.size(); ++pos_) {
+    char c = buffer_[pos_];
+    if (in_string_) {
+      if (escaped_) {
+        escaped_ = false;
+      } else if (c == '\\') {
+        escaped_ = true;
+      } else if (c == '"') {
+        in_string_ = false;
+      }
+      continue;
+    }
+    if (depth_ == 0 && (c == ' ' || c == '\n' || c == '\r' || c == '\t')) {
+      start_ = pos_ + 1;
+      continue;
+    }
+    if (c == '"') {
+      in_string_ = true;
+    } else if (c == '{' || c == '[') {
+      ++depth_;
+    } else if (c == '}' || c == ']') {
+      if (--depth_ == 0) {
+        on_value(std::string_view(buffer_).substr(start_, pos_ + 1 - start_));
+        start_ = pos_ + 1;
+      }
+    }
+  }
+  if (start_ > 0) {  // drop what has been consumed
+    buffer_.erase(0, start_);
+    pos_ -= start_;
+    start_ = 0;
+  }
+}
+
+Status WatchOnce(Client& client, const Resource& resource, const std::string& ns, const WatchOptions& o,
+                 const std::function<bool(const WatchEvent&)>& on_event, StreamCancel* cancel) {
+  std::string target = client.Path(resource, ns) + "?watch=1";
+  if (!o.label_selector.empty()) target += "&labelSelector=" + o.label_selector;
+  if (!o.field_selector.empty()) target += "&fieldSelector=" + o.field_selector;
+  if (!o.resource_version.empty()) target += "&resourceVersion=" + o.resource_version;
+  if (o.allow_bookmarks) target += "&allowWatchBookmarks=true";
+  target += "&timeoutSeconds=" + std::to_string(o.timeout_seconds);
+  JsonStreamSplitter splitter;
+  Status parse_error;
+  bool stop = false;
+  auto res = client.OpenStream(
+      {"GET", target}, std::chrono::seconds(o.timeout_seconds + 30),
+      [&](std::string_view data) {
+        splitter.Feed(data, [&](std::string_view value) {
+          if (stop) return;
+          json j = json::parse(value, nullptr, false);
+          if (!j.is_object() || !j.contains("type")) {
+            parse_error = Internal("kube: watch " + target + ": malformed event");
+            stop = true;
+            return;
+          }
+          WatchEvent e{j["type"].get<std::string>(), std::move(j["object"])};
+          if (!on_event(e)) stop = true;
+        });
+        return !stop;
+      },
+      cancel);
+  if (!res.ok()) return res.status();
+  if (res->status < 200 || res->status >= 300) return StatusFromResponse(*res, "GET " + target);
+  return parse_error;
+}
+
+Informer::Informer(Client& client, Resource resource, std::string ns, ListOptions selectors, InformerHandlers handlers,
+                   std::chrono::milliseconds resync_period)
+    : client_(client),
+      resource_(std::move(resource)),
+      ns_(std::move(ns)),
+      selectors_(std::move(selectors)),
+      handlers_(std::move(handlers)),
+      resync_period_(resync_period) {}
+
+Informer::~Informer() { Stop(); }
+
+void Informer::Start() { thread_ = std::thread([this] { Run(); }); }
+
+void Informer::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_ && !thread_.joinable()) return;
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  cancel_.Cancel();
+  if (thread_.joinable()) thread_.join();
+}
+
+bool Informer::WaitForSync(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  return cv_.wait_for(lock, timeout, [this] { return synced_; });
+}
+
+std::optional<json> Informer::Get(const std::string& ns, const std::string& name) const {
+  std::lock_guard lock(mu_);
+  auto it = cache_.find(ns + "/" + name);
+  if (it == cache_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<json> Informer::List() const {
+  std::lock_guard lock(mu_);
+  std::vector<json> out;
+  for (const auto& [k, v] : cache_) out.push_back(v);
+  return out;
+}
+
+std::string Informer::last_resource_version() const {
+  std::lock_guard lock(mu_);
+  return resource_version_;
+}
+
+int Informer::relists() const {
+  std::lock_guard lock(mu_);
+  return relists_;
+}
+
+bool Informer::SleepUnlessStopped(std::chrono::milliseconds d) {
+  std::unique_lock lock(mu_);
+  return !cv_.wait_for(lock, d, [this] { return stopping_; });
+}
+
+namespace {
+
+std::string KeyOf(const json& obj) {
+  const json md = obj.value("metadata", json::object());
+  return md.value("namespace", "") + "/" + md.value("name", "");
+}
+
+}  // namespace
+
+Status Informer::ListAndReplace() {
+  auto page = client_.ListAll(resource_, ns_, selectors_);
+  if (!page.ok()) return page.status();
+  std::map<std::string, json> fresh;
+  for (auto& item : page->items) {
+    std::string key = KeyOf(item);  // before the move: json's operator= takes its argument by value
+    fresh[key] = std::move(item);
+  }
+  std::map<std::string, json> old;
+  {
+    std::lock_guard lock(mu_);
+    old.swap(cache_);
+    cache_ = fresh;
+    resource_version_ = page->resource_version;
+    ++relists_;
+  }
+  for (const auto& [k, obj] : fresh) {
+    auto it = old.find(k);
+    if (it == old.end()) {
+      if (handlers_.on_add) handlers_.on_add(obj);
+    } else if (it->second != obj && handlers_.on_update) {
+      handlers_.on_update(it->second, obj);
+    }
+  }
+  for (const auto& [k, obj] : old) {
+    if (!fresh.count(k) && handlers_.on_delete) handlers_.on_delete(obj);
+  }
+  {
+    std::lock_guard lock(mu_);
+    synced_ = true;
+  }
+  cv_.notify_all();
+  return Status::Ok();
+}
+
+void Informer::Apply(const WatchEvent& e) {
+  const std::string key = KeyOf(e.object);
+  std::optional<json> old;
+  {
+    std::lock_guard lock(mu_);
+    resource_version_ = e.object["metadata"].value("resourceVersion", resource_version_);
+    if (e.type == "BOOKMARK") return;
+    auto it = cache_.find(key);
+    if (it != cache_.end()) old = it->second;
+    if (e.type == "DELETED") {
+      cache_.erase(key);
+    } else {
+      cache_[key] = e.object;
+    }
+  }
+  if (e.type == "DELETED") {
+    if (handlers_.on_delete) handlers_.on_delete(e.object);
+  } else if (old) {
+    if (handlers_.on_update) handlers_.on_update(*old, e.object);
+  } else if (handlers_.on_add) {
+    handlers_.on_add(e.object);
+  }
+}
+
+void Informer::Run() {
+  bool need_list = true;
+  int failures = 0;
+  auto last_resync = std::chrono::steady_clock::now();
+  while (true) {
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) return;
+    }
+    if (need_list) {
+      if (Status st = ListAndReplace(); !st.ok()) {
+        if (!SleepUnlessStopped(client_.Backoff(failures++))) return;
+        continue;
+      }
+      need_list = false;
+    }
+    WatchOptions wo;
+    wo.label_selector = selectors_.label_selector;
+    wo.field_selector = selectors_.field_selector;
+    wo.resource_version = last_resource_version();
+    bool gone = false;
+    Status st = WatchOnce(client_, resource_, ns_, wo, [&](const WatchEvent& e) {
+      if (e.type == "ERROR") {
+        gone = e.object.value("code", 0) == 410;
+        return false;
+      }
+      failures = 0;
+      Apply(e);
+      if (resync_period_.count() > 0 && std::chrono::steady_clock::now() - last_resync >= resync_period_) {
+        last_resync = std::chrono::steady_clock::now();
+        if (handlers_.on_update) {
+          for (const auto& obj : List()) handlers_.on_update(obj, obj);
+        }
+      }
+      return true;
+    }, &cancel_);
+    if (gone || st.code() == Code::kOutOfRange) {
+      need_list = true;  // our version fell out of the server's history
+      continue;
+    }
+    if (st.code() == Code::kCancelled) return;
+    if (!st.ok()) {
+      if (!SleepUnlessStopped(client_.Backoff(failures++))) return;
+    }
+  }
+}
+
+}  // namespace septa::kube

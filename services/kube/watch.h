@@ -1,0 +1,103 @@
+// Watching: a parser for the stream of concatenated JSON events, one watch
+// request, and an informer that keeps a local cache by list+watch, resuming
+// from the last resource version, re-listing on 410 and reconnecting with
+// jittered backoff.
+#pragma once
+
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "services/kube/client.h"
+
+namespace septa::kube {
+
+// Cuts complete top-level JSON values out of a byte stream, however the
+// bytes are split and whether or not values are separated by newlines.
+class JsonStreamSplitter {
+ public:
+  // Calls `on_value` for each value completed by `data`.
+  void Feed(std::string_view data, const std::function<void(std::string_view)>& on_value);
+  std::size_t buffered() const { return buffer_.size(); }
+
+ private:
+  std::string buffer_;
+  std::size_t pos_ = 0;    // next byte to scan
+  std::size_t start_ = 0;  // first byte of the value being scanned
+  int depth_ = 0;
+  bool in_string_ = false;
+  bool escaped_ = false;
+};
+
+struct WatchEvent {
+  std::string type;  // ADDED MODIFIED DELETED BOOKMARK ERROR
+  nlohmann::json object;
+};
+
+struct WatchOptions {
+  std::string label_selector;
+  std::string field_selector;
+  std::string resource_version;  // empty: start with the current state
+  bool allow_bookmarks = true;
+  long timeout_seconds = 300;    // the server ends the watch after this
+};
+
+// Runs one watch request until the server ends it, `on_event` returns false,
+// or `cancel` fires. An ERROR event is delivered like any other.
+Status WatchOnce(Client& client, const Resource& resource, const std::string& ns, const WatchOptions& options,
+                 const std::function<bool(const WatchEvent&)>& on_event, StreamCancel* cancel = nullptr);
+
+struct InformerHandlers {
+  std::function<void(const nlohmann::json&)> on_add;
+  std::function<void(const nlohmann::json& old_object, const nlohmann::json& new_object)> on_update;
+  std::function<void(const nlohmann::json&)> on_delete;
+};
+
+class Informer {
+ public:
+  Informer(Client& client, Resource resource, std::string ns, ListOptions selectors, InformerHandlers handlers,
+           std::chrono::milliseconds resync_period = std::chrono::milliseconds(0));
+  ~Informer();
+
+  void Start();
+  void Stop();
+  // True once the first list has been loaded into the cache.
+  bool WaitForSync(std::chrono::milliseconds timeout);
+
+  std::optional<nlohmann::json> Get(const std::string& ns, const std::string& name) const;
+  std::vector<nlohmann::json> List() const;
+  std::string last_resource_version() const;
+  int relists() const;
+
+ private:
+  void Run();
+  Status ListAndReplace();
+  void Apply(const WatchEvent& event);
+  bool SleepUnlessStopped(std::chrono::milliseconds d);
+
+  Client& client_;
+  Resource resource_;
+  std::string ns_;
+  ListOptions selectors_;
+  InformerHandlers handlers_;
+  std::chrono::milliseconds resync_period_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, nlohmann::json> cache_;  // "<ns>/<name>"
+  std::string resource_version_;
+  bool synced_ = false;
+  bool stopping_ = false;
+  int relists_ = 0;
+  StreamCancel cancel_;
+  std::thread thread_;
+};
+
+}  // namespace septa::kube

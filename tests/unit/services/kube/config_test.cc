@@ -1,0 +1,136 @@
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <thread>
+
+#include "services/kube/config.h"
+
+namespace septa::kube {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr const char* kKubeconfig = R"(
+apiVersion: v1
+kind: Config
+current-context: dev
+clusters:
+- name: c1
+  cluster:
+    server: https://10.0.0.1:6443
+    certificate-authority-data: aGVsbG8=
+    tls-server-name: api.internal
+- name: c2
+  cluster: {server: https://c2.example:443, insecure-skip-tls-verify: true}
+users:
+- name: tok
+  user: {token: abc}
+- name: plugin
+  user:
+    exec: {command: /bin/echo, args: [x], env: [{name: A, value: b}], apiVersion: client.authentication.k8s.io/v1}
+contexts:
+- name: dev
+  context: {cluster: c1, user: tok, namespace: team}
+- name: prod
+  context: {cluster: c2, user: plugin}
+)";
+
+TEST(KubeconfigTest, CurrentContext) {
+  auto c = ParseKubeconfig(kKubeconfig);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->server, "https://10.0.0.1:6443");
+  EXPECT_EQ(c->ca_pem, "hello");
+  EXPECT_EQ(c->tls_server_name, "api.internal");
+  EXPECT_EQ(c->token, "abc");
+  EXPECT_EQ(c->ns, "team");
+}
+
+TEST(KubeconfigTest, NamedContextWithExecAndInsecure) {
+  auto c = ParseKubeconfig(kKubeconfig, "prod");
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(c->insecure_skip_tls_verify);
+  ASSERT_TRUE(c->exec.has_value());
+  EXPECT_EQ(c->exec->command, "/bin/echo");
+  EXPECT_EQ(c->exec->env.at("A"), "b");
+  EXPECT_EQ(c->ns, "default");
+  EXPECT_EQ(ParseKubeconfig(kKubeconfig, "missing").status().code(), Code::kNotFound);
+  EXPECT_EQ(ParseKubeconfig("{{{").status().code(), Code::kInvalidArgument);
+  EXPECT_FALSE(ParseKubeconfig("").ok());
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/septa-kube-XXXXXX";
+    path_ = mkdtemp(tmpl);
+  }
+  ~TempDir() { std::system(("rm -rf " + path_).c_str()); }
+  std::string Write(const std::string& name, const std::string& text, bool executable = false) {
+    std::string p = path_ + "/" + name;
+    std::ofstream(p) << text;
+    if (executable) chmod(p.c_str(), 0755);
+    return p;
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+TEST(CredentialsTest, TokenFileIsReReadWhenItRotates) {
+  TempDir dir;
+  ClientConfig config;
+  config.token_file = dir.Write("token", "first\n");
+  FakeClock clock;
+  Credentials creds(config, clock);
+  EXPECT_EQ(*creds.AuthorizationHeader(), "Bearer first");
+  std::this_thread::sleep_for(20ms);  // a distinct modification time
+  dir.Write("token", "second\n");
+  EXPECT_EQ(*creds.AuthorizationHeader(), "Bearer second");
+}
+
+TEST(CredentialsTest, ExecPluginTokenIsCachedUntilItExpires) {
+  TempDir dir;
+  std::string counter = dir.path() + "/calls";
+  std::string plugin = dir.Write("plugin.sh",
+                                 "#!/bin/sh\necho x >> " + counter + "\n"
+                                 "echo '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\","
+                                 "\"status\":{\"token\":\"tok-'$(wc -l < " + counter + " | tr -d ' ')'\","
+                                 "\"expirationTimestamp\":\"2027-01-15T08:00:00Z\"}}'\n",
+                                 true);
+  ClientConfig config;
+  config.exec = ExecConfig{plugin, {}, {}, "client.authentication.k8s.io/v1"};
+  FakeClock clock(std::chrono::system_clock::from_time_t(1'800'000'000));  // 2027-01-15T08:00:00Z
+  clock.Set(std::chrono::system_clock::from_time_t(1'800'000'000 - 60));
+  Credentials creds(config, clock);
+  EXPECT_EQ(*creds.AuthorizationHeader(), "Bearer tok-1");
+  EXPECT_EQ(*creds.AuthorizationHeader(), "Bearer tok-1") << "cached";
+  clock.Advance(120s);  // past expirationTimestamp
+  EXPECT_EQ(*creds.AuthorizationHeader(), "Bearer tok-2");
+  config.exec->command = dir.path() + "/missing";
+  Credentials broken(config, clock);
+  EXPECT_EQ(broken.AuthorizationHeader().status().code(), Code::kUnauthenticated);
+}
+
+TEST(InClusterTest, ReadsTheServiceAccount) {
+  TempDir dir;
+  dir.Write("token", "sa-token");
+  dir.Write("ca.crt", "CA");
+  dir.Write("namespace", "septa-system");
+  setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1", 1);
+  setenv("KUBERNETES_SERVICE_PORT", "443", 1);
+  auto c = InClusterConfig(dir.path());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->server, "https://10.96.0.1:443");
+  EXPECT_EQ(c->ns, "septa-system");
+  EXPECT_EQ(c->ca_pem, "CA");
+  FakeClock clock;
+  Credentials creds(*c, clock);
+  EXPECT_EQ(*creds.AuthorizationHeader(), "Bearer sa-token");
+  unsetenv("KUBERNETES_SERVICE_HOST");
+  EXPECT_EQ(InClusterConfig(dir.path()).status().code(), Code::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace septa::kube
