@@ -114,7 +114,9 @@ Status SeptadApp::Impl::Open() {
   std::error_code ec;
   fs::create_directories(config.data_dir, ec);
   if (ec) return InvalidField("data_dir", "cannot create " + config.data_dir + ": " + ec.message());
-  ::chmod(config.data_dir.c_str(), 0700);
+  // 0711: private listing, but the embedded PostgreSQL's user (postgres, when we
+  // run as root) must traverse it to reach postgres/.
+  ::chmod(config.data_dir.c_str(), 0711);
 
   database_url = config.database_url;
   if (database_url.empty()) {

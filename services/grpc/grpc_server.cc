@@ -3,6 +3,7 @@
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <spdlog/spdlog.h>
 
 #include "services/apiv1/convert.h"
 #include "services/grpc/grpc_status.h"
@@ -34,7 +35,12 @@ grpc::Status Handle(grpc::ServerContext* ctx, UseCases& uc, Body&& body) {
   auto principal = uc.authenticator.Authenticate(bearer);
   if (!principal.ok()) return ToGrpcStatus(principal.status(), request_id);
   const core::RequestContext rc{*principal, request_id};
-  return ToGrpcStatus(body(rc), request_id);
+  const Status status = body(rc);
+  const Code code = status.code();
+  if (code == Code::kInternal || code == Code::kUnknown || code == Code::kUnavailable || code == Code::kDataLoss) {
+    spdlog::error("grpc request_id={} code={} message={}", request_id, CodeName(code), status.message());
+  }
+  return ToGrpcStatus(status, request_id);
 }
 
 // Without an update mask, the fields the client set (proto3 has no presence

@@ -7,6 +7,7 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
+#include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <functional>
@@ -325,12 +326,17 @@ void RestApi::Impl::Finish(const std::shared_ptr<http::Exchange>& exchange, http
                            Clock::time_point start) {
   response.set("X-Request-Id", request_id);
   const std::string method(req.method_string());
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  // One line per request: request_id=... method=... route=... status=... ms=...
+  spdlog::log(response.result_int() >= 500 ? spdlog::level::err : spdlog::level::debug,
+              "http request_id={} method={} route={} status={} ms={:.2f}", request_id, method, route,
+              response.result_int(), seconds * 1000);
   requests.Add({{"route", route}, {"method", method}, {"code", std::to_string(response.result_int())}}).Increment();
   latency
       .Add({{"route", route}, {"method", method}},
            prometheus::Histogram::BucketBoundaries{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,
                                                    2.5})
-      .Observe(std::chrono::duration<double>(Clock::now() - start).count());
+      .Observe(seconds);
   exchange->Reply(std::move(response));
 }
 

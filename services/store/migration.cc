@@ -1,6 +1,6 @@
 #include "services/store/migration.h"
 
-#include <openssl/evp.h>
+#include "services/core/crypto.h"
 
 #include <algorithm>
 #include <fstream>
@@ -8,19 +8,6 @@
 #include <sstream>
 
 namespace septa::store {
-
-std::string Sha256Hex(const std::string& data) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_Digest(data.data(), data.size(), digest, &length, EVP_sha256(), nullptr);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned int i = 0; i < length; ++i) {
-    hex += kHex[digest[i] >> 4];
-    hex += kHex[digest[i] & 0xF];
-  }
-  return hex;
-}
 
 Result<std::vector<Migration>> ParseMigrations(std::vector<std::pair<std::string, std::string>> files) {
   static const std::regex kFileName(R"(^([0-9]{4})_[a-z0-9_]+\.sql$)");
@@ -34,7 +21,7 @@ Result<std::vector<Migration>> ParseMigrations(std::vector<std::pair<std::string
     Migration m;
     m.version = std::stoi(match[1]);
     m.file_name = name;
-    m.checksum = Sha256Hex(sql);
+    m.checksum = core::Sha256Hex(sql);
     m.sql = std::move(sql);
     migrations.push_back(std::move(m));
   }

@@ -6,6 +6,7 @@
 #include <pqxx/pqxx>
 #include <thread>
 
+#include "services/core/crypto.h"
 #include "tests/support/test_database.h"
 
 namespace septa::store {
@@ -54,7 +55,7 @@ TEST_F(MigrationRunnerTest, FreshDatabaseGetsEveryMigrationInOrder) {
   for (size_t i = 0; i < recorded.size(); ++i) {
     EXPECT_EQ(recorded[i][0].as<int>(), (*embedded)[i].version);
     EXPECT_EQ(recorded[i][1].as<std::string>(), (*embedded)[i].file_name);
-    EXPECT_EQ(recorded[i][2].as<std::string>(), Sha256Hex((*embedded)[i].sql));
+    EXPECT_EQ(recorded[i][2].as<std::string>(), core::Sha256Hex((*embedded)[i].sql));
   }
   EXPECT_EQ(Query(url(), "SELECT 1 FROM pg_extension WHERE extname = 'btree_gist'").size(), 1u);
 }
@@ -200,7 +201,7 @@ TEST(MigrationFiles, SortsByVersion) {
   ASSERT_TRUE(parsed.ok());
   EXPECT_EQ((*parsed)[0].file_name, "0002_b.sql");
   EXPECT_EQ((*parsed)[1].version, 10);
-  EXPECT_EQ((*parsed)[1].checksum, Sha256Hex("c"));
+  EXPECT_EQ((*parsed)[1].checksum, core::Sha256Hex("c"));
 }
 
 }  // namespace
