@@ -50,7 +50,7 @@ class ScoringPolicy : public Policy {
  private:
   // Direct-mapped by shape id: shapes are numbered by popularity, so the
   // common ones never collide.
-  static constexpr int kSlotsPerNode = 32;
+  static constexpr int kSlotsPerNode = 64;
   struct CacheEntry {
     std::int32_t score = 0;
     std::uint16_t shape_plus_one = 0;  // 0 = empty
