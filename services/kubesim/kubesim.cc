@@ -108,6 +108,10 @@ Status KubeSim::Start() {
   auto tls = http::MakeServerTlsContext({serving->certificate, serving->private_key, ca_.certificate, false});
   if (!tls.ok()) return tls.status();
   Seed();
+  if (options_.inventory) {
+    node_sim_ = std::make_unique<NodeSim>(*cluster_, *api_, *options_.inventory, options_.nodes);
+    SEPTA_RETURN_IF_ERROR(node_sim_->Start());
+  }
 
   auto handler = [api = api_.get()](http::Request&& req, std::shared_ptr<http::Exchange> ex) {
     api->Handle(std::move(req), std::move(ex));
@@ -136,6 +140,7 @@ Status KubeSim::Start() {
     while (!stopping_) {
       std::this_thread::sleep_for(options_.tick_interval);
       api_->Tick();
+      if (node_sim_) node_sim_->Tick();
     }
   });
   return Status::Ok();

@@ -17,6 +17,8 @@
 #include "services/http/server.h"
 #include "services/http/tls.h"
 #include "services/kubesim/api_server.h"
+#include "services/kubesim/inventory.h"
+#include "services/kubesim/nodesim.h"
 
 namespace septa::kubesim {
 
@@ -29,6 +31,9 @@ struct KubeSimOptions {
   std::size_t body_limit = 3 * 1024 * 1024;  // the API server's request limit
   std::chrono::milliseconds tick_interval{100};  // bookmarks, watch timeouts
   ApiServerOptions api;
+  // Simulated nodes (none when unset) and how they behave.
+  std::optional<Inventory> inventory;
+  NodeSimOptions nodes;
   // Injected for deterministic tests; the system ones when null.
   const Clock* clock = nullptr;
   RandomSource* random = nullptr;
@@ -69,6 +74,7 @@ class KubeSim {
   std::unique_ptr<RandomSource> system_random_;
   std::unique_ptr<Cluster> cluster_;
   std::unique_ptr<ApiServer> api_;
+  std::unique_ptr<NodeSim> node_sim_;
   http::KeyPairPem ca_;
   std::unique_ptr<http::Server> https_;
   std::unique_ptr<http::Server> http_;

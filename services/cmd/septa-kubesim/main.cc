@@ -4,6 +4,7 @@
 #include <csignal>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "services/kubesim/kubesim.h"
 
@@ -17,7 +18,30 @@ int main(int argc, char** argv) {
   app.add_option("--inventory", inventory, "simulated nodes (YAML)");
   app.add_option("--name", options.cluster_name, "cluster name used in the kubeconfig")->capture_default_str();
   app.add_option("--io-threads", options.io_threads, "HTTP I/O threads")->capture_default_str();
+  std::vector<std::string> schedulers;
+  app.add_option("--scheduler-name", schedulers, "schedulerName values the simulated scheduler serves (default: default-scheduler)");
+  long pod_start_ms = options.nodes.pod_start_delay.count(), mig_ms = options.nodes.mig_reconfigure_delay.count();
+  app.add_option("--pod-start-delay-ms", pod_start_ms, "bound pods turn Running after this")->capture_default_str();
+  app.add_option("--mig-delay-ms", mig_ms, "MIG reconfiguration takes this long")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  if (!schedulers.empty()) options.nodes.scheduler_names = {schedulers.begin(), schedulers.end()};
+  options.nodes.pod_start_delay = std::chrono::milliseconds(pod_start_ms);
+  options.nodes.mig_reconfigure_delay = std::chrono::milliseconds(mig_ms);
+  if (!inventory.empty()) {
+    std::ifstream in(inventory);
+    std::stringstream text;
+    text << in.rdbuf();
+    if (!in) {
+      std::cerr << "septa-kubesim: cannot read " << inventory << "\n";
+      return 1;
+    }
+    auto parsed = septa::kubesim::ParseInventory(text.str(), inventory);
+    if (!parsed.ok()) {
+      std::cerr << "septa-kubesim: " << parsed.status().ToString() << "\n";
+      return 1;
+    }
+    options.inventory = std::move(*parsed);
+  }
 
   sigset_t signals;
   sigemptyset(&signals);

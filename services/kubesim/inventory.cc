@@ -1,0 +1,119 @@
+#include "services/kubesim/inventory.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+
+namespace septa::kubesim {
+
+Result<std::vector<std::string>> ExpandBraceRange(const std::string& pattern) {
+  auto open = pattern.find('{');
+  if (open == std::string::npos) return std::vector<std::string>{pattern};
+  auto dots = pattern.find("..", open);
+  auto close = pattern.find('}', open);
+  if (dots == std::string::npos || close == std::string::npos || dots > close) {
+    return InvalidArgument("bad brace range in \"" + pattern + "\": expected {A..B}");
+  }
+  int from = 0, to = 0;
+  try {
+    from = std::stoi(pattern.substr(open + 1, dots - open - 1));
+    to = std::stoi(pattern.substr(dots + 2, close - dots - 2));
+  } catch (...) {
+    return InvalidArgument("bad brace range in \"" + pattern + "\": bounds must be integers");
+  }
+  if (to < from || to - from > 10'000) return InvalidArgument("bad brace range in \"" + pattern + "\"");
+  std::vector<std::string> out;
+  for (int i = from; i <= to; ++i) {
+    out.push_back(pattern.substr(0, open) + std::to_string(i) + pattern.substr(close + 1));
+  }
+  return out;
+}
+
+Result<long long> ParseQuantityMilli(const std::string& q) {
+  static const std::vector<std::pair<std::string, long double>> kSuffixes = {
+      {"Ki", 1024.0L}, {"Mi", 1048576.0L}, {"Gi", 1073741824.0L}, {"Ti", 1099511627776.0L},
+      {"Pi", 1125899906842624.0L}, {"k", 1e3L}, {"M", 1e6L}, {"G", 1e9L}, {"T", 1e12L}, {"P", 1e15L}, {"m", 1e-3L}};
+  std::string number = q;
+  long double scale = 1.0L;
+  for (const auto& [suffix, factor] : kSuffixes) {
+    if (q.size() > suffix.size() && q.compare(q.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      number = q.substr(0, q.size() - suffix.size());
+      scale = factor;
+      break;
+    }
+  }
+  try {
+    std::size_t pos = 0;
+    long double v = std::stold(number, &pos);
+    if (pos != number.size() || v < 0 || !std::isfinite(v)) return InvalidArgument("bad quantity \"" + q + "\"");
+    return static_cast<long long>(std::llround(v * scale * 1000.0L));
+  } catch (...) {
+    return InvalidArgument("bad quantity \"" + q + "\"");
+  }
+}
+
+namespace {
+
+nlohmann::json YamlToJson(const YAML::Node& node) {
+  if (node.IsMap()) {
+    nlohmann::json j = nlohmann::json::object();
+    for (const auto& kv : node) j[kv.first.as<std::string>()] = YamlToJson(kv.second);
+    return j;
+  }
+  if (node.IsSequence()) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& item : node) j.push_back(YamlToJson(item));
+    return j;
+  }
+  if (node.IsScalar()) return node.Scalar();
+  return nullptr;
+}
+
+}  // namespace
+
+Result<Inventory> ParseInventory(const std::string& yaml_text, const std::string& source) {
+  Inventory inv;
+  try {
+    YAML::Node root = YAML::Load(yaml_text);
+    if (!root["nodes"] || !root["nodes"].IsSequence()) return InvalidArgument(source + ": `nodes` must be a list");
+    int index = 0;
+    for (const auto& n : root["nodes"]) {
+      std::string where = source + ": nodes[" + std::to_string(index++) + "]";
+      if (!n["name"]) return InvalidArgument(where + ".name: required");
+      auto names = ExpandBraceRange(n["name"].as<std::string>());
+      if (!names.ok()) return InvalidArgument(where + ".name: " + names.status().message());
+      NodeSpec spec;
+      if (n["cpu"]) spec.cpu = n["cpu"].as<std::string>();
+      if (n["memory"]) spec.memory = n["memory"].as<std::string>();
+      if (!ParseQuantityMilli(spec.cpu).ok()) return InvalidArgument(where + ".cpu: bad quantity \"" + spec.cpu + "\"");
+      if (!ParseQuantityMilli(spec.memory).ok()) return InvalidArgument(where + ".memory: bad quantity \"" + spec.memory + "\"");
+      if (n["labels"]) spec.labels = n["labels"].as<std::map<std::string, std::string>>();
+      if (n["taints"]) {
+        spec.taints = YamlToJson(n["taints"]);
+        if (!spec.taints.is_array()) return InvalidArgument(where + ".taints: must be a list");
+      }
+      if (YAML::Node g = n["gpus"]) {
+        if (!g["model"]) return InvalidArgument(where + ".gpus.model: required");
+        spec.gpu_model = g["model"].as<std::string>();
+        spec.gpu_count = g["count"] ? g["count"].as<int>() : 1;
+        if (spec.gpu_count < 1 || spec.gpu_count > 64) return InvalidArgument(where + ".gpus.count: must be 1..64");
+        if (g["migConfig"]) spec.mig_config = g["migConfig"].as<std::string>();
+      }
+      for (auto& name : *names) {
+        NodeSpec copy = spec;
+        copy.name = name;
+        inv.nodes.push_back(std::move(copy));
+      }
+    }
+    if (root["migConfigs"]) {
+      YAML::Emitter out;
+      out << root["migConfigs"];
+      inv.mig_configs_yaml = out.c_str();
+    }
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument(source + ": " + e.what());
+  }
+  return inv;
+}
+
+}  // namespace septa::kubesim

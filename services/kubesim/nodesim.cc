@@ -1,0 +1,349 @@
+#include "services/kubesim/nodesim.h"
+
+#include "services/kubesim/objects.h"
+#include "services/kubesim/selectors.h"
+
+namespace septa::kubesim {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kMigConfigLabel = "nvidia.com/mig.config";
+constexpr const char* kMigStateLabel = "nvidia.com/mig.config.state";
+
+std::string ProductLabel(const gpu::GpuModel& model) {
+  for (const auto& p : model.product_patterns) {
+    if (p.find('*') == std::string::npos) return p;
+  }
+  return "NVIDIA-" + model.name;
+}
+
+// Requests of a pod's containers, in thousandths, by resource name.
+std::map<std::string, long long> PodRequests(const json& pod) {
+  std::map<std::string, long long> out;
+  for (const auto& c : pod.value("spec", json::object()).value("containers", json::array())) {
+    const json res = c.value("resources", json::object());
+    json requests = res.value("requests", json::object());
+    const json limits = res.value("limits", json::object());
+    for (auto& [k, v] : limits.items()) {
+      if (!requests.contains(k)) requests[k] = v;  // limits default requests
+    }
+    for (auto& [k, v] : requests.items()) {
+      auto q = ParseQuantityMilli(v.is_string() ? v.get<std::string>() : v.dump());
+      if (q.ok()) out[k] += *q;
+    }
+  }
+  return out;
+}
+
+bool Terminal(const json& pod) {
+  std::string phase = pod.value("status", json::object()).value("phase", "");
+  return phase == "Succeeded" || phase == "Failed";
+}
+
+bool Tolerates(const json& tolerations, const json& taint) {
+  std::string effect = taint.value("effect", "");
+  if (effect != "NoSchedule" && effect != "NoExecute") return true;
+  for (const auto& t : tolerations) {
+    std::string op = t.value("operator", "Equal");
+    bool key_ok = t.value("key", "") == taint.value("key", "") || (t.value("key", "").empty() && op == "Exists");
+    bool value_ok = op == "Exists" || t.value("value", "") == taint.value("value", "");
+    bool effect_ok = t.value("effect", "").empty() || t.value("effect", "") == effect;
+    if (key_ok && value_ok && effect_ok) return true;
+  }
+  return false;
+}
+
+bool AffinityAllows(const json& pod, const json& labels) {
+  const json terms = pod.value("spec", json::object())
+                         .value("affinity", json::object())
+                         .value("nodeAffinity", json::object())
+                         .value("requiredDuringSchedulingIgnoredDuringExecution", json::object())
+                         .value("nodeSelectorTerms", json::array());
+  if (terms.empty()) return true;
+  for (const auto& term : terms) {  // terms are ORed, expressions ANDed
+    auto selector = LabelSelector::FromJson({{"matchExpressions", term.value("matchExpressions", json::array())}});
+    if (!IsError(selector) && std::get<LabelSelector>(selector).Matches(labels)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+NodeSim::NodeSim(Cluster& cluster, ApiServer& api, Inventory inventory, NodeSimOptions options)
+    : cluster_(cluster), api_(api), inventory_(std::move(inventory)), options_(std::move(options)) {}
+
+Status NodeSim::Start() {
+  const gpu::Catalog& catalog = gpu::Catalog::Default();
+  layouts_ = gpu::StockMigPartedConfigs(catalog);
+  if (!inventory_.mig_configs_yaml.empty()) {
+    auto extra = gpu::ParseMigParted(inventory_.mig_configs_yaml, "inventory migConfigs");
+    if (!extra.ok()) return extra.status();
+    for (auto& [name, groups] : extra->configs) layouts_.configs[name] = std::move(groups);
+  }
+  for (const auto& spec : inventory_.nodes) {
+    if (!spec.gpu_model.empty()) {
+      const gpu::GpuModel* model = catalog.Find(spec.gpu_model);
+      if (model == nullptr) return InvalidArgument("inventory: node " + spec.name + ": unknown GPU model \"" + spec.gpu_model + "\"");
+      if (!spec.mig_config.empty() && !layouts_.configs.count(spec.mig_config))
+        return InvalidArgument("inventory: node " + spec.name + ": unknown migConfig \"" + spec.mig_config + "\"");
+      if (!spec.mig_config.empty() && !model->mig_capable)
+        return InvalidArgument("inventory: node " + spec.name + ": " + model->name + " is not MIG-capable");
+      gpu_nodes_[spec.name] = GpuNode{model, spec.gpu_count, spec.mig_config, std::nullopt};
+    }
+    auto created = api_.CreateObject("", "nodes", NodeObject(spec));
+    if (IsError(created)) return Internal("creating node " + spec.name + ": " + std::get<ApiError>(created).message);
+  }
+  return Status::Ok();
+}
+
+void NodeSim::GpuResources(const gpu::GpuModel& model, int count, const std::string& config, json& capacity,
+                           json& labels) const {
+  int whole = 0;
+  std::map<std::string, int> mig;
+  for (int i = 0; i < count; ++i) {
+    const gpu::MigDeviceGroup* group = config.empty() ? nullptr : gpu::GroupFor(layouts_, config, model, i);
+    if (group == nullptr || !group->mig_enabled) {
+      ++whole;
+      continue;
+    }
+    for (const auto& [profile, n] : group->mig_devices) mig[profile] += n;
+  }
+  capacity["nvidia.com/gpu"] = std::to_string(whole);
+  for (auto it = labels.begin(); it != labels.end();) {  // drop the previous layout's labels
+    if (it.key().rfind("nvidia.com/mig-", 0) == 0) {
+      it = labels.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (const auto& [profile, n] : mig) {
+    capacity["nvidia.com/mig-" + profile] = std::to_string(n);
+    const std::string p = "nvidia.com/mig-" + profile;
+    labels[p + ".count"] = std::to_string(n);
+    if (const gpu::MigProfile* mp = model.FindProfile(profile)) {
+      labels[p + ".memory"] = std::to_string(mp->memory_mib);
+      labels[p + ".multiprocessors"] = std::to_string(mp->sms);
+      labels[p + ".slices.gi"] = std::to_string(mp->compute_slices);
+      labels[p + ".slices.ci"] = std::to_string(mp->compute_slices);
+    }
+  }
+}
+
+json NodeSim::NodeObject(const NodeSpec& spec) const {
+  json labels = {{"kubernetes.io/hostname", spec.name}, {"kubernetes.io/os", "linux"}, {"kubernetes.io/arch", "amd64"}};
+  for (const auto& [k, v] : spec.labels) labels[k] = v;
+  json capacity = {{"cpu", spec.cpu}, {"memory", spec.memory}, {"pods", "110"}};
+  if (auto it = gpu_nodes_.find(spec.name); it != gpu_nodes_.end()) {
+    const gpu::GpuModel& model = *it->second.model;
+    labels["nvidia.com/gpu.present"] = "true";
+    labels["nvidia.com/gpu.product"] = ProductLabel(model);
+    labels["nvidia.com/gpu.memory"] = std::to_string(model.memory_mib);
+    labels["nvidia.com/gpu.count"] = std::to_string(spec.gpu_count);
+    labels["nvidia.com/gpu.family"] = model.family;
+    labels["nvidia.com/mig.capable"] = model.mig_capable ? "true" : "false";
+    labels["nvidia.com/mig.strategy"] = "mixed";
+    labels["nvidia.com/gpu.sharing-strategy"] = "none";
+    if (model.mig_capable) {
+      labels[kMigConfigLabel] = spec.mig_config.empty() ? "all-disabled" : spec.mig_config;
+      labels[kMigStateLabel] = "success";
+    }
+    GpuResources(model, spec.gpu_count, spec.mig_config, capacity, labels);
+  }
+  return {{"apiVersion", "v1"},
+          {"kind", "Node"},
+          {"metadata", {{"name", spec.name}, {"labels", labels}}},
+          {"spec", {{"taints", spec.taints}}},
+          {"status",
+           {{"capacity", capacity},
+            {"allocatable", capacity},
+            {"conditions", {{{"type", "Ready"}, {"status", "True"}, {"reason", "KubeletReady"}}}},
+            {"addresses", {{{"type", "Hostname"}, {"address", spec.name}}}},
+            {"nodeInfo", {{"kubeletVersion", "v1.30.0-kubesim"}, {"operatingSystem", "linux"}, {"architecture", "amd64"}}}}}};
+}
+
+void NodeSim::Tick() {
+  ReconcileMig();
+  Schedule();
+  StartPods();
+}
+
+void NodeSim::ReconcileMig() {
+  const TimePoint now = cluster_.clock.Now();
+  for (auto& [name, gn] : gpu_nodes_) {
+    if (!gn.model->mig_capable) continue;
+    ObjectPtr node = cluster_.storage.Get("nodes", "", name);
+    if (!node) continue;
+    const json labels = (*node)["metadata"].value("labels", json::object());
+    std::string wanted = labels.value(kMigConfigLabel, "all-disabled");
+    std::string applied = gn.applied_config.empty() ? "all-disabled" : gn.applied_config;
+    std::string state = labels.value(kMigStateLabel, "");
+    if (wanted == applied && !gn.pending_since) continue;
+    if (!gn.pending_since) {
+      if (state == "failed" && labels.value("septa.io/mig.failed-config", "") == wanted) continue;  // until changed again
+      gn.pending_since = now;
+      cluster_.storage.Mutate("nodes", "", name, [&](const json* cur) -> ApiResult<Mutation> {
+        if (!cur) return Mutation{};
+        json next = *cur;
+        next["metadata"]["labels"][kMigStateLabel] = "pending";
+        return Mutation{Mutation::Kind::kPut, std::move(next)};
+      });
+      continue;
+    }
+    if (now - *gn.pending_since < options_.mig_reconfigure_delay) continue;
+    gn.pending_since.reset();
+    // Reconfiguring destroys MIG instances: refused while pods use any.
+    bool in_use = false;
+    auto pods = cluster_.storage.List("pods", "", [&](const json& p) {
+      return p.value("spec", json::object()).value("nodeName", "") == name && !Terminal(p);
+    }, 0, "");
+    for (const auto& p : pods.items) {
+      for (const auto& [res, qty] : PodRequests(*p)) in_use = in_use || (res.rfind("nvidia.com/mig-", 0) == 0 && qty > 0);
+    }
+    const bool known = layouts_.configs.count(wanted) > 0;
+    if (!in_use && known) gn.applied_config = wanted == "all-disabled" ? "" : wanted;
+    cluster_.storage.Mutate("nodes", "", name, [&](const json* cur) -> ApiResult<Mutation> {
+      if (!cur) return Mutation{};
+      json next = *cur;
+      json& l = next["metadata"]["labels"];
+      if (in_use || !known) {
+        l[kMigStateLabel] = "failed";
+        l["septa.io/mig.failed-config"] = wanted;
+      } else {
+        l[kMigStateLabel] = "success";
+        l.erase("septa.io/mig.failed-config");
+        json capacity = next["status"]["capacity"];
+        for (auto it = capacity.begin(); it != capacity.end();) {
+          if (it.key().rfind("nvidia.com/", 0) == 0) it = capacity.erase(it);
+          else ++it;
+        }
+        GpuResources(*gn.model, gn.count, gn.applied_config, capacity, l);
+        next["status"]["capacity"] = capacity;
+        next["status"]["allocatable"] = capacity;
+      }
+      return Mutation{Mutation::Kind::kPut, std::move(next)};
+    });
+  }
+}
+
+void NodeSim::Schedule() {
+  auto pending = cluster_.storage.List("pods", "", [&](const json& p) {
+    const json spec = p.value("spec", json::object());
+    return spec.value("nodeName", "").empty() && !Terminal(p) && !p["metadata"].contains("deletionTimestamp") &&
+           options_.scheduler_names.count(spec.value("schedulerName", "default-scheduler")) > 0;
+  }, 0, "");
+  if (pending.items.empty()) return;
+  auto nodes = cluster_.storage.List("nodes", "", nullptr, 0, "");
+  // What is already requested on each node.
+  std::map<std::string, std::map<std::string, long long>> used;
+  auto bound = cluster_.storage.List("pods", "", [](const json& p) {
+    return !p.value("spec", json::object()).value("nodeName", "").empty() && !Terminal(p);
+  }, 0, "");
+  for (const auto& p : bound.items) {
+    auto& u = used[(*p)["spec"]["nodeName"].get<std::string>()];
+    for (const auto& [r, q] : PodRequests(*p)) u[r] += q;
+    u["pods"] += 1000;
+  }
+  const std::string now = Rfc3339(cluster_.clock.Now());
+  for (const auto& pod : pending.items) {
+    const json spec = pod->value("spec", json::object());
+    auto requests = PodRequests(*pod);
+    requests["pods"] += 1000;
+    const json node_selector = spec.value("nodeSelector", json::object());
+    std::string chosen;
+    for (const auto& node : nodes.items) {
+      const json labels = (*node)["metadata"].value("labels", json::object());
+      const std::string name = (*node)["metadata"].value("name", "");
+      bool ok = true;
+      for (auto& [k, v] : node_selector.items()) ok = ok && labels.value(k, "") == v;
+      ok = ok && AffinityAllows(*pod, labels);
+      for (const auto& taint : node->value("spec", json::object()).value("taints", json::array()))
+        ok = ok && Tolerates(spec.value("tolerations", json::array()), taint);
+      const json alloc = node->value("status", json::object()).value("allocatable", json::object());
+      for (const auto& [r, q] : requests) {
+        if (!ok) break;
+        if (!alloc.contains(r)) {
+          ok = q == 0;
+          continue;
+        }
+        auto have = ParseQuantityMilli(alloc[r].get<std::string>());
+        ok = have.ok() && used[name][r] + q <= *have;
+      }
+      if (ok) {
+        chosen = name;
+        break;
+      }
+    }
+    const std::string ns = (*pod)["metadata"].value("namespace", "");
+    const std::string pod_name = (*pod)["metadata"].value("name", "");
+    cluster_.storage.Mutate("pods", ns, pod_name, [&](const json* cur) -> ApiResult<Mutation> {
+      if (!cur || !cur->value("spec", json::object()).value("nodeName", "").empty()) return Mutation{};
+      json next = *cur;
+      json& conditions = next["status"]["conditions"];
+      if (!conditions.is_array()) conditions = json::array();
+      json scheduled = {{"type", "PodScheduled"}, {"lastTransitionTime", now}};
+      if (chosen.empty()) {
+        for (const auto& c : conditions)
+          if (c.value("type", "") == "PodScheduled" && c.value("reason", "") == "Unschedulable") return Mutation{};
+        scheduled["status"] = "False";
+        scheduled["reason"] = "Unschedulable";
+        scheduled["message"] = "0/" + std::to_string(nodes.items.size()) + " nodes are available";
+      } else {
+        next["spec"]["nodeName"] = chosen;
+        scheduled["status"] = "True";
+      }
+      json kept = json::array();
+      for (const auto& c : conditions)
+        if (c.value("type", "") != "PodScheduled") kept.push_back(c);
+      kept.push_back(scheduled);
+      conditions = kept;
+      return Mutation{Mutation::Kind::kPut, std::move(next)};
+    });
+    if (!chosen.empty()) {
+      for (const auto& [r, q] : requests) used[chosen][r] += q;
+    }
+  }
+}
+
+void NodeSim::StartPods() {
+  const TimePoint now = cluster_.clock.Now();
+  auto starting = cluster_.storage.List("pods", "", [](const json& p) {
+    return !p.value("spec", json::object()).value("nodeName", "").empty() &&
+           p.value("status", json::object()).value("phase", "Pending") == "Pending";
+  }, 0, "");
+  for (const auto& pod : starting.items) {
+    const std::string uid = (*pod)["metadata"].value("uid", "");
+    auto [it, fresh] = bound_at_.emplace(uid, now);
+    if (fresh || now - it->second < options_.pod_start_delay) continue;
+    bound_at_.erase(it);
+    const std::string ip = "10.244." + std::to_string((next_pod_ip_ / 250) % 250) + "." + std::to_string(next_pod_ip_ % 250 + 1);
+    ++next_pod_ip_;
+    const std::string ts = Rfc3339(now);
+    cluster_.storage.Mutate("pods", (*pod)["metadata"].value("namespace", ""), (*pod)["metadata"].value("name", ""),
+                            [&](const json* cur) -> ApiResult<Mutation> {
+                              if (!cur || cur->value("status", json::object()).value("phase", "") != "Pending") return Mutation{};
+                              json next = *cur;
+                              json& status = next["status"];
+                              status["phase"] = "Running";
+                              status["podIP"] = ip;
+                              status["podIPs"] = {{{"ip", ip}}};
+                              status["hostIP"] = "192.168.0.1";
+                              status["startTime"] = ts;
+                              json conditions = status.value("conditions", json::array());
+                              for (const char* type : {"Initialized", "ContainersReady", "Ready"})
+                                conditions.push_back({{"type", type}, {"status", "True"}, {"lastTransitionTime", ts}});
+                              status["conditions"] = conditions;
+                              json statuses = json::array();
+                              for (const auto& c : next["spec"].value("containers", json::array())) {
+                                statuses.push_back({{"name", c.value("name", "")}, {"image", c.value("image", "")},
+                                                    {"ready", true}, {"started", true}, {"restartCount", 0},
+                                                    {"state", {{"running", {{"startedAt", ts}}}}}});
+                              }
+                              status["containerStatuses"] = statuses;
+                              return Mutation{Mutation::Kind::kPut, std::move(next)};
+                            });
+  }
+}
+
+}  // namespace septa::kubesim

@@ -1,0 +1,62 @@
+// Simulated nodes: Node objects with GPU capacity and GPU feature discovery
+// labels, a scheduler that binds pending pods where they fit, pods that turn
+// Running after a delay, and a MIG manager that applies mig-parted layouts
+// when a node's nvidia.com/mig.config label changes. Driven by Tick(), with
+// time from the cluster's Clock so tests are deterministic.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gpu/catalog.h"
+#include "gpu/mig_parted.h"
+#include "services/kubesim/api_server.h"
+#include "services/kubesim/inventory.h"
+
+namespace septa::kubesim {
+
+struct NodeSimOptions {
+  std::set<std::string> scheduler_names = {"default-scheduler"};
+  std::chrono::milliseconds pod_start_delay{500};
+  std::chrono::milliseconds mig_reconfigure_delay{2000};
+};
+
+class NodeSim {
+ public:
+  NodeSim(Cluster& cluster, ApiServer& api, Inventory inventory, NodeSimOptions options);
+
+  // Checks the inventory against the GPU catalog and creates the Node objects.
+  Status Start();
+  // One pass: MIG manager, scheduler, pod start-up.
+  void Tick();
+
+ private:
+  struct GpuNode {
+    const gpu::GpuModel* model = nullptr;
+    int count = 0;
+    std::string applied_config;       // what the node's MIG resources reflect
+    std::optional<TimePoint> pending_since;
+  };
+
+  nlohmann::json NodeObject(const NodeSpec& spec) const;
+  // capacity entries and labels for `model` x `count` under `config`.
+  void GpuResources(const gpu::GpuModel& model, int count, const std::string& config, nlohmann::json& capacity,
+                    nlohmann::json& labels) const;
+  void ReconcileMig();
+  void Schedule();
+  void StartPods();
+
+  Cluster& cluster_;
+  ApiServer& api_;
+  Inventory inventory_;
+  NodeSimOptions options_;
+  gpu::MigPartedConfig layouts_;
+  std::map<std::string, GpuNode> gpu_nodes_;      // by node name
+  std::map<std::string, TimePoint> bound_at_;     // pod uid -> when we saw it bound
+  int next_pod_ip_ = 2;
+};
+
+}  // namespace septa::kubesim

@@ -1,0 +1,98 @@
+// kubesim's pure parts: selectors, patches, inventory parsing, quantities.
+#include <gtest/gtest.h>
+
+#include "services/kubesim/inventory.h"
+#include "services/kubesim/patches.h"
+#include "services/kubesim/selectors.h"
+
+namespace septa::kubesim {
+namespace {
+
+using nlohmann::json;
+
+TEST(SelectorTest, LabelSelectorGrammar) {
+  json labels = {{"app", "web"}, {"tier", "front"}};
+  auto match = [&](const std::string& s) { return std::get<LabelSelector>(LabelSelector::Parse(s)).Matches(labels); };
+  EXPECT_TRUE(match(""));
+  EXPECT_TRUE(match("app=web"));
+  EXPECT_TRUE(match("app==web,tier"));
+  EXPECT_FALSE(match("app!=web"));
+  EXPECT_TRUE(match("tier in (front, back)"));
+  EXPECT_FALSE(match("tier notin (front)"));
+  EXPECT_TRUE(match("!missing"));
+  EXPECT_FALSE(match("!app"));
+  EXPECT_TRUE(IsError(LabelSelector::Parse("tier in (front")));
+  EXPECT_TRUE(IsError(LabelSelector::Parse("bad key=x")));
+}
+
+TEST(SelectorTest, FieldSelector) {
+  json pod = {{"metadata", {{"name", "p"}}}, {"spec", {{"nodeName", "n1"}}}, {"status", {{"phase", "Running"}}}};
+  auto match = [&](const std::string& s) { return std::get<FieldSelector>(FieldSelector::Parse(s)).Matches(pod); };
+  EXPECT_TRUE(match("spec.nodeName=n1,status.phase=Running"));
+  EXPECT_FALSE(match("spec.nodeName!=n1"));
+  EXPECT_TRUE(match("spec.schedulerName="));
+  EXPECT_TRUE(IsError(FieldSelector::Parse("nonsense")));
+}
+
+TEST(PatchTest, StrategicMergeDirectives) {
+  json pod = {{"spec", {{"containers", {{{"name", "a"}, {"image", "1"}}, {{"name", "b"}, {"image", "1"}}}}}}};
+  auto out = ApplyStrategicMergePatch(pod, json::parse(R"({"spec":{"containers":[{"name":"a","$patch":"delete"},{"name":"c","image":"2"}]}})"));
+  const json& c = std::get<json>(out)["spec"]["containers"];
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c[0]["name"], "b");
+  EXPECT_EQ(c[1]["name"], "c");
+  auto merged = ApplyMergePatch(pod, json::parse(R"({"spec":{"containers":[]}})"));
+  EXPECT_TRUE(std::get<json>(merged)["spec"]["containers"].empty()) << "merge patch replaces lists";
+}
+
+TEST(PatchTest, YamlBodies) {
+  auto j = ParseJsonOrYaml("a: 1\nb: \"2\"\nc: [x, true]\nd: null\n");
+  ASSERT_FALSE(IsError(j));
+  EXPECT_EQ(std::get<json>(j), json::parse(R"({"a":1,"b":"2","c":["x",true],"d":null})"));
+  EXPECT_TRUE(IsError(ParseJsonOrYaml("a: [unclosed")));
+}
+
+TEST(InventoryTest, BraceRangesAndQuantities) {
+  EXPECT_EQ(*ExpandBraceRange("h100-{0..2}"), (std::vector<std::string>{"h100-0", "h100-1", "h100-2"}));
+  EXPECT_EQ(*ExpandBraceRange("plain"), (std::vector<std::string>{"plain"}));
+  EXPECT_FALSE(ExpandBraceRange("x-{3..1}").ok());
+  EXPECT_EQ(*ParseQuantityMilli("500m"), 500);
+  EXPECT_EQ(*ParseQuantityMilli("96"), 96000);
+  EXPECT_EQ(*ParseQuantityMilli("1Ki"), 1024000);
+  EXPECT_EQ(*ParseQuantityMilli("2G"), 2'000'000'000'000LL);
+  EXPECT_FALSE(ParseQuantityMilli("lots").ok());
+}
+
+TEST(InventoryTest, ParsesTheIssueFormat) {
+  auto inv = ParseInventory(R"(
+nodes:
+  - name: h100-{0..3}
+    cpu: "96"
+    memory: 1Ti
+    labels: {topology.kubernetes.io/zone: z1}
+    taints: [{key: dedicated, value: gpu, effect: NoSchedule}]
+    gpus: {model: H100-80GB, count: 8, migConfig: all-balanced}
+  - name: t4-0
+    cpu: "32"
+    memory: 128Gi
+    gpus: {model: T4, count: 4}
+migConfigs:
+  version: v1
+  mig-configs: {}
+)", "test.yaml");
+  ASSERT_TRUE(inv.ok()) << inv.status().ToString();
+  ASSERT_EQ(inv->nodes.size(), 5u);
+  EXPECT_EQ(inv->nodes[3].name, "h100-3");
+  EXPECT_EQ(inv->nodes[3].mig_config, "all-balanced");
+  EXPECT_EQ(inv->nodes[0].taints[0]["effect"], "NoSchedule");
+  EXPECT_EQ(inv->nodes[4].gpu_count, 4);
+  EXPECT_FALSE(inv->mig_configs_yaml.empty());
+  auto bad = ParseInventory("nodes: [{name: x, cpu: lots}]", "bad.yaml");
+  EXPECT_EQ(bad.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("bad.yaml: nodes[0].cpu"), std::string::npos);
+  EXPECT_FALSE(ParseInventory("nodes: [{cpu: 1}]", "x").ok());
+  EXPECT_FALSE(ParseInventory("{{", "x").ok());
+}
+
+}  // namespace
+}  // namespace septa::kubesim
