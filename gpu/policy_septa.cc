@@ -48,8 +48,9 @@ double SeptaPolicy::WasteOf(const std::vector<int>& slots, int cpu_free, int idl
   double usable = 0;
   for (const Class& c : classes_) {
     if (!((c.model_mask >> model) & 1u)) continue;
-    int instances = slots[c.need] / c.num_gpu;
-    if (c.cpu_milli > 0) instances = std::min(instances, cpu_free / c.cpu_milli);
+    int instances = c.num_gpu == 1 ? slots[c.need] : slots[c.need] / c.num_gpu;
+    // Divide only when CPU is what binds: this runs for every class of every scored node.
+    if (c.cpu_milli > 0 && cpu_free < instances * c.cpu_milli) instances = cpu_free / c.cpu_milli;
     usable += c.frequency * instances * c.milli_per_instance;
   }
   return idle - usable;

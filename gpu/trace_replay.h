@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -37,7 +38,7 @@ std::vector<int> ArrivalOrder(const ReplayInput& input, std::uint64_t seed, doub
 inline constexpr std::array<int, 4> kFragSamplePoints = {30, 50, 70, 90};
 
 struct ReplayMeasures {
-  double alloc_ratio_100 = 0;  // % of cluster GPU milli allocated when arrived rounds to 100 %
+  double alloc_ratio_100 = 0;  // % of cluster GPU milli allocated when arrived rounds to 100 % (NaN if never)
   double alloc_ratio_130 = 0;
   std::array<double, 4> frag_pct = {};  // at kFragSamplePoints % arrived, % of cluster GPUs
   int arrivals = 0;
@@ -63,7 +64,8 @@ class TraceReplay {
     double sum = 0;
     int count = 0;
     void Add(double v) { sum += v, ++count; }
-    double value() const { return count ? sum / count : 0; }
+    // NaN when the run never reached the sample point (JSON writes null).
+    double value() const { return count ? sum / count : std::numeric_limits<double>::quiet_NaN(); }
   };
 
   const ReplayInput& input_;
