@@ -16,6 +16,7 @@ struct Attempt {
   Status status;
   bool retry = false;
   bool connection_broken = false;
+  bool needs_snapshot = false;  // a single-read attempt met a second read
 };
 
 Attempt FromError(const std::exception& e) {
@@ -25,8 +26,9 @@ Attempt FromError(const std::exception& e) {
 
 // Runs `body` in `tx` and commits iff it returned OK and the database did
 // not doom the transaction meanwhile.
-Attempt RunBody(pqxx::dbtransaction& tx, core::TxMode mode, const std::function<Status(core::Tx&)>& body) {
-  PgTx pg_tx(tx, mode);
+Attempt RunBody(pqxx::transaction_base& tx, core::TxMode mode, const std::function<Status(core::Tx&)>& body,
+                bool single_read = false) {
+  PgTx pg_tx(tx, mode, single_read);
   Status status;
   try {
     status = body(pg_tx);
@@ -35,7 +37,9 @@ Attempt RunBody(pqxx::dbtransaction& tx, core::TxMode mode, const std::function<
   } catch (...) {
     return {Internal("transaction body threw a non-standard exception")};
   }
-  if (const auto& fatal = pg_tx.fatal_error()) return {fatal->status, fatal->retry, fatal->connection_broken};
+  if (const auto& fatal = pg_tx.fatal_error()) {
+    return {fatal->status, fatal->retry, fatal->connection_broken, pg_tx.needs_snapshot()};
+  }
   if (!status.ok()) return {status};  // rolled back when `tx` goes out of scope
   try {
     tx.commit();
@@ -48,6 +52,18 @@ Attempt RunBody(pqxx::dbtransaction& tx, core::TxMode mode, const std::function<
 Attempt RunOnce(pqxx::connection& connection, core::TxMode mode, const std::function<Status(core::Tx&)>& body) {
   try {
     if (mode == core::TxMode::kReadOnly) {
+      // Most reads are one statement, which is a consistent snapshot on its
+      // own: run it in autocommit and save BEGIN and COMMIT, two of the
+      // three round trips of a GET. A body that reads twice is run again
+      // in a real snapshot transaction.
+      {
+        pqxx::nontransaction single(connection);
+        Attempt attempt = RunBody(single, mode, body, /*single_read=*/true);
+        // Nothing was written: a read cut off by a broken connection is
+        // safe to run again on a new one.
+        if (attempt.connection_broken) attempt.retry = true;
+        if (!attempt.needs_snapshot) return attempt;
+      }
       // A consistent snapshot; read-only transactions cannot lose a race.
       pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> tx(connection);
       return RunBody(tx, mode, body);

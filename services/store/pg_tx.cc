@@ -161,6 +161,11 @@ Status PgTx::Failed(const std::exception& e) {
 
 template <typename T, typename F>
 Result<T> PgTx::Read(F&& read) {
+  if (single_read_ && reads_++ > 0) {
+    needs_snapshot_ = true;
+    fatal_ = TranslatedError{Aborted("a second read needs a snapshot transaction"), true, false};
+    return fatal_->status;
+  }
   try {
     return read();
   } catch (const std::exception& e) {
@@ -231,7 +236,7 @@ Result<std::vector<Tenant>> PgTx::ListTenants(const core::TenantQuery& query) {
 }
 
 Status PgTx::InsertTenant(const Tenant& t) {
-  return ToStatus(Write([&](pqxx::dbtransaction& w) {
+  return ToStatus(Write([&](pqxx::transaction_base& w) {
     return w.exec_prepared("tenant_insert", t.name, t.display_name, t.trust_tier, LabelsJson(t.labels),
                            StateText(t.state), Micros(t.create_time), Micros(t.update_time), t.version);
   }));
@@ -249,7 +254,7 @@ Status PgTx::VersionMismatch(const std::string& name, std::int64_t expected_vers
 }
 
 Status PgTx::UpdateTenant(const Tenant& t, std::int64_t expected_version) {
-  auto updated = Write([&](pqxx::dbtransaction& w) {
+  auto updated = Write([&](pqxx::transaction_base& w) {
     return w.exec_prepared("tenant_update", t.name, t.display_name, t.trust_tier, LabelsJson(t.labels),
                            StateText(t.state), Micros(t.update_time), t.version, expected_version);
   });
@@ -259,14 +264,14 @@ Status PgTx::UpdateTenant(const Tenant& t, std::int64_t expected_version) {
 
 Status PgTx::DeleteTenant(const std::string& name, std::int64_t expected_version) {
   auto deleted = Write(
-      [&](pqxx::dbtransaction& w) { return w.exec_prepared("tenant_delete", name, expected_version); });
+      [&](pqxx::transaction_base& w) { return w.exec_prepared("tenant_delete", name, expected_version); });
   if (!deleted.ok()) return deleted.status();
   return *deleted == 1 ? Status::Ok() : VersionMismatch(name, expected_version);
 }
 
 Status PgTx::InsertToken(const ApiToken& t) {
   const NullableMicros expire(t.expire_time), revoke(t.revoke_time);
-  return ToStatus(Write([&](pqxx::dbtransaction& w) {
+  return ToStatus(Write([&](pqxx::transaction_base& w) {
     return w.exec_prepared("token_insert", t.id, t.principal, RoleText(t.role), t.secret_hash, t.description,
                            Micros(t.create_time), expire.param(), revoke.param());
   }));
@@ -289,18 +294,18 @@ Result<std::vector<ApiToken>> PgTx::ListTokens(const std::string& principal) {
 }
 
 Status PgTx::RevokeToken(const std::string& id, TimePoint when) {
-  auto revoked = Write([&](pqxx::dbtransaction& w) { return w.exec_prepared("token_revoke", id, Micros(when)); });
+  auto revoked = Write([&](pqxx::transaction_base& w) { return w.exec_prepared("token_revoke", id, Micros(when)); });
   if (!revoked.ok()) return revoked.status();
   return *revoked == 1 ? Status::Ok() : NotFound("API token \"" + id + "\" not found");
 }
 
 Status PgTx::RevokeTokensOf(const std::string& principal, TimePoint when) {
   return ToStatus(Write(
-      [&](pqxx::dbtransaction& w) { return w.exec_prepared("token_revoke_of", principal, Micros(when)); }));
+      [&](pqxx::transaction_base& w) { return w.exec_prepared("token_revoke_of", principal, Micros(when)); }));
 }
 
 Status PgTx::AppendAudit(const AuditRecord& r) {
-  return ToStatus(Write([&](pqxx::dbtransaction& w) {
+  return ToStatus(Write([&](pqxx::transaction_base& w) {
     return w.exec_prepared("audit_append", Micros(r.time), r.principal, r.action, r.resource, r.old_etag,
                            r.new_etag, r.request_id);
   }));
@@ -324,7 +329,7 @@ Result<IdempotencyRecord> PgTx::GetIdempotency(const std::string& principal, con
 }
 
 Status PgTx::InsertIdempotency(const IdempotencyRecord& r) {
-  return ToStatus(Write([&](pqxx::dbtransaction& w) {
+  return ToStatus(Write([&](pqxx::transaction_base& w) {
     return w.exec_prepared("idempotency_insert", r.principal, r.key, r.request_hash, r.resource,
                            Micros(r.create_time));
   }));

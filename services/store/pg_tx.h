@@ -15,11 +15,17 @@ void PrepareStatements(pqxx::connection& connection);
 
 class PgTx final : public core::Tx {
  public:
-  PgTx(pqxx::dbtransaction& tx, core::TxMode mode) : tx_(tx), mode_(mode) {}
+  // `single_read`: `tx` is an autocommit (non)transaction in which exactly
+  // one statement sees a consistent snapshot; a second read ends the attempt
+  // with needs_snapshot() so that the caller runs the body again in a real
+  // snapshot transaction.
+  PgTx(pqxx::transaction_base& tx, core::TxMode mode, bool single_read = false)
+      : tx_(tx), mode_(mode), single_read_(single_read) {}
 
   // A database error that dooms the whole transaction (lost race, broken
   // connection) whatever the body made of it.
   const std::optional<TranslatedError>& fatal_error() const { return fatal_; }
+  bool needs_snapshot() const { return needs_snapshot_; }
 
   Result<std::vector<core::TrustTier>> ListTrustTiers() override;
   Result<core::TrustTier> GetTrustTier(const std::string& name) override;
@@ -54,8 +60,11 @@ class PgTx final : public core::Tx {
   // After an UPDATE/DELETE guarded by version matched nothing: why.
   Status VersionMismatch(const std::string& name, std::int64_t expected_version);
 
-  pqxx::dbtransaction& tx_;
+  pqxx::transaction_base& tx_;
   core::TxMode mode_;
+  bool single_read_;
+  int reads_ = 0;
+  bool needs_snapshot_ = false;
   std::optional<TranslatedError> fatal_;
 };
 
