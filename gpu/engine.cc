@@ -190,7 +190,7 @@ const char* PlacementEngine::NodeRejects(int node, const PlacementRequest& r, st
   return nullptr;
 }
 
-Status PlacementEngine::Refuse(const PlacementRequest& r, std::uint32_t model_mask, const std::string& why) const {
+Status PlacementEngine::Refuse(const PlacementRequest& r, std::uint32_t model_mask) const {
   std::array<int, kConstraints.size()> counts = {};
   for (int i = 0; i < static_cast<int>(nodes_.size()); ++i) {
     if (const char* c = NodeRejects(i, r, model_mask)) {
@@ -199,7 +199,7 @@ Status PlacementEngine::Refuse(const PlacementRequest& r, std::uint32_t model_ma
     }
   }
   std::vector<FieldViolation> violations;
-  std::string message = "no node fits the " + std::string(TierName(r.tier)) + " request of tenant " + r.tenant + why;
+  std::string message = "no node fits the " + std::string(TierName(r.tier)) + " request of tenant " + r.tenant;
   for (std::size_t k = 0; k < kConstraints.size(); ++k) {
     if (counts[k] == 0) continue;
     const std::string nodes = std::to_string(counts[k]) + (counts[k] == 1 ? " node" : " nodes");
@@ -250,7 +250,7 @@ Result<Placement> PlacementEngine::Place(const PlacementRequest& r) {
     }
     const GpuPick pick = (shared ? shared_policy_ : whole_policy_)->Choose(view, shape);
     for (const auto& [i, cpu] : closed) view.nodes[i].cpu_free = cpu;
-    if (pick.node < 0) return Refuse(r, model_mask, "");
+    if (pick.node < 0) return Refuse(r, model_mask);
     a.kind = shared ? AllocationKind::kFractional : AllocationKind::kWholeGpus;
     a.node = pick.node;
     a.milli_gpu = r.milli_gpu;
@@ -268,7 +268,7 @@ Result<Placement> PlacementEngine::Place(const PlacementRequest& r) {
       auto size = [&](int k) { return std::tuple(nodes_[k].gpus.size(), nodes_[k].cpu_milli, nodes_[k].memory_mib); };
       if (best < 0 || size(i) < size(best)) best = i;
     }
-    if (best < 0) return Refuse(r, model_mask, "");
+    if (best < 0) return Refuse(r, model_mask);
     a.kind = AllocationKind::kExclusiveNode;
     a.node = best;
     a.cpu_milli = state_[best].cpu_free;
@@ -301,7 +301,7 @@ Result<Placement> PlacementEngine::Place(const PlacementRequest& r) {
       }
     }
   }
-  if (!found) return Refuse(r, model_mask, "");
+  if (!found) return Refuse(r, model_mask);
   const auto [neg_used, node, gpu, instance] = best;
   const InventoryGpu& chosen = nodes_[node].gpus[gpu];
   const MigProfile& profile = gpu_models_[shared_view_.capacity[node].model]->mig_profiles[chosen.mig_layout[instance].profile];

@@ -84,7 +84,7 @@ class PlacementEngine {
   const char* NodeRejects(int node, const PlacementRequest& request, std::uint32_t model_mask) const;
   void RefreshView(int node);
   Result<Placement> Commit(Allocation allocation);
-  Status Refuse(const PlacementRequest& request, std::uint32_t model_mask, const std::string& why) const;
+  Status Refuse(const PlacementRequest& request, std::uint32_t model_mask) const;
 
   std::vector<InventoryNode> nodes_;
   const Catalog& catalog_;
