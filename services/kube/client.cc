@@ -220,7 +220,9 @@ Result<ListPage> Client::List(const Resource& r, const std::string& ns, const Li
   const json md = body->value("metadata", json::object());
   page.resource_version = md.value("resourceVersion", "");
   page.continue_token = md.value("continue", "");
-  if (body->contains("items") && (*body)["items"].is_array()) page.items = std::move((*body)["items"]).get<std::vector<json>>();
+  if (body->contains("items") && (*body)["items"].is_array()) {
+    page.items = std::move((*body)["items"].get_ref<json::array_t&>());  // a move, not a deep copy
+  }
   return page;
 }
 

@@ -45,7 +45,7 @@ ObjectPtr Storage::Get(const std::string& type_key, const std::string& ns, const
   auto t = types_.find(type_key);
   if (t == types_.end()) return nullptr;
   auto it = t->second.objects.find(ObjectKey(ns, name));
-  return it == t->second.objects.end() ? nullptr : it->second;
+  return it == t->second.objects.end() ? nullptr : it->second.object;
 }
 
 ListResult Storage::List(const std::string& type_key, const std::string& ns,
@@ -61,14 +61,14 @@ ListResult Storage::List(const std::string& type_key, const std::string& ns,
   auto it = start_after.empty() ? objects.lower_bound(prefix) : objects.upper_bound(start_after);
   for (; it != objects.end(); ++it) {
     if (!prefix.empty() && it->first.compare(0, prefix.size(), prefix) != 0) break;
-    if (filter && !filter(*it->second)) continue;
+    if (filter && !filter(*it->second.object)) continue;
     if (limit > 0 && out.items.size() == limit) {
       out.last_key = std::prev(it)->first;
       // Only report a continuation when something after it still matches.
       bool more = false;
       for (auto rest = it; rest != objects.end(); ++rest) {
         if (!prefix.empty() && rest->first.compare(0, prefix.size(), prefix) != 0) break;
-        if (!filter || filter(*rest->second)) {
+        if (!filter || filter(*rest->second.object)) {
           more = true;
           break;
         }
@@ -76,7 +76,8 @@ ListResult Storage::List(const std::string& type_key, const std::string& ns,
       if (!more) out.last_key.clear();
       break;
     }
-    out.items.push_back(it->second);
+    out.items.push_back(it->second.object);
+    out.texts.push_back(it->second.text);
   }
   return out;
 }
@@ -87,7 +88,7 @@ ApiResult<ObjectPtr> Storage::Mutate(const std::string& type_key, const std::str
   TypeData& data = types_[type_key];
   const std::string key = ObjectKey(ns, name);
   auto it = data.objects.find(key);
-  ObjectPtr current = it == data.objects.end() ? nullptr : it->second;
+  ObjectPtr current = it == data.objects.end() ? nullptr : it->second.object;
   auto decided = fn(current.get());
   if (IsError(decided)) return std::get<ApiError>(decided);
   Mutation m = std::move(std::get<Mutation>(decided));
@@ -99,7 +100,7 @@ ApiResult<ObjectPtr> Storage::Mutate(const std::string& type_key, const std::str
       std::uint64_t rv = ++resource_version_;
       m.object["metadata"]["resourceVersion"] = std::to_string(rv);
       auto stored = std::make_shared<const nlohmann::json>(std::move(m.object));
-      data.objects[key] = stored;
+      data.objects[key] = {stored, std::make_shared<const std::string>(stored->dump())};
       Publish(type_key, data, {current ? WatchEvent::Type::kModified : WatchEvent::Type::kAdded, rv, stored, current});
       return stored;
     }
@@ -156,8 +157,9 @@ ApiResult<std::uint64_t> Storage::Watch(const std::string& type_key, std::option
       if (e.resource_version > *since && !sink->Deliver(e)) return resource_version_;
     }
   } else {
-    for (const auto& [key, obj] : data.objects) {
-      if (!sink->Deliver({WatchEvent::Type::kAdded, VersionOf(*obj), obj, nullptr})) return resource_version_;
+    for (const auto& [key, entry] : data.objects) {
+      if (!sink->Deliver({WatchEvent::Type::kAdded, VersionOf(*entry.object), entry.object, nullptr}))
+        return resource_version_;
     }
   }
   data.sinks.push_back(std::move(sink));
@@ -194,7 +196,7 @@ void Storage::DropType(const std::string& type_key) {
   while (!data.objects.empty()) {
     auto it = data.objects.begin();
     std::uint64_t rv = ++resource_version_;
-    auto last = std::make_shared<nlohmann::json>(*it->second);
+    auto last = std::make_shared<nlohmann::json>(*it->second.object);
     (*last)["metadata"]["resourceVersion"] = std::to_string(rv);
     data.objects.erase(it);
     Publish(type_key, data, {WatchEvent::Type::kDeleted, rv, std::move(last), nullptr});

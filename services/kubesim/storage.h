@@ -22,6 +22,9 @@
 namespace septa::kubesim {
 
 using ObjectPtr = std::shared_ptr<const nlohmann::json>;
+// An object's JSON text, made once when it is stored so that lists do not
+// serialize the same objects again and again.
+using JsonTextPtr = std::shared_ptr<const std::string>;
 
 struct WatchEvent {
   enum class Type { kAdded, kModified, kDeleted };
@@ -56,6 +59,7 @@ using MutateFn = std::function<ApiResult<Mutation>(const nlohmann::json* current
 
 struct ListResult {
   std::vector<ObjectPtr> items;
+  std::vector<JsonTextPtr> texts;  // items[i] as JSON text
   std::uint64_t resource_version = 0;
   std::string last_key;  // set when `limit` cut the list: continue after this key
 };
@@ -98,7 +102,11 @@ class Storage {
 
  private:
   struct TypeData {
-    std::map<std::string, ObjectPtr> objects;  // "<ns>/<name>"
+    struct Entry {
+      ObjectPtr object;
+      JsonTextPtr text;
+    };
+    std::map<std::string, Entry> objects;  // "<ns>/<name>"
     std::vector<std::shared_ptr<WatchSink>> sinks;
     std::deque<WatchEvent> history;
   };

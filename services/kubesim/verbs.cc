@@ -276,7 +276,11 @@ void ApiServer::Impl::List(Call& call) {
   body += "},\"items\":[";
   for (std::size_t i = 0; i < result.items.size(); ++i) {
     if (i) body.push_back(',');
-    body += Encode(call, *result.items[i]);
+    if (call.type->from_crd) {
+      body += Encode(call, *result.items[i]);  // may need another apiVersion
+    } else {
+      body += *result.texts[i];
+    }
   }
   body += "]}";
   ReplyJson(*call.exchange, 200, std::move(body));

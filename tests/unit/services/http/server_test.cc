@@ -36,7 +36,7 @@ std::unique_ptr<Server> StartServer(ServerOptions options, Handler handler) {
   return server;
 }
 
-TEST(HttpServerTest, KeepAliveServesSeveralRequestsOnOneConnection) {
+TEST(httpServer, KeepAliveServesSeveralRequestsOnOneConnection) {
   auto server = StartServer({}, Echo);
   TestClient client(server->port());
   for (int i = 0; i < 3; ++i) {
@@ -49,7 +49,7 @@ TEST(HttpServerTest, KeepAliveServesSeveralRequestsOnOneConnection) {
   EXPECT_EQ(server->open_connections(), 1u);
 }
 
-TEST(HttpServerTest, ConnectionCloseIsHonoured) {
+TEST(httpServer, ConnectionCloseIsHonoured) {
   auto server = StartServer({}, Echo);
   TestClient client(server->port());
   client.Send(bhttp::verb::get, "/", "", /*keep_alive=*/false);
@@ -58,7 +58,7 @@ TEST(HttpServerTest, ConnectionCloseIsHonoured) {
   EXPECT_TRUE(client.ServerClosed());
 }
 
-TEST(HttpServerTest, BodyOverTheLimitGets413WithTheCallersBody) {
+TEST(httpServer, BodyOverTheLimitGets413WithTheCallersBody) {
   ServerOptions options;
   options.body_limit = 16;
   options.error_formatter = [](HttpStatus status, std::string_view message) {
@@ -83,7 +83,7 @@ TEST(HttpServerTest, BodyOverTheLimitGets413WithTheCallersBody) {
   EXPECT_EQ(handled.load(), 1);
 }
 
-TEST(HttpServerTest, MalformedRequestGets400AndClose) {
+TEST(httpServer, MalformedRequestGets400AndClose) {
   auto server = StartServer({}, Echo);
   TestClient client(server->port());
   client.SendRaw("GET / HTTP/1.1\r\nHost: x\r\nContent-Length: banana\r\n\r\n");
@@ -96,7 +96,7 @@ TEST(HttpServerTest, MalformedRequestGets400AndClose) {
   EXPECT_EQ(garbage.Read().result(), HttpStatus::bad_request);
 }
 
-TEST(HttpServerTest, OversizedHeadersGet431) {
+TEST(httpServer, OversizedHeadersGet431) {
   ServerOptions options;
   options.header_limit = 1024;
   auto server = StartServer(options, Echo);
@@ -105,7 +105,7 @@ TEST(HttpServerTest, OversizedHeadersGet431) {
   EXPECT_EQ(client.Read().result(), HttpStatus::request_header_fields_too_large);
 }
 
-TEST(HttpServerTest, IdleKeepAliveConnectionIsClosed) {
+TEST(httpServer, IdleKeepAliveConnectionIsClosed) {
   ServerOptions options;
   options.idle_timeout = 100ms;
   auto server = StartServer(options, Echo);
@@ -117,7 +117,7 @@ TEST(HttpServerTest, IdleKeepAliveConnectionIsClosed) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, 3s);
 }
 
-TEST(HttpServerTest, SlowRequestHitsTheReadTimeout) {
+TEST(httpServer, SlowRequestHitsTheReadTimeout) {
   ServerOptions options;
   options.read_timeout = 100ms;
   auto server = StartServer(options, Echo);
@@ -126,7 +126,7 @@ TEST(HttpServerTest, SlowRequestHitsTheReadTimeout) {
   EXPECT_TRUE(client.ServerClosed());
 }
 
-TEST(HttpServerTest, SlowHandlerIsNotCutByTheIdleTimeout) {
+TEST(httpServer, SlowHandlerIsNotCutByTheIdleTimeout) {
   ServerOptions options;
   options.idle_timeout = 50ms;
   auto server = StartServer(options, [](Request&&, std::shared_ptr<Exchange> ex) {
@@ -140,7 +140,7 @@ TEST(HttpServerTest, SlowHandlerIsNotCutByTheIdleTimeout) {
   EXPECT_EQ(client.Read().body(), "late");
 }
 
-TEST(HttpServerTest, AsyncReplyFromAnotherThreadDoesNotBlockTheIoThread) {
+TEST(httpServer, AsyncReplyFromAnotherThreadDoesNotBlockTheIoThread) {
   ServerOptions options;
   options.io_threads = 1;
   std::promise<void> release;
@@ -169,14 +169,14 @@ TEST(HttpServerTest, AsyncReplyFromAnotherThreadDoesNotBlockTheIoThread) {
   for (auto& w : workers) w.join();
 }
 
-TEST(HttpServerTest, DroppedExchangeAnswers500) {
+TEST(httpServer, DroppedExchangeAnswers500) {
   auto server = StartServer({}, [](Request&&, std::shared_ptr<Exchange>) {});
   TestClient client(server->port());
   client.Send(bhttp::verb::get, "/");
   EXPECT_EQ(client.Read().result(), HttpStatus::internal_server_error);
 }
 
-TEST(HttpServerTest, SecondReplyIsIgnored) {
+TEST(httpServer, SecondReplyIsIgnored) {
   auto server = StartServer({}, [](Request&&, std::shared_ptr<Exchange> ex) {
     ex->Reply(Text("first"));
     ex->Reply(Text("second"));
@@ -188,7 +188,7 @@ TEST(HttpServerTest, SecondReplyIsIgnored) {
   EXPECT_EQ(client.Read().body(), "first");
 }
 
-TEST(HttpServerTest, PipelinedRequestsAreAnsweredInOrder) {
+TEST(httpServer, PipelinedRequestsAreAnsweredInOrder) {
   std::mutex mu;
   std::vector<std::shared_ptr<Exchange>> pending;
   std::vector<std::string> targets;
@@ -211,7 +211,7 @@ TEST(HttpServerTest, PipelinedRequestsAreAnsweredInOrder) {
   for (int i = 0; i < 3; ++i) EXPECT_EQ(client.Read().body(), "answer /" + std::to_string(i));
 }
 
-TEST(HttpServerTest, PipeliningIsBounded) {
+TEST(httpServer, PipeliningIsBounded) {
   ServerOptions options;
   options.max_pipelined = 2;
   std::mutex mu;
@@ -245,7 +245,7 @@ TEST(HttpServerTest, PipeliningIsBounded) {
   for (std::size_t i = 2; i < pending.size(); ++i) pending[i]->Reply(Text("ok"));
 }
 
-TEST(HttpServerTest, StreamsChunksAndEnds) {
+TEST(httpServer, StreamsChunksAndEnds) {
   auto server = StartServer({}, [](Request&&, std::shared_ptr<Exchange> ex) {
     Response head{HttpStatus::ok, 11};
     head.set(bhttp::field::content_type, "application/json");
@@ -268,7 +268,7 @@ TEST(HttpServerTest, StreamsChunksAndEnds) {
   EXPECT_EQ(client.Read().body(), "{\"n\":0}\n{\"n\":1}\n{\"n\":2}\n");
 }
 
-TEST(HttpServerTest, StreamSeesTheClientGoAway) {
+TEST(httpServer, StreamSeesTheClientGoAway) {
   std::promise<std::shared_ptr<Exchange>> started;
   std::promise<void> closed;
   auto server = StartServer({}, [&](Request&&, std::shared_ptr<Exchange> ex) {
@@ -286,7 +286,7 @@ TEST(HttpServerTest, StreamSeesTheClientGoAway) {
   EXPECT_FALSE(ex->WriteChunk("more"));
 }
 
-TEST(HttpServerTest, GracefulShutdownFinishesInFlightAndClosesIdle) {
+TEST(httpServer, GracefulShutdownFinishesInFlightAndClosesIdle) {
   std::promise<std::shared_ptr<Exchange>> in_flight;
   auto server = StartServer({}, [&](Request&& req, std::shared_ptr<Exchange> ex) {
     if (req.target() == "/slow") {
@@ -318,7 +318,7 @@ TEST(HttpServerTest, GracefulShutdownFinishesInFlightAndClosesIdle) {
   EXPECT_TRUE(ec) << "still accepting after Shutdown";
 }
 
-TEST(HttpServerTest, ShutdownDeadlineClosesWhatIsLeft) {
+TEST(httpServer, ShutdownDeadlineClosesWhatIsLeft) {
   std::promise<std::shared_ptr<Exchange>> streaming;
   std::atomic<bool> closed{false};
   auto server = StartServer({}, [&](Request&&, std::shared_ptr<Exchange> ex) {
@@ -336,7 +336,7 @@ TEST(HttpServerTest, ShutdownDeadlineClosesWhatIsLeft) {
   EXPECT_FALSE(ex->WriteChunk("late"));
 }
 
-TEST(HttpServerTest, ListenErrorIsAStatus) {
+TEST(httpServer, ListenErrorIsAStatus) {
   auto first = StartServer({}, Echo);
   ServerOptions options;
   options.port = first->port();

@@ -103,27 +103,27 @@ std::string TlsGet(std::uint16_t port, const KeyPairPem* client_cert) {
   return res.body();
 }
 
-TEST(HttpTlsTest, ClientCertificateIdentityReachesTheHandler) {
+TEST(httpTls, ClientCertificateIdentityReachesTheHandler) {
   auto server = StartTlsServer();
   EXPECT_EQ(TlsGet(server->port(), &TestPki().alice), "alice|dev,ops");
 }
 
-TEST(HttpTlsTest, NoClientCertificateIsAnonymous) {
+TEST(httpTls, NoClientCertificateIsAnonymous) {
   auto server = StartTlsServer();
   EXPECT_EQ(TlsGet(server->port(), nullptr), "anonymous");
 }
 
-TEST(HttpTlsTest, ForeignClientCertificateIsRefused) {
+TEST(httpTls, ForeignClientCertificateIsRefused) {
   auto server = StartTlsServer();
   EXPECT_EQ(TlsGet(server->port(), &TestPki().mallory).rfind("error:", 0), 0u);
 }
 
-TEST(HttpTlsTest, ExpiredClientCertificateIsRefused) {
+TEST(httpTls, ExpiredClientCertificateIsRefused) {
   auto server = StartTlsServer();
   EXPECT_EQ(TlsGet(server->port(), &TestPki().expired).rfind("error:", 0), 0u);
 }
 
-TEST(HttpTlsTest, PlainHttpToATlsPortIsDropped) {
+TEST(httpTls, PlainHttpToATlsPortIsDropped) {
   auto server = StartTlsServer();
   net::io_context ioc;
   net::ip::tcp::socket s(ioc);
@@ -138,7 +138,7 @@ TEST(HttpTlsTest, PlainHttpToATlsPortIsDropped) {
   EXPECT_TRUE(ec || (n > 0 && buf[0] == 0x15));
 }
 
-TEST(HttpTlsTest, BadKeyMaterialIsAStatus) {
+TEST(httpTls, BadKeyMaterialIsAStatus) {
   auto ctx = MakeServerTlsContext({"not a certificate", "not a key", "", false});
   EXPECT_EQ(ctx.status().code(), Code::kInvalidArgument);
 }

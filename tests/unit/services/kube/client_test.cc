@@ -15,7 +15,7 @@ using testing::kConfigMaps;
 using testing::kPods;
 using namespace std::chrono_literals;
 
-class ClientTest : public testing::SimTest {};
+class kubeClient : public testing::SimTest {};
 
 ListOptions Labels(std::string selector) {
   ListOptions o;
@@ -41,7 +41,7 @@ json Pod(const std::string& name, json containers) {
   return {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"name", name}}}, {"spec", {{"containers", containers}}}};
 }
 
-TEST_F(ClientTest, CreateGetUpdateDelete) {
+TEST_F(kubeClient, CreateGetUpdateDelete) {
   auto created = client_->Create(kConfigMaps, "default", ConfigMap("a", {{"k", "1"}}));
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   EXPECT_FALSE((*created)["metadata"].value("uid", "").empty());
@@ -76,7 +76,7 @@ TEST_F(ClientTest, CreateGetUpdateDelete) {
       << "errors name the call";
 }
 
-TEST_F(ClientTest, GenerateNameAndDryRun) {
+TEST_F(kubeClient, GenerateNameAndDryRun) {
   json cm = ConfigMap("");
   cm["metadata"].erase("name");
   cm["metadata"]["generateName"] = "gen-";
@@ -92,7 +92,7 @@ TEST_F(ClientTest, GenerateNameAndDryRun) {
   EXPECT_EQ(client_->Get(kConfigMaps, "default", "dry").status().code(), Code::kNotFound);
 }
 
-TEST_F(ClientTest, PatchesMergeJsonStrategicAndApply) {
+TEST_F(kubeClient, PatchesMergeJsonStrategicAndApply) {
   ASSERT_TRUE(client_->Create(kPods, "default",
                               Pod("p", {{{"name", "a"}, {"image", "img:1"}}, {{"name", "b"}, {"image", "img:1"}}}))
                   .ok());
@@ -136,7 +136,7 @@ TEST_F(ClientTest, PatchesMergeJsonStrategicAndApply) {
   EXPECT_EQ((*forced)["data"]["a"], "9");
 }
 
-TEST_F(ClientTest, PaginationKeepsTheResourceVersion) {
+TEST_F(kubeClient, PaginationKeepsTheResourceVersion) {
   for (int i = 0; i < 25; ++i) ASSERT_TRUE(client_->Create(kConfigMaps, "default", ConfigMap("cm-" + std::to_string(100 + i))).ok());
   ListOptions o;
   o.limit = 10;
@@ -157,7 +157,7 @@ TEST_F(ClientTest, PaginationKeepsTheResourceVersion) {
   EXPECT_EQ(all->items.size(), 26u);
 }
 
-TEST_F(ClientTest, LabelAndFieldSelectors) {
+TEST_F(kubeClient, LabelAndFieldSelectors) {
   ASSERT_TRUE(client_->Create(kConfigMaps, "default", ConfigMap("a", {}, {{"tier", "web"}, {"env", "prod"}})).ok());
   ASSERT_TRUE(client_->Create(kConfigMaps, "default", ConfigMap("b", {}, {{"tier", "db"}, {"env", "prod"}})).ok());
   ASSERT_TRUE(client_->Create(kConfigMaps, "default", ConfigMap("c", {}, {{"tier", "web"}})).ok());
@@ -178,7 +178,7 @@ TEST_F(ClientTest, LabelAndFieldSelectors) {
   EXPECT_EQ(bad.status().code(), Code::kInvalidArgument);
 }
 
-TEST_F(ClientTest, ValidationErrorsCarryFieldCauses) {
+TEST_F(kubeClient, ValidationErrorsCarryFieldCauses) {
   auto bad = client_->Create(kPods, "default", Pod("Bad_Name", json::array()));
   EXPECT_EQ(bad.status().code(), Code::kInvalidArgument);
   EXPECT_EQ(KubeReason(bad.status()), "Invalid");
@@ -189,7 +189,7 @@ TEST_F(ClientTest, ValidationErrorsCarryFieldCauses) {
   EXPECT_EQ(missing_ns.status().code(), Code::kNotFound);
 }
 
-TEST_F(ClientTest, StatusSubresourceAndGeneration) {
+TEST_F(kubeClient, StatusSubresourceAndGeneration) {
   auto pod = client_->Create(kPods, "default", Pod("p", {{{"name", "c"}, {"image", "i"}}}));
   ASSERT_TRUE(pod.ok());
   EXPECT_EQ((*pod)["status"]["phase"], "Pending");
@@ -210,7 +210,7 @@ TEST_F(ClientTest, StatusSubresourceAndGeneration) {
   EXPECT_EQ((*spec_change)["metadata"]["generation"], 2);
 }
 
-TEST_F(ClientTest, FinalizersHoldDeletionAndNamespaceDeletionEmptiesIt) {
+TEST_F(kubeClient, FinalizersHoldDeletionAndNamespaceDeletionEmptiesIt) {
   json cm = ConfigMap("held");
   cm["metadata"]["finalizers"] = {"septa.io/cleanup"};
   ASSERT_TRUE(client_->Create(kConfigMaps, "default", cm).ok());
@@ -228,7 +228,7 @@ TEST_F(ClientTest, FinalizersHoldDeletionAndNamespaceDeletionEmptiesIt) {
   EXPECT_EQ(client_->Get(testing::kNamespaces, "", "team").status().code(), Code::kNotFound);
 }
 
-TEST_F(ClientTest, CustomResourcesAfterACrd) {
+TEST_F(kubeClient, CustomResourcesAfterACrd) {
   Resource crds{"apiextensions.k8s.io", "v1", "customresourcedefinitions", false};
   json crd = {{"apiVersion", "apiextensions.k8s.io/v1"},
               {"kind", "CustomResourceDefinition"},
@@ -250,7 +250,7 @@ TEST_F(ClientTest, CustomResourcesAfterACrd) {
   EXPECT_EQ(client_->Get(queues, "default", "q").status().code(), Code::kNotFound);
 }
 
-TEST_F(ClientTest, WatchResumesFromAResourceVersion) {
+TEST_F(kubeClient, WatchResumesFromAResourceVersion) {
   auto first = client_->Create(kConfigMaps, "default", ConfigMap("w0"));
   ASSERT_TRUE(first.ok());
   std::string rv = (*first)["metadata"]["resourceVersion"];
@@ -266,7 +266,7 @@ TEST_F(ClientTest, WatchResumesFromAResourceVersion) {
   EXPECT_EQ(seen, (std::vector<std::string>{"ADDED w1", "DELETED w0"}));
 }
 
-TEST_F(ClientTest, TooOldResourceVersionAndExpiredContinueGet410) {
+TEST_F(kubeClient, TooOldResourceVersionAndExpiredContinueGet410) {
   kubesim::KubeSimOptions small;
   small.history_limit = 5;
   StartSim(small);
@@ -291,7 +291,7 @@ TEST_F(ClientTest, TooOldResourceVersionAndExpiredContinueGet410) {
   EXPECT_EQ(client_->List(kConfigMaps, "default", o).status().code(), Code::kOutOfRange) << "expired continue";
 }
 
-TEST_F(ClientTest, InformerCachesAndCallsHandlers) {
+TEST_F(kubeClient, InformerCachesAndCallsHandlers) {
   ASSERT_TRUE(client_->Create(kConfigMaps, "default", ConfigMap("before")).ok());
   std::mutex mu;
   std::vector<std::string> log;
@@ -320,7 +320,7 @@ TEST_F(ClientTest, InformerCachesAndCallsHandlers) {
   EXPECT_EQ((*informer.Get("default", "after"))["data"]["a"], "b");
 }
 
-TEST_F(ClientTest, ConcurrentWritersNeverLoseAnUpdateAndTheWatchSeesEachOnceInOrder) {
+TEST_F(kubeClient, ConcurrentWritersNeverLoseAnUpdateAndTheWatchSeesEachOnceInOrder) {
   ASSERT_TRUE(client_->Create(kConfigMaps, "default", ConfigMap("counter", {{"n", "0"}})).ok());
   auto start = client_->Get(kConfigMaps, "default", "counter");
   std::vector<int> seen;

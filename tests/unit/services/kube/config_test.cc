@@ -36,7 +36,7 @@ contexts:
   context: {cluster: c2, user: plugin}
 )";
 
-TEST(KubeconfigTest, CurrentContext) {
+TEST(kubeconfig, CurrentContext) {
   auto c = ParseKubeconfig(kKubeconfig);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->server, "https://10.0.0.1:6443");
@@ -46,7 +46,7 @@ TEST(KubeconfigTest, CurrentContext) {
   EXPECT_EQ(c->ns, "team");
 }
 
-TEST(KubeconfigTest, NamedContextWithExecAndInsecure) {
+TEST(kubeconfig, NamedContextWithExecAndInsecure) {
   auto c = ParseKubeconfig(kKubeconfig, "prod");
   ASSERT_TRUE(c.ok());
   EXPECT_TRUE(c->insecure_skip_tls_verify);
@@ -78,7 +78,7 @@ class TempDir {
   std::string path_;
 };
 
-TEST(CredentialsTest, TokenFileIsReReadWhenItRotates) {
+TEST(kubeCredentials, TokenFileIsReReadWhenItRotates) {
   TempDir dir;
   ClientConfig config;
   config.token_file = dir.Write("token", "first\n");
@@ -90,7 +90,7 @@ TEST(CredentialsTest, TokenFileIsReReadWhenItRotates) {
   EXPECT_EQ(*creds.AuthorizationHeader(), "Bearer second");
 }
 
-TEST(CredentialsTest, ExecPluginTokenIsCachedUntilItExpires) {
+TEST(kubeCredentials, ExecPluginTokenIsCachedUntilItExpires) {
   TempDir dir;
   std::string counter = dir.path() + "/calls";
   std::string plugin = dir.Write("plugin.sh",
@@ -113,7 +113,7 @@ TEST(CredentialsTest, ExecPluginTokenIsCachedUntilItExpires) {
   EXPECT_EQ(broken.AuthorizationHeader().status().code(), Code::kUnauthenticated);
 }
 
-TEST(InClusterTest, ReadsTheServiceAccount) {
+TEST(kubeInCluster, ReadsTheServiceAccount) {
   TempDir dir;
   dir.Write("token", "sa-token");
   dir.Write("ca.crt", "CA");

@@ -52,7 +52,7 @@ std::unique_ptr<Client> PlainClient(std::uint16_t port, std::vector<std::chrono:
   return std::move(*Client::Create(config, options));
 }
 
-TEST(ClientResilienceTest, TooManyRequestsHonoursRetryAfter) {
+TEST(kubeClientResilience, TooManyRequestsHonoursRetryAfter) {
   ScriptedServer s({429, 429});
   std::vector<std::chrono::milliseconds> sleeps;
   auto client = PlainClient(s.server.port(), &sleeps);
@@ -62,7 +62,7 @@ TEST(ClientResilienceTest, TooManyRequestsHonoursRetryAfter) {
   EXPECT_EQ(sleeps, (std::vector<std::chrono::milliseconds>{2s, 2s}));
 }
 
-TEST(ClientResilienceTest, ServerErrorsAreRetriedOnlyWhereSafe) {
+TEST(kubeClientResilience, ServerErrorsAreRetriedOnlyWhereSafe) {
   ScriptedServer get_server({503, 503});
   std::vector<std::chrono::milliseconds> sleeps;
   auto client = PlainClient(get_server.server.port(), &sleeps);
@@ -80,7 +80,7 @@ TEST(ClientResilienceTest, ServerErrorsAreRetriedOnlyWhereSafe) {
   EXPECT_EQ(post_server.calls.load(), 1) << "a create is not retried after a server error";
 }
 
-TEST(ClientResilienceTest, ASlowServerTimesOutNamingTheCall) {
+TEST(kubeClientResilience, ASlowServerTimesOutNamingTheCall) {
   ScriptedServer s({}, /*never_answer=*/true);
   std::vector<std::chrono::milliseconds> sleeps;
   auto client = PlainClient(s.server.port(), &sleeps, 200ms);
@@ -89,7 +89,7 @@ TEST(ClientResilienceTest, ASlowServerTimesOutNamingTheCall) {
   EXPECT_NE(got.status().message().find("GET /api/v1/namespaces/default/configmaps/x"), std::string::npos);
 }
 
-TEST(ClientResilienceTest, NothingListeningIsUnavailable) {
+TEST(kubeClientResilience, NothingListeningIsUnavailable) {
   std::uint16_t port;
   {
     http::Server s({}, [](http::Request&&, std::shared_ptr<http::Exchange>) {});
@@ -101,9 +101,9 @@ TEST(ClientResilienceTest, NothingListeningIsUnavailable) {
   EXPECT_EQ(client->Get(kConfigMaps, "default", "x").status().code(), Code::kUnavailable);
 }
 
-class AuthTest : public testing::SimTest {};
+class kubeAuth : public testing::SimTest {};
 
-TEST_F(AuthTest, NonAdminsGetWhatRoleBindingsGrant) {
+TEST_F(kubeAuth, NonAdminsGetWhatRoleBindingsGrant) {
   auto now = std::chrono::system_clock::now();
   auto alice_cert = sim_->IssueClientCertificate("alice", {"dev"}, now - 1h, now + 1h);
   ASSERT_TRUE(alice_cert.ok());
@@ -135,7 +135,7 @@ TEST_F(AuthTest, NonAdminsGetWhatRoleBindingsGrant) {
   EXPECT_EQ(bob->Delete(kConfigMaps, "team-a", "mine").code(), Code::kPermissionDenied);
 }
 
-TEST_F(AuthTest, TokensAndTheirExpiry) {
+TEST_F(kubeAuth, TokensAndTheirExpiry) {
   auto now = std::chrono::system_clock::now();
   sim_->cluster().authenticator.AddToken("good-token", {"robot", {"system:masters"}}, now + 1h);
   sim_->cluster().authenticator.AddToken("old-token", {"robot", {"system:masters"}}, now - 1s);
@@ -151,7 +151,7 @@ TEST_F(AuthTest, TokensAndTheirExpiry) {
   EXPECT_EQ((*Client::Create(config))->List(kConfigMaps, "default").status().code(), Code::kUnauthenticated);
 }
 
-TEST_F(AuthTest, ExpiredOrForeignClientCertificatesAreRefused) {
+TEST_F(kubeAuth, ExpiredOrForeignClientCertificatesAreRefused) {
   auto now = std::chrono::system_clock::now();
   auto expired = sim_->IssueClientCertificate("old", {"system:masters"}, now - 48h, now - 24h);
   auto old = ClientFor(sim_->Kubeconfig("old", *expired));
@@ -162,14 +162,14 @@ TEST_F(AuthTest, ExpiredOrForeignClientCertificatesAreRefused) {
   EXPECT_FALSE(mallory->List(kConfigMaps, "default").ok());
 }
 
-class BadInputTest : public testing::SimTest {
+class kubesimBadInput : public testing::SimTest {
  protected:
   Result<HttpResponse> Raw(std::string method, std::string target, std::string body, std::string content_type) {
     return client_->Call({method, target, body, content_type}, false);
   }
 };
 
-TEST_F(BadInputTest, StatusErrorsLikeARealApiServer) {
+TEST_F(kubesimBadInput, StatusErrorsLikeARealApiServer) {
   struct Case {
     std::string method, target, body, content_type;
     int code;

@@ -34,7 +34,7 @@ nodes:
     gpus: {model: T4, count: 4}
 )";
 
-class NodeSimTest : public ::testing::Test {
+class kubesimNodes : public ::testing::Test {
  protected:
   void SetUp() override {
     KubeSimOptions options;
@@ -89,7 +89,7 @@ class NodeSimTest : public ::testing::Test {
   std::unique_ptr<kube::Client> client_;
 };
 
-TEST_F(NodeSimTest, NodesPublishGpuCapacityAndFeatureLabels) {
+TEST_F(kubesimNodes, NodesPublishGpuCapacityAndFeatureLabels) {
   json h100 = Node("h100-0");
   const json& cap = h100["status"]["allocatable"];
   EXPECT_EQ(cap["nvidia.com/gpu"], "0") << "all GPUs are MIG-partitioned";
@@ -111,7 +111,7 @@ TEST_F(NodeSimTest, NodesPublishGpuCapacityAndFeatureLabels) {
   EXPECT_EQ(t4["metadata"]["labels"]["topology.kubernetes.io/zone"], "z2");
 }
 
-TEST_F(NodeSimTest, BindsOnlyWhereThePodFitsAndStartsItAfterTheDelay) {
+TEST_F(kubesimNodes, BindsOnlyWhereThePodFitsAndStartsItAfterTheDelay) {
   CreatePod("two-gpus", {{"nvidia.com/gpu", "2"}}, {{"nodeSelector", {{"topology.kubernetes.io/zone", "z2"}}}});
   CreatePod("too-many", {{"nvidia.com/gpu", "5"}}, {{"nodeSelector", {{"topology.kubernetes.io/zone", "z2"}}}});
   CreatePod("mig-untolerated", {{"nvidia.com/mig-3g.40gb", "1"}});
@@ -145,7 +145,7 @@ TEST_F(NodeSimTest, BindsOnlyWhereThePodFitsAndStartsItAfterTheDelay) {
   EXPECT_TRUE(Unschedulable(WaitFor(kPods, "default", "one-too-many", Unschedulable))) << "the T4 node is full";
 }
 
-TEST_F(NodeSimTest, MigManagerAppliesALayoutOrFailsWhileInUse) {
+TEST_F(kubesimNodes, MigManagerAppliesALayoutOrFailsWhileInUse) {
   auto set_config = [&](const std::string& node, const std::string& config) {
     ASSERT_TRUE(client_->Patch(kNodes, "", node, kube::PatchType::kMerge,
                                json{{"metadata", {{"labels", {{"nvidia.com/mig.config", config}}}}}}.dump())

@@ -10,7 +10,7 @@ namespace {
 
 using nlohmann::json;
 
-TEST(SelectorTest, LabelSelectorGrammar) {
+TEST(kubesimSelector, LabelSelectorGrammar) {
   json labels = {{"app", "web"}, {"tier", "front"}};
   auto match = [&](const std::string& s) { return std::get<LabelSelector>(LabelSelector::Parse(s)).Matches(labels); };
   EXPECT_TRUE(match(""));
@@ -25,7 +25,7 @@ TEST(SelectorTest, LabelSelectorGrammar) {
   EXPECT_TRUE(IsError(LabelSelector::Parse("bad key=x")));
 }
 
-TEST(SelectorTest, FieldSelector) {
+TEST(kubesimSelector, FieldSelector) {
   json pod = {{"metadata", {{"name", "p"}}}, {"spec", {{"nodeName", "n1"}}}, {"status", {{"phase", "Running"}}}};
   auto match = [&](const std::string& s) { return std::get<FieldSelector>(FieldSelector::Parse(s)).Matches(pod); };
   EXPECT_TRUE(match("spec.nodeName=n1,status.phase=Running"));
@@ -34,7 +34,7 @@ TEST(SelectorTest, FieldSelector) {
   EXPECT_TRUE(IsError(FieldSelector::Parse("nonsense")));
 }
 
-TEST(PatchTest, StrategicMergeDirectives) {
+TEST(kubesimPatch, StrategicMergeDirectives) {
   json pod = {{"spec", {{"containers", {{{"name", "a"}, {"image", "1"}}, {{"name", "b"}, {"image", "1"}}}}}}};
   auto out = ApplyStrategicMergePatch(pod, json::parse(R"({"spec":{"containers":[{"name":"a","$patch":"delete"},{"name":"c","image":"2"}]}})"));
   const json& c = std::get<json>(out)["spec"]["containers"];
@@ -45,14 +45,14 @@ TEST(PatchTest, StrategicMergeDirectives) {
   EXPECT_TRUE(std::get<json>(merged)["spec"]["containers"].empty()) << "merge patch replaces lists";
 }
 
-TEST(PatchTest, YamlBodies) {
+TEST(kubesimPatch, YamlBodies) {
   auto j = ParseJsonOrYaml("a: 1\nb: \"2\"\nc: [x, true]\nd: null\n");
   ASSERT_FALSE(IsError(j));
   EXPECT_EQ(std::get<json>(j), json::parse(R"({"a":1,"b":"2","c":["x",true],"d":null})"));
   EXPECT_TRUE(IsError(ParseJsonOrYaml("a: [unclosed")));
 }
 
-TEST(InventoryTest, BraceRangesAndQuantities) {
+TEST(kubesimInventory, BraceRangesAndQuantities) {
   EXPECT_EQ(*ExpandBraceRange("h100-{0..2}"), (std::vector<std::string>{"h100-0", "h100-1", "h100-2"}));
   EXPECT_EQ(*ExpandBraceRange("plain"), (std::vector<std::string>{"plain"}));
   EXPECT_FALSE(ExpandBraceRange("x-{3..1}").ok());
@@ -63,7 +63,7 @@ TEST(InventoryTest, BraceRangesAndQuantities) {
   EXPECT_FALSE(ParseQuantityMilli("lots").ok());
 }
 
-TEST(InventoryTest, ParsesTheIssueFormat) {
+TEST(kubesimInventory, ParsesTheIssueFormat) {
   auto inv = ParseInventory(R"(
 nodes:
   - name: h100-{0..3}
