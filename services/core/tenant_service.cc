@@ -39,6 +39,15 @@ std::string CreateFingerprint(const Tenant& t) {
   return Sha256Hex(canon);
 }
 
+// The tenant, or kNotFound in the words users see (whatever the store says).
+Result<Tenant> FindTenant(Tx& tx, const std::string& name) {
+  auto found = tx.GetTenant(name);
+  if (!found.ok() && found.status().code() == Code::kNotFound) {
+    return NotFound("tenant \"" + name + "\" not found");
+  }
+  return found;
+}
+
 bool Matches(const Tenant& t, const TenantQuery& q) {
   if (q.trust_tier && t.trust_tier != *q.trust_tier) return false;
   for (const auto& [k, v] : q.labels) {
@@ -108,10 +117,7 @@ Result<Tenant> TenantService::Get(const RequestContext& ctx, const std::string& 
   SEPTA_RETURN_IF_ERROR(RequireSeeTenant(ctx.principal, name));
   Tenant tenant;
   Status st = store_.Transact(TxMode::kReadOnly, [&](Tx& tx) -> Status {
-    auto found = tx.GetTenant(name);
-    if (!found.ok() && found.status().code() == Code::kNotFound) {
-      return NotFound("tenant \"" + name + "\" not found");
-    }
+    auto found = FindTenant(tx, name);
     SEPTA_RETURN_IF_ERROR(found);
     tenant = *std::move(found);
     return Status::Ok();
@@ -168,10 +174,7 @@ Result<Tenant> TenantService::Update(const RequestContext& ctx, const std::strin
 
   Tenant result;
   Status st = store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
-    auto current = tx.GetTenant(name);
-    if (!current.ok() && current.status().code() == Code::kNotFound) {
-      return NotFound("tenant \"" + name + "\" not found");
-    }
+    auto current = FindTenant(tx, name);
     SEPTA_RETURN_IF_ERROR(current);
     SEPTA_RETURN_IF_ERROR(CheckEtag(if_match, *current));
     Tenant next = *current;
@@ -204,10 +207,7 @@ Status TenantService::Delete(const RequestContext& ctx, const std::string& name,
   SEPTA_RETURN_IF_ERROR(RequireSeeTenant(ctx.principal, name));
   SEPTA_RETURN_IF_ERROR(RequireAdminWriter(ctx.principal, "delete tenants"));
   return store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
-    auto current = tx.GetTenant(name);
-    if (!current.ok() && current.status().code() == Code::kNotFound) {
-      return NotFound("tenant \"" + name + "\" not found");
-    }
+    auto current = FindTenant(tx, name);
     SEPTA_RETURN_IF_ERROR(current);
     SEPTA_RETURN_IF_ERROR(CheckEtag(if_match, *current));
     const TimePoint now = Now(clock_);
