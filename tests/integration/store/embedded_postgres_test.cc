@@ -68,9 +68,16 @@ TEST_F(EmbeddedPostgresTest, DurableServerIsPrivateUnprivilegedAndKeepsDataAcros
   ASSERT_EQ(stat((root_ / "postgres/run").c_str(), &st), 0);
   EXPECT_EQ(st.st_uid, expected_owner);
   EXPECT_EQ(st.st_mode & 0777, 0700u);
-  struct stat backend {};
-  ASSERT_EQ(stat(("/proc/" + QueryOne(url, "SELECT pg_backend_pid()")).c_str(), &backend), 0);
-  EXPECT_EQ(backend.st_uid, expected_owner);
+  {
+    // Keep the session open while looking at its backend: a backend exits
+    // (asynchronously) when its connection closes.
+    pqxx::connection session(url);
+    pqxx::nontransaction tx(session);
+    const std::string backend_pid = tx.exec1("SELECT pg_backend_pid()")[0].as<std::string>();
+    struct stat backend {};
+    ASSERT_EQ(stat(("/proc/" + backend_pid).c_str(), &backend), 0);
+    EXPECT_EQ(backend.st_uid, expected_owner);
+  }
 
   QueryOne(url, "CREATE TABLE kept AS SELECT 42 AS answer; SELECT answer FROM kept");
   ASSERT_TRUE((*server)->Stop().ok());
