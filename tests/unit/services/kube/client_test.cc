@@ -266,6 +266,30 @@ TEST_F(kubeClient, WatchResumesFromAResourceVersion) {
   EXPECT_EQ(seen, (std::vector<std::string>{"ADDED w1", "DELETED w0"}));
 }
 
+TEST_F(kubeClient, WatchSendsBookmarksAndEndsAtItsTimeout) {
+  kubesim::KubeSimOptions fast_bookmarks;
+  fast_bookmarks.api.bookmark_interval = 50ms;
+  fast_bookmarks.tick_interval = 10ms;
+  StartSim(fast_bookmarks);
+  auto created = client_->Create(kConfigMaps, "default", ConfigMap("b"));
+  ASSERT_TRUE(created.ok());
+  std::vector<std::string> types;
+  std::string bookmark_version;
+  auto start = std::chrono::steady_clock::now();
+  Status st = WatchOnce(*client_, kConfigMaps, "default", From((*created)["metadata"]["resourceVersion"], true, 1),
+                        [&](const WatchEvent& e) {
+                          if (types.empty() || types.back() != e.type) types.push_back(e.type);
+                          if (e.type == "BOOKMARK") bookmark_version = e.object["metadata"].value("resourceVersion", "");
+                          return true;
+                        });
+  auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(types, (std::vector<std::string>{"BOOKMARK"}));
+  EXPECT_EQ(bookmark_version, (*created)["metadata"]["resourceVersion"]);
+  EXPECT_GE(took, 900ms);
+  EXPECT_LT(took, 3s) << "the server ends the watch at timeoutSeconds";
+}
+
 TEST_F(kubeClient, TooOldResourceVersionAndExpiredContinueGet410) {
   kubesim::KubeSimOptions small;
   small.history_limit = 5;
