@@ -210,7 +210,17 @@ ApiResult<ObjectPtr> ApiServer::Impl::CreateParsed(const ResourceType& t, const 
         return Put(std::move(ready));
       },
       dry_run);
-  if (!IsError(stored) && !dry_run) AfterWrite(t, ns, std::get<ObjectPtr>(stored), false);
+  if (!IsError(stored) && !dry_run) {
+    AfterWrite(t, ns, std::get<ObjectPtr>(stored), false);
+    if (t.group.empty() && t.resource == "namespaces") {
+      // As the service account controller does: every namespace has "default".
+      if (auto sa = cluster.registry.Find("", "v1", "serviceaccounts")) {
+        CreateParsed(*sa, name,
+                     {{"apiVersion", "v1"}, {"kind", "ServiceAccount"}, {"metadata", {{"name", "default"}, {"namespace", name}}}},
+                     false, "");
+      }
+    }
+  }
   return stored;
 }
 

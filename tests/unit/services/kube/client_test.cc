@@ -222,6 +222,8 @@ TEST_F(kubeClient, FinalizersHoldDeletionAndNamespaceDeletionEmptiesIt) {
   EXPECT_EQ(client_->Get(kConfigMaps, "default", "held").status().code(), Code::kNotFound);
 
   ASSERT_TRUE(client_->Create(testing::kNamespaces, "", {{"metadata", {{"name", "team"}}}}).ok());
+  const Resource service_accounts{"", "v1", "serviceaccounts", true};
+  EXPECT_TRUE(client_->Get(service_accounts, "team", "default").ok()) << "every namespace gets a default service account";
   ASSERT_TRUE(client_->Create(kConfigMaps, "team", ConfigMap("one")).ok());
   ASSERT_TRUE(client_->Delete(testing::kNamespaces, "", "team").ok());
   EXPECT_EQ(client_->Get(kConfigMaps, "team", "one").status().code(), Code::kNotFound);
