@@ -27,13 +27,35 @@ SeptaPolicy::SeptaPolicy(const ClusterState& cluster, const WorkloadModel& workl
     c.frequency = m.frequency;
     classes_.push_back(c);
   }
+  // Look-ahead per GPU and model: V(f), the milli that pods drawn from the
+  // learned mix are expected to fill on a GPU with f free if each one that
+  // fits goes in, is sum_m p_m (d_m + V(f - d_m)) / sum_m p_m over the
+  // classes m that fit f (whole-GPU classes fit only f = 1000); the table
+  // keeps the expected stranded remainder f - V(f).
+  const int models = std::max<int>(1, static_cast<int>(cluster.model_names.size()));
+  gpu_waste_.assign(static_cast<std::size_t>(models) * (kMilliPerGpu + 1), 0.f);
+  std::vector<double> v(kMilliPerGpu + 1);
+  for (int model = 0; model < models; ++model) {
+    for (int f = 0; f <= kMilliPerGpu; ++f) {
+      double num = 0, den = 0;
+      for (const Class& c : classes_) {
+        if (!((c.model_mask >> model) & 1u)) continue;
+        const int d = needs_[c.need].milli;
+        if (d > f || d <= 0) continue;
+        num += c.frequency * (d + v[f - d]);
+        den += c.frequency;
+      }
+      v[f] = den > 0 ? num / den : 0;
+      gpu_waste_[static_cast<std::size_t>(model) * (kMilliPerGpu + 1) + f] = static_cast<float>(f - v[f]);
+    }
+  }
   slots_before_.resize(needs_.size());
   slots_after_.resize(needs_.size());
 }
 
 std::size_t SeptaPolicy::StateBytes() const {
-  return ScoringPolicy::StateBytes() + needs_.size() * (sizeof(Need) + kMilliPerGpu + 1) +
-         classes_.size() * sizeof(Class);
+  return ScoringPolicy::StateBytes() + gpu_waste_.size() * sizeof(float) +
+         needs_.size() * (sizeof(Need) + kMilliPerGpu + 1) + classes_.size() * sizeof(Class);
 }
 
 void SeptaPolicy::CountSlots(const NodeState& node, std::vector<int>& slots) const {
@@ -68,6 +90,16 @@ void SeptaPolicy::SlotsAfter(const NodeState& node, const PodShape& pod, std::ui
   }
 }
 
+int SeptaPolicy::LookaheadGrowth(const NodeState& node, const PodShape& pod, std::uint8_t gpu_mask) const {
+  const float* w = gpu_waste_.data() + static_cast<std::size_t>(node.model) * (kMilliPerGpu + 1);
+  double growth = 0;
+  for (int g = 0; g < node.gpu_count; ++g) {
+    if (!((gpu_mask >> g) & 1u)) continue;
+    growth += w[node.gpu_free[g] - pod.gpu_milli] - w[node.gpu_free[g]];
+  }
+  return static_cast<int>(std::lround(growth / kWasteQuantumMilli));
+}
+
 double SeptaPolicy::Waste(const NodeState& node) {
   CountSlots(node, slots_before_);
   return WasteOf(slots_before_, node.cpu_free, node.IdleMilli(), node.model);
@@ -80,13 +112,17 @@ NodeScore SeptaPolicy::ScoreNode(const ClusterState& cluster, int node, const Po
   const double before = WasteOf(slots_before_, n.cpu_free, idle, n.model);
   const int idle_after = idle - pod.RequestedMilli();
   const int cpu_after = n.cpu_free - pod.cpu_milli;
-  // Packing tie-break in 0..1000: less idle GPU left scores higher.
+  // Score: waste growth in tenths of a GPU; among equals, growth of the
+  // look-ahead remainder in tenths of a GPU; then packing in 0..1000 (less
+  // idle GPU left scores higher).
   const int pack = (kMaxGpusPerNode * kMilliPerGpu - idle_after) / kMaxGpusPerNode;
   auto score = [&](std::uint8_t mask) {
     SlotsAfter(n, pod, mask);
     const double growth = WasteOf(slots_after_, cpu_after, idle_after, n.model) - before;
     const auto quanta = static_cast<std::int32_t>(std::lround(growth / kWasteQuantumMilli));
-    return -quanta * 1024 + pack;
+    // Whole GPUs always leave 0 free: the look-ahead only separates fractions.
+    const int look = pod.fractional() ? std::clamp(LookaheadGrowth(n, pod, mask), -511, 512) : 0;
+    return -quanta * (1 << 21) + (512 - look) * 1024 + pack;
   };
   if (!pod.fractional()) {
     const std::uint8_t mask = DefaultGpuChoice(n, pod);

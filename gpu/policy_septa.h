@@ -28,6 +28,11 @@ class SeptaPolicy : public ScoringPolicy {
 
   // waste_n in milli-GPU, for tests and docs.
   double Waste(const NodeState& node);
+  // Expected stranded remainder of one GPU of `model` with `free` milli free
+  // (the look-ahead tie-break), for tests and docs.
+  double GpuLookaheadWaste(int model, int free) const {
+    return gpu_waste_[static_cast<std::size_t>(model) * (kMilliPerGpu + 1) + free];
+  }
 
  protected:
   NodeScore ScoreNode(const ClusterState& cluster, int node, const PodShape& pod) override;
@@ -54,6 +59,12 @@ class SeptaPolicy : public ScoringPolicy {
   double WasteOf(const std::vector<int>& slots, int cpu_free, int idle, int model) const;
   // Slots after `pod` takes `gpu_mask` from the node: only those GPUs change.
   void SlotsAfter(const NodeState& node, const PodShape& pod, std::uint8_t gpu_mask);
+
+  // Expected stranded milli of one GPU with f free (index model * 1001 + f) if
+  // pods keep arriving from the learned mix and every one that fits goes in.
+  std::vector<float> gpu_waste_;
+  // Growth of that expected remainder when `pod` takes `gpu_mask`, in tenths of a GPU.
+  int LookaheadGrowth(const NodeState& node, const PodShape& pod, std::uint8_t gpu_mask) const;
 
   std::vector<Need> needs_;
   std::vector<Class> classes_;

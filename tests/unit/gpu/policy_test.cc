@@ -161,6 +161,32 @@ TEST(Septa, PacksWhenWasteDoesNotDecide) {
   EXPECT_EQ(pick.gpu_mask, 0b100);
 }
 
+TEST(Septa, LookaheadTableIsTheExpectedRemainderOfOneGpu) {
+  const ClusterState c = Cluster({MakeNode(64000, 65536, {1000})});
+  const SeptaPolicy one(c, OneClass(1000, 1, 470));
+  // Only 470s arrive: a free GPU ends with 60, 530 free with 60, 470 with 0.
+  EXPECT_NEAR(one.GpuLookaheadWaste(0, 1000), 60, 1e-3);
+  EXPECT_NEAR(one.GpuLookaheadWaste(0, 530), 60, 1e-3);
+  EXPECT_NEAR(one.GpuLookaheadWaste(0, 470), 0, 1e-3);
+  EXPECT_NEAR(one.GpuLookaheadWaste(0, 400), 400, 1e-3);
+  // 300s and 700s equally likely: 700 free ends with 0 (a 700) or 100 (two
+  // 300s) -> 50; 1000 free ends with 0 (a 700, then a 300) or, after a 300,
+  // as 700 free (50) -> 25.
+  const SeptaPolicy two(c, LearnWorkload({Pod(1000, 1, 300), Pod(1000, 1, 700)}));
+  EXPECT_NEAR(two.GpuLookaheadWaste(0, 700), 50, 1e-3);
+  EXPECT_NEAR(two.GpuLookaheadWaste(0, 1000), 25, 1e-3);
+}
+
+TEST(Septa, LeavesRemaindersTheWorkloadCanFillWhenWasteTies) {
+  // 200s and 300s equally likely, a 200 arrives. On a (300 free) it leaves 100
+  // that nothing can use; on b (400 free) it leaves 200 that the next 200
+  // fills exactly. Waste grows by the same tenth of a GPU on both, so packing
+  // alone would take a; the look-ahead sees the stranded 100 and takes b.
+  const ClusterState c = Cluster({MakeNode(64000, 65536, {300}), MakeNode(64000, 65536, {400})});
+  const WorkloadModel w = LearnWorkload({Pod(1000, 1, 200), Pod(1000, 1, 300)});
+  EXPECT_EQ(Choose("septa", c, Pod(1000, 1, 200), w).node, 1);
+}
+
 TEST(ScoringPolicy, CacheIsDroppedWhenANodeChanges) {
   ClusterState c = Cluster({MakeNode(64000, 65536, {1000, 1000}), MakeNode(64000, 65536, {1000, 1000})});
   auto policy = MakePolicy("bestfit", c, {}, 0);
