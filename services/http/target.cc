@@ -1,14 +1,28 @@
-#include "services/rest/query.h"
+#include "services/http/target.h"
 
-namespace septa::rest {
+namespace septa::http {
 
 namespace {
+
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
 }
+
+// Calls `each` with every non-empty piece of `text` between `separator`s.
+template <typename Each>
+void ForEachPiece(std::string_view text, char separator, Each&& each) {
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t end = text.find(separator, start);
+    if (end == std::string_view::npos) end = text.size();
+    if (end > start) each(text.substr(start, end - start));
+    start = end + 1;
+  }
+}
+
 }  // namespace
 
 std::optional<std::string> PercentDecode(std::string_view text, bool plus_is_space) {
@@ -34,23 +48,25 @@ std::optional<std::string> PercentDecode(std::string_view text, bool plus_is_spa
 std::optional<Target> ParseTarget(std::string_view target) {
   Target out;
   const std::size_t q = target.find('?');
-  auto path = PercentDecode(target.substr(0, q), false);
-  if (!path) return std::nullopt;
-  out.path = *std::move(path);
-  if (q == std::string_view::npos) return out;
-  std::string_view rest = target.substr(q + 1);
-  while (!rest.empty()) {
-    const std::size_t amp = rest.find('&');
-    std::string_view pair = rest.substr(0, amp);
-    rest = amp == std::string_view::npos ? std::string_view() : rest.substr(amp + 1);
-    if (pair.empty()) continue;
-    const std::size_t eq = pair.find('=');
-    auto key = PercentDecode(pair.substr(0, eq), true);
-    auto value = PercentDecode(eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1), true);
-    if (!key || !value) return std::nullopt;
-    out.query[*key] = *value;
+  out.path = std::string(target.substr(0, q));
+  bool ok = true;
+  // Split before decoding, so that an escaped '/' stays inside its segment.
+  ForEachPiece(out.path, '/', [&](std::string_view segment) {
+    auto decoded = PercentDecode(segment, false);
+    if (!decoded) ok = false;
+    else out.segments.push_back(*std::move(decoded));
+  });
+  if (q != std::string_view::npos) {
+    ForEachPiece(target.substr(q + 1), '&', [&](std::string_view pair) {
+      const std::size_t eq = pair.find('=');
+      auto key = PercentDecode(pair.substr(0, eq), true);
+      auto value = PercentDecode(eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1), true);
+      if (!key || !value) ok = false;
+      else out.query[*key] = *value;
+    });
   }
+  if (!ok) return std::nullopt;
   return out;
 }
 
-}  // namespace septa::rest
+}  // namespace septa::http

@@ -1,17 +1,20 @@
-// Request-target parsing for the REST API. Boost 1.74 has no Boost.URL, so
-// the little percent-decoding the API needs is written here.
+// Request-target parsing shared by the servers on septa_http (the REST API,
+// kubesim). Boost 1.74 has no Boost.URL, so the little percent-decoding
+// they need is written here.
 #pragma once
 
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
-namespace septa::rest {
+namespace septa::http {
 
 struct Target {
-  std::string path;                          // decoded
-  std::map<std::string, std::string> query;  // decoded; a repeated key keeps the last value
+  std::string path;                          // as sent (still escaped), for messages
+  std::vector<std::string> segments;         // split at '/', then decoded; empty ones dropped
+  std::map<std::string, std::string> query;  // decoded ('+' is a space); a repeated key keeps the last value
 };
 
 // nullopt when the target has a malformed %-escape.
@@ -19,4 +22,4 @@ std::optional<Target> ParseTarget(std::string_view target);
 
 std::optional<std::string> PercentDecode(std::string_view text, bool plus_is_space);
 
-}  // namespace septa::rest
+}  // namespace septa::http

@@ -2,6 +2,7 @@
 
 #include <boost/beast/http/field.hpp>
 
+#include "services/http/target.h"
 #include "services/kubesim/api_internal.h"
 
 namespace septa::kubesim {
@@ -10,41 +11,6 @@ namespace bhttp = boost::beast::http;
 using nlohmann::json;
 
 namespace {
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-std::string UrlDecode(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && HexValue(s[i + 1]) >= 0 && HexValue(s[i + 2]) >= 0) {
-      out.push_back(static_cast<char>(HexValue(s[i + 1]) * 16 + HexValue(s[i + 2])));
-      i += 2;
-    } else if (s[i] == '+') {
-      out.push_back(' ');
-    } else {
-      out.push_back(s[i]);
-    }
-  }
-  return out;
-}
-
-std::vector<std::string> Split(std::string_view s, char sep) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= s.size()) {
-    auto end = s.find(sep, start);
-    if (end == std::string_view::npos) end = s.size();
-    if (end > start) out.emplace_back(s.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
 
 ApiError NotFoundPath() {
   ApiError e;
@@ -101,17 +67,17 @@ void ApiServer::Handle(http::Request&& request, std::shared_ptr<http::Exchange> 
 
 void ApiServer::Impl::Route(Call& call) {
   const auto raw_target = call.request.target();
-  std::string_view target(raw_target.data(), raw_target.size());
-  auto qpos = target.find('?');
-  std::string_view path = target.substr(0, qpos);
-  if (qpos != std::string_view::npos) {
-    for (const auto& kv : Split(target.substr(qpos + 1), '&')) {
-      auto eq = kv.find('=');
-      call.query[UrlDecode(kv.substr(0, eq))] = eq == std::string::npos ? "" : UrlDecode(kv.substr(eq + 1));
-    }
+  std::optional<http::Target> target = http::ParseTarget(std::string_view(raw_target.data(), raw_target.size()));
+  if (!target) {
+    ApiError e;
+    e.code = 400;
+    e.reason = "BadRequest";
+    e.message = "malformed %-escape in the request URI";
+    ReplyError(*call.exchange, e);
+    return;
   }
-  std::vector<std::string> segments;
-  for (auto& s : Split(path, '/')) segments.push_back(UrlDecode(s));
+  call.query = std::move(target->query);
+  const std::vector<std::string>& segments = target->segments;
   http::Exchange& ex = *call.exchange;
 
   if (segments.size() == 1 && (segments[0] == "healthz" || segments[0] == "readyz" || segments[0] == "livez")) {

@@ -16,7 +16,7 @@
 #include "services/apiv1/convert.h"
 #include "services/apiv1/json.h"
 #include "services/rest/problem.h"
-#include "services/rest/query.h"
+#include "services/http/target.h"
 
 namespace septa::rest {
 
@@ -28,7 +28,7 @@ using Clock = std::chrono::steady_clock;
 // What a route handler sees of a request.
 struct Call {
   const http::Request& request;
-  const Target& target;
+  const http::Target& target;
   const std::map<std::string, std::string>& params;  // path variables
   const core::RequestContext& ctx;
 };
@@ -46,24 +46,11 @@ struct Route {
 
 std::string_view View(boost::beast::string_view v) { return {v.data(), v.size()}; }
 
-std::vector<std::string> Split(std::string_view path) {
-  std::vector<std::string> out;
-  std::size_t start = 1;  // skip the leading '/'
-  while (start <= path.size()) {
-    std::size_t slash = path.find('/', start);
-    if (slash == std::string_view::npos) slash = path.size();
-    out.emplace_back(path.substr(start, slash - start));
-    start = slash + 1;
-  }
-  return out;
-}
-
 bool Match(const Route& route, const std::vector<std::string>& segments, std::map<std::string, std::string>& params) {
   if (route.segments.size() != segments.size()) return false;
   for (std::size_t i = 0; i < segments.size(); ++i) {
     const std::string& p = route.segments[i];
     if (p.size() > 2 && p.front() == '{' && p.back() == '}') {
-      if (segments[i].empty()) return false;
       params[p.substr(1, p.size() - 2)] = segments[i];
     } else if (p != segments[i]) {
       return false;
@@ -101,7 +88,7 @@ Status CheckJsonContentType(const http::Request& req) {
   return InvalidField("Content-Type", "must be application/json, got \"" + std::string(type) + "\"");
 }
 
-Result<int> PageSize(const Target& t) {
+Result<int> PageSize(const http::Target& t) {
   auto it = t.query.find("page_size");
   if (it == t.query.end() || it->second.empty()) return 0;
   int n = 0;
@@ -112,7 +99,7 @@ Result<int> PageSize(const Target& t) {
   return n;
 }
 
-std::string QueryValue(const Target& t, const std::string& key) {
+std::string QueryValue(const http::Target& t, const std::string& key) {
   auto it = t.query.find(key);
   return it == t.query.end() ? "" : it->second;
 }
@@ -152,11 +139,11 @@ struct RestApi::Impl {
   void AddRoutes();
   void Add(bh::verb method, std::string pattern, RouteFn fn, bool authenticated = true) {
     const bool json_body = method == bh::verb::post || method == bh::verb::patch;
-    Route r{method, pattern, Split(pattern), authenticated, json_body, std::move(fn)};
+    Route r{method, pattern, http::ParseTarget(pattern)->segments, authenticated, json_body, std::move(fn)};
     routes.push_back(std::move(r));
   }
   void Serve(http::Request&& req, std::shared_ptr<http::Exchange> exchange);
-  http::Response Run(const Route& route, const http::Request& req, const Target& target,
+  http::Response Run(const Route& route, const http::Request& req, const http::Target& target,
                      const std::map<std::string, std::string>& params, const std::string& request_id);
   void Finish(const std::shared_ptr<http::Exchange>& exchange, http::Response response, const std::string& route,
               const http::Request& req, const std::string& request_id, Clock::time_point start);
@@ -288,7 +275,7 @@ void RestApi::Impl::AddRoutes() {
   });
 }
 
-http::Response RestApi::Impl::Run(const Route& route, const http::Request& req, const Target& target,
+http::Response RestApi::Impl::Run(const Route& route, const http::Request& req, const http::Target& target,
                                   const std::map<std::string, std::string>& params, const std::string& request_id) {
   core::RequestContext ctx;
   ctx.request_id = request_id;
@@ -343,17 +330,16 @@ void RestApi::Impl::Finish(const std::shared_ptr<http::Exchange>& exchange, http
 void RestApi::Impl::Serve(http::Request&& req, std::shared_ptr<http::Exchange> exchange) {
   const auto start = Clock::now();
   const std::string request_id = core::AcceptOrMakeRequestId(View(req["X-Request-Id"]), uc.random);
-  auto target = ParseTarget(View(req.target()));
+  auto target = http::ParseTarget(View(req.target()));
   if (!target) {
     Finish(exchange, ProblemResponse(InvalidArgument("malformed %-escape in the request target"), request_id),
            "unmatched", req, request_id, start);
     return;
   }
-  const std::vector<std::string> segments = Split(target->path);
   std::string allowed;
   for (const Route& route : routes) {
     std::map<std::string, std::string> params;
-    if (!Match(route, segments, params)) continue;
+    if (!Match(route, target->segments, params)) continue;
     if (route.method != req.method()) {
       allowed += (allowed.empty() ? "" : ", ") + std::string(bh::to_string(route.method));
       continue;

@@ -1,0 +1,27 @@
+#include "services/http/target.h"
+
+#include <gtest/gtest.h>
+
+namespace septa::http {
+namespace {
+
+TEST(httpTarget, SplitsThenDecodesSegments) {
+  auto t = ParseTarget("/api/v1/namespaces/a%2Fb//pods/?limit=5&labelSelector=app%3Dweb%2Ctier+in+(x)&flag");
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(t->path, "/api/v1/namespaces/a%2Fb//pods/");
+  EXPECT_EQ(t->segments, (std::vector<std::string>{"api", "v1", "namespaces", "a/b", "pods"}));
+  EXPECT_EQ(t->query.at("limit"), "5");
+  EXPECT_EQ(t->query.at("labelSelector"), "app=web,tier in (x)");
+  EXPECT_EQ(t->query.at("flag"), "");
+}
+
+TEST(httpTarget, RefusesMalformedEscapes) {
+  EXPECT_FALSE(ParseTarget("/v1/tenants/%zz").has_value());
+  EXPECT_FALSE(ParseTarget("/v1/tenants?filter=%4").has_value());
+  EXPECT_FALSE(PercentDecode("%", false).has_value());
+  EXPECT_EQ(*PercentDecode("a+b%20c", false), "a+b c");
+  EXPECT_EQ(*PercentDecode("a+b%20c", true), "a b c");
+}
+
+}  // namespace
+}  // namespace septa::http
