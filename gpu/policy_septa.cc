@@ -22,6 +22,7 @@ SeptaPolicy::SeptaPolicy(const ClusterState& cluster, const WorkloadModel& workl
     c.need = static_cast<int>(it - needs_.begin());
     c.num_gpu = m.num_gpu;
     c.cpu_milli = m.cpu_milli;
+    c.mem_mib = m.mem_mib;
     c.model_mask = m.model_mask;
     c.milli_per_instance = static_cast<double>(m.num_gpu) * need;
     c.frequency = m.frequency;
@@ -49,6 +50,16 @@ SeptaPolicy::SeptaPolicy(const ClusterState& cluster, const WorkloadModel& workl
       gpu_waste_[static_cast<std::size_t>(model) * (kMilliPerGpu + 1) + f] = static_cast<float>(f - v[f]);
     }
   }
+  // The CPU the mix asks per milli-GPU it fills: the expected fill of a
+  // node's GPUs can be no larger than its free CPU allows.
+  double cpu = 0, milli = 0, mem = 0;
+  for (const Class& c : classes_) {
+    cpu += c.frequency * c.cpu_milli;
+    mem += c.frequency * c.mem_mib;
+    milli += c.frequency * c.milli_per_instance;
+  }
+  cpu_per_milli_ = milli > 0 ? cpu / milli : 0;
+  mem_per_milli_ = milli > 0 ? mem / milli : 0;
   slots_before_.resize(needs_.size());
   slots_after_.resize(needs_.size());
 }
@@ -90,14 +101,20 @@ void SeptaPolicy::SlotsAfter(const NodeState& node, const PodShape& pod, std::ui
   }
 }
 
-int SeptaPolicy::LookaheadGrowth(const NodeState& node, const PodShape& pod, std::uint8_t gpu_mask) const {
-  const float* w = gpu_waste_.data() + static_cast<std::size_t>(node.model) * (kMilliPerGpu + 1);
-  double growth = 0;
-  for (int g = 0; g < node.gpu_count; ++g) {
-    if (!((gpu_mask >> g) & 1u)) continue;
-    growth += w[node.gpu_free[g] - pod.gpu_milli] - w[node.gpu_free[g]];
+double SeptaPolicy::RemainderOf(int model, int gpu_count, const std::int16_t* gpu_free, int cpu_free, int mem_free) const {
+  const float* r = gpu_waste_.data() + static_cast<std::size_t>(model) * (kMilliPerGpu + 1);
+  double idle = 0, fill = 0;
+  for (int g = 0; g < gpu_count; ++g) {
+    idle += gpu_free[g];
+    fill += gpu_free[g] - r[gpu_free[g]];
   }
-  return static_cast<int>(std::lround(growth / kWasteQuantumMilli));
+  if (cpu_per_milli_ > 0) fill = std::min(fill, cpu_free / cpu_per_milli_);
+  if (mem_per_milli_ > 0) fill = std::min(fill, mem_free / mem_per_milli_);
+  return idle - fill;
+}
+
+double SeptaPolicy::Remainder(const NodeState& node) const {
+  return RemainderOf(node.model, node.gpu_count, node.gpu_free, node.cpu_free, node.mem_free);
 }
 
 double SeptaPolicy::Waste(const NodeState& node) {
@@ -110,19 +127,25 @@ NodeScore SeptaPolicy::ScoreNode(const ClusterState& cluster, int node, const Po
   const int idle = n.IdleMilli();
   CountSlots(n, slots_before_);
   const double before = WasteOf(slots_before_, n.cpu_free, idle, n.model);
+  const double remainder_before = Remainder(n);
   const int idle_after = idle - pod.RequestedMilli();
   const int cpu_after = n.cpu_free - pod.cpu_milli;
-  // Score: waste growth in tenths of a GPU; among equals, growth of the
-  // look-ahead remainder in tenths of a GPU; then packing in 0..1000 (less
+  // Score, in this order: growth of the look-ahead remainder, then of waste,
+  // both in tenths of a GPU (less is better); then packing in 0..1000 (less
   // idle GPU left scores higher).
   const int pack = (kMaxGpusPerNode * kMilliPerGpu - idle_after) / kMaxGpusPerNode;
+  auto tenths = [](double milli) {
+    return std::clamp(static_cast<std::int32_t>(std::lround(milli / kWasteQuantumMilli)), -511, 512);
+  };
   auto score = [&](std::uint8_t mask) {
+    std::int16_t free_after[kMaxGpusPerNode];
+    for (int g = 0; g < n.gpu_count; ++g) {
+      free_after[g] = static_cast<std::int16_t>(n.gpu_free[g] - (((mask >> g) & 1u) ? pod.gpu_milli : 0));
+    }
+    const std::int32_t look = tenths(RemainderOf(n.model, n.gpu_count, free_after, cpu_after, n.mem_free - pod.mem_mib) - remainder_before);
     SlotsAfter(n, pod, mask);
-    const double growth = WasteOf(slots_after_, cpu_after, idle_after, n.model) - before;
-    const auto quanta = static_cast<std::int32_t>(std::lround(growth / kWasteQuantumMilli));
-    // Whole GPUs always leave 0 free: the look-ahead only separates fractions.
-    const int look = pod.fractional() ? std::clamp(LookaheadGrowth(n, pod, mask), -511, 512) : 0;
-    return -quanta * (1 << 21) + (512 - look) * 1024 + pack;
+    const std::int32_t waste = tenths(WasteOf(slots_after_, cpu_after, idle_after, n.model) - before);
+    return -look * (1 << 21) + (512 - waste) * 1024 + pack;
   };
   if (!pod.fractional()) {
     const std::uint8_t mask = DefaultGpuChoice(n, pod);

@@ -1,16 +1,23 @@
-// Septa's placement policy: fragmentation-aware like FGD, but measuring what
-// the learned workload can really still run on a node, CPU included, and
-// packing when fragmentation does not decide. See docs/placement.md.
+// Septa's placement policy: fragmentation-aware like FGD, but looking ahead
+// with the learned workload mix and counting the CPU and memory that GPU work
+// needs. See docs/placement.md.
 //
-// For a node n and workload class m (cpu c, k GPUs of need d each):
+// Look-ahead remainder of a node (primary key). Per GPU model, from the
+// learned classes m (frequency p_m, per-GPU need d_m):
+//   V(f) = sum_{m: d_m <= f} p_m (d_m + V(f - d_m)) / sum_{m: d_m <= f} p_m
+// is the milli that pods drawn from the mix are expected to fill on one GPU
+// with f free if each pod that fits goes in. A node's expected fill is
+// sum_g V(free_g), capped by what its free CPU and memory can feed at the mix's
+// CPU and memory per milli-GPU; remainder_n = idle_n - that fill.
+//
+// Waste (second key), for class m (cpu c, k GPUs of need d each):
 //   instances_n(m) = min(GPU slots for m, floor(cpu_free / c))
-//   usable_n(m)    = instances_n(m) * k * d          (0 for a disallowed model)
-//   waste_n        = idle_n - sum_m p_m usable_n(m)
-// GPU slots count every instance a GPU can hold (two 470s fit one GPU), and the
-// CPU term charges CPU-only pods for the GPUs they strand. A pod goes to the
-// node (and GPU) whose waste grows least, measured in tenths of a GPU; among
-// equals, to the node left with the least idle GPU (packing keeps whole GPUs
-// and whole nodes free for the pods that need them); then the smallest name.
+//   waste_n        = idle_n - sum_m p_m instances_n(m) k d   (0 instances for a disallowed model)
+//
+// A pod goes to the node (and GPU) whose remainder grows least, then whose
+// waste grows least, both measured in tenths of a GPU; then to the node left
+// with the least idle GPU (packing keeps whole GPUs and whole nodes free for
+// the pods that need them); then the smallest name.
 #pragma once
 
 #include <cstdint>
@@ -28,8 +35,11 @@ class SeptaPolicy : public ScoringPolicy {
 
   // waste_n in milli-GPU, for tests and docs.
   double Waste(const NodeState& node);
-  // Expected stranded remainder of one GPU of `model` with `free` milli free
-  // (the look-ahead tie-break), for tests and docs.
+  // The node's look-ahead remainder in milli-GPU: idle GPU minus what pods
+  // drawn from the learned mix are expected to fill, the fill capped by the
+  // CPU it needs. For tests and docs.
+  double Remainder(const NodeState& node) const;
+  // Expected stranded remainder of one GPU of `model` with `free` milli free, for tests and docs.
   double GpuLookaheadWaste(int model, int free) const {
     return gpu_waste_[static_cast<std::size_t>(model) * (kMilliPerGpu + 1) + free];
   }
@@ -45,6 +55,7 @@ class SeptaPolicy : public ScoringPolicy {
     int need = 0;  // index into needs_
     int num_gpu = 0;
     int cpu_milli = 0;
+    int mem_mib = 0;
     std::uint32_t model_mask = kAnyModel;
     double milli_per_instance = 0;  // k * d
     double frequency = 0;
@@ -63,8 +74,9 @@ class SeptaPolicy : public ScoringPolicy {
   // Expected stranded milli of one GPU with f free (index model * 1001 + f) if
   // pods keep arriving from the learned mix and every one that fits goes in.
   std::vector<float> gpu_waste_;
-  // Growth of that expected remainder when `pod` takes `gpu_mask`, in tenths of a GPU.
-  int LookaheadGrowth(const NodeState& node, const PodShape& pod, std::uint8_t gpu_mask) const;
+  // The mix's CPU request per milli-GPU it uses (frequency-weighted).
+  double cpu_per_milli_ = 0, mem_per_milli_ = 0;
+  double RemainderOf(int model, int gpu_count, const std::int16_t* gpu_free, int cpu_free, int mem_free) const;
 
   std::vector<Need> needs_;
   std::vector<Class> classes_;

@@ -177,7 +177,7 @@ TEST(Septa, LookaheadTableIsTheExpectedRemainderOfOneGpu) {
   EXPECT_NEAR(two.GpuLookaheadWaste(0, 1000), 25, 1e-3);
 }
 
-TEST(Septa, LeavesRemaindersTheWorkloadCanFillWhenWasteTies) {
+TEST(Septa, LeavesRemaindersTheWorkloadCanFill) {
   // 200s and 300s equally likely, a 200 arrives. On a (300 free) it leaves 100
   // that nothing can use; on b (400 free) it leaves 200 that the next 200
   // fills exactly. Waste grows by the same tenth of a GPU on both, so packing
@@ -185,6 +185,17 @@ TEST(Septa, LeavesRemaindersTheWorkloadCanFillWhenWasteTies) {
   const ClusterState c = Cluster({MakeNode(64000, 65536, {300}), MakeNode(64000, 65536, {400})});
   const WorkloadModel w = LearnWorkload({Pod(1000, 1, 200), Pod(1000, 1, 300)});
   EXPECT_EQ(Choose("septa", c, Pod(1000, 1, 200), w).node, 1);
+}
+
+TEST(Septa, RemainderCountsTheCpuTheExpectedFillNeeds) {
+  // Whole-GPU pods of 12 cores: a node with two free GPUs and 24 cores can
+  // fill both (remainder 0); with 12 cores, one (remainder 1000); with none,
+  // nothing (remainder 2000).
+  const ClusterState c = Cluster({MakeNode(64000, 65536, {1000, 1000})});
+  const SeptaPolicy septa(c, LearnWorkload({Pod(12000, 1, 1000)}));
+  EXPECT_NEAR(septa.Remainder(MakeNode(24000, 65536, {1000, 1000})), 0, 1e-6);
+  EXPECT_NEAR(septa.Remainder(MakeNode(12000, 65536, {1000, 1000})), 1000, 1e-6);
+  EXPECT_NEAR(septa.Remainder(MakeNode(0, 65536, {1000, 1000})), 2000, 1e-6);
 }
 
 TEST(ScoringPolicy, CacheIsDroppedWhenANodeChanges) {
