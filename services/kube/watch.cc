@@ -1,5 +1,7 @@
 #include "services/kube/watch.h"
 
+#include <algorithm>
+
 namespace septa::kube {
 
 using nlohmann::json;
@@ -203,6 +205,16 @@ void Informer::Run() {
   bool need_list = true;
   int failures = 0;
   auto last_resync = std::chrono::steady_clock::now();
+  // Resync hands every cached object to on_update again, so level-based
+  // handlers re-check state they may have missed; it must happen on a quiet
+  // resource too, so the watch is cut at the resync period.
+  auto resync_if_due = [&] {
+    if (resync_period_.count() <= 0 || std::chrono::steady_clock::now() - last_resync < resync_period_) return;
+    last_resync = std::chrono::steady_clock::now();
+    if (handlers_.on_update) {
+      for (const auto& obj : List()) handlers_.on_update(obj, obj);
+    }
+  };
   while (true) {
     {
       std::lock_guard lock(mu_);
@@ -219,6 +231,10 @@ void Informer::Run() {
     wo.label_selector = selectors_.label_selector;
     wo.field_selector = selectors_.field_selector;
     wo.resource_version = last_resource_version();
+    if (resync_period_.count() > 0) {
+      const auto period_s = std::chrono::ceil<std::chrono::seconds>(resync_period_).count();
+      wo.timeout_seconds = std::clamp<long>(period_s, 1, wo.timeout_seconds);
+    }
     bool gone = false;
     Status st = WatchOnce(client_, resource_, ns_, wo, [&](const WatchEvent& e) {
       if (e.type == "ERROR") {
@@ -227,12 +243,7 @@ void Informer::Run() {
       }
       failures = 0;
       Apply(e);
-      if (resync_period_.count() > 0 && std::chrono::steady_clock::now() - last_resync >= resync_period_) {
-        last_resync = std::chrono::steady_clock::now();
-        if (handlers_.on_update) {
-          for (const auto& obj : List()) handlers_.on_update(obj, obj);
-        }
-      }
+      resync_if_due();
       return true;
     }, &cancel_);
     if (gone || st.code() == Code::kOutOfRange) {
@@ -243,6 +254,7 @@ void Informer::Run() {
     if (!st.ok()) {
       if (!SleepUnlessStopped(client_.Backoff(failures++))) return;
     }
+    resync_if_due();
   }
 }
 
