@@ -14,7 +14,7 @@ PACKAGES=(
   libspdlog-dev libfmt-dev prometheus-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   # runtime: the embedded PostgreSQL, kubectl-compatible checks, load tools
-  postgresql-15 postgresql-contrib-15 wrk curl openssl procps
+  postgresql-15 postgresql-contrib wrk curl openssl procps
 )
 
 missing=()
@@ -23,6 +23,13 @@ for p in "${PACKAGES[@]}"; do
     missing+=("$p")
   fi
 done
+
+# kubectl is the judge of kubesim's fidelity (tests/e2e/kubectl). Machine
+# images may bring their own; otherwise Debian's kubernetes-client has one.
+if ! command -v kubectl >/dev/null 2>&1 &&
+  ! dpkg-query -W -f='${Status}' kubernetes-client 2>/dev/null | grep -q "install ok installed"; then
+  missing+=(kubernetes-client)
+fi
 
 if ((${#missing[@]} == 0)); then
   echo "bootstrap: all ${#PACKAGES[@]} packages already installed"
