@@ -179,7 +179,7 @@ Status SeptadApp::Impl::Listen() {
     return Status(st.code(), "http_addr " + config.http_addr + ": " + st.message());
   }
 
-  auto grpc_server = grpcapi::GrpcServer::Start(config.grpc_addr, UseCases());
+  auto grpc_server = grpcapi::GrpcServer::Start(config.grpc_addr, UseCases(), *registry);
   SEPTA_RETURN_IF_ERROR(grpc_server);
   grpc = *std::move(grpc_server);
   return Status::Ok();

@@ -3,9 +3,13 @@
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <prometheus/counter.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
 #include <spdlog/spdlog.h>
 
 #include "services/apiv1/convert.h"
+#include "services/apiv1/latency_buckets.h"
 #include "services/grpc/grpc_status.h"
 #include "septa/v1/tenant.grpc.pb.h"
 #include "septa/v1/token.grpc.pb.h"
@@ -21,25 +25,35 @@ std::string Metadata(const grpc::ServerContext* ctx, const std::string& key) {
   return std::string(it->second.data(), it->second.size());
 }
 
-// Authenticates the call, runs `body` with the request context and maps its
-// status once. The request id is taken from x-request-id or made up, and is
-// echoed in the initial metadata and in the error details.
+// What every service implementation shares: the use cases and the metrics.
+struct Shared {
+  UseCases uc;
+  prometheus::Family<prometheus::Counter>& requests;
+  prometheus::Family<prometheus::Histogram>& latency;
+};
+
+// Authenticates the call, runs `body` with the request context, maps its
+// status once and counts it. The request id is taken from x-request-id or
+// made up, and is echoed in the initial metadata and in the error details.
 template <typename Body>
-grpc::Status Handle(grpc::ServerContext* ctx, UseCases& uc, Body&& body) {
-  const std::string request_id = core::AcceptOrMakeRequestId(Metadata(ctx, "x-request-id"), uc.random);
+grpc::Status Handle(grpc::ServerContext* ctx, Shared& s, const char* method, Body&& body) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::string request_id = core::AcceptOrMakeRequestId(Metadata(ctx, "x-request-id"), s.uc.random);
   ctx->AddInitialMetadata("x-request-id", request_id);
   std::string authorization = Metadata(ctx, "authorization");
   constexpr std::string_view kBearer = "Bearer ";
   std::string_view bearer = authorization;
   if (bearer.starts_with(kBearer)) bearer.remove_prefix(kBearer.size());
-  auto principal = uc.authenticator.Authenticate(bearer);
-  if (!principal.ok()) return ToGrpcStatus(principal.status(), request_id);
-  const core::RequestContext rc{*principal, request_id};
-  const Status status = body(rc);
+  auto principal = s.uc.authenticator.Authenticate(bearer);
+  const Status status = principal.ok() ? body(core::RequestContext{*principal, request_id}) : principal.status();
   const Code code = status.code();
   if (code == Code::kInternal || code == Code::kUnknown || code == Code::kUnavailable || code == Code::kDataLoss) {
-    spdlog::error("grpc request_id={} code={} message={}", request_id, CodeName(code), status.message());
+    spdlog::error("grpc request_id={} method={} code={} message={}", request_id, method, CodeName(code),
+                  status.message());
   }
+  s.requests.Add({{"method", method}, {"code", std::string(CodeName(code))}}).Increment();
+  s.latency.Add({{"method", method}}, apiv1::RequestLatencyBuckets())
+      .Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   return ToGrpcStatus(status, request_id);
 }
 
@@ -56,13 +70,13 @@ std::vector<std::string> ImplicitMask(const v1::Tenant& t) {
 
 class TenantServiceImpl final : public v1::TenantService::Service {
  public:
-  explicit TenantServiceImpl(UseCases& uc) : uc_(uc) {}
+  explicit TenantServiceImpl(Shared& s) : s_(s) {}
 
   grpc::Status CreateTenant(grpc::ServerContext* ctx, const v1::CreateTenantRequest* req, v1::Tenant* resp) override {
-    return Handle(ctx, uc_, [&](const core::RequestContext& rc) -> Status {
+    return Handle(ctx, s_, "septa.v1.TenantService/CreateTenant", [&](const core::RequestContext& rc) -> Status {
       auto draft = apiv1::TenantDraftFromProto(req->tenant());
       SEPTA_RETURN_IF_ERROR(draft);
-      auto created = uc_.tenants.Create(rc, *draft, req->idempotency_key());
+      auto created = s_.uc.tenants.Create(rc, *draft, req->idempotency_key());
       SEPTA_RETURN_IF_ERROR(created);
       *resp = apiv1::ToProto(*created);
       return Status::Ok();
@@ -70,8 +84,8 @@ class TenantServiceImpl final : public v1::TenantService::Service {
   }
 
   grpc::Status GetTenant(grpc::ServerContext* ctx, const v1::GetTenantRequest* req, v1::Tenant* resp) override {
-    return Handle(ctx, uc_, [&](const core::RequestContext& rc) -> Status {
-      auto tenant = uc_.tenants.Get(rc, req->name());
+    return Handle(ctx, s_, "septa.v1.TenantService/GetTenant", [&](const core::RequestContext& rc) -> Status {
+      auto tenant = s_.uc.tenants.Get(rc, req->name());
       SEPTA_RETURN_IF_ERROR(tenant);
       *resp = apiv1::ToProto(*tenant);
       return Status::Ok();
@@ -80,8 +94,8 @@ class TenantServiceImpl final : public v1::TenantService::Service {
 
   grpc::Status ListTenants(grpc::ServerContext* ctx, const v1::ListTenantsRequest* req,
                            v1::ListTenantsResponse* resp) override {
-    return Handle(ctx, uc_, [&](const core::RequestContext& rc) -> Status {
-      auto page = uc_.tenants.List(rc, {req->page_size(), req->page_token(), req->filter()});
+    return Handle(ctx, s_, "septa.v1.TenantService/ListTenants", [&](const core::RequestContext& rc) -> Status {
+      auto page = s_.uc.tenants.List(rc, {req->page_size(), req->page_token(), req->filter()});
       SEPTA_RETURN_IF_ERROR(page);
       for (const auto& t : page->tenants) *resp->add_tenants() = apiv1::ToProto(t);
       resp->set_next_page_token(page->next_page_token);
@@ -90,12 +104,12 @@ class TenantServiceImpl final : public v1::TenantService::Service {
   }
 
   grpc::Status UpdateTenant(grpc::ServerContext* ctx, const v1::UpdateTenantRequest* req, v1::Tenant* resp) override {
-    return Handle(ctx, uc_, [&](const core::RequestContext& rc) -> Status {
+    return Handle(ctx, s_, "septa.v1.TenantService/UpdateTenant", [&](const core::RequestContext& rc) -> Status {
       std::vector<std::string> paths(req->update_mask().paths().begin(), req->update_mask().paths().end());
       if (paths.empty()) paths = ImplicitMask(req->tenant());
       auto update = apiv1::TenantUpdateFromProto(req->tenant(), paths);
       SEPTA_RETURN_IF_ERROR(update);
-      auto updated = uc_.tenants.Update(rc, req->tenant().name(), *update, req->tenant().etag());
+      auto updated = s_.uc.tenants.Update(rc, req->tenant().name(), *update, req->tenant().etag());
       SEPTA_RETURN_IF_ERROR(updated);
       *resp = apiv1::ToProto(*updated);
       return Status::Ok();
@@ -104,23 +118,23 @@ class TenantServiceImpl final : public v1::TenantService::Service {
 
   grpc::Status DeleteTenant(grpc::ServerContext* ctx, const v1::DeleteTenantRequest* req,
                             google::protobuf::Empty*) override {
-    return Handle(ctx, uc_, [&](const core::RequestContext& rc) -> Status {
-      return uc_.tenants.Delete(rc, req->name(), req->etag());
+    return Handle(ctx, s_, "septa.v1.TenantService/DeleteTenant", [&](const core::RequestContext& rc) -> Status {
+      return s_.uc.tenants.Delete(rc, req->name(), req->etag());
     });
   }
 
  private:
-  UseCases& uc_;
+  Shared& s_;
 };
 
 class TrustTierServiceImpl final : public v1::TrustTierService::Service {
  public:
-  explicit TrustTierServiceImpl(UseCases& uc) : uc_(uc) {}
+  explicit TrustTierServiceImpl(Shared& s) : s_(s) {}
 
   grpc::Status ListTrustTiers(grpc::ServerContext* ctx, const v1::ListTrustTiersRequest*,
                               v1::ListTrustTiersResponse* resp) override {
-    return Handle(ctx, uc_, [&](const core::RequestContext& rc) -> Status {
-      auto tiers = uc_.tiers.List(rc);
+    return Handle(ctx, s_, "septa.v1.TrustTierService/ListTrustTiers", [&](const core::RequestContext& rc) -> Status {
+      auto tiers = s_.uc.tiers.List(rc);
       SEPTA_RETURN_IF_ERROR(tiers);
       for (const auto& t : *tiers) *resp->add_trust_tiers() = apiv1::ToProto(t);
       return Status::Ok();
@@ -129,8 +143,8 @@ class TrustTierServiceImpl final : public v1::TrustTierService::Service {
 
   grpc::Status GetTrustTier(grpc::ServerContext* ctx, const v1::GetTrustTierRequest* req,
                             v1::TrustTier* resp) override {
-    return Handle(ctx, uc_, [&](const core::RequestContext& rc) -> Status {
-      auto tier = uc_.tiers.Get(rc, req->name());
+    return Handle(ctx, s_, "septa.v1.TrustTierService/GetTrustTier", [&](const core::RequestContext& rc) -> Status {
+      auto tier = s_.uc.tiers.Get(rc, req->name());
       SEPTA_RETURN_IF_ERROR(tier);
       *resp = apiv1::ToProto(*tier);
       return Status::Ok();
@@ -138,17 +152,17 @@ class TrustTierServiceImpl final : public v1::TrustTierService::Service {
   }
 
  private:
-  UseCases& uc_;
+  Shared& s_;
 };
 
 class TokenServiceImpl final : public v1::TokenService::Service {
  public:
-  explicit TokenServiceImpl(UseCases& uc) : uc_(uc) {}
+  explicit TokenServiceImpl(Shared& s) : s_(s) {}
 
   grpc::Status CreateToken(grpc::ServerContext* ctx, const v1::CreateTokenRequest* req,
                            v1::ApiToken* resp) override {
-    return Handle(ctx, uc_, [&](const core::RequestContext& rc) -> Status {
-      auto issued = uc_.tokens.Create(rc, apiv1::TokenRequestFromProto(*req));
+    return Handle(ctx, s_, "septa.v1.TokenService/CreateToken", [&](const core::RequestContext& rc) -> Status {
+      auto issued = s_.uc.tokens.Create(rc, apiv1::TokenRequestFromProto(*req));
       SEPTA_RETURN_IF_ERROR(issued);
       *resp = apiv1::ToProto(issued->token);
       resp->set_token(issued->secret_text);
@@ -158,8 +172,8 @@ class TokenServiceImpl final : public v1::TokenService::Service {
 
   grpc::Status ListTokens(grpc::ServerContext* ctx, const v1::ListTokensRequest*,
                           v1::ListTokensResponse* resp) override {
-    return Handle(ctx, uc_, [&](const core::RequestContext& rc) -> Status {
-      auto tokens = uc_.tokens.List(rc);
+    return Handle(ctx, s_, "septa.v1.TokenService/ListTokens", [&](const core::RequestContext& rc) -> Status {
+      auto tokens = s_.uc.tokens.List(rc);
       SEPTA_RETURN_IF_ERROR(tokens);
       for (const auto& t : *tokens) *resp->add_tokens() = apiv1::ToProto(t);
       return Status::Ok();
@@ -168,28 +182,41 @@ class TokenServiceImpl final : public v1::TokenService::Service {
 
   grpc::Status RevokeToken(grpc::ServerContext* ctx, const v1::RevokeTokenRequest* req,
                            google::protobuf::Empty*) override {
-    return Handle(ctx, uc_, [&](const core::RequestContext& rc) -> Status { return uc_.tokens.Revoke(rc, req->id()); });
+    return Handle(ctx, s_, "septa.v1.TokenService/RevokeToken", [&](const core::RequestContext& rc) -> Status { return s_.uc.tokens.Revoke(rc, req->id()); });
   }
 
  private:
-  UseCases& uc_;
+  Shared& s_;
 };
 
 }  // namespace
 
 struct GrpcServer::Services {
-  explicit Services(UseCases uc) : use_cases(uc), tenants(use_cases), tiers(use_cases), tokens(use_cases) {}
-  UseCases use_cases;
+  Services(UseCases uc, prometheus::Registry& metrics)
+      : shared{uc,
+               prometheus::BuildCounter()
+                   .Name("septa_grpc_requests_total")
+                   .Help("gRPC calls by method and status code")
+                   .Register(metrics),
+               prometheus::BuildHistogram()
+                   .Name("septa_grpc_request_duration_seconds")
+                   .Help("gRPC call latency by method")
+                   .Register(metrics)},
+        tenants(shared),
+        tiers(shared),
+        tokens(shared) {}
+  Shared shared;
   TenantServiceImpl tenants;
   TrustTierServiceImpl tiers;
   TokenServiceImpl tokens;
 };
 
-Result<std::unique_ptr<GrpcServer>> GrpcServer::Start(const std::string& address, UseCases use_cases) {
+Result<std::unique_ptr<GrpcServer>> GrpcServer::Start(const std::string& address, UseCases use_cases,
+                                                      prometheus::Registry& metrics) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   std::unique_ptr<GrpcServer> server(new GrpcServer());
-  server->services_ = std::make_unique<Services>(use_cases);
+  server->services_ = std::make_unique<Services>(use_cases, metrics);
   grpc::ServerBuilder builder;
   builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &server->port_);
   builder.RegisterService(&server->services_->tenants);

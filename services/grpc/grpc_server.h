@@ -11,6 +11,9 @@
 namespace grpc {
 class Server;
 }
+namespace prometheus {
+class Registry;
+}
 
 namespace septa::grpcapi {
 
@@ -18,8 +21,10 @@ using core::UseCases;
 
 class GrpcServer {
  public:
-  // Listens on `address` ("127.0.0.1:0" picks a free port).
-  static Result<std::unique_ptr<GrpcServer>> Start(const std::string& address, UseCases use_cases);
+  // Listens on `address` ("127.0.0.1:0" picks a free port); counts calls
+  // and their latency in `metrics`.
+  static Result<std::unique_ptr<GrpcServer>> Start(const std::string& address, UseCases use_cases,
+                                                   prometheus::Registry& metrics);
   ~GrpcServer();
 
   int port() const { return port_; }

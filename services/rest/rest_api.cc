@@ -15,6 +15,7 @@
 
 #include "services/apiv1/convert.h"
 #include "services/apiv1/json.h"
+#include "services/apiv1/latency_buckets.h"
 #include "services/rest/problem.h"
 #include "services/http/target.h"
 
@@ -321,8 +322,7 @@ void RestApi::Impl::Finish(const std::shared_ptr<http::Exchange>& exchange, http
   requests.Add({{"route", route}, {"method", method}, {"code", std::to_string(response.result_int())}}).Increment();
   latency
       .Add({{"route", route}, {"method", method}},
-           prometheus::Histogram::BucketBoundaries{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,
-                                                   2.5})
+           apiv1::RequestLatencyBuckets())
       .Observe(seconds);
   exchange->Reply(std::move(response));
 }

@@ -176,6 +176,21 @@ TEST_F(GrpcTest, TokensAndTiers) {
             grpc::StatusCode::UNAUTHENTICATED);
 }
 
+TEST_F(GrpcTest, CallsAreCountedOnMetrics) {
+  v1::ListTrustTiersResponse tiers;
+  ASSERT_TRUE(tiers_->ListTrustTiers(Ctx(admin_).get(), {}, &tiers).ok());
+  ASSERT_EQ(tiers_->ListTrustTiers(Ctx("").get(), {}, &tiers).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  auto metrics = http_->Send("GET", "/metrics");
+  EXPECT_NE(metrics.body.find(
+                "septa_grpc_requests_total{code=\"OK\",method=\"septa.v1.TrustTierService/ListTrustTiers\"} 1"),
+            std::string::npos)
+      << metrics.body;
+  EXPECT_NE(metrics.body.find("septa_grpc_requests_total{code=\"UNAUTHENTICATED\",method=\"septa.v1.TrustTierService/"
+                              "ListTrustTiers\"} 1"),
+            std::string::npos);
+  EXPECT_NE(metrics.body.find("septa_grpc_request_duration_seconds_bucket"), std::string::npos);
+}
+
 TEST_F(GrpcTest, HealthServiceServes) {
   auto health = grpc::health::v1::Health::NewStub(channel_);
   grpc::health::v1::HealthCheckRequest req;
