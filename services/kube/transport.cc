@@ -219,6 +219,27 @@ void CopyHeaders(const bhttp::response_header<>& h, HttpResponse& out) {
   }
 }
 
+// Writes `req` on `conn`, then starts `read(stream, handler)`; `ec` and
+// `done` report the first failure or the read's completion. The caller then
+// drives the connection with RunFor.
+template <typename Connection, typename Read>
+void WriteThenRead(Connection& conn, bhttp::request<bhttp::string_body>& req, error_code& ec, bool& done,
+                   Read&& read) {
+  conn.WithStream([&](auto& stream) {
+    bhttp::async_write(stream, req, [&](const error_code& e, std::size_t) {
+      if (e) {
+        ec = e;
+        done = true;
+        return;
+      }
+      read(stream, [&](const error_code& e2, std::size_t) {
+        ec = e2;
+        done = true;
+      });
+    });
+  });
+}
+
 bool StaleConnection(const error_code& ec) {
   return ec == bhttp::error::end_of_stream || ec == net::error::eof || ec == net::error::connection_reset ||
          ec == net::error::broken_pipe || ec == net::ssl::error::stream_truncated;
@@ -240,18 +261,8 @@ Result<HttpResponse> Transport::Send(const HttpRequest& request, const std::stri
     bool done = false;
     bhttp::response_parser<bhttp::string_body> parser;
     parser.body_limit(1ull << 31);
-    conn->WithStream([&](auto& stream) {
-      bhttp::async_write(stream, req, [&](const error_code& e, std::size_t) {
-        if (e) {
-          ec = e;
-          done = true;
-          return;
-        }
-        bhttp::async_read(stream, conn->buffer, parser, [&](const error_code& e2, std::size_t) {
-          ec = e2;
-          done = true;
-        });
-      });
+    WriteThenRead(*conn, req, ec, done, [&](auto& stream, auto on_read) {
+      bhttp::async_read(stream, conn->buffer, parser, std::move(on_read));
     });
     bool finished = conn->RunFor(timeout, done);
     if (!finished) {
@@ -300,18 +311,8 @@ Result<HttpResponse> Transport::Stream(const HttpRequest& request, const std::st
   parser.body_limit(boost::none);
   error_code ec;
   bool done = false;
-  conn->WithStream([&](auto& stream) {
-    bhttp::async_write(stream, req, [&](const error_code& e, std::size_t) {
-      if (e) {
-        ec = e;
-        done = true;
-        return;
-      }
-      bhttp::async_read_header(stream, conn->buffer, parser, [&](const error_code& e2, std::size_t) {
-        ec = e2;
-        done = true;
-      });
-    });
+  WriteThenRead(*conn, req, ec, done, [&](auto& stream, auto on_read) {
+    bhttp::async_read_header(stream, conn->buffer, parser, std::move(on_read));
   });
   if (!conn->RunFor(idle_timeout, done)) return DeadlineExceeded("kube: " + request.target + ": no response headers");
   if (ec) {

@@ -16,6 +16,16 @@ ApiError Make(int code, std::string reason, std::string message) {
   return e;
 }
 
+// An error about one named object: details carry its name, group and kind.
+ApiError MakeFor(int code, std::string reason, std::string message, const std::string& resource,
+                 const std::string& group, const std::string& name) {
+  ApiError e = Make(code, std::move(reason), std::move(message));
+  e.name = name;
+  e.group = group;
+  e.kind = resource;
+  return e;
+}
+
 }  // namespace
 
 nlohmann::json ApiError::ToJson() const {
@@ -36,29 +46,19 @@ nlohmann::json ApiError::ToJson() const {
 }
 
 ApiError NotFoundError(const std::string& resource, const std::string& group, const std::string& name) {
-  ApiError e = Make(404, "NotFound", Qualified(resource, group) + " \"" + name + "\" not found");
-  e.name = name;
-  e.group = group;
-  e.kind = resource;
-  return e;
+  return MakeFor(404, "NotFound", Qualified(resource, group) + " \"" + name + "\" not found", resource, group, name);
 }
 
 ApiError AlreadyExistsError(const std::string& resource, const std::string& group, const std::string& name) {
-  ApiError e = Make(409, "AlreadyExists", Qualified(resource, group) + " \"" + name + "\" already exists");
-  e.name = name;
-  e.group = group;
-  e.kind = resource;
-  return e;
+  return MakeFor(409, "AlreadyExists", Qualified(resource, group) + " \"" + name + "\" already exists", resource,
+                 group, name);
 }
 
 ApiError ConflictError(const std::string& resource, const std::string& group, const std::string& name,
                        const std::string& why) {
-  ApiError e = Make(409, "Conflict",
-                    "Operation cannot be fulfilled on " + Qualified(resource, group) + " \"" + name + "\": " + why);
-  e.name = name;
-  e.group = group;
-  e.kind = resource;
-  return e;
+  return MakeFor(409, "Conflict",
+                 "Operation cannot be fulfilled on " + Qualified(resource, group) + " \"" + name + "\": " + why,
+                 resource, group, name);
 }
 
 ApiError StaleUpdateError(const std::string& resource, const std::string& group, const std::string& name) {

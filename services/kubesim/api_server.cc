@@ -69,11 +69,7 @@ void ApiServer::Impl::Route(Call& call) {
   const auto raw_target = call.request.target();
   std::optional<http::Target> target = http::ParseTarget(std::string_view(raw_target.data(), raw_target.size()));
   if (!target) {
-    ApiError e;
-    e.code = 400;
-    e.reason = "BadRequest";
-    e.message = "malformed %-escape in the request URI";
-    ReplyError(*call.exchange, e);
+    ReplyError(*call.exchange, BadRequestError("malformed %-escape in the request URI"));
     return;
   }
   call.query = std::move(target->query);
