@@ -10,7 +10,7 @@ PACKAGES=(
   # libraries (see the dependency table in DESIGN.md)
   libboost-dev libboost-system-dev libssl-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libpqxx-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev
+  libpqxx-dev nlohmann-json3-dev libsimdjson-dev libyaml-cpp-dev libcli11-dev
   libspdlog-dev libfmt-dev prometheus-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   # runtime: the embedded PostgreSQL, kubectl-compatible checks, load tools

@@ -214,16 +214,10 @@ Result<ListPage> Client::List(const Resource& r, const std::string& ns, const Li
                                             {"limit", o.limit ? std::to_string(o.limit) : ""},
                                             {"continue", o.continue_token},
                                             {"resourceVersion", o.resource_version}});
-  auto body = JsonCall({"GET", target}, true);
-  if (!body.ok()) return body.status();
-  ListPage page;
-  const json md = body->value("metadata", json::object());
-  page.resource_version = md.value("resourceVersion", "");
-  page.continue_token = md.value("continue", "");
-  if (body->contains("items") && (*body)["items"].is_array()) {
-    page.items = std::move((*body)["items"].get_ref<json::array_t&>());  // a move, not a deep copy
-  }
-  return page;
+  auto res = Call({"GET", target}, true);
+  if (!res.ok()) return res.status();
+  if (res->status < 200 || res->status >= 300) return StatusFromResponse(*res, "GET " + target);
+  return DecodeListBody(res->body);
 }
 
 Result<ListPage> Client::ListAll(const Resource& r, const std::string& ns, ListOptions o) {

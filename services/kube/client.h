@@ -14,6 +14,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "services/kube/config.h"
+#include "services/kube/object.h"
 #include "services/kube/transport.h"
 
 namespace septa::kube {
@@ -39,12 +40,6 @@ struct ListOptions {
   std::size_t limit = 0;
   std::string continue_token;
   std::string resource_version;
-};
-
-struct ListPage {
-  std::vector<nlohmann::json> items;
-  std::string resource_version;
-  std::string continue_token;
 };
 
 struct WriteOptions {

@@ -146,9 +146,8 @@ Status Informer::ListAndReplace() {
   auto page = client_.ListAll(resource_, ns_, selectors_);
   if (!page.ok()) return page.status();
   std::map<std::string, json> fresh;
-  for (auto& item : page->items) {
-    std::string key = KeyOf(item);  // before the move: json's operator= takes its argument by value
-    fresh[key] = std::move(item);
+  for (const Object& item : page->items) {
+    fresh[std::string(item.Namespace()) + "/" + std::string(item.Name())] = item.ToJson();
   }
   std::map<std::string, json> old;
   {

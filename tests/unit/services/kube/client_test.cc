@@ -149,7 +149,7 @@ TEST_F(kubeClient, PaginationKeepsTheResourceVersion) {
   auto second = client_->List(kConfigMaps, "default", o);
   ASSERT_TRUE(second.ok());
   EXPECT_EQ(second->resource_version, first->resource_version);
-  EXPECT_EQ(second->items[0]["metadata"]["name"], "cm-110");
+  EXPECT_EQ(second->items[0].Name(), "cm-110");
   ListOptions pages_of_7;
   pages_of_7.limit = 7;
   auto all = client_->ListAll(kConfigMaps, "default", pages_of_7);
@@ -166,7 +166,7 @@ TEST_F(kubeClient, LabelAndFieldSelectors) {
     auto page = client_->List(kConfigMaps, "default", o);
     EXPECT_TRUE(page.ok()) << page.status().ToString();
     if (page.ok())
-      for (auto& i : page->items) out.push_back(i["metadata"]["name"]);
+      for (auto& i : page->items) out.emplace_back(i.Name());
     return out;
   };
   EXPECT_EQ(names(Labels("tier=web")), (std::vector<std::string>{"a", "c"}));
