@@ -7,11 +7,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "services/core/crypto.h"
 #include "services/core/use_cases.h"
 #include "services/grpc/grpc_server.h"
 #include "services/http/server.h"
+#include "services/kube/client.h"
+#include "services/kubesim/kubesim.h"
 #include "services/rest/rest_api.h"
 #include "services/store/connection_url.h"
 #include "services/store/embedded_postgres.h"
@@ -101,11 +104,16 @@ struct SeptadApp::Impl {
   std::unique_ptr<rest::RestApi> rest;
   std::unique_ptr<http::Server> http;
   std::unique_ptr<grpcapi::GrpcServer> grpc;
+  std::unique_ptr<kubesim::KubeSim> kubesim;  // when no kubeconfig is configured
+  std::unique_ptr<kube::Client> host_cluster;
+  std::string kubeconfig_path;
   std::optional<std::string> new_admin_token;
   bool stopped = false;
 
   Status Open();
   Status EnsureAdminToken();
+  Status StartSimulatedCluster();
+  Status ConnectHostCluster();
   Status Listen();
   core::UseCases UseCases() { return {*store, *authenticator, *tenants, *tiers, *tokens, random}; }
 };
@@ -160,6 +168,67 @@ Status SeptadApp::Impl::EnsureAdminToken() {
   return Status::Ok();
 }
 
+Status SeptadApp::Impl::StartSimulatedCluster() {
+  kubesim::KubeSimOptions options;
+  options.listen = config.kubesim_addr;
+  options.cluster_name = "septa-host";
+  std::string inventory_text(kubesim::SampleInventoryYaml());
+  std::string inventory_source = "built-in sample inventory";
+  if (!config.kubesim_inventory.empty()) {
+    std::ifstream in(config.kubesim_inventory);
+    std::stringstream text;
+    text << in.rdbuf();
+    if (!in) return InvalidField("kubesim_inventory", "cannot read " + config.kubesim_inventory);
+    inventory_text = text.str();
+    inventory_source = config.kubesim_inventory;
+  }
+  auto inventory = kubesim::ParseInventory(inventory_text, inventory_source);
+  if (!inventory.ok()) return InvalidField("kubesim_inventory", inventory.status().message());
+  options.inventory = *std::move(inventory);
+  kubesim = std::make_unique<kubesim::KubeSim>(std::move(options));
+  if (Status st = kubesim->Start(); !st.ok()) {
+    // The nodes are checked against the GPU catalog only when they are built.
+    if (st.message().starts_with("inventory: ")) {
+      return InvalidField("kubesim_inventory", inventory_source + ": " + st.message().substr(11));
+    }
+    return Status(st.code(), "kubesim_addr " + config.kubesim_addr + ": " + st.message());
+  }
+  auto admin = kubesim->AdminKubeconfig();
+  SEPTA_RETURN_IF_ERROR(admin);
+  // It holds an admin client key: owner-only, like the admin token.
+  kubeconfig_path = (fs::path(config.data_dir) / "kubeconfig").string();
+  SEPTA_RETURN_IF_ERROR(WriteSecretFile(kubeconfig_path, *admin));
+  spdlog::info("simulated host cluster (kubesim, {}) serving {}; kubeconfig {}", inventory_source,
+               kubesim->server_url(), kubeconfig_path);
+  return Status::Ok();
+}
+
+// Connects to the host cluster (the simulated one when no kubeconfig is
+// configured) and proves it answers before septad reports itself started.
+Status SeptadApp::Impl::ConnectHostCluster() {
+  if (config.kubeconfig.empty()) {
+    SEPTA_RETURN_IF_ERROR(StartSimulatedCluster());
+  } else {
+    kubeconfig_path = config.kubeconfig;
+  }
+  // Any failure to load or use the file is a configuration error.
+  auto client_config = kube::LoadKubeconfig(kubeconfig_path);
+  if (!client_config.ok()) return InvalidArgument(client_config.status().message());
+  auto client = kube::Client::Create(*std::move(client_config));
+  if (!client.ok()) return InvalidArgument("kubeconfig " + kubeconfig_path + ": " + client.status().message());
+  host_cluster = *std::move(client);
+  kube::ListOptions one_page;
+  one_page.limit = 500;
+  auto nodes = host_cluster->List({"", "v1", "nodes", false}, "", one_page);
+  if (!nodes.ok()) {
+    return Status(nodes.status().code(), "cannot reach the host cluster at " + host_cluster->config().server + ": " +
+                                             nodes.status().message());
+  }
+  spdlog::info("host cluster {} answers: {}{} nodes", host_cluster->config().server, nodes->items.size(),
+               nodes->continue_token.empty() ? "" : "+");
+  return Status::Ok();
+}
+
 Status SeptadApp::Impl::Listen() {
   rest = std::make_unique<rest::RestApi>(UseCases(), *registry, static_cast<std::size_t>(config.worker_threads),
                                          std::vector<std::shared_ptr<prometheus::Collectable>>{
@@ -190,6 +259,7 @@ Result<std::unique_ptr<SeptadApp>> SeptadApp::Start(const config::Config& config
   impl->config = config;
   SEPTA_RETURN_IF_ERROR(impl->Open());
   SEPTA_RETURN_IF_ERROR(impl->EnsureAdminToken());
+  SEPTA_RETURN_IF_ERROR(impl->ConnectHostCluster());
   SEPTA_RETURN_IF_ERROR(impl->Listen());
   return std::unique_ptr<SeptadApp>(new SeptadApp(std::move(impl)));
 }
@@ -203,6 +273,7 @@ int SeptadApp::grpc_port() const { return impl_->grpc->port(); }
 std::string SeptadApp::admin_token_path() const { return (fs::path(impl_->config.data_dir) / "admin.token").string(); }
 const std::optional<std::string>& SeptadApp::new_admin_token() const { return impl_->new_admin_token; }
 std::string SeptadApp::database_description() const { return store::RedactPassword(impl_->database_url); }
+const std::string& SeptadApp::kubeconfig_path() const { return impl_->kubeconfig_path; }
 
 void SeptadApp::Shutdown(std::chrono::milliseconds grace) {
   if (impl_->stopped) return;
@@ -212,6 +283,8 @@ void SeptadApp::Shutdown(std::chrono::milliseconds grace) {
   if (impl_->http) impl_->http->Shutdown(grace);
   if (impl_->grpc) impl_->grpc->Shutdown(grace);
   impl_->rest.reset();
+  impl_->host_cluster.reset();
+  if (impl_->kubesim) impl_->kubesim->Stop();
   impl_->store.reset();
   if (impl_->postgres) {
     if (Status st = impl_->postgres->Stop(); !st.ok()) spdlog::warn("stopping PostgreSQL: {}", st.message());

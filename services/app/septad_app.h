@@ -1,5 +1,6 @@
 // septad assembled: configuration -> PostgreSQL (embedded or given) ->
-// migrations -> store -> use cases -> REST and gRPC listeners. The main is a
+// migrations -> store -> use cases -> host cluster (given kubeconfig, or a
+// simulated one in-process) -> REST and gRPC listeners. The main is a
 // thin shell around this so that tests can run the whole server in-process
 // on ephemeral ports.
 #pragma once
@@ -28,6 +29,9 @@ class SeptadApp {
   const std::optional<std::string>& new_admin_token() const;
   // Where the database is: the URL without its password.
   std::string database_description() const;
+  // The host cluster's kubeconfig: the configured one, or <data_dir>/kubeconfig
+  // (mode 0600) for the simulated cluster septad runs when none is configured.
+  const std::string& kubeconfig_path() const;
 
   // Stops accepting, lets in-flight requests finish within `grace`, closes
   // the listeners, then the store, then the embedded PostgreSQL.

@@ -133,6 +133,12 @@ const std::vector<KeyDef>& Defs() {
       {{"auth_cache_ttl", "how long a verified API token is trusted without asking the database"},
        MillisKey(&Config::auth_cache_ttl)},
       {{"shutdown_grace", "time in-flight requests get to finish on SIGTERM"}, MillisKey(&Config::shutdown_grace)},
+      {{"kubeconfig", "kubeconfig of the host Kubernetes cluster; empty runs a simulated cluster in-process"},
+       StringKey(&Config::kubeconfig)},
+      {{"kubesim_addr", "HTTPS listen address of the simulated cluster (port 0: any free port)"},
+       AddressKey(&Config::kubesim_addr)},
+      {{"kubesim_inventory", "simulated nodes (YAML file); empty uses the built-in sample"},
+       StringKey(&Config::kubesim_inventory)},
   };
   return defs;
 }

@@ -30,6 +30,11 @@ struct Config {
   int db_pool_size = 8;
   std::chrono::milliseconds auth_cache_ttl{5'000};
   std::chrono::milliseconds shutdown_grace{10'000};
+  // The host Kubernetes cluster. Empty: septad runs a simulated cluster
+  // (kubesim) in-process and writes its admin kubeconfig to data_dir.
+  std::string kubeconfig;
+  std::string kubesim_addr = "127.0.0.1:0";  // where the simulated cluster serves HTTPS
+  std::string kubesim_inventory;             // its nodes (YAML file); empty: the built-in sample
 };
 
 // One configuration key as it appears in YAML; flags and environment

@@ -121,9 +121,14 @@ Result<ClientConfig> ParseKubeconfig(const std::string& yaml_text, const std::st
 
 Result<ClientConfig> LoadKubeconfig(const std::string& path, const std::string& context) {
   auto text = ReadFile(path);
-  if (!text.ok()) return text.status();
+  if (!text.ok()) return Status(text.status().code(), "kubeconfig: " + text.status().message());
   auto slash = path.rfind('/');
-  return ParseKubeconfig(*text, context, slash == std::string::npos ? "." : path.substr(0, slash));
+  auto config = ParseKubeconfig(*text, context, slash == std::string::npos ? "." : path.substr(0, slash));
+  if (config.ok()) return config;
+  // Name the file: "kubeconfig: ..." becomes "kubeconfig <path>: ...".
+  std::string message = config.status().message();
+  if (message.starts_with("kubeconfig: ")) message.erase(0, std::string_view("kubeconfig: ").size());
+  return Status(config.status().code(), "kubeconfig " + path + ": " + message);
 }
 
 Result<ClientConfig> InClusterConfig(const std::string& sa_dir) {

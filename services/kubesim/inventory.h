@@ -7,6 +7,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
@@ -28,6 +29,9 @@ struct Inventory {
   std::vector<NodeSpec> nodes;
   std::string mig_configs_yaml;  // the `migConfigs` document, re-emitted as YAML
 };
+
+// deploy/dev/inventory.yaml as built in: a few H100 MIG, A100, T4 and CPU nodes.
+std::string_view SampleInventoryYaml();
 
 // Errors name `source` and the node or field at fault.
 Result<Inventory> ParseInventory(const std::string& yaml_text, const std::string& source);

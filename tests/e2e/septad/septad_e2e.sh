@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The septad binary as a person runs it: embedded PostgreSQL under a fresh
 # data directory, the bootstrap admin token printed once and written 0600,
-# REST and gRPC answering, SIGTERM draining cleanly, and a second start
-# reusing everything (no new token, no re-applied migration).
+# the simulated host cluster answering real kubectl through the kubeconfig
+# septad writes, REST and gRPC answering, SIGTERM draining cleanly, and a
+# second start reusing everything (no new token, no re-applied migration).
 set -euo pipefail
 septad=$1
 dir=$(mktemp -d /tmp/septad-e2e.XXXXXX)
@@ -25,7 +26,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 
 start() {
   http_port=$(free_port); grpc_port=$(free_port)
-  "$septad" --data-dir "$dir/data" --http-addr "127.0.0.1:$http_port" --grpc-addr "127.0.0.1:$grpc_port" >"$log" 2>&1 &
+  "$septad" --data-dir "$dir/data" --kubesim-addr 127.0.0.1:0 --http-addr "127.0.0.1:$http_port" --grpc-addr "127.0.0.1:$grpc_port" >"$log" 2>&1 &
   pid=$!
   for _ in $(seq 1 300); do
     grep -q "septad ready" "$log" && return 0
@@ -48,6 +49,11 @@ token=$(cat "$dir/data/admin.token")
 [[ $(stat -c %a "$dir/data/admin.token") == 600 ]] || fail "admin.token is not mode 0600"
 grep -q "$token" "$log" || fail "printed token differs from admin.token"
 curl -sf "http://127.0.0.1:$http_port/readyz" >/dev/null || fail "/readyz"
+[[ $(stat -c %a "$dir/data/kubeconfig") == 600 ]] || fail "kubeconfig is not mode 0600"
+nodes=$(kubectl --kubeconfig "$dir/data/kubeconfig" get nodes -o name) || fail "kubectl get nodes"
+grep -q "node/h100-0" <<<"$nodes" || fail "the simulated cluster has no h100-0: $nodes"
+[[ $(kubectl --kubeconfig "$dir/data/kubeconfig" get node t4-0 -o jsonpath='{.status.allocatable.nvidia\.com/gpu}') == 4 ]] ||
+  fail "t4-0 does not offer 4 GPUs"
 curl -sf -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
   -d '{"name":"e2e","trust_tier":"shared"}' "http://127.0.0.1:$http_port/v1/tenants" >/dev/null || fail "create tenant"
 echo "first start: $(grep -o 'ready in [0-9]* ms' "$log" | head -1)"

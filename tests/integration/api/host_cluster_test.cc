@@ -1,0 +1,141 @@
+// septad and its host cluster: the simulated cluster it runs when no
+// kubeconfig is configured, a configured cluster, and the errors that name
+// the configuration key at fault.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "services/app/septad_app.h"
+#include "services/kube/client.h"
+#include "services/kubesim/kubesim.h"
+#include "tests/support/test_database.h"
+
+namespace septa::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+class HostClusterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto db = TestDatabase::Create();
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    db_ = *std::move(db);
+    std::string dir = (fs::temp_directory_path() / "septa-host-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+    data_dir_ = dir;
+    config_.data_dir = data_dir_;
+    config_.database_url = db_->url();
+    config_.http_addr = "127.0.0.1:0";
+    config_.grpc_addr = "127.0.0.1:0";
+    config_.shutdown_grace = std::chrono::milliseconds(500);
+  }
+  void TearDown() override {
+    db_.reset();
+    fs::remove_all(data_dir_);
+  }
+
+  std::string Write(const std::string& name, const std::string& text) {
+    const std::string path = (fs::path(data_dir_) / name).string();
+    std::ofstream(path) << text;
+    return path;
+  }
+
+  static std::vector<std::string> NodeNames(const std::string& kubeconfig) {
+    auto config = kube::LoadKubeconfig(kubeconfig);
+    EXPECT_TRUE(config.ok()) << config.status().ToString();
+    auto client = kube::Client::Create(*config);
+    EXPECT_TRUE(client.ok());
+    auto nodes = (*client)->ListAll({"", "v1", "nodes", false}, "");
+    EXPECT_TRUE(nodes.ok()) << nodes.status().ToString();
+    std::vector<std::string> names;
+    if (nodes.ok())
+      for (const auto& n : nodes->items) names.emplace_back(n.Name());
+    return names;
+  }
+
+  std::unique_ptr<TestDatabase> db_;
+  std::string data_dir_;
+  config::Config config_;
+};
+
+TEST_F(HostClusterTest, WithoutAKubeconfigSeptadRunsTheSampleClusterAndWritesItsKubeconfig) {
+  auto app = app::SeptadApp::Start(config_);
+  ASSERT_TRUE(app.ok()) << app.status().ToString();
+  const std::string path = (*app)->kubeconfig_path();
+  EXPECT_EQ(path, (fs::path(data_dir_) / "kubeconfig").string());
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u) << "it holds an admin client key";
+  auto names = NodeNames(path);
+  EXPECT_EQ(names.size(), 9u);  // deploy/dev/inventory.yaml: 4 H100, 2 A100, 2 T4, 1 CPU node
+  EXPECT_NE(std::find(names.begin(), names.end(), "h100-0"), names.end());
+}
+
+TEST_F(HostClusterTest, AnInventoryFileReplacesTheSample) {
+  config_.kubesim_inventory = Write("nodes.yaml", "nodes:\n  - name: l4-{0..2}\n    cpu: \"16\"\n    memory: 64Gi\n"
+                                                  "    gpus: {model: T4, count: 2}\n");
+  auto app = app::SeptadApp::Start(config_);
+  ASSERT_TRUE(app.ok()) << app.status().ToString();
+  EXPECT_EQ(NodeNames((*app)->kubeconfig_path()), (std::vector<std::string>{"l4-0", "l4-1", "l4-2"}));
+}
+
+TEST_F(HostClusterTest, AConfiguredKubeconfigIsUsedAndNoClusterIsStarted) {
+  kubesim::KubeSimOptions options;
+  options.inventory = kubesim::Inventory{};
+  kubesim::NodeSpec node;
+  node.name = "external-0";
+  options.inventory->nodes.push_back(node);
+  kubesim::KubeSim external(options);
+  ASSERT_TRUE(external.Start().ok());
+  auto admin = external.AdminKubeconfig();
+  ASSERT_TRUE(admin.ok());
+  config_.kubeconfig = Write("external.kubeconfig", *admin);
+  auto app = app::SeptadApp::Start(config_);
+  ASSERT_TRUE(app.ok()) << app.status().ToString();
+  EXPECT_EQ((*app)->kubeconfig_path(), config_.kubeconfig);
+  EXPECT_FALSE(fs::exists(fs::path(data_dir_) / "kubeconfig"));
+  EXPECT_EQ(NodeNames((*app)->kubeconfig_path()), (std::vector<std::string>{"external-0"}));
+}
+
+TEST_F(HostClusterTest, ConfigurationErrorsNameTheKey) {
+  struct Case {
+    std::string kubeconfig, inventory, key, part;
+  };
+  const std::string bad_inventory = Write("bad.yaml", "nodes:\n  - name: x\n    gpus: {model: NoSuchGPU, count: 1}\n");
+  const std::string not_yaml = Write("broken.kubeconfig", "clusters: [\n");
+  for (const Case& c : std::vector<Case>{
+           {(fs::path(data_dir_) / "missing").string(), "", "kubeconfig", "missing"},
+           {not_yaml, "", "kubeconfig", "broken.kubeconfig"},
+           {"", (fs::path(data_dir_) / "absent.yaml").string(), "kubesim_inventory", "cannot read"},
+           {"", bad_inventory, "kubesim_inventory", "NoSuchGPU"}}) {
+    config::Config config = config_;
+    config.kubeconfig = c.kubeconfig;
+    config.kubesim_inventory = c.inventory;
+    auto app = app::SeptadApp::Start(config);
+    ASSERT_FALSE(app.ok()) << c.key;
+    EXPECT_EQ(app.status().code(), Code::kInvalidArgument) << app.status().ToString();
+    EXPECT_NE(app.status().ToString().find(c.key), std::string::npos) << app.status().ToString();
+    EXPECT_NE(app.status().ToString().find(c.part), std::string::npos) << app.status().ToString();
+  }
+}
+
+TEST_F(HostClusterTest, AnUnreachableClusterFailsTheStartAndSaysWhere) {
+  std::string kubeconfig;
+  {
+    kubesim::KubeSim gone({});
+    ASSERT_TRUE(gone.Start().ok());
+    kubeconfig = *gone.AdminKubeconfig();
+  }  // stopped: nothing listens on its port any more
+  config_.kubeconfig = Write("gone.kubeconfig", kubeconfig);
+  auto app = app::SeptadApp::Start(config_);
+  ASSERT_FALSE(app.ok());
+  EXPECT_NE(app.status().message().find("cannot reach the host cluster at https://127.0.0.1:"), std::string::npos)
+      << app.status().ToString();
+}
+
+}  // namespace
+}  // namespace septa::test
