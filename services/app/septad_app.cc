@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "services/app/idempotency_sweeper.h"
 #include "services/core/crypto.h"
 #include "services/core/use_cases.h"
 #include "services/grpc/grpc_server.h"
@@ -104,6 +105,7 @@ struct SeptadApp::Impl {
   std::unique_ptr<rest::RestApi> rest;
   std::unique_ptr<http::Server> http;
   std::unique_ptr<grpcapi::GrpcServer> grpc;
+  std::unique_ptr<IdempotencySweeper> sweeper;
   std::unique_ptr<kubesim::KubeSim> kubesim;  // when no kubeconfig is configured
   std::unique_ptr<kube::Client> host_cluster;
   std::string kubeconfig_path;
@@ -152,7 +154,7 @@ Status SeptadApp::Impl::Open() {
   SEPTA_RETURN_IF_ERROR(store->Ready());
 
   authenticator = std::make_unique<core::Authenticator>(*store, clock, config.auth_cache_ttl);
-  tenants = std::make_unique<core::TenantService>(*store, clock);
+  tenants = std::make_unique<core::TenantService>(*store, clock, config.idempotency_ttl);
   tiers = std::make_unique<core::TrustTierService>(*store);
   tokens = std::make_unique<core::TokenService>(*store, clock, random, *authenticator);
   return Status::Ok();
@@ -259,6 +261,7 @@ Result<std::unique_ptr<SeptadApp>> SeptadApp::Start(const config::Config& config
   impl->config = config;
   SEPTA_RETURN_IF_ERROR(impl->Open());
   SEPTA_RETURN_IF_ERROR(impl->EnsureAdminToken());
+  impl->sweeper = std::make_unique<IdempotencySweeper>(*impl->store, impl->clock, config.idempotency_ttl, *impl->registry);
   SEPTA_RETURN_IF_ERROR(impl->ConnectHostCluster());
   SEPTA_RETURN_IF_ERROR(impl->Listen());
   return std::unique_ptr<SeptadApp>(new SeptadApp(std::move(impl)));
@@ -283,6 +286,7 @@ void SeptadApp::Shutdown(std::chrono::milliseconds grace) {
   if (impl_->http) impl_->http->Shutdown(grace);
   if (impl_->grpc) impl_->grpc->Shutdown(grace);
   impl_->rest.reset();
+  impl_->sweeper.reset();
   impl_->host_cluster.reset();
   if (impl_->kubesim) impl_->kubesim->Stop();
   impl_->store.reset();

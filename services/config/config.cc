@@ -133,6 +133,12 @@ const std::vector<KeyDef>& Defs() {
       {{"auth_cache_ttl", "how long a verified API token is trusted without asking the database"},
        MillisKey(&Config::auth_cache_ttl)},
       {{"shutdown_grace", "time in-flight requests get to finish on SIGTERM"}, MillisKey(&Config::shutdown_grace)},
+      {{"idempotency_ttl", "how long an Idempotency-Key answers retries before it is forgotten (at least 1s)"},
+       [](Config& c, const std::string& v, const std::string& where) {
+         SEPTA_RETURN_IF_ERROR(ParseMillis(v, where, c.idempotency_ttl));
+         if (c.idempotency_ttl < std::chrono::seconds(1)) return Bad(where, "\"" + v + "\" is shorter than 1s");
+         return Status::Ok();
+       }},
       {{"kubeconfig", "kubeconfig of the host Kubernetes cluster; empty runs a simulated cluster in-process"},
        StringKey(&Config::kubeconfig)},
       {{"kubesim_addr", "HTTPS listen address of the simulated cluster (port 0: any free port)"},

@@ -29,6 +29,7 @@ struct Config {
   int worker_threads = 4;             // run use cases (database calls) off the I/O threads
   int db_pool_size = 8;
   std::chrono::milliseconds auth_cache_ttl{5'000};
+  std::chrono::milliseconds idempotency_ttl{24 * 3'600'000};  // then the key is free again and swept
   std::chrono::milliseconds shutdown_grace{10'000};
   // The host Kubernetes cluster. Empty: septad runs a simulated cluster
   // (kubesim) in-process and writes its admin kubeconfig to data_dir.

@@ -214,6 +214,23 @@ class FakeTx final : public Tx {
     s_.idempotency.emplace(std::make_pair(row.principal, row.key), std::move(row));
     return Status::Ok();
   }
+  Status DeleteIdempotency(const std::string& principal, const std::string& key) override {
+    SEPTA_RETURN_IF_ERROR(CheckWritable());
+    s_.idempotency.erase({principal, key});
+    return Status::Ok();
+  }
+  Result<int> DeleteIdempotencyBefore(TimePoint cutoff, int limit) override {
+    SEPTA_RETURN_IF_ERROR(CheckWritable());
+    SEPTA_RETURN_IF_ERROR(CheckLimit(limit));
+    std::vector<std::pair<TimePoint, std::pair<std::string, std::string>>> expired;
+    for (const auto& [id, record] : s_.idempotency) {
+      if (record.create_time < cutoff) expired.emplace_back(record.create_time, id);
+    }
+    std::sort(expired.begin(), expired.end());
+    if (static_cast<int>(expired.size()) > limit) expired.resize(limit);
+    for (const auto& e : expired) s_.idempotency.erase(e.second);
+    return static_cast<int>(expired.size());
+  }
 
  private:
   Status CheckWritable() const {

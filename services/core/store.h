@@ -58,6 +58,11 @@ class Tx {
   virtual Result<IdempotencyRecord> GetIdempotency(const std::string& principal,
                                                    const std::string& key) = 0;
   virtual Status InsertIdempotency(const IdempotencyRecord& record) = 0;
+  // OK when there is no such record.
+  virtual Status DeleteIdempotency(const std::string& principal, const std::string& key) = 0;
+  // Deletes up to `limit` (1..1000) records created before `cutoff`, oldest
+  // first, and says how many.
+  virtual Result<int> DeleteIdempotencyBefore(TimePoint cutoff, int limit) = 0;
 };
 
 enum class TxMode { kReadOnly, kReadWrite };

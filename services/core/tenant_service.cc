@@ -77,8 +77,14 @@ Result<Tenant> TenantService::Create(const RequestContext& ctx, const Tenant& dr
   const std::string principal = ctx.principal.ToString();
   Tenant created;
   Status st = store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
+    const TimePoint now = Now(clock_);
     if (!idempotency_key.empty()) {
       auto previous = tx.GetIdempotency(principal, std::string(idempotency_key));
+      if (previous.ok() && previous->create_time + idempotency_ttl_ <= now) {
+        // Expired but not swept yet: the key starts afresh.
+        SEPTA_RETURN_IF_ERROR(tx.DeleteIdempotency(principal, std::string(idempotency_key)));
+        previous = NotFound("expired");
+      }
       if (previous.ok()) {
         if (previous->request_hash != fingerprint) {
           return AlreadyExists("Idempotency-Key \"" + std::string(idempotency_key) +
@@ -92,7 +98,6 @@ Result<Tenant> TenantService::Create(const RequestContext& ctx, const Tenant& dr
       if (previous.status().code() != Code::kNotFound) return previous.status();
     }
     SEPTA_RETURN_IF_ERROR(CheckTierExists(tx, draft.trust_tier));
-    const TimePoint now = Now(clock_);
     created = draft;
     created.create_time = now;
     created.update_time = now;

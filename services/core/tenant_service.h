@@ -10,6 +10,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "services/core/auth.h"
+#include "services/core/idempotency.h"
 #include "services/core/model.h"
 #include "services/core/store.h"
 
@@ -36,10 +37,12 @@ struct TenantUpdate {
 
 class TenantService {
  public:
-  TenantService(Store& store, const Clock& clock) : store_(store), clock_(clock) {}
+  TenantService(Store& store, const Clock& clock, std::chrono::milliseconds idempotency_ttl = kDefaultIdempotencyTtl)
+      : store_(store), clock_(clock), idempotency_ttl_(idempotency_ttl) {}
 
-  // Admins only. With an idempotency key, a retry of the same request
-  // returns the tenant it created; the key with another request is refused.
+  // Admins only. With an idempotency key, a retry of the same request within
+  // the key's time to live returns the tenant it created, and the key with
+  // another request is refused; after that the key is free again.
   Result<Tenant> Create(const RequestContext& ctx, const Tenant& draft, std::string_view idempotency_key);
   Result<Tenant> Get(const RequestContext& ctx, const std::string& name);
   Result<TenantPage> List(const RequestContext& ctx, const ListTenantsParams& params);
@@ -52,6 +55,7 @@ class TenantService {
  private:
   Store& store_;
   const Clock& clock_;
+  std::chrono::milliseconds idempotency_ttl_;
 };
 
 }  // namespace septa::core

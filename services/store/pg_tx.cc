@@ -151,6 +151,11 @@ void PrepareStatements(pqxx::connection& c) {
   c.prepare("idempotency_insert",
             "INSERT INTO idempotency_keys (principal, key, request_hash, resource, create_time)"
             " VALUES ($1, $2, $3, $4, septa_ts($5))");
+  c.prepare("idempotency_delete", "DELETE FROM idempotency_keys WHERE principal = $1 AND key = $2");
+  // Oldest first through the create_time index, in bounded batches.
+  c.prepare("idempotency_delete_before",
+            "DELETE FROM idempotency_keys WHERE (principal, key) IN (SELECT principal, key FROM idempotency_keys"
+            " WHERE create_time < septa_ts($1) ORDER BY create_time LIMIT $2)");
 }
 
 Status PgTx::Failed(const std::exception& e) {
@@ -333,6 +338,20 @@ Status PgTx::InsertIdempotency(const IdempotencyRecord& r) {
     return w.exec_prepared("idempotency_insert", r.principal, r.key, r.request_hash, r.resource,
                            Micros(r.create_time));
   }));
+}
+
+Status PgTx::DeleteIdempotency(const std::string& principal, const std::string& key) {
+  return ToStatus(
+      Write([&](pqxx::transaction_base& w) { return w.exec_prepared("idempotency_delete", principal, key); }));
+}
+
+Result<int> PgTx::DeleteIdempotencyBefore(TimePoint cutoff, int limit) {
+  SEPTA_RETURN_IF_ERROR(CheckLimit(limit));
+  auto deleted = Write([&](pqxx::transaction_base& w) {
+    return w.exec_prepared("idempotency_delete_before", Micros(cutoff), limit);
+  });
+  SEPTA_RETURN_IF_ERROR(deleted);
+  return static_cast<int>(*deleted);
 }
 
 }  // namespace septa::store

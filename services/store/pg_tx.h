@@ -47,6 +47,8 @@ class PgTx final : public core::Tx {
 
   Result<core::IdempotencyRecord> GetIdempotency(const std::string& principal, const std::string& key) override;
   Status InsertIdempotency(const core::IdempotencyRecord& record) override;
+  Status DeleteIdempotency(const std::string& principal, const std::string& key) override;
+  Result<int> DeleteIdempotencyBefore(TimePoint cutoff, int limit) override;
 
  private:
   // Runs `read` and turns any exception into a Status.

@@ -34,6 +34,7 @@ class ApiTest : public ::testing::Test {
     config.http_body_limit = kBodyLimit;
     config.worker_threads = 4;
     config.shutdown_grace = std::chrono::seconds(2);
+    Configure(config);
     auto app = app::SeptadApp::Start(config);
     ASSERT_TRUE(app.ok()) << app.status().ToString();
     app_ = *std::move(app);
@@ -48,6 +49,9 @@ class ApiTest : public ::testing::Test {
     db_.reset();
     if (!data_dir_.empty()) std::filesystem::remove_all(data_dir_);
   }
+
+  // Suites that need another configuration override this.
+  virtual void Configure(config::Config&) {}
 
   static std::map<std::string, std::string> Bearer(const std::string& token) {
     return {{"Authorization", "Bearer " + token}};

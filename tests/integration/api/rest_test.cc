@@ -168,6 +168,26 @@ TEST_F(RestTest, IdempotencyKeyReplaysTheFirstCreate) {
   EXPECT_EQ(CountRows(db_->url(), "audit_log WHERE action = 'tenant.create'"), 1);
 }
 
+class ShortIdempotencyTtlTest : public ApiTest {
+  void Configure(config::Config& config) override { config.idempotency_ttl = std::chrono::seconds(1); }
+};
+
+TEST_F(ShortIdempotencyTtlTest, ExpiredKeysAreSweptAndFreeAgain) {
+  const std::map<std::string, std::string> key = {{"Idempotency-Key", "k-1"}};
+  ASSERT_EQ(Call(admin_, "POST", "/v1/tenants", R"({"name":"acme","trust_tier":"shared"})", key).status, 201);
+  EXPECT_EQ(Call(admin_, "POST", "/v1/tenants", R"({"name":"beta","trust_tier":"shared"})", key).status, 409);
+  // The sweeper runs every second here (a quarter of the TTL, at least 1 s).
+  for (int i = 0; i < 50 && CountRows(db_->url(), "idempotency_keys") > 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(CountRows(db_->url(), "idempotency_keys"), 0) << "not swept within 5 s";
+  auto metrics = Call("", "GET", "/metrics");
+  EXPECT_NE(metrics.body.find("septa_idempotency_keys_expired_total 1"), std::string::npos) << metrics.body;
+  auto reused = Call(admin_, "POST", "/v1/tenants", R"({"name":"beta","trust_tier":"shared"})", key);
+  EXPECT_EQ(reused.status, 201) << reused.body;
+  EXPECT_EQ(CountRows(db_->url(), "tenants"), 2);
+}
+
 TEST_F(RestTest, ConcurrentEtagUpdatesLoseNothing) {
   CreateTenant("hot");
   constexpr int kClients = 32;

@@ -12,6 +12,9 @@ TEST(Config, DefaultsWithoutSources) {
   EXPECT_EQ(c->http_addr, "127.0.0.1:8080");
   EXPECT_EQ(c->grpc_addr, "127.0.0.1:9090");
   EXPECT_TRUE(c->database_url.empty());
+  EXPECT_TRUE(c->kubeconfig.empty()) << "the simulated cluster by default";
+  EXPECT_EQ(c->kubesim_addr, "127.0.0.1:0");
+  EXPECT_EQ(c->idempotency_ttl, std::chrono::hours(24));
 }
 
 TEST(Config, LaterSourcesWin) {
@@ -30,12 +33,13 @@ TEST(Config, LaterSourcesWin) {
 
 TEST(Config, DurationsAcceptUnits) {
   Sources s;
-  s.flags = {{"http_read_timeout", "250ms"}, {"shutdown_grace", "2m"}, {"auth_cache_ttl", "0"}};
+  s.flags = {{"http_read_timeout", "250ms"}, {"shutdown_grace", "2m"}, {"auth_cache_ttl", "0"}, {"idempotency_ttl", "1h"}};
   auto c = Load(s, "/h");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->http_read_timeout.count(), 250);
   EXPECT_EQ(c->shutdown_grace.count(), 120'000);
   EXPECT_EQ(c->auth_cache_ttl.count(), 0);
+  EXPECT_EQ(c->idempotency_ttl, std::chrono::hours(1));
 }
 
 struct BadCase {
@@ -53,6 +57,8 @@ TEST(Config, ErrorsNameTheKeyAndSource) {
       {{"", "", {}, {{"worker_threads", "x"}}}, "worker_threads (--worker-threads)", "not an integer"},
       {{"", "", {}, {{"http_idle_timeout", "5y"}}}, "http_idle_timeout (--http-idle-timeout)", "unknown unit"},
       {{"", "", {}, {{"no_such", "1"}}}, "no_such", "unknown flag --no-such"},
+      {{"", "", {}, {{"idempotency_ttl", "500ms"}}}, "idempotency_ttl (--idempotency-ttl)", "shorter than 1s"},
+      {{"kubesim_addr: here\n", "f.yaml", {}, {}}, "kubesim_addr (f.yaml)", "not host:port"},
   };
   for (const auto& bad : cases) {
     auto c = Load(bad.sources, "/h");

@@ -86,6 +86,50 @@ TEST_F(TenantServiceTest, IdempotencyKeyReplaysAndRefusesADifferentRequest) {
   EXPECT_TRUE(second.ok());
 }
 
+TEST_F(TenantServiceTest, AnIdempotencyKeyIsFreeAgainAfterItsTimeToLive) {
+  ASSERT_TRUE(tenants.Create(Admin(), Draft("acme"), "key-1").ok());
+  clock.Advance(kDefaultIdempotencyTtl - std::chrono::seconds(1));
+  EXPECT_EQ(tenants.Create(Admin(), Draft("beta"), "key-1").status().code(), Code::kAlreadyExists)
+      << "still answering retries";
+  clock.Advance(std::chrono::seconds(1));
+  auto reused = tenants.Create(Admin(), Draft("beta"), "key-1");
+  ASSERT_TRUE(reused.ok()) << reused.status().ToString();
+  EXPECT_EQ(reused->name, "beta");
+  auto replay = tenants.Create(Admin(), Draft("beta"), "key-1");
+  ASSERT_TRUE(replay.ok()) << "the key now answers for beta: " << replay.status().ToString();
+  EXPECT_EQ(replay->create_time, reused->create_time);
+  EXPECT_EQ(Audit().size(), 2u);
+}
+
+TEST_F(TenantServiceTest, TheSweepForgetsOnlyExpiredKeysInBatches) {
+  for (int i = 0; i < 7; ++i) {
+    ASSERT_TRUE(tenants.Create(Admin(), Draft("old-" + std::to_string(i)), "old-" + std::to_string(i)).ok());
+  }
+  clock.Advance(std::chrono::hours(20));
+  ASSERT_TRUE(tenants.Create(Admin(), Draft("recent"), "recent").ok());
+  clock.Advance(std::chrono::hours(5));  // the old keys are 25 h old, the recent one 5 h
+  auto swept = SweepExpiredIdempotencyKeys(store, clock.Now(), kDefaultIdempotencyTtl, 3);
+  ASSERT_TRUE(swept.ok()) << swept.status().ToString();
+  EXPECT_EQ(*swept, 7);
+  auto key_exists = [&](const std::string& key) {
+    bool found = false;
+    EXPECT_TRUE(store
+                    .Transact(TxMode::kReadOnly,
+                              [&](Tx& tx) {
+                                found = tx.GetIdempotency(Admin().principal.ToString(), key).ok();
+                                return Status::Ok();
+                              })
+                    .ok());
+    return found;
+  };
+  EXPECT_FALSE(key_exists("old-0"));
+  EXPECT_FALSE(key_exists("old-6"));
+  EXPECT_TRUE(key_exists("recent"));
+  auto again = SweepExpiredIdempotencyKeys(store, clock.Now(), kDefaultIdempotencyTtl, 3);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, 0);
+}
+
 TEST_F(TenantServiceTest, TenantsSeeOnlyThemselves) {
   MustCreate("acme");
   MustCreate("beta");

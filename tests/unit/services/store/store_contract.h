@@ -389,6 +389,46 @@ TYPED_TEST_P(StoreContract, IdempotencyKeysAreUniquePerPrincipal) {
   EXPECT_TRUE(this->Write([&](Tx& tx) { return tx.InsertIdempotency(other_principal); }).ok());
 }
 
+TYPED_TEST_P(StoreContract, IdempotencyKeysAreDeletedOneByOneOrOldestFirst) {
+  for (int i = 0; i < 5; ++i) {
+    const IdempotencyRecord r{"admin", "k" + std::to_string(i), Hex64('e'), "tenants/t" + std::to_string(i),
+                              At(10 + 4 - i)};  // k4 is the oldest, k0 the newest
+    ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.InsertIdempotency(r); }).ok());
+  }
+  auto exists = [&](const std::string& key) {
+    return this->template Read<IdempotencyRecord>([&](Tx& tx) { return tx.GetIdempotency("admin", key); }).ok();
+  };
+  ASSERT_TRUE(this->Write([](Tx& tx) { return tx.DeleteIdempotency("admin", "k2"); }).ok());
+  EXPECT_FALSE(exists("k2"));
+  EXPECT_TRUE(this->Write([](Tx& tx) { return tx.DeleteIdempotency("admin", "k2"); }).ok()) << "already gone";
+  EXPECT_TRUE(this->Write([](Tx& tx) { return tx.DeleteIdempotency("tenant:x", "k1"); }).ok());
+  EXPECT_TRUE(exists("k1")) << "another principal's key of the same name";
+
+  // Before At(13): k4 (At(10)) and k3 (At(11)); k1 (At(13)) is not strictly before.
+  int deleted = -1;
+  ASSERT_TRUE(this->Write([&](Tx& tx) -> Status {
+                    auto n = tx.DeleteIdempotencyBefore(At(13), 1);
+                    SEPTA_RETURN_IF_ERROR(n);
+                    deleted = *n;
+                    return Status::Ok();
+                  }).ok());
+  EXPECT_EQ(deleted, 1);
+  EXPECT_FALSE(exists("k4")) << "the oldest goes first";
+  EXPECT_TRUE(exists("k3"));
+  ASSERT_TRUE(this->Write([&](Tx& tx) -> Status {
+                    auto n = tx.DeleteIdempotencyBefore(At(13), 100);
+                    SEPTA_RETURN_IF_ERROR(n);
+                    deleted = *n;
+                    return Status::Ok();
+                  }).ok());
+  EXPECT_EQ(deleted, 1);
+  EXPECT_FALSE(exists("k3"));
+  EXPECT_TRUE(exists("k1"));
+  EXPECT_TRUE(exists("k0"));
+  EXPECT_EQ(this->Write([](Tx& tx) { return tx.DeleteIdempotencyBefore(At(99), 0).status(); }).code(),
+            Code::kInvalidArgument);
+}
+
 TYPED_TEST_P(StoreContract, ConcurrentReadModifyWriteLosesNoUpdate) {
   ASSERT_TRUE(this->Insert(MakeTenant("counter")).ok());
   constexpr int kThreads = 4, kIncrements = 10;
@@ -427,6 +467,6 @@ REGISTER_TYPED_TEST_SUITE_P(StoreContract, IsReady, HoldsTheFourDefaultTrustTier
                             ListTenantsFiltersAndPaginatesByName, TokensRoundTripAndStayUnique,
                             TokensStoreOnlyAWellFormedHash, TokensListInCreationOrderAndRevoke,
                             AuditIsNewestFirstWithAssignedIds, IdempotencyKeysAreUniquePerPrincipal,
-                            ConcurrentReadModifyWriteLosesNoUpdate);
+                            IdempotencyKeysAreDeletedOneByOneOrOldestFirst, ConcurrentReadModifyWriteLosesNoUpdate);
 
 }  // namespace septa::core::contract
