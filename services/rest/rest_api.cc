@@ -36,11 +36,17 @@ struct Call {
 
 using RouteFn = std::function<Result<http::Response>(const Call&)>;
 
+enum class Auth { kToken, kNone };
+// Routes run on the worker pool (they call the store); one that touches
+// nothing is answered on the I/O thread and saves the hop.
+enum class RunsOn { kWorker, kIoThread };
+
 struct Route {
   bh::verb method;
   std::string pattern;                // "/v1/tenants/{name}"
   std::vector<std::string> segments;  // split pattern
-  bool authenticated = true;
+  Auth auth = Auth::kToken;
+  RunsOn runs_on = RunsOn::kWorker;
   bool json_body = false;  // POST/PATCH bodies must be JSON (else 415)
   RouteFn fn;
 };
@@ -138,9 +144,10 @@ struct RestApi::Impl {
   }
 
   void AddRoutes();
-  void Add(bh::verb method, std::string pattern, RouteFn fn, bool authenticated = true) {
+  void Add(bh::verb method, std::string pattern, RouteFn fn, Auth auth = Auth::kToken,
+           RunsOn runs_on = RunsOn::kWorker) {
     const bool json_body = method == bh::verb::post || method == bh::verb::patch;
-    Route r{method, pattern, http::ParseTarget(pattern)->segments, authenticated, json_body, std::move(fn)};
+    Route r{method, pattern, http::ParseTarget(pattern)->segments, auth, runs_on, json_body, std::move(fn)};
     routes.push_back(std::move(r));
   }
   void Serve(http::Request&& req, std::shared_ptr<http::Exchange> exchange);
@@ -164,7 +171,7 @@ void RestApi::Impl::AddRoutes() {
     r.set(bh::field::content_type, "application/json");
     r.body() = "{\"status\":\"ok\"}\n";
     return r;
-  }, false);
+  }, Auth::kNone, RunsOn::kIoThread);
   Add(bh::verb::get, "/readyz", [this](const Call&) -> Result<http::Response> {
     Status ready = uc.store.Ready();
     if (!ready.ok()) return Unavailable("not ready: " + ready.message());
@@ -172,7 +179,7 @@ void RestApi::Impl::AddRoutes() {
     r.set(bh::field::content_type, "application/json");
     r.body() = "{\"status\":\"ready\"}\n";
     return r;
-  }, false);
+  }, Auth::kNone);
   Add(bh::verb::get, "/metrics", [this](const Call&) -> Result<http::Response> {
     http::Response r(http::HttpStatus::ok, 11);
     r.set(bh::field::content_type, "text/plain; version=0.0.4");
@@ -183,7 +190,7 @@ void RestApi::Impl::AddRoutes() {
     }
     r.body() = prometheus::TextSerializer().Serialize(families);
     return r;
-  }, false);
+  }, Auth::kNone);
 
   // Tenants.
   Add(bh::verb::post, "/v1/tenants", [this](const Call& c) -> Result<http::Response> {
@@ -280,7 +287,7 @@ http::Response RestApi::Impl::Run(const Route& route, const http::Request& req, 
                                   const std::map<std::string, std::string>& params, const std::string& request_id) {
   core::RequestContext ctx;
   ctx.request_id = request_id;
-  if (route.authenticated) {
+  if (route.auth == Auth::kToken) {
     std::string_view authorization = View(req[bh::field::authorization]);
     constexpr std::string_view kBearer = "Bearer ";
     if (authorization.starts_with(kBearer)) authorization.remove_prefix(kBearer.size());
@@ -344,7 +351,7 @@ void RestApi::Impl::Serve(http::Request&& req, std::shared_ptr<http::Exchange> e
       allowed += (allowed.empty() ? "" : ", ") + std::string(bh::to_string(route.method));
       continue;
     }
-    if (route.pattern == "/healthz") {  // answered on the I/O thread: it touches nothing
+    if (route.runs_on == RunsOn::kIoThread) {
       Finish(exchange, *route.fn(Call{req, *target, params, core::RequestContext{}}), route.pattern, req, request_id,
              start);
       return;
