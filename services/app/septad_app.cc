@@ -14,6 +14,7 @@
 #include "services/core/use_cases.h"
 #include "services/grpc/grpc_server.h"
 #include "services/http/server.h"
+#include "services/http/tls.h"
 #include "services/kube/client.h"
 #include "services/kubesim/kubesim.h"
 #include "services/rest/rest_api.h"
@@ -231,6 +232,18 @@ Status SeptadApp::Impl::ConnectHostCluster() {
   return Status::Ok();
 }
 
+namespace {
+
+Result<std::string> ReadConfiguredFile(const std::string& key, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in) return InvalidField(key, "cannot read " + path);
+  return text.str();
+}
+
+}  // namespace
+
 Status SeptadApp::Impl::Listen() {
   rest = std::make_unique<rest::RestApi>(UseCases(), *registry, static_cast<std::size_t>(config.worker_threads),
                                          std::vector<std::shared_ptr<prometheus::Collectable>>{
@@ -245,12 +258,23 @@ Status SeptadApp::Impl::Listen() {
   options.read_timeout = config.http_read_timeout;
   options.idle_timeout = config.http_idle_timeout;
   options.error_formatter = &rest::RestApi::ServerError;
+  std::optional<grpcapi::GrpcServer::TlsKeyPair> tls;
+  if (!config.tls_cert_file.empty()) {
+    auto certificate = ReadConfiguredFile("tls_cert_file", config.tls_cert_file);
+    SEPTA_RETURN_IF_ERROR(certificate);
+    auto key = ReadConfiguredFile("tls_key_file", config.tls_key_file);
+    SEPTA_RETURN_IF_ERROR(key);
+    auto context = http::MakeServerTlsContext({*certificate, *key, "", false});
+    if (!context.ok()) return InvalidField("tls_cert_file", context.status().message());
+    options.tls = *context;
+    tls = grpcapi::GrpcServer::TlsKeyPair{*std::move(certificate), *std::move(key)};
+  }
   http = std::make_unique<http::Server>(options, rest->Handler());
   if (Status st = http->Start(); !st.ok()) {
     return Status(st.code(), "http_addr " + config.http_addr + ": " + st.message());
   }
 
-  auto grpc_server = grpcapi::GrpcServer::Start(config.grpc_addr, UseCases(), *registry);
+  auto grpc_server = grpcapi::GrpcServer::Start(config.grpc_addr, UseCases(), *registry, tls ? &*tls : nullptr);
   SEPTA_RETURN_IF_ERROR(grpc_server);
   grpc = *std::move(grpc_server);
   return Status::Ok();
@@ -272,6 +296,7 @@ SeptadApp::SeptadApp(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 SeptadApp::~SeptadApp() { Shutdown(impl_->config.shutdown_grace); }
 
 std::uint16_t SeptadApp::http_port() const { return impl_->http->port(); }
+bool SeptadApp::tls() const { return !impl_->config.tls_cert_file.empty(); }
 int SeptadApp::grpc_port() const { return impl_->grpc->port(); }
 std::string SeptadApp::admin_token_path() const { return (fs::path(impl_->config.data_dir) / "admin.token").string(); }
 const std::optional<std::string>& SeptadApp::new_admin_token() const { return impl_->new_admin_token; }

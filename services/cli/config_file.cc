@@ -19,12 +19,21 @@ Result<ConfigFile> ParseConfigFile(std::string_view yaml_text, std::string_view 
   }
   ConfigFile config;
   if (root.IsNull()) return config;  // an empty file
-  if (!root.IsMap()) return InvalidArgument(where + ": must be a mapping of server and token");
+  if (!root.IsMap()) return InvalidArgument(where + ": must be a mapping of server, token, ca_file and tls");
   for (const auto& entry : root) {
     const std::string key = entry.first.Scalar();
-    std::optional<std::string>* slot = key == "server" ? &config.server : key == "token" ? &config.token : nullptr;
+    if (key == "tls") {
+      const std::string value = entry.second.IsScalar() ? entry.second.Scalar() : "";
+      if (value != "true" && value != "false") return InvalidArgument(where + ": \"tls\" must be true or false");
+      config.tls = value == "true";
+      continue;
+    }
+    std::optional<std::string>* slot = key == "server"    ? &config.server
+                                       : key == "token"   ? &config.token
+                                       : key == "ca_file" ? &config.ca_file
+                                                          : nullptr;
     if (slot == nullptr) {
-      return InvalidArgument(where + ": unknown key \"" + key + "\" (known keys: server, token)");
+      return InvalidArgument(where + ": unknown key \"" + key + "\" (known keys: server, token, ca_file, tls)");
     }
     if (!entry.second.IsScalar()) return InvalidArgument(where + ": \"" + key + "\" must be a string");
     *slot = entry.second.Scalar();

@@ -1,6 +1,8 @@
 // septactl's config file (default ~/.config/septa/config.yaml):
 //   server: septa.example.com:9090
 //   token: septa_...
+//   ca_file: /etc/septa/ca.pem      # TLS, septad's certificate checked against this CA
+//   tls: true                       # TLS with the system's CAs (implied by ca_file)
 // Unknown keys are refused by name, so a typo does not silently fall back
 // to a default server or no token.
 #pragma once
@@ -17,6 +19,8 @@ namespace septa::cli {
 struct ConfigFile {
   std::optional<std::string> server;
   std::optional<std::string> token;
+  std::optional<std::string> ca_file;
+  std::optional<bool> tls;
 };
 
 // `name` is used in messages (the file's path).

@@ -23,7 +23,8 @@ Result<std::map<std::string, std::string>> ParseLabels(const std::vector<std::st
 
 // The flags' storage while CLI11 parses; turned into an Invocation after.
 struct Flags {
-  std::string server, token, config_path, output = "table";
+  std::string server, token, config_path, ca_file, output = "table";
+  bool tls = false;
   double timeout_ms = 10'000;
   TenantCreate tenant_create;
   std::vector<std::string> create_labels;
@@ -68,6 +69,8 @@ Commands Define(CLI::App& app, Flags& f) {
   app.add_option("--server", f.server, "septad's gRPC address host:port (default: config file, else 127.0.0.1:9090)");
   app.add_option("--token", f.token, "bearer token (default: config file, else $SEPTA_TOKEN)");
   app.add_option("--config", f.config_path, "config file with server and token (default ~/.config/septa/config.yaml)");
+  app.add_option("--ca-file", f.ca_file, "connect with TLS and check septad's certificate against this CA (PEM)");
+  app.add_flag("--tls", f.tls, "connect with TLS, checking septad's certificate against the system's CAs");
   app.add_option("-o,--output", f.output, "output format")->check(CLI::IsMember({"table", "json", "yaml"}));
   app.add_option("--timeout", f.timeout_ms, "deadline of each call, e.g. 500ms, 10s, 2m")
       ->transform(CLI::AsNumberWithUnit(kMillisecondsPerUnit, kUnitRequired))
@@ -183,6 +186,8 @@ Result<ParsedCommandLine> ParseCommandLine(const std::vector<std::string>& args)
   if (!flags.server.empty()) options.server = flags.server;
   if (app.get_option("--token")->count() > 0) options.token = flags.token;
   if (!flags.config_path.empty()) options.config_path = flags.config_path;
+  if (!flags.ca_file.empty()) options.ca_file = flags.ca_file;
+  options.tls = flags.tls;
   auto output = ParseOutputFormat(flags.output);
   SEPTA_RETURN_IF_ERROR(output);
   options.output = *output;

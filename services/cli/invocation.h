@@ -19,6 +19,8 @@ struct GlobalOptions {
   std::optional<std::string> server;
   std::optional<std::string> token;
   std::optional<std::string> config_path;
+  std::optional<std::string> ca_file;  // TLS, septad checked against this CA
+  bool tls = false;                    // TLS with the system's CAs
   OutputFormat output = OutputFormat::kTable;
   std::chrono::milliseconds timeout{10'000};
 };

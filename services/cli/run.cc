@@ -2,6 +2,9 @@
 
 #include <google/protobuf/empty.pb.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "services/cli/config_file.h"
 #include "services/cli/error_line.h"
 #include "services/cli/invocation.h"
@@ -17,6 +20,7 @@ constexpr char kDefaultServer[] = "127.0.0.1:9090";
 struct Connection {
   std::string server;
   std::string token;
+  SeptaClient::Security security;
 };
 
 // Flags win over the config file; the token falls back to $SEPTA_TOKEN.
@@ -30,6 +34,15 @@ Result<Connection> ResolveConnection(const GlobalOptions& options, const Environ
   Connection connection;
   connection.server = options.server.value_or(file->server.value_or(kDefaultServer));
   connection.token = options.token.value_or(file->token.value_or(env.septa_token.value_or("")));
+  const std::optional<std::string> ca_file = options.ca_file ? options.ca_file : file->ca_file;
+  connection.security.tls = options.tls || file->tls.value_or(false) || ca_file.has_value();
+  if (ca_file) {
+    std::ifstream in(*ca_file);
+    std::stringstream pem;
+    pem << in.rdbuf();
+    if (!in) return InvalidArgument("--ca-file: cannot read " + *ca_file);
+    connection.security.root_ca_pem = pem.str();
+  }
   return connection;
 }
 
@@ -208,7 +221,7 @@ int RunSeptactl(const std::vector<std::string>& args, const Environment& env, st
         << "\n";
     return kExitFailure;
   }
-  SeptaClient client(connection->server, connection->token, invocation.options.timeout);
+  SeptaClient client(connection->server, connection->token, invocation.options.timeout, connection->security);
   CommandRunner runner(client, invocation.options.output, out, err);
   const grpc::Status status = std::visit(runner, invocation.command);
   if (!status.ok()) {

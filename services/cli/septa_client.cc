@@ -2,10 +2,22 @@
 
 namespace septa::cli {
 
-SeptaClient::SeptaClient(const std::string& server, std::string token, std::chrono::milliseconds timeout)
+namespace {
+
+std::shared_ptr<grpc::ChannelCredentials> CredentialsFor(const SeptaClient::Security& security) {
+  if (!security.tls) return grpc::InsecureChannelCredentials();
+  grpc::SslCredentialsOptions options;
+  options.pem_root_certs = security.root_ca_pem;
+  return grpc::SslCredentials(options);
+}
+
+}  // namespace
+
+SeptaClient::SeptaClient(const std::string& server, std::string token, std::chrono::milliseconds timeout,
+                         const Security& security)
     : token_(std::move(token)),
       timeout_(timeout),
-      channel_(grpc::CreateChannel(server, grpc::InsecureChannelCredentials())),
+      channel_(grpc::CreateChannel(server, CredentialsFor(security))),
       tenants_(v1::TenantService::NewStub(channel_)),
       tiers_(v1::TrustTierService::NewStub(channel_)),
       tokens_(v1::TokenService::NewStub(channel_)) {}

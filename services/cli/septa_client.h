@@ -16,8 +16,13 @@ namespace septa::cli {
 
 class SeptaClient {
  public:
-  // `server` is host:port; plaintext, as septad listens today.
-  SeptaClient(const std::string& server, std::string token, std::chrono::milliseconds timeout);
+  struct Security {
+    bool tls = false;
+    std::string root_ca_pem;  // with tls: empty trusts the system's CAs
+  };
+  // `server` is host:port.
+  SeptaClient(const std::string& server, std::string token, std::chrono::milliseconds timeout,
+              const Security& security);
 
   v1::TenantService::Stub& tenants() { return *tenants_; }
   v1::TrustTierService::Stub& tiers() { return *tiers_; }

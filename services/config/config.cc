@@ -103,6 +103,9 @@ const std::vector<KeyDef>& Defs() {
        StringKey(&Config::database_url)},
       {{"http_addr", "REST listen address host:port"}, AddressKey(&Config::http_addr)},
       {{"grpc_addr", "gRPC listen address host:port"}, AddressKey(&Config::grpc_addr)},
+      {{"tls_cert_file", "PEM certificate chain: REST serves HTTPS and gRPC TLS (with tls_key_file)"},
+       StringKey(&Config::tls_cert_file)},
+      {{"tls_key_file", "PEM private key of tls_cert_file"}, StringKey(&Config::tls_key_file)},
       {{"log_level", "trace, debug, info, warn or error"},
        [](Config& c, const std::string& v, const std::string& where) {
          SEPTA_RETURN_IF_ERROR(OneOf(v, where, {"trace", "debug", "info", "warn", "error"}));
@@ -217,6 +220,10 @@ Result<Config> Load(const Sources& sources, const std::string& home) {
     SEPTA_RETURN_IF_ERROR(def->set(config, value, key + " (" + FlagName(key) + ")"));
   }
   if (config.data_dir.empty()) return InvalidField("data_dir", "must not be empty");
+  if (config.tls_cert_file.empty() != config.tls_key_file.empty()) {
+    return config.tls_key_file.empty() ? InvalidField("tls_key_file", "required when tls_cert_file is set")
+                                       : InvalidField("tls_cert_file", "required when tls_key_file is set");
+  }
   return config;
 }
 

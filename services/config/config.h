@@ -19,6 +19,10 @@ struct Config {
   std::string database_url;           // empty: start the embedded PostgreSQL
   std::string http_addr = "127.0.0.1:8080";
   std::string grpc_addr = "127.0.0.1:9090";
+  // Both set: REST serves HTTPS and gRPC TLS with this PEM pair (leaf first,
+  // then intermediates). Neither: plaintext, meant for loopback.
+  std::string tls_cert_file;
+  std::string tls_key_file;
   std::string log_level = "info";     // trace debug info warn error
   std::string log_format = "text";    // text | json
   std::string migrations_dir;         // empty: the migrations built into the binary

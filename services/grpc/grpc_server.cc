@@ -212,13 +212,19 @@ struct GrpcServer::Services {
 };
 
 Result<std::unique_ptr<GrpcServer>> GrpcServer::Start(const std::string& address, UseCases use_cases,
-                                                      prometheus::Registry& metrics) {
+                                                      prometheus::Registry& metrics, const TlsKeyPair* tls) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   std::unique_ptr<GrpcServer> server(new GrpcServer());
   server->services_ = std::make_unique<Services>(use_cases, metrics);
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &server->port_);
+  std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
+  if (tls != nullptr) {
+    grpc::SslServerCredentialsOptions options;
+    options.pem_key_cert_pairs.push_back({tls->private_key_pem, tls->certificate_pem});
+    credentials = grpc::SslServerCredentials(options);
+  }
+  builder.AddListeningPort(address, credentials, &server->port_);
   builder.RegisterService(&server->services_->tenants);
   builder.RegisterService(&server->services_->tiers);
   builder.RegisterService(&server->services_->tokens);

@@ -21,10 +21,14 @@ using core::UseCases;
 
 class GrpcServer {
  public:
-  // Listens on `address` ("127.0.0.1:0" picks a free port); counts calls
-  // and their latency in `metrics`.
+  struct TlsKeyPair {
+    std::string certificate_pem;  // leaf first, then intermediates
+    std::string private_key_pem;
+  };
+  // Listens on `address` ("127.0.0.1:0" picks a free port), with TLS when
+  // `tls` is given; counts calls and their latency in `metrics`.
   static Result<std::unique_ptr<GrpcServer>> Start(const std::string& address, UseCases use_cases,
-                                                   prometheus::Registry& metrics);
+                                                   prometheus::Registry& metrics, const TlsKeyPair* tls = nullptr);
   ~GrpcServer();
 
   int port() const { return port_; }

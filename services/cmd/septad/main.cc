@@ -97,9 +97,9 @@ int main(int argc, char** argv) {
   const auto ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
   const std::string host = config->http_addr.substr(0, config->http_addr.rfind(':'));
-  spdlog::info("septad ready in {} ms: REST http://{}:{} gRPC {}:{} database {}", ms, host, (*app)->http_port(),
-               config->grpc_addr.substr(0, config->grpc_addr.rfind(':')), (*app)->grpc_port(),
-               (*app)->database_description());
+  spdlog::info("septad ready in {} ms: REST {}://{}:{} gRPC {}:{}{} database {}", ms, (*app)->tls() ? "https" : "http",
+               host, (*app)->http_port(), config->grpc_addr.substr(0, config->grpc_addr.rfind(':')), (*app)->grpc_port(),
+               (*app)->tls() ? " (TLS)" : "", (*app)->database_description());
   if (const auto& token = (*app)->new_admin_token()) {
     std::cout << "\nBootstrap admin token (shown once; also in " << (*app)->admin_token_path() << "):\n  " << *token
               << "\n\n"

@@ -3,9 +3,11 @@
 # data directory, the bootstrap admin token printed once and written 0600,
 # the simulated host cluster answering real kubectl through the kubeconfig
 # septad writes, REST and gRPC answering, SIGTERM draining cleanly, and a
-# second start reusing everything (no new token, no re-applied migration).
+# second start reusing everything (no new token, no re-applied migration),
+# then a third start with TLS: HTTPS for REST (curl), TLS for gRPC (septactl).
 set -euo pipefail
 septad=$1
+septactl=$2
 dir=$(mktemp -d /tmp/septad-e2e.XXXXXX)
 log=$dir/septad.log
 pid=""
@@ -24,9 +26,10 @@ fail() { echo "FAIL: $*"; echo "--- septad log:"; cat "$log"; exit 1; }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null ||
   echo $((20000 + RANDOM % 20000)); }
 
-start() {
+start() {  # extra arguments go to septad
   http_port=$(free_port); grpc_port=$(free_port)
-  "$septad" --data-dir "$dir/data" --kubesim-addr 127.0.0.1:0 --http-addr "127.0.0.1:$http_port" --grpc-addr "127.0.0.1:$grpc_port" >"$log" 2>&1 &
+  "$septad" --data-dir "$dir/data" --kubesim-addr 127.0.0.1:0 --http-addr "127.0.0.1:$http_port" \
+    --grpc-addr "127.0.0.1:$grpc_port" "$@" >"$log" 2>&1 &
   pid=$!
   for _ in $(seq 1 300); do
     grep -q "septad ready" "$log" && return 0
@@ -65,5 +68,21 @@ grep -q "applied migration" "$log" && fail "second start re-applied a migration"
 curl -sf -H "Authorization: Bearer $token" "http://127.0.0.1:$http_port/v1/tenants/e2e" | grep -q '"name":"e2e"' ||
   fail "tenant did not survive a restart"
 echo "second start: $(grep -o 'ready in [0-9]* ms' "$log" | tail -1)"
+stop
+
+# TLS: a self-signed certificate for 127.0.0.1 serves as its own CA.
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj /CN=septad \
+  -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" -keyout "$dir/tls.key" -out "$dir/tls.crt" 2>/dev/null
+start --tls-cert-file "$dir/tls.crt" --tls-key-file "$dir/tls.key"
+grep -q "REST https://" "$log" || fail "the ready line does not say https"
+curl -sf --cacert "$dir/tls.crt" "https://127.0.0.1:$http_port/healthz" >/dev/null || fail "HTTPS /healthz"
+curl -sf --cacert "$dir/tls.crt" -H "Authorization: Bearer $token" "https://127.0.0.1:$http_port/v1/tenants/e2e" |
+  grep -q '"name":"e2e"' || fail "HTTPS GET tenant"
+curl -sf "http://127.0.0.1:$http_port/healthz" >/dev/null 2>&1 && fail "plain HTTP answered on the TLS port"
+"$septactl" --server "127.0.0.1:$grpc_port" --ca-file "$dir/tls.crt" --token "$token" tenant get e2e -o json |
+  grep -q '"name": *"e2e"' || fail "septactl over TLS"
+if "$septactl" --server "127.0.0.1:$grpc_port" --token "$token" --timeout 2s tier list >/dev/null 2>&1; then
+  fail "septactl in plaintext reached the TLS port"
+fi
 stop
 echo "septad e2e: ok"

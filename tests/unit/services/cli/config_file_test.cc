@@ -14,6 +14,15 @@ TEST(ConfigFile, ReadsServerAndToken) {
   EXPECT_EQ(config->token, "septa_abc");
 }
 
+TEST(ConfigFile, ReadsTlsSettings) {
+  auto config = ParseConfigFile("ca_file: /etc/septa/ca.pem\ntls: true\n", "c.yaml");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->ca_file, "/etc/septa/ca.pem");
+  EXPECT_EQ(config->tls, true);
+  EXPECT_EQ(ParseConfigFile("tls: false\n", "c.yaml")->tls, false);
+  EXPECT_EQ(ParseConfigFile("tls: yes please\n", "c.yaml").status().message(), "c.yaml: \"tls\" must be true or false");
+}
+
 TEST(ConfigFile, EveryKeyIsOptional) {
   auto config = ParseConfigFile("server: h:1\n", "c.yaml");
   ASSERT_TRUE(config.ok());
@@ -29,7 +38,7 @@ TEST(ConfigFile, UnknownKeyIsNamed) {
   ASSERT_FALSE(config.ok());
   EXPECT_EQ(config.status().code(), Code::kInvalidArgument);
   EXPECT_EQ(config.status().message(),
-            "/home/ada/.config/septa/config.yaml: unknown key \"tokn\" (known keys: server, token)");
+            "/home/ada/.config/septa/config.yaml: unknown key \"tokn\" (known keys: server, token, ca_file, tls)");
 }
 
 TEST(ConfigFile, MalformedYamlNamesThePosition) {
@@ -39,7 +48,8 @@ TEST(ConfigFile, MalformedYamlNamesThePosition) {
 }
 
 TEST(ConfigFile, RefusesNonMappingsAndNonScalars) {
-  EXPECT_EQ(ParseConfigFile("- a\n", "c.yaml").status().message(), "c.yaml: must be a mapping of server and token");
+  EXPECT_EQ(ParseConfigFile("- a\n", "c.yaml").status().message(),
+            "c.yaml: must be a mapping of server, token, ca_file and tls");
   EXPECT_EQ(ParseConfigFile("token: [a, b]\n", "c.yaml").status().message(), "c.yaml: \"token\" must be a string");
 }
 

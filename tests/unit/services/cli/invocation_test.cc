@@ -24,6 +24,8 @@ TEST(Invocation, GlobalDefaults) {
   EXPECT_FALSE(inv.options.server.has_value());
   EXPECT_FALSE(inv.options.token.has_value());
   EXPECT_FALSE(inv.options.config_path.has_value());
+  EXPECT_FALSE(inv.options.ca_file.has_value());
+  EXPECT_FALSE(inv.options.tls);
   EXPECT_EQ(inv.options.output, OutputFormat::kTable);
   EXPECT_EQ(inv.options.timeout, std::chrono::seconds(10));
   EXPECT_TRUE(std::holds_alternative<TierList>(inv.command));
@@ -40,6 +42,8 @@ TEST(Invocation, GlobalFlags) {
   EXPECT_TRUE(std::holds_alternative<TokenList>(inv.command));
   EXPECT_EQ(Parse({"--timeout", "2m", "tier", "list"}).options.timeout, std::chrono::minutes(2));
   EXPECT_EQ(Parse({"--output", "json", "tier", "list"}).options.output, OutputFormat::kJson);
+  EXPECT_EQ(Parse({"--ca-file", "/ca.pem", "tier", "list"}).options.ca_file, "/ca.pem");
+  EXPECT_TRUE(Parse({"--tls", "tier", "list"}).options.tls);
 }
 
 TEST(Invocation, GlobalFlagsMayFollowTheCommand) {

@@ -90,7 +90,17 @@ TEST_F(ConfigHome, UnknownConfigKeyIsAUsageError) {
   const auto r = Septactl({"tier", "list"}, Env());
   EXPECT_EQ(r.exit_code, kExitUsage);
   EXPECT_EQ(r.err, "septactl: INVALID_ARGUMENT: " + (home_ / ".config/septa/config.yaml").string() +
-                       ": unknown key \"sever\" (known keys: server, token)\n");
+                       ": unknown key \"sever\" (known keys: server, token, ca_file, tls)\n");
+}
+
+TEST_F(ConfigHome, AnUnreadableCaFileIsAUsageErrorNamingTheFlag) {
+  const std::string missing = (home_ / "no-ca.pem").string();
+  const auto r = Septactl({"--server", kNoServer, "--token", "t", "--ca-file", missing, "tier", "list"}, Env());
+  EXPECT_EQ(r.exit_code, kExitUsage);
+  EXPECT_EQ(r.err, "septactl: INVALID_ARGUMENT: --ca-file: cannot read " + missing + "\n");
+  WriteConfig("ca_file: " + missing + "\n");
+  EXPECT_EQ(Septactl({"--server", kNoServer, "--token", "t", "tier", "list"}, Env()).exit_code, kExitUsage)
+      << "from the config file too";
 }
 
 TEST_F(ConfigHome, ANamedConfigFileMustExist) {

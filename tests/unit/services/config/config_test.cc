@@ -59,6 +59,8 @@ TEST(Config, ErrorsNameTheKeyAndSource) {
       {{"", "", {}, {{"no_such", "1"}}}, "no_such", "unknown flag --no-such"},
       {{"", "", {}, {{"idempotency_ttl", "500ms"}}}, "idempotency_ttl (--idempotency-ttl)", "shorter than 1s"},
       {{"kubesim_addr: here\n", "f.yaml", {}, {}}, "kubesim_addr (f.yaml)", "not host:port"},
+      {{"", "", {}, {{"tls_cert_file", "/c.pem"}}}, "tls_key_file", "required when tls_cert_file is set"},
+      {{"", "", {{"SEPTA_TLS_KEY_FILE", "/k.pem"}}, {}}, "tls_cert_file", "required when tls_key_file is set"},
   };
   for (const auto& bad : cases) {
     auto c = Load(bad.sources, "/h");

@@ -1,6 +1,6 @@
-// septad and its host cluster: the simulated cluster it runs when no
-// kubeconfig is configured, a configured cluster, and the errors that name
-// the configuration key at fault.
+// What septad's start does with its configuration: the simulated host
+// cluster it runs when no kubeconfig is configured, a configured cluster,
+// TLS files, and the errors that name the configuration key at fault.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -10,6 +10,7 @@
 
 #include "services/app/septad_app.h"
 #include "services/kube/client.h"
+#include "services/http/tls.h"
 #include "services/kubesim/kubesim.h"
 #include "tests/support/test_database.h"
 
@@ -18,7 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class HostClusterTest : public ::testing::Test {
+class SeptadStartTest : public ::testing::Test {
  protected:
   void SetUp() override {
     auto db = TestDatabase::Create();
@@ -62,7 +63,7 @@ class HostClusterTest : public ::testing::Test {
   config::Config config_;
 };
 
-TEST_F(HostClusterTest, WithoutAKubeconfigSeptadRunsTheSampleClusterAndWritesItsKubeconfig) {
+TEST_F(SeptadStartTest, WithoutAKubeconfigSeptadRunsTheSampleClusterAndWritesItsKubeconfig) {
   auto app = app::SeptadApp::Start(config_);
   ASSERT_TRUE(app.ok()) << app.status().ToString();
   const std::string path = (*app)->kubeconfig_path();
@@ -75,7 +76,7 @@ TEST_F(HostClusterTest, WithoutAKubeconfigSeptadRunsTheSampleClusterAndWritesIts
   EXPECT_NE(std::find(names.begin(), names.end(), "h100-0"), names.end());
 }
 
-TEST_F(HostClusterTest, AnInventoryFileReplacesTheSample) {
+TEST_F(SeptadStartTest, AnInventoryFileReplacesTheSample) {
   config_.kubesim_inventory = Write("nodes.yaml", "nodes:\n  - name: l4-{0..2}\n    cpu: \"16\"\n    memory: 64Gi\n"
                                                   "    gpus: {model: T4, count: 2}\n");
   auto app = app::SeptadApp::Start(config_);
@@ -83,7 +84,7 @@ TEST_F(HostClusterTest, AnInventoryFileReplacesTheSample) {
   EXPECT_EQ(NodeNames((*app)->kubeconfig_path()), (std::vector<std::string>{"l4-0", "l4-1", "l4-2"}));
 }
 
-TEST_F(HostClusterTest, AConfiguredKubeconfigIsUsedAndNoClusterIsStarted) {
+TEST_F(SeptadStartTest, AConfiguredKubeconfigIsUsedAndNoClusterIsStarted) {
   kubesim::KubeSimOptions options;
   options.inventory = kubesim::Inventory{};
   kubesim::NodeSpec node;
@@ -101,7 +102,7 @@ TEST_F(HostClusterTest, AConfiguredKubeconfigIsUsedAndNoClusterIsStarted) {
   EXPECT_EQ(NodeNames((*app)->kubeconfig_path()), (std::vector<std::string>{"external-0"}));
 }
 
-TEST_F(HostClusterTest, ConfigurationErrorsNameTheKey) {
+TEST_F(SeptadStartTest, ConfigurationErrorsNameTheKey) {
   struct Case {
     std::string kubeconfig, inventory, key, part;
   };
@@ -123,7 +124,7 @@ TEST_F(HostClusterTest, ConfigurationErrorsNameTheKey) {
   }
 }
 
-TEST_F(HostClusterTest, AnUnreachableClusterFailsTheStartAndSaysWhere) {
+TEST_F(SeptadStartTest, AnUnreachableClusterFailsTheStartAndSaysWhere) {
   std::string kubeconfig;
   {
     kubesim::KubeSim gone({});
@@ -135,6 +136,47 @@ TEST_F(HostClusterTest, AnUnreachableClusterFailsTheStartAndSaysWhere) {
   ASSERT_FALSE(app.ok());
   EXPECT_NE(app.status().message().find("cannot reach the host cluster at https://127.0.0.1:"), std::string::npos)
       << app.status().ToString();
+}
+
+TEST_F(SeptadStartTest, TlsFilesAreCheckedAndNamed) {
+  const auto now = std::chrono::system_clock::now();
+  http::CertificateRequest request;
+  request.common_name = "septad";
+  request.ip_addresses = {"127.0.0.1"};
+  request.not_before = now - std::chrono::hours(1);
+  request.not_after = now + std::chrono::hours(1);
+  auto pair = http::IssueCertificate(request, nullptr);
+  ASSERT_TRUE(pair.ok()) << pair.status().ToString();
+  auto other = http::IssueCertificate(request, nullptr);
+  ASSERT_TRUE(other.ok());
+  const std::string cert = Write("tls.crt", pair->certificate), key = Write("tls.key", pair->private_key);
+
+  config::Config good = config_;
+  good.tls_cert_file = cert;
+  good.tls_key_file = key;
+  {
+    auto app = app::SeptadApp::Start(good);
+    ASSERT_TRUE(app.ok()) << app.status().ToString();
+    EXPECT_TRUE((*app)->tls());
+  }
+  struct Case {
+    std::string cert, key, field, part;
+  };
+  for (const Case& c : std::vector<Case>{
+           {(fs::path(data_dir_) / "absent.crt").string(), key, "tls_cert_file", "cannot read"},
+           {cert, (fs::path(data_dir_) / "absent.key").string(), "tls_key_file", "cannot read"},
+           {Write("garbage.crt", "not a certificate"), key, "tls_cert_file", ""},
+           {cert, Write("other.key", other->private_key), "tls_cert_file", ""}}) {
+    config::Config config = config_;
+    config.tls_cert_file = c.cert;
+    config.tls_key_file = c.key;
+    auto app = app::SeptadApp::Start(config);
+    ASSERT_FALSE(app.ok()) << c.cert << " " << c.key;
+    EXPECT_EQ(app.status().code(), Code::kInvalidArgument) << app.status().ToString();
+    ASSERT_EQ(app.status().violations().size(), 1u) << app.status().ToString();
+    EXPECT_EQ(app.status().violations()[0].field, c.field) << app.status().ToString();
+    EXPECT_NE(app.status().ToString().find(c.part), std::string::npos) << app.status().ToString();
+  }
 }
 
 }  // namespace
