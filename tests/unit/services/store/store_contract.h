@@ -404,24 +404,21 @@ TYPED_TEST_P(StoreContract, IdempotencyKeysAreDeletedOneByOneOrOldestFirst) {
   EXPECT_TRUE(this->Write([](Tx& tx) { return tx.DeleteIdempotency("tenant:x", "k1"); }).ok());
   EXPECT_TRUE(exists("k1")) << "another principal's key of the same name";
 
+  auto delete_before = [&](TimePoint cutoff, int limit) {
+    int deleted = -1;
+    EXPECT_TRUE(this->Write([&](Tx& tx) -> Status {
+                      auto n = tx.DeleteIdempotencyBefore(cutoff, limit);
+                      SEPTA_RETURN_IF_ERROR(n);
+                      deleted = *n;
+                      return Status::Ok();
+                    }).ok());
+    return deleted;
+  };
   // Before At(13): k4 (At(10)) and k3 (At(11)); k1 (At(13)) is not strictly before.
-  int deleted = -1;
-  ASSERT_TRUE(this->Write([&](Tx& tx) -> Status {
-                    auto n = tx.DeleteIdempotencyBefore(At(13), 1);
-                    SEPTA_RETURN_IF_ERROR(n);
-                    deleted = *n;
-                    return Status::Ok();
-                  }).ok());
-  EXPECT_EQ(deleted, 1);
+  EXPECT_EQ(delete_before(At(13), 1), 1);
   EXPECT_FALSE(exists("k4")) << "the oldest goes first";
   EXPECT_TRUE(exists("k3"));
-  ASSERT_TRUE(this->Write([&](Tx& tx) -> Status {
-                    auto n = tx.DeleteIdempotencyBefore(At(13), 100);
-                    SEPTA_RETURN_IF_ERROR(n);
-                    deleted = *n;
-                    return Status::Ok();
-                  }).ok());
-  EXPECT_EQ(deleted, 1);
+  EXPECT_EQ(delete_before(At(13), 100), 1);
   EXPECT_FALSE(exists("k3"));
   EXPECT_TRUE(exists("k1"));
   EXPECT_TRUE(exists("k0"));
