@@ -113,6 +113,11 @@ struct SeptadApp::Impl {
   std::optional<std::string> new_admin_token;
   bool stopped = false;
 
+  // The revocation watcher points at the authenticator, which dies first.
+  ~Impl() {
+    if (store) store->WatchRevocations(nullptr);
+  }
+
   Status Open();
   Status EnsureAdminToken();
   Status StartSimulatedCluster();
@@ -155,6 +160,8 @@ Status SeptadApp::Impl::Open() {
   SEPTA_RETURN_IF_ERROR(store->Ready());
 
   authenticator = std::make_unique<core::Authenticator>(*store, clock, config.auth_cache_ttl);
+  // Revocations committed by any replica reach this one's token cache at once.
+  store->WatchRevocations([auth = authenticator.get()](const core::Revocation& r) { auth->Forget(r); });
   tenants = std::make_unique<core::TenantService>(*store, clock, config.idempotency_ttl);
   tiers = std::make_unique<core::TrustTierService>(*store);
   tokens = std::make_unique<core::TokenService>(*store, clock, random, *authenticator);
@@ -312,6 +319,7 @@ void SeptadApp::Shutdown(std::chrono::milliseconds grace) {
   if (impl_->grpc) impl_->grpc->Shutdown(grace);
   impl_->rest.reset();
   impl_->sweeper.reset();
+  if (impl_->store) impl_->store->WatchRevocations(nullptr);
   impl_->host_cluster.reset();
   if (impl_->kubesim) impl_->kubesim->Stop();
   impl_->store.reset();

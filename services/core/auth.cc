@@ -76,10 +76,12 @@ Authenticator::Authenticator(Store& store, const Clock& clock, std::chrono::mill
 
 Result<ApiToken> Authenticator::Lookup(const std::string& id) {
   const TimePoint now = clock_.Now();
+  std::uint64_t generation = 0;
   {
     std::lock_guard lock(mu_);
     auto it = cache_.find(id);
     if (it != cache_.end() && now - it->second.fetched_at < cache_ttl_) return it->second.token;
+    generation = forget_generation_;
   }
   ApiToken token;
   Status st = store_.Transact(TxMode::kReadOnly, [&](Tx& tx) -> Status {
@@ -91,7 +93,9 @@ Result<ApiToken> Authenticator::Lookup(const std::string& id) {
   if (!st.ok()) return st;
   if (cache_ttl_.count() > 0) {
     std::lock_guard lock(mu_);
-    cache_[id] = CachedToken{token, now};
+    // A revocation told while we read may be older than what we read: keep
+    // nothing rather than a row it made stale.
+    if (generation == forget_generation_) cache_[id] = CachedToken{token, now};
   }
   return token;
 }
@@ -120,7 +124,20 @@ Result<Principal> Authenticator::Authenticate(std::string_view bearer) {
 
 void Authenticator::Forget(const std::string& token_id) {
   std::lock_guard lock(mu_);
+  ++forget_generation_;
   cache_.erase(token_id);
+}
+
+void Authenticator::Forget(const Revocation& revocation) {
+  std::lock_guard lock(mu_);
+  ++forget_generation_;
+  if (!revocation.token_id.empty()) {
+    cache_.erase(revocation.token_id);
+  } else if (!revocation.principal.empty()) {
+    std::erase_if(cache_, [&](const auto& entry) { return entry.second.token.principal == revocation.principal; });
+  } else {
+    cache_.clear();
+  }
 }
 
 bool CanSeeTenant(const Principal& p, std::string_view tenant) { return p.admin || p.tenant == tenant; }

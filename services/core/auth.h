@@ -51,6 +51,10 @@ class Authenticator {
   // kUnauthenticated for a missing, malformed, unknown, expired or revoked token.
   Result<Principal> Authenticate(std::string_view bearer);
   void Forget(const std::string& token_id);
+  // Drops what a committed revocation makes stale (all of the cache for an
+  // empty one); wire it to Store::WatchRevocations so that revocations made
+  // on other replicas take effect at once instead of after cache_ttl.
+  void Forget(const Revocation& revocation);
 
  private:
   struct CachedToken {
@@ -64,6 +68,7 @@ class Authenticator {
   std::chrono::milliseconds cache_ttl_;
   std::mutex mu_;
   std::unordered_map<std::string, CachedToken> cache_;
+  std::uint64_t forget_generation_ = 0;  // bumped by every Forget
 };
 
 // Authorization. A principal that may not see a tenant gets kNotFound (so

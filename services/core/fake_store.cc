@@ -70,6 +70,9 @@ class FakeTx final : public Tx {
  public:
   FakeTx(FakeStore::State& state, TxMode mode) : s_(state), mode_(mode) {}
 
+  // Told to the watcher once the transaction commits.
+  std::vector<Revocation> revocations;
+
   Result<std::vector<TrustTier>> ListTrustTiers() override {
     std::vector<TrustTier> tiers;
     for (const auto& [name, tier] : s_.tiers) tiers.push_back(tier);
@@ -166,6 +169,7 @@ class FakeTx final : public Tx {
     auto it = s_.tokens.find(id);
     if (it == s_.tokens.end()) return NotFound("API token \"" + id + "\" not found");
     if (!it->second.revoke_time) it->second.revoke_time = Truncated(when);  // the first revocation stands
+    revocations.push_back({id, ""});
     return Status::Ok();
   }
   Status RevokeTokensOf(const std::string& principal, TimePoint when) override {
@@ -173,6 +177,7 @@ class FakeTx final : public Tx {
     for (auto& [id, token] : s_.tokens) {
       if (token.principal == principal && !token.revoke_time) token.revoke_time = Truncated(when);
     }
+    revocations.push_back({"", principal});
     return Status::Ok();
   }
 
@@ -278,13 +283,30 @@ std::optional<Status> FakeStore::TakeInjectedFailure() {
 }
 
 Status FakeStore::Transact(TxMode mode, const std::function<Status(Tx&)>& body) {
-  std::lock_guard lock(mu_);
-  if (auto failure = TakeInjectedFailure()) return *failure;
-  State draft = state_;
-  FakeTx tx(draft, mode);
-  Status status = body(tx);
-  if (status.ok() && mode == TxMode::kReadWrite) state_ = std::move(draft);
+  std::vector<Revocation> committed;
+  std::function<void(const Revocation&)> watcher;
+  Status status;
+  {
+    std::lock_guard lock(mu_);
+    if (auto failure = TakeInjectedFailure()) return *failure;
+    State draft = state_;
+    FakeTx tx(draft, mode);
+    status = body(tx);
+    if (status.ok() && mode == TxMode::kReadWrite) {
+      state_ = std::move(draft);
+      committed = std::move(tx.revocations);
+      watcher = on_revocation_;
+    }
+  }
+  if (watcher) {
+    for (const Revocation& r : committed) watcher(r);
+  }
   return status;
+}
+
+void FakeStore::WatchRevocations(std::function<void(const Revocation&)> on_revocation) {
+  std::lock_guard lock(mu_);
+  on_revocation_ = std::move(on_revocation);
 }
 
 Status FakeStore::Ready() {

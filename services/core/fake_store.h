@@ -22,6 +22,7 @@ class FakeStore final : public Store {
 
   Status Transact(TxMode mode, const std::function<Status(Tx&)>& body) override;
   Status Ready() override;
+  void WatchRevocations(std::function<void(const Revocation&)> on_revocation) override;
 
   // The next `times` calls of Transact or Ready return `failure` without
   // running anything, as a PgStore would when the database is unreachable.
@@ -42,6 +43,7 @@ class FakeStore final : public Store {
   std::mutex mu_;
   State state_;
   std::deque<Status> failures_;
+  std::function<void(const Revocation&)> on_revocation_;
 };
 
 }  // namespace septa::core

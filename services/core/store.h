@@ -67,6 +67,12 @@ class Tx {
 
 enum class TxMode { kReadOnly, kReadWrite };
 
+// A committed token revocation, as told to caches (Store::WatchRevocations).
+struct Revocation {
+  std::string token_id;   // this token; when empty:
+  std::string principal;  // every token of this principal; both empty: any token may have changed
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -77,6 +83,13 @@ class Store {
   virtual Status Transact(TxMode mode, const std::function<Status(Tx&)>& body) = 0;
   // Readiness: the database answers and every migration is applied.
   virtual Status Ready() = 0;
+  // Calls `on_revocation` for every token revocation committed from now on
+  // through any store on the same database (other septad replicas
+  // included), and with an empty Revocation whenever some may have been
+  // missed (PgStore: after (re)connecting). PgStore calls from a thread of
+  // its own, FakeStore right after the commit. One watcher per store;
+  // nullptr stops watching.
+  virtual void WatchRevocations(std::function<void(const Revocation&)> on_revocation) = 0;
 };
 
 }  // namespace septa::core

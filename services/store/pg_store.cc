@@ -6,6 +6,7 @@
 #include "services/store/connection_pool.h"
 #include "services/store/pg_errors.h"
 #include "services/store/pg_tx.h"
+#include "services/store/revocation_listener.h"
 #include "services/store/schema_migrations.h"
 
 namespace septa::store {
@@ -93,6 +94,13 @@ PgStore::PgStore(PgStoreOptions options)
                                              PrepareStatements)) {}
 
 PgStore::~PgStore() = default;
+
+void PgStore::WatchRevocations(std::function<void(const core::Revocation&)> on_revocation) {
+  revocation_listener_.reset();  // joins the old one first
+  if (on_revocation) {
+    revocation_listener_ = std::make_unique<RevocationListener>(options_.database_url, std::move(on_revocation));
+  }
+}
 
 Status PgStore::Transact(core::TxMode mode, const std::function<Status(core::Tx&)>& body) {
   Status last;

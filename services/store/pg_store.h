@@ -39,6 +39,7 @@ struct PgStoreStats {
 };
 
 class ConnectionPool;
+class RevocationListener;
 
 class PgStore final : public core::Store {
  public:
@@ -48,6 +49,8 @@ class PgStore final : public core::Store {
 
   Status Transact(core::TxMode mode, const std::function<Status(core::Tx&)>& body) override;
   Status Ready() override;
+  // LISTENs on a connection of its own (not one of the pool's).
+  void WatchRevocations(std::function<void(const core::Revocation&)> on_revocation) override;
 
   PgStoreStats Stats() const;
 
@@ -55,6 +58,7 @@ class PgStore final : public core::Store {
   PgStoreOptions options_;
   std::unique_ptr<ConnectionPool> pool_;
   std::atomic<std::uint64_t> retries_total_{0};
+  std::unique_ptr<RevocationListener> revocation_listener_;
 };
 
 }  // namespace septa::store

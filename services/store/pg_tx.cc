@@ -1,5 +1,7 @@
 #include "services/store/pg_tx.h"
 
+#include "services/store/revocation_listener.h"
+
 #include <nlohmann/json.hpp>
 
 namespace septa::store {
@@ -139,6 +141,8 @@ void PrepareStatements(pqxx::connection& c) {
   // Revoking twice keeps the first revocation time.
   c.prepare("token_revoke",
             "UPDATE api_tokens SET revoke_time = coalesce(revoke_time, septa_ts($2)) WHERE id = $1");
+  // Delivered to every listener when (and only if) the transaction commits.
+  c.prepare("revocation_notify", "SELECT pg_notify('" + std::string(kRevocationChannel) + "', $1)");
   c.prepare("token_revoke_of",
             "UPDATE api_tokens SET revoke_time = septa_ts($2) WHERE principal = $1 AND revoke_time IS NULL");
   c.prepare("audit_append",
@@ -299,14 +303,21 @@ Result<std::vector<ApiToken>> PgTx::ListTokens(const std::string& principal) {
 }
 
 Status PgTx::RevokeToken(const std::string& id, TimePoint when) {
-  auto revoked = Write([&](pqxx::transaction_base& w) { return w.exec_prepared("token_revoke", id, Micros(when)); });
+  auto revoked = Write([&](pqxx::transaction_base& w) {
+    pqxx::result r = w.exec_prepared("token_revoke", id, Micros(when));
+    w.exec_prepared("revocation_notify", RevocationPayload({id, ""}));
+    return r;
+  });
   if (!revoked.ok()) return revoked.status();
   return *revoked == 1 ? Status::Ok() : NotFound("API token \"" + id + "\" not found");
 }
 
 Status PgTx::RevokeTokensOf(const std::string& principal, TimePoint when) {
-  return ToStatus(Write(
-      [&](pqxx::transaction_base& w) { return w.exec_prepared("token_revoke_of", principal, Micros(when)); }));
+  return ToStatus(Write([&](pqxx::transaction_base& w) {
+    pqxx::result r = w.exec_prepared("token_revoke_of", principal, Micros(when));
+    w.exec_prepared("revocation_notify", RevocationPayload({"", principal}));
+    return r;
+  }));
 }
 
 Status PgTx::AppendAudit(const AuditRecord& r) {

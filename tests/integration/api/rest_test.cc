@@ -188,6 +188,57 @@ TEST_F(ShortIdempotencyTtlTest, ExpiredKeysAreSweptAndFreeAgain) {
   EXPECT_EQ(CountRows(db_->url(), "tenants"), 2);
 }
 
+// Two septad replicas on one database, each trusting a verified token for an
+// hour: a revocation on one must still lock the token out of the other at
+// once (PostgreSQL NOTIFY), not after the cache's hour.
+class TwoReplicasTest : public ApiTest {
+  void Configure(config::Config& config) override { config.auth_cache_ttl = std::chrono::hours(1); }
+};
+
+TEST_F(TwoReplicasTest, ARevocationOnOneReplicaLocksTheTokenOutOfTheOther) {
+  std::string dir = (std::filesystem::temp_directory_path() / "septa-replica-XXXXXX").string();
+  ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+  config::Config config;
+  config.data_dir = dir;
+  config.database_url = db_->url();
+  config.http_addr = "127.0.0.1:0";
+  config.grpc_addr = "127.0.0.1:0";
+  config.auth_cache_ttl = std::chrono::hours(1);
+  config.shutdown_grace = std::chrono::milliseconds(500);
+  auto other = app::SeptadApp::Start(config);
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  HttpClient other_http((*other)->http_port());
+
+  CreateTenant("acme");
+  CreateTenant("beta");
+  auto created = Call(admin_, "POST", "/v1/tokens", R"({"principal":"tenant:acme","role":"viewer"})");
+  ASSERT_EQ(created.status, 201) << created.body;
+  const json token = json::parse(created.body);
+  const std::string secret = token["token"];
+  auto as_acme = [&](HttpClient& client) { return client.Send("GET", "/v1/tenants/acme", "", Bearer(secret)).status; };
+  ASSERT_EQ(as_acme(other_http), 200);  // the other replica now trusts it for an hour
+
+  EXPECT_EQ(Call(admin_, "DELETE", "/v1/tokens/" + token["id"].get<std::string>()).status, 204);
+  int status = 0;
+  for (int i = 0; i < 50 && (status = as_acme(other_http)) == 200; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(status, 401) << "still trusted 2.5 s after the revocation";
+
+  // Deleting a tenant revokes its tokens everywhere too.
+  auto beta = Call(admin_, "POST", "/v1/tokens", R"({"principal":"tenant:beta","role":"owner"})");
+  const std::string beta_secret = json::parse(beta.body)["token"];
+  ASSERT_EQ(other_http.Send("GET", "/v1/tenants/beta", "", Bearer(beta_secret)).status, 200);
+  EXPECT_EQ(Call(admin_, "DELETE", "/v1/tenants/beta").status, 204);
+  for (int i = 0; i < 50 && (status = other_http.Send("GET", "/v1/tenants/beta", "", Bearer(beta_secret)).status) != 401;
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(status, 401);
+  other->reset();
+  std::filesystem::remove_all(dir);
+}
+
 TEST_F(RestTest, ConcurrentEtagUpdatesLoseNothing) {
   CreateTenant("hot");
   constexpr int kClients = 32;

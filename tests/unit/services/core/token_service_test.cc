@@ -61,6 +61,35 @@ TEST_F(TokenServiceTest, RevocationByAnotherReplicaIsSeenWithinTheCacheTtl) {
   EXPECT_EQ(authenticator.Authenticate(issued->secret_text).status().code(), Code::kUnauthenticated);
 }
 
+TEST_F(TokenServiceTest, AToldRevocationEndsTheCachedTrustAtOnce) {
+  MustCreate("acme");
+  MustCreate("beta");
+  auto acme = tokens.Create(Admin(), {"tenant:acme", "owner", "", ""});
+  auto beta = tokens.Create(Admin(), {"tenant:beta", "owner", "", ""});
+  auto admin = tokens.Create(Admin(), {"admin", "owner", "", ""});
+  ASSERT_TRUE(acme.ok() && beta.ok() && admin.ok());
+  // Wired as septad wires it: the store tells the authenticator.
+  store.WatchRevocations([this](const Revocation& r) { authenticator.Forget(r); });
+  for (const auto* t : {&*acme, &*beta, &*admin}) ASSERT_TRUE(authenticator.Authenticate(t->secret_text).ok());
+
+  ASSERT_TRUE(store.Transact(TxMode::kReadWrite, [&](Tx& tx) { return tx.RevokeTokensOf("tenant:acme", Now(clock)); })
+                  .ok());
+  EXPECT_EQ(authenticator.Authenticate(acme->secret_text).status().code(), Code::kUnauthenticated)
+      << "within the cache TTL, the principal's tokens are no longer trusted";
+  EXPECT_TRUE(authenticator.Authenticate(beta->secret_text).ok());
+  ASSERT_TRUE(store.Transact(TxMode::kReadWrite, [&](Tx& tx) { return tx.RevokeToken(admin->token.id, Now(clock)); })
+                  .ok());
+  EXPECT_EQ(authenticator.Authenticate(admin->secret_text).status().code(), Code::kUnauthenticated);
+
+  // "Start over" drops everything: a row changed behind the cache's back is read again.
+  store.WatchRevocations(nullptr);
+  ASSERT_TRUE(store.Transact(TxMode::kReadWrite, [&](Tx& tx) { return tx.RevokeTokensOf("tenant:beta", Now(clock)); })
+                  .ok());
+  EXPECT_TRUE(authenticator.Authenticate(beta->secret_text).ok()) << "not told: still cached";
+  authenticator.Forget(Revocation{});
+  EXPECT_EQ(authenticator.Authenticate(beta->secret_text).status().code(), Code::kUnauthenticated);
+}
+
 TEST_F(TokenServiceTest, TenantOwnersIssueForTheirOwnTenantOnly) {
   MustCreate("acme");
   MustCreate("beta");

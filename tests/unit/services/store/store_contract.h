@@ -10,6 +10,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 #include "services/core/store.h"
@@ -426,6 +428,39 @@ TYPED_TEST_P(StoreContract, IdempotencyKeysAreDeletedOneByOneOrOldestFirst) {
             Code::kInvalidArgument);
 }
 
+// Caches of every replica learn of committed revocations (PgStore: NOTIFY).
+TYPED_TEST_P(StoreContract, CommittedRevocationsAreToldToTheWatcher) {
+  for (const char* id : {"0000000000000000", "1111111111111111", "2222222222222222"}) {
+    ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.InsertToken(MakeToken(id, "tenant:acme", id[0], At(1))); }).ok());
+  }
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::string> told;
+  this->store().WatchRevocations([&](const Revocation& r) {
+    if (r.token_id.empty() && r.principal.empty()) return;  // "start over": allowed at any time
+    std::lock_guard lock(mu);
+    told.push_back(r.token_id.empty() ? "principal " + r.principal : "token " + r.token_id);
+    cv.notify_all();
+  });
+  EXPECT_EQ(this->Write([](Tx& tx) -> Status {
+                  SEPTA_RETURN_IF_ERROR(tx.RevokeToken("0000000000000000", At(2)));
+                  return Aborted("changed my mind");
+                }).code(),
+            Code::kAborted);
+  ASSERT_TRUE(this->Write([](Tx& tx) { return tx.RevokeToken("1111111111111111", At(3)); }).ok());
+  ASSERT_TRUE(this->Write([](Tx& tx) { return tx.RevokeTokensOf("tenant:acme", At(4)); }).ok());
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(5), [&] { return told.size() >= 2; })) << told.size();
+    EXPECT_THAT(told, ElementsAre("token 1111111111111111", "principal tenant:acme")) << "nothing from the rollback";
+  }
+  this->store().WatchRevocations(nullptr);
+  ASSERT_TRUE(this->Write([](Tx& tx) { return tx.RevokeToken("2222222222222222", At(5)); }).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  std::lock_guard lock(mu);
+  EXPECT_EQ(told.size(), 2u) << "told after the watcher was removed";
+}
+
 TYPED_TEST_P(StoreContract, ConcurrentReadModifyWriteLosesNoUpdate) {
   ASSERT_TRUE(this->Insert(MakeTenant("counter")).ok());
   constexpr int kThreads = 4, kIncrements = 10;
@@ -464,6 +499,7 @@ REGISTER_TYPED_TEST_SUITE_P(StoreContract, IsReady, HoldsTheFourDefaultTrustTier
                             ListTenantsFiltersAndPaginatesByName, TokensRoundTripAndStayUnique,
                             TokensStoreOnlyAWellFormedHash, TokensListInCreationOrderAndRevoke,
                             AuditIsNewestFirstWithAssignedIds, IdempotencyKeysAreUniquePerPrincipal,
-                            IdempotencyKeysAreDeletedOneByOneOrOldestFirst, ConcurrentReadModifyWriteLosesNoUpdate);
+                            IdempotencyKeysAreDeletedOneByOneOrOldestFirst, CommittedRevocationsAreToldToTheWatcher,
+                            ConcurrentReadModifyWriteLosesNoUpdate);
 
 }  // namespace septa::core::contract
