@@ -27,9 +27,9 @@ struct Connection {
 Result<Connection> ResolveConnection(const GlobalOptions& options, const Environment& env) {
   const bool named = options.config_path.has_value();
   Result<ConfigFile> file = ConfigFile{};
-  if (named || !env.home.empty()) {
-    file = LoadConfigFile(named ? std::filesystem::path(*options.config_path) : DefaultConfigPath(env.home), named);
-  }
+  const std::filesystem::path file_path =
+      named ? std::filesystem::path(*options.config_path) : DefaultConfigPath(env.home);
+  if (named || !env.home.empty()) file = LoadConfigFile(file_path, named);
   SEPTA_RETURN_IF_ERROR(file);
   Connection connection;
   connection.server = options.server.value_or(file->server.value_or(kDefaultServer));
@@ -40,7 +40,10 @@ Result<Connection> ResolveConnection(const GlobalOptions& options, const Environ
     std::ifstream in(*ca_file);
     std::stringstream pem;
     pem << in.rdbuf();
-    if (!in) return InvalidArgument("--ca-file: cannot read " + *ca_file);
+    if (!in) {
+      const std::string from = options.ca_file ? "--ca-file" : file_path.string() + ": ca_file";
+      return InvalidArgument(from + ": cannot read " + *ca_file);
+    }
     connection.security.root_ca_pem = pem.str();
   }
   return connection;

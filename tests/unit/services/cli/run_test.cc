@@ -99,8 +99,10 @@ TEST_F(ConfigHome, AnUnreadableCaFileIsAUsageErrorNamingTheFlag) {
   EXPECT_EQ(r.exit_code, kExitUsage);
   EXPECT_EQ(r.err, "septactl: INVALID_ARGUMENT: --ca-file: cannot read " + missing + "\n");
   WriteConfig("ca_file: " + missing + "\n");
-  EXPECT_EQ(Septactl({"--server", kNoServer, "--token", "t", "tier", "list"}, Env()).exit_code, kExitUsage)
-      << "from the config file too";
+  const auto from_file = Septactl({"--server", kNoServer, "--token", "t", "tier", "list"}, Env());
+  EXPECT_EQ(from_file.exit_code, kExitUsage);
+  EXPECT_EQ(from_file.err, "septactl: INVALID_ARGUMENT: " + (home_ / ".config/septa/config.yaml").string() +
+                               ": ca_file: cannot read " + missing + "\n");
 }
 
 TEST_F(ConfigHome, ANamedConfigFileMustExist) {
