@@ -310,6 +310,12 @@ Result<std::unique_ptr<EmbeddedPostgres>> EmbeddedPostgres::Start(const Embedded
   }
   std::unique_ptr<EmbeddedPostgres> server(
       new EmbeddedPostgres(options, UnixSocketUrl(layout.run, kPort, kSuperuser, options.database)));
+  // A SIGKILLed septad cannot stop its server; the lifeline does.
+  auto lifeline = Lifeline::Start(AsServerUser(*account, {(options.bin_dir / "pg_ctl").string(), "stop", "--silent",
+                                                          "--wait", "--mode=fast", "--pgdata=" + layout.data.string()}),
+                                  layout.base);
+  if (!lifeline.ok()) return lifeline.status();
+  server->lifeline_ = *std::move(lifeline);
   SEPTA_RETURN_IF_ERROR(CreateDatabaseIfMissing(maintenance_url, options.database));
   spdlog::debug("embedded PostgreSQL ready on {} in {} ms", layout.run.string(),
                std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started)
@@ -320,7 +326,14 @@ Result<std::unique_ptr<EmbeddedPostgres>> EmbeddedPostgres::Start(const Embedded
 Status EmbeddedPostgres::Stop() {
   if (!running_) return Status::Ok();
   running_ = false;
-  return StopServer(options_.root, options_.bin_dir);
+  Status stopped = StopServer(options_.root, options_.bin_dir);
+  lifeline_.reset();
+  return stopped;
+}
+
+void EmbeddedPostgres::Detach() {
+  running_ = false;
+  lifeline_.reset();
 }
 
 Status EmbeddedPostgres::StopServer(const fs::path& root, const fs::path& bin_dir) {

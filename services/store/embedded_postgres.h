@@ -21,6 +21,8 @@
 
 namespace septa::store {
 
+class Lifeline;
+
 struct EmbeddedPostgresOptions {
   std::filesystem::path root{};                    // e.g. ~/.local/share/septa
   // false for throwaway test servers: initdb --no-sync, fsync and
@@ -34,11 +36,12 @@ struct EmbeddedPostgresOptions {
 class EmbeddedPostgres {
  public:
   // Initialises the cluster if needed, starts the server (or adopts one a
-  // killed predecessor left running on the same directory), waits until it
+  // predecessor left running on the same directory), waits until it
   // accepts connections and creates `options.database`.
   static Result<std::unique_ptr<EmbeddedPostgres>> Start(const EmbeddedPostgresOptions& options);
 
-  // Stops the server (fast shutdown) unless Detach() was called.
+  // Stops the server (fast shutdown) unless Detach() was called. Should this
+  // process die without stopping it, a lifeline helper process stops it.
   ~EmbeddedPostgres();
   EmbeddedPostgres(const EmbeddedPostgres&) = delete;
   EmbeddedPostgres& operator=(const EmbeddedPostgres&) = delete;
@@ -49,9 +52,10 @@ class EmbeddedPostgres {
 
   // Fast shutdown now; idempotent.
   Status Stop();
-  // Leaves the server running after this object is gone (the CTest fixture
-  // starts it in one process and stops it from another with StopServer).
-  void Detach() { running_ = false; }
+  // Leaves the server running after this object and this process are gone
+  // (the CTest fixture starts it in one process and stops it from another
+  // with StopServer).
+  void Detach();
 
   // Stops a server started under `root` by any process; OK if none runs.
   static Status StopServer(const std::filesystem::path& root,
@@ -63,6 +67,8 @@ class EmbeddedPostgres {
   EmbeddedPostgresOptions options_;
   std::string url_;
   bool running_ = true;
+  // Stops the server if this process dies without stopping it (SIGKILL).
+  std::unique_ptr<Lifeline> lifeline_;
 };
 
 }  // namespace septa::store

@@ -1,6 +1,7 @@
 #include "services/store/subprocess.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -72,6 +73,47 @@ Result<ProcessOutput> RunProcess(const std::vector<std::string>& argv,
     result.exit_code = 128 + WTERMSIG(wait_status);
   }
   return result;
+}
+
+Result<std::unique_ptr<Lifeline>> Lifeline::Start(const std::vector<std::string>& on_death,
+                                                 const std::filesystem::path& working_dir) {
+  if (on_death.empty()) return InvalidArgument("Lifeline: empty command line");
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return Internal(std::string("pipe: ") + std::strerror(errno));
+  FdCloser read_end{pipe_fds[0]};
+  FdCloser write_end{pipe_fds[1]};
+  // `read` returns at end of file, that is when the last write end closes.
+  std::vector<std::string> argv = {"/bin/sh", "-c", "read -r _; exec \"$@\"", "septa-lifeline"};
+  argv.insert(argv.end(), on_death.begin(), on_death.end());
+  std::vector<char*> args;
+  for (auto& a : argv) args.push_back(a.data());
+  args.push_back(nullptr);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, read_end.fd, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addchdir_np(&actions, working_dir.c_str());
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSID);
+  pid_t pid = 0;
+  const int spawn_error = posix_spawn(&pid, args[0], &actions, &attributes, args.data(), environ);
+  posix_spawnattr_destroy(&attributes);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawn_error != 0) return Unavailable(std::string("cannot start /bin/sh: ") + std::strerror(spawn_error));
+  std::unique_ptr<Lifeline> lifeline(new Lifeline(pid, write_end.fd));
+  write_end.fd = -1;  // ours now
+  return lifeline;
+}
+
+Lifeline::~Lifeline() {
+  // Stopped before the pipe closes, so it never sees end of file.
+  kill(pid_, SIGKILL);
+  while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  close(write_fd_);
 }
 
 }  // namespace septa::store

@@ -4,7 +4,8 @@
 # the simulated host cluster answering real kubectl through the kubeconfig
 # septad writes, REST and gRPC answering, SIGTERM draining cleanly, and a
 # second start reusing everything (no new token, no re-applied migration),
-# then a third start with TLS: HTTPS for REST (curl), TLS for gRPC (septactl).
+# then a third start with TLS: HTTPS for REST (curl), TLS for gRPC (septactl),
+# and a SIGKILLed septad whose PostgreSQL stops anyway.
 set -euo pipefail
 septad=$1
 septactl=$2
@@ -84,5 +85,19 @@ curl -sf "http://127.0.0.1:$http_port/healthz" >/dev/null 2>&1 && fail "plain HT
 if "$septactl" --server "127.0.0.1:$grpc_port" --token "$token" --timeout 2s tier list >/dev/null 2>&1; then
   fail "septactl in plaintext reached the TLS port"
 fi
+stop
+
+# SIGKILL: septad cannot stop its PostgreSQL; its lifeline process does.
+start
+kill -9 "$pid"
+wait "$pid" 2>/dev/null || true
+pid=""
+for _ in $(seq 1 150); do
+  [[ -f $dir/data/postgres/data/postmaster.pid ]] || break
+  sleep 0.1
+done
+[[ -f $dir/data/postgres/data/postmaster.pid ]] && fail "PostgreSQL still runs 15 s after septad was killed"
+start
+grep -q "adopted" "$log" && fail "the next start found a server left running"
 stop
 echo "septad e2e: ok"
