@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs septad on embedded defaults: a
-# private PostgreSQL under ~/.local/share/septa (or --data-dir), REST on
-# 127.0.0.1:8080, gRPC on 127.0.0.1:9090. Extra arguments go to septad
-# (see `build/bin/septad --help`).
+# private PostgreSQL under ~/.local/share/septa (or --data-dir), a simulated
+# host cluster (kubesim, kubeconfig in the data dir), REST on 127.0.0.1:8080,
+# gRPC on 127.0.0.1:9090. Extra arguments go to septad (see
+# `build/bin/septad --help`).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD_DIR=${SEPTA_BUILD_DIR:-build}
