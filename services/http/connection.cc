@@ -123,6 +123,34 @@ void Connection<Stream>::ReadRequest() {
   parser_->body_limit(core_->options.body_limit);
   parser_->header_limit(static_cast<std::uint32_t>(core_->options.header_limit));
   read_deadline_.Arm(core_->options.read_timeout, [this, s = self()] { Close(); });
+  bhttp::async_read_header(stream_, buffer_, *parser_,
+                           [this, s = self()](const error_code& ec, std::size_t) { OnHeader(ec); });
+}
+
+// A client that sent "Expect: 100-continue" (curl does for bodies over 1 KiB)
+// holds the body back until it hears "100 Continue", or for a second. The
+// interim answer goes out only when no response is being written or owed:
+// it must not land inside another response's bytes. A body over the limit is
+// refused here already, before the client sends it.
+template <class Stream>
+void Connection<Stream>::OnHeader(const error_code& ec) {
+  if (ec || closed_ || read_stopped_ || parser_->is_done()) return OnRequest(ec);
+  const Request& head = parser_->get();
+  const bool wants_continue =
+      head.version() >= 11 && boost::beast::iequals(head[bhttp::field::expect], "100-continue");
+  if (!wants_continue || writing_ || !queue_.empty()) return ReadBody();
+  static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+  writing_ = true;
+  net::async_write(stream_, net::buffer(kContinue.data(), kContinue.size()),
+                   [this, s = self()](const error_code& write_error, std::size_t) {
+                     writing_ = false;
+                     if (write_error || closed_) return Close();
+                     ReadBody();
+                   });
+}
+
+template <class Stream>
+void Connection<Stream>::ReadBody() {
   bhttp::async_read(stream_, buffer_, *parser_,
                     [this, s = self()](const error_code& ec, std::size_t) { OnRequest(ec); });
 }

@@ -77,6 +77,8 @@ class Connection final : public ConnectionBase {
   void ReadMore();
   void OnFirstBytes(const boost::system::error_code& ec, std::size_t n);
   void ReadRequest();
+  void OnHeader(const boost::system::error_code& ec);
+  void ReadBody();
   void OnRequest(const boost::system::error_code& ec);
   void Dispatch(Request request);
   void Reject(HttpStatus status, std::string_view message);

@@ -83,6 +83,27 @@ TEST(httpServer, BodyOverTheLimitGets413WithTheCallersBody) {
   EXPECT_EQ(handled.load(), 1);
 }
 
+TEST(httpServer, ExpectContinueGets100BeforeTheBodyIsSent) {
+  ServerOptions options;
+  options.body_limit = 4096;
+  auto server = StartServer(options, Echo);
+  TestClient client(server->port());
+  const std::string body(2000, 'x');  // curl sends Expect for bodies over 1 KiB
+  client.SendRaw("POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 2000\r\nExpect: 100-continue\r\n\r\n");
+  auto interim = client.Read();  // the watchdog fails the test if it never comes
+  EXPECT_EQ(interim.result(), HttpStatus::continue_);
+  client.SendRaw(body);
+  auto res = client.Read();
+  EXPECT_EQ(res.result(), HttpStatus::ok);
+  EXPECT_EQ(res.body(), "POST /upload " + body);
+  EXPECT_TRUE(res.keep_alive());
+
+  // Over the limit: refused at once, the body never needed.
+  client.SendRaw("POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 9000\r\nExpect: 100-continue\r\n\r\n");
+  EXPECT_EQ(client.Read().result(), HttpStatus::payload_too_large);
+  EXPECT_TRUE(client.ServerClosed());
+}
+
 TEST(httpServer, MalformedRequestGets400AndClose) {
   auto server = StartServer({}, Echo);
   TestClient client(server->port());
