@@ -127,7 +127,7 @@ void Connection<Stream>::ReadRequest() {
                            [this, s = self()](const error_code& ec, std::size_t) { OnHeader(ec); });
 }
 
-// A client that sent "Expect: 100-continue" (curl does for bodies over 1 KiB)
+// A client that sent "Expect: 100-continue" (curl does for bodies over 1 MiB)
 // holds the body back until it hears "100 Continue", or for a second. The
 // interim answer goes out only when no response is being written or owed:
 // it must not land inside another response's bytes. A body over the limit is

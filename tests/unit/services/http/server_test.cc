@@ -88,7 +88,7 @@ TEST(httpServer, ExpectContinueGets100BeforeTheBodyIsSent) {
   options.body_limit = 4096;
   auto server = StartServer(options, Echo);
   TestClient client(server->port());
-  const std::string body(2000, 'x');  // curl sends Expect for bodies over 1 KiB
+  const std::string body(2000, 'x');
   client.SendRaw("POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 2000\r\nExpect: 100-continue\r\n\r\n");
   auto interim = client.Read();  // the watchdog fails the test if it never comes
   EXPECT_EQ(interim.result(), HttpStatus::continue_);
