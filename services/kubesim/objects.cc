@@ -1,5 +1,8 @@
 #include "services/kubesim/objects.h"
 
+#include <map>
+#include <set>
+
 #include <array>
 #include <cctype>
 #include <cstdio>
@@ -101,6 +104,55 @@ void ValidatePod(const json& obj, std::vector<StatusCause>& causes) {
 }
 
 }  // namespace
+
+namespace {
+
+// Top-level fields besides apiVersion, kind and metadata, per built-in kind
+// (k8s.io/api); kinds not listed have spec and status.
+const std::map<std::string, std::set<std::string>>& TopLevelFields() {
+  static const std::map<std::string, std::set<std::string>> fields = {
+      {"ConfigMap", {"data", "binaryData", "immutable"}},
+      {"Secret", {"data", "stringData", "type", "immutable"}},
+      {"ServiceAccount", {"secrets", "imagePullSecrets", "automountServiceAccountToken"}},
+      {"Endpoints", {"subsets"}},
+      {"Event",
+       {"involvedObject", "reason", "message", "source", "firstTimestamp", "lastTimestamp", "count", "type",
+        "eventTime", "series", "action", "related", "reportingComponent", "reportingInstance"}},
+      {"Role", {"rules"}},
+      {"ClusterRole", {"rules", "aggregationRule"}},
+      {"RoleBinding", {"subjects", "roleRef"}},
+      {"ClusterRoleBinding", {"subjects", "roleRef"}},
+      {"RuntimeClass", {"handler", "overhead", "scheduling"}},
+      {"PriorityClass", {"value", "globalDefault", "description", "preemptionPolicy"}},
+  };
+  return fields;
+}
+
+}  // namespace
+
+std::vector<std::string> UnknownFields(const ResourceType& type, const json& obj) {
+  static const std::set<std::string> kMetadata = {
+      "name",      "generateName", "namespace",         "selfLink",          "uid",
+      "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
+      "labels",    "annotations",  "ownerReferences",   "finalizers",        "managedFields"};
+  std::vector<std::string> unknown;
+  if (!obj.is_object()) return unknown;
+  if (!type.from_crd) {
+    auto own = TopLevelFields().find(type.kind);
+    for (const auto& [key, value] : obj.items()) {
+      if (key == "apiVersion" || key == "kind" || key == "metadata") continue;
+      const bool known = own == TopLevelFields().end() ? (key == "spec" || key == "status") : own->second.count(key) > 0;
+      if (!known) unknown.push_back(key);
+    }
+  }
+  auto md = obj.find("metadata");
+  if (md != obj.end() && md->is_object()) {
+    for (const auto& [key, value] : md->items()) {
+      if (!kMetadata.count(key)) unknown.push_back("metadata." + key);
+    }
+  }
+  return unknown;
+}
 
 std::vector<StatusCause> Validate(const ResourceType& type, const json& obj) {
   std::vector<StatusCause> causes;

@@ -20,6 +20,12 @@ std::string RandomSuffix(RandomSource& random);
 // Field causes for a bad object of `type` (empty when it is valid).
 std::vector<StatusCause> Validate(const ResourceType& type, const nlohmann::json& object);
 
+// Fields of `object` the API does not declare, as paths ("metdata",
+// "metadata.lables"), for fieldValidation=Strict. Checked: the top level of
+// every built-in kind and metadata of every kind; custom resources' own
+// fields and deeper levels are not (kubesim has no schemas for them).
+std::vector<std::string> UnknownFields(const ResourceType& type, const nlohmann::json& object);
+
 // True when anything outside metadata and status differs (generation bumps).
 bool SpecChanged(const nlohmann::json& before, const nlohmann::json& after);
 

@@ -67,10 +67,31 @@ bool HasFinalizers(const json& obj) {
 
 }  // namespace
 
+// Fields the API does not declare: with fieldValidation=Strict (kubectl
+// create/apply/replace send it) the request is refused, worded as the API
+// server words it; otherwise they are dropped, as the API server's decoder
+// drops them (Warn, its default, also sends a Warning header there).
+static ApiError DropOrRefuseUndeclaredFields(const Call& call, json& obj) {
+  std::vector<std::string> unknown = UnknownFields(*call.type, obj);
+  if (unknown.empty()) return {};
+  if (call.Query("fieldValidation") != "Strict") {
+    for (const std::string& path : unknown) {
+      if (path.starts_with("metadata.")) obj["metadata"].erase(path.substr(9));
+      else obj.erase(path);
+    }
+    return {};
+  }
+  std::string message = call.type->kind + " in version \"" + call.version + "\" cannot be handled as a " +
+                        call.type->kind + ": strict decoding error: ";
+  for (std::size_t i = 0; i < unknown.size(); ++i) message += (i ? ", " : "") + ("unknown field \"" + unknown[i] + "\"");
+  return BadRequestError(std::move(message));
+}
+
 // Checks kind / apiVersion / namespace of a body against the URL and fills
 // in what the client left out.
 static ApiResult<json> Conform(const Call& call, json obj, bool allow_name_from_url) {
   const ResourceType& t = *call.type;
+  if (ApiError strict = DropOrRefuseUndeclaredFields(call, obj); !strict.reason.empty()) return strict;
   std::string kind = obj.value("kind", "");
   if (!kind.empty() && kind != t.kind) {
     return BadRequestError("the API version in the data (" + obj.value("apiVersion", "") + ") and kind (" + kind +
@@ -389,6 +410,7 @@ void ApiServer::Impl::Patch(Call& call) {
         if (p["metadata"].value("name", "") != call.name) {
           return BadRequestError("the name of the object cannot be changed by a patch");
         }
+        if (ApiError strict = DropOrRefuseUndeclaredFields(call, p); !strict.reason.empty()) return strict;
         // A resourceVersion in a patch is a precondition; without one the
         // patch applies to whatever is current.
         if (!patch.is_object() || !patch.contains("metadata") || !patch["metadata"].contains("resourceVersion")) {

@@ -37,6 +37,20 @@ expect() {
     failures=$((failures + 1))
   fi
 }
+# expect_absent <description> <text> <command...>: the command must succeed
+# and its output must not contain the text.
+expect_absent() {
+  local what=$1 unwanted=$2
+  shift 2
+  local out
+  if out=$("$@" 2>&1) && [[ $out != *"$unwanted"* ]]; then
+    echo "ok   $what"
+  else
+    echo "FAIL $what: \"$unwanted\" in (or the command failed):"
+    echo "$out" | sed 's/^/       /'
+    failures=$((failures + 1))
+  fi
+}
 # expect_fail <description> <command...>: the command must fail.
 expect_fail() {
   local what=$1
@@ -111,6 +125,21 @@ expect "apply conflict without force" "conflict" k apply --server-side -f "$WORK
 expect "apply --force-conflicts" "serverside-applied" k apply --server-side --force-conflicts -f "$WORK/deploy.yaml"
 expect "replicas back to the applied value" "2" k get deployment d1 -o 'jsonpath={.spec.replicas}'
 expect "invalid name is 422" "Invalid value" k create configmap Bad_Name
+cat >"$WORK/typo.yaml" <<'YAML'
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: typo, lables: {a: b}}
+dat: {k: v}
+YAML
+expect "unknown fields refused (kubectl sends fieldValidation=Strict)" \
+  'strict decoding error: unknown field "dat", unknown field "metadata.lables"' k create -f "$WORK/typo.yaml"
+expect_fail "the refused object was not stored" k get configmap typo
+expect "--validate=false creates it" "configmap/typo created" k create --validate=false -f "$WORK/typo.yaml"
+expect_absent "... without the unknown fields, as the API server drops them" "lables" k get configmap typo -o json
+expect_absent "... not even the misspelt data" '"dat"' k get configmap typo -o json
+expect "kubectl patch (no fieldValidation) drops an unknown field too" "configmap/typo patched" \
+  k patch configmap typo --type merge -p '{"metadata":{"labelz":{"x":"y"}}}'
+expect_absent "... and keeps nothing of it" "labelz" k get configmap typo -o json
 expect "dry run does not store" "created (server dry run)" k create configmap dry --dry-run=server
 expect_fail "dry run left nothing" k get configmap dry
 expect "CRD create" "created" k create -f "$WORK/crd.yaml"

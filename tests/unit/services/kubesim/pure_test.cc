@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "services/kubesim/inventory.h"
+#include "services/kubesim/objects.h"
 #include "services/kubesim/patches.h"
 #include "services/kubesim/selectors.h"
 
@@ -92,6 +93,29 @@ migConfigs:
   EXPECT_NE(bad.status().message().find("bad.yaml: nodes[0].cpu"), std::string::npos);
   EXPECT_FALSE(ParseInventory("nodes: [{cpu: 1}]", "x").ok());
   EXPECT_FALSE(ParseInventory("{{", "x").ok());
+}
+
+TEST(kubesimObjects, UnknownFieldsAtTheTopAndInMetadata) {
+  ResourceRegistry registry;
+  auto configmaps = registry.Find("", "v1", "configmaps");
+  auto pods = registry.Find("", "v1", "pods");
+  ASSERT_TRUE(configmaps && pods);
+  const json good = {{"apiVersion", "v1"}, {"kind", "ConfigMap"},
+                     {"metadata", {{"name", "a"}, {"labels", {{"x", "y"}}}, {"annotations", json::object()}}},
+                     {"data", {{"k", "v"}}}, {"immutable", true}};
+  EXPECT_TRUE(UnknownFields(*configmaps, good).empty());
+  json typo = good;
+  typo["dat"] = json::object();
+  typo["metadata"]["lables"] = json::object();
+  EXPECT_EQ(UnknownFields(*configmaps, typo), (std::vector<std::string>{"dat", "metadata.lables"}));
+  EXPECT_EQ(UnknownFields(*pods, {{"spec", json::object()}, {"status", json::object()}, {"data", 1}}),
+            (std::vector<std::string>{"data"}))
+      << "kinds without their own list have spec and status";
+  ResourceType queue;  // a custom resource: only metadata is known
+  queue.kind = "Queue";
+  queue.from_crd = true;
+  EXPECT_EQ(UnknownFields(queue, {{"anything", 1}, {"metadata", {{"nmae", "q"}}}}),
+            (std::vector<std::string>{"metadata.nmae"}));
 }
 
 }  // namespace
