@@ -73,6 +73,15 @@ std::pair<std::string, std::uint16_t> HostPort(const std::string& addr) {
   return {addr.substr(0, colon), static_cast<std::uint16_t>(std::stoi(addr.substr(colon + 1)))};
 }
 
+// A file a configuration key names; an error names the key.
+Result<std::string> ReadConfiguredFile(const std::string& key, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in) return InvalidField(key, "cannot read " + path);
+  return text.str();
+}
+
 // Writes the secret so that only the owner can read it, atomically.
 Status WriteSecretFile(const fs::path& path, const std::string& secret) {
   const fs::path tmp = path.string() + ".tmp";
@@ -185,11 +194,9 @@ Status SeptadApp::Impl::StartSimulatedCluster() {
   std::string inventory_text(kubesim::SampleInventoryYaml());
   std::string inventory_source = "built-in sample inventory";
   if (!config.kubesim_inventory.empty()) {
-    std::ifstream in(config.kubesim_inventory);
-    std::stringstream text;
-    text << in.rdbuf();
-    if (!in) return InvalidField("kubesim_inventory", "cannot read " + config.kubesim_inventory);
-    inventory_text = text.str();
+    auto text = ReadConfiguredFile("kubesim_inventory", config.kubesim_inventory);
+    SEPTA_RETURN_IF_ERROR(text);
+    inventory_text = *std::move(text);
     inventory_source = config.kubesim_inventory;
   }
   auto inventory = kubesim::ParseInventory(inventory_text, inventory_source);
@@ -238,18 +245,6 @@ Status SeptadApp::Impl::ConnectHostCluster() {
                nodes->continue_token.empty() ? "" : "+");
   return Status::Ok();
 }
-
-namespace {
-
-Result<std::string> ReadConfiguredFile(const std::string& key, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  if (!in) return InvalidField(key, "cannot read " + path);
-  return text.str();
-}
-
-}  // namespace
 
 Status SeptadApp::Impl::Listen() {
   rest = std::make_unique<rest::RestApi>(UseCases(), *registry, static_cast<std::size_t>(config.worker_threads),
