@@ -22,45 +22,39 @@ for _ in $(seq 100); do [[ -s $KUBECONFIG ]] && break; sleep 0.05; done
 
 failures=0
 k() { "$KUBECTL" --request-timeout=10s "$@"; }
+# record <description> <passed: 0 or 1> <why it failed> <output>
+record() {
+  if (($2)); then
+    echo "ok   $1"
+  else
+    echo "FAIL $1: $3"
+    echo "$4" | sed 's/^/       /'
+    failures=$((failures + 1))
+  fi
+}
 # expect <description> <expected substring> <command...>: runs the command and
 # checks that its combined output contains the expected text.
 expect() {
-  local what=$1 want=$2
+  local what=$1 want=$2 out passed=0
   shift 2
-  local out
   out=$("$@" 2>&1)
-  if [[ $out == *"$want"* ]]; then
-    echo "ok   $what"
-  else
-    echo "FAIL $what: expected \"$want\" in:"
-    echo "$out" | sed 's/^/       /'
-    failures=$((failures + 1))
-  fi
+  [[ $out == *"$want"* ]] && passed=1
+  record "$what" $passed "expected \"$want\" in:" "$out"
 }
 # expect_absent <description> <text> <command...>: the command must succeed
 # and its output must not contain the text.
 expect_absent() {
-  local what=$1 unwanted=$2
+  local what=$1 unwanted=$2 out passed=0
   shift 2
-  local out
-  if out=$("$@" 2>&1) && [[ $out != *"$unwanted"* ]]; then
-    echo "ok   $what"
-  else
-    echo "FAIL $what: \"$unwanted\" in (or the command failed):"
-    echo "$out" | sed 's/^/       /'
-    failures=$((failures + 1))
-  fi
+  out=$("$@" 2>&1) && [[ $out != *"$unwanted"* ]] && passed=1
+  record "$what" $passed "\"$unwanted\" in (or the command failed):" "$out"
 }
 # expect_fail <description> <command...>: the command must fail.
 expect_fail() {
-  local what=$1
+  local what=$1 out passed=1
   shift
-  if "$@" >"$WORK/out" 2>&1; then
-    echo "FAIL $what: succeeded"; cat "$WORK/out"
-    failures=$((failures + 1))
-  else
-    echo "ok   $what"
-  fi
+  out=$("$@" 2>&1) && passed=0
+  record "$what" $passed "succeeded:" "$out"
 }
 
 cat >"$WORK/pod.yaml" <<'YAML'
