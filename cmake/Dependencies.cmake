@@ -17,3 +17,8 @@ pkg_check_modules(GRPCPP REQUIRED IMPORTED_TARGET grpc++)
 pkg_check_modules(PQXX REQUIRED IMPORTED_TARGET libpqxx)
 find_program(GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)
 find_library(GRPCPP_REFLECTION_LIB grpc++_reflection REQUIRED)  # no .pc file in Debian
+# GLPK ships neither a CMake package nor a .pc file in Debian.
+find_path(GLPK_INCLUDE_DIR glpk.h REQUIRED)
+find_library(GLPK_LIBRARY glpk REQUIRED)
+add_library(GLPK::GLPK UNKNOWN IMPORTED)
+set_target_properties(GLPK::GLPK PROPERTIES IMPORTED_LOCATION "${GLPK_LIBRARY}" INTERFACE_INCLUDE_DIRECTORIES "${GLPK_INCLUDE_DIR}")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fails when an #include breaks the dependency rule of DESIGN.md:
 #  - gpu/, tenancy/ and common/ are pure: standard library, common/, each
-#    other (tenancy may use gpu) and header-only parsers; no sockets, SQL,
+#    other (tenancy may use gpu), header-only parsers and GLPK (an LP solver,
+#    pure computation); no sockets, SQL,
 #    threads, clocks, RPC or logging.
 #  - libpqxx only in services/store/; grpc only in api/, services/grpc/,
 #    services/cli/, services/cmd/ and tests; nothing outside services/ and tests/ includes

@@ -13,6 +13,8 @@ PACKAGES=(
   libpqxx-dev nlohmann-json3-dev libsimdjson-dev libyaml-cpp-dev libcli11-dev
   libspdlog-dev libfmt-dev prometheus-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  # the placement benchmark's packing bound (an LP)
+  libglpk-dev
   # runtime: the embedded PostgreSQL, kubectl-compatible checks, load tools
   postgresql-15 postgresql-contrib wrk curl openssl procps
 )

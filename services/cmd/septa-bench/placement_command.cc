@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "gpu/packing_bound.h"
 #include "gpu/catalog.h"
 #include "gpu/openb_csv.h"
 #include "gpu/policy.h"
@@ -27,6 +28,7 @@ struct Options {
   std::string policy = "all";
   std::string seeds = "42-51";
   bool json = false;
+  bool packing_bound = false;
 };
 
 struct Spread {
@@ -41,6 +43,9 @@ struct PolicyResult {
   double decision_p50_us = 0, decision_p99_us = 0;
   double wall_s = 0;
   double state_bytes_per_gpu = 0;
+  // --packing-bound: means over seeds (docs/placement.md).
+  bool has_bound = false;
+  double fractional_gpus = 0, packed_gpus = 0, recoverable_gpus = 0, ceiling_130 = 0;
 };
 
 Result<std::string> ReadFile(const std::string& path) {
@@ -85,9 +90,11 @@ double Percentile(std::vector<float>& values, double q) {
   return values[k];
 }
 
-PolicyResult RunPolicy(const gpu::ReplayInput& input, const std::string& policy_name,
-                       const std::vector<std::uint64_t>& seeds) {
+Result<PolicyResult> RunPolicy(const gpu::ReplayInput& input, const std::string& policy_name,
+                               const std::vector<std::uint64_t>& seeds, bool packing_bound) {
   PolicyResult r;
+  r.has_bound = packing_bound;
+  const double runs = static_cast<double>(seeds.size());
   r.policy = policy_name;
   std::vector<double> alloc_100, alloc_130;
   std::vector<float> decision_us;
@@ -96,18 +103,29 @@ PolicyResult RunPolicy(const gpu::ReplayInput& input, const std::string& policy_
     const auto run_start = Clock::now();
     std::unique_ptr<gpu::Policy> policy = gpu::MakePolicy(policy_name, input.cluster, input.workload, seed);
     gpu::TraceReplay replay(input, gpu::ArrivalOrder(input, seed), *policy);
+    gpu::GpuContentsRecorder recorder(input.cluster);
     while (!replay.done()) {
       const auto t0 = Clock::now();
       const gpu::GpuPick pick = replay.Decide();
       const auto t1 = Clock::now();
       decision_us.push_back(std::chrono::duration<float, std::micro>(t1 - t0).count());
+      if (packing_bound) recorder.Record(replay.next_pod(), pick);
       replay.Commit(pick);
     }
     wall += std::chrono::duration<double>(Clock::now() - run_start).count();
     const gpu::ReplayMeasures m = replay.Measures();
+    if (packing_bound) {
+      Result<gpu::PackingBound> bound = gpu::ComputePackingBound(recorder);
+      if (!bound.ok()) return Status(bound.status().code(), policy_name + ", seed " + std::to_string(seed) + ": packing bound: " + bound.status().message());
+      const double gpus = static_cast<double>(input.cluster.total_gpu_milli) / gpu::kMilliPerGpu;
+      r.fractional_gpus += bound->fractional_gpus / runs;
+      r.packed_gpus += bound->packed_gpus / runs;
+      r.recoverable_gpus += bound->RecoverableGpus() / runs;
+      r.ceiling_130 += (m.alloc_ratio_130 + 100.0 * bound->RecoverableGpus() / gpus) / runs;
+    }
     alloc_100.push_back(m.alloc_ratio_100);
     alloc_130.push_back(m.alloc_ratio_130);
-    for (std::size_t i = 0; i < r.frag.size(); ++i) r.frag[i] += m.frag_pct[i] / static_cast<double>(seeds.size());
+    for (std::size_t i = 0; i < r.frag.size(); ++i) r.frag[i] += m.frag_pct[i] / runs;
     failed += m.failed_pods;
     const double gpus = static_cast<double>(input.cluster.total_gpu_milli) / gpu::kMilliPerGpu;
     r.state_bytes_per_gpu =
@@ -115,10 +133,10 @@ PolicyResult RunPolicy(const gpu::ReplayInput& input, const std::string& policy_
   }
   r.alloc_100 = SpreadOf(alloc_100);
   r.alloc_130 = SpreadOf(alloc_130);
-  r.failed_pods = failed / static_cast<double>(seeds.size());
+  r.failed_pods = failed / runs;
   r.decision_p50_us = Percentile(decision_us, 0.50);
   r.decision_p99_us = Percentile(decision_us, 0.99);
-  r.wall_s = wall / static_cast<double>(seeds.size());
+  r.wall_s = wall / runs;
   return r;
 }
 
@@ -132,14 +150,21 @@ nlohmann::json ToJson(const std::string& trace, const gpu::ReplayInput& input, c
     auto spread = [](const Spread& s) { return nlohmann::json{{"mean", s.mean}, {"min", s.min}, {"max", s.max}}; };
     nlohmann::json frag;
     for (std::size_t i = 0; i < r.frag.size(); ++i) frag[std::to_string(gpu::kFragSamplePoints[i])] = r.frag[i];
-    out["results"].push_back({{"policy", r.policy},
+    nlohmann::json result = {{"policy", r.policy},
                               {"alloc_ratio_100", spread(r.alloc_100)},
                               {"alloc_ratio_130", spread(r.alloc_130)},
                               {"frag_pct", frag},
                               {"failed_pods", r.failed_pods},
                               {"decision_us", {{"p50", r.decision_p50_us}, {"p99", r.decision_p99_us}}},
                               {"wall_s", r.wall_s},
-                              {"state_bytes_per_gpu", r.state_bytes_per_gpu}});
+                              {"state_bytes_per_gpu", r.state_bytes_per_gpu}};
+    if (r.has_bound) {
+      result["packing_bound"] = {{"fractional_gpus", r.fractional_gpus},
+                                 {"packed_gpus", r.packed_gpus},
+                                 {"recoverable_gpus", r.recoverable_gpus},
+                                 {"ceiling_130", r.ceiling_130}};
+    }
+    out["results"].push_back(std::move(result));
   }
   return out;
 }
@@ -155,6 +180,16 @@ void PrintTable(const std::string& trace, const gpu::ReplayInput& input, std::si
                r.policy, r.alloc_100.mean, r.alloc_100.min, r.alloc_100.max, r.alloc_130.mean, r.alloc_130.min,
                r.alloc_130.max, r.frag[0], r.frag[1], r.frag[2], r.frag[3], r.failed_pods, r.decision_p50_us,
                r.decision_p99_us, r.wall_s);
+  }
+  if (!results.empty() && results.front().has_bound) {
+    fmt::print("packing bound: the same fractional pods packed by the bin-packing LP (hindsight, offline); freed GPUs\n"
+               "given to failed whole-GPU pods\n");
+    fmt::print("{:<14} {:>15} {:>12} {:>12} {:>11} {:>11}\n", "policy", "fraction GPUs", "LP GPUs", "recoverable",
+               "alloc@130%", "ceiling");
+    for (const PolicyResult& r : results) {
+      fmt::print("{:<14} {:>15.1f} {:>12.1f} {:>12.1f} {:>11.2f} {:>11.2f}\n", r.policy, r.fractional_gpus, r.packed_gpus,
+                 r.recoverable_gpus, r.alloc_130.mean, r.ceiling_130);
+    }
   }
   fmt::print("\n");
 }
@@ -220,7 +255,14 @@ int Run(Options options) {
       return 2;
     }
     std::vector<PolicyResult> results;
-    for (const std::string& policy : policies) results.push_back(RunPolicy(*input, policy, *seeds));
+    for (const std::string& policy : policies) {
+      Result<PolicyResult> result = RunPolicy(*input, policy, *seeds, options.packing_bound);
+      if (!result.ok()) {
+        fmt::print(stderr, "septa-bench placement: {}: {}\n", pods_path, result.status().message());
+        return 2;
+      }
+      results.push_back(std::move(*result));
+    }
     const std::string trace = fs::path(pods_path).filename().string();
     if (options.json) {
       fmt::print("{}\n", ToJson(trace, *input, results).dump());
@@ -242,6 +284,8 @@ void AddPlacementCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--policy", options->policy, "policy name, comma list, or all")->capture_default_str();
   cmd->add_option("--seeds", options->seeds, "seeds: 42-51 or 1,2,5")->capture_default_str();
   cmd->add_flag("--json", options->json, "one JSON object per trace on stdout");
+  cmd->add_flag("--packing-bound", options->packing_bound,
+                "also bound what perfect packing of each run's fractional pods could recover (LP, hindsight)");
   cmd->callback([options, &exit_code] { exit_code = Run(*options); });
 }
 
