@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "gpu/packing_lp.h"
+
 namespace septa::gpu {
 
 SeptaPolicy::SeptaPolicy(const ClusterState& cluster, const WorkloadModel& workload)
@@ -28,26 +30,47 @@ SeptaPolicy::SeptaPolicy(const ClusterState& cluster, const WorkloadModel& workl
     c.frequency = m.frequency;
     classes_.push_back(c);
   }
-  // Look-ahead per GPU and model: V(f), the milli that pods drawn from the
-  // learned mix are expected to fill on a GPU with f free if each one that
-  // fits goes in, is sum_m p_m (d_m + V(f - d_m)) / sum_m p_m over the
-  // classes m that fit f (whole-GPU classes fit only f = 1000); the table
-  // keeps the expected stranded remainder f - V(f).
+  // Per GPU model, the packing LP of the fractional classes allowed on it
+  // prices each pod size in GPUs (gpu/packing_lp.h). K(f), the most a GPU
+  // with f milli free can still be worth at those prices, is an unbounded
+  // knapsack; whole-GPU classes make a free GPU worth one GPU. The table keeps
+  // the priced remainder f - 1000 K(f): the part of f that the mix, packed
+  // as well as it can be, leaves unused.
   const int models = std::max<int>(1, static_cast<int>(cluster.model_names.size()));
-  gpu_waste_.assign(static_cast<std::size_t>(models) * (kMilliPerGpu + 1), 0.f);
-  std::vector<double> v(kMilliPerGpu + 1);
+  priced_remainder_.assign(static_cast<std::size_t>(models) * (kMilliPerGpu + 1), 0.f);
   for (int model = 0; model < models; ++model) {
-    for (int f = 0; f <= kMilliPerGpu; ++f) {
-      double num = 0, den = 0;
-      for (const Class& c : classes_) {
-        if (!((c.model_mask >> model) & 1u)) continue;
-        const int d = needs_[c.need].milli;
-        if (d > f || d <= 0) continue;
-        num += c.frequency * (d + v[f - d]);
-        den += c.frequency;
+    std::vector<PackingDemand> demand;
+    bool whole = false;
+    for (const Class& c : classes_) {
+      if (!((c.model_mask >> model) & 1u)) continue;
+      const int d = needs_[c.need].milli;
+      if (d >= kMilliPerGpu) {
+        whole = true;
+        continue;
       }
-      v[f] = den > 0 ? num / den : 0;
-      gpu_waste_[static_cast<std::size_t>(model) * (kMilliPerGpu + 1) + f] = static_cast<float>(f - v[f]);
+      auto it = std::find_if(demand.begin(), demand.end(), [&](const PackingDemand& x) { return x.milli == d; });
+      if (it == demand.end()) it = demand.insert(demand.end(), PackingDemand{d, 0, 0});
+      it->demand += c.frequency;
+    }
+    Result<PackingLpSolution> lp = SolvePackingLp(demand);
+    if (!lp.ok()) {
+      // Cannot happen for sizes 1..999 short of a solver failure; price every
+      // pod at what it asks, which makes every remainder zero (neutral).
+      lp_status_ = lp.status();
+      lp = PackingLpSolution{0, {}, 0};
+      for (const PackingDemand& d : demand) lp->prices.push_back(d.milli / static_cast<double>(kMilliPerGpu));
+    }
+    std::vector<double> k(kMilliPerGpu + 1, 0.0);
+    for (int f = 1; f <= kMilliPerGpu; ++f) {
+      k[f] = k[f - 1];
+      for (std::size_t i = 0; i < demand.size(); ++i) {
+        if (demand[i].milli <= f) k[f] = std::max(k[f], k[f - demand[i].milli] + lp->prices[i]);
+      }
+    }
+    if (whole) k[kMilliPerGpu] = std::max(k[kMilliPerGpu], 1.0);
+    for (int f = 0; f <= kMilliPerGpu; ++f) {
+      priced_remainder_[static_cast<std::size_t>(model) * (kMilliPerGpu + 1) + f] =
+          static_cast<float>(f - kMilliPerGpu * k[f]);
     }
   }
   // The CPU the mix asks per milli-GPU it fills: the expected fill of a
@@ -65,7 +88,7 @@ SeptaPolicy::SeptaPolicy(const ClusterState& cluster, const WorkloadModel& workl
 }
 
 std::size_t SeptaPolicy::StateBytes() const {
-  return ScoringPolicy::StateBytes() + gpu_waste_.size() * sizeof(float) +
+  return ScoringPolicy::StateBytes() + priced_remainder_.size() * sizeof(float) +
          needs_.size() * (sizeof(Need) + kMilliPerGpu + 1) + classes_.size() * sizeof(Class);
 }
 
@@ -102,7 +125,7 @@ void SeptaPolicy::SlotsAfter(const NodeState& node, const PodShape& pod, std::ui
 }
 
 double SeptaPolicy::RemainderOf(int model, int gpu_count, const std::int16_t* gpu_free, int cpu_free, int mem_free) const {
-  const float* r = gpu_waste_.data() + static_cast<std::size_t>(model) * (kMilliPerGpu + 1);
+  const float* r = priced_remainder_.data() + static_cast<std::size_t>(model) * (kMilliPerGpu + 1);
   double idle = 0, fill = 0;
   for (int g = 0; g < gpu_count; ++g) {
     idle += gpu_free[g];
@@ -130,22 +153,24 @@ NodeScore SeptaPolicy::ScoreNode(const ClusterState& cluster, int node, const Po
   const double remainder_before = Remainder(n);
   const int idle_after = idle - pod.RequestedMilli();
   const int cpu_after = n.cpu_free - pod.cpu_milli;
-  // Score, in this order: growth of the look-ahead remainder, then of waste,
-  // both in tenths of a GPU (less is better); then packing in 0..1000 (less
-  // idle GPU left scores higher).
+  // Score, in this order: growth of the priced remainder (hundredths of a
+  // GPU), then of waste (tenths), less is better; then packing in 0..1000
+  // (less idle GPU left scores higher).
   const int pack = (kMaxGpusPerNode * kMilliPerGpu - idle_after) / kMaxGpusPerNode;
-  auto tenths = [](double milli) {
-    return std::clamp(static_cast<std::int32_t>(std::lround(milli / kWasteQuantumMilli)), -511, 512);
+  auto quantise = [](double milli, double quantum, std::int32_t limit) {
+    return std::clamp(static_cast<std::int32_t>(std::lround(milli / quantum)), -limit, limit);
   };
   auto score = [&](std::uint8_t mask) {
     std::int16_t free_after[kMaxGpusPerNode];
     for (int g = 0; g < n.gpu_count; ++g) {
       free_after[g] = static_cast<std::int16_t>(n.gpu_free[g] - (((mask >> g) & 1u) ? pod.gpu_milli : 0));
     }
-    const std::int32_t look = tenths(RemainderOf(n.model, n.gpu_count, free_after, cpu_after, n.mem_free - pod.mem_mib) - remainder_before);
+    const std::int32_t priced = quantise(
+        RemainderOf(n.model, n.gpu_count, free_after, cpu_after, n.mem_free - pod.mem_mib) - remainder_before,
+        kPricedQuantumMilli, kPricedLimit);
     SlotsAfter(n, pod, mask);
-    const std::int32_t waste = tenths(WasteOf(slots_after_, cpu_after, idle_after, n.model) - before);
-    return -look * (1 << 21) + (512 - waste) * 1024 + pack;
+    const std::int32_t waste = quantise(WasteOf(slots_after_, cpu_after, idle_after, n.model) - before, kWasteQuantumMilli, 511);
+    return -priced * (1 << 20) + (511 - waste) * 1024 + pack;
   };
   if (!pod.fractional()) {
     const std::uint8_t mask = DefaultGpuChoice(n, pod);

@@ -1,20 +1,22 @@
-// Septa's placement policy: fragmentation-aware like FGD, but looking ahead
-// with the learned workload mix and counting the CPU and memory that GPU work
-// needs. See docs/placement.md.
+// Septa's placement policy: fragmentation-aware like FGD, but valuing free
+// GPU capacity at the prices of the best packing of the learned workload mix
+// and counting the CPU and memory that GPU work needs. See docs/placement.md.
 //
-// Look-ahead remainder of a node (primary key). Per GPU model, from the
-// learned classes m (frequency p_m, per-GPU need d_m):
-//   V(f) = sum_{m: d_m <= f} p_m (d_m + V(f - d_m)) / sum_{m: d_m <= f} p_m
-// is the milli that pods drawn from the mix are expected to fill on one GPU
-// with f free if each pod that fits goes in. A node's expected fill is
-// sum_g V(free_g), capped by what its free CPU and memory can feed at the mix's
-// CPU and memory per milli-GPU; remainder_n = idle_n - that fill.
+// Priced remainder of a node (primary key). Per GPU model, the packing LP of
+// the learned fractional classes (gpu/packing_lp.h) prices each pod size s at
+// y_s GPUs; K(f) = max sum y_s n_s over pod counts fitting f milli (1 for a
+// free GPU when whole-GPU classes exist) is what a GPU with f free is still
+// worth. A node's fill is sum_g 1000 K(free_g), capped by what its free CPU
+// and memory can feed at the mix's CPU and memory per milli-GPU;
+// remainder_n = idle_n - that fill. A pod of size d placed in a gap f changes
+// it by 1000 (K(f) - K(f - d)) - d: the same for every gap that an optimal
+// packing of the mix would put d in, more for a gap it would not.
 //
 // Waste (second key), for class m (cpu c, k GPUs of need d each):
 //   instances_n(m) = min(GPU slots for m, floor(cpu_free / c))
 //   waste_n        = idle_n - sum_m p_m instances_n(m) k d   (0 instances for a disallowed model)
 //
-// A pod goes to the node (and GPU) whose remainder grows least, then whose
+// A pod goes to the node (and GPU) whose priced remainder grows least, then whose
 // waste grows least, both measured in tenths of a GPU; then to the node left
 // with the least idle GPU (packing keeps whole GPUs and whole nodes free for
 // the pods that need them); then the smallest name.
@@ -23,6 +25,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/status.h"
 #include "gpu/policy.h"
 
 namespace septa::gpu {
@@ -35,20 +38,28 @@ class SeptaPolicy : public ScoringPolicy {
 
   // waste_n in milli-GPU, for tests and docs.
   double Waste(const NodeState& node);
-  // The node's look-ahead remainder in milli-GPU: idle GPU minus what pods
-  // drawn from the learned mix are expected to fill, the fill capped by the
-  // CPU it needs. For tests and docs.
+  // The node's priced remainder in milli-GPU: idle GPU minus what it is
+  // worth at the packing LP's prices, capped by the CPU and memory the fill
+  // needs. For tests and docs.
   double Remainder(const NodeState& node) const;
-  // Expected stranded remainder of one GPU of `model` with `free` milli free, for tests and docs.
-  double GpuLookaheadWaste(int model, int free) const {
-    return gpu_waste_[static_cast<std::size_t>(model) * (kMilliPerGpu + 1) + free];
+  // f - 1000 K(f) for one GPU of `model` with `free` milli free, for tests and docs.
+  double GpuRemainder(int model, int free) const {
+    return priced_remainder_[static_cast<std::size_t>(model) * (kMilliPerGpu + 1) + free];
   }
+  // Not OK only if the packing LP failed (then every pod is priced at what it
+  // asks, which makes the priced remainder neutral).
+  const Status& lp_status() const { return lp_status_; }
 
  protected:
   NodeScore ScoreNode(const ClusterState& cluster, int node, const PodShape& pod) override;
 
  private:
-  // Waste changes below this are treated as equal (a tenth of a GPU).
+  // Priced-remainder changes are compared in hundredths of a GPU (finer
+  // makes no measurable difference), waste changes in tenths: below that they
+  // are treated as equal. A score is priced << 20 | waste << 10 | packing, so
+  // the priced change is clamped to +-kPricedLimit hundredths (10 GPUs).
+  static constexpr double kPricedQuantumMilli = 10;
+  static constexpr std::int32_t kPricedLimit = 1000;
   static constexpr double kWasteQuantumMilli = 100;
 
   struct Class {
@@ -71,9 +82,9 @@ class SeptaPolicy : public ScoringPolicy {
   // Slots after `pod` takes `gpu_mask` from the node: only those GPUs change.
   void SlotsAfter(const NodeState& node, const PodShape& pod, std::uint8_t gpu_mask);
 
-  // Expected stranded milli of one GPU with f free (index model * 1001 + f) if
-  // pods keep arriving from the learned mix and every one that fits goes in.
-  std::vector<float> gpu_waste_;
+  // f - 1000 K(f) per model (index model * 1001 + f).
+  std::vector<float> priced_remainder_;
+  Status lp_status_;
   // The mix's CPU request per milli-GPU it uses (frequency-weighted).
   double cpu_per_milli_ = 0, mem_per_milli_ = 0;
   double RemainderOf(int model, int gpu_count, const std::int16_t* gpu_free, int cpu_free, int mem_free) const;

@@ -161,27 +161,50 @@ TEST(Septa, PacksWhenWasteDoesNotDecide) {
   EXPECT_EQ(pick.gpu_mask, 0b100);
 }
 
-TEST(Septa, LookaheadTableIsTheExpectedRemainderOfOneGpu) {
+TEST(Septa, PricedRemainderIsWhatThePackingLpLeavesOfAGpu) {
   const ClusterState c = Cluster({MakeNode(64000, 65536, {1000})});
+  // Only 470s: two fill a GPU, so each is worth half a GPU. A free GPU is worth
+  // a whole one (remainder 0), 530 free half (30 over), 470 free half (30
+  // under: the pod that fills it is worth more than it asks), 400 nothing.
   const SeptaPolicy one(c, OneClass(1000, 1, 470));
-  // Only 470s arrive: a free GPU ends with 60, 530 free with 60, 470 with 0.
-  EXPECT_NEAR(one.GpuLookaheadWaste(0, 1000), 60, 1e-3);
-  EXPECT_NEAR(one.GpuLookaheadWaste(0, 530), 60, 1e-3);
-  EXPECT_NEAR(one.GpuLookaheadWaste(0, 470), 0, 1e-3);
-  EXPECT_NEAR(one.GpuLookaheadWaste(0, 400), 400, 1e-3);
-  // 300s and 700s equally likely: 700 free ends with 0 (a 700) or 100 (two
-  // 300s) -> 50; 1000 free ends with 0 (a 700, then a 300) or, after a 300,
-  // as 700 free (50) -> 25.
-  const SeptaPolicy two(c, LearnWorkload({Pod(1000, 1, 300), Pod(1000, 1, 700)}));
-  EXPECT_NEAR(two.GpuLookaheadWaste(0, 700), 50, 1e-3);
-  EXPECT_NEAR(two.GpuLookaheadWaste(0, 1000), 25, 1e-3);
+  ASSERT_TRUE(one.lp_status().ok());
+  EXPECT_NEAR(one.GpuRemainder(0, 1000), 0, 1e-3);
+  EXPECT_NEAR(one.GpuRemainder(0, 530), 30, 1e-3);
+  EXPECT_NEAR(one.GpuRemainder(0, 470), -30, 1e-3);
+  EXPECT_NEAR(one.GpuRemainder(0, 400), 400, 1e-3);
+  // Twice as many 300s as 700s: the best packing is 700+300 and 300+300+300,
+  // so a 300 is worth a third of a GPU and a 700 two thirds. 700 free is worth
+  // max(one 700, two 300s) = 2/3; 400 free one 300.
+  const SeptaPolicy two(c, LearnWorkload({Pod(1000, 1, 300), Pod(1000, 1, 300), Pod(1000, 1, 700)}));
+  EXPECT_NEAR(two.GpuRemainder(0, 1000), 0, 1e-3);
+  EXPECT_NEAR(two.GpuRemainder(0, 700), 700 - 2000.0 / 3, 1e-3);
+  EXPECT_NEAR(two.GpuRemainder(0, 400), 400 - 1000.0 / 3, 1e-3);
+  EXPECT_NEAR(two.GpuRemainder(0, 299), 299, 1e-3);
+}
+
+TEST(Septa, FractionsGoWhereTheBestPackingOfTheMixPutsThem) {
+  // The mix: four 810s per 160, and 650s, 470s (twice) and 320s. The 810s
+  // leave more 190-milli gaps than there are 160s to fill them, so in the
+  // best packing a 160 is worth nothing and a GPU with 210 free is worth
+  // nothing either. A 320 arrives: beside a 470 (a, 530 free) it would leave
+  // 210 for good; on a free GPU (b) it leaves 680 for a 650, as the best
+  // packing (650+320, 470+470, 810 alone) has it. An expected fill that lets
+  // any fitting pod fill a gap counts the 210 as mostly filled by a 160 and,
+  // with packing as the tie-break, takes a.
+  const ClusterState c = Cluster({MakeNode(64000, 65536, {530}), MakeNode(64000, 65536, {1000})});
+  std::vector<PodShape> trace(4, Pod(1000, 1, 810));
+  for (int milli : {160, 650, 470, 470, 320}) trace.push_back(Pod(1000, 1, milli));
+  const WorkloadModel w = LearnWorkload(trace);
+  EXPECT_EQ(Choose("septa", c, Pod(1000, 1, 320), w).node, 1);
+  // A 470 does go beside the 470: 470+470 is in the best packing.
+  EXPECT_EQ(Choose("septa", c, Pod(1000, 1, 470), w).node, 0);
 }
 
 TEST(Septa, LeavesRemaindersTheWorkloadCanFill) {
   // 200s and 300s equally likely, a 200 arrives. On a (300 free) it leaves 100
   // that nothing can use; on b (400 free) it leaves 200 that the next 200
   // fills exactly. Waste grows by the same tenth of a GPU on both, so packing
-  // alone would take a; the look-ahead sees the stranded 100 and takes b.
+  // alone would take a; the priced remainder sees the stranded 100 and takes b.
   const ClusterState c = Cluster({MakeNode(64000, 65536, {300}), MakeNode(64000, 65536, {400})});
   const WorkloadModel w = LearnWorkload({Pod(1000, 1, 200), Pod(1000, 1, 300)});
   EXPECT_EQ(Choose("septa", c, Pod(1000, 1, 200), w).node, 1);
