@@ -50,6 +50,16 @@ TEST(PackingLp, RefusesBadInput) {
   }
 }
 
+TEST(PackingLp, SaysWhenColumnGenerationDidNotConverge) {
+  // Two sizes that pair: the starting columns (each size alone) are not
+  // optimal, so one round of pricing is not enough to prove optimality.
+  Result<PackingLpSolution> r = SolvePackingLp({{600, 1}, {400, 1}}, 1);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::kFailedPrecondition);
+  EXPECT_NE(r.status().message().find("did not converge in 1 rounds"), std::string::npos);
+  EXPECT_TRUE(SolvePackingLp({{600, 1}, {400, 1}}, 2).ok());
+}
+
 // Every configuration of `sizes` fitting one GPU (counts per size).
 void ForEachConfiguration(const std::vector<PackingDemand>& d, const std::function<void(const std::vector<int>&)>& f) {
   std::vector<int> counts(d.size(), 0);
