@@ -30,49 +30,9 @@ SeptaPolicy::SeptaPolicy(const ClusterState& cluster, const WorkloadModel& workl
     c.frequency = m.frequency;
     classes_.push_back(c);
   }
-  // Per GPU model, the packing LP of the fractional classes allowed on it
-  // prices each pod size in GPUs (gpu/packing_lp.h). K(f), the most a GPU
-  // with f milli free can still be worth at those prices, is an unbounded
-  // knapsack; whole-GPU classes make a free GPU worth one GPU. The table keeps
-  // the priced remainder f - 1000 K(f): the part of f that the mix, packed
-  // as well as it can be, leaves unused.
   const int models = std::max<int>(1, static_cast<int>(cluster.model_names.size()));
   priced_remainder_.assign(static_cast<std::size_t>(models) * (kMilliPerGpu + 1), 0.f);
-  for (int model = 0; model < models; ++model) {
-    std::vector<PackingDemand> demand;
-    bool whole = false;
-    for (const Class& c : classes_) {
-      if (!((c.model_mask >> model) & 1u)) continue;
-      const int d = needs_[c.need].milli;
-      if (d >= kMilliPerGpu) {
-        whole = true;
-        continue;
-      }
-      auto it = std::find_if(demand.begin(), demand.end(), [&](const PackingDemand& x) { return x.milli == d; });
-      if (it == demand.end()) it = demand.insert(demand.end(), PackingDemand{d, 0, 0});
-      it->demand += c.frequency;
-    }
-    Result<PackingLpSolution> lp = SolvePackingLp(demand);
-    if (!lp.ok()) {
-      // Cannot happen for sizes 1..999 short of a solver failure; price every
-      // pod at what it asks, which makes every remainder zero (neutral).
-      lp_status_ = lp.status();
-      lp = PackingLpSolution{0, {}, 0};
-      for (const PackingDemand& d : demand) lp->prices.push_back(d.milli / static_cast<double>(kMilliPerGpu));
-    }
-    std::vector<double> k(kMilliPerGpu + 1, 0.0);
-    for (int f = 1; f <= kMilliPerGpu; ++f) {
-      k[f] = k[f - 1];
-      for (std::size_t i = 0; i < demand.size(); ++i) {
-        if (demand[i].milli <= f) k[f] = std::max(k[f], k[f - demand[i].milli] + lp->prices[i]);
-      }
-    }
-    if (whole) k[kMilliPerGpu] = std::max(k[kMilliPerGpu], 1.0);
-    for (int f = 0; f <= kMilliPerGpu; ++f) {
-      priced_remainder_[static_cast<std::size_t>(model) * (kMilliPerGpu + 1) + f] =
-          static_cast<float>(f - kMilliPerGpu * k[f]);
-    }
-  }
+  for (int model = 0; model < models; ++model) PriceModel(model);
   // The CPU the mix asks per milli-GPU it fills: the expected fill of a
   // node's GPUs can be no larger than its free CPU allows.
   double cpu = 0, milli = 0, mem = 0;
@@ -85,6 +45,47 @@ SeptaPolicy::SeptaPolicy(const ClusterState& cluster, const WorkloadModel& workl
   mem_per_milli_ = milli > 0 ? mem / milli : 0;
   slots_before_.resize(needs_.size());
   slots_after_.resize(needs_.size());
+}
+
+// The packing LP of the fractional classes allowed on `model` prices each pod
+// size in GPUs (gpu/packing_lp.h). K(f), the most a GPU with f milli free can
+// still be worth at those prices, is an unbounded knapsack; whole-GPU classes
+// make a free GPU worth one GPU. The table keeps the priced remainder
+// f - 1000 K(f): the part of f that the mix, packed as well as it can be,
+// leaves unused.
+void SeptaPolicy::PriceModel(int model) {
+  std::vector<PackingDemand> demand;
+  bool whole = false;
+  for (const Class& c : classes_) {
+    if (!((c.model_mask >> model) & 1u)) continue;
+    const int d = needs_[c.need].milli;
+    if (d >= kMilliPerGpu) {
+      whole = true;
+      continue;
+    }
+    auto it = std::find_if(demand.begin(), demand.end(), [&](const PackingDemand& x) { return x.milli == d; });
+    if (it == demand.end()) it = demand.insert(demand.end(), PackingDemand{d, 0, 0});
+    it->demand += c.frequency;
+  }
+  Result<PackingLpSolution> lp = SolvePackingLp(demand);
+  if (!lp.ok()) {
+    // Cannot happen for sizes 1..999 short of a solver failure. Pricing each
+    // pod at what it asks still values a gap by what the mix can fill of it,
+    // only blind to how sizes pair.
+    lp_status_ = lp.status();
+    lp = PackingLpSolution{};
+    for (const PackingDemand& d : demand) lp->prices.push_back(d.milli / static_cast<double>(kMilliPerGpu));
+  }
+  std::vector<double> k(kMilliPerGpu + 1, 0.0);
+  for (int f = 1; f <= kMilliPerGpu; ++f) {
+    k[f] = k[f - 1];
+    for (std::size_t i = 0; i < demand.size(); ++i) {
+      if (demand[i].milli <= f) k[f] = std::max(k[f], k[f - demand[i].milli] + lp->prices[i]);
+    }
+  }
+  if (whole) k[kMilliPerGpu] = std::max(k[kMilliPerGpu], 1.0);
+  float* remainder = priced_remainder_.data() + static_cast<std::size_t>(model) * (kMilliPerGpu + 1);
+  for (int f = 0; f <= kMilliPerGpu; ++f) remainder[f] = static_cast<float>(f - kMilliPerGpu * k[f]);
 }
 
 std::size_t SeptaPolicy::StateBytes() const {

@@ -47,7 +47,7 @@ class SeptaPolicy : public ScoringPolicy {
     return priced_remainder_[static_cast<std::size_t>(model) * (kMilliPerGpu + 1) + free];
   }
   // Not OK only if the packing LP failed (then every pod is priced at what it
-  // asks, which makes the priced remainder neutral).
+  // asks).
   const Status& lp_status() const { return lp_status_; }
 
  protected:
@@ -77,6 +77,7 @@ class SeptaPolicy : public ScoringPolicy {
     std::vector<std::uint8_t> slots_by_free;  // index: free milli 0..1000
   };
 
+  void PriceModel(int model);
   void CountSlots(const NodeState& node, std::vector<int>& slots) const;
   double WasteOf(const std::vector<int>& slots, int cpu_free, int idle, int model) const;
   // Slots after `pod` takes `gpu_mask` from the node: only those GPUs change.

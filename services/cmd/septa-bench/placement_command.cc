@@ -7,11 +7,12 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
-#include "gpu/packing_bound.h"
 #include "gpu/catalog.h"
 #include "gpu/openb_csv.h"
+#include "gpu/packing_bound.h"
 #include "gpu/policy.h"
 #include "gpu/trace_replay.h"
 #include "services/cmd/septa-bench/commands.h"
@@ -93,9 +94,10 @@ double Percentile(std::vector<float>& values, double q) {
 Result<PolicyResult> RunPolicy(const gpu::ReplayInput& input, const std::string& policy_name,
                                const std::vector<std::uint64_t>& seeds, bool packing_bound) {
   PolicyResult r;
+  r.policy = policy_name;
   r.has_bound = packing_bound;
   const double runs = static_cast<double>(seeds.size());
-  r.policy = policy_name;
+  const double gpus = static_cast<double>(input.cluster.total_gpu_milli) / gpu::kMilliPerGpu;
   std::vector<double> alloc_100, alloc_130;
   std::vector<float> decision_us;
   double wall = 0, failed = 0;
@@ -103,21 +105,24 @@ Result<PolicyResult> RunPolicy(const gpu::ReplayInput& input, const std::string&
     const auto run_start = Clock::now();
     std::unique_ptr<gpu::Policy> policy = gpu::MakePolicy(policy_name, input.cluster, input.workload, seed);
     gpu::TraceReplay replay(input, gpu::ArrivalOrder(input, seed), *policy);
-    gpu::GpuContentsRecorder recorder(input.cluster);
+    std::optional<gpu::GpuContentsRecorder> recorder;
+    if (packing_bound) recorder.emplace(input.cluster);
     while (!replay.done()) {
       const auto t0 = Clock::now();
       const gpu::GpuPick pick = replay.Decide();
       const auto t1 = Clock::now();
       decision_us.push_back(std::chrono::duration<float, std::micro>(t1 - t0).count());
-      if (packing_bound) recorder.Record(replay.next_pod(), pick);
+      if (recorder) recorder->Record(replay.next_pod(), pick);
       replay.Commit(pick);
     }
     wall += std::chrono::duration<double>(Clock::now() - run_start).count();
     const gpu::ReplayMeasures m = replay.Measures();
-    if (packing_bound) {
-      Result<gpu::PackingBound> bound = gpu::ComputePackingBound(recorder);
-      if (!bound.ok()) return Status(bound.status().code(), policy_name + ", seed " + std::to_string(seed) + ": packing bound: " + bound.status().message());
-      const double gpus = static_cast<double>(input.cluster.total_gpu_milli) / gpu::kMilliPerGpu;
+    if (recorder) {
+      Result<gpu::PackingBound> bound = gpu::ComputePackingBound(*recorder);
+      if (!bound.ok()) {
+        return Status(bound.status().code(),
+                      policy_name + ", seed " + std::to_string(seed) + ": packing bound: " + bound.status().message());
+      }
       r.fractional_gpus += bound->fractional_gpus / runs;
       r.packed_gpus += bound->packed_gpus / runs;
       r.recoverable_gpus += bound->RecoverableGpus() / runs;
@@ -127,7 +132,6 @@ Result<PolicyResult> RunPolicy(const gpu::ReplayInput& input, const std::string&
     alloc_130.push_back(m.alloc_ratio_130);
     for (std::size_t i = 0; i < r.frag.size(); ++i) r.frag[i] += m.frag_pct[i] / runs;
     failed += m.failed_pods;
-    const double gpus = static_cast<double>(input.cluster.total_gpu_milli) / gpu::kMilliPerGpu;
     r.state_bytes_per_gpu =
         static_cast<double>(policy->StateBytes() + 2 * input.cluster.nodes.size() * sizeof(gpu::NodeState)) / gpus;
   }
@@ -151,13 +155,13 @@ nlohmann::json ToJson(const std::string& trace, const gpu::ReplayInput& input, c
     nlohmann::json frag;
     for (std::size_t i = 0; i < r.frag.size(); ++i) frag[std::to_string(gpu::kFragSamplePoints[i])] = r.frag[i];
     nlohmann::json result = {{"policy", r.policy},
-                              {"alloc_ratio_100", spread(r.alloc_100)},
-                              {"alloc_ratio_130", spread(r.alloc_130)},
-                              {"frag_pct", frag},
-                              {"failed_pods", r.failed_pods},
-                              {"decision_us", {{"p50", r.decision_p50_us}, {"p99", r.decision_p99_us}}},
-                              {"wall_s", r.wall_s},
-                              {"state_bytes_per_gpu", r.state_bytes_per_gpu}};
+                             {"alloc_ratio_100", spread(r.alloc_100)},
+                             {"alloc_ratio_130", spread(r.alloc_130)},
+                             {"frag_pct", frag},
+                             {"failed_pods", r.failed_pods},
+                             {"decision_us", {{"p50", r.decision_p50_us}, {"p99", r.decision_p99_us}}},
+                             {"wall_s", r.wall_s},
+                             {"state_bytes_per_gpu", r.state_bytes_per_gpu}};
     if (r.has_bound) {
       result["packing_bound"] = {{"fractional_gpus", r.fractional_gpus},
                                  {"packed_gpus", r.packed_gpus},
