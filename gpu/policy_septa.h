@@ -9,15 +9,15 @@
 // worth. A node's fill is sum_g 1000 K(free_g), capped by what its free CPU
 // and memory can feed at the mix's CPU and memory per milli-GPU;
 // remainder_n = idle_n - that fill. A pod of size d placed in a gap f changes
-// it by 1000 (K(f) - K(f - d)) - d: the same for every gap that an optimal
-// packing of the mix would put d in, more for a gap it would not.
+// it by 1000 (K(f) - K(f - d)) - d >= 1000 y_d - d, least where d belongs to
+// the most valuable set of pods the gap can still take.
 //
 // Waste (second key), for class m (cpu c, k GPUs of need d each):
 //   instances_n(m) = min(GPU slots for m, floor(cpu_free / c))
 //   waste_n        = idle_n - sum_m p_m instances_n(m) k d   (0 instances for a disallowed model)
 //
-// A pod goes to the node (and GPU) whose priced remainder grows least, then whose
-// waste grows least, both measured in tenths of a GPU; then to the node left
+// A pod goes to the node (and GPU) whose priced remainder grows least (in
+// hundredths of a GPU), then whose waste grows least (in tenths); then to the node left
 // with the least idle GPU (packing keeps whole GPUs and whole nodes free for
 // the pods that need them); then the smallest name.
 #pragma once
