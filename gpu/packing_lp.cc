@@ -25,15 +25,14 @@ int MaxPerGpu(const PackingDemand& d) {
   return d.max_per_gpu > 0 ? std::min(d.max_per_gpu, fit) : fit;
 }
 
-// Pricing: the configuration of largest total price (bounded knapsack over
-// 1000 milli; a few thousand cells, so a plain DP over copies is enough).
-std::vector<int> BestConfiguration(const std::vector<PackingDemand>& demand, const std::vector<double>& prices,
-                                   double& value) {
+// best[s][w]: the most the prices of sizes < s add up to within w milli
+// (bounded knapsack over 1000 milli; a few thousand cells, so a plain DP
+// over copies is enough).
+std::vector<std::vector<double>> KnapsackTable(const std::vector<PackingDemand>& demand,
+                                               const std::vector<double>& prices) {
   const int cap = kMilliPerGpu;
-  const std::size_t sizes = demand.size();
-  // best[s][w]: the best value using sizes < s within w milli.
-  std::vector<std::vector<double>> best(sizes + 1, std::vector<double>(cap + 1, 0.0));
-  for (std::size_t s = 0; s < sizes; ++s) {
+  std::vector<std::vector<double>> best(demand.size() + 1, std::vector<double>(cap + 1, 0.0));
+  for (std::size_t s = 0; s < demand.size(); ++s) {
     const int size = demand[s].milli, most = MaxPerGpu(demand[s]);
     for (int w = 0; w <= cap; ++w) {
       double v = best[s][w];
@@ -41,10 +40,17 @@ std::vector<int> BestConfiguration(const std::vector<PackingDemand>& demand, con
       best[s + 1][w] = v;
     }
   }
-  value = best[sizes][cap];
-  std::vector<int> counts(sizes, 0);
-  int w = cap;
-  for (std::size_t s = sizes; s-- > 0;) {
+  return best;
+}
+
+// Pricing: the configuration of largest total price, read back from the table.
+std::vector<int> BestConfiguration(const std::vector<PackingDemand>& demand, const std::vector<double>& prices,
+                                   double& value) {
+  const std::vector<std::vector<double>> best = KnapsackTable(demand, prices);
+  value = best.back()[kMilliPerGpu];
+  std::vector<int> counts(demand.size(), 0);
+  int w = kMilliPerGpu;
+  for (std::size_t s = demand.size(); s-- > 0;) {
     const int size = demand[s].milli, most = MaxPerGpu(demand[s]);
     for (int k = 0; k <= most && k * size <= w; ++k) {
       if (best[s][w - k * size] + k * prices[s] >= best[s + 1][w] - kPricingTolerance) {
@@ -72,6 +78,10 @@ void AddColumn(glp_prob* lp, const std::vector<int>& counts) {
 }
 
 }  // namespace
+
+std::vector<double> MostValuableFill(const std::vector<PackingDemand>& demand, const std::vector<double>& prices) {
+  return KnapsackTable(demand, prices).back();
+}
 
 Result<PackingLpSolution> SolvePackingLp(const std::vector<PackingDemand>& demand, int max_rounds) {
   std::set<int> seen;

@@ -30,6 +30,12 @@ struct PackingLpSolution {
   int configurations = 0;          // columns generated
 };
 
+// K(w) for w = 0..1000 milli: the most `prices` (one per entry of `demand`)
+// add up to over pod counts that fit in w, each size at most max_per_gpu
+// times when that is set. The LP's pricing step uses K(1000); Septa's policy
+// values a GPU with w milli free at K(w).
+std::vector<double> MostValuableFill(const std::vector<PackingDemand>& demand, const std::vector<double>& prices);
+
 // Sizes must be distinct and in 1..999. Fails (FailedPrecondition) if column
 // generation does not converge within `max_rounds`.
 Result<PackingLpSolution> SolvePackingLp(const std::vector<PackingDemand>& demand, int max_rounds = 500);

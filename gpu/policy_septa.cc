@@ -49,7 +49,7 @@ SeptaPolicy::SeptaPolicy(const ClusterState& cluster, const WorkloadModel& workl
 
 // The packing LP of the fractional classes allowed on `model` prices each pod
 // size in GPUs (gpu/packing_lp.h). K(f), the most a GPU with f milli free can
-// still be worth at those prices, is an unbounded knapsack; whole-GPU classes
+// still be worth at those prices, is a knapsack over f; whole-GPU classes
 // make a free GPU worth one GPU. The table keeps the priced remainder
 // f - 1000 K(f): the part of f that the mix, packed as well as it can be,
 // leaves unused.
@@ -76,13 +76,7 @@ void SeptaPolicy::PriceModel(int model) {
     lp = PackingLpSolution{};
     for (const PackingDemand& d : demand) lp->prices.push_back(d.milli / static_cast<double>(kMilliPerGpu));
   }
-  std::vector<double> k(kMilliPerGpu + 1, 0.0);
-  for (int f = 1; f <= kMilliPerGpu; ++f) {
-    k[f] = k[f - 1];
-    for (std::size_t i = 0; i < demand.size(); ++i) {
-      if (demand[i].milli <= f) k[f] = std::max(k[f], k[f - demand[i].milli] + lp->prices[i]);
-    }
-  }
+  std::vector<double> k = MostValuableFill(demand, lp->prices);
   if (whole) k[kMilliPerGpu] = std::max(k[kMilliPerGpu], 1.0);
   float* remainder = priced_remainder_.data() + static_cast<std::size_t>(model) * (kMilliPerGpu + 1);
   for (int f = 0; f <= kMilliPerGpu; ++f) remainder[f] = static_cast<float>(f - kMilliPerGpu * k[f]);

@@ -41,6 +41,18 @@ TEST(PackingLp, MaxPerGpuLimitsConfigurations) {
   EXPECT_DOUBLE_EQ(Solve({{250, 4, 2}}).gpus, 2.0);
 }
 
+TEST(PackingLp, MostValuableFillIsTheBestPricedSetPerCapacity) {
+  const std::vector<double> k = MostValuableFill({{470, 1}, {320, 1}}, {0.5, 1.0 / 3});
+  ASSERT_EQ(k.size(), 1001u);
+  EXPECT_DOUBLE_EQ(k[319], 0.0);
+  EXPECT_DOUBLE_EQ(k[320], 1.0 / 3);
+  EXPECT_DOUBLE_EQ(k[470], 0.5);
+  EXPECT_DOUBLE_EQ(k[640], 2.0 / 3);      // two 320s beat one 470
+  EXPECT_DOUBLE_EQ(k[1000], 1.0);         // three 320s, or two 470s
+  // max_per_gpu bounds the copies: one 320 at most.
+  EXPECT_DOUBLE_EQ(MostValuableFill({{320, 1, 1}}, {1.0 / 3})[1000], 1.0 / 3);
+}
+
 TEST(PackingLp, RefusesBadInput) {
   for (const auto& bad : std::vector<std::vector<PackingDemand>>{
            {{0, 1}}, {{1000, 1}}, {{300, -1}}, {{300, 1, -1}}, {{300, 1}, {300, 2}}}) {
