@@ -1,7 +1,10 @@
 // REST API v1 over a real socket against a real PostgreSQL.
 #include <pqxx/pqxx>
 
+#include <unistd.h>
+
 #include <atomic>
+#include <fstream>
 #include <thread>
 
 #include "tests/integration/api/api_fixture.h"
@@ -336,6 +339,13 @@ TEST_F(RestTest, AuthorizationMatrix) {
 
 // ---- Issue 9: what a client sends is checked where it enters (validation) ----
 
+long ResidentBytes() {
+  std::ifstream statm("/proc/self/statm");
+  long pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * ::sysconf(_SC_PAGESIZE);
+}
+
 // Expects a problem response with `status`, naming `field` when it is not empty.
 void ExpectProblem(const HttpResult& r, int status, const std::string& field, const std::string& what) {
   EXPECT_EQ(r.status, status) << what << ": " << r.body;
@@ -405,6 +415,50 @@ TEST_F(RestTest, FreeTextWithControlCharactersIsRefused) {
   EXPECT_EQ(fine.status, 200) << fine.body;
   EXPECT_EQ(json::parse(fine.body)["display_name"], "Équipe Ω — 東京");
 }
+
+// Numbers a double cannot hold are the client's mistake (issue 9 #6), named
+// by field, and a principal that may not write gets 403 whatever the body.
+TEST_F(RestTest, OverflowingNumbersAreABadRequestAndAuthorizationComesFirst) {
+  CreateTenant("alpha");
+  const std::string viewer = CreateToken("tenant:alpha", "viewer");
+  for (const std::string number : {"1e999999", "1e400", "-1e309"}) {
+    ExpectProblem(Call(admin_, "POST", "/v1/tenants", R"({"name":"beta","trust_tier":"shared","state":)" + number + "}"),
+                  400, "state", "POST state " + number);
+    ExpectProblem(Call(admin_, "PATCH", "/v1/tenants/alpha", R"({"state":)" + number + "}"), 400, "state",
+                  "PATCH state " + number);
+    ExpectProblem(Call(admin_, "PATCH", "/v1/tenants/alpha", R"({"labels":{"a":)" + number + "}}"), 400, "labels.a",
+                  "PATCH labels " + number);
+    ExpectProblem(Call(viewer, "POST", "/v1/tenants", R"({"state":)" + number + "}"), 403, "", "viewer POST tenant");
+    ExpectProblem(Call(viewer, "PATCH", "/v1/tenants/alpha", R"({"state":)" + number + "}"), 403, "",
+                  "viewer PATCH tenant");
+    ExpectProblem(Call(viewer, "POST", "/v1/tokens", R"({"role":)" + number + "}"), 403, "", "viewer POST token");
+  }
+  ExpectProblem(Call(viewer, "POST", "/v1/tenants", "{not json"), 403, "", "viewer, malformed body");
+}
+
+class LargeBodyTest : public ApiTest {
+  void Configure(config::Config& config) override { config.http_body_limit = 2 << 20; }
+};
+
+// A deeply nested body is refused before a tree is built (issue 9 #9), so
+// that repeating it does not grow the process (septad runs in this process).
+TEST_F(LargeBodyTest, DeepNestingIsRefusedWithoutGrowingMemory) {
+  const std::string brackets(1 << 20, '[');                  // the issue's body: not even an object
+  const std::string nested = R"({"labels":)" + brackets;  // an object, nested a million deep
+  ExpectProblem(Call(admin_, "POST", "/v1/tenants", brackets), 400, "", "1 MB of [");
+  ExpectProblem(Call(admin_, "POST", "/v1/tenants", nested), 400, "", "an object with 1 MB of [");
+  const long before = ResidentBytes();
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_EQ(Call(admin_, "POST", "/v1/tenants", brackets).status, 400);
+    auto r = Call(admin_, "PATCH", "/v1/tenants/x", nested);
+    ASSERT_EQ(r.status, 400) << r.body;
+    EXPECT_NE(r.body.find("nests deeper than 32 levels"), std::string::npos) << r.body;
+  }
+  const long growth = ResidentBytes() - before;
+  RecordProperty("rss_growth_bytes", std::to_string(growth));
+  EXPECT_LT(growth, 24L << 20) << "RSS grew by " << (growth >> 20) << " MB over 20 deeply nested bodies";
+}
+
 
 }  // namespace
 }  // namespace septa::test
