@@ -277,5 +277,18 @@ TEST_F(GrpcTest, InvalidUtf8IsTheClientsMistake) {
   EXPECT_EQ(Call(admin_, "GET", "/v1/tenants/acme").status, 404);
 }
 
+// Update masks take protobuf's lowerCamelCase names too (issue 9 #14).
+TEST_F(GrpcTest, UpdateMaskAcceptsLowerCamelCase) {
+  CreateTenant("alpha");
+  v1::UpdateTenantRequest update;
+  update.mutable_tenant()->set_name("alpha");
+  update.mutable_tenant()->set_display_name("Alpha");
+  update.mutable_update_mask()->add_paths("displayName");
+  v1::Tenant out;
+  auto st = tenants_->UpdateTenant(Ctx(admin_).get(), update, &out);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  EXPECT_EQ(out.display_name(), "Alpha");
+}
+
 }  // namespace
 }  // namespace septa::test

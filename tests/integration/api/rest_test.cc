@@ -436,6 +436,27 @@ TEST_F(RestTest, OverflowingNumbersAreABadRequestAndAuthorizationComesFirst) {
   ExpectProblem(Call(viewer, "POST", "/v1/tenants", "{not json"), 403, "", "viewer, malformed body");
 }
 
+// protobuf's JSON mapping reads the lowerCamelCase names too (issue 9 #14),
+// in the body and in the update mask.
+TEST_F(RestTest, PatchAcceptsLowerCamelCaseNames) {
+  auto created = Call(admin_, "POST", "/v1/tenants", R"({"name":"alpha","trustTier":"shared","displayName":"A"})");
+  ASSERT_EQ(created.status, 201) << created.body;
+  auto patched = Call(admin_, "PATCH", "/v1/tenants/alpha", R"({"displayName":"B","trustTier":"isolated"})");
+  ASSERT_EQ(patched.status, 200) << patched.body;
+  EXPECT_EQ(json::parse(patched.body)["display_name"], "B");
+  EXPECT_EQ(json::parse(patched.body)["trust_tier"], "isolated");
+  auto masked = Call(admin_, "PATCH", "/v1/tenants/alpha?update_mask=displayName", R"({"displayName":"C","labels":{"x":"y"}})");
+  ASSERT_EQ(masked.status, 200) << masked.body;
+  EXPECT_EQ(json::parse(masked.body)["display_name"], "C");
+  EXPECT_TRUE(json::parse(masked.body)["labels"].empty()) << masked.body;
+  auto both = Call(admin_, "PATCH", "/v1/tenants/alpha?update_mask=display_name,trustTier",
+                   R"({"display_name":"D","trustTier":"shared"})");
+  ASSERT_EQ(both.status, 200) << both.body;
+  EXPECT_EQ(json::parse(both.body)["trust_tier"], "shared");
+  ExpectProblem(Call(admin_, "PATCH", "/v1/tenants/alpha?update_mask=colourName", "{}"), 400, "update_mask",
+                "unknown camelCase path");
+}
+
 class LargeBodyTest : public ApiTest {
   void Configure(config::Config& config) override { config.http_body_limit = 2 << 20; }
 };
