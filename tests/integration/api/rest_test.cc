@@ -388,8 +388,9 @@ TEST_F(RestTest, InvalidUtf8AndNulBytesAreRefusedWhereTheyEnter) {
                 "trust_tier", "NUL in the trust tier");
   ExpectProblem(Call(admin_, "PATCH", "/v1/tenants/alpha", R"({"trust_tier":"shared\u0000x"})"), 400, "trust_tier",
                 "NUL in a PATCHed trust tier");
-  ExpectProblem(Call(admin_, "POST", "/v1/tenants", R"({"name":"beta","trust_tier":"shared","display_name":"a\u0000b"})"),
-                400, "display_name", "NUL in the display name");
+  ExpectProblem(
+      Call(admin_, "POST", "/v1/tenants", R"({"name":"beta","trust_tier":"shared","display_name":"a\u0000b"})"), 400,
+      "display_name", "NUL in the display name");
   EXPECT_EQ(CountRows(db_->url(), "tenants"), tenants_before);
   EXPECT_EQ(CountRows(db_->url(), "idempotency_keys"), 0);
   auto alpha = Call(admin_, "GET", "/v1/tenants/alpha");
@@ -422,8 +423,9 @@ TEST_F(RestTest, OverflowingNumbersAreABadRequestAndAuthorizationComesFirst) {
   CreateTenant("alpha");
   const std::string viewer = CreateToken("tenant:alpha", "viewer");
   for (const std::string number : {"1e999999", "1e400", "-1e309"}) {
-    ExpectProblem(Call(admin_, "POST", "/v1/tenants", R"({"name":"beta","trust_tier":"shared","state":)" + number + "}"),
-                  400, "state", "POST state " + number);
+    ExpectProblem(
+        Call(admin_, "POST", "/v1/tenants", R"({"name":"beta","trust_tier":"shared","state":)" + number + "}"), 400,
+        "state", "POST state " + number);
     ExpectProblem(Call(admin_, "PATCH", "/v1/tenants/alpha", R"({"state":)" + number + "}"), 400, "state",
                   "PATCH state " + number);
     ExpectProblem(Call(admin_, "PATCH", "/v1/tenants/alpha", R"({"labels":{"a":)" + number + "}}"), 400, "labels.a",
@@ -445,7 +447,8 @@ TEST_F(RestTest, PatchAcceptsLowerCamelCaseNames) {
   ASSERT_EQ(patched.status, 200) << patched.body;
   EXPECT_EQ(json::parse(patched.body)["display_name"], "B");
   EXPECT_EQ(json::parse(patched.body)["trust_tier"], "isolated");
-  auto masked = Call(admin_, "PATCH", "/v1/tenants/alpha?update_mask=displayName", R"({"displayName":"C","labels":{"x":"y"}})");
+  auto masked = Call(admin_, "PATCH", "/v1/tenants/alpha?update_mask=displayName",
+                     R"({"displayName":"C","labels":{"x":"y"}})");
   ASSERT_EQ(masked.status, 200) << masked.body;
   EXPECT_EQ(json::parse(masked.body)["display_name"], "C");
   EXPECT_TRUE(json::parse(masked.body)["labels"].empty()) << masked.body;
