@@ -2,6 +2,9 @@
 
 #include <google/protobuf/util/time_util.h>
 
+#include "services/apiv1/json.h"
+#include "services/core/validation.h"
+
 namespace septa::apiv1 {
 
 namespace {
@@ -94,7 +97,8 @@ Result<core::Tenant> TenantDraftFromProto(const v1::Tenant& in) {
 
 Result<core::TenantUpdate> TenantUpdateFromProto(const v1::Tenant& in, const std::vector<std::string>& mask_paths) {
   core::TenantUpdate update;
-  for (const std::string& path : mask_paths) {
+  for (const std::string& sent : mask_paths) {
+    const std::string path = ProtoFieldName(*v1::Tenant::descriptor(), sent);
     if (path == "display_name") {
       update.display_name = in.display_name();
     } else if (path == "labels") {
@@ -111,7 +115,7 @@ Result<core::TenantUpdate> TenantUpdateFromProto(const v1::Tenant& in, const std
     } else if (path == "etag" || path == "create_time" || path == "update_time") {
       continue;  // output-only or precondition fields are not updated
     } else {
-      return InvalidField("update_mask", "unknown field \"" + path +
+      return InvalidField("update_mask", "unknown field \"" + core::EscapeControlCharacters(sent) +
                                              "\"; updatable fields are display_name, labels, trust_tier, state");
     }
   }

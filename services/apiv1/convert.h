@@ -21,7 +21,8 @@ v1::ApiToken ToProto(const core::ApiToken& token);
 // The fields a client may set on create; output-only fields are ignored.
 Result<core::Tenant> TenantDraftFromProto(const v1::Tenant& tenant);
 
-// Mask paths: display_name, labels, trust_tier, state. The transport passes
+// Mask paths: display_name, labels, trust_tier, state (or their lowerCamelCase
+// JSON names, as protobuf's JSON mapping of FieldMask has them). The transport passes
 // the request's update mask, or, when it has none, the fields the client sent.
 Result<core::TenantUpdate> TenantUpdateFromProto(const v1::Tenant& tenant,
                                                  const std::vector<std::string>& mask_paths);

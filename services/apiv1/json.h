@@ -1,5 +1,6 @@
-// JSON bodies of the REST API, through protobuf's JSON mapping (field names
-// as in the .proto: snake_case).
+// JSON bodies of the REST API, through protobuf's JSON mapping: fields by
+// their .proto (snake_case) or lowerCamelCase JSON names on input, by their
+// .proto names on output.
 #pragma once
 
 #include <string>
@@ -13,9 +14,15 @@
 namespace septa::apiv1 {
 
 // Parses a JSON object into `out`. Malformed JSON names the line and column,
-// an unknown or mistyped field names the field. Returns the object's
-// top-level keys (the fields the client sent).
+// an unknown or mistyped field or a number out of range names the field, a
+// body nested deeper than 32 levels is refused before any tree is built.
+// Returns the fields the client sent (the top-level keys, by .proto name).
 Result<std::vector<std::string>> ParseJsonBody(std::string_view body, google::protobuf::Message& out);
+
+// The .proto name (snake_case) of the field of `message` that `name` names
+// by its .proto or its lowerCamelCase JSON name; `name` itself when it names
+// no field.
+std::string ProtoFieldName(const google::protobuf::Descriptor& message, const std::string& name);
 
 std::string ToJson(const google::protobuf::Message& message);
 

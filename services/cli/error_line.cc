@@ -4,15 +4,17 @@
 
 #include "google/rpc/error_details.pb.h"
 #include "google/rpc/status.pb.h"
+#include "services/core/validation.h"
 
 namespace septa::cli {
 
 namespace {
 
-// Error text from the server or gRPC may span lines; the contract is one.
+// Error text from the server or gRPC may span lines (the contract is one) and
+// may quote what a client sent (never obeyed by the terminal).
 std::string OneLine(std::string text) {
   std::replace_if(text.begin(), text.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
-  return text;
+  return core::EscapeControlCharacters(text);
 }
 
 std::string FieldSuffix(const std::string& details_bin) {

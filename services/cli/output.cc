@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "services/core/validation.h"
+
 namespace septa::cli {
 
 namespace {
@@ -52,7 +54,9 @@ void Emit(YAML::Emitter& out, const Json& value) {
       break;
     case Json::value_t::string: {
       const auto& text = value.get_ref<const std::string&>();
-      if (NeedsQuotes(text)) out << YAML::DoubleQuoted;
+      // Double quotes also for text with control characters: RenderYaml
+      // escapes what the emitter leaves, and only there do escapes work.
+      if (NeedsQuotes(text) || core::EscapeControlCharacters(text) != text) out << YAML::DoubleQuoted;
       out << text;
       break;
     }
@@ -77,7 +81,12 @@ Result<OutputFormat> ParseOutputFormat(std::string_view text) {
   return InvalidArgument("output format must be table, json or yaml, not \"" + std::string(text) + "\"");
 }
 
-std::string RenderTable(const Table& table) {
+std::string RenderTable(const Table& unescaped) {
+  // Cells hold what tenants wrote: shown, never obeyed by the terminal.
+  Table table = unescaped;
+  for (auto& row : table.rows) {
+    for (auto& cell : row) cell = core::EscapeControlCharacters(cell);
+  }
   std::vector<std::size_t> widths(table.headers.size(), 0);
   auto widen = [&widths](const std::vector<std::string>& cells) {
     for (std::size_t i = 0; i < cells.size() && i < widths.size(); ++i) widths[i] = std::max(widths[i], cells[i].size());
@@ -101,12 +110,16 @@ std::string RenderTable(const Table& table) {
   return out;
 }
 
-std::string RenderJson(const google::protobuf::Message& message) { return ToJsonDocument(message).dump(2) + "\n"; }
+// nlohmann escapes C0 controls; what it leaves (DEL, C1, bidi controls) can
+// only be inside strings, where the \uXXXX escapes stand for the same text.
+std::string RenderJson(const google::protobuf::Message& message) {
+  return core::EscapeControlCharacters(ToJsonDocument(message).dump(2), /*keep_newlines=*/true) + "\n";
+}
 
 std::string RenderYaml(const google::protobuf::Message& message) {
   YAML::Emitter out;
   Emit(out, ToJsonDocument(message));
-  return std::string(out.c_str()) + "\n";
+  return core::EscapeControlCharacters(out.c_str(), /*keep_newlines=*/true) + "\n";
 }
 
 std::string Render(OutputFormat format, const google::protobuf::Message& message, const Table& table) {

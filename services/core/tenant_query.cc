@@ -8,6 +8,7 @@ namespace septa::core {
 namespace {
 
 constexpr std::string_view kTokenPrefix = "after:";
+constexpr std::size_t kMaxFilter = 4096;
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
@@ -45,6 +46,7 @@ Status ParseTerm(std::string_view term, TenantQuery& query) {
 }  // namespace
 
 Status ParseTenantFilter(std::string_view filter, TenantQuery& query) {
+  SEPTA_RETURN_IF_ERROR(ValidateText("filter", filter, kMaxFilter));
   filter = Trim(filter);
   if (filter.empty()) return Status::Ok();
   constexpr std::string_view kAnd = " AND ";

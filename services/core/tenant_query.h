@@ -13,7 +13,8 @@ constexpr int kDefaultPageSize = 50;
 constexpr int kMaxPageSize = 500;
 
 // `trust_tier=<tier>` and `labels.<key>=<value>` terms joined by " AND "
-// (values may be double-quoted). Errors name the field "filter".
+// (values may be double-quoted); at most 4096 bytes of UTF-8 without control
+// characters. Errors name the field "filter".
 Status ParseTenantFilter(std::string_view filter, TenantQuery& query);
 
 // Page tokens are opaque to clients: base64url of the last name returned.

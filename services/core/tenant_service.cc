@@ -10,6 +10,14 @@ namespace {
 
 std::string ResourceOf(std::string_view name) { return "tenants/" + std::string(name); }
 
+constexpr std::size_t kMaxIdempotencyKey = 200;
+
+// A name that no tenant can have is not found without asking the store.
+Status CheckCanNameTenant(const std::string& name) {
+  if (CanNameTenantOrTier(name)) return Status::Ok();
+  return NotFound("tenant \"" + EscapeControlCharacters(name) + "\" not found");
+}
+
 Status CheckEtag(std::string_view if_match, const Tenant& current) {
   if (if_match.empty() || if_match == EtagOf(current.version)) return Status::Ok();
   return FailedPrecondition("etag \"" + std::string(if_match) + "\" does not match the current etag \"" +
@@ -20,15 +28,17 @@ Status CheckEtag(std::string_view if_match, const Tenant& current) {
 // Tier names are validated against the table, so a typo names the choices.
 Status CheckTierExists(Tx& tx, const std::string& tier) {
   if (tier.empty()) return InvalidField("trust_tier", "is required");
-  auto found = tx.GetTrustTier(tier);
-  if (found.ok()) return Status::Ok();
-  if (found.status().code() != Code::kNotFound) return found.status();
+  if (CanNameTenantOrTier(tier)) {
+    auto found = tx.GetTrustTier(tier);
+    if (found.ok()) return Status::Ok();
+    if (found.status().code() != Code::kNotFound) return found.status();
+  }
   std::string choices;
   auto tiers = tx.ListTrustTiers();
   if (tiers.ok()) {
     for (const auto& t : *tiers) choices += (choices.empty() ? "" : ", ") + t.name;
   }
-  return InvalidField("trust_tier", "unknown trust tier \"" + tier + "\"; one of: " + choices);
+  return InvalidField("trust_tier", "unknown trust tier \"" + EscapeControlCharacters(tier) + "\"; one of: " + choices);
 }
 
 // Fingerprint of a create request for idempotency checks.
@@ -71,7 +81,7 @@ Result<Tenant> TenantService::Create(const RequestContext& ctx, const Tenant& dr
   SEPTA_RETURN_IF_ERROR(ValidateTenantName("name", draft.name));
   SEPTA_RETURN_IF_ERROR(ValidateDisplayName("display_name", draft.display_name));
   SEPTA_RETURN_IF_ERROR(ValidateLabels("labels", draft.labels));
-  if (idempotency_key.size() > 200) return InvalidField("idempotency_key", "must be at most 200 bytes");
+  SEPTA_RETURN_IF_ERROR(ValidateText("idempotency_key", idempotency_key, kMaxIdempotencyKey));
 
   const std::string fingerprint = CreateFingerprint(draft);
   const std::string principal = ctx.principal.ToString();
@@ -119,6 +129,7 @@ Result<Tenant> TenantService::Create(const RequestContext& ctx, const Tenant& dr
 }
 
 Result<Tenant> TenantService::Get(const RequestContext& ctx, const std::string& name) {
+  SEPTA_RETURN_IF_ERROR(CheckCanNameTenant(name));
   SEPTA_RETURN_IF_ERROR(RequireSeeTenant(ctx.principal, name));
   Tenant tenant;
   Status st = store_.Transact(TxMode::kReadOnly, [&](Tx& tx) -> Status {
@@ -170,6 +181,7 @@ Result<TenantPage> TenantService::List(const RequestContext& ctx, const ListTena
 
 Result<Tenant> TenantService::Update(const RequestContext& ctx, const std::string& name,
                                      const TenantUpdate& update, std::string_view if_match) {
+  SEPTA_RETURN_IF_ERROR(CheckCanNameTenant(name));
   SEPTA_RETURN_IF_ERROR(RequireSeeTenant(ctx.principal, name));
   SEPTA_RETURN_IF_ERROR(RequireWriter(ctx.principal, "update tenants"));
   if (update.trust_tier) SEPTA_RETURN_IF_ERROR(RequireAdmin(ctx.principal, "change a tenant's trust_tier"));
@@ -209,6 +221,7 @@ Result<Tenant> TenantService::Update(const RequestContext& ctx, const std::strin
 }
 
 Status TenantService::Delete(const RequestContext& ctx, const std::string& name, std::string_view if_match) {
+  SEPTA_RETURN_IF_ERROR(CheckCanNameTenant(name));
   SEPTA_RETURN_IF_ERROR(RequireSeeTenant(ctx.principal, name));
   SEPTA_RETURN_IF_ERROR(RequireAdminWriter(ctx.principal, "delete tenants"));
   return store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {

@@ -1,5 +1,7 @@
 #include "services/core/tier_service.h"
 
+#include "services/core/validation.h"
+
 namespace septa::core {
 
 Result<std::vector<TrustTier>> TrustTierService::List(const RequestContext&) {
@@ -15,6 +17,7 @@ Result<std::vector<TrustTier>> TrustTierService::List(const RequestContext&) {
 }
 
 Result<TrustTier> TrustTierService::Get(const RequestContext&, const std::string& name) {
+  if (!CanNameTenantOrTier(name)) return NotFound("trust tier \"" + EscapeControlCharacters(name) + "\" not found");
   TrustTier tier;
   Status st = store_.Transact(TxMode::kReadOnly, [&](Tx& tx) -> Status {
     auto row = tx.GetTrustTier(name);

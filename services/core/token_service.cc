@@ -2,6 +2,7 @@
 
 #include "services/core/crypto.h"
 #include "services/core/duration.h"
+#include "services/core/validation.h"
 
 namespace septa::core {
 
@@ -23,9 +24,7 @@ Result<IssuedToken> TokenService::Create(const RequestContext& ctx, const TokenR
   SEPTA_RETURN_IF_ERROR(role);
   auto subject = ParsePrincipal("principal", request.principal, *role);
   SEPTA_RETURN_IF_ERROR(subject);
-  if (request.description.size() > kMaxDescription) {
-    return InvalidField("description", "must be at most 200 bytes");
-  }
+  SEPTA_RETURN_IF_ERROR(ValidateText("description", request.description, kMaxDescription));
   std::optional<std::chrono::seconds> ttl;
   if (!request.ttl.empty()) {
     auto parsed = ParseDuration("ttl", request.ttl);
@@ -86,6 +85,7 @@ Result<std::vector<ApiToken>> TokenService::List(const RequestContext& ctx) {
 }
 
 Status TokenService::Revoke(const RequestContext& ctx, const std::string& id) {
+  if (!CanNameToken(id)) return NotFound("token \"" + EscapeControlCharacters(id) + "\" not found");
   Status st = store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
     auto token = tx.GetToken(id);
     if ((!token.ok() && token.status().code() == Code::kNotFound) || (token.ok() && !CanSeeToken(ctx.principal, *token))) {

@@ -1,5 +1,7 @@
 #include "services/core/validation.h"
 
+#include <simdjson.h>
+
 #include <string>
 
 namespace septa::core {
@@ -37,18 +39,46 @@ bool IsDns1123Subdomain(std::string_view s) {
   return true;
 }
 
-bool IsValidUtf8(std::string_view s) {
-  std::size_t i = 0;
-  while (i < s.size()) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    int extra = c < 0x80 ? 0 : (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xe ? 2 : (c >> 3) == 0x1e ? 3 : -1;
-    if (extra < 0 || i + extra >= s.size()) return false;  // truncated sequence
-    for (int k = 1; k <= extra; ++k) {
-      if ((static_cast<unsigned char>(s[i + k]) >> 6) != 0x2) return false;
-    }
-    i += extra + 1;
+// One character of valid UTF-8 starting at text[i]: its code point and length.
+struct Utf8Char {
+  char32_t code = 0;
+  std::size_t size = 1;
+};
+
+Utf8Char DecodeValid(std::string_view text, std::size_t i) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[i + k]); };
+  const unsigned char lead = byte(0);
+  if (lead < 0x80) return {lead, 1};
+  if (lead < 0xe0) return {static_cast<char32_t>(((lead & 0x1f) << 6) | (byte(1) & 0x3f)), 2};
+  if (lead < 0xf0) {
+    return {static_cast<char32_t>(((lead & 0x0f) << 12) | ((byte(1) & 0x3f) << 6) | (byte(2) & 0x3f)), 3};
   }
-  return true;
+  return {static_cast<char32_t>(((lead & 0x07) << 18) | ((byte(1) & 0x3f) << 12) | ((byte(2) & 0x3f) << 6) |
+                                (byte(3) & 0x3f)),
+          4};
+}
+
+// What may not appear in a single line of text (see ValidateText).
+bool IsControl(char32_t c) {
+  return c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == 0x061c || c == 0x200e || c == 0x200f ||
+         (c >= 0x2028 && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069);
+}
+
+std::string Hex(unsigned value, int digits) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out(digits, '0');
+  for (int k = digits - 1; k >= 0; --k, value >>= 4) out[k] = kDigits[value & 0xf];
+  return out;
+}
+
+std::string EscapeOne(char32_t c) {
+  switch (c) {
+    case '\n': return "\\n";
+    case '\r': return "\\r";
+    case '\t': return "\\t";
+    default: break;
+  }
+  return "\\u" + Hex(c, 4);  // as JSON and YAML write them, so escaping twice changes nothing
 }
 
 std::string Field(std::string_view base, std::string_view sub) {
@@ -69,6 +99,57 @@ bool IsDns1123Label(std::string_view s, std::size_t max_len) {
   return true;
 }
 
+bool IsValidUtf8(std::string_view text) { return simdjson::validate_utf8(text.data(), text.size()); }
+
+Status ValidateText(std::string_view field, std::string_view text, std::size_t max_bytes) {
+  if (text.size() > max_bytes) {
+    return InvalidField(std::string(field), "must be at most " + std::to_string(max_bytes) + " bytes, got " +
+                                                std::to_string(text.size()));
+  }
+  if (!IsValidUtf8(text)) return InvalidField(std::string(field), "must be valid UTF-8");
+  for (std::size_t i = 0; i < text.size();) {
+    const Utf8Char c = DecodeValid(text, i);
+    if (IsControl(c.code)) {
+      return InvalidField(std::string(field), "must not contain control or bidi formatting characters (found " +
+                                                  EscapeOne(c.code) + " at byte " + std::to_string(i) + ")");
+    }
+    i += c.size;
+  }
+  return Status::Ok();
+}
+
+std::string EscapeControlCharacters(std::string_view text, bool keep_newlines) {
+  const bool valid = IsValidUtf8(text);
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    if (!valid && byte >= 0x80) {  // not UTF-8: every non-ASCII byte shows as itself
+      out += "\\x" + Hex(byte, 2);
+      ++i;
+      continue;
+    }
+    const Utf8Char c = DecodeValid(text, i);
+    if (IsControl(c.code) && !(keep_newlines && c.code == '\n')) {
+      out += EscapeOne(c.code);
+    } else {
+      out.append(text.substr(i, c.size));
+    }
+    i += c.size;
+  }
+  return out;
+}
+
+bool CanNameTenantOrTier(std::string_view name) { return IsDns1123Label(name, kMaxTenantName); }
+
+bool CanNameToken(std::string_view id) {
+  if (id.size() < 8 || id.size() > 64) return false;
+  for (char c : id) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
 Status ValidateTenantName(std::string_view field, std::string_view name) {
   if (name.empty()) return InvalidField(std::string(field), "is required");
   if (name.size() > kMaxTenantName) {
@@ -83,16 +164,7 @@ Status ValidateTenantName(std::string_view field, std::string_view name) {
 }
 
 Status ValidateDisplayName(std::string_view field, std::string_view display_name) {
-  if (display_name.size() > kMaxDisplayName) {
-    return InvalidField(std::string(field), "must be at most 200 bytes");
-  }
-  if (!IsValidUtf8(display_name)) return InvalidField(std::string(field), "must be valid UTF-8");
-  for (char c : display_name) {
-    if (static_cast<unsigned char>(c) < 0x20) {
-      return InvalidField(std::string(field), "must not contain control characters");
-    }
-  }
-  return Status::Ok();
+  return ValidateText(field, display_name, kMaxDisplayName);
 }
 
 Status ValidateLabels(std::string_view field, const std::map<std::string, std::string>& labels) {
@@ -104,17 +176,18 @@ Status ValidateLabels(std::string_view field, const std::map<std::string, std::s
     std::size_t slash = name.find('/');
     if (slash != std::string_view::npos) {
       if (!IsDns1123Subdomain(name.substr(0, slash))) {
-        return InvalidField(Field(field, key), "label key prefix must be a DNS-1123 subdomain");
+        return InvalidField(Field(field, EscapeControlCharacters(key)),
+                            "label key prefix must be a DNS-1123 subdomain");
       }
       name = name.substr(slash + 1);
     }
     if (!IsLabelToken(name)) {
-      return InvalidField(Field(field, key),
+      return InvalidField(Field(field, EscapeControlCharacters(key)),
                           "label key must be 1-63 characters of [A-Za-z0-9._-], "
                           "starting and ending with a letter or digit");
     }
     if (!value.empty() && !IsLabelToken(value)) {
-      return InvalidField(Field(field, key),
+      return InvalidField(Field(field, EscapeControlCharacters(key)),
                           "label value must be empty or 1-63 characters of [A-Za-z0-9._-], "
                           "starting and ending with a letter or digit");
     }

@@ -3,6 +3,7 @@
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/support/server_interceptor.h>
 #include <prometheus/counter.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
@@ -24,6 +25,36 @@ std::string Metadata(const grpc::ServerContext* ctx, const std::string& key) {
   if (it == ctx->client_metadata().end()) return "";
   return std::string(it->second.data(), it->second.size());
 }
+
+// protobuf refuses to read a request whose string fields are not UTF-8, and
+// gRPC answers that with INTERNAL before any handler runs. A request that
+// cannot be read is the client's mistake: INVALID_ARGUMENT.
+class UnreadableRequestInterceptor final : public grpc::experimental::Interceptor {
+ public:
+  void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
+    using Hook = grpc::experimental::InterceptionHookPoints;
+    // The received message is null exactly when it could not be parsed.
+    if (methods->QueryInterceptionHookPoint(Hook::POST_RECV_MESSAGE) && methods->GetRecvMessage() == nullptr) {
+      unreadable_ = true;
+    }
+    if (unreadable_ && methods->QueryInterceptionHookPoint(Hook::PRE_SEND_STATUS) &&
+        methods->GetSendStatus().error_code() == grpc::StatusCode::INTERNAL) {
+      methods->ModifySendStatus(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                             "the request is not a valid protobuf message (are its strings UTF-8?)"));
+    }
+    methods->Proceed();
+  }
+
+ private:
+  bool unreadable_ = false;
+};
+
+class UnreadableRequestInterceptorFactory final : public grpc::experimental::ServerInterceptorFactoryInterface {
+ public:
+  grpc::experimental::Interceptor* CreateServerInterceptor(grpc::experimental::ServerRpcInfo*) override {
+    return new UnreadableRequestInterceptor();
+  }
+};
 
 // What every service implementation shares: the use cases and the metrics.
 struct Shared {
@@ -228,6 +259,9 @@ Result<std::unique_ptr<GrpcServer>> GrpcServer::Start(const std::string& address
   builder.RegisterService(&server->services_->tenants);
   builder.RegisterService(&server->services_->tiers);
   builder.RegisterService(&server->services_->tokens);
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(std::make_unique<UnreadableRequestInterceptorFactory>());
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   server->server_ = builder.BuildAndStart();
   if (!server->server_ || server->port_ == 0) {
     return Unavailable("cannot listen for gRPC on " + address + " (address in use or invalid?)");

@@ -193,7 +193,10 @@ void RestApi::Impl::AddRoutes() {
   }, Auth::kNone);
 
   // Tenants.
+  // Routes with a body authorize what they can before parsing it, so that a
+  // principal that may not write is refused whatever it sends.
   Add(bh::verb::post, "/v1/tenants", [this](const Call& c) -> Result<http::Response> {
+    SEPTA_RETURN_IF_ERROR(core::RequireAdminWriter(c.ctx.principal, "create tenants"));
     v1::Tenant body;
     SEPTA_RETURN_IF_ERROR(apiv1::ParseJsonBody(c.request.body(), body));
     auto draft = apiv1::TenantDraftFromProto(body);
@@ -220,10 +223,12 @@ void RestApi::Impl::AddRoutes() {
     return WithEtag(Json(http::HttpStatus::ok, apiv1::ToProto(*tenant)), core::EtagOf(tenant->version));
   });
   Add(bh::verb::patch, "/v1/tenants/{name}", [this](const Call& c) -> Result<http::Response> {
+    const std::string& name = c.params.at("name");
+    SEPTA_RETURN_IF_ERROR(core::RequireSeeTenant(c.ctx.principal, name));
+    SEPTA_RETURN_IF_ERROR(core::RequireWriter(c.ctx.principal, "update tenants"));
     v1::Tenant body;
     auto present = apiv1::ParseJsonBody(c.request.body(), body);
     SEPTA_RETURN_IF_ERROR(present);
-    const std::string& name = c.params.at("name");
     if (!body.name().empty() && body.name() != name) {
       return InvalidField("name", "is immutable and must match the URL (\"" + name + "\")");
     }
@@ -259,6 +264,7 @@ void RestApi::Impl::AddRoutes() {
 
   // Tokens.
   Add(bh::verb::post, "/v1/tokens", [this](const Call& c) -> Result<http::Response> {
+    SEPTA_RETURN_IF_ERROR(core::RequireWriter(c.ctx.principal, "issue tokens"));
     v1::CreateTokenRequest body;
     SEPTA_RETURN_IF_ERROR(apiv1::ParseJsonBody(c.request.body(), body));
     auto issued = uc.tokens.Create(c.ctx, apiv1::TokenRequestFromProto(body));

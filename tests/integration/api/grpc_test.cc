@@ -200,5 +200,95 @@ TEST_F(GrpcTest, HealthServiceServes) {
   EXPECT_EQ(resp.status(), grpc::health::v1::HealthCheckResponse::SERVING);
 }
 
+// ---- Issue 9: what a client sends is checked where it enters (validation) ----
+
+// The same checks as REST, through the same use cases: a NUL in an
+// idempotency key no longer makes `k\0a` and `k\0b` the same key (issue 9 #5),
+// names with a NUL name nothing, and free text refuses controls (#8).
+TEST_F(GrpcTest, NulBytesAndControlCharactersAreRefused) {
+  v1::CreateTenantRequest create;
+  create.mutable_tenant()->set_name("acme");
+  create.mutable_tenant()->set_trust_tier("shared");
+  v1::Tenant out;
+  for (const std::string& key : {std::string("k\0a", 3), std::string("k\0b", 3), std::string("k\x1b[2J")}) {
+    create.set_idempotency_key(key);
+    auto st = tenants_->CreateTenant(Ctx(admin_).get(), create, &out);
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << st.error_message();
+    ASSERT_EQ(Violations(st).size(), 1u) << st.error_message();
+    EXPECT_EQ(Violations(st)[0].field(), "idempotency_key");
+  }
+  create.set_idempotency_key("");
+  create.mutable_tenant()->set_trust_tier(std::string("shared\0x", 8));
+  auto st = tenants_->CreateTenant(Ctx(admin_).get(), create, &out);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << st.error_message();
+  ASSERT_EQ(Violations(st).size(), 1u) << st.error_message();
+  EXPECT_EQ(Violations(st)[0].field(), "trust_tier");
+  EXPECT_EQ(Call(admin_, "GET", "/v1/tenants").body.find("acme"), std::string::npos);
+
+  CreateTenant("alpha");
+  v1::GetTenantRequest get;
+  get.set_name(std::string("alpha\0xyz", 9));
+  EXPECT_EQ(tenants_->GetTenant(Ctx(admin_).get(), get, &out).error_code(), grpc::StatusCode::NOT_FOUND);
+  v1::GetTrustTierRequest tier;
+  tier.set_name(std::string("shared\0x", 8));
+  v1::TrustTier tier_out;
+  EXPECT_EQ(tiers_->GetTrustTier(Ctx(admin_).get(), tier, &tier_out).error_code(), grpc::StatusCode::NOT_FOUND);
+  v1::ListTenantsRequest list;
+  list.set_filter(std::string("trust_tier=shared\0x", 19));
+  v1::ListTenantsResponse listed;
+  st = tenants_->ListTenants(Ctx(admin_).get(), list, &listed);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << st.error_message();
+  ASSERT_EQ(Violations(st).size(), 1u);
+  EXPECT_EQ(Violations(st)[0].field(), "filter");
+
+  v1::CreateTokenRequest token;
+  token.set_principal("tenant:alpha");
+  token.set_role("viewer");
+  token.set_description("\x1b[2J\x1b[Hpwned\r\n");
+  v1::ApiToken issued;
+  st = tokens_->CreateToken(Ctx(admin_).get(), token, &issued);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << st.error_message();
+  ASSERT_EQ(Violations(st).size(), 1u);
+  EXPECT_EQ(Violations(st)[0].field(), "description");
+  v1::UpdateTenantRequest update;
+  update.mutable_tenant()->set_name("alpha");
+  update.mutable_tenant()->set_display_name("evil\u202Egnp.exe");
+  st = tenants_->UpdateTenant(Ctx(admin_).get(), update, &out);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << st.error_message();
+  ASSERT_EQ(Violations(st).size(), 1u);
+  EXPECT_EQ(Violations(st)[0].field(), "display_name");
+}
+
+// A string field that is not UTF-8 makes the whole request unreadable to
+// protobuf (proto3 strings must be UTF-8): that is the client's mistake,
+// INVALID_ARGUMENT, not INTERNAL (issue 9 #4).
+TEST_F(GrpcTest, InvalidUtf8IsTheClientsMistake) {
+  v1::GetTenantRequest get;
+  get.set_name("\xff");
+  v1::Tenant out;
+  auto st = tenants_->GetTenant(Ctx(admin_).get(), get, &out);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << st.error_message();
+  v1::CreateTenantRequest create;
+  create.mutable_tenant()->set_name("acme");
+  create.mutable_tenant()->set_trust_tier("shared");
+  create.set_idempotency_key("k\xff");
+  st = tenants_->CreateTenant(Ctx(admin_).get(), create, &out);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << st.error_message();
+  EXPECT_EQ(Call(admin_, "GET", "/v1/tenants/acme").status, 404);
+}
+
+// Update masks take protobuf's lowerCamelCase names too (issue 9 #14).
+TEST_F(GrpcTest, UpdateMaskAcceptsLowerCamelCase) {
+  CreateTenant("alpha");
+  v1::UpdateTenantRequest update;
+  update.mutable_tenant()->set_name("alpha");
+  update.mutable_tenant()->set_display_name("Alpha");
+  update.mutable_update_mask()->add_paths("displayName");
+  v1::Tenant out;
+  auto st = tenants_->UpdateTenant(Ctx(admin_).get(), update, &out);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  EXPECT_EQ(out.display_name(), "Alpha");
+}
+
 }  // namespace
 }  // namespace septa::test

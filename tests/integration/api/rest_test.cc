@@ -1,7 +1,10 @@
 // REST API v1 over a real socket against a real PostgreSQL.
 #include <pqxx/pqxx>
 
+#include <unistd.h>
+
 #include <atomic>
+#include <fstream>
 #include <thread>
 
 #include "tests/integration/api/api_fixture.h"
@@ -333,6 +336,153 @@ TEST_F(RestTest, AuthorizationMatrix) {
   ASSERT_EQ(listed["tenants"].size(), 1u);
   EXPECT_EQ(listed["tenants"][0]["name"], "beta");
 }
+
+// ---- Issue 9: what a client sends is checked where it enters (validation) ----
+
+long ResidentBytes() {
+  std::ifstream statm("/proc/self/statm");
+  long pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * ::sysconf(_SC_PAGESIZE);
+}
+
+// Expects a problem response with `status`, naming `field` when it is not empty.
+void ExpectProblem(const HttpResult& r, int status, const std::string& field, const std::string& what) {
+  EXPECT_EQ(r.status, status) << what << ": " << r.body;
+  json problem = json::parse(r.body, nullptr, false);
+  ASSERT_FALSE(problem.is_discarded()) << what << ": " << r.body;
+  if (field.empty()) return;
+  ASSERT_TRUE(problem.contains("violations")) << what << ": " << r.body;
+  EXPECT_EQ(problem["violations"][0]["field"], field) << what << ": " << r.body;
+}
+
+// Invalid UTF-8 never reaches the database (issue 9 #4) and a NUL never cuts
+// a string short (#5): a path segment that cannot name anything is 404, any
+// other string is a 400 naming its field, and nothing is written.
+TEST_F(RestTest, InvalidUtf8AndNulBytesAreRefusedWhereTheyEnter) {
+  CreateTenant("alpha");
+  const long tenants_before = CountRows(db_->url(), "tenants");
+  ExpectProblem(Call(admin_, "GET", "/v1/tenants/%ff"), 404, "", "escaped 0xFF in the path");
+  ExpectProblem(Call(admin_, "GET", "/v1/tenants/\xff"), 404, "", "raw 0xFF in the path");
+  ExpectProblem(Call(admin_, "GET", "/v1/tenants/alpha%00xyz"), 404, "", "NUL in the path");
+  ExpectProblem(Call(admin_, "PATCH", "/v1/tenants/%ff", R"({"display_name":"x"})"), 404, "", "PATCH 0xFF name");
+  ExpectProblem(Call(admin_, "DELETE", "/v1/tenants/alpha%00"), 404, "", "DELETE NUL name");
+  ExpectProblem(Call(admin_, "GET", "/v1/trust-tiers/%ff"), 404, "", "0xFF tier");
+  ExpectProblem(Call(admin_, "GET", "/v1/trust-tiers/shared%00x"), 404, "", "NUL tier");
+  ExpectProblem(Call(admin_, "DELETE", "/v1/tokens/%ff"), 404, "", "0xFF token id");
+  ExpectProblem(Call(admin_, "GET", "/v1/tenants?filter=trust_tier%3D%FF"), 400, "filter", "0xFF in the filter");
+  ExpectProblem(Call(admin_, "GET", "/v1/tenants?filter=trust_tier%3Dshared%00x"), 400, "filter", "NUL in the filter");
+  ExpectProblem(Call(admin_, "GET", "/v1/tenants?filter=labels.a%3D%FF"), 400, "filter", "0xFF label value");
+  ExpectProblem(Call(admin_, "GET", "/v1/tenants?page_token=%FF"), 400, "page_token", "0xFF page token");
+  ExpectProblem(Call(admin_, "POST", "/v1/tenants", R"({"name":"beta","trust_tier":"shared"})",
+                     {{"Idempotency-Key", "k\xff"}}),
+                400, "idempotency_key", "0xFF in the Idempotency-Key");
+  ExpectProblem(Call(admin_, "POST", "/v1/tenants", R"({"name":"beta","trust_tier":"shared"})",
+                     {{"Idempotency-Key", "k\u202e"}}),
+                400, "idempotency_key", "a bidi override in the Idempotency-Key");
+  // (HTTP itself refuses C0 controls in a header: the request never gets here.)
+  ExpectProblem(Call(admin_, "POST", "/v1/tenants", R"({"name":"beta","trust_tier":"shared"})",
+                     {{"Idempotency-Key", "k\x01"}}),
+                400, "", "a control character in the Idempotency-Key");
+  ExpectProblem(Call(admin_, "POST", "/v1/tenants", R"({"name":"beta","trust_tier":"shared\u0000x"})"), 400,
+                "trust_tier", "NUL in the trust tier");
+  ExpectProblem(Call(admin_, "PATCH", "/v1/tenants/alpha", R"({"trust_tier":"shared\u0000x"})"), 400, "trust_tier",
+                "NUL in a PATCHed trust tier");
+  ExpectProblem(
+      Call(admin_, "POST", "/v1/tenants", R"({"name":"beta","trust_tier":"shared","display_name":"a\u0000b"})"), 400,
+      "display_name", "NUL in the display name");
+  EXPECT_EQ(CountRows(db_->url(), "tenants"), tenants_before);
+  EXPECT_EQ(CountRows(db_->url(), "idempotency_keys"), 0);
+  auto alpha = Call(admin_, "GET", "/v1/tenants/alpha");
+  EXPECT_EQ(json::parse(alpha.body)["trust_tier"], "shared") << alpha.body;
+}
+
+// Free text is refused when it carries terminal controls (issue 9 #8):
+// C0 (even a tab or newline: these fields are single lines), DEL, C1, and the
+// bidi overrides that reorder what an admin reads.
+TEST_F(RestTest, FreeTextWithControlCharactersIsRefused) {
+  CreateTenant("alpha");
+  const long tokens_before = CountRows(db_->url(), "api_tokens");
+  for (const std::string text : {R"(\u001b[2J\u001b[Hpwned\r\n)", R"(tab\there)", R"(del\u007f)", R"(csi\u009b2J)",
+                                 R"(evil\u202egnp.exe)", R"(isolate\u2066x)"}) {
+    ExpectProblem(Call(admin_, "POST", "/v1/tokens",
+                       R"({"principal":"tenant:alpha","role":"viewer","description":")" + text + "\"}"),
+                  400, "description", "token description " + text);
+    ExpectProblem(Call(admin_, "PATCH", "/v1/tenants/alpha", R"({"display_name":")" + text + "\"}"), 400,
+                  "display_name", "display name " + text);
+  }
+  EXPECT_EQ(CountRows(db_->url(), "api_tokens"), tokens_before);
+  auto fine = Call(admin_, "PATCH", "/v1/tenants/alpha", R"({"display_name":"Équipe Ω — 東京"})");
+  EXPECT_EQ(fine.status, 200) << fine.body;
+  EXPECT_EQ(json::parse(fine.body)["display_name"], "Équipe Ω — 東京");
+}
+
+// Numbers a double cannot hold are the client's mistake (issue 9 #6), named
+// by field, and a principal that may not write gets 403 whatever the body.
+TEST_F(RestTest, OverflowingNumbersAreABadRequestAndAuthorizationComesFirst) {
+  CreateTenant("alpha");
+  const std::string viewer = CreateToken("tenant:alpha", "viewer");
+  for (const std::string number : {"1e999999", "1e400", "-1e309"}) {
+    ExpectProblem(
+        Call(admin_, "POST", "/v1/tenants", R"({"name":"beta","trust_tier":"shared","state":)" + number + "}"), 400,
+        "state", "POST state " + number);
+    ExpectProblem(Call(admin_, "PATCH", "/v1/tenants/alpha", R"({"state":)" + number + "}"), 400, "state",
+                  "PATCH state " + number);
+    ExpectProblem(Call(admin_, "PATCH", "/v1/tenants/alpha", R"({"labels":{"a":)" + number + "}}"), 400, "labels.a",
+                  "PATCH labels " + number);
+    ExpectProblem(Call(viewer, "POST", "/v1/tenants", R"({"state":)" + number + "}"), 403, "", "viewer POST tenant");
+    ExpectProblem(Call(viewer, "PATCH", "/v1/tenants/alpha", R"({"state":)" + number + "}"), 403, "",
+                  "viewer PATCH tenant");
+    ExpectProblem(Call(viewer, "POST", "/v1/tokens", R"({"role":)" + number + "}"), 403, "", "viewer POST token");
+  }
+  ExpectProblem(Call(viewer, "POST", "/v1/tenants", "{not json"), 403, "", "viewer, malformed body");
+}
+
+// protobuf's JSON mapping reads the lowerCamelCase names too (issue 9 #14),
+// in the body and in the update mask.
+TEST_F(RestTest, PatchAcceptsLowerCamelCaseNames) {
+  auto created = Call(admin_, "POST", "/v1/tenants", R"({"name":"alpha","trustTier":"shared","displayName":"A"})");
+  ASSERT_EQ(created.status, 201) << created.body;
+  auto patched = Call(admin_, "PATCH", "/v1/tenants/alpha", R"({"displayName":"B","trustTier":"isolated"})");
+  ASSERT_EQ(patched.status, 200) << patched.body;
+  EXPECT_EQ(json::parse(patched.body)["display_name"], "B");
+  EXPECT_EQ(json::parse(patched.body)["trust_tier"], "isolated");
+  auto masked = Call(admin_, "PATCH", "/v1/tenants/alpha?update_mask=displayName",
+                     R"({"displayName":"C","labels":{"x":"y"}})");
+  ASSERT_EQ(masked.status, 200) << masked.body;
+  EXPECT_EQ(json::parse(masked.body)["display_name"], "C");
+  EXPECT_TRUE(json::parse(masked.body)["labels"].empty()) << masked.body;
+  auto both = Call(admin_, "PATCH", "/v1/tenants/alpha?update_mask=display_name,trustTier",
+                   R"({"display_name":"D","trustTier":"shared"})");
+  ASSERT_EQ(both.status, 200) << both.body;
+  EXPECT_EQ(json::parse(both.body)["trust_tier"], "shared");
+  ExpectProblem(Call(admin_, "PATCH", "/v1/tenants/alpha?update_mask=colourName", "{}"), 400, "update_mask",
+                "unknown camelCase path");
+}
+
+class LargeBodyTest : public ApiTest {
+  void Configure(config::Config& config) override { config.http_body_limit = 2 << 20; }
+};
+
+// A deeply nested body is refused before a tree is built (issue 9 #9), so
+// that repeating it does not grow the process (septad runs in this process).
+TEST_F(LargeBodyTest, DeepNestingIsRefusedWithoutGrowingMemory) {
+  const std::string brackets(1 << 20, '[');                  // the issue's body: not even an object
+  const std::string nested = R"({"labels":)" + brackets;  // an object, nested a million deep
+  ExpectProblem(Call(admin_, "POST", "/v1/tenants", brackets), 400, "", "1 MB of [");
+  ExpectProblem(Call(admin_, "POST", "/v1/tenants", nested), 400, "", "an object with 1 MB of [");
+  const long before = ResidentBytes();
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_EQ(Call(admin_, "POST", "/v1/tenants", brackets).status, 400);
+    auto r = Call(admin_, "PATCH", "/v1/tenants/x", nested);
+    ASSERT_EQ(r.status, 400) << r.body;
+    EXPECT_NE(r.body.find("nests deeper than 32 levels"), std::string::npos) << r.body;
+  }
+  const long growth = ResidentBytes() - before;
+  RecordProperty("rss_growth_bytes", std::to_string(growth));
+  EXPECT_LT(growth, 24L << 20) << "RSS grew by " << (growth >> 20) << " MB over 20 deeply nested bodies";
+}
+
 
 }  // namespace
 }  // namespace septa::test

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "services/cli/views.h"
@@ -104,6 +105,43 @@ TEST(Output, RenderPicksTheFormat) {
   EXPECT_EQ(Render(OutputFormat::kTable, tenant, table), RenderTable(table));
   EXPECT_EQ(Render(OutputFormat::kJson, tenant, table), RenderJson(tenant));
   EXPECT_EQ(Render(OutputFormat::kYaml, tenant, table), RenderYaml(tenant));
+}
+
+// ---- Issue 9 #8: untrusted strings cannot drive the admin's terminal ----
+
+// Bytes that a terminal acts on: C0 (but the newline that ends a line of
+// output), DEL, C1 (UTF-8 C2 80..9F), and bidi overrides/isolates.
+bool HasTerminalControl(const std::string& text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && c != '\n') || c == 0x7f) return true;
+    if (c == 0xc2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) < 0xa0) return true;
+    if (text.compare(i, 3, "\u202e") == 0 || text.compare(i, 3, "\u2066") == 0) return true;
+  }
+  return false;
+}
+
+TEST(Output, UntrustedStringsAreEscapedVisiblyInEveryFormat) {
+  v1::ListTokensResponse tokens;
+  v1::ApiToken* token = tokens.add_tokens();
+  token->set_id("0123456789abcdef");
+  token->set_principal("tenant:acme");
+  token->set_role("viewer");
+  token->set_description("\x1b[2J\x1b[Hpwned\r\n\t\x7f \u009b2J evil\u202Egnp.exe Équipe");
+  (*tokens.add_tokens()) = *token;
+  for (OutputFormat format : {OutputFormat::kTable, OutputFormat::kJson, OutputFormat::kYaml}) {
+    const std::string out = Render(format, tokens, TokenTable(tokens.tokens()));
+    EXPECT_FALSE(HasTerminalControl(out)) << static_cast<int>(format) << ":\n" << out;
+    EXPECT_NE(out.find("Équipe"), std::string::npos) << out;  // printable text stays as it is
+  }
+  const std::string table = Render(OutputFormat::kTable, tokens, TokenTable(tokens.tokens()));
+  EXPECT_NE(table.find(R"(\u001b[2J\u001b[Hpwned\r\n\t\u007f \u009b2J evil\u202egnp.exe)"), std::string::npos) << table;
+  EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), 3) << table;  // header and two rows
+  // JSON and YAML still read back as the original string.
+  const auto json = nlohmann::json::parse(RenderJson(tokens));
+  EXPECT_EQ(json["tokens"][0]["description"], token->description());
+  const YAML::Node yaml = YAML::Load(RenderYaml(tokens));
+  EXPECT_EQ(yaml["tokens"][0]["description"].as<std::string>(), token->description());
 }
 
 }  // namespace

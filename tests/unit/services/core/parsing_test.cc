@@ -52,6 +52,53 @@ TEST(Validation, Dns1123Labels) {
   EXPECT_FALSE(ValidateLabels("labels", {{"Bad_Prefix.com/x", "y"}}).ok());
 }
 
+// ---- Issue 9: text from clients (validation) ----
+
+TEST(Validation, Utf8IsCheckedStrictly) {
+  EXPECT_TRUE(IsValidUtf8("Équipe Ω 東京 🚀"));
+  for (const std::string bad : {"\xff", "a\xc3", "\xc0\xaf" /* overlong '/' */, "\xed\xa0\x80" /* surrogate */,
+                                "\xf4\x90\x80\x80" /* above U+10FFFF */}) {
+    EXPECT_FALSE(IsValidUtf8(bad)) << EscapeControlCharacters(bad);
+  }
+}
+
+TEST(Validation, TextRefusesControlAndBidiCharactersNamingTheField) {
+  EXPECT_TRUE(ValidateText("description", "Équipe Ω — 東京", 200).ok());
+  for (const std::string& bad : {std::string("a\0b", 3), std::string("\x1b[2J"), std::string("a\tb"),
+                                std::string("a\nb"), std::string("del\x7f"), std::string("csi\u009b"),
+                                std::string("evil\u202egnp"), std::string("iso\u2066x"), std::string("ls\u2028"),
+                                std::string("\xff")}) {
+    Status st = ValidateText("description", bad, 200);
+    ASSERT_FALSE(st.ok()) << EscapeControlCharacters(bad);
+    EXPECT_EQ(st.violations()[0].field, "description");
+  }
+  EXPECT_FALSE(ValidateText("description", std::string(201, 'a'), 200).ok());
+}
+
+TEST(Validation, EscapingMakesControlsVisibleAndKeepsText) {
+  EXPECT_EQ(EscapeControlCharacters("\x1b[2J\r\n\t\x7f\u009b\u202e Ω"), R"(\u001b[2J\r\n\t\u007f\u009b\u202e Ω)");
+  EXPECT_EQ(EscapeControlCharacters("ok\xff"), R"(ok\xff)");
+  EXPECT_EQ(EscapeControlCharacters("a\nb\x1b", /*keep_newlines=*/true), "a\nb\\u001b");
+}
+
+TEST(Validation, NamesThatCannotExist) {
+  EXPECT_TRUE(CanNameTenantOrTier("acme"));
+  EXPECT_FALSE(CanNameTenantOrTier(std::string("acme\0x", 6)));
+  EXPECT_FALSE(CanNameTenantOrTier("\xff"));
+  EXPECT_TRUE(CanNameToken("0123456789abcdef"));
+  EXPECT_FALSE(CanNameToken("0123456789ABCDEF"));
+  EXPECT_FALSE(CanNameToken(std::string("01234567\0", 9)));
+}
+
+TEST(Filter, RefusesNulAndInvalidUtf8) {
+  for (const std::string& bad : {std::string("trust_tier=shared\0x", 19), std::string("labels.a=\xff")}) {
+    TenantQuery q;
+    Status st = ParseTenantFilter(bad, q);
+    ASSERT_FALSE(st.ok());
+    EXPECT_EQ(st.violations()[0].field, "filter");
+  }
+}
+
 TEST(Crypto, Sha256AndBase64Url) {
   EXPECT_EQ(Sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   EXPECT_EQ(Base64UrlEncode("\xfb\xff"), "-_8");
