@@ -139,6 +139,7 @@ TEST_F(GrpcTest, AuthorizationMatchesRest) {
   EXPECT_EQ(tenants_->UpdateTenant(Ctx(viewer).get(), update, &out).error_code(), grpc::StatusCode::PERMISSION_DENIED);
   v1::CreateTokenRequest token;
   token.set_principal("admin");
+  token.set_role("owner");
   v1::ApiToken issued;
   EXPECT_EQ(tokens_->CreateToken(Ctx(other).get(), token, &issued).error_code(), grpc::StatusCode::PERMISSION_DENIED);
 }
@@ -174,6 +175,51 @@ TEST_F(GrpcTest, TokensAndTiers) {
   ASSERT_TRUE(tokens_->RevokeToken(Ctx(admin_).get(), revoke, &empty).ok());
   EXPECT_EQ(tokens_->ListTokens(Ctx(issued.token()).get(), {}, &listed).error_code(),
             grpc::StatusCode::UNAUTHENTICATED);
+}
+
+// Issue 9 #7 over gRPC: the same use case as REST, so the same caps and limit.
+class GrpcTokenLimitsTest : public GrpcTest {
+  void Configure(config::Config& config) override {
+    config.tenant_live_tokens_max = 3;
+    config.admin_token_ttl_max = std::chrono::hours(2);
+  }
+};
+
+TEST_F(GrpcTokenLimitsTest, CapsLifetimesRequiresARoleAndLimitsLiveTokens) {
+  CreateTenant("vault", "exclusive");  // credential cap 15 min
+  const std::string owner = CreateToken("tenant:vault", "owner");
+  struct Case {
+    std::string who, principal, role, ttl;
+    std::int64_t lifetime;
+  };
+  for (const auto& c : {Case{owner, "tenant:vault", "owner", "", 900},
+                        Case{owner, "tenant:vault", "owner", "87600h", 900},
+                        Case{admin_, "admin", "viewer", "", 7200},
+                        Case{admin_, "admin", "viewer", "87600h", 7200}}) {
+    v1::CreateTokenRequest create;
+    create.set_principal(c.principal);
+    create.set_role(c.role);
+    create.set_ttl(c.ttl);
+    v1::ApiToken issued;
+    auto st = tokens_->CreateToken(Ctx(c.who).get(), create, &issued);
+    ASSERT_TRUE(st.ok()) << c.principal << " " << c.ttl << ": " << st.error_message();
+    ASSERT_TRUE(issued.has_expire_time()) << c.principal << " " << c.ttl;
+    EXPECT_EQ(issued.expire_time().seconds() - issued.create_time().seconds(), c.lifetime)
+        << c.principal << " " << c.ttl;
+  }
+  v1::CreateTokenRequest another;
+  another.set_principal("tenant:vault");
+  another.set_role("viewer");
+  v1::ApiToken issued;
+  auto refused = tokens_->CreateToken(Ctx(owner).get(), another, &issued);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << refused.error_message();
+  EXPECT_NE(refused.error_message().find("limit of 3 live tokens"), std::string::npos) << refused.error_message();
+
+  another.clear_role();
+  auto no_role = tokens_->CreateToken(Ctx(owner).get(), another, &issued);
+  EXPECT_EQ(no_role.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  ASSERT_EQ(Violations(no_role).size(), 1u);
+  EXPECT_EQ(Violations(no_role)[0].field(), "role");
 }
 
 TEST_F(GrpcTest, CallsAreCountedOnMetrics) {

@@ -1,4 +1,5 @@
 // REST API v1 over a real socket against a real PostgreSQL.
+#include <google/protobuf/util/time_util.h>
 #include <pqxx/pqxx>
 
 #include <atomic>
@@ -128,7 +129,8 @@ TEST_F(RestTest, BadInputGetsAPreciseErrorAndWritesNothing) {
       {"immutable name", "PATCH", "/v1/tenants/taken", R"({"name":"other"})", {}, true, 400, "name", "immutable"},
       {"unknown mask path", "PATCH", "/v1/tenants/taken?update_mask=colour", "{}", {}, true, 400, "update_mask", ""},
       {"bad page size", "GET", "/v1/tenants?page_size=9999", "", {}, true, 400, "page_size", ""},
-      {"bad ttl", "POST", "/v1/tokens", R"({"principal":"admin","ttl":"forever"})", {}, true, 400, "ttl", ""},
+      {"bad ttl", "POST", "/v1/tokens", R"({"principal":"admin","role":"owner","ttl":"forever"})", {}, true, 400, "ttl",
+       ""},
       {"unknown path", "GET", "/v1/nothing", "", {}, true, 404, "", ""},
       {"wrong method", "PUT", "/v1/tenants/taken", "{}", {}, true, 405, "", "PATCH"},
   };
@@ -285,6 +287,54 @@ TEST_F(RestTest, TokensAreShownOnceAndRevocable) {
   EXPECT_EQ(Call(secret, "GET", "/v1/tenants/acme").status, 401);
 }
 
+// Issue 9 #7: a tenant's tokens live no longer than its tier allows (the
+// cap when no TTL is asked, capped when more is asked), `role` is required,
+// and a tenant holds a limited number of live tokens.
+class TokenLimitsTest : public ApiTest {
+  void Configure(config::Config& config) override {
+    config.tenant_live_tokens_max = 3;
+    config.admin_token_ttl_max = std::chrono::hours(2);
+  }
+
+ protected:
+  // Seconds from create_time to expire_time of a token as REST shows it.
+  static std::int64_t LifetimeSeconds(const json& token) {
+    google::protobuf::Timestamp created, expires;
+    EXPECT_TRUE(google::protobuf::util::TimeUtil::FromString(token.value("create_time", ""), &created)) << token;
+    EXPECT_TRUE(google::protobuf::util::TimeUtil::FromString(token.value("expire_time", ""), &expires)) << token;
+    return (google::protobuf::util::TimeUtil::TimestampToSeconds(expires) -
+            google::protobuf::util::TimeUtil::TimestampToSeconds(created));
+  }
+};
+
+TEST_F(TokenLimitsTest, RestCapsLifetimesRequiresARoleAndLimitsLiveTokens) {
+  CreateTenant("vault", "exclusive");  // credential cap 15 min
+  const std::string owner = CreateToken("tenant:vault", "owner");
+  struct Case {
+    std::string who, body;
+    std::int64_t lifetime;
+  };
+  for (const auto& c : {Case{owner, R"({"principal":"tenant:vault","role":"owner"})", 900},
+                        Case{owner, R"({"principal":"tenant:vault","role":"owner","ttl":"87600h"})", 900},
+                        Case{admin_, R"({"principal":"admin","role":"viewer"})", 7200},
+                        Case{admin_, R"({"principal":"admin","role":"viewer","ttl":"87600h"})", 7200},
+                        Case{admin_, R"({"principal":"admin","role":"viewer","ttl":"90m"})", 5400}}) {
+    auto r = Call(c.who, "POST", "/v1/tokens", c.body);
+    ASSERT_EQ(r.status, 201) << c.body << ": " << r.body;
+    EXPECT_EQ(LifetimeSeconds(json::parse(r.body)), c.lifetime) << c.body;
+  }
+  // The owner token minted by the admin, and two by the owner: the limit of 3.
+  auto refused = Call(owner, "POST", "/v1/tokens", R"({"principal":"tenant:vault","role":"viewer"})");
+  EXPECT_EQ(refused.status, 429) << refused.body;
+  EXPECT_NE(json::parse(refused.body)["message"].get<std::string>().find("limit of 3 live tokens"), std::string::npos)
+      << refused.body;
+
+  auto no_role = Call(owner, "POST", "/v1/tokens", R"({"principal":"tenant:vault"})");
+  ASSERT_EQ(no_role.status, 400) << no_role.body;
+  EXPECT_EQ(json::parse(no_role.body)["violations"][0]["field"], "role");
+  EXPECT_EQ(CountRows(db_->url(), "api_tokens WHERE expire_time IS NULL"), 1) << "only the bootstrap admin token";
+}
+
 // Who may do what, on every endpoint: admin, owner and viewer of acme, the
 // owner of another tenant, and nobody.
 TEST_F(RestTest, AuthorizationMatrix) {
@@ -293,7 +343,7 @@ TEST_F(RestTest, AuthorizationMatrix) {
   const std::string owner = CreateToken("tenant:acme", "owner");
   const std::string viewer = CreateToken("tenant:acme", "viewer");
   const std::string other = CreateToken("tenant:beta", "owner");
-  auto beta_token = json::parse(Call(admin_, "POST", "/v1/tokens", R"({"principal":"tenant:beta"})").body);
+  auto beta_token = json::parse(Call(admin_, "POST", "/v1/tokens", R"({"principal":"tenant:beta","role":"owner"})").body);
   const std::string beta_token_id = beta_token["id"];
 
   struct Row {
@@ -312,7 +362,7 @@ TEST_F(RestTest, AuthorizationMatrix) {
       {"PATCH", "/v1/tenants/acme", R"({"display_name":"A"})", 200, 200, 403, 404, 401},
       {"PATCH", "/v1/tenants/acme", R"({"trust_tier":"dedicated"})", 200, 403, 403, 404, 401},
       {"POST", "/v1/tokens", R"({"principal":"tenant:acme","role":"viewer"})", 201, 201, 403, 404, 401},
-      {"POST", "/v1/tokens", R"({"principal":"admin"})", 201, 403, 403, 403, 401},
+      {"POST", "/v1/tokens", R"({"principal":"admin","role":"owner"})", 201, 403, 403, 403, 401},
       {"GET", "/v1/tokens", "", 200, 200, 200, 200, 401},
       {"DELETE", "/v1/tokens/" + beta_token_id, "", 404, 404, 404, 204, 401},
       {"DELETE", "/v1/tenants/acme", "", 204, 403, 403, 404, 401},
