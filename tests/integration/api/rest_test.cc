@@ -8,6 +8,7 @@
 #include "services/core/auth.h"
 #include "services/core/crypto.h"
 #include "tests/integration/api/api_fixture.h"
+#include "tests/integration/api/authorization_table.h"
 
 namespace septa::test {
 namespace {
@@ -385,51 +386,20 @@ TEST_F(TokenLimitsTest, RestCapsLifetimesRequiresARoleAndLimitsLiveTokens) {
   EXPECT_EQ(CountRows(db_->url(), "api_tokens WHERE expire_time IS NULL"), 1) << "only the bootstrap admin token";
 }
 
-// Who may do what, on every endpoint: admin, owner and viewer of acme, the
-// owner of another tenant, and nobody.
-TEST_F(RestTest, AuthorizationMatrix) {
-  CreateTenant("acme");
-  CreateTenant("beta");
-  const std::string owner = CreateToken("tenant:acme", "owner");
-  const std::string viewer = CreateToken("tenant:acme", "viewer");
-  const std::string other = CreateToken("tenant:beta", "owner");
-  auto beta_token = json::parse(Call(admin_, "POST", "/v1/tokens", R"({"principal":"tenant:beta","role":"owner"})").body);
-  const std::string beta_token_id = beta_token["id"];
+using RestAuthorizationTest = AuthorizationTableTest<ApiTest>;
 
-  struct Row {
-    std::string method, target, body;
-    int admin, owner, viewer, other, none;
-  };
-  // Mutating rows are arranged so that the earlier callers' effects do not
-  // change later callers' answers (e.g. admin deletes last, in its own row).
-  std::vector<Row> rows = {
-      {"GET", "/v1/trust-tiers", "", 200, 200, 200, 200, 401},
-      {"GET", "/v1/trust-tiers/shared", "", 200, 200, 200, 200, 401},
-      {"GET", "/v1/tenants", "", 200, 200, 200, 200, 401},
-      {"GET", "/v1/tenants/acme", "", 200, 200, 200, 404, 401},
-      {"GET", "/v1/tenants/beta", "", 200, 404, 404, 200, 401},
-      {"POST", "/v1/tenants", R"({"name":"gamma","trust_tier":"shared"})", 201, 403, 403, 403, 401},
-      {"PATCH", "/v1/tenants/acme", R"({"display_name":"A"})", 200, 200, 403, 404, 401},
-      {"PATCH", "/v1/tenants/acme", R"({"trust_tier":"dedicated"})", 200, 403, 403, 404, 401},
-      {"POST", "/v1/tokens", R"({"principal":"tenant:acme","role":"viewer"})", 201, 201, 403, 404, 401},
-      {"POST", "/v1/tokens", R"({"principal":"admin","role":"owner"})", 201, 403, 403, 403, 401},
-      {"GET", "/v1/tokens", "", 200, 200, 200, 200, 401},
-      {"DELETE", "/v1/tokens/" + beta_token_id, "", 404, 404, 404, 204, 401},
-      {"DELETE", "/v1/tenants/acme", "", 204, 403, 403, 404, 401},
-  };
-  for (const auto& row : rows) {
-    // Least privileged first, so that a successful write comes last.
-    const std::vector<std::pair<std::string, std::pair<std::string, int>>> callers = {
-        {"none", {"", row.none}},       {"viewer", {viewer, row.viewer}}, {"other", {other, row.other}},
-        {"owner", {owner, row.owner}},  {"admin", {admin_, row.admin}}};
-    for (const auto& [who, expect] : callers) {
-      if (who == "admin" && row.method == "DELETE" && row.target.starts_with("/v1/tokens/")) continue;
-      auto r = Call(expect.first, row.method, row.target, row.body);
-      EXPECT_EQ(r.status, expect.second) << who << " " << row.method << " " << row.target << ": " << r.body;
+// authorization_table.h, over REST.
+TEST_F(RestAuthorizationTest, AuthorizationMatrix) {
+  SetUpSubjects();
+  for (const auto& row : AuthorizationTable()) {
+    const std::string target = WithIds(row.target, ids_);
+    for (const auto& [who, expected] : CallersInOrder()) {
+      auto r = Call(bearer_.at(who), row.method, target, row.body);
+      EXPECT_EQ(r.status, row.*expected) << who << " " << row.method << " " << target << ": " << r.body;
     }
   }
   // Tenant principals list only their own tenant.
-  json listed = json::parse(Call(other, "GET", "/v1/tenants").body);
+  json listed = json::parse(Call(bearer_.at("other"), "GET", "/v1/tenants").body);
   ASSERT_EQ(listed["tenants"].size(), 1u);
   EXPECT_EQ(listed["tenants"][0]["name"], "beta");
 }
