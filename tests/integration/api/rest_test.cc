@@ -386,6 +386,26 @@ TEST_F(TokenLimitsTest, RestCapsLifetimesRequiresARoleAndLimitsLiveTokens) {
   EXPECT_EQ(CountRows(db_->url(), "api_tokens WHERE expire_time IS NULL"), 1) << "only the bootstrap admin token";
 }
 
+// The live tokens are counted in the issuing transaction: concurrent issues
+// cannot both take the last place.
+TEST_F(TokenLimitsTest, ConcurrentIssuesNeverExceedTheLimit) {
+  CreateTenant("busy");
+  constexpr int kClients = 6;
+  std::vector<int> statuses(kClients);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kClients; ++i) {
+    threads.emplace_back([&, i] {
+      HttpClient client(app_->http_port());
+      statuses[i] =
+          client.Send("POST", "/v1/tokens", R"({"principal":"tenant:busy","role":"viewer"})", Bearer(admin_)).status;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(std::count(statuses.begin(), statuses.end(), 201), 3);
+  EXPECT_EQ(std::count(statuses.begin(), statuses.end(), 429), kClients - 3);
+  EXPECT_EQ(CountRows(db_->url(), "api_tokens WHERE principal = 'tenant:busy'"), 3);
+}
+
 using RestAuthorizationTest = AuthorizationTableTest<ApiTest>;
 
 // authorization_table.h, over REST.
