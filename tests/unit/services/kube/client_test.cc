@@ -322,11 +322,17 @@ TEST_F(kubeClient, TooOldResourceVersionAndExpiredContinueGet410) {
 TEST_F(kubeClient, InformerCachesAndCallsHandlers) {
   ASSERT_TRUE(client_->Create(kConfigMaps, "default", ConfigMap("before")).ok());
   std::mutex mu;
+  std::condition_variable logged;
   std::vector<std::string> log;
+  auto record = [&](const std::string& what, const json& o) {
+    std::lock_guard l(mu);
+    log.push_back(what + " " + o["metadata"].value("name", ""));
+    logged.notify_all();
+  };
   InformerHandlers h;
-  h.on_add = [&](const json& o) { std::lock_guard l(mu); log.push_back("add " + o["metadata"].value("name", "")); };
-  h.on_update = [&](const json&, const json& n) { std::lock_guard l(mu); log.push_back("update " + n["metadata"].value("name", "")); };
-  h.on_delete = [&](const json& o) { std::lock_guard l(mu); log.push_back("delete " + o["metadata"].value("name", "")); };
+  h.on_add = [&](const json& o) { record("add", o); };
+  h.on_update = [&](const json&, const json& n) { record("update", n); };
+  h.on_delete = [&](const json& o) { record("delete", o); };
   Informer informer(*client_, kConfigMaps, "default", {}, h);
   informer.Start();
   ASSERT_TRUE(informer.WaitForSync(5s));
@@ -334,12 +340,10 @@ TEST_F(kubeClient, InformerCachesAndCallsHandlers) {
   ASSERT_TRUE(client_->Create(kConfigMaps, "default", ConfigMap("after")).ok());
   ASSERT_TRUE(client_->Patch(kConfigMaps, "default", "after", PatchType::kMerge, R"({"data":{"a":"b"}})").ok());
   ASSERT_TRUE(client_->Delete(kConfigMaps, "default", "before").ok());
-  for (int i = 0; i < 200; ++i) {
-    {
-      std::lock_guard l(mu);
-      if (log.size() >= 4) break;
-    }
-    std::this_thread::sleep_for(10ms);
+  {
+    // A bound for a broken informer, not a pause: the wait ends with the fourth event.
+    std::unique_lock l(mu);
+    logged.wait_for(l, 10s, [&] { return log.size() >= 4; });
   }
   informer.Stop();
   std::lock_guard l(mu);
