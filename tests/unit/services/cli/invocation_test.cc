@@ -95,7 +95,8 @@ TEST(Invocation, OtherCommands) {
 }
 
 TEST(Invocation, TokenCreateDefaults) {
-  const auto c = std::get<TokenCreate>(Parse({"token", "create", "--principal", "tenant:acme", "--role", "owner"}).command);
+  const auto c =
+      std::get<TokenCreate>(Parse({"token", "create", "--principal", "tenant:acme", "--role", "owner"}).command);
   EXPECT_EQ(c.principal, "tenant:acme");
   EXPECT_EQ(c.role, "owner");
   EXPECT_EQ(c.ttl, "24h");
