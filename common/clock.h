@@ -2,10 +2,12 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <mutex>
 #include <random>
 #include <span>
+#include <stop_token>
 
 namespace septa {
 
@@ -15,14 +17,24 @@ class Clock {
  public:
   virtual ~Clock() = default;
   virtual TimePoint Now() const = 0;
+  // Blocks until Now() reaches `deadline` or a stop is requested; true iff
+  // the deadline came (and no stop was requested).
+  virtual bool SleepUntil(TimePoint deadline, std::stop_token stop) const = 0;
 };
 
 class SystemClock final : public Clock {
  public:
   TimePoint Now() const override { return std::chrono::system_clock::now(); }
+  bool SleepUntil(TimePoint deadline, std::stop_token stop) const override {
+    std::mutex mu;
+    std::condition_variable_any woken;
+    std::unique_lock lock(mu);
+    woken.wait_until(lock, stop, deadline, [] { return false; });
+    return !stop.stop_requested();
+  }
 };
 
-// A clock that moves only when told to.
+// A clock that moves only when told to; sleepers wake when it passes their deadline.
 class FakeClock final : public Clock {
  public:
   explicit FakeClock(TimePoint start = TimePoint(std::chrono::seconds(1'800'000'000))) : now_(start) {}
@@ -30,17 +42,24 @@ class FakeClock final : public Clock {
     std::lock_guard lock(mu_);
     return now_;
   }
+  bool SleepUntil(TimePoint deadline, std::stop_token stop) const override {
+    std::unique_lock lock(mu_);
+    return moved_.wait(lock, stop, [&] { return now_ >= deadline; });
+  }
   void Advance(std::chrono::nanoseconds d) {
     std::lock_guard lock(mu_);
     now_ += std::chrono::duration_cast<TimePoint::duration>(d);
+    moved_.notify_all();
   }
   void Set(TimePoint t) {
     std::lock_guard lock(mu_);
     now_ = t;
+    moved_.notify_all();
   }
 
  private:
   mutable std::mutex mu_;
+  mutable std::condition_variable_any moved_;
   TimePoint now_;
 };
 

@@ -173,7 +173,11 @@ Status SeptadApp::Impl::Open() {
   store->WatchRevocations([auth = authenticator.get()](const core::Revocation& r) { auth->Forget(r); });
   tenants = std::make_unique<core::TenantService>(*store, clock, config.idempotency_ttl);
   tiers = std::make_unique<core::TrustTierService>(*store);
-  tokens = std::make_unique<core::TokenService>(*store, clock, random, *authenticator);
+  tokens = std::make_unique<core::TokenService>(
+      *store, clock, random, *authenticator,
+      core::TokenLimits{
+          .admin_ttl_max = std::chrono::duration_cast<std::chrono::seconds>(config.admin_token_ttl_max),
+          .tenant_live_max = config.tenant_live_tokens_max});
   return Status::Ok();
 }
 

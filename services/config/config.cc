@@ -142,6 +142,15 @@ const std::vector<KeyDef>& Defs() {
          if (c.idempotency_ttl < std::chrono::seconds(1)) return Bad(where, "\"" + v + "\" is shorter than 1s");
          return Status::Ok();
        }},
+      {{"admin_token_ttl_max", "longest lifetime of an API-issued admin token, and its lifetime when none is asked (at "
+        "least 1s)"},
+       [](Config& c, const std::string& v, const std::string& where) {
+         SEPTA_RETURN_IF_ERROR(ParseMillis(v, where, c.admin_token_ttl_max));
+         if (c.admin_token_ttl_max < std::chrono::seconds(1)) return Bad(where, "\"" + v + "\" is shorter than 1s");
+         return Status::Ok();
+       }},
+      {{"tenant_live_tokens_max", "unexpired, unrevoked API tokens one tenant may hold"},
+       IntKey(&Config::tenant_live_tokens_max, 1, 1'000'000)},
       {{"kubeconfig", "kubeconfig of the host Kubernetes cluster; empty runs a simulated cluster in-process"},
        StringKey(&Config::kubeconfig)},
       {{"kubesim_addr", "HTTPS listen address of the simulated cluster (port 0: any free port)"},

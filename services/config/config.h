@@ -34,6 +34,9 @@ struct Config {
   int db_pool_size = 8;
   std::chrono::milliseconds auth_cache_ttl{5'000};
   std::chrono::milliseconds idempotency_ttl{24 * 3'600'000};  // then the key is free again and swept
+  // Lifetime cap of API-issued admin tokens (tenant tokens: their tier's cap).
+  std::chrono::milliseconds admin_token_ttl_max{768LL * 3'600'000};
+  int tenant_live_tokens_max = 100;   // unexpired, unrevoked API tokens one tenant may hold
   std::chrono::milliseconds shutdown_grace{10'000};
   // The host Kubernetes cluster. Empty: septad runs a simulated cluster
   // (kubesim) in-process and writes its admin kubeconfig to data_dir.
