@@ -164,8 +164,11 @@ Status SeptadApp::Impl::Open() {
   SEPTA_RETURN_IF_ERROR(report);
   for (const auto& name : report->applied) spdlog::info("applied migration {}", name);
 
-  store = std::make_unique<store::PgStore>(
-      store::PgStoreOptions{.database_url = database_url, .pool_size = config.db_pool_size, .migrations = *migrations});
+  store = std::make_unique<store::PgStore>(store::PgStoreOptions{.database_url = database_url,
+                                                                  .pool_size = config.db_pool_size,
+                                                                  .acquire_timeout = config.db_acquire_timeout,
+                                                                  .statement_timeout = config.db_statement_timeout,
+                                                                  .migrations = *migrations});
   SEPTA_RETURN_IF_ERROR(store->Ready());
 
   authenticator = std::make_unique<core::Authenticator>(*store, clock, config.auth_cache_ttl);

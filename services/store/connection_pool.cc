@@ -67,8 +67,9 @@ void ConnectionPool::Return(std::unique_ptr<pqxx::connection> connection, bool d
   {
     std::lock_guard lock(mu_);
     if (discard || !connection->is_open()) {
-      --open_;
-      ++counters_.discarded_total;
+      open_ -= 1 + static_cast<int>(idle_.size());
+      counters_.discarded_total += 1 + idle_.size();
+      idle_.clear();
     } else {
       idle_.push_back(std::move(connection));
     }

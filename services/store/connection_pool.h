@@ -1,6 +1,7 @@
 // A bounded pool of libpqxx connections. Connections open lazily up to
 // max_size; Acquire blocks up to a timeout when all are leased; a connection
-// found broken is discarded and replaced by a fresh one on demand.
+// found broken is discarded and replaced by a fresh one on demand, and so are
+// the idle ones (the server probably restarted: they are broken too).
 // Internal to services/store.
 #pragma once
 
