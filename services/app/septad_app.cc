@@ -23,6 +23,7 @@
 #include "services/store/migration.h"
 #include "services/store/migration_runner.h"
 #include "services/store/pg_store.h"
+#include "services/store/postgres_supervisor.h"
 
 namespace septa::app {
 
@@ -106,6 +107,8 @@ struct SeptadApp::Impl {
   std::string database_url;
   std::unique_ptr<store::PgStore> store;
   SystemClock clock;
+  // Restarts the embedded PostgreSQL when it dies; /healthz asks it.
+  std::unique_ptr<store::PostgresSupervisor> postgres_supervisor;
   core::SecureRandom random;
   std::unique_ptr<core::Authenticator> authenticator;
   std::unique_ptr<core::TenantService> tenants;
@@ -149,6 +152,7 @@ Status SeptadApp::Impl::Open() {
     auto pg = store::EmbeddedPostgres::Start({.root = config.data_dir});
     SEPTA_RETURN_IF_ERROR(pg);
     postgres = *std::move(pg);
+    postgres_supervisor = std::make_unique<store::PostgresSupervisor>(*postgres, clock);
     database_url = postgres->url();
     spdlog::info("embedded PostgreSQL ready in {} ms under {}/postgres",
                  std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started)
@@ -250,9 +254,13 @@ Status SeptadApp::Impl::ConnectHostCluster() {
 }
 
 Status SeptadApp::Impl::Listen() {
+  // Alive unless the PostgreSQL septad owns stays down despite restarts (an
+  // external database being down is a matter of readiness, not liveness).
+  auto liveness = [this] { return postgres_supervisor ? postgres_supervisor->Health() : Status::Ok(); };
   rest = std::make_unique<rest::RestApi>(UseCases(), *registry, static_cast<std::size_t>(config.worker_threads),
                                          std::vector<std::shared_ptr<prometheus::Collectable>>{
-                                             std::make_shared<PoolCollector>(*store)});
+                                             std::make_shared<PoolCollector>(*store)},
+                                         liveness);
 
   auto [host, port] = HostPort(config.http_addr);
   http::ServerOptions options;
@@ -321,6 +329,7 @@ void SeptadApp::Shutdown(std::chrono::milliseconds grace) {
   impl_->host_cluster.reset();
   if (impl_->kubesim) impl_->kubesim->Stop();
   impl_->store.reset();
+  impl_->postgres_supervisor.reset();  // before stopping the server it would start again
   if (impl_->postgres) {
     if (Status st = impl_->postgres->Stop(); !st.ok()) spdlog::warn("stopping PostgreSQL: {}", st.message());
   }

@@ -3,11 +3,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <pwd.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
 #include <pqxx/pqxx>
+#include <thread>
+
+#include "services/store/postgres_supervisor.h"
 
 namespace septa::store {
 namespace {
@@ -118,6 +122,51 @@ TEST_F(EmbeddedPostgresTest, RecoversFromAKilledPredecessor) {
   auto restarted = EmbeddedPostgres::Start(Options());
   ASSERT_TRUE(restarted.ok()) << restarted.status().ToString();
   EXPECT_EQ(QueryOne((*restarted)->url(), "SELECT 1"), "1");
+}
+
+// Issue 9 #3: a killed server comes back by itself, with its data.
+TEST_F(EmbeddedPostgresTest, TheSupervisorStartsAKilledServerAgain) {
+  auto server = EmbeddedPostgres::Start(Options(/*durable=*/true));
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  const std::string url = (*server)->url();
+  QueryOne(url, "CREATE TABLE kept AS SELECT 42 AS answer; SELECT answer FROM kept");
+  SystemClock clock;
+  PostgresSupervisor supervisor(**server, clock);
+  const auto killed = (*server)->RunningPostmaster();
+  ASSERT_TRUE(killed.has_value());
+  ASSERT_EQ(kill(*killed, SIGKILL), 0);
+
+  std::string answer;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (answer.empty() && std::chrono::steady_clock::now() < deadline) {
+    const auto now_running = (*server)->RunningPostmaster();
+    if (now_running && *now_running != *killed) {
+      try {
+        answer = QueryOne(url, "SELECT answer FROM kept");
+      } catch (const std::exception&) {
+        // still starting up
+      }
+    }
+    if (answer.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(answer, "42") << "no new server answered within 30 s";
+  EXPECT_TRUE(supervisor.Health().ok());
+}
+
+// A septad started while its killed predecessor's lifeline still stops the
+// old server waits for it (issue 9 #2), rather than adopting it.
+TEST_F(EmbeddedPostgresTest, ASecondOwnerWaitsForTheFirstToBeGone) {
+  auto first = EmbeddedPostgres::Start(Options());
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  auto options = Options();
+  options.start_timeout = std::chrono::seconds(1);
+  auto second = EmbeddedPostgres::Start(options);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), Code::kFailedPrecondition);
+  EXPECT_THAT(second.status().message(), HasSubstr("in use by another septad"));
+  ASSERT_TRUE((*first)->Stop().ok());
+  auto third = EmbeddedPostgres::Start(Options());
+  EXPECT_TRUE(third.ok()) << third.status().ToString();
 }
 
 TEST_F(EmbeddedPostgresTest, MissingBinariesNameThePackageToInstall) {
