@@ -58,10 +58,10 @@ std::string WithDefaultParameter(const std::string& url, const std::string& key,
     return url + " " + key + "=" + value;
   }
   const size_t query = url.find('?');
-  if (query != std::string::npos &&
-      (url.find("?" + key + "=", query) != std::string::npos || url.find("&" + key + "=", query) != std::string::npos)) {
-    return url;
-  }
+  const auto names_key = [&](const char* separator) {
+    return url.find(separator + key + "=", query) != std::string::npos;
+  };
+  if (query != std::string::npos && (names_key("?") || names_key("&"))) return url;
   return url + (query == std::string::npos ? "?" : "&") + key + "=" + PercentEncode(value);
 }
 

@@ -48,7 +48,8 @@ class DatabaseFailureTest : public ApiTest {
     if (HasFatalFailure()) return;
     database_name_ = db_->name();
     url_ = db_->url();
-    channel_ = grpc::CreateChannel("127.0.0.1:" + std::to_string(app_->grpc_port()), grpc::InsecureChannelCredentials());
+    channel_ =
+        grpc::CreateChannel("127.0.0.1:" + std::to_string(app_->grpc_port()), grpc::InsecureChannelCredentials());
     tenants_ = v1::TenantService::NewStub(channel_);
   }
 
