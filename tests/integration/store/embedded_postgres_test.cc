@@ -153,6 +153,44 @@ TEST_F(EmbeddedPostgresTest, TheSupervisorStartsAKilledServerAgain) {
   EXPECT_TRUE(supervisor.Health().ok());
 }
 
+// /healthz's source: a server that cannot be started again is reported once
+// it has been down for give_up_after, and healthy again once it runs.
+TEST_F(EmbeddedPostgresTest, TheSupervisorReportsAServerThatStaysDownUntilItRunsAgain) {
+  auto server = EmbeddedPostgres::Start(Options());
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  FakeClock clock;
+  const std::chrono::seconds give_up_after(60);
+  PostgresSupervisor supervisor(**server, clock,
+                                {.first_delay = std::chrono::milliseconds(50),
+                                 .max_delay = std::chrono::milliseconds(200),
+                                 .give_up_after = give_up_after});
+  const fs::path conf = root_ / "postgres/data/postgresql.conf";
+  const std::string good_conf = [&] {
+    std::ifstream in(conf);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  std::ofstream(conf, std::ios::app) << "\nno_such_setting = 1\n";  // PostgreSQL refuses to start
+  const auto killed = (*server)->RunningPostmaster();
+  ASSERT_TRUE(killed.has_value());
+  ASSERT_EQ(kill(*killed, SIGKILL), 0);
+
+  // Injected time: each step moves the clock past give_up_after.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (supervisor.Health().ok() && std::chrono::steady_clock::now() < deadline) {
+    clock.Advance(give_up_after + std::chrono::seconds(1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(supervisor.Health().code(), Code::kUnavailable);
+  EXPECT_FALSE((*server)->RunningPostmaster().has_value());
+
+  std::ofstream(conf, std::ios::trunc) << good_conf;
+  while (!(supervisor.Health().ok() && (*server)->RunningPostmaster()) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(supervisor.Health().ok());
+  EXPECT_EQ(QueryOne((*server)->url(), "SELECT 1"), "1");
+}
+
 // A septad started while its killed predecessor's lifeline still stops the
 // old server waits for it (issue 9 #2), rather than adopting it.
 TEST_F(EmbeddedPostgresTest, ASecondOwnerWaitsForTheFirstToBeGone) {
