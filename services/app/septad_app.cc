@@ -59,6 +59,8 @@ class PoolCollector final : public prometheus::Collectable {
     counter("septa_db_pool_waits_total", "acquisitions that had to wait", static_cast<double>(s.pool.waits_total));
     counter("septa_db_pool_wait_timeouts_total", "acquisitions that timed out",
             static_cast<double>(s.pool.wait_timeouts_total));
+    counter("septa_db_pool_cut_total", "connections cut for outlasting twice db_statement_timeout",
+            static_cast<double>(s.pool.cut_total));
     counter("septa_db_transaction_retries_total", "transactions run again after losing a race",
             static_cast<double>(s.retries_total));
     return out;
