@@ -32,6 +32,12 @@ struct Config {
   int http_io_threads = 1;
   int worker_threads = 4;             // run use cases (database calls) off the I/O threads
   int db_pool_size = 8;
+  // A database that stalls answers 503 UNAVAILABLE (Retry-After) after these,
+  // instead of holding the request: a statement runs at most
+  // db_statement_timeout (PostgreSQL's statement_timeout; it also bounds
+  // connecting), a request waits at most db_acquire_timeout for a pooled connection.
+  std::chrono::milliseconds db_statement_timeout{5'000};
+  std::chrono::milliseconds db_acquire_timeout{2'000};
   std::chrono::milliseconds auth_cache_ttl{5'000};
   std::chrono::milliseconds idempotency_ttl{24 * 3'600'000};  // then the key is free again and swept
   // Lifetime cap of API-issued admin tokens (tenant tokens: their tier's cap).
