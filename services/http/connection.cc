@@ -167,22 +167,41 @@ void Connection<Stream>::OnRequest(const error_code& ec) {
     return Reject(HttpStatus::request_header_fields_too_large, "request headers too large");
   if (IsHttpParseError(ec)) return Reject(HttpStatus::bad_request, "malformed HTTP request: " + ec.message());
   if (ec) return Close();
-  Dispatch(parser_->release());
+  Enqueue(parser_->release());
   ReadMore();
+  if (core_->options.on_request_read) core_->options.on_request_read(queue_.size());
 }
 
 template <class Stream>
-void Connection<Stream>::Dispatch(Request request) {
+void Connection<Stream>::Enqueue(Request request) {
   auto st = std::make_shared<ExchangeState>();
   st->version = request.version();
   st->request_keep_alive = request.keep_alive();
   st->head_request = request.method() == bhttp::verb::head;
   queue_.push_back(st);
-  auto handle = std::make_shared<ExchangeHandle>(shared_from_this(), st);
-  try {
-    core_->handler(std::move(request), handle);
-  } catch (const std::exception& e) {
-    handle->Reply(PlainTextError(HttpStatus::internal_server_error, e.what()));
+  waiting_.emplace_back(std::move(st), std::move(request));
+  RunNextRequest();
+}
+
+// Hands the oldest waiting request to the handler once the one before it has
+// been answered (Reply or StartStream), so that a client's pipelined writes
+// take effect in the order it sent them. Reading ahead continues meanwhile.
+template <class Stream>
+void Connection<Stream>::RunNextRequest() {
+  while (!waiting_.empty() && !closed_) {
+    if (running_) {
+      std::lock_guard lock(running_->mu);
+      if (running_->phase == Phase::kWaiting && !running_->closed) return;
+    }
+    auto [st, request] = std::move(waiting_.front());
+    waiting_.pop_front();
+    running_ = st;
+    auto handle = std::make_shared<ExchangeHandle>(shared_from_this(), std::move(st));
+    try {
+      core_->handler(std::move(request), handle);
+    } catch (const std::exception&) {
+      handle->Reply(core_->options.error_formatter(HttpStatus::internal_server_error, "internal error"));
+    }
   }
 }
 
@@ -203,6 +222,7 @@ void Connection<Stream>::Reject(HttpStatus status, std::string_view message) {
 // blocks the ones behind it until it is fully written.
 template <class Stream>
 void Connection<Stream>::Pump() {
+  RunNextRequest();  // an answer may have let the next request run
   if (writing_ || closed_ || queue_.empty()) return;
   std::shared_ptr<ExchangeState> st = queue_.front();
   std::unique_lock lock(st->mu);
@@ -353,6 +373,8 @@ void Connection<Stream>::Close() {
     for (auto& cb : cbs) callbacks.push_back(std::move(cb));
   }
   queue_.clear();
+  waiting_.clear();
+  running_.reset();
   for (auto& cb : callbacks) cb();
   core_->Unregister(this);
 }
