@@ -6,6 +6,8 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 
+#include "services/http/request_head.h"
+
 namespace septa::http::internal {
 
 namespace net = boost::asio;
@@ -134,6 +136,12 @@ void Connection<Stream>::ReadRequest() {
 // refused here already, before the client sends it.
 template <class Stream>
 void Connection<Stream>::OnHeader(const error_code& ec) {
+  if (!ec && !closed_ && !read_stopped_) {
+    if (auto problem = ValidateRequestHead(parser_->get())) {
+      EndRead();
+      return Reject(problem->status, problem->message);
+    }
+  }
   if (ec || closed_ || read_stopped_ || parser_->is_done()) return OnRequest(ec);
   const Request& head = parser_->get();
   const bool wants_continue =
@@ -156,10 +164,15 @@ void Connection<Stream>::ReadBody() {
 }
 
 template <class Stream>
-void Connection<Stream>::OnRequest(const error_code& ec) {
+void Connection<Stream>::EndRead() {
   read_deadline_.Disarm();
   reading_ = false;
   parsing_ = false;
+}
+
+template <class Stream>
+void Connection<Stream>::OnRequest(const error_code& ec) {
+  EndRead();
   if (closed_) return;
   if (read_stopped_) return Close();  // a response already announced the close
   if (ec == bhttp::error::body_limit) return Reject(HttpStatus::payload_too_large, "request body too large");

@@ -79,6 +79,7 @@ class Connection final : public ConnectionBase {
   void ReadRequest();
   void OnHeader(const boost::system::error_code& ec);
   void ReadBody();
+  void EndRead();
   void OnRequest(const boost::system::error_code& ec);
   void Enqueue(Request request);
   void RunNextRequest();
