@@ -41,6 +41,29 @@ void ServerCore::Unregister(ConnectionBase* conn) {
   idle.notify_all();
 }
 
+bool ServerCore::ShedOldestIdle() {
+  std::lock_guard lock(mu);
+  while (true) {
+    std::shared_ptr<ConnectionBase> oldest;
+    std::int64_t oldest_since = 0;
+    for (auto& [ptr, weak] : connections) {
+      auto conn = weak.lock();
+      if (!conn) continue;
+      std::int64_t since = conn->idle_since.load();
+      if (since >= 0 && (!oldest || since < oldest_since)) {
+        oldest = std::move(conn);
+        oldest_since = since;
+      }
+    }
+    if (!oldest) return false;
+    // Lost the race when it became busy meanwhile: look again.
+    if (oldest->idle_since.compare_exchange_strong(oldest_since, ConnectionBase::kShed)) {
+      oldest->Abort();
+      return true;
+    }
+  }
+}
+
 template <class Stream>
 Connection<Stream>::Connection(std::shared_ptr<ServerCore> core, Stream stream, ConnectionInfo info)
     : core_(std::move(core)),
@@ -63,8 +86,11 @@ void Connection<Stream>::Start() {
       read_deadline_.Disarm();
       if (ec || closed_) return Close();
       info_.peer = ExtractPeerIdentity(stream_.native_handle());
+      if (refuse_) return RefuseNow();
       ReadMore();
     });
+  } else if (refuse_) {
+    RefuseNow();
   } else {
     ReadMore();
   }
@@ -104,7 +130,10 @@ void Connection<Stream>::ReadMore() {
   if (queue_.size() >= core_->options.max_pipelined) return;
   reading_ = true;
   if (buffer_.size() > 0) return ReadRequest();
-  if (queue_.empty()) read_deadline_.Arm(core_->options.idle_timeout, [this, s = self()] { Close(); });
+  if (queue_.empty()) {
+    MarkIdle();
+    read_deadline_.Arm(core_->options.idle_timeout, [this, s = self()] { Close(); });
+  }
   stream_.async_read_some(buffer_.prepare(kFirstReadSize),
                           [this, s = self()](const error_code& ec, std::size_t n) { OnFirstBytes(ec, n); });
 }
@@ -113,6 +142,7 @@ template <class Stream>
 void Connection<Stream>::OnFirstBytes(const error_code& ec, std::size_t n) {
   read_deadline_.Disarm();
   if (ec || closed_ || read_stopped_) return Close();  // includes the client closing while idle
+  if (!MarkBusy()) return Close();                     // shed to make room for a new connection
   buffer_.commit(n);
   if (draining_ && queue_.empty()) return Close();
   ReadRequest();
@@ -222,10 +252,22 @@ void Connection<Stream>::RunNextRequest() {
 // closes: the rest of the byte stream cannot be trusted.
 template <class Stream>
 void Connection<Stream>::Reject(HttpStatus status, std::string_view message) {
+  RejectWith(core_->options.error_formatter(status, message));
+}
+
+template <class Stream>
+void Connection<Stream>::RefuseNow() {
+  Response res = core_->options.error_formatter(HttpStatus::service_unavailable, "too many connections");
+  res.set(bhttp::field::retry_after, "1");
+  RejectWith(std::move(res));
+}
+
+template <class Stream>
+void Connection<Stream>::RejectWith(Response response) {
   read_stopped_ = true;
   auto st = std::make_shared<ExchangeState>();
   st->request_keep_alive = false;
-  st->response = core_->options.error_formatter(status, message);
+  st->response = std::move(response);
   st->phase = Phase::kReplied;
   queue_.push_back(std::move(st));
   Pump();
@@ -343,6 +385,7 @@ void Connection<Stream>::FinishExchange() {
   if (queue_.empty() && reading_ && !parsing_) {
     // The read for the next request started while this one was in flight,
     // without an idle deadline; the connection is idle from now on.
+    MarkIdle();
     read_deadline_.Arm(core_->options.idle_timeout, [this, s = self()] { Close(); });
   }
   ReadMore();

@@ -31,6 +31,8 @@ struct ServerCore {
   bool draining = false;
 
   void Unregister(ConnectionBase* conn);
+  // Closes the connection idle the longest; false when none is idle.
+  bool ShedOldestIdle();
 };
 
 // A timer whose stale completions are ignored: Arm() starts a new
@@ -84,6 +86,8 @@ class Connection final : public ConnectionBase {
   void Enqueue(Request request);
   void RunNextRequest();
   void Reject(HttpStatus status, std::string_view message);
+  void RejectWith(Response response);
+  void RefuseNow();
 
   void Pump();
   bool KeepAlive(const ExchangeState& st, const Response& res) const;

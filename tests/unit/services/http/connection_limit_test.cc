@@ -2,7 +2,12 @@
 // connection makes room; with none idle a new connection gets 503.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <boost/beast/http.hpp>
+#include <filesystem>
 #include <future>
 #include <mutex>
 
@@ -75,6 +80,68 @@ TEST(httpConnectionLimit, NoIdleConnectionMeans503) {
   for (auto& ex : held) ex->Reply(Text("held"));
   EXPECT_EQ(busy1.Read().body(), "held");
   EXPECT_EQ(busy2.Read().body(), "held");
+}
+
+// Takes every free file descriptor of the process (under a lowered soft
+// limit) and gives them back, and the limit, when it goes.
+class DescriptorHog {
+ public:
+  DescriptorHog() {
+    getrlimit(RLIMIT_NOFILE, &saved_);
+    rlimit low = saved_;
+    auto open_now = static_cast<rlim_t>(std::distance(std::filesystem::directory_iterator("/proc/self/fd"), {}));
+    low.rlim_cur = std::min(saved_.rlim_cur, open_now + 64);
+    setrlimit(RLIMIT_NOFILE, &low);
+    for (int fd; (fd = open("/dev/null", O_RDONLY)) >= 0;) held_.push_back(fd);
+  }
+  ~DescriptorHog() {
+    for (int fd : held_) close(fd);
+    setrlimit(RLIMIT_NOFILE, &saved_);
+  }
+  // Frees one descriptor; false when none is held any more.
+  bool Release() {
+    if (held_.empty()) return false;
+    close(held_.back());
+    held_.pop_back();
+    return true;
+  }
+
+ private:
+  rlimit saved_{};
+  std::vector<int> held_;
+};
+
+// With the process out of descriptors accept() fails with EMFILE: the
+// acceptor sheds the oldest idle connection and tries again, rather than
+// spinning or giving up while the new client waits.
+TEST(httpConnectionLimit, OutOfDescriptorsShedsAnIdleConnection) {
+  auto server = std::make_unique<Server>(ServerOptions{}, [](Request&& req, std::shared_ptr<Exchange> ex) {
+    ex->Reply(Text(std::string(req.target())));
+  });
+  ASSERT_TRUE(server->Start().ok());
+  TestClient idle(server->port());
+  idle.Send(bhttp::verb::get, "/idle");
+  ASSERT_EQ(idle.Read().body(), "/idle");
+
+  std::unique_ptr<TestClient> newcomer;
+  {
+    DescriptorHog hog;
+    // Free descriptors one by one until the client fits: none is left for
+    // the server's accept().
+    while (!newcomer && hog.Release()) {
+      try {
+        newcomer = std::make_unique<TestClient>(server->port());
+      } catch (const boost::system::system_error&) {
+      }
+    }
+    ASSERT_TRUE(newcomer);
+    newcomer->Send(bhttp::verb::get, "/new");
+    boost::system::error_code ec;
+    auto res = newcomer->Read(ec);
+    EXPECT_FALSE(ec) << ec.message();
+    EXPECT_EQ(res.body(), "/new");
+  }
+  EXPECT_TRUE(idle.ServerClosed());
 }
 
 }  // namespace
