@@ -80,6 +80,7 @@ struct Journal {
 TEST(httpPipelining, RequestsOfOneConnectionExecuteInOrder) {
   Journal journal;
   std::array<std::promise<void>, kRequests> release;
+  std::mutex workers_mu;
   std::vector<std::thread> workers;
   ServerOptions options;
   options.on_request_read = [&](std::size_t in_flight) { journal.OnRead(in_flight); };
@@ -87,7 +88,8 @@ TEST(httpPipelining, RequestsOfOneConnectionExecuteInOrder) {
     std::string body = req.body();
     journal.OnStart(body, ex);
     std::size_t index = std::stoul(body);
-    workers.emplace_back([&journal, &release, index, body] {  // handlers run one at a time: no race on workers
+    std::lock_guard lock(workers_mu);
+    workers.emplace_back([&journal, &release, index, body] {
       release[index].get_future().wait();
       journal.TakeForAnswer(index)->Reply(Text("done " + body));
     });
@@ -100,7 +102,10 @@ TEST(httpPipelining, RequestsOfOneConnectionExecuteInOrder) {
     release[i].set_value();
   }
   for (std::size_t i = 0; i < kRequests; ++i) EXPECT_EQ(client.Read().body(), "done " + std::to_string(i));
-  for (auto& w : workers) w.join();
+  {
+    std::lock_guard lock(workers_mu);
+    for (auto& w : workers) w.join();
+  }
   std::lock_guard lock(journal.mu);
   EXPECT_EQ(journal.started, (std::vector<std::string>{"0", "1", "2", "3", "4"}));
   EXPECT_TRUE(journal.overtaken.empty()) << "requests that ran before the one ahead was answered: "
