@@ -3,6 +3,7 @@
 #include <prometheus/collectable.h>
 #include <prometheus/registry.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <filesystem>
@@ -276,6 +277,10 @@ Status SeptadApp::Impl::Listen() {
   options.body_limit = config.http_body_limit;
   options.read_timeout = config.http_read_timeout;
   options.idle_timeout = config.http_idle_timeout;
+  rlimit fd_limit{};
+  getrlimit(RLIMIT_NOFILE, &fd_limit);
+  options.max_connections = config::EffectiveHttpMaxConnections(config, fd_limit.rlim_cur);
+  spdlog::info("REST serves at most {} connections (http_max_connections)", options.max_connections);
   options.error_formatter = &rest::RestApi::ServerError;
   std::optional<grpcapi::GrpcServer::TlsKeyPair> tls;
   if (!config.tls_cert_file.empty()) {

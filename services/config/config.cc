@@ -131,6 +131,9 @@ const std::vector<KeyDef>& Defs() {
       {{"http_idle_timeout", "keep-alive connections idle this long are closed"},
        MillisKey(&Config::http_idle_timeout)},
       {{"http_io_threads", "threads doing HTTP network I/O"}, IntKey(&Config::http_io_threads, 1, 64)},
+      {{"http_max_connections",
+        "open HTTP connections at most (then idle ones are closed, else 503); 0: from the file-descriptor limit"},
+       IntKey(&Config::http_max_connections, 0, 1'000'000)},
       {{"worker_threads", "threads running requests (database calls)"}, IntKey(&Config::worker_threads, 1, 256)},
       {{"db_pool_size", "PostgreSQL connections"}, IntKey(&Config::db_pool_size, 1, 256)},
       {{"db_statement_timeout", "longest a database statement or connect may take; then the request fails with 503"},
@@ -209,6 +212,15 @@ const std::vector<KeyInfo>& Keys() {
     return out;
   }();
   return keys;
+}
+
+std::size_t EffectiveHttpMaxConnections(const Config& config, std::uint64_t fd_soft_limit) {
+  if (config.http_max_connections > 0) return static_cast<std::size_t>(config.http_max_connections);
+  constexpr std::uint64_t kReserve = 128;  // descriptors that are not HTTP connections, besides the pool
+  constexpr std::uint64_t kLeast = 16, kMost = 4096;
+  const std::uint64_t reserved = kReserve + static_cast<std::uint64_t>(config.db_pool_size);
+  const std::uint64_t left = fd_soft_limit > reserved ? fd_soft_limit - reserved : 0;
+  return static_cast<std::size_t>(std::clamp(left, kLeast, kMost));
 }
 
 std::string EnvName(const std::string& key) {

@@ -30,6 +30,9 @@ struct Config {
   std::chrono::milliseconds http_read_timeout{30'000};
   std::chrono::milliseconds http_idle_timeout{60'000};
   int http_io_threads = 1;
+  // Open HTTP connections at most; 0: derived from the file-descriptor limit,
+  // see EffectiveHttpMaxConnections.
+  int http_max_connections = 0;
   int worker_threads = 4;             // run use cases (database calls) off the I/O threads
   int db_pool_size = 8;
   // A database that stalls answers 503 UNAVAILABLE (Retry-After) after these,
@@ -70,6 +73,12 @@ struct Sources {
 
 // `home` fills the default data_dir. Validates every value.
 Result<Config> Load(const Sources& sources, const std::string& home);
+
+// http_max_connections, or when it is 0 what the process's file-descriptor
+// soft limit leaves after the database pool and a reserve for everything else
+// (gRPC, the simulated cluster, PostgreSQL's lifeline, files, logs): at least
+// 16, at most 4096.
+std::size_t EffectiveHttpMaxConnections(const Config& config, std::uint64_t fd_soft_limit);
 
 // The environment variable of a key: data_dir -> SEPTA_DATA_DIR.
 std::string EnvName(const std::string& key);

@@ -398,7 +398,24 @@ http::Handler RestApi::Handler() {
 }
 
 http::Response RestApi::ServerError(http::HttpStatus status, std::string_view message) {
-  Code code = status == http::HttpStatus::payload_too_large ? Code::kResourceExhausted : Code::kInvalidArgument;
+  Code code = Code::kInvalidArgument;  // 400: a request that cannot be read or framed
+  switch (status) {
+    case http::HttpStatus::payload_too_large:
+    case http::HttpStatus::request_header_fields_too_large:
+      code = Code::kResourceExhausted;
+      break;
+    case http::HttpStatus::not_implemented:  // a transfer coding the server does not implement
+      code = Code::kUnimplemented;
+      break;
+    case http::HttpStatus::service_unavailable:  // the connection cap
+      code = Code::kUnavailable;
+      break;
+    case http::HttpStatus::internal_server_error:
+      code = Code::kInternal;
+      break;
+    default:
+      break;
+  }
   return ProblemResponse(Status(code, std::string(message)), "", status);
 }
 

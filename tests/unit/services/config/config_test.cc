@@ -85,6 +85,19 @@ TEST(Config, MalformedYamlNamesThePosition) {
   EXPECT_NE(c.status().message().find("f.yaml: line"), std::string::npos) << c.status().ToString();
 }
 
+TEST(Config, HttpMaxConnectionsLeavesDescriptorsForTheRest) {
+  Config c;
+  c.db_pool_size = 8;
+  EXPECT_EQ(EffectiveHttpMaxConnections(c, 1024), 1024u - 128 - 8);  // Debian's default soft limit
+  EXPECT_EQ(EffectiveHttpMaxConnections(c, 1u << 20), 4096u);
+  EXPECT_EQ(EffectiveHttpMaxConnections(c, 100), 16u);
+  c.http_max_connections = 50'000;  // configured: taken as given
+  EXPECT_EQ(EffectiveHttpMaxConnections(c, 1024), 50'000u);
+  Sources s;
+  s.flags = {{"http_max_connections", "-1"}};
+  EXPECT_FALSE(Load(s, "/h").ok());
+}
+
 TEST(Config, EnvNames) { EXPECT_EQ(EnvName("database_url"), "SEPTA_DATABASE_URL"); }
 
 }  // namespace
