@@ -39,6 +39,11 @@ add_link_options(${septa_sanitizer_flags})
 # benchmarks (services/cmd/). tests/CMakeLists.txt leaves out tests/e2e/, which
 # drives those binaries.
 list(APPEND SEPTA_EXCLUDE_DIRS cmd)
+# gpu/ is pure, single-threaded computation: ThreadSanitizer has nothing to
+# find there, and ASan+UBSan run its tests already.
+if(SEPTA_SANITIZE STREQUAL "thread")
+  list(APPEND SEPTA_EXCLUDE_DIRS tests/unit/gpu)
+endif()
 
 # The runtime options and suppression files, compiled into every test binary,
 # fuzzer and septa-testdb (septa_test, septa_fuzzer and tests/support link
