@@ -35,6 +35,8 @@ Result<std::vector<std::string>> ParseJsonBody(std::string_view body, google::pr
     std::string reason = cut == std::string::npos ? what : what.substr(cut + 2);
     // nlohmann reports the offset one past the offending byte.
     return InvalidArgument("malformed JSON at " + Position(body, e.byte > 0 ? e.byte - 1 : 0) + ": " + reason);
+  } catch (const nlohmann::json::out_of_range&) {  // a number that overflows a double (found by fuzz/)
+    return InvalidArgument("malformed JSON: a number is out of range");
   }
   if (!doc.is_object()) return InvalidArgument("request body must be a JSON object");
   std::vector<std::string> keys;
