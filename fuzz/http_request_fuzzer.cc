@@ -33,7 +33,8 @@ std::size_t ParseOneRequest(std::string_view input, const septa::http::ServerOpt
   }
   if (!parser.is_done()) return 0;
   const septa::http::Request& request = parser.get();
-  if (const auto target = septa::http::ParseTarget(request.target())) {
+  const auto raw_target = request.target();
+  if (const auto target = septa::http::ParseTarget(std::string_view(raw_target.data(), raw_target.size()))) {
     for (const auto& segment : target->segments) {
       // What handlers do with a path: compare segments and query values.
       if (segment == "v1" && target->query.count("filter") != 0) break;

@@ -11,5 +11,5 @@ fuzzer=$1 seeds=$2 work=$3 max_len=$4 seconds=$5
 mkdir -p "$work/corpus"
 # -timeout: one input taking 10 s is a hang. -rss_limit_mb: the parsers must
 # stay bounded on hostile input (issue 9 #9).
-exec "$fuzzer" -max_total_time="$seconds" -max_len="$max_len" -timeout=10 -rss_limit_mb=1024 \
+exec "$fuzzer" -max_total_time="$seconds" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 \
   -print_final_stats=1 -artifact_prefix="$work/" "$work/corpus" "$seeds"
