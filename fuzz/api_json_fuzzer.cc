@@ -10,10 +10,10 @@
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/message.h>
 
-#include "services/apiv1/json.h"
 #include "septa/v1/tenant.pb.h"
 #include "septa/v1/token.pb.h"
 #include "septa/v1/trust_tier.pb.h"
+#include "services/apiv1/json.h"
 
 namespace {
 
@@ -23,9 +23,9 @@ namespace pb = google::protobuf;
 // them is fuzzed without editing this file.
 std::vector<const pb::Message*> ApiMessages() {
   std::vector<const pb::Message*> messages;
-  for (const pb::FileDescriptor* file : {septa::v1::Tenant::descriptor()->file(),
-                                         septa::v1::CreateTokenRequest::descriptor()->file(),
-                                         septa::v1::GetTrustTierRequest::descriptor()->file()}) {
+  for (const pb::FileDescriptor* file :
+       {septa::v1::Tenant::descriptor()->file(), septa::v1::CreateTokenRequest::descriptor()->file(),
+        septa::v1::GetTrustTierRequest::descriptor()->file()}) {
     for (int i = 0; i < file->message_type_count(); ++i) {
       messages.push_back(pb::MessageFactory::generated_factory()->GetPrototype(file->message_type(i)));
     }

@@ -2,8 +2,8 @@
 // mishandled: each is a client's mistake, answered with an error value.
 #include <gtest/gtest.h>
 
-#include "services/apiv1/json.h"
 #include "septa/v1/tenant.pb.h"
+#include "services/apiv1/json.h"
 
 namespace septa::apiv1 {
 namespace {
