@@ -5,7 +5,7 @@
 #    pure computation); no sockets, SQL,
 #    threads, clocks, RPC or logging.
 #  - libpqxx only in services/store/; grpc only in api/, services/grpc/,
-#    services/cli/, services/cmd/ and tests; nothing outside services/ and tests/ includes
+#    services/cli/, services/cmd/ and tests; nothing outside services/, tests/ and fuzz/ includes
 #    services/; services/core never includes a transport or the store.
 set -uo pipefail
 root=${1:-$(dirname "$0")/..}

@@ -7,6 +7,9 @@ set -euo pipefail
 PACKAGES=(
   # toolchain
   build-essential cmake ninja-build pkg-config git ca-certificates
+  # the sanitizer builds and fuzzers (libclang-rt: the sanitizer and libFuzzer
+  # runtimes; llvm: llvm-symbolizer for readable reports) and the format check
+  clang libclang-rt-14-dev llvm clang-format-14
   # libraries (see the dependency table in DESIGN.md)
   libboost-dev libboost-system-dev libssl-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler

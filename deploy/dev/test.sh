@@ -1,11 +1,96 @@
 #!/usr/bin/env bash
-# Bootstraps (installs missing Debian packages), builds everything and runs
-# the whole test suite. This is the command CI runs.
+# Bootstraps (installs missing Debian packages), builds and runs every check.
+# This is the command CI runs (.ci/run). Stages, in this order:
+#   main  gcc RelWithDebInfo build of everything, the whole test suite, the
+#         layering check (build/)
+#   asan  clang AddressSanitizer + UndefinedBehaviorSanitizer build of the unit
+#         and integration tests, then the fuzzers in fuzz/ for a bounded time
+#         (build-asan/)
+#   tsan  clang ThreadSanitizer build of the unit and integration tests
+#         (build-tsan/)
+# SEPTA_CHECKS=main|asan|tsan|all (default all; a comma list such as
+# "main,tsan" works too) picks the stages. Arguments go to every ctest run
+# (e.g. -R store). Any failing stage fails the script; each stage's time is
+# printed at the end. Each build directory has its own test PostgreSQL
+# (<build>/testdb, a Unix socket there), so stages never share a server.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-BUILD_DIR=${SEPTA_BUILD_DIR:-build}
 
-bash deploy/dev/bootstrap.sh
-cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSEPTA_WERROR=ON
-cmake --build "$BUILD_DIR"
-ctest --test-dir "$BUILD_DIR" --output-on-failure --no-tests=error -j2 --timeout 900 "$@"
+CHECKS=${SEPTA_CHECKS:-all}
+BUILD_DIR=${SEPTA_BUILD_DIR:-build}
+CTEST_ARGS=("$@")
+TIMINGS=()
+if [[ ! $CHECKS =~ ^(all|(main|asan|tsan)(,(main|asan|tsan))*)$ ]]; then
+  echo "test.sh: SEPTA_CHECKS must be all, main, asan, tsan or a comma list of them, not '$CHECKS'" >&2
+  exit 2
+fi
+
+want() {  # want STAGE: is STAGE selected by SEPTA_CHECKS?
+  [[ $CHECKS == all || ",$CHECKS," == *",$1,"* ]]
+}
+
+timed() {  # timed LABEL COMMAND...: runs the command, records how long it took
+  local label=$1 start=$SECONDS
+  shift
+  echo "=== $label"
+  "$@"
+  TIMINGS+=("$(printf '%-12s %4d s' "$label" $((SECONDS - start)))")
+  echo "=== $label: $((SECONDS - start)) s"
+}
+
+run_ctest() {  # run_ctest DIR [ctest args...]
+  local dir=$1
+  shift
+  ctest --test-dir "$dir" --output-on-failure --no-tests=error -j2 --timeout 900 "$@" "${CTEST_ARGS[@]}"
+}
+
+build() {  # build DIR [cmake options...]: configures and builds DIR
+  local dir=$1
+  shift
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSEPTA_WERROR=ON "$@"
+  cmake --build "$dir"
+}
+
+build_sanitizer() {  # build_sanitizer DIR address|thread
+  build "$1" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DSEPTA_SANITIZE="$2"
+}
+
+stage_main() {
+  timed main.build build "$BUILD_DIR"
+  timed main.test run_ctest "$BUILD_DIR"
+}
+
+stage_asan() {
+  timed asan.build build_sanitizer build-asan address
+  if ((${#CTEST_ARGS[@]} > 0)); then
+    timed asan.test run_ctest build-asan
+    return
+  fi
+  # The tests first, then the fuzzers (label fuzz), so that fuzzers do not eat
+  # the CPU the tests' timeouts assume.
+  timed asan.test run_ctest build-asan -LE fuzz
+  timed asan.fuzz run_ctest build-asan -L fuzz
+}
+
+# Tests through a gRPC client or server are left out of the TSan stage for now:
+# Debian's gRPC and abseil are not built with TSan, their hand-offs between
+# threads are invisible to it, and sanitizers/tsan.supp does not yet cover
+# every report that causes (RestTest, which runs the whole septad with its gRPC
+# server, does run). Remove once tsan.supp is complete.
+TSAN_EXCLUDE='^(cli\.|GrpcTest\.)'
+
+stage_tsan() {
+  timed tsan.build build_sanitizer build-tsan thread
+  timed tsan.test run_ctest build-tsan -E "$TSAN_EXCLUDE"
+}
+
+report() {
+  echo "=== stage timings (SEPTA_CHECKS=$CHECKS)"
+  printf '  %s\n' "${TIMINGS[@]}"
+}
+trap report EXIT
+
+timed bootstrap bash deploy/dev/bootstrap.sh
+if want main; then stage_main; fi
+if want asan; then stage_asan; fi
+if want tsan; then stage_tsan; fi

@@ -226,7 +226,9 @@ template <typename Connection, typename Read>
 void WriteThenRead(Connection& conn, bhttp::request<bhttp::string_body>& req, error_code& ec, bool& done,
                    Read&& read) {
   conn.WithStream([&](auto& stream) {
-    bhttp::async_write(stream, req, [&](const error_code& e, std::size_t) {
+    // `read` by value: the caller's lambda is a temporary, gone by the time
+    // the write completes (ASan: stack-use-after-scope).
+    bhttp::async_write(stream, req, [&, read](const error_code& e, std::size_t) {
       if (e) {
         ec = e;
         done = true;

@@ -171,7 +171,11 @@ void NodeSim::Tick() {
 
 void NodeSim::ReconcileMig() {
   const TimePoint now = cluster_.clock.Now();
-  for (auto& [name, gn] : gpu_nodes_) {
+  for (auto& entry : gpu_nodes_) {
+    // Not a structured binding: the lambdas below capture these, which clang
+    // before 16 (the sanitizer builds' compiler) refuses.
+    const auto& name = entry.first;
+    auto& gn = entry.second;
     if (!gn.model->mig_capable) continue;
     ObjectPtr node = cluster_.storage.Get("nodes", "", name);
     if (!node) continue;

@@ -45,8 +45,8 @@ class EmbeddedPostgresTest : public ::testing::Test {
 std::string QueryOne(const std::string& url, const std::string& sql) {
   pqxx::connection connection(url);
   pqxx::work tx(connection);
-  const auto value = tx.exec1(sql)[0].c_str();
-  std::string text = value;
+  // Copied before the row, and the result it points into, is freed.
+  std::string text = tx.exec1(sql)[0].c_str();
   tx.commit();
   return text;
 }

@@ -113,7 +113,7 @@ TEST(httpServer, MalformedRequestGets400AndClose) {
   EXPECT_TRUE(client.ServerClosed());
 
   TestClient garbage(server->port());
-  garbage.SendRaw(std::string("\x16\x03\x01\x00\xff\x01garbage\r\n\r\n", 19));
+  garbage.SendRaw(std::string("\x16\x03\x01\x00\xff\x01garbage\r\n\r\n", 17));
   EXPECT_EQ(garbage.Read().result(), HttpStatus::bad_request);
 }
 
