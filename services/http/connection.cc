@@ -1,6 +1,5 @@
 #include "services/http/connection.h"
 
-#include <boost/asio/post.hpp>
 #include <boost/beast/core/stream_traits.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/read.hpp>
@@ -39,6 +38,15 @@ void ServerCore::Unregister(ConnectionBase* conn) {
   std::lock_guard lock(mu);
   connections.erase(conn);
   idle.notify_all();
+}
+
+void ServerCore::Stop() {
+  {
+    std::lock_guard lock(post_mu);
+    stopped = true;
+  }
+  ioc.restart();
+  ioc.poll();
 }
 
 bool ServerCore::ShedOldestIdle() {
@@ -98,22 +106,22 @@ void Connection<Stream>::Start() {
 
 template <class Stream>
 void Connection<Stream>::Launch() {
-  net::post(stream_.get_executor(), [s = self()] { s->Start(); });
+  core_->Post(stream_.get_executor(), [s = self()] { s->Start(); });
 }
 
 template <class Stream>
 void Connection<Stream>::BeginDrain() {
-  net::post(stream_.get_executor(), [s = self()] { s->Drain(); });
+  core_->Post(stream_.get_executor(), [s = self()] { s->Drain(); });
 }
 
 template <class Stream>
 void Connection<Stream>::Kick() {
-  net::post(stream_.get_executor(), [s = self()] { s->Pump(); });
+  core_->Post(stream_.get_executor(), [s = self()] { s->Pump(); });
 }
 
 template <class Stream>
 void Connection<Stream>::Abort() {
-  net::post(stream_.get_executor(), [s = self()] { s->Close(); });
+  core_->Post(stream_.get_executor(), [s = self()] { s->Close(); });
 }
 
 template <class Stream>

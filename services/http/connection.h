@@ -4,6 +4,7 @@
 #pragma once
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -33,6 +34,23 @@ struct ServerCore {
   void Unregister(ConnectionBase* conn);
   // Closes the connection idle the longest; false when none is idle.
   bool ShedOldestIdle();
+
+  // Posts `fn` (which holds its connection) to `ex`, unless the I/O threads
+  // are gone for good: nothing would run it then, and since the connection
+  // holds this core and so the io_context that stores it, it would never be
+  // freed (an Exchange kept past Shutdown() posts when it is dropped).
+  template <class Executor, class Fn>
+  void Post(const Executor& ex, Fn&& fn) {
+    std::lock_guard lock(post_mu);
+    if (!stopped) boost::asio::post(ex, std::forward<Fn>(fn));
+  }
+  // Called once the I/O threads have joined: refuses later posts and runs
+  // those already queued, so none is left holding its connection.
+  void Stop();
+
+ private:
+  std::mutex post_mu;
+  bool stopped = false;
 };
 
 // A timer whose stale completions are ignored: Arm() starts a new

@@ -190,6 +190,7 @@ void Server::Shutdown(std::chrono::milliseconds deadline) {
   impl_->work.reset();
   for (auto& t : impl_->threads) t.join();
   impl_->threads.clear();
+  impl_->core->Stop();
 }
 
 }  // namespace septa::http
