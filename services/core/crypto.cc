@@ -2,9 +2,7 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/rand.h>
 
-#include <stdexcept>
 #include <vector>
 
 namespace septa::core {
@@ -65,28 +63,21 @@ std::optional<std::string> Base64UrlDecode(std::string_view text) {
   return out;
 }
 
-std::string RandomBase64Url(RandomSource& random, std::size_t bytes) {
+Result<std::string> RandomBase64Url(RandomSource& random, std::size_t bytes) {
   std::string raw(bytes, '\0');
-  random.Fill(std::span(reinterpret_cast<std::uint8_t*>(raw.data()), raw.size()));
+  SEPTA_RETURN_IF_ERROR(random.Fill(std::span(reinterpret_cast<std::uint8_t*>(raw.data()), raw.size())));
   return Base64UrlEncode(raw);
 }
 
-std::string RandomHex(RandomSource& random, std::size_t bytes) {
+Result<std::string> RandomHex(RandomSource& random, std::size_t bytes) {
   std::vector<std::uint8_t> raw(bytes);
-  random.Fill(raw);
+  SEPTA_RETURN_IF_ERROR(random.Fill(raw));
   return ToHex(raw.data(), raw.size());
 }
 
 bool ConstantTimeEquals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
-}
-
-void SecureRandom::Fill(std::span<std::uint8_t> out) {
-  if (RAND_bytes(out.data(), static_cast<int>(out.size())) != 1) {
-    // Without entropy no secret can be made safely; this is not recoverable.
-    throw std::runtime_error("RAND_bytes failed: no secure randomness available");
-  }
 }
 
 }  // namespace septa::core

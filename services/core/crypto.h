@@ -17,19 +17,13 @@ std::string Base64UrlEncode(std::string_view data);
 // nullopt when `text` holds a character outside the alphabet.
 std::optional<std::string> Base64UrlDecode(std::string_view text);
 
-// `bytes` random bytes as unpadded base64url.
-std::string RandomBase64Url(RandomSource& random, std::size_t bytes);
+// `bytes` random bytes as unpadded base64url; fails when `random` does.
+Result<std::string> RandomBase64Url(RandomSource& random, std::size_t bytes);
 
-// `bytes` random bytes as lower-case hex.
-std::string RandomHex(RandomSource& random, std::size_t bytes);
+// `bytes` random bytes as lower-case hex; fails when `random` does.
+Result<std::string> RandomHex(RandomSource& random, std::size_t bytes);
 
 // Comparison whose time does not depend on where the inputs differ.
 bool ConstantTimeEquals(std::string_view a, std::string_view b);
-
-// Cryptographically secure bytes from OpenSSL's RAND_bytes.
-class SecureRandom final : public RandomSource {
- public:
-  void Fill(std::span<std::uint8_t> out) override;
-};
 
 }  // namespace septa::core

@@ -44,7 +44,9 @@ Result<IssuedToken> TokenService::Create(const RequestContext& ctx, const TokenR
 Result<IssuedToken> TokenService::Issue(const RequestContext& ctx, const Principal& subject,
                                         std::string description, std::optional<std::chrono::seconds> ttl) {
   IssuedToken issued;
-  const std::string secret = RandomBase64Url(random_, kSecretBytes);
+  auto random_secret = RandomBase64Url(random_, kSecretBytes);
+  if (!random_secret.ok()) return random_secret.status();
+  const std::string secret = *std::move(random_secret);
   ApiToken& token = issued.token;
   token.principal = subject.ToString();
   token.role = subject.role;
@@ -60,7 +62,9 @@ Result<IssuedToken> TokenService::Issue(const RequestContext& ctx, const Princip
       SEPTA_RETURN_IF_ERROR(tenant);
     }
     const TimePoint now = Now(clock_);
-    token.id = RandomHex(random_, kIdBytes);
+    auto id = RandomHex(random_, kIdBytes);
+    SEPTA_RETURN_IF_ERROR(id);
+    token.id = *std::move(id);
     token.create_time = now;
     if (ttl) token.expire_time = now + *ttl;
     SEPTA_RETURN_IF_ERROR(tx.InsertToken(token));

@@ -1,10 +1,9 @@
 #include "services/kubesim/kubesim.h"
 
-#include <openssl/rand.h>
-
 #include <boost/beast/http/field.hpp>
 #include <yaml-cpp/yaml.h>
 
+#include "services/base/secure_random.h"
 #include "services/kubesim/auth.h"
 
 namespace septa::kubesim {
@@ -13,12 +12,6 @@ using nlohmann::json;
 using namespace std::chrono_literals;
 
 namespace {
-
-// Cryptographic randomness for uids and names outside tests.
-class OsRandom final : public RandomSource {
- public:
-  void Fill(std::span<std::uint8_t> out) override { RAND_bytes(out.data(), static_cast<int>(out.size())); }
-};
 
 std::string Base64(const std::string& in) {
   static constexpr char kTable[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -76,7 +69,7 @@ KubeSim::KubeSim(KubeSimOptions options) : options_(std::move(options)) {
   const Clock& clock = options_.clock ? *options_.clock : system_clock_;
   RandomSource* random = options_.random;
   if (random == nullptr) {
-    system_random_ = std::make_unique<OsRandom>();
+    system_random_ = std::make_unique<base::SecureRandom>();
     random = system_random_.get();
   }
   cluster_ = std::make_unique<Cluster>(clock, *random, options_.history_limit);

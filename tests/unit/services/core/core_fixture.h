@@ -8,6 +8,8 @@
 #include "services/core/tenant_service.h"
 #include "services/core/tier_service.h"
 #include "services/core/token_service.h"
+#include "tests/support/fake_clock.h"
+#include "tests/support/seeded_random.h"
 
 namespace septa::core {
 

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "services/kube/config.h"
+#include "tests/support/fake_clock.h"
 
 namespace septa::kube {
 namespace {
