@@ -1,6 +1,6 @@
 // RunSeptactl up to the wire: help, usage errors, config file, missing
 // token, and a server that is not there. Calls that reach septad are in
-// septactl_e2e_test.cc.
+// tests/integration/cli/septactl_test.cc.
 #include "services/cli/run.h"
 
 #include <gtest/gtest.h>
