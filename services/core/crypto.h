@@ -1,7 +1,6 @@
 // Secrets and digests for API tokens and idempotency fingerprints (OpenSSL).
 #pragma once
 
-#include <optional>
 #include <string>
 #include <string_view>
 
@@ -11,11 +10,6 @@ namespace septa::core {
 
 // Lower-case hex SHA-256 of `data`.
 std::string Sha256Hex(std::string_view data);
-
-// Unpadded base64url (RFC 4648 section 5).
-std::string Base64UrlEncode(std::string_view data);
-// nullopt when `text` holds a character outside the alphabet.
-std::optional<std::string> Base64UrlDecode(std::string_view text);
 
 // `bytes` random bytes as unpadded base64url; fails when `random` does.
 Result<std::string> RandomBase64Url(RandomSource& random, std::size_t bytes);
