@@ -4,8 +4,11 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <span>
+#include <stop_token>
 
 #include "common/status.h"
 
@@ -17,11 +20,21 @@ class Clock {
  public:
   virtual ~Clock() = default;
   virtual TimePoint Now() const = 0;
+  // Blocks until Now() reaches `deadline` or a stop is requested; true iff
+  // the deadline came (and no stop was requested).
+  virtual bool SleepUntil(TimePoint deadline, std::stop_token stop) const = 0;
 };
 
 class SystemClock final : public Clock {
  public:
   TimePoint Now() const override { return std::chrono::system_clock::now(); }
+  bool SleepUntil(TimePoint deadline, std::stop_token stop) const override {
+    std::mutex mu;
+    std::condition_variable_any woken;
+    std::unique_lock lock(mu);
+    woken.wait_until(lock, stop, deadline, [] { return false; });
+    return !stop.stop_requested();
+  }
 };
 
 // Source of secret and non-secret random bytes. Fails when the operating system

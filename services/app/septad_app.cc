@@ -3,6 +3,7 @@
 #include <prometheus/collectable.h>
 #include <prometheus/registry.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -25,6 +26,7 @@
 #include "services/store/migration.h"
 #include "services/store/migration_runner.h"
 #include "services/store/pg_store.h"
+#include "services/store/postgres_supervisor.h"
 
 namespace septa::app {
 
@@ -60,6 +62,8 @@ class PoolCollector final : public prometheus::Collectable {
     counter("septa_db_pool_waits_total", "acquisitions that had to wait", static_cast<double>(s.pool.waits_total));
     counter("septa_db_pool_wait_timeouts_total", "acquisitions that timed out",
             static_cast<double>(s.pool.wait_timeouts_total));
+    counter("septa_db_pool_cut_total", "connections cut for outlasting twice db_statement_timeout",
+            static_cast<double>(s.pool.cut_total));
     counter("septa_db_transaction_retries_total", "transactions run again after losing a race",
             static_cast<double>(s.retries_total));
     return out;
@@ -107,6 +111,8 @@ struct SeptadApp::Impl {
   std::string database_url;
   std::unique_ptr<store::PgStore> store;
   SystemClock clock;
+  // Restarts the embedded PostgreSQL when it dies; /healthz asks it.
+  std::unique_ptr<store::PostgresSupervisor> postgres_supervisor;
   base::SecureRandom random;
   std::unique_ptr<core::Authenticator> authenticator;
   std::unique_ptr<core::TenantService> tenants;
@@ -152,6 +158,7 @@ Status SeptadApp::Impl::Open() {
     auto pg = store::EmbeddedPostgres::Start({.root = config.data_dir});
     SEPTA_RETURN_IF_ERROR(pg);
     postgres = *std::move(pg);
+    postgres_supervisor = std::make_unique<store::PostgresSupervisor>(*postgres, clock);
     database_url = postgres->url();
     spdlog::info("embedded PostgreSQL ready in {} ms under {}/postgres",
                  std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started)
@@ -167,8 +174,11 @@ Status SeptadApp::Impl::Open() {
   SEPTA_RETURN_IF_ERROR(report);
   for (const auto& name : report->applied) spdlog::info("applied migration {}", name);
 
-  store = std::make_unique<store::PgStore>(
-      store::PgStoreOptions{.database_url = database_url, .pool_size = config.db_pool_size, .migrations = *migrations});
+  store = std::make_unique<store::PgStore>(store::PgStoreOptions{.database_url = database_url,
+                                                                  .pool_size = config.db_pool_size,
+                                                                  .acquire_timeout = config.db_acquire_timeout,
+                                                                  .statement_timeout = config.db_statement_timeout,
+                                                                  .migrations = *migrations});
   SEPTA_RETURN_IF_ERROR(store->Ready());
 
   authenticator = std::make_unique<core::Authenticator>(*store, clock, config.auth_cache_ttl);
@@ -176,7 +186,11 @@ Status SeptadApp::Impl::Open() {
   store->WatchRevocations([auth = authenticator.get()](const core::Revocation& r) { auth->Forget(r); });
   tenants = std::make_unique<core::TenantService>(*store, clock, config.idempotency_ttl);
   tiers = std::make_unique<core::TrustTierService>(*store);
-  tokens = std::make_unique<core::TokenService>(*store, clock, random, *authenticator);
+  tokens = std::make_unique<core::TokenService>(
+      *store, clock, random, *authenticator,
+      core::TokenLimits{
+          .admin_ttl_max = std::chrono::duration_cast<std::chrono::seconds>(config.admin_token_ttl_max),
+          .tenant_live_max = config.tenant_live_tokens_max});
   return Status::Ok();
 }
 
@@ -250,9 +264,13 @@ Status SeptadApp::Impl::ConnectHostCluster() {
 }
 
 Status SeptadApp::Impl::Listen() {
+  // Alive unless the PostgreSQL septad owns stays down despite restarts (an
+  // external database being down is a matter of readiness, not liveness).
+  auto liveness = [this] { return postgres_supervisor ? postgres_supervisor->Health() : Status::Ok(); };
   rest = std::make_unique<rest::RestApi>(UseCases(), *registry, static_cast<std::size_t>(config.worker_threads),
                                          std::vector<std::shared_ptr<prometheus::Collectable>>{
-                                             std::make_shared<PoolCollector>(*store)});
+                                             std::make_shared<PoolCollector>(*store)},
+                                         liveness);
 
   auto [host, port] = HostPort(config.http_addr);
   http::ServerOptions options;
@@ -262,6 +280,10 @@ Status SeptadApp::Impl::Listen() {
   options.body_limit = config.http_body_limit;
   options.read_timeout = config.http_read_timeout;
   options.idle_timeout = config.http_idle_timeout;
+  rlimit fd_limit{};
+  getrlimit(RLIMIT_NOFILE, &fd_limit);
+  options.max_connections = config::EffectiveHttpMaxConnections(config, fd_limit.rlim_cur);
+  spdlog::info("REST serves at most {} connections (http_max_connections)", options.max_connections);
   options.error_formatter = &rest::RestApi::ServerError;
   std::optional<grpcapi::GrpcServer::TlsKeyPair> tls;
   if (!config.tls_cert_file.empty()) {
@@ -321,6 +343,7 @@ void SeptadApp::Shutdown(std::chrono::milliseconds grace) {
   impl_->host_cluster.reset();
   if (impl_->kubesim) impl_->kubesim->Stop();
   impl_->store.reset();
+  impl_->postgres_supervisor.reset();  // before stopping the server it would start again
   if (impl_->postgres) {
     if (Status st = impl_->postgres->Stop(); !st.ok()) spdlog::warn("stopping PostgreSQL: {}", st.message());
   }

@@ -116,10 +116,13 @@ Commands Define(CLI::App& app, Flags& f) {
   auto* token = app.add_subcommand("token", "manage API tokens")->require_subcommand(1);
   c.token_create = token->add_subcommand("create", "issue a token (the secret is printed once)");
   c.token_create->add_option("--principal", f.token_create.principal, "admin or tenant:NAME")->required();
-  c.token_create->add_option("--role", f.token_create.role, "owner or viewer (default owner)")
+  c.token_create->add_option("--role", f.token_create.role, "owner or viewer")
+      ->required()
       ->check(CLI::IsMember({"owner", "viewer"}));
   f.token_create.ttl = "24h";
-  c.token_create->add_option("--ttl", f.token_create.ttl, "lifetime, e.g. 90m, 24h, 1h30m")->capture_default_str();
+  c.token_create
+      ->add_option("--ttl", f.token_create.ttl, "lifetime, e.g. 90m, 24h, 1h30m (capped by the tenant's tier)")
+      ->capture_default_str();
   c.token_create->add_option("--description", f.token_create.description, "what the token is for");
   c.token_list = token->add_subcommand("list", "list tokens");
   c.token_revoke = token->add_subcommand("revoke", "revoke a token");

@@ -131,8 +131,15 @@ const std::vector<KeyDef>& Defs() {
       {{"http_idle_timeout", "keep-alive connections idle this long are closed"},
        MillisKey(&Config::http_idle_timeout)},
       {{"http_io_threads", "threads doing HTTP network I/O"}, IntKey(&Config::http_io_threads, 1, 64)},
+      {{"http_max_connections",
+        "open HTTP connections at most (then idle ones are closed, else 503); 0: from the file-descriptor limit"},
+       IntKey(&Config::http_max_connections, 0, 1'000'000)},
       {{"worker_threads", "threads running requests (database calls)"}, IntKey(&Config::worker_threads, 1, 256)},
       {{"db_pool_size", "PostgreSQL connections"}, IntKey(&Config::db_pool_size, 1, 256)},
+      {{"db_statement_timeout", "longest a database statement or connect may take; then the request fails with 503"},
+       MillisKey(&Config::db_statement_timeout)},
+      {{"db_acquire_timeout", "longest a request waits for a pooled database connection; then it fails with 503"},
+       MillisKey(&Config::db_acquire_timeout)},
       {{"auth_cache_ttl", "how long a verified API token is trusted without asking the database"},
        MillisKey(&Config::auth_cache_ttl)},
       {{"shutdown_grace", "time in-flight requests get to finish on SIGTERM"}, MillisKey(&Config::shutdown_grace)},
@@ -142,6 +149,15 @@ const std::vector<KeyDef>& Defs() {
          if (c.idempotency_ttl < std::chrono::seconds(1)) return Bad(where, "\"" + v + "\" is shorter than 1s");
          return Status::Ok();
        }},
+      {{"admin_token_ttl_max", "longest lifetime of an API-issued admin token, and its lifetime when none is asked (at "
+        "least 1s)"},
+       [](Config& c, const std::string& v, const std::string& where) {
+         SEPTA_RETURN_IF_ERROR(ParseMillis(v, where, c.admin_token_ttl_max));
+         if (c.admin_token_ttl_max < std::chrono::seconds(1)) return Bad(where, "\"" + v + "\" is shorter than 1s");
+         return Status::Ok();
+       }},
+      {{"tenant_live_tokens_max", "unexpired, unrevoked API tokens one tenant may hold"},
+       IntKey(&Config::tenant_live_tokens_max, 1, 1'000'000)},
       {{"kubeconfig", "kubeconfig of the host Kubernetes cluster; empty runs a simulated cluster in-process"},
        StringKey(&Config::kubeconfig)},
       {{"kubesim_addr", "HTTPS listen address of the simulated cluster (port 0: any free port)"},
@@ -196,6 +212,15 @@ const std::vector<KeyInfo>& Keys() {
     return out;
   }();
   return keys;
+}
+
+std::size_t EffectiveHttpMaxConnections(const Config& config, std::uint64_t fd_soft_limit) {
+  if (config.http_max_connections > 0) return static_cast<std::size_t>(config.http_max_connections);
+  constexpr std::uint64_t kReserve = 128;  // descriptors that are not HTTP connections, besides the pool
+  constexpr std::uint64_t kLeast = 16, kMost = 4096;
+  const std::uint64_t reserved = kReserve + static_cast<std::uint64_t>(config.db_pool_size);
+  const std::uint64_t left = fd_soft_limit > reserved ? fd_soft_limit - reserved : 0;
+  return static_cast<std::size_t>(std::clamp(left, kLeast, kMost));
 }
 
 std::string EnvName(const std::string& key) {

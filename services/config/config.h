@@ -30,10 +30,22 @@ struct Config {
   std::chrono::milliseconds http_read_timeout{30'000};
   std::chrono::milliseconds http_idle_timeout{60'000};
   int http_io_threads = 1;
+  // Open HTTP connections at most; 0: derived from the file-descriptor limit,
+  // see EffectiveHttpMaxConnections.
+  int http_max_connections = 0;
   int worker_threads = 4;             // run use cases (database calls) off the I/O threads
   int db_pool_size = 8;
+  // A database that stalls answers 503 UNAVAILABLE (Retry-After) after these,
+  // instead of holding the request: a statement runs at most
+  // db_statement_timeout (PostgreSQL's statement_timeout; it also bounds
+  // connecting), a request waits at most db_acquire_timeout for a pooled connection.
+  std::chrono::milliseconds db_statement_timeout{5'000};
+  std::chrono::milliseconds db_acquire_timeout{2'000};
   std::chrono::milliseconds auth_cache_ttl{5'000};
   std::chrono::milliseconds idempotency_ttl{24 * 3'600'000};  // then the key is free again and swept
+  // Lifetime cap of API-issued admin tokens (tenant tokens: their tier's cap).
+  std::chrono::milliseconds admin_token_ttl_max{768LL * 3'600'000};
+  int tenant_live_tokens_max = 100;   // unexpired, unrevoked API tokens one tenant may hold
   std::chrono::milliseconds shutdown_grace{10'000};
   // The host Kubernetes cluster. Empty: septad runs a simulated cluster
   // (kubesim) in-process and writes its admin kubeconfig to data_dir.
@@ -61,6 +73,12 @@ struct Sources {
 
 // `home` fills the default data_dir. Validates every value.
 Result<Config> Load(const Sources& sources, const std::string& home);
+
+// http_max_connections, or when it is 0 what the process's file-descriptor
+// soft limit leaves after the database pool and a reserve for everything else
+// (gRPC, the simulated cluster, PostgreSQL's lifeline, files, logs): at least
+// 16, at most 4096.
+std::size_t EffectiveHttpMaxConnections(const Config& config, std::uint64_t fd_soft_limit);
 
 // The environment variable of a key: data_dir -> SEPTA_DATA_DIR.
 std::string EnvName(const std::string& key);

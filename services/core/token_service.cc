@@ -1,5 +1,7 @@
 #include "services/core/token_service.h"
 
+#include <algorithm>
+
 #include "services/core/crypto.h"
 #include "services/core/duration.h"
 #include "services/core/validation.h"
@@ -17,10 +19,21 @@ std::string ResourceOf(const std::string& id) { return "tokens/" + id; }
 bool CanSeeToken(const Principal& p, const ApiToken& token) {
   return p.admin || token.principal == "tenant:" + p.tenant;
 }
+
+// Authenticator::Authenticate accepts exactly these.
+bool IsLive(const ApiToken& token, TimePoint now) {
+  return !token.revoke_time && (!token.expire_time || now < *token.expire_time);
+}
+
+// The requested lifetime, or the cap when none was asked for or more than it.
+std::chrono::seconds CappedTtl(std::optional<std::chrono::seconds> requested, std::chrono::seconds cap) {
+  return requested ? std::min(*requested, cap) : cap;
+}
 }  // namespace
 
 Result<IssuedToken> TokenService::Create(const RequestContext& ctx, const TokenRequest& request) {
-  auto role = ParseRole("role", request.role.empty() ? "owner" : request.role);
+  if (request.role.empty()) return InvalidField("role", "is required: owner or viewer");
+  auto role = ParseRole("role", request.role);
   SEPTA_RETURN_IF_ERROR(role);
   auto subject = ParsePrincipal("principal", request.principal, *role);
   SEPTA_RETURN_IF_ERROR(subject);
@@ -38,11 +51,12 @@ Result<IssuedToken> TokenService::Create(const RequestContext& ctx, const TokenR
     SEPTA_RETURN_IF_ERROR(RequireSeeTenant(ctx.principal, subject->tenant));
     SEPTA_RETURN_IF_ERROR(RequireWriter(ctx.principal, "issue tokens"));
   }
-  return Issue(ctx, *subject, request.description, ttl);
+  return Issue(ctx, *subject, request.description, ttl, Expiry::kCapped);
 }
 
 Result<IssuedToken> TokenService::Issue(const RequestContext& ctx, const Principal& subject,
-                                        std::string description, std::optional<std::chrono::seconds> ttl) {
+                                        std::string description, std::optional<std::chrono::seconds> ttl,
+                                        Expiry expiry) {
   IssuedToken issued;
   auto random_secret = RandomBase64Url(random_, kSecretBytes);
   if (!random_secret.ok()) return random_secret.status();
@@ -53,6 +67,8 @@ Result<IssuedToken> TokenService::Issue(const RequestContext& ctx, const Princip
   token.secret_hash = Sha256Hex(secret);
   token.description = std::move(description);
   Status st = store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
+    const TimePoint now = Now(clock_);
+    token.expire_time.reset();
     if (!subject.admin) {
       auto tenant = tx.GetTenant(subject.tenant);
       if (!tenant.ok() && tenant.status().code() == Code::kNotFound) {
@@ -60,13 +76,17 @@ Result<IssuedToken> TokenService::Issue(const RequestContext& ctx, const Princip
                                    : NotFound("tenant \"" + subject.tenant + "\" not found");
       }
       SEPTA_RETURN_IF_ERROR(tenant);
+      auto tier = tx.GetTrustTier(tenant->trust_tier);
+      SEPTA_RETURN_IF_ERROR(tier);
+      token.expire_time = now + CappedTtl(ttl, std::chrono::seconds(tier->credential_ttl_max_seconds));
+      SEPTA_RETURN_IF_ERROR(RequireRoomForAnotherToken(tx, token.principal, now));
+    } else if (expiry == Expiry::kCapped) {
+      token.expire_time = now + CappedTtl(ttl, limits_.admin_ttl_max);
     }
-    const TimePoint now = Now(clock_);
     auto id = RandomHex(random_, kIdBytes);
     SEPTA_RETURN_IF_ERROR(id);
     token.id = *std::move(id);
     token.create_time = now;
-    if (ttl) token.expire_time = now + *ttl;
     SEPTA_RETURN_IF_ERROR(tx.InsertToken(token));
     return tx.AppendAudit(AuditRecord{0, now, ctx.principal.ToString(), "token.create", ResourceOf(token.id), "",
                                       "1", ctx.request_id});
@@ -74,6 +94,16 @@ Result<IssuedToken> TokenService::Issue(const RequestContext& ctx, const Princip
   if (!st.ok()) return st;
   issued.secret_text = FormatTokenText(token.id, secret);
   return issued;
+}
+
+Status TokenService::RequireRoomForAnotherToken(Tx& tx, const std::string& principal, TimePoint now) const {
+  auto held = tx.ListTokens(principal);
+  SEPTA_RETURN_IF_ERROR(held);
+  const auto live = std::count_if(held->begin(), held->end(), [&](const ApiToken& t) { return IsLive(t, now); });
+  if (live < limits_.tenant_live_max) return Status::Ok();
+  return ResourceExhausted(principal + " already holds " + std::to_string(live) + " live tokens, the limit of " +
+                           std::to_string(limits_.tenant_live_max) +
+                           " live tokens per tenant; revoke one or let one expire");
 }
 
 Result<std::vector<ApiToken>> TokenService::List(const RequestContext& ctx) {
@@ -115,7 +145,7 @@ Result<IssuedToken> TokenService::CreateBootstrapAdmin() {
   Principal subject;
   subject.admin = true;
   subject.role = Role::kOwner;
-  return Issue(system, subject, "bootstrap admin token", std::nullopt);
+  return Issue(system, subject, "bootstrap admin token", std::nullopt, Expiry::kNever);
 }
 
 }  // namespace septa::core

@@ -1,6 +1,12 @@
 // API token use cases: issue (the secret is shown once), list, revoke.
+// Every issued token expires: a tenant's no later than its trust tier's
+// credential_ttl_max, an admin token no later than TokenLimits::admin_ttl_max.
+// A TTL above the cap is capped, not refused (as Vault treats a role's
+// max_ttl); no TTL means the cap. Only the bootstrap admin token, kept in a
+// 0600 file under data_dir, never expires.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -12,9 +18,17 @@ namespace septa::core {
 
 struct TokenRequest {
   std::string principal;    // "admin" | "tenant:<name>"
-  std::string role;         // "owner" | "viewer"
-  std::string ttl;          // "90m", "24h"; empty: never expires
+  std::string role;         // "owner" | "viewer"; required
+  std::string ttl;          // "90m", "24h"; empty: the cap
   std::string description;
+};
+
+// Vault's default max_lease_ttl (32 days).
+inline constexpr std::chrono::seconds kDefaultAdminTokenTtlMax = std::chrono::hours(768);
+
+struct TokenLimits {
+  std::chrono::seconds admin_ttl_max = kDefaultAdminTokenTtlMax;
+  int tenant_live_max = 100;  // unexpired, unrevoked tokens one tenant may hold
 };
 
 struct IssuedToken {
@@ -24,10 +38,12 @@ struct IssuedToken {
 
 class TokenService {
  public:
-  TokenService(Store& store, const Clock& clock, RandomSource& random, Authenticator& authenticator)
-      : store_(store), clock_(clock), random_(random), authenticator_(authenticator) {}
+  TokenService(Store& store, const Clock& clock, RandomSource& random, Authenticator& authenticator,
+               TokenLimits limits = {})
+      : store_(store), clock_(clock), random_(random), authenticator_(authenticator), limits_(limits) {}
 
   // Admins issue any token; a tenant owner issues tokens for its own tenant.
+  // kResourceExhausted when the tenant already holds tenant_live_max live tokens.
   Result<IssuedToken> Create(const RequestContext& ctx, const TokenRequest& request);
   // Admins see every token, tenant principals their tenant's.
   Result<std::vector<ApiToken>> List(const RequestContext& ctx);
@@ -38,13 +54,18 @@ class TokenService {
   Result<IssuedToken> CreateBootstrapAdmin();
 
  private:
+  enum class Expiry { kCapped, kNever };
+  // `ttl`: the requested lifetime; with kCapped, nullopt or more than the cap means the cap.
   Result<IssuedToken> Issue(const RequestContext& ctx, const Principal& subject, std::string description,
-                            std::optional<std::chrono::seconds> ttl);
+                            std::optional<std::chrono::seconds> ttl, Expiry expiry);
+  // kResourceExhausted when `principal` (a tenant) holds limits_.tenant_live_max live tokens.
+  Status RequireRoomForAnotherToken(Tx& tx, const std::string& principal, TimePoint now) const;
 
   Store& store_;
   const Clock& clock_;
   RandomSource& random_;
   Authenticator& authenticator_;
+  const TokenLimits limits_;
 };
 
 }  // namespace septa::core

@@ -7,7 +7,6 @@
 #include <prometheus/counter.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
-#include <spdlog/spdlog.h>
 
 #include "services/apiv1/convert.h"
 #include "services/apiv1/latency_buckets.h"
@@ -78,10 +77,6 @@ grpc::Status Handle(grpc::ServerContext* ctx, Shared& s, const char* method, Bod
   auto principal = s.uc.authenticator.Authenticate(bearer);
   const Status status = principal.ok() ? body(core::RequestContext{*principal, request_id}) : principal.status();
   const Code code = status.code();
-  if (code == Code::kInternal || code == Code::kUnknown || code == Code::kUnavailable || code == Code::kDataLoss) {
-    spdlog::error("grpc request_id={} method={} code={} message={}", request_id, method, CodeName(code),
-                  status.message());
-  }
   s.requests.Add({{"method", method}, {"code", std::string(CodeName(code))}}).Increment();
   s.latency.Add({{"method", method}}, apiv1::RequestLatencyBuckets())
       .Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());

@@ -1,12 +1,19 @@
 #include "services/grpc/grpc_status.h"
 
+#include <spdlog/spdlog.h>
+
 #include "google/rpc/error_details.pb.h"
 #include "google/rpc/status.pb.h"
+#include "services/core/client_status.h"
 
 namespace septa::grpcapi {
 
-grpc::Status ToGrpcStatus(const Status& status, const std::string& request_id) {
-  if (status.ok()) return grpc::Status::OK;
+grpc::Status ToGrpcStatus(const Status& original, const std::string& request_id) {
+  if (original.ok()) return grpc::Status::OK;
+  if (core::IsServerFault(original.code())) {
+    spdlog::error("grpc request_id={} code={} detail: {}", request_id, CodeName(original.code()), original.message());
+  }
+  const Status status = core::ClientVisible(original);
   google::rpc::Status details;
   details.set_code(static_cast<int>(status.code()));
   details.set_message(status.message());

@@ -1,6 +1,8 @@
 // The one mapping of septa::Status to gRPC: canonical code, message, and
 // google.rpc.Status details (BadRequest field violations, RequestInfo) in
-// the grpc-status-details-bin trailer.
+// the grpc-status-details-bin trailer. Server faults reach the client with a
+// fixed message (core::ClientVisible); their detail goes to the log under
+// the request id.
 #pragma once
 
 #include <grpcpp/support/status.h>

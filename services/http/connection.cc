@@ -6,6 +6,8 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 
+#include "services/http/request_head.h"
+
 namespace septa::http::internal {
 
 namespace net = boost::asio;
@@ -39,6 +41,29 @@ void ServerCore::Unregister(ConnectionBase* conn) {
   idle.notify_all();
 }
 
+bool ServerCore::ShedOldestIdle() {
+  std::lock_guard lock(mu);
+  while (true) {
+    std::shared_ptr<ConnectionBase> oldest;
+    std::int64_t oldest_since = 0;
+    for (auto& [ptr, weak] : connections) {
+      auto conn = weak.lock();
+      if (!conn) continue;
+      std::int64_t since = conn->idle_since.load();
+      if (since >= 0 && (!oldest || since < oldest_since)) {
+        oldest = std::move(conn);
+        oldest_since = since;
+      }
+    }
+    if (!oldest) return false;
+    // Lost the race when it became busy meanwhile: look again.
+    if (oldest->idle_since.compare_exchange_strong(oldest_since, ConnectionBase::kShed)) {
+      oldest->Abort();
+      return true;
+    }
+  }
+}
+
 template <class Stream>
 Connection<Stream>::Connection(std::shared_ptr<ServerCore> core, Stream stream, ConnectionInfo info)
     : core_(std::move(core)),
@@ -61,8 +86,11 @@ void Connection<Stream>::Start() {
       read_deadline_.Disarm();
       if (ec || closed_) return Close();
       info_.peer = ExtractPeerIdentity(stream_.native_handle());
+      if (refuse_) return RefuseNow();
       ReadMore();
     });
+  } else if (refuse_) {
+    RefuseNow();
   } else {
     ReadMore();
   }
@@ -102,7 +130,10 @@ void Connection<Stream>::ReadMore() {
   if (queue_.size() >= core_->options.max_pipelined) return;
   reading_ = true;
   if (buffer_.size() > 0) return ReadRequest();
-  if (queue_.empty()) read_deadline_.Arm(core_->options.idle_timeout, [this, s = self()] { Close(); });
+  if (queue_.empty()) {
+    MarkIdle();
+    read_deadline_.Arm(core_->options.idle_timeout, [this, s = self()] { Close(); });
+  }
   stream_.async_read_some(buffer_.prepare(kFirstReadSize),
                           [this, s = self()](const error_code& ec, std::size_t n) { OnFirstBytes(ec, n); });
 }
@@ -111,6 +142,7 @@ template <class Stream>
 void Connection<Stream>::OnFirstBytes(const error_code& ec, std::size_t n) {
   read_deadline_.Disarm();
   if (ec || closed_ || read_stopped_) return Close();  // includes the client closing while idle
+  if (!MarkBusy()) return Close();                     // shed to make room for a new connection
   buffer_.commit(n);
   if (draining_ && queue_.empty()) return Close();
   ReadRequest();
@@ -134,6 +166,12 @@ void Connection<Stream>::ReadRequest() {
 // refused here already, before the client sends it.
 template <class Stream>
 void Connection<Stream>::OnHeader(const error_code& ec) {
+  if (!ec && !closed_ && !read_stopped_) {
+    if (auto problem = ValidateRequestHead(parser_->get())) {
+      EndRead();
+      return Reject(problem->status, problem->message);
+    }
+  }
   if (ec || closed_ || read_stopped_ || parser_->is_done()) return OnRequest(ec);
   const Request& head = parser_->get();
   const bool wants_continue =
@@ -156,10 +194,15 @@ void Connection<Stream>::ReadBody() {
 }
 
 template <class Stream>
-void Connection<Stream>::OnRequest(const error_code& ec) {
+void Connection<Stream>::EndRead() {
   read_deadline_.Disarm();
   reading_ = false;
   parsing_ = false;
+}
+
+template <class Stream>
+void Connection<Stream>::OnRequest(const error_code& ec) {
+  EndRead();
   if (closed_) return;
   if (read_stopped_) return Close();  // a response already announced the close
   if (ec == bhttp::error::body_limit) return Reject(HttpStatus::payload_too_large, "request body too large");
@@ -167,22 +210,41 @@ void Connection<Stream>::OnRequest(const error_code& ec) {
     return Reject(HttpStatus::request_header_fields_too_large, "request headers too large");
   if (IsHttpParseError(ec)) return Reject(HttpStatus::bad_request, "malformed HTTP request: " + ec.message());
   if (ec) return Close();
-  Dispatch(parser_->release());
+  Enqueue(parser_->release());
   ReadMore();
+  if (core_->options.on_request_read) core_->options.on_request_read(queue_.size());
 }
 
 template <class Stream>
-void Connection<Stream>::Dispatch(Request request) {
+void Connection<Stream>::Enqueue(Request request) {
   auto st = std::make_shared<ExchangeState>();
   st->version = request.version();
   st->request_keep_alive = request.keep_alive();
   st->head_request = request.method() == bhttp::verb::head;
   queue_.push_back(st);
-  auto handle = std::make_shared<ExchangeHandle>(shared_from_this(), st);
-  try {
-    core_->handler(std::move(request), handle);
-  } catch (const std::exception& e) {
-    handle->Reply(PlainTextError(HttpStatus::internal_server_error, e.what()));
+  waiting_.emplace_back(std::move(st), std::move(request));
+  RunNextRequest();
+}
+
+// Hands the oldest waiting request to the handler once the one before it has
+// been answered (Reply or StartStream), so that a client's pipelined writes
+// take effect in the order it sent them. Reading ahead continues meanwhile.
+template <class Stream>
+void Connection<Stream>::RunNextRequest() {
+  while (!waiting_.empty() && !closed_) {
+    if (running_) {
+      std::lock_guard lock(running_->mu);
+      if (running_->phase == Phase::kWaiting && !running_->closed) return;
+    }
+    auto [st, request] = std::move(waiting_.front());
+    waiting_.pop_front();
+    running_ = st;
+    auto handle = std::make_shared<ExchangeHandle>(shared_from_this(), std::move(st));
+    try {
+      core_->handler(std::move(request), handle);
+    } catch (const std::exception&) {
+      handle->Reply(core_->options.error_formatter(HttpStatus::internal_server_error, "internal error"));
+    }
   }
 }
 
@@ -190,10 +252,22 @@ void Connection<Stream>::Dispatch(Request request) {
 // closes: the rest of the byte stream cannot be trusted.
 template <class Stream>
 void Connection<Stream>::Reject(HttpStatus status, std::string_view message) {
+  RejectWith(core_->options.error_formatter(status, message));
+}
+
+template <class Stream>
+void Connection<Stream>::RefuseNow() {
+  Response res = core_->options.error_formatter(HttpStatus::service_unavailable, "too many connections");
+  res.set(bhttp::field::retry_after, "1");
+  RejectWith(std::move(res));
+}
+
+template <class Stream>
+void Connection<Stream>::RejectWith(Response response) {
   read_stopped_ = true;
   auto st = std::make_shared<ExchangeState>();
   st->request_keep_alive = false;
-  st->response = core_->options.error_formatter(status, message);
+  st->response = std::move(response);
   st->phase = Phase::kReplied;
   queue_.push_back(std::move(st));
   Pump();
@@ -203,6 +277,7 @@ void Connection<Stream>::Reject(HttpStatus status, std::string_view message) {
 // blocks the ones behind it until it is fully written.
 template <class Stream>
 void Connection<Stream>::Pump() {
+  RunNextRequest();  // an answer may have let the next request run
   if (writing_ || closed_ || queue_.empty()) return;
   std::shared_ptr<ExchangeState> st = queue_.front();
   std::unique_lock lock(st->mu);
@@ -310,6 +385,7 @@ void Connection<Stream>::FinishExchange() {
   if (queue_.empty() && reading_ && !parsing_) {
     // The read for the next request started while this one was in flight,
     // without an idle deadline; the connection is idle from now on.
+    MarkIdle();
     read_deadline_.Arm(core_->options.idle_timeout, [this, s = self()] { Close(); });
   }
   ReadMore();
@@ -353,6 +429,8 @@ void Connection<Stream>::Close() {
     for (auto& cb : cbs) callbacks.push_back(std::move(cb));
   }
   queue_.clear();
+  waiting_.clear();
+  running_.reset();
   for (auto& cb : callbacks) cb();
   core_->Unregister(this);
 }

@@ -31,6 +31,8 @@ struct ServerCore {
   bool draining = false;
 
   void Unregister(ConnectionBase* conn);
+  // Closes the connection idle the longest; false when none is idle.
+  bool ShedOldestIdle();
 };
 
 // A timer whose stale completions are ignored: Arm() starts a new
@@ -79,9 +81,13 @@ class Connection final : public ConnectionBase {
   void ReadRequest();
   void OnHeader(const boost::system::error_code& ec);
   void ReadBody();
+  void EndRead();
   void OnRequest(const boost::system::error_code& ec);
-  void Dispatch(Request request);
+  void Enqueue(Request request);
+  void RunNextRequest();
   void Reject(HttpStatus status, std::string_view message);
+  void RejectWith(Response response);
+  void RefuseNow();
 
   void Pump();
   bool KeepAlive(const ExchangeState& st, const Response& res) const;
@@ -102,6 +108,10 @@ class Connection final : public ConnectionBase {
   Deadline read_deadline_;
   Deadline write_deadline_;
   std::deque<std::shared_ptr<ExchangeState>> queue_;  // in request order
+  // Requests read but not yet handed to the handler: a connection's requests
+  // run one after another, the next once `running_` has been answered.
+  std::deque<std::pair<std::shared_ptr<ExchangeState>, Request>> waiting_;
+  std::shared_ptr<ExchangeState> running_;
   bool reading_ = false;      // a read is outstanding
   bool parsing_ = false;      // a request has started to arrive
   bool read_stopped_ = false; // no further requests will be read

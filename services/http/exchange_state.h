@@ -2,6 +2,9 @@
 // request while it is answered. Not part of the public API.
 #pragma once
 
+#include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -50,6 +53,32 @@ class ConnectionBase : public std::enable_shared_from_this<ConnectionBase> {
   virtual void Abort() = 0;
   virtual const ConnectionInfo& info() const = 0;
   virtual std::size_t max_stream_buffer() const = 0;
+
+  // Idleness, read by the acceptor to pick a connection to shed: since when
+  // the connection has waited for a next request with nothing in flight, or
+  // one of the markers below.
+  static constexpr std::int64_t kBusy = -1;
+  static constexpr std::int64_t kShed = -2;  // claimed by the acceptor, closing
+  std::atomic<std::int64_t> idle_since{std::chrono::steady_clock::now().time_since_epoch().count()};
+
+  // Before Launch(): instead of reading requests, answer 503 with
+  // Retry-After and close (after the TLS handshake, so that a TLS client can
+  // read it).
+  void Refuse() {
+    refuse_ = true;
+    idle_since = kBusy;
+  }
+
+  // Busy -> idle (an idle connection keeps its earlier timestamp).
+  void MarkIdle() {
+    std::int64_t busy = kBusy;
+    idle_since.compare_exchange_strong(busy, std::chrono::steady_clock::now().time_since_epoch().count());
+  }
+  // Idle -> busy; false when the acceptor has already claimed it to be shed.
+  bool MarkBusy() { return idle_since.exchange(kBusy) != kShed; }
+
+ protected:
+  bool refuse_ = false;
 };
 
 // The handler's handle on an exchange; see Exchange in server.h.

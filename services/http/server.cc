@@ -1,5 +1,7 @@
 #include "services/http/server.h"
 
+#include <poll.h>
+
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -18,6 +20,14 @@ namespace net = boost::asio;
 using boost::system::error_code;
 using tcp = net::ip::tcp;
 
+namespace {
+
+bool OutOfDescriptors(const error_code& ec) {
+  return ec == net::error::no_descriptors || ec == boost::system::errc::too_many_files_open_in_system;
+}
+
+}  // namespace
+
 struct Server::Impl {
   Impl(ServerOptions options, Handler handler)
       : core(std::make_shared<internal::ServerCore>()),
@@ -28,6 +38,9 @@ struct Server::Impl {
   }
 
   void Accept();
+  // Whether a client waits in the listen queue: accept() reports EMFILE even
+  // when none does, and then no idle connection should be sacrificed.
+  bool ConnectionPending();
   void OnAccept(const error_code& ec, tcp::socket socket);
   std::vector<std::shared_ptr<internal::ConnectionBase>> LiveConnections();
 
@@ -46,16 +59,36 @@ void Server::Impl::Accept() {
   });
 }
 
+bool Server::Impl::ConnectionPending() {
+  pollfd listener{acceptor.native_handle(), POLLIN, 0};
+  return ::poll(&listener, 1, 0) > 0 && (listener.revents & POLLIN) != 0;
+}
+
 void Server::Impl::OnAccept(const error_code& ec, tcp::socket socket) {
   if (!acceptor.is_open()) return;
-  if (ec) {  // e.g. out of file descriptors: back off instead of spinning
+  if (ec) {  // e.g. out of file descriptors: make room, and back off instead of spinning
+    if (OutOfDescriptors(ec) && ConnectionPending()) core->ShedOldestIdle();
     retry_timer.expires_after(std::chrono::milliseconds(50));
     retry_timer.async_wait([this](const error_code& wait_ec) {
       if (!wait_ec && acceptor.is_open()) Accept();
     });
     return;
   }
+  const std::size_t cap = std::max<std::size_t>(1, core->options.max_connections);
+  std::size_t open;
+  {
+    std::lock_guard lock(core->mu);
+    open = core->connections.size();
+  }
+  // At the cap the oldest idle connection makes room; with none idle the
+  // newcomer is answered 503. Refusals in progress are bounded too: beyond
+  // them a connection is closed unanswered.
+  const bool refuse = open >= cap && !core->ShedOldestIdle();
   error_code ignored;
+  if (refuse && open >= cap + std::max<std::size_t>(8, cap / 8)) {
+    socket.close(ignored);
+    return Accept();
+  }
   socket.set_option(tcp::no_delay(true), ignored);
   ConnectionInfo info;
   auto remote = socket.remote_endpoint(ignored);
@@ -70,6 +103,7 @@ void Server::Impl::OnAccept(const error_code& ec, tcp::socket socket) {
   } else {
     conn = std::make_shared<internal::PlainConnection>(core, std::move(socket), std::move(info));
   }
+  if (refuse) conn->Refuse();
   {
     std::lock_guard lock(core->mu);
     core->connections.emplace(conn.get(), conn);

@@ -106,9 +106,18 @@ struct ServerOptions {
   std::chrono::milliseconds write_timeout{30'000};
   // Requests read ahead of the one being answered on one connection.
   std::size_t max_pipelined = 8;
+  // Open connections at most. At the cap a new connection closes the oldest
+  // idle keep-alive connection; with none idle it is answered 503 with
+  // Retry-After and closed.
+  std::size_t max_connections = 1024;
   // Unsent stream bytes after which a slow reader is disconnected.
   std::size_t max_stream_buffer = 64 * 1024 * 1024;
   ErrorFormatter error_formatter = PlainTextError;
+  // Called on an I/O thread each time a request has been read whole and
+  // queued, with how many of that connection's requests are now read and not
+  // yet fully answered (this one included). For metrics and for tests that
+  // must wait for an event rather than sleep; it must not block.
+  std::function<void(std::size_t in_flight)> on_request_read;
 };
 
 class Server {

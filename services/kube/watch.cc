@@ -1,7 +1,5 @@
 #include "services/kube/watch.h"
 
-#include <algorithm>
-
 namespace septa::kube {
 
 using nlohmann::json;
@@ -86,7 +84,14 @@ Informer::Informer(Client& client, Resource resource, std::string ns, ListOption
 
 Informer::~Informer() { Stop(); }
 
-void Informer::Start() { thread_ = std::thread([this] { Run(); }); }
+void Informer::Start() {
+  thread_ = std::thread([this] { Run(); });
+  if (resync_period_.count() > 0) {
+    // The first deadline is taken here, so that a clock moved after Start() counts toward it.
+    const TimePoint first = client_.clock().Now() + resync_period_;
+    resync_thread_ = std::thread([this, first, stop = stop_resyncs_.get_token()] { RunResyncs(first, stop); });
+  }
+}
 
 void Informer::Stop() {
   {
@@ -96,7 +101,9 @@ void Informer::Stop() {
   }
   cv_.notify_all();
   cancel_.Cancel();
+  stop_resyncs_.request_stop();
   if (thread_.joinable()) thread_.join();
+  if (resync_thread_.joinable()) resync_thread_.join();
 }
 
 bool Informer::WaitForSync(std::chrono::milliseconds timeout) {
@@ -145,6 +152,7 @@ std::string KeyOf(const json& obj) {
 Status Informer::ListAndReplace() {
   auto page = client_.ListAll(resource_, ns_, selectors_);
   if (!page.ok()) return page.status();
+  std::lock_guard handlers(handlers_mu_);
   std::map<std::string, json> fresh;
   for (const Object& item : page->items) {
     fresh[std::string(item.Namespace()) + "/" + std::string(item.Name())] = item.ToJson();
@@ -179,6 +187,7 @@ Status Informer::ListAndReplace() {
 void Informer::Apply(const WatchEvent& e) {
   const std::string key = KeyOf(e.object);
   std::optional<json> old;
+  std::lock_guard handlers(handlers_mu_);
   {
     std::lock_guard lock(mu_);
     resource_version_ = e.object["metadata"].value("resourceVersion", resource_version_);
@@ -200,20 +209,23 @@ void Informer::Apply(const WatchEvent& e) {
   }
 }
 
+void Informer::Resync() {
+  if (!handlers_.on_update) return;
+  std::lock_guard handlers(handlers_mu_);
+  for (const auto& obj : List()) handlers_.on_update(obj, obj);
+}
+
+void Informer::RunResyncs(TimePoint next, std::stop_token stop) {
+  while (client_.clock().SleepUntil(next, stop)) {
+    // Before the handlers run: the clock may move while they do, toward the next period.
+    next = client_.clock().Now() + resync_period_;
+    Resync();
+  }
+}
+
 void Informer::Run() {
   bool need_list = true;
   int failures = 0;
-  auto last_resync = std::chrono::steady_clock::now();
-  // Resync hands every cached object to on_update again, so level-based
-  // handlers re-check state they may have missed; it must happen on a quiet
-  // resource too, so the watch is cut at the resync period.
-  auto resync_if_due = [&] {
-    if (resync_period_.count() <= 0 || std::chrono::steady_clock::now() - last_resync < resync_period_) return;
-    last_resync = std::chrono::steady_clock::now();
-    if (handlers_.on_update) {
-      for (const auto& obj : List()) handlers_.on_update(obj, obj);
-    }
-  };
   while (true) {
     {
       std::lock_guard lock(mu_);
@@ -230,10 +242,6 @@ void Informer::Run() {
     wo.label_selector = selectors_.label_selector;
     wo.field_selector = selectors_.field_selector;
     wo.resource_version = last_resource_version();
-    if (resync_period_.count() > 0) {
-      const auto period_s = std::chrono::ceil<std::chrono::seconds>(resync_period_).count();
-      wo.timeout_seconds = std::clamp<long>(period_s, 1, wo.timeout_seconds);
-    }
     bool gone = false;
     Status st = WatchOnce(client_, resource_, ns_, wo, [&](const WatchEvent& e) {
       if (e.type == "ERROR") {
@@ -242,7 +250,6 @@ void Informer::Run() {
       }
       failures = 0;
       Apply(e);
-      resync_if_due();
       return true;
     }, &cancel_);
     if (gone || st.code() == Code::kOutOfRange) {
@@ -253,7 +260,6 @@ void Informer::Run() {
     if (!st.ok()) {
       if (!SleepUnlessStopped(client_.Backoff(failures++))) return;
     }
-    resync_if_due();
   }
 }
 

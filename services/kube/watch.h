@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <stop_token>
 #include <string_view>
 #include <thread>
 #include <vector>
@@ -60,6 +61,10 @@ struct InformerHandlers {
   std::function<void(const nlohmann::json&)> on_delete;
 };
 
+// Handlers run one at a time, on the informer's threads. With a resync
+// period, every cached object is handed to on_update again each period of
+// the client's clock (ClientOptions::clock), so level-based handlers re-check
+// state they may have missed, on a quiet resource too.
 class Informer {
  public:
   Informer(Client& client, Resource resource, std::string ns, ListOptions selectors, InformerHandlers handlers,
@@ -78,8 +83,10 @@ class Informer {
 
  private:
   void Run();
+  void RunResyncs(TimePoint first, std::stop_token stop);
   Status ListAndReplace();
   void Apply(const WatchEvent& event);
+  void Resync();
   bool SleepUnlessStopped(std::chrono::milliseconds d);
 
   Client& client_;
@@ -89,6 +96,7 @@ class Informer {
   InformerHandlers handlers_;
   std::chrono::milliseconds resync_period_;
 
+  std::mutex handlers_mu_;  // held while handlers run, so they see the cache's changes in order; before mu_
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::map<std::string, nlohmann::json> cache_;  // "<ns>/<name>"
@@ -98,6 +106,8 @@ class Informer {
   int relists_ = 0;
   StreamCancel cancel_;
   std::thread thread_;
+  std::stop_source stop_resyncs_;
+  std::thread resync_thread_;
 };
 
 }  // namespace septa::kube

@@ -2,8 +2,17 @@
 
 #include <boost/beast/http/field.hpp>
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "services/core/client_status.h"
 
 namespace septa::rest {
+namespace {
+
+// What a 503 tells clients to wait before retrying.
+constexpr char kRetryAfterSeconds[] = "1";
+
+}  // namespace
 
 http::HttpStatus HttpStatusOf(Code code) {
   using S = http::HttpStatus;
@@ -33,21 +42,27 @@ http::HttpStatus HttpStatusOf(Code code) {
 http::Response ProblemResponse(const Status& status, const std::string& request_id,
                                std::optional<http::HttpStatus> override_status) {
   const http::HttpStatus http_status = override_status.value_or(HttpStatusOf(status.code()));
+  if (core::IsServerFault(status.code())) {
+    spdlog::error("http request_id={} code={} detail: {}", request_id, CodeName(status.code()), status.message());
+  }
+  const Status shown = core::ClientVisible(status);
   nlohmann::json body = {
       {"type", "about:blank"},
       {"title", std::string(boost::beast::http::obsolete_reason(http_status))},
       {"status", static_cast<int>(http_status)},
       {"code", std::string(CodeName(status.code()))},
-      {"message", status.message()},
+      {"message", shown.message()},
       {"request_id", request_id},
   };
-  if (!status.violations().empty()) {
+  if (!shown.violations().empty()) {
     nlohmann::json violations = nlohmann::json::array();
-    for (const auto& v : status.violations()) violations.push_back({{"field", v.field}, {"description", v.description}});
+    for (const auto& v : shown.violations()) violations.push_back({{"field", v.field}, {"description", v.description}});
     body["violations"] = std::move(violations);
   }
   http::Response response(http_status, 11);
   response.set(boost::beast::http::field::content_type, "application/problem+json");
+  // Unavailable is transient (a database restarting, stalled or overloaded).
+  if (status.code() == Code::kUnavailable) response.set(boost::beast::http::field::retry_after, kRetryAfterSeconds);
   response.body() = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   return response;
 }

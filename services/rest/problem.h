@@ -1,6 +1,8 @@
 // The one mapping of septa::Status to HTTP: status code and an
 // application/problem+json body (RFC 9457) with `code`, `message`,
-// `request_id` and per-field `violations`.
+// `request_id` and per-field `violations`. Server faults reach the client
+// with a fixed message (core::ClientVisible), their detail goes to the log
+// under the request id; a 503 carries Retry-After.
 #pragma once
 
 #include <optional>

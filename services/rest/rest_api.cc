@@ -127,10 +127,11 @@ std::vector<std::string> SplitMask(const std::string& mask) {
 
 struct RestApi::Impl {
   Impl(core::UseCases uc, prometheus::Registry& registry, std::size_t workers,
-       std::vector<std::shared_ptr<prometheus::Collectable>> more)
+       std::vector<std::shared_ptr<prometheus::Collectable>> more, std::function<Status()> liveness)
       : uc(uc),
         metrics(registry),
         more_metrics(std::move(more)),
+        liveness(std::move(liveness)),
         pool(workers),
         requests(prometheus::BuildCounter()
                      .Name("septa_http_requests_total")
@@ -159,6 +160,7 @@ struct RestApi::Impl {
   core::UseCases uc;
   prometheus::Registry& metrics;
   std::vector<std::shared_ptr<prometheus::Collectable>> more_metrics;
+  std::function<Status()> liveness;
   boost::asio::thread_pool pool;
   prometheus::Family<prometheus::Counter>& requests;
   prometheus::Family<prometheus::Histogram>& latency;
@@ -166,7 +168,8 @@ struct RestApi::Impl {
 };
 
 void RestApi::Impl::AddRoutes() {
-  Add(bh::verb::get, "/healthz", [](const Call&) -> Result<http::Response> {
+  Add(bh::verb::get, "/healthz", [this](const Call&) -> Result<http::Response> {
+    if (liveness) SEPTA_RETURN_IF_ERROR(liveness());
     http::Response r(http::HttpStatus::ok, 11);
     r.set(bh::field::content_type, "application/json");
     r.body() = "{\"status\":\"ok\"}\n";
@@ -382,8 +385,9 @@ void RestApi::Impl::Serve(http::Request&& req, std::shared_ptr<http::Exchange> e
 }
 
 RestApi::RestApi(core::UseCases use_cases, prometheus::Registry& metrics, std::size_t worker_threads,
-                 std::vector<std::shared_ptr<prometheus::Collectable>> more_metrics)
-    : impl_(std::make_unique<Impl>(use_cases, metrics, worker_threads, std::move(more_metrics))) {}
+                 std::vector<std::shared_ptr<prometheus::Collectable>> more_metrics,
+                 std::function<Status()> liveness)
+    : impl_(std::make_unique<Impl>(use_cases, metrics, worker_threads, std::move(more_metrics), std::move(liveness))) {}
 
 RestApi::~RestApi() { impl_->pool.join(); }
 
@@ -394,7 +398,24 @@ http::Handler RestApi::Handler() {
 }
 
 http::Response RestApi::ServerError(http::HttpStatus status, std::string_view message) {
-  Code code = status == http::HttpStatus::payload_too_large ? Code::kResourceExhausted : Code::kInvalidArgument;
+  Code code = Code::kInvalidArgument;  // 400: a request that cannot be read or framed
+  switch (status) {
+    case http::HttpStatus::payload_too_large:
+    case http::HttpStatus::request_header_fields_too_large:
+      code = Code::kResourceExhausted;
+      break;
+    case http::HttpStatus::not_implemented:  // a transfer coding the server does not implement
+      code = Code::kUnimplemented;
+      break;
+    case http::HttpStatus::service_unavailable:  // the connection cap
+      code = Code::kUnavailable;
+      break;
+    case http::HttpStatus::internal_server_error:
+      code = Code::kInternal;
+      break;
+    default:
+      break;
+  }
   return ProblemResponse(Status(code, std::string(message)), "", status);
 }
 

@@ -1,8 +1,13 @@
 // septad's REST surface: API v1 as JSON (protobuf's JSON mapping) over
 // septa_http, plus /healthz, /readyz and /metrics. Use cases run on a worker
 // pool so that database calls never block the HTTP I/O threads.
+//   /healthz (liveness):  200 while septad lives and what it owns is running or
+//                         being restarted; 503 when restarting in place failed.
+//   /readyz (readiness):  200 when requests can be served now: the database
+//                         answers and its schema is migrated; else 503.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -19,9 +24,11 @@ namespace septa::rest {
 class RestApi {
  public:
   // /metrics serves `metrics` (where the REST metrics are registered) and
-  // every collectable in `more_metrics` (e.g. the database pool's).
+  // every collectable in `more_metrics` (e.g. the database pool's);
+  // /healthz answers 503 while `liveness` (cheap, called on an I/O thread) fails.
   RestApi(core::UseCases use_cases, prometheus::Registry& metrics, std::size_t worker_threads,
-          std::vector<std::shared_ptr<prometheus::Collectable>> more_metrics = {});
+          std::vector<std::shared_ptr<prometheus::Collectable>> more_metrics = {},
+          std::function<Status()> liveness = {});
   ~RestApi();  // waits for requests still running on the workers
   RestApi(const RestApi&) = delete;
   RestApi& operator=(const RestApi&) = delete;

@@ -1,12 +1,60 @@
 #include "services/store/connection_pool.h"
 
+#include <sys/socket.h>
+
 #include "services/store/connection_url.h"
 
 namespace septa::store {
 
-ConnectionPool::ConnectionPool(std::string url, int max_size, std::chrono::milliseconds acquire_timeout, Setup setup)
-    : url_(std::move(url)), max_size_(max_size), acquire_timeout_(acquire_timeout), setup_(std::move(setup)) {
+ConnectionPool::ConnectionPool(std::string url, int max_size, std::chrono::milliseconds acquire_timeout,
+                               std::chrono::milliseconds lease_limit, Setup setup)
+    : url_(std::move(url)),
+      max_size_(max_size),
+      acquire_timeout_(acquire_timeout),
+      lease_limit_(lease_limit),
+      setup_(std::move(setup)) {
   counters_.max_size = max_size;
+  if (lease_limit_.count() > 0) watchdog_ = std::thread([this] { CutOverdueLeases(); });
+}
+
+ConnectionPool::~ConnectionPool() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  leased_changed_.notify_all();
+  if (watchdog_.joinable()) watchdog_.join();
+}
+
+ConnectionPool::Lease ConnectionPool::Lend(std::unique_ptr<pqxx::connection> connection) {
+  if (lease_limit_.count() > 0) {
+    leased_[connection.get()] = {connection->sock(), std::chrono::steady_clock::now() + lease_limit_};
+    leased_changed_.notify_all();
+  }
+  return Lease(this, std::move(connection));
+}
+
+void ConnectionPool::CutOverdueLeases() {
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    const auto now = std::chrono::steady_clock::now();
+    auto next = std::chrono::steady_clock::time_point::max();
+    for (auto& [connection, lease] : leased_) {
+      if (lease.deadline <= now) {
+        // The socket stays open (its owner closes it), so the number cannot be reused meanwhile.
+        shutdown(lease.socket, SHUT_RDWR);
+        ++counters_.cut_total;
+        lease.deadline = std::chrono::steady_clock::time_point::max();
+      } else {
+        next = std::min(next, lease.deadline);
+      }
+    }
+    if (next == std::chrono::steady_clock::time_point::max()) {
+      leased_changed_.wait(lock);
+    } else {
+      leased_changed_.wait_until(lock, next);
+    }
+  }
 }
 
 ConnectionPool::Lease::Lease(Lease&& other) noexcept
@@ -34,7 +82,7 @@ Result<ConnectionPool::Lease> ConnectionPool::Acquire() {
     while (!idle_.empty()) {
       auto connection = std::move(idle_.front());
       idle_.pop_front();
-      if (connection->is_open()) return Lease(this, std::move(connection));
+      if (connection->is_open()) return Lend(std::move(connection));
       --open_;
       ++counters_.discarded_total;
     }
@@ -49,7 +97,7 @@ Result<ConnectionPool::Lease> ConnectionPool::Acquire() {
         return opened.status();
       }
       ++counters_.opened_total;
-      return Lease(this, std::move(opened).value());
+      return Lend(std::move(opened).value());
     }
     if (!waited) {
       waited = true;
@@ -66,9 +114,11 @@ Result<ConnectionPool::Lease> ConnectionPool::Acquire() {
 void ConnectionPool::Return(std::unique_ptr<pqxx::connection> connection, bool discard) {
   {
     std::lock_guard lock(mu_);
+    leased_.erase(connection.get());
     if (discard || !connection->is_open()) {
-      --open_;
-      ++counters_.discarded_total;
+      open_ -= 1 + static_cast<int>(idle_.size());
+      counters_.discarded_total += 1 + idle_.size();
+      idle_.clear();
     } else {
       idle_.push_back(std::move(connection));
     }

@@ -1,6 +1,11 @@
 // A bounded pool of libpqxx connections. Connections open lazily up to
 // max_size; Acquire blocks up to a timeout when all are leased; a connection
-// found broken is discarded and replaced by a fresh one on demand.
+// found broken is discarded and replaced by a fresh one on demand, and so are
+// the idle ones (the server probably restarted: they are broken too).
+// A connection leased for longer than lease_limit is cut (its socket shut
+// down) under its user, whose call then fails as a broken connection: a
+// server that stopped answering altogether (SIGSTOP, a host gone without a
+// reset) cannot enforce its own statement_timeout.
 // Internal to services/store.
 #pragma once
 
@@ -8,10 +13,12 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <pqxx/pqxx>
 #include <string>
+#include <thread>
 
 #include "common/status.h"
 #include "services/store/pool_stats.h"
@@ -23,7 +30,10 @@ class ConnectionPool {
   // Runs on every new connection (to prepare statements), may throw.
   using Setup = std::function<void(pqxx::connection&)>;
 
-  ConnectionPool(std::string url, int max_size, std::chrono::milliseconds acquire_timeout, Setup setup);
+  // lease_limit 0: leases are never cut.
+  ConnectionPool(std::string url, int max_size, std::chrono::milliseconds acquire_timeout,
+                 std::chrono::milliseconds lease_limit, Setup setup);
+  ~ConnectionPool();
   ConnectionPool(const ConnectionPool&) = delete;
   ConnectionPool& operator=(const ConnectionPool&) = delete;
 
@@ -53,10 +63,13 @@ class ConnectionPool {
  private:
   void Return(std::unique_ptr<pqxx::connection> connection, bool discard);
   Result<std::unique_ptr<pqxx::connection>> Open();
+  Lease Lend(std::unique_ptr<pqxx::connection> connection);  // with mu_ held
+  void CutOverdueLeases();  // the watchdog thread
 
   const std::string url_;
   const int max_size_;
   const std::chrono::milliseconds acquire_timeout_;
+  const std::chrono::milliseconds lease_limit_;
   const Setup setup_;
 
   mutable std::mutex mu_;
@@ -64,6 +77,14 @@ class ConnectionPool {
   std::deque<std::unique_ptr<pqxx::connection>> idle_;
   int open_ = 0;  // leased + idle + being opened
   PoolStats counters_;
+  struct Leased {
+    int socket;
+    std::chrono::steady_clock::time_point deadline;
+  };
+  std::map<const pqxx::connection*, Leased> leased_;  // when lease_limit is set
+  std::condition_variable leased_changed_;
+  bool stopping_ = false;
+  std::thread watchdog_;
 };
 
 }  // namespace septa::store

@@ -51,6 +51,20 @@ Result<std::string> WithDatabase(const std::string& url, const std::string& data
   return result;
 }
 
+std::string WithDefaultParameter(const std::string& url, const std::string& key, const std::string& value) {
+  if (AuthorityStart(url) == std::string::npos) {  // keyword/value form: "host=... dbname=..."
+    const size_t at = url.find(key + "=");
+    if (at != std::string::npos && (at == 0 || url[at - 1] == ' ')) return url;
+    return url + " " + key + "=" + value;
+  }
+  const size_t query = url.find('?');
+  const auto names_key = [&](const char* separator) {
+    return url.find(separator + key + "=", query) != std::string::npos;
+  };
+  if (query != std::string::npos && (names_key("?") || names_key("&"))) return url;
+  return url + (query == std::string::npos ? "?" : "&") + key + "=" + PercentEncode(value);
+}
+
 std::string RedactPassword(const std::string& url) {
   const size_t authority = AuthorityStart(url);
   if (authority == std::string::npos) return url;

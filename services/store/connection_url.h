@@ -18,6 +18,10 @@ std::string UnixSocketUrl(const std::filesystem::path& socket_dir, int port,
 // URLs ("postgresql://..." or "postgres://...").
 Result<std::string> WithDatabase(const std::string& url, const std::string& database);
 
+// The URL with libpq parameter `key` set to `value`, unless the URL sets it
+// already (then the URL's own setting wins).
+std::string WithDefaultParameter(const std::string& url, const std::string& key, const std::string& value);
+
 // The URL with any password replaced by "***", for logs and error messages.
 std::string RedactPassword(const std::string& url);
 

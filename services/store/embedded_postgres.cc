@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -33,12 +34,12 @@ constexpr char kServerUser[] = "postgres";
 constexpr size_t kMaxSocketPath = 107;
 
 struct Layout {
-  fs::path base, data, run, log, initialised_marker;
+  fs::path base, data, run, log, initialised_marker, owner_lock;
 };
 
 Layout LayoutOf(const fs::path& root) {
   const fs::path base = fs::absolute(root) / "postgres";
-  return {base, base / "data", base / "run", base / "server.log", base / "initdb.done"};
+  return {base, base / "data", base / "run", base / "server.log", base / "initdb.done", base / "owner.lock"};
 }
 
 // Who runs initdb and the server: ourselves, or `postgres` when we are root
@@ -237,6 +238,48 @@ bool AdoptOrClearStaleLock(const Layout& layout) {
   return false;
 }
 
+// Whoever holds this lock owns the server of the directory: a running
+// septad, and after it was killed, its lifeline helper until that has
+// stopped the server. So a septad started right after a kill -9 waits for
+// the old server to be stopped, instead of adopting it while it goes down.
+Result<UniqueFd> LockOwnership(const Layout& layout, std::chrono::seconds timeout) {
+  UniqueFd lock(open(layout.owner_lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+  if (lock.get() < 0) return Internal("open " + layout.owner_lock.string() + ": " + std::strerror(errno));
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  bool told = false;
+  while (flock(lock.get(), LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK && errno != EINTR) {
+      return Internal("flock " + layout.owner_lock.string() + ": " + std::strerror(errno));
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      return FailedPrecondition("embedded PostgreSQL: " + layout.base.string() +
+                                " is in use by another septad, or the server of a killed one did not stop within " +
+                                std::to_string(timeout.count()) + " s");
+    }
+    if (!told) spdlog::info("embedded PostgreSQL: waiting for the previous owner of {} to stop its server",
+                            layout.base.string());
+    told = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return lock;
+}
+
+// Starts the server of a cluster whose lock files are clean.
+Status StartServer(const Layout& layout, const EmbeddedPostgresOptions& options, const ServerAccount& account) {
+  SEPTA_RETURN_IF_ERROR(WriteServerConfig(layout, options, account));
+  const Status started = RunTool(account,
+                                 {(options.bin_dir / "pg_ctl").string(), "start", "--silent", "--wait",
+                                  "--timeout=" + std::to_string(options.start_timeout.count()),
+                                  "--pgdata=" + layout.data.string(), "--log=" + layout.log.string()},
+                                 layout);
+  if (!started.ok()) {
+    const auto log = base::ReadFile(layout.log);
+    return Unavailable("embedded PostgreSQL did not start: " + started.message() + "\nserver log (" +
+                       layout.log.string() + "):\n" + LastLines(log.ok() ? *log : log.status().message(), 15));
+  }
+  return Status::Ok();
+}
+
 // Waits for an adopted server that may still be starting up.
 Status WaitUntilAccepting(const std::string& url, std::chrono::seconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -280,34 +323,29 @@ Result<std::unique_ptr<EmbeddedPostgres>> EmbeddedPostgres::Start(const Embedded
   }
 
   SEPTA_RETURN_IF_ERROR(MakePrivateDirectory(layout.base, *account));
+  auto ownership = LockOwnership(layout, options.start_timeout);
+  if (!ownership.ok()) return ownership.status();
   SEPTA_RETURN_IF_ERROR(EnsureTraversable(layout.base, *account));
   SEPTA_RETURN_IF_ERROR(MakePrivateDirectory(layout.run, *account));
   SEPTA_RETURN_IF_ERROR(InitialiseCluster(layout, options, *account));
 
   const std::string maintenance_url = UnixSocketUrl(layout.run, kPort, kSuperuser, "postgres");
+  // Holding the ownership lock, a running server is one nobody stops: a
+  // predecessor's that was detached, or whose lifeline was killed too.
   if (AdoptOrClearStaleLock(layout)) {
     spdlog::warn("embedded PostgreSQL: a server left running on {} is adopted", layout.data.string());
     SEPTA_RETURN_IF_ERROR(WaitUntilAccepting(maintenance_url, options.start_timeout));
   } else {
-    SEPTA_RETURN_IF_ERROR(WriteServerConfig(layout, options, *account));
-    const Status started_server =
-        RunTool(*account,
-                {(options.bin_dir / "pg_ctl").string(), "start", "--silent", "--wait",
-                 "--timeout=" + std::to_string(options.start_timeout.count()),
-                 "--pgdata=" + layout.data.string(), "--log=" + layout.log.string()},
-                layout);
-    if (!started_server.ok()) {
-      const auto log = base::ReadFile(layout.log);
-      return Unavailable("embedded PostgreSQL did not start: " + started_server.message() +
-                         "\nserver log (" + layout.log.string() + "):\n" + LastLines(log.ok() ? *log : log.status().message(), 15));
-    }
+    SEPTA_RETURN_IF_ERROR(StartServer(layout, options, *account));
   }
   std::unique_ptr<EmbeddedPostgres> server(
       new EmbeddedPostgres(options, UnixSocketUrl(layout.run, kPort, kSuperuser, options.database)));
-  // A SIGKILLed septad cannot stop its server; the lifeline does.
+  server->ownership_ = *std::move(ownership);
+  // A SIGKILLed septad cannot stop its server; the lifeline does, holding
+  // the ownership lock until the server has stopped.
   auto lifeline = Lifeline::Start(AsServerUser(*account, {(options.bin_dir / "pg_ctl").string(), "stop", "--silent",
                                                           "--wait", "--mode=fast", "--pgdata=" + layout.data.string()}),
-                                  layout.base);
+                                  layout.base, server->ownership_.get());
   if (!lifeline.ok()) return lifeline.status();
   server->lifeline_ = *std::move(lifeline);
   SEPTA_RETURN_IF_ERROR(CreateDatabaseIfMissing(maintenance_url, options.database));
@@ -322,12 +360,29 @@ Status EmbeddedPostgres::Stop() {
   running_ = false;
   Status stopped = StopServer(options_.root, options_.bin_dir);
   lifeline_.reset();
+  ownership_.Reset();
   return stopped;
 }
 
 void EmbeddedPostgres::Detach() {
   running_ = false;
   lifeline_.reset();
+  ownership_.Reset();
+}
+
+std::optional<pid_t> EmbeddedPostgres::RunningPostmaster() const {
+  const Layout layout = LayoutOf(options_.root);
+  const auto pid = PostmasterPid(layout);
+  if (pid && IsOurPostmaster(*pid, layout.data)) return pid;
+  return std::nullopt;
+}
+
+Status EmbeddedPostgres::Restart() {
+  auto account = ServerAccountForThisProcess();
+  if (!account.ok()) return account.status();
+  const Layout layout = LayoutOf(options_.root);
+  if (AdoptOrClearStaleLock(layout)) return Status::Ok();
+  return StartServer(layout, options_, *account);
 }
 
 Status EmbeddedPostgres::StopServer(const fs::path& root, const fs::path& bin_dir) {

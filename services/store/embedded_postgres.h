@@ -12,16 +12,18 @@
 // `postgres` user, which owns postgres/.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common/status.h"
+#include "services/store/subprocess.h"
 
 namespace septa::store {
-
-class Lifeline;
 
 struct EmbeddedPostgresOptions {
   std::filesystem::path root{};                    // e.g. ~/.local/share/septa
@@ -37,7 +39,11 @@ class EmbeddedPostgres {
  public:
   // Initialises the cluster if needed, starts the server (or adopts one a
   // predecessor left running on the same directory), waits until it
-  // accepts connections and creates `options.database`.
+  // accepts connections and creates `options.database`. Owns the directory
+  // (postgres/owner.lock) until Stop or Detach: a second owner waits for
+  // the first to be gone, and so does a septad started right after its
+  // predecessor was killed, until the predecessor's lifeline has stopped
+  // the old server.
   static Result<std::unique_ptr<EmbeddedPostgres>> Start(const EmbeddedPostgresOptions& options);
 
   // Stops the server (fast shutdown) unless Detach() was called. Should this
@@ -57,6 +63,12 @@ class EmbeddedPostgres {
   // with StopServer).
   void Detach();
 
+  // The server's postmaster when it runs; nullopt when it has exited.
+  std::optional<pid_t> RunningPostmaster() const;
+  // Starts the server again after it exited (killed, crashed): PostgreSQL
+  // recovers from its WAL. OK at once if it runs. Not concurrently with Stop.
+  Status Restart();
+
   // Stops a server started under `root` by any process; OK if none runs.
   static Status StopServer(const std::filesystem::path& root,
                            const std::filesystem::path& bin_dir = "/usr/lib/postgresql/15/bin");
@@ -67,6 +79,7 @@ class EmbeddedPostgres {
   EmbeddedPostgresOptions options_;
   std::string url_;
   bool running_ = true;
+  UniqueFd ownership_;  // flock()ed postgres/owner.lock, shared with the lifeline
   // Stops the server if this process dies without stopping it (SIGKILL).
   std::unique_ptr<Lifeline> lifeline_;
 };

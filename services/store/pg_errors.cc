@@ -57,6 +57,8 @@ Status ConstraintViolation(const pqxx::sql_error& e, Code fallback) {
 
 // SQLSTATEs without a dedicated libpqxx 6.4 exception class.
 constexpr char kReadOnlyTransaction[] = "25006";
+constexpr char kLockNotAvailable[] = "55P03";
+constexpr char kQueryCanceled[] = "57014";  // statement_timeout
 constexpr char kAdminShutdown[] = "57P01";
 constexpr char kCannotConnectNow[] = "57P03";
 
@@ -86,6 +88,9 @@ TranslatedError TranslateDatabaseError(const std::exception& error) {
   if (const auto* e = dynamic_cast<const pqxx::sql_error*>(&error)) {
     const std::string& state = e->sqlstate();
     if (state == kReadOnlyTransaction) return {FailedPrecondition(std::string("write in a read-only transaction"))};
+    if (state == kQueryCanceled || state == kLockNotAvailable) {
+      return {Unavailable(std::string("database statement timed out: ") + e->what())};
+    }
     if (state == kAdminShutdown || state == kCannotConnectNow) {
       return {Unavailable(std::string("database is shutting down: ") + e->what()), false, true};
     }

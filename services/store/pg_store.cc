@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "services/store/connection_pool.h"
+#include "services/store/connection_url.h"
 #include "services/store/pg_errors.h"
 #include "services/store/pg_tx.h"
 #include "services/store/revocation_listener.h"
@@ -78,6 +79,11 @@ Attempt RunOnce(pqxx::connection& connection, core::TxMode mode, const std::func
   }
 }
 
+// libpq counts connect_timeout in whole seconds and takes less than 2 as 2.
+std::string ConnectTimeoutSeconds(std::chrono::milliseconds timeout) {
+  return std::to_string(std::max<long long>(2, (timeout.count() + 999) / 1000));
+}
+
 // Randomised, growing pause so that transactions that collided do not
 // collide again in lockstep.
 void BackOff(int attempt) {
@@ -88,10 +94,16 @@ void BackOff(int attempt) {
 
 }  // namespace
 
-PgStore::PgStore(PgStoreOptions options)
-    : options_(std::move(options)),
-      pool_(std::make_unique<ConnectionPool>(options_.database_url, options_.pool_size, options_.acquire_timeout,
-                                             PrepareStatements)) {}
+PgStore::PgStore(PgStoreOptions options) : options_(std::move(options)) {
+  options_.database_url = WithDefaultParameter(options_.database_url, "connect_timeout",
+                                               ConnectTimeoutSeconds(options_.statement_timeout));
+  pool_ = std::make_unique<ConnectionPool>(
+      options_.database_url, options_.pool_size, options_.acquire_timeout, 2 * options_.statement_timeout,
+      [timeout = std::to_string(options_.statement_timeout.count())](pqxx::connection& connection) {
+        connection.set_variable("statement_timeout", timeout);  // milliseconds
+        PrepareStatements(connection);
+      });
+}
 
 PgStore::~PgStore() = default;
 
@@ -122,22 +134,29 @@ Status PgStore::Transact(core::TxMode mode, const std::function<Status(core::Tx&
 }
 
 Status PgStore::Ready() {
-  auto lease = pool_->Acquire();
-  if (!lease.ok()) return lease.status();
-  try {
-    pqxx::read_transaction tx(lease->connection());
-    auto pending = PendingMigrations(tx, options_.migrations);
-    if (!pending.ok()) return pending.status();
-    if (!pending->empty()) {
-      return FailedPrecondition("database schema not ready: migration " + pending->front()->file_name +
-                                " is not applied");
+  // A second try on a fresh connection: after the server restarted, the
+  // pool's connections are broken and the first one used finds out.
+  Status last;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    auto lease = pool_->Acquire();
+    if (!lease.ok()) return lease.status();
+    try {
+      pqxx::read_transaction tx(lease->connection());
+      auto pending = PendingMigrations(tx, options_.migrations);
+      if (!pending.ok()) return pending.status();
+      if (!pending->empty()) {
+        return FailedPrecondition("database schema not ready: migration " + pending->front()->file_name +
+                                  " is not applied");
+      }
+      return Status::Ok();
+    } catch (const std::exception& e) {
+      TranslatedError error = TranslateDatabaseError(e);
+      if (!error.connection_broken) return error.status;
+      lease->Discard();
+      last = error.status;
     }
-    return Status::Ok();
-  } catch (const std::exception& e) {
-    TranslatedError error = TranslateDatabaseError(e);
-    if (error.connection_broken) lease->Discard();
-    return error.status;
   }
+  return last;
 }
 
 PgStoreStats PgStore::Stats() const { return {pool_->Stats(), retries_total_.load(std::memory_order_relaxed)}; }

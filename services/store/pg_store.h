@@ -8,7 +8,8 @@
 // run REPEATABLE READ READ ONLY. Database errors become Status values here:
 // unique violation -> kAlreadyExists; foreign key / check violation ->
 // kInvalidArgument naming the field; lost race -> kAborted; broken
-// connection, unreachable database, exhausted pool -> kUnavailable. A failed
+// connection, unreachable database, exhausted pool, a statement or a connect
+// that outlasts statement_timeout -> kUnavailable. A failed
 // write does not spoil the transaction (it runs under a savepoint), exactly
 // as with FakeStore.
 #pragma once
@@ -28,7 +29,12 @@ namespace septa::store {
 struct PgStoreOptions {
   std::string database_url{};
   int pool_size = 8;
-  std::chrono::milliseconds acquire_timeout{5000};
+  std::chrono::milliseconds acquire_timeout{5000};    // waiting for a free pooled connection
+  // PostgreSQL's statement_timeout on every pooled connection, and libpq's
+  // connect_timeout (whole seconds, at least 2) for connecting. A transaction
+  // attempt holding its connection for twice this long has its connection
+  // cut: the server stopped answering and cannot time the statement out.
+  std::chrono::milliseconds statement_timeout{5000};
   int max_attempts = 10;             // per Transact, counting the first
   std::vector<Migration> migrations{};  // Ready() requires all of them applied
 };

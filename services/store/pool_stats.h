@@ -13,6 +13,7 @@ struct PoolStats {
   std::uint64_t wait_timeouts_total = 0;     // ... and gave up
   std::uint64_t opened_total = 0;            // connections ever opened
   std::uint64_t discarded_total = 0;         // broken connections thrown away
+  std::uint64_t cut_total = 0;               // leases cut for outlasting the lease limit
 };
 
 }  // namespace septa::store

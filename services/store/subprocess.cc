@@ -12,17 +12,6 @@
 extern char** environ;
 
 namespace septa::store {
-namespace {
-
-// Closes a descriptor when it goes out of scope.
-struct FdCloser {
-  int fd;
-  ~FdCloser() {
-    if (fd >= 0) close(fd);
-  }
-};
-
-}  // namespace
 
 Result<ProcessOutput> RunProcess(const std::vector<std::string>& argv,
                                  const std::filesystem::path& working_dir) {
@@ -31,8 +20,8 @@ Result<ProcessOutput> RunProcess(const std::vector<std::string>& argv,
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
     return Internal(std::string("pipe: ") + std::strerror(errno));
   }
-  FdCloser read_end{pipe_fds[0]};
-  FdCloser write_end{pipe_fds[1]};
+  UniqueFd read_end(pipe_fds[0]);
+  UniqueFd write_end(pipe_fds[1]);
 
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -41,14 +30,13 @@ Result<ProcessOutput> RunProcess(const std::vector<std::string>& argv,
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, write_end.fd, 1);
-  posix_spawn_file_actions_adddup2(&actions, write_end.fd, 2);
+  posix_spawn_file_actions_adddup2(&actions, write_end.get(), 1);
+  posix_spawn_file_actions_adddup2(&actions, write_end.get(), 2);
   posix_spawn_file_actions_addchdir_np(&actions, working_dir.c_str());
   pid_t pid = 0;
   const int spawn_error = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
-  close(write_end.fd);
-  write_end.fd = -1;
+  write_end.Reset();
   if (spawn_error != 0) {
     return Unavailable("cannot run " + argv[0] + ": " + std::strerror(spawn_error));
   }
@@ -56,7 +44,7 @@ Result<ProcessOutput> RunProcess(const std::vector<std::string>& argv,
   ProcessOutput result;
   char buffer[4096];
   for (;;) {
-    const ssize_t n = read(read_end.fd, buffer, sizeof buffer);
+    const ssize_t n = read(read_end.get(), buffer, sizeof buffer);
     if (n > 0) {
       result.output.append(buffer, static_cast<size_t>(n));
     } else if (n == 0 || errno != EINTR) {
@@ -76,12 +64,12 @@ Result<ProcessOutput> RunProcess(const std::vector<std::string>& argv,
 }
 
 Result<std::unique_ptr<Lifeline>> Lifeline::Start(const std::vector<std::string>& on_death,
-                                                 const std::filesystem::path& working_dir) {
+                                                 const std::filesystem::path& working_dir, int held_fd) {
   if (on_death.empty()) return InvalidArgument("Lifeline: empty command line");
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) return Internal(std::string("pipe: ") + std::strerror(errno));
-  FdCloser read_end{pipe_fds[0]};
-  FdCloser write_end{pipe_fds[1]};
+  UniqueFd read_end(pipe_fds[0]);
+  UniqueFd write_end(pipe_fds[1]);
   // `read` returns at end of file, that is when the last write end closes.
   std::vector<std::string> argv = {"/bin/sh", "-c", "read -r _; exec \"$@\"", "septa-lifeline"};
   argv.insert(argv.end(), on_death.begin(), on_death.end());
@@ -91,7 +79,9 @@ Result<std::unique_ptr<Lifeline>> Lifeline::Start(const std::vector<std::string>
 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, read_end.fd, 0);
+  posix_spawn_file_actions_adddup2(&actions, read_end.get(), 0);
+  // dup2 clears close-on-exec (even onto itself, POSIX 2017): the command inherits it too.
+  if (held_fd >= 0) posix_spawn_file_actions_adddup2(&actions, held_fd, 3);
   posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_addchdir_np(&actions, working_dir.c_str());
@@ -103,9 +93,7 @@ Result<std::unique_ptr<Lifeline>> Lifeline::Start(const std::vector<std::string>
   posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   if (spawn_error != 0) return Unavailable(std::string("cannot start /bin/sh: ") + std::strerror(spawn_error));
-  std::unique_ptr<Lifeline> lifeline(new Lifeline(pid, write_end.fd));
-  write_end.fd = -1;  // ours now
-  return lifeline;
+  return std::unique_ptr<Lifeline>(new Lifeline(pid, write_end.Release()));
 }
 
 Lifeline::~Lifeline() {

@@ -149,17 +149,31 @@ expect "delete namespace" 'namespace "t1" deleted' k delete namespace t1
 expect_fail "namespace gone" k get namespace t1
 expect_fail "its contents gone" k -n t1 get configmap a
 
-# get -w sees ADDED, MODIFIED and DELETED.
-timeout 8 "$KUBECTL" get configmaps -w --output-watch-events -o json >"$WORK/watch.out" 2>&1 &
+# get -w sees ADDED, MODIFIED and DELETED. kubectl lists first, prints what
+# exists (here watch-start, one event per line) and then watches from the
+# list's resourceVersion: once that line is out, no later change can be missed.
+# wait_for_line <file> <regex> <seconds>: true once the file has a matching line.
+wait_for_line() {
+  local deadline=$((SECONDS + $3))
+  until grep -q -- "$2" "$1" 2>/dev/null; do
+    ((SECONDS < deadline)) || return 1
+    sleep 0.05
+  done
+}
+k create configmap watch-start >/dev/null
+timeout 60 "$KUBECTL" get configmaps -w --output-watch-events -o json >"$WORK/watch.out" 2>&1 &
 WATCH_PID=$!
-sleep 1
-k create configmap watched >/dev/null
-k label configmap watched a=b >/dev/null
-k delete configmap watched >/dev/null
-for _ in $(seq 60); do grep -q '"DELETED"' "$WORK/watch.out" && break; sleep 0.1; done
+if wait_for_line "$WORK/watch.out" '"name":"watch-start"' 20; then
+  k create configmap watched >/dev/null
+  k label configmap watched a=b >/dev/null
+  k delete configmap watched >/dev/null
+  wait_for_line "$WORK/watch.out" '"type":"DELETED".*"name":"watched"' 20
+else
+  record "get -w lists before it watches" 0 "watch-start not listed within 20 s" "$(cat "$WORK/watch.out")"
+fi
 kill $WATCH_PID 2>/dev/null; wait $WATCH_PID 2>/dev/null
 for type in ADDED MODIFIED DELETED; do
-  expect "get -w receives $type" "\"type\":\"$type\"" cat "$WORK/watch.out"
+  expect "get -w receives $type of watched" "\"type\":\"$type\"" grep '"name":"watched"' "$WORK/watch.out"
 done
 
 # A client certificate from another CA is refused.

@@ -1,5 +1,6 @@
 // gRPC API v1 over a real socket against a real PostgreSQL: the same
 // semantics as REST, errors as canonical codes with details.
+#include <google/protobuf/util/json_util.h>
 #include <grpcpp/grpcpp.h>
 
 #include "google/rpc/error_details.pb.h"
@@ -9,6 +10,7 @@
 #include "septa/v1/token.grpc.pb.h"
 #include "septa/v1/trust_tier.grpc.pb.h"
 #include "tests/integration/api/api_fixture.h"
+#include "tests/integration/api/authorization_table.h"
 
 namespace septa::test {
 namespace {
@@ -123,24 +125,69 @@ TEST_F(GrpcTest, ErrorsCarryCodesAndFieldViolations) {
   EXPECT_EQ(tenants_->CreateTenant(Ctx(admin_).get(), create, &out).error_code(), grpc::StatusCode::ALREADY_EXISTS);
 }
 
-TEST_F(GrpcTest, AuthorizationMatchesRest) {
-  CreateTenant("acme");
-  CreateTenant("beta");
-  const std::string viewer = CreateToken("tenant:acme", "viewer");
-  const std::string other = CreateToken("tenant:beta", "owner");
-  v1::GetTenantRequest get;
-  get.set_name("acme");
-  v1::Tenant out;
-  EXPECT_TRUE(tenants_->GetTenant(Ctx(viewer).get(), get, &out).ok());
-  EXPECT_EQ(tenants_->GetTenant(Ctx(other).get(), get, &out).error_code(), grpc::StatusCode::NOT_FOUND);
-  v1::UpdateTenantRequest update;
-  update.mutable_tenant()->set_name("acme");
-  update.mutable_tenant()->set_display_name("x");
-  EXPECT_EQ(tenants_->UpdateTenant(Ctx(viewer).get(), update, &out).error_code(), grpc::StatusCode::PERMISSION_DENIED);
-  v1::CreateTokenRequest token;
-  token.set_principal("admin");
-  v1::ApiToken issued;
-  EXPECT_EQ(tokens_->CreateToken(Ctx(other).get(), token, &issued).error_code(), grpc::StatusCode::PERMISSION_DENIED);
+// The canonical gRPC code of an HTTP status of authorization_table.h.
+grpc::StatusCode GrpcCodeOf(int http_status) {
+  switch (http_status) {
+    case 200: case 201: case 204: return grpc::StatusCode::OK;
+    case 401: return grpc::StatusCode::UNAUTHENTICATED;
+    case 403: return grpc::StatusCode::PERMISSION_DENIED;
+    case 404: return grpc::StatusCode::NOT_FOUND;
+  }
+  ADD_FAILURE() << "no gRPC code for HTTP " << http_status;
+  return grpc::StatusCode::UNKNOWN;
+}
+
+class GrpcAuthorizationTest : public AuthorizationTableTest<GrpcTest> {
+ protected:
+  // Calls the table's "Service/Method" with its proto JSON request.
+  grpc::Status Invoke(const std::string& rpc, const std::string& request, const std::string& token) {
+    const std::map<std::string, UnaryCall> calls = {
+        {"TrustTierService/ListTrustTiers", Bind(*tiers_, &v1::TrustTierService::Stub::ListTrustTiers)},
+        {"TrustTierService/GetTrustTier", Bind(*tiers_, &v1::TrustTierService::Stub::GetTrustTier)},
+        {"TenantService/ListTenants", Bind(*tenants_, &v1::TenantService::Stub::ListTenants)},
+        {"TenantService/GetTenant", Bind(*tenants_, &v1::TenantService::Stub::GetTenant)},
+        {"TenantService/CreateTenant", Bind(*tenants_, &v1::TenantService::Stub::CreateTenant)},
+        {"TenantService/UpdateTenant", Bind(*tenants_, &v1::TenantService::Stub::UpdateTenant)},
+        {"TenantService/DeleteTenant", Bind(*tenants_, &v1::TenantService::Stub::DeleteTenant)},
+        {"TokenService/CreateToken", Bind(*tokens_, &v1::TokenService::Stub::CreateToken)},
+        {"TokenService/ListTokens", Bind(*tokens_, &v1::TokenService::Stub::ListTokens)},
+        {"TokenService/RevokeToken", Bind(*tokens_, &v1::TokenService::Stub::RevokeToken)},
+    };
+    auto call = calls.find(rpc);
+    if (call == calls.end()) {
+      ADD_FAILURE() << "the table names an unknown rpc " << rpc;
+      return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, rpc);
+    }
+    return call->second(request, token);
+  }
+
+ private:
+  using UnaryCall = std::function<grpc::Status(const std::string& json_request, const std::string& token)>;
+
+  template <typename Stub, typename Request, typename Response>
+  UnaryCall Bind(Stub& stub, grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&, Response*)) {
+    return [this, &stub, method](const std::string& json, const std::string& token) {
+      Request request;
+      const auto parsed = google::protobuf::util::JsonStringToMessage(json, &request);
+      EXPECT_TRUE(parsed.ok()) << json << ": " << parsed.ToString();
+      Response response;
+      return (stub.*method)(Ctx(token).get(), request, &response);
+    };
+  }
+};
+
+// authorization_table.h, over gRPC: the same rows and callers as REST.
+TEST_F(GrpcAuthorizationTest, AuthorizationMatchesRest) {
+  SetUpSubjects();
+  for (const auto& row : AuthorizationTable()) {
+    const std::string request = WithIds(row.request, ids_);
+    for (const auto& [who, expected] : CallersInOrder()) {
+      auto st = Invoke(row.rpc, request, bearer_.at(who));
+      EXPECT_EQ(st.error_code(), GrpcCodeOf(row.*expected))
+          << who << " " << row.rpc << " " << request << " (REST " << row.method << " " << row.target
+          << "): " << st.error_message();
+    }
+  }
 }
 
 TEST_F(GrpcTest, TokensAndTiers) {
@@ -174,6 +221,51 @@ TEST_F(GrpcTest, TokensAndTiers) {
   ASSERT_TRUE(tokens_->RevokeToken(Ctx(admin_).get(), revoke, &empty).ok());
   EXPECT_EQ(tokens_->ListTokens(Ctx(issued.token()).get(), {}, &listed).error_code(),
             grpc::StatusCode::UNAUTHENTICATED);
+}
+
+// Issue 9 #7 over gRPC: the same use case as REST, so the same caps and limit.
+class GrpcTokenLimitsTest : public GrpcTest {
+  void Configure(config::Config& config) override {
+    config.tenant_live_tokens_max = 3;
+    config.admin_token_ttl_max = std::chrono::hours(2);
+  }
+};
+
+TEST_F(GrpcTokenLimitsTest, CapsLifetimesRequiresARoleAndLimitsLiveTokens) {
+  CreateTenant("vault", "exclusive");  // credential cap 15 min
+  const std::string owner = CreateToken("tenant:vault", "owner");
+  struct Case {
+    std::string who, principal, role, ttl;
+    std::int64_t lifetime;
+  };
+  for (const auto& c : {Case{owner, "tenant:vault", "owner", "", 900},
+                        Case{owner, "tenant:vault", "owner", "87600h", 900},
+                        Case{admin_, "admin", "viewer", "", 7200},
+                        Case{admin_, "admin", "viewer", "87600h", 7200}}) {
+    v1::CreateTokenRequest create;
+    create.set_principal(c.principal);
+    create.set_role(c.role);
+    create.set_ttl(c.ttl);
+    v1::ApiToken issued;
+    auto st = tokens_->CreateToken(Ctx(c.who).get(), create, &issued);
+    ASSERT_TRUE(st.ok()) << c.principal << " " << c.ttl << ": " << st.error_message();
+    ASSERT_TRUE(issued.has_expire_time()) << c.principal << " " << c.ttl;
+    EXPECT_EQ(issued.expire_time().seconds() - issued.create_time().seconds(), c.lifetime)
+        << c.principal << " " << c.ttl;
+  }
+  v1::CreateTokenRequest another;
+  another.set_principal("tenant:vault");
+  another.set_role("viewer");
+  v1::ApiToken issued;
+  auto refused = tokens_->CreateToken(Ctx(owner).get(), another, &issued);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << refused.error_message();
+  EXPECT_NE(refused.error_message().find("limit of 3 live tokens"), std::string::npos) << refused.error_message();
+
+  another.clear_role();
+  auto no_role = tokens_->CreateToken(Ctx(owner).get(), another, &issued);
+  EXPECT_EQ(no_role.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  ASSERT_EQ(Violations(no_role).size(), 1u);
+  EXPECT_EQ(Violations(no_role)[0].field(), "role");
 }
 
 TEST_F(GrpcTest, CallsAreCountedOnMetrics) {

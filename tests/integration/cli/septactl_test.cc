@@ -229,7 +229,8 @@ TEST_F(SeptactlE2E, TokenLifecycle) {
   ASSERT_EQ(revoked.exit_code, 0) << revoked.err;
   EXPECT_EQ(revoked.out, "token " + id + " revoked\n");
   ExpectOneErrorLine(Septactl({"--token", secret, "tenant", "get", "acme"}), "septactl: UNAUTHENTICATED: ");
-  ExpectOneErrorLine(Admin({"token", "create", "--principal", "tenant:nobody"}), "septactl: INVALID_ARGUMENT: ");
+  ExpectOneErrorLine(Admin({"token", "create", "--principal", "tenant:nobody", "--role", "owner"}),
+                     "septactl: INVALID_ARGUMENT: ");
 }
 
 TEST_F(SeptactlE2E, JsonOfCallsWithoutResultIsAnEmptyObject) {

@@ -3,11 +3,16 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <pwd.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
 #include <pqxx/pqxx>
+#include <thread>
+
+#include "services/store/postgres_supervisor.h"
+#include "tests/support/fake_clock.h"
 
 namespace septa::store {
 namespace {
@@ -118,6 +123,89 @@ TEST_F(EmbeddedPostgresTest, RecoversFromAKilledPredecessor) {
   auto restarted = EmbeddedPostgres::Start(Options());
   ASSERT_TRUE(restarted.ok()) << restarted.status().ToString();
   EXPECT_EQ(QueryOne((*restarted)->url(), "SELECT 1"), "1");
+}
+
+// Issue 9 #3: a killed server comes back by itself, with its data.
+TEST_F(EmbeddedPostgresTest, TheSupervisorStartsAKilledServerAgain) {
+  auto server = EmbeddedPostgres::Start(Options(/*durable=*/true));
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  const std::string url = (*server)->url();
+  QueryOne(url, "CREATE TABLE kept AS SELECT 42 AS answer; SELECT answer FROM kept");
+  SystemClock clock;
+  PostgresSupervisor supervisor(**server, clock);
+  const auto killed = (*server)->RunningPostmaster();
+  ASSERT_TRUE(killed.has_value());
+  ASSERT_EQ(kill(*killed, SIGKILL), 0);
+
+  std::string answer;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (answer.empty() && std::chrono::steady_clock::now() < deadline) {
+    const auto now_running = (*server)->RunningPostmaster();
+    if (now_running && *now_running != *killed) {
+      try {
+        answer = QueryOne(url, "SELECT answer FROM kept");
+      } catch (const std::exception&) {
+        // still starting up
+      }
+    }
+    if (answer.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(answer, "42") << "no new server answered within 30 s";
+  EXPECT_TRUE(supervisor.Health().ok());
+}
+
+// /healthz's source: a server that cannot be started again is reported once
+// it has been down for give_up_after, and healthy again once it runs.
+TEST_F(EmbeddedPostgresTest, TheSupervisorReportsAServerThatStaysDownUntilItRunsAgain) {
+  auto server = EmbeddedPostgres::Start(Options());
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  FakeClock clock;
+  const std::chrono::seconds give_up_after(60);
+  PostgresSupervisor supervisor(**server, clock,
+                                {.first_delay = std::chrono::milliseconds(50),
+                                 .max_delay = std::chrono::milliseconds(200),
+                                 .give_up_after = give_up_after});
+  const fs::path conf = root_ / "postgres/data/postgresql.conf";
+  const std::string good_conf = [&] {
+    std::ifstream in(conf);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  std::ofstream(conf, std::ios::app) << "\nno_such_setting = 1\n";  // PostgreSQL refuses to start
+  const auto killed = (*server)->RunningPostmaster();
+  ASSERT_TRUE(killed.has_value());
+  ASSERT_EQ(kill(*killed, SIGKILL), 0);
+
+  // Injected time: each step moves the clock past give_up_after.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (supervisor.Health().ok() && std::chrono::steady_clock::now() < deadline) {
+    clock.Advance(give_up_after + std::chrono::seconds(1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(supervisor.Health().code(), Code::kUnavailable);
+  EXPECT_FALSE((*server)->RunningPostmaster().has_value());
+
+  std::ofstream(conf, std::ios::trunc) << good_conf;
+  while (!(supervisor.Health().ok() && (*server)->RunningPostmaster()) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(supervisor.Health().ok());
+  EXPECT_EQ(QueryOne((*server)->url(), "SELECT 1"), "1");
+}
+
+// A septad started while its killed predecessor's lifeline still stops the
+// old server waits for it (issue 9 #2), rather than adopting it.
+TEST_F(EmbeddedPostgresTest, ASecondOwnerWaitsForTheFirstToBeGone) {
+  auto first = EmbeddedPostgres::Start(Options());
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  auto options = Options();
+  options.start_timeout = std::chrono::seconds(1);
+  auto second = EmbeddedPostgres::Start(options);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), Code::kFailedPrecondition);
+  EXPECT_THAT(second.status().message(), HasSubstr("in use by another septad"));
+  ASSERT_TRUE((*first)->Stop().ok());
+  auto third = EmbeddedPostgres::Start(Options());
+  EXPECT_TRUE(third.ok()) << third.status().ToString();
 }
 
 TEST_F(EmbeddedPostgresTest, MissingBinariesNameThePackageToInstall) {

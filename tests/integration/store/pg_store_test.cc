@@ -5,6 +5,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <future>
 #include <pqxx/pqxx>
@@ -241,6 +242,36 @@ TEST_F(PgStoreTest, ABrokenConnectionIsReplaced) {
   EXPECT_TRUE(st.ok()) << st.ToString();
   EXPECT_EQ(store.Stats().pool.discarded_total, 1u);
   EXPECT_EQ(store.Stats().pool.opened_total, 2u);
+}
+
+// Issue 9 #10: a backend that stops answering altogether (SIGSTOP) cannot
+// enforce statement_timeout itself; the pool cuts its connection instead of
+// letting the request hang. (Only this test's own idle backend is stopped.)
+TEST_F(PgStoreTest, AFrozenBackendIsCutOffInsteadOfHangingTheRequest) {
+  PgStoreOptions options = Options();
+  options.pool_size = 1;
+  options.statement_timeout = std::chrono::milliseconds(300);
+  PgStore store(options);
+  auto list_tiers = [](core::Tx& tx) { return ToStatus(tx.ListTrustTiers()); };
+  ASSERT_TRUE(store.Transact(core::TxMode::kReadOnly, list_tiers).ok());
+  pqxx::connection observer(url());
+  pqxx::nontransaction query(observer);
+  const pid_t backend = query.exec1(
+      "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+      " AND backend_type = 'client backend'")[0].as<int>();
+  ASSERT_EQ(kill(backend, SIGSTOP), 0);
+  std::promise<void> done;
+  std::thread thaw([&] {  // a safety net should the request hang: the test then fails on time
+    done.get_future().wait_for(std::chrono::seconds(10));
+    kill(backend, SIGCONT);
+  });
+  const auto started = std::chrono::steady_clock::now();
+  const Status st = store.Transact(core::TxMode::kReadOnly, list_tiers);
+  const auto took = std::chrono::steady_clock::now() - started;
+  done.set_value();
+  thaw.join();
+  EXPECT_LT(took, std::chrono::seconds(3));
+  EXPECT_TRUE(st.ok() || st.code() == Code::kUnavailable) << st.ToString();
 }
 
 TEST_F(PgStoreTest, AThrowingBodyIsAnInternalErrorAndChangesNothing) {

@@ -95,9 +95,10 @@ TEST(Invocation, OtherCommands) {
 }
 
 TEST(Invocation, TokenCreateDefaults) {
-  const auto c = std::get<TokenCreate>(Parse({"token", "create", "--principal", "tenant:acme"}).command);
+  const auto c =
+      std::get<TokenCreate>(Parse({"token", "create", "--principal", "tenant:acme", "--role", "owner"}).command);
   EXPECT_EQ(c.principal, "tenant:acme");
-  EXPECT_EQ(c.role, "");  // septad's default (owner)
+  EXPECT_EQ(c.role, "owner");
   EXPECT_EQ(c.ttl, "24h");
   const auto v = std::get<TokenCreate>(Parse({"token", "create", "--principal", "admin", "--role", "viewer", "--ttl",
                                               "90m", "--description", "ci"})
@@ -116,6 +117,7 @@ TEST(Invocation, UsageErrors) {
   EXPECT_NE(UsageError({"-o", "xml", "tier", "list"}).find("xml"), std::string::npos);
   EXPECT_NE(UsageError({"--timeout", "10", "tier", "list"}).find("--timeout: Missing mandatory unit"), std::string::npos);
   EXPECT_NE(UsageError({"token", "create", "--principal", "admin", "--role", "god"}).find("god"), std::string::npos);
+  EXPECT_NE(UsageError({"token", "create", "--principal", "admin"}).find("--role is required"), std::string::npos);
   EXPECT_EQ(UsageError({"tenant", "create", "a", "--tier", "t", "--label", "novalue"}),
             "--label must be key=value, not \"novalue\"");
   EXPECT_EQ(UsageError({"tenant", "update", "a", "--etag", "e"}),

@@ -15,6 +15,8 @@ TEST(Config, DefaultsWithoutSources) {
   EXPECT_TRUE(c->kubeconfig.empty()) << "the simulated cluster by default";
   EXPECT_EQ(c->kubesim_addr, "127.0.0.1:0");
   EXPECT_EQ(c->idempotency_ttl, std::chrono::hours(24));
+  EXPECT_EQ(c->admin_token_ttl_max, std::chrono::hours(768));
+  EXPECT_EQ(c->tenant_live_tokens_max, 100);
 }
 
 TEST(Config, LaterSourcesWin) {
@@ -58,6 +60,9 @@ TEST(Config, ErrorsNameTheKeyAndSource) {
       {{"", "", {}, {{"http_idle_timeout", "5y"}}}, "http_idle_timeout (--http-idle-timeout)", "unknown unit"},
       {{"", "", {}, {{"no_such", "1"}}}, "no_such", "unknown flag --no-such"},
       {{"", "", {}, {{"idempotency_ttl", "500ms"}}}, "idempotency_ttl (--idempotency-ttl)", "shorter than 1s"},
+      {{"", "", {}, {{"admin_token_ttl_max", "0"}}}, "admin_token_ttl_max (--admin-token-ttl-max)", "shorter than 1s"},
+      {{"", "", {{"SEPTA_TENANT_LIVE_TOKENS_MAX", "0"}}, {}}, "tenant_live_tokens_max (SEPTA_TENANT_LIVE_TOKENS_MAX)",
+       "out of range"},
       {{"kubesim_addr: here\n", "f.yaml", {}, {}}, "kubesim_addr (f.yaml)", "not host:port"},
       {{"", "", {}, {{"tls_cert_file", "/c.pem"}}}, "tls_key_file", "required when tls_cert_file is set"},
       {{"", "", {{"SEPTA_TLS_KEY_FILE", "/k.pem"}}, {}}, "tls_cert_file", "required when tls_key_file is set"},
@@ -78,6 +83,19 @@ TEST(Config, MalformedYamlNamesThePosition) {
   auto c = Load(s, "/h");
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.status().message().find("f.yaml: line"), std::string::npos) << c.status().ToString();
+}
+
+TEST(Config, HttpMaxConnectionsLeavesDescriptorsForTheRest) {
+  Config c;
+  c.db_pool_size = 8;
+  EXPECT_EQ(EffectiveHttpMaxConnections(c, 1024), 1024u - 128 - 8);  // Debian's default soft limit
+  EXPECT_EQ(EffectiveHttpMaxConnections(c, 1u << 20), 4096u);
+  EXPECT_EQ(EffectiveHttpMaxConnections(c, 100), 16u);
+  c.http_max_connections = 50'000;  // configured: taken as given
+  EXPECT_EQ(EffectiveHttpMaxConnections(c, 1024), 50'000u);
+  Sources s;
+  s.flags = {{"http_max_connections", "-1"}};
+  EXPECT_FALSE(Load(s, "/h").ok());
 }
 
 TEST(Config, EnvNames) { EXPECT_EQ(EnvName("database_url"), "SEPTA_DATABASE_URL"); }

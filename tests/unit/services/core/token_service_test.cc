@@ -137,9 +137,94 @@ TEST_F(TokenServiceTest, NoEntropyIsUnavailableAndWritesNothing) {
   EXPECT_EQ(AcceptOrMakeRequestId("abc-1", exhausted), "abc-1");
 }
 
+// DESIGN.md section 2: a tier caps its tenants' credential lifetimes; a TTL
+// above the cap is capped, not refused (as Vault treats a role's max_ttl).
+TEST_F(TokenServiceTest, TenantTokensLiveNoLongerThanTheirTiersCap) {
+  MustCreate("vault", "exclusive");  // cap 15 min
+  const TimePoint now = Now(clock);
+  struct Case {
+    RequestContext ctx;
+    std::string ttl;
+    std::chrono::seconds lifetime;
+  };
+  for (const auto& c : {Case{TenantCtx("vault"), "", std::chrono::minutes(15)},
+                        Case{TenantCtx("vault"), "87600h", std::chrono::minutes(15)},
+                        Case{TenantCtx("vault"), "16m", std::chrono::minutes(15)},
+                        Case{TenantCtx("vault"), "10m", std::chrono::minutes(10)},
+                        Case{Admin(), "", std::chrono::minutes(15)},
+                        Case{Admin(), "24h", std::chrono::minutes(15)}}) {
+    auto issued = tokens.Create(c.ctx, {"tenant:vault", "owner", c.ttl, ""});
+    ASSERT_TRUE(issued.ok()) << c.ttl << ": " << issued.status().ToString();
+    ASSERT_TRUE(issued->token.expire_time.has_value()) << c.ttl;
+    EXPECT_EQ(*issued->token.expire_time - now, c.lifetime) << c.ttl;
+  }
+  auto longest = tokens.Create(TenantCtx("vault"), {"tenant:vault", "owner", "87600h", ""});
+  ASSERT_TRUE(longest.ok());
+  clock.Advance(std::chrono::minutes(15) + std::chrono::seconds(1));
+  EXPECT_EQ(authenticator.Authenticate(longest->secret_text).status().message(), "bearer token has expired");
+}
+
+TEST_F(TokenServiceTest, AdminTokensLiveNoLongerThanTheAdminCap) {
+  TokenService capped(store, clock, random, authenticator, TokenLimits{.admin_ttl_max = std::chrono::hours(2)});
+  const TimePoint now = Now(clock);
+  for (const auto& [ttl, lifetime] : std::vector<std::pair<std::string, std::chrono::seconds>>{
+           {"", std::chrono::hours(2)}, {"87600h", std::chrono::hours(2)}, {"90m", std::chrono::minutes(90)}}) {
+    auto issued = capped.Create(Admin(), {"admin", "viewer", ttl, ""});
+    ASSERT_TRUE(issued.ok()) << ttl << ": " << issued.status().ToString();
+    ASSERT_TRUE(issued->token.expire_time.has_value()) << ttl;
+    EXPECT_EQ(*issued->token.expire_time - now, lifetime) << ttl;
+  }
+  auto defaulted = tokens.Create(Admin(), {"admin", "viewer", "", ""});
+  ASSERT_TRUE(defaulted.ok());
+  ASSERT_TRUE(defaulted->token.expire_time.has_value());
+  EXPECT_EQ(*defaulted->token.expire_time - now, kDefaultAdminTokenTtlMax);
+}
+
+TEST_F(TokenServiceTest, RoleIsRequired) {
+  MustCreate("acme");
+  for (const auto& ctx : {Admin(), TenantCtx("acme")}) {
+    auto refused = tokens.Create(ctx, {"tenant:acme", "", "", ""});
+    ASSERT_EQ(refused.status().code(), Code::kInvalidArgument) << refused.status().ToString();
+    EXPECT_EQ(refused.status().violations()[0].field, "role");
+  }
+  EXPECT_EQ(tokens.Create(Admin(), {"admin", "", "", ""}).status().violations()[0].field, "role");
+  EXPECT_TRUE(Audit("").size() == 1u) << "only the tenant's creation is audited";
+}
+
+TEST_F(TokenServiceTest, ATenantHoldsAtMostTheLimitOfLiveTokens) {
+  MustCreate("acme");
+  MustCreate("beta");
+  TokenService limited(store, clock, random, authenticator, TokenLimits{.tenant_live_max = 3});
+  std::vector<IssuedToken> held;
+  for (int i = 0; i < 3; ++i) {
+    const std::string ttl = i == 2 ? "1h" : "";
+    auto issued = limited.Create(TenantCtx("acme"), {"tenant:acme", i == 0 ? "viewer" : "owner", ttl, ""});
+    ASSERT_TRUE(issued.ok()) << issued.status().ToString();
+    held.push_back(*issued);
+  }
+  for (const auto& ctx : {TenantCtx("acme"), Admin()}) {
+    auto refused = limited.Create(ctx, {"tenant:acme", "viewer", "", ""});
+    EXPECT_EQ(refused.status().code(), Code::kResourceExhausted) << refused.status().ToString();
+    EXPECT_NE(refused.status().message().find("limit of 3 live tokens"), std::string::npos)
+        << refused.status().message();
+  }
+  // Another tenant and admins have their own room.
+  EXPECT_TRUE(limited.Create(TenantCtx("beta"), {"tenant:beta", "owner", "", ""}).ok());
+  EXPECT_TRUE(limited.Create(Admin(), {"admin", "owner", "", ""}).ok());
+  // A revoked token frees its place, and so does an expired one.
+  ASSERT_TRUE(limited.Revoke(TenantCtx("acme"), held[0].token.id).ok());
+  EXPECT_TRUE(limited.Create(TenantCtx("acme"), {"tenant:acme", "viewer", "2h", ""}).ok());
+  EXPECT_EQ(limited.Create(TenantCtx("acme"), {"tenant:acme", "viewer", "", ""}).status().code(),
+            Code::kResourceExhausted);
+  clock.Advance(std::chrono::hours(1));
+  EXPECT_TRUE(limited.Create(TenantCtx("acme"), {"tenant:acme", "viewer", "", ""}).ok());
+}
+
 TEST_F(TokenServiceTest, BootstrapAdminTokenIsAnOwner) {
   auto issued = tokens.CreateBootstrapAdmin();
   ASSERT_TRUE(issued.ok());
+  // The installation's root credential, kept in a 0600 file: no cap applies.
+  EXPECT_FALSE(issued->token.expire_time.has_value());
   auto who = authenticator.Authenticate(issued->secret_text);
   ASSERT_TRUE(who.ok());
   EXPECT_TRUE(who->admin);

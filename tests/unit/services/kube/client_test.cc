@@ -1,9 +1,12 @@
 // The client against an in-process kubesim, over HTTPS: every verb and the
 // API semantics kubesim must get right.
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 #include "services/kube/watch.h"
+#include "tests/support/fake_clock.h"
 #include "tests/unit/services/kube/sim_fixture.h"
 
 namespace septa::kube {
@@ -320,11 +323,17 @@ TEST_F(kubeClient, TooOldResourceVersionAndExpiredContinueGet410) {
 TEST_F(kubeClient, InformerCachesAndCallsHandlers) {
   ASSERT_TRUE(client_->Create(kConfigMaps, "default", ConfigMap("before")).ok());
   std::mutex mu;
+  std::condition_variable logged;
   std::vector<std::string> log;
+  auto record = [&](const std::string& what, const json& o) {
+    std::lock_guard l(mu);
+    log.push_back(what + " " + o["metadata"].value("name", ""));
+    logged.notify_all();
+  };
   InformerHandlers h;
-  h.on_add = [&](const json& o) { std::lock_guard l(mu); log.push_back("add " + o["metadata"].value("name", "")); };
-  h.on_update = [&](const json&, const json& n) { std::lock_guard l(mu); log.push_back("update " + n["metadata"].value("name", "")); };
-  h.on_delete = [&](const json& o) { std::lock_guard l(mu); log.push_back("delete " + o["metadata"].value("name", "")); };
+  h.on_add = [&](const json& o) { record("add", o); };
+  h.on_update = [&](const json&, const json& n) { record("update", n); };
+  h.on_delete = [&](const json& o) { record("delete", o); };
   Informer informer(*client_, kConfigMaps, "default", {}, h);
   informer.Start();
   ASSERT_TRUE(informer.WaitForSync(5s));
@@ -332,12 +341,10 @@ TEST_F(kubeClient, InformerCachesAndCallsHandlers) {
   ASSERT_TRUE(client_->Create(kConfigMaps, "default", ConfigMap("after")).ok());
   ASSERT_TRUE(client_->Patch(kConfigMaps, "default", "after", PatchType::kMerge, R"({"data":{"a":"b"}})").ok());
   ASSERT_TRUE(client_->Delete(kConfigMaps, "default", "before").ok());
-  for (int i = 0; i < 200; ++i) {
-    {
-      std::lock_guard l(mu);
-      if (log.size() >= 4) break;
-    }
-    std::this_thread::sleep_for(10ms);
+  {
+    // A bound for a broken informer, not a pause: the wait ends with the fourth event.
+    std::unique_lock l(mu);
+    logged.wait_for(l, 10s, [&] { return log.size() >= 4; });
   }
   informer.Stop();
   std::lock_guard l(mu);
@@ -347,21 +354,38 @@ TEST_F(kubeClient, InformerCachesAndCallsHandlers) {
 }
 
 // Resync re-delivers the cache to on_update even when nothing changes, at
-// its period (not only when a watch event or bookmark happens to arrive).
+// each period of the client's clock (not only when a watch event or bookmark
+// happens to arrive). A fake clock drives it: a period of an hour, no waiting.
 TEST_F(kubeClient, InformerResyncsAQuietResource) {
   ASSERT_TRUE(client_->Create(kConfigMaps, "default", ConfigMap("quiet")).ok());
-  std::atomic<int> resyncs{0};
+  FakeClock clock;
+  ClientOptions options;
+  options.clock = &clock;
+  auto client = ClientFor(*sim_->AdminKubeconfig(), options);
+  std::mutex mu;
+  std::condition_variable resynced;
+  int resyncs = 0;
   InformerHandlers h;
   h.on_update = [&](const json& old_object, const json& new_object) {
-    if (old_object == new_object) ++resyncs;
+    if (old_object != new_object) return;
+    std::lock_guard l(mu);
+    ++resyncs;
+    resynced.notify_all();
   };
-  Informer informer(*client_, kConfigMaps, "default", {}, h, 1s);
+  Informer informer(*client, kConfigMaps, "default", {}, h, 1h);
   informer.Start();
   ASSERT_TRUE(informer.WaitForSync(5s));
-  // Two periods plus a watch reconnect each; kubesim's bookmarks alone come every 5 s.
-  for (int i = 0; i < 400 && resyncs.load() < 2; ++i) std::this_thread::sleep_for(10ms);
+  // The wait is a bound for a broken informer, not a pause: each resync comes at once.
+  auto resyncs_when = [&](int n) {
+    std::unique_lock l(mu);
+    resynced.wait_for(l, 10s, [&] { return resyncs >= n; });
+    return resyncs;
+  };
+  for (int period = 1; period <= 2; ++period) {
+    clock.Advance(1h);
+    EXPECT_EQ(resyncs_when(period), period) << "after " << period << " period(s) of the client's clock";
+  }
   informer.Stop();
-  EXPECT_GE(resyncs.load(), 2);
 }
 
 TEST_F(kubeClient, ConcurrentWritersNeverLoseAnUpdateAndTheWatchSeesEachOnceInOrder) {

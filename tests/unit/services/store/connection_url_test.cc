@@ -19,6 +19,20 @@ TEST(ConnectionUrl, WithDatabaseReplacesOnlyTheDatabase) {
   EXPECT_EQ(WithDatabase("host=/run dbname=septa", "t1").status().code(), Code::kInvalidArgument);
 }
 
+TEST(ConnectionUrl, WithDefaultParameterKeepsTheUrlsOwnSetting) {
+  EXPECT_EQ(WithDefaultParameter("postgresql://db/septa", "connect_timeout", "5"),
+            "postgresql://db/septa?connect_timeout=5");
+  EXPECT_EQ(WithDefaultParameter("postgresql:///septa?host=%2Frun", "connect_timeout", "5"),
+            "postgresql:///septa?host=%2Frun&connect_timeout=5");
+  EXPECT_EQ(WithDefaultParameter("postgresql://db/septa?connect_timeout=9", "connect_timeout", "5"),
+            "postgresql://db/septa?connect_timeout=9");
+  EXPECT_EQ(WithDefaultParameter("postgresql://db/septa?sslmode=require&connect_timeout=9", "connect_timeout", "5"),
+            "postgresql://db/septa?sslmode=require&connect_timeout=9");
+  EXPECT_EQ(WithDefaultParameter("host=/run dbname=septa", "connect_timeout", "5"),
+            "host=/run dbname=septa connect_timeout=5");
+  EXPECT_EQ(WithDefaultParameter("host=/run connect_timeout=9", "connect_timeout", "5"), "host=/run connect_timeout=9");
+}
+
 TEST(ConnectionUrl, RedactPasswordHidesOnlyThePassword) {
   EXPECT_EQ(RedactPassword("postgresql://septa:s3cret@db:5432/septa"), "postgresql://septa:***@db:5432/septa");
   EXPECT_EQ(RedactPassword("postgresql://septa@db/septa"), "postgresql://septa@db/septa");

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# septad and its embedded PostgreSQL across crashes (issue 9 #2 and #3).
+#   restart:       septad is SIGKILLed and started again at once, as systemd's
+#                  Restart=always does, several times in a row: every start is
+#                  ready within 5 s and nothing committed is lost.
+#   postgres-kill: the PostgreSQL server is SIGKILLed under a running septad:
+#                  septad starts it again by itself; /readyz turns 200 again,
+#                  writes succeed and the data is intact.
+set -euo pipefail
+septad=$1
+mode=$2
+dir=$(mktemp -d /tmp/septad-crash.XXXXXX)
+log=$dir/septad.log
+pid=""
+cleanup() {
+  [[ -n $pid ]] && kill -9 "$pid" 2>/dev/null || true
+  if [[ -f $dir/data/postgres/data/postmaster.pid ]]; then
+    runuser -u postgres -- /usr/lib/postgresql/15/bin/pg_ctl -D "$dir/data/postgres/data" -m immediate stop >/dev/null 2>&1 ||
+      /usr/lib/postgresql/15/bin/pg_ctl -D "$dir/data/postgres/data" -m immediate stop >/dev/null 2>&1 || true
+  fi
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; echo "--- septad log:"; cat "$log"; exit 1; }
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# Starts septad and waits (up to 30 s) for its ready line; sets $ready_ms.
+start() {
+  http_port=$(free_port); grpc_port=$(free_port)
+  local begun; begun=$(now_ms)
+  : >"$log"  # now, not in the child: the last start's ready line must be gone before we look
+  "$septad" --data-dir "$dir/data" --kubesim-addr 127.0.0.1:0 --http-addr "127.0.0.1:$http_port" \
+    --grpc-addr "127.0.0.1:$grpc_port" >"$log" 2>&1 &
+  pid=$!
+  while ! grep -q "septad ready" "$log"; do
+    kill -0 "$pid" 2>/dev/null || fail "septad exited during start"
+    (($(now_ms) - begun < 30000)) || fail "septad not ready after 30 s"
+    sleep 0.05
+  done
+  ready_ms=$(($(now_ms) - begun))
+}
+
+api() {  # method path [body]
+  curl -s -o /dev/null -w '%{http_code}' -X "$1" -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
+    ${3:+-d "$3"} "http://127.0.0.1:$http_port$2"
+}
+
+create_tenant() {
+  [[ $(api POST /v1/tenants "{\"name\":\"$1\",\"trust_tier\":\"shared\"}") == 201 ]] || fail "create tenant $1"
+}
+
+expect_tenants() {  # every tenant named so far is still there
+  local name
+  for name in "$@"; do
+    [[ $(api GET "/v1/tenants/$name") == 200 ]] || fail "tenant $name was lost"
+  done
+}
+
+case $mode in
+restart)
+  start
+  token=$(cat "$dir/data/admin.token")
+  names=()
+  for round in 1 2 3 4 5; do
+    create_tenant "round-$round"
+    names+=("round-$round")
+    kill -9 "$pid"
+    wait "$pid" 2>/dev/null || true
+    start  # at once: the killed septad's lifeline is stopping its PostgreSQL right now
+    echo "round $round: ready ${ready_ms} ms after a kill -9"
+    ((ready_ms < 5000)) || fail "round $round: ready only after $ready_ms ms"
+    expect_tenants "${names[@]}"
+  done
+  ;;
+postgres-kill)
+  start
+  token=$(cat "$dir/data/admin.token")
+  create_tenant before
+  pid_file=$dir/data/postgres/data/postmaster.pid
+  old_postmaster=$(head -1 "$pid_file")
+  kill -9 "$old_postmaster"
+  killed_at=$(now_ms)
+  # Recovered: a new postmaster, ready, and a write goes through.
+  until [[ -f $pid_file && $(head -1 "$pid_file") != "$old_postmaster" ]] &&
+    [[ $(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$http_port/readyz") == 200 ]] &&
+    [[ $(api POST /v1/tenants '{"name":"after","trust_tier":"shared"}') == 201 ]]; do
+    (($(now_ms) - killed_at < 30000)) || fail "septad did not recover within 30 s of its PostgreSQL being killed"
+    sleep 0.1
+  done
+  echo "recovered $(($(now_ms) - killed_at)) ms after PostgreSQL was killed"
+  [[ $(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$http_port/healthz") == 200 ]] || fail "/healthz"
+  expect_tenants before after
+  ;;
+*)
+  echo "usage: $0 <septad> restart|postgres-kill" >&2
+  exit 2
+  ;;
+esac
+kill -TERM "$pid"
+wait "$pid" || fail "septad exited non-zero after SIGTERM"
+pid=""
+echo "septad crash e2e ($mode): ok"

@@ -1,0 +1,106 @@
+// Who may do what, on every endpoint: ONE table, run against REST
+// (rest_test.cc) and against gRPC (grpc_test.cc). Each row names the REST
+// call and the gRPC call that do the same thing, and the answer each caller
+// gets as an HTTP status; the gRPC run expects the canonical code of that
+// status. Callers: admin, owner and viewer of acme, the owner of another
+// tenant (beta), and nobody.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace septa::test {
+
+struct AuthorizationRow {
+  std::string method, target, body;  // the REST call
+  std::string rpc, request;          // the gRPC call: "Service/Method" and its request as proto JSON
+  int admin, owner, viewer, other, none;
+};
+
+// Mutating rows are arranged so that the earlier callers' effects do not
+// change later callers' answers (e.g. admin deletes last, in its own row).
+// "{beta_token}" and "{admin_token}" stand for ids known only at run time.
+inline std::vector<AuthorizationRow> AuthorizationTable() {
+  return {
+      {"GET", "/v1/trust-tiers", "", "TrustTierService/ListTrustTiers", "{}", 200, 200, 200, 200, 401},
+      {"GET", "/v1/trust-tiers/shared", "", "TrustTierService/GetTrustTier", R"({"name":"shared"})", 200, 200, 200,
+       200, 401},
+      {"GET", "/v1/tenants", "", "TenantService/ListTenants", "{}", 200, 200, 200, 200, 401},
+      {"GET", "/v1/tenants/acme", "", "TenantService/GetTenant", R"({"name":"acme"})", 200, 200, 200, 404, 401},
+      {"GET", "/v1/tenants/beta", "", "TenantService/GetTenant", R"({"name":"beta"})", 200, 404, 404, 200, 401},
+      {"POST", "/v1/tenants", R"({"name":"gamma","trust_tier":"shared"})", "TenantService/CreateTenant",
+       R"({"tenant":{"name":"gamma","trust_tier":"shared"}})", 201, 403, 403, 403, 401},
+      {"PATCH", "/v1/tenants/acme", R"({"display_name":"A"})", "TenantService/UpdateTenant",
+       R"({"tenant":{"name":"acme","display_name":"A"},"update_mask":"displayName"})", 200, 200, 403, 404, 401},
+      {"PATCH", "/v1/tenants/acme", R"({"trust_tier":"dedicated"})", "TenantService/UpdateTenant",
+       R"({"tenant":{"name":"acme","trust_tier":"dedicated"},"update_mask":"trustTier"})", 200, 403, 403, 404, 401},
+      {"POST", "/v1/tokens", R"({"principal":"tenant:acme","role":"viewer"})", "TokenService/CreateToken",
+       R"({"principal":"tenant:acme","role":"viewer"})", 201, 201, 403, 404, 401},
+      {"POST", "/v1/tokens", R"({"principal":"admin","role":"owner"})", "TokenService/CreateToken",
+       R"({"principal":"admin","role":"owner"})", 201, 403, 403, 403, 401},
+      {"GET", "/v1/tokens", "", "TokenService/ListTokens", "{}", 200, 200, 200, 200, 401},
+      // beta's owner revokes it; the admin's revocation of the revoked token then changes nothing and succeeds.
+      {"DELETE", "/v1/tokens/{beta_token}", "", "TokenService/RevokeToken", R"({"id":"{beta_token}"})", 204, 404, 404,
+       204, 401},
+      {"DELETE", "/v1/tokens/{admin_token}", "", "TokenService/RevokeToken", R"({"id":"{admin_token}"})", 204, 404,
+       404, 404, 401},
+      {"DELETE", "/v1/tenants/acme", "", "TenantService/DeleteTenant", R"({"name":"acme"})", 204, 403, 403, 404, 401},
+  };
+}
+
+// Least privileged first, so that a successful write comes last.
+inline const std::vector<std::pair<std::string, int AuthorizationRow::*>>& CallersInOrder() {
+  static const std::vector<std::pair<std::string, int AuthorizationRow::*>> callers = {
+      {"none", &AuthorizationRow::none},
+      {"viewer", &AuthorizationRow::viewer},
+      {"other", &AuthorizationRow::other},
+      {"owner", &AuthorizationRow::owner},
+      {"admin", &AuthorizationRow::admin}};
+  return callers;
+}
+
+// `text` with every "{name}" of `ids` replaced by its value.
+inline std::string WithIds(std::string text, const std::map<std::string, std::string>& ids) {
+  for (const auto& [name, value] : ids) {
+    const std::string placeholder = "{" + name + "}";
+    for (auto at = text.find(placeholder); at != std::string::npos; at = text.find(placeholder, at + value.size())) {
+      text.replace(at, placeholder.size(), value);
+    }
+  }
+  return text;
+}
+
+// The principals of the table: their bearer tokens by caller name ("none":
+// empty), and the run-time ids. `Base` is ApiTest or a fixture derived from it.
+template <typename Base>
+class AuthorizationTableTest : public Base {
+ protected:
+  void SetUpSubjects() {
+    this->CreateTenant("acme");
+    this->CreateTenant("beta");
+    bearer_ = {{"none", ""},
+               {"viewer", this->CreateToken("tenant:acme", "viewer")},
+               {"other", this->CreateToken("tenant:beta", "owner")},
+               {"owner", this->CreateToken("tenant:acme", "owner")},
+               {"admin", this->admin_}};
+    ids_ = {{"beta_token", IdOfNewToken("tenant:beta", "owner")}, {"admin_token", IdOfNewToken("admin", "viewer")}};
+  }
+
+  std::map<std::string, std::string> bearer_;
+  std::map<std::string, std::string> ids_;
+
+ private:
+  std::string IdOfNewToken(const std::string& principal, const std::string& role) {
+    auto r = this->Call(this->admin_, "POST", "/v1/tokens",
+                        nlohmann::json{{"principal", principal}, {"role", role}}.dump());
+    EXPECT_EQ(r.status, 201) << r.body;
+    return nlohmann::json::parse(r.body).value("id", "");
+  }
+};
+
+}  // namespace septa::test
