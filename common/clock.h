@@ -1,13 +1,16 @@
-// Time and randomness are injected so that tests are deterministic.
+// Time and randomness are injected so that tests are deterministic. Production
+// implementations: SystemClock here, base::SecureRandom (services/base); test
+// doubles: tests/support/fake_clock.h and tests/support/seeded_random.h.
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
-#include <random>
 #include <span>
 #include <stop_token>
+
+#include "common/status.h"
 
 namespace septa {
 
@@ -34,54 +37,12 @@ class SystemClock final : public Clock {
   }
 };
 
-// A clock that moves only when told to; sleepers wake when it passes their deadline.
-class FakeClock final : public Clock {
- public:
-  explicit FakeClock(TimePoint start = TimePoint(std::chrono::seconds(1'800'000'000))) : now_(start) {}
-  TimePoint Now() const override {
-    std::lock_guard lock(mu_);
-    return now_;
-  }
-  bool SleepUntil(TimePoint deadline, std::stop_token stop) const override {
-    std::unique_lock lock(mu_);
-    return moved_.wait(lock, stop, [&] { return now_ >= deadline; });
-  }
-  void Advance(std::chrono::nanoseconds d) {
-    std::lock_guard lock(mu_);
-    now_ += std::chrono::duration_cast<TimePoint::duration>(d);
-    moved_.notify_all();
-  }
-  void Set(TimePoint t) {
-    std::lock_guard lock(mu_);
-    now_ = t;
-    moved_.notify_all();
-  }
-
- private:
-  mutable std::mutex mu_;
-  mutable std::condition_variable_any moved_;
-  TimePoint now_;
-};
-
-// Source of secret and non-secret random bytes.
+// Source of secret and non-secret random bytes. Fails when the operating system
+// has no entropy to give; `out` is then unusable.
 class RandomSource {
  public:
   virtual ~RandomSource() = default;
-  virtual void Fill(std::span<std::uint8_t> out) = 0;
-};
-
-// Deterministic bytes for tests (never for secrets in production).
-class SeededRandom final : public RandomSource {
- public:
-  explicit SeededRandom(std::uint64_t seed) : gen_(seed) {}
-  void Fill(std::span<std::uint8_t> out) override {
-    std::lock_guard lock(mu_);
-    for (auto& b : out) b = static_cast<std::uint8_t>(gen_());
-  }
-
- private:
-  std::mutex mu_;
-  std::mt19937_64 gen_;
+  virtual Status Fill(std::span<std::uint8_t> out) = 0;
 };
 
 }  // namespace septa

@@ -52,4 +52,6 @@ Status DeadlineExceeded(std::string m) { return {Code::kDeadlineExceeded, std::m
 Status Unimplemented(std::string m) { return {Code::kUnimplemented, std::move(m)}; }
 Status OutOfRange(std::string m) { return {Code::kOutOfRange, std::move(m)}; }
 
+Status OkStatusInResult() { return Internal("a Result was built from an OK status, with no value"); }
+
 }  // namespace septa

@@ -2,7 +2,6 @@
 // (gRPC) codes; services/rest and services/grpc map it to HTTP and gRPC once.
 #pragma once
 
-#include <cassert>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -43,7 +42,8 @@ struct FieldViolation {
   bool operator==(const FieldViolation&) const = default;
 };
 
-class Status {
+// [[nodiscard]]: a dropped Status is a swallowed error.
+class [[nodiscard]] Status {
  public:
   Status() = default;  // OK
   Status(Code code, std::string message, std::vector<FieldViolation> violations = {})
@@ -82,12 +82,17 @@ Status DeadlineExceeded(std::string message);
 Status Unimplemented(std::string message);
 Status OutOfRange(std::string message);
 
-// A value or the reason there is none. Holding an OK status is a bug.
+// An OK status where a Result's error belongs: the bug it reports.
+Status OkStatusInResult();
+
+// A value or the reason there is none. Built from an OK status (a bug: there is
+// neither), it holds an INTERNAL error instead, in every build type, so the caller
+// never reads a value that is not there.
 template <typename T>
-class Result {
+class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}                  // NOLINT: implicit on purpose
-  Result(Status status) : v_(std::move(status)) { assert(!std::get<Status>(v_).ok()); }  // NOLINT
+  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit on purpose
+  Result(Status status) : v_(status.ok() ? OkStatusInResult() : std::move(status)) {}  // NOLINT
 
   bool ok() const { return std::holds_alternative<T>(v_); }
   explicit operator bool() const { return ok(); }

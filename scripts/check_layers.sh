@@ -7,6 +7,7 @@
 #  - libpqxx only in services/store/; grpc only in api/, services/grpc/,
 #    services/cli/, services/cmd/ and tests; nothing outside services/, tests/ and fuzz/ includes
 #    services/; services/core never includes a transport or the store.
+#  - test doubles (tests/support/) are for tests only: no production folder includes them.
 set -uo pipefail
 root=${1:-$(dirname "$0")/..}
 cd "$root" || exit 2
@@ -38,6 +39,7 @@ check "gRPC belongs to api/, services/grpc/ and services/cmd/" "gpu tenancy comm
 check "services/core must not reach into a transport or the store" "services/core" '^\s*#\s*include\s*"services/(rest|grpc|store|cmd)/'
 check "transports must not include each other" "services/rest" '^\s*#\s*include\s*"services/grpc/'
 check "transports must not include each other" "services/grpc" '^\s*#\s*include\s*"services/rest/'
+check "test doubles (tests/support/) are for tests only" "gpu tenancy common api services" '^\s*#\s*include\s*"tests/'
 
 if ((fail)); then exit 1; fi
 echo "layering: ok"

@@ -6,12 +6,14 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "services/app/idempotency_sweeper.h"
-#include "services/core/crypto.h"
+#include "services/base/file.h"
+#include "services/base/secure_random.h"
 #include "services/core/use_cases.h"
 #include "services/grpc/grpc_server.h"
 #include "services/http/server.h"
@@ -79,11 +81,9 @@ std::pair<std::string, std::uint16_t> HostPort(const std::string& addr) {
 
 // A file a configuration key names; an error names the key.
 Result<std::string> ReadConfiguredFile(const std::string& key, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  if (!in) return InvalidField(key, "cannot read " + path);
-  return text.str();
+  auto text = base::ReadFile(path);
+  if (!text.ok()) return InvalidField(key, text.status().message());
+  return text;
 }
 
 // Writes the secret so that only the owner can read it, atomically.
@@ -92,7 +92,8 @@ Status WriteSecretFile(const fs::path& path, const std::string& secret) {
   {
     std::ofstream out(tmp, std::ios::trunc);
     if (!out) return Internal("cannot write " + tmp.string());
-    ::chmod(tmp.c_str(), 0600);
+    // Before the secret is written: a file others can read never holds it.
+    if (::chmod(tmp.c_str(), 0600) != 0) return Internal("chmod 0600 " + tmp.string() + ": " + std::strerror(errno));
     out << secret << "\n";
     if (!out.flush()) return Internal("cannot write " + tmp.string());
   }
@@ -112,7 +113,7 @@ struct SeptadApp::Impl {
   SystemClock clock;
   // Restarts the embedded PostgreSQL when it dies; /healthz asks it.
   std::unique_ptr<store::PostgresSupervisor> postgres_supervisor;
-  core::SecureRandom random;
+  base::SecureRandom random;
   std::unique_ptr<core::Authenticator> authenticator;
   std::unique_ptr<core::TenantService> tenants;
   std::unique_ptr<core::TrustTierService> tiers;
@@ -147,7 +148,9 @@ Status SeptadApp::Impl::Open() {
   if (ec) return InvalidField("data_dir", "cannot create " + config.data_dir + ": " + ec.message());
   // 0711: private listing, but the embedded PostgreSQL's user (postgres, when we
   // run as root) must traverse it to reach postgres/.
-  ::chmod(config.data_dir.c_str(), 0711);
+  if (::chmod(config.data_dir.c_str(), 0711) != 0) {
+    return InvalidField("data_dir", "cannot chmod 0711 " + config.data_dir + ": " + std::strerror(errno));
+  }
 
   database_url = config.database_url;
   if (database_url.empty()) {

@@ -2,9 +2,9 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <fstream>
-#include <sstream>
 #include <system_error>
+
+#include "services/base/file.h"
 
 namespace septa::cli {
 
@@ -47,11 +47,9 @@ Result<ConfigFile> LoadConfigFile(const std::filesystem::path& path, bool must_e
     if (must_exist) return InvalidArgument("config file " + path.string() + " does not exist");
     return ConfigFile{};
   }
-  std::ifstream in(path);
-  if (!in) return InvalidArgument("cannot read config file " + path.string());
-  std::stringstream text;
-  text << in.rdbuf();
-  return ParseConfigFile(text.str(), path.string());
+  auto text = base::ReadFile(path);
+  if (!text.ok()) return InvalidArgument("config file: " + text.status().message());
+  return ParseConfigFile(*text, path.string());
 }
 
 std::filesystem::path DefaultConfigPath(std::string_view home) {

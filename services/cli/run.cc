@@ -2,9 +2,7 @@
 
 #include <google/protobuf/empty.pb.h>
 
-#include <fstream>
-#include <sstream>
-
+#include "services/base/file.h"
 #include "services/cli/config_file.h"
 #include "services/cli/error_line.h"
 #include "services/cli/invocation.h"
@@ -37,14 +35,12 @@ Result<Connection> ResolveConnection(const GlobalOptions& options, const Environ
   const std::optional<std::string> ca_file = options.ca_file ? options.ca_file : file->ca_file;
   connection.security.tls = options.tls || file->tls.value_or(false) || ca_file.has_value();
   if (ca_file) {
-    std::ifstream in(*ca_file);
-    std::stringstream pem;
-    pem << in.rdbuf();
-    if (!in) {
+    auto pem = base::ReadFile(*ca_file);
+    if (!pem.ok()) {
       const std::string from = options.ca_file ? "--ca-file" : file_path.string() + ": ca_file";
-      return InvalidArgument(from + ": cannot read " + *ca_file);
+      return InvalidArgument(from + ": " + pem.status().message());
     }
-    connection.security.root_ca_pem = pem.str();
+    connection.security.root_ca_pem = *std::move(pem);
   }
   return connection;
 }

@@ -27,7 +27,11 @@ std::string AcceptOrMakeRequestId(std::string_view from_client, RandomSource& ra
                          c == '_' || c == '-';
     ok = ok && allowed;
   }
-  return ok ? std::string(from_client) : RandomHex(random, 8);
+  if (ok) return std::string(from_client);
+  // The id only correlates log lines: without entropy the request still runs
+  // (anything that needs a secret fails with UNAVAILABLE on its own).
+  auto made = RandomHex(random, 8);
+  return made.ok() ? *std::move(made) : std::string("no-entropy");
 }
 
 std::optional<ParsedTokenText> ParseTokenText(std::string_view text) {

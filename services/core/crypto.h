@@ -1,7 +1,6 @@
 // Secrets and digests for API tokens and idempotency fingerprints (OpenSSL).
 #pragma once
 
-#include <optional>
 #include <string>
 #include <string_view>
 
@@ -12,24 +11,13 @@ namespace septa::core {
 // Lower-case hex SHA-256 of `data`.
 std::string Sha256Hex(std::string_view data);
 
-// Unpadded base64url (RFC 4648 section 5).
-std::string Base64UrlEncode(std::string_view data);
-// nullopt when `text` holds a character outside the alphabet.
-std::optional<std::string> Base64UrlDecode(std::string_view text);
+// `bytes` random bytes as unpadded base64url; fails when `random` does.
+Result<std::string> RandomBase64Url(RandomSource& random, std::size_t bytes);
 
-// `bytes` random bytes as unpadded base64url.
-std::string RandomBase64Url(RandomSource& random, std::size_t bytes);
-
-// `bytes` random bytes as lower-case hex.
-std::string RandomHex(RandomSource& random, std::size_t bytes);
+// `bytes` random bytes as lower-case hex; fails when `random` does.
+Result<std::string> RandomHex(RandomSource& random, std::size_t bytes);
 
 // Comparison whose time does not depend on where the inputs differ.
 bool ConstantTimeEquals(std::string_view a, std::string_view b);
-
-// Cryptographically secure bytes from OpenSSL's RAND_bytes.
-class SecureRandom final : public RandomSource {
- public:
-  void Fill(std::span<std::uint8_t> out) override;
-};
 
 }  // namespace septa::core

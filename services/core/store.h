@@ -1,5 +1,5 @@
 // The persistence port of the use cases. services/store implements it on
-// PostgreSQL; FakeStore (fake_store.h) implements it in memory for unit tests.
+// PostgreSQL; FakeStore (tests/support/fake_store.h) implements it in memory for unit tests.
 // One contract test suite (tests/unit/services/store/store_contract.h) runs
 // against both.
 #pragma once

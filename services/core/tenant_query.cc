@@ -1,6 +1,6 @@
 #include "services/core/tenant_query.h"
 
-#include "services/core/crypto.h"
+#include "services/base/base64.h"
 #include "services/core/validation.h"
 
 namespace septa::core {
@@ -62,11 +62,11 @@ Status ParseTenantFilter(std::string_view filter, TenantQuery& query) {
 std::string EncodePageToken(std::string_view last_name) {
   std::string plain(kTokenPrefix);
   plain += last_name;
-  return Base64UrlEncode(plain);
+  return base::Base64UrlEncode(plain);
 }
 
 Result<std::string> DecodePageToken(std::string_view token) {
-  std::optional<std::string> plain = Base64UrlDecode(token);
+  std::optional<std::string> plain = base::Base64UrlDecode(token);
   if (!plain || !plain->starts_with(kTokenPrefix) ||
       !IsDns1123Label(std::string_view(*plain).substr(kTokenPrefix.size()))) {
     return InvalidField("page_token", "is not a token returned by a previous list");

@@ -58,7 +58,9 @@ Result<IssuedToken> TokenService::Issue(const RequestContext& ctx, const Princip
                                         std::string description, std::optional<std::chrono::seconds> ttl,
                                         Expiry expiry) {
   IssuedToken issued;
-  const std::string secret = RandomBase64Url(random_, kSecretBytes);
+  auto random_secret = RandomBase64Url(random_, kSecretBytes);
+  if (!random_secret.ok()) return random_secret.status();
+  const std::string secret = *std::move(random_secret);
   ApiToken& token = issued.token;
   token.principal = subject.ToString();
   token.role = subject.role;
@@ -81,7 +83,9 @@ Result<IssuedToken> TokenService::Issue(const RequestContext& ctx, const Princip
     } else if (expiry == Expiry::kCapped) {
       token.expire_time = now + CappedTtl(ttl, limits_.admin_ttl_max);
     }
-    token.id = RandomHex(random_, kIdBytes);
+    auto id = RandomHex(random_, kIdBytes);
+    SEPTA_RETURN_IF_ERROR(id);
+    token.id = *std::move(id);
     token.create_time = now;
     SEPTA_RETURN_IF_ERROR(tx.InsertToken(token));
     return tx.AppendAudit(AuditRecord{0, now, ctx.principal.ToString(), "token.create", ResourceOf(token.id), "",

@@ -104,7 +104,7 @@ Result<KeyPairPem> IssueCertificate(const CertificateRequest& request, const Key
   CertPtr cert(X509_new());
   X509_set_version(cert.get(), 2);
   unsigned char serial_bytes[16];
-  RAND_bytes(serial_bytes, sizeof serial_bytes);
+  if (RAND_bytes(serial_bytes, sizeof serial_bytes) != 1) return Internal(OpenSslError("making a serial number"));
   serial_bytes[0] &= 0x7f;  // positive
   BIGNUM* serial = BN_bin2bn(serial_bytes, sizeof serial_bytes, nullptr);
   BN_to_ASN1_INTEGER(serial, X509_get_serialNumber(cert.get()));

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <thread>
 
+#include "services/base/secure_random.h"
+
 namespace septa::kube {
 
 using nlohmann::json;
@@ -119,7 +121,7 @@ Client::Client(ClientConfig config, ClientOptions options) : config_(std::move(c
   if (options_.random) {
     random_ = options_.random;
   } else {
-    own_random_ = std::make_unique<SeededRandom>(std::random_device{}());
+    own_random_ = std::make_unique<base::SecureRandom>();
     random_ = own_random_.get();
   }
   if (!options_.sleep) options_.sleep = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
@@ -138,8 +140,9 @@ Result<std::unique_ptr<Client>> Client::Create(ClientConfig config, ClientOption
 
 std::chrono::milliseconds Client::Backoff(int attempt) {
   auto cap = std::min<long long>(options_.backoff_max.count(), options_.backoff_base.count() << std::min(attempt, 20));
-  std::uint8_t bytes[4];
-  random_->Fill(bytes);
+  std::uint8_t bytes[4] = {};
+  // Jitter only spreads retries out; without entropy, back off by the full half.
+  if (!random_->Fill(bytes).ok()) return std::chrono::milliseconds(cap / 2);
   std::uint32_t r = (std::uint32_t{bytes[0]} << 24) | (std::uint32_t{bytes[1]} << 16) | (std::uint32_t{bytes[2]} << 8) | bytes[3];
   return std::chrono::milliseconds(cap / 2 + static_cast<long long>(r % static_cast<std::uint32_t>(cap / 2 + 1)));
 }

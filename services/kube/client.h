@@ -72,7 +72,7 @@ struct ClientOptions {
   std::chrono::milliseconds backoff_base{100};
   std::chrono::milliseconds backoff_max{5'000};
   const Clock* clock = nullptr;         // system clock when null
-  RandomSource* random = nullptr;       // for jitter; a seeded default when null
+  RandomSource* random = nullptr;       // for jitter; OpenSSL's when null
   // Waits between retries; tests replace it to stay fast and deterministic.
   std::function<void(std::chrono::milliseconds)> sleep;
 };

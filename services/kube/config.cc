@@ -8,45 +8,14 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
+
+#include "services/base/base64.h"
+#include "services/base/file.h"
 
 namespace septa::kube {
 
 namespace {
-
-Result<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("cannot read " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::string Base64Decode(const std::string& in) {
-  auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+' || c == '-') return 62;
-    if (c == '/' || c == '_') return 63;
-    return -1;
-  };
-  std::string out;
-  int buffer = 0, bits = 0;
-  for (char c : in) {
-    int v = value(c);
-    if (v < 0) continue;  // padding, whitespace
-    buffer = (buffer << 6) | v;
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((buffer >> bits) & 0xff));
-    }
-  }
-  return out;
-}
 
 std::string Resolve(const std::string& path, const std::string& base_dir) {
   return path.empty() || path.front() == '/' ? path : base_dir + "/" + path;
@@ -54,8 +23,12 @@ std::string Resolve(const std::string& path, const std::string& base_dir) {
 
 // `<field>-data` (base64) or `<field>` (a file path).
 Result<std::string> DataOrFile(const YAML::Node& node, const std::string& field, const std::string& base_dir) {
-  if (node[field + "-data"]) return Base64Decode(node[field + "-data"].as<std::string>());
-  if (node[field]) return ReadFile(Resolve(node[field].as<std::string>(), base_dir));
+  if (node[field + "-data"]) {
+    auto decoded = base::Base64Decode(node[field + "-data"].as<std::string>());
+    if (!decoded) return InvalidField(field + "-data", "is not valid base64");
+    return *std::move(decoded);
+  }
+  if (node[field]) return base::ReadFile(Resolve(node[field].as<std::string>(), base_dir));
   return std::string();
 }
 
@@ -120,7 +93,7 @@ Result<ClientConfig> ParseKubeconfig(const std::string& yaml_text, const std::st
 }
 
 Result<ClientConfig> LoadKubeconfig(const std::string& path, const std::string& context) {
-  auto text = ReadFile(path);
+  auto text = base::ReadFile(path);
   if (!text.ok()) return Status(text.status().code(), "kubeconfig: " + text.status().message());
   auto slash = path.rfind('/');
   auto config = ParseKubeconfig(*text, context, slash == std::string::npos ? "." : path.substr(0, slash));
@@ -139,11 +112,11 @@ Result<ClientConfig> InClusterConfig(const std::string& sa_dir) {
   std::string h = host;
   if (h.find(':') != std::string::npos) h = "[" + h + "]";
   config.server = "https://" + h + ":" + port;
-  auto ca = ReadFile(sa_dir + "/ca.crt");
+  auto ca = base::ReadFile(sa_dir + "/ca.crt");
   if (!ca.ok()) return ca.status();
   config.ca_pem = *ca;
   config.token_file = sa_dir + "/token";
-  auto ns = ReadFile(sa_dir + "/namespace");
+  auto ns = base::ReadFile(sa_dir + "/namespace");
   if (ns.ok() && !ns->empty()) config.ns = *ns;
   return config;
 }
@@ -221,7 +194,7 @@ Result<std::string> Credentials::AuthorizationHeader() {
       auto mtime = std::chrono::system_clock::time_point(std::chrono::seconds(st.st_mtim.tv_sec) +
                                                          std::chrono::nanoseconds(st.st_mtim.tv_nsec));
       if (mtime != token_file_mtime_ || cached_token_.empty()) {
-        auto token = ReadFile(config_.token_file);
+        auto token = base::ReadFile(config_.token_file);
         if (token.ok()) {
           std::string t = *token;
           while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.pop_back();

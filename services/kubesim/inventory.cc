@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "services/base/yaml_json.h"
+
 namespace septa::kubesim {
 
 Result<std::vector<std::string>> ExpandBraceRange(const std::string& pattern) {
@@ -54,19 +56,18 @@ Result<long long> ParseQuantityMilli(const std::string& q) {
 
 namespace {
 
-nlohmann::json YamlToJson(const YAML::Node& node) {
-  if (node.IsMap()) {
-    nlohmann::json j = nlohmann::json::object();
-    for (const auto& kv : node) j[kv.first.as<std::string>()] = YamlToJson(kv.second);
-    return j;
+// A taint's fields are strings; YAML reads `value: true` as a boolean (core
+// schema), which the node object could not hold, so it must be quoted.
+Status CheckTaints(const nlohmann::json& taints, const std::string& where) {
+  for (std::size_t i = 0; i < taints.size(); ++i) {
+    if (!taints[i].is_object()) return InvalidArgument(where + "[" + std::to_string(i) + "]: must be a map");
+    for (const auto& [field, value] : taints[i].items()) {
+      if (!value.is_string()) {
+        return InvalidArgument(where + "[" + std::to_string(i) + "]." + field + ": must be a string (quote it)");
+      }
+    }
   }
-  if (node.IsSequence()) {
-    nlohmann::json j = nlohmann::json::array();
-    for (const auto& item : node) j.push_back(YamlToJson(item));
-    return j;
-  }
-  if (node.IsScalar()) return node.Scalar();
-  return nullptr;
+  return Status::Ok();
 }
 
 }  // namespace
@@ -89,8 +90,10 @@ Result<Inventory> ParseInventory(const std::string& yaml_text, const std::string
       if (!ParseQuantityMilli(spec.memory).ok()) return InvalidArgument(where + ".memory: bad quantity \"" + spec.memory + "\"");
       if (n["labels"]) spec.labels = n["labels"].as<std::map<std::string, std::string>>();
       if (n["taints"]) {
-        spec.taints = YamlToJson(n["taints"]);
+        spec.taints = base::YamlToJson(n["taints"]);
         if (!spec.taints.is_array()) return InvalidArgument(where + ".taints: must be a list");
+        Status taints = CheckTaints(spec.taints, where + ".taints");
+        if (!taints.ok()) return taints;
       }
       if (YAML::Node g = n["gpus"]) {
         if (!g["model"]) return InvalidArgument(where + ".gpus.model: required");

@@ -1,10 +1,10 @@
 #include "services/kubesim/kubesim.h"
 
-#include <openssl/rand.h>
-
 #include <boost/beast/http/field.hpp>
 #include <yaml-cpp/yaml.h>
 
+#include "services/base/base64.h"
+#include "services/base/secure_random.h"
 #include "services/kubesim/auth.h"
 
 namespace septa::kubesim {
@@ -13,31 +13,6 @@ using nlohmann::json;
 using namespace std::chrono_literals;
 
 namespace {
-
-// Cryptographic randomness for uids and names outside tests.
-class OsRandom final : public RandomSource {
- public:
-  void Fill(std::span<std::uint8_t> out) override { RAND_bytes(out.data(), static_cast<int>(out.size())); }
-};
-
-std::string Base64(const std::string& in) {
-  static constexpr char kTable[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  std::size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    unsigned v = (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8) |
-                 static_cast<unsigned char>(in[i + 2]);
-    out += {kTable[v >> 18], kTable[(v >> 12) & 63], kTable[(v >> 6) & 63], kTable[v & 63]};
-  }
-  if (i + 1 == in.size()) {
-    unsigned v = static_cast<unsigned char>(in[i]) << 16;
-    out += {kTable[v >> 18], kTable[(v >> 12) & 63], '=', '='};
-  } else if (i + 2 == in.size()) {
-    unsigned v = (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8);
-    out += {kTable[v >> 18], kTable[(v >> 12) & 63], kTable[(v >> 6) & 63], '='};
-  }
-  return out;
-}
 
 bool SplitHostPort(const std::string& listen, std::string& host, std::uint16_t& port) {
   auto colon = listen.rfind(':');
@@ -76,7 +51,7 @@ KubeSim::KubeSim(KubeSimOptions options) : options_(std::move(options)) {
   const Clock& clock = options_.clock ? *options_.clock : system_clock_;
   RandomSource* random = options_.random;
   if (random == nullptr) {
-    system_random_ = std::make_unique<OsRandom>();
+    system_random_ = std::make_unique<base::SecureRandom>();
     random = system_random_.get();
   }
   cluster_ = std::make_unique<Cluster>(clock, *random, options_.history_limit);
@@ -171,13 +146,13 @@ std::string KubeSim::Kubeconfig(const std::string& user, const http::KeyPairPem&
   out << YAML::Key << "name" << YAML::Value << options_.cluster_name;
   out << YAML::Key << "cluster" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "server" << YAML::Value << server_url();
-  out << YAML::Key << "certificate-authority-data" << YAML::Value << Base64(ca_.certificate);
+  out << YAML::Key << "certificate-authority-data" << YAML::Value << base::Base64Encode(ca_.certificate);
   out << YAML::EndMap << YAML::EndMap << YAML::EndSeq;
   out << YAML::Key << "users" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
   out << YAML::Key << "name" << YAML::Value << user;
   out << YAML::Key << "user" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "client-certificate-data" << YAML::Value << Base64(client.certificate);
-  out << YAML::Key << "client-key-data" << YAML::Value << Base64(client.private_key);
+  out << YAML::Key << "client-certificate-data" << YAML::Value << base::Base64Encode(client.certificate);
+  out << YAML::Key << "client-key-data" << YAML::Value << base::Base64Encode(client.private_key);
   out << YAML::EndMap << YAML::EndMap << YAML::EndSeq;
   std::string context = user + "@" + options_.cluster_name;
   out << YAML::Key << "contexts" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;

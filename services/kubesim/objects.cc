@@ -21,21 +21,21 @@ std::string Rfc3339(TimePoint t) {
   return buf;
 }
 
-std::string NewUid(RandomSource& random) {
+ApiResult<std::string> NewUid(RandomSource& random) {
   std::array<std::uint8_t, 16> b{};
-  random.Fill(b);
+  if (Status st = random.Fill(b); !st.ok()) return InternalError("making a uid: " + st.message());
   b[6] = (b[6] & 0x0f) | 0x40;  // version 4
   b[8] = (b[8] & 0x3f) | 0x80;  // RFC 4122 variant
   char out[37];
   std::snprintf(out, sizeof out, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
                 b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
-  return out;
+  return std::string(out);
 }
 
-std::string RandomSuffix(RandomSource& random) {
+ApiResult<std::string> RandomSuffix(RandomSource& random) {
   static constexpr std::string_view kAlphabet = "bcdfghjklmnpqrstvwxz2456789";  // as the API server's
   std::array<std::uint8_t, 5> b{};
-  random.Fill(b);
+  if (Status st = random.Fill(b); !st.ok()) return InternalError("making a generated name: " + st.message());
   std::string out;
   for (auto byte : b) out.push_back(kAlphabet[byte % kAlphabet.size()]);
   return out;

@@ -13,9 +13,9 @@
 namespace septa::kubesim {
 
 std::string Rfc3339(TimePoint t);
-std::string NewUid(RandomSource& random);
+ApiResult<std::string> NewUid(RandomSource& random);
 // Five random lowercase alphanumerics, as generateName appends.
-std::string RandomSuffix(RandomSource& random);
+ApiResult<std::string> RandomSuffix(RandomSource& random);
 
 // Field causes for a bad object of `type` (empty when it is valid).
 std::vector<StatusCause> Validate(const ResourceType& type, const nlohmann::json& object);

@@ -4,46 +4,13 @@
 
 #include <map>
 
+#include "services/base/yaml_json.h"
+
 namespace septa::kubesim {
 
 using nlohmann::json;
 
 namespace {
-
-json YamlToJson(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Null:
-    case YAML::NodeType::Undefined:
-      return nullptr;
-    case YAML::NodeType::Sequence: {
-      json arr = json::array();
-      for (const auto& item : node) arr.push_back(YamlToJson(item));
-      return arr;
-    }
-    case YAML::NodeType::Map: {
-      json obj = json::object();
-      for (const auto& kv : node) obj[kv.first.as<std::string>()] = YamlToJson(kv.second);
-      return obj;
-    }
-    case YAML::NodeType::Scalar: {
-      const std::string& s = node.Scalar();
-      if (node.Tag() == "!") return s;  // quoted: always a string
-      if (s == "null" || s == "~" || s.empty()) return nullptr;
-      if (s == "true" || s == "True") return true;
-      if (s == "false" || s == "False") return false;
-      try {
-        std::size_t pos = 0;
-        long long i = std::stoll(s, &pos);
-        if (pos == s.size()) return i;
-        double d = std::stod(s, &pos);
-        if (pos == s.size()) return d;
-      } catch (...) {
-      }
-      return s;
-    }
-  }
-  return nullptr;
-}
 
 // Kubernetes' patchMergeKey for the common built-in list fields.
 const std::map<std::string_view, std::string_view>& MergeKeys() {
@@ -115,7 +82,7 @@ ApiResult<json> ParseJsonOrYaml(std::string_view text) {
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!j.is_discarded()) return j;
   try {
-    return YamlToJson(YAML::Load(std::string(text)));
+    return base::YamlToJson(YAML::Load(std::string(text)));
   } catch (const std::exception& e) {
     return BadRequestError(std::string("the body of the request was in an unknown format: ") + e.what());
   }

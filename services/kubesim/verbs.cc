@@ -135,11 +135,15 @@ static ApiResult<json> Conform(const Call& call, json obj, bool allow_name_from_
 static ApiResult<json> PrepareNew(Cluster& cluster, const ResourceType& t, json obj) {
   json& md = obj["metadata"];
   if (md.value("name", "").empty() && !md.value("generateName", "").empty()) {
-    md["name"] = md["generateName"].get<std::string>() + RandomSuffix(cluster.random);
+    auto suffix = RandomSuffix(cluster.random);
+    if (IsError(suffix)) return std::get<ApiError>(std::move(suffix));
+    md["name"] = md["generateName"].get<std::string>() + std::get<std::string>(suffix);
   }
   auto causes = Validate(t, obj);
   if (!causes.empty()) return InvalidError(t.kind, t.group, md.value("name", ""), std::move(causes));
-  md["uid"] = NewUid(cluster.random);
+  auto uid = NewUid(cluster.random);
+  if (IsError(uid)) return std::get<ApiError>(std::move(uid));
+  md["uid"] = std::get<std::string>(std::move(uid));
   md["creationTimestamp"] = Rfc3339(cluster.clock.Now());
   md["generation"] = 1;
   md.erase("resourceVersion");

@@ -11,11 +11,11 @@
 #include <cstring>
 #include <fstream>
 #include <pqxx/pqxx>
-#include <sstream>
 #include <thread>
 
 #include <spdlog/spdlog.h>
 
+#include "services/base/file.h"
 #include "services/store/connection_url.h"
 #include "services/store/database_admin.h"
 #include "services/store/subprocess.h"
@@ -77,13 +77,6 @@ std::string LastLines(const std::string& text, int lines) {
     if (pos == std::string::npos) return text;
   }
   return text.substr(pos + 1);
-}
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 // Runs one of PostgreSQL's tools; a non-zero exit becomes an error quoting it.
@@ -217,8 +210,8 @@ bool ProcessAlive(pid_t pid) { return kill(pid, 0) == 0 || errno == EPERM; }
 // killed before it could stop its server), rather than a reused PID.
 bool IsOurPostmaster(pid_t pid, const fs::path& data) {
   if (!ProcessAlive(pid)) return false;
-  const std::string comm = ReadFile("/proc/" + std::to_string(pid) + "/comm");
-  if (comm.rfind("postgres", 0) != 0) return false;
+  const auto comm = base::ReadFile("/proc/" + std::to_string(pid) + "/comm");
+  if (!comm.ok() || comm->rfind("postgres", 0) != 0) return false;
   std::error_code ec;
   const fs::path cwd = fs::read_symlink("/proc/" + std::to_string(pid) + "/cwd", ec);
   return !ec && fs::equivalent(cwd, data, ec);
@@ -280,8 +273,9 @@ Status StartServer(const Layout& layout, const EmbeddedPostgresOptions& options,
                                   "--pgdata=" + layout.data.string(), "--log=" + layout.log.string()},
                                  layout);
   if (!started.ok()) {
+    const auto log = base::ReadFile(layout.log);
     return Unavailable("embedded PostgreSQL did not start: " + started.message() + "\nserver log (" +
-                       layout.log.string() + "):\n" + LastLines(ReadFile(layout.log), 15));
+                       layout.log.string() + "):\n" + LastLines(log.ok() ? *log : log.status().message(), 15));
   }
   return Status::Ok();
 }

@@ -1,11 +1,10 @@
 #include "services/store/migration.h"
 
+#include "services/base/file.h"
 #include "services/core/crypto.h"
 
 #include <algorithm>
-#include <fstream>
 #include <regex>
-#include <sstream>
 
 namespace septa::store {
 
@@ -43,11 +42,9 @@ Result<std::vector<Migration>> LoadMigrationsFromDirectory(const std::filesystem
   std::vector<std::pair<std::string, std::string>> files;
   for (const auto& entry : it) {
     if (!entry.is_regular_file() || entry.path().extension() != ".sql") continue;
-    std::ifstream in(entry.path(), std::ios::binary);
-    std::stringstream sql;
-    sql << in.rdbuf();
-    if (!in) return FailedPrecondition("cannot read " + entry.path().string());
-    files.emplace_back(entry.path().filename().string(), sql.str());
+    auto sql = base::ReadFile(entry.path());
+    if (!sql.ok()) return FailedPrecondition(sql.status().message());
+    files.emplace_back(entry.path().filename().string(), *std::move(sql));
   }
   return ParseMigrations(std::move(files));
 }

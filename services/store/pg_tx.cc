@@ -200,7 +200,9 @@ Result<std::size_t> PgTx::Write(F&& write) {
       try {
         tx_.exec0("ROLLBACK TO SAVEPOINT septa_write");
       } catch (const std::exception& rollback_error) {
-        Failed(rollback_error);
+        // Only for its effect: a broken rollback makes the transaction fatal;
+        // the caller is told about the write that failed first.
+        (void)Failed(rollback_error);
       }
     }
     return failed;

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
@@ -15,6 +14,7 @@
 #include "gpu/packing_bound.h"
 #include "gpu/policy.h"
 #include "gpu/trace_replay.h"
+#include "services/base/file.h"
 #include "services/cmd/septa-bench/commands.h"
 
 namespace septa::bench {
@@ -48,14 +48,6 @@ struct PolicyResult {
   bool has_bound = false;
   double fractional_gpus = 0, packed_gpus = 0, recoverable_gpus = 0, ceiling_130 = 0;
 };
-
-Result<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("cannot read " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 Result<std::vector<std::uint64_t>> ParseSeeds(const std::string& text) {
   std::vector<std::uint64_t> seeds;
@@ -232,7 +224,7 @@ int Run(Options options) {
     return 2;
   }
   const gpu::Catalog& catalog = gpu::Catalog::Default();
-  Result<std::string> node_text = ReadFile(options.nodes);
+  Result<std::string> node_text = base::ReadFile(options.nodes);
   if (!node_text.ok()) {
     fmt::print(stderr, "septa-bench placement: {}\n", node_text.status().message());
     return 2;
@@ -243,7 +235,7 @@ int Run(Options options) {
     return 2;
   }
   for (const std::string& pods_path : options.pods) {
-    Result<std::string> pod_text = ReadFile(pods_path);
+    Result<std::string> pod_text = base::ReadFile(pods_path);
     if (!pod_text.ok()) {
       fmt::print(stderr, "septa-bench placement: {}\n", pod_text.status().message());
       return 2;

@@ -82,15 +82,16 @@ void BM_WatchDelivery(benchmark::State& state) {
   septa::kube::WatchOptions o;
   o.resource_version = page.ok() ? page->resource_version : "";
   o.allow_bookmarks = false;
-  std::thread watcher([&] {
-    septa::kube::WatchOnce(*watcher_client, kConfigMaps, "default", o, [&](const septa::kube::WatchEvent& e) {
-      auto now = std::chrono::steady_clock::now();
-      std::lock_guard lock(mu);
-      received[e.object["metadata"].value("name", "")] = now;
-      cv.notify_all();
-      return true;
-    }, &cancel);
-  });
+  const auto on_event = [&](const septa::kube::WatchEvent& e) {
+    auto now = std::chrono::steady_clock::now();
+    std::lock_guard lock(mu);
+    received[e.object["metadata"].value("name", "")] = now;
+    cv.notify_all();
+    return true;
+  };
+  septa::Status watch_end;
+  std::thread watcher(
+      [&] { watch_end = septa::kube::WatchOnce(*watcher_client, kConfigMaps, "default", o, on_event, &cancel); });
   std::vector<double> latencies_ms;
   for (auto _ : state) {
     std::string name = "lat-" + std::to_string(counter++);
@@ -105,6 +106,9 @@ void BM_WatchDelivery(benchmark::State& state) {
   }
   cancel.Cancel();
   watcher.join();
+  if (!watch_end.ok() && watch_end.code() != septa::Code::kCancelled) {
+    state.SkipWithError(("the watch failed: " + watch_end.ToString()).c_str());
+  }
   std::sort(latencies_ms.begin(), latencies_ms.end());
   if (!latencies_ms.empty()) {
     state.counters["p50_ms"] = latencies_ms[latencies_ms.size() / 2];

@@ -4,8 +4,8 @@
 #include <csignal>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 
+#include "services/base/file.h"
 #include "services/kubesim/kubesim.h"
 
 int main(int argc, char** argv) {
@@ -28,14 +28,12 @@ int main(int argc, char** argv) {
   options.nodes.pod_start_delay = std::chrono::milliseconds(pod_start_ms);
   options.nodes.mig_reconfigure_delay = std::chrono::milliseconds(mig_ms);
   if (!inventory.empty()) {
-    std::ifstream in(inventory);
-    std::stringstream text;
-    text << in.rdbuf();
-    if (!in) {
-      std::cerr << "septa-kubesim: cannot read " << inventory << "\n";
+    auto text = septa::base::ReadFile(inventory);
+    if (!text.ok()) {
+      std::cerr << "septa-kubesim: " << text.status().message() << "\n";
       return 1;
     }
-    auto parsed = septa::kubesim::ParseInventory(text.str(), inventory);
+    auto parsed = septa::kubesim::ParseInventory(*text, inventory);
     if (!parsed.ok()) {
       std::cerr << "septa-kubesim: " << parsed.status().ToString() << "\n";
       return 1;

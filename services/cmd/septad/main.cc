@@ -6,11 +6,10 @@
 
 #include <csignal>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "services/app/septad_app.h"
+#include "services/base/file.h"
 
 extern char** environ;
 
@@ -74,10 +73,12 @@ int main(int argc, char** argv) {
   sources.env = Environment();
   sources.flags = flags;
   if (!config_file.empty()) {
-    std::ifstream in(config_file);
-    std::stringstream text;
-    text << in.rdbuf();
-    sources.yaml_text = text.str();
+    auto text = septa::base::ReadFile(config_file);
+    if (!text.ok()) {
+      std::cerr << "septad: invalid configuration: --config: " << text.status().message() << "\n";
+      return 2;
+    }
+    sources.yaml_text = *std::move(text);
     sources.yaml_name = config_file;
   }
   const char* home = std::getenv("HOME");

@@ -47,6 +47,15 @@ stop() {
   grep -q "septad stopped" "$log" || fail "no clean stop logged"
 }
 
+# A --config file that exists but cannot be read stops septad (exit 2) instead
+# of starting on defaults. As root every mode is readable, so the file is
+# /proc/self/mem: a regular file whose first page read fails with EIO.
+code=0
+timeout 30 "$septad" --data-dir "$dir/data" --config /proc/self/mem --database-url postgresql://127.0.0.1:1/none \
+  >"$log" 2>&1 || code=$?
+[[ $code == 2 ]] || fail "septad with an unreadable --config exited $code, not 2"
+grep -q "cannot read /proc/self/mem: Input/output error" "$log" || fail "the --config error does not name the file"
+
 start
 grep -q "Bootstrap admin token" "$log" || fail "bootstrap token not printed"
 token=$(cat "$dir/data/admin.token")

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <thread>
 
+#include "services/base/base64.h"
 #include "services/core/auth.h"
 #include "services/core/crypto.h"
 #include "tests/integration/api/api_fixture.h"
@@ -59,7 +60,7 @@ std::vector<std::string> SecretEncodings(const std::string& token_text) {
   const std::string secret = parsed ? parsed->secret : token_text;
   std::string base64 = secret;
   for (char& ch : base64) ch = ch == '-' ? '+' : ch == '_' ? '/' : ch;
-  const auto bytes = core::Base64UrlDecode(secret);
+  const auto bytes = base::Base64UrlDecode(secret);
   EXPECT_TRUE(bytes.has_value()) << secret;
   static constexpr char kHex[] = "0123456789abcdef";
   std::string hex;

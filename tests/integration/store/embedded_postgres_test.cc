@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "services/store/postgres_supervisor.h"
+#include "tests/support/fake_clock.h"
 
 namespace septa::store {
 namespace {

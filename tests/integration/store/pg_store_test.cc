@@ -211,11 +211,14 @@ TEST_F(PgStoreTest, PoolAcquireGivesUpAfterItsTimeout) {
   PgStore store(options);
   std::promise<void> holding, release;
   std::thread holder([&] {
-    store.Transact(core::TxMode::kReadOnly, [&](core::Tx&) {
-      holding.set_value();
-      release.get_future().wait();
-      return Status::Ok();
-    });
+    EXPECT_TRUE(store
+                    .Transact(core::TxMode::kReadOnly,
+                              [&](core::Tx&) {
+                                holding.set_value();
+                                release.get_future().wait();
+                                return Status::Ok();
+                              })
+                    .ok());
   });
   holding.get_future().wait();
   const Status st = store.Transact(core::TxMode::kReadOnly, [](core::Tx&) { return Status::Ok(); });

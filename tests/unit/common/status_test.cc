@@ -42,6 +42,15 @@ TEST(Result, HoldsValueOrStatus) {
   EXPECT_EQ(UsesMacro(5, &out).message(), "odd");
 }
 
+// Before issue 9 this was only an assert: a release build held an OK status and
+// value() threw std::bad_variant_access; now every build holds INTERNAL.
+TEST(Result, FromOkStatusIsInternalError) {
+  Result<int> r = Status::Ok();
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::kInternal);
+  EXPECT_NE(r.status().message().find("OK status"), std::string::npos);
+}
+
 TEST(CodeName, MatchesGrpcSpelling) {
   EXPECT_EQ(CodeName(Code::kFailedPrecondition), "FAILED_PRECONDITION");
   EXPECT_EQ(CodeName(Code::kUnauthenticated), "UNAUTHENTICATED");

@@ -1,6 +1,6 @@
 // RunSeptactl up to the wire: help, usage errors, config file, missing
 // token, and a server that is not there. Calls that reach septad are in
-// septactl_e2e_test.cc.
+// tests/integration/cli/septactl_test.cc.
 #include "services/cli/run.h"
 
 #include <gtest/gtest.h>
@@ -97,12 +97,12 @@ TEST_F(ConfigHome, AnUnreadableCaFileIsAUsageErrorNamingTheFlag) {
   const std::string missing = (home_ / "no-ca.pem").string();
   const auto r = Septactl({"--server", kNoServer, "--token", "t", "--ca-file", missing, "tier", "list"}, Env());
   EXPECT_EQ(r.exit_code, kExitUsage);
-  EXPECT_EQ(r.err, "septactl: INVALID_ARGUMENT: --ca-file: cannot read " + missing + "\n");
+  EXPECT_EQ(r.err, "septactl: INVALID_ARGUMENT: --ca-file: cannot read " + missing + ": No such file or directory\n");
   WriteConfig("ca_file: " + missing + "\n");
   const auto from_file = Septactl({"--server", kNoServer, "--token", "t", "tier", "list"}, Env());
   EXPECT_EQ(from_file.exit_code, kExitUsage);
   EXPECT_EQ(from_file.err, "septactl: INVALID_ARGUMENT: " + (home_ / ".config/septa/config.yaml").string() +
-                               ": ca_file: cannot read " + missing + "\n");
+                               ": ca_file: cannot read " + missing + ": No such file or directory\n");
 }
 
 TEST_F(ConfigHome, ANamedConfigFileMustExist) {

@@ -4,10 +4,12 @@
 
 #include <gtest/gtest.h>
 
-#include "services/core/fake_store.h"
 #include "services/core/tenant_service.h"
 #include "services/core/tier_service.h"
 #include "services/core/token_service.h"
+#include "tests/support/fake_clock.h"
+#include "tests/support/fake_store.h"
+#include "tests/support/seeded_random.h"
 
 namespace septa::core {
 

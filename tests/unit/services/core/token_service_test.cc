@@ -1,5 +1,6 @@
 #include "services/core/token_service.h"
 
+#include "services/core/auth.h"
 #include "tests/unit/services/core/core_fixture.h"
 
 namespace septa::core {
@@ -122,6 +123,18 @@ TEST_F(TokenServiceTest, RequestsAreValidated) {
   EXPECT_EQ(tokens.Create(Admin(), {"admin", "owner", "0s", ""}).status().violations()[0].field, "ttl");
   EXPECT_EQ(tokens.Create(Admin(), {"tenant:ghost", "owner", "", ""}).status().violations()[0].field, "principal");
   EXPECT_TRUE(Audit().empty());
+}
+
+// Issue 9: randomness that fails is an error, never a predictable secret; the
+// request id falls back to a fixed marker so the failure can still be logged.
+TEST_F(TokenServiceTest, NoEntropyIsUnavailableAndWritesNothing) {
+  ExhaustedRandom exhausted;
+  TokenService no_entropy(store, clock, exhausted, authenticator);
+  auto issued = no_entropy.Create(Admin(), {"admin", "owner", "", "ci"});
+  EXPECT_EQ(issued.status().code(), Code::kUnavailable) << issued.status().ToString();
+  EXPECT_TRUE(Audit().empty());
+  EXPECT_EQ(AcceptOrMakeRequestId("", exhausted), "no-entropy");
+  EXPECT_EQ(AcceptOrMakeRequestId("abc-1", exhausted), "abc-1");
 }
 
 // DESIGN.md section 2: a tier caps its tenants' credential lifetimes; a TTL

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "services/kube/watch.h"
+#include "tests/support/fake_clock.h"
 #include "tests/unit/services/kube/sim_fixture.h"
 
 namespace septa::kube {
@@ -394,13 +395,14 @@ TEST_F(kubeClient, ConcurrentWritersNeverLoseAnUpdateAndTheWatchSeesEachOnceInOr
   std::vector<std::uint64_t> versions;
   constexpr int kWriters = 4, kEach = 25;
   std::thread watcher([&] {
-    WatchOnce(*client_, kConfigMaps, "default",
-              From((*start)["metadata"]["resourceVersion"], false, 20),
-              [&](const WatchEvent& e) {
-                seen.push_back(std::stoi(e.object["data"]["n"].get<std::string>()));
-                versions.push_back(std::stoull(e.object["metadata"]["resourceVersion"].get<std::string>()));
-                return seen.size() < kWriters * kEach;
-              });
+    const Status watched =
+        WatchOnce(*client_, kConfigMaps, "default", From((*start)["metadata"]["resourceVersion"], false, 20),
+                  [&](const WatchEvent& e) {
+                    seen.push_back(std::stoi(e.object["data"]["n"].get<std::string>()));
+                    versions.push_back(std::stoull(e.object["metadata"]["resourceVersion"].get<std::string>()));
+                    return seen.size() < kWriters * kEach;
+                  });
+    EXPECT_TRUE(watched.ok()) << watched.ToString();
   });
   std::vector<std::thread> writers;
   std::atomic<int> conflicts{0};

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "services/kube/config.h"
+#include "tests/support/fake_clock.h"
 
 namespace septa::kube {
 namespace {
@@ -44,6 +45,17 @@ TEST(kubeconfig, CurrentContext) {
   EXPECT_EQ(c->tls_server_name, "api.internal");
   EXPECT_EQ(c->token, "abc");
   EXPECT_EQ(c->ns, "team");
+}
+
+// Issue 9: the old decoder skipped every character outside the alphabet and
+// handed garbage on as a CA; the shared decoder refuses it by field.
+TEST(kubeconfig, DataThatIsNotBase64IsRefusedByField) {
+  std::string config = kKubeconfig;
+  config.replace(config.find("aGVsbG8="), 8, "aGVs*bG8=");
+  auto c = ParseKubeconfig(config);
+  EXPECT_EQ(c.status().code(), Code::kInvalidArgument);
+  ASSERT_EQ(c.status().violations().size(), 1u) << c.status().ToString();
+  EXPECT_EQ(c.status().violations()[0].field, "certificate-authority-data");
 }
 
 TEST(kubeconfig, NamedContextWithExecAndInsecure) {

@@ -4,6 +4,7 @@
 #include <boost/beast/http.hpp>
 
 #include "services/http/server.h"
+#include "tests/support/seeded_random.h"
 #include "tests/unit/services/kube/sim_fixture.h"
 
 namespace septa::kube {

@@ -6,6 +6,8 @@
 
 #include "services/kube/client.h"
 #include "services/kubesim/kubesim.h"
+#include "tests/support/fake_clock.h"
+#include "tests/support/seeded_random.h"
 
 namespace septa::kubesim {
 namespace {

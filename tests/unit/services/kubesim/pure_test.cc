@@ -95,6 +95,20 @@ migConfigs:
   EXPECT_FALSE(ParseInventory("{{", "x").ok());
 }
 
+// The inventory reads YAML with the shared core-schema converter (issue 9): an
+// unquoted `true` is a boolean, which a taint cannot hold, so it is refused by
+// name instead of silently becoming the string "true".
+TEST(kubesimInventory, TaintFieldsMustBeStrings) {
+  auto quoted =
+      ParseInventory(R"(nodes: [{name: x, taints: [{key: k, value: "true", effect: NoSchedule}]}])", "t.yaml");
+  ASSERT_TRUE(quoted.ok()) << quoted.status().ToString();
+  EXPECT_EQ(quoted->nodes[0].taints[0]["value"], "true");
+  auto unquoted = ParseInventory("nodes: [{name: x, taints: [{key: k, value: true, effect: NoSchedule}]}]", "t.yaml");
+  EXPECT_EQ(unquoted.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(unquoted.status().message().find("t.yaml: nodes[0].taints[0].value: must be a string"), std::string::npos)
+      << unquoted.status().ToString();
+}
+
 TEST(kubesimObjects, UnknownFieldsAtTheTopAndInMetadata) {
   ResourceRegistry registry;
   auto configmaps = registry.Find("", "v1", "configmaps");

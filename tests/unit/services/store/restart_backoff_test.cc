@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/fake_clock.h"
+
 namespace septa::store {
 namespace {
 

@@ -1,4 +1,4 @@
-#include "services/core/fake_store.h"
+#include "tests/support/fake_store.h"
 #include "tests/unit/services/store/store_contract.h"
 
 namespace septa::core {
