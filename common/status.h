@@ -91,7 +91,7 @@ Status OkStatusInResult();
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit on purpose
+  Result(T value) : v_(std::move(value)) {}                                            // NOLINT: implicit on purpose
   Result(Status status) : v_(status.ok() ? OkStatusInResult() : std::move(status)) {}  // NOLINT
 
   bool ok() const { return std::holds_alternative<T>(v_); }
@@ -117,14 +117,16 @@ class [[nodiscard]] Result {
 }  // namespace septa
 
 // Propagates a non-OK Status (or the status of a failed Result) to the caller.
-#define SEPTA_RETURN_IF_ERROR(expr)                          \
-  do {                                                       \
+#define SEPTA_RETURN_IF_ERROR(expr)                                \
+  do {                                                             \
     const ::septa::Status septa_status_ = ::septa::ToStatus(expr); \
-    if (!septa_status_.ok()) return septa_status_;           \
+    if (!septa_status_.ok()) return septa_status_;                 \
   } while (0)
 
 namespace septa {
 inline const Status& ToStatus(const Status& s) { return s; }
 template <typename T>
-const Status& ToStatus(const Result<T>& r) { return r.status(); }
+const Status& ToStatus(const Result<T>& r) {
+  return r.status();
+}
 }  // namespace septa

@@ -98,9 +98,7 @@ bool EqualsIgnoreCase(char a, char b) {
 
 }  // namespace
 
-bool MigProfile::AllowsStart(int start) const {
-  return std::find(starts.begin(), starts.end(), start) != starts.end();
-}
+bool MigProfile::AllowsStart(int start) const { return std::find(starts.begin(), starts.end(), start) != starts.end(); }
 
 const MigProfile* GpuModel::FindProfile(std::string_view profile_name) const {
   const int i = ProfileIndex(profile_name);
@@ -158,8 +156,7 @@ Status Catalog::Merge(std::string_view yaml_text, std::string_view source) {
     return InvalidArgument(std::string(source) + ": " + e.what());
   }
   for (GpuModel& model : parsed) {
-    auto same = std::find_if(models_.begin(), models_.end(),
-                             [&](const GpuModel& m) { return m.name == model.name; });
+    auto same = std::find_if(models_.begin(), models_.end(), [&](const GpuModel& m) { return m.name == model.name; });
     if (same != models_.end()) {
       *same = std::move(model);
     } else {

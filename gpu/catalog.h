@@ -14,23 +14,23 @@
 namespace septa::gpu {
 
 struct MigProfile {
-  std::string name;             // "3g.40gb", "1g.10gb+me"
-  int profile_id = -1;          // nvidia-smi GPU instance profile ID; -1 when unknown
-  int compute_slices = 0;       // the "Ng" of the name
-  int memory_slices = 0;        // contiguous memory slices occupied (3g takes 4, 7g takes 8)
+  std::string name;        // "3g.40gb", "1g.10gb+me"
+  int profile_id = -1;     // nvidia-smi GPU instance profile ID; -1 when unknown
+  int compute_slices = 0;  // the "Ng" of the name
+  int memory_slices = 0;   // contiguous memory slices occupied (3g takes 4, 7g takes 8)
   int memory_mib = 0;
-  int sms = 0;                  // multiprocessors
-  int max_count = 0;            // most instances of this profile on one GPU
-  bool media_extensions = false;  // "+me": at most one such instance per GPU
-  std::vector<int> starts;      // allowed first memory slice
+  int sms = 0;                           // multiprocessors
+  int max_count = 0;                     // most instances of this profile on one GPU
+  bool media_extensions = false;         // "+me": at most one such instance per GPU
+  std::vector<int> starts;               // allowed first memory slice
   std::vector<std::string> unconfirmed;  // field names not confirmed by a capture
 
   bool AllowsStart(int start) const;
 };
 
 struct GpuModel {
-  std::string name;                      // canonical: "H100-80GB", "T4"
-  std::string family;                    // "ampere", "hopper", ...
+  std::string name;                           // canonical: "H100-80GB", "T4"
+  std::string family;                         // "ampere", "hopper", ...
   std::vector<std::string> product_patterns;  // GFD nvidia.com/gpu.product, '*' wildcards
   std::vector<std::string> pci_device_ids;    // mig-parted device-filter ids, "0x233010DE"
   int memory_mib = 0;

@@ -19,8 +19,8 @@ inline constexpr std::uint32_t kAnyModel = ~0u;
 inline constexpr int kMaxModels = 32;
 
 struct NodeState {
-  std::int32_t cpu_free = 0;  // milli-cores
-  std::int32_t mem_free = 0;  // MiB
+  std::int32_t cpu_free = 0;                    // milli-cores
+  std::int32_t mem_free = 0;                    // MiB
   std::int16_t gpu_free[kMaxGpusPerNode] = {};  // milli-GPU free per GPU
   std::uint8_t gpu_count = 0;
   std::uint8_t model = 0;  // index into the cluster's model names
@@ -119,7 +119,7 @@ struct ClusterState {
   std::vector<std::string> names;
   std::vector<std::string> model_names;  // model index -> canonical name
   std::vector<NodeState> capacity;
-  std::vector<NodeState> nodes;          // current free resources
+  std::vector<NodeState> nodes;  // current free resources
   long long total_gpu_milli = 0;
 
   int ModelIndex(const std::string& model) const {

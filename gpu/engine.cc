@@ -12,9 +12,8 @@ constexpr std::array<const char*, 7> kConstraints = {"taint", "tier", "model", "
 
 bool Tolerates(const std::vector<Taint>& tolerations, const Taint& taint) {
   if (taint.effect == "PreferNoSchedule") return true;
-  return std::any_of(tolerations.begin(), tolerations.end(), [&](const Taint& t) {
-    return t.key == taint.key && (t.value.empty() || t.value == taint.value);
-  });
+  return std::any_of(tolerations.begin(), tolerations.end(),
+                     [&](const Taint& t) { return t.key == taint.key && (t.value.empty() || t.value == taint.value); });
 }
 
 Status CheckRequestShape(const PlacementRequest& r) {
@@ -194,7 +193,8 @@ Status PlacementEngine::Refuse(const PlacementRequest& r, std::uint32_t model_ma
   std::array<int, kConstraints.size()> counts = {};
   for (int i = 0; i < static_cast<int>(nodes_.size()); ++i) {
     if (const char* c = NodeRejects(i, r, model_mask)) {
-      counts[std::find_if(kConstraints.begin(), kConstraints.end(), [&](const char* k) { return std::string_view(k) == c; }) -
+      counts[std::find_if(kConstraints.begin(), kConstraints.end(),
+                          [&](const char* k) { return std::string_view(k) == c; }) -
              kConstraints.begin()]++;
     }
   }
@@ -232,9 +232,9 @@ Result<Placement> PlacementEngine::Place(const PlacementRequest& r) {
     ClusterState& view = shared ? shared_view_ : whole_view_;
     const PodShape key{r.cpu_milli, r.memory_mib, static_cast<std::int16_t>(r.gpu_count),
                        static_cast<std::int16_t>(r.milli_gpu), model_mask};
-    auto [it, added] = shape_ids_.try_emplace(
-        std::tuple{key.cpu_milli, key.mem_mib, static_cast<int>(key.num_gpu), static_cast<int>(key.gpu_milli), model_mask},
-        static_cast<int>(shape_ids_.size()));
+    auto [it, added] = shape_ids_.try_emplace(std::tuple{key.cpu_milli, key.mem_mib, static_cast<int>(key.num_gpu),
+                                                         static_cast<int>(key.gpu_milli), model_mask},
+                                              static_cast<int>(shape_ids_.size()));
     PodShape shape = key;
     shape.shape_id = it->second;
     // Nodes whose taints the request does not tolerate are closed for this decision only.
@@ -290,7 +290,8 @@ Result<Placement> PlacementEngine::Place(const PlacementRequest& r) {
       if (!gpu.mig_enabled) continue;
       int used_slices = 0;
       for (std::size_t k = 0; k < gpu.mig_layout.size(); ++k) {
-        if ((state_[i].gpus[g].mig_used >> k) & 1u) used_slices += model.mig_profiles[gpu.mig_layout[k].profile].memory_slices;
+        if ((state_[i].gpus[g].mig_used >> k) & 1u)
+          used_slices += model.mig_profiles[gpu.mig_layout[k].profile].memory_slices;
       }
       for (std::size_t k = 0; k < gpu.mig_layout.size(); ++k) {
         if ((state_[i].gpus[g].mig_used >> k) & 1u) continue;
@@ -304,7 +305,8 @@ Result<Placement> PlacementEngine::Place(const PlacementRequest& r) {
   if (!found) return Refuse(r, model_mask);
   const auto [neg_used, node, gpu, instance] = best;
   const InventoryGpu& chosen = nodes_[node].gpus[gpu];
-  const MigProfile& profile = gpu_models_[shared_view_.capacity[node].model]->mig_profiles[chosen.mig_layout[instance].profile];
+  const MigProfile& profile =
+      gpu_models_[shared_view_.capacity[node].model]->mig_profiles[chosen.mig_layout[instance].profile];
   a.kind = AllocationKind::kMigSlice;
   a.node = node;
   a.gpus = {gpu};

@@ -27,10 +27,10 @@ struct PlacementRequest {
   int cpu_milli = 0;
   int memory_mib = 0;
   int gpu_count = 1;
-  int milli_gpu = 1000;               // per GPU; below 1000 only for a shared fraction
-  std::string mig_profile;            // isolated tier: e.g. "3g.40gb"
-  std::vector<std::string> models;    // acceptable canonical models; empty = any
-  std::vector<Taint> tolerations;     // an empty value tolerates any value of the key
+  int milli_gpu = 1000;             // per GPU; below 1000 only for a shared fraction
+  std::string mig_profile;          // isolated tier: e.g. "3g.40gb"
+  std::vector<std::string> models;  // acceptable canonical models; empty = any
+  std::vector<Taint> tolerations;   // an empty value tolerates any value of the key
 };
 
 struct Placement {
@@ -67,8 +67,8 @@ class PlacementEngine {
  private:
   struct GpuState {
     int free_milli = kMilliPerGpu;
-    int fractions = 0;              // shared allocations on it
-    std::uint32_t mig_used = 0;     // bit i: configured instance i allocated
+    int fractions = 0;           // shared allocations on it
+    std::uint32_t mig_used = 0;  // bit i: configured instance i allocated
   };
   struct NodeRuntime {
     int cpu_free = 0;

@@ -53,13 +53,13 @@ struct Allocation {
   Tier tier = Tier::kShared;
   AllocationKind kind = AllocationKind::kFractional;
   int node = -1;
-  std::vector<int> gpus;   // GPU indices on the node
-  int milli_gpu = 0;       // per GPU
+  std::vector<int> gpus;  // GPU indices on the node
+  int milli_gpu = 0;      // per GPU
   int cpu_milli = 0;
   int memory_mib = 0;
-  int mig_instance = -1;   // index into the GPU's mig_layout
-  int mig_start = -1;      // first memory slice
-  int mig_slices = 0;      // memory slices taken
+  int mig_instance = -1;  // index into the GPU's mig_layout
+  int mig_start = -1;     // first memory slice
+  int mig_slices = 0;     // memory slices taken
   std::string mig_profile;
 };
 

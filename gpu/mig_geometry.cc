@@ -42,8 +42,7 @@ bool CanAddAnything(const GpuModel& model, const Usage& usage) {
 }
 
 // Enumerates instances in increasing (start, profile) order so each set is seen once.
-void Extend(const GpuModel& model, Usage& usage, MigLayout& current, MigInstance from,
-            std::set<MigLayout>& out) {
+void Extend(const GpuModel& model, Usage& usage, MigLayout& current, MigInstance from, std::set<MigLayout>& out) {
   if (!CanAddAnything(model, usage)) {
     out.insert(current);
     return;
@@ -67,9 +66,8 @@ bool Place(const GpuModel& model, Usage& usage, std::vector<int>& remaining, std
            MigLayout& layout) {
   while (profile_index < remaining.size() && remaining[profile_index] == 0) ++profile_index;
   if (profile_index == remaining.size()) return true;
-  const int lowest_start = layout.empty() || layout.back().profile != static_cast<int>(profile_index)
-                               ? 0
-                               : layout.back().start + 1;
+  const int lowest_start =
+      layout.empty() || layout.back().profile != static_cast<int>(profile_index) ? 0 : layout.back().start + 1;
   for (int start : model.mig_profiles[profile_index].starts) {
     if (start < lowest_start || !CanAdd(model, usage, static_cast<int>(profile_index), start)) continue;
     Usage saved = usage;
@@ -86,9 +84,7 @@ bool Place(const GpuModel& model, Usage& usage, std::vector<int>& remaining, std
 
 }  // namespace
 
-std::uint32_t SliceMask(const MigProfile& profile, int start) {
-  return ((1u << profile.memory_slices) - 1u) << start;
-}
+std::uint32_t SliceMask(const MigProfile& profile, int start) { return ((1u << profile.memory_slices) - 1u) << start; }
 
 Status ValidateLayout(const GpuModel& model, const MigLayout& layout) {
   if (!model.mig_capable) return InvalidArgument(model.name + " is not MIG-capable");

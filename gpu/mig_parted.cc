@@ -22,7 +22,8 @@ std::vector<std::string> ParseFilter(const YAML::Node& node, const std::string& 
 MigDeviceGroup ParseGroup(const YAML::Node& node, const std::string& path) {
   if (!node.IsMap()) throw FieldError{path, "must be a map"};
   MigDeviceGroup group;
-  if (const YAML::Node filter = node["device-filter"]) group.device_filter = ParseFilter(filter, path + ".device-filter");
+  if (const YAML::Node filter = node["device-filter"])
+    group.device_filter = ParseFilter(filter, path + ".device-filter");
   const YAML::Node devices = node["devices"];
   if (!devices) throw FieldError{path + ".devices", "is required"};
   if (devices.IsScalar() && devices.as<std::string>() == "all") {
@@ -181,20 +182,18 @@ MigPartedConfig StockMigPartedConfigs(const Catalog& catalog) {
   return out;
 }
 
-const MigDeviceGroup* GroupFor(const MigPartedConfig& config, std::string_view config_name,
-                               const GpuModel& model, int index) {
+const MigDeviceGroup* GroupFor(const MigPartedConfig& config, std::string_view config_name, const GpuModel& model,
+                               int index) {
   auto it = config.configs.find(std::string(config_name));
   if (it == config.configs.end()) return nullptr;
   const MigDeviceGroup* found = nullptr;
   for (const MigDeviceGroup& g : it->second) {
-    const bool filter_ok =
-        g.device_filter.empty() ||
-        std::any_of(g.device_filter.begin(), g.device_filter.end(), [&](const std::string& id) {
-          return std::any_of(model.pci_device_ids.begin(), model.pci_device_ids.end(),
-                             [&](const std::string& own) { return SameDeviceId(id, own); });
-        });
-    const bool device_ok =
-        g.all_devices || std::find(g.devices.begin(), g.devices.end(), index) != g.devices.end();
+    const bool filter_ok = g.device_filter.empty() ||
+                           std::any_of(g.device_filter.begin(), g.device_filter.end(), [&](const std::string& id) {
+                             return std::any_of(model.pci_device_ids.begin(), model.pci_device_ids.end(),
+                                                [&](const std::string& own) { return SameDeviceId(id, own); });
+                           });
+    const bool device_ok = g.all_devices || std::find(g.devices.begin(), g.devices.end(), index) != g.devices.end();
     if (filter_ok && device_ok) found = &g;
   }
   return found;

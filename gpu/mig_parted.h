@@ -46,7 +46,7 @@ MigPartedConfig StockMigPartedConfigs(const Catalog& catalog);
 // The device groups of `config_name` that apply to GPU `index` of `model`
 // (device filter and device list both match); the last matching group wins as in
 // mig-parted. nullptr when none applies.
-const MigDeviceGroup* GroupFor(const MigPartedConfig& config, std::string_view config_name,
-                               const GpuModel& model, int index);
+const MigDeviceGroup* GroupFor(const MigPartedConfig& config, std::string_view config_name, const GpuModel& model,
+                               int index);
 
 }  // namespace septa::gpu

@@ -109,8 +109,7 @@ constexpr int kMaxInt = 1 << 30;
 
 }  // namespace
 
-Result<std::vector<OpenbNode>> ParseOpenbNodes(std::string_view text, std::string_view source,
-                                               const Catalog& catalog) {
+Result<std::vector<OpenbNode>> ParseOpenbNodes(std::string_view text, std::string_view source, const Catalog& catalog) {
   CsvReader csv(text, source);
   SEPTA_RETURN_IF_ERROR(csv.ReadHeader({"sn", "cpu_milli", "memory_mib", "gpu", "model"}));
   std::vector<OpenbNode> nodes;
@@ -128,8 +127,7 @@ Result<std::vector<OpenbNode>> ParseOpenbNodes(std::string_view text, std::strin
   return nodes;
 }
 
-Result<std::vector<OpenbPod>> ParseOpenbPods(std::string_view text, std::string_view source,
-                                             const Catalog& catalog) {
+Result<std::vector<OpenbPod>> ParseOpenbPods(std::string_view text, std::string_view source, const Catalog& catalog) {
   CsvReader csv(text, source);
   SEPTA_RETURN_IF_ERROR(csv.ReadHeader({"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli"}));
   std::vector<OpenbPod> pods;

@@ -26,13 +26,11 @@ struct OpenbPod {
   int cpu_milli = 0;
   int memory_mib = 0;
   int num_gpu = 0;
-  int gpu_milli = 0;                     // per GPU
-  std::vector<std::string> gpu_spec;     // acceptable models; empty = any
+  int gpu_milli = 0;                  // per GPU
+  std::vector<std::string> gpu_spec;  // acceptable models; empty = any
 };
 
-Result<std::vector<OpenbNode>> ParseOpenbNodes(std::string_view text, std::string_view source,
-                                               const Catalog& catalog);
-Result<std::vector<OpenbPod>> ParseOpenbPods(std::string_view text, std::string_view source,
-                                             const Catalog& catalog);
+Result<std::vector<OpenbNode>> ParseOpenbNodes(std::string_view text, std::string_view source, const Catalog& catalog);
+Result<std::vector<OpenbPod>> ParseOpenbPods(std::string_view text, std::string_view source, const Catalog& catalog);
 
 }  // namespace septa::gpu

@@ -23,7 +23,8 @@ void GpuContentsRecorder::Record(const PodShape& pod, const GpuPick& pick) {
   }
   if (!pod.fractional()) return;
   for (int g = 0; g < kMaxGpusPerNode; ++g) {
-    if ((pick.gpu_mask >> g) & 1u) contents_[static_cast<std::size_t>(first_gpu_[pick.node] + g)].push_back(pod.gpu_milli);
+    if ((pick.gpu_mask >> g) & 1u)
+      contents_[static_cast<std::size_t>(first_gpu_[pick.node] + g)].push_back(pod.gpu_milli);
   }
 }
 

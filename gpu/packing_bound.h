@@ -43,8 +43,8 @@ class GpuContentsRecorder {
 Result<double> MinGpusForFractions(const std::map<int, int>& count_by_milli);
 
 struct PackingBound {
-  int fractional_gpus = 0;   // GPUs the run used for fractional pods
-  double packed_gpus = 0;    // the LP's fewest GPUs for the same pods
+  int fractional_gpus = 0;  // GPUs the run used for fractional pods
+  double packed_gpus = 0;   // the LP's fewest GPUs for the same pods
   int failed_whole_gpu_pods = 0;
   // GPUs a perfect packing frees that a failed whole-GPU pod could then use.
   double RecoverableGpus() const;

@@ -19,15 +19,15 @@
 namespace septa::gpu {
 
 struct PackingDemand {
-  int milli = 0;         // pod size, 1..999
-  double demand = 0;     // pods (or frequency) to pack, >= 0
-  int max_per_gpu = 0;   // at most this many on one GPU; 0 = as many as fit
+  int milli = 0;        // pod size, 1..999
+  double demand = 0;    // pods (or frequency) to pack, >= 0
+  int max_per_gpu = 0;  // at most this many on one GPU; 0 = as many as fit
 };
 
 struct PackingLpSolution {
-  double gpus = 0;                 // the LP optimum
-  std::vector<double> prices;      // dual price y_s per input entry, in GPUs per pod
-  int configurations = 0;          // columns generated
+  double gpus = 0;             // the LP optimum
+  std::vector<double> prices;  // dual price y_s per input entry, in GPUs per pod
+  int configurations = 0;      // columns generated
 };
 
 // K(w) for w = 0..1000 milli: the most `prices` (one per entry of `demand`)

@@ -99,7 +99,8 @@ class Planner {
       const int choice = memo_[i].at(Encode(remaining)).second;
       GpuTarget target{gpus_[i].node, gpus_[i].index, {}, choice >= 0};
       const std::vector<int>& counts = choice >= 0 ? options_[choice] : current_[i];
-      target.layout = choice >= 0 ? std::move(PlaceCounts(model_, counts)).value() : CreationOrder(model_, gpus_[i].current);
+      target.layout =
+          choice >= 0 ? std::move(PlaceCounts(model_, counts)).value() : CreationOrder(model_, gpus_[i].current);
       Serve(model_, counts, remaining);
       plan.gpus.push_back(std::move(target));
     }
@@ -110,7 +111,8 @@ class Planner {
  private:
   std::uint64_t Encode(const std::vector<int>& remaining) const {
     std::uint64_t key = 0;
-    for (std::size_t p = 0; p < remaining.size(); ++p) key = key * static_cast<std::uint64_t>(demand_[p] + 1) + remaining[p];
+    for (std::size_t p = 0; p < remaining.size(); ++p)
+      key = key * static_cast<std::uint64_t>(demand_[p] + 1) + remaining[p];
     return key;
   }
 
@@ -143,7 +145,8 @@ void Render(const GpuModel& model, MigPlan& plan) {
     }
     std::vector<MigDeviceGroup>& groups = plan.config.configs[name];
     // GPUs of a node with the same layout share one entry.
-    auto same = std::find_if(groups.begin(), groups.end(), [&](const MigDeviceGroup& g) { return g.mig_devices == group.mig_devices; });
+    auto same = std::find_if(groups.begin(), groups.end(),
+                             [&](const MigDeviceGroup& g) { return g.mig_devices == group.mig_devices; });
     if (same != groups.end()) {
       same->devices.push_back(t.index);
     } else {
@@ -189,7 +192,8 @@ Result<MigPlan> PlanMigLayouts(const GpuModel& model, const std::vector<int>& de
   }
   for (const PlannerGpu& g : gpus) {
     const Status valid = ValidateLayout(model, g.current);
-    if (!valid.ok()) return InvalidField("gpus[" + g.node + "/" + std::to_string(g.index) + "].current", valid.message());
+    if (!valid.ok())
+      return InvalidField("gpus[" + g.node + "/" + std::to_string(g.index) + "].current", valid.message());
     if (g.running.size() > g.current.size()) {
       return InvalidField("gpus[" + g.node + "/" + std::to_string(g.index) + "].running", "more flags than instances");
     }

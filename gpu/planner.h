@@ -46,10 +46,10 @@ struct GpuTarget {
 
 struct MigPlan {
   PlanCost cost;
-  std::vector<GpuTarget> gpus;                          // same order as the input
-  std::vector<int> unmet;                               // per profile index
-  MigPartedConfig config;                               // one named config per node
-  std::map<std::string, std::string> node_mig_config;   // node -> nvidia.com/mig.config value
+  std::vector<GpuTarget> gpus;                         // same order as the input
+  std::vector<int> unmet;                              // per profile index
+  MigPartedConfig config;                              // one named config per node
+  std::map<std::string, std::string> node_mig_config;  // node -> nvidia.com/mig.config value
 };
 
 // `demand` is indexed like model.mig_profiles (shorter = zeros).

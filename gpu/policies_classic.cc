@@ -50,8 +50,7 @@ NodeScore DotProductPolicy::ScoreNode(const ClusterState& cluster, int node, con
   const NodeState& cap = cluster.capacity[node];
   const double cpu_cap = std::max(1, cap.cpu_free), mem_cap = std::max(1, cap.mem_free);
   const double gpu_cap = std::max(1, cap.IdleMilli());
-  const double dot = pod.cpu_milli / cpu_cap * (n.cpu_free / cpu_cap) +
-                     pod.mem_mib / mem_cap * (n.mem_free / mem_cap) +
+  const double dot = pod.cpu_milli / cpu_cap * (n.cpu_free / cpu_cap) + pod.mem_mib / mem_cap * (n.mem_free / mem_cap) +
                      pod.RequestedMilli() / gpu_cap * (n.IdleMilli() / gpu_cap);
   return NodeScore{static_cast<std::int32_t>(dot * 1e6), DefaultGpuChoice(n, pod)};
 }

@@ -71,8 +71,8 @@ const std::vector<std::string>& PolicyNames() {
   return names;
 }
 
-std::unique_ptr<Policy> MakePolicy(std::string_view name, const ClusterState& cluster,
-                                   const WorkloadModel& workload, std::uint64_t seed) {
+std::unique_ptr<Policy> MakePolicy(std::string_view name, const ClusterState& cluster, const WorkloadModel& workload,
+                                   std::uint64_t seed) {
   const int n = static_cast<int>(cluster.nodes.size());
   if (name == "random") return std::make_unique<RandomPolicy>(n, seed);
   if (name == "bestfit") return std::make_unique<BestFitPolicy>(n);

@@ -67,7 +67,7 @@ const std::vector<std::string>& PolicyNames();
 
 // nullptr for an unknown name. `workload` is the learned target workload
 // (FGD and septa); `seed` drives random.
-std::unique_ptr<Policy> MakePolicy(std::string_view name, const ClusterState& cluster,
-                                   const WorkloadModel& workload, std::uint64_t seed);
+std::unique_ptr<Policy> MakePolicy(std::string_view name, const ClusterState& cluster, const WorkloadModel& workload,
+                                   std::uint64_t seed);
 
 }  // namespace septa::gpu

@@ -9,8 +9,7 @@ std::int32_t FgdScore(double frag_before, double frag_after) {
   return static_cast<std::int32_t>(1.0 / (1.0 + std::exp(-x)) * 100);
 }
 
-FgdPolicy::FgdPolicy(int node_count, const WorkloadModel& workload)
-    : ScoringPolicy(node_count), workload_(workload) {}
+FgdPolicy::FgdPolicy(int node_count, const WorkloadModel& workload) : ScoringPolicy(node_count), workload_(workload) {}
 
 NodeScore FgdPolicy::ScoreNode(const ClusterState& cluster, int node, const PodShape& pod) {
   const NodeState& n = cluster.nodes[node];

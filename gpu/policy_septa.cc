@@ -119,7 +119,8 @@ void SeptaPolicy::SlotsAfter(const NodeState& node, const PodShape& pod, std::ui
   }
 }
 
-double SeptaPolicy::RemainderOf(int model, int gpu_count, const std::int16_t* gpu_free, int cpu_free, int mem_free) const {
+double SeptaPolicy::RemainderOf(int model, int gpu_count, const std::int16_t* gpu_free, int cpu_free,
+                                int mem_free) const {
   const float* r = priced_remainder_.data() + static_cast<std::size_t>(model) * (kMilliPerGpu + 1);
   double idle = 0, fill = 0;
   for (int g = 0; g < gpu_count; ++g) {
@@ -160,11 +161,12 @@ NodeScore SeptaPolicy::ScoreNode(const ClusterState& cluster, int node, const Po
     for (int g = 0; g < n.gpu_count; ++g) {
       free_after[g] = static_cast<std::int16_t>(n.gpu_free[g] - (((mask >> g) & 1u) ? pod.gpu_milli : 0));
     }
-    const std::int32_t priced = quantise(
-        RemainderOf(n.model, n.gpu_count, free_after, cpu_after, n.mem_free - pod.mem_mib) - remainder_before,
-        kPricedQuantumMilli, kPricedLimit);
+    const std::int32_t priced =
+        quantise(RemainderOf(n.model, n.gpu_count, free_after, cpu_after, n.mem_free - pod.mem_mib) - remainder_before,
+                 kPricedQuantumMilli, kPricedLimit);
     SlotsAfter(n, pod, mask);
-    const std::int32_t waste = quantise(WasteOf(slots_after_, cpu_after, idle_after, n.model) - before, kWasteQuantumMilli, 511);
+    const std::int32_t waste =
+        quantise(WasteOf(slots_after_, cpu_after, idle_after, n.model) - before, kWasteQuantumMilli, 511);
     return -priced * (1 << 20) + (511 - waste) * 1024 + pack;
   };
   if (!pod.fractional()) {

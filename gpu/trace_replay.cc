@@ -16,7 +16,8 @@ Result<ReplayInput> BuildReplayInput(const std::vector<OpenbNode>& nodes, const 
     if (n.gpu_count > 0) gpu_nodes.push_back(&n);
   }
   if (gpu_nodes.empty()) return InvalidArgument("the node list has no GPU node");
-  std::sort(gpu_nodes.begin(), gpu_nodes.end(), [](const OpenbNode* a, const OpenbNode* b) { return a->name < b->name; });
+  std::sort(gpu_nodes.begin(), gpu_nodes.end(),
+            [](const OpenbNode* a, const OpenbNode* b) { return a->name < b->name; });
   for (const OpenbNode* n : gpu_nodes) {
     if (in.cluster.ModelIndex(n->model) < 0) in.cluster.model_names.push_back(n->model);
   }

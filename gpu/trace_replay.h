@@ -22,10 +22,10 @@ namespace septa::gpu {
 
 // Everything the runs of one trace share.
 struct ReplayInput {
-  ClusterState cluster;              // GPU nodes only, in name order, all free
-  std::vector<PodShape> pods;        // the trace, in file order
+  ClusterState cluster;        // GPU nodes only, in name order, all free
+  std::vector<PodShape> pods;  // the trace, in file order
   std::vector<std::string> pod_names;
-  WorkloadModel workload;            // learned from the trace (FGD's target workload)
+  WorkloadModel workload;  // learned from the trace (FGD's target workload)
 };
 
 // CPU-only nodes are left out, as in the paper. Shape ids are numbered by

@@ -23,12 +23,9 @@ v1::Tenant::State ToProto(core::TenantState s) {
 Result<core::TenantState> FromProto(v1::Tenant::State s) {
   switch (s) {
     case v1::Tenant::STATE_UNSPECIFIED:
-    case v1::Tenant::ACTIVE:
-      return core::TenantState::kActive;
-    case v1::Tenant::SUSPENDED:
-      return core::TenantState::kSuspended;
-    default:
-      return InvalidField("state", "must be ACTIVE or SUSPENDED");
+    case v1::Tenant::ACTIVE: return core::TenantState::kActive;
+    case v1::Tenant::SUSPENDED: return core::TenantState::kSuspended;
+    default: return InvalidField("state", "must be ACTIVE or SUSPENDED");
   }
 }
 

@@ -5,12 +5,12 @@
 #include <string>
 
 #include "common/status.h"
-#include "services/core/model.h"
-#include "services/core/tenant_service.h"
-#include "services/core/token_service.h"
 #include "septa/v1/tenant.pb.h"
 #include "septa/v1/token.pb.h"
 #include "septa/v1/trust_tier.pb.h"
+#include "services/core/model.h"
+#include "services/core/tenant_service.h"
+#include "services/core/token_service.h"
 
 namespace septa::apiv1 {
 
@@ -24,8 +24,7 @@ Result<core::Tenant> TenantDraftFromProto(const v1::Tenant& tenant);
 // Mask paths: display_name, labels, trust_tier, state (or their lowerCamelCase
 // JSON names, as protobuf's JSON mapping of FieldMask has them). The transport passes
 // the request's update mask, or, when it has none, the fields the client sent.
-Result<core::TenantUpdate> TenantUpdateFromProto(const v1::Tenant& tenant,
-                                                 const std::vector<std::string>& mask_paths);
+Result<core::TenantUpdate> TenantUpdateFromProto(const v1::Tenant& tenant, const std::vector<std::string>& mask_paths);
 
 core::TokenRequest TokenRequestFromProto(const v1::CreateTokenRequest& request);
 

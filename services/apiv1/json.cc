@@ -128,8 +128,8 @@ Result<std::vector<std::string>> ParseJsonBody(std::string_view body, google::pr
 
   google::protobuf::util::JsonParseOptions options;
   options.ignore_unknown_fields = false;
-  auto st = google::protobuf::util::JsonStringToMessage(google::protobuf::StringPiece(body.data(), body.size()),
-                                                        &out, options);
+  auto st = google::protobuf::util::JsonStringToMessage(google::protobuf::StringPiece(body.data(), body.size()), &out,
+                                                        options);
   if (!st.ok()) {
     std::string message(st.message());
     // Protobuf says "... Cannot find field: foo in message septa.v1.Tenant" or

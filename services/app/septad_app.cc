@@ -160,10 +160,10 @@ Status SeptadApp::Impl::Open() {
     postgres = *std::move(pg);
     postgres_supervisor = std::make_unique<store::PostgresSupervisor>(*postgres, clock);
     database_url = postgres->url();
-    spdlog::info("embedded PostgreSQL ready in {} ms under {}/postgres",
-                 std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started)
-                     .count(),
-                 config.data_dir);
+    spdlog::info(
+        "embedded PostgreSQL ready in {} ms under {}/postgres",
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count(),
+        config.data_dir);
   }
 
   auto migrations = config.migrations_dir.empty() ? store::EmbeddedMigrations()
@@ -175,10 +175,10 @@ Status SeptadApp::Impl::Open() {
   for (const auto& name : report->applied) spdlog::info("applied migration {}", name);
 
   store = std::make_unique<store::PgStore>(store::PgStoreOptions{.database_url = database_url,
-                                                                  .pool_size = config.db_pool_size,
-                                                                  .acquire_timeout = config.db_acquire_timeout,
-                                                                  .statement_timeout = config.db_statement_timeout,
-                                                                  .migrations = *migrations});
+                                                                 .pool_size = config.db_pool_size,
+                                                                 .acquire_timeout = config.db_acquire_timeout,
+                                                                 .statement_timeout = config.db_statement_timeout,
+                                                                 .migrations = *migrations});
   SEPTA_RETURN_IF_ERROR(store->Ready());
 
   authenticator = std::make_unique<core::Authenticator>(*store, clock, config.auth_cache_ttl);
@@ -188,9 +188,8 @@ Status SeptadApp::Impl::Open() {
   tiers = std::make_unique<core::TrustTierService>(*store);
   tokens = std::make_unique<core::TokenService>(
       *store, clock, random, *authenticator,
-      core::TokenLimits{
-          .admin_ttl_max = std::chrono::duration_cast<std::chrono::seconds>(config.admin_token_ttl_max),
-          .tenant_live_max = config.tenant_live_tokens_max});
+      core::TokenLimits{.admin_ttl_max = std::chrono::duration_cast<std::chrono::seconds>(config.admin_token_ttl_max),
+                        .tenant_live_max = config.tenant_live_tokens_max});
   return Status::Ok();
 }
 
@@ -267,10 +266,9 @@ Status SeptadApp::Impl::Listen() {
   // Alive unless the PostgreSQL septad owns stays down despite restarts (an
   // external database being down is a matter of readiness, not liveness).
   auto liveness = [this] { return postgres_supervisor ? postgres_supervisor->Health() : Status::Ok(); };
-  rest = std::make_unique<rest::RestApi>(UseCases(), *registry, static_cast<std::size_t>(config.worker_threads),
-                                         std::vector<std::shared_ptr<prometheus::Collectable>>{
-                                             std::make_shared<PoolCollector>(*store)},
-                                         liveness);
+  rest = std::make_unique<rest::RestApi>(
+      UseCases(), *registry, static_cast<std::size_t>(config.worker_threads),
+      std::vector<std::shared_ptr<prometheus::Collectable>>{std::make_shared<PoolCollector>(*store)}, liveness);
 
   auto [host, port] = HostPort(config.http_addr);
   http::ServerOptions options;
@@ -312,7 +310,8 @@ Result<std::unique_ptr<SeptadApp>> SeptadApp::Start(const config::Config& config
   impl->config = config;
   SEPTA_RETURN_IF_ERROR(impl->Open());
   SEPTA_RETURN_IF_ERROR(impl->EnsureAdminToken());
-  impl->sweeper = std::make_unique<IdempotencySweeper>(*impl->store, impl->clock, config.idempotency_ttl, *impl->registry);
+  impl->sweeper =
+      std::make_unique<IdempotencySweeper>(*impl->store, impl->clock, config.idempotency_ttl, *impl->registry);
   SEPTA_RETURN_IF_ERROR(impl->ConnectHostCluster());
   SEPTA_RETURN_IF_ERROR(impl->Listen());
   return std::unique_ptr<SeptadApp>(new SeptadApp(std::move(impl)));

@@ -48,8 +48,7 @@ json Resolve(const std::string& s) {
 json YamlToJson(const YAML::Node& node) {
   switch (node.Type()) {
     case YAML::NodeType::Null:
-    case YAML::NodeType::Undefined:
-      return nullptr;
+    case YAML::NodeType::Undefined: return nullptr;
     case YAML::NodeType::Sequence: {
       json array = json::array();
       for (const auto& item : node) array.push_back(YamlToJson(item));

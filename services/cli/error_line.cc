@@ -13,7 +13,8 @@ namespace {
 // Error text from the server or gRPC may span lines (the contract is one) and
 // may quote what a client sent (never obeyed by the terminal).
 std::string OneLine(std::string text) {
-  std::replace_if(text.begin(), text.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+  std::replace_if(
+      text.begin(), text.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
   return core::EscapeControlCharacters(text);
 }
 

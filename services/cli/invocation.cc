@@ -98,7 +98,8 @@ Commands Define(CLI::App& app, Flags& f) {
   c.tenant_update = tenant->add_subcommand("update", "change the given fields of a tenant");
   c.tenant_update->add_option("NAME", f.tenant_update.name, "tenant name")->required();
   c.update_display_name = c.tenant_update->add_option("--display-name", f.update_display_name, "human-readable name");
-  c.update_labels = c.tenant_update->add_option("--label", f.update_labels, "label key=value (repeatable; replaces all)");
+  c.update_labels =
+      c.tenant_update->add_option("--label", f.update_labels, "label key=value (repeatable; replaces all)");
   c.update_tier = c.tenant_update->add_option("--tier", f.update_tier, "trust tier");
   c.update_state = c.tenant_update->add_option("--state", f.update_state, "ACTIVE or SUSPENDED")
                        ->check(CLI::IsMember({"ACTIVE", "SUSPENDED"}));

@@ -60,12 +60,8 @@ void Emit(YAML::Emitter& out, const Json& value) {
       out << text;
       break;
     }
-    case Json::value_t::boolean:
-      out << value.get<bool>();
-      break;
-    case Json::value_t::null:
-      out << YAML::Null;
-      break;
+    case Json::value_t::boolean: out << value.get<bool>(); break;
+    case Json::value_t::null: out << YAML::Null; break;
     default:  // numbers, printed as JSON prints them
       out << value.dump();
       break;
@@ -89,7 +85,8 @@ std::string RenderTable(const Table& unescaped) {
   }
   std::vector<std::size_t> widths(table.headers.size(), 0);
   auto widen = [&widths](const std::vector<std::string>& cells) {
-    for (std::size_t i = 0; i < cells.size() && i < widths.size(); ++i) widths[i] = std::max(widths[i], cells[i].size());
+    for (std::size_t i = 0; i < cells.size() && i < widths.size(); ++i)
+      widths[i] = std::max(widths[i], cells[i].size());
   };
   widen(table.headers);
   for (const auto& row : table.rows) widen(row);
@@ -124,12 +121,9 @@ std::string RenderYaml(const google::protobuf::Message& message) {
 
 std::string Render(OutputFormat format, const google::protobuf::Message& message, const Table& table) {
   switch (format) {
-    case OutputFormat::kJson:
-      return RenderJson(message);
-    case OutputFormat::kYaml:
-      return RenderYaml(message);
-    case OutputFormat::kTable:
-      break;
+    case OutputFormat::kJson: return RenderJson(message);
+    case OutputFormat::kYaml: return RenderYaml(message);
+    case OutputFormat::kTable: break;
   }
   return RenderTable(table);
 }

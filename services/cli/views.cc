@@ -52,8 +52,7 @@ Table TrustTierTable(const google::protobuf::RepeatedPtrField<v1::TrustTier>& ti
   Table table{{"NAME", "DISPLAY NAME", "GPU SHARING", "CO-TENANCY", "RUNTIME CLASS", "CREDENTIAL TTL MAX"}, {}};
   for (const auto& t : tiers) {
     table.rows.push_back({t.name(), OrDash(t.display_name()), v1::TrustTier::GpuSharing_Name(t.gpu_sharing()),
-                          OrDash(t.co_tenancy()), OrDash(t.runtime_class()),
-                          FormatDuration(t.credential_ttl_max())});
+                          OrDash(t.co_tenancy()), OrDash(t.runtime_class()), FormatDuration(t.credential_ttl_max())});
   }
   return table;
 }
@@ -61,10 +60,9 @@ Table TrustTierTable(const google::protobuf::RepeatedPtrField<v1::TrustTier>& ti
 Table TokenTable(const google::protobuf::RepeatedPtrField<v1::ApiToken>& tokens) {
   Table table{{"ID", "PRINCIPAL", "ROLE", "DESCRIPTION", "CREATED", "EXPIRES", "REVOKED"}, {}};
   for (const auto& t : tokens) {
-    table.rows.push_back({t.id(), t.principal(), t.role(), OrDash(t.description()),
-                          FormatTime(t.create_time(), t.has_create_time()),
-                          FormatTime(t.expire_time(), t.has_expire_time()),
-                          FormatTime(t.revoke_time(), t.has_revoke_time())});
+    table.rows.push_back(
+        {t.id(), t.principal(), t.role(), OrDash(t.description()), FormatTime(t.create_time(), t.has_create_time()),
+         FormatTime(t.expire_time(), t.has_expire_time()), FormatTime(t.revoke_time(), t.has_revoke_time())});
   }
   return table;
 }

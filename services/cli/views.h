@@ -6,10 +6,10 @@
 
 #include <string>
 
-#include "services/cli/output.h"
 #include "septa/v1/tenant.pb.h"
 #include "septa/v1/token.pb.h"
 #include "septa/v1/trust_tier.pb.h"
+#include "services/cli/output.h"
 
 namespace septa::cli {
 

@@ -12,9 +12,7 @@ namespace {
 
 using Setter = std::function<Status(Config&, const std::string& value, const std::string& where)>;
 
-Status Bad(const std::string& where, const std::string& what) {
-  return InvalidField(where, what);
-}
+Status Bad(const std::string& where, const std::string& what) { return InvalidField(where, what); }
 
 Status ParseInt(const std::string& value, const std::string& where, long long min, long long max, long long& out) {
   const char* end = value.data() + value.size();
@@ -86,9 +84,7 @@ Setter IntKey(int Config::*field, int min, int max) {
 }
 
 Setter MillisKey(std::chrono::milliseconds Config::*field) {
-  return [field](Config& c, const std::string& v, const std::string& where) {
-    return ParseMillis(v, where, c.*field);
-  };
+  return [field](Config& c, const std::string& v, const std::string& where) { return ParseMillis(v, where, c.*field); };
 }
 
 struct KeyDef {
@@ -149,7 +145,8 @@ const std::vector<KeyDef>& Defs() {
          if (c.idempotency_ttl < std::chrono::seconds(1)) return Bad(where, "\"" + v + "\" is shorter than 1s");
          return Status::Ok();
        }},
-      {{"admin_token_ttl_max", "longest lifetime of an API-issued admin token, and its lifetime when none is asked (at "
+      {{"admin_token_ttl_max",
+        "longest lifetime of an API-issued admin token, and its lifetime when none is asked (at "
         "least 1s)"},
        [](Config& c, const std::string& v, const std::string& where) {
          SEPTA_RETURN_IF_ERROR(ParseMillis(v, where, c.admin_token_ttl_max));

@@ -15,17 +15,17 @@
 namespace septa::config {
 
 struct Config {
-  std::string data_dir;               // default: $HOME/.local/share/septa
-  std::string database_url;           // empty: start the embedded PostgreSQL
+  std::string data_dir;      // default: $HOME/.local/share/septa
+  std::string database_url;  // empty: start the embedded PostgreSQL
   std::string http_addr = "127.0.0.1:8080";
   std::string grpc_addr = "127.0.0.1:9090";
   // Both set: REST serves HTTPS and gRPC TLS with this PEM pair (leaf first,
   // then intermediates). Neither: plaintext, meant for loopback.
   std::string tls_cert_file;
   std::string tls_key_file;
-  std::string log_level = "info";     // trace debug info warn error
-  std::string log_format = "text";    // text | json
-  std::string migrations_dir;         // empty: the migrations built into the binary
+  std::string log_level = "info";   // trace debug info warn error
+  std::string log_format = "text";  // text | json
+  std::string migrations_dir;       // empty: the migrations built into the binary
   std::uint64_t http_body_limit = 1 << 20;
   std::chrono::milliseconds http_read_timeout{30'000};
   std::chrono::milliseconds http_idle_timeout{60'000};
@@ -33,7 +33,7 @@ struct Config {
   // Open HTTP connections at most; 0: derived from the file-descriptor limit,
   // see EffectiveHttpMaxConnections.
   int http_max_connections = 0;
-  int worker_threads = 4;             // run use cases (database calls) off the I/O threads
+  int worker_threads = 4;  // run use cases (database calls) off the I/O threads
   int db_pool_size = 8;
   // A database that stalls answers 503 UNAVAILABLE (Retry-After) after these,
   // instead of holding the request: a statement runs at most
@@ -45,7 +45,7 @@ struct Config {
   std::chrono::milliseconds idempotency_ttl{24 * 3'600'000};  // then the key is free again and swept
   // Lifetime cap of API-issued admin tokens (tenant tokens: their tier's cap).
   std::chrono::milliseconds admin_token_ttl_max{768LL * 3'600'000};
-  int tenant_live_tokens_max = 100;   // unexpired, unrevoked API tokens one tenant may hold
+  int tenant_live_tokens_max = 100;  // unexpired, unrevoked API tokens one tenant may hold
   std::chrono::milliseconds shutdown_grace{10'000};
   // The host Kubernetes cluster. Empty: septad runs a simulated cluster
   // (kubesim) in-process and writes its admin kubeconfig to data_dir.
@@ -65,8 +65,8 @@ const std::vector<KeyInfo>& Keys();
 // Layered sources in increasing precedence. `flags` maps a key (YAML
 // spelling) to its value as given on the command line.
 struct Sources {
-  std::string yaml_text;   // empty: no file
-  std::string yaml_name;   // for messages, e.g. the file path
+  std::string yaml_text;  // empty: no file
+  std::string yaml_name;  // for messages, e.g. the file path
   std::map<std::string, std::string> env;
   std::map<std::string, std::string> flags;
 };

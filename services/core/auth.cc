@@ -23,8 +23,8 @@ std::string AcceptOrMakeRequestId(std::string_view from_client, RandomSource& ra
   constexpr std::size_t kMaxRequestId = 128;
   bool ok = !from_client.empty() && from_client.size() <= kMaxRequestId;
   for (char c : from_client) {
-    const bool allowed = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-                         c == '_' || c == '-';
+    const bool allowed =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
     ok = ok && allowed;
   }
   if (ok) return std::string(from_client);

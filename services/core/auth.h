@@ -45,8 +45,7 @@ Result<Role> ParseRole(std::string_view field, std::string_view text);
 // made by another replica within `cache_ttl`.
 class Authenticator {
  public:
-  Authenticator(Store& store, const Clock& clock,
-                std::chrono::milliseconds cache_ttl = std::chrono::seconds(5));
+  Authenticator(Store& store, const Clock& clock, std::chrono::milliseconds cache_ttl = std::chrono::seconds(5));
 
   // kUnauthenticated for a missing, malformed, unknown, expired or revoked token.
   Result<Principal> Authenticate(std::string_view bearer);

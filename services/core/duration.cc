@@ -29,8 +29,8 @@ Result<std::chrono::seconds> ParseDuration(std::string_view field, std::string_v
       case 'm': unit = 60; break;
       case 's': unit = 1; break;
       default:
-        return InvalidField(f, "unknown unit '" + std::string(1, text[i]) + "' in \"" + std::string(text) +
-                                   "\"; use h, m or s");
+        return InvalidField(
+            f, "unknown unit '" + std::string(1, text[i]) + "' in \"" + std::string(text) + "\"; use h, m or s");
     }
     ++i;
     total += n * unit;
@@ -43,8 +43,14 @@ std::string FormatDuration(std::chrono::seconds d) {
   std::int64_t s = d.count();
   if (s == 0) return "0s";
   std::string out;
-  if (s >= 3600) { out += std::to_string(s / 3600) + "h"; s %= 3600; }
-  if (s >= 60) { out += std::to_string(s / 60) + "m"; s %= 60; }
+  if (s >= 3600) {
+    out += std::to_string(s / 3600) + "h";
+    s %= 3600;
+  }
+  if (s >= 60) {
+    out += std::to_string(s / 60) + "m";
+    s %= 60;
+  }
   if (s > 0) out += std::to_string(s) + "s";
   return out;
 }

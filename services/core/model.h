@@ -16,12 +16,12 @@ namespace septa::core {
 enum class GpuSharing { kFractional, kMig, kWholeGpu, kWholeNode };
 
 struct TrustTier {
-  std::string name;               // shared | isolated | dedicated | exclusive | admin-defined
+  std::string name;  // shared | isolated | dedicated | exclusive | admin-defined
   std::string display_name;
   std::string description;
   GpuSharing gpu_sharing = GpuSharing::kFractional;
-  std::string co_tenancy;         // who may share hardware with the tenant
-  std::string runtime_class;      // host runtimeClassName the syncer patches in
+  std::string co_tenancy;     // who may share hardware with the tenant
+  std::string runtime_class;  // host runtimeClassName the syncer patches in
   std::int64_t credential_ttl_max_seconds = 0;
   TimePoint create_time{};
   TimePoint update_time{};
@@ -30,14 +30,14 @@ struct TrustTier {
 enum class TenantState { kActive, kSuspended };
 
 struct Tenant {
-  std::string name;               // DNS-1123 label, 1-40 chars, immutable
+  std::string name;  // DNS-1123 label, 1-40 chars, immutable
   std::string display_name;
   std::string trust_tier;
   std::map<std::string, std::string> labels;
   TenantState state = TenantState::kActive;
   TimePoint create_time{};
   TimePoint update_time{};
-  std::int64_t version = 0;       // bumped by every change; the etag is derived from it
+  std::int64_t version = 0;  // bumped by every change; the etag is derived from it
 };
 
 // The clock's time at the precision PostgreSQL stores (microseconds), so a
@@ -53,17 +53,17 @@ enum class Role { kOwner, kViewer };
 // on its own tenant, and a viewer only reads.
 struct Principal {
   bool admin = false;
-  std::string tenant;             // set when !admin
+  std::string tenant;  // set when !admin
   Role role = Role::kViewer;
-  std::string token_id;           // the API token that authenticated the request
-  std::string ToString() const;   // "admin" or "tenant:<name>"
+  std::string token_id;          // the API token that authenticated the request
+  std::string ToString() const;  // "admin" or "tenant:<name>"
 };
 
 struct ApiToken {
-  std::string id;                 // public identifier (hex), part of the secret's text
-  std::string principal;          // "admin" or "tenant:<name>"
+  std::string id;         // public identifier (hex), part of the secret's text
+  std::string principal;  // "admin" or "tenant:<name>"
   Role role = Role::kOwner;
-  std::string secret_hash;        // SHA-256 of the secret, hex; the secret itself is never stored
+  std::string secret_hash;  // SHA-256 of the secret, hex; the secret itself is never stored
   std::string description;
   TimePoint create_time{};
   std::optional<TimePoint> expire_time;
@@ -72,13 +72,13 @@ struct ApiToken {
 
 // One audited mutation, written in the same transaction as the change.
 struct AuditRecord {
-  std::int64_t id = 0;            // assigned by the store
+  std::int64_t id = 0;  // assigned by the store
   TimePoint time{};
   std::string principal;
-  std::string action;             // "tenant.create", "token.revoke", ...
-  std::string resource;           // "tenants/acme", "tokens/3fa2..."
-  std::string old_etag;           // empty when the resource did not exist
-  std::string new_etag;           // empty when the resource is gone
+  std::string action;    // "tenant.create", "token.revoke", ...
+  std::string resource;  // "tenants/acme", "tokens/3fa2..."
+  std::string old_etag;  // empty when the resource did not exist
+  std::string new_etag;  // empty when the resource is gone
   std::string request_id;
 };
 
@@ -86,8 +86,8 @@ struct AuditRecord {
 struct IdempotencyRecord {
   std::string principal;
   std::string key;
-  std::string request_hash;       // SHA-256 of the canonical request
-  std::string resource;           // what the first request created, e.g. "tenants/acme"
+  std::string request_hash;  // SHA-256 of the canonical request
+  std::string resource;      // what the first request created, e.g. "tenants/acme"
   TimePoint create_time{};
 };
 

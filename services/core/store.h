@@ -16,10 +16,10 @@
 namespace septa::core {
 
 struct TenantQuery {
-  std::optional<std::string> trust_tier;         // exact match
-  std::map<std::string, std::string> labels;     // every pair must match
-  std::string after_name;                        // keyset pagination: names > after_name
-  int limit = 50;                                // rows to return (the store may return fewer)
+  std::optional<std::string> trust_tier;      // exact match
+  std::map<std::string, std::string> labels;  // every pair must match
+  std::string after_name;                     // keyset pagination: names > after_name
+  int limit = 50;                             // rows to return (the store may return fewer)
 };
 
 // One transaction. Reads see a consistent snapshot; writes become visible
@@ -55,8 +55,7 @@ class Tx {
   // Newest first; all resources when `resource` is empty.
   virtual Result<std::vector<AuditRecord>> ListAudit(const std::string& resource, int limit) = 0;
 
-  virtual Result<IdempotencyRecord> GetIdempotency(const std::string& principal,
-                                                   const std::string& key) = 0;
+  virtual Result<IdempotencyRecord> GetIdempotency(const std::string& principal, const std::string& key) = 0;
   virtual Status InsertIdempotency(const IdempotencyRecord& record) = 0;
   // OK when there is no such record.
   virtual Status DeleteIdempotency(const std::string& principal, const std::string& key) = 0;

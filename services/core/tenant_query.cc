@@ -39,8 +39,7 @@ Status ParseTerm(std::string_view term, TenantQuery& query) {
     query.labels[label] = value;
     return Status::Ok();
   }
-  return InvalidField("filter", "unknown field \"" + std::string(key) +
-                                    "\"; filter on trust_tier or labels.<key>");
+  return InvalidField("filter", "unknown field \"" + std::string(key) + "\"; filter on trust_tier or labels.<key>");
 }
 
 }  // namespace

@@ -21,8 +21,7 @@ Status CheckCanNameTenant(const std::string& name) {
 Status CheckEtag(std::string_view if_match, const Tenant& current) {
   if (if_match.empty() || if_match == EtagOf(current.version)) return Status::Ok();
   return FailedPrecondition("etag \"" + std::string(if_match) + "\" does not match the current etag \"" +
-                            EtagOf(current.version) + "\" of tenant \"" + current.name +
-                            "\": read it again and retry");
+                            EtagOf(current.version) + "\" of tenant \"" + current.name + "\": read it again and retry");
 }
 
 // Tier names are validated against the table, so a typo names the choices.
@@ -43,8 +42,8 @@ Status CheckTierExists(Tx& tx, const std::string& tier) {
 
 // Fingerprint of a create request for idempotency checks.
 std::string CreateFingerprint(const Tenant& t) {
-  std::string canon = t.name + '\n' + t.display_name + '\n' + t.trust_tier + '\n' +
-                      std::to_string(static_cast<int>(t.state)) + '\n';
+  std::string canon =
+      t.name + '\n' + t.display_name + '\n' + t.trust_tier + '\n' + std::to_string(static_cast<int>(t.state)) + '\n';
   for (const auto& [k, v] : t.labels) canon += k + '=' + v + '\n';
   return Sha256Hex(canon);
 }
@@ -69,14 +68,19 @@ bool Matches(const Tenant& t, const TenantQuery& q) {
 
 AuditRecord Audit(const RequestContext& ctx, TimePoint now, std::string action, std::string resource,
                   std::string old_etag, std::string new_etag) {
-  return AuditRecord{0, now, ctx.principal.ToString(), std::move(action), std::move(resource),
-                     std::move(old_etag), std::move(new_etag), ctx.request_id};
+  return AuditRecord{0,
+                     now,
+                     ctx.principal.ToString(),
+                     std::move(action),
+                     std::move(resource),
+                     std::move(old_etag),
+                     std::move(new_etag),
+                     ctx.request_id};
 }
 
 }  // namespace
 
-Result<Tenant> TenantService::Create(const RequestContext& ctx, const Tenant& draft,
-                                     std::string_view idempotency_key) {
+Result<Tenant> TenantService::Create(const RequestContext& ctx, const Tenant& draft, std::string_view idempotency_key) {
   SEPTA_RETURN_IF_ERROR(RequireAdminWriter(ctx.principal, "create tenants"));
   SEPTA_RETURN_IF_ERROR(ValidateTenantName("name", draft.name));
   SEPTA_RETURN_IF_ERROR(ValidateDisplayName("display_name", draft.display_name));
@@ -116,8 +120,8 @@ Result<Tenant> TenantService::Create(const RequestContext& ctx, const Tenant& dr
       if (ins.code() == Code::kAlreadyExists) return AlreadyExists("tenant \"" + draft.name + "\" already exists");
       return ins;
     }
-    SEPTA_RETURN_IF_ERROR(tx.AppendAudit(
-        Audit(ctx, now, "tenant.create", ResourceOf(created.name), "", EtagOf(created.version))));
+    SEPTA_RETURN_IF_ERROR(
+        tx.AppendAudit(Audit(ctx, now, "tenant.create", ResourceOf(created.name), "", EtagOf(created.version))));
     if (!idempotency_key.empty()) {
       SEPTA_RETURN_IF_ERROR(tx.InsertIdempotency(
           IdempotencyRecord{principal, std::string(idempotency_key), fingerprint, ResourceOf(created.name), now}));
@@ -179,8 +183,8 @@ Result<TenantPage> TenantService::List(const RequestContext& ctx, const ListTena
   return page;
 }
 
-Result<Tenant> TenantService::Update(const RequestContext& ctx, const std::string& name,
-                                     const TenantUpdate& update, std::string_view if_match) {
+Result<Tenant> TenantService::Update(const RequestContext& ctx, const std::string& name, const TenantUpdate& update,
+                                     std::string_view if_match) {
   SEPTA_RETURN_IF_ERROR(CheckCanNameTenant(name));
   SEPTA_RETURN_IF_ERROR(RequireSeeTenant(ctx.principal, name));
   SEPTA_RETURN_IF_ERROR(RequireWriter(ctx.principal, "update tenants"));
@@ -202,8 +206,8 @@ Result<Tenant> TenantService::Update(const RequestContext& ctx, const std::strin
       SEPTA_RETURN_IF_ERROR(CheckTierExists(tx, *update.trust_tier));
       next.trust_tier = *update.trust_tier;
     }
-    if (next.display_name == current->display_name && next.labels == current->labels &&
-        next.state == current->state && next.trust_tier == current->trust_tier) {
+    if (next.display_name == current->display_name && next.labels == current->labels && next.state == current->state &&
+        next.trust_tier == current->trust_tier) {
       result = *std::move(current);  // nothing to change: no new version, nothing to audit
       return Status::Ok();
     }
@@ -211,8 +215,8 @@ Result<Tenant> TenantService::Update(const RequestContext& ctx, const std::strin
     next.update_time = now;
     next.version = current->version + 1;
     SEPTA_RETURN_IF_ERROR(tx.UpdateTenant(next, current->version));
-    SEPTA_RETURN_IF_ERROR(tx.AppendAudit(Audit(ctx, now, "tenant.update", ResourceOf(name),
-                                               EtagOf(current->version), EtagOf(next.version))));
+    SEPTA_RETURN_IF_ERROR(tx.AppendAudit(
+        Audit(ctx, now, "tenant.update", ResourceOf(name), EtagOf(current->version), EtagOf(next.version))));
     result = std::move(next);
     return Status::Ok();
   });

@@ -54,9 +54,8 @@ Result<IssuedToken> TokenService::Create(const RequestContext& ctx, const TokenR
   return Issue(ctx, *subject, request.description, ttl, Expiry::kCapped);
 }
 
-Result<IssuedToken> TokenService::Issue(const RequestContext& ctx, const Principal& subject,
-                                        std::string description, std::optional<std::chrono::seconds> ttl,
-                                        Expiry expiry) {
+Result<IssuedToken> TokenService::Issue(const RequestContext& ctx, const Principal& subject, std::string description,
+                                        std::optional<std::chrono::seconds> ttl, Expiry expiry) {
   IssuedToken issued;
   auto random_secret = RandomBase64Url(random_, kSecretBytes);
   if (!random_secret.ok()) return random_secret.status();
@@ -88,8 +87,8 @@ Result<IssuedToken> TokenService::Issue(const RequestContext& ctx, const Princip
     token.id = *std::move(id);
     token.create_time = now;
     SEPTA_RETURN_IF_ERROR(tx.InsertToken(token));
-    return tx.AppendAudit(AuditRecord{0, now, ctx.principal.ToString(), "token.create", ResourceOf(token.id), "",
-                                      "1", ctx.request_id});
+    return tx.AppendAudit(
+        AuditRecord{0, now, ctx.principal.ToString(), "token.create", ResourceOf(token.id), "", "1", ctx.request_id});
   });
   if (!st.ok()) return st;
   issued.secret_text = FormatTokenText(token.id, secret);
@@ -122,7 +121,8 @@ Status TokenService::Revoke(const RequestContext& ctx, const std::string& id) {
   if (!CanNameToken(id)) return NotFound("token \"" + EscapeControlCharacters(id) + "\" not found");
   Status st = store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
     auto token = tx.GetToken(id);
-    if ((!token.ok() && token.status().code() == Code::kNotFound) || (token.ok() && !CanSeeToken(ctx.principal, *token))) {
+    if ((!token.ok() && token.status().code() == Code::kNotFound) ||
+        (token.ok() && !CanSeeToken(ctx.principal, *token))) {
       return NotFound("token \"" + id + "\" not found");
     }
     SEPTA_RETURN_IF_ERROR(token);

@@ -17,9 +17,9 @@
 namespace septa::core {
 
 struct TokenRequest {
-  std::string principal;    // "admin" | "tenant:<name>"
-  std::string role;         // "owner" | "viewer"; required
-  std::string ttl;          // "90m", "24h"; empty: the cap
+  std::string principal;  // "admin" | "tenant:<name>"
+  std::string role;       // "owner" | "viewer"; required
+  std::string ttl;        // "90m", "24h"; empty: the cap
   std::string description;
 };
 

@@ -103,8 +103,8 @@ bool IsValidUtf8(std::string_view text) { return simdjson::validate_utf8(text.da
 
 Status ValidateText(std::string_view field, std::string_view text, std::size_t max_bytes) {
   if (text.size() > max_bytes) {
-    return InvalidField(std::string(field), "must be at most " + std::to_string(max_bytes) + " bytes, got " +
-                                                std::to_string(text.size()));
+    return InvalidField(std::string(field),
+                        "must be at most " + std::to_string(max_bytes) + " bytes, got " + std::to_string(text.size()));
   }
   if (!IsValidUtf8(text)) return InvalidField(std::string(field), "must be valid UTF-8");
   for (std::size_t i = 0; i < text.size();) {

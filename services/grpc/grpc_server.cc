@@ -8,12 +8,12 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
-#include "services/apiv1/convert.h"
-#include "services/apiv1/latency_buckets.h"
-#include "services/grpc/grpc_status.h"
 #include "septa/v1/tenant.grpc.pb.h"
 #include "septa/v1/token.grpc.pb.h"
 #include "septa/v1/trust_tier.grpc.pb.h"
+#include "services/apiv1/convert.h"
+#include "services/apiv1/latency_buckets.h"
+#include "services/grpc/grpc_status.h"
 
 namespace septa::grpcapi {
 
@@ -185,8 +185,7 @@ class TokenServiceImpl final : public v1::TokenService::Service {
  public:
   explicit TokenServiceImpl(Shared& s) : s_(s) {}
 
-  grpc::Status CreateToken(grpc::ServerContext* ctx, const v1::CreateTokenRequest* req,
-                           v1::ApiToken* resp) override {
+  grpc::Status CreateToken(grpc::ServerContext* ctx, const v1::CreateTokenRequest* req, v1::ApiToken* resp) override {
     return Handle(ctx, s_, "septa.v1.TokenService/CreateToken", [&](const core::RequestContext& rc) -> Status {
       auto issued = s_.uc.tokens.Create(rc, apiv1::TokenRequestFromProto(*req));
       SEPTA_RETURN_IF_ERROR(issued);
@@ -208,7 +207,8 @@ class TokenServiceImpl final : public v1::TokenService::Service {
 
   grpc::Status RevokeToken(grpc::ServerContext* ctx, const v1::RevokeTokenRequest* req,
                            google::protobuf::Empty*) override {
-    return Handle(ctx, s_, "septa.v1.TokenService/RevokeToken", [&](const core::RequestContext& rc) -> Status { return s_.uc.tokens.Revoke(rc, req->id()); });
+    return Handle(ctx, s_, "septa.v1.TokenService/RevokeToken",
+                  [&](const core::RequestContext& rc) -> Status { return s_.uc.tokens.Revoke(rc, req->id()); });
   }
 
  private:

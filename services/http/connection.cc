@@ -182,8 +182,7 @@ void Connection<Stream>::OnHeader(const error_code& ec) {
   }
   if (ec || closed_ || read_stopped_ || parser_->is_done()) return OnRequest(ec);
   const Request& head = parser_->get();
-  const bool wants_continue =
-      head.version() >= 11 && boost::beast::iequals(head[bhttp::field::expect], "100-continue");
+  const bool wants_continue = head.version() >= 11 && boost::beast::iequals(head[bhttp::field::expect], "100-continue");
   if (!wants_continue || writing_ || !queue_.empty()) return ReadBody();
   static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
   writing_ = true;
@@ -291,8 +290,7 @@ void Connection<Stream>::Pump() {
   std::unique_lock lock(st->mu);
   switch (st->phase) {
     case Phase::kWaiting:
-    case Phase::kDone:
-      return;
+    case Phase::kDone: return;
     case Phase::kReplied: {
       Response res = std::move(*st->response);
       st->response.reset();
@@ -339,9 +337,8 @@ void Connection<Stream>::WriteResponse(std::shared_ptr<ExchangeState> st, Respon
   writing_ = true;
   write_deadline_.Arm(core_->options.write_timeout, [this, s = self()] { Close(); });
   auto msg = std::make_shared<Response>(std::move(res));
-  bhttp::async_write(stream_, *msg, [this, s = self(), msg](const error_code& ec, std::size_t) {
-    OnWritten(ec, true);
-  });
+  bhttp::async_write(stream_, *msg,
+                     [this, s = self(), msg](const error_code& ec, std::size_t) { OnWritten(ec, true); });
 }
 
 template <class Stream>
@@ -359,9 +356,8 @@ void Connection<Stream>::WriteStreamHead(std::shared_ptr<ExchangeState> st, Resp
   auto w = std::make_shared<HeadWrite>(std::move(head));
   writing_ = true;
   write_deadline_.Arm(core_->options.write_timeout, [this, s = self()] { Close(); });
-  bhttp::async_write_header(stream_, w->serializer, [this, s = self(), w](const error_code& ec, std::size_t) {
-    OnWritten(ec, false);
-  });
+  bhttp::async_write_header(stream_, w->serializer,
+                            [this, s = self(), w](const error_code& ec, std::size_t) { OnWritten(ec, false); });
 }
 
 template <class Stream>

@@ -4,14 +4,14 @@
 #pragma once
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/parser.hpp>
-#include <cstdint>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <unordered_map>
 
@@ -130,9 +130,9 @@ class Connection final : public ConnectionBase {
   // run one after another, the next once `running_` has been answered.
   std::deque<std::pair<std::shared_ptr<ExchangeState>, Request>> waiting_;
   std::shared_ptr<ExchangeState> running_;
-  bool reading_ = false;      // a read is outstanding
-  bool parsing_ = false;      // a request has started to arrive
-  bool read_stopped_ = false; // no further requests will be read
+  bool reading_ = false;       // a read is outstanding
+  bool parsing_ = false;       // a request has started to arrive
+  bool read_stopped_ = false;  // no further requests will be read
   bool writing_ = false;
   bool close_after_write_ = false;  // the head exchange's response closes the connection
   bool draining_ = false;

@@ -16,9 +16,9 @@ namespace {
 // credentials (which one was checked?), two lengths or media types, two
 // idempotency keys. Repeatable list fields (Accept, Cookie, ...) are not here.
 constexpr std::array<std::string_view, 13> kSingletonFields = {
-    "Host",          "Authorization",     "Proxy-Authorization", "Content-Length", "Content-Type",
-    "Content-Range", "Range",             "If-Modified-Since",   "If-Unmodified-Since", "If-Range",
-    "Max-Forwards",  "Idempotency-Key",   "X-Request-Id",
+    "Host",          "Authorization",   "Proxy-Authorization", "Content-Length",      "Content-Type",
+    "Content-Range", "Range",           "If-Modified-Since",   "If-Unmodified-Since", "If-Range",
+    "Max-Forwards",  "Idempotency-Key", "X-Request-Id",
 };
 
 using BeastView = boost::beast::string_view;  // boost::string_view in Boost 1.74
@@ -74,7 +74,8 @@ std::optional<HeadError> CheckTransferEncoding(const bhttp::request_header<>& he
   }
   codings.pop_back();
   if (codings.empty()) return std::nullopt;
-  if (boost::beast::iequals(Beast(codings.front()), "chunked")) return BadRequest("Transfer-Encoding names chunked twice");
+  if (boost::beast::iequals(Beast(codings.front()), "chunked"))
+    return BadRequest("Transfer-Encoding names chunked twice");
   return HeadError{bhttp::status::not_implemented,
                    "Transfer-Encoding: unsupported transfer coding \"" + std::string(codings.front()) + "\""};
 }

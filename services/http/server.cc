@@ -45,7 +45,7 @@ struct Server::Impl {
   std::vector<std::shared_ptr<internal::ConnectionBase>> LiveConnections();
 
   std::shared_ptr<internal::ServerCore> core;
-  tcp::acceptor acceptor;     // on its own strand
+  tcp::acceptor acceptor;  // on its own strand
   net::steady_timer retry_timer;
   std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
   std::vector<std::thread> threads;
@@ -54,9 +54,8 @@ struct Server::Impl {
 };
 
 void Server::Impl::Accept() {
-  acceptor.async_accept(net::make_strand(core->ioc), [this](const error_code& ec, tcp::socket socket) {
-    OnAccept(ec, std::move(socket));
-  });
+  acceptor.async_accept(net::make_strand(core->ioc),
+                        [this](const error_code& ec, tcp::socket socket) { OnAccept(ec, std::move(socket)); });
 }
 
 bool Server::Impl::ConnectionPending() {

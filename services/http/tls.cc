@@ -38,7 +38,9 @@ using BioPtr = std::unique_ptr<BIO, Deleter<BIO, BIO_free_all>>;
 using KeyPtr = std::unique_ptr<EVP_PKEY, Deleter<EVP_PKEY, EVP_PKEY_free>>;
 using CertPtr = std::unique_ptr<X509, Deleter<X509, X509_free>>;
 
-BioPtr MemoryBio(const std::string& text) { return BioPtr(BIO_new_mem_buf(text.data(), static_cast<int>(text.size()))); }
+BioPtr MemoryBio(const std::string& text) {
+  return BioPtr(BIO_new_mem_buf(text.data(), static_cast<int>(text.size())));
+}
 
 std::string BioToString(BIO* bio) {
   char* data = nullptr;
@@ -66,7 +68,8 @@ bool AddExtension(X509* cert, X509* issuer, int nid, const std::string& value) {
 }
 
 long SecondsFromNow(TimePoint t) {
-  return static_cast<long>(std::chrono::duration_cast<std::chrono::seconds>(t - std::chrono::system_clock::now()).count());
+  return static_cast<long>(
+      std::chrono::duration_cast<std::chrono::seconds>(t - std::chrono::system_clock::now()).count());
 }
 
 }  // namespace

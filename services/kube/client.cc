@@ -27,7 +27,10 @@ Code CodeForReason(const std::string& reason, int http_status) {
   if (reason == "ServiceUnavailable") return Code::kUnavailable;
   if (reason == "InternalError") return Code::kInternal;
   switch (http_status) {
-    case 400: case 413: case 415: case 422: return Code::kInvalidArgument;
+    case 400:
+    case 413:
+    case 415:
+    case 422: return Code::kInvalidArgument;
     case 401: return Code::kUnauthenticated;
     case 403: return Code::kPermissionDenied;
     case 404: return Code::kNotFound;
@@ -60,7 +63,9 @@ std::string ReasonForStatus(int http_status) {
   }
 }
 
-bool Retriable(int http_status) { return http_status == 500 || http_status == 502 || http_status == 503 || http_status == 504; }
+bool Retriable(int http_status) {
+  return http_status == 500 || http_status == 502 || http_status == 503 || http_status == 504;
+}
 
 std::string UrlEncode(const std::string& s) {
   static constexpr char kHex[] = "0123456789ABCDEF";
@@ -112,8 +117,11 @@ Status StatusFromResponse(const HttpResponse& response, const std::string& what)
     }
   }
   if (reason.empty()) reason = ReasonForStatus(response.status);
-  if (message.empty()) message = "HTTP " + std::to_string(response.status) + (response.body.empty() ? "" : ": " + response.body.substr(0, 200));
-  return Status(CodeForReason(reason, response.status), reason + ": " + message + " (" + what + ")", std::move(violations));
+  if (message.empty())
+    message =
+        "HTTP " + std::to_string(response.status) + (response.body.empty() ? "" : ": " + response.body.substr(0, 200));
+  return Status(CodeForReason(reason, response.status), reason + ": " + message + " (" + what + ")",
+                std::move(violations));
 }
 
 Client::Client(ClientConfig config, ClientOptions options) : config_(std::move(config)), options_(std::move(options)) {
@@ -143,7 +151,8 @@ std::chrono::milliseconds Client::Backoff(int attempt) {
   std::uint8_t bytes[4] = {};
   // Jitter only spreads retries out; without entropy, back off by the full half.
   if (!random_->Fill(bytes).ok()) return std::chrono::milliseconds(cap / 2);
-  std::uint32_t r = (std::uint32_t{bytes[0]} << 24) | (std::uint32_t{bytes[1]} << 16) | (std::uint32_t{bytes[2]} << 8) | bytes[3];
+  std::uint32_t r =
+      (std::uint32_t{bytes[0]} << 24) | (std::uint32_t{bytes[1]} << 16) | (std::uint32_t{bytes[2]} << 8) | bytes[3];
   return std::chrono::milliseconds(cap / 2 + static_cast<long long>(r % static_cast<std::uint32_t>(cap / 2 + 1)));
 }
 
@@ -238,7 +247,8 @@ Result<ListPage> Client::ListAll(const Resource& r, const std::string& ns, ListO
 }
 
 Result<json> Client::Create(const Resource& r, const std::string& ns, const json& object, const WriteOptions& o) {
-  std::string target = Path(r, ns, "", "") + Query({{"dryRun", o.dry_run ? "All" : ""}, {"fieldManager", o.field_manager}});
+  std::string target =
+      Path(r, ns, "", "") + Query({{"dryRun", o.dry_run ? "All" : ""}, {"fieldManager", o.field_manager}});
   return JsonCall({"POST", target, object.dump(), "application/json"}, false);
 }
 
@@ -257,9 +267,9 @@ Result<json> Client::Patch(const Resource& r, const std::string& ns, const std::
                              : type == PatchType::kStrategic ? "application/strategic-merge-patch+json"
                                                              : "application/apply-patch+yaml";
   if (type == PatchType::kApply && o.field_manager.empty()) return InvalidField("field_manager", "required for apply");
-  std::string target = Path(r, ns, name, o.subresource) + Query({{"dryRun", o.dry_run ? "All" : ""},
-                                                                 {"fieldManager", o.field_manager},
-                                                                 {"force", o.force ? "true" : ""}});
+  std::string target =
+      Path(r, ns, name, o.subresource) +
+      Query({{"dryRun", o.dry_run ? "All" : ""}, {"fieldManager", o.field_manager}, {"force", o.force ? "true" : ""}});
   return JsonCall({"PATCH", target, body, content_type}, type == PatchType::kApply || type == PatchType::kMerge);
 }
 

@@ -71,8 +71,8 @@ struct ClientOptions {
   int max_retries = 4;  // for 429, 5xx and connection failures on safe calls
   std::chrono::milliseconds backoff_base{100};
   std::chrono::milliseconds backoff_max{5'000};
-  const Clock* clock = nullptr;         // system clock when null
-  RandomSource* random = nullptr;       // for jitter; OpenSSL's when null
+  const Clock* clock = nullptr;    // system clock when null
+  RandomSource* random = nullptr;  // for jitter; OpenSSL's when null
   // Waits between retries; tests replace it to stay fast and deterministic.
   std::function<void(std::chrono::milliseconds)> sleep;
 };

@@ -55,12 +55,14 @@ Result<ClientConfig> ParseKubeconfig(const std::string& yaml_text, const std::st
     if (ctx["namespace"]) config.ns = ctx["namespace"].as<std::string>();
     std::string cluster_name = ctx["cluster"] ? ctx["cluster"].as<std::string>() : "";
     YAML::Node cluster = Named(root["clusters"], cluster_name, "cluster");
-    if (!cluster || !cluster["server"]) return NotFound("kubeconfig: cluster \"" + cluster_name + "\" not found or has no server");
+    if (!cluster || !cluster["server"])
+      return NotFound("kubeconfig: cluster \"" + cluster_name + "\" not found or has no server");
     config.server = cluster["server"].as<std::string>();
     auto ca = DataOrFile(cluster, "certificate-authority", base_dir);
     if (!ca.ok()) return ca.status();
     config.ca_pem = *ca;
-    if (cluster["insecure-skip-tls-verify"]) config.insecure_skip_tls_verify = cluster["insecure-skip-tls-verify"].as<bool>();
+    if (cluster["insecure-skip-tls-verify"])
+      config.insecure_skip_tls_verify = cluster["insecure-skip-tls-verify"].as<bool>();
     if (cluster["tls-server-name"]) config.tls_server_name = cluster["tls-server-name"].as<std::string>();
 
     std::string user_name = ctx["user"] ? ctx["user"].as<std::string>() : "";
@@ -107,7 +109,8 @@ Result<ClientConfig> LoadKubeconfig(const std::string& path, const std::string& 
 Result<ClientConfig> InClusterConfig(const std::string& sa_dir) {
   const char* host = std::getenv("KUBERNETES_SERVICE_HOST");
   const char* port = std::getenv("KUBERNETES_SERVICE_PORT");
-  if (host == nullptr || port == nullptr) return FailedPrecondition("not running in a cluster: KUBERNETES_SERVICE_HOST/PORT unset");
+  if (host == nullptr || port == nullptr)
+    return FailedPrecondition("not running in a cluster: KUBERNETES_SERVICE_HOST/PORT unset");
   ClientConfig config;
   std::string h = host;
   if (h.find(':') != std::string::npos) h = "[" + h + "]";
@@ -143,8 +146,11 @@ Result<std::string> RunPlugin(const ExecConfig& exec) {
     close(out_pipe[0]);
     close(out_pipe[1]);
     for (const auto& [k, v] : exec.env) setenv(k.c_str(), v.c_str(), 1);
-    setenv("KUBERNETES_EXEC_INFO",
-           ("{\"apiVersion\":\"" + exec.api_version + "\",\"kind\":\"ExecCredential\",\"spec\":{\"interactive\":false}}").c_str(), 1);
+    setenv(
+        "KUBERNETES_EXEC_INFO",
+        ("{\"apiVersion\":\"" + exec.api_version + "\",\"kind\":\"ExecCredential\",\"spec\":{\"interactive\":false}}")
+            .c_str(),
+        1);
     std::vector<char*> argv;
     argv.push_back(const_cast<char*>(exec.command.c_str()));
     for (const auto& a : exec.args) argv.push_back(const_cast<char*>(a.c_str()));

@@ -12,12 +12,16 @@ struct DecodedPage {
   std::vector<simdjson::dom::element> items;
 
   static Result<ListPage> Decode(std::string_view body);
-  static Object MakeObject(std::shared_ptr<const DecodedPage> page, std::size_t i) { return Object(std::move(page), i); }
+  static Object MakeObject(std::shared_ptr<const DecodedPage> page, std::size_t i) {
+    return Object(std::move(page), i);
+  }
 };
 
 namespace {
 
-Status BadList(std::string_view why) { return Internal("kube: the server sent a list that is not valid: " + std::string(why)); }
+Status BadList(std::string_view why) {
+  return Internal("kube: the server sent a list that is not valid: " + std::string(why));
+}
 
 std::string_view StringOr(simdjson::simdjson_result<simdjson::dom::element> e, std::string_view fallback = {}) {
   std::string_view s;
@@ -96,7 +100,9 @@ std::optional<std::string_view> Object::StringAt(std::string_view pointer) const
   return s;
 }
 
-bool Object::Has(std::string_view pointer) const { return page_->items[index_].at_pointer(pointer).error() == simdjson::SUCCESS; }
+bool Object::Has(std::string_view pointer) const {
+  return page_->items[index_].at_pointer(pointer).error() == simdjson::SUCCESS;
+}
 
 json Object::ToJson() const { return ToNlohmann(page_->items[index_]); }
 

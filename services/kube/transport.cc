@@ -78,7 +78,8 @@ bool IsIpAddress(const std::string& host) {
 
 }  // namespace
 
-Result<std::unique_ptr<Transport>> Transport::Create(const ClientConfig& config, std::chrono::milliseconds connect_timeout) {
+Result<std::unique_ptr<Transport>> Transport::Create(const ClientConfig& config,
+                                                     std::chrono::milliseconds connect_timeout) {
   std::unique_ptr<Transport> t(new Transport());
   t->impl_ = std::make_unique<Impl>();
   Impl& im = *t->impl_;
@@ -197,8 +198,8 @@ void Transport::ReturnIdle(std::unique_ptr<Connection> conn) {
 
 namespace {
 
-bhttp::request<bhttp::string_body> BuildRequest(const HttpRequest& r, const std::string& prefix, const std::string& host,
-                                                const std::string& authorization) {
+bhttp::request<bhttp::string_body> BuildRequest(const HttpRequest& r, const std::string& prefix,
+                                                const std::string& host, const std::string& authorization) {
   bhttp::request<bhttp::string_body> req{bhttp::string_to_verb(r.method), prefix + r.target, 11};
   req.set(bhttp::field::host, host);
   req.set(bhttp::field::user_agent, "septa-kube/1.0");
@@ -223,8 +224,7 @@ void CopyHeaders(const bhttp::response_header<>& h, HttpResponse& out) {
 // `done` report the first failure or the read's completion. The caller then
 // drives the connection with RunFor.
 template <typename Connection, typename Read>
-void WriteThenRead(Connection& conn, bhttp::request<bhttp::string_body>& req, error_code& ec, bool& done,
-                   Read&& read) {
+void WriteThenRead(Connection& conn, bhttp::request<bhttp::string_body>& req, error_code& ec, bool& done, Read&& read) {
   conn.WithStream([&](auto& stream) {
     // `read` by value: the caller's lambda is a temporary, gone by the time
     // the write completes (ASan: stack-use-after-scope).
@@ -333,7 +333,8 @@ Result<HttpResponse> Transport::Stream(const HttpRequest& request, const std::st
         done = true;
       });
     });
-    if (!conn->RunFor(idle_timeout, done)) return DeadlineExceeded("kube: " + request.target + ": stream idle too long");
+    if (!conn->RunFor(idle_timeout, done))
+      return DeadlineExceeded("kube: " + request.target + ": stream idle too long");
     if (cancel && cancel->cancelled()) return Status(Code::kCancelled, "kube: watch cancelled");
     if (ec) return Unavailable("kube: " + request.target + ": stream broken: " + ec.message());
     if (success && !parser.get().body().empty()) {

@@ -51,7 +51,8 @@ class StreamCancel {
 
 class Transport {
  public:
-  static Result<std::unique_ptr<Transport>> Create(const ClientConfig& config, std::chrono::milliseconds connect_timeout);
+  static Result<std::unique_ptr<Transport>> Create(const ClientConfig& config,
+                                                   std::chrono::milliseconds connect_timeout);
   ~Transport();
 
   // One request and its whole response, within `timeout`.

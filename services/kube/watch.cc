@@ -243,15 +243,18 @@ void Informer::Run() {
     wo.field_selector = selectors_.field_selector;
     wo.resource_version = last_resource_version();
     bool gone = false;
-    Status st = WatchOnce(client_, resource_, ns_, wo, [&](const WatchEvent& e) {
-      if (e.type == "ERROR") {
-        gone = e.object.value("code", 0) == 410;
-        return false;
-      }
-      failures = 0;
-      Apply(e);
-      return true;
-    }, &cancel_);
+    Status st = WatchOnce(
+        client_, resource_, ns_, wo,
+        [&](const WatchEvent& e) {
+          if (e.type == "ERROR") {
+            gone = e.object.value("code", 0) == 410;
+            return false;
+          }
+          failures = 0;
+          Apply(e);
+          return true;
+        },
+        &cancel_);
     if (gone || st.code() == Code::kOutOfRange) {
       need_list = true;  // our version fell out of the server's history
       continue;

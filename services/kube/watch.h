@@ -10,8 +10,8 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <string>
 #include <stop_token>
+#include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
@@ -47,7 +47,7 @@ struct WatchOptions {
   std::string field_selector;
   std::string resource_version;  // empty: start with the current state
   bool allow_bookmarks = true;
-  long timeout_seconds = 300;    // the server ends the watch after this
+  long timeout_seconds = 300;  // the server ends the watch after this
 };
 
 // Runs one watch request until the server ends it, `on_event` returns false,

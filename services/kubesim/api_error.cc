@@ -29,8 +29,8 @@ ApiError MakeFor(int code, std::string reason, std::string message, const std::s
 }  // namespace
 
 nlohmann::json ApiError::ToJson() const {
-  nlohmann::json j = {{"kind", "Status"},     {"apiVersion", "v1"}, {"metadata", nlohmann::json::object()},
-                      {"status", "Failure"},  {"message", message}, {"reason", reason},
+  nlohmann::json j = {{"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", nlohmann::json::object()},
+                      {"status", "Failure"}, {"message", message}, {"reason", reason},
                       {"code", code}};
   nlohmann::json details = nlohmann::json::object();
   if (!name.empty()) details["name"] = name;
@@ -38,7 +38,8 @@ nlohmann::json ApiError::ToJson() const {
   if (!kind.empty()) details["kind"] = kind;
   if (!causes.empty()) {
     details["causes"] = nlohmann::json::array();
-    for (const auto& c : causes) details["causes"].push_back({{"reason", c.reason}, {"message", c.message}, {"field", c.field}});
+    for (const auto& c : causes)
+      details["causes"].push_back({{"reason", c.reason}, {"message", c.message}, {"field", c.field}});
   }
   if (retry_after_seconds > 0) details["retryAfterSeconds"] = retry_after_seconds;
   if (!details.empty()) j["details"] = std::move(details);
@@ -50,8 +51,8 @@ ApiError NotFoundError(const std::string& resource, const std::string& group, co
 }
 
 ApiError AlreadyExistsError(const std::string& resource, const std::string& group, const std::string& name) {
-  return MakeFor(409, "AlreadyExists", Qualified(resource, group) + " \"" + name + "\" already exists", resource,
-                 group, name);
+  return MakeFor(409, "AlreadyExists", Qualified(resource, group) + " \"" + name + "\" already exists", resource, group,
+                 name);
 }
 
 ApiError ConflictError(const std::string& resource, const std::string& group, const std::string& name,

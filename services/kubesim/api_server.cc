@@ -83,8 +83,8 @@ void ApiServer::Impl::Route(Call& call) {
     return ex.Reply(std::move(res));
   }
   const auto authorization = call.request[bhttp::field::authorization];
-  auto user = cluster.authenticator.Authenticate(ex.connection(),
-                                                 std::string_view(authorization.data(), authorization.size()));
+  auto user =
+      cluster.authenticator.Authenticate(ex.connection(), std::string_view(authorization.data(), authorization.size()));
   if (!user) return ReplyError(ex, UnauthorizedError());
   call.user = std::move(*user);
   std::string accept(call.request[bhttp::field::accept]);

@@ -194,10 +194,10 @@ ApiResult<json> ServerSideApply(const ApplyRequest& req) {
     err.message = "Apply failed with " + std::to_string(conflicts.size()) + " conflict" +
                   (conflicts.size() == 1 ? "" : "s") + ": ";
     for (std::size_t i = 0; i < conflicts.size(); ++i) {
-      err.message += (i ? "\n" : "") + std::string("conflict with \"") + conflicts[i].first + "\": " +
-                     DottedPath(conflicts[i].second);
-      err.causes.push_back({"FieldManagerConflict",
-                            "conflict with \"" + conflicts[i].first + "\"", DottedPath(conflicts[i].second)});
+      err.message += (i ? "\n" : "") + std::string("conflict with \"") + conflicts[i].first +
+                     "\": " + DottedPath(conflicts[i].second);
+      err.causes.push_back(
+          {"FieldManagerConflict", "conflict with \"" + conflicts[i].first + "\"", DottedPath(conflicts[i].second)});
     }
     return err;
   }

@@ -16,7 +16,7 @@ struct ApplyRequest {
   std::string manager;
   bool force = false;
   std::string api_version;
-  std::string now;  // RFC 3339
+  std::string now;                    // RFC 3339
   std::string resource, group, name;  // for error messages
 };
 

@@ -98,19 +98,34 @@ bool Authorize(const UserInfo& user, const AccessRequest& r, const Storage& stor
 
 std::vector<json> BuiltinClusterRoles() {
   const std::vector<std::string> read = {"get", "list", "watch"};
-  const std::vector<std::string> write = {"get", "list", "watch", "create", "update", "patch", "delete",
-                                          "deletecollection"};
-  const std::vector<std::string> workload_groups = {"", "apps", "networking.k8s.io", "coordination.k8s.io", "batch",
-                                                    "policy", "autoscaling"};
-  const std::vector<std::string> workloads = {
-      "pods", "pods/status", "pods/log", "services", "endpoints", "configmaps", "serviceaccounts", "events",
-      "persistentvolumeclaims", "deployments", "deployments/scale", "statefulsets", "statefulsets/scale",
-      "replicasets", "networkpolicies", "leases", "jobs", "cronjobs", "poddisruptionbudgets",
-      "horizontalpodautoscalers"};
+  const std::vector<std::string> write = {"get",    "list",  "watch",  "create",
+                                          "update", "patch", "delete", "deletecollection"};
+  const std::vector<std::string> workload_groups = {"",      "apps",   "networking.k8s.io", "coordination.k8s.io",
+                                                    "batch", "policy", "autoscaling"};
+  const std::vector<std::string> workloads = {"pods",
+                                              "pods/status",
+                                              "pods/log",
+                                              "services",
+                                              "endpoints",
+                                              "configmaps",
+                                              "serviceaccounts",
+                                              "events",
+                                              "persistentvolumeclaims",
+                                              "deployments",
+                                              "deployments/scale",
+                                              "statefulsets",
+                                              "statefulsets/scale",
+                                              "replicasets",
+                                              "networkpolicies",
+                                              "leases",
+                                              "jobs",
+                                              "cronjobs",
+                                              "poddisruptionbudgets",
+                                              "horizontalpodautoscalers"};
   const std::vector<std::string> quota = {"resourcequotas", "limitranges", "namespaces"};
   json view = json::array({Rule(workload_groups, workloads, read), Rule({""}, quota, read)});
-  json edit = json::array({Rule(workload_groups, workloads, write), Rule({""}, {"secrets"}, write),
-                           Rule({""}, quota, read)});
+  json edit =
+      json::array({Rule(workload_groups, workloads, write), Rule({""}, {"secrets"}, write), Rule({""}, quota, read)});
   json admin = edit;
   admin.push_back(Rule({"rbac.authorization.k8s.io"}, {"roles", "rolebindings"}, write));
   return {ClusterRole("cluster-admin", json::array({Rule({"*"}, {"*"}, {"*"})})), ClusterRole("admin", admin),

@@ -16,8 +16,11 @@ json ResourceList(const std::string& group_version, const std::vector<std::share
   const json verbs = {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"};
   for (const auto& t : types) {
     if (!t->serves(version)) continue;
-    json r = {{"name", t->resource},   {"singularName", t->singular}, {"namespaced", t->namespaced},
-              {"kind", t->kind},       {"verbs", verbs}};
+    json r = {{"name", t->resource},
+              {"singularName", t->singular},
+              {"namespaced", t->namespaced},
+              {"kind", t->kind},
+              {"verbs", verbs}};
     if (!t->short_names.empty()) r["shortNames"] = t->short_names;
     if (t->resource == "pods" || t->resource == "services" || t->resource == "deployments") {
       r["categories"] = {"all"};
@@ -171,7 +174,8 @@ bool ApiServer::Impl::OpenApi(Call& call, const std::vector<std::string>& s) {
     paths[prefix + (t->namespaced ? "/namespaces/{namespace}/" : "/") + t->resource] = {{"post", op}};
   }
   ReplyJson(ex, 200,
-            json{{"openapi", "3.0.0"}, {"info", {{"title", "Kubernetes"}, {"version", options.server_version}}},
+            json{{"openapi", "3.0.0"},
+                 {"info", {{"title", "Kubernetes"}, {"version", options.server_version}}},
                  {"paths", paths}}
                 .dump());
   return true;

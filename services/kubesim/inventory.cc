@@ -32,9 +32,17 @@ Result<std::vector<std::string>> ExpandBraceRange(const std::string& pattern) {
 }
 
 Result<long long> ParseQuantityMilli(const std::string& q) {
-  static const std::vector<std::pair<std::string, long double>> kSuffixes = {
-      {"Ki", 1024.0L}, {"Mi", 1048576.0L}, {"Gi", 1073741824.0L}, {"Ti", 1099511627776.0L},
-      {"Pi", 1125899906842624.0L}, {"k", 1e3L}, {"M", 1e6L}, {"G", 1e9L}, {"T", 1e12L}, {"P", 1e15L}, {"m", 1e-3L}};
+  static const std::vector<std::pair<std::string, long double>> kSuffixes = {{"Ki", 1024.0L},
+                                                                             {"Mi", 1048576.0L},
+                                                                             {"Gi", 1073741824.0L},
+                                                                             {"Ti", 1099511627776.0L},
+                                                                             {"Pi", 1125899906842624.0L},
+                                                                             {"k", 1e3L},
+                                                                             {"M", 1e6L},
+                                                                             {"G", 1e9L},
+                                                                             {"T", 1e12L},
+                                                                             {"P", 1e15L},
+                                                                             {"m", 1e-3L}};
   std::string number = q;
   long double scale = 1.0L;
   for (const auto& [suffix, factor] : kSuffixes) {
@@ -87,7 +95,8 @@ Result<Inventory> ParseInventory(const std::string& yaml_text, const std::string
       if (n["cpu"]) spec.cpu = n["cpu"].as<std::string>();
       if (n["memory"]) spec.memory = n["memory"].as<std::string>();
       if (!ParseQuantityMilli(spec.cpu).ok()) return InvalidArgument(where + ".cpu: bad quantity \"" + spec.cpu + "\"");
-      if (!ParseQuantityMilli(spec.memory).ok()) return InvalidArgument(where + ".memory: bad quantity \"" + spec.memory + "\"");
+      if (!ParseQuantityMilli(spec.memory).ok())
+        return InvalidArgument(where + ".memory: bad quantity \"" + spec.memory + "\"");
       if (n["labels"]) spec.labels = n["labels"].as<std::map<std::string, std::string>>();
       if (n["taints"]) {
         spec.taints = base::YamlToJson(n["taints"]);

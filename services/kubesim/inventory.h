@@ -20,7 +20,7 @@ struct NodeSpec {
   std::string memory = "32Gi";
   std::map<std::string, std::string> labels;
   nlohmann::json taints = nlohmann::json::array();  // Kubernetes taint objects
-  std::string gpu_model;  // catalog canonical name; empty: no GPUs
+  std::string gpu_model;                            // catalog canonical name; empty: no GPUs
   int gpu_count = 0;
   std::string mig_config;  // mig-parted layout name; empty: whole GPUs
 };

@@ -1,7 +1,7 @@
 #include "services/kubesim/kubesim.h"
 
-#include <boost/beast/http/field.hpp>
 #include <yaml-cpp/yaml.h>
+#include <boost/beast/http/field.hpp>
 
 #include "services/base/base64.h"
 #include "services/base/secure_random.h"
@@ -70,15 +70,18 @@ void KubeSim::Seed() {
 Status KubeSim::Start() {
   std::string host;
   std::uint16_t port = 0;
-  if (!SplitHostPort(options_.listen, host, port)) return InvalidArgument("--listen: expected host:port, got \"" + options_.listen + "\"");
+  if (!SplitHostPort(options_.listen, host, port))
+    return InvalidArgument("--listen: expected host:port, got \"" + options_.listen + "\"");
   auto now = std::chrono::system_clock::now();
-  auto ca = http::IssueCertificate({options_.cluster_name + "-ca", {}, {}, {}, now - 1h, now + 24h * 3650, true}, nullptr);
+  auto ca =
+      http::IssueCertificate({options_.cluster_name + "-ca", {}, {}, {}, now - 1h, now + 24h * 3650, true}, nullptr);
   if (!ca.ok()) return ca.status();
   ca_ = *ca;
   std::vector<std::string> ips = {"127.0.0.1", "::1"};
-  if (host != "127.0.0.1" && host != "::1" && host != "0.0.0.0" && host != "::" && host != "localhost") ips.push_back(host);
-  auto serving = http::IssueCertificate({"kube-apiserver", {}, {"localhost", "kubernetes", "kubernetes.default"}, ips,
-                                         now - 1h, now + 24h * 365}, &ca_);
+  if (host != "127.0.0.1" && host != "::1" && host != "0.0.0.0" && host != "::" && host != "localhost")
+    ips.push_back(host);
+  auto serving = http::IssueCertificate(
+      {"kube-apiserver", {}, {"localhost", "kubernetes", "kubernetes.default"}, ips, now - 1h, now + 24h * 365}, &ca_);
   if (!serving.ok()) return serving.status();
   auto tls = http::MakeServerTlsContext({serving->certificate, serving->private_key, ca_.certificate, false});
   if (!tls.ok()) return tls.status();
@@ -132,8 +135,9 @@ std::uint16_t KubeSim::https_port() const { return https_ ? https_->port() : 0; 
 std::uint16_t KubeSim::http_port() const { return http_ ? http_->port() : 0; }
 std::string KubeSim::server_url() const { return "https://127.0.0.1:" + std::to_string(https_port()); }
 
-Result<http::KeyPairPem> KubeSim::IssueClientCertificate(const std::string& user, const std::vector<std::string>& groups,
-                                                         TimePoint not_before, TimePoint not_after) const {
+Result<http::KeyPairPem> KubeSim::IssueClientCertificate(const std::string& user,
+                                                         const std::vector<std::string>& groups, TimePoint not_before,
+                                                         TimePoint not_after) const {
   return http::IssueCertificate({user, groups, {}, {}, not_before, not_after}, &ca_);
 }
 

@@ -24,11 +24,11 @@ namespace septa::kubesim {
 
 struct KubeSimOptions {
   std::string listen = "127.0.0.1:0";  // HTTPS; port 0 picks a free one
-  std::string insecure_listen;          // plain HTTP (loopback only) when set
+  std::string insecure_listen;         // plain HTTP (loopback only) when set
   std::string cluster_name = "kubesim";
   std::size_t io_threads = 1;
   std::size_t history_limit = 10'000;
-  std::size_t body_limit = 3 * 1024 * 1024;  // the API server's request limit
+  std::size_t body_limit = 3 * 1024 * 1024;      // the API server's request limit
   std::chrono::milliseconds tick_interval{100};  // bookmarks, watch timeouts
   ApiServerOptions api;
   // Simulated nodes (none when unset) and how they behave.

@@ -85,7 +85,8 @@ Status NodeSim::Start() {
   for (const auto& spec : inventory_.nodes) {
     if (!spec.gpu_model.empty()) {
       const gpu::GpuModel* model = catalog.Find(spec.gpu_model);
-      if (model == nullptr) return InvalidArgument("inventory: node " + spec.name + ": unknown GPU model \"" + spec.gpu_model + "\"");
+      if (model == nullptr)
+        return InvalidArgument("inventory: node " + spec.name + ": unknown GPU model \"" + spec.gpu_model + "\"");
       if (!spec.mig_config.empty() && !layouts_.configs.count(spec.mig_config))
         return InvalidArgument("inventory: node " + spec.name + ": unknown migConfig \"" + spec.mig_config + "\"");
       if (!spec.mig_config.empty() && !model->mig_capable)
@@ -160,7 +161,8 @@ json NodeSim::NodeObject(const NodeSpec& spec) const {
             {"allocatable", capacity},
             {"conditions", {{{"type", "Ready"}, {"status", "True"}, {"reason", "KubeletReady"}}}},
             {"addresses", {{{"type", "Hostname"}, {"address", spec.name}}}},
-            {"nodeInfo", {{"kubeletVersion", "v1.30.0-kubesim"}, {"operatingSystem", "linux"}, {"architecture", "amd64"}}}}}};
+            {"nodeInfo",
+             {{"kubeletVersion", "v1.30.0-kubesim"}, {"operatingSystem", "linux"}, {"architecture", "amd64"}}}}}};
 }
 
 void NodeSim::Tick() {
@@ -185,7 +187,8 @@ void NodeSim::ReconcileMig() {
     std::string state = labels.value(kMigStateLabel, "");
     if (wanted == applied && !gn.pending_since) continue;
     if (!gn.pending_since) {
-      if (state == "failed" && labels.value("septa.io/mig.failed-config", "") == wanted) continue;  // until changed again
+      if (state == "failed" && labels.value("septa.io/mig.failed-config", "") == wanted)
+        continue;  // until changed again
       gn.pending_since = now;
       cluster_.storage.Mutate("nodes", "", name, [&](const json* cur) -> ApiResult<Mutation> {
         if (!cur) return Mutation{};
@@ -199,11 +202,13 @@ void NodeSim::ReconcileMig() {
     gn.pending_since.reset();
     // Reconfiguring destroys MIG instances: refused while pods use any.
     bool in_use = false;
-    auto pods = cluster_.storage.List("pods", "", [&](const json& p) {
-      return p.value("spec", json::object()).value("nodeName", "") == name && !Terminal(p);
-    }, 0, "");
+    auto pods = cluster_.storage.List(
+        "pods", "",
+        [&](const json& p) { return p.value("spec", json::object()).value("nodeName", "") == name && !Terminal(p); }, 0,
+        "");
     for (const auto& p : pods.items) {
-      for (const auto& [res, qty] : PodRequests(*p)) in_use = in_use || (res.rfind("nvidia.com/mig-", 0) == 0 && qty > 0);
+      for (const auto& [res, qty] : PodRequests(*p))
+        in_use = in_use || (res.rfind("nvidia.com/mig-", 0) == 0 && qty > 0);
     }
     const bool known = layouts_.configs.count(wanted) > 0;
     if (!in_use && known) gn.applied_config = wanted == "all-disabled" ? "" : wanted;
@@ -232,18 +237,22 @@ void NodeSim::ReconcileMig() {
 }
 
 void NodeSim::Schedule() {
-  auto pending = cluster_.storage.List("pods", "", [&](const json& p) {
-    const json spec = p.value("spec", json::object());
-    return spec.value("nodeName", "").empty() && !Terminal(p) && !p["metadata"].contains("deletionTimestamp") &&
-           options_.scheduler_names.count(spec.value("schedulerName", "default-scheduler")) > 0;
-  }, 0, "");
+  auto pending = cluster_.storage.List(
+      "pods", "",
+      [&](const json& p) {
+        const json spec = p.value("spec", json::object());
+        return spec.value("nodeName", "").empty() && !Terminal(p) && !p["metadata"].contains("deletionTimestamp") &&
+               options_.scheduler_names.count(spec.value("schedulerName", "default-scheduler")) > 0;
+      },
+      0, "");
   if (pending.items.empty()) return;
   auto nodes = cluster_.storage.List("nodes", "", nullptr, 0, "");
   // What is already requested on each node.
   std::map<std::string, std::map<std::string, long long>> used;
-  auto bound = cluster_.storage.List("pods", "", [](const json& p) {
-    return !p.value("spec", json::object()).value("nodeName", "").empty() && !Terminal(p);
-  }, 0, "");
+  auto bound = cluster_.storage.List(
+      "pods", "",
+      [](const json& p) { return !p.value("spec", json::object()).value("nodeName", "").empty() && !Terminal(p); }, 0,
+      "");
   for (const auto& p : bound.items) {
     auto& u = used[(*p)["spec"]["nodeName"].get<std::string>()];
     for (const auto& [r, q] : PodRequests(*p)) u[r] += q;
@@ -312,21 +321,26 @@ void NodeSim::Schedule() {
 
 void NodeSim::StartPods() {
   const TimePoint now = cluster_.clock.Now();
-  auto starting = cluster_.storage.List("pods", "", [](const json& p) {
-    return !p.value("spec", json::object()).value("nodeName", "").empty() &&
-           p.value("status", json::object()).value("phase", "Pending") == "Pending";
-  }, 0, "");
+  auto starting = cluster_.storage.List(
+      "pods", "",
+      [](const json& p) {
+        return !p.value("spec", json::object()).value("nodeName", "").empty() &&
+               p.value("status", json::object()).value("phase", "Pending") == "Pending";
+      },
+      0, "");
   for (const auto& pod : starting.items) {
     const std::string uid = (*pod)["metadata"].value("uid", "");
     auto [it, fresh] = bound_at_.emplace(uid, now);
     if (fresh || now - it->second < options_.pod_start_delay) continue;
     bound_at_.erase(it);
-    const std::string ip = "10.244." + std::to_string((next_pod_ip_ / 250) % 250) + "." + std::to_string(next_pod_ip_ % 250 + 1);
+    const std::string ip =
+        "10.244." + std::to_string((next_pod_ip_ / 250) % 250) + "." + std::to_string(next_pod_ip_ % 250 + 1);
     ++next_pod_ip_;
     const std::string ts = Rfc3339(now);
     cluster_.storage.Mutate("pods", (*pod)["metadata"].value("namespace", ""), (*pod)["metadata"].value("name", ""),
                             [&](const json* cur) -> ApiResult<Mutation> {
-                              if (!cur || cur->value("status", json::object()).value("phase", "") != "Pending") return Mutation{};
+                              if (!cur || cur->value("status", json::object()).value("phase", "") != "Pending")
+                                return Mutation{};
                               json next = *cur;
                               json& status = next["status"];
                               status["phase"] = "Running";
@@ -340,8 +354,11 @@ void NodeSim::StartPods() {
                               status["conditions"] = conditions;
                               json statuses = json::array();
                               for (const auto& c : next["spec"].value("containers", json::array())) {
-                                statuses.push_back({{"name", c.value("name", "")}, {"image", c.value("image", "")},
-                                                    {"ready", true}, {"started", true}, {"restartCount", 0},
+                                statuses.push_back({{"name", c.value("name", "")},
+                                                    {"image", c.value("image", "")},
+                                                    {"ready", true},
+                                                    {"started", true},
+                                                    {"restartCount", 0},
                                                     {"state", {{"running", {{"startedAt", ts}}}}}});
                               }
                               status["containerStatuses"] = statuses;

@@ -37,7 +37,7 @@ class NodeSim {
   struct GpuNode {
     const gpu::GpuModel* model = nullptr;
     int count = 0;
-    std::string applied_config;       // what the node's MIG resources reflect
+    std::string applied_config;  // what the node's MIG resources reflect
     std::optional<TimePoint> pending_since;
   };
 
@@ -54,8 +54,8 @@ class NodeSim {
   Inventory inventory_;
   NodeSimOptions options_;
   gpu::MigPartedConfig layouts_;
-  std::map<std::string, GpuNode> gpu_nodes_;      // by node name
-  std::map<std::string, TimePoint> bound_at_;     // pod uid -> when we saw it bound
+  std::map<std::string, GpuNode> gpu_nodes_;   // by node name
+  std::map<std::string, TimePoint> bound_at_;  // pod uid -> when we saw it bound
   int next_pod_ip_ = 2;
 };
 

@@ -57,7 +57,9 @@ bool IsDnsSubdomain(const std::string& s) {
 }
 
 // RFC 1123 label: as a subdomain but without dots and at most 63.
-bool IsDnsLabel(const std::string& s) { return s.size() <= 63 && s.find('.') == std::string::npos && IsDnsSubdomain(s); }
+bool IsDnsLabel(const std::string& s) {
+  return s.size() <= 63 && s.find('.') == std::string::npos && IsDnsSubdomain(s);
+}
 
 bool NeedsLabelName(const ResourceType& type) {
   return type.group.empty() && (type.resource == "namespaces" || type.resource == "services");
@@ -96,8 +98,11 @@ void ValidatePod(const json& obj, std::vector<StatusCause>& causes) {
     if (name.empty()) {
       causes.push_back({"FieldValueRequired", "Required value", at + ".name"});
     } else if (!IsDnsLabel(name)) {
-      causes.push_back({"FieldValueInvalid", "Invalid value: \"" + name + "\": a lowercase RFC 1123 label must consist of "
-                                             "lower case alphanumeric characters or '-'", at + ".name"});
+      causes.push_back({"FieldValueInvalid",
+                        "Invalid value: \"" + name +
+                            "\": a lowercase RFC 1123 label must consist of "
+                            "lower case alphanumeric characters or '-'",
+                        at + ".name"});
     }
     if (c.value("image", "").empty()) causes.push_back({"FieldValueRequired", "Required value", at + ".image"});
   }
@@ -131,17 +136,29 @@ const std::map<std::string, std::set<std::string>>& TopLevelFields() {
 }  // namespace
 
 std::vector<std::string> UnknownFields(const ResourceType& type, const json& obj) {
-  static const std::set<std::string> kMetadata = {
-      "name",      "generateName", "namespace",         "selfLink",          "uid",
-      "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
-      "labels",    "annotations",  "ownerReferences",   "finalizers",        "managedFields"};
+  static const std::set<std::string> kMetadata = {"name",
+                                                  "generateName",
+                                                  "namespace",
+                                                  "selfLink",
+                                                  "uid",
+                                                  "resourceVersion",
+                                                  "generation",
+                                                  "creationTimestamp",
+                                                  "deletionTimestamp",
+                                                  "deletionGracePeriodSeconds",
+                                                  "labels",
+                                                  "annotations",
+                                                  "ownerReferences",
+                                                  "finalizers",
+                                                  "managedFields"};
   std::vector<std::string> unknown;
   if (!obj.is_object()) return unknown;
   if (!type.from_crd) {
     auto own = TopLevelFields().find(type.kind);
     for (const auto& [key, value] : obj.items()) {
       if (key == "apiVersion" || key == "kind" || key == "metadata") continue;
-      const bool known = own == TopLevelFields().end() ? (key == "spec" || key == "status") : own->second.count(key) > 0;
+      const bool known =
+          own == TopLevelFields().end() ? (key == "spec" || key == "status") : own->second.count(key) > 0;
       if (!known) unknown.push_back(key);
     }
   }
@@ -245,9 +262,8 @@ json ToTable(const ResourceType& type, const std::vector<const json*>& objects, 
     if (include_object) {
       row_object = *obj;
     } else {
-      row_object = {{"kind", "PartialObjectMetadata"},
-                    {"apiVersion", "meta.k8s.io/v1"},
-                    {"metadata", (*obj)["metadata"]}};
+      row_object = {
+          {"kind", "PartialObjectMetadata"}, {"apiVersion", "meta.k8s.io/v1"}, {"metadata", (*obj)["metadata"]}};
     }
     rows.push_back({{"cells", std::move(cells)}, {"object", std::move(row_object)}});
   }

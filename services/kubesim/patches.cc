@@ -15,11 +15,20 @@ namespace {
 // Kubernetes' patchMergeKey for the common built-in list fields.
 const std::map<std::string_view, std::string_view>& MergeKeys() {
   static const std::map<std::string_view, std::string_view> keys = {
-      {"containers", "name"},       {"initContainers", "name"}, {"ephemeralContainers", "name"},
-      {"volumes", "name"},          {"env", "name"},            {"volumeMounts", "mountPath"},
-      {"volumeDevices", "devicePath"}, {"ports", "containerPort"}, {"imagePullSecrets", "name"},
-      {"hostAliases", "ip"},        {"conditions", "type"},     {"ownerReferences", "uid"},
-      {"topologySpreadConstraints", "topologyKey"}, {"resourceClaims", "name"},
+      {"containers", "name"},
+      {"initContainers", "name"},
+      {"ephemeralContainers", "name"},
+      {"volumes", "name"},
+      {"env", "name"},
+      {"volumeMounts", "mountPath"},
+      {"volumeDevices", "devicePath"},
+      {"ports", "containerPort"},
+      {"imagePullSecrets", "name"},
+      {"hostAliases", "ip"},
+      {"conditions", "type"},
+      {"ownerReferences", "uid"},
+      {"topologySpreadConstraints", "topologyKey"},
+      {"resourceClaims", "name"},
   };
   return keys;
 }
@@ -33,9 +42,8 @@ json MergeList(const json& target, const json& patch, std::string_view key) {
       out.push_back(item);
       continue;
     }
-    auto pos = std::find_if(out.begin(), out.end(), [&](const json& e) {
-      return e.is_object() && e.contains(key) && e[key] == item[key];
-    });
+    auto pos = std::find_if(out.begin(), out.end(),
+                            [&](const json& e) { return e.is_object() && e.contains(key) && e[key] == item[key]; });
     bool remove = item.value("$patch", "") == "delete";
     if (pos == out.end()) {
       if (!remove) out.push_back(StrategicMerge(json::object(), item));

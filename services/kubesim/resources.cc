@@ -6,8 +6,8 @@ namespace septa::kubesim {
 
 namespace {
 
-ResourceType Make(std::string group, std::string version, std::string resource, std::string singular,
-                  std::string kind, bool namespaced, std::vector<std::string> short_names, bool has_status) {
+ResourceType Make(std::string group, std::string version, std::string resource, std::string singular, std::string kind,
+                  bool namespaced, std::vector<std::string> short_names, bool has_status) {
   ResourceType t;
   t.group = std::move(group);
   t.versions = {std::move(version)};

@@ -12,11 +12,11 @@
 namespace septa::kubesim {
 
 struct ResourceType {
-  std::string group;  // "" for the core group
+  std::string group;                  // "" for the core group
   std::vector<std::string> versions;  // served versions, preferred (storage) first
-  std::string resource;  // plural, "pods"
-  std::string singular;  // "pod"
-  std::string kind;      // "Pod"
+  std::string resource;               // plural, "pods"
+  std::string singular;               // "pod"
+  std::string kind;                   // "Pod"
   bool namespaced = true;
   std::vector<std::string> short_names;
   bool has_status = false;  // a /status subresource; the main resource ignores status

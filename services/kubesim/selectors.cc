@@ -137,7 +137,8 @@ bool LabelSelector::Matches(const nlohmann::json& labels) const {
       if (it != labels.end() && it->is_string()) value = &*it;
     }
     auto in_values = [&] {
-      return value != nullptr && std::find(r.values.begin(), r.values.end(), value->get<std::string>()) != r.values.end();
+      return value != nullptr &&
+             std::find(r.values.begin(), r.values.end(), value->get<std::string>()) != r.values.end();
     };
     bool ok = true;
     switch (r.op) {
@@ -168,7 +169,8 @@ ApiResult<FieldSelector> FieldSelector::Parse(std::string_view text) {
       t.path = std::string(Trim(term.substr(0, eq)));
       t.value = std::string(Trim(term.substr(eq + (double_eq ? 2 : 1))));
     } else {
-      return BadRequestError("invalid selector: '" + std::string(text) + "'; can't understand '" + std::string(term) + "'");
+      return BadRequestError("invalid selector: '" + std::string(text) + "'; can't understand '" + std::string(term) +
+                             "'");
     }
     if (t.path.empty()) return BadRequestError("invalid field selector \"" + std::string(text) + "\"");
     s.terms_.push_back(std::move(t));

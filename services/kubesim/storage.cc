@@ -93,8 +93,7 @@ ApiResult<ObjectPtr> Storage::Mutate(const std::string& type_key, const std::str
   if (IsError(decided)) return std::get<ApiError>(decided);
   Mutation m = std::move(std::get<Mutation>(decided));
   switch (m.kind) {
-    case Mutation::Kind::kNothing:
-      return current;
+    case Mutation::Kind::kNothing: return current;
     case Mutation::Kind::kPut: {
       if (dry_run) return std::make_shared<const nlohmann::json>(std::move(m.object));
       std::uint64_t rv = ++resource_version_;

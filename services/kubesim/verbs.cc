@@ -25,12 +25,14 @@ std::string ContentType(const Call& call) {
 ApiResult<json> ParseBody(const Call& call, bool allow_array = false) {
   std::string ct = ContentType(call);
   if (ct != "application/json" && ct != "application/yaml" && ct != "" && ct.rfind("application/", 0) != 0) {
-    return UnsupportedMediaTypeError("the body of the request was in an unknown format - accepted media types include: "
-                                     "application/json, application/yaml");
+    return UnsupportedMediaTypeError(
+        "the body of the request was in an unknown format - accepted media types include: "
+        "application/json, application/yaml");
   }
   if (ct == "application/vnd.kubernetes.protobuf") {
-    return UnsupportedMediaTypeError("the body of the request was in an unknown format - accepted media types include: "
-                                     "application/json, application/yaml");
+    return UnsupportedMediaTypeError(
+        "the body of the request was in an unknown format - accepted media types include: "
+        "application/json, application/yaml");
   }
   auto parsed = ParseJsonOrYaml(call.request.body());
   if (IsError(parsed)) return parsed;
@@ -42,9 +44,7 @@ ApiResult<json> ParseBody(const Call& call, bool allow_array = false) {
 }
 
 // The continue token: the list's resource version and the last key served.
-std::string EncodeContinue(std::uint64_t rv, const std::string& key) {
-  return json{{"rv", rv}, {"start", key}}.dump();
-}
+std::string EncodeContinue(std::uint64_t rv, const std::string& key) { return json{{"rv", rv}, {"start", key}}.dump(); }
 
 bool DecodeContinue(const std::string& token, std::uint64_t& rv, std::string& key) {
   json j = json::parse(token, nullptr, false);
@@ -83,7 +83,8 @@ static ApiError DropOrRefuseUndeclaredFields(const Call& call, json& obj) {
   }
   std::string message = call.type->kind + " in version \"" + call.version + "\" cannot be handled as a " +
                         call.type->kind + ": strict decoding error: ";
-  for (std::size_t i = 0; i < unknown.size(); ++i) message += (i ? ", " : "") + ("unknown field \"" + unknown[i] + "\"");
+  for (std::size_t i = 0; i < unknown.size(); ++i)
+    message += (i ? ", " : "") + ("unknown field \"" + unknown[i] + "\"");
   return BadRequestError(std::move(message));
 }
 
@@ -198,7 +199,8 @@ static ApiResult<Mutation> FinishUpdate(Cluster& cluster, const ResourceType& t,
     if (cur_md.contains(keep)) pmd[keep] = cur_md[keep];
     else pmd.erase(keep);
   }
-  if (!pmd.contains("managedFields") && cur_md.contains("managedFields")) pmd["managedFields"] = cur_md["managedFields"];
+  if (!pmd.contains("managedFields") && cur_md.contains("managedFields"))
+    pmd["managedFields"] = cur_md["managedFields"];
   auto causes = Validate(t, proposed);
   if (!causes.empty()) return InvalidError(t.kind, t.group, pmd.value("name", ""), std::move(causes));
   if (SpecChanged(current, proposed)) pmd["generation"] = cur_md.value("generation", 1) + 1;
@@ -219,14 +221,15 @@ static ApiError NamespaceProblem(Cluster& cluster, const ResourceType& t, const 
   return {};
 }
 
-ApiResult<ObjectPtr> ApiServer::Impl::CreateParsed(const ResourceType& t, const std::string& ns, json obj,
-                                                    bool dry_run, const std::string& manager) {
+ApiResult<ObjectPtr> ApiServer::Impl::CreateParsed(const ResourceType& t, const std::string& ns, json obj, bool dry_run,
+                                                   const std::string& manager) {
   ApiError ns_problem = NamespaceProblem(cluster, t, ns);
   if (!ns_problem.reason.empty()) return ns_problem;
   auto prepared = PrepareNew(cluster, t, std::move(obj));
   if (IsError(prepared)) return std::get<ApiError>(prepared);
   json ready = std::move(std::get<json>(prepared));
-  if (!manager.empty()) RecordUpdate(nullptr, ready, manager, ready.value("apiVersion", ""), Rfc3339(cluster.clock.Now()));
+  if (!manager.empty())
+    RecordUpdate(nullptr, ready, manager, ready.value("apiVersion", ""), Rfc3339(cluster.clock.Now()));
   std::string name = ready["metadata"]["name"];
   auto stored = cluster.storage.Mutate(
       t.key(), ns, name,
@@ -241,7 +244,9 @@ ApiResult<ObjectPtr> ApiServer::Impl::CreateParsed(const ResourceType& t, const 
       // As the service account controller does: every namespace has "default".
       if (auto sa = cluster.registry.Find("", "v1", "serviceaccounts")) {
         CreateParsed(*sa, name,
-                     {{"apiVersion", "v1"}, {"kind", "ServiceAccount"}, {"metadata", {{"name", "default"}, {"namespace", name}}}},
+                     {{"apiVersion", "v1"},
+                      {"kind", "ServiceAccount"},
+                      {"metadata", {{"name", "default"}, {"namespace", name}}}},
                      false, "");
       }
     }
@@ -299,7 +304,8 @@ void ApiServer::Impl::List(Call& call) {
   if (call.table) {
     std::vector<const json*> objs;
     for (const auto& o : result.items) objs.push_back(o.get());
-    json table = ToTable(*call.type, objs, std::to_string(rv), cluster.clock.Now(), call.Query("includeObject") == "Object");
+    json table =
+        ToTable(*call.type, objs, std::to_string(rv), cluster.clock.Now(), call.Query("includeObject") == "Object");
     if (!next.empty()) table["metadata"]["continue"] = next;
     return ReplyJson(*call.exchange, 200, table.dump());
   }
@@ -326,7 +332,8 @@ void ApiServer::Impl::Create(Call& call) {
   if (IsError(body)) return ReplyError(*call.exchange, std::get<ApiError>(body));
   auto obj = Conform(call, std::move(std::get<json>(body)), false);
   if (IsError(obj)) return ReplyError(*call.exchange, std::get<ApiError>(obj));
-  auto stored = CreateParsed(*call.type, call.ns, std::move(std::get<json>(obj)), call.DryRun(), call.Query("fieldManager"));
+  auto stored =
+      CreateParsed(*call.type, call.ns, std::move(std::get<json>(obj)), call.DryRun(), call.Query("fieldManager"));
   if (IsError(stored)) return ReplyError(*call.exchange, std::get<ApiError>(stored));
   ReplyJson(*call.exchange, 201, Encode(call, *std::get<ObjectPtr>(stored)));
 }
@@ -357,13 +364,15 @@ void ApiServer::Impl::Patch(Call& call) {
   const bool apply = ct == "application/apply-patch+yaml";
   if (ct != "application/merge-patch+json" && ct != "application/json-patch+json" &&
       ct != "application/strategic-merge-patch+json" && !apply) {
-    return ReplyError(*call.exchange, UnsupportedMediaTypeError("the body of the request was in an unknown format - "
-                                                                "accepted media types include: application/json-patch+json, "
-                                                                "application/merge-patch+json, application/apply-patch+yaml"));
+    return ReplyError(*call.exchange,
+                      UnsupportedMediaTypeError("the body of the request was in an unknown format - "
+                                                "accepted media types include: application/json-patch+json, "
+                                                "application/merge-patch+json, application/apply-patch+yaml"));
   }
   const ResourceType& t = *call.type;
   if (ct == "application/strategic-merge-patch+json" && t.from_crd) {
-    return ReplyError(*call.exchange, UnsupportedMediaTypeError("strategic merge patch is not supported for custom resources"));
+    return ReplyError(*call.exchange,
+                      UnsupportedMediaTypeError("strategic merge patch is not supported for custom resources"));
   }
   auto body = ParseBody(call, /*allow_array=*/ct == "application/json-patch+json");
   if (IsError(body)) return ReplyError(*call.exchange, std::get<ApiError>(body));
@@ -403,7 +412,7 @@ void ApiServer::Impl::Patch(Call& call) {
           return FinishUpdate(cluster, t, *current, std::move(std::get<json>(applied)), call.subresource, "",
                               call.api_version());
         }
-        ApiResult<json> patched = ct == "application/merge-patch+json" ? ApplyMergePatch(*current, patch)
+        ApiResult<json> patched = ct == "application/merge-patch+json"  ? ApplyMergePatch(*current, patch)
                                   : ct == "application/json-patch+json" ? ApplyJsonPatch(*current, patch)
                                                                         : ApplyStrategicMergePatch(*current, patch);
         if (IsError(patched)) return std::get<ApiError>(patched);
@@ -430,7 +439,7 @@ void ApiServer::Impl::Patch(Call& call) {
 }
 
 ApiResult<ObjectPtr> ApiServer::Impl::DeleteOne(const ResourceType& t, const std::string& ns, const std::string& name,
-                                                 const json& options, bool dry_run) {
+                                                const json& options, bool dry_run) {
   const json pre = options.value("preconditions", json::object());
   const std::string now = Rfc3339(cluster.clock.Now());
   bool removed = false;
@@ -446,10 +455,10 @@ ApiResult<ObjectPtr> ApiServer::Impl::DeleteOne(const ResourceType& t, const std
         }
         if (pre.contains("resourceVersion") && pre["resourceVersion"].is_string() &&
             pre["resourceVersion"] != md.value("resourceVersion", "")) {
-          return ConflictError(t.resource, t.group, name,
-                               "Precondition failed: ResourceVersion in precondition: " +
-                                   pre["resourceVersion"].get<std::string>() +
-                                   ", ResourceVersion in object meta: " + md.value("resourceVersion", ""));
+          return ConflictError(
+              t.resource, t.group, name,
+              "Precondition failed: ResourceVersion in precondition: " + pre["resourceVersion"].get<std::string>() +
+                  ", ResourceVersion in object meta: " + md.value("resourceVersion", ""));
         }
         const bool is_namespace = t.group.empty() && t.resource == "namespaces";
         if (HasFinalizers(*current) || is_namespace) {
@@ -475,11 +484,14 @@ ApiResult<ObjectPtr> ApiServer::Impl::DeleteOne(const ResourceType& t, const std
     const std::string uid = (*obj)["metadata"].value("uid", "");
     for (const auto& dt : cluster.registry.All()) {
       if (!dt->namespaced || ns.empty()) continue;
-      auto owned = cluster.storage.List(dt->key(), ns, [&](const json& o) {
-        for (const auto& ref : o["metadata"].value("ownerReferences", json::array()))
-          if (ref.value("uid", "") == uid) return true;
-        return false;
-      }, 0, "");
+      auto owned = cluster.storage.List(
+          dt->key(), ns,
+          [&](const json& o) {
+            for (const auto& ref : o["metadata"].value("ownerReferences", json::array()))
+              if (ref.value("uid", "") == uid) return true;
+            return false;
+          },
+          0, "");
       for (const auto& d : owned.items) DeleteOne(*dt, ns, (*d)["metadata"].value("name", ""), json::object(), false);
     }
   }
@@ -510,12 +522,12 @@ void ApiServer::Impl::DeleteCollection(Call& call) {
   if (IsError(fields)) return ReplyError(*call.exchange, std::get<ApiError>(fields));
   const auto& ls = std::get<LabelSelector>(labels);
   const auto& fs = std::get<FieldSelector>(fields);
-  auto matching = cluster.storage.List(call.type->key(), call.ns, [&](const json& o) {
-    return ls.Matches(o["metadata"].value("labels", json())) && fs.Matches(o);
-  }, 0, "");
+  auto matching = cluster.storage.List(
+      call.type->key(), call.ns,
+      [&](const json& o) { return ls.Matches(o["metadata"].value("labels", json())) && fs.Matches(o); }, 0, "");
   json options = DeleteOptionsOf(call);
-  std::string body = "{\"kind\":" + JsonString(call.type->list_kind()) + ",\"apiVersion\":" +
-                     JsonString(call.api_version()) + ",\"metadata\":{},\"items\":[";
+  std::string body = "{\"kind\":" + JsonString(call.type->list_kind()) +
+                     ",\"apiVersion\":" + JsonString(call.api_version()) + ",\"metadata\":{},\"items\":[";
   bool first = true;
   for (const auto& o : matching.items) {
     auto r = DeleteOne(*call.type, (*o)["metadata"].value("namespace", ""), (*o)["metadata"].value("name", ""), options,
@@ -538,23 +550,28 @@ void ApiServer::Impl::Bind(Call& call) {
                                                    {{"FieldValueRequired", "Required value", "target.name"}}));
   }
   const std::string now = Rfc3339(cluster.clock.Now());
-  auto result = cluster.storage.Mutate("pods", call.ns, call.name, [&](const json* current) -> ApiResult<Mutation> {
-    if (!current) return NotFoundError("pods", "", call.name);
-    std::string bound = current->value("spec", json::object()).value("nodeName", "");
-    if (!bound.empty()) {
-      return ConflictError("pods", "", call.name, "pod " + call.name + " is already assigned to node \"" + bound + "\"");
-    }
-    json next = *current;
-    next["spec"]["nodeName"] = node;
-    json& conditions = next["status"]["conditions"];
-    if (!conditions.is_array()) conditions = json::array();
-    conditions.push_back({{"type", "PodScheduled"}, {"status", "True"}, {"lastTransitionTime", now}});
-    return Put(std::move(next));
-  }, call.DryRun());
+  auto result = cluster.storage.Mutate(
+      "pods", call.ns, call.name,
+      [&](const json* current) -> ApiResult<Mutation> {
+        if (!current) return NotFoundError("pods", "", call.name);
+        std::string bound = current->value("spec", json::object()).value("nodeName", "");
+        if (!bound.empty()) {
+          return ConflictError("pods", "", call.name,
+                               "pod " + call.name + " is already assigned to node \"" + bound + "\"");
+        }
+        json next = *current;
+        next["spec"]["nodeName"] = node;
+        json& conditions = next["status"]["conditions"];
+        if (!conditions.is_array()) conditions = json::array();
+        conditions.push_back({{"type", "PodScheduled"}, {"status", "True"}, {"lastTransitionTime", now}});
+        return Put(std::move(next));
+      },
+      call.DryRun());
   if (IsError(result)) return ReplyError(*call.exchange, std::get<ApiError>(result));
-  ReplyJson(*call.exchange, 201,
-            json{{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object()}, {"status", "Success"}, {"code", 201}}
-                .dump());
+  ReplyJson(
+      *call.exchange, 201,
+      json{{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object()}, {"status", "Success"}, {"code", 201}}
+          .dump());
 }
 
 void ApiServer::Impl::AfterWrite(const ResourceType& t, const std::string& ns, const ObjectPtr& obj, bool deleted) {

@@ -1,8 +1,8 @@
 #include "services/rest/problem.h"
 
+#include <spdlog/spdlog.h>
 #include <boost/beast/http/field.hpp>
 #include <nlohmann/json.hpp>
-#include <spdlog/spdlog.h>
 
 #include "services/core/client_status.h"
 

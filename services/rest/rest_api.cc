@@ -1,13 +1,13 @@
 #include "services/rest/rest_api.h"
 
-#include <boost/asio/post.hpp>
-#include <boost/asio/thread_pool.hpp>
-#include <boost/beast/http/field.hpp>
 #include <prometheus/counter.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 #include <spdlog/spdlog.h>
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/beast/http/field.hpp>
 
 #include <chrono>
 #include <functional>
@@ -16,8 +16,8 @@
 #include "services/apiv1/convert.h"
 #include "services/apiv1/json.h"
 #include "services/apiv1/latency_buckets.h"
-#include "services/rest/problem.h"
 #include "services/http/target.h"
+#include "services/rest/problem.h"
 
 namespace septa::rest {
 
@@ -168,32 +168,41 @@ struct RestApi::Impl {
 };
 
 void RestApi::Impl::AddRoutes() {
-  Add(bh::verb::get, "/healthz", [this](const Call&) -> Result<http::Response> {
-    if (liveness) SEPTA_RETURN_IF_ERROR(liveness());
-    http::Response r(http::HttpStatus::ok, 11);
-    r.set(bh::field::content_type, "application/json");
-    r.body() = "{\"status\":\"ok\"}\n";
-    return r;
-  }, Auth::kNone, RunsOn::kIoThread);
-  Add(bh::verb::get, "/readyz", [this](const Call&) -> Result<http::Response> {
-    Status ready = uc.store.Ready();
-    if (!ready.ok()) return Unavailable("not ready: " + ready.message());
-    http::Response r(http::HttpStatus::ok, 11);
-    r.set(bh::field::content_type, "application/json");
-    r.body() = "{\"status\":\"ready\"}\n";
-    return r;
-  }, Auth::kNone);
-  Add(bh::verb::get, "/metrics", [this](const Call&) -> Result<http::Response> {
-    http::Response r(http::HttpStatus::ok, 11);
-    r.set(bh::field::content_type, "text/plain; version=0.0.4");
-    std::vector<prometheus::MetricFamily> families = metrics.Collect();
-    for (const auto& c : more_metrics) {
-      auto more = c->Collect();
-      families.insert(families.end(), more.begin(), more.end());
-    }
-    r.body() = prometheus::TextSerializer().Serialize(families);
-    return r;
-  }, Auth::kNone);
+  Add(
+      bh::verb::get, "/healthz",
+      [this](const Call&) -> Result<http::Response> {
+        if (liveness) SEPTA_RETURN_IF_ERROR(liveness());
+        http::Response r(http::HttpStatus::ok, 11);
+        r.set(bh::field::content_type, "application/json");
+        r.body() = "{\"status\":\"ok\"}\n";
+        return r;
+      },
+      Auth::kNone, RunsOn::kIoThread);
+  Add(
+      bh::verb::get, "/readyz",
+      [this](const Call&) -> Result<http::Response> {
+        Status ready = uc.store.Ready();
+        if (!ready.ok()) return Unavailable("not ready: " + ready.message());
+        http::Response r(http::HttpStatus::ok, 11);
+        r.set(bh::field::content_type, "application/json");
+        r.body() = "{\"status\":\"ready\"}\n";
+        return r;
+      },
+      Auth::kNone);
+  Add(
+      bh::verb::get, "/metrics",
+      [this](const Call&) -> Result<http::Response> {
+        http::Response r(http::HttpStatus::ok, 11);
+        r.set(bh::field::content_type, "text/plain; version=0.0.4");
+        std::vector<prometheus::MetricFamily> families = metrics.Collect();
+        for (const auto& c : more_metrics) {
+          auto more = c->Collect();
+          families.insert(families.end(), more.begin(), more.end());
+        }
+        r.body() = prometheus::TextSerializer().Serialize(families);
+        return r;
+      },
+      Auth::kNone);
 
   // Tenants.
   // Routes with a body authorize what they can before parsing it, so that a
@@ -206,14 +215,16 @@ void RestApi::Impl::AddRoutes() {
     SEPTA_RETURN_IF_ERROR(draft);
     auto created = uc.tenants.Create(c.ctx, *draft, std::string(c.request["Idempotency-Key"]));
     SEPTA_RETURN_IF_ERROR(created);
-    http::Response r = WithEtag(Json(http::HttpStatus::created, apiv1::ToProto(*created)), core::EtagOf(created->version));
+    http::Response r =
+        WithEtag(Json(http::HttpStatus::created, apiv1::ToProto(*created)), core::EtagOf(created->version));
     r.set(bh::field::location, "/v1/tenants/" + created->name);
     return r;
   });
   Add(bh::verb::get, "/v1/tenants", [this](const Call& c) -> Result<http::Response> {
     auto page_size = PageSize(c.target);
     SEPTA_RETURN_IF_ERROR(page_size);
-    auto page = uc.tenants.List(c.ctx, {*page_size, QueryValue(c.target, "page_token"), QueryValue(c.target, "filter")});
+    auto page =
+        uc.tenants.List(c.ctx, {*page_size, QueryValue(c.target, "page_token"), QueryValue(c.target, "filter")});
     SEPTA_RETURN_IF_ERROR(page);
     v1::ListTenantsResponse out;
     for (const auto& t : page->tenants) *out.add_tenants() = apiv1::ToProto(t);
@@ -235,9 +246,8 @@ void RestApi::Impl::AddRoutes() {
     if (!body.name().empty() && body.name() != name) {
       return InvalidField("name", "is immutable and must match the URL (\"" + name + "\")");
     }
-    std::vector<std::string> paths = c.target.query.contains("update_mask")
-                                         ? SplitMask(QueryValue(c.target, "update_mask"))
-                                         : *present;
+    std::vector<std::string> paths =
+        c.target.query.contains("update_mask") ? SplitMask(QueryValue(c.target, "update_mask")) : *present;
     auto update = apiv1::TenantUpdateFromProto(body, paths);
     SEPTA_RETURN_IF_ERROR(update);
     std::string etag = IfMatch(c.request);
@@ -336,10 +346,7 @@ void RestApi::Impl::Finish(const std::shared_ptr<http::Exchange>& exchange, http
               "http request_id={} method={} route={} status={} ms={:.2f}", request_id, method, route,
               response.result_int(), seconds * 1000);
   requests.Add({{"route", route}, {"method", method}, {"code", std::to_string(response.result_int())}}).Increment();
-  latency
-      .Add({{"route", route}, {"method", method}},
-           apiv1::RequestLatencyBuckets())
-      .Observe(seconds);
+  latency.Add({{"route", route}, {"method", method}}, apiv1::RequestLatencyBuckets()).Observe(seconds);
   exchange->Reply(std::move(response));
 }
 
@@ -366,16 +373,16 @@ void RestApi::Impl::Serve(http::Request&& req, std::shared_ptr<http::Exchange> e
       return;
     }
     auto shared = std::make_shared<http::Request>(std::move(req));
-    boost::asio::post(pool, [this, &route, shared, exchange, t = *std::move(target), params = std::move(params),
-                             request_id, start] {
-      Finish(exchange, Run(route, *shared, t, params, request_id), route.pattern, *shared, request_id, start);
-    });
+    boost::asio::post(
+        pool, [this, &route, shared, exchange, t = *std::move(target), params = std::move(params), request_id, start] {
+          Finish(exchange, Run(route, *shared, t, params, request_id), route.pattern, *shared, request_id, start);
+        });
     return;
   }
   if (!allowed.empty()) {
-    http::Response r = ProblemResponse(
-        Status(Code::kUnimplemented, "method " + std::string(req.method_string()) + " is not allowed here; use " + allowed),
-        request_id, http::HttpStatus::method_not_allowed);
+    http::Response r = ProblemResponse(Status(Code::kUnimplemented, "method " + std::string(req.method_string()) +
+                                                                        " is not allowed here; use " + allowed),
+                                       request_id, http::HttpStatus::method_not_allowed);
     r.set(bh::field::allow, allowed);
     Finish(exchange, std::move(r), "unmatched", req, request_id, start);
     return;
@@ -385,8 +392,7 @@ void RestApi::Impl::Serve(http::Request&& req, std::shared_ptr<http::Exchange> e
 }
 
 RestApi::RestApi(core::UseCases use_cases, prometheus::Registry& metrics, std::size_t worker_threads,
-                 std::vector<std::shared_ptr<prometheus::Collectable>> more_metrics,
-                 std::function<Status()> liveness)
+                 std::vector<std::shared_ptr<prometheus::Collectable>> more_metrics, std::function<Status()> liveness)
     : impl_(std::make_unique<Impl>(use_cases, metrics, worker_threads, std::move(more_metrics), std::move(liveness))) {}
 
 RestApi::~RestApi() { impl_->pool.join(); }
@@ -401,20 +407,15 @@ http::Response RestApi::ServerError(http::HttpStatus status, std::string_view me
   Code code = Code::kInvalidArgument;  // 400: a request that cannot be read or framed
   switch (status) {
     case http::HttpStatus::payload_too_large:
-    case http::HttpStatus::request_header_fields_too_large:
-      code = Code::kResourceExhausted;
-      break;
+    case http::HttpStatus::request_header_fields_too_large: code = Code::kResourceExhausted; break;
     case http::HttpStatus::not_implemented:  // a transfer coding the server does not implement
       code = Code::kUnimplemented;
       break;
     case http::HttpStatus::service_unavailable:  // the connection cap
       code = Code::kUnavailable;
       break;
-    case http::HttpStatus::internal_server_error:
-      code = Code::kInternal;
-      break;
-    default:
-      break;
+    case http::HttpStatus::internal_server_error: code = Code::kInternal; break;
+    default: break;
   }
   return ProblemResponse(Status(code, std::string(message)), "", status);
 }

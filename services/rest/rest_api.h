@@ -17,7 +17,7 @@
 namespace prometheus {
 class Collectable;
 class Registry;
-}
+}  // namespace prometheus
 
 namespace septa::rest {
 

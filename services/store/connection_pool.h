@@ -64,7 +64,7 @@ class ConnectionPool {
   void Return(std::unique_ptr<pqxx::connection> connection, bool discard);
   Result<std::unique_ptr<pqxx::connection>> Open();
   Lease Lend(std::unique_ptr<pqxx::connection> connection);  // with mu_ held
-  void CutOverdueLeases();  // the watchdog thread
+  void CutOverdueLeases();                                   // the watchdog thread
 
   const std::string url_;
   const int max_size_;

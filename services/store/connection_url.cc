@@ -31,8 +31,8 @@ size_t AuthorityStart(const std::string& url) {
 
 }  // namespace
 
-std::string UnixSocketUrl(const std::filesystem::path& socket_dir, int port,
-                          const std::string& user, const std::string& database) {
+std::string UnixSocketUrl(const std::filesystem::path& socket_dir, int port, const std::string& user,
+                          const std::string& database) {
   return "postgresql:///" + PercentEncode(database) + "?host=" + PercentEncode(socket_dir.string()) +
          "&port=" + std::to_string(port) + "&user=" + PercentEncode(user);
 }
@@ -40,8 +40,7 @@ std::string UnixSocketUrl(const std::filesystem::path& socket_dir, int port,
 Result<std::string> WithDatabase(const std::string& url, const std::string& database) {
   const size_t authority = AuthorityStart(url);
   if (authority == std::string::npos) {
-    return InvalidArgument("database URL must start with postgresql:// (got \"" +
-                           RedactPassword(url) + "\")");
+    return InvalidArgument("database URL must start with postgresql:// (got \"" + RedactPassword(url) + "\")");
   }
   const size_t query = url.find('?', authority);
   const size_t path = url.find('/', authority);

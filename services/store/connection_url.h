@@ -11,8 +11,8 @@ namespace septa::store {
 
 // A URL that reaches `database` as `user` over the unix socket in
 // `socket_dir` (percent-encoded, so any path works).
-std::string UnixSocketUrl(const std::filesystem::path& socket_dir, int port,
-                          const std::string& user, const std::string& database);
+std::string UnixSocketUrl(const std::filesystem::path& socket_dir, int port, const std::string& user,
+                          const std::string& database);
 
 // The same server and credentials, another database. Accepts only URI-style
 // URLs ("postgresql://..." or "postgres://...").

@@ -85,8 +85,7 @@ Status RunTool(const ServerAccount& account, std::vector<std::string> argv, cons
   auto run = RunProcess(AsServerUser(account, std::move(argv)), layout.base);
   if (!run.ok()) return run.status();
   if (run->exit_code != 0) {
-    return Unavailable(tool + " failed (exit " + std::to_string(run->exit_code) +
-                       "): " + LastLines(run->output, 15));
+    return Unavailable(tool + " failed (exit " + std::to_string(run->exit_code) + "): " + LastLines(run->output, 15));
   }
   return Status::Ok();
 }
@@ -119,8 +118,8 @@ Status EnsureTraversable(const fs::path& dir, const ServerAccount& account) {
     if (stat(p.c_str(), &st) != 0) return Internal("stat " + p.string() + ": " + std::strerror(errno));
     const mode_t needed = st.st_uid == account.uid ? S_IXUSR : st.st_gid == account.gid ? S_IXGRP : S_IXOTH;
     if ((st.st_mode & needed) == 0) {
-      spdlog::warn("embedded PostgreSQL: adding o+x to {} so that user {} can reach its data directory",
-                   p.string(), kServerUser);
+      spdlog::warn("embedded PostgreSQL: adding o+x to {} so that user {} can reach its data directory", p.string(),
+                   kServerUser);
       if (chmod(p.c_str(), (st.st_mode & 07777) | S_IXOTH) != 0) {
         return Internal("chmod o+x " + p.string() + ": " + std::strerror(errno));
       }
@@ -160,8 +159,7 @@ Status SyncFileSystem(const fs::path& dir) {
 
 // initdb once per data directory. A directory without the marker is the
 // remains of an interrupted initdb and holds no data yet: start it over.
-Status InitialiseCluster(const Layout& layout, const EmbeddedPostgresOptions& options,
-                         const ServerAccount& account) {
+Status InitialiseCluster(const Layout& layout, const EmbeddedPostgresOptions& options, const ServerAccount& account) {
   if (fs::exists(layout.initialised_marker)) return Status::Ok();
   std::error_code ec;
   fs::remove_all(layout.data, ec);
@@ -189,14 +187,15 @@ std::string ConfigQuote(const std::string& value) {
   return out + "'";
 }
 
-Status WriteServerConfig(const Layout& layout, const EmbeddedPostgresOptions& options,
-                         const ServerAccount& account) {
+Status WriteServerConfig(const Layout& layout, const EmbeddedPostgresOptions& options, const ServerAccount& account) {
   std::string conf =
       "# Written by septad at every start (services/store/embedded_postgres.cc).\n"
       "listen_addresses = ''\n"
-      "unix_socket_directories = " + ConfigQuote(layout.run.string()) + "\n" +
+      "unix_socket_directories = " +
+      ConfigQuote(layout.run.string()) + "\n" +
       "unix_socket_permissions = 0700\n"
-      "port = " + std::to_string(kPort) + "\n";
+      "port = " +
+      std::to_string(kPort) + "\n";
   if (!options.durable) {
     // Throwaway test server: losing it in a crash costs nothing.
     conf += "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n";
@@ -256,8 +255,9 @@ Result<UniqueFd> LockOwnership(const Layout& layout, std::chrono::seconds timeou
                                 " is in use by another septad, or the server of a killed one did not stop within " +
                                 std::to_string(timeout.count()) + " s");
     }
-    if (!told) spdlog::info("embedded PostgreSQL: waiting for the previous owner of {} to stop its server",
-                            layout.base.string());
+    if (!told)
+      spdlog::info("embedded PostgreSQL: waiting for the previous owner of {} to stop its server",
+                   layout.base.string());
     told = true;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
@@ -349,9 +349,9 @@ Result<std::unique_ptr<EmbeddedPostgres>> EmbeddedPostgres::Start(const Embedded
   if (!lifeline.ok()) return lifeline.status();
   server->lifeline_ = *std::move(lifeline);
   SEPTA_RETURN_IF_ERROR(CreateDatabaseIfMissing(maintenance_url, options.database));
-  spdlog::debug("embedded PostgreSQL ready on {} in {} ms", layout.run.string(),
-               std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started)
-                   .count());
+  spdlog::debug(
+      "embedded PostgreSQL ready on {} in {} ms", layout.run.string(),
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count());
   return server;
 }
 
@@ -391,10 +391,10 @@ Status EmbeddedPostgres::StopServer(const fs::path& root, const fs::path& bin_di
   if (!pid) return Status::Ok();
   auto account = ServerAccountForThisProcess();
   if (!account.ok()) return account.status();
-  const Status stopped = RunTool(*account,
-                                 {(bin_dir / "pg_ctl").string(), "stop", "--silent", "--wait", "--mode=fast",
-                                  "--pgdata=" + layout.data.string()},
-                                 layout);
+  const Status stopped = RunTool(
+      *account,
+      {(bin_dir / "pg_ctl").string(), "stop", "--silent", "--wait", "--mode=fast", "--pgdata=" + layout.data.string()},
+      layout);
   if (!stopped.ok() && IsOurPostmaster(*pid, layout.data)) return stopped;
   return Status::Ok();
 }

@@ -26,11 +26,11 @@
 namespace septa::store {
 
 struct EmbeddedPostgresOptions {
-  std::filesystem::path root{};                    // e.g. ~/.local/share/septa
+  std::filesystem::path root{};  // e.g. ~/.local/share/septa
   // false for throwaway test servers: initdb --no-sync, fsync and
   // synchronous_commit off. Never false for data that must survive a crash.
   bool durable = true;
-  std::string database = "septa";                  // created when missing
+  std::string database = "septa";  // created when missing
   std::filesystem::path bin_dir = "/usr/lib/postgresql/15/bin";
   std::chrono::seconds start_timeout{30};
 };

@@ -15,7 +15,7 @@ struct Migration {
   int version = 0;        // NNNN
   std::string file_name;  // "0001_init.sql"
   std::string sql;
-  std::string checksum;   // SHA-256 of `sql`, lower-case hex
+  std::string checksum;  // SHA-256 of `sql`, lower-case hex
 };
 
 // Validates file names ("0001_init.sql": four digits, '_', [a-z0-9_]+, ".sql"),

@@ -20,7 +20,7 @@
 namespace septa::store {
 
 struct MigrationReport {
-  std::vector<std::string> applied;   // file names applied by this call, in order
+  std::vector<std::string> applied;  // file names applied by this call, in order
   int already_applied = 0;
 };
 

@@ -10,7 +10,7 @@ namespace {
 // What a violated constraint of migrations/ means to an API caller.
 struct ConstraintMeaning {
   Code code;
-  std::string field;        // empty for kAlreadyExists
+  std::string field;  // empty for kAlreadyExists
   std::string description;
 };
 
@@ -26,8 +26,7 @@ const std::map<std::string, ConstraintMeaning>& ConstraintMeanings() {
       {"api_tokens_pkey", {Code::kAlreadyExists, "", "an API token with this id already exists"}},
       {"api_tokens_secret_hash_key", {Code::kAlreadyExists, "", "an API token with this secret already exists"}},
       {"api_tokens_id_format", {Code::kInvalidArgument, "id", "must be 8-64 lower-case hex digits"}},
-      {"api_tokens_principal_format",
-       {Code::kInvalidArgument, "principal", "must be \"admin\" or \"tenant:<name>\""}},
+      {"api_tokens_principal_format", {Code::kInvalidArgument, "principal", "must be \"admin\" or \"tenant:<name>\""}},
       {"api_tokens_secret_hash_format",
        {Code::kInvalidArgument, "secret_hash", "must be a SHA-256 digest in lower-case hex"}},
       {"audit_log_action_present", {Code::kInvalidArgument, "action", "must not be empty"}},

@@ -95,8 +95,8 @@ void BackOff(int attempt) {
 }  // namespace
 
 PgStore::PgStore(PgStoreOptions options) : options_(std::move(options)) {
-  options_.database_url = WithDefaultParameter(options_.database_url, "connect_timeout",
-                                               ConnectTimeoutSeconds(options_.statement_timeout));
+  options_.database_url =
+      WithDefaultParameter(options_.database_url, "connect_timeout", ConnectTimeoutSeconds(options_.statement_timeout));
   pool_ = std::make_unique<ConnectionPool>(
       options_.database_url, options_.pool_size, options_.acquire_timeout, 2 * options_.statement_timeout,
       [timeout = std::to_string(options_.statement_timeout.count())](pqxx::connection& connection) {
@@ -127,8 +127,8 @@ Status PgStore::Transact(core::TxMode mode, const std::function<Status(core::Tx&
     BackOff(attempt);
   }
   if (last.code() == Code::kAborted) {
-    return Aborted("transaction lost " + std::to_string(options_.max_attempts) + " races in a row; last: " +
-                   last.message());
+    return Aborted("transaction lost " + std::to_string(options_.max_attempts) +
+                   " races in a row; last: " + last.message());
   }
   return last;
 }

@@ -29,19 +29,19 @@ namespace septa::store {
 struct PgStoreOptions {
   std::string database_url{};
   int pool_size = 8;
-  std::chrono::milliseconds acquire_timeout{5000};    // waiting for a free pooled connection
+  std::chrono::milliseconds acquire_timeout{5000};  // waiting for a free pooled connection
   // PostgreSQL's statement_timeout on every pooled connection, and libpq's
   // connect_timeout (whole seconds, at least 2) for connecting. A transaction
   // attempt holding its connection for twice this long has its connection
   // cut: the server stopped answering and cannot time the statement out.
   std::chrono::milliseconds statement_timeout{5000};
-  int max_attempts = 10;             // per Transact, counting the first
+  int max_attempts = 10;                // per Transact, counting the first
   std::vector<Migration> migrations{};  // Ready() requires all of them applied
 };
 
 struct PgStoreStats {
   PoolStats pool;
-  std::uint64_t retries_total = 0;   // transaction attempts lost to a race and run again
+  std::uint64_t retries_total = 0;  // transaction attempts lost to a race and run again
 };
 
 class ConnectionPool;

@@ -22,9 +22,7 @@ constexpr int kMaxListLimit = 1000;
 // Instants cross the boundary as integer microseconds since the epoch
 // (septa_ts / septa_micros in migrations/0001_init.sql): exact, and
 // PostgreSQL's resolution.
-std::int64_t Micros(TimePoint t) {
-  return std::chrono::floor<std::chrono::microseconds>(t.time_since_epoch()).count();
-}
+std::int64_t Micros(TimePoint t) { return std::chrono::floor<std::chrono::microseconds>(t.time_since_epoch()).count(); }
 TimePoint FromMicros(std::int64_t micros) {
   return TimePoint(std::chrono::duration_cast<TimePoint::duration>(std::chrono::microseconds(micros)));
 }
@@ -69,18 +67,29 @@ constexpr char kTierColumns[] =
     "name, display_name, description, gpu_sharing, co_tenancy, runtime_class, credential_ttl_max_seconds, "
     "septa_micros(create_time), septa_micros(update_time)";
 TrustTier TierOf(const pqxx::row& r) {
-  return {r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<std::string>(),
-          SharingOf(r[3].as<std::string>()), r[4].as<std::string>(), r[5].as<std::string>(),
-          r[6].as<std::int64_t>(), FromMicros(r[7].as<std::int64_t>()), FromMicros(r[8].as<std::int64_t>())};
+  return {r[0].as<std::string>(),
+          r[1].as<std::string>(),
+          r[2].as<std::string>(),
+          SharingOf(r[3].as<std::string>()),
+          r[4].as<std::string>(),
+          r[5].as<std::string>(),
+          r[6].as<std::int64_t>(),
+          FromMicros(r[7].as<std::int64_t>()),
+          FromMicros(r[8].as<std::int64_t>())};
 }
 
 constexpr char kTenantColumns[] =
     "name, display_name, trust_tier, labels::text, state, septa_micros(create_time), septa_micros(update_time), "
     "version";
 Tenant TenantOf(const pqxx::row& r) {
-  return {r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<std::string>(),
-          LabelsOf(r[3].as<std::string>()), StateOf(r[4].as<std::string>()), FromMicros(r[5].as<std::int64_t>()),
-          FromMicros(r[6].as<std::int64_t>()), r[7].as<std::int64_t>()};
+  return {r[0].as<std::string>(),
+          r[1].as<std::string>(),
+          r[2].as<std::string>(),
+          LabelsOf(r[3].as<std::string>()),
+          StateOf(r[4].as<std::string>()),
+          FromMicros(r[5].as<std::int64_t>()),
+          FromMicros(r[6].as<std::int64_t>()),
+          r[7].as<std::int64_t>()};
 }
 
 constexpr char kTokenColumns[] =
@@ -89,15 +98,15 @@ constexpr char kTokenColumns[] =
 ApiToken TokenOf(const pqxx::row& r) {
   return {r[0].as<std::string>(), r[1].as<std::string>(), RoleOf(r[2].as<std::string>()),
           r[3].as<std::string>(), r[4].as<std::string>(), FromMicros(r[5].as<std::int64_t>()),
-          OptionalTime(r[6]), OptionalTime(r[7])};
+          OptionalTime(r[6]),     OptionalTime(r[7])};
 }
 
-constexpr char kAuditColumns[] =
-    "id, septa_micros(time), principal, action, resource, old_etag, new_etag, request_id";
+constexpr char kAuditColumns[] = "id, septa_micros(time), principal, action, resource, old_etag, new_etag, request_id";
 AuditRecord AuditOf(const pqxx::row& r) {
-  return {r[0].as<std::int64_t>(), FromMicros(r[1].as<std::int64_t>()), r[2].as<std::string>(),
-          r[3].as<std::string>(), r[4].as<std::string>(), r[5].as<std::string>(), r[6].as<std::string>(),
-          r[7].as<std::string>()};
+  return {r[0].as<std::int64_t>(), FromMicros(r[1].as<std::int64_t>()),
+          r[2].as<std::string>(),  r[3].as<std::string>(),
+          r[4].as<std::string>(),  r[5].as<std::string>(),
+          r[6].as<std::string>(),  r[7].as<std::string>()};
 }
 
 constexpr char kIdempotencyColumns[] = "principal, key, request_hash, resource, septa_micros(create_time)";
@@ -136,11 +145,10 @@ void PrepareStatements(pqxx::connection& c) {
             "INSERT INTO api_tokens (id, principal, role, secret_hash, description, create_time, expire_time,"
             " revoke_time) VALUES ($1, $2, $3, $4, $5, septa_ts($6), septa_ts($7::bigint), septa_ts($8::bigint))");
   c.prepare("token_get", "SELECT " + token + " FROM api_tokens WHERE id = $1");
-  c.prepare("token_list", "SELECT " + token +
-                              " FROM api_tokens WHERE ($1 = '' OR principal = $1) ORDER BY create_time, id");
+  c.prepare("token_list",
+            "SELECT " + token + " FROM api_tokens WHERE ($1 = '' OR principal = $1) ORDER BY create_time, id");
   // Revoking twice keeps the first revocation time.
-  c.prepare("token_revoke",
-            "UPDATE api_tokens SET revoke_time = coalesce(revoke_time, septa_ts($2)) WHERE id = $1");
+  c.prepare("token_revoke", "UPDATE api_tokens SET revoke_time = coalesce(revoke_time, septa_ts($2)) WHERE id = $1");
   // Delivered to every listener when (and only if) the transaction commits.
   c.prepare("revocation_notify", "SELECT pg_notify('" + std::string(kRevocationChannel) + "', $1)");
   c.prepare("token_revoke_of",
@@ -150,8 +158,7 @@ void PrepareStatements(pqxx::connection& c) {
             " VALUES (septa_ts($1), $2, $3, $4, $5, $6, $7)");
   c.prepare("audit_list", "SELECT " + audit +
                               " FROM audit_log WHERE ($1 = '' OR resource = $1) ORDER BY time DESC, id DESC LIMIT $2");
-  c.prepare("idempotency_get",
-            "SELECT " + idempotency + " FROM idempotency_keys WHERE principal = $1 AND key = $2");
+  c.prepare("idempotency_get", "SELECT " + idempotency + " FROM idempotency_keys WHERE principal = $1 AND key = $2");
   c.prepare("idempotency_insert",
             "INSERT INTO idempotency_keys (principal, key, request_hash, resource, create_time)"
             " VALUES ($1, $2, $3, $4, septa_ts($5))");
@@ -274,8 +281,8 @@ Status PgTx::UpdateTenant(const Tenant& t, std::int64_t expected_version) {
 }
 
 Status PgTx::DeleteTenant(const std::string& name, std::int64_t expected_version) {
-  auto deleted = Write(
-      [&](pqxx::transaction_base& w) { return w.exec_prepared("tenant_delete", name, expected_version); });
+  auto deleted =
+      Write([&](pqxx::transaction_base& w) { return w.exec_prepared("tenant_delete", name, expected_version); });
   if (!deleted.ok()) return deleted.status();
   return *deleted == 1 ? Status::Ok() : VersionMismatch(name, expected_version);
 }
@@ -324,8 +331,8 @@ Status PgTx::RevokeTokensOf(const std::string& principal, TimePoint when) {
 
 Status PgTx::AppendAudit(const AuditRecord& r) {
   return ToStatus(Write([&](pqxx::transaction_base& w) {
-    return w.exec_prepared("audit_append", Micros(r.time), r.principal, r.action, r.resource, r.old_etag,
-                           r.new_etag, r.request_id);
+    return w.exec_prepared("audit_append", Micros(r.time), r.principal, r.action, r.resource, r.old_etag, r.new_etag,
+                           r.request_id);
   }));
 }
 
@@ -348,8 +355,7 @@ Result<IdempotencyRecord> PgTx::GetIdempotency(const std::string& principal, con
 
 Status PgTx::InsertIdempotency(const IdempotencyRecord& r) {
   return ToStatus(Write([&](pqxx::transaction_base& w) {
-    return w.exec_prepared("idempotency_insert", r.principal, r.key, r.request_hash, r.resource,
-                           Micros(r.create_time));
+    return w.exec_prepared("idempotency_insert", r.principal, r.key, r.request_hash, r.resource, Micros(r.create_time));
   }));
 }
 
@@ -360,9 +366,8 @@ Status PgTx::DeleteIdempotency(const std::string& principal, const std::string& 
 
 Result<int> PgTx::DeleteIdempotencyBefore(TimePoint cutoff, int limit) {
   SEPTA_RETURN_IF_ERROR(CheckLimit(limit));
-  auto deleted = Write([&](pqxx::transaction_base& w) {
-    return w.exec_prepared("idempotency_delete_before", Micros(cutoff), limit);
-  });
+  auto deleted = Write(
+      [&](pqxx::transaction_base& w) { return w.exec_prepared("idempotency_delete_before", Micros(cutoff), limit); });
   SEPTA_RETURN_IF_ERROR(deleted);
   return static_cast<int>(*deleted);
 }

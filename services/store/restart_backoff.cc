@@ -18,8 +18,6 @@ void RestartBackoff::ServerRunning() {
   next_delay_ = std::chrono::milliseconds(0);
 }
 
-bool RestartBackoff::GaveUp(TimePoint now) const {
-  return down_since_ && now - *down_since_ >= options_.give_up_after;
-}
+bool RestartBackoff::GaveUp(TimePoint now) const { return down_since_ && now - *down_since_ >= options_.give_up_after; }
 
 }  // namespace septa::store

@@ -15,8 +15,8 @@
 namespace septa::store {
 
 struct RestartBackoffOptions {
-  std::chrono::milliseconds first_delay{200};   // after the first failed attempt
-  std::chrono::milliseconds max_delay{5'000};   // the delay doubles up to this
+  std::chrono::milliseconds first_delay{200};  // after the first failed attempt
+  std::chrono::milliseconds max_delay{5'000};  // the delay doubles up to this
   std::chrono::milliseconds give_up_after{60'000};
 };
 

@@ -14,8 +14,8 @@ void CreateSchemaMigrationsTable(pqxx::transaction_base& tx) {
 }
 
 void RecordApplied(pqxx::transaction_base& tx, const Migration& migration) {
-  tx.exec_params("INSERT INTO schema_migrations (version, file_name, checksum) VALUES ($1, $2, $3)",
-                 migration.version, migration.file_name, migration.checksum);
+  tx.exec_params("INSERT INTO schema_migrations (version, file_name, checksum) VALUES ($1, $2, $3)", migration.version,
+                 migration.file_name, migration.checksum);
 }
 
 Result<std::vector<const Migration*>> PendingMigrations(pqxx::transaction_base& tx,

@@ -13,8 +13,7 @@ extern char** environ;
 
 namespace septa::store {
 
-Result<ProcessOutput> RunProcess(const std::vector<std::string>& argv,
-                                 const std::filesystem::path& working_dir) {
+Result<ProcessOutput> RunProcess(const std::vector<std::string>& argv, const std::filesystem::path& working_dir) {
   if (argv.empty()) return InvalidArgument("RunProcess: empty command line");
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
@@ -64,7 +63,7 @@ Result<ProcessOutput> RunProcess(const std::vector<std::string>& argv,
 }
 
 Result<std::unique_ptr<Lifeline>> Lifeline::Start(const std::vector<std::string>& on_death,
-                                                 const std::filesystem::path& working_dir, int held_fd) {
+                                                  const std::filesystem::path& working_dir, int held_fd) {
   if (on_death.empty()) return InvalidArgument("Lifeline: empty command line");
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) return Internal(std::string("pipe: ") + std::strerror(errno));

@@ -37,14 +37,13 @@ class UniqueFd {
 };
 
 struct ProcessOutput {
-  int exit_code = -1;    // 128 + signal number when the program was killed
-  std::string output;    // stdout and stderr, interleaved
+  int exit_code = -1;  // 128 + signal number when the program was killed
+  std::string output;  // stdout and stderr, interleaved
 };
 
 // Runs argv[0] (looked up in PATH when it has no slash) in `working_dir`.
 // Fails only when the program cannot be started; a non-zero exit is data.
-Result<ProcessOutput> RunProcess(const std::vector<std::string>& argv,
-                                 const std::filesystem::path& working_dir);
+Result<ProcessOutput> RunProcess(const std::vector<std::string>& argv, const std::filesystem::path& working_dir);
 
 // A helper process that runs `on_death` if this process ends without
 // releasing it, however it ends (SIGKILL included): the helper blocks reading

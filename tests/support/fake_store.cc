@@ -62,8 +62,15 @@ Status CheckLimit(int limit) {
 
 TrustTier DefaultTier(std::string name, std::string display_name, std::string description, GpuSharing sharing,
                       std::string co_tenancy, std::string runtime_class, std::int64_t ttl, TimePoint at) {
-  return {std::move(name), std::move(display_name), std::move(description), sharing, std::move(co_tenancy),
-          std::move(runtime_class), ttl, at, at};
+  return {std::move(name),
+          std::move(display_name),
+          std::move(description),
+          sharing,
+          std::move(co_tenancy),
+          std::move(runtime_class),
+          ttl,
+          at,
+          at};
 }
 
 class FakeTx final : public Tx {
@@ -261,8 +268,8 @@ class FakeTx final : public Tx {
 FakeStore::FakeStore(TimePoint seeded_at) {
   const TimePoint at = Truncated(seeded_at);
   for (TrustTier tier : {
-           DefaultTier("shared", "Shared", "One team, trusted: fractional, time-sliced GPUs.",
-                       GpuSharing::kFractional, "other shared tenants on the same GPU", "nvidia", 86400, at),
+           DefaultTier("shared", "Shared", "One team, trusted: fractional, time-sliced GPUs.", GpuSharing::kFractional,
+                       "other shared tenants on the same GPU", "nvidia", 86400, at),
            DefaultTier("isolated", "Isolated", "Internal teams with competing priorities: MIG slices.",
                        GpuSharing::kMig, "other tenants' MIG slices on the same GPU, never a time-sliced share",
                        "nvidia", 28800, at),

@@ -31,8 +31,8 @@ struct Placed {
 std::vector<gpu::PodShape> SyntheticShapes() {
   // A mix in the spirit of production traces: fractions, whole GPUs, a few
   // multi-GPU pods and CPU-only pods; shape ids numbered in this order.
-  const std::vector<std::array<int, 3>> mix = {{4000, 1, 250}, {6000, 1, 500}, {8000, 1, 750}, {12000, 1, 1000},
-                                               {24000, 2, 1000}, {48000, 4, 1000}, {8000, 0, 0}, {90000, 8, 1000}};
+  const std::vector<std::array<int, 3>> mix = {{4000, 1, 250},   {6000, 1, 500},   {8000, 1, 750}, {12000, 1, 1000},
+                                               {24000, 2, 1000}, {48000, 4, 1000}, {8000, 0, 0},   {90000, 8, 1000}};
   std::vector<gpu::PodShape> shapes;
   for (std::size_t i = 0; i < mix.size(); ++i) {
     gpu::PodShape s;
@@ -71,7 +71,8 @@ void BM_Decision(benchmark::State& state, std::string policy_name, MicroOptions 
   const std::vector<double> weights = {20, 20, 15, 30, 5, 3, 15, 1};
   gpu::WorkloadModel workload = gpu::LearnWorkload([&] {
     std::vector<gpu::PodShape> sample;
-    for (std::size_t i = 0; i < shapes.size(); ++i) sample.insert(sample.end(), static_cast<int>(weights[i]), shapes[i]);
+    for (std::size_t i = 0; i < shapes.size(); ++i)
+      sample.insert(sample.end(), static_cast<int>(weights[i]), shapes[i]);
     return sample;
   }());
   std::unique_ptr<gpu::Policy> policy = gpu::MakePolicy(policy_name, cluster, workload, 42);
@@ -126,7 +127,8 @@ void BM_Decision(benchmark::State& state, std::string policy_name, MicroOptions 
 void AddMicroCommand(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<MicroOptions>();
   auto policies = std::make_shared<std::string>("septa,fgd,bestfit");
-  CLI::App* cmd = app.add_subcommand("micro", "decision-time micro-benchmarks (Google Benchmark; --benchmark_* passed through)");
+  CLI::App* cmd =
+      app.add_subcommand("micro", "decision-time micro-benchmarks (Google Benchmark; --benchmark_* passed through)");
   cmd->add_option("--nodes", options->nodes, "synthetic cluster nodes")->capture_default_str();
   cmd->add_option("--gpus", options->gpus, "GPUs per node (1..8)")->capture_default_str()->check(CLI::Range(1, 8));
   cmd->add_option("--fill", options->fill, "share of GPU capacity kept allocated")->capture_default_str();
@@ -150,9 +152,9 @@ void AddMicroCommand(CLI::App& app, int& exit_code) {
         exit_code = 2;
         return;
       }
-      benchmark::RegisterBenchmark(("decision/" + name + "/" + std::to_string(options->nodes) + "x" +
-                                    std::to_string(options->gpus)).c_str(),
-                                   BM_Decision, name, *options)
+      benchmark::RegisterBenchmark(
+          ("decision/" + name + "/" + std::to_string(options->nodes) + "x" + std::to_string(options->gpus)).c_str(),
+          BM_Decision, name, *options)
           ->Unit(benchmark::kMicrosecond);
     }
     benchmark::RunSpecifiedBenchmarks();

@@ -136,7 +136,8 @@ Result<PolicyResult> RunPolicy(const gpu::ReplayInput& input, const std::string&
   return r;
 }
 
-nlohmann::json ToJson(const std::string& trace, const gpu::ReplayInput& input, const std::vector<PolicyResult>& results) {
+nlohmann::json ToJson(const std::string& trace, const gpu::ReplayInput& input,
+                      const std::vector<PolicyResult>& results) {
   nlohmann::json out;
   out["trace"] = trace;
   out["nodes"] = input.cluster.nodes.size();
@@ -172,19 +173,22 @@ void PrintTable(const std::string& trace, const gpu::ReplayInput& input, std::si
   fmt::print("{:<14} {:>21} {:>21} {:>23} {:>8} {:>9} {:>9} {:>8}\n", "policy", "alloc@100% mean[min,max]",
              "alloc@130% mean[min,max]", "frag% @30/50/70/90", "failed", "p50 us", "p99 us", "wall s");
   for (const PolicyResult& r : results) {
-    fmt::print("{:<14} {:>7.2f} [{:5.2f},{:5.2f}] {:>7.2f} [{:5.2f},{:5.2f}] {:>5.2f} {:>5.2f} {:>5.2f} {:>5.2f} {:>8.0f} {:>9.1f} {:>9.1f} {:>8.2f}\n",
-               r.policy, r.alloc_100.mean, r.alloc_100.min, r.alloc_100.max, r.alloc_130.mean, r.alloc_130.min,
-               r.alloc_130.max, r.frag[0], r.frag[1], r.frag[2], r.frag[3], r.failed_pods, r.decision_p50_us,
-               r.decision_p99_us, r.wall_s);
+    fmt::print(
+        "{:<14} {:>7.2f} [{:5.2f},{:5.2f}] {:>7.2f} [{:5.2f},{:5.2f}] {:>5.2f} {:>5.2f} {:>5.2f} {:>5.2f} {:>8.0f} "
+        "{:>9.1f} {:>9.1f} {:>8.2f}\n",
+        r.policy, r.alloc_100.mean, r.alloc_100.min, r.alloc_100.max, r.alloc_130.mean, r.alloc_130.min,
+        r.alloc_130.max, r.frag[0], r.frag[1], r.frag[2], r.frag[3], r.failed_pods, r.decision_p50_us,
+        r.decision_p99_us, r.wall_s);
   }
   if (!results.empty() && results.front().has_bound) {
-    fmt::print("packing bound: the same fractional pods packed by the bin-packing LP (hindsight, offline); freed GPUs\n"
-               "given to failed whole-GPU pods\n");
+    fmt::print(
+        "packing bound: the same fractional pods packed by the bin-packing LP (hindsight, offline); freed GPUs\n"
+        "given to failed whole-GPU pods\n");
     fmt::print("{:<14} {:>15} {:>12} {:>12} {:>11} {:>11}\n", "policy", "fraction GPUs", "LP GPUs", "recoverable",
                "alloc@130%", "ceiling");
     for (const PolicyResult& r : results) {
-      fmt::print("{:<14} {:>15.1f} {:>12.1f} {:>12.1f} {:>11.2f} {:>11.2f}\n", r.policy, r.fractional_gpus, r.packed_gpus,
-                 r.recoverable_gpus, r.alloc_130.mean, r.ceiling_130);
+      fmt::print("{:<14} {:>15.1f} {:>12.1f} {:>12.1f} {:>11.2f} {:>11.2f}\n", r.policy, r.fractional_gpus,
+                 r.packed_gpus, r.recoverable_gpus, r.alloc_130.mean, r.ceiling_130);
     }
   }
   fmt::print("\n");
@@ -275,7 +279,8 @@ int Run(Options options) {
 void AddPlacementCommand(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("placement", "replay openb traces per placement policy");
-  cmd->add_option("--nodes", options->nodes, "node list CSV (default ../shared/data/openb/openb_node_list_gpu_node.csv)");
+  cmd->add_option("--nodes", options->nodes,
+                  "node list CSV (default ../shared/data/openb/openb_node_list_gpu_node.csv)");
   cmd->add_option("--pods", options->pods, "pod list CSV, repeatable (default: every openb_pod_list_*.csv there)");
   cmd->add_option("--policy", options->policy, "policy name, comma list, or all")->capture_default_str();
   cmd->add_option("--seeds", options->seeds, "seeds: 42-51 or 1,2,5")->capture_default_str();

@@ -119,13 +119,21 @@ BENCHMARK(BM_WatchDelivery)->UseRealTime()->Iterations(2000);
 
 void SeedTenThousandPods() {
   static bool seeded = [] {
-    Sim().api().CreateObject("", "namespaces", {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "bench"}}}});
+    Sim().api().CreateObject("", "namespaces",
+                             {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "bench"}}}});
     for (int i = 0; i < 10'000; ++i) {
-      json pod = {{"apiVersion", "v1"}, {"kind", "Pod"},
-                  {"metadata", {{"name", "pod-" + std::to_string(i)}, {"namespace", "bench"}, {"labels", {{"app", "bench"}, {"shard", std::to_string(i % 16)}}}}},
-                  {"spec", {{"containers", {{{"name", "main"}, {"image", "registry.example/train:1.0"},
-                                              {"resources", {{"limits", {{"nvidia.com/gpu", "1"}, {"cpu", "4"}, {"memory", "16Gi"}}}}}}}},
-                            {"nodeName", "node-" + std::to_string(i % 100)}}}};
+      json pod = {{"apiVersion", "v1"},
+                  {"kind", "Pod"},
+                  {"metadata",
+                   {{"name", "pod-" + std::to_string(i)},
+                    {"namespace", "bench"},
+                    {"labels", {{"app", "bench"}, {"shard", std::to_string(i % 16)}}}}},
+                  {"spec",
+                   {{"containers",
+                     {{{"name", "main"},
+                       {"image", "registry.example/train:1.0"},
+                       {"resources", {{"limits", {{"nvidia.com/gpu", "1"}, {"cpu", "4"}, {"memory", "16Gi"}}}}}}}},
+                    {"nodeName", "node-" + std::to_string(i % 100)}}}};
       Sim().api().CreateObject("", "pods", pod);
     }
     return true;

@@ -19,7 +19,8 @@ int main(int argc, char** argv) {
   app.add_option("--name", options.cluster_name, "cluster name used in the kubeconfig")->capture_default_str();
   app.add_option("--io-threads", options.io_threads, "HTTP I/O threads")->capture_default_str();
   std::vector<std::string> schedulers;
-  app.add_option("--scheduler-name", schedulers, "schedulerName values the simulated scheduler serves (default: default-scheduler)");
+  app.add_option("--scheduler-name", schedulers,
+                 "schedulerName values the simulated scheduler serves (default: default-scheduler)");
   long pod_start_ms = options.nodes.pod_start_delay.count(), mig_ms = options.nodes.mig_reconfigure_delay.count();
   app.add_option("--pod-start-delay-ms", pod_start_ms, "bound pods turn Running after this")->capture_default_str();
   app.add_option("--mig-delay-ms", mig_ms, "MIG reconfiguration takes this long")->capture_default_str();

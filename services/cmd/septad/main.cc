@@ -1,8 +1,8 @@
 // septad: Septa's server. All wiring lives in services/app; this shell reads
 // the configuration, sets up logging, and waits for SIGINT/SIGTERM.
-#include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
 
 #include <csignal>
 #include <cstdlib>
@@ -64,8 +64,9 @@ int main(int argc, char** argv) {
   for (const auto& key : septa::config::Keys()) {
     std::string flag = key.key;
     std::replace(flag.begin(), flag.end(), '_', '-');
-    cli.add_option_function<std::string>("--" + flag, [&flags, k = key.key](const std::string& v) { flags[k] = v; },
-                                         key.help + " (env " + septa::config::EnvName(key.key) + ")");
+    cli.add_option_function<std::string>(
+        "--" + flag, [&flags, k = key.key](const std::string& v) { flags[k] = v; },
+        key.help + " (env " + septa::config::EnvName(key.key) + ")");
   }
   CLI11_PARSE(cli, argc, argv);
 
@@ -99,8 +100,8 @@ int main(int argc, char** argv) {
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
   const std::string host = config->http_addr.substr(0, config->http_addr.rfind(':'));
   spdlog::info("septad ready in {} ms: REST {}://{}:{} gRPC {}:{}{} database {}", ms, (*app)->tls() ? "https" : "http",
-               host, (*app)->http_port(), config->grpc_addr.substr(0, config->grpc_addr.rfind(':')), (*app)->grpc_port(),
-               (*app)->tls() ? " (TLS)" : "", (*app)->database_description());
+               host, (*app)->http_port(), config->grpc_addr.substr(0, config->grpc_addr.rfind(':')),
+               (*app)->grpc_port(), (*app)->tls() ? " (TLS)" : "", (*app)->database_description());
   if (const auto& token = (*app)->new_admin_token()) {
     std::cout << "\nBootstrap admin token (shown once; also in " << (*app)->admin_token_path() << "):\n  " << *token
               << "\n\n"

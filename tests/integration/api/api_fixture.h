@@ -4,8 +4,8 @@
 #pragma once
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <stdlib.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 

@@ -28,8 +28,8 @@ struct AuthorizationRow {
 inline std::vector<AuthorizationRow> AuthorizationTable() {
   return {
       {"GET", "/v1/trust-tiers", "", "TrustTierService/ListTrustTiers", "{}", 200, 200, 200, 200, 401},
-      {"GET", "/v1/trust-tiers/shared", "", "TrustTierService/GetTrustTier", R"({"name":"shared"})", 200, 200, 200,
-       200, 401},
+      {"GET", "/v1/trust-tiers/shared", "", "TrustTierService/GetTrustTier", R"({"name":"shared"})", 200, 200, 200, 200,
+       401},
       {"GET", "/v1/tenants", "", "TenantService/ListTenants", "{}", 200, 200, 200, 200, 401},
       {"GET", "/v1/tenants/acme", "", "TenantService/GetTenant", R"({"name":"acme"})", 200, 200, 200, 404, 401},
       {"GET", "/v1/tenants/beta", "", "TenantService/GetTenant", R"({"name":"beta"})", 200, 404, 404, 200, 401},
@@ -47,8 +47,8 @@ inline std::vector<AuthorizationRow> AuthorizationTable() {
       // beta's owner revokes it; the admin's revocation of the revoked token then changes nothing and succeeds.
       {"DELETE", "/v1/tokens/{beta_token}", "", "TokenService/RevokeToken", R"({"id":"{beta_token}"})", 204, 404, 404,
        204, 401},
-      {"DELETE", "/v1/tokens/{admin_token}", "", "TokenService/RevokeToken", R"({"id":"{admin_token}"})", 204, 404,
-       404, 404, 401},
+      {"DELETE", "/v1/tokens/{admin_token}", "", "TokenService/RevokeToken", R"({"id":"{admin_token}"})", 204, 404, 404,
+       404, 401},
       {"DELETE", "/v1/tenants/acme", "", "TenantService/DeleteTenant", R"({"name":"acme"})", 204, 403, 403, 404, 401},
   };
 }
@@ -96,8 +96,8 @@ class AuthorizationTableTest : public Base {
 
  private:
   std::string IdOfNewToken(const std::string& principal, const std::string& role) {
-    auto r = this->Call(this->admin_, "POST", "/v1/tokens",
-                        nlohmann::json{{"principal", principal}, {"role", role}}.dump());
+    auto r =
+        this->Call(this->admin_, "POST", "/v1/tokens", nlohmann::json{{"principal", principal}, {"role", role}}.dump());
     EXPECT_EQ(r.status, 201) << r.body;
     return nlohmann::json::parse(r.body).value("id", "");
   }

@@ -20,7 +20,8 @@ class GrpcTest : public ApiTest {
   void SetUp() override {
     ApiTest::SetUp();
     if (HasFatalFailure()) return;
-    channel_ = grpc::CreateChannel("127.0.0.1:" + std::to_string(app_->grpc_port()), grpc::InsecureChannelCredentials());
+    channel_ =
+        grpc::CreateChannel("127.0.0.1:" + std::to_string(app_->grpc_port()), grpc::InsecureChannelCredentials());
     tenants_ = v1::TenantService::NewStub(channel_);
     tiers_ = v1::TrustTierService::NewStub(channel_);
     tokens_ = v1::TokenService::NewStub(channel_);
@@ -128,7 +129,9 @@ TEST_F(GrpcTest, ErrorsCarryCodesAndFieldViolations) {
 // The canonical gRPC code of an HTTP status of authorization_table.h.
 grpc::StatusCode GrpcCodeOf(int http_status) {
   switch (http_status) {
-    case 200: case 201: case 204: return grpc::StatusCode::OK;
+    case 200:
+    case 201:
+    case 204: return grpc::StatusCode::OK;
     case 401: return grpc::StatusCode::UNAUTHENTICATED;
     case 403: return grpc::StatusCode::PERMISSION_DENIED;
     case 404: return grpc::StatusCode::NOT_FOUND;
@@ -238,10 +241,9 @@ TEST_F(GrpcTokenLimitsTest, CapsLifetimesRequiresARoleAndLimitsLiveTokens) {
     std::string who, principal, role, ttl;
     std::int64_t lifetime;
   };
-  for (const auto& c : {Case{owner, "tenant:vault", "owner", "", 900},
-                        Case{owner, "tenant:vault", "owner", "87600h", 900},
-                        Case{admin_, "admin", "viewer", "", 7200},
-                        Case{admin_, "admin", "viewer", "87600h", 7200}}) {
+  for (const auto& c :
+       {Case{owner, "tenant:vault", "owner", "", 900}, Case{owner, "tenant:vault", "owner", "87600h", 900},
+        Case{admin_, "admin", "viewer", "", 7200}, Case{admin_, "admin", "viewer", "87600h", 7200}}) {
     v1::CreateTokenRequest create;
     create.set_principal(c.principal);
     create.set_role(c.role);
@@ -273,9 +275,9 @@ TEST_F(GrpcTest, CallsAreCountedOnMetrics) {
   ASSERT_TRUE(tiers_->ListTrustTiers(Ctx(admin_).get(), {}, &tiers).ok());
   ASSERT_EQ(tiers_->ListTrustTiers(Ctx("").get(), {}, &tiers).error_code(), grpc::StatusCode::UNAUTHENTICATED);
   auto metrics = http_->Send("GET", "/metrics");
-  EXPECT_NE(metrics.body.find(
-                "septa_grpc_requests_total{code=\"OK\",method=\"septa.v1.TrustTierService/ListTrustTiers\"} 1"),
-            std::string::npos)
+  EXPECT_NE(
+      metrics.body.find("septa_grpc_requests_total{code=\"OK\",method=\"septa.v1.TrustTierService/ListTrustTiers\"} 1"),
+      std::string::npos)
       << metrics.body;
   EXPECT_NE(metrics.body.find("septa_grpc_requests_total{code=\"UNAUTHENTICATED\",method=\"septa.v1.TrustTierService/"
                               "ListTrustTiers\"} 1"),

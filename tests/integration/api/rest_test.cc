@@ -156,30 +156,93 @@ TEST_F(RestTest, BadInputGetsAPreciseErrorAndWritesNothing) {
   };
   const std::string big(kBodyLimit + 100, 'x');
   std::vector<Case> cases = {
-      {"malformed JSON", "POST", "/v1/tenants", "{\"name\": \"a\",\n \"trust_tier\": }", {}, true, 400, "",
+      {"malformed JSON",
+       "POST",
+       "/v1/tenants",
+       "{\"name\": \"a\",\n \"trust_tier\": }",
+       {},
+       true,
+       400,
+       "",
        "line 2, column 16"},
-      {"unknown field", "POST", "/v1/tenants", R"({"name":"a","trust_tier":"shared","colour":"red"})", {}, true, 400,
-       "colour", "colour"},
+      {"unknown field",
+       "POST",
+       "/v1/tenants",
+       R"({"name":"a","trust_tier":"shared","colour":"red"})",
+       {},
+       true,
+       400,
+       "colour",
+       "colour"},
       {"mistyped field", "POST", "/v1/tenants", R"({"name":"a","trust_tier":7})", {}, true, 400, "trust_tier", ""},
-      {"invalid name", "POST", "/v1/tenants", R"({"name":"Not_OK","trust_tier":"shared"})", {}, true, 400, "name",
+      {"invalid name",
+       "POST",
+       "/v1/tenants",
+       R"({"name":"Not_OK","trust_tier":"shared"})",
+       {},
+       true,
+       400,
+       "name",
        "DNS-1123"},
-      {"invalid tier", "POST", "/v1/tenants", R"({"name":"a","trust_tier":"gold"})", {}, true, 400, "trust_tier",
+      {"invalid tier",
+       "POST",
+       "/v1/tenants",
+       R"({"name":"a","trust_tier":"gold"})",
+       {},
+       true,
+       400,
+       "trust_tier",
        "unknown trust tier"},
       {"not an object", "POST", "/v1/tenants", R"(["a"])", {}, true, 400, "", "JSON object"},
-      {"wrong content type", "POST", "/v1/tenants", R"({"name":"a","trust_tier":"shared"})",
-       {{"Content-Type", "text/plain"}}, true, 415, "Content-Type", "application/json"},
+      {"wrong content type",
+       "POST",
+       "/v1/tenants",
+       R"({"name":"a","trust_tier":"shared"})",
+       {{"Content-Type", "text/plain"}},
+       true,
+       415,
+       "Content-Type",
+       "application/json"},
       {"body over the limit", "POST", "/v1/tenants", big, {}, true, 413, "", ""},
       {"missing token", "POST", "/v1/tenants", R"({"name":"a","trust_tier":"shared"})", {}, false, 401, "", "missing"},
-      {"invalid token", "POST", "/v1/tenants", R"({"name":"a","trust_tier":"shared"})",
-       {{"Authorization", "Bearer septa_0123456789abcdef_" + std::string(43, 'x')}}, false, 401, "", "invalid"},
-      {"duplicate name", "POST", "/v1/tenants", R"({"name":"taken","trust_tier":"shared"})", {}, true, 409, "",
+      {"invalid token",
+       "POST",
+       "/v1/tenants",
+       R"({"name":"a","trust_tier":"shared"})",
+       {{"Authorization", "Bearer septa_0123456789abcdef_" + std::string(43, 'x')}},
+       false,
+       401,
+       "",
+       "invalid"},
+      {"duplicate name",
+       "POST",
+       "/v1/tenants",
+       R"({"name":"taken","trust_tier":"shared"})",
+       {},
+       true,
+       409,
+       "",
        "already exists"},
-      {"stale etag", "PATCH", "/v1/tenants/taken", R"({"display_name":"x"})", {{"If-Match", "\"41\""}}, true, 412, "",
+      {"stale etag",
+       "PATCH",
+       "/v1/tenants/taken",
+       R"({"display_name":"x"})",
+       {{"If-Match", "\"41\""}},
+       true,
+       412,
+       "",
        "does not match"},
       {"immutable name", "PATCH", "/v1/tenants/taken", R"({"name":"other"})", {}, true, 400, "name", "immutable"},
       {"unknown mask path", "PATCH", "/v1/tenants/taken?update_mask=colour", "{}", {}, true, 400, "update_mask", ""},
       {"bad page size", "GET", "/v1/tenants?page_size=9999", "", {}, true, 400, "page_size", ""},
-      {"bad ttl", "POST", "/v1/tokens", R"({"principal":"admin","role":"owner","ttl":"forever"})", {}, true, 400, "ttl",
+      {"bad ttl",
+       "POST",
+       "/v1/tokens",
+       R"({"principal":"admin","role":"owner","ttl":"forever"})",
+       {},
+       true,
+       400,
+       "ttl",
        ""},
       {"unknown path", "GET", "/v1/nothing", "", {}, true, 404, "", ""},
       {"wrong method", "PUT", "/v1/tenants/taken", "{}", {}, true, 405, "", "PATCH"},
@@ -283,8 +346,8 @@ TEST_F(TwoReplicasTest, ARevocationOnOneReplicaLocksTheTokenOutOfTheOther) {
   const std::string beta_secret = json::parse(beta.body)["token"];
   ASSERT_EQ(other_http.Send("GET", "/v1/tenants/beta", "", Bearer(beta_secret)).status, 200);
   EXPECT_EQ(Call(admin_, "DELETE", "/v1/tenants/beta").status, 204);
-  for (int i = 0; i < 50 && (status = other_http.Send("GET", "/v1/tenants/beta", "", Bearer(beta_secret)).status) != 401;
-       ++i) {
+  for (int i = 0;
+       i < 50 && (status = other_http.Send("GET", "/v1/tenants/beta", "", Bearer(beta_secret)).status) != 401; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   EXPECT_EQ(status, 401);
@@ -465,16 +528,16 @@ TEST_F(RestTest, InvalidUtf8AndNulBytesAreRefusedWhereTheyEnter) {
   ExpectProblem(Call(admin_, "GET", "/v1/tenants?filter=trust_tier%3Dshared%00x"), 400, "filter", "NUL in the filter");
   ExpectProblem(Call(admin_, "GET", "/v1/tenants?filter=labels.a%3D%FF"), 400, "filter", "0xFF label value");
   ExpectProblem(Call(admin_, "GET", "/v1/tenants?page_token=%FF"), 400, "page_token", "0xFF page token");
-  ExpectProblem(Call(admin_, "POST", "/v1/tenants", R"({"name":"beta","trust_tier":"shared"})",
-                     {{"Idempotency-Key", "k\xff"}}),
-                400, "idempotency_key", "0xFF in the Idempotency-Key");
-  ExpectProblem(Call(admin_, "POST", "/v1/tenants", R"({"name":"beta","trust_tier":"shared"})",
-                     {{"Idempotency-Key", "k\u202e"}}),
-                400, "idempotency_key", "a bidi override in the Idempotency-Key");
+  ExpectProblem(
+      Call(admin_, "POST", "/v1/tenants", R"({"name":"beta","trust_tier":"shared"})", {{"Idempotency-Key", "k\xff"}}),
+      400, "idempotency_key", "0xFF in the Idempotency-Key");
+  ExpectProblem(
+      Call(admin_, "POST", "/v1/tenants", R"({"name":"beta","trust_tier":"shared"})", {{"Idempotency-Key", "k\u202e"}}),
+      400, "idempotency_key", "a bidi override in the Idempotency-Key");
   // (HTTP itself refuses C0 controls in a header: the request never gets here.)
-  ExpectProblem(Call(admin_, "POST", "/v1/tenants", R"({"name":"beta","trust_tier":"shared"})",
-                     {{"Idempotency-Key", "k\x01"}}),
-                400, "", "a control character in the Idempotency-Key");
+  ExpectProblem(
+      Call(admin_, "POST", "/v1/tenants", R"({"name":"beta","trust_tier":"shared"})", {{"Idempotency-Key", "k\x01"}}),
+      400, "", "a control character in the Idempotency-Key");
   ExpectProblem(Call(admin_, "POST", "/v1/tenants", R"({"name":"beta","trust_tier":"shared\u0000x"})"), 400,
                 "trust_tier", "NUL in the trust tier");
   ExpectProblem(Call(admin_, "PATCH", "/v1/tenants/alpha", R"({"trust_tier":"shared\u0000x"})"), 400, "trust_tier",
@@ -538,8 +601,8 @@ TEST_F(RestTest, PatchAcceptsLowerCamelCaseNames) {
   ASSERT_EQ(patched.status, 200) << patched.body;
   EXPECT_EQ(json::parse(patched.body)["display_name"], "B");
   EXPECT_EQ(json::parse(patched.body)["trust_tier"], "isolated");
-  auto masked = Call(admin_, "PATCH", "/v1/tenants/alpha?update_mask=displayName",
-                     R"({"displayName":"C","labels":{"x":"y"}})");
+  auto masked =
+      Call(admin_, "PATCH", "/v1/tenants/alpha?update_mask=displayName", R"({"displayName":"C","labels":{"x":"y"}})");
   ASSERT_EQ(masked.status, 200) << masked.body;
   EXPECT_EQ(json::parse(masked.body)["display_name"], "C");
   EXPECT_TRUE(json::parse(masked.body)["labels"].empty()) << masked.body;
@@ -558,7 +621,7 @@ class LargeBodyTest : public ApiTest {
 // A deeply nested body is refused before a tree is built (issue 9 #9), so
 // that repeating it does not grow the process (septad runs in this process).
 TEST_F(LargeBodyTest, DeepNestingIsRefusedWithoutGrowingMemory) {
-  const std::string brackets(1 << 20, '[');                  // the issue's body: not even an object
+  const std::string brackets(1 << 20, '[');               // the issue's body: not even an object
   const std::string nested = R"({"labels":)" + brackets;  // an object, nested a million deep
   ExpectProblem(Call(admin_, "POST", "/v1/tenants", brackets), 400, "", "1 MB of [");
   ExpectProblem(Call(admin_, "POST", "/v1/tenants", nested), 400, "", "an object with 1 MB of [");
@@ -573,7 +636,6 @@ TEST_F(LargeBodyTest, DeepNestingIsRefusedWithoutGrowingMemory) {
   RecordProperty("rss_growth_bytes", std::to_string(growth));
   EXPECT_LT(growth, 24L << 20) << "RSS grew by " << (growth >> 20) << " MB over 20 deeply nested bodies";
 }
-
 
 }  // namespace
 }  // namespace septa::test

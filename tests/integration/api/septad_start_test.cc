@@ -9,8 +9,8 @@
 #include <fstream>
 
 #include "services/app/septad_app.h"
-#include "services/kube/client.h"
 #include "services/http/tls.h"
+#include "services/kube/client.h"
 #include "services/kubesim/kubesim.h"
 #include "tests/support/test_database.h"
 
@@ -77,8 +77,9 @@ TEST_F(SeptadStartTest, WithoutAKubeconfigSeptadRunsTheSampleClusterAndWritesIts
 }
 
 TEST_F(SeptadStartTest, AnInventoryFileReplacesTheSample) {
-  config_.kubesim_inventory = Write("nodes.yaml", "nodes:\n  - name: l4-{0..2}\n    cpu: \"16\"\n    memory: 64Gi\n"
-                                                  "    gpus: {model: T4, count: 2}\n");
+  config_.kubesim_inventory = Write("nodes.yaml",
+                                    "nodes:\n  - name: l4-{0..2}\n    cpu: \"16\"\n    memory: 64Gi\n"
+                                    "    gpus: {model: T4, count: 2}\n");
   auto app = app::SeptadApp::Start(config_);
   ASSERT_TRUE(app.ok()) << app.status().ToString();
   EXPECT_EQ(NodeNames((*app)->kubeconfig_path()), (std::vector<std::string>{"l4-0", "l4-1", "l4-2"}));
@@ -108,11 +109,11 @@ TEST_F(SeptadStartTest, ConfigurationErrorsNameTheKey) {
   };
   const std::string bad_inventory = Write("bad.yaml", "nodes:\n  - name: x\n    gpus: {model: NoSuchGPU, count: 1}\n");
   const std::string not_yaml = Write("broken.kubeconfig", "clusters: [\n");
-  for (const Case& c : std::vector<Case>{
-           {(fs::path(data_dir_) / "missing").string(), "", "kubeconfig", "missing"},
-           {not_yaml, "", "kubeconfig", "broken.kubeconfig"},
-           {"", (fs::path(data_dir_) / "absent.yaml").string(), "kubesim_inventory", "cannot read"},
-           {"", bad_inventory, "kubesim_inventory", "NoSuchGPU"}}) {
+  for (const Case& c :
+       std::vector<Case>{{(fs::path(data_dir_) / "missing").string(), "", "kubeconfig", "missing"},
+                         {not_yaml, "", "kubeconfig", "broken.kubeconfig"},
+                         {"", (fs::path(data_dir_) / "absent.yaml").string(), "kubesim_inventory", "cannot read"},
+                         {"", bad_inventory, "kubesim_inventory", "NoSuchGPU"}}) {
     config::Config config = config_;
     config.kubeconfig = c.kubeconfig;
     config.kubesim_inventory = c.inventory;
@@ -162,11 +163,11 @@ TEST_F(SeptadStartTest, TlsFilesAreCheckedAndNamed) {
   struct Case {
     std::string cert, key, field, part;
   };
-  for (const Case& c : std::vector<Case>{
-           {(fs::path(data_dir_) / "absent.crt").string(), key, "tls_cert_file", "cannot read"},
-           {cert, (fs::path(data_dir_) / "absent.key").string(), "tls_key_file", "cannot read"},
-           {Write("garbage.crt", "not a certificate"), key, "tls_cert_file", ""},
-           {cert, Write("other.key", other->private_key), "tls_cert_file", ""}}) {
+  for (const Case& c :
+       std::vector<Case>{{(fs::path(data_dir_) / "absent.crt").string(), key, "tls_cert_file", "cannot read"},
+                         {cert, (fs::path(data_dir_) / "absent.key").string(), "tls_key_file", "cannot read"},
+                         {Write("garbage.crt", "not a certificate"), key, "tls_cert_file", ""},
+                         {cert, Write("other.key", other->private_key), "tls_cert_file", ""}}) {
     config::Config config = config_;
     config.tls_cert_file = c.cert;
     config.tls_key_file = c.key;

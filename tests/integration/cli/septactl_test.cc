@@ -6,8 +6,8 @@
 #include <fstream>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
+#include <nlohmann/json.hpp>
 
 #include "services/app/septad_app.h"
 #include "services/cli/run.h"
@@ -101,12 +101,11 @@ TEST_F(SeptactlE2E, TierListAndGet) {
 }
 
 TEST_F(SeptactlE2E, TenantLifecycle) {
-  const auto created = Admin({"tenant", "create", "acme", "--tier", "shared", "--display-name", "Acme Corp", "--label",
-                            "team=ml"});
+  const auto created =
+      Admin({"tenant", "create", "acme", "--tier", "shared", "--display-name", "Acme Corp", "--label", "team=ml"});
   ASSERT_EQ(created.exit_code, 0) << created.err;
   EXPECT_EQ(created.out.rfind("NAME   DISPLAY NAME   TIER     STATE    LABELS    CREATED", 0), 0u) << created.out;
-  EXPECT_NE(created.out.find("\nacme   Acme Corp      shared   ACTIVE   team=ml   "), std::string::npos)
-      << created.out;
+  EXPECT_NE(created.out.find("\nacme   Acme Corp      shared   ACTIVE   team=ml   "), std::string::npos) << created.out;
 
   const auto got = Json({"tenant", "get", "acme"});
   EXPECT_EQ(got["display_name"], "Acme Corp");
@@ -129,8 +128,8 @@ TEST_F(SeptactlE2E, TenantLifecycle) {
 }
 
 TEST_F(SeptactlE2E, UpdateChangesExactlyTheGivenFields) {
-  ASSERT_EQ(Admin({"tenant", "create", "acme", "--tier", "shared", "--display-name", "Acme", "--label", "a=1"}).exit_code,
-            0);
+  ASSERT_EQ(
+      Admin({"tenant", "create", "acme", "--tier", "shared", "--display-name", "Acme", "--label", "a=1"}).exit_code, 0);
   const auto suspended = Json({"tenant", "update", "acme", "--state", "SUSPENDED"});
   EXPECT_EQ(suspended["state"], "SUSPENDED");
   EXPECT_EQ(suspended["display_name"], "Acme");
@@ -199,7 +198,8 @@ TEST_F(SeptactlE2E, YamlAgreesWithJson) {
 
 TEST_F(SeptactlE2E, TokenLifecycle) {
   ASSERT_EQ(Admin({"tenant", "create", "acme", "--tier", "shared"}).exit_code, 0);
-  const auto shown = Admin({"token", "create", "--principal", "tenant:acme", "--role", "viewer", "--description", "ci"});
+  const auto shown =
+      Admin({"token", "create", "--principal", "tenant:acme", "--role", "viewer", "--description", "ci"});
   ASSERT_EQ(shown.exit_code, 0) << shown.err;
   EXPECT_NE(shown.out.find("tenant:acme"), std::string::npos) << shown.out;
   EXPECT_NE(shown.out.find("shown only once"), std::string::npos) << shown.out;
@@ -248,8 +248,8 @@ TEST_F(SeptactlE2E, TokenSources) {
 
   const fs::path home = data_dir_ / "home";
   fs::create_directories(home / ".config" / "septa");
-  std::ofstream(home / ".config" / "septa" / "config.yaml") << "server: " << server_ << "\ntoken: " << admin_token_
-                                                            << "\n";
+  std::ofstream(home / ".config" / "septa" / "config.yaml")
+      << "server: " << server_ << "\ntoken: " << admin_token_ << "\n";
   std::ostringstream out, err;
   EXPECT_EQ(RunSeptactl({"tier", "list"}, {home.string(), "septa_wrong"}, out, err), 0) << err.str();  // file over env
 }

@@ -78,7 +78,8 @@ TEST_F(MigrationRunnerTest, SeedsTheFourDefaultTrustTiers) {
 }
 
 TEST_F(MigrationRunnerTest, SecondRunIsANoOp) {
-  const auto migrations = Migrations({{"0001_a.sql", "CREATE TABLE a (x int);"}, {"0002_b.sql", "CREATE TABLE b (x int);"}});
+  const auto migrations =
+      Migrations({{"0001_a.sql", "CREATE TABLE a (x int);"}, {"0002_b.sql", "CREATE TABLE b (x int);"}});
   MigrationRunner runner(migrations);
   ASSERT_TRUE(runner.Apply(url()).ok());
   auto again = runner.Apply(url());
@@ -89,8 +90,8 @@ TEST_F(MigrationRunnerTest, SecondRunIsANoOp) {
 
 TEST_F(MigrationRunnerTest, AppliesOnlyTheNewMigrations) {
   ASSERT_TRUE(MigrationRunner(Migrations({{"0001_a.sql", "CREATE TABLE a (x int);"}})).Apply(url()).ok());
-  auto report = MigrationRunner(Migrations({{"0001_a.sql", "CREATE TABLE a (x int);"},
-                                            {"0002_b.sql", "CREATE TABLE b (x int);"}}))
+  auto report = MigrationRunner(
+                    Migrations({{"0001_a.sql", "CREATE TABLE a (x int);"}, {"0002_b.sql", "CREATE TABLE b (x int);"}}))
                     .Apply(url());
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_THAT(report->applied, ElementsAre("0002_b.sql"));
@@ -106,8 +107,8 @@ TEST_F(MigrationRunnerTest, RefusesAnAppliedFileThatChanged) {
 }
 
 TEST_F(MigrationRunnerTest, RefusesWhenAnAppliedFileIsMissing) {
-  ASSERT_TRUE(MigrationRunner(Migrations({{"0001_a.sql", "CREATE TABLE a (x int);"},
-                                          {"0002_b.sql", "CREATE TABLE b (x int);"}}))
+  ASSERT_TRUE(MigrationRunner(
+                  Migrations({{"0001_a.sql", "CREATE TABLE a (x int);"}, {"0002_b.sql", "CREATE TABLE b (x int);"}}))
                   .Apply(url())
                   .ok());
   auto report = MigrationRunner(Migrations({{"0001_a.sql", "CREATE TABLE a (x int);"}})).Apply(url());
@@ -118,8 +119,8 @@ TEST_F(MigrationRunnerTest, RefusesWhenAnAppliedFileIsMissing) {
 
 TEST_F(MigrationRunnerTest, RefusesANewFileNumberedBelowTheNewestApplied) {
   ASSERT_TRUE(MigrationRunner(Migrations({{"0002_b.sql", "CREATE TABLE b (x int);"}})).Apply(url()).ok());
-  auto report = MigrationRunner(Migrations({{"0001_a.sql", "CREATE TABLE a (x int);"},
-                                            {"0002_b.sql", "CREATE TABLE b (x int);"}}))
+  auto report = MigrationRunner(
+                    Migrations({{"0001_a.sql", "CREATE TABLE a (x int);"}, {"0002_b.sql", "CREATE TABLE b (x int);"}}))
                     .Apply(url());
   ASSERT_FALSE(report.ok());
   EXPECT_THAT(report.status().message(), HasSubstr("0001_a.sql is new but numbered below"));

@@ -81,8 +81,8 @@ class PgStoreTest : public ::testing::Test {
 
 TEST_F(PgStoreTest, ALostRaceIsRetriedWithTheBodyRunAgain) {
   PgStore store(Options());
-  ASSERT_TRUE(store.Transact(core::TxMode::kReadWrite, [](core::Tx& tx) { return tx.InsertTenant(Tenant("acme")); })
-                  .ok());
+  ASSERT_TRUE(
+      store.Transact(core::TxMode::kReadWrite, [](core::Tx& tx) { return tx.InsertTenant(Tenant("acme")); }).ok());
   int attempts = 0;
   const Status st = ReadInterfereWrite(store, /*interfere_on_attempts=*/1, attempts);
   ASSERT_TRUE(st.ok()) << st.ToString();
@@ -107,7 +107,8 @@ TEST_F(PgStoreTest, ALostRaceIsRetriedWithTheBodyRunAgain) {
 // another transaction commits between them.
 TEST_F(PgStoreTest, MultiReadBodiesSeeOneSnapshot) {
   PgStore store(Options());
-  ASSERT_TRUE(store.Transact(core::TxMode::kReadWrite, [](core::Tx& tx) { return tx.InsertTenant(Tenant("acme")); }).ok());
+  ASSERT_TRUE(
+      store.Transact(core::TxMode::kReadWrite, [](core::Tx& tx) { return tx.InsertTenant(Tenant("acme")); }).ok());
   int runs = 0;
   std::string first, second;
   const Status st = store.Transact(core::TxMode::kReadOnly, [&](core::Tx& tx) -> Status {
@@ -127,10 +128,13 @@ TEST_F(PgStoreTest, MultiReadBodiesSeeOneSnapshot) {
   EXPECT_EQ(store.Stats().retries_total, 0u);  // not a lost race
   // A single read needs one run.
   runs = 0;
-  ASSERT_TRUE(store.Transact(core::TxMode::kReadOnly, [&](core::Tx& tx) -> Status {
-                     ++runs;
-                     return tx.GetTenant("acme").status();
-                   }).ok());
+  ASSERT_TRUE(store
+                  .Transact(core::TxMode::kReadOnly,
+                            [&](core::Tx& tx) -> Status {
+                              ++runs;
+                              return tx.GetTenant("acme").status();
+                            })
+                  .ok());
   EXPECT_EQ(runs, 1);
 }
 
@@ -138,8 +142,8 @@ TEST_F(PgStoreTest, RetriesAreBounded) {
   PgStoreOptions options = Options();
   options.max_attempts = 3;
   PgStore store(options);
-  ASSERT_TRUE(store.Transact(core::TxMode::kReadWrite, [](core::Tx& tx) { return tx.InsertTenant(Tenant("acme")); })
-                  .ok());
+  ASSERT_TRUE(
+      store.Transact(core::TxMode::kReadWrite, [](core::Tx& tx) { return tx.InsertTenant(Tenant("acme")); }).ok());
   int attempts = 0;
   const Status st = ReadInterfereWrite(store, /*interfere_on_attempts=*/100, attempts);
   EXPECT_EQ(st.code(), Code::kAborted);
@@ -154,7 +158,8 @@ TEST_F(PgStoreTest, TheDatabaseRejectsBadRowsEvenWithoutTheApplication) {
                pqxx::check_violation);
   EXPECT_THROW(Exec(url(),
                     "INSERT INTO tenants (name, trust_tier, state, create_time, update_time, version)"
-                    " VALUES ('" + std::string(41, 'a') + "', 'shared', 'active', now(), now(), 1)"),
+                    " VALUES ('" +
+                        std::string(41, 'a') + "', 'shared', 'active', now(), now(), 1)"),
                pqxx::check_violation);
   EXPECT_THROW(Exec(url(),
                     "INSERT INTO tenants (name, trust_tier, state, create_time, update_time, version)"
@@ -256,9 +261,12 @@ TEST_F(PgStoreTest, AFrozenBackendIsCutOffInsteadOfHangingTheRequest) {
   ASSERT_TRUE(store.Transact(core::TxMode::kReadOnly, list_tiers).ok());
   pqxx::connection observer(url());
   pqxx::nontransaction query(observer);
-  const pid_t backend = query.exec1(
-      "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
-      " AND backend_type = 'client backend'")[0].as<int>();
+  const pid_t backend =
+      query
+          .exec1(
+              "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+              " AND backend_type = 'client backend'")[0]
+          .as<int>();
   ASSERT_EQ(kill(backend, SIGSTOP), 0);
   std::promise<void> done;
   std::thread thaw([&] {  // a safety net should the request hang: the test then fails on time

@@ -16,8 +16,7 @@ TEST(Status, InvalidFieldNamesTheField) {
   EXPECT_EQ(s.code(), Code::kInvalidArgument);
   ASSERT_EQ(s.violations().size(), 1u);
   EXPECT_EQ(s.violations()[0].field, "trust_tier");
-  EXPECT_EQ(s.ToString(),
-            "INVALID_ARGUMENT: trust_tier: must be one of shared, isolated, dedicated, exclusive");
+  EXPECT_EQ(s.ToString(), "INVALID_ARGUMENT: trust_tier: must be one of shared, isolated, dedicated, exclusive");
 }
 
 Result<int> Half(int x) {

@@ -7,8 +7,8 @@ namespace {
 
 TEST(Catalog, HasEveryRequiredModel) {
   const Catalog& c = Catalog::Default();
-  for (const char* name : {"A100-40GB", "A100-80GB", "H100-80GB", "H100-94GB", "H100-96GB", "H200-141GB",
-                           "B200-180GB", "A30-24GB", "T4", "P100", "V100M16", "V100M32", "A10", "G2", "G3"}) {
+  for (const char* name : {"A100-40GB", "A100-80GB", "H100-80GB", "H100-94GB", "H100-96GB", "H200-141GB", "B200-180GB",
+                           "A30-24GB", "T4", "P100", "V100M16", "V100M32", "A10", "G2", "G3"}) {
     EXPECT_NE(c.Find(name), nullptr) << name;
   }
   EXPECT_EQ(c.Find("H100"), nullptr);

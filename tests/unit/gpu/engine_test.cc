@@ -30,7 +30,8 @@ std::vector<InventoryNode> MixedCluster() {
                        {Gpu("H100-80GB", 0, true, Balanced()), Gpu("H100-80GB", 1, true, Balanced()),
                         Gpu("H100-80GB", 2), Gpu("H100-80GB", 3)}));
   nodes.push_back(Node("c-a10", 16000, 65536, {Gpu("A10", 0)}));
-  nodes.push_back(Node("d-v100", 48000, 131072, {Gpu("V100M32", 0), Gpu("V100M32", 1), Gpu("V100M32", 2), Gpu("V100M32", 3)}));
+  nodes.push_back(
+      Node("d-v100", 48000, 131072, {Gpu("V100M32", 0), Gpu("V100M32", 1), Gpu("V100M32", 2), Gpu("V100M32", 3)}));
   nodes.push_back(Node("e-h100", 64000, 262144,
                        {Gpu("H100-80GB", 0, true, {{P("3g.40gb"), 0}, {P("3g.40gb"), 4}}), Gpu("H100-80GB", 1)}));
   nodes.push_back(Node("f-cpu", 8000, 16384, {}));

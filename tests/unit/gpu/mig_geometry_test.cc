@@ -50,15 +50,15 @@ TEST_P(Geometry, ValidExamplesOfTheFacts) {
 
 TEST_P(Geometry, InvalidExamplesOfTheFacts) {
   const std::vector<MigLayout> invalid = {
-      L({{"3g", 0}, {"3g", 4}, {"1g", 0}}),   // 3g+3g+1g: two 3g use all 8 slices
+      L({{"3g", 0}, {"3g", 4}, {"1g", 0}}),  // 3g+3g+1g: two 3g use all 8 slices
       L({{"3g", 0}, {"3g", 4}, {"1g", 6}}),
-      L({{"7g", 0}, {"1g", 0}}),              // 7g + anything
+      L({{"7g", 0}, {"1g", 0}}),  // 7g + anything
       L({{"7g", 0}, {"1g", 7 - 1}}),
-      L({{"1g+me", 0}, {"1g+me", 1}}),        // two +me
-      L({{"3g", 2}}),                         // start not allowed
+      L({{"1g+me", 0}, {"1g+me", 1}}),  // two +me
+      L({{"3g", 2}}),                   // start not allowed
       L({{"4g", 4}}),
       L({{"2g", 6}}),
-      L({{"2g", 0}, {"1g", 1}}),              // overlap
+      L({{"2g", 0}, {"1g", 1}}),  // overlap
   };
   for (const MigLayout& layout : invalid) {
     EXPECT_FALSE(ValidateLayout(model(), layout).ok()) << LayoutToString(model(), layout);

@@ -82,7 +82,8 @@ TEST(MigParted, ErrorsNameTheField) {
   ASSERT_FALSE(no_version.ok());
   EXPECT_EQ(no_version.status().violations().at(0).field, "version");
   Result<MigPartedConfig> bad_count = ParseMigParted(
-      "version: v1\nmig-configs:\n  x:\n    - devices: all\n      mig-enabled: true\n      mig-devices: {\"1g.10gb\": many}\n",
+      "version: v1\nmig-configs:\n  x:\n    - devices: all\n      mig-enabled: true\n      mig-devices: {\"1g.10gb\": "
+      "many}\n",
       "b.yaml");
   ASSERT_FALSE(bad_count.ok());
   EXPECT_EQ(bad_count.status().violations().at(0).field, "mig-configs.x[0].mig-devices.1g.10gb");
@@ -90,7 +91,8 @@ TEST(MigParted, ErrorsNameTheField) {
       ParseMigParted("version: v1\nmig-configs:\n  x:\n    - devices: all\n", "c.yaml");
   ASSERT_FALSE(no_enabled.ok());
   EXPECT_EQ(no_enabled.status().violations().at(0).field, "mig-configs.x[0].mig-enabled");
-  EXPECT_FALSE(ParseMigParted("version: v1\nmig-configs:\n  x:\n    - devices: first\n      mig-enabled: false\n", "d").ok());
+  EXPECT_FALSE(
+      ParseMigParted("version: v1\nmig-configs:\n  x:\n    - devices: first\n      mig-enabled: false\n", "d").ok());
 }
 
 }  // namespace

@@ -74,9 +74,9 @@ TEST(GpuContentsRecorder, CollectsFractionsPerGpuAndFailedWholeGpuPods) {
   recorder.Record(Pod(1, 300), GpuPick{1, 0b10});
   recorder.Record(Pod(1, 500), GpuPick{1, 0b01});
   recorder.Record(Pod(1, 1000), GpuPick{0, 0b10});  // whole GPU: not a fraction
-  recorder.Record(Pod(1, 1000), GpuPick{});          // failed whole-GPU pod
-  recorder.Record(Pod(2, 1000), GpuPick{});          // failed, but asks for two
-  recorder.Record(Pod(1, 200), GpuPick{});           // failed fraction
+  recorder.Record(Pod(1, 1000), GpuPick{});         // failed whole-GPU pod
+  recorder.Record(Pod(2, 1000), GpuPick{});         // failed, but asks for two
+  recorder.Record(Pod(1, 200), GpuPick{});          // failed fraction
   EXPECT_EQ(recorder.FractionalGpus(), 3);
   EXPECT_EQ(recorder.FractionCounts(), (std::map<int, int>{{300, 1}, {500, 2}}));
   EXPECT_EQ(recorder.failed_whole_gpu_pods(), 1);

@@ -47,8 +47,8 @@ TEST(PackingLp, MostValuableFillIsTheBestPricedSetPerCapacity) {
   EXPECT_DOUBLE_EQ(k[319], 0.0);
   EXPECT_DOUBLE_EQ(k[320], 1.0 / 3);
   EXPECT_DOUBLE_EQ(k[470], 0.5);
-  EXPECT_DOUBLE_EQ(k[640], 2.0 / 3);      // two 320s beat one 470
-  EXPECT_DOUBLE_EQ(k[1000], 1.0);         // three 320s, or two 470s
+  EXPECT_DOUBLE_EQ(k[640], 2.0 / 3);  // two 320s beat one 470
+  EXPECT_DOUBLE_EQ(k[1000], 1.0);     // three 320s, or two 470s
   // max_per_gpu bounds the copies: one 320 at most.
   EXPECT_DOUBLE_EQ(MostValuableFill({{320, 1, 1}}, {1.0 / 3})[1000], 1.0 / 3);
 }

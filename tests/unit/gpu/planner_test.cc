@@ -113,7 +113,8 @@ TEST(Planner, EqualsExhaustiveSearchOnSmallInstances) {
   const GpuModel& model = H100();
   const std::vector<MigLayout> maximal = MaximalLayouts(model);
   std::mt19937_64 rng(1234);
-  const std::vector<int> demandable = {P("1g.10gb"), P("1g.20gb"), P("2g.20gb"), P("3g.40gb"), P("4g.40gb"), P("7g.80gb")};
+  const std::vector<int> demandable = {P("1g.10gb"), P("1g.20gb"), P("2g.20gb"),
+                                       P("3g.40gb"), P("4g.40gb"), P("7g.80gb")};
   for (int round = 0; round < 150; ++round) {
     std::vector<int> demand(model.mig_profiles.size(), 0);
     for (int k = 0; k < 3; ++k) demand[demandable[rng() % demandable.size()]] += static_cast<int>(rng() % 3);

@@ -44,9 +44,7 @@ PodShape Pod(int cpu, int num_gpu, int milli, int shape_id = 0) {
   return p;
 }
 
-WorkloadModel OneClass(int cpu, int num_gpu, int milli) {
-  return LearnWorkload({Pod(cpu, num_gpu, milli)});
-}
+WorkloadModel OneClass(int cpu, int num_gpu, int milli) { return LearnWorkload({Pod(cpu, num_gpu, milli)}); }
 
 GpuPick Choose(std::string_view policy, const ClusterState& c, const PodShape& pod, const WorkloadModel& w = {}) {
   return MakePolicy(policy, c, w, 42)->Choose(c, pod);
@@ -80,8 +78,8 @@ TEST(BestFit, LeastLeftoverAndTiesToTheSmallestName) {
 }
 
 TEST(Random, OnlyFeasibleNodesAndDeterministicBySeed) {
-  const ClusterState c = Cluster({MakeNode(8000, 4096, {1000}), MakeNode(100, 4096, {1000}), MakeNode(8000, 4096, {1000}),
-                                  MakeNode(8000, 4096, {1000})});
+  const ClusterState c = Cluster({MakeNode(8000, 4096, {1000}), MakeNode(100, 4096, {1000}),
+                                  MakeNode(8000, 4096, {1000}), MakeNode(8000, 4096, {1000})});
   auto a = MakePolicy("random", c, {}, 7), b = MakePolicy("random", c, {}, 7);
   std::set<int> chosen;
   for (int i = 0; i < 200; ++i) {
@@ -155,7 +153,8 @@ TEST(Septa, CountsEveryInstanceAGpuCanStillHold) {
 
 TEST(Septa, PacksWhenWasteDoesNotDecide) {
   // Whole-GPU workload, whole-GPU pod: waste is the same everywhere; the fuller node wins.
-  const ClusterState c = Cluster({MakeNode(64000, 65536, {1000, 1000, 1000, 1000}), MakeNode(64000, 65536, {0, 0, 1000, 1000})});
+  const ClusterState c =
+      Cluster({MakeNode(64000, 65536, {1000, 1000, 1000, 1000}), MakeNode(64000, 65536, {0, 0, 1000, 1000})});
   const GpuPick pick = Choose("septa", c, Pod(1000, 1, 1000), OneClass(1000, 1, 1000));
   EXPECT_EQ(pick.node, 1);
   EXPECT_EQ(pick.gpu_mask, 0b100);

@@ -19,7 +19,7 @@ TEST(Base64, StandardDecodeIgnoresLineBreaksAndRejectsGarbage) {
   EXPECT_EQ(Base64Decode("Zm9v\nYmFy\n"), "foobar");
   EXPECT_EQ(Base64Decode(" Zm8= "), "fo");
   EXPECT_EQ(Base64Decode(""), "");
-  EXPECT_FALSE(Base64Decode("Zm8").has_value());  // unpadded
+  EXPECT_FALSE(Base64Decode("Zm8").has_value());   // unpadded
   EXPECT_FALSE(Base64Decode("Zg=A").has_value());  // '=' inside
   EXPECT_FALSE(Base64Decode("Z===").has_value());  // too much padding
   EXPECT_FALSE(Base64Decode("Zg==Zm9v").has_value());
@@ -33,8 +33,8 @@ TEST(Base64, UrlSafeIsUnpadded) {
   EXPECT_EQ(Base64UrlEncode("foo"), "Zm9v");
   EXPECT_EQ(Base64UrlDecode("Zg"), "f");
   EXPECT_EQ(Base64UrlDecode(""), "");
-  EXPECT_FALSE(Base64UrlDecode("+/8").has_value());  // standard digits
-  EXPECT_FALSE(Base64UrlDecode("Zg==").has_value());  // padding
+  EXPECT_FALSE(Base64UrlDecode("+/8").has_value());    // standard digits
+  EXPECT_FALSE(Base64UrlDecode("Zg==").has_value());   // padding
   EXPECT_FALSE(Base64UrlDecode("Zm9vY").has_value());  // a length no bytes encode to
   EXPECT_FALSE(Base64UrlDecode("Zm 9").has_value());
   const std::string bytes(32, '\xa5');

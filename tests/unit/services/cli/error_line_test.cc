@@ -32,9 +32,9 @@ TEST(ErrorLine, CodeAndMessage) {
 }
 
 TEST(ErrorLine, NamesEachViolatedField) {
-  EXPECT_EQ(ErrorLine(WithDetails(grpc::StatusCode::INVALID_ARGUMENT, "invalid tenant", {"trust_tier", "labels.a"}),
-                      "h:1"),
-            "septactl: INVALID_ARGUMENT: invalid tenant (field: trust_tier) (field: labels.a)");
+  EXPECT_EQ(
+      ErrorLine(WithDetails(grpc::StatusCode::INVALID_ARGUMENT, "invalid tenant", {"trust_tier", "labels.a"}), "h:1"),
+      "septactl: INVALID_ARGUMENT: invalid tenant (field: trust_tier) (field: labels.a)");
 }
 
 TEST(ErrorLine, WithoutDetails) {
@@ -48,9 +48,9 @@ TEST(ErrorLine, GarbageDetailsAreIgnored) {
 }
 
 TEST(ErrorLine, UnreachableServerIsNamed) {
-  EXPECT_EQ(ErrorLine(grpc::Status(grpc::StatusCode::UNAVAILABLE, "failed to connect\nConnection refused"),
-                      "10.0.0.1:9090"),
-            "septactl: UNAVAILABLE: cannot reach septad at 10.0.0.1:9090: failed to connect Connection refused");
+  EXPECT_EQ(
+      ErrorLine(grpc::Status(grpc::StatusCode::UNAVAILABLE, "failed to connect\nConnection refused"), "10.0.0.1:9090"),
+      "septactl: UNAVAILABLE: cannot reach septad at 10.0.0.1:9090: failed to connect Connection refused");
 }
 
 TEST(ErrorLine, DeadlineNamesServerAndFlag) {

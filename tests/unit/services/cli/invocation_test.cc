@@ -32,8 +32,8 @@ TEST(Invocation, GlobalDefaults) {
 }
 
 TEST(Invocation, GlobalFlags) {
-  const auto inv = Parse({"--server", "h:7", "--token", "t", "--config", "/c.yaml", "-o", "yaml", "--timeout",
-                          "500ms", "token", "list"});
+  const auto inv = Parse(
+      {"--server", "h:7", "--token", "t", "--config", "/c.yaml", "-o", "yaml", "--timeout", "500ms", "token", "list"});
   EXPECT_EQ(inv.options.server, "h:7");
   EXPECT_EQ(inv.options.token, "t");
   EXPECT_EQ(inv.options.config_path, "/c.yaml");
@@ -100,9 +100,9 @@ TEST(Invocation, TokenCreateDefaults) {
   EXPECT_EQ(c.principal, "tenant:acme");
   EXPECT_EQ(c.role, "owner");
   EXPECT_EQ(c.ttl, "24h");
-  const auto v = std::get<TokenCreate>(Parse({"token", "create", "--principal", "admin", "--role", "viewer", "--ttl",
-                                              "90m", "--description", "ci"})
-                                           .command);
+  const auto v = std::get<TokenCreate>(
+      Parse({"token", "create", "--principal", "admin", "--role", "viewer", "--ttl", "90m", "--description", "ci"})
+          .command);
   EXPECT_EQ(v.role, "viewer");
   EXPECT_EQ(v.ttl, "90m");
   EXPECT_EQ(v.description, "ci");
@@ -115,7 +115,8 @@ TEST(Invocation, UsageErrors) {
   EXPECT_NE(UsageError({"tenant", "frobnicate"}).find("subcommand"), std::string::npos);
   EXPECT_NE(UsageError({"tenant", "update", "a", "--state", "GONE"}).find("GONE"), std::string::npos);
   EXPECT_NE(UsageError({"-o", "xml", "tier", "list"}).find("xml"), std::string::npos);
-  EXPECT_NE(UsageError({"--timeout", "10", "tier", "list"}).find("--timeout: Missing mandatory unit"), std::string::npos);
+  EXPECT_NE(UsageError({"--timeout", "10", "tier", "list"}).find("--timeout: Missing mandatory unit"),
+            std::string::npos);
   EXPECT_NE(UsageError({"token", "create", "--principal", "admin", "--role", "god"}).find("god"), std::string::npos);
   EXPECT_NE(UsageError({"token", "create", "--principal", "admin"}).find("--role is required"), std::string::npos);
   EXPECT_EQ(UsageError({"tenant", "create", "a", "--tier", "t", "--label", "novalue"}),

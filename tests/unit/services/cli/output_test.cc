@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "services/cli/views.h"
 #include "septa/v1/tenant.pb.h"
+#include "services/cli/views.h"
 
 namespace septa::cli {
 namespace {
@@ -64,7 +64,8 @@ TEST(Output, TableWithoutRowsIsTheHeader) { EXPECT_EQ(RenderTable({{"ID", "ROLE"
 TEST(Output, TenantTableShowsLabelsSortedAndTimeToTheSecond) {
   const auto table = TenantTable(AsList(Acme()));
   ASSERT_EQ(table.rows.size(), 1u);
-  EXPECT_EQ(table.headers, (std::vector<std::string>{"NAME", "DISPLAY NAME", "TIER", "STATE", "LABELS", "CREATED", "ETAG"}));
+  EXPECT_EQ(table.headers,
+            (std::vector<std::string>{"NAME", "DISPLAY NAME", "TIER", "STATE", "LABELS", "CREATED", "ETAG"}));
   EXPECT_EQ(table.rows[0], (std::vector<std::string>{"acme", "Acme Corp", "shared", "ACTIVE",
                                                      "cost=1234,gpu=true,team=ml", "2026-09-21T14:13:20Z", "e1"}));
 }

@@ -27,15 +27,16 @@ TEST(Config, LaterSourcesWin) {
   s.flags = {{"http_addr", "127.0.0.1:0"}};
   auto c = Load(s, "/h");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
-  EXPECT_EQ(c->http_addr, "127.0.0.1:0");       // flag over env over file
-  EXPECT_EQ(c->grpc_addr, "0.0.0.0:9000");      // file over default
+  EXPECT_EQ(c->http_addr, "127.0.0.1:0");          // flag over env over file
+  EXPECT_EQ(c->grpc_addr, "0.0.0.0:9000");         // file over default
   EXPECT_EQ(c->database_url, "postgresql://x/y");  // env
   EXPECT_EQ(c->worker_threads, 3);
 }
 
 TEST(Config, DurationsAcceptUnits) {
   Sources s;
-  s.flags = {{"http_read_timeout", "250ms"}, {"shutdown_grace", "2m"}, {"auth_cache_ttl", "0"}, {"idempotency_ttl", "1h"}};
+  s.flags = {
+      {"http_read_timeout", "250ms"}, {"shutdown_grace", "2m"}, {"auth_cache_ttl", "0"}, {"idempotency_ttl", "1h"}};
   auto c = Load(s, "/h");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->http_read_timeout.count(), 250);
@@ -61,7 +62,8 @@ TEST(Config, ErrorsNameTheKeyAndSource) {
       {{"", "", {}, {{"no_such", "1"}}}, "no_such", "unknown flag --no-such"},
       {{"", "", {}, {{"idempotency_ttl", "500ms"}}}, "idempotency_ttl (--idempotency-ttl)", "shorter than 1s"},
       {{"", "", {}, {{"admin_token_ttl_max", "0"}}}, "admin_token_ttl_max (--admin-token-ttl-max)", "shorter than 1s"},
-      {{"", "", {{"SEPTA_TENANT_LIVE_TOKENS_MAX", "0"}}, {}}, "tenant_live_tokens_max (SEPTA_TENANT_LIVE_TOKENS_MAX)",
+      {{"", "", {{"SEPTA_TENANT_LIVE_TOKENS_MAX", "0"}}, {}},
+       "tenant_live_tokens_max (SEPTA_TENANT_LIVE_TOKENS_MAX)",
        "out of range"},
       {{"kubesim_addr: here\n", "f.yaml", {}, {}}, "kubesim_addr (f.yaml)", "not host:port"},
       {{"", "", {}, {{"tls_cert_file", "/c.pem"}}}, "tls_key_file", "required when tls_cert_file is set"},

@@ -65,10 +65,10 @@ TEST(Validation, Utf8IsCheckedStrictly) {
 
 TEST(Validation, TextRefusesControlAndBidiCharactersNamingTheField) {
   EXPECT_TRUE(ValidateText("description", "Équipe Ω — 東京", 200).ok());
-  for (const std::string& bad : {std::string("a\0b", 3), std::string("\x1b[2J"), std::string("a\tb"),
-                                std::string("a\nb"), std::string("del\x7f"), std::string("csi\u009b"),
-                                std::string("evil\u202egnp"), std::string("iso\u2066x"), std::string("ls\u2028"),
-                                std::string("\xff")}) {
+  for (const std::string& bad :
+       {std::string("a\0b", 3), std::string("\x1b[2J"), std::string("a\tb"), std::string("a\nb"),
+        std::string("del\x7f"), std::string("csi\u009b"), std::string("evil\u202egnp"), std::string("iso\u2066x"),
+        std::string("ls\u2028"), std::string("\xff")}) {
     Status st = ValidateText("description", bad, 200);
     ASSERT_FALSE(st.ok()) << EscapeControlCharacters(bad);
     EXPECT_EQ(st.violations()[0].field, "description");

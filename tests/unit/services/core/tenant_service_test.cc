@@ -44,9 +44,9 @@ TEST_F(TenantServiceTest, InvalidInputNamesTheField) {
   Tenant bad_display = Draft("ok");
   bad_display.display_name = "tab\there";
   std::vector<Case> cases = {
-      {Draft(""), "name"},         {Draft("Upper"), "name"},      {Draft("-lead"), "name"},
-      {long_name, "name"},         {Draft("ok", ""), "trust_tier"}, {Draft("ok", "gold"), "trust_tier"},
-      {bad_label, "labels.-bad"},  {bad_value, "labels.team"},   {bad_display, "display_name"},
+      {Draft(""), "name"},        {Draft("Upper"), "name"},        {Draft("-lead"), "name"},
+      {long_name, "name"},        {Draft("ok", ""), "trust_tier"}, {Draft("ok", "gold"), "trust_tier"},
+      {bad_label, "labels.-bad"}, {bad_value, "labels.team"},      {bad_display, "display_name"},
   };
   for (const auto& c : cases) {
     auto r = tenants.Create(Admin(), c.draft, "");

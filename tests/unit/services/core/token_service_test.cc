@@ -26,8 +26,8 @@ TEST_F(TokenServiceTest, BadTokensAreUnauthenticated) {
   ASSERT_TRUE(issued.ok());
   std::string tampered = issued->secret_text;
   tampered.back() = tampered.back() == 'A' ? 'B' : 'A';
-  for (const std::string& bad : {std::string(""), std::string("nonsense"), tampered,
-                                 "septa_0000000000000000_" + std::string(43, 'A')}) {
+  for (const std::string& bad :
+       {std::string(""), std::string("nonsense"), tampered, "septa_0000000000000000_" + std::string(43, 'A')}) {
     EXPECT_EQ(authenticator.Authenticate(bad).status().code(), Code::kUnauthenticated) << bad;
   }
 }
@@ -46,17 +46,15 @@ TEST_F(TokenServiceTest, ExpiryAndRevocation) {
   // Revocation through this process is seen at once, cache or not.
   EXPECT_EQ(authenticator.Authenticate(other->secret_text).status().message(), "bearer token has been revoked");
   EXPECT_TRUE(tokens.Revoke(Admin(), other->token.id).ok());  // idempotent
-  EXPECT_EQ(Audit("tokens/" + other->token.id).size(), 2u);    // create + one revoke
+  EXPECT_EQ(Audit("tokens/" + other->token.id).size(), 2u);   // create + one revoke
 }
 
 TEST_F(TokenServiceTest, RevocationByAnotherReplicaIsSeenWithinTheCacheTtl) {
   auto issued = tokens.Create(Admin(), {"admin", "owner", "", ""});
   ASSERT_TRUE(issued.ok());
   ASSERT_TRUE(authenticator.Authenticate(issued->secret_text).ok());  // now cached
-  ASSERT_TRUE(store
-                  .Transact(TxMode::kReadWrite,
-                            [&](Tx& tx) { return tx.RevokeToken(issued->token.id, Now(clock)); })
-                  .ok());
+  ASSERT_TRUE(
+      store.Transact(TxMode::kReadWrite, [&](Tx& tx) { return tx.RevokeToken(issued->token.id, Now(clock)); }).ok());
   EXPECT_TRUE(authenticator.Authenticate(issued->secret_text).ok());
   clock.Advance(std::chrono::seconds(6));
   EXPECT_EQ(authenticator.Authenticate(issued->secret_text).status().code(), Code::kUnauthenticated);
@@ -73,19 +71,19 @@ TEST_F(TokenServiceTest, AToldRevocationEndsTheCachedTrustAtOnce) {
   store.WatchRevocations([this](const Revocation& r) { authenticator.Forget(r); });
   for (const auto* t : {&*acme, &*beta, &*admin}) ASSERT_TRUE(authenticator.Authenticate(t->secret_text).ok());
 
-  ASSERT_TRUE(store.Transact(TxMode::kReadWrite, [&](Tx& tx) { return tx.RevokeTokensOf("tenant:acme", Now(clock)); })
-                  .ok());
+  ASSERT_TRUE(
+      store.Transact(TxMode::kReadWrite, [&](Tx& tx) { return tx.RevokeTokensOf("tenant:acme", Now(clock)); }).ok());
   EXPECT_EQ(authenticator.Authenticate(acme->secret_text).status().code(), Code::kUnauthenticated)
       << "within the cache TTL, the principal's tokens are no longer trusted";
   EXPECT_TRUE(authenticator.Authenticate(beta->secret_text).ok());
-  ASSERT_TRUE(store.Transact(TxMode::kReadWrite, [&](Tx& tx) { return tx.RevokeToken(admin->token.id, Now(clock)); })
-                  .ok());
+  ASSERT_TRUE(
+      store.Transact(TxMode::kReadWrite, [&](Tx& tx) { return tx.RevokeToken(admin->token.id, Now(clock)); }).ok());
   EXPECT_EQ(authenticator.Authenticate(admin->secret_text).status().code(), Code::kUnauthenticated);
 
   // "Start over" drops everything: a row changed behind the cache's back is read again.
   store.WatchRevocations(nullptr);
-  ASSERT_TRUE(store.Transact(TxMode::kReadWrite, [&](Tx& tx) { return tx.RevokeTokensOf("tenant:beta", Now(clock)); })
-                  .ok());
+  ASSERT_TRUE(
+      store.Transact(TxMode::kReadWrite, [&](Tx& tx) { return tx.RevokeTokensOf("tenant:beta", Now(clock)); }).ok());
   EXPECT_TRUE(authenticator.Authenticate(beta->secret_text).ok()) << "not told: still cached";
   authenticator.Forget(Revocation{});
   EXPECT_EQ(authenticator.Authenticate(beta->secret_text).status().code(), Code::kUnauthenticated);
@@ -151,8 +149,7 @@ TEST_F(TokenServiceTest, TenantTokensLiveNoLongerThanTheirTiersCap) {
                         Case{TenantCtx("vault"), "87600h", std::chrono::minutes(15)},
                         Case{TenantCtx("vault"), "16m", std::chrono::minutes(15)},
                         Case{TenantCtx("vault"), "10m", std::chrono::minutes(10)},
-                        Case{Admin(), "", std::chrono::minutes(15)},
-                        Case{Admin(), "24h", std::chrono::minutes(15)}}) {
+                        Case{Admin(), "", std::chrono::minutes(15)}, Case{Admin(), "24h", std::chrono::minutes(15)}}) {
     auto issued = tokens.Create(c.ctx, {"tenant:vault", "owner", c.ttl, ""});
     ASSERT_TRUE(issued.ok()) << c.ttl << ": " << issued.status().ToString();
     ASSERT_TRUE(issued->token.expire_time.has_value()) << c.ttl;

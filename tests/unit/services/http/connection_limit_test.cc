@@ -29,9 +29,8 @@ Response Text(std::string body) {
 TEST(httpConnectionLimit, OldestIdleConnectionMakesRoom) {
   ServerOptions options;
   options.max_connections = 3;
-  auto server = std::make_unique<Server>(options, [](Request&& req, std::shared_ptr<Exchange> ex) {
-    ex->Reply(Text(std::string(req.target())));
-  });
+  auto server = std::make_unique<Server>(
+      options, [](Request&& req, std::shared_ptr<Exchange> ex) { ex->Reply(Text(std::string(req.target()))); });
   ASSERT_TRUE(server->Start().ok());
   std::vector<std::unique_ptr<TestClient>> idle;
   for (int i = 0; i < 3; ++i) {  // each served once, then idle; the first is the oldest
@@ -115,9 +114,8 @@ class DescriptorHog {
 // acceptor sheds the oldest idle connection and tries again, rather than
 // spinning or giving up while the new client waits.
 TEST(httpConnectionLimit, OutOfDescriptorsShedsAnIdleConnection) {
-  auto server = std::make_unique<Server>(ServerOptions{}, [](Request&& req, std::shared_ptr<Exchange> ex) {
-    ex->Reply(Text(std::string(req.target())));
-  });
+  auto server = std::make_unique<Server>(
+      ServerOptions{}, [](Request&& req, std::shared_ptr<Exchange> ex) { ex->Reply(Text(std::string(req.target()))); });
   ASSERT_TRUE(server->Start().ok());
   TestClient idle(server->port());
   idle.Send(bhttp::verb::get, "/idle");

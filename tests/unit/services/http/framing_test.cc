@@ -64,8 +64,9 @@ TEST_F(httpFraming, TransferEncodingNotEndingInChunkedIsRefused) {
 }
 
 TEST_F(httpFraming, TransferEncodingWithContentLengthIsRefused) {
-  ExpectRefused("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
-                HttpStatus::bad_request, "");
+  ExpectRefused(
+      "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+      HttpStatus::bad_request, "");
 }
 
 TEST_F(httpFraming, UnknownTransferCodingBeforeChunkedIs501) {

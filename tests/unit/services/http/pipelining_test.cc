@@ -153,8 +153,8 @@ TEST(httpPipelining, ReadAheadIsBounded) {
     ASSERT_TRUE(journal.WaitFor(i, std::min(i + 2, kRequests)));
     {
       std::lock_guard lock(journal.mu);
-      EXPECT_EQ(journal.reads, std::min(i + 2, kRequests)) << "read past the limit before request " << i
-                                                           << " was answered";
+      EXPECT_EQ(journal.reads, std::min(i + 2, kRequests))
+          << "read past the limit before request " << i << " was answered";
     }
     journal.TakeForAnswer(i)->Reply(Text("ok " + std::to_string(i)));
   }

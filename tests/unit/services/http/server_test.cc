@@ -63,7 +63,8 @@ TEST(httpServer, BodyOverTheLimitGets413WithTheCallersBody) {
   options.body_limit = 16;
   options.error_formatter = [](HttpStatus status, std::string_view message) {
     Response res{status, 11};
-    res.body() = "{\"code\":" + std::to_string(static_cast<int>(status)) + ",\"message\":\"" + std::string(message) + "\"}";
+    res.body() =
+        "{\"code\":" + std::to_string(static_cast<int>(status)) + ",\"message\":\"" + std::string(message) + "\"}";
     return res;
   };
   std::atomic<int> handled{0};

@@ -1,10 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <sys/socket.h>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <sys/socket.h>
 #include <boost/beast/http.hpp>
 #include <future>
 
@@ -63,7 +63,8 @@ std::unique_ptr<Server> StartTlsServer() {
       res.body() = "anonymous";
     } else {
       res.body() = peer->common_name + "|";
-      for (std::size_t i = 0; i < peer->organizations.size(); ++i) res.body() += (i ? "," : "") + peer->organizations[i];
+      for (std::size_t i = 0; i < peer->organizations.size(); ++i)
+        res.body() += (i ? "," : "") + peer->organizations[i];
       EXPECT_NE(peer->certificate, nullptr);
     }
     EXPECT_TRUE(ex->connection().tls);

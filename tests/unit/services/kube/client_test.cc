@@ -41,7 +41,8 @@ WatchOptions From(std::string resource_version, bool bookmarks = true, long time
 }
 
 json Pod(const std::string& name, json containers) {
-  return {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"name", name}}}, {"spec", {{"containers", containers}}}};
+  return {
+      {"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"name", name}}}, {"spec", {{"containers", containers}}}};
 }
 
 TEST_F(kubeClient, CreateGetUpdateDelete) {
@@ -96,8 +97,9 @@ TEST_F(kubeClient, GenerateNameAndDryRun) {
 }
 
 TEST_F(kubeClient, PatchesMergeJsonStrategicAndApply) {
-  ASSERT_TRUE(client_->Create(kPods, "default",
-                              Pod("p", {{{"name", "a"}, {"image", "img:1"}}, {{"name", "b"}, {"image", "img:1"}}}))
+  ASSERT_TRUE(client_
+                  ->Create(kPods, "default",
+                           Pod("p", {{{"name", "a"}, {"image", "img:1"}}, {{"name", "b"}, {"image", "img:1"}}}))
                   .ok());
   auto merged = client_->Patch(kPods, "default", "p", PatchType::kMerge, R"({"metadata":{"labels":{"x":"1"}}})");
   ASSERT_TRUE(merged.ok()) << merged.status().ToString();
@@ -121,26 +123,32 @@ TEST_F(kubeClient, PatchesMergeJsonStrategicAndApply) {
   EXPECT_EQ(containers[0]["image"], "img:1");
   EXPECT_EQ(containers[1]["image"], "img:2");
 
-  json intent = {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "applied"}}}, {"data", {{"a", "1"}, {"b", "2"}}}};
+  json intent = {{"apiVersion", "v1"},
+                 {"kind", "ConfigMap"},
+                 {"metadata", {{"name", "applied"}}},
+                 {"data", {{"a", "1"}, {"b", "2"}}}};
   auto applied = client_->Apply(kConfigMaps, "default", intent, "septa");
   ASSERT_TRUE(applied.ok()) << applied.status().ToString();
   intent["data"].erase("b");  // no longer applied: removed
   applied = client_->Apply(kConfigMaps, "default", intent, "septa");
   ASSERT_TRUE(applied.ok());
   EXPECT_FALSE((*applied)["data"].contains("b"));
-  auto other = client_->Apply(kConfigMaps, "default",
-                              {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "applied"}}}, {"data", {{"a", "9"}}}},
-                              "other");
+  auto other = client_->Apply(
+      kConfigMaps, "default",
+      {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "applied"}}}, {"data", {{"a", "9"}}}},
+      "other");
   EXPECT_EQ(other.status().code(), Code::kAborted) << "conflict with the field's manager";
-  auto forced = client_->Apply(kConfigMaps, "default",
-                               {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "applied"}}}, {"data", {{"a", "9"}}}},
-                               "other", /*force=*/true);
+  auto forced = client_->Apply(
+      kConfigMaps, "default",
+      {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "applied"}}}, {"data", {{"a", "9"}}}},
+      "other", /*force=*/true);
   ASSERT_TRUE(forced.ok()) << forced.status().ToString();
   EXPECT_EQ((*forced)["data"]["a"], "9");
 }
 
 TEST_F(kubeClient, PaginationKeepsTheResourceVersion) {
-  for (int i = 0; i < 25; ++i) ASSERT_TRUE(client_->Create(kConfigMaps, "default", ConfigMap("cm-" + std::to_string(100 + i))).ok());
+  for (int i = 0; i < 25; ++i)
+    ASSERT_TRUE(client_->Create(kConfigMaps, "default", ConfigMap("cm-" + std::to_string(100 + i))).ok());
   ListOptions o;
   o.limit = 10;
   auto first = client_->List(kConfigMaps, "default", o);
@@ -221,12 +229,14 @@ TEST_F(kubeClient, FinalizersHoldDeletionAndNamespaceDeletionEmptiesIt) {
   auto held = client_->Get(kConfigMaps, "default", "held");
   ASSERT_TRUE(held.ok());
   EXPECT_TRUE((*held)["metadata"].contains("deletionTimestamp"));
-  ASSERT_TRUE(client_->Patch(kConfigMaps, "default", "held", PatchType::kMerge, R"({"metadata":{"finalizers":null}})").ok());
+  ASSERT_TRUE(
+      client_->Patch(kConfigMaps, "default", "held", PatchType::kMerge, R"({"metadata":{"finalizers":null}})").ok());
   EXPECT_EQ(client_->Get(kConfigMaps, "default", "held").status().code(), Code::kNotFound);
 
   ASSERT_TRUE(client_->Create(testing::kNamespaces, "", {{"metadata", {{"name", "team"}}}}).ok());
   const Resource service_accounts{"", "v1", "serviceaccounts", true};
-  EXPECT_TRUE(client_->Get(service_accounts, "team", "default").ok()) << "every namespace gets a default service account";
+  EXPECT_TRUE(client_->Get(service_accounts, "team", "default").ok())
+      << "every namespace gets a default service account";
   ASSERT_TRUE(client_->Create(kConfigMaps, "team", ConfigMap("one")).ok());
   ASSERT_TRUE(client_->Delete(testing::kNamespaces, "", "team").ok());
   EXPECT_EQ(client_->Get(kConfigMaps, "team", "one").status().code(), Code::kNotFound);
@@ -245,7 +255,9 @@ TEST_F(kubeClient, CustomResourcesAfterACrd) {
                 {"versions", {{{"name", "v1beta1"}, {"served", true}, {"storage", true}}}}}}};
   ASSERT_TRUE(client_->Create(crds, "", crd).ok());
   Resource queues{"kueue.x-k8s.io", "v1beta1", "localqueues", true};
-  json q = {{"apiVersion", "kueue.x-k8s.io/v1beta1"}, {"kind", "LocalQueue"}, {"metadata", {{"name", "q"}}},
+  json q = {{"apiVersion", "kueue.x-k8s.io/v1beta1"},
+            {"kind", "LocalQueue"},
+            {"metadata", {{"name", "q"}}},
             {"spec", {{"clusterQueue", "cq"}}}};
   ASSERT_TRUE(client_->Create(queues, "default", q).ok());
   auto got = client_->Get(queues, "default", "q");
@@ -262,11 +274,10 @@ TEST_F(kubeClient, WatchResumesFromAResourceVersion) {
   ASSERT_TRUE(client_->Create(kConfigMaps, "default", ConfigMap("w1")).ok());
   ASSERT_TRUE(client_->Delete(kConfigMaps, "default", "w0").ok());
   std::vector<std::string> seen;
-  Status st = WatchOnce(*client_, kConfigMaps, "default", From(rv),
-                        [&](const WatchEvent& e) {
-                          seen.push_back(e.type + " " + e.object["metadata"].value("name", ""));
-                          return seen.size() < 2;
-                        });
+  Status st = WatchOnce(*client_, kConfigMaps, "default", From(rv), [&](const WatchEvent& e) {
+    seen.push_back(e.type + " " + e.object["metadata"].value("name", ""));
+    return seen.size() < 2;
+  });
   EXPECT_TRUE(st.ok()) << st.ToString();
   EXPECT_EQ(seen, (std::vector<std::string>{"ADDED w1", "DELETED w0"}));
 }
@@ -284,7 +295,8 @@ TEST_F(kubeClient, WatchSendsBookmarksAndEndsAtItsTimeout) {
   Status st = WatchOnce(*client_, kConfigMaps, "default", From((*created)["metadata"]["resourceVersion"], true, 1),
                         [&](const WatchEvent& e) {
                           if (types.empty() || types.back() != e.type) types.push_back(e.type);
-                          if (e.type == "BOOKMARK") bookmark_version = e.object["metadata"].value("resourceVersion", "");
+                          if (e.type == "BOOKMARK")
+                            bookmark_version = e.object["metadata"].value("resourceVersion", "");
                           return true;
                         });
   auto took = std::chrono::steady_clock::now() - start;
@@ -299,13 +311,13 @@ TEST_F(kubeClient, TooOldResourceVersionAndExpiredContinueGet410) {
   kubesim::KubeSimOptions small;
   small.history_limit = 5;
   StartSim(small);
-  for (int i = 0; i < 20; ++i) ASSERT_TRUE(client_->Create(kConfigMaps, "default", ConfigMap("o" + std::to_string(i))).ok());
+  for (int i = 0; i < 20; ++i)
+    ASSERT_TRUE(client_->Create(kConfigMaps, "default", ConfigMap("o" + std::to_string(i))).ok());
   WatchEvent error;
-  Status st = WatchOnce(*client_, kConfigMaps, "default", From("2"),
-                        [&](const WatchEvent& e) {
-                          error = e;
-                          return false;
-                        });
+  Status st = WatchOnce(*client_, kConfigMaps, "default", From("2"), [&](const WatchEvent& e) {
+    error = e;
+    return false;
+  });
   EXPECT_TRUE(st.ok()) << st.ToString();
   EXPECT_EQ(error.type, "ERROR");
   EXPECT_EQ(error.object["code"], 410);
@@ -315,7 +327,8 @@ TEST_F(kubeClient, TooOldResourceVersionAndExpiredContinueGet410) {
   o.limit = 3;
   auto page = client_->List(kConfigMaps, "default", o);
   ASSERT_TRUE(page.ok());
-  for (int i = 0; i < 10; ++i) ASSERT_TRUE(client_->Create(kConfigMaps, "default", ConfigMap("n" + std::to_string(i))).ok());
+  for (int i = 0; i < 10; ++i)
+    ASSERT_TRUE(client_->Create(kConfigMaps, "default", ConfigMap("n" + std::to_string(i))).ok());
   o.continue_token = page->continue_token;
   EXPECT_EQ(client_->List(kConfigMaps, "default", o).status().code(), Code::kOutOfRange) << "expired continue";
 }

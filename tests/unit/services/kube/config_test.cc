@@ -105,12 +105,16 @@ TEST(kubeCredentials, TokenFileIsReReadWhenItRotates) {
 TEST(kubeCredentials, ExecPluginTokenIsCachedUntilItExpires) {
   TempDir dir;
   std::string counter = dir.path() + "/calls";
-  std::string plugin = dir.Write("plugin.sh",
-                                 "#!/bin/sh\necho x >> " + counter + "\n"
-                                 "echo '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\","
-                                 "\"status\":{\"token\":\"tok-'$(wc -l < " + counter + " | tr -d ' ')'\","
-                                 "\"expirationTimestamp\":\"2027-01-15T08:00:00Z\"}}'\n",
-                                 true);
+  std::string plugin =
+      dir.Write("plugin.sh",
+                "#!/bin/sh\necho x >> " + counter +
+                    "\n"
+                    "echo '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\","
+                    "\"status\":{\"token\":\"tok-'$(wc -l < " +
+                    counter +
+                    " | tr -d ' ')'\","
+                    "\"expirationTimestamp\":\"2027-01-15T08:00:00Z\"}}'\n",
+                true);
   ClientConfig config;
   config.exec = ExecConfig{plugin, {}, {}, "client.authentication.k8s.io/v1"};
   FakeClock clock(std::chrono::system_clock::from_time_t(1'800'000'000));  // 2027-01-15T08:00:00Z

@@ -65,9 +65,9 @@ TEST(kubeObject, ObjectsOutliveTheirPageAndTheBody) {
 }
 
 TEST(kubeObject, EmptyAndNullItemsAreAnEmptyList) {
-  for (const char* body : {R"({"metadata":{"resourceVersion":"7"},"items":[]})",
-                           R"({"metadata":{"resourceVersion":"7"},"items":null})",
-                           R"({"metadata":{"resourceVersion":"7"}})"}) {
+  for (const char* body :
+       {R"({"metadata":{"resourceVersion":"7"},"items":[]})", R"({"metadata":{"resourceVersion":"7"},"items":null})",
+        R"({"metadata":{"resourceVersion":"7"}})"}) {
     auto page = DecodeListBody(body);
     ASSERT_TRUE(page.ok()) << body;
     EXPECT_TRUE(page->items.empty());

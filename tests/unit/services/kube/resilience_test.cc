@@ -30,8 +30,11 @@ struct ScriptedServer {
           res.set(bhttp::field::content_type, "application/json");
           if (code == 429) res.set(bhttp::field::retry_after, "2");
           res.body() = code == 200 ? R"({"kind":"ConfigMap","metadata":{"name":"x"}})"
-                                   : json{{"kind", "Status"}, {"code", code}, {"reason", code == 429 ? "TooManyRequests" : "ServiceUnavailable"},
-                                          {"message", "try later"}}.dump();
+                                   : json{{"kind", "Status"},
+                                          {"code", code},
+                                          {"reason", code == 429 ? "TooManyRequests" : "ServiceUnavailable"},
+                                          {"message", "try later"}}
+                                         .dump();
           ex->Reply(std::move(res));
         }) {
     EXPECT_TRUE(server.Start().ok());
@@ -180,7 +183,8 @@ TEST_F(kubesimBadInput, StatusErrorsLikeARealApiServer) {
   std::vector<Case> cases = {
       {"POST", cms, "{not json", "application/json", 400, "BadRequest"},
       {"POST", cms, "[1,2]", "application/json", 400, "BadRequest"},
-      {"POST", cms, R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"x"}})", "application/json", 400, "BadRequest"},
+      {"POST", cms, R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"x"}})", "application/json", 400,
+       "BadRequest"},
       {"POST", cms, R"({"metadata":{"name":"x"}})", "application/vnd.kubernetes.protobuf", 415, "UnsupportedMediaType"},
       {"POST", cms, R"({"metadata":{"name":"UPPER"}})", "application/json", 422, "Invalid"},
       {"POST", cms, R"({"metadata":{"name":"x","namespace":"other"}})", "application/json", 400, "BadRequest"},

@@ -15,10 +15,8 @@ inline const Resource kDeployments{"apps", "v1", "deployments", true};
 
 inline nlohmann::json ConfigMap(const std::string& name, nlohmann::json data = nlohmann::json::object(),
                                 nlohmann::json labels = nlohmann::json::object()) {
-  return {{"apiVersion", "v1"},
-          {"kind", "ConfigMap"},
-          {"metadata", {{"name", name}, {"labels", labels}}},
-          {"data", data}};
+  return {
+      {"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", name}, {"labels", labels}}}, {"data", data}};
 }
 
 class SimTest : public ::testing::Test {

@@ -72,8 +72,11 @@ class kubesimNodes : public ::testing::Test {
   }
 
   void CreatePod(const std::string& name, json resources, json extra_spec = json::object()) {
-    json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"name", name}}},
-                {"spec", {{"containers", {{{"name", "c"}, {"image", "cuda"}, {"resources", {{"limits", resources}}}}}}}}};
+    json pod = {
+        {"apiVersion", "v1"},
+        {"kind", "Pod"},
+        {"metadata", {{"name", name}}},
+        {"spec", {{"containers", {{{"name", "c"}, {"image", "cuda"}, {"resources", {{"limits", resources}}}}}}}}};
     pod["spec"].update(extra_spec);
     ASSERT_TRUE(client_->Create(kPods, "default", pod).ok());
   }
@@ -117,12 +120,16 @@ TEST_F(kubesimNodes, BindsOnlyWhereThePodFitsAndStartsItAfterTheDelay) {
   CreatePod("two-gpus", {{"nvidia.com/gpu", "2"}}, {{"nodeSelector", {{"topology.kubernetes.io/zone", "z2"}}}});
   CreatePod("too-many", {{"nvidia.com/gpu", "5"}}, {{"nodeSelector", {{"topology.kubernetes.io/zone", "z2"}}}});
   CreatePod("mig-untolerated", {{"nvidia.com/mig-3g.40gb", "1"}});
-  CreatePod("mig", {{"nvidia.com/mig-3g.40gb", "1"}},
-            {{"tolerations", {{{"key", "dedicated"}, {"operator", "Equal"}, {"value", "gpu"}, {"effect", "NoSchedule"}}}}});
+  CreatePod(
+      "mig", {{"nvidia.com/mig-3g.40gb", "1"}},
+      {{"tolerations", {{{"key", "dedicated"}, {"operator", "Equal"}, {"value", "gpu"}, {"effect", "NoSchedule"}}}}});
   CreatePod("affinity", {{"cpu", "2"}},
-            {{"affinity", {{"nodeAffinity", {{"requiredDuringSchedulingIgnoredDuringExecution",
-                                              {{"nodeSelectorTerms", {{{"matchExpressions",
-                                                                        {{{"key", "topology.kubernetes.io/zone"}, {"operator", "In"}, {"values", {"z1"}}}}}}}}}}}}}}});
+            {{"affinity",
+              {{"nodeAffinity",
+                {{"requiredDuringSchedulingIgnoredDuringExecution",
+                  {{"nodeSelectorTerms",
+                    {{{"matchExpressions",
+                       {{{"key", "topology.kubernetes.io/zone"}, {"operator", "In"}, {"values", {"z1"}}}}}}}}}}}}}}});
   CreatePod("other-scheduler", {{"cpu", "1"}}, {{"schedulerName", "volcano"}});
   CreatePod("kai", {{"cpu", "1"}}, {{"schedulerName", "kai-scheduler"}, {"nodeName", ""}});
 
@@ -138,7 +145,8 @@ TEST_F(kubesimNodes, BindsOnlyWhereThePodFitsAndStartsItAfterTheDelay) {
 
   EXPECT_EQ((*client_->Get(kPods, "default", "two-gpus"))["status"]["phase"], "Pending") << "no time has passed";
   clock_.Advance(1500ms);
-  json running = WaitFor(kPods, "default", "two-gpus", [](const json& p) { return p["status"].value("phase", "") == "Running"; });
+  json running =
+      WaitFor(kPods, "default", "two-gpus", [](const json& p) { return p["status"].value("phase", "") == "Running"; });
   EXPECT_EQ(running["status"]["podIP"].get<std::string>().rfind("10.244.", 0), 0u);
 
   CreatePod("two-more", {{"nvidia.com/gpu", "2"}}, {{"nodeSelector", {{"topology.kubernetes.io/zone", "z2"}}}});
@@ -149,8 +157,9 @@ TEST_F(kubesimNodes, BindsOnlyWhereThePodFitsAndStartsItAfterTheDelay) {
 
 TEST_F(kubesimNodes, MigManagerAppliesALayoutOrFailsWhileInUse) {
   auto set_config = [&](const std::string& node, const std::string& config) {
-    ASSERT_TRUE(client_->Patch(kNodes, "", node, kube::PatchType::kMerge,
-                               json{{"metadata", {{"labels", {{"nvidia.com/mig.config", config}}}}}}.dump())
+    ASSERT_TRUE(client_
+                    ->Patch(kNodes, "", node, kube::PatchType::kMerge,
+                            json{{"metadata", {{"labels", {{"nvidia.com/mig.config", config}}}}}}.dump())
                     .ok());
   };
   auto state = [](const std::string& want) {
@@ -165,7 +174,8 @@ TEST_F(kubesimNodes, MigManagerAppliesALayoutOrFailsWhileInUse) {
   EXPECT_EQ(a100["metadata"]["labels"]["nvidia.com/mig-1g.10gb.count"], "16");
 
   CreatePod("using-mig", {{"nvidia.com/mig-1g.10gb", "1"}},
-            {{"tolerations", {{{"key", "dedicated"}, {"operator", "Exists"}}}}, {"nodeSelector", {{"kubernetes.io/hostname", "h100-0"}}}});
+            {{"tolerations", {{{"key", "dedicated"}, {"operator", "Exists"}}}},
+             {"nodeSelector", {{"kubernetes.io/hostname", "h100-0"}}}});
   WaitFor(kPods, "default", "using-mig", [](const json& p) { return !NodeOf(p).empty(); });
   set_config("h100-0", "all-disabled");
   WaitFor(kNodes, "", "h100-0", state("pending"));

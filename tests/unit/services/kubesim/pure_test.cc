@@ -37,7 +37,8 @@ TEST(kubesimSelector, FieldSelector) {
 
 TEST(kubesimPatch, StrategicMergeDirectives) {
   json pod = {{"spec", {{"containers", {{{"name", "a"}, {"image", "1"}}, {{"name", "b"}, {"image", "1"}}}}}}};
-  auto out = ApplyStrategicMergePatch(pod, json::parse(R"({"spec":{"containers":[{"name":"a","$patch":"delete"},{"name":"c","image":"2"}]}})"));
+  auto out = ApplyStrategicMergePatch(
+      pod, json::parse(R"({"spec":{"containers":[{"name":"a","$patch":"delete"},{"name":"c","image":"2"}]}})"));
   const json& c = std::get<json>(out)["spec"]["containers"];
   ASSERT_EQ(c.size(), 2u);
   EXPECT_EQ(c[0]["name"], "b");
@@ -80,7 +81,8 @@ nodes:
 migConfigs:
   version: v1
   mig-configs: {}
-)", "test.yaml");
+)",
+                            "test.yaml");
   ASSERT_TRUE(inv.ok()) << inv.status().ToString();
   ASSERT_EQ(inv->nodes.size(), 5u);
   EXPECT_EQ(inv->nodes[3].name, "h100-3");
@@ -114,9 +116,11 @@ TEST(kubesimObjects, UnknownFieldsAtTheTopAndInMetadata) {
   auto configmaps = registry.Find("", "v1", "configmaps");
   auto pods = registry.Find("", "v1", "pods");
   ASSERT_TRUE(configmaps && pods);
-  const json good = {{"apiVersion", "v1"}, {"kind", "ConfigMap"},
+  const json good = {{"apiVersion", "v1"},
+                     {"kind", "ConfigMap"},
                      {"metadata", {{"name", "a"}, {"labels", {{"x", "y"}}}, {"annotations", json::object()}}},
-                     {"data", {{"k", "v"}}}, {"immutable", true}};
+                     {"data", {{"k", "v"}}},
+                     {"immutable", true}};
   EXPECT_TRUE(UnknownFields(*configmaps, good).empty());
   json typo = good;
   typo["dat"] = json::object();

@@ -99,9 +99,7 @@ TEST(Lifeline, ReleasingItRunsNothing) {
   fs::remove_all(dir);
 }
 
-TEST(Lifeline, AnEmptyCommandIsRefused) {
-  EXPECT_EQ(Lifeline::Start({}, "/").status().code(), Code::kInvalidArgument);
-}
+TEST(Lifeline, AnEmptyCommandIsRefused) { EXPECT_EQ(Lifeline::Start({}, "/").status().code(), Code::kInvalidArgument); }
 
 }  // namespace
 }  // namespace septa::store

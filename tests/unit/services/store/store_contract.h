@@ -153,7 +153,8 @@ TYPED_TEST_P(StoreContract, UnknownTrustTierIsAnInvalidField) {
 }
 
 TYPED_TEST_P(StoreContract, TenantNamesMustBeShortDnsLabels) {
-  for (const std::string& bad : std::vector<std::string>{"", "Acme", "-acme", "acme-", "ac_me", "ac.me", std::string(41, 'a')}) {
+  for (const std::string& bad :
+       std::vector<std::string>{"", "Acme", "-acme", "acme-", "ac_me", "ac.me", std::string(41, 'a')}) {
     const Status st = this->Insert(MakeTenant(bad));
     EXPECT_EQ(st.code(), Code::kInvalidArgument) << "\"" << bad << "\"";
     ASSERT_EQ(st.violations().size(), 1u) << "\"" << bad << "\"";
@@ -374,10 +375,9 @@ TYPED_TEST_P(StoreContract, AuditIsNewestFirstWithAssignedIds) {
 }
 
 TYPED_TEST_P(StoreContract, IdempotencyKeysAreUniquePerPrincipal) {
-  EXPECT_EQ(this->template Read<IdempotencyRecord>([](Tx& tx) { return tx.GetIdempotency("admin", "k1"); })
-                .status()
-                .code(),
-            Code::kNotFound);
+  EXPECT_EQ(
+      this->template Read<IdempotencyRecord>([](Tx& tx) { return tx.GetIdempotency("admin", "k1"); }).status().code(),
+      Code::kNotFound);
   const IdempotencyRecord record{"admin", "k1", Hex64('e'), "tenants/acme", At(5, 1'999)};
   ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.InsertIdempotency(record); }).ok());
   auto got = this->template Read<IdempotencyRecord>([](Tx& tx) { return tx.GetIdempotency("admin", "k1"); });
@@ -413,7 +413,8 @@ TYPED_TEST_P(StoreContract, IdempotencyKeysAreDeletedOneByOneOrOldestFirst) {
                       SEPTA_RETURN_IF_ERROR(n);
                       deleted = *n;
                       return Status::Ok();
-                    }).ok());
+                    })
+                    .ok());
     return deleted;
   };
   // Before At(13): k4 (At(10)) and k3 (At(11)); k1 (At(13)) is not strictly before.
@@ -445,7 +446,8 @@ TYPED_TEST_P(StoreContract, CommittedRevocationsAreToldToTheWatcher) {
   EXPECT_EQ(this->Write([](Tx& tx) -> Status {
                   SEPTA_RETURN_IF_ERROR(tx.RevokeToken("0000000000000000", At(2)));
                   return Aborted("changed my mind");
-                }).code(),
+                })
+                .code(),
             Code::kAborted);
   ASSERT_TRUE(this->Write([](Tx& tx) { return tx.RevokeToken("1111111111111111", At(3)); }).ok());
   ASSERT_TRUE(this->Write([](Tx& tx) { return tx.RevokeTokensOf("tenant:acme", At(4)); }).ok());

@@ -14,10 +14,8 @@ struct PgStoreEnv {
     if (!migrations.ok()) return migrations.status();
     // Generous retry bound: ConcurrentReadModifyWriteLosesNoUpdate makes
     // every thread collide on purpose.
-    store_ = std::make_unique<PgStore>(PgStoreOptions{.database_url = database_->url(),
-                                                      .pool_size = 4,
-                                                      .max_attempts = 50,
-                                                      .migrations = *std::move(migrations)});
+    store_ = std::make_unique<PgStore>(PgStoreOptions{
+        .database_url = database_->url(), .pool_size = 4, .max_attempts = 50, .migrations = *std::move(migrations)});
     return Status::Ok();
   }
   core::Store& store() { return *store_; }
