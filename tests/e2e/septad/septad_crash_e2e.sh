@@ -9,38 +9,7 @@
 set -euo pipefail
 septad=$1
 mode=$2
-dir=$(mktemp -d /tmp/septad-crash.XXXXXX)
-log=$dir/septad.log
-pid=""
-cleanup() {
-  [[ -n $pid ]] && kill -9 "$pid" 2>/dev/null || true
-  if [[ -f $dir/data/postgres/data/postmaster.pid ]]; then
-    runuser -u postgres -- /usr/lib/postgresql/15/bin/pg_ctl -D "$dir/data/postgres/data" -m immediate stop >/dev/null 2>&1 ||
-      /usr/lib/postgresql/15/bin/pg_ctl -D "$dir/data/postgres/data" -m immediate stop >/dev/null 2>&1 || true
-  fi
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; echo "--- septad log:"; cat "$log"; exit 1; }
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-
-# Starts septad and waits (up to 30 s) for its ready line; sets $ready_ms.
-start() {
-  http_port=$(free_port); grpc_port=$(free_port)
-  local begun; begun=$(now_ms)
-  : >"$log"  # now, not in the child: the last start's ready line must be gone before we look
-  "$septad" --data-dir "$dir/data" --kubesim-addr 127.0.0.1:0 --http-addr "127.0.0.1:$http_port" \
-    --grpc-addr "127.0.0.1:$grpc_port" >"$log" 2>&1 &
-  pid=$!
-  while ! grep -q "septad ready" "$log"; do
-    kill -0 "$pid" 2>/dev/null || fail "septad exited during start"
-    (($(now_ms) - begun < 30000)) || fail "septad not ready after 30 s"
-    sleep 0.05
-  done
-  ready_ms=$(($(now_ms) - begun))
-}
+source "$(dirname "$0")/septad_lib.sh"
 
 api() {  # method path [body]
   curl -s -o /dev/null -w '%{http_code}' -X "$1" -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \

@@ -9,36 +9,7 @@
 set -euo pipefail
 septad=$1
 septactl=$2
-dir=$(mktemp -d /tmp/septad-e2e.XXXXXX)
-log=$dir/septad.log
-pid=""
-cleanup() {
-  [[ -n $pid ]] && kill -9 "$pid" 2>/dev/null || true
-  # A killed septad leaves its PostgreSQL running; stop it.
-  if [[ -f $dir/data/postgres/data/postmaster.pid ]]; then
-    runuser -u postgres -- /usr/lib/postgresql/15/bin/pg_ctl -D "$dir/data/postgres/data" -m immediate stop >/dev/null 2>&1 ||
-      /usr/lib/postgresql/15/bin/pg_ctl -D "$dir/data/postgres/data" -m immediate stop >/dev/null 2>&1 || true
-  fi
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; echo "--- septad log:"; cat "$log"; exit 1; }
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null ||
-  echo $((20000 + RANDOM % 20000)); }
-
-start() {  # extra arguments go to septad
-  http_port=$(free_port); grpc_port=$(free_port)
-  "$septad" --data-dir "$dir/data" --kubesim-addr 127.0.0.1:0 --http-addr "127.0.0.1:$http_port" \
-    --grpc-addr "127.0.0.1:$grpc_port" "$@" >"$log" 2>&1 &
-  pid=$!
-  for _ in $(seq 1 300); do
-    grep -q "septad ready" "$log" && return 0
-    kill -0 "$pid" 2>/dev/null || fail "septad exited during start"
-    sleep 0.1
-  done
-  fail "septad not ready after 30 s"
-}
+source "$(dirname "$0")/septad_lib.sh"
 
 stop() {
   kill -TERM "$pid"

@@ -33,6 +33,25 @@ void Exec(const std::string& url, const std::string& sql) {
   tx.commit();
 }
 
+// Runs a transaction on another thread that keeps its connection until
+// `release` is ready; returns once it holds it.
+std::thread HoldTheOnlyConnection(PgStore& store, std::future<void> release) {
+  std::promise<void> holding;
+  std::future<void> held = holding.get_future();
+  std::thread holder([&store, holding = std::move(holding), release = std::move(release)]() mutable {
+    EXPECT_TRUE(store
+                    .Transact(core::TxMode::kReadOnly,
+                              [&](core::Tx&) {
+                                holding.set_value();
+                                release.wait();
+                                return Status::Ok();
+                              })
+                    .ok());
+  });
+  held.wait();
+  return holder;
+}
+
 class PgStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -181,18 +200,8 @@ TEST_F(PgStoreTest, PoolAcquireWaitsForAFreeConnection) {
   PgStoreOptions options = Options();
   options.pool_size = 1;
   PgStore store(options);
-  std::promise<void> holding, release;
-  std::thread holder([&] {
-    EXPECT_TRUE(store
-                    .Transact(core::TxMode::kReadOnly,
-                              [&](core::Tx&) {
-                                holding.set_value();
-                                release.get_future().wait();
-                                return Status::Ok();
-                              })
-                    .ok());
-  });
-  holding.get_future().wait();
+  std::promise<void> release;
+  std::thread holder = HoldTheOnlyConnection(store, release.get_future());
   auto waiter = std::async(std::launch::async, [&] {
     return store.Transact(core::TxMode::kReadOnly, [](core::Tx& tx) { return ToStatus(tx.ListTrustTiers()); });
   });
@@ -214,18 +223,8 @@ TEST_F(PgStoreTest, PoolAcquireGivesUpAfterItsTimeout) {
   options.pool_size = 1;
   options.acquire_timeout = std::chrono::milliseconds(100);
   PgStore store(options);
-  std::promise<void> holding, release;
-  std::thread holder([&] {
-    EXPECT_TRUE(store
-                    .Transact(core::TxMode::kReadOnly,
-                              [&](core::Tx&) {
-                                holding.set_value();
-                                release.get_future().wait();
-                                return Status::Ok();
-                              })
-                    .ok());
-  });
-  holding.get_future().wait();
+  std::promise<void> release;
+  std::thread holder = HoldTheOnlyConnection(store, release.get_future());
   const Status st = store.Transact(core::TxMode::kReadOnly, [](core::Tx&) { return Status::Ok(); });
   release.set_value();
   holder.join();

@@ -1,0 +1,39 @@
+# Shared by the septad end-to-end scripts (sourced, not run): a throwaway
+# data directory that is cleaned up whatever happens, and starting septad on
+# free ports. Expects $septad to name the binary.
+dir=$(mktemp -d /tmp/septad-e2e.XXXXXX)
+log=$dir/septad.log
+pid=""
+cleanup() {
+  [[ -n $pid ]] && kill -9 "$pid" 2>/dev/null || true
+  # A killed septad's PostgreSQL is stopped by its lifeline helper, but the
+  # script must not depend on the feature it tests.
+  if [[ -f $dir/data/postgres/data/postmaster.pid ]]; then
+    runuser -u postgres -- /usr/lib/postgresql/15/bin/pg_ctl -D "$dir/data/postgres/data" -m immediate stop >/dev/null 2>&1 ||
+      /usr/lib/postgresql/15/bin/pg_ctl -D "$dir/data/postgres/data" -m immediate stop >/dev/null 2>&1 || true
+  fi
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; echo "--- septad log:"; cat "$log"; exit 1; }
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null ||
+  echo $((20000 + RANDOM % 20000)); }
+
+# Starts septad (extra arguments go to it) and waits up to 30 s for its ready
+# line; sets $pid, $http_port, $grpc_port and $ready_ms.
+start() {
+  http_port=$(free_port); grpc_port=$(free_port)
+  local begun; begun=$(now_ms)
+  : >"$log"  # now, not in the child: the last start's ready line must be gone before we look
+  "$septad" --data-dir "$dir/data" --kubesim-addr 127.0.0.1:0 --http-addr "127.0.0.1:$http_port" \
+    --grpc-addr "127.0.0.1:$grpc_port" "$@" >>"$log" 2>&1 &
+  pid=$!
+  while ! grep -q "septad ready" "$log"; do
+    kill -0 "$pid" 2>/dev/null || fail "septad exited during start"
+    (($(now_ms) - begun < 30000)) || fail "septad not ready after 30 s"
+    sleep 0.05
+  done
+  ready_ms=$(($(now_ms) - begun))
+}
