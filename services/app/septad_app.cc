@@ -118,6 +118,7 @@ struct SeptadApp::Impl {
   std::unique_ptr<core::TenantService> tenants;
   std::unique_ptr<core::TrustTierService> tiers;
   std::unique_ptr<core::TokenService> tokens;
+  std::unique_ptr<core::Probes> probes;
   std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
   std::unique_ptr<rest::RestApi> rest;
   std::unique_ptr<http::Server> http;
@@ -139,7 +140,7 @@ struct SeptadApp::Impl {
   Status StartSimulatedCluster();
   Status ConnectHostCluster();
   Status Listen();
-  core::UseCases UseCases() { return {*store, *authenticator, *tenants, *tiers, *tokens, random}; }
+  core::UseCases UseCases() { return {*store, *authenticator, *tenants, *tiers, *tokens, random, *probes}; }
 };
 
 Status SeptadApp::Impl::Open() {
@@ -190,6 +191,10 @@ Status SeptadApp::Impl::Open() {
       *store, clock, random, *authenticator,
       core::TokenLimits{.admin_ttl_max = std::chrono::duration_cast<std::chrono::seconds>(config.admin_token_ttl_max),
                         .tenant_live_max = config.tenant_live_tokens_max});
+  // Alive unless the PostgreSQL septad owns stays down despite restarts (an
+  // external database being down is a matter of readiness, not liveness).
+  probes = std::make_unique<core::Probes>(
+      *store, [this] { return postgres_supervisor ? postgres_supervisor->Health() : Status::Ok(); });
   return Status::Ok();
 }
 
@@ -263,12 +268,9 @@ Status SeptadApp::Impl::ConnectHostCluster() {
 }
 
 Status SeptadApp::Impl::Listen() {
-  // Alive unless the PostgreSQL septad owns stays down despite restarts (an
-  // external database being down is a matter of readiness, not liveness).
-  auto liveness = [this] { return postgres_supervisor ? postgres_supervisor->Health() : Status::Ok(); };
   rest = std::make_unique<rest::RestApi>(
       UseCases(), *registry, static_cast<std::size_t>(config.worker_threads),
-      std::vector<std::shared_ptr<prometheus::Collectable>>{std::make_shared<PoolCollector>(*store)}, liveness);
+      std::vector<std::shared_ptr<prometheus::Collectable>>{std::make_shared<PoolCollector>(*store)});
 
   auto [host, port] = HostPort(config.http_addr);
   http::ServerOptions options;

@@ -4,6 +4,7 @@
 
 #include "common/clock.h"
 #include "services/core/auth.h"
+#include "services/core/probes.h"
 #include "services/core/store.h"
 #include "services/core/tenant_service.h"
 #include "services/core/tier_service.h"
@@ -18,6 +19,7 @@ struct UseCases {
   TrustTierService& tiers;
   TokenService& tokens;
   RandomSource& random;  // request ids
+  Probes& probes;        // /healthz, /readyz, grpc.health.v1
 };
 
 }  // namespace septa::core

@@ -2,12 +2,13 @@
 
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
-#include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/support/server_interceptor.h>
 #include <prometheus/counter.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
+#include <atomic>
 
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "septa/v1/tenant.grpc.pb.h"
 #include "septa/v1/token.grpc.pb.h"
 #include "septa/v1/trust_tier.grpc.pb.h"
@@ -217,6 +218,42 @@ class TokenServiceImpl final : public v1::TokenService::Service {
 
 }  // namespace
 
+// grpc.health.v1 answered from the same probes as REST's /healthz and
+// /readyz: the server as a whole ("") and each API service are SERVING when
+// septad is ready; "liveness" is SERVING while septad is alive. Watch is left
+// UNIMPLEMENTED, which the health protocol allows; probes call Check.
+class HealthServiceImpl final : public ::grpc::health::v1::Health::Service {
+ public:
+  explicit HealthServiceImpl(const core::Probes& probes) : probes_(probes) {}
+
+  grpc::Status Check(grpc::ServerContext*, const ::grpc::health::v1::HealthCheckRequest* req,
+                     ::grpc::health::v1::HealthCheckResponse* resp) override {
+    Status probe;
+    if (req->service() == "liveness") {
+      probe = probes_.Live();
+    } else if (IsServed(req->service())) {
+      probe = stopping_ ? Unavailable("shutting down") : probes_.Ready();
+    } else {
+      return grpc::Status(grpc::StatusCode::NOT_FOUND, "unknown service");
+    }
+    resp->set_status(probe.ok() ? ::grpc::health::v1::HealthCheckResponse::SERVING
+                                : ::grpc::health::v1::HealthCheckResponse::NOT_SERVING);
+    return grpc::Status::OK;
+  }
+
+  // From then on the server and its services answer NOT_SERVING.
+  void Stop() { stopping_ = true; }
+
+ private:
+  static bool IsServed(const std::string& service) {
+    return service.empty() || service == v1::TenantService::service_full_name() ||
+           service == v1::TrustTierService::service_full_name() || service == v1::TokenService::service_full_name();
+  }
+
+  const core::Probes& probes_;
+  std::atomic<bool> stopping_{false};
+};
+
 struct GrpcServer::Services {
   Services(UseCases uc, prometheus::Registry& metrics)
       : shared{uc,
@@ -230,16 +267,17 @@ struct GrpcServer::Services {
                    .Register(metrics)},
         tenants(shared),
         tiers(shared),
-        tokens(shared) {}
+        tokens(shared),
+        health(uc.probes) {}
   Shared shared;
   TenantServiceImpl tenants;
   TrustTierServiceImpl tiers;
   TokenServiceImpl tokens;
+  HealthServiceImpl health;
 };
 
 Result<std::unique_ptr<GrpcServer>> GrpcServer::Start(const std::string& address, UseCases use_cases,
                                                       prometheus::Registry& metrics, const TlsKeyPair* tls) {
-  grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   std::unique_ptr<GrpcServer> server(new GrpcServer());
   server->services_ = std::make_unique<Services>(use_cases, metrics);
@@ -254,6 +292,7 @@ Result<std::unique_ptr<GrpcServer>> GrpcServer::Start(const std::string& address
   builder.RegisterService(&server->services_->tenants);
   builder.RegisterService(&server->services_->tiers);
   builder.RegisterService(&server->services_->tokens);
+  builder.RegisterService(&server->services_->health);
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
   interceptors.push_back(std::make_unique<UnreadableRequestInterceptorFactory>());
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
@@ -266,7 +305,7 @@ Result<std::unique_ptr<GrpcServer>> GrpcServer::Start(const std::string& address
 
 void GrpcServer::Shutdown(std::chrono::milliseconds deadline) {
   if (!server_) return;
-  if (auto* health = server_->GetHealthCheckService()) health->Shutdown();
+  services_->health.Stop();
   server_->Shutdown(std::chrono::system_clock::now() + deadline);
   server_->Wait();
   server_.reset();

@@ -127,11 +127,10 @@ std::vector<std::string> SplitMask(const std::string& mask) {
 
 struct RestApi::Impl {
   Impl(core::UseCases uc, prometheus::Registry& registry, std::size_t workers,
-       std::vector<std::shared_ptr<prometheus::Collectable>> more, std::function<Status()> liveness)
+       std::vector<std::shared_ptr<prometheus::Collectable>> more)
       : uc(uc),
         metrics(registry),
         more_metrics(std::move(more)),
-        liveness(std::move(liveness)),
         pool(workers),
         requests(prometheus::BuildCounter()
                      .Name("septa_http_requests_total")
@@ -160,7 +159,6 @@ struct RestApi::Impl {
   core::UseCases uc;
   prometheus::Registry& metrics;
   std::vector<std::shared_ptr<prometheus::Collectable>> more_metrics;
-  std::function<Status()> liveness;
   boost::asio::thread_pool pool;
   prometheus::Family<prometheus::Counter>& requests;
   prometheus::Family<prometheus::Histogram>& latency;
@@ -171,7 +169,7 @@ void RestApi::Impl::AddRoutes() {
   Add(
       bh::verb::get, "/healthz",
       [this](const Call&) -> Result<http::Response> {
-        if (liveness) SEPTA_RETURN_IF_ERROR(liveness());
+        SEPTA_RETURN_IF_ERROR(uc.probes.Live());
         http::Response r(http::HttpStatus::ok, 11);
         r.set(bh::field::content_type, "application/json");
         r.body() = "{\"status\":\"ok\"}\n";
@@ -181,8 +179,7 @@ void RestApi::Impl::AddRoutes() {
   Add(
       bh::verb::get, "/readyz",
       [this](const Call&) -> Result<http::Response> {
-        Status ready = uc.store.Ready();
-        if (!ready.ok()) return Unavailable("not ready: " + ready.message());
+        SEPTA_RETURN_IF_ERROR(uc.probes.Ready());
         http::Response r(http::HttpStatus::ok, 11);
         r.set(bh::field::content_type, "application/json");
         r.body() = "{\"status\":\"ready\"}\n";
@@ -392,8 +389,8 @@ void RestApi::Impl::Serve(http::Request&& req, std::shared_ptr<http::Exchange> e
 }
 
 RestApi::RestApi(core::UseCases use_cases, prometheus::Registry& metrics, std::size_t worker_threads,
-                 std::vector<std::shared_ptr<prometheus::Collectable>> more_metrics, std::function<Status()> liveness)
-    : impl_(std::make_unique<Impl>(use_cases, metrics, worker_threads, std::move(more_metrics), std::move(liveness))) {}
+                 std::vector<std::shared_ptr<prometheus::Collectable>> more_metrics)
+    : impl_(std::make_unique<Impl>(use_cases, metrics, worker_threads, std::move(more_metrics))) {}
 
 RestApi::~RestApi() { impl_->pool.join(); }
 

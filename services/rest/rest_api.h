@@ -24,11 +24,9 @@ namespace septa::rest {
 class RestApi {
  public:
   // /metrics serves `metrics` (where the REST metrics are registered) and
-  // every collectable in `more_metrics` (e.g. the database pool's);
-  // /healthz answers 503 while `liveness` (cheap, called on an I/O thread) fails.
+  // every collectable in `more_metrics` (e.g. the database pool's).
   RestApi(core::UseCases use_cases, prometheus::Registry& metrics, std::size_t worker_threads,
-          std::vector<std::shared_ptr<prometheus::Collectable>> more_metrics = {},
-          std::function<Status()> liveness = {});
+          std::vector<std::shared_ptr<prometheus::Collectable>> more_metrics = {});
   ~RestApi();  // waits for requests still running on the workers
   RestApi(const RestApi&) = delete;
   RestApi& operator=(const RestApi&) = delete;

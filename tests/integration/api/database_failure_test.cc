@@ -11,6 +11,7 @@
 
 #include "google/rpc/error_details.pb.h"
 #include "google/rpc/status.pb.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "septa/v1/tenant.grpc.pb.h"
 #include "tests/integration/api/api_fixture.h"
 
@@ -54,6 +55,16 @@ class DatabaseFailureTest : public ApiTest {
   }
 
   // Calls GetTenant over gRPC with `token` and a request id of ours.
+  grpc::health::v1::HealthCheckResponse::ServingStatus HealthOf(const std::string& service) {
+    grpc::health::v1::HealthCheckRequest req;
+    req.set_service(service);
+    grpc::health::v1::HealthCheckResponse resp;
+    grpc::ClientContext ctx;
+    const grpc::Status status = grpc::health::v1::Health::NewStub(channel_)->Check(&ctx, req, &resp);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return resp.status();
+  }
+
   grpc::Status GrpcGetTenant(const std::string& token, const std::string& name, const std::string& request_id) {
     grpc::ClientContext ctx;
     ctx.AddMetadata("authorization", "Bearer " + token);
@@ -102,6 +113,12 @@ TEST_F(DatabaseFailureTest, AnUnreachableDatabaseIsA503WithoutItsAddress) {
   ExpectNoInternals(grpc.error_message(), database_name_);
   ExpectNoInternals(grpc.error_details(), database_name_);
   EXPECT_EQ(RequestIdOf(grpc), "probe-grpc-1");
+
+  // gRPC's health service says what /readyz says; septad is still alive.
+  EXPECT_EQ(HealthOf(""), grpc::health::v1::HealthCheckResponse::NOT_SERVING);
+  EXPECT_EQ(HealthOf("septa.v1.TenantService"), grpc::health::v1::HealthCheckResponse::NOT_SERVING);
+  EXPECT_EQ(HealthOf("liveness"), grpc::health::v1::HealthCheckResponse::SERVING);
+  EXPECT_EQ(http_->Send("GET", "/healthz").status, 200);
 }
 
 TEST_F(DatabaseFailureTest, AnInternalErrorCarriesNoSqlButClientErrorsKeepTheirText) {

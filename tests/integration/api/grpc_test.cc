@@ -287,11 +287,19 @@ TEST_F(GrpcTest, CallsAreCountedOnMetrics) {
 
 TEST_F(GrpcTest, HealthServiceServes) {
   auto health = grpc::health::v1::Health::NewStub(channel_);
-  grpc::health::v1::HealthCheckRequest req;
+  for (const std::string service : {"", "septa.v1.TenantService", "septa.v1.TokenService", "liveness"}) {
+    grpc::health::v1::HealthCheckRequest req;
+    req.set_service(service);
+    grpc::health::v1::HealthCheckResponse resp;
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(health->Check(&ctx, req, &resp).ok()) << service;
+    EXPECT_EQ(resp.status(), grpc::health::v1::HealthCheckResponse::SERVING) << service;
+  }
+  grpc::health::v1::HealthCheckRequest unknown;
+  unknown.set_service("septa.v1.NoSuchService");
   grpc::health::v1::HealthCheckResponse resp;
   grpc::ClientContext ctx;
-  ASSERT_TRUE(health->Check(&ctx, req, &resp).ok());
-  EXPECT_EQ(resp.status(), grpc::health::v1::HealthCheckResponse::SERVING);
+  EXPECT_EQ(health->Check(&ctx, unknown, &resp).error_code(), grpc::StatusCode::NOT_FOUND);
 }
 
 // ---- Issue 9: what a client sends is checked where it enters (validation) ----
