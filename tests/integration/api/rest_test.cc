@@ -13,6 +13,7 @@
 #include "services/core/crypto.h"
 #include "tests/integration/api/api_fixture.h"
 #include "tests/integration/api/authorization_table.h"
+#include "tests/support/sanitizer_build.h"
 
 namespace septa::test {
 namespace {
@@ -621,6 +622,9 @@ class LargeBodyTest : public ApiTest {
 // A deeply nested body is refused before a tree is built (issue 9 #9), so
 // that repeating it does not grow the process (septad runs in this process).
 TEST_F(LargeBodyTest, DeepNestingIsRefusedWithoutGrowingMemory) {
+  if (test::kAddressSanitizerBuild) {
+    GTEST_SKIP() << "ASan's quarantine keeps freed memory resident by design; the main and TSan builds bound RSS";
+  }
   const std::string brackets(1 << 20, '[');               // the issue's body: not even an object
   const std::string nested = R"({"labels":)" + brackets;  // an object, nested a million deep
   ExpectProblem(Call(admin_, "POST", "/v1/tenants", brackets), 400, "", "1 MB of [");

@@ -12,6 +12,7 @@
 #include <mutex>
 
 #include "services/http/server.h"
+#include "tests/support/sanitizer_build.h"
 #include "tests/unit/services/http/test_client.h"
 
 namespace septa::http {
@@ -114,6 +115,10 @@ class DescriptorHog {
 // acceptor sheds the oldest idle connection and tries again, rather than
 // spinning or giving up while the new client waits.
 TEST(httpConnectionLimit, OutOfDescriptorsShedsAnIdleConnection) {
+  if (test::kAddressSanitizerBuild) {
+    GTEST_SKIP() << "UBSan's vptr check probes memory through a pipe, which cannot be made while this test holds "
+                    "every descriptor; the main and TSan builds run it";
+  }
   auto server = std::make_unique<Server>(
       ServerOptions{}, [](Request&& req, std::shared_ptr<Exchange> ex) { ex->Reply(Text(std::string(req.target()))); });
   ASSERT_TRUE(server->Start().ok());
