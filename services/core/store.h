@@ -49,6 +49,10 @@ class Tx {
   virtual Status RevokeToken(const std::string& id, TimePoint when) = 0;
   // Revokes every token of a principal (used when a tenant is deleted).
   virtual Status RevokeTokensOf(const std::string& principal, TimePoint when) = 0;
+  // Every unrevoked token of a principal expires at most `max_lifetime` after
+  // its creation (used when a tenant moves to a tier with a shorter cap);
+  // caches are told as for RevokeTokensOf.
+  virtual Status CapTokenLifetimes(const std::string& principal, std::chrono::seconds max_lifetime) = 0;
 
   // Assigns the record's id.
   virtual Status AppendAudit(const AuditRecord& record) = 0;

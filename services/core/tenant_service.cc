@@ -25,12 +25,11 @@ Status CheckEtag(std::string_view if_match, const Tenant& current) {
 }
 
 // Tier names are validated against the table, so a typo names the choices.
-Status CheckTierExists(Tx& tx, const std::string& tier) {
+Result<TrustTier> FindTier(Tx& tx, const std::string& tier) {
   if (tier.empty()) return InvalidField("trust_tier", "is required");
   if (CanNameTenantOrTier(tier)) {
     auto found = tx.GetTrustTier(tier);
-    if (found.ok()) return Status::Ok();
-    if (found.status().code() != Code::kNotFound) return found.status();
+    if (found.status().code() != Code::kNotFound) return found;
   }
   std::string choices;
   auto tiers = tx.ListTrustTiers();
@@ -111,7 +110,7 @@ Result<Tenant> TenantService::Create(const RequestContext& ctx, const Tenant& dr
       }
       if (previous.status().code() != Code::kNotFound) return previous.status();
     }
-    SEPTA_RETURN_IF_ERROR(CheckTierExists(tx, draft.trust_tier));
+    SEPTA_RETURN_IF_ERROR(FindTier(tx, draft.trust_tier));
     created = draft;
     created.create_time = now;
     created.update_time = now;
@@ -202,9 +201,12 @@ Result<Tenant> TenantService::Update(const RequestContext& ctx, const std::strin
     if (update.display_name) next.display_name = *update.display_name;
     if (update.labels) next.labels = *update.labels;
     if (update.state) next.state = *update.state;
+    std::optional<TrustTier> new_tier;
     if (update.trust_tier && *update.trust_tier != current->trust_tier) {
-      SEPTA_RETURN_IF_ERROR(CheckTierExists(tx, *update.trust_tier));
-      next.trust_tier = *update.trust_tier;
+      auto tier = FindTier(tx, *update.trust_tier);
+      SEPTA_RETURN_IF_ERROR(tier);
+      new_tier = *std::move(tier);
+      next.trust_tier = new_tier->name;
     }
     if (next.display_name == current->display_name && next.labels == current->labels && next.state == current->state &&
         next.trust_tier == current->trust_tier) {
@@ -215,6 +217,12 @@ Result<Tenant> TenantService::Update(const RequestContext& ctx, const std::strin
     next.update_time = now;
     next.version = current->version + 1;
     SEPTA_RETURN_IF_ERROR(tx.UpdateTenant(next, current->version));
+    // The tenant's tokens live no longer than its new tier allows, counted
+    // from their issue, as if they had been issued under it.
+    if (new_tier) {
+      SEPTA_RETURN_IF_ERROR(
+          tx.CapTokenLifetimes("tenant:" + name, std::chrono::seconds(new_tier->credential_ttl_max_seconds)));
+    }
     SEPTA_RETURN_IF_ERROR(tx.AppendAudit(
         Audit(ctx, now, "tenant.update", ResourceOf(name), EtagOf(current->version), EtagOf(next.version))));
     result = std::move(next);

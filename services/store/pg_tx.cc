@@ -153,6 +153,9 @@ void PrepareStatements(pqxx::connection& c) {
   c.prepare("revocation_notify", "SELECT pg_notify('" + std::string(kRevocationChannel) + "', $1)");
   c.prepare("token_revoke_of",
             "UPDATE api_tokens SET revoke_time = septa_ts($2) WHERE principal = $1 AND revoke_time IS NULL");
+  c.prepare("token_cap_of",
+            "UPDATE api_tokens SET expire_time = least(coalesce(expire_time, 'infinity'),"
+            " create_time + make_interval(secs => $2)) WHERE principal = $1 AND revoke_time IS NULL");
   c.prepare("audit_append",
             "INSERT INTO audit_log (time, principal, action, resource, old_etag, new_etag, request_id)"
             " VALUES (septa_ts($1), $2, $3, $4, $5, $6, $7)");
@@ -324,6 +327,14 @@ Status PgTx::RevokeToken(const std::string& id, TimePoint when) {
 Status PgTx::RevokeTokensOf(const std::string& principal, TimePoint when) {
   return ToStatus(Write([&](pqxx::transaction_base& w) {
     pqxx::result r = w.exec_prepared("token_revoke_of", principal, Micros(when));
+    w.exec_prepared("revocation_notify", RevocationPayload({"", principal}));
+    return r;
+  }));
+}
+
+Status PgTx::CapTokenLifetimes(const std::string& principal, std::chrono::seconds max_lifetime) {
+  return ToStatus(Write([&](pqxx::transaction_base& w) {
+    pqxx::result r = w.exec_prepared("token_cap_of", principal, static_cast<std::int64_t>(max_lifetime.count()));
     w.exec_prepared("revocation_notify", RevocationPayload({"", principal}));
     return r;
   }));

@@ -41,6 +41,7 @@ class PgTx final : public core::Tx {
   Result<std::vector<core::ApiToken>> ListTokens(const std::string& principal) override;
   Status RevokeToken(const std::string& id, TimePoint when) override;
   Status RevokeTokensOf(const std::string& principal, TimePoint when) override;
+  Status CapTokenLifetimes(const std::string& principal, std::chrono::seconds max_lifetime) override;
 
   Status AppendAudit(const core::AuditRecord& record) override;
   Result<std::vector<core::AuditRecord>> ListAudit(const std::string& resource, int limit) override;

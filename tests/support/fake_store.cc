@@ -188,6 +188,17 @@ class FakeTx final : public Tx {
     return Status::Ok();
   }
 
+  Status CapTokenLifetimes(const std::string& principal, std::chrono::seconds max_lifetime) override {
+    SEPTA_RETURN_IF_ERROR(CheckWritable());
+    for (auto& [id, token] : s_.tokens) {
+      if (token.principal != principal || token.revoke_time) continue;
+      const TimePoint cap = token.create_time + max_lifetime;
+      if (!token.expire_time || *token.expire_time > cap) token.expire_time = cap;
+    }
+    revocations.push_back({"", principal});
+    return Status::Ok();
+  }
+
   Status AppendAudit(const AuditRecord& record) override {
     SEPTA_RETURN_IF_ERROR(CheckWritable());
     if (record.action.empty()) return InvalidField("action", "must not be empty");

@@ -210,6 +210,35 @@ TEST_F(TenantServiceTest, OwnersEditTheirTenantButNotItsTier) {
   EXPECT_EQ(tenants.Update(Admin(), "acme", tier, "").status().violations()[0].field, "trust_tier");
 }
 
+// A token issued under the old tier lives no longer than the new tier's cap
+// allows, counted from its issue; a cached verification is dropped at once.
+TEST_F(TenantServiceTest, AStricterTierShortensTheTenantsTokens) {
+  MustCreate("acme");  // shared: tokens live up to 24 h
+  store.WatchRevocations([this](const Revocation& r) { authenticator.Forget(r); });
+  auto issued = tokens.Create(Admin(), {"tenant:acme", "owner", "", ""});
+  ASSERT_TRUE(issued.ok());
+  const TimePoint created = issued->token.create_time;
+  EXPECT_EQ(issued->token.expire_time, created + std::chrono::hours(24));
+  clock.Advance(std::chrono::minutes(10));
+  ASSERT_TRUE(authenticator.Authenticate(issued->secret_text).ok());  // verified and cached
+
+  TenantUpdate tier;
+  tier.trust_tier = "exclusive";  // tokens live up to 15 min
+  ASSERT_TRUE(tenants.Update(Admin(), "acme", tier, "").ok());
+  auto listed = tokens.List(Admin());
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].expire_time, created + std::chrono::minutes(15));
+  EXPECT_TRUE(authenticator.Authenticate(issued->secret_text).ok()) << "still within the new cap";
+  clock.Advance(std::chrono::minutes(5) + std::chrono::seconds(1));
+  EXPECT_EQ(authenticator.Authenticate(issued->secret_text).status().code(), Code::kUnauthenticated);
+
+  tier.trust_tier = "shared";  // a looser tier does not lengthen them again
+  ASSERT_TRUE(tenants.Update(Admin(), "acme", tier, "").ok());
+  EXPECT_EQ((*tokens.List(Admin()))[0].expire_time, created + std::chrono::minutes(15));
+  store.WatchRevocations(nullptr);
+}
+
 TEST_F(TenantServiceTest, DeleteRevokesTheTenantsTokens) {
   MustCreate("acme");
   auto issued = tokens.Create(Admin(), {"tenant:acme", "owner", "", ""});

@@ -342,6 +342,33 @@ TYPED_TEST_P(StoreContract, TokensListInCreationOrderAndRevoke) {
   EXPECT_TRUE(this->Write([](Tx& tx) { return tx.RevokeTokensOf("tenant:nobody", At(600)); }).ok());
 }
 
+TYPED_TEST_P(StoreContract, TokenLifetimesAreCappedFromTheirCreation) {
+  const Status inserted = this->Write([](Tx& tx) {
+    ApiToken forever = MakeToken("aaaaaaaa", "tenant:acme", 'a', At(100));
+    ApiToken long_lived = MakeToken("bbbbbbbb", "tenant:acme", 'b', At(200));
+    long_lived.expire_time = At(200 + 86'400);
+    ApiToken short_lived = MakeToken("cccccccc", "tenant:acme", 'c', At(300));
+    short_lived.expire_time = At(300 + 60);
+    ApiToken revoked = MakeToken("dddddddd", "tenant:acme", 'd', At(400));
+    revoked.revoke_time = At(450);
+    ApiToken other = MakeToken("eeeeeeee", "tenant:other", 'e', At(500));
+    for (const ApiToken* t : {&forever, &long_lived, &short_lived, &revoked, &other}) {
+      SEPTA_RETURN_IF_ERROR(tx.InsertToken(*t));
+    }
+    return Status::Ok();
+  });
+  ASSERT_TRUE(inserted.ok()) << inserted.ToString();
+  ASSERT_TRUE(this->Write([](Tx& tx) { return tx.CapTokenLifetimes("tenant:acme", std::chrono::seconds(900)); }).ok());
+  auto expiry = [&](const std::string& id) {
+    return this->template Read<ApiToken>([&](Tx& tx) { return tx.GetToken(id); })->expire_time;
+  };
+  EXPECT_EQ(expiry("aaaaaaaa"), At(100 + 900));
+  EXPECT_EQ(expiry("bbbbbbbb"), At(200 + 900));
+  EXPECT_EQ(expiry("cccccccc"), At(300 + 60)) << "already shorter than the cap";
+  EXPECT_EQ(expiry("dddddddd"), std::nullopt) << "revoked tokens are left as they are";
+  EXPECT_EQ(expiry("eeeeeeee"), std::nullopt) << "another principal's";
+}
+
 TYPED_TEST_P(StoreContract, AuditIsNewestFirstWithAssignedIds) {
   const Status appended = this->Write([](Tx& tx) {
     SEPTA_RETURN_IF_ERROR(tx.AppendAudit({0, At(10), "admin", "tenant.create", "tenants/a", "", "1", "r1"}));
@@ -451,16 +478,18 @@ TYPED_TEST_P(StoreContract, CommittedRevocationsAreToldToTheWatcher) {
             Code::kAborted);
   ASSERT_TRUE(this->Write([](Tx& tx) { return tx.RevokeToken("1111111111111111", At(3)); }).ok());
   ASSERT_TRUE(this->Write([](Tx& tx) { return tx.RevokeTokensOf("tenant:acme", At(4)); }).ok());
+  ASSERT_TRUE(this->Write([](Tx& tx) { return tx.CapTokenLifetimes("tenant:other", std::chrono::seconds(60)); }).ok());
   {
     std::unique_lock lock(mu);
-    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(5), [&] { return told.size() >= 2; })) << told.size();
-    EXPECT_THAT(told, ElementsAre("token 1111111111111111", "principal tenant:acme")) << "nothing from the rollback";
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(5), [&] { return told.size() >= 3; })) << told.size();
+    EXPECT_THAT(told, ElementsAre("token 1111111111111111", "principal tenant:acme", "principal tenant:other"))
+        << "nothing from the rollback";
   }
   this->store().WatchRevocations(nullptr);
   ASSERT_TRUE(this->Write([](Tx& tx) { return tx.RevokeToken("2222222222222222", At(5)); }).ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   std::lock_guard lock(mu);
-  EXPECT_EQ(told.size(), 2u) << "told after the watcher was removed";
+  EXPECT_EQ(told.size(), 3u) << "told after the watcher was removed";
 }
 
 TYPED_TEST_P(StoreContract, ConcurrentReadModifyWriteLosesNoUpdate) {
@@ -500,8 +529,8 @@ REGISTER_TYPED_TEST_SUITE_P(StoreContract, IsReady, HoldsTheFourDefaultTrustTier
                             UpdateTenantRequiresTheExpectedVersion, DeleteTenantRequiresTheExpectedVersion,
                             ListTenantsFiltersAndPaginatesByName, TokensRoundTripAndStayUnique,
                             TokensStoreOnlyAWellFormedHash, TokensListInCreationOrderAndRevoke,
-                            AuditIsNewestFirstWithAssignedIds, IdempotencyKeysAreUniquePerPrincipal,
-                            IdempotencyKeysAreDeletedOneByOneOrOldestFirst, CommittedRevocationsAreToldToTheWatcher,
-                            ConcurrentReadModifyWriteLosesNoUpdate);
+                            TokenLifetimesAreCappedFromTheirCreation, AuditIsNewestFirstWithAssignedIds,
+                            IdempotencyKeysAreUniquePerPrincipal, IdempotencyKeysAreDeletedOneByOneOrOldestFirst,
+                            CommittedRevocationsAreToldToTheWatcher, ConcurrentReadModifyWriteLosesNoUpdate);
 
 }  // namespace septa::core::contract
