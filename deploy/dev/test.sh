@@ -79,16 +79,9 @@ stage_asan() {
   timed asan.fuzz run_ctest build-asan -L fuzz
 }
 
-# Tests through a gRPC client or server are left out of the TSan stage for now:
-# Debian's gRPC and abseil are not built with TSan, their hand-offs between
-# threads are invisible to it, and sanitizers/tsan.supp does not yet cover
-# every report that causes (RestTest, which runs the whole septad with its gRPC
-# server, does run). Remove once tsan.supp is complete.
-TSAN_EXCLUDE='^(cli\.|GrpcTest\.)'
-
 stage_tsan() {
   timed tsan.build build_sanitizer build-tsan thread
-  timed tsan.test run_ctest build-tsan -E "$TSAN_EXCLUDE"
+  timed tsan.test run_ctest build-tsan
 }
 
 report() {
