@@ -73,6 +73,14 @@ http::Response Json(http::HttpStatus status, const google::protobuf::Message& me
   return r;
 }
 
+// What /healthz and /readyz answer when their probe passes.
+http::Response ProbePassed(std::string_view status) {
+  http::Response r(http::HttpStatus::ok, 11);
+  r.set(bh::field::content_type, "application/json");
+  r.body() = "{\"status\":\"" + std::string(status) + "\"}\n";
+  return r;
+}
+
 http::Response WithEtag(http::Response r, const std::string& etag) {
   r.set(bh::field::etag, "\"" + etag + "\"");
   return r;
@@ -170,20 +178,14 @@ void RestApi::Impl::AddRoutes() {
       bh::verb::get, "/healthz",
       [this](const Call&) -> Result<http::Response> {
         SEPTA_RETURN_IF_ERROR(uc.probes.Live());
-        http::Response r(http::HttpStatus::ok, 11);
-        r.set(bh::field::content_type, "application/json");
-        r.body() = "{\"status\":\"ok\"}\n";
-        return r;
+        return ProbePassed("ok");
       },
       Auth::kNone, RunsOn::kIoThread);
   Add(
       bh::verb::get, "/readyz",
       [this](const Call&) -> Result<http::Response> {
         SEPTA_RETURN_IF_ERROR(uc.probes.Ready());
-        http::Response r(http::HttpStatus::ok, 11);
-        r.set(bh::field::content_type, "application/json");
-        r.body() = "{\"status\":\"ready\"}\n";
-        return r;
+        return ProbePassed("ready");
       },
       Auth::kNone);
   Add(
