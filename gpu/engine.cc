@@ -55,6 +55,15 @@ std::string_view TierName(Tier tier) {
   return "unknown";
 }
 
+std::string_view NodeHealthName(NodeHealth health) {
+  switch (health) {
+    case NodeHealth::kReady: return "Ready";
+    case NodeHealth::kNotReady: return "NotReady";
+    case NodeHealth::kGone: return "Gone";
+  }
+  return "unknown";
+}
+
 std::string_view GpuModeName(GpuMode mode) {
   switch (mode) {
     case GpuMode::kFree: return "free";

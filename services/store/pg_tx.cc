@@ -9,7 +9,6 @@ namespace {
 
 using core::ApiToken;
 using core::AuditRecord;
-using core::GpuSharing;
 using core::IdempotencyRecord;
 using core::Role;
 using core::Tenant;
@@ -45,11 +44,11 @@ std::optional<TimePoint> OptionalTime(const pqxx::field& f) {
   return FromMicros(f.as<std::int64_t>());
 }
 
-GpuSharing SharingOf(const std::string& text) {
-  if (text == "mig") return GpuSharing::kMig;
-  if (text == "whole-gpu") return GpuSharing::kWholeGpu;
-  if (text == "whole-node") return GpuSharing::kWholeNode;
-  return GpuSharing::kFractional;  // the CHECK constraint admits nothing else
+gpu::Tier SharingOf(const std::string& text) {
+  if (text == "mig") return gpu::Tier::kIsolated;
+  if (text == "whole-gpu") return gpu::Tier::kDedicated;
+  if (text == "whole-node") return gpu::Tier::kExclusive;
+  return gpu::Tier::kShared;  // the CHECK constraint admits nothing else
 }
 const char* StateText(TenantState state) { return state == TenantState::kSuspended ? "suspended" : "active"; }
 TenantState StateOf(const std::string& text) {

@@ -60,7 +60,7 @@ Status CheckLimit(int limit) {
   return Status::Ok();
 }
 
-TrustTier DefaultTier(std::string name, std::string display_name, std::string description, GpuSharing sharing,
+TrustTier DefaultTier(std::string name, std::string display_name, std::string description, gpu::Tier sharing,
                       std::string co_tenancy, std::string runtime_class, std::int64_t ttl, TimePoint at) {
   return {std::move(name),
           std::move(display_name),
@@ -279,14 +279,14 @@ class FakeTx final : public Tx {
 FakeStore::FakeStore(TimePoint seeded_at) {
   const TimePoint at = Truncated(seeded_at);
   for (TrustTier tier : {
-           DefaultTier("shared", "Shared", "One team, trusted: fractional, time-sliced GPUs.", GpuSharing::kFractional,
+           DefaultTier("shared", "Shared", "One team, trusted: fractional, time-sliced GPUs.", gpu::Tier::kShared,
                        "other shared tenants on the same GPU", "nvidia", 86400, at),
            DefaultTier("isolated", "Isolated", "Internal teams with competing priorities: MIG slices.",
-                       GpuSharing::kMig, "other tenants' MIG slices on the same GPU, never a time-sliced share",
+                       gpu::Tier::kIsolated, "other tenants' MIG slices on the same GPU, never a time-sliced share",
                        "nvidia", 28800, at),
-           DefaultTier("dedicated", "Dedicated", "Paying customers with SLAs: whole GPUs.", GpuSharing::kWholeGpu,
+           DefaultTier("dedicated", "Dedicated", "Paying customers with SLAs: whole GPUs.", gpu::Tier::kDedicated,
                        "other tenants' whole GPUs on the same node", "kata-qemu-nvidia-gpu", 3600, at),
-           DefaultTier("exclusive", "Exclusive", "Regulated or adversarial: whole nodes.", GpuSharing::kWholeNode,
+           DefaultTier("exclusive", "Exclusive", "Regulated or adversarial: whole nodes.", gpu::Tier::kExclusive,
                        "nobody on the node", "kata-qemu-nvidia-gpu", 900, at),
        }) {
     state_.tiers.emplace(tier.name, std::move(tier));

@@ -14,7 +14,13 @@ InventoryGpu Gpu(const std::string& model, int index, bool mig = false, MigLayou
 
 InventoryNode Node(const std::string& name, int cpu, int mem, std::vector<InventoryGpu> gpus,
                    std::vector<Taint> taints = {}) {
-  return InventoryNode{name, cpu, mem, {}, std::move(taints), std::move(gpus)};
+  InventoryNode node;
+  node.name = name;
+  node.cpu_milli = cpu;
+  node.memory_mib = mem;
+  node.taints = std::move(taints);
+  node.gpus = std::move(gpus);
+  return node;
 }
 
 const GpuModel& H100() { return *Catalog::Default().Find("H100-80GB"); }

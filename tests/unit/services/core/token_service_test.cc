@@ -235,7 +235,7 @@ TEST_F(TokenServiceTest, TiersAreReadableByEveryone) {
   auto exclusive = tiers.Get(Admin(), "exclusive");
   ASSERT_TRUE(exclusive.ok());
   EXPECT_EQ(exclusive->credential_ttl_max_seconds, 15 * 60);
-  EXPECT_EQ(exclusive->gpu_sharing, GpuSharing::kWholeNode);
+  EXPECT_EQ(exclusive->gpu_sharing, gpu::Tier::kExclusive);
   EXPECT_EQ(tiers.Get(Admin(), "gold").status().code(), Code::kNotFound);
 }
 

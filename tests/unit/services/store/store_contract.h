@@ -109,7 +109,7 @@ TYPED_TEST_P(StoreContract, HoldsTheFourDefaultTrustTiers) {
                                 "isolated 1 nvidia 28800", "shared 0 nvidia 86400"));
   auto isolated = this->template Read<TrustTier>([](Tx& tx) { return tx.GetTrustTier("isolated"); });
   ASSERT_TRUE(isolated.ok());
-  EXPECT_EQ(isolated->gpu_sharing, GpuSharing::kMig);
+  EXPECT_EQ(isolated->gpu_sharing, gpu::Tier::kIsolated);
   EXPECT_EQ(isolated->display_name, "Isolated");
   EXPECT_FALSE(isolated->co_tenancy.empty());
   auto missing = this->template Read<TrustTier>([](Tx& tx) { return tx.GetTrustTier("gold"); });
