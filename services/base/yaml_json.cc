@@ -43,7 +43,58 @@ json Resolve(const std::string& s) {
   return s;
 }
 
+// A literal block ("|", which keeps one final line break) reads back as `s`
+// when `s` has several lines, ends with exactly one line break and does not
+// start with a space (which would need an indentation indicator).
+bool LiteralBlockKeeps(const std::string& s) {
+  const std::size_t first_break = s.find('\n');
+  return first_break != std::string::npos && first_break + 1 < s.size() && s.back() == '\n' &&
+         s[s.size() - 2] != '\n' && s.front() != ' ';
+}
+
+void Emit(YAML::Emitter& out, const nlohmann::ordered_json& value) {
+  switch (value.type()) {
+    case json::value_t::null: out << YAML::Null; break;
+    case json::value_t::boolean: out << value.get<bool>(); break;
+    case json::value_t::number_integer: out << value.get<std::int64_t>(); break;
+    case json::value_t::number_unsigned: out << value.get<std::uint64_t>(); break;
+    case json::value_t::number_float: out << value.get<double>(); break;
+    case json::value_t::string: {
+      const auto& s = value.get_ref<const std::string&>();
+      if (LiteralBlockKeeps(s)) out << YAML::Literal;
+      else if (s.find('\n') != std::string::npos || Resolve(s) != json(s)) out << YAML::DoubleQuoted;
+      out << s;
+      break;
+    }
+    case json::value_t::array:
+      if (value.empty()) out << YAML::Flow;
+      out << YAML::BeginSeq;
+      for (const auto& item : value) Emit(out, item);
+      out << YAML::EndSeq;
+      break;
+    case json::value_t::object:
+      if (value.empty()) out << YAML::Flow;
+      out << YAML::BeginMap;
+      for (const auto& [key, item] : value.items()) {
+        out << YAML::Key;
+        if (Resolve(key) != json(key)) out << YAML::DoubleQuoted;
+        out << key << YAML::Value;
+        Emit(out, item);
+      }
+      out << YAML::EndMap;
+      break;
+    case json::value_t::binary:
+    case json::value_t::discarded: out << YAML::Null; break;
+  }
+}
+
 }  // namespace
+
+std::string JsonToYaml(const nlohmann::ordered_json& json) {
+  YAML::Emitter out;
+  Emit(out, json);
+  return std::string(out.c_str()) + "\n";
+}
 
 json YamlToJson(const YAML::Node& node) {
   switch (node.Type()) {

@@ -33,5 +33,28 @@ TEST(YamlToJson, CollectionsAndKeys) {
   EXPECT_EQ(Convert(""), json(nullptr));
 }
 
+// Whatever JsonToYaml writes, YamlToJson reads back as the same JSON.
+TEST(JsonToYaml, RoundTrips) {
+  const auto doc = nlohmann::ordered_json::parse(R"({
+    "openapi": "3.1.0",
+    "strings": ["true", "False", "null", "~", "", "42", "-1.5e3", "0x1F", "0o7", "yes", "a: b", "# not a comment",
+                "- item", "[x]", "{y}", "'quoted'", "\"dq\"", " lead", "trail ", "tab\there", "é ü"],
+    "multi": "first line\nsecond: line\n  indented\n",
+    "multi_no_final_newline": "one\ntwo",
+    "multi_odd": [" lead\nx\n", "two breaks\n\n", "one line\n", "\n"],
+    "numbers": [0, -7, 9007199254740993, 1.5, -0.25],
+    "flags": [true, false, null],
+    "empty": {"array": [], "object": {}},
+    "keys": {"200": "ok", "true": 1, "": 2, "a b": 3, "/v1/tenants/{name}": {"get": {}}}
+  })");
+  const std::string yaml = JsonToYaml(doc);
+  EXPECT_EQ(Convert(yaml), json::parse(doc.dump())) << yaml;
+}
+
+TEST(JsonToYaml, KeepsKeyOrderAndWritesBlocks) {
+  const auto doc = nlohmann::ordered_json::parse(R"({"openapi": "3.1.0", "info": {"title": "t"}, "paths": {}})");
+  EXPECT_EQ(JsonToYaml(doc), "openapi: 3.1.0\ninfo:\n  title: t\npaths: {}\n");
+}
+
 }  // namespace
 }  // namespace septa::base
