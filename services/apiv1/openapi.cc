@@ -1,0 +1,291 @@
+#include "services/apiv1/openapi.h"
+
+#include <google/protobuf/duration.pb.h>
+#include <google/protobuf/empty.pb.h>
+#include <google/protobuf/field_mask.pb.h>
+#include <google/protobuf/timestamp.pb.h>
+
+#include <map>
+#include <set>
+
+#include "services/base/yaml_json.h"
+
+namespace septa::apiv1 {
+
+namespace {
+
+namespace pb = google::protobuf;
+using Json = nlohmann::ordered_json;
+
+constexpr std::string_view kPackagePrefix = "septa.v1.";
+
+// "septa.v1.Capacity.Shared" -> "Capacity.Shared"; other packages keep theirs.
+std::string SchemaName(const std::string& full_name) {
+  return full_name.starts_with(kPackagePrefix) ? full_name.substr(kPackagePrefix.size()) : full_name;
+}
+
+Json Ref(const std::string& full_name) { return {{"$ref", "#/components/schemas/" + SchemaName(full_name)}}; }
+
+// Collects the schemas of the messages and enums the operations reach.
+class Schemas {
+ public:
+  Result<Json> Message(const pb::Descriptor& message) {
+    if (auto known = WellKnown(message)) return *known;
+    const std::string name(message.full_name());
+    if (!done_.contains(name)) {
+      done_.insert(name);
+      auto schema = Object(message);
+      SEPTA_RETURN_IF_ERROR(schema);
+      schemas_[SchemaName(name)] = *std::move(schema);
+    }
+    return Ref(name);
+  }
+
+  Result<Json> Field(const pb::FieldDescriptor& field) {
+    if (field.is_map()) {
+      auto value = Singular(*field.message_type()->map_value());
+      SEPTA_RETURN_IF_ERROR(value);
+      return Json{{"type", "object"}, {"additionalProperties", *value}};
+    }
+    auto item = Singular(field);
+    SEPTA_RETURN_IF_ERROR(item);
+    if (field.is_repeated()) return Json{{"type", "array"}, {"items", *item}};
+    return item;
+  }
+
+  // Sorted by name, so the document does not depend on the walk's order.
+  Json All() const {
+    Json out = Json::object();
+    for (const auto& [name, schema] : schemas_) out[name] = schema;
+    return out;
+  }
+
+ private:
+  static std::optional<Json> WellKnown(const pb::Descriptor& message) {
+    if (&message == pb::Timestamp::descriptor()) {
+      return Json{{"type", "string"}, {"format", "date-time"}, {"description", "RFC 3339, e.g. 2026-01-02T15:04:05Z"}};
+    }
+    if (&message == pb::Duration::descriptor()) {
+      return Json{
+          {"type", "string"}, {"pattern", "^-?[0-9]+(\\.[0-9]{1,9})?s$"}, {"description", "Seconds, e.g. 3600s"}};
+    }
+    if (&message == pb::FieldMask::descriptor()) {
+      return Json{{"type", "string"}, {"description", "Comma-separated field paths, e.g. display_name,labels"}};
+    }
+    if (&message == pb::Empty::descriptor()) return Json{{"type", "object"}};
+    return std::nullopt;
+  }
+
+  Result<Json> Object(const pb::Descriptor& message) {
+    Json properties = Json::object();
+    for (int i = 0; i < message.field_count(); ++i) {
+      const pb::FieldDescriptor& field = *message.field(i);
+      auto schema = Field(field);
+      SEPTA_RETURN_IF_ERROR(schema);
+      properties[std::string(field.name())] = *std::move(schema);
+    }
+    return Json{{"type", "object"}, {"properties", std::move(properties)}};
+  }
+
+  Result<Json> Enum(const pb::EnumDescriptor& e) {
+    const std::string name(e.full_name());
+    if (!done_.contains(name)) {
+      done_.insert(name);
+      Json values = Json::array();
+      for (int i = 0; i < e.value_count(); ++i) values.push_back(std::string(e.value(i)->name()));
+      schemas_[SchemaName(name)] = Json{{"type", "string"}, {"enum", std::move(values)}};
+    }
+    return Ref(name);
+  }
+
+  Result<Json> Singular(const pb::FieldDescriptor& field) {
+    using T = pb::FieldDescriptor;
+    switch (field.type()) {
+      case T::TYPE_STRING: return Json{{"type", "string"}};
+      case T::TYPE_BOOL: return Json{{"type", "boolean"}};
+      case T::TYPE_INT32:
+      case T::TYPE_SINT32:
+      case T::TYPE_SFIXED32: return Json{{"type", "integer"}, {"format", "int32"}};
+      case T::TYPE_UINT32:
+      case T::TYPE_FIXED32: return Json{{"type", "integer"}, {"format", "int64"}, {"minimum", 0}};
+      // protobuf's JSON mapping writes 64-bit integers as strings (and reads numbers too).
+      case T::TYPE_INT64:
+      case T::TYPE_SINT64:
+      case T::TYPE_SFIXED64:
+      case T::TYPE_UINT64:
+      case T::TYPE_FIXED64: return Json{{"type", "string"}, {"format", "int64"}};
+      case T::TYPE_DOUBLE: return Json{{"type", "number"}, {"format", "double"}};
+      case T::TYPE_FLOAT: return Json{{"type", "number"}, {"format", "float"}};
+      case T::TYPE_BYTES: return Json{{"type", "string"}, {"format", "byte"}};
+      case T::TYPE_ENUM: return Enum(*field.enum_type());
+      case T::TYPE_MESSAGE: return Message(*field.message_type());
+      case T::TYPE_GROUP: break;
+    }
+    return InvalidArgument(std::string(field.full_name()) + ": a group cannot be described");
+  }
+
+  std::set<std::string> done_;
+  std::map<std::string, Json> schemas_;
+};
+
+Json ProblemSchema() {
+  Json codes = Json::array();
+  for (int c = static_cast<int>(Code::kCancelled); c <= static_cast<int>(Code::kUnauthenticated); ++c) {
+    codes.push_back(std::string(CodeName(static_cast<Code>(c))));
+  }
+  return {
+      {"type", "object"},
+      {"description", "An error (RFC 9457), as services/rest/problem.cc writes it."},
+      {"required", {"type", "title", "status", "code", "message", "request_id"}},
+      {"properties",
+       {{"type", {{"type", "string"}}},
+        {"title", {{"type", "string"}, {"description", "The HTTP reason phrase"}}},
+        {"status", {{"type", "integer"}, {"description", "The HTTP status code"}}},
+        {"code", {{"type", "string"}, {"enum", codes}, {"description", "The canonical (gRPC) status code"}}},
+        {"message", {{"type", "string"}}},
+        {"request_id", {{"type", "string"}, {"description", "Also in the X-Request-Id response header"}}},
+        {"violations",
+         {{"type", "array"},
+          {"items",
+           {{"type", "object"},
+            {"required", {"field", "description"}},
+            {"properties",
+             {{"field", {{"type", "string"}, {"description", "The request field at fault, e.g. capacity.mig[0]"}}},
+              {"description", {{"type", "string"}}}}}}}}}}},
+  };
+}
+
+std::string StatusText(int status) {
+  switch (status) {
+    case 201: return "Created";
+    case 204: return "No Content";
+    default: return "OK";
+  }
+}
+
+// A path variable's name in the document: the last part of its field path,
+// so that "/v1/tenants/{name}" and "/v1/tenants/{tenant.name}" are one path
+// (OpenAPI treats templates differing only in variable names as one).
+std::string ParameterName(const std::string& field_path) { return field_path.substr(field_path.rfind('.') + 1); }
+
+std::string DocumentPath(const HttpBinding& b) {
+  std::string out = b.path;
+  for (const HttpPathVariable& v : b.path_variables) {
+    const std::string var = "{" + v.field_path + "}";
+    out.replace(out.find(var), var.size(), "{" + ParameterName(v.field_path) + "}");
+  }
+  return out;
+}
+
+Result<Json> Operation(const HttpBinding& b, Schemas& schemas) {
+  const pb::MethodDescriptor& method = *b.method;
+  Json op = {{"operationId", std::string(method.name())},
+             {"tags", {std::string(method.service()->name())}},
+             {"summary", std::string(method.full_name())}};
+  Json parameters = Json::array();
+  for (const HttpPathVariable& v : b.path_variables) {
+    auto schema = schemas.Field(*v.field);
+    SEPTA_RETURN_IF_ERROR(schema);
+    Json parameter = {{"name", ParameterName(v.field_path)}, {"in", "path"}, {"required", true}, {"schema", *schema}};
+    if (parameter["name"] != v.field_path) parameter["description"] = "Carries " + v.field_path;
+    parameters.push_back(std::move(parameter));
+  }
+  for (const pb::FieldDescriptor* field : b.query) {
+    if (field->message_type() != nullptr && field->message_type() != pb::FieldMask::descriptor()) {
+      return InvalidArgument(std::string(method.full_name()) + ": query parameter " + std::string(field->name()) +
+                             " must be a scalar or a FieldMask");
+    }
+    auto schema = schemas.Field(*field);
+    SEPTA_RETURN_IF_ERROR(schema);
+    parameters.push_back({{"name", std::string(field->name())}, {"in", "query"}, {"schema", *schema}});
+  }
+  for (const HttpHeaderBinding& h : b.headers) {
+    std::string description = "Carries " + h.field_path;
+    if (h.header == "If-Match") description += R"(: the etag, as "7", W/"7" or 7; * matches any)";
+    parameters.push_back(
+        {{"name", h.header}, {"in", "header"}, {"schema", {{"type", "string"}}}, {"description", description}});
+  }
+  if (!parameters.empty()) op["parameters"] = std::move(parameters);
+  if (b.has_body) {
+    auto schema = schemas.Message(b.body_field ? *b.body_field->message_type() : *method.input_type());
+    SEPTA_RETURN_IF_ERROR(schema);
+    op["requestBody"] = {{"required", true}, {"content", {{"application/json", {{"schema", *schema}}}}}};
+  }
+  Json success = {{"description", StatusText(b.success_status)}};
+  if (b.success_status != 204) {
+    auto schema = schemas.Message(*method.output_type());
+    SEPTA_RETURN_IF_ERROR(schema);
+    success["content"] = {{"application/json", {{"schema", *schema}}}};
+    if (method.output_type()->FindFieldByName("etag") != nullptr) {
+      success["headers"] = {{"ETag", {{"description", "The etag field, quoted"}, {"schema", {{"type", "string"}}}}}};
+    }
+  }
+  op["responses"] = {{std::to_string(b.success_status), std::move(success)},
+                     {"default", {{"$ref", "#/components/responses/Problem"}}}};
+  return op;
+}
+
+}  // namespace
+
+Result<nlohmann::ordered_json> OpenApiDocument(const std::vector<HttpBinding>& bindings) {
+  Schemas schemas;
+  Json paths = Json::object();
+  Json tags = Json::array();
+  std::set<std::string> operation_ids;
+  std::set<std::string> tag_names;
+  std::map<std::string, std::string> document_paths;  // by PathShape
+  for (const HttpBinding& b : bindings) {
+    if (!operation_ids.insert(std::string(b.method->name())).second) {
+      return InvalidArgument("two RPCs are named " + std::string(b.method->name()) + "; operation ids must be unique");
+    }
+    const std::string service(b.method->service()->name());
+    if (tag_names.insert(service).second) tags.push_back({{"name", service}});
+    std::string verb = b.verb;
+    for (char& c : verb) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    auto op = Operation(b, schemas);
+    SEPTA_RETURN_IF_ERROR(op);
+    const std::string path = DocumentPath(b);
+    auto [known, added] = document_paths.emplace(PathShape(b.path), path);
+    if (!added && known->second != path) {
+      return InvalidArgument(std::string(b.method->full_name()) + ": path " + b.path + " names its variables unlike " +
+                             known->second);
+    }
+    if (paths.contains(path) && paths[path].contains(verb)) {
+      return InvalidArgument(std::string(b.method->full_name()) + ": another RPC is bound to " + b.verb + " " + path);
+    }
+    paths[path][verb] = *std::move(op);
+  }
+  Json components = {
+      {"securitySchemes", {{"bearer", {{"type", "http"}, {"scheme", "bearer"}}}}},
+      {"responses",
+       {{"Problem",
+         {{"description", "An error"},
+          {"content", {{"application/problem+json", {{"schema", {{"$ref", "#/components/schemas/Problem"}}}}}}}}}}},
+      {"schemas", schemas.All()},
+  };
+  components["schemas"]["Problem"] = ProblemSchema();
+  return Json{
+      {"openapi", "3.1.0"},
+      {"info",
+       {{"title", "Septa API"},
+        {"version", "v1"},
+        {"description",
+         "Generated by septa-openapi from the (septa.v1.http) options of api/proto/septa/v1/*.proto; do not "
+         "edit: run scripts/gen_openapi.sh. Bodies are protobuf's JSON mapping of the messages; responses name "
+         "fields by their .proto names, requests may also use the lowerCamelCase JSON names."}}},
+      {"security", {{{"bearer", Json::array()}}}},
+      {"tags", std::move(tags)},
+      {"paths", std::move(paths)},
+      {"components", std::move(components)},
+  };
+}
+
+Result<std::string> OpenApiYaml() {
+  auto bindings = ApiHttpBindings();
+  SEPTA_RETURN_IF_ERROR(bindings);
+  auto doc = OpenApiDocument(*bindings);
+  SEPTA_RETURN_IF_ERROR(doc);
+  return base::JsonToYaml(*doc);
+}
+
+}  // namespace septa::apiv1
