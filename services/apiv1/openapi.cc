@@ -1,5 +1,6 @@
 #include "services/apiv1/openapi.h"
 
+#include <google/protobuf/descriptor.pb.h>
 #include <google/protobuf/duration.pb.h>
 #include <google/protobuf/empty.pb.h>
 #include <google/protobuf/field_mask.pb.h>
@@ -8,6 +9,8 @@
 #include <map>
 #include <set>
 
+#include "septa/api_files.h"
+#include "services/base/file.h"
 #include "services/base/yaml_json.h"
 
 namespace septa::apiv1 {
@@ -26,9 +29,51 @@ std::string SchemaName(const std::string& full_name) {
 
 Json Ref(const std::string& full_name) { return {{"$ref", "#/components/schemas/" + SchemaName(full_name)}}; }
 
+// Comment text as a description: one leading space per line removed, blank
+// lines at either end dropped; several lines end with a line break.
+std::string Describe(const pb::SourceLocation& location) {
+  std::vector<std::string> lines;
+  std::string text = location.leading_comments + location.trailing_comments;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
+    if (line.starts_with(' ')) line.erase(0, 1);
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) line.pop_back();
+    lines.push_back(std::move(line));
+    start = end + 1;
+  }
+  while (!lines.empty() && lines.back().empty()) lines.pop_back();
+  while (!lines.empty() && lines.front().empty()) lines.erase(lines.begin());
+  std::string out;
+  for (const std::string& line : lines) out += (out.empty() ? "" : "\n") + line;
+  if (lines.size() > 1) out += "\n";
+  return out;
+}
+
+template <typename D>
+std::string DescribeFound(const D* found) {
+  pb::SourceLocation location;
+  if (found == nullptr || !found->GetSourceLocation(&location)) return "";
+  return Describe(location);
+}
+
+bool SaysOutputOnly(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text.find("output only") != std::string::npos;
+}
+
+// `description` set to `text` unless that is empty.
+void SetDescription(Json& schema, const std::string& text) {
+  if (!text.empty()) schema["description"] = text;
+}
+
 // Collects the schemas of the messages and enums the operations reach.
 class Schemas {
  public:
+  explicit Schemas(const ProtoComments& comments) : comments_(comments) {}
+
   Result<Json> Message(const pb::Descriptor& message) {
     if (auto known = WellKnown(message)) return *known;
     const std::string name(message.full_name());
@@ -82,9 +127,15 @@ class Schemas {
       const pb::FieldDescriptor& field = *message.field(i);
       auto schema = Field(field);
       SEPTA_RETURN_IF_ERROR(schema);
+      const std::string comment = comments_.Of(field);
+      SetDescription(*schema, comment);
+      if (SaysOutputOnly(comment)) (*schema)["readOnly"] = true;
       properties[std::string(field.name())] = *std::move(schema);
     }
-    return Json{{"type", "object"}, {"properties", std::move(properties)}};
+    Json object = {{"type", "object"}};
+    SetDescription(object, comments_.Of(message));
+    object["properties"] = std::move(properties);
+    return object;
   }
 
   Result<Json> Enum(const pb::EnumDescriptor& e) {
@@ -92,8 +143,20 @@ class Schemas {
     if (!done_.contains(name)) {
       done_.insert(name);
       Json values = Json::array();
-      for (int i = 0; i < e.value_count(); ++i) values.push_back(std::string(e.value(i)->name()));
-      schemas_[SchemaName(name)] = Json{{"type", "string"}, {"enum", std::move(values)}};
+      std::string description = comments_.Of(e);
+      if (!description.empty() && !description.ends_with('\n')) description += "\n";
+      for (int i = 0; i < e.value_count(); ++i) {
+        const std::string value(e.value(i)->name());
+        values.push_back(value);
+        const std::string comment = comments_.Of(*e.value(i));
+        if (!comment.empty()) description += "- " + value + ": " + comment + (comment.ends_with('\n') ? "" : "\n");
+      }
+      // One line keeps no line break; several end with one.
+      if (!description.empty() && description.find('\n') == description.size() - 1) description.pop_back();
+      Json schema = {{"type", "string"}};
+      SetDescription(schema, description);
+      schema["enum"] = std::move(values);
+      schemas_[SchemaName(name)] = std::move(schema);
     }
     return Ref(name);
   }
@@ -124,6 +187,7 @@ class Schemas {
     return InvalidArgument(std::string(field.full_name()) + ": a group cannot be described");
   }
 
+  const ProtoComments& comments_;
   std::set<std::string> done_;
   std::map<std::string, Json> schemas_;
 };
@@ -177,11 +241,12 @@ std::string DocumentPath(const HttpBinding& b) {
   return out;
 }
 
-Result<Json> Operation(const HttpBinding& b, Schemas& schemas) {
+Result<Json> Operation(const HttpBinding& b, Schemas& schemas, const ProtoComments& comments) {
   const pb::MethodDescriptor& method = *b.method;
   Json op = {{"operationId", std::string(method.name())},
              {"tags", {std::string(method.service()->name())}},
              {"summary", std::string(method.full_name())}};
+  SetDescription(op, comments.Of(method));
   Json parameters = Json::array();
   for (const HttpPathVariable& v : b.path_variables) {
     auto schema = schemas.Field(*v.field);
@@ -197,7 +262,10 @@ Result<Json> Operation(const HttpBinding& b, Schemas& schemas) {
     }
     auto schema = schemas.Field(*field);
     SEPTA_RETURN_IF_ERROR(schema);
-    parameters.push_back({{"name", std::string(field->name())}, {"in", "query"}, {"schema", *schema}});
+    Json parameter = {{"name", std::string(field->name())}, {"in", "query"}};
+    SetDescription(parameter, comments.Of(*field));
+    parameter["schema"] = *std::move(schema);
+    parameters.push_back(std::move(parameter));
   }
   for (const HttpHeaderBinding& h : b.headers) {
     std::string description = "Carries " + h.field_path;
@@ -227,8 +295,44 @@ Result<Json> Operation(const HttpBinding& b, Schemas& schemas) {
 
 }  // namespace
 
-Result<nlohmann::ordered_json> OpenApiDocument(const std::vector<HttpBinding>& bindings) {
-  Schemas schemas;
+Result<ProtoComments> ProtoComments::Load(const std::string& descriptor_set_path) {
+  auto bytes = base::ReadFile(descriptor_set_path);
+  SEPTA_RETURN_IF_ERROR(bytes);
+  pb::FileDescriptorSet set;
+  if (!set.ParseFromString(*bytes)) return InvalidArgument(descriptor_set_path + " is not a FileDescriptorSet");
+  auto pool = std::make_shared<pb::DescriptorPool>();
+  for (const pb::FileDescriptorProto& file : set.file()) {
+    if (pool->BuildFile(file) == nullptr) {
+      return InvalidArgument(descriptor_set_path + ": " + file.name() + " does not build (imports first)");
+    }
+  }
+  ProtoComments comments;
+  comments.pool_ = std::move(pool);
+  return comments;
+}
+
+std::string ProtoComments::Of(const pb::Descriptor& d) const {
+  return DescribeFound(pool_->FindMessageTypeByName(d.full_name()));
+}
+std::string ProtoComments::Of(const pb::FieldDescriptor& d) const {
+  return DescribeFound(pool_->FindFieldByName(d.full_name()));
+}
+std::string ProtoComments::Of(const pb::EnumDescriptor& d) const {
+  return DescribeFound(pool_->FindEnumTypeByName(d.full_name()));
+}
+std::string ProtoComments::Of(const pb::EnumValueDescriptor& d) const {
+  return DescribeFound(pool_->FindEnumValueByName(d.full_name()));
+}
+std::string ProtoComments::Of(const pb::ServiceDescriptor& d) const {
+  return DescribeFound(pool_->FindServiceByName(d.full_name()));
+}
+std::string ProtoComments::Of(const pb::MethodDescriptor& d) const {
+  return DescribeFound(pool_->FindMethodByName(d.full_name()));
+}
+
+Result<nlohmann::ordered_json> OpenApiDocument(const std::vector<HttpBinding>& bindings,
+                                               const ProtoComments& comments) {
+  Schemas schemas(comments);
   Json paths = Json::object();
   Json tags = Json::array();
   std::set<std::string> operation_ids;
@@ -239,10 +343,14 @@ Result<nlohmann::ordered_json> OpenApiDocument(const std::vector<HttpBinding>& b
       return InvalidArgument("two RPCs are named " + std::string(b.method->name()) + "; operation ids must be unique");
     }
     const std::string service(b.method->service()->name());
-    if (tag_names.insert(service).second) tags.push_back({{"name", service}});
+    if (tag_names.insert(service).second) {
+      Json tag = {{"name", service}};
+      SetDescription(tag, comments.Of(*b.method->service()));
+      tags.push_back(std::move(tag));
+    }
     std::string verb = b.verb;
     for (char& c : verb) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    auto op = Operation(b, schemas);
+    auto op = Operation(b, schemas, comments);
     SEPTA_RETURN_IF_ERROR(op);
     const std::string path = DocumentPath(b);
     auto [known, added] = document_paths.emplace(PathShape(b.path), path);
@@ -283,7 +391,9 @@ Result<nlohmann::ordered_json> OpenApiDocument(const std::vector<HttpBinding>& b
 Result<std::string> OpenApiYaml() {
   auto bindings = ApiHttpBindings();
   SEPTA_RETURN_IF_ERROR(bindings);
-  auto doc = OpenApiDocument(*bindings);
+  auto comments = ProtoComments::Load(api::kBuildDescriptorSet);
+  SEPTA_RETURN_IF_ERROR(comments);
+  auto doc = OpenApiDocument(*bindings, *comments);
   SEPTA_RETURN_IF_ERROR(doc);
   return base::JsonToYaml(*doc);
 }

@@ -117,5 +117,17 @@ TEST(OpenApi, SchemasFollowProtobufsJsonMapping) {
   EXPECT_EQ(schemas.at("TrustTier").at("properties").at("credential_ttl_max").at("type"), "string");
 }
 
+TEST(OpenApi, DescriptionsComeFromTheProtoComments) {
+  const json doc = Committed();
+  const json& vc = doc.at("components").at("schemas").at("VirtualCluster").at("properties");
+  // "// output only" marks a field readOnly; fields a client sets are not.
+  EXPECT_EQ(vc.at("reservation").value("readOnly", false), true);
+  EXPECT_EQ(vc.at("state").value("readOnly", false), true);
+  EXPECT_EQ(vc.at("capacity").value("readOnly", false), false);
+  EXPECT_EQ(vc.at("name").at("description"), "DNS-1123 label, 1-40 characters, unique per tenant; immutable.");
+  EXPECT_EQ(doc.at("paths").at("/v1/inventory/nodes").at("get").at("description"),
+            "Every node and GPU, with its MIG layout and who holds what.");
+}
+
 }  // namespace
 }  // namespace septa::apiv1
