@@ -326,6 +326,7 @@ SeptadApp::~SeptadApp() { Shutdown(impl_->config.shutdown_grace); }
 std::uint16_t SeptadApp::http_port() const { return impl_->http->port(); }
 bool SeptadApp::tls() const { return !impl_->config.tls_cert_file.empty(); }
 int SeptadApp::grpc_port() const { return impl_->grpc->port(); }
+const rest::RestApi& SeptadApp::rest_api() const { return *impl_->rest; }
 std::string SeptadApp::admin_token_path() const { return (fs::path(impl_->config.data_dir) / "admin.token").string(); }
 const std::optional<std::string>& SeptadApp::new_admin_token() const { return impl_->new_admin_token; }
 std::string SeptadApp::database_description() const { return store::RedactPassword(impl_->database_url); }

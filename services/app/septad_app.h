@@ -14,6 +14,10 @@
 #include "common/status.h"
 #include "services/config/config.h"
 
+namespace septa::rest {
+class RestApi;
+}  // namespace septa::rest
+
 namespace septa::app {
 
 class SeptadApp {
@@ -33,6 +37,8 @@ class SeptadApp {
   // The host cluster's kubeconfig: the configured one, or <data_dir>/kubeconfig
   // (mode 0600) for the simulated cluster septad runs when none is configured.
   const std::string& kubeconfig_path() const;
+  // The REST surface (its route table, for tests).
+  const rest::RestApi& rest_api() const;
 
   // Stops accepting, lets in-flight requests finish within `grace`, closes
   // the listeners, then the store, then the embedded PostgreSQL.

@@ -402,6 +402,12 @@ http::Handler RestApi::Handler() {
   };
 }
 
+std::vector<RouteInfo> RestApi::Routes() const {
+  std::vector<RouteInfo> out;
+  for (const Route& route : impl_->routes) out.push_back({std::string(bh::to_string(route.method)), route.pattern});
+  return out;
+}
+
 http::Response RestApi::ServerError(http::HttpStatus status, std::string_view message) {
   Code code = Code::kInvalidArgument;  // 400: a request that cannot be read or framed
   switch (status) {

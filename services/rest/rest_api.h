@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "services/core/use_cases.h"
@@ -20,6 +21,12 @@ class Registry;
 }  // namespace prometheus
 
 namespace septa::rest {
+
+// One route of the REST surface.
+struct RouteInfo {
+  std::string method;   // "GET"
+  std::string pattern;  // "/v1/tenants/{name}"
+};
 
 class RestApi {
  public:
@@ -36,6 +43,10 @@ class RestApi {
   // For http::ServerOptions::error_formatter: problem+json for the errors
   // the HTTP server produces itself (400 unparsable, 413 body too large).
   static http::Response ServerError(http::HttpStatus status, std::string_view message);
+
+  // Every route served, in matching order. Those under /v1/ must be the
+  // (septa.v1.http) bindings of the protos (tests/integration/api/rest_routes_test.cc).
+  std::vector<RouteInfo> Routes() const;
 
  private:
   struct Impl;
