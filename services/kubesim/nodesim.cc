@@ -1,5 +1,6 @@
 #include "services/kubesim/nodesim.h"
 
+#include "services/kube/quantity.h"
 #include "services/kubesim/objects.h"
 #include "services/kubesim/selectors.h"
 
@@ -30,7 +31,7 @@ std::map<std::string, long long> PodRequests(const json& pod) {
       if (!requests.contains(k)) requests[k] = v;  // limits default requests
     }
     for (auto& [k, v] : requests.items()) {
-      auto q = ParseQuantityMilli(v.is_string() ? v.get<std::string>() : v.dump());
+      auto q = kube::ParseQuantityMilli(v.is_string() ? v.get<std::string>() : v.dump());
       if (q.ok()) out[k] += *q;
     }
   }
@@ -280,7 +281,7 @@ void NodeSim::Schedule() {
           ok = q == 0;
           continue;
         }
-        auto have = ParseQuantityMilli(alloc[r].get<std::string>());
+        auto have = kube::ParseQuantityMilli(alloc[r].get<std::string>());
         ok = have.ok() && used[name][r] + q <= *have;
       }
       if (ok) {
