@@ -146,6 +146,13 @@ TEST_F(NodeObservationTest, MigMixedWithTheIdentityAnnotation) {
   EXPECT_EQ(Layout(o.node.gpus[1]), "3g.40gb@4 1g.10gb@0 1g.10gb@1 1g.10gb@3")
       << "the devices as they are, not the all-balanced the label names";
 
+  // The annotation says what the devices have even while a change is pending.
+  node["metadata"]["labels"]["nvidia.com/mig.config.state"] = "pending";
+  o = Ok(node);
+  EXPECT_TRUE(o.layout_settled);
+  EXPECT_EQ(o.node.mig_config_state, "pending");
+  EXPECT_EQ(Layout(o.node.gpus[1]), "3g.40gb@4 1g.10gb@0 1g.10gb@1 1g.10gb@3");
+
   // The annotation wins even while allocatable lags behind it; the lag is reported.
   node["status"]["allocatable"]["nvidia.com/mig-1g.10gb"] = "2";
   o = Ok(node);
