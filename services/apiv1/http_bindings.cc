@@ -73,13 +73,18 @@ Result<HttpBinding> Bind(const pb::MethodDescriptor& method) {
   if (!b.path.starts_with("/v1/")) return InvalidArgument("path \"" + b.path + "\" must start with /v1/");
   for (const std::string& segment : Split(std::string_view(b.path).substr(1), '/')) {
     if (segment.empty()) return InvalidArgument("path \"" + b.path + "\" has an empty segment");
-    if (segment.front() != '{') continue;
-    if (segment.back() != '}') return InvalidArgument("path segment \"" + segment + "\" must be a whole {field}");
+    if (segment.find_first_of("{}") == std::string::npos) continue;
+    if (segment.front() != '{' || segment.back() != '}' || segment.find_first_of("{}", 1) != segment.size() - 1) {
+      return InvalidArgument("path segment \"" + segment + "\" must be a whole {field}");
+    }
     std::string field_path = segment.substr(1, segment.size() - 2);
     auto field = FindFieldPath(request, field_path);
     SEPTA_RETURN_IF_ERROR(field);
     b.path_variables.push_back({field_path, *field});
     bound.insert(field_path);
+  }
+  if (!rule.body().empty() && (b.verb == "GET" || b.verb == "DELETE")) {
+    return InvalidArgument(b.verb + " takes no body");
   }
   if (rule.body() == "*") {
     b.has_body = true;
@@ -111,12 +116,13 @@ Result<HttpBinding> Bind(const pb::MethodDescriptor& method) {
 
 }  // namespace
 
-Result<std::vector<HttpBinding>> LoadHttpBindings(const std::vector<std::string>& files) {
+Result<std::vector<HttpBinding>> LoadHttpBindings(const pb::DescriptorPool& pool,
+                                                  const std::vector<std::string>& files) {
   std::vector<HttpBinding> out;
   for (const std::string& name : files) {
-    const pb::FileDescriptor* file = pb::DescriptorPool::generated_pool()->FindFileByName(name);
+    const pb::FileDescriptor* file = pool.FindFileByName(name);
     if (file == nullptr) {
-      return Internal(name + " is not linked into this program (link septa_api_proto whole)");
+      return Internal(name + " is not in the descriptor pool (not linked in? septa_link_whole_api_proto)");
     }
     for (int s = 0; s < file->service_count(); ++s) {
       for (int m = 0; m < file->service(s)->method_count(); ++m) {
@@ -133,7 +139,8 @@ Result<std::vector<HttpBinding>> LoadHttpBindings(const std::vector<std::string>
 }
 
 Result<std::vector<HttpBinding>> ApiHttpBindings() {
-  return LoadHttpBindings({api::kServiceProtoFiles.begin(), api::kServiceProtoFiles.end()});
+  return LoadHttpBindings(*pb::DescriptorPool::generated_pool(),
+                          {api::kServiceProtoFiles.begin(), api::kServiceProtoFiles.end()});
 }
 
 std::string PathShape(std::string_view pattern) {

@@ -41,11 +41,13 @@ struct HttpBinding {
   int success_status = 200;  // 204 for google.protobuf.Empty, 201 for POST
 };
 
-// Every RPC of every service in `files` (names in protobuf's generated pool,
-// e.g. septa/api_files.h's kServiceProtoFiles), in declaration order. Fails
-// naming the RPC when one has no binding or a binding names no request field,
-// and naming the file when it is not linked into the program.
-Result<std::vector<HttpBinding>> LoadHttpBindings(const std::vector<std::string>& files);
+// Every RPC of every service in `files` of `pool` (e.g. protobuf's generated
+// pool and septa/api_files.h's kServiceProtoFiles), in declaration order.
+// Fails naming the RPC when one has no binding or a binding names no request
+// field, and naming the file when the pool lacks it (for the generated pool:
+// it is not linked into the program).
+Result<std::vector<HttpBinding>> LoadHttpBindings(const google::protobuf::DescriptorPool& pool,
+                                                  const std::vector<std::string>& files);
 
 // The bindings of Septa's API (septa/api_files.h). The program must link
 // septa_api_proto whole (septa_link_whole_api_proto in cmake/Septa.cmake).

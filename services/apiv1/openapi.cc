@@ -312,22 +312,22 @@ Result<ProtoComments> ProtoComments::Load(const std::string& descriptor_set_path
 }
 
 std::string ProtoComments::Of(const pb::Descriptor& d) const {
-  return DescribeFound(pool_->FindMessageTypeByName(d.full_name()));
+  return pool_ ? DescribeFound(pool_->FindMessageTypeByName(d.full_name())) : "";
 }
 std::string ProtoComments::Of(const pb::FieldDescriptor& d) const {
-  return DescribeFound(pool_->FindFieldByName(d.full_name()));
+  return pool_ ? DescribeFound(pool_->FindFieldByName(d.full_name())) : "";
 }
 std::string ProtoComments::Of(const pb::EnumDescriptor& d) const {
-  return DescribeFound(pool_->FindEnumTypeByName(d.full_name()));
+  return pool_ ? DescribeFound(pool_->FindEnumTypeByName(d.full_name())) : "";
 }
 std::string ProtoComments::Of(const pb::EnumValueDescriptor& d) const {
-  return DescribeFound(pool_->FindEnumValueByName(d.full_name()));
+  return pool_ ? DescribeFound(pool_->FindEnumValueByName(d.full_name())) : "";
 }
 std::string ProtoComments::Of(const pb::ServiceDescriptor& d) const {
-  return DescribeFound(pool_->FindServiceByName(d.full_name()));
+  return pool_ ? DescribeFound(pool_->FindServiceByName(d.full_name())) : "";
 }
 std::string ProtoComments::Of(const pb::MethodDescriptor& d) const {
-  return DescribeFound(pool_->FindMethodByName(d.full_name()));
+  return pool_ ? DescribeFound(pool_->FindMethodByName(d.full_name())) : "";
 }
 
 Result<nlohmann::ordered_json> OpenApiDocument(const std::vector<HttpBinding>& bindings,

@@ -25,6 +25,7 @@ namespace septa::apiv1 {
 class ProtoComments {
  public:
   static Result<ProtoComments> Load(const std::string& descriptor_set_path);
+  ProtoComments() = default;  // no comments
 
   // The leading and trailing comments of the element of that full name in
   // the sources, one leading space per line removed; "" when it has none.

@@ -70,7 +70,7 @@ TEST(HttpBindings, ReadsPathBodyHeadersAndQuery) {
 }
 
 TEST(HttpBindings, NamesTheFileThatIsNotThere) {
-  auto bindings = LoadHttpBindings({"septa/v1/no_such.proto"});
+  auto bindings = LoadHttpBindings(*google::protobuf::DescriptorPool::generated_pool(), {"septa/v1/no_such.proto"});
   ASSERT_FALSE(bindings.ok());
   EXPECT_THAT(bindings.status().message(), ::testing::HasSubstr("septa/v1/no_such.proto"));
 }
