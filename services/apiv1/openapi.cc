@@ -268,8 +268,12 @@ Result<Json> Operation(const HttpBinding& b, Schemas& schemas, const ProtoCommen
     parameters.push_back(std::move(parameter));
   }
   for (const HttpHeaderBinding& h : b.headers) {
-    std::string description = "Carries " + h.field_path;
-    if (h.header == "If-Match") description += R"(: the etag, as "7", W/"7" or 7; * matches any)";
+    // "Carries <field>." then the field's comment, as lines of one description.
+    std::string description = "Carries " + h.field_path + ".\n";
+    if (std::string comment = comments.Of(*h.field); !comment.empty()) {
+      description += comment + (comment.ends_with('\n') ? "" : "\n");
+    }
+    if (h.header == "If-Match") description += "Sent as \"7\", W/\"7\" or 7; * matches any.\n";
     parameters.push_back(
         {{"name", h.header}, {"in", "header"}, {"schema", {{"type", "string"}}}, {"description", description}});
   }
