@@ -76,7 +76,8 @@ struct ControllerOptions {
   // Every key the controller is responsible for, on all shards. Unset: Resync does nothing.
   std::function<Result<std::vector<std::string>>()> list_keys{};
   // With several replicas: act only on keys of the shards held (the rest are
-  // dropped, their holder acts on them). nullptr: act on every key.
+  // dropped, their holder acts on them); one ShardLeases per controller, as
+  // the controller takes its OnGained. nullptr: act on every key.
   ShardLeases* shards = nullptr;
 };
 

@@ -18,10 +18,15 @@ void ShardLeases::Stop() {
   if (!thread_.joinable()) return;
   thread_.request_stop();
   thread_.join();
-  std::lock_guard lock(mu_);
-  for (int shard = 0; shard < static_cast<int>(held_until_.size()); ++shard) {
-    if (held_until_[shard] == TimePoint{}) continue;
-    held_until_[shard] = TimePoint{};
+  std::vector<int> held;
+  {
+    std::lock_guard lock(mu_);
+    for (int shard = 0; shard < static_cast<int>(held_until_.size()); ++shard) {
+      if (held_until_[shard] != TimePoint{}) held.push_back(shard);
+      held_until_[shard] = TimePoint{};
+    }
+  }
+  for (int shard : held) {
     if (const Status released = store_.Release(LeaseName(shard), options_.holder); !released.ok()) {
       spdlog::warn("lease {}: release failed, it will expire instead: {}", LeaseName(shard), released.ToString());
     }
