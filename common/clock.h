@@ -11,10 +11,9 @@
 #include <stop_token>
 
 #include "common/status.h"
+#include "common/time_point.h"
 
 namespace septa {
-
-using TimePoint = std::chrono::system_clock::time_point;
 
 class Clock {
  public:

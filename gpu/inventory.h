@@ -13,8 +13,10 @@
 
 namespace septa::gpu {
 
+// The isolation class of a trust tier (DESIGN.md §2), the one tier type of
+// the code base: trust tiers are named records that each map onto one.
 enum class Tier { kShared, kIsolated, kDedicated, kExclusive };
-std::string_view TierName(Tier tier);
+std::string_view TierName(Tier tier);  // "shared", "isolated", ...
 
 // A GPU is in exactly one mode at a time. MIG is configured (the planner
 // changes it); whole and time-shared follow from what runs on a non-MIG GPU.
@@ -36,6 +38,12 @@ struct InventoryGpu {
   MigLayout mig_layout;  // configured GPU instances when MIG is enabled
 };
 
+// What the host cluster last said of a node. Septa never places on a node
+// that is not kReady, and keeps a node that went away (kGone) while anything
+// is reserved on it, so the reservation stays visible.
+enum class NodeHealth { kReady, kNotReady, kGone };
+std::string_view NodeHealthName(NodeHealth health);  // "Ready", "NotReady", "Gone"
+
 struct InventoryNode {
   std::string name;
   int cpu_milli = 0;
@@ -43,6 +51,9 @@ struct InventoryNode {
   std::map<std::string, std::string> labels;
   std::vector<Taint> taints;
   std::vector<InventoryGpu> gpus;
+  std::string mig_config;        // the node's nvidia.com/mig.config label (a mig-parted layout name)
+  std::string mig_config_state;  // nvidia.com/mig.config.state: pending, rebooting, success, failed
+  NodeHealth health = NodeHealth::kReady;
 };
 
 enum class AllocationKind { kFractional, kWholeGpus, kMigSlice, kExclusiveNode };

@@ -29,12 +29,12 @@ Result<core::TenantState> FromProto(v1::Tenant::State s) {
   }
 }
 
-v1::TrustTier::GpuSharing ToProto(core::GpuSharing s) {
+v1::TrustTier::GpuSharing ToProto(gpu::Tier s) {
   switch (s) {
-    case core::GpuSharing::kFractional: return v1::TrustTier::FRACTIONAL;
-    case core::GpuSharing::kMig: return v1::TrustTier::MIG;
-    case core::GpuSharing::kWholeGpu: return v1::TrustTier::WHOLE_GPU;
-    case core::GpuSharing::kWholeNode: return v1::TrustTier::WHOLE_NODE;
+    case gpu::Tier::kShared: return v1::TrustTier::FRACTIONAL;
+    case gpu::Tier::kIsolated: return v1::TrustTier::MIG;
+    case gpu::Tier::kDedicated: return v1::TrustTier::WHOLE_GPU;
+    case gpu::Tier::kExclusive: return v1::TrustTier::WHOLE_NODE;
   }
   return v1::TrustTier::GPU_SHARING_UNSPECIFIED;
 }

@@ -9,23 +9,12 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "tenancy/trust_tier.h"
 
 namespace septa::core {
 
-// How GPU capacity may be handed to a tenant of a tier (DESIGN.md section 2).
-enum class GpuSharing { kFractional, kMig, kWholeGpu, kWholeNode };
-
-struct TrustTier {
-  std::string name;  // shared | isolated | dedicated | exclusive | admin-defined
-  std::string display_name;
-  std::string description;
-  GpuSharing gpu_sharing = GpuSharing::kFractional;
-  std::string co_tenancy;     // who may share hardware with the tenant
-  std::string runtime_class;  // host runtimeClassName the syncer patches in
-  std::int64_t credential_ttl_max_seconds = 0;
-  TimePoint create_time{};
-  TimePoint update_time{};
-};
+// One trust tier type for the whole code base (tenancy/trust_tier.h).
+using tenancy::TrustTier;
 
 enum class TenantState { kActive, kSuspended };
 

@@ -3,7 +3,7 @@
 #include "services/store/connection_pool.h"
 #include "services/store/connection_url.h"
 #include "services/store/pg_errors.h"
-#include "services/store/pg_time.h"
+#include "services/store/pg_values.h"
 
 namespace septa::store {
 namespace {
