@@ -68,7 +68,8 @@ bool ShardLeases::AwaitRounds(std::uint64_t n, std::chrono::milliseconds timeout
 void ShardLeases::Run(std::stop_token stop) {
   while (!stop.stop_requested()) {
     // The next round is due TTL/3 after this one began, however long it took.
-    const TimePoint next = clock_.Now() + options_.ttl / 3;
+    const TimePoint next =
+        clock_.Now() + std::max<std::chrono::milliseconds>(options_.ttl / 3, std::chrono::milliseconds(1));
     if (const std::vector<int> gained = Round(); !gained.empty()) {
       std::lock_guard lock(gained_mu_);
       if (on_gained_) on_gained_(gained);

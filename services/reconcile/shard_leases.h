@@ -44,7 +44,7 @@ class ShardLeases {
   // over without waiting for them to expire.
   void Stop();
 
-  int shard_count() const { return options_.shards; }
+  int shard_count() const { return static_cast<int>(held_until_.size()); }  // options' shards, at least 1
   // This replica holds `shard`'s lease, and by its own clock it has not
   // expired (a replica cut off from the database stops acting by itself).
   bool Holds(int shard) const;
@@ -71,7 +71,7 @@ class ShardLeases {
 
   mutable std::mutex mu_;
   mutable std::condition_variable round_done_;
-  std::vector<TimePoint> held_until_;  // per shard; TimePoint{} when not held
+  std::vector<TimePoint> held_until_;  // per shard, sized once; TimePoint{} when not held
   std::uint64_t rounds_ = 0;
 
   std::mutex gained_mu_;  // held while on_gained_ runs; never taken under mu_

@@ -38,7 +38,9 @@ void WorkQueue::AddAfterLocked(const std::string& key, std::chrono::nanoseconds 
     AddLocked(key);
     return;
   }
-  const TimePoint when = clock_.Now() + std::chrono::duration_cast<TimePoint::duration>(delay);
+  // Capped so that Now() + delay cannot overflow; a year is "not soon" enough.
+  const auto capped = std::min<std::chrono::nanoseconds>(delay, std::chrono::hours(24 * 365));
+  const TimePoint when = clock_.Now() + std::chrono::duration_cast<TimePoint::duration>(capped);
   if (auto it = waiting_.find(key); it != waiting_.end()) {
     if (it->second <= when) return;  // it comes earlier already
     auto [first, last] = by_time_.equal_range(it->second);

@@ -94,6 +94,15 @@ TEST_F(reconcileShardLeases, AShardWhoseRenewalFailsIsGivenUpAtOnce) {
   EXPECT_EQ(Stored("ctl/0").holder, "a") << "in the store, until it expires";
 }
 
+TEST_F(reconcileShardLeases, NoShardCountMeansOneShard) {
+  ShardLeases leases({.name = "ctl", .holder = "a", .shards = 0, .ttl = 30s}, store_, clock_);
+  EXPECT_EQ(leases.shard_count(), 1);
+  leases.Start();
+  ASSERT_TRUE(leases.AwaitRounds(1, kBound));
+  EXPECT_THAT(leases.Held(), ElementsAre(0));
+  EXPECT_EQ(Stored("ctl/0").holder, "a");
+}
+
 TEST_F(reconcileShardLeases, OnGainedIsToldTheShardsHeldAlready) {
   ShardLeases leases(Options("a"), store_, clock_);
   leases.Start();

@@ -78,6 +78,16 @@ TEST(reconcileWorkQueue, AWaitingKeyKeepsTheEarlierOfItsTimes) {
   EXPECT_EQ(queue.Waiting(), 1u);
 }
 
+TEST(reconcileWorkQueue, AHugeDelayIsCappedAtAYearInsteadOfOverflowing) {
+  FakeClock clock;
+  WorkQueue queue(clock);
+  queue.AddAfter("a", std::chrono::nanoseconds::max());
+  clock.Advance(std::chrono::hours(24 * 365) - 1s);
+  EXPECT_EQ(queue.Len(), 0u);
+  clock.Advance(1s);
+  EXPECT_EQ(GetWithin(queue), "a");
+}
+
 TEST(reconcileWorkQueue, BackoffDoublesPerKeyUpToTheCapAndForgetResetsIt) {
   FakeClock clock;
   WorkQueue queue(clock, {.base_delay = 100ms, .max_delay = 1s});
