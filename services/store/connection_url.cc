@@ -1,5 +1,6 @@
 #include "services/store/connection_url.h"
 
+#include <algorithm>
 #include <cctype>
 
 namespace septa::store {
@@ -48,6 +49,11 @@ Result<std::string> WithDatabase(const std::string& url, const std::string& data
   std::string result = url.substr(0, authority_end) + "/" + PercentEncode(database);
   if (query != std::string::npos) result += url.substr(query);
   return result;
+}
+
+std::string WithConnectTimeout(const std::string& url, std::chrono::milliseconds timeout) {
+  return WithDefaultParameter(url, "connect_timeout",
+                              std::to_string(std::max<long long>(2, (timeout.count() + 999) / 1000)));
 }
 
 std::string WithDefaultParameter(const std::string& url, const std::string& key, const std::string& value) {

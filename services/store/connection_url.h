@@ -2,6 +2,7 @@
 // them around: "postgresql://user@host:port/database?param=value".
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <string>
 
@@ -21,6 +22,10 @@ Result<std::string> WithDatabase(const std::string& url, const std::string& data
 // The URL with libpq parameter `key` set to `value`, unless the URL sets it
 // already (then the URL's own setting wins).
 std::string WithDefaultParameter(const std::string& url, const std::string& key, const std::string& value);
+
+// WithDefaultParameter for libpq's connect_timeout, which counts whole
+// seconds and takes less than 2 as 2: `timeout` rounded up, at least 2 s.
+std::string WithConnectTimeout(const std::string& url, std::chrono::milliseconds timeout);
 
 // The URL with any password replaced by "***", for logs and error messages.
 std::string RedactPassword(const std::string& url);

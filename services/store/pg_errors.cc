@@ -32,6 +32,8 @@ const std::map<std::string, ConstraintMeaning>& ConstraintMeanings() {
       {"audit_log_action_present", {Code::kInvalidArgument, "action", "must not be empty"}},
       {"idempotency_keys_pkey", {Code::kAlreadyExists, "", "this idempotency key was already used"}},
       {"idempotency_keys_key_present", {Code::kInvalidArgument, "key", "must not be empty"}},
+      {"leases_name_format", {Code::kInvalidArgument, "name", "must be 1-200 characters"}},
+      {"leases_holder_format", {Code::kInvalidArgument, "holder", "must be 1-200 characters"}},
   };
   return *meanings;
 }

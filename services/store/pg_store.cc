@@ -79,11 +79,6 @@ Attempt RunOnce(pqxx::connection& connection, core::TxMode mode, const std::func
   }
 }
 
-// libpq counts connect_timeout in whole seconds and takes less than 2 as 2.
-std::string ConnectTimeoutSeconds(std::chrono::milliseconds timeout) {
-  return std::to_string(std::max<long long>(2, (timeout.count() + 999) / 1000));
-}
-
 // Randomised, growing pause so that transactions that collided do not
 // collide again in lockstep.
 void BackOff(int attempt) {
@@ -95,8 +90,7 @@ void BackOff(int attempt) {
 }  // namespace
 
 PgStore::PgStore(PgStoreOptions options) : options_(std::move(options)) {
-  options_.database_url =
-      WithDefaultParameter(options_.database_url, "connect_timeout", ConnectTimeoutSeconds(options_.statement_timeout));
+  options_.database_url = WithConnectTimeout(options_.database_url, options_.statement_timeout);
   pool_ = std::make_unique<ConnectionPool>(
       options_.database_url, options_.pool_size, options_.acquire_timeout, 2 * options_.statement_timeout,
       [timeout = std::to_string(options_.statement_timeout.count())](pqxx::connection& connection) {

@@ -1,17 +1,15 @@
 // Token revocations across septad replicas: PgTx sends a NOTIFY on
 // `kRevocationChannel` with each revocation (delivered only if its
-// transaction commits), and RevocationListener LISTENs on a connection of
-// its own and hands each one to the watcher (core::Store::WatchRevocations).
+// transaction commits), and RevocationListener, a NotificationListener on
+// that channel, hands each one to the watcher (core::Store::WatchRevocations).
 #pragma once
 
-#include <atomic>
 #include <functional>
-#include <future>
 #include <string>
 #include <string_view>
-#include <thread>
 
 #include "services/core/store.h"
+#include "services/store/notification_listener.h"
 
 namespace septa::store {
 
@@ -29,19 +27,11 @@ class RevocationListener {
   // notifications sent while no connection listened are lost. Returns once
   // the first connection listens (or has failed, or after 5 s), so that
   // revocations committed after construction are told.
+  // Stops within a fraction of a second when destroyed.
   RevocationListener(std::string database_url, std::function<void(const core::Revocation&)> on_revocation);
-  ~RevocationListener();  // stops within a fraction of a second
-  RevocationListener(const RevocationListener&) = delete;
-  RevocationListener& operator=(const RevocationListener&) = delete;
 
  private:
-  void Run();
-
-  const std::string database_url_;
-  const std::function<void(const core::Revocation&)> on_revocation_;
-  std::atomic<bool> stopping_{false};
-  std::promise<void> first_attempt_;
-  std::thread thread_;
+  NotificationListener listener_;
 };
 
 }  // namespace septa::store

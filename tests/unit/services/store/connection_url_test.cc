@@ -19,6 +19,15 @@ TEST(ConnectionUrl, WithDatabaseReplacesOnlyTheDatabase) {
   EXPECT_EQ(WithDatabase("host=/run dbname=septa", "t1").status().code(), Code::kInvalidArgument);
 }
 
+TEST(ConnectionUrl, WithConnectTimeoutRoundsUpToWholeSecondsAndAtLeastTwo) {
+  using std::chrono::milliseconds;
+  EXPECT_EQ(WithConnectTimeout("postgresql://db/septa", milliseconds(5000)), "postgresql://db/septa?connect_timeout=5");
+  EXPECT_EQ(WithConnectTimeout("postgresql://db/septa", milliseconds(5001)), "postgresql://db/septa?connect_timeout=6");
+  EXPECT_EQ(WithConnectTimeout("postgresql://db/septa", milliseconds(300)), "postgresql://db/septa?connect_timeout=2");
+  EXPECT_EQ(WithConnectTimeout("postgresql://db/septa?connect_timeout=9", milliseconds(300)),
+            "postgresql://db/septa?connect_timeout=9");
+}
+
 TEST(ConnectionUrl, WithDefaultParameterKeepsTheUrlsOwnSetting) {
   EXPECT_EQ(WithDefaultParameter("postgresql://db/septa", "connect_timeout", "5"),
             "postgresql://db/septa?connect_timeout=5");

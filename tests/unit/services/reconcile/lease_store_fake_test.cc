@@ -1,0 +1,14 @@
+#include "tests/support/fake_lease_store.h"
+#include "tests/unit/services/reconcile/lease_store_contract.h"
+
+namespace septa::reconcile::contract {
+
+struct FakeLeaseStoreEnv {
+  Status SetUp() { return Status::Ok(); }
+  LeaseStore& store() { return store_; }
+  FakeLeaseStore store_;
+};
+
+INSTANTIATE_TYPED_TEST_SUITE_P(fake, LeaseStoreContract, ::testing::Types<FakeLeaseStoreEnv>);
+
+}  // namespace septa::reconcile::contract
