@@ -4,7 +4,7 @@
 
 namespace septa::reconcile {
 
-ShardLeases::ShardLeases(ShardLeasesOptions options, LeaseStore& store, const Clock& clock)
+ShardLeases::ShardLeases(ShardLeasesOptions options, core::LeaseStore& store, const Clock& clock)
     : options_(std::move(options)), store_(store), clock_(clock), held_until_(std::max(1, options_.shards)) {}
 
 ShardLeases::~ShardLeases() { Stop(); }

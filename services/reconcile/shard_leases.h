@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "common/clock.h"
-#include "services/reconcile/lease_store.h"
+#include "services/core/lease_store.h"
 
 namespace septa::reconcile {
 
@@ -33,7 +33,7 @@ struct ShardLeasesOptions {
 
 class ShardLeases {
  public:
-  ShardLeases(ShardLeasesOptions options, LeaseStore& store, const Clock& clock);
+  ShardLeases(ShardLeasesOptions options, core::LeaseStore& store, const Clock& clock);
   ~ShardLeases();  // Stop
   ShardLeases(const ShardLeases&) = delete;
   ShardLeases& operator=(const ShardLeases&) = delete;
@@ -66,7 +66,7 @@ class ShardLeases {
   std::string LeaseName(int shard) const;
 
   const ShardLeasesOptions options_;
-  LeaseStore& store_;
+  core::LeaseStore& store_;
   const Clock& clock_;
 
   mutable std::mutex mu_;

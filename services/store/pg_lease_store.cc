@@ -91,14 +91,14 @@ Status PgLeaseStore::Release(const std::string& name, const std::string& holder)
       Exec(*pool_, [&](pqxx::nontransaction& tx) { return tx.exec_prepared("lease_release", name, holder); }));
 }
 
-Result<std::optional<reconcile::Lease>> PgLeaseStore::Get(const std::string& name) {
+Result<std::optional<core::Lease>> PgLeaseStore::Get(const std::string& name) {
   auto rows = Exec(*pool_, [&](pqxx::nontransaction& tx) { return tx.exec_prepared("lease_get", name); });
   if (!rows.ok()) return rows.status();
-  if (rows->empty()) return std::optional<reconcile::Lease>();
+  if (rows->empty()) return std::optional<core::Lease>();
   const pqxx::row row = (*rows)[0];
-  return std::optional<reconcile::Lease>(reconcile::Lease{row[0].as<std::string>(), row[1].as<std::string>(),
-                                                          FromMicros(row[2].as<std::int64_t>()),
-                                                          row[3].as<std::int64_t>(), row[4].as<std::int64_t>()});
+  return std::optional<core::Lease>(core::Lease{row[0].as<std::string>(), row[1].as<std::string>(),
+                                                FromMicros(row[2].as<std::int64_t>()), row[3].as<std::int64_t>(),
+                                                row[4].as<std::int64_t>()});
 }
 
 }  // namespace septa::store

@@ -1,4 +1,4 @@
-// reconcile::LeaseStore on PostgreSQL: the `leases` table of
+// core::LeaseStore on PostgreSQL: the `leases` table of
 // migrations/0002_leases.sql, one compare-and-set statement per operation
 // (INSERT ... ON CONFLICT DO UPDATE ... WHERE, or UPDATE ... WHERE), run in
 // autocommit on a small pool of its own. PostgreSQL locks the row and
@@ -10,7 +10,7 @@
 #include <memory>
 #include <string>
 
-#include "services/reconcile/lease_store.h"
+#include "services/core/lease_store.h"
 
 namespace septa::store {
 
@@ -24,7 +24,7 @@ struct PgLeaseStoreOptions {
 
 class ConnectionPool;
 
-class PgLeaseStore final : public reconcile::LeaseStore {
+class PgLeaseStore final : public core::LeaseStore {
  public:
   explicit PgLeaseStore(PgLeaseStoreOptions options);  // connects lazily
   ~PgLeaseStore() override;
@@ -34,7 +34,7 @@ class PgLeaseStore final : public reconcile::LeaseStore {
   Result<bool> Renew(const std::string& name, const std::string& holder, TimePoint now,
                      std::chrono::milliseconds ttl) override;
   Status Release(const std::string& name, const std::string& holder) override;
-  Result<std::optional<reconcile::Lease>> Get(const std::string& name) override;
+  Result<std::optional<core::Lease>> Get(const std::string& name) override;
 
  private:
   std::unique_ptr<ConnectionPool> pool_;

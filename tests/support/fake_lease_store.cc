@@ -1,6 +1,6 @@
 #include "tests/support/fake_lease_store.h"
 
-namespace septa::reconcile {
+namespace septa::core {
 
 Result<bool> FakeLeaseStore::TryAcquire(const std::string& name, const std::string& holder, TimePoint now,
                                         std::chrono::milliseconds ttl) {
@@ -47,4 +47,4 @@ Result<std::optional<Lease>> FakeLeaseStore::Get(const std::string& name) {
   return std::optional<Lease>(it->second);
 }
 
-}  // namespace septa::reconcile
+}  // namespace septa::core

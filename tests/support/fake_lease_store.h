@@ -1,4 +1,4 @@
-// reconcile::LeaseStore in memory, with PgLeaseStore's semantics (the lease
+// core::LeaseStore in memory, with PgLeaseStore's semantics (the lease
 // contract test runs on both), and a switch that cuts it off like a replica
 // that lost its database: every call fails with kUnavailable (tests only).
 #pragma once
@@ -6,9 +6,9 @@
 #include <map>
 #include <mutex>
 
-#include "services/reconcile/lease_store.h"
+#include "services/core/lease_store.h"
 
-namespace septa::reconcile {
+namespace septa::core {
 
 class FakeLeaseStore final : public LeaseStore {
  public:
@@ -62,4 +62,4 @@ class PartitionableLeaseStore final : public LeaseStore {
   bool cut_off_ = false;
 };
 
-}  // namespace septa::reconcile
+}  // namespace septa::core

@@ -44,7 +44,7 @@ struct Replica {
   }
 
   store::PgLeaseStore database;
-  PartitionableLeaseStore reachable;  // CutOff(): the replica is dead to the database
+  core::PartitionableLeaseStore reachable;  // CutOff(): the replica is dead to the database
   ShardLeases leases;
   prometheus::Registry registry;
   testing::RecordingReconciler reconciler;
@@ -104,7 +104,7 @@ TEST(reconcileLeaseHandover, AnotherReplicaTakesOverTheShardsOfADeadOneWithinThe
   for (int shard = 0; shard < 4; ++shard) {
     auto lease = b->database.Get("inventory/" + std::to_string(shard));
     ASSERT_TRUE(lease.ok() && lease->has_value());
-    EXPECT_EQ(**lease, (Lease{"inventory/" + std::to_string(shard), "replica-b", t0 + 2 * kTtl, 2, 0}));
+    EXPECT_EQ(**lease, (core::Lease{"inventory/" + std::to_string(shard), "replica-b", t0 + 2 * kTtl, 2, 0}));
   }
 
   // B now acts on what it is told; A, still cut off, never takes a shard back.

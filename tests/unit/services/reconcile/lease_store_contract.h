@@ -1,9 +1,9 @@
-// The contract of reconcile::LeaseStore, run against every implementation:
-// lease_store_fake_test.cc (FakeLeaseStore) and lease_store_pg_test.cc
+// The contract of core::LeaseStore, run against every implementation:
+// lease_store_fake_test.cc (core::FakeLeaseStore) and lease_store_pg_test.cc
 // (store::PgLeaseStore on the test run's PostgreSQL).
 //
 // An implementation plugs in with an environment type:
-//   struct Env { Status SetUp(); LeaseStore& store(); };
+//   struct Env { Status SetUp(); core::LeaseStore& store(); };
 // and INSTANTIATE_TYPED_TEST_SUITE_P(<name>, LeaseStoreContract, ::testing::Types<Env>).
 #pragma once
 
@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "services/reconcile/lease_store.h"
+#include "services/core/lease_store.h"
 
 namespace septa::reconcile::contract {
 
@@ -28,7 +28,7 @@ class LeaseStoreContract : public ::testing::Test {
     const Status ready = env_.SetUp();
     ASSERT_TRUE(ready.ok()) << ready.ToString();
   }
-  LeaseStore& store() { return env_.store(); }
+  core::LeaseStore& store() { return env_.store(); }
   bool Acquire(const std::string& name, const std::string& holder, TimePoint now, std::chrono::milliseconds ttl) {
     Result<bool> held = store().TryAcquire(name, holder, now, ttl);
     EXPECT_TRUE(held.ok()) << held.status().ToString();
@@ -39,11 +39,11 @@ class LeaseStoreContract : public ::testing::Test {
     EXPECT_TRUE(held.ok()) << held.status().ToString();
     return held.ok() && *held;
   }
-  Lease Get(const std::string& name) {
-    Result<std::optional<Lease>> lease = store().Get(name);
+  core::Lease Get(const std::string& name) {
+    Result<std::optional<core::Lease>> lease = store().Get(name);
     EXPECT_TRUE(lease.ok()) << lease.status().ToString();
     EXPECT_TRUE(lease.ok() && lease->has_value()) << "no lease " << name;
-    return lease.ok() && lease->has_value() ? **lease : Lease{};
+    return lease.ok() && lease->has_value() ? **lease : core::Lease{};
   }
 
   Env env_;
@@ -54,9 +54,9 @@ TYPED_TEST_SUITE_P(LeaseStoreContract);
 TYPED_TEST_P(LeaseStoreContract, TheFirstHolderWinsAndOthersWaitForTheExpiry) {
   EXPECT_TRUE(this->Acquire("c/0", "a", kT0, 10s));
   EXPECT_FALSE(this->Acquire("c/0", "b", kT0 + 9999ms, 10s));
-  EXPECT_EQ(this->Get("c/0"), (Lease{"c/0", "a", kT0 + 10s, 1, 0}));
+  EXPECT_EQ(this->Get("c/0"), (core::Lease{"c/0", "a", kT0 + 10s, 1, 0}));
   EXPECT_TRUE(this->Acquire("c/0", "b", kT0 + 10s, 10s)) << "expired at its expire_time";
-  EXPECT_EQ(this->Get("c/0"), (Lease{"c/0", "b", kT0 + 20s, 2, 0}));
+  EXPECT_EQ(this->Get("c/0"), (core::Lease{"c/0", "b", kT0 + 20s, 2, 0}));
   EXPECT_FALSE(this->Renew("c/0", "a", kT0 + 10s, 10s)) << "the old holder lost it";
   EXPECT_FALSE(this->Acquire("c/0", "a", kT0 + 11s, 10s));
 }
@@ -64,9 +64,9 @@ TYPED_TEST_P(LeaseStoreContract, TheFirstHolderWinsAndOthersWaitForTheExpiry) {
 TYPED_TEST_P(LeaseStoreContract, AcquiringWhatOneHoldsExtendsItInTheSameTenure) {
   EXPECT_TRUE(this->Acquire("c/0", "a", kT0, 10s));
   EXPECT_TRUE(this->Acquire("c/0", "a", kT0 + 5s, 10s));
-  EXPECT_EQ(this->Get("c/0"), (Lease{"c/0", "a", kT0 + 15s, 1, 1}));
+  EXPECT_EQ(this->Get("c/0"), (core::Lease{"c/0", "a", kT0 + 15s, 1, 1}));
   EXPECT_TRUE(this->Acquire("c/0", "a", kT0 + 30s, 10s)) << "expired, nobody took it: a new tenure";
-  EXPECT_EQ(this->Get("c/0"), (Lease{"c/0", "a", kT0 + 40s, 2, 0}));
+  EXPECT_EQ(this->Get("c/0"), (core::Lease{"c/0", "a", kT0 + 40s, 2, 0}));
 }
 
 TYPED_TEST_P(LeaseStoreContract, OnlyTheHolderRenewsAndOnlyBeforeTheExpiry) {
@@ -74,7 +74,7 @@ TYPED_TEST_P(LeaseStoreContract, OnlyTheHolderRenewsAndOnlyBeforeTheExpiry) {
   EXPECT_TRUE(this->Acquire("c/0", "a", kT0, 10s));
   EXPECT_TRUE(this->Renew("c/0", "a", kT0 + 5s, 10s));
   EXPECT_TRUE(this->Renew("c/0", "a", kT0 + 10s, 10s));
-  EXPECT_EQ(this->Get("c/0"), (Lease{"c/0", "a", kT0 + 20s, 1, 2}));
+  EXPECT_EQ(this->Get("c/0"), (core::Lease{"c/0", "a", kT0 + 20s, 1, 2}));
   EXPECT_FALSE(this->Renew("c/0", "b", kT0 + 11s, 10s));
   EXPECT_FALSE(this->Renew("c/0", "a", kT0 + 20s, 10s)) << "expired: the holder must acquire again";
   EXPECT_EQ(this->Get("c/0").expire_time, kT0 + 20s);
@@ -88,9 +88,9 @@ TYPED_TEST_P(LeaseStoreContract, ReleaseFreesTheLeaseAtOnceButOnlyForItsHolder) 
   EXPECT_EQ(this->Get("c/0").holder, "");
   EXPECT_FALSE(this->Renew("c/0", "a", kT0 + 1s, 10s));
   EXPECT_TRUE(this->Acquire("c/0", "b", kT0 + 1s, 10s)) << "free before its expire time";
-  EXPECT_EQ(this->Get("c/0"), (Lease{"c/0", "b", kT0 + 11s, 2, 0}));
+  EXPECT_EQ(this->Get("c/0"), (core::Lease{"c/0", "b", kT0 + 11s, 2, 0}));
   EXPECT_TRUE(this->store().Release("never-taken", "a").ok());
-  Result<std::optional<Lease>> none = this->store().Get("never-taken");
+  Result<std::optional<core::Lease>> none = this->store().Get("never-taken");
   ASSERT_TRUE(none.ok());
   EXPECT_FALSE(none->has_value());
 }
@@ -134,7 +134,7 @@ TYPED_TEST_P(LeaseStoreContract, BadNamesAndHoldersAreRefusedNamingTheField) {
   EXPECT_EQ(long_holder.status().code(), Code::kInvalidArgument);
   ASSERT_EQ(long_holder.status().violations().size(), 1u);
   EXPECT_EQ(long_holder.status().violations()[0].field, "holder");
-  Result<std::optional<Lease>> none = this->store().Get("c/0");
+  Result<std::optional<core::Lease>> none = this->store().Get("c/0");
   ASSERT_TRUE(none.ok());
   EXPECT_FALSE(none->has_value()) << "nothing half-written";
 }

@@ -5,8 +5,8 @@ namespace septa::reconcile::contract {
 
 struct FakeLeaseStoreEnv {
   Status SetUp() { return Status::Ok(); }
-  LeaseStore& store() { return store_; }
-  FakeLeaseStore store_;
+  core::LeaseStore& store() { return store_; }
+  core::FakeLeaseStore store_;
 };
 
 INSTANTIATE_TYPED_TEST_SUITE_P(fake, LeaseStoreContract, ::testing::Types<FakeLeaseStoreEnv>);

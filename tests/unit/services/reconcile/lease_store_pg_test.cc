@@ -15,7 +15,7 @@ struct PgLeaseStoreEnv {
         store::PgLeaseStoreOptions{.database_url = database_->url(), .pool_size = 6});
     return Status::Ok();
   }
-  LeaseStore& store() { return *store_; }
+  core::LeaseStore& store() { return *store_; }
 
   std::unique_ptr<test::TestDatabase> database_;
   std::unique_ptr<store::PgLeaseStore> store_;  // destroyed first: its connections close before the drop

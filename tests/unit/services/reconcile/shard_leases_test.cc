@@ -35,14 +35,14 @@ class reconcileShardLeases : public ::testing::Test {
   ShardLeasesOptions Options(std::string holder) {
     return {.name = "ctl", .holder = std::move(holder), .shards = 4, .ttl = 30s};
   }
-  Lease Stored(const std::string& name) {
+  core::Lease Stored(const std::string& name) {
     auto lease = store_.Get(name);
     EXPECT_TRUE(lease.ok() && lease->has_value());
-    return lease.ok() && lease->has_value() ? **lease : Lease{};
+    return lease.ok() && lease->has_value() ? **lease : core::Lease{};
   }
 
   FakeClock clock_;
-  FakeLeaseStore store_;
+  core::FakeLeaseStore store_;
 };
 
 TEST_F(reconcileShardLeases, TakesFreeShardsAndRenewsThemEveryThirdOfTheTtl) {
@@ -51,12 +51,12 @@ TEST_F(reconcileShardLeases, TakesFreeShardsAndRenewsThemEveryThirdOfTheTtl) {
   leases.Start();
   ASSERT_TRUE(leases.AwaitRounds(1, kBound));
   EXPECT_THAT(leases.Held(), ElementsAre(0, 1, 2, 3));
-  EXPECT_EQ(Stored("ctl/2"), (Lease{"ctl/2", "a", t0 + 30s, 1, 0}));
+  EXPECT_EQ(Stored("ctl/2"), (core::Lease{"ctl/2", "a", t0 + 30s, 1, 0}));
   clock_.Advance(9999ms);
   EXPECT_EQ(leases.rounds(), 1u) << "no round before TTL/3";
   clock_.Advance(1ms);
   ASSERT_TRUE(leases.AwaitRounds(2, kBound));
-  EXPECT_EQ(Stored("ctl/2"), (Lease{"ctl/2", "a", t0 + 40s, 1, 1}));
+  EXPECT_EQ(Stored("ctl/2"), (core::Lease{"ctl/2", "a", t0 + 40s, 1, 1}));
   leases.Stop();
   EXPECT_EQ(Stored("ctl/2").holder, "") << "a clean stop releases";
   EXPECT_THAT(leases.Held(), IsEmpty());
@@ -82,7 +82,7 @@ TEST_F(reconcileShardLeases, AReplicaTakesNothingAnotherHoldsAndReportsWhatItGai
 }
 
 TEST_F(reconcileShardLeases, AShardWhoseRenewalFailsIsGivenUpAtOnce) {
-  PartitionableLeaseStore reachable(store_);
+  core::PartitionableLeaseStore reachable(store_);
   ShardLeases leases(Options("a"), reachable, clock_);
   leases.Start();
   ASSERT_TRUE(leases.AwaitRounds(1, kBound));

@@ -17,7 +17,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 
-namespace septa::reconcile {
+namespace septa::core {
 
 struct Lease {
   std::string name;
@@ -48,4 +48,4 @@ class LeaseStore {
   virtual Result<std::optional<Lease>> Get(const std::string& name) = 0;
 };
 
-}  // namespace septa::reconcile
+}  // namespace septa::core
