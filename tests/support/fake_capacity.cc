@@ -192,17 +192,13 @@ class Booking {
   std::map<std::pair<std::string, int>, unsigned> mig_;
 };
 
-// The holds and MIG slices of every stored reservation.
-Booking Booked(const FakeStore::State& s) {
+// The holds and MIG slices of every stored reservation (each was booked
+// when inserted, so none is refused).
+Result<Booking> Booked(const FakeStore::State& s) {
   Booking booking(s);
-  for (const auto& [key, r] : s.reservations) {
-    const Status booked = booking.Book(r);
-    (void)booked;  // stored reservations were booked when inserted
-  }
+  for (const auto& [key, r] : s.reservations) SEPTA_RETURN_IF_ERROR(booking.Book(r));
   return booking;
 }
-
-bool Reserved(const Holds& holds, const std::string& node) { return holds.nodes.count(node) > 0; }
 
 Reservation InKeyOrder(Reservation r) {
   std::sort(r.shares.begin(), r.shares.end(),
@@ -276,7 +272,8 @@ Status FakeVirtualClusters::Delete(const std::string& tenant, const std::string&
   return Status::Ok();
 }
 
-Status FakeInventory::PutNode(const InventoryNode& node, TimePoint observed) {
+// The observation time is kept by PgStore for operators; the record has no field for it.
+Status FakeInventory::PutNode(const InventoryNode& node, TimePoint /*observed*/) {
   SEPTA_RETURN_IF_ERROR(w_.CheckWritable());
   std::set<int> indexes;
   for (const auto& g : node.gpus) {
@@ -285,8 +282,9 @@ Status FakeInventory::PutNode(const InventoryNode& node, TimePoint observed) {
     }
   }
   SEPTA_RETURN_IF_ERROR(CheckNodeRow(node));
-  const Holds holds = Booked(w_.s).holds();
-  for (const auto& [gpu, hold] : holds.gpus) {
+  auto booked = Booked(w_.s);
+  SEPTA_RETURN_IF_ERROR(booked);
+  for (const auto& [gpu, hold] : booked->holds().gpus) {
     if (gpu.first == node.name && !indexes.count(gpu.second)) {
       return FailedPrecondition("capacity is reserved on a GPU that left the node");
     }
@@ -298,13 +296,14 @@ Status FakeInventory::PutNode(const InventoryNode& node, TimePoint observed) {
     std::sort(g.mig_layout.begin(), g.mig_layout.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
   }
   w_.s.inventory[row.name] = std::move(row);
-  (void)observed;  // kept by PgStore for operators; not part of the record
   return Status::Ok();
 }
 
 Status FakeInventory::DeleteNode(const std::string& name) {
   SEPTA_RETURN_IF_ERROR(w_.CheckWritable());
-  if (Reserved(Booked(w_.s).holds(), name)) {
+  auto booked = Booked(w_.s);
+  SEPTA_RETURN_IF_ERROR(booked);
+  if (booked->holds().nodes.count(name)) {
     return FailedPrecondition("capacity is reserved on the node; mark it Gone instead of deleting it");
   }
   if (!w_.s.inventory.erase(name)) return NotFound("node \"" + name + "\" is not in the inventory");
@@ -329,8 +328,9 @@ Status FakeReservations::Insert(const Reservation& r) {
     return AlreadyExists("the virtual cluster already holds a reservation");
   }
   if (!w_.s.vclusters.count({r.tenant, r.vcluster})) return NotFound("no such virtual cluster");
-  Booking booking = Booked(w_.s);
-  SEPTA_RETURN_IF_ERROR(booking.Book(r));
+  auto booking = Booked(w_.s);
+  SEPTA_RETURN_IF_ERROR(booking);
+  SEPTA_RETURN_IF_ERROR(booking->Book(r));
   w_.s.reservations.emplace(Key{r.tenant, r.vcluster}, InKeyOrder(r));
   return Status::Ok();
 }
