@@ -118,6 +118,39 @@ class CapacityContract : public StoreContract<Env> {
   Status DeleteNode(const std::string& name) {
     return this->Write([&](Tx& tx) { return tx.Inventory().DeleteNode(name); });
   }
+
+  // Eight virtual clusters of `tier` race, each in its own transaction, to
+  // reserve `racer(i)`; returns how many won (the others must be kAborted).
+  int Race(gpu::Tier tier, const std::function<Reservation(int)>& racer) {
+    constexpr int kRacers = 8;
+    const Status created = this->Write([&](Tx& tx) {
+      for (int i = 0; i < kRacers; ++i) {
+        SEPTA_RETURN_IF_ERROR(
+            tx.VirtualClusters().Insert(MakeVirtualCluster("bob", "racer-" + std::to_string(i), tier)));
+      }
+      return Status::Ok();
+    });
+    EXPECT_TRUE(created.ok()) << created.ToString();
+    std::vector<Status> outcomes(kRacers);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < kRacers; ++i) {
+      threads.emplace_back([&, i] {
+        Reservation r = racer(i);
+        r.vcluster = "racer-" + std::to_string(i);
+        outcomes[i] = this->Write([&](Tx& tx) { return tx.Reservations().Insert(r); });
+      });
+    }
+    for (auto& t : threads) t.join();
+    int won = 0;
+    for (const Status& st : outcomes) {
+      if (st.ok()) {
+        ++won;
+      } else {
+        EXPECT_EQ(st.code(), Code::kAborted) << st.ToString();
+      }
+    }
+    return won;
+  }
 };
 
 inline VirtualClusterQuery Query(std::string tenant, std::optional<VirtualClusterState> state, std::string after_tenant,
@@ -458,38 +491,22 @@ TYPED_TEST_P(CapacityContract, AnExclusiveNodeHoldsNobodyElse) {
 }
 
 TYPED_TEST_P(CapacityContract, ConcurrentReservationsOfOneGpuBookItOnce) {
-  // Eight virtual clusters race for GPU n1/2, each in its own transactions.
-  constexpr int kRacers = 8;
-  ASSERT_TRUE(this->Write([](Tx& tx) {
-                    for (int i = 0; i < kRacers; ++i) {
-                      SEPTA_RETURN_IF_ERROR(tx.VirtualClusters().Insert(
-                          MakeVirtualCluster("bob", "racer-" + std::to_string(i), gpu::Tier::kDedicated)));
-                    }
-                    return Status::Ok();
-                  })
-                  .ok());
-  std::vector<Status> outcomes(kRacers);
-  std::vector<std::thread> threads;
-  for (int i = 0; i < kRacers; ++i) {
-    threads.emplace_back([&, i] {
-      Reservation r = Whole("bob", {{"n1", 2}});
-      r.vcluster = "racer-" + std::to_string(i);
-      outcomes[i] = this->Reserve(r);
-    });
-  }
-  for (auto& t : threads) t.join();
-  int won = 0;
-  for (const Status& st : outcomes) {
-    if (st.ok()) {
-      ++won;
-    } else {
-      EXPECT_EQ(st.code(), Code::kAborted) << st.ToString();
-    }
-  }
-  EXPECT_EQ(won, 1);
+  EXPECT_EQ(this->Race(gpu::Tier::kDedicated, [](int) { return Whole("bob", {{"n1", 2}}); }), 1);
   auto all = this->template Read<std::vector<Reservation>>([](Tx& tx) { return tx.Reservations().List(); });
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(all->size(), 1u);
+}
+
+TYPED_TEST_P(CapacityContract, ConcurrentSharesNeverOverfillAGpu) {
+  // 300 milli each: three fit on the GPU, whoever comes first.
+  EXPECT_EQ(this->Race(gpu::Tier::kShared, [](int) { return Shares("bob", {{"n1", 2, 300, 0}}); }), 3);
+  auto all = this->template Read<std::vector<Reservation>>([](Tx& tx) { return tx.Reservations().List(); });
+  ASSERT_TRUE(all.ok());
+  int milli = 0;
+  for (const auto& r : *all) {
+    for (const auto& s : r.shares) milli += s.milli_gpu;
+  }
+  EXPECT_EQ(milli, 900);
 }
 
 REGISTER_TYPED_TEST_SUITE_P(CapacityContract, VirtualClusterRoundTripsEveryField, VirtualClusterRowsAreChecked,
@@ -500,6 +517,6 @@ REGISTER_TYPED_TEST_SUITE_P(CapacityContract, VirtualClusterRoundTripsEveryField
                             ReservationsReferToWhatExists, MigInstancesOfOneGpuNeverOverlap,
                             AWholeGpuHasNobodyBesideItsHolder, SharesAndMigInstancesNeverShareAGpu,
                             TheSharesOfAGpuSumToAtMostOneGpu, AnExclusiveNodeHoldsNobodyElse,
-                            ConcurrentReservationsOfOneGpuBookItOnce);
+                            ConcurrentReservationsOfOneGpuBookItOnce, ConcurrentSharesNeverOverfillAGpu);
 
 }  // namespace septa::core::contract
