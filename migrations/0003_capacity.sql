@@ -313,6 +313,28 @@ BEGIN
     USING ERRCODE = 'integrity_constraint_violation';
 END $$;
 
+-- Holds change only through the triggers above (a direct write has trigger
+-- depth 1, the guard's own), so that no statement can make a hold disagree
+-- with the reservation rows it counts.
+CREATE FUNCTION septa_holds_follow_reservations() RETURNS trigger
+  LANGUAGE plpgsql AS $$
+BEGIN
+  IF pg_trigger_depth() < 2 THEN
+    RAISE EXCEPTION '% is kept by the reservation tables'' triggers; write reservation rows instead', TG_TABLE_NAME
+      USING ERRCODE = 'integrity_constraint_violation';
+  END IF;
+  RETURN CASE TG_OP WHEN 'DELETE' THEN OLD ELSE NEW END;
+END $$;
+
+CREATE TRIGGER node_holds_guard BEFORE INSERT OR UPDATE OR DELETE ON node_holds
+  FOR EACH ROW EXECUTE FUNCTION septa_holds_follow_reservations();
+CREATE TRIGGER node_holds_guard_truncate BEFORE TRUNCATE ON node_holds
+  FOR EACH STATEMENT EXECUTE FUNCTION septa_holds_follow_reservations();
+CREATE TRIGGER gpu_holds_guard BEFORE INSERT OR UPDATE OR DELETE ON gpu_holds
+  FOR EACH ROW EXECUTE FUNCTION septa_holds_follow_reservations();
+CREATE TRIGGER gpu_holds_guard_truncate BEFORE TRUNCATE ON gpu_holds
+  FOR EACH STATEMENT EXECUTE FUNCTION septa_holds_follow_reservations();
+
 CREATE TRIGGER reservation_mig_take BEFORE INSERT ON reservation_mig
   FOR EACH ROW EXECUTE FUNCTION septa_take_gpu('mig');
 CREATE TRIGGER reservation_mig_release AFTER DELETE ON reservation_mig

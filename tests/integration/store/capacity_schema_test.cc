@@ -221,6 +221,19 @@ TEST_F(CapacitySchemaTest, ReservationRowsAreNeverUpdated) {
   EXPECT_THAT(Refusal("UPDATE reservation_shares SET milli_gpu = 1000"), HasSubstr("immutable"));
 }
 
+TEST_F(CapacitySchemaTest, HoldsChangeOnlyWithTheirReservationRows) {
+  Accept(Share("ann", "share-a", "n1", 2, 600));
+  Accept(Whole("ann", "whole-a", "n1", 3));
+  for (const std::string sql :
+       {"UPDATE gpu_holds SET milli_gpu = 0", "UPDATE gpu_holds SET holders = 0", "DELETE FROM gpu_holds",
+        "TRUNCATE gpu_holds CASCADE", "INSERT INTO node_holds (node, mode, holders) VALUES ('n2', 'gpus', 1)",
+        "UPDATE node_holds SET holders = 0", "DELETE FROM node_holds"}) {
+    EXPECT_THAT(Refusal(sql), HasSubstr("kept by the reservation tables")) << sql;
+  }
+  Refuse(Share("bob", "share-b", "n1", 2, 401), "gpu_holds_shares_fit");
+  Refuse(Share("bob", "share-b", "n1", 3, 100), "gpu_holds_whole_alone");
+}
+
 // The running sum is safe without SERIALIZABLE too: a second transaction
 // adding a share to the same GPU waits for the first and then counts its share.
 TEST_F(CapacitySchemaTest, ConcurrentSharesCannotOverfillAGpuEvenInReadCommitted) {
