@@ -13,6 +13,8 @@
 
 #include "common/status.h"
 #include "services/core/model.h"
+#include "tenancy/reservation.h"
+#include "tenancy/virtual_cluster.h"
 
 namespace septa::core {
 
@@ -21,6 +23,15 @@ struct TenantQuery {
   std::map<std::string, std::string> labels;  // every pair must match
   std::string after_name;                     // keyset pagination: names > after_name
   int limit = 50;                             // rows to return (the store may return fewer)
+};
+
+struct VirtualClusterQuery {
+  std::string tenant;  // empty: every tenant's
+  std::optional<tenancy::VirtualClusterState> state;
+  // keyset pagination: (tenant, name) > (after_tenant, after_name)
+  std::string after_tenant;
+  std::string after_name;
+  int limit = 50;
 };
 
 // The repositories of one transaction, one per aggregate. Error codes:
@@ -45,6 +56,7 @@ class TenantRepository {
   // Replaces the row iff its stored version is `expected_version`; the new
   // row carries tenant.version (the caller bumps it). kAborted otherwise.
   virtual Status Update(const Tenant& tenant, std::int64_t expected_version) = 0;
+  // kFailedPrecondition while the tenant owns virtual clusters.
   virtual Status Delete(const std::string& name, std::int64_t expected_version) = 0;
 };
 
@@ -85,6 +97,58 @@ class IdempotencyRepository {
   virtual Result<int> DeleteBefore(TimePoint cutoff, int limit) = 0;
 };
 
+class VirtualClusterRepository {
+ public:
+  virtual ~VirtualClusterRepository() = default;
+  virtual Result<tenancy::VirtualCluster> Get(const std::string& tenant, const std::string& name) = 0;
+  // Ordered by (tenant, name).
+  virtual Result<std::vector<tenancy::VirtualCluster>> List(const VirtualClusterQuery& query) = 0;
+  // kNotFound when the tenant does not exist.
+  virtual Status Insert(const tenancy::VirtualCluster& vcluster) = 0;
+  // As TenantRepository::Update.
+  virtual Status Update(const tenancy::VirtualCluster& vcluster, std::int64_t expected_version) = 0;
+  // kFailedPrecondition while a reservation still holds capacity for it.
+  virtual Status Delete(const std::string& tenant, const std::string& name, std::int64_t expected_version) = 0;
+};
+
+// The host cluster's nodes and GPUs as the inventory controller last saw them.
+class InventoryRepository {
+ public:
+  virtual ~InventoryRepository() = default;
+  // Writes the node as observed, its GPUs and their MIG layouts replaced;
+  // creates it when new. kFailedPrecondition when a GPU that left the node
+  // is still reserved.
+  virtual Status PutNode(const gpu::InventoryNode& node, TimePoint observed) = 0;
+  // Removes a node; kFailedPrecondition while anything is reserved on it
+  // (mark it gpu::NodeHealth::kGone with PutNode instead).
+  virtual Status DeleteNode(const std::string& name) = 0;
+  // GPUs ordered by index, MIG instances by start slice.
+  virtual Result<gpu::InventoryNode> GetNode(const std::string& name) = 0;
+  virtual Result<std::vector<gpu::InventoryNode>> ListNodes() = 0;  // ordered by name
+};
+
+// Concrete capacity held by virtual clusters; see tenancy/reservation.h.
+class ReservationRepository {
+ public:
+  virtual ~ReservationRepository() = default;
+  // Writes every row of the reservation. kAborted when a row conflicts with
+  // another reservation's (overlapping MIG slices, a GPU or node taken, tier
+  // mixing); kNotFound when the virtual cluster, a node or a GPU is unknown;
+  // kAlreadyExists when the virtual cluster already holds one;
+  // kInvalidArgument for a bad row or rows of another tier than the
+  // reservation's. All or nothing.
+  virtual Status Insert(const tenancy::Reservation& reservation) = 0;
+  // OK when there is none.
+  virtual Status Delete(const std::string& tenant, const std::string& vcluster) = 0;
+  // kNotFound when there is none.
+  virtual Status MarkReleasing(const std::string& tenant, const std::string& vcluster) = 0;
+  // Rows in key order: shares and whole GPUs by (node, gpu), MIG instances
+  // by (node, gpu, start), nodes by name.
+  virtual Result<tenancy::Reservation> Get(const std::string& tenant, const std::string& vcluster) = 0;
+  // Every reservation, ordered by (tenant, vcluster): what the placement engine is rebuilt from.
+  virtual Result<std::vector<tenancy::Reservation>> List() = 0;
+};
+
 // One transaction. Reads see a consistent snapshot; writes become visible
 // only if the function given to Store::Transact returns OK.
 class Tx {
@@ -95,6 +159,9 @@ class Tx {
   virtual TokenRepository& Tokens() = 0;
   virtual AuditLog& Audit() = 0;
   virtual IdempotencyRepository& Idempotency() = 0;
+  virtual VirtualClusterRepository& VirtualClusters() = 0;
+  virtual InventoryRepository& Inventory() = 0;
+  virtual ReservationRepository& Reservations() = 0;
 };
 
 enum class TxMode { kReadOnly, kReadWrite };

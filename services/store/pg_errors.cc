@@ -3,6 +3,7 @@
 #include <map>
 #include <pqxx/pqxx>
 #include <regex>
+#include <string_view>
 
 namespace septa::store {
 namespace {
@@ -10,9 +11,11 @@ namespace {
 // What a violated constraint of migrations/ means to an API caller.
 struct ConstraintMeaning {
   Code code;
-  std::string field;  // empty for kAlreadyExists
+  std::string field;  // empty when no request field is to blame
   std::string description;
 };
+
+constexpr char kNotNegative[] = "must not be negative";
 
 const std::map<std::string, ConstraintMeaning>& ConstraintMeanings() {
   static const auto* meanings = new std::map<std::string, ConstraintMeaning>{
@@ -34,6 +37,85 @@ const std::map<std::string, ConstraintMeaning>& ConstraintMeanings() {
       {"idempotency_keys_key_present", {Code::kInvalidArgument, "key", "must not be empty"}},
       {"leases_name_format", {Code::kInvalidArgument, "name", "must be 1-200 characters"}},
       {"leases_holder_format", {Code::kInvalidArgument, "holder", "must be 1-200 characters"}},
+      // migrations/0003_capacity.sql
+      {"virtual_clusters_pkey", {Code::kAlreadyExists, "", "a virtual cluster with this name already exists"}},
+      {"virtual_clusters_name_format",
+       {Code::kInvalidArgument, "name",
+        "must be a DNS-1123 label of 1-40 characters: lower-case letters, digits and '-', "
+        "starting and ending with a letter or digit"}},
+      {"virtual_clusters_tenant_fkey", {Code::kNotFound, "", "no such tenant"}},
+      {"virtual_clusters_quota_cpu_milli_nonnegative", {Code::kInvalidArgument, "quota.cpu_milli", kNotNegative}},
+      {"virtual_clusters_quota_memory_mib_nonnegative", {Code::kInvalidArgument, "quota.memory_mib", kNotNegative}},
+      {"virtual_clusters_quota_pods_nonnegative", {Code::kInvalidArgument, "quota.pods", kNotNegative}},
+      {"virtual_clusters_queue_over_quota_weight_nonnegative",
+       {Code::kInvalidArgument, "queue.over_quota_weight", kNotNegative}},
+      {"virtual_clusters_generation_positive", {Code::kInvalidArgument, "generation", "must be positive"}},
+      {"virtual_clusters_version_positive", {Code::kInvalidArgument, "version", "must be positive"}},
+      {"inventory_nodes_name_format",
+       {Code::kInvalidArgument, "name",
+        "must be a DNS-1123 subdomain of at most 253 characters: lower-case letters, digits, '-' and '.', "
+        "starting and ending with a letter or digit"}},
+      {"inventory_nodes_cpu_milli_nonnegative", {Code::kInvalidArgument, "cpu_milli", kNotNegative}},
+      {"inventory_nodes_memory_mib_nonnegative", {Code::kInvalidArgument, "memory_mib", kNotNegative}},
+      {"inventory_nodes_mig_config_state_known",
+       {Code::kInvalidArgument, "mig_config_state", "must be empty, pending, rebooting, success or failed"}},
+      {"inventory_gpus_index_nonnegative", {Code::kInvalidArgument, "gpus.index", kNotNegative}},
+      {"inventory_gpus_model_present", {Code::kInvalidArgument, "gpus.model", "must not be empty"}},
+      {"inventory_mig_instances_pkey",
+       {Code::kInvalidArgument, "gpus.mig_layout", "two instances of one GPU start at the same slice"}},
+      {"inventory_mig_instances_profile_nonnegative",
+       {Code::kInvalidArgument, "gpus.mig_layout.profile", kNotNegative}},
+      {"inventory_mig_instances_start_nonnegative", {Code::kInvalidArgument, "gpus.mig_layout.start", kNotNegative}},
+      {"reservations_pkey", {Code::kAlreadyExists, "", "the virtual cluster already holds a reservation"}},
+      {"reservations_vcluster_fkey", {Code::kNotFound, "", "no such virtual cluster"}},
+      {"node_holds_node_fkey", {Code::kNotFound, "", "no such node in the inventory"}},
+      {"gpu_holds_gpu_fkey", {Code::kNotFound, "", "no such GPU in the inventory"}},
+      {"reservation_mig_slices_on_gpu",
+       {Code::kInvalidArgument, "mig", "slices must lie within the GPU's 8 memory slices"}},
+      {"reservation_mig_profile_present", {Code::kInvalidArgument, "mig.profile", "must not be empty"}},
+      {"reservation_shares_milli_gpu_range",
+       {Code::kInvalidArgument, "shares.milli_gpu", "must be between 1 and 1000"}},
+      {"reservation_shares_gpu_memory_mib_nonnegative",
+       {Code::kInvalidArgument, "shares.gpu_memory_mib", kNotNegative}},
+      {"reservation_shares_pkey", {Code::kInvalidArgument, "shares", "a GPU appears twice"}},
+      {"reservation_nodes_reservation_fkey",
+       {Code::kInvalidArgument, "nodes", "only an exclusive reservation holds whole nodes"}},
+      {"reservation_gpus_reservation_fkey",
+       {Code::kInvalidArgument, "gpus", "only a dedicated reservation holds whole GPUs"}},
+      {"reservation_mig_reservation_fkey",
+       {Code::kInvalidArgument, "mig", "only an isolated reservation holds MIG instances"}},
+      {"reservation_shares_reservation_fkey",
+       {Code::kInvalidArgument, "shares", "only a shared reservation holds GPU shares"}},
+      // Double booking refused: another reservation holds the capacity.
+      {"reservation_mig_slices_overlap", {Code::kAborted, "", "the MIG slices are taken on that GPU"}},
+      {"reservation_mig_pkey", {Code::kAborted, "", "the MIG slices are taken on that GPU"}},
+      {"reservation_gpus_pkey", {Code::kAborted, "", "the GPU is taken whole"}},
+      {"reservation_nodes_pkey", {Code::kAborted, "", "the node is taken whole"}},
+      {"gpu_holds_whole_alone", {Code::kAborted, "", "the GPU is reserved whole by another reservation"}},
+      {"node_holds_exclusive_alone", {Code::kAborted, "", "the node is reserved exclusively"}},
+      {"gpu_holds_node_mode_fkey", {Code::kAborted, "", "the node is reserved exclusively"}},
+      {"gpu_holds_shares_fit", {Code::kAborted, "", "the GPU's shares would exceed 1000 milli-GPU"}},
+      {"reservation_mig_gpu_mode_fkey",
+       {Code::kAborted, "", "the GPU holds shares or a whole-GPU reservation, never MIG instances beside them"}},
+      {"reservation_shares_gpu_mode_fkey",
+       {Code::kAborted, "", "the GPU holds MIG instances or a whole-GPU reservation, never shares beside them"}},
+      {"reservation_gpus_gpu_mode_fkey", {Code::kAborted, "", "the GPU is held by another reservation"}},
+      {"reservation_nodes_node_mode_fkey", {Code::kAborted, "", "the node holds other reservations"}},
+  };
+  return *meanings;
+}
+
+// A foreign key violated by deleting the referenced row (rather than by
+// inserting a reference) means something else: the row is still in use.
+const std::map<std::string, ConstraintMeaning>& ReferencedRowMeanings() {
+  static const auto* meanings = new std::map<std::string, ConstraintMeaning>{
+      {"virtual_clusters_tenant_fkey",
+       {Code::kFailedPrecondition, "", "the tenant still owns virtual clusters; delete them first"}},
+      {"reservations_vcluster_fkey",
+       {Code::kFailedPrecondition, "", "a reservation still holds capacity for the virtual cluster"}},
+      {"node_holds_node_fkey",
+       {Code::kFailedPrecondition, "", "capacity is reserved on the node; mark it Gone instead of deleting it"}},
+      {"gpu_holds_gpu_fkey", {Code::kFailedPrecondition, "", "capacity is reserved on a GPU that left the node"}},
   };
   return *meanings;
 }
@@ -48,7 +130,10 @@ std::string ConstraintName(const std::string& message) {
 
 Status ConstraintViolation(const pqxx::sql_error& e, Code fallback) {
   const std::string constraint = ConstraintName(e.what());
-  const auto& meanings = ConstraintMeanings();
+  // PostgreSQL's message for a foreign key that a deletion would break.
+  const bool referenced = std::string_view(e.what()).find("update or delete on table") != std::string_view::npos;
+  const auto& meanings =
+      referenced && ReferencedRowMeanings().count(constraint) ? ReferencedRowMeanings() : ConstraintMeanings();
   const auto it = meanings.find(constraint);
   if (it == meanings.end()) return Status(fallback, "constraint " + constraint + " violated: " + e.what());
   const ConstraintMeaning& meaning = it->second;

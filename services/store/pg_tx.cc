@@ -8,6 +8,9 @@ void PrepareStatements(pqxx::connection& c) {
   PgTokens::Prepare(c);
   PgAuditLog::Prepare(c);
   PgIdempotency::Prepare(c);
+  PgVirtualClusters::Prepare(c);
+  PgInventory::Prepare(c);
+  PgReservations::Prepare(c);
 }
 
 }  // namespace septa::store

@@ -7,6 +7,7 @@
 #include <pqxx/pqxx>
 
 #include "services/core/store.h"
+#include "services/store/pg_capacity.h"
 #include "services/store/pg_repositories.h"
 #include "services/store/pg_work.h"
 
@@ -28,6 +29,9 @@ class PgTx final : public core::Tx {
   core::TokenRepository& Tokens() override { return tokens_; }
   core::AuditLog& Audit() override { return audit_; }
   core::IdempotencyRepository& Idempotency() override { return idempotency_; }
+  core::VirtualClusterRepository& VirtualClusters() override { return vclusters_; }
+  core::InventoryRepository& Inventory() override { return inventory_; }
+  core::ReservationRepository& Reservations() override { return reservations_; }
 
  private:
   PgWork work_;
@@ -36,6 +40,9 @@ class PgTx final : public core::Tx {
   PgTokens tokens_{work_};
   PgAuditLog audit_{work_};
   PgIdempotency idempotency_{work_};
+  PgVirtualClusters vclusters_{work_};
+  PgInventory inventory_{work_};
+  PgReservations reservations_{work_};
 };
 
 }  // namespace septa::store

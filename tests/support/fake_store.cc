@@ -1,4 +1,5 @@
 #include "tests/support/fake_store.h"
+#include "tests/support/fake_capacity.h"
 #include "tests/support/fake_work.h"
 
 #include <algorithm>
@@ -120,6 +121,10 @@ class FakeTenants final : public TenantRepository {
     SEPTA_RETURN_IF_ERROR(w_.CheckWritable());
     auto it = w_.s.tenants.find(name);
     SEPTA_RETURN_IF_ERROR(CheckVersion(name, it, expected_version));
+    const auto owned = w_.s.vclusters.lower_bound({name, ""});
+    if (owned != w_.s.vclusters.end() && owned->first.first == name) {
+      return FailedPrecondition("the tenant still owns virtual clusters; delete them first");
+    }
     w_.s.tenants.erase(it);
     return Status::Ok();
   }
@@ -284,6 +289,9 @@ class FakeTx final : public Tx {
   TokenRepository& Tokens() override { return tokens_; }
   AuditLog& Audit() override { return audit_; }
   IdempotencyRepository& Idempotency() override { return idempotency_; }
+  VirtualClusterRepository& VirtualClusters() override { return vclusters_; }
+  InventoryRepository& Inventory() override { return inventory_; }
+  ReservationRepository& Reservations() override { return reservations_; }
 
  private:
   FakeWork work_;
@@ -292,6 +300,9 @@ class FakeTx final : public Tx {
   FakeTokens tokens_{work_};
   FakeAuditLog audit_{work_};
   FakeIdempotency idempotency_{work_};
+  FakeVirtualClusters vclusters_{work_};
+  FakeInventory inventory_{work_};
+  FakeReservations reservations_{work_};
 };
 
 }  // namespace

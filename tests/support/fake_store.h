@@ -35,6 +35,10 @@ class FakeStore final : public Store {
     std::vector<AuditRecord> audit;  // in id order
     std::int64_t last_audit_id = 0;
     std::map<std::pair<std::string, std::string>, IdempotencyRecord> idempotency;
+    // Keyed by (tenant, name) and (tenant, vcluster); see fake_capacity.h.
+    std::map<std::pair<std::string, std::string>, tenancy::VirtualCluster> vclusters;
+    std::map<std::string, gpu::InventoryNode> inventory;
+    std::map<std::pair<std::string, std::string>, tenancy::Reservation> reservations;
   };
 
  private:

@@ -1,5 +1,5 @@
 #include "tests/support/fake_store.h"
-#include "tests/unit/services/store/store_contract.h"
+#include "tests/unit/services/store/capacity_contract.h"
 
 namespace septa::core {
 
@@ -42,5 +42,6 @@ TEST(FakeStoreFailures, SeededTiersCarryTheSeedTime) {
 
 namespace contract {
 INSTANTIATE_TYPED_TEST_SUITE_P(fake, StoreContract, ::testing::Types<FakeStoreEnv>);
+INSTANTIATE_TYPED_TEST_SUITE_P(fake, CapacityContract, ::testing::Types<FakeStoreEnv>);
 }  // namespace contract
 }  // namespace septa::core
