@@ -1,5 +1,6 @@
 #include "tenancy/quota.h"
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,12 @@ const Quantity kQuantities[] = {
     {"vclusters", &TenantQuota::vclusters, &TenantUsage::vclusters, kMaxVirtualClusters, false, &Plain,
      "virtual clusters"},
 };
+
+// How much a virtual cluster may use of a quantity: its limit, where a
+// workload limit of 0 means none.
+std::int64_t Bound(const Quantity& q, std::int64_t value) {
+  return q.workload_limit && value == 0 ? std::numeric_limits<std::int64_t>::max() : value;
+}
 
 std::string JoinViolations(const std::vector<FieldViolation>& violations) {
   std::string message;
@@ -82,9 +89,7 @@ Status CheckTenantQuota(const TenantQuota& quota, const TenantUsage& others, con
     const std::optional<std::int64_t>& limit = quota.*q.limit;
     if (!limit) continue;
     const std::int64_t asked = requested.*q.used;
-    const bool grows =
-        previous == nullptr || asked > previous->*q.used || (q.workload_limit && asked == 0 && previous->*q.used != 0);
-    if (!grows) continue;
+    if (previous != nullptr && Bound(q, asked) <= Bound(q, previous->*q.used)) continue;  // does not grow
     if (q.workload_limit && asked == 0) {
       unlimited.push_back({std::string("quota.") + q.member, std::string("must be set: the tenant's quota allows ") +
                                                                  q.format(*limit) + " " + q.unit + " in all"});

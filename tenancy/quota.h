@@ -62,7 +62,8 @@ TenantUsage UsageOf(std::int64_t gpu_milli, const WorkloadQuota& workload);
 // limit counts 0 for it). `requested`: the virtual cluster as asked for.
 // `previous`: its usage before a resize (nullptr on create); a resize is
 // never refused on a quantity it does not grow, so a tenant over a lowered
-// quota can still shrink.
+// quota can still shrink (dropping a workload limit grows that quantity;
+// setting one where there was none does not).
 //
 // FAILED_PRECONDITION naming "quota.cpu_milli" (…memory_mib, …pods) when the
 // tenant quota bounds that quantity and the virtual cluster sets no limit

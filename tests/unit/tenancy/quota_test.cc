@@ -131,6 +131,9 @@ TEST(CheckTenantQuota, AResizeIsCheckedOnlyOnWhatItGrows) {
   Status unbounded = CheckTenantQuota(quota, others, UsageOf(500, Limits(0, 0, 0)), &before);
   ASSERT_EQ(unbounded.code(), Code::kFailedPrecondition);
   EXPECT_EQ(unbounded.violations()[0].field, "quota.cpu_milli");
+  // Setting a limit where there was none shrinks it, however large the limit.
+  const TenantUsage unlimited_before = UsageOf(1000, Limits(0, 0, 0));
+  EXPECT_TRUE(CheckTenantQuota(quota, others, UsageOf(1000, Limits(3500, 0, 0)), &unlimited_before).ok());
   // Growing GPUs where the others already use the whole quota: none left.
   Status gpus = CheckTenantQuota(quota, others, UsageOf(1500, Limits(1000, 0, 0)), &before);
   ASSERT_EQ(gpus.code(), Code::kResourceExhausted);
