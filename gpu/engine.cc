@@ -8,7 +8,7 @@
 namespace septa::gpu {
 namespace {
 
-constexpr std::array<const char*, 7> kConstraints = {"taint", "tier", "model", "cpu", "memory", "gpu", "mig"};
+constexpr std::array<const char*, 8> kConstraints = {"health", "taint", "tier", "model", "cpu", "memory", "gpu", "mig"};
 
 bool Tolerates(const std::vector<Taint>& tolerations, const Taint& taint) {
   if (taint.effect == "PreferNoSchedule") return true;
@@ -141,10 +141,10 @@ void PlacementEngine::RefreshView(int node) {
   NodeState& shared = shared_view_.nodes[node];
   NodeState& whole = whole_view_.nodes[node];
   shared = whole = shared_view_.capacity[node];
-  const bool exclusive = !rt.exclusive_tenant.empty();
+  const bool closed = !rt.exclusive_tenant.empty() || nodes_[node].health != NodeHealth::kReady;
   // A node closed to a kind of allocation gets a CPU no request fits.
-  shared.cpu_free = exclusive || rt.dedicated > 0 ? -1 : rt.cpu_free;
-  whole.cpu_free = exclusive || rt.shared_or_mig > 0 ? -1 : rt.cpu_free;
+  shared.cpu_free = closed || rt.dedicated > 0 ? -1 : rt.cpu_free;
+  whole.cpu_free = closed || rt.shared_or_mig > 0 ? -1 : rt.cpu_free;
   shared.mem_free = whole.mem_free = rt.mem_free;
   for (std::size_t g = 0; g < rt.gpus.size(); ++g) {
     const GpuState& s = rt.gpus[g];
@@ -158,6 +158,7 @@ void PlacementEngine::RefreshView(int node) {
 const char* PlacementEngine::NodeRejects(int node, const PlacementRequest& r, std::uint32_t model_mask) const {
   const InventoryNode& n = nodes_[node];
   const NodeRuntime& rt = state_[node];
+  if (n.health != NodeHealth::kReady) return "health";
   for (const Taint& taint : n.taints) {
     if (!Tolerates(r.tolerations, taint)) return "taint";
   }
@@ -323,6 +324,86 @@ Result<Placement> PlacementEngine::Place(const PlacementRequest& r) {
   a.mig_start = chosen.mig_layout[instance].start;
   a.mig_slices = profile.memory_slices;
   a.mig_profile = profile.name;
+  return Commit(std::move(a));
+}
+
+std::string PlacementEngine::HoldRejects(int node, const RecordedPlacement& r, Allocation& a) const {
+  const InventoryNode& n = nodes_[node];
+  const NodeRuntime& rt = state_[node];
+  if (!rt.exclusive_tenant.empty()) return "the node is held exclusively by tenant " + rt.exclusive_tenant;
+  for (int g : r.gpus) {
+    if (g < 0 || g >= static_cast<int>(n.gpus.size())) return "the node has no GPU " + std::to_string(g);
+  }
+  a.tenant = r.tenant;
+  a.tier = r.tier;
+  a.node = node;
+  a.gpus = r.gpus;
+  switch (r.tier) {
+    case Tier::kShared: {
+      if (r.gpus.size() != 1) return "a shared fraction is on one GPU";
+      const GpuState& s = rt.gpus[r.gpus[0]];
+      if (rt.dedicated > 0) return "the node holds whole GPUs";
+      if (n.gpus[r.gpus[0]].mig_enabled) return "the GPU is in MIG mode";
+      if (s.free_milli == 0 && s.fractions == 0) return "the GPU is held whole";
+      if (r.milli_gpu < 1 || r.milli_gpu > s.free_milli) {
+        return std::to_string(r.milli_gpu) + " milli-GPU do not fit in the " + std::to_string(s.free_milli) + " free";
+      }
+      a.kind = AllocationKind::kFractional;
+      a.milli_gpu = r.milli_gpu;
+      return "";
+    }
+    case Tier::kIsolated: {
+      if (r.gpus.size() != 1) return "a MIG instance is on one GPU";
+      if (rt.dedicated > 0) return "the node holds whole GPUs";
+      const InventoryGpu& gpu = n.gpus[r.gpus[0]];
+      const GpuModel& model = *gpu_models_[shared_view_.capacity[node].model];
+      for (std::size_t k = 0; gpu.mig_enabled && k < gpu.mig_layout.size(); ++k) {
+        const MigProfile& profile = model.mig_profiles[gpu.mig_layout[k].profile];
+        if (profile.name != r.mig_profile || gpu.mig_layout[k].start != r.mig_start) continue;
+        if ((rt.gpus[r.gpus[0]].mig_used >> k) & 1u) return "the MIG instance is held already";
+        a.kind = AllocationKind::kMigSlice;
+        a.mig_instance = static_cast<int>(k);
+        a.mig_start = r.mig_start;
+        a.mig_slices = profile.memory_slices;
+        a.mig_profile = profile.name;
+        return "";
+      }
+      return "the GPU's layout has no " + r.mig_profile + " instance at slice " + std::to_string(r.mig_start);
+    }
+    case Tier::kDedicated:
+      if (r.gpus.empty()) return "no GPU recorded";
+      if (rt.shared_or_mig > 0) return "the node holds fractions or MIG instances";
+      for (int g : r.gpus) {
+        if (n.gpus[g].mig_enabled) return "GPU " + std::to_string(g) + " is in MIG mode";
+        if (rt.gpus[g].free_milli != kMilliPerGpu) return "GPU " + std::to_string(g) + " is held";
+      }
+      a.kind = AllocationKind::kWholeGpus;
+      a.milli_gpu = kMilliPerGpu;
+      return "";
+    case Tier::kExclusive:
+      if (rt.dedicated + rt.shared_or_mig > 0) return "the node holds other allocations";
+      a.kind = AllocationKind::kExclusiveNode;
+      a.cpu_milli = rt.cpu_free;
+      a.memory_mib = rt.mem_free;
+      a.milli_gpu = kMilliPerGpu;
+      a.gpus.clear();
+      for (std::size_t g = 0; g < n.gpus.size(); ++g) a.gpus.push_back(static_cast<int>(g));
+      return "";
+  }
+  return "unknown tier";
+}
+
+Result<Placement> PlacementEngine::Hold(const RecordedPlacement& recorded) {
+  auto it = std::lower_bound(nodes_.begin(), nodes_.end(), recorded.node,
+                             [](const InventoryNode& n, const std::string& name) { return n.name < name; });
+  if (it == nodes_.end() || it->name != recorded.node)
+    return NotFound("node " + recorded.node + " is not in the inventory");
+  Allocation a;
+  const std::string why = HoldRejects(static_cast<int>(it - nodes_.begin()), recorded, a);
+  if (!why.empty()) {
+    return FailedPrecondition("cannot hold the " + std::string(TierName(recorded.tier)) + " placement of tenant " +
+                              recorded.tenant + " on " + recorded.node + ": " + why);
+  }
   return Commit(std::move(a));
 }
 

@@ -43,6 +43,18 @@ struct Placement {
   int mig_slices = 0;
 };
 
+// A placement made earlier and recorded (a reservation row), to take again
+// when the engine is rebuilt from the record.
+struct RecordedPlacement {
+  std::string tenant;
+  Tier tier = Tier::kShared;
+  std::string node;
+  std::vector<int> gpus;    // indices on the node; exclusive: empty takes them all
+  int milli_gpu = 0;        // shared: the fraction
+  std::string mig_profile;  // isolated: the instance's profile and first memory slice
+  int mig_start = -1;
+};
+
 class PlacementEngine {
  public:
   // Fails on an unknown model, a bad MIG layout or more than 8 GPUs per node.
@@ -56,6 +68,12 @@ class PlacementEngine {
   Result<Placement> Place(const PlacementRequest& request);
   // Gives back exactly what the allocation took.
   Status Release(std::uint64_t allocation_id);
+  // Takes a recorded placement again, exactly where it was. Unlike Place it
+  // does not ask for a healthy node (what is held on a node that went
+  // NotReady stays held); FailedPrecondition when the record conflicts with
+  // what the engine holds or no longer matches the inventory (a GPU or MIG
+  // instance that is not there), NotFound for an unknown node.
+  Result<Placement> Hold(const RecordedPlacement& recorded);
 
   const std::vector<InventoryNode>& nodes() const { return nodes_; }
   const std::map<std::uint64_t, Allocation>& allocations() const { return allocations_; }
@@ -80,6 +98,8 @@ class PlacementEngine {
   };
   PlacementEngine(std::vector<InventoryNode> nodes, const Catalog& catalog);
 
+  // Why `recorded` cannot be held on `node`, or "" when it can; fills `a`.
+  std::string HoldRejects(int node, const RecordedPlacement& recorded, Allocation& a) const;
   // The first constraint the node fails for the request, or nullptr.
   const char* NodeRejects(int node, const PlacementRequest& request, std::uint32_t model_mask) const;
   void RefreshView(int node);

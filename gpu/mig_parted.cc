@@ -199,4 +199,28 @@ const MigDeviceGroup* GroupFor(const MigPartedConfig& config, std::string_view c
   return found;
 }
 
+Result<GpuMigSetup> MigSetupFor(const MigPartedConfig& config, std::string_view config_name, const GpuModel& model,
+                                int index) {
+  if (config.configs.count(std::string(config_name)) == 0) {
+    return NotFound("no mig-parted config \"" + std::string(config_name) + "\"");
+  }
+  const MigDeviceGroup* group = GroupFor(config, config_name, model, index);
+  if (group == nullptr || !group->mig_enabled) return GpuMigSetup{};
+  std::vector<int> counts(model.mig_profiles.size(), 0);
+  for (const auto& [profile, count] : group->mig_devices) {
+    const int p = model.ProfileIndex(profile);
+    if (p < 0) {
+      return InvalidArgument("mig-parted config \"" + std::string(config_name) + "\": " + model.name +
+                             " has no MIG profile \"" + profile + "\"");
+    }
+    counts[p] += count;
+  }
+  auto layout = PlaceCounts(model, counts);
+  if (!layout.ok()) {
+    return InvalidArgument("mig-parted config \"" + std::string(config_name) + "\", GPU " + std::to_string(index) +
+                           ": " + layout.status().message());
+  }
+  return GpuMigSetup{true, std::move(*layout)};
+}
+
 }  // namespace septa::gpu

@@ -11,6 +11,7 @@
 
 #include "common/status.h"
 #include "gpu/catalog.h"
+#include "gpu/mig_geometry.h"
 
 namespace septa::gpu {
 
@@ -48,5 +49,16 @@ MigPartedConfig StockMigPartedConfigs(const Catalog& catalog);
 // mig-parted. nullptr when none applies.
 const MigDeviceGroup* GroupFor(const MigPartedConfig& config, std::string_view config_name, const GpuModel& model,
                                int index);
+
+// What config `config_name` makes of GPU `index` of `model`: MIG on or off and,
+// when on, its instances placed with PlaceCounts (creation order). A GPU that no
+// group applies to keeps MIG off. NotFound when there is no such config;
+// InvalidArgument when a profile is not the model's or the instances do not fit.
+struct GpuMigSetup {
+  bool mig_enabled = false;
+  MigLayout layout;
+};
+Result<GpuMigSetup> MigSetupFor(const MigPartedConfig& config, std::string_view config_name, const GpuModel& model,
+                                int index);
 
 }  // namespace septa::gpu

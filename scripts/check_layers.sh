@@ -8,6 +8,8 @@
 #    services/cli/, services/cmd/ and tests; nothing outside services/, tests/ and fuzz/ includes
 #    services/; services/core never includes a transport or the store.
 #  - test doubles (tests/support/) are for tests only: no production folder includes them.
+#  - kubesim (services/kubesim/) is started by services/app and commands only; the client
+#    library and controllers never include it.
 set -uo pipefail
 root=${1:-$(dirname "$0")/..}
 cd "$root" || exit 2
@@ -39,6 +41,7 @@ check "gRPC belongs to api/, services/grpc/ and services/cmd/" "gpu tenancy comm
 check "services/core must not reach into a transport or the store" "services/core" '^\s*#\s*include\s*"services/(rest|grpc|store|cmd)/'
 check "transports must not include each other" "services/rest" '^\s*#\s*include\s*"services/grpc/'
 check "transports must not include each other" "services/grpc" '^\s*#\s*include\s*"services/rest/'
+check "the simulator is not a dependency: only septad's wiring (services/app) and commands start it" "gpu tenancy common services/core services/store services/rest services/grpc services/kube services/reconcile services/base" '^\s*#\s*include\s*"services/kubesim/'
 check "test doubles (tests/support/) are for tests only" "gpu tenancy common api services" '^\s*#\s*include\s*"tests/'
 
 if ((fail)); then exit 1; fi

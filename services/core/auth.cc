@@ -89,7 +89,7 @@ Result<ApiToken> Authenticator::Lookup(const std::string& id) {
   }
   ApiToken token;
   Status st = store_.Transact(TxMode::kReadOnly, [&](Tx& tx) -> Status {
-    auto found = tx.GetToken(id);
+    auto found = tx.Tokens().Get(id);
     SEPTA_RETURN_IF_ERROR(found);
     token = *std::move(found);
     return Status::Ok();

@@ -8,7 +8,7 @@ Result<int> SweepExpiredIdempotencyKeys(Store& store, TimePoint now, std::chrono
   for (;;) {
     int deleted = 0;
     Status st = store.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
-      auto n = tx.DeleteIdempotencyBefore(cutoff, batch);
+      auto n = tx.Idempotency().DeleteBefore(cutoff, batch);
       SEPTA_RETURN_IF_ERROR(n);
       deleted = *n;
       return Status::Ok();

@@ -4,6 +4,7 @@
 // against both.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <optional>
@@ -22,50 +23,78 @@ struct TenantQuery {
   int limit = 50;                             // rows to return (the store may return fewer)
 };
 
+// The repositories of one transaction, one per aggregate. Error codes:
+// kNotFound for a missing row, kAlreadyExists for a duplicate key, kAborted
+// for a lost race (version mismatch, serialization failure, a constraint
+// that another transaction's rows violate), kUnavailable when the database
+// cannot be reached.
+
+class TrustTierRepository {
+ public:
+  virtual ~TrustTierRepository() = default;
+  virtual Result<std::vector<TrustTier>> List() = 0;  // ordered by name
+  virtual Result<TrustTier> Get(const std::string& name) = 0;
+};
+
+class TenantRepository {
+ public:
+  virtual ~TenantRepository() = default;
+  virtual Result<Tenant> Get(const std::string& name) = 0;
+  virtual Result<std::vector<Tenant>> List(const TenantQuery& query) = 0;  // ordered by name
+  virtual Status Insert(const Tenant& tenant) = 0;
+  // Replaces the row iff its stored version is `expected_version`; the new
+  // row carries tenant.version (the caller bumps it). kAborted otherwise.
+  virtual Status Update(const Tenant& tenant, std::int64_t expected_version) = 0;
+  virtual Status Delete(const std::string& name, std::int64_t expected_version) = 0;
+};
+
+class TokenRepository {
+ public:
+  virtual ~TokenRepository() = default;
+  virtual Status Insert(const ApiToken& token) = 0;
+  virtual Result<ApiToken> Get(const std::string& id) = 0;
+  // Tokens of one principal, or all when `principal` is empty; ordered by create_time, id.
+  virtual Result<std::vector<ApiToken>> List(const std::string& principal) = 0;
+  virtual Status Revoke(const std::string& id, TimePoint when) = 0;
+  // Revokes every token of a principal (used when a tenant is deleted).
+  virtual Status RevokeAllOf(const std::string& principal, TimePoint when) = 0;
+  // Every unrevoked token of a principal expires at most `max_lifetime` after
+  // its creation (used when a tenant moves to a tier with a shorter cap);
+  // caches are told as for RevokeAllOf.
+  virtual Status CapLifetimes(const std::string& principal, std::chrono::seconds max_lifetime) = 0;
+};
+
+class AuditLog {
+ public:
+  virtual ~AuditLog() = default;
+  // Assigns the record's id.
+  virtual Status Append(const AuditRecord& record) = 0;
+  // Newest first; all resources when `resource` is empty.
+  virtual Result<std::vector<AuditRecord>> List(const std::string& resource, int limit) = 0;
+};
+
+class IdempotencyRepository {
+ public:
+  virtual ~IdempotencyRepository() = default;
+  virtual Result<IdempotencyRecord> Get(const std::string& principal, const std::string& key) = 0;
+  virtual Status Insert(const IdempotencyRecord& record) = 0;
+  // OK when there is no such record.
+  virtual Status Delete(const std::string& principal, const std::string& key) = 0;
+  // Deletes up to `limit` (1..1000) records created before `cutoff`, oldest
+  // first, and says how many.
+  virtual Result<int> DeleteBefore(TimePoint cutoff, int limit) = 0;
+};
+
 // One transaction. Reads see a consistent snapshot; writes become visible
 // only if the function given to Store::Transact returns OK.
-// Error codes: kNotFound for a missing row, kAlreadyExists for a duplicate
-// key, kAborted for a lost race (version mismatch, serialization failure),
-// kUnavailable when the database cannot be reached.
 class Tx {
  public:
   virtual ~Tx() = default;
-
-  virtual Result<std::vector<TrustTier>> ListTrustTiers() = 0;
-  virtual Result<TrustTier> GetTrustTier(const std::string& name) = 0;
-
-  virtual Result<Tenant> GetTenant(const std::string& name) = 0;
-  virtual Result<std::vector<Tenant>> ListTenants(const TenantQuery& query) = 0;  // ordered by name
-  virtual Status InsertTenant(const Tenant& tenant) = 0;
-  // Replaces the row iff its stored version is `expected_version`; the new
-  // row carries tenant.version (the caller bumps it). kAborted otherwise.
-  virtual Status UpdateTenant(const Tenant& tenant, std::int64_t expected_version) = 0;
-  virtual Status DeleteTenant(const std::string& name, std::int64_t expected_version) = 0;
-
-  virtual Status InsertToken(const ApiToken& token) = 0;
-  virtual Result<ApiToken> GetToken(const std::string& id) = 0;
-  // Tokens of one principal, or all when `principal` is empty; ordered by create_time, id.
-  virtual Result<std::vector<ApiToken>> ListTokens(const std::string& principal) = 0;
-  virtual Status RevokeToken(const std::string& id, TimePoint when) = 0;
-  // Revokes every token of a principal (used when a tenant is deleted).
-  virtual Status RevokeTokensOf(const std::string& principal, TimePoint when) = 0;
-  // Every unrevoked token of a principal expires at most `max_lifetime` after
-  // its creation (used when a tenant moves to a tier with a shorter cap);
-  // caches are told as for RevokeTokensOf.
-  virtual Status CapTokenLifetimes(const std::string& principal, std::chrono::seconds max_lifetime) = 0;
-
-  // Assigns the record's id.
-  virtual Status AppendAudit(const AuditRecord& record) = 0;
-  // Newest first; all resources when `resource` is empty.
-  virtual Result<std::vector<AuditRecord>> ListAudit(const std::string& resource, int limit) = 0;
-
-  virtual Result<IdempotencyRecord> GetIdempotency(const std::string& principal, const std::string& key) = 0;
-  virtual Status InsertIdempotency(const IdempotencyRecord& record) = 0;
-  // OK when there is no such record.
-  virtual Status DeleteIdempotency(const std::string& principal, const std::string& key) = 0;
-  // Deletes up to `limit` (1..1000) records created before `cutoff`, oldest
-  // first, and says how many.
-  virtual Result<int> DeleteIdempotencyBefore(TimePoint cutoff, int limit) = 0;
+  virtual TrustTierRepository& TrustTiers() = 0;
+  virtual TenantRepository& Tenants() = 0;
+  virtual TokenRepository& Tokens() = 0;
+  virtual AuditLog& Audit() = 0;
+  virtual IdempotencyRepository& Idempotency() = 0;
 };
 
 enum class TxMode { kReadOnly, kReadWrite };

@@ -28,11 +28,11 @@ Status CheckEtag(std::string_view if_match, const Tenant& current) {
 Result<TrustTier> FindTier(Tx& tx, const std::string& tier) {
   if (tier.empty()) return InvalidField("trust_tier", "is required");
   if (CanNameTenantOrTier(tier)) {
-    auto found = tx.GetTrustTier(tier);
+    auto found = tx.TrustTiers().Get(tier);
     if (found.status().code() != Code::kNotFound) return found;
   }
   std::string choices;
-  auto tiers = tx.ListTrustTiers();
+  auto tiers = tx.TrustTiers().List();
   if (tiers.ok()) {
     for (const auto& t : *tiers) choices += (choices.empty() ? "" : ", ") + t.name;
   }
@@ -49,7 +49,7 @@ std::string CreateFingerprint(const Tenant& t) {
 
 // The tenant, or kNotFound in the words users see (whatever the store says).
 Result<Tenant> FindTenant(Tx& tx, const std::string& name) {
-  auto found = tx.GetTenant(name);
+  auto found = tx.Tenants().Get(name);
   if (!found.ok() && found.status().code() == Code::kNotFound) {
     return NotFound("tenant \"" + name + "\" not found");
   }
@@ -92,10 +92,10 @@ Result<Tenant> TenantService::Create(const RequestContext& ctx, const Tenant& dr
   Status st = store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
     const TimePoint now = Now(clock_);
     if (!idempotency_key.empty()) {
-      auto previous = tx.GetIdempotency(principal, std::string(idempotency_key));
+      auto previous = tx.Idempotency().Get(principal, std::string(idempotency_key));
       if (previous.ok() && previous->create_time + idempotency_ttl_ <= now) {
         // Expired but not swept yet: the key starts afresh.
-        SEPTA_RETURN_IF_ERROR(tx.DeleteIdempotency(principal, std::string(idempotency_key)));
+        SEPTA_RETURN_IF_ERROR(tx.Idempotency().Delete(principal, std::string(idempotency_key)));
         previous = NotFound("expired");
       }
       if (previous.ok()) {
@@ -103,7 +103,7 @@ Result<Tenant> TenantService::Create(const RequestContext& ctx, const Tenant& dr
           return AlreadyExists("Idempotency-Key \"" + std::string(idempotency_key) +
                                "\" was already used with a different request");
         }
-        auto existing = tx.GetTenant(draft.name);
+        auto existing = tx.Tenants().Get(draft.name);
         SEPTA_RETURN_IF_ERROR(existing);
         created = *std::move(existing);
         return Status::Ok();
@@ -115,14 +115,14 @@ Result<Tenant> TenantService::Create(const RequestContext& ctx, const Tenant& dr
     created.create_time = now;
     created.update_time = now;
     created.version = 1;
-    if (Status ins = tx.InsertTenant(created); !ins.ok()) {
+    if (Status ins = tx.Tenants().Insert(created); !ins.ok()) {
       if (ins.code() == Code::kAlreadyExists) return AlreadyExists("tenant \"" + draft.name + "\" already exists");
       return ins;
     }
     SEPTA_RETURN_IF_ERROR(
-        tx.AppendAudit(Audit(ctx, now, "tenant.create", ResourceOf(created.name), "", EtagOf(created.version))));
+        tx.Audit().Append(Audit(ctx, now, "tenant.create", ResourceOf(created.name), "", EtagOf(created.version))));
     if (!idempotency_key.empty()) {
-      SEPTA_RETURN_IF_ERROR(tx.InsertIdempotency(
+      SEPTA_RETURN_IF_ERROR(tx.Idempotency().Insert(
           IdempotencyRecord{principal, std::string(idempotency_key), fingerprint, ResourceOf(created.name), now}));
     }
     return Status::Ok();
@@ -162,14 +162,14 @@ Result<TenantPage> TenantService::List(const RequestContext& ctx, const ListTena
     page.tenants.clear();
     if (!ctx.principal.admin) {
       // A tenant principal lists only itself.
-      auto own = tx.GetTenant(ctx.principal.tenant);
+      auto own = tx.Tenants().Get(ctx.principal.tenant);
       if (own.ok() && Matches(*own, query)) page.tenants.push_back(*std::move(own));
       return own.ok() || own.status().code() == Code::kNotFound ? Status::Ok() : own.status();
     }
     // One row more than asked tells whether another page exists.
     TenantQuery probe = query;
     probe.limit = query.limit + 1;
-    auto rows = tx.ListTenants(probe);
+    auto rows = tx.Tenants().List(probe);
     SEPTA_RETURN_IF_ERROR(rows);
     page.tenants = *std::move(rows);
     return Status::Ok();
@@ -216,14 +216,14 @@ Result<Tenant> TenantService::Update(const RequestContext& ctx, const std::strin
     const TimePoint now = Now(clock_);
     next.update_time = now;
     next.version = current->version + 1;
-    SEPTA_RETURN_IF_ERROR(tx.UpdateTenant(next, current->version));
+    SEPTA_RETURN_IF_ERROR(tx.Tenants().Update(next, current->version));
     // The tenant's tokens live no longer than its new tier allows, counted
     // from their issue, as if they had been issued under it.
     if (new_tier) {
       SEPTA_RETURN_IF_ERROR(
-          tx.CapTokenLifetimes("tenant:" + name, std::chrono::seconds(new_tier->credential_ttl_max_seconds)));
+          tx.Tokens().CapLifetimes("tenant:" + name, std::chrono::seconds(new_tier->credential_ttl_max_seconds)));
     }
-    SEPTA_RETURN_IF_ERROR(tx.AppendAudit(
+    SEPTA_RETURN_IF_ERROR(tx.Audit().Append(
         Audit(ctx, now, "tenant.update", ResourceOf(name), EtagOf(current->version), EtagOf(next.version))));
     result = std::move(next);
     return Status::Ok();
@@ -241,9 +241,9 @@ Status TenantService::Delete(const RequestContext& ctx, const std::string& name,
     SEPTA_RETURN_IF_ERROR(current);
     SEPTA_RETURN_IF_ERROR(CheckEtag(if_match, *current));
     const TimePoint now = Now(clock_);
-    SEPTA_RETURN_IF_ERROR(tx.DeleteTenant(name, current->version));
-    SEPTA_RETURN_IF_ERROR(tx.RevokeTokensOf("tenant:" + name, now));
-    return tx.AppendAudit(Audit(ctx, now, "tenant.delete", ResourceOf(name), EtagOf(current->version), ""));
+    SEPTA_RETURN_IF_ERROR(tx.Tenants().Delete(name, current->version));
+    SEPTA_RETURN_IF_ERROR(tx.Tokens().RevokeAllOf("tenant:" + name, now));
+    return tx.Audit().Append(Audit(ctx, now, "tenant.delete", ResourceOf(name), EtagOf(current->version), ""));
   });
 }
 

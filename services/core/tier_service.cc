@@ -7,7 +7,7 @@ namespace septa::core {
 Result<std::vector<TrustTier>> TrustTierService::List(const RequestContext&) {
   std::vector<TrustTier> tiers;
   Status st = store_.Transact(TxMode::kReadOnly, [&](Tx& tx) -> Status {
-    auto rows = tx.ListTrustTiers();
+    auto rows = tx.TrustTiers().List();
     SEPTA_RETURN_IF_ERROR(rows);
     tiers = *std::move(rows);
     return Status::Ok();
@@ -20,7 +20,7 @@ Result<TrustTier> TrustTierService::Get(const RequestContext&, const std::string
   if (!CanNameTenantOrTier(name)) return NotFound("trust tier \"" + EscapeControlCharacters(name) + "\" not found");
   TrustTier tier;
   Status st = store_.Transact(TxMode::kReadOnly, [&](Tx& tx) -> Status {
-    auto row = tx.GetTrustTier(name);
+    auto row = tx.TrustTiers().Get(name);
     if (!row.ok() && row.status().code() == Code::kNotFound) {
       return NotFound("trust tier \"" + name + "\" not found");
     }

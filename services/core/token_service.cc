@@ -69,13 +69,13 @@ Result<IssuedToken> TokenService::Issue(const RequestContext& ctx, const Princip
     const TimePoint now = Now(clock_);
     token.expire_time.reset();
     if (!subject.admin) {
-      auto tenant = tx.GetTenant(subject.tenant);
+      auto tenant = tx.Tenants().Get(subject.tenant);
       if (!tenant.ok() && tenant.status().code() == Code::kNotFound) {
         return ctx.principal.admin ? InvalidField("principal", "tenant \"" + subject.tenant + "\" does not exist")
                                    : NotFound("tenant \"" + subject.tenant + "\" not found");
       }
       SEPTA_RETURN_IF_ERROR(tenant);
-      auto tier = tx.GetTrustTier(tenant->trust_tier);
+      auto tier = tx.TrustTiers().Get(tenant->trust_tier);
       SEPTA_RETURN_IF_ERROR(tier);
       token.expire_time = now + CappedTtl(ttl, std::chrono::seconds(tier->credential_ttl_max_seconds));
       SEPTA_RETURN_IF_ERROR(RequireRoomForAnotherToken(tx, token.principal, now));
@@ -86,8 +86,8 @@ Result<IssuedToken> TokenService::Issue(const RequestContext& ctx, const Princip
     SEPTA_RETURN_IF_ERROR(id);
     token.id = *std::move(id);
     token.create_time = now;
-    SEPTA_RETURN_IF_ERROR(tx.InsertToken(token));
-    return tx.AppendAudit(
+    SEPTA_RETURN_IF_ERROR(tx.Tokens().Insert(token));
+    return tx.Audit().Append(
         AuditRecord{0, now, ctx.principal.ToString(), "token.create", ResourceOf(token.id), "", "1", ctx.request_id});
   });
   if (!st.ok()) return st;
@@ -96,7 +96,7 @@ Result<IssuedToken> TokenService::Issue(const RequestContext& ctx, const Princip
 }
 
 Status TokenService::RequireRoomForAnotherToken(Tx& tx, const std::string& principal, TimePoint now) const {
-  auto held = tx.ListTokens(principal);
+  auto held = tx.Tokens().List(principal);
   SEPTA_RETURN_IF_ERROR(held);
   const auto live = std::count_if(held->begin(), held->end(), [&](const ApiToken& t) { return IsLive(t, now); });
   if (live < limits_.tenant_live_max) return Status::Ok();
@@ -108,7 +108,7 @@ Status TokenService::RequireRoomForAnotherToken(Tx& tx, const std::string& princ
 Result<std::vector<ApiToken>> TokenService::List(const RequestContext& ctx) {
   std::vector<ApiToken> tokens;
   Status st = store_.Transact(TxMode::kReadOnly, [&](Tx& tx) -> Status {
-    auto rows = tx.ListTokens(ctx.principal.admin ? "" : ctx.principal.ToString());
+    auto rows = tx.Tokens().List(ctx.principal.admin ? "" : ctx.principal.ToString());
     SEPTA_RETURN_IF_ERROR(rows);
     tokens = *std::move(rows);
     return Status::Ok();
@@ -120,7 +120,7 @@ Result<std::vector<ApiToken>> TokenService::List(const RequestContext& ctx) {
 Status TokenService::Revoke(const RequestContext& ctx, const std::string& id) {
   if (!CanNameToken(id)) return NotFound("token \"" + EscapeControlCharacters(id) + "\" not found");
   Status st = store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
-    auto token = tx.GetToken(id);
+    auto token = tx.Tokens().Get(id);
     if ((!token.ok() && token.status().code() == Code::kNotFound) ||
         (token.ok() && !CanSeeToken(ctx.principal, *token))) {
       return NotFound("token \"" + id + "\" not found");
@@ -129,8 +129,8 @@ Status TokenService::Revoke(const RequestContext& ctx, const std::string& id) {
     SEPTA_RETURN_IF_ERROR(RequireWriter(ctx.principal, "revoke tokens"));
     if (token->revoke_time) return Status::Ok();
     const TimePoint now = Now(clock_);
-    SEPTA_RETURN_IF_ERROR(tx.RevokeToken(id, now));
-    return tx.AppendAudit(
+    SEPTA_RETURN_IF_ERROR(tx.Tokens().Revoke(id, now));
+    return tx.Audit().Append(
         AuditRecord{0, now, ctx.principal.ToString(), "token.revoke", ResourceOf(id), "1", "", ctx.request_id});
   });
   if (st.ok()) authenticator_.Forget(id);

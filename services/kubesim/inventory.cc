@@ -2,9 +2,8 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <cmath>
-
 #include "services/base/yaml_json.h"
+#include "services/kube/quantity.h"
 
 namespace septa::kubesim {
 
@@ -29,37 +28,6 @@ Result<std::vector<std::string>> ExpandBraceRange(const std::string& pattern) {
     out.push_back(pattern.substr(0, open) + std::to_string(i) + pattern.substr(close + 1));
   }
   return out;
-}
-
-Result<long long> ParseQuantityMilli(const std::string& q) {
-  static const std::vector<std::pair<std::string, long double>> kSuffixes = {{"Ki", 1024.0L},
-                                                                             {"Mi", 1048576.0L},
-                                                                             {"Gi", 1073741824.0L},
-                                                                             {"Ti", 1099511627776.0L},
-                                                                             {"Pi", 1125899906842624.0L},
-                                                                             {"k", 1e3L},
-                                                                             {"M", 1e6L},
-                                                                             {"G", 1e9L},
-                                                                             {"T", 1e12L},
-                                                                             {"P", 1e15L},
-                                                                             {"m", 1e-3L}};
-  std::string number = q;
-  long double scale = 1.0L;
-  for (const auto& [suffix, factor] : kSuffixes) {
-    if (q.size() > suffix.size() && q.compare(q.size() - suffix.size(), suffix.size(), suffix) == 0) {
-      number = q.substr(0, q.size() - suffix.size());
-      scale = factor;
-      break;
-    }
-  }
-  try {
-    std::size_t pos = 0;
-    long double v = std::stold(number, &pos);
-    if (pos != number.size() || v < 0 || !std::isfinite(v)) return InvalidArgument("bad quantity \"" + q + "\"");
-    return static_cast<long long>(std::llround(v * scale * 1000.0L));
-  } catch (...) {
-    return InvalidArgument("bad quantity \"" + q + "\"");
-  }
 }
 
 namespace {
@@ -94,8 +62,9 @@ Result<Inventory> ParseInventory(const std::string& yaml_text, const std::string
       NodeSpec spec;
       if (n["cpu"]) spec.cpu = n["cpu"].as<std::string>();
       if (n["memory"]) spec.memory = n["memory"].as<std::string>();
-      if (!ParseQuantityMilli(spec.cpu).ok()) return InvalidArgument(where + ".cpu: bad quantity \"" + spec.cpu + "\"");
-      if (!ParseQuantityMilli(spec.memory).ok())
+      if (!kube::ParseQuantityMilli(spec.cpu).ok())
+        return InvalidArgument(where + ".cpu: bad quantity \"" + spec.cpu + "\"");
+      if (!kube::ParseQuantityMilli(spec.memory).ok())
         return InvalidArgument(where + ".memory: bad quantity \"" + spec.memory + "\"");
       if (n["labels"]) spec.labels = n["labels"].as<std::map<std::string, std::string>>();
       if (n["taints"]) {

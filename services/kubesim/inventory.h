@@ -39,7 +39,4 @@ Result<Inventory> ParseInventory(const std::string& yaml_text, const std::string
 // "h100-{0..3}" -> h100-0 ... h100-3; names without a range stay as they are.
 Result<std::vector<std::string>> ExpandBraceRange(const std::string& pattern);
 
-// Kubernetes quantities ("500m", "96", "1Ti", "128Gi", "1e3") in thousandths.
-Result<long long> ParseQuantityMilli(const std::string& quantity);
-
 }  // namespace septa::kubesim

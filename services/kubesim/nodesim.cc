@@ -1,5 +1,8 @@
 #include "services/kubesim/nodesim.h"
 
+#include "gpu/gpu_uuid.h"
+#include "services/kube/gpu_labels.h"
+#include "services/kube/quantity.h"
 #include "services/kubesim/objects.h"
 #include "services/kubesim/selectors.h"
 
@@ -9,8 +12,8 @@ using nlohmann::json;
 
 namespace {
 
-constexpr const char* kMigConfigLabel = "nvidia.com/mig.config";
-constexpr const char* kMigStateLabel = "nvidia.com/mig.config.state";
+using kube::kMigConfigLabel;
+constexpr const char* kMigStateLabel = kube::kMigConfigStateLabel;
 
 std::string ProductLabel(const gpu::GpuModel& model) {
   for (const auto& p : model.product_patterns) {
@@ -30,7 +33,7 @@ std::map<std::string, long long> PodRequests(const json& pod) {
       if (!requests.contains(k)) requests[k] = v;  // limits default requests
     }
     for (auto& [k, v] : requests.items()) {
-      auto q = ParseQuantityMilli(v.is_string() ? v.get<std::string>() : v.dump());
+      auto q = kube::ParseQuantityMilli(v.is_string() ? v.get<std::string>() : v.dump());
       if (q.ok()) out[k] += *q;
     }
   }
@@ -91,12 +94,41 @@ Status NodeSim::Start() {
         return InvalidArgument("inventory: node " + spec.name + ": unknown migConfig \"" + spec.mig_config + "\"");
       if (!spec.mig_config.empty() && !model->mig_capable)
         return InvalidArgument("inventory: node " + spec.name + ": " + model->name + " is not MIG-capable");
+      if (auto setups = MigSetups(*model, spec.gpu_count, spec.mig_config); !setups.ok())
+        return InvalidArgument("inventory: node " + spec.name + ": " + setups.status().message());
       gpu_nodes_[spec.name] = GpuNode{model, spec.gpu_count, spec.mig_config, std::nullopt};
     }
     auto created = api_.CreateObject("", "nodes", NodeObject(spec));
     if (IsError(created)) return Internal("creating node " + spec.name + ": " + std::get<ApiError>(created).message);
   }
   return Status::Ok();
+}
+
+Result<std::vector<gpu::GpuMigSetup>> NodeSim::MigSetups(const gpu::GpuModel& model, int count,
+                                                         const std::string& config) const {
+  std::vector<gpu::GpuMigSetup> out(count);
+  if (config.empty()) return out;
+  for (int i = 0; i < count; ++i) {
+    auto setup = gpu::MigSetupFor(layouts_, config, model, i);
+    if (!setup.ok()) return setup.status();
+    out[i] = std::move(*setup);
+  }
+  return out;
+}
+
+std::string NodeSim::GpuIdentity(const std::string& name, const gpu::GpuModel& model,
+                                 const std::vector<gpu::GpuMigSetup>& setups) {
+  json gpus = json::array();
+  for (std::size_t i = 0; i < setups.size(); ++i) {
+    json instances = json::array();
+    for (const gpu::MigInstance& inst : setups[i].layout)
+      instances.push_back({{"profile", model.mig_profiles[inst.profile].name}, {"start", inst.start}});
+    gpus.push_back({{"index", i},
+                    {"uuid", gpu::SyntheticGpuUuid(name, static_cast<int>(i))},
+                    {"migEnabled", setups[i].mig_enabled},
+                    {"migDevices", std::move(instances)}});
+  }
+  return gpus.dump();
 }
 
 void NodeSim::GpuResources(const gpu::GpuModel& model, int count, const std::string& config, json& capacity,
@@ -136,6 +168,7 @@ json NodeSim::NodeObject(const NodeSpec& spec) const {
   json labels = {{"kubernetes.io/hostname", spec.name}, {"kubernetes.io/os", "linux"}, {"kubernetes.io/arch", "amd64"}};
   for (const auto& [k, v] : spec.labels) labels[k] = v;
   json capacity = {{"cpu", spec.cpu}, {"memory", spec.memory}, {"pods", "110"}};
+  json annotations = json::object();
   if (auto it = gpu_nodes_.find(spec.name); it != gpu_nodes_.end()) {
     const gpu::GpuModel& model = *it->second.model;
     labels["nvidia.com/gpu.present"] = "true";
@@ -151,10 +184,13 @@ json NodeSim::NodeObject(const NodeSpec& spec) const {
       labels[kMigStateLabel] = "success";
     }
     GpuResources(model, spec.gpu_count, spec.mig_config, capacity, labels);
+    // Start() checked that the layout places.
+    annotations[kube::kGpuIdentityAnnotation] =
+        GpuIdentity(spec.name, model, *MigSetups(model, spec.gpu_count, spec.mig_config));
   }
   return {{"apiVersion", "v1"},
           {"kind", "Node"},
-          {"metadata", {{"name", spec.name}, {"labels", labels}}},
+          {"metadata", {{"name", spec.name}, {"labels", labels}, {"annotations", annotations}}},
           {"spec", {{"taints", spec.taints}}},
           {"status",
            {{"capacity", capacity},
@@ -210,7 +246,9 @@ void NodeSim::ReconcileMig() {
       for (const auto& [res, qty] : PodRequests(*p))
         in_use = in_use || (res.rfind("nvidia.com/mig-", 0) == 0 && qty > 0);
     }
-    const bool known = layouts_.configs.count(wanted) > 0;
+    // An unknown layout, or one that does not fit this GPU model, fails as mig-parted would.
+    auto setups = MigSetups(*gn.model, gn.count, wanted);
+    const bool known = setups.ok();
     if (!in_use && known) gn.applied_config = wanted == "all-disabled" ? "" : wanted;
     cluster_.storage.Mutate("nodes", "", name, [&](const json* cur) -> ApiResult<Mutation> {
       if (!cur) return Mutation{};
@@ -228,6 +266,7 @@ void NodeSim::ReconcileMig() {
           else ++it;
         }
         GpuResources(*gn.model, gn.count, gn.applied_config, capacity, l);
+        next["metadata"]["annotations"][kube::kGpuIdentityAnnotation] = GpuIdentity(name, *gn.model, *setups);
         next["status"]["capacity"] = capacity;
         next["status"]["allocatable"] = capacity;
       }
@@ -280,7 +319,7 @@ void NodeSim::Schedule() {
           ok = q == 0;
           continue;
         }
-        auto have = ParseQuantityMilli(alloc[r].get<std::string>());
+        auto have = kube::ParseQuantityMilli(alloc[r].get<std::string>());
         ok = have.ok() && used[name][r] + q <= *have;
       }
       if (ok) {

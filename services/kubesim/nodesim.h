@@ -42,6 +42,13 @@ class NodeSim {
   };
 
   nlohmann::json NodeObject(const NodeSpec& spec) const;
+  // Every GPU's MIG setup under `config` (empty: whole GPUs); an error when
+  // the config is unknown or does not fit the model.
+  Result<std::vector<gpu::GpuMigSetup>> MigSetups(const gpu::GpuModel& model, int count,
+                                                  const std::string& config) const;
+  // The kube::kGpuIdentityAnnotation value for node `name`'s GPUs.
+  static std::string GpuIdentity(const std::string& name, const gpu::GpuModel& model,
+                                 const std::vector<gpu::GpuMigSetup>& setups);
   // capacity entries and labels for `model` x `count` under `config`.
   void GpuResources(const gpu::GpuModel& model, int count, const std::string& config, nlohmann::json& capacity,
                     nlohmann::json& labels) const;

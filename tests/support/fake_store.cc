@@ -1,4 +1,5 @@
 #include "tests/support/fake_store.h"
+#include "tests/support/fake_work.h"
 
 #include <algorithm>
 #include <regex>
@@ -6,24 +7,7 @@
 namespace septa::core {
 namespace {
 
-constexpr int kMaxListLimit = 1000;
-
-// PostgreSQL keeps microseconds; so does the fake, so that a value read back
-// compares equal with either store.
-TimePoint Truncated(TimePoint t) {
-  return TimePoint(std::chrono::duration_cast<TimePoint::duration>(
-      std::chrono::floor<std::chrono::microseconds>(t.time_since_epoch())));
-}
-std::optional<TimePoint> Truncated(const std::optional<TimePoint>& t) {
-  return t ? std::optional<TimePoint>(Truncated(*t)) : std::nullopt;
-}
-
 // The CHECK constraints of migrations/0001_init.sql, with PgStore's field names.
-bool IsDnsLabel(const std::string& name, size_t max_length) {
-  static const std::regex kLabel("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$");
-  return name.size() <= max_length && std::regex_match(name, kLabel);
-}
-
 Status CheckTenantRow(const Tenant& t) {
   if (!IsDnsLabel(t.name, 40)) {
     return InvalidField("name",
@@ -53,13 +37,6 @@ Status CheckTokenRow(const ApiToken& t) {
   return Status::Ok();
 }
 
-Status CheckLimit(int limit) {
-  if (limit < 1 || limit > kMaxListLimit) {
-    return InvalidField("limit", "must be between 1 and " + std::to_string(kMaxListLimit));
-  }
-  return Status::Ok();
-}
-
 TrustTier DefaultTier(std::string name, std::string display_name, std::string description, gpu::Tier sharing,
                       std::string co_tenancy, std::string runtime_class, std::int64_t ttl, TimePoint at) {
   return {std::move(name),
@@ -73,34 +50,39 @@ TrustTier DefaultTier(std::string name, std::string display_name, std::string de
           at};
 }
 
-class FakeTx final : public Tx {
+class FakeTrustTiers final : public TrustTierRepository {
  public:
-  FakeTx(FakeStore::State& state, TxMode mode) : s_(state), mode_(mode) {}
+  explicit FakeTrustTiers(FakeWork& w) : w_(w) {}
 
-  // Told to the watcher once the transaction commits.
-  std::vector<Revocation> revocations;
-
-  Result<std::vector<TrustTier>> ListTrustTiers() override {
+  Result<std::vector<TrustTier>> List() override {
     std::vector<TrustTier> tiers;
-    for (const auto& [name, tier] : s_.tiers) tiers.push_back(tier);
+    for (const auto& [name, tier] : w_.s.tiers) tiers.push_back(tier);
     return tiers;
   }
-  Result<TrustTier> GetTrustTier(const std::string& name) override {
-    const auto it = s_.tiers.find(name);
-    if (it == s_.tiers.end()) return NotFound("trust tier \"" + name + "\" not found");
+  Result<TrustTier> Get(const std::string& name) override {
+    const auto it = w_.s.tiers.find(name);
+    if (it == w_.s.tiers.end()) return NotFound("trust tier \"" + name + "\" not found");
     return it->second;
   }
 
-  Result<Tenant> GetTenant(const std::string& name) override {
-    const auto it = s_.tenants.find(name);
-    if (it == s_.tenants.end()) return NotFound("tenant \"" + name + "\" not found");
+ private:
+  FakeWork& w_;
+};
+
+class FakeTenants final : public TenantRepository {
+ public:
+  explicit FakeTenants(FakeWork& w) : w_(w) {}
+
+  Result<Tenant> Get(const std::string& name) override {
+    const auto it = w_.s.tenants.find(name);
+    if (it == w_.s.tenants.end()) return NotFound("tenant \"" + name + "\" not found");
     return it->second;
   }
-  Result<std::vector<Tenant>> ListTenants(const TenantQuery& query) override {
+  Result<std::vector<Tenant>> List(const TenantQuery& query) override {
     SEPTA_RETURN_IF_ERROR(CheckLimit(query.limit));
     std::vector<Tenant> tenants;
-    for (auto it = s_.tenants.upper_bound(query.after_name);
-         it != s_.tenants.end() && static_cast<int>(tenants.size()) < query.limit; ++it) {
+    for (auto it = w_.s.tenants.upper_bound(query.after_name);
+         it != w_.s.tenants.end() && static_cast<int>(tenants.size()) < query.limit; ++it) {
       const Tenant& t = it->second;
       if (query.trust_tier && t.trust_tier != *query.trust_tier) continue;
       const bool labels_match = std::all_of(query.labels.begin(), query.labels.end(), [&](const auto& label) {
@@ -111,59 +93,76 @@ class FakeTx final : public Tx {
     }
     return tenants;
   }
-  Status InsertTenant(const Tenant& tenant) override {
-    SEPTA_RETURN_IF_ERROR(CheckWritable());
+  Status Insert(const Tenant& tenant) override {
+    SEPTA_RETURN_IF_ERROR(w_.CheckWritable());
     SEPTA_RETURN_IF_ERROR(CheckTenantRow(tenant));
-    if (s_.tenants.count(tenant.name)) return AlreadyExists("a tenant with this name already exists");
-    SEPTA_RETURN_IF_ERROR(CheckTierReference(s_, tenant));
+    if (w_.s.tenants.count(tenant.name)) return AlreadyExists("a tenant with this name already exists");
+    SEPTA_RETURN_IF_ERROR(CheckTierReference(w_.s, tenant));
     Tenant row = tenant;
     row.create_time = Truncated(row.create_time);
     row.update_time = Truncated(row.update_time);
-    s_.tenants.emplace(row.name, std::move(row));
+    w_.s.tenants.emplace(row.name, std::move(row));
     return Status::Ok();
   }
-  Status UpdateTenant(const Tenant& tenant, std::int64_t expected_version) override {
-    SEPTA_RETURN_IF_ERROR(CheckWritable());
-    auto it = s_.tenants.find(tenant.name);
+  Status Update(const Tenant& tenant, std::int64_t expected_version) override {
+    SEPTA_RETURN_IF_ERROR(w_.CheckWritable());
+    auto it = w_.s.tenants.find(tenant.name);
     SEPTA_RETURN_IF_ERROR(CheckVersion(tenant.name, it, expected_version));
     SEPTA_RETURN_IF_ERROR(CheckTenantRow(tenant));
-    SEPTA_RETURN_IF_ERROR(CheckTierReference(s_, tenant));
+    SEPTA_RETURN_IF_ERROR(CheckTierReference(w_.s, tenant));
     const TimePoint created = it->second.create_time;  // immutable, as in PgStore
     it->second = tenant;
     it->second.create_time = created;
     it->second.update_time = Truncated(tenant.update_time);
     return Status::Ok();
   }
-  Status DeleteTenant(const std::string& name, std::int64_t expected_version) override {
-    SEPTA_RETURN_IF_ERROR(CheckWritable());
-    auto it = s_.tenants.find(name);
+  Status Delete(const std::string& name, std::int64_t expected_version) override {
+    SEPTA_RETURN_IF_ERROR(w_.CheckWritable());
+    auto it = w_.s.tenants.find(name);
     SEPTA_RETURN_IF_ERROR(CheckVersion(name, it, expected_version));
-    s_.tenants.erase(it);
+    w_.s.tenants.erase(it);
     return Status::Ok();
   }
 
-  Status InsertToken(const ApiToken& token) override {
-    SEPTA_RETURN_IF_ERROR(CheckWritable());
+ private:
+  Status CheckVersion(const std::string& name, std::map<std::string, Tenant>::iterator it,
+                      std::int64_t expected_version) const {
+    if (it == w_.s.tenants.end()) return NotFound("tenant \"" + name + "\" not found");
+    if (it->second.version != expected_version) {
+      return Aborted("tenant \"" + name + "\" is at version " + std::to_string(it->second.version) + ", not " +
+                     std::to_string(expected_version));
+    }
+    return Status::Ok();
+  }
+  FakeWork& w_;
+};
+
+class FakeTokens final : public TokenRepository {
+ public:
+  explicit FakeTokens(FakeWork& w) : w_(w) {}
+
+  Status Insert(const ApiToken& token) override {
+    SEPTA_RETURN_IF_ERROR(w_.CheckWritable());
     SEPTA_RETURN_IF_ERROR(CheckTokenRow(token));
-    if (s_.tokens.count(token.id)) return AlreadyExists("an API token with this id already exists");
-    for (const auto& [id, other] : s_.tokens) {
+    if (w_.s.tokens.count(token.id)) return AlreadyExists("an API token with this id already exists");
+    for (const auto& [id, other] : w_.s.tokens) {
       if (other.secret_hash == token.secret_hash) return AlreadyExists("an API token with this secret already exists");
     }
     ApiToken row = token;
     row.create_time = Truncated(row.create_time);
     row.expire_time = Truncated(row.expire_time);
     row.revoke_time = Truncated(row.revoke_time);
-    s_.tokens.emplace(row.id, std::move(row));
+    w_.s.tokens.emplace(row.id, std::move(row));
     return Status::Ok();
   }
-  Result<ApiToken> GetToken(const std::string& id) override {
-    const auto it = s_.tokens.find(id);
-    if (it == s_.tokens.end()) return NotFound("API token \"" + id + "\" not found");
+  Result<ApiToken> Get(const std::string& id) override {
+    const auto it = w_.s.tokens.find(id);
+    if (it == w_.s.tokens.end()) return NotFound("API token \"" + id + "\" not found");
     return it->second;
   }
-  Result<std::vector<ApiToken>> ListTokens(const std::string& principal) override {
+  Result<std::vector<ApiToken>> List(const std::string& principal) override {
     std::vector<ApiToken> tokens;
-    for (const auto& [id, token] : s_.tokens) {
+    for (const auto& [id, token] : w_.s.tokens) {
       if (principal.empty() || token.principal == principal) tokens.push_back(token);
     }
     std::sort(tokens.begin(), tokens.end(), [](const ApiToken& a, const ApiToken& b) {
@@ -171,47 +170,54 @@ class FakeTx final : public Tx {
     });
     return tokens;
   }
-  Status RevokeToken(const std::string& id, TimePoint when) override {
-    SEPTA_RETURN_IF_ERROR(CheckWritable());
-    auto it = s_.tokens.find(id);
-    if (it == s_.tokens.end()) return NotFound("API token \"" + id + "\" not found");
+  Status Revoke(const std::string& id, TimePoint when) override {
+    SEPTA_RETURN_IF_ERROR(w_.CheckWritable());
+    auto it = w_.s.tokens.find(id);
+    if (it == w_.s.tokens.end()) return NotFound("API token \"" + id + "\" not found");
     if (!it->second.revoke_time) it->second.revoke_time = Truncated(when);  // the first revocation stands
-    revocations.push_back({id, ""});
+    w_.revocations.push_back({id, ""});
     return Status::Ok();
   }
-  Status RevokeTokensOf(const std::string& principal, TimePoint when) override {
-    SEPTA_RETURN_IF_ERROR(CheckWritable());
-    for (auto& [id, token] : s_.tokens) {
+  Status RevokeAllOf(const std::string& principal, TimePoint when) override {
+    SEPTA_RETURN_IF_ERROR(w_.CheckWritable());
+    for (auto& [id, token] : w_.s.tokens) {
       if (token.principal == principal && !token.revoke_time) token.revoke_time = Truncated(when);
     }
-    revocations.push_back({"", principal});
+    w_.revocations.push_back({"", principal});
     return Status::Ok();
   }
-
-  Status CapTokenLifetimes(const std::string& principal, std::chrono::seconds max_lifetime) override {
-    SEPTA_RETURN_IF_ERROR(CheckWritable());
-    for (auto& [id, token] : s_.tokens) {
+  Status CapLifetimes(const std::string& principal, std::chrono::seconds max_lifetime) override {
+    SEPTA_RETURN_IF_ERROR(w_.CheckWritable());
+    for (auto& [id, token] : w_.s.tokens) {
       if (token.principal != principal || token.revoke_time) continue;
       const TimePoint cap = token.create_time + max_lifetime;
       if (!token.expire_time || *token.expire_time > cap) token.expire_time = cap;
     }
-    revocations.push_back({"", principal});
+    w_.revocations.push_back({"", principal});
     return Status::Ok();
   }
 
-  Status AppendAudit(const AuditRecord& record) override {
-    SEPTA_RETURN_IF_ERROR(CheckWritable());
+ private:
+  FakeWork& w_;
+};
+
+class FakeAuditLog final : public AuditLog {
+ public:
+  explicit FakeAuditLog(FakeWork& w) : w_(w) {}
+
+  Status Append(const AuditRecord& record) override {
+    SEPTA_RETURN_IF_ERROR(w_.CheckWritable());
     if (record.action.empty()) return InvalidField("action", "must not be empty");
     AuditRecord row = record;
-    row.id = ++s_.last_audit_id;
+    row.id = ++w_.s.last_audit_id;
     row.time = Truncated(row.time);
-    s_.audit.push_back(std::move(row));
+    w_.s.audit.push_back(std::move(row));
     return Status::Ok();
   }
-  Result<std::vector<AuditRecord>> ListAudit(const std::string& resource, int limit) override {
+  Result<std::vector<AuditRecord>> List(const std::string& resource, int limit) override {
     SEPTA_RETURN_IF_ERROR(CheckLimit(limit));
     std::vector<AuditRecord> records;
-    for (const auto& r : s_.audit) {
+    for (const auto& r : w_.s.audit) {
       if (resource.empty() || r.resource == resource) records.push_back(r);
     }
     std::sort(records.begin(), records.end(), [](const AuditRecord& a, const AuditRecord& b) {
@@ -221,57 +227,71 @@ class FakeTx final : public Tx {
     return records;
   }
 
-  Result<IdempotencyRecord> GetIdempotency(const std::string& principal, const std::string& key) override {
-    const auto it = s_.idempotency.find({principal, key});
-    if (it == s_.idempotency.end()) return NotFound("idempotency key \"" + key + "\" not found");
+ private:
+  FakeWork& w_;
+};
+
+class FakeIdempotency final : public IdempotencyRepository {
+ public:
+  explicit FakeIdempotency(FakeWork& w) : w_(w) {}
+
+  Result<IdempotencyRecord> Get(const std::string& principal, const std::string& key) override {
+    const auto it = w_.s.idempotency.find({principal, key});
+    if (it == w_.s.idempotency.end()) return NotFound("idempotency key \"" + key + "\" not found");
     return it->second;
   }
-  Status InsertIdempotency(const IdempotencyRecord& record) override {
-    SEPTA_RETURN_IF_ERROR(CheckWritable());
+  Status Insert(const IdempotencyRecord& record) override {
+    SEPTA_RETURN_IF_ERROR(w_.CheckWritable());
     if (record.key.empty()) return InvalidField("key", "must not be empty");
-    if (s_.idempotency.count({record.principal, record.key})) {
+    if (w_.s.idempotency.count({record.principal, record.key})) {
       return AlreadyExists("this idempotency key was already used");
     }
     IdempotencyRecord row = record;
     row.create_time = Truncated(row.create_time);
-    s_.idempotency.emplace(std::make_pair(row.principal, row.key), std::move(row));
+    w_.s.idempotency.emplace(std::make_pair(row.principal, row.key), std::move(row));
     return Status::Ok();
   }
-  Status DeleteIdempotency(const std::string& principal, const std::string& key) override {
-    SEPTA_RETURN_IF_ERROR(CheckWritable());
-    s_.idempotency.erase({principal, key});
+  Status Delete(const std::string& principal, const std::string& key) override {
+    SEPTA_RETURN_IF_ERROR(w_.CheckWritable());
+    w_.s.idempotency.erase({principal, key});
     return Status::Ok();
   }
-  Result<int> DeleteIdempotencyBefore(TimePoint cutoff, int limit) override {
-    SEPTA_RETURN_IF_ERROR(CheckWritable());
+  Result<int> DeleteBefore(TimePoint cutoff, int limit) override {
+    SEPTA_RETURN_IF_ERROR(w_.CheckWritable());
     SEPTA_RETURN_IF_ERROR(CheckLimit(limit));
     std::vector<std::pair<TimePoint, std::pair<std::string, std::string>>> expired;
-    for (const auto& [id, record] : s_.idempotency) {
+    for (const auto& [id, record] : w_.s.idempotency) {
       if (record.create_time < cutoff) expired.emplace_back(record.create_time, id);
     }
     std::sort(expired.begin(), expired.end());
     if (static_cast<int>(expired.size()) > limit) expired.resize(limit);
-    for (const auto& e : expired) s_.idempotency.erase(e.second);
+    for (const auto& e : expired) w_.s.idempotency.erase(e.second);
     return static_cast<int>(expired.size());
   }
 
  private:
-  Status CheckWritable() const {
-    if (mode_ == TxMode::kReadOnly) return FailedPrecondition("write in a read-only transaction");
-    return Status::Ok();
-  }
-  Status CheckVersion(const std::string& name, std::map<std::string, Tenant>::iterator it,
-                      std::int64_t expected_version) const {
-    if (it == s_.tenants.end()) return NotFound("tenant \"" + name + "\" not found");
-    if (it->second.version != expected_version) {
-      return Aborted("tenant \"" + name + "\" is at version " + std::to_string(it->second.version) + ", not " +
-                     std::to_string(expected_version));
-    }
-    return Status::Ok();
-  }
+  FakeWork& w_;
+};
 
-  FakeStore::State& s_;
-  TxMode mode_;
+class FakeTx final : public Tx {
+ public:
+  FakeTx(FakeStore::State& state, TxMode mode) : work_{state, mode, {}} {}
+
+  std::vector<Revocation>& revocations() { return work_.revocations; }
+
+  TrustTierRepository& TrustTiers() override { return tiers_; }
+  TenantRepository& Tenants() override { return tenants_; }
+  TokenRepository& Tokens() override { return tokens_; }
+  AuditLog& Audit() override { return audit_; }
+  IdempotencyRepository& Idempotency() override { return idempotency_; }
+
+ private:
+  FakeWork work_;
+  FakeTrustTiers tiers_{work_};
+  FakeTenants tenants_{work_};
+  FakeTokens tokens_{work_};
+  FakeAuditLog audit_{work_};
+  FakeIdempotency idempotency_{work_};
 };
 
 }  // namespace
@@ -312,7 +332,7 @@ Status FakeStore::Transact(TxMode mode, const std::function<Status(Tx&)>& body) 
     status = body(tx);
     if (status.ok() && mode == TxMode::kReadWrite) {
       state_ = std::move(draft);
-      committed = std::move(tx.revocations);
+      committed = std::move(tx.revocations());
       watcher = on_revocation_;
     }
   }

@@ -69,12 +69,12 @@ class PgStoreTest : public ::testing::Test {
   void UpdateElsewhere(const std::string& name) {
     PgStore other(Options());
     const Status st = other.Transact(core::TxMode::kReadWrite, [&](core::Tx& tx) {
-      auto t = tx.GetTenant(name);
+      auto t = tx.Tenants().Get(name);
       SEPTA_RETURN_IF_ERROR(t);
       core::Tenant next = *t;
       next.labels["by"] = "elsewhere";
       next.version = t->version + 1;
-      return tx.UpdateTenant(next, t->version);
+      return tx.Tenants().Update(next, t->version);
     });
     ASSERT_TRUE(st.ok()) << st.ToString();
   }
@@ -83,14 +83,14 @@ class PgStoreTest : public ::testing::Test {
   Status ReadInterfereWrite(PgStore& store, int interfere_on_attempts, int& attempts) {
     return store.Transact(core::TxMode::kReadWrite, [&](core::Tx& tx) {
       ++attempts;
-      auto t = tx.GetTenant("acme");
+      auto t = tx.Tenants().Get("acme");
       SEPTA_RETURN_IF_ERROR(t);
       if (attempts <= interfere_on_attempts) UpdateElsewhere("acme");
       core::Tenant next = *t;
       next.labels["by"] = "us";
       next.display_name = "written by us";
       next.version = t->version + 1;
-      return tx.UpdateTenant(next, t->version);
+      return tx.Tenants().Update(next, t->version);
     });
   }
 
@@ -101,7 +101,7 @@ class PgStoreTest : public ::testing::Test {
 TEST_F(PgStoreTest, ALostRaceIsRetriedWithTheBodyRunAgain) {
   PgStore store(Options());
   ASSERT_TRUE(
-      store.Transact(core::TxMode::kReadWrite, [](core::Tx& tx) { return tx.InsertTenant(Tenant("acme")); }).ok());
+      store.Transact(core::TxMode::kReadWrite, [](core::Tx& tx) { return tx.Tenants().Insert(Tenant("acme")); }).ok());
   int attempts = 0;
   const Status st = ReadInterfereWrite(store, /*interfere_on_attempts=*/1, attempts);
   ASSERT_TRUE(st.ok()) << st.ToString();
@@ -111,7 +111,7 @@ TEST_F(PgStoreTest, ALostRaceIsRetriedWithTheBodyRunAgain) {
   ASSERT_TRUE(store
                   .Transact(core::TxMode::kReadOnly,
                             [&](core::Tx& tx) {
-                              auto t = tx.GetTenant("acme");
+                              auto t = tx.Tenants().Get("acme");
                               SEPTA_RETURN_IF_ERROR(t);
                               final_state = *t;
                               return Status::Ok();
@@ -127,15 +127,15 @@ TEST_F(PgStoreTest, ALostRaceIsRetriedWithTheBodyRunAgain) {
 TEST_F(PgStoreTest, MultiReadBodiesSeeOneSnapshot) {
   PgStore store(Options());
   ASSERT_TRUE(
-      store.Transact(core::TxMode::kReadWrite, [](core::Tx& tx) { return tx.InsertTenant(Tenant("acme")); }).ok());
+      store.Transact(core::TxMode::kReadWrite, [](core::Tx& tx) { return tx.Tenants().Insert(Tenant("acme")); }).ok());
   int runs = 0;
   std::string first, second;
   const Status st = store.Transact(core::TxMode::kReadOnly, [&](core::Tx& tx) -> Status {
     ++runs;
-    auto before = tx.GetTenant("acme");
+    auto before = tx.Tenants().Get("acme");
     SEPTA_RETURN_IF_ERROR(before);
     if (runs == 2) UpdateElsewhere("acme");  // commits between the two reads of the snapshot run
-    auto after = tx.GetTenant("acme");
+    auto after = tx.Tenants().Get("acme");
     SEPTA_RETURN_IF_ERROR(after);
     first = before->labels.contains("by") ? before->labels.at("by") : "";
     second = after->labels.contains("by") ? after->labels.at("by") : "";
@@ -151,7 +151,7 @@ TEST_F(PgStoreTest, MultiReadBodiesSeeOneSnapshot) {
                   .Transact(core::TxMode::kReadOnly,
                             [&](core::Tx& tx) -> Status {
                               ++runs;
-                              return tx.GetTenant("acme").status();
+                              return tx.Tenants().Get("acme").status();
                             })
                   .ok());
   EXPECT_EQ(runs, 1);
@@ -162,7 +162,7 @@ TEST_F(PgStoreTest, RetriesAreBounded) {
   options.max_attempts = 3;
   PgStore store(options);
   ASSERT_TRUE(
-      store.Transact(core::TxMode::kReadWrite, [](core::Tx& tx) { return tx.InsertTenant(Tenant("acme")); }).ok());
+      store.Transact(core::TxMode::kReadWrite, [](core::Tx& tx) { return tx.Tenants().Insert(Tenant("acme")); }).ok());
   int attempts = 0;
   const Status st = ReadInterfereWrite(store, /*interfere_on_attempts=*/100, attempts);
   EXPECT_EQ(st.code(), Code::kAborted);
@@ -203,7 +203,7 @@ TEST_F(PgStoreTest, PoolAcquireWaitsForAFreeConnection) {
   std::promise<void> release;
   std::thread holder = HoldTheOnlyConnection(store, release.get_future());
   auto waiter = std::async(std::launch::async, [&] {
-    return store.Transact(core::TxMode::kReadOnly, [](core::Tx& tx) { return ToStatus(tx.ListTrustTiers()); });
+    return store.Transact(core::TxMode::kReadOnly, [](core::Tx& tx) { return ToStatus(tx.TrustTiers().List()); });
   });
   while (store.Stats().pool.waits_total == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   EXPECT_EQ(store.Stats().pool.in_use, 1);
@@ -237,7 +237,7 @@ TEST_F(PgStoreTest, ABrokenConnectionIsReplaced) {
   PgStoreOptions options = Options();
   options.pool_size = 1;
   PgStore store(options);
-  auto list_tiers = [](core::Tx& tx) { return ToStatus(tx.ListTrustTiers()); };
+  auto list_tiers = [](core::Tx& tx) { return ToStatus(tx.TrustTiers().List()); };
   ASSERT_TRUE(store.Transact(core::TxMode::kReadOnly, list_tiers).ok());
   Exec(url(),
        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
@@ -256,7 +256,7 @@ TEST_F(PgStoreTest, AFrozenBackendIsCutOffInsteadOfHangingTheRequest) {
   options.pool_size = 1;
   options.statement_timeout = std::chrono::milliseconds(300);
   PgStore store(options);
-  auto list_tiers = [](core::Tx& tx) { return ToStatus(tx.ListTrustTiers()); };
+  auto list_tiers = [](core::Tx& tx) { return ToStatus(tx.TrustTiers().List()); };
   ASSERT_TRUE(store.Transact(core::TxMode::kReadOnly, list_tiers).ok());
   pqxx::connection observer(url());
   pqxx::nontransaction query(observer);
@@ -284,13 +284,13 @@ TEST_F(PgStoreTest, AFrozenBackendIsCutOffInsteadOfHangingTheRequest) {
 TEST_F(PgStoreTest, AThrowingBodyIsAnInternalErrorAndChangesNothing) {
   PgStore store(Options());
   const Status st = store.Transact(core::TxMode::kReadWrite, [](core::Tx& tx) -> Status {
-    EXPECT_TRUE(tx.InsertTenant(Tenant("acme")).ok());
+    EXPECT_TRUE(tx.Tenants().Insert(Tenant("acme")).ok());
     throw std::runtime_error("bug in a use case");
   });
   EXPECT_EQ(st.code(), Code::kInternal);
   EXPECT_THAT(st.message(), HasSubstr("bug in a use case"));
   const Status read = store.Transact(core::TxMode::kReadOnly, [](core::Tx& tx) {
-    EXPECT_EQ(tx.GetTenant("acme").status().code(), Code::kNotFound);
+    EXPECT_EQ(tx.Tenants().Get("acme").status().code(), Code::kNotFound);
     return Status::Ok();
   });
   EXPECT_TRUE(read.ok()) << read.ToString();

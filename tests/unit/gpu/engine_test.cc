@@ -117,6 +117,80 @@ TEST(Engine, ExclusiveTakesAWholeUntouchedNode) {
   EXPECT_EQ(again.status().violations().at(0).description, "2 nodes");
 }
 
+TEST(Engine, NodesThatAreNotReadyTakeNothingNew) {
+  std::vector<InventoryNode> nodes = {Node("a", 16000, 65536, {Gpu("T4", 0)}),
+                                      Node("b", 64000, 262144, {Gpu("H100-80GB", 0, true, Balanced())})};
+  nodes[0].health = NodeHealth::kNotReady;
+  nodes[1].health = NodeHealth::kGone;
+  auto e = Engine(nodes);
+  for (const PlacementRequest& r :
+       {Request("t", Tier::kShared, 0, 0, 1, 100), Request("t", Tier::kDedicated, 0, 0, 1, 1000),
+        Request("t", Tier::kIsolated, 0, 0, 1, 1000, "3g.40gb"), Request("t", Tier::kExclusive, 0, 0, 1, 1000)}) {
+    auto refused = e->Place(r);
+    ASSERT_FALSE(refused.ok()) << TierName(r.tier);
+    EXPECT_EQ(refused.status().violations().at(0).field, "health");
+    EXPECT_EQ(refused.status().violations().at(0).description, "2 nodes");
+  }
+}
+
+TEST(Engine, HoldTakesRecordedPlacementsAgainExactlyWhereTheyWere) {
+  auto first = Engine(MixedCluster());
+  std::vector<Placement> placed;
+  for (const PlacementRequest& r :
+       {Request("s", Tier::kShared, 0, 0, 1, 300), Request("i", Tier::kIsolated, 0, 0, 1, 1000, "2g.20gb"),
+        Request("d", Tier::kDedicated, 0, 0, 2, 1000), Request("x", Tier::kExclusive, 0, 0, 1, 1000)}) {
+    auto p = first->Place(r);
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    placed.push_back(*p);
+  }
+  // Rebuild a second engine from the record of the first one's allocations.
+  auto rebuilt = Engine(MixedCluster());
+  for (const auto& [id, a] : first->allocations()) {
+    RecordedPlacement r{a.tenant, a.tier, first->nodes()[a.node].name, a.gpus, a.milli_gpu, a.mig_profile, a.mig_start};
+    auto held = rebuilt->Hold(r);
+    ASSERT_TRUE(held.ok()) << held.status().ToString();
+    EXPECT_EQ(held->node_name, r.node);
+    EXPECT_EQ(held->gpus, a.gpus);
+  }
+  for (std::size_t n = 0; n < first->nodes().size(); ++n) {
+    EXPECT_EQ(rebuilt->FreeCpu(n), first->FreeCpu(n));
+    for (std::size_t g = 0; g < first->nodes()[n].gpus.size(); ++g) {
+      EXPECT_EQ(rebuilt->Mode(n, g), first->Mode(n, g)) << first->nodes()[n].name << " GPU " << g;
+      EXPECT_EQ(rebuilt->FreeMilli(n, g), first->FreeMilli(n, g));
+    }
+  }
+  // Holding the same MIG instance twice is a conflict, not a second booking.
+  const Allocation& mig = std::find_if(first->allocations().begin(), first->allocations().end(), [](const auto& kv) {
+                            return kv.second.tier == Tier::kIsolated;
+                          })->second;
+  auto twice = rebuilt->Hold(
+      {"other", Tier::kIsolated, first->nodes()[mig.node].name, mig.gpus, 0, mig.mig_profile, mig.mig_start});
+  ASSERT_FALSE(twice.ok());
+  EXPECT_EQ(twice.status().code(), Code::kFailedPrecondition);
+  EXPECT_NE(twice.status().message().find("held already"), std::string::npos) << twice.status().message();
+}
+
+TEST(Engine, HoldRefusesRecordsThatConflictOrNoLongerMatchTheInventory) {
+  auto e = Engine({Node("n", 64000, 262144, {Gpu("H100-80GB", 0, true, Balanced()), Gpu("H100-80GB", 1)}),
+                   Node("t", 16000, 65536, {Gpu("T4", 0)})});
+  auto refused = [&](const RecordedPlacement& r, const std::string& why) {
+    auto held = e->Hold(r);
+    ASSERT_FALSE(held.ok()) << r.node;
+    EXPECT_NE(held.status().message().find(why), std::string::npos) << held.status().message();
+  };
+  EXPECT_EQ(e->Hold({"a", Tier::kShared, "gone", {0}, 100, "", -1}).status().code(), Code::kNotFound);
+  refused({"a", Tier::kIsolated, "n", {0}, 0, "3g.40gb", 4}, "no 3g.40gb instance at slice 4");
+  refused({"a", Tier::kShared, "n", {0}, 100, "", -1}, "MIG mode");
+  refused({"a", Tier::kShared, "n", {7}, 100, "", -1}, "no GPU 7");
+  refused({"a", Tier::kShared, "t", {0}, 1001, "", -1}, "do not fit");
+  ASSERT_TRUE(e->Hold({"a", Tier::kShared, "t", {0}, 600, "", -1}).ok());
+  refused({"b", Tier::kShared, "t", {0}, 500, "", -1}, "500 milli-GPU do not fit in the 400 free");
+  refused({"b", Tier::kDedicated, "t", {0}, 1000, "", -1}, "fractions or MIG instances");
+  refused({"b", Tier::kExclusive, "t", {}, 0, "", -1}, "other allocations");
+  ASSERT_TRUE(e->Hold({"d", Tier::kDedicated, "n", {1}, 1000, "", -1}).ok());
+  refused({"b", Tier::kIsolated, "n", {0}, 0, "3g.40gb", 0}, "holds whole GPUs");
+}
+
 TEST(Engine, RefusalCountsEachConstraint) {
   auto e = Engine({Node("a", 1000, 1024, {Gpu("T4", 0)}), Node("b", 64000, 1024, {Gpu("T4", 0)}),
                    Node("c", 64000, 262144, {Gpu("A10", 0)}),

@@ -95,5 +95,40 @@ TEST(MigParted, ErrorsNameTheField) {
       ParseMigParted("version: v1\nmig-configs:\n  x:\n    - devices: first\n      mig-enabled: false\n", "d").ok());
 }
 
+TEST(MigParted, SetupForAGpuPlacesItsGroupsInstances) {
+  const Catalog& catalog = Catalog::Default();
+  const GpuModel& h100 = *catalog.Find("H100-80GB");
+  MigPartedConfig config = *ParseMigParted(kFactsExample, "config.yaml");
+
+  auto custom2 = MigSetupFor(config, "custom", h100, 2);
+  ASSERT_TRUE(custom2.ok()) << custom2.status().ToString();
+  EXPECT_TRUE(custom2->mig_enabled);
+  EXPECT_EQ(LayoutToString(h100, custom2->layout), "3g.40gb@0 3g.40gb@4");
+  auto custom0 = MigSetupFor(config, "custom", h100, 0);
+  ASSERT_TRUE(custom0.ok());
+  EXPECT_FALSE(custom0->mig_enabled);
+  EXPECT_TRUE(custom0->layout.empty());
+  auto unlisted = MigSetupFor(config, "custom", h100, 5);
+  ASSERT_TRUE(unlisted.ok());
+  EXPECT_FALSE(unlisted->mig_enabled) << "no group applies to GPU 5";
+
+  auto balanced = MigSetupFor(StockMigPartedConfigs(catalog), "all-balanced", h100, 7);
+  ASSERT_TRUE(balanced.ok());
+  EXPECT_EQ(LayoutToString(h100, balanced->layout), "3g.40gb@4 2g.20gb@2 1g.10gb@0 1g.10gb@1");
+
+  EXPECT_EQ(MigSetupFor(config, "nope", h100, 0).status().code(), Code::kNotFound);
+  const GpuModel& a100 = *catalog.Find("A100-40GB");
+  auto wrong_model = MigSetupFor(config, "custom", a100, 2);
+  EXPECT_EQ(wrong_model.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(wrong_model.status().message().find("no MIG profile \"3g.40gb\""), std::string::npos)
+      << wrong_model.status().message();
+  auto overfull = ParseMigParted(
+      "version: v1\nmig-configs:\n  big:\n    - devices: all\n      mig-enabled: true\n"
+      "      mig-devices: {\"3g.40gb\": 3}\n",
+      "d");
+  ASSERT_TRUE(overfull.ok());
+  EXPECT_EQ(MigSetupFor(*overfull, "big", h100, 0).status().code(), Code::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace septa::gpu

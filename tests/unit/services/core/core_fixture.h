@@ -54,7 +54,7 @@ class CoreTest : public ::testing::Test {
     EXPECT_TRUE(store
                     .Transact(TxMode::kReadOnly,
                               [&](Tx& tx) -> Status {
-                                auto rows = tx.ListAudit(resource, 1000);
+                                auto rows = tx.Audit().List(resource, 1000);
                                 SEPTA_RETURN_IF_ERROR(rows);
                                 out = *rows;
                                 return Status::Ok();

@@ -116,7 +116,7 @@ TEST_F(TenantServiceTest, TheSweepForgetsOnlyExpiredKeysInBatches) {
     EXPECT_TRUE(store
                     .Transact(TxMode::kReadOnly,
                               [&](Tx& tx) {
-                                found = tx.GetIdempotency(Admin().principal.ToString(), key).ok();
+                                found = tx.Idempotency().Get(Admin().principal.ToString(), key).ok();
                                 return Status::Ok();
                               })
                     .ok());

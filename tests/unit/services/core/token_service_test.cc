@@ -54,7 +54,8 @@ TEST_F(TokenServiceTest, RevocationByAnotherReplicaIsSeenWithinTheCacheTtl) {
   ASSERT_TRUE(issued.ok());
   ASSERT_TRUE(authenticator.Authenticate(issued->secret_text).ok());  // now cached
   ASSERT_TRUE(
-      store.Transact(TxMode::kReadWrite, [&](Tx& tx) { return tx.RevokeToken(issued->token.id, Now(clock)); }).ok());
+      store.Transact(TxMode::kReadWrite, [&](Tx& tx) { return tx.Tokens().Revoke(issued->token.id, Now(clock)); })
+          .ok());
   EXPECT_TRUE(authenticator.Authenticate(issued->secret_text).ok());
   clock.Advance(std::chrono::seconds(6));
   EXPECT_EQ(authenticator.Authenticate(issued->secret_text).status().code(), Code::kUnauthenticated);
@@ -72,18 +73,20 @@ TEST_F(TokenServiceTest, AToldRevocationEndsTheCachedTrustAtOnce) {
   for (const auto* t : {&*acme, &*beta, &*admin}) ASSERT_TRUE(authenticator.Authenticate(t->secret_text).ok());
 
   ASSERT_TRUE(
-      store.Transact(TxMode::kReadWrite, [&](Tx& tx) { return tx.RevokeTokensOf("tenant:acme", Now(clock)); }).ok());
+      store.Transact(TxMode::kReadWrite, [&](Tx& tx) { return tx.Tokens().RevokeAllOf("tenant:acme", Now(clock)); })
+          .ok());
   EXPECT_EQ(authenticator.Authenticate(acme->secret_text).status().code(), Code::kUnauthenticated)
       << "within the cache TTL, the principal's tokens are no longer trusted";
   EXPECT_TRUE(authenticator.Authenticate(beta->secret_text).ok());
   ASSERT_TRUE(
-      store.Transact(TxMode::kReadWrite, [&](Tx& tx) { return tx.RevokeToken(admin->token.id, Now(clock)); }).ok());
+      store.Transact(TxMode::kReadWrite, [&](Tx& tx) { return tx.Tokens().Revoke(admin->token.id, Now(clock)); }).ok());
   EXPECT_EQ(authenticator.Authenticate(admin->secret_text).status().code(), Code::kUnauthenticated);
 
   // "Start over" drops everything: a row changed behind the cache's back is read again.
   store.WatchRevocations(nullptr);
   ASSERT_TRUE(
-      store.Transact(TxMode::kReadWrite, [&](Tx& tx) { return tx.RevokeTokensOf("tenant:beta", Now(clock)); }).ok());
+      store.Transact(TxMode::kReadWrite, [&](Tx& tx) { return tx.Tokens().RevokeAllOf("tenant:beta", Now(clock)); })
+          .ok());
   EXPECT_TRUE(authenticator.Authenticate(beta->secret_text).ok()) << "not told: still cached";
   authenticator.Forget(Revocation{});
   EXPECT_EQ(authenticator.Authenticate(beta->secret_text).status().code(), Code::kUnauthenticated);

@@ -4,7 +4,9 @@
 
 #include <thread>
 
+#include "gpu/gpu_uuid.h"
 #include "services/kube/client.h"
+#include "services/kube/gpu_labels.h"
 #include "services/kubesim/kubesim.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/seeded_random.h"
@@ -81,6 +83,20 @@ class kubesimNodes : public ::testing::Test {
     ASSERT_TRUE(client_->Create(kPods, "default", pod).ok());
   }
 
+  // The node's per-GPU identity annotation, parsed.
+  static json GpuIdentity(const json& node) {
+    return json::parse(node["metadata"]["annotations"][kube::kGpuIdentityAnnotation].get<std::string>());
+  }
+  // "3g.40gb@4 2g.20gb@2 ..." for GPU `index` of the annotation.
+  static std::string Instances(const json& gpus, int index) {
+    std::string out;
+    for (const auto& d : gpus[index]["migDevices"]) {
+      if (!out.empty()) out += ' ';
+      out += d["profile"].get<std::string>() + "@" + std::to_string(d["start"].get<int>());
+    }
+    return out;
+  }
+
   static std::string NodeOf(const json& pod) { return pod["spec"].value("nodeName", ""); }
   static bool Unschedulable(const json& pod) {
     for (const auto& c : pod["status"].value("conditions", json::array()))
@@ -114,6 +130,26 @@ TEST_F(kubesimNodes, NodesPublishGpuCapacityAndFeatureLabels) {
   EXPECT_EQ(t4["status"]["capacity"]["nvidia.com/gpu"], "4");
   EXPECT_EQ(t4["metadata"]["labels"]["nvidia.com/mig.capable"], "false");
   EXPECT_EQ(t4["metadata"]["labels"]["topology.kubernetes.io/zone"], "z2");
+}
+
+TEST_F(kubesimNodes, NodesPublishEachGpusIdentityAndMigInstances) {
+  json h100 = GpuIdentity(Node("h100-0"));
+  ASSERT_EQ(h100.size(), 8u);
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(h100[i]["index"], i);
+    EXPECT_EQ(h100[i]["uuid"], gpu::SyntheticGpuUuid("h100-0", i));
+    EXPECT_EQ(h100[i]["migEnabled"], true);
+    EXPECT_EQ(Instances(h100, i), "3g.40gb@4 2g.20gb@2 1g.10gb@0 1g.10gb@1") << "all-balanced, placed";
+  }
+  EXPECT_NE(h100[0]["uuid"], h100[1]["uuid"]);
+  json a100 = GpuIdentity(Node("a100-0"));
+  ASSERT_EQ(a100.size(), 8u);
+  EXPECT_EQ(a100[3]["migEnabled"], false);
+  EXPECT_TRUE(a100[3]["migDevices"].empty());
+  EXPECT_EQ(a100[3]["uuid"], gpu::SyntheticGpuUuid("a100-0", 3));
+  json t4 = GpuIdentity(Node("t4-0"));
+  ASSERT_EQ(t4.size(), 4u);
+  EXPECT_EQ(t4[0]["migEnabled"], false);
 }
 
 TEST_F(kubesimNodes, BindsOnlyWhereThePodFitsAndStartsItAfterTheDelay) {
@@ -172,6 +208,7 @@ TEST_F(kubesimNodes, MigManagerAppliesALayoutOrFailsWhileInUse) {
   EXPECT_EQ(a100["status"]["allocatable"]["nvidia.com/gpu"], "0");
   EXPECT_EQ(a100["status"]["allocatable"]["nvidia.com/mig-3g.40gb"], "8");
   EXPECT_EQ(a100["metadata"]["labels"]["nvidia.com/mig-1g.10gb.count"], "16");
+  EXPECT_EQ(Instances(GpuIdentity(a100), 5), "3g.40gb@4 2g.20gb@2 1g.10gb@0 1g.10gb@1") << "the annotation follows";
 
   CreatePod("using-mig", {{"nvidia.com/mig-1g.10gb", "1"}},
             {{"tolerations", {{{"key", "dedicated"}, {"operator", "Exists"}}}},
@@ -182,6 +219,7 @@ TEST_F(kubesimNodes, MigManagerAppliesALayoutOrFailsWhileInUse) {
   clock_.Advance(2500ms);
   json h100 = WaitFor(kNodes, "", "h100-0", state("failed"));
   EXPECT_EQ(h100["status"]["allocatable"]["nvidia.com/mig-1g.10gb"], "16") << "layout unchanged";
+  EXPECT_EQ(Instances(GpuIdentity(h100), 0), "3g.40gb@4 2g.20gb@2 1g.10gb@0 1g.10gb@1") << "instances unchanged";
 
   ASSERT_TRUE(client_->Delete(kPods, "default", "using-mig").ok());
   set_config("h100-0", "all-1g.10gb");
@@ -190,6 +228,16 @@ TEST_F(kubesimNodes, MigManagerAppliesALayoutOrFailsWhileInUse) {
   h100 = WaitFor(kNodes, "", "h100-0", state("success"));
   EXPECT_EQ(h100["status"]["allocatable"]["nvidia.com/mig-1g.10gb"], "56");
   EXPECT_FALSE(h100["status"]["allocatable"].contains("nvidia.com/mig-3g.40gb"));
+  json gpus = GpuIdentity(h100);
+  EXPECT_EQ(Instances(gpus, 7), "1g.10gb@0 1g.10gb@1 1g.10gb@2 1g.10gb@3 1g.10gb@4 1g.10gb@5 1g.10gb@6");
+  EXPECT_EQ(gpus[7]["uuid"], gpu::SyntheticGpuUuid("h100-0", 7)) << "a re-layout keeps the GPU's identity";
+
+  set_config("h100-0", "all-disabled");
+  WaitFor(kNodes, "", "h100-0", state("pending"));
+  clock_.Advance(2500ms);
+  gpus = GpuIdentity(WaitFor(kNodes, "", "h100-0", state("success")));
+  EXPECT_EQ(gpus[2]["migEnabled"], false);
+  EXPECT_TRUE(gpus[2]["migDevices"].empty());
 }
 
 }  // namespace

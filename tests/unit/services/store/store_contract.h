@@ -81,13 +81,13 @@ class StoreContract : public ::testing::Test {
     return *result;
   }
   Result<Tenant> GetTenant(const std::string& name) {
-    return Read<Tenant>([&](Tx& tx) { return tx.GetTenant(name); });
+    return Read<Tenant>([&](Tx& tx) { return tx.Tenants().Get(name); });
   }
   Status Insert(const Tenant& t) {
-    return Write([&](Tx& tx) { return tx.InsertTenant(t); });
+    return Write([&](Tx& tx) { return tx.Tenants().Insert(t); });
   }
   Result<std::vector<Tenant>> List(const TenantQuery& q) {
-    return Read<std::vector<Tenant>>([&](Tx& tx) { return tx.ListTenants(q); });
+    return Read<std::vector<Tenant>>([&](Tx& tx) { return tx.Tenants().List(q); });
   }
 
   Env env_;
@@ -98,7 +98,7 @@ TYPED_TEST_SUITE_P(StoreContract);
 TYPED_TEST_P(StoreContract, IsReady) { EXPECT_TRUE(this->store().Ready().ok()); }
 
 TYPED_TEST_P(StoreContract, HoldsTheFourDefaultTrustTiers) {
-  auto tiers = this->template Read<std::vector<TrustTier>>([](Tx& tx) { return tx.ListTrustTiers(); });
+  auto tiers = this->template Read<std::vector<TrustTier>>([](Tx& tx) { return tx.TrustTiers().List(); });
   ASSERT_TRUE(tiers.ok()) << tiers.status().ToString();
   std::vector<std::string> rows;
   for (const auto& t : *tiers) {
@@ -107,12 +107,12 @@ TYPED_TEST_P(StoreContract, HoldsTheFourDefaultTrustTiers) {
   }
   EXPECT_THAT(rows, ElementsAre("dedicated 2 kata-qemu-nvidia-gpu 3600", "exclusive 3 kata-qemu-nvidia-gpu 900",
                                 "isolated 1 nvidia 28800", "shared 0 nvidia 86400"));
-  auto isolated = this->template Read<TrustTier>([](Tx& tx) { return tx.GetTrustTier("isolated"); });
+  auto isolated = this->template Read<TrustTier>([](Tx& tx) { return tx.TrustTiers().Get("isolated"); });
   ASSERT_TRUE(isolated.ok());
   EXPECT_EQ(isolated->gpu_sharing, gpu::Tier::kIsolated);
   EXPECT_EQ(isolated->display_name, "Isolated");
   EXPECT_FALSE(isolated->co_tenancy.empty());
-  auto missing = this->template Read<TrustTier>([](Tx& tx) { return tx.GetTrustTier("gold"); });
+  auto missing = this->template Read<TrustTier>([](Tx& tx) { return tx.TrustTiers().Get("gold"); });
   EXPECT_EQ(missing.status().code(), Code::kNotFound);
 }
 
@@ -168,9 +168,9 @@ TYPED_TEST_P(StoreContract, TenantNamesMustBeShortDnsLabels) {
 TYPED_TEST_P(StoreContract, AFailedWriteLeavesTheTransactionUsable) {
   ASSERT_TRUE(this->Insert(MakeTenant("acme")).ok());
   const Status st = this->Write([](Tx& tx) {
-    EXPECT_EQ(tx.InsertTenant(MakeTenant("acme")).code(), Code::kAlreadyExists);
-    EXPECT_EQ(tx.InsertTenant(MakeTenant("other", "gold")).code(), Code::kInvalidArgument);
-    return tx.InsertTenant(MakeTenant("globex"));
+    EXPECT_EQ(tx.Tenants().Insert(MakeTenant("acme")).code(), Code::kAlreadyExists);
+    EXPECT_EQ(tx.Tenants().Insert(MakeTenant("other", "gold")).code(), Code::kInvalidArgument);
+    return tx.Tenants().Insert(MakeTenant("globex"));
   });
   ASSERT_TRUE(st.ok()) << st.ToString();
   EXPECT_TRUE(this->GetTenant("globex").ok());
@@ -179,23 +179,23 @@ TYPED_TEST_P(StoreContract, AFailedWriteLeavesTheTransactionUsable) {
 
 TYPED_TEST_P(StoreContract, AFailedBodyChangesNothing) {
   const Status st = this->Write([](Tx& tx) {
-    SEPTA_RETURN_IF_ERROR(tx.InsertTenant(MakeTenant("acme")));
-    SEPTA_RETURN_IF_ERROR(tx.AppendAudit({0, At(1), "admin", "tenant.create", "tenants/acme", "", "1", "r1"}));
-    EXPECT_TRUE(tx.GetTenant("acme").ok());  // visible inside the transaction
+    SEPTA_RETURN_IF_ERROR(tx.Tenants().Insert(MakeTenant("acme")));
+    SEPTA_RETURN_IF_ERROR(tx.Audit().Append({0, At(1), "admin", "tenant.create", "tenants/acme", "", "1", "r1"}));
+    EXPECT_TRUE(tx.Tenants().Get("acme").ok());  // visible inside the transaction
     return FailedPrecondition("changed my mind");
   });
   EXPECT_EQ(st.code(), Code::kFailedPrecondition);
   EXPECT_EQ(st.message(), "changed my mind");
   EXPECT_EQ(this->GetTenant("acme").status().code(), Code::kNotFound);
-  auto audit = this->template Read<std::vector<AuditRecord>>([](Tx& tx) { return tx.ListAudit("", 10); });
+  auto audit = this->template Read<std::vector<AuditRecord>>([](Tx& tx) { return tx.Audit().List("", 10); });
   ASSERT_TRUE(audit.ok());
   EXPECT_THAT(*audit, IsEmpty());
 }
 
 TYPED_TEST_P(StoreContract, ReadOnlyTransactionsRefuseWrites) {
   const Status st = this->store().Transact(TxMode::kReadOnly, [](Tx& tx) {
-    EXPECT_EQ(tx.InsertTenant(MakeTenant("acme")).code(), Code::kFailedPrecondition);
-    EXPECT_EQ(tx.AppendAudit({0, At(1), "admin", "x", "y", "", "", ""}).code(), Code::kFailedPrecondition);
+    EXPECT_EQ(tx.Tenants().Insert(MakeTenant("acme")).code(), Code::kFailedPrecondition);
+    EXPECT_EQ(tx.Audit().Append({0, At(1), "admin", "x", "y", "", "", ""}).code(), Code::kFailedPrecondition);
     return Status::Ok();
   });
   EXPECT_TRUE(st.ok()) << st.ToString();
@@ -210,8 +210,8 @@ TYPED_TEST_P(StoreContract, UpdateTenantRequiresTheExpectedVersion) {
   next.create_time = At(1);  // ignored: the creation time is immutable
   next.update_time = At(1'800'000'500);
   next.version = 2;
-  EXPECT_EQ(this->Write([&](Tx& tx) { return tx.UpdateTenant(next, 5); }).code(), Code::kAborted);
-  ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.UpdateTenant(next, 1); }).ok());
+  EXPECT_EQ(this->Write([&](Tx& tx) { return tx.Tenants().Update(next, 5); }).code(), Code::kAborted);
+  ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.Tenants().Update(next, 1); }).ok());
   auto got = this->GetTenant("acme");
   ASSERT_TRUE(got.ok());
   EXPECT_EQ(got->version, 2);
@@ -220,22 +220,22 @@ TYPED_TEST_P(StoreContract, UpdateTenantRequiresTheExpectedVersion) {
   EXPECT_EQ(got->labels, next.labels);
   EXPECT_EQ(got->create_time, At(1'800'000'000));
   EXPECT_EQ(got->update_time, At(1'800'000'500));
-  EXPECT_EQ(this->Write([&](Tx& tx) { return tx.UpdateTenant(next, 1); }).code(), Code::kAborted);
+  EXPECT_EQ(this->Write([&](Tx& tx) { return tx.Tenants().Update(next, 1); }).code(), Code::kAborted);
 
   Tenant bad_tier = next;
   bad_tier.trust_tier = "gold";
   bad_tier.version = 3;
-  const Status st = this->Write([&](Tx& tx) { return tx.UpdateTenant(bad_tier, 2); });
+  const Status st = this->Write([&](Tx& tx) { return tx.Tenants().Update(bad_tier, 2); });
   EXPECT_EQ(st.code(), Code::kInvalidArgument);
   EXPECT_THAT(st.violations(), ElementsAre(FieldViolation{"trust_tier", "no such trust tier"}));
-  EXPECT_EQ(this->Write([&](Tx& tx) { return tx.UpdateTenant(MakeTenant("nobody"), 1); }).code(), Code::kNotFound);
+  EXPECT_EQ(this->Write([&](Tx& tx) { return tx.Tenants().Update(MakeTenant("nobody"), 1); }).code(), Code::kNotFound);
 }
 
 TYPED_TEST_P(StoreContract, DeleteTenantRequiresTheExpectedVersion) {
   ASSERT_TRUE(this->Insert(MakeTenant("acme")).ok());
-  EXPECT_EQ(this->Write([](Tx& tx) { return tx.DeleteTenant("acme", 2); }).code(), Code::kAborted);
-  EXPECT_EQ(this->Write([](Tx& tx) { return tx.DeleteTenant("nobody", 1); }).code(), Code::kNotFound);
-  ASSERT_TRUE(this->Write([](Tx& tx) { return tx.DeleteTenant("acme", 1); }).ok());
+  EXPECT_EQ(this->Write([](Tx& tx) { return tx.Tenants().Delete("acme", 2); }).code(), Code::kAborted);
+  EXPECT_EQ(this->Write([](Tx& tx) { return tx.Tenants().Delete("nobody", 1); }).code(), Code::kNotFound);
+  ASSERT_TRUE(this->Write([](Tx& tx) { return tx.Tenants().Delete("acme", 1); }).ok());
   EXPECT_EQ(this->GetTenant("acme").status().code(), Code::kNotFound);
 }
 
@@ -275,8 +275,8 @@ TYPED_TEST_P(StoreContract, TokensRoundTripAndStayUnique) {
   ApiToken token = MakeToken("0123456789abcdef", "tenant:acme", 'a', At(1'800'000'000, 1'500));
   token.role = Role::kViewer;
   token.expire_time = At(1'800'003'600);
-  ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.InsertToken(token); }).ok());
-  auto got = this->template Read<ApiToken>([](Tx& tx) { return tx.GetToken("0123456789abcdef"); });
+  ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.Tokens().Insert(token); }).ok());
+  auto got = this->template Read<ApiToken>([](Tx& tx) { return tx.Tokens().Get("0123456789abcdef"); });
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   EXPECT_EQ(got->principal, "tenant:acme");
   EXPECT_EQ(got->role, Role::kViewer);
@@ -287,23 +287,23 @@ TYPED_TEST_P(StoreContract, TokensRoundTripAndStayUnique) {
   EXPECT_EQ(got->revoke_time, std::nullopt);
 
   ApiToken same_id = MakeToken("0123456789abcdef", "admin", 'b', At(1));
-  EXPECT_EQ(this->Write([&](Tx& tx) { return tx.InsertToken(same_id); }).code(), Code::kAlreadyExists);
+  EXPECT_EQ(this->Write([&](Tx& tx) { return tx.Tokens().Insert(same_id); }).code(), Code::kAlreadyExists);
   ApiToken same_secret = MakeToken("fedcba9876543210", "admin", 'a', At(1));
-  EXPECT_EQ(this->Write([&](Tx& tx) { return tx.InsertToken(same_secret); }).code(), Code::kAlreadyExists);
-  EXPECT_EQ(this->template Read<ApiToken>([](Tx& tx) { return tx.GetToken("99999999"); }).status().code(),
+  EXPECT_EQ(this->Write([&](Tx& tx) { return tx.Tokens().Insert(same_secret); }).code(), Code::kAlreadyExists);
+  EXPECT_EQ(this->template Read<ApiToken>([](Tx& tx) { return tx.Tokens().Get("99999999"); }).status().code(),
             Code::kNotFound);
 }
 
 TYPED_TEST_P(StoreContract, TokensStoreOnlyAWellFormedHash) {
   ApiToken token = MakeToken("0123456789abcdef", "admin", 'a', At(1));
   token.secret_hash = "the-secret-itself";
-  const Status st = this->Write([&](Tx& tx) { return tx.InsertToken(token); });
+  const Status st = this->Write([&](Tx& tx) { return tx.Tokens().Insert(token); });
   EXPECT_EQ(st.code(), Code::kInvalidArgument);
   ASSERT_EQ(st.violations().size(), 1u);
   EXPECT_EQ(st.violations()[0].field, "secret_hash");
 
   ApiToken bad_principal = MakeToken("0123456789abcdef", "bob", 'a', At(1));
-  const Status principal = this->Write([&](Tx& tx) { return tx.InsertToken(bad_principal); });
+  const Status principal = this->Write([&](Tx& tx) { return tx.Tokens().Insert(bad_principal); });
   EXPECT_EQ(principal.code(), Code::kInvalidArgument);
   ASSERT_EQ(principal.violations().size(), 1u);
   EXPECT_EQ(principal.violations()[0].field, "principal");
@@ -311,15 +311,15 @@ TYPED_TEST_P(StoreContract, TokensStoreOnlyAWellFormedHash) {
 
 TYPED_TEST_P(StoreContract, TokensListInCreationOrderAndRevoke) {
   const Status inserted = this->Write([](Tx& tx) {
-    SEPTA_RETURN_IF_ERROR(tx.InsertToken(MakeToken("cccccccc", "tenant:acme", 'c', At(300))));
-    SEPTA_RETURN_IF_ERROR(tx.InsertToken(MakeToken("bbbbbbbb", "tenant:acme", 'b', At(100))));
-    SEPTA_RETURN_IF_ERROR(tx.InsertToken(MakeToken("aaaaaaaa", "tenant:acme", 'a', At(300))));
-    return tx.InsertToken(MakeToken("dddddddd", "admin", 'd', At(200)));
+    SEPTA_RETURN_IF_ERROR(tx.Tokens().Insert(MakeToken("cccccccc", "tenant:acme", 'c', At(300))));
+    SEPTA_RETURN_IF_ERROR(tx.Tokens().Insert(MakeToken("bbbbbbbb", "tenant:acme", 'b', At(100))));
+    SEPTA_RETURN_IF_ERROR(tx.Tokens().Insert(MakeToken("aaaaaaaa", "tenant:acme", 'a', At(300))));
+    return tx.Tokens().Insert(MakeToken("dddddddd", "admin", 'd', At(200)));
   });
   ASSERT_TRUE(inserted.ok()) << inserted.ToString();
   auto ids = [&](const std::string& principal) {
     std::vector<std::string> out;
-    auto tokens = this->template Read<std::vector<ApiToken>>([&](Tx& tx) { return tx.ListTokens(principal); });
+    auto tokens = this->template Read<std::vector<ApiToken>>([&](Tx& tx) { return tx.Tokens().List(principal); });
     EXPECT_TRUE(tokens.ok());
     if (tokens.ok()) {
       for (const auto& t : *tokens) out.push_back(t.id + (t.revoke_time ? "-" : "+"));
@@ -329,17 +329,17 @@ TYPED_TEST_P(StoreContract, TokensListInCreationOrderAndRevoke) {
   EXPECT_THAT(ids("tenant:acme"), ElementsAre("bbbbbbbb+", "aaaaaaaa+", "cccccccc+"));
   EXPECT_THAT(ids(""), ElementsAre("bbbbbbbb+", "dddddddd+", "aaaaaaaa+", "cccccccc+"));
 
-  ASSERT_TRUE(this->Write([](Tx& tx) { return tx.RevokeToken("aaaaaaaa", At(400)); }).ok());
-  ASSERT_TRUE(this->Write([](Tx& tx) { return tx.RevokeToken("aaaaaaaa", At(500)); }).ok());
-  EXPECT_EQ(this->Write([](Tx& tx) { return tx.RevokeToken("99999999", At(500)); }).code(), Code::kNotFound);
-  auto revoked = this->template Read<ApiToken>([](Tx& tx) { return tx.GetToken("aaaaaaaa"); });
+  ASSERT_TRUE(this->Write([](Tx& tx) { return tx.Tokens().Revoke("aaaaaaaa", At(400)); }).ok());
+  ASSERT_TRUE(this->Write([](Tx& tx) { return tx.Tokens().Revoke("aaaaaaaa", At(500)); }).ok());
+  EXPECT_EQ(this->Write([](Tx& tx) { return tx.Tokens().Revoke("99999999", At(500)); }).code(), Code::kNotFound);
+  auto revoked = this->template Read<ApiToken>([](Tx& tx) { return tx.Tokens().Get("aaaaaaaa"); });
   EXPECT_EQ(revoked->revoke_time, At(400));  // the first revocation stands
 
-  ASSERT_TRUE(this->Write([](Tx& tx) { return tx.RevokeTokensOf("tenant:acme", At(600)); }).ok());
+  ASSERT_TRUE(this->Write([](Tx& tx) { return tx.Tokens().RevokeAllOf("tenant:acme", At(600)); }).ok());
   EXPECT_THAT(ids(""), ElementsAre("bbbbbbbb-", "dddddddd+", "aaaaaaaa-", "cccccccc-"));
-  EXPECT_EQ(this->template Read<ApiToken>([](Tx& tx) { return tx.GetToken("aaaaaaaa"); })->revoke_time, At(400));
-  EXPECT_EQ(this->template Read<ApiToken>([](Tx& tx) { return tx.GetToken("bbbbbbbb"); })->revoke_time, At(600));
-  EXPECT_TRUE(this->Write([](Tx& tx) { return tx.RevokeTokensOf("tenant:nobody", At(600)); }).ok());
+  EXPECT_EQ(this->template Read<ApiToken>([](Tx& tx) { return tx.Tokens().Get("aaaaaaaa"); })->revoke_time, At(400));
+  EXPECT_EQ(this->template Read<ApiToken>([](Tx& tx) { return tx.Tokens().Get("bbbbbbbb"); })->revoke_time, At(600));
+  EXPECT_TRUE(this->Write([](Tx& tx) { return tx.Tokens().RevokeAllOf("tenant:nobody", At(600)); }).ok());
 }
 
 TYPED_TEST_P(StoreContract, TokenLifetimesAreCappedFromTheirCreation) {
@@ -353,14 +353,15 @@ TYPED_TEST_P(StoreContract, TokenLifetimesAreCappedFromTheirCreation) {
     revoked.revoke_time = At(450);
     ApiToken other = MakeToken("eeeeeeee", "tenant:other", 'e', At(500));
     for (const ApiToken* t : {&forever, &long_lived, &short_lived, &revoked, &other}) {
-      SEPTA_RETURN_IF_ERROR(tx.InsertToken(*t));
+      SEPTA_RETURN_IF_ERROR(tx.Tokens().Insert(*t));
     }
     return Status::Ok();
   });
   ASSERT_TRUE(inserted.ok()) << inserted.ToString();
-  ASSERT_TRUE(this->Write([](Tx& tx) { return tx.CapTokenLifetimes("tenant:acme", std::chrono::seconds(900)); }).ok());
+  ASSERT_TRUE(
+      this->Write([](Tx& tx) { return tx.Tokens().CapLifetimes("tenant:acme", std::chrono::seconds(900)); }).ok());
   auto expiry = [&](const std::string& id) {
-    return this->template Read<ApiToken>([&](Tx& tx) { return tx.GetToken(id); })->expire_time;
+    return this->template Read<ApiToken>([&](Tx& tx) { return tx.Tokens().Get(id); })->expire_time;
   };
   EXPECT_EQ(expiry("aaaaaaaa"), At(100 + 900));
   EXPECT_EQ(expiry("bbbbbbbb"), At(200 + 900));
@@ -371,13 +372,13 @@ TYPED_TEST_P(StoreContract, TokenLifetimesAreCappedFromTheirCreation) {
 
 TYPED_TEST_P(StoreContract, AuditIsNewestFirstWithAssignedIds) {
   const Status appended = this->Write([](Tx& tx) {
-    SEPTA_RETURN_IF_ERROR(tx.AppendAudit({0, At(10), "admin", "tenant.create", "tenants/a", "", "1", "r1"}));
-    SEPTA_RETURN_IF_ERROR(tx.AppendAudit({0, At(20), "admin", "tenant.create", "tenants/b", "", "1", "r2"}));
-    SEPTA_RETURN_IF_ERROR(tx.AppendAudit({0, At(20), "admin", "tenant.update", "tenants/a", "1", "2", "r3"}));
-    return tx.AppendAudit({0, At(30, 700), "tenant:a", "token.revoke", "tokens/ab", "1", "", "r4"});
+    SEPTA_RETURN_IF_ERROR(tx.Audit().Append({0, At(10), "admin", "tenant.create", "tenants/a", "", "1", "r1"}));
+    SEPTA_RETURN_IF_ERROR(tx.Audit().Append({0, At(20), "admin", "tenant.create", "tenants/b", "", "1", "r2"}));
+    SEPTA_RETURN_IF_ERROR(tx.Audit().Append({0, At(20), "admin", "tenant.update", "tenants/a", "1", "2", "r3"}));
+    return tx.Audit().Append({0, At(30, 700), "tenant:a", "token.revoke", "tokens/ab", "1", "", "r4"});
   });
   ASSERT_TRUE(appended.ok()) << appended.ToString();
-  auto all = this->template Read<std::vector<AuditRecord>>([](Tx& tx) { return tx.ListAudit("", 3); });
+  auto all = this->template Read<std::vector<AuditRecord>>([](Tx& tx) { return tx.Audit().List("", 3); });
   ASSERT_TRUE(all.ok()) << all.status().ToString();
   ASSERT_EQ(all->size(), 3u);
   EXPECT_EQ((*all)[0].request_id, "r4");
@@ -392,51 +393,53 @@ TYPED_TEST_P(StoreContract, AuditIsNewestFirstWithAssignedIds) {
   EXPECT_EQ((*all)[0].new_etag, "");
   EXPECT_EQ((*all)[0].time, At(30));
 
-  auto of_a = this->template Read<std::vector<AuditRecord>>([](Tx& tx) { return tx.ListAudit("tenants/a", 10); });
+  auto of_a = this->template Read<std::vector<AuditRecord>>([](Tx& tx) { return tx.Audit().List("tenants/a", 10); });
   ASSERT_TRUE(of_a.ok());
   ASSERT_EQ(of_a->size(), 2u);
   EXPECT_EQ((*of_a)[0].request_id, "r3");
   EXPECT_EQ((*of_a)[1].request_id, "r1");
-  EXPECT_EQ(this->template Read<std::vector<AuditRecord>>([](Tx& tx) { return tx.ListAudit("", 0); }).status().code(),
-            Code::kInvalidArgument);
+  EXPECT_EQ(
+      this->template Read<std::vector<AuditRecord>>([](Tx& tx) { return tx.Audit().List("", 0); }).status().code(),
+      Code::kInvalidArgument);
 }
 
 TYPED_TEST_P(StoreContract, IdempotencyKeysAreUniquePerPrincipal) {
-  EXPECT_EQ(
-      this->template Read<IdempotencyRecord>([](Tx& tx) { return tx.GetIdempotency("admin", "k1"); }).status().code(),
-      Code::kNotFound);
+  EXPECT_EQ(this->template Read<IdempotencyRecord>([](Tx& tx) { return tx.Idempotency().Get("admin", "k1"); })
+                .status()
+                .code(),
+            Code::kNotFound);
   const IdempotencyRecord record{"admin", "k1", Hex64('e'), "tenants/acme", At(5, 1'999)};
-  ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.InsertIdempotency(record); }).ok());
-  auto got = this->template Read<IdempotencyRecord>([](Tx& tx) { return tx.GetIdempotency("admin", "k1"); });
+  ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.Idempotency().Insert(record); }).ok());
+  auto got = this->template Read<IdempotencyRecord>([](Tx& tx) { return tx.Idempotency().Get("admin", "k1"); });
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   EXPECT_EQ(got->request_hash, Hex64('e'));
   EXPECT_EQ(got->resource, "tenants/acme");
   EXPECT_EQ(got->create_time, AtMicros(5, 1'999));
-  EXPECT_EQ(this->Write([&](Tx& tx) { return tx.InsertIdempotency(record); }).code(), Code::kAlreadyExists);
+  EXPECT_EQ(this->Write([&](Tx& tx) { return tx.Idempotency().Insert(record); }).code(), Code::kAlreadyExists);
   IdempotencyRecord other_principal = record;
   other_principal.principal = "tenant:acme";
-  EXPECT_TRUE(this->Write([&](Tx& tx) { return tx.InsertIdempotency(other_principal); }).ok());
+  EXPECT_TRUE(this->Write([&](Tx& tx) { return tx.Idempotency().Insert(other_principal); }).ok());
 }
 
 TYPED_TEST_P(StoreContract, IdempotencyKeysAreDeletedOneByOneOrOldestFirst) {
   for (int i = 0; i < 5; ++i) {
     const IdempotencyRecord r{"admin", "k" + std::to_string(i), Hex64('e'), "tenants/t" + std::to_string(i),
                               At(10 + 4 - i)};  // k4 is the oldest, k0 the newest
-    ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.InsertIdempotency(r); }).ok());
+    ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.Idempotency().Insert(r); }).ok());
   }
   auto exists = [&](const std::string& key) {
-    return this->template Read<IdempotencyRecord>([&](Tx& tx) { return tx.GetIdempotency("admin", key); }).ok();
+    return this->template Read<IdempotencyRecord>([&](Tx& tx) { return tx.Idempotency().Get("admin", key); }).ok();
   };
-  ASSERT_TRUE(this->Write([](Tx& tx) { return tx.DeleteIdempotency("admin", "k2"); }).ok());
+  ASSERT_TRUE(this->Write([](Tx& tx) { return tx.Idempotency().Delete("admin", "k2"); }).ok());
   EXPECT_FALSE(exists("k2"));
-  EXPECT_TRUE(this->Write([](Tx& tx) { return tx.DeleteIdempotency("admin", "k2"); }).ok()) << "already gone";
-  EXPECT_TRUE(this->Write([](Tx& tx) { return tx.DeleteIdempotency("tenant:x", "k1"); }).ok());
+  EXPECT_TRUE(this->Write([](Tx& tx) { return tx.Idempotency().Delete("admin", "k2"); }).ok()) << "already gone";
+  EXPECT_TRUE(this->Write([](Tx& tx) { return tx.Idempotency().Delete("tenant:x", "k1"); }).ok());
   EXPECT_TRUE(exists("k1")) << "another principal's key of the same name";
 
   auto delete_before = [&](TimePoint cutoff, int limit) {
     int deleted = -1;
     EXPECT_TRUE(this->Write([&](Tx& tx) -> Status {
-                      auto n = tx.DeleteIdempotencyBefore(cutoff, limit);
+                      auto n = tx.Idempotency().DeleteBefore(cutoff, limit);
                       SEPTA_RETURN_IF_ERROR(n);
                       deleted = *n;
                       return Status::Ok();
@@ -452,14 +455,15 @@ TYPED_TEST_P(StoreContract, IdempotencyKeysAreDeletedOneByOneOrOldestFirst) {
   EXPECT_FALSE(exists("k3"));
   EXPECT_TRUE(exists("k1"));
   EXPECT_TRUE(exists("k0"));
-  EXPECT_EQ(this->Write([](Tx& tx) { return tx.DeleteIdempotencyBefore(At(99), 0).status(); }).code(),
+  EXPECT_EQ(this->Write([](Tx& tx) { return tx.Idempotency().DeleteBefore(At(99), 0).status(); }).code(),
             Code::kInvalidArgument);
 }
 
 // Caches of every replica learn of committed revocations (PgStore: NOTIFY).
 TYPED_TEST_P(StoreContract, CommittedRevocationsAreToldToTheWatcher) {
   for (const char* id : {"0000000000000000", "1111111111111111", "2222222222222222"}) {
-    ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.InsertToken(MakeToken(id, "tenant:acme", id[0], At(1))); }).ok());
+    ASSERT_TRUE(
+        this->Write([&](Tx& tx) { return tx.Tokens().Insert(MakeToken(id, "tenant:acme", id[0], At(1))); }).ok());
   }
   std::mutex mu;
   std::condition_variable cv;
@@ -471,14 +475,15 @@ TYPED_TEST_P(StoreContract, CommittedRevocationsAreToldToTheWatcher) {
     cv.notify_all();
   });
   EXPECT_EQ(this->Write([](Tx& tx) -> Status {
-                  SEPTA_RETURN_IF_ERROR(tx.RevokeToken("0000000000000000", At(2)));
+                  SEPTA_RETURN_IF_ERROR(tx.Tokens().Revoke("0000000000000000", At(2)));
                   return Aborted("changed my mind");
                 })
                 .code(),
             Code::kAborted);
-  ASSERT_TRUE(this->Write([](Tx& tx) { return tx.RevokeToken("1111111111111111", At(3)); }).ok());
-  ASSERT_TRUE(this->Write([](Tx& tx) { return tx.RevokeTokensOf("tenant:acme", At(4)); }).ok());
-  ASSERT_TRUE(this->Write([](Tx& tx) { return tx.CapTokenLifetimes("tenant:other", std::chrono::seconds(60)); }).ok());
+  ASSERT_TRUE(this->Write([](Tx& tx) { return tx.Tokens().Revoke("1111111111111111", At(3)); }).ok());
+  ASSERT_TRUE(this->Write([](Tx& tx) { return tx.Tokens().RevokeAllOf("tenant:acme", At(4)); }).ok());
+  ASSERT_TRUE(
+      this->Write([](Tx& tx) { return tx.Tokens().CapLifetimes("tenant:other", std::chrono::seconds(60)); }).ok());
   {
     std::unique_lock lock(mu);
     ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(5), [&] { return told.size() >= 3; })) << told.size();
@@ -486,7 +491,7 @@ TYPED_TEST_P(StoreContract, CommittedRevocationsAreToldToTheWatcher) {
         << "nothing from the rollback";
   }
   this->store().WatchRevocations(nullptr);
-  ASSERT_TRUE(this->Write([](Tx& tx) { return tx.RevokeToken("2222222222222222", At(5)); }).ok());
+  ASSERT_TRUE(this->Write([](Tx& tx) { return tx.Tokens().Revoke("2222222222222222", At(5)); }).ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   std::lock_guard lock(mu);
   EXPECT_EQ(told.size(), 3u) << "told after the watcher was removed";
@@ -501,13 +506,13 @@ TYPED_TEST_P(StoreContract, ConcurrentReadModifyWriteLosesNoUpdate) {
     threads.emplace_back([&, i] {
       for (int n = 0; n < kIncrements; ++n) {
         const Status st = this->Write([](Tx& tx) {
-          auto current = tx.GetTenant("counter");
+          auto current = tx.Tenants().Get("counter");
           SEPTA_RETURN_IF_ERROR(current);
           Tenant next = *current;
           const int count = next.labels.count("n") ? std::stoi(next.labels["n"]) : 0;
           next.labels["n"] = std::to_string(count + 1);
           next.version = current->version + 1;
-          return tx.UpdateTenant(next, current->version);
+          return tx.Tenants().Update(next, current->version);
         });
         if (!st.ok()) failures[i] = st;
       }

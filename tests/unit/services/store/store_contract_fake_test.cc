@@ -29,7 +29,7 @@ TEST(FakeStoreFailures, SeededTiersCarryTheSeedTime) {
   const TimePoint seeded = contract::At(1'700'000'000);
   FakeStore store(seeded);
   const Status st = store.Transact(TxMode::kReadOnly, [&](Tx& tx) {
-    auto tier = tx.GetTrustTier("shared");
+    auto tier = tx.TrustTiers().Get("shared");
     SEPTA_RETURN_IF_ERROR(tier);
     EXPECT_EQ(tier->create_time, seeded);
     EXPECT_EQ(tier->update_time, seeded);

@@ -1,0 +1,43 @@
+#include "services/store/pg_repositories.h"
+#include "services/store/pg_values.h"
+
+namespace septa::store {
+namespace {
+
+using core::AuditRecord;
+
+constexpr char kAuditColumns[] = "id, septa_micros(time), principal, action, resource, old_etag, new_etag, request_id";
+AuditRecord AuditOf(const pqxx::row& r) {
+  return {r[0].as<std::int64_t>(), FromMicros(r[1].as<std::int64_t>()),
+          r[2].as<std::string>(),  r[3].as<std::string>(),
+          r[4].as<std::string>(),  r[5].as<std::string>(),
+          r[6].as<std::string>(),  r[7].as<std::string>()};
+}
+
+}  // namespace
+
+void PgAuditLog::Prepare(pqxx::connection& c) {
+  c.prepare("audit_append",
+            "INSERT INTO audit_log (time, principal, action, resource, old_etag, new_etag, request_id)"
+            " VALUES (septa_ts($1), $2, $3, $4, $5, $6, $7)");
+  c.prepare("audit_list", "SELECT " + std::string(kAuditColumns) +
+                              " FROM audit_log WHERE ($1 = '' OR resource = $1) ORDER BY time DESC, id DESC LIMIT $2");
+}
+
+Status PgAuditLog::Append(const AuditRecord& r) {
+  return ToStatus(work_.Write([&](pqxx::transaction_base& w) {
+    return w.exec_prepared("audit_append", Micros(r.time), r.principal, r.action, r.resource, r.old_etag, r.new_etag,
+                           r.request_id);
+  }));
+}
+
+Result<std::vector<AuditRecord>> PgAuditLog::List(const std::string& resource, int limit) {
+  SEPTA_RETURN_IF_ERROR(CheckLimit(limit));
+  return work_.Read<std::vector<AuditRecord>>([&](pqxx::transaction_base& t) {
+    std::vector<AuditRecord> records;
+    for (const auto& row : t.exec_prepared("audit_list", resource, limit)) records.push_back(AuditOf(row));
+    return records;
+  });
+}
+
+}  // namespace septa::store

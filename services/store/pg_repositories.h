@@ -1,0 +1,79 @@
+// The repositories of core::Tx on PostgreSQL, one per aggregate, each doing
+// its statements through the transaction's PgWork. Each prepares its
+// statements on every new connection (PrepareStatements in pg_tx.h).
+#pragma once
+
+#include <pqxx/pqxx>
+
+#include "services/core/store.h"
+#include "services/store/pg_work.h"
+
+namespace septa::store {
+
+class PgTrustTiers final : public core::TrustTierRepository {
+ public:
+  explicit PgTrustTiers(PgWork& work) : work_(work) {}
+  static void Prepare(pqxx::connection& c);
+  Result<std::vector<core::TrustTier>> List() override;
+  Result<core::TrustTier> Get(const std::string& name) override;
+
+ private:
+  PgWork& work_;
+};
+
+class PgTenants final : public core::TenantRepository {
+ public:
+  explicit PgTenants(PgWork& work) : work_(work) {}
+  static void Prepare(pqxx::connection& c);
+  Result<core::Tenant> Get(const std::string& name) override;
+  Result<std::vector<core::Tenant>> List(const core::TenantQuery& query) override;
+  Status Insert(const core::Tenant& tenant) override;
+  Status Update(const core::Tenant& tenant, std::int64_t expected_version) override;
+  Status Delete(const std::string& name, std::int64_t expected_version) override;
+
+ private:
+  // After an UPDATE/DELETE guarded by version matched nothing: why.
+  Status VersionMismatch(const std::string& name, std::int64_t expected_version);
+  PgWork& work_;
+};
+
+class PgTokens final : public core::TokenRepository {
+ public:
+  explicit PgTokens(PgWork& work) : work_(work) {}
+  static void Prepare(pqxx::connection& c);
+  Status Insert(const core::ApiToken& token) override;
+  Result<core::ApiToken> Get(const std::string& id) override;
+  Result<std::vector<core::ApiToken>> List(const std::string& principal) override;
+  Status Revoke(const std::string& id, TimePoint when) override;
+  Status RevokeAllOf(const std::string& principal, TimePoint when) override;
+  Status CapLifetimes(const std::string& principal, std::chrono::seconds max_lifetime) override;
+
+ private:
+  PgWork& work_;
+};
+
+class PgAuditLog final : public core::AuditLog {
+ public:
+  explicit PgAuditLog(PgWork& work) : work_(work) {}
+  static void Prepare(pqxx::connection& c);
+  Status Append(const core::AuditRecord& record) override;
+  Result<std::vector<core::AuditRecord>> List(const std::string& resource, int limit) override;
+
+ private:
+  PgWork& work_;
+};
+
+class PgIdempotency final : public core::IdempotencyRepository {
+ public:
+  explicit PgIdempotency(PgWork& work) : work_(work) {}
+  static void Prepare(pqxx::connection& c);
+  Result<core::IdempotencyRecord> Get(const std::string& principal, const std::string& key) override;
+  Status Insert(const core::IdempotencyRecord& record) override;
+  Status Delete(const std::string& principal, const std::string& key) override;
+  Result<int> DeleteBefore(TimePoint cutoff, int limit) override;
+
+ private:
+  PgWork& work_;
+};
+
+}  // namespace septa::store

@@ -1,0 +1,94 @@
+#include "services/store/pg_repositories.h"
+#include "services/store/pg_values.h"
+#include "services/store/revocation_listener.h"
+
+namespace septa::store {
+namespace {
+
+using core::ApiToken;
+using core::Role;
+
+const char* RoleText(Role role) { return role == Role::kViewer ? "viewer" : "owner"; }
+Role RoleOf(const std::string& text) { return text == "viewer" ? Role::kViewer : Role::kOwner; }
+
+constexpr char kTokenColumns[] =
+    "id, principal, role, secret_hash, description, septa_micros(create_time), septa_micros(expire_time), "
+    "septa_micros(revoke_time)";
+ApiToken TokenOf(const pqxx::row& r) {
+  return {r[0].as<std::string>(), r[1].as<std::string>(), RoleOf(r[2].as<std::string>()),
+          r[3].as<std::string>(), r[4].as<std::string>(), FromMicros(r[5].as<std::int64_t>()),
+          OptionalTime(r[6]),     OptionalTime(r[7])};
+}
+
+}  // namespace
+
+void PgTokens::Prepare(pqxx::connection& c) {
+  const std::string token = kTokenColumns;
+  c.prepare("token_insert",
+            "INSERT INTO api_tokens (id, principal, role, secret_hash, description, create_time, expire_time,"
+            " revoke_time) VALUES ($1, $2, $3, $4, $5, septa_ts($6), septa_ts($7::bigint), septa_ts($8::bigint))");
+  c.prepare("token_get", "SELECT " + token + " FROM api_tokens WHERE id = $1");
+  c.prepare("token_list",
+            "SELECT " + token + " FROM api_tokens WHERE ($1 = '' OR principal = $1) ORDER BY create_time, id");
+  // Revoking twice keeps the first revocation time.
+  c.prepare("token_revoke", "UPDATE api_tokens SET revoke_time = coalesce(revoke_time, septa_ts($2)) WHERE id = $1");
+  // Delivered to every listener when (and only if) the transaction commits.
+  c.prepare("revocation_notify", "SELECT pg_notify('" + std::string(kRevocationChannel) + "', $1)");
+  c.prepare("token_revoke_of",
+            "UPDATE api_tokens SET revoke_time = septa_ts($2) WHERE principal = $1 AND revoke_time IS NULL");
+  c.prepare("token_cap_of",
+            "UPDATE api_tokens SET expire_time = least(coalesce(expire_time, 'infinity'),"
+            " create_time + make_interval(secs => $2)) WHERE principal = $1 AND revoke_time IS NULL");
+}
+
+Status PgTokens::Insert(const ApiToken& t) {
+  const NullableMicros expire(t.expire_time), revoke(t.revoke_time);
+  return ToStatus(work_.Write([&](pqxx::transaction_base& w) {
+    return w.exec_prepared("token_insert", t.id, t.principal, RoleText(t.role), t.secret_hash, t.description,
+                           Micros(t.create_time), expire.param(), revoke.param());
+  }));
+}
+
+Result<ApiToken> PgTokens::Get(const std::string& id) {
+  return work_.Read<ApiToken>([&](pqxx::transaction_base& t) -> Result<ApiToken> {
+    const auto rows = t.exec_prepared("token_get", id);
+    if (rows.empty()) return NotFound("API token \"" + id + "\" not found");
+    return TokenOf(rows[0]);
+  });
+}
+
+Result<std::vector<ApiToken>> PgTokens::List(const std::string& principal) {
+  return work_.Read<std::vector<ApiToken>>([&](pqxx::transaction_base& t) {
+    std::vector<ApiToken> tokens;
+    for (const auto& row : t.exec_prepared("token_list", principal)) tokens.push_back(TokenOf(row));
+    return tokens;
+  });
+}
+
+Status PgTokens::Revoke(const std::string& id, TimePoint when) {
+  auto revoked = work_.Write([&](pqxx::transaction_base& w) {
+    pqxx::result r = w.exec_prepared("token_revoke", id, Micros(when));
+    w.exec_prepared("revocation_notify", RevocationPayload({id, ""}));
+    return r;
+  });
+  if (!revoked.ok()) return revoked.status();
+  return *revoked == 1 ? Status::Ok() : NotFound("API token \"" + id + "\" not found");
+}
+
+Status PgTokens::RevokeAllOf(const std::string& principal, TimePoint when) {
+  return ToStatus(work_.Write([&](pqxx::transaction_base& w) {
+    pqxx::result r = w.exec_prepared("token_revoke_of", principal, Micros(when));
+    w.exec_prepared("revocation_notify", RevocationPayload({"", principal}));
+    return r;
+  }));
+}
+
+Status PgTokens::CapLifetimes(const std::string& principal, std::chrono::seconds max_lifetime) {
+  return ToStatus(work_.Write([&](pqxx::transaction_base& w) {
+    pqxx::result r = w.exec_prepared("token_cap_of", principal, static_cast<std::int64_t>(max_lifetime.count()));
+    w.exec_prepared("revocation_notify", RevocationPayload({"", principal}));
+    return r;
+  }));
+}
+
+}  // namespace septa::store

@@ -1,0 +1,35 @@
+#include "services/store/pg_values.h"
+
+#include <nlohmann/json.hpp>
+
+namespace septa::store {
+
+Status CheckLimit(int limit) {
+  if (limit < 1 || limit > kMaxListLimit) {
+    return InvalidField("limit", "must be between 1 and " + std::to_string(kMaxListLimit));
+  }
+  return Status::Ok();
+}
+
+std::int64_t Micros(TimePoint t) { return std::chrono::floor<std::chrono::microseconds>(t.time_since_epoch()).count(); }
+
+TimePoint FromMicros(std::int64_t micros) {
+  return TimePoint(std::chrono::duration_cast<TimePoint::duration>(std::chrono::microseconds(micros)));
+}
+
+std::optional<TimePoint> OptionalTime(const pqxx::field& f) {
+  if (f.is_null()) return std::nullopt;
+  return FromMicros(f.as<std::int64_t>());
+}
+
+NullableMicros::NullableMicros(const std::optional<TimePoint>& t) : null_(!t) {
+  if (t) text_ = std::to_string(Micros(*t));
+}
+
+std::string LabelsJson(const std::map<std::string, std::string>& labels) { return nlohmann::json(labels).dump(); }
+
+std::map<std::string, std::string> LabelsOf(const std::string& json) {
+  return nlohmann::json::parse(json).get<std::map<std::string, std::string>>();
+}
+
+}  // namespace septa::store
