@@ -35,8 +35,11 @@ std::string Status::ToString() const {
 
 Status InvalidArgument(std::string m) { return {Code::kInvalidArgument, std::move(m)}; }
 Status InvalidField(std::string field, std::string description) {
+  return FieldError(Code::kInvalidArgument, std::move(field), std::move(description));
+}
+Status FieldError(Code code, std::string field, std::string description) {
   std::string message = field + ": " + description;
-  return {Code::kInvalidArgument, std::move(message), {FieldViolation{std::move(field), std::move(description)}}};
+  return {code, std::move(message), {FieldViolation{std::move(field), std::move(description)}}};
 }
 Status NotFound(std::string m) { return {Code::kNotFound, std::move(m)}; }
 Status AlreadyExists(std::string m) { return {Code::kAlreadyExists, std::move(m)}; }

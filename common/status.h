@@ -69,6 +69,10 @@ class [[nodiscard]] Status {
 Status InvalidArgument(std::string message);
 // A single bad field: message "<field>: <description>" plus the violation.
 Status InvalidField(std::string field, std::string description);
+// The same with another code: a field that is well-formed but refused by
+// the state of things (kFailedPrecondition), or that asks for more than is
+// left (kResourceExhausted).
+Status FieldError(Code code, std::string field, std::string description);
 Status NotFound(std::string message);
 Status AlreadyExists(std::string message);
 Status FailedPrecondition(std::string message);

@@ -19,6 +19,14 @@ TEST(Status, InvalidFieldNamesTheField) {
   EXPECT_EQ(s.ToString(), "INVALID_ARGUMENT: trust_tier: must be one of shared, isolated, dedicated, exclusive");
 }
 
+TEST(Status, FieldErrorKeepsItsCodeAndNamesTheField) {
+  Status s = FieldError(Code::kFailedPrecondition, "capacity.gpus", "the tier allows capacity.mig only");
+  EXPECT_EQ(s.code(), Code::kFailedPrecondition);
+  ASSERT_EQ(s.violations().size(), 1u);
+  EXPECT_EQ(s.violations()[0].field, "capacity.gpus");
+  EXPECT_EQ(s.message(), "capacity.gpus: the tier allows capacity.mig only");
+}
+
 Result<int> Half(int x) {
   if (x % 2) return InvalidArgument("odd");
   return x / 2;

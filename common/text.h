@@ -1,0 +1,32 @@
+// Text from clients. Every string a client sends is checked here before it
+// is stored, compared or looked up: PostgreSQL refuses invalid UTF-8 and
+// cuts strings at a NUL, and a terminal acts on control characters. Pure, so
+// that tenancy/ validates names with the same rules as the use cases.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+
+namespace septa {
+
+// RFC 1123 label: lower-case alphanumerics and '-', starting and ending
+// alphanumeric, `max_len` characters at most.
+bool IsDns1123Label(std::string_view s, std::size_t max_len = 63);
+
+bool IsValidUtf8(std::string_view text);
+// A single line of printable text: valid UTF-8 without C0 controls (not even
+// tab or newline), DEL, C1 controls, line/paragraph separators or bidi
+// embeddings, overrides and isolates (which reorder what a reader sees).
+// At most `max_bytes` bytes.
+Status ValidateText(std::string_view field, std::string_view text, std::size_t max_bytes);
+// `text` with every character that ValidateText refuses, and every byte that
+// is not UTF-8, written as a visible escape (\n, \u001b, \u202e, \xff): safe
+// to print on a terminal whoever wrote it. The escapes are JSON's and YAML's.
+// With `keep_newlines`, '\n' stays as it is (for a serialized document whose
+// strings are escaped already and whose lines are its structure).
+std::string EscapeControlCharacters(std::string_view text, bool keep_newlines = false);
+
+}  // namespace septa
