@@ -147,6 +147,11 @@ class ReservationRepository {
   virtual Result<tenancy::Reservation> Get(const std::string& tenant, const std::string& vcluster) = 0;
   // Every reservation, ordered by (tenant, vcluster): what the placement engine is rebuilt from.
   virtual Result<std::vector<tenancy::Reservation>> List() = 0;
+  // A number that moves with every change to the inventory or to
+  // reservations (never backwards): an in-memory placement engine built at
+  // one epoch is stale at any other. Reading it in a read-write transaction
+  // makes any concurrent change a conflict for that transaction.
+  virtual Result<std::int64_t> Epoch() = 0;
 };
 
 // One transaction. Reads see a consistent snapshot; writes become visible

@@ -52,6 +52,7 @@ class PgReservations final : public core::ReservationRepository {
   Status MarkReleasing(const std::string& tenant, const std::string& vcluster) override;
   Result<tenancy::Reservation> Get(const std::string& tenant, const std::string& vcluster) override;
   Result<std::vector<tenancy::Reservation>> List() override;
+  Result<std::int64_t> Epoch() override;
 
  private:
   PgWork& work_;

@@ -77,6 +77,7 @@ void PgReservations::Prepare(pqxx::connection& c) {
   const std::string columns = kReservationColumns;
   c.prepare("reservation_get", "SELECT " + columns + " FROM reservations r WHERE r.tenant = $1 AND r.vcluster = $2");
   c.prepare("reservation_list", "SELECT " + columns + " FROM reservations r ORDER BY r.tenant, r.vcluster");
+  c.prepare("capacity_epoch", "SELECT epoch FROM capacity_epoch");
   c.prepare("reservation_insert",
             "INSERT INTO reservations (tenant, vcluster, tier, releasing) VALUES ($1, $2, $3, $4)");
   // The rows' triggers take the holds that refuse double booking
@@ -139,6 +140,14 @@ Result<std::vector<Reservation>> PgReservations::List() {
     std::vector<Reservation> reservations;
     for (const auto& row : t.exec_prepared("reservation_list")) reservations.push_back(ReservationOf(row));
     return reservations;
+  });
+}
+
+Result<std::int64_t> PgReservations::Epoch() {
+  return work_.Read<std::int64_t>([&](pqxx::transaction_base& t) -> Result<std::int64_t> {
+    const auto rows = t.exec_prepared("capacity_epoch");
+    if (rows.empty()) return Internal("the capacity epoch row is missing");
+    return rows[0][0].as<std::int64_t>();
   });
 }
 

@@ -296,6 +296,7 @@ Status FakeInventory::PutNode(const InventoryNode& node, TimePoint /*observed*/)
     std::sort(g.mig_layout.begin(), g.mig_layout.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
   }
   w_.s.inventory[row.name] = std::move(row);
+  ++w_.s.capacity_epoch;
   return Status::Ok();
 }
 
@@ -307,6 +308,7 @@ Status FakeInventory::DeleteNode(const std::string& name) {
     return FailedPrecondition("capacity is reserved on the node; mark it Gone instead of deleting it");
   }
   if (!w_.s.inventory.erase(name)) return NotFound("node \"" + name + "\" is not in the inventory");
+  ++w_.s.capacity_epoch;
   return Status::Ok();
 }
 
@@ -332,12 +334,14 @@ Status FakeReservations::Insert(const Reservation& r) {
   SEPTA_RETURN_IF_ERROR(booking);
   SEPTA_RETURN_IF_ERROR(booking->Book(r));
   w_.s.reservations.emplace(Key{r.tenant, r.vcluster}, InKeyOrder(r));
+  ++w_.s.capacity_epoch;
   return Status::Ok();
 }
 
 Status FakeReservations::Delete(const std::string& tenant, const std::string& vcluster) {
   SEPTA_RETURN_IF_ERROR(w_.CheckWritable());
   w_.s.reservations.erase({tenant, vcluster});
+  ++w_.s.capacity_epoch;
   return Status::Ok();
 }
 
@@ -346,6 +350,7 @@ Status FakeReservations::MarkReleasing(const std::string& tenant, const std::str
   const auto it = w_.s.reservations.find({tenant, vcluster});
   if (it == w_.s.reservations.end()) return NotFound(ReservationName(tenant, vcluster) + " not found");
   it->second.releasing = true;
+  ++w_.s.capacity_epoch;
   return Status::Ok();
 }
 
@@ -360,5 +365,7 @@ Result<std::vector<Reservation>> FakeReservations::List() {
   for (const auto& [key, r] : w_.s.reservations) reservations.push_back(r);
   return reservations;
 }
+
+Result<std::int64_t> FakeReservations::Epoch() { return w_.s.capacity_epoch; }
 
 }  // namespace septa::core

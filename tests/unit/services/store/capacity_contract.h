@@ -509,6 +509,31 @@ TYPED_TEST_P(CapacityContract, ConcurrentSharesNeverOverfillAGpu) {
   EXPECT_EQ(milli, 900);
 }
 
+TYPED_TEST_P(CapacityContract, TheEpochMovesWithEveryInventoryOrReservationChangeAndOnlyThen) {
+  auto epoch = [&] { return *this->template Read<std::int64_t>([](Tx& tx) { return tx.Reservations().Epoch(); }); };
+  std::int64_t last = epoch();
+  auto moved = [&](const char* what) {
+    const std::int64_t now = epoch();
+    EXPECT_GT(now, last) << what;
+    last = now;
+  };
+  ASSERT_TRUE(this->Reserve(Shares("ann", {{"n1", 2, 100, 0}})).ok());
+  moved("reservation insert");
+  ASSERT_TRUE(this->Write([](Tx& tx) { return tx.Reservations().MarkReleasing("ann", "shared"); }).ok());
+  moved("mark releasing");
+  ASSERT_TRUE(this->Release("ann", gpu::Tier::kShared).ok());
+  moved("reservation delete");
+  ASSERT_TRUE(this->PutNode(MakeNode("n3", 1)).ok());
+  moved("node put");
+  ASSERT_TRUE(this->DeleteNode("n3").ok());
+  moved("node delete");
+  // Reads and other aggregates leave it alone.
+  ASSERT_TRUE(this->GetNode("n1").ok());
+  ASSERT_TRUE(this->GetVirtualCluster("ann", "shared").ok());
+  ASSERT_TRUE(this->Write([](Tx& tx) { return tx.Tenants().Insert(MakeTenant("cid", "shared")); }).ok());
+  EXPECT_EQ(epoch(), last);
+}
+
 REGISTER_TYPED_TEST_SUITE_P(CapacityContract, VirtualClusterRoundTripsEveryField, VirtualClusterRowsAreChecked,
                             ListVirtualClustersFiltersAndPaginatesByTenantAndName,
                             UpdateVirtualClusterRequiresTheExpectedVersion, DeleteVirtualClusterWaitsForItsReservation,
@@ -517,6 +542,7 @@ REGISTER_TYPED_TEST_SUITE_P(CapacityContract, VirtualClusterRoundTripsEveryField
                             ReservationsReferToWhatExists, MigInstancesOfOneGpuNeverOverlap,
                             AWholeGpuHasNobodyBesideItsHolder, SharesAndMigInstancesNeverShareAGpu,
                             TheSharesOfAGpuSumToAtMostOneGpu, AnExclusiveNodeHoldsNobodyElse,
-                            ConcurrentReservationsOfOneGpuBookItOnce, ConcurrentSharesNeverOverfillAGpu);
+                            ConcurrentReservationsOfOneGpuBookItOnce, ConcurrentSharesNeverOverfillAGpu,
+                            TheEpochMovesWithEveryInventoryOrReservationChangeAndOnlyThen);
 
 }  // namespace septa::core::contract
