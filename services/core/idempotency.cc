@@ -2,6 +2,21 @@
 
 namespace septa::core {
 
+Result<std::string> FindIdempotentCreate(Tx& tx, const std::string& principal, const std::string& key,
+                                         const std::string& fingerprint, TimePoint now, std::chrono::milliseconds ttl) {
+  auto previous = tx.Idempotency().Get(principal, key);
+  if (previous.ok() && previous->create_time + ttl <= now) {
+    // Expired but not swept yet: the key starts afresh.
+    SEPTA_RETURN_IF_ERROR(tx.Idempotency().Delete(principal, key));
+    return NotFound("idempotency key expired");
+  }
+  SEPTA_RETURN_IF_ERROR(previous);
+  if (previous->request_hash != fingerprint) {
+    return AlreadyExists("Idempotency-Key \"" + key + "\" was already used with a different request");
+  }
+  return previous->resource;
+}
+
 Result<int> SweepExpiredIdempotencyKeys(Store& store, TimePoint now, std::chrono::milliseconds ttl, int batch) {
   const TimePoint cutoff = now - ttl;
   int total = 0;

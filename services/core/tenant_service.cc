@@ -1,5 +1,6 @@
 #include "services/core/tenant_service.h"
 
+#include "services/core/audit.h"
 #include "services/core/crypto.h"
 #include "services/core/tenant_query.h"
 #include "services/core/validation.h"
@@ -65,18 +66,6 @@ bool Matches(const Tenant& t, const TenantQuery& q) {
   return t.name > q.after_name;
 }
 
-AuditRecord Audit(const RequestContext& ctx, TimePoint now, std::string action, std::string resource,
-                  std::string old_etag, std::string new_etag) {
-  return AuditRecord{0,
-                     now,
-                     ctx.principal.ToString(),
-                     std::move(action),
-                     std::move(resource),
-                     std::move(old_etag),
-                     std::move(new_etag),
-                     ctx.request_id};
-}
-
 }  // namespace
 
 Result<Tenant> TenantService::Create(const RequestContext& ctx, const Tenant& draft, std::string_view idempotency_key) {
@@ -92,17 +81,9 @@ Result<Tenant> TenantService::Create(const RequestContext& ctx, const Tenant& dr
   Status st = store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
     const TimePoint now = Now(clock_);
     if (!idempotency_key.empty()) {
-      auto previous = tx.Idempotency().Get(principal, std::string(idempotency_key));
-      if (previous.ok() && previous->create_time + idempotency_ttl_ <= now) {
-        // Expired but not swept yet: the key starts afresh.
-        SEPTA_RETURN_IF_ERROR(tx.Idempotency().Delete(principal, std::string(idempotency_key)));
-        previous = NotFound("expired");
-      }
+      auto previous =
+          FindIdempotentCreate(tx, principal, std::string(idempotency_key), fingerprint, now, idempotency_ttl_);
       if (previous.ok()) {
-        if (previous->request_hash != fingerprint) {
-          return AlreadyExists("Idempotency-Key \"" + std::string(idempotency_key) +
-                               "\" was already used with a different request");
-        }
         auto existing = tx.Tenants().Get(draft.name);
         SEPTA_RETURN_IF_ERROR(existing);
         created = *std::move(existing);
@@ -120,7 +101,7 @@ Result<Tenant> TenantService::Create(const RequestContext& ctx, const Tenant& dr
       return ins;
     }
     SEPTA_RETURN_IF_ERROR(
-        tx.Audit().Append(Audit(ctx, now, "tenant.create", ResourceOf(created.name), "", EtagOf(created.version))));
+        tx.Audit().Append(AuditOf(ctx, now, "tenant.create", ResourceOf(created.name), "", EtagOf(created.version))));
     if (!idempotency_key.empty()) {
       SEPTA_RETURN_IF_ERROR(tx.Idempotency().Insert(
           IdempotencyRecord{principal, std::string(idempotency_key), fingerprint, ResourceOf(created.name), now}));
@@ -224,7 +205,7 @@ Result<Tenant> TenantService::Update(const RequestContext& ctx, const std::strin
           tx.Tokens().CapLifetimes("tenant:" + name, std::chrono::seconds(new_tier->credential_ttl_max_seconds)));
     }
     SEPTA_RETURN_IF_ERROR(tx.Audit().Append(
-        Audit(ctx, now, "tenant.update", ResourceOf(name), EtagOf(current->version), EtagOf(next.version))));
+        AuditOf(ctx, now, "tenant.update", ResourceOf(name), EtagOf(current->version), EtagOf(next.version))));
     result = std::move(next);
     return Status::Ok();
   });
@@ -243,7 +224,7 @@ Status TenantService::Delete(const RequestContext& ctx, const std::string& name,
     const TimePoint now = Now(clock_);
     SEPTA_RETURN_IF_ERROR(tx.Tenants().Delete(name, current->version));
     SEPTA_RETURN_IF_ERROR(tx.Tokens().RevokeAllOf("tenant:" + name, now));
-    return tx.Audit().Append(Audit(ctx, now, "tenant.delete", ResourceOf(name), EtagOf(current->version), ""));
+    return tx.Audit().Append(AuditOf(ctx, now, "tenant.delete", ResourceOf(name), EtagOf(current->version), ""));
   });
 }
 

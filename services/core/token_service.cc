@@ -1,5 +1,7 @@
 #include "services/core/token_service.h"
 
+#include "services/core/audit.h"
+
 #include <algorithm>
 
 #include "services/core/crypto.h"
@@ -87,8 +89,7 @@ Result<IssuedToken> TokenService::Issue(const RequestContext& ctx, const Princip
     token.id = *std::move(id);
     token.create_time = now;
     SEPTA_RETURN_IF_ERROR(tx.Tokens().Insert(token));
-    return tx.Audit().Append(
-        AuditRecord{0, now, ctx.principal.ToString(), "token.create", ResourceOf(token.id), "", "1", ctx.request_id});
+    return tx.Audit().Append(AuditOf(ctx, now, "token.create", ResourceOf(token.id), "", "1"));
   });
   if (!st.ok()) return st;
   issued.secret_text = FormatTokenText(token.id, secret);
@@ -130,8 +131,7 @@ Status TokenService::Revoke(const RequestContext& ctx, const std::string& id) {
     if (token->revoke_time) return Status::Ok();
     const TimePoint now = Now(clock_);
     SEPTA_RETURN_IF_ERROR(tx.Tokens().Revoke(id, now));
-    return tx.Audit().Append(
-        AuditRecord{0, now, ctx.principal.ToString(), "token.revoke", ResourceOf(id), "1", "", ctx.request_id});
+    return tx.Audit().Append(AuditOf(ctx, now, "token.revoke", ResourceOf(id), "1", ""));
   });
   if (st.ok()) authenticator_.Forget(id);
   return st;

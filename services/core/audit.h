@@ -1,0 +1,24 @@
+// The audit record of one mutation, written by the use case in the same
+// transaction as the change.
+#pragma once
+
+#include <string>
+
+#include "services/core/auth.h"
+#include "services/core/model.h"
+
+namespace septa::core {
+
+inline AuditRecord AuditOf(const RequestContext& ctx, TimePoint now, std::string action, std::string resource,
+                           std::string old_etag, std::string new_etag) {
+  return AuditRecord{0,
+                     now,
+                     ctx.principal.ToString(),
+                     std::move(action),
+                     std::move(resource),
+                     std::move(old_etag),
+                     std::move(new_etag),
+                     ctx.request_id};
+}
+
+}  // namespace septa::core

@@ -1,0 +1,81 @@
+// The placement engine of one septad, kept as a cache of the GPU inventory
+// and reservation rows (the database is the only record). A reserving use
+// case opens a Session inside its transaction: the session holds the
+// ledger's lock (reservations in one process are placed one at a time),
+// brings the engine to the capacity epoch the transaction sees — rebuilding
+// it from the rows when another replica or the inventory controller moved
+// it — and, once the transaction has committed, records the epoch the
+// engine now matches. A transaction that did not commit leaves the engine
+// stale, so the next session rebuilds it: a placement never outlives the
+// rows that record it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+#include "gpu/catalog.h"
+#include "gpu/engine.h"
+#include "services/core/store.h"
+#include "tenancy/capacity_placement.h"
+
+namespace septa::core {
+
+class CapacityLedger {
+ public:
+  explicit CapacityLedger(const gpu::Catalog& catalog, std::string policy = "septa");
+
+  class Session {
+   public:
+    ~Session();
+    Session(Session&&) = delete;
+    Session& operator=(Session&&) = delete;
+
+    // Within the reserving transaction, before placing: the engine as of the
+    // rows `tx` sees. Safe to call again in a retried attempt.
+    Result<gpu::PlacementEngine*> Engine(Tx& tx);
+    // Places `capacity` for the virtual cluster, all or nothing.
+    Result<tenancy::Reservation> Place(const std::string& tenant, const std::string& vcluster,
+                                       const tenancy::Capacity& capacity);
+    // Gives back what the virtual cluster holds in the engine (none: nothing).
+    void Release(const std::string& tenant, const std::string& vcluster);
+    // Takes a recorded reservation again (a resize that failed puts the old one back).
+    Status Hold(const tenancy::Reservation& reservation);
+    // Last in the transaction's body, after its writes: the epoch they made
+    // (without it, a session that moved the engine leaves it stale).
+    Status Seal(Tx& tx);
+    // After the transaction committed.
+    void Committed();
+
+   private:
+    friend class CapacityLedger;
+    explicit Session(CapacityLedger& ledger) : ledger_(ledger), lock_(ledger.mu_) {}
+    CapacityLedger& ledger_;
+    std::unique_lock<std::mutex> lock_;
+    bool changed_ = false;  // the engine moved in this session
+    std::optional<std::int64_t> sealed_epoch_;
+    bool committed_ = false;
+  };
+
+  std::unique_ptr<Session> Open() { return std::unique_ptr<Session>(new Session(*this)); }
+
+ private:
+  using Key = std::pair<std::string, std::string>;  // (tenant, vcluster)
+  Status Rebuild(Tx& tx, std::int64_t epoch);
+
+  const gpu::Catalog& catalog_;
+  const std::string policy_;
+  std::mutex mu_;
+  std::unique_ptr<gpu::PlacementEngine> engine_;
+  std::optional<std::int64_t> epoch_;  // of the rows engine_ matches; empty: stale
+  std::map<Key, std::vector<std::uint64_t>> held_;
+  std::vector<gpu::Taint> tolerations_;  // host taints a reservation may ignore
+};
+
+}  // namespace septa::core

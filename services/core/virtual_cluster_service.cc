@@ -1,0 +1,337 @@
+#include "services/core/virtual_cluster_service.h"
+
+#include "services/core/audit.h"
+#include "services/core/crypto.h"
+#include "services/core/tenant_query.h"
+#include "services/core/validation.h"
+#include "tenancy/lifecycle.h"
+#include "tenancy/names.h"
+#include "tenancy/validation.h"
+
+namespace septa::core {
+
+namespace {
+
+using tenancy::VirtualCluster;
+using tenancy::VirtualClusterState;
+
+constexpr std::size_t kMaxIdempotencyKey = 200;
+
+std::string ResourceOf(std::string_view tenant, std::string_view name) {
+  return "tenants/" + std::string(tenant) + "/vclusters/" + std::string(name);
+}
+
+std::string NameOf(std::string_view tenant, std::string_view name) {
+  return "virtual cluster \"" + std::string(tenant) + "/" + std::string(name) + "\"";
+}
+
+// Names that cannot exist are not found without asking the store.
+Status CheckCanName(const std::string& tenant, const std::string& name) {
+  if (CanNameTenantOrTier(tenant) && tenancy::ValidateVirtualClusterName("name", name).ok()) return Status::Ok();
+  return NotFound(NameOf(EscapeControlCharacters(tenant), EscapeControlCharacters(name)) + " not found");
+}
+
+Status CheckEtag(std::string_view if_match, const VirtualCluster& current) {
+  if (if_match.empty() || if_match == EtagOf(current.version)) return Status::Ok();
+  return FailedPrecondition("etag \"" + std::string(if_match) + "\" does not match the current etag \"" +
+                            EtagOf(current.version) + "\" of " + NameOf(current.tenant, current.name) +
+                            ": read it again and retry");
+}
+
+Result<VirtualCluster> Find(Tx& tx, const std::string& tenant, const std::string& name) {
+  auto found = tx.VirtualClusters().Get(tenant, name);
+  if (found.status().code() == Code::kNotFound) return NotFound(NameOf(tenant, name) + " not found");
+  return found;
+}
+
+std::optional<tenancy::Reservation> ReservationOf(Tx& tx, const std::string& tenant, const std::string& name,
+                                                  Status& error) {
+  auto r = tx.Reservations().Get(tenant, name);
+  if (r.ok()) return *std::move(r);
+  if (r.status().code() != Code::kNotFound) error = r.status();
+  return std::nullopt;
+}
+
+// Fingerprint of a create request for idempotency checks.
+std::string CreateFingerprint(const std::string& tenant, const VirtualCluster& v) {
+  std::string canon = tenant + '\n' + v.name + '\n' + v.display_name + '\n' +
+                      std::string(gpu::TierName(v.capacity.tier)) + '\n' + std::to_string(v.capacity.milli_gpu) + '\n' +
+                      std::to_string(v.capacity.gpu_memory_mib) + '\n' + v.capacity.model + '\n' +
+                      std::to_string(v.capacity.count) + '\n';
+  for (const auto& m : v.capacity.mig) canon += m.profile + '/' + m.model + '/' + std::to_string(m.count) + '\n';
+  canon += std::to_string(v.quota.cpu_milli) + ' ' + std::to_string(v.quota.memory_mib) + ' ' +
+           std::to_string(v.quota.pods) + ' ' + std::to_string(v.queue.priority) + ' ' +
+           std::to_string(v.queue.over_quota_weight) + '\n';
+  return Sha256Hex(canon);
+}
+
+Result<VirtualClusterState> ParseStateFilter(std::string_view filter) {
+  constexpr std::string_view kPrefix = "state=";
+  const std::string escaped = EscapeControlCharacters(filter);
+  if (!filter.starts_with(kPrefix)) {
+    return InvalidField("filter", "must be empty or state=<STATE>, not \"" + escaped + "\"");
+  }
+  const std::string_view value = filter.substr(kPrefix.size());
+  for (VirtualClusterState s :
+       {VirtualClusterState::kProvisioning, VirtualClusterState::kReady, VirtualClusterState::kSleeping,
+        VirtualClusterState::kDeleting, VirtualClusterState::kFailed}) {
+    if (value == tenancy::VirtualClusterStateName(s)) return s;
+  }
+  return InvalidField("filter",
+                      "unknown state in \"" + escaped + "\"; one of PROVISIONING, READY, SLEEPING, DELETING, FAILED");
+}
+
+tenancy::Condition Reserved(std::int64_t generation) {
+  return {
+      "Reserved", tenancy::ConditionStatus::kTrue, "CapacityReserved", "the capacity is reserved on concrete GPUs", {},
+      generation};
+}
+
+// The tenant the request acts for, refused when it cannot take new capacity.
+Result<Tenant> ActiveTenant(Tx& tx, const std::string& name) {
+  auto tenant = tx.Tenants().Get(name);
+  if (tenant.status().code() == Code::kNotFound) return NotFound("tenant \"" + name + "\" not found");
+  SEPTA_RETURN_IF_ERROR(tenant);
+  if (tenant->state == TenantState::kSuspended) {
+    return FailedPrecondition("tenant \"" + name + "\" is suspended: it cannot take new capacity");
+  }
+  return tenant;
+}
+
+Result<gpu::Tier> TierOf(Tx& tx, const Tenant& tenant) {
+  auto tier = tx.TrustTiers().Get(tenant.trust_tier);
+  SEPTA_RETURN_IF_ERROR(tier);
+  return tier->gpu_sharing;
+}
+
+}  // namespace
+
+Result<VirtualClusterView> VirtualClusterService::Create(const RequestContext& ctx, const std::string& tenant,
+                                                         const VirtualCluster& draft,
+                                                         std::string_view idempotency_key) {
+  if (!CanNameTenantOrTier(tenant)) return NotFound("tenant \"" + EscapeControlCharacters(tenant) + "\" not found");
+  SEPTA_RETURN_IF_ERROR(RequireSeeTenant(ctx.principal, tenant));
+  SEPTA_RETURN_IF_ERROR(RequireWriter(ctx.principal, "create virtual clusters"));
+  SEPTA_RETURN_IF_ERROR(ValidateText("idempotency_key", idempotency_key, kMaxIdempotencyKey));
+  const std::string principal = ctx.principal.ToString();
+  const std::string key(idempotency_key);
+  const std::string fingerprint = CreateFingerprint(tenant, draft);
+
+  VirtualClusterView created;
+  auto session = ledger_.Open();
+  Status st = store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
+    const TimePoint now = Now(clock_);
+    if (!key.empty()) {
+      auto previous = FindIdempotentCreate(tx, principal, key, fingerprint, now, idempotency_ttl_);
+      if (previous.ok()) {
+        auto existing = Find(tx, tenant, draft.name);
+        SEPTA_RETURN_IF_ERROR(existing);
+        Status error;
+        created = {*std::move(existing), ReservationOf(tx, tenant, draft.name, error)};
+        return error;
+      }
+      if (previous.status().code() != Code::kNotFound) return previous.status();
+    }
+    auto owner = ActiveTenant(tx, tenant);
+    SEPTA_RETURN_IF_ERROR(owner);
+    auto tier = TierOf(tx, *owner);
+    SEPTA_RETURN_IF_ERROR(tier);
+    SEPTA_RETURN_IF_ERROR(tenancy::ValidateVirtualClusterSpec(draft, *tier, catalog_));
+
+    VirtualCluster vc = draft;
+    vc.tenant = tenant;
+    vc.state = VirtualClusterState::kProvisioning;
+    vc.conditions.clear();
+    vc.host_namespace.clear();
+    vc.endpoint.clear();
+    vc.generation = 1;
+    vc.version = 1;
+    vc.create_time = vc.update_time = now;
+    tenancy::SetCondition(vc.conditions, Reserved(vc.generation), now);
+    if (Status ins = tx.VirtualClusters().Insert(vc); !ins.ok()) {
+      if (ins.code() == Code::kAlreadyExists) return AlreadyExists(NameOf(tenant, vc.name) + " already exists");
+      return ins;
+    }
+    SEPTA_RETURN_IF_ERROR(session->Engine(tx));
+    auto reservation = session->Place(tenant, vc.name, vc.capacity);
+    SEPTA_RETURN_IF_ERROR(reservation);
+    SEPTA_RETURN_IF_ERROR(tx.Reservations().Insert(*reservation));
+    SEPTA_RETURN_IF_ERROR(
+        tx.Audit().Append(AuditOf(ctx, now, "vcluster.create", ResourceOf(tenant, vc.name), "", EtagOf(vc.version))));
+    if (!key.empty()) {
+      SEPTA_RETURN_IF_ERROR(
+          tx.Idempotency().Insert(IdempotencyRecord{principal, key, fingerprint, ResourceOf(tenant, vc.name), now}));
+    }
+    SEPTA_RETURN_IF_ERROR(session->Seal(tx));
+    created = {std::move(vc), *std::move(reservation)};
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  session->Committed();
+  return created;
+}
+
+Result<VirtualClusterView> VirtualClusterService::Get(const RequestContext& ctx, const std::string& tenant,
+                                                      const std::string& name) {
+  SEPTA_RETURN_IF_ERROR(CheckCanName(tenant, name));
+  SEPTA_RETURN_IF_ERROR(RequireSeeTenant(ctx.principal, tenant));
+  VirtualClusterView view;
+  Status st = store_.Transact(TxMode::kReadOnly, [&](Tx& tx) -> Status {
+    auto found = Find(tx, tenant, name);
+    SEPTA_RETURN_IF_ERROR(found);
+    Status error;
+    view = {*std::move(found), ReservationOf(tx, tenant, name, error)};
+    return error;
+  });
+  if (!st.ok()) return st;
+  return view;
+}
+
+Result<VirtualClusterPage> VirtualClusterService::List(const RequestContext& ctx, const std::string& tenant,
+                                                       const ListVirtualClustersParams& params) {
+  if (!CanNameTenantOrTier(tenant)) return NotFound("tenant \"" + EscapeControlCharacters(tenant) + "\" not found");
+  SEPTA_RETURN_IF_ERROR(RequireSeeTenant(ctx.principal, tenant));
+  if (params.page_size < 0 || params.page_size > kMaxPageSize) {
+    return InvalidField("page_size", "must be between 1 and 500 (0 for the default of 50)");
+  }
+  VirtualClusterQuery query;
+  query.tenant = tenant;
+  query.after_tenant = tenant;
+  query.limit = params.page_size == 0 ? kDefaultPageSize : params.page_size;
+  if (!params.filter.empty()) {
+    auto state = ParseStateFilter(params.filter);
+    SEPTA_RETURN_IF_ERROR(state);
+    query.state = *state;
+  }
+  if (!params.page_token.empty()) {
+    auto after = DecodePageToken(params.page_token);
+    SEPTA_RETURN_IF_ERROR(after);
+    query.after_name = *after;
+  }
+  VirtualClusterPage page;
+  Status st = store_.Transact(TxMode::kReadOnly, [&](Tx& tx) -> Status {
+    page.vclusters.clear();
+    auto owner = tx.Tenants().Get(tenant);
+    if (owner.status().code() == Code::kNotFound) return NotFound("tenant \"" + tenant + "\" not found");
+    SEPTA_RETURN_IF_ERROR(owner);
+    // One row more than asked tells whether another page exists.
+    VirtualClusterQuery probe = query;
+    probe.limit = query.limit + 1;
+    auto rows = tx.VirtualClusters().List(probe);
+    SEPTA_RETURN_IF_ERROR(rows);
+    for (auto& vc : *rows) {
+      Status error;
+      auto reservation = ReservationOf(tx, tenant, vc.name, error);
+      SEPTA_RETURN_IF_ERROR(error);
+      page.vclusters.push_back({std::move(vc), std::move(reservation)});
+    }
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  if (static_cast<int>(page.vclusters.size()) > query.limit) {
+    page.vclusters.resize(query.limit);
+    page.next_page_token = EncodePageToken(page.vclusters.back().vcluster.name);
+  }
+  return page;
+}
+
+Result<VirtualClusterView> VirtualClusterService::Update(const RequestContext& ctx, const std::string& tenant,
+                                                         const std::string& name, const VirtualCluster& patch,
+                                                         const std::vector<std::string>& paths,
+                                                         std::string_view if_match) {
+  SEPTA_RETURN_IF_ERROR(CheckCanName(tenant, name));
+  SEPTA_RETURN_IF_ERROR(RequireSeeTenant(ctx.principal, tenant));
+  SEPTA_RETURN_IF_ERROR(RequireWriter(ctx.principal, "update virtual clusters"));
+  VirtualClusterView updated;
+  auto session = ledger_.Open();
+  Status st = store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
+    const TimePoint now = Now(clock_);
+    auto current = Find(tx, tenant, name);
+    SEPTA_RETURN_IF_ERROR(current);
+    SEPTA_RETURN_IF_ERROR(CheckEtag(if_match, *current));
+    auto next = tenancy::ApplyVirtualClusterPatch(*current, patch, paths);
+    SEPTA_RETURN_IF_ERROR(next);
+    Status error;
+    std::optional<tenancy::Reservation> reservation = ReservationOf(tx, tenant, name, error);
+    SEPTA_RETURN_IF_ERROR(error);
+    auto owner = tx.Tenants().Get(tenant);
+    SEPTA_RETURN_IF_ERROR(owner);
+    auto tier = TierOf(tx, *owner);
+    SEPTA_RETURN_IF_ERROR(tier);
+    SEPTA_RETURN_IF_ERROR(tenancy::ValidateVirtualClusterSpec(*next, *tier, catalog_));
+    if (!(next->capacity == current->capacity)) {
+      SEPTA_RETURN_IF_ERROR(ActiveTenant(tx, tenant));
+      // All or nothing: the old capacity is given back in the engine and the
+      // new one placed; a shortfall fails the transaction, which keeps the old rows.
+      SEPTA_RETURN_IF_ERROR(session->Engine(tx));
+      session->Release(tenant, name);
+      auto placed = session->Place(tenant, name, next->capacity);
+      SEPTA_RETURN_IF_ERROR(placed);
+      SEPTA_RETURN_IF_ERROR(tx.Reservations().Delete(tenant, name));
+      SEPTA_RETURN_IF_ERROR(tx.Reservations().Insert(*placed));
+      reservation = *std::move(placed);
+      tenancy::SetCondition(next->conditions, Reserved(next->generation), now);
+    }
+    next->version = current->version + 1;
+    next->update_time = now;
+    SEPTA_RETURN_IF_ERROR(tx.VirtualClusters().Update(*next, current->version));
+    SEPTA_RETURN_IF_ERROR(tx.Audit().Append(AuditOf(ctx, now, "vcluster.update", ResourceOf(tenant, name),
+                                                    EtagOf(current->version), EtagOf(next->version))));
+    SEPTA_RETURN_IF_ERROR(session->Seal(tx));
+    updated = {*std::move(next), std::move(reservation)};
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  session->Committed();
+  return updated;
+}
+
+Result<VirtualClusterView> VirtualClusterService::Delete(const RequestContext& ctx, const std::string& tenant,
+                                                         const std::string& name, std::string_view if_match) {
+  SEPTA_RETURN_IF_ERROR(CheckCanName(tenant, name));
+  SEPTA_RETURN_IF_ERROR(RequireSeeTenant(ctx.principal, tenant));
+  SEPTA_RETURN_IF_ERROR(RequireWriter(ctx.principal, "delete virtual clusters"));
+  VirtualClusterView deleted;
+  auto session = ledger_.Open();
+  Status st = store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
+    const TimePoint now = Now(clock_);
+    auto current = Find(tx, tenant, name);
+    SEPTA_RETURN_IF_ERROR(current);
+    SEPTA_RETURN_IF_ERROR(CheckEtag(if_match, *current));
+    Status error;
+    std::optional<tenancy::Reservation> reservation = ReservationOf(tx, tenant, name, error);
+    SEPTA_RETURN_IF_ERROR(error);
+    VirtualCluster next = *current;
+    SEPTA_RETURN_IF_ERROR(tenancy::CheckTransition(current->state, VirtualClusterState::kDeleting));
+    next.state = VirtualClusterState::kDeleting;
+    next.version = current->version + 1;
+    next.update_time = now;
+    if (current->host_namespace.empty()) {
+      // Never provisioned on the host: nothing of the tenant can run on its capacity.
+      SEPTA_RETURN_IF_ERROR(session->Engine(tx));
+      session->Release(tenant, name);
+      SEPTA_RETURN_IF_ERROR(tx.Reservations().Delete(tenant, name));
+      SEPTA_RETURN_IF_ERROR(tx.VirtualClusters().Delete(tenant, name, current->version));
+      reservation.reset();
+      SEPTA_RETURN_IF_ERROR(tx.Audit().Append(
+          AuditOf(ctx, now, "vcluster.delete", ResourceOf(tenant, name), EtagOf(current->version), "")));
+      SEPTA_RETURN_IF_ERROR(session->Seal(tx));
+    } else {
+      if (reservation) {
+        SEPTA_RETURN_IF_ERROR(tx.Reservations().MarkReleasing(tenant, name));
+        reservation->releasing = true;
+      }
+      SEPTA_RETURN_IF_ERROR(tx.VirtualClusters().Update(next, current->version));
+      SEPTA_RETURN_IF_ERROR(tx.Audit().Append(AuditOf(ctx, now, "vcluster.delete", ResourceOf(tenant, name),
+                                                      EtagOf(current->version), EtagOf(next.version))));
+      SEPTA_RETURN_IF_ERROR(session->Seal(tx));
+    }
+    deleted = {std::move(next), std::move(reservation)};
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  session->Committed();
+  return deleted;
+}
+
+}  // namespace septa::core

@@ -1,0 +1,75 @@
+// Virtual cluster use cases, shared by REST and gRPC. A request writes the
+// desired state and the GPU reservation it implies in one transaction and
+// returns; reconcilers (the provisioner) make it real on the host.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "gpu/catalog.h"
+#include "services/core/auth.h"
+#include "services/core/capacity_ledger.h"
+#include "services/core/idempotency.h"
+#include "services/core/store.h"
+#include "tenancy/reservation.h"
+#include "tenancy/virtual_cluster.h"
+
+namespace septa::core {
+
+// A virtual cluster and the capacity it holds (none once it has been released).
+struct VirtualClusterView {
+  tenancy::VirtualCluster vcluster;
+  std::optional<tenancy::Reservation> reservation;
+};
+
+struct ListVirtualClustersParams {
+  int page_size = 0;  // 0: default
+  std::string page_token;
+  std::string filter;  // empty or "state=<STATE>"
+};
+
+struct VirtualClusterPage {
+  std::vector<VirtualClusterView> vclusters;
+  std::string next_page_token;  // empty on the last page
+};
+
+class VirtualClusterService {
+ public:
+  VirtualClusterService(Store& store, const Clock& clock, CapacityLedger& ledger, const gpu::Catalog& catalog,
+                        std::chrono::milliseconds idempotency_ttl = kDefaultIdempotencyTtl)
+      : store_(store), clock_(clock), ledger_(ledger), catalog_(catalog), idempotency_ttl_(idempotency_ttl) {}
+
+  // The tenant's owners and admins. Reserves the capacity in the same
+  // transaction: RESOURCE_EXHAUSTED naming what is short, FAILED_PRECONDITION
+  // for capacity the tenant's tier does not hold or a suspended tenant.
+  Result<VirtualClusterView> Create(const RequestContext& ctx, const std::string& tenant,
+                                    const tenancy::VirtualCluster& draft, std::string_view idempotency_key);
+  // The tenant's principals (viewers too) and admins; others get NOT_FOUND.
+  Result<VirtualClusterView> Get(const RequestContext& ctx, const std::string& tenant, const std::string& name);
+  Result<VirtualClusterPage> List(const RequestContext& ctx, const std::string& tenant,
+                                  const ListVirtualClustersParams& params);
+  // An update mask over display_name, capacity, quota, queue (tenancy/lifecycle.h).
+  // A new capacity is reserved all or nothing: on a shortfall the old one stays.
+  Result<VirtualClusterView> Update(const RequestContext& ctx, const std::string& tenant, const std::string& name,
+                                    const tenancy::VirtualCluster& patch, const std::vector<std::string>& paths,
+                                    std::string_view if_match);
+  // Marks it DELETING; its capacity stays held (visibly, `releasing`) until
+  // nothing of the tenant runs on it. One that was never provisioned on the
+  // host runs nothing: it is released and removed at once.
+  Result<VirtualClusterView> Delete(const RequestContext& ctx, const std::string& tenant, const std::string& name,
+                                    std::string_view if_match);
+
+ private:
+  Store& store_;
+  const Clock& clock_;
+  CapacityLedger& ledger_;
+  const gpu::Catalog& catalog_;
+  std::chrono::milliseconds idempotency_ttl_;
+};
+
+}  // namespace septa::core

@@ -1,0 +1,261 @@
+#include "services/core/virtual_cluster_service.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <set>
+#include <thread>
+
+#include "tests/unit/services/core/core_fixture.h"
+
+namespace septa::core {
+namespace {
+
+using tenancy::Capacity;
+using tenancy::VirtualCluster;
+using tenancy::VirtualClusterState;
+
+int Profile(const char* name) { return gpu::Catalog::Default().Find("H100-80GB")->ProfileIndex(name); }
+
+// Two H100 nodes of 2 MIG GPUs (3g.40gb@0 + 2g.20gb@4 + 1g.10gb@6 each: four
+// 3g.40gb in all) and one node of 4 whole A100s.
+std::vector<gpu::InventoryNode> Inventory() {
+  std::vector<gpu::InventoryNode> nodes;
+  for (const char* name : {"h100-0", "h100-1"}) {
+    gpu::InventoryNode n;
+    n.name = name;
+    n.cpu_milli = 96000;
+    n.memory_mib = 1 << 20;
+    for (int g = 0; g < 2; ++g) {
+      n.gpus.push_back({"H100-80GB",
+                        g,
+                        std::string(name) + "-" + std::to_string(g),
+                        true,
+                        {{Profile("3g.40gb"), 0}, {Profile("2g.20gb"), 4}, {Profile("1g.10gb"), 6}}});
+    }
+    nodes.push_back(n);
+  }
+  gpu::InventoryNode a;
+  a.name = "a100-0";
+  a.cpu_milli = 64000;
+  a.memory_mib = 1 << 19;
+  for (int g = 0; g < 4; ++g) a.gpus.push_back({"A100-80GB", g, "a100-" + std::to_string(g), false, {}});
+  nodes.push_back(a);
+  return nodes;
+}
+
+VirtualCluster Mig(const std::string& name, int count, const std::string& profile = "3g.40gb") {
+  VirtualCluster vc;
+  vc.name = name;
+  vc.capacity.tier = gpu::Tier::kIsolated;
+  vc.capacity.mig = {{profile, count, ""}};
+  return vc;
+}
+
+class VirtualClusterServiceTest : public CoreTest {
+ protected:
+  VirtualClusterServiceTest() : vclusters(store, clock, ledger, gpu::Catalog::Default()) {
+    MustCreate("acme", "isolated");
+    MustCreate("other", "isolated");
+    MustCreate("dedi", "dedicated");
+    EXPECT_TRUE(store
+                    .Transact(TxMode::kReadWrite,
+                              [](Tx& tx) {
+                                for (const auto& n : Inventory()) SEPTA_RETURN_IF_ERROR(tx.Inventory().PutNode(n, {}));
+                                return Status::Ok();
+                              })
+                    .ok());
+  }
+
+  std::vector<tenancy::Reservation> Rows() {
+    std::vector<tenancy::Reservation> rows;
+    EXPECT_TRUE(store
+                    .Transact(TxMode::kReadOnly,
+                              [&](Tx& tx) -> Status {
+                                auto all = tx.Reservations().List();
+                                SEPTA_RETURN_IF_ERROR(all);
+                                rows = *all;
+                                return Status::Ok();
+                              })
+                    .ok());
+    return rows;
+  }
+
+  CapacityLedger ledger{gpu::Catalog::Default()};
+  VirtualClusterService vclusters;
+};
+
+TEST_F(VirtualClusterServiceTest, CreateReservesConcreteMigInstancesInTheSameTransaction) {
+  auto created = vclusters.Create(TenantCtx("acme"), "acme", Mig("train", 2), "");
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  EXPECT_EQ(created->vcluster.tenant, "acme");
+  EXPECT_EQ(created->vcluster.state, VirtualClusterState::kProvisioning);
+  ASSERT_TRUE(created->reservation);
+  ASSERT_EQ(created->reservation->mig.size(), 2u);
+  EXPECT_EQ(created->reservation->mig[0].profile, "3g.40gb");
+  ASSERT_NE(tenancy::FindCondition(created->vcluster.conditions, "Reserved"), nullptr);
+  auto got = vclusters.Get(TenantCtx("acme", Role::kViewer), "acme", "train");
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got->reservation, created->reservation);
+  EXPECT_EQ(Rows().size(), 1u);
+  ASSERT_FALSE(Audit("tenants/acme/vclusters/train").empty());
+  EXPECT_EQ(Audit("tenants/acme/vclusters/train")[0].action, "vcluster.create");
+}
+
+TEST_F(VirtualClusterServiceTest, AuthorizationOwnersWriteViewersReadOthersSeeNothing) {
+  ASSERT_TRUE(vclusters.Create(TenantCtx("acme"), "acme", Mig("a", 1), "").ok());
+  EXPECT_EQ(vclusters.Create(TenantCtx("acme", Role::kViewer), "acme", Mig("b", 1), "").status().code(),
+            Code::kPermissionDenied);
+  EXPECT_EQ(vclusters.Get(TenantCtx("other"), "acme", "a").status().code(), Code::kNotFound);
+  EXPECT_EQ(vclusters.Create(TenantCtx("other"), "acme", Mig("c", 1), "").status().code(), Code::kNotFound);
+  EXPECT_EQ(vclusters.Delete(TenantCtx("acme", Role::kViewer), "acme", "a", "").status().code(),
+            Code::kPermissionDenied);
+  EXPECT_TRUE(vclusters.Get(Admin(), "acme", "a").ok());
+  EXPECT_TRUE(vclusters.Create(Admin(), "acme", Mig("d", 1), "").ok());
+}
+
+TEST_F(VirtualClusterServiceTest, CapacityOfAnotherTierOrBadShapeIsRefusedNamingTheField) {
+  VirtualCluster gpus;
+  gpus.name = "g";
+  gpus.capacity.tier = gpu::Tier::kDedicated;
+  gpus.capacity.model = "A100-80GB";
+  gpus.capacity.count = 1;
+  auto wrong_tier = vclusters.Create(TenantCtx("acme"), "acme", gpus, "");
+  ASSERT_EQ(wrong_tier.status().code(), Code::kFailedPrecondition);
+  EXPECT_EQ(wrong_tier.status().violations().at(0).field, "capacity.gpus");
+  EXPECT_EQ(vclusters.Create(TenantCtx("acme"), "acme", Mig("x", 1, "5g.50gb"), "").status().code(),
+            Code::kInvalidArgument);
+  EXPECT_EQ(vclusters.Create(TenantCtx("acme"), "acme", Mig("x", 0), "").status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(vclusters.Create(TenantCtx("acme"), "acme", Mig("Bad_Name", 1), "").status().code(),
+            Code::kInvalidArgument);
+  EXPECT_TRUE(Rows().empty());
+  // The dedicated tenant gets its whole GPUs.
+  auto whole = vclusters.Create(TenantCtx("dedi"), "dedi", gpus, "");
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  EXPECT_EQ(whole->reservation->gpus.size(), 1u);
+}
+
+TEST_F(VirtualClusterServiceTest, AShortfallNamesWhatIsShortAndWritesNothing) {
+  auto refused = vclusters.Create(TenantCtx("acme"), "acme", Mig("big", 5), "");
+  ASSERT_EQ(refused.status().code(), Code::kResourceExhausted);
+  EXPECT_EQ(refused.status().violations().at(0).field, "capacity.mig[0]");
+  EXPECT_EQ(refused.status().violations().at(0).description, "5 × 3g.40gb requested, 4 free");
+  EXPECT_EQ(vclusters.Get(Admin(), "acme", "big").status().code(), Code::kNotFound);
+  EXPECT_TRUE(Rows().empty());
+  // Everything is still free.
+  EXPECT_TRUE(vclusters.Create(TenantCtx("acme"), "acme", Mig("all", 4), "").ok());
+}
+
+TEST_F(VirtualClusterServiceTest, ResizeIsAllOrNothing) {
+  ASSERT_TRUE(vclusters.Create(TenantCtx("acme"), "acme", Mig("a", 2), "").ok());
+  ASSERT_TRUE(vclusters.Create(TenantCtx("other"), "other", Mig("b", 1), "").ok());
+  // 1 free + a's own 2 = 3: asking for 4 fails and a keeps its 2.
+  auto too_big = vclusters.Update(TenantCtx("acme"), "acme", "a", Mig("a", 4), {"capacity"}, "");
+  ASSERT_EQ(too_big.status().code(), Code::kResourceExhausted) << too_big.status().ToString();
+  auto kept = vclusters.Get(Admin(), "acme", "a");
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ(kept->reservation->mig.size(), 2u);
+  EXPECT_EQ(kept->vcluster.generation, 1);
+  auto grown = vclusters.Update(TenantCtx("acme"), "acme", "a", Mig("a", 3), {"capacity"}, "1");
+  ASSERT_TRUE(grown.ok()) << grown.status().ToString();
+  EXPECT_EQ(grown->reservation->mig.size(), 3u);
+  EXPECT_EQ(grown->vcluster.generation, 2);
+  EXPECT_EQ(grown->vcluster.version, 2);
+  EXPECT_EQ(vclusters.Update(TenantCtx("acme"), "acme", "a", Mig("a", 1), {"capacity"}, "1").status().code(),
+            Code::kFailedPrecondition);  // stale etag
+  // Nothing is free now, and no GPU instance is booked twice.
+  EXPECT_EQ(vclusters.Create(TenantCtx("other"), "other", Mig("c", 1), "").status().code(), Code::kResourceExhausted);
+}
+
+TEST_F(VirtualClusterServiceTest, IdempotentCreatesReturnTheFirstAnswer) {
+  auto first = vclusters.Create(TenantCtx("acme"), "acme", Mig("a", 1), "key-1");
+  ASSERT_TRUE(first.ok());
+  auto again = vclusters.Create(TenantCtx("acme"), "acme", Mig("a", 1), "key-1");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->reservation, first->reservation);
+  EXPECT_EQ(Rows().size(), 1u);
+  EXPECT_EQ(vclusters.Create(TenantCtx("acme"), "acme", Mig("a", 2), "key-1").status().code(), Code::kAlreadyExists);
+  EXPECT_EQ(vclusters.Create(TenantCtx("acme"), "acme", Mig("a", 1), "").status().code(), Code::kAlreadyExists);
+}
+
+TEST_F(VirtualClusterServiceTest, ListPagesAndFiltersByState) {
+  for (const char* name : {"a", "b", "c"})
+    ASSERT_TRUE(vclusters.Create(TenantCtx("acme"), "acme", Mig(name, 1), "").ok());
+  auto page = vclusters.List(TenantCtx("acme", Role::kViewer), "acme", {2, "", ""});
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  ASSERT_EQ(page->vclusters.size(), 2u);
+  EXPECT_EQ(page->vclusters[1].vcluster.name, "b");
+  ASSERT_FALSE(page->next_page_token.empty());
+  auto rest = vclusters.List(TenantCtx("acme"), "acme", {2, page->next_page_token, ""});
+  ASSERT_TRUE(rest.ok());
+  ASSERT_EQ(rest->vclusters.size(), 1u);
+  EXPECT_TRUE(rest->next_page_token.empty());
+  EXPECT_EQ(vclusters.List(TenantCtx("acme"), "acme", {0, "", "state=READY"})->vclusters.size(), 0u);
+  EXPECT_EQ(vclusters.List(TenantCtx("acme"), "acme", {0, "", "state=PROVISIONING"})->vclusters.size(), 3u);
+  EXPECT_EQ(vclusters.List(TenantCtx("acme"), "acme", {0, "", "state=BUSY"}).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(vclusters.List(TenantCtx("other"), "acme", {}).status().code(), Code::kNotFound);
+}
+
+TEST_F(VirtualClusterServiceTest, DeleteReleasesAtOnceWhatWasNeverProvisionedAndHoldsTheRestVisibly) {
+  ASSERT_TRUE(vclusters.Create(TenantCtx("acme"), "acme", Mig("gone", 2), "").ok());
+  ASSERT_TRUE(vclusters.Create(TenantCtx("acme"), "acme", Mig("running", 2), "").ok());
+  // The provisioner made "running" real on the host.
+  ASSERT_TRUE(store
+                  .Transact(TxMode::kReadWrite,
+                            [](Tx& tx) -> Status {
+                              auto vc = tx.VirtualClusters().Get("acme", "running");
+                              SEPTA_RETURN_IF_ERROR(vc);
+                              vc->host_namespace = "septa-acme-running";
+                              vc->version++;
+                              return tx.VirtualClusters().Update(*vc, vc->version - 1);
+                            })
+                  .ok());
+  auto deleted = vclusters.Delete(TenantCtx("acme"), "acme", "gone", "");
+  ASSERT_TRUE(deleted.ok()) << deleted.status().ToString();
+  EXPECT_EQ(vclusters.Get(Admin(), "acme", "gone").status().code(), Code::kNotFound);
+  auto held = vclusters.Delete(TenantCtx("acme"), "acme", "running", "");
+  ASSERT_TRUE(held.ok()) << held.status().ToString();
+  EXPECT_EQ(held->vcluster.state, VirtualClusterState::kDeleting);
+  ASSERT_TRUE(held->reservation);
+  EXPECT_TRUE(held->reservation->releasing);
+  // "gone"'s two instances are free again; "running"'s stay held.
+  EXPECT_TRUE(vclusters.Create(TenantCtx("other"), "other", Mig("x", 2), "").ok());
+  EXPECT_EQ(vclusters.Create(TenantCtx("other"), "other", Mig("y", 1), "").status().code(), Code::kResourceExhausted);
+  EXPECT_EQ(vclusters.Update(TenantCtx("acme"), "acme", "running", Mig("running", 1), {"capacity"}, "").status().code(),
+            Code::kFailedPrecondition);  // DELETING is frozen
+}
+
+// Sixteen creators race for four free 3g.40gb instances, through two
+// ledgers (two septad replicas) on one store: exactly four win, and the rows
+// book no instance twice.
+TEST_F(VirtualClusterServiceTest, RacingCreatorsNeverDoubleBook) {
+  CapacityLedger second_ledger{gpu::Catalog::Default()};
+  VirtualClusterService replica(store, clock, second_ledger, gpu::Catalog::Default());
+  std::atomic<int> won{0}, exhausted{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 16; ++i) {
+    threads.emplace_back([&, i] {
+      VirtualClusterService& service = i % 2 ? replica : vclusters;
+      auto r = service.Create(TenantCtx(i % 3 ? "acme" : "other"), i % 3 ? "acme" : "other",
+                              Mig("r" + std::to_string(i), 1), "");
+      if (r.ok()) {
+        ++won;
+      } else if (r.status().code() == Code::kResourceExhausted) {
+        ++exhausted;
+      } else {
+        ADD_FAILURE() << r.status().ToString();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(won, 4);
+  EXPECT_EQ(exhausted, 12);
+  std::set<std::tuple<std::string, int, int>> instances;
+  for (const auto& r : Rows()) {
+    for (const auto& m : r.mig) EXPECT_TRUE(instances.insert({m.node, m.gpu, m.start}).second) << m.node;
+  }
+  EXPECT_EQ(instances.size(), 4u);
+}
+
+}  // namespace
+}  // namespace septa::core
