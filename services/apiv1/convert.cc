@@ -39,7 +39,183 @@ v1::TrustTier::GpuSharing ToProto(gpu::Tier s) {
   return v1::TrustTier::GPU_SHARING_UNSPECIFIED;
 }
 
+v1::Condition ToProto(const tenancy::Condition& c) {
+  v1::Condition out;
+  out.set_type(c.type);
+  out.set_status(std::string(tenancy::ConditionStatusName(c.status)));
+  out.set_reason(c.reason);
+  out.set_message(c.message);
+  *out.mutable_last_transition_time() = ToTimestamp(c.last_transition_time);
+  out.set_observed_generation(c.observed_generation);
+  return out;
+}
+
+v1::Capacity ToProto(const tenancy::Capacity& c) {
+  v1::Capacity out;
+  switch (c.tier) {
+    case gpu::Tier::kShared:
+      out.mutable_shared()->set_milli_gpu(c.milli_gpu);
+      out.mutable_shared()->set_gpu_memory_mib(static_cast<std::int32_t>(c.gpu_memory_mib));
+      break;
+    case gpu::Tier::kIsolated:
+      for (const auto& m : c.mig) {
+        v1::Capacity::Mig* mig = out.add_mig();
+        mig->set_profile(m.profile);
+        mig->set_count(m.count);
+        mig->set_model(m.model);
+      }
+      break;
+    case gpu::Tier::kDedicated:
+      out.mutable_gpus()->set_model(c.model);
+      out.mutable_gpus()->set_count(c.count);
+      break;
+    case gpu::Tier::kExclusive:
+      out.mutable_nodes()->set_model(c.model);
+      out.mutable_nodes()->set_count(c.count);
+      break;
+  }
+  return out;
+}
+
+v1::Reservation ToProto(const tenancy::Reservation& r) {
+  v1::Reservation out;
+  for (const auto& s : r.shares) {
+    v1::Reservation::Share* share = out.add_shares();
+    share->set_node(s.node);
+    share->set_gpu(s.gpu);
+    share->set_milli_gpu(s.milli_gpu);
+    share->set_gpu_memory_mib(static_cast<std::int32_t>(s.gpu_memory_mib));
+  }
+  for (const auto& m : r.mig) {
+    v1::Reservation::MigInstance* mig = out.add_mig();
+    mig->set_node(m.node);
+    mig->set_gpu(m.gpu);
+    mig->set_profile(m.profile);
+    mig->set_start(m.start);
+    mig->set_slices(m.slices);
+  }
+  for (const auto& g : r.gpus) {
+    v1::Reservation::WholeGpu* gpu = out.add_gpus();
+    gpu->set_node(g.node);
+    gpu->set_gpu(g.gpu);
+  }
+  for (const auto& n : r.nodes) out.add_nodes(n);
+  out.set_releasing(r.releasing);
+  return out;
+}
+
+// The one capacity kind that is set, as the tier that holds it.
+Result<tenancy::Capacity> CapacityFromProto(const v1::Capacity& in) {
+  std::vector<std::string_view> set;
+  if (in.has_shared()) set.push_back("shared");
+  if (in.mig_size() > 0) set.push_back("mig");
+  if (in.has_gpus()) set.push_back("gpus");
+  if (in.has_nodes()) set.push_back("nodes");
+  if (set.size() != 1) {
+    std::string which;
+    for (std::string_view kind : set) which += (which.empty() ? "" : ", ") + std::string(kind);
+    return InvalidField("capacity", set.empty() ? "must set exactly one of shared, mig, gpus, nodes"
+                                                : "must set exactly one of shared, mig, gpus, nodes, not " + which);
+  }
+  // A kind that is present with a zero amount is a count out of range, not
+  // an absent capacity (proto3 cannot tell 0 from unset; the kind can).
+  if (in.has_shared() && in.shared().milli_gpu() == 0) {
+    return InvalidField("capacity.shared.milli_gpu", "must be at least 1");
+  }
+  if (in.has_gpus() && in.gpus().count() == 0) return InvalidField("capacity.gpus.count", "must be at least 1");
+  if (in.has_nodes() && in.nodes().count() == 0) return InvalidField("capacity.nodes.count", "must be at least 1");
+  tenancy::Capacity out;
+  if (in.has_shared()) {
+    out.tier = gpu::Tier::kShared;
+    out.milli_gpu = in.shared().milli_gpu();
+    out.gpu_memory_mib = in.shared().gpu_memory_mib();
+  } else if (in.mig_size() > 0) {
+    out.tier = gpu::Tier::kIsolated;
+    for (const auto& m : in.mig()) out.mig.push_back({m.profile(), m.count(), m.model()});
+  } else if (in.has_gpus()) {
+    out.tier = gpu::Tier::kDedicated;
+    out.model = in.gpus().model();
+    out.count = in.gpus().count();
+  } else {
+    out.tier = gpu::Tier::kExclusive;
+    out.model = in.nodes().model();
+    out.count = in.nodes().count();
+  }
+  return out;
+}
+
 }  // namespace
+
+v1::VirtualCluster::State ToProto(tenancy::VirtualClusterState s) {
+  switch (s) {
+    case tenancy::VirtualClusterState::kProvisioning: return v1::VirtualCluster::PROVISIONING;
+    case tenancy::VirtualClusterState::kReady: return v1::VirtualCluster::READY;
+    case tenancy::VirtualClusterState::kSleeping: return v1::VirtualCluster::SLEEPING;
+    case tenancy::VirtualClusterState::kDeleting: return v1::VirtualCluster::DELETING;
+    case tenancy::VirtualClusterState::kFailed: return v1::VirtualCluster::FAILED;
+  }
+  return v1::VirtualCluster::STATE_UNSPECIFIED;
+}
+
+v1::VirtualCluster ToProto(const core::VirtualClusterView& view) {
+  const tenancy::VirtualCluster& v = view.vcluster;
+  v1::VirtualCluster out;
+  out.set_name(v.name);
+  out.set_tenant(v.tenant);
+  out.set_display_name(v.display_name);
+  *out.mutable_capacity() = ToProto(v.capacity);
+  out.mutable_quota()->set_cpu_milli(static_cast<std::int32_t>(v.quota.cpu_milli));
+  out.mutable_quota()->set_memory_mib(static_cast<std::int32_t>(v.quota.memory_mib));
+  out.mutable_quota()->set_pods(static_cast<std::int32_t>(v.quota.pods));
+  out.mutable_queue()->set_priority(v.queue.priority);
+  out.mutable_queue()->set_over_quota_weight(v.queue.over_quota_weight);
+  out.set_state(ToProto(v.state));
+  for (const auto& c : v.conditions) *out.add_conditions() = ToProto(c);
+  if (view.reservation) *out.mutable_reservation() = ToProto(*view.reservation);
+  out.set_host_namespace(v.host_namespace);
+  out.set_endpoint(v.endpoint);
+  out.set_generation(v.generation);
+  *out.mutable_create_time() = ToTimestamp(v.create_time);
+  *out.mutable_update_time() = ToTimestamp(v.update_time);
+  out.set_etag(core::EtagOf(v.version));
+  return out;
+}
+
+Result<tenancy::VirtualCluster> VirtualClusterFromProto(const v1::VirtualCluster& in, bool require_capacity) {
+  tenancy::VirtualCluster v;
+  v.tenant = in.tenant();
+  v.name = in.name();
+  v.display_name = in.display_name();
+  if (require_capacity || in.has_capacity()) {
+    auto capacity = CapacityFromProto(in.capacity());
+    SEPTA_RETURN_IF_ERROR(capacity);
+    v.capacity = *std::move(capacity);
+  }
+  v.quota = {in.quota().cpu_milli(), in.quota().memory_mib(), in.quota().pods()};
+  if (in.has_queue()) {
+    if (in.queue().priority() != 0) v.queue.priority = in.queue().priority();
+    if (in.queue().over_quota_weight() != 0) v.queue.over_quota_weight = in.queue().over_quota_weight();
+  }
+  return v;
+}
+
+std::vector<std::string> VirtualClusterMaskPaths(const std::vector<std::string>& sent) {
+  std::vector<std::string> paths;
+  for (const std::string& path : sent) {
+    const std::size_t dot = path.find('.');
+    const std::string head = ProtoFieldName(*v1::VirtualCluster::descriptor(), path.substr(0, dot));
+    if (dot == std::string::npos) {
+      paths.push_back(head);
+      continue;
+    }
+    const google::protobuf::FieldDescriptor* field = v1::VirtualCluster::descriptor()->FindFieldByName(head);
+    const std::string tail = path.substr(dot + 1);
+    paths.push_back(
+        head + "." +
+        (field != nullptr && field->message_type() != nullptr ? ProtoFieldName(*field->message_type(), tail) : tail));
+  }
+  return paths;
+}
 
 v1::Tenant ToProto(const core::Tenant& t) {
   v1::Tenant out;

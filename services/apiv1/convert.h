@@ -8,9 +8,11 @@
 #include "septa/v1/tenant.pb.h"
 #include "septa/v1/token.pb.h"
 #include "septa/v1/trust_tier.pb.h"
+#include "septa/v1/vcluster.pb.h"
 #include "services/core/model.h"
 #include "services/core/tenant_service.h"
 #include "services/core/token_service.h"
+#include "services/core/virtual_cluster_service.h"
 
 namespace septa::apiv1 {
 
@@ -25,6 +27,23 @@ Result<core::Tenant> TenantDraftFromProto(const v1::Tenant& tenant);
 // JSON names, as protobuf's JSON mapping of FieldMask has them). The transport passes
 // the request's update mask, or, when it has none, the fields the client sent.
 Result<core::TenantUpdate> TenantUpdateFromProto(const v1::Tenant& tenant, const std::vector<std::string>& mask_paths);
+
+// A virtual cluster with its reservation (output only), conditions, state,
+// times and the etag of its version.
+v1::VirtualCluster ToProto(const core::VirtualClusterView& view);
+v1::VirtualCluster::State ToProto(tenancy::VirtualClusterState state);
+
+// The fields a client may set (display_name, capacity, quota, queue, and the
+// name on create); output-only fields are ignored. The capacity kind that is
+// set gives the tier asked for; none or several: INVALID_ARGUMENT naming
+// "capacity" (when `require_capacity`, as on create; an update leaves an
+// absent capacity as it is).
+Result<tenancy::VirtualCluster> VirtualClusterFromProto(const v1::VirtualCluster& in, bool require_capacity);
+
+// The paths of an update mask by .proto name (lowerCamelCase JSON names are
+// accepted, as protobuf's JSON mapping of FieldMask has them; "quota.cpuMilli"
+// becomes "quota.cpu_milli").
+std::vector<std::string> VirtualClusterMaskPaths(const std::vector<std::string>& sent);
 
 core::TokenRequest TokenRequestFromProto(const v1::CreateTokenRequest& request);
 

@@ -57,6 +57,12 @@ class BodyScanner final : public nlohmann::json::json_sax_t {
       return false;
     }
     std::string what = e.what();
+    if (what.find("ill-formed UTF-8") != std::string::npos) {  // in a string: name its field
+      const std::string field = FieldPath();
+      error_ = InvalidField(field.empty() ? "body" : field,
+                            "is not valid UTF-8 (at " + Position(body_, byte > 0 ? byte - 1 : 0) + ")");
+      return false;
+    }
     const std::size_t cut = what.rfind(": ");
     std::string reason = cut == std::string::npos ? what : what.substr(cut + 2);
     // nlohmann reports the offset one past the offending byte.
@@ -108,6 +114,16 @@ class BodyScanner final : public nlohmann::json::json_sax_t {
   Status error_;
 };
 
+// "capacity.gpus.count" from protobuf's "(capacity.gpus.count): ..." when
+// it lies under `field`; empty otherwise.
+std::string NestedPath(const std::string& message, const std::string& field) {
+  const std::size_t open = message.find('(');
+  const std::size_t close = message.find(')', open);
+  if (open == std::string::npos || close == std::string::npos) return "";
+  std::string path = message.substr(open + 1, close - open - 1);
+  return path.starts_with(field + ".") && path.find(' ') == std::string::npos ? path : "";
+}
+
 }  // namespace
 
 std::string ProtoFieldName(const google::protobuf::Descriptor& message, const std::string& name) {
@@ -136,7 +152,10 @@ Result<std::vector<std::string>> ParseJsonBody(std::string_view body, google::pr
     // "Invalid value for field: x"; name the field where it says which.
     for (const auto& [sent, field] : scanner.keys()) {
       if (message.find(sent) != std::string::npos || message.find(field) != std::string::npos) {
-        return Status(Code::kInvalidArgument, field + ": " + message, {FieldViolation{field, message}});
+        // A nested field's path, when protobuf gives it: "(capacity.gpus.count): invalid value ...".
+        const std::string nested = NestedPath(message, field);
+        const std::string named = nested.empty() ? field : nested;
+        return Status(Code::kInvalidArgument, named + ": " + message, {FieldViolation{named, message}});
       }
     }
     return InvalidArgument("invalid request body: " + message);

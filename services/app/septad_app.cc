@@ -118,6 +118,9 @@ struct SeptadApp::Impl {
   std::unique_ptr<core::TenantService> tenants;
   std::unique_ptr<core::TrustTierService> tiers;
   std::unique_ptr<core::TokenService> tokens;
+  // The placement engine over the reservation rows, shared by every virtual cluster request.
+  std::unique_ptr<core::CapacityLedger> capacity;
+  std::unique_ptr<core::VirtualClusterService> vclusters;
   std::unique_ptr<core::Probes> probes;
   std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
   std::unique_ptr<rest::RestApi> rest;
@@ -140,7 +143,7 @@ struct SeptadApp::Impl {
   Status StartSimulatedCluster();
   Status ConnectHostCluster();
   Status Listen();
-  core::UseCases UseCases() { return {*store, *authenticator, *tenants, *tiers, *tokens, random, *probes}; }
+  core::UseCases UseCases() { return {*store, *authenticator, *tenants, *tiers, *tokens, random, *probes, *vclusters}; }
 };
 
 Status SeptadApp::Impl::Open() {
@@ -191,6 +194,9 @@ Status SeptadApp::Impl::Open() {
       *store, clock, random, *authenticator,
       core::TokenLimits{.admin_ttl_max = std::chrono::duration_cast<std::chrono::seconds>(config.admin_token_ttl_max),
                         .tenant_live_max = config.tenant_live_tokens_max});
+  capacity = std::make_unique<core::CapacityLedger>(gpu::Catalog::Default());
+  vclusters = std::make_unique<core::VirtualClusterService>(*store, clock, *capacity, gpu::Catalog::Default(),
+                                                            config.idempotency_ttl);
   // Alive unless the PostgreSQL septad owns stays down despite restarts (an
   // external database being down is a matter of readiness, not liveness).
   probes = std::make_unique<core::Probes>(

@@ -9,6 +9,7 @@
 #include "services/core/tenant_service.h"
 #include "services/core/tier_service.h"
 #include "services/core/token_service.h"
+#include "services/core/virtual_cluster_service.h"
 
 namespace septa::core {
 
@@ -20,6 +21,7 @@ struct UseCases {
   TokenService& tokens;
   RandomSource& random;  // request ids
   Probes& probes;        // /healthz, /readyz, grpc.health.v1
+  VirtualClusterService& vclusters;
 };
 
 }  // namespace septa::core

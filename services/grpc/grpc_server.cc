@@ -6,12 +6,14 @@
 #include <prometheus/counter.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
+#include <algorithm>
 #include <atomic>
 
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "septa/v1/tenant.grpc.pb.h"
 #include "septa/v1/token.grpc.pb.h"
 #include "septa/v1/trust_tier.grpc.pb.h"
+#include "septa/v1/vcluster.grpc.pb.h"
 #include "services/apiv1/convert.h"
 #include "services/apiv1/latency_buckets.h"
 #include "services/grpc/grpc_status.h"
@@ -154,6 +156,96 @@ class TenantServiceImpl final : public v1::TenantService::Service {
   Shared& s_;
 };
 
+// Without an update mask, the fields the client set (messages by presence,
+// scalars when not empty).
+std::vector<std::string> ImplicitMask(const v1::VirtualCluster& v) {
+  std::vector<std::string> paths;
+  if (!v.display_name().empty()) paths.push_back("display_name");
+  if (v.has_capacity()) paths.push_back("capacity");
+  if (v.has_quota()) paths.push_back("quota");
+  if (v.has_queue()) paths.push_back("queue");
+  return paths;
+}
+
+class VirtualClusterServiceImpl final : public v1::VirtualClusterService::Service {
+ public:
+  explicit VirtualClusterServiceImpl(Shared& s) : s_(s) {}
+
+  grpc::Status CreateVirtualCluster(grpc::ServerContext* ctx, const v1::CreateVirtualClusterRequest* req,
+                                    v1::VirtualCluster* resp) override {
+    return Handle(ctx, s_, "septa.v1.VirtualClusterService/CreateVirtualCluster",
+                  [&](const core::RequestContext& rc) -> Status {
+                    SEPTA_RETURN_IF_ERROR(core::RequireSeeTenant(rc.principal, req->tenant()));
+                    SEPTA_RETURN_IF_ERROR(core::RequireWriter(rc.principal, "create virtual clusters"));
+                    const v1::VirtualCluster& in = req->virtual_cluster();
+                    if (!in.tenant().empty() && in.tenant() != req->tenant()) {
+                      return InvalidField("virtual_cluster.tenant", "must match tenant (\"" + req->tenant() + "\")");
+                    }
+                    auto draft = apiv1::VirtualClusterFromProto(in, /*require_capacity=*/true);
+                    SEPTA_RETURN_IF_ERROR(draft);
+                    auto created = s_.uc.vclusters.Create(rc, req->tenant(), *draft, req->idempotency_key());
+                    SEPTA_RETURN_IF_ERROR(created);
+                    *resp = apiv1::ToProto(*created);
+                    return Status::Ok();
+                  });
+  }
+
+  grpc::Status GetVirtualCluster(grpc::ServerContext* ctx, const v1::GetVirtualClusterRequest* req,
+                                 v1::VirtualCluster* resp) override {
+    return Handle(ctx, s_, "septa.v1.VirtualClusterService/GetVirtualCluster",
+                  [&](const core::RequestContext& rc) -> Status {
+                    auto found = s_.uc.vclusters.Get(rc, req->tenant(), req->name());
+                    SEPTA_RETURN_IF_ERROR(found);
+                    *resp = apiv1::ToProto(*found);
+                    return Status::Ok();
+                  });
+  }
+
+  grpc::Status ListVirtualClusters(grpc::ServerContext* ctx, const v1::ListVirtualClustersRequest* req,
+                                   v1::ListVirtualClustersResponse* resp) override {
+    return Handle(
+        ctx, s_, "septa.v1.VirtualClusterService/ListVirtualClusters", [&](const core::RequestContext& rc) -> Status {
+          auto page = s_.uc.vclusters.List(rc, req->tenant(), {req->page_size(), req->page_token(), req->filter()});
+          SEPTA_RETURN_IF_ERROR(page);
+          for (const auto& v : page->vclusters) *resp->add_virtual_clusters() = apiv1::ToProto(v);
+          resp->set_next_page_token(page->next_page_token);
+          return Status::Ok();
+        });
+  }
+
+  grpc::Status UpdateVirtualCluster(grpc::ServerContext* ctx, const v1::UpdateVirtualClusterRequest* req,
+                                    v1::VirtualCluster* resp) override {
+    return Handle(
+        ctx, s_, "septa.v1.VirtualClusterService/UpdateVirtualCluster", [&](const core::RequestContext& rc) -> Status {
+          const v1::VirtualCluster& in = req->virtual_cluster();
+          SEPTA_RETURN_IF_ERROR(core::RequireSeeTenant(rc.principal, in.tenant()));
+          SEPTA_RETURN_IF_ERROR(core::RequireWriter(rc.principal, "update virtual clusters"));
+          std::vector<std::string> paths(req->update_mask().paths().begin(), req->update_mask().paths().end());
+          paths = apiv1::VirtualClusterMaskPaths(paths.empty() ? ImplicitMask(in) : paths);
+          auto patch = apiv1::VirtualClusterFromProto(in, std::ranges::find(paths, "capacity") != paths.end());
+          SEPTA_RETURN_IF_ERROR(patch);
+          auto updated = s_.uc.vclusters.Update(rc, in.tenant(), in.name(), *patch, paths, in.etag());
+          SEPTA_RETURN_IF_ERROR(updated);
+          *resp = apiv1::ToProto(*updated);
+          return Status::Ok();
+        });
+  }
+
+  grpc::Status DeleteVirtualCluster(grpc::ServerContext* ctx, const v1::DeleteVirtualClusterRequest* req,
+                                    v1::VirtualCluster* resp) override {
+    return Handle(ctx, s_, "septa.v1.VirtualClusterService/DeleteVirtualCluster",
+                  [&](const core::RequestContext& rc) -> Status {
+                    auto deleted = s_.uc.vclusters.Delete(rc, req->tenant(), req->name(), req->etag());
+                    SEPTA_RETURN_IF_ERROR(deleted);
+                    *resp = apiv1::ToProto(*deleted);
+                    return Status::Ok();
+                  });
+  }
+
+ private:
+  Shared& s_;
+};
+
 class TrustTierServiceImpl final : public v1::TrustTierService::Service {
  public:
   explicit TrustTierServiceImpl(Shared& s) : s_(s) {}
@@ -247,7 +339,8 @@ class HealthServiceImpl final : public ::grpc::health::v1::Health::Service {
  private:
   static bool IsServed(const std::string& service) {
     return service.empty() || service == v1::TenantService::service_full_name() ||
-           service == v1::TrustTierService::service_full_name() || service == v1::TokenService::service_full_name();
+           service == v1::TrustTierService::service_full_name() || service == v1::TokenService::service_full_name() ||
+           service == v1::VirtualClusterService::service_full_name();
   }
 
   const core::Probes& probes_;
@@ -268,11 +361,13 @@ struct GrpcServer::Services {
         tenants(shared),
         tiers(shared),
         tokens(shared),
+        vclusters(shared),
         health(uc.probes) {}
   Shared shared;
   TenantServiceImpl tenants;
   TrustTierServiceImpl tiers;
   TokenServiceImpl tokens;
+  VirtualClusterServiceImpl vclusters;
   HealthServiceImpl health;
 };
 
@@ -292,6 +387,7 @@ Result<std::unique_ptr<GrpcServer>> GrpcServer::Start(const std::string& address
   builder.RegisterService(&server->services_->tenants);
   builder.RegisterService(&server->services_->tiers);
   builder.RegisterService(&server->services_->tokens);
+  builder.RegisterService(&server->services_->vclusters);
   builder.RegisterService(&server->services_->health);
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
   interceptors.push_back(std::make_unique<UnreadableRequestInterceptorFactory>());

@@ -9,6 +9,7 @@
 #include <boost/asio/thread_pool.hpp>
 #include <boost/beast/http/field.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <vector>
@@ -258,6 +259,75 @@ void RestApi::Impl::AddRoutes() {
   Add(bh::verb::delete_, "/v1/tenants/{name}", [this](const Call& c) -> Result<http::Response> {
     SEPTA_RETURN_IF_ERROR(uc.tenants.Delete(c.ctx, c.params.at("name"), IfMatch(c.request)));
     return http::Response(http::HttpStatus::no_content, 11);
+  });
+
+  // Virtual clusters.
+  Add(bh::verb::post, "/v1/tenants/{tenant}/vclusters", [this](const Call& c) -> Result<http::Response> {
+    const std::string& tenant = c.params.at("tenant");
+    SEPTA_RETURN_IF_ERROR(core::RequireSeeTenant(c.ctx.principal, tenant));
+    SEPTA_RETURN_IF_ERROR(core::RequireWriter(c.ctx.principal, "create virtual clusters"));
+    v1::VirtualCluster body;
+    SEPTA_RETURN_IF_ERROR(apiv1::ParseJsonBody(c.request.body(), body));
+    if (!body.tenant().empty() && body.tenant() != tenant) {
+      return InvalidField("tenant", "must match the URL (\"" + tenant + "\")");
+    }
+    auto draft = apiv1::VirtualClusterFromProto(body, /*require_capacity=*/true);
+    SEPTA_RETURN_IF_ERROR(draft);
+    auto created = uc.vclusters.Create(c.ctx, tenant, *draft, std::string(c.request["Idempotency-Key"]));
+    SEPTA_RETURN_IF_ERROR(created);
+    const v1::VirtualCluster out = apiv1::ToProto(*created);
+    http::Response r = WithEtag(Json(http::HttpStatus::created, out), out.etag());
+    r.set(bh::field::location, "/v1/tenants/" + tenant + "/vclusters/" + out.name());
+    return r;
+  });
+  Add(bh::verb::get, "/v1/tenants/{tenant}/vclusters", [this](const Call& c) -> Result<http::Response> {
+    auto page_size = PageSize(c.target);
+    SEPTA_RETURN_IF_ERROR(page_size);
+    auto page = uc.vclusters.List(c.ctx, c.params.at("tenant"),
+                                  {*page_size, QueryValue(c.target, "page_token"), QueryValue(c.target, "filter")});
+    SEPTA_RETURN_IF_ERROR(page);
+    v1::ListVirtualClustersResponse out;
+    for (const auto& v : page->vclusters) *out.add_virtual_clusters() = apiv1::ToProto(v);
+    out.set_next_page_token(page->next_page_token);
+    return Json(http::HttpStatus::ok, out);
+  });
+  Add(bh::verb::get, "/v1/tenants/{tenant}/vclusters/{name}", [this](const Call& c) -> Result<http::Response> {
+    auto found = uc.vclusters.Get(c.ctx, c.params.at("tenant"), c.params.at("name"));
+    SEPTA_RETURN_IF_ERROR(found);
+    const v1::VirtualCluster out = apiv1::ToProto(*found);
+    return WithEtag(Json(http::HttpStatus::ok, out), out.etag());
+  });
+  Add(bh::verb::patch, "/v1/tenants/{tenant}/vclusters/{name}", [this](const Call& c) -> Result<http::Response> {
+    const std::string& tenant = c.params.at("tenant");
+    const std::string& name = c.params.at("name");
+    SEPTA_RETURN_IF_ERROR(core::RequireSeeTenant(c.ctx.principal, tenant));
+    SEPTA_RETURN_IF_ERROR(core::RequireWriter(c.ctx.principal, "update virtual clusters"));
+    v1::VirtualCluster body;
+    auto present = apiv1::ParseJsonBody(c.request.body(), body);
+    SEPTA_RETURN_IF_ERROR(present);
+    if (!body.name().empty() && body.name() != name) {
+      return InvalidField("name", "is immutable and must match the URL (\"" + name + "\")");
+    }
+    if (!body.tenant().empty() && body.tenant() != tenant) {
+      return InvalidField("tenant", "is immutable and must match the URL (\"" + tenant + "\")");
+    }
+    std::vector<std::string> sent = *present;
+    std::erase_if(sent, [](const std::string& p) { return p == "name" || p == "tenant" || p == "etag"; });
+    const std::vector<std::string> paths = apiv1::VirtualClusterMaskPaths(
+        c.target.query.contains("update_mask") ? SplitMask(QueryValue(c.target, "update_mask")) : sent);
+    auto patch = apiv1::VirtualClusterFromProto(body, std::ranges::find(paths, "capacity") != paths.end());
+    SEPTA_RETURN_IF_ERROR(patch);
+    std::string etag = IfMatch(c.request);
+    if (etag.empty()) etag = body.etag();
+    auto updated = uc.vclusters.Update(c.ctx, tenant, name, *patch, paths, etag);
+    SEPTA_RETURN_IF_ERROR(updated);
+    const v1::VirtualCluster out = apiv1::ToProto(*updated);
+    return WithEtag(Json(http::HttpStatus::ok, out), out.etag());
+  });
+  Add(bh::verb::delete_, "/v1/tenants/{tenant}/vclusters/{name}", [this](const Call& c) -> Result<http::Response> {
+    auto deleted = uc.vclusters.Delete(c.ctx, c.params.at("tenant"), c.params.at("name"), IfMatch(c.request));
+    SEPTA_RETURN_IF_ERROR(deleted);
+    return Json(http::HttpStatus::ok, apiv1::ToProto(*deleted));
   });
 
   // Trust tiers.

@@ -9,7 +9,12 @@
 
 #include <filesystem>
 
+#include "gpu/catalog.h"
+#include "gpu/inventory.h"
 #include "services/app/septad_app.h"
+#include "services/store/migration.h"
+#include "services/store/pg_store.h"
+#include "tenancy/reservation.h"
 #include "tests/integration/api/http_client.h"
 #include "tests/support/test_database.h"
 
@@ -44,6 +49,7 @@ class ApiTest : public ::testing::Test {
   }
 
   void TearDown() override {
+    side_store_.reset();
     http_.reset();
     app_.reset();
     db_.reset();
@@ -75,11 +81,73 @@ class ApiTest : public ::testing::Test {
     return nlohmann::json::parse(r.body).at("token").get<std::string>();
   }
 
+  // Writes GPU nodes as the inventory controller would, through a second
+  // store on septad's database (the reservation epoch tells septad's ledger).
+  void PutNodes(const std::vector<gpu::InventoryNode>& nodes) {
+    ASSERT_TRUE(SideStore()
+                    .Transact(core::TxMode::kReadWrite,
+                              [&](core::Tx& tx) -> Status {
+                                for (const auto& n : nodes) SEPTA_RETURN_IF_ERROR(tx.Inventory().PutNode(n, {}));
+                                return Status::Ok();
+                              })
+                    .ok());
+  }
+
+  // Every reservation row, read back with the store.
+  std::vector<tenancy::Reservation> ReservationRows() {
+    std::vector<tenancy::Reservation> rows;
+    const Status st = SideStore().Transact(core::TxMode::kReadOnly, [&](core::Tx& tx) -> Status {
+      auto all = tx.Reservations().List();
+      SEPTA_RETURN_IF_ERROR(all);
+      rows = *std::move(all);
+      return Status::Ok();
+    });
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    return rows;
+  }
+
+  // A node of `gpus` whole (MIG disabled) GPUs of `model`.
+  static gpu::InventoryNode WholeGpuNode(const std::string& name, int gpus, const std::string& model = "A100-80GB") {
+    gpu::InventoryNode n;
+    n.name = name;
+    n.cpu_milli = 64000;
+    n.memory_mib = 1 << 19;
+    for (int g = 0; g < gpus; ++g) n.gpus.push_back({model, g, name + "-gpu" + std::to_string(g), false, {}});
+    return n;
+  }
+
+  // A node of `gpus` H100s with MIG on, each laid out 3g.40gb@0 + 2g.20gb@4 + 1g.10gb@6.
+  static gpu::InventoryNode MigNode(const std::string& name, int gpus) {
+    const gpu::GpuModel& h100 = *gpu::Catalog::Default().Find("H100-80GB");
+    gpu::InventoryNode n = WholeGpuNode(name, 0);
+    for (int g = 0; g < gpus; ++g) {
+      n.gpus.push_back(
+          {"H100-80GB",
+           g,
+           name + "-gpu" + std::to_string(g),
+           true,
+           {{h100.ProfileIndex("3g.40gb"), 0}, {h100.ProfileIndex("2g.20gb"), 4}, {h100.ProfileIndex("1g.10gb"), 6}}});
+    }
+    return n;
+  }
+
   std::unique_ptr<TestDatabase> db_;
   std::string data_dir_;
   std::unique_ptr<app::SeptadApp> app_;
   std::string admin_;
   std::unique_ptr<HttpClient> http_;
+
+ private:
+  store::PgStore& SideStore() {
+    if (!side_store_) {
+      auto migrations = store::EmbeddedMigrations();
+      EXPECT_TRUE(migrations.ok());
+      side_store_ = std::make_unique<store::PgStore>(
+          store::PgStoreOptions{.database_url = db_->url(), .pool_size = 2, .migrations = *migrations});
+    }
+    return *side_store_;
+  }
+  std::unique_ptr<store::PgStore> side_store_;
 };
 
 }  // namespace septa::test

@@ -39,6 +39,23 @@ inline std::vector<AuthorizationRow> AuthorizationTable() {
        R"({"tenant":{"name":"acme","display_name":"A"},"update_mask":"displayName"})", 200, 200, 403, 404, 401},
       {"PATCH", "/v1/tenants/acme", R"({"trust_tier":"dedicated"})", "TenantService/UpdateTenant",
        R"({"tenant":{"name":"acme","trust_tier":"dedicated"},"update_mask":"trustTier"})", 200, 403, 403, 404, 401},
+      // Virtual clusters of acme (dedicated by now). The owner creates vc1, so
+      // the admin's create of the same name passes authorization and conflicts.
+      {"POST", "/v1/tenants/acme/vclusters", R"({"name":"vc1","capacity":{"gpus":{"count":1}}})",
+       "VirtualClusterService/CreateVirtualCluster",
+       R"({"tenant":"acme","virtual_cluster":{"name":"vc1","capacity":{"gpus":{"count":1}}}})", 409, 201, 403, 404,
+       401},
+      {"GET", "/v1/tenants/acme/vclusters/vc1", "", "VirtualClusterService/GetVirtualCluster",
+       R"({"tenant":"acme","name":"vc1"})", 200, 200, 200, 404, 401},
+      {"GET", "/v1/tenants/acme/vclusters", "", "VirtualClusterService/ListVirtualClusters", R"({"tenant":"acme"})",
+       200, 200, 200, 404, 401},
+      {"PATCH", "/v1/tenants/acme/vclusters/vc1", R"({"display_name":"V"})",
+       "VirtualClusterService/UpdateVirtualCluster",
+       R"({"virtual_cluster":{"tenant":"acme","name":"vc1","display_name":"V"},"update_mask":"displayName"})", 200, 200,
+       403, 404, 401},
+      // Never provisioned, vc1 is gone once its owner deleted it.
+      {"DELETE", "/v1/tenants/acme/vclusters/vc1", "", "VirtualClusterService/DeleteVirtualCluster",
+       R"({"tenant":"acme","name":"vc1"})", 404, 200, 403, 404, 401},
       {"POST", "/v1/tokens", R"({"principal":"tenant:acme","role":"viewer"})", "TokenService/CreateToken",
        R"({"principal":"tenant:acme","role":"viewer"})", 201, 201, 403, 404, 401},
       {"POST", "/v1/tokens", R"({"principal":"admin","role":"owner"})", "TokenService/CreateToken",
@@ -83,6 +100,7 @@ class AuthorizationTableTest : public Base {
   void SetUpSubjects() {
     this->CreateTenant("acme");
     this->CreateTenant("beta");
+    this->PutNodes({ApiTest::WholeGpuNode("a100-0", 4)});
     bearer_ = {{"none", ""},
                {"viewer", this->CreateToken("tenant:acme", "viewer")},
                {"other", this->CreateToken("tenant:beta", "owner")},

@@ -9,6 +9,7 @@
 #include "septa/v1/tenant.grpc.pb.h"
 #include "septa/v1/token.grpc.pb.h"
 #include "septa/v1/trust_tier.grpc.pb.h"
+#include "septa/v1/vcluster.grpc.pb.h"
 #include "tests/integration/api/api_fixture.h"
 #include "tests/integration/api/authorization_table.h"
 
@@ -25,6 +26,7 @@ class GrpcTest : public ApiTest {
     tenants_ = v1::TenantService::NewStub(channel_);
     tiers_ = v1::TrustTierService::NewStub(channel_);
     tokens_ = v1::TokenService::NewStub(channel_);
+    vclusters_ = v1::VirtualClusterService::NewStub(channel_);
   }
 
   std::unique_ptr<grpc::ClientContext> Ctx(const std::string& token) {
@@ -49,6 +51,7 @@ class GrpcTest : public ApiTest {
   std::unique_ptr<v1::TenantService::Stub> tenants_;
   std::unique_ptr<v1::TrustTierService::Stub> tiers_;
   std::unique_ptr<v1::TokenService::Stub> tokens_;
+  std::unique_ptr<v1::VirtualClusterService::Stub> vclusters_;
 };
 
 TEST_F(GrpcTest, TenantLifecycle) {
@@ -135,6 +138,7 @@ grpc::StatusCode GrpcCodeOf(int http_status) {
     case 401: return grpc::StatusCode::UNAUTHENTICATED;
     case 403: return grpc::StatusCode::PERMISSION_DENIED;
     case 404: return grpc::StatusCode::NOT_FOUND;
+    case 409: return grpc::StatusCode::ALREADY_EXISTS;
   }
   ADD_FAILURE() << "no gRPC code for HTTP " << http_status;
   return grpc::StatusCode::UNKNOWN;
@@ -155,6 +159,16 @@ class GrpcAuthorizationTest : public AuthorizationTableTest<GrpcTest> {
         {"TokenService/CreateToken", Bind(*tokens_, &v1::TokenService::Stub::CreateToken)},
         {"TokenService/ListTokens", Bind(*tokens_, &v1::TokenService::Stub::ListTokens)},
         {"TokenService/RevokeToken", Bind(*tokens_, &v1::TokenService::Stub::RevokeToken)},
+        {"VirtualClusterService/CreateVirtualCluster",
+         Bind(*vclusters_, &v1::VirtualClusterService::Stub::CreateVirtualCluster)},
+        {"VirtualClusterService/GetVirtualCluster",
+         Bind(*vclusters_, &v1::VirtualClusterService::Stub::GetVirtualCluster)},
+        {"VirtualClusterService/ListVirtualClusters",
+         Bind(*vclusters_, &v1::VirtualClusterService::Stub::ListVirtualClusters)},
+        {"VirtualClusterService/UpdateVirtualCluster",
+         Bind(*vclusters_, &v1::VirtualClusterService::Stub::UpdateVirtualCluster)},
+        {"VirtualClusterService/DeleteVirtualCluster",
+         Bind(*vclusters_, &v1::VirtualClusterService::Stub::DeleteVirtualCluster)},
     };
     auto call = calls.find(rpc);
     if (call == calls.end()) {
@@ -191,6 +205,127 @@ TEST_F(GrpcAuthorizationTest, AuthorizationMatchesRest) {
           << "): " << st.error_message();
     }
   }
+}
+
+// The virtual cluster lifecycle over gRPC, with every tier's kind of capacity.
+TEST_F(GrpcTest, VirtualClusterLifecycle) {
+  PutNodes({MigNode("h100-0", 2), WholeGpuNode("a100-0", 4), WholeGpuNode("a100-1", 4), WholeGpuNode("a100-2", 4)});
+  struct Kind {
+    std::string tier;
+    std::function<void(v1::Capacity&)> set;
+    std::function<int(const v1::Reservation&)> held;
+    int count;
+  };
+  const std::vector<Kind> kinds = {
+      {"exclusive",
+       [](v1::Capacity& c) {
+         c.mutable_nodes()->set_model("A100-80GB");
+         c.mutable_nodes()->set_count(1);
+       },
+       [](const v1::Reservation& r) { return r.nodes_size(); }, 1},
+      {"dedicated",
+       [](v1::Capacity& c) {
+         c.mutable_gpus()->set_model("A100-80GB");
+         c.mutable_gpus()->set_count(2);
+       },
+       [](const v1::Reservation& r) { return r.gpus_size(); }, 2},
+      {"isolated",
+       [](v1::Capacity& c) {
+         auto* mig = c.add_mig();
+         mig->set_profile("1g.10gb");
+         mig->set_count(2);
+       },
+       [](const v1::Reservation& r) { return r.mig_size(); }, 2},
+      {"shared", [](v1::Capacity& c) { c.mutable_shared()->set_milli_gpu(250); },
+       [](const v1::Reservation& r) { return r.shares_size(); }, 1},
+  };
+  for (const Kind& kind : kinds) {
+    const std::string tenant = "g-" + kind.tier;
+    CreateTenant(tenant, kind.tier);
+    v1::CreateVirtualClusterRequest create;
+    create.set_tenant(tenant);
+    create.mutable_virtual_cluster()->set_name("main");
+    kind.set(*create.mutable_virtual_cluster()->mutable_capacity());
+    v1::VirtualCluster created;
+    auto st = vclusters_->CreateVirtualCluster(Ctx(admin_).get(), create, &created);
+    ASSERT_TRUE(st.ok()) << kind.tier << ": " << st.error_message();
+    EXPECT_EQ(created.state(), v1::VirtualCluster::PROVISIONING);
+    EXPECT_EQ(kind.held(created.reservation()), kind.count) << kind.tier;
+    v1::GetVirtualClusterRequest get;
+    get.set_tenant(tenant);
+    get.set_name("main");
+    v1::VirtualCluster got;
+    ASSERT_TRUE(vclusters_->GetVirtualCluster(Ctx(admin_).get(), get, &got).ok());
+    EXPECT_EQ(got.SerializeAsString(), created.SerializeAsString());
+  }
+
+  // Two capacity kinds at once: INVALID_ARGUMENT naming capacity.
+  v1::CreateVirtualClusterRequest both;
+  both.set_tenant("g-dedicated");
+  both.mutable_virtual_cluster()->set_name("both");
+  both.mutable_virtual_cluster()->mutable_capacity()->mutable_gpus()->set_count(1);
+  both.mutable_virtual_cluster()->mutable_capacity()->mutable_nodes()->set_count(1);
+  v1::VirtualCluster out;
+  auto refused = vclusters_->CreateVirtualCluster(Ctx(admin_).get(), both, &out);
+  ASSERT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  ASSERT_FALSE(Violations(refused).empty());
+  EXPECT_EQ(Violations(refused)[0].field(), "capacity");
+
+  // A second one, then pages of one and the state filter.
+  v1::CreateVirtualClusterRequest second;
+  second.set_tenant("g-dedicated");
+  second.mutable_virtual_cluster()->set_name("second");
+  second.mutable_virtual_cluster()->mutable_capacity()->mutable_gpus()->set_model("A100-80GB");
+  second.mutable_virtual_cluster()->mutable_capacity()->mutable_gpus()->set_count(1);
+  ASSERT_TRUE(vclusters_->CreateVirtualCluster(Ctx(admin_).get(), second, &out).ok());
+  v1::ListVirtualClustersRequest list;
+  list.set_tenant("g-dedicated");
+  list.set_page_size(1);
+  v1::ListVirtualClustersResponse page;
+  ASSERT_TRUE(vclusters_->ListVirtualClusters(Ctx(admin_).get(), list, &page).ok());
+  ASSERT_EQ(page.virtual_clusters_size(), 1);
+  ASSERT_FALSE(page.next_page_token().empty());
+  const std::string first_name = page.virtual_clusters(0).name();
+  list.set_page_token(page.next_page_token());
+  ASSERT_TRUE(vclusters_->ListVirtualClusters(Ctx(admin_).get(), list, &page).ok());
+  ASSERT_EQ(page.virtual_clusters_size(), 1);
+  EXPECT_NE(page.virtual_clusters(0).name(), first_name);
+  EXPECT_TRUE(page.next_page_token().empty());
+  list.clear_page_token();
+  list.set_page_size(0);
+  list.set_filter("state=READY");
+  ASSERT_TRUE(vclusters_->ListVirtualClusters(Ctx(admin_).get(), list, &page).ok());
+  EXPECT_EQ(page.virtual_clusters_size(), 0);
+
+  // Resize with the etag: a stale one is refused, the current one grows the reservation.
+  v1::GetVirtualClusterRequest get;
+  get.set_tenant("g-dedicated");
+  get.set_name("main");
+  v1::VirtualCluster current;
+  ASSERT_TRUE(vclusters_->GetVirtualCluster(Ctx(admin_).get(), get, &current).ok());
+  v1::UpdateVirtualClusterRequest update;
+  update.mutable_virtual_cluster()->set_tenant("g-dedicated");
+  update.mutable_virtual_cluster()->set_name("main");
+  update.mutable_virtual_cluster()->mutable_capacity()->mutable_gpus()->set_model("A100-80GB");
+  update.mutable_virtual_cluster()->mutable_capacity()->mutable_gpus()->set_count(3);
+  update.mutable_virtual_cluster()->set_etag("999");
+  update.mutable_update_mask()->add_paths("capacity");
+  EXPECT_EQ(vclusters_->UpdateVirtualCluster(Ctx(admin_).get(), update, &out).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+  update.mutable_virtual_cluster()->set_etag(current.etag());
+  auto resized = vclusters_->UpdateVirtualCluster(Ctx(admin_).get(), update, &out);
+  ASSERT_TRUE(resized.ok()) << resized.error_message();
+  EXPECT_EQ(out.reservation().gpus_size(), 3);
+  EXPECT_EQ(out.generation(), 2);
+
+  // Delete returns it DELETING; never provisioned, it is gone at once.
+  v1::DeleteVirtualClusterRequest del;
+  del.set_tenant("g-dedicated");
+  del.set_name("main");
+  del.set_etag(out.etag());
+  ASSERT_TRUE(vclusters_->DeleteVirtualCluster(Ctx(admin_).get(), del, &out).ok());
+  EXPECT_EQ(out.state(), v1::VirtualCluster::DELETING);
+  EXPECT_EQ(vclusters_->GetVirtualCluster(Ctx(admin_).get(), get, &current).error_code(), grpc::StatusCode::NOT_FOUND);
 }
 
 TEST_F(GrpcTest, TokensAndTiers) {

@@ -1,0 +1,225 @@
+// Virtual clusters over REST, against a real PostgreSQL on real sockets:
+// the lifecycle with every tier's kind of capacity, bad input refused naming
+// the field with nothing written, idempotent creates, and racing creators
+// that never book a GPU twice (checked against the reservation rows).
+#include <nlohmann/json.hpp>
+
+#include <set>
+#include <thread>
+#include <tuple>
+
+#include "tests/integration/api/api_fixture.h"
+
+namespace septa::test {
+namespace {
+
+using json = nlohmann::json;
+
+// Expects a problem response with `status` whose first violation names `field`.
+void ExpectProblem(const HttpResult& r, int status, const std::string& field, const std::string& what) {
+  EXPECT_EQ(r.status, status) << what << ": " << r.body;
+  json problem = json::parse(r.body, nullptr, false);
+  ASSERT_FALSE(problem.is_discarded()) << what << ": " << r.body;
+  ASSERT_TRUE(problem.contains("violations")) << what << ": " << r.body;
+  EXPECT_EQ(problem["violations"][0]["field"], field) << what << ": " << r.body;
+}
+
+class VirtualClusterRestTest : public ApiTest {
+ protected:
+  void SetUp() override {
+    ApiTest::SetUp();
+    if (HasFatalFailure()) return;
+    // 2 MIG H100s (two 3g.40gb, two 2g.20gb, two 1g.10gb) and 3 nodes of 4 whole A100s.
+    PutNodes({MigNode("h100-0", 2), WholeGpuNode("a100-0", 4), WholeGpuNode("a100-1", 4), WholeGpuNode("a100-2", 4)});
+  }
+
+  HttpResult Create(const std::string& tenant, const json& body, std::map<std::string, std::string> headers = {}) {
+    return Call(admin_, "POST", "/v1/tenants/" + tenant + "/vclusters", body.dump(), std::move(headers));
+  }
+
+  static json Body(const HttpResult& r) { return json::parse(r.body); }
+};
+
+TEST_F(VirtualClusterRestTest, LifecycleWithEveryTiersCapacity) {
+  // Exclusive first: it needs a node nobody else touches.
+  const std::vector<std::tuple<std::string, json, std::string, std::size_t>> tiers = {
+      {"exclusive", {{"nodes", {{"model", "A100-80GB"}, {"count", 1}}}}, "nodes", 1},
+      {"dedicated", {{"gpus", {{"model", "A100-80GB"}, {"count", 2}}}}, "gpus", 2},
+      {"isolated", {{"mig", {{{"profile", "3g.40gb"}, {"count", 2}}}}}, "mig", 2},
+      {"shared", {{"shared", {{"milli_gpu", 500}, {"gpu_memory_mib", 10000}}}}, "shares", 1},
+  };
+  for (const auto& [tier, capacity, reserved, count] : tiers) {
+    const std::string tenant = "t-" + tier;
+    CreateTenant(tenant, tier);
+    auto created = Create(tenant, {{"name", "main"}, {"display_name", "Main"}, {"capacity", capacity}});
+    ASSERT_EQ(created.status, 201) << tier << ": " << created.body;
+    const json vc = Body(created);
+    EXPECT_EQ(created.header("location"), "/v1/tenants/" + tenant + "/vclusters/main");
+    EXPECT_EQ(created.header("etag"), "\"" + vc["etag"].get<std::string>() + "\"");
+    EXPECT_EQ(vc["tenant"], tenant);
+    EXPECT_EQ(vc["state"], "PROVISIONING");
+    for (const auto& [kind, asked] : capacity.items()) {  // as asked, with defaults filled in
+      const json& held = vc["capacity"][kind];
+      if (asked.is_array()) {
+        ASSERT_EQ(held.size(), asked.size()) << tier;
+        for (std::size_t i = 0; i < asked.size(); ++i) {
+          for (const auto& [field, value] : asked[i].items()) EXPECT_EQ(held[i][field], value) << tier;
+        }
+      } else {
+        for (const auto& [field, value] : asked.items()) EXPECT_EQ(held[field], value) << tier;
+      }
+    }
+    EXPECT_EQ(vc["reservation"][reserved].size(), count) << tier << ": " << created.body;
+
+    auto got = Call(admin_, "GET", "/v1/tenants/" + tenant + "/vclusters/main");
+    ASSERT_EQ(got.status, 200) << got.body;
+    EXPECT_EQ(Body(got), vc);
+  }
+  EXPECT_EQ(ReservationRows().size(), 4u);
+
+  // Pages and the state filter, on a node of their own.
+  PutNodes({WholeGpuNode("a100-3", 8)});
+  for (const char* name : {"b", "c", "d"}) {
+    auto more =
+        Create("t-dedicated", {{"name", name}, {"capacity", {{"gpus", {{"model", "A100-80GB"}, {"count", 1}}}}}});
+    ASSERT_EQ(more.status, 201) << more.body;
+  }
+  std::set<std::string> seen;
+  std::string token;
+  int pages = 0;
+  do {
+    auto page = Call(admin_, "GET", "/v1/tenants/t-dedicated/vclusters?page_size=3&page_token=" + token);
+    ASSERT_EQ(page.status, 200) << page.body;
+    const json listed = Body(page);
+    for (const auto& v : listed["virtual_clusters"]) seen.insert(v["name"].get<std::string>());
+    token = listed.value("next_page_token", "");
+    ++pages;
+  } while (!token.empty() && pages < 5);
+  EXPECT_EQ(pages, 2);
+  EXPECT_EQ(seen, (std::set<std::string>{"b", "c", "d", "main"}));
+  auto provisioning = Call(admin_, "GET", "/v1/tenants/t-dedicated/vclusters?filter=state%3DPROVISIONING");
+  EXPECT_EQ(Body(provisioning)["virtual_clusters"].size(), 4u) << provisioning.body;
+  auto ready = Call(admin_, "GET", "/v1/tenants/t-dedicated/vclusters?filter=state%3DREADY");
+  EXPECT_TRUE(Body(ready)["virtual_clusters"].empty()) << ready.body;
+  ExpectProblem(Call(admin_, "GET", "/v1/tenants/t-dedicated/vclusters?filter=state%3DHAPPY"), 400, "filter",
+                "unknown state");
+
+  // Resize with If-Match: a stale etag changes nothing; the current one grows the reservation.
+  const std::string path = "/v1/tenants/t-dedicated/vclusters/main";
+  const std::string etag = Body(Call(admin_, "GET", path))["etag"];
+  const json resize = {{"capacity", {{"gpus", {{"model", "A100-80GB"}, {"count", 3}}}}}};
+  EXPECT_EQ(Call(admin_, "PATCH", path, resize.dump(), {{"If-Match", "\"999\""}}).status, 412);
+  auto resized = Call(admin_, "PATCH", path, resize.dump(), {{"If-Match", "\"" + etag + "\""}});
+  ASSERT_EQ(resized.status, 200) << resized.body;
+  EXPECT_EQ(Body(resized)["reservation"]["gpus"].size(), 3u);
+  EXPECT_EQ(Body(resized)["generation"], "2");  // an int64, a string in proto JSON
+  EXPECT_NE(Body(resized)["etag"], etag);
+  // The update_mask query parameter limits the change to the fields it names.
+  auto renamed = Call(admin_, "PATCH", path + "?update_mask=display_name",
+                      json{{"display_name", "Renamed"}, {"capacity", {{"gpus", {{"count", 4}}}}}}.dump());
+  ASSERT_EQ(renamed.status, 200) << renamed.body;
+  EXPECT_EQ(Body(renamed)["display_name"], "Renamed");
+  EXPECT_EQ(Body(renamed)["capacity"]["gpus"]["count"], 3);
+
+  // Delete: never provisioned, so released and gone at once.
+  auto deleted =
+      Call(admin_, "DELETE", path, "", {{"If-Match", "\"" + Body(renamed)["etag"].get<std::string>() + "\""}});
+  ASSERT_EQ(deleted.status, 200) << deleted.body;
+  EXPECT_EQ(Body(deleted)["state"], "DELETING");
+  EXPECT_EQ(Call(admin_, "GET", path).status, 404);
+  for (const auto& row : ReservationRows()) EXPECT_FALSE(row.tenant == "t-dedicated" && row.vcluster == "main");
+}
+
+TEST_F(VirtualClusterRestTest, BadInputNamesTheFieldAndWritesNothing) {
+  CreateTenant("iso", "isolated");
+  CreateTenant("ded", "dedicated");
+  auto mig = [](const json& entry) { return json{{"name", "vc"}, {"capacity", {{"mig", {entry}}}}}; };
+  auto gpus = [](const json& count) { return json{{"name", "vc"}, {"capacity", {{"gpus", {{"count", count}}}}}}; };
+  struct Case {
+    std::string tenant;
+    std::string body;
+    int status;
+    std::string field;
+  };
+  const std::vector<Case> cases = {
+      {"iso", mig({{"profile", "9g.99gb"}, {"count", 1}}).dump(), 400, "capacity.mig[0].profile"},
+      {"iso", mig({{"profile", "3g.40gb"}, {"count", 1}, {"model", "A100-40GB"}}).dump(), 400,
+       "capacity.mig[0].profile"},
+      {"iso", gpus(1).dump(), 412, "capacity.gpus"},
+      {"ded", mig({{"profile", "3g.40gb"}, {"count", 1}}).dump(), 412, "capacity.mig"},
+      {"ded", gpus(0).dump(), 400, "capacity.gpus.count"},
+      {"ded", gpus(-1).dump(), 400, "capacity.gpus.count"},
+      {"ded", gpus(2000000000).dump(), 400, "capacity.gpus.count"},
+      {"ded", gpus(4294967296LL).dump(), 400, "capacity.gpus.count"},
+      {"iso", mig({{"profile", "3g.40gb"}, {"count", 0}}).dump(), 400, "capacity.mig[0].count"},
+      {"ded", R"({"name":"vc","capacity":{"gpus":{"count":1},"nodes":{"count":1}}})", 400, "capacity"},
+      {"ded", R"({"name":"vc","capacity":{}})", 400, "capacity"},
+      {"ded", R"({"name":"vc"})", 400, "capacity"},
+      {"ded", "{\"name\":\"v\xff\",\"capacity\":{\"gpus\":{\"count\":1}}}", 400, "name"},
+      {"ded", R"({"name":"Not_A_Label","capacity":{"gpus":{"count":1}}})", 400, "name"},
+  };
+  // Raw bodies: the invalid UTF-8 one cannot go through nlohmann::json.
+  for (const auto& c : cases) {
+    ExpectProblem(Call(admin_, "POST", "/v1/tenants/" + c.tenant + "/vclusters", c.body), c.status, c.field, c.body);
+  }
+  EXPECT_TRUE(ReservationRows().empty());
+  for (const char* tenant : {"iso", "ded"}) {
+    auto listed = Call(admin_, "GET", std::string("/v1/tenants/") + tenant + "/vclusters");
+    EXPECT_TRUE(Body(listed)["virtual_clusters"].empty()) << listed.body;
+  }
+}
+
+TEST_F(VirtualClusterRestTest, CreateIsIdempotentPerKey) {
+  CreateTenant("ded", "dedicated");
+  const json body = {{"name", "vc"}, {"capacity", {{"gpus", {{"count", 2}}}}}};
+  auto first = Create("ded", body, {{"Idempotency-Key", "k1"}});
+  ASSERT_EQ(first.status, 201) << first.body;
+  auto replay = Create("ded", body, {{"Idempotency-Key", "k1"}});
+  ASSERT_EQ(replay.status, 201) << replay.body;
+  EXPECT_EQ(Body(replay), Body(first));
+  json other = body;
+  other["capacity"]["gpus"]["count"] = 3;
+  EXPECT_EQ(Create("ded", other, {{"Idempotency-Key", "k1"}}).status, 409);
+  ASSERT_EQ(ReservationRows().size(), 1u);
+  EXPECT_EQ(ReservationRows()[0].gpus.size(), 2u);
+}
+
+// 64 creators over REST race for the last 3 free GPUs of a node: 3 win, the
+// others are told what is short, and no GPU is in two reservation rows.
+TEST_F(VirtualClusterRestTest, RacingCreatorsNeverDoubleBook) {
+  PutNodes({WholeGpuNode("race-0", 8, "A100-40GB")});
+  CreateTenant("ded", "dedicated");
+  ASSERT_EQ(Create("ded", {{"name", "base"}, {"capacity", {{"gpus", {{"model", "A100-40GB"}, {"count", 5}}}}}}).status,
+            201);
+  constexpr int kCreators = 64;
+  std::vector<int> statuses(kCreators);
+  {
+    std::vector<std::jthread> creators;
+    for (int i = 0; i < kCreators; ++i) {
+      creators.emplace_back([this, i, &statuses] {
+        HttpClient client(app_->http_port());
+        const json body = {{"name", "r" + std::to_string(i)},
+                           {"capacity", {{"gpus", {{"model", "A100-40GB"}, {"count", 1}}}}}};
+        statuses[i] = client
+                          .Send("POST", "/v1/tenants/ded/vclusters", body.dump(),
+                                {{"Authorization", "Bearer " + admin_}, {"Content-Type", "application/json"}})
+                          .status;
+      });
+    }
+  }
+  EXPECT_EQ(std::count(statuses.begin(), statuses.end(), 201), 3);
+  EXPECT_EQ(std::count(statuses.begin(), statuses.end(), 429), kCreators - 3);
+  std::set<std::pair<std::string, int>> taken;
+  std::size_t held = 0;
+  for (const auto& row : ReservationRows()) {
+    for (const auto& g : row.gpus) {
+      if (g.node != "race-0") continue;
+      ++held;
+      EXPECT_TRUE(taken.insert({g.node, g.gpu}).second) << "GPU " << g.node << "/" << g.gpu << " booked twice";
+    }
+  }
+  EXPECT_EQ(held, 8u);
+}
+
+}  // namespace
+}  // namespace septa::test
