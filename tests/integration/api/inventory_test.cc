@@ -16,17 +16,21 @@ using nlohmann::json;
 
 class InventoryApiTest : public ApiTest {
  protected:
-  // Tenants acme (isolated) and beta (dedicated): acme holds the 3g.40gb
-  // instance of h100-0's GPU 0, beta the whole GPU 3 of a100-1.
+  // acme (isolated) holds the 3g.40gb instance of h100-0's GPU 0, beta
+  // (dedicated) the whole GPU 3 of a100-1, gamma (shared) 500 milli-GPU of
+  // t4-0's GPU 1, delta (exclusive) the whole node t4-1.
   void Reserve() {
     CreateTenant("acme", "isolated");
     CreateTenant("beta", "dedicated");
+    CreateTenant("gamma", "shared");
+    CreateTenant("delta", "exclusive");
     auto migrations = store::EmbeddedMigrations();
     ASSERT_TRUE(migrations.ok());
     store::PgStore store(store::PgStoreOptions{.database_url = db_->url(), .pool_size = 1, .migrations = *migrations});
     Status st = store.Transact(core::TxMode::kReadWrite, [](core::Tx& tx) -> Status {
       for (auto [tenant, name, tier] :
-           {std::tuple{"acme", "infer", gpu::Tier::kIsolated}, std::tuple{"beta", "train", gpu::Tier::kDedicated}}) {
+           {std::tuple{"acme", "infer", gpu::Tier::kIsolated}, std::tuple{"beta", "train", gpu::Tier::kDedicated},
+            std::tuple{"gamma", "dev", gpu::Tier::kShared}, std::tuple{"delta", "own", gpu::Tier::kExclusive}}) {
         tenancy::VirtualCluster vc;
         vc.tenant = tenant;
         vc.name = name;
@@ -44,7 +48,19 @@ class InventoryApiTest : public ApiTest {
       whole.vcluster = "train";
       whole.tier = gpu::Tier::kDedicated;
       whole.gpus = {{"a100-1", 3}};
-      return tx.Reservations().Insert(whole);
+      SEPTA_RETURN_IF_ERROR(tx.Reservations().Insert(whole));
+      tenancy::Reservation share;
+      share.tenant = "gamma";
+      share.vcluster = "dev";
+      share.tier = gpu::Tier::kShared;
+      share.shares = {{"t4-0", 1, 500, 8000}};
+      SEPTA_RETURN_IF_ERROR(tx.Reservations().Insert(share));
+      tenancy::Reservation node;
+      node.tenant = "delta";
+      node.vcluster = "own";
+      node.tier = gpu::Tier::kExclusive;
+      node.nodes = {"t4-1"};
+      return tx.Reservations().Insert(node);
     });
     ASSERT_TRUE(st.ok()) << st.ToString();
   }
@@ -89,6 +105,15 @@ TEST_F(InventoryApiTest, AdminsSeeEveryNodeFromTheStartAndWhoHoldsWhat) {
   EXPECT_FALSE(a100["gpus"][2].contains("holder"));
   EXPECT_EQ(a100["gpus"][3]["mig_enabled"], false);
   EXPECT_EQ(a100["gpus"][3]["mig_instances"], json::array());
+
+  const json& t4 = NodeNamed(list, "t4-0");
+  EXPECT_EQ(t4["gpus"][1]["shares"],
+            (json{{{"holder", {{"tenant", "gamma"}, {"vcluster", "dev"}, {"releasing", false}}},
+                   {"milli_gpu", 500},
+                   {"gpu_memory_mib", 8000}}}));
+  EXPECT_EQ(t4["gpus"][0]["shares"], json::array());
+  EXPECT_FALSE(t4.contains("holder"));
+  EXPECT_EQ(NodeNamed(list, "t4-1")["holder"], (json{{"tenant", "delta"}, {"vcluster", "own"}, {"releasing", false}}));
 }
 
 TEST_F(InventoryApiTest, PagesFollowTheToken) {
