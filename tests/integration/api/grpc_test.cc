@@ -6,6 +6,7 @@
 #include "google/rpc/error_details.pb.h"
 #include "google/rpc/status.pb.h"
 #include "grpc/health/v1/health.grpc.pb.h"
+#include "septa/v1/inventory.grpc.pb.h"
 #include "septa/v1/tenant.grpc.pb.h"
 #include "septa/v1/token.grpc.pb.h"
 #include "septa/v1/trust_tier.grpc.pb.h"
@@ -25,6 +26,7 @@ class GrpcTest : public ApiTest {
     tenants_ = v1::TenantService::NewStub(channel_);
     tiers_ = v1::TrustTierService::NewStub(channel_);
     tokens_ = v1::TokenService::NewStub(channel_);
+    inventory_ = v1::InventoryService::NewStub(channel_);
   }
 
   std::unique_ptr<grpc::ClientContext> Ctx(const std::string& token) {
@@ -49,6 +51,7 @@ class GrpcTest : public ApiTest {
   std::unique_ptr<v1::TenantService::Stub> tenants_;
   std::unique_ptr<v1::TrustTierService::Stub> tiers_;
   std::unique_ptr<v1::TokenService::Stub> tokens_;
+  std::unique_ptr<v1::InventoryService::Stub> inventory_;
 };
 
 TEST_F(GrpcTest, TenantLifecycle) {
@@ -155,6 +158,7 @@ class GrpcAuthorizationTest : public AuthorizationTableTest<GrpcTest> {
         {"TokenService/CreateToken", Bind(*tokens_, &v1::TokenService::Stub::CreateToken)},
         {"TokenService/ListTokens", Bind(*tokens_, &v1::TokenService::Stub::ListTokens)},
         {"TokenService/RevokeToken", Bind(*tokens_, &v1::TokenService::Stub::RevokeToken)},
+        {"InventoryService/ListNodes", Bind(*inventory_, &v1::InventoryService::Stub::ListNodes)},
     };
     auto call = calls.find(rpc);
     if (call == calls.end()) {

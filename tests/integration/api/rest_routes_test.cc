@@ -24,7 +24,7 @@ namespace {
 const std::set<std::string> kDeclaredNotYetServed = {
     "septa.v1.VirtualClusterService.CreateVirtualCluster", "septa.v1.VirtualClusterService.GetVirtualCluster",
     "septa.v1.VirtualClusterService.ListVirtualClusters",  "septa.v1.VirtualClusterService.UpdateVirtualCluster",
-    "septa.v1.VirtualClusterService.DeleteVirtualCluster", "septa.v1.InventoryService.ListNodes",
+    "septa.v1.VirtualClusterService.DeleteVirtualCluster",
 };
 
 // `path` with every {variable} replaced by `value`.
