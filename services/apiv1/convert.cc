@@ -144,6 +144,44 @@ Result<tenancy::Capacity> CapacityFromProto(const v1::Capacity& in) {
   return out;
 }
 
+void SetHolder(const core::Holder& h, v1::Holder& out) {
+  out.set_tenant(h.tenant);
+  out.set_vcluster(h.vcluster);
+  out.set_releasing(h.releasing);
+}
+
+v1::InventoryNode::Health ToProto(gpu::NodeHealth h) {
+  switch (h) {
+    case gpu::NodeHealth::kReady: return v1::InventoryNode::READY;
+    case gpu::NodeHealth::kNotReady: return v1::InventoryNode::NOT_READY;
+    case gpu::NodeHealth::kGone: return v1::InventoryNode::GONE;
+  }
+  return v1::InventoryNode::HEALTH_UNSPECIFIED;
+}
+
+v1::InventoryGpu ToProto(const core::HeldGpu& g) {
+  v1::InventoryGpu out;
+  out.set_index(g.gpu.index);
+  out.set_model(g.gpu.model);
+  out.set_uuid(g.gpu.uuid);
+  out.set_mig_enabled(g.gpu.mig_enabled);
+  for (const auto& m : g.instances) {
+    v1::InventoryGpu::MigInstance* instance = out.add_mig_instances();
+    instance->set_profile(m.profile);
+    instance->set_start(m.start);
+    instance->set_slices(m.slices);
+    if (m.holder) SetHolder(*m.holder, *instance->mutable_holder());
+  }
+  if (g.holder) SetHolder(*g.holder, *out.mutable_holder());
+  for (const auto& s : g.shares) {
+    v1::InventoryGpu::Share* share = out.add_shares();
+    SetHolder(s.holder, *share->mutable_holder());
+    share->set_milli_gpu(s.milli_gpu);
+    share->set_gpu_memory_mib(static_cast<std::int32_t>(s.gpu_memory_mib));
+  }
+  return out;
+}
+
 }  // namespace
 
 v1::VirtualCluster::State ToProto(tenancy::VirtualClusterState s) {
@@ -215,6 +253,34 @@ std::vector<std::string> VirtualClusterMaskPaths(const std::vector<std::string>&
         (field != nullptr && field->message_type() != nullptr ? ProtoFieldName(*field->message_type(), tail) : tail));
   }
   return paths;
+}
+
+v1::InventoryNode ToProto(const core::HeldNode& n) {
+  v1::InventoryNode out;
+  out.set_name(n.node.name);
+  out.set_health(ToProto(n.node.health));
+  out.set_cpu_milli(n.node.cpu_milli);
+  out.set_memory_mib(n.node.memory_mib);
+  out.mutable_labels()->insert(n.node.labels.begin(), n.node.labels.end());
+  for (const auto& t : n.node.taints) {
+    v1::Taint* taint = out.add_taints();
+    taint->set_key(t.key);
+    taint->set_value(t.value);
+    taint->set_effect(t.effect);
+  }
+  out.set_mig_config(n.node.mig_config);
+  out.set_mig_config_state(n.node.mig_config_state);
+  for (const auto& g : n.gpus) *out.add_gpus() = ToProto(g);
+  if (n.holder) SetHolder(*n.holder, *out.mutable_holder());
+  out.set_layout_settled(n.layout_settled);
+  return out;
+}
+
+v1::ListNodesResponse ToProto(const core::InventoryPage& page) {
+  v1::ListNodesResponse out;
+  for (const auto& n : page.nodes) *out.add_nodes() = ToProto(n);
+  out.set_next_page_token(page.next_page_token);
+  return out;
 }
 
 v1::Tenant ToProto(const core::Tenant& t) {

@@ -5,10 +5,12 @@
 #include <string>
 
 #include "common/status.h"
+#include "septa/v1/inventory.pb.h"
 #include "septa/v1/tenant.pb.h"
 #include "septa/v1/token.pb.h"
 #include "septa/v1/trust_tier.pb.h"
 #include "septa/v1/vcluster.pb.h"
+#include "services/core/inventory_service.h"
 #include "services/core/model.h"
 #include "services/core/tenant_service.h"
 #include "services/core/token_service.h"
@@ -19,6 +21,8 @@ namespace septa::apiv1 {
 v1::Tenant ToProto(const core::Tenant& tenant);
 v1::TrustTier ToProto(const core::TrustTier& tier);
 v1::ApiToken ToProto(const core::ApiToken& token);
+v1::InventoryNode ToProto(const core::HeldNode& node);
+v1::ListNodesResponse ToProto(const core::InventoryPage& page);
 
 // The fields a client may set on create; output-only fields are ignored.
 Result<core::Tenant> TenantDraftFromProto(const v1::Tenant& tenant);

@@ -5,12 +5,15 @@
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 
+#include "gpu/catalog.h"
+#include "gpu/mig_parted.h"
 #include "services/app/idempotency_sweeper.h"
 #include "services/base/file.h"
 #include "services/base/secure_random.h"
@@ -20,11 +23,14 @@
 #include "services/http/tls.h"
 #include "services/kube/client.h"
 #include "services/kubesim/kubesim.h"
+#include "services/reconcile/inventory_controller.h"
+#include "services/reconcile/shard_leases.h"
 #include "services/rest/rest_api.h"
 #include "services/store/connection_url.h"
 #include "services/store/embedded_postgres.h"
 #include "services/store/migration.h"
 #include "services/store/migration_runner.h"
+#include "services/store/pg_lease_store.h"
 #include "services/store/pg_store.h"
 #include "services/store/postgres_supervisor.h"
 
@@ -122,6 +128,7 @@ struct SeptadApp::Impl {
   std::unique_ptr<core::CapacityLedger> capacity;
   std::unique_ptr<core::VirtualClusterService> vclusters;
   std::unique_ptr<core::Probes> probes;
+  std::unique_ptr<core::InventoryService> inventory_service;
   std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
   std::unique_ptr<rest::RestApi> rest;
   std::unique_ptr<http::Server> http;
@@ -130,6 +137,12 @@ struct SeptadApp::Impl {
   std::unique_ptr<kubesim::KubeSim> kubesim;  // when no kubeconfig is configured
   std::unique_ptr<kube::Client> host_cluster;
   std::string kubeconfig_path;
+  // The MIG layouts nodes may be asked for: mig-parted's stock ones and the
+  // simulated cluster's own.
+  gpu::MigPartedConfig mig_configs = gpu::StockMigPartedConfigs(gpu::Catalog::Default());
+  std::unique_ptr<store::PgLeaseStore> leases;
+  std::unique_ptr<reconcile::ShardLeases> inventory_shards;
+  std::unique_ptr<reconcile::InventoryController> inventory;
   std::optional<std::string> new_admin_token;
   bool stopped = false;
 
@@ -142,8 +155,11 @@ struct SeptadApp::Impl {
   Status EnsureAdminToken();
   Status StartSimulatedCluster();
   Status ConnectHostCluster();
+  Status StartInventory();
   Status Listen();
-  core::UseCases UseCases() { return {*store, *authenticator, *tenants, *tiers, *tokens, random, *probes, *vclusters}; }
+  core::UseCases UseCases() {
+    return {*store, *authenticator, *tenants, *tiers, *tokens, random, *probes, *inventory_service, *vclusters};
+  }
 };
 
 Status SeptadApp::Impl::Open() {
@@ -190,6 +206,7 @@ Status SeptadApp::Impl::Open() {
   store->WatchRevocations([auth = authenticator.get()](const core::Revocation& r) { auth->Forget(r); });
   tenants = std::make_unique<core::TenantService>(*store, clock, config.idempotency_ttl);
   tiers = std::make_unique<core::TrustTierService>(*store);
+  inventory_service = std::make_unique<core::InventoryService>(*store);
   tokens = std::make_unique<core::TokenService>(
       *store, clock, random, *authenticator,
       core::TokenLimits{.admin_ttl_max = std::chrono::duration_cast<std::chrono::seconds>(config.admin_token_ttl_max),
@@ -228,6 +245,11 @@ Status SeptadApp::Impl::StartSimulatedCluster() {
   }
   auto inventory = kubesim::ParseInventory(inventory_text, inventory_source);
   if (!inventory.ok()) return InvalidField("kubesim_inventory", inventory.status().message());
+  if (!inventory->mig_configs_yaml.empty()) {
+    auto own = gpu::ParseMigParted(inventory->mig_configs_yaml, inventory_source + ": migConfigs");
+    if (!own.ok()) return InvalidField("kubesim_inventory", own.status().message());
+    for (auto& [name, groups] : own->configs) mig_configs.configs[name] = std::move(groups);
+  }
   options.inventory = *std::move(inventory);
   kubesim = std::make_unique<kubesim::KubeSim>(std::move(options));
   if (Status st = kubesim->Start(); !st.ok()) {
@@ -270,6 +292,38 @@ Status SeptadApp::Impl::ConnectHostCluster() {
   }
   spdlog::info("host cluster {} answers: {}{} nodes", host_cluster->config().server, nodes->items.size(),
                nodes->continue_token.empty() ? "" : "+");
+  return Status::Ok();
+}
+
+// The inventory controller, on shards leased in PostgreSQL so that of
+// several replicas exactly one acts on each node. Returns once the first
+// sync is done, so the inventory is complete when septad starts serving.
+Status SeptadApp::Impl::StartInventory() {
+  const auto started = std::chrono::steady_clock::now();
+  constexpr std::chrono::seconds kFirstSync{30};
+  leases = std::make_unique<store::PgLeaseStore>(
+      store::PgLeaseStoreOptions{.database_url = database_url, .statement_timeout = config.db_statement_timeout});
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  inventory_shards = std::make_unique<reconcile::ShardLeases>(
+      reconcile::ShardLeasesOptions{
+          .name = "inventory", .holder = std::string(host) + ":" + std::to_string(::getpid()), .shards = 8},
+      *leases, clock);
+  inventory_shards->Start();
+  if (!inventory_shards->AwaitRounds(1, kFirstSync)) {
+    return DeadlineExceeded("inventory: leases could not be taken within 30 s");
+  }
+  inventory = std::make_unique<reconcile::InventoryController>(
+      reconcile::InventoryControllerOptions{.shards = inventory_shards.get()}, *store, *host_cluster,
+      gpu::Catalog::Default(), mig_configs, clock, *registry);
+  SEPTA_RETURN_IF_ERROR(inventory->Start(kFirstSync));
+  if (!inventory->AwaitIdle(kFirstSync)) {
+    spdlog::warn("inventory: the first sync did not finish within 30 s; it goes on in the background");
+  }
+  spdlog::info(
+      "inventory: first sync in {} ms ({} of {} shards held)",
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count(),
+      inventory_shards->Held().size(), inventory_shards->shard_count());
   return Status::Ok();
 }
 
@@ -321,6 +375,7 @@ Result<std::unique_ptr<SeptadApp>> SeptadApp::Start(const config::Config& config
   impl->sweeper =
       std::make_unique<IdempotencySweeper>(*impl->store, impl->clock, config.idempotency_ttl, *impl->registry);
   SEPTA_RETURN_IF_ERROR(impl->ConnectHostCluster());
+  SEPTA_RETURN_IF_ERROR(impl->StartInventory());
   SEPTA_RETURN_IF_ERROR(impl->Listen());
   return std::unique_ptr<SeptadApp>(new SeptadApp(std::move(impl)));
 }
@@ -348,6 +403,9 @@ void SeptadApp::Shutdown(std::chrono::milliseconds grace) {
   impl_->rest.reset();
   impl_->sweeper.reset();
   if (impl_->store) impl_->store->WatchRevocations(nullptr);
+  impl_->inventory.reset();
+  impl_->inventory_shards.reset();  // releases the leases: another replica takes over at once
+  impl_->leases.reset();
   impl_->host_cluster.reset();
   if (impl_->kubesim) impl_->kubesim->Stop();
   impl_->store.reset();

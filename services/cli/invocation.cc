@@ -55,6 +55,7 @@ struct Commands {
   CLI::App* token_create;
   CLI::App* token_list;
   CLI::App* token_revoke;
+  CLI::App* inventory;
 };
 
 const std::map<std::string, double> kMillisecondsPerUnit{{"ms", 1}, {"s", 1000}, {"m", 60'000}, {"h", 3'600'000}};
@@ -128,6 +129,8 @@ Commands Define(CLI::App& app, Flags& f) {
   c.token_list = token->add_subcommand("list", "list tokens");
   c.token_revoke = token->add_subcommand("revoke", "revoke a token");
   c.token_revoke->add_option("ID", f.token_revoke.id, "token id")->required();
+
+  c.inventory = app.add_subcommand("inventory", "list the host cluster's nodes and GPUs and who holds what (admin)");
   return c;
 }
 
@@ -160,6 +163,7 @@ Result<Command> SelectedCommand(const Commands& c, Flags& f) {
   if (c.tier_get->parsed()) return Command(std::move(f.tier_get));
   if (c.token_create->parsed()) return Command(std::move(f.token_create));
   if (c.token_list->parsed()) return Command(TokenList{});
+  if (c.inventory->parsed()) return Command(InventoryList{});
   return Command(std::move(f.token_revoke));
 }
 

@@ -68,9 +68,10 @@ struct TokenList {};
 struct TokenRevoke {
   std::string id;
 };
+struct InventoryList {};  // every page
 
 using Command = std::variant<TenantCreate, TenantGet, TenantList, TenantUpdate, TenantDelete, TierList, TierGet,
-                             TokenCreate, TokenList, TokenRevoke>;
+                             TokenCreate, TokenList, TokenRevoke, InventoryList>;
 
 struct Invocation {
   GlobalOptions options;

@@ -172,6 +172,20 @@ class CommandRunner {
                     "token " + c.id + " revoked");
   }
 
+  grpc::Status operator()(const InventoryList&) {
+    v1::ListNodesRequest request;
+    v1::ListNodesResponse all;
+    do {
+      v1::ListNodesResponse page;
+      const auto status = client_.Call(client_.inventory(), &v1::InventoryService::Stub::ListNodes, request, &page);
+      if (!status.ok()) return status;
+      all.mutable_nodes()->MergeFrom(page.nodes());
+      request.set_page_token(page.next_page_token());
+    } while (!request.page_token().empty());
+    out_ << Render(format_, all, InventoryTable(all.nodes()));
+    return grpc::Status::OK;
+  }
+
  private:
   grpc::Status ShowTenant(const grpc::Status& status) {
     if (status.ok()) out_ << Render(format_, tenant_, TenantTable(AsList(tenant_)));

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "septa/v1/inventory.grpc.pb.h"
 #include "septa/v1/tenant.grpc.pb.h"
 #include "septa/v1/token.grpc.pb.h"
 #include "septa/v1/trust_tier.grpc.pb.h"
@@ -27,6 +28,7 @@ class SeptaClient {
   v1::TenantService::Stub& tenants() { return *tenants_; }
   v1::TrustTierService::Stub& tiers() { return *tiers_; }
   v1::TokenService::Stub& tokens() { return *tokens_; }
+  v1::InventoryService::Stub& inventory() { return *inventory_; }
 
   // Calls `method` of `stub`, e.g. Call(client.tenants(), &Stub::GetTenant, request, &tenant).
   template <typename Stub, typename Request, typename Response>
@@ -46,6 +48,7 @@ class SeptaClient {
   std::unique_ptr<v1::TenantService::Stub> tenants_;
   std::unique_ptr<v1::TrustTierService::Stub> tiers_;
   std::unique_ptr<v1::TokenService::Stub> tokens_;
+  std::unique_ptr<v1::InventoryService::Stub> inventory_;
 };
 
 }  // namespace septa::cli

@@ -30,6 +30,47 @@ std::string FormatDuration(const google::protobuf::Duration& duration) {
   return text;
 }
 
+// "acme/train", "acme/train (releasing)".
+std::string FormatHolder(const v1::Holder& h) {
+  return h.tenant() + "/" + h.vcluster() + (h.releasing() ? " (releasing)" : "");
+}
+
+std::string Joined(const std::vector<std::string>& parts) {
+  std::string text;
+  for (const auto& p : parts) text += (text.empty() ? "" : " ") + p;
+  return text.empty() ? "-" : text;
+}
+
+// "3g.40gb@4 1g.10gb@0", by start; "whole" without MIG.
+std::string FormatLayout(const v1::InventoryGpu& g) {
+  if (!g.mig_enabled()) return "whole";
+  std::vector<std::string> parts;
+  for (const auto& m : g.mig_instances()) parts.push_back(m.profile() + "@" + std::to_string(m.start()));
+  return Joined(parts);
+}
+
+// Who holds what on the GPU (and the node): "node=acme/a", "gpu=acme/b",
+// "3g.40gb@4=acme/c", "500m=acme/d".
+std::string FormatHolders(const v1::InventoryNode& n, const v1::InventoryGpu* g) {
+  std::vector<std::string> parts;
+  if (n.has_holder()) parts.push_back("node=" + FormatHolder(n.holder()));
+  if (g) {
+    if (g->has_holder()) parts.push_back("gpu=" + FormatHolder(g->holder()));
+    for (const auto& m : g->mig_instances()) {
+      if (m.has_holder())
+        parts.push_back(m.profile() + "@" + std::to_string(m.start()) + "=" + FormatHolder(m.holder()));
+    }
+    for (const auto& s : g->shares()) parts.push_back(std::to_string(s.milli_gpu()) + "m=" + FormatHolder(s.holder()));
+  }
+  return Joined(parts);
+}
+
+std::string NodeHealth(const v1::InventoryNode& n) {
+  std::string health = v1::InventoryNode::Health_Name(n.health());
+  if (!n.layout_settled()) health += " (mig " + OrDash(n.mig_config_state()) + ")";
+  return health;
+}
+
 }  // namespace
 
 std::string FormatTime(const google::protobuf::Timestamp& time, bool is_set) {
@@ -53,6 +94,18 @@ Table TrustTierTable(const google::protobuf::RepeatedPtrField<v1::TrustTier>& ti
   for (const auto& t : tiers) {
     table.rows.push_back({t.name(), OrDash(t.display_name()), v1::TrustTier::GpuSharing_Name(t.gpu_sharing()),
                           OrDash(t.co_tenancy()), OrDash(t.runtime_class()), FormatDuration(t.credential_ttl_max())});
+  }
+  return table;
+}
+
+Table InventoryTable(const google::protobuf::RepeatedPtrField<v1::InventoryNode>& nodes) {
+  Table table{{"NODE", "HEALTH", "GPU", "MODEL", "MIG LAYOUT", "HOLDERS"}, {}};
+  for (const auto& n : nodes) {
+    if (n.gpus().empty()) table.rows.push_back({n.name(), NodeHealth(n), "-", "-", "-", FormatHolders(n, nullptr)});
+    for (const auto& g : n.gpus()) {
+      table.rows.push_back(
+          {n.name(), NodeHealth(n), std::to_string(g.index()), g.model(), FormatLayout(g), FormatHolders(n, &g)});
+    }
   }
   return table;
 }

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "septa/v1/inventory.pb.h"
 #include "septa/v1/tenant.pb.h"
 #include "septa/v1/token.pb.h"
 #include "septa/v1/trust_tier.pb.h"
@@ -16,6 +17,8 @@ namespace septa::cli {
 Table TenantTable(const google::protobuf::RepeatedPtrField<v1::Tenant>& tenants);
 Table TrustTierTable(const google::protobuf::RepeatedPtrField<v1::TrustTier>& tiers);
 Table TokenTable(const google::protobuf::RepeatedPtrField<v1::ApiToken>& tokens);
+// One row per GPU (one per node without GPUs): its MIG layout and its holders.
+Table InventoryTable(const google::protobuf::RepeatedPtrField<v1::InventoryNode>& nodes);
 
 // One resource as the list the table functions take.
 template <typename Item>

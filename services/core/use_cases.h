@@ -4,6 +4,7 @@
 
 #include "common/clock.h"
 #include "services/core/auth.h"
+#include "services/core/inventory_service.h"
 #include "services/core/probes.h"
 #include "services/core/store.h"
 #include "services/core/tenant_service.h"
@@ -21,6 +22,7 @@ struct UseCases {
   TokenService& tokens;
   RandomSource& random;  // request ids
   Probes& probes;        // /healthz, /readyz, grpc.health.v1
+  InventoryService& inventory;
   VirtualClusterService& vclusters;
 };
 

@@ -52,6 +52,27 @@ std::optional<tenancy::Reservation> ReservationOf(Tx& tx, const std::string& ten
   return std::nullopt;
 }
 
+// Who may change `tenant`'s virtual cluster `name`: its owners and admins.
+Status CheckMayWrite(const RequestContext& ctx, const std::string& tenant, const std::string& name,
+                     std::string_view what) {
+  SEPTA_RETURN_IF_ERROR(CheckCanName(tenant, name));
+  SEPTA_RETURN_IF_ERROR(RequireSeeTenant(ctx.principal, tenant));
+  return RequireWriter(ctx.principal, what);
+}
+
+// The virtual cluster a write starts from, with what it holds; its etag
+// must be `if_match` when that is set.
+Result<VirtualClusterView> FindForWrite(Tx& tx, const std::string& tenant, const std::string& name,
+                                        std::string_view if_match) {
+  auto current = Find(tx, tenant, name);
+  SEPTA_RETURN_IF_ERROR(current);
+  SEPTA_RETURN_IF_ERROR(CheckEtag(if_match, *current));
+  Status error;
+  auto reservation = ReservationOf(tx, tenant, name, error);
+  SEPTA_RETURN_IF_ERROR(error);
+  return VirtualClusterView{*std::move(current), std::move(reservation)};
+}
+
 // Fingerprint of a create request for idempotency checks.
 std::string CreateFingerprint(const std::string& tenant, const VirtualCluster& v) {
   std::string canon = tenant + '\n' + v.name + '\n' + v.display_name + '\n' +
@@ -239,21 +260,17 @@ Result<VirtualClusterView> VirtualClusterService::Update(const RequestContext& c
                                                          const std::string& name, const VirtualCluster& patch,
                                                          const std::vector<std::string>& paths,
                                                          std::string_view if_match) {
-  SEPTA_RETURN_IF_ERROR(CheckCanName(tenant, name));
-  SEPTA_RETURN_IF_ERROR(RequireSeeTenant(ctx.principal, tenant));
-  SEPTA_RETURN_IF_ERROR(RequireWriter(ctx.principal, "update virtual clusters"));
+  SEPTA_RETURN_IF_ERROR(CheckMayWrite(ctx, tenant, name, "update virtual clusters"));
   VirtualClusterView updated;
   auto session = ledger_.Open();
   Status st = store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
     const TimePoint now = Now(clock_);
-    auto current = Find(tx, tenant, name);
-    SEPTA_RETURN_IF_ERROR(current);
-    SEPTA_RETURN_IF_ERROR(CheckEtag(if_match, *current));
+    auto found = FindForWrite(tx, tenant, name, if_match);
+    SEPTA_RETURN_IF_ERROR(found);
+    const VirtualCluster* current = &found->vcluster;
+    std::optional<tenancy::Reservation>& reservation = found->reservation;
     auto next = tenancy::ApplyVirtualClusterPatch(*current, patch, paths);
     SEPTA_RETURN_IF_ERROR(next);
-    Status error;
-    std::optional<tenancy::Reservation> reservation = ReservationOf(tx, tenant, name, error);
-    SEPTA_RETURN_IF_ERROR(error);
     auto owner = tx.Tenants().Get(tenant);
     SEPTA_RETURN_IF_ERROR(owner);
     auto tier = TierOf(tx, *owner);
@@ -288,19 +305,15 @@ Result<VirtualClusterView> VirtualClusterService::Update(const RequestContext& c
 
 Result<VirtualClusterView> VirtualClusterService::Delete(const RequestContext& ctx, const std::string& tenant,
                                                          const std::string& name, std::string_view if_match) {
-  SEPTA_RETURN_IF_ERROR(CheckCanName(tenant, name));
-  SEPTA_RETURN_IF_ERROR(RequireSeeTenant(ctx.principal, tenant));
-  SEPTA_RETURN_IF_ERROR(RequireWriter(ctx.principal, "delete virtual clusters"));
+  SEPTA_RETURN_IF_ERROR(CheckMayWrite(ctx, tenant, name, "delete virtual clusters"));
   VirtualClusterView deleted;
   auto session = ledger_.Open();
   Status st = store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
     const TimePoint now = Now(clock_);
-    auto current = Find(tx, tenant, name);
-    SEPTA_RETURN_IF_ERROR(current);
-    SEPTA_RETURN_IF_ERROR(CheckEtag(if_match, *current));
-    Status error;
-    std::optional<tenancy::Reservation> reservation = ReservationOf(tx, tenant, name, error);
-    SEPTA_RETURN_IF_ERROR(error);
+    auto found = FindForWrite(tx, tenant, name, if_match);
+    SEPTA_RETURN_IF_ERROR(found);
+    const VirtualCluster* current = &found->vcluster;
+    std::optional<tenancy::Reservation>& reservation = found->reservation;
     VirtualCluster next = *current;
     SEPTA_RETURN_IF_ERROR(tenancy::CheckTransition(current->state, VirtualClusterState::kDeleting));
     next.state = VirtualClusterState::kDeleting;

@@ -10,6 +10,7 @@
 #include <atomic>
 
 #include "grpc/health/v1/health.grpc.pb.h"
+#include "septa/v1/inventory.grpc.pb.h"
 #include "septa/v1/tenant.grpc.pb.h"
 #include "septa/v1/token.grpc.pb.h"
 #include "septa/v1/trust_tier.grpc.pb.h"
@@ -308,6 +309,24 @@ class TokenServiceImpl final : public v1::TokenService::Service {
   Shared& s_;
 };
 
+class InventoryServiceImpl final : public v1::InventoryService::Service {
+ public:
+  explicit InventoryServiceImpl(Shared& s) : s_(s) {}
+
+  grpc::Status ListNodes(grpc::ServerContext* ctx, const v1::ListNodesRequest* req,
+                         v1::ListNodesResponse* resp) override {
+    return Handle(ctx, s_, "septa.v1.InventoryService/ListNodes", [&](const core::RequestContext& rc) -> Status {
+      auto page = s_.uc.inventory.ListNodes(rc, req->page_size(), req->page_token());
+      SEPTA_RETURN_IF_ERROR(page);
+      *resp = apiv1::ToProto(*page);
+      return Status::Ok();
+    });
+  }
+
+ private:
+  Shared& s_;
+};
+
 }  // namespace
 
 // grpc.health.v1 answered from the same probes as REST's /healthz and
@@ -340,7 +359,8 @@ class HealthServiceImpl final : public ::grpc::health::v1::Health::Service {
   static bool IsServed(const std::string& service) {
     return service.empty() || service == v1::TenantService::service_full_name() ||
            service == v1::TrustTierService::service_full_name() || service == v1::TokenService::service_full_name() ||
-           service == v1::VirtualClusterService::service_full_name();
+           service == v1::VirtualClusterService::service_full_name() ||
+           service == v1::InventoryService::service_full_name();
   }
 
   const core::Probes& probes_;
@@ -362,12 +382,14 @@ struct GrpcServer::Services {
         tiers(shared),
         tokens(shared),
         vclusters(shared),
+        inventory(shared),
         health(uc.probes) {}
   Shared shared;
   TenantServiceImpl tenants;
   TrustTierServiceImpl tiers;
   TokenServiceImpl tokens;
   VirtualClusterServiceImpl vclusters;
+  InventoryServiceImpl inventory;
   HealthServiceImpl health;
 };
 
@@ -388,6 +410,7 @@ Result<std::unique_ptr<GrpcServer>> GrpcServer::Start(const std::string& address
   builder.RegisterService(&server->services_->tiers);
   builder.RegisterService(&server->services_->tokens);
   builder.RegisterService(&server->services_->vclusters);
+  builder.RegisterService(&server->services_->inventory);
   builder.RegisterService(&server->services_->health);
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
   interceptors.push_back(std::make_unique<UnreadableRequestInterceptorFactory>());

@@ -369,6 +369,15 @@ void RestApi::Impl::AddRoutes() {
     SEPTA_RETURN_IF_ERROR(uc.tokens.Revoke(c.ctx, c.params.at("id")));
     return http::Response(http::HttpStatus::no_content, 11);
   });
+
+  // The GPU inventory.
+  Add(bh::verb::get, "/v1/inventory/nodes", [this](const Call& c) -> Result<http::Response> {
+    auto size = PageSize(c.target);
+    SEPTA_RETURN_IF_ERROR(size);
+    auto page = uc.inventory.ListNodes(c.ctx, *size, QueryValue(c.target, "page_token"));
+    SEPTA_RETURN_IF_ERROR(page);
+    return Json(http::HttpStatus::ok, apiv1::ToProto(*page));
+  });
 }
 
 http::Response RestApi::Impl::Run(const Route& route, const http::Request& req, const http::Target& target,

@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "common/status.h"
+#include "services/store/pg_errors.h"
 #include "services/store/pool_stats.h"
 
 namespace septa::store {
@@ -86,5 +87,27 @@ class ConnectionPool {
   bool stopping_ = false;
   std::thread watchdog_;
 };
+
+// Runs `work` (given a pooled connection) and turns a database exception
+// into a Status; when the connection turns out broken — as every pooled one
+// does after the server restarted — it is replaced and `work` runs once
+// more, so `work` must be safe to repeat.
+template <typename T, typename F>
+Result<T> OnPooledConnection(ConnectionPool& pool, F&& work) {
+  Status last;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    auto lease = pool.Acquire();
+    if (!lease.ok()) return lease.status();
+    try {
+      return work(lease->connection());
+    } catch (const std::exception& e) {
+      TranslatedError error = TranslateDatabaseError(e);
+      if (!error.connection_broken) return error.status;
+      lease->Discard();
+      last = error.status;
+    }
+  }
+  return last;
+}
 
 }  // namespace septa::store

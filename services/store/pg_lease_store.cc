@@ -33,25 +33,14 @@ void PrepareLeaseStatements(pqxx::connection& c) {
             "FROM leases WHERE name = $1");
 }
 
-// Runs one statement in autocommit; a connection found broken is replaced
-// and the statement tried once more (each is safe to repeat: the holder
-// that already won wins again).
+// Runs one statement in autocommit, once more on a fresh connection when
+// the first is broken (each is safe to repeat: the holder that already won
+// wins again).
 Result<pqxx::result> Exec(ConnectionPool& pool, const std::function<pqxx::result(pqxx::nontransaction&)>& statement) {
-  Status last;
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    auto lease = pool.Acquire();
-    if (!lease.ok()) return lease.status();
-    try {
-      pqxx::nontransaction tx(lease->connection());
-      return statement(tx);
-    } catch (const std::exception& e) {
-      TranslatedError error = TranslateDatabaseError(e);
-      if (!error.connection_broken) return error.status;
-      lease->Discard();
-      last = error.status;
-    }
-  }
-  return last;
+  return OnPooledConnection<pqxx::result>(pool, [&](pqxx::connection& c) -> Result<pqxx::result> {
+    pqxx::nontransaction tx(c);
+    return statement(tx);
+  });
 }
 
 }  // namespace

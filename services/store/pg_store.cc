@@ -130,27 +130,16 @@ Status PgStore::Transact(core::TxMode mode, const std::function<Status(core::Tx&
 Status PgStore::Ready() {
   // A second try on a fresh connection: after the server restarted, the
   // pool's connections are broken and the first one used finds out.
-  Status last;
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    auto lease = pool_->Acquire();
-    if (!lease.ok()) return lease.status();
-    try {
-      pqxx::read_transaction tx(lease->connection());
-      auto pending = PendingMigrations(tx, options_.migrations);
-      if (!pending.ok()) return pending.status();
-      if (!pending->empty()) {
-        return FailedPrecondition("database schema not ready: migration " + pending->front()->file_name +
-                                  " is not applied");
-      }
-      return Status::Ok();
-    } catch (const std::exception& e) {
-      TranslatedError error = TranslateDatabaseError(e);
-      if (!error.connection_broken) return error.status;
-      lease->Discard();
-      last = error.status;
+  return ToStatus(OnPooledConnection<bool>(*pool_, [&](pqxx::connection& c) -> Result<bool> {
+    pqxx::read_transaction tx(c);
+    auto pending = PendingMigrations(tx, options_.migrations);
+    if (!pending.ok()) return pending.status();
+    if (!pending->empty()) {
+      return FailedPrecondition("database schema not ready: migration " + pending->front()->file_name +
+                                " is not applied");
     }
-  }
-  return last;
+    return true;
+  }));
 }
 
 PgStoreStats PgStore::Stats() const { return {pool_->Stats(), retries_total_.load(std::memory_order_relaxed)}; }

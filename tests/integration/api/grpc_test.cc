@@ -6,6 +6,7 @@
 #include "google/rpc/error_details.pb.h"
 #include "google/rpc/status.pb.h"
 #include "grpc/health/v1/health.grpc.pb.h"
+#include "septa/v1/inventory.grpc.pb.h"
 #include "septa/v1/tenant.grpc.pb.h"
 #include "septa/v1/token.grpc.pb.h"
 #include "septa/v1/trust_tier.grpc.pb.h"
@@ -27,6 +28,7 @@ class GrpcTest : public ApiTest {
     tiers_ = v1::TrustTierService::NewStub(channel_);
     tokens_ = v1::TokenService::NewStub(channel_);
     vclusters_ = v1::VirtualClusterService::NewStub(channel_);
+    inventory_ = v1::InventoryService::NewStub(channel_);
   }
 
   std::unique_ptr<grpc::ClientContext> Ctx(const std::string& token) {
@@ -52,6 +54,7 @@ class GrpcTest : public ApiTest {
   std::unique_ptr<v1::TrustTierService::Stub> tiers_;
   std::unique_ptr<v1::TokenService::Stub> tokens_;
   std::unique_ptr<v1::VirtualClusterService::Stub> vclusters_;
+  std::unique_ptr<v1::InventoryService::Stub> inventory_;
 };
 
 TEST_F(GrpcTest, TenantLifecycle) {
@@ -169,6 +172,7 @@ class GrpcAuthorizationTest : public AuthorizationTableTest<GrpcTest> {
          Bind(*vclusters_, &v1::VirtualClusterService::Stub::UpdateVirtualCluster)},
         {"VirtualClusterService/DeleteVirtualCluster",
          Bind(*vclusters_, &v1::VirtualClusterService::Stub::DeleteVirtualCluster)},
+        {"InventoryService/ListNodes", Bind(*inventory_, &v1::InventoryService::Stub::ListNodes)},
     };
     auto call = calls.find(rpc);
     if (call == calls.end()) {

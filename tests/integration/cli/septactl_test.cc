@@ -11,6 +11,8 @@
 
 #include "services/app/septad_app.h"
 #include "services/cli/run.h"
+#include "services/store/migration.h"
+#include "services/store/pg_store.h"
 #include "tests/support/test_database.h"
 
 namespace septa::cli {
@@ -98,6 +100,60 @@ TEST_F(SeptactlE2E, TierListAndGet) {
   EXPECT_EQ(tier["name"], "exclusive");
   EXPECT_EQ(tier["gpu_sharing"], "WHOLE_NODE");
   ExpectOneErrorLine(Admin({"tier", "get", "platinum"}), "septactl: NOT_FOUND: ");
+}
+
+// The inventory septad synced from its simulated cluster before serving,
+// with a whole GPU that a virtual cluster holds (its rows written straight to
+// the store).
+TEST_F(SeptactlE2E, InventoryListsNodesGpusLayoutsAndHolders) {
+  ASSERT_EQ(Admin({"tenant", "create", "beta", "--tier", "dedicated"}).exit_code, 0);
+  auto migrations = store::EmbeddedMigrations();
+  ASSERT_TRUE(migrations.ok());
+  store::PgStore store(store::PgStoreOptions{.database_url = db_->url(), .pool_size = 1, .migrations = *migrations});
+  ASSERT_TRUE(store
+                  .Transact(core::TxMode::kReadWrite,
+                            [](core::Tx& tx) -> Status {
+                              tenancy::VirtualCluster vc;
+                              vc.tenant = "beta";
+                              vc.name = "train";
+                              vc.capacity.tier = gpu::Tier::kDedicated;
+                              SEPTA_RETURN_IF_ERROR(tx.VirtualClusters().Insert(vc));
+                              tenancy::Reservation r;
+                              r.tenant = "beta";
+                              r.vcluster = "train";
+                              r.tier = gpu::Tier::kDedicated;
+                              r.gpus = {{"a100-1", 3}};
+                              return tx.Reservations().Insert(r);
+                            })
+                  .ok());
+
+  const auto table = Admin({"inventory"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_EQ(table.out.rfind("NODE ", 0), 0u) << table.out;
+  // The line of `node`'s GPU `gpu` ("-": a node without GPUs).
+  auto row = [&](const std::string& node, const std::string& gpu) {
+    std::istringstream lines(table.out);
+    for (std::string line; std::getline(lines, line);) {
+      std::istringstream words(line);
+      std::string name, health, index;
+      words >> name >> health >> index;
+      if (name == node && index == gpu) return line;
+    }
+    ADD_FAILURE() << "no row for " << node << " GPU " << gpu << " in\n" << table.out;
+    return std::string();
+  };
+  const std::string held = row("a100-1", "3");
+  EXPECT_NE(held.find(" A100-80GB "), std::string::npos) << held;
+  EXPECT_NE(held.find(" whole "), std::string::npos) << held;
+  EXPECT_NE(held.find("gpu=beta/train"), std::string::npos) << held;
+  EXPECT_EQ(row("a100-1", "2").find("beta"), std::string::npos);
+  EXPECT_NE(row("h100-0", "7").find("1g.10gb@0 1g.10gb@1 2g.20gb@2 3g.40gb@4"), std::string::npos) << table.out;
+  EXPECT_NE(row("cpu-0", "-").find(" - "), std::string::npos) << "a node without GPUs has a row of its own";
+
+  const auto nodes = Json({"inventory"});
+  EXPECT_EQ(nodes["nodes"].size(), 9u);
+  const auto tenant = Json({"token", "create", "--principal", "tenant:beta", "--role", "owner"});
+  ExpectOneErrorLine(Septactl({"--token", tenant["token"], "inventory"}), "septactl: PERMISSION_DENIED: ");
 }
 
 TEST_F(SeptactlE2E, TenantLifecycle) {

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <prometheus/registry.h>
 
 #include "services/reconcile/controller.h"
@@ -134,7 +136,10 @@ TEST_F(reconcileShardLeases, AControllerActsOnlyOnKeysOfItsShards) {
   leases.Start();
   ASSERT_TRUE(leases.AwaitRounds(1, kBound));
   ASSERT_TRUE(controller.AwaitIdle(kBound));
-  EXPECT_THAT(reconciler.calls(), ::testing::UnorderedElementsAreArray(mine));
+  // The start-up resync and the resync of newly gained shards may both hand
+  // a key over (reconcilers are level-based): what matters is which keys.
+  const std::vector<std::string> calls = reconciler.calls();
+  EXPECT_EQ(std::set<std::string>(calls.begin(), calls.end()), std::set<std::string>(mine.begin(), mine.end()));
   const std::string foreign = *std::find_if(keys.begin(), keys.end(), [](auto& k) { return ShardOf(k, 4) == 0; });
   controller.Enqueue(foreign);
   EXPECT_EQ(controller.QueueLength(), 0u) << "shard 0 is another replica's";

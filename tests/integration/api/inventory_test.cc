@@ -1,0 +1,166 @@
+// GET /v1/inventory/nodes and septa.v1.InventoryService on a whole septad
+// whose inventory controller synced the simulated host cluster before it
+// started serving: every node and GPU, and who holds what (reservation rows
+// written straight to the store), for admins only.
+#include <grpcpp/grpcpp.h>
+
+#include "septa/v1/inventory.grpc.pb.h"
+#include "services/store/migration.h"
+#include "services/store/pg_store.h"
+#include "tests/integration/api/api_fixture.h"
+
+namespace septa::test {
+namespace {
+
+using nlohmann::json;
+
+class InventoryApiTest : public ApiTest {
+ protected:
+  // acme (isolated) holds the 3g.40gb instance of h100-0's GPU 0, beta
+  // (dedicated) the whole GPU 3 of a100-1, gamma (shared) 500 milli-GPU of
+  // t4-0's GPU 1, delta (exclusive) the whole node t4-1.
+  void Reserve() {
+    CreateTenant("acme", "isolated");
+    CreateTenant("beta", "dedicated");
+    CreateTenant("gamma", "shared");
+    CreateTenant("delta", "exclusive");
+    auto migrations = store::EmbeddedMigrations();
+    ASSERT_TRUE(migrations.ok());
+    store::PgStore store(store::PgStoreOptions{.database_url = db_->url(), .pool_size = 1, .migrations = *migrations});
+    Status st = store.Transact(core::TxMode::kReadWrite, [](core::Tx& tx) -> Status {
+      for (auto [tenant, name, tier] :
+           {std::tuple{"acme", "infer", gpu::Tier::kIsolated}, std::tuple{"beta", "train", gpu::Tier::kDedicated},
+            std::tuple{"gamma", "dev", gpu::Tier::kShared}, std::tuple{"delta", "own", gpu::Tier::kExclusive}}) {
+        tenancy::VirtualCluster vc;
+        vc.tenant = tenant;
+        vc.name = name;
+        vc.capacity.tier = tier;
+        SEPTA_RETURN_IF_ERROR(tx.VirtualClusters().Insert(vc));
+      }
+      tenancy::Reservation mig;
+      mig.tenant = "acme";
+      mig.vcluster = "infer";
+      mig.tier = gpu::Tier::kIsolated;
+      mig.mig = {{"h100-0", 0, "3g.40gb", 4, 4}};
+      SEPTA_RETURN_IF_ERROR(tx.Reservations().Insert(mig));
+      tenancy::Reservation whole;
+      whole.tenant = "beta";
+      whole.vcluster = "train";
+      whole.tier = gpu::Tier::kDedicated;
+      whole.gpus = {{"a100-1", 3}};
+      SEPTA_RETURN_IF_ERROR(tx.Reservations().Insert(whole));
+      tenancy::Reservation share;
+      share.tenant = "gamma";
+      share.vcluster = "dev";
+      share.tier = gpu::Tier::kShared;
+      share.shares = {{"t4-0", 1, 500, 8000}};
+      SEPTA_RETURN_IF_ERROR(tx.Reservations().Insert(share));
+      tenancy::Reservation node;
+      node.tenant = "delta";
+      node.vcluster = "own";
+      node.tier = gpu::Tier::kExclusive;
+      node.nodes = {"t4-1"};
+      return tx.Reservations().Insert(node);
+    });
+    ASSERT_TRUE(st.ok()) << st.ToString();
+  }
+
+  static const json& NodeNamed(const json& list, const std::string& name) {
+    for (const auto& n : list["nodes"])
+      if (n["name"] == name) return n;
+    static const json none;
+    ADD_FAILURE() << "no node " << name << " in " << list.dump();
+    return none;
+  }
+};
+
+TEST_F(InventoryApiTest, AdminsSeeEveryNodeFromTheStartAndWhoHoldsWhat) {
+  auto before = Call(admin_, "GET", "/v1/inventory/nodes");
+  ASSERT_EQ(before.status, 200) << before.body;
+  json list = json::parse(before.body);
+  ASSERT_EQ(list["nodes"].size(), 9u) << "the sample cluster, synced before septad served: " << before.body;
+  EXPECT_EQ(list["nodes"][0]["name"], "a100-0") << "by name";
+
+  Reserve();
+  auto after = Call(admin_, "GET", "/v1/inventory/nodes");
+  ASSERT_EQ(after.status, 200) << after.body;
+  list = json::parse(after.body);
+  const json& h100 = NodeNamed(list, "h100-0");
+  EXPECT_EQ(h100["health"], "READY");
+  EXPECT_EQ(h100["mig_config"], "all-balanced");
+  EXPECT_EQ(h100["layout_settled"], true);
+  ASSERT_EQ(h100["gpus"].size(), 8u);
+  const json& instances = h100["gpus"][0]["mig_instances"];
+  ASSERT_EQ(instances.size(), 4u) << h100.dump();
+  EXPECT_EQ(instances[3], (json{{"profile", "3g.40gb"},
+                                {"start", 4},
+                                {"slices", 4},
+                                {"holder", {{"tenant", "acme"}, {"vcluster", "infer"}, {"releasing", false}}}}));
+  EXPECT_FALSE(instances[0].contains("holder")) << "1g.10gb@0 is free";
+  EXPECT_FALSE(NodeNamed(list, "h100-1")["gpus"][0]["mig_instances"][3].contains("holder"));
+
+  const json& a100 = NodeNamed(list, "a100-1");
+  EXPECT_EQ(a100["gpus"][3]["holder"], (json{{"tenant", "beta"}, {"vcluster", "train"}, {"releasing", false}}));
+  EXPECT_EQ(a100["gpus"][3]["model"], "A100-80GB");
+  EXPECT_FALSE(a100["gpus"][2].contains("holder"));
+  EXPECT_EQ(a100["gpus"][3]["mig_enabled"], false);
+  EXPECT_EQ(a100["gpus"][3]["mig_instances"], json::array());
+
+  const json& t4 = NodeNamed(list, "t4-0");
+  EXPECT_EQ(t4["gpus"][1]["shares"],
+            (json{{{"holder", {{"tenant", "gamma"}, {"vcluster", "dev"}, {"releasing", false}}},
+                   {"milli_gpu", 500},
+                   {"gpu_memory_mib", 8000}}}));
+  EXPECT_EQ(t4["gpus"][0]["shares"], json::array());
+  EXPECT_FALSE(t4.contains("holder"));
+  EXPECT_EQ(NodeNamed(list, "t4-1")["holder"], (json{{"tenant", "delta"}, {"vcluster", "own"}, {"releasing", false}}));
+}
+
+TEST_F(InventoryApiTest, PagesFollowTheToken) {
+  auto first = Call(admin_, "GET", "/v1/inventory/nodes?page_size=5");
+  ASSERT_EQ(first.status, 200) << first.body;
+  json one = json::parse(first.body);
+  ASSERT_EQ(one["nodes"].size(), 5u);
+  auto second =
+      Call(admin_, "GET", "/v1/inventory/nodes?page_size=5&page_token=" + one["next_page_token"].get<std::string>());
+  ASSERT_EQ(second.status, 200) << second.body;
+  json two = json::parse(second.body);
+  ASSERT_EQ(two["nodes"].size(), 4u);
+  EXPECT_EQ(two["next_page_token"], "") << "the last page";
+  EXPECT_LT(one["nodes"][4]["name"].get<std::string>(), two["nodes"][0]["name"].get<std::string>());
+
+  auto bad = Call(admin_, "GET", "/v1/inventory/nodes?page_size=1001");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_NE(bad.body.find("page_size"), std::string::npos) << bad.body;
+  bad = Call(admin_, "GET", "/v1/inventory/nodes?page_token=bogus");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_NE(bad.body.find("page_token"), std::string::npos) << bad.body;
+}
+
+TEST_F(InventoryApiTest, GrpcServesTheSameAndRefusesTenants) {
+  Reserve();
+  auto channel =
+      grpc::CreateChannel("127.0.0.1:" + std::to_string(app_->grpc_port()), grpc::InsecureChannelCredentials());
+  auto stub = v1::InventoryService::NewStub(channel);
+  auto call = [&](const std::string& token, v1::ListNodesResponse& out) {
+    grpc::ClientContext ctx;
+    ctx.AddMetadata("authorization", "Bearer " + token);
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    return stub->ListNodes(&ctx, v1::ListNodesRequest(), &out);
+  };
+  v1::ListNodesResponse nodes;
+  ASSERT_TRUE(call(admin_, nodes).ok());
+  ASSERT_EQ(nodes.nodes_size(), 9);
+  const v1::InventoryNode& a100 = nodes.nodes(1);
+  ASSERT_EQ(a100.name(), "a100-1");
+  EXPECT_EQ(a100.gpus(3).holder().tenant(), "beta");
+  EXPECT_EQ(a100.gpus(3).holder().vcluster(), "train");
+
+  v1::ListNodesResponse refused;
+  EXPECT_EQ(call(CreateToken("tenant:acme", "owner"), refused).error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  auto rest = Call(CreateToken("tenant:beta", "owner"), "GET", "/v1/inventory/nodes");
+  EXPECT_EQ(rest.status, 403) << rest.body;
+}
+
+}  // namespace
+}  // namespace septa::test

@@ -1,0 +1,168 @@
+// Creators racing for the last free GPU capacity through two septad
+// replicas (two CapacityLedgers) on one PostgreSQL database: every winner's
+// capacity is on concrete GPUs nobody else holds, checked against the rows.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "common/clock.h"
+#include "services/core/capacity_ledger.h"
+#include "services/core/virtual_cluster_service.h"
+#include "services/store/pg_store.h"
+#include "tests/support/test_database.h"
+
+namespace septa::core {
+namespace {
+
+using tenancy::VirtualCluster;
+
+int Profile(const char* name) { return gpu::Catalog::Default().Find("H100-80GB")->ProfileIndex(name); }
+
+RequestContext Owner(const std::string& tenant) {
+  RequestContext ctx;
+  ctx.principal.tenant = tenant;
+  ctx.principal.role = Role::kOwner;
+  ctx.request_id = "race";
+  return ctx;
+}
+
+class VirtualClusterRaceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto database = test::TestDatabase::CreateMigrated();
+    ASSERT_TRUE(database.ok()) << database.status().ToString();
+    database_ = std::move(*database);
+    auto migrations = store::EmbeddedMigrations();
+    ASSERT_TRUE(migrations.ok());
+    store_ = std::make_unique<store::PgStore>(store::PgStoreOptions{
+        .database_url = database_->url(), .pool_size = 8, .max_attempts = 50, .migrations = *std::move(migrations)});
+    // Two H100 nodes of two MIG GPUs (3g.40gb@0 + 2g.20gb@4 + 1g.10gb@6):
+    // four 3g.40gb instances; two nodes of four whole A100s.
+    const Status seeded = store_->Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
+      for (const char* t : {"iso-a", "iso-b"}) SEPTA_RETURN_IF_ERROR(tx.Tenants().Insert(TenantRow(t, "isolated")));
+      for (const char* t : {"ded-a", "ded-b"}) SEPTA_RETURN_IF_ERROR(tx.Tenants().Insert(TenantRow(t, "dedicated")));
+      for (const char* name : {"h100-0", "h100-1"}) {
+        gpu::InventoryNode n = Node(name);
+        for (int g = 0; g < 2; ++g) {
+          n.gpus.push_back({"H100-80GB",
+                            g,
+                            std::string(name) + "-" + std::to_string(g),
+                            true,
+                            {{Profile("3g.40gb"), 0}, {Profile("2g.20gb"), 4}, {Profile("1g.10gb"), 6}}});
+        }
+        SEPTA_RETURN_IF_ERROR(tx.Inventory().PutNode(n, clock_.Now()));
+      }
+      for (const char* name : {"a100-0", "a100-1"}) {
+        gpu::InventoryNode n = Node(name);
+        for (int g = 0; g < 4; ++g)
+          n.gpus.push_back({"A100-80GB", g, std::string(name) + std::to_string(g), false, {}});
+        SEPTA_RETURN_IF_ERROR(tx.Inventory().PutNode(n, clock_.Now()));
+      }
+      return Status::Ok();
+    });
+    ASSERT_TRUE(seeded.ok()) << seeded.ToString();
+  }
+
+  static Tenant TenantRow(const std::string& name, const std::string& tier) {
+    Tenant t;
+    t.name = name;
+    t.trust_tier = tier;
+    t.version = 1;
+    return t;
+  }
+  static gpu::InventoryNode Node(const std::string& name) {
+    gpu::InventoryNode n;
+    n.name = name;
+    n.cpu_milli = 64000;
+    n.memory_mib = 1 << 19;
+    return n;
+  }
+
+  // `creators` threads, alternating between two replicas, each create one
+  // virtual cluster of `make(i)` for tenant `tenant(i)`; returns how many won.
+  int Race(int creators, const std::function<std::string(int)>& tenant,
+           const std::function<VirtualCluster(int)>& make) {
+    CapacityLedger ledger_a{gpu::Catalog::Default()}, ledger_b{gpu::Catalog::Default()};
+    VirtualClusterService replica_a(*store_, clock_, ledger_a, gpu::Catalog::Default());
+    VirtualClusterService replica_b(*store_, clock_, ledger_b, gpu::Catalog::Default());
+    std::atomic<int> won{0};
+    std::vector<std::thread> threads;
+    for (int i = 0; i < creators; ++i) {
+      threads.emplace_back([&, i] {
+        auto r = (i % 2 ? replica_a : replica_b).Create(Owner(tenant(i)), tenant(i), make(i), "");
+        if (r.ok()) {
+          ++won;
+        } else {
+          EXPECT_EQ(r.status().code(), Code::kResourceExhausted) << r.status().ToString();
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    return won;
+  }
+
+  std::vector<tenancy::Reservation> Rows() {
+    std::vector<tenancy::Reservation> rows;
+    const Status read = store_->Transact(TxMode::kReadOnly, [&](Tx& tx) -> Status {
+      auto all = tx.Reservations().List();
+      SEPTA_RETURN_IF_ERROR(all);
+      rows = *all;
+      return Status::Ok();
+    });
+    EXPECT_TRUE(read.ok()) << read.ToString();
+    return rows;
+  }
+
+  SystemClock clock_;
+  std::unique_ptr<test::TestDatabase> database_;
+  std::unique_ptr<store::PgStore> store_;
+};
+
+TEST_F(VirtualClusterRaceTest, SixtyFourCreatorsForFourMigInstancesBookEachOnce) {
+  const int won = Race(
+      64, [](int i) { return i % 2 ? "iso-a" : "iso-b"; },
+      [](int i) {
+        VirtualCluster vc;
+        vc.name = "mig-" + std::to_string(i);
+        vc.capacity.tier = gpu::Tier::kIsolated;
+        vc.capacity.mig = {{"3g.40gb", 1, ""}};
+        return vc;
+      });
+  EXPECT_EQ(won, 4);
+  std::set<std::tuple<std::string, int, int>> instances;
+  int rows = 0;
+  for (const auto& r : Rows()) {
+    ++rows;
+    for (const auto& m : r.mig) EXPECT_TRUE(instances.insert({m.node, m.gpu, m.start}).second) << m.node;
+  }
+  EXPECT_EQ(rows, 4);
+  EXPECT_EQ(instances.size(), 4u);
+}
+
+TEST_F(VirtualClusterRaceTest, SixtyFourCreatorsForEightWholeGpusBookEachOnce) {
+  // Three GPUs each: at most two creators fit on the eight A100s.
+  const int won = Race(
+      64, [](int i) { return i % 2 ? "ded-a" : "ded-b"; },
+      [](int i) {
+        VirtualCluster vc;
+        vc.name = "gpus-" + std::to_string(i);
+        vc.capacity.tier = gpu::Tier::kDedicated;
+        vc.capacity.model = "A100-80GB";
+        vc.capacity.count = 3;
+        return vc;
+      });
+  EXPECT_EQ(won, 2);
+  std::map<std::pair<std::string, int>, std::string> holder;
+  for (const auto& r : Rows()) {
+    EXPECT_EQ(r.gpus.size(), 3u);
+    for (const auto& g : r.gpus) {
+      EXPECT_TRUE(holder.emplace(std::pair{g.node, g.gpu}, r.vcluster).second) << g.node << " GPU " << g.gpu;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace septa::core
