@@ -25,6 +25,20 @@ std::vector<gpu::Taint> ReservableTaints(const std::vector<gpu::InventoryNode>& 
 
 }  // namespace
 
+void FifoMutex::lock() {
+  std::unique_lock lock(mu_);
+  const std::uint64_t ticket = next_ticket_++;
+  turn_.wait(lock, [&] { return serving_ == ticket; });
+}
+
+void FifoMutex::unlock() {
+  {
+    std::lock_guard lock(mu_);
+    ++serving_;
+  }
+  turn_.notify_all();
+}
+
 CapacityLedger::CapacityLedger(const gpu::Catalog& catalog, std::string policy)
     : catalog_(catalog), policy_(std::move(policy)) {}
 
