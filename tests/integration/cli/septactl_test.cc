@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 
 #include <yaml-cpp/yaml.h>
@@ -195,10 +196,39 @@ TEST_F(SeptactlE2E, VclusterLifecycle) {
   EXPECT_EQ(after["virtual_clusters"][0]["name"], "train");
 }
 
+// A clock whose sleeps end at once at their deadline: --wait polls septad
+// for real while no real time passes.
+class SteppingClock final : public Clock {
+ public:
+  TimePoint Now() const override {
+    std::lock_guard lock(mu_);
+    return now_;
+  }
+  bool SleepUntil(TimePoint deadline, std::stop_token) const override {
+    std::lock_guard lock(mu_);
+    now_ = std::max(now_, deadline);
+    ++sleeps_;
+    return true;
+  }
+  int sleeps() const {
+    std::lock_guard lock(mu_);
+    return sleeps_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  mutable TimePoint now_{std::chrono::seconds(1'800'000'000)};
+  mutable int sleeps_ = 0;
+};
+
 TEST_F(SeptactlE2E, VclusterWaitGivesUpWhileProvisioning) {
   ASSERT_EQ(Admin({"tenant", "create", "iso", "--tier", "isolated"}).exit_code, 0);
-  const auto r = Admin({"vcluster", "create", "iso", "train", "--mig", "3g.40gb=1", "--wait", "--timeout", "1s"});
+  SteppingClock clock;
+  const auto r = Septactl({"--token", admin_token_, "vcluster", "create", "iso", "train", "--mig", "3g.40gb=1",
+                           "--wait", "--timeout", "1s"},
+                          Environment{.home = "", .septa_token = std::nullopt, .clock = &clock});
   EXPECT_EQ(r.exit_code, kExitWaitTimeout) << r.err;
+  EXPECT_EQ(clock.sleeps(), 4) << "a poll every 250ms until the deadline";
   EXPECT_NE(r.out.find("\ntrain "), std::string::npos) << "the created virtual cluster is shown: " << r.out;
   EXPECT_EQ(r.err,
             "virtual cluster iso/train: PROVISIONING\n"
