@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <sstream>
 
@@ -205,11 +206,15 @@ class SteppingClock final : public Clock {
     return now_;
   }
   bool SleepUntil(TimePoint deadline, std::stop_token) const override {
-    std::lock_guard lock(mu_);
-    now_ = std::max(now_, deadline);
-    ++sleeps_;
+    {
+      std::lock_guard lock(mu_);
+      now_ = std::max(now_, deadline);
+      ++sleeps_;
+    }
+    if (on_sleep) on_sleep();
     return true;
   }
+  std::function<void()> on_sleep;  // what happens in the world meanwhile
   int sleeps() const {
     std::lock_guard lock(mu_);
     return sleeps_;
@@ -240,6 +245,35 @@ TEST_F(SeptactlE2E, VclusterWaitGivesUpWhileProvisioning) {
   EXPECT_EQ(deleted.exit_code, 0) << deleted.err;
   EXPECT_EQ(deleted.err, "virtual cluster iso/train: DELETING\n");
   ExpectOneErrorLine(Admin({"vcluster", "create", "iso", "x", "--gpus", "=1"}), "septactl: FAILED_PRECONDITION: ");
+}
+
+// The provisioner's part played straight on the store: the virtual cluster
+// turns READY while septactl waits.
+TEST_F(SeptactlE2E, VclusterWaitEndsWhenTheStateSettles) {
+  ASSERT_EQ(Admin({"tenant", "create", "iso", "--tier", "isolated"}).exit_code, 0);
+  auto migrations = store::EmbeddedMigrations();
+  ASSERT_TRUE(migrations.ok());
+  store::PgStore store(store::PgStoreOptions{.database_url = db_->url(), .pool_size = 1, .migrations = *migrations});
+  SteppingClock clock;
+  clock.on_sleep = [&] {
+    const Status made_ready = store.Transact(core::TxMode::kReadWrite, [](core::Tx& tx) -> Status {
+      auto vc = tx.VirtualClusters().Get("iso", "train");
+      SEPTA_RETURN_IF_ERROR(vc);
+      if (vc->state == tenancy::VirtualClusterState::kReady) return Status::Ok();
+      tenancy::VirtualCluster next = *vc;
+      next.state = tenancy::VirtualClusterState::kReady;
+      next.version = vc->version + 1;
+      return tx.VirtualClusters().Update(next, vc->version);
+    });
+    EXPECT_TRUE(made_ready.ok()) << made_ready.ToString();
+  };
+  const auto r = Septactl({"--token", admin_token_, "vcluster", "create", "iso", "train", "--mig", "3g.40gb=1",
+                           "--wait", "--timeout", "1m"},
+                          Environment{.home = "", .septa_token = std::nullopt, .clock = &clock});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(clock.sleeps(), 1);
+  EXPECT_EQ(r.err, "virtual cluster iso/train: PROVISIONING\nvirtual cluster iso/train: READY\n");
+  EXPECT_NE(r.out.find("\ntrain   iso      READY "), std::string::npos) << r.out;
 }
 
 TEST_F(SeptactlE2E, TenantLifecycle) {
