@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <charconv>
 #include <sstream>
 
 namespace septa::cli {
@@ -21,6 +22,129 @@ Result<std::map<std::string, std::string>> ParseLabels(const std::vector<std::st
   return labels;
 }
 
+// A positive count, all of `text`.
+std::optional<int> ParseCount(std::string_view text) {
+  int count = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), count);
+  if (error != std::errc() || end != text.data() + text.size() || count <= 0) return std::nullopt;
+  return count;
+}
+
+// --gpus / --nodes MODEL=COUNT (MODEL may be empty: any model).
+template <typename Kind>
+Result<Kind> ParseModelCount(const std::string& flag, const std::string& item) {
+  const std::size_t eq = item.rfind('=');
+  const auto count = eq == std::string::npos ? std::nullopt : ParseCount(std::string_view(item).substr(eq + 1));
+  if (!count) return InvalidArgument(flag + " must be MODEL=COUNT with a positive COUNT, not \"" + item + "\"");
+  Kind kind;
+  kind.set_model(item.substr(0, eq));
+  kind.set_count(*count);
+  return kind;
+}
+
+// --mig PROFILE=COUNT[@MODEL].
+Result<v1::Capacity::Mig> ParseMig(const std::string& item) {
+  const std::size_t eq = item.find('=');
+  const std::size_t at = item.find('@', eq == std::string::npos ? 0 : eq);
+  const auto count =
+      eq == std::string::npos || eq == 0
+          ? std::nullopt
+          : ParseCount(std::string_view(item).substr(eq + 1, at == std::string::npos ? at : at - eq - 1));
+  if (!count || at + 1 == item.size()) {
+    return InvalidArgument("--mig must be PROFILE=COUNT[@MODEL] with a positive COUNT, not \"" + item + "\"");
+  }
+  v1::Capacity::Mig mig;
+  mig.set_profile(item.substr(0, eq));
+  mig.set_count(*count);
+  if (at != std::string::npos) mig.set_model(item.substr(at + 1));
+  return mig;
+}
+
+// The flags of a virtual cluster's settings (create and update).
+struct SpecFlags {
+  std::string display_name, gpus, nodes;
+  std::vector<std::string> mig;
+  int shared_milli = 0, shared_memory_mib = 0, cpu_milli = 0, memory_mib = 0, pods = 0, priority = 0, weight = 0;
+  CLI::App* command = nullptr;
+};
+
+void AddSpecFlags(CLI::App* command, SpecFlags& f) {
+  f.command = command;
+  command->add_option("--display-name", f.display_name, "human-readable name");
+  command->add_option("--mig", f.mig, "tier isolated: PROFILE=COUNT[@MODEL] MIG instances (repeatable)");
+  command->add_option("--gpus", f.gpus, "tier dedicated: MODEL=COUNT whole GPUs (empty MODEL: any)");
+  command->add_option("--nodes", f.nodes, "tier exclusive: MODEL=COUNT whole nodes (empty MODEL: any)");
+  command->add_option("--shared-milli", f.shared_milli, "tier shared: milli-GPUs of time-sliced GPUs");
+  command->add_option("--shared-memory-mib", f.shared_memory_mib, "tier shared: GPU memory (with --shared-milli)");
+  command->add_option("--cpu-milli", f.cpu_milli, "workload CPU limit (0: none)");
+  command->add_option("--memory-mib", f.memory_mib, "workload memory limit (0: none)");
+  command->add_option("--pods", f.pods, "workload pod limit (0: none)");
+  command->add_option("--priority", f.priority, "queue priority (default 100)");
+  command->add_option("--over-quota-weight", f.weight, "queue over-quota weight (default 1)");
+}
+
+bool Given(const SpecFlags& f, const std::string& flag) { return f.command->get_option(flag)->count() > 0; }
+
+// At most one capacity kind; none: nullopt.
+Result<std::optional<v1::Capacity>> CapacityFrom(const SpecFlags& f) {
+  const int kinds = static_cast<int>(!f.mig.empty()) + static_cast<int>(Given(f, "--gpus")) +
+                    static_cast<int>(Given(f, "--nodes")) + static_cast<int>(Given(f, "--shared-milli"));
+  if (kinds > 1) return InvalidArgument("give only one of --mig, --gpus, --nodes or --shared-milli");
+  if (Given(f, "--shared-memory-mib") && !Given(f, "--shared-milli")) {
+    return InvalidArgument("--shared-memory-mib needs --shared-milli");
+  }
+  if (kinds == 0) return std::optional<v1::Capacity>();
+  v1::Capacity capacity;
+  for (const auto& item : f.mig) {
+    auto mig = ParseMig(item);
+    SEPTA_RETURN_IF_ERROR(mig);
+    *capacity.add_mig() = *std::move(mig);
+  }
+  if (Given(f, "--gpus")) {
+    auto gpus = ParseModelCount<v1::Capacity::Gpus>("--gpus", f.gpus);
+    SEPTA_RETURN_IF_ERROR(gpus);
+    *capacity.mutable_gpus() = *std::move(gpus);
+  }
+  if (Given(f, "--nodes")) {
+    auto nodes = ParseModelCount<v1::Capacity::Nodes>("--nodes", f.nodes);
+    SEPTA_RETURN_IF_ERROR(nodes);
+    *capacity.mutable_nodes() = *std::move(nodes);
+  }
+  if (Given(f, "--shared-milli")) {
+    if (f.shared_milli <= 0) return InvalidArgument("--shared-milli must be positive");
+    capacity.mutable_shared()->set_milli_gpu(f.shared_milli);
+    capacity.mutable_shared()->set_gpu_memory_mib(f.shared_memory_mib);
+  }
+  return std::optional<v1::Capacity>(std::move(capacity));
+}
+
+Result<VclusterSpec> SpecFrom(const SpecFlags& f) {
+  VclusterSpec spec;
+  auto capacity = CapacityFrom(f);
+  SEPTA_RETURN_IF_ERROR(capacity);
+  spec.capacity = *std::move(capacity);
+  auto set = [&](const std::string& flag, int value, std::optional<int>& field) -> Status {
+    if (!Given(f, flag)) return Status::Ok();
+    if (value < 0) return InvalidArgument(flag + " must not be negative");
+    field = value;
+    return Status::Ok();
+  };
+  if (Given(f, "--display-name")) spec.display_name = f.display_name;
+  SEPTA_RETURN_IF_ERROR(set("--cpu-milli", f.cpu_milli, spec.cpu_milli));
+  SEPTA_RETURN_IF_ERROR(set("--memory-mib", f.memory_mib, spec.memory_mib));
+  SEPTA_RETURN_IF_ERROR(set("--pods", f.pods, spec.pods));
+  SEPTA_RETURN_IF_ERROR(set("--priority", f.priority, spec.priority));
+  SEPTA_RETURN_IF_ERROR(set("--over-quota-weight", f.weight, spec.over_quota_weight));
+  return spec;
+}
+
+// --wait [--timeout D]; this --timeout, after the command, bounds the wait.
+struct WaitFlags {
+  bool wait = false;
+  double timeout_ms = 60'000;
+  CLI::App* command = nullptr;
+};
+
 // The flags' storage while CLI11 parses; turned into an Invocation after.
 struct Flags {
   std::string server, token, config_path, ca_file, output = "table";
@@ -37,6 +161,13 @@ struct Flags {
   TierGet tier_get;
   TokenCreate token_create;
   TokenRevoke token_revoke;
+  VclusterCreate vcluster_create;
+  SpecFlags create_spec, update_spec;
+  VclusterGet vcluster_get;
+  VclusterList vcluster_list;
+  VclusterUpdate vcluster_update;
+  VclusterDelete vcluster_delete;
+  WaitFlags create_wait, update_wait, delete_wait;
 };
 
 // Sub-commands of one CLI11 parse, kept to find out which one ran.
@@ -56,11 +187,102 @@ struct Commands {
   CLI::App* token_list;
   CLI::App* token_revoke;
   CLI::App* inventory;
+  CLI::App* vcluster_create;
+  CLI::App* vcluster_get;
+  CLI::App* vcluster_list;
+  CLI::App* vcluster_update;
+  CLI::App* vcluster_delete;
 };
 
 const std::map<std::string, double> kMillisecondsPerUnit{{"ms", 1}, {"s", 1000}, {"m", 60'000}, {"h", 3'600'000}};
 constexpr auto kUnitRequired = static_cast<CLI::AsNumberWithUnit::Options>(CLI::AsNumberWithUnit::CASE_SENSITIVE |
                                                                            CLI::AsNumberWithUnit::UNIT_REQUIRED);
+
+void AddWaitFlags(CLI::App* command, WaitFlags& f) {
+  f.command = command;
+  command->add_flag("--wait", f.wait, "poll until the virtual cluster's state settles");
+  command->add_option("--timeout", f.timeout_ms, "with --wait: how long to wait, e.g. 30s, 5m (default 60s)")
+      ->transform(CLI::AsNumberWithUnit(kMillisecondsPerUnit, kUnitRequired))
+      ->check(CLI::PositiveNumber);
+}
+
+Result<WaitOptions> WaitFrom(const WaitFlags& f) {
+  if (f.command->get_option("--timeout")->count() > 0 && !f.wait) {
+    return InvalidArgument(
+        "--timeout after this command is the --wait deadline: add --wait, or give the call "
+        "deadline before the command (septactl --timeout 5s vcluster ...)");
+  }
+  return WaitOptions{f.wait, std::chrono::milliseconds(static_cast<std::int64_t>(f.timeout_ms))};
+}
+
+void DefineVcluster(CLI::App& app, Flags& f, Commands& c) {
+  auto* vcluster = app.add_subcommand("vcluster", "manage a tenant's virtual clusters")->require_subcommand(1);
+  c.vcluster_create = vcluster->add_subcommand("create", "create a virtual cluster and reserve its GPU capacity");
+  c.vcluster_create->add_option("TENANT", f.vcluster_create.tenant, "owning tenant")->required();
+  c.vcluster_create->add_option("NAME", f.vcluster_create.name, "virtual cluster name (DNS label)")->required();
+  AddSpecFlags(c.vcluster_create, f.create_spec);
+  c.vcluster_create->add_option("--idempotency-key", f.vcluster_create.idempotency_key,
+                                "a retry with the same key returns the first result");
+  AddWaitFlags(c.vcluster_create, f.create_wait);
+
+  c.vcluster_get = vcluster->add_subcommand("get", "show one virtual cluster");
+  c.vcluster_get->add_option("TENANT", f.vcluster_get.tenant, "owning tenant")->required();
+  c.vcluster_get->add_option("NAME", f.vcluster_get.name, "virtual cluster name")->required();
+
+  c.vcluster_list = vcluster->add_subcommand("list", "list a tenant's virtual clusters (every page)");
+  c.vcluster_list->add_option("TENANT", f.vcluster_list.tenant, "owning tenant")->required();
+  c.vcluster_list->add_option("--state", f.vcluster_list.state, "only this state")
+      ->check(CLI::IsMember({"PROVISIONING", "READY", "SLEEPING", "DELETING", "FAILED"}));
+  c.vcluster_list->add_option("--page-size", f.vcluster_list.page_size, "virtual clusters per call (1-500)");
+
+  c.vcluster_update = vcluster->add_subcommand("update", "change the given settings of a virtual cluster");
+  c.vcluster_update->add_option("TENANT", f.vcluster_update.tenant, "owning tenant")->required();
+  c.vcluster_update->add_option("NAME", f.vcluster_update.name, "virtual cluster name")->required();
+  AddSpecFlags(c.vcluster_update, f.update_spec);
+  c.vcluster_update->add_option("--etag", f.vcluster_update.etag, "only update if it still has this etag");
+  AddWaitFlags(c.vcluster_update, f.update_wait);
+
+  c.vcluster_delete = vcluster->add_subcommand("delete", "delete a virtual cluster (its capacity is released)");
+  c.vcluster_delete->add_option("TENANT", f.vcluster_delete.tenant, "owning tenant")->required();
+  c.vcluster_delete->add_option("NAME", f.vcluster_delete.name, "virtual cluster name")->required();
+  c.vcluster_delete->add_option("--etag", f.vcluster_delete.etag, "only delete if it still has this etag");
+  AddWaitFlags(c.vcluster_delete, f.delete_wait);
+}
+
+Result<Command> SelectedVclusterCommand(const Commands& c, Flags& f) {
+  if (c.vcluster_create->parsed()) {
+    auto spec = SpecFrom(f.create_spec);
+    SEPTA_RETURN_IF_ERROR(spec);
+    if (!spec->capacity) return InvalidArgument("give one of --mig, --gpus, --nodes or --shared-milli");
+    auto wait = WaitFrom(f.create_wait);
+    SEPTA_RETURN_IF_ERROR(wait);
+    f.vcluster_create.spec = *std::move(spec);
+    f.vcluster_create.wait = *wait;
+    return Command(std::move(f.vcluster_create));
+  }
+  if (c.vcluster_get->parsed()) return Command(std::move(f.vcluster_get));
+  if (c.vcluster_list->parsed()) return Command(std::move(f.vcluster_list));
+  if (c.vcluster_update->parsed()) {
+    auto spec = SpecFrom(f.update_spec);
+    SEPTA_RETURN_IF_ERROR(spec);
+    const VclusterSpec& s = *spec;
+    if (!s.display_name && !s.capacity && !s.cpu_milli && !s.memory_mib && !s.pods && !s.priority &&
+        !s.over_quota_weight) {
+      return InvalidArgument(
+          "nothing to update: give --display-name, a capacity flag (--mig, --gpus, --nodes, --shared-milli), "
+          "--cpu-milli, --memory-mib, --pods, --priority or --over-quota-weight");
+    }
+    auto wait = WaitFrom(f.update_wait);
+    SEPTA_RETURN_IF_ERROR(wait);
+    f.vcluster_update.spec = *std::move(spec);
+    f.vcluster_update.wait = *wait;
+    return Command(std::move(f.vcluster_update));
+  }
+  auto wait = WaitFrom(f.delete_wait);
+  SEPTA_RETURN_IF_ERROR(wait);
+  f.vcluster_delete.wait = *wait;
+  return Command(std::move(f.vcluster_delete));
+}
 
 Commands Define(CLI::App& app, Flags& f) {
   app.require_subcommand(1);
@@ -131,6 +353,7 @@ Commands Define(CLI::App& app, Flags& f) {
   c.token_revoke->add_option("ID", f.token_revoke.id, "token id")->required();
 
   c.inventory = app.add_subcommand("inventory", "list the host cluster's nodes and GPUs and who holds what (admin)");
+  DefineVcluster(app, f, c);
   return c;
 }
 
@@ -164,7 +387,8 @@ Result<Command> SelectedCommand(const Commands& c, Flags& f) {
   if (c.token_create->parsed()) return Command(std::move(f.token_create));
   if (c.token_list->parsed()) return Command(TokenList{});
   if (c.inventory->parsed()) return Command(InventoryList{});
-  return Command(std::move(f.token_revoke));
+  if (c.token_revoke->parsed()) return Command(std::move(f.token_revoke));
+  return SelectedVclusterCommand(c, f);
 }
 
 }  // namespace

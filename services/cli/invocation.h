@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "septa/v1/vcluster.pb.h"
 #include "services/cli/output.h"
 
 namespace septa::cli {
@@ -70,8 +71,48 @@ struct TokenRevoke {
 };
 struct InventoryList {};  // every page
 
+// What create and update set on a virtual cluster; unset: not given (create:
+// the server's default, update: unchanged).
+struct VclusterSpec {
+  std::optional<std::string> display_name;
+  std::optional<v1::Capacity> capacity;  // exactly one kind set
+  std::optional<int> cpu_milli, memory_mib, pods;
+  std::optional<int> priority, over_quota_weight;
+};
+// --wait: poll until the state settles, for at most `timeout`.
+struct WaitOptions {
+  bool wait = false;
+  std::chrono::milliseconds timeout{60'000};
+};
+struct VclusterCreate {
+  std::string tenant, name;
+  VclusterSpec spec;
+  std::string idempotency_key;
+  WaitOptions wait;
+};
+struct VclusterGet {
+  std::string tenant, name;
+};
+struct VclusterList {  // every page
+  std::string tenant;
+  std::string state;  // empty: any
+  int page_size = 0;  // 0: the server's default
+};
+struct VclusterUpdate {
+  std::string tenant, name;
+  VclusterSpec spec;
+  std::string etag;
+  WaitOptions wait;
+};
+struct VclusterDelete {
+  std::string tenant, name;
+  std::string etag;
+  WaitOptions wait;
+};
+
 using Command = std::variant<TenantCreate, TenantGet, TenantList, TenantUpdate, TenantDelete, TierList, TierGet,
-                             TokenCreate, TokenList, TokenRevoke, InventoryList>;
+                             TokenCreate, TokenList, TokenRevoke, InventoryList, VclusterCreate, VclusterGet,
+                             VclusterList, VclusterUpdate, VclusterDelete>;
 
 struct Invocation {
   GlobalOptions options;

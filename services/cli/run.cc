@@ -14,6 +14,48 @@ namespace septa::cli {
 namespace {
 
 constexpr char kDefaultServer[] = "127.0.0.1:9090";
+constexpr std::chrono::milliseconds kPollInterval{250};
+
+// "1s", "1500ms".
+std::string FormatWaitTimeout(std::chrono::milliseconds timeout) {
+  return timeout.count() % 1000 == 0 ? std::to_string(timeout.count() / 1000) + "s"
+                                     : std::to_string(timeout.count()) + "ms";
+}
+
+// `spec`'s fields into `vc`, and their paths into `mask` when given.
+void ApplySpec(const VclusterSpec& spec, v1::VirtualCluster& vc, google::protobuf::FieldMask* mask) {
+  auto path = [&](const char* p) {
+    if (mask) mask->add_paths(p);
+  };
+  if (spec.display_name) {
+    vc.set_display_name(*spec.display_name);
+    path("display_name");
+  }
+  if (spec.capacity) {
+    *vc.mutable_capacity() = *spec.capacity;
+    path("capacity");
+  }
+  if (spec.cpu_milli) {
+    vc.mutable_quota()->set_cpu_milli(*spec.cpu_milli);
+    path("quota.cpu_milli");
+  }
+  if (spec.memory_mib) {
+    vc.mutable_quota()->set_memory_mib(*spec.memory_mib);
+    path("quota.memory_mib");
+  }
+  if (spec.pods) {
+    vc.mutable_quota()->set_pods(*spec.pods);
+    path("quota.pods");
+  }
+  if (spec.priority) {
+    vc.mutable_queue()->set_priority(*spec.priority);
+    path("queue.priority");
+  }
+  if (spec.over_quota_weight) {
+    vc.mutable_queue()->set_over_quota_weight(*spec.over_quota_weight);
+    path("queue.over_quota_weight");
+  }
+}
 
 struct Connection {
   std::string server;
@@ -48,8 +90,11 @@ Result<Connection> ResolveConnection(const GlobalOptions& options, const Environ
 // Runs one command against septad and prints its result.
 class CommandRunner {
  public:
-  CommandRunner(SeptaClient& client, OutputFormat format, std::ostream& out, std::ostream& err)
-      : client_(client), format_(format), out_(out), err_(err) {}
+  CommandRunner(SeptaClient& client, OutputFormat format, const Clock& clock, std::ostream& out, std::ostream& err)
+      : client_(client), format_(format), clock_(clock), out_(out), err_(err) {}
+
+  // Why --wait gave up, if it did.
+  const std::optional<Status>& gave_up() const { return gave_up_; }
 
   grpc::Status operator()(const TenantCreate& c) {
     v1::CreateTenantRequest request;
@@ -186,7 +231,119 @@ class CommandRunner {
     return grpc::Status::OK;
   }
 
+  grpc::Status operator()(const VclusterCreate& c) {
+    v1::CreateVirtualClusterRequest request;
+    request.set_tenant(c.tenant);
+    request.set_idempotency_key(c.idempotency_key);
+    v1::VirtualCluster& vc = *request.mutable_virtual_cluster();
+    vc.set_name(c.name);
+    vc.set_tenant(c.tenant);
+    ApplySpec(c.spec, vc, nullptr);
+    const auto status =
+        client_.Call(client_.vclusters(), &v1::VirtualClusterService::Stub::CreateVirtualCluster, request, &vcluster_);
+    return ShowVcluster(status, c.wait, /*deleting=*/false);
+  }
+
+  grpc::Status operator()(const VclusterGet& c) {
+    v1::GetVirtualClusterRequest request;
+    request.set_tenant(c.tenant);
+    request.set_name(c.name);
+    return ShowVcluster(
+        client_.Call(client_.vclusters(), &v1::VirtualClusterService::Stub::GetVirtualCluster, request, &vcluster_),
+        WaitOptions{}, false);
+  }
+
+  grpc::Status operator()(const VclusterList& c) {
+    v1::ListVirtualClustersRequest request;
+    request.set_tenant(c.tenant);
+    request.set_page_size(c.page_size);
+    if (!c.state.empty()) request.set_filter("state=" + c.state);
+    v1::ListVirtualClustersResponse all;
+    do {
+      v1::ListVirtualClustersResponse page;
+      const auto status =
+          client_.Call(client_.vclusters(), &v1::VirtualClusterService::Stub::ListVirtualClusters, request, &page);
+      if (!status.ok()) return status;
+      all.mutable_virtual_clusters()->MergeFrom(page.virtual_clusters());
+      request.set_page_token(page.next_page_token());
+    } while (!request.page_token().empty());
+    out_ << Render(format_, all, VirtualClusterTable(all.virtual_clusters()));
+    return grpc::Status::OK;
+  }
+
+  grpc::Status operator()(const VclusterUpdate& c) {
+    v1::UpdateVirtualClusterRequest request;
+    v1::VirtualCluster& vc = *request.mutable_virtual_cluster();
+    vc.set_tenant(c.tenant);
+    vc.set_name(c.name);
+    vc.set_etag(c.etag);
+    ApplySpec(c.spec, vc, request.mutable_update_mask());
+    const auto status =
+        client_.Call(client_.vclusters(), &v1::VirtualClusterService::Stub::UpdateVirtualCluster, request, &vcluster_);
+    return ShowVcluster(status, c.wait, /*deleting=*/false);
+  }
+
+  grpc::Status operator()(const VclusterDelete& c) {
+    v1::DeleteVirtualClusterRequest request;
+    request.set_tenant(c.tenant);
+    request.set_name(c.name);
+    request.set_etag(c.etag);
+    const auto status =
+        client_.Call(client_.vclusters(), &v1::VirtualClusterService::Stub::DeleteVirtualCluster, request, &vcluster_);
+    return ShowVcluster(status, c.wait, /*deleting=*/true);
+  }
+
  private:
+  // Prints the virtual cluster a call returned, after --wait if asked.
+  grpc::Status ShowVcluster(const grpc::Status& status, const WaitOptions& wait, bool deleting) {
+    if (!status.ok()) return status;
+    bool gone = false;
+    if (wait.wait) {
+      const auto waited = Wait(wait.timeout, deleting, gone);
+      if (!waited.ok()) return waited;
+    }
+    if (!gone) out_ << Render(format_, vcluster_, VirtualClusterTable(AsList(vcluster_)));
+    return grpc::Status::OK;
+  }
+
+  // Polls GetVirtualCluster until the state leaves PROVISIONING (deleting:
+  // until it is DELETING or gone), printing each state change to err_; at
+  // the deadline records in gave_up_ why.
+  grpc::Status Wait(std::chrono::milliseconds timeout, bool deleting, bool& gone) {
+    const TimePoint deadline = clock_.Now() + timeout;
+    const std::string who = vcluster_.tenant() + "/" + vcluster_.name();
+    v1::GetVirtualClusterRequest request;
+    request.set_tenant(vcluster_.tenant());
+    request.set_name(vcluster_.name());
+    auto state = vcluster_.state();
+    err_ << "virtual cluster " << who << ": " << v1::VirtualCluster::State_Name(state) << "\n";
+    while (true) {
+      const bool settled = deleting ? state == v1::VirtualCluster::DELETING : state != v1::VirtualCluster::PROVISIONING;
+      if (settled) return grpc::Status::OK;
+      if (clock_.Now() >= deadline) {
+        gave_up_ = DeadlineExceeded("gave up waiting after " + FormatWaitTimeout(timeout) + ": virtual cluster " + who +
+                                    " is still " + v1::VirtualCluster::State_Name(state) + ", " +
+                                    DescribeCondition(vcluster_, "Reserved"));
+        return grpc::Status::OK;
+      }
+      clock_.SleepUntil(std::min(deadline, clock_.Now() + kPollInterval), {});
+      v1::VirtualCluster current;
+      const auto status =
+          client_.Call(client_.vclusters(), &v1::VirtualClusterService::Stub::GetVirtualCluster, request, &current);
+      if (deleting && status.error_code() == grpc::StatusCode::NOT_FOUND) {
+        err_ << "virtual cluster " << who << ": gone\n";
+        gone = true;
+        return grpc::Status::OK;
+      }
+      if (!status.ok()) return status;
+      vcluster_ = std::move(current);
+      if (vcluster_.state() != state) {
+        state = vcluster_.state();
+        err_ << "virtual cluster " << who << ": " << v1::VirtualCluster::State_Name(state) << "\n";
+      }
+    }
+  }
+
   grpc::Status ShowTenant(const grpc::Status& status) {
     if (status.ok()) out_ << Render(format_, tenant_, TenantTable(AsList(tenant_)));
     return status;
@@ -205,9 +362,12 @@ class CommandRunner {
 
   SeptaClient& client_;
   OutputFormat format_;
+  const Clock& clock_;
   std::ostream& out_;
   std::ostream& err_;
   v1::Tenant tenant_;
+  v1::VirtualCluster vcluster_;
+  std::optional<Status> gave_up_;
   google::protobuf::Empty empty_;
 };
 
@@ -235,11 +395,16 @@ int RunSeptactl(const std::vector<std::string>& args, const Environment& env, st
     return kExitFailure;
   }
   SeptaClient client(connection->server, connection->token, invocation.options.timeout, connection->security);
-  CommandRunner runner(client, invocation.options.output, out, err);
+  const SystemClock system_clock;
+  CommandRunner runner(client, invocation.options.output, env.clock ? *env.clock : system_clock, out, err);
   const grpc::Status status = std::visit(runner, invocation.command);
   if (!status.ok()) {
     err << ErrorLine(status, connection->server) << "\n";
     return kExitFailure;
+  }
+  if (runner.gave_up()) {
+    err << ErrorLine(*runner.gave_up()) << "\n";
+    return kExitWaitTimeout;
   }
   return kExitOk;
 }

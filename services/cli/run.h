@@ -7,17 +7,21 @@
 #include <string>
 #include <vector>
 
+#include "common/clock.h"
+
 namespace septa::cli {
 
 // The parts of the process environment septactl reads.
 struct Environment {
   std::string home;                        // for ~/.config/septa/config.yaml
   std::optional<std::string> septa_token;  // $SEPTA_TOKEN
+  const Clock* clock = nullptr;            // for --wait; null: the system clock
 };
 
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailure = 1;  // the call failed, or no server
-inline constexpr int kExitUsage = 2;    // bad command line or config file
+inline constexpr int kExitFailure = 1;      // the call failed, or no server
+inline constexpr int kExitUsage = 2;        // bad command line or config file
+inline constexpr int kExitWaitTimeout = 3;  // --wait gave up: the call worked, the state did not settle
 
 // `args` without the program name. Results go to `out`; an error is one
 // line on `err`.

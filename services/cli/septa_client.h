@@ -12,6 +12,7 @@
 #include "septa/v1/tenant.grpc.pb.h"
 #include "septa/v1/token.grpc.pb.h"
 #include "septa/v1/trust_tier.grpc.pb.h"
+#include "septa/v1/vcluster.grpc.pb.h"
 
 namespace septa::cli {
 
@@ -29,6 +30,7 @@ class SeptaClient {
   v1::TrustTierService::Stub& tiers() { return *tiers_; }
   v1::TokenService::Stub& tokens() { return *tokens_; }
   v1::InventoryService::Stub& inventory() { return *inventory_; }
+  v1::VirtualClusterService::Stub& vclusters() { return *vclusters_; }
 
   // Calls `method` of `stub`, e.g. Call(client.tenants(), &Stub::GetTenant, request, &tenant).
   template <typename Stub, typename Request, typename Response>
@@ -49,6 +51,7 @@ class SeptaClient {
   std::unique_ptr<v1::TrustTierService::Stub> tiers_;
   std::unique_ptr<v1::TokenService::Stub> tokens_;
   std::unique_ptr<v1::InventoryService::Stub> inventory_;
+  std::unique_ptr<v1::VirtualClusterService::Stub> vclusters_;
 };
 
 }  // namespace septa::cli

@@ -2,6 +2,7 @@
 
 #include <google/protobuf/util/time_util.h>
 
+#include <algorithm>
 #include <map>
 
 namespace septa::cli {
@@ -71,7 +72,83 @@ std::string NodeHealth(const v1::InventoryNode& n) {
   return health;
 }
 
+std::string Times(int count) { return std::to_string(count) + " x "; }
+
+// "1 x 3g.40gb@H100-80GB, 2 x 1g.10gb"; "2 x H100-80GB GPU"; "1 x any node";
+// "500 milli-GPU, 4096 MiB".
+std::string FormatCapacity(const v1::Capacity& c) {
+  std::vector<std::string> parts;
+  for (const auto& m : c.mig())
+    parts.push_back(Times(m.count()) + m.profile() + (m.model().empty() ? "" : "@" + m.model()));
+  const auto model = [](const std::string& m) { return m.empty() ? std::string("any") : m; };
+  if (c.has_gpus()) parts.push_back(Times(c.gpus().count()) + model(c.gpus().model()) + " GPU");
+  if (c.has_nodes()) parts.push_back(Times(c.nodes().count()) + model(c.nodes().model()) + " node");
+  if (c.has_shared()) {
+    parts.push_back(
+        std::to_string(c.shared().milli_gpu()) + " milli-GPU" +
+        (c.shared().gpu_memory_mib() > 0 ? " " + std::to_string(c.shared().gpu_memory_mib()) + " MiB" : ""));
+  }
+  if (parts.empty()) return "-";
+  std::string text;
+  for (const auto& p : parts) text += (text.empty() ? "" : ", ") + p;
+  return text;
+}
+
+std::string Place(const std::string& node, int gpu) { return node + "/" + std::to_string(gpu); }
+
+// "2 x 3g.40gb on h100-0/0, h100-0/1", one group per profile (then whole
+// GPUs, nodes, shares), "; " between groups.
+std::string FormatReservation(const v1::Reservation& r) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> groups;  // what, where
+  auto add = [&](const std::string& what, const std::string& where) {
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == what; });
+    if (it == groups.end()) it = groups.insert(groups.end(), {what, {}});
+    it->second.push_back(where);
+  };
+  for (const auto& m : r.mig()) add(m.profile(), Place(m.node(), m.gpu()));
+  for (const auto& g : r.gpus()) add("GPU", Place(g.node(), g.gpu()));
+  for (const auto& n : r.nodes()) add("node", n);
+  for (const auto& s : r.shares()) add(std::to_string(s.milli_gpu()) + " milli-GPU", Place(s.node(), s.gpu()));
+  std::string text;
+  for (const auto& [what, where] : groups) {
+    std::string places;
+    for (const auto& p : where) places += (places.empty() ? "" : ", ") + p;
+    text += (text.empty() ? "" : "; ") + Times(static_cast<int>(where.size())) + what + " on " + places;
+  }
+  if (text.empty()) return "-";
+  return r.releasing() ? text + " (releasing)" : text;
+}
+
+// "Reserved=True (Reserved), Ready=False (ProvisionerMissing)".
+std::string FormatConditions(const google::protobuf::RepeatedPtrField<v1::Condition>& conditions) {
+  std::string text;
+  for (const auto& c : conditions) {
+    text +=
+        (text.empty() ? "" : ", ") + c.type() + "=" + c.status() + (c.reason().empty() ? "" : " (" + c.reason() + ")");
+  }
+  return text.empty() ? "-" : text;
+}
+
 }  // namespace
+
+std::string DescribeCondition(const v1::VirtualCluster& vcluster, const std::string& type) {
+  for (const auto& c : vcluster.conditions()) {
+    if (c.type() != type) continue;
+    std::string why = c.reason();
+    if (!c.message().empty()) why += (why.empty() ? "" : ": ") + c.message();
+    return type + "=" + c.status() + (why.empty() ? "" : " (" + why + ")");
+  }
+  return "no " + type + " condition";
+}
+
+Table VirtualClusterTable(const google::protobuf::RepeatedPtrField<v1::VirtualCluster>& vclusters) {
+  Table table{{"NAME", "TENANT", "STATE", "CAPACITY", "RESERVED", "CONDITIONS"}, {}};
+  for (const auto& v : vclusters) {
+    table.rows.push_back({v.name(), v.tenant(), v1::VirtualCluster::State_Name(v.state()), FormatCapacity(v.capacity()),
+                          FormatReservation(v.reservation()), FormatConditions(v.conditions())});
+  }
+  return table;
+}
 
 std::string FormatTime(const google::protobuf::Timestamp& time, bool is_set) {
   if (!is_set) return "-";

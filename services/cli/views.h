@@ -10,6 +10,7 @@
 #include "septa/v1/tenant.pb.h"
 #include "septa/v1/token.pb.h"
 #include "septa/v1/trust_tier.pb.h"
+#include "septa/v1/vcluster.pb.h"
 #include "services/cli/output.h"
 
 namespace septa::cli {
@@ -19,6 +20,12 @@ Table TrustTierTable(const google::protobuf::RepeatedPtrField<v1::TrustTier>& ti
 Table TokenTable(const google::protobuf::RepeatedPtrField<v1::ApiToken>& tokens);
 // One row per GPU (one per node without GPUs): its MIG layout and its holders.
 Table InventoryTable(const google::protobuf::RepeatedPtrField<v1::InventoryNode>& nodes);
+// What each asks for, what its reservation holds ("2 x 3g.40gb on h100-0/0,
+// h100-0/1") and its conditions' reasons.
+Table VirtualClusterTable(const google::protobuf::RepeatedPtrField<v1::VirtualCluster>& vclusters);
+
+// "Reserved=True (MigReserved: 1 instance held)"; "no Reserved condition".
+std::string DescribeCondition(const v1::VirtualCluster& vcluster, const std::string& type);
 
 // One resource as the list the table functions take.
 template <typename Item>

@@ -4,6 +4,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <mutex>
 #include <sstream>
 
 #include <yaml-cpp/yaml.h>
@@ -154,6 +156,124 @@ TEST_F(SeptactlE2E, InventoryListsNodesGpusLayoutsAndHolders) {
   EXPECT_EQ(nodes["nodes"].size(), 9u);
   const auto tenant = Json({"token", "create", "--principal", "tenant:beta", "--role", "owner"});
   ExpectOneErrorLine(Septactl({"--token", tenant["token"], "inventory"}), "septactl: PERMISSION_DENIED: ");
+}
+
+// A virtual cluster's life over gRPC, on the MIG GPUs of septad's simulated
+// cluster. No provisioner runs, so it stays PROVISIONING: --wait gives up.
+TEST_F(SeptactlE2E, VclusterLifecycle) {
+  ASSERT_EQ(Admin({"tenant", "create", "iso", "--tier", "isolated"}).exit_code, 0);
+  const auto created = Admin({"vcluster", "create", "iso", "train", "--mig", "3g.40gb=1", "--display-name", "Train"});
+  ASSERT_EQ(created.exit_code, 0) << created.err;
+  EXPECT_EQ(created.out.rfind("NAME    TENANT   STATE          CAPACITY      RESERVED", 0), 0u) << created.out;
+  EXPECT_NE(created.out.find("\ntrain   iso      PROVISIONING   1 x 3g.40gb   1 x 3g.40gb on h100-"), std::string::npos)
+      << created.out;
+  EXPECT_NE(created.out.find("Reserved=True (CapacityReserved)"), std::string::npos) << created.out;
+
+  const auto got = Json({"vcluster", "get", "iso", "train"});
+  EXPECT_EQ(got["display_name"], "Train");
+  EXPECT_EQ(got["state"], "PROVISIONING");
+  ASSERT_EQ(got["reservation"]["mig"].size(), 1u);
+  EXPECT_EQ(got["reservation"]["mig"][0]["profile"], "3g.40gb");
+  const std::string etag = got["etag"];
+
+  ASSERT_EQ(Admin({"vcluster", "create", "iso", "infer", "--mig", "1g.10gb=1"}).exit_code, 0);
+  const auto listed = Json({"vcluster", "list", "iso", "--page-size", "1"});  // both pages
+  ASSERT_EQ(listed["virtual_clusters"].size(), 2u) << listed.dump();
+  EXPECT_EQ(Json({"vcluster", "list", "iso", "--state", "READY"})["virtual_clusters"].size(), 0u);
+
+  const auto resized = Json({"vcluster", "update", "iso", "train", "--mig", "3g.40gb=2", "--etag", etag});
+  EXPECT_EQ(resized["capacity"]["mig"][0]["count"], 2);
+  EXPECT_EQ(resized["reservation"]["mig"].size(), 2u);
+  EXPECT_EQ(resized["display_name"], "Train");  // not in the mask, kept
+  ExpectOneErrorLine(Admin({"vcluster", "update", "iso", "train", "--priority", "5", "--etag", etag}),
+                     "septactl: FAILED_PRECONDITION: ");
+
+  const auto deleted = Json({"vcluster", "delete", "iso", "infer"});
+  EXPECT_EQ(deleted["state"], "DELETING");
+  // Never provisioned on the host, it is gone at once.
+  ExpectOneErrorLine(Admin({"vcluster", "get", "iso", "infer"}), "septactl: NOT_FOUND: ");
+  const auto after = Json({"vcluster", "list", "iso"});
+  ASSERT_EQ(after["virtual_clusters"].size(), 1u);
+  EXPECT_EQ(after["virtual_clusters"][0]["name"], "train");
+}
+
+// A clock whose sleeps end at once at their deadline: --wait polls septad
+// for real while no real time passes.
+class SteppingClock final : public Clock {
+ public:
+  TimePoint Now() const override {
+    std::lock_guard lock(mu_);
+    return now_;
+  }
+  bool SleepUntil(TimePoint deadline, std::stop_token) const override {
+    {
+      std::lock_guard lock(mu_);
+      now_ = std::max(now_, deadline);
+      ++sleeps_;
+    }
+    if (on_sleep) on_sleep();
+    return true;
+  }
+  std::function<void()> on_sleep;  // what happens in the world meanwhile
+  int sleeps() const {
+    std::lock_guard lock(mu_);
+    return sleeps_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  mutable TimePoint now_{std::chrono::seconds(1'800'000'000)};
+  mutable int sleeps_ = 0;
+};
+
+TEST_F(SeptactlE2E, VclusterWaitGivesUpWhileProvisioning) {
+  ASSERT_EQ(Admin({"tenant", "create", "iso", "--tier", "isolated"}).exit_code, 0);
+  SteppingClock clock;
+  const auto r = Septactl({"--token", admin_token_, "vcluster", "create", "iso", "train", "--mig", "3g.40gb=1",
+                           "--wait", "--timeout", "1s"},
+                          Environment{.home = "", .septa_token = std::nullopt, .clock = &clock});
+  EXPECT_EQ(r.exit_code, kExitWaitTimeout) << r.err;
+  EXPECT_EQ(clock.sleeps(), 4) << "a poll every 250ms until the deadline";
+  EXPECT_NE(r.out.find("\ntrain "), std::string::npos) << "the created virtual cluster is shown: " << r.out;
+  EXPECT_EQ(r.err,
+            "virtual cluster iso/train: PROVISIONING\n"
+            "septactl: DEADLINE_EXCEEDED: gave up waiting after 1s: virtual cluster iso/train is still PROVISIONING, "
+            "Reserved=True (CapacityReserved: the capacity is reserved on concrete GPUs)\n");
+
+  // Delete's wait ends as soon as it is DELETING.
+  const auto deleted = Admin({"vcluster", "delete", "iso", "train", "--wait", "--timeout", "1s"});
+  EXPECT_EQ(deleted.exit_code, 0) << deleted.err;
+  EXPECT_EQ(deleted.err, "virtual cluster iso/train: DELETING\n");
+  ExpectOneErrorLine(Admin({"vcluster", "create", "iso", "x", "--gpus", "=1"}), "septactl: FAILED_PRECONDITION: ");
+}
+
+// The provisioner's part played straight on the store: the virtual cluster
+// turns READY while septactl waits.
+TEST_F(SeptactlE2E, VclusterWaitEndsWhenTheStateSettles) {
+  ASSERT_EQ(Admin({"tenant", "create", "iso", "--tier", "isolated"}).exit_code, 0);
+  auto migrations = store::EmbeddedMigrations();
+  ASSERT_TRUE(migrations.ok());
+  store::PgStore store(store::PgStoreOptions{.database_url = db_->url(), .pool_size = 1, .migrations = *migrations});
+  SteppingClock clock;
+  clock.on_sleep = [&] {
+    const Status made_ready = store.Transact(core::TxMode::kReadWrite, [](core::Tx& tx) -> Status {
+      auto vc = tx.VirtualClusters().Get("iso", "train");
+      SEPTA_RETURN_IF_ERROR(vc);
+      if (vc->state == tenancy::VirtualClusterState::kReady) return Status::Ok();
+      tenancy::VirtualCluster next = *vc;
+      next.state = tenancy::VirtualClusterState::kReady;
+      next.version = vc->version + 1;
+      return tx.VirtualClusters().Update(next, vc->version);
+    });
+    EXPECT_TRUE(made_ready.ok()) << made_ready.ToString();
+  };
+  const auto r = Septactl({"--token", admin_token_, "vcluster", "create", "iso", "train", "--mig", "3g.40gb=1",
+                           "--wait", "--timeout", "1m"},
+                          Environment{.home = "", .septa_token = std::nullopt, .clock = &clock});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(clock.sleeps(), 1);
+  EXPECT_EQ(r.err, "virtual cluster iso/train: PROVISIONING\nvirtual cluster iso/train: READY\n");
+  EXPECT_NE(r.out.find("\ntrain   iso      READY "), std::string::npos) << r.out;
 }
 
 TEST_F(SeptactlE2E, TenantLifecycle) {

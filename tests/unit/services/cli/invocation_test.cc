@@ -126,6 +126,118 @@ TEST(Invocation, UsageErrors) {
   EXPECT_NE(UsageError({"tenant", "list", "--page-size", "many"}).find("(see septactl --help)"), std::string::npos);
 }
 
+TEST(Invocation, VclusterCreate) {
+  const auto inv = Parse({"vcluster",
+                          "create",
+                          "acme",
+                          "train",
+                          "--mig",
+                          "3g.40gb=2@H100-80GB",
+                          "--mig",
+                          "1g.10gb=1",
+                          "--display-name",
+                          "Train",
+                          "--cpu-milli",
+                          "4000",
+                          "--pods",
+                          "0",
+                          "--priority",
+                          "50",
+                          "--idempotency-key",
+                          "k",
+                          "--wait",
+                          "--timeout",
+                          "2m"});
+  const auto& c = std::get<VclusterCreate>(inv.command);
+  EXPECT_EQ(c.tenant, "acme");
+  EXPECT_EQ(c.name, "train");
+  ASSERT_TRUE(c.spec.capacity.has_value());
+  ASSERT_EQ(c.spec.capacity->mig_size(), 2);
+  EXPECT_EQ(c.spec.capacity->mig(0).profile(), "3g.40gb");
+  EXPECT_EQ(c.spec.capacity->mig(0).count(), 2);
+  EXPECT_EQ(c.spec.capacity->mig(0).model(), "H100-80GB");
+  EXPECT_EQ(c.spec.capacity->mig(1).model(), "");
+  EXPECT_EQ(c.spec.display_name, "Train");
+  EXPECT_EQ(c.spec.cpu_milli, 4000);
+  EXPECT_EQ(c.spec.pods, 0);
+  EXPECT_FALSE(c.spec.memory_mib.has_value());
+  EXPECT_EQ(c.spec.priority, 50);
+  EXPECT_FALSE(c.spec.over_quota_weight.has_value());
+  EXPECT_EQ(c.idempotency_key, "k");
+  EXPECT_TRUE(c.wait.wait);
+  EXPECT_EQ(c.wait.timeout, std::chrono::minutes(2));
+  EXPECT_EQ(inv.options.timeout, std::chrono::seconds(10));  // the call deadline is untouched
+
+  const auto gpus = std::get<VclusterCreate>(Parse({"vcluster", "create", "a", "b", "--gpus", "=3"}).command);
+  EXPECT_EQ(gpus.spec.capacity->gpus().count(), 3);
+  EXPECT_EQ(gpus.spec.capacity->gpus().model(), "");
+  EXPECT_FALSE(gpus.wait.wait);
+  EXPECT_EQ(gpus.wait.timeout, std::chrono::seconds(60));
+  const auto nodes =
+      std::get<VclusterCreate>(Parse({"vcluster", "create", "a", "b", "--nodes", "A100-80GB=1"}).command);
+  EXPECT_EQ(nodes.spec.capacity->nodes().model(), "A100-80GB");
+  const auto shared = std::get<VclusterCreate>(
+      Parse({"vcluster", "create", "a", "b", "--shared-milli", "500", "--shared-memory-mib", "4096"}).command);
+  EXPECT_EQ(shared.spec.capacity->shared().milli_gpu(), 500);
+  EXPECT_EQ(shared.spec.capacity->shared().gpu_memory_mib(), 4096);
+}
+
+TEST(Invocation, VclusterOtherCommands) {
+  const auto update = std::get<VclusterUpdate>(
+      Parse({"vcluster", "update", "acme", "train", "--mig", "3g.40gb=2", "--etag", "e", "--memory-mib", "0"}).command);
+  EXPECT_EQ(update.spec.capacity->mig(0).count(), 2);
+  EXPECT_EQ(update.spec.memory_mib, 0);
+  EXPECT_FALSE(update.spec.display_name.has_value());
+  EXPECT_EQ(update.etag, "e");
+  const auto renamed = std::get<VclusterUpdate>(Parse({"vcluster", "update", "a", "b", "--display-name", ""}).command);
+  EXPECT_FALSE(renamed.spec.capacity.has_value());
+  EXPECT_EQ(renamed.spec.display_name, "");
+  const auto list =
+      std::get<VclusterList>(Parse({"vcluster", "list", "acme", "--state", "READY", "--page-size", "5"}).command);
+  EXPECT_EQ(list.tenant, "acme");
+  EXPECT_EQ(list.state, "READY");
+  EXPECT_EQ(list.page_size, 5);
+  const auto get = std::get<VclusterGet>(Parse({"vcluster", "get", "acme", "train"}).command);
+  EXPECT_EQ(get.name, "train");
+  const auto del =
+      std::get<VclusterDelete>(Parse({"vcluster", "delete", "acme", "train", "--etag", "e", "--wait"}).command);
+  EXPECT_EQ(del.etag, "e");
+  EXPECT_TRUE(del.wait.wait);
+}
+
+// Each bad flag is named in the error.
+TEST(Invocation, VclusterUsageErrors) {
+  const std::vector<std::string> create = {"vcluster", "create", "a", "b"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = create;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return UsageError(args);
+  };
+  EXPECT_EQ(with({}), "give one of --mig, --gpus, --nodes or --shared-milli");
+  EXPECT_EQ(with({"--mig", "3g.40gb=1", "--gpus", "=1"}), "give only one of --mig, --gpus, --nodes or --shared-milli");
+  EXPECT_EQ(with({"--mig", "3g.40gb"}), "--mig must be PROFILE=COUNT[@MODEL] with a positive COUNT, not \"3g.40gb\"");
+  EXPECT_EQ(with({"--mig", "=1"}), "--mig must be PROFILE=COUNT[@MODEL] with a positive COUNT, not \"=1\"");
+  EXPECT_EQ(with({"--mig", "3g.40gb=0"}),
+            "--mig must be PROFILE=COUNT[@MODEL] with a positive COUNT, not \"3g.40gb=0\"");
+  EXPECT_EQ(with({"--mig", "3g.40gb=1@"}),
+            "--mig must be PROFILE=COUNT[@MODEL] with a positive COUNT, not \"3g.40gb=1@\"");
+  EXPECT_EQ(with({"--gpus", "H100=two"}), "--gpus must be MODEL=COUNT with a positive COUNT, not \"H100=two\"");
+  EXPECT_EQ(with({"--nodes", "H100"}), "--nodes must be MODEL=COUNT with a positive COUNT, not \"H100\"");
+  EXPECT_EQ(with({"--shared-milli", "0"}), "--shared-milli must be positive");
+  EXPECT_EQ(with({"--gpus", "=1", "--shared-memory-mib", "5"}), "--shared-memory-mib needs --shared-milli");
+  EXPECT_EQ(with({"--gpus", "=1", "--cpu-milli", "-1"}), "--cpu-milli must not be negative");
+  EXPECT_EQ(with({"--gpus", "=1", "--over-quota-weight", "-2"}), "--over-quota-weight must not be negative");
+  EXPECT_NE(with({"--gpus", "=1", "--pods", "many"}).find("--pods"), std::string::npos);
+  EXPECT_EQ(with({"--gpus", "=1", "--timeout", "5s"}).rfind("--timeout after this command is the --wait deadline", 0),
+            0u);
+  EXPECT_NE(with({"--gpus", "=1", "--wait", "--timeout", "5"}).find("--timeout"), std::string::npos);
+  EXPECT_EQ(
+      UsageError({"vcluster", "update", "a", "b", "--etag", "e"}).rfind("nothing to update: give --display-name", 0),
+      0u);
+  EXPECT_NE(UsageError({"vcluster", "list", "a", "--state", "ASLEEP"}).find("ASLEEP"), std::string::npos);
+  EXPECT_NE(UsageError({"vcluster", "get", "a"}).find("NAME is required"), std::string::npos);
+}
+
 TEST(Invocation, HelpIsText) {
   auto top = ParseCommandLine({"--help"});
   ASSERT_TRUE(top.ok());
