@@ -157,10 +157,19 @@ TEST_F(VirtualClusterRestTest, BadInputNamesTheFieldAndWritesNothing) {
       {"ded", R"({"name":"vc"})", 400, "capacity"},
       {"ded", "{\"name\":\"v\xff\",\"capacity\":{\"gpus\":{\"count\":1}}}", 400, "name"},
       {"ded", R"({"name":"Not_A_Label","capacity":{"gpus":{"count":1}}})", 400, "name"},
+      {"ded", R"({"name":"v\u0000x","capacity":{"gpus":{"count":1}}})", 400, "name"},
+      {"ded", R"({"name":"vc","display_name":"red\u001b[31m","capacity":{"gpus":{"count":1}}})", 400, "display_name"},
+      {"ded", R"({"name":"vc","capacity":{"gpus":{"count":1e999}}})", 400, "capacity.gpus.count"},
+      {"ded", R"({"name":"vc","capacity":{"gpus":{"count":99999999999999999999999}}})", 400, "capacity.gpus.count"},
   };
   // Raw bodies: the invalid UTF-8 one cannot go through nlohmann::json.
   for (const auto& c : cases) {
     ExpectProblem(Call(admin_, "POST", "/v1/tenants/" + c.tenant + "/vclusters", c.body), c.status, c.field, c.body);
+  }
+  // A name with a NUL or a control character names no virtual cluster.
+  for (const char* path : {"/v1/tenants/ded/vclusters/vc%00", "/v1/tenants/ded/vclusters/vc%1b"}) {
+    EXPECT_EQ(Call(admin_, "GET", path).status, 404) << path;
+    EXPECT_EQ(Call(admin_, "DELETE", path).status, 404) << path;
   }
   EXPECT_TRUE(ReservationRows().empty());
   for (const char* tenant : {"iso", "ded"}) {
