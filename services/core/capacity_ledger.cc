@@ -97,15 +97,6 @@ void CapacityLedger::Session::Release(const std::string& tenant, const std::stri
   changed_ = true;
 }
 
-Status CapacityLedger::Session::Hold(const tenancy::Reservation& reservation) {
-  if (!ledger_.engine_) return FailedPrecondition("Engine(tx) must come first");
-  auto held = tenancy::HoldReservation(*ledger_.engine_, reservation);
-  SEPTA_RETURN_IF_ERROR(held);
-  changed_ = true;
-  ledger_.held_[{reservation.tenant, reservation.vcluster}] = *std::move(held);
-  return Status::Ok();
-}
-
 Status CapacityLedger::Session::Seal(Tx& tx) {
   auto epoch = tx.Reservations().Epoch();
   SEPTA_RETURN_IF_ERROR(epoch);

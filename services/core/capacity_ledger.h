@@ -64,8 +64,6 @@ class CapacityLedger {
                                        const tenancy::Capacity& capacity);
     // Gives back what the virtual cluster holds in the engine (none: nothing).
     void Release(const std::string& tenant, const std::string& vcluster);
-    // Takes a recorded reservation again (a resize that failed puts the old one back).
-    Status Hold(const tenancy::Reservation& reservation);
     // Last in the transaction's body, after its writes: the epoch they made
     // (without it, a session that moved the engine leaves it stale).
     Status Seal(Tx& tx);

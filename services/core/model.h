@@ -6,9 +6,11 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/clock.h"
+#include "common/status.h"
 #include "tenancy/trust_tier.h"
 
 namespace septa::core {
@@ -35,6 +37,9 @@ inline TimePoint Now(const Clock& clock) { return std::chrono::floor<std::chrono
 
 // The etag clients see for a resource version ("7" -> "\"7\"" in HTTP headers).
 std::string EtagOf(std::int64_t version);
+// OK when `if_match` is empty or the etag of `version`; FAILED_PRECONDITION
+// naming `what` (e.g. `tenant "acme"`) otherwise.
+Status CheckEtag(std::string_view if_match, std::int64_t version, std::string_view what);
 
 enum class Role { kOwner, kViewer };
 

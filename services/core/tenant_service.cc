@@ -19,12 +19,6 @@ Status CheckCanNameTenant(const std::string& name) {
   return NotFound("tenant \"" + EscapeControlCharacters(name) + "\" not found");
 }
 
-Status CheckEtag(std::string_view if_match, const Tenant& current) {
-  if (if_match.empty() || if_match == EtagOf(current.version)) return Status::Ok();
-  return FailedPrecondition("etag \"" + std::string(if_match) + "\" does not match the current etag \"" +
-                            EtagOf(current.version) + "\" of tenant \"" + current.name + "\": read it again and retry");
-}
-
 // Tier names are validated against the table, so a typo names the choices.
 Result<TrustTier> FindTier(Tx& tx, const std::string& tier) {
   if (tier.empty()) return InvalidField("trust_tier", "is required");
@@ -177,7 +171,7 @@ Result<Tenant> TenantService::Update(const RequestContext& ctx, const std::strin
   Status st = store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
     auto current = FindTenant(tx, name);
     SEPTA_RETURN_IF_ERROR(current);
-    SEPTA_RETURN_IF_ERROR(CheckEtag(if_match, *current));
+    SEPTA_RETURN_IF_ERROR(CheckEtag(if_match, current->version, "tenant \"" + current->name + "\""));
     Tenant next = *current;
     if (update.display_name) next.display_name = *update.display_name;
     if (update.labels) next.labels = *update.labels;
@@ -220,7 +214,7 @@ Status TenantService::Delete(const RequestContext& ctx, const std::string& name,
   return store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
     auto current = FindTenant(tx, name);
     SEPTA_RETURN_IF_ERROR(current);
-    SEPTA_RETURN_IF_ERROR(CheckEtag(if_match, *current));
+    SEPTA_RETURN_IF_ERROR(CheckEtag(if_match, current->version, "tenant \"" + current->name + "\""));
     const TimePoint now = Now(clock_);
     SEPTA_RETURN_IF_ERROR(tx.Tenants().Delete(name, current->version));
     SEPTA_RETURN_IF_ERROR(tx.Tokens().RevokeAllOf("tenant:" + name, now));

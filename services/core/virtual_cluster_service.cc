@@ -31,13 +31,6 @@ Status CheckCanName(const std::string& tenant, const std::string& name) {
   return NotFound(NameOf(EscapeControlCharacters(tenant), EscapeControlCharacters(name)) + " not found");
 }
 
-Status CheckEtag(std::string_view if_match, const VirtualCluster& current) {
-  if (if_match.empty() || if_match == EtagOf(current.version)) return Status::Ok();
-  return FailedPrecondition("etag \"" + std::string(if_match) + "\" does not match the current etag \"" +
-                            EtagOf(current.version) + "\" of " + NameOf(current.tenant, current.name) +
-                            ": read it again and retry");
-}
-
 Result<VirtualCluster> Find(Tx& tx, const std::string& tenant, const std::string& name) {
   auto found = tx.VirtualClusters().Get(tenant, name);
   if (found.status().code() == Code::kNotFound) return NotFound(NameOf(tenant, name) + " not found");
@@ -66,7 +59,7 @@ Result<VirtualClusterView> FindForWrite(Tx& tx, const std::string& tenant, const
                                         std::string_view if_match) {
   auto current = Find(tx, tenant, name);
   SEPTA_RETURN_IF_ERROR(current);
-  SEPTA_RETURN_IF_ERROR(CheckEtag(if_match, *current));
+  SEPTA_RETURN_IF_ERROR(CheckEtag(if_match, current->version, NameOf(tenant, name)));
   Status error;
   auto reservation = ReservationOf(tx, tenant, name, error);
   SEPTA_RETURN_IF_ERROR(error);
