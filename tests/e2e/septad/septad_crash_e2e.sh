@@ -2,7 +2,10 @@
 # septad and its embedded PostgreSQL across crashes (issue 9 #2 and #3).
 #   restart:       septad is SIGKILLed and started again at once, as systemd's
 #                  Restart=always does, several times in a row: every start is
-#                  ready within 5 s and nothing committed is lost.
+#                  ready within 5 s and nothing committed is lost: tenants,
+#                  virtual clusters with exactly the reservation each had,
+#                  and the inventory the controller keeps (no node lost or
+#                  stored twice).
 #   postgres-kill: the PostgreSQL server is SIGKILLed under a running septad:
 #                  septad starts it again by itself; /readyz turns 200 again,
 #                  writes succeed and the data is intact.
@@ -20,6 +23,29 @@ create_tenant() {
   [[ $(api POST /v1/tenants "{\"name\":\"$1\",\"trust_tier\":\"shared\"}") == 201 ]] || fail "create tenant $1"
 }
 
+get() {  # path: the body
+  curl -s -H "Authorization: Bearer $token" "http://127.0.0.1:$http_port$1"
+}
+
+create_vcluster() {  # tenant: a shared virtual cluster of 300 milli-GPU
+  [[ $(api POST "/v1/tenants/$1/vclusters" '{"name":"vc","capacity":{"shared":{"milli_gpu":300}}}') == 201 ]] ||
+    fail "create virtual cluster $1/vc"
+}
+
+expect_vclusters() {  # each tenant's virtual cluster holds exactly its one share
+  local name shares
+  for name in "$@"; do
+    shares=$(get "/v1/tenants/$name/vclusters/vc" | grep -o '"shares":\[[^]]*\]') || fail "virtual cluster $name/vc was lost"
+    [[ $(grep -o '"milli_gpu":300' <<<"$shares" | wc -l) == 1 ]] || fail "$name/vc holds $shares"
+  done
+}
+
+expect_inventory() {  # the sample inventory's 9 nodes, each once
+  local nodes
+  nodes=$(get /v1/inventory/nodes | grep -o '"name":"[a-z0-9-]*","health"' | sort)
+  [[ $(wc -l <<<"$nodes") == 9 && -z $(uniq -d <<<"$nodes") ]] || fail "inventory after restart: $nodes"
+}
+
 expect_tenants() {  # every tenant named so far is still there
   local name
   for name in "$@"; do
@@ -34,6 +60,7 @@ restart)
   names=()
   for round in 1 2 3 4 5; do
     create_tenant "round-$round"
+    create_vcluster "round-$round"
     names+=("round-$round")
     kill -9 "$pid"
     wait "$pid" 2>/dev/null || true
@@ -41,6 +68,8 @@ restart)
     echo "round $round: ready ${ready_ms} ms after a kill -9"
     ((ready_ms < 5000)) || fail "round $round: ready only after $ready_ms ms"
     expect_tenants "${names[@]}"
+    expect_vclusters "${names[@]}"
+    expect_inventory
   done
   ;;
 postgres-kill)
