@@ -15,6 +15,7 @@ find_package(Protobuf REQUIRED)
 find_package(prometheus-cpp REQUIRED)
 pkg_check_modules(GRPCPP REQUIRED IMPORTED_TARGET grpc++)
 pkg_check_modules(PQXX REQUIRED IMPORTED_TARGET libpqxx)
+pkg_check_modules(NETTLE REQUIRED IMPORTED_TARGET nettle)  # SHA-256 in pure code (tenancy/host names)
 find_program(GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)
 find_library(GRPCPP_REFLECTION_LIB grpc++_reflection REQUIRED)  # no .pc file in Debian
 # GLPK ships neither a CMake package nor a .pc file in Debian.

@@ -18,6 +18,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   # the placement benchmark's packing bound (an LP)
   libglpk-dev
+  # SHA-256 for host object names in pure code (tenancy/host)
+  nettle-dev
   # runtime: the embedded PostgreSQL, kubectl-compatible checks, load tools
   postgresql-15 postgresql-contrib wrk curl openssl procps
 )

@@ -1,0 +1,51 @@
+// How septad renders host objects: the scheduler it drives, Pod Security
+// levels by trust tier, where the virtual control plane listens (for the
+// network policy), the syncer's identity and the container defaults.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+#include "tenancy/trust_tier.h"
+
+namespace septa::tenancy::host {
+
+enum class Scheduler { kDefault, kKai, kKueue };
+std::string_view SchedulerName(Scheduler scheduler);  // "default", "kai", "kueue"
+// "kai" | "kueue" | "default"; INVALID_ARGUMENT naming `field` otherwise.
+Result<Scheduler> ParseScheduler(std::string_view field, std::string_view text);
+
+struct RenderConfig {
+  Scheduler scheduler = Scheduler::kDefault;
+  // Pod Security level ("privileged" | "baseline" | "restricted") by trust
+  // tier name; a tier not listed gets DefaultPsaLevel of its GPU sharing.
+  std::map<std::string, std::string> psa_levels;
+  // The virtual API server as the host's pods reach it: an IP address or a
+  // CIDR, and its port; and the port the virtual cluster's DNS listens on
+  // (vCluster's is 1053).
+  std::string virtual_api_address = "127.0.0.1";
+  int virtual_api_port = 6444;
+  int dns_port = 1053;
+  // Who applies the objects (server-side apply's field manager).
+  std::string field_manager = "septa";
+  // The syncer's identity on the host; its Role is bound to this subject.
+  std::string syncer_user = "septa-syncer";
+  // What a container that asks for nothing requests (LimitRange
+  // defaultRequest), capped by the virtual cluster's quota.
+  std::int64_t default_request_cpu_milli = 100;
+  std::int64_t default_request_memory_mib = 128;
+};
+
+// baseline for shared and isolated, restricted for dedicated and exclusive.
+std::string_view DefaultPsaLevel(gpu::Tier tier);
+// The level `config` gives `tier`.
+std::string PsaLevel(const RenderConfig& config, const TrustTier& tier);
+
+// Every field in range; violations name the field ("psa_levels.shared",
+// "virtual_api_address", "dns_port", ...).
+Status ValidateRenderConfig(const RenderConfig& config);
+
+}  // namespace septa::tenancy::host
