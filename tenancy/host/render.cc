@@ -10,6 +10,7 @@
 #include "tenancy/host/scheduler_queues.h"
 #include "tenancy/names.h"
 #include "tenancy/quota.h"
+#include "tenancy/validation.h"
 
 namespace septa::tenancy::host {
 
@@ -158,7 +159,7 @@ Status CheckInputs(const TrustTier& tier, const VirtualCluster& vcluster, const 
   if (!IsDns1123Label(tier.name, kMaxNameLength)) {
     return InvalidField("trust_tier.name", "must be a DNS-1123 label of at most 40 characters");
   }
-  if (vcluster.queue.over_quota_weight < 1) return InvalidField("queue.over_quota_weight", "must be at least 1");
+  SEPTA_RETURN_IF_ERROR(ValidateQueueSettings(vcluster.queue));
   if (reservation.tenant != vcluster.tenant || reservation.vcluster != vcluster.name) {
     return FailedPrecondition("reservation of " + reservation.tenant + "/" + reservation.vcluster +
                               " given for virtual cluster " + vcluster.tenant + "/" + vcluster.name);

@@ -106,6 +106,13 @@ std::vector<json> KueueQueues(const VirtualCluster& vcluster, const std::string&
   }
 
   const auto labels = VClusterLabels(vcluster.tenant, vcluster.name);
+  // Kueue has no queue priority: the syncer labels the virtual cluster's
+  // workloads with this class (kueue.x-k8s.io/priority-class).
+  json priority = Manifest(kKueueApiVersion, "WorkloadPriorityClass", host_namespace, "", labels);
+  priority["value"] = vcluster.queue.priority;
+  priority["description"] = "priority of virtual cluster " + vcluster.tenant + "/" + vcluster.name;
+  out.push_back(std::move(priority));
+
   json cluster_queue = Manifest(kKueueApiVersion, "ClusterQueue", host_namespace, "", labels);
   cluster_queue["spec"] = {{"cohortName", vcluster.tenant},
                            {"namespaceSelector", {{"matchLabels", {{"kubernetes.io/metadata.name", host_namespace}}}}},

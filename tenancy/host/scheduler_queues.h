@@ -18,8 +18,9 @@ namespace septa::tenancy::host {
 std::vector<nlohmann::json> KaiQueues(const TrustTier& tier, const VirtualCluster& vcluster,
                                       const std::string& host_namespace, const GpuHoldings& holdings);
 
-// ResourceFlavors (CPU/memory, then one per GPU product), the ClusterQueue
-// (named as the host namespace) and the LocalQueue in the host namespace.
+// ResourceFlavors (CPU/memory, then one per GPU product), the
+// WorkloadPriorityClass and the ClusterQueue (both named as the host
+// namespace) and the LocalQueue in the host namespace.
 std::vector<nlohmann::json> KueueQueues(const VirtualCluster& vcluster, const std::string& host_namespace,
                                         const GpuHoldings& holdings);
 

@@ -94,6 +94,8 @@ expect_eq "KAI: shared fractions as decimals" 0.75 \
 expect_eq "Kueue cluster queue in the tenant's cohort" "acme $ns" \
   k get clusterqueues.kueue.x-k8s.io "$ns" \
   -o 'jsonpath={.spec.cohortName} {.spec.namespaceSelector.matchLabels.kubernetes\.io/metadata\.name}'
+expect_eq "exclusive: Kueue workload priority class" 200 \
+  k get workloadpriorityclasses.kueue.x-k8s.io septa-regulated-x-secure -o 'jsonpath={.value}'
 expect_eq "Kueue local queue" "$ns" \
   k get localqueues.kueue.x-k8s.io septa -n "$ns" -o 'jsonpath={.spec.clusterQueue}'
 expect_eq "Septa's field manager owns the quota" septa \

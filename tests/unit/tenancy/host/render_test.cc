@@ -49,7 +49,8 @@ TEST(HostRender, ObjectsComeInApplyOrderPerScheduler) {
   kai.insert(kai.end(), {"Queue", "Queue"});
   EXPECT_EQ(Kinds(Render(c, Scheduler::kKai)), kai);
   auto kueue = base;
-  kueue.insert(kueue.end(), {"ResourceFlavor", "ResourceFlavor", "ResourceFlavor", "ClusterQueue", "LocalQueue"});
+  kueue.insert(kueue.end(), {"ResourceFlavor", "ResourceFlavor", "ResourceFlavor", "WorkloadPriorityClass",
+                             "ClusterQueue", "LocalQueue"});
   EXPECT_EQ(Kinds(Render(c, Scheduler::kKueue)), kueue);
 }
 
@@ -68,7 +69,8 @@ TEST(HostRender, EveryObjectIsLabelledAndValidlyNamed) {
       }
       EXPECT_EQ(meta["labels"]["septa.dev/tenant"], c.vcluster.tenant) << name;
       EXPECT_EQ(meta["labels"]["septa.dev/vcluster"], c.vcluster.name) << name;
-      const bool cluster_scoped = o["kind"] == "Namespace" || o["kind"] == "ClusterQueue";
+      const bool cluster_scoped =
+          o["kind"] == "Namespace" || o["kind"] == "ClusterQueue" || o["kind"] == "WorkloadPriorityClass";
       EXPECT_EQ(meta.contains("namespace"), !cluster_scoped) << name;
       if (!cluster_scoped) {
         EXPECT_EQ(meta["namespace"], h.host_namespace) << name;
@@ -224,6 +226,8 @@ TEST(HostRender, KueueFlavorsPerGpuProductAndQueuesPerVirtualCluster) {
   }
   EXPECT_EQ(quotas[a100], (std::vector<std::string>{"0", "1", "1"}));
   EXPECT_EQ(quotas[h100], (std::vector<std::string>{"1", "0", "1"}));
+  const json priority = Find(h, "WorkloadPriorityClass", h.host_namespace);
+  EXPECT_EQ(priority["value"], 100);
   const json lq = Find(h, "LocalQueue");
   EXPECT_EQ(lq["metadata"]["namespace"], h.host_namespace);
   EXPECT_EQ(lq["spec"]["clusterQueue"], h.host_namespace);
@@ -274,6 +278,13 @@ TEST(HostRender, RefusesInputsThatDoNotBelongTogether) {
   st = render(bad_name, SampleNodes());
   ASSERT_EQ(st.violations().size(), 1u);
   EXPECT_EQ(st.violations()[0].field, "vcluster.tenant");
+  SampleCase weightless = c;
+  weightless.vcluster.queue.over_quota_weight = 0;  // never more than quota: valid
+  EXPECT_TRUE(render(weightless, SampleNodes()).ok());
+  weightless.vcluster.queue.over_quota_weight = -1;
+  st = render(weightless, SampleNodes());
+  ASSERT_EQ(st.violations().size(), 1u);
+  EXPECT_EQ(st.violations()[0].field, "queue.over_quota_weight");
   config.dns_port = 0;
   st = render(c, SampleNodes());
   ASSERT_EQ(st.violations().size(), 1u);
