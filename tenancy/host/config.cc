@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "common/text.h"
+
 namespace septa::tenancy::host {
 
 namespace {
@@ -77,6 +79,7 @@ Status ValidateRenderConfig(const RenderConfig& config) {
     return InvalidField("field_manager", "must be 1-128 characters");
   }
   if (config.syncer_user.empty()) return InvalidField("syncer_user", "is required");
+  SEPTA_RETURN_IF_ERROR(ValidateText("syncer_user", config.syncer_user, 253));
   if (config.default_request_cpu_milli < 1) {
     return InvalidField("default_request_cpu_milli", "must be at least 1");
   }

@@ -32,7 +32,7 @@ TEST(HostRenderConfig, EveryBadFieldIsNamed) {
     RenderConfig config;
     std::string field;
   };
-  std::vector<Bad> bad(8);
+  std::vector<Bad> bad(9);
   bad[0].config.psa_levels["shared"] = "strict";
   bad[0].field = "psa_levels.shared";
   bad[1].config.virtual_api_address = "";
@@ -49,6 +49,8 @@ TEST(HostRenderConfig, EveryBadFieldIsNamed) {
   bad[6].field = "syncer_user";
   bad[7].config.default_request_memory_mib = 0;
   bad[7].field = "default_request_memory_mib";
+  bad[8].config.syncer_user = "septa\nsyncer";
+  bad[8].field = "syncer_user";
   for (const Bad& b : bad) {
     Status st = ValidateRenderConfig(b.config);
     ASSERT_EQ(st.code(), Code::kInvalidArgument) << b.field;
