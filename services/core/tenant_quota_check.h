@@ -25,16 +25,17 @@ Result<tenancy::TenantUsage> ReadTenantUsage(Tx& tx, const gpu::Catalog& catalog
 // Whether `requested` — a new virtual cluster (`previous` nullptr) or the
 // next state of `previous` — fits its tenant's quota: tenancy::CheckTenantQuota
 // over the tenant's other virtual clusters. A tenant without a quota costs
-// nothing; only the quantities the quota bounds are read.
+// nothing; reservations and nodes are read only when the quota bounds
+// GPU-equivalents and the capacity is new or changes.
 //
-// Called before anything is written or placed, in the SERIALIZABLE
-// transaction that then writes the virtual cluster. That is what keeps two
-// concurrent creators (on one septad or on two) from both passing: each has
-// read the other's rows (the tenant's virtual clusters and reservations),
-// so PostgreSQL aborts one of them with a serialization failure and
-// Store::Transact runs it again, when it sees the winner's rows and is
-// refused. No lock is needed; a quota an admin lowers meanwhile is as if
-// lowered just after the create.
+// Called before anything is placed, in the SERIALIZABLE transaction that
+// writes the virtual cluster, so a refusal leaves nothing written. That is
+// what keeps two concurrent creators or resizers (on one septad or on two)
+// from both passing: each has read the other's rows (the tenant's virtual
+// clusters and reservations), so PostgreSQL aborts one of them with a
+// serialization failure and Store::Transact runs it again, when it sees the
+// winner's rows and is refused. No lock is needed; a quota an admin lowers
+// meanwhile is as if lowered just after the create.
 Status EnforceTenantQuota(Tx& tx, const gpu::Catalog& catalog, const Tenant& tenant,
                           const tenancy::VirtualCluster& requested, const tenancy::VirtualCluster* previous,
                           const tenancy::Reservation* previous_reservation);
