@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <latch>
 #include <map>
 #include <set>
 #include <thread>
@@ -189,34 +190,39 @@ TEST_F(VirtualClusterRaceTest, SixtyFourCreatorsNeverTakeATenantPastItsQuota) {
 }
 
 // Resizes that change only workload limits reserve nothing, so no capacity
-// row orders them: the quota holds through SERIALIZABLE alone.
+// row orders them: the quota holds through SERIALIZABLE alone. Each resizer
+// is a replica of its own (a ledger orders the reservations of one), all
+// released at once; under REPEATABLE READ all eight pass.
 TEST_F(VirtualClusterRaceTest, ConcurrentWorkloadResizesNeverTakeATenantPastItsQuota) {
   Tenant limited = TenantRow("ded-q", "dedicated");
   limited.quota.cpu_milli = 4000;
   ASSERT_TRUE(store_->Transact(TxMode::kReadWrite, [&](Tx& tx) { return tx.Tenants().Insert(limited); }).ok());
-  CapacityLedger ledger_a{gpu::Catalog::Default()}, ledger_b{gpu::Catalog::Default()};
-  VirtualClusterService replica_a(*store_, clock_, ledger_a, gpu::Catalog::Default());
-  VirtualClusterService replica_b(*store_, clock_, ledger_b, gpu::Catalog::Default());
   constexpr int kClusters = 8;  // 250 milli-CPU each: 2000 of 4000 used
+  std::vector<std::unique_ptr<CapacityLedger>> ledgers;
+  std::vector<std::unique_ptr<VirtualClusterService>> replicas;
   for (int i = 0; i < kClusters; ++i) {
+    ledgers.push_back(std::make_unique<CapacityLedger>(gpu::Catalog::Default()));
+    replicas.push_back(
+        std::make_unique<VirtualClusterService>(*store_, clock_, *ledgers.back(), gpu::Catalog::Default()));
     VirtualCluster vc;
     vc.name = "w-" + std::to_string(i);
     vc.capacity.tier = gpu::Tier::kDedicated;
     vc.capacity.count = 1;
     vc.quota.cpu_milli = 250;
-    auto created = replica_a.Create(Owner("ded-q"), "ded-q", vc, "");
+    auto created = replicas[0]->Create(Owner("ded-q"), "ded-q", vc, "");
     ASSERT_TRUE(created.ok()) << created.status().ToString();
   }
   // Each grows its own to 750: 500 more each, room for four.
   std::atomic<int> won{0};
+  std::latch start(kClusters);
   {
     std::vector<std::jthread> resizers;
     for (int i = 0; i < kClusters; ++i) {
       resizers.emplace_back([&, i] {
         VirtualCluster patch;
         patch.quota.cpu_milli = 750;
-        auto r = (i % 2 ? replica_a : replica_b)
-                     .Update(Owner("ded-q"), "ded-q", "w-" + std::to_string(i), patch, {"quota.cpu_milli"}, "");
+        start.arrive_and_wait();
+        auto r = replicas[i]->Update(Owner("ded-q"), "ded-q", "w-" + std::to_string(i), patch, {"quota.cpu_milli"}, "");
         if (r.ok()) {
           ++won;
         } else {
