@@ -100,9 +100,9 @@ Status CheckTenantQuota(const TenantQuota& quota, const TenantUsage& others, con
     const std::int64_t left = used >= *limit ? 0 : *limit - used;
     std::string unit = q.unit;
     if (asked == 1 && q.format == &Plain && unit.back() == 's') unit.pop_back();  // "1 pod"
-    exhausted.push_back(
-        {std::string("tenant.quota.") + q.member,
-         q.format(asked) + " " + unit + " requested, " + q.format(left) + " of " + q.format(*limit) + " left"});
+    exhausted.push_back({std::string("tenant.quota.") + q.member, q.format(asked) + " " + unit + " requested, " +
+                                                                      q.format(used) + " of " + q.format(*limit) +
+                                                                      " in use, " + q.format(left) + " left"});
   }
   if (!unlimited.empty()) {
     std::string message = JoinViolations(unlimited);

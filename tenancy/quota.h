@@ -69,7 +69,9 @@ TenantUsage UsageOf(std::int64_t gpu_milli, const WorkloadQuota& workload);
 // tenant quota bounds that quantity and the virtual cluster sets no limit
 // for it: unlimited would not fit any quota. RESOURCE_EXHAUSTED with one
 // violation per quantity over its quota, naming "tenant.quota.<member>":
-// "tenant.quota.gpu_milli: 2.500 GPU-equivalents requested, 1.000 of 3.000 left".
+// "tenant.quota.gpu_milli: 2.500 GPU-equivalents requested, 2.000 of 3.000
+// in use, 1.000 left" (requested: the virtual cluster's whole amount; in
+// use: the others').
 Status CheckTenantQuota(const TenantQuota& quota, const TenantUsage& others, const TenantUsage& requested,
                         const TenantUsage* previous = nullptr);
 

@@ -283,8 +283,56 @@ v1::ListNodesResponse ToProto(const core::InventoryPage& page) {
   return out;
 }
 
-v1::Tenant ToProto(const core::Tenant& t) {
+namespace {
+
+// The quota's members by .proto name, for conversions and update masks.
+struct QuotaMember {
+  const char* name;
+  std::optional<std::int64_t> tenancy::TenantQuota::*core;
+  bool (v1::TenantQuota::*has)() const;
+  std::int32_t (v1::TenantQuota::*get)() const;
+  void (v1::TenantQuota::*set)(std::int32_t);
+};
+const QuotaMember kQuotaMembers[] = {
+    {"gpu_milli", &tenancy::TenantQuota::gpu_milli, &v1::TenantQuota::has_gpu_milli, &v1::TenantQuota::gpu_milli,
+     &v1::TenantQuota::set_gpu_milli},
+    {"cpu_milli", &tenancy::TenantQuota::cpu_milli, &v1::TenantQuota::has_cpu_milli, &v1::TenantQuota::cpu_milli,
+     &v1::TenantQuota::set_cpu_milli},
+    {"memory_mib", &tenancy::TenantQuota::memory_mib, &v1::TenantQuota::has_memory_mib, &v1::TenantQuota::memory_mib,
+     &v1::TenantQuota::set_memory_mib},
+    {"pods", &tenancy::TenantQuota::pods, &v1::TenantQuota::has_pods, &v1::TenantQuota::pods,
+     &v1::TenantQuota::set_pods},
+    {"vclusters", &tenancy::TenantQuota::vclusters, &v1::TenantQuota::has_vclusters, &v1::TenantQuota::vclusters,
+     &v1::TenantQuota::set_vclusters},
+};
+
+tenancy::TenantQuota FromProto(const v1::TenantQuota& in) {
+  tenancy::TenantQuota out;
+  for (const QuotaMember& m : kQuotaMembers) {
+    if ((in.*m.has)()) out.*m.core = (in.*m.get)();
+  }
+  return out;
+}
+
+}  // namespace
+
+v1::Tenant ToProto(const core::Tenant& t, const std::optional<tenancy::TenantUsage>& usage) {
   v1::Tenant out;
+  if (t.quota != tenancy::TenantQuota{}) {
+    v1::TenantQuota* quota = out.mutable_quota();
+    for (const QuotaMember& m : kQuotaMembers) {
+      // Stored limits are within ValidateTenantQuota's bounds, all below 2^31.
+      if (t.quota.*m.core) (quota->*m.set)(static_cast<std::int32_t>(*(t.quota.*m.core)));
+    }
+  }
+  if (usage) {
+    v1::TenantQuotaUsage* u = out.mutable_quota_usage();
+    u->set_gpu_milli(usage->gpu_milli);
+    u->set_cpu_milli(usage->cpu_milli);
+    u->set_memory_mib(usage->memory_mib);
+    u->set_pods(usage->pods);
+    u->set_vclusters(usage->vclusters);
+  }
   out.set_name(t.name);
   out.set_display_name(t.display_name);
   out.set_trust_tier(t.trust_tier);
@@ -331,6 +379,7 @@ Result<core::Tenant> TenantDraftFromProto(const v1::Tenant& in) {
   auto state = FromProto(in.state());
   SEPTA_RETURN_IF_ERROR(state);
   t.state = *state;
+  t.quota = FromProto(in.quota());
   return t;
 }
 
@@ -349,15 +398,30 @@ Result<core::TenantUpdate> TenantUpdateFromProto(const v1::Tenant& in, const std
       auto state = FromProto(in.state());
       SEPTA_RETURN_IF_ERROR(state);
       update.state = *state;
+    } else if (path == "quota") {
+      for (const QuotaMember& m : kQuotaMembers) update.quota_members.push_back(m.core);
+    } else if (path.starts_with("quota.")) {
+      const std::string member = ProtoFieldName(*v1::TenantQuota::descriptor(), path.substr(6));
+      const QuotaMember* found = nullptr;
+      for (const QuotaMember& m : kQuotaMembers) {
+        if (member == m.name) found = &m;
+      }
+      if (found == nullptr) {
+        return InvalidField("update_mask",
+                            "unknown field \"" + core::EscapeControlCharacters(sent) +
+                                "\"; quota fields are gpu_milli, cpu_milli, memory_mib, pods, vclusters");
+      }
+      update.quota_members.push_back(found->core);
     } else if (path == "name") {
       return InvalidField("name", "is immutable");
-    } else if (path == "etag" || path == "create_time" || path == "update_time") {
+    } else if (path == "etag" || path == "create_time" || path == "update_time" || path == "quota_usage") {
       continue;  // output-only or precondition fields are not updated
     } else {
       return InvalidField("update_mask", "unknown field \"" + core::EscapeControlCharacters(sent) +
-                                             "\"; updatable fields are display_name, labels, trust_tier, state");
+                                             "\"; updatable fields are display_name, labels, trust_tier, state, quota");
     }
   }
+  update.quota = FromProto(in.quota());
   return update;
 }
 

@@ -2,6 +2,7 @@
 // so that the two surfaces cannot drift.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "common/status.h"
@@ -18,7 +19,8 @@
 
 namespace septa::apiv1 {
 
-v1::Tenant ToProto(const core::Tenant& tenant);
+// `quota_usage` (output only) when given.
+v1::Tenant ToProto(const core::Tenant& tenant, const std::optional<tenancy::TenantUsage>& quota_usage = std::nullopt);
 v1::TrustTier ToProto(const core::TrustTier& tier);
 v1::ApiToken ToProto(const core::ApiToken& token);
 v1::InventoryNode ToProto(const core::HeldNode& node);
@@ -27,7 +29,7 @@ v1::ListNodesResponse ToProto(const core::InventoryPage& page);
 // The fields a client may set on create; output-only fields are ignored.
 Result<core::Tenant> TenantDraftFromProto(const v1::Tenant& tenant);
 
-// Mask paths: display_name, labels, trust_tier, state (or their lowerCamelCase
+// Mask paths: display_name, labels, trust_tier, state, quota, quota.<member> (or their lowerCamelCase
 // JSON names, as protobuf's JSON mapping of FieldMask has them). The transport passes
 // the request's update mask, or, when it has none, the fields the client sent.
 Result<core::TenantUpdate> TenantUpdateFromProto(const v1::Tenant& tenant, const std::vector<std::string>& mask_paths);

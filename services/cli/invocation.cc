@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <sstream>
 
@@ -58,6 +59,61 @@ Result<v1::Capacity::Mig> ParseMig(const std::string& item) {
   mig.set_count(*count);
   if (at != std::string::npos) mig.set_model(item.substr(at + 1));
   return mig;
+}
+
+// What the API's int32 quota fields carry; the server names the real bounds.
+constexpr std::int64_t kMaxQuotaLimit = 2'147'483'647;
+
+// "4", "2.5" (at most three decimals) as thousandths when `milli`, a whole
+// number otherwise; "unlimited" as no value.
+Result<std::optional<std::int64_t>> ParseQuotaLimit(const std::string& flag, const std::string& text, bool milli) {
+  if (text == "unlimited") return std::optional<std::int64_t>();
+  const std::size_t dot = milli ? text.find('.') : std::string::npos;
+  const std::string whole = text.substr(0, dot);
+  std::string fraction = dot == std::string::npos ? "" : text.substr(dot + 1);
+  std::int64_t value = 0;
+  const auto [end, error] = std::from_chars(whole.data(), whole.data() + whole.size(), value);
+  const bool digits = std::all_of(fraction.begin(), fraction.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (whole.empty() || error != std::errc() || end != whole.data() + whole.size() || value < 0 || !digits ||
+      fraction.size() > 3 || (dot != std::string::npos && fraction.empty()) || value > kMaxQuotaLimit) {
+    return InvalidArgument(flag + " must be " + (milli ? "a number with at most three decimals" : "a whole number") +
+                           " or \"unlimited\", not \"" + text + "\"");
+  }
+  if (!milli) return std::optional<std::int64_t>(value);
+  fraction.append(3 - fraction.size(), '0');
+  const std::int64_t thousandths = value * 1000 + std::stoi(fraction);
+  if (thousandths > kMaxQuotaLimit) return InvalidArgument(flag + " is too large: \"" + text + "\"");
+  return std::optional<std::int64_t>(thousandths);
+}
+
+// --quota-* flags of tenant create and update: flag, TenantQuota field, counted in thousandths.
+struct QuotaFlag {
+  const char* flag;
+  const char* field;
+  bool milli;
+  const char* help;
+};
+constexpr QuotaFlag kQuotaFlags[] = {
+    {"--quota-gpus", "gpu_milli", true, "GPU-equivalents over all virtual clusters, e.g. 4 or 2.5 (unlimited: none)"},
+    {"--quota-cpus", "cpu_milli", true, "CPUs over all virtual clusters' workload limits (unlimited: none)"},
+    {"--quota-memory-mib", "memory_mib", false, "MiB over all virtual clusters' workload limits (unlimited: none)"},
+    {"--quota-pods", "pods", false, "pods over all virtual clusters' workload limits (unlimited: none)"},
+    {"--quota-vclusters", "vclusters", false, "number of virtual clusters (unlimited: none)"},
+};
+
+void AddQuotaFlags(CLI::App* command, std::map<std::string, std::string>& values) {
+  for (const QuotaFlag& q : kQuotaFlags) command->add_option(q.flag, values[q.flag], q.help);
+}
+
+Result<QuotaLimits> QuotaFrom(CLI::App* command, const std::map<std::string, std::string>& values) {
+  QuotaLimits quota;
+  for (const QuotaFlag& q : kQuotaFlags) {
+    if (command->get_option(q.flag)->count() == 0) continue;
+    auto limit = ParseQuotaLimit(q.flag, values.at(q.flag), q.milli);
+    SEPTA_RETURN_IF_ERROR(limit);
+    quota[q.field] = *limit;
+  }
+  return quota;
 }
 
 // The flags of a virtual cluster's settings (create and update).
@@ -156,6 +212,7 @@ struct Flags {
   TenantList tenant_list;
   TenantUpdate tenant_update;
   std::string update_display_name, update_tier, update_state;
+  std::map<std::string, std::string> create_quota, update_quota;  // --quota-* flag -> its text
   std::vector<std::string> update_labels;
   TenantDelete tenant_delete;
   TierGet tier_get;
@@ -308,6 +365,7 @@ Commands Define(CLI::App& app, Flags& f) {
   c.tenant_create->add_option("--label", f.create_labels, "label key=value (repeatable)");
   c.tenant_create->add_option("--idempotency-key", f.tenant_create.idempotency_key,
                               "a retry with the same key returns the first result");
+  AddQuotaFlags(c.tenant_create, f.create_quota);
 
   c.tenant_get = tenant->add_subcommand("get", "show one tenant");
   c.tenant_get->add_option("NAME", f.tenant_get.name, "tenant name")->required();
@@ -327,6 +385,7 @@ Commands Define(CLI::App& app, Flags& f) {
   c.update_state = c.tenant_update->add_option("--state", f.update_state, "ACTIVE or SUSPENDED")
                        ->check(CLI::IsMember({"ACTIVE", "SUSPENDED"}));
   c.tenant_update->add_option("--etag", f.tenant_update.etag, "only update if the tenant still has this etag");
+  AddQuotaFlags(c.tenant_update, f.update_quota);
 
   c.tenant_delete = tenant->add_subcommand("delete", "delete a tenant");
   c.tenant_delete->add_option("NAME", f.tenant_delete.name, "tenant name")->required();
@@ -362,6 +421,9 @@ Result<Command> SelectedCommand(const Commands& c, Flags& f) {
     auto labels = ParseLabels(f.create_labels);
     SEPTA_RETURN_IF_ERROR(labels);
     f.tenant_create.labels = std::move(*labels);
+    auto quota = QuotaFrom(c.tenant_create, f.create_quota);
+    SEPTA_RETURN_IF_ERROR(quota);
+    f.tenant_create.quota = *std::move(quota);
     return Command(std::move(f.tenant_create));
   }
   if (c.tenant_get->parsed()) return Command(std::move(f.tenant_get));
@@ -376,8 +438,11 @@ Result<Command> SelectedCommand(const Commands& c, Flags& f) {
       SEPTA_RETURN_IF_ERROR(labels);
       u.labels = std::move(*labels);
     }
-    if (!u.display_name && !u.tier && !u.state && !u.labels) {
-      return InvalidArgument("nothing to update: give --display-name, --label, --tier or --state");
+    auto quota = QuotaFrom(c.tenant_update, f.update_quota);
+    SEPTA_RETURN_IF_ERROR(quota);
+    u.quota = *std::move(quota);
+    if (!u.display_name && !u.tier && !u.state && !u.labels && u.quota.empty()) {
+      return InvalidArgument("nothing to update: give --display-name, --label, --tier, --state or --quota-*");
     }
     return Command(std::move(u));
   }

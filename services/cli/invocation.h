@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -26,11 +27,16 @@ struct GlobalOptions {
   std::chrono::milliseconds timeout{10'000};
 };
 
+// Tenant quota limits by TenantQuota field ("gpu_milli", "vclusters"); a
+// field without a value is unlimited.
+using QuotaLimits = std::map<std::string, std::optional<std::int64_t>>;
+
 struct TenantCreate {
   std::string name;
   std::string tier;
   std::string display_name;
   std::map<std::string, std::string> labels;
+  QuotaLimits quota;
   std::string idempotency_key;
 };
 struct TenantGet {
@@ -49,6 +55,7 @@ struct TenantUpdate {
   std::optional<std::map<std::string, std::string>> labels;
   std::optional<std::string> tier;
   std::optional<std::string> state;  // "ACTIVE" or "SUSPENDED"
+  QuotaLimits quota;                 // only these members change
   std::string etag;
 };
 struct TenantDelete {

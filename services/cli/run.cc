@@ -88,6 +88,16 @@ Result<Connection> ResolveConnection(const GlobalOptions& options, const Environ
 }
 
 // Runs one command against septad and prints its result.
+// Each given limit into its TenantQuota field (reflection: the flags name
+// the fields); an unlimited one stays absent.
+void SetQuota(const QuotaLimits& limits, v1::TenantQuota& quota) {
+  const auto* reflection = quota.GetReflection();
+  for (const auto& [field, limit] : limits) {
+    const auto* descriptor = v1::TenantQuota::descriptor()->FindFieldByName(field);
+    if (limit) reflection->SetInt32(&quota, descriptor, static_cast<std::int32_t>(*limit));
+  }
+}
+
 class CommandRunner {
  public:
   CommandRunner(SeptaClient& client, OutputFormat format, const Clock& clock, std::ostream& out, std::ostream& err)
@@ -104,6 +114,7 @@ class CommandRunner {
     tenant.set_trust_tier(c.tier);
     tenant.set_display_name(c.display_name);
     tenant.mutable_labels()->insert(c.labels.begin(), c.labels.end());
+    SetQuota(c.quota, *tenant.mutable_quota());
     return ShowTenant(client_.Call(client_.tenants(), &v1::TenantService::Stub::CreateTenant, request, &tenant_));
   }
 
@@ -158,6 +169,8 @@ class CommandRunner {
       tenant.set_state(state);
       mask.add_paths("state");
     }
+    SetQuota(c.quota, *tenant.mutable_quota());
+    for (const auto& [field, limit] : c.quota) mask.add_paths("quota." + field);
     return ShowTenant(client_.Call(client_.tenants(), &v1::TenantService::Stub::UpdateTenant, request, &tenant_));
   }
 

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <map>
+#include <vector>
+
+#include "tenancy/capacity.h"
 
 namespace septa::cli {
 
@@ -157,11 +160,39 @@ std::string FormatTime(const google::protobuf::Timestamp& time, bool is_set) {
   return google::protobuf::util::TimeUtil::ToString(seconds);
 }
 
+namespace {
+
+// "gpus 2.500/4.000, vclusters 1/3": each bounded quantity, with what is used
+// when the server sent usage (GetTenant); "unlimited" when nothing is bounded.
+std::string FormatQuota(const v1::Tenant& t) {
+  const v1::TenantQuota& q = t.quota();
+  const v1::TenantQuotaUsage& u = t.quota_usage();
+  const bool used = t.has_quota_usage();
+  std::vector<std::string> parts;
+  const auto add = [&](const char* what, bool limited, std::int64_t limit, std::int64_t usage, bool milli) {
+    if (!limited) return;
+    const auto text = [&](std::int64_t v) { return milli ? tenancy::FormatMilli(v) : std::to_string(v); };
+    parts.push_back(std::string(what) + " " + (used ? text(usage) + "/" : "") + text(limit));
+  };
+  add("gpus", q.has_gpu_milli(), q.gpu_milli(), u.gpu_milli(), true);
+  add("cpus", q.has_cpu_milli(), q.cpu_milli(), u.cpu_milli(), true);
+  add("memory-mib", q.has_memory_mib(), q.memory_mib(), u.memory_mib(), false);
+  add("pods", q.has_pods(), q.pods(), u.pods(), false);
+  add("vclusters", q.has_vclusters(), q.vclusters(), u.vclusters(), false);
+  if (parts.empty()) return "unlimited";
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : ", ") + p;
+  return out;
+}
+
+}  // namespace
+
 Table TenantTable(const google::protobuf::RepeatedPtrField<v1::Tenant>& tenants) {
-  Table table{{"NAME", "DISPLAY NAME", "TIER", "STATE", "LABELS", "CREATED", "ETAG"}, {}};
+  Table table{{"NAME", "DISPLAY NAME", "TIER", "STATE", "LABELS", "CREATED", "ETAG", "QUOTA (USED/LIMIT)"}, {}};
   for (const auto& t : tenants) {
     table.rows.push_back({t.name(), OrDash(t.display_name()), t.trust_tier(), v1::Tenant::State_Name(t.state()),
-                          FormatLabels(t.labels()), FormatTime(t.create_time(), t.has_create_time()), t.etag()});
+                          FormatLabels(t.labels()), FormatTime(t.create_time(), t.has_create_time()), t.etag(),
+                          FormatQuota(t)});
   }
   return table;
 }

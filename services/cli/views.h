@@ -15,6 +15,8 @@
 
 namespace septa::cli {
 
+// QUOTA: each bounded quantity as used/limit (GetTenant sends usage) or
+// limit (lists do not), GPUs and CPUs in units to three decimals.
 Table TenantTable(const google::protobuf::RepeatedPtrField<v1::Tenant>& tenants);
 Table TrustTierTable(const google::protobuf::RepeatedPtrField<v1::TrustTier>& tiers);
 Table TokenTable(const google::protobuf::RepeatedPtrField<v1::ApiToken>& tokens);

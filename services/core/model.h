@@ -11,6 +11,7 @@
 
 #include "common/clock.h"
 #include "common/status.h"
+#include "tenancy/quota.h"
 #include "tenancy/trust_tier.h"
 
 namespace septa::core {
@@ -26,6 +27,7 @@ struct Tenant {
   std::string trust_tier;
   std::map<std::string, std::string> labels;
   TenantState state = TenantState::kActive;
+  tenancy::TenantQuota quota;  // set by admins; every field absent: unlimited
   TimePoint create_time{};
   TimePoint update_time{};
   std::int64_t version = 0;  // bumped by every change; the etag is derived from it

@@ -3,6 +3,7 @@
 #include "services/core/audit.h"
 #include "services/core/crypto.h"
 #include "services/core/tenant_query.h"
+#include "services/core/tenant_quota_check.h"
 #include "services/core/validation.h"
 
 namespace septa::core {
@@ -39,6 +40,10 @@ std::string CreateFingerprint(const Tenant& t) {
   std::string canon =
       t.name + '\n' + t.display_name + '\n' + t.trust_tier + '\n' + std::to_string(static_cast<int>(t.state)) + '\n';
   for (const auto& [k, v] : t.labels) canon += k + '=' + v + '\n';
+  for (const auto& limit :
+       {t.quota.gpu_milli, t.quota.cpu_milli, t.quota.memory_mib, t.quota.pods, t.quota.vclusters}) {
+    canon += (limit ? std::to_string(*limit) : "-") + ' ';
+  }
   return Sha256Hex(canon);
 }
 
@@ -67,6 +72,7 @@ Result<Tenant> TenantService::Create(const RequestContext& ctx, const Tenant& dr
   SEPTA_RETURN_IF_ERROR(ValidateTenantName("name", draft.name));
   SEPTA_RETURN_IF_ERROR(ValidateDisplayName("display_name", draft.display_name));
   SEPTA_RETURN_IF_ERROR(ValidateLabels("labels", draft.labels));
+  SEPTA_RETURN_IF_ERROR(tenancy::ValidateTenantQuota("quota", draft.quota));
   SEPTA_RETURN_IF_ERROR(ValidateText("idempotency_key", idempotency_key, kMaxIdempotencyKey));
 
   const std::string fingerprint = CreateFingerprint(draft);
@@ -106,18 +112,23 @@ Result<Tenant> TenantService::Create(const RequestContext& ctx, const Tenant& dr
   return created;
 }
 
-Result<Tenant> TenantService::Get(const RequestContext& ctx, const std::string& name) {
+Result<TenantView> TenantService::Get(const RequestContext& ctx, const std::string& name) {
   SEPTA_RETURN_IF_ERROR(CheckCanNameTenant(name));
   SEPTA_RETURN_IF_ERROR(RequireSeeTenant(ctx.principal, name));
-  Tenant tenant;
+  TenantView view;
   Status st = store_.Transact(TxMode::kReadOnly, [&](Tx& tx) -> Status {
     auto found = FindTenant(tx, name);
     SEPTA_RETURN_IF_ERROR(found);
-    tenant = *std::move(found);
+    view = {*std::move(found), std::nullopt};
+    // A tenant without a quota is one read, as before quotas existed.
+    if (view.tenant.quota == tenancy::TenantQuota{}) return Status::Ok();
+    auto usage = ReadTenantUsage(tx, catalog_, name);
+    SEPTA_RETURN_IF_ERROR(usage);
+    view.quota_usage = *usage;
     return Status::Ok();
   });
   if (!st.ok()) return st;
-  return tenant;
+  return view;
 }
 
 Result<TenantPage> TenantService::List(const RequestContext& ctx, const ListTenantsParams& params) {
@@ -164,6 +175,10 @@ Result<Tenant> TenantService::Update(const RequestContext& ctx, const std::strin
   SEPTA_RETURN_IF_ERROR(RequireWriter(ctx.principal, "update tenants"));
   if (update.trust_tier) SEPTA_RETURN_IF_ERROR(RequireAdmin(ctx.principal, "change a tenant's trust_tier"));
   if (update.state) SEPTA_RETURN_IF_ERROR(RequireAdmin(ctx.principal, "change a tenant's state"));
+  if (!update.quota_members.empty()) {
+    SEPTA_RETURN_IF_ERROR(RequireAdmin(ctx.principal, "change a tenant's quota"));
+    SEPTA_RETURN_IF_ERROR(tenancy::ValidateTenantQuota("quota", update.quota));
+  }
   if (update.display_name) SEPTA_RETURN_IF_ERROR(ValidateDisplayName("display_name", *update.display_name));
   if (update.labels) SEPTA_RETURN_IF_ERROR(ValidateLabels("labels", *update.labels));
 
@@ -176,6 +191,9 @@ Result<Tenant> TenantService::Update(const RequestContext& ctx, const std::strin
     if (update.display_name) next.display_name = *update.display_name;
     if (update.labels) next.labels = *update.labels;
     if (update.state) next.state = *update.state;
+    // Lowering a quota below what the tenant holds takes nothing away; the
+    // next create or resize that grows a quantity over it is refused.
+    for (auto member : update.quota_members) next.quota.*member = update.quota.*member;
     std::optional<TrustTier> new_tier;
     if (update.trust_tier && *update.trust_tier != current->trust_tier) {
       auto tier = FindTier(tx, *update.trust_tier);
@@ -184,7 +202,7 @@ Result<Tenant> TenantService::Update(const RequestContext& ctx, const std::strin
       next.trust_tier = new_tier->name;
     }
     if (next.display_name == current->display_name && next.labels == current->labels && next.state == current->state &&
-        next.trust_tier == current->trust_tier) {
+        next.trust_tier == current->trust_tier && next.quota == current->quota) {
       result = *std::move(current);  // nothing to change: no new version, nothing to audit
       return Status::Ok();
     }

@@ -9,10 +9,12 @@
 
 #include "common/clock.h"
 #include "common/status.h"
+#include "gpu/catalog.h"
 #include "services/core/auth.h"
 #include "services/core/idempotency.h"
 #include "services/core/model.h"
 #include "services/core/store.h"
+#include "tenancy/quota.h"
 
 namespace septa::core {
 
@@ -33,20 +35,36 @@ struct TenantUpdate {
   std::optional<std::map<std::string, std::string>> labels;
   std::optional<std::string> trust_tier;
   std::optional<TenantState> state;
+  // The members of the quota to change, each to its value in `quota`
+  // (absent there: unlimited).
+  std::vector<std::optional<std::int64_t> tenancy::TenantQuota::*> quota_members;
+  tenancy::TenantQuota quota;
+};
+
+// A tenant as GetTenant shows it.
+struct TenantView {
+  Tenant tenant;
+  // What its virtual clusters count against its quota; only for a tenant
+  // that has one (reading it costs a query per virtual cluster).
+  std::optional<tenancy::TenantUsage> quota_usage;
 };
 
 class TenantService {
  public:
-  TenantService(Store& store, const Clock& clock, std::chrono::milliseconds idempotency_ttl = kDefaultIdempotencyTtl)
-      : store_(store), clock_(clock), idempotency_ttl_(idempotency_ttl) {}
+  // `catalog`: the GPU models that GPU-equivalents are counted on.
+  TenantService(Store& store, const Clock& clock, const gpu::Catalog& catalog,
+                std::chrono::milliseconds idempotency_ttl = kDefaultIdempotencyTtl)
+      : store_(store), clock_(clock), catalog_(catalog), idempotency_ttl_(idempotency_ttl) {}
 
   // Admins only. With an idempotency key, a retry of the same request within
   // the key's time to live returns the tenant it created, and the key with
   // another request is refused; after that the key is free again.
   Result<Tenant> Create(const RequestContext& ctx, const Tenant& draft, std::string_view idempotency_key);
-  Result<Tenant> Get(const RequestContext& ctx, const std::string& name);
+  Result<TenantView> Get(const RequestContext& ctx, const std::string& name);
   Result<TenantPage> List(const RequestContext& ctx, const ListTenantsParams& params);
-  // `if_match`, when not empty, must equal the current etag.
+  // `if_match`, when not empty, must equal the current etag. trust_tier,
+  // state and quota: admins only. A quota below what the tenant holds is
+  // allowed: nothing is taken away, later creates and resizes are refused.
   Result<Tenant> Update(const RequestContext& ctx, const std::string& name, const TenantUpdate& update,
                         std::string_view if_match);
   // Admins only; revokes the tenant's API tokens in the same transaction.
@@ -55,6 +73,7 @@ class TenantService {
  private:
   Store& store_;
   const Clock& clock_;
+  const gpu::Catalog& catalog_;
   std::chrono::milliseconds idempotency_ttl_;
 };
 

@@ -3,6 +3,7 @@
 #include "services/core/audit.h"
 #include "services/core/crypto.h"
 #include "services/core/tenant_query.h"
+#include "services/core/tenant_quota_check.h"
 #include "services/core/validation.h"
 #include "tenancy/lifecycle.h"
 #include "tenancy/names.h"
@@ -166,6 +167,7 @@ Result<VirtualClusterView> VirtualClusterService::Create(const RequestContext& c
       if (ins.code() == Code::kAlreadyExists) return AlreadyExists(NameOf(tenant, vc.name) + " already exists");
       return ins;
     }
+    SEPTA_RETURN_IF_ERROR(EnforceTenantQuota(tx, catalog_, *owner, vc, nullptr, nullptr));
     SEPTA_RETURN_IF_ERROR(session->Engine(tx));
     auto reservation = session->Place(tenant, vc.name, vc.capacity);
     SEPTA_RETURN_IF_ERROR(reservation);
@@ -269,6 +271,8 @@ Result<VirtualClusterView> VirtualClusterService::Update(const RequestContext& c
     auto tier = TierOf(tx, *owner);
     SEPTA_RETURN_IF_ERROR(tier);
     SEPTA_RETURN_IF_ERROR(tenancy::ValidateVirtualClusterSpec(*next, *tier, catalog_));
+    SEPTA_RETURN_IF_ERROR(
+        EnforceTenantQuota(tx, catalog_, *owner, *next, current, reservation ? &*reservation : nullptr));
     if (!(next->capacity == current->capacity)) {
       SEPTA_RETURN_IF_ERROR(ActiveTenant(tx, tenant));
       // All or nothing: the old capacity is given back in the engine and the

@@ -95,6 +95,7 @@ std::vector<std::string> ImplicitMask(const v1::Tenant& t) {
   if (!t.labels().empty()) paths.push_back("labels");
   if (!t.trust_tier().empty()) paths.push_back("trust_tier");
   if (t.state() != v1::Tenant::STATE_UNSPECIFIED) paths.push_back("state");
+  if (t.has_quota()) paths.push_back("quota");
   return paths;
 }
 
@@ -115,9 +116,9 @@ class TenantServiceImpl final : public v1::TenantService::Service {
 
   grpc::Status GetTenant(grpc::ServerContext* ctx, const v1::GetTenantRequest* req, v1::Tenant* resp) override {
     return Handle(ctx, s_, "septa.v1.TenantService/GetTenant", [&](const core::RequestContext& rc) -> Status {
-      auto tenant = s_.uc.tenants.Get(rc, req->name());
-      SEPTA_RETURN_IF_ERROR(tenant);
-      *resp = apiv1::ToProto(*tenant);
+      auto view = s_.uc.tenants.Get(rc, req->name());
+      SEPTA_RETURN_IF_ERROR(view);
+      *resp = apiv1::ToProto(view->tenant, view->quota_usage);
       return Status::Ok();
     });
   }

@@ -232,9 +232,10 @@ void RestApi::Impl::AddRoutes() {
     return Json(http::HttpStatus::ok, out);
   });
   Add(bh::verb::get, "/v1/tenants/{name}", [this](const Call& c) -> Result<http::Response> {
-    auto tenant = uc.tenants.Get(c.ctx, c.params.at("name"));
-    SEPTA_RETURN_IF_ERROR(tenant);
-    return WithEtag(Json(http::HttpStatus::ok, apiv1::ToProto(*tenant)), core::EtagOf(tenant->version));
+    auto view = uc.tenants.Get(c.ctx, c.params.at("name"));
+    SEPTA_RETURN_IF_ERROR(view);
+    return WithEtag(Json(http::HttpStatus::ok, apiv1::ToProto(view->tenant, view->quota_usage)),
+                    core::EtagOf(view->tenant.version));
   });
   Add(bh::verb::patch, "/v1/tenants/{name}", [this](const Call& c) -> Result<http::Response> {
     const std::string& name = c.params.at("name");

@@ -26,6 +26,12 @@ const std::map<std::string, ConstraintMeaning>& ConstraintMeanings() {
         "starting and ending with a letter or digit"}},
       {"tenants_trust_tier_fkey", {Code::kInvalidArgument, "trust_tier", "no such trust tier"}},
       {"tenants_version_positive", {Code::kInvalidArgument, "version", "must be positive"}},
+      // migrations/0005_tenant_quota.sql
+      {"tenants_quota_gpu_milli_nonnegative", {Code::kInvalidArgument, "quota.gpu_milli", kNotNegative}},
+      {"tenants_quota_cpu_milli_nonnegative", {Code::kInvalidArgument, "quota.cpu_milli", kNotNegative}},
+      {"tenants_quota_memory_mib_nonnegative", {Code::kInvalidArgument, "quota.memory_mib", kNotNegative}},
+      {"tenants_quota_pods_nonnegative", {Code::kInvalidArgument, "quota.pods", kNotNegative}},
+      {"tenants_quota_vclusters_nonnegative", {Code::kInvalidArgument, "quota.vclusters", kNotNegative}},
       {"api_tokens_pkey", {Code::kAlreadyExists, "", "an API token with this id already exists"}},
       {"api_tokens_secret_hash_key", {Code::kAlreadyExists, "", "an API token with this secret already exists"}},
       {"api_tokens_id_format", {Code::kInvalidArgument, "id", "must be 8-64 lower-case hex digits"}},

@@ -14,17 +14,29 @@ TenantState StateOf(const std::string& text) {
 
 constexpr char kTenantColumns[] =
     "name, display_name, trust_tier, labels::text, state, septa_micros(create_time), septa_micros(update_time), "
-    "version";
+    "version, quota_gpu_milli, quota_cpu_milli, quota_memory_mib, quota_pods, quota_vclusters";
 Tenant TenantOf(const pqxx::row& r) {
   return {r[0].as<std::string>(),
           r[1].as<std::string>(),
           r[2].as<std::string>(),
           LabelsOf(r[3].as<std::string>()),
           StateOf(r[4].as<std::string>()),
+          {OptionalInt64(r[8]), OptionalInt64(r[9]), OptionalInt64(r[10]), OptionalInt64(r[11]), OptionalInt64(r[12])},
           FromMicros(r[5].as<std::int64_t>()),
           FromMicros(r[6].as<std::int64_t>()),
           r[7].as<std::int64_t>()};
 }
+
+// The quota as the five nullable parameters of tenant_insert and tenant_update (NULL: no limit).
+struct QuotaParams {
+  explicit QuotaParams(const tenancy::TenantQuota& q)
+      : gpu_milli(q.gpu_milli),
+        cpu_milli(q.cpu_milli),
+        memory_mib(q.memory_mib),
+        pods(q.pods),
+        vclusters(q.vclusters) {}
+  NullableInt64 gpu_milli, cpu_milli, memory_mib, pods, vclusters;
+};
 
 }  // namespace
 
@@ -35,11 +47,13 @@ void PgTenants::Prepare(pqxx::connection& c) {
                                " FROM tenants WHERE ($1::text IS NULL OR trust_tier = $1::text)"
                                " AND labels @> $2::jsonb AND name > $3 ORDER BY name LIMIT $4");
   c.prepare("tenant_insert",
-            "INSERT INTO tenants (name, display_name, trust_tier, labels, state, create_time, update_time, version)"
-            " VALUES ($1, $2, $3, $4::jsonb, $5, septa_ts($6), septa_ts($7), $8)");
+            "INSERT INTO tenants (name, display_name, trust_tier, labels, state, create_time, update_time, version,"
+            " quota_gpu_milli, quota_cpu_milli, quota_memory_mib, quota_pods, quota_vclusters)"
+            " VALUES ($1, $2, $3, $4::jsonb, $5, septa_ts($6), septa_ts($7), $8, $9, $10, $11, $12, $13)");
   c.prepare("tenant_update",
             "UPDATE tenants SET display_name = $2, trust_tier = $3, labels = $4::jsonb, state = $5,"
-            " update_time = septa_ts($6), version = $7 WHERE name = $1 AND version = $8");
+            " update_time = septa_ts($6), version = $7, quota_gpu_milli = $9, quota_cpu_milli = $10,"
+            " quota_memory_mib = $11, quota_pods = $12, quota_vclusters = $13 WHERE name = $1 AND version = $8");
   c.prepare("tenant_delete", "DELETE FROM tenants WHERE name = $1 AND version = $2");
   c.prepare("tenant_version", "SELECT version FROM tenants WHERE name = $1");
 }
@@ -66,9 +80,12 @@ Result<std::vector<Tenant>> PgTenants::List(const core::TenantQuery& query) {
 }
 
 Status PgTenants::Insert(const Tenant& t) {
+  const QuotaParams q(t.quota);
   return ToStatus(work_.Write([&](pqxx::transaction_base& w) {
     return w.exec_prepared("tenant_insert", t.name, t.display_name, t.trust_tier, LabelsJson(t.labels),
-                           StateText(t.state), Micros(t.create_time), Micros(t.update_time), t.version);
+                           StateText(t.state), Micros(t.create_time), Micros(t.update_time), t.version,
+                           q.gpu_milli.param(), q.cpu_milli.param(), q.memory_mib.param(), q.pods.param(),
+                           q.vclusters.param());
   }));
 }
 
@@ -84,9 +101,11 @@ Status PgTenants::VersionMismatch(const std::string& name, std::int64_t expected
 }
 
 Status PgTenants::Update(const Tenant& t, std::int64_t expected_version) {
+  const QuotaParams q(t.quota);
   auto updated = work_.Write([&](pqxx::transaction_base& w) {
     return w.exec_prepared("tenant_update", t.name, t.display_name, t.trust_tier, LabelsJson(t.labels),
-                           StateText(t.state), Micros(t.update_time), t.version, expected_version);
+                           StateText(t.state), Micros(t.update_time), t.version, expected_version, q.gpu_milli.param(),
+                           q.cpu_milli.param(), q.memory_mib.param(), q.pods.param(), q.vclusters.param());
   });
   if (!updated.ok()) return updated.status();
   return *updated == 1 ? Status::Ok() : VersionMismatch(t.name, expected_version);

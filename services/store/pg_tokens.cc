@@ -42,7 +42,7 @@ void PgTokens::Prepare(pqxx::connection& c) {
 }
 
 Status PgTokens::Insert(const ApiToken& t) {
-  const NullableMicros expire(t.expire_time), revoke(t.revoke_time);
+  const NullableInt64 expire = NullableMicros(t.expire_time), revoke = NullableMicros(t.revoke_time);
   return ToStatus(work_.Write([&](pqxx::transaction_base& w) {
     return w.exec_prepared("token_insert", t.id, t.principal, RoleText(t.role), t.secret_hash, t.description,
                            Micros(t.create_time), expire.param(), revoke.param());

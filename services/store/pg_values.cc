@@ -22,8 +22,17 @@ std::optional<TimePoint> OptionalTime(const pqxx::field& f) {
   return FromMicros(f.as<std::int64_t>());
 }
 
-NullableMicros::NullableMicros(const std::optional<TimePoint>& t) : null_(!t) {
-  if (t) text_ = std::to_string(Micros(*t));
+NullableInt64::NullableInt64(const std::optional<std::int64_t>& value) : null_(!value) {
+  if (value) text_ = std::to_string(*value);
+}
+
+NullableInt64 NullableMicros(const std::optional<TimePoint>& t) {
+  return NullableInt64(t ? std::optional<std::int64_t>(Micros(*t)) : std::nullopt);
+}
+
+std::optional<std::int64_t> OptionalInt64(const pqxx::field& f) {
+  if (f.is_null()) return std::nullopt;
+  return f.as<std::int64_t>();
 }
 
 std::string LabelsJson(const std::map<std::string, std::string>& labels) { return nlohmann::json(labels).dump(); }

@@ -25,15 +25,17 @@ TimePoint FromMicros(std::int64_t micros);
 std::optional<TimePoint> OptionalTime(const pqxx::field& f);
 
 // A nullable bigint parameter: libpqxx 6.4 sends a null const char* as NULL.
-class NullableMicros {
+class NullableInt64 {
  public:
-  explicit NullableMicros(const std::optional<TimePoint>& t);
+  explicit NullableInt64(const std::optional<std::int64_t>& value);
   const char* param() const { return null_ ? nullptr : text_.c_str(); }
 
  private:
   bool null_;
   std::string text_;
 };
+NullableInt64 NullableMicros(const std::optional<TimePoint>& t);
+std::optional<std::int64_t> OptionalInt64(const pqxx::field& f);
 
 // A string map as a jsonb object's text, and back.
 std::string LabelsJson(const std::map<std::string, std::string>& labels);

@@ -8,7 +8,7 @@
 namespace septa::core {
 namespace {
 
-// The CHECK constraints of migrations/0001_init.sql, with PgStore's field names.
+// The CHECK constraints of migrations/0001_init.sql and 0005_tenant_quota.sql, with PgStore's field names.
 Status CheckTenantRow(const Tenant& t) {
   if (!IsDnsLabel(t.name, 40)) {
     return InvalidField("name",
@@ -16,6 +16,15 @@ Status CheckTenantRow(const Tenant& t) {
                         "starting and ending with a letter or digit");
   }
   if (t.version <= 0) return InvalidField("version", "must be positive");
+  // migrations/0005_tenant_quota.sql
+  const std::pair<const char*, const std::optional<std::int64_t>&> quota[] = {{"quota.gpu_milli", t.quota.gpu_milli},
+                                                                              {"quota.cpu_milli", t.quota.cpu_milli},
+                                                                              {"quota.memory_mib", t.quota.memory_mib},
+                                                                              {"quota.pods", t.quota.pods},
+                                                                              {"quota.vclusters", t.quota.vclusters}};
+  for (const auto& [field, limit] : quota) {
+    if (limit && *limit < 0) return InvalidField(field, "must not be negative");
+  }
   return Status::Ok();
 }
 

@@ -33,12 +33,17 @@ inline std::vector<AuthorizationRow> AuthorizationTable() {
       {"GET", "/v1/tenants", "", "TenantService/ListTenants", "{}", 200, 200, 200, 200, 401},
       {"GET", "/v1/tenants/acme", "", "TenantService/GetTenant", R"({"name":"acme"})", 200, 200, 200, 404, 401},
       {"GET", "/v1/tenants/beta", "", "TenantService/GetTenant", R"({"name":"beta"})", 200, 404, 404, 200, 401},
-      {"POST", "/v1/tenants", R"({"name":"gamma","trust_tier":"shared"})", "TenantService/CreateTenant",
-       R"({"tenant":{"name":"gamma","trust_tier":"shared"}})", 201, 403, 403, 403, 401},
+      {"POST", "/v1/tenants", R"({"name":"gamma","trust_tier":"shared","quota":{"vclusters":2}})",
+       "TenantService/CreateTenant", R"({"tenant":{"name":"gamma","trust_tier":"shared","quota":{"vclusters":2}}})",
+       201, 403, 403, 403, 401},
       {"PATCH", "/v1/tenants/acme", R"({"display_name":"A"})", "TenantService/UpdateTenant",
        R"({"tenant":{"name":"acme","display_name":"A"},"update_mask":"displayName"})", 200, 200, 403, 404, 401},
       {"PATCH", "/v1/tenants/acme", R"({"trust_tier":"dedicated"})", "TenantService/UpdateTenant",
        R"({"tenant":{"name":"acme","trust_tier":"dedicated"},"update_mask":"trustTier"})", 200, 403, 403, 404, 401},
+      // Admins set a tenant's quota; its owner only reads it.
+      {"PATCH", "/v1/tenants/acme", R"({"quota":{"gpu_milli":4000}})", "TenantService/UpdateTenant",
+       R"({"tenant":{"name":"acme","quota":{"gpuMilli":4000}},"update_mask":"quota.gpuMilli"})", 200, 403, 403, 404,
+       401},
       // Virtual clusters of acme (dedicated by now). The owner creates vc1, so
       // the admin's create of the same name passes authorization and conflicts.
       {"POST", "/v1/tenants/acme/vclusters", R"({"name":"vc1","capacity":{"gpus":{"count":1}}})",

@@ -13,6 +13,7 @@
 #include "septa/v1/vcluster.grpc.pb.h"
 #include "tests/integration/api/api_fixture.h"
 #include "tests/integration/api/authorization_table.h"
+#include "tests/integration/api/tenant_quota_table.h"
 
 namespace septa::test {
 namespace {
@@ -142,6 +143,8 @@ grpc::StatusCode GrpcCodeOf(int http_status) {
     case 403: return grpc::StatusCode::PERMISSION_DENIED;
     case 404: return grpc::StatusCode::NOT_FOUND;
     case 409: return grpc::StatusCode::ALREADY_EXISTS;
+    case 400: return grpc::StatusCode::INVALID_ARGUMENT;
+    case 429: return grpc::StatusCode::RESOURCE_EXHAUSTED;
   }
   ADD_FAILURE() << "no gRPC code for HTTP " << http_status;
   return grpc::StatusCode::UNKNOWN;
@@ -209,6 +212,42 @@ TEST_F(GrpcAuthorizationTest, AuthorizationMatchesRest) {
           << "): " << st.error_message();
     }
   }
+}
+
+// tenant_quota_table.h over gRPC: the same steps as REST.
+class GrpcTenantQuotaTest : public GrpcAuthorizationTest {};
+
+TEST_F(GrpcTenantQuotaTest, TenantQuotaIsEnforcedAndBreachesNameTheQuota) {
+  CreateTenant("q", "dedicated");
+  PutNodes({WholeGpuNode("a100-0", 4), WholeGpuNode("a100-1", 4)});
+  for (const auto& step : TenantQuotaSteps()) {
+    if (step.rpc.empty()) continue;
+    const grpc::Status st = Invoke(step.rpc, step.request, admin_);
+    EXPECT_EQ(st.error_code(), GrpcCodeOf(step.status)) << step.what << ": " << st.error_message();
+    if (step.field.empty()) continue;
+    const auto violations = Violations(st);
+    ASSERT_FALSE(violations.empty()) << step.what << ": " << st.error_message();
+    EXPECT_EQ(violations[0].field(), step.field) << step.what << ": " << st.error_message();
+  }
+  ExpectQuotaTableRows(ReservationRows());
+  v1::GetTenantRequest get;
+  get.set_name("q");
+  v1::Tenant q;
+  ASSERT_TRUE(tenants_->GetTenant(Ctx(admin_).get(), get, &q).ok());
+  EXPECT_FALSE(q.quota().has_gpu_milli());
+  EXPECT_EQ(q.quota().vclusters(), 2);
+  EXPECT_EQ(q.quota_usage().gpu_milli(), 4000);
+  EXPECT_EQ(q.quota_usage().vclusters(), 2);
+  // The tenant's owner reads the quota but cannot change it.
+  const std::string owner = CreateToken("tenant:q", "owner");
+  ASSERT_TRUE(tenants_->GetTenant(Ctx(owner).get(), get, &q).ok());
+  EXPECT_EQ(q.quota().vclusters(), 2);
+  v1::UpdateTenantRequest raise;
+  raise.mutable_tenant()->set_name("q");
+  raise.mutable_tenant()->mutable_quota()->set_vclusters(10);
+  EXPECT_EQ(tenants_->UpdateTenant(Ctx(owner).get(), raise, &q).error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  ASSERT_TRUE(tenants_->GetTenant(Ctx(admin_).get(), get, &q).ok());
+  EXPECT_EQ(q.quota().vclusters(), 2);
 }
 
 // The virtual cluster lifecycle over gRPC, with every tier's kind of capacity.

@@ -13,6 +13,7 @@
 #include "services/core/crypto.h"
 #include "tests/integration/api/api_fixture.h"
 #include "tests/integration/api/authorization_table.h"
+#include "tests/integration/api/tenant_quota_table.h"
 #include "tests/support/sanitizer_build.h"
 
 namespace septa::test {
@@ -514,6 +515,40 @@ void ExpectProblem(const HttpResult& r, int status, const std::string& field, co
 // Invalid UTF-8 never reaches the database (issue 9 #4) and a NUL never cuts
 // a string short (#5): a path segment that cannot name anything is 404, any
 // other string is a 400 naming its field, and nothing is written.
+// tenant_quota_table.h over REST.
+TEST_F(RestTest, TenantQuotaIsEnforcedAndBreachesNameTheQuota) {
+  CreateTenant("q", "dedicated");
+  PutNodes({WholeGpuNode("a100-0", 4), WholeGpuNode("a100-1", 4)});
+  for (const auto& step : TenantQuotaSteps()) {
+    auto r = Call(admin_, step.method, step.target, step.body);
+    EXPECT_EQ(r.status, step.status) << step.what << ": " << r.body;
+    if (step.field.empty()) continue;
+    const json problem = json::parse(r.body, nullptr, false);
+    ASSERT_TRUE(problem.contains("violations")) << step.what << ": " << r.body;
+    EXPECT_EQ(problem["violations"][0]["field"], step.field) << step.what << ": " << r.body;
+  }
+  ExpectQuotaTableRows(ReservationRows());
+  // The tenant shows its quota and what its virtual clusters use of it (int64s are strings in proto JSON).
+  const json q = json::parse(Call(admin_, "GET", "/v1/tenants/q").body);
+  EXPECT_EQ(q["quota"], (json{{"vclusters", 2}})) << q.dump();
+  EXPECT_EQ(q["quota_usage"]["gpu_milli"], "4000") << q.dump();
+  EXPECT_EQ(q["quota_usage"]["vclusters"], "2") << q.dump();
+  // A breach says what was asked, what is used and the limit.
+  ASSERT_EQ(Call(admin_, "PATCH", "/v1/tenants/q", R"({"quota":{"gpu_milli":4500}})").status, 200);
+  const auto refused =
+      Call(admin_, "POST", "/v1/tenants/q/vclusters", R"({"name":"c","capacity":{"gpus":{"count":1}}})");
+  EXPECT_EQ(refused.status, 429) << refused.body;
+  EXPECT_NE(refused.body.find("tenant.quota.gpu_milli: 1.000 GPU-equivalents requested, 4.000 of 4.500 in use, "
+                              "0.500 left"),
+            std::string::npos)
+      << refused.body;
+  // A tenant without a quota shows none, and no usage.
+  const json unlimited = CreateTenant("free");
+  EXPECT_FALSE(unlimited.contains("quota")) << unlimited.dump();
+  const json free = json::parse(Call(admin_, "GET", "/v1/tenants/free").body);
+  EXPECT_FALSE(free.contains("quota_usage")) << free.dump();
+}
+
 TEST_F(RestTest, InvalidUtf8AndNulBytesAreRefusedWhereTheyEnter) {
   CreateTenant("alpha");
   const long tenants_before = CountRows(db_->url(), "tenants");

@@ -303,6 +303,28 @@ TEST_F(SeptactlE2E, TenantLifecycle) {
   ExpectOneErrorLine(Admin({"tenant", "get", "acme"}), "septactl: NOT_FOUND: ");
 }
 
+TEST_F(SeptactlE2E, TenantQuotaIsSetByAdminsAndShownWithItsUsage) {
+  ASSERT_EQ(Admin({"tenant", "create", "iso", "--tier", "isolated", "--quota-vclusters", "3"}).exit_code, 0);
+  const auto set = Admin({"tenant", "update", "iso", "--quota-gpus", "0.5"});
+  ASSERT_EQ(set.exit_code, 0) << set.err;
+  EXPECT_NE(set.out.find("gpus 0.500, vclusters 3"), std::string::npos) << set.out;  // kept: not in the mask
+  ASSERT_EQ(Admin({"vcluster", "create", "iso", "train", "--mig", "3g.40gb=1"}).exit_code, 0);
+  const auto got = Admin({"tenant", "get", "iso"});
+  ASSERT_EQ(got.exit_code, 0) << got.err;
+  // A 3g.40gb on a 7-slice H100 counts 3/7 of a GPU.
+  EXPECT_NE(got.out.find("gpus 0.429/0.500, vclusters 1/3"), std::string::npos) << got.out;
+  ExpectOneErrorLine(Admin({"vcluster", "create", "iso", "infer", "--mig", "1g.10gb=1"}),
+                     "septactl: RESOURCE_EXHAUSTED: ");
+  // The tenant's owner reads the quota but cannot change it.
+  const std::string owner = Json({"token", "create", "--principal", "tenant:iso", "--role", "owner"})["token"];
+  EXPECT_EQ(Json({"tenant", "get", "iso"}, owner)["quota"]["gpu_milli"], 500);
+  ExpectOneErrorLine(Septactl({"--token", owner, "tenant", "update", "iso", "--quota-gpus", "8"}),
+                     "septactl: PERMISSION_DENIED: ");
+  const auto unlimited = Json({"tenant", "update", "iso", "--quota-gpus", "unlimited"});
+  EXPECT_EQ(unlimited["quota"], nlohmann::json({{"vclusters", 3}}));
+  ASSERT_EQ(Admin({"vcluster", "create", "iso", "infer", "--mig", "1g.10gb=1"}).exit_code, 0);
+}
+
 TEST_F(SeptactlE2E, UpdateChangesExactlyTheGivenFields) {
   ASSERT_EQ(
       Admin({"tenant", "create", "acme", "--tier", "shared", "--display-name", "Acme", "--label", "a=1"}).exit_code, 0);

@@ -1,9 +1,12 @@
 // Creators racing for the last free GPU capacity through two septad
 // replicas (two CapacityLedgers) on one PostgreSQL database: every winner's
-// capacity is on concrete GPUs nobody else holds, checked against the rows.
+// capacity is on concrete GPUs nobody else holds, checked against the rows;
+// and creators and resizers racing for the last of a tenant quota: never
+// more than the quota is held.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <latch>
 #include <map>
 #include <set>
 #include <thread>
@@ -162,6 +165,85 @@ TEST_F(VirtualClusterRaceTest, SixtyFourCreatorsForEightWholeGpusBookEachOnce) {
       EXPECT_TRUE(holder.emplace(std::pair{g.node, g.gpu}, r.vcluster).second) << g.node << " GPU " << g.gpu;
     }
   }
+}
+
+TEST_F(VirtualClusterRaceTest, SixtyFourCreatorsNeverTakeATenantPastItsQuota) {
+  // Eight free A100s, but the tenant may hold 3 GPU-equivalents.
+  Tenant limited = TenantRow("ded-q", "dedicated");
+  limited.quota.gpu_milli = 3000;
+  ASSERT_TRUE(store_->Transact(TxMode::kReadWrite, [&](Tx& tx) { return tx.Tenants().Insert(limited); }).ok());
+  const int won = Race(
+      64, [](int) { return "ded-q"; },
+      [](int i) {
+        VirtualCluster vc;
+        vc.name = "q-" + std::to_string(i);
+        vc.capacity.tier = gpu::Tier::kDedicated;
+        vc.capacity.count = 1;
+        return vc;
+      });
+  EXPECT_EQ(won, 3);
+  int held = 0;
+  for (const auto& r : Rows()) {
+    if (r.tenant == "ded-q") held += static_cast<int>(r.gpus.size());
+  }
+  EXPECT_EQ(held, 3);
+}
+
+// Resizes that change only workload limits reserve nothing, so no capacity
+// row orders them: the quota holds through SERIALIZABLE alone. Each resizer
+// is a replica of its own (a ledger orders the reservations of one), all
+// released at once; under REPEATABLE READ all eight pass.
+TEST_F(VirtualClusterRaceTest, ConcurrentWorkloadResizesNeverTakeATenantPastItsQuota) {
+  Tenant limited = TenantRow("ded-q", "dedicated");
+  limited.quota.cpu_milli = 4000;
+  ASSERT_TRUE(store_->Transact(TxMode::kReadWrite, [&](Tx& tx) { return tx.Tenants().Insert(limited); }).ok());
+  constexpr int kClusters = 8;  // 250 milli-CPU each: 2000 of 4000 used
+  std::vector<std::unique_ptr<CapacityLedger>> ledgers;
+  std::vector<std::unique_ptr<VirtualClusterService>> replicas;
+  for (int i = 0; i < kClusters; ++i) {
+    ledgers.push_back(std::make_unique<CapacityLedger>(gpu::Catalog::Default()));
+    replicas.push_back(
+        std::make_unique<VirtualClusterService>(*store_, clock_, *ledgers.back(), gpu::Catalog::Default()));
+    VirtualCluster vc;
+    vc.name = "w-" + std::to_string(i);
+    vc.capacity.tier = gpu::Tier::kDedicated;
+    vc.capacity.count = 1;
+    vc.quota.cpu_milli = 250;
+    auto created = replicas[0]->Create(Owner("ded-q"), "ded-q", vc, "");
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+  }
+  // Each grows its own to 750: 500 more each, room for four.
+  std::atomic<int> won{0};
+  std::latch start(kClusters);
+  {
+    std::vector<std::jthread> resizers;
+    for (int i = 0; i < kClusters; ++i) {
+      resizers.emplace_back([&, i] {
+        VirtualCluster patch;
+        patch.quota.cpu_milli = 750;
+        start.arrive_and_wait();
+        auto r = replicas[i]->Update(Owner("ded-q"), "ded-q", "w-" + std::to_string(i), patch, {"quota.cpu_milli"}, "");
+        if (r.ok()) {
+          ++won;
+        } else {
+          EXPECT_EQ(r.status().code(), Code::kResourceExhausted) << r.status().ToString();
+        }
+      });
+    }
+  }
+  EXPECT_EQ(won, 4);
+  std::int64_t total = 0;
+  const Status read = store_->Transact(TxMode::kReadOnly, [&](Tx& tx) -> Status {
+    VirtualClusterQuery query;
+    query.tenant = query.after_tenant = "ded-q";
+    auto rows = tx.VirtualClusters().List(query);
+    SEPTA_RETURN_IF_ERROR(rows);
+    total = 0;
+    for (const auto& vc : *rows) total += vc.quota.cpu_milli;
+    return Status::Ok();
+  });
+  ASSERT_TRUE(read.ok()) << read.ToString();
+  EXPECT_EQ(total, 4000);
 }
 
 }  // namespace

@@ -75,7 +75,7 @@ TEST(CheckTenantQuota, AQuantityOverItsQuotaIsResourceExhaustedNamingItWithTheNu
   EXPECT_EQ(st.code(), Code::kResourceExhausted);
   ASSERT_EQ(st.violations().size(), 1u);
   EXPECT_EQ(st.violations()[0].field, "tenant.quota.gpu_milli");
-  EXPECT_EQ(st.message(), "tenant.quota.gpu_milli: 2.500 GPU-equivalents requested, 1.000 of 3.000 left");
+  EXPECT_EQ(st.message(), "tenant.quota.gpu_milli: 2.500 GPU-equivalents requested, 2.000 of 3.000 in use, 1.000 left");
 }
 
 TEST(CheckTenantQuota, EveryQuantityOverItsQuotaIsNamed) {
@@ -85,12 +85,12 @@ TEST(CheckTenantQuota, EveryQuantityOverItsQuotaIsNamed) {
   ASSERT_EQ(st.code(), Code::kResourceExhausted) << st.ToString();
   ASSERT_EQ(st.violations().size(), 4u) << st.ToString();
   EXPECT_EQ(st.violations()[0].field, "tenant.quota.cpu_milli");
-  EXPECT_EQ(st.violations()[0].description, "4.000 CPUs requested, 2.000 of 8.000 left");
+  EXPECT_EQ(st.violations()[0].description, "4.000 CPUs requested, 6.000 of 8.000 in use, 2.000 left");
   EXPECT_EQ(st.violations()[1].field, "tenant.quota.memory_mib");
-  EXPECT_EQ(st.violations()[1].description, "8192 MiB requested, 5536 of 65536 left");
-  EXPECT_EQ(st.violations()[2].description, "20 pods requested, 10 of 100 left");
+  EXPECT_EQ(st.violations()[1].description, "8192 MiB requested, 60000 of 65536 in use, 5536 left");
+  EXPECT_EQ(st.violations()[2].description, "20 pods requested, 90 of 100 in use, 10 left");
   EXPECT_EQ(st.violations()[3].field, "tenant.quota.vclusters");
-  EXPECT_EQ(st.violations()[3].description, "1 virtual cluster requested, 0 of 3 left");
+  EXPECT_EQ(st.violations()[3].description, "1 virtual cluster requested, 3 of 3 in use, 0 left");
 }
 
 TEST(CheckTenantQuota, ZeroAllowsNothing) {
@@ -98,7 +98,7 @@ TEST(CheckTenantQuota, ZeroAllowsNothing) {
   frozen.vclusters = 0;
   Status st = CheckTenantQuota(frozen, TenantUsage{}, UsageOf(500, Limits(0, 0, 0)));
   ASSERT_EQ(st.code(), Code::kResourceExhausted);
-  EXPECT_EQ(st.violations()[0].description, "1 virtual cluster requested, 0 of 0 left");
+  EXPECT_EQ(st.violations()[0].description, "1 virtual cluster requested, 0 of 0 in use, 0 left");
 }
 
 TEST(CheckTenantQuota, ABoundedQuantityNeedsALimitOnTheVirtualCluster) {
@@ -126,7 +126,7 @@ TEST(CheckTenantQuota, AResizeIsCheckedOnlyOnWhatItGrows) {
   ASSERT_EQ(st.code(), Code::kResourceExhausted);
   ASSERT_EQ(st.violations().size(), 1u);
   EXPECT_EQ(st.violations()[0].field, "tenant.quota.cpu_milli");
-  EXPECT_EQ(st.violations()[0].description, "1.500 CPUs requested, 1.000 of 4.000 left");
+  EXPECT_EQ(st.violations()[0].description, "1.500 CPUs requested, 3.000 of 4.000 in use, 1.000 left");
   // Dropping a CPU limit is growing it without bound.
   Status unbounded = CheckTenantQuota(quota, others, UsageOf(500, Limits(0, 0, 0)), &before);
   ASSERT_EQ(unbounded.code(), Code::kFailedPrecondition);
@@ -137,7 +137,7 @@ TEST(CheckTenantQuota, AResizeIsCheckedOnlyOnWhatItGrows) {
   // Growing GPUs where the others already use the whole quota: none left.
   Status gpus = CheckTenantQuota(quota, others, UsageOf(1500, Limits(1000, 0, 0)), &before);
   ASSERT_EQ(gpus.code(), Code::kResourceExhausted);
-  EXPECT_EQ(gpus.violations()[0].description, "1.500 GPU-equivalents requested, 0.000 of 2.000 left");
+  EXPECT_EQ(gpus.violations()[0].description, "1.500 GPU-equivalents requested, 2.000 of 2.000 in use, 0.000 left");
 }
 
 }  // namespace

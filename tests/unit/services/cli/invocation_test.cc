@@ -80,6 +80,25 @@ TEST(Invocation, TenantUpdateKeepsOnlyTheGivenFields) {
   EXPECT_EQ(labelled.labels, (std::map<std::string, std::string>{{"x", "1"}}));
 }
 
+TEST(Invocation, TenantQuotaFlagsSetOnlyTheGivenLimits) {
+  const auto u = std::get<TenantUpdate>(Parse({"tenant", "update", "acme", "--quota-gpus", "2.5", "--quota-cpus", "16",
+                                               "--quota-pods", "unlimited", "--quota-vclusters", "0"})
+                                            .command);
+  EXPECT_EQ(u.quota,
+            (QuotaLimits{{"gpu_milli", 2500}, {"cpu_milli", 16000}, {"pods", std::nullopt}, {"vclusters", 0}}));
+  EXPECT_FALSE(u.state.has_value());
+  const auto c = std::get<TenantCreate>(
+      Parse({"tenant", "create", "acme", "--tier", "shared", "--quota-gpus", "0.125", "--quota-memory-mib", "4096"})
+          .command);
+  EXPECT_EQ(c.quota, (QuotaLimits{{"gpu_milli", 125}, {"memory_mib", 4096}}));
+  EXPECT_TRUE(std::get<TenantCreate>(Parse({"tenant", "create", "a", "--tier", "shared"}).command).quota.empty());
+  for (const char* bad : {"-1", "1.2345", "four", "1.", "", "3000000"}) {
+    EXPECT_EQ(UsageError({"tenant", "update", "a", "--quota-gpus", bad}).rfind("--quota-gpus", 0), 0u) << bad;
+  }
+  EXPECT_EQ(UsageError({"tenant", "update", "a", "--quota-pods", "1.5"}),
+            "--quota-pods must be a whole number or \"unlimited\", not \"1.5\"");
+}
+
 TEST(Invocation, OtherCommands) {
   const auto list = std::get<TenantList>(
       Parse({"tenant", "list", "--filter", "trust_tier=shared", "--page-size", "2", "--all"}).command);
@@ -122,7 +141,7 @@ TEST(Invocation, UsageErrors) {
   EXPECT_EQ(UsageError({"tenant", "create", "a", "--tier", "t", "--label", "novalue"}),
             "--label must be key=value, not \"novalue\"");
   EXPECT_EQ(UsageError({"tenant", "update", "a", "--etag", "e"}),
-            "nothing to update: give --display-name, --label, --tier or --state");
+            "nothing to update: give --display-name, --label, --tier, --state or --quota-*");
   EXPECT_NE(UsageError({"tenant", "list", "--page-size", "many"}).find("(see septactl --help)"), std::string::npos);
 }
 

@@ -64,10 +64,22 @@ TEST(Output, TableWithoutRowsIsTheHeader) { EXPECT_EQ(RenderTable({{"ID", "ROLE"
 TEST(Output, TenantTableShowsLabelsSortedAndTimeToTheSecond) {
   const auto table = TenantTable(AsList(Acme()));
   ASSERT_EQ(table.rows.size(), 1u);
-  EXPECT_EQ(table.headers,
-            (std::vector<std::string>{"NAME", "DISPLAY NAME", "TIER", "STATE", "LABELS", "CREATED", "ETAG"}));
-  EXPECT_EQ(table.rows[0], (std::vector<std::string>{"acme", "Acme Corp", "shared", "ACTIVE",
-                                                     "cost=1234,gpu=true,team=ml", "2026-09-21T14:13:20Z", "e1"}));
+  EXPECT_EQ(table.headers, (std::vector<std::string>{"NAME", "DISPLAY NAME", "TIER", "STATE", "LABELS", "CREATED",
+                                                     "ETAG", "QUOTA (USED/LIMIT)"}));
+  EXPECT_EQ(table.rows[0],
+            (std::vector<std::string>{"acme", "Acme Corp", "shared", "ACTIVE", "cost=1234,gpu=true,team=ml",
+                                      "2026-09-21T14:13:20Z", "e1", "unlimited"}));
+}
+
+TEST(Output, TenantTableShowsEachBoundedQuantityWithItsUsage) {
+  v1::Tenant t = Acme();
+  t.mutable_quota()->set_gpu_milli(4000);
+  t.mutable_quota()->set_vclusters(0);
+  EXPECT_EQ(TenantTable(AsList(t)).rows[0].back(), "gpus 4.000, vclusters 0");  // a list: no usage
+  t.mutable_quota_usage()->set_gpu_milli(2429);
+  t.mutable_quota_usage()->set_vclusters(2);
+  t.mutable_quota_usage()->set_pods(7);  // not bounded: not shown
+  EXPECT_EQ(TenantTable(AsList(t)).rows[0].back(), "gpus 2.429/4.000, vclusters 2/0");
 }
 
 TEST(Output, JsonUsesProtoFieldNamesInProtoOrderAndPrintsEveryField) {

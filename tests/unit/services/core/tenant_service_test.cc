@@ -210,6 +210,37 @@ TEST_F(TenantServiceTest, OwnersEditTheirTenantButNotItsTier) {
   EXPECT_EQ(tenants.Update(Admin(), "acme", tier, "").status().violations()[0].field, "trust_tier");
 }
 
+TEST_F(TenantServiceTest, AdminsSetTheQuotaOwnersOnlyReadIt) {
+  Tenant draft = Draft("acme", "shared");
+  draft.quota.vclusters = 3;
+  auto created = tenants.Create(Admin(), draft, "");
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  EXPECT_EQ(created->quota.vclusters, 3);
+  TenantUpdate gpus;
+  gpus.quota.gpu_milli = 2500;
+  gpus.quota_members = {&tenancy::TenantQuota::gpu_milli};
+  EXPECT_EQ(tenants.Update(TenantCtx("acme"), "acme", gpus, "").status().code(), Code::kPermissionDenied);
+  auto updated = tenants.Update(Admin(), "acme", gpus, "");
+  ASSERT_TRUE(updated.ok()) << updated.status().ToString();
+  EXPECT_EQ(updated->quota, (tenancy::TenantQuota{2500, std::nullopt, std::nullopt, std::nullopt, 3}));
+  EXPECT_EQ(updated->version, 2);
+  auto seen = tenants.Get(TenantCtx("acme", Role::kViewer), "acme");
+  ASSERT_TRUE(seen.ok());
+  EXPECT_EQ(seen->tenant.quota, updated->quota);
+  ASSERT_TRUE(seen->quota_usage);
+  EXPECT_EQ(*seen->quota_usage, tenancy::TenantUsage{});
+  // The same quota again changes nothing; a bad one names its field and writes nothing.
+  EXPECT_EQ(tenants.Update(Admin(), "acme", gpus, "")->version, 2);
+  TenantUpdate bad;
+  bad.quota.pods = -1;
+  bad.quota_members = {&tenancy::TenantQuota::pods};
+  EXPECT_EQ(tenants.Update(Admin(), "acme", bad, "").status().violations()[0].field, "quota.pods");
+  Tenant huge = Draft("beta", "shared");
+  huge.quota.gpu_milli = tenancy::kMaxGpuMilli + 1;
+  EXPECT_EQ(tenants.Create(Admin(), huge, "").status().violations()[0].field, "quota.gpu_milli");
+  EXPECT_EQ(tenants.Get(Admin(), "acme")->tenant.version, 2);
+}
+
 // A token issued under the old tier lives no longer than the new tier's cap
 // allows, counted from its issue; a cached verification is dropped at once.
 TEST_F(TenantServiceTest, AStricterTierShortensTheTenantsTokens) {

@@ -225,6 +225,87 @@ TEST_F(VirtualClusterServiceTest, DeleteReleasesAtOnceWhatWasNeverProvisionedAnd
             Code::kFailedPrecondition);  // DELETING is frozen
 }
 
+// Tenant quotas on the use cases: MIG instances counted as GPU-equivalents on
+// the GPUs that hold them, a DELETING cluster still counting, usage shown in
+// the tenant's GET, workload limits required and summed.
+TEST_F(VirtualClusterServiceTest, TenantQuotaCountsGpuEquivalentsAndHeldCapacity) {
+  TenantUpdate set;
+  set.quota.gpu_milli = 1100;  // two 3g.40gb (3/7 each, 429 rounded up) fit, a third does not
+  set.quota_members = {&tenancy::TenantQuota::gpu_milli};
+  ASSERT_TRUE(tenants.Update(Admin(), "acme", set, "").ok());
+  ASSERT_TRUE(vclusters.Create(TenantCtx("acme"), "acme", Mig("a", 1), "").ok());
+  ASSERT_TRUE(vclusters.Create(TenantCtx("acme"), "acme", Mig("b", 1), "").ok());
+  auto refused = vclusters.Create(TenantCtx("acme"), "acme", Mig("c", 1), "");
+  ASSERT_EQ(refused.status().code(), Code::kResourceExhausted) << refused.status().ToString();
+  EXPECT_EQ(refused.status().violations()[0].field, "tenant.quota.gpu_milli");
+  EXPECT_EQ(refused.status().violations()[0].description,
+            "0.429 GPU-equivalents requested, 0.858 of 1.100 in use, 0.242 left");
+  EXPECT_EQ(vclusters.Get(Admin(), "acme", "c").status().code(), Code::kNotFound);  // nothing written
+  EXPECT_EQ(Rows().size(), 2u);
+  // A 1g.10gb (1/7: 143) fits beside them; the other tenant has no quota.
+  EXPECT_TRUE(vclusters.Create(TenantCtx("acme"), "acme", Mig("small", 1, "1g.10gb"), "").ok());
+  EXPECT_TRUE(vclusters.Create(TenantCtx("other"), "other", Mig("x", 1), "").ok());
+  auto view = tenants.Get(TenantCtx("acme", Role::kViewer), "acme");
+  ASSERT_TRUE(view.ok()) << view.status().ToString();
+  ASSERT_TRUE(view->quota_usage);
+  EXPECT_EQ(view->quota_usage->gpu_milli, 1001);  // each cluster rounded up: never charged less than it holds
+  EXPECT_EQ(view->quota_usage->vclusters, 3);
+  EXPECT_FALSE(tenants.Get(Admin(), "other")->quota_usage);
+
+  // Provisioned, then deleted: DELETING, its capacity still held and counted.
+  ASSERT_TRUE(store
+                  .Transact(TxMode::kReadWrite,
+                            [](Tx& tx) -> Status {
+                              auto vc = tx.VirtualClusters().Get("acme", "a");
+                              SEPTA_RETURN_IF_ERROR(vc);
+                              vc->host_namespace = "septa-acme-a";
+                              vc->version++;
+                              return tx.VirtualClusters().Update(*vc, vc->version - 1);
+                            })
+                  .ok());
+  ASSERT_EQ(vclusters.Delete(TenantCtx("acme"), "acme", "a", "")->vcluster.state, VirtualClusterState::kDeleting);
+  EXPECT_EQ(vclusters.Create(TenantCtx("acme"), "acme", Mig("c", 1, "1g.10gb"), "").status().code(),
+            Code::kResourceExhausted);
+  // Shrinking is never refused; growing past the quota is, all or nothing.
+  ASSERT_TRUE(vclusters.Update(TenantCtx("acme"), "acme", "b", Mig("b", 1, "1g.10gb"), {"capacity"}, "").ok());
+  auto grow = vclusters.Update(TenantCtx("acme"), "acme", "small", Mig("small", 2), {"capacity"}, "");
+  EXPECT_EQ(grow.status().code(), Code::kResourceExhausted);
+  EXPECT_EQ(vclusters.Get(Admin(), "acme", "small")->reservation->mig[0].profile, "1g.10gb");
+}
+
+TEST_F(VirtualClusterServiceTest, TenantQuotaOnWorkloadLimitsNeedsThemSetAndSumsThem) {
+  TenantUpdate set;
+  set.quota.cpu_milli = 4000;
+  set.quota.vclusters = 2;
+  set.quota_members = {&tenancy::TenantQuota::cpu_milli, &tenancy::TenantQuota::vclusters};
+  ASSERT_TRUE(tenants.Update(Admin(), "acme", set, "").ok());
+  auto unbounded = vclusters.Create(TenantCtx("acme"), "acme", Mig("a", 1), "");
+  ASSERT_EQ(unbounded.status().code(), Code::kFailedPrecondition);
+  EXPECT_EQ(unbounded.status().violations()[0].field, "quota.cpu_milli");
+  VirtualCluster a = Mig("a", 1);
+  a.quota.cpu_milli = 3000;
+  ASSERT_TRUE(vclusters.Create(TenantCtx("acme"), "acme", a, "").ok());
+  VirtualCluster b = Mig("b", 1);
+  b.quota.cpu_milli = 2000;
+  EXPECT_EQ(vclusters.Create(TenantCtx("acme"), "acme", b, "").status().violations()[0].field,
+            "tenant.quota.cpu_milli");
+  b.quota.cpu_milli = 1000;
+  ASSERT_TRUE(vclusters.Create(TenantCtx("acme"), "acme", b, "").ok());
+  VirtualCluster c = b;
+  c.name = "c";
+  c.quota.cpu_milli = 1;
+  auto third = vclusters.Create(TenantCtx("acme"), "acme", c, "");
+  EXPECT_EQ(third.status().code(), Code::kResourceExhausted);
+  ASSERT_EQ(third.status().violations().size(), 2u) << third.status().ToString();  // every quantity over its quota
+  EXPECT_EQ(third.status().violations()[0].field, "tenant.quota.cpu_milli");
+  EXPECT_EQ(third.status().violations()[1].field, "tenant.quota.vclusters");
+  // A resize of workload limits alone is checked too.
+  VirtualCluster more;
+  more.quota.cpu_milli = 3500;
+  EXPECT_EQ(vclusters.Update(TenantCtx("acme"), "acme", "a", more, {"quota.cpu_milli"}, "").status().code(),
+            Code::kResourceExhausted);
+}
+
 // Sixteen creators race for four free 3g.40gb instances, through two
 // ledgers (two septad replicas) on one store: exactly four win, and the rows
 // book no instance twice.

@@ -239,6 +239,58 @@ TYPED_TEST_P(StoreContract, DeleteTenantRequiresTheExpectedVersion) {
   EXPECT_EQ(this->GetTenant("acme").status().code(), Code::kNotFound);
 }
 
+TYPED_TEST_P(StoreContract, TenantQuotaIsUnlimitedUntilSetAndRoundTrips) {
+  ASSERT_TRUE(this->Insert(MakeTenant("acme")).ok());
+  auto fresh = this->GetTenant("acme");
+  ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
+  EXPECT_EQ(fresh->quota, tenancy::TenantQuota{});  // every field absent: no limit
+
+  Tenant limited = MakeTenant("globex");
+  limited.quota = {4000, std::nullopt, 0, 150'000, 1};  // 0 allows none: absent and 0 are kept apart
+  ASSERT_TRUE(this->Insert(limited).ok());
+  EXPECT_EQ(this->GetTenant("globex")->quota, limited.quota);
+  TenantQuery all;
+  auto listed = this->List(all);
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 2u);
+  EXPECT_EQ((*listed)[1].quota, limited.quota);
+
+  Tenant lowered = *fresh;
+  lowered.quota.gpu_milli = 1'000'000'000;
+  lowered.quota.vclusters = 0;
+  lowered.version = 2;
+  ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.Tenants().Update(lowered, 1); }).ok());
+  EXPECT_EQ(this->GetTenant("acme")->quota, lowered.quota);
+  Tenant unlimited = lowered;
+  unlimited.quota = {};
+  unlimited.version = 3;
+  ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.Tenants().Update(unlimited, 2); }).ok());
+  EXPECT_EQ(this->GetTenant("acme")->quota, tenancy::TenantQuota{});
+}
+
+TYPED_TEST_P(StoreContract, NegativeTenantQuotasAreRefusedNamingTheField) {
+  const std::pair<const char*, std::optional<std::int64_t> tenancy::TenantQuota::*> fields[] = {
+      {"quota.gpu_milli", &tenancy::TenantQuota::gpu_milli},   {"quota.cpu_milli", &tenancy::TenantQuota::cpu_milli},
+      {"quota.memory_mib", &tenancy::TenantQuota::memory_mib}, {"quota.pods", &tenancy::TenantQuota::pods},
+      {"quota.vclusters", &tenancy::TenantQuota::vclusters},
+  };
+  ASSERT_TRUE(this->Insert(MakeTenant("acme")).ok());
+  for (const auto& [field, member] : fields) {
+    Tenant bad = MakeTenant("globex");
+    bad.quota.*member = -1;
+    const Status inserted = this->Insert(bad);
+    EXPECT_EQ(inserted.code(), Code::kInvalidArgument) << field;
+    EXPECT_THAT(inserted.violations(), ElementsAre(FieldViolation{field, "must not be negative"}));
+    Tenant update = MakeTenant("acme");
+    update.quota.*member = -1;
+    update.version = 2;
+    const Status updated = this->Write([&](Tx& tx) { return tx.Tenants().Update(update, 1); });
+    EXPECT_THAT(updated.violations(), ElementsAre(FieldViolation{field, "must not be negative"}));
+  }
+  EXPECT_EQ(this->GetTenant("globex").status().code(), Code::kNotFound);
+  EXPECT_EQ(this->GetTenant("acme")->version, 1);
+}
+
 TYPED_TEST_P(StoreContract, ListTenantsFiltersAndPaginatesByName) {
   for (const char* name : {"delta", "alpha", "charlie", "bravo", "echo"}) {
     Tenant t = MakeTenant(name, std::string(name) < "c" ? "isolated" : "shared");
@@ -532,6 +584,7 @@ REGISTER_TYPED_TEST_SUITE_P(StoreContract, IsReady, HoldsTheFourDefaultTrustTier
                             TenantNamesMustBeShortDnsLabels, AFailedWriteLeavesTheTransactionUsable,
                             AFailedBodyChangesNothing, ReadOnlyTransactionsRefuseWrites,
                             UpdateTenantRequiresTheExpectedVersion, DeleteTenantRequiresTheExpectedVersion,
+                            TenantQuotaIsUnlimitedUntilSetAndRoundTrips, NegativeTenantQuotasAreRefusedNamingTheField,
                             ListTenantsFiltersAndPaginatesByName, TokensRoundTripAndStayUnique,
                             TokensStoreOnlyAWellFormedHash, TokensListInCreationOrderAndRevoke,
                             TokenLifetimesAreCappedFromTheirCreation, AuditIsNewestFirstWithAssignedIds,
