@@ -114,7 +114,9 @@ std::string JoinAnd(const std::vector<std::string>& items) {
   return out;
 }
 
-std::string DescribeGpus(const std::vector<MigLayoutTarget>& targets) {
+}  // namespace
+
+std::string DescribeTargets(const std::vector<MigLayoutTarget>& targets) {
   std::map<std::string, std::vector<std::string>> by_node;
   for (const MigLayoutTarget& t : targets) by_node[t.node].push_back(std::to_string(t.gpu));
   std::string out;
@@ -124,6 +126,8 @@ std::string DescribeGpus(const std::vector<MigLayoutTarget>& targets) {
   }
   return out;
 }
+
+namespace {
 
 // The entry index of a "capacity.mig[i]" field, or -1.
 int MigEntryOf(const std::string& field) {
@@ -202,13 +206,27 @@ Status WithRelayoutHint(const Status& shortfall, const MigRelayout& relayout) {
     const int entry = MigEntryOf(v.field);
     if (entry < 0 || entry >= static_cast<int>(relayout.more_free.size()) || relayout.more_free[entry] == 0) continue;
     const std::string hint = "; " + std::to_string(relayout.more_free[entry]) +
-                             " more would be free after re-laying out " + DescribeGpus(relayout.targets) +
+                             " more would be free after re-laying out " + DescribeTargets(relayout.targets) +
                              ", which run nothing";
     const std::string said = v.field + ": " + v.description;
     if (auto at = message.find(said); at != std::string::npos) message.insert(at + said.size(), hint);
     v.description += hint;
   }
   return Status(shortfall.code(), message, std::move(violations));
+}
+
+Condition CapacityReadyCondition(const std::vector<MigLayoutTarget>& relayout, std::int64_t generation) {
+  if (relayout.empty()) {
+    return {
+        "CapacityReady", ConditionStatus::kTrue, "CapacityReserved", "the capacity is reserved on concrete GPUs", {},
+        generation};
+  }
+  return {"CapacityReady",
+          ConditionStatus::kFalse,
+          "MigRelayout",
+          "the capacity is reserved; re-laying out MIG on " + DescribeTargets(relayout),
+          {},
+          generation};
 }
 
 std::vector<gpu::InventoryNode> WithLayoutTargets(std::vector<gpu::InventoryNode> nodes,

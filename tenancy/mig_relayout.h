@@ -24,6 +24,7 @@
 #include "gpu/engine.h"
 #include "gpu/mig_parted.h"
 #include "tenancy/capacity.h"
+#include "tenancy/condition.h"
 
 namespace septa::tenancy {
 
@@ -57,6 +58,13 @@ Result<MigRelayout> PlanMigRelayout(const gpu::PlacementEngine& engine, const gp
 // what the re-layout would add: "...; 3 more would be free after re-laying
 // out h100-3 GPU 2 and 5, which run nothing".
 Status WithRelayoutHint(const Status& shortfall, const MigRelayout& relayout);
+
+// "h100-3 GPU 2 and 5, h100-4 GPU 1"
+std::string DescribeTargets(const std::vector<MigLayoutTarget>& targets);
+
+// The virtual cluster's CapacityReady condition once its capacity is
+// reserved: True, or False (reason MigRelayout) while `relayout` is applied.
+Condition CapacityReadyCondition(const std::vector<MigLayoutTarget>& relayout, std::int64_t generation);
 
 // The nodes with each targeted GPU's layout replaced by its target.
 std::vector<gpu::InventoryNode> WithLayoutTargets(std::vector<gpu::InventoryNode> nodes,

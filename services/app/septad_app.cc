@@ -211,7 +211,9 @@ Status SeptadApp::Impl::Open() {
       *store, clock, random, *authenticator,
       core::TokenLimits{.admin_ttl_max = std::chrono::duration_cast<std::chrono::seconds>(config.admin_token_ttl_max),
                         .tenant_live_max = config.tenant_live_tokens_max});
-  capacity = std::make_unique<core::CapacityLedger>(gpu::Catalog::Default());
+  capacity = std::make_unique<core::CapacityLedger>(
+      gpu::Catalog::Default(), "septa",
+      config.mig_relayout == "off" ? core::MigRelayoutPolicy::kOff : core::MigRelayoutPolicy::kAuto);
   vclusters = std::make_unique<core::VirtualClusterService>(*store, clock, *capacity, gpu::Catalog::Default(),
                                                             config.idempotency_ttl);
   // Alive unless the PostgreSQL septad owns stays down despite restarts (an
