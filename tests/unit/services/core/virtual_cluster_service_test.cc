@@ -215,6 +215,25 @@ TEST_F(VirtualClusterServiceTest, AProfileNoLayoutHasIsReservedOnAMigLayoutTarge
             tenancy::ConditionStatus::kTrue);
 }
 
+TEST_F(VirtualClusterServiceTest, AResizeMayReLayOutAGpuToo) {
+  ASSERT_TRUE(vclusters.Create(TenantCtx("acme"), "acme", Mig("a", 1), "").ok());
+  // Every GPU is busy but the three a does not use; a's own becomes free as it resizes.
+  ASSERT_TRUE(vclusters.Create(TenantCtx("other"), "other", Mig("b", 3), "").ok());
+  auto resized = vclusters.Update(TenantCtx("acme"), "acme", "a", Mig("a", 1, "4g.40gb"), {"capacity"}, "");
+  ASSERT_TRUE(resized.ok()) << resized.status().ToString();
+  ASSERT_EQ(resized->reservation->mig.size(), 1u);
+  EXPECT_EQ(resized->reservation->mig[0].profile, "4g.40gb");
+  const auto targets = Targets();
+  ASSERT_EQ(targets.size(), 1u);
+  EXPECT_EQ(targets[0].node, resized->reservation->mig[0].node);
+  EXPECT_EQ(targets[0].gpu, resized->reservation->mig[0].gpu);
+  const tenancy::Condition* ready = tenancy::FindCondition(resized->vcluster.conditions, "CapacityReady");
+  ASSERT_NE(ready, nullptr);
+  EXPECT_EQ(ready->reason, "MigRelayout");
+  EXPECT_EQ(ready->observed_generation, 2);
+  EXPECT_EQ(Rows().size(), 2u);
+}
+
 TEST_F(VirtualClusterServiceTest, ResizeIsAllOrNothing) {
   VirtualClusterService& vclusters = fixed_layouts;
   ASSERT_TRUE(vclusters.Create(TenantCtx("acme"), "acme", Mig("a", 2), "").ok());
