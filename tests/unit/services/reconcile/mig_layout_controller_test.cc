@@ -1,5 +1,5 @@
 // The MIG layout controller against kubesim's MIG manager, on the fake store
-// with the inventory controller writing what the node reports: a virtual
+// and on PostgreSQL, with the inventory controller writing what the node reports: a virtual
 // cluster asking for a profile no current layout has is reserved on a layout
 // target; the controller asks the node for it through the GPU operator's
 // ConfigMap and label; success settles the virtual cluster, failure (pods use
@@ -17,8 +17,11 @@
 #include "services/kube/client.h"
 #include "services/kubesim/kubesim.h"
 #include "services/reconcile/inventory_controller.h"
+#include "services/store/migration.h"
+#include "services/store/pg_store.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/fake_store.h"
+#include "tests/support/test_database.h"
 
 namespace septa::reconcile {
 namespace {
@@ -38,9 +41,23 @@ nodes:
     gpus: {model: H100-80GB, count: 2, migConfig: all-1g.10gb}
 )";
 
-class reconcileMigLayout : public ::testing::Test {
+enum class StoreKind { kFake, kPostgres };
+
+class reconcileMigLayout : public ::testing::TestWithParam<StoreKind> {
  protected:
   void SetUp() override {
+    if (GetParam() == StoreKind::kFake) {
+      store_ = std::make_unique<core::FakeStore>();
+    } else {
+      auto database = test::TestDatabase::CreateMigrated();
+      ASSERT_TRUE(database.ok()) << database.status().ToString();
+      database_ = *std::move(database);
+      auto migrations = store::EmbeddedMigrations();
+      ASSERT_TRUE(migrations.ok());
+      store_ = std::make_unique<store::PgStore>(
+          store::PgStoreOptions{.database_url = database_->url(), .pool_size = 4, .migrations = *migrations});
+    }
+    vclusters_ = std::make_unique<core::VirtualClusterService>(*store_, clock_, ledger_, gpu::Catalog::Default());
     kubesim::KubeSimOptions options;
     options.clock = &clock_;
     options.tick_interval = 5ms;
@@ -49,21 +66,21 @@ class reconcileMigLayout : public ::testing::Test {
     sim_ = std::make_unique<kubesim::KubeSim>(options);
     ASSERT_TRUE(sim_->Start().ok());
     client_ = std::move(*kube::Client::Create(*kube::ParseKubeconfig(*sim_->AdminKubeconfig())));
-    inventory_ = std::make_unique<InventoryController>(InventoryControllerOptions{}, store_, *client_,
+    inventory_ = std::make_unique<InventoryController>(InventoryControllerOptions{}, *store_, *client_,
                                                        gpu::Catalog::Default(), mig_configs_, clock_, registry_);
     ASSERT_TRUE(inventory_->Start(10s).ok());
     ASSERT_TRUE(inventory_->AwaitIdle(10s));
-    controller_ = std::make_unique<MigLayoutController>(MigLayoutControllerOptions{.poll = 1s}, store_, *client_,
+    controller_ = std::make_unique<MigLayoutController>(MigLayoutControllerOptions{.poll = 1s}, *store_, *client_,
                                                         gpu::Catalog::Default(), clock_, registry_);
     ASSERT_TRUE(store_
-                    .Transact(core::TxMode::kReadWrite,
-                              [](core::Tx& tx) {
-                                core::Tenant t;
-                                t.name = "acme";
-                                t.trust_tier = "isolated";
-                                t.version = 1;
-                                return tx.Tenants().Insert(t);
-                              })
+                    ->Transact(core::TxMode::kReadWrite,
+                               [](core::Tx& tx) {
+                                 core::Tenant t;
+                                 t.name = "acme";
+                                 t.trust_tier = "isolated";
+                                 t.version = 1;
+                                 return tx.Tenants().Insert(t);
+                               })
                     .ok());
   }
 
@@ -75,20 +92,20 @@ class reconcileMigLayout : public ::testing::Test {
     vc.name = name;
     vc.capacity.tier = gpu::Tier::kIsolated;
     vc.capacity.mig = {{profile, 1, ""}};
-    return vclusters_.Create(ctx, "acme", vc, "");
+    return vclusters_->Create(ctx, "acme", vc, "");
   }
 
   template <typename T>
   T Read(const std::function<Result<T>(core::Tx&)>& read) {
     T out{};
     EXPECT_TRUE(store_
-                    .Transact(core::TxMode::kReadOnly,
-                              [&](core::Tx& tx) -> Status {
-                                auto got = read(tx);
-                                SEPTA_RETURN_IF_ERROR(got);
-                                out = *std::move(got);
-                                return Status::Ok();
-                              })
+                    ->Transact(core::TxMode::kReadOnly,
+                               [&](core::Tx& tx) -> Status {
+                                 auto got = read(tx);
+                                 SEPTA_RETURN_IF_ERROR(got);
+                                 out = *std::move(got);
+                                 return Status::Ok();
+                               })
                     .ok());
     return out;
   }
@@ -118,18 +135,19 @@ class reconcileMigLayout : public ::testing::Test {
   }
 
   FakeClock clock_;
-  core::FakeStore store_;
+  std::unique_ptr<test::TestDatabase> database_;
+  std::unique_ptr<core::Store> store_;
   prometheus::Registry registry_;
   gpu::MigPartedConfig mig_configs_ = gpu::StockMigPartedConfigs(gpu::Catalog::Default());
   core::CapacityLedger ledger_{gpu::Catalog::Default()};
-  core::VirtualClusterService vclusters_{store_, clock_, ledger_, gpu::Catalog::Default()};
+  std::unique_ptr<core::VirtualClusterService> vclusters_;
   std::unique_ptr<kubesim::KubeSim> sim_;
   std::unique_ptr<kube::Client> client_;
   std::unique_ptr<InventoryController> inventory_;
   std::unique_ptr<MigLayoutController> controller_;
 };
 
-TEST_F(reconcileMigLayout, AppliesTheTargetsThroughTheGpuOperatorAndSettlesTheVirtualCluster) {
+TEST_P(reconcileMigLayout, AppliesTheTargetsThroughTheGpuOperatorAndSettlesTheVirtualCluster) {
   auto created = CreateVirtualCluster("train", "3g.40gb");
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   const tenancy::ReservedMig held = created->reservation->mig.at(0);
@@ -174,7 +192,7 @@ TEST_F(reconcileMigLayout, AppliesTheTargetsThroughTheGpuOperatorAndSettlesTheVi
       std::count_if(targets[0].layout.begin(), targets[0].layout.end(),
                     [&](const gpu::MigInstance& i) { return i.profile == h100.ProfileIndex("3g.40gb"); });
   core::CapacityLedger fresh{gpu::Catalog::Default(), "septa", core::MigRelayoutPolicy::kOff};
-  core::VirtualClusterService replica{store_, clock_, fresh, gpu::Catalog::Default()};
+  core::VirtualClusterService replica{*store_, clock_, fresh, gpu::Catalog::Default()};
   core::RequestContext ctx;
   ctx.principal.tenant = "acme";
   ctx.principal.role = core::Role::kOwner;
@@ -189,7 +207,7 @@ TEST_F(reconcileMigLayout, AppliesTheTargetsThroughTheGpuOperatorAndSettlesTheVi
       << refused.status().ToString();
 }
 
-TEST_F(reconcileMigLayout, AFailedReLayoutReleasesTheReservationAndFailsTheVirtualCluster) {
+TEST_P(reconcileMigLayout, AFailedReLayoutReleasesTheReservationAndFailsTheVirtualCluster) {
   // A pod uses one of the node's MIG devices: kubesim's MIG manager refuses to reconfigure.
   json pod = {
       {"apiVersion", "v1"},
@@ -217,14 +235,17 @@ TEST_F(reconcileMigLayout, AFailedReLayoutReleasesTheReservationAndFailsTheVirtu
   EXPECT_EQ(ready->reason, "MigRelayoutFailed");
   EXPECT_NE(ready->message.find(config), std::string::npos) << ready->message;
   EXPECT_EQ(store_
-                .Transact(core::TxMode::kReadOnly,
-                          [](core::Tx& tx) { return tx.Reservations().Get("acme", "train").status(); })
+                ->Transact(core::TxMode::kReadOnly,
+                           [](core::Tx& tx) { return tx.Reservations().Get("acme", "train").status(); })
                 .code(),
             Code::kNotFound);
   // The GPUs keep their 1g.10gb layouts.
   auto node = Read<gpu::InventoryNode>([](core::Tx& tx) { return tx.Inventory().GetNode("h100-0"); });
   for (const auto& g : node.gpus) EXPECT_EQ(g.mig_layout.size(), 7u);
 }
+
+INSTANTIATE_TEST_SUITE_P(Stores, reconcileMigLayout, ::testing::Values(StoreKind::kFake, StoreKind::kPostgres),
+                         [](const auto& info) { return info.param == StoreKind::kFake ? "Fake" : "Postgres"; });
 
 }  // namespace
 }  // namespace septa::reconcile
