@@ -85,6 +85,7 @@ Status NodeSim::Start() {
     if (!extra.ok()) return extra.status();
     for (auto& [name, groups] : extra->configs) layouts_.configs[name] = std::move(groups);
   }
+  builtin_layouts_ = layouts_;
   for (const auto& spec : inventory_.nodes) {
     if (!spec.gpu_model.empty()) {
       const gpu::GpuModel* model = catalog.Find(spec.gpu_model);
@@ -207,6 +208,18 @@ void NodeSim::Tick() {
   StartPods();
 }
 
+void NodeSim::ReadLayouts() {
+  layouts_ = builtin_layouts_;
+  ObjectPtr configmap =
+      cluster_.storage.Get("configmaps", options_.mig_parted_namespace, options_.mig_parted_configmap);
+  if (!configmap) return;
+  const std::string text = configmap->value("data", json::object()).value("config.yaml", "");
+  // A document that does not parse adds nothing: the configs it meant to name fail as unknown.
+  auto custom = gpu::ParseMigParted(text, options_.mig_parted_configmap);
+  if (!custom.ok()) return;
+  for (auto& [name, groups] : custom->configs) layouts_.configs[name] = std::move(groups);
+}
+
 void NodeSim::ReconcileMig() {
   const TimePoint now = cluster_.clock.Now();
   for (auto& entry : gpu_nodes_) {
@@ -247,6 +260,7 @@ void NodeSim::ReconcileMig() {
         in_use = in_use || (res.rfind("nvidia.com/mig-", 0) == 0 && qty > 0);
     }
     // An unknown layout, or one that does not fit this GPU model, fails as mig-parted would.
+    ReadLayouts();
     auto setups = MigSetups(*gn.model, gn.count, wanted);
     const bool known = setups.ok();
     if (!in_use && known) gn.applied_config = wanted == "all-disabled" ? "" : wanted;

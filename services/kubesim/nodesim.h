@@ -22,6 +22,10 @@ struct NodeSimOptions {
   std::set<std::string> scheduler_names = {"default-scheduler"};
   std::chrono::milliseconds pod_start_delay{500};
   std::chrono::milliseconds mig_reconfigure_delay{2000};
+  // The GPU operator's custom mig-parted configs (a ConfigMap, key
+  // config.yaml): its MIG manager applies the configs named there too.
+  std::string mig_parted_namespace = "gpu-operator";
+  std::string mig_parted_configmap = "septa-mig-parted-config";
 };
 
 class NodeSim {
@@ -52,6 +56,8 @@ class NodeSim {
   // capacity entries and labels for `model` x `count` under `config`.
   void GpuResources(const gpu::GpuModel& model, int count, const std::string& config, nlohmann::json& capacity,
                     nlohmann::json& labels) const;
+  // layouts_: the built-in ones and those of the custom ConfigMap, read now.
+  void ReadLayouts();
   void ReconcileMig();
   void Schedule();
   void StartPods();
@@ -60,6 +66,7 @@ class NodeSim {
   ApiServer& api_;
   Inventory inventory_;
   NodeSimOptions options_;
+  gpu::MigPartedConfig builtin_layouts_;  // stock ones and the inventory's migConfigs
   gpu::MigPartedConfig layouts_;
   std::map<std::string, GpuNode> gpu_nodes_;   // by node name
   std::map<std::string, TimePoint> bound_at_;  // pod uid -> when we saw it bound
