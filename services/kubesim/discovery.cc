@@ -3,6 +3,7 @@
 #include <set>
 
 #include "services/kubesim/api_internal.h"
+#include "services/kubesim/scale.h"
 
 namespace septa::kubesim {
 
@@ -31,6 +32,15 @@ json ResourceList(const std::string& group_version, const std::vector<std::share
                            {"singularName", ""},
                            {"namespaced", t->namespaced},
                            {"kind", t->kind},
+                           {"verbs", {"get", "patch", "update"}}});
+    }
+    if (ServesScale(*t)) {
+      resources.push_back({{"name", t->resource + "/scale"},
+                           {"singularName", ""},
+                           {"namespaced", true},
+                           {"group", "autoscaling"},
+                           {"version", "v1"},
+                           {"kind", "Scale"},
                            {"verbs", {"get", "patch", "update"}}});
     }
     if (t->group.empty() && t->resource == "pods") {

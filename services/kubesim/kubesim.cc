@@ -90,6 +90,7 @@ Status KubeSim::Start() {
     node_sim_ = std::make_unique<NodeSim>(*cluster_, *api_, *options_.inventory, options_.nodes);
     SEPTA_RETURN_IF_ERROR(node_sim_->Start());
   }
+  workloads_ = std::make_unique<WorkloadControllers>(*cluster_, *api_);
 
   auto handler = [api = api_.get()](http::Request&& req, std::shared_ptr<http::Exchange> ex) {
     api->Handle(std::move(req), std::move(ex));
@@ -119,6 +120,7 @@ Status KubeSim::Start() {
       std::this_thread::sleep_for(options_.tick_interval);
       api_->Tick();
       if (node_sim_) node_sim_->Tick();
+      workloads_->Tick();
     }
   });
   return Status::Ok();

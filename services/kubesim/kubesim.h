@@ -19,6 +19,7 @@
 #include "services/kubesim/api_server.h"
 #include "services/kubesim/inventory.h"
 #include "services/kubesim/nodesim.h"
+#include "services/kubesim/workload_controllers.h"
 
 namespace septa::kubesim {
 
@@ -75,6 +76,7 @@ class KubeSim {
   std::unique_ptr<Cluster> cluster_;
   std::unique_ptr<ApiServer> api_;
   std::unique_ptr<NodeSim> node_sim_;
+  std::unique_ptr<WorkloadControllers> workloads_;
   http::KeyPairPem ca_;
   std::unique_ptr<http::Server> https_;
   std::unique_ptr<http::Server> http_;
