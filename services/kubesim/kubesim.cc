@@ -115,15 +115,21 @@ Status KubeSim::Start() {
     http_ = std::make_unique<http::Server>(plain, handler);
     SEPTA_RETURN_IF_ERROR(http_->Start());
   }
-  ticker_ = std::thread([this] {
-    while (!stopping_) {
-      std::this_thread::sleep_for(options_.tick_interval);
-      api_->Tick();
-      if (node_sim_) node_sim_->Tick();
-      workloads_->Tick();
-    }
-  });
+  if (options_.tick_interval.count() > 0) {
+    ticker_ = std::thread([this] {
+      while (!stopping_) {
+        std::this_thread::sleep_for(options_.tick_interval);
+        Tick();
+      }
+    });
+  }
   return Status::Ok();
+}
+
+void KubeSim::Tick() {
+  api_->Tick();
+  if (node_sim_) node_sim_->Tick();
+  workloads_->Tick();
 }
 
 void KubeSim::Stop() {
