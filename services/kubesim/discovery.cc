@@ -23,7 +23,8 @@ json ResourceList(const std::string& group_version, const std::vector<std::share
               {"kind", t->kind},
               {"verbs", verbs}};
     if (!t->short_names.empty()) r["shortNames"] = t->short_names;
-    if (t->resource == "pods" || t->resource == "services" || t->resource == "deployments") {
+    if (t->resource == "pods" || t->resource == "services" || t->resource == "deployments" ||
+        t->resource == "replicasets" || t->resource == "statefulsets" || t->resource == "jobs") {
       r["categories"] = {"all"};
     }
     resources.push_back(std::move(r));

@@ -150,8 +150,9 @@ void WorkloadControllers::Tick() {
   for (const auto& j : cluster_.storage.List("jobs.batch", "", nullptr, 0, "").items)
     if (!Deleting(*j)) SyncJob(*j, owned(pods_by_owner, *j));
 
+  // The pods listed at the start: those created since have live owners.
   CollectOrphans(replica_sets.items, "apps", "replicasets");
-  CollectOrphans(cluster_.storage.List("pods", "", nullptr, 0, "").items, "", "pods");
+  CollectOrphans(pods.items, "", "pods");
 }
 
 // What the garbage collector does for objects whose owners were deleted
