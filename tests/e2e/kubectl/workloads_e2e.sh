@@ -51,6 +51,13 @@ expect_lines "every pod runs the new image" "nginx:1.27" \
   lines k get pods -l app=web -o 'jsonpath={.items[*].spec.containers[0].image}'
 expect "revision 2" "2" k get deployment web -o 'jsonpath={.metadata.annotations.deployment\.kubernetes\.io/revision}'
 expect "rollout history lists both revisions" "2 " k rollout history deployment/web
+expect "rollout undo" "deployment.apps/web rolled back" k rollout undo deployment/web
+expect "rollout status of the rollback" 'deployment "web" successfully rolled out' \
+  k rollout status deployment/web --timeout=60s
+expect_lines "every pod runs the old image again" "nginx" \
+  lines k get pods -l app=web -o 'jsonpath={.items[*].spec.containers[0].image}'
+expect "the rollback is revision 3" "3" \
+  k get deployment web -o 'jsonpath={.metadata.annotations.deployment\.kubernetes\.io/revision}'
 expect "delete deployment" 'deployment.apps "web" deleted' k delete deployment web
 expect "its ReplicaSets and pods are gone" "No resources found" k get rs,pods -l app=web
 

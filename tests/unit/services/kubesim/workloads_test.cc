@@ -5,6 +5,8 @@
 // Tick() itself, so every step is deterministic.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "services/kube/client.h"
 #include "services/kubesim/kubesim.h"
 #include "tests/support/fake_clock.h"
@@ -283,6 +285,69 @@ TEST_F(kubesimWorkloads, ControllersTakePodPhasesAsTheyComeWithoutNodes) {
   }
   Run(2);
   EXPECT_TRUE(RolledOut("web"));
+}
+
+TEST_F(kubesimWorkloads, ARolloutWithoutProgressExceedsItsDeadline) {
+  Start(false);  // no nodes: the pods never run
+  json d = DeploymentObject("web", 1);
+  d["spec"]["progressDeadlineSeconds"] = 30;
+  Create(kDeployments, d);
+  Run(4);
+  EXPECT_EQ(Condition(Get(kDeployments, "web"), "Progressing"), "True");
+  Run(1, 20s);
+  EXPECT_EQ(Condition(Get(kDeployments, "web"), "Progressing"), "True") << "22 s without progress";
+  Run(1, 10s);
+  json after = Get(kDeployments, "web");
+  EXPECT_EQ(Condition(after, "Progressing"), "False") << after["status"].dump();
+  EXPECT_EQ(Condition(after, "Progressing", "reason"), "ProgressDeadlineExceeded");
+  EXPECT_EQ(Condition(after, "Available"), "False");
+}
+
+TEST_F(kubesimWorkloads, StatefulSetRollingUpdateReplacesFromTheTopDownToThePartition) {
+  json set = {
+      {"apiVersion", "apps/v1"},
+      {"kind", "StatefulSet"},
+      {"metadata", {{"name", "db"}}},
+      {"spec",
+       {{"replicas", 3},
+        {"podManagementPolicy", "Parallel"},
+        {"updateStrategy", {{"type", "RollingUpdate"}, {"rollingUpdate", {{"partition", 1}}}}},
+        {"selector", {{"matchLabels", {{"app", "db"}}}}},
+        {"template", {{"metadata", {{"labels", {{"app", "db"}}}}}, {"spec", {{"containers", Container("pg:16")}}}}}}}};
+  Create(kStatefulSets, set);
+  Run(1);
+  EXPECT_EQ(List(kPods, "app=db").size(), 3u) << "Parallel creates every pod at once";
+  Run(6);
+  MergePatch(kStatefulSets, "db", {{"spec", {{"template", {{"spec", {{"containers", Container("pg:17")}}}}}}}});
+  std::vector<std::string> replaced;  // in the order the pods went
+  for (int i = 0; i < 30; ++i) {
+    Run(1);
+    for (const char* name : {"db-0", "db-1", "db-2"}) {
+      auto pod = client_->Get(kPods, "default", name);
+      if ((!pod.ok() || (*pod)["spec"]["containers"][0]["image"] == "pg:17") &&
+          std::find(replaced.begin(), replaced.end(), name) == replaced.end())
+        replaced.push_back(name);
+    }
+  }
+  EXPECT_EQ(replaced, (std::vector<std::string>{"db-2", "db-1"})) << "db-0 is below the partition";
+  json after = Get(kStatefulSets, "db");
+  EXPECT_EQ(after["status"]["updatedReplicas"], 2);
+  EXPECT_EQ(after["status"]["currentReplicas"], 1);
+  EXPECT_NE(after["status"]["currentRevision"], after["status"]["updateRevision"]);
+  EXPECT_EQ(Get(kPods, "db-0")["spec"]["containers"][0]["image"], "pg:16");
+}
+
+TEST_F(kubesimWorkloads, OnFailureRestartsCountTowardTheBackoffLimit) {
+  json job = JobObject("flaky", {{"backoffLimit", 2}}, {{"kubesim.septa.dev/exit-code", "1"}});
+  job["spec"]["template"]["spec"]["restartPolicy"] = "OnFailure";
+  Create(kJobs, job);
+  json got = json::object();
+  for (int i = 0; i < 30 && Condition(got, "Failed") != "True"; ++i) {
+    Run(1);
+    got = Get(kJobs, "flaky");
+  }
+  EXPECT_EQ(Condition(got, "Failed", "reason"), "BackoffLimitExceeded") << got["status"].dump();
+  EXPECT_EQ(List(kPods, "job-name=flaky").size(), 0u) << "the restarting pod is deleted";
 }
 
 TEST_F(kubesimWorkloads, JobRunsItsCompletionsWithBoundedParallelism) {
