@@ -19,7 +19,7 @@ constexpr const char* kHashLabel = "pod-template-hash";
 constexpr long long kMaxCreatesPerTick = 500;
 
 long long Revision(const json& object) {
-  const json annotations = Metadata(object).value("annotations", json::object());
+  const json& annotations = Child(Metadata(object), "annotations");
   const std::string text = annotations.value(kRevisionAnnotation, "");
   return text.empty() || text.find_first_not_of("0123456789") != std::string::npos || text.size() > 18
              ? 0
@@ -31,7 +31,7 @@ long long Revision(const json& object) {
 // before older (the ranking of Kubernetes' ActivePods).
 bool DeleteBefore(const ObjectPtr& a, const ObjectPtr& b) {
   auto rank = [](const json& p) {
-    const bool scheduled = !p.value("spec", json::object()).value("nodeName", "").empty();
+    const bool scheduled = !Child(p, "spec").value("nodeName", "").empty();
     const std::string phase = Phase(p);
     const int phase_rank = phase == "Pending" ? 0 : phase == "Running" ? 2 : 1;
     return std::make_tuple(scheduled, phase_rank, Ready(p));
@@ -42,8 +42,8 @@ bool DeleteBefore(const ObjectPtr& a, const ObjectPtr& b) {
          std::make_tuple(Metadata(*b).value("creationTimestamp", ""), Name(*b));
 }
 
-long long SpecReplicas(const json& object) { return Int(object.value("spec", json::object()), "replicas", 1); }
-long long StatusInt(const json& object, const char* key) { return Int(object.value("status", json::object()), key, 0); }
+long long SpecReplicas(const json& object) { return Int(Child(object, "spec"), "replicas", 1); }
+long long StatusInt(const json& object, const char* key) { return Int(Child(object, "status"), key, 0); }
 
 json TemplateWithoutHash(json pod_template) {
   if (pod_template.contains("metadata") && pod_template["metadata"].contains("labels")) {
@@ -56,7 +56,7 @@ json TemplateWithoutHash(json pod_template) {
 
 void WorkloadControllers::SyncReplicaSet(const json& rs, const std::vector<ObjectPtr>& pods) {
   const TimePoint now = cluster_.clock.Now();
-  const json spec = rs.value("spec", json::object());
+  const json& spec = Child(rs, "spec");
   const long long want = SpecReplicas(rs);
   const long long min_ready = Int(spec, "minReadySeconds", 0);
   std::vector<ObjectPtr> active;
@@ -70,30 +70,29 @@ void WorkloadControllers::SyncReplicaSet(const json& rs, const std::vector<Objec
   const long long have = static_cast<long long>(active.size());
   if (have < want) {
     for (long long i = 0; i < std::min(want - have, kMaxCreatesPerTick); ++i)
-      if (!CreatePod(rs, spec.value("template", json::object()), "")) break;
+      if (!CreatePod(rs, Child(spec, "template"), "")) break;
   } else if (have > want) {
     std::sort(active.begin(), active.end(), DeleteBefore);
     for (long long i = 0; i < have - want; ++i) Delete("", "pods", *active[static_cast<std::size_t>(i)]);
   }
-  Change("replicasets.apps", rs, [&](json& next) {
-    json& status = next["status"];
-    status["replicas"] = have;
-    status["fullyLabeledReplicas"] = have;
-    status["readyReplicas"] = ready;
-    status["availableReplicas"] = available;
-    status["observedGeneration"] = Metadata(rs).value("generation", 1);
-  });
+  json status = Child(rs, "status");
+  status["replicas"] = have;
+  status["fullyLabeledReplicas"] = have;
+  status["readyReplicas"] = ready;
+  status["availableReplicas"] = available;
+  status["observedGeneration"] = Metadata(rs).value("generation", 1);
+  SetStatus("replicasets.apps", rs, std::move(status));
 }
 
 void WorkloadControllers::SyncDeployment(const json& d, const std::vector<ObjectPtr>& replica_sets,
                                          const ByOwner& pods) {
   const std::string now = Rfc3339(cluster_.clock.Now());
-  const json spec = d.value("spec", json::object());
-  const json status = d.value("status", json::object());
-  const json pod_template = spec.value("template", json::object());
+  const json& spec = Child(d, "spec");
+  const json& status = Child(d, "status");
+  const json& pod_template = Child(spec, "template");
   const long long replicas = SpecReplicas(d);
-  const bool recreate = spec.value("strategy", json::object()).value("type", "RollingUpdate") == "Recreate";
-  const json rolling = spec.value("strategy", json::object()).value("rollingUpdate", json::object());
+  const bool recreate = Child(spec, "strategy").value("type", "RollingUpdate") == "Recreate";
+  const json& rolling = Child(Child(spec, "strategy"), "rollingUpdate");
   long long max_surge = recreate ? 0 : ScaledValue(rolling.value("maxSurge", json("25%")), replicas, true);
   long long max_unavailable = recreate ? 0 : ScaledValue(rolling.value("maxUnavailable", json("25%")), replicas, false);
   if (!recreate && max_surge == 0 && max_unavailable == 0) max_unavailable = 1;  // as Kubernetes resolves 0/0
@@ -110,8 +109,7 @@ void WorkloadControllers::SyncDeployment(const json& d, const std::vector<Object
   long long max_old_revision = 0;
   for (const auto& rs : sets) {
     if (Deleting(*rs)) continue;
-    if (!new_rs &&
-        TemplateWithoutHash(rs->value("spec", json::object()).value("template", json::object())) == pod_template) {
+    if (!new_rs && TemplateWithoutHash(Child(Child(*rs, "spec"), "template")) == pod_template) {
       new_rs = rs;
     } else {
       old.push_back(rs);
@@ -143,7 +141,7 @@ void WorkloadControllers::SyncDeployment(const json& d, const std::vector<Object
     json hashed = pod_template;
     const std::string hash = TemplateHash(collisions == 0 ? pod_template : json{pod_template, collisions});
     hashed["metadata"]["labels"][kHashLabel] = hash;
-    json selector = spec.value("selector", json::object());
+    json selector = Child(spec, "selector");
     selector["matchLabels"][kHashLabel] = hash;
     long long initial = replicas;
     if (!recreate) initial = std::clamp(replicas + max_surge - old_spec_total, 0LL, replicas);
@@ -304,6 +302,9 @@ void WorkloadControllers::SyncDeployment(const json& d, const std::vector<Object
     }
   }
   const std::string revision = new_rs ? std::to_string(std::max(Revision(*new_rs), max_old_revision + 1)) : "";
+  if (next == status &&
+      (revision.empty() || Child(Metadata(d), "annotations").value(kRevisionAnnotation, "") == revision))
+    return;  // nothing to write
   Change("deployments.apps", d, [&](json& object) {
     object["status"] = next;
     if (!revision.empty()) object["metadata"]["annotations"][kRevisionAnnotation] = revision;

@@ -30,8 +30,7 @@ bool Finished(const json& status) {
 long long Restarts(const std::vector<ObjectPtr>& active) {
   long long restarts = 0;
   for (const auto& p : active)
-    for (const auto& c : p->value("status", json::object()).value("containerStatuses", json::array()))
-      restarts += Int(c, "restartCount", 0);
+    for (const auto& c : Child(Child(*p, "status"), "containerStatuses")) restarts += Int(c, "restartCount", 0);
   return restarts;
 }
 
@@ -40,8 +39,8 @@ long long Restarts(const std::vector<ObjectPtr>& active) {
 void WorkloadControllers::SyncJob(const json& job, const std::vector<ObjectPtr>& pods) {
   const TimePoint now = cluster_.clock.Now();
   const std::string ts = Rfc3339(now);
-  const json spec = job.value("spec", json::object());
-  const json status = job.value("status", json::object());
+  const json& spec = Child(job, "spec");
+  const json& status = Child(job, "status");
   std::vector<ObjectPtr> active;
   long long succeeded = 0, failed = 0, ready = 0;
   for (const auto& p : pods) {
@@ -65,8 +64,7 @@ void WorkloadControllers::SyncJob(const json& job, const std::vector<ObjectPtr>&
   const bool has_completions = spec.contains("completions") && spec["completions"].is_number_integer();
   const long long completions = Int(spec, "completions", 1);
   const long long backoff_limit = Int(spec, "backoffLimit", 6);
-  const bool on_failure =
-      spec.value("template", json::object()).value("spec", json::object()).value("restartPolicy", "") == "OnFailure";
+  const bool on_failure = Child(Child(spec, "template"), "spec").value("restartPolicy", "") == "OnFailure";
   const long long restarts = on_failure ? Restarts(active) : 0;
 
   std::string failure_reason, failure_message;
@@ -93,7 +91,7 @@ void WorkloadControllers::SyncJob(const json& job, const std::vector<ObjectPtr>&
   const long long have = static_cast<long long>(active.size());
   if (have < want) {
     for (long long i = have; i < want; ++i)
-      if (!CreatePod(job, spec.value("template", json::object()), "")) break;
+      if (!CreatePod(job, Child(spec, "template"), "")) break;
   } else if (have > want) {
     // Newest first, as the Job controller removes surplus pods.
     std::sort(active.begin(), active.end(), [](const ObjectPtr& a, const ObjectPtr& b) {
@@ -120,7 +118,7 @@ void WorkloadControllers::SyncJob(const json& job, const std::vector<ObjectPtr>&
       if (c.is_object() && !c.contains("lastProbeTime")) c["lastProbeTime"] = c.value("lastTransitionTime", ts);
     }
   }
-  Change("jobs.batch", job, [&](json& object) { object["status"] = next; });
+  SetStatus("jobs.batch", job, std::move(next));
 }
 
 }  // namespace septa::kubesim

@@ -30,22 +30,20 @@ long long Ordinal(const std::string& set_name, const std::string& pod_name) {
   return ec == std::errc() && at == end ? ordinal : -1;
 }
 
-std::string RevisionOf(const json& pod) {
-  return Metadata(pod).value("labels", json::object()).value(kRevisionLabel, "");
-}
+std::string RevisionOf(const json& pod) { return Child(Metadata(pod), "labels").value(kRevisionLabel, ""); }
 
 }  // namespace
 
 void WorkloadControllers::SyncStatefulSet(const json& set, const std::vector<ObjectPtr>& pods) {
-  const json spec = set.value("spec", json::object());
-  const json status = set.value("status", json::object());
+  const json& spec = Child(set, "spec");
+  const json& status = Child(set, "status");
   const std::string name = Name(set);
   const long long replicas = Int(spec, "replicas", 1);
   const bool ordered = spec.value("podManagementPolicy", "OrderedReady") == "OrderedReady";
-  const json strategy = spec.value("updateStrategy", json::object());
+  const json& strategy = Child(spec, "updateStrategy");
   const bool rolling = strategy.value("type", "RollingUpdate") == "RollingUpdate";
-  const long long partition = Int(strategy.value("rollingUpdate", json::object()), "partition", 0);
-  const json pod_template = spec.value("template", json::object());
+  const long long partition = Int(Child(strategy, "rollingUpdate"), "partition", 0);
+  const json& pod_template = Child(spec, "template");
   const std::string update_revision = name + "-" + TemplateHash(pod_template);
   const std::string current_revision = status.value("currentRevision", update_revision);
 
@@ -114,18 +112,17 @@ void WorkloadControllers::SyncStatefulSet(const json& set, const std::vector<Obj
     next_current = update_revision;  // the update is complete
     current = updated;
   }
-  Change("statefulsets.apps", set, [&](json& next) {
-    json& s = next["status"];
-    s["observedGeneration"] = Metadata(set).value("generation", 1);
-    s["replicas"] = count;
-    s["readyReplicas"] = ready;
-    s["availableReplicas"] = ready;
-    s["currentReplicas"] = current;
-    s["updatedReplicas"] = updated;
-    s["currentRevision"] = next_current;
-    s["updateRevision"] = update_revision;
-    s["collisionCount"] = 0;
-  });
+  json s = status;
+  s["observedGeneration"] = Metadata(set).value("generation", 1);
+  s["replicas"] = count;
+  s["readyReplicas"] = ready;
+  s["availableReplicas"] = ready;
+  s["currentReplicas"] = current;
+  s["updatedReplicas"] = updated;
+  s["currentRevision"] = next_current;
+  s["updateRevision"] = update_revision;
+  s["collisionCount"] = 0;
+  SetStatus("statefulsets.apps", set, std::move(s));
 }
 
 }  // namespace septa::kubesim

@@ -12,17 +12,20 @@ using nlohmann::json;
 
 namespace workload {
 
-const json& Metadata(const json& object) {
+const json& Child(const json& object, const char* key) {
   static const json kEmpty = json::object();
-  auto it = object.find("metadata");
-  return it != object.end() && it->is_object() ? *it : kEmpty;
+  if (!object.is_object()) return kEmpty;
+  auto it = object.find(key);
+  return it == object.end() || it->is_null() ? kEmpty : *it;
 }
+
+const json& Metadata(const json& object) { return Child(object, "metadata"); }
 
 std::string Name(const json& object) { return Metadata(object).value("name", ""); }
 std::string Uid(const json& object) { return Metadata(object).value("uid", ""); }
 
 std::string ControllerUid(const json& object) {
-  for (const auto& ref : Metadata(object).value("ownerReferences", json::array()))
+  for (const auto& ref : Child(Metadata(object), "ownerReferences"))
     if (ref.value("controller", false)) return ref.value("uid", "");
   return "";
 }
@@ -36,7 +39,7 @@ json ControllerReference(const json& owner) {
           {"blockOwnerDeletion", true}};
 }
 
-std::string Phase(const json& pod) { return pod.value("status", json::object()).value("phase", "Pending"); }
+std::string Phase(const json& pod) { return Child(pod, "status").value("phase", "Pending"); }
 
 bool Terminal(const json& pod) {
   const std::string phase = Phase(pod);
@@ -48,7 +51,7 @@ bool Active(const json& pod) { return !Terminal(pod) && !Deleting(pod); }
 
 bool Ready(const json& pod) {
   if (Phase(pod) != "Running") return false;
-  const json ready = Condition(pod.value("status", json::object()), "Ready");
+  const json ready = Condition(Child(pod, "status"), "Ready");
   return ready.is_object() && ready.value("status", "") == "True";
 }
 
@@ -92,7 +95,7 @@ std::string TemplateHash(const json& pod_template) {
 }
 
 json Condition(const json& status, const std::string& type) {
-  for (const auto& c : status.value("conditions", json::array()))
+  for (const auto& c : Child(status, "conditions"))
     if (c.value("type", "") == type) return c;
   return nullptr;
 }
@@ -101,7 +104,7 @@ void SetCondition(json& status, const std::string& type, const std::string& valu
                   const std::string& message, const std::string& now, bool with_update_time) {
   json conditions = json::array();
   json previous;
-  for (const auto& c : status.value("conditions", json::array())) {
+  for (const auto& c : Child(status, "conditions")) {
     if (c.value("type", "") == type) previous = c;
     else conditions.push_back(c);
   }
@@ -120,6 +123,11 @@ using namespace workload;
 WorkloadControllers::WorkloadControllers(Cluster& cluster, ApiServer& api) : cluster_(cluster), api_(api) {}
 
 void WorkloadControllers::Tick() {
+  const std::uint64_t version = cluster_.storage.current_resource_version();
+  const TimePoint now = cluster_.clock.Now();
+  if (version == last_version_ && now - last_pass_ < std::chrono::seconds(1)) return;
+  last_version_ = version;  // this pass's own writes bring the next one
+  last_pass_ = now;
   auto index = [](const ListResult& list) {
     ByOwner by_owner;
     for (const auto& o : list.items) {
@@ -161,7 +169,7 @@ void WorkloadControllers::Tick() {
 void WorkloadControllers::CollectOrphans(const std::vector<ObjectPtr>& objects, const char* group,
                                          const char* resource) {
   for (const auto& o : objects) {
-    const json refs = Metadata(*o).value("ownerReferences", json::array());
+    const json& refs = Child(Metadata(*o), "ownerReferences");
     if (refs.empty() || Deleting(*o)) continue;
     bool keep = false;
     for (const auto& ref : refs) {
@@ -185,17 +193,15 @@ void WorkloadControllers::CollectOrphans(const std::vector<ObjectPtr>& objects, 
 }
 
 bool WorkloadControllers::CreatePod(const json& owner, const json& pod_template, const std::string& name) {
-  const json tmpl_md = pod_template.value("metadata", json::object());
+  const json& tmpl_md = Child(pod_template, "metadata");
   json md = {{"namespace", Metadata(owner).value("namespace", "")},
              {"ownerReferences", json::array({ControllerReference(owner)})}};
   if (name.empty()) md["generateName"] = Name(owner) + "-";
   else md["name"] = name;
   for (const char* key : {"labels", "annotations"})
     if (tmpl_md.contains(key)) md[key] = tmpl_md[key];
-  json pod = {{"apiVersion", "v1"},
-              {"kind", "Pod"},
-              {"metadata", std::move(md)},
-              {"spec", pod_template.value("spec", json::object())}};
+  json pod = {
+      {"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", std::move(md)}, {"spec", Child(pod_template, "spec")}};
   return !IsError(api_.CreateObject("", "pods", std::move(pod)));
 }
 
@@ -217,6 +223,11 @@ void WorkloadControllers::Change(const std::string& type_key, const json& object
                               next["metadata"]["generation"] = Metadata(*current).value("generation", 1) + 1;
                             return Mutation{Mutation::Kind::kPut, std::move(next)};
                           });
+}
+
+void WorkloadControllers::SetStatus(const std::string& type_key, const json& object, json status) {
+  if (Child(object, "status") == status) return;  // the common case: no copy of the object
+  Change(type_key, object, [&](json& next) { next["status"] = std::move(status); });
 }
 
 }  // namespace septa::kubesim

@@ -24,7 +24,9 @@ class WorkloadControllers {
   WorkloadControllers(Cluster& cluster, ApiServer& api);
 
   // One pass of every controller: ReplicaSets, Deployments, StatefulSets,
-  // Jobs, then garbage collection.
+  // Jobs, then garbage collection. Skipped when nothing was written since
+  // the last pass began, except once a second for what time alone changes
+  // (progress deadlines, minReadySeconds, activeDeadlineSeconds).
   void Tick();
 
  private:
@@ -44,9 +46,13 @@ class WorkloadControllers {
   void Delete(const char* group, const char* resource, const nlohmann::json& object);
   void Change(const std::string& type_key, const nlohmann::json& object,
               const std::function<void(nlohmann::json&)>& change);
+  // Change() of the status alone, when it differs from the object's.
+  void SetStatus(const std::string& type_key, const nlohmann::json& object, nlohmann::json status);
 
   Cluster& cluster_;
   ApiServer& api_;
+  std::uint64_t last_version_ = 0;  // the resource version when the last pass began
+  TimePoint last_pass_{};
 };
 
 }  // namespace septa::kubesim

@@ -9,6 +9,10 @@
 
 namespace septa::kubesim::workload {
 
+// A member of an object, read in place: an empty object when absent (the
+// controllers' passes read every pod; copying each into value() was their
+// main cost).
+const nlohmann::json& Child(const nlohmann::json& object, const char* key);
 const nlohmann::json& Metadata(const nlohmann::json& object);
 std::string Name(const nlohmann::json& object);
 std::string Uid(const nlohmann::json& object);
