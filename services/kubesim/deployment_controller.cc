@@ -282,11 +282,8 @@ void WorkloadControllers::SyncDeployment(const json& d, const std::vector<Object
                  now, true);
   } else if (reason != "ProgressDeadlineExceeded") {
     // No progress since lastUpdateTime: past progressDeadlineSeconds the rollout has timed out.
-    std::tm tm{};
-    const std::string since = progressing.value("lastUpdateTime", "");
-    const long long deadline = Int(spec, "progressDeadlineSeconds", 600);
-    if (since.size() >= 19 && strptime(since.c_str(), "%Y-%m-%dT%H:%M:%S", &tm) != nullptr &&
-        std::chrono::system_clock::from_time_t(timegm(&tm)) + std::chrono::seconds(deadline) < cluster_.clock.Now()) {
+    auto stalled = Since(progressing.value("lastUpdateTime", ""), cluster_.clock.Now());
+    if (stalled && *stalled > std::chrono::seconds(Int(spec, "progressDeadlineSeconds", 600))) {
       SetCondition(next, "Progressing", "False", "ProgressDeadlineExceeded",
                    "ReplicaSet \"" + rs_name + "\" has timed out progressing.", now, true);
     }

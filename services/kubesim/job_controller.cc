@@ -71,16 +71,11 @@ void WorkloadControllers::SyncJob(const json& job, const std::vector<ObjectPtr>&
   if (failed > backoff_limit || (on_failure && (backoff_limit == 0 ? restarts > 0 : restarts >= backoff_limit))) {
     failure_reason = "BackoffLimitExceeded";
     failure_message = "Job has reached the specified backoff limit";
-  } else if (spec.contains("activeDeadlineSeconds") && next.contains("startTime")) {
-    std::tm tm{};
-    const std::string started = next["startTime"].get<std::string>();
-    if (strptime(started.c_str(), "%Y-%m-%dT%H:%M:%S", &tm) != nullptr &&
-        std::chrono::system_clock::from_time_t(timegm(&tm)) +
-                std::chrono::seconds(Int(spec, "activeDeadlineSeconds", 0)) <=
-            now) {
-      failure_reason = "DeadlineExceeded";
-      failure_message = "Job was active longer than specified deadline";
-    }
+  } else if (auto running = Since(next.value("startTime", ""), now);
+             spec.contains("activeDeadlineSeconds") && running &&
+             *running >= std::chrono::seconds(Int(spec, "activeDeadlineSeconds", 0))) {
+    failure_reason = "DeadlineExceeded";
+    failure_message = "Job was active longer than specified deadline";
   }
   const bool complete =
       failure_reason.empty() && (has_completions ? succeeded >= completions : succeeded > 0 && active.empty());

@@ -58,10 +58,14 @@ bool Ready(const json& pod) {
 bool Available(const json& pod, long long min_ready_seconds, TimePoint now) {
   if (!Ready(pod)) return false;
   if (min_ready_seconds <= 0) return true;
-  const std::string since = Condition(pod["status"], "Ready").value("lastTransitionTime", "");
+  auto ready_for = Since(Condition(pod["status"], "Ready").value("lastTransitionTime", ""), now);
+  return ready_for && *ready_for >= std::chrono::seconds(min_ready_seconds);
+}
+
+std::optional<std::chrono::system_clock::duration> Since(const std::string& timestamp, TimePoint now) {
   std::tm tm{};
-  if (since.size() < 19 || strptime(since.c_str(), "%Y-%m-%dT%H:%M:%S", &tm) == nullptr) return false;
-  return std::chrono::system_clock::from_time_t(timegm(&tm)) + std::chrono::seconds(min_ready_seconds) <= now;
+  if (timestamp.size() < 19 || strptime(timestamp.c_str(), "%Y-%m-%dT%H:%M:%S", &tm) == nullptr) return std::nullopt;
+  return now - std::chrono::system_clock::from_time_t(timegm(&tm));
 }
 
 long long Int(const json& object, const char* key, long long fallback) {

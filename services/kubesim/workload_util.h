@@ -2,7 +2,9 @@
 // template hashes and int-or-percent values.
 #pragma once
 
+#include <chrono>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "common/time_point.h"
@@ -32,6 +34,8 @@ bool Ready(const nlohmann::json& pod);
 bool Available(const nlohmann::json& pod, long long min_ready_seconds, TimePoint now);
 
 long long Int(const nlohmann::json& object, const char* key, long long fallback);
+// How long before `now` an RFC 3339 timestamp was; nullopt when it is not one.
+std::optional<std::chrono::system_clock::duration> Since(const std::string& timestamp, TimePoint now);
 // An int-or-percent field (maxSurge, maxUnavailable) of `total`.
 long long ScaledValue(const nlohmann::json& value, long long total, bool round_up);
 

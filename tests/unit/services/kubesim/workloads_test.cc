@@ -350,6 +350,18 @@ TEST_F(kubesimWorkloads, OnFailureRestartsCountTowardTheBackoffLimit) {
   EXPECT_EQ(List(kPods, "job-name=flaky").size(), 0u) << "the restarting pod is deleted";
 }
 
+TEST_F(kubesimWorkloads, AJobPastItsActiveDeadlineFails) {
+  Create(kJobs, JobObject("slow", {{"activeDeadlineSeconds", 5}}, {{"kubesim.septa.dev/run-for-ms", "3600000"}}));
+  Run(8);  // 4 s
+  EXPECT_EQ(Condition(Get(kJobs, "slow"), "Failed"), "");
+  EXPECT_EQ(List(kPods, "job-name=slow").size(), 1u);
+  Run(4);  // 6 s
+  json job = Get(kJobs, "slow");
+  EXPECT_EQ(Condition(job, "Failed", "reason"), "DeadlineExceeded") << job["status"].dump();
+  Run(1);
+  EXPECT_TRUE(List(kPods, "job-name=slow").empty()) << "its running pod is stopped";
+}
+
 TEST_F(kubesimWorkloads, JobRunsItsCompletionsWithBoundedParallelism) {
   Create(kJobs,
          JobObject("work", {{"completions", 3}, {"parallelism", 2}}, {{"kubesim.septa.dev/run-for-ms", "1500"}}));
