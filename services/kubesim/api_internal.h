@@ -48,6 +48,8 @@ struct ApiServer::Impl {
   void Delete(Call& call);
   void DeleteCollection(Call& call);
   void Bind(Call& call);
+  // scale.cc: the /scale subresource
+  void Scale(Call& call);
   // watch.cc
   void Watch(Call& call);
 

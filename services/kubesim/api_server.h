@@ -44,6 +44,10 @@ class ApiServer {
 
   // Writes on behalf of the system (seeding, node simulator): no auth.
   ApiResult<ObjectPtr> CreateObject(const std::string& group, const std::string& resource, nlohmann::json object);
+  // Deletes on behalf of the system (workload controllers), with background
+  // propagation to dependents.
+  ApiResult<ObjectPtr> DeleteObject(const std::string& group, const std::string& resource, const std::string& ns,
+                                    const std::string& name);
 
  private:
   struct Impl;

@@ -91,6 +91,7 @@ Status KubeSim::Start() {
     node_sim_ = std::make_unique<NodeSim>(*cluster_, *api_, *options_.inventory, options_.nodes);
     SEPTA_RETURN_IF_ERROR(node_sim_->Start());
   }
+  workloads_ = std::make_unique<WorkloadControllers>(*cluster_, *api_);
 
   auto handler = [api = api_.get()](http::Request&& req, std::shared_ptr<http::Exchange> ex) {
     api->Handle(std::move(req), std::move(ex));
@@ -115,14 +116,21 @@ Status KubeSim::Start() {
     http_ = std::make_unique<http::Server>(plain, handler);
     SEPTA_RETURN_IF_ERROR(http_->Start());
   }
-  ticker_ = std::thread([this] {
-    while (!stopping_) {
-      std::this_thread::sleep_for(options_.tick_interval);
-      api_->Tick();
-      if (node_sim_) node_sim_->Tick();
-    }
-  });
+  if (options_.tick_interval.count() > 0) {
+    ticker_ = std::thread([this] {
+      while (!stopping_) {
+        std::this_thread::sleep_for(options_.tick_interval);
+        Tick();
+      }
+    });
+  }
   return Status::Ok();
+}
+
+void KubeSim::Tick() {
+  api_->Tick();
+  if (node_sim_) node_sim_->Tick();
+  workloads_->Tick();
 }
 
 void KubeSim::Stop() {

@@ -75,7 +75,7 @@ bool AffinityAllows(const json& pod, const json& labels) {
 }  // namespace
 
 NodeSim::NodeSim(Cluster& cluster, ApiServer& api, Inventory inventory, NodeSimOptions options)
-    : cluster_(cluster), api_(api), inventory_(std::move(inventory)), options_(std::move(options)) {}
+    : cluster_(cluster), api_(api), inventory_(std::move(inventory)), options_(std::move(options)), exits_(cluster) {}
 
 Status NodeSim::Start() {
   const gpu::Catalog& catalog = gpu::Catalog::Default();
@@ -206,6 +206,7 @@ void NodeSim::Tick() {
   ReconcileMig();
   Schedule();
   StartPods();
+  exits_.Tick();
 }
 
 void NodeSim::ReadLayouts() {

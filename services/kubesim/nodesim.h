@@ -15,6 +15,7 @@
 #include "gpu/mig_parted.h"
 #include "services/kubesim/api_server.h"
 #include "services/kubesim/inventory.h"
+#include "services/kubesim/pod_exits.h"
 
 namespace septa::kubesim {
 
@@ -34,7 +35,7 @@ class NodeSim {
 
   // Checks the inventory against the GPU catalog and creates the Node objects.
   Status Start();
-  // One pass: MIG manager, scheduler, pod start-up.
+  // One pass: MIG manager, scheduler, pod start-up, containers that exit.
   void Tick();
 
  private:
@@ -70,6 +71,7 @@ class NodeSim {
   gpu::MigPartedConfig layouts_;
   std::map<std::string, GpuNode> gpu_nodes_;   // by node name
   std::map<std::string, TimePoint> bound_at_;  // pod uid -> when we saw it bound
+  PodExits exits_;
   int next_pod_ip_ = 2;
 };
 

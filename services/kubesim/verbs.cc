@@ -6,6 +6,7 @@
 #include "services/kubesim/objects.h"
 #include "services/kubesim/patches.h"
 #include "services/kubesim/selectors.h"
+#include "services/kubesim/workload_defaults.h"
 
 namespace septa::kubesim {
 
@@ -145,6 +146,8 @@ static ApiResult<json> PrepareNew(Cluster& cluster, const ResourceType& t, json 
   auto uid = NewUid(cluster.random);
   if (IsError(uid)) return std::get<ApiError>(std::move(uid));
   md["uid"] = std::get<std::string>(std::move(uid));
+  causes = DefaultAndValidateWorkload(t, obj);
+  if (!causes.empty()) return InvalidError(t.kind, t.group, md.value("name", ""), std::move(causes));
   md["creationTimestamp"] = Rfc3339(cluster.clock.Now());
   md["generation"] = 1;
   md.erase("resourceVersion");
@@ -202,6 +205,7 @@ static ApiResult<Mutation> FinishUpdate(Cluster& cluster, const ResourceType& t,
   if (!pmd.contains("managedFields") && cur_md.contains("managedFields"))
     pmd["managedFields"] = cur_md["managedFields"];
   auto causes = Validate(t, proposed);
+  if (causes.empty()) causes = DefaultAndValidateWorkload(t, proposed);
   if (!causes.empty()) return InvalidError(t.kind, t.group, pmd.value("name", ""), std::move(causes));
   if (SpecChanged(current, proposed)) pmd["generation"] = cur_md.value("generation", 1) + 1;
   if (!manager.empty()) RecordUpdate(&current, proposed, manager, api_version, Rfc3339(cluster.clock.Now()));
