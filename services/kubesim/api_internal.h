@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "services/kubesim/api_server.h"
+#include "services/kubesim/quota.h"
 
 namespace septa::kubesim {
 
@@ -59,11 +60,19 @@ struct ApiServer::Impl {
   void AfterWrite(const ResourceType& type, const std::string& ns, const ObjectPtr& obj, bool deleted);
   void DeleteNamespaceContents(const std::string& ns);
   void MaybeFinalizeNamespace(const std::string& ns);
+  // quota_controller.cc: what admitting a pod in `ns` reads; ResourceQuota
+  // status kept current (after writes, and every quota_resync_interval).
+  PodAdmissionContext PodAdmissionContextFor(const std::string& ns) const;
+  void RefreshQuotas(const std::string& ns);
+  void ResyncQuotas();
   // Renders an object for the client in the requested version.
   std::string Encode(const Call& call, const nlohmann::json& obj) const;
 
   Cluster& cluster;
   ApiServerOptions options;
+  // Held while a pod is admitted and stored, so quota checks do not race.
+  std::mutex pod_admission_mu;
+  TimePoint last_quota_resync{};
 };
 
 }  // namespace septa::kubesim

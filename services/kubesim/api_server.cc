@@ -40,7 +40,10 @@ void ReplyError(http::Exchange& ex, const ApiError& error) {
 ApiServer::ApiServer(Cluster& cluster, ApiServerOptions options)
     : impl_(std::make_shared<Impl>(cluster, std::move(options))) {}
 
-void ApiServer::Tick() { impl_->cluster.storage.BookmarkAll(); }
+void ApiServer::Tick() {
+  impl_->cluster.storage.BookmarkAll();
+  impl_->ResyncQuotas();
+}
 
 ApiResult<ObjectPtr> ApiServer::CreateObject(const std::string& group, const std::string& resource, json object) {
   auto type = impl_->cluster.registry.Find(group, "v1", resource);

@@ -31,6 +31,8 @@ struct KubeSimOptions {
   std::size_t body_limit = 3 * 1024 * 1024;      // the API server's request limit
   std::chrono::milliseconds tick_interval{100};  // bookmarks, watch timeouts
   ApiServerOptions api;
+  // The CRDs of KAI-Scheduler and Kueue (scheduler_crds.h), installed at start.
+  bool scheduler_crds = true;
   // Simulated nodes (none when unset) and how they behave.
   std::optional<Inventory> inventory;
   NodeSimOptions nodes;

@@ -1,0 +1,58 @@
+// Pod admission as the API server's built-in plugins do it, without storage
+// access: defaulting of requests, LimitRanger's container defaults, the QoS
+// class, and ResourceQuota's checks and usage. The caller gathers the
+// namespace's LimitRanges, ResourceQuotas and pods (quota_controller.cc).
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "services/kubesim/api_error.h"
+#include "services/kubesim/storage.h"
+
+namespace septa::kubesim {
+
+// An amount of one resource in thousandths of its unit, and whether it was
+// written with a binary suffix (printed back the same way: "512Mi", "500m").
+struct Amount {
+  long long milli = 0;
+  bool binary = false;
+};
+using ResourceAmounts = std::map<std::string, Amount>;  // sorted, as the API server prints them
+
+std::string FormatAmount(const Amount& amount);
+
+// True for the ResourceQuota resources that pods are charged for: pods,
+// count/pods, cpu, memory, ephemeral-storage and their requests./limits.
+// forms, hugepages, and extended resources in the `requests.` form
+// (`requests.nvidia.com/gpu`). The bare `nvidia.com/gpu` is accepted in a
+// quota by the API server but charged for nothing, as there.
+bool ChargedForPods(const std::string& resource);
+
+// What a pod is charged: `count/pods` always; the rest unless it has
+// finished (Succeeded/Failed). Requests and limits add up over containers,
+// an init container counting when it needs more than they all do together.
+// 422 naming the field when a quantity does not parse.
+ApiResult<ResourceAmounts> PodUsage(const nlohmann::json& pod);
+
+// What the namespace of a new pod holds, read by the caller.
+struct PodAdmissionContext {
+  std::vector<ObjectPtr> limit_ranges;
+  std::vector<ObjectPtr> quotas;
+  std::vector<ObjectPtr> pods;  // those already stored in the namespace
+};
+
+// Admits a new pod: requests default to limits, LimitRange `defaultRequest` /
+// `default` fill what containers leave unset, status.qosClass follows, then
+// every ResourceQuota must hold it: 403 `pods "x" is forbidden: exceeded
+// quota: ...` or `failed quota: <name>: must specify ...` in the API server's
+// words. Returns the pod to store.
+ApiResult<nlohmann::json> AdmitPod(nlohmann::json pod, const PodAdmissionContext& context);
+
+// A ResourceQuota's status as the quota controller keeps it: `hard` from the
+// spec, `used` what `pods` are charged for each of those resources.
+nlohmann::json QuotaStatus(const nlohmann::json& quota, const std::vector<ObjectPtr>& pods);
+
+}  // namespace septa::kubesim

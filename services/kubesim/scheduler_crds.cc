@@ -1,0 +1,21 @@
+#include "services/kubesim/scheduler_crds.h"
+
+#include "services/kubesim/patches.h"
+
+namespace septa::kubesim {
+
+Status InstallSchedulerCrds(ApiServer& api) {
+  for (std::string_view manifest : SchedulerCrdManifests()) {
+    auto parsed = ParseJsonOrYaml(manifest);
+    if (IsError(parsed)) return Internal("scheduler CRD manifest: " + std::get<ApiError>(parsed).message);
+    nlohmann::json crd = std::move(std::get<nlohmann::json>(parsed));
+    const std::string name = crd.value("metadata", nlohmann::json::object()).value("name", "");
+    auto created = api.CreateObject("apiextensions.k8s.io", "customresourcedefinitions", std::move(crd));
+    if (IsError(created)) {
+      return Internal("scheduler CRD " + name + ": " + std::get<ApiError>(created).message);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace septa::kubesim
