@@ -60,9 +60,13 @@ struct ApiServer::Impl {
   void AfterWrite(const ResourceType& type, const std::string& ns, const ObjectPtr& obj, bool deleted);
   void DeleteNamespaceContents(const std::string& ns);
   void MaybeFinalizeNamespace(const std::string& ns);
-  // quota_controller.cc: what admitting a pod in `ns` reads; ResourceQuota
-  // status kept current (after writes, and every quota_resync_interval).
+  // quota_controller.cc: what admitting a pod in `ns` reads; quotas charged
+  // for an admitted pod (the caller holds pod_admission_mu) and released by a
+  // deleted one; ResourceQuota status recounted from the pods (a quota
+  // written, and every quota_resync_interval).
   PodAdmissionContext PodAdmissionContextFor(const std::string& ns) const;
+  void ChargeQuotas(const std::string& ns, const ResourceAmounts& usage, bool release);
+  void ReleasePod(const std::string& ns, const nlohmann::json& pod);
   void RefreshQuotas(const std::string& ns);
   void ResyncQuotas();
   // Renders an object for the client in the requested version.
@@ -73,6 +77,7 @@ struct ApiServer::Impl {
   // Held while a pod is admitted and stored, so quota checks do not race.
   std::mutex pod_admission_mu;
   TimePoint last_quota_resync{};
+  std::uint64_t last_quota_resync_version = 0;
 };
 
 }  // namespace septa::kubesim

@@ -1,5 +1,6 @@
 #include "services/kubesim/quota.h"
 
+#include <algorithm>
 #include <optional>
 #include <set>
 
@@ -165,6 +166,17 @@ ResourceAmounts ChargedHard(const json& quota) {
   return hard;
 }
 
+// status.used as the quota controller last wrote it (absent: nothing used).
+ResourceAmounts RecordedUse(const json& quota) {
+  ResourceAmounts used;
+  const json recorded = quota.value("status", json::object()).value("used", json::object());
+  if (!recorded.is_object()) return used;
+  for (const auto& [name, value] : recorded.items()) {
+    if (auto amount = ParseAmount(value)) used[name] = *amount;
+  }
+  return used;
+}
+
 ResourceAmounts UsedBy(const std::vector<ObjectPtr>& pods) {
   ResourceAmounts used;
   for (const ObjectPtr& pod : pods) {
@@ -326,28 +338,27 @@ ApiResult<ResourceAmounts> PodUsage(const json& pod) {
   return usage;
 }
 
-ApiResult<json> AdmitPod(json pod, const PodAdmissionContext& context) {
+ApiResult<AdmittedPod> AdmitPod(json pod, const PodAdmissionContext& context) {
   if (!pod.contains("spec") || !pod["spec"].is_object()) pod["spec"] = json::object();
   DefaultRequestsToLimits(pod);
   ApplyLimitRanges(pod, context.limit_ranges);
   auto usage = PodUsage(pod);
   if (IsError(usage)) return std::get<ApiError>(usage);
   pod["status"]["qosClass"] = QosClass(pod);
+  AdmittedPod admitted{std::move(pod), std::move(std::get<ResourceAmounts>(usage))};
 
   // As the API server does: every quota's constraints first, then usage.
-  std::vector<std::pair<std::string, ResourceAmounts>> limiting;  // (quota name, charged hard)
+  std::vector<std::pair<const json*, ResourceAmounts>> limiting;  // (quota, charged hard)
   for (const ObjectPtr& quota : context.quotas) {
     ResourceAmounts hard = ChargedHard(*quota);
     if (hard.empty()) continue;
-    const std::string name = (*quota)["metadata"].value("name", "");
-    if (std::string missing = MissingConstraints(pod, hard); !missing.empty())
-      return Forbidden(pod, "failed quota: " + name + ": " + missing);
-    limiting.emplace_back(name, std::move(hard));
+    if (std::string missing = MissingConstraints(admitted.pod, hard); !missing.empty())
+      return Forbidden(admitted.pod, "failed quota: " + (*quota)["metadata"].value("name", "") + ": " + missing);
+    limiting.emplace_back(quota.get(), std::move(hard));
   }
-  if (limiting.empty()) return pod;
-  const ResourceAmounts used = UsedBy(context.pods);
-  const ResourceAmounts& requested = std::get<ResourceAmounts>(usage);
-  for (const auto& [name, hard] : limiting) {
+  const ResourceAmounts& requested = admitted.usage;
+  for (const auto& [quota, hard] : limiting) {
+    const ResourceAmounts used = RecordedUse(*quota);
     std::set<std::string> exceeded;
     for (const auto& [resource, amount] : requested) {
       auto limit = hard.find(resource);
@@ -357,11 +368,12 @@ ApiResult<json> AdmitPod(json pod, const PodAdmissionContext& context) {
       if (after > limit->second.milli) exceeded.insert(resource);
     }
     if (!exceeded.empty()) {
-      return Forbidden(pod, "exceeded quota: " + name + ", requested: " + PrettyPrint(requested, exceeded) +
-                                ", used: " + PrettyPrint(used, exceeded) + ", limited: " + PrettyPrint(hard, exceeded));
+      return Forbidden(admitted.pod, "exceeded quota: " + (*quota)["metadata"].value("name", "") + ", requested: " +
+                                         PrettyPrint(requested, exceeded) + ", used: " + PrettyPrint(used, exceeded) +
+                                         ", limited: " + PrettyPrint(hard, exceeded));
     }
   }
-  return pod;
+  return admitted;
 }
 
 json QuotaStatus(const json& quota, const std::vector<ObjectPtr>& pods) {
@@ -377,6 +389,23 @@ json QuotaStatus(const json& quota, const std::vector<ObjectPtr>& pods) {
     Amount sum = it == used.end() ? Amount{} : it->second;
     if (sum.milli == 0 && amount) sum.binary = amount->binary;
     status["used"][name] = FormatAmount(sum);
+  }
+  return status;
+}
+
+json ChargeQuota(const json& quota, const ResourceAmounts& usage, bool release) {
+  json status = quota.value("status", json::object());
+  if (!status.is_object()) status = json::object();
+  ResourceAmounts used = RecordedUse(quota);
+  for (const auto& [name, hard] : ChargedHard(quota)) {
+    Amount& total = used[name];
+    auto it = usage.find(name);
+    if (it != usage.end()) {
+      if (total.milli == 0) total.binary = it->second.binary;
+      total.milli = release ? std::max(0LL, total.milli - it->second.milli) : total.milli + it->second.milli;
+    }
+    if (total.milli == 0) total.binary = hard.binary;
+    status["used"][name] = FormatAmount(total);
   }
   return status;
 }

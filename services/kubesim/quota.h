@@ -40,19 +40,29 @@ ApiResult<ResourceAmounts> PodUsage(const nlohmann::json& pod);
 // What the namespace of a new pod holds, read by the caller.
 struct PodAdmissionContext {
   std::vector<ObjectPtr> limit_ranges;
-  std::vector<ObjectPtr> quotas;
-  std::vector<ObjectPtr> pods;  // those already stored in the namespace
+  std::vector<ObjectPtr> quotas;  // with their status.used current
+};
+
+struct AdmittedPod {
+  nlohmann::json pod;     // to store
+  ResourceAmounts usage;  // to charge to the namespace's quotas once it is stored
 };
 
 // Admits a new pod: requests default to limits, LimitRange `defaultRequest` /
 // `default` fill what containers leave unset, status.qosClass follows, then
-// every ResourceQuota must hold it: 403 `pods "x" is forbidden: exceeded
-// quota: ...` or `failed quota: <name>: must specify ...` in the API server's
-// words. Returns the pod to store.
-ApiResult<nlohmann::json> AdmitPod(nlohmann::json pod, const PodAdmissionContext& context);
+// every ResourceQuota must hold it on top of its status.used: 403 `pods "x"
+// is forbidden: exceeded quota: ...` or `failed quota: <name>: must specify
+// ...` in the API server's words.
+ApiResult<AdmittedPod> AdmitPod(nlohmann::json pod, const PodAdmissionContext& context);
 
-// A ResourceQuota's status as the quota controller keeps it: `hard` from the
-// spec, `used` what `pods` are charged for each of those resources.
+// A ResourceQuota's status as the quota controller computes it: `hard` from
+// the spec (canonical quantities), `used` what `pods` are charged for each of
+// those resources.
 nlohmann::json QuotaStatus(const nlohmann::json& quota, const std::vector<ObjectPtr>& pods);
+
+// The quota's status with `usage` added to (a pod admitted) or, with
+// `release`, taken from (a pod deleted) its `used`, as admission charges a
+// quota without recounting every pod.
+nlohmann::json ChargeQuota(const nlohmann::json& quota, const ResourceAmounts& usage, bool release = false);
 
 }  // namespace septa::kubesim

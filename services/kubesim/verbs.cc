@@ -231,11 +231,13 @@ ApiResult<ObjectPtr> ApiServer::Impl::CreateParsed(const ResourceType& t, const 
   // Pods pass LimitRanger and ResourceQuota admission, then are stored, as one step.
   const bool is_pod = t.group.empty() && t.resource == "pods";
   std::unique_lock<std::mutex> admission;
+  ResourceAmounts usage;
   if (is_pod) {
     admission = std::unique_lock(pod_admission_mu);
     auto admitted = AdmitPod(std::move(ready), PodAdmissionContextFor(ns));
     if (IsError(admitted)) return std::get<ApiError>(admitted);
-    ready = std::move(std::get<json>(admitted));
+    ready = std::move(std::get<AdmittedPod>(admitted).pod);
+    usage = std::move(std::get<AdmittedPod>(admitted).usage);
   }
   if (!manager.empty())
     RecordUpdate(nullptr, ready, manager, ready.value("apiVersion", ""), Rfc3339(cluster.clock.Now()));
@@ -247,6 +249,7 @@ ApiResult<ObjectPtr> ApiServer::Impl::CreateParsed(const ResourceType& t, const 
         return Put(std::move(ready));
       },
       dry_run);
+  if (is_pod && !IsError(stored) && !dry_run) ChargeQuotas(ns, usage, false);
   if (admission.owns_lock()) admission.unlock();
   if (!IsError(stored) && !dry_run) {
     AfterWrite(t, ns, std::get<ObjectPtr>(stored), false);
@@ -407,6 +410,7 @@ void ApiServer::Impl::Patch(Call& call) {
   // A pod that apply creates is admitted like any other (see CreateParsed).
   std::unique_lock<std::mutex> admission;
   PodAdmissionContext admission_context;
+  ResourceAmounts usage;
   if (apply && t.group.empty() && t.resource == "pods") {
     admission = std::unique_lock(pod_admission_mu);
     admission_context = PodAdmissionContextFor(call.ns);
@@ -424,9 +428,11 @@ void ApiServer::Impl::Patch(Call& call) {
             created = true;
             auto fresh = PrepareNew(cluster, t, std::move(std::get<json>(applied)));
             if (IsError(fresh)) return std::get<ApiError>(fresh);
-            if (admission.owns_lock()) fresh = AdmitPod(std::move(std::get<json>(fresh)), admission_context);
-            if (IsError(fresh)) return std::get<ApiError>(fresh);
-            return Put(std::move(std::get<json>(fresh)));
+            if (!admission.owns_lock()) return Put(std::move(std::get<json>(fresh)));
+            auto admitted = AdmitPod(std::move(std::get<json>(fresh)), admission_context);
+            if (IsError(admitted)) return std::get<ApiError>(admitted);
+            usage = std::move(std::get<AdmittedPod>(admitted).usage);
+            return Put(std::move(std::get<AdmittedPod>(admitted).pod));
           }
           return FinishUpdate(cluster, t, *current, std::move(std::get<json>(applied)), call.subresource, "",
                               call.api_version());
@@ -451,6 +457,7 @@ void ApiServer::Impl::Patch(Call& call) {
         return FinishUpdate(cluster, t, *current, std::move(p), call.subresource, manager, call.api_version());
       },
       call.DryRun());
+  if (admission.owns_lock() && created && !IsError(stored) && !call.DryRun()) ChargeQuotas(call.ns, usage, false);
   if (admission.owns_lock()) admission.unlock();
   if (IsError(stored)) return ReplyError(*call.exchange, std::get<ApiError>(stored));
   const ObjectPtr& obj = std::get<ObjectPtr>(stored);
@@ -624,7 +631,8 @@ void ApiServer::Impl::AfterWrite(const ResourceType& t, const std::string& ns, c
     if (!crd.versions.empty() && !crd.kind.empty()) cluster.registry.Register(std::move(crd));
     return;
   }
-  if (t.group.empty() && (t.resource == "pods" || t.resource == "resourcequotas")) RefreshQuotas(ns);
+  if (t.group.empty() && t.resource == "pods" && deleted) ReleasePod(ns, *obj);
+  if (t.group.empty() && t.resource == "resourcequotas" && !deleted) RefreshQuotas(ns);
   if (deleted && t.namespaced && !ns.empty()) {
     ObjectPtr n = cluster.storage.Get("namespaces", "", ns);
     if (n && (*n)["metadata"].contains("deletionTimestamp")) MaybeFinalizeNamespace(ns);

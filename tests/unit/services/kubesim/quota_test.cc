@@ -26,8 +26,11 @@ json Pod(const std::string& name, json containers, std::string phase = "Pending"
           {"status", {{"phase", phase}}}};
 }
 
-ObjectPtr Quota(const std::string& name, json hard) {
-  return Obj({{"metadata", {{"name", name}, {"namespace", "team"}}}, {"spec", {{"hard", hard}}}});
+// A quota whose status the quota controller has computed over `pods`.
+ObjectPtr Quota(const std::string& name, json hard, const std::vector<ObjectPtr>& pods = {}) {
+  json quota = {{"metadata", {{"name", name}, {"namespace", "team"}}}, {"spec", {{"hard", hard}}}};
+  quota["status"] = QuotaStatus(quota, pods);
+  return Obj(std::move(quota));
 }
 
 ObjectPtr Limits(json item) {
@@ -35,7 +38,7 @@ ObjectPtr Limits(json item) {
   return Obj({{"metadata", {{"name", "defaults"}, {"namespace", "team"}}}, {"spec", {{"limits", {item}}}}});
 }
 
-std::string Refusal(const ApiResult<json>& r) {
+std::string Refusal(const ApiResult<AdmittedPod>& r) {
   if (!IsError(r)) return "(admitted)";
   const ApiError& e = std::get<ApiError>(r);
   EXPECT_EQ(e.code, 403);
@@ -45,8 +48,8 @@ std::string Refusal(const ApiResult<json>& r) {
 
 TEST(kubesimQuota, ExceededQuotaInTheApiServersWords) {
   PodAdmissionContext ctx;
-  ctx.quotas = {Quota("team-quota", {{"requests.cpu", "1"}, {"requests.memory", "1Gi"}, {"pods", "10"}})};
-  ctx.pods = {Obj(Pod("a", {Container("c", {{"cpu", "250m"}, {"memory", "256Mi"}})}))};
+  ctx.quotas = {Quota("team-quota", {{"requests.cpu", "1"}, {"requests.memory", "1Gi"}, {"pods", "10"}},
+                      {Obj(Pod("a", {Container("c", {{"cpu", "250m"}, {"memory", "256Mi"}})}))})};
   auto refused = AdmitPod(Pod("big", {Container("c", {{"cpu", "1"}, {"memory", "512Mi"}})}), ctx);
   EXPECT_EQ(Refusal(refused),
             "pods \"big\" is forbidden: exceeded quota: team-quota, requested: requests.cpu=1, used: "
@@ -65,22 +68,23 @@ TEST(kubesimQuota, ExceededQuotaInTheApiServersWords) {
 
 TEST(kubesimQuota, PodCountAndFinishedPods) {
   PodAdmissionContext ctx;
-  ctx.quotas = {Quota("q", {{"pods", "2"}, {"count/pods", "5"}})};
-  ctx.pods = {Obj(Pod("a", {Container("c")})), Obj(Pod("b", {Container("c")}))};
+  json hard = {{"pods", "2"}, {"count/pods", "5"}};
+  std::vector<ObjectPtr> pods = {Obj(Pod("a", {Container("c")})), Obj(Pod("b", {Container("c")}))};
+  ctx.quotas = {Quota("q", hard, pods)};
   EXPECT_EQ(Refusal(AdmitPod(Pod("c", {Container("c")}), ctx)),
             "pods \"c\" is forbidden: exceeded quota: q, requested: pods=1, used: pods=2, limited: pods=2");
   // A finished pod no longer counts in `pods`, still in `count/pods`.
-  ctx.pods[1] = Obj(Pod("b", {Container("c")}, "Succeeded"));
+  pods[1] = Obj(Pod("b", {Container("c")}, "Succeeded"));
+  ctx.quotas = {Quota("q", hard, pods)};
   EXPECT_FALSE(IsError(AdmitPod(Pod("c", {Container("c")}), ctx)));
-  json status = QuotaStatus(*ctx.quotas[0], ctx.pods);
-  EXPECT_EQ(status["used"], (json{{"pods", "1"}, {"count/pods", "2"}}));
-  EXPECT_EQ(status["hard"], (json{{"pods", "2"}, {"count/pods", "5"}}));
+  EXPECT_EQ((*ctx.quotas[0])["status"]["used"], (json{{"pods", "1"}, {"count/pods", "2"}}));
+  EXPECT_EQ((*ctx.quotas[0])["status"]["hard"], hard);
 }
 
 TEST(kubesimQuota, GpuAndMigExtendedResourcesInTheRequestsForm) {
   PodAdmissionContext ctx;
-  ctx.quotas = {Quota("gpu", {{"requests.nvidia.com/gpu", "2"}, {"requests.nvidia.com/mig-1g.10gb", "3"}})};
-  ctx.pods = {Obj(Pod("a", {Container("c", nullptr, {{"nvidia.com/gpu", "2"}})}))};
+  ctx.quotas = {Quota("gpu", {{"requests.nvidia.com/gpu", "2"}, {"requests.nvidia.com/mig-1g.10gb", "3"}},
+                      {Obj(Pod("a", {Container("c", nullptr, {{"nvidia.com/gpu", "2"}})}))})};
   // Limits alone: requests default to them, and the quota counts requests.
   EXPECT_EQ(Refusal(AdmitPod(Pod("b", {Container("c", nullptr, {{"nvidia.com/gpu", 1}})}), ctx)),
             "pods \"b\" is forbidden: exceeded quota: gpu, requested: requests.nvidia.com/gpu=1, used: "
@@ -89,13 +93,12 @@ TEST(kubesimQuota, GpuAndMigExtendedResourcesInTheRequestsForm) {
             "pods \"m\" is forbidden: exceeded quota: gpu, requested: requests.nvidia.com/mig-1g.10gb=4, used: "
             "requests.nvidia.com/mig-1g.10gb=0, limited: requests.nvidia.com/mig-1g.10gb=3");
   EXPECT_FALSE(IsError(AdmitPod(Pod("m", {Container("c", nullptr, {{"nvidia.com/mig-1g.10gb", "3"}})}), ctx)));
-  EXPECT_EQ(QuotaStatus(*ctx.quotas[0], ctx.pods)["used"],
+  EXPECT_EQ((*ctx.quotas[0])["status"]["used"],
             (json{{"requests.nvidia.com/gpu", "2"}, {"requests.nvidia.com/mig-1g.10gb", "0"}}));
   // The bare form is accepted in a quota but charged for nothing, as by the API server.
   ctx.quotas = {Quota("bare", {{"nvidia.com/gpu", "1"}})};
   EXPECT_FALSE(IsError(AdmitPod(Pod("b", {Container("c", nullptr, {{"nvidia.com/gpu", "4"}})}), ctx)));
-  EXPECT_EQ(QuotaStatus(*ctx.quotas[0], ctx.pods),
-            (json{{"hard", {{"nvidia.com/gpu", "1"}}}, {"used", json::object()}}));
+  EXPECT_EQ((*ctx.quotas[0])["status"], (json{{"hard", {{"nvidia.com/gpu", "1"}}}, {"used", json::object()}}));
   EXPECT_FALSE(ChargedForPods("nvidia.com/gpu"));
   EXPECT_TRUE(ChargedForPods("requests.nvidia.com/gpu"));
   EXPECT_FALSE(ChargedForPods("requests.kubernetes.io/foo"));
@@ -124,7 +127,7 @@ TEST(kubesimQuota, LimitRangeDefaultsContainersThatSetNone) {
   json pod = Pod("p", {Container("plain"), Container("own", {{"cpu", "1"}}, {{"cpu", "2"}})});
   auto admitted = AdmitPod(pod, ctx);
   ASSERT_FALSE(IsError(admitted));
-  const json& got = std::get<json>(admitted);
+  const json& got = std::get<AdmittedPod>(admitted).pod;
   // default -> limits; defaultRequest -> requests; default stands in for a
   // missing defaultRequest, max for a missing default (the API server's
   // LimitRange defaulting).
@@ -142,7 +145,7 @@ TEST(kubesimQuota, QosClass) {
   PodAdmissionContext none;
   auto qos = [&](json containers) {
     auto r = AdmitPod(Pod("p", std::move(containers)), none);
-    return IsError(r) ? std::string("error") : std::get<json>(r)["status"].value("qosClass", "");
+    return IsError(r) ? std::string("error") : std::get<AdmittedPod>(r).pod["status"].value("qosClass", "");
   };
   EXPECT_EQ(qos({Container("c")}), "BestEffort");
   EXPECT_EQ(qos({Container("c", nullptr, {{"cpu", "1"}, {"memory", "1Gi"}})}), "Guaranteed");
@@ -174,6 +177,30 @@ TEST(kubesimQuota, QuotaStatusInCanonicalQuantities) {
   json status = QuotaStatus(*quota, pods);
   EXPECT_EQ(status["hard"], (json{{"requests.cpu", "2"}, {"requests.memory", "1Gi"}, {"limits.memory", "1G"}}));
   EXPECT_EQ(status["used"], (json{{"requests.cpu", "1500m"}, {"requests.memory", "1536Mi"}, {"limits.memory", "0"}}));
+}
+
+TEST(kubesimQuota, ChargingAndReleasingWithoutRecountingThePods) {
+  ObjectPtr quota = Quota("q", {{"pods", "5"}, {"requests.memory", "2Gi"}, {"requests.nvidia.com/gpu", "4"}});
+  PodAdmissionContext ctx;
+  ctx.quotas = {quota};
+  auto admitted = AdmitPod(Pod("a", {Container("c", {{"memory", "512Mi"}}, {{"nvidia.com/gpu", "1"}})}), ctx);
+  ASSERT_FALSE(IsError(admitted));
+  const ResourceAmounts& usage = std::get<AdmittedPod>(admitted).usage;
+  json charged = *quota;
+  charged["status"] = ChargeQuota(*quota, usage);
+  EXPECT_EQ(charged["status"]["used"],
+            (json{{"pods", "1"}, {"requests.memory", "512Mi"}, {"requests.nvidia.com/gpu", "1"}}));
+  EXPECT_EQ(charged["status"]["hard"], (*quota)["status"]["hard"]);
+  json twice = charged;
+  twice["status"] = ChargeQuota(charged, usage);
+  EXPECT_EQ(twice["status"]["used"],
+            (json{{"pods", "2"}, {"requests.memory", "1Gi"}, {"requests.nvidia.com/gpu", "2"}}));
+  // Released, it is what a recount would give; never below zero.
+  json released = twice;
+  released["status"] = ChargeQuota(twice, usage, /*release=*/true);
+  EXPECT_EQ(released["status"], charged["status"]);
+  EXPECT_EQ(ChargeQuota(*quota, usage, true)["used"],
+            (json{{"pods", "0"}, {"requests.memory", "0"}, {"requests.nvidia.com/gpu", "0"}}));
 }
 
 }  // namespace
