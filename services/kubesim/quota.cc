@@ -37,6 +37,27 @@ bool IsNative(const std::string& name) {
 
 bool IsExtended(const std::string& name) { return !IsNative(name) && !name.starts_with("requests."); }
 
+// The quota resource names the API server knows without a domain.
+const std::set<std::string> kStandardQuotaNames = {"cpu",
+                                                   "memory",
+                                                   "ephemeral-storage",
+                                                   "requests.cpu",
+                                                   "requests.memory",
+                                                   "requests.storage",
+                                                   "requests.ephemeral-storage",
+                                                   "limits.cpu",
+                                                   "limits.memory",
+                                                   "limits.ephemeral-storage",
+                                                   "pods",
+                                                   "services",
+                                                   "replicationcontrollers",
+                                                   "resourcequotas",
+                                                   "secrets",
+                                                   "persistentvolumeclaims",
+                                                   "configmaps",
+                                                   "services.nodeports",
+                                                   "services.loadbalancers"};
+
 std::optional<Amount> ParseAmount(const json& value) {
   std::string text;
   if (value.is_string()) text = value.get<std::string>();
@@ -317,6 +338,32 @@ ApiError Forbidden(const json& pod, const std::string& why) {
 }
 
 }  // namespace
+
+void ValidateQuotaHard(const json& quota, std::vector<StatusCause>& causes) {
+  const json hard = quota.value("spec", json::object()).value("hard", json::object());
+  if (!hard.is_object()) return;
+  for (const auto& [name, value] : hard.items()) {
+    const std::string field = "spec.hard[" + name + "]";
+    const bool standard =
+        kStandardQuotaNames.contains(name) || name.starts_with("hugepages-") || name.starts_with("requests.hugepages-");
+    if (name.find('/') == std::string::npos && !standard) {
+      causes.push_back(
+          {"FieldValueInvalid", "Invalid value: \"" + name + "\": must be a standard resource for quota", field});
+    }
+    const std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+    auto amount = ParseAmount(value);
+    if (!amount) {
+      causes.push_back({"FieldValueInvalid",
+                        "Invalid value: \"" + text + "\": " +
+                            (text.starts_with("-") ? "must be greater than or equal to 0"
+                                                   : "quantities must match the regular expression "
+                                                     "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"),
+                        field});
+    } else if (!IsNative(name) && amount->milli % 1000 != 0) {
+      causes.push_back({"FieldValueInvalid", "Invalid value: \"" + text + "\": must be an integer", field});
+    }
+  }
+}
 
 std::string FormatAmount(const Amount& amount) { return kube::FormatQuantityMilli(amount.milli, amount.binary); }
 

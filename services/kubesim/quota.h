@@ -31,6 +31,12 @@ std::string FormatAmount(const Amount& amount);
 // quota by the API server but charged for nothing, as there.
 bool ChargedForPods(const std::string& resource);
 
+// Field causes for a ResourceQuota's spec.hard, as the API server validates
+// it: names without a domain must be standard quota resources (`pods`,
+// `requests.cpu`, `configmaps`, ...), quantities must parse and be at least
+// zero, extended resources whole.
+void ValidateQuotaHard(const nlohmann::json& quota, std::vector<StatusCause>& causes);
+
 // What a pod is charged: `count/pods` always; the rest unless it has
 // finished (Succeeded/Failed). Requests and limits add up over containers,
 // an init container counting when it needs more than they all do together.

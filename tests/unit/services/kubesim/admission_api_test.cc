@@ -202,6 +202,15 @@ TEST_F(kubesimAdmission, QuotaRefusesWhatWouldExceedItOnEveryCreatePath) {
   Create(kPods, "team", Pod("b", {{"requests", {{"cpu", "500m"}, {"memory", "64Mi"}}}}));
 }
 
+TEST_F(kubesimAdmission, AQuotaWithAnUnknownResourceIsInvalid) {
+  Create(kNamespaces, "", {{"metadata", {{"name", "team"}}}});
+  auto bad = client_->Create(kQuotas, "team", {{"metadata", {{"name", "q"}}}, {"spec", {{"hard", {{"gpus", "1"}}}}}});
+  EXPECT_EQ(bad.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("must be a standard resource for quota"), std::string::npos)
+      << bad.status().message();
+  EXPECT_EQ(client_->Get(kQuotas, "team", "q").status().code(), Code::kNotFound);
+}
+
 TEST_F(kubesimAdmission, LimitRangeDefaultsLetAQuotaAdmitPodsThatSetNothing) {
   TeamWithQuota({{"requests.cpu", "2"}, {"limits.memory", "1Gi"}});
   auto bare = client_->Create(kPods, "team", Pod("bare"));

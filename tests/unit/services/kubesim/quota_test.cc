@@ -203,5 +203,26 @@ TEST(kubesimQuota, ChargingAndReleasingWithoutRecountingThePods) {
             (json{{"pods", "0"}, {"requests.memory", "0"}, {"requests.nvidia.com/gpu", "0"}}));
 }
 
+TEST(kubesimQuota, HardLimitsAreValidatedAsTheApiServerDoes) {
+  std::vector<StatusCause> causes;
+  ValidateQuotaHard(*Quota("q", {{"pods", "10"},
+                                 {"requests.nvidia.com/gpu", "2"},
+                                 {"count/deployments.apps", "3"},
+                                 {"hugepages-2Mi", "1Gi"},
+                                 {"configmaps", 5}}),
+                    causes);
+  EXPECT_TRUE(causes.empty());
+  ValidateQuotaHard(*Quota("q", {{"gpus", "1"}, {"requests.nvidia.com/gpu", "1500m"}, {"pods", "-1"}, {"cpu", "lots"}}),
+                    causes);
+  ASSERT_EQ(causes.size(), 4u);
+  EXPECT_EQ(causes[0].field, "spec.hard[cpu]");
+  EXPECT_NE(causes[0].message.find("quantities must match the regular expression"), std::string::npos);
+  EXPECT_EQ(causes[1].field, "spec.hard[gpus]");
+  EXPECT_EQ(causes[1].message, "Invalid value: \"gpus\": must be a standard resource for quota");
+  EXPECT_EQ(causes[2].message, "Invalid value: \"-1\": must be greater than or equal to 0");
+  EXPECT_EQ(causes[3].field, "spec.hard[requests.nvidia.com/gpu]");
+  EXPECT_EQ(causes[3].message, "Invalid value: \"1500m\": must be an integer");
+}
+
 }  // namespace
 }  // namespace septa::kubesim
