@@ -45,7 +45,8 @@ void ApiServer::Tick() {
   impl_->ResyncQuotas();
 }
 
-ApiResult<ObjectPtr> ApiServer::CreateObject(const std::string& group, const std::string& resource, json object) {
+ApiResult<ObjectPtr> ApiServer::CreateObject(const std::string& group, const std::string& resource, json object,
+                                             const std::string& field_manager) {
   auto type = impl_->cluster.registry.Find(group, "v1", resource);
   if (!type) {
     for (const auto& t : impl_->cluster.registry.All()) {
@@ -54,7 +55,7 @@ ApiResult<ObjectPtr> ApiServer::CreateObject(const std::string& group, const std
   }
   if (!type) return NotFoundPath();
   std::string ns = object["metadata"].value("namespace", "");
-  return impl_->CreateParsed(*type, ns, std::move(object), false, "kubesim");
+  return impl_->CreateParsed(*type, ns, std::move(object), false, field_manager);
 }
 
 void ApiServer::Handle(http::Request&& request, std::shared_ptr<http::Exchange> exchange) {

@@ -46,8 +46,11 @@ class ApiServer {
   // Bookmarks and watch timeouts; called periodically by the owner.
   void Tick();
 
-  // Writes on behalf of the system (seeding, node simulator): no auth.
-  ApiResult<ObjectPtr> CreateObject(const std::string& group, const std::string& resource, nlohmann::json object);
+  // Writes on behalf of the system (seeding, node simulator): no auth. An
+  // empty `field_manager` leaves the object without managed fields, so that
+  // whoever applies it later owns it without conflicts.
+  ApiResult<ObjectPtr> CreateObject(const std::string& group, const std::string& resource, nlohmann::json object,
+                                    const std::string& field_manager = "kubesim");
 
  private:
   struct Impl;

@@ -10,7 +10,9 @@ Status InstallSchedulerCrds(ApiServer& api) {
     if (IsError(parsed)) return Internal("scheduler CRD manifest: " + std::get<ApiError>(parsed).message);
     nlohmann::json crd = std::move(std::get<nlohmann::json>(parsed));
     const std::string name = crd.value("metadata", nlohmann::json::object()).value("name", "");
-    auto created = api.CreateObject("apiextensions.k8s.io", "customresourcedefinitions", std::move(crd));
+    // No field manager: a later apply of these CRDs (the real ones from the
+    // KAI or Kueue charts, or a test's own) takes them over without conflicts.
+    auto created = api.CreateObject("apiextensions.k8s.io", "customresourcedefinitions", std::move(crd), "");
     if (IsError(created)) {
       return Internal("scheduler CRD " + name + ": " + std::get<ApiError>(created).message);
     }

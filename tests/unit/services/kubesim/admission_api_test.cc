@@ -91,7 +91,8 @@ TEST_F(kubesimAdmission, SchedulerCrdsAreServedFromTheStart) {
   for (const kube::Object& crd : crds->items) names.emplace_back(crd.Name());
   EXPECT_EQ(names, (std::vector<std::string>{"clusterqueues.kueue.x-k8s.io", "localqueues.kueue.x-k8s.io",
                                              "podgroups.scheduling.run.ai", "queues.scheduling.run.ai",
-                                             "resourceflavors.kueue.x-k8s.io", "workloads.kueue.x-k8s.io"}));
+                                             "resourceflavors.kueue.x-k8s.io", "workloadpriorityclasses.kueue.x-k8s.io",
+                                             "workloads.kueue.x-k8s.io"}));
 
   // What the provisioner writes for KAI: a parent queue per tier, a leaf per virtual cluster.
   Create(kKaiQueues, "", json::parse(R"({"apiVersion": "scheduling.run.ai/v2", "kind": "Queue",
@@ -127,6 +128,9 @@ TEST_F(kubesimAdmission, SchedulerCrdsAreServedFromTheStart) {
       "metadata": {"name": "default"}, "spec": {"clusterQueue": "acme-dev"}})"));
   Create(kWorkloads, "team", json::parse(R"({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
       "metadata": {"name": "job-1"}, "spec": {"queueName": "default", "podSets": []}})"));
+  Create({"kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses", false}, "",
+         json::parse(R"({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass",
+      "metadata": {"name": "acme-dev"}, "value": 100, "description": "acme/dev"})"));
   auto cq = client_->Get(kClusterQueues, "", "acme-dev");
   ASSERT_TRUE(cq.ok());
   EXPECT_EQ((*cq)["spec"]["cohortName"], "acme");
@@ -140,6 +144,21 @@ TEST_F(kubesimAdmission, SchedulerCrdsAreServedFromTheStart) {
   // Scope follows the CRD: a LocalQueue lives in its namespace.
   EXPECT_EQ(client_->List(kLocalQueues, "default")->items.size(), 0u);
   EXPECT_EQ(client_->List(kLocalQueues, "team")->items.size(), 1u);
+}
+
+TEST_F(kubesimAdmission, ApplyingTheSchedulerCrdsAgainTakesThemOver) {
+  // As when the real charts (or a test's own CRDs) are applied over them.
+  json queues = json::parse(R"({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+      "metadata": {"name": "queues.scheduling.run.ai"},
+      "spec": {"group": "scheduling.run.ai", "scope": "Cluster",
+               "names": {"plural": "queues", "singular": "queue", "kind": "Queue"},
+               "versions": [{"name": "v2", "served": true, "storage": true,
+                             "schema": {"openAPIV3Schema": {"type": "object",
+                                                            "x-kubernetes-preserve-unknown-fields": true}}}]}})");
+  auto applied = client_->Apply(kCrds, "", queues, "helm");
+  ASSERT_TRUE(applied.ok()) << applied.status().ToString();
+  EXPECT_EQ((*applied)["spec"]["versions"][0]["schema"], queues["spec"]["versions"][0]["schema"]);
+  Create(kKaiQueues, "", {{"apiVersion", "scheduling.run.ai/v2"}, {"kind", "Queue"}, {"metadata", {{"name", "q"}}}});
 }
 
 TEST_F(kubesimAdmission, SchedulerCrdsCanBeLeftOut) {
