@@ -107,3 +107,15 @@ expect "over the pod count: refused" \
 expect "delete a pod" 'pod "third" deleted' k -n team delete pod third
 expect "its share is given back" "2" k -n team get quota team-quota -o 'jsonpath={.status.used.pods}'
 expect "now the fourth fits" "pod/fourth created" run_pod fourth '{}'
+
+# --no-scheduler-crds: a second kubesim without them.
+BARE_KUBECONFIG=$WORK/bare-kubeconfig
+"$SIM" --listen 127.0.0.1:0 --no-scheduler-crds --kubeconfig-out "$BARE_KUBECONFIG" >"$WORK/bare-sim.log" 2>&1 &
+BARE_PID=$!
+for _ in $(seq 100); do [[ -s $BARE_KUBECONFIG ]] && break; sleep 0.05; done
+expect "--no-scheduler-crds: no CRDs at start" "No resources found" \
+  "$KUBECTL" --request-timeout=10s --kubeconfig "$BARE_KUBECONFIG" get crd
+expect "--no-scheduler-crds: queues.scheduling.run.ai not served" "doesn't have a resource type" \
+  "$KUBECTL" --request-timeout=10s --kubeconfig "$BARE_KUBECONFIG" get queues.scheduling.run.ai
+kill "$BARE_PID" 2>/dev/null
+wait "$BARE_PID" 2>/dev/null
