@@ -42,7 +42,7 @@ ApiServer::ApiServer(Cluster& cluster, ApiServerOptions options)
 
 void ApiServer::Tick() {
   impl_->cluster.storage.BookmarkAll();
-  impl_->ResyncQuotas();
+  impl_->SyncQuotas();
 }
 
 ApiResult<ObjectPtr> ApiServer::CreateObject(const std::string& group, const std::string& resource, json object,

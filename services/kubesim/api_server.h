@@ -20,10 +20,6 @@ struct ApiServerOptions {
   std::string server_version = "v1.30.0";
   std::chrono::milliseconds bookmark_interval{5000};
   std::size_t default_page_size = 0;  // 0: lists are not paginated unless asked
-  // ResourceQuota status is charged and released as pods come and go, and
-  // recounted from the pods this often when anything was written (pods that
-  // turn Succeeded or Failed stop counting then).
-  std::chrono::milliseconds quota_resync_interval{1000};
 };
 
 // Everything an API server instance owns, also used by the node simulator.

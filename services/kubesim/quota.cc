@@ -170,11 +170,6 @@ ResourceAmounts ComputeUsage(const ResourceAmounts& requests, const ResourceAmou
   return usage;
 }
 
-bool Finished(const json& pod) {
-  const std::string phase = pod.value("status", json::object()).value("phase", "");
-  return phase == "Succeeded" || phase == "Failed" || pod["metadata"].contains("deletionTimestamp");
-}
-
 // The quota's hard limits that pods are charged for.
 ResourceAmounts ChargedHard(const json& quota) {
   ResourceAmounts hard;
@@ -367,6 +362,12 @@ void ValidateQuotaHard(const json& quota, std::vector<StatusCause>& causes) {
 
 std::string FormatAmount(const Amount& amount) { return kube::FormatQuantityMilli(amount.milli, amount.binary); }
 
+bool PodFinished(const json& pod) {
+  const std::string phase = pod.value("status", json::object()).value("phase", "");
+  return phase == "Succeeded" || phase == "Failed" ||
+         pod.value("metadata", json::object()).contains("deletionTimestamp");
+}
+
 bool ChargedForPods(const std::string& resource) {
   return kChargedNames.contains(resource) || resource.starts_with("hugepages-") ||
          resource.starts_with("requests.hugepages-") || (!IsNative(resource) && resource.starts_with("requests."));
@@ -374,7 +375,7 @@ bool ChargedForPods(const std::string& resource) {
 
 ApiResult<ResourceAmounts> PodUsage(const json& pod) {
   ResourceAmounts usage;
-  if (!Finished(pod)) {
+  if (!PodFinished(pod)) {
     auto requests = PodTotal(pod, "requests");
     if (IsError(requests)) return requests;
     auto limits = PodTotal(pod, "limits");

@@ -37,6 +37,9 @@ bool ChargedForPods(const std::string& resource);
 // zero, extended resources whole.
 void ValidateQuotaHard(const nlohmann::json& quota, std::vector<StatusCause>& causes);
 
+// Succeeded, Failed or being deleted: charged for `count/pods` only.
+bool PodFinished(const nlohmann::json& pod);
+
 // What a pod is charged: `count/pods` always; the rest unless it has
 // finished (Succeeded/Failed). Requests and limits add up over containers,
 // an init container counting when it needs more than they all do together.

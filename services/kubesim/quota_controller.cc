@@ -1,5 +1,7 @@
 // The imperative side of pod admission and of the quota controller: reads
 // what quota.h decides on and writes ResourceQuota status.
+#include <utility>
+
 #include "services/kubesim/api_internal.h"
 #include "services/kubesim/quota.h"
 
@@ -7,7 +9,72 @@ namespace septa::kubesim {
 
 using nlohmann::json;
 
-PodAdmissionContext ApiServer::Impl::PodAdmissionContextFor(const std::string& ns) const {
+// Sees every pod write in storage (under its lock, so it only queues): the
+// charges that deletions and pods finishing (Succeeded, Failed, being
+// deleted) give back, whoever wrote them, including the node simulator and
+// controllers that write storage directly. A create is charged by admission.
+class PodQuotaWatch final : public WatchSink {
+ public:
+  struct Change {
+    std::string ns;
+    std::uint64_t resource_version = 0;
+    ResourceAmounts usage;
+    bool release = false;
+  };
+
+  bool Deliver(const WatchEvent& event) override {
+    const json& pod = *event.object;
+    const std::string ns = pod["metadata"].value("namespace", "");
+    if (event.type == WatchEvent::Type::kDeleted) {
+      Queue(ns, event.resource_version, pod, true);
+    } else if (event.type == WatchEvent::Type::kModified && event.previous &&
+               PodFinished(*event.previous) != PodFinished(pod)) {
+      Queue(ns, event.resource_version, *event.previous, true);
+      Queue(ns, event.resource_version, pod, false);
+    }
+    return true;
+  }
+  bool Bookmark(std::uint64_t) override { return true; }
+
+  std::vector<Change> Take() {
+    std::lock_guard lock(mu_);
+    return std::exchange(pending_, {});
+  }
+  // Drops what a recount of `ns` at `resource_version` already reflects.
+  void Forget(const std::string& ns, std::uint64_t resource_version) {
+    std::lock_guard lock(mu_);
+    std::erase_if(pending_, [&](const Change& c) { return c.ns == ns && c.resource_version <= resource_version; });
+  }
+
+ private:
+  void Queue(const std::string& ns, std::uint64_t version, const json& pod, bool release) {
+    auto usage = PodUsage(pod);
+    if (IsError(usage)) return;  // never admitted, never charged
+    std::lock_guard lock(mu_);
+    pending_.push_back({ns, version, std::move(std::get<ResourceAmounts>(usage)), release});
+  }
+
+  std::mutex mu_;
+  std::vector<Change> pending_;
+};
+
+void ApiServer::Impl::StartQuotaController() {
+  pod_quota_watch = std::make_shared<PodQuotaWatch>();
+  (void)cluster.storage.Watch("pods", std::nullopt, pod_quota_watch);
+}
+
+void ApiServer::Impl::ApplyQuotaChanges() {
+  for (const PodQuotaWatch::Change& change : pod_quota_watch->Take())
+    ChargeQuotas(change.ns, change.usage, change.release);
+}
+
+void ApiServer::Impl::SyncQuotas() {
+  std::lock_guard admission(pod_admission_mu);
+  ApplyQuotaChanges();
+}
+
+PodAdmissionContext ApiServer::Impl::PodAdmissionContextFor(const std::string& ns) {
+  ApplyQuotaChanges();
   PodAdmissionContext context;
   context.limit_ranges = cluster.storage.List("limitranges", ns, nullptr, 0, "").items;
   context.quotas = cluster.storage.List("resourcequotas", ns, nullptr, 0, "").items;
@@ -28,18 +95,13 @@ void ApiServer::Impl::ChargeQuotas(const std::string& ns, const ResourceAmounts&
   }
 }
 
-void ApiServer::Impl::ReleasePod(const std::string& ns, const json& pod) {
-  auto usage = PodUsage(pod);
-  if (IsError(usage)) return;  // never admitted, never charged
-  std::lock_guard admission(pod_admission_mu);
-  ChargeQuotas(ns, std::get<ResourceAmounts>(usage), /*release=*/true);
-}
-
 void ApiServer::Impl::RefreshQuotas(const std::string& ns) {
   std::lock_guard admission(pod_admission_mu);
   auto quotas = cluster.storage.List("resourcequotas", ns, nullptr, 0, "").items;
   if (quotas.empty()) return;
-  const auto pods = cluster.storage.List("pods", ns, nullptr, 0, "").items;
+  const ListResult listed = cluster.storage.List("pods", ns, nullptr, 0, "");
+  const std::vector<ObjectPtr>& pods = listed.items;
+  pod_quota_watch->Forget(ns, listed.resource_version);
   for (const ObjectPtr& quota : quotas) {
     cluster.storage.Mutate("resourcequotas", ns, (*quota)["metadata"].value("name", ""),
                            [&](const json* current) -> ApiResult<Mutation> {
@@ -50,23 +112,6 @@ void ApiServer::Impl::RefreshQuotas(const std::string& ns) {
                              next["status"] = std::move(status);
                              return Mutation{Mutation::Kind::kPut, std::move(next)};
                            });
-  }
-}
-
-void ApiServer::Impl::ResyncQuotas() {
-  const TimePoint now = cluster.clock.Now();
-  if (now - last_quota_resync < options.quota_resync_interval) return;
-  last_quota_resync = now;
-  // Nothing written since the last resync (an idle cluster): nothing to recount.
-  const std::uint64_t version = cluster.storage.current_resource_version();
-  if (version == last_quota_resync_version) return;
-  last_quota_resync_version = version;
-  std::string previous;
-  for (const ObjectPtr& quota : cluster.storage.List("resourcequotas", "", nullptr, 0, "").items) {
-    std::string ns = (*quota)["metadata"].value("namespace", "");
-    if (ns == previous) continue;  // listed in namespace order
-    RefreshQuotas(ns);
-    previous = std::move(ns);
   }
 }
 

@@ -631,7 +631,7 @@ void ApiServer::Impl::AfterWrite(const ResourceType& t, const std::string& ns, c
     if (!crd.versions.empty() && !crd.kind.empty()) cluster.registry.Register(std::move(crd));
     return;
   }
-  if (t.group.empty() && t.resource == "pods" && deleted) ReleasePod(ns, *obj);
+  if (t.group.empty() && t.resource == "pods") SyncQuotas();
   if (t.group.empty() && t.resource == "resourcequotas" && !deleted) RefreshQuotas(ns);
   if (deleted && t.namespaced && !ns.empty()) {
     ObjectPtr n = cluster.storage.Get("namespaces", "", ns);

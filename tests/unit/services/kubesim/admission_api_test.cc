@@ -255,20 +255,31 @@ TEST_F(kubesimAdmission, LimitRangeDefaultsLetAQuotaAdmitPodsThatSetNothing) {
   EXPECT_EQ(Used(), (json{{"requests.cpu", "250m"}, {"limits.memory", "256Mi"}}));
 }
 
-TEST_F(kubesimAdmission, PodsThatFinishStopCountingAtTheNextResync) {
-  TeamWithQuota({{"pods", "1"}});
+TEST_F(kubesimAdmission, PodsThatFinishOrGoStopCountingWhoeverWroteThem) {
+  TeamWithQuota({{"pods", "1"}, {"count/pods", "5"}});
   Create(kPods, "team", Pod("a"));
-  EXPECT_EQ(Used()["pods"], "1");
+  EXPECT_EQ(Used(), (json{{"pods", "1"}, {"count/pods", "1"}}));
   // A controller that writes storage directly (as the node simulator does)
-  // bypasses the write hooks; the periodic resync catches up.
+  // bypasses the API's write path; the quota controller's watch on pods sees
+  // it and the next tick gives the share back.
   sim_->cluster().storage.Mutate("pods", "team", "a", [](const json* current) -> ApiResult<Mutation> {
     json next = *current;
     next["status"]["phase"] = "Succeeded";
     return Mutation{Mutation::Kind::kPut, std::move(next)};
   });
-  clock_.Advance(2s);
-  WaitForUsed([](const json& used) { return used.value("pods", "") == "0"; });
+  WaitForUsed([](const json& used) { return used == json{{"pods", "0"}, {"count/pods", "1"}}; });
   Create(kPods, "team", Pod("b"));
+  sim_->cluster().storage.Mutate("pods", "team", "b", [](const json*) -> ApiResult<Mutation> {
+    return Mutation{Mutation::Kind::kDelete, {}};
+  });
+  WaitForUsed([](const json& used) { return used == json{{"pods", "0"}, {"count/pods", "1"}}; });
+  // A quota written later is recounted from the pods as they are.
+  auto quota = client_->Get(kQuotas, "team", "team-quota");
+  ASSERT_TRUE(quota.ok());
+  json changed = *quota;
+  changed["spec"]["hard"]["pods"] = "2";
+  ASSERT_TRUE(client_->Update(kQuotas, "team", changed).ok());
+  EXPECT_EQ(Used(), (json{{"pods", "0"}, {"count/pods", "1"}}));
 }
 
 }  // namespace
