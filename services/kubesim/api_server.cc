@@ -41,7 +41,10 @@ void ReplyError(http::Exchange& ex, const ApiError& error) {
 ApiServer::ApiServer(Cluster& cluster, ApiServerOptions options)
     : impl_(std::make_shared<Impl>(cluster, std::move(options))) {}
 
-void ApiServer::Tick() { impl_->cluster.storage.BookmarkAll(); }
+void ApiServer::Tick() {
+  impl_->cluster.storage.BookmarkAll();
+  impl_->SyncQuotas();
+}
 
 static std::shared_ptr<const ResourceType> FindAnyVersion(const ResourceRegistry& registry, const std::string& group,
                                                           const std::string& resource) {
@@ -54,11 +57,12 @@ static std::shared_ptr<const ResourceType> FindAnyVersion(const ResourceRegistry
   return type;
 }
 
-ApiResult<ObjectPtr> ApiServer::CreateObject(const std::string& group, const std::string& resource, json object) {
+ApiResult<ObjectPtr> ApiServer::CreateObject(const std::string& group, const std::string& resource, json object,
+                                             const std::string& field_manager) {
   auto type = FindAnyVersion(impl_->cluster.registry, group, resource);
   if (!type) return NotFoundPath();
   std::string ns = object["metadata"].value("namespace", "");
-  return impl_->CreateParsed(*type, ns, std::move(object), false, "kubesim");
+  return impl_->CreateParsed(*type, ns, std::move(object), false, field_manager);
 }
 
 ApiResult<ObjectPtr> ApiServer::DeleteObject(const std::string& group, const std::string& resource,

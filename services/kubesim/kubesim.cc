@@ -6,6 +6,7 @@
 #include "services/base/base64.h"
 #include "services/base/secure_random.h"
 #include "services/kubesim/auth.h"
+#include "services/kubesim/scheduler_crds.h"
 
 namespace septa::kubesim {
 
@@ -87,6 +88,7 @@ Status KubeSim::Start() {
   auto tls = http::MakeServerTlsContext({serving->certificate, serving->private_key, ca_.certificate, false});
   if (!tls.ok()) return tls.status();
   Seed();
+  if (options_.scheduler_crds) SEPTA_RETURN_IF_ERROR(InstallSchedulerCrds(*api_));
   if (options_.inventory) {
     node_sim_ = std::make_unique<NodeSim>(*cluster_, *api_, *options_.inventory, options_.nodes);
     SEPTA_RETURN_IF_ERROR(node_sim_->Start());

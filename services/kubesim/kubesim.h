@@ -34,6 +34,8 @@ struct KubeSimOptions {
   // the owner calls Tick() (deterministic tests).
   std::chrono::milliseconds tick_interval{100};
   ApiServerOptions api;
+  // The CRDs of KAI-Scheduler and Kueue (scheduler_crds.h), installed at start.
+  bool scheduler_crds = true;
   // Simulated nodes (none when unset) and how they behave.
   std::optional<Inventory> inventory;
   NodeSimOptions nodes;

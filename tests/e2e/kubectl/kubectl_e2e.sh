@@ -34,19 +34,19 @@ YAML
 cat >"$WORK/crd.yaml" <<'YAML'
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
-metadata: {name: queues.scheduling.run.ai}
+metadata: {name: widgets.example.com}
 spec:
-  group: scheduling.run.ai
+  group: example.com
   scope: Cluster
-  names: {plural: queues, singular: queue, kind: Queue}
+  names: {plural: widgets, singular: widget, kind: Widget}
   versions:
-  - {name: v2, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
+  - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
 YAML
-cat >"$WORK/queue.yaml" <<'YAML'
-apiVersion: scheduling.run.ai/v2
-kind: Queue
-metadata: {name: team-a}
-spec: {resources: {gpu: {quota: 4}}}
+cat >"$WORK/widget.yaml" <<'YAML'
+apiVersion: example.com/v1
+kind: Widget
+metadata: {name: w1}
+spec: {size: 4}
 YAML
 
 expect "version" "Server Version: v1.30" k version
@@ -89,10 +89,14 @@ expect_absent "... and keeps nothing of it" "labelz" k get configmap typo -o jso
 expect "dry run does not store" "created (server dry run)" k create configmap dry --dry-run=server
 expect_fail "dry run left nothing" k get configmap dry
 expect "CRD create" "created" k create -f "$WORK/crd.yaml"
-expect "custom resource create" "queue.scheduling.run.ai/team-a created" k create -f "$WORK/queue.yaml"
-expect "custom resource get" "team-a" k get queues
+expect "custom resource create" "widget.example.com/w1 created" k create -f "$WORK/widget.yaml"
+expect "custom resource get" "w1" k get widgets
 expect "delete" 'pod "web" deleted' k delete pod web
 expect_fail "deleted pod is gone" k get pod web
+
+# The schedulers' CRDs are there from the start, and quota admission refuses
+# pods in the API server's words.
+source "$(dirname "${BASH_SOURCE[0]}")/scheduler_quota_checks.sh"
 
 # Namespace deletion removes what is in it.
 expect "create namespace" "namespace/t1 created" k create namespace t1
