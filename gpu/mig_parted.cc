@@ -161,15 +161,7 @@ MigPartedConfig StockMigPartedConfigs(const Catalog& catalog) {
     if (!model.mig_capable) continue;
     if (!model.balanced_layout.empty()) {
       MigDeviceGroup balanced = AllDevices(model.pci_device_ids, true, {});
-      for (const std::string& profile : model.balanced_layout) {
-        auto it = std::find_if(balanced.mig_devices.begin(), balanced.mig_devices.end(),
-                               [&](const auto& e) { return e.first == profile; });
-        if (it == balanced.mig_devices.end()) {
-          balanced.mig_devices.emplace_back(profile, 1);
-        } else {
-          ++it->second;
-        }
-      }
+      for (const std::string& profile : model.balanced_layout) AddMigDevice(balanced, profile);
       out.configs["all-balanced"].push_back(std::move(balanced));
     }
     for (const MigProfile& profile : model.mig_profiles) {
@@ -221,6 +213,33 @@ Result<GpuMigSetup> MigSetupFor(const MigPartedConfig& config, std::string_view 
                            ": " + layout.status().message());
   }
   return GpuMigSetup{true, std::move(*layout)};
+}
+
+void AddMigDevice(MigDeviceGroup& group, const std::string& profile) {
+  auto it = std::find_if(group.mig_devices.begin(), group.mig_devices.end(),
+                         [&](const auto& e) { return e.first == profile; });
+  if (it == group.mig_devices.end()) {
+    group.mig_devices.emplace_back(profile, 1);
+  } else {
+    ++it->second;
+  }
+}
+
+void AddGpuLayout(std::vector<MigDeviceGroup>& groups, const GpuModel& model, int index, const MigLayout& layout) {
+  MigDeviceGroup group;
+  group.device_filter = model.pci_device_ids;
+  group.all_devices = false;
+  group.devices = {index};
+  group.mig_enabled = true;
+  for (const MigInstance& inst : layout) AddMigDevice(group, model.mig_profiles[inst.profile].name);
+  auto same = std::find_if(groups.begin(), groups.end(), [&](const MigDeviceGroup& o) {
+    return !o.all_devices && o.device_filter == group.device_filter && o.mig_devices == group.mig_devices;
+  });
+  if (same != groups.end()) {
+    same->devices.push_back(index);
+  } else {
+    groups.push_back(std::move(group));
+  }
 }
 
 }  // namespace septa::gpu

@@ -44,6 +44,13 @@ std::string RenderMigParted(const MigPartedConfig& config);
 // (e.g. all-1g.10gb, all-3g.40gb), one entry per model that has it.
 MigPartedConfig StockMigPartedConfigs(const Catalog& catalog);
 
+// One more instance of `profile` in the group's `mig-devices`.
+void AddMigDevice(MigDeviceGroup& group, const std::string& profile);
+
+// Adds GPU `index` of `model` with `layout` (instances in creation order) to a
+// named config's groups, sharing the entry of GPUs of the same model and layout.
+void AddGpuLayout(std::vector<MigDeviceGroup>& groups, const GpuModel& model, int index, const MigLayout& layout);
+
 // The device groups of `config_name` that apply to GPU `index` of `model`
 // (device filter and device list both match); the last matching group wins as in
 // mig-parted. nullptr when none applies.

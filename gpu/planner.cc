@@ -128,30 +128,7 @@ void Render(const GpuModel& model, MigPlan& plan) {
   for (const GpuTarget& t : plan.gpus) {
     const std::string name = "septa-" + t.node;
     plan.node_mig_config[t.node] = name;
-    MigDeviceGroup group;
-    group.device_filter = model.pci_device_ids;
-    group.all_devices = false;
-    group.devices = {t.index};
-    group.mig_enabled = true;
-    for (const MigInstance& inst : t.layout) {
-      const std::string& profile = model.mig_profiles[inst.profile].name;
-      auto it = std::find_if(group.mig_devices.begin(), group.mig_devices.end(),
-                             [&](const auto& e) { return e.first == profile; });
-      if (it == group.mig_devices.end()) {
-        group.mig_devices.emplace_back(profile, 1);
-      } else {
-        ++it->second;
-      }
-    }
-    std::vector<MigDeviceGroup>& groups = plan.config.configs[name];
-    // GPUs of a node with the same layout share one entry.
-    auto same = std::find_if(groups.begin(), groups.end(),
-                             [&](const MigDeviceGroup& g) { return g.mig_devices == group.mig_devices; });
-    if (same != groups.end()) {
-      same->devices.push_back(t.index);
-    } else {
-      groups.push_back(std::move(group));
-    }
+    AddGpuLayout(plan.config.configs[name], model, t.index, t.layout);
   }
 }
 

@@ -252,30 +252,7 @@ Result<std::vector<gpu::MigDeviceGroup>> NodeMigConfig(const gpu::Catalog& catal
     if (!g.mig_enabled) continue;  // a GPU that no group applies to keeps MIG off
     const GpuModel* model = catalog.Find(g.model);
     if (model == nullptr) return InvalidArgument("node " + node.name + ": unknown GPU model \"" + g.model + "\"");
-    gpu::MigDeviceGroup group;
-    group.device_filter = model->pci_device_ids;
-    group.all_devices = false;
-    group.devices = {g.index};
-    group.mig_enabled = true;
-    for (const gpu::MigInstance& inst : gpu::CreationOrder(*model, g.mig_layout)) {
-      const std::string& profile = model->mig_profiles[inst.profile].name;
-      auto it = std::find_if(group.mig_devices.begin(), group.mig_devices.end(),
-                             [&](const auto& e) { return e.first == profile; });
-      if (it == group.mig_devices.end()) {
-        group.mig_devices.emplace_back(profile, 1);
-      } else {
-        ++it->second;
-      }
-    }
-    // GPUs of one model with the same layout share an entry.
-    auto same = std::find_if(groups.begin(), groups.end(), [&](const gpu::MigDeviceGroup& o) {
-      return o.device_filter == group.device_filter && o.mig_devices == group.mig_devices;
-    });
-    if (same != groups.end()) {
-      same->devices.push_back(g.index);
-    } else {
-      groups.push_back(std::move(group));
-    }
+    gpu::AddGpuLayout(groups, *model, g.index, gpu::CreationOrder(*model, g.mig_layout));
   }
   return groups;
 }
