@@ -72,6 +72,13 @@ ApiResult<ObjectPtr> ApiServer::DeleteObject(const std::string& group, const std
   return impl_->DeleteOne(*type, ns, name, json{{"propagationPolicy", "Background"}}, false);
 }
 
+void SeedCluster(ApiServer& api) {
+  for (const char* ns : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
+    api.CreateObject("", "namespaces", {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}});
+  }
+  for (auto& role : BuiltinClusterRoles()) api.CreateObject("rbac.authorization.k8s.io", "clusterroles", role);
+}
+
 void ApiServer::Handle(http::Request&& request, std::shared_ptr<http::Exchange> exchange) {
   Call call;
   call.request = std::move(request);
