@@ -67,6 +67,31 @@ std::string TokenKubeconfig(const std::string& name, const std::string& server, 
 
 }  // namespace
 
+Result<core::VirtualObjectStore::ListenerCertificate> ListenerCa(core::VirtualObjectStore& store) {
+  auto created = NewCa("septa-virtual-control-planes-ca");
+  if (!created.ok()) return created.status();
+  return store.ListenerCa({created->certificate, created->private_key});
+}
+
+Status StoreControlPlane(core::VirtualObjectStore& store, const core::VirtualClusterKey& key) {
+  auto stored = store.GetControlPlane(key);
+  if (!stored.ok()) return stored.status();
+  if (stored->has_value()) return Status::Ok();
+  auto ca = NewCa(key.tenant + "/" + key.vcluster + "-ca");
+  if (!ca.ok()) return ca.status();
+  return store.CreateControlPlane(key, {ca->certificate, ca->private_key, 0}).status();
+}
+
+Result<std::string> IssueAdminKubeconfig(core::VirtualObjectStore& store, RandomSource& random,
+                                         const core::VirtualClusterKey& key, const std::string& endpoint,
+                                         const std::string& listener_ca_certificate, std::string& digest) {
+  auto token = core::RandomBase64Url(random, 32);
+  if (!token.ok()) return token.status();
+  digest = core::Sha256Hex(*token);
+  SEPTA_RETURN_IF_ERROR(store.AddTokenDigest(key, digest));
+  return TokenKubeconfig(key.tenant + "-" + key.vcluster, endpoint, listener_ca_certificate, *token);
+}
+
 SimulatedControlPlanes::SimulatedControlPlanes(core::VirtualObjectStore& store, SimulatedControlPlanesOptions options)
     : store_(store),
       options_(std::move(options)),
@@ -81,9 +106,7 @@ SimulatedControlPlanes::SimulatedControlPlanes(core::VirtualObjectStore& store, 
 SimulatedControlPlanes::~SimulatedControlPlanes() { Stop(); }
 
 Status SimulatedControlPlanes::Start() {
-  auto created = NewCa("septa-virtual-control-planes-ca");
-  if (!created.ok()) return created.status();
-  auto ca = store_.ListenerCa({created->certificate, created->private_key});
+  auto ca = ListenerCa(store_);
   if (!ca.ok()) return ca.status();
   listener_ca_ = {ca->ca_certificate, ca->ca_private_key};
   std::string host = options_.host.empty() ? "127.0.0.1" : options_.host;
@@ -181,14 +204,7 @@ Result<SimulatedControlPlanes::Plane> SimulatedControlPlanes::Loaded(const core:
 Result<core::ControlPlaneState> SimulatedControlPlanes::Ensure(const std::string& tenant, const std::string& vcluster) {
   SEPTA_RETURN_IF_ERROR(ValidateKey(tenant, vcluster));
   const core::VirtualClusterKey key{tenant, vcluster};
-  auto stored = store_.GetControlPlane(key);
-  if (!stored.ok()) return stored.status();
-  if (!stored->has_value()) {
-    auto ca = NewCa(tenant + "/" + vcluster + "-ca");
-    if (!ca.ok()) return ca.status();
-    auto created = store_.CreateControlPlane(key, {ca->certificate, ca->private_key, 0});
-    if (!created.ok()) return created.status();
-  }
+  SEPTA_RETURN_IF_ERROR(StoreControlPlane(store_, key));
   auto plane = Loaded(key);
   if (!plane.ok()) return plane.status();
   return core::ControlPlaneState{true, endpoint(tenant, vcluster), ""};
@@ -216,15 +232,13 @@ Result<std::vector<std::pair<std::string, std::string>>> SimulatedControlPlanes:
 Result<std::string> SimulatedControlPlanes::AdminKubeconfig(const std::string& tenant, const std::string& vcluster) {
   SEPTA_RETURN_IF_ERROR(ValidateKey(tenant, vcluster));
   const core::VirtualClusterKey key{tenant, vcluster};
-  auto token = core::RandomBase64Url(random_, 32);
-  if (!token.ok()) return token.status();
-  const std::string digest = core::Sha256Hex(*token);
-  SEPTA_RETURN_IF_ERROR(store_.AddTokenDigest(key, digest));
-  {
-    std::lock_guard lock(mu_);
-    if (auto it = planes_.find(key); it != planes_.end()) it->second->AllowTokenDigest(digest);
-  }
-  return TokenKubeconfig(tenant + "-" + vcluster, endpoint(tenant, vcluster), listener_ca_.certificate, *token);
+  std::string digest;
+  auto kubeconfig =
+      IssueAdminKubeconfig(store_, random_, key, endpoint(tenant, vcluster), listener_ca_.certificate, digest);
+  if (!kubeconfig.ok()) return kubeconfig;
+  std::lock_guard lock(mu_);
+  if (auto it = planes_.find(key); it != planes_.end()) it->second->AllowTokenDigest(digest);
+  return kubeconfig;
 }
 
 void SimulatedControlPlanes::Route(http::Request&& request, std::shared_ptr<http::Exchange> exchange) {

@@ -47,6 +47,19 @@ struct SimulatedControlPlanesOptions {
   RandomSource* random = nullptr;
 };
 
+// The CA of the listener, stored by the first septad on the database.
+Result<core::VirtualObjectStore::ListenerCertificate> ListenerCa(core::VirtualObjectStore& store);
+
+// Stores the control plane `key` with a new CA unless it is stored already.
+Status StoreControlPlane(core::VirtualObjectStore& store, const core::VirtualClusterKey& key);
+
+// Stores a new admin token's digest for `key` and returns a kubeconfig with
+// the token, pointing at `endpoint` and trusting `listener_ca_certificate`.
+// Returns the token digest in `digest` for a plane that is already loaded.
+Result<std::string> IssueAdminKubeconfig(core::VirtualObjectStore& store, RandomSource& random,
+                                         const core::VirtualClusterKey& key, const std::string& endpoint,
+                                         const std::string& listener_ca_certificate, std::string& digest);
+
 class SimulatedControlPlanes final : public core::ControlPlanes {
  public:
   SimulatedControlPlanes(core::VirtualObjectStore& store, SimulatedControlPlanesOptions options);
