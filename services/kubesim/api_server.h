@@ -63,7 +63,8 @@ class ApiServer {
 
 // What every cluster holds from the start: the namespaces default,
 // kube-system, kube-public and kube-node-lease (each with its default
-// service account) and the built-in ClusterRoles.
-void SeedCluster(ApiServer& api);
+// service account) and the built-in ClusterRoles. Creates only what is
+// missing; fails when a write does (e.g. a StorageJournal refused it).
+Status SeedCluster(ApiServer& api);
 
 }  // namespace septa::kubesim

@@ -62,7 +62,7 @@ KubeSim::KubeSim(KubeSimOptions options) : options_(std::move(options)) {
 KubeSim::~KubeSim() { Stop(); }
 
 void KubeSim::Seed() {
-  SeedCluster(*api_);
+  (void)SeedCluster(*api_);  // in memory only: nothing can refuse it
   // Where the simulated GPU operator reads its custom mig-parted configs.
   api_->CreateObject("", "namespaces",
                      {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "gpu-operator"}}}});

@@ -184,15 +184,16 @@ std::size_t SimulatedControlPlanes::loaded_count() const {
 }
 
 Result<SimulatedControlPlanes::Plane> SimulatedControlPlanes::Loaded(const core::VirtualClusterKey& key) {
-  {
+  auto found = [&]() -> Plane {
     std::lock_guard lock(mu_);
-    if (auto it = planes_.find(key); it != planes_.end()) return it->second;
-  }
+    auto it = planes_.find(key);
+    if (it == planes_.end()) return nullptr;
+    it->second->Touch();
+    return it->second;
+  };
+  if (Plane plane = found()) return plane;
   std::lock_guard loading(load_mu_);
-  {
-    std::lock_guard lock(mu_);
-    if (auto it = planes_.find(key); it != planes_.end()) return it->second;
-  }
+  if (Plane plane = found()) return plane;
   auto loaded = VirtualControlPlane::Load(key, store_, clock_, random_);
   if (!loaded.ok()) return loaded.status();
   Plane plane = std::move(*loaded);

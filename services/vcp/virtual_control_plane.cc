@@ -68,12 +68,12 @@ Result<std::unique_ptr<VirtualControlPlane>> VirtualControlPlane::Load(const cor
   plane->own_watchers_ = storage.watcher_count();
   plane->workloads_ = std::make_unique<kubesim::WorkloadControllers>(plane->cluster_, *plane->api_);
   plane->token_digests_.insert(tokens->begin(), tokens->end());
-  kubesim::SeedCluster(*plane->api_);
+  SEPTA_RETURN_IF_ERROR(kubesim::SeedCluster(*plane->api_));
   return plane;
 }
 
 void VirtualControlPlane::Handle(http::Request&& request, std::shared_ptr<http::Exchange> exchange) {
-  last_request_ = clock_.Now().time_since_epoch().count();
+  Touch();
   constexpr std::string_view kBearer = "Bearer ";
   auto header = request[bhttp::field::authorization];
   std::string_view authorization(header.data(), header.size());

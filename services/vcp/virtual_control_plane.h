@@ -38,6 +38,9 @@ class VirtualControlPlane {
   void Tick();
 
   void AllowTokenDigest(const std::string& sha256_hex);
+  // Marks it used now: SimulatedControlPlanes calls it under the lock its
+  // eviction takes, so a plane handed to a request is not evicted under it.
+  void Touch() { last_request_ = clock_.Now().time_since_epoch().count(); }
   // No request since `since` and no watch open.
   bool IdleSince(TimePoint since) const;
   std::size_t object_count() const;

@@ -9,8 +9,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <future>
+#include <thread>
 
 #include "services/kube/client.h"
+#include "services/kube/watch.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/fake_virtual_object_store.h"
 #include "tests/support/seeded_random.h"
@@ -137,6 +140,33 @@ TEST_F(SimulatedControlPlanesTest, ObjectsAndTokensSurviveARestartAndVersionsKee
   EXPECT_GT(std::stoull((*after)["metadata"]["resourceVersion"].get<std::string>()), before + 2);
 }
 
+TEST_F(SimulatedControlPlanesTest, CustomResourcesAreServedAgainAfterARestart) {
+  ASSERT_TRUE(planes_->Ensure("acme", "dev").ok());
+  kube::ClientConfig config = Config("acme", "dev");
+  json crd = {{"apiVersion", "apiextensions.k8s.io/v1"},
+              {"kind", "CustomResourceDefinition"},
+              {"metadata", {{"name", "widgets.example.com"}}},
+              {"spec",
+               {{"group", "example.com"},
+                {"scope", "Namespaced"},
+                {"names", {{"plural", "widgets"}, {"singular", "widget"}, {"kind", "Widget"}}},
+                {"versions", json::array({{{"name", "v1"}, {"served", true}, {"storage", true}}})}}}};
+  const kube::Resource crds{"apiextensions.k8s.io", "v1", "customresourcedefinitions", false};
+  const kube::Resource widgets{"example.com", "v1", "widgets", true};
+  ASSERT_TRUE(Client(config)->Create(crds, "", crd).ok());
+  json widget = {{"apiVersion", "example.com/v1"},
+                 {"kind", "Widget"},
+                 {"metadata", {{"name", "w1"}, {"namespace", "default"}}},
+                 {"spec", {{"size", 3}}}};
+  ASSERT_TRUE(Client(config)->Create(widgets, "default", widget).ok());
+
+  Restart();
+  config.server = planes_->endpoint("acme", "dev");
+  auto got = Client(config)->Get(widgets, "default", "w1");
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  EXPECT_EQ((*got)["spec"]["size"], 3);
+}
+
 TEST_F(SimulatedControlPlanesTest, VirtualClustersAreIsolated) {
   ASSERT_TRUE(planes_->Ensure("acme", "dev").ok());
   ASSERT_TRUE(planes_->Ensure("acme", "prod").ok());
@@ -191,6 +221,19 @@ TEST_F(SimulatedControlPlanesTest, AWriteTheStoreRefusesIsNotAcknowledged) {
   EXPECT_TRUE(client->Create(kConfigMaps, "default", ConfigMap("settings", "one")).ok());
 }
 
+TEST_F(SimulatedControlPlanesTest, EnsureFailsWhileSeedingCannotBeStoredAndRepairsOnRetry) {
+  store_.fail_writes = true;
+  auto refused = planes_->Ensure("acme", "dev");
+  EXPECT_EQ(refused.status().code(), Code::kUnavailable) << refused.status().message();
+  EXPECT_EQ(planes_->loaded_count(), 0u);
+  store_.fail_writes = false;
+  auto ensured = planes_->Ensure("acme", "dev");
+  ASSERT_TRUE(ensured.ok()) << ensured.status().message();
+  auto namespaces = Client("acme", "dev")->List(kNamespaces, "");
+  ASSERT_TRUE(namespaces.ok());
+  EXPECT_EQ(namespaces->items.size(), 4u);
+}
+
 TEST_F(SimulatedControlPlanesTest, IdleControlPlanesAreEvictedAndReloadedOnTheirNextRequest) {
   ASSERT_TRUE(planes_->Ensure("acme", "dev").ok());
   ASSERT_TRUE(planes_->Ensure("acme", "prod").ok());
@@ -205,6 +248,35 @@ TEST_F(SimulatedControlPlanesTest, IdleControlPlanesAreEvictedAndReloadedOnTheir
   ASSERT_TRUE(got.ok()) << got.status().message();
   EXPECT_EQ((*got)["data"]["value"], "one");
   EXPECT_EQ(planes_->loaded_count(), 2u);
+}
+
+TEST_F(SimulatedControlPlanesTest, AnOpenWatchKeepsAControlPlaneLoaded) {
+  ASSERT_TRUE(planes_->Ensure("acme", "dev").ok());
+  kube::ClientConfig config = Config("acme", "dev");
+  ASSERT_TRUE(Client(config)->Create(kConfigMaps, "default", ConfigMap("seen", "one")).ok());
+  auto watch_client = Client(config);
+  kube::StreamCancel cancel;
+  std::promise<void> first_event;
+  std::thread watcher([&] {
+    kube::WatchOptions options;
+    options.timeout_seconds = 24 * 3600;  // the fake clock moves on by hours
+    bool signalled = false;
+    (void)kube::WatchOnce(
+        *watch_client, kConfigMaps, "default", options,
+        [&](const kube::WatchEvent&) {
+          if (!signalled) first_event.set_value();
+          signalled = true;
+          return true;
+        },
+        &cancel);
+    if (!signalled) first_event.set_value();
+  });
+  first_event.get_future().wait();  // the watch is registered once it sent the current objects
+  clock_.Advance(11min);
+  planes_->Tick();
+  EXPECT_EQ(planes_->loaded_count(), 1u);
+  cancel.Cancel();
+  watcher.join();
 }
 
 TEST_F(SimulatedControlPlanesTest, DeploymentsGetPendingPodsWithoutNodes) {
