@@ -2,8 +2,9 @@
 # Installs what is missing, builds, and runs septad on embedded defaults: a
 # private PostgreSQL under ~/.local/share/septa (or --data-dir), a simulated
 # host cluster (kubesim, kubeconfig in the data dir), REST on 127.0.0.1:8080,
-# gRPC on 127.0.0.1:9090. Extra arguments go to septad (see
-# `build/bin/septad --help`).
+# gRPC on 127.0.0.1:9090, the virtual clusters' Kubernetes APIs on
+# https://127.0.0.1:6444/vc/<tenant>/<vcluster>. Extra arguments go to septad
+# (see `build/bin/septad --help`).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD_DIR=${SEPTA_BUILD_DIR:-build}
@@ -11,4 +12,6 @@ BUILD_DIR=${SEPTA_BUILD_DIR:-build}
 bash deploy/dev/bootstrap.sh
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSEPTA_WERROR=ON >/dev/null
 cmake --build "$BUILD_DIR" --target septad
+# A fixed port for the virtual clusters (tests use any free one); a flag still wins.
+export SEPTA_VCLUSTER_ADDR=${SEPTA_VCLUSTER_ADDR:-127.0.0.1:6444}
 exec "$BUILD_DIR/bin/septad" "$@"

@@ -34,7 +34,9 @@
 #include "services/store/notification_listener.h"
 #include "services/store/pg_lease_store.h"
 #include "services/store/pg_store.h"
+#include "services/store/pg_virtual_object_store.h"
 #include "services/store/postgres_supervisor.h"
+#include "services/vcp/simulated_control_planes.h"
 
 namespace septa::app {
 
@@ -143,6 +145,8 @@ struct SeptadApp::Impl {
   // simulated cluster's own.
   gpu::MigPartedConfig mig_configs = gpu::StockMigPartedConfigs(gpu::Catalog::Default());
   std::unique_ptr<store::PgLeaseStore> leases;
+  std::unique_ptr<store::PgVirtualObjectStore> virtual_objects;
+  std::unique_ptr<vcp::SimulatedControlPlanes> control_planes;
   std::unique_ptr<reconcile::ShardLeases> inventory_shards;
   std::unique_ptr<reconcile::InventoryController> inventory;
   std::unique_ptr<reconcile::ShardLeases> mig_layout_shards;
@@ -159,6 +163,7 @@ struct SeptadApp::Impl {
   Status Open();
   Status EnsureAdminToken();
   Status StartSimulatedCluster();
+  Status StartControlPlanes();
   Status ConnectHostCluster();
   Status StartInventory();
   Status StartMigLayouts();
@@ -236,6 +241,21 @@ Status SeptadApp::Impl::EnsureAdminToken() {
   SEPTA_RETURN_IF_ERROR(issued);
   SEPTA_RETURN_IF_ERROR(WriteSecretFile(path, issued->secret_text));
   new_admin_token = issued->secret_text;
+  return Status::Ok();
+}
+
+// Every virtual cluster's Kubernetes API, served from PostgreSQL-backed
+// kubesim stores on one listener; the provisioner ensures them.
+Status SeptadApp::Impl::StartControlPlanes() {
+  virtual_objects = std::make_unique<store::PgVirtualObjectStore>(store::PgVirtualObjectStoreOptions{
+      .database_url = database_url, .pool_size = 4, .statement_timeout = config.db_statement_timeout});
+  auto [host, port] = HostPort(config.vcluster_addr);
+  control_planes = std::make_unique<vcp::SimulatedControlPlanes>(
+      *virtual_objects,
+      vcp::SimulatedControlPlanesOptions{.host = host, .port = port, .idle_after = config.vcluster_idle_after});
+  if (Status st = control_planes->Start(); !st.ok())
+    return Status(st.code(), "vcluster_addr " + config.vcluster_addr + ": " + st.message());
+  spdlog::info("virtual control planes serving {}", control_planes->endpoint("<tenant>", "<vcluster>"));
   return Status::Ok();
 }
 
@@ -409,6 +429,7 @@ Result<std::unique_ptr<SeptadApp>> SeptadApp::Start(const config::Config& config
       std::make_unique<IdempotencySweeper>(*impl->store, impl->clock, config.idempotency_ttl, *impl->registry);
   SEPTA_RETURN_IF_ERROR(impl->ConnectHostCluster());
   SEPTA_RETURN_IF_ERROR(impl->StartInventory());
+  SEPTA_RETURN_IF_ERROR(impl->StartControlPlanes());
   SEPTA_RETURN_IF_ERROR(impl->Listen());
   return std::unique_ptr<SeptadApp>(new SeptadApp(std::move(impl)));
 }
@@ -425,6 +446,7 @@ std::string SeptadApp::admin_token_path() const { return (fs::path(impl_->config
 const std::optional<std::string>& SeptadApp::new_admin_token() const { return impl_->new_admin_token; }
 std::string SeptadApp::database_description() const { return store::RedactPassword(impl_->database_url); }
 const std::string& SeptadApp::kubeconfig_path() const { return impl_->kubeconfig_path; }
+vcp::SimulatedControlPlanes& SeptadApp::control_planes() { return *impl_->control_planes; }
 
 void SeptadApp::Shutdown(std::chrono::milliseconds grace) {
   if (impl_->stopped) return;
@@ -443,6 +465,8 @@ void SeptadApp::Shutdown(std::chrono::milliseconds grace) {
   impl_->inventory_shards.reset();  // releases the leases: another replica takes over at once
   impl_->leases.reset();
   impl_->host_cluster.reset();
+  impl_->control_planes.reset();  // before the store its writes go to
+  impl_->virtual_objects.reset();
   if (impl_->kubesim) impl_->kubesim->Stop();
   impl_->store.reset();
   impl_->postgres_supervisor.reset();  // before stopping the server it would start again

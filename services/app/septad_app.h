@@ -17,6 +17,9 @@
 namespace septa::rest {
 class RestApi;
 }  // namespace septa::rest
+namespace septa::vcp {
+class SimulatedControlPlanes;
+}  // namespace septa::vcp
 
 namespace septa::app {
 
@@ -37,6 +40,9 @@ class SeptadApp {
   // The host cluster's kubeconfig: the configured one, or <data_dir>/kubeconfig
   // (mode 0600) for the simulated cluster septad runs when none is configured.
   const std::string& kubeconfig_path() const;
+  // The simulated virtual control planes (config vcluster_addr): the
+  // core::ControlPlanes the provisioner drives.
+  vcp::SimulatedControlPlanes& control_planes();
   // The REST surface (its route table, for tests).
   const rest::RestApi& rest_api() const;
 

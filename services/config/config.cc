@@ -167,6 +167,14 @@ const std::vector<KeyDef>& Defs() {
        AddressKey(&Config::kubesim_addr)},
       {{"kubesim_inventory", "simulated nodes (YAML file); empty uses the built-in sample"},
        StringKey(&Config::kubesim_inventory)},
+      {{"vcluster_addr", "HTTPS listen address of the virtual clusters' Kubernetes APIs (port 0: any free port)"},
+       AddressKey(&Config::vcluster_addr)},
+      {{"vcluster_idle_after", "how long an unused virtual control plane stays in memory (at least 1s)"},
+       [](Config& c, const std::string& v, const std::string& where) {
+         SEPTA_RETURN_IF_ERROR(ParseMillis(v, where, c.vcluster_idle_after));
+         if (c.vcluster_idle_after < std::chrono::seconds(1)) return Bad(where, "\"" + v + "\" is shorter than 1s");
+         return Status::Ok();
+       }},
   };
   return defs;
 }

@@ -56,6 +56,12 @@ struct Config {
   std::string kubeconfig;
   std::string kubesim_addr = "127.0.0.1:0";  // where the simulated cluster serves HTTPS
   std::string kubesim_inventory;             // its nodes (YAML file); empty: the built-in sample
+  // The simulated virtual control planes: every virtual cluster's Kubernetes
+  // API on this one HTTPS listener, at /vc/<tenant>/<vcluster>.
+  std::string vcluster_addr = "127.0.0.1:0";  // deploy/dev uses 127.0.0.1:6444
+  // A virtual control plane without requests or watches for this long leaves
+  // memory (its objects stay in PostgreSQL) until its next request.
+  std::chrono::milliseconds vcluster_idle_after{10 * 60'000};
 };
 
 // One configuration key as it appears in YAML; flags and environment

@@ -72,6 +72,22 @@ ApiResult<ObjectPtr> ApiServer::DeleteObject(const std::string& group, const std
   return impl_->DeleteOne(*type, ns, name, json{{"propagationPolicy", "Background"}}, false);
 }
 
+Status SeedCluster(ApiServer& api) {
+  auto check = [](const ApiResult<ObjectPtr>& created) {
+    if (!IsError(created)) return Status::Ok();
+    const ApiError& e = std::get<ApiError>(created);
+    if (e.code == 409) return Status::Ok();  // already there
+    return Unavailable("seeding the cluster: " + e.message);
+  };
+  for (const char* ns : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
+    SEPTA_RETURN_IF_ERROR(check(api.CreateObject(
+        "", "namespaces", {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}})));
+  }
+  for (auto& role : BuiltinClusterRoles())
+    SEPTA_RETURN_IF_ERROR(check(api.CreateObject("rbac.authorization.k8s.io", "clusterroles", role)));
+  return Status::Ok();
+}
+
 void ApiServer::Handle(http::Request&& request, std::shared_ptr<http::Exchange> exchange) {
   Call call;
   call.request = std::move(request);

@@ -39,6 +39,10 @@ class ApiServer {
 
   void Handle(http::Request&& request, std::shared_ptr<http::Exchange> exchange);
 
+  // Registers the kinds of the CustomResourceDefinitions in storage, after
+  // Storage::Restore loaded them.
+  void RestoreCustomResourceTypes();
+
   // Bookmarks and watch timeouts; called periodically by the owner.
   void Tick();
 
@@ -56,5 +60,11 @@ class ApiServer {
   struct Impl;
   std::shared_ptr<Impl> impl_;
 };
+
+// What every cluster holds from the start: the namespaces default,
+// kube-system, kube-public and kube-node-lease (each with its default
+// service account) and the built-in ClusterRoles. Creates only what is
+// missing; fails when a write does (e.g. a StorageJournal refused it).
+Status SeedCluster(ApiServer& api);
 
 }  // namespace septa::kubesim

@@ -62,11 +62,10 @@ KubeSim::KubeSim(KubeSimOptions options) : options_(std::move(options)) {
 KubeSim::~KubeSim() { Stop(); }
 
 void KubeSim::Seed() {
-  // gpu-operator: where the simulated GPU operator reads its custom mig-parted configs.
-  for (const char* ns : {"default", "kube-system", "kube-public", "kube-node-lease", "gpu-operator"}) {
-    api_->CreateObject("", "namespaces", {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}});
-  }
-  for (auto& role : BuiltinClusterRoles()) api_->CreateObject("rbac.authorization.k8s.io", "clusterroles", role);
+  (void)SeedCluster(*api_);  // in memory only: nothing can refuse it
+  // Where the simulated GPU operator reads its custom mig-parted configs.
+  api_->CreateObject("", "namespaces",
+                     {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "gpu-operator"}}}});
 }
 
 Status KubeSim::Start() {

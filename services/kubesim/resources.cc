@@ -26,7 +26,12 @@ bool ResourceType::serves(const std::string& version) const {
   return std::find(versions.begin(), versions.end(), version) != versions.end();
 }
 
-ResourceRegistry::ResourceRegistry() {
+namespace {
+
+// The built-in kinds, made once per process: every registry (one per
+// cluster, and a process may serve thousands of virtual clusters) shares them.
+std::map<std::string, std::shared_ptr<const ResourceType>> BuiltinTypes() {
+  std::map<std::string, std::shared_ptr<const ResourceType>> by_key;
   const bool kNs = true, kCluster = false, kStatus = true, kNoStatus = false;
   for (ResourceType t : {
            Make("", "v1", "namespaces", "namespace", "Namespace", kCluster, {"ns"}, kStatus),
@@ -61,8 +66,17 @@ ResourceRegistry::ResourceRegistry() {
            Make("apiextensions.k8s.io", "v1", "customresourcedefinitions", "customresourcedefinition",
                 "CustomResourceDefinition", kCluster, {"crd", "crds"}, kStatus),
        }) {
-    Register(std::move(t));
+    auto key = t.key();
+    by_key[key] = std::make_shared<const ResourceType>(std::move(t));
   }
+  return by_key;
+}
+
+}  // namespace
+
+ResourceRegistry::ResourceRegistry() {
+  static const auto* const builtin = new std::map<std::string, std::shared_ptr<const ResourceType>>(BuiltinTypes());
+  by_key_ = *builtin;
 }
 
 std::shared_ptr<const ResourceType> ResourceRegistry::Find(const std::string& group, const std::string& version,

@@ -30,6 +30,34 @@ std::string_view EventTypeName(WatchEvent::Type type) {
 
 Storage::Storage(std::size_t history_limit) : history_limit_(history_limit) {}
 
+void Storage::Restore(const std::string& type_key, const std::string& ns, const std::string& name,
+                      nlohmann::json object, std::string text) {
+  std::unique_lock lock(mu_);
+  auto stored = std::make_shared<const nlohmann::json>(std::move(object));
+  types_[type_key].objects[ObjectKey(ns, name)] = {stored, std::make_shared<const std::string>(std::move(text))};
+  resource_version_ = std::max(resource_version_, VersionOf(*stored));
+  compacted_ = resource_version_;
+}
+
+void Storage::RestoreResourceVersion(std::uint64_t resource_version) {
+  std::unique_lock lock(mu_);
+  resource_version_ = std::max(resource_version_, resource_version);
+  compacted_ = resource_version_;
+}
+
+std::optional<ApiError> Storage::Journal(const std::string& type_key, const std::string& ns, const std::string& name,
+                                         std::uint64_t resource_version, const std::string* text) {
+  if (journal_ == nullptr) return std::nullopt;
+  Status recorded = journal_->Record(type_key, ns, name, resource_version, text);
+  if (recorded.ok()) return std::nullopt;
+  ApiError e;
+  e.code = 503;
+  e.reason = "ServiceUnavailable";
+  e.message = "storage is unavailable: " + recorded.message();
+  e.retry_after_seconds = 1;
+  return e;
+}
+
 std::uint64_t Storage::current_resource_version() const {
   std::shared_lock lock(mu_);
   return resource_version_;
@@ -96,17 +124,22 @@ ApiResult<ObjectPtr> Storage::Mutate(const std::string& type_key, const std::str
     case Mutation::Kind::kNothing: return current;
     case Mutation::Kind::kPut: {
       if (dry_run) return std::make_shared<const nlohmann::json>(std::move(m.object));
-      std::uint64_t rv = ++resource_version_;
+      std::uint64_t rv = resource_version_ + 1;
       m.object["metadata"]["resourceVersion"] = std::to_string(rv);
       auto stored = std::make_shared<const nlohmann::json>(std::move(m.object));
-      data.objects[key] = {stored, std::make_shared<const std::string>(stored->dump())};
+      auto text = std::make_shared<const std::string>(stored->dump());
+      if (auto refused = Journal(type_key, ns, name, rv, text.get())) return *std::move(refused);
+      resource_version_ = rv;
+      data.objects[key] = {stored, std::move(text)};
       Publish(type_key, data, {current ? WatchEvent::Type::kModified : WatchEvent::Type::kAdded, rv, stored, current});
       return stored;
     }
     case Mutation::Kind::kDelete: {
       if (!current) return NotFoundError(type_key, "", name);
       if (dry_run) return current;
-      std::uint64_t rv = ++resource_version_;
+      std::uint64_t rv = resource_version_ + 1;
+      if (auto refused = Journal(type_key, ns, name, rv, nullptr)) return *std::move(refused);
+      resource_version_ = rv;
       // The last state: the object as the deciding function left it, if it did.
       auto last = std::make_shared<nlohmann::json>(m.object.is_null() ? *current : std::move(m.object));
       (*last)["metadata"]["resourceVersion"] = std::to_string(rv);
@@ -194,7 +227,11 @@ void Storage::DropType(const std::string& type_key) {
   TypeData& data = t->second;
   while (!data.objects.empty()) {
     auto it = data.objects.begin();
-    std::uint64_t rv = ++resource_version_;
+    std::uint64_t rv = resource_version_ + 1;
+    auto slash = it->first.find('/');
+    // Left in place when the journal refuses; the next deletion of the type tries again.
+    if (Journal(type_key, it->first.substr(0, slash), it->first.substr(slash + 1), rv, nullptr)) return;
+    resource_version_ = rv;
     auto last = std::make_shared<nlohmann::json>(*it->second.object);
     (*last)["metadata"]["resourceVersion"] = std::to_string(rv);
     data.objects.erase(it);

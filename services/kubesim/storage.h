@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/status.h"
 #include "services/kubesim/api_error.h"
 
 namespace septa::kubesim {
@@ -64,9 +65,31 @@ struct ListResult {
   std::string last_key;  // set when `limit` cut the list: continue after this key
 };
 
+// Makes writes durable before they become visible (write-through, for the
+// virtual control planes): Storage calls Record under its write lock once a
+// write is decided and before it is applied or published. An error aborts
+// the write: memory is unchanged and the client gets 503, so no write is
+// acknowledged that is not durable. Must not call back into Storage.
+class StorageJournal {
+ public:
+  virtual ~StorageJournal() = default;
+  // `text`: the object's JSON text as stored; null when it was deleted.
+  virtual Status Record(const std::string& type_key, const std::string& ns, const std::string& name,
+                        std::uint64_t resource_version, const std::string* text) = 0;
+};
+
 class Storage {
  public:
   explicit Storage(std::size_t history_limit = 10'000);
+
+  // Set before the storage is used; null: writes are in memory only.
+  void SetJournal(StorageJournal* journal) { journal_ = journal; }
+  // Loading what a journal recorded, before the storage is used: puts an
+  // object as it was (no event, not journaled), and continues the resource
+  // version after `resource_version` (watches from before it get 410).
+  void Restore(const std::string& type_key, const std::string& ns, const std::string& name, nlohmann::json object,
+               std::string text);
+  void RestoreResourceVersion(std::uint64_t resource_version);
 
   std::uint64_t current_resource_version() const;
   // Watches and continue tokens from before this version can no longer be served.
@@ -111,6 +134,9 @@ class Storage {
     std::deque<WatchEvent> history;
   };
   void Publish(const std::string& type_key, TypeData& data, WatchEvent event);
+  // The journal's verdict on a write about to be applied (nullopt: go on).
+  std::optional<ApiError> Journal(const std::string& type_key, const std::string& ns, const std::string& name,
+                                  std::uint64_t resource_version, const std::string* text);
 
   mutable std::shared_mutex mu_;
   std::unordered_map<std::string, TypeData> types_;
@@ -119,6 +145,7 @@ class Storage {
   std::size_t history_limit_;
   std::size_t history_size_ = 0;
   std::deque<std::pair<std::uint64_t, std::string>> history_order_;  // (version, type) to evict globally
+  StorageJournal* journal_ = nullptr;
 };
 
 }  // namespace septa::kubesim

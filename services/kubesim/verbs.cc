@@ -605,6 +605,38 @@ void ApiServer::Impl::Bind(Call& call) {
           .dump());
 }
 
+namespace {
+
+// The kind a CustomResourceDefinition adds, when it is complete.
+void RegisterCustomResource(ResourceRegistry& registry, const json& crd_object) {
+  const json spec = crd_object.value("spec", json::object());
+  const json names = spec.value("names", json::object());
+  ResourceType crd;
+  crd.group = spec.value("group", "");
+  crd.resource = names.value("plural", "");
+  crd.singular = names.value("singular", "");
+  crd.kind = names.value("kind", "");
+  crd.short_names = names.value("shortNames", std::vector<std::string>{});
+  crd.namespaced = spec.value("scope", "Namespaced") == "Namespaced";
+  crd.from_crd = true;
+  for (const auto& v : spec.value("versions", json::array())) {
+    if (!v.value("served", true)) continue;
+    bool storage_version = v.value("storage", false);
+    std::string name = v.value("name", "");
+    if (storage_version) crd.versions.insert(crd.versions.begin(), name);
+    else crd.versions.push_back(name);
+    if (v.value("subresources", json::object()).contains("status")) crd.has_status = true;
+  }
+  if (!crd.versions.empty() && !crd.kind.empty()) registry.Register(std::move(crd));
+}
+
+}  // namespace
+
+void ApiServer::RestoreCustomResourceTypes() {
+  auto crds = impl_->cluster.storage.List("customresourcedefinitions.apiextensions.k8s.io", "", nullptr, 0, "");
+  for (const auto& crd : crds.items) RegisterCustomResource(impl_->cluster.registry, *crd);
+}
+
 void ApiServer::Impl::AfterWrite(const ResourceType& t, const std::string& ns, const ObjectPtr& obj, bool deleted) {
   if (t.group == "apiextensions.k8s.io" && t.resource == "customresourcedefinitions") {
     const json spec = obj->value("spec", json::object());
@@ -616,23 +648,7 @@ void ApiServer::Impl::AfterWrite(const ResourceType& t, const std::string& ns, c
       cluster.storage.DropType(group.empty() ? plural : plural + "." + group);
       return;
     }
-    ResourceType crd;
-    crd.group = group;
-    crd.resource = plural;
-    crd.singular = names.value("singular", "");
-    crd.kind = names.value("kind", "");
-    crd.short_names = names.value("shortNames", std::vector<std::string>{});
-    crd.namespaced = spec.value("scope", "Namespaced") == "Namespaced";
-    crd.from_crd = true;
-    for (const auto& v : spec.value("versions", json::array())) {
-      if (!v.value("served", true)) continue;
-      bool storage_version = v.value("storage", false);
-      std::string name = v.value("name", "");
-      if (storage_version) crd.versions.insert(crd.versions.begin(), name);
-      else crd.versions.push_back(name);
-      if (v.value("subresources", json::object()).contains("status")) crd.has_status = true;
-    }
-    if (!crd.versions.empty() && !crd.kind.empty()) cluster.registry.Register(std::move(crd));
+    RegisterCustomResource(cluster.registry, *obj);
     return;
   }
   if (t.group.empty() && t.resource == "pods") SyncQuotas();

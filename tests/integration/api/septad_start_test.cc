@@ -12,6 +12,8 @@
 #include "services/http/tls.h"
 #include "services/kube/client.h"
 #include "services/kubesim/kubesim.h"
+#include "services/store/pg_virtual_object_store.h"
+#include "services/vcp/simulated_control_planes.h"
 #include "tests/support/test_database.h"
 
 namespace septa::test {
@@ -74,6 +76,33 @@ TEST_F(SeptadStartTest, WithoutAKubeconfigSeptadRunsTheSampleClusterAndWritesIts
   auto names = NodeNames(path);
   EXPECT_EQ(names.size(), 9u);  // deploy/dev/inventory.yaml: 4 H100, 2 A100, 2 T4, 1 CPU node
   EXPECT_NE(std::find(names.begin(), names.end(), "h100-0"), names.end());
+}
+
+TEST_F(SeptadStartTest, SeptadServesVirtualControlPlanesFromItsDatabase) {
+  auto app = app::SeptadApp::Start(config_);
+  ASSERT_TRUE(app.ok()) << app.status().ToString();
+  vcp::SimulatedControlPlanes& planes = (*app)->control_planes();
+  auto state = planes.Ensure("acme", "dev");
+  ASSERT_TRUE(state.ok()) << state.status().ToString();
+  EXPECT_TRUE(state->serving);
+  auto kubeconfig = planes.AdminKubeconfig("acme", "dev");
+  ASSERT_TRUE(kubeconfig.ok()) << kubeconfig.status().ToString();
+  auto config = kube::ParseKubeconfig(*kubeconfig);
+  ASSERT_TRUE(config.ok());
+  EXPECT_EQ(config->server, state->endpoint);
+  auto client = kube::Client::Create(*config);
+  ASSERT_TRUE(client.ok());
+  auto created = (*client)->Create({"", "v1", "configmaps", true}, "default",
+                                   {{"apiVersion", "v1"},
+                                    {"kind", "ConfigMap"},
+                                    {"metadata", {{"name", "kept"}, {"namespace", "default"}}},
+                                    {"data", {{"a", "b"}}}});
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  // Written through to septad's database.
+  store::PgVirtualObjectStore rows({.database_url = db_->url()});
+  auto stored = rows.LoadObjects({"acme", "dev"});
+  ASSERT_TRUE(stored.ok());
+  EXPECT_TRUE(std::any_of(stored->begin(), stored->end(), [](const auto& o) { return o.name == "kept"; }));
 }
 
 TEST_F(SeptadStartTest, AnInventoryFileReplacesTheSample) {

@@ -14,6 +14,8 @@ TEST(Config, DefaultsWithoutSources) {
   EXPECT_TRUE(c->database_url.empty());
   EXPECT_TRUE(c->kubeconfig.empty()) << "the simulated cluster by default";
   EXPECT_EQ(c->kubesim_addr, "127.0.0.1:0");
+  EXPECT_EQ(c->vcluster_addr, "127.0.0.1:0");
+  EXPECT_EQ(c->vcluster_idle_after, std::chrono::minutes(10));
   EXPECT_EQ(c->idempotency_ttl, std::chrono::hours(24));
   EXPECT_EQ(c->admin_token_ttl_max, std::chrono::hours(768));
   EXPECT_EQ(c->tenant_live_tokens_max, 100);
@@ -68,6 +70,10 @@ TEST(Config, ErrorsNameTheKeyAndSource) {
        "tenant_live_tokens_max (SEPTA_TENANT_LIVE_TOKENS_MAX)",
        "out of range"},
       {{"kubesim_addr: here\n", "f.yaml", {}, {}}, "kubesim_addr (f.yaml)", "not host:port"},
+      {{"vcluster_addr: here\n", "f.yaml", {}, {}}, "vcluster_addr (f.yaml)", "not host:port"},
+      {{"", "", {}, {{"vcluster_idle_after", "10ms"}}},
+       "vcluster_idle_after (--vcluster-idle-after)",
+       "shorter than 1s"},
       {{"", "", {{"SEPTA_MIG_RELAYOUT", "sometimes"}}, {}}, "mig_relayout (SEPTA_MIG_RELAYOUT)", "not one of"},
       {{"", "", {}, {{"tls_cert_file", "/c.pem"}}}, "tls_key_file", "required when tls_cert_file is set"},
       {{"", "", {{"SEPTA_TLS_KEY_FILE", "/k.pem"}}, {}}, "tls_cert_file", "required when tls_key_file is set"},

@@ -1,0 +1,99 @@
+// septa-vcp-bench: what an idle simulated virtual control plane costs. Ensures
+// --count virtual clusters (each seeded and written through to PostgreSQL,
+// as septad does), then reports the heap (glibc mallinfo2) and RSS growth per
+// loaded idle control plane, the Ensure latency, and how long evicting and
+// reloading them all takes. docs/BENCHMARKS.md has the figures and command.
+#include <malloc.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "services/store/migration.h"
+#include "services/store/migration_runner.h"
+#include "services/store/pg_virtual_object_store.h"
+#include "services/vcp/simulated_control_planes.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::size_t HeapInUse() {
+  malloc_trim(0);
+  return mallinfo2().uordblks;
+}
+
+std::size_t RssBytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  }
+  return 0;
+}
+
+double Millis(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"septa-vcp-bench: memory per idle simulated virtual control plane"};
+  std::string database_url;
+  int count = 1000;
+  app.add_option("--database-url", database_url, "a PostgreSQL database (migrated here)")->required();
+  app.add_option("--count", count, "virtual clusters to ensure");
+  CLI11_PARSE(app, argc, argv);
+
+  auto migrations = septa::store::EmbeddedMigrations();
+  if (!migrations.ok()) return std::fprintf(stderr, "%s\n", migrations.status().message().c_str()), 1;
+  if (auto applied = septa::store::MigrationRunner(*migrations).Apply(database_url); !applied.ok())
+    return std::fprintf(stderr, "%s\n", applied.status().message().c_str()), 1;
+  septa::store::PgVirtualObjectStore store({.database_url = database_url, .pool_size = 2});
+  septa::vcp::SimulatedControlPlanes planes(
+      store, {.tick_interval = std::chrono::milliseconds(0), .idle_after = std::chrono::milliseconds(1)});
+  if (auto st = planes.Start(); !st.ok()) return std::fprintf(stderr, "%s\n", st.message().c_str()), 1;
+
+  const std::size_t heap_before = HeapInUse(), rss_before = RssBytes();
+  std::vector<double> ensure_ms;
+  const auto started = Clock::now();
+  for (int i = 0; i < count; ++i) {
+    const auto t0 = Clock::now();
+    auto state = planes.Ensure("bench", "vc-" + std::to_string(i));
+    if (!state.ok() || !state->serving) return std::fprintf(stderr, "%s\n", state.status().message().c_str()), 1;
+    ensure_ms.push_back(Millis(Clock::now() - t0));
+  }
+  const double ensure_total = Millis(Clock::now() - started);
+  const std::size_t heap_loaded = HeapInUse(), rss_loaded = RssBytes();
+  std::sort(ensure_ms.begin(), ensure_ms.end());
+
+  // A tick runs every controller once, then evicts them all (idle after
+  // 1 ms); then they are loaded again from PostgreSQL.
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  planes.Tick();
+  const std::size_t loaded_after_evict = planes.loaded_count();
+  const std::size_t heap_evicted = HeapInUse();
+  const auto reload_started = Clock::now();
+  for (int i = 0; i < count; ++i) {
+    if (!planes.Ensure("bench", "vc-" + std::to_string(i)).ok()) return 1;
+  }
+  const double reload_total = Millis(Clock::now() - reload_started);
+
+  std::printf("virtual clusters: %d\n", count);
+  std::printf("ensure (new, seeded, written through): total %.0f ms, p50 %.2f ms, p99 %.2f ms\n", ensure_total,
+              ensure_ms[ensure_ms.size() / 2], ensure_ms[ensure_ms.size() * 99 / 100]);
+  std::printf("heap per loaded idle control plane: %.1f KiB\n",
+              static_cast<double>(heap_loaded - heap_before) / count / 1024);
+  std::printf("RSS per loaded idle control plane: %.1f KiB\n",
+              static_cast<double>(rss_loaded - rss_before) / count / 1024);
+  std::printf("after eviction: %zu loaded, heap %.1f KiB above the start\n", loaded_after_evict,
+              (static_cast<double>(heap_evicted) - static_cast<double>(heap_before)) / 1024);
+  std::printf("reload of all from PostgreSQL: total %.0f ms, %.2f ms each\n", reload_total, reload_total / count);
+  for (int i = 0; i < count; ++i) (void)planes.Remove("bench", "vc-" + std::to_string(i));
+  return 0;
+}

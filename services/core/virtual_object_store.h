@@ -1,0 +1,83 @@
+// Where the simulated virtual control planes keep what must survive a septad
+// restart: each virtual cluster's CA, admin token digests, resource-version
+// counter and Kubernetes objects. Implemented on PostgreSQL by
+// store::PgVirtualObjectStore (migrations/0007_virtual_objects.sql) and in
+// memory by FakeVirtualObjectStore (tests/support).
+//
+// Writes are write-through: the control plane calls PutObject/DeleteObject
+// under its storage lock before the write becomes visible, and answers the
+// client only after they returned Ok, so an acknowledged write is durable.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+
+namespace septa::core {
+
+struct VirtualClusterKey {
+  std::string tenant;
+  std::string vcluster;
+  friend bool operator==(const VirtualClusterKey&, const VirtualClusterKey&) = default;
+  friend auto operator<=>(const VirtualClusterKey&, const VirtualClusterKey&) = default;
+};
+
+// One virtual cluster's control plane as stored.
+struct StoredControlPlane {
+  std::string ca_certificate;  // PEM
+  std::string ca_private_key;  // PEM; in clear until the credentials issue encrypts it
+  // The highest resource version ever given out, deletes included: a
+  // reloaded control plane continues after it.
+  std::uint64_t resource_version = 0;
+};
+
+struct VirtualObject {
+  std::string type_key;  // kubesim's ResourceType::key(): "pods", "deployments.apps"
+  std::string ns;        // empty for cluster-scoped objects
+  std::string name;
+  std::uint64_t resource_version = 0;
+  std::string body;  // the object's JSON text
+  friend bool operator==(const VirtualObject&, const VirtualObject&) = default;
+};
+
+class VirtualObjectStore {
+ public:
+  virtual ~VirtualObjectStore() = default;
+
+  // Stores `created` unless the control plane exists; returns the stored one
+  // (true: it was created now).
+  virtual Result<std::pair<StoredControlPlane, bool>> CreateControlPlane(const VirtualClusterKey& key,
+                                                                         const StoredControlPlane& created) = 0;
+  virtual Result<std::optional<StoredControlPlane>> GetControlPlane(const VirtualClusterKey& key) = 0;
+  virtual Result<std::vector<VirtualClusterKey>> ListControlPlanes() = 0;
+  // Deletes the control plane with every object and token; Ok when absent.
+  virtual Status RemoveControlPlane(const VirtualClusterKey& key) = 0;
+
+  // Every object of the control plane, in no particular order.
+  virtual Result<std::vector<VirtualObject>> LoadObjects(const VirtualClusterKey& key) = 0;
+  // Creates or replaces the object and raises the control plane's resource
+  // version to the object's, atomically. kNotFound without the control plane.
+  virtual Status PutObject(const VirtualClusterKey& key, const VirtualObject& object) = 0;
+  // Deletes the object (Ok when absent) and raises the resource version to
+  // `resource_version`, atomically. kNotFound without the control plane.
+  virtual Status DeleteObject(const VirtualClusterKey& key, const std::string& type_key, const std::string& ns,
+                              const std::string& name, std::uint64_t resource_version) = 0;
+
+  // Admin bearer tokens, by SHA-256 digest (hex): the token itself is never stored.
+  virtual Status AddTokenDigest(const VirtualClusterKey& key, const std::string& sha256_hex) = 0;
+  virtual Result<std::vector<std::string>> TokenDigests(const VirtualClusterKey& key) = 0;
+
+  // The CA of the one HTTPS listener all virtual control planes share: each
+  // septad issues its serving certificate from it at start, so kubeconfigs
+  // stay valid across restarts and replicas. The stored one, or `created`.
+  struct ListenerCertificate {
+    std::string ca_certificate, ca_private_key;
+  };
+  virtual Result<ListenerCertificate> ListenerCa(const ListenerCertificate& created) = 0;
+};
+
+}  // namespace septa::core

@@ -1,0 +1,190 @@
+#include "services/store/pg_virtual_object_store.h"
+
+#include "services/store/connection_pool.h"
+#include "services/store/connection_url.h"
+#include "services/store/pg_errors.h"
+
+namespace septa::store {
+namespace {
+
+void PrepareVirtualObjectStatements(pqxx::connection& c) {
+  c.prepare("vcp_create",
+            "INSERT INTO virtual_control_planes (tenant, vcluster, ca_certificate, ca_private_key) "
+            "VALUES ($1, $2, $3, $4) ON CONFLICT (tenant, vcluster) DO NOTHING RETURNING 1");
+  c.prepare("vcp_get",
+            "SELECT ca_certificate, ca_private_key, resource_version FROM virtual_control_planes "
+            "WHERE tenant = $1 AND vcluster = $2");
+  c.prepare("vcp_list", "SELECT tenant, vcluster FROM virtual_control_planes ORDER BY tenant, vcluster");
+  c.prepare("vcp_remove", "DELETE FROM virtual_control_planes WHERE tenant = $1 AND vcluster = $2");
+  c.prepare("vcp_load",
+            "SELECT type_key, namespace, name, resource_version, body FROM virtual_objects "
+            "WHERE tenant = $1 AND vcluster = $2");
+  // Locks the control plane's row first, so concurrent writers of one
+  // virtual cluster serialize on it; 0 rows: the control plane is gone.
+  c.prepare("vcp_raise_rv",
+            "UPDATE virtual_control_planes SET resource_version = greatest(resource_version, $3) "
+            "WHERE tenant = $1 AND vcluster = $2 RETURNING 1");
+  c.prepare("vcp_put",
+            "INSERT INTO virtual_objects (tenant, vcluster, type_key, namespace, name, resource_version, body) "
+            "VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (tenant, vcluster, type_key, namespace, name) "
+            "DO UPDATE SET resource_version = EXCLUDED.resource_version, body = EXCLUDED.body");
+  c.prepare("vcp_delete",
+            "DELETE FROM virtual_objects WHERE tenant = $1 AND vcluster = $2 AND type_key = $3 AND namespace = $4 "
+            "AND name = $5");
+  c.prepare("vcp_add_token",
+            "INSERT INTO virtual_control_plane_tokens (tenant, vcluster, token_sha256) VALUES ($1, $2, $3) "
+            "ON CONFLICT DO NOTHING");
+  c.prepare("vcp_tokens",
+            "SELECT token_sha256 FROM virtual_control_plane_tokens WHERE tenant = $1 AND vcluster = $2 "
+            "ORDER BY token_sha256");
+  c.prepare("vcp_listener_create",
+            "INSERT INTO virtual_control_plane_listener (ca_certificate, ca_private_key) VALUES ($1, $2) "
+            "ON CONFLICT DO NOTHING");
+  c.prepare("vcp_listener_get", "SELECT ca_certificate, ca_private_key FROM virtual_control_plane_listener");
+}
+
+// Runs `work` in one transaction, once more on a fresh connection when the
+// first is broken (every statement here is safe to repeat).
+template <typename T, typename F>
+Result<T> InTransaction(ConnectionPool& pool, F&& work) {
+  return OnPooledConnection<T>(pool, [&](pqxx::connection& c) -> Result<T> {
+    pqxx::work tx(c);
+    Result<T> result = work(tx);
+    if (result.ok()) tx.commit();
+    return result;
+  });
+}
+
+Status ControlPlaneGone(const core::VirtualClusterKey& key) {
+  return NotFound("virtual control plane " + key.tenant + "/" + key.vcluster + " does not exist");
+}
+
+core::StoredControlPlane ControlPlaneOf(const pqxx::row& row) {
+  return {row[0].as<std::string>(), row[1].as<std::string>(), row[2].as<std::uint64_t>()};
+}
+
+}  // namespace
+
+PgVirtualObjectStore::PgVirtualObjectStore(PgVirtualObjectStoreOptions options) {
+  pool_ = std::make_unique<ConnectionPool>(
+      WithConnectTimeout(options.database_url, options.statement_timeout), options.pool_size, options.acquire_timeout,
+      2 * options.statement_timeout,
+      [timeout = std::to_string(options.statement_timeout.count())](pqxx::connection& connection) {
+        connection.set_variable("statement_timeout", timeout);  // milliseconds
+        PrepareVirtualObjectStatements(connection);
+      });
+}
+
+PgVirtualObjectStore::~PgVirtualObjectStore() = default;
+
+Result<std::pair<core::StoredControlPlane, bool>> PgVirtualObjectStore::CreateControlPlane(
+    const core::VirtualClusterKey& key, const core::StoredControlPlane& created) {
+  using Out = std::pair<core::StoredControlPlane, bool>;
+  return InTransaction<Out>(*pool_, [&](pqxx::work& tx) -> Result<Out> {
+    bool inserted =
+        !tx.exec_prepared("vcp_create", key.tenant, key.vcluster, created.ca_certificate, created.ca_private_key)
+             .empty();
+    auto rows = tx.exec_prepared("vcp_get", key.tenant, key.vcluster);
+    if (rows.empty()) return ControlPlaneGone(key);  // removed between the two statements
+    return Out{ControlPlaneOf(rows[0]), inserted};
+  });
+}
+
+Result<std::optional<core::StoredControlPlane>> PgVirtualObjectStore::GetControlPlane(
+    const core::VirtualClusterKey& key) {
+  using Out = std::optional<core::StoredControlPlane>;
+  return InTransaction<Out>(*pool_, [&](pqxx::work& tx) -> Result<Out> {
+    auto rows = tx.exec_prepared("vcp_get", key.tenant, key.vcluster);
+    if (rows.empty()) return Out();
+    return Out(ControlPlaneOf(rows[0]));
+  });
+}
+
+Result<std::vector<core::VirtualClusterKey>> PgVirtualObjectStore::ListControlPlanes() {
+  using Out = std::vector<core::VirtualClusterKey>;
+  return InTransaction<Out>(*pool_, [&](pqxx::work& tx) -> Result<Out> {
+    Out out;
+    for (const auto& row : tx.exec_prepared("vcp_list"))
+      out.push_back({row[0].as<std::string>(), row[1].as<std::string>()});
+    return out;
+  });
+}
+
+Status PgVirtualObjectStore::RemoveControlPlane(const core::VirtualClusterKey& key) {
+  return InTransaction<bool>(*pool_,
+                             [&](pqxx::work& tx) -> Result<bool> {
+                               tx.exec_prepared("vcp_remove", key.tenant, key.vcluster);  // objects and tokens cascade
+                               return true;
+                             })
+      .status();
+}
+
+Result<std::vector<core::VirtualObject>> PgVirtualObjectStore::LoadObjects(const core::VirtualClusterKey& key) {
+  using Out = std::vector<core::VirtualObject>;
+  return InTransaction<Out>(*pool_, [&](pqxx::work& tx) -> Result<Out> {
+    Out out;
+    for (const auto& row : tx.exec_prepared("vcp_load", key.tenant, key.vcluster)) {
+      out.push_back({row[0].as<std::string>(), row[1].as<std::string>(), row[2].as<std::string>(),
+                     row[3].as<std::uint64_t>(), row[4].as<std::string>()});
+    }
+    return out;
+  });
+}
+
+Status PgVirtualObjectStore::PutObject(const core::VirtualClusterKey& key, const core::VirtualObject& object) {
+  return InTransaction<bool>(
+             *pool_,
+             [&](pqxx::work& tx) -> Result<bool> {
+               if (tx.exec_prepared("vcp_raise_rv", key.tenant, key.vcluster, object.resource_version).empty())
+                 return ControlPlaneGone(key);
+               tx.exec_prepared("vcp_put", key.tenant, key.vcluster, object.type_key, object.ns, object.name,
+                                object.resource_version, object.body);
+               return true;
+             })
+      .status();
+}
+
+Status PgVirtualObjectStore::DeleteObject(const core::VirtualClusterKey& key, const std::string& type_key,
+                                          const std::string& ns, const std::string& name,
+                                          std::uint64_t resource_version) {
+  return InTransaction<bool>(*pool_,
+                             [&](pqxx::work& tx) -> Result<bool> {
+                               if (tx.exec_prepared("vcp_raise_rv", key.tenant, key.vcluster, resource_version).empty())
+                                 return ControlPlaneGone(key);
+                               tx.exec_prepared("vcp_delete", key.tenant, key.vcluster, type_key, ns, name);
+                               return true;
+                             })
+      .status();
+}
+
+Status PgVirtualObjectStore::AddTokenDigest(const core::VirtualClusterKey& key, const std::string& sha256_hex) {
+  return InTransaction<bool>(*pool_,
+                             [&](pqxx::work& tx) -> Result<bool> {
+                               if (tx.exec_prepared("vcp_get", key.tenant, key.vcluster).empty())
+                                 return ControlPlaneGone(key);
+                               tx.exec_prepared("vcp_add_token", key.tenant, key.vcluster, sha256_hex);
+                               return true;
+                             })
+      .status();
+}
+
+Result<std::vector<std::string>> PgVirtualObjectStore::TokenDigests(const core::VirtualClusterKey& key) {
+  using Out = std::vector<std::string>;
+  return InTransaction<Out>(*pool_, [&](pqxx::work& tx) -> Result<Out> {
+    Out out;
+    for (const auto& row : tx.exec_prepared("vcp_tokens", key.tenant, key.vcluster))
+      out.push_back(row[0].as<std::string>());
+    return out;
+  });
+}
+
+Result<core::VirtualObjectStore::ListenerCertificate> PgVirtualObjectStore::ListenerCa(
+    const ListenerCertificate& created) {
+  return InTransaction<ListenerCertificate>(*pool_, [&](pqxx::work& tx) -> Result<ListenerCertificate> {
+    tx.exec_prepared("vcp_listener_create", created.ca_certificate, created.ca_private_key);
+    auto rows = tx.exec_prepared("vcp_listener_get");
+    return ListenerCertificate{rows[0][0].as<std::string>(), rows[0][1].as<std::string>()};
+  });
+}
+
+}  // namespace septa::store

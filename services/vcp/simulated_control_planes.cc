@@ -1,0 +1,280 @@
+#include "services/vcp/simulated_control_planes.h"
+
+#include <yaml-cpp/yaml.h>
+#include <boost/beast/http/field.hpp>
+
+#include "common/text.h"
+#include "services/base/base64.h"
+#include "services/base/secure_random.h"
+#include "services/core/crypto.h"
+#include "services/kubesim/api_error.h"
+
+namespace septa::vcp {
+
+namespace bhttp = boost::beast::http;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr std::string_view kPrefix = "/vc/";
+
+Status ValidateKey(const std::string& tenant, const std::string& vcluster) {
+  if (!IsDns1123Label(tenant)) return InvalidField("tenant", "\"" + tenant + "\" is not a DNS-1123 label");
+  if (!IsDns1123Label(vcluster)) return InvalidField("vcluster", "\"" + vcluster + "\" is not a DNS-1123 label");
+  return Status::Ok();
+}
+
+void ReplyApiError(http::Exchange& exchange, const kubesim::ApiError& error) {
+  http::Response res{static_cast<bhttp::status>(error.code), 11};
+  res.set(bhttp::field::content_type, "application/json");
+  res.body() = error.ToJson().dump();
+  exchange.Reply(std::move(res));
+}
+
+Result<http::KeyPairPem> NewCa(const std::string& common_name) {
+  auto now = std::chrono::system_clock::now();
+  return http::IssueCertificate({common_name, {}, {}, {}, now - 1h, now + 24h * 3650, true}, nullptr);
+}
+
+std::string TokenKubeconfig(const std::string& name, const std::string& server, const std::string& ca_certificate,
+                            const std::string& token) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "apiVersion" << YAML::Value << "v1";
+  out << YAML::Key << "kind" << YAML::Value << "Config";
+  out << YAML::Key << "clusters" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
+  out << YAML::Key << "name" << YAML::Value << name;
+  out << YAML::Key << "cluster" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "server" << YAML::Value << server;
+  out << YAML::Key << "certificate-authority-data" << YAML::Value << base::Base64Encode(ca_certificate);
+  out << YAML::EndMap << YAML::EndMap << YAML::EndSeq;
+  out << YAML::Key << "users" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
+  out << YAML::Key << "name" << YAML::Value << std::string(kAdminUser) + "@" + name;
+  out << YAML::Key << "user" << YAML::Value << YAML::BeginMap << YAML::Key << "token" << YAML::Value << token
+      << YAML::EndMap;
+  out << YAML::EndMap << YAML::EndSeq;
+  out << YAML::Key << "contexts" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
+  out << YAML::Key << "name" << YAML::Value << name;
+  out << YAML::Key << "context" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "cluster" << YAML::Value << name;
+  out << YAML::Key << "user" << YAML::Value << std::string(kAdminUser) + "@" + name;
+  out << YAML::Key << "namespace" << YAML::Value << "default";
+  out << YAML::EndMap << YAML::EndMap << YAML::EndSeq;
+  out << YAML::Key << "current-context" << YAML::Value << name;
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+}  // namespace
+
+Result<core::VirtualObjectStore::ListenerCertificate> ListenerCa(core::VirtualObjectStore& store) {
+  auto created = NewCa("septa-virtual-control-planes-ca");
+  if (!created.ok()) return created.status();
+  return store.ListenerCa({created->certificate, created->private_key});
+}
+
+Status StoreControlPlane(core::VirtualObjectStore& store, const core::VirtualClusterKey& key) {
+  auto stored = store.GetControlPlane(key);
+  if (!stored.ok()) return stored.status();
+  if (stored->has_value()) return Status::Ok();
+  auto ca = NewCa(key.tenant + "/" + key.vcluster + "-ca");
+  if (!ca.ok()) return ca.status();
+  return store.CreateControlPlane(key, {ca->certificate, ca->private_key, 0}).status();
+}
+
+Result<std::string> IssueAdminKubeconfig(core::VirtualObjectStore& store, RandomSource& random,
+                                         const core::VirtualClusterKey& key, const std::string& endpoint,
+                                         const std::string& listener_ca_certificate, std::string& digest) {
+  auto token = core::RandomBase64Url(random, 32);
+  if (!token.ok()) return token.status();
+  digest = core::Sha256Hex(*token);
+  SEPTA_RETURN_IF_ERROR(store.AddTokenDigest(key, digest));
+  return TokenKubeconfig(key.tenant + "-" + key.vcluster, endpoint, listener_ca_certificate, *token);
+}
+
+SimulatedControlPlanes::SimulatedControlPlanes(core::VirtualObjectStore& store, SimulatedControlPlanesOptions options)
+    : store_(store),
+      options_(std::move(options)),
+      system_random_(options_.random ? nullptr : std::make_unique<base::SecureRandom>()),
+      clock_(options_.clock ? *options_.clock : system_clock_),
+      random_(options_.random ? *options_.random : *system_random_) {
+  const std::string& host = options_.host;
+  bool wildcard = host.empty() || host == "0.0.0.0" || host == "::" || host == "[::]";
+  endpoint_host_ = wildcard ? "127.0.0.1" : host;
+}
+
+SimulatedControlPlanes::~SimulatedControlPlanes() { Stop(); }
+
+Status SimulatedControlPlanes::Start() {
+  auto ca = ListenerCa(store_);
+  if (!ca.ok()) return ca.status();
+  listener_ca_ = {ca->ca_certificate, ca->ca_private_key};
+  std::string host = options_.host.empty() ? "127.0.0.1" : options_.host;
+  if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+  std::vector<std::string> ips = {"127.0.0.1", "::1"};
+  bool is_ip = host.find_first_not_of("0123456789.:abcdefABCDEF") == std::string::npos;
+  std::vector<std::string> names = {"localhost"};
+  if (is_ip && host != "127.0.0.1" && host != "::1" && host != "0.0.0.0" && host != "::") ips.push_back(host);
+  if (!is_ip && host != "localhost") names.push_back(host);
+  auto now = std::chrono::system_clock::now();
+  auto serving = http::IssueCertificate({"septa-virtual-control-planes", {}, names, ips, now - 1h, now + 24h * 365},
+                                        &listener_ca_);
+  if (!serving.ok()) return serving.status();
+  auto tls = http::MakeServerTlsContext({serving->certificate, serving->private_key, "", false});
+  if (!tls.ok()) return tls.status();
+
+  http::ServerOptions so;
+  so.host = host;
+  so.port = options_.port;
+  so.tls = *tls;
+  so.io_threads = options_.io_threads;
+  so.body_limit = 3 * 1024 * 1024;  // the API server's request limit
+  server_ =
+      std::make_unique<http::Server>(so, [this](http::Request&& request, std::shared_ptr<http::Exchange> exchange) {
+        Route(std::move(request), std::move(exchange));
+      });
+  SEPTA_RETURN_IF_ERROR(server_->Start());
+  if (options_.tick_interval.count() > 0) {
+    ticker_ = std::thread([this] {
+      std::unique_lock lock(ticker_mu_);
+      while (!ticker_wake_.wait_for(lock, options_.tick_interval, [this] { return stopping_; })) {
+        lock.unlock();
+        Tick();
+        lock.lock();
+      }
+    });
+  }
+  return Status::Ok();
+}
+
+void SimulatedControlPlanes::Stop() {
+  {
+    std::lock_guard lock(ticker_mu_);
+    stopping_ = true;
+  }
+  ticker_wake_.notify_all();
+  if (ticker_.joinable()) ticker_.join();
+  if (server_) server_->Shutdown(1s);
+}
+
+void SimulatedControlPlanes::Tick() {
+  std::vector<Plane> planes;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [key, plane] : planes_) planes.push_back(plane);
+  }
+  for (const auto& plane : planes) plane->Tick();
+  if (options_.idle_after.count() <= 0) return;
+  const TimePoint idle_since = clock_.Now() - options_.idle_after;
+  std::lock_guard lock(mu_);
+  std::erase_if(planes_, [&](const auto& entry) { return entry.second->IdleSince(idle_since); });
+}
+
+std::uint16_t SimulatedControlPlanes::port() const { return server_ ? server_->port() : 0; }
+
+std::string SimulatedControlPlanes::endpoint(const std::string& tenant, const std::string& vcluster) const {
+  bool v6 = endpoint_host_.find(':') != std::string::npos && endpoint_host_.front() != '[';
+  std::string host = v6 ? "[" + endpoint_host_ + "]" : endpoint_host_;
+  return "https://" + host + ":" + std::to_string(port()) + std::string(kPrefix) + tenant + "/" + vcluster;
+}
+
+std::size_t SimulatedControlPlanes::loaded_count() const {
+  std::lock_guard lock(mu_);
+  return planes_.size();
+}
+
+Result<SimulatedControlPlanes::Plane> SimulatedControlPlanes::Loaded(const core::VirtualClusterKey& key) {
+  auto found = [&]() -> Plane {
+    std::lock_guard lock(mu_);
+    auto it = planes_.find(key);
+    if (it == planes_.end()) return nullptr;
+    it->second->Touch();
+    return it->second;
+  };
+  if (Plane plane = found()) return plane;
+  std::lock_guard loading(load_mu_);
+  if (Plane plane = found()) return plane;
+  auto loaded = VirtualControlPlane::Load(key, store_, clock_, random_);
+  if (!loaded.ok()) return loaded.status();
+  Plane plane = std::move(*loaded);
+  std::lock_guard lock(mu_);
+  planes_.emplace(key, plane);
+  return plane;
+}
+
+Result<core::ControlPlaneState> SimulatedControlPlanes::Ensure(const std::string& tenant, const std::string& vcluster) {
+  SEPTA_RETURN_IF_ERROR(ValidateKey(tenant, vcluster));
+  const core::VirtualClusterKey key{tenant, vcluster};
+  SEPTA_RETURN_IF_ERROR(StoreControlPlane(store_, key));
+  auto plane = Loaded(key);
+  if (!plane.ok()) return plane.status();
+  return core::ControlPlaneState{true, endpoint(tenant, vcluster), ""};
+}
+
+Status SimulatedControlPlanes::Remove(const std::string& tenant, const std::string& vcluster) {
+  SEPTA_RETURN_IF_ERROR(ValidateKey(tenant, vcluster));
+  const core::VirtualClusterKey key{tenant, vcluster};
+  std::lock_guard loading(load_mu_);  // no load of it races the removal
+  {
+    std::lock_guard lock(mu_);
+    planes_.erase(key);
+  }
+  return store_.RemoveControlPlane(key);
+}
+
+Result<std::vector<std::pair<std::string, std::string>>> SimulatedControlPlanes::List() {
+  auto keys = store_.ListControlPlanes();
+  if (!keys.ok()) return keys.status();
+  std::vector<std::pair<std::string, std::string>> out;
+  for (auto& key : *keys) out.emplace_back(std::move(key.tenant), std::move(key.vcluster));
+  return out;
+}
+
+Result<std::string> SimulatedControlPlanes::AdminKubeconfig(const std::string& tenant, const std::string& vcluster) {
+  SEPTA_RETURN_IF_ERROR(ValidateKey(tenant, vcluster));
+  const core::VirtualClusterKey key{tenant, vcluster};
+  std::string digest;
+  auto kubeconfig =
+      IssueAdminKubeconfig(store_, random_, key, endpoint(tenant, vcluster), listener_ca_.certificate, digest);
+  if (!kubeconfig.ok()) return kubeconfig;
+  std::lock_guard lock(mu_);
+  if (auto it = planes_.find(key); it != planes_.end()) it->second->AllowTokenDigest(digest);
+  return kubeconfig;
+}
+
+void SimulatedControlPlanes::Route(http::Request&& request, std::shared_ptr<http::Exchange> exchange) {
+  // /vc/<tenant>/<vcluster>[/<the Kubernetes API path>][?query]
+  const std::string target_text(request.target());
+  std::string_view target = target_text;
+  kubesim::ApiError not_found;
+  not_found.code = 404;
+  not_found.reason = "NotFound";
+  not_found.message = "no virtual cluster at " + std::string(target.substr(0, target.find('?')));
+  if (target.substr(0, kPrefix.size()) != kPrefix) return ReplyApiError(*exchange, not_found);
+  std::string_view rest = target.substr(kPrefix.size());
+  std::size_t tenant_end = rest.find('/');
+  if (tenant_end == std::string_view::npos) return ReplyApiError(*exchange, not_found);
+  std::string tenant(rest.substr(0, tenant_end));
+  rest = rest.substr(tenant_end + 1);
+  std::size_t vcluster_end = rest.find_first_of("/?");
+  std::string vcluster(rest.substr(0, vcluster_end));
+  std::string api_path = vcluster_end == std::string_view::npos ? "/" : std::string(rest.substr(vcluster_end));
+  if (api_path.front() == '?') api_path = "/" + api_path;
+  if (!ValidateKey(tenant, vcluster).ok()) return ReplyApiError(*exchange, not_found);
+
+  auto plane = Loaded({tenant, vcluster});
+  if (!plane.ok()) {
+    if (plane.status().code() == Code::kNotFound) return ReplyApiError(*exchange, not_found);
+    kubesim::ApiError unavailable;
+    unavailable.code = 503;
+    unavailable.reason = "ServiceUnavailable";
+    unavailable.message =
+        "virtual cluster " + tenant + "/" + vcluster + " cannot be loaded: " + plane.status().message();
+    unavailable.retry_after_seconds = 1;
+    return ReplyApiError(*exchange, unavailable);
+  }
+  request.target(api_path);
+  (*plane)->Handle(std::move(request), std::move(exchange));
+}
+
+}  // namespace septa::vcp

@@ -1,0 +1,113 @@
+// The simulated virtual control planes: septad serves every virtual
+// cluster's Kubernetes API itself, on one HTTPS listener, one path prefix per
+// virtual cluster: https://<host>:<port>/vc/<tenant>/<vcluster> (kubectl
+// takes a path in `server`). Each is an isolated kubesim object store
+// (VirtualControlPlane) written through to PostgreSQL, loaded on its first
+// request or at Ensure, and evicted from memory after `idle_after` without
+// requests or watches.
+//
+// Credentials: bearer tokens, checked after routing against the addressed
+// virtual cluster's own token digests, so one virtual cluster's token is
+// refused (401) by every other. The listener does not ask for client
+// certificates. Each virtual cluster also gets its own CA (ECDSA P-256,
+// stored with it) for the client certificates the credentials issue adds.
+// The listener's serving certificate is issued at start from a listener CA
+// stored in the database, so kubeconfigs survive restarts.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "common/clock.h"
+#include "services/core/control_plane.h"
+#include "services/core/virtual_object_store.h"
+#include "services/http/server.h"
+#include "services/http/tls.h"
+#include "services/vcp/virtual_control_plane.h"
+
+namespace septa::vcp {
+
+struct SimulatedControlPlanesOptions {
+  std::string host = "127.0.0.1";  // HTTPS
+  std::uint16_t port = 0;          // 0 picks a free one
+  std::size_t io_threads = 2;
+  // Watch bookmarks and workload controllers of the loaded control planes,
+  // and eviction; 0: no thread, the owner calls Tick() (deterministic tests).
+  std::chrono::milliseconds tick_interval{100};
+  // A loaded control plane without requests or watches for this long is
+  // dropped from memory (its objects stay stored); 0: never.
+  std::chrono::milliseconds idle_after{10 * 60'000};
+  // Injected for deterministic tests; the system ones when null.
+  const Clock* clock = nullptr;
+  RandomSource* random = nullptr;
+};
+
+// The CA of the listener, stored by the first septad on the database.
+Result<core::VirtualObjectStore::ListenerCertificate> ListenerCa(core::VirtualObjectStore& store);
+
+// Stores the control plane `key` with a new CA unless it is stored already.
+Status StoreControlPlane(core::VirtualObjectStore& store, const core::VirtualClusterKey& key);
+
+// Stores a new admin token's digest for `key` and returns a kubeconfig with
+// the token, pointing at `endpoint` and trusting `listener_ca_certificate`.
+// Returns the token digest in `digest` for a plane that is already loaded.
+Result<std::string> IssueAdminKubeconfig(core::VirtualObjectStore& store, RandomSource& random,
+                                         const core::VirtualClusterKey& key, const std::string& endpoint,
+                                         const std::string& listener_ca_certificate, std::string& digest);
+
+class SimulatedControlPlanes final : public core::ControlPlanes {
+ public:
+  SimulatedControlPlanes(core::VirtualObjectStore& store, SimulatedControlPlanesOptions options);
+  ~SimulatedControlPlanes() override;
+
+  // Issues the serving certificate and listens.
+  Status Start();
+  void Stop();
+  // Ticks every loaded control plane, then evicts the idle ones.
+  void Tick();
+
+  Result<core::ControlPlaneState> Ensure(const std::string& tenant, const std::string& vcluster) override;
+  Status Remove(const std::string& tenant, const std::string& vcluster) override;
+  Result<std::vector<std::pair<std::string, std::string>>> List() override;
+
+  // A kubeconfig with a new admin bearer token (system:masters) of the
+  // virtual cluster: for tests and operators, never for tenants.
+  Result<std::string> AdminKubeconfig(const std::string& tenant, const std::string& vcluster);
+
+  std::string endpoint(const std::string& tenant, const std::string& vcluster) const;
+  std::uint16_t port() const;
+  const std::string& listener_ca_certificate() const { return listener_ca_.certificate; }
+  std::size_t loaded_count() const;
+
+ private:
+  using Plane = std::shared_ptr<VirtualControlPlane>;
+  void Route(http::Request&& request, std::shared_ptr<http::Exchange> exchange);
+  // The loaded control plane, loading it when it is stored; NotFound when not.
+  Result<Plane> Loaded(const core::VirtualClusterKey& key);
+
+  core::VirtualObjectStore& store_;
+  SimulatedControlPlanesOptions options_;
+  SystemClock system_clock_;
+  std::unique_ptr<RandomSource> system_random_;
+  const Clock& clock_;
+  RandomSource& random_;
+  http::KeyPairPem listener_ca_;
+  std::unique_ptr<http::Server> server_;
+  std::string endpoint_host_;  // in endpoints: the listen host, loopback for a wildcard
+
+  mutable std::mutex mu_;  // planes_
+  std::map<core::VirtualClusterKey, Plane> planes_;
+  std::mutex load_mu_;  // one load at a time: two requests never load one control plane twice
+
+  std::mutex ticker_mu_;
+  std::condition_variable ticker_wake_;
+  bool stopping_ = false;
+  std::thread ticker_;
+};
+
+}  // namespace septa::vcp

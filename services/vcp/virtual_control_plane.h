@@ -1,0 +1,65 @@
+// One loaded virtual control plane: a kubesim object store (no nodes) with
+// the workload controllers, written through to a core::VirtualObjectStore,
+// behind a bearer-token check against this virtual cluster's own admin
+// token digests. Built from the stored rows on load; evicted from memory
+// when idle by SimulatedControlPlanes, which owns the listener.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "services/core/virtual_object_store.h"
+#include "services/kubesim/api_server.h"
+#include "services/kubesim/workload_controllers.h"
+
+namespace septa::vcp {
+
+// Every admin token authenticates as this user, in system:masters.
+inline constexpr std::string_view kAdminUser = "septa-admin";
+
+class VirtualControlPlane {
+ public:
+  // Rebuilds the control plane `key` from `store`, then creates what every
+  // cluster holds and it lacks (kubesim::SeedCluster: namespaces, service
+  // accounts, ClusterRoles), so a crash right after the control plane was
+  // stored leaves nothing missing, as a real API server re-creates `default`.
+  static Result<std::unique_ptr<VirtualControlPlane>> Load(const core::VirtualClusterKey& key,
+                                                           core::VirtualObjectStore& store, const Clock& clock,
+                                                           RandomSource& random);
+  ~VirtualControlPlane();
+
+  // A request whose target no longer carries the /vc/<tenant>/<vcluster> prefix.
+  void Handle(http::Request&& request, std::shared_ptr<http::Exchange> exchange);
+  // Watch bookmarks and timeouts, quotas, workload controllers.
+  void Tick();
+
+  void AllowTokenDigest(const std::string& sha256_hex);
+  // Marks it used now: SimulatedControlPlanes calls it under the lock its
+  // eviction takes, so a plane handed to a request is not evicted under it.
+  void Touch() { last_request_ = clock_.Now().time_since_epoch().count(); }
+  // No request since `since` and no watch open.
+  bool IdleSince(TimePoint since) const;
+  std::size_t object_count() const;
+
+ private:
+  class Journal;
+  VirtualControlPlane(const core::VirtualClusterKey& key, core::VirtualObjectStore& store, const Clock& clock,
+                      RandomSource& random);
+
+  const Clock& clock_;
+  std::unique_ptr<Journal> journal_;
+  kubesim::Cluster cluster_;
+  std::unique_ptr<kubesim::ApiServer> api_;
+  std::unique_ptr<kubesim::WorkloadControllers> workloads_;
+  std::mutex tick_mu_;  // one Tick at a time
+  mutable std::mutex tokens_mu_;
+  std::set<std::string> token_digests_;
+  std::atomic<TimePoint::rep> last_request_;
+  std::size_t own_watchers_ = 0;  // kubesim's internal ones (the quota controller's)
+};
+
+}  // namespace septa::vcp

@@ -1,0 +1,96 @@
+#include "tests/support/fake_virtual_object_store.h"
+
+#include <algorithm>
+
+namespace septa::test {
+namespace {
+
+Status Gone(const core::VirtualClusterKey& key) {
+  return NotFound("virtual control plane " + key.tenant + "/" + key.vcluster + " does not exist");
+}
+
+}  // namespace
+
+Result<std::pair<core::StoredControlPlane, bool>> FakeVirtualObjectStore::CreateControlPlane(
+    const core::VirtualClusterKey& key, const core::StoredControlPlane& created) {
+  std::lock_guard lock(mu_);
+  auto [it, inserted] = planes_.try_emplace(key);
+  if (inserted) it->second.stored = {created.ca_certificate, created.ca_private_key, 0};
+  return std::pair{it->second.stored, inserted};
+}
+
+Result<std::optional<core::StoredControlPlane>> FakeVirtualObjectStore::GetControlPlane(
+    const core::VirtualClusterKey& key) {
+  std::lock_guard lock(mu_);
+  auto it = planes_.find(key);
+  if (it == planes_.end()) return std::optional<core::StoredControlPlane>();
+  return std::optional(it->second.stored);
+}
+
+Result<std::vector<core::VirtualClusterKey>> FakeVirtualObjectStore::ListControlPlanes() {
+  std::lock_guard lock(mu_);
+  std::vector<core::VirtualClusterKey> out;
+  for (const auto& [key, plane] : planes_) out.push_back(key);
+  return out;
+}
+
+Status FakeVirtualObjectStore::RemoveControlPlane(const core::VirtualClusterKey& key) {
+  std::lock_guard lock(mu_);
+  planes_.erase(key);
+  return Status::Ok();
+}
+
+Result<std::vector<core::VirtualObject>> FakeVirtualObjectStore::LoadObjects(const core::VirtualClusterKey& key) {
+  std::lock_guard lock(mu_);
+  std::vector<core::VirtualObject> out;
+  auto it = planes_.find(key);
+  if (it == planes_.end()) return out;
+  for (const auto& [k, object] : it->second.objects) out.push_back(object);
+  return out;
+}
+
+Status FakeVirtualObjectStore::PutObject(const core::VirtualClusterKey& key, const core::VirtualObject& object) {
+  if (fail_writes) return Unavailable("fake: the database is down");
+  std::lock_guard lock(mu_);
+  auto it = planes_.find(key);
+  if (it == planes_.end()) return Gone(key);
+  it->second.stored.resource_version = std::max(it->second.stored.resource_version, object.resource_version);
+  it->second.objects[{object.type_key, object.ns, object.name}] = object;
+  return Status::Ok();
+}
+
+Status FakeVirtualObjectStore::DeleteObject(const core::VirtualClusterKey& key, const std::string& type_key,
+                                            const std::string& ns, const std::string& name,
+                                            std::uint64_t resource_version) {
+  if (fail_writes) return Unavailable("fake: the database is down");
+  std::lock_guard lock(mu_);
+  auto it = planes_.find(key);
+  if (it == planes_.end()) return Gone(key);
+  it->second.stored.resource_version = std::max(it->second.stored.resource_version, resource_version);
+  it->second.objects.erase({type_key, ns, name});
+  return Status::Ok();
+}
+
+Status FakeVirtualObjectStore::AddTokenDigest(const core::VirtualClusterKey& key, const std::string& sha256_hex) {
+  std::lock_guard lock(mu_);
+  auto it = planes_.find(key);
+  if (it == planes_.end()) return Gone(key);
+  it->second.tokens.insert(sha256_hex);
+  return Status::Ok();
+}
+
+Result<std::vector<std::string>> FakeVirtualObjectStore::TokenDigests(const core::VirtualClusterKey& key) {
+  std::lock_guard lock(mu_);
+  auto it = planes_.find(key);
+  if (it == planes_.end()) return std::vector<std::string>();
+  return std::vector<std::string>(it->second.tokens.begin(), it->second.tokens.end());
+}
+
+Result<core::VirtualObjectStore::ListenerCertificate> FakeVirtualObjectStore::ListenerCa(
+    const ListenerCertificate& created) {
+  std::lock_guard lock(mu_);
+  if (!listener_) listener_ = created;
+  return *listener_;
+}
+
+}  // namespace septa::test

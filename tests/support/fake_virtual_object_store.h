@@ -1,0 +1,45 @@
+// core::VirtualObjectStore in memory, for unit tests; passes the same
+// contract as the PostgreSQL one (virtual_object_store_contract.h).
+// `fail_writes` makes every object write fail, as a database that is down.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <set>
+#include <tuple>
+
+#include "services/core/virtual_object_store.h"
+
+namespace septa::test {
+
+class FakeVirtualObjectStore final : public core::VirtualObjectStore {
+ public:
+  Result<std::pair<core::StoredControlPlane, bool>> CreateControlPlane(
+      const core::VirtualClusterKey& key, const core::StoredControlPlane& created) override;
+  Result<std::optional<core::StoredControlPlane>> GetControlPlane(const core::VirtualClusterKey& key) override;
+  Result<std::vector<core::VirtualClusterKey>> ListControlPlanes() override;
+  Status RemoveControlPlane(const core::VirtualClusterKey& key) override;
+  Result<std::vector<core::VirtualObject>> LoadObjects(const core::VirtualClusterKey& key) override;
+  Status PutObject(const core::VirtualClusterKey& key, const core::VirtualObject& object) override;
+  Status DeleteObject(const core::VirtualClusterKey& key, const std::string& type_key, const std::string& ns,
+                      const std::string& name, std::uint64_t resource_version) override;
+  Status AddTokenDigest(const core::VirtualClusterKey& key, const std::string& sha256_hex) override;
+  Result<std::vector<std::string>> TokenDigests(const core::VirtualClusterKey& key) override;
+  Result<ListenerCertificate> ListenerCa(const ListenerCertificate& created) override;
+
+  std::atomic<bool> fail_writes{false};
+
+ private:
+  using ObjectKey = std::tuple<std::string, std::string, std::string>;  // type, namespace, name
+  struct ControlPlane {
+    core::StoredControlPlane stored;
+    std::map<ObjectKey, core::VirtualObject> objects;
+    std::set<std::string> tokens;
+  };
+  std::mutex mu_;
+  std::map<core::VirtualClusterKey, ControlPlane> planes_;
+  std::optional<ListenerCertificate> listener_;
+};
+
+}  // namespace septa::test

@@ -1,0 +1,82 @@
+// septa-vcp-admin: what the virtual-control-plane end-to-end test needs and
+// septad does not offer yet (the provisioner ensures control planes; tenant
+// credentials are the credentials issue), straight on the database:
+//   createdb <testdb dir> <name>   a database on the test run's PostgreSQL; prints its URL
+//   kubeconfig <database url> <listener https://host:port> <tenant>/<vcluster>
+//                                  stores the control plane (if new) and prints an admin kubeconfig
+//   rows <database url> <tenant>/<vcluster>   prints how many objects are stored
+// Tests only: never installed.
+#include <iostream>
+
+#include "services/base/file.h"
+#include "services/base/secure_random.h"
+#include "services/store/connection_url.h"
+#include "services/store/database_admin.h"
+#include "services/store/pg_virtual_object_store.h"
+#include "services/vcp/simulated_control_planes.h"
+#include "tests/support/test_database.h"
+
+namespace {
+
+using namespace septa;
+
+int Fail(const Status& status) {
+  std::cerr << "septa-vcp-admin: " << status.message() << "\n";
+  return 1;
+}
+
+Result<core::VirtualClusterKey> ParseKey(const std::string& text) {
+  auto slash = text.find('/');
+  if (slash == std::string::npos) return InvalidArgument("expected <tenant>/<vcluster>, got \"" + text + "\"");
+  return core::VirtualClusterKey{text.substr(0, slash), text.substr(slash + 1)};
+}
+
+int CreateDatabase(const std::string& testdb_dir, const std::string& name) {
+  auto server_url = base::ReadFile(test::UrlFileOf(testdb_dir).string());
+  if (!server_url.ok()) return Fail(server_url.status());
+  std::string url = *server_url;
+  while (!url.empty() && (url.back() == '\n' || url.back() == ' ')) url.pop_back();
+  if (Status st = store::CreateDatabaseIfMissing(url, name); !st.ok()) return Fail(st);
+  auto database_url = store::WithDatabase(url, name);
+  if (!database_url.ok()) return Fail(database_url.status());
+  std::cout << *database_url << "\n";
+  return 0;
+}
+
+int Kubeconfig(const std::string& database_url, const std::string& listener, const std::string& key_text) {
+  auto key = ParseKey(key_text);
+  if (!key.ok()) return Fail(key.status());
+  store::PgVirtualObjectStore store({.database_url = database_url});
+  if (Status st = vcp::StoreControlPlane(store, *key); !st.ok()) return Fail(st);
+  auto ca = vcp::ListenerCa(store);  // septad's, which it created at start
+  if (!ca.ok()) return Fail(ca.status());
+  base::SecureRandom random;
+  std::string digest;
+  auto kubeconfig = vcp::IssueAdminKubeconfig(
+      store, random, *key, listener + "/vc/" + key->tenant + "/" + key->vcluster, ca->ca_certificate, digest);
+  if (!kubeconfig.ok()) return Fail(kubeconfig.status());
+  std::cout << *kubeconfig;
+  return 0;
+}
+
+int Rows(const std::string& database_url, const std::string& key_text) {
+  auto key = ParseKey(key_text);
+  if (!key.ok()) return Fail(key.status());
+  store::PgVirtualObjectStore store({.database_url = database_url});
+  auto objects = store.LoadObjects(*key);
+  if (!objects.ok()) return Fail(objects.status());
+  std::cout << objects->size() << "\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string command = argc > 1 ? argv[1] : "";
+  if (command == "createdb" && argc == 4) return CreateDatabase(argv[2], argv[3]);
+  if (command == "kubeconfig" && argc == 5) return Kubeconfig(argv[2], argv[3], argv[4]);
+  if (command == "rows" && argc == 4) return Rows(argv[2], argv[3]);
+  std::cerr << "usage: septa-vcp-admin createdb <testdb dir> <name> | kubeconfig <database url> <listener> "
+               "<tenant>/<vcluster> | rows <database url> <tenant>/<vcluster>\n";
+  return 2;
+}

@@ -1,0 +1,150 @@
+// The contract of core::VirtualObjectStore (services/core/virtual_object_store.h),
+// run against FakeVirtualObjectStore and PgVirtualObjectStore.
+//
+// An implementation plugs in with an environment type:
+//   struct Env { Status SetUp(); core::VirtualObjectStore& store(); };
+#pragma once
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "services/core/virtual_object_store.h"
+
+namespace septa::core::contract {
+
+template <typename Env>
+class VirtualObjectStoreContract : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(env_.SetUp().ok()); }
+  VirtualObjectStore& store() { return env_.store(); }
+  const VirtualClusterKey a_{"acme", "dev"};
+  const VirtualClusterKey b_{"acme", "prod"};
+  Env env_;
+};
+TYPED_TEST_SUITE_P(VirtualObjectStoreContract);
+
+TYPED_TEST_P(VirtualObjectStoreContract, CreateKeepsTheFirstControlPlane) {
+  auto first = this->store().CreateControlPlane(this->a_, {"cert-1", "key-1", 0});
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  EXPECT_TRUE(first->second);
+  auto again = this->store().CreateControlPlane(this->a_, {"cert-2", "key-2", 0});
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(again->second);
+  EXPECT_EQ(again->first.ca_certificate, "cert-1");
+  EXPECT_EQ(again->first.ca_private_key, "key-1");
+  auto got = this->store().GetControlPlane(this->a_);
+  ASSERT_TRUE(got.ok());
+  ASSERT_TRUE(got->has_value());
+  EXPECT_EQ((*got)->ca_certificate, "cert-1");
+  auto missing = this->store().GetControlPlane(this->b_);
+  ASSERT_TRUE(missing.ok());
+  EXPECT_FALSE(missing->has_value());
+}
+
+TYPED_TEST_P(VirtualObjectStoreContract, ObjectsAreStoredPerControlPlane) {
+  ASSERT_TRUE(this->store().CreateControlPlane(this->a_, {"c", "k", 0}).ok());
+  ASSERT_TRUE(this->store().CreateControlPlane(this->b_, {"c", "k", 0}).ok());
+  VirtualObject pod{"pods", "default", "web", 7, R"({"kind":"Pod"})"};
+  VirtualObject ns{"namespaces", "", "default", 3, R"({"kind":"Namespace"})"};
+  ASSERT_TRUE(this->store().PutObject(this->a_, pod).ok());
+  ASSERT_TRUE(this->store().PutObject(this->a_, ns).ok());
+  VirtualObject other{"pods", "default", "web", 2, R"({"kind":"Pod","spec":{}})"};
+  ASSERT_TRUE(this->store().PutObject(this->b_, other).ok());
+
+  auto loaded = this->store().LoadObjects(this->a_);
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_THAT(*loaded, ::testing::UnorderedElementsAre(pod, ns));
+  auto plane = this->store().GetControlPlane(this->a_);
+  ASSERT_TRUE(plane.ok());
+  EXPECT_EQ((*plane)->resource_version, 7u);
+
+  // Replacing: the new body and version.
+  VirtualObject updated{"pods", "default", "web", 9, R"({"kind":"Pod","status":{}})"};
+  ASSERT_TRUE(this->store().PutObject(this->a_, updated).ok());
+  loaded = this->store().LoadObjects(this->a_);
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_THAT(*loaded, ::testing::UnorderedElementsAre(updated, ns));
+  loaded = this->store().LoadObjects(this->b_);
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_THAT(*loaded, ::testing::ElementsAre(other));
+}
+
+TYPED_TEST_P(VirtualObjectStoreContract, DeleteRaisesTheResourceVersion) {
+  ASSERT_TRUE(this->store().CreateControlPlane(this->a_, {"c", "k", 0}).ok());
+  ASSERT_TRUE(this->store().PutObject(this->a_, {"pods", "default", "web", 4, "{}"}).ok());
+  ASSERT_TRUE(this->store().DeleteObject(this->a_, "pods", "default", "web", 5).ok());
+  ASSERT_TRUE(this->store().DeleteObject(this->a_, "pods", "default", "absent", 6).ok());
+  auto loaded = this->store().LoadObjects(this->a_);
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_TRUE(loaded->empty());
+  auto plane = this->store().GetControlPlane(this->a_);
+  ASSERT_TRUE(plane.ok());
+  EXPECT_EQ((*plane)->resource_version, 6u);
+  // Never lowered.
+  ASSERT_TRUE(this->store().PutObject(this->a_, {"pods", "default", "late", 2, "{}"}).ok());
+  plane = this->store().GetControlPlane(this->a_);
+  EXPECT_EQ((*plane)->resource_version, 6u);
+}
+
+TYPED_TEST_P(VirtualObjectStoreContract, WritesWithoutAControlPlaneAreNotFound) {
+  EXPECT_EQ(this->store().PutObject(this->a_, {"pods", "default", "web", 1, "{}"}).code(), Code::kNotFound);
+  EXPECT_EQ(this->store().DeleteObject(this->a_, "pods", "default", "web", 1).code(), Code::kNotFound);
+  EXPECT_EQ(this->store().AddTokenDigest(this->a_, std::string(64, 'a')).code(), Code::kNotFound);
+}
+
+TYPED_TEST_P(VirtualObjectStoreContract, RemoveDeletesEverythingAndIsIdempotent) {
+  ASSERT_TRUE(this->store().CreateControlPlane(this->a_, {"c", "k", 0}).ok());
+  ASSERT_TRUE(this->store().CreateControlPlane(this->b_, {"c", "k", 0}).ok());
+  ASSERT_TRUE(this->store().PutObject(this->a_, {"pods", "default", "web", 4, "{}"}).ok());
+  ASSERT_TRUE(this->store().AddTokenDigest(this->a_, std::string(64, 'a')).ok());
+  ASSERT_TRUE(this->store().PutObject(this->b_, {"pods", "default", "web", 4, "{}"}).ok());
+  ASSERT_TRUE(this->store().RemoveControlPlane(this->a_).ok());
+  ASSERT_TRUE(this->store().RemoveControlPlane(this->a_).ok());
+  auto listed = this->store().ListControlPlanes();
+  ASSERT_TRUE(listed.ok());
+  EXPECT_THAT(*listed, ::testing::ElementsAre(this->b_));
+  auto loaded = this->store().LoadObjects(this->a_);
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_TRUE(loaded->empty());
+  auto tokens = this->store().TokenDigests(this->a_);
+  ASSERT_TRUE(tokens.ok());
+  EXPECT_TRUE(tokens->empty());
+  // Created again: starts empty.
+  ASSERT_TRUE(this->store().CreateControlPlane(this->a_, {"c2", "k2", 0}).ok());
+  loaded = this->store().LoadObjects(this->a_);
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_TRUE(loaded->empty());
+  EXPECT_EQ((*this->store().GetControlPlane(this->a_))->resource_version, 0u);
+}
+
+TYPED_TEST_P(VirtualObjectStoreContract, TokenDigestsArePerControlPlane) {
+  ASSERT_TRUE(this->store().CreateControlPlane(this->a_, {"c", "k", 0}).ok());
+  ASSERT_TRUE(this->store().CreateControlPlane(this->b_, {"c", "k", 0}).ok());
+  const std::string one(64, 'a'), two(64, 'b');
+  ASSERT_TRUE(this->store().AddTokenDigest(this->a_, one).ok());
+  ASSERT_TRUE(this->store().AddTokenDigest(this->a_, one).ok());
+  ASSERT_TRUE(this->store().AddTokenDigest(this->a_, two).ok());
+  auto a = this->store().TokenDigests(this->a_);
+  ASSERT_TRUE(a.ok());
+  EXPECT_THAT(*a, ::testing::ElementsAre(one, two));
+  auto b = this->store().TokenDigests(this->b_);
+  ASSERT_TRUE(b.ok());
+  EXPECT_TRUE(b->empty());
+}
+
+TYPED_TEST_P(VirtualObjectStoreContract, ListenerCaIsCreatedOnce) {
+  auto first = this->store().ListenerCa({"cert-1", "key-1"});
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->ca_certificate, "cert-1");
+  auto second = this->store().ListenerCa({"cert-2", "key-2"});
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->ca_certificate, "cert-1");
+  EXPECT_EQ(second->ca_private_key, "key-1");
+}
+
+REGISTER_TYPED_TEST_SUITE_P(VirtualObjectStoreContract, CreateKeepsTheFirstControlPlane,
+                            ObjectsAreStoredPerControlPlane, DeleteRaisesTheResourceVersion,
+                            WritesWithoutAControlPlaneAreNotFound, RemoveDeletesEverythingAndIsIdempotent,
+                            TokenDigestsArePerControlPlane, ListenerCaIsCreatedOnce);
+
+}  // namespace septa::core::contract
