@@ -1,0 +1,282 @@
+// The provisioner against kubesim on the fake store: a virtual cluster's
+// host objects are created with the right contents and it turns READY;
+// a second pass writes nothing; host faults turn conditions False, then it
+// recovers; a resize updates in place; drift is repaired and said so;
+// delete leaves nothing behind; orphans are removed.
+#include "services/reconcile/provisioner_controller.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/support/fake_store.h"
+#include "tests/unit/services/reconcile/provisioner_fixture.h"
+
+namespace septa::reconcile {
+namespace {
+
+using namespace testing;  // NOLINT: the fixture's resources and json
+using namespace std::chrono_literals;
+using tenancy::ConditionStatus;
+using tenancy::VirtualCluster;
+using tenancy::VirtualClusterState;
+
+class reconcileProvisioner : public ::testing::Test, public testing::ProvisionerFixture {
+ protected:
+  void SetUp() override { ASSERT_NO_FATAL_FAILURE(StartHost(store_)); }
+
+  void Seed(const std::string& vcluster, int gpu) {
+    ASSERT_TRUE(store_
+                    .Transact(core::TxMode::kReadWrite,
+                              [&](core::Tx& tx) -> Status {
+                                if (!tx.Tenants().Get("ann").ok()) {
+                                  core::Tenant t;
+                                  t.name = "ann";
+                                  t.display_name = "Ann";
+                                  t.trust_tier = "dedicated";
+                                  t.version = 1;
+                                  SEPTA_RETURN_IF_ERROR(tx.Tenants().Insert(t));
+                                }
+                                VirtualCluster vc;
+                                vc.tenant = "ann";
+                                vc.name = vcluster;
+                                vc.capacity.tier = gpu::Tier::kDedicated;
+                                vc.capacity.count = 1;
+                                vc.quota = {.cpu_milli = 8000, .memory_mib = 32768, .pods = 50};
+                                vc.conditions = {{"Reserved", ConditionStatus::kTrue, "CapacityReserved", "", {}, 1}};
+                                SEPTA_RETURN_IF_ERROR(tx.VirtualClusters().Insert(vc));
+                                tenancy::Reservation r;
+                                r.tenant = "ann";
+                                r.vcluster = vcluster;
+                                r.tier = gpu::Tier::kDedicated;
+                                r.gpus = {{"a100-0", gpu}};
+                                return tx.Reservations().Insert(r);
+                              })
+                    .ok());
+  }
+
+  std::optional<VirtualCluster> Stored(const std::string& vcluster) {
+    std::optional<VirtualCluster> out;
+    EXPECT_TRUE(store_
+                    .Transact(core::TxMode::kReadOnly,
+                              [&](core::Tx& tx) -> Status {
+                                auto got = tx.VirtualClusters().Get("ann", vcluster);
+                                if (got.ok()) out = *got;
+                                return Status::Ok();
+                              })
+                    .ok());
+    return out;
+  }
+
+  void Mutate(const std::string& vcluster, const std::function<void(VirtualCluster&)>& change) {
+    ASSERT_TRUE(store_
+                    .Transact(core::TxMode::kReadWrite,
+                              [&](core::Tx& tx) -> Status {
+                                auto vc = tx.VirtualClusters().Get("ann", vcluster);
+                                SEPTA_RETURN_IF_ERROR(vc);
+                                VirtualCluster next = *vc;
+                                change(next);
+                                next.version = vc->version + 1;
+                                return tx.VirtualClusters().Update(next, vc->version);
+                              })
+                    .ok());
+    provisioner_->Enqueue("ann/" + vcluster);
+  }
+
+  bool IsReady(const std::string& vcluster) {
+    auto vc = Stored(vcluster);
+    return vc && vc->state == VirtualClusterState::kReady;
+  }
+
+  const tenancy::Condition* ConditionOf(const VirtualCluster& vc, const char* type) {
+    return tenancy::FindCondition(vc.conditions, type);
+  }
+
+  // resourceVersion of every object of the virtual cluster, and of the nodes.
+  std::map<std::string, std::string> Versions(const std::string& vcluster) {
+    std::map<std::string, std::string> out;
+    for (const auto& ref : HostObjectsOf("ann", vcluster)) out[ref] = "";
+    const std::string ns = tenancy::host::HostNamespaceName("ann", vcluster);
+    for (const auto& [r, name, n] :
+         {std::tuple{kNamespacesResource, ns, std::string()},
+          std::tuple{kQuotasResource, std::string("septa-quota"), ns}, std::tuple{kQueuesResource, ns, std::string()},
+          std::tuple{kNodesResource, std::string("a100-0"), std::string()}}) {
+      out[r.resource + "/" + name] = Get(r, n, name)["metadata"].value("resourceVersion", "");
+    }
+    return out;
+  }
+
+  core::FakeStore store_;
+};
+
+TEST_F(reconcileProvisioner, CreatesEveryHostObjectTurnsReadyAndASecondPassWritesNothing) {
+  Seed("train", 0);
+  ASSERT_NO_FATAL_FAILURE(StartProvisioner(store_));
+  ASSERT_TRUE(Eventually([&] { return IsReady("train"); }));
+
+  const std::string ns = tenancy::host::HostNamespaceName("ann", "train");
+  auto vc = *Stored("train");
+  EXPECT_EQ(vc.host_namespace, ns);
+  EXPECT_EQ(vc.endpoint, core::FakeControlPlanes::EndpointOf("ann", "train"));
+  for (const char* type : {"NamespaceReady", "QuotaReady", "QueueReady", "ControlPlaneReady"}) {
+    const tenancy::Condition* c = ConditionOf(vc, type);
+    ASSERT_NE(c, nullptr) << type;
+    EXPECT_EQ(c->status, ConditionStatus::kTrue) << type << ": " << c->message;
+    EXPECT_EQ(c->observed_generation, vc.generation) << type;
+  }
+  EXPECT_EQ(ConditionOf(vc, "Drifted"), nullptr) << "creating is not drift";
+
+  // Read back from the host: what RenderHostObjects says, applied.
+  const json namespace_object = Get(kNamespacesResource, "", ns);
+  EXPECT_EQ(namespace_object["metadata"]["labels"].value("pod-security.kubernetes.io/enforce", ""), "restricted");
+  EXPECT_EQ(namespace_object["metadata"]["labels"].value("septa.dev/tenant", ""), "ann");
+  const json quota = Get(kQuotasResource, ns, "septa-quota");
+  EXPECT_EQ(quota["spec"]["hard"].value("requests.nvidia.com/gpu", quota["spec"]["hard"].value("nvidia.com/gpu", "")),
+            "1")
+      << quota.dump();
+  EXPECT_EQ(quota["spec"]["hard"].value("pods", ""), "50");
+  const json leaf = Get(kQueuesResource, "", ns);
+  EXPECT_EQ(leaf["spec"].value("parentQueue", ""), "septa-tier-dedicated") << leaf.dump();
+  EXPECT_FALSE(Get(kQueuesResource, "", "septa-tier-dedicated").is_null());
+  const json node = Get(kNodesResource, "", "a100-0");
+  EXPECT_EQ(node["metadata"]["labels"].value(tenancy::host::ReservedNodeLabel(ns), ""), "dedicated");
+  EXPECT_EQ(HostObjectsOf("ann", "train").size(), 9u) << ::testing::PrintToString(HostObjectsOf("ann", "train"));
+  EXPECT_TRUE(planes_.Has("ann", "train"));
+
+  // Level-based and idempotent: reconciling a converged virtual cluster writes nothing.
+  const auto versions = Versions("train");
+  const std::int64_t row_version = vc.version;
+  provisioner_->Enqueue("ann/train");
+  provisioner_->Resync();
+  ASSERT_TRUE(provisioner_->AwaitIdle(10s));
+  EXPECT_EQ(Versions("train"), versions);
+  EXPECT_EQ(Stored("train")->version, row_version);
+}
+
+TEST_F(reconcileProvisioner, HostFaultsTurnConditionsFalseThenItRecovers) {
+  Seed("train", 0);
+  failing_writes_ = 3;  // every apply of the first pass, and the retries' first
+  ASSERT_NO_FATAL_FAILURE(StartProvisioner(store_));
+  ASSERT_TRUE(provisioner_->AwaitIdle(10s));
+  bool saw_false = false;
+  ASSERT_TRUE(Eventually([&] {
+    auto vc = Stored("train");
+    const tenancy::Condition* c = vc ? ConditionOf(*vc, "NamespaceReady") : nullptr;
+    if (c && c->status == ConditionStatus::kFalse && c->reason == "HostServiceUnavailable") saw_false = true;
+    return saw_false;
+  }));
+  EXPECT_FALSE(IsReady("train"));
+  ASSERT_TRUE(Eventually([&] { return IsReady("train"); })) << "retried with backoff after the host recovered";
+  EXPECT_EQ(failing_writes_.load(), 0);
+
+  // The control plane failing is reported the same way, and retried.
+  planes_.FailNext(Unavailable("the control plane store is down"), 1);
+  Mutate("train", [](VirtualCluster& vc) {
+    vc.quota.pods = 60;
+    ++vc.generation;
+  });
+  ASSERT_TRUE(Eventually([&] {
+    auto vc = Stored("train");
+    const tenancy::Condition* c = ConditionOf(*vc, "QuotaReady");
+    return c->observed_generation == vc->generation &&
+           ConditionOf(*vc, "ControlPlaneReady")->status == ConditionStatus::kTrue;
+  }));
+}
+
+TEST_F(reconcileProvisioner, AResizeUpdatesQuotaAndQueueInPlace) {
+  Seed("train", 0);
+  ASSERT_NO_FATAL_FAILURE(StartProvisioner(store_));
+  ASSERT_TRUE(Eventually([&] { return IsReady("train"); }));
+  const std::string ns = tenancy::host::HostNamespaceName("ann", "train");
+  const std::string uid = Get(kQuotasResource, ns, "septa-quota")["metadata"].value("uid", "");
+  Mutate("train", [](VirtualCluster& vc) {
+    vc.quota.cpu_milli = 16000;
+    vc.queue.over_quota_weight = 3;
+    ++vc.generation;
+  });
+  ASSERT_TRUE(Eventually([&] {
+    return Get(kQuotasResource, ns, "septa-quota")["spec"]["hard"].value("requests.cpu", "") == "16";
+  })) << Get(kQuotasResource, ns, "septa-quota").dump();
+  EXPECT_EQ(Get(kQuotasResource, ns, "septa-quota")["metadata"].value("uid", ""), uid) << "updated, not replaced";
+  EXPECT_EQ(Get(kQueuesResource, "", ns)["spec"]["resources"]["gpu"].value("overQuotaWeight", 0), 3);
+  ASSERT_TRUE(Eventually([&] {
+    auto vc = Stored("train");
+    return ConditionOf(*vc, "QuotaReady")->observed_generation == 2 && vc->state == VirtualClusterState::kReady;
+  }));
+}
+
+TEST_F(reconcileProvisioner, DriftIsRepairedAndSaidSo) {
+  Seed("train", 0);
+  ASSERT_NO_FATAL_FAILURE(StartProvisioner(store_));
+  ASSERT_TRUE(Eventually([&] { return IsReady("train"); }));
+  const std::string ns = tenancy::host::HostNamespaceName("ann", "train");
+  ASSERT_TRUE(host_->Delete(kQuotasResource, ns, "septa-quota").ok());
+  ASSERT_TRUE(Eventually([&] { return !Get(kQuotasResource, ns, "septa-quota").is_null(); }))
+      << "the informer's delete event brings it back";
+  ASSERT_TRUE(Eventually([&] {
+    auto vc = Stored("train");
+    const tenancy::Condition* c = ConditionOf(*vc, "Drifted");
+    return c && c->status == ConditionStatus::kTrue && c->reason == "HostObjectRestored" &&
+           c->message.find("ResourceQuota septa-quota") != std::string::npos;
+  }));
+
+  // Edited by someone else: the fields Septa owns are put back.
+  ASSERT_TRUE(host_
+                  ->Patch(kQueuesResource, "", ns, kube::PatchType::kMerge,
+                          json{{"spec", {{"parentQueue", "somewhere-else"}}}}.dump())
+                  .ok());
+  ASSERT_TRUE(Eventually(
+      [&] { return Get(kQueuesResource, "", ns)["spec"].value("parentQueue", "") == "septa-tier-dedicated"; }));
+}
+
+TEST_F(reconcileProvisioner, DeleteLeavesNothingBehindThenReleases) {
+  Seed("train", 0);
+  ASSERT_NO_FATAL_FAILURE(StartProvisioner(store_));
+  ASSERT_TRUE(Eventually([&] { return IsReady("train"); }));
+  ASSERT_FALSE(HostObjectsOf("ann", "train").empty());
+  Mutate("train", [](VirtualCluster& vc) { vc.state = VirtualClusterState::kDeleting; });
+  ASSERT_TRUE(Eventually([&] { return !Stored("train").has_value(); }));
+  EXPECT_EQ(HostObjectsOf("ann", "train"), std::vector<std::string>{});
+  const std::string ns = tenancy::host::HostNamespaceName("ann", "train");
+  EXPECT_TRUE(Get(kNamespacesResource, "", ns).is_null());
+  EXPECT_FALSE(Get(kNodesResource, "", "a100-0")["metadata"]["labels"].contains(tenancy::host::ReservedNodeLabel(ns)));
+  EXPECT_FALSE(Get(kQueuesResource, "", "septa-tier-dedicated").is_null()) << "the shared parent queue stays";
+  EXPECT_FALSE(planes_.Has("ann", "train"));
+  bool released = false;
+  ASSERT_TRUE(store_
+                  .Transact(core::TxMode::kReadOnly,
+                            [&](core::Tx& tx) -> Status {
+                              released = tx.Reservations().Get("ann", "train").status().code() == Code::kNotFound;
+                              auto audit = tx.Audit().List("tenants/ann/vclusters/train", 10);
+                              SEPTA_RETURN_IF_ERROR(audit);
+                              EXPECT_EQ(audit->at(0).action, "vcluster.release");
+                              return Status::Ok();
+                            })
+                  .ok());
+  EXPECT_TRUE(released);
+}
+
+TEST_F(reconcileProvisioner, OrphansOfAVirtualClusterWithoutARowAreRemoved) {
+  Seed("train", 0);
+  Seed("keep", 1);
+  ASSERT_NO_FATAL_FAILURE(StartProvisioner(store_));
+  ASSERT_TRUE(Eventually([&] { return IsReady("train") && IsReady("keep"); }));
+  provisioner_->Stop();
+  // A crash between removing the row and the host objects: the row is gone, they are not.
+  ASSERT_TRUE(store_
+                  .Transact(core::TxMode::kReadWrite,
+                            [&](core::Tx& tx) -> Status {
+                              SEPTA_RETURN_IF_ERROR(tx.Reservations().Delete("ann", "train"));
+                              auto vc = tx.VirtualClusters().Get("ann", "train");
+                              SEPTA_RETURN_IF_ERROR(vc);
+                              return tx.VirtualClusters().Delete("ann", "train", vc->version);
+                            })
+                  .ok());
+  planes_.Add("ann", "ghost");
+  ASSERT_NO_FATAL_FAILURE(StartProvisioner(store_));
+  ASSERT_TRUE(Eventually([&] { return HostObjectsOf("ann", "train").empty() && !planes_.Has("ann", "ghost"); }));
+  EXPECT_FALSE(planes_.Has("ann", "train"));
+  EXPECT_EQ(HostObjectsOf("ann", "keep").size(), 9u) << "another virtual cluster's objects stay";
+  EXPECT_TRUE(IsReady("keep"));
+}
+
+}  // namespace
+}  // namespace septa::reconcile

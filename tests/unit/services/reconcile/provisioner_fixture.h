@@ -1,0 +1,140 @@
+// The provisioner against an in-process kubesim (with the KAI Queue CRD,
+// which the simulated host does not install on this branch yet), on any
+// Store, with a FakeClock and FakeControlPlanes: shared by the FakeStore and
+// the PostgreSQL tests.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <prometheus/registry.h>
+
+#include <atomic>
+#include <memory>
+#include <set>
+#include <thread>
+
+#include "gpu/catalog.h"
+#include "gpu/mig_parted.h"
+#include "services/kube/client.h"
+#include "services/kubesim/kubesim.h"
+#include "services/reconcile/host_kinds.h"
+#include "services/reconcile/inventory_controller.h"
+#include "services/reconcile/provisioner_controller.h"
+#include "tenancy/host/names.h"
+#include "tests/support/fake_clock.h"
+#include "tests/support/fake_control_planes.h"
+
+namespace septa::reconcile::testing {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+inline constexpr const char* kProvisionerInventory = R"(
+nodes:
+  - name: a100-0
+    cpu: "64"
+    memory: 512Gi
+    gpus: {model: A100-80GB, count: 4}
+  - name: a100-1
+    cpu: "64"
+    memory: 512Gi
+    gpus: {model: A100-80GB, count: 4}
+)";
+
+inline const kube::Resource kNamespacesResource{"", "v1", "namespaces", false};
+inline const kube::Resource kQuotasResource{"", "v1", "resourcequotas", true};
+inline const kube::Resource kNodesResource{"", "v1", "nodes", false};
+inline const kube::Resource kQueuesResource{"scheduling.run.ai", "v2", "queues", false};
+
+class ProvisionerFixture {
+ public:
+  // Starts kubesim (faults as `fault_` says), installs the Queue CRD and
+  // syncs the inventory into `store`.
+  void StartHost(core::Store& store) {
+    kubesim::KubeSimOptions options;
+    options.tick_interval = 5ms;
+    options.inventory = *kubesim::ParseInventory(kProvisionerInventory, "test");
+    options.fault = [this](const http::Request& request) -> std::optional<http::HttpStatus> {
+      if (request.method() == boost::beast::http::verb::patch && failing_writes_.load() > 0) {
+        --failing_writes_;
+        return http::HttpStatus::service_unavailable;
+      }
+      return std::nullopt;
+    };
+    sim_ = std::make_unique<kubesim::KubeSim>(options);
+    ASSERT_TRUE(sim_->Start().ok());
+    kube::ClientOptions client_options;
+    client_options.max_retries = 0;
+    client_options.sleep = [](std::chrono::milliseconds) {};
+    host_ = std::move(*kube::Client::Create(*kube::ParseKubeconfig(*sim_->AdminKubeconfig()), client_options));
+    json crd = {
+        {"apiVersion", "apiextensions.k8s.io/v1"},
+        {"kind", "CustomResourceDefinition"},
+        {"metadata", {{"name", "queues.scheduling.run.ai"}}},
+        {"spec",
+         {{"group", "scheduling.run.ai"},
+          {"scope", "Cluster"},
+          {"names", {{"plural", "queues"}, {"singular", "queue"}, {"kind", "Queue"}, {"listKind", "QueueList"}}},
+          {"versions",
+           {{{"name", "v2"},
+             {"served", true},
+             {"storage", true},
+             {"schema",
+              {{"openAPIV3Schema", {{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}}}}}}}}}}};
+    ASSERT_TRUE(host_->Create({"apiextensions.k8s.io", "v1", "customresourcedefinitions", false}, "", crd).ok());
+    InventoryController inventory({}, store, *host_, gpu::Catalog::Default(), mig_configs_, clock_, registry_);
+    ASSERT_TRUE(inventory.Start(10s).ok());
+    ASSERT_TRUE(inventory.AwaitIdle(10s));
+  }
+
+  void StartProvisioner(core::Store& store, tenancy::host::Scheduler scheduler = tenancy::host::Scheduler::kKai) {
+    ProvisionerControllerOptions options;
+    options.workers = 2;
+    options.render.scheduler = scheduler;
+    provisioner_ = std::make_unique<ProvisionerController>(options, store, *host_, planes_, clock_, registry_);
+    ASSERT_TRUE(provisioner_->Start(10s).ok());
+  }
+
+  // Bounded: waits for the controller to settle, moving the fake clock past
+  // any backoff, until `ok` holds.
+  bool Eventually(const std::function<bool()>& ok) {
+    for (int i = 0; i < 2000; ++i) {
+      EXPECT_TRUE(provisioner_->AwaitIdle(10s));
+      if (ok()) return true;
+      clock_.Advance(100ms);
+      std::this_thread::sleep_for(2ms);
+    }
+    return false;
+  }
+
+  // Every object on the host with the virtual cluster's labels, as "Kind/name".
+  std::vector<std::string> HostObjectsOf(const std::string& tenant, const std::string& vcluster) {
+    std::set<std::string> found;
+    kube::ListOptions options;
+    options.label_selector = VClusterSelector(tenant, vcluster);
+    for (auto scheduler : {tenancy::host::Scheduler::kKai, tenancy::host::Scheduler::kKueue}) {
+      for (const HostKind& kind : ManagedHostKinds(scheduler)) {
+        auto listed = host_->ListAll(kind.resource, "", options);
+        if (!listed.ok()) continue;  // a kind the host does not serve holds nothing
+        for (const auto& o : listed->items) found.insert(kind.kind + "/" + o.ToJson()["metadata"].value("name", ""));
+      }
+    }
+    return std::vector<std::string>(found.begin(), found.end());
+  }
+
+  json Get(const kube::Resource& r, const std::string& ns, const std::string& name) {
+    auto got = host_->Get(r, ns, name);
+    return got.ok() ? *got : json();
+  }
+
+  FakeClock clock_;
+  prometheus::Registry registry_;
+  gpu::MigPartedConfig mig_configs_ = gpu::StockMigPartedConfigs(gpu::Catalog::Default());
+  std::atomic<int> failing_writes_{0};
+  std::unique_ptr<kubesim::KubeSim> sim_;
+  std::unique_ptr<kube::Client> host_;
+  core::FakeControlPlanes planes_;
+  std::unique_ptr<ProvisionerController> provisioner_;
+};
+
+}  // namespace septa::reconcile::testing
