@@ -24,12 +24,14 @@
 #include "services/kube/client.h"
 #include "services/kubesim/kubesim.h"
 #include "services/reconcile/inventory_controller.h"
+#include "services/reconcile/provisioner_controller.h"
 #include "services/reconcile/shard_leases.h"
 #include "services/rest/rest_api.h"
 #include "services/store/connection_url.h"
 #include "services/store/embedded_postgres.h"
 #include "services/store/migration.h"
 #include "services/store/migration_runner.h"
+#include "services/store/notification_listener.h"
 #include "services/store/pg_lease_store.h"
 #include "services/store/pg_store.h"
 #include "services/store/postgres_supervisor.h"
@@ -143,6 +145,13 @@ struct SeptadApp::Impl {
   std::unique_ptr<store::PgLeaseStore> leases;
   std::unique_ptr<reconcile::ShardLeases> inventory_shards;
   std::unique_ptr<reconcile::InventoryController> inventory;
+  // The virtual control planes the provisioner ensures: the simulated
+  // control plane fills this in. nullptr: virtual clusters get every host
+  // object but stay PROVISIONING (ControlPlaneReady False, NoControlPlane).
+  core::ControlPlanes* control_planes = nullptr;
+  std::unique_ptr<reconcile::ShardLeases> provisioner_shards;
+  std::unique_ptr<reconcile::ProvisionerController> provisioner;
+  std::unique_ptr<store::NotificationListener> vcluster_changes;  // NOTIFY septa_vclusters -> provisioner
   std::optional<std::string> new_admin_token;
   bool stopped = false;
 
@@ -156,6 +165,7 @@ struct SeptadApp::Impl {
   Status StartSimulatedCluster();
   Status ConnectHostCluster();
   Status StartInventory();
+  Status StartProvisioner();
   Status Listen();
   core::UseCases UseCases() {
     return {*store, *authenticator, *tenants, *tiers, *tokens, random, *probes, *inventory_service, *vclusters};
@@ -327,6 +337,32 @@ Status SeptadApp::Impl::StartInventory() {
   return Status::Ok();
 }
 
+// The provisioner, on its own shards; triggered by every committed change
+// to a virtual cluster (migrations/0006_vcluster_notify.sql).
+Status SeptadApp::Impl::StartProvisioner() {
+  auto scheduler = tenancy::host::ParseScheduler("scheduler", config.scheduler);
+  SEPTA_RETURN_IF_ERROR(scheduler);
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  provisioner_shards = std::make_unique<reconcile::ShardLeases>(
+      reconcile::ShardLeasesOptions{
+          .name = "provisioner", .holder = std::string(host) + ":" + std::to_string(::getpid()), .shards = 8},
+      *leases, clock);
+  provisioner_shards->Start();
+  reconcile::ProvisionerControllerOptions options;
+  options.render.scheduler = *scheduler;
+  options.shards = provisioner_shards.get();
+  provisioner = std::make_unique<reconcile::ProvisionerController>(options, *store, *host_cluster, control_planes,
+                                                                   clock, *registry);
+  SEPTA_RETURN_IF_ERROR(provisioner->Start(std::chrono::seconds(30)));
+  vcluster_changes = std::make_unique<store::NotificationListener>(
+      database_url, "septa_vclusters", [this](const std::string& key) { provisioner->Enqueue(key); },
+      [this] { provisioner->Resync(); });
+  spdlog::info("provisioner: started (scheduler {}{})", config.scheduler,
+               control_planes ? "" : "; no virtual control plane is wired");
+  return Status::Ok();
+}
+
 Status SeptadApp::Impl::Listen() {
   rest = std::make_unique<rest::RestApi>(
       UseCases(), *registry, static_cast<std::size_t>(config.worker_threads),
@@ -376,6 +412,7 @@ Result<std::unique_ptr<SeptadApp>> SeptadApp::Start(const config::Config& config
       std::make_unique<IdempotencySweeper>(*impl->store, impl->clock, config.idempotency_ttl, *impl->registry);
   SEPTA_RETURN_IF_ERROR(impl->ConnectHostCluster());
   SEPTA_RETURN_IF_ERROR(impl->StartInventory());
+  SEPTA_RETURN_IF_ERROR(impl->StartProvisioner());
   SEPTA_RETURN_IF_ERROR(impl->Listen());
   return std::unique_ptr<SeptadApp>(new SeptadApp(std::move(impl)));
 }
@@ -403,6 +440,9 @@ void SeptadApp::Shutdown(std::chrono::milliseconds grace) {
   impl_->rest.reset();
   impl_->sweeper.reset();
   if (impl_->store) impl_->store->WatchRevocations(nullptr);
+  impl_->vcluster_changes.reset();
+  impl_->provisioner.reset();
+  impl_->provisioner_shards.reset();
   impl_->inventory.reset();
   impl_->inventory_shards.reset();  // releases the leases: another replica takes over at once
   impl_->leases.reset();

@@ -161,6 +161,12 @@ const std::vector<KeyDef>& Defs() {
        AddressKey(&Config::kubesim_addr)},
       {{"kubesim_inventory", "simulated nodes (YAML file); empty uses the built-in sample"},
        StringKey(&Config::kubesim_inventory)},
+      {{"scheduler", "the host's batch scheduler the provisioner writes queues for: kai, kueue or default (none)"},
+       [](Config& c, const std::string& v, const std::string& where) {
+         SEPTA_RETURN_IF_ERROR(OneOf(v, where, {"kai", "kueue", "default"}));
+         c.scheduler = v;
+         return Status::Ok();
+       }},
   };
   return defs;
 }

@@ -52,6 +52,10 @@ struct Config {
   std::string kubeconfig;
   std::string kubesim_addr = "127.0.0.1:0";  // where the simulated cluster serves HTTPS
   std::string kubesim_inventory;             // its nodes (YAML file); empty: the built-in sample
+  // Which scheduler's queues the provisioner writes on the host: KAI Queues,
+  // Kueue ClusterQueues, or none (the default scheduler). KAI's CRDs are on
+  // the simulated host.
+  std::string scheduler = "kai";  // kai | kueue | default
 };
 
 // One configuration key as it appears in YAML; flags and environment

@@ -147,7 +147,7 @@ struct ProvisionerController::Applied {
 };
 
 ProvisionerController::ProvisionerController(ProvisionerControllerOptions options, core::Store& store,
-                                             kube::Client& host, core::ControlPlanes& control_planes,
+                                             kube::Client& host, core::ControlPlanes* control_planes,
                                              const Clock& clock, prometheus::Registry& metrics)
     : options_(std::move(options)),
       store_(store),
@@ -224,10 +224,12 @@ Result<std::vector<std::string>> ProvisionerController::ListKeys() {
       if (std::string key = VClusterKeyOf(object); !key.empty()) keys.insert(key);
     }
   }
-  if (auto planes = control_planes_.List(); planes.ok()) {
-    for (const auto& [tenant, vcluster] : *planes) keys.insert(tenant + "/" + vcluster);
-  } else {
-    spdlog::warn("provisioner: control planes could not be listed: {}", planes.status().message());
+  if (control_planes_) {
+    if (auto planes = control_planes_->List(); planes.ok()) {
+      for (const auto& [tenant, vcluster] : *planes) keys.insert(tenant + "/" + vcluster);
+    } else {
+      spdlog::warn("provisioner: control planes could not be listed: {}", planes.status().message());
+    }
   }
   return std::vector<std::string>(keys.begin(), keys.end());
 }
@@ -406,8 +408,9 @@ Outcome ProvisionerController::Provision(const Desired& desired) {
     }
   }
 
-  auto plane = control_planes_.Ensure(vc.tenant, vc.name);
-  if (!plane.ok()) {
+  if (!control_planes_) {
+    condition(kControlPlaneReady, false, "NoControlPlane", "this septad serves no virtual control planes yet");
+  } else if (auto plane = control_planes_->Ensure(vc.tenant, vc.name); !plane.ok()) {
     if (first_error.ok()) first_error = plane.status();
     condition(kControlPlaneReady, false, "ControlPlaneError", plane.status().message());
   } else if (!plane->serving) {
@@ -512,7 +515,7 @@ Result<bool> ProvisionerController::RemoveHostObjects(const std::string& tenant,
     if (body.is_null()) continue;
     SEPTA_RETURN_IF_ERROR(host_.Patch(kNodes, "", Text(node, "name"), kube::PatchType::kMerge, body.dump()).status());
   }
-  SEPTA_RETURN_IF_ERROR(control_planes_.Remove(tenant, vcluster));
+  if (control_planes_) SEPTA_RETURN_IF_ERROR(control_planes_->Remove(tenant, vcluster));
   return gone;
 }
 

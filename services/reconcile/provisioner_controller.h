@@ -60,8 +60,11 @@ struct ProvisionerControllerOptions {
 
 class ProvisionerController final : public Reconciler {
  public:
+  // `control_planes`: where virtual control planes come from; nullptr while
+  // septad has no implementation wired: ControlPlaneReady stays False
+  // (reason NoControlPlane) and the state PROVISIONING.
   ProvisionerController(ProvisionerControllerOptions options, core::Store& store, kube::Client& host,
-                        core::ControlPlanes& control_planes, const Clock& clock, prometheus::Registry& metrics);
+                        core::ControlPlanes* control_planes, const Clock& clock, prometheus::Registry& metrics);
   ~ProvisionerController() override;  // Stop
 
   // Starts the informers, waits (at most `timeout`) for their first lists,
@@ -93,7 +96,7 @@ class ProvisionerController final : public Reconciler {
   const ProvisionerControllerOptions options_;
   core::Store& store_;
   kube::Client& host_;
-  core::ControlPlanes& control_planes_;
+  core::ControlPlanes* const control_planes_;
   const Clock& clock_;
   Controller controller_;
   std::vector<std::pair<kube::Resource, std::unique_ptr<kube::Informer>>> informers_;

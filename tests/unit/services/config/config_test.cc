@@ -17,6 +17,7 @@ TEST(Config, DefaultsWithoutSources) {
   EXPECT_EQ(c->idempotency_ttl, std::chrono::hours(24));
   EXPECT_EQ(c->admin_token_ttl_max, std::chrono::hours(768));
   EXPECT_EQ(c->tenant_live_tokens_max, 100);
+  EXPECT_EQ(c->scheduler, "kai");
 }
 
 TEST(Config, LaterSourcesWin) {
@@ -66,6 +67,7 @@ TEST(Config, ErrorsNameTheKeyAndSource) {
        "tenant_live_tokens_max (SEPTA_TENANT_LIVE_TOKENS_MAX)",
        "out of range"},
       {{"kubesim_addr: here\n", "f.yaml", {}, {}}, "kubesim_addr (f.yaml)", "not host:port"},
+      {{"scheduler: slurm\n", "f.yaml", {}, {}}, "scheduler (f.yaml)", "not one of"},
       {{"", "", {}, {{"tls_cert_file", "/c.pem"}}}, "tls_key_file", "required when tls_cert_file is set"},
       {{"", "", {{"SEPTA_TLS_KEY_FILE", "/k.pem"}}, {}}, "tls_cert_file", "required when tls_key_file is set"},
   };

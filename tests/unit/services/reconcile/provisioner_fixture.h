@@ -91,7 +91,7 @@ class ProvisionerFixture {
     ProvisionerControllerOptions options;
     options.workers = 2;
     options.render.scheduler = scheduler;
-    provisioner_ = std::make_unique<ProvisionerController>(options, store, *host_, planes_, clock_, registry_);
+    provisioner_ = std::make_unique<ProvisionerController>(options, store, *host_, &planes_, clock_, registry_);
     ASSERT_TRUE(provisioner_->Start(10s).ok());
   }
 
