@@ -22,86 +22,15 @@ using tenancy::VirtualClusterState;
 class reconcileProvisioner : public ::testing::Test, public testing::ProvisionerFixture {
  protected:
   void SetUp() override { ASSERT_NO_FATAL_FAILURE(StartHost(store_)); }
+  void TearDown() override { provisioner_.reset(); }  // before the store it uses
 
-  void Seed(const std::string& vcluster, int gpu) {
-    ASSERT_TRUE(store_
-                    .Transact(core::TxMode::kReadWrite,
-                              [&](core::Tx& tx) -> Status {
-                                if (!tx.Tenants().Get("ann").ok()) {
-                                  core::Tenant t;
-                                  t.name = "ann";
-                                  t.display_name = "Ann";
-                                  t.trust_tier = "dedicated";
-                                  t.version = 1;
-                                  SEPTA_RETURN_IF_ERROR(tx.Tenants().Insert(t));
-                                }
-                                VirtualCluster vc;
-                                vc.tenant = "ann";
-                                vc.name = vcluster;
-                                vc.capacity.tier = gpu::Tier::kDedicated;
-                                vc.capacity.count = 1;
-                                vc.quota = {.cpu_milli = 8000, .memory_mib = 32768, .pods = 50};
-                                vc.conditions = {{"Reserved", ConditionStatus::kTrue, "CapacityReserved", "", {}, 1}};
-                                SEPTA_RETURN_IF_ERROR(tx.VirtualClusters().Insert(vc));
-                                tenancy::Reservation r;
-                                r.tenant = "ann";
-                                r.vcluster = vcluster;
-                                r.tier = gpu::Tier::kDedicated;
-                                r.gpus = {{"a100-0", gpu}};
-                                return tx.Reservations().Insert(r);
-                              })
-                    .ok());
-  }
-
-  std::optional<VirtualCluster> Stored(const std::string& vcluster) {
-    std::optional<VirtualCluster> out;
-    EXPECT_TRUE(store_
-                    .Transact(core::TxMode::kReadOnly,
-                              [&](core::Tx& tx) -> Status {
-                                auto got = tx.VirtualClusters().Get("ann", vcluster);
-                                if (got.ok()) out = *got;
-                                return Status::Ok();
-                              })
-                    .ok());
-    return out;
-  }
-
+  void Seed(const std::string& vcluster, int gpu) { ASSERT_NO_FATAL_FAILURE(SeedVCluster(store_, vcluster, gpu)); }
+  std::optional<VirtualCluster> Stored(const std::string& vcluster) { return StoredVCluster(store_, vcluster); }
+  bool IsReady(const std::string& vcluster) { return IsReadyIn(store_, vcluster); }
+  std::map<std::string, std::string> Versions(const std::string& vcluster) { return HostVersions(vcluster); }
   void Mutate(const std::string& vcluster, const std::function<void(VirtualCluster&)>& change) {
-    ASSERT_TRUE(store_
-                    .Transact(core::TxMode::kReadWrite,
-                              [&](core::Tx& tx) -> Status {
-                                auto vc = tx.VirtualClusters().Get("ann", vcluster);
-                                SEPTA_RETURN_IF_ERROR(vc);
-                                VirtualCluster next = *vc;
-                                change(next);
-                                next.version = vc->version + 1;
-                                return tx.VirtualClusters().Update(next, vc->version);
-                              })
-                    .ok());
+    ASSERT_NO_FATAL_FAILURE(UpdateVCluster(store_, vcluster, change));
     provisioner_->Enqueue("ann/" + vcluster);
-  }
-
-  bool IsReady(const std::string& vcluster) {
-    auto vc = Stored(vcluster);
-    return vc && vc->state == VirtualClusterState::kReady;
-  }
-
-  const tenancy::Condition* ConditionOf(const VirtualCluster& vc, const char* type) {
-    return tenancy::FindCondition(vc.conditions, type);
-  }
-
-  // resourceVersion of every object of the virtual cluster, and of the nodes.
-  std::map<std::string, std::string> Versions(const std::string& vcluster) {
-    std::map<std::string, std::string> out;
-    for (const auto& ref : HostObjectsOf("ann", vcluster)) out[ref] = "";
-    const std::string ns = tenancy::host::HostNamespaceName("ann", vcluster);
-    for (const auto& [r, name, n] :
-         {std::tuple{kNamespacesResource, ns, std::string()},
-          std::tuple{kQuotasResource, std::string("septa-quota"), ns}, std::tuple{kQueuesResource, ns, std::string()},
-          std::tuple{kNodesResource, std::string("a100-0"), std::string()}}) {
-      out[r.resource + "/" + name] = Get(r, n, name)["metadata"].value("resourceVersion", "");
-    }
-    return out;
   }
 
   core::FakeStore store_;
@@ -276,6 +205,17 @@ TEST_F(reconcileProvisioner, OrphansOfAVirtualClusterWithoutARowAreRemoved) {
   EXPECT_FALSE(planes_.Has("ann", "train"));
   EXPECT_EQ(HostObjectsOf("ann", "keep").size(), 9u) << "another virtual cluster's objects stay";
   EXPECT_TRUE(IsReady("keep"));
+}
+
+TEST_F(reconcileProvisioner, WithTheDefaultSchedulerThereAreNoQueuesAndQueueReadySaysSo) {
+  Seed("train", 0);
+  ASSERT_NO_FATAL_FAILURE(StartProvisioner(store_, tenancy::host::Scheduler::kDefault));
+  ASSERT_TRUE(Eventually([&] { return IsReady("train"); }));
+  auto vc = *Stored("train");
+  EXPECT_EQ(ConditionOf(vc, "QueueReady")->reason, "NotConfigured");
+  const auto objects = HostObjectsOf("ann", "train");
+  EXPECT_EQ(objects.size(), 8u) << ::testing::PrintToString(objects);
+  EXPECT_TRUE(Get(kQueuesResource, "", tenancy::host::HostNamespaceName("ann", "train")).is_null());
 }
 
 }  // namespace

@@ -9,12 +9,17 @@
 #include <prometheus/registry.h>
 
 #include <atomic>
+#include <functional>
+#include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <thread>
+#include <tuple>
 
 #include "gpu/catalog.h"
 #include "gpu/mig_parted.h"
+#include "services/core/store.h"
 #include "services/kube/client.h"
 #include "services/kubesim/kubesim.h"
 #include "services/reconcile/host_kinds.h"
@@ -91,6 +96,8 @@ class ProvisionerFixture {
     ProvisionerControllerOptions options;
     options.workers = 2;
     options.render.scheduler = scheduler;
+    // No periodic resync within a test: what happens is what a trigger caused.
+    options.resync_interval = std::chrono::hours(24);
     provisioner_ = std::make_unique<ProvisionerController>(options, store, *host_, &planes_, clock_, registry_);
     ASSERT_TRUE(provisioner_->Start(10s).ok());
   }
@@ -120,6 +127,90 @@ class ProvisionerFixture {
       }
     }
     return std::vector<std::string>(found.begin(), found.end());
+  }
+
+  // Tenant "ann" (dedicated) and its virtual cluster `vcluster` holding GPU `gpu` of a100-0, as the use case writes
+  // them.
+  static void SeedVCluster(core::Store& store, const std::string& vcluster, int gpu) {
+    ASSERT_TRUE(
+        store
+            .Transact(core::TxMode::kReadWrite,
+                      [&](core::Tx& tx) -> Status {
+                        if (!tx.Tenants().Get("ann").ok()) {
+                          core::Tenant t;
+                          t.name = "ann";
+                          t.display_name = "Ann";
+                          t.trust_tier = "dedicated";
+                          t.version = 1;
+                          SEPTA_RETURN_IF_ERROR(tx.Tenants().Insert(t));
+                        }
+                        tenancy::VirtualCluster vc;
+                        vc.tenant = "ann";
+                        vc.name = vcluster;
+                        vc.capacity.tier = gpu::Tier::kDedicated;
+                        vc.capacity.count = 1;
+                        vc.quota = {.cpu_milli = 8000, .memory_mib = 32768, .pods = 50};
+                        vc.conditions = {{"Reserved", tenancy::ConditionStatus::kTrue, "CapacityReserved", "", {}, 1}};
+                        SEPTA_RETURN_IF_ERROR(tx.VirtualClusters().Insert(vc));
+                        tenancy::Reservation r;
+                        r.tenant = "ann";
+                        r.vcluster = vcluster;
+                        r.tier = gpu::Tier::kDedicated;
+                        r.gpus = {{"a100-0", gpu}};
+                        return tx.Reservations().Insert(r);
+                      })
+            .ok());
+  }
+
+  static std::optional<tenancy::VirtualCluster> StoredVCluster(core::Store& store, const std::string& vcluster) {
+    std::optional<tenancy::VirtualCluster> out;
+    EXPECT_TRUE(store
+                    .Transact(core::TxMode::kReadOnly,
+                              [&](core::Tx& tx) -> Status {
+                                auto got = tx.VirtualClusters().Get("ann", vcluster);
+                                if (got.ok()) out = *got;
+                                return Status::Ok();
+                              })
+                    .ok());
+    return out;
+  }
+
+  // A user's update: bumps the version (and whatever `change` does).
+  static void UpdateVCluster(core::Store& store, const std::string& vcluster,
+                             const std::function<void(tenancy::VirtualCluster&)>& change) {
+    ASSERT_TRUE(store
+                    .Transact(core::TxMode::kReadWrite,
+                              [&](core::Tx& tx) -> Status {
+                                auto vc = tx.VirtualClusters().Get("ann", vcluster);
+                                SEPTA_RETURN_IF_ERROR(vc);
+                                tenancy::VirtualCluster next = *vc;
+                                change(next);
+                                next.version = vc->version + 1;
+                                return tx.VirtualClusters().Update(next, vc->version);
+                              })
+                    .ok());
+  }
+
+  static bool IsReadyIn(core::Store& store, const std::string& vcluster) {
+    auto vc = StoredVCluster(store, vcluster);
+    return vc && vc->state == tenancy::VirtualClusterState::kReady;
+  }
+
+  static const tenancy::Condition* ConditionOf(const tenancy::VirtualCluster& vc, const char* type) {
+    return tenancy::FindCondition(vc.conditions, type);
+  }
+
+  // resourceVersion of the virtual cluster's namespace, quota, leaf queue and reserved node.
+  std::map<std::string, std::string> HostVersions(const std::string& vcluster) {
+    std::map<std::string, std::string> out;
+    const std::string ns = tenancy::host::HostNamespaceName("ann", vcluster);
+    for (const auto& [r, name, n] :
+         {std::tuple{kNamespacesResource, ns, std::string()},
+          std::tuple{kQuotasResource, std::string("septa-quota"), ns}, std::tuple{kQueuesResource, ns, std::string()},
+          std::tuple{kNodesResource, std::string("a100-0"), std::string()}}) {
+      out[r.resource + "/" + name] = Get(r, n, name)["metadata"].value("resourceVersion", "");
+    }
+    return out;
   }
 
   json Get(const kube::Resource& r, const std::string& ns, const std::string& name) {
