@@ -218,5 +218,26 @@ TEST_F(reconcileProvisioner, WithTheDefaultSchedulerThereAreNoQueuesAndQueueRead
   EXPECT_TRUE(Get(kQueuesResource, "", tenancy::host::HostNamespaceName("ann", "train")).is_null());
 }
 
+TEST_F(reconcileProvisioner, KueueModeWritesAClusterQueueInTheTenantsCohortAndDeleteKeepsSharedFlavors) {
+  Seed("train", 0);
+  ASSERT_NO_FATAL_FAILURE(StartProvisioner(store_, tenancy::host::Scheduler::kKueue));
+  ASSERT_TRUE(Eventually([&] { return IsReady("train"); }));
+  const std::string ns = tenancy::host::HostNamespaceName("ann", "train");
+  const json cluster_queue = Get(kClusterQueuesResource, "", ns);
+  EXPECT_EQ(cluster_queue["spec"].value("cohortName", ""), "ann") << cluster_queue.dump();
+  EXPECT_EQ(Get(kLocalQueuesResource, ns, "septa")["spec"].value("clusterQueue", ""), ns);
+  auto flavors = host_->List(kFlavorsResource, "");
+  ASSERT_TRUE(flavors.ok());
+  EXPECT_FALSE(flavors->items.empty());
+  EXPECT_TRUE(Get(kQueuesResource, "", ns).is_null()) << "no KAI queue in Kueue mode";
+
+  Mutate("train", [](VirtualCluster& vc) { vc.state = VirtualClusterState::kDeleting; });
+  ASSERT_TRUE(Eventually([&] { return !Stored("train").has_value(); }));
+  EXPECT_EQ(HostObjectsOf("ann", "train"), std::vector<std::string>{});
+  auto flavors_after = host_->List(kFlavorsResource, "");
+  ASSERT_TRUE(flavors_after.ok());
+  EXPECT_EQ(flavors_after->items.size(), flavors->items.size()) << "flavors are shared: they stay";
+}
+
 }  // namespace
 }  // namespace septa::reconcile

@@ -1,5 +1,5 @@
-// The provisioner against an in-process kubesim (with the KAI Queue CRD,
-// which the simulated host does not install on this branch yet), on any
+// The provisioner against an in-process kubesim (with the KAI and Kueue
+// CRDs, which the simulated host does not install on this branch yet), on any
 // Store, with a FakeClock and FakeControlPlanes: shared by the FakeStore and
 // the PostgreSQL tests.
 #pragma once
@@ -9,6 +9,7 @@
 #include <prometheus/registry.h>
 
 #include <atomic>
+#include <cctype>
 #include <functional>
 #include <map>
 #include <memory>
@@ -50,6 +51,9 @@ inline const kube::Resource kNamespacesResource{"", "v1", "namespaces", false};
 inline const kube::Resource kQuotasResource{"", "v1", "resourcequotas", true};
 inline const kube::Resource kNodesResource{"", "v1", "nodes", false};
 inline const kube::Resource kQueuesResource{"scheduling.run.ai", "v2", "queues", false};
+inline const kube::Resource kClusterQueuesResource{"kueue.x-k8s.io", "v1beta2", "clusterqueues", false};
+inline const kube::Resource kLocalQueuesResource{"kueue.x-k8s.io", "v1beta2", "localqueues", true};
+inline const kube::Resource kFlavorsResource{"kueue.x-k8s.io", "v1beta2", "resourceflavors", false};
 
 class ProvisionerFixture {
  public:
@@ -72,24 +76,40 @@ class ProvisionerFixture {
     client_options.max_retries = 0;
     client_options.sleep = [](std::chrono::milliseconds) {};
     host_ = std::move(*kube::Client::Create(*kube::ParseKubeconfig(*sim_->AdminKubeconfig()), client_options));
+    for (const auto& [group, version, plural, kind] :
+         {std::tuple{"scheduling.run.ai", "v2", "queues", "Queue"},
+          std::tuple{"kueue.x-k8s.io", "v1beta2", "resourceflavors", "ResourceFlavor"},
+          std::tuple{"kueue.x-k8s.io", "v1beta2", "clusterqueues", "ClusterQueue"},
+          std::tuple{"kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses", "WorkloadPriorityClass"}}) {
+      ASSERT_NO_FATAL_FAILURE(InstallCrd(group, version, plural, kind, "Cluster"));
+    }
+    ASSERT_NO_FATAL_FAILURE(InstallCrd("kueue.x-k8s.io", "v1beta2", "localqueues", "LocalQueue", "Namespaced"));
+    InventoryController inventory({}, store, *host_, gpu::Catalog::Default(), mig_configs_, clock_, registry_);
+    ASSERT_TRUE(inventory.Start(10s).ok());
+    ASSERT_TRUE(inventory.AwaitIdle(10s));
+  }
+
+  // A CRD reduced to what an API server needs to serve the kind (as tests/e2e/host_objects/crds.yaml).
+  void InstallCrd(const std::string& group, const std::string& version, const std::string& plural,
+                  const std::string& kind, const std::string& scope) {
+    std::string singular = kind;
+    for (char& c : singular) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     json crd = {
         {"apiVersion", "apiextensions.k8s.io/v1"},
         {"kind", "CustomResourceDefinition"},
-        {"metadata", {{"name", "queues.scheduling.run.ai"}}},
+        {"metadata", {{"name", plural + "." + group}}},
         {"spec",
-         {{"group", "scheduling.run.ai"},
-          {"scope", "Cluster"},
-          {"names", {{"plural", "queues"}, {"singular", "queue"}, {"kind", "Queue"}, {"listKind", "QueueList"}}},
+         {{"group", group},
+          {"scope", scope},
+          {"names", {{"plural", plural}, {"singular", singular}, {"kind", kind}, {"listKind", kind + "List"}}},
           {"versions",
-           {{{"name", "v2"},
+           {{{"name", version},
              {"served", true},
              {"storage", true},
              {"schema",
               {{"openAPIV3Schema", {{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}}}}}}}}}}};
-    ASSERT_TRUE(host_->Create({"apiextensions.k8s.io", "v1", "customresourcedefinitions", false}, "", crd).ok());
-    InventoryController inventory({}, store, *host_, gpu::Catalog::Default(), mig_configs_, clock_, registry_);
-    ASSERT_TRUE(inventory.Start(10s).ok());
-    ASSERT_TRUE(inventory.AwaitIdle(10s));
+    ASSERT_TRUE(host_->Create({"apiextensions.k8s.io", "v1", "customresourcedefinitions", false}, "", crd).ok())
+        << plural;
   }
 
   void StartProvisioner(core::Store& store, tenancy::host::Scheduler scheduler = tenancy::host::Scheduler::kKai) {
