@@ -239,5 +239,73 @@ TEST_F(reconcileProvisioner, KueueModeWritesAClusterQueueInTheTenantsCohortAndDe
   EXPECT_EQ(flavors_after->items.size(), flavors->items.size()) << "flavors are shared: they stay";
 }
 
+TEST_F(reconcileProvisioner, ExclusiveNodesAreTaintedAndLabelledThenLetGoOnDelete) {
+  ASSERT_TRUE(store_
+                  .Transact(core::TxMode::kReadWrite,
+                            [&](core::Tx& tx) -> Status {
+                              core::Tenant t;
+                              t.name = "ben";
+                              t.display_name = "Ben";
+                              t.trust_tier = "exclusive";
+                              t.version = 1;
+                              SEPTA_RETURN_IF_ERROR(tx.Tenants().Insert(t));
+                              VirtualCluster vc;
+                              vc.tenant = "ben";
+                              vc.name = "solo";
+                              vc.capacity.tier = gpu::Tier::kExclusive;
+                              vc.capacity.count = 1;
+                              vc.conditions = {{"Reserved", ConditionStatus::kTrue, "CapacityReserved", "", {}, 1}};
+                              SEPTA_RETURN_IF_ERROR(tx.VirtualClusters().Insert(vc));
+                              tenancy::Reservation r;
+                              r.tenant = "ben";
+                              r.vcluster = "solo";
+                              r.tier = gpu::Tier::kExclusive;
+                              r.nodes = {"a100-1"};
+                              return tx.Reservations().Insert(r);
+                            })
+                  .ok());
+  ASSERT_NO_FATAL_FAILURE(StartProvisioner(store_));
+  auto state = [&] {
+    std::optional<VirtualCluster> out;
+    EXPECT_TRUE(store_
+                    .Transact(core::TxMode::kReadOnly,
+                              [&](core::Tx& tx) -> Status {
+                                if (auto got = tx.VirtualClusters().Get("ben", "solo"); got.ok()) out = *got;
+                                return Status::Ok();
+                              })
+                    .ok());
+    return out;
+  };
+  ASSERT_TRUE(Eventually([&] {
+    auto vc = state();
+    return vc && vc->state == VirtualClusterState::kReady;
+  }));
+  const std::string ns = tenancy::host::HostNamespaceName("ben", "solo");
+  auto taints_of = [&] { return Get(kNodesResource, "", "a100-1")["spec"].value("taints", json::array()); };
+  json node = Get(kNodesResource, "", "a100-1");
+  EXPECT_EQ(node["metadata"]["labels"].value(tenancy::host::kExclusiveTenantKey, ""), "ben");
+  EXPECT_EQ(node["metadata"]["labels"].value(tenancy::host::ReservedNodeLabel(ns), ""), "exclusive");
+  EXPECT_EQ(taints_of(), json::parse(R"([{"key":"septa.dev/exclusive-tenant","value":"ben","effect":"NoSchedule"}])"));
+  EXPECT_FALSE(Get(kNodesResource, "", "a100-0")["metadata"]["labels"].contains(tenancy::host::kExclusiveTenantKey));
+
+  ASSERT_TRUE(store_
+                  .Transact(core::TxMode::kReadWrite,
+                            [&](core::Tx& tx) -> Status {
+                              auto vc = tx.VirtualClusters().Get("ben", "solo");
+                              SEPTA_RETURN_IF_ERROR(vc);
+                              VirtualCluster next = *vc;
+                              next.state = VirtualClusterState::kDeleting;
+                              next.version = vc->version + 1;
+                              return tx.VirtualClusters().Update(next, vc->version);
+                            })
+                  .ok());
+  provisioner_->Enqueue("ben/solo");
+  ASSERT_TRUE(Eventually([&] { return !state().has_value(); }));
+  node = Get(kNodesResource, "", "a100-1");
+  EXPECT_FALSE(node["metadata"]["labels"].contains(tenancy::host::kExclusiveTenantKey));
+  EXPECT_FALSE(node["metadata"]["labels"].contains(tenancy::host::ReservedNodeLabel(ns)));
+  EXPECT_EQ(taints_of(), json::array());
+}
+
 }  // namespace
 }  // namespace septa::reconcile
