@@ -412,7 +412,7 @@ Result<std::unique_ptr<SeptadApp>> SeptadApp::Start(const config::Config& config
       std::make_unique<IdempotencySweeper>(*impl->store, impl->clock, config.idempotency_ttl, *impl->registry);
   SEPTA_RETURN_IF_ERROR(impl->ConnectHostCluster());
   SEPTA_RETURN_IF_ERROR(impl->StartInventory());
-  SEPTA_RETURN_IF_ERROR(impl->StartProvisioner());
+  if (config.provisioner) SEPTA_RETURN_IF_ERROR(impl->StartProvisioner());
   SEPTA_RETURN_IF_ERROR(impl->Listen());
   return std::unique_ptr<SeptadApp>(new SeptadApp(std::move(impl)));
 }

@@ -167,6 +167,12 @@ const std::vector<KeyDef>& Defs() {
          c.scheduler = v;
          return Status::Ok();
        }},
+      {{"provisioner", "true or false: whether this septad makes virtual clusters real on the host"},
+       [](Config& c, const std::string& v, const std::string& where) {
+         SEPTA_RETURN_IF_ERROR(OneOf(v, where, {"true", "false"}));
+         c.provisioner = v == "true";
+         return Status::Ok();
+       }},
   };
   return defs;
 }

@@ -56,6 +56,9 @@ struct Config {
   // Kueue ClusterQueues, or none (the default scheduler). KAI's CRDs are on
   // the simulated host.
   std::string scheduler = "kai";  // kai | kueue | default
+  // false: septad runs no provisioner, so virtual clusters stay as the API
+  // wrote them (the API's own tests, which assert its synchronous answers).
+  bool provisioner = true;
 };
 
 // One configuration key as it appears in YAML; flags and environment

@@ -18,6 +18,7 @@ TEST(Config, DefaultsWithoutSources) {
   EXPECT_EQ(c->admin_token_ttl_max, std::chrono::hours(768));
   EXPECT_EQ(c->tenant_live_tokens_max, 100);
   EXPECT_EQ(c->scheduler, "kai");
+  EXPECT_TRUE(c->provisioner);
 }
 
 TEST(Config, LaterSourcesWin) {
@@ -68,6 +69,7 @@ TEST(Config, ErrorsNameTheKeyAndSource) {
        "out of range"},
       {{"kubesim_addr: here\n", "f.yaml", {}, {}}, "kubesim_addr (f.yaml)", "not host:port"},
       {{"scheduler: slurm\n", "f.yaml", {}, {}}, "scheduler (f.yaml)", "not one of"},
+      {{"", "", {}, {{"provisioner", "yes"}}}, "provisioner (--provisioner)", "not one of"},
       {{"", "", {}, {{"tls_cert_file", "/c.pem"}}}, "tls_key_file", "required when tls_cert_file is set"},
       {{"", "", {{"SEPTA_TLS_KEY_FILE", "/k.pem"}}, {}}, "tls_cert_file", "required when tls_key_file is set"},
   };
