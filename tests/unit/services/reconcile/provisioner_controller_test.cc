@@ -154,6 +154,16 @@ TEST_F(reconcileProvisioner, DriftIsRepairedAndSaidSo) {
                   .ok());
   ASSERT_TRUE(Eventually(
       [&] { return Get(kQueuesResource, "", ns)["spec"].value("parentQueue", "") == "septa-tier-dedicated"; }));
+
+  // The whole namespace deleted (its contents with it): everything comes back.
+  ASSERT_TRUE(host_->Delete(kNamespacesResource, "", ns).ok());
+  ASSERT_TRUE(Eventually([&] {
+    const json quota = Get(kQuotasResource, ns, "septa-quota");
+    const json space = Get(kNamespacesResource, "", ns);
+    return !quota.is_null() && !space.is_null() && !space["metadata"].contains("deletionTimestamp") &&
+           HostObjectsOf("ann", "train").size() == 9;
+  }));
+  EXPECT_TRUE(IsReady("train"));
 }
 
 TEST_F(reconcileProvisioner, DeleteLeavesNothingBehindThenReleases) {
