@@ -96,6 +96,18 @@ TEST_F(reconcileProvisioner, HostFaultsTurnConditionsFalseThenItRecovers) {
   ASSERT_TRUE(Eventually([&] { return IsReady("train"); })) << "retried with backoff after the host recovered";
   EXPECT_EQ(failing_writes_.load(), 0);
 
+  // A conflict is reported the same way, and retried.
+  failing_status_ = 409;
+  failing_writes_ = 1;
+  ASSERT_TRUE(host_->Delete(kQuotasResource, tenancy::host::HostNamespaceName("ann", "train"), "septa-quota").ok());
+  bool saw_conflict = false;
+  ASSERT_TRUE(Eventually([&] {
+    auto vc = Stored("train");
+    const tenancy::Condition* c = ConditionOf(*vc, "QuotaReady");
+    if (c->status == ConditionStatus::kFalse && c->reason == "HostConflict") saw_conflict = true;
+    return saw_conflict && c->status == ConditionStatus::kTrue;
+  }));
+
   // The control plane failing is reported the same way, and retried.
   planes_.FailNext(Unavailable("the control plane store is down"), 1);
   Mutate("train", [](VirtualCluster& vc) {

@@ -66,7 +66,7 @@ class ProvisionerFixture {
     options.fault = [this](const http::Request& request) -> std::optional<http::HttpStatus> {
       if (request.method() == boost::beast::http::verb::patch && failing_writes_.load() > 0) {
         --failing_writes_;
-        return http::HttpStatus::service_unavailable;
+        return static_cast<http::HttpStatus>(failing_status_.load());
       }
       return std::nullopt;
     };
@@ -241,7 +241,9 @@ class ProvisionerFixture {
   FakeClock clock_;
   prometheus::Registry registry_;
   gpu::MigPartedConfig mig_configs_ = gpu::StockMigPartedConfigs(gpu::Catalog::Default());
+  // The next `failing_writes_` PATCH requests (applies, node patches) are answered with `failing_status_`.
   std::atomic<int> failing_writes_{0};
+  std::atomic<int> failing_status_{503};
   std::unique_ptr<kubesim::KubeSim> sim_;
   std::unique_ptr<kube::Client> host_;
   core::FakeControlPlanes planes_;
