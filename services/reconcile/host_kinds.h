@@ -18,9 +18,10 @@ struct HostKind {
   kube::Resource resource;
 };
 
-// Every kind a virtual cluster may own with `scheduler`, in apply order;
-// std::nullopt for a kind the provisioner does not render.
+// Every kind a virtual cluster may own with `scheduler`, in apply order.
 const std::vector<HostKind>& ManagedHostKinds(tenancy::host::Scheduler scheduler);
+// The resource of a rendered object's apiVersion and kind; std::nullopt for
+// a kind the provisioner does not render.
 std::optional<kube::Resource> ResourceOfKind(const std::string& api_version, const std::string& kind);
 
 // "<tenant>/<vcluster>" from the object's Septa labels; "" for an object of
