@@ -4,6 +4,7 @@
 # namespace, quota and KAI queue (read back with kubectl) and its conditions
 # turn True; a host object deleted behind Septa's back is restored; DELETE
 # removes every host object, then the virtual cluster.
+# Prints how long after a create its host objects were applied (20 at once).
 # The KAI and Kueue CRDs are applied first (the simulated host installs them
 # itself once kubesim serves them; applying them again changes nothing).
 set -euo pipefail
@@ -65,11 +66,38 @@ quota_back() { k get resourcequota septa-quota -n "$ns" -o name >/dev/null 2>&1;
 wait_for "the deleted quota restored" 10 quota_back
 echo "drift repaired $(($(now_ms) - deleted)) ms after the delete"
 
+# 20 more, at once: from each create's commit to its last host condition
+# turning True, by the server's own timestamps (create_time and the
+# conditions' last_transition_time).
+for i in $(seq 1 20); do
+  [[ $(api POST /v1/tenants/acme/vclusters "{\"name\":\"burst-$i\",\"capacity\":{\"shared\":{\"milli_gpu\":100}}}") == 201 ]] ||
+    fail "create burst-$i"
+done
+all_host_parts_true() {
+  local i vc
+  for i in $(seq 1 20); do
+    vc=$(get "/v1/tenants/acme/vclusters/burst-$i")
+    [[ $(condition "$vc" NamespaceReady) == True && $(condition "$vc" QuotaReady) == True &&
+      $(condition "$vc" QueueReady) == True ]] || return 1
+  done
+}
+wait_for "20 virtual clusters' host objects" 30 all_host_parts_true
+get "/v1/tenants/acme/vclusters?page_size=100" | python3 -c '
+import json, sys
+from datetime import datetime
+def t(s): return datetime.fromisoformat(s.replace("Z", "+00:00"))
+ms = sorted((max(t(c["last_transition_time"]) for c in vc["conditions"]
+                 if c["type"] in ("NamespaceReady", "QuotaReady", "QueueReady")) - t(vc["create_time"])).total_seconds() * 1000
+            for vc in json.load(sys.stdin)["virtual_clusters"] if vc["name"].startswith("burst-"))
+assert len(ms) == 20, len(ms)
+print("create -> host objects applied, 20 at once: p50 %.0f ms, max %.0f ms" % (ms[len(ms) // 2], ms[-1]))
+' || fail "reading the burst's conditions"
+
 [[ $(api DELETE /v1/tenants/acme/vclusters/train) == 200 ]] || fail "delete virtual cluster"
 gone() { [[ $(api GET /v1/tenants/acme/vclusters/train) == 404 ]]; }
 wait_for "the virtual cluster gone" 10 gone
 k get namespace "$ns" >/dev/null 2>&1 && fail "the host namespace is left behind"
-[[ -z $(k get queues.scheduling.run.ai -l septa.dev/tenant=acme -o name) ]] || fail "the leaf queue is left behind"
+[[ -z $(k get queues.scheduling.run.ai -l septa.dev/tenant=acme,septa.dev/vcluster=train -o name) ]] || fail "the leaf queue is left behind"
 [[ -n $(k get queues.scheduling.run.ai septa-tier-shared -o name) ]] || fail "the shared tier queue was deleted"
 
 kill -TERM "$pid"
