@@ -16,7 +16,7 @@ enum class ConditionStatus { kTrue, kFalse, kUnknown };
 std::string_view ConditionStatusName(ConditionStatus status);  // "True", "False", "Unknown"
 
 struct Condition {
-  std::string type;  // CamelCase: "Reserved", "Provisioned", "Ready"
+  std::string type;  // CamelCase: "CapacityReady", "Provisioned", "Ready"
   ConditionStatus status = ConditionStatus::kUnknown;
   std::string reason;   // CamelCase, machine-readable: "MigRelayoutPending"
   std::string message;  // for people

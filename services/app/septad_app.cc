@@ -24,6 +24,7 @@
 #include "services/kube/client.h"
 #include "services/kubesim/kubesim.h"
 #include "services/reconcile/inventory_controller.h"
+#include "services/reconcile/mig_layout_controller.h"
 #include "services/reconcile/provisioner_controller.h"
 #include "services/reconcile/shard_leases.h"
 #include "services/rest/rest_api.h"
@@ -152,6 +153,9 @@ struct SeptadApp::Impl {
   std::unique_ptr<reconcile::ShardLeases> provisioner_shards;
   std::unique_ptr<reconcile::ProvisionerController> provisioner;
   std::unique_ptr<store::NotificationListener> vcluster_changes;  // NOTIFY septa_vclusters -> provisioner
+  std::unique_ptr<reconcile::ShardLeases> mig_layout_shards;
+  std::unique_ptr<reconcile::MigLayoutController> mig_layouts;
+  std::unique_ptr<store::NotificationListener> mig_layout_changes;  // NOTIFY of layout targets
   std::optional<std::string> new_admin_token;
   bool stopped = false;
 
@@ -166,6 +170,7 @@ struct SeptadApp::Impl {
   Status ConnectHostCluster();
   Status StartInventory();
   Status StartProvisioner();
+  Status StartMigLayouts();
   Status Listen();
   core::UseCases UseCases() {
     return {*store, *authenticator, *tenants, *tiers, *tokens, random, *probes, *inventory_service, *vclusters};
@@ -221,7 +226,9 @@ Status SeptadApp::Impl::Open() {
       *store, clock, random, *authenticator,
       core::TokenLimits{.admin_ttl_max = std::chrono::duration_cast<std::chrono::seconds>(config.admin_token_ttl_max),
                         .tenant_live_max = config.tenant_live_tokens_max});
-  capacity = std::make_unique<core::CapacityLedger>(gpu::Catalog::Default());
+  capacity = std::make_unique<core::CapacityLedger>(
+      gpu::Catalog::Default(), "septa",
+      config.mig_relayout == "off" ? core::MigRelayoutPolicy::kOff : core::MigRelayoutPolicy::kAuto);
   vclusters = std::make_unique<core::VirtualClusterService>(*store, clock, *capacity, gpu::Catalog::Default(),
                                                             config.idempotency_ttl);
   // Alive unless the PostgreSQL septad owns stays down despite restarts (an
@@ -334,11 +341,36 @@ Status SeptadApp::Impl::StartInventory() {
       "inventory: first sync in {} ms ({} of {} shards held)",
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count(),
       inventory_shards->Held().size(), inventory_shards->shard_count());
+  return StartMigLayouts();
+}
+
+// The MIG layout controller, on shards of its own; told of new layout
+// targets by NOTIFY, from whichever replica wrote them.
+Status SeptadApp::Impl::StartMigLayouts() {
+  constexpr std::chrono::seconds kStart{30};
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  mig_layout_shards = std::make_unique<reconcile::ShardLeases>(
+      reconcile::ShardLeasesOptions{
+          .name = "mig-layout", .holder = std::string(host) + ":" + std::to_string(::getpid()), .shards = 8},
+      *leases, clock);
+  mig_layout_shards->Start();
+  if (!mig_layout_shards->AwaitRounds(1, kStart)) {
+    return DeadlineExceeded("mig-layout: leases could not be taken within 30 s");
+  }
+  mig_layouts = std::make_unique<reconcile::MigLayoutController>(
+      reconcile::MigLayoutControllerOptions{.shards = mig_layout_shards.get()}, *store, *host_cluster,
+      gpu::Catalog::Default(), clock, *registry);
+  SEPTA_RETURN_IF_ERROR(mig_layouts->Start(kStart));
+  mig_layout_changes = std::make_unique<store::NotificationListener>(
+      database_url, "septa_mig_layout_targets",
+      [controller = mig_layouts.get()](const std::string& node) { controller->Enqueue(node); },
+      [controller = mig_layouts.get()] { controller->Enqueue(""); });
   return Status::Ok();
 }
 
 // The provisioner, on its own shards; triggered by every committed change
-// to a virtual cluster (migrations/0006_vcluster_notify.sql).
+// to a virtual cluster (migrations/0007_vcluster_notify.sql).
 Status SeptadApp::Impl::StartProvisioner() {
   auto scheduler = tenancy::host::ParseScheduler("scheduler", config.scheduler);
   SEPTA_RETURN_IF_ERROR(scheduler);
@@ -443,6 +475,9 @@ void SeptadApp::Shutdown(std::chrono::milliseconds grace) {
   impl_->vcluster_changes.reset();
   impl_->provisioner.reset();
   impl_->provisioner_shards.reset();
+  impl_->mig_layout_changes.reset();
+  impl_->mig_layouts.reset();
+  impl_->mig_layout_shards.reset();
   impl_->inventory.reset();
   impl_->inventory_shards.reset();  // releases the leases: another replica takes over at once
   impl_->leases.reset();

@@ -336,7 +336,7 @@ class CommandRunner {
       if (clock_.Now() >= deadline) {
         gave_up_ = DeadlineExceeded("gave up waiting after " + FormatWaitTimeout(timeout) + ": virtual cluster " + who +
                                     " is still " + v1::VirtualCluster::State_Name(state) + ", " +
-                                    DescribeCondition(vcluster_, "Reserved"));
+                                    DescribeCondition(vcluster_, "CapacityReady"));
         return grpc::Status::OK;
       }
       clock_.SleepUntil(std::min(deadline, clock_.Now() + kPollInterval), {});

@@ -122,7 +122,7 @@ std::string FormatReservation(const v1::Reservation& r) {
   return r.releasing() ? text + " (releasing)" : text;
 }
 
-// "Reserved=True (Reserved), Ready=False (ProvisionerMissing)".
+// "CapacityReady=True (CapacityReserved), Ready=False (ProvisionerMissing)".
 std::string FormatConditions(const google::protobuf::RepeatedPtrField<v1::Condition>& conditions) {
   std::string text;
   for (const auto& c : conditions) {

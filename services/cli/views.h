@@ -26,7 +26,7 @@ Table InventoryTable(const google::protobuf::RepeatedPtrField<v1::InventoryNode>
 // h100-0/1") and its conditions' reasons.
 Table VirtualClusterTable(const google::protobuf::RepeatedPtrField<v1::VirtualCluster>& vclusters);
 
-// "Reserved=True (MigReserved: 1 instance held)"; "no Reserved condition".
+// "CapacityReady=True (CapacityReserved: 1 instance held)"; "no CapacityReady condition".
 std::string DescribeCondition(const v1::VirtualCluster& vcluster, const std::string& type);
 
 // One resource as the list the table functions take.

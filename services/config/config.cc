@@ -155,6 +155,12 @@ const std::vector<KeyDef>& Defs() {
        }},
       {{"tenant_live_tokens_max", "unexpired, unrevoked API tokens one tenant may hold"},
        IntKey(&Config::tenant_live_tokens_max, 1, 1'000'000)},
+      {{"mig_relayout", "auto or off: re-lay out MIG GPUs that run nothing when an isolated request needs it"},
+       [](Config& c, const std::string& v, const std::string& where) {
+         SEPTA_RETURN_IF_ERROR(OneOf(v, where, {"auto", "off"}));
+         c.mig_relayout = v;
+         return Status::Ok();
+       }},
       {{"kubeconfig", "kubeconfig of the host Kubernetes cluster; empty runs a simulated cluster in-process"},
        StringKey(&Config::kubeconfig)},
       {{"kubesim_addr", "HTTPS listen address of the simulated cluster (port 0: any free port)"},

@@ -47,6 +47,10 @@ struct Config {
   std::chrono::milliseconds admin_token_ttl_max{768LL * 3'600'000};
   int tenant_live_tokens_max = 100;  // unexpired, unrevoked API tokens one tenant may hold
   std::chrono::milliseconds shutdown_grace{10'000};
+  // "auto": an isolated request that fits only after MIG GPUs that run
+  // nothing are re-laid out gets them re-laid out; "off": its refusal says
+  // what a re-layout would free.
+  std::string mig_relayout = "auto";
   // The host Kubernetes cluster. Empty: septad runs a simulated cluster
   // (kubesim) in-process and writes its admin kubeconfig to data_dir.
   std::string kubeconfig;

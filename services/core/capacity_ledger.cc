@@ -39,15 +39,19 @@ void FifoMutex::unlock() {
   turn_.notify_all();
 }
 
-CapacityLedger::CapacityLedger(const gpu::Catalog& catalog, std::string policy)
-    : catalog_(catalog), policy_(std::move(policy)) {}
+CapacityLedger::CapacityLedger(const gpu::Catalog& catalog, std::string policy, MigRelayoutPolicy mig_relayout)
+    : catalog_(catalog), policy_(std::move(policy)), mig_relayout_(mig_relayout) {}
 
 Status CapacityLedger::Rebuild(Tx& tx, std::int64_t epoch) {
   auto nodes = tx.Inventory().ListNodes();
   SEPTA_RETURN_IF_ERROR(nodes);
   auto reservations = tx.Reservations().List();
   SEPTA_RETURN_IF_ERROR(reservations);
-  auto engine = gpu::PlacementEngine::Create(*nodes, catalog_, policy_);
+  auto targets = tx.Inventory().ListLayoutTargets();
+  SEPTA_RETURN_IF_ERROR(targets);
+  // A GPU being re-laid out is placed on as it will be: the reservations of
+  // its new instances hold them.
+  auto engine = gpu::PlacementEngine::Create(tenancy::WithLayoutTargets(*nodes, *targets), catalog_, policy_);
   if (!engine.ok()) return Internal("the GPU inventory cannot be placed on: " + engine.status().message());
   std::map<Key, std::vector<std::uint64_t>> held;
   for (const tenancy::Reservation& r : *reservations) {
@@ -79,14 +83,59 @@ Result<gpu::PlacementEngine*> CapacityLedger::Session::Engine(Tx& tx) {
   return ledger_.engine_.get();
 }
 
-Result<tenancy::Reservation> CapacityLedger::Session::Place(const std::string& tenant, const std::string& vcluster,
-                                                            const tenancy::Capacity& capacity) {
+Result<CapacityLedger::Placed> CapacityLedger::Session::Place(Tx& tx, const std::string& tenant,
+                                                              const std::string& vcluster,
+                                                              const tenancy::Capacity& capacity, TimePoint now) {
   if (!ledger_.engine_) return FailedPrecondition("Engine(tx) must come first");
   auto placed = tenancy::PlaceCapacity(*ledger_.engine_, tenant, vcluster, capacity, ledger_.tolerations_);
-  SEPTA_RETURN_IF_ERROR(placed);
+  std::vector<tenancy::MigLayoutTarget> relayout;
+  if (!placed.ok()) {
+    if (placed.status().code() != Code::kResourceExhausted) return placed.status();
+    auto plan = tenancy::PlanMigRelayout(*ledger_.engine_, ledger_.catalog_, capacity);
+    SEPTA_RETURN_IF_ERROR(plan);
+    const Status refused = tenancy::WithRelayoutHint(placed.status(), *plan);
+    if (ledger_.mig_relayout_ == MigRelayoutPolicy::kOff || !plan->meets) return refused;
+    auto written = WriteLayoutTargets(tx, plan->targets, now);
+    SEPTA_RETURN_IF_ERROR(written);
+    relayout = *std::move(written);
+    SEPTA_RETURN_IF_ERROR(Engine(tx));  // rebuilt with the targets (the epoch moved)
+    Release(tenant, vcluster);          // a resize: the rebuild holds the old capacity again
+    changed_ = true;                    // from rows this transaction has not committed
+    placed = tenancy::PlaceCapacity(*ledger_.engine_, tenant, vcluster, capacity, ledger_.tolerations_);
+    if (!placed.ok()) return refused;
+  }
   changed_ = true;
   ledger_.held_[{tenant, vcluster}] = placed->allocations;
-  return placed->reservation;
+  return Placed{std::move(placed->reservation), std::move(relayout)};
+}
+
+Result<std::vector<tenancy::MigLayoutTarget>> CapacityLedger::Session::WriteLayoutTargets(
+    Tx& tx, std::vector<tenancy::MigLayoutTarget> targets, TimePoint now) {
+  auto pending = tx.Inventory().ListLayoutTargets();
+  SEPTA_RETURN_IF_ERROR(pending);
+  std::map<std::string, std::map<int, tenancy::MigLayoutTarget>> by_node;
+  for (tenancy::MigLayoutTarget& t : *pending) by_node[t.node][t.gpu] = std::move(t);
+  std::map<std::string, std::string> configs;  // of the nodes re-laid out
+  for (tenancy::MigLayoutTarget& t : targets) {
+    t.requested_at = now;
+    configs[t.node];
+    by_node[t.node][t.gpu] = t;
+  }
+  for (auto& [name, config] : configs) {
+    auto node = tx.Inventory().GetNode(name);
+    SEPTA_RETURN_IF_ERROR(node);
+    std::vector<tenancy::MigLayoutTarget> of_node;
+    for (auto& [gpu, t] : by_node[name]) of_node.push_back(t);
+    auto groups = tenancy::NodeMigConfig(ledger_.catalog_, *node, of_node);
+    SEPTA_RETURN_IF_ERROR(groups);
+    config = tenancy::MigConfigName(name, *groups, now);
+    for (tenancy::MigLayoutTarget& t : of_node) {
+      t.mig_config = config;
+      SEPTA_RETURN_IF_ERROR(tx.Inventory().PutLayoutTarget(t));
+    }
+  }
+  for (tenancy::MigLayoutTarget& t : targets) t.mig_config = configs[t.node];
+  return targets;
 }
 
 void CapacityLedger::Session::Release(const std::string& tenant, const std::string& vcluster) {

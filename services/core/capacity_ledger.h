@@ -25,6 +25,7 @@
 #include "gpu/engine.h"
 #include "services/core/store.h"
 #include "tenancy/capacity_placement.h"
+#include "tenancy/mig_relayout.h"
 
 namespace septa::core {
 
@@ -46,9 +47,22 @@ class FifoMutex {
   std::uint64_t serving_ = 0;
 };
 
+// Whether MIG instances that no current layout offers are made by
+// re-laying out MIG GPUs that run nothing (tenancy/mig_relayout.h), or only
+// named in the refusal.
+enum class MigRelayoutPolicy { kAuto, kOff };
+
 class CapacityLedger {
  public:
-  explicit CapacityLedger(const gpu::Catalog& catalog, std::string policy = "septa");
+  explicit CapacityLedger(const gpu::Catalog& catalog, std::string policy = "septa",
+                          MigRelayoutPolicy mig_relayout = MigRelayoutPolicy::kAuto);
+
+  // A placement: the reservation, and the MIG layout targets written for it
+  // (empty when the current layouts had room).
+  struct Placed {
+    tenancy::Reservation reservation;
+    std::vector<tenancy::MigLayoutTarget> relayout;
+  };
 
   class Session {
    public:
@@ -59,9 +73,12 @@ class CapacityLedger {
     // Within the reserving transaction, before placing: the engine as of the
     // rows `tx` sees. Safe to call again in a retried attempt.
     Result<gpu::PlacementEngine*> Engine(Tx& tx);
-    // Places `capacity` for the virtual cluster, all or nothing.
-    Result<tenancy::Reservation> Place(const std::string& tenant, const std::string& vcluster,
-                                       const tenancy::Capacity& capacity);
+    // Places `capacity` for the virtual cluster, all or nothing. MIG
+    // instances that only a re-layout makes are placed on layout targets
+    // written in `tx` (policy auto); otherwise the refusal says what a
+    // re-layout would free.
+    Result<Placed> Place(Tx& tx, const std::string& tenant, const std::string& vcluster,
+                         const tenancy::Capacity& capacity, TimePoint now);
     // Gives back what the virtual cluster holds in the engine (none: nothing).
     void Release(const std::string& tenant, const std::string& vcluster);
     // Last in the transaction's body, after its writes: the epoch they made
@@ -73,6 +90,11 @@ class CapacityLedger {
    private:
     friend class CapacityLedger;
     explicit Session(CapacityLedger& ledger) : ledger_(ledger), lock_(ledger.mu_) {}
+    // Writes `targets` with their nodes' config names (every pending
+    // target of a node is renamed to the node's new config).
+    Result<std::vector<tenancy::MigLayoutTarget>> WriteLayoutTargets(Tx& tx,
+                                                                     std::vector<tenancy::MigLayoutTarget> targets,
+                                                                     TimePoint now);
     CapacityLedger& ledger_;
     std::unique_lock<FifoMutex> lock_;
     bool changed_ = false;  // the engine moved in this session
@@ -88,6 +110,7 @@ class CapacityLedger {
 
   const gpu::Catalog& catalog_;
   const std::string policy_;
+  const MigRelayoutPolicy mig_relayout_;
   FifoMutex mu_;
   std::unique_ptr<gpu::PlacementEngine> engine_;
   std::optional<std::int64_t> epoch_;  // of the rows engine_ matches; empty: stale

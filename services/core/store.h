@@ -13,6 +13,7 @@
 
 #include "common/status.h"
 #include "services/core/model.h"
+#include "tenancy/mig_relayout.h"
 #include "tenancy/reservation.h"
 #include "tenancy/virtual_cluster.h"
 
@@ -125,6 +126,14 @@ class InventoryRepository {
   // GPUs ordered by index, MIG instances by start slice.
   virtual Result<gpu::InventoryNode> GetNode(const std::string& name) = 0;
   virtual Result<std::vector<gpu::InventoryNode>> ListNodes() = 0;  // ordered by name
+
+  // MIG layout targets (tenancy/mig_relayout.h): GPUs being re-laid out.
+  // Put replaces the GPU's target; kNotFound for a GPU not in the inventory,
+  // kInvalidArgument for a config name that is no label value. A GPU that
+  // leaves the inventory takes its target with it.
+  virtual Status PutLayoutTarget(const tenancy::MigLayoutTarget& target) = 0;
+  virtual Result<std::vector<tenancy::MigLayoutTarget>> ListLayoutTargets() = 0;  // ordered by (node, gpu)
+  virtual Status DeleteLayoutTargets(const std::string& node) = 0;                // all of the node's, if any
 };
 
 // Concrete capacity held by virtual clusters; see tenancy/reservation.h.

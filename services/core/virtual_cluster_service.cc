@@ -96,12 +96,6 @@ Result<VirtualClusterState> ParseStateFilter(std::string_view filter) {
                       "unknown state in \"" + escaped + "\"; one of PROVISIONING, READY, SLEEPING, DELETING, FAILED");
 }
 
-tenancy::Condition Reserved(std::int64_t generation) {
-  return {
-      "Reserved", tenancy::ConditionStatus::kTrue, "CapacityReserved", "the capacity is reserved on concrete GPUs", {},
-      generation};
-}
-
 // The tenant the request acts for, refused when it cannot take new capacity.
 Result<Tenant> ActiveTenant(Tx& tx, const std::string& name) {
   auto tenant = tx.Tenants().Get(name);
@@ -162,16 +156,20 @@ Result<VirtualClusterView> VirtualClusterService::Create(const RequestContext& c
     vc.generation = 1;
     vc.version = 1;
     vc.create_time = vc.update_time = now;
-    tenancy::SetCondition(vc.conditions, Reserved(vc.generation), now);
+    tenancy::SetCondition(vc.conditions, tenancy::CapacityReadyCondition({}, vc.generation), now);
     if (Status ins = tx.VirtualClusters().Insert(vc); !ins.ok()) {
       if (ins.code() == Code::kAlreadyExists) return AlreadyExists(NameOf(tenant, vc.name) + " already exists");
       return ins;
     }
     SEPTA_RETURN_IF_ERROR(EnforceTenantQuota(tx, catalog_, *owner, vc, nullptr, nullptr));
     SEPTA_RETURN_IF_ERROR(session->Engine(tx));
-    auto reservation = session->Place(tenant, vc.name, vc.capacity);
-    SEPTA_RETURN_IF_ERROR(reservation);
-    SEPTA_RETURN_IF_ERROR(tx.Reservations().Insert(*reservation));
+    auto placed = session->Place(tx, tenant, vc.name, vc.capacity, now);
+    SEPTA_RETURN_IF_ERROR(placed);
+    SEPTA_RETURN_IF_ERROR(tx.Reservations().Insert(placed->reservation));
+    if (!placed->relayout.empty()) {  // capacity not ready until the MIG layout controller has applied it
+      tenancy::SetCondition(vc.conditions, tenancy::CapacityReadyCondition(placed->relayout, vc.generation), now);
+      SEPTA_RETURN_IF_ERROR(tx.VirtualClusters().Update(vc, vc.version));
+    }
     SEPTA_RETURN_IF_ERROR(
         tx.Audit().Append(AuditOf(ctx, now, "vcluster.create", ResourceOf(tenant, vc.name), "", EtagOf(vc.version))));
     if (!key.empty()) {
@@ -179,7 +177,7 @@ Result<VirtualClusterView> VirtualClusterService::Create(const RequestContext& c
           tx.Idempotency().Insert(IdempotencyRecord{principal, key, fingerprint, ResourceOf(tenant, vc.name), now}));
     }
     SEPTA_RETURN_IF_ERROR(session->Seal(tx));
-    created = {std::move(vc), *std::move(reservation)};
+    created = {std::move(vc), std::move(placed->reservation)};
     return Status::Ok();
   });
   if (!st.ok()) return st;
@@ -279,12 +277,12 @@ Result<VirtualClusterView> VirtualClusterService::Update(const RequestContext& c
       // new one placed; a shortfall fails the transaction, which keeps the old rows.
       SEPTA_RETURN_IF_ERROR(session->Engine(tx));
       session->Release(tenant, name);
-      auto placed = session->Place(tenant, name, next->capacity);
+      auto placed = session->Place(tx, tenant, name, next->capacity, now);
       SEPTA_RETURN_IF_ERROR(placed);
       SEPTA_RETURN_IF_ERROR(tx.Reservations().Delete(tenant, name));
-      SEPTA_RETURN_IF_ERROR(tx.Reservations().Insert(*placed));
-      reservation = *std::move(placed);
-      tenancy::SetCondition(next->conditions, Reserved(next->generation), now);
+      SEPTA_RETURN_IF_ERROR(tx.Reservations().Insert(placed->reservation));
+      reservation = std::move(placed->reservation);
+      tenancy::SetCondition(next->conditions, tenancy::CapacityReadyCondition(placed->relayout, next->generation), now);
     }
     next->version = current->version + 1;
     next->update_time = now;

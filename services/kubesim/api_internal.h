@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "services/kubesim/api_server.h"
+#include "services/kubesim/quota.h"
 
 namespace septa::kubesim {
 
@@ -33,7 +34,7 @@ void ReplyJson(http::Exchange& ex, int status, std::string body);
 void ReplyError(http::Exchange& ex, const ApiError& error);
 
 struct ApiServer::Impl {
-  Impl(Cluster& c, ApiServerOptions o) : cluster(c), options(std::move(o)) {}
+  Impl(Cluster& c, ApiServerOptions o) : cluster(c), options(std::move(o)) { StartQuotaController(); }
 
   void Route(Call& call);
   bool Discovery(Call& call, const std::vector<std::string>& segments);
@@ -48,6 +49,8 @@ struct ApiServer::Impl {
   void Delete(Call& call);
   void DeleteCollection(Call& call);
   void Bind(Call& call);
+  // scale.cc: the /scale subresource
+  void Scale(Call& call);
   // watch.cc
   void Watch(Call& call);
 
@@ -59,11 +62,26 @@ struct ApiServer::Impl {
   void AfterWrite(const ResourceType& type, const std::string& ns, const ObjectPtr& obj, bool deleted);
   void DeleteNamespaceContents(const std::string& ns);
   void MaybeFinalizeNamespace(const std::string& ns);
+  // quota_controller.cc. Admission charges a pod to its namespace's quotas
+  // (the caller holds pod_admission_mu); deletions and pods that finish give
+  // their share back through a watch on pods (applied before each admission,
+  // after each pod write through the API, and on every tick); a quota that is
+  // written is recounted from the pods.
+  void StartQuotaController();
+  PodAdmissionContext PodAdmissionContextFor(const std::string& ns);
+  void ChargeQuotas(const std::string& ns, const ResourceAmounts& usage, bool release);
+  void ApplyQuotaChanges();  // the caller holds pod_admission_mu
+  void SyncQuotas();
+  void RefreshQuotas(const std::string& ns);
   // Renders an object for the client in the requested version.
   std::string Encode(const Call& call, const nlohmann::json& obj) const;
 
   Cluster& cluster;
   ApiServerOptions options;
+  // Held while a pod is admitted and stored and while quota status changes,
+  // so quota checks do not race.
+  std::mutex pod_admission_mu;
+  std::shared_ptr<class PodQuotaWatch> pod_quota_watch;
 };
 
 }  // namespace septa::kubesim

@@ -4,6 +4,7 @@
 
 #include "services/http/target.h"
 #include "services/kubesim/api_internal.h"
+#include "services/kubesim/scale.h"
 
 namespace septa::kubesim {
 
@@ -40,18 +41,35 @@ void ReplyError(http::Exchange& ex, const ApiError& error) {
 ApiServer::ApiServer(Cluster& cluster, ApiServerOptions options)
     : impl_(std::make_shared<Impl>(cluster, std::move(options))) {}
 
-void ApiServer::Tick() { impl_->cluster.storage.BookmarkAll(); }
+void ApiServer::Tick() {
+  impl_->cluster.storage.BookmarkAll();
+  impl_->SyncQuotas();
+}
 
-ApiResult<ObjectPtr> ApiServer::CreateObject(const std::string& group, const std::string& resource, json object) {
-  auto type = impl_->cluster.registry.Find(group, "v1", resource);
+static std::shared_ptr<const ResourceType> FindAnyVersion(const ResourceRegistry& registry, const std::string& group,
+                                                          const std::string& resource) {
+  auto type = registry.Find(group, "v1", resource);
   if (!type) {
-    for (const auto& t : impl_->cluster.registry.All()) {
+    for (const auto& t : registry.All()) {
       if (t->group == group && t->resource == resource) type = t;
     }
   }
+  return type;
+}
+
+ApiResult<ObjectPtr> ApiServer::CreateObject(const std::string& group, const std::string& resource, json object,
+                                             const std::string& field_manager) {
+  auto type = FindAnyVersion(impl_->cluster.registry, group, resource);
   if (!type) return NotFoundPath();
   std::string ns = object["metadata"].value("namespace", "");
-  return impl_->CreateParsed(*type, ns, std::move(object), false, "kubesim");
+  return impl_->CreateParsed(*type, ns, std::move(object), false, field_manager);
+}
+
+ApiResult<ObjectPtr> ApiServer::DeleteObject(const std::string& group, const std::string& resource,
+                                             const std::string& ns, const std::string& name) {
+  auto type = FindAnyVersion(impl_->cluster.registry, group, resource);
+  if (!type) return NotFoundPath();
+  return impl_->DeleteOne(*type, ns, name, json{{"propagationPolicy", "Background"}}, false);
 }
 
 void ApiServer::Handle(http::Request&& request, std::shared_ptr<http::Exchange> exchange) {
@@ -120,7 +138,8 @@ void ApiServer::Impl::Route(Call& call) {
   if (rest.size() == 3) call.subresource = rest[2];
   if (call.type->namespaced && call.ns.empty() && !call.name.empty()) return ReplyError(ex, NotFoundPath());
   if (!call.subresource.empty() && !(call.subresource == "status" && call.type->has_status) &&
-      !(call.subresource == "binding" && call.type->group.empty() && call.type->resource == "pods")) {
+      !(call.subresource == "binding" && call.type->group.empty() && call.type->resource == "pods") &&
+      !(call.subresource == "scale" && ServesScale(*call.type))) {
     return ReplyError(ex, NotFoundPath());
   }
 
@@ -147,6 +166,7 @@ void ApiServer::Impl::Route(Call& call) {
     return ReplyError(ex, e);
   }
 
+  if (call.subresource == "scale") return Scale(call);
   if (verb == "get") return Get(call);
   if (verb == "list") return List(call);
   if (verb == "watch") return Watch(call);

@@ -42,8 +42,15 @@ class ApiServer {
   // Bookmarks and watch timeouts; called periodically by the owner.
   void Tick();
 
-  // Writes on behalf of the system (seeding, node simulator): no auth.
-  ApiResult<ObjectPtr> CreateObject(const std::string& group, const std::string& resource, nlohmann::json object);
+  // Writes on behalf of the system (seeding, node simulator): no auth. An
+  // empty `field_manager` leaves the object without managed fields, so that
+  // whoever applies it later owns it without conflicts.
+  ApiResult<ObjectPtr> CreateObject(const std::string& group, const std::string& resource, nlohmann::json object,
+                                    const std::string& field_manager = "kubesim");
+  // Deletes on behalf of the system (workload controllers), with background
+  // propagation to dependents.
+  ApiResult<ObjectPtr> DeleteObject(const std::string& group, const std::string& resource, const std::string& ns,
+                                    const std::string& name);
 
  private:
   struct Impl;

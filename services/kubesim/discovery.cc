@@ -3,6 +3,7 @@
 #include <set>
 
 #include "services/kubesim/api_internal.h"
+#include "services/kubesim/scale.h"
 
 namespace septa::kubesim {
 
@@ -22,7 +23,8 @@ json ResourceList(const std::string& group_version, const std::vector<std::share
               {"kind", t->kind},
               {"verbs", verbs}};
     if (!t->short_names.empty()) r["shortNames"] = t->short_names;
-    if (t->resource == "pods" || t->resource == "services" || t->resource == "deployments") {
+    if (t->resource == "pods" || t->resource == "services" || t->resource == "deployments" ||
+        t->resource == "replicasets" || t->resource == "statefulsets" || t->resource == "jobs") {
       r["categories"] = {"all"};
     }
     resources.push_back(std::move(r));
@@ -31,6 +33,15 @@ json ResourceList(const std::string& group_version, const std::vector<std::share
                            {"singularName", ""},
                            {"namespaced", t->namespaced},
                            {"kind", t->kind},
+                           {"verbs", {"get", "patch", "update"}}});
+    }
+    if (ServesScale(*t)) {
+      resources.push_back({{"name", t->resource + "/scale"},
+                           {"singularName", ""},
+                           {"namespaced", true},
+                           {"group", "autoscaling"},
+                           {"version", "v1"},
+                           {"kind", "Scale"},
                            {"verbs", {"get", "patch", "update"}}});
     }
     if (t->group.empty() && t->resource == "pods") {

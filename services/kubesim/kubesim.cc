@@ -6,6 +6,7 @@
 #include "services/base/base64.h"
 #include "services/base/secure_random.h"
 #include "services/kubesim/auth.h"
+#include "services/kubesim/scheduler_crds.h"
 
 namespace septa::kubesim {
 
@@ -63,7 +64,8 @@ KubeSim::KubeSim(KubeSimOptions options) : options_(std::move(options)) {
 KubeSim::~KubeSim() { Stop(); }
 
 void KubeSim::Seed() {
-  for (const char* ns : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
+  // gpu-operator: where the simulated GPU operator reads its custom mig-parted configs.
+  for (const char* ns : {"default", "kube-system", "kube-public", "kube-node-lease", "gpu-operator"}) {
     api_->CreateObject("", "namespaces", {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}});
   }
   for (auto& role : BuiltinClusterRoles()) api_->CreateObject("rbac.authorization.k8s.io", "clusterroles", role);
@@ -88,10 +90,12 @@ Status KubeSim::Start() {
   auto tls = http::MakeServerTlsContext({serving->certificate, serving->private_key, ca_.certificate, false});
   if (!tls.ok()) return tls.status();
   Seed();
+  if (options_.scheduler_crds) SEPTA_RETURN_IF_ERROR(InstallSchedulerCrds(*api_));
   if (options_.inventory) {
     node_sim_ = std::make_unique<NodeSim>(*cluster_, *api_, *options_.inventory, options_.nodes);
     SEPTA_RETURN_IF_ERROR(node_sim_->Start());
   }
+  workloads_ = std::make_unique<WorkloadControllers>(*cluster_, *api_);
 
   auto handler = [api = api_.get(), fault = options_.fault](http::Request&& req, std::shared_ptr<http::Exchange> ex) {
     if (fault) {
@@ -119,14 +123,21 @@ Status KubeSim::Start() {
     http_ = std::make_unique<http::Server>(plain, handler);
     SEPTA_RETURN_IF_ERROR(http_->Start());
   }
-  ticker_ = std::thread([this] {
-    while (!stopping_) {
-      std::this_thread::sleep_for(options_.tick_interval);
-      api_->Tick();
-      if (node_sim_) node_sim_->Tick();
-    }
-  });
+  if (options_.tick_interval.count() > 0) {
+    ticker_ = std::thread([this] {
+      while (!stopping_) {
+        std::this_thread::sleep_for(options_.tick_interval);
+        Tick();
+      }
+    });
+  }
   return Status::Ok();
+}
+
+void KubeSim::Tick() {
+  api_->Tick();
+  if (node_sim_) node_sim_->Tick();
+  workloads_->Tick();
 }
 
 void KubeSim::Stop() {

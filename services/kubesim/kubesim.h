@@ -20,6 +20,7 @@
 #include "services/kubesim/api_server.h"
 #include "services/kubesim/inventory.h"
 #include "services/kubesim/nodesim.h"
+#include "services/kubesim/workload_controllers.h"
 
 namespace septa::kubesim {
 
@@ -29,9 +30,13 @@ struct KubeSimOptions {
   std::string cluster_name = "kubesim";
   std::size_t io_threads = 1;
   std::size_t history_limit = 10'000;
-  std::size_t body_limit = 3 * 1024 * 1024;      // the API server's request limit
-  std::chrono::milliseconds tick_interval{100};  // bookmarks, watch timeouts
+  std::size_t body_limit = 3 * 1024 * 1024;  // the API server's request limit
+  // Bookmarks, watch timeouts, nodes and controllers; 0: no ticker thread,
+  // the owner calls Tick() (deterministic tests).
+  std::chrono::milliseconds tick_interval{100};
   ApiServerOptions api;
+  // The CRDs of KAI-Scheduler and Kueue (scheduler_crds.h), installed at start.
+  bool scheduler_crds = true;
   // Simulated nodes (none when unset) and how they behave.
   std::optional<Inventory> inventory;
   NodeSimOptions nodes;
@@ -54,6 +59,8 @@ class KubeSim {
   // Creates the CA and serving certificate, seeds the cluster and listens.
   Status Start();
   void Stop();
+  // One pass of everything time-driven: bookmarks, nodes, workload controllers.
+  void Tick();
 
   std::uint16_t https_port() const;
   std::uint16_t http_port() const;  // 0 when not listening on plain HTTP
@@ -80,6 +87,7 @@ class KubeSim {
   std::unique_ptr<Cluster> cluster_;
   std::unique_ptr<ApiServer> api_;
   std::unique_ptr<NodeSim> node_sim_;
+  std::unique_ptr<WorkloadControllers> workloads_;
   http::KeyPairPem ca_;
   std::unique_ptr<http::Server> https_;
   std::unique_ptr<http::Server> http_;

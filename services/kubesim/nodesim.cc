@@ -75,7 +75,7 @@ bool AffinityAllows(const json& pod, const json& labels) {
 }  // namespace
 
 NodeSim::NodeSim(Cluster& cluster, ApiServer& api, Inventory inventory, NodeSimOptions options)
-    : cluster_(cluster), api_(api), inventory_(std::move(inventory)), options_(std::move(options)) {}
+    : cluster_(cluster), api_(api), inventory_(std::move(inventory)), options_(std::move(options)), exits_(cluster) {}
 
 Status NodeSim::Start() {
   const gpu::Catalog& catalog = gpu::Catalog::Default();
@@ -85,6 +85,7 @@ Status NodeSim::Start() {
     if (!extra.ok()) return extra.status();
     for (auto& [name, groups] : extra->configs) layouts_.configs[name] = std::move(groups);
   }
+  builtin_layouts_ = layouts_;
   for (const auto& spec : inventory_.nodes) {
     if (!spec.gpu_model.empty()) {
       const gpu::GpuModel* model = catalog.Find(spec.gpu_model);
@@ -205,6 +206,19 @@ void NodeSim::Tick() {
   ReconcileMig();
   Schedule();
   StartPods();
+  exits_.Tick();
+}
+
+void NodeSim::ReadLayouts() {
+  layouts_ = builtin_layouts_;
+  ObjectPtr configmap =
+      cluster_.storage.Get("configmaps", options_.mig_parted_namespace, options_.mig_parted_configmap);
+  if (!configmap) return;
+  const std::string text = configmap->value("data", json::object()).value("config.yaml", "");
+  // A document that does not parse adds nothing: the configs it meant to name fail as unknown.
+  auto custom = gpu::ParseMigParted(text, options_.mig_parted_configmap);
+  if (!custom.ok()) return;
+  for (auto& [name, groups] : custom->configs) layouts_.configs[name] = std::move(groups);
 }
 
 void NodeSim::ReconcileMig() {
@@ -247,6 +261,7 @@ void NodeSim::ReconcileMig() {
         in_use = in_use || (res.rfind("nvidia.com/mig-", 0) == 0 && qty > 0);
     }
     // An unknown layout, or one that does not fit this GPU model, fails as mig-parted would.
+    ReadLayouts();
     auto setups = MigSetups(*gn.model, gn.count, wanted);
     const bool known = setups.ok();
     if (!in_use && known) gn.applied_config = wanted == "all-disabled" ? "" : wanted;

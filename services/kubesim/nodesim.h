@@ -15,6 +15,7 @@
 #include "gpu/mig_parted.h"
 #include "services/kubesim/api_server.h"
 #include "services/kubesim/inventory.h"
+#include "services/kubesim/pod_exits.h"
 
 namespace septa::kubesim {
 
@@ -22,6 +23,10 @@ struct NodeSimOptions {
   std::set<std::string> scheduler_names = {"default-scheduler"};
   std::chrono::milliseconds pod_start_delay{500};
   std::chrono::milliseconds mig_reconfigure_delay{2000};
+  // The GPU operator's custom mig-parted configs (a ConfigMap, key
+  // config.yaml): its MIG manager applies the configs named there too.
+  std::string mig_parted_namespace = "gpu-operator";
+  std::string mig_parted_configmap = "septa-mig-parted-config";
 };
 
 class NodeSim {
@@ -30,7 +35,7 @@ class NodeSim {
 
   // Checks the inventory against the GPU catalog and creates the Node objects.
   Status Start();
-  // One pass: MIG manager, scheduler, pod start-up.
+  // One pass: MIG manager, scheduler, pod start-up, containers that exit.
   void Tick();
 
  private:
@@ -52,6 +57,8 @@ class NodeSim {
   // capacity entries and labels for `model` x `count` under `config`.
   void GpuResources(const gpu::GpuModel& model, int count, const std::string& config, nlohmann::json& capacity,
                     nlohmann::json& labels) const;
+  // layouts_: the built-in ones and those of the custom ConfigMap, read now.
+  void ReadLayouts();
   void ReconcileMig();
   void Schedule();
   void StartPods();
@@ -60,9 +67,11 @@ class NodeSim {
   ApiServer& api_;
   Inventory inventory_;
   NodeSimOptions options_;
+  gpu::MigPartedConfig builtin_layouts_;  // stock ones and the inventory's migConfigs
   gpu::MigPartedConfig layouts_;
   std::map<std::string, GpuNode> gpu_nodes_;   // by node name
   std::map<std::string, TimePoint> bound_at_;  // pod uid -> when we saw it bound
+  PodExits exits_;
   int next_pod_ip_ = 2;
 };
 

@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <ctime>
 
+#include "services/kubesim/quota.h"
+
 namespace septa::kubesim {
 
 using nlohmann::json;
@@ -190,6 +192,7 @@ std::vector<StatusCause> Validate(const ResourceType& type, const json& obj) {
   if (!annotations.is_null() && !annotations.is_object())
     causes.push_back({"FieldValueInvalid", "must be a map of strings", "metadata.annotations"});
   if (type.group.empty() && type.resource == "pods") ValidatePod(obj, causes);
+  if (type.group.empty() && type.resource == "resourcequotas") ValidateQuotaHard(obj, causes);
   if (type.group.empty() && (type.resource == "configmaps" || type.resource == "secrets")) {
     const json data = obj.value("data", json());
     if (!data.is_null() && !data.is_object()) causes.push_back({"FieldValueInvalid", "must be a map", "data"});

@@ -45,6 +45,7 @@ ResourceRegistry::ResourceRegistry() {
            Make("apps", "v1", "deployments", "deployment", "Deployment", kNs, {"deploy"}, kStatus),
            Make("apps", "v1", "statefulsets", "statefulset", "StatefulSet", kNs, {"sts"}, kStatus),
            Make("apps", "v1", "replicasets", "replicaset", "ReplicaSet", kNs, {"rs"}, kStatus),
+           Make("batch", "v1", "jobs", "job", "Job", kNs, {}, kStatus),
            Make("rbac.authorization.k8s.io", "v1", "roles", "role", "Role", kNs, {}, kNoStatus),
            Make("rbac.authorization.k8s.io", "v1", "rolebindings", "rolebinding", "RoleBinding", kNs, {}, kNoStatus),
            Make("rbac.authorization.k8s.io", "v1", "clusterroles", "clusterrole", "ClusterRole", kCluster, {},

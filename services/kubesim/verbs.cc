@@ -6,6 +6,7 @@
 #include "services/kubesim/objects.h"
 #include "services/kubesim/patches.h"
 #include "services/kubesim/selectors.h"
+#include "services/kubesim/workload_defaults.h"
 
 namespace septa::kubesim {
 
@@ -145,6 +146,8 @@ static ApiResult<json> PrepareNew(Cluster& cluster, const ResourceType& t, json 
   auto uid = NewUid(cluster.random);
   if (IsError(uid)) return std::get<ApiError>(std::move(uid));
   md["uid"] = std::get<std::string>(std::move(uid));
+  causes = DefaultAndValidateWorkload(t, obj);
+  if (!causes.empty()) return InvalidError(t.kind, t.group, md.value("name", ""), std::move(causes));
   md["creationTimestamp"] = Rfc3339(cluster.clock.Now());
   md["generation"] = 1;
   md.erase("resourceVersion");
@@ -202,6 +205,7 @@ static ApiResult<Mutation> FinishUpdate(Cluster& cluster, const ResourceType& t,
   if (!pmd.contains("managedFields") && cur_md.contains("managedFields"))
     pmd["managedFields"] = cur_md["managedFields"];
   auto causes = Validate(t, proposed);
+  if (causes.empty()) causes = DefaultAndValidateWorkload(t, proposed);
   if (!causes.empty()) return InvalidError(t.kind, t.group, pmd.value("name", ""), std::move(causes));
   if (SpecChanged(current, proposed)) pmd["generation"] = cur_md.value("generation", 1) + 1;
   if (!manager.empty()) RecordUpdate(&current, proposed, manager, api_version, Rfc3339(cluster.clock.Now()));
@@ -228,6 +232,17 @@ ApiResult<ObjectPtr> ApiServer::Impl::CreateParsed(const ResourceType& t, const 
   auto prepared = PrepareNew(cluster, t, std::move(obj));
   if (IsError(prepared)) return std::get<ApiError>(prepared);
   json ready = std::move(std::get<json>(prepared));
+  // Pods pass LimitRanger and ResourceQuota admission, then are stored, as one step.
+  const bool is_pod = t.group.empty() && t.resource == "pods";
+  std::unique_lock<std::mutex> admission;
+  ResourceAmounts usage;
+  if (is_pod) {
+    admission = std::unique_lock(pod_admission_mu);
+    auto admitted = AdmitPod(std::move(ready), PodAdmissionContextFor(ns));
+    if (IsError(admitted)) return std::get<ApiError>(admitted);
+    ready = std::move(std::get<AdmittedPod>(admitted).pod);
+    usage = std::move(std::get<AdmittedPod>(admitted).usage);
+  }
   if (!manager.empty())
     RecordUpdate(nullptr, ready, manager, ready.value("apiVersion", ""), Rfc3339(cluster.clock.Now()));
   std::string name = ready["metadata"]["name"];
@@ -238,6 +253,8 @@ ApiResult<ObjectPtr> ApiServer::Impl::CreateParsed(const ResourceType& t, const 
         return Put(std::move(ready));
       },
       dry_run);
+  if (is_pod && !IsError(stored) && !dry_run) ChargeQuotas(ns, usage, false);
+  if (admission.owns_lock()) admission.unlock();
   if (!IsError(stored) && !dry_run) {
     AfterWrite(t, ns, std::get<ObjectPtr>(stored), false);
     if (t.group.empty() && t.resource == "namespaces") {
@@ -394,6 +411,14 @@ void ApiServer::Impl::Patch(Call& call) {
       if (!ns_problem.reason.empty()) return ReplyError(*call.exchange, ns_problem);
     }
   }
+  // A pod that apply creates is admitted like any other (see CreateParsed).
+  std::unique_lock<std::mutex> admission;
+  PodAdmissionContext admission_context;
+  ResourceAmounts usage;
+  if (apply && t.group.empty() && t.resource == "pods") {
+    admission = std::unique_lock(pod_admission_mu);
+    admission_context = PodAdmissionContextFor(call.ns);
+  }
   bool created = false;
   auto stored = cluster.storage.Mutate(
       t.key(), call.ns, call.name,
@@ -407,7 +432,11 @@ void ApiServer::Impl::Patch(Call& call) {
             created = true;
             auto fresh = PrepareNew(cluster, t, std::move(std::get<json>(applied)));
             if (IsError(fresh)) return std::get<ApiError>(fresh);
-            return Put(std::move(std::get<json>(fresh)));
+            if (!admission.owns_lock()) return Put(std::move(std::get<json>(fresh)));
+            auto admitted = AdmitPod(std::move(std::get<json>(fresh)), admission_context);
+            if (IsError(admitted)) return std::get<ApiError>(admitted);
+            usage = std::move(std::get<AdmittedPod>(admitted).usage);
+            return Put(std::move(std::get<AdmittedPod>(admitted).pod));
           }
           return FinishUpdate(cluster, t, *current, std::move(std::get<json>(applied)), call.subresource, "",
                               call.api_version());
@@ -432,6 +461,8 @@ void ApiServer::Impl::Patch(Call& call) {
         return FinishUpdate(cluster, t, *current, std::move(p), call.subresource, manager, call.api_version());
       },
       call.DryRun());
+  if (admission.owns_lock() && created && !IsError(stored) && !call.DryRun()) ChargeQuotas(call.ns, usage, false);
+  if (admission.owns_lock()) admission.unlock();
   if (IsError(stored)) return ReplyError(*call.exchange, std::get<ApiError>(stored));
   const ObjectPtr& obj = std::get<ObjectPtr>(stored);
   if (!call.DryRun()) AfterWrite(t, call.ns, obj, cluster.storage.Get(t.key(), call.ns, call.name) == nullptr);
@@ -604,6 +635,8 @@ void ApiServer::Impl::AfterWrite(const ResourceType& t, const std::string& ns, c
     if (!crd.versions.empty() && !crd.kind.empty()) cluster.registry.Register(std::move(crd));
     return;
   }
+  if (t.group.empty() && t.resource == "pods") SyncQuotas();
+  if (t.group.empty() && t.resource == "resourcequotas" && !deleted) RefreshQuotas(ns);
   if (deleted && t.namespaced && !ns.empty()) {
     ObjectPtr n = cluster.storage.Get("namespaces", "", ns);
     if (n && (*n)["metadata"].contains("deletionTimestamp")) MaybeFinalizeNamespace(ns);

@@ -455,9 +455,7 @@ Status ProvisionerController::WriteStatus(const Desired& desired, const Applied&
     next.host_namespace = applied.host_namespace;
     next.endpoint = applied.endpoint;
     for (const auto& c : applied.conditions) tenancy::SetCondition(next.conditions, c, now);
-    const bool capacity =
-        IsTrue(next.conditions, "CapacityReady") ||
-        (!tenancy::FindCondition(next.conditions, "CapacityReady") && IsTrue(next.conditions, "Reserved"));
+    const bool capacity = IsTrue(next.conditions, "CapacityReady");
     const bool ready = capacity && IsTrue(next.conditions, kControlPlaneReady) &&
                        std::ranges::all_of(kPartCondition, [&](const char* t) { return IsTrue(next.conditions, t); });
     if (ready && (next.state == VirtualClusterState::kProvisioning || next.state == VirtualClusterState::kFailed)) {

@@ -6,15 +6,13 @@
 #include <cstdint>
 #include <string_view>
 
+#include "common/fnv.h"
+
 namespace septa::reconcile {
 
 // FNV-1a (64 bit) of the key's bytes, modulo `shard_count` (at least 1).
 inline int ShardOf(std::string_view key, int shard_count) {
-  std::uint64_t hash = 0xcbf29ce484222325ULL;
-  for (unsigned char c : key) {
-    hash ^= c;
-    hash *= 0x100000001b3ULL;
-  }
+  const std::uint64_t hash = Fnv1a64(key);
   return shard_count <= 1 ? 0 : static_cast<int>(hash % static_cast<std::uint64_t>(shard_count));
 }
 

@@ -36,6 +36,9 @@ class PgInventory final : public core::InventoryRepository {
   Status DeleteNode(const std::string& name) override;
   Result<gpu::InventoryNode> GetNode(const std::string& name) override;
   Result<std::vector<gpu::InventoryNode>> ListNodes() override;
+  Status PutLayoutTarget(const tenancy::MigLayoutTarget& target) override;
+  Result<std::vector<tenancy::MigLayoutTarget>> ListLayoutTargets() override;
+  Status DeleteLayoutTargets(const std::string& node) override;
 
  private:
   PgWork& work_;

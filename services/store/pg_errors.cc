@@ -65,6 +65,7 @@ const std::map<std::string, ConstraintMeaning>& ConstraintMeanings() {
       {"inventory_nodes_memory_mib_nonnegative", {Code::kInvalidArgument, "memory_mib", kNotNegative}},
       {"inventory_nodes_mig_config_state_known",
        {Code::kInvalidArgument, "mig_config_state", "must be empty, pending, rebooting, success or failed"}},
+      {"mig_layout_targets_mig_config_label", {Code::kInvalidArgument, "mig_config", "must be a label value"}},
       {"inventory_gpus_index_nonnegative", {Code::kInvalidArgument, "gpus.index", kNotNegative}},
       {"inventory_gpus_model_present", {Code::kInvalidArgument, "gpus.model", "must not be empty"}},
       {"inventory_mig_instances_pkey",

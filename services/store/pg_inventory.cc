@@ -100,6 +100,16 @@ void PgInventory::Prepare(pqxx::connection& c) {
             "INSERT INTO inventory_mig_instances (node, gpu, profile, start) SELECT $1, m.gpu, m.profile, m.start"
             " FROM jsonb_to_recordset($2::jsonb) AS m (gpu integer, profile integer, start integer)");
   c.prepare("inventory_node_delete", "DELETE FROM inventory_nodes WHERE name = $1");
+  c.prepare("mig_layout_target_put",
+            "INSERT INTO mig_layout_targets (node, gpu, layout, mig_config, requested_at)"
+            " SELECT $1, $2, $3::jsonb, $4, septa_ts($5) WHERE EXISTS"
+            " (SELECT 1 FROM inventory_gpus WHERE node = $1 AND index = $2)"
+            " ON CONFLICT (node, gpu) DO UPDATE SET layout = EXCLUDED.layout, mig_config = EXCLUDED.mig_config,"
+            " requested_at = EXCLUDED.requested_at");
+  c.prepare("mig_layout_target_list",
+            "SELECT node, gpu, layout::text, mig_config, septa_micros(requested_at) FROM mig_layout_targets"
+            " ORDER BY node, gpu");
+  c.prepare("mig_layout_target_delete", "DELETE FROM mig_layout_targets WHERE node = $1");
 }
 
 Status PgInventory::PutNode(const InventoryNode& n, TimePoint observed) {
@@ -137,6 +147,42 @@ Result<std::vector<InventoryNode>> PgInventory::ListNodes() {
     for (const auto& row : t.exec_prepared("inventory_node_list")) nodes.push_back(NodeOf(row));
     return nodes;
   });
+}
+
+Status PgInventory::PutLayoutTarget(const tenancy::MigLayoutTarget& t) {
+  json layout = json::array();
+  for (const gpu::MigInstance& m : t.layout) layout.push_back({m.profile, m.start});
+  auto put = work_.Write([&](pqxx::transaction_base& w) {
+    return w.exec_prepared("mig_layout_target_put", t.node, t.gpu, layout.dump(), t.mig_config, Micros(t.requested_at));
+  });
+  if (!put.ok()) return put.status();
+  if (*put == 0) {
+    return NotFound("GPU " + std::to_string(t.gpu) + " of node \"" + t.node + "\" is not in the inventory");
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<tenancy::MigLayoutTarget>> PgInventory::ListLayoutTargets() {
+  return work_.Read<std::vector<tenancy::MigLayoutTarget>>([&](pqxx::transaction_base& t) {
+    std::vector<tenancy::MigLayoutTarget> targets;
+    for (const auto& r : t.exec_prepared("mig_layout_target_list")) {
+      tenancy::MigLayoutTarget target;
+      target.node = r[0].as<std::string>();
+      target.gpu = r[1].as<int>();
+      for (const auto& m : json::parse(r[2].as<std::string>()))
+        target.layout.push_back({m.at(0).get<int>(), m.at(1).get<int>()});
+      target.mig_config = r[3].as<std::string>();
+      target.requested_at = FromMicros(r[4].as<std::int64_t>());
+      targets.push_back(std::move(target));
+    }
+    return targets;
+  });
+}
+
+Status PgInventory::DeleteLayoutTargets(const std::string& node) {
+  auto deleted =
+      work_.Write([&](pqxx::transaction_base& w) { return w.exec_prepared("mig_layout_target_delete", node); });
+  return deleted.ok() ? Status::Ok() : deleted.status();
 }
 
 }  // namespace septa::store

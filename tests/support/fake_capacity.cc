@@ -295,6 +295,8 @@ Status FakeInventory::PutNode(const InventoryNode& node, TimePoint /*observed*/)
   for (auto& g : row.gpus) {
     std::sort(g.mig_layout.begin(), g.mig_layout.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
   }
+  std::erase_if(w_.s.layout_targets,
+                [&](const auto& t) { return t.first.first == node.name && !indexes.count(t.first.second); });
   w_.s.inventory[row.name] = std::move(row);
   ++w_.s.capacity_epoch;
   return Status::Ok();
@@ -308,6 +310,7 @@ Status FakeInventory::DeleteNode(const std::string& name) {
     return FailedPrecondition("capacity is reserved on the node; mark it Gone instead of deleting it");
   }
   if (!w_.s.inventory.erase(name)) return NotFound("node \"" + name + "\" is not in the inventory");
+  std::erase_if(w_.s.layout_targets, [&](const auto& t) { return t.first.first == name; });
   ++w_.s.capacity_epoch;
   return Status::Ok();
 }
@@ -322,6 +325,38 @@ Result<std::vector<InventoryNode>> FakeInventory::ListNodes() {
   std::vector<InventoryNode> nodes;
   for (const auto& [name, node] : w_.s.inventory) nodes.push_back(node);
   return nodes;
+}
+
+Status FakeInventory::PutLayoutTarget(const tenancy::MigLayoutTarget& target) {
+  SEPTA_RETURN_IF_ERROR(w_.CheckWritable());
+  static const std::regex kLabelValue("^[A-Za-z0-9]([-_.A-Za-z0-9]*[A-Za-z0-9])?$");
+  if (!std::regex_match(target.mig_config, kLabelValue) || target.mig_config.size() > 63) {
+    return InvalidField("mig_config", "must be a label value");
+  }
+  const InventoryNode* node = FindNode(w_.s, target.node);
+  if (!node ||
+      std::none_of(node->gpus.begin(), node->gpus.end(), [&](const auto& g) { return g.index == target.gpu; })) {
+    return NotFound("GPU " + std::to_string(target.gpu) + " of node \"" + target.node + "\" is not in the inventory");
+  }
+  tenancy::MigLayoutTarget row = target;
+  row.requested_at = Truncated(row.requested_at);
+  w_.s.layout_targets[{target.node, target.gpu}] = std::move(row);
+  ++w_.s.capacity_epoch;
+  return Status::Ok();
+}
+
+Result<std::vector<tenancy::MigLayoutTarget>> FakeInventory::ListLayoutTargets() {
+  std::vector<tenancy::MigLayoutTarget> targets;
+  for (const auto& [key, target] : w_.s.layout_targets) targets.push_back(target);
+  return targets;
+}
+
+Status FakeInventory::DeleteLayoutTargets(const std::string& node) {
+  SEPTA_RETURN_IF_ERROR(w_.CheckWritable());
+  if (std::erase_if(w_.s.layout_targets, [&](const auto& t) { return t.first.first == node; }) > 0) {
+    ++w_.s.capacity_epoch;
+  }
+  return Status::Ok();
 }
 
 Status FakeReservations::Insert(const Reservation& r) {

@@ -28,6 +28,9 @@ class FakeInventory final : public InventoryRepository {
   Status DeleteNode(const std::string& name) override;
   Result<gpu::InventoryNode> GetNode(const std::string& name) override;
   Result<std::vector<gpu::InventoryNode>> ListNodes() override;
+  Status PutLayoutTarget(const tenancy::MigLayoutTarget& target) override;
+  Result<std::vector<tenancy::MigLayoutTarget>> ListLayoutTargets() override;
+  Status DeleteLayoutTargets(const std::string& node) override;
 
  private:
   FakeWork& w_;

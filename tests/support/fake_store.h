@@ -39,6 +39,7 @@ class FakeStore final : public Store {
     std::map<std::pair<std::string, std::string>, tenancy::VirtualCluster> vclusters;
     std::map<std::string, gpu::InventoryNode> inventory;
     std::map<std::pair<std::string, std::string>, tenancy::Reservation> reservations;
+    std::map<std::pair<std::string, int>, tenancy::MigLayoutTarget> layout_targets;
     std::int64_t capacity_epoch = 1;  // ReservationRepository::Epoch
   };
 

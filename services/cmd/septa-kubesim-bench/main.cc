@@ -67,6 +67,43 @@ void BM_Reads(benchmark::State& state) {
 }
 BENCHMARK(BM_Reads)->Threads(4)->UseRealTime()->MinTime(2.0);
 
+// Pod creates (one client) in a namespace already holding range(0) pods,
+// through LimitRange defaulting and ResourceQuota admission when range(1) is
+// 1, or with neither in the namespace when it is 0.
+void BM_PodCreates(benchmark::State& state) {
+  auto client = NewClient();
+  const bool quota = state.range(1) == 1;
+  const std::string ns = "pods-" + std::to_string(state.range(0)) + (quota ? "-quota" : "");
+  const auto pod = [](const std::string& name) {
+    return json{{"apiVersion", "v1"},
+                {"kind", "Pod"},
+                {"metadata", {{"name", name}}},
+                {"spec", {{"containers", {{{"name", "c"}, {"image", "busybox"}}}}}}};
+  };
+  // The benchmark runs this function more than once; the namespace is set up once.
+  if (client->Create({"", "v1", "namespaces", false}, "", {{"metadata", {{"name", ns}}}}).ok()) {
+    if (quota) {
+      (void)client->Create({"", "v1", "resourcequotas", true}, ns,
+                           {{"metadata", {{"name", "q"}}},
+                            {"spec", {{"hard", {{"pods", "1M"}, {"requests.cpu", "1M"}, {"limits.memory", "1Pi"}}}}}});
+      (void)client->Create(
+          {"", "v1", "limitranges", true}, ns,
+          {{"metadata", {{"name", "defaults"}}},
+           {"spec", {{"limits", {{{"type", "Container"}, {"default", {{"cpu", "1"}, {"memory", "1Gi"}}}}}}}}});
+    }
+    for (long i = 0; i < state.range(0); ++i) {
+      auto r = client->Create(kPods, ns, pod("pre-" + std::to_string(i)));
+      if (!r.ok()) return state.SkipWithError(r.status().ToString().c_str());
+    }
+  }
+  for (auto _ : state) {
+    auto r = client->Create(kPods, ns, pod("p-" + std::to_string(counter++)));
+    if (!r.ok()) state.SkipWithError(r.status().ToString().c_str());
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_PodCreates)->Args({0, 0})->Args({0, 1})->Args({1000, 1})->UseRealTime()->MinTime(2.0);
+
 // From just before a write is sent until a watcher holds its event; the
 // p50 and p99 are reported as counters (milliseconds).
 void BM_WatchDelivery(benchmark::State& state) {
@@ -177,6 +214,50 @@ void BM_List10kPodsToJson(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * 10'000);
 }
 BENCHMARK(BM_List10kPodsToJson)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// One pass of the workload controllers over a settled cluster (its own
+// kubesim, no ticker, no nodes): range(0) Deployments of 10 replicas (their
+// pods Pending) and range(1) pods that no controller owns. A settled pass
+// writes nothing. The controllers pass after any write (else once a
+// second): each iteration writes a ConfigMap first, which costs microseconds.
+void BM_WorkloadPass(benchmark::State& state) {
+  septa::kubesim::KubeSimOptions options;
+  options.tick_interval = std::chrono::milliseconds(0);
+  septa::kubesim::KubeSim sim(options);
+  if (!sim.Start().ok()) std::abort();
+  for (int i = 0; i < state.range(0); ++i) {
+    const std::string name = "web-" + std::to_string(i);
+    sim.api().CreateObject("apps", "deployments",
+                           {{"apiVersion", "apps/v1"},
+                            {"kind", "Deployment"},
+                            {"metadata", {{"name", name}, {"namespace", "default"}}},
+                            {"spec",
+                             {{"replicas", 10},
+                              {"selector", {{"matchLabels", {{"app", name}}}}},
+                              {"template",
+                               {{"metadata", {{"labels", {{"app", name}}}}},
+                                {"spec", {{"containers", {{{"name", "c"}, {"image", "nginx"}}}}}}}}}}});
+  }
+  for (int i = 0; i < state.range(1); ++i) {
+    sim.api().CreateObject("", "pods",
+                           {{"apiVersion", "v1"},
+                            {"kind", "Pod"},
+                            {"metadata", {{"name", "pod-" + std::to_string(i)}, {"namespace", "default"}}},
+                            {"spec", {{"containers", {{{"name", "c"}, {"image", "nginx"}}}}}}});
+  }
+  for (int i = 0; i < 8; ++i) sim.Tick();  // ReplicaSets, pods, statuses
+  long writes = 0;
+  for (auto _ : state) {
+    sim.api().CreateObject("", "configmaps",
+                           {{"apiVersion", "v1"},
+                            {"kind", "ConfigMap"},
+                            {"metadata", {{"name", "touch-" + std::to_string(writes++)}, {"namespace", "default"}}}});
+    const auto before = sim.cluster().storage.current_resource_version();
+    sim.Tick();
+    if (sim.cluster().storage.current_resource_version() != before) state.SkipWithError("a settled pass wrote");
+  }
+}
+BENCHMARK(BM_WorkloadPass)->Args({0, 0})->Args({100, 0})->Args({100, 10'000})->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -18,6 +18,10 @@ int main(int argc, char** argv) {
   app.add_option("--inventory", inventory, "simulated nodes (YAML)");
   app.add_option("--name", options.cluster_name, "cluster name used in the kubeconfig")->capture_default_str();
   app.add_option("--io-threads", options.io_threads, "HTTP I/O threads")->capture_default_str();
+  bool no_scheduler_crds = false;
+  app.add_flag("--no-scheduler-crds", no_scheduler_crds,
+               "do not install the CRDs of KAI-Scheduler (Queue, PodGroup) and Kueue (ResourceFlavor, ClusterQueue, "
+               "LocalQueue, Workload)");
   std::vector<std::string> schedulers;
   app.add_option("--scheduler-name", schedulers,
                  "schedulerName values the simulated scheduler serves (default: default-scheduler)");
@@ -25,6 +29,7 @@ int main(int argc, char** argv) {
   app.add_option("--pod-start-delay-ms", pod_start_ms, "bound pods turn Running after this")->capture_default_str();
   app.add_option("--mig-delay-ms", mig_ms, "MIG reconfiguration takes this long")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  options.scheduler_crds = !no_scheduler_crds;
   if (!schedulers.empty()) options.nodes.scheduler_names = {schedulers.begin(), schedulers.end()};
   options.nodes.pod_start_delay = std::chrono::milliseconds(pod_start_ms);
   options.nodes.mig_reconfigure_delay = std::chrono::milliseconds(mig_ms);

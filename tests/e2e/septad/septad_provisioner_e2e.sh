@@ -5,11 +5,8 @@
 # turn True; a host object deleted behind Septa's back is restored; DELETE
 # removes every host object, then the virtual cluster.
 # Prints how long after a create its host objects were applied (20 at once).
-# The KAI and Kueue CRDs are applied first (the simulated host installs them
-# itself once kubesim serves them; applying them again changes nothing).
 set -euo pipefail
 septad=$1
-crds=$2
 source "$(dirname "$0")/septad_lib.sh"
 
 api() {  # method path [body]: the HTTP status
@@ -34,7 +31,6 @@ wait_for() {  # what seconds command...: until the command succeeds
 
 start
 token=$(cat "$dir/data/admin.token")
-k apply -f "$crds" >/dev/null || fail "applying the scheduler CRDs"
 [[ $(api POST /v1/tenants '{"name":"acme","trust_tier":"shared"}') == 201 ]] || fail "create tenant"
 created=$(now_ms)
 [[ $(api POST /v1/tenants/acme/vclusters \

@@ -4,6 +4,8 @@
 // written straight to the store), for admins only.
 #include <grpcpp/grpcpp.h>
 
+#include <thread>
+
 #include "septa/v1/inventory.grpc.pb.h"
 #include "services/store/migration.h"
 #include "services/store/pg_store.h"
@@ -160,6 +162,63 @@ TEST_F(InventoryApiTest, GrpcServesTheSameAndRefusesTenants) {
   EXPECT_EQ(call(CreateToken("tenant:acme", "owner"), refused).error_code(), grpc::StatusCode::PERMISSION_DENIED);
   auto rest = Call(CreateToken("tenant:beta", "owner"), "GET", "/v1/inventory/nodes");
   EXPECT_EQ(rest.status, 403) << rest.body;
+}
+
+// A MIG re-layout end to end: an isolated virtual cluster asks for a profile
+// that no current layout of the simulated cluster has (its H100s are
+// all-balanced: 3g.40gb, 2g.20gb and two 1g.10gb); it is reserved on a
+// layout target at once, PROVISIONING with CapacityReady=False; the MIG
+// layout controller has kubesim's MIG manager apply it; then CapacityReady
+// turns True and the inventory shows the new layout and who holds it.
+TEST_F(InventoryApiTest, AProfileNoLayoutHasIsMadeByAMigReLayout) {
+  CreateTenant("acme", "isolated");
+  auto created = Call(admin_, "POST", "/v1/tenants/acme/vclusters",
+                      json{{"name", "big"}, {"capacity", {{"mig", {{{"profile", "4g.40gb"}, {"count", 1}}}}}}}.dump());
+  ASSERT_EQ(created.status, 201) << created.body;
+  json vc = json::parse(created.body);
+  EXPECT_EQ(vc["state"], "PROVISIONING");
+  auto condition = [](const json& v) {
+    for (const auto& c : v["conditions"])
+      if (c["type"] == "CapacityReady") return c;
+    return json();
+  };
+  EXPECT_EQ(condition(vc)["status"], "False") << created.body;
+  EXPECT_EQ(condition(vc)["reason"], "MigRelayout") << created.body;
+  ASSERT_EQ(vc["reservation"]["mig"].size(), 1u) << created.body;
+  const json held = vc["reservation"]["mig"][0];
+  const std::string node = held["node"];
+  const int gpu = held["gpu"];
+  EXPECT_EQ(condition(vc)["message"],
+            "the capacity is reserved; re-laying out MIG on " + node + " GPU " + std::to_string(gpu));
+
+  // kubesim's MIG manager takes 2 s; the controller looks every 2 s.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (condition(vc)["status"] != "True" && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    auto got = Call(admin_, "GET", "/v1/tenants/acme/vclusters/big");
+    ASSERT_EQ(got.status, 200) << got.body;
+    vc = json::parse(got.body);
+  }
+  ASSERT_EQ(condition(vc)["status"], "True") << vc.dump();
+  EXPECT_EQ(condition(vc)["reason"], "CapacityReserved");
+  EXPECT_EQ(vc["state"], "PROVISIONING");
+
+  auto inventory = Call(admin_, "GET", "/v1/inventory/nodes?page_size=100");
+  ASSERT_EQ(inventory.status, 200) << inventory.body;
+  const json list = json::parse(inventory.body);
+  const json& relaid = NodeNamed(list, node);
+  EXPECT_TRUE(relaid["mig_config"].get<std::string>().starts_with("septa-")) << relaid.dump();
+  EXPECT_EQ(relaid["layout_settled"], true);
+  bool found = false;
+  for (const auto& instance : relaid["gpus"][gpu]["mig_instances"]) {
+    if (instance["profile"] != "4g.40gb") continue;
+    found = true;
+    EXPECT_EQ(instance["start"], held["start"]);
+    EXPECT_EQ(instance["holder"], (json{{"tenant", "acme"}, {"vcluster", "big"}, {"releasing", false}}));
+  }
+  EXPECT_TRUE(found) << relaid["gpus"][gpu].dump();
+  // The node's other GPUs kept their all-balanced layout.
+  EXPECT_EQ(relaid["gpus"][gpu == 0 ? 1 : 0]["mig_instances"].size(), 4u);
 }
 
 }  // namespace

@@ -168,7 +168,7 @@ TEST_F(SeptactlE2E, VclusterLifecycle) {
   EXPECT_EQ(created.out.rfind("NAME    TENANT   STATE          CAPACITY      RESERVED", 0), 0u) << created.out;
   EXPECT_NE(created.out.find("\ntrain   iso      PROVISIONING   1 x 3g.40gb   1 x 3g.40gb on h100-"), std::string::npos)
       << created.out;
-  EXPECT_NE(created.out.find("Reserved=True (CapacityReserved)"), std::string::npos) << created.out;
+  EXPECT_NE(created.out.find("CapacityReady=True (CapacityReserved)"), std::string::npos) << created.out;
 
   const auto got = Json({"vcluster", "get", "iso", "train"});
   EXPECT_EQ(got["display_name"], "Train");
@@ -239,7 +239,7 @@ TEST_F(SeptactlE2E, VclusterWaitGivesUpWhileProvisioning) {
   EXPECT_EQ(r.err,
             "virtual cluster iso/train: PROVISIONING\n"
             "septactl: DEADLINE_EXCEEDED: gave up waiting after 1s: virtual cluster iso/train is still PROVISIONING, "
-            "Reserved=True (CapacityReserved: the capacity is reserved on concrete GPUs)\n");
+            "CapacityReady=True (CapacityReserved: the capacity is reserved on concrete GPUs)\n");
 
   // Delete's wait ends as soon as it is DELETING.
   const auto deleted = Admin({"vcluster", "delete", "iso", "train", "--wait", "--timeout", "1s"});

@@ -5,6 +5,7 @@
 // more than the quota is held.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <latch>
 #include <map>
@@ -244,6 +245,80 @@ TEST_F(VirtualClusterRaceTest, ConcurrentWorkloadResizesNeverTakeATenantPastItsQ
   });
   ASSERT_TRUE(read.ok()) << read.ToString();
   EXPECT_EQ(total, 4000);
+}
+
+TEST_F(VirtualClusterRaceTest, SixteenCreatorsOfAProfileNoLayoutHasReLayOutEachGpuOnce) {
+  // A GPU takes one 4g.40gb, and only once re-laid out: four creators win,
+  // each on its own GPU, each instance on a layout target written with it.
+  const int won = Race(
+      16, [](int i) { return i % 2 ? "iso-a" : "iso-b"; },
+      [](int i) {
+        VirtualCluster vc;
+        vc.name = "relaid-" + std::to_string(i);
+        vc.capacity.tier = gpu::Tier::kIsolated;
+        vc.capacity.mig = {{"4g.40gb", 1, ""}};
+        return vc;
+      });
+  EXPECT_EQ(won, 4);
+  std::vector<tenancy::MigLayoutTarget> targets;
+  ASSERT_TRUE(store_
+                  ->Transact(TxMode::kReadOnly,
+                             [&](Tx& tx) -> Status {
+                               auto all = tx.Inventory().ListLayoutTargets();
+                               SEPTA_RETURN_IF_ERROR(all);
+                               targets = *all;
+                               return Status::Ok();
+                             })
+                  .ok());
+  ASSERT_EQ(targets.size(), 4u);
+  std::set<std::pair<std::string, int>> gpus;
+  for (const auto& r : Rows()) {
+    ASSERT_EQ(r.mig.size(), 1u);
+    const auto& m = r.mig[0];
+    EXPECT_EQ(m.profile, "4g.40gb");
+    EXPECT_TRUE(gpus.insert({m.node, m.gpu}).second) << m.node << " GPU " << m.gpu;
+    auto target =
+        std::find_if(targets.begin(), targets.end(), [&](const auto& t) { return t.node == m.node && t.gpu == m.gpu; });
+    ASSERT_NE(target, targets.end()) << m.node << " GPU " << m.gpu;
+    EXPECT_NE(std::find(target->layout.begin(), target->layout.end(),
+                        gpu::MigInstance{gpu::Catalog::Default().Find("H100-80GB")->ProfileIndex("4g.40gb"), m.start}),
+              target->layout.end());
+  }
+  EXPECT_EQ(gpus.size(), 4u);
+  // Every target of a node names the node's one config.
+  for (const auto& a : targets) {
+    for (const auto& b : targets) {
+      if (a.node == b.node) {
+        EXPECT_EQ(a.mig_config, b.mig_config);
+      }
+    }
+  }
+}
+
+TEST_F(VirtualClusterRaceTest, ARefusedReLayoutWritesNoTarget) {
+  CapacityLedger ledger{gpu::Catalog::Default()};
+  VirtualClusterService service(*store_, clock_, ledger, gpu::Catalog::Default());
+  VirtualCluster vc;
+  vc.name = "too-big";
+  vc.capacity.tier = gpu::Tier::kIsolated;
+  vc.capacity.mig = {{"4g.40gb", 5, ""}};  // four GPUs, one 4g.40gb each
+  auto refused = service.Create(Owner("iso-a"), "iso-a", vc, "");
+  ASSERT_EQ(refused.status().code(), Code::kResourceExhausted);
+  EXPECT_EQ(refused.status().violations().at(0).description,
+            "5 × 4g.40gb requested, 0 free; 4 more would be free after re-laying out h100-0 GPU 0 and 1, h100-1 GPU 0 "
+            "and 1, which run nothing");
+  EXPECT_TRUE(Rows().empty());
+  std::int64_t targets = -1;
+  ASSERT_TRUE(store_
+                  ->Transact(TxMode::kReadOnly,
+                             [&](Tx& tx) -> Status {
+                               auto all = tx.Inventory().ListLayoutTargets();
+                               SEPTA_RETURN_IF_ERROR(all);
+                               targets = static_cast<std::int64_t>(all->size());
+                               return Status::Ok();
+                             })
+                  .ok());
+  EXPECT_EQ(targets, 0);
 }
 
 }  // namespace

@@ -261,5 +261,39 @@ TEST_F(CapacitySchemaTest, ConcurrentSharesCannotOverfillAGpuEvenInReadCommitted
   EXPECT_EQ(Query("SELECT holders, milli_gpu FROM gpu_holds WHERE node = 'n1' AND gpu = 2"), "1 600 | ");
 }
 
+// migrations/0006_mig_layout_targets.sql: a target names an inventory GPU
+// and a label-safe config, goes with its GPU, moves the capacity epoch and
+// tells listeners which node it is on once its transaction commits.
+TEST_F(CapacitySchemaTest, MigLayoutTargetsFollowTheirGpuMoveTheEpochAndNotify) {
+  class Payloads final : public pqxx::notification_receiver {
+   public:
+    explicit Payloads(pqxx::connection& c) : pqxx::notification_receiver(c, "septa_mig_layout_targets") {}
+    void operator()(const std::string& payload, int) override { got.push_back(payload); }
+    std::vector<std::string> got;
+  };
+  pqxx::connection listener(database_->url());
+  Payloads payloads(listener);
+  auto target = [](const std::string& node, int gpu, const std::string& config) {
+    return "INSERT INTO mig_layout_targets (node, gpu, layout, mig_config, requested_at) VALUES ('" + node + "', " +
+           std::to_string(gpu) + ", '[[3, 0], [3, 4]]', '" + config + "', now())";
+  };
+  const std::string epoch = Query("SELECT epoch FROM capacity_epoch");
+  Accept(target("n1", 2, "septa-0123abcd"));
+  EXPECT_NE(Query("SELECT epoch FROM capacity_epoch"), epoch);
+  Refuse(target("n1", 9, "septa-1"), "mig_layout_targets_gpu_fkey");
+  Refuse(target("n1", 3, "not a label"), "mig_layout_targets_mig_config_label");
+  Refuse(target("n1", 2, "septa-2"), "mig_layout_targets_pkey");
+  Accept(target("n2", 1, "septa-3"));
+
+  // Each committed write is told, in commit order; refused ones are not.
+  for (int i = 0; i < 100 && payloads.got.size() < 2; ++i) listener.await_notification(0, 100'000);
+  EXPECT_EQ(payloads.got, (std::vector<std::string>{"n1", "n2"}));
+
+  Accept("DELETE FROM inventory_gpus WHERE node = 'n1' AND index = 2");
+  EXPECT_EQ(Query("SELECT node, gpu FROM mig_layout_targets"), "n2 1 | ");
+  for (int i = 0; i < 100 && payloads.got.size() < 3; ++i) listener.await_notification(0, 100'000);
+  EXPECT_EQ(payloads.got.back(), "n1") << "a target that goes with its GPU is told too";
+}
+
 }  // namespace
 }  // namespace septa::store

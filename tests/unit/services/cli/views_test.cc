@@ -21,7 +21,7 @@ v1::VirtualCluster Provisioning() {
     held->set_profile("3g.40gb");
   }
   auto* reserved = vc.add_conditions();
-  reserved->set_type("Reserved");
+  reserved->set_type("CapacityReady");
   reserved->set_status("True");
   reserved->set_reason("CapacityReserved");
   reserved->set_message("2 MIG instances held");
@@ -37,7 +37,7 @@ TEST(VirtualClusterTable, SaysWhatIsAskedHeldAndWhy) {
   ASSERT_EQ(table.rows.size(), 1u);
   EXPECT_EQ(table.rows[0], (std::vector<std::string>{"train", "acme", "PROVISIONING", "2 x 3g.40gb@H100-80GB",
                                                      "2 x 3g.40gb on h100-0/0, h100-0/1",
-                                                     "Reserved=True (CapacityReserved), Ready=False"}));
+                                                     "CapacityReady=True (CapacityReserved), Ready=False"}));
 }
 
 TEST(VirtualClusterTable, OtherKindsAndEmptyReservation) {
@@ -70,9 +70,10 @@ TEST(VirtualClusterTable, OtherKindsAndEmptyReservation) {
 }
 
 TEST(DescribeCondition, ReasonAndMessageOrItsAbsence) {
-  EXPECT_EQ(DescribeCondition(Provisioning(), "Reserved"), "Reserved=True (CapacityReserved: 2 MIG instances held)");
+  EXPECT_EQ(DescribeCondition(Provisioning(), "CapacityReady"),
+            "CapacityReady=True (CapacityReserved: 2 MIG instances held)");
   EXPECT_EQ(DescribeCondition(Provisioning(), "Ready"), "Ready=False");
-  EXPECT_EQ(DescribeCondition(v1::VirtualCluster(), "Reserved"), "no Reserved condition");
+  EXPECT_EQ(DescribeCondition(v1::VirtualCluster(), "CapacityReady"), "no CapacityReady condition");
 }
 
 // Untrusted strings reach the terminal escaped (RenderTable's job).

@@ -19,6 +19,7 @@ TEST(Config, DefaultsWithoutSources) {
   EXPECT_EQ(c->tenant_live_tokens_max, 100);
   EXPECT_EQ(c->scheduler, "kai");
   EXPECT_TRUE(c->provisioner);
+  EXPECT_EQ(c->mig_relayout, "auto");
 }
 
 TEST(Config, LaterSourcesWin) {
@@ -26,13 +27,14 @@ TEST(Config, LaterSourcesWin) {
   s.yaml_text = "http_addr: 0.0.0.0:8000\ngrpc_addr: 0.0.0.0:9000\nworker_threads: 3\n";
   s.yaml_name = "septa.yaml";
   s.env = {{"SEPTA_HTTP_ADDR", "127.0.0.1:8001"}, {"SEPTA_DATABASE_URL", "postgresql://x/y"}, {"PATH", "/bin"}};
-  s.flags = {{"http_addr", "127.0.0.1:0"}};
+  s.flags = {{"http_addr", "127.0.0.1:0"}, {"mig_relayout", "off"}};
   auto c = Load(s, "/h");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->http_addr, "127.0.0.1:0");          // flag over env over file
   EXPECT_EQ(c->grpc_addr, "0.0.0.0:9000");         // file over default
   EXPECT_EQ(c->database_url, "postgresql://x/y");  // env
   EXPECT_EQ(c->worker_threads, 3);
+  EXPECT_EQ(c->mig_relayout, "off");
 }
 
 TEST(Config, DurationsAcceptUnits) {
@@ -70,6 +72,7 @@ TEST(Config, ErrorsNameTheKeyAndSource) {
       {{"kubesim_addr: here\n", "f.yaml", {}, {}}, "kubesim_addr (f.yaml)", "not host:port"},
       {{"scheduler: slurm\n", "f.yaml", {}, {}}, "scheduler (f.yaml)", "not one of"},
       {{"", "", {}, {{"provisioner", "yes"}}}, "provisioner (--provisioner)", "not one of"},
+      {{"", "", {{"SEPTA_MIG_RELAYOUT", "sometimes"}}, {}}, "mig_relayout (SEPTA_MIG_RELAYOUT)", "not one of"},
       {{"", "", {}, {{"tls_cert_file", "/c.pem"}}}, "tls_key_file", "required when tls_cert_file is set"},
       {{"", "", {{"SEPTA_TLS_KEY_FILE", "/k.pem"}}, {}}, "tls_cert_file", "required when tls_key_file is set"},
   };

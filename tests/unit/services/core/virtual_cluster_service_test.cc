@@ -54,7 +54,9 @@ VirtualCluster Mig(const std::string& name, int count, const std::string& profil
 
 class VirtualClusterServiceTest : public CoreTest {
  protected:
-  VirtualClusterServiceTest() : vclusters(store, clock, ledger, gpu::Catalog::Default()) {
+  VirtualClusterServiceTest()
+      : vclusters(store, clock, ledger, gpu::Catalog::Default()),
+        fixed_layouts(store, clock, ledger_off, gpu::Catalog::Default()) {
     MustCreate("acme", "isolated");
     MustCreate("other", "isolated");
     MustCreate("dedi", "dedicated");
@@ -81,8 +83,25 @@ class VirtualClusterServiceTest : public CoreTest {
     return rows;
   }
 
+  std::vector<tenancy::MigLayoutTarget> Targets() {
+    std::vector<tenancy::MigLayoutTarget> targets;
+    EXPECT_TRUE(store
+                    .Transact(TxMode::kReadOnly,
+                              [&](Tx& tx) -> Status {
+                                auto all = tx.Inventory().ListLayoutTargets();
+                                SEPTA_RETURN_IF_ERROR(all);
+                                targets = *all;
+                                return Status::Ok();
+                              })
+                    .ok());
+    return targets;
+  }
+
   CapacityLedger ledger{gpu::Catalog::Default()};
   VirtualClusterService vclusters;
+  // MIG re-layouts off: the layouts of the inventory are all there is.
+  CapacityLedger ledger_off{gpu::Catalog::Default(), "septa", MigRelayoutPolicy::kOff};
+  VirtualClusterService fixed_layouts;
 };
 
 TEST_F(VirtualClusterServiceTest, CreateReservesConcreteMigInstancesInTheSameTransaction) {
@@ -93,7 +112,7 @@ TEST_F(VirtualClusterServiceTest, CreateReservesConcreteMigInstancesInTheSameTra
   ASSERT_TRUE(created->reservation);
   ASSERT_EQ(created->reservation->mig.size(), 2u);
   EXPECT_EQ(created->reservation->mig[0].profile, "3g.40gb");
-  ASSERT_NE(tenancy::FindCondition(created->vcluster.conditions, "Reserved"), nullptr);
+  ASSERT_NE(tenancy::FindCondition(created->vcluster.conditions, "CapacityReady"), nullptr);
   auto got = vclusters.Get(TenantCtx("acme", Role::kViewer), "acme", "train");
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   EXPECT_EQ(got->reservation, created->reservation);
@@ -136,17 +155,87 @@ TEST_F(VirtualClusterServiceTest, CapacityOfAnotherTierOrBadShapeIsRefusedNaming
 }
 
 TEST_F(VirtualClusterServiceTest, AShortfallNamesWhatIsShortAndWritesNothing) {
-  auto refused = vclusters.Create(TenantCtx("acme"), "acme", Mig("big", 5), "");
+  // Each GPU could hold two 3g.40gb once re-laid out: eight at most.
+  auto refused = vclusters.Create(TenantCtx("acme"), "acme", Mig("big", 9), "");
   ASSERT_EQ(refused.status().code(), Code::kResourceExhausted);
   EXPECT_EQ(refused.status().violations().at(0).field, "capacity.mig[0]");
-  EXPECT_EQ(refused.status().violations().at(0).description, "5 × 3g.40gb requested, 4 free");
+  EXPECT_EQ(refused.status().violations().at(0).description,
+            "9 × 3g.40gb requested, 4 free; 4 more would be free after re-laying out h100-0 GPU 0 and 1, h100-1 GPU 0 "
+            "and 1, which run nothing");
   EXPECT_EQ(vclusters.Get(Admin(), "acme", "big").status().code(), Code::kNotFound);
   EXPECT_TRUE(Rows().empty());
+  EXPECT_TRUE(Targets().empty());
   // Everything is still free.
   EXPECT_TRUE(vclusters.Create(TenantCtx("acme"), "acme", Mig("all", 4), "").ok());
 }
 
+TEST_F(VirtualClusterServiceTest, AProfileNoLayoutHasIsReservedOnAMigLayoutTarget) {
+  auto created = vclusters.Create(TenantCtx("acme"), "acme", Mig("big", 1, "4g.40gb"), "");
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  ASSERT_TRUE(created->reservation);
+  ASSERT_EQ(created->reservation->mig.size(), 1u);
+  const tenancy::ReservedMig held = created->reservation->mig[0];
+  EXPECT_EQ(held.profile, "4g.40gb");
+  // Written in the same transaction: the target of the GPU the instance is on.
+  const auto targets = Targets();
+  ASSERT_EQ(targets.size(), 1u);
+  EXPECT_EQ(targets[0].node, held.node);
+  EXPECT_EQ(targets[0].gpu, held.gpu);
+  EXPECT_EQ(targets[0].mig_config.rfind("septa-", 0), 0u);
+  const auto& model = *gpu::Catalog::Default().Find("H100-80GB");
+  EXPECT_NE(std::find(targets[0].layout.begin(), targets[0].layout.end(),
+                      gpu::MigInstance{model.ProfileIndex("4g.40gb"), held.start}),
+            targets[0].layout.end());
+  // Not ready until the layout is applied, saying where.
+  for (const auto& vc : {created->vcluster, vclusters.Get(Admin(), "acme", "big")->vcluster}) {
+    const tenancy::Condition* ready = tenancy::FindCondition(vc.conditions, "CapacityReady");
+    ASSERT_NE(ready, nullptr);
+    EXPECT_EQ(ready->status, tenancy::ConditionStatus::kFalse);
+    EXPECT_EQ(ready->reason, "MigRelayout");
+    EXPECT_EQ(ready->message,
+              "the capacity is reserved; re-laying out MIG on " + held.node + " GPU " + std::to_string(held.gpu));
+    EXPECT_EQ(vc.version, 1);
+  }
+  // Another replica's engine, built from the rows, holds the new instance:
+  // with re-layouts off nothing else has a 4g.40gb ...
+  auto again = fixed_layouts.Create(TenantCtx("other"), "other", Mig("more", 1, "4g.40gb"), "");
+  ASSERT_EQ(again.status().code(), Code::kResourceExhausted) << again.status().ToString();
+  EXPECT_TRUE(again.status().violations().at(0).description.starts_with("1 × 4g.40gb requested, 0 free; 1 more"))
+      << again.status().ToString();
+  // ... and with them another GPU is re-laid out.
+  auto other = vclusters.Create(TenantCtx("other"), "other", Mig("more", 1, "4g.40gb"), "");
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  const tenancy::ReservedMig other_held = other->reservation->mig.at(0);
+  EXPECT_FALSE(other_held.node == held.node && other_held.gpu == held.gpu);
+  EXPECT_EQ(Targets().size(), 2u);
+  // A virtual cluster whose capacity the layouts have stays CapacityReady=True.
+  auto plain = vclusters.Create(TenantCtx("other"), "other", Mig("plain", 1, "1g.10gb"), "");
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_EQ(tenancy::FindCondition(plain->vcluster.conditions, "CapacityReady")->status,
+            tenancy::ConditionStatus::kTrue);
+}
+
+TEST_F(VirtualClusterServiceTest, AResizeMayReLayOutAGpuToo) {
+  ASSERT_TRUE(vclusters.Create(TenantCtx("acme"), "acme", Mig("a", 1), "").ok());
+  // Every GPU is busy but the three a does not use; a's own becomes free as it resizes.
+  ASSERT_TRUE(vclusters.Create(TenantCtx("other"), "other", Mig("b", 3), "").ok());
+  auto resized = vclusters.Update(TenantCtx("acme"), "acme", "a", Mig("a", 1, "4g.40gb"), {"capacity"}, "");
+  ASSERT_TRUE(resized.ok()) << resized.status().ToString();
+  ASSERT_EQ(resized->reservation->mig.size(), 1u);
+  EXPECT_EQ(resized->reservation->mig[0].profile, "4g.40gb");
+  const auto targets = Targets();
+  ASSERT_EQ(targets.size(), 1u);
+  EXPECT_EQ(targets[0].node, resized->reservation->mig[0].node);
+  EXPECT_EQ(targets[0].gpu, resized->reservation->mig[0].gpu);
+  const tenancy::Condition* ready = tenancy::FindCondition(resized->vcluster.conditions, "CapacityReady");
+  ASSERT_NE(ready, nullptr);
+  EXPECT_EQ(ready->reason, "MigRelayout");
+  EXPECT_EQ(ready->observed_generation, 2);
+  EXPECT_EQ(Rows().size(), 2u);
+}
+
 TEST_F(VirtualClusterServiceTest, ResizeIsAllOrNothing) {
+  VirtualClusterService& vclusters = fixed_layouts;
   ASSERT_TRUE(vclusters.Create(TenantCtx("acme"), "acme", Mig("a", 2), "").ok());
   ASSERT_TRUE(vclusters.Create(TenantCtx("other"), "other", Mig("b", 1), "").ok());
   // 1 free + a's own 2 = 3: asking for 4 fails and a keeps its 2.

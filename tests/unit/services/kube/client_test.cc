@@ -247,24 +247,22 @@ TEST_F(kubeClient, CustomResourcesAfterACrd) {
   Resource crds{"apiextensions.k8s.io", "v1", "customresourcedefinitions", false};
   json crd = {{"apiVersion", "apiextensions.k8s.io/v1"},
               {"kind", "CustomResourceDefinition"},
-              {"metadata", {{"name", "localqueues.kueue.x-k8s.io"}}},
+              {"metadata", {{"name", "widgets.example.com"}}},
               {"spec",
-               {{"group", "kueue.x-k8s.io"},
+               {{"group", "example.com"},
                 {"scope", "Namespaced"},
-                {"names", {{"plural", "localqueues"}, {"singular", "localqueue"}, {"kind", "LocalQueue"}}},
-                {"versions", {{{"name", "v1beta1"}, {"served", true}, {"storage", true}}}}}}};
+                {"names", {{"plural", "widgets"}, {"singular", "widget"}, {"kind", "Widget"}}},
+                {"versions", {{{"name", "v1"}, {"served", true}, {"storage", true}}}}}}};
   ASSERT_TRUE(client_->Create(crds, "", crd).ok());
-  Resource queues{"kueue.x-k8s.io", "v1beta1", "localqueues", true};
-  json q = {{"apiVersion", "kueue.x-k8s.io/v1beta1"},
-            {"kind", "LocalQueue"},
-            {"metadata", {{"name", "q"}}},
-            {"spec", {{"clusterQueue", "cq"}}}};
-  ASSERT_TRUE(client_->Create(queues, "default", q).ok());
-  auto got = client_->Get(queues, "default", "q");
+  Resource widgets{"example.com", "v1", "widgets", true};
+  json w = {
+      {"apiVersion", "example.com/v1"}, {"kind", "Widget"}, {"metadata", {{"name", "w"}}}, {"spec", {{"size", 3}}}};
+  ASSERT_TRUE(client_->Create(widgets, "default", w).ok());
+  auto got = client_->Get(widgets, "default", "w");
   ASSERT_TRUE(got.ok());
-  EXPECT_EQ((*got)["spec"]["clusterQueue"], "cq");
-  ASSERT_TRUE(client_->Delete(crds, "", "localqueues.kueue.x-k8s.io").ok());
-  EXPECT_EQ(client_->Get(queues, "default", "q").status().code(), Code::kNotFound);
+  EXPECT_EQ((*got)["spec"]["size"], 3);
+  ASSERT_TRUE(client_->Delete(crds, "", "widgets.example.com").ok());
+  EXPECT_EQ(client_->Get(widgets, "default", "w").status().code(), Code::kNotFound);
 }
 
 TEST_F(kubeClient, WatchResumesFromAResourceVersion) {

@@ -240,5 +240,41 @@ TEST_F(kubesimNodes, MigManagerAppliesALayoutOrFailsWhileInUse) {
   EXPECT_TRUE(gpus[2]["migDevices"].empty());
 }
 
+TEST_F(kubesimNodes, MigManagerAppliesCustomConfigsFromTheGpuOperatorsConfigMap) {
+  auto set_config = [&](const std::string& config) {
+    ASSERT_TRUE(client_
+                    ->Patch(kNodes, "", "h100-0", kube::PatchType::kMerge,
+                            json{{"metadata", {{"labels", {{"nvidia.com/mig.config", config}}}}}}.dump())
+                    .ok());
+  };
+  auto state = [](const std::string& want) {
+    return [want](const json& n) { return n["metadata"]["labels"].value("nvidia.com/mig.config.state", "") == want; };
+  };
+  // Not there yet: an unknown config fails.
+  set_config("custom-a");
+  WaitFor(kNodes, "", "h100-0", state("pending"));
+  clock_.Advance(2500ms);
+  WaitFor(kNodes, "", "h100-0", state("failed"));
+
+  // GPU 1 gets two 3g.40gb, the others keep MIG off.
+  const kube::Resource config_maps{"", "v1", "configmaps", true};
+  const json configmap = {{"apiVersion", "v1"},
+                          {"kind", "ConfigMap"},
+                          {"metadata", {{"name", "septa-mig-parted-config"}, {"namespace", "gpu-operator"}}},
+                          {"data",
+                           {{"config.yaml",
+                             "version: v1\nmig-configs:\n  custom-b:\n    - devices: [1]\n"
+                             "      mig-enabled: true\n      mig-devices:\n        3g.40gb: 2\n"}}}};
+  ASSERT_TRUE(client_->Create(config_maps, "gpu-operator", configmap).ok());
+  set_config("custom-b");
+  WaitFor(kNodes, "", "h100-0", state("pending"));
+  clock_.Advance(2500ms);
+  json h100 = WaitFor(kNodes, "", "h100-0", state("success"));
+  const json gpus = GpuIdentity(h100);
+  EXPECT_EQ(Instances(gpus, 1), "3g.40gb@0 3g.40gb@4");
+  EXPECT_EQ(gpus[0]["migEnabled"], false);
+  EXPECT_EQ(h100["status"]["allocatable"]["nvidia.com/mig-3g.40gb"], "2");
+}
+
 }  // namespace
 }  // namespace septa::kubesim

@@ -1,6 +1,6 @@
 // The provisioner on PostgreSQL, triggered only by the database: every
 // committed change to a virtual cluster row is a NOTIFY on septa_vclusters
-// (migrations/0006_vcluster_notify.sql) that the listener hands to the
+// (migrations/0007_vcluster_notify.sql) that the listener hands to the
 // controller. A virtual cluster inserted turns READY with its host objects,
 // a second pass writes nothing, a resize is applied in place, and DELETING
 // ends with nothing on the host and the row and reservation gone.

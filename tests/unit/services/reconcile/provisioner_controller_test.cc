@@ -262,30 +262,31 @@ TEST_F(reconcileProvisioner, KueueModeWritesAClusterQueueInTheTenantsCohortAndDe
 }
 
 TEST_F(reconcileProvisioner, ExclusiveNodesAreTaintedAndLabelledThenLetGoOnDelete) {
-  ASSERT_TRUE(store_
-                  .Transact(core::TxMode::kReadWrite,
-                            [&](core::Tx& tx) -> Status {
-                              core::Tenant t;
-                              t.name = "ben";
-                              t.display_name = "Ben";
-                              t.trust_tier = "exclusive";
-                              t.version = 1;
-                              SEPTA_RETURN_IF_ERROR(tx.Tenants().Insert(t));
-                              VirtualCluster vc;
-                              vc.tenant = "ben";
-                              vc.name = "solo";
-                              vc.capacity.tier = gpu::Tier::kExclusive;
-                              vc.capacity.count = 1;
-                              vc.conditions = {{"Reserved", ConditionStatus::kTrue, "CapacityReserved", "", {}, 1}};
-                              SEPTA_RETURN_IF_ERROR(tx.VirtualClusters().Insert(vc));
-                              tenancy::Reservation r;
-                              r.tenant = "ben";
-                              r.vcluster = "solo";
-                              r.tier = gpu::Tier::kExclusive;
-                              r.nodes = {"a100-1"};
-                              return tx.Reservations().Insert(r);
-                            })
-                  .ok());
+  ASSERT_TRUE(
+      store_
+          .Transact(core::TxMode::kReadWrite,
+                    [&](core::Tx& tx) -> Status {
+                      core::Tenant t;
+                      t.name = "ben";
+                      t.display_name = "Ben";
+                      t.trust_tier = "exclusive";
+                      t.version = 1;
+                      SEPTA_RETURN_IF_ERROR(tx.Tenants().Insert(t));
+                      VirtualCluster vc;
+                      vc.tenant = "ben";
+                      vc.name = "solo";
+                      vc.capacity.tier = gpu::Tier::kExclusive;
+                      vc.capacity.count = 1;
+                      vc.conditions = {{"CapacityReady", ConditionStatus::kTrue, "CapacityReserved", "", {}, 1}};
+                      SEPTA_RETURN_IF_ERROR(tx.VirtualClusters().Insert(vc));
+                      tenancy::Reservation r;
+                      r.tenant = "ben";
+                      r.vcluster = "solo";
+                      r.tier = gpu::Tier::kExclusive;
+                      r.nodes = {"a100-1"};
+                      return tx.Reservations().Insert(r);
+                    })
+          .ok());
   ASSERT_NO_FATAL_FAILURE(StartProvisioner(store_));
   auto state = [&] {
     std::optional<VirtualCluster> out;

@@ -1,5 +1,5 @@
-// The provisioner against an in-process kubesim (with the KAI and Kueue
-// CRDs, which the simulated host does not install on this branch yet), on any
+// The provisioner against an in-process kubesim (which serves the KAI and
+// Kueue kinds), on any
 // Store, with a FakeClock and FakeControlPlanes: shared by the FakeStore and
 // the PostgreSQL tests.
 #pragma once
@@ -9,7 +9,6 @@
 #include <prometheus/registry.h>
 
 #include <atomic>
-#include <cctype>
 #include <functional>
 #include <map>
 #include <memory>
@@ -57,8 +56,8 @@ inline const kube::Resource kFlavorsResource{"kueue.x-k8s.io", "v1beta2", "resou
 
 class ProvisionerFixture {
  public:
-  // Starts kubesim (faults as `fault_` says), installs the Queue CRD and
-  // syncs the inventory into `store`.
+  // Starts kubesim (faults as `failing_writes_` says) and syncs the
+  // inventory into `store`.
   void StartHost(core::Store& store) {
     kubesim::KubeSimOptions options;
     options.tick_interval = 5ms;
@@ -76,40 +75,9 @@ class ProvisionerFixture {
     client_options.max_retries = 0;
     client_options.sleep = [](std::chrono::milliseconds) {};
     host_ = std::move(*kube::Client::Create(*kube::ParseKubeconfig(*sim_->AdminKubeconfig()), client_options));
-    for (const auto& [group, version, plural, kind] :
-         {std::tuple{"scheduling.run.ai", "v2", "queues", "Queue"},
-          std::tuple{"kueue.x-k8s.io", "v1beta2", "resourceflavors", "ResourceFlavor"},
-          std::tuple{"kueue.x-k8s.io", "v1beta2", "clusterqueues", "ClusterQueue"},
-          std::tuple{"kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses", "WorkloadPriorityClass"}}) {
-      ASSERT_NO_FATAL_FAILURE(InstallCrd(group, version, plural, kind, "Cluster"));
-    }
-    ASSERT_NO_FATAL_FAILURE(InstallCrd("kueue.x-k8s.io", "v1beta2", "localqueues", "LocalQueue", "Namespaced"));
     InventoryController inventory({}, store, *host_, gpu::Catalog::Default(), mig_configs_, clock_, registry_);
     ASSERT_TRUE(inventory.Start(10s).ok());
     ASSERT_TRUE(inventory.AwaitIdle(10s));
-  }
-
-  // A CRD reduced to what an API server needs to serve the kind (as tests/e2e/host_objects/crds.yaml).
-  void InstallCrd(const std::string& group, const std::string& version, const std::string& plural,
-                  const std::string& kind, const std::string& scope) {
-    std::string singular = kind;
-    for (char& c : singular) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    json crd = {
-        {"apiVersion", "apiextensions.k8s.io/v1"},
-        {"kind", "CustomResourceDefinition"},
-        {"metadata", {{"name", plural + "." + group}}},
-        {"spec",
-         {{"group", group},
-          {"scope", scope},
-          {"names", {{"plural", plural}, {"singular", singular}, {"kind", kind}, {"listKind", kind + "List"}}},
-          {"versions",
-           {{{"name", version},
-             {"served", true},
-             {"storage", true},
-             {"schema",
-              {{"openAPIV3Schema", {{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}}}}}}}}}}};
-    ASSERT_TRUE(host_->Create({"apiextensions.k8s.io", "v1", "customresourcedefinitions", false}, "", crd).ok())
-        << plural;
   }
 
   void StartProvisioner(core::Store& store, tenancy::host::Scheduler scheduler = tenancy::host::Scheduler::kKai) {
@@ -154,31 +122,32 @@ class ProvisionerFixture {
   static void SeedVCluster(core::Store& store, const std::string& vcluster, int gpu) {
     ASSERT_TRUE(
         store
-            .Transact(core::TxMode::kReadWrite,
-                      [&](core::Tx& tx) -> Status {
-                        if (!tx.Tenants().Get("ann").ok()) {
-                          core::Tenant t;
-                          t.name = "ann";
-                          t.display_name = "Ann";
-                          t.trust_tier = "dedicated";
-                          t.version = 1;
-                          SEPTA_RETURN_IF_ERROR(tx.Tenants().Insert(t));
-                        }
-                        tenancy::VirtualCluster vc;
-                        vc.tenant = "ann";
-                        vc.name = vcluster;
-                        vc.capacity.tier = gpu::Tier::kDedicated;
-                        vc.capacity.count = 1;
-                        vc.quota = {.cpu_milli = 8000, .memory_mib = 32768, .pods = 50};
-                        vc.conditions = {{"Reserved", tenancy::ConditionStatus::kTrue, "CapacityReserved", "", {}, 1}};
-                        SEPTA_RETURN_IF_ERROR(tx.VirtualClusters().Insert(vc));
-                        tenancy::Reservation r;
-                        r.tenant = "ann";
-                        r.vcluster = vcluster;
-                        r.tier = gpu::Tier::kDedicated;
-                        r.gpus = {{"a100-0", gpu}};
-                        return tx.Reservations().Insert(r);
-                      })
+            .Transact(
+                core::TxMode::kReadWrite,
+                [&](core::Tx& tx) -> Status {
+                  if (!tx.Tenants().Get("ann").ok()) {
+                    core::Tenant t;
+                    t.name = "ann";
+                    t.display_name = "Ann";
+                    t.trust_tier = "dedicated";
+                    t.version = 1;
+                    SEPTA_RETURN_IF_ERROR(tx.Tenants().Insert(t));
+                  }
+                  tenancy::VirtualCluster vc;
+                  vc.tenant = "ann";
+                  vc.name = vcluster;
+                  vc.capacity.tier = gpu::Tier::kDedicated;
+                  vc.capacity.count = 1;
+                  vc.quota = {.cpu_milli = 8000, .memory_mib = 32768, .pods = 50};
+                  vc.conditions = {{"CapacityReady", tenancy::ConditionStatus::kTrue, "CapacityReserved", "", {}, 1}};
+                  SEPTA_RETURN_IF_ERROR(tx.VirtualClusters().Insert(vc));
+                  tenancy::Reservation r;
+                  r.tenant = "ann";
+                  r.vcluster = vcluster;
+                  r.tier = gpu::Tier::kDedicated;
+                  r.gpus = {{"a100-0", gpu}};
+                  return tx.Reservations().Insert(r);
+                })
             .ok());
   }
 

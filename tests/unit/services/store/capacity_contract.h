@@ -178,9 +178,9 @@ TYPED_TEST_P(CapacityContract, VirtualClusterRoundTripsEveryField) {
   v.quota = {16000, 65536, 100};
   v.queue = {200, 3};
   v.state = VirtualClusterState::kSleeping;
-  v.conditions = {
-      {"Reserved", tenancy::ConditionStatus::kTrue, "Reserved", "2 x 3g.40gb on n1", At(1'800'000'001, 123'456'789), 4},
-      {"Ready", tenancy::ConditionStatus::kFalse, "MigRelayoutPending", "n1 GPU 2", At(1'800'000'002), 4}};
+  v.conditions = {{"CapacityReady", tenancy::ConditionStatus::kTrue, "CapacityReserved", "2 x 3g.40gb on n1",
+                   At(1'800'000'001, 123'456'789), 4},
+                  {"Ready", tenancy::ConditionStatus::kFalse, "MigRelayoutPending", "n1 GPU 2", At(1'800'000'002), 4}};
   v.host_namespace = "septa-ann-train-1";
   v.endpoint = "https://127.0.0.1:6443/vc/ann/train-1";
   v.generation = 4;
@@ -534,6 +534,51 @@ TYPED_TEST_P(CapacityContract, TheEpochMovesWithEveryInventoryOrReservationChang
   EXPECT_EQ(epoch(), last);
 }
 
+TYPED_TEST_P(CapacityContract, MigLayoutTargetsRoundTripFollowTheirGpuAndMoveTheEpoch) {
+  auto epoch = [&] { return *this->template Read<std::int64_t>([](Tx& tx) { return tx.Reservations().Epoch(); }); };
+  auto targets = [&] {
+    return *this->template Read<std::vector<tenancy::MigLayoutTarget>>(
+        [](Tx& tx) { return tx.Inventory().ListLayoutTargets(); });
+  };
+  auto put = [&](const tenancy::MigLayoutTarget& t) {
+    return this->Write([&](Tx& tx) { return tx.Inventory().PutLayoutTarget(t); });
+  };
+  const tenancy::MigLayoutTarget n1g1{"n1", 1, {{3, 0}, {3, 4}}, "septa-00ab", At(1'800'000'000, 123'456'789)};
+  const tenancy::MigLayoutTarget n1g0{"n1", 0, {{0, 0}}, "septa-00ab", At(1'800'000'001)};
+  const tenancy::MigLayoutTarget n2g0{"n2", 0, {}, "septa-00cd", At(1'800'000'002)};
+  std::int64_t last = epoch();
+  ASSERT_TRUE(put(n1g1).ok());
+  EXPECT_GT(epoch(), last);
+  ASSERT_TRUE(put(n2g0).ok());
+  ASSERT_TRUE(put(n1g0).ok());
+  tenancy::MigLayoutTarget expect_n1g1 = n1g1;
+  expect_n1g1.requested_at = At(1'800'000'000, 123'456'000);  // microseconds are kept
+  EXPECT_EQ(targets(), (std::vector<tenancy::MigLayoutTarget>{n1g0, expect_n1g1, n2g0}));
+
+  // Put replaces the GPU's target.
+  tenancy::MigLayoutTarget renamed = n1g0;
+  renamed.mig_config = "septa-00ef";
+  ASSERT_TRUE(put(renamed).ok());
+  EXPECT_EQ(targets().at(0), renamed);
+
+  EXPECT_EQ(put({"n1", 7, {}, "septa-1", At(1)}).code(), Code::kNotFound);
+  EXPECT_EQ(put({"n9", 0, {}, "septa-1", At(1)}).code(), Code::kNotFound);
+  const Status bad = put({"n1", 2, {}, "not a label", At(1)});
+  EXPECT_EQ(bad.code(), Code::kInvalidArgument);
+  ASSERT_EQ(bad.violations().size(), 1u);
+  EXPECT_EQ(bad.violations()[0].field, "mig_config");
+
+  last = epoch();
+  ASSERT_TRUE(this->Write([](Tx& tx) { return tx.Inventory().DeleteLayoutTargets("n1"); }).ok());
+  EXPECT_GT(epoch(), last);
+  EXPECT_EQ(targets(), std::vector<tenancy::MigLayoutTarget>{n2g0});
+  ASSERT_TRUE(this->Write([](Tx& tx) { return tx.Inventory().DeleteLayoutTargets("n1"); }).ok());  // none: fine
+
+  // A GPU that leaves the node, or a node that goes, takes its target along.
+  ASSERT_TRUE(this->PutNode(MakeNode("n2", 0)).ok());
+  EXPECT_TRUE(targets().empty());
+}
+
 REGISTER_TYPED_TEST_SUITE_P(CapacityContract, VirtualClusterRoundTripsEveryField, VirtualClusterRowsAreChecked,
                             ListVirtualClustersFiltersAndPaginatesByTenantAndName,
                             UpdateVirtualClusterRequiresTheExpectedVersion, DeleteVirtualClusterWaitsForItsReservation,
@@ -543,6 +588,7 @@ REGISTER_TYPED_TEST_SUITE_P(CapacityContract, VirtualClusterRoundTripsEveryField
                             AWholeGpuHasNobodyBesideItsHolder, SharesAndMigInstancesNeverShareAGpu,
                             TheSharesOfAGpuSumToAtMostOneGpu, AnExclusiveNodeHoldsNobodyElse,
                             ConcurrentReservationsOfOneGpuBookItOnce, ConcurrentSharesNeverOverfillAGpu,
-                            TheEpochMovesWithEveryInventoryOrReservationChangeAndOnlyThen);
+                            TheEpochMovesWithEveryInventoryOrReservationChangeAndOnlyThen,
+                            MigLayoutTargetsRoundTripFollowTheirGpuAndMoveTheEpoch);
 
 }  // namespace septa::core::contract
