@@ -25,6 +25,7 @@
 #include "services/kubesim/kubesim.h"
 #include "services/reconcile/inventory_controller.h"
 #include "services/reconcile/mig_layout_controller.h"
+#include "services/reconcile/provisioner_controller.h"
 #include "services/reconcile/shard_leases.h"
 #include "services/rest/rest_api.h"
 #include "services/store/connection_url.h"
@@ -149,6 +150,9 @@ struct SeptadApp::Impl {
   std::unique_ptr<vcp::SimulatedControlPlanes> control_planes;
   std::unique_ptr<reconcile::ShardLeases> inventory_shards;
   std::unique_ptr<reconcile::InventoryController> inventory;
+  std::unique_ptr<reconcile::ShardLeases> provisioner_shards;
+  std::unique_ptr<reconcile::ProvisionerController> provisioner;
+  std::unique_ptr<store::NotificationListener> vcluster_changes;  // NOTIFY septa_vclusters -> provisioner
   std::unique_ptr<reconcile::ShardLeases> mig_layout_shards;
   std::unique_ptr<reconcile::MigLayoutController> mig_layouts;
   std::unique_ptr<store::NotificationListener> mig_layout_changes;  // NOTIFY of layout targets
@@ -166,6 +170,7 @@ struct SeptadApp::Impl {
   Status StartControlPlanes();
   Status ConnectHostCluster();
   Status StartInventory();
+  Status StartProvisioner();
   Status StartMigLayouts();
   Status Listen();
   core::UseCases UseCases() {
@@ -380,6 +385,31 @@ Status SeptadApp::Impl::StartMigLayouts() {
   return Status::Ok();
 }
 
+// The provisioner, on its own shards; triggered by every committed change
+// to a virtual cluster (migrations/0008_vcluster_notify.sql).
+Status SeptadApp::Impl::StartProvisioner() {
+  auto scheduler = tenancy::host::ParseScheduler("scheduler", config.scheduler);
+  SEPTA_RETURN_IF_ERROR(scheduler);
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  provisioner_shards = std::make_unique<reconcile::ShardLeases>(
+      reconcile::ShardLeasesOptions{
+          .name = "provisioner", .holder = std::string(host) + ":" + std::to_string(::getpid()), .shards = 8},
+      *leases, clock);
+  provisioner_shards->Start();
+  reconcile::ProvisionerControllerOptions options;
+  options.render.scheduler = *scheduler;
+  options.shards = provisioner_shards.get();
+  provisioner = std::make_unique<reconcile::ProvisionerController>(options, *store, *host_cluster, control_planes.get(),
+                                                                   clock, *registry);
+  SEPTA_RETURN_IF_ERROR(provisioner->Start(std::chrono::seconds(30)));
+  vcluster_changes = std::make_unique<store::NotificationListener>(
+      database_url, "septa_vclusters", [this](const std::string& key) { provisioner->Enqueue(key); },
+      [this] { provisioner->Resync(); });
+  spdlog::info("provisioner: started (scheduler {})", config.scheduler);
+  return Status::Ok();
+}
+
 Status SeptadApp::Impl::Listen() {
   rest = std::make_unique<rest::RestApi>(
       UseCases(), *registry, static_cast<std::size_t>(config.worker_threads),
@@ -430,6 +460,7 @@ Result<std::unique_ptr<SeptadApp>> SeptadApp::Start(const config::Config& config
   SEPTA_RETURN_IF_ERROR(impl->ConnectHostCluster());
   SEPTA_RETURN_IF_ERROR(impl->StartInventory());
   SEPTA_RETURN_IF_ERROR(impl->StartControlPlanes());
+  if (config.provisioner) SEPTA_RETURN_IF_ERROR(impl->StartProvisioner());
   SEPTA_RETURN_IF_ERROR(impl->Listen());
   return std::unique_ptr<SeptadApp>(new SeptadApp(std::move(impl)));
 }
@@ -458,6 +489,9 @@ void SeptadApp::Shutdown(std::chrono::milliseconds grace) {
   impl_->rest.reset();
   impl_->sweeper.reset();
   if (impl_->store) impl_->store->WatchRevocations(nullptr);
+  impl_->vcluster_changes.reset();
+  impl_->provisioner.reset();
+  impl_->provisioner_shards.reset();
   impl_->mig_layout_changes.reset();
   impl_->mig_layouts.reset();
   impl_->mig_layout_shards.reset();

@@ -167,6 +167,18 @@ const std::vector<KeyDef>& Defs() {
        AddressKey(&Config::kubesim_addr)},
       {{"kubesim_inventory", "simulated nodes (YAML file); empty uses the built-in sample"},
        StringKey(&Config::kubesim_inventory)},
+      {{"scheduler", "the host's batch scheduler the provisioner writes queues for: kai, kueue or default (none)"},
+       [](Config& c, const std::string& v, const std::string& where) {
+         SEPTA_RETURN_IF_ERROR(OneOf(v, where, {"kai", "kueue", "default"}));
+         c.scheduler = v;
+         return Status::Ok();
+       }},
+      {{"provisioner", "true or false: whether this septad makes virtual clusters real on the host"},
+       [](Config& c, const std::string& v, const std::string& where) {
+         SEPTA_RETURN_IF_ERROR(OneOf(v, where, {"true", "false"}));
+         c.provisioner = v == "true";
+         return Status::Ok();
+       }},
       {{"vcluster_addr", "HTTPS listen address of the virtual clusters' Kubernetes APIs (port 0: any free port)"},
        AddressKey(&Config::vcluster_addr)},
       {{"vcluster_idle_after", "how long an unused virtual control plane stays in memory (at least 1s)"},

@@ -56,6 +56,13 @@ struct Config {
   std::string kubeconfig;
   std::string kubesim_addr = "127.0.0.1:0";  // where the simulated cluster serves HTTPS
   std::string kubesim_inventory;             // its nodes (YAML file); empty: the built-in sample
+  // Which scheduler's queues the provisioner writes on the host: KAI Queues,
+  // Kueue ClusterQueues, or none (the default scheduler). KAI's CRDs are on
+  // the simulated host.
+  std::string scheduler = "kai";  // kai | kueue | default
+  // false: septad runs no provisioner, so virtual clusters stay as the API
+  // wrote them (the API's own tests, which assert its synchronous answers).
+  bool provisioner = true;
   // The simulated virtual control planes: every virtual cluster's Kubernetes
   // API on this one HTTPS listener, at /vc/<tenant>/<vcluster>.
   std::string vcluster_addr = "127.0.0.1:0";  // deploy/dev uses 127.0.0.1:6444

@@ -38,6 +38,8 @@ http::Response StatusErrorBody(http::HttpStatus status, std::string_view message
   switch (status) {
     case http::HttpStatus::payload_too_large: e.reason = "RequestEntityTooLarge"; break;
     case http::HttpStatus::bad_request: e.reason = "BadRequest"; break;
+    case http::HttpStatus::conflict: e.reason = "Conflict"; break;
+    case http::HttpStatus::service_unavailable: e.reason = "ServiceUnavailable"; break;
     default: e.reason = "BadRequest"; break;
   }
   http::Response res{status, 11};
@@ -94,7 +96,10 @@ Status KubeSim::Start() {
   }
   workloads_ = std::make_unique<WorkloadControllers>(*cluster_, *api_);
 
-  auto handler = [api = api_.get()](http::Request&& req, std::shared_ptr<http::Exchange> ex) {
+  auto handler = [api = api_.get(), fault = options_.fault](http::Request&& req, std::shared_ptr<http::Exchange> ex) {
+    if (fault) {
+      if (auto status = fault(req)) return ex->Reply(StatusErrorBody(*status, "injected fault"));
+    }
     api->Handle(std::move(req), std::move(ex));
   };
   http::ServerOptions so;

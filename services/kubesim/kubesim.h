@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -39,6 +40,10 @@ struct KubeSimOptions {
   // Simulated nodes (none when unset) and how they behave.
   std::optional<Inventory> inventory;
   NodeSimOptions nodes;
+  // Faults, for testing clients: asked before every request; a status it
+  // returns answers the request instead (a Status body with that code, e.g.
+  // 503 for an API server that is down, 409 for a conflict).
+  std::function<std::optional<http::HttpStatus>(const http::Request&)> fault;
   // Injected for deterministic tests; the system ones when null.
   const Clock* clock = nullptr;
   RandomSource* random = nullptr;

@@ -5,7 +5,12 @@
 #                  ready within 5 s and nothing committed is lost: tenants,
 #                  virtual clusters with exactly the reservation each had,
 #                  and the inventory the controller keeps (no node lost or
-#                  stored twice).
+#                  stored twice). Each round also deletes the previous
+#                  round's virtual cluster just before the kill; at the end
+#                  the provisioner has converged the (fresh) simulated host
+#                  to exactly the live virtual cluster's host namespace
+#                  (none missing, none leaked) and every deleted one is
+#                  gone from the API.
 #   postgres-kill: the PostgreSQL server is SIGKILLed under a running septad:
 #                  septad starts it again by itself; /readyz turns 200 again,
 #                  writes succeed and the data is intact.
@@ -46,6 +51,25 @@ expect_inventory() {  # the sample inventory's 9 nodes, each once
   [[ $(wc -l <<<"$nodes") == 9 && -z $(uniq -d <<<"$nodes") ]] || fail "inventory after restart: $nodes"
 }
 
+wait_until() {  # what command...: up to 30 s
+  local what=$1 begun; shift
+  begun=$(now_ms)
+  until "$@"; do
+    (($(now_ms) - begun < 30000)) || fail "$what not within 30 s"
+    sleep 0.1
+  done
+}
+
+host_namespaces_are() {  # tenant...: the host holds exactly their virtual clusters' namespaces
+  local want got
+  want=$(for name in "$@"; do echo "namespace/septa-$name-x-vc"; done | sort)
+  got=$(kubectl --kubeconfig "$dir/data/kubeconfig" --request-timeout=5s get namespaces \
+    -l app.kubernetes.io/managed-by=septa -o name | sort) || return 1
+  [[ $got == "$want" ]]
+}
+
+gone() { [[ $(api GET "/v1/tenants/$1/vclusters/vc") == 404 ]]; }
+
 expect_tenants() {  # every tenant named so far is still there
   local name
   for name in "$@"; do
@@ -62,15 +86,25 @@ restart)
     create_tenant "round-$round"
     create_vcluster "round-$round"
     names+=("round-$round")
+    live=("round-$round")
+    if ((round > 1)); then
+      [[ $(api DELETE "/v1/tenants/round-$((round - 1))/vclusters/vc") == 200 ]] || fail "delete round-$((round - 1))/vc"
+    fi
     kill -9 "$pid"
     wait "$pid" 2>/dev/null || true
     start  # at once: the killed septad's lifeline is stopping its PostgreSQL right now
     echo "round $round: ready ${ready_ms} ms after a kill -9"
     ((ready_ms < 5000)) || fail "round $round: ready only after $ready_ms ms"
     expect_tenants "${names[@]}"
-    expect_vclusters "${names[@]}"
+    expect_vclusters "${live[@]}"
     expect_inventory
   done
+  # The restarted septad's provisioner acts once the killed one's shard
+  # leases expire (ShardLeasesOptions::ttl, 15 s; the holder is host:pid).
+  for name in round-1 round-2 round-3 round-4; do
+    wait_until "$name/vc deleted after the restarts" gone "$name"
+  done
+  wait_until "the host namespaces of exactly ${live[*]}" host_namespaces_are "${live[@]}"
   ;;
 postgres-kill)
   start

@@ -39,6 +39,9 @@ class ApiTest : public ::testing::Test {
     config.http_body_limit = kBodyLimit;
     config.worker_threads = 4;
     config.shutdown_grace = std::chrono::seconds(2);
+    // These suites assert the API's own answers (a never-provisioned
+    // virtual cluster is deleted at once); the provisioner has its own tests.
+    config.provisioner = false;
     Configure(config);
     auto app = app::SeptadApp::Start(config);
     ASSERT_TRUE(app.ok()) << app.status().ToString();

@@ -41,6 +41,7 @@ class SeptactlE2E : public testing::Test {
     config.http_addr = "127.0.0.1:0";
     config.grpc_addr = "127.0.0.1:0";
     config.shutdown_grace = std::chrono::milliseconds(500);
+    config.provisioner = false;  // septactl's answers as the API gives them (see VclusterLifecycle)
     auto app = app::SeptadApp::Start(config);
     ASSERT_TRUE(app.ok()) << app.status().ToString();
     app_ = std::move(*app);

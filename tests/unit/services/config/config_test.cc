@@ -19,6 +19,8 @@ TEST(Config, DefaultsWithoutSources) {
   EXPECT_EQ(c->idempotency_ttl, std::chrono::hours(24));
   EXPECT_EQ(c->admin_token_ttl_max, std::chrono::hours(768));
   EXPECT_EQ(c->tenant_live_tokens_max, 100);
+  EXPECT_EQ(c->scheduler, "kai");
+  EXPECT_TRUE(c->provisioner);
   EXPECT_EQ(c->mig_relayout, "auto");
 }
 
@@ -74,6 +76,8 @@ TEST(Config, ErrorsNameTheKeyAndSource) {
       {{"", "", {}, {{"vcluster_idle_after", "10ms"}}},
        "vcluster_idle_after (--vcluster-idle-after)",
        "shorter than 1s"},
+      {{"scheduler: slurm\n", "f.yaml", {}, {}}, "scheduler (f.yaml)", "not one of"},
+      {{"", "", {}, {{"provisioner", "yes"}}}, "provisioner (--provisioner)", "not one of"},
       {{"", "", {{"SEPTA_MIG_RELAYOUT", "sometimes"}}, {}}, "mig_relayout (SEPTA_MIG_RELAYOUT)", "not one of"},
       {{"", "", {}, {{"tls_cert_file", "/c.pem"}}}, "tls_key_file", "required when tls_cert_file is set"},
       {{"", "", {{"SEPTA_TLS_KEY_FILE", "/k.pem"}}, {}}, "tls_cert_file", "required when tls_key_file is set"},

@@ -1,0 +1,89 @@
+#include "services/reconcile/host_kinds.h"
+
+#include <algorithm>
+
+#include "tenancy/host/manifest.h"
+
+namespace septa::reconcile {
+
+namespace {
+
+using tenancy::host::Scheduler;
+
+const std::vector<HostKind> kCommon = {
+    {"Namespace", {"", "v1", "namespaces", false}},
+    {"ResourceQuota", {"", "v1", "resourcequotas", true}},
+    {"LimitRange", {"", "v1", "limitranges", true}},
+    {"NetworkPolicy", {"networking.k8s.io", "v1", "networkpolicies", true}},
+    {"ServiceAccount", {"", "v1", "serviceaccounts", true}},
+    {"Role", {"rbac.authorization.k8s.io", "v1", "roles", true}},
+    {"RoleBinding", {"rbac.authorization.k8s.io", "v1", "rolebindings", true}},
+};
+const std::vector<HostKind> kKai = {{"Queue", {"scheduling.run.ai", "v2", "queues", false}}};
+const std::vector<HostKind> kKueue = {
+    {"ResourceFlavor", {"kueue.x-k8s.io", "v1beta2", "resourceflavors", false}},
+    {"WorkloadPriorityClass", {"kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses", false}},
+    {"ClusterQueue", {"kueue.x-k8s.io", "v1beta2", "clusterqueues", false}},
+    {"LocalQueue", {"kueue.x-k8s.io", "v1beta2", "localqueues", true}},
+};
+
+std::vector<HostKind> Join(const std::vector<HostKind>& a, const std::vector<HostKind>& b) {
+  std::vector<HostKind> out = a;
+  out.insert(out.end(), b.begin(), b.end());
+  return out;
+}
+
+}  // namespace
+
+const std::vector<HostKind>& ManagedHostKinds(Scheduler scheduler) {
+  static const std::vector<HostKind> kai = Join(kCommon, kKai);
+  static const std::vector<HostKind> kueue = Join(kCommon, kKueue);
+  switch (scheduler) {
+    case Scheduler::kKai: return kai;
+    case Scheduler::kKueue: return kueue;
+    case Scheduler::kDefault: break;
+  }
+  return kCommon;
+}
+
+std::optional<kube::Resource> ResourceOfKind(const std::string& api_version, const std::string& kind) {
+  for (const auto* list : {&kCommon, &kKai, &kKueue}) {
+    auto it = std::ranges::find_if(
+        *list, [&](const HostKind& k) { return k.kind == kind && k.resource.ApiVersion() == api_version; });
+    if (it != list->end()) return it->resource;
+  }
+  return std::nullopt;
+}
+
+std::string VClusterKeyOf(const nlohmann::json& object) {
+  const nlohmann::json* labels = nullptr;
+  if (auto md = object.find("metadata"); md != object.end() && md->is_object()) {
+    if (auto l = md->find("labels"); l != md->end() && l->is_object()) labels = &*l;
+  }
+  if (!labels) return "";
+  auto text = [&](const char* key) {
+    auto it = labels->find(key);
+    return it != labels->end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  if (text(tenancy::host::kManagedByLabel) != tenancy::host::kManagedByValue) return "";
+  const std::string tenant = text(tenancy::host::kTenantLabel), vcluster = text(tenancy::host::kVClusterLabel);
+  if (tenant.empty() || vcluster.empty()) return "";
+  return tenant + "/" + vcluster;
+}
+
+std::string VClusterSelector(const std::string& tenant, const std::string& vcluster) {
+  return std::string(tenancy::host::kManagedByLabel) + "=" + tenancy::host::kManagedByValue + "," +
+         tenancy::host::kTenantLabel + "=" + tenant + "," + tenancy::host::kVClusterLabel + "=" + vcluster;
+}
+
+bool Covers(const nlohmann::json& live, const nlohmann::json& desired) {
+  if (!desired.is_object()) return live == desired;
+  if (!live.is_object()) return false;
+  for (const auto& [key, value] : desired.items()) {
+    auto it = live.find(key);
+    if (it == live.end() || !Covers(*it, value)) return false;
+  }
+  return true;
+}
+
+}  // namespace septa::reconcile

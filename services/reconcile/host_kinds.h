@@ -1,0 +1,39 @@
+// The kinds of host objects the provisioner keeps (tenancy/host/render.h),
+// as API resources, and how an object found on the host leads back to the
+// virtual cluster it belongs to.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "services/kube/client.h"
+#include "tenancy/host/config.h"
+
+namespace septa::reconcile {
+
+struct HostKind {
+  std::string kind;  // "ResourceQuota"
+  kube::Resource resource;
+};
+
+// Every kind a virtual cluster may own with `scheduler`, in apply order.
+const std::vector<HostKind>& ManagedHostKinds(tenancy::host::Scheduler scheduler);
+// The resource of a rendered object's apiVersion and kind; std::nullopt for
+// a kind the provisioner does not render.
+std::optional<kube::Resource> ResourceOfKind(const std::string& api_version, const std::string& kind);
+
+// "<tenant>/<vcluster>" from the object's Septa labels; "" for an object of
+// nobody (shared objects, objects not managed by Septa).
+std::string VClusterKeyOf(const nlohmann::json& object);
+
+// The label selector of one virtual cluster's objects.
+std::string VClusterSelector(const std::string& tenant, const std::string& vcluster);
+
+// True when every field `desired` sets has that value in `live` (objects
+// compared member by member, anything else by equality): applying `desired`
+// would change nothing, so the provisioner does not write.
+bool Covers(const nlohmann::json& live, const nlohmann::json& desired);
+
+}  // namespace septa::reconcile

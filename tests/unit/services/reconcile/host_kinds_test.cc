@@ -1,0 +1,57 @@
+// Which virtual cluster a host object belongs to, and when applying an
+// object would change nothing.
+#include "services/reconcile/host_kinds.h"
+
+#include <gtest/gtest.h>
+
+namespace septa::reconcile {
+namespace {
+
+using nlohmann::json;
+
+TEST(reconcileHostKinds, AnObjectLeadsBackToItsVirtualClusterOnlyByAllOfSeptasLabels) {
+  const json labels = {
+      {"app.kubernetes.io/managed-by", "septa"}, {"septa.dev/tenant", "ann"}, {"septa.dev/vcluster", "train"}};
+  EXPECT_EQ(VClusterKeyOf({{"metadata", {{"labels", labels}}}}), "ann/train");
+  json foreign = labels;
+  foreign["app.kubernetes.io/managed-by"] = "helm";
+  EXPECT_EQ(VClusterKeyOf({{"metadata", {{"labels", foreign}}}}), "");
+  EXPECT_EQ(VClusterKeyOf({{"metadata",
+                            {{"labels", {{"app.kubernetes.io/managed-by", "septa"}, {"septa.dev/shared", "true"}}}}}}),
+            "")
+      << "shared objects belong to nobody";
+  EXPECT_EQ(VClusterKeyOf({{"metadata", {{"name", "x"}}}}), "");
+  EXPECT_EQ(VClusterKeyOf(json::array()), "");
+  EXPECT_EQ(VClusterSelector("ann", "train"),
+            "app.kubernetes.io/managed-by=septa,septa.dev/tenant=ann,septa.dev/vcluster=train");
+}
+
+TEST(reconcileHostKinds, CoversWhenEveryRenderedFieldHasItsValue) {
+  const json desired = {{"metadata", {{"name", "q"}, {"labels", {{"a", "1"}}}}}, {"spec", {{"hard", {{"pods", "5"}}}}}};
+  json live = desired;
+  live["metadata"]["resourceVersion"] = "7";
+  live["metadata"]["labels"]["other"] = "x";
+  live["status"] = {{"used", {{"pods", "1"}}}};
+  EXPECT_TRUE(Covers(live, desired)) << "fields the server or others added do not count";
+  live["spec"]["hard"]["pods"] = "6";
+  EXPECT_FALSE(Covers(live, desired));
+  live = desired;
+  live["metadata"]["labels"].erase("a");
+  EXPECT_FALSE(Covers(live, desired));
+  EXPECT_FALSE(Covers(json{{"list", {1, 2, 3}}}, json{{"list", {1, 2}}})) << "lists are compared whole";
+}
+
+TEST(reconcileHostKinds, KindsPerSchedulerAndTheirResources) {
+  EXPECT_EQ(ManagedHostKinds(tenancy::host::Scheduler::kDefault).size(), 7u);
+  EXPECT_EQ(ManagedHostKinds(tenancy::host::Scheduler::kKai).back().kind, "Queue");
+  EXPECT_EQ(ManagedHostKinds(tenancy::host::Scheduler::kKueue).size(), 11u);
+  auto queue = ResourceOfKind("scheduling.run.ai/v2", "Queue");
+  ASSERT_TRUE(queue.has_value());
+  EXPECT_EQ(queue->resource, "queues");
+  EXPECT_FALSE(queue->namespaced);
+  EXPECT_FALSE(ResourceOfKind("scheduling.run.ai/v1", "Queue").has_value()) << "the version must match";
+  EXPECT_TRUE(ResourceOfKind("kueue.x-k8s.io/v1beta2", "LocalQueue")->namespaced);
+}
+
+}  // namespace
+}  // namespace septa::reconcile

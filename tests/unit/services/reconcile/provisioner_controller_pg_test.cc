@@ -1,0 +1,92 @@
+// The provisioner on PostgreSQL, triggered only by the database: every
+// committed change to a virtual cluster row is a NOTIFY on septa_vclusters
+// (migrations/0008_vcluster_notify.sql) that the listener hands to the
+// controller. A virtual cluster inserted turns READY with its host objects,
+// a second pass writes nothing, a resize is applied in place, and DELETING
+// ends with nothing on the host and the row and reservation gone.
+#include <gtest/gtest.h>
+
+#include "services/store/migration.h"
+#include "services/store/notification_listener.h"
+#include "services/store/pg_store.h"
+#include "tests/support/test_database.h"
+#include "tests/unit/services/reconcile/provisioner_fixture.h"
+
+namespace septa::reconcile {
+namespace {
+
+using namespace testing;  // the fixture's resources and json
+using namespace std::chrono_literals;
+using tenancy::VirtualCluster;
+using tenancy::VirtualClusterState;
+
+class reconcileProvisionerPg : public ::testing::Test, public ProvisionerFixture {
+ protected:
+  void SetUp() override {
+    auto database = test::TestDatabase::CreateMigrated();
+    ASSERT_TRUE(database.ok()) << database.status().ToString();
+    database_ = std::move(*database);
+    auto migrations = store::EmbeddedMigrations();
+    ASSERT_TRUE(migrations.ok());
+    store_ = std::make_unique<store::PgStore>(
+        store::PgStoreOptions{.database_url = database_->url(), .pool_size = 4, .migrations = *migrations});
+    ASSERT_NO_FATAL_FAILURE(StartHost(*store_));
+    ASSERT_NO_FATAL_FAILURE(StartProvisioner(*store_));
+    listener_ = std::make_unique<store::NotificationListener>(
+        database_->url(), "septa_vclusters", [this](const std::string& key) { provisioner_->Enqueue(key); },
+        [this] { provisioner_->Resync(); });
+  }
+  void TearDown() override {
+    listener_.reset();
+    provisioner_.reset();
+  }
+
+  std::unique_ptr<test::TestDatabase> database_;
+  std::unique_ptr<store::PgStore> store_;
+  std::unique_ptr<store::NotificationListener> listener_;
+};
+
+TEST_F(reconcileProvisionerPg, NotifyDrivesCreateResizeAndDelete) {
+  ASSERT_NO_FATAL_FAILURE(SeedVCluster(*store_, "train", 0));
+  ASSERT_TRUE(Eventually([&] { return IsReadyIn(*store_, "train"); })) << "the insert's NOTIFY provisions it";
+  const std::string ns = tenancy::host::HostNamespaceName("ann", "train");
+  EXPECT_EQ(StoredVCluster(*store_, "train")->host_namespace, ns);
+  EXPECT_EQ(Get(kQuotasResource, ns, "septa-quota")["spec"]["hard"].value("pods", ""), "50");
+  EXPECT_EQ(HostObjectsOf("ann", "train").size(), 9u);
+
+  // Nothing changed: a full resync writes neither the host nor the row.
+  const auto versions = HostVersions("train");
+  const std::int64_t row_version = StoredVCluster(*store_, "train")->version;
+  provisioner_->Resync();
+  ASSERT_TRUE(provisioner_->AwaitIdle(10s));
+  EXPECT_EQ(HostVersions("train"), versions);
+  EXPECT_EQ(StoredVCluster(*store_, "train")->version, row_version);
+
+  ASSERT_NO_FATAL_FAILURE(UpdateVCluster(*store_, "train", [](VirtualCluster& vc) {
+    vc.quota.pods = 80;
+    ++vc.generation;
+  }));
+  ASSERT_TRUE(Eventually([&] {
+    auto vc = StoredVCluster(*store_, "train");
+    return Get(kQuotasResource, ns, "septa-quota")["spec"]["hard"].value("pods", "") == "80" &&
+           ConditionOf(*vc, "QuotaReady")->observed_generation == 2;
+  }));
+
+  ASSERT_NO_FATAL_FAILURE(
+      UpdateVCluster(*store_, "train", [](VirtualCluster& vc) { vc.state = VirtualClusterState::kDeleting; }));
+  ASSERT_TRUE(Eventually([&] { return !StoredVCluster(*store_, "train").has_value(); }));
+  EXPECT_EQ(HostObjectsOf("ann", "train"), std::vector<std::string>{});
+  EXPECT_FALSE(planes_.Has("ann", "train"));
+  bool released = false;
+  ASSERT_TRUE(store_
+                  ->Transact(core::TxMode::kReadOnly,
+                             [&](core::Tx& tx) -> Status {
+                               released = tx.Reservations().Get("ann", "train").status().code() == Code::kNotFound;
+                               return Status::Ok();
+                             })
+                  .ok());
+  EXPECT_TRUE(released);
+}
+
+}  // namespace
+}  // namespace septa::reconcile
