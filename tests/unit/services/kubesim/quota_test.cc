@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 namespace septa::kubesim {
 namespace {
 
@@ -18,7 +20,9 @@ json Container(const std::string& name, json requests = nullptr, json limits = n
   return c;
 }
 
-json Pod(const std::string& name, json containers, std::string phase = "Pending") {
+// Containers as a vector: a braced list of one json element is an array to
+// GCC but a copy of that element to Clang.
+json Pod(const std::string& name, std::vector<json> containers, std::string phase = "Pending") {
   return {{"apiVersion", "v1"},
           {"kind", "Pod"},
           {"metadata", {{"name", name}, {"namespace", "team"}}},
@@ -35,7 +39,8 @@ ObjectPtr Quota(const std::string& name, json hard, const std::vector<ObjectPtr>
 
 ObjectPtr Limits(json item) {
   item["type"] = "Container";
-  return Obj({{"metadata", {{"name", "defaults"}, {"namespace", "team"}}}, {"spec", {{"limits", {item}}}}});
+  return Obj(
+      {{"metadata", {{"name", "defaults"}, {"namespace", "team"}}}, {"spec", {{"limits", json::array({item})}}}});
 }
 
 std::string Refusal(const ApiResult<AdmittedPod>& r) {
@@ -109,7 +114,7 @@ TEST(kubesimQuota, CpuOrMemoryQuotaNeedsEveryContainerToSetThem) {
   PodAdmissionContext ctx;
   ctx.quotas = {Quota("team-quota", {{"requests.cpu", "4"}, {"limits.memory", "8Gi"}})};
   json pod = Pod("bare", {Container("app"), Container("side", {{"cpu", "100m"}}, {{"memory", "64Mi"}})});
-  pod["spec"]["initContainers"] = {Container("init", {{"cpu", "100m"}})};
+  pod["spec"]["initContainers"] = json::array({Container("init", {{"cpu", "100m"}})});
   EXPECT_EQ(Refusal(AdmitPod(pod, ctx)),
             "pods \"bare\" is forbidden: failed quota: team-quota: must specify limits.memory for: app,init; "
             "requests.cpu for: app");
@@ -143,7 +148,7 @@ TEST(kubesimQuota, LimitRangeDefaultsContainersThatSetNone) {
 
 TEST(kubesimQuota, QosClass) {
   PodAdmissionContext none;
-  auto qos = [&](json containers) {
+  auto qos = [&](std::vector<json> containers) {
     auto r = AdmitPod(Pod("p", std::move(containers)), none);
     return IsError(r) ? std::string("error") : std::get<AdmittedPod>(r).pod["status"].value("qosClass", "");
   };
@@ -155,7 +160,7 @@ TEST(kubesimQuota, QosClass) {
 
 TEST(kubesimQuota, UsageAddsContainersAndTakesTheLargestInitContainer) {
   json pod = Pod("p", {Container("a", {{"cpu", "1"}, {"memory", "1Gi"}}), Container("b", {{"cpu", "500m"}})});
-  pod["spec"]["initContainers"] = {Container("i", {{"cpu", "2"}, {"memory", "512Mi"}})};
+  pod["spec"]["initContainers"] = json::array({Container("i", {{"cpu", "2"}, {"memory", "512Mi"}})});
   auto usage = PodUsage(pod);
   ASSERT_FALSE(IsError(usage));
   const ResourceAmounts& u = std::get<ResourceAmounts>(usage);
