@@ -60,9 +60,9 @@ struct ProvisionerControllerOptions {
 
 class ProvisionerController final : public Reconciler {
  public:
-  // `control_planes`: where virtual control planes come from; nullptr while
-  // septad has no implementation wired: ControlPlaneReady stays False
-  // (reason NoControlPlane) and the state PROVISIONING.
+  // `control_planes`: where virtual control planes come from (septad: the
+  // simulated ones); nullptr leaves ControlPlaneReady False (reason
+  // NoControlPlane) and the state PROVISIONING.
   ProvisionerController(ProvisionerControllerOptions options, core::Store& store, kube::Client& host,
                         core::ControlPlanes* control_planes, const Clock& clock, prometheus::Registry& metrics);
   ~ProvisionerController() override;  // Stop
