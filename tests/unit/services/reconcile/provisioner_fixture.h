@@ -212,6 +212,7 @@ class ProvisionerFixture {
   gpu::MigPartedConfig mig_configs_ = gpu::StockMigPartedConfigs(gpu::Catalog::Default());
   // The next `failing_writes_` PATCH requests (applies, node patches) are answered with `failing_status_`.
   std::atomic<int> failing_writes_{0};
+  static constexpr int kFaultsUntilReleased = 1 << 30;
   std::atomic<int> failing_status_{503};
   std::unique_ptr<kubesim::KubeSim> sim_;
   std::unique_ptr<kube::Client> host_;
