@@ -22,6 +22,7 @@
 #include "services/http/server.h"
 #include "services/http/tls.h"
 #include "services/kube/client.h"
+#include "services/kube/resources.h"
 #include "services/kubesim/kubesim.h"
 #include "services/reconcile/inventory_controller.h"
 #include "services/reconcile/mig_layout_controller.h"
@@ -318,7 +319,7 @@ Status SeptadApp::Impl::ConnectHostCluster() {
   host_cluster = *std::move(client);
   kube::ListOptions one_page;
   one_page.limit = 500;
-  auto nodes = host_cluster->List({"", "v1", "nodes", false}, "", one_page);
+  auto nodes = host_cluster->List(kube::kNodes, "", one_page);
   if (!nodes.ok()) {
     return Status(nodes.status().code(), "cannot reach the host cluster at " + host_cluster->config().server + ": " +
                                              nodes.status().message());

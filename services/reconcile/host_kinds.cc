@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "services/kube/resources.h"
 #include "tenancy/host/manifest.h"
 
 namespace septa::reconcile {
@@ -11,20 +12,20 @@ namespace {
 using tenancy::host::Scheduler;
 
 const std::vector<HostKind> kCommon = {
-    {"Namespace", {"", "v1", "namespaces", false}},
-    {"ResourceQuota", {"", "v1", "resourcequotas", true}},
-    {"LimitRange", {"", "v1", "limitranges", true}},
+    {"Namespace", kube::kNamespaces},
+    {"ResourceQuota", kube::kResourceQuotas},
+    {"LimitRange", kube::kLimitRanges},
     {"NetworkPolicy", {"networking.k8s.io", "v1", "networkpolicies", true}},
-    {"ServiceAccount", {"", "v1", "serviceaccounts", true}},
+    {"ServiceAccount", kube::kServiceAccounts},
     {"Role", {"rbac.authorization.k8s.io", "v1", "roles", true}},
     {"RoleBinding", {"rbac.authorization.k8s.io", "v1", "rolebindings", true}},
 };
-const std::vector<HostKind> kKai = {{"Queue", {"scheduling.run.ai", "v2", "queues", false}}};
+const std::vector<HostKind> kKai = {{"Queue", kube::kKaiQueues}};
 const std::vector<HostKind> kKueue = {
-    {"ResourceFlavor", {"kueue.x-k8s.io", "v1beta2", "resourceflavors", false}},
+    {"ResourceFlavor", kube::kResourceFlavors},
     {"WorkloadPriorityClass", {"kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses", false}},
-    {"ClusterQueue", {"kueue.x-k8s.io", "v1beta2", "clusterqueues", false}},
-    {"LocalQueue", {"kueue.x-k8s.io", "v1beta2", "localqueues", true}},
+    {"ClusterQueue", kube::kClusterQueues},
+    {"LocalQueue", kube::kLocalQueues},
 };
 
 std::vector<HostKind> Join(const std::vector<HostKind>& a, const std::vector<HostKind>& b) {

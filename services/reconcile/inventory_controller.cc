@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "services/kube/resources.h"
 #include "services/reconcile/informer_trigger.h"
 #include "services/reconcile/node_observation.h"
 
@@ -12,7 +13,7 @@ namespace septa::reconcile {
 
 namespace {
 
-const kube::Resource kNodes{"", "v1", "nodes", false};
+using kube::kNodes;
 
 bool SameGpu(const gpu::InventoryGpu& a, const gpu::InventoryGpu& b) {
   return a.model == b.model && a.index == b.index && a.uuid == b.uuid && a.mig_enabled == b.mig_enabled &&

@@ -7,6 +7,7 @@
 
 #include "gpu/mig_parted.h"
 #include "services/kube/gpu_labels.h"
+#include "services/kube/resources.h"
 #include "services/reconcile/informer_trigger.h"
 #include "tenancy/lifecycle.h"
 #include "tenancy/mig_relayout.h"
@@ -18,8 +19,8 @@ namespace {
 using nlohmann::json;
 using tenancy::MigLayoutTarget;
 
-const kube::Resource kNodes{"", "v1", "nodes", false};
-const kube::Resource kConfigMaps{"", "v1", "configmaps", true};
+using kube::kConfigMaps;
+using kube::kNodes;
 constexpr char kConfigKey[] = "config.yaml";
 // The configs this controller names (tenancy::MigConfigName); others in the
 // ConfigMap are left alone.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "services/kube/resources.h"
 #include "services/reconcile/host_kinds.h"
 #include "tenancy/host/manifest.h"
 #include "tenancy/host/names.h"
@@ -19,8 +20,8 @@ using tenancy::TrustTier;
 using tenancy::VirtualCluster;
 using tenancy::VirtualClusterState;
 
-const kube::Resource kNamespaces{"", "v1", "namespaces", false};
-const kube::Resource kNodes{"", "v1", "nodes", false};
+using kube::kNamespaces;
+using kube::kNodes;
 constexpr const char* kPrincipal = "system:provisioner";
 
 // The conditions the provisioner owns, and which of them an object's kind counts towards.

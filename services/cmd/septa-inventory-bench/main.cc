@@ -15,6 +15,7 @@
 
 #include "services/kube/client.h"
 #include "services/kube/gpu_labels.h"
+#include "services/kube/resources.h"
 #include "services/kubesim/kubesim.h"
 #include "services/reconcile/inventory_controller.h"
 #include "services/reconcile/node_observation.h"
@@ -40,7 +41,7 @@ nodes:
     gpus: {model: A100-80GB, count: 8}
 )";
 
-const septa::kube::Resource kNodes{"", "v1", "nodes", false};
+using septa::kube::kNodes;
 
 septa::kubesim::KubeSim& Sim() {
   static septa::kubesim::KubeSim* sim = [] {

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "services/kube/client.h"
+#include "services/kube/resources.h"
 #include "services/kube/watch.h"
 #include "services/kubesim/kubesim.h"
 
@@ -20,8 +21,11 @@ using nlohmann::json;
 using septa::kube::Client;
 using septa::kube::Resource;
 
-const Resource kConfigMaps{"", "v1", "configmaps", true};
-const Resource kPods{"", "v1", "pods", true};
+using septa::kube::kConfigMaps;
+using septa::kube::kLimitRanges;
+using septa::kube::kNamespaces;
+using septa::kube::kPods;
+using septa::kube::kResourceQuotas;
 
 septa::kubesim::KubeSim& Sim() {
   static septa::kubesim::KubeSim* sim = [] {
@@ -81,13 +85,13 @@ void BM_PodCreates(benchmark::State& state) {
                 {"spec", {{"containers", {{{"name", "c"}, {"image", "busybox"}}}}}}};
   };
   // The benchmark runs this function more than once; the namespace is set up once.
-  if (client->Create({"", "v1", "namespaces", false}, "", {{"metadata", {{"name", ns}}}}).ok()) {
+  if (client->Create(kNamespaces, "", {{"metadata", {{"name", ns}}}}).ok()) {
     if (quota) {
-      (void)client->Create({"", "v1", "resourcequotas", true}, ns,
+      (void)client->Create(kResourceQuotas, ns,
                            {{"metadata", {{"name", "q"}}},
                             {"spec", {{"hard", {{"pods", "1M"}, {"requests.cpu", "1M"}, {"limits.memory", "1Pi"}}}}}});
       (void)client->Create(
-          {"", "v1", "limitranges", true}, ns,
+          kLimitRanges, ns,
           {{"metadata", {{"name", "defaults"}}},
            {"spec", {{"limits", {{{"type", "Container"}, {"default", {{"cpu", "1"}, {"memory", "1Gi"}}}}}}}}});
     }

@@ -11,6 +11,7 @@
 #include "services/app/septad_app.h"
 #include "services/http/tls.h"
 #include "services/kube/client.h"
+#include "services/kube/resources.h"
 #include "services/kubesim/kubesim.h"
 #include "services/store/pg_virtual_object_store.h"
 #include "services/vcp/simulated_control_planes.h"
@@ -52,7 +53,7 @@ class SeptadStartTest : public ::testing::Test {
     EXPECT_TRUE(config.ok()) << config.status().ToString();
     auto client = kube::Client::Create(*config);
     EXPECT_TRUE(client.ok());
-    auto nodes = (*client)->ListAll({"", "v1", "nodes", false}, "");
+    auto nodes = (*client)->ListAll(kube::kNodes, "");
     EXPECT_TRUE(nodes.ok()) << nodes.status().ToString();
     std::vector<std::string> names;
     if (nodes.ok())
@@ -92,7 +93,7 @@ TEST_F(SeptadStartTest, SeptadServesVirtualControlPlanesFromItsDatabase) {
   EXPECT_EQ(config->server, state->endpoint);
   auto client = kube::Client::Create(*config);
   ASSERT_TRUE(client.ok());
-  auto created = (*client)->Create({"", "v1", "configmaps", true}, "default",
+  auto created = (*client)->Create(kube::kConfigMaps, "default",
                                    {{"apiVersion", "v1"},
                                     {"kind", "ConfigMap"},
                                     {"metadata", {{"name", "kept"}, {"namespace", "default"}}},

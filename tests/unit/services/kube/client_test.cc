@@ -14,8 +14,6 @@ namespace {
 
 using nlohmann::json;
 using testing::ConfigMap;
-using testing::kConfigMaps;
-using testing::kPods;
 using namespace std::chrono_literals;
 
 class kubeClient : public testing::SimTest {};
@@ -233,14 +231,13 @@ TEST_F(kubeClient, FinalizersHoldDeletionAndNamespaceDeletionEmptiesIt) {
       client_->Patch(kConfigMaps, "default", "held", PatchType::kMerge, R"({"metadata":{"finalizers":null}})").ok());
   EXPECT_EQ(client_->Get(kConfigMaps, "default", "held").status().code(), Code::kNotFound);
 
-  ASSERT_TRUE(client_->Create(testing::kNamespaces, "", {{"metadata", {{"name", "team"}}}}).ok());
-  const Resource service_accounts{"", "v1", "serviceaccounts", true};
-  EXPECT_TRUE(client_->Get(service_accounts, "team", "default").ok())
+  ASSERT_TRUE(client_->Create(kNamespaces, "", {{"metadata", {{"name", "team"}}}}).ok());
+  EXPECT_TRUE(client_->Get(kServiceAccounts, "team", "default").ok())
       << "every namespace gets a default service account";
   ASSERT_TRUE(client_->Create(kConfigMaps, "team", ConfigMap("one")).ok());
-  ASSERT_TRUE(client_->Delete(testing::kNamespaces, "", "team").ok());
+  ASSERT_TRUE(client_->Delete(kNamespaces, "", "team").ok());
   EXPECT_EQ(client_->Get(kConfigMaps, "team", "one").status().code(), Code::kNotFound);
-  EXPECT_EQ(client_->Get(testing::kNamespaces, "", "team").status().code(), Code::kNotFound);
+  EXPECT_EQ(client_->Get(kNamespaces, "", "team").status().code(), Code::kNotFound);
 }
 
 TEST_F(kubeClient, CustomResourcesAfterACrd) {

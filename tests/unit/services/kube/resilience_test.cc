@@ -12,7 +12,6 @@ namespace {
 
 using nlohmann::json;
 using testing::ConfigMap;
-using testing::kConfigMaps;
 using namespace std::chrono_literals;
 namespace bhttp = boost::beast::http;
 
@@ -116,7 +115,7 @@ TEST_F(kubeAuth, NonAdminsGetWhatRoleBindingsGrant) {
   EXPECT_EQ(denied.status().code(), Code::kPermissionDenied);
   EXPECT_EQ(KubeReason(denied.status()), "Forbidden");
 
-  ASSERT_TRUE(client_->Create(testing::kNamespaces, "", {{"metadata", {{"name", "team-a"}}}}).ok());
+  ASSERT_TRUE(client_->Create(kNamespaces, "", {{"metadata", {{"name", "team-a"}}}}).ok());
   Resource bindings{"rbac.authorization.k8s.io", "v1", "rolebindings", true};
   json binding = {{"apiVersion", "rbac.authorization.k8s.io/v1"},
                   {"kind", "RoleBinding"},
@@ -203,7 +202,7 @@ TEST_F(kubesimBadInput, StatusErrorsLikeARealApiServer) {
     EXPECT_EQ(status.value("reason", ""), c.reason) << c.body.substr(0, 80);
     EXPECT_EQ(status.value("code", 0), c.code);
   }
-  EXPECT_TRUE(client_->Get(testing::kNamespaces, "", "default").ok()) << "still serving";
+  EXPECT_TRUE(client_->Get(kNamespaces, "", "default").ok()) << "still serving";
 }
 
 }  // namespace

@@ -4,14 +4,10 @@
 #include <gtest/gtest.h>
 
 #include "services/kube/client.h"
+#include "services/kube/resources.h"
 #include "services/kubesim/kubesim.h"
 
 namespace septa::kube::testing {
-
-inline const Resource kConfigMaps{"", "v1", "configmaps", true};
-inline const Resource kPods{"", "v1", "pods", true};
-inline const Resource kNamespaces{"", "v1", "namespaces", false};
-inline const Resource kDeployments{"apps", "v1", "deployments", true};
 
 inline nlohmann::json ConfigMap(const std::string& name, nlohmann::json data = nlohmann::json::object(),
                                 nlohmann::json labels = nlohmann::json::object()) {

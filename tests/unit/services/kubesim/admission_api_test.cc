@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "services/kube/client.h"
+#include "services/kube/resources.h"
 #include "services/kubesim/kubesim.h"
 #include "tests/support/fake_clock.h"
 
@@ -16,16 +17,16 @@ namespace {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-const kube::Resource kPods{"", "v1", "pods", true};
-const kube::Resource kNamespaces{"", "v1", "namespaces", false};
-const kube::Resource kQuotas{"", "v1", "resourcequotas", true};
-const kube::Resource kLimitRanges{"", "v1", "limitranges", true};
+using kube::kClusterQueues;
+using kube::kKaiQueues;
+using kube::kLimitRanges;
+using kube::kLocalQueues;
+using kube::kNamespaces;
+using kube::kPods;
+using kube::kResourceFlavors;
+using kube::kResourceQuotas;
 const kube::Resource kCrds{"apiextensions.k8s.io", "v1", "customresourcedefinitions", false};
-const kube::Resource kKaiQueues{"scheduling.run.ai", "v2", "queues", false};
 const kube::Resource kPodGroups{"scheduling.run.ai", "v2alpha2", "podgroups", true};
-const kube::Resource kFlavors{"kueue.x-k8s.io", "v1beta2", "resourceflavors", false};
-const kube::Resource kClusterQueues{"kueue.x-k8s.io", "v1beta2", "clusterqueues", false};
-const kube::Resource kLocalQueues{"kueue.x-k8s.io", "v1beta2", "localqueues", true};
 const kube::Resource kWorkloads{"kueue.x-k8s.io", "v1beta2", "workloads", true};
 
 json Pod(const std::string& name, json resources = json::object()) {
@@ -57,7 +58,7 @@ class kubesimAdmission : public ::testing::Test {
   }
 
   json Used(const std::string& name = "team-quota") {
-    auto quota = client_->Get(kQuotas, "team", name);
+    auto quota = client_->Get(kResourceQuotas, "team", name);
     EXPECT_TRUE(quota.ok()) << quota.status().ToString();
     return quota.ok() ? (*quota)["status"].value("used", json::object()) : json();
   }
@@ -76,7 +77,7 @@ class kubesimAdmission : public ::testing::Test {
 
   void TeamWithQuota(json hard) {
     Create(kNamespaces, "", {{"metadata", {{"name", "team"}}}});
-    Create(kQuotas, "team", {{"metadata", {{"name", "team-quota"}}}, {"spec", {{"hard", hard}}}});
+    Create(kResourceQuotas, "team", {{"metadata", {{"name", "team-quota"}}}, {"spec", {{"hard", hard}}}});
   }
 
   FakeClock clock_;
@@ -113,7 +114,7 @@ TEST_F(kubesimAdmission, SchedulerCrdsAreServedFromTheStart) {
   Create(kPodGroups, "team", json::parse(R"({"apiVersion": "scheduling.run.ai/v2alpha2", "kind": "PodGroup",
       "metadata": {"name": "gang"}, "spec": {"minMember": 4, "queue": "acme-dev"}})"));
   // ... and for Kueue: flavors, a ClusterQueue in the tenant's cohort, a LocalQueue.
-  Create(kFlavors, "", json::parse(R"({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
+  Create(kResourceFlavors, "", json::parse(R"({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
       "metadata": {"name": "h100-mig-1g-10gb"},
       "spec": {"nodeLabels": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}}})"));
   Create(kClusterQueues, "", json::parse(R"({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
@@ -140,7 +141,7 @@ TEST_F(kubesimAdmission, SchedulerCrdsAreServedFromTheStart) {
   EXPECT_EQ((*lq)["spec"]["clusterQueue"], "acme-dev");
   EXPECT_TRUE(client_->Get(kPodGroups, "team", "gang").ok());
   EXPECT_TRUE(client_->Get(kWorkloads, "team", "job-1").ok());
-  EXPECT_TRUE(client_->Get(kFlavors, "", "h100-mig-1g-10gb").ok());
+  EXPECT_TRUE(client_->Get(kResourceFlavors, "", "h100-mig-1g-10gb").ok());
   // Scope follows the CRD: a LocalQueue lives in its namespace.
   EXPECT_EQ(client_->List(kLocalQueues, "default")->items.size(), 0u);
   EXPECT_EQ(client_->List(kLocalQueues, "team")->items.size(), 1u);
@@ -173,7 +174,7 @@ TEST_F(kubesimAdmission, QuotaRefusesWhatWouldExceedItOnEveryCreatePath) {
   json used = Used();
   EXPECT_EQ(used,
             (json{{"pods", "0"}, {"requests.cpu", "0"}, {"requests.memory", "0"}, {"requests.nvidia.com/gpu", "0"}}));
-  auto quota = client_->Get(kQuotas, "team", "team-quota");
+  auto quota = client_->Get(kResourceQuotas, "team", "team-quota");
   EXPECT_EQ((*quota)["status"]["hard"]["requests.memory"], "1Gi");
 
   Create(kPods, "team",
@@ -223,11 +224,12 @@ TEST_F(kubesimAdmission, QuotaRefusesWhatWouldExceedItOnEveryCreatePath) {
 
 TEST_F(kubesimAdmission, AQuotaWithAnUnknownResourceIsInvalid) {
   Create(kNamespaces, "", {{"metadata", {{"name", "team"}}}});
-  auto bad = client_->Create(kQuotas, "team", {{"metadata", {{"name", "q"}}}, {"spec", {{"hard", {{"gpus", "1"}}}}}});
+  auto bad =
+      client_->Create(kResourceQuotas, "team", {{"metadata", {{"name", "q"}}}, {"spec", {{"hard", {{"gpus", "1"}}}}}});
   EXPECT_EQ(bad.status().code(), Code::kInvalidArgument);
   EXPECT_NE(bad.status().message().find("must be a standard resource for quota"), std::string::npos)
       << bad.status().message();
-  EXPECT_EQ(client_->Get(kQuotas, "team", "q").status().code(), Code::kNotFound);
+  EXPECT_EQ(client_->Get(kResourceQuotas, "team", "q").status().code(), Code::kNotFound);
 }
 
 TEST_F(kubesimAdmission, LimitRangeDefaultsLetAQuotaAdmitPodsThatSetNothing) {
@@ -274,11 +276,11 @@ TEST_F(kubesimAdmission, PodsThatFinishOrGoStopCountingWhoeverWroteThem) {
   });
   WaitForUsed([](const json& used) { return used == json{{"pods", "0"}, {"count/pods", "1"}}; });
   // A quota written later is recounted from the pods as they are.
-  auto quota = client_->Get(kQuotas, "team", "team-quota");
+  auto quota = client_->Get(kResourceQuotas, "team", "team-quota");
   ASSERT_TRUE(quota.ok());
   json changed = *quota;
   changed["spec"]["hard"]["pods"] = "2";
-  ASSERT_TRUE(client_->Update(kQuotas, "team", changed).ok());
+  ASSERT_TRUE(client_->Update(kResourceQuotas, "team", changed).ok());
   EXPECT_EQ(Used(), (json{{"pods", "0"}, {"count/pods", "1"}}));
 }
 

@@ -7,6 +7,7 @@
 #include "gpu/gpu_uuid.h"
 #include "services/kube/client.h"
 #include "services/kube/gpu_labels.h"
+#include "services/kube/resources.h"
 #include "services/kubesim/kubesim.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/seeded_random.h"
@@ -16,8 +17,8 @@ namespace {
 
 using nlohmann::json;
 using namespace std::chrono_literals;
-const kube::Resource kPods{"", "v1", "pods", true};
-const kube::Resource kNodes{"", "v1", "nodes", false};
+using kube::kNodes;
+using kube::kPods;
 
 constexpr const char* kInventory = R"(
 nodes:
@@ -257,7 +258,6 @@ TEST_F(kubesimNodes, MigManagerAppliesCustomConfigsFromTheGpuOperatorsConfigMap)
   WaitFor(kNodes, "", "h100-0", state("failed"));
 
   // GPU 1 gets two 3g.40gb, the others keep MIG off.
-  const kube::Resource config_maps{"", "v1", "configmaps", true};
   const json configmap = {{"apiVersion", "v1"},
                           {"kind", "ConfigMap"},
                           {"metadata", {{"name", "septa-mig-parted-config"}, {"namespace", "gpu-operator"}}},
@@ -265,7 +265,7 @@ TEST_F(kubesimNodes, MigManagerAppliesCustomConfigsFromTheGpuOperatorsConfigMap)
                            {{"config.yaml",
                              "version: v1\nmig-configs:\n  custom-b:\n    - devices: [1]\n"
                              "      mig-enabled: true\n      mig-devices:\n        3g.40gb: 2\n"}}}};
-  ASSERT_TRUE(client_->Create(config_maps, "gpu-operator", configmap).ok());
+  ASSERT_TRUE(client_->Create(kube::kConfigMaps, "gpu-operator", configmap).ok());
   set_config("custom-b");
   WaitFor(kNodes, "", "h100-0", state("pending"));
   clock_.Advance(2500ms);

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "services/kube/client.h"
+#include "services/kube/resources.h"
 #include "services/kubesim/kubesim.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/seeded_random.h"
@@ -17,8 +18,8 @@ namespace {
 
 using nlohmann::json;
 using namespace std::chrono_literals;
-const kube::Resource kPods{"", "v1", "pods", true};
-const kube::Resource kDeployments{"apps", "v1", "deployments", true};
+using kube::kDeployments;
+using kube::kPods;
 const kube::Resource kReplicaSets{"apps", "v1", "replicasets", true};
 const kube::Resource kStatefulSets{"apps", "v1", "statefulsets", true};
 const kube::Resource kJobs{"batch", "v1", "jobs", true};

@@ -13,8 +13,8 @@ namespace septa::reconcile {
 namespace {
 
 using namespace std::chrono_literals;
+using kube::kConfigMaps;
 using kube::testing::ConfigMap;
-using kube::testing::kConfigMaps;
 using ::testing::UnorderedElementsAre;
 
 TEST(reconcileInformerTrigger, TheKeyOfAnObjectIsNamespaceSlashName) {

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "services/kube/client.h"
+#include "services/kube/resources.h"
 #include "services/kubesim/kubesim.h"
 #include "services/reconcile/inventory_controller.h"
 #include "services/store/migration.h"
@@ -21,7 +22,7 @@ namespace septa::reconcile {
 namespace {
 
 using namespace std::chrono_literals;
-const kube::Resource kNodes{"", "v1", "nodes", false};
+using kube::kNodes;
 
 constexpr const char* kInventory = R"(
 nodes:

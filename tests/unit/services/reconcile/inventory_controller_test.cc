@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "services/kube/client.h"
+#include "services/kube/resources.h"
 #include "services/kubesim/kubesim.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/fake_store.h"
@@ -19,7 +20,7 @@ namespace {
 
 using nlohmann::json;
 using namespace std::chrono_literals;
-const kube::Resource kNodes{"", "v1", "nodes", false};
+using kube::kNodes;
 
 constexpr const char* kInventory = R"(
 nodes:

@@ -15,6 +15,7 @@
 #include "gpu/mig_parted.h"
 #include "services/core/virtual_cluster_service.h"
 #include "services/kube/client.h"
+#include "services/kube/resources.h"
 #include "services/kubesim/kubesim.h"
 #include "services/reconcile/inventory_controller.h"
 #include "services/store/migration.h"
@@ -28,9 +29,9 @@ namespace {
 
 using nlohmann::json;
 using namespace std::chrono_literals;
-const kube::Resource kNodes{"", "v1", "nodes", false};
-const kube::Resource kPods{"", "v1", "pods", true};
-const kube::Resource kConfigMaps{"", "v1", "configmaps", true};
+using kube::kConfigMaps;
+using kube::kNodes;
+using kube::kPods;
 
 // Two H100s laid out as seven 1g.10gb each: no 3g.40gb anywhere.
 constexpr const char* kInventory = R"(

@@ -7,6 +7,7 @@
 #include "gpu/gpu_uuid.h"
 #include "services/kube/client.h"
 #include "services/kube/gpu_labels.h"
+#include "services/kube/resources.h"
 #include "services/kubesim/kubesim.h"
 
 namespace septa::reconcile {
@@ -355,7 +356,7 @@ TEST_F(NodeObservationTest, KubesimNodesReadTheSameWithAndWithoutTheAnnotation) 
   kubesim::KubeSim sim(options);
   ASSERT_TRUE(sim.Start().ok());
   auto client = std::move(*kube::Client::Create(*kube::ParseKubeconfig(*sim.AdminKubeconfig())));
-  auto nodes = client->List({"", "v1", "nodes", false}, "", {});
+  auto nodes = client->List(kube::kNodes, "", {});
   ASSERT_TRUE(nodes.ok()) << nodes.status().ToString();
   int gpu_nodes = 0, mig_gpus = 0;
   for (const auto& object : nodes->items) {

@@ -51,7 +51,7 @@ TEST_F(reconcileProvisionerPg, NotifyDrivesCreateResizeAndDelete) {
   ASSERT_TRUE(Eventually([&] { return IsReadyIn(*store_, "train"); })) << "the insert's NOTIFY provisions it";
   const std::string ns = tenancy::host::HostNamespaceName("ann", "train");
   EXPECT_EQ(StoredVCluster(*store_, "train")->host_namespace, ns);
-  EXPECT_EQ(Get(kQuotasResource, ns, "septa-quota")["spec"]["hard"].value("pods", ""), "50");
+  EXPECT_EQ(Get(kube::kResourceQuotas, ns, "septa-quota")["spec"]["hard"].value("pods", ""), "50");
   EXPECT_EQ(HostObjectsOf("ann", "train").size(), 9u);
 
   // Nothing changed: a full resync writes neither the host nor the row.
@@ -68,7 +68,7 @@ TEST_F(reconcileProvisionerPg, NotifyDrivesCreateResizeAndDelete) {
   }));
   ASSERT_TRUE(Eventually([&] {
     auto vc = StoredVCluster(*store_, "train");
-    return Get(kQuotasResource, ns, "septa-quota")["spec"]["hard"].value("pods", "") == "80" &&
+    return Get(kube::kResourceQuotas, ns, "septa-quota")["spec"]["hard"].value("pods", "") == "80" &&
            ConditionOf(*vc, "QuotaReady")->observed_generation == 2;
   }));
 

@@ -54,18 +54,18 @@ TEST_F(reconcileProvisioner, CreatesEveryHostObjectTurnsReadyAndASecondPassWrite
   EXPECT_EQ(ConditionOf(vc, "Drifted"), nullptr) << "creating is not drift";
 
   // Read back from the host: what RenderHostObjects says, applied.
-  const json namespace_object = Get(kNamespacesResource, "", ns);
+  const json namespace_object = Get(kube::kNamespaces, "", ns);
   EXPECT_EQ(namespace_object["metadata"]["labels"].value("pod-security.kubernetes.io/enforce", ""), "restricted");
   EXPECT_EQ(namespace_object["metadata"]["labels"].value("septa.dev/tenant", ""), "ann");
-  const json quota = Get(kQuotasResource, ns, "septa-quota");
+  const json quota = Get(kube::kResourceQuotas, ns, "septa-quota");
   EXPECT_EQ(quota["spec"]["hard"].value("requests.nvidia.com/gpu", quota["spec"]["hard"].value("nvidia.com/gpu", "")),
             "1")
       << quota.dump();
   EXPECT_EQ(quota["spec"]["hard"].value("pods", ""), "50");
-  const json leaf = Get(kQueuesResource, "", ns);
+  const json leaf = Get(kube::kKaiQueues, "", ns);
   EXPECT_EQ(leaf["spec"].value("parentQueue", ""), "septa-tier-dedicated") << leaf.dump();
-  EXPECT_FALSE(Get(kQueuesResource, "", "septa-tier-dedicated").is_null());
-  const json node = Get(kNodesResource, "", "a100-0");
+  EXPECT_FALSE(Get(kube::kKaiQueues, "", "septa-tier-dedicated").is_null());
+  const json node = Get(kube::kNodes, "", "a100-0");
   EXPECT_EQ(node["metadata"]["labels"].value(tenancy::host::ReservedNodeLabel(ns), ""), "dedicated");
   EXPECT_EQ(HostObjectsOf("ann", "train").size(), 9u) << ::testing::PrintToString(HostObjectsOf("ann", "train"));
   EXPECT_TRUE(planes_.Has("ann", "train"));
@@ -98,7 +98,8 @@ TEST_F(reconcileProvisioner, HostFaultsTurnConditionsFalseThenItRecovers) {
   // A conflict is reported the same way, and retried.
   failing_status_ = 409;
   failing_writes_ = kFaultsUntilReleased;
-  ASSERT_TRUE(host_->Delete(kQuotasResource, tenancy::host::HostNamespaceName("ann", "train"), "septa-quota").ok());
+  ASSERT_TRUE(
+      host_->Delete(kube::kResourceQuotas, tenancy::host::HostNamespaceName("ann", "train"), "septa-quota").ok());
   ASSERT_TRUE(Eventually([&] {
     auto vc = Stored("train");
     const tenancy::Condition* c = ConditionOf(*vc, "QuotaReady");
@@ -127,17 +128,17 @@ TEST_F(reconcileProvisioner, AResizeUpdatesQuotaAndQueueInPlace) {
   ASSERT_NO_FATAL_FAILURE(StartProvisioner(store_));
   ASSERT_TRUE(Eventually([&] { return IsReady("train"); }));
   const std::string ns = tenancy::host::HostNamespaceName("ann", "train");
-  const std::string uid = Get(kQuotasResource, ns, "septa-quota")["metadata"].value("uid", "");
+  const std::string uid = Get(kube::kResourceQuotas, ns, "septa-quota")["metadata"].value("uid", "");
   Mutate("train", [](VirtualCluster& vc) {
     vc.quota.cpu_milli = 16000;
     vc.queue.over_quota_weight = 3;
     ++vc.generation;
   });
   ASSERT_TRUE(Eventually([&] {
-    return Get(kQuotasResource, ns, "septa-quota")["spec"]["hard"].value("requests.cpu", "") == "16";
-  })) << Get(kQuotasResource, ns, "septa-quota").dump();
-  EXPECT_EQ(Get(kQuotasResource, ns, "septa-quota")["metadata"].value("uid", ""), uid) << "updated, not replaced";
-  EXPECT_EQ(Get(kQueuesResource, "", ns)["spec"]["resources"]["gpu"].value("overQuotaWeight", 0), 3);
+    return Get(kube::kResourceQuotas, ns, "septa-quota")["spec"]["hard"].value("requests.cpu", "") == "16";
+  })) << Get(kube::kResourceQuotas, ns, "septa-quota").dump();
+  EXPECT_EQ(Get(kube::kResourceQuotas, ns, "septa-quota")["metadata"].value("uid", ""), uid) << "updated, not replaced";
+  EXPECT_EQ(Get(kube::kKaiQueues, "", ns)["spec"]["resources"]["gpu"].value("overQuotaWeight", 0), 3);
   ASSERT_TRUE(Eventually([&] {
     auto vc = Stored("train");
     return ConditionOf(*vc, "QuotaReady")->observed_generation == 2 && vc->state == VirtualClusterState::kReady;
@@ -149,8 +150,8 @@ TEST_F(reconcileProvisioner, DriftIsRepairedAndSaidSo) {
   ASSERT_NO_FATAL_FAILURE(StartProvisioner(store_));
   ASSERT_TRUE(Eventually([&] { return IsReady("train"); }));
   const std::string ns = tenancy::host::HostNamespaceName("ann", "train");
-  ASSERT_TRUE(host_->Delete(kQuotasResource, ns, "septa-quota").ok());
-  ASSERT_TRUE(Eventually([&] { return !Get(kQuotasResource, ns, "septa-quota").is_null(); }))
+  ASSERT_TRUE(host_->Delete(kube::kResourceQuotas, ns, "septa-quota").ok());
+  ASSERT_TRUE(Eventually([&] { return !Get(kube::kResourceQuotas, ns, "septa-quota").is_null(); }))
       << "the informer's delete event brings it back";
   ASSERT_TRUE(Eventually([&] {
     auto vc = Stored("train");
@@ -161,17 +162,17 @@ TEST_F(reconcileProvisioner, DriftIsRepairedAndSaidSo) {
 
   // Edited by someone else: the fields Septa owns are put back.
   ASSERT_TRUE(host_
-                  ->Patch(kQueuesResource, "", ns, kube::PatchType::kMerge,
+                  ->Patch(kube::kKaiQueues, "", ns, kube::PatchType::kMerge,
                           json{{"spec", {{"parentQueue", "somewhere-else"}}}}.dump())
                   .ok());
   ASSERT_TRUE(Eventually(
-      [&] { return Get(kQueuesResource, "", ns)["spec"].value("parentQueue", "") == "septa-tier-dedicated"; }));
+      [&] { return Get(kube::kKaiQueues, "", ns)["spec"].value("parentQueue", "") == "septa-tier-dedicated"; }));
 
   // The whole namespace deleted (its contents with it): everything comes back.
-  ASSERT_TRUE(host_->Delete(kNamespacesResource, "", ns).ok());
+  ASSERT_TRUE(host_->Delete(kube::kNamespaces, "", ns).ok());
   ASSERT_TRUE(Eventually([&] {
-    const json quota = Get(kQuotasResource, ns, "septa-quota");
-    const json space = Get(kNamespacesResource, "", ns);
+    const json quota = Get(kube::kResourceQuotas, ns, "septa-quota");
+    const json space = Get(kube::kNamespaces, "", ns);
     return !quota.is_null() && !space.is_null() && !space["metadata"].contains("deletionTimestamp") &&
            HostObjectsOf("ann", "train").size() == 9;
   }));
@@ -187,9 +188,9 @@ TEST_F(reconcileProvisioner, DeleteLeavesNothingBehindThenReleases) {
   ASSERT_TRUE(Eventually([&] { return !Stored("train").has_value(); }));
   EXPECT_EQ(HostObjectsOf("ann", "train"), std::vector<std::string>{});
   const std::string ns = tenancy::host::HostNamespaceName("ann", "train");
-  EXPECT_TRUE(Get(kNamespacesResource, "", ns).is_null());
-  EXPECT_FALSE(Get(kNodesResource, "", "a100-0")["metadata"]["labels"].contains(tenancy::host::ReservedNodeLabel(ns)));
-  EXPECT_FALSE(Get(kQueuesResource, "", "septa-tier-dedicated").is_null()) << "the shared parent queue stays";
+  EXPECT_TRUE(Get(kube::kNamespaces, "", ns).is_null());
+  EXPECT_FALSE(Get(kube::kNodes, "", "a100-0")["metadata"]["labels"].contains(tenancy::host::ReservedNodeLabel(ns)));
+  EXPECT_FALSE(Get(kube::kKaiQueues, "", "septa-tier-dedicated").is_null()) << "the shared parent queue stays";
   EXPECT_FALSE(planes_.Has("ann", "train"));
   bool released = false;
   ASSERT_TRUE(store_
@@ -237,7 +238,7 @@ TEST_F(reconcileProvisioner, WithTheDefaultSchedulerThereAreNoQueuesAndQueueRead
   EXPECT_EQ(ConditionOf(vc, "QueueReady")->reason, "NotConfigured");
   const auto objects = HostObjectsOf("ann", "train");
   EXPECT_EQ(objects.size(), 8u) << ::testing::PrintToString(objects);
-  EXPECT_TRUE(Get(kQueuesResource, "", tenancy::host::HostNamespaceName("ann", "train")).is_null());
+  EXPECT_TRUE(Get(kube::kKaiQueues, "", tenancy::host::HostNamespaceName("ann", "train")).is_null());
 }
 
 TEST_F(reconcileProvisioner, KueueModeWritesAClusterQueueInTheTenantsCohortAndDeleteKeepsSharedFlavors) {
@@ -245,18 +246,18 @@ TEST_F(reconcileProvisioner, KueueModeWritesAClusterQueueInTheTenantsCohortAndDe
   ASSERT_NO_FATAL_FAILURE(StartProvisioner(store_, tenancy::host::Scheduler::kKueue));
   ASSERT_TRUE(Eventually([&] { return IsReady("train"); }));
   const std::string ns = tenancy::host::HostNamespaceName("ann", "train");
-  const json cluster_queue = Get(kClusterQueuesResource, "", ns);
+  const json cluster_queue = Get(kube::kClusterQueues, "", ns);
   EXPECT_EQ(cluster_queue["spec"].value("cohortName", ""), "ann") << cluster_queue.dump();
-  EXPECT_EQ(Get(kLocalQueuesResource, ns, "septa")["spec"].value("clusterQueue", ""), ns);
-  auto flavors = host_->List(kFlavorsResource, "");
+  EXPECT_EQ(Get(kube::kLocalQueues, ns, "septa")["spec"].value("clusterQueue", ""), ns);
+  auto flavors = host_->List(kube::kResourceFlavors, "");
   ASSERT_TRUE(flavors.ok());
   EXPECT_FALSE(flavors->items.empty());
-  EXPECT_TRUE(Get(kQueuesResource, "", ns).is_null()) << "no KAI queue in Kueue mode";
+  EXPECT_TRUE(Get(kube::kKaiQueues, "", ns).is_null()) << "no KAI queue in Kueue mode";
 
   Mutate("train", [](VirtualCluster& vc) { vc.state = VirtualClusterState::kDeleting; });
   ASSERT_TRUE(Eventually([&] { return !Stored("train").has_value(); }));
   EXPECT_EQ(HostObjectsOf("ann", "train"), std::vector<std::string>{});
-  auto flavors_after = host_->List(kFlavorsResource, "");
+  auto flavors_after = host_->List(kube::kResourceFlavors, "");
   ASSERT_TRUE(flavors_after.ok());
   EXPECT_EQ(flavors_after->items.size(), flavors->items.size()) << "flavors are shared: they stay";
 }
@@ -304,12 +305,12 @@ TEST_F(reconcileProvisioner, ExclusiveNodesAreTaintedAndLabelledThenLetGoOnDelet
     return vc && vc->state == VirtualClusterState::kReady;
   }));
   const std::string ns = tenancy::host::HostNamespaceName("ben", "solo");
-  auto taints_of = [&] { return Get(kNodesResource, "", "a100-1")["spec"].value("taints", json::array()); };
-  json node = Get(kNodesResource, "", "a100-1");
+  auto taints_of = [&] { return Get(kube::kNodes, "", "a100-1")["spec"].value("taints", json::array()); };
+  json node = Get(kube::kNodes, "", "a100-1");
   EXPECT_EQ(node["metadata"]["labels"].value(tenancy::host::kExclusiveTenantKey, ""), "ben");
   EXPECT_EQ(node["metadata"]["labels"].value(tenancy::host::ReservedNodeLabel(ns), ""), "exclusive");
   EXPECT_EQ(taints_of(), json::parse(R"([{"key":"septa.dev/exclusive-tenant","value":"ben","effect":"NoSchedule"}])"));
-  EXPECT_FALSE(Get(kNodesResource, "", "a100-0")["metadata"]["labels"].contains(tenancy::host::kExclusiveTenantKey));
+  EXPECT_FALSE(Get(kube::kNodes, "", "a100-0")["metadata"]["labels"].contains(tenancy::host::kExclusiveTenantKey));
 
   ASSERT_TRUE(store_
                   .Transact(core::TxMode::kReadWrite,
@@ -324,7 +325,7 @@ TEST_F(reconcileProvisioner, ExclusiveNodesAreTaintedAndLabelledThenLetGoOnDelet
                   .ok());
   provisioner_->Enqueue("ben/solo");
   ASSERT_TRUE(Eventually([&] { return !state().has_value(); }));
-  node = Get(kNodesResource, "", "a100-1");
+  node = Get(kube::kNodes, "", "a100-1");
   EXPECT_FALSE(node["metadata"]["labels"].contains(tenancy::host::kExclusiveTenantKey));
   EXPECT_FALSE(node["metadata"]["labels"].contains(tenancy::host::ReservedNodeLabel(ns)));
   EXPECT_EQ(taints_of(), json::array());

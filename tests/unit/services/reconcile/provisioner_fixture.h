@@ -21,6 +21,7 @@
 #include "gpu/mig_parted.h"
 #include "services/core/store.h"
 #include "services/kube/client.h"
+#include "services/kube/resources.h"
 #include "services/kubesim/kubesim.h"
 #include "services/reconcile/host_kinds.h"
 #include "services/reconcile/inventory_controller.h"
@@ -45,14 +46,6 @@ nodes:
     memory: 512Gi
     gpus: {model: A100-80GB, count: 4}
 )";
-
-inline const kube::Resource kNamespacesResource{"", "v1", "namespaces", false};
-inline const kube::Resource kQuotasResource{"", "v1", "resourcequotas", true};
-inline const kube::Resource kNodesResource{"", "v1", "nodes", false};
-inline const kube::Resource kQueuesResource{"scheduling.run.ai", "v2", "queues", false};
-inline const kube::Resource kClusterQueuesResource{"kueue.x-k8s.io", "v1beta2", "clusterqueues", false};
-inline const kube::Resource kLocalQueuesResource{"kueue.x-k8s.io", "v1beta2", "localqueues", true};
-inline const kube::Resource kFlavorsResource{"kueue.x-k8s.io", "v1beta2", "resourceflavors", false};
 
 class ProvisionerFixture {
  public:
@@ -193,10 +186,10 @@ class ProvisionerFixture {
   std::map<std::string, std::string> HostVersions(const std::string& vcluster) {
     std::map<std::string, std::string> out;
     const std::string ns = tenancy::host::HostNamespaceName("ann", vcluster);
-    for (const auto& [r, name, n] :
-         {std::tuple{kNamespacesResource, ns, std::string()},
-          std::tuple{kQuotasResource, std::string("septa-quota"), ns}, std::tuple{kQueuesResource, ns, std::string()},
-          std::tuple{kNodesResource, std::string("a100-0"), std::string()}}) {
+    for (const auto& [r, name, n] : {std::tuple{kube::kNamespaces, ns, std::string()},
+                                     std::tuple{kube::kResourceQuotas, std::string("septa-quota"), ns},
+                                     std::tuple{kube::kKaiQueues, ns, std::string()},
+                                     std::tuple{kube::kNodes, std::string("a100-0"), std::string()}}) {
       out[r.resource + "/" + name] = Get(r, n, name)["metadata"].value("resourceVersion", "");
     }
     return out;

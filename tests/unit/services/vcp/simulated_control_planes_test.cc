@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "services/kube/client.h"
+#include "services/kube/resources.h"
 #include "services/kube/watch.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/fake_virtual_object_store.h"
@@ -25,11 +26,11 @@ using nlohmann::json;
 using ::testing::UnorderedElementsAre;
 using namespace std::chrono_literals;
 
-const kube::Resource kNamespaces{"", "v1", "namespaces", false};
-const kube::Resource kServiceAccounts{"", "v1", "serviceaccounts", true};
-const kube::Resource kConfigMaps{"", "v1", "configmaps", true};
-const kube::Resource kPods{"", "v1", "pods", true};
-const kube::Resource kDeployments{"apps", "v1", "deployments", true};
+using kube::kConfigMaps;
+using kube::kDeployments;
+using kube::kNamespaces;
+using kube::kPods;
+using kube::kServiceAccounts;
 
 json ConfigMap(const std::string& name, const std::string& value) {
   return {{"apiVersion", "v1"},
