@@ -4,6 +4,7 @@
 #include <optional>
 #include <set>
 
+#include "common/quantity.h"
 #include "services/kube/quantity.h"
 
 namespace septa::kubesim {
@@ -360,7 +361,7 @@ void ValidateQuotaHard(const json& quota, std::vector<StatusCause>& causes) {
   }
 }
 
-std::string FormatAmount(const Amount& amount) { return kube::FormatQuantityMilli(amount.milli, amount.binary); }
+std::string FormatAmount(const Amount& amount) { return FormatQuantityMilli(amount.milli, amount.binary); }
 
 bool PodFinished(const json& pod) {
   const std::string phase = pod.value("status", json::object()).value("phase", "");

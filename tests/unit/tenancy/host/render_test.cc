@@ -237,7 +237,7 @@ TEST(HostRender, KueueFlavorsPerGpuProductAndQueuesPerVirtualCluster) {
   const json shared = Find(Render(Case("shared"), Scheduler::kKueue), "ClusterQueue")["spec"];
   EXPECT_EQ(shared["resourceGroups"].size(), 1u);
   const json dedicated = Find(Render(Case("dedicated"), Scheduler::kKueue), "ClusterQueue")["spec"];
-  EXPECT_EQ(dedicated["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"], "1000000");
+  EXPECT_EQ(dedicated["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"], "1M");
   EXPECT_EQ(dedicated["resourceGroups"][0]["flavors"][0]["resources"][1]["nominalQuota"], "1Pi");
 }
 
