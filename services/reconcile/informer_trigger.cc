@@ -1,5 +1,7 @@
 #include "services/reconcile/informer_trigger.h"
 
+#include <utility>
+
 namespace septa::reconcile {
 
 std::string ObjectKey(const nlohmann::json& object) {
@@ -23,6 +25,28 @@ kube::InformerHandlers EnqueueOnChange(Controller& controller,
   return {.on_add = enqueue,
           .on_update = [enqueue](const nlohmann::json&, const nlohmann::json& object) { enqueue(object); },
           .on_delete = enqueue};
+}
+
+InformedController::InformedController(ControllerOptions options, Reconciler& reconciler, const Clock& clock,
+                                       prometheus::Registry& metrics, kube::Client& host,
+                                       const kube::Resource& resource, std::chrono::milliseconds informer_resync)
+    : resource_name_(resource.resource),
+      controller_(std::move(options), reconciler, clock, metrics),
+      informer_(host, resource, "", {}, EnqueueOnChange(controller_), informer_resync) {}
+
+Status InformedController::Start(std::chrono::milliseconds timeout) {
+  informer_.Start();
+  if (!informer_.WaitForSync(timeout)) {
+    return DeadlineExceeded("the host cluster's " + resource_name_ + " could not be listed within " +
+                            std::to_string(timeout.count()) + " ms");
+  }
+  controller_.Start();
+  return Status::Ok();
+}
+
+void InformedController::Stop() {
+  informer_.Stop();
+  controller_.Stop();
 }
 
 }  // namespace septa::reconcile

@@ -53,33 +53,21 @@ InventoryController::InventoryController(InventoryControllerOptions options, cor
       catalog_(catalog),
       mig_configs_(mig_configs),
       clock_(clock),
-      controller_({.name = "inventory",
-                   .workers = options.workers,
-                   .list_keys = [this] { return ListNames(); },
-                   .shards = options.shards},
-                  *this, clock, metrics),
-      informer_(host, kNodes, "", {}, EnqueueOnChange(controller_), options.informer_resync) {}
+      nodes_({.name = "inventory",
+              .workers = options.workers,
+              .list_keys = [this] { return ListNames(); },
+              .shards = options.shards},
+             *this, clock, metrics, host, kNodes, options.informer_resync) {}
 
 InventoryController::~InventoryController() { Stop(); }
 
-Status InventoryController::Start(std::chrono::milliseconds timeout) {
-  informer_.Start();
-  if (!informer_.WaitForSync(timeout)) {
-    return DeadlineExceeded("the host cluster's nodes could not be listed within " + std::to_string(timeout.count()) +
-                            " ms");
-  }
-  controller_.Start();
-  return Status::Ok();
-}
+Status InventoryController::Start(std::chrono::milliseconds timeout) { return nodes_.Start(timeout); }
 
-void InventoryController::Stop() {
-  informer_.Stop();
-  controller_.Stop();
-}
+void InventoryController::Stop() { nodes_.Stop(); }
 
 Result<std::vector<std::string>> InventoryController::ListNames() {
   std::set<std::string> names;
-  for (const auto& node : informer_.List()) names.insert(ObjectKey(node));
+  for (const auto& node : nodes_.informer().List()) names.insert(ObjectKey(node));
   Status st = store_.Transact(core::TxMode::kReadOnly, [&](core::Tx& tx) -> Status {
     auto stored = tx.Inventory().ListNodes();
     SEPTA_RETURN_IF_ERROR(stored);
@@ -92,7 +80,7 @@ Result<std::vector<std::string>> InventoryController::ListNames() {
 }
 
 Outcome InventoryController::Reconcile(const std::string& name) {
-  std::optional<nlohmann::json> object = informer_.Get("", name);
+  std::optional<nlohmann::json> object = nodes_.informer().Get("", name);
   return object ? Observed(name, *object) : Vanished(name);
 }
 

@@ -28,6 +28,7 @@
 #include "services/kube/client.h"
 #include "services/kube/watch.h"
 #include "services/reconcile/controller.h"
+#include "services/reconcile/informer_trigger.h"
 
 namespace septa::reconcile {
 
@@ -51,7 +52,7 @@ class InventoryController final : public Reconciler {
   Status Start(std::chrono::milliseconds timeout);
   void Stop();
   // Every node known so far has been reconciled; false on timeout.
-  bool AwaitIdle(std::chrono::milliseconds timeout) const { return controller_.AwaitIdle(timeout); }
+  bool AwaitIdle(std::chrono::milliseconds timeout) const { return nodes_.controller().AwaitIdle(timeout); }
 
   Outcome Reconcile(const std::string& name) override;
 
@@ -65,8 +66,7 @@ class InventoryController final : public Reconciler {
   const gpu::Catalog& catalog_;
   const gpu::MigPartedConfig& mig_configs_;
   const Clock& clock_;
-  Controller controller_;
-  kube::Informer informer_;
+  InformedController nodes_;
 };
 
 }  // namespace septa::reconcile

@@ -50,29 +50,17 @@ MigLayoutController::MigLayoutController(MigLayoutControllerOptions options, cor
       host_(host),
       catalog_(catalog),
       clock_(clock),
-      controller_({.name = "mig-layout",
-                   .workers = options_.workers,
-                   .list_keys = [this] { return NodesWithTargets(); },
-                   .shards = options_.shards},
-                  *this, clock, metrics),
-      informer_(host, kNodes, "", {}, EnqueueOnChange(controller_), options_.informer_resync) {}
+      nodes_({.name = "mig-layout",
+              .workers = options_.workers,
+              .list_keys = [this] { return NodesWithTargets(); },
+              .shards = options_.shards},
+             *this, clock, metrics, host, kNodes, options_.informer_resync) {}
 
 MigLayoutController::~MigLayoutController() { Stop(); }
 
-Status MigLayoutController::Start(std::chrono::milliseconds timeout) {
-  informer_.Start();
-  if (!informer_.WaitForSync(timeout)) {
-    return DeadlineExceeded("the host cluster's nodes could not be listed within " + std::to_string(timeout.count()) +
-                            " ms");
-  }
-  controller_.Start();
-  return Status::Ok();
-}
+Status MigLayoutController::Start(std::chrono::milliseconds timeout) { return nodes_.Start(timeout); }
 
-void MigLayoutController::Stop() {
-  informer_.Stop();
-  controller_.Stop();
-}
+void MigLayoutController::Stop() { nodes_.Stop(); }
 
 Result<std::vector<std::string>> MigLayoutController::NodesWithTargets() {
   std::set<std::string> nodes;
@@ -124,7 +112,7 @@ Outcome MigLayoutController::Reconcile(const std::string& name) {
   }
   // Asked of the node unless the host shows the label already (the
   // inventory rows follow the host a little later).
-  std::optional<json> object = informer_.Get("", name);
+  std::optional<json> object = nodes_.informer().Get("", name);
   if (!object) return Outcome::RequeueAfter(options_.poll);  // not on the host (yet): the informer will tell
   const json labels = (*object)["metadata"].value("labels", json::object());
   if (labels.value(kube::kMigConfigLabel, "") != config) {

@@ -34,6 +34,7 @@
 #include "services/kube/client.h"
 #include "services/kube/watch.h"
 #include "services/reconcile/controller.h"
+#include "services/reconcile/informer_trigger.h"
 
 namespace septa::reconcile {
 
@@ -57,8 +58,8 @@ class MigLayoutController final : public Reconciler {
   Status Start(std::chrono::milliseconds timeout);
   void Stop();
   // A node's targets changed (the NOTIFY payload); "" looks at every node.
-  void Enqueue(const std::string& node) { controller_.Enqueue(node); }
-  bool AwaitIdle(std::chrono::milliseconds timeout) const { return controller_.AwaitIdle(timeout); }
+  void Enqueue(const std::string& node) { nodes_.controller().Enqueue(node); }
+  bool AwaitIdle(std::chrono::milliseconds timeout) const { return nodes_.controller().AwaitIdle(timeout); }
 
   Outcome Reconcile(const std::string& node) override;
 
@@ -75,8 +76,7 @@ class MigLayoutController final : public Reconciler {
   kube::Client& host_;
   const gpu::Catalog& catalog_;
   const Clock& clock_;
-  Controller controller_;
-  kube::Informer informer_;
+  InformedController nodes_;
 };
 
 }  // namespace septa::reconcile
