@@ -434,6 +434,11 @@ Outcome ProvisionerController::Provision(const Desired& desired) {
     message.pop_back();
     condition(kDrifted, true, "HostObjectRestored", message);
     spdlog::warn("provisioner: {}/{}: {}", vc.tenant, vc.name, message);
+  } else if (written.empty() && IsTrue(vc.conditions, kDrifted) &&
+             std::ranges::all_of(parts, [](const PartResult& p) { return p.error.ok() && p.waiting.empty(); })) {
+    // Level-based: the host shows every object as rendered again. Never
+    // written where Drifted is absent or False, so a converged pass writes nothing.
+    condition(kDrifted, false, "NoDrift", "the host shows every object as rendered");
   }
 
   if (Status w = WriteStatus(desired, applied); !w.ok()) return Outcome::Error(w);

@@ -21,8 +21,9 @@
 //    RBAC, node patches), QuotaReady (ResourceQuota, LimitRange), QueueReady
 //    (scheduler queues; reason NotConfigured with scheduler `default`),
 //    ControlPlaneReady and Drifted (True, reason HostObjectRestored, when an
-//    object of a converged generation had to be written again); the state
-//    turns READY when every one and CapacityReady is True.
+//    object of a converged generation had to be written again; False, reason
+//    NoDrift, once a pass finds every object as rendered); the state turns
+//    READY when every one and CapacityReady is True.
 // Host errors become a condition False with the error, and a retry with
 // backoff. The row is written only when something changed, with the version
 // read in the same transaction, so a concurrent user update is never lost.
