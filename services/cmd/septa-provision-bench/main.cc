@@ -333,6 +333,7 @@ int main(int argc, char** argv) {
   app.add_option("--database-url", database_url, "an empty PostgreSQL database instead of the embedded one");
   CLI11_PARSE(app, argc, argv);
   spdlog::set_level(spdlog::level::warn);
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each phase's line as it ends, also into a file
   const int total = paced + count;
 
   // PostgreSQL.
