@@ -168,7 +168,11 @@ ProvisionerController::ProvisionerController(ProvisionerControllerOptions option
                    .list_keys = [this] { return ListKeys(); },
                    .shards = options_.shards},
                   *this, clock, metrics) {
+  // The informers' first lists are not triggers: the start's Resync lists
+  // every key from their caches once they are loaded (reconciled once each,
+  // not once for the host objects and again for the listing).
   auto enqueue = [this](const json& object) {
+    if (!informers_listed_.load()) return;
     if (std::string key = VClusterKeyOf(object); !key.empty()) controller_.Enqueue(key);
   };
   kube::InformerHandlers handlers{.on_add = enqueue,
@@ -186,15 +190,21 @@ ProvisionerController::~ProvisionerController() { Stop(); }
 Status ProvisionerController::Start(std::chrono::milliseconds timeout) {
   for (auto& [resource, informer] : informers_) informer->Start();
   const auto deadline = std::chrono::steady_clock::now() + timeout;
+  kube::ListOptions one;
+  one.limit = 1;
   for (auto& [resource, informer] : informers_) {
-    // A scheduler's kinds may be installed later: their informers retry without holding the start.
-    if (IsCrdGroup(resource.group)) continue;
+    // A scheduler's kinds may be installed later: the informers of kinds the
+    // host does not serve yet retry without holding the start. Those it
+    // serves are waited for, or their first list would queue every virtual
+    // cluster again after the workers had reconciled it.
+    if (IsCrdGroup(resource.group) && !host_.List(resource, "", one).ok()) continue;
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (!informer->WaitForSync(std::max(left, std::chrono::milliseconds(0)))) {
       return DeadlineExceeded("provisioner: the host's " + resource.resource + " could not be listed within " +
                               std::to_string(timeout.count()) + " ms");
     }
   }
+  informers_listed_ = true;
   controller_.Start();
   resyncs_ = std::jthread([this](std::stop_token stop) { RunResyncs(stop); });
   return Status::Ok();
