@@ -403,10 +403,12 @@ Status SeptadApp::Impl::StartProvisioner() {
   options.shards = provisioner_shards.get();
   provisioner = std::make_unique<reconcile::ProvisionerController>(options, *store, *host_cluster, control_planes.get(),
                                                                    clock, *registry);
-  SEPTA_RETURN_IF_ERROR(provisioner->Start(std::chrono::seconds(30)));
+  // Listening before the start's listing, so that nothing committed in between is missed, and so that the
+  // listener's first Resync and the start's are one listing, not two.
   vcluster_changes = std::make_unique<store::NotificationListener>(
       database_url, "septa_vclusters", [this](const std::string& key) { provisioner->Enqueue(key); },
       [this] { provisioner->Resync(); });
+  SEPTA_RETURN_IF_ERROR(provisioner->Start(std::chrono::seconds(30)));
   spdlog::info("provisioner: started (scheduler {})", config.scheduler);
   return Status::Ok();
 }

@@ -29,6 +29,7 @@
 // read in the same transaction, so a concurrent user update is never lost.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <stop_token>
@@ -101,6 +102,7 @@ class ProvisionerController final : public Reconciler {
   const Clock& clock_;
   Controller controller_;
   std::vector<std::pair<kube::Resource, std::unique_ptr<kube::Informer>>> informers_;
+  std::atomic<bool> informers_listed_{false};  // Start waited for the informers: their events are triggers
   std::jthread resyncs_;
 };
 

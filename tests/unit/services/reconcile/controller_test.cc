@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "tests/support/fake_clock.h"
+#include "tests/support/fake_lease_store.h"
 #include "tests/unit/services/reconcile/recording_reconciler.h"
 
 namespace septa::reconcile {
@@ -172,6 +173,25 @@ TEST_F(reconcileController, ResyncListsEveryKeyAtStartAndOnRequestAndRetriesAFai
   EXPECT_EQ(lists.load(), 3) << "the list is retried after a backoff";
   EXPECT_EQ(reconciler_.calls().size(), 6u);
   EXPECT_EQ(Total("error"), 0) << "a resync is not a reconcile";
+}
+
+TEST_F(reconcileController, StartWithShardsHeldAlreadyListsAndReconcilesEveryKeyOnce) {
+  core::FakeLeaseStore lease_store;
+  ShardLeases leases({.name = "test", .holder = "me", .shards = 4}, lease_store, clock_);
+  leases.Start();
+  ASSERT_TRUE(leases.AwaitRounds(1, kBound));
+  ASSERT_EQ(leases.Held().size(), 4u);
+  std::atomic<int> lists{0};
+  Make({.workers = 4,
+        .list_keys = [&]() -> Result<std::vector<std::string>> {
+          ++lists;
+          return std::vector<std::string>{"a", "b", "c"};
+        },
+        .shards = &leases});
+  Settle();
+  EXPECT_EQ(lists.load(), 1) << "the start's resync and the held shards' one are one listing";
+  EXPECT_THAT(reconciler_.calls(), UnorderedElementsAre("a", "b", "c"));
+  controller_.reset();  // before the leases it reads
 }
 
 TEST_F(reconcileController, StopEndsTheWorkersAndLaterKeysAreIgnored) {

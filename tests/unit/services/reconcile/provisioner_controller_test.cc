@@ -9,6 +9,7 @@
 
 #include "tests/support/fake_store.h"
 #include "tests/unit/services/reconcile/provisioner_fixture.h"
+#include "tests/unit/services/reconcile/recording_reconciler.h"
 
 namespace septa::reconcile {
 namespace {
@@ -78,6 +79,39 @@ TEST_F(reconcileProvisioner, CreatesEveryHostObjectTurnsReadyAndASecondPassWrite
   ASSERT_TRUE(provisioner_->AwaitIdle(10s));
   EXPECT_EQ(Versions("train"), versions);
   EXPECT_EQ(Stored("train")->version, row_version);
+}
+
+TEST_F(reconcileProvisioner, ARestartReconcilesEachVirtualClusterOnceAndWritesNothing) {
+  for (int gpu = 0; gpu < 3; ++gpu) Seed("train-" + std::to_string(gpu), gpu);
+  ASSERT_NO_FATAL_FAILURE(StartProvisioner(store_));
+  ASSERT_TRUE(Eventually([&] { return IsReady("train-0") && IsReady("train-1") && IsReady("train-2"); }));
+  std::map<std::string, std::map<std::string, std::string>> versions;
+  std::map<std::string, std::int64_t> rows;
+  for (int gpu = 0; gpu < 3; ++gpu) {
+    const std::string vc = "train-" + std::to_string(gpu);
+    versions[vc] = Versions(vc);
+    rows[vc] = Stored(vc)->version;
+  }
+  auto reconciles = [&] {
+    double total = 0;
+    for (const char* result : {"success", "requeue", "error"}) {
+      total += MetricValue(registry_, "septa_reconcile_total", {{"controller", "provisioner"}, {"result", result}});
+    }
+    return total;
+  };
+  const double before = reconciles();
+
+  provisioner_.reset();
+  ASSERT_NO_FATAL_FAILURE(StartProvisioner(store_));
+  ASSERT_TRUE(provisioner_->AwaitIdle(10s));
+  // Every informer, the scheduler kinds' included, listed before the workers
+  // ran: their first events did not queue a converged virtual cluster again.
+  EXPECT_EQ(reconciles() - before, 3);
+  for (int gpu = 0; gpu < 3; ++gpu) {
+    const std::string vc = "train-" + std::to_string(gpu);
+    EXPECT_EQ(Versions(vc), versions[vc]) << vc;
+    EXPECT_EQ(Stored(vc)->version, rows[vc]) << vc;
+  }
 }
 
 TEST_F(reconcileProvisioner, HostFaultsTurnConditionsFalseThenItRecovers) {
@@ -336,6 +370,30 @@ TEST_F(reconcileProvisioner, ExclusiveNodesAreTaintedAndLabelledThenLetGoOnDelet
   EXPECT_FALSE(node["metadata"]["labels"].contains(tenancy::host::kExclusiveTenantKey));
   EXPECT_FALSE(node["metadata"]["labels"].contains(tenancy::host::ReservedNodeLabel(ns)));
   EXPECT_EQ(taints_of(), json::array());
+}
+
+// A host without the scheduler's kinds (CRDs not installed yet).
+class reconcileProvisionerWithoutSchedulerKinds : public ::testing::Test, public testing::ProvisionerFixture {
+ protected:
+  void SetUp() override { ASSERT_NO_FATAL_FAILURE(StartHost(store_, /*scheduler_crds=*/false)); }
+  void TearDown() override { provisioner_.reset(); }
+  core::FakeStore store_;
+};
+
+TEST_F(reconcileProvisionerWithoutSchedulerKinds, StartsWithoutWaitingForThemAndQueueReadySaysWhatIsMissing) {
+  ASSERT_NO_FATAL_FAILURE(SeedVCluster(store_, "train", 0));
+  const Status started = StartProvisionerWithin(store_, tenancy::host::Scheduler::kKai, 2s);
+  ASSERT_TRUE(started.ok()) << started.ToString();
+  ASSERT_TRUE(Eventually([&] {
+    auto vc = StoredVCluster(store_, "train");
+    const tenancy::Condition* queue = vc ? ConditionOf(*vc, "QueueReady") : nullptr;
+    return queue && queue->status == ConditionStatus::kFalse && queue->reason == "HostKindMissing";
+  }));
+  auto vc = StoredVCluster(store_, "train");
+  EXPECT_EQ(ConditionOf(*vc, "NamespaceReady")->status, ConditionStatus::kTrue);
+  EXPECT_NE(ConditionOf(*vc, "QueueReady")->message.find("queues.scheduling.run.ai"), std::string::npos)
+      << ConditionOf(*vc, "QueueReady")->message;
+  EXPECT_EQ(vc->state, VirtualClusterState::kProvisioning);
 }
 
 }  // namespace

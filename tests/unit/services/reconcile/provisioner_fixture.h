@@ -49,11 +49,13 @@ nodes:
 
 class ProvisionerFixture {
  public:
-  // Starts kubesim (faults as `failing_writes_` says) and syncs the
-  // inventory into `store`.
-  void StartHost(core::Store& store) {
+  // Starts kubesim (faults as `failing_writes_` says; the KAI and Kueue
+  // kinds served unless `scheduler_crds` is false) and syncs the inventory
+  // into `store`.
+  void StartHost(core::Store& store, bool scheduler_crds = true) {
     kubesim::KubeSimOptions options;
     options.tick_interval = 5ms;
+    options.scheduler_crds = scheduler_crds;
     options.inventory = *kubesim::ParseInventory(kProvisionerInventory, "test");
     options.fault = [this](const http::Request& request) -> std::optional<http::HttpStatus> {
       if (request.method() == boost::beast::http::verb::patch && failing_writes_.load() > 0) {
@@ -74,13 +76,17 @@ class ProvisionerFixture {
   }
 
   void StartProvisioner(core::Store& store, tenancy::host::Scheduler scheduler = tenancy::host::Scheduler::kKai) {
+    ASSERT_TRUE(StartProvisionerWithin(store, scheduler, 10s).ok());
+  }
+  Status StartProvisionerWithin(core::Store& store, tenancy::host::Scheduler scheduler,
+                                std::chrono::milliseconds timeout) {
     ProvisionerControllerOptions options;
     options.workers = 2;
     options.render.scheduler = scheduler;
     // No periodic resync within a test: what happens is what a trigger caused.
     options.resync_interval = std::chrono::hours(24);
     provisioner_ = std::make_unique<ProvisionerController>(options, store, *host_, &planes_, clock_, registry_);
-    ASSERT_TRUE(provisioner_->Start(10s).ok());
+    return provisioner_->Start(timeout);
   }
 
   // Bounded: waits for the controller to settle, moving the fake clock past
