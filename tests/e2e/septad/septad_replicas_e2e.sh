@@ -5,8 +5,9 @@
 # started holds every provisioner shard: virtual clusters created through
 # either replica are provisioned by it alone. It is then killed with
 # SIGKILL (no lease released): virtual clusters created through the other
-# turn READY once that one took the shards over, within the lease TTL
-# (15 s) plus one lease round (5 s). Prints the measured handover.
+# turn READY once that one took the shards over, the moment the leases
+# expire: within the lease TTL (15 s) of the kill, plus the reconciles (2 s
+# allowed on a busy machine). Prints the measured handover.
 set -euo pipefail
 septad=$1
 admin=$2
@@ -111,8 +112,8 @@ wait_ready 25 "$b_port" three four
 handover=$(($(now_ms) - killed))
 (($(reconciles "$b_port") > 0)) || fail "B never reconciled"
 all_ready "$b_port" one two || fail "A's virtual clusters are no longer READY"
-echo "handover: virtual clusters created after SIGKILL of the holder READY through the other replica in $handover ms (lease TTL 15000 ms, rounds every 5000 ms)"
-((handover <= 21000)) || fail "handover took $handover ms, more than the TTL, one round and a reconcile"
+echo "handover: virtual clusters created after SIGKILL of the holder READY through the other replica in $handover ms (lease TTL 15000 ms, taken at the expiry)"
+((handover <= 17000)) || fail "handover took $handover ms, more than the TTL and 2 s for the reconciles"
 
 kill -TERM "$b_pid"
 wait "$b_pid" || fail "septad b exited non-zero after SIGTERM"

@@ -131,6 +131,9 @@ TEST_F(reconcileProvisionerHandover, TheOtherReplicaTakesOverTheVirtualClustersO
   const TimePoint t0 = clock_.Now();
   auto a = std::make_unique<Replica>(database_->url(), "replica-a", host_config_, clock_, planes_);
   ASSERT_NO_FATAL_FAILURE(a->Start(database_->url()));
+  // B starts 2 s later: its rounds (every TTL/3) fall 2 s after A's.
+  clock_.Advance(2s);
+  const TimePoint b0 = clock_.Now();
   Replica b(database_->url(), "replica-b", host_config_, clock_, planes_);
   ASSERT_NO_FATAL_FAILURE(b.Start(database_->url()));
   ASSERT_EQ(a->shards->Held().size(), static_cast<std::size_t>(kShards)) << "A started first and took every shard";
@@ -147,17 +150,19 @@ TEST_F(reconcileProvisionerHandover, TheOtherReplicaTakesOverTheVirtualClustersO
   auto alpha_versions = HostVersions("alpha");
   alpha_versions.erase("nodes/a100-0");
 
-  // A dies right after a renewal, without releasing its leases: B waits them out.
+  // A dies before its second round (Settles moved the clock less than
+  // TTL/3), without releasing its leases: B waits them out.
   const TimePoint died = clock_.Now();
   a->Kill();
   a.reset();
   ASSERT_NO_FATAL_FAILURE(SeedVCluster(*seeding_, "delta", 3));
   const std::string delta_ns = tenancy::host::HostNamespaceName("ann", "delta");
   // The leases run until A's last renewal (at t0) + TTL. B's rounds are due
-  // every TTL/3 from t0; the clock is moved to each exactly.
+  // every TTL/3 from b0; the clock is moved to each exactly.
+  ASSERT_LT(clock_.Now(), t0 + kTtl / 3);
   std::uint64_t rounds = b.shards->rounds();
   for (int round = 1; round <= 2; ++round) {
-    clock_.Advance(t0 + round * kTtl / 3 - clock_.Now());
+    clock_.Advance(b0 + round * kTtl / 3 - clock_.Now());
     ASSERT_TRUE(b.shards->AwaitRounds(++rounds, kBound));
     ASSERT_TRUE(b.shards->Held().empty()) << "B took a lease A still holds, round " << round;
   }
@@ -166,7 +171,9 @@ TEST_F(reconcileProvisionerHandover, TheOtherReplicaTakesOverTheVirtualClustersO
   EXPECT_TRUE(Get(kNamespacesResource, "", delta_ns).is_null()) << "nobody provisions while the leases run";
   EXPECT_EQ(ReconcileCount(b.registry), 0);
 
-  // t0 + TTL: the leases expired; B takes every shard, resyncs their virtual clusters and provisions the new one.
+  // t0 + TTL, before B's next regular round (b0 + TTL): the leases expired,
+  // B looks again at that moment, takes every shard, resyncs their virtual
+  // clusters and provisions the new one.
   clock_.Advance(t0 + kTtl - clock_.Now());
   ASSERT_TRUE(b.shards->AwaitRounds(++rounds, kBound));
   EXPECT_EQ(b.shards->Held().size(), static_cast<std::size_t>(kShards));
