@@ -149,6 +149,8 @@ struct SeptadApp::Impl {
   std::unique_ptr<store::PgLeaseStore> leases;
   std::unique_ptr<store::PgVirtualObjectStore> virtual_objects;
   std::unique_ptr<vcp::SimulatedControlPlanes> control_planes;
+  std::unique_ptr<store::NotificationListener>
+      virtual_object_changes;  // NOTIFY septa_virtual_objects -> control_planes
   std::unique_ptr<reconcile::ShardLeases> inventory_shards;
   std::unique_ptr<reconcile::InventoryController> inventory;
   std::unique_ptr<reconcile::ShardLeases> provisioner_shards;
@@ -262,6 +264,14 @@ Status SeptadApp::Impl::StartControlPlanes() {
   if (Status st = control_planes->Start(); !st.ok())
     return Status(st.code(), "vcluster_addr " + config.vcluster_addr + ": " + st.message());
   spdlog::info("virtual control planes serving {}", control_planes->endpoint("<tenant>", "<vcluster>"));
+  // Other replicas' writes (migrations/0010_virtual_objects_notify.sql) refresh the copies loaded here.
+  virtual_object_changes = std::make_unique<store::NotificationListener>(
+      database_url, "septa_virtual_objects",
+      [planes = control_planes.get()](const std::string& key) {
+        const auto slash = key.find('/');
+        if (slash != std::string::npos) planes->Changed(key.substr(0, slash), key.substr(slash + 1));
+      },
+      [planes = control_planes.get()] { planes->ChangedAll(); });
   return Status::Ok();
 }
 
@@ -502,6 +512,7 @@ void SeptadApp::Shutdown(std::chrono::milliseconds grace) {
   impl_->inventory_shards.reset();  // releases the leases: another replica takes over at once
   impl_->leases.reset();
   impl_->host_cluster.reset();
+  impl_->virtual_object_changes.reset();
   impl_->control_planes.reset();  // before the store its writes go to
   impl_->virtual_objects.reset();
   if (impl_->kubesim) impl_->kubesim->Stop();

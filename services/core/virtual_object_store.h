@@ -7,6 +7,13 @@
 // Writes are write-through: the control plane calls PutObject/DeleteObject
 // under its storage lock before the write becomes visible, and answers the
 // client only after they returned Ok, so an acknowledged write is durable.
+//
+// Several septad replicas may serve one virtual cluster, each from its own
+// copy in memory. Every write is therefore a compare-and-set on the control
+// plane's resource version: it succeeds only if the stored version is still
+// the one the writer's copy was at (`expected`), else kAborted and nothing
+// is written, so no write is ever based on a stale copy and resource
+// versions never repeat (docs/ARCHITECTURE.md "Virtual control planes").
 #pragma once
 
 #include <cstdint>
@@ -59,13 +66,17 @@ class VirtualObjectStore {
 
   // Every object of the control plane, in no particular order.
   virtual Result<std::vector<VirtualObject>> LoadObjects(const VirtualClusterKey& key) = 0;
-  // Creates or replaces the object and raises the control plane's resource
-  // version to the object's, atomically. kNotFound without the control plane.
-  virtual Status PutObject(const VirtualClusterKey& key, const VirtualObject& object) = 0;
-  // Deletes the object (Ok when absent) and raises the resource version to
-  // `resource_version`, atomically. kNotFound without the control plane.
+  // The control plane's resource version as stored; nullopt without it.
+  virtual Result<std::optional<std::uint64_t>> ResourceVersion(const VirtualClusterKey& key) = 0;
+  // If the control plane's resource version is `expected`: creates or
+  // replaces the object and sets the version to the object's, atomically.
+  // kAborted when the version is another (someone else wrote since the
+  // writer's copy was loaded), kNotFound without the control plane.
+  virtual Status PutObject(const VirtualClusterKey& key, const VirtualObject& object, std::uint64_t expected) = 0;
+  // If the version is `expected`: deletes the object (Ok when absent) and
+  // sets the version to `resource_version`, atomically; errors as PutObject.
   virtual Status DeleteObject(const VirtualClusterKey& key, const std::string& type_key, const std::string& ns,
-                              const std::string& name, std::uint64_t resource_version) = 0;
+                              const std::string& name, std::uint64_t resource_version, std::uint64_t expected) = 0;
 
   // Admin bearer tokens, by SHA-256 digest (hex): the token itself is never stored.
   virtual Status AddTokenDigest(const VirtualClusterKey& key, const std::string& sha256_hex) = 0;

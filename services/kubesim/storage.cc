@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <set>
 
 namespace septa::kubesim {
 
@@ -45,11 +46,50 @@ void Storage::RestoreResourceVersion(std::uint64_t resource_version) {
   compacted_ = resource_version_;
 }
 
+void Storage::Converge(std::vector<JournaledObject> objects, std::uint64_t resource_version) {
+  std::ranges::sort(objects, {}, [](const JournaledObject& o) { return VersionOf(o.object); });
+  std::unique_lock lock(mu_);
+  std::unordered_map<std::string, std::set<std::string>> kept;  // type -> object keys
+  for (const auto& o : objects) kept[o.type_key].insert(ObjectKey(o.ns, o.name));
+  for (auto& o : objects) {
+    TypeData& data = types_[o.type_key];
+    const std::string key = ObjectKey(o.ns, o.name);
+    const std::uint64_t rv = VersionOf(o.object);
+    auto it = data.objects.find(key);
+    if (it != data.objects.end() && VersionOf(*it->second.object) == rv) continue;
+    ObjectPtr previous = it == data.objects.end() ? nullptr : it->second.object;
+    auto stored = std::make_shared<const nlohmann::json>(std::move(o.object));
+    data.objects[key] = {stored, std::make_shared<const std::string>(std::move(o.text))};
+    Publish(o.type_key, data,
+            {previous ? WatchEvent::Type::kModified : WatchEvent::Type::kAdded, rv, stored, previous});
+  }
+  std::vector<std::pair<std::string, std::string>> gone;  // (type, object key)
+  for (const auto& [type_key, data] : types_) {
+    const auto& keep = kept[type_key];
+    for (const auto& [key, entry] : data.objects) {
+      if (!keep.contains(key)) gone.emplace_back(type_key, key);
+    }
+  }
+  for (const auto& [type_key, key] : gone) {
+    TypeData& data = types_[type_key];
+    auto it = data.objects.find(key);
+    auto last = std::make_shared<nlohmann::json>(*it->second.object);
+    (*last)["metadata"]["resourceVersion"] = std::to_string(resource_version);
+    data.objects.erase(it);
+    Publish(type_key, data, {WatchEvent::Type::kDeleted, resource_version, std::move(last), nullptr});
+  }
+  resource_version_ = std::max(resource_version_, resource_version);
+}
+
 std::optional<ApiError> Storage::Journal(const std::string& type_key, const std::string& ns, const std::string& name,
                                          std::uint64_t resource_version, const std::string* text) {
   if (journal_ == nullptr) return std::nullopt;
   Status recorded = journal_->Record(type_key, ns, name, resource_version, text);
   if (recorded.ok()) return std::nullopt;
+  if (recorded.code() == Code::kAborted) {
+    const auto dot = type_key.find('.');
+    return StaleUpdateError(type_key.substr(0, dot), dot == std::string::npos ? "" : type_key.substr(dot + 1), name);
+  }
   ApiError e;
   e.code = 503;
   e.reason = "ServiceUnavailable";

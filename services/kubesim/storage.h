@@ -68,8 +68,9 @@ struct ListResult {
 // Makes writes durable before they become visible (write-through, for the
 // virtual control planes): Storage calls Record under its write lock once a
 // write is decided and before it is applied or published. An error aborts
-// the write: memory is unchanged and the client gets 503, so no write is
-// acknowledged that is not durable. Must not call back into Storage.
+// the write: memory is unchanged and the client gets 503 (409 Conflict for
+// kAborted: the journal holds a newer version, written by another copy), so
+// no write is acknowledged that is not durable. Must not call back into Storage.
 class StorageJournal {
  public:
   virtual ~StorageJournal() = default;
@@ -90,6 +91,19 @@ class Storage {
   void Restore(const std::string& type_key, const std::string& ns, const std::string& name, nlohmann::json object,
                std::string text);
   void RestoreResourceVersion(std::uint64_t resource_version);
+
+  // An object as the journal holds it, for Converge.
+  struct JournaledObject {
+    std::string type_key, ns, name;
+    nlohmann::json object;  // its metadata.resourceVersion as journaled
+    std::string text;
+  };
+  // Makes the storage hold exactly `objects`, as another copy on the same
+  // journal left them at `resource_version`: the differences are published
+  // to watchers and history like writes (ADDED or MODIFIED at each object's
+  // version, in version order, then DELETED at `resource_version`), nothing
+  // is journaled, and the version continues after `resource_version`.
+  void Converge(std::vector<JournaledObject> objects, std::uint64_t resource_version);
 
   std::uint64_t current_resource_version() const;
   // Watches and continue tokens from before this version can no longer be served.

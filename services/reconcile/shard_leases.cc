@@ -67,10 +67,12 @@ bool ShardLeases::AwaitRounds(std::uint64_t n, std::chrono::milliseconds timeout
 
 void ShardLeases::Run(std::stop_token stop) {
   while (!stop.stop_requested()) {
-    // The next round is due TTL/3 after this one began, however long it took.
-    const TimePoint next =
-        clock_.Now() + std::max<std::chrono::milliseconds>(options_.ttl / 3, std::chrono::milliseconds(1));
-    if (const std::vector<int> gained = Round(); !gained.empty()) {
+    // The next round is due TTL/3 after this one began, however long it
+    // took, or sooner when a lease another replica holds runs out: a dead
+    // holder's shards are taken the moment its last renewal expires.
+    const TimePoint begun = clock_.Now();
+    TimePoint next = begun + std::max<std::chrono::milliseconds>(options_.ttl / 3, std::chrono::milliseconds(1));
+    if (const std::vector<int> gained = Round(next); !gained.empty()) {
       std::lock_guard lock(gained_mu_);
       if (on_gained_) on_gained_(gained);
     }
@@ -79,11 +81,11 @@ void ShardLeases::Run(std::stop_token stop) {
       ++rounds_;
     }
     round_done_.notify_all();
-    if (!clock_.SleepUntil(next, stop)) return;
+    if (!clock_.SleepUntil(std::max(next, begun + std::chrono::milliseconds(1)), stop)) return;
   }
 }
 
-std::vector<int> ShardLeases::Round() {
+std::vector<int> ShardLeases::Round(TimePoint& next) {
   std::vector<int> gained;
   for (int shard = 0; shard < static_cast<int>(held_until_.size()); ++shard) {
     const TimePoint now = clock_.Now();
@@ -111,7 +113,12 @@ std::vector<int> ShardLeases::Round() {
       spdlog::warn("lease {}: could not try to acquire: {}", name, acquired.status().ToString());
       continue;
     }
-    if (!*acquired) continue;
+    if (!*acquired) {
+      if (auto lease = store_.Get(name); lease.ok() && lease->has_value() && !(*lease)->holder.empty()) {
+        next = std::min(next, (*lease)->expire_time);
+      }
+      continue;
+    }
     std::lock_guard lock(mu_);
     held_until_[shard] = until;
     gained.push_back(shard);

@@ -1,7 +1,8 @@
 // Which shards of a controller's keys this replica may act on. Every
 // TTL/3 of the injected clock a background thread renews the leases it
 // holds (a shard whose renewal fails or is refused is given up at once) and
-// tries to take the shards nobody holds or whose lease expired, so that when
+// tries to take the shards nobody holds or whose lease expired; a lease
+// another replica holds is tried again the moment it expires, so that when
 // a replica dies another takes its shards over within the TTL. Lease names
 // are "<name>/<shard>"; every replica must use the same name and shard count.
 //
@@ -38,7 +39,8 @@ class ShardLeases {
   ShardLeases(const ShardLeases&) = delete;
   ShardLeases& operator=(const ShardLeases&) = delete;
 
-  // The first round runs at once, then one every TTL/3.
+  // The first round runs at once, then one every TTL/3, and one when a
+  // lease held by another replica expires.
   void Start();
   // Stops renewing and releases the held leases, so another replica takes
   // over without waiting for them to expire.
@@ -62,7 +64,8 @@ class ShardLeases {
 
  private:
   void Run(std::stop_token stop);
-  std::vector<int> Round();  // returns the shards gained
+  // Returns the shards gained; lowers `next` to the expiry of a lease another replica holds.
+  std::vector<int> Round(TimePoint& next);
   std::string LeaseName(int shard) const;
 
   const ShardLeasesOptions options_;

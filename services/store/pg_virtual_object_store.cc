@@ -19,11 +19,14 @@ void PrepareVirtualObjectStatements(pqxx::connection& c) {
   c.prepare("vcp_load",
             "SELECT type_key, namespace, name, resource_version, body FROM virtual_objects "
             "WHERE tenant = $1 AND vcluster = $2");
-  // Locks the control plane's row first, so concurrent writers of one
-  // virtual cluster serialize on it; 0 rows: the control plane is gone.
-  c.prepare("vcp_raise_rv",
-            "UPDATE virtual_control_planes SET resource_version = greatest(resource_version, $3) "
-            "WHERE tenant = $1 AND vcluster = $2 RETURNING 1");
+  c.prepare("vcp_version", "SELECT resource_version FROM virtual_control_planes WHERE tenant = $1 AND vcluster = $2");
+  // The compare-and-set every write begins with: it locks the control
+  // plane's row, so concurrent writers of one virtual cluster (on any
+  // replica) serialize on it, and the later one finds the version moved.
+  // 0 rows: moved, or the control plane is gone.
+  c.prepare("vcp_set_rv",
+            "UPDATE virtual_control_planes SET resource_version = $4 "
+            "WHERE tenant = $1 AND vcluster = $2 AND resource_version = $3 RETURNING 1");
   c.prepare("vcp_put",
             "INSERT INTO virtual_objects (tenant, vcluster, type_key, namespace, name, resource_version, body) "
             "VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (tenant, vcluster, type_key, namespace, name) "
@@ -57,6 +60,18 @@ Result<T> InTransaction(ConnectionPool& pool, F&& work) {
 
 Status ControlPlaneGone(const core::VirtualClusterKey& key) {
   return NotFound("virtual control plane " + key.tenant + "/" + key.vcluster + " does not exist");
+}
+
+// Moves the control plane's resource version from `expected` to `next`
+// (vcp_set_rv); kAborted when it is at another, kNotFound when it is gone.
+// A commit whose acknowledgement was lost is retried by InTransaction and
+// then found moved: the writer answers 409 and reloads, finding its write.
+Status SetVersion(pqxx::work& tx, const core::VirtualClusterKey& key, std::uint64_t expected, std::uint64_t next) {
+  if (!tx.exec_prepared("vcp_set_rv", key.tenant, key.vcluster, expected, next).empty()) return Status::Ok();
+  auto rows = tx.exec_prepared("vcp_version", key.tenant, key.vcluster);
+  if (rows.empty()) return ControlPlaneGone(key);
+  return Aborted("virtual control plane " + key.tenant + "/" + key.vcluster + " is at resource version " +
+                 rows[0][0].as<std::string>() + ", not " + std::to_string(expected));
 }
 
 core::StoredControlPlane ControlPlaneOf(const pqxx::row& row) {
@@ -131,26 +146,33 @@ Result<std::vector<core::VirtualObject>> PgVirtualObjectStore::LoadObjects(const
   });
 }
 
-Status PgVirtualObjectStore::PutObject(const core::VirtualClusterKey& key, const core::VirtualObject& object) {
-  return InTransaction<bool>(
-             *pool_,
-             [&](pqxx::work& tx) -> Result<bool> {
-               if (tx.exec_prepared("vcp_raise_rv", key.tenant, key.vcluster, object.resource_version).empty())
-                 return ControlPlaneGone(key);
-               tx.exec_prepared("vcp_put", key.tenant, key.vcluster, object.type_key, object.ns, object.name,
-                                object.resource_version, object.body);
-               return true;
-             })
+Result<std::optional<std::uint64_t>> PgVirtualObjectStore::ResourceVersion(const core::VirtualClusterKey& key) {
+  using Out = std::optional<std::uint64_t>;
+  return InTransaction<Out>(*pool_, [&](pqxx::work& tx) -> Result<Out> {
+    auto rows = tx.exec_prepared("vcp_version", key.tenant, key.vcluster);
+    if (rows.empty()) return Out();
+    return Out(rows[0][0].as<std::uint64_t>());
+  });
+}
+
+Status PgVirtualObjectStore::PutObject(const core::VirtualClusterKey& key, const core::VirtualObject& object,
+                                       std::uint64_t expected) {
+  return InTransaction<bool>(*pool_,
+                             [&](pqxx::work& tx) -> Result<bool> {
+                               SEPTA_RETURN_IF_ERROR(SetVersion(tx, key, expected, object.resource_version));
+                               tx.exec_prepared("vcp_put", key.tenant, key.vcluster, object.type_key, object.ns,
+                                                object.name, object.resource_version, object.body);
+                               return true;
+                             })
       .status();
 }
 
 Status PgVirtualObjectStore::DeleteObject(const core::VirtualClusterKey& key, const std::string& type_key,
                                           const std::string& ns, const std::string& name,
-                                          std::uint64_t resource_version) {
+                                          std::uint64_t resource_version, std::uint64_t expected) {
   return InTransaction<bool>(*pool_,
                              [&](pqxx::work& tx) -> Result<bool> {
-                               if (tx.exec_prepared("vcp_raise_rv", key.tenant, key.vcluster, resource_version).empty())
-                                 return ControlPlaneGone(key);
+                               SEPTA_RETURN_IF_ERROR(SetVersion(tx, key, expected, resource_version));
                                tx.exec_prepared("vcp_delete", key.tenant, key.vcluster, type_key, ns, name);
                                return true;
                              })

@@ -1,5 +1,6 @@
 #include "services/vcp/simulated_control_planes.h"
 
+#include <spdlog/spdlog.h>
 #include <yaml-cpp/yaml.h>
 #include <boost/beast/http/field.hpp>
 
@@ -163,11 +164,29 @@ void SimulatedControlPlanes::Tick() {
     std::lock_guard lock(mu_);
     for (const auto& [key, plane] : planes_) planes.push_back(plane);
   }
-  for (const auto& plane : planes) plane->Tick();
+  for (const auto& plane : planes) {
+    if (plane->stale()) {
+      if (Status refreshed = plane->Refresh(); !refreshed.ok() && refreshed.code() != Code::kNotFound) {
+        spdlog::warn("virtual control plane: refresh failed, retried next tick: {}", refreshed.ToString());
+        plane->MarkStale();
+      }
+    }
+    plane->Tick();
+  }
   if (options_.idle_after.count() <= 0) return;
   const TimePoint idle_since = clock_.Now() - options_.idle_after;
   std::lock_guard lock(mu_);
   std::erase_if(planes_, [&](const auto& entry) { return entry.second->IdleSince(idle_since); });
+}
+
+void SimulatedControlPlanes::Changed(const std::string& tenant, const std::string& vcluster) {
+  std::lock_guard lock(mu_);
+  if (auto it = planes_.find({tenant, vcluster}); it != planes_.end()) it->second->MarkStale();
+}
+
+void SimulatedControlPlanes::ChangedAll() {
+  std::lock_guard lock(mu_);
+  for (const auto& [key, plane] : planes_) plane->MarkStale();
 }
 
 std::uint16_t SimulatedControlPlanes::port() const { return server_ ? server_->port() : 0; }
@@ -263,6 +282,15 @@ void SimulatedControlPlanes::Route(http::Request&& request, std::shared_ptr<http
   if (!ValidateKey(tenant, vcluster).ok()) return ReplyApiError(*exchange, not_found);
 
   auto plane = Loaded({tenant, vcluster});
+  if (plane.ok()) {
+    if (Status fresh = (*plane)->Refresh(); !fresh.ok()) {
+      if (fresh.code() == Code::kNotFound) {  // removed through another replica
+        std::lock_guard lock(mu_);
+        if (auto it = planes_.find({tenant, vcluster}); it != planes_.end() && it->second == *plane) planes_.erase(it);
+      }
+      plane = fresh;
+    }
+  }
   if (!plane.ok()) {
     if (plane.status().code() == Code::kNotFound) return ReplyApiError(*exchange, not_found);
     kubesim::ApiError unavailable;

@@ -13,6 +13,14 @@
 // stored with it) for the client certificates the credentials issue adds.
 // The listener's serving certificate is issued at start from a listener CA
 // stored in the database, so kubeconfigs survive restarts.
+//
+// Replicas: several septads on one database may serve the same virtual
+// cluster (a load balancer in front). Each request first refreshes the
+// loaded copy if the stored resource version moved (one indexed read), so a
+// client reads its own writes through any replica; writes are
+// compare-and-set on that version (VirtualControlPlane); and Changed(), fed
+// by the NOTIFY every write sends (migrations/0010_virtual_objects_notify.sql),
+// makes the next Tick refresh the copy, so its watchers see other replicas' writes.
 #pragma once
 
 #include <chrono>
@@ -68,8 +76,13 @@ class SimulatedControlPlanes final : public core::ControlPlanes {
   // Issues the serving certificate and listens.
   Status Start();
   void Stop();
-  // Ticks every loaded control plane, then evicts the idle ones.
+  // Refreshes the loaded control planes told of as changed, ticks every
+  // loaded one, then evicts the idle ones.
   void Tick();
+  // Another replica (or this one) wrote the virtual cluster: the next Tick
+  // refreshes its copy, if loaded. ChangedAll: after notices may have been lost.
+  void Changed(const std::string& tenant, const std::string& vcluster);
+  void ChangedAll();
 
   Result<core::ControlPlaneState> Ensure(const std::string& tenant, const std::string& vcluster) override;
   Status Remove(const std::string& tenant, const std::string& vcluster) override;

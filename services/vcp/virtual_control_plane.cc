@@ -10,29 +10,62 @@ namespace septa::vcp {
 namespace bhttp = boost::beast::http;
 
 // Writes every storage change through to the VirtualObjectStore before it
-// is applied (Storage calls it under its write lock).
+// is applied (Storage calls it under its write lock), as a compare-and-set
+// from the stored version this copy is known to be at.
 class VirtualControlPlane::Journal final : public kubesim::StorageJournal {
  public:
-  Journal(core::VirtualClusterKey key, core::VirtualObjectStore& store) : key_(std::move(key)), store_(store) {}
+  Journal(core::VirtualClusterKey key, core::VirtualObjectStore& store, std::atomic<bool>& stale, std::uint64_t version)
+      : key_(std::move(key)), store_(store), stale_(stale), version_(version) {}
   Status Record(const std::string& type_key, const std::string& ns, const std::string& name,
                 std::uint64_t resource_version, const std::string* text) override {
-    if (text == nullptr) return store_.DeleteObject(key_, type_key, ns, name, resource_version);
-    return store_.PutObject(key_, {type_key, ns, name, resource_version, *text});
+    const std::uint64_t expected = version_;
+    Status recorded = text == nullptr ? store_.DeleteObject(key_, type_key, ns, name, resource_version, expected)
+                                      : store_.PutObject(key_, {type_key, ns, name, resource_version, *text}, expected);
+    if (recorded.ok()) {
+      version_ = resource_version;
+    } else if (recorded.code() == Code::kAborted) {
+      stale_ = true;  // another replica wrote: the client gets 409, its retry a refreshed copy
+    }
+    return recorded;
   }
+  std::uint64_t version() const { return version_; }
+  void set_version(std::uint64_t version) { version_ = version; }
 
  private:
   core::VirtualClusterKey key_;
   core::VirtualObjectStore& store_;
+  std::atomic<bool>& stale_;
+  std::atomic<std::uint64_t> version_;  // the stored version the copy is at
 };
+
+// The stored objects as the storage holds them.
+Result<std::vector<kubesim::Storage::JournaledObject>> Parsed(const core::VirtualClusterKey& key,
+                                                              std::vector<core::VirtualObject> objects) {
+  std::vector<kubesim::Storage::JournaledObject> out;
+  out.reserve(objects.size());
+  for (auto& object : objects) {
+    auto parsed = nlohmann::json::parse(object.body, nullptr, false);
+    if (parsed.is_discarded() || !parsed.is_object()) {
+      return Status(Code::kDataLoss, "virtual control plane " + key.tenant + "/" + key.vcluster + ": stored " +
+                                         object.type_key + " " + object.ns + "/" + object.name +
+                                         " is not a JSON object");
+    }
+    out.push_back({std::move(object.type_key), std::move(object.ns), std::move(object.name), std::move(parsed),
+                   std::move(object.body)});
+  }
+  return out;
+}
 
 // The history a virtual cluster keeps for watches that resume: small, since
 // an idle one should cost little; a client further behind relists (410).
 constexpr std::size_t kHistoryLimit = 1000;
 
 VirtualControlPlane::VirtualControlPlane(const core::VirtualClusterKey& key, core::VirtualObjectStore& store,
-                                         const Clock& clock, RandomSource& random)
-    : clock_(clock),
-      journal_(std::make_unique<Journal>(key, store)),
+                                         const Clock& clock, RandomSource& random, std::uint64_t stored_version)
+    : key_(key),
+      store_(store),
+      clock_(clock),
+      journal_(std::make_unique<Journal>(key, store, stale_, stored_version)),
       cluster_(clock, random, kHistoryLimit),
       last_request_(clock.Now().time_since_epoch().count()) {}
 
@@ -50,16 +83,13 @@ Result<std::unique_ptr<VirtualControlPlane>> VirtualControlPlane::Load(const cor
   auto tokens = store.TokenDigests(key);
   if (!tokens.ok()) return tokens.status();
 
-  std::unique_ptr<VirtualControlPlane> plane(new VirtualControlPlane(key, store, clock, random));
+  std::unique_ptr<VirtualControlPlane> plane(
+      new VirtualControlPlane(key, store, clock, random, (*stored)->resource_version));
   kubesim::Storage& storage = plane->cluster_.storage;
-  for (auto& object : *objects) {
-    auto parsed = nlohmann::json::parse(object.body, nullptr, false);
-    if (parsed.is_discarded() || !parsed.is_object()) {
-      return Status(Code::kDataLoss, "virtual control plane " + key.tenant + "/" + key.vcluster + ": stored " +
-                                         object.type_key + " " + object.ns + "/" + object.name +
-                                         " is not a JSON object");
-    }
-    storage.Restore(object.type_key, object.ns, object.name, std::move(parsed), std::move(object.body));
+  auto parsed = Parsed(key, *std::move(objects));
+  if (!parsed.ok()) return parsed.status();
+  for (auto& object : *parsed) {
+    storage.Restore(object.type_key, object.ns, object.name, std::move(object.object), std::move(object.text));
   }
   storage.RestoreResourceVersion((*stored)->resource_version);
   storage.SetJournal(plane->journal_.get());
@@ -81,9 +111,14 @@ void VirtualControlPlane::Handle(http::Request&& request, std::shared_ptr<http::
   if (authorization.size() > kBearer.size() && authorization.substr(0, kBearer.size()) == kBearer) {
     std::string token(authorization.substr(kBearer.size()));
     std::string digest = core::Sha256Hex(token);
-    {
-      std::lock_guard lock(tokens_mu_);
-      known = token_digests_.contains(digest);
+    known = KnowsToken(digest);
+    if (!known) {
+      // It may have been issued through another replica since this copy was loaded.
+      if (auto stored = store_.TokenDigests(key_); stored.ok()) {
+        std::lock_guard lock(tokens_mu_);
+        token_digests_.insert(stored->begin(), stored->end());
+      }
+      known = KnowsToken(digest);
     }
     // kubesim's authenticator then knows the token for this cluster only.
     if (known)
@@ -103,6 +138,35 @@ void VirtualControlPlane::Tick() {
   std::lock_guard lock(tick_mu_);
   api_->Tick();
   workloads_->Tick();
+}
+
+bool VirtualControlPlane::KnowsToken(const std::string& digest) const {
+  std::lock_guard lock(tokens_mu_);
+  return token_digests_.contains(digest);
+}
+
+Status VirtualControlPlane::Refresh() {
+  std::lock_guard lock(refresh_mu_);
+  stale_ = false;  // before reading: a change told from now on is looked at again
+  auto stored = store_.ResourceVersion(key_);
+  if (!stored.ok()) return stored.status();
+  if (!stored->has_value())
+    return NotFound("virtual control plane " + key_.tenant + "/" + key_.vcluster + " was removed");
+  if (**stored == journal_->version()) return Status::Ok();
+  auto objects = store_.LoadObjects(key_);
+  if (!objects.ok()) return objects.status();
+  // The objects may have been read after later writes than the version
+  // was: the copy is at least at the newest of them. A write the objects do
+  // not show (a later delete) makes this copy's next write-through fail and
+  // refresh again.
+  std::uint64_t version = **stored;
+  for (const auto& object : *objects) version = std::max(version, object.resource_version);
+  auto parsed = Parsed(key_, *std::move(objects));
+  if (!parsed.ok()) return parsed.status();
+  cluster_.storage.Converge(*std::move(parsed), version);
+  journal_->set_version(version);
+  api_->RestoreCustomResourceTypes();
+  return Status::Ok();
 }
 
 void VirtualControlPlane::AllowTokenDigest(const std::string& sha256_hex) {

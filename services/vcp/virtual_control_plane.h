@@ -3,6 +3,12 @@
 // behind a bearer-token check against this virtual cluster's own admin
 // token digests. Built from the stored rows on load; evicted from memory
 // when idle by SimulatedControlPlanes, which owns the listener.
+//
+// Other septad replicas may load and write the same virtual cluster: every
+// write-through is a compare-and-set on the stored resource version (a
+// write based on a stale copy is refused, 409 Conflict, and the copy marked
+// stale), and Refresh brings the copy up to what is stored, publishing the
+// differences to this copy's watchers.
 #pragma once
 
 #include <atomic>
@@ -37,6 +43,14 @@ class VirtualControlPlane {
   // Watch bookmarks and timeouts, quotas, workload controllers.
   void Tick();
 
+  // If another replica wrote since this copy last did (the stored resource
+  // version moved), reloads the objects and converges the copy to them.
+  // kNotFound when the control plane was removed.
+  Status Refresh();
+  // Told that another replica wrote (a NOTIFY), or found by a refused write.
+  void MarkStale() { stale_ = true; }
+  bool stale() const { return stale_; }
+
   void AllowTokenDigest(const std::string& sha256_hex);
   // Marks it used now: SimulatedControlPlanes calls it under the lock its
   // eviction takes, so a plane handed to a request is not evicted under it.
@@ -48,9 +62,14 @@ class VirtualControlPlane {
  private:
   class Journal;
   VirtualControlPlane(const core::VirtualClusterKey& key, core::VirtualObjectStore& store, const Clock& clock,
-                      RandomSource& random);
+                      RandomSource& random, std::uint64_t stored_version);
+  bool KnowsToken(const std::string& digest) const;
 
+  const core::VirtualClusterKey key_;
+  core::VirtualObjectStore& store_;
   const Clock& clock_;
+  std::atomic<bool> stale_{false};
+  std::mutex refresh_mu_;  // one Refresh at a time
   std::unique_ptr<Journal> journal_;
   kubesim::Cluster cluster_;
   std::unique_ptr<kubesim::ApiServer> api_;

@@ -9,6 +9,12 @@ Status Gone(const core::VirtualClusterKey& key) {
   return NotFound("virtual control plane " + key.tenant + "/" + key.vcluster + " does not exist");
 }
 
+Status Expect(const core::VirtualClusterKey& key, std::uint64_t stored, std::uint64_t expected) {
+  if (stored == expected) return Status::Ok();
+  return Aborted("virtual control plane " + key.tenant + "/" + key.vcluster + " is at resource version " +
+                 std::to_string(stored) + ", not " + std::to_string(expected));
+}
+
 }  // namespace
 
 Result<std::pair<core::StoredControlPlane, bool>> FakeVirtualObjectStore::CreateControlPlane(
@@ -49,24 +55,34 @@ Result<std::vector<core::VirtualObject>> FakeVirtualObjectStore::LoadObjects(con
   return out;
 }
 
-Status FakeVirtualObjectStore::PutObject(const core::VirtualClusterKey& key, const core::VirtualObject& object) {
+Result<std::optional<std::uint64_t>> FakeVirtualObjectStore::ResourceVersion(const core::VirtualClusterKey& key) {
+  std::lock_guard lock(mu_);
+  auto it = planes_.find(key);
+  if (it == planes_.end()) return std::optional<std::uint64_t>();
+  return std::optional(it->second.stored.resource_version);
+}
+
+Status FakeVirtualObjectStore::PutObject(const core::VirtualClusterKey& key, const core::VirtualObject& object,
+                                         std::uint64_t expected) {
   if (fail_writes) return Unavailable("fake: the database is down");
   std::lock_guard lock(mu_);
   auto it = planes_.find(key);
   if (it == planes_.end()) return Gone(key);
-  it->second.stored.resource_version = std::max(it->second.stored.resource_version, object.resource_version);
+  SEPTA_RETURN_IF_ERROR(Expect(key, it->second.stored.resource_version, expected));
+  it->second.stored.resource_version = object.resource_version;
   it->second.objects[{object.type_key, object.ns, object.name}] = object;
   return Status::Ok();
 }
 
 Status FakeVirtualObjectStore::DeleteObject(const core::VirtualClusterKey& key, const std::string& type_key,
                                             const std::string& ns, const std::string& name,
-                                            std::uint64_t resource_version) {
+                                            std::uint64_t resource_version, std::uint64_t expected) {
   if (fail_writes) return Unavailable("fake: the database is down");
   std::lock_guard lock(mu_);
   auto it = planes_.find(key);
   if (it == planes_.end()) return Gone(key);
-  it->second.stored.resource_version = std::max(it->second.stored.resource_version, resource_version);
+  SEPTA_RETURN_IF_ERROR(Expect(key, it->second.stored.resource_version, expected));
+  it->second.stored.resource_version = resource_version;
   it->second.objects.erase({type_key, ns, name});
   return Status::Ok();
 }

@@ -21,9 +21,11 @@ class FakeVirtualObjectStore final : public core::VirtualObjectStore {
   Result<std::vector<core::VirtualClusterKey>> ListControlPlanes() override;
   Status RemoveControlPlane(const core::VirtualClusterKey& key) override;
   Result<std::vector<core::VirtualObject>> LoadObjects(const core::VirtualClusterKey& key) override;
-  Status PutObject(const core::VirtualClusterKey& key, const core::VirtualObject& object) override;
+  Result<std::optional<std::uint64_t>> ResourceVersion(const core::VirtualClusterKey& key) override;
+  Status PutObject(const core::VirtualClusterKey& key, const core::VirtualObject& object,
+                   std::uint64_t expected) override;
   Status DeleteObject(const core::VirtualClusterKey& key, const std::string& type_key, const std::string& ns,
-                      const std::string& name, std::uint64_t resource_version) override;
+                      const std::string& name, std::uint64_t resource_version, std::uint64_t expected) override;
   Status AddTokenDigest(const core::VirtualClusterKey& key, const std::string& sha256_hex) override;
   Result<std::vector<std::string>> TokenDigests(const core::VirtualClusterKey& key) override;
   Result<ListenerCertificate> ListenerCa(const ListenerCertificate& created) override;

@@ -45,22 +45,22 @@ TYPED_TEST_P(VirtualObjectStoreContract, ObjectsAreStoredPerControlPlane) {
   ASSERT_TRUE(this->store().CreateControlPlane(this->a_, {"c", "k", 0}).ok());
   ASSERT_TRUE(this->store().CreateControlPlane(this->b_, {"c", "k", 0}).ok());
   VirtualObject pod{"pods", "default", "web", 7, R"({"kind":"Pod"})"};
-  VirtualObject ns{"namespaces", "", "default", 3, R"({"kind":"Namespace"})"};
-  ASSERT_TRUE(this->store().PutObject(this->a_, pod).ok());
-  ASSERT_TRUE(this->store().PutObject(this->a_, ns).ok());
+  VirtualObject ns{"namespaces", "", "default", 8, R"({"kind":"Namespace"})"};
+  ASSERT_TRUE(this->store().PutObject(this->a_, pod, 0).ok());
+  ASSERT_TRUE(this->store().PutObject(this->a_, ns, 7).ok());
   VirtualObject other{"pods", "default", "web", 2, R"({"kind":"Pod","spec":{}})"};
-  ASSERT_TRUE(this->store().PutObject(this->b_, other).ok());
+  ASSERT_TRUE(this->store().PutObject(this->b_, other, 0).ok());
 
   auto loaded = this->store().LoadObjects(this->a_);
   ASSERT_TRUE(loaded.ok());
   EXPECT_THAT(*loaded, ::testing::UnorderedElementsAre(pod, ns));
   auto plane = this->store().GetControlPlane(this->a_);
   ASSERT_TRUE(plane.ok());
-  EXPECT_EQ((*plane)->resource_version, 7u);
+  EXPECT_EQ((*plane)->resource_version, 8u);
 
   // Replacing: the new body and version.
   VirtualObject updated{"pods", "default", "web", 9, R"({"kind":"Pod","status":{}})"};
-  ASSERT_TRUE(this->store().PutObject(this->a_, updated).ok());
+  ASSERT_TRUE(this->store().PutObject(this->a_, updated, 8).ok());
   loaded = this->store().LoadObjects(this->a_);
   ASSERT_TRUE(loaded.ok());
   EXPECT_THAT(*loaded, ::testing::UnorderedElementsAre(updated, ns));
@@ -69,35 +69,58 @@ TYPED_TEST_P(VirtualObjectStoreContract, ObjectsAreStoredPerControlPlane) {
   EXPECT_THAT(*loaded, ::testing::ElementsAre(other));
 }
 
-TYPED_TEST_P(VirtualObjectStoreContract, DeleteRaisesTheResourceVersion) {
+TYPED_TEST_P(VirtualObjectStoreContract, DeleteSetsTheResourceVersion) {
   ASSERT_TRUE(this->store().CreateControlPlane(this->a_, {"c", "k", 0}).ok());
-  ASSERT_TRUE(this->store().PutObject(this->a_, {"pods", "default", "web", 4, "{}"}).ok());
-  ASSERT_TRUE(this->store().DeleteObject(this->a_, "pods", "default", "web", 5).ok());
-  ASSERT_TRUE(this->store().DeleteObject(this->a_, "pods", "default", "absent", 6).ok());
+  ASSERT_TRUE(this->store().PutObject(this->a_, {"pods", "default", "web", 4, "{}"}, 0).ok());
+  ASSERT_TRUE(this->store().DeleteObject(this->a_, "pods", "default", "web", 5, 4).ok());
+  ASSERT_TRUE(this->store().DeleteObject(this->a_, "pods", "default", "absent", 6, 5).ok());
   auto loaded = this->store().LoadObjects(this->a_);
   ASSERT_TRUE(loaded.ok());
   EXPECT_TRUE(loaded->empty());
   auto plane = this->store().GetControlPlane(this->a_);
   ASSERT_TRUE(plane.ok());
   EXPECT_EQ((*plane)->resource_version, 6u);
-  // Never lowered.
-  ASSERT_TRUE(this->store().PutObject(this->a_, {"pods", "default", "late", 2, "{}"}).ok());
-  plane = this->store().GetControlPlane(this->a_);
-  EXPECT_EQ((*plane)->resource_version, 6u);
+  auto version = this->store().ResourceVersion(this->a_);
+  ASSERT_TRUE(version.ok());
+  EXPECT_EQ(*version, std::optional<std::uint64_t>(6));
+  version = this->store().ResourceVersion(this->b_);
+  ASSERT_TRUE(version.ok());
+  EXPECT_FALSE(version->has_value());
+}
+
+// Two replicas' copies at one version: the first write wins, the second
+// (based on what the first replaced) is refused and changes nothing.
+TYPED_TEST_P(VirtualObjectStoreContract, OnlyTheFirstWriteFromAVersionWins) {
+  ASSERT_TRUE(this->store().CreateControlPlane(this->a_, {"c", "k", 0}).ok());
+  VirtualObject first{"configmaps", "default", "cfg", 3, R"({"data":{"by":"first"}})"};
+  ASSERT_TRUE(this->store().PutObject(this->a_, {"configmaps", "default", "cfg", 2, "{}"}, 0).ok());
+  ASSERT_TRUE(this->store().PutObject(this->a_, first, 2).ok());
+  EXPECT_EQ(
+      this->store().PutObject(this->a_, {"configmaps", "default", "cfg", 3, R"({"data":{"by":"second"}})"}, 2).code(),
+      Code::kAborted);
+  EXPECT_EQ(this->store().PutObject(this->a_, {"configmaps", "default", "other", 3, "{}"}, 2).code(), Code::kAborted);
+  EXPECT_EQ(this->store().DeleteObject(this->a_, "configmaps", "default", "cfg", 3, 2).code(), Code::kAborted);
+  auto loaded = this->store().LoadObjects(this->a_);
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_THAT(*loaded, ::testing::ElementsAre(first));
+  EXPECT_EQ(*this->store().ResourceVersion(this->a_), std::optional<std::uint64_t>(3));
+  // From the version it is at, the next write goes through.
+  ASSERT_TRUE(this->store().DeleteObject(this->a_, "configmaps", "default", "cfg", 4, 3).ok());
+  EXPECT_EQ(*this->store().ResourceVersion(this->a_), std::optional<std::uint64_t>(4));
 }
 
 TYPED_TEST_P(VirtualObjectStoreContract, WritesWithoutAControlPlaneAreNotFound) {
-  EXPECT_EQ(this->store().PutObject(this->a_, {"pods", "default", "web", 1, "{}"}).code(), Code::kNotFound);
-  EXPECT_EQ(this->store().DeleteObject(this->a_, "pods", "default", "web", 1).code(), Code::kNotFound);
+  EXPECT_EQ(this->store().PutObject(this->a_, {"pods", "default", "web", 1, "{}"}, 0).code(), Code::kNotFound);
+  EXPECT_EQ(this->store().DeleteObject(this->a_, "pods", "default", "web", 1, 0).code(), Code::kNotFound);
   EXPECT_EQ(this->store().AddTokenDigest(this->a_, std::string(64, 'a')).code(), Code::kNotFound);
 }
 
 TYPED_TEST_P(VirtualObjectStoreContract, RemoveDeletesEverythingAndIsIdempotent) {
   ASSERT_TRUE(this->store().CreateControlPlane(this->a_, {"c", "k", 0}).ok());
   ASSERT_TRUE(this->store().CreateControlPlane(this->b_, {"c", "k", 0}).ok());
-  ASSERT_TRUE(this->store().PutObject(this->a_, {"pods", "default", "web", 4, "{}"}).ok());
+  ASSERT_TRUE(this->store().PutObject(this->a_, {"pods", "default", "web", 4, "{}"}, 0).ok());
   ASSERT_TRUE(this->store().AddTokenDigest(this->a_, std::string(64, 'a')).ok());
-  ASSERT_TRUE(this->store().PutObject(this->b_, {"pods", "default", "web", 4, "{}"}).ok());
+  ASSERT_TRUE(this->store().PutObject(this->b_, {"pods", "default", "web", 4, "{}"}, 0).ok());
   ASSERT_TRUE(this->store().RemoveControlPlane(this->a_).ok());
   ASSERT_TRUE(this->store().RemoveControlPlane(this->a_).ok());
   auto listed = this->store().ListControlPlanes();
@@ -143,8 +166,9 @@ TYPED_TEST_P(VirtualObjectStoreContract, ListenerCaIsCreatedOnce) {
 }
 
 REGISTER_TYPED_TEST_SUITE_P(VirtualObjectStoreContract, CreateKeepsTheFirstControlPlane,
-                            ObjectsAreStoredPerControlPlane, DeleteRaisesTheResourceVersion,
-                            WritesWithoutAControlPlaneAreNotFound, RemoveDeletesEverythingAndIsIdempotent,
-                            TokenDigestsArePerControlPlane, ListenerCaIsCreatedOnce);
+                            ObjectsAreStoredPerControlPlane, DeleteSetsTheResourceVersion,
+                            OnlyTheFirstWriteFromAVersionWins, WritesWithoutAControlPlaneAreNotFound,
+                            RemoveDeletesEverythingAndIsIdempotent, TokenDigestsArePerControlPlane,
+                            ListenerCaIsCreatedOnce);
 
 }  // namespace septa::core::contract
