@@ -400,6 +400,9 @@ Status SeptadApp::Impl::StartProvisioner() {
   reconcile::ProvisionerControllerOptions options;
   options.render.scheduler = *scheduler;
   options.shards = provisioner_shards.get();
+  options.sleep_reservation = config.sleep_reservation == "release" ? reconcile::SleepReservation::kRelease
+                                                                    : reconcile::SleepReservation::kKeep;
+  options.ledger = capacity.get();
   provisioner = std::make_unique<reconcile::ProvisionerController>(options, *store, *host_cluster, control_planes.get(),
                                                                    clock, *registry);
   SEPTA_RETURN_IF_ERROR(provisioner->Start(std::chrono::seconds(30)));
