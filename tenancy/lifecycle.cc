@@ -105,4 +105,30 @@ Result<VirtualCluster> ApplyVirtualClusterPatch(const VirtualCluster& current, c
   return updated;
 }
 
+Result<VirtualCluster> RequestSleep(const VirtualCluster& current) {
+  if (current.state == State::kSleeping) return current;
+  if (current.state != State::kReady) {
+    return FieldError(Code::kFailedPrecondition, "state",
+                      "the virtual cluster is " + std::string(VirtualClusterStateName(current.state)) +
+                          "; only a READY virtual cluster can sleep");
+  }
+  VirtualCluster next = current;
+  next.state = State::kSleeping;
+  ++next.generation;
+  return next;
+}
+
+Result<VirtualCluster> RequestWake(const VirtualCluster& current) {
+  if (current.state == State::kReady || current.state == State::kProvisioning) return current;
+  if (current.state != State::kSleeping) {
+    return FieldError(Code::kFailedPrecondition, "state",
+                      "the virtual cluster is " + std::string(VirtualClusterStateName(current.state)) +
+                          "; only a SLEEPING virtual cluster can wake");
+  }
+  VirtualCluster next = current;
+  next.state = State::kProvisioning;
+  ++next.generation;
+  return next;
+}
+
 }  // namespace septa::tenancy

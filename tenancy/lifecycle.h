@@ -38,4 +38,18 @@ Status CheckUpdatable(VirtualClusterState state);
 Result<VirtualCluster> ApplyVirtualClusterPatch(const VirtualCluster& current, const VirtualCluster& patch,
                                                 const std::vector<std::string>& paths);
 
+// `:sleep` and `:wake` write desired state: the state itself, as DELETE
+// does. Sleep asks for SLEEPING (the provisioner then deletes the tenant's
+// host workloads and keeps every virtual object); wake asks for
+// PROVISIONING (the provisioner brings it back to READY through the usual
+// conditions). A move bumps `generation`, so conditions written for the
+// previous desired state are visibly stale and a status write racing the
+// request is dropped; version, etag and update_time are the caller's.
+// Asking for what is already asked is idempotent: the result equals
+// `current` (sleep of a SLEEPING one; wake of a READY or PROVISIONING one).
+// FAILED_PRECONDITION naming "state" and the state otherwise: only a READY
+// virtual cluster can sleep, only a SLEEPING one can wake.
+Result<VirtualCluster> RequestSleep(const VirtualCluster& current);
+Result<VirtualCluster> RequestWake(const VirtualCluster& current);
+
 }  // namespace septa::tenancy

@@ -66,7 +66,7 @@ struct VirtualCluster {
   std::vector<Condition> conditions;
   std::string host_namespace;   // output
   std::string endpoint;         // output, filled by the provisioner
-  std::int64_t generation = 1;  // bumped by changes to the desired state (capacity, quota, queue)
+  std::int64_t generation = 1;  // bumped by changes to the desired state (capacity, quota, queue, sleep, wake)
   std::int64_t version = 1;     // bumped by every change; the etag is derived from it
   TimePoint create_time{};
   TimePoint update_time{};

@@ -71,7 +71,16 @@ Result<HttpBinding> Bind(const pb::MethodDescriptor& method) {
   std::set<std::string> bound;  // field paths taken by the path, body or headers
 
   if (!b.path.starts_with("/v1/")) return InvalidArgument("path \"" + b.path + "\" must start with /v1/");
-  for (const std::string& segment : Split(std::string_view(b.path).substr(1), '/')) {
+  // A custom method (AIP-136): ":verb" after the last segment.
+  std::string_view segments = std::string_view(b.path).substr(1);
+  if (const auto colon = segments.rfind(':'); colon != std::string_view::npos && colon > segments.rfind('/')) {
+    b.custom_verb = std::string(segments.substr(colon + 1));
+    segments = segments.substr(0, colon);
+    if (b.custom_verb.empty() || b.custom_verb.find_first_not_of("abcdefghijklmnopqrstuvwxyz") != std::string::npos) {
+      return InvalidArgument("path \"" + b.path + "\": the custom verb must be lowercase letters");
+    }
+  }
+  for (const std::string& segment : Split(segments, '/')) {
     if (segment.empty()) return InvalidArgument("path \"" + b.path + "\" has an empty segment");
     if (segment.find_first_of("{}") == std::string::npos) continue;
     if (segment.front() != '{' || segment.back() != '}' || segment.find_first_of("{}", 1) != segment.size() - 1) {
@@ -110,7 +119,7 @@ Result<HttpBinding> Bind(const pb::MethodDescriptor& method) {
     }
   }
   if (method.output_type() == pb::Empty::descriptor()) b.success_status = 204;
-  else if (b.verb == "POST") b.success_status = 201;
+  else if (b.verb == "POST" && b.custom_verb.empty()) b.success_status = 201;
   return b;
 }
 

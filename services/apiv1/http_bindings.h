@@ -28,8 +28,9 @@ struct HttpPathVariable {
 
 struct HttpBinding {
   const google::protobuf::MethodDescriptor* method = nullptr;
-  std::string verb;  // "GET", "POST", "PATCH" or "DELETE"
-  std::string path;  // "/v1/tenants/{tenant.name}"
+  std::string verb;         // "GET", "POST", "PATCH" or "DELETE"
+  std::string path;         // "/v1/tenants/{tenant.name}", "/v1/tenants/{tenant}/vclusters/{name}:sleep"
+  std::string custom_verb;  // "sleep" for a custom method's ":sleep"; empty otherwise
   std::vector<HttpPathVariable> path_variables;
   // The request field the body carries; nullptr: the whole request (body
   // "*") or no body (see has_body).
@@ -38,7 +39,7 @@ struct HttpBinding {
   std::vector<HttpHeaderBinding> headers;
   // Request fields bound by neither path, body nor header, in field order.
   std::vector<const google::protobuf::FieldDescriptor*> query;
-  int success_status = 200;  // 204 for google.protobuf.Empty, 201 for POST
+  int success_status = 200;  // 204 for google.protobuf.Empty, 201 for POST but a custom method's
 };
 
 // Every RPC of every service in `files` of `pool` (e.g. protobuf's generated

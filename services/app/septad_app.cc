@@ -411,6 +411,9 @@ Status SeptadApp::Impl::StartProvisioner() {
   reconcile::ProvisionerControllerOptions options;
   options.render.scheduler = *scheduler;
   options.shards = provisioner_shards.get();
+  options.sleep_reservation = config.sleep_reservation == "release" ? reconcile::SleepReservation::kRelease
+                                                                    : reconcile::SleepReservation::kKeep;
+  options.ledger = capacity.get();
   provisioner = std::make_unique<reconcile::ProvisionerController>(options, *store, *host_cluster, control_planes.get(),
                                                                    clock, *registry);
   // Listening before the start's listing, so that nothing committed in between is missed, and so that the

@@ -224,7 +224,9 @@ struct Flags {
   VclusterList vcluster_list;
   VclusterUpdate vcluster_update;
   VclusterDelete vcluster_delete;
-  WaitFlags create_wait, update_wait, delete_wait;
+  VclusterSleep vcluster_sleep;
+  VclusterWake vcluster_wake;
+  WaitFlags create_wait, update_wait, delete_wait, sleep_wait, wake_wait;
 };
 
 // Sub-commands of one CLI11 parse, kept to find out which one ran.
@@ -249,6 +251,8 @@ struct Commands {
   CLI::App* vcluster_list;
   CLI::App* vcluster_update;
   CLI::App* vcluster_delete;
+  CLI::App* vcluster_sleep;
+  CLI::App* vcluster_wake;
 };
 
 const std::map<std::string, double> kMillisecondsPerUnit{{"ms", 1}, {"s", 1000}, {"m", 60'000}, {"h", 3'600'000}};
@@ -304,6 +308,19 @@ void DefineVcluster(CLI::App& app, Flags& f, Commands& c) {
   c.vcluster_delete->add_option("NAME", f.vcluster_delete.name, "virtual cluster name")->required();
   c.vcluster_delete->add_option("--etag", f.vcluster_delete.etag, "only delete if it still has this etag");
   AddWaitFlags(c.vcluster_delete, f.delete_wait);
+
+  c.vcluster_sleep = vcluster->add_subcommand(
+      "sleep", "stop a virtual cluster's workloads on the host; its objects stay (wake brings them back)");
+  c.vcluster_sleep->add_option("TENANT", f.vcluster_sleep.tenant, "owning tenant")->required();
+  c.vcluster_sleep->add_option("NAME", f.vcluster_sleep.name, "virtual cluster name")->required();
+  c.vcluster_sleep->add_option("--etag", f.vcluster_sleep.etag, "only sleep if it still has this etag");
+  AddWaitFlags(c.vcluster_sleep, f.sleep_wait);
+
+  c.vcluster_wake = vcluster->add_subcommand("wake", "wake a sleeping virtual cluster");
+  c.vcluster_wake->add_option("TENANT", f.vcluster_wake.tenant, "owning tenant")->required();
+  c.vcluster_wake->add_option("NAME", f.vcluster_wake.name, "virtual cluster name")->required();
+  c.vcluster_wake->add_option("--etag", f.vcluster_wake.etag, "only wake if it still has this etag");
+  AddWaitFlags(c.vcluster_wake, f.wake_wait);
 }
 
 Result<Command> SelectedVclusterCommand(const Commands& c, Flags& f) {
@@ -334,6 +351,18 @@ Result<Command> SelectedVclusterCommand(const Commands& c, Flags& f) {
     f.vcluster_update.spec = *std::move(spec);
     f.vcluster_update.wait = *wait;
     return Command(std::move(f.vcluster_update));
+  }
+  if (c.vcluster_sleep->parsed()) {
+    auto wait = WaitFrom(f.sleep_wait);
+    SEPTA_RETURN_IF_ERROR(wait);
+    f.vcluster_sleep.wait = *wait;
+    return Command(std::move(f.vcluster_sleep));
+  }
+  if (c.vcluster_wake->parsed()) {
+    auto wait = WaitFrom(f.wake_wait);
+    SEPTA_RETURN_IF_ERROR(wait);
+    f.vcluster_wake.wait = *wait;
+    return Command(std::move(f.vcluster_wake));
   }
   auto wait = WaitFrom(f.delete_wait);
   SEPTA_RETURN_IF_ERROR(wait);

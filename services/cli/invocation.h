@@ -117,9 +117,22 @@ struct VclusterDelete {
   WaitOptions wait;
 };
 
+// vcluster sleep / wake: --wait polls until it is asleep (condition
+// Sleeping True), or awake (no longer PROVISIONING).
+struct VclusterSleep {
+  std::string tenant, name;
+  std::string etag;
+  WaitOptions wait;
+};
+struct VclusterWake {
+  std::string tenant, name;
+  std::string etag;
+  WaitOptions wait;
+};
+
 using Command = std::variant<TenantCreate, TenantGet, TenantList, TenantUpdate, TenantDelete, TierList, TierGet,
                              TokenCreate, TokenList, TokenRevoke, InventoryList, VclusterCreate, VclusterGet,
-                             VclusterList, VclusterUpdate, VclusterDelete>;
+                             VclusterList, VclusterUpdate, VclusterDelete, VclusterSleep, VclusterWake>;
 
 struct Invocation {
   GlobalOptions options;

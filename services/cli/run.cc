@@ -2,6 +2,8 @@
 
 #include <google/protobuf/empty.pb.h>
 
+#include <map>
+
 #include "services/base/file.h"
 #include "services/cli/config_file.h"
 #include "services/cli/error_line.h"
@@ -254,7 +256,7 @@ class CommandRunner {
     ApplySpec(c.spec, vc, nullptr);
     const auto status =
         client_.Call(client_.vclusters(), &v1::VirtualClusterService::Stub::CreateVirtualCluster, request, &vcluster_);
-    return ShowVcluster(status, c.wait, /*deleting=*/false);
+    return ShowVcluster(status, c.wait, Until::kSettled);
   }
 
   grpc::Status operator()(const VclusterGet& c) {
@@ -263,7 +265,7 @@ class CommandRunner {
     request.set_name(c.name);
     return ShowVcluster(
         client_.Call(client_.vclusters(), &v1::VirtualClusterService::Stub::GetVirtualCluster, request, &vcluster_),
-        WaitOptions{}, false);
+        WaitOptions{}, Until::kSettled);
   }
 
   grpc::Status operator()(const VclusterList& c) {
@@ -293,7 +295,7 @@ class CommandRunner {
     ApplySpec(c.spec, vc, request.mutable_update_mask());
     const auto status =
         client_.Call(client_.vclusters(), &v1::VirtualClusterService::Stub::UpdateVirtualCluster, request, &vcluster_);
-    return ShowVcluster(status, c.wait, /*deleting=*/false);
+    return ShowVcluster(status, c.wait, Until::kSettled);
   }
 
   grpc::Status operator()(const VclusterDelete& c) {
@@ -303,53 +305,106 @@ class CommandRunner {
     request.set_etag(c.etag);
     const auto status =
         client_.Call(client_.vclusters(), &v1::VirtualClusterService::Stub::DeleteVirtualCluster, request, &vcluster_);
-    return ShowVcluster(status, c.wait, /*deleting=*/true);
+    return ShowVcluster(status, c.wait, Until::kDeleting);
+  }
+
+  grpc::Status operator()(const VclusterSleep& c) {
+    v1::SleepVirtualClusterRequest request;
+    request.set_tenant(c.tenant);
+    request.set_name(c.name);
+    request.set_etag(c.etag);
+    const auto status =
+        client_.Call(client_.vclusters(), &v1::VirtualClusterService::Stub::SleepVirtualCluster, request, &vcluster_);
+    return ShowVcluster(status, c.wait, Until::kAsleep);
+  }
+
+  grpc::Status operator()(const VclusterWake& c) {
+    v1::WakeVirtualClusterRequest request;
+    request.set_tenant(c.tenant);
+    request.set_name(c.name);
+    request.set_etag(c.etag);
+    const auto status =
+        client_.Call(client_.vclusters(), &v1::VirtualClusterService::Stub::WakeVirtualCluster, request, &vcluster_);
+    return ShowVcluster(status, c.wait, Until::kSettled);
   }
 
  private:
+  // What --wait waits for: the state leaving PROVISIONING; DELETING (or
+  // gone); asleep (condition Sleeping True for the current generation).
+  enum class Until { kSettled, kDeleting, kAsleep };
+
+  static bool Reached(const v1::VirtualCluster& vc, Until until) {
+    switch (until) {
+      case Until::kSettled: return vc.state() != v1::VirtualCluster::PROVISIONING;
+      case Until::kDeleting: return vc.state() == v1::VirtualCluster::DELETING;
+      case Until::kAsleep:
+        if (vc.state() != v1::VirtualCluster::SLEEPING) return true;  // woken meanwhile: nothing to wait for
+        for (const auto& c : vc.conditions()) {
+          if (c.type() == "Sleeping") return c.status() == "True" && c.observed_generation() == vc.generation();
+        }
+        return false;
+    }
+    return true;
+  }
+
   // Prints the virtual cluster a call returned, after --wait if asked.
-  grpc::Status ShowVcluster(const grpc::Status& status, const WaitOptions& wait, bool deleting) {
+  grpc::Status ShowVcluster(const grpc::Status& status, const WaitOptions& wait, Until until) {
     if (!status.ok()) return status;
     bool gone = false;
     if (wait.wait) {
-      const auto waited = Wait(wait.timeout, deleting, gone);
+      const auto waited = Wait(wait.timeout, until, gone);
       if (!waited.ok()) return waited;
     }
     if (!gone) out_ << Render(format_, vcluster_, VirtualClusterTable(AsList(vcluster_)));
     return grpc::Status::OK;
   }
 
-  // Polls GetVirtualCluster until the state leaves PROVISIONING (deleting:
-  // until it is DELETING or gone), printing each state change to err_; at
-  // the deadline records in gave_up_ why.
-  grpc::Status Wait(std::chrono::milliseconds timeout, bool deleting, bool& gone) {
+  // Prints to err_ each condition that is new or whose status or reason changed since `seen`.
+  void ReportConditions(const std::string& who, std::map<std::string, std::string>& seen) {
+    for (const auto& c : vcluster_.conditions()) {
+      const std::string now = c.status() + " " + c.reason();
+      auto [at, added] = seen.emplace(c.type(), now);
+      if (!added && at->second == now) continue;
+      at->second = now;
+      err_ << "virtual cluster " << who << ": " << c.type() << " " << c.status() << " (" << c.reason() << ")"
+           << (c.message().empty() ? "" : ": " + c.message()) << "\n";
+    }
+  }
+
+  // Polls GetVirtualCluster until `until` is reached (kDeleting: or the
+  // virtual cluster is gone), printing each state change and each condition
+  // as it turns True or False to err_; at the deadline records in gave_up_ why.
+  grpc::Status Wait(std::chrono::milliseconds timeout, Until until, bool& gone) {
     const TimePoint deadline = clock_.Now() + timeout;
     const std::string who = vcluster_.tenant() + "/" + vcluster_.name();
     v1::GetVirtualClusterRequest request;
     request.set_tenant(vcluster_.tenant());
     request.set_name(vcluster_.name());
     auto state = vcluster_.state();
+    std::map<std::string, std::string> conditions;  // type -> "status reason" last printed
     err_ << "virtual cluster " << who << ": " << v1::VirtualCluster::State_Name(state) << "\n";
+    ReportConditions(who, conditions);
     while (true) {
-      const bool settled = deleting ? state == v1::VirtualCluster::DELETING : state != v1::VirtualCluster::PROVISIONING;
-      if (settled) return grpc::Status::OK;
+      if (Reached(vcluster_, until)) return grpc::Status::OK;
       if (clock_.Now() >= deadline) {
-        gave_up_ = DeadlineExceeded("gave up waiting after " + FormatWaitTimeout(timeout) + ": virtual cluster " + who +
-                                    " is still " + v1::VirtualCluster::State_Name(state) + ", " +
-                                    DescribeCondition(vcluster_, "CapacityReady"));
+        gave_up_ =
+            DeadlineExceeded("gave up waiting after " + FormatWaitTimeout(timeout) + ": virtual cluster " + who +
+                             " is still " + v1::VirtualCluster::State_Name(state) + ", " +
+                             DescribeCondition(vcluster_, until == Until::kAsleep ? "Sleeping" : "CapacityReady"));
         return grpc::Status::OK;
       }
       clock_.SleepUntil(std::min(deadline, clock_.Now() + kPollInterval), {});
       v1::VirtualCluster current;
       const auto status =
           client_.Call(client_.vclusters(), &v1::VirtualClusterService::Stub::GetVirtualCluster, request, &current);
-      if (deleting && status.error_code() == grpc::StatusCode::NOT_FOUND) {
+      if (until == Until::kDeleting && status.error_code() == grpc::StatusCode::NOT_FOUND) {
         err_ << "virtual cluster " << who << ": gone\n";
         gone = true;
         return grpc::Status::OK;
       }
       if (!status.ok()) return status;
       vcluster_ = std::move(current);
+      ReportConditions(who, conditions);
       if (vcluster_.state() != state) {
         state = vcluster_.state();
         err_ << "virtual cluster " << who << ": " << v1::VirtualCluster::State_Name(state) << "\n";

@@ -179,6 +179,14 @@ const std::vector<KeyDef>& Defs() {
          c.provisioner = v == "true";
          return Status::Ok();
        }},
+      {{"sleep_reservation",
+        "keep or release: whether a sleeping virtual cluster keeps its reservation or frees it "
+        "until it wakes"},
+       [](Config& c, const std::string& v, const std::string& where) {
+         SEPTA_RETURN_IF_ERROR(OneOf(v, where, {"keep", "release"}));
+         c.sleep_reservation = v;
+         return Status::Ok();
+       }},
       {{"vcluster_addr", "HTTPS listen address of the virtual clusters' Kubernetes APIs (port 0: any free port)"},
        AddressKey(&Config::vcluster_addr)},
       {{"vcluster_idle_after", "how long an unused virtual control plane stays in memory (at least 1s)"},

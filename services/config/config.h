@@ -63,6 +63,10 @@ struct Config {
   // false: septad runs no provisioner, so virtual clusters stay as the API
   // wrote them (the API's own tests, which assert its synchronous answers).
   bool provisioner = true;
+  // What a sleeping virtual cluster does with its reservation: keep it, or
+  // release it at sleep and place it again on wake (all or nothing; a
+  // shortfall keeps it waking with CapacityReady False).
+  std::string sleep_reservation = "keep";  // keep | release
   // The simulated virtual control planes: every virtual cluster's Kubernetes
   // API on this one HTTPS listener, at /vc/<tenant>/<vcluster>.
   std::string vcluster_addr = "127.0.0.1:0";  // deploy/dev uses 127.0.0.1:6444

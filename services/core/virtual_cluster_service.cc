@@ -342,4 +342,42 @@ Result<VirtualClusterView> VirtualClusterService::Delete(const RequestContext& c
   return deleted;
 }
 
+Result<VirtualClusterView> VirtualClusterService::Sleep(const RequestContext& ctx, const std::string& tenant,
+                                                        const std::string& name, std::string_view if_match) {
+  return Transition(ctx, tenant, name, if_match, "sleep", &tenancy::RequestSleep);
+}
+
+Result<VirtualClusterView> VirtualClusterService::Wake(const RequestContext& ctx, const std::string& tenant,
+                                                       const std::string& name, std::string_view if_match) {
+  return Transition(ctx, tenant, name, if_match, "wake", &tenancy::RequestWake);
+}
+
+Result<VirtualClusterView> VirtualClusterService::Transition(const RequestContext& ctx, const std::string& tenant,
+                                                             const std::string& name, std::string_view if_match,
+                                                             std::string_view action,
+                                                             Result<VirtualCluster> (*request)(const VirtualCluster&)) {
+  SEPTA_RETURN_IF_ERROR(CheckMayWrite(ctx, tenant, name, std::string(action) + " virtual clusters"));
+  VirtualClusterView out;
+  Status st = store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
+    const TimePoint now = Now(clock_);
+    auto found = FindForWrite(tx, tenant, name, if_match);
+    SEPTA_RETURN_IF_ERROR(found);
+    const VirtualCluster& current = found->vcluster;
+    auto next = request(current);
+    SEPTA_RETURN_IF_ERROR(next);
+    if (next->state != current.state) {
+      next->version = current.version + 1;
+      next->update_time = now;
+      SEPTA_RETURN_IF_ERROR(tx.VirtualClusters().Update(*next, current.version));
+      SEPTA_RETURN_IF_ERROR(
+          tx.Audit().Append(AuditOf(ctx, now, "vcluster." + std::string(action), ResourceOf(tenant, name),
+                                    EtagOf(current.version), EtagOf(next->version))));
+    }
+    out = {*std::move(next), std::move(found->reservation)};
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return out;
+}
+
 }  // namespace septa::core

@@ -63,8 +63,20 @@ class VirtualClusterService {
   // host runs nothing: it is released and removed at once.
   Result<VirtualClusterView> Delete(const RequestContext& ctx, const std::string& tenant, const std::string& name,
                                     std::string_view if_match);
+  // The tenant's owners and admins. Writes the desired state
+  // (tenancy::RequestSleep, RequestWake) and returns at once; the provisioner
+  // deletes or lets back the host workloads. Asking again is idempotent:
+  // nothing is written or audited.
+  Result<VirtualClusterView> Sleep(const RequestContext& ctx, const std::string& tenant, const std::string& name,
+                                   std::string_view if_match);
+  Result<VirtualClusterView> Wake(const RequestContext& ctx, const std::string& tenant, const std::string& name,
+                                  std::string_view if_match);
 
  private:
+  Result<VirtualClusterView> Transition(const RequestContext& ctx, const std::string& tenant, const std::string& name,
+                                        std::string_view if_match, std::string_view action,
+                                        Result<tenancy::VirtualCluster> (*request)(const tenancy::VirtualCluster&));
+
   Store& store_;
   const Clock& clock_;
   CapacityLedger& ledger_;

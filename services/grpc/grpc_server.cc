@@ -244,6 +244,28 @@ class VirtualClusterServiceImpl final : public v1::VirtualClusterService::Servic
                   });
   }
 
+  grpc::Status SleepVirtualCluster(grpc::ServerContext* ctx, const v1::SleepVirtualClusterRequest* req,
+                                   v1::VirtualCluster* resp) override {
+    return Handle(ctx, s_, "septa.v1.VirtualClusterService/SleepVirtualCluster",
+                  [&](const core::RequestContext& rc) -> Status {
+                    auto asleep = s_.uc.vclusters.Sleep(rc, req->tenant(), req->name(), req->etag());
+                    SEPTA_RETURN_IF_ERROR(asleep);
+                    *resp = apiv1::ToProto(*asleep);
+                    return Status::Ok();
+                  });
+  }
+
+  grpc::Status WakeVirtualCluster(grpc::ServerContext* ctx, const v1::WakeVirtualClusterRequest* req,
+                                  v1::VirtualCluster* resp) override {
+    return Handle(ctx, s_, "septa.v1.VirtualClusterService/WakeVirtualCluster",
+                  [&](const core::RequestContext& rc) -> Status {
+                    auto woken = s_.uc.vclusters.Wake(rc, req->tenant(), req->name(), req->etag());
+                    SEPTA_RETURN_IF_ERROR(woken);
+                    *resp = apiv1::ToProto(*woken);
+                    return Status::Ok();
+                  });
+  }
+
  private:
   Shared& s_;
 };

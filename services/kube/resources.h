@@ -15,6 +15,9 @@ inline const Resource kServiceAccounts{"", "v1", "serviceaccounts", true};
 inline const Resource kResourceQuotas{"", "v1", "resourcequotas", true};
 inline const Resource kLimitRanges{"", "v1", "limitranges", true};
 inline const Resource kDeployments{"apps", "v1", "deployments", true};
+inline const Resource kReplicaSets{"apps", "v1", "replicasets", true};
+inline const Resource kStatefulSets{"apps", "v1", "statefulsets", true};
+inline const Resource kJobs{"batch", "v1", "jobs", true};
 
 // KAI scheduler (GPU-FACTS.md): its queue tree is cluster-scoped.
 inline const Resource kKaiQueues{"scheduling.run.ai", "v2", "queues", false};

@@ -7,6 +7,7 @@
 
 #include "services/kube/resources.h"
 #include "services/reconcile/host_kinds.h"
+#include "services/reconcile/host_workloads.h"
 #include "tenancy/host/manifest.h"
 #include "tenancy/host/names.h"
 
@@ -30,6 +31,8 @@ constexpr const char* kPartCondition[kPartCount] = {"NamespaceReady", "QuotaRead
 constexpr const char* kPartReady[kPartCount] = {"NamespaceApplied", "QuotaApplied", "QueuesApplied"};
 constexpr const char* kControlPlaneReady = "ControlPlaneReady";
 constexpr const char* kDrifted = "Drifted";
+constexpr const char* kSleeping = "Sleeping";
+constexpr const char* kCapacityReady = "CapacityReady";
 
 Part PartOf(const std::string& kind) {
   if (kind == "ResourceQuota" || kind == "LimitRange") return kQuotaPart;
@@ -375,9 +378,17 @@ Outcome ProvisionerController::Provision(const Desired& desired) {
                                   std::move(message), now, generation});
   };
 
+  const bool asleep = vc.state == VirtualClusterState::kSleeping;
+  if (!desired.reservation && !asleep && options_.ledger) return Reserve(desired);
+  // Asleep with its reservation released: Septa's objects stay, holding no GPU.
+  tenancy::Reservation none;
+  none.tenant = vc.tenant;
+  none.vcluster = vc.name;
+  none.tier = desired.tier.gpu_sharing;
+  const tenancy::Reservation* reservation = desired.reservation ? &*desired.reservation : asleep ? &none : nullptr;
   Result<tenancy::host::HostObjects> rendered =
-      desired.reservation
-          ? tenancy::host::RenderHostObjects(desired.tier, vc, *desired.reservation, desired.nodes, options_.render)
+      reservation
+          ? tenancy::host::RenderHostObjects(desired.tier, vc, *reservation, desired.nodes, options_.render)
           : Result<tenancy::host::HostObjects>(FailedPrecondition("no capacity is reserved for the virtual cluster"));
   if (!rendered.ok()) {
     for (const char* type : kPartCondition) condition(type, false, "RenderFailed", rendered.status().message());
@@ -448,6 +459,15 @@ Outcome ProvisionerController::Provision(const Desired& desired) {
     condition(kControlPlaneReady, true, "Serving", "the Kubernetes API is served at " + plane->endpoint);
   }
 
+  bool release = false;
+  if (asleep || tenancy::FindCondition(vc.conditions, kSleeping)) {
+    Status error = Status::Ok();
+    applied.conditions.push_back(SleepCondition(desired, terminating ? "" : applied.host_namespace, waiting, error));
+    if (first_error.ok()) first_error = error;
+    release = asleep && applied.conditions.back().status == ConditionStatus::kTrue && desired.reservation &&
+              options_.sleep_reservation == SleepReservation::kRelease;
+  }
+
   // Objects written again at a generation that had converged: someone else changed or deleted them.
   const bool converged =
       vc.state == VirtualClusterState::kReady && std::ranges::all_of(kPartCondition, [&](const char* type) {
@@ -469,8 +489,116 @@ Outcome ProvisionerController::Provision(const Desired& desired) {
 
   if (Status w = WriteStatus(desired, applied); !w.ok()) return Outcome::Error(w);
   if (!first_error.ok()) return Outcome::Error(first_error);
+  if (release) {
+    if (Status r = ReleaseWhileAsleep(desired); !r.ok()) return Outcome::Error(r);
+    return Outcome::RequeueAfter(std::chrono::nanoseconds(0));  // rendered again without it
+  }
   if (waiting) return Outcome::RequeueAfter(options_.poll_interval);
   return Outcome::Done();
+}
+
+tenancy::Condition ProvisionerController::SleepCondition(const Desired& desired, const std::string& host_namespace,
+                                                         bool& waiting, Status& error) {
+  const VirtualCluster& vc = desired.vcluster;
+  tenancy::Condition c{kSleeping, ConditionStatus::kFalse, "", "", clock_.Now(), vc.generation};
+  if (vc.state != VirtualClusterState::kSleeping) {
+    c.reason = "Awake";
+    c.message = "the virtual cluster is awake";
+    return c;
+  }
+  if (host_namespace.empty()) {  // the namespace is going: so is everything in it
+    waiting = true;
+    c.reason = "StoppingWorkloads";
+    c.message = "waiting for the host namespace to be deleted";
+    return c;
+  }
+  auto left = DeleteHostWorkloads(host_, host_namespace);
+  if (!left.ok()) {
+    error = left.status();
+    c.reason = ReasonOf(left.status());
+    c.message = "host workloads could not be deleted: " + left.status().message();
+  } else if (*left > 0) {
+    waiting = true;
+    c.reason = "StoppingWorkloads";
+    c.message = std::to_string(*left) + " host workload object(s) being deleted";
+  } else {
+    c.status = ConditionStatus::kTrue;
+    c.reason = "WorkloadsStopped";
+    c.message = "no workload runs on the host; every object of the virtual cluster is kept";
+  }
+  return c;
+}
+
+Status ProvisionerController::ReleaseWhileAsleep(const Desired& desired) {
+  const VirtualCluster& vc = desired.vcluster;
+  bool released = false;
+  Status st = store_.Transact(core::TxMode::kReadWrite, [&](core::Tx& tx) -> Status {
+    released = false;
+    auto current = tx.VirtualClusters().Get(vc.tenant, vc.name);
+    if (!current.ok() && current.status().code() == Code::kNotFound) return Status::Ok();
+    SEPTA_RETURN_IF_ERROR(current);
+    // Woken or changed since it was read: its own trigger reconciles it again.
+    if (current->generation != vc.generation || current->state != VirtualClusterState::kSleeping) return Status::Ok();
+    SEPTA_RETURN_IF_ERROR(tx.Reservations().Delete(vc.tenant, vc.name));
+    VirtualCluster next = *current;
+    const TimePoint now = clock_.Now();
+    tenancy::SetCondition(next.conditions,
+                          {kCapacityReady, ConditionStatus::kFalse, "ReleasedWhileSleeping",
+                           "the reservation is released while the virtual cluster sleeps (sleep_reservation: "
+                           "release); it is placed again on wake",
+                           now, vc.generation},
+                          now);
+    next.version = current->version + 1;
+    next.update_time = now;
+    SEPTA_RETURN_IF_ERROR(tx.VirtualClusters().Update(next, current->version));
+    released = true;
+    return tx.Audit().Append({0, now, kPrincipal, "vcluster.sleep_release",
+                              "tenants/" + vc.tenant + "/vclusters/" + vc.name, core::EtagOf(current->version),
+                              core::EtagOf(next.version), ""});
+  });
+  if (st.ok() && released) spdlog::info("provisioner: {}/{} asleep; reservation released", vc.tenant, vc.name);
+  return st;
+}
+
+Outcome ProvisionerController::Reserve(const Desired& desired) {
+  const VirtualCluster& vc = desired.vcluster;
+  auto session = options_.ledger->Open();
+  Status st = store_.Transact(core::TxMode::kReadWrite, [&](core::Tx& tx) -> Status {
+    auto current = tx.VirtualClusters().Get(vc.tenant, vc.name);
+    if (!current.ok() && current.status().code() == Code::kNotFound) return Status::Ok();
+    SEPTA_RETURN_IF_ERROR(current);
+    if (current->generation != vc.generation || current->state == VirtualClusterState::kSleeping ||
+        current->state == VirtualClusterState::kDeleting) {
+      return Status::Ok();
+    }
+    if (auto held = tx.Reservations().Get(vc.tenant, vc.name); held.ok()) return Status::Ok();
+    const TimePoint now = clock_.Now();
+    SEPTA_RETURN_IF_ERROR(session->Engine(tx));
+    auto placed = session->Place(tx, vc.tenant, vc.name, current->capacity, now);
+    SEPTA_RETURN_IF_ERROR(placed);
+    SEPTA_RETURN_IF_ERROR(tx.Reservations().Insert(placed->reservation));
+    VirtualCluster next = *current;
+    tenancy::SetCondition(next.conditions, tenancy::CapacityReadyCondition(placed->relayout, next.generation), now);
+    next.version = current->version + 1;
+    next.update_time = now;
+    SEPTA_RETURN_IF_ERROR(tx.VirtualClusters().Update(next, current->version));
+    SEPTA_RETURN_IF_ERROR(tx.Audit().Append({0, now, kPrincipal, "vcluster.wake_reserve",
+                                             "tenants/" + vc.tenant + "/vclusters/" + vc.name,
+                                             core::EtagOf(current->version), core::EtagOf(next.version), ""}));
+    return session->Seal(tx);
+  });
+  if (st.ok()) {
+    session->Committed();
+    return Outcome::RequeueAfter(std::chrono::nanoseconds(0));  // provisioned with it next
+  }
+  // Nothing was written: say why, and try again after a backoff.
+  Applied applied{.host_namespace = vc.host_namespace, .endpoint = vc.endpoint, .conditions = {}};
+  applied.conditions.push_back({kCapacityReady, ConditionStatus::kFalse,
+                                st.code() == Code::kResourceExhausted ? "InsufficientCapacity" : "ReservationFailed",
+                                "the capacity could not be reserved again on wake: " + st.message(), clock_.Now(),
+                                vc.generation});
+  if (Status w = WriteStatus(desired, applied); !w.ok()) return Outcome::Error(w);
+  return Outcome::Error(st);
 }
 
 Status ProvisionerController::WriteStatus(const Desired& desired, const Applied& applied) {

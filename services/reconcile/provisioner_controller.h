@@ -23,7 +23,14 @@
 //    ControlPlaneReady and Drifted (True, reason HostObjectRestored, when an
 //    object of a converged generation had to be written again; False, reason
 //    NoDrift, once a pass finds every object as rendered); the state turns
-//    READY when every one and CapacityReady is True.
+//    READY when every one and CapacityReady is True;
+//  - SLEEPING: the same (Septa's host objects and the control plane with
+//    its objects stay), and the tenant's host workloads are deleted
+//    (host_workloads.h); condition Sleeping turns True once none is left,
+//    and with sleep_reservation `release` the reservation is then freed
+//    (rendered again without it: no GPU quota, reserved nodes let go);
+//  - woken (PROVISIONING again) without a reservation: it is placed again
+//    first (Reserve), then provisioned as above.
 // Host errors become a condition False with the error, and a retry with
 // backoff. The row is written only when something changed, with the version
 // read in the same transaction, so a concurrent user update is never lost.
@@ -38,6 +45,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "services/core/capacity_ledger.h"
 #include "services/core/control_plane.h"
 #include "services/core/store.h"
 #include "services/kube/client.h"
@@ -47,6 +55,11 @@
 #include "tenancy/host/render.h"
 
 namespace septa::reconcile {
+
+// What a sleeping virtual cluster does with its reservation: keep it (the
+// capacity waits for it), or release it at sleep and place it again on wake
+// (septad config `sleep_reservation`).
+enum class SleepReservation { kKeep, kRelease };
 
 struct ProvisionerControllerOptions {
   int workers = 4;
@@ -58,6 +71,10 @@ struct ProvisionerControllerOptions {
   // deleted, a control plane starting).
   std::chrono::milliseconds poll_interval{std::chrono::milliseconds(500)};
   ShardLeases* shards = nullptr;  // as ControllerOptions::shards
+  SleepReservation sleep_reservation = SleepReservation::kKeep;
+  // Places a released reservation again when its virtual cluster wakes;
+  // nullptr: a virtual cluster without one stays unrendered (RenderFailed).
+  core::CapacityLedger* ledger = nullptr;
 };
 
 class ProvisionerController final : public Reconciler {
@@ -91,6 +108,17 @@ class ProvisionerController final : public Reconciler {
   // True once nothing of the virtual cluster is left on the host.
   Result<bool> RemoveHostObjects(const std::string& tenant, const std::string& vcluster);
   Status WriteStatus(const Desired& desired, const Applied& applied);
+  // Sleep and wake (a SLEEPING row, or one woken without a reservation).
+  // The Sleeping condition: host workloads deleted, or still going.
+  tenancy::Condition SleepCondition(const Desired& desired, const std::string& host_namespace, bool& waiting,
+                                    Status& error);
+  // sleep_reservation release: frees the reservation rows of a sleeping
+  // virtual cluster whose workloads are gone (CapacityReady False).
+  Status ReleaseWhileAsleep(const Desired& desired);
+  // Places the capacity of an awake virtual cluster that holds none, all or
+  // nothing through the ledger; a shortfall leaves CapacityReady False
+  // naming it and is retried with backoff.
+  Outcome Reserve(const Desired& desired);
   std::optional<nlohmann::json> Cached(const kube::Resource& resource, const std::string& ns,
                                        const std::string& name) const;
   void RunResyncs(std::stop_token stop);

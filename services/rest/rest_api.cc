@@ -58,8 +58,13 @@ bool Match(const Route& route, const std::vector<std::string>& segments, std::ma
   if (route.segments.size() != segments.size()) return false;
   for (std::size_t i = 0; i < segments.size(); ++i) {
     const std::string& p = route.segments[i];
-    if (p.size() > 2 && p.front() == '{' && p.back() == '}') {
-      params[p.substr(1, p.size() - 2)] = segments[i];
+    const std::size_t close = p.find('}');
+    if (p.size() > 2 && p.front() == '{' && close != std::string::npos) {
+      // "{name}" or, for a custom method, "{name}:verb".
+      const std::string_view suffix = std::string_view(p).substr(close + 1);
+      const std::string& s = segments[i];
+      if (s.size() <= suffix.size() || !s.ends_with(suffix)) return false;
+      params[p.substr(1, close - 1)] = s.substr(0, s.size() - suffix.size());
     } else if (p != segments[i]) {
       return false;
     }
@@ -330,6 +335,20 @@ void RestApi::Impl::AddRoutes() {
     SEPTA_RETURN_IF_ERROR(deleted);
     return Json(http::HttpStatus::ok, apiv1::ToProto(*deleted));
   });
+
+  // Custom methods without a body: POST .../{name}:sleep and :wake.
+  for (const auto& [verb, transition] : {std::pair{"sleep", &core::VirtualClusterService::Sleep},
+                                         std::pair{"wake", &core::VirtualClusterService::Wake}}) {
+    Add(bh::verb::post, std::string("/v1/tenants/{tenant}/vclusters/{name}:") + verb,
+        [this, transition](const Call& c) -> Result<http::Response> {
+          auto moved =
+              (uc.vclusters.*transition)(c.ctx, c.params.at("tenant"), c.params.at("name"), IfMatch(c.request));
+          SEPTA_RETURN_IF_ERROR(moved);
+          const v1::VirtualCluster out = apiv1::ToProto(*moved);
+          return WithEtag(Json(http::HttpStatus::ok, out), out.etag());
+        });
+    routes.back().json_body = false;
+  }
 
   // Trust tiers.
   Add(bh::verb::get, "/v1/trust-tiers", [this](const Call& c) -> Result<http::Response> {

@@ -156,14 +156,18 @@ class CountingObjectStore final : public core::VirtualObjectStore {
   Result<std::vector<core::VirtualObject>> LoadObjects(const core::VirtualClusterKey& key) override {
     return inner_.LoadObjects(key);
   }
-  Status PutObject(const core::VirtualClusterKey& key, const core::VirtualObject& object) override {
+  Result<std::optional<std::uint64_t>> ResourceVersion(const core::VirtualClusterKey& key) override {
+    return inner_.ResourceVersion(key);
+  }
+  Status PutObject(const core::VirtualClusterKey& key, const core::VirtualObject& object,
+                   std::uint64_t expected) override {
     ++writes_;
-    return inner_.PutObject(key, object);
+    return inner_.PutObject(key, object, expected);
   }
   Status DeleteObject(const core::VirtualClusterKey& key, const std::string& type_key, const std::string& ns,
-                      const std::string& name, std::uint64_t resource_version) override {
+                      const std::string& name, std::uint64_t resource_version, std::uint64_t expected) override {
     ++writes_;
-    return inner_.DeleteObject(key, type_key, ns, name, resource_version);
+    return inner_.DeleteObject(key, type_key, ns, name, resource_version, expected);
   }
   Status AddTokenDigest(const core::VirtualClusterKey& key, const std::string& sha256_hex) override {
     ++writes_;

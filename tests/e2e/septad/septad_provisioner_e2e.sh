@@ -2,7 +2,8 @@
 # The provisioner through septad's REST API and real kubectl against the
 # simulated host: a virtual cluster created over REST gets its host
 # namespace, quota and KAI queue (read back with kubectl), its conditions
-# turn True and it is READY with an endpoint that serves its Kubernetes API; a host object deleted behind Septa's back is restored; DELETE
+# turn True and it is READY with an endpoint that serves its Kubernetes API; a host object deleted behind Septa's back is restored;
+# :sleep deletes a pod placed in its host namespace and keeps the quota, :wake makes it READY again; DELETE
 # removes every host object, then the virtual cluster.
 # Prints how long after a create its host objects were applied (20 at once).
 set -euo pipefail
@@ -71,6 +72,17 @@ deleted=$(now_ms)
 quota_back() { k get resourcequota septa-quota -n "$ns" -o name >/dev/null 2>&1; }
 wait_for "the deleted quota restored" 10 quota_back
 echo "drift repaired $(($(now_ms) - deleted)) ms after the delete"
+
+# Sleep: the tenant's pod on the host goes, Septa's objects stay; wake: READY again.
+k run nap-pod -n "$ns" --image=busybox --restart=Never >/dev/null || fail "kubectl run a pod in the host namespace"
+[[ $(api POST /v1/tenants/acme/vclusters/train:sleep) == 200 ]] || fail "sleep"
+asleep() { [[ $(condition "$(get /v1/tenants/acme/vclusters/train)" Sleeping) == True ]]; }
+wait_for "Sleeping True" 10 asleep
+k get pod nap-pod -n "$ns" >/dev/null 2>&1 && fail "the pod survived the sleep"
+[[ $(k get resourcequota septa-quota -n "$ns" -o name) == resourcequota/septa-quota ]] || fail "sleep took the quota"
+[[ $(field "$(get /v1/tenants/acme/vclusters/train)" state) == SLEEPING ]] || fail "not SLEEPING"
+[[ $(api POST /v1/tenants/acme/vclusters/train:wake) == 200 ]] || fail "wake"
+wait_for "READY again after the wake" 10 ready
 
 # 20 more, at once: from each create's commit to its last host condition
 # turning True, by the server's own timestamps (create_time and the

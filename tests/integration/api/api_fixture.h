@@ -96,6 +96,18 @@ class ApiTest : public ::testing::Test {
                     .ok());
   }
 
+  // Sets the state of a virtual cluster's row, as a reconciler would.
+  void SetVirtualClusterState(const std::string& tenant, const std::string& name, tenancy::VirtualClusterState state) {
+    const Status st = SideStore().Transact(core::TxMode::kReadWrite, [&](core::Tx& tx) -> Status {
+      auto vc = tx.VirtualClusters().Get(tenant, name);
+      SEPTA_RETURN_IF_ERROR(vc);
+      vc->state = state;
+      ++vc->version;
+      return tx.VirtualClusters().Update(*vc, vc->version - 1);
+    });
+    ASSERT_TRUE(st.ok()) << st.ToString();
+  }
+
   // Every reservation row, read back with the store.
   std::vector<tenancy::Reservation> ReservationRows() {
     std::vector<tenancy::Reservation> rows;

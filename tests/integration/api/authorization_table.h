@@ -54,6 +54,11 @@ inline std::vector<AuthorizationRow> AuthorizationTable() {
        R"({"tenant":"acme","name":"vc1"})", 200, 200, 200, 404, 401},
       {"GET", "/v1/tenants/acme/vclusters", "", "VirtualClusterService/ListVirtualClusters", R"({"tenant":"acme"})",
        200, 200, 200, 404, 401},
+      // vc1 is PROVISIONING (no provisioner here): it cannot sleep, and waking it asks for nothing new.
+      {"POST", "/v1/tenants/acme/vclusters/vc1:sleep", "", "VirtualClusterService/SleepVirtualCluster",
+       R"({"tenant":"acme","name":"vc1"})", 412, 412, 403, 404, 401},
+      {"POST", "/v1/tenants/acme/vclusters/vc1:wake", "", "VirtualClusterService/WakeVirtualCluster",
+       R"({"tenant":"acme","name":"vc1"})", 200, 200, 403, 404, 401},
       {"PATCH", "/v1/tenants/acme/vclusters/vc1", R"({"display_name":"V"})",
        "VirtualClusterService/UpdateVirtualCluster",
        R"({"virtual_cluster":{"tenant":"acme","name":"vc1","display_name":"V"},"update_mask":"displayName"})", 200, 200,

@@ -144,6 +144,7 @@ grpc::StatusCode GrpcCodeOf(int http_status) {
     case 404: return grpc::StatusCode::NOT_FOUND;
     case 409: return grpc::StatusCode::ALREADY_EXISTS;
     case 400: return grpc::StatusCode::INVALID_ARGUMENT;
+    case 412: return grpc::StatusCode::FAILED_PRECONDITION;
     case 429: return grpc::StatusCode::RESOURCE_EXHAUSTED;
   }
   ADD_FAILURE() << "no gRPC code for HTTP " << http_status;
@@ -175,6 +176,10 @@ class GrpcAuthorizationTest : public AuthorizationTableTest<GrpcTest> {
          Bind(*vclusters_, &v1::VirtualClusterService::Stub::UpdateVirtualCluster)},
         {"VirtualClusterService/DeleteVirtualCluster",
          Bind(*vclusters_, &v1::VirtualClusterService::Stub::DeleteVirtualCluster)},
+        {"VirtualClusterService/SleepVirtualCluster",
+         Bind(*vclusters_, &v1::VirtualClusterService::Stub::SleepVirtualCluster)},
+        {"VirtualClusterService/WakeVirtualCluster",
+         Bind(*vclusters_, &v1::VirtualClusterService::Stub::WakeVirtualCluster)},
         {"InventoryService/ListNodes", Bind(*inventory_, &v1::InventoryService::Stub::ListNodes)},
     };
     auto call = calls.find(rpc);

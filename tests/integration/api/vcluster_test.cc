@@ -130,6 +130,37 @@ TEST_F(VirtualClusterRestTest, LifecycleWithEveryTiersCapacity) {
   for (const auto& row : ReservationRows()) EXPECT_FALSE(row.tenant == "t-dedicated" && row.vcluster == "main");
 }
 
+// :sleep and :wake over REST (custom methods: POST without a body, 200):
+// desired state written in PostgreSQL, If-Match honoured, idempotent, and
+// refused naming the state where they cannot apply.
+TEST_F(VirtualClusterRestTest, SleepAndWakeWriteTheDesiredState) {
+  CreateTenant("napper", "dedicated");
+  ASSERT_EQ(Create("napper", {{"name", "nap"}, {"capacity", {{"gpus", {{"count", 1}}}}}}).status, 201);
+  const std::string path = "/v1/tenants/napper/vclusters/nap";
+  ExpectProblem(Call(admin_, "POST", path + ":sleep"), 412, "state", "sleep while PROVISIONING");
+  // The provisioner would turn it READY; here the test does.
+  SetVirtualClusterState("napper", "nap", tenancy::VirtualClusterState::kReady);
+  const json ready = Body(Call(admin_, "GET", path));
+  EXPECT_EQ(Call(admin_, "POST", path + ":sleep", "", {{"If-Match", "\"999\""}}).status, 412);
+  auto asleep =
+      Call(admin_, "POST", path + ":sleep", "", {{"If-Match", "\"" + ready["etag"].get<std::string>() + "\""}});
+  ASSERT_EQ(asleep.status, 200) << asleep.body;
+  EXPECT_EQ(Body(asleep)["state"], "SLEEPING");
+  EXPECT_EQ(Body(asleep)["generation"], std::to_string(std::stoll(ready["generation"].get<std::string>()) + 1));
+  EXPECT_EQ(asleep.header("etag"), "\"" + Body(asleep)["etag"].get<std::string>() + "\"");
+  EXPECT_EQ(Body(Call(admin_, "GET", path))["state"], "SLEEPING");
+  auto again = Call(admin_, "POST", path + ":sleep");
+  ASSERT_EQ(again.status, 200) << again.body;
+  EXPECT_EQ(Body(again)["etag"], Body(asleep)["etag"]);  // nothing written
+  EXPECT_EQ(ReservationRows().size(), 1u);               // kept: the provisioner decides
+  auto woken = Call(admin_, "POST", path + ":wake");
+  ASSERT_EQ(woken.status, 200) << woken.body;
+  EXPECT_EQ(Body(woken)["state"], "PROVISIONING");
+  EXPECT_EQ(Call(admin_, "POST", path + ":nap").status, 405);  // no such custom method: as POST on any name
+  EXPECT_EQ(Call(admin_, "GET", path + ":wake").status, 404);
+  EXPECT_EQ(Call(admin_, "POST", "/v1/tenants/napper/vclusters/ghost:wake").status, 404);
+}
+
 TEST_F(VirtualClusterRestTest, BadInputNamesTheFieldAndWritesNothing) {
   CreateTenant("iso", "isolated");
   CreateTenant("ded", "dedicated");

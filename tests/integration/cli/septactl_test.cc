@@ -238,13 +238,15 @@ TEST_F(SeptactlE2E, VclusterWaitGivesUpWhileProvisioning) {
   EXPECT_NE(r.out.find("\ntrain "), std::string::npos) << "the created virtual cluster is shown: " << r.out;
   EXPECT_EQ(r.err,
             "virtual cluster iso/train: PROVISIONING\n"
+            "virtual cluster iso/train: CapacityReady True (CapacityReserved): the capacity is reserved on concrete "
+            "GPUs\n"
             "septactl: DEADLINE_EXCEEDED: gave up waiting after 1s: virtual cluster iso/train is still PROVISIONING, "
             "CapacityReady=True (CapacityReserved: the capacity is reserved on concrete GPUs)\n");
 
   // Delete's wait ends as soon as it is DELETING.
   const auto deleted = Admin({"vcluster", "delete", "iso", "train", "--wait", "--timeout", "1s"});
   EXPECT_EQ(deleted.exit_code, 0) << deleted.err;
-  EXPECT_EQ(deleted.err, "virtual cluster iso/train: DELETING\n");
+  EXPECT_EQ(deleted.err.rfind("virtual cluster iso/train: DELETING\n", 0), 0u) << deleted.err;
   ExpectOneErrorLine(Admin({"vcluster", "create", "iso", "x", "--gpus", "=1"}), "septactl: FAILED_PRECONDITION: ");
 }
 
@@ -273,8 +275,91 @@ TEST_F(SeptactlE2E, VclusterWaitEndsWhenTheStateSettles) {
                           Environment{.home = "", .septa_token = std::nullopt, .clock = &clock});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(clock.sleeps(), 1);
-  EXPECT_EQ(r.err, "virtual cluster iso/train: PROVISIONING\nvirtual cluster iso/train: READY\n");
+  EXPECT_EQ(r.err,
+            "virtual cluster iso/train: PROVISIONING\n"
+            "virtual cluster iso/train: CapacityReady True (CapacityReserved): the capacity is reserved on concrete "
+            "GPUs\n"
+            "virtual cluster iso/train: READY\n");
   EXPECT_NE(r.out.find("\ntrain   iso      READY "), std::string::npos) << r.out;
+}
+
+// sleep and wake with --wait: each condition is shown as it turns, and the
+// wait ends once the virtual cluster is asleep (Sleeping True for its
+// generation) or awake. The provisioner's part is played on the store.
+TEST_F(SeptactlE2E, VclusterSleepAndWakeWaitShowConditionsAsTheyTurn) {
+  ASSERT_EQ(Admin({"tenant", "create", "iso", "--tier", "isolated"}).exit_code, 0);
+  ASSERT_EQ(Admin({"vcluster", "create", "iso", "train", "--mig", "3g.40gb=1"}).exit_code, 0);
+  auto migrations = store::EmbeddedMigrations();
+  ASSERT_TRUE(migrations.ok());
+  store::PgStore store(store::PgStoreOptions{.database_url = db_->url(), .pool_size = 1, .migrations = *migrations});
+  // What the provisioner would write next: `change` on the row.
+  auto provisioner = [&](const std::function<void(tenancy::VirtualCluster&)>& change) {
+    const Status st = store.Transact(core::TxMode::kReadWrite, [&](core::Tx& tx) -> Status {
+      auto vc = tx.VirtualClusters().Get("iso", "train");
+      SEPTA_RETURN_IF_ERROR(vc);
+      tenancy::VirtualCluster next = *vc;
+      change(next);
+      next.version = vc->version + 1;
+      return tx.VirtualClusters().Update(next, vc->version);
+    });
+    EXPECT_TRUE(st.ok()) << st.ToString();
+  };
+  provisioner([](tenancy::VirtualCluster& vc) { vc.state = tenancy::VirtualClusterState::kReady; });
+  ExpectOneErrorLine(Admin({"vcluster", "wake", "iso", "nobody"}), "septactl: NOT_FOUND: ");
+
+  SteppingClock clock;
+  int step = 0;
+  clock.on_sleep = [&] {
+    ++step;
+    provisioner([&](tenancy::VirtualCluster& vc) {
+      const bool stopped = step >= 2;
+      tenancy::SetCondition(vc.conditions,
+                            {"Sleeping",
+                             stopped ? tenancy::ConditionStatus::kTrue : tenancy::ConditionStatus::kFalse,
+                             stopped ? "WorkloadsStopped" : "StoppingWorkloads",
+                             stopped ? "no workload runs on the host" : "3 host workload object(s) being deleted",
+                             {},
+                             vc.generation},
+                            {});
+    });
+  };
+  const Environment env{.home = "", .septa_token = std::nullopt, .clock = &clock};
+  const auto asleep =
+      Septactl({"--token", admin_token_, "vcluster", "sleep", "iso", "train", "--wait", "--timeout", "1m"}, env);
+  EXPECT_EQ(asleep.exit_code, 0) << asleep.err;
+  EXPECT_EQ(asleep.err,
+            "virtual cluster iso/train: SLEEPING\n"
+            "virtual cluster iso/train: CapacityReady True (CapacityReserved): the capacity is reserved on concrete "
+            "GPUs\n"
+            "virtual cluster iso/train: Sleeping False (StoppingWorkloads): 3 host workload object(s) being deleted\n"
+            "virtual cluster iso/train: Sleeping True (WorkloadsStopped): no workload runs on the host\n");
+  EXPECT_NE(asleep.out.find("\ntrain   iso      SLEEPING "), std::string::npos) << asleep.out;
+  EXPECT_EQ(Json({"vcluster", "sleep", "iso", "train"})["state"], "SLEEPING");  // again: no change
+
+  clock.on_sleep = [&] {
+    provisioner([](tenancy::VirtualCluster& vc) {
+      vc.state = tenancy::VirtualClusterState::kReady;
+      tenancy::SetCondition(
+          vc.conditions,
+          {"Sleeping", tenancy::ConditionStatus::kFalse, "Awake", "the virtual cluster is awake", {}, vc.generation},
+          {});
+    });
+  };
+  const auto awake =
+      Septactl({"--token", admin_token_, "vcluster", "wake", "iso", "train", "--wait", "--timeout", "1m"}, env);
+  EXPECT_EQ(awake.exit_code, 0) << awake.err;
+  EXPECT_NE(awake.err.find("virtual cluster iso/train: PROVISIONING\n"), std::string::npos) << awake.err;
+  EXPECT_NE(awake.err.find("Sleeping False (Awake): the virtual cluster is awake\nvirtual cluster iso/train: READY\n"),
+            std::string::npos)
+      << awake.err;
+
+  // A sleep that never ends gives up with exit code 3, naming the Sleeping condition.
+  clock.on_sleep = nullptr;
+  provisioner([](tenancy::VirtualCluster& vc) { vc.conditions.clear(); });
+  const auto stuck =
+      Septactl({"--token", admin_token_, "vcluster", "sleep", "iso", "train", "--wait", "--timeout", "1s"}, env);
+  EXPECT_EQ(stuck.exit_code, kExitWaitTimeout) << stuck.err;
+  EXPECT_NE(stuck.err.find("is still SLEEPING, no Sleeping condition"), std::string::npos) << stuck.err;
 }
 
 TEST_F(SeptactlE2E, TenantLifecycle) {

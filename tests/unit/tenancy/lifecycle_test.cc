@@ -161,5 +161,60 @@ TEST(ApplyVirtualClusterPatch, ADeletingClusterCannotBeChanged) {
   }
 }
 
+TEST(RequestSleep, PutsAReadyClusterToSleepAndBumpsTheGeneration) {
+  VirtualCluster ready = Current();
+  ready.state = State::kReady;
+  auto asleep = RequestSleep(ready);
+  ASSERT_TRUE(asleep.ok()) << asleep.status().ToString();
+  EXPECT_EQ(asleep->state, State::kSleeping);
+  EXPECT_EQ(asleep->generation, ready.generation + 1);
+  EXPECT_EQ(asleep->capacity, ready.capacity);
+  EXPECT_EQ(asleep->version, ready.version);  // the caller's
+  // Again: nothing more to ask.
+  auto again = RequestSleep(*asleep);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->state, State::kSleeping);
+  EXPECT_EQ(again->generation, asleep->generation);
+}
+
+TEST(RequestSleep, RefusesEveryStateButReadyNamingIt) {
+  for (State state : {State::kProvisioning, State::kDeleting, State::kFailed}) {
+    VirtualCluster vc = Current();
+    vc.state = state;
+    auto r = RequestSleep(vc);
+    ASSERT_FALSE(r.ok()) << VirtualClusterStateName(state);
+    EXPECT_EQ(r.status().code(), Code::kFailedPrecondition);
+    EXPECT_EQ(r.status().violations()[0].field, "state");
+    EXPECT_NE(r.status().message().find(std::string(VirtualClusterStateName(state))), std::string::npos)
+        << r.status().message();
+  }
+}
+
+TEST(RequestWake, WakesASleepingClusterIntoProvisioningAndIsIdempotentOnceAwake) {
+  VirtualCluster asleep = Current();
+  asleep.state = State::kSleeping;
+  auto woken = RequestWake(asleep);
+  ASSERT_TRUE(woken.ok()) << woken.status().ToString();
+  EXPECT_EQ(woken->state, State::kProvisioning);
+  EXPECT_EQ(woken->generation, asleep.generation + 1);
+  for (State state : {State::kReady, State::kProvisioning}) {
+    VirtualCluster vc = Current();
+    vc.state = state;
+    auto r = RequestWake(vc);
+    ASSERT_TRUE(r.ok()) << VirtualClusterStateName(state);
+    EXPECT_EQ(r->state, state);
+    EXPECT_EQ(r->generation, vc.generation);
+  }
+  for (State state : {State::kDeleting, State::kFailed}) {
+    VirtualCluster vc = Current();
+    vc.state = state;
+    auto r = RequestWake(vc);
+    ASSERT_FALSE(r.ok()) << VirtualClusterStateName(state);
+    EXPECT_EQ(r.status().code(), Code::kFailedPrecondition);
+    EXPECT_EQ(r.status().violations()[0].field, "state");
+    EXPECT_NE(r.status().message().find(std::string(VirtualClusterStateName(state))), std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace septa::tenancy

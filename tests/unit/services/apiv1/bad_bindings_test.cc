@@ -75,6 +75,21 @@ TEST(BadBindings, AreRefusedNamingTheRpcAndTheProblem) {
   EXPECT_THAT(Error({R"(get: "/v1/things" body: "thing")"}), HasSubstr("GET takes no body"));
   EXPECT_THAT(Error({R"(delete: "/v1/things" body: "*")"}), HasSubstr("DELETE takes no body"));
   EXPECT_THAT(Error({R"(get: "/v1/a")", R"(get: "/v1/b/{nope}")"}), HasSubstr("t.S.M1:"));
+  EXPECT_THAT(Error({R"(post: "/v1/things/{name}:")"}), HasSubstr("the custom verb must be lowercase letters"));
+  EXPECT_THAT(Error({R"(post: "/v1/things/{name}:Do-It")"}), HasSubstr("the custom verb must be lowercase letters"));
+  EXPECT_THAT(Error({R"(post: "/v1/things/{nope}:sleep")"}), HasSubstr("\"nope\" names no field of t.Req"));
+}
+
+TEST(BadBindings, ACustomMethodBindsItsVariableAndAnswers200) {
+  TestPool pool({R"(post: "/v1/things/{name}:sleep" headers { header: "If-Match" field: "thing.etag" })"});
+  auto bindings = pool.Load();
+  ASSERT_TRUE(bindings.ok()) << bindings.status().ToString();
+  const HttpBinding& b = (*bindings)[0];
+  EXPECT_EQ(b.custom_verb, "sleep");
+  ASSERT_EQ(b.path_variables.size(), 1u);
+  EXPECT_EQ(b.path_variables[0].field_path, "name");
+  EXPECT_EQ(b.success_status, 200);
+  EXPECT_EQ(PathShape(b.path), "/v1/things/{}:sleep");
 }
 
 TEST(BadBindings, AGoodOneBindsEveryField) {

@@ -222,6 +222,16 @@ TEST(Invocation, VclusterOtherCommands) {
       std::get<VclusterDelete>(Parse({"vcluster", "delete", "acme", "train", "--etag", "e", "--wait"}).command);
   EXPECT_EQ(del.etag, "e");
   EXPECT_TRUE(del.wait.wait);
+  const auto sleep = std::get<VclusterSleep>(
+      Parse({"vcluster", "sleep", "acme", "train", "--etag", "e", "--wait", "--timeout", "2m"}).command);
+  EXPECT_EQ(sleep.tenant, "acme");
+  EXPECT_EQ(sleep.name, "train");
+  EXPECT_EQ(sleep.etag, "e");
+  EXPECT_TRUE(sleep.wait.wait);
+  EXPECT_EQ(sleep.wait.timeout, std::chrono::minutes(2));
+  const auto wake = std::get<VclusterWake>(Parse({"vcluster", "wake", "acme", "train"}).command);
+  EXPECT_EQ(wake.name, "train");
+  EXPECT_FALSE(wake.wait.wait);
 }
 
 // Each bad flag is named in the error.

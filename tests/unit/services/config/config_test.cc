@@ -22,6 +22,7 @@ TEST(Config, DefaultsWithoutSources) {
   EXPECT_EQ(c->scheduler, "kai");
   EXPECT_TRUE(c->provisioner);
   EXPECT_EQ(c->mig_relayout, "auto");
+  EXPECT_EQ(c->sleep_reservation, "keep");
 }
 
 TEST(Config, LaterSourcesWin) {
@@ -77,6 +78,7 @@ TEST(Config, ErrorsNameTheKeyAndSource) {
        "vcluster_idle_after (--vcluster-idle-after)",
        "shorter than 1s"},
       {{"scheduler: slurm\n", "f.yaml", {}, {}}, "scheduler (f.yaml)", "not one of"},
+      {{"sleep_reservation: sometimes\n", "f.yaml", {}, {}}, "sleep_reservation (f.yaml)", "not one of"},
       {{"", "", {}, {{"provisioner", "yes"}}}, "provisioner (--provisioner)", "not one of"},
       {{"", "", {{"SEPTA_MIG_RELAYOUT", "sometimes"}}, {}}, "mig_relayout (SEPTA_MIG_RELAYOUT)", "not one of"},
       {{"", "", {}, {{"tls_cert_file", "/c.pem"}}}, "tls_key_file", "required when tls_cert_file is set"},

@@ -314,6 +314,89 @@ TEST_F(VirtualClusterServiceTest, DeleteReleasesAtOnceWhatWasNeverProvisionedAnd
             Code::kFailedPrecondition);  // DELETING is frozen
 }
 
+// The provisioner turned it READY (what the use cases cannot do themselves).
+void MarkReady(FakeStore& store, const std::string& tenant, const std::string& name) {
+  ASSERT_TRUE(store
+                  .Transact(TxMode::kReadWrite,
+                            [&](Tx& tx) -> Status {
+                              auto vc = tx.VirtualClusters().Get(tenant, name);
+                              SEPTA_RETURN_IF_ERROR(vc);
+                              vc->state = VirtualClusterState::kReady;
+                              vc->version++;
+                              return tx.VirtualClusters().Update(*vc, vc->version - 1);
+                            })
+                  .ok());
+}
+
+TEST_F(VirtualClusterServiceTest, SleepAndWakeWriteTheDesiredStateAuditedAndAreIdempotent) {
+  ASSERT_TRUE(vclusters.Create(TenantCtx("acme"), "acme", Mig("nap", 1), "").ok());
+  // Only a READY one sleeps: PROVISIONING is refused, naming the state.
+  auto early = vclusters.Sleep(TenantCtx("acme"), "acme", "nap", "");
+  ASSERT_EQ(early.status().code(), Code::kFailedPrecondition);
+  EXPECT_EQ(early.status().violations()[0].field, "state");
+  EXPECT_NE(early.status().message().find("PROVISIONING"), std::string::npos) << early.status().message();
+  MarkReady(store, "acme", "nap");
+  auto ready = vclusters.Get(TenantCtx("acme"), "acme", "nap");
+  ASSERT_TRUE(ready.ok());
+
+  // A stale etag changes nothing; the current one is taken.
+  EXPECT_EQ(vclusters.Sleep(TenantCtx("acme"), "acme", "nap", "1").status().code(), Code::kFailedPrecondition);
+  auto asleep = vclusters.Sleep(TenantCtx("acme"), "acme", "nap", EtagOf(ready->vcluster.version));
+  ASSERT_TRUE(asleep.ok()) << asleep.status().ToString();
+  EXPECT_EQ(asleep->vcluster.state, VirtualClusterState::kSleeping);
+  EXPECT_EQ(asleep->vcluster.generation, ready->vcluster.generation + 1);
+  EXPECT_EQ(asleep->vcluster.version, ready->vcluster.version + 1);
+  ASSERT_TRUE(asleep->reservation);  // the provisioner keeps or releases it, not the request
+  EXPECT_EQ(Rows().size(), 1u);
+  // Again: the same answer, nothing written, nothing audited.
+  auto again = vclusters.Sleep(TenantCtx("acme"), "acme", "nap", "");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->vcluster.version, asleep->vcluster.version);
+  auto audit = Audit("tenants/acme/vclusters/nap");
+  ASSERT_EQ(audit.size(), 2u);
+  EXPECT_EQ(audit[0].action, "vcluster.sleep");
+  EXPECT_EQ(audit[0].principal, "tenant:acme");
+  EXPECT_EQ(audit[0].old_etag, EtagOf(ready->vcluster.version));
+  EXPECT_EQ(audit[0].new_etag, EtagOf(asleep->vcluster.version));
+
+  // Viewers and other tenants cannot; a name that cannot exist is not found.
+  EXPECT_EQ(vclusters.Wake(TenantCtx("acme", Role::kViewer), "acme", "nap", "").status().code(),
+            Code::kPermissionDenied);
+  EXPECT_EQ(vclusters.Wake(TenantCtx("other"), "acme", "nap", "").status().code(), Code::kNotFound);
+  EXPECT_EQ(vclusters.Wake(TenantCtx("acme"), "acme", "no-such", "").status().code(), Code::kNotFound);
+  EXPECT_EQ(vclusters.Sleep(TenantCtx("acme"), "acme", "Bad_Name", "").status().code(), Code::kNotFound);
+
+  auto woken = vclusters.Wake(TenantCtx("acme"), "acme", "nap", "");
+  ASSERT_TRUE(woken.ok()) << woken.status().ToString();
+  EXPECT_EQ(woken->vcluster.state, VirtualClusterState::kProvisioning);
+  EXPECT_EQ(woken->vcluster.generation, asleep->vcluster.generation + 1);
+  ASSERT_TRUE(vclusters.Wake(Admin(), "acme", "nap", "").ok());  // waking: nothing more to ask
+  audit = Audit("tenants/acme/vclusters/nap");
+  ASSERT_EQ(audit.size(), 3u);
+  EXPECT_EQ(audit[0].action, "vcluster.wake");
+
+  // DELETING neither sleeps nor wakes.
+  ASSERT_TRUE(vclusters.Delete(TenantCtx("acme"), "acme", "nap", "").ok());
+  ASSERT_TRUE(vclusters.Create(TenantCtx("acme"), "acme", Mig("doomed", 1), "").ok());
+  MarkReady(store, "acme", "doomed");
+  ASSERT_TRUE(store
+                  .Transact(TxMode::kReadWrite,
+                            [](Tx& tx) -> Status {
+                              auto vc = tx.VirtualClusters().Get("acme", "doomed");
+                              SEPTA_RETURN_IF_ERROR(vc);
+                              vc->host_namespace = "septa-acme-doomed";
+                              vc->version++;
+                              return tx.VirtualClusters().Update(*vc, vc->version - 1);
+                            })
+                  .ok());
+  ASSERT_TRUE(vclusters.Delete(TenantCtx("acme"), "acme", "doomed", "").ok());
+  for (auto op : {&VirtualClusterService::Sleep, &VirtualClusterService::Wake}) {
+    auto refused = (vclusters.*op)(TenantCtx("acme"), "acme", "doomed", "");
+    ASSERT_EQ(refused.status().code(), Code::kFailedPrecondition);
+    EXPECT_NE(refused.status().message().find("DELETING"), std::string::npos) << refused.status().message();
+  }
+}
+
 // Tenant quotas on the use cases: MIG instances counted as GPU-equivalents on
 // the GPUs that hold them, a DELETING cluster still counting, usage shown in
 // the tenant's GET, workload limits required and summed.

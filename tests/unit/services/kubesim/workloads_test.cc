@@ -20,9 +20,6 @@ using nlohmann::json;
 using namespace std::chrono_literals;
 using kube::kDeployments;
 using kube::kPods;
-const kube::Resource kReplicaSets{"apps", "v1", "replicasets", true};
-const kube::Resource kStatefulSets{"apps", "v1", "statefulsets", true};
-const kube::Resource kJobs{"batch", "v1", "jobs", true};
 
 constexpr const char* kInventory = R"(
 nodes:
@@ -148,7 +145,7 @@ class kubesimWorkloads : public ::testing::Test {
 TEST_F(kubesimWorkloads, DeploymentRunsItsPodsThroughAReplicaSet) {
   Create(kDeployments, DeploymentObject("web", 3));
   Run(1);
-  auto sets = List(kReplicaSets);
+  auto sets = List(kube::kReplicaSets);
   ASSERT_EQ(sets.size(), 1u);
   const json rs = sets[0];
   const std::string hash = rs["metadata"]["labels"]["pod-template-hash"];
@@ -210,7 +207,7 @@ TEST_F(kubesimWorkloads, ScaleSubresourceScalesUpAndDown) {
   Run(2);
   EXPECT_TRUE(RolledOut("web"));
   EXPECT_EQ(List(kPods, "app=web").size(), 1u);
-  EXPECT_EQ(List(kReplicaSets).size(), 1u) << "scaling is not a new revision";
+  EXPECT_EQ(List(kube::kReplicaSets).size(), 1u) << "scaling is not a new revision";
 
   kube::PatchOptions options;
   options.subresource = "scale";
@@ -240,7 +237,7 @@ TEST_F(kubesimWorkloads, RollingUpdateStaysWithinMaxSurgeAndMaxUnavailable) {
     done = RolledOut("web");
   }
   ASSERT_TRUE(done);
-  auto sets = List(kReplicaSets);
+  auto sets = List(kube::kReplicaSets);
   ASSERT_EQ(sets.size(), 2u) << "the old ReplicaSet is kept for rollback";
   for (const auto& rs : sets) {
     const bool is_new = rs["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.27";
@@ -315,11 +312,11 @@ TEST_F(kubesimWorkloads, StatefulSetRollingUpdateReplacesFromTheTopDownToThePart
         {"updateStrategy", {{"type", "RollingUpdate"}, {"rollingUpdate", {{"partition", 1}}}}},
         {"selector", {{"matchLabels", {{"app", "db"}}}}},
         {"template", {{"metadata", {{"labels", {{"app", "db"}}}}}, {"spec", {{"containers", Container("pg:16")}}}}}}}};
-  Create(kStatefulSets, set);
+  Create(kube::kStatefulSets, set);
   Run(1);
   EXPECT_EQ(List(kPods, "app=db").size(), 3u) << "Parallel creates every pod at once";
   Run(6);
-  MergePatch(kStatefulSets, "db", {{"spec", {{"template", {{"spec", {{"containers", Container("pg:17")}}}}}}}});
+  MergePatch(kube::kStatefulSets, "db", {{"spec", {{"template", {{"spec", {{"containers", Container("pg:17")}}}}}}}});
   std::vector<std::string> replaced;  // in the order the pods went
   for (int i = 0; i < 30; ++i) {
     Run(1);
@@ -331,7 +328,7 @@ TEST_F(kubesimWorkloads, StatefulSetRollingUpdateReplacesFromTheTopDownToThePart
     }
   }
   EXPECT_EQ(replaced, (std::vector<std::string>{"db-2", "db-1"})) << "db-0 is below the partition";
-  json after = Get(kStatefulSets, "db");
+  json after = Get(kube::kStatefulSets, "db");
   EXPECT_EQ(after["status"]["updatedReplicas"], 2);
   EXPECT_EQ(after["status"]["currentReplicas"], 1);
   EXPECT_NE(after["status"]["currentRevision"], after["status"]["updateRevision"]);
@@ -341,32 +338,32 @@ TEST_F(kubesimWorkloads, StatefulSetRollingUpdateReplacesFromTheTopDownToThePart
 TEST_F(kubesimWorkloads, OnFailureRestartsCountTowardTheBackoffLimit) {
   json job = JobObject("flaky", {{"backoffLimit", 2}}, {{"kubesim.septa.dev/exit-code", "1"}});
   job["spec"]["template"]["spec"]["restartPolicy"] = "OnFailure";
-  Create(kJobs, job);
+  Create(kube::kJobs, job);
   json got = json::object();
   for (int i = 0; i < 30 && Condition(got, "Failed") != "True"; ++i) {
     Run(1);
-    got = Get(kJobs, "flaky");
+    got = Get(kube::kJobs, "flaky");
   }
   EXPECT_EQ(Condition(got, "Failed", "reason"), "BackoffLimitExceeded") << got["status"].dump();
   EXPECT_EQ(List(kPods, "job-name=flaky").size(), 0u) << "the restarting pod is deleted";
 }
 
 TEST_F(kubesimWorkloads, AJobPastItsActiveDeadlineFails) {
-  Create(kJobs, JobObject("slow", {{"activeDeadlineSeconds", 5}}, {{"kubesim.septa.dev/run-for-ms", "3600000"}}));
+  Create(kube::kJobs, JobObject("slow", {{"activeDeadlineSeconds", 5}}, {{"kubesim.septa.dev/run-for-ms", "3600000"}}));
   Run(8);  // 4 s
-  EXPECT_EQ(Condition(Get(kJobs, "slow"), "Failed"), "");
+  EXPECT_EQ(Condition(Get(kube::kJobs, "slow"), "Failed"), "");
   EXPECT_EQ(List(kPods, "job-name=slow").size(), 1u);
   Run(4);  // 6 s
-  json job = Get(kJobs, "slow");
+  json job = Get(kube::kJobs, "slow");
   EXPECT_EQ(Condition(job, "Failed", "reason"), "DeadlineExceeded") << job["status"].dump();
   Run(1);
   EXPECT_TRUE(List(kPods, "job-name=slow").empty()) << "its running pod is stopped";
 }
 
 TEST_F(kubesimWorkloads, JobRunsItsCompletionsWithBoundedParallelism) {
-  Create(kJobs,
+  Create(kube::kJobs,
          JobObject("work", {{"completions", 3}, {"parallelism", 2}}, {{"kubesim.septa.dev/run-for-ms", "1500"}}));
-  json job = Get(kJobs, "work");
+  json job = Get(kube::kJobs, "work");
   const std::string uid = job["metadata"]["uid"];
   EXPECT_EQ(job["spec"]["backoffLimit"], 6);
   EXPECT_EQ(job["spec"]["selector"]["matchLabels"]["batch.kubernetes.io/controller-uid"], uid);
@@ -377,7 +374,7 @@ TEST_F(kubesimWorkloads, JobRunsItsCompletionsWithBoundedParallelism) {
     int running = 0;
     for (const auto& p : pods) running += p["status"]["phase"] != "Succeeded";
     EXPECT_LE(running, 2) << "parallelism 2, pass " << i;
-    job = Get(kJobs, "work");
+    job = Get(kube::kJobs, "work");
     complete = Condition(job, "Complete") == "True";
   }
   ASSERT_TRUE(complete) << job["status"].dump();
@@ -398,12 +395,12 @@ TEST_F(kubesimWorkloads, JobRunsItsCompletionsWithBoundedParallelism) {
 }
 
 TEST_F(kubesimWorkloads, FailingJobRetriesUntilItsBackoffLimit) {
-  Create(kJobs, JobObject("fails", {{"backoffLimit", 2}},
-                          {{"kubesim.septa.dev/exit-code", "3"}, {"kubesim.septa.dev/run-for-ms", "500"}}));
+  Create(kube::kJobs, JobObject("fails", {{"backoffLimit", 2}},
+                                {{"kubesim.septa.dev/exit-code", "3"}, {"kubesim.septa.dev/run-for-ms", "500"}}));
   json job = json::object();
   for (int i = 0; i < 40 && Condition(job, "Failed") != "True"; ++i) {
     Run(1);
-    job = Get(kJobs, "fails");
+    job = Get(kube::kJobs, "fails");
   }
   ASSERT_EQ(Condition(job, "Failed"), "True") << job["status"].dump();
   EXPECT_EQ(Condition(job, "Failed", "reason"), "BackoffLimitExceeded");
@@ -420,7 +417,7 @@ TEST_F(kubesimWorkloads, FailingJobRetriesUntilItsBackoffLimit) {
 }
 
 TEST_F(kubesimWorkloads, StatefulSetStartsInOrderAndShrinksFromTheTop) {
-  Create(kStatefulSets,
+  Create(kube::kStatefulSets,
          {{"apiVersion", "apps/v1"},
           {"kind", "StatefulSet"},
           {"metadata", {{"name", "db"}}},
@@ -445,7 +442,7 @@ TEST_F(kubesimWorkloads, StatefulSetStartsInOrderAndShrinksFromTheTop) {
     }
   }
   EXPECT_EQ(names, (std::set<std::string>{"db-0", "db-1", "db-2"}));
-  json set = Get(kStatefulSets, "db");
+  json set = Get(kube::kStatefulSets, "db");
   EXPECT_EQ(set["status"]["readyReplicas"], 3);
   EXPECT_EQ(set["status"]["replicas"], 3);
   EXPECT_EQ(set["status"]["currentRevision"], set["status"]["updateRevision"]);
@@ -455,7 +452,7 @@ TEST_F(kubesimWorkloads, StatefulSetStartsInOrderAndShrinksFromTheTop) {
   EXPECT_EQ(db0["spec"]["subdomain"], "db");
   EXPECT_EQ(db0["metadata"]["labels"]["apps.kubernetes.io/pod-index"], "0");
 
-  MergePatch(kStatefulSets, "db", {{"spec", {{"replicas", 1}}}}, "scale");
+  MergePatch(kube::kStatefulSets, "db", {{"spec", {{"replicas", 1}}}}, "scale");
   Run(1);
   EXPECT_TRUE(client_->Get(kPods, "default", "db-1").ok()) << "db-2 goes first";
   EXPECT_FALSE(client_->Get(kPods, "default", "db-2").ok());
@@ -463,18 +460,18 @@ TEST_F(kubesimWorkloads, StatefulSetStartsInOrderAndShrinksFromTheTop) {
   EXPECT_FALSE(client_->Get(kPods, "default", "db-1").ok());
   EXPECT_TRUE(client_->Get(kPods, "default", "db-0").ok());
   Run(1);
-  EXPECT_EQ(Get(kStatefulSets, "db")["status"]["replicas"], 1);
+  EXPECT_EQ(Get(kube::kStatefulSets, "db")["status"]["replicas"], 1);
 }
 
 TEST_F(kubesimWorkloads, DeletingOwnersRemovesWhatTheyOwn) {
   Create(kDeployments, DeploymentObject("web", 2));
-  Create(kJobs, JobObject("sleepy", json::object(), {{"kubesim.septa.dev/run-for-ms", "3600000"}}));
+  Create(kube::kJobs, JobObject("sleepy", json::object(), {{"kubesim.septa.dev/run-for-ms", "3600000"}}));
   Run(8);
   ASSERT_EQ(List(kPods).size(), 3u);
   ASSERT_TRUE(client_->Delete(kDeployments, "default", "web").ok());  // background, as kubectl deletes
-  EXPECT_TRUE(List(kReplicaSets).empty());
+  EXPECT_TRUE(List(kube::kReplicaSets).empty());
   EXPECT_EQ(List(kPods).size(), 1u);
-  ASSERT_TRUE(client_->Delete(kJobs, "default", "sleepy").ok());
+  ASSERT_TRUE(client_->Delete(kube::kJobs, "default", "sleepy").ok());
   EXPECT_TRUE(List(kPods).empty());
 
   // A pod whose owner is already gone is collected on the next pass.
@@ -517,10 +514,10 @@ TEST_F(kubesimWorkloads, BadWorkloadsAreRefusedNamingTheField) {
   };
   json always = JobObject("always", json::object(), json::object());
   always["spec"]["template"]["spec"]["restartPolicy"] = "Always";
-  expect_invalid(kJobs, always, "spec.template.spec.restartPolicy");
-  expect_invalid(kJobs, JobObject("bad-run", json::object(), {{"kubesim.septa.dev/run-for-ms", "soon"}}),
+  expect_invalid(kube::kJobs, always, "spec.template.spec.restartPolicy");
+  expect_invalid(kube::kJobs, JobObject("bad-run", json::object(), {{"kubesim.septa.dev/run-for-ms", "soon"}}),
                  "spec.template.metadata.annotations[kubesim.septa.dev/run-for-ms]");
-  expect_invalid(kJobs, JobObject("bad-code", json::object(), {{"kubesim.septa.dev/exit-code", "256"}}),
+  expect_invalid(kube::kJobs, JobObject("bad-code", json::object(), {{"kubesim.septa.dev/exit-code", "256"}}),
                  "spec.template.metadata.annotations[kubesim.septa.dev/exit-code]");
   json mismatch = DeploymentObject("web", 1);
   mismatch["spec"]["selector"]["matchLabels"]["app"] = "other";
@@ -530,7 +527,7 @@ TEST_F(kubesimWorkloads, BadWorkloadsAreRefusedNamingTheField) {
   expect_invalid(kDeployments, no_image, "spec.template.spec.containers[0].image");
   expect_invalid(kDeployments, DeploymentObject("web", 1, {{"type", "Sideways"}}), "spec.strategy.type");
   EXPECT_TRUE(List(kDeployments).empty());
-  EXPECT_TRUE(List(kJobs).empty());
+  EXPECT_TRUE(List(kube::kJobs).empty());
 }
 
 }  // namespace

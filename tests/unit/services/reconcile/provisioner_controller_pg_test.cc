@@ -88,5 +88,53 @@ TEST_F(reconcileProvisionerPg, NotifyDrivesCreateResizeAndDelete) {
   EXPECT_TRUE(released);
 }
 
+// Sleep and wake with sleep_reservation release, on PostgreSQL's rows and
+// exclusion constraints: the reservation is deleted at sleep and placed
+// again through the ledger on wake.
+TEST_F(reconcileProvisionerPg, NotifyDrivesSleepReleaseAndWakeReReserve) {
+  listener_.reset();
+  provisioner_.reset();
+  sleep_reservation_ = SleepReservation::kRelease;
+  ASSERT_NO_FATAL_FAILURE(StartProvisioner(*store_));
+  listener_ = std::make_unique<store::NotificationListener>(
+      database_->url(), "septa_vclusters", [this](const std::string& key) { provisioner_->Enqueue(key); },
+      [this] { provisioner_->Resync(); });
+  auto reservation = [&]() -> std::optional<tenancy::Reservation> {
+    std::optional<tenancy::Reservation> out;
+    EXPECT_TRUE(store_
+                    ->Transact(core::TxMode::kReadOnly,
+                               [&](core::Tx& tx) -> Status {
+                                 auto r = tx.Reservations().Get("ann", "nap");
+                                 if (r.ok()) out = *r;
+                                 return Status::Ok();
+                               })
+                    .ok());
+    return out;
+  };
+  ASSERT_NO_FATAL_FAILURE(SeedVCluster(*store_, "nap", 2));
+  ASSERT_TRUE(Eventually([&] { return IsReadyIn(*store_, "nap"); }));
+  ASSERT_TRUE(reservation());
+
+  ASSERT_NO_FATAL_FAILURE(UpdateVCluster(*store_, "nap", [](VirtualCluster& vc) {
+    vc.state = VirtualClusterState::kSleeping;
+    ++vc.generation;
+  }));
+  ASSERT_TRUE(Eventually([&] {
+    auto vc = StoredVCluster(*store_, "nap");
+    const tenancy::Condition* sleeping = ConditionOf(*vc, "Sleeping");
+    return sleeping && sleeping->status == tenancy::ConditionStatus::kTrue && !reservation();
+  }));
+  EXPECT_EQ(ConditionOf(*StoredVCluster(*store_, "nap"), "CapacityReady")->reason, "ReleasedWhileSleeping");
+  EXPECT_TRUE(planes_.Has("ann", "nap"));
+
+  ASSERT_NO_FATAL_FAILURE(UpdateVCluster(*store_, "nap", [](VirtualCluster& vc) {
+    vc.state = VirtualClusterState::kProvisioning;
+    ++vc.generation;
+  }));
+  ASSERT_TRUE(Eventually([&] { return IsReadyIn(*store_, "nap") && reservation().has_value(); }));
+  EXPECT_EQ(reservation()->gpus.size(), 1u);
+  EXPECT_EQ(ConditionOf(*StoredVCluster(*store_, "nap"), "Sleeping")->reason, "Awake");
+}
+
 }  // namespace
 }  // namespace septa::reconcile

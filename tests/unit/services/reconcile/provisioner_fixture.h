@@ -62,6 +62,10 @@ class ProvisionerFixture {
         --failing_writes_;
         return static_cast<http::HttpStatus>(failing_status_.load());
       }
+      if (request.method() == boost::beast::http::verb::delete_ && failing_deletes_.load() > 0) {
+        --failing_deletes_;
+        return static_cast<http::HttpStatus>(failing_status_.load());
+      }
       return std::nullopt;
     };
     sim_ = std::make_unique<kubesim::KubeSim>(options);
@@ -85,6 +89,8 @@ class ProvisionerFixture {
     options.render.scheduler = scheduler;
     // No periodic resync within a test: what happens is what a trigger caused.
     options.resync_interval = std::chrono::hours(24);
+    options.sleep_reservation = sleep_reservation_;
+    options.ledger = &ledger_;
     provisioner_ = std::make_unique<ProvisionerController>(options, store, *host_, &planes_, clock_, registry_);
     return provisioner_->Start(timeout);
   }
@@ -212,10 +218,14 @@ class ProvisionerFixture {
   // The next `failing_writes_` PATCH requests (applies, node patches) are answered with `failing_status_`.
   std::atomic<int> failing_writes_{0};
   static constexpr int kFaultsUntilReleased = 1 << 30;
+  // The next `failing_deletes_` DELETE requests are answered with `failing_status_`.
+  std::atomic<int> failing_deletes_{0};
   std::atomic<int> failing_status_{503};
   std::unique_ptr<kubesim::KubeSim> sim_;
   std::unique_ptr<kube::Client> host_;
   core::FakeControlPlanes planes_;
+  SleepReservation sleep_reservation_ = SleepReservation::kKeep;
+  core::CapacityLedger ledger_{gpu::Catalog::Default()};  // places a released reservation again on wake
   std::unique_ptr<ProvisionerController> provisioner_;
 };
 

@@ -168,7 +168,7 @@ TEST_F(reconcileProvisionerHandover, TheOtherReplicaTakesOverTheVirtualClustersO
   }
   ASSERT_TRUE(b.provisioner->AwaitIdle(kBound));
   EXPECT_FALSE(IsReadyIn(*seeding_, "delta"));
-  EXPECT_TRUE(Get(kNamespacesResource, "", delta_ns).is_null()) << "nobody provisions while the leases run";
+  EXPECT_TRUE(Get(kube::kNamespaces, "", delta_ns).is_null()) << "nobody provisions while the leases run";
   EXPECT_EQ(ReconcileCount(b.registry), 0);
 
   // t0 + TTL, before B's next regular round (b0 + TTL): the leases expired,

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "services/kube/client.h"
+#include "services/kube/resources.h"
 #include "services/kube/watch.h"
 #include "services/store/notification_listener.h"
 #include "services/store/pg_virtual_object_store.h"
@@ -25,7 +26,6 @@ namespace {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-const kube::Resource kConfigMaps{"", "v1", "configmaps", true};
 constexpr auto kBound = 10s;  // for a broken replica; a working one answers at once
 
 json ConfigMap(const std::string& name, const std::string& value) {
@@ -63,7 +63,7 @@ class Watcher {
       kube::WatchOptions options;
       options.allow_bookmarks = false;
       (void)kube::WatchOnce(
-          client, kConfigMaps, "default", options,
+          client, kube::kConfigMaps, "default", options,
           [this](const kube::WatchEvent& event) {
             std::lock_guard lock(mu_);
             events_.push_back(event.type + " " + event.object["metadata"].value("name", "") + " " +
@@ -134,18 +134,18 @@ class vcpReplicas : public ::testing::Test {
 
 TEST_F(vcpReplicas, WritesThroughOneReplicaAreReadListedAndWatchedThroughTheOther) {
   auto watch_client = Client(via_b_->config());
-  ASSERT_TRUE(via_b_->List(kConfigMaps, "default").ok()) << "B has the virtual cluster loaded before A writes";
+  ASSERT_TRUE(via_b_->List(kube::kConfigMaps, "default").ok()) << "B has the virtual cluster loaded before A writes";
   Watcher watch(*watch_client);
 
-  auto created = via_a_->Create(kConfigMaps, "default", ConfigMap("shared", "one"));
+  auto created = via_a_->Create(kube::kConfigMaps, "default", ConfigMap("shared", "one"));
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   const std::string rv = (*created)["metadata"]["resourceVersion"];
   // Read and list through B at once: each request finds the stored version moved.
-  auto read = via_b_->Get(kConfigMaps, "default", "shared");
+  auto read = via_b_->Get(kube::kConfigMaps, "default", "shared");
   ASSERT_TRUE(read.ok()) << read.status().ToString();
   EXPECT_EQ((*read)["data"]["value"], "one");
   EXPECT_EQ((*read)["metadata"]["resourceVersion"], rv);
-  auto listed = via_b_->List(kConfigMaps, "default");
+  auto listed = via_b_->List(kube::kConfigMaps, "default");
   ASSERT_TRUE(listed.ok());
   ASSERT_EQ(listed->items.size(), 1u);
   EXPECT_EQ(listed->items[0].Name(), "shared");
@@ -154,29 +154,29 @@ TEST_F(vcpReplicas, WritesThroughOneReplicaAreReadListedAndWatchedThroughTheOthe
   // The other way round: B updates, A reads; B's watcher sees its own replica's write too.
   json update = *read;
   update["data"]["value"] = "two";
-  auto updated = via_b_->Update(kConfigMaps, "default", update);
+  auto updated = via_b_->Update(kube::kConfigMaps, "default", update);
   ASSERT_TRUE(updated.ok()) << updated.status().ToString();
   EXPECT_GT(VersionOf(*updated), VersionOf(*read));
-  auto reread = via_a_->Get(kConfigMaps, "default", "shared");
+  auto reread = via_a_->Get(kube::kConfigMaps, "default", "shared");
   ASSERT_TRUE(reread.ok());
   EXPECT_EQ((*reread)["data"]["value"], "two");
   EXPECT_TRUE(watch.Await("MODIFIED shared " + std::string((*updated)["metadata"]["resourceVersion"])));
 
   // A deletes; B's watcher is told by NOTIFY (nobody asks B anything).
-  ASSERT_TRUE(via_a_->Delete(kConfigMaps, "default", "shared").ok());
+  ASSERT_TRUE(via_a_->Delete(kube::kConfigMaps, "default", "shared").ok());
   auto gone = *a_->store.ResourceVersion({"acme", "dev"});
   ASSERT_TRUE(gone.has_value());
   EXPECT_TRUE(watch.Await("DELETED shared " + std::to_string(*gone))) << ::testing::PrintToString(watch.events());
-  EXPECT_EQ(via_b_->Get(kConfigMaps, "default", "shared").status().code(), Code::kNotFound);
+  EXPECT_EQ(via_b_->Get(kube::kConfigMaps, "default", "shared").status().code(), Code::kNotFound);
 }
 
 TEST_F(vcpReplicas, ConcurrentUpdatesOfOneObjectThroughBothReplicas_ExactlyOneWins) {
-  auto created = via_a_->Create(kConfigMaps, "default", ConfigMap("contended", "start"));
+  auto created = via_a_->Create(kube::kConfigMaps, "default", ConfigMap("contended", "start"));
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   std::set<std::uint64_t> versions = {VersionOf(*created)};
   std::uint64_t last = VersionOf(*created);
   for (int round = 0; round < 20; ++round) {
-    auto current = via_b_->Get(kConfigMaps, "default", "contended");
+    auto current = via_b_->Get(kube::kConfigMaps, "default", "contended");
     ASSERT_TRUE(current.ok());
     json by_a = *current, by_b = *current;
     by_a["data"]["value"] = "a-" + std::to_string(round);
@@ -185,11 +185,11 @@ TEST_F(vcpReplicas, ConcurrentUpdatesOfOneObjectThroughBothReplicas_ExactlyOneWi
     std::shared_future<void> start = go.get_future().share();
     auto through_a = std::async(std::launch::async, [&] {
       start.wait();
-      return via_a_->Update(kConfigMaps, "default", by_a);
+      return via_a_->Update(kube::kConfigMaps, "default", by_a);
     });
     auto through_b = std::async(std::launch::async, [&] {
       start.wait();
-      return via_b_->Update(kConfigMaps, "default", by_b);
+      return via_b_->Update(kube::kConfigMaps, "default", by_b);
     });
     go.set_value();
     auto ra = through_a.get();
@@ -204,7 +204,7 @@ TEST_F(vcpReplicas, ConcurrentUpdatesOfOneObjectThroughBothReplicas_ExactlyOneWi
     last = VersionOf(won);
     // Both replicas read the winner.
     for (kube::Client* client : {via_a_.get(), via_b_.get()}) {
-      auto read = client->Get(kConfigMaps, "default", "contended");
+      auto read = client->Get(kube::kConfigMaps, "default", "contended");
       ASSERT_TRUE(read.ok());
       EXPECT_EQ((*read)["data"], won["data"]);
       EXPECT_EQ(VersionOf(*read), VersionOf(won));
@@ -221,7 +221,7 @@ TEST_F(vcpReplicas, CreatesRacingThroughBothReplicasNeverRepeatAResourceVersion)
     std::vector<std::uint64_t> versions;
     for (int i = 0; i < kEach; ++i) {
       for (int attempt = 0; attempt < 50; ++attempt) {
-        auto created = client.Create(kConfigMaps, "default", ConfigMap(prefix + std::to_string(i), prefix));
+        auto created = client.Create(kube::kConfigMaps, "default", ConfigMap(prefix + std::to_string(i), prefix));
         if (created.ok()) {
           versions.push_back(VersionOf(*created));
           break;
@@ -243,7 +243,7 @@ TEST_F(vcpReplicas, CreatesRacingThroughBothReplicasNeverRepeatAResourceVersion)
   EXPECT_EQ(std::set<std::uint64_t>(all.begin(), all.end()).size(), all.size()) << "a resource version repeated";
   // Both replicas list all of them, each at the version its create returned.
   for (kube::Client* client : {via_a_.get(), via_b_.get()}) {
-    auto listed = client->List(kConfigMaps, "default");
+    auto listed = client->List(kube::kConfigMaps, "default");
     ASSERT_TRUE(listed.ok());
     std::set<std::uint64_t> seen;
     for (const auto& item : listed->items) seen.insert(VersionOf(item.ToJson()));
@@ -253,7 +253,7 @@ TEST_F(vcpReplicas, CreatesRacingThroughBothReplicasNeverRepeatAResourceVersion)
   Replica c(database_->url());
   auto config = via_a_->config();
   config.server = c.planes.endpoint("acme", "dev");
-  auto created = Client(config)->Create(kConfigMaps, "default", ConfigMap("after", "c"));
+  auto created = Client(config)->Create(kube::kConfigMaps, "default", ConfigMap("after", "c"));
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   EXPECT_GT(VersionOf(*created), *std::ranges::max_element(all));
 }
