@@ -234,8 +234,8 @@ json ControlPlaneStatefulSet(const ControlPlaneInputs& in, const std::string& ns
 json CoreDnsDeployment(const ControlPlaneInputs& in, const std::string& ns, const Labels& labels,
                        const ControlPlaneConfig& config, const RenderConfig& render) {
   json dns = Container("coredns", config.coredns_image, {"-conf", "/etc/coredns/Corefile"}, config.coredns);
-  dns["ports"] = json::array({{{"name", "dns"}, {"containerPort", render.dns_port}, {"protocol", "UDP"}},
-                              {{"name", "dns-tcp"}, {"containerPort", render.dns_port}, {"protocol", "TCP"}}});
+  // No container ports: they only inform, and the Service targets dns_port
+  // by number (UDP and TCP on one port, which kubesim's apply would merge).
   dns["readinessProbe"] = HttpProbe("/ready", kCoreDnsReadyPort, 5, 3);
   dns["livenessProbe"] = HttpProbe("/health", kCoreDnsHealthPort, 10, 5);
   dns["volumeMounts"] =
