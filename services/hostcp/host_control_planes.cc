@@ -18,28 +18,33 @@ using nlohmann::json;
 using namespace std::chrono_literals;
 namespace host = tenancy::host;
 
+const kube::Resource kServiceAccounts{"", "v1", "serviceaccounts", true};
 const kube::Resource kSecrets{"", "v1", "secrets", true};
+const kube::Resource kConfigMaps{"", "v1", "configmaps", true};
+const kube::Resource kServices{"", "v1", "services", true};
+const kube::Resource kNetworkPolicies{"networking.k8s.io", "v1", "networkpolicies", true};
 const kube::Resource kStatefulSets{"apps", "v1", "statefulsets", true};
+const kube::Resource kDeployments{"apps", "v1", "deployments", true};
 
 // The kinds RenderControlPlane writes, by apiVersion and kind.
 struct Kind {
   const char* api_version;
   const char* kind;
-  kube::Resource resource;
+  const kube::Resource* resource;
 };
 const std::array<Kind, 7> kKinds = {{
-    {"v1", "ServiceAccount", {"", "v1", "serviceaccounts", true}},
-    {"v1", "Secret", kSecrets},
-    {"v1", "ConfigMap", {"", "v1", "configmaps", true}},
-    {"v1", "Service", {"", "v1", "services", true}},
-    {"networking.k8s.io/v1", "NetworkPolicy", {"networking.k8s.io", "v1", "networkpolicies", true}},
-    {"apps/v1", "StatefulSet", kStatefulSets},
-    {"apps/v1", "Deployment", {"apps", "v1", "deployments", true}},
+    {"v1", "ServiceAccount", &kServiceAccounts},
+    {"v1", "Secret", &kSecrets},
+    {"v1", "ConfigMap", &kConfigMaps},
+    {"v1", "Service", &kServices},
+    {"networking.k8s.io/v1", "NetworkPolicy", &kNetworkPolicies},
+    {"apps/v1", "StatefulSet", &kStatefulSets},
+    {"apps/v1", "Deployment", &kDeployments},
 }};
 
 const kube::Resource* ResourceOf(const json& object) {
   for (const Kind& k : kKinds) {
-    if (object.value("apiVersion", "") == k.api_version && object.value("kind", "") == k.kind) return &k.resource;
+    if (object.value("apiVersion", "") == k.api_version && object.value("kind", "") == k.kind) return k.resource;
   }
   return nullptr;
 }
@@ -50,17 +55,17 @@ struct Named {
   std::string_view name;
 };
 const std::array<Named, 11> kObjects = {{
-    {&kKinds[6].resource, host::kCoreDnsName},
+    {&kDeployments, host::kCoreDnsName},
     {&kStatefulSets, host::kControlPlaneName},
-    {&kKinds[4].resource, host::kCoreDnsName},
-    {&kKinds[4].resource, host::kControlPlaneName},
-    {&kKinds[3].resource, host::kCoreDnsName},
-    {&kKinds[3].resource, host::kApiServerServiceName},
-    {&kKinds[2].resource, host::kCoreDnsName},
+    {&kNetworkPolicies, host::kCoreDnsName},
+    {&kNetworkPolicies, host::kControlPlaneName},
+    {&kServices, host::kCoreDnsName},
+    {&kServices, host::kApiServerServiceName},
+    {&kConfigMaps, host::kCoreDnsName},
     {&kSecrets, host::kCoreDnsSecretName},
     {&kSecrets, host::kKineSecretName},
     {&kSecrets, host::kCertificatesSecretName},
-    {&kKinds[0].resource, host::kControlPlaneName},
+    {&kServiceAccounts, host::kControlPlaneName},
 }};
 
 // The API server turns stringData into data on write; applying data keeps
