@@ -34,6 +34,7 @@ start --control-plane host --control-plane-database-address postgres.septa-syste
 grep -q "virtual control planes: on the host cluster" "$log" || fail "septad did not choose the host control planes"
 token=$(cat "$dir/data/admin.token")
 [[ $(api POST /v1/tenants '{"name":"acme","trust_tier":"shared"}') == 201 ]] || fail "create tenant"
+created=$(now_ms)
 [[ $(api POST /v1/tenants/acme/vclusters \
   '{"name":"train","capacity":{"shared":{"milli_gpu":300}},"quota":{"cpu_milli":4000,"memory_mib":8192,"pods":20}}') == 201 ]] ||
   fail "create virtual cluster"
@@ -43,6 +44,7 @@ ready() {
   [[ $(field "$vc" state) == READY && $(condition "$vc" ControlPlaneReady) == True ]]
 }
 wait_for "READY with its control plane on the host" 30 ready
+echo "create -> READY with a host control plane: $(($(now_ms) - created)) ms (kubesim starts pods after 500 ms)"
 vc=$(get /v1/tenants/acme/vclusters/train)
 ns=$(field "$vc" host_namespace)
 endpoint=$(field "$vc" endpoint)
