@@ -25,6 +25,7 @@ const kube::Resource kServices{"", "v1", "services", true};
 const kube::Resource kNetworkPolicies{"networking.k8s.io", "v1", "networkpolicies", true};
 const kube::Resource kStatefulSets{"apps", "v1", "statefulsets", true};
 const kube::Resource kDeployments{"apps", "v1", "deployments", true};
+const kube::Resource kJobs{"batch", "v1", "jobs", true};
 
 // The kinds RenderControlPlane writes, by apiVersion and kind.
 struct Kind {
@@ -32,7 +33,7 @@ struct Kind {
   const char* kind;
   const kube::Resource* resource;
 };
-const std::array<Kind, 7> kKinds = {{
+const std::array<Kind, 8> kKinds = {{
     {"v1", "ServiceAccount", &kServiceAccounts},
     {"v1", "Secret", &kSecrets},
     {"v1", "ConfigMap", &kConfigMaps},
@@ -40,6 +41,7 @@ const std::array<Kind, 7> kKinds = {{
     {"networking.k8s.io/v1", "NetworkPolicy", &kNetworkPolicies},
     {"apps/v1", "StatefulSet", &kStatefulSets},
     {"apps/v1", "Deployment", &kDeployments},
+    {"batch/v1", "Job", &kJobs},
 }};
 
 const kube::Resource* ResourceOf(const json& object) {
@@ -54,7 +56,8 @@ struct Named {
   const kube::Resource* resource;
   std::string_view name;
 };
-const std::array<Named, 11> kObjects = {{
+const std::array<Named, 13> kObjects = {{
+    {&kJobs, host::kBootstrapName},
     {&kDeployments, host::kCoreDnsName},
     {&kStatefulSets, host::kControlPlaneName},
     {&kNetworkPolicies, host::kCoreDnsName},
@@ -62,6 +65,7 @@ const std::array<Named, 11> kObjects = {{
     {&kServices, host::kCoreDnsName},
     {&kServices, host::kApiServerServiceName},
     {&kConfigMaps, host::kCoreDnsName},
+    {&kSecrets, host::kBootstrapName},
     {&kSecrets, host::kCoreDnsSecretName},
     {&kSecrets, host::kKineSecretName},
     {&kSecrets, host::kCertificatesSecretName},
@@ -166,6 +170,8 @@ Result<host::ControlPlaneCertificates> HostControlPlanes::IssueCertificates(cons
   SEPTA_RETURN_IF_ERROR(manager);
   auto dns = issue(std::string(host::kCoreDnsUser), {}, {}, {});
   SEPTA_RETURN_IF_ERROR(dns);
+  auto bootstrap = issue(std::string(host::kBootstrapUser), {"system:masters"}, {}, {});
+  SEPTA_RETURN_IF_ERROR(bootstrap);
   // Only the key matters: kube-apiserver reads the public half from it.
   auto account = http::IssueCertificate({"service-accounts", {}, {}, {}, now - 1h, until}, nullptr);
   SEPTA_RETURN_IF_ERROR(account);
@@ -176,7 +182,9 @@ Result<host::ControlPlaneCertificates> HostControlPlanes::IssueCertificates(cons
                                         .controller_manager_certificate = manager->certificate,
                                         .controller_manager_key = manager->private_key,
                                         .coredns_certificate = dns->certificate,
-                                        .coredns_key = dns->private_key};
+                                        .coredns_key = dns->private_key,
+                                        .bootstrap_certificate = bootstrap->certificate,
+                                        .bootstrap_key = bootstrap->private_key};
 }
 
 Status HostControlPlanes::ApplyObject(const json& rendered) {
@@ -213,14 +221,17 @@ Result<core::ControlPlaneState> HostControlPlanes::Ensure(const std::string& ten
   SEPTA_RETURN_IF_ERROR(UnlessNotFound(dns.status()));
   auto kine = host_.Get(kSecrets, ns, std::string(host::kKineSecretName));
   SEPTA_RETURN_IF_ERROR(UnlessNotFound(kine.status()));
+  auto bootstrap = host_.Get(kSecrets, ns, std::string(host::kBootstrapName));
+  SEPTA_RETURN_IF_ERROR(UnlessNotFound(bootstrap.status()));
 
   host::ControlPlaneInputs inputs{.tenant = tenant, .vcluster = vcluster, .certificates = {}, .kine_endpoint = {}};
   auto kept = SecretData(
       certs, {host::kCaCertificateKey, host::kApiServerCertificateKey, host::kApiServerKeyKey,
               host::kServiceAccountKeyKey, host::kControllerManagerCertificateKey, host::kControllerManagerKeyKey});
   auto kept_dns = SecretData(dns, {host::kCoreDnsCertificateKey, host::kCoreDnsKeyKey});
+  auto kept_bootstrap = SecretData(bootstrap, {host::kBootstrapCertificateKey, host::kBootstrapKeyKey});
   // Certificates of another CA (the stored one was lost and made anew) are issued again.
-  if (kept && kept_dns && (*kept)[std::string(host::kCaCertificateKey)] == ca->ca_certificate) {
+  if (kept && kept_dns && kept_bootstrap && (*kept)[std::string(host::kCaCertificateKey)] == ca->ca_certificate) {
     auto& k = *kept;
     inputs.certificates = {.ca_certificate = k[std::string(host::kCaCertificateKey)],
                            .apiserver_certificate = k[std::string(host::kApiServerCertificateKey)],
@@ -229,7 +240,9 @@ Result<core::ControlPlaneState> HostControlPlanes::Ensure(const std::string& ten
                            .controller_manager_certificate = k[std::string(host::kControllerManagerCertificateKey)],
                            .controller_manager_key = k[std::string(host::kControllerManagerKeyKey)],
                            .coredns_certificate = (*kept_dns)[std::string(host::kCoreDnsCertificateKey)],
-                           .coredns_key = (*kept_dns)[std::string(host::kCoreDnsKeyKey)]};
+                           .coredns_key = (*kept_dns)[std::string(host::kCoreDnsKeyKey)],
+                           .bootstrap_certificate = (*kept_bootstrap)[std::string(host::kBootstrapCertificateKey)],
+                           .bootstrap_key = (*kept_bootstrap)[std::string(host::kBootstrapKeyKey)]};
   } else {
     auto issued = IssueCertificates(*ca, ns);
     SEPTA_RETURN_IF_ERROR(issued);

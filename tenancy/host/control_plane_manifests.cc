@@ -16,6 +16,7 @@ using Labels = std::map<std::string, std::string>;
 constexpr const char* kNameLabel = "app.kubernetes.io/name";
 constexpr const char* kPkiDir = "/etc/septa/pki";
 constexpr const char* kCoreDnsKubeconfigDir = "/etc/coredns/kubeconfig";
+constexpr const char* kBootstrapDir = "/etc/septa/bootstrap";
 constexpr int kNonRootUid = 65532;  // distroless "nonroot"
 constexpr int kCoreDnsHealthPort = 8080;
 constexpr int kCoreDnsReadyPort = 8181;
@@ -106,6 +107,23 @@ std::string Join(const std::vector<std::string>& parts, std::string_view separat
   return out;
 }
 
+// Inside the virtual cluster: what CoreDNS's kubernetes plugin reads.
+json CoreDnsRbac() {
+  const Labels labels = {{kManagedByLabel, kManagedByValue}};
+  json role = Manifest("rbac.authorization.k8s.io/v1", "ClusterRole", kCoreDnsUser, "", labels);
+  role["rules"] = json::array({{{"apiGroups", json::array({""})},
+                                {"resources", json::array({"endpoints", "namespaces", "pods", "services"})},
+                                {"verbs", json::array({"list", "watch"})}},
+                               {{"apiGroups", json::array({"discovery.k8s.io"})},
+                                {"resources", json::array({"endpointslices"})},
+                                {"verbs", json::array({"list", "watch"})}}});
+  json binding = Manifest("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", kCoreDnsUser, "", labels);
+  binding["roleRef"] = {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "ClusterRole"}, {"name", kCoreDnsUser}};
+  binding["subjects"] =
+      json::array({{{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "User"}, {"name", kCoreDnsUser}}});
+  return {{"apiVersion", "v1"}, {"kind", "List"}, {"items", json::array({std::move(role), std::move(binding)})}};
+}
+
 std::vector<json> Secrets(const ControlPlaneInputs& in, const std::string& ns, const Labels& labels,
                           const ControlPlaneConfig& config) {
   const ControlPlaneCertificates& c = in.certificates;
@@ -129,9 +147,18 @@ std::vector<json> Secrets(const ControlPlaneInputs& in, const std::string& ns, c
               {kCoreDnsCertificateKey, c.coredns_certificate},
               {kCoreDnsKeyKey, c.coredns_key},
               {"kubeconfig", dns_kubeconfig}};
+  const std::string bootstrap_kubeconfig =
+      Kubeconfig(ControlPlaneEndpoint(ns, config), Path(kBootstrapDir, kCaCertificateKey),
+                 Path(kBootstrapDir, kBootstrapCertificateKey), Path(kBootstrapDir, kBootstrapKeyKey), kBootstrapUser);
+  json bootstrap = {{kCaCertificateKey, c.ca_certificate},
+                    {kBootstrapCertificateKey, c.bootstrap_certificate},
+                    {kBootstrapKeyKey, c.bootstrap_key},
+                    {"kubeconfig", bootstrap_kubeconfig},
+                    {"objects.json", CoreDnsRbac().dump(2) + "\n"}};
   return {Secret(kCertificatesSecretName, ns, labels, std::move(certs)),
           Secret(kKineSecretName, ns, labels, {{kKineEndpointKey, in.kine_endpoint}}),
-          Secret(kCoreDnsSecretName, ns, labels, std::move(dns))};
+          Secret(kCoreDnsSecretName, ns, labels, std::move(dns)),
+          Secret(kBootstrapName, ns, labels, std::move(bootstrap))};
 }
 
 json Service(std::string_view name, const std::string& ns, const Labels& labels, std::string_view app, json ports) {
@@ -252,6 +279,26 @@ json CoreDnsDeployment(const ControlPlaneInputs& in, const std::string& ns, cons
   return out;
 }
 
+// Applies CoreDnsRbac to the virtual cluster; fails (and is retried with
+// the Job's backoff) until the API server answers.
+json BootstrapJob(const ControlPlaneInputs& in, const std::string& ns, const Labels& labels,
+                  const ControlPlaneConfig& config) {
+  json kubectl = Container("kubectl", config.kubectl_image,
+                           {"--kubeconfig=" + Path(kBootstrapDir, "kubeconfig"), "--cache-dir=/tmp/kube-cache", "apply",
+                            "--server-side", "--field-manager=septa", "-f", Path(kBootstrapDir, "objects.json")},
+                           config.bootstrap);
+  kubectl["volumeMounts"] = json::array({{{"name", "bootstrap"}, {"mountPath", kBootstrapDir}, {"readOnly", true}},
+                                         {{"name", "tmp"}, {"mountPath", "/tmp"}}});
+  json spec = PodSpec(json::array({std::move(kubectl)}),
+                      json::array({SecretVolume("bootstrap", kBootstrapName),
+                                   {{"name", "tmp"}, {"emptyDir", {{"sizeLimit", "16Mi"}}}}}));
+  spec["restartPolicy"] = "OnFailure";
+  json out = Manifest("batch/v1", "Job", kBootstrapName, ns, labels);
+  out["spec"] = {{"backoffLimit", 30},
+                 {"template", {{"metadata", {{"labels", PodLabels(in, kBootstrapName)}}}, {"spec", std::move(spec)}}}};
+  return out;
+}
+
 // The namespace denies everything but its own pods, DNS and the simulated
 // API server (render.cc): the API server takes tenants' requests from
 // anywhere and kine reaches PostgreSQL; CoreDNS forwards to the host's DNS.
@@ -313,7 +360,9 @@ Status ValidateCertificates(const ControlPlaneCertificates& c) {
       {"certificates.controller_manager_certificate", &c.controller_manager_certificate},
       {"certificates.controller_manager_key", &c.controller_manager_key},
       {"certificates.coredns_certificate", &c.coredns_certificate},
-      {"certificates.coredns_key", &c.coredns_key}};
+      {"certificates.coredns_key", &c.coredns_key},
+      {"certificates.bootstrap_certificate", &c.bootstrap_certificate},
+      {"certificates.bootstrap_key", &c.bootstrap_key}};
   for (const auto& [field, pem] : pems) {
     if (pem->find("-----BEGIN ") == std::string::npos) return InvalidField(field, "must be PEM");
   }
@@ -328,10 +377,12 @@ Status ValidateControlPlaneConfig(const ControlPlaneConfig& config) {
       RequireText("control_plane.kube_controller_manager_image", config.kube_controller_manager_image));
   SEPTA_RETURN_IF_ERROR(RequireText("control_plane.kine_image", config.kine_image));
   SEPTA_RETURN_IF_ERROR(RequireText("control_plane.coredns_image", config.coredns_image));
+  SEPTA_RETURN_IF_ERROR(RequireText("control_plane.kubectl_image", config.kubectl_image));
   SEPTA_RETURN_IF_ERROR(ValidateResources("control_plane.apiserver", config.apiserver));
   SEPTA_RETURN_IF_ERROR(ValidateResources("control_plane.controller_manager", config.controller_manager));
   SEPTA_RETURN_IF_ERROR(ValidateResources("control_plane.kine", config.kine));
   SEPTA_RETURN_IF_ERROR(ValidateResources("control_plane.coredns", config.coredns));
+  SEPTA_RETURN_IF_ERROR(ValidateResources("control_plane.bootstrap", config.bootstrap));
   if (config.controllers.empty()) return InvalidField("control_plane.controllers", "must name at least one");
   for (const std::string& c : config.controllers) {
     if (!IsDns1123Label(c, 63)) return InvalidField("control_plane.controllers", "\"" + c + "\" is not a name");
@@ -415,6 +466,7 @@ Result<std::vector<json>> RenderControlPlane(const ControlPlaneInputs& inputs, c
   for (json& p : NetworkPolicies(ns, labels, config)) out.push_back(std::move(p));
   out.push_back(ControlPlaneStatefulSet(inputs, ns, labels, config));
   out.push_back(CoreDnsDeployment(inputs, ns, labels, config, render));
+  out.push_back(BootstrapJob(inputs, ns, labels, config));
   return out;
 }
 

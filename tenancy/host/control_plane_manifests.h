@@ -4,7 +4,8 @@
 // kine (etcd's API on a PostgreSQL database Septa creates) and a reduced
 // kube-controller-manager; CoreDNS (Deployment, Corefile, Service); the API
 // server's Service; Secrets with the certificates; network policies that open
-// the default-deny namespace just enough. Pure: certificates, the database
+// the default-deny namespace just enough; a Job that gives CoreDNS its rights
+// inside the virtual cluster once the API server answers. Pure: certificates, the database
 // endpoint and every setting are passed in (services/hostcp makes them).
 #pragma once
 
@@ -35,10 +36,12 @@ struct ControlPlaneConfig {
   std::string kube_controller_manager_image = "registry.k8s.io/kube-controller-manager:v1.34.2";
   std::string kine_image = "docker.io/rancher/kine:v0.14.3";
   std::string coredns_image = "registry.k8s.io/coredns/coredns:v1.12.4";
+  std::string kubectl_image = "registry.k8s.io/kubectl:v1.34.2";  // the bootstrap Job
   ContainerResources apiserver{150, 256, 1000, 2048};
   ContainerResources controller_manager{30, 128, 500, 1024};
   ContainerResources kine{20, 64, 500, 512};
   ContainerResources coredns{20, 64, 200, 256};
+  ContainerResources bootstrap{10, 32, 200, 128};
   // The workload controllers tenants rely on; none that needs nodes, cloud
   // or volumes (node IPAM and lifecycle, attach/detach, PV binding), which
   // the host cluster runs for the synced pods.
@@ -81,6 +84,8 @@ struct ControlPlaneCertificates {
   std::string controller_manager_key;
   std::string coredns_certificate;  // client: kCoreDnsUser
   std::string coredns_key;
+  std::string bootstrap_certificate;  // client in system:masters, for the bootstrap Job
+  std::string bootstrap_key;
 };
 
 struct ControlPlaneInputs {
@@ -99,6 +104,7 @@ inline constexpr std::string_view kCertificatesSecretName = "septa-control-plane
 inline constexpr std::string_view kKineSecretName = "septa-control-plane-kine";
 inline constexpr std::string_view kCoreDnsName = "septa-coredns";  // Deployment, ConfigMap, Service, policy
 inline constexpr std::string_view kCoreDnsSecretName = "septa-coredns-kubeconfig";
+inline constexpr std::string_view kBootstrapName = "septa-control-plane-bootstrap";  // Job and its Secret
 // Keys of the Secrets.
 inline constexpr std::string_view kKineEndpointKey = "endpoint";
 inline constexpr std::string_view kCaCertificateKey = "ca.crt";
@@ -109,8 +115,13 @@ inline constexpr std::string_view kControllerManagerCertificateKey = "controller
 inline constexpr std::string_view kControllerManagerKeyKey = "controller-manager.key";
 inline constexpr std::string_view kCoreDnsCertificateKey = "coredns.crt";
 inline constexpr std::string_view kCoreDnsKeyKey = "coredns.key";
+inline constexpr std::string_view kBootstrapCertificateKey = "bootstrap.crt";
+inline constexpr std::string_view kBootstrapKeyKey = "bootstrap.key";
 // Who CoreDNS is to the virtual API server.
 inline constexpr std::string_view kCoreDnsUser = "septa:coredns";
+// Who the bootstrap Job is: in system:masters, as holding the
+// service-account signing key already amounts to.
+inline constexpr std::string_view kBootstrapUser = "septa:bootstrap";
 inline constexpr int kApiServerPort = 6443;  // in the pod; the Service exposes 443
 
 // The DNS names the API server's serving certificate must hold: its Service

@@ -61,7 +61,7 @@ record "host namespace created" $((!$?)) "$out"
 want=$(k label --local -f "$GOLDEN" septa.dev/probe=1 -o name 2>&1)
 count=$(grep -c . <<<"$want")
 got=$(k apply --dry-run=client --validate=false -f - -o name <"$GOLDEN" 2>&1)
-[[ $got == "$want" && $count -eq 11 ]]
+[[ $got == "$want" && $count -eq 13 ]]
 record "kubectl parses all $count objects (apply --dry-run=client)" $((!$?)) "$got"
 out=$(k apply --server-side --validate=false --field-manager=septa -f "$GOLDEN" 2>&1)
 record "applied server-side" $((!$?)) "$out"
@@ -74,6 +74,9 @@ out=$(k rollout status statefulset/septa-control-plane -n "$ns" --timeout=60s 2>
 record "control plane StatefulSet rolled out (kubesim reports its pod Ready)" $((!$?)) "$out"
 out=$(k rollout status deployment/septa-coredns -n "$ns" --timeout=60s 2>&1)
 record "CoreDNS Deployment rolled out" $((!$?)) "$out"
+# kubesim's pods run until annotated otherwise: the Job stays active here.
+out=$(k wait --for=jsonpath='{.status.active}'=1 job/septa-control-plane-bootstrap -n "$ns" --timeout=60s 2>&1)
+record "bootstrap Job runs its pod" $((!$?)) "$out"
 expect_eq "one control plane pod, three containers" "septa-control-plane-0 kine kube-apiserver kube-controller-manager" \
   k get pods -n "$ns" -l app.kubernetes.io/name=septa-control-plane \
   -o 'jsonpath={.items[0].metadata.name} {.items[0].spec.containers[*].name}'
@@ -93,8 +96,8 @@ expect_eq "every container drops ALL capabilities" "ALL ALL ALL" \
   k get sts septa-control-plane -n "$ns" -o 'jsonpath={.spec.template.spec.containers[*].securityContext.capabilities.drop[0]}'
 expect_eq "Septa's field manager owns the StatefulSet" septa \
   k get sts septa-control-plane -n "$ns" --show-managed-fields -o 'jsonpath={.metadata.managedFields[0].manager}'
-expect_eq "every object listed by the virtual cluster's labels" 11 \
-  bash -c "'$KUBECTL' get sa,secret,cm,svc,networkpolicy,sts,deploy -n $ns -l septa.dev/vcluster=secure -o name | wc -l"
+expect_eq "every object listed by the virtual cluster's labels" 13 \
+  bash -c "'$KUBECTL' get sa,secret,cm,svc,networkpolicy,sts,deploy,job -n $ns -l septa.dev/vcluster=secure -o name | wc -l"
 
 if ((failures)); then
   echo "$failures check(s) failed"

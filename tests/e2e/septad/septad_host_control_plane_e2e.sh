@@ -57,12 +57,14 @@ endpoint=$(field "$vc" endpoint)
   postgres://septa_vc_*@postgres.septa-system.svc:5432/septa_vc_*?sslmode=disable ]] || fail "kine's endpoint"
 [[ $(k get deploy septa-coredns -n "$ns" -o jsonpath='{.status.readyReplicas}') == 1 ]] || fail "CoreDNS not ready"
 [[ $(k get svc septa-apiserver -n "$ns" -o jsonpath='{.spec.ports[0].port}') == 443 ]] || fail "API server Service"
+[[ $(k get job septa-control-plane-bootstrap -n "$ns" -o jsonpath='{.spec.template.spec.containers[0].args[2]}') == \
+  apply ]] || fail "the bootstrap Job (CoreDNS's rights inside the virtual cluster)"
 
 [[ $(api DELETE /v1/tenants/acme/vclusters/train) == 200 ]] || fail "delete virtual cluster"
 gone() { [[ $(api GET /v1/tenants/acme/vclusters/train) == 404 ]]; }
 wait_for "the virtual cluster gone" 20 gone
 k get namespace "$ns" >/dev/null 2>&1 && fail "the host namespace is left behind"
-[[ -z $(k get sts,deploy,svc,secret -A -l septa.dev/vcluster=train -o name) ]] || fail "control plane objects left behind"
+[[ -z $(k get sts,deploy,job,svc,secret -A -l septa.dev/vcluster=train -o name) ]] || fail "control plane objects left behind"
 
 kill -TERM "$pid"
 wait "$pid" || fail "septad exited non-zero after SIGTERM"

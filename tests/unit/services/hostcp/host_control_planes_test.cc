@@ -44,6 +44,7 @@ const std::vector<kube::Resource> kKinds = {{"", "v1", "serviceaccounts", true},
                                             kStatefulSets,
                                             {"apps", "v1", "deployments", true},
                                             {"apps", "v1", "replicasets", true},
+                                            {"batch", "v1", "jobs", true},
                                             kPods};
 
 class hostcpHostControlPlanes : public ::testing::Test {
@@ -167,7 +168,8 @@ TEST_F(hostcpHostControlPlanes, EnsureAppliesTheControlPlaneAndServesOnceItsPodI
        {"serviceaccounts/septa-control-plane", "secrets/septa-control-plane-certs", "secrets/septa-control-plane-kine",
         "secrets/septa-coredns-kubeconfig", "configmaps/septa-coredns", "services/septa-apiserver",
         "services/septa-coredns", "networkpolicies/septa-control-plane", "networkpolicies/septa-coredns",
-        "statefulsets/septa-control-plane", "deployments/septa-coredns"}) {
+        "statefulsets/septa-control-plane", "deployments/septa-coredns", "secrets/septa-control-plane-bootstrap",
+        "jobs/septa-control-plane-bootstrap"}) {
     EXPECT_TRUE(objects.contains(name)) << name;
   }
   auto sts = host_->Get(kStatefulSets, ns, "septa-control-plane");

@@ -32,7 +32,9 @@ ControlPlaneInputs SampleInputs() {
                      .controller_manager_certificate = Pem("CERTIFICATE", "Y20="),
                      .controller_manager_key = Pem("EC PRIVATE KEY", "Y20ta2V5"),
                      .coredns_certificate = Pem("CERTIFICATE", "ZG5z"),
-                     .coredns_key = Pem("EC PRIVATE KEY", "ZG5zLWtleQ==")};
+                     .coredns_key = Pem("EC PRIVATE KEY", "ZG5zLWtleQ=="),
+                     .bootstrap_certificate = Pem("CERTIFICATE", "Ym9vdHN0cmFw"),
+                     .bootstrap_key = Pem("EC PRIVATE KEY", "Ym9vdHN0cmFwLWtleQ==")};
   ControlPlaneConfig config;
   in.kine_endpoint = KineEndpoint(config, KineDatabaseName(config, in.tenant, in.vcluster), "s3cr3tpassw0rd",
                                   "postgres.septa-system.svc:5432", KineDatabaseName(config, in.tenant, in.vcluster));
@@ -63,7 +65,9 @@ const json* Find(const std::vector<json>& objects, const std::string& kind, std:
 std::vector<json> PodSpecs(const std::vector<json>& objects) {
   std::vector<json> out;
   for (const json& o : objects) {
-    if (o["kind"] == "StatefulSet" || o["kind"] == "Deployment") out.push_back(o["spec"]["template"]["spec"]);
+    if (o["kind"] == "StatefulSet" || o["kind"] == "Deployment" || o["kind"] == "Job") {
+      out.push_back(o["spec"]["template"]["spec"]);
+    }
   }
   return out;
 }
@@ -83,7 +87,7 @@ TEST(ControlPlaneManifests, Golden) {
 
 TEST(ControlPlaneManifests, EveryObjectInTheHostNamespaceWithTheVirtualClustersLabels) {
   const auto objects = Rendered();
-  ASSERT_EQ(objects.size(), 11u);
+  ASSERT_EQ(objects.size(), 13u);
   const std::string ns = HostNamespaceName("regulated", "secure");
   for (const json& o : objects) {
     EXPECT_EQ(o["metadata"].value("namespace", ""), ns) << o["kind"];
@@ -94,14 +98,15 @@ TEST(ControlPlaneManifests, EveryObjectInTheHostNamespaceWithTheVirtualClustersL
   for (const char* kind : {"ServiceAccount", "StatefulSet"}) EXPECT_NE(Find(objects, kind, kControlPlaneName), nullptr);
   for (const char* kind : {"Deployment", "ConfigMap", "Service"}) EXPECT_NE(Find(objects, kind, kCoreDnsName), nullptr);
   EXPECT_NE(Find(objects, "Service", kApiServerServiceName), nullptr);
-  for (auto name : {kCertificatesSecretName, kKineSecretName, kCoreDnsSecretName}) {
+  EXPECT_NE(Find(objects, "Job", kBootstrapName), nullptr);
+  for (auto name : {kCertificatesSecretName, kKineSecretName, kCoreDnsSecretName, kBootstrapName}) {
     EXPECT_NE(Find(objects, "Secret", name), nullptr) << name;
   }
 }
 
 TEST(ControlPlaneManifests, PodsPassTheRestrictedPodSecurityLevel) {
   const auto specs = PodSpecs(Rendered());
-  ASSERT_EQ(specs.size(), 2u);
+  ASSERT_EQ(specs.size(), 3u);
   for (const json& spec : specs) {
     EXPECT_EQ(spec["securityContext"]["runAsNonRoot"], true);
     EXPECT_EQ(spec["securityContext"]["seccompProfile"]["type"], "RuntimeDefault");
@@ -155,6 +160,21 @@ TEST(ControlPlaneManifests, ApiServerOnKineAndAReducedControllerManager) {
   for (const char* absent : {"nodeipam", "nodelifecycle", "attachdetach", "persistentvolume-binder"}) {
     EXPECT_EQ(manager.find(absent), std::string::npos) << absent;
   }
+}
+
+TEST(ControlPlaneManifests, TheBootstrapJobGivesCoreDnsItsRightsInsideTheVirtualCluster) {
+  const auto objects = Rendered();
+  const json* secret = Find(objects, "Secret", kBootstrapName);
+  ASSERT_NE(secret, nullptr);
+  const json inside = json::parse((*secret)["stringData"]["objects.json"].get<std::string>());
+  ASSERT_EQ(inside["items"].size(), 2u);
+  EXPECT_EQ(inside["items"][1]["kind"], "ClusterRoleBinding");
+  EXPECT_EQ(inside["items"][1]["subjects"][0]["name"], kCoreDnsUser);
+  EXPECT_NE(inside["items"][0]["rules"].dump().find("endpointslices"), std::string::npos);
+  const json* job = Find(objects, "Job", kBootstrapName);
+  ASSERT_NE(job, nullptr);
+  EXPECT_EQ((*job)["spec"]["template"]["spec"]["restartPolicy"], "OnFailure");
+  EXPECT_NE((*job)["spec"]["template"]["spec"]["containers"][0]["args"].dump().find("apply"), std::string::npos);
 }
 
 TEST(ControlPlaneManifests, ConfiguredImagesAndTheDnsPort) {
