@@ -195,6 +195,13 @@ Status HostControlPlanes::ApplyObject(const json& rendered) {
   auto live = host_.Get(*resource, ns, name);
   if (live.ok() && reconcile::Covers(*live, object)) return Status::Ok();
   SEPTA_RETURN_IF_ERROR(UnlessNotFound(live.status()));
+  if (live.ok() && resource == &kJobs) {
+    // A Job's pod template cannot be changed: it is replaced (and so runs again).
+    kube::DeleteOptions background;
+    background.propagation_policy = "Background";
+    background.precondition_uid = (*live)["metadata"].value("uid", "");
+    SEPTA_RETURN_IF_ERROR(UnlessNotFound(host_.Delete(*resource, ns, name, background)));
+  }
   auto applied = host_.Apply(*resource, ns, object, options_.render.field_manager, true);
   SEPTA_RETURN_IF_ERROR(applied);
   if (!reconcile::Covers(*applied, object)) {

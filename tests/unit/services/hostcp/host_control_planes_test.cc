@@ -255,6 +255,26 @@ TEST_F(hostcpHostControlPlanes, EnsureRepairsDeletedAndEditedObjects) {
   EXPECT_EQ(kept->dump(), certs) << "certificates still on the host are kept";
 }
 
+TEST_F(hostcpHostControlPlanes, AChangedBootstrapJobIsReplaced) {
+  ASSERT_NO_FATAL_FAILURE(CreateNamespace("ann", "train"));
+  const std::string ns = host::HostNamespaceName("ann", "train");
+  ASSERT_TRUE(planes_->Ensure("ann", "train").ok());
+  const kube::Resource jobs{"batch", "v1", "jobs", true};
+  auto job = host_->Get(jobs, ns, std::string(host::kBootstrapName));
+  ASSERT_TRUE(job.ok());
+  const std::string uid = (*job)["metadata"].value("uid", "");
+
+  // Another kubectl image configured: the template differs, and a Job's template is immutable.
+  options_.config.kubectl_image = "mirror.example/kubectl:v1.35.0";
+  planes_ = std::make_unique<HostControlPlanes>(*host_, *store_, options_);
+  auto ensured = planes_->Ensure("ann", "train");
+  ASSERT_TRUE(ensured.ok()) << ensured.status().ToString();
+  job = host_->Get(jobs, ns, std::string(host::kBootstrapName));
+  ASSERT_TRUE(job.ok());
+  EXPECT_NE((*job)["metadata"].value("uid", ""), uid) << "a new Job";
+  EXPECT_EQ((*job)["spec"]["template"]["spec"]["containers"][0].value("image", ""), "mirror.example/kubectl:v1.35.0");
+}
+
 TEST_F(hostcpHostControlPlanes, EachDatabaseOnlyItsOwnRoleMayUse) {
   ASSERT_NO_FATAL_FAILURE(CreateNamespace("ann", "train"));
   ASSERT_NO_FATAL_FAILURE(CreateNamespace("bob", "infer"));
