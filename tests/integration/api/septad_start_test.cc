@@ -79,6 +79,10 @@ TEST_F(SeptadStartTest, WithoutAKubeconfigSeptadRunsTheSampleClusterAndWritesIts
 }
 
 TEST_F(SeptadStartTest, SeptadServesVirtualControlPlanesFromItsDatabase) {
+  // A control plane without a virtual cluster row is an orphan the
+  // provisioner removes (it did, now and then, under this test): the test
+  // drives the control planes alone.
+  config_.provisioner = false;
   auto app = app::SeptadApp::Start(config_);
   ASSERT_TRUE(app.ok()) << app.status().ToString();
   vcp::SimulatedControlPlanes& planes = (*app)->control_planes();
