@@ -11,7 +11,8 @@
 #    services/; services/core never includes a transport or the store.
 #  - test doubles (tests/support/) are for tests only: no production folder includes them.
 #  - kubesim (services/kubesim/) is started by services/app and commands only, and serves the
-#    simulated virtual control planes (services/vcp/); the client library and controllers never include it.
+#    simulated virtual control planes (services/vcp/); the client library, the controllers and the
+#    control planes on a real host (services/hostcp/) never include it.
 set -uo pipefail
 root=${1:-$(dirname "$0")/..}
 cd "$root" || exit 2
@@ -40,12 +41,12 @@ check "pure libraries must not do I/O, threads or RPC" "gpu tenancy common" "$pu
 check "pure libraries take no clock: time is passed in" "gpu tenancy" '^\s*#\s*include\s*"common/clock\.h"'
 check "tenancy/ may not be included by gpu/" "gpu" '^\s*#\s*include\s*"tenancy/'
 check "the tenancy model does not depend on rendering (tenancy/host/)" "tenancy" '^\s*#\s*include\s*"tenancy/host/' host
-check "libpqxx belongs to services/store/ only" "gpu tenancy common api services/core services/rest services/grpc services/kube services/kubesim services/vcp services/vault services/reconcile services/cmd" '^\s*#\s*include\s*<pqxx'
-check "gRPC belongs to api/, services/grpc/ and services/cmd/" "gpu tenancy common services/core services/store services/rest services/kube services/kubesim services/vcp services/vault services/reconcile" '^\s*#\s*include\s*<grpc'
+check "libpqxx belongs to services/store/ only" "gpu tenancy common api services/core services/rest services/grpc services/kube services/kubesim services/vcp services/hostcp services/vault services/reconcile services/cmd" '^\s*#\s*include\s*<pqxx'
+check "gRPC belongs to api/, services/grpc/ and services/cmd/" "gpu tenancy common services/core services/store services/rest services/kube services/kubesim services/vcp services/hostcp services/vault services/reconcile" '^\s*#\s*include\s*<grpc'
 check "services/core must not reach into a transport or the store" "services/core" '^\s*#\s*include\s*"services/(rest|grpc|store|cmd)/'
 check "transports must not include each other" "services/rest" '^\s*#\s*include\s*"services/grpc/'
 check "transports must not include each other" "services/grpc" '^\s*#\s*include\s*"services/rest/'
-check "the simulator is not a dependency: only septad's wiring (services/app) and commands start it" "gpu tenancy common services/core services/store services/rest services/grpc services/kube services/reconcile services/base" '^\s*#\s*include\s*"services/kubesim/'
+check "the simulator is not a dependency: only septad's wiring (services/app) and commands start it" "gpu tenancy common services/core services/store services/rest services/grpc services/kube services/reconcile services/hostcp services/base" '^\s*#\s*include\s*"services/kubesim/'
 check "test doubles (tests/support/) are for tests only" "gpu tenancy common api services" '^\s*#\s*include\s*"tests/'
 
 if ((fail)); then exit 1; fi

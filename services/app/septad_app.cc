@@ -19,6 +19,7 @@
 #include "services/base/secure_random.h"
 #include "services/core/use_cases.h"
 #include "services/grpc/grpc_server.h"
+#include "services/hostcp/host_control_planes.h"
 #include "services/http/server.h"
 #include "services/http/tls.h"
 #include "services/kube/client.h"
@@ -148,7 +149,8 @@ struct SeptadApp::Impl {
   gpu::MigPartedConfig mig_configs = gpu::StockMigPartedConfigs(gpu::Catalog::Default());
   std::unique_ptr<store::PgLeaseStore> leases;
   std::unique_ptr<store::PgVirtualObjectStore> virtual_objects;
-  std::unique_ptr<vcp::SimulatedControlPlanes> control_planes;
+  std::unique_ptr<vcp::SimulatedControlPlanes> control_planes;     // control_plane: simulated
+  std::unique_ptr<hostcp::HostControlPlanes> host_control_planes;  // control_plane: host
   std::unique_ptr<store::NotificationListener>
       virtual_object_changes;  // NOTIFY septa_virtual_objects -> control_planes
   std::unique_ptr<reconcile::ShardLeases> inventory_shards;
@@ -253,10 +255,22 @@ Status SeptadApp::Impl::EnsureAdminToken() {
 }
 
 // Every virtual cluster's Kubernetes API, served from PostgreSQL-backed
-// kubesim stores on one listener; the provisioner ensures them.
+// kubesim stores on one listener, or (control_plane: host) run as a stock
+// control plane on the host cluster; the provisioner ensures them.
 Status SeptadApp::Impl::StartControlPlanes() {
   virtual_objects = std::make_unique<store::PgVirtualObjectStore>(store::PgVirtualObjectStoreOptions{
       .database_url = database_url, .pool_size = 4, .statement_timeout = config.db_statement_timeout});
+  if (config.control_plane == "host") {
+    hostcp::HostControlPlanesOptions options;
+    options.config.database_sslmode = config.control_plane_database_sslmode;
+    options.database_admin_url = database_url;
+    options.database_address = config.control_plane_database_address;
+    SEPTA_RETURN_IF_ERROR(hostcp::ValidateHostControlPlanesOptions(options));
+    host_control_planes = std::make_unique<hostcp::HostControlPlanes>(*host_cluster, *virtual_objects, options);
+    spdlog::info("virtual control planes: on the host cluster, kine's databases reached at {}",
+                 config.control_plane_database_address);
+    return Status::Ok();
+  }
   auto [host, port] = HostPort(config.vcluster_addr);
   control_planes = std::make_unique<vcp::SimulatedControlPlanes>(
       *virtual_objects,
@@ -414,8 +428,10 @@ Status SeptadApp::Impl::StartProvisioner() {
   options.sleep_reservation = config.sleep_reservation == "release" ? reconcile::SleepReservation::kRelease
                                                                     : reconcile::SleepReservation::kKeep;
   options.ledger = capacity.get();
-  provisioner = std::make_unique<reconcile::ProvisionerController>(options, *store, *host_cluster, control_planes.get(),
-                                                                   clock, *registry);
+  core::ControlPlanes* planes =
+      control_planes ? static_cast<core::ControlPlanes*>(control_planes.get()) : host_control_planes.get();
+  provisioner =
+      std::make_unique<reconcile::ProvisionerController>(options, *store, *host_cluster, planes, clock, *registry);
   // Listening before the start's listing, so that nothing committed in between is missed, and so that the
   // listener's first Resync and the start's are one listing, not two.
   vcluster_changes = std::make_unique<store::NotificationListener>(
@@ -517,6 +533,7 @@ void SeptadApp::Shutdown(std::chrono::milliseconds grace) {
   impl_->host_cluster.reset();
   impl_->virtual_object_changes.reset();
   impl_->control_planes.reset();  // before the store its writes go to
+  impl_->host_control_planes.reset();
   impl_->virtual_objects.reset();
   if (impl_->kubesim) impl_->kubesim->Stop();
   impl_->store.reset();

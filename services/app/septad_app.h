@@ -41,7 +41,7 @@ class SeptadApp {
   // (mode 0600) for the simulated cluster septad runs when none is configured.
   const std::string& kubeconfig_path() const;
   // The simulated virtual control planes (config vcluster_addr): the
-  // core::ControlPlanes the provisioner drives.
+  // core::ControlPlanes the provisioner drives. control_plane: simulated only.
   vcp::SimulatedControlPlanes& control_planes();
   // The REST surface (its route table, for tests).
   const rest::RestApi& rest_api() const;

@@ -195,6 +195,24 @@ const std::vector<KeyDef>& Defs() {
          if (c.vcluster_idle_after < std::chrono::seconds(1)) return Bad(where, "\"" + v + "\" is shorter than 1s");
          return Status::Ok();
        }},
+      {{"control_plane",
+        "where virtual clusters' Kubernetes APIs run: simulated (septad serves them) or host (a stock control plane "
+        "per virtual cluster on the host cluster)"},
+       [](Config& c, const std::string& v, const std::string& where) {
+         SEPTA_RETURN_IF_ERROR(OneOf(v, where, {"simulated", "host"}));
+         c.control_plane = v;
+         return Status::Ok();
+       }},
+      {{"control_plane_database_address",
+        "control_plane host: PostgreSQL as the host cluster's pods reach it (host:port), for kine"},
+       AddressKey(&Config::control_plane_database_address)},
+      {{"control_plane_database_sslmode",
+        "control_plane host: kine's sslmode: disable, require, verify-ca, verify-full"},
+       [](Config& c, const std::string& v, const std::string& where) {
+         SEPTA_RETURN_IF_ERROR(OneOf(v, where, {"disable", "require", "verify-ca", "verify-full"}));
+         c.control_plane_database_sslmode = v;
+         return Status::Ok();
+       }},
   };
   return defs;
 }
@@ -276,6 +294,9 @@ Result<Config> Load(const Sources& sources, const std::string& home) {
     SEPTA_RETURN_IF_ERROR(def->set(config, value, key + " (" + FlagName(key) + ")"));
   }
   if (config.data_dir.empty()) return InvalidField("data_dir", "must not be empty");
+  if (config.control_plane == "host" && config.control_plane_database_address.empty()) {
+    return InvalidField("control_plane_database_address", "required when control_plane is host");
+  }
   if (config.tls_cert_file.empty() != config.tls_key_file.empty()) {
     return config.tls_key_file.empty() ? InvalidField("tls_key_file", "required when tls_cert_file is set")
                                        : InvalidField("tls_cert_file", "required when tls_key_file is set");

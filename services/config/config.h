@@ -73,6 +73,14 @@ struct Config {
   // A virtual control plane without requests or watches for this long leaves
   // memory (its objects stay in PostgreSQL) until its next request.
   std::chrono::milliseconds vcluster_idle_after{10 * 60'000};
+  // "simulated": the above. "host": a stock control plane per virtual
+  // cluster on the host cluster (kube-apiserver on kine, a reduced
+  // controller-manager, CoreDNS; services/hostcp), kine's database made on
+  // septad's PostgreSQL server, which the host's pods reach at
+  // control_plane_database_address (required then).
+  std::string control_plane = "simulated";  // simulated | host
+  std::string control_plane_database_address;
+  std::string control_plane_database_sslmode = "require";
 };
 
 // One configuration key as it appears in YAML; flags and environment

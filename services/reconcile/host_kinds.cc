@@ -78,6 +78,15 @@ std::string VClusterSelector(const std::string& tenant, const std::string& vclus
 }
 
 bool Covers(const nlohmann::json& live, const nlohmann::json& desired) {
+  // Lists element by element: an API server defaults fields inside them
+  // (a container's terminationMessagePath, a volume's defaultMode).
+  if (desired.is_array()) {
+    if (!live.is_array() || live.size() != desired.size()) return false;
+    for (std::size_t i = 0; i < desired.size(); ++i) {
+      if (!Covers(live[i], desired[i])) return false;
+    }
+    return true;
+  }
   if (!desired.is_object()) return live == desired;
   if (!live.is_object()) return false;
   for (const auto& [key, value] : desired.items()) {

@@ -32,8 +32,9 @@ std::string VClusterKeyOf(const nlohmann::json& object);
 std::string VClusterSelector(const std::string& tenant, const std::string& vcluster);
 
 // True when every field `desired` sets has that value in `live` (objects
-// compared member by member, anything else by equality): applying `desired`
-// would change nothing, so the provisioner does not write.
+// member by member, lists of the same length element by element, anything
+// else by equality): applying `desired` would change nothing, so the
+// provisioner does not write.
 bool Covers(const nlohmann::json& live, const nlohmann::json& desired);
 
 }  // namespace septa::reconcile

@@ -23,6 +23,18 @@ TEST(Config, DefaultsWithoutSources) {
   EXPECT_TRUE(c->provisioner);
   EXPECT_EQ(c->mig_relayout, "auto");
   EXPECT_EQ(c->sleep_reservation, "keep");
+  EXPECT_EQ(c->control_plane, "simulated");
+}
+
+TEST(Config, HostControlPlanesNeedTheDatabaseAddress) {
+  Sources s;
+  s.yaml_text = "control_plane: host\ncontrol_plane_database_address: pg.septa-system.svc:5432\n";
+  s.flags = {{"control_plane_database_sslmode", "verify-full"}};
+  auto c = Load(s, "/h");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->control_plane, "host");
+  EXPECT_EQ(c->control_plane_database_address, "pg.septa-system.svc:5432");
+  EXPECT_EQ(c->control_plane_database_sslmode, "verify-full");
 }
 
 TEST(Config, LaterSourcesWin) {
@@ -82,6 +94,16 @@ TEST(Config, ErrorsNameTheKeyAndSource) {
       {{"", "", {}, {{"provisioner", "yes"}}}, "provisioner (--provisioner)", "not one of"},
       {{"", "", {{"SEPTA_MIG_RELAYOUT", "sometimes"}}, {}}, "mig_relayout (SEPTA_MIG_RELAYOUT)", "not one of"},
       {{"", "", {}, {{"tls_cert_file", "/c.pem"}}}, "tls_key_file", "required when tls_cert_file is set"},
+      {{"control_plane: k3s\n", "f.yaml", {}, {}}, "control_plane (f.yaml)", "not one of"},
+      {{"control_plane: host\n", "f.yaml", {}, {}},
+       "control_plane_database_address",
+       "required when control_plane is host"},
+      {{"", "", {{"SEPTA_CONTROL_PLANE_DATABASE_ADDRESS", "pg"}}, {}},
+       "control_plane_database_address (SEPTA_CONTROL_PLANE_DATABASE_ADDRESS)",
+       "not host:port"},
+      {{"", "", {}, {{"control_plane_database_sslmode", "prefer"}}},
+       "control_plane_database_sslmode (--control-plane-database-sslmode)",
+       "not one of"},
       {{"", "", {{"SEPTA_TLS_KEY_FILE", "/k.pem"}}, {}}, "tls_cert_file", "required when tls_key_file is set"},
   };
   for (const auto& bad : cases) {

@@ -39,6 +39,12 @@ TEST(reconcileHostKinds, CoversWhenEveryRenderedFieldHasItsValue) {
   live["metadata"]["labels"].erase("a");
   EXPECT_FALSE(Covers(live, desired));
   EXPECT_FALSE(Covers(json{{"list", {1, 2, 3}}}, json{{"list", {1, 2}}})) << "lists are compared whole";
+  const json containers = {{"containers", json::array({{{"name", "a"}, {"image", "x"}}})}};
+  json defaulted = containers;
+  defaulted["containers"][0]["terminationMessagePath"] = "/dev/termination-log";
+  EXPECT_TRUE(Covers(defaulted, containers)) << "fields the server defaults inside list elements do not count";
+  defaulted["containers"][0]["image"] = "y";
+  EXPECT_FALSE(Covers(defaulted, containers));
 }
 
 TEST(reconcileHostKinds, KindsPerSchedulerAndTheirResources) {
