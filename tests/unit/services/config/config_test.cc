@@ -22,6 +22,15 @@ TEST(Config, DefaultsWithoutSources) {
   EXPECT_EQ(c->scheduler, "kai");
   EXPECT_TRUE(c->provisioner);
   EXPECT_EQ(c->mig_relayout, "auto");
+  EXPECT_TRUE(c->replica_id.empty()) << "the one kept in data_dir";
+}
+
+TEST(Config, ReplicaId) {
+  Sources s;
+  s.env = {{"SEPTA_REPLICA_ID", "node-7.zone_a:septa-0"}};
+  auto c = Load(s, "/h");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->replica_id, "node-7.zone_a:septa-0");
 }
 
 TEST(Config, LaterSourcesWin) {
@@ -78,6 +87,8 @@ TEST(Config, ErrorsNameTheKeyAndSource) {
        "shorter than 1s"},
       {{"scheduler: slurm\n", "f.yaml", {}, {}}, "scheduler (f.yaml)", "not one of"},
       {{"", "", {}, {{"provisioner", "yes"}}}, "provisioner (--provisioner)", "not one of"},
+      {{"replica_id: a b\n", "f.yaml", {}, {}}, "replica_id (f.yaml)", "a character other than"},
+      {{"", "", {}, {{"replica_id", std::string(129, 'r')}}}, "replica_id (--replica-id)", "longer than 128"},
       {{"", "", {{"SEPTA_MIG_RELAYOUT", "sometimes"}}, {}}, "mig_relayout (SEPTA_MIG_RELAYOUT)", "not one of"},
       {{"", "", {}, {{"tls_cert_file", "/c.pem"}}}, "tls_key_file", "required when tls_cert_file is set"},
       {{"", "", {{"SEPTA_TLS_KEY_FILE", "/k.pem"}}, {}}, "tls_cert_file", "required when tls_key_file is set"},
