@@ -3,7 +3,9 @@
 inventory against what the driver believes (its --belief file: lines
 "live <tenant>/<name> <pods> <kubeconfig or -> [<configmap>:<value> ...]" and
 "deleted <tenant>/<name>"). Waits up to --timeout seconds for the state to
-converge, then prints every difference left and exits 1.
+converge, then prints every difference left and exits 1. Once converged:
+the ConfigMaps written through virtual clusters' APIs are there, and the
+control planes stored in PostgreSQL are exactly the live ones' (septa-vcp-admin).
 
 Host objects are found by the labels the provisioner writes
 (tenancy/host/manifest.h, render.h; names in tenancy/host/names.h)."""
@@ -233,10 +235,25 @@ def virtual_objects(args, live):
     return problems, checked
 
 
+def control_planes(args, live, deleted):
+    """Each live virtual cluster's control plane is stored (its objects in PostgreSQL); none of a deleted one is."""
+    problems = []
+    for key in sorted(live) + sorted(deleted):
+        got = subprocess.run([args.admin, "rows", args.db_url, key], capture_output=True, text=True)
+        if got.returncode != 0:
+            problems.append(f"{key}: septa-vcp-admin rows: {got.stderr.strip()}")
+        elif (int(got.stdout) > 0) != (key in live):
+            problems.append(f"{key}: {got.stdout.strip()} virtual objects stored" +
+                            (", deleted" if key in deleted else ", live"))
+    return problems
+
+
 def main():
     parser = argparse.ArgumentParser()
     for flag in ("--belief", "--api", "--token", "--host-kubeconfig", "--kubectl"):
         parser.add_argument(flag, required=True)
+    parser.add_argument("--admin", required=True, help="septa-vcp-admin")
+    parser.add_argument("--db-url", required=True)
     parser.add_argument("--tenants", nargs="+", required=True)
     parser.add_argument("--timeout", type=float, default=120)
     args = parser.parse_args()
@@ -256,11 +273,12 @@ def main():
         print("\n".join("  " + p for p in problems))
         return 1
     lost, checked = virtual_objects(args, live)
+    lost += control_planes(args, live, deleted)
     if lost:
         print("\n".join(lost))
         return 1
-    print(f"converged: {len(live)} virtual clusters READY with exactly their host objects, {len(deleted)} deleted "
-          f"leaving nothing behind; {checked} virtual ConfigMaps intact")
+    print(f"converged: {len(live)} virtual clusters READY with exactly their host objects and stored control "
+          f"planes, {len(deleted)} deleted leaving nothing behind; {checked} virtual ConfigMaps intact")
     return 0
 
 

@@ -262,7 +262,8 @@ ops_ms=$(($(now_ms) - begun_ops))
 } >"$dir/belief"
 converge_begun=$(now_ms)
 python3 "$here/septad_crash_check.py" --belief "$dir/belief" --api "http://127.0.0.1:$http_port" --token "$token" \
-  --host-kubeconfig "$dir/host.kubeconfig" --kubectl "$kubectl_bin" --tenants "${tenants[@]}" --timeout 120 ||
+  --host-kubeconfig "$dir/host.kubeconfig" --kubectl "$kubectl_bin" --admin "$admin" --db-url "$db_url" \
+  --tenants "${tenants[@]}" --timeout 120 ||
   fail "the host did not converge to the desired state"
 converge_ms=$(($(now_ms) - converge_begun))
 
