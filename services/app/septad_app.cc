@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +16,7 @@
 #include "gpu/catalog.h"
 #include "gpu/mig_parted.h"
 #include "services/app/idempotency_sweeper.h"
+#include "services/app/replica_id.h"
 #include "services/base/file.h"
 #include "services/base/secure_random.h"
 #include "services/core/use_cases.h"
@@ -39,6 +41,7 @@
 #include "services/store/pg_store.h"
 #include "services/store/pg_virtual_object_store.h"
 #include "services/store/postgres_supervisor.h"
+#include "services/store/replica_lock.h"
 #include "services/vcp/simulated_control_planes.h"
 
 namespace septa::app {
@@ -147,6 +150,10 @@ struct SeptadApp::Impl {
   // The MIG layouts nodes may be asked for: mig-parted's stock ones and the
   // simulated cluster's own.
   gpu::MigPartedConfig mig_configs = gpu::StockMigPartedConfigs(gpu::Catalog::Default());
+  // Holder of this replica's shard leases, locked so no other live septad
+  // uses it (services/store/replica_lock.h).
+  std::string replica_id;
+  std::unique_ptr<store::ReplicaLock> replica_lock;
   std::unique_ptr<store::PgLeaseStore> leases;
   std::unique_ptr<store::PgVirtualObjectStore> virtual_objects;
   std::unique_ptr<vcp::SimulatedControlPlanes> control_planes;     // control_plane: simulated
@@ -171,6 +178,7 @@ struct SeptadApp::Impl {
 
   Status Open();
   Status EnsureAdminToken();
+  Status LockReplicaId();
   Status StartSimulatedCluster();
   Status StartControlPlanes();
   Status ConnectHostCluster();
@@ -251,6 +259,24 @@ Status SeptadApp::Impl::EnsureAdminToken() {
   SEPTA_RETURN_IF_ERROR(issued);
   SEPTA_RETURN_IF_ERROR(WriteSecretFile(path, issued->secret_text));
   new_admin_token = issued->secret_text;
+  return Status::Ok();
+}
+
+// Before any lease is taken: the identity is stable (a restart after a crash
+// takes its own leases back at once) and nobody else live uses it.
+Status SeptadApp::Impl::LockReplicaId() {
+  auto id = ResolveReplicaId(config.replica_id, config.data_dir, random);
+  SEPTA_RETURN_IF_ERROR(id);
+  replica_id = *std::move(id);
+  auto lock = store::ReplicaLock::Acquire({.database_url = database_url,
+                                           .replica_id = replica_id,
+                                           // Lost to another live septad of the same id (after a database
+                                           // restart): stop as an operator's SIGTERM would, releasing nothing
+                                           // the other one holds but the leases of our shared name.
+                                           .on_lost = [](const Status&) { ::kill(::getpid(), SIGTERM); }});
+  SEPTA_RETURN_IF_ERROR(lock);
+  replica_lock = *std::move(lock);
+  spdlog::info("replica {}", replica_id);
   return Status::Ok();
 }
 
@@ -361,12 +387,8 @@ Status SeptadApp::Impl::StartInventory() {
   constexpr std::chrono::seconds kFirstSync{30};
   leases = std::make_unique<store::PgLeaseStore>(
       store::PgLeaseStoreOptions{.database_url = database_url, .statement_timeout = config.db_statement_timeout});
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
   inventory_shards = std::make_unique<reconcile::ShardLeases>(
-      reconcile::ShardLeasesOptions{
-          .name = "inventory", .holder = std::string(host) + ":" + std::to_string(::getpid()), .shards = 8},
-      *leases, clock);
+      reconcile::ShardLeasesOptions{.name = "inventory", .holder = replica_id, .shards = 8}, *leases, clock);
   inventory_shards->Start();
   if (!inventory_shards->AwaitRounds(1, kFirstSync)) {
     return DeadlineExceeded("inventory: leases could not be taken within 30 s");
@@ -389,12 +411,8 @@ Status SeptadApp::Impl::StartInventory() {
 // targets by NOTIFY, from whichever replica wrote them.
 Status SeptadApp::Impl::StartMigLayouts() {
   constexpr std::chrono::seconds kStart{30};
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
   mig_layout_shards = std::make_unique<reconcile::ShardLeases>(
-      reconcile::ShardLeasesOptions{
-          .name = "mig-layout", .holder = std::string(host) + ":" + std::to_string(::getpid()), .shards = 8},
-      *leases, clock);
+      reconcile::ShardLeasesOptions{.name = "mig-layout", .holder = replica_id, .shards = 8}, *leases, clock);
   mig_layout_shards->Start();
   if (!mig_layout_shards->AwaitRounds(1, kStart)) {
     return DeadlineExceeded("mig-layout: leases could not be taken within 30 s");
@@ -415,13 +433,12 @@ Status SeptadApp::Impl::StartMigLayouts() {
 Status SeptadApp::Impl::StartProvisioner() {
   auto scheduler = tenancy::host::ParseScheduler("scheduler", config.scheduler);
   SEPTA_RETURN_IF_ERROR(scheduler);
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
   provisioner_shards = std::make_unique<reconcile::ShardLeases>(
-      reconcile::ShardLeasesOptions{
-          .name = "provisioner", .holder = std::string(host) + ":" + std::to_string(::getpid()), .shards = 8},
-      *leases, clock);
+      reconcile::ShardLeasesOptions{.name = "provisioner", .holder = replica_id, .shards = 8}, *leases, clock);
   provisioner_shards->Start();
+  if (!provisioner_shards->AwaitRounds(1, std::chrono::seconds(30))) {
+    return DeadlineExceeded("provisioner: leases could not be taken within 30 s");
+  }
   reconcile::ProvisionerControllerOptions options;
   options.render.scheduler = *scheduler;
   options.shards = provisioner_shards.get();
@@ -438,7 +455,8 @@ Status SeptadApp::Impl::StartProvisioner() {
       database_url, "septa_vclusters", [this](const std::string& key) { provisioner->Enqueue(key); },
       [this] { provisioner->Resync(); });
   SEPTA_RETURN_IF_ERROR(provisioner->Start(std::chrono::seconds(30)));
-  spdlog::info("provisioner: started (scheduler {})", config.scheduler);
+  spdlog::info("provisioner: started (scheduler {}; {} of {} shards held)", config.scheduler,
+               provisioner_shards->Held().size(), provisioner_shards->shard_count());
   return Status::Ok();
 }
 
@@ -489,6 +507,7 @@ Result<std::unique_ptr<SeptadApp>> SeptadApp::Start(const config::Config& config
   SEPTA_RETURN_IF_ERROR(impl->EnsureAdminToken());
   impl->sweeper =
       std::make_unique<IdempotencySweeper>(*impl->store, impl->clock, config.idempotency_ttl, *impl->registry);
+  SEPTA_RETURN_IF_ERROR(impl->LockReplicaId());
   SEPTA_RETURN_IF_ERROR(impl->ConnectHostCluster());
   SEPTA_RETURN_IF_ERROR(impl->StartInventory());
   SEPTA_RETURN_IF_ERROR(impl->StartControlPlanes());
@@ -530,6 +549,7 @@ void SeptadApp::Shutdown(std::chrono::milliseconds grace) {
   impl_->inventory.reset();
   impl_->inventory_shards.reset();  // releases the leases: another replica takes over at once
   impl_->leases.reset();
+  impl_->replica_lock.reset();  // after the leases are released: the name is free
   impl_->host_cluster.reset();
   impl_->virtual_object_changes.reset();
   impl_->control_planes.reset();  // before the store its writes go to

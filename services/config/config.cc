@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <functional>
 
@@ -59,6 +60,18 @@ Status OneOf(const std::string& value, const std::string& where, std::initialize
   return Bad(where, "\"" + value + "\" is not one of " + list);
 }
 
+// A lease holder name (the leases table allows 200 characters) that reads
+// plainly in logs and lease rows; empty asks for the default.
+Status ParseReplicaId(const std::string& value, const std::string& where) {
+  if (value.size() > 128) return Bad(where, "is longer than 128 characters");
+  for (char ch : value) {
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '.' && ch != '_' && ch != ':' && ch != '-') {
+      return Bad(where, "\"" + value + "\" has a character other than A-Z a-z 0-9 . _ : -");
+    }
+  }
+  return Status::Ok();
+}
+
 Setter StringKey(std::string Config::*field) {
   return [field](Config& c, const std::string& v, const std::string&) {
     c.*field = v;
@@ -95,6 +108,14 @@ struct KeyDef {
 const std::vector<KeyDef>& Defs() {
   static const std::vector<KeyDef> defs = {
       {{"data_dir", "directory for the embedded PostgreSQL, the admin token and state"}, StringKey(&Config::data_dir)},
+      {{"replica_id",
+        "this replica's name as the holder of controller leases (1-128 of A-Z a-z 0-9 . _ : -); empty: the one "
+        "kept in data_dir/replica_id"},
+       [](Config& c, const std::string& v, const std::string& where) {
+         SEPTA_RETURN_IF_ERROR(ParseReplicaId(v, where));
+         c.replica_id = v;
+         return Status::Ok();
+       }},
       {{"database_url", "PostgreSQL connection URL; empty starts a private PostgreSQL under data_dir"},
        StringKey(&Config::database_url)},
       {{"http_addr", "REST listen address host:port"}, AddressKey(&Config::http_addr)},

@@ -17,6 +17,11 @@ namespace septa::config {
 struct Config {
   std::string data_dir;      // default: $HOME/.local/share/septa
   std::string database_url;  // empty: start the embedded PostgreSQL
+  // Names this replica as the holder of its controllers' shard leases, so
+  // that after a crash it takes its own leases back at once. Empty: a name
+  // made once and kept in data_dir/replica_id. Two live septads never share
+  // one: the second refuses to start (services/store/replica_lock.h).
+  std::string replica_id;
   std::string http_addr = "127.0.0.1:8080";
   std::string grpc_addr = "127.0.0.1:9090";
   // Both set: REST serves HTTPS and gRPC TLS with this PEM pair (leaf first,

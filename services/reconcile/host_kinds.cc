@@ -34,6 +34,19 @@ std::vector<HostKind> Join(const std::vector<HostKind>& a, const std::vector<Hos
   return out;
 }
 
+// True when every field `owned` (a FieldsV1 tree: "f:<name>" per field) names
+// is still set in `desired`. Below a field `desired` sets to anything but an
+// object (a list, a value) Covers has compared it whole already.
+bool StillSets(const nlohmann::json& owned, const nlohmann::json& desired) {
+  if (!owned.is_object() || !desired.is_object()) return true;
+  for (const auto& [token, child] : owned.items()) {
+    if (!token.starts_with("f:")) continue;
+    auto it = desired.find(token.substr(2));
+    if (it == desired.end() || !StillSets(child, *it)) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 const std::vector<HostKind>& ManagedHostKinds(Scheduler scheduler) {
@@ -92,6 +105,22 @@ bool Covers(const nlohmann::json& live, const nlohmann::json& desired) {
   for (const auto& [key, value] : desired.items()) {
     auto it = live.find(key);
     if (it == live.end() || !Covers(*it, value)) return false;
+  }
+  return true;
+}
+
+bool UpToDate(const nlohmann::json& live, const nlohmann::json& desired, const std::string& field_manager) {
+  if (!Covers(live, desired)) return false;
+  const nlohmann::json* managed = nullptr;
+  if (auto md = live.find("metadata"); md != live.end() && md->is_object()) {
+    if (auto m = md->find("managedFields"); m != md->end() && m->is_array()) managed = &*m;
+  }
+  if (!managed) return true;
+  for (const auto& entry : *managed) {
+    if (!entry.is_object() || entry.value("manager", "") != field_manager || entry.value("operation", "") != "Apply") {
+      continue;
+    }
+    if (auto fields = entry.find("fieldsV1"); fields != entry.end() && !StillSets(*fields, desired)) return false;
   }
   return true;
 }

@@ -37,4 +37,11 @@ std::string VClusterSelector(const std::string& tenant, const std::string& vclus
 // provisioner does not write.
 bool Covers(const nlohmann::json& live, const nlohmann::json& desired);
 
+// True when server-side applying `desired` as `field_manager` would change
+// nothing on `live`: it Covers `desired`, and `live` has no field that the
+// manager applied before and `desired` no longer sets (apply would remove
+// it: a quota lowered to "no limit" drops its `pods`). Ownership is read
+// from live's metadata.managedFields (FieldsV1, operation Apply).
+bool UpToDate(const nlohmann::json& live, const nlohmann::json& desired, const std::string& field_manager);
+
 }  // namespace septa::reconcile

@@ -315,12 +315,13 @@ Result<bool> ProvisionerController::ApplyObject(const json& object, bool& wrote)
   auto resource = ResourceOfKind(object.value("apiVersion", ""), kind);
   if (!resource) return Internal("provisioner: no resource for kind " + kind);
   const std::string ns = Text(object, "namespace"), name = Text(object, "name");
-  if (auto cached = Cached(*resource, ns, name); cached && Covers(*cached, object)) return false;
+  const std::string& manager = options_.render.field_manager;
+  if (auto cached = Cached(*resource, ns, name); cached && UpToDate(*cached, object, manager)) return false;
   // The cache may lag behind a write of ours: only what the host shows now counts as drift.
   auto live = host_.Get(*resource, ns, name);
-  if (live.ok() && Covers(*live, object)) return false;
+  if (live.ok() && UpToDate(*live, object, manager)) return false;
   if (!live.ok() && live.status().code() != Code::kNotFound) return live.status();
-  auto applied = host_.Apply(*resource, ns, object, options_.render.field_manager, true);
+  auto applied = host_.Apply(*resource, ns, object, manager, true);
   if (!applied.ok()) {
     if (applied.status().code() == Code::kNotFound && IsCrdGroup(resource->group)) {
       return Status(Code::kFailedPrecondition, "the host cluster does not serve " + resource->resource + "." +

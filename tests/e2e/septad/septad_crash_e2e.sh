@@ -10,7 +10,8 @@
 #                  the provisioner has converged the (fresh) simulated host
 #                  to exactly the live virtual cluster's host namespace
 #                  (none missing, none leaked) and every deleted one is
-#                  gone from the API.
+#                  gone from the API. Every restart takes back all of the
+#                  killed septad's shard leases at once (same replica id).
 #   postgres-kill: the PostgreSQL server is SIGKILLed under a running septad:
 #                  septad starts it again by itself; /readyz turns 200 again,
 #                  writes succeed and the data is intact.
@@ -95,12 +96,16 @@ restart)
     start  # at once: the killed septad's lifeline is stopping its PostgreSQL right now
     echo "round $round: ready ${ready_ms} ms after a kill -9"
     ((ready_ms < 5000)) || fail "round $round: ready only after $ready_ms ms"
+    # The same replica id (data_dir/replica_id): the killed septad's shard
+    # leases are taken back at start, not after their 15 s TTL.
+    grep -q "inventory: first sync in [0-9]* ms (8 of 8 shards held)" "$log" || fail "round $round: inventory shards"
+    grep -q "provisioner: started (scheduler kai; 8 of 8 shards held)" "$log" || fail "round $round: provisioner shards"
     expect_tenants "${names[@]}"
     expect_vclusters "${live[@]}"
     expect_inventory
   done
-  # The restarted septad's provisioner acts once the killed one's shard
-  # leases expire (ShardLeasesOptions::ttl, 15 s; the holder is host:pid).
+  # The restarted septad's provisioner holds its leases already: the last
+  # round's delete completes well within the leases' 15 s TTL.
   for name in round-1 round-2 round-3 round-4; do
     wait_until "$name/vc deleted after the restarts" gone "$name"
   done

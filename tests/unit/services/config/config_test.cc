@@ -24,6 +24,15 @@ TEST(Config, DefaultsWithoutSources) {
   EXPECT_EQ(c->mig_relayout, "auto");
   EXPECT_EQ(c->sleep_reservation, "keep");
   EXPECT_EQ(c->control_plane, "simulated");
+  EXPECT_TRUE(c->replica_id.empty()) << "the one kept in data_dir";
+}
+
+TEST(Config, ReplicaId) {
+  Sources s;
+  s.env = {{"SEPTA_REPLICA_ID", "node-7.zone_a:septa-0"}};
+  auto c = Load(s, "/h");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->replica_id, "node-7.zone_a:septa-0");
 }
 
 TEST(Config, HostControlPlanesNeedTheDatabaseAddress) {
@@ -92,6 +101,8 @@ TEST(Config, ErrorsNameTheKeyAndSource) {
       {{"scheduler: slurm\n", "f.yaml", {}, {}}, "scheduler (f.yaml)", "not one of"},
       {{"sleep_reservation: sometimes\n", "f.yaml", {}, {}}, "sleep_reservation (f.yaml)", "not one of"},
       {{"", "", {}, {{"provisioner", "yes"}}}, "provisioner (--provisioner)", "not one of"},
+      {{"replica_id: a b\n", "f.yaml", {}, {}}, "replica_id (f.yaml)", "a character other than"},
+      {{"", "", {}, {{"replica_id", std::string(129, 'r')}}}, "replica_id (--replica-id)", "longer than 128"},
       {{"", "", {{"SEPTA_MIG_RELAYOUT", "sometimes"}}, {}}, "mig_relayout (SEPTA_MIG_RELAYOUT)", "not one of"},
       {{"", "", {}, {{"tls_cert_file", "/c.pem"}}}, "tls_key_file", "required when tls_cert_file is set"},
       {{"control_plane: k3s\n", "f.yaml", {}, {}}, "control_plane (f.yaml)", "not one of"},

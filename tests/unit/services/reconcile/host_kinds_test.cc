@@ -47,6 +47,28 @@ TEST(reconcileHostKinds, CoversWhenEveryRenderedFieldHasItsValue) {
   EXPECT_FALSE(Covers(defaulted, containers));
 }
 
+TEST(reconcileHostKinds, UpToDateUnlessApplyingWouldRemoveAFieldTheManagerApplied) {
+  const json desired = {{"metadata", {{"name", "q"}}}, {"spec", {{"hard", {{"cpu", "4"}}}}}};
+  json live = desired;
+  live["spec"]["hard"]["pods"] = "30";
+  EXPECT_TRUE(UpToDate(live, desired, "septa")) << "nobody's field: apply leaves it";
+  live["metadata"]["managedFields"] = json::array(
+      {{{"manager", "septa"},
+        {"operation", "Apply"},
+        {"fieldsType", "FieldsV1"},
+        {"fieldsV1", {{"f:spec", {{"f:hard", {{"f:cpu", json::object()}, {"f:pods", json::object()}}}}}}}}});
+  EXPECT_FALSE(UpToDate(live, desired, "septa")) << "septa applied pods before: apply removes it now";
+  EXPECT_TRUE(UpToDate(live, desired, "someone-else"));
+  live["metadata"]["managedFields"][0]["operation"] = "Update";
+  EXPECT_TRUE(UpToDate(live, desired, "septa")) << "only what the manager applied is removed by its apply";
+  live["metadata"]["managedFields"][0]["operation"] = "Apply";
+  json more = desired;
+  more["spec"]["hard"]["pods"] = "30";
+  EXPECT_TRUE(UpToDate(live, more, "septa"));
+  more["spec"]["hard"]["pods"] = "31";
+  EXPECT_FALSE(UpToDate(live, more, "septa")) << "and a changed value, as Covers";
+}
+
 TEST(reconcileHostKinds, KindsPerSchedulerAndTheirResources) {
   EXPECT_EQ(ManagedHostKinds(tenancy::host::Scheduler::kDefault).size(), 7u);
   EXPECT_EQ(ManagedHostKinds(tenancy::host::Scheduler::kKai).back().kind, "Queue");

@@ -179,6 +179,24 @@ TEST_F(reconcileProvisioner, AResizeUpdatesQuotaAndQueueInPlace) {
   }));
 }
 
+// A limit taken away (0: none) leaves the host's quota, though everything
+// still rendered has its value there (found by the crash run).
+TEST_F(reconcileProvisioner, AQuotaLimitTakenAwayLeavesTheHost) {
+  Seed("train", 0);
+  ASSERT_NO_FATAL_FAILURE(StartProvisioner(store_));
+  ASSERT_TRUE(Eventually([&] { return IsReady("train"); }));
+  const std::string ns = tenancy::host::HostNamespaceName("ann", "train");
+  ASSERT_EQ(Get(kQuotasResource, ns, "septa-quota")["spec"]["hard"].value("pods", ""), "50");
+  Mutate("train", [](VirtualCluster& vc) {
+    vc.quota.pods = 0;
+    ++vc.generation;
+  });
+  ASSERT_TRUE(Eventually([&] { return !Get(kQuotasResource, ns, "septa-quota")["spec"]["hard"].contains("pods"); }))
+      << Get(kQuotasResource, ns, "septa-quota").dump();
+  EXPECT_EQ(Get(kQuotasResource, ns, "septa-quota")["spec"]["hard"].value("requests.cpu", ""), "8")
+      << "the other limits stay";
+}
+
 TEST_F(reconcileProvisioner, DriftIsRepairedAndSaidSo) {
   Seed("train", 0);
   ASSERT_NO_FATAL_FAILURE(StartProvisioner(store_));
