@@ -22,6 +22,8 @@ PACKAGES=(
   nettle-dev
   # runtime: the embedded PostgreSQL, kubectl-compatible checks, load tools
   postgresql-15 postgresql-contrib wrk curl openssl procps
+  # the e2e scripts' JSON checks (python3 standard library only)
+  python3
 )
 
 missing=()

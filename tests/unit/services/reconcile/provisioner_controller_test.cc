@@ -186,14 +186,14 @@ TEST_F(reconcileProvisioner, AQuotaLimitTakenAwayLeavesTheHost) {
   ASSERT_NO_FATAL_FAILURE(StartProvisioner(store_));
   ASSERT_TRUE(Eventually([&] { return IsReady("train"); }));
   const std::string ns = tenancy::host::HostNamespaceName("ann", "train");
-  ASSERT_EQ(Get(kQuotasResource, ns, "septa-quota")["spec"]["hard"].value("pods", ""), "50");
+  ASSERT_EQ(Get(kube::kResourceQuotas, ns, "septa-quota")["spec"]["hard"].value("pods", ""), "50");
   Mutate("train", [](VirtualCluster& vc) {
     vc.quota.pods = 0;
     ++vc.generation;
   });
-  ASSERT_TRUE(Eventually([&] { return !Get(kQuotasResource, ns, "septa-quota")["spec"]["hard"].contains("pods"); }))
-      << Get(kQuotasResource, ns, "septa-quota").dump();
-  EXPECT_EQ(Get(kQuotasResource, ns, "septa-quota")["spec"]["hard"].value("requests.cpu", ""), "8")
+  ASSERT_TRUE(Eventually([&] { return !Get(kube::kResourceQuotas, ns, "septa-quota")["spec"]["hard"].contains("pods"); }))
+      << Get(kube::kResourceQuotas, ns, "septa-quota").dump();
+  EXPECT_EQ(Get(kube::kResourceQuotas, ns, "septa-quota")["spec"]["hard"].value("requests.cpu", ""), "8")
       << "the other limits stay";
 }
 
