@@ -125,4 +125,22 @@ bool UpToDate(const nlohmann::json& live, const nlohmann::json& desired, const s
   return true;
 }
 
+namespace {
+
+nlohmann::json WithoutStatus(nlohmann::json object) {
+  if (!object.is_object()) return object;
+  object.erase("status");
+  if (auto md = object.find("metadata"); md != object.end() && md->is_object()) {
+    md->erase("resourceVersion");
+    md->erase("managedFields");
+  }
+  return object;
+}
+
+}  // namespace
+
+bool ChangedBeyondStatus(const nlohmann::json& before, const nlohmann::json& after) {
+  return WithoutStatus(before) != WithoutStatus(after);
+}
+
 }  // namespace septa::reconcile

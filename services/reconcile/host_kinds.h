@@ -44,4 +44,10 @@ bool Covers(const nlohmann::json& live, const nlohmann::json& desired);
 // from live's metadata.managedFields (FieldsV1, operation Apply).
 bool UpToDate(const nlohmann::json& live, const nlohmann::json& desired, const std::string& field_manager);
 
+// True when `after` differs from `before` in more than what the host's own
+// controllers write (status, resourceVersion, managedFields): Septa renders
+// none of those, so an informer update that changes only them (a quota's
+// usage, a StatefulSet's ready replicas) is no reason to reconcile.
+bool ChangedBeyondStatus(const nlohmann::json& before, const nlohmann::json& after);
+
 }  // namespace septa::reconcile

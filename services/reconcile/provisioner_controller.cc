@@ -180,7 +180,10 @@ ProvisionerController::ProvisionerController(ProvisionerControllerOptions option
     if (std::string key = VClusterKeyOf(object); !key.empty()) controller_.Enqueue(key);
   };
   kube::InformerHandlers handlers{.on_add = enqueue,
-                                  .on_update = [enqueue](const json&, const json& object) { enqueue(object); },
+                                  .on_update =
+                                      [enqueue](const json& before, const json& after) {
+                                        if (ChangedBeyondStatus(before, after)) enqueue(after);
+                                      },
                                   .on_delete = enqueue};
   const std::string managed = std::string(tenancy::host::kManagedByLabel) + "=" + tenancy::host::kManagedByValue;
   for (const HostKind& kind : ManagedHostKinds(options_.render.scheduler)) {

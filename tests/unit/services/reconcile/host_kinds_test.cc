@@ -69,6 +69,23 @@ TEST(reconcileHostKinds, UpToDateUnlessApplyingWouldRemoveAFieldTheManagerApplie
   EXPECT_FALSE(UpToDate(live, more, "septa")) << "and a changed value, as Covers";
 }
 
+TEST(reconcileHostKinds, AChangeOfStatusAloneIsNoReasonToReconcile) {
+  const json before = {{"metadata", {{"name", "q"}, {"resourceVersion", "7"}, {"labels", {{"a", "1"}}}}},
+                       {"spec", {{"hard", {{"pods", "30"}}}}},
+                       {"status", {{"used", {{"pods", "0"}}}}}};
+  json after = before;
+  after["status"]["used"]["pods"] = "2";
+  after["metadata"]["resourceVersion"] = "8";
+  after["metadata"]["managedFields"] = json::array({{{"manager", "quota-controller"}}});
+  EXPECT_FALSE(ChangedBeyondStatus(before, after));
+  json relabelled = after;
+  relabelled["metadata"]["labels"]["a"] = "2";
+  EXPECT_TRUE(ChangedBeyondStatus(before, relabelled));
+  json respecced = after;
+  respecced["spec"]["hard"]["pods"] = "31";
+  EXPECT_TRUE(ChangedBeyondStatus(before, respecced));
+}
+
 TEST(reconcileHostKinds, KindsPerSchedulerAndTheirResources) {
   EXPECT_EQ(ManagedHostKinds(tenancy::host::Scheduler::kDefault).size(), 7u);
   EXPECT_EQ(ManagedHostKinds(tenancy::host::Scheduler::kKai).back().kind, "Queue");

@@ -191,8 +191,9 @@ TEST_F(reconcileProvisioner, AQuotaLimitTakenAwayLeavesTheHost) {
     vc.quota.pods = 0;
     ++vc.generation;
   });
-  ASSERT_TRUE(Eventually([&] { return !Get(kube::kResourceQuotas, ns, "septa-quota")["spec"]["hard"].contains("pods"); }))
-      << Get(kube::kResourceQuotas, ns, "septa-quota").dump();
+  ASSERT_TRUE(Eventually([&] {
+    return !Get(kube::kResourceQuotas, ns, "septa-quota")["spec"]["hard"].contains("pods");
+  })) << Get(kube::kResourceQuotas, ns, "septa-quota").dump();
   EXPECT_EQ(Get(kube::kResourceQuotas, ns, "septa-quota")["spec"]["hard"].value("requests.cpu", ""), "8")
       << "the other limits stay";
 }
