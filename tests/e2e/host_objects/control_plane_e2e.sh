@@ -14,69 +14,38 @@ KUBECTL=${2:-kubectl}
 GOLDEN=${3:?golden file}
 [[ -x $KUBECTL ]] || KUBECTL=$(command -v kubectl) || { echo "kubectl not found"; exit 1; }
 
-WORK=$(mktemp -d)
-SIM_PID=""
-cleanup() {
-  [[ -n $SIM_PID ]] && kill "$SIM_PID" 2>/dev/null && wait "$SIM_PID" 2>/dev/null
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
+source "$(dirname "${BASH_SOURCE[0]}")/../kubectl/lib.sh"
 cat >"$WORK/nodes.yaml" <<'YAML'
 nodes:
   - name: cpu-0
     cpu: "16"
     memory: 64Gi
 YAML
-export KUBECONFIG=$WORK/kubeconfig
-"$SIM" --listen 127.0.0.1:0 --inventory "$WORK/nodes.yaml" --pod-start-delay-ms 0 --kubeconfig-out "$KUBECONFIG" \
-  >"$WORK/sim.log" 2>&1 &
-SIM_PID=$!
-for _ in $(seq 100); do [[ -s $KUBECONFIG ]] && break; sleep 0.05; done
-[[ -s $KUBECONFIG ]] || { echo "kubesim did not write its kubeconfig"; cat "$WORK/sim.log"; exit 1; }
-
-failures=0
-k() { "$KUBECTL" --request-timeout=10s "$@"; }
-record() {  # <description> <passed: 0 or 1> <output>
-  if (($2)); then
-    echo "ok   $1"
-  else
-    echo "FAIL $1"
-    echo "$3" | sed 's/^/       /'
-    failures=$((failures + 1))
-  fi
-}
-expect_eq() {  # <description> <expected> <command...>
-  local what=$1 want=$2 out
-  shift 2
-  out=$("$@" 2>&1)
-  [[ $out == "$want" ]]
-  record "$what" $((!$?)) "expected \"$want\", got: $out"
-}
+start_kubesim "$SIM" --inventory "$WORK/nodes.yaml" --pod-start-delay-ms 0
 
 ns=septa-regulated-x-secure
 out=$(k create namespace "$ns" 2>&1)
-record "host namespace created" $((!$?)) "$out"
+record "host namespace created" $((!$?)) "failed:" "$out"
 
 want=$(k label --local -f "$GOLDEN" septa.dev/probe=1 -o name 2>&1)
 count=$(grep -c . <<<"$want")
 got=$(k apply --dry-run=client --validate=false -f - -o name <"$GOLDEN" 2>&1)
 [[ $got == "$want" && $count -eq 13 ]]
-record "kubectl parses all $count objects (apply --dry-run=client)" $((!$?)) "$got"
+record "kubectl parses all $count objects (apply --dry-run=client)" $((!$?)) "failed:" "$got"
 out=$(k apply --server-side --validate=false --field-manager=septa -f "$GOLDEN" 2>&1)
-record "applied server-side" $((!$?)) "$out"
+record "applied server-side" $((!$?)) "failed:" "$out"
 # Not re-applied here: kubesim's server-side apply keys list items by one
 # field (Service ports by none), so a second apply would double the DNS
 # Service's two port-53 entries; HostControlPlanes compares before it writes
 # and its tests check that a second Ensure writes nothing.
 
 out=$(k rollout status statefulset/septa-control-plane -n "$ns" --timeout=60s 2>&1)
-record "control plane StatefulSet rolled out (kubesim reports its pod Ready)" $((!$?)) "$out"
+record "control plane StatefulSet rolled out (kubesim reports its pod Ready)" $((!$?)) "failed:" "$out"
 out=$(k rollout status deployment/septa-coredns -n "$ns" --timeout=60s 2>&1)
-record "CoreDNS Deployment rolled out" $((!$?)) "$out"
+record "CoreDNS Deployment rolled out" $((!$?)) "failed:" "$out"
 # kubesim's pods run until annotated otherwise: the Job stays active here.
 out=$(k wait --for=jsonpath='{.status.active}'=1 job/septa-control-plane-bootstrap -n "$ns" --timeout=60s 2>&1)
-record "bootstrap Job runs its pod" $((!$?)) "$out"
+record "bootstrap Job runs its pod" $((!$?)) "failed:" "$out"
 expect_eq "one control plane pod, three containers" "septa-control-plane-0 kine kube-apiserver kube-controller-manager" \
   k get pods -n "$ns" -l app.kubernetes.io/name=septa-control-plane \
   -o 'jsonpath={.items[0].metadata.name} {.items[0].spec.containers[*].name}'
@@ -99,8 +68,4 @@ expect_eq "Septa's field manager owns the StatefulSet" septa \
 expect_eq "every object listed by the virtual cluster's labels" 13 \
   bash -c "'$KUBECTL' get sa,secret,cm,svc,networkpolicy,sts,deploy,job -n $ns -l septa.dev/vcluster=secure -o name | wc -l"
 
-if ((failures)); then
-  echo "$failures check(s) failed"
-  exit 1
-fi
-echo "all control plane checks passed"
+finish

@@ -12,46 +12,16 @@ GOLDEN=${3:?golden dir}
 CRDS=${4:?crds.yaml}
 [[ -x $KUBECTL ]] || KUBECTL=$(command -v kubectl) || { echo "kubectl not found"; exit 1; }
 
-WORK=$(mktemp -d)
-SIM_PID=""
-cleanup() {
-  [[ -n $SIM_PID ]] && kill "$SIM_PID" 2>/dev/null && wait "$SIM_PID" 2>/dev/null
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-export KUBECONFIG=$WORK/kubeconfig
-"$SIM" --listen 127.0.0.1:0 --kubeconfig-out "$KUBECONFIG" >"$WORK/sim.log" 2>&1 &
-SIM_PID=$!
-for _ in $(seq 100); do [[ -s $KUBECONFIG ]] && break; sleep 0.05; done
-[[ -s $KUBECONFIG ]] || { echo "kubesim did not write its kubeconfig"; cat "$WORK/sim.log"; exit 1; }
-
-failures=0
-k() { "$KUBECTL" --request-timeout=10s "$@"; }
-record() {  # <description> <passed: 0 or 1> <output>
-  if (($2)); then
-    echo "ok   $1"
-  else
-    echo "FAIL $1"
-    echo "$3" | sed 's/^/       /'
-    failures=$((failures + 1))
-  fi
-}
-expect_eq() {  # <description> <expected> <command...>
-  local what=$1 want=$2 out
-  shift 2
-  out=$("$@" 2>&1)
-  [[ $out == "$want" ]]
-  record "$what" $((!$?)) "expected \"$want\", got: $out"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/../kubectl/lib.sh"
+start_kubesim "$SIM"
 
 # The scheduler kinds are served once their CRDs exist (kubesim answers
 # discovery from its live CRD list, so the create is all it takes).
 out=$(k apply --server-side -f "$CRDS" 2>&1)
-record "scheduler CRDs created" $((!$?)) "$out"
+record "scheduler CRDs created" $((!$?)) "failed:" "$out"
 
 mapfile -t files < <(find "$GOLDEN" -name '*.json' ! -name '*-nodes.json' | sort)
-((${#files[@]} == 12)) || record "12 golden object files (4 tiers x 3 schedulers)" 0 "found ${#files[@]}"
+((${#files[@]} == 12)) || record "12 golden object files (4 tiers x 3 schedulers)" 0 "found ${#files[@]}" ""
 
 for f in "${files[@]}"; do
   name=$(basename "$f" .json)
@@ -61,12 +31,12 @@ for f in "${files[@]}"; do
   # ...and every object of it through client-side dry-run apply, from stdin.
   got=$(k apply --dry-run=client --validate=false -f - -o name <"$f" 2>&1)
   [[ $got == "$want" && $count -ge 8 ]]
-  record "$name: kubectl parses all $count objects (apply --dry-run=client)" $((!$?)) "$got"
+  record "$name: kubectl parses all $count objects (apply --dry-run=client)" $((!$?)) "failed:" "$got"
   out=$(k apply --server-side --validate=false --field-manager=septa -f "$f" 2>&1)
-  record "$name: applied server-side" $((!$?)) "$out"
+  record "$name: applied server-side" $((!$?)) "failed:" "$out"
   # Applying the same objects again changes nothing.
   out=$(k diff --server-side --field-manager=septa -f "$f" 2>&1)
-  record "$name: re-apply is a no-op (kubectl diff)" $((!$?)) "$out"
+  record "$name: re-apply is a no-op (kubectl diff)" $((!$?)) "failed:" "$out"
 done
 
 # Read back what matters, from the server.
@@ -103,8 +73,4 @@ expect_eq "Septa's field manager owns the quota" septa \
 expect_eq "managed objects listed by tenant label" "septa-acme-x-notebooks septa-acme-x-train" \
   k get ns -l septa.dev/tenant=acme -o 'jsonpath={.items[*].metadata.name}'
 
-if ((failures)); then
-  echo "$failures check(s) failed"
-  exit 1
-fi
-echo "all host object checks passed"
+finish

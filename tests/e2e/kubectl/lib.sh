@@ -48,6 +48,15 @@ expect() {
   [[ $out == *"$want"* ]] && passed=1
   record "$what" $passed "expected \"$want\" in:" "$out"
 }
+# expect_eq <description> <expected> <command...>: the command's combined
+# output must be exactly the expected text.
+expect_eq() {
+  local what=$1 want=$2 out passed=0
+  shift 2
+  out=$("$@" 2>&1)
+  [[ $out == "$want" ]] && passed=1
+  record "$what" $passed "expected \"$want\", got:" "$out"
+}
 # expect_absent <description> <text> <command...>: the command must succeed
 # and its output must not contain the text.
 expect_absent() {

@@ -10,26 +10,6 @@ set -euo pipefail
 septad=$1
 source "$(dirname "$0")/septad_lib.sh"
 
-api() {  # method path [body]: the HTTP status
-  curl -s -o /dev/null -w '%{http_code}' -X "$1" -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
-    ${3:+-d "$3"} "http://127.0.0.1:$http_port$2"
-}
-get() { curl -s -H "Authorization: Bearer $token" "http://127.0.0.1:$http_port$1"; }
-k() { kubectl --kubeconfig "$dir/data/kubeconfig" --request-timeout=5s "$@"; }
-# The status of condition $2 in the virtual cluster JSON $1 ("" when absent).
-condition() {
-  python3 -c 'import json,sys; vc=json.loads(sys.argv[1]); print(next((c["status"] for c in vc.get("conditions",[]) if c["type"]==sys.argv[2]), ""))' "$1" "$2"
-}
-field() { python3 -c 'import json,sys; print(json.loads(sys.argv[1]).get(sys.argv[2], ""))' "$1" "$2"; }
-wait_for() {  # what seconds command...: until the command succeeds
-  local what=$1 seconds=$2 begun; shift 2
-  begun=$(now_ms)
-  until "$@"; do
-    (($(now_ms) - begun < seconds * 1000)) || fail "$what not within $seconds s"
-    sleep 0.05
-  done
-}
-
 start
 token=$(cat "$dir/data/admin.token")
 [[ $(api POST /v1/tenants '{"name":"acme","trust_tier":"shared"}') == 201 ]] || fail "create tenant"
