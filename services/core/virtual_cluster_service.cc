@@ -283,6 +283,12 @@ Result<VirtualClusterView> VirtualClusterService::Update(const RequestContext& c
       SEPTA_RETURN_IF_ERROR(tx.Reservations().Insert(placed->reservation));
       reservation = std::move(placed->reservation);
       tenancy::SetCondition(next->conditions, tenancy::CapacityReadyCondition(placed->relayout, next->generation), now);
+    } else if (const tenancy::Condition* capacity = tenancy::FindCondition(next->conditions, "CapacityReady");
+               capacity != nullptr && next->generation != current->generation) {
+      // The capacity is what it was: its condition holds for the new generation too.
+      tenancy::Condition same = *capacity;
+      same.observed_generation = next->generation;
+      tenancy::SetCondition(next->conditions, std::move(same), now);
     }
     next->version = current->version + 1;
     next->update_time = now;

@@ -445,6 +445,25 @@ TEST_F(VirtualClusterServiceTest, TenantQuotaCountsGpuEquivalentsAndHeldCapacity
   EXPECT_EQ(vclusters.Get(Admin(), "acme", "small")->reservation->mig[0].profile, "1g.10gb");
 }
 
+TEST_F(VirtualClusterServiceTest, AResizeOfTheQuotaAloneKeepsCapacityReadyAtTheNewGeneration) {
+  auto created = vclusters.Create(TenantCtx("acme"), "acme", Mig("a", 1), "");
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  const tenancy::Condition before = *tenancy::FindCondition(created->vcluster.conditions, "CapacityReady");
+  clock.Advance(std::chrono::minutes(1));
+  VirtualCluster more;
+  more.quota.pods = 80;
+  auto updated = vclusters.Update(TenantCtx("acme"), "acme", "a", more, {"quota.pods"}, "");
+  ASSERT_TRUE(updated.ok()) << updated.status().ToString();
+  EXPECT_EQ(updated->vcluster.generation, 2);
+  const tenancy::Condition* after = tenancy::FindCondition(updated->vcluster.conditions, "CapacityReady");
+  ASSERT_NE(after, nullptr);
+  EXPECT_EQ(after->observed_generation, 2);
+  EXPECT_EQ(after->status, before.status);
+  EXPECT_EQ(after->reason, before.reason);
+  EXPECT_EQ(after->last_transition_time, before.last_transition_time) << "the status did not change";
+  EXPECT_EQ(updated->reservation->mig.size(), 1u) << "nothing placed again";
+}
+
 TEST_F(VirtualClusterServiceTest, TenantQuotaOnWorkloadLimitsNeedsThemSetAndSumsThem) {
   TenantUpdate set;
   set.quota.cpu_milli = 4000;
