@@ -340,9 +340,9 @@ void RestApi::Impl::AddRoutes() {
   for (const auto& [verb, transition] : {std::pair{"sleep", &core::VirtualClusterService::Sleep},
                                          std::pair{"wake", &core::VirtualClusterService::Wake}}) {
     Add(bh::verb::post, std::string("/v1/tenants/{tenant}/vclusters/{name}:") + verb,
-        [this, transition](const Call& c) -> Result<http::Response> {
-          auto moved =
-              (uc.vclusters.*transition)(c.ctx, c.params.at("tenant"), c.params.at("name"), IfMatch(c.request));
+        // A copy, not the binding: Clang 14 cannot capture structured bindings.
+        [this, method = transition](const Call& c) -> Result<http::Response> {
+          auto moved = (uc.vclusters.*method)(c.ctx, c.params.at("tenant"), c.params.at("name"), IfMatch(c.request));
           SEPTA_RETURN_IF_ERROR(moved);
           const v1::VirtualCluster out = apiv1::ToProto(*moved);
           return WithEtag(Json(http::HttpStatus::ok, out), out.etag());
