@@ -17,6 +17,19 @@ ConnectionPool::ConnectionPool(std::string url, int max_size, std::chrono::milli
   if (lease_limit_.count() > 0) watchdog_ = std::thread([this] { CutOverdueLeases(); });
 }
 
+std::unique_ptr<ConnectionPool> ConnectionPool::WithStatementTimeout(const std::string& url, int max_size,
+                                                                     std::chrono::milliseconds acquire_timeout,
+                                                                     std::chrono::milliseconds statement_timeout,
+                                                                     Setup prepare) {
+  return std::make_unique<ConnectionPool>(WithConnectTimeout(url, statement_timeout), max_size, acquire_timeout,
+                                          2 * statement_timeout,
+                                          [timeout = std::to_string(statement_timeout.count()),
+                                           prepare = std::move(prepare)](pqxx::connection& connection) {
+                                            connection.set_variable("statement_timeout", timeout);  // milliseconds
+                                            prepare(connection);
+                                          });
+}
+
 ConnectionPool::~ConnectionPool() {
   {
     std::lock_guard lock(mu_);

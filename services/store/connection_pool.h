@@ -34,6 +34,13 @@ class ConnectionPool {
   // lease_limit 0: leases are never cut.
   ConnectionPool(std::string url, int max_size, std::chrono::milliseconds acquire_timeout,
                  std::chrono::milliseconds lease_limit, Setup setup);
+  // The pool every store uses: connecting gives up after about
+  // `statement_timeout` (WithConnectTimeout), each session runs with that
+  // statement_timeout, a lease is cut after twice it, then `prepare` runs.
+  static std::unique_ptr<ConnectionPool> WithStatementTimeout(const std::string& url, int max_size,
+                                                              std::chrono::milliseconds acquire_timeout,
+                                                              std::chrono::milliseconds statement_timeout,
+                                                              Setup prepare);
   ~ConnectionPool();
   ConnectionPool(const ConnectionPool&) = delete;
   ConnectionPool& operator=(const ConnectionPool&) = delete;

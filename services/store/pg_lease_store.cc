@@ -1,7 +1,6 @@
 #include "services/store/pg_lease_store.h"
 
 #include "services/store/connection_pool.h"
-#include "services/store/connection_url.h"
 #include "services/store/pg_errors.h"
 #include "services/store/pg_values.h"
 
@@ -46,13 +45,8 @@ Result<pqxx::result> Exec(ConnectionPool& pool, const std::function<pqxx::result
 }  // namespace
 
 PgLeaseStore::PgLeaseStore(PgLeaseStoreOptions options) {
-  pool_ = std::make_unique<ConnectionPool>(
-      WithConnectTimeout(options.database_url, options.statement_timeout), options.pool_size, options.acquire_timeout,
-      2 * options.statement_timeout,
-      [timeout = std::to_string(options.statement_timeout.count())](pqxx::connection& connection) {
-        connection.set_variable("statement_timeout", timeout);  // milliseconds
-        PrepareLeaseStatements(connection);
-      });
+  pool_ = ConnectionPool::WithStatementTimeout(options.database_url, options.pool_size, options.acquire_timeout,
+                                               options.statement_timeout, PrepareLeaseStatements);
 }
 
 PgLeaseStore::~PgLeaseStore() = default;

@@ -91,12 +91,8 @@ void BackOff(int attempt) {
 
 PgStore::PgStore(PgStoreOptions options) : options_(std::move(options)) {
   options_.database_url = WithConnectTimeout(options_.database_url, options_.statement_timeout);
-  pool_ = std::make_unique<ConnectionPool>(
-      options_.database_url, options_.pool_size, options_.acquire_timeout, 2 * options_.statement_timeout,
-      [timeout = std::to_string(options_.statement_timeout.count())](pqxx::connection& connection) {
-        connection.set_variable("statement_timeout", timeout);  // milliseconds
-        PrepareStatements(connection);
-      });
+  pool_ = ConnectionPool::WithStatementTimeout(options_.database_url, options_.pool_size, options_.acquire_timeout,
+                                               options_.statement_timeout, PrepareStatements);
 }
 
 PgStore::~PgStore() = default;

@@ -1,7 +1,6 @@
 #include "services/store/pg_virtual_object_store.h"
 
 #include "services/store/connection_pool.h"
-#include "services/store/connection_url.h"
 #include "services/store/pg_errors.h"
 
 namespace septa::store {
@@ -81,13 +80,8 @@ core::StoredControlPlane ControlPlaneOf(const pqxx::row& row) {
 }  // namespace
 
 PgVirtualObjectStore::PgVirtualObjectStore(PgVirtualObjectStoreOptions options) {
-  pool_ = std::make_unique<ConnectionPool>(
-      WithConnectTimeout(options.database_url, options.statement_timeout), options.pool_size, options.acquire_timeout,
-      2 * options.statement_timeout,
-      [timeout = std::to_string(options.statement_timeout.count())](pqxx::connection& connection) {
-        connection.set_variable("statement_timeout", timeout);  // milliseconds
-        PrepareVirtualObjectStatements(connection);
-      });
+  pool_ = ConnectionPool::WithStatementTimeout(options.database_url, options.pool_size, options.acquire_timeout,
+                                               options.statement_timeout, PrepareVirtualObjectStatements);
 }
 
 PgVirtualObjectStore::~PgVirtualObjectStore() = default;
