@@ -14,11 +14,7 @@ start --control-plane host --control-plane-database-address postgres.septa-syste
   --control-plane-database-sslmode disable
 grep -q "virtual control planes: on the host cluster" "$log" || fail "septad did not choose the host control planes"
 token=$(cat "$dir/data/admin.token")
-[[ $(api POST /v1/tenants '{"name":"acme","trust_tier":"shared"}') == 201 ]] || fail "create tenant"
-created=$(now_ms)
-[[ $(api POST /v1/tenants/acme/vclusters \
-  '{"name":"train","capacity":{"shared":{"milli_gpu":300}},"quota":{"cpu_milli":4000,"memory_mib":8192,"pods":20}}') == 201 ]] ||
-  fail "create virtual cluster"
+create_acme_train
 
 ready() {
   local vc; vc=$(get /v1/tenants/acme/vclusters/train)

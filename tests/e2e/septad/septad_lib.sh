@@ -59,3 +59,13 @@ wait_for() {  # what seconds command...: until the command succeeds
     sleep 0.05
   done
 }
+
+# Tenant acme (shared tier) and its virtual cluster train (300 milli-GPU,
+# 4 CPUs, 8 GiB, 20 pods); $created is when the create was sent.
+create_acme_train() {
+  [[ $(api POST /v1/tenants '{"name":"acme","trust_tier":"shared"}') == 201 ]] || fail "create tenant"
+  created=$(now_ms)
+  [[ $(api POST /v1/tenants/acme/vclusters \
+    '{"name":"train","capacity":{"shared":{"milli_gpu":300}},"quota":{"cpu_milli":4000,"memory_mib":8192,"pods":20}}') == 201 ]] ||
+    fail "create virtual cluster"
+}

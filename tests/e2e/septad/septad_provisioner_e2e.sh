@@ -12,11 +12,7 @@ source "$(dirname "$0")/septad_lib.sh"
 
 start
 token=$(cat "$dir/data/admin.token")
-[[ $(api POST /v1/tenants '{"name":"acme","trust_tier":"shared"}') == 201 ]] || fail "create tenant"
-created=$(now_ms)
-[[ $(api POST /v1/tenants/acme/vclusters \
-  '{"name":"train","capacity":{"shared":{"milli_gpu":300}},"quota":{"cpu_milli":4000,"memory_mib":8192,"pods":20}}') == 201 ]] ||
-  fail "create virtual cluster"
+create_acme_train
 
 host_parts_true() {
   local vc; vc=$(get /v1/tenants/acme/vclusters/train)
