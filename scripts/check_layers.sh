@@ -4,8 +4,9 @@
 #    other (tenancy may use gpu), header-only parsers, GLPK (an LP solver,
 #    pure computation) and nettle (hashing, for tenancy/host's names); no
 #    sockets, SQL, threads, clocks, RPC or logging.
-#  - tenancy/host/ (rendering of host objects) builds on the tenancy model;
-#    the model never includes it.
+#  - tenancy/host/ (rendering of host objects) and tenancy/sync/ (the
+#    syncer's translation, which uses host names and settings) build on the
+#    tenancy model; the model never includes them.
 #  - libpqxx only in services/store/; grpc only in api/, services/grpc/,
 #    services/cli/, services/cmd/ and tests; nothing outside services/, tests/ and fuzz/ includes
 #    services/; services/core never includes a transport or the store.
@@ -18,15 +19,15 @@ root=${1:-$(dirname "$0")/..}
 cd "$root" || exit 2
 fail=0
 
-violations() {  # $1 = folders, $2 = extended regex of forbidden include lines, $3 = sub-folder name to skip
+violations() {  # $1 = folders, $2 = extended regex of forbidden include lines, $3 = sub-folder names to skip
   local dirs=() d excludes=()
   for d in $1; do [[ -d $d ]] && dirs+=("$d"); done
   ((${#dirs[@]})) || return 0
-  [[ -n ${3:-} ]] && excludes=(--exclude-dir="$3")
+  for d in ${3:-}; do excludes+=(--exclude-dir="$d"); done
   grep -rnE --include='*.h' --include='*.cc' --include='*.cpp' "${excludes[@]}" "$2" "${dirs[@]}"
 }
 
-check() {  # $1 = rule text, $2 = folders, $3 = regex, $4 = sub-folder name to skip (optional)
+check() {  # $1 = rule text, $2 = folders, $3 = regex, $4 = sub-folder names to skip (optional)
   local out
   out=$(violations "$2" "$3" "${4:-}")
   if [[ -n $out ]]; then
@@ -40,7 +41,8 @@ pure_forbidden='^\s*#\s*include\s*[<"](boost/|pqxx|grpc|google/|spdlog|fmt/|prom
 check "pure libraries must not do I/O, threads or RPC" "gpu tenancy common" "$pure_forbidden"
 check "pure libraries take no clock: time is passed in" "gpu tenancy" '^\s*#\s*include\s*"common/clock\.h"'
 check "tenancy/ may not be included by gpu/" "gpu" '^\s*#\s*include\s*"tenancy/'
-check "the tenancy model does not depend on rendering (tenancy/host/)" "tenancy" '^\s*#\s*include\s*"tenancy/host/' host
+check "the tenancy model does not depend on rendering (tenancy/host/) or the syncer (tenancy/sync/)" "tenancy" '^\s*#\s*include\s*"tenancy/(host|sync)/' "host sync"
+check "host rendering does not depend on the syncer's translation" "tenancy/host" '^\s*#\s*include\s*"tenancy/sync/'
 check "libpqxx belongs to services/store/ only" "gpu tenancy common api services/core services/rest services/grpc services/kube services/kubesim services/vcp services/hostcp services/vault services/reconcile services/cmd" '^\s*#\s*include\s*<pqxx'
 check "gRPC belongs to api/, services/grpc/ and services/cmd/" "gpu tenancy common services/core services/store services/rest services/kube services/kubesim services/vcp services/hostcp services/vault services/reconcile" '^\s*#\s*include\s*<grpc'
 check "services/core must not reach into a transport or the store" "services/core" '^\s*#\s*include\s*"services/(rest|grpc|store|cmd)/'

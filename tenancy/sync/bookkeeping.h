@@ -1,0 +1,47 @@
+// Names, labels and annotations by which the syncer maps a virtual
+// cluster's objects onto its host namespace and back
+// (../shared/docs/SYNCER-FACTS.md "Host names", "Bookkeeping").
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace septa::tenancy::sync {
+
+// On every host object the syncer writes (labels): who it belongs to. The
+// host informers select on kSyncedLabel; the provisioner's objects carry
+// app.kubernetes.io/managed-by=septa instead, so the two never mix.
+inline constexpr std::string_view kSyncedLabel = "septa.dev/synced";  // "true"
+inline constexpr std::string_view kTenantLabel = "septa.dev/tenant";
+inline constexpr std::string_view kVclusterLabel = "septa.dev/vcluster";
+inline constexpr std::string_view kVirtualNamespaceLabel = "septa.dev/namespace";
+
+// Annotations: the virtual object it was written from and where it was
+// written, so the reverse mapping can be checked, not guessed.
+inline constexpr std::string_view kVirtualNameAnnotation = "septa.dev/object-name";
+inline constexpr std::string_view kVirtualNamespaceAnnotation = "septa.dev/object-namespace";
+inline constexpr std::string_view kVirtualUidAnnotation = "septa.dev/object-uid";
+inline constexpr std::string_view kVirtualKindAnnotation = "septa.dev/object-kind";
+inline constexpr std::string_view kHostNameAnnotation = "septa.dev/host-name";
+inline constexpr std::string_view kHostNamespaceAnnotation = "septa.dev/host-namespace";
+
+// The host name of the namespaced virtual object `name` in `ns` of virtual
+// cluster `vcluster`: SafeConcat(name, "x", ns, "x", vcluster).
+std::string HostObjectName(std::string_view name, std::string_view ns, std::string_view vcluster);
+
+// The virtual object a host object was written from.
+struct VirtualRef {
+  std::string ns;
+  std::string name;
+  std::string uid;
+  bool operator==(const VirtualRef&) const = default;
+};
+
+// Trusted only when the labels name this tenant and virtual cluster and the
+// recorded host name and namespace are the object's own; nullopt otherwise.
+std::optional<VirtualRef> VirtualRefOf(const nlohmann::json& host_object, std::string_view tenant,
+                                       std::string_view vcluster);
+
+}  // namespace septa::tenancy::sync

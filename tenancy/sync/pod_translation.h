@@ -1,0 +1,104 @@
+// The syncer's translation of a virtual cluster's pod to its host pod and of
+// the host pod's status back (../shared/docs/SYNCER-FACTS.md), with the tier
+// patches that are Septa's core: runtime class, GPU resources rewritten to
+// what the reservation holds, scheduler and queue, and the pod pinned inside
+// the reservation. Pure and deterministic: same inputs, same JSON.
+//
+// The host pods are the record of what the virtual cluster's pods use of its
+// reservation (their `septa.dev/` assignment annotations, AssignmentOf): a
+// restarted syncer reads them back and places the next pod around them.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "gpu/inventory.h"
+#include "tenancy/host/config.h"
+#include "tenancy/reservation.h"
+#include "tenancy/trust_tier.h"
+
+namespace septa::tenancy::sync {
+
+// How shared-tier fractions are handed to the host's GPU stack.
+enum class FractionBackend { kKai, kHami };
+
+// septad's configuration of the syncer, the same for every virtual cluster.
+struct SyncSettings {
+  host::Scheduler scheduler = host::Scheduler::kKai;  // the provisioner's
+  // `none` in the issue's words: no scheduler admits pods, so the syncer
+  // binds them itself with spec.nodeName (never otherwise).
+  bool bind_node_name = false;
+  FractionBackend fraction_backend = FractionBackend::kKai;
+  // What a shared pod that asks for `nvidia.com/gpu: 1` and no fraction gets.
+  int default_fraction_milli = 250;
+  // The virtual API server and DNS as host pods reach them.
+  std::string virtual_api_host = "127.0.0.1";
+  int virtual_api_port = 6444;
+  std::string dns_nameserver;  // empty: DNS is not rewritten
+  std::string cluster_domain = "cluster.local";
+};
+
+// One virtual cluster, as the syncer sees it when it translates its pods.
+struct VirtualClusterView {
+  std::string tenant;
+  std::string vcluster;
+  std::string host_namespace;
+  TrustTier tier;         // runtime_class, gpu_sharing, credential cap
+  std::string psa_level;  // privileged | baseline | restricted (host::PsaLevel)
+  Reservation reservation;
+  std::vector<gpu::InventoryNode> nodes;  // the nodes the reservation names (GPU UUIDs, products)
+};
+
+// What one synced pod uses of the reservation, as recorded on its host pod.
+struct PodAssignment {
+  std::string node;
+  std::vector<int> gpus;    // GPU indices on the node (dedicated, shared; empty for exclusive: any)
+  std::string mig_profile;  // isolated
+  int mig_count = 0;
+  int milli_gpu = 0;  // shared, per GPU
+  std::int64_t gpu_memory_mib = 0;
+  bool operator==(const PodAssignment&) const = default;
+};
+
+// Why a pod is not synced: the field of the virtual pod and what limits it
+// ("spec.containers[0].resources.limits[nvidia.com/gpu]: 2 GPUs requested,
+// the reservation has 1 free of 1"), for the SyncRefused event and condition.
+struct Refusal {
+  std::string field;
+  std::string message;
+  bool operator==(const Refusal&) const = default;
+};
+
+struct HostPod {
+  nlohmann::json object;  // the host pod to create, names and references rewritten
+  PodAssignment assignment;
+};
+
+// The host pod for `virtual_pod`, placed around `others` (the assignments of
+// the virtual cluster's other synced pods), or why it may not run.
+std::variant<HostPod, Refusal> TranslatePodDown(const SyncSettings& settings, const VirtualClusterView& vcluster,
+                                                const nlohmann::json& virtual_pod,
+                                                const std::vector<PodAssignment>& others);
+
+// The assignment a host pod written by TranslatePodDown records; nullopt
+// when it records none (not a synced pod, or its annotations were edited).
+std::optional<PodAssignment> AssignmentOf(const nlohmann::json& host_pod);
+
+// The virtual pod's status from the host pod's: phase, conditions, IPs,
+// start time, container statuses filtered to the virtual spec's containers
+// (sidecars injected on the host stay hidden), the virtual QoS class kept.
+nlohmann::json StatusUp(const nlohmann::json& virtual_pod, const nlohmann::json& host_pod);
+
+// After creation: a JSON merge patch that brings the host pod to what the
+// virtual pod now asks (images, activeDeadlineSeconds, tolerations as a
+// union, scheduling gates and labels/annotations merged three-way: the host
+// pod records which keys were copied from the virtual one, so a key deleted
+// there is deleted here and keys the host side added — Kueue's admission
+// gate — survive); nullopt when nothing changes.
+std::optional<nlohmann::json> HostPodPatch(const nlohmann::json& virtual_pod, const nlohmann::json& host_pod);
+
+}  // namespace septa::tenancy::sync
