@@ -108,7 +108,13 @@ ApiReply Backend::Handle(const ApiRequest& request) {
   }
   const Token* token = nullptr;
   if (auto denied = Authorize(request, token)) return *denied;
-  ApiReply reply = Dispatch(request, token);
+  ApiReply reply;
+  try {
+    reply = Dispatch(request, token);
+  } catch (const json::exception& e) {
+    // A field of the wrong JSON type: the client's mistake (nlohmann names the type, not the field).
+    return Error(400, std::string("invalid request body for \"") + request.path + "\": " + e.what());
+  }
   if (!faults_endpoint && faults_.malformed_next > 0 && reply.content_type == "application/json" &&
       !reply.body.empty()) {
     --faults_.malformed_next;
@@ -211,7 +217,9 @@ ApiReply Backend::Health(const ApiRequest& request) {
     status = code("sealedcode", 503);
   } else if (faults_.standby) {
     auto ok = request.query.find("standbyok");
-    bool standby_ok = ok != request.query.end() && (ok->second == "true" || ok->second == "1");
+    bool standby_ok =
+        ok != request.query.end() && (ok->second == "true" || ok->second == "True" || ok->second == "TRUE" ||
+                                      ok->second == "t" || ok->second == "1");  // Go's ParseBool
     status = standby_ok ? code("activecode", 200) : code("standbycode", 429);
   }
   std::int64_t now = std::chrono::duration_cast<std::chrono::seconds>(clock_.Now().time_since_epoch()).count();

@@ -161,6 +161,10 @@ void VaultSim::Serve(http::Request&& request, std::shared_ptr<http::Exchange> ex
     if (api.body.is_discarded() || !api.body.is_object()) {
       return reply(Error(400, "failed to parse JSON input: the body is not a JSON object"));
     }
+    // Vault reads a null field as an unset one (hvac sends None as null).
+    for (auto it = api.body.begin(); it != api.body.end();) {
+      it = it->is_null() ? api.body.erase(it) : std::next(it);
+    }
   }
   std::chrono::milliseconds delay = backend_->TakeDelay();
   if (delay.count() <= 0) return reply(backend_->Handle(api));
