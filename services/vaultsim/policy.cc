@@ -78,8 +78,8 @@ bool Matches(const std::string& pattern, const std::string& path) {
   std::size_t p = 0, i = 0;
   while (i < body.size()) {
     if (body[i] == '+') {
+      if (p >= path.size() || path[p] == '/') return false;  // + is one non-empty segment
       std::size_t seg_end = path.find('/', p);
-      if (seg_end == p) return false;
       p = seg_end == std::string::npos ? path.size() : seg_end;
       ++i;
       continue;

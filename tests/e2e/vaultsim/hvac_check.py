@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 import hvac
 import hvac.exceptions as hx
@@ -228,6 +229,12 @@ path "secret/metadata/+/shared" { capabilities = ["list"] }
     faults(uninitialized=False, rate_limit_next=1)
     expect(hx.RateLimitExceeded, "rate limited: RateLimitExceeded", root.auth.token.lookup_self)
     check(root.auth.token.lookup_self()["data"]["policies"] == ["root"], "after the rate limit: served again")
+
+    faults(delay_ms=200)
+    started = time.monotonic()
+    check(root.auth.token.lookup_self()["data"]["policies"] == ["root"], "a delayed request is answered")
+    check(time.monotonic() - started >= 0.2, "the delay fault holds the reply")
+    faults(delay_ms=0)
 
     # Missing paths and revoked tokens.
     expect(hx.InvalidPath, "an unknown path is 404", root.adapter.get, "/v1/pki/nothing/here")
