@@ -17,6 +17,8 @@ import time
 import hvac
 import hvac.exceptions as hx
 from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 checks = 0
@@ -126,10 +128,21 @@ path "secret/metadata/+/shared" { capabilities = ["list"] }
     serial = data["serial_number"]
     check(len(serial.split(":")) >= 8, "serial in Vault's colon form")
     ca_cert = x509.load_pem_x509_certificate(data["issuing_ca"].encode())
-    ca_cert.public_key().verify(cert.signature, cert.tbs_certificate_bytes,
-                                __import__("cryptography.hazmat.primitives.asymmetric.ec",
-                                           fromlist=["ECDSA"]).ECDSA(cert.signature_hash_algorithm))
+    ca_cert.public_key().verify(cert.signature, cert.tbs_certificate_bytes, ec.ECDSA(cert.signature_hash_algorithm))
     check(True, "the certificate verifies against issuing_ca")
+
+    # sign: a CSR of the caller's own key; the role still sets the O.
+    key = ec.generate_private_key(ec.SECP256R1())
+    csr = x509.CertificateSigningRequestBuilder().subject_name(x509.Name([
+        x509.NameAttribute(NameOID.COMMON_NAME, "carol"), x509.NameAttribute(NameOID.ORGANIZATION_NAME, "system:masters"),
+    ])).sign(key, hashes.SHA256())
+    signed_leaf = root.secrets.pki.sign_certificate(
+        "tenant", csr.public_bytes(serialization.Encoding.PEM).decode(), "carol", mount_point="pki")["data"]
+    carol = x509.load_pem_x509_certificate(signed_leaf["certificate"].encode())
+    check(carol.public_key().public_numbers() == key.public_key().public_numbers(), "sign certifies the CSR's key")
+    check([a.value for a in carol.subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME)] == ["tenant:acme"],
+          "sign: the O is the role's, not the CSR's")
+    check("private_key" not in signed_leaf, "sign returns no private key")
 
     # Leases (the role has generate_lease).
     lease_id = issued["lease_id"]

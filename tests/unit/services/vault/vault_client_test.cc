@@ -264,6 +264,22 @@ TEST_F(VaultClientTest, TokensAndSecretIdsNeverAppearInMessages) {
   EXPECT_EQ(failures[1].code(), Code::kUnauthenticated);
 }
 
+TEST_F(VaultClientTest, SpeaksTlsWithTheGivenCa) {
+  vaultsim::VaultSim tls_sim(vaultsim::VaultSimOptions{"127.0.0.1:0", true, kRootToken, 1, &clock_, &random_});
+  ASSERT_TRUE(tls_sim.Start().ok());
+  ASSERT_EQ(tls_sim.address().rfind("https://", 0), 0u);
+  VaultClientOptions o = TokenOptions(Write("tls-token", kRootToken));
+  o.address = tls_sim.address();
+  o.ca_file = Write("ca.pem", tls_sim.ca_certificate());
+  auto client = MakeClient(o);
+  EXPECT_TRUE(client->EnableSecretsEngine("pki", "pki").ok());
+
+  o.ca_file.clear();  // the system trust store does not know the test CA
+  Status untrusted = MakeClient(o)->Read("sys/mounts").status();
+  EXPECT_EQ(untrusted.code(), Code::kUnavailable) << untrusted.ToString();
+  tls_sim.Stop();
+}
+
 TEST(VaultClientOptionsTest, RequiresWhatTheAuthMethodNeeds) {
   FakeClock clock;
   SeededRandom random(1);
