@@ -57,7 +57,7 @@ def health_code(client, **kwargs):
     return 200 if isinstance(reply, dict) else reply.status_code
 
 
-def run(url, root_token):
+def run(url, root_token):  # noqa: C901 -- one scenario, in order
     root = hvac.Client(url=url, token=root_token)
     check(root.is_authenticated(), "the root token authenticates")
     check(not hvac.Client(url=url, token="hvs.wrong").is_authenticated(), "a wrong token does not")
@@ -248,6 +248,13 @@ path "secret/metadata/+/shared" { capabilities = ["list"] }
     check(root.auth.token.lookup_self()["data"]["policies"] == ["root"], "a delayed request is answered")
     check(time.monotonic() - started >= 0.2, "the delay fault holds the reply")
     faults(delay_ms=0)
+
+    # Namespaces (an Enterprise feature) are refused; an unsupported verb is 405.
+    expect(hx.InvalidRequest, "X-Vault-Namespace is refused", hvac.Client(url=url, token=root_token,
+                                                                          namespace="team").auth.token.lookup_self)
+    expect(hx.UnexpectedError, "an unsupported operation is 405", root.adapter.delete, "/v1/auth/token/lookup-self")
+    expect(hx.InvalidRequest, "a body that is not JSON is 400", root.adapter.post, "/v1/sys/policies/acl/x",
+           data="{not json")
 
     # Missing paths and revoked tokens.
     expect(hx.InvalidPath, "an unknown path is 404", root.adapter.get, "/v1/pki/nothing/here")
