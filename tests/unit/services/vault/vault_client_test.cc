@@ -168,6 +168,10 @@ TEST_F(VaultClientTest, AppRoleTokenRenewsAtTwoThirdsAndLogsInAgainWhenRenewalFa
   EXPECT_NE(fresh["accessor"], first["accessor"]);
   EXPECT_EQ(fresh["ttl"], 60);
   EXPECT_TRUE(client->Issue("pki", "tenant", IssueRequest{"septad", {}, {}, 0s}).ok());
+  // A token revoked behind the client's back: the 403 makes it log in again.
+  ASSERT_TRUE(client->Write("auth/token/revoke-self", json::object()).ok());
+  json after_revoke = self();
+  EXPECT_NE(after_revoke["accessor"], fresh["accessor"]);
 }
 
 TEST_F(VaultClientTest, KubernetesAuthIsBoundToServiceAccountsAndPoliciesAreEnforced) {
