@@ -24,6 +24,8 @@ PACKAGES=(
   postgresql-15 postgresql-contrib wrk curl openssl procps
   # the e2e scripts' JSON checks (python3 standard library only)
   python3
+  # vaultsim.hvac: the real Vault client library judges septa-vaultsim
+  python3-hvac python3-cryptography
 )
 
 missing=()

@@ -102,8 +102,15 @@ Result<std::shared_ptr<ssl::context>> MakeServerTlsContext(const TlsServerConfig
 }
 
 Result<KeyPairPem> IssueCertificate(const CertificateRequest& request, const KeyPairPem* issuer) {
-  KeyPtr key(EVP_EC_gen("P-256"));
-  if (!key) return Internal(OpenSslError("generating a P-256 key"));
+  KeyPtr key;
+  if (request.public_key_pem.empty()) {
+    key.reset(EVP_EC_gen("P-256"));
+    if (!key) return Internal(OpenSslError("generating a P-256 key"));
+  } else {
+    BioPtr bio = MemoryBio(request.public_key_pem);
+    key.reset(PEM_read_bio_PUBKEY(bio.get(), nullptr, nullptr, nullptr));
+    if (!key) return InvalidArgument(OpenSslError("reading the public key to certify"));
+  }
   CertPtr cert(X509_new());
   X509_set_version(cert.get(), 2);
   unsigned char serial_bytes[16];
@@ -143,7 +150,9 @@ Result<KeyPairPem> IssueCertificate(const CertificateRequest& request, const Key
   } else {
     ok = ok && AddExtension(cert.get(), signer_cert, NID_basic_constraints, "critical,CA:FALSE");
     ok = ok && AddExtension(cert.get(), signer_cert, NID_key_usage, "critical,digitalSignature,keyEncipherment");
-    ok = ok && AddExtension(cert.get(), signer_cert, NID_ext_key_usage, "serverAuth,clientAuth");
+    std::string usages = request.server_auth ? "serverAuth" : "";
+    if (request.client_auth) usages += usages.empty() ? "clientAuth" : ",clientAuth";
+    if (!usages.empty()) ok = ok && AddExtension(cert.get(), signer_cert, NID_ext_key_usage, usages);
   }
   ok = ok && AddExtension(cert.get(), signer_cert, NID_subject_key_identifier, "hash");
   if (issuer != nullptr) ok = ok && AddExtension(cert.get(), signer_cert, NID_authority_key_identifier, "keyid:always");
@@ -153,13 +162,17 @@ Result<KeyPairPem> IssueCertificate(const CertificateRequest& request, const Key
   if (!sans.empty()) ok = ok && AddExtension(cert.get(), signer_cert, NID_subject_alt_name, sans);
   if (!ok) return InvalidArgument(OpenSslError("certificate extensions"));
 
+  if (!issuer_key && !request.public_key_pem.empty())
+    return InvalidArgument("a self-signed certificate needs its own key");
   EVP_PKEY* signing_key = issuer_key ? issuer_key.get() : key.get();
   if (X509_sign(cert.get(), signing_key, EVP_sha256()) == 0) return Internal(OpenSslError("signing the certificate"));
 
   BioPtr cert_out(BIO_new(BIO_s_mem()));
   BioPtr key_out(BIO_new(BIO_s_mem()));
   PEM_write_bio_X509(cert_out.get(), cert.get());
-  PEM_write_bio_PrivateKey(key_out.get(), key.get(), nullptr, nullptr, 0, nullptr, nullptr);
+  if (request.public_key_pem.empty()) {
+    PEM_write_bio_PrivateKey(key_out.get(), key.get(), nullptr, nullptr, 0, nullptr, nullptr);
+  }
   return KeyPairPem{BioToString(cert_out.get()), BioToString(key_out.get())};
 }
 

@@ -35,11 +35,17 @@ struct CertificateRequest {
   TimePoint not_before;
   TimePoint not_after;
   bool is_ca = false;
+  // The public key to certify (PEM), e.g. taken from a CSR; empty: a new
+  // P-256 key is made and returned with the certificate.
+  std::string public_key_pem{};
+  // Extended key usages of a leaf (not a CA) certificate.
+  bool server_auth = true;
+  bool client_auth = true;
 };
 
 struct KeyPairPem {
   std::string certificate;
-  std::string private_key;
+  std::string private_key;  // empty when the request brought its public key
 };
 
 // Issues a certificate signed by `issuer`, or self-signed when it is null.
