@@ -187,6 +187,9 @@ std::variant<PodAssignment, Refusal> PlaceOnNodes(const VirtualClusterView& vclu
 std::variant<PodAssignment, Refusal> PlaceInReservation(const VirtualClusterView& vcluster, const GpuAsk& ask,
                                                         const std::vector<PodAssignment>& others) {
   if (ask.Empty()) return PodAssignment{};
+  if (vcluster.reservation.releasing) {
+    return Refusal{ask.field, "the virtual cluster's reservation is being released; no GPU pod starts"};
+  }
   switch (vcluster.tier.gpu_sharing) {
     case gpu::Tier::kIsolated: return PlaceMig(vcluster, ask, others);
     case gpu::Tier::kDedicated: return PlaceWholeGpus(vcluster, ask, others);
