@@ -28,6 +28,16 @@ TEST(SyncRefusal, FreeButNotOnOneNode) {
             "3 GPUs requested, the reservation has 3 free of 3, at most 2 on one node");
 }
 
+TEST(SyncRefusal, MalformedPods) {
+  json pod = SamplePod("t");
+  pod["spec"]["tolerations"] = json::array({"not an object"});
+  EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kShared)).message.rfind("malformed pod: ", 0), 0u);
+  EXPECT_EQ(RefusalOf(json::array(), SampleView(gpu::Tier::kShared)).message, "a pod is a JSON object");
+  pod = SamplePod("t");
+  pod["metadata"].erase("uid");
+  EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kShared)).field, "metadata");
+}
+
 TEST(SyncRefusal, ReleasingReservation) {
   VirtualClusterView view = SampleView(gpu::Tier::kDedicated);
   view.reservation.releasing = true;
