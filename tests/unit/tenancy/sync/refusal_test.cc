@@ -170,6 +170,31 @@ TEST(SyncRefusal, HostPorts) {
   EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kShared)).field, "spec.containers[0].ports[0].hostPort");
 }
 
+TEST(SyncRefusal, UnsafeSysctlsSeccompAndProcMount) {
+  json pod = SamplePod("t");
+  pod["spec"]["securityContext"] = json::parse(R"({"sysctls": [{"name": "net.ipv4.tcp_syncookies", "value": "1"},
+                                                               {"name": "kernel.msgmax", "value": "1"}]})");
+  EXPECT_EQ(
+      RefusalOf(pod, SampleView(gpu::Tier::kShared)),
+      (Refusal{"spec.securityContext.sysctls[1]", "sysctl kernel.msgmax is not safe at Pod Security level baseline"}));
+  pod = SamplePod("t");
+  pod["spec"]["containers"][0]["securityContext"] = json::parse(R"({"seccompProfile": {"type": "Unconfined"}})");
+  EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kShared)).field,
+            "spec.containers[0].securityContext.seccompProfile.type");
+  pod = SamplePod("t");
+  pod["spec"]["containers"][0]["securityContext"] = json::parse(R"({"procMount": "Unmasked"})");
+  EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kShared)).field, "spec.containers[0].securityContext.procMount");
+}
+
+TEST(SyncRefusal, RestrictedVolumeTypes) {
+  json pod = SamplePod("t");
+  MakeRestricted(pod);
+  pod["spec"]["volumes"] = json::parse(R"([{"name": "scratch", "emptyDir": {}},
+                                           {"name": "nfs", "nfs": {"server": "n", "path": "/"}}])");
+  EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kExclusive)),
+            (Refusal{"spec.volumes[1].nfs", "volume type nfs is not allowed at Pod Security level restricted"}));
+}
+
 TEST(SyncRefusal, PrivilegedLevelAllowsThem) {
   json pod = SamplePod("t");
   pod["spec"]["hostNetwork"] = true;
@@ -184,7 +209,7 @@ TEST(SyncRefusal, RestrictedRequirements) {
   EXPECT_EQ(RefusalOf(pod, view), (Refusal{"spec.containers[0].securityContext.runAsNonRoot",
                                            "must be true (or set on the pod) at Pod Security level restricted"}));
   MakeRestricted(pod);
-  pod["spec"]["securityContext"]["seccompProfile"]["type"] = "Unconfined";
+  pod["spec"]["securityContext"].erase("seccompProfile");
   EXPECT_EQ(RefusalOf(pod, view).field, "spec.containers[0].securityContext.seccompProfile.type");
   MakeRestricted(pod);
   pod["spec"]["containers"][0]["securityContext"].erase("allowPrivilegeEscalation");
