@@ -256,10 +256,18 @@ TEST(SyncTierPatch, SharedOnHamiBecomesVgpuResourcesPinnedByUuid) {
   settings.fraction_backend = FractionBackend::kHami;
   settings.scheduler = host::Scheduler::kDefault;
   const HostPod out = Translate(SamplePod("t", "1"), SampleView(gpu::Tier::kShared), settings);
+  // 250 milli of the GPU 1 share (250 milli, 20480 MiB): all of its memory.
   EXPECT_EQ(out.object["spec"]["containers"][0]["resources"]["limits"],
-            json({{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem-percentage", "25"}, {"nvidia.com/gpucores", "25"}}));
+            json({{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "20480"}, {"nvidia.com/gpucores", "25"}}));
   EXPECT_EQ(out.object["metadata"]["annotations"]["nvidia.com/use-gpuuuid"], "GPU-h100-0-1");
   EXPECT_FALSE(out.object["spec"].contains("schedulerName"));
+  EXPECT_EQ(out.assignment.gpu_memory_mib, 20480);
+
+  // A pool that tracks no GPU memory: the memory limit is a percentage.
+  VirtualClusterView untracked = SampleView(gpu::Tier::kShared);
+  for (ReservedShare& share : untracked.reservation.shares) share.gpu_memory_mib = 0;
+  EXPECT_EQ(Translate(SamplePod("t", "1"), untracked, settings).object["spec"]["containers"][0]["resources"]["limits"],
+            json({{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem-percentage", "25"}, {"nvidia.com/gpucores", "25"}}));
 }
 
 TEST(SyncTierPatch, DedicatedPinsWholeGpusOnOneNode) {
