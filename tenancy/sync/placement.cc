@@ -136,19 +136,26 @@ std::variant<PodAssignment, Refusal> PlaceShare(const VirtualClusterView& vclust
       memory.used[{other.node, g}] += other.gpu_memory_mib;
     }
   }
+  // A share holds milli-GPU and (where the pool tracks it) GPU memory in
+  // proportion: what a pod asks of one is charged of the other alike.
   std::optional<Gpu> best;
   int best_milli = 0;
+  std::int64_t best_mib = 0;
   for (const auto& [gpu, held_milli] : milli.held) {
+    const std::int64_t held_mib = memory.held.at(gpu);
     int want = ask.milli_gpu;
+    std::int64_t want_mib = ask.gpu_memory_mib;
     if (ask.gpu_memory_mib > 0) {
-      const std::int64_t held_mib = memory.held.at(gpu);
-      if (held_mib <= 0 || memory.Free(gpu) < ask.gpu_memory_mib) continue;
-      // MiB are charged as the same part of the share's milli-GPU.
+      if (held_mib <= 0) continue;
       want = static_cast<int>((ask.gpu_memory_mib * held_milli + held_mib - 1) / held_mib);
+    } else if (held_mib > 0 && held_milli > 0) {
+      want_mib = (static_cast<std::int64_t>(ask.milli_gpu) * held_mib + held_milli - 1) / held_milli;
     }
-    if (milli.Free(gpu) >= want && (!best || milli.Free(gpu) - want < milli.Free(*best) - best_milli)) {
+    if (milli.Free(gpu) < want || memory.Free(gpu) < want_mib) continue;
+    if (!best || milli.Free(gpu) - want < milli.Free(*best) - best_milli) {
       best = gpu;
       best_milli = want;
+      best_mib = want_mib;
     }
   }
   if (!best) {
@@ -159,7 +166,7 @@ std::variant<PodAssignment, Refusal> PlaceShare(const VirtualClusterView& vclust
   out.node = best->first;
   out.gpus = {best->second};
   out.milli_gpu = best_milli;
-  out.gpu_memory_mib = ask.gpu_memory_mib;
+  out.gpu_memory_mib = best_mib;
   return out;
 }
 
@@ -187,6 +194,9 @@ std::variant<PodAssignment, Refusal> PlaceOnNodes(const VirtualClusterView& vclu
 std::variant<PodAssignment, Refusal> PlaceInReservation(const VirtualClusterView& vcluster, const GpuAsk& ask,
                                                         const std::vector<PodAssignment>& others) {
   if (ask.Empty()) return PodAssignment{};
+  if (vcluster.reservation.releasing) {
+    return Refusal{ask.field, "the virtual cluster's reservation is being released; no GPU pod starts"};
+  }
   switch (vcluster.tier.gpu_sharing) {
     case gpu::Tier::kIsolated: return PlaceMig(vcluster, ask, others);
     case gpu::Tier::kDedicated: return PlaceWholeGpus(vcluster, ask, others);

@@ -16,7 +16,7 @@
 namespace septa::tenancy::sync {
 
 // A CPU-only pod gets an empty assignment. Nodes the view reports not Ready
-// are skipped.
+// are skipped; a releasing reservation places no GPU pod.
 std::variant<PodAssignment, Refusal> PlaceInReservation(const VirtualClusterView& vcluster, const GpuAsk& ask,
                                                         const std::vector<PodAssignment>& others);
 

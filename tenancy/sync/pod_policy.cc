@@ -32,10 +32,29 @@ const json& SecurityContext(const json& object) {
   return it != object.end() && it->is_object() ? *it : kEmpty;
 }
 
+// Pod Security Standards, baseline "Sysctls": the safe set.
+constexpr std::array<std::string_view, 10> kSafeSysctls = {
+    "kernel.shm_rmid_forced",       "net.ipv4.ip_local_port_range", "net.ipv4.ip_unprivileged_port_start",
+    "net.ipv4.tcp_syncookies",      "net.ipv4.ping_group_range",    "net.ipv4.ip_local_reserved_ports",
+    "net.ipv4.tcp_keepalive_time",  "net.ipv4.tcp_fin_timeout",     "net.ipv4.tcp_keepalive_intvl",
+    "net.ipv4.tcp_keepalive_probes"};
+// Restricted "Volume Types".
+constexpr std::array<std::string_view, 8> kRestrictedVolumes = {
+    "configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim", "projected", "secret"};
+
+bool Unconfined(const json& sc) {
+  return sc.contains("seccompProfile") && sc["seccompProfile"].is_object() &&
+         sc["seccompProfile"].value("type", "") == "Unconfined";
+}
+
 std::optional<Refusal> CheckBaselineContainer(const json& c, const std::string& path) {
   const json& sc = SecurityContext(c);
   if (True(sc, "privileged")) {
     return Refusal{path + ".securityContext.privileged", "privileged containers are not allowed"};
+  }
+  if (Unconfined(sc)) return Refusal{path + ".securityContext.seccompProfile.type", "Unconfined is not allowed"};
+  if (sc.contains("procMount") && sc["procMount"] != "Default") {
+    return Refusal{path + ".securityContext.procMount", "only the Default proc mount is allowed"};
   }
   if (sc.contains("capabilities") && sc["capabilities"].contains("add")) {
     for (const json& cap : sc["capabilities"]["add"]) {
@@ -86,6 +105,15 @@ std::optional<Refusal> CheckBaselinePod(const json& spec) {
   for (const char* key : {"hostNetwork", "hostPID", "hostIPC"}) {
     if (True(spec, key)) return Refusal{"spec." + std::string(key), "host namespaces are not allowed"};
   }
+  const json& sc = SecurityContext(spec);
+  if (Unconfined(sc)) return Refusal{"spec.securityContext.seccompProfile.type", "Unconfined is not allowed"};
+  const json sysctls = sc.value("sysctls", json::array());
+  for (std::size_t i = 0; i < sysctls.size(); ++i) {
+    const std::string name = sysctls[i].value("name", "");
+    if (std::find(kSafeSysctls.begin(), kSafeSysctls.end(), name) == kSafeSysctls.end()) {
+      return Refusal{"spec.securityContext.sysctls[" + std::to_string(i) + "]", "sysctl " + name + " is not safe"};
+    }
+  }
   const json volumes = spec.value("volumes", json::array());
   for (std::size_t i = 0; i < volumes.size(); ++i) {
     if (volumes[i].contains("hostPath")) {
@@ -110,6 +138,20 @@ constexpr std::array<std::string_view, 8> kHostKeyPrefixes = {"kai.scheduler/",
 constexpr std::array<std::string_view, 5> kHostKeys = {"gpu-fraction", "gpu-memory", "gpu-fraction-num-devices",
                                                        "pod-group-name", "runai-gpu-group"};
 
+// Restricted, for the pod: only the volume types that need no host access.
+std::optional<Refusal> CheckRestrictedPod(const json& spec) {
+  const json volumes = spec.value("volumes", json::array());
+  for (std::size_t i = 0; i < volumes.size(); ++i) {
+    for (const auto& [type, source] : volumes[i].items()) {
+      if (type == "name") continue;
+      if (std::find(kRestrictedVolumes.begin(), kRestrictedVolumes.end(), type) == kRestrictedVolumes.end()) {
+        return Refusal{"spec.volumes[" + std::to_string(i) + "]." + type, "volume type " + type + " is not allowed"};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 bool IsHostKey(std::string_view key) {
@@ -123,6 +165,7 @@ bool IsHostKey(std::string_view key) {
 std::optional<Refusal> CheckPodSecurity(const json& pod, std::string_view psa_level) {
   if (psa_level == "privileged") return std::nullopt;
   std::optional<Refusal> refusal = CheckBaselinePod(pod.at("spec"));
+  if (!refusal && psa_level == "restricted") refusal = CheckRestrictedPod(pod.at("spec"));
   const json& pod_sc = SecurityContext(pod.at("spec"));
   ForEachContainer(pod.at("spec"), [&](std::string_view list, std::size_t i, const json& c) {
     if (refusal) return;

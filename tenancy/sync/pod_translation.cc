@@ -208,8 +208,10 @@ std::int64_t TokenExpirationSeconds(std::optional<std::int64_t> requested, const
   return seconds;
 }
 
-std::variant<HostPod, Refusal> TranslatePodDown(const SyncSettings& settings, const VirtualClusterView& vcluster,
-                                                const json& virtual_pod, const std::vector<PodAssignment>& others) {
+namespace {
+
+std::variant<HostPod, Refusal> Translate(const SyncSettings& settings, const VirtualClusterView& vcluster,
+                                         const json& virtual_pod, const std::vector<PodAssignment>& others) {
   const json meta = virtual_pod.value("metadata", json::object());
   const std::string name = meta.value("name", "");
   const std::string ns = meta.value("namespace", "");
@@ -248,6 +250,20 @@ std::variant<HostPod, Refusal> TranslatePodDown(const SyncSettings& settings, co
   if (!assignment.node.empty())
     pod["metadata"]["annotations"][std::string(kAssignmentAnnotation)] = AssignmentText(assignment);
   return HostPod{std::move(pod), assignment};
+}
+
+}  // namespace
+
+std::variant<HostPod, Refusal> TranslatePodDown(const SyncSettings& settings, const VirtualClusterView& vcluster,
+                                                const json& virtual_pod, const std::vector<PodAssignment>& others) {
+  if (!virtual_pod.is_object()) return Refusal{"", "a pod is a JSON object"};
+  try {
+    return Translate(settings, vcluster, virtual_pod, others);
+  } catch (const json::exception& e) {
+    // The virtual API server validated the pod; a field of the wrong type
+    // here is refused rather than taking the syncer down.
+    return Refusal{"", std::string("malformed pod: ") + e.what()};
+  }
 }
 
 }  // namespace septa::tenancy::sync

@@ -80,13 +80,14 @@ void PatchShared(json& pod, const SyncSettings& settings, const VirtualClusterVi
     pod["spec"]["schedulerName"] = kKaiScheduler;
     return;
   }
-  // HAMi: one vGPU, its memory (MiB, or a percentage) and compute percentage.
+  // HAMi: one vGPU, its memory (MiB, or a percentage where the reservation
+  // tracks none) and compute percentage.
   Rewrite(resources, kGpu, "", json());  // limits alone: requests of extended resources default to them
   const int percent = (a.milli_gpu + 9) / 10;
   json& limits = resources["limits"];
   limits[kGpu] = "1";
-  if (ask.gpu_memory_mib > 0) {
-    limits["nvidia.com/gpumem"] = std::to_string(ask.gpu_memory_mib);
+  if (a.gpu_memory_mib > 0) {  // asked, or the fraction's part of the share's memory
+    limits["nvidia.com/gpumem"] = std::to_string(a.gpu_memory_mib);
   } else {
     limits["nvidia.com/gpumem-percentage"] = std::to_string(percent);
   }

@@ -68,6 +68,24 @@ TEST(SyncPlacement, SharedFillsBudgetsPerGpu) {
   EXPECT_EQ(refusal.message, "250 milli-GPU requested, the reservation has 0 free of 750");
 }
 
+// Fractions and MiB asks are charged of both budgets of a share alike: a
+// fraction that took the GPU 1 share's memory leaves no room for a MiB ask.
+TEST(SyncPlacement, SharedChargesMemoryAndMilliTogether) {
+  json by_fraction = SamplePod("f", "1");
+  by_fraction["metadata"]["annotations"] = {{"septa.dev/gpu-fraction", "0.2"}};
+  auto first = TranslatePodDown({}, SampleView(gpu::Tier::kShared), by_fraction, {});
+  ASSERT_TRUE(std::holds_alternative<HostPod>(first));
+  const PodAssignment taken = std::get<HostPod>(first).assignment;
+  EXPECT_EQ(taken.gpus, std::vector<int>{1});
+  EXPECT_EQ(taken.gpu_memory_mib, 16384);  // 200 of 250 milli: 4/5 of 20480 MiB
+  json by_memory = SamplePod("m", "1");
+  by_memory["metadata"]["annotations"] = {{"septa.dev/gpu-memory-mib", "8192"}};
+  auto second = TranslatePodDown({}, SampleView(gpu::Tier::kShared), by_memory, {taken});
+  ASSERT_TRUE(std::holds_alternative<HostPod>(second));
+  EXPECT_EQ(std::get<HostPod>(second).assignment.gpus, std::vector<int>{0});  // GPU 1 has 4096 MiB left
+  EXPECT_EQ(std::get<HostPod>(second).assignment.milli_gpu, 100);             // 8192 of GPU 0's 40960 MiB
+}
+
 TEST(SyncPlacement, ExclusiveCountsGpusOfTheNodes) {
   Refusal refusal;
   const std::vector<PodAssignment> placed = Fill(gpu::Tier::kExclusive, "3", &refusal);

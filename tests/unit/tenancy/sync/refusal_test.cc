@@ -28,6 +28,23 @@ TEST(SyncRefusal, FreeButNotOnOneNode) {
             "3 GPUs requested, the reservation has 3 free of 3, at most 2 on one node");
 }
 
+TEST(SyncRefusal, MalformedPods) {
+  json pod = SamplePod("t");
+  pod["spec"]["tolerations"] = json::array({"not an object"});
+  EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kShared)).message.rfind("malformed pod: ", 0), 0u);
+  EXPECT_EQ(RefusalOf(json::array(), SampleView(gpu::Tier::kShared)).message, "a pod is a JSON object");
+  pod = SamplePod("t");
+  pod["metadata"].erase("uid");
+  EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kShared)).field, "metadata");
+}
+
+TEST(SyncRefusal, ReleasingReservation) {
+  VirtualClusterView view = SampleView(gpu::Tier::kDedicated);
+  view.reservation.releasing = true;
+  EXPECT_EQ(RefusalOf(SamplePod("t", "1"), view).message,
+            "the virtual cluster's reservation is being released; no GPU pod starts");
+}
+
 TEST(SyncRefusal, MigOnADedicatedTier) {
   EXPECT_EQ(RefusalOf(SamplePod("t", "1", "nvidia.com/mig-1g.10gb"), SampleView(gpu::Tier::kDedicated)),
             (Refusal{"spec.containers[0].resources.limits[nvidia.com/mig-1g.10gb]",
@@ -104,9 +121,9 @@ TEST(SyncRefusal, HostSchedulerKeys) {
 
 TEST(SyncRefusal, TolerationsOfOtherTenantsNodes) {
   json pod = SamplePod("t");
-  pod["spec"]["tolerations"] = {{{"operator", "Exists"}}};
+  pod["spec"]["tolerations"] = json::parse(R"([{"operator": "Exists"}])");
   EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kShared)).field, "spec.tolerations[0]");
-  pod["spec"]["tolerations"] = {{{"key", "septa.dev/exclusive-tenant"}, {"operator", "Exists"}}};
+  pod["spec"]["tolerations"] = json::parse(R"([{"key": "septa.dev/exclusive-tenant", "operator": "Exists"}])");
   EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kShared)).message, "taints septa.dev/exclusive-tenant are the host's");
 }
 
@@ -127,13 +144,14 @@ TEST(SyncRefusal, HostNamespaces) {
 
 TEST(SyncRefusal, HostPathVolumes) {
   json pod = SamplePod("t");
-  pod["spec"]["volumes"] = {{{"name", "root"}, {"hostPath", {{"path", "/"}}}}};
+  pod["spec"]["volumes"] = json::parse(R"([{"name": "root", "hostPath": {"path": "/"}}])");
   EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kShared)).field, "spec.volumes[0].hostPath");
 }
 
 TEST(SyncRefusal, PrivilegedContainers) {
   json pod = SamplePod("t");
-  pod["spec"]["initContainers"] = {{{"name", "init"}, {"image", "x"}, {"securityContext", {{"privileged", true}}}}};
+  pod["spec"]["initContainers"] =
+      json::parse(R"([{"name": "init", "image": "x", "securityContext": {"privileged": true}}])");
   EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kShared)),
             (Refusal{"spec.initContainers[0].securityContext.privileged",
                      "privileged containers are not allowed at Pod Security level baseline"}));
@@ -148,8 +166,33 @@ TEST(SyncRefusal, CapabilitiesBeyondBaseline) {
 
 TEST(SyncRefusal, HostPorts) {
   json pod = SamplePod("t");
-  pod["spec"]["containers"][0]["ports"] = {{{"containerPort", 80}, {"hostPort", 80}}};
+  pod["spec"]["containers"][0]["ports"] = json::parse(R"([{"containerPort": 80, "hostPort": 80}])");
   EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kShared)).field, "spec.containers[0].ports[0].hostPort");
+}
+
+TEST(SyncRefusal, UnsafeSysctlsSeccompAndProcMount) {
+  json pod = SamplePod("t");
+  pod["spec"]["securityContext"] = json::parse(R"({"sysctls": [{"name": "net.ipv4.tcp_syncookies", "value": "1"},
+                                                               {"name": "kernel.msgmax", "value": "1"}]})");
+  EXPECT_EQ(
+      RefusalOf(pod, SampleView(gpu::Tier::kShared)),
+      (Refusal{"spec.securityContext.sysctls[1]", "sysctl kernel.msgmax is not safe at Pod Security level baseline"}));
+  pod = SamplePod("t");
+  pod["spec"]["containers"][0]["securityContext"] = json::parse(R"({"seccompProfile": {"type": "Unconfined"}})");
+  EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kShared)).field,
+            "spec.containers[0].securityContext.seccompProfile.type");
+  pod = SamplePod("t");
+  pod["spec"]["containers"][0]["securityContext"] = json::parse(R"({"procMount": "Unmasked"})");
+  EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kShared)).field, "spec.containers[0].securityContext.procMount");
+}
+
+TEST(SyncRefusal, RestrictedVolumeTypes) {
+  json pod = SamplePod("t");
+  MakeRestricted(pod);
+  pod["spec"]["volumes"] = json::parse(R"([{"name": "scratch", "emptyDir": {}},
+                                           {"name": "nfs", "nfs": {"server": "n", "path": "/"}}])");
+  EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kExclusive)),
+            (Refusal{"spec.volumes[1].nfs", "volume type nfs is not allowed at Pod Security level restricted"}));
 }
 
 TEST(SyncRefusal, PrivilegedLevelAllowsThem) {
@@ -166,16 +209,16 @@ TEST(SyncRefusal, RestrictedRequirements) {
   EXPECT_EQ(RefusalOf(pod, view), (Refusal{"spec.containers[0].securityContext.runAsNonRoot",
                                            "must be true (or set on the pod) at Pod Security level restricted"}));
   MakeRestricted(pod);
-  pod["spec"]["securityContext"]["seccompProfile"]["type"] = "Unconfined";
+  pod["spec"]["securityContext"].erase("seccompProfile");
   EXPECT_EQ(RefusalOf(pod, view).field, "spec.containers[0].securityContext.seccompProfile.type");
   MakeRestricted(pod);
   pod["spec"]["containers"][0]["securityContext"].erase("allowPrivilegeEscalation");
   EXPECT_EQ(RefusalOf(pod, view).field, "spec.containers[0].securityContext.allowPrivilegeEscalation");
   MakeRestricted(pod);
-  pod["spec"]["containers"][0]["securityContext"]["capabilities"]["drop"] = {"NET_RAW"};
+  pod["spec"]["containers"][0]["securityContext"]["capabilities"]["drop"] = json::array({"NET_RAW"});
   EXPECT_EQ(RefusalOf(pod, view).field, "spec.containers[0].securityContext.capabilities.drop");
   MakeRestricted(pod);
-  pod["spec"]["containers"][0]["securityContext"]["capabilities"]["add"] = {"CHOWN"};
+  pod["spec"]["containers"][0]["securityContext"]["capabilities"]["add"] = json::array({"CHOWN"});
   EXPECT_EQ(RefusalOf(pod, view).message, "only NET_BIND_SERVICE may be added at Pod Security level restricted");
 }
 

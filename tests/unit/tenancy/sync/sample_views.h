@@ -79,7 +79,8 @@ inline nlohmann::json SamplePod(const std::string& name, const std::string& gpu 
 inline void MakeRestricted(nlohmann::json& pod) {
   pod["spec"]["securityContext"] = {{"runAsNonRoot", true}, {"seccompProfile", {{"type", "RuntimeDefault"}}}};
   for (auto& c : pod["spec"]["containers"]) {
-    c["securityContext"] = {{"allowPrivilegeEscalation", false}, {"capabilities", {{"drop", {"ALL"}}}}};
+    c["securityContext"] = {{"allowPrivilegeEscalation", false},
+                            {"capabilities", {{"drop", nlohmann::json::array({"ALL"})}}}};
   }
 }
 

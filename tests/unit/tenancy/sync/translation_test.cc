@@ -61,20 +61,19 @@ TEST(SyncTranslate, MetadataNamesBookkeepingAndCopiedKeys) {
 
 TEST(SyncTranslate, ReferencesAreRenamed) {
   json pod = SamplePod("web");
-  pod["spec"]["volumes"] = {
-      {{"name", "cfg"}, {"configMap", {{"name", "settings"}}}},
-      {{"name", "sec"}, {"secret", {{"secretName", "creds"}}}},
-      {{"name", "data"}, {"persistentVolumeClaim", {{"claimName", "data"}}}},
-      {{"name", "proj"},
-       {"projected", {{"sources", {{{"configMap", {{"name", "a"}}}}, {{"secret", {{"name", "b"}}}}}}}}},
-      {{"name", "csi"}, {"csi", {{"driver", "x"}, {"nodePublishSecretRef", {{"name", "csi-sec"}}}}}},
-      {{"name", "rbd"}, {"rbd", {{"image", "i"}, {"secretRef", {{"name", "rbd-sec"}}}}}},
-      {{"name", "scratch"}, {"ephemeral", {{"volumeClaimTemplate", json::object()}}}}};
-  pod["spec"]["imagePullSecrets"] = {{{"name", "pull"}}};
-  pod["spec"]["containers"][0]["envFrom"] = {{{"configMapRef", {{"name", "env-cm"}}}},
-                                             {{"secretRef", {{"name", "env-sec"}}}}};
-  pod["spec"]["containers"][0]["env"] = {
-      {{"name", "K"}, {"valueFrom", {{"secretKeyRef", {{"name", "one"}, {"key", "k"}}}}}}};
+  pod["spec"]["volumes"] = json::parse(R"([
+      {"name": "cfg", "configMap": {"name": "settings"}},
+      {"name": "sec", "secret": {"secretName": "creds"}},
+      {"name": "data", "persistentVolumeClaim": {"claimName": "data"}},
+      {"name": "proj", "projected": {"sources": [{"configMap": {"name": "a"}}, {"secret": {"name": "b"}}]}},
+      {"name": "csi", "csi": {"driver": "x", "nodePublishSecretRef": {"name": "csi-sec"}}},
+      {"name": "rbd", "rbd": {"image": "i", "secretRef": {"name": "rbd-sec"}}},
+      {"name": "scratch", "ephemeral": {"volumeClaimTemplate": {}}}])");
+  pod["spec"]["imagePullSecrets"] = json::parse(R"([{"name": "pull"}])");
+  pod["spec"]["containers"][0]["envFrom"] =
+      json::parse(R"([{"configMapRef": {"name": "env-cm"}}, {"secretRef": {"name": "env-sec"}}])");
+  pod["spec"]["containers"][0]["env"] =
+      json::parse(R"([{"name": "K", "valueFrom": {"secretKeyRef": {"name": "one", "key": "k"}}}])");
   const json spec = Translate(pod, SampleView(gpu::Tier::kShared)).object["spec"];
   EXPECT_EQ(spec["volumes"][0]["configMap"]["name"], "settings-x-team-x-train");
   EXPECT_EQ(spec["volumes"][1]["secret"]["secretName"], "creds-x-team-x-train");
@@ -98,11 +97,9 @@ TEST(SyncTranslate, DownwardApiReadsTheVirtualValues) {
       {{"name", "NAME"}, {"valueFrom", {{"fieldRef", {{"fieldPath", "metadata.name"}}}}}},
       {{"name", "SA"}, {"valueFrom", {{"fieldRef", {{"fieldPath", "spec.serviceAccountName"}}}}}},
       {{"name", "IP"}, {"valueFrom", {{"fieldRef", {{"fieldPath", "status.podIP"}}}}}}};
-  pod["spec"]["volumes"] = {{{"name", "info"},
-                             {"downwardAPI",
-                              {{"items",
-                                {{{"path", "labels"}, {"fieldRef", {{"fieldPath", "metadata.labels"}}}},
-                                 {{"path", "uid"}, {"fieldRef", {{"fieldPath", "metadata.uid"}}}}}}}}}};
+  pod["spec"]["volumes"] = json::parse(R"([{"name": "info", "downwardAPI": {"items": [
+      {"path": "labels", "fieldRef": {"fieldPath": "metadata.labels"}},
+      {"path": "uid", "fieldRef": {"fieldPath": "metadata.uid"}}]}}])");
   const json spec = Translate(pod, SampleView(gpu::Tier::kShared)).object["spec"];
   const json& c = spec["containers"][0];
   EXPECT_EQ(Env(c, "NAME")["valueFrom"]["fieldRef"]["fieldPath"], "metadata.annotations['septa.dev/object-name']");
@@ -134,16 +131,14 @@ TEST(SyncTranslate, ServiceAccountTokenIsMountedFromTheSyncersSecret) {
 
 TEST(SyncTranslate, TokenProjectionReadsTheSecretAndItsExpirationIsCapped) {
   json pod = SamplePod("web");
-  pod["spec"]["volumes"] = {{{"name", "kube-api-access-abcde"},
-                             {"projected",
-                              {{"sources",
-                                {{{"serviceAccountToken", {{"expirationSeconds", 7200}, {"path", "token"}}}},
-                                 {{"configMap", {{"name", "kube-root-ca.crt"}}}}}}}}}};
+  pod["spec"]["volumes"] = json::parse(R"([{"name": "kube-api-access-abcde", "projected": {"sources": [
+      {"serviceAccountToken": {"expirationSeconds": 7200, "path": "token"}},
+      {"configMap": {"name": "kube-root-ca.crt"}}]}}])");
   const json spec = Translate(pod, SampleView(gpu::Tier::kShared)).object["spec"];
   ASSERT_EQ(spec["volumes"].size(), 1u);
   EXPECT_EQ(
       spec["volumes"][0]["projected"]["sources"][0],
-      json({{"secret", {{"name", "septa-sa-token-uid-web"}, {"items", {{{"key", "token"}, {"path", "token"}}}}}}}));
+      json::parse(R"({"secret": {"name": "septa-sa-token-uid-web", "items": [{"key": "token", "path": "token"}]}})"));
   EXPECT_EQ(spec["volumes"][0]["projected"]["sources"][1]["configMap"]["name"], "kube-root-ca.crt-x-team-x-train");
   EXPECT_EQ(RequestedTokenExpiration(pod), 7200);
   TrustTier tier;
@@ -159,7 +154,7 @@ TEST(SyncTranslate, TokenProjectionReadsTheSecretAndItsExpirationIsCapped) {
 
 TEST(SyncTranslate, ApiServerDiscoveryPointsAtTheVirtualApi) {
   json pod = SamplePod("web");
-  pod["spec"]["containers"][0]["env"] = {{{"name", "KUBERNETES_SERVICE_HOST"}, {"value", "mine"}}};
+  pod["spec"]["containers"][0]["env"] = json::parse(R"([{"name": "KUBERNETES_SERVICE_HOST", "value": "mine"}])");
   SyncSettings settings;
   settings.virtual_api_host = "10.0.0.7";
   settings.virtual_api_port = 443;
@@ -179,9 +174,8 @@ TEST(SyncTranslate, ApiServerDiscoveryPointsAtTheVirtualApi) {
 
 TEST(SyncTranslate, DnsIsRewrittenForClusterFirstOnly) {
   json pod = SamplePod("web");
-  pod["spec"]["dnsConfig"] = {{"nameservers", {"1.1.1.1"}},
-                              {"searches", {"corp.example"}},
-                              {"options", {{{"name", "timeout"}, {"value", "2"}}}}};
+  pod["spec"]["dnsConfig"] = json::parse(R"({"nameservers": ["1.1.1.1"], "searches": ["corp.example"],
+                                             "options": [{"name": "timeout", "value": "2"}]})");
   SyncSettings settings;
   settings.dns_nameserver = "10.96.0.53";
   const json spec = Translate(pod, SampleView(gpu::Tier::kShared), settings).object["spec"];
@@ -190,7 +184,7 @@ TEST(SyncTranslate, DnsIsRewrittenForClusterFirstOnly) {
   EXPECT_EQ(spec["dnsConfig"]["searches"],
             json({"team.svc.cluster.local", "svc.cluster.local", "cluster.local", "corp.example"}));
   EXPECT_EQ(spec["dnsConfig"]["options"],
-            json({{{"name", "ndots"}, {"value", "5"}}, {{"name", "timeout"}, {"value", "2"}}}));
+            json::parse(R"([{"name": "ndots", "value": "5"}, {"name": "timeout", "value": "2"}])"));
 
   pod["spec"]["dnsPolicy"] = "Default";
   EXPECT_EQ(Translate(pod, SampleView(gpu::Tier::kShared), settings).object["spec"]["dnsPolicy"], "Default");
@@ -262,10 +256,18 @@ TEST(SyncTierPatch, SharedOnHamiBecomesVgpuResourcesPinnedByUuid) {
   settings.fraction_backend = FractionBackend::kHami;
   settings.scheduler = host::Scheduler::kDefault;
   const HostPod out = Translate(SamplePod("t", "1"), SampleView(gpu::Tier::kShared), settings);
+  // 250 milli of the GPU 1 share (250 milli, 20480 MiB): all of its memory.
   EXPECT_EQ(out.object["spec"]["containers"][0]["resources"]["limits"],
-            json({{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem-percentage", "25"}, {"nvidia.com/gpucores", "25"}}));
+            json({{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "20480"}, {"nvidia.com/gpucores", "25"}}));
   EXPECT_EQ(out.object["metadata"]["annotations"]["nvidia.com/use-gpuuuid"], "GPU-h100-0-1");
   EXPECT_FALSE(out.object["spec"].contains("schedulerName"));
+  EXPECT_EQ(out.assignment.gpu_memory_mib, 20480);
+
+  // A pool that tracks no GPU memory: the memory limit is a percentage.
+  VirtualClusterView untracked = SampleView(gpu::Tier::kShared);
+  for (ReservedShare& share : untracked.reservation.shares) share.gpu_memory_mib = 0;
+  EXPECT_EQ(Translate(SamplePod("t", "1"), untracked, settings).object["spec"]["containers"][0]["resources"]["limits"],
+            json({{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem-percentage", "25"}, {"nvidia.com/gpucores", "25"}}));
 }
 
 TEST(SyncTierPatch, DedicatedPinsWholeGpusOnOneNode) {
