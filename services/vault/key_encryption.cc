@@ -29,17 +29,23 @@ using CipherCtx = std::unique_ptr<EVP_CIPHER_CTX, CipherCtxFree>;
 const unsigned char* Bytes(std::string_view s) { return reinterpret_cast<const unsigned char*>(s.data()); }
 unsigned char* Bytes(std::string& s) { return reinterpret_cast<unsigned char*>(s.data()); }
 
-// Writes a new KEK to `path` with O_EXCL, mode 0600 from the first byte.
+// Writes a new KEK to `path`: into a 0600 temporary file first, then
+// link(2)ed into place, which fails when the path exists, so two septads
+// starting at once never see a half-written key or write two.
 Status CreateKekFile(std::string_view field, const std::filesystem::path& path, const std::string& secret) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    if (errno == EEXIST) return Status::Ok();  // another septad created it first: read theirs
-    return InvalidField(std::string(field), "cannot create " + path.string() + ": " + std::strerror(errno));
-  }
+  const std::string tmp = path.string() + ".new." + std::to_string(::getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return InvalidField(std::string(field), "cannot create " + tmp + ": " + std::strerror(errno));
   const std::string line = base::Base64Encode(secret) + "\n";
   const bool written = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) && ::fsync(fd) == 0;
   ::close(fd);
-  if (!written) return InvalidField(std::string(field), "cannot write " + path.string() + ": " + std::strerror(errno));
+  const int linked = written ? ::link(tmp.c_str(), path.c_str()) : -1;
+  const int error = errno;
+  ::unlink(tmp.c_str());
+  if (!written) return InvalidField(std::string(field), "cannot write " + tmp + ": " + std::strerror(error));
+  if (linked != 0 && error != EEXIST) {  // EEXIST: another septad made it first; read theirs
+    return InvalidField(std::string(field), "cannot create " + path.string() + ": " + std::strerror(error));
+  }
   return Status::Ok();
 }
 
@@ -112,8 +118,9 @@ Result<std::string> KeyRing::Unwrap(std::string_view wrapped, std::string_view a
                                 : previous_ && id == previous_->id ? &*previous_
                                                                    : nullptr;
   if (kek == nullptr) {
-    return FailedPrecondition("a CA key is wrapped under key-encryption key " + std::string(id) +
-                              ", which is neither kek_file's nor kek_previous_file's");
+    return FailedPrecondition(
+        "a CA key is wrapped under key-encryption key " + std::string(id) +
+        ", which is neither kek_file's nor kek_previous_file's (replicas on one database share one kek_file)");
   }
   auto sealed = base::Base64Decode(rest.substr(colon + 1));
   if (!sealed || sealed->size() < kNonceBytes + kTagBytes) {
