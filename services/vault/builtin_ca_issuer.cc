@@ -7,6 +7,7 @@
 #include <openssl/x509v3.h>
 
 #include <algorithm>
+#include <cctype>
 #include <memory>
 
 namespace septa::vault {
