@@ -42,6 +42,8 @@
 #include "services/store/pg_virtual_object_store.h"
 #include "services/store/postgres_supervisor.h"
 #include "services/store/replica_lock.h"
+#include "services/vault/key_encryption.h"
+#include "services/vault/sealed_object_store.h"
 #include "services/vcp/simulated_control_planes.h"
 
 namespace septa::app {
@@ -156,8 +158,10 @@ struct SeptadApp::Impl {
   std::unique_ptr<store::ReplicaLock> replica_lock;
   std::unique_ptr<store::PgLeaseStore> leases;
   std::unique_ptr<store::PgVirtualObjectStore> virtual_objects;
-  std::unique_ptr<vcp::SimulatedControlPlanes> control_planes;     // control_plane: simulated
-  std::unique_ptr<hostcp::HostControlPlanes> host_control_planes;  // control_plane: host
+  std::unique_ptr<vault::KeyRing> ca_keys;                          // kek_file (+ kek_previous_file)
+  std::unique_ptr<vault::SealedVirtualObjectStore> sealed_objects;  // virtual_objects, CA keys wrapped
+  std::unique_ptr<vcp::SimulatedControlPlanes> control_planes;      // control_plane: simulated
+  std::unique_ptr<hostcp::HostControlPlanes> host_control_planes;   // control_plane: host
   std::unique_ptr<store::NotificationListener>
       virtual_object_changes;  // NOTIFY septa_virtual_objects -> control_planes
   std::unique_ptr<reconcile::ShardLeases> inventory_shards;
@@ -181,6 +185,7 @@ struct SeptadApp::Impl {
   Status LockReplicaId();
   Status StartSimulatedCluster();
   Status StartControlPlanes();
+  Status SealCaKeys();
   Status ConnectHostCluster();
   Status StartInventory();
   Status StartProvisioner();
@@ -286,20 +291,21 @@ Status SeptadApp::Impl::LockReplicaId() {
 Status SeptadApp::Impl::StartControlPlanes() {
   virtual_objects = std::make_unique<store::PgVirtualObjectStore>(store::PgVirtualObjectStoreOptions{
       .database_url = database_url, .pool_size = 4, .statement_timeout = config.db_statement_timeout});
+  SEPTA_RETURN_IF_ERROR(SealCaKeys());
   if (config.control_plane == "host") {
     hostcp::HostControlPlanesOptions options;
     options.config.database_sslmode = config.control_plane_database_sslmode;
     options.database_admin_url = database_url;
     options.database_address = config.control_plane_database_address;
     SEPTA_RETURN_IF_ERROR(hostcp::ValidateHostControlPlanesOptions(options));
-    host_control_planes = std::make_unique<hostcp::HostControlPlanes>(*host_cluster, *virtual_objects, options);
+    host_control_planes = std::make_unique<hostcp::HostControlPlanes>(*host_cluster, *sealed_objects, options);
     spdlog::info("virtual control planes: on the host cluster, kine's databases reached at {}",
                  config.control_plane_database_address);
     return Status::Ok();
   }
   auto [host, port] = HostPort(config.vcluster_addr);
   control_planes = std::make_unique<vcp::SimulatedControlPlanes>(
-      *virtual_objects,
+      *sealed_objects,
       vcp::SimulatedControlPlanesOptions{.host = host, .port = port, .idle_after = config.vcluster_idle_after});
   if (Status st = control_planes->Start(); !st.ok())
     return Status(st.code(), "vcluster_addr " + config.vcluster_addr + ": " + st.message());
@@ -312,6 +318,29 @@ Status SeptadApp::Impl::StartControlPlanes() {
         if (slash != std::string::npos) planes->Changed(key.substr(0, slash), key.substr(slash + 1));
       },
       [planes = control_planes.get()] { planes->ChangedAll(); });
+  return Status::Ok();
+}
+
+// The CA keys at rest: the KEK (kek_file, or data_dir/kek made on first
+// start), the sealed store every user of CA keys goes through, and the pass
+// that wraps keys still in clear or under kek_previous_file's KEK.
+Status SeptadApp::Impl::SealCaKeys() {
+  const bool default_path = config.kek_file.empty();
+  const fs::path path = default_path ? fs::path(config.data_dir) / "kek" : fs::path(config.kek_file);
+  auto current = vault::LoadKek("kek_file", path, random, default_path);
+  SEPTA_RETURN_IF_ERROR(current);
+  std::optional<vault::KeyEncryptionKey> previous;
+  if (!config.kek_previous_file.empty()) {
+    auto loaded = vault::LoadKek("kek_previous_file", config.kek_previous_file, random, false);
+    SEPTA_RETURN_IF_ERROR(loaded);
+    previous = *std::move(loaded);
+  }
+  ca_keys = std::make_unique<vault::KeyRing>(*std::move(current), std::move(previous));
+  sealed_objects = std::make_unique<vault::SealedVirtualObjectStore>(*virtual_objects, *ca_keys, random);
+  auto report = vault::RewrapStoredKeys(*virtual_objects, *ca_keys, random);
+  if (!report.ok()) return Status(report.status().code(), "CA keys at rest: " + report.status().message());
+  spdlog::info("CA keys at rest under key-encryption key {}: {} wrapped now, {} already", ca_keys->current().id,
+               report->rewrapped, report->current);
   return Status::Ok();
 }
 
@@ -554,6 +583,7 @@ void SeptadApp::Shutdown(std::chrono::milliseconds grace) {
   impl_->virtual_object_changes.reset();
   impl_->control_planes.reset();  // before the store its writes go to
   impl_->host_control_planes.reset();
+  impl_->sealed_objects.reset();
   impl_->virtual_objects.reset();
   if (impl_->kubesim) impl_->kubesim->Stop();
   impl_->store.reset();

@@ -123,6 +123,12 @@ const std::vector<KeyDef>& Defs() {
       {{"tls_cert_file", "PEM certificate chain: REST serves HTTPS and gRPC TLS (with tls_key_file)"},
        StringKey(&Config::tls_cert_file)},
       {{"tls_key_file", "PEM private key of tls_cert_file"}, StringKey(&Config::tls_key_file)},
+      {{"kek_file",
+        "key-encryption key of the virtual clusters' CA keys (mode 0600); empty: data_dir/kek, created on first "
+        "start"},
+       StringKey(&Config::kek_file)},
+      {{"kek_previous_file", "the key-encryption key being rotated away from: CA keys under it are re-wrapped"},
+       StringKey(&Config::kek_previous_file)},
       {{"log_level", "trace, debug, info, warn or error"},
        [](Config& c, const std::string& v, const std::string& where) {
          SEPTA_RETURN_IF_ERROR(OneOf(v, where, {"trace", "debug", "info", "warn", "error"}));

@@ -28,6 +28,12 @@ struct Config {
   // then intermediates). Neither: plaintext, meant for loopback.
   std::string tls_cert_file;
   std::string tls_key_file;
+  // The key-encryption key of the virtual clusters' CA keys (services/vault/
+  // key_encryption.h). Empty: data_dir/kek, created 0600 on first start.
+  std::string kek_file;
+  // The KEK before a rotation: keys wrapped under it are read and re-wrapped
+  // under kek_file's at start. Empty: no rotation under way.
+  std::string kek_previous_file;
   std::string log_level = "info";   // trace debug info warn error
   std::string log_format = "text";  // text | json
   std::string migrations_dir;       // empty: the migrations built into the binary

@@ -36,7 +36,9 @@ struct VirtualClusterKey {
 // One virtual cluster's control plane as stored.
 struct StoredControlPlane {
   std::string ca_certificate;  // PEM
-  std::string ca_private_key;  // PEM; in clear until the credentials issue encrypts it
+  // PEM, or as stored: wrapped under the key-encryption key by
+  // vault::SealedVirtualObjectStore (clear only in rows from before it).
+  std::string ca_private_key;
   // The highest resource version ever given out, deletes included: a
   // reloaded control plane continues after it.
   std::uint64_t resource_version = 0;
@@ -89,6 +91,15 @@ class VirtualObjectStore {
     std::string ca_certificate, ca_private_key;
   };
   virtual Result<ListenerCertificate> ListenerCa(const ListenerCertificate& created) = 0;
+
+  // Replaces a stored CA private key (re-wrapping it) if it is still
+  // `expected`: kAborted when it is another, kNotFound without the row.
+  virtual Status ReplaceCaPrivateKey(const VirtualClusterKey& key, const std::string& expected,
+                                     const std::string& replacement) = 0;
+  // The stored listener CA, nullopt before one was stored; and its key's
+  // replacement, as ReplaceCaPrivateKey.
+  virtual Result<std::optional<ListenerCertificate>> StoredListenerCa() = 0;
+  virtual Status ReplaceListenerCaPrivateKey(const std::string& expected, const std::string& replacement) = 0;
 };
 
 }  // namespace septa::core

@@ -43,6 +43,11 @@ void PrepareVirtualObjectStatements(pqxx::connection& c) {
             "INSERT INTO virtual_control_plane_listener (ca_certificate, ca_private_key) VALUES ($1, $2) "
             "ON CONFLICT DO NOTHING");
   c.prepare("vcp_listener_get", "SELECT ca_certificate, ca_private_key FROM virtual_control_plane_listener");
+  c.prepare("vcp_listener_replace_key",
+            "UPDATE virtual_control_plane_listener SET ca_private_key = $2 WHERE ca_private_key = $1 RETURNING 1");
+  c.prepare("vcp_replace_ca_key",
+            "UPDATE virtual_control_planes SET ca_private_key = $4 "
+            "WHERE tenant = $1 AND vcluster = $2 AND ca_private_key = $3 RETURNING 1");
 }
 
 // Runs `work` in one transaction, once more on a fresh connection when the
@@ -201,6 +206,41 @@ Result<core::VirtualObjectStore::ListenerCertificate> PgVirtualObjectStore::List
     auto rows = tx.exec_prepared("vcp_listener_get");
     return ListenerCertificate{rows[0][0].as<std::string>(), rows[0][1].as<std::string>()};
   });
+}
+
+Status PgVirtualObjectStore::ReplaceCaPrivateKey(const core::VirtualClusterKey& key, const std::string& expected,
+                                                 const std::string& replacement) {
+  return InTransaction<bool>(
+             *pool_,
+             [&](pqxx::work& tx) -> Result<bool> {
+               if (!tx.exec_prepared("vcp_replace_ca_key", key.tenant, key.vcluster, expected, replacement).empty())
+                 return true;
+               if (tx.exec_prepared("vcp_version", key.tenant, key.vcluster).empty()) return ControlPlaneGone(key);
+               return Aborted("the CA key of virtual control plane " + key.tenant + "/" + key.vcluster +
+                              " was replaced meanwhile");
+             })
+      .status();
+}
+
+Result<std::optional<core::VirtualObjectStore::ListenerCertificate>> PgVirtualObjectStore::StoredListenerCa() {
+  using Out = std::optional<ListenerCertificate>;
+  return InTransaction<Out>(*pool_, [&](pqxx::work& tx) -> Result<Out> {
+    auto rows = tx.exec_prepared("vcp_listener_get");
+    if (rows.empty()) return Out();
+    return Out(ListenerCertificate{rows[0][0].as<std::string>(), rows[0][1].as<std::string>()});
+  });
+}
+
+Status PgVirtualObjectStore::ReplaceListenerCaPrivateKey(const std::string& expected, const std::string& replacement) {
+  return InTransaction<bool>(*pool_,
+                             [&](pqxx::work& tx) -> Result<bool> {
+                               if (!tx.exec_prepared("vcp_listener_replace_key", expected, replacement).empty())
+                                 return true;
+                               if (tx.exec_prepared("vcp_listener_get").empty())
+                                 return NotFound("the virtual control planes' listener has no CA");
+                               return Aborted("the listener CA key was replaced meanwhile");
+                             })
+      .status();
 }
 
 }  // namespace septa::store

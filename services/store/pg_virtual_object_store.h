@@ -41,6 +41,10 @@ class PgVirtualObjectStore final : public core::VirtualObjectStore {
   Status AddTokenDigest(const core::VirtualClusterKey& key, const std::string& sha256_hex) override;
   Result<std::vector<std::string>> TokenDigests(const core::VirtualClusterKey& key) override;
   Result<ListenerCertificate> ListenerCa(const ListenerCertificate& created) override;
+  Status ReplaceCaPrivateKey(const core::VirtualClusterKey& key, const std::string& expected,
+                             const std::string& replacement) override;
+  Result<std::optional<ListenerCertificate>> StoredListenerCa() override;
+  Status ReplaceListenerCaPrivateKey(const std::string& expected, const std::string& replacement) override;
 
  private:
   std::unique_ptr<ConnectionPool> pool_;

@@ -3,11 +3,45 @@
 #include <boost/beast/http/field.hpp>
 
 #include "services/core/crypto.h"
+#include "services/core/vcluster_roles.h"
 #include "services/kubesim/api_error.h"
 
 namespace septa::vcp {
 
 namespace bhttp = boost::beast::http;
+
+namespace {
+
+// The groups tenant credentials carry (core::kVclusterRoles) bound to their
+// built-in ClusterRoles, created where missing at every load as SeedCluster's
+// objects are. A tenant admin may edit or delete them inside the virtual
+// cluster; the next load restores a deleted one. Named "septa-<role>":
+// Kubernetes would take the group's own name ("system:..." bindings exist),
+// kubesim refuses a colon in any name.
+Status SeedRoleBindings(kubesim::ApiServer& api) {
+  for (const auto& role : core::kVclusterRoles) {
+    const std::string group(role.group);
+    nlohmann::json binding = {
+        {"apiVersion", "rbac.authorization.k8s.io/v1"},
+        {"kind", "ClusterRoleBinding"},
+        {"metadata",
+         {{"name", "septa-" + std::string(role.name)}, {"labels", {{"app.kubernetes.io/managed-by", "septa"}}}}},
+        {"roleRef",
+         {{"apiGroup", "rbac.authorization.k8s.io"},
+          {"kind", "ClusterRole"},
+          {"name", std::string(role.cluster_role)}}},
+        {"subjects",
+         nlohmann::json::array({{{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "Group"}, {"name", group}}})}};
+    auto created = api.CreateObject("rbac.authorization.k8s.io", "clusterrolebindings", std::move(binding));
+    if (kubesim::IsError(created) && std::get<kubesim::ApiError>(created).code != 409) {
+      return Unavailable("seeding the virtual cluster's role bindings: " +
+                         std::get<kubesim::ApiError>(created).message);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
 
 // Writes every storage change through to the VirtualObjectStore before it
 // is applied (Storage calls it under its write lock), as a compare-and-set
@@ -99,6 +133,7 @@ Result<std::unique_ptr<VirtualControlPlane>> VirtualControlPlane::Load(const cor
   plane->workloads_ = std::make_unique<kubesim::WorkloadControllers>(plane->cluster_, *plane->api_);
   plane->token_digests_.insert(tokens->begin(), tokens->end());
   SEPTA_RETURN_IF_ERROR(kubesim::SeedCluster(*plane->api_));
+  SEPTA_RETURN_IF_ERROR(SeedRoleBindings(*plane->api_));
   return plane;
 }
 

@@ -109,4 +109,31 @@ Result<core::VirtualObjectStore::ListenerCertificate> FakeVirtualObjectStore::Li
   return *listener_;
 }
 
+Status FakeVirtualObjectStore::ReplaceCaPrivateKey(const core::VirtualClusterKey& key, const std::string& expected,
+                                                   const std::string& replacement) {
+  std::lock_guard lock(mu_);
+  auto it = planes_.find(key);
+  if (it == planes_.end()) return Gone(key);
+  if (it->second.stored.ca_private_key != expected) {
+    return Aborted("the CA key of virtual control plane " + key.tenant + "/" + key.vcluster +
+                   " was replaced meanwhile");
+  }
+  it->second.stored.ca_private_key = replacement;
+  return Status::Ok();
+}
+
+Result<std::optional<core::VirtualObjectStore::ListenerCertificate>> FakeVirtualObjectStore::StoredListenerCa() {
+  std::lock_guard lock(mu_);
+  return listener_;
+}
+
+Status FakeVirtualObjectStore::ReplaceListenerCaPrivateKey(const std::string& expected,
+                                                           const std::string& replacement) {
+  std::lock_guard lock(mu_);
+  if (!listener_) return NotFound("the virtual control planes' listener has no CA");
+  if (listener_->ca_private_key != expected) return Aborted("the listener CA key was replaced meanwhile");
+  listener_->ca_private_key = replacement;
+  return Status::Ok();
+}
+
 }  // namespace septa::test

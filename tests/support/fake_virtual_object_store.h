@@ -29,6 +29,10 @@ class FakeVirtualObjectStore final : public core::VirtualObjectStore {
   Status AddTokenDigest(const core::VirtualClusterKey& key, const std::string& sha256_hex) override;
   Result<std::vector<std::string>> TokenDigests(const core::VirtualClusterKey& key) override;
   Result<ListenerCertificate> ListenerCa(const ListenerCertificate& created) override;
+  Status ReplaceCaPrivateKey(const core::VirtualClusterKey& key, const std::string& expected,
+                             const std::string& replacement) override;
+  Result<std::optional<ListenerCertificate>> StoredListenerCa() override;
+  Status ReplaceListenerCaPrivateKey(const std::string& expected, const std::string& replacement) override;
 
   std::atomic<bool> fail_writes{false};
 

@@ -179,6 +179,16 @@ class CountingObjectStore final : public core::VirtualObjectStore {
   Result<ListenerCertificate> ListenerCa(const ListenerCertificate& created) override {
     return inner_.ListenerCa(created);
   }
+  Status ReplaceCaPrivateKey(const core::VirtualClusterKey& key, const std::string& expected,
+                             const std::string& replacement) override {
+    ++writes_;
+    return inner_.ReplaceCaPrivateKey(key, expected, replacement);
+  }
+  Result<std::optional<ListenerCertificate>> StoredListenerCa() override { return inner_.StoredListenerCa(); }
+  Status ReplaceListenerCaPrivateKey(const std::string& expected, const std::string& replacement) override {
+    ++writes_;
+    return inner_.ReplaceListenerCaPrivateKey(expected, replacement);
+  }
 
  private:
   core::VirtualObjectStore& inner_;

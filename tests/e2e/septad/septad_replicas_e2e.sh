@@ -43,6 +43,8 @@ start_replica() {
   local name=$1 log=$dir/$1.log begun line port
   mkdir -p "$dir/$name"
   [[ -f $dir/admin.token ]] && cp "$dir/admin.token" "$dir/$name/admin.token"
+  # Replicas share one key-encryption key for the CA keys at rest (kek_file).
+  [[ -f $dir/kek ]] && cp -p "$dir/kek" "$dir/$name/kek"
   begun=$(now_ms)
   "$septad" --data-dir "$dir/$name" --database-url "$db_url" --kubeconfig "$dir/host.kubeconfig" \
     --http-addr 127.0.0.1:0 --grpc-addr 127.0.0.1:0 --vcluster-addr 127.0.0.1:0 >"$log" 2>&1 &
@@ -57,6 +59,7 @@ start_replica() {
   [[ $port =~ ^[0-9]+$ ]] || fail "no REST port in: $line"
   printf -v "${name}_port" %s "$port"
   [[ -f $dir/admin.token ]] || cp "$dir/$name/admin.token" "$dir/admin.token"
+  [[ -f $dir/kek ]] || cp -p "$dir/$name/kek" "$dir/kek"
 }
 
 api() {  # port method path [body]: the HTTP status

@@ -318,6 +318,7 @@ TEST_F(TwoReplicasTest, ARevocationOnOneReplicaLocksTheTokenOutOfTheOther) {
   ASSERT_NE(::mkdtemp(dir.data()), nullptr);
   config::Config config;
   config.data_dir = dir;
+  config.kek_file = (std::filesystem::path(data_dir_) / "kek").string();  // replicas share the CA keys' KEK
   config.database_url = db_->url();
   config.http_addr = "127.0.0.1:0";
   config.grpc_addr = "127.0.0.1:0";

@@ -108,6 +108,48 @@ TEST_F(SeptadStartTest, SeptadServesVirtualControlPlanesFromItsDatabase) {
   EXPECT_TRUE(std::any_of(stored->begin(), stored->end(), [](const auto& o) { return o.name == "kept"; }));
 }
 
+// The CA keys are stored wrapped under data_dir/kek (made 0600 on first
+// start); a start with a new kek_file and the old one as kek_previous_file
+// re-wraps them, and a start with neither key that wrapped them fails.
+TEST_F(SeptadStartTest, CaKeysAreStoredWrappedAndAStartRotatesTheirKek) {
+  config_.provisioner = false;
+  const std::string old_kek = (fs::path(data_dir_) / "kek").string();
+  std::string wrapped;
+  store::PgVirtualObjectStore rows({.database_url = db_->url()});
+  {
+    auto app = app::SeptadApp::Start(config_);
+    ASSERT_TRUE(app.ok()) << app.status().ToString();
+    ASSERT_TRUE((*app)->control_planes().Ensure("acme", "dev").ok());
+    struct stat st {};
+    ASSERT_EQ(::stat(old_kek.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+    wrapped = (*rows.GetControlPlane({"acme", "dev"}))->ca_private_key;
+    EXPECT_EQ(wrapped.rfind("kek1:", 0), 0u) << wrapped.substr(0, 20);
+    EXPECT_EQ((*rows.StoredListenerCa())->ca_private_key.rfind("kek1:", 0), 0u);
+  }
+  const std::string new_kek = Write("kek.new", "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=\n");  // 32 bytes
+  fs::permissions(new_kek, fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace);
+  config::Config rotated = config_;
+  rotated.kek_file = new_kek;
+  {
+    auto refused = app::SeptadApp::Start(rotated);  // the old KEK is missing
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.status().message().find("kek_previous_file"), std::string::npos) << refused.status().ToString();
+  }
+  rotated.kek_previous_file = old_kek;
+  {
+    auto app = app::SeptadApp::Start(rotated);
+    ASSERT_TRUE(app.ok()) << app.status().ToString();
+  }
+  const std::string rewrapped = (*rows.GetControlPlane({"acme", "dev"}))->ca_private_key;
+  EXPECT_EQ(rewrapped.rfind("kek1:", 0), 0u);
+  EXPECT_NE(rewrapped.substr(0, 22), wrapped.substr(0, 22)) << "now under another KEK id";
+  rotated.kek_previous_file.clear();
+  auto app = app::SeptadApp::Start(rotated);  // the old key is no longer needed
+  ASSERT_TRUE(app.ok()) << app.status().ToString();
+  EXPECT_TRUE((*app)->control_planes().AdminKubeconfig("acme", "dev").ok());
+}
+
 TEST_F(SeptadStartTest, AnInventoryFileReplacesTheSample) {
   config_.kubesim_inventory = Write("nodes.yaml",
                                     "nodes:\n  - name: l4-{0..2}\n    cpu: \"16\"\n    memory: 64Gi\n"

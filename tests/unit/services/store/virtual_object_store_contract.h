@@ -165,10 +165,28 @@ TYPED_TEST_P(VirtualObjectStoreContract, ListenerCaIsCreatedOnce) {
   EXPECT_EQ(second->ca_private_key, "key-1");
 }
 
+TYPED_TEST_P(VirtualObjectStoreContract, CaKeysAreReplacedOnlyFromTheExpectedValue) {
+  const VirtualClusterKey key{"acme", "train"};
+  EXPECT_EQ(this->store().ReplaceCaPrivateKey(key, "key", "wrapped").code(), Code::kNotFound);
+  ASSERT_TRUE(this->store().CreateControlPlane(key, {"cert", "key", 0}).ok());
+  EXPECT_EQ(this->store().ReplaceCaPrivateKey(key, "stale", "wrapped").code(), Code::kAborted);
+  ASSERT_TRUE(this->store().ReplaceCaPrivateKey(key, "key", "wrapped").ok());
+  EXPECT_EQ((*this->store().GetControlPlane(key))->ca_private_key, "wrapped");
+  EXPECT_EQ((*this->store().GetControlPlane(key))->ca_certificate, "cert");
+
+  EXPECT_FALSE(this->store().StoredListenerCa()->has_value());
+  EXPECT_EQ(this->store().ReplaceListenerCaPrivateKey("key-1", "wrapped").code(), Code::kNotFound);
+  ASSERT_TRUE(this->store().ListenerCa({"cert-1", "key-1"}).ok());
+  EXPECT_EQ(this->store().ReplaceListenerCaPrivateKey("stale", "wrapped").code(), Code::kAborted);
+  ASSERT_TRUE(this->store().ReplaceListenerCaPrivateKey("key-1", "wrapped").ok());
+  EXPECT_EQ((*this->store().StoredListenerCa())->ca_private_key, "wrapped");
+  EXPECT_EQ(this->store().ListenerCa({"cert-2", "key-2"})->ca_private_key, "wrapped");
+}
+
 REGISTER_TYPED_TEST_SUITE_P(VirtualObjectStoreContract, CreateKeepsTheFirstControlPlane,
                             ObjectsAreStoredPerControlPlane, DeleteSetsTheResourceVersion,
                             OnlyTheFirstWriteFromAVersionWins, WritesWithoutAControlPlaneAreNotFound,
                             RemoveDeletesEverythingAndIsIdempotent, TokenDigestsArePerControlPlane,
-                            ListenerCaIsCreatedOnce);
+                            ListenerCaIsCreatedOnce, CaKeysAreReplacedOnlyFromTheExpectedValue);
 
 }  // namespace septa::core::contract

@@ -105,6 +105,27 @@ TEST_F(SimulatedControlPlanesTest, EnsureServesASeededClusterAndIsIdempotent) {
   EXPECT_TRUE(account.ok()) << account.status().message();
 }
 
+// Tenant credentials carry the groups of core::kVclusterRoles; every virtual
+// cluster binds them to cluster-admin, edit and view, and a load restores a
+// binding deleted inside it.
+TEST_F(SimulatedControlPlanesTest, TheCredentialGroupsAreBoundToTheBuiltInClusterRoles) {
+  ASSERT_TRUE(planes_->Ensure("acme", "dev").ok());
+  const kube::Resource bindings{"rbac.authorization.k8s.io", "v1", "clusterrolebindings", false};
+  auto client = Client("acme", "dev");
+  for (const auto& [name, role] :
+       {std::pair{"admin", "cluster-admin"}, std::pair{"edit", "edit"}, std::pair{"view", "view"}}) {
+    auto binding = client->Get(bindings, "", "septa-" + std::string(name));
+    ASSERT_TRUE(binding.ok()) << name << ": " << binding.status().message();
+    EXPECT_EQ((*binding)["roleRef"]["name"], role);
+    const json subject = {
+        {"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "Group"}, {"name", "septa:" + std::string(name)}};
+    EXPECT_EQ((*binding)["subjects"], json::array({subject}));
+  }
+  ASSERT_TRUE(client->Delete(bindings, "", "septa-view").ok());
+  Restart();
+  EXPECT_TRUE(Client("acme", "dev")->Get(bindings, "", "septa-view").ok());
+}
+
 TEST_F(SimulatedControlPlanesTest, BadNamesAreRefusedNamingTheField) {
   auto bad_tenant = planes_->Ensure("Acme_Corp", "dev");
   EXPECT_EQ(bad_tenant.status().code(), Code::kInvalidArgument);

@@ -1,0 +1,123 @@
+#include "services/vault/builtin_ca_issuer.h"
+
+#include <openssl/bn.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509v3.h>
+
+#include <algorithm>
+#include <cctype>
+#include <memory>
+
+namespace septa::vault {
+namespace {
+
+constexpr std::size_t kSerialBytes = 16;
+
+template <class T, void (*Free)(T*)>
+struct Deleter {
+  void operator()(T* p) const { Free(p); }
+};
+using BioPtr = std::unique_ptr<BIO, Deleter<BIO, BIO_free_all>>;
+using KeyPtr = std::unique_ptr<EVP_PKEY, Deleter<EVP_PKEY, EVP_PKEY_free>>;
+using CertPtr = std::unique_ptr<X509, Deleter<X509, X509_free>>;
+using BnPtr = std::unique_ptr<BIGNUM, Deleter<BIGNUM, BN_free>>;
+
+std::string BioText(BIO* bio) {
+  char* data = nullptr;
+  const long n = BIO_get_mem_data(bio, &data);
+  return std::string(data, static_cast<std::size_t>(n));
+}
+
+bool AddExtension(X509* cert, X509* issuer, int nid, const char* value) {
+  X509V3_CTX ctx;
+  X509V3_set_ctx(&ctx, issuer, cert, nullptr, nullptr, 0);
+  X509_EXTENSION* ext = X509V3_EXT_conf_nid(nullptr, &ctx, nid, value);
+  if (ext == nullptr) return false;
+  const bool ok = X509_add_ext(cert, ext, -1) == 1;
+  X509_EXTENSION_free(ext);
+  return ok;
+}
+
+bool AddName(X509_NAME* name, const char* field, const std::string& value) {
+  return X509_NAME_add_entry_by_txt(name, field, MBSTRING_UTF8, reinterpret_cast<const unsigned char*>(value.c_str()),
+                                    -1, -1, 0) == 1;
+}
+
+std::string LowerHex(const BIGNUM* bn) {
+  char* hex = BN_bn2hex(bn);
+  std::string out(hex);
+  OPENSSL_free(hex);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+Status OpenSslFailure(const std::string& what) {
+  ERR_clear_error();
+  return Internal("the built-in CA failed " + what);
+}
+
+}  // namespace
+
+Result<ClientCertificate> BuiltinCaIssuer::IssueClientCertificate(const ClientCertificateRequest& request) {
+  if (request.ttl.count() <= 0) return InvalidField("ttl", "must be positive");
+  if (request.max_ttl.count() <= 0) return InvalidField("max_ttl", "must be positive");
+  auto stored = store_.GetControlPlane({request.tenant, request.vcluster});
+  SEPTA_RETURN_IF_ERROR(stored);
+  if (!*stored) {
+    return NotFound("virtual cluster " + request.tenant + "/" + request.vcluster + " has no control plane yet");
+  }
+  BioPtr ca_cert_bio(
+      BIO_new_mem_buf((*stored)->ca_certificate.data(), static_cast<int>((*stored)->ca_certificate.size())));
+  BioPtr ca_key_bio(
+      BIO_new_mem_buf((*stored)->ca_private_key.data(), static_cast<int>((*stored)->ca_private_key.size())));
+  CertPtr ca_cert(PEM_read_bio_X509(ca_cert_bio.get(), nullptr, nullptr, nullptr));
+  KeyPtr ca_key(PEM_read_bio_PrivateKey(ca_key_bio.get(), nullptr, nullptr, nullptr));
+  if (!ca_cert || !ca_key) return OpenSslFailure("reading the virtual cluster's CA");
+
+  ClientCertificate out;
+  out.ttl_capped = request.ttl > request.max_ttl;
+  const std::chrono::seconds lifetime = std::min(request.ttl, request.max_ttl);
+  out.not_before = std::chrono::time_point_cast<std::chrono::seconds>(clock_.Now());
+  out.not_after = out.not_before + lifetime;
+
+  std::uint8_t serial_bytes[kSerialBytes];
+  SEPTA_RETURN_IF_ERROR(random_.Fill(serial_bytes));
+  serial_bytes[0] &= 0x7f;  // a positive INTEGER
+  serial_bytes[0] |= 0x40;  // ... of exactly 127 bits, so its hex has a fixed length
+  BnPtr serial(BN_bin2bn(serial_bytes, sizeof serial_bytes, nullptr));
+
+  KeyPtr key(EVP_EC_gen("P-256"));
+  CertPtr cert(X509_new());
+  if (!key || !cert || !serial) return OpenSslFailure("making a key");
+  X509_NAME* subject = X509_get_subject_name(cert.get());
+  bool ok = X509_set_version(cert.get(), 2) == 1 &&
+            BN_to_ASN1_INTEGER(serial.get(), X509_get_serialNumber(cert.get())) != nullptr &&
+            ASN1_TIME_set(X509_getm_notBefore(cert.get()), std::chrono::system_clock::to_time_t(out.not_before)) &&
+            ASN1_TIME_set(X509_getm_notAfter(cert.get()), std::chrono::system_clock::to_time_t(out.not_after)) &&
+            X509_set_pubkey(cert.get(), key.get()) == 1;
+  for (const auto& group : request.groups) ok = ok && AddName(subject, "O", group);
+  ok = ok && AddName(subject, "CN", request.user) &&
+       X509_set_issuer_name(cert.get(), X509_get_subject_name(ca_cert.get())) == 1 &&
+       AddExtension(cert.get(), ca_cert.get(), NID_basic_constraints, "critical,CA:FALSE") &&
+       AddExtension(cert.get(), ca_cert.get(), NID_key_usage, "critical,digitalSignature") &&
+       AddExtension(cert.get(), ca_cert.get(), NID_ext_key_usage, "clientAuth") &&
+       AddExtension(cert.get(), ca_cert.get(), NID_authority_key_identifier, "keyid:always") &&
+       X509_sign(cert.get(), ca_key.get(), EVP_sha256()) != 0;
+  if (!ok) return OpenSslFailure("signing a client certificate");
+
+  BioPtr cert_out(BIO_new(BIO_s_mem()));
+  BioPtr key_out(BIO_new(BIO_s_mem()));
+  if (PEM_write_bio_X509(cert_out.get(), cert.get()) != 1 ||
+      PEM_write_bio_PrivateKey(key_out.get(), key.get(), nullptr, nullptr, 0, nullptr, nullptr) != 1) {
+    return OpenSslFailure("writing PEM");
+  }
+  out.certificate_pem = BioText(cert_out.get());
+  out.private_key_pem = BioText(key_out.get());
+  out.ca_certificate_pem = (*stored)->ca_certificate;
+  out.serial = LowerHex(serial.get());
+  return out;
+}
+
+}  // namespace septa::vault
