@@ -27,6 +27,30 @@ inline constexpr std::string_view kVirtualKindAnnotation = "septa.dev/object-kin
 inline constexpr std::string_view kHostNameAnnotation = "septa.dev/host-name";
 inline constexpr std::string_view kHostNamespaceAnnotation = "septa.dev/host-namespace";
 
+// Pods only. The virtual values the downward API reads on the host (the
+// host pod's own name, namespace, UID, labels and service account differ):
+// kVirtualLabelsAnnotation holds the labels as a downwardAPI volume renders
+// them (`key="value"` lines, sorted).
+inline constexpr std::string_view kVirtualLabelsAnnotation = "septa.dev/object-labels";
+inline constexpr std::string_view kVirtualServiceAccountAnnotation = "septa.dev/object-service-account";
+// The virtual pod's ownerReferences (JSON), which the host pod does not carry.
+inline constexpr std::string_view kOwnerReferencesAnnotation = "septa.dev/object-owner-references";
+// The label keys, annotation keys and scheduling gates copied from the
+// virtual pod (comma-separated, sorted), so that one deleted there is
+// deleted on the host while what the host side added survives.
+inline constexpr std::string_view kCopiedLabelsAnnotation = "septa.dev/copied-labels";
+inline constexpr std::string_view kCopiedAnnotationsAnnotation = "septa.dev/copied-annotations";
+inline constexpr std::string_view kCopiedGatesAnnotation = "septa.dev/copied-scheduling-gates";
+// What the pod uses of the reservation (JSON of PodAssignment, AssignmentOf).
+inline constexpr std::string_view kAssignmentAnnotation = "septa.dev/assignment";
+
+// Inputs a tenant may set on a virtual pod (annotations): which of the held
+// MIG profiles (isolated), and how much of a GPU (shared: a fraction such as
+// "0.25", or MiB of GPU memory). Every other `septa.dev/` key is Septa's.
+inline constexpr std::string_view kMigProfileAnnotation = "septa.dev/mig-profile";
+inline constexpr std::string_view kGpuFractionAnnotation = "septa.dev/gpu-fraction";
+inline constexpr std::string_view kGpuMemoryAnnotation = "septa.dev/gpu-memory-mib";
+
 // The host name of the namespaced virtual object `name` in `ns` of virtual
 // cluster `vcluster`: SafeConcat(name, "x", ns, "x", vcluster).
 std::string HostObjectName(std::string_view name, std::string_view ns, std::string_view vcluster);

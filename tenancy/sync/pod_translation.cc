@@ -1,70 +1,253 @@
-// First cut: names, bookkeeping and the runtime class; GPU pods are refused
-// until the tier patches land (issue 11, in progress).
+// TranslatePodDown: the rules of ../shared/docs/SYNCER-FACTS.md "What
+// changes in a pod on the way down", in order: refuse what the tier does not
+// allow, place, then write the host pod.
 #include "tenancy/sync/pod_translation.h"
 
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+#include "tenancy/host/names.h"
 #include "tenancy/sync/bookkeeping.h"
+#include "tenancy/sync/gpu_request.h"
+#include "tenancy/sync/placement.h"
+#include "tenancy/sync/pod_policy.h"
+#include "tenancy/sync/pod_references.h"
+#include "tenancy/sync/tier_patches.h"
 
 namespace septa::tenancy::sync {
 namespace {
 
-bool AsksForGpu(const nlohmann::json& pod) {
-  for (const char* list : {"containers", "initContainers"}) {
-    const auto& containers = pod["spec"].value(list, nlohmann::json::array());
-    for (const auto& container : containers) {
-      const auto resources = container.value("resources", nlohmann::json::object());
-      for (const char* kind : {"limits", "requests"}) {
-        for (const auto& [name, value] : resources.value(kind, nlohmann::json::object()).items()) {
-          if (name.rfind("nvidia.com/", 0) == 0) return true;
-        }
-      }
+using nlohmann::json;
+
+constexpr const char* kTokenMountPath = "/var/run/secrets/kubernetes.io/serviceaccount";
+constexpr const char* kTokenVolume = "septa-sa-token";
+constexpr std::int64_t kDefaultTokenSeconds = 3607;  // kube-apiserver's default for projected tokens
+constexpr std::int64_t kMinTokenSeconds = 600;       // TokenRequest's minimum
+
+std::string Joined(const std::set<std::string>& keys) {
+  std::string out;
+  for (const std::string& key : keys) out += (out.empty() ? "" : ",") + key;
+  return out;
+}
+
+// The pod's hostname: its virtual name as a DNS label (SYNCER-FACTS).
+std::string Hostname(const std::string& name) {
+  std::string out = name.substr(0, 63);
+  std::replace(out.begin(), out.end(), '.', '-');
+  if (!out.empty() && out.back() == '-') out.pop_back();
+  return out;
+}
+
+bool IsIpAddress(const std::string& host) {
+  if (host.find(':') != std::string::npos) {  // IPv6: hex digits, ':' and an embedded IPv4's '.'
+    return std::all_of(host.begin(), host.end(),
+                       [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) || c == ':' || c == '.'; });
+  }
+  int parts = 0;
+  std::size_t start = 0;
+  while (start <= host.size()) {
+    const std::size_t end = std::min(host.find('.', start), host.size());
+    const std::string part = host.substr(start, end - start);
+    if (part.empty() || part.size() > 3 || !std::all_of(part.begin(), part.end(), ::isdigit) || std::stoi(part) > 255)
+      return false;
+    ++parts;
+    start = end + 1;
+  }
+  return parts == 4;
+}
+
+json Metadata(const VirtualClusterView& vcluster, const json& virtual_pod, const std::string& host_name) {
+  const json& meta = virtual_pod.at("metadata");
+  const std::string name = meta.value("name", "");
+  const std::string ns = meta.value("namespace", "");
+  json labels = meta.value("labels", json::object());
+  json annotations = json::object();
+  std::set<std::string> label_keys;
+  std::set<std::string> annotation_keys;
+  for (const auto& [key, value] : labels.items()) label_keys.insert(key);
+  const json virtual_annotations = meta.value("annotations", json::object());
+  for (const auto& [key, value] : virtual_annotations.items()) {
+    if (key == kMigProfileAnnotation || key == kGpuFractionAnnotation || key == kGpuMemoryAnnotation) continue;
+    annotations[key] = value;
+    annotation_keys.insert(key);
+  }
+  const std::string virtual_labels = DownwardLabels(labels);
+  labels[std::string(kSyncedLabel)] = "true";
+  labels[std::string(kTenantLabel)] = vcluster.tenant;
+  labels[std::string(kVclusterLabel)] = vcluster.vcluster;
+  labels[std::string(kVirtualNamespaceLabel)] = ns;
+  const json& spec = virtual_pod.at("spec");
+  annotations.update(json{{std::string(kVirtualNameAnnotation), name},
+                          {std::string(kVirtualNamespaceAnnotation), ns},
+                          {std::string(kVirtualUidAnnotation), meta.value("uid", "")},
+                          {std::string(kVirtualKindAnnotation), "Pod"},
+                          {std::string(kHostNameAnnotation), host_name},
+                          {std::string(kHostNamespaceAnnotation), vcluster.host_namespace},
+                          {std::string(kVirtualLabelsAnnotation), virtual_labels},
+                          {std::string(kVirtualServiceAccountAnnotation), spec.value("serviceAccountName", "default")},
+                          {std::string(kCopiedLabelsAnnotation), Joined(label_keys)},
+                          {std::string(kCopiedAnnotationsAnnotation), Joined(annotation_keys)}});
+  if (meta.contains("ownerReferences"))
+    annotations[std::string(kOwnerReferencesAnnotation)] = meta["ownerReferences"].dump();
+  std::set<std::string> gates;
+  for (const json& gate : spec.value("schedulingGates", json::array())) gates.insert(gate.value("name", ""));
+  if (!gates.empty()) annotations[std::string(kCopiedGatesAnnotation)] = Joined(gates);
+  return {
+      {"name", host_name}, {"namespace", vcluster.host_namespace}, {"labels", labels}, {"annotations", annotations}};
+}
+
+// KUBERNETES_SERVICE_* and KUBERNETES_PORT* point at the virtual API server;
+// a variable the container sets itself wins.
+void PointAtVirtualApi(json& spec, const SyncSettings& settings) {
+  const std::string host = settings.virtual_api_host;
+  const std::string port = std::to_string(settings.virtual_api_port);
+  const std::string url = "tcp://" + host + ":" + port;
+  const std::string prefix = "KUBERNETES_PORT_" + port + "_TCP";
+  const std::vector<std::pair<std::string, std::string>> vars = {{"KUBERNETES_SERVICE_HOST", host},
+                                                                 {"KUBERNETES_SERVICE_PORT", port},
+                                                                 {"KUBERNETES_SERVICE_PORT_HTTPS", port},
+                                                                 {"KUBERNETES_PORT", url},
+                                                                 {prefix, url},
+                                                                 {prefix + "_PROTO", "tcp"},
+                                                                 {prefix + "_PORT", port},
+                                                                 {prefix + "_ADDR", host}};
+  ForEachContainer(spec, [&vars](std::string_view, std::size_t, json& container) {
+    std::set<std::string> own;
+    for (const json& var : container.value("env", json::array())) own.insert(var.value("name", ""));
+    json env = json::array();
+    for (const auto& [name, value] : vars) {
+      if (!own.contains(name)) env.push_back({{"name", name}, {"value", value}});
+    }
+    // Ours first, so that the container's own $(KUBERNETES_...) references resolve.
+    for (const json& var : container.value("env", json::array())) env.push_back(var);
+    container["env"] = std::move(env);
+  });
+  if (!IsIpAddress(host)) return;  // hostAliases take IP addresses only
+  json hostnames = {"kubernetes", "kubernetes.default", "kubernetes.default.svc",
+                    "kubernetes.default.svc." + settings.cluster_domain};
+  spec["hostAliases"].push_back({{"ip", host}, {"hostnames", hostnames}});
+}
+
+void RewriteDns(json& spec, const SyncSettings& settings, const std::string& ns) {
+  const std::string policy = spec.value("dnsPolicy", "ClusterFirst");
+  if (settings.dns_nameserver.empty() || (policy != "ClusterFirst" && policy != "ClusterFirstWithHostNet")) return;
+  const json own = spec.value("dnsConfig", json::object());
+  const std::string& domain = settings.cluster_domain;
+  json nameservers = json::array({settings.dns_nameserver});
+  json searches = {ns + ".svc." + domain, "svc." + domain, domain};
+  json options = json::array();
+  bool ndots = false;
+  for (const json& n : own.value("nameservers", json::array())) nameservers.push_back(n);
+  for (const json& s : own.value("searches", json::array())) searches.push_back(s);
+  for (const json& o : own.value("options", json::array())) ndots = ndots || o.value("name", "") == "ndots";
+  if (!ndots) options.push_back({{"name", "ndots"}, {"value", "5"}});
+  for (const json& o : own.value("options", json::array())) options.push_back(o);
+  spec["dnsPolicy"] = "None";
+  spec["dnsConfig"] = {{"nameservers", nameservers}, {"searches", searches}, {"options", options}};
+}
+
+// The virtual pod's serviceAccountToken projections read the token Secret
+// instead; without one, the Secret is mounted into every container.
+void MountToken(json& spec, const json& virtual_pod, const std::string& secret) {
+  bool projected = false;
+  json no_volumes = json::array();
+  for (json& volume : spec.contains("volumes") ? spec["volumes"] : no_volumes) {
+    if (!volume.contains("projected") || !volume["projected"].contains("sources")) continue;
+    for (json& source : volume["projected"]["sources"]) {
+      if (!source.contains("serviceAccountToken")) continue;
+      const std::string path = source["serviceAccountToken"].value("path", "token");
+      source = {{"secret", {{"name", secret}, {"items", json::array({{{"key", "token"}, {"path", path}}})}}}};
+      projected = true;
+    }
+  }
+  if (projected || !MountsServiceAccountToken(virtual_pod)) return;
+  spec["volumes"].push_back({{"name", kTokenVolume}, {"secret", {{"secretName", secret}, {"defaultMode", 420}}}});
+  ForEachContainer(spec, [](std::string_view list, std::size_t, json& container) {
+    if (list == "ephemeralContainers") return;
+    for (const json& mount : container.value("volumeMounts", json::array())) {
+      if (mount.value("mountPath", "") == kTokenMountPath) return;  // the container mounts its own
+    }
+    container["volumeMounts"].push_back({{"name", kTokenVolume}, {"mountPath", kTokenMountPath}, {"readOnly", true}});
+  });
+}
+
+}  // namespace
+
+std::string TokenSecretName(std::string_view virtual_pod_uid) {
+  return "septa-sa-token-" + std::string(virtual_pod_uid);
+}
+
+bool MountsServiceAccountToken(const json& virtual_pod) {
+  const json spec = virtual_pod.value("spec", json::object());
+  if (spec.value("automountServiceAccountToken", true)) return true;
+  // Opted out of the automatic mount; an explicit projection still asks for a token.
+  for (const json& volume : spec.value("volumes", json::array())) {
+    for (const json& source : volume.value("projected", json::object()).value("sources", json::array())) {
+      if (source.contains("serviceAccountToken")) return true;
     }
   }
   return false;
 }
 
-}  // namespace
+std::optional<std::int64_t> RequestedTokenExpiration(const json& virtual_pod) {
+  const json spec = virtual_pod.value("spec", json::object());
+  for (const json& volume : spec.value("volumes", json::array())) {
+    for (const json& source : volume.value("projected", json::object()).value("sources", json::array())) {
+      const json token = source.value("serviceAccountToken", json::object());
+      if (token.contains("expirationSeconds") && token["expirationSeconds"].is_number_integer())
+        return token["expirationSeconds"].get<std::int64_t>();
+    }
+  }
+  return std::nullopt;
+}
 
-std::variant<HostPod, Refusal> TranslatePodDown(const SyncSettings&, const VirtualClusterView& vcluster,
-                                                const nlohmann::json& virtual_pod, const std::vector<PodAssignment>&) {
-  if (AsksForGpu(virtual_pod)) return Refusal{"spec.containers", "GPU pods are not synced yet"};
-  const auto& meta = virtual_pod.at("metadata");
+std::int64_t TokenExpirationSeconds(std::optional<std::int64_t> requested, const TrustTier& tier) {
+  std::int64_t seconds = std::max(requested.value_or(kDefaultTokenSeconds), kMinTokenSeconds);
+  if (tier.credential_ttl_max_seconds > 0) seconds = std::min(seconds, tier.credential_ttl_max_seconds);
+  return seconds;
+}
+
+std::variant<HostPod, Refusal> TranslatePodDown(const SyncSettings& settings, const VirtualClusterView& vcluster,
+                                                const json& virtual_pod, const std::vector<PodAssignment>& others) {
+  const json meta = virtual_pod.value("metadata", json::object());
   const std::string name = meta.value("name", "");
   const std::string ns = meta.value("namespace", "");
+  if (name.empty() || ns.empty() || meta.value("uid", "").empty()) {
+    return Refusal{"metadata", "a pod needs a name, a namespace and a UID"};
+  }
+  if (!virtual_pod.contains("spec") || !virtual_pod["spec"].is_object()) return Refusal{"spec", "missing"};
+  if (auto refusal = CheckHostKeys(virtual_pod, vcluster.tier.runtime_class)) return *refusal;
+  if (auto refusal = CheckPodSecurity(virtual_pod, vcluster.psa_level)) return *refusal;
+  auto ask = ReadGpuAsk(virtual_pod, vcluster, settings);
+  if (auto* refusal = std::get_if<Refusal>(&ask)) return *refusal;
+  const GpuAsk& gpus = std::get<GpuAsk>(ask);
+  auto placed = PlaceInReservation(vcluster, gpus, others);
+  if (auto* refusal = std::get_if<Refusal>(&placed)) return *refusal;
+  const PodAssignment& assignment = std::get<PodAssignment>(placed);
+
   const std::string host_name = HostObjectName(name, ns, vcluster.vcluster);
-  nlohmann::json pod = {
-      {"apiVersion", "v1"}, {"kind", "Pod"}, {"spec", virtual_pod.value("spec", nlohmann::json::object())}};
-  pod["metadata"] = {{"name", host_name},
-                     {"namespace", vcluster.host_namespace},
-                     {"labels",
-                      {{std::string(kSyncedLabel), "true"},
-                       {std::string(kTenantLabel), vcluster.tenant},
-                       {std::string(kVclusterLabel), vcluster.vcluster},
-                       {std::string(kVirtualNamespaceLabel), ns}}},
-                     {"annotations",
-                      {{std::string(kVirtualNameAnnotation), name},
-                       {std::string(kVirtualNamespaceAnnotation), ns},
-                       {std::string(kVirtualUidAnnotation), meta.value("uid", "")},
-                       {std::string(kVirtualKindAnnotation), "Pod"},
-                       {std::string(kHostNameAnnotation), host_name},
-                       {std::string(kHostNamespaceAnnotation), vcluster.host_namespace}}}};
-  auto& spec = pod["spec"];
-  spec.erase("nodeName");
-  spec["serviceAccountName"] = "septa-workload";
+  json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", Metadata(vcluster, virtual_pod, host_name)}};
+  pod["spec"] = virtual_pod["spec"];
+  json& spec = pod["spec"];
+  // Virtual nodes and priority classes mean nothing on the host.
+  for (const char* key : {"nodeName", "priorityClassName", "priority", "preemptionPolicy", "subdomain",
+                          "serviceAccount", "schedulerName"}) {
+    spec.erase(key);
+  }
+  if (!spec.contains("hostname")) spec["hostname"] = Hostname(name);
+  spec["serviceAccountName"] = std::string(host::kWorkloadServiceAccountName);
   spec["automountServiceAccountToken"] = false;
   spec["enableServiceLinks"] = false;
-  if (!vcluster.tier.runtime_class.empty()) spec["runtimeClassName"] = vcluster.tier.runtime_class;
-  return HostPod{std::move(pod), {}};
+  RenameReferences(spec, name, ns, vcluster.vcluster);
+  RewriteDownwardApi(spec);
+  MountToken(spec, virtual_pod, TokenSecretName(meta.value("uid", "")));
+  PointAtVirtualApi(spec, settings);
+  RewriteDns(spec, settings, ns);
+  ApplyTierPatches(pod, settings, vcluster, gpus, assignment);
+  if (!assignment.node.empty())
+    pod["metadata"]["annotations"][std::string(kAssignmentAnnotation)] = AssignmentText(assignment);
+  return HostPod{std::move(pod), assignment};
 }
-
-std::optional<PodAssignment> AssignmentOf(const nlohmann::json&) { return std::nullopt; }
-
-nlohmann::json StatusUp(const nlohmann::json& virtual_pod, const nlohmann::json& host_pod) {
-  nlohmann::json status = host_pod.value("status", nlohmann::json::object());
-  const auto virtual_status = virtual_pod.value("status", nlohmann::json::object());
-  if (virtual_status.contains("qosClass")) status["qosClass"] = virtual_status["qosClass"];
-  return status;
-}
-
-std::optional<nlohmann::json> HostPodPatch(const nlohmann::json&, const nlohmann::json&) { return std::nullopt; }
 
 }  // namespace septa::tenancy::sync

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -61,6 +62,7 @@ struct PodAssignment {
   int mig_count = 0;
   int milli_gpu = 0;  // shared, per GPU
   std::int64_t gpu_memory_mib = 0;
+  int whole_gpus = 0;  // exclusive: GPUs used on the node, any of them
   bool operator==(const PodAssignment&) const = default;
 };
 
@@ -83,6 +85,27 @@ struct HostPod {
 std::variant<HostPod, Refusal> TranslatePodDown(const SyncSettings& settings, const VirtualClusterView& vcluster,
                                                 const nlohmann::json& virtual_pod,
                                                 const std::vector<PodAssignment>& others);
+
+// The tenant's service account token. The syncer mints it through the
+// virtual API (TokenRequest bound to the virtual pod, audience
+// https://kubernetes.default.svc) and writes it into this host Secret (keys
+// token, ca.crt, namespace), which TranslatePodDown mounts at
+// /var/run/secrets/kubernetes.io/serviceaccount in place of the virtual pod's
+// serviceAccountToken projection, or into every container when the virtual
+// pod has none and does not opt out (automountServiceAccountToken: false).
+// Named by the virtual pod's UID: "septa-sa-token-<uid>" never equals a
+// HostObjectName (those contain "-x-" or are 63 characters long).
+std::string TokenSecretName(std::string_view virtual_pod_uid);
+// Whether the host pod mounts the token (the syncer then mints it).
+bool MountsServiceAccountToken(const nlohmann::json& virtual_pod);
+// The lifetime the virtual pod asks (its serviceAccountToken projection's
+// expirationSeconds), if it asks one.
+std::optional<std::int64_t> RequestedTokenExpiration(const nlohmann::json& virtual_pod);
+// What to ask the virtual API for: `requested` (Kubernetes' default 3607 s
+// when absent) capped by the tier's credential_ttl_max_seconds (no cap when
+// that is 0), raised to Kubernetes' minimum of 600 s below the cap. vCluster ignores the
+// request and mints 10-year tokens.
+std::int64_t TokenExpirationSeconds(std::optional<std::int64_t> requested, const TrustTier& tier);
 
 // The assignment a host pod written by TranslatePodDown records; nullopt
 // when it records none (not a synced pod, or its annotations were edited).

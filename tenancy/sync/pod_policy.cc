@@ -1,0 +1,172 @@
+#include "tenancy/sync/pod_policy.h"
+
+#include <algorithm>
+#include <array>
+#include <string>
+
+#include "tenancy/sync/bookkeeping.h"
+#include "tenancy/sync/pod_references.h"
+
+namespace septa::tenancy::sync {
+namespace {
+
+using nlohmann::json;
+
+// Pod Security Standards, baseline "Capabilities": what may be added.
+constexpr std::array<std::string_view, 13> kBaselineCapabilities = {
+    "AUDIT_WRITE",      "CHOWN",   "DAC_OVERRIDE", "FOWNER",  "FSETID", "KILL",      "MKNOD",
+    "NET_BIND_SERVICE", "SETFCAP", "SETGID",       "SETPCAP", "SETUID", "SYS_CHROOT"};
+
+bool True(const json& object, const char* key) {
+  auto it = object.find(key);
+  return it != object.end() && it->is_boolean() && it->get<bool>();
+}
+
+std::string Path(std::string_view list, std::size_t index) {
+  return "spec." + std::string(list) + "[" + std::to_string(index) + "]";
+}
+
+const json& SecurityContext(const json& object) {
+  static const json kEmpty = json::object();
+  auto it = object.find("securityContext");
+  return it != object.end() && it->is_object() ? *it : kEmpty;
+}
+
+std::optional<Refusal> CheckBaselineContainer(const json& c, const std::string& path) {
+  const json& sc = SecurityContext(c);
+  if (True(sc, "privileged")) {
+    return Refusal{path + ".securityContext.privileged", "privileged containers are not allowed"};
+  }
+  if (sc.contains("capabilities") && sc["capabilities"].contains("add")) {
+    for (const json& cap : sc["capabilities"]["add"]) {
+      const std::string name = cap.is_string() ? cap.get<std::string>() : "";
+      if (std::find(kBaselineCapabilities.begin(), kBaselineCapabilities.end(), name) == kBaselineCapabilities.end()) {
+        return Refusal{path + ".securityContext.capabilities.add",
+                       "capability " + name + " is beyond the baseline set"};
+      }
+    }
+  }
+  if (c.contains("ports") && c["ports"].is_array()) {
+    for (std::size_t i = 0; i < c["ports"].size(); ++i) {
+      if (c["ports"][i].value("hostPort", 0) != 0) {
+        return Refusal{path + ".ports[" + std::to_string(i) + "].hostPort", "host ports are not allowed"};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Refusal> CheckRestrictedContainer(const json& c, const json& pod_sc, const std::string& path) {
+  const json& sc = SecurityContext(c);
+  const bool non_root = sc.contains("runAsNonRoot") ? True(sc, "runAsNonRoot") : True(pod_sc, "runAsNonRoot");
+  if (!non_root) return Refusal{path + ".securityContext.runAsNonRoot", "must be true (or set on the pod)"};
+  const json& seccomp = sc.contains("seccompProfile") ? sc["seccompProfile"] : pod_sc.value("seccompProfile", json());
+  const std::string type = seccomp.is_object() ? seccomp.value("type", "") : "";
+  if (type != "RuntimeDefault" && type != "Localhost") {
+    return Refusal{path + ".securityContext.seccompProfile.type",
+                   "must be RuntimeDefault or Localhost (or set on the pod)"};
+  }
+  if (!sc.contains("allowPrivilegeEscalation") || True(sc, "allowPrivilegeEscalation")) {
+    return Refusal{path + ".securityContext.allowPrivilegeEscalation", "must be false"};
+  }
+  const json caps = sc.value("capabilities", json::object());
+  const json drop = caps.value("drop", json::array());
+  if (std::find(drop.begin(), drop.end(), json("ALL")) == drop.end()) {
+    return Refusal{path + ".securityContext.capabilities.drop", "must contain ALL"};
+  }
+  for (const json& cap : caps.value("add", json::array())) {
+    if (cap != "NET_BIND_SERVICE") {
+      return Refusal{path + ".securityContext.capabilities.add", "only NET_BIND_SERVICE may be added"};
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Refusal> CheckBaselinePod(const json& spec) {
+  for (const char* key : {"hostNetwork", "hostPID", "hostIPC"}) {
+    if (True(spec, key)) return Refusal{"spec." + std::string(key), "host namespaces are not allowed"};
+  }
+  const json volumes = spec.value("volumes", json::array());
+  for (std::size_t i = 0; i < volumes.size(); ++i) {
+    if (volumes[i].contains("hostPath")) {
+      return Refusal{"spec.volumes[" + std::to_string(i) + "].hostPath", "hostPath volumes are not allowed"};
+    }
+  }
+  return std::nullopt;
+}
+
+bool StartsWith(std::string_view text, std::string_view prefix) { return text.substr(0, prefix.size()) == prefix; }
+
+// The host schedulers' and device plugins' pod keys: a tenant who set them
+// would pick its own queue, gang or GPU share past the reservation.
+constexpr std::array<std::string_view, 8> kHostKeyPrefixes = {"kai.scheduler/",
+                                                              "kueue.x-k8s.io/",
+                                                              "runai/",
+                                                              "hami.io/",
+                                                              "nvidia.com/",
+                                                              "scheduling.x-k8s.io/",
+                                                              "scheduling.k8s.io/group-name",
+                                                              "volcano.sh/"};
+constexpr std::array<std::string_view, 5> kHostKeys = {"gpu-fraction", "gpu-memory", "gpu-fraction-num-devices",
+                                                       "pod-group-name", "runai-gpu-group"};
+
+}  // namespace
+
+bool IsHostKey(std::string_view key) {
+  if (key.find("septa.dev/") != std::string_view::npos) return true;  // septa.dev/, vcluster.septa.dev/
+  for (std::string_view prefix : kHostKeyPrefixes) {
+    if (StartsWith(key, prefix)) return true;
+  }
+  return std::find(kHostKeys.begin(), kHostKeys.end(), key) != kHostKeys.end();
+}
+
+std::optional<Refusal> CheckPodSecurity(const json& pod, std::string_view psa_level) {
+  if (psa_level == "privileged") return std::nullopt;
+  std::optional<Refusal> refusal = CheckBaselinePod(pod.at("spec"));
+  const json& pod_sc = SecurityContext(pod.at("spec"));
+  ForEachContainer(pod.at("spec"), [&](std::string_view list, std::size_t i, const json& c) {
+    if (refusal) return;
+    const std::string path = Path(list, i);
+    refusal = CheckBaselineContainer(c, path);
+    if (!refusal && psa_level == "restricted") refusal = CheckRestrictedContainer(c, pod_sc, path);
+  });
+  if (refusal) refusal->message += " at Pod Security level " + std::string(psa_level);
+  return refusal;
+}
+
+std::optional<Refusal> CheckHostKeys(const json& pod, std::string_view runtime_class) {
+  const json meta = pod.value("metadata", json::object());
+  for (const char* section : {"labels", "annotations"}) {
+    const json keys = meta.value(section, json::object());
+    for (const auto& [key, value] : keys.items()) {
+      const bool input = std::string(section) == "annotations" &&
+                         (key == kMigProfileAnnotation || key == kGpuFractionAnnotation || key == kGpuMemoryAnnotation);
+      if (!input && IsHostKey(key)) {
+        return Refusal{"metadata." + std::string(section) + "[" + key + "]", "the key is reserved for the host"};
+      }
+    }
+  }
+  const json& spec = pod.at("spec");
+  const json tolerations = spec.value("tolerations", json::array());
+  for (std::size_t i = 0; i < tolerations.size(); ++i) {
+    const std::string key = tolerations[i].value("key", "");
+    if (key.empty() || StartsWith(key, "septa.dev/")) {
+      return Refusal{"spec.tolerations[" + std::to_string(i) + "]",
+                     key.empty() ? "a toleration must name a key (an empty key tolerates other tenants' nodes)"
+                                 : "taints " + key + " are the host's"};
+    }
+  }
+  const std::string scheduler = spec.value("schedulerName", "");
+  if (!scheduler.empty() && scheduler != "default-scheduler") {
+    return Refusal{"spec.schedulerName", "the host picks the scheduler; \"" + scheduler + "\" is not allowed"};
+  }
+  const std::string runtime = spec.value("runtimeClassName", "");
+  if (!runtime.empty() && runtime != runtime_class) {
+    return Refusal{"spec.runtimeClassName", "runtime class \"" + runtime + "\" is not allowed: the tier runs " +
+                                                (runtime_class.empty() ? std::string("the host's default runtime")
+                                                                       : "\"" + std::string(runtime_class) + "\"")};
+  }
+  return std::nullopt;
+}
+
+}  // namespace septa::tenancy::sync

@@ -1,0 +1,183 @@
+// Every refusal: the field of the virtual pod and what limits it.
+#include <gtest/gtest.h>
+
+#include "tests/unit/tenancy/sync/sample_views.h"
+
+namespace septa::tenancy::sync {
+namespace {
+
+using nlohmann::json;
+
+Refusal RefusalOf(const json& pod, const VirtualClusterView& view, const std::vector<PodAssignment>& others = {}) {
+  auto out = TranslatePodDown(SyncSettings{}, view, pod, others);
+  if (!std::holds_alternative<Refusal>(out)) {
+    ADD_FAILURE() << "not refused: " << std::get<HostPod>(out).object.dump();
+    return {};
+  }
+  return std::get<Refusal>(out);
+}
+
+TEST(SyncRefusal, MoreGpusThanFree) {
+  EXPECT_EQ(RefusalOf(SamplePod("t", "4"), SampleView(gpu::Tier::kDedicated)),
+            (Refusal{"spec.containers[0].resources.limits[nvidia.com/gpu]",
+                     "4 GPUs requested, the reservation has 3 free of 3"}));
+}
+
+TEST(SyncRefusal, FreeButNotOnOneNode) {
+  EXPECT_EQ(RefusalOf(SamplePod("t", "3"), SampleView(gpu::Tier::kDedicated)).message,
+            "3 GPUs requested, the reservation has 3 free of 3, at most 2 on one node");
+}
+
+TEST(SyncRefusal, MigOnADedicatedTier) {
+  EXPECT_EQ(RefusalOf(SamplePod("t", "1", "nvidia.com/mig-1g.10gb"), SampleView(gpu::Tier::kDedicated)),
+            (Refusal{"spec.containers[0].resources.limits[nvidia.com/mig-1g.10gb]",
+                     "the dedicated tier holds no MIG slices; ask for nvidia.com/gpu"}));
+}
+
+TEST(SyncRefusal, MigProfileTheReservationDoesNotHold) {
+  EXPECT_EQ(RefusalOf(SamplePod("t", "1", "nvidia.com/mig-7g.80gb"), SampleView(gpu::Tier::kIsolated)).message,
+            "the reservation holds no 7g.80gb instance (it holds 1g.10gb, 3g.40gb)");
+  json pod = SamplePod("t", "1");
+  pod["metadata"]["annotations"] = {{"septa.dev/mig-profile", "2g.20gb"}};
+  EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kIsolated)).field, "metadata.annotations[septa.dev/mig-profile]");
+}
+
+TEST(SyncRefusal, OtherGpuResources) {
+  EXPECT_EQ(RefusalOf(SamplePod("t", "1", "nvidia.com/gpumem"), SampleView(gpu::Tier::kShared)).message,
+            "nvidia.com/gpumem is not a GPU resource of the shared tier; ask for nvidia.com/gpu");
+}
+
+TEST(SyncRefusal, SharedPodsGetPartOfOneGpu) {
+  EXPECT_EQ(RefusalOf(SamplePod("t", "2"), SampleView(gpu::Tier::kShared)).message,
+            "the shared tier hands a pod part of one GPU; it asks for 2 in 1 containers");
+}
+
+TEST(SyncRefusal, FractionAboveWhatIsFree) {
+  json pod = SamplePod("t", "1");
+  pod["metadata"]["annotations"] = {{"septa.dev/gpu-fraction", "0.6"}};
+  EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kShared)).message,
+            "600 milli-GPU requested, the reservation has 750 free of 750, at most 500 on one GPU");
+  pod["metadata"]["annotations"] = {{"septa.dev/gpu-fraction", "1.5"}};
+  EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kShared)).field, "metadata.annotations[septa.dev/gpu-fraction]");
+}
+
+TEST(SyncRefusal, FractionsOnAWholeGpuTier) {
+  json pod = SamplePod("t", "1");
+  pod["metadata"]["annotations"] = {{"septa.dev/gpu-fraction", "0.5"}};
+  EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kDedicated)).field, "metadata.annotations[septa.dev/gpu-fraction]");
+}
+
+TEST(SyncRefusal, AnotherRuntimeClass) {
+  json pod = SamplePod("t", "1");
+  pod["spec"]["runtimeClassName"] = "runc";
+  EXPECT_EQ(
+      RefusalOf(pod, SampleView(gpu::Tier::kDedicated)),
+      (Refusal{"spec.runtimeClassName", "runtime class \"runc\" is not allowed: the tier runs \"kata-nvidia-gpu\""}));
+  pod["spec"]["runtimeClassName"] = "kata-nvidia-gpu";  // the tier's own: fine
+  EXPECT_TRUE(std::holds_alternative<HostPod>(TranslatePodDown({}, SampleView(gpu::Tier::kDedicated), pod, {})));
+}
+
+TEST(SyncRefusal, AnotherScheduler) {
+  json pod = SamplePod("t");
+  pod["spec"]["schedulerName"] = "kai-scheduler";
+  EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kShared)).field, "spec.schedulerName");
+}
+
+TEST(SyncRefusal, SeptaBookkeepingKeys) {
+  json pod = SamplePod("t");
+  pod["metadata"]["labels"] = {{"septa.dev/tenant", "other"}};
+  EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kShared)),
+            (Refusal{"metadata.labels[septa.dev/tenant]", "the key is reserved for the host"}));
+  pod = SamplePod("t");
+  pod["metadata"]["annotations"] = {{"septa.dev/assignment", "{}"}};
+  EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kShared)).field, "metadata.annotations[septa.dev/assignment]");
+}
+
+TEST(SyncRefusal, HostSchedulerKeys) {
+  json pod = SamplePod("t");
+  pod["metadata"]["annotations"] = {{"gpu-fraction", "1"}};
+  EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kShared)).field, "metadata.annotations[gpu-fraction]");
+  pod = SamplePod("t");
+  pod["metadata"]["labels"] = {{"kai.scheduler/queue", "someone-else"}};
+  EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kShared)).field, "metadata.labels[kai.scheduler/queue]");
+}
+
+TEST(SyncRefusal, TolerationsOfOtherTenantsNodes) {
+  json pod = SamplePod("t");
+  pod["spec"]["tolerations"] = {{{"operator", "Exists"}}};
+  EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kShared)).field, "spec.tolerations[0]");
+  pod["spec"]["tolerations"] = {{{"key", "septa.dev/exclusive-tenant"}, {"operator", "Exists"}}};
+  EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kShared)).message, "taints septa.dev/exclusive-tenant are the host's");
+}
+
+// --- Pod Security at baseline (the view's level) and restricted.
+
+TEST(SyncRefusal, HostNamespaces) {
+  json pod = SamplePod("t");
+  pod["spec"]["hostNetwork"] = true;
+  EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kShared)),
+            (Refusal{"spec.hostNetwork", "host namespaces are not allowed at Pod Security level baseline"}));
+  pod = SamplePod("t");
+  pod["spec"]["hostPID"] = true;
+  EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kShared)).field, "spec.hostPID");
+  pod = SamplePod("t");
+  pod["spec"]["hostIPC"] = true;
+  EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kShared)).field, "spec.hostIPC");
+}
+
+TEST(SyncRefusal, HostPathVolumes) {
+  json pod = SamplePod("t");
+  pod["spec"]["volumes"] = {{{"name", "root"}, {"hostPath", {{"path", "/"}}}}};
+  EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kShared)).field, "spec.volumes[0].hostPath");
+}
+
+TEST(SyncRefusal, PrivilegedContainers) {
+  json pod = SamplePod("t");
+  pod["spec"]["initContainers"] = {{{"name", "init"}, {"image", "x"}, {"securityContext", {{"privileged", true}}}}};
+  EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kShared)),
+            (Refusal{"spec.initContainers[0].securityContext.privileged",
+                     "privileged containers are not allowed at Pod Security level baseline"}));
+}
+
+TEST(SyncRefusal, CapabilitiesBeyondBaseline) {
+  json pod = SamplePod("t");
+  pod["spec"]["containers"][0]["securityContext"] = {{"capabilities", {{"add", {"CHOWN", "SYS_ADMIN"}}}}};
+  EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kShared)).message,
+            "capability SYS_ADMIN is beyond the baseline set at Pod Security level baseline");
+}
+
+TEST(SyncRefusal, HostPorts) {
+  json pod = SamplePod("t");
+  pod["spec"]["containers"][0]["ports"] = {{{"containerPort", 80}, {"hostPort", 80}}};
+  EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kShared)).field, "spec.containers[0].ports[0].hostPort");
+}
+
+TEST(SyncRefusal, PrivilegedLevelAllowsThem) {
+  json pod = SamplePod("t");
+  pod["spec"]["hostNetwork"] = true;
+  VirtualClusterView view = SampleView(gpu::Tier::kShared);
+  view.psa_level = "privileged";
+  EXPECT_TRUE(std::holds_alternative<HostPod>(TranslatePodDown({}, view, pod, {})));
+}
+
+TEST(SyncRefusal, RestrictedRequirements) {
+  const VirtualClusterView view = SampleView(gpu::Tier::kExclusive);  // restricted
+  json pod = SamplePod("t");
+  EXPECT_EQ(RefusalOf(pod, view), (Refusal{"spec.containers[0].securityContext.runAsNonRoot",
+                                           "must be true (or set on the pod) at Pod Security level restricted"}));
+  MakeRestricted(pod);
+  pod["spec"]["securityContext"]["seccompProfile"]["type"] = "Unconfined";
+  EXPECT_EQ(RefusalOf(pod, view).field, "spec.containers[0].securityContext.seccompProfile.type");
+  MakeRestricted(pod);
+  pod["spec"]["containers"][0]["securityContext"].erase("allowPrivilegeEscalation");
+  EXPECT_EQ(RefusalOf(pod, view).field, "spec.containers[0].securityContext.allowPrivilegeEscalation");
+  MakeRestricted(pod);
+  pod["spec"]["containers"][0]["securityContext"]["capabilities"]["drop"] = {"NET_RAW"};
+  EXPECT_EQ(RefusalOf(pod, view).field, "spec.containers[0].securityContext.capabilities.drop");
+  MakeRestricted(pod);
+  pod["spec"]["containers"][0]["securityContext"]["capabilities"]["add"] = {"CHOWN"};
+  EXPECT_EQ(RefusalOf(pod, view).message, "only NET_BIND_SERVICE may be added at Pod Security level restricted");
+}
+
+}  // namespace
+}  // namespace septa::tenancy::sync
