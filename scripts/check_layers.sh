@@ -13,7 +13,7 @@
 #  - test doubles (tests/support/) are for tests only: no production folder includes them.
 #  - kubesim (services/kubesim/) is started by services/app and commands only, and serves the
 #    simulated virtual control planes (services/vcp/); the client library, the controllers and the
-#    control planes on a real host (services/hostcp/) never include it.
+#    control planes on a real host (services/hostcp/) and the syncer (services/syncer/) never include it.
 #  - vaultsim (services/vaultsim/, a Vault-compatible test server) is started by commands and tests
 #    only: no production folder includes it, septad's wiring neither.
 set -uo pipefail
@@ -45,12 +45,12 @@ check "pure libraries take no clock: time is passed in" "gpu tenancy" '^\s*#\s*i
 check "tenancy/ may not be included by gpu/" "gpu" '^\s*#\s*include\s*"tenancy/'
 check "the tenancy model does not depend on rendering (tenancy/host/) or the syncer (tenancy/sync/)" "tenancy" '^\s*#\s*include\s*"tenancy/(host|sync)/' "host sync"
 check "host rendering does not depend on the syncer's translation" "tenancy/host" '^\s*#\s*include\s*"tenancy/sync/'
-check "libpqxx belongs to services/store/ only" "gpu tenancy common api services/core services/rest services/grpc services/kube services/kubesim services/vcp services/hostcp services/vault services/vaultsim services/reconcile services/cmd" '^\s*#\s*include\s*<pqxx'
-check "gRPC belongs to api/, services/grpc/ and services/cmd/" "gpu tenancy common services/core services/store services/rest services/kube services/kubesim services/vcp services/hostcp services/vault services/vaultsim services/reconcile" '^\s*#\s*include\s*<grpc'
+check "libpqxx belongs to services/store/ only" "gpu tenancy common api services/core services/rest services/grpc services/kube services/kubesim services/vcp services/hostcp services/syncer services/vault services/vaultsim services/reconcile services/cmd" '^\s*#\s*include\s*<pqxx'
+check "gRPC belongs to api/, services/grpc/ and services/cmd/" "gpu tenancy common services/core services/store services/rest services/kube services/kubesim services/vcp services/hostcp services/syncer services/vault services/vaultsim services/reconcile" '^\s*#\s*include\s*<grpc'
 check "services/core must not reach into a transport or the store" "services/core" '^\s*#\s*include\s*"services/(rest|grpc|store|cmd)/'
 check "transports must not include each other" "services/rest" '^\s*#\s*include\s*"services/grpc/'
 check "transports must not include each other" "services/grpc" '^\s*#\s*include\s*"services/rest/'
-check "the simulator is not a dependency: only septad's wiring (services/app) and commands start it" "gpu tenancy common services/core services/store services/rest services/grpc services/kube services/reconcile services/hostcp services/base services/vault services/vaultsim" '^\s*#\s*include\s*"services/kubesim/'
+check "the simulator is not a dependency: only septad's wiring (services/app) and commands start it" "gpu tenancy common services/core services/store services/rest services/grpc services/kube services/reconcile services/hostcp services/syncer services/base services/vault services/vaultsim" '^\s*#\s*include\s*"services/kubesim/'
 check "the Vault test server is not a dependency: only commands and tests start it" "gpu tenancy common api services" '^\s*#\s*include\s*"services/vaultsim/' "cmd vaultsim"
 check "test doubles (tests/support/) are for tests only" "gpu tenancy common api services" '^\s*#\s*include\s*"tests/'
 

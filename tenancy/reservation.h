@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -50,5 +51,16 @@ struct Reservation {
   bool releasing = false;
   bool operator==(const Reservation&) const = default;
 };
+
+// The nodes a reservation holds capacity on: all of the inventory that
+// rendering its host objects (the provisioner) or placing its pods (the
+// syncer) reads.
+inline std::set<std::string> ReservedNodeNames(const Reservation& reservation) {
+  std::set<std::string> names(reservation.nodes.begin(), reservation.nodes.end());
+  for (const auto& share : reservation.shares) names.insert(share.node);
+  for (const auto& mig : reservation.mig) names.insert(mig.node);
+  for (const auto& gpu : reservation.gpus) names.insert(gpu.node);
+  return names;
+}
 
 }  // namespace septa::tenancy

@@ -42,6 +42,7 @@
 #include "services/store/pg_virtual_object_store.h"
 #include "services/store/postgres_supervisor.h"
 #include "services/store/replica_lock.h"
+#include "services/syncer/syncer_controller.h"
 #include "services/vault/key_encryption.h"
 #include "services/vault/sealed_object_store.h"
 #include "services/vcp/simulated_control_planes.h"
@@ -168,7 +169,8 @@ struct SeptadApp::Impl {
   std::unique_ptr<reconcile::InventoryController> inventory;
   std::unique_ptr<reconcile::ShardLeases> provisioner_shards;
   std::unique_ptr<reconcile::ProvisionerController> provisioner;
-  std::unique_ptr<store::NotificationListener> vcluster_changes;  // NOTIFY septa_vclusters -> provisioner
+  std::unique_ptr<syncer::SyncerController> syncer;               // on the provisioner's shards
+  std::unique_ptr<store::NotificationListener> vcluster_changes;  // NOTIFY septa_vclusters -> provisioner, syncer
   std::unique_ptr<reconcile::ShardLeases> mig_layout_shards;
   std::unique_ptr<reconcile::MigLayoutController> mig_layouts;
   std::unique_ptr<store::NotificationListener> mig_layout_changes;  // NOTIFY of layout targets
@@ -189,6 +191,7 @@ struct SeptadApp::Impl {
   Status ConnectHostCluster();
   Status StartInventory();
   Status StartProvisioner();
+  Status MakeSyncer();
   Status StartMigLayouts();
   Status Listen();
   core::UseCases UseCases() {
@@ -348,6 +351,8 @@ Status SeptadApp::Impl::StartSimulatedCluster() {
   kubesim::KubeSimOptions options;
   options.listen = config.kubesim_addr;
   options.cluster_name = "septa-host";
+  // KAI's role in the simulator: synced pods carry schedulerName kai-scheduler.
+  options.nodes.scheduler_names = {"default-scheduler", "kai-scheduler"};
   std::string inventory_text(kubesim::SampleInventoryYaml());
   std::string inventory_source = "built-in sample inventory";
   if (!config.kubesim_inventory.empty()) {
@@ -480,12 +485,46 @@ Status SeptadApp::Impl::StartProvisioner() {
       std::make_unique<reconcile::ProvisionerController>(options, *store, *host_cluster, planes, clock, *registry);
   // Listening before the start's listing, so that nothing committed in between is missed, and so that the
   // listener's first Resync and the start's are one listing, not two.
+  if (config.syncer) SEPTA_RETURN_IF_ERROR(MakeSyncer());
   vcluster_changes = std::make_unique<store::NotificationListener>(
-      database_url, "septa_vclusters", [this](const std::string& key) { provisioner->Enqueue(key); },
-      [this] { provisioner->Resync(); });
+      database_url, "septa_vclusters",
+      [this](const std::string& key) {
+        provisioner->Enqueue(key);
+        if (syncer) syncer->VirtualClusterChanged(key);
+      },
+      [this] {
+        provisioner->Resync();
+        if (syncer) syncer->VirtualClusterChanged("");
+      });
   SEPTA_RETURN_IF_ERROR(provisioner->Start(std::chrono::seconds(30)));
   spdlog::info("provisioner: started (scheduler {}; {} of {} shards held)", config.scheduler,
                provisioner_shards->Held().size(), provisioner_shards->shard_count());
+  if (syncer) {
+    SEPTA_RETURN_IF_ERROR(syncer->Start(std::chrono::seconds(30)));
+    spdlog::info("syncer: started (fraction backend {})", config.fraction_backend);
+  }
+  return Status::Ok();
+}
+
+// The syncer acts on the provisioner's shards and keys; made before the
+// NOTIFY listener both consume, started after the provisioner.
+Status SeptadApp::Impl::MakeSyncer() {
+  if (!control_planes) {
+    spdlog::warn("syncer: not available with control_plane: host yet; virtual clusters' pods stay Pending");
+    return Status::Ok();
+  }
+  auto scheduler = tenancy::host::ParseScheduler("scheduler", config.scheduler);
+  SEPTA_RETURN_IF_ERROR(scheduler);
+  syncer::SyncerOptions options;
+  options.settings.scheduler = *scheduler;
+  options.settings.fraction_backend =
+      config.fraction_backend == "hami" ? tenancy::sync::FractionBackend::kHami : tenancy::sync::FractionBackend::kKai;
+  options.settings.default_fraction_milli = config.default_gpu_fraction_milli;
+  options.settings.virtual_api_port = control_planes->port();
+  options.render.scheduler = *scheduler;
+  options.shards = provisioner_shards.get();
+  syncer =
+      std::make_unique<syncer::SyncerController>(options, *store, *host_cluster, *control_planes, clock, *registry);
   return Status::Ok();
 }
 
@@ -570,6 +609,7 @@ void SeptadApp::Shutdown(std::chrono::milliseconds grace) {
   impl_->sweeper.reset();
   if (impl_->store) impl_->store->WatchRevocations(nullptr);
   impl_->vcluster_changes.reset();
+  impl_->syncer.reset();
   impl_->provisioner.reset();
   impl_->provisioner_shards.reset();
   impl_->mig_layout_changes.reset();

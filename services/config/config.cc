@@ -206,6 +206,23 @@ const std::vector<KeyDef>& Defs() {
          c.provisioner = v == "true";
          return Status::Ok();
        }},
+      {{"syncer",
+        "true or false: whether this septad syncs the virtual clusters' pods to the host (needs the provisioner "
+        "and control_plane simulated)"},
+       [](Config& c, const std::string& v, const std::string& where) {
+         SEPTA_RETURN_IF_ERROR(OneOf(v, where, {"true", "false"}));
+         c.syncer = v == "true";
+         return Status::Ok();
+       }},
+      {{"fraction_backend", "kai or hami: how the syncer hands shared-tier GPU fractions to the host"},
+       [](Config& c, const std::string& v, const std::string& where) {
+         SEPTA_RETURN_IF_ERROR(OneOf(v, where, {"kai", "hami"}));
+         c.fraction_backend = v;
+         return Status::Ok();
+       }},
+      {{"default_gpu_fraction_milli",
+        "what a shared-tier pod that asks for nvidia.com/gpu: 1 and no fraction gets, in thousandths of a GPU"},
+       IntKey(&Config::default_gpu_fraction_milli, 1, 1000)},
       {{"sleep_reservation",
         "keep or release: whether a sleeping virtual cluster keeps its reservation or frees it "
         "until it wakes"},

@@ -74,6 +74,12 @@ struct Config {
   // false: septad runs no provisioner, so virtual clusters stay as the API
   // wrote them (the API's own tests, which assert its synchronous answers).
   bool provisioner = true;
+  // The syncer (services/syncer): pods of every virtual cluster whose
+  // provisioner shard this replica holds, copied to the host. Runs only with
+  // the provisioner and the simulated control planes.
+  bool syncer = true;
+  std::string fraction_backend = "kai";  // kai | hami: shared-tier fractions on the host
+  int default_gpu_fraction_milli = 250;  // a shared pod's `nvidia.com/gpu: 1` without a fraction
   // What a sleeping virtual cluster does with its reservation: keep it, or
   // release it at sleep and place it again on wake (all or nothing; a
   // shortfall keeps it waking with CapacityReady False).

@@ -32,6 +32,10 @@ class ControlPlanes {
   virtual Status Remove(const std::string& tenant, const std::string& vcluster) = 0;
   // The (tenant, vcluster) pairs that have one, to find orphans after a crash.
   virtual Result<std::vector<std::pair<std::string, std::string>>> List() = 0;
+  // A kubeconfig for the syncer (services/syncer) to the virtual cluster's
+  // API, with rights to every object in it. UNIMPLEMENTED where the syncer is
+  // not supported yet (the host control planes).
+  virtual Result<std::string> SyncerKubeconfig(const std::string& tenant, const std::string& vcluster) = 0;
 };
 
 }  // namespace septa::core

@@ -2,6 +2,7 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 #include <vector>
 
@@ -28,6 +29,14 @@ std::string Sha256Hex(std::string_view data) {
   unsigned int len = 0;
   EVP_Digest(data.data(), data.size(), digest, &len, EVP_sha256(), nullptr);
   return ToHex(digest, len);
+}
+
+std::string HmacSha256(std::string_view key, std::string_view data) {
+  std::uint8_t digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const std::uint8_t*>(data.data()),
+       data.size(), digest, &len);
+  return std::string(reinterpret_cast<const char*>(digest), len);
 }
 
 Result<std::string> RandomBase64Url(RandomSource& random, std::size_t bytes) {

@@ -11,6 +11,9 @@ namespace septa::core {
 // Lower-case hex SHA-256 of `data`.
 std::string Sha256Hex(std::string_view data);
 
+// HMAC-SHA256 of `data` under `key`, the raw 32 bytes.
+std::string HmacSha256(std::string_view key, std::string_view data);
+
 // `bytes` random bytes as unpadded base64url; fails when `random` does.
 Result<std::string> RandomBase64Url(RandomSource& random, std::size_t bytes);
 

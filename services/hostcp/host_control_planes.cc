@@ -324,4 +324,12 @@ Result<std::vector<std::pair<std::string, std::string>>> HostControlPlanes::List
   return out;
 }
 
+// The syncer supports the simulated control planes for now: Septa does not
+// call the API servers it runs on the host (septad may not reach the host's
+// Service network), so there is no syncer credential to give.
+Result<std::string> HostControlPlanes::SyncerKubeconfig(const std::string& tenant, const std::string& vcluster) {
+  return Status(Code::kUnimplemented,
+                "virtual cluster " + tenant + "/" + vcluster + ": the syncer does not support control_plane: host yet");
+}
+
 }  // namespace septa::hostcp

@@ -59,6 +59,7 @@ class HostControlPlanes final : public core::ControlPlanes {
   // Deletes the objects, then the database and its role, then the CA.
   Status Remove(const std::string& tenant, const std::string& vcluster) override;
   Result<std::vector<std::pair<std::string, std::string>>> List() override;
+  Result<std::string> SyncerKubeconfig(const std::string& tenant, const std::string& vcluster) override;
 
  private:
   // The virtual cluster's CA, stored now unless it was.

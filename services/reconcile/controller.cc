@@ -84,21 +84,23 @@ void Controller::Start() {
   // held already are one queued key: every key is listed and reconciled once,
   // not twice (a restart of 1,000 virtual clusters took twice as long).
   Resync();
-  if (options_.shards) options_.shards->OnGained([this](const std::vector<int>&) { Resync(); });
+  if (options_.shards) options_.shards->OnGained(this, [this](const std::vector<int>&) { Resync(); });
   for (int i = 0; i < std::max(1, options_.workers); ++i) {
     workers_.emplace_back([this](std::stop_token stop) { Work(stop); });
   }
 }
 
 void Controller::Stop() {
-  if (options_.shards) options_.shards->OnGained(nullptr);
+  if (options_.shards) options_.shards->OnGained(this, nullptr);
   queue_.ShutDown();
   for (auto& worker : workers_) worker.request_stop();
   workers_.clear();  // joins
 }
 
 bool Controller::Owns(const std::string& key) const {
-  return !options_.shards || options_.shards->Holds(ShardOf(key, options_.shards->shard_count()));
+  if (!options_.shards) return true;
+  const std::string_view sharded = options_.shard_key ? options_.shard_key(key) : std::string_view(key);
+  return options_.shards->Holds(ShardOf(sharded, options_.shards->shard_count()));
 }
 
 void Controller::Enqueue(const std::string& key) {

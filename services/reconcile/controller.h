@@ -26,6 +26,7 @@
 #include <memory>
 #include <stop_token>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -76,9 +77,15 @@ struct ControllerOptions {
   // Every key the controller is responsible for, on all shards. Unset: Resync does nothing.
   std::function<Result<std::vector<std::string>>()> list_keys{};
   // With several replicas: act only on keys of the shards held (the rest are
-  // dropped, their holder acts on them); one ShardLeases per controller, as
-  // the controller takes its OnGained. nullptr: act on every key.
+  // dropped, their holder acts on them); the controller resyncs on every
+  // shard gained. Controllers may share one ShardLeases (the syncer acts on
+  // the provisioner's shards). nullptr: act on every key.
   ShardLeases* shards = nullptr;
+  // The part of a key that is sharded (a view into the key); unset: the
+  // whole key. The syncer's keys "<tenant>/<vcluster>/<ns>/<name>" shard on
+  // "<tenant>/<vcluster>", so they follow the provisioner's shard of their
+  // virtual cluster.
+  std::function<std::string_view(std::string_view key)> shard_key{};
 };
 
 class Controller {

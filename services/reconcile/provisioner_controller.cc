@@ -130,15 +130,6 @@ json UnpinPatch(const json& node, const std::string& host_namespace, const std::
   return out;
 }
 
-// The nodes a reservation holds capacity on: all that rendering its host objects reads of the inventory.
-std::set<std::string> ReservedNodeNames(const tenancy::Reservation& reservation) {
-  std::set<std::string> names(reservation.nodes.begin(), reservation.nodes.end());
-  for (const auto& share : reservation.shares) names.insert(share.node);
-  for (const auto& mig : reservation.mig) names.insert(mig.node);
-  for (const auto& gpu : reservation.gpus) names.insert(gpu.node);
-  return names;
-}
-
 bool IsTrue(const std::vector<tenancy::Condition>& conditions, std::string_view type) {
   const tenancy::Condition* c = tenancy::FindCondition(conditions, type);
   return c && c->status == ConditionStatus::kTrue;
@@ -299,7 +290,7 @@ Outcome ProvisionerController::Reconcile(const std::string& key) {
     // Only the reserved nodes (rendering says which one is missing): the
     // whole inventory on every reconcile was a fifth of a converged pass's
     // CPU with 27 nodes, and grows with the cluster.
-    for (const std::string& node_name : ReservedNodeNames(*desired.reservation)) {
+    for (const std::string& node_name : tenancy::ReservedNodeNames(*desired.reservation)) {
       auto node = tx.Inventory().GetNode(node_name);
       if (!node.ok() && node.status().code() == Code::kNotFound) continue;
       SEPTA_RETURN_IF_ERROR(node);

@@ -48,11 +48,14 @@ std::vector<int> ShardLeases::Held() const {
   return held;
 }
 
-void ShardLeases::OnGained(std::function<void(const std::vector<int>& gained)> on_gained) {
+void ShardLeases::OnGained(const void* listener, std::function<void(const std::vector<int>& gained)> on_gained) {
   std::lock_guard lock(gained_mu_);
-  on_gained_ = std::move(on_gained);
-  if (!on_gained_) return;
-  if (const std::vector<int> held = Held(); !held.empty()) on_gained_(held);
+  if (!on_gained) {
+    on_gained_.erase(listener);
+    return;
+  }
+  auto& registered = on_gained_[listener] = std::move(on_gained);
+  if (const std::vector<int> held = Held(); !held.empty()) registered(held);
 }
 
 std::uint64_t ShardLeases::rounds() const {
@@ -74,7 +77,7 @@ void ShardLeases::Run(std::stop_token stop) {
     TimePoint next = begun + std::max<std::chrono::milliseconds>(options_.ttl / 3, std::chrono::milliseconds(1));
     if (const std::vector<int> gained = Round(next); !gained.empty()) {
       std::lock_guard lock(gained_mu_);
-      if (on_gained_) on_gained_(gained);
+      for (const auto& listener : on_gained_) listener.second(gained);
     }
     {
       std::lock_guard lock(mu_);

@@ -8,12 +8,16 @@
 //
 //   ShardLeases shards({.name = "inventory", .holder = replica_id, .shards = 8}, lease_store, clock);
 //   shards.Start();                    // Controller calls OnGained itself
+//
+// Several consumers may share one ShardLeases (the syncer acts on the
+// provisioner's shards): each registers its own OnGained listener.
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <stop_token>
 #include <string>
@@ -53,9 +57,10 @@ class ShardLeases {
   std::vector<int> Held() const;
 
   // `on_gained` is called with the shards taken in each round that took
-  // some, and at once with those held already (nullptr: no more calls; the
-  // call returns after a running one ended).
-  void OnGained(std::function<void(const std::vector<int>& gained)> on_gained);
+  // some, and at once with those held already. One listener per `listener`
+  // (its owner, e.g. `this`); nullptr removes that owner's: no more calls,
+  // and the call returns after a running one ended.
+  void OnGained(const void* listener, std::function<void(const std::vector<int>& gained)> on_gained);
 
   // Rounds completed so far; AwaitRounds waits (at most `timeout`) until at
   // least `n` did, for start-up (and tests) to know leases were tried.
@@ -77,8 +82,8 @@ class ShardLeases {
   std::vector<TimePoint> held_until_;  // per shard, sized once; TimePoint{} when not held
   std::uint64_t rounds_ = 0;
 
-  std::mutex gained_mu_;  // held while on_gained_ runs; never taken under mu_
-  std::function<void(const std::vector<int>&)> on_gained_;
+  std::mutex gained_mu_;  // held while listeners run; never taken under mu_
+  std::map<const void*, std::function<void(const std::vector<int>&)>> on_gained_;
 
   std::jthread thread_;
 };

@@ -38,7 +38,7 @@ Result<http::KeyPairPem> NewCa(const std::string& common_name) {
 }
 
 std::string TokenKubeconfig(const std::string& name, const std::string& server, const std::string& ca_certificate,
-                            const std::string& token) {
+                            std::string_view user, const std::string& token) {
   YAML::Emitter out;
   out << YAML::BeginMap;
   out << YAML::Key << "apiVersion" << YAML::Value << "v1";
@@ -50,7 +50,7 @@ std::string TokenKubeconfig(const std::string& name, const std::string& server, 
   out << YAML::Key << "certificate-authority-data" << YAML::Value << base::Base64Encode(ca_certificate);
   out << YAML::EndMap << YAML::EndMap << YAML::EndSeq;
   out << YAML::Key << "users" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
-  out << YAML::Key << "name" << YAML::Value << std::string(kAdminUser) + "@" + name;
+  out << YAML::Key << "name" << YAML::Value << std::string(user) + "@" + name;
   out << YAML::Key << "user" << YAML::Value << YAML::BeginMap << YAML::Key << "token" << YAML::Value << token
       << YAML::EndMap;
   out << YAML::EndMap << YAML::EndSeq;
@@ -58,7 +58,7 @@ std::string TokenKubeconfig(const std::string& name, const std::string& server, 
   out << YAML::Key << "name" << YAML::Value << name;
   out << YAML::Key << "context" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "cluster" << YAML::Value << name;
-  out << YAML::Key << "user" << YAML::Value << std::string(kAdminUser) + "@" + name;
+  out << YAML::Key << "user" << YAML::Value << std::string(user) + "@" + name;
   out << YAML::Key << "namespace" << YAML::Value << "default";
   out << YAML::EndMap << YAML::EndMap << YAML::EndSeq;
   out << YAML::Key << "current-context" << YAML::Value << name;
@@ -90,7 +90,7 @@ Result<std::string> IssueAdminKubeconfig(core::VirtualObjectStore& store, Random
   if (!token.ok()) return token.status();
   digest = core::Sha256Hex(*token);
   SEPTA_RETURN_IF_ERROR(store.AddTokenDigest(key, digest));
-  return TokenKubeconfig(key.tenant + "-" + key.vcluster, endpoint, listener_ca_certificate, *token);
+  return TokenKubeconfig(key.tenant + "-" + key.vcluster, endpoint, listener_ca_certificate, kAdminUser, *token);
 }
 
 SimulatedControlPlanes::SimulatedControlPlanes(core::VirtualObjectStore& store, SimulatedControlPlanesOptions options)
@@ -213,7 +213,9 @@ Result<SimulatedControlPlanes::Plane> SimulatedControlPlanes::Loaded(const core:
   if (Plane plane = found()) return plane;
   std::lock_guard loading(load_mu_);
   if (Plane plane = found()) return plane;
-  auto loaded = VirtualControlPlane::Load(key, store_, clock_, random_);
+  // Before Start there is no listener key to derive the syncer's token from: none is accepted.
+  std::string syncer_digest = listener_ca_.private_key.empty() ? "" : core::Sha256Hex(SyncerToken(key));
+  auto loaded = VirtualControlPlane::Load(key, store_, clock_, random_, std::move(syncer_digest));
   if (!loaded.ok()) return loaded.status();
   Plane plane = std::move(*loaded);
   std::lock_guard lock(mu_);
@@ -247,6 +249,21 @@ Result<std::vector<std::pair<std::string, std::string>>> SimulatedControlPlanes:
   std::vector<std::pair<std::string, std::string>> out;
   for (auto& key : *keys) out.emplace_back(std::move(key.tenant), std::move(key.vcluster));
   return out;
+}
+
+// Derived from the listener CA's key, which every replica reads from the
+// database: the same token on every replica and across restarts, nothing new
+// stored, and one virtual cluster's token is worthless for any other.
+std::string SimulatedControlPlanes::SyncerToken(const core::VirtualClusterKey& key) const {
+  return base::Base64UrlEncode(
+      core::HmacSha256(listener_ca_.private_key, "septa-syncer/" + key.tenant + "/" + key.vcluster));
+}
+
+Result<std::string> SimulatedControlPlanes::SyncerKubeconfig(const std::string& tenant, const std::string& vcluster) {
+  SEPTA_RETURN_IF_ERROR(ValidateKey(tenant, vcluster));
+  if (listener_ca_.private_key.empty()) return Status(Code::kFailedPrecondition, "virtual control planes: not started");
+  return TokenKubeconfig(tenant + "-" + vcluster, endpoint(tenant, vcluster), listener_ca_.certificate, kSyncerUser,
+                         SyncerToken({tenant, vcluster}));
 }
 
 Result<std::string> SimulatedControlPlanes::AdminKubeconfig(const std::string& tenant, const std::string& vcluster) {

@@ -87,6 +87,11 @@ class SimulatedControlPlanes final : public core::ControlPlanes {
   Result<core::ControlPlaneState> Ensure(const std::string& tenant, const std::string& vcluster) override;
   Status Remove(const std::string& tenant, const std::string& vcluster) override;
   Result<std::vector<std::pair<std::string, std::string>>> List() override;
+  // The syncer's: user septa-syncer in system:masters, a bearer token derived
+  // from the stored listener CA key (HMAC-SHA256 of "septa-syncer/<tenant>/<vcluster>"),
+  // accepted by this virtual cluster only; the same on every replica and
+  // after restarts, nothing stored. After Start.
+  Result<std::string> SyncerKubeconfig(const std::string& tenant, const std::string& vcluster) override;
 
   // A kubeconfig with a new admin bearer token (system:masters) of the
   // virtual cluster: for tests and operators, never for tenants.
@@ -99,6 +104,7 @@ class SimulatedControlPlanes final : public core::ControlPlanes {
 
  private:
   using Plane = std::shared_ptr<VirtualControlPlane>;
+  std::string SyncerToken(const core::VirtualClusterKey& key) const;
   void Route(http::Request&& request, std::shared_ptr<http::Exchange> exchange);
   // The loaded control plane, loading it when it is stored; NotFound when not.
   Result<Plane> Loaded(const core::VirtualClusterKey& key);

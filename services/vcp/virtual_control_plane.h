@@ -26,6 +26,9 @@ namespace septa::vcp {
 
 // Every admin token authenticates as this user, in system:masters.
 inline constexpr std::string_view kAdminUser = "septa-admin";
+// The syncer's token (SimulatedControlPlanes::SyncerKubeconfig) authenticates
+// as this user, in system:masters.
+inline constexpr std::string_view kSyncerUser = "septa-syncer";
 
 class VirtualControlPlane {
  public:
@@ -33,9 +36,11 @@ class VirtualControlPlane {
   // cluster holds and it lacks (kubesim::SeedCluster: namespaces, service
   // accounts, ClusterRoles), so a crash right after the control plane was
   // stored leaves nothing missing, as a real API server re-creates `default`.
+  // `syncer_token_digest`: the SHA-256 of the token accepted as kSyncerUser
+  // (derived by SimulatedControlPlanes, never stored).
   static Result<std::unique_ptr<VirtualControlPlane>> Load(const core::VirtualClusterKey& key,
                                                            core::VirtualObjectStore& store, const Clock& clock,
-                                                           RandomSource& random);
+                                                           RandomSource& random, std::string syncer_token_digest);
   ~VirtualControlPlane();
 
   // A request whose target no longer carries the /vc/<tenant>/<vcluster> prefix.
@@ -77,6 +82,7 @@ class VirtualControlPlane {
   std::mutex tick_mu_;  // one Tick at a time
   mutable std::mutex tokens_mu_;
   std::set<std::string> token_digests_;
+  std::string syncer_token_digest_;
   std::atomic<TimePoint::rep> last_request_;
   std::size_t own_watchers_ = 0;  // kubesim's internal ones (the quota controller's)
 };

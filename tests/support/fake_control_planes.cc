@@ -54,4 +54,8 @@ std::string FakeControlPlanes::EndpointOf(const std::string& tenant, const std::
   return "https://127.0.0.1:6444/vc/" + tenant + "/" + vcluster;
 }
 
+Result<std::string> FakeControlPlanes::SyncerKubeconfig(const std::string& tenant, const std::string& vcluster) {
+  return Status(Code::kUnimplemented, "fake control plane " + tenant + "/" + vcluster + " serves no API");
+}
+
 }  // namespace septa::core

@@ -19,6 +19,7 @@ class FakeControlPlanes final : public ControlPlanes {
   Result<ControlPlaneState> Ensure(const std::string& tenant, const std::string& vcluster) override;
   Status Remove(const std::string& tenant, const std::string& vcluster) override;
   Result<std::vector<std::pair<std::string, std::string>>> List() override;
+  Result<std::string> SyncerKubeconfig(const std::string& tenant, const std::string& vcluster) override;
 
   // The next `times` calls of Ensure or Remove return `failure`.
   void FailNext(Status failure, int times = 1);

@@ -23,6 +23,9 @@ TEST(Config, DefaultsWithoutSources) {
   EXPECT_TRUE(c->provisioner);
   EXPECT_EQ(c->mig_relayout, "auto");
   EXPECT_EQ(c->sleep_reservation, "keep");
+  EXPECT_TRUE(c->syncer);
+  EXPECT_EQ(c->fraction_backend, "kai");
+  EXPECT_EQ(c->default_gpu_fraction_milli, 250);
   EXPECT_EQ(c->control_plane, "simulated");
   EXPECT_TRUE(c->replica_id.empty()) << "the one kept in data_dir";
 }
@@ -101,6 +104,9 @@ TEST(Config, ErrorsNameTheKeyAndSource) {
       {{"scheduler: slurm\n", "f.yaml", {}, {}}, "scheduler (f.yaml)", "not one of"},
       {{"sleep_reservation: sometimes\n", "f.yaml", {}, {}}, "sleep_reservation (f.yaml)", "not one of"},
       {{"", "", {}, {{"provisioner", "yes"}}}, "provisioner (--provisioner)", "not one of"},
+      {{"syncer: maybe\n", "f.yaml", {}, {}}, "syncer (f.yaml)", "not one of"},
+      {{"fraction_backend: mps\n", "f.yaml", {}, {}}, "fraction_backend (f.yaml)", "not one of"},
+      {{"default_gpu_fraction_milli: 1001\n", "f.yaml", {}, {}}, "default_gpu_fraction_milli (f.yaml)", "out of range"},
       {{"replica_id: a b\n", "f.yaml", {}, {}}, "replica_id (f.yaml)", "a character other than"},
       {{"", "", {}, {{"replica_id", std::string(129, 'r')}}}, "replica_id (--replica-id)", "longer than 128"},
       {{"", "", {{"SEPTA_MIG_RELAYOUT", "sometimes"}}, {}}, "mig_relayout (SEPTA_MIG_RELAYOUT)", "not one of"},

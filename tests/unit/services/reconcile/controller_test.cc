@@ -7,6 +7,7 @@
 #include <future>
 #include <stdexcept>
 
+#include "services/reconcile/shard.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/fake_lease_store.h"
 #include "tests/unit/services/reconcile/recording_reconciler.h"
@@ -191,6 +192,42 @@ TEST_F(reconcileController, StartWithShardsHeldAlreadyListsAndReconcilesEveryKey
   Settle();
   EXPECT_EQ(lists.load(), 1) << "the start's resync and the held shards' one are one listing";
   EXPECT_THAT(reconciler_.calls(), UnorderedElementsAre("a", "b", "c"));
+  controller_.reset();  // before the leases it reads
+}
+
+// Two controllers on one ShardLeases; the second shards its keys
+// "<prefix>/<rest>" by the prefix, so a key follows its prefix's shard.
+TEST_F(reconcileController, ControllersShareLeasesAndAShardKeyPicksTheShardedPart) {
+  core::FakeLeaseStore lease_store;
+  const std::string held_prefix = "acme/train";
+  ShardLeases leases({.name = "test", .holder = "me", .shards = 8}, lease_store, clock_);
+  const int held = ShardOf(held_prefix, 8);
+  for (int shard = 0; shard < 8; ++shard) {
+    if (shard == held) continue;
+    ASSERT_TRUE(lease_store.TryAcquire("test/" + std::to_string(shard), "other", clock_.Now(), 1h).ok());
+  }
+
+  std::string other_prefix;
+  for (int i = 0; other_prefix.empty(); ++i) {
+    if (const std::string p = "t" + std::to_string(i) + "/vc"; ShardOf(p, 8) != held) other_prefix = p;
+  }
+  testing::RecordingReconciler first_reconciler;
+  Controller first({.name = "first", .shards = &leases}, first_reconciler, clock_, registry_);
+  first.Start();
+  Make({.shards = &leases, .shard_key = [](std::string_view key) {
+          const std::size_t slash = key.find('/', key.find('/') + 1);
+          return key.substr(0, slash);
+        }});
+  leases.Start();
+  ASSERT_TRUE(leases.AwaitRounds(1, kBound));
+  EXPECT_TRUE(controller_->Owns(held_prefix + "/default/pod-a"));
+  EXPECT_FALSE(controller_->Owns(other_prefix + "/default/pod-a"));
+  EXPECT_TRUE(first.Owns(held_prefix));
+  controller_->Enqueue(held_prefix + "/default/pod-a");
+  controller_->Enqueue(other_prefix + "/default/pod-a");
+  Settle();
+  EXPECT_THAT(reconciler_.calls(), ElementsAre(held_prefix + "/default/pod-a"));
+  first.Stop();
   controller_.reset();  // before the leases it reads
 }
 

@@ -72,7 +72,7 @@ TEST_F(reconcileShardLeases, AReplicaTakesNothingAnotherHoldsAndReportsWhatItGai
   std::mutex mu;
   std::vector<std::vector<int>> gains;
   ShardLeases b(Options("b"), store_, clock_);
-  b.OnGained([&](const std::vector<int>& gained) {
+  b.OnGained(&gains, [&](const std::vector<int>& gained) {
     std::lock_guard lock(mu);
     gains.push_back(gained);
   });
@@ -110,9 +110,34 @@ TEST_F(reconcileShardLeases, OnGainedIsToldTheShardsHeldAlready) {
   leases.Start();
   ASSERT_TRUE(leases.AwaitRounds(1, kBound));
   std::vector<int> told;
-  leases.OnGained([&](const std::vector<int>& gained) { told = gained; });
+  leases.OnGained(&told, [&](const std::vector<int>& gained) { told = gained; });
   EXPECT_THAT(told, ElementsAre(0, 1, 2, 3));
-  leases.OnGained(nullptr);
+  leases.OnGained(&told, nullptr);
+}
+
+TEST_F(reconcileShardLeases, EveryListenerIsToldWhatIsGainedAndARemovedOneNoMore) {
+  ASSERT_TRUE(store_.TryAcquire("ctl/1", "other", clock_.Now(), 5s).ok());
+  ShardLeases leases(Options("a"), store_, clock_);
+  std::mutex mu;
+  std::vector<std::vector<int>> first, second, removed;
+  auto record = [&mu](std::vector<std::vector<int>>& into) {
+    return [&mu, &into](const std::vector<int>& gained) {
+      std::lock_guard lock(mu);
+      into.push_back(gained);
+    };
+  };
+  leases.OnGained(&first, record(first));
+  leases.OnGained(&second, record(second));
+  leases.OnGained(&removed, record(removed));
+  leases.OnGained(&removed, nullptr);
+  leases.Start();
+  ASSERT_TRUE(leases.AwaitRounds(1, kBound));
+  clock_.Advance(5s);  // other's lease on shard 1 expires: a round takes it
+  ASSERT_TRUE(leases.AwaitRounds(2, kBound));
+  std::lock_guard lock(mu);
+  EXPECT_THAT(first, ElementsAre(ElementsAre(0, 2, 3), ElementsAre(1)));
+  EXPECT_EQ(second, first);
+  EXPECT_THAT(removed, IsEmpty());
 }
 
 // A controller over shards acts only on keys of shards held: others are

@@ -213,6 +213,35 @@ TEST_F(SimulatedControlPlanesTest, VirtualClustersAreIsolated) {
   EXPECT_EQ(Client(nobody)->List(kNamespaces, "").status().code(), Code::kUnauthenticated);
 }
 
+// The syncer's kubeconfig: derived, not stored, so the same after a restart;
+// accepted by its own virtual cluster only, with every right there.
+TEST_F(SimulatedControlPlanesTest, TheSyncerKubeconfigIsStableAndAcceptedByItsVirtualClusterOnly) {
+  ASSERT_TRUE(planes_->Ensure("acme", "dev").ok());
+  ASSERT_TRUE(planes_->Ensure("acme", "prod").ok());
+  auto kubeconfig = planes_->SyncerKubeconfig("acme", "dev");
+  ASSERT_TRUE(kubeconfig.ok()) << kubeconfig.status().message();
+  auto config = kube::ParseKubeconfig(*kubeconfig);
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_TRUE(Client(*config)->Create(kConfigMaps, "default", ConfigMap("synced", "x")).ok());
+  EXPECT_TRUE(Client(*config)->List(kNamespaces, "").ok());
+
+  kube::ClientConfig stolen = *config;
+  stolen.server = planes_->endpoint("acme", "prod");
+  EXPECT_EQ(Client(stolen)->List(kNamespaces, "").status().code(), Code::kUnauthenticated);
+  auto prod = planes_->SyncerKubeconfig("acme", "prod");
+  ASSERT_TRUE(prod.ok());
+  EXPECT_NE(*prod, *kubeconfig);
+
+  Restart();  // on another port (port 0), from the same stored listener CA
+  auto again = planes_->SyncerKubeconfig("acme", "dev");
+  ASSERT_TRUE(again.ok());
+  auto again_config = kube::ParseKubeconfig(*again);
+  ASSERT_TRUE(again_config.ok());
+  EXPECT_EQ(again_config->token, config->token) << "derived from the stored listener CA: the same after a restart";
+  EXPECT_TRUE(Client(*again_config)->Get(kConfigMaps, "default", "synced").ok());
+  EXPECT_EQ(planes_->SyncerKubeconfig("acme", "../x").status().code(), Code::kInvalidArgument);
+}
+
 TEST_F(SimulatedControlPlanesTest, RemoveDeletesEveryStoredObjectAndIsIdempotent) {
   ASSERT_TRUE(planes_->Ensure("acme", "dev").ok());
   ASSERT_TRUE(planes_->Ensure("acme", "prod").ok());

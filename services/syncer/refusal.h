@@ -1,0 +1,27 @@
+// How a refused pod is told so inside its virtual cluster (SYNCER-FACTS:
+// "refused with an Event on the virtual pod and a condition, never silently
+// changed"): a Warning event with reason SyncRefused, created once per
+// distinct message (its name derives from the pod's UID and the message, so
+// retries write nothing), and the pod condition PodScheduled=False with
+// reason SyncRefused. The pod stays Pending.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "tenancy/sync/pod_translation.h"
+
+namespace septa::syncer {
+
+inline constexpr const char* kSyncRefusedReason = "SyncRefused";
+
+// "<field>: <message>", what the event and the condition say.
+std::string RefusalText(const tenancy::sync::Refusal& refusal);
+
+// The Event to create in the virtual pod's namespace.
+nlohmann::json RefusalEvent(const nlohmann::json& virtual_pod, const tenancy::sync::Refusal& refusal);
+
+// The virtual pod's status with the condition set; nullopt when it says so already.
+std::optional<nlohmann::json> RefusedStatus(const nlohmann::json& virtual_pod, const tenancy::sync::Refusal& refusal);
+
+}  // namespace septa::syncer

@@ -1,0 +1,416 @@
+#include "services/syncer/syncer_controller.h"
+
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <set>
+
+#include "services/kube/config.h"
+#include "services/kube/resources.h"
+#include "services/syncer/refusal.h"
+#include "tenancy/sync/bookkeeping.h"
+
+namespace septa::syncer {
+
+using nlohmann::json;
+using reconcile::Outcome;
+namespace tsync = tenancy::sync;
+
+namespace {
+
+// The host's synced pods are handed to the handlers again this often.
+constexpr std::chrono::minutes kHostResync{10};
+
+std::vector<std::string> SplitKey(const std::string& key) {
+  std::vector<std::string> parts;
+  std::size_t begin = 0;
+  while (true) {
+    const std::size_t slash = key.find('/', begin);
+    parts.push_back(key.substr(begin, slash - begin));
+    if (slash == std::string::npos) return parts;
+    begin = slash + 1;
+  }
+}
+
+// "<tenant>/<vcluster>" of a key of either kind: what is sharded.
+std::string_view ClusterPart(std::string_view key) {
+  const std::size_t first = key.find('/');
+  if (first == std::string_view::npos) return key;
+  return key.substr(0, key.find('/', first + 1));
+}
+
+std::string Field(const json& object, const char* section, const char* field) {
+  auto s = object.find(section);
+  if (s == object.end() || !s->is_object()) return "";
+  auto f = s->find(field);
+  return f != s->end() && f->is_string() ? f->get<std::string>() : "";
+}
+std::string Meta(const json& object, const char* field) { return Field(object, "metadata", field); }
+
+bool Terminating(const json& object) {
+  auto md = object.find("metadata");
+  return md != object.end() && md->is_object() && md->contains("deletionTimestamp") &&
+         !(*md)["deletionTimestamp"].is_null();
+}
+
+std::string PhaseOf(const json& pod) { return Field(pod, "status", "phase"); }
+
+// A virtual pod that had started: bound to a node, or past Pending.
+bool Started(const json& virtual_pod) {
+  const std::string phase = PhaseOf(virtual_pod);
+  return !Field(virtual_pod, "spec", "nodeName").empty() || phase == "Running" || phase == "Succeeded" ||
+         phase == "Failed";
+}
+
+std::optional<long> GracePeriodOf(const json& pod) {
+  auto md = pod.find("metadata");
+  if (md == pod.end() || !md->is_object()) return std::nullopt;
+  auto grace = md->find("deletionGracePeriodSeconds");
+  if (grace == md->end() || !grace->is_number_integer()) return std::nullopt;
+  return grace->get<long>();
+}
+
+std::string LabelOf(const json& object, std::string_view key) {
+  auto md = object.find("metadata");
+  if (md == object.end() || !md->is_object()) return "";
+  auto labels = md->find("labels");
+  if (labels == md->end() || !labels->is_object()) return "";
+  auto value = labels->find(std::string(key));
+  return value != labels->end() && value->is_string() ? value->get<std::string>() : "";
+}
+
+Outcome Failed(const Status& status) { return Outcome::Error(status); }
+
+}  // namespace
+
+SyncerController::SyncerController(SyncerOptions options, core::Store& store, kube::Client& host,
+                                   core::ControlPlanes& planes, const Clock& clock, prometheus::Registry& metrics)
+    : options_(std::move(options)),
+      store_(store),
+      host_(host),
+      clock_(clock),
+      watches_(planes, options_.virtual_client, [this](const std::string& key) { controller_.Enqueue(key); }),
+      controller_(reconcile::ControllerOptions{.name = "syncer",
+                                               .workers = options_.workers,
+                                               .list_keys = [this] { return ListKeys(); },
+                                               .shards = options_.shards,
+                                               .shard_key = ClusterPart},
+                  *this, clock, metrics) {
+  sync_latency_ =
+      &prometheus::BuildHistogram()
+           .Name("septa_syncer_pod_sync_latency_seconds")
+           .Help("From a virtual pod's creation to its host pod's creation by the syncer")
+           .Register(metrics)
+           .Add({}, prometheus::Histogram::BucketBoundaries{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60});
+}
+
+SyncerController::~SyncerController() { Stop(); }
+
+Status SyncerController::Start(std::chrono::milliseconds timeout) {
+  kube::InformerHandlers handlers;
+  handlers.on_add = [this](const json& pod) { OnHostPod(pod, false); };
+  handlers.on_update = [this](const json&, const json& pod) { OnHostPod(pod, false); };
+  handlers.on_delete = [this](const json& pod) { OnHostPod(pod, true); };
+  kube::ListOptions synced;
+  synced.label_selector = std::string(tsync::kSyncedLabel) + "=true";
+  host_pods_ = std::make_unique<kube::Informer>(host_, kube::kPods, "", synced, handlers, kHostResync);
+  host_pods_->Start();
+  if (!host_pods_->WaitForSync(timeout)) {
+    return Status(Code::kUnavailable,
+                  "syncer: the host's synced pods were not listed within " + std::to_string(timeout.count()) + " ms");
+  }
+  controller_.Start();
+  resyncs_ = std::jthread([this](std::stop_token stop) { RunResyncs(stop); });
+  return Status::Ok();
+}
+
+void SyncerController::Stop() {
+  if (resyncs_.joinable()) {
+    resyncs_.request_stop();
+    resyncs_.join();
+  }
+  controller_.Stop();
+  watches_.StopAll();
+  if (host_pods_) host_pods_->Stop();
+}
+
+void SyncerController::VirtualClusterChanged(const std::string& key) { controller_.Enqueue(key); }
+
+void SyncerController::RunResyncs(std::stop_token stop) {
+  while (clock_.SleepUntil(clock_.Now() + options_.resync_interval, stop)) {
+    // A lost shard's virtual clusters are another replica's now: their
+    // watches stop here (their keys are dropped by the controller already).
+    for (const auto& [tenant, vcluster] : watches_.Watched()) {
+      if (!controller_.Owns(tenant + "/" + vcluster)) watches_.Unwatch(tenant, vcluster);
+    }
+    controller_.Resync();
+  }
+}
+
+Result<std::vector<std::string>> SyncerController::ListKeys() {
+  std::set<std::string> keys;
+  Status st = store_.Transact(core::TxMode::kReadOnly, [&](core::Tx& tx) -> Status {
+    keys.clear();
+    core::VirtualClusterQuery query;
+    query.limit = 500;
+    while (true) {
+      auto page = tx.VirtualClusters().List(query);
+      SEPTA_RETURN_IF_ERROR(page);
+      for (const auto& vc : *page) keys.insert(vc.tenant + "/" + vc.name);
+      if (page->size() < static_cast<std::size_t>(query.limit)) return Status::Ok();
+      query.after_tenant = page->back().tenant;
+      query.after_name = page->back().name;
+    }
+  });
+  if (!st.ok()) return st;
+  // A watched virtual cluster whose row is gone is looked at too: its watch stops.
+  for (const auto& [tenant, vcluster] : watches_.Watched()) keys.insert(tenant + "/" + vcluster);
+  return std::vector<std::string>(keys.begin(), keys.end());
+}
+
+void SyncerController::OnHostPod(const json& host_pod, bool deleted) {
+  const std::string tenant = LabelOf(host_pod, tsync::kTenantLabel);
+  const std::string vcluster = LabelOf(host_pod, tsync::kVclusterLabel);
+  if (tenant.empty() || vcluster.empty()) return;
+  if (auto ref = tsync::VirtualRefOf(host_pod, tenant, vcluster)) {
+    controller_.Enqueue(PodKey(tenant, vcluster, ref->ns, ref->name));
+  }
+  if (!deleted) return;
+  // What it held of the reservation is free: the refused pods may fit now.
+  if (auto cluster = watches_.Find(tenant, vcluster)) {
+    {
+      std::lock_guard placement(cluster->placement_mu());
+      cluster->placed_not_cached().erase(Meta(host_pod, "name"));
+    }
+    for (const std::string& key : cluster->refused()) controller_.Enqueue(key);
+  }
+}
+
+std::vector<json> SyncerController::HostPodsOf(const std::string& tenant, const std::string& vcluster) const {
+  std::vector<json> out;
+  for (json& pod : host_pods_->List()) {
+    if (LabelOf(pod, tsync::kTenantLabel) == tenant && LabelOf(pod, tsync::kVclusterLabel) == vcluster) {
+      out.push_back(std::move(pod));
+    }
+  }
+  return out;
+}
+
+Outcome SyncerController::Reconcile(const std::string& key) {
+  std::vector<std::string> parts = SplitKey(key);
+  if (parts.size() == 2) return ReconcileCluster(parts[0], parts[1]);
+  if (parts.size() == 4) return ReconcilePod({parts[0], parts[1], parts[2], parts[3]});
+  spdlog::warn("syncer: ignoring the malformed key {}", key);
+  return Outcome::Done();
+}
+
+Outcome SyncerController::ReconcileCluster(const std::string& tenant, const std::string& vcluster) {
+  auto synced = LoadSyncedCluster(store_, options_.render, tenant, vcluster);
+  if (!synced.ok()) return Failed(synced.status());
+  // READY: the control plane serves and the host namespace is there. A
+  // virtual cluster being resized (PROVISIONING) or FAILED keeps a watch it
+  // has. SLEEPING, DELETING or gone: its pods are left alone (the
+  // provisioner deletes the host's).
+  using tenancy::VirtualClusterState;
+  const bool watched = watches_.Find(tenant, vcluster) != nullptr;
+  const bool active = synced->has_value() && ((*synced)->state == VirtualClusterState::kReady ||
+                                              (watched && ((*synced)->state == VirtualClusterState::kProvisioning ||
+                                                           (*synced)->state == VirtualClusterState::kFailed)));
+  if (!active) {
+    watches_.Unwatch(tenant, vcluster);
+    return Outcome::Done();
+  }
+  auto cluster = watches_.Watch(**synced, options_.watch_start_timeout);
+  if (!cluster.ok()) return Failed(cluster.status());
+  // Every pod of the virtual cluster, on either side, is looked at again:
+  // its reservation may have changed, and a resync repairs what a lost
+  // event left undone. A converged pod costs a look at two caches.
+  for (const json& pod : (*cluster)->pods().List()) {
+    controller_.Enqueue(PodKey(tenant, vcluster, Meta(pod, "namespace"), Meta(pod, "name")));
+  }
+  for (const json& host_pod : HostPodsOf(tenant, vcluster)) {
+    if (auto ref = tsync::VirtualRefOf(host_pod, tenant, vcluster)) {
+      controller_.Enqueue(PodKey(tenant, vcluster, ref->ns, ref->name));
+    }
+  }
+  return Outcome::Done();
+}
+
+// The table of docs/ARCHITECTURE.md "The syncer". The caches may lag the
+// syncer's own writes: every destructive step is confirmed by a live read.
+Outcome SyncerController::ReconcilePod(const PodKeyParts& key) {
+  std::shared_ptr<WatchedCluster> cluster = watches_.Find(key.tenant, key.vcluster);
+  if (!cluster) return Outcome::Done();  // not READY, or another replica's
+  const std::string pod_key = PodKey(key.tenant, key.vcluster, key.ns, key.name);
+  const std::string host_ns = cluster->synced().view.host_namespace;
+  const std::string host_name = tsync::HostObjectName(key.name, key.ns, key.vcluster);
+  const std::optional<json> virtual_pod = cluster->pods().Get(key.ns, key.name);
+  const std::optional<json> host_pod = host_pods_->Get(host_ns, host_name);
+  if (host_pod && !tsync::VirtualRefOf(*host_pod, key.tenant, key.vcluster)) {
+    return Failed(Status(Code::kFailedPrecondition, "host pod " + host_ns + "/" + host_name +
+                                                        " does not record virtual pod " + key.ns + "/" + key.name +
+                                                        " of " + key.tenant + "/" + key.vcluster + ": left alone"));
+  }
+  auto host_gone = [&]() -> Result<bool> {
+    auto live = host_.Get(kube::kPods, host_ns, host_name);
+    if (live.ok()) return false;
+    if (live.status().code() == Code::kNotFound) return true;
+    return live.status();
+  };
+  auto delete_host_pod = [&](std::optional<long> grace) -> Outcome {
+    kube::DeleteOptions options;
+    options.precondition_uid = Meta(*host_pod, "uid");
+    options.grace_period_seconds = grace;
+    Status deleted = host_.Delete(kube::kPods, host_ns, host_name, options);
+    if (deleted.ok() || deleted.code() == Code::kNotFound) return Outcome::Done();
+    return Failed(deleted);  // 409: another pod of that name now; looked at again
+  };
+
+  if (!virtual_pod) {
+    cluster->Refused(pod_key, false);
+    if (!host_pod) return Outcome::Done();
+    auto live = cluster->client().Get(kube::kPods, key.ns, key.name);
+    if (live.ok()) return Outcome::Done();  // the cache is behind: its event is on the way
+    if (live.status().code() != Code::kNotFound) return Failed(live.status());
+    return delete_host_pod(std::nullopt);
+  }
+  if (host_pod && tsync::VirtualRefOf(*host_pod, key.tenant, key.vcluster)->uid != Meta(*virtual_pod, "uid")) {
+    return delete_host_pod(std::nullopt);  // stale: written for an earlier pod of that name
+  }
+  if (Terminating(*virtual_pod)) {
+    if (host_pod) return Terminating(*host_pod) ? Outcome::Done() : delete_host_pod(GracePeriodOf(*virtual_pod));
+    auto gone = host_gone();
+    if (!gone.ok()) return Failed(gone.status());
+    return *gone ? DeleteVirtualPod(*cluster, *virtual_pod) : Outcome::Done();
+  }
+  if (!host_pod) {
+    if (!Started(*virtual_pod)) return CreateHostPod(*cluster, pod_key, *virtual_pod);
+    // Started, and its host pod is gone: bare pods die, controllers
+    // recreate theirs; it never stays Running without a host pod. Not while
+    // the virtual cluster sleeps (the provisioner deleted its host pods).
+    auto gone = host_gone();
+    if (!gone.ok()) return Failed(gone.status());
+    if (!*gone) return Outcome::Done();
+    auto synced = LoadSyncedCluster(store_, options_.render, key.tenant, key.vcluster);
+    if (!synced.ok()) return Failed(synced.status());
+    if (!synced->has_value() || (*synced)->state == tenancy::VirtualClusterState::kSleeping ||
+        (*synced)->state == tenancy::VirtualClusterState::kDeleting) {
+      return Outcome::Done();
+    }
+    return DeleteVirtualPod(*cluster, *virtual_pod);
+  }
+  if (Terminating(*host_pod)) return Outcome::Done();  // its deletion brings the key back
+  return SyncUp(*cluster, *virtual_pod, *host_pod);
+}
+
+Outcome SyncerController::DeleteVirtualPod(WatchedCluster& cluster, const json& virtual_pod) {
+  kube::DeleteOptions options;
+  options.precondition_uid = Meta(virtual_pod, "uid");
+  options.grace_period_seconds = 0;
+  Status deleted =
+      cluster.client().Delete(kube::kPods, Meta(virtual_pod, "namespace"), Meta(virtual_pod, "name"), options);
+  if (deleted.ok() || deleted.code() == Code::kNotFound) return Outcome::Done();
+  return Failed(deleted);
+}
+
+Outcome SyncerController::CreateHostPod(WatchedCluster& cluster, const std::string& key, const json& virtual_pod) {
+  const tsync::VirtualClusterView view = cluster.synced().view;
+  const std::string host_name =
+      tsync::HostObjectName(Meta(virtual_pod, "name"), Meta(virtual_pod, "namespace"), view.vcluster);
+  std::unique_lock placement(cluster.placement_mu());
+  // What the virtual cluster's other pods hold: the host pods the cache has
+  // (finished ones hold nothing) and those created but not yet seen there.
+  std::vector<tsync::PodAssignment> others;
+  std::set<std::string> cached;
+  for (const json& pod : HostPodsOf(view.tenant, view.vcluster)) {
+    const std::string name = Meta(pod, "name");
+    cached.insert(name);
+    const std::string phase = PhaseOf(pod);
+    if (name == host_name || phase == "Succeeded" || phase == "Failed") continue;
+    if (auto assignment = tsync::AssignmentOf(pod)) others.push_back(*assignment);
+  }
+  auto& pending = cluster.placed_not_cached();
+  for (auto it = pending.begin(); it != pending.end();) {
+    if (cached.contains(it->first)) {
+      it = pending.erase(it);
+      continue;
+    }
+    if (it->first != host_name) others.push_back(it->second);
+    ++it;
+  }
+  auto translated = tsync::TranslatePodDown(options_.settings, view, virtual_pod, others);
+  if (const auto* refusal = std::get_if<tsync::Refusal>(&translated)) {
+    placement.unlock();
+    return Refuse(cluster, key, virtual_pod, *refusal);
+  }
+  const tsync::HostPod& host_pod = std::get<tsync::HostPod>(translated);
+  auto created = host_.Create(kube::kPods, view.host_namespace, host_pod.object);
+  if (!created.ok()) {
+    // AlreadyExists: created by an earlier pass the cache had not shown yet.
+    if (created.status().code() == Code::kAlreadyExists) return Outcome::Done();
+    return Failed(created.status());
+  }
+  pending[host_name] = host_pod.assignment;
+  placement.unlock();
+  cluster.Refused(key, false);
+  if (auto created_at = kube::ParseRfc3339(Meta(virtual_pod, "creationTimestamp"))) {
+    sync_latency_->Observe(std::max(0.0, std::chrono::duration<double>(clock_.Now() - *created_at).count()));
+  }
+  return Outcome::Done();
+}
+
+Outcome SyncerController::Refuse(WatchedCluster& cluster, const std::string& key, const json& virtual_pod,
+                                 const tsync::Refusal& refusal) {
+  cluster.Refused(key, true);
+  // The condition is written after the event: when it is there, so is the
+  // event, and a retry writes nothing.
+  std::optional<json> status = RefusedStatus(virtual_pod, refusal);
+  if (!status) return Outcome::Done();
+  const std::string ns = Meta(virtual_pod, "namespace");
+  auto event = cluster.client().Create(kube::kEvents, ns, RefusalEvent(virtual_pod, refusal));
+  if (!event.ok() && event.status().code() != Code::kAlreadyExists) return Failed(event.status());
+  json updated = virtual_pod;
+  updated["status"] = *std::move(status);
+  kube::WriteOptions options;
+  options.subresource = "status";
+  auto written = cluster.client().Update(kube::kPods, ns, updated, options);
+  if (!written.ok()) return Failed(written.status());  // 409: read again, never overwritten blindly
+  spdlog::info("syncer: {} refused: {}", key, RefusalText(refusal));
+  return Outcome::Done();
+}
+
+Outcome SyncerController::SyncUp(WatchedCluster& cluster, const json& virtual_pod, const json& host_pod) {
+  const std::string ns = Meta(virtual_pod, "namespace"), name = Meta(virtual_pod, "name");
+  if (std::optional<json> patch = tsync::HostPodPatch(virtual_pod, host_pod)) {
+    auto patched = host_.Patch(kube::kPods, Meta(host_pod, "namespace"), Meta(host_pod, "name"),
+                               kube::PatchType::kMerge, patch->dump());
+    if (!patched.ok()) return Failed(patched.status());
+  }
+  const std::string node = Field(host_pod, "spec", "nodeName");
+  if (!node.empty() && Field(virtual_pod, "spec", "nodeName").empty()) {
+    const json binding = {{"apiVersion", "v1"},
+                          {"kind", "Binding"},
+                          {"metadata", {{"name", name}, {"namespace", ns}}},
+                          {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}}};
+    kube::Client& client = cluster.client();
+    auto bound = client.Call(
+        kube::HttpRequest("POST", client.Path(kube::kPods, ns, name, "binding"), binding.dump(), "application/json"),
+        false);
+    if (!bound.ok()) return Failed(bound.status());
+    if (bound->status >= 300) return Failed(kube::StatusFromResponse(*bound, "binding pod " + ns + "/" + name));
+    return Outcome::Done();  // the binding updates the pod: its event brings the key back for the status
+  }
+  json status = tsync::StatusUp(virtual_pod, host_pod);
+  if (status == virtual_pod.value("status", json::object())) return Outcome::Done();
+  json updated = virtual_pod;
+  updated["status"] = std::move(status);
+  kube::WriteOptions options;
+  options.subresource = "status";
+  auto written = cluster.client().Update(kube::kPods, ns, updated, options);
+  if (!written.ok()) return Failed(written.status());  // 409: read again, never overwritten blindly
+  return Outcome::Done();
+}
+
+}  // namespace septa::syncer

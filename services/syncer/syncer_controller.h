@@ -1,0 +1,99 @@
+// The syncer: one per septad, for every virtual cluster whose provisioner
+// shard this replica holds. It copies each virtual cluster's pods down to
+// its host namespace (tenancy/sync: names, bookkeeping, tier patches,
+// placement inside the reservation), copies the host pods' status and node
+// up, and carries deletions both ways (../shared/docs/SYNCER-FACTS.md
+// "Status and deletion"). docs/ARCHITECTURE.md "The syncer" has the table.
+//
+// Keys, on the reconcile runtime: "<tenant>/<vcluster>" (start, refresh or
+// stop the virtual cluster's watch; enqueue its pods) and
+// "<tenant>/<vcluster>/<namespace>/<name>" (one virtual pod), both sharded
+// on "<tenant>/<vcluster>" under the provisioner's ShardLeases. Triggers:
+// VirtualClusterChanged (septad's NOTIFY septa_vclusters), each watched
+// virtual cluster's pod informer, one host pod informer (selector
+// septa.dev/synced=true) whose pods map back through VirtualRefOf, and a
+// periodic resync that also drops the watches of shards no longer held.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "common/clock.h"
+#include "services/core/control_plane.h"
+#include "services/core/store.h"
+#include "services/kube/client.h"
+#include "services/kube/watch.h"
+#include "services/reconcile/controller.h"
+#include "services/syncer/virtual_cluster_watches.h"
+#include "tenancy/host/config.h"
+#include "tenancy/sync/pod_translation.h"
+
+namespace prometheus {
+class Histogram;
+class Registry;
+}  // namespace prometheus
+
+namespace septa::syncer {
+
+struct SyncerOptions {
+  tenancy::sync::SyncSettings settings{};
+  tenancy::host::RenderConfig render{};  // the provisioner's: PSA levels by tier
+  int workers = 4;
+  reconcile::ShardLeases* shards = nullptr;  // the provisioner's; nullptr: every virtual cluster
+  std::chrono::milliseconds resync_interval{60'000};
+  // For the clients of the virtual APIs.
+  kube::ClientOptions virtual_client{};
+  // How long starting one virtual cluster's watch may wait for its first list.
+  std::chrono::milliseconds watch_start_timeout{10'000};
+};
+
+class SyncerController final : public reconcile::Reconciler {
+ public:
+  SyncerController(SyncerOptions options, core::Store& store, kube::Client& host, core::ControlPlanes& planes,
+                   const Clock& clock, prometheus::Registry& metrics);
+  ~SyncerController() override;  // Stop
+
+  // Starts the host informer (its first list within `timeout`), the workers
+  // and the periodic resync.
+  Status Start(std::chrono::milliseconds timeout);
+  void Stop();
+
+  // A virtual cluster's row changed ("<tenant>/<vcluster>"); "" after
+  // notices may have been lost: everything is listed again.
+  void VirtualClusterChanged(const std::string& key);
+  bool AwaitIdle(std::chrono::milliseconds timeout) const { return controller_.AwaitIdle(timeout); }
+  const VirtualClusterWatches& watches() const { return watches_; }
+
+  reconcile::Outcome Reconcile(const std::string& key) override;
+
+ private:
+  struct PodKeyParts {
+    std::string tenant, vcluster, ns, name;
+  };
+  Result<std::vector<std::string>> ListKeys();
+  void RunResyncs(std::stop_token stop);
+  reconcile::Outcome ReconcileCluster(const std::string& tenant, const std::string& vcluster);
+  reconcile::Outcome ReconcilePod(const PodKeyParts& key);
+  reconcile::Outcome CreateHostPod(WatchedCluster& cluster, const std::string& key, const nlohmann::json& virtual_pod);
+  reconcile::Outcome Refuse(WatchedCluster& cluster, const std::string& key, const nlohmann::json& virtual_pod,
+                            const tenancy::sync::Refusal& refusal);
+  reconcile::Outcome SyncUp(WatchedCluster& cluster, const nlohmann::json& virtual_pod, const nlohmann::json& host_pod);
+  reconcile::Outcome DeleteVirtualPod(WatchedCluster& cluster, const nlohmann::json& virtual_pod);
+  // The host pods of a virtual cluster in the host informer's cache.
+  std::vector<nlohmann::json> HostPodsOf(const std::string& tenant, const std::string& vcluster) const;
+  void OnHostPod(const nlohmann::json& host_pod, bool deleted);
+
+  const SyncerOptions options_;
+  core::Store& store_;
+  kube::Client& host_;
+  const Clock& clock_;
+  prometheus::Histogram* sync_latency_ = nullptr;
+  VirtualClusterWatches watches_;
+  reconcile::Controller controller_;
+  std::unique_ptr<kube::Informer> host_pods_;
+  std::jthread resyncs_;
+};
+
+}  // namespace septa::syncer

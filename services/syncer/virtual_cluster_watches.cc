@@ -1,0 +1,142 @@
+#include "services/syncer/virtual_cluster_watches.h"
+
+#include <spdlog/spdlog.h>
+
+#include "services/kube/config.h"
+#include "services/kube/resources.h"
+
+namespace septa::syncer {
+
+using nlohmann::json;
+
+namespace {
+
+// Every cached pod is handed to the handlers again this often: a missed
+// event is repaired within it, on a quiet virtual cluster too.
+constexpr std::chrono::minutes kVirtualResync{10};
+
+}  // namespace
+
+std::string PodKey(const std::string& tenant, const std::string& vcluster, const std::string& ns,
+                   const std::string& name) {
+  return tenant + "/" + vcluster + "/" + ns + "/" + name;
+}
+
+WatchedCluster::WatchedCluster(std::string tenant, std::string vcluster, std::unique_ptr<kube::Client> client)
+    : tenant_(std::move(tenant)), vcluster_(std::move(vcluster)), client_(std::move(client)) {}
+
+WatchedCluster::~WatchedCluster() {
+  if (pods_) pods_->Stop();
+}
+
+SyncedCluster WatchedCluster::synced() const {
+  std::lock_guard lock(mu_);
+  return synced_;
+}
+
+void WatchedCluster::Update(const SyncedCluster& synced) {
+  std::lock_guard lock(mu_);
+  synced_ = synced;
+}
+
+void WatchedCluster::Refused(const std::string& key, bool refused) {
+  std::lock_guard lock(mu_);
+  if (refused) {
+    refused_.insert(key);
+  } else {
+    refused_.erase(key);
+  }
+}
+
+std::vector<std::string> WatchedCluster::refused() const {
+  std::lock_guard lock(mu_);
+  return {refused_.begin(), refused_.end()};
+}
+
+VirtualClusterWatches::VirtualClusterWatches(core::ControlPlanes& planes, kube::ClientOptions client_options,
+                                             std::function<void(const std::string& key)> enqueue)
+    : planes_(planes), client_options_(std::move(client_options)), enqueue_(std::move(enqueue)) {}
+
+VirtualClusterWatches::~VirtualClusterWatches() { StopAll(); }
+
+Result<std::shared_ptr<WatchedCluster>> VirtualClusterWatches::Watch(const SyncedCluster& synced,
+                                                                     std::chrono::milliseconds timeout) {
+  const std::string& tenant = synced.view.tenant;
+  const std::string& vcluster = synced.view.vcluster;
+  if (auto found = Find(tenant, vcluster)) {
+    found->Update(synced);
+    return found;
+  }
+  auto kubeconfig = planes_.SyncerKubeconfig(tenant, vcluster);
+  if (!kubeconfig.ok()) return kubeconfig.status();
+  auto config = kube::ParseKubeconfig(*kubeconfig);
+  if (!config.ok()) return config.status();
+  auto client = kube::Client::Create(*std::move(config), client_options_);
+  if (!client.ok()) return client.status();
+  auto watched = std::make_shared<WatchedCluster>(tenant, vcluster, *std::move(client));
+  watched->Update(synced);
+  auto key_of = [tenant, vcluster](const json& pod) {
+    const json md = pod.value("metadata", json::object());
+    return PodKey(tenant, vcluster, md.value("namespace", ""), md.value("name", ""));
+  };
+  kube::InformerHandlers handlers;
+  handlers.on_add = [this, key_of](const json& pod) { enqueue_(key_of(pod)); };
+  handlers.on_update = [this, key_of](const json&, const json& pod) { enqueue_(key_of(pod)); };
+  handlers.on_delete = [this, key_of](const json& pod) { enqueue_(key_of(pod)); };
+  watched->pods_ = std::make_unique<kube::Informer>(watched->client(), kube::kPods, "", kube::ListOptions{}, handlers,
+                                                    kVirtualResync);
+  watched->pods_->Start();
+  if (!watched->pods_->WaitForSync(timeout)) {
+    return Status(Code::kUnavailable, "virtual cluster " + tenant + "/" + vcluster +
+                                          ": its pods were not listed within " + std::to_string(timeout.count()) +
+                                          " ms");
+  }
+  {
+    std::lock_guard lock(mu_);
+    auto [it, inserted] = watched_.emplace(std::pair{tenant, vcluster}, watched);
+    if (!inserted) {  // another worker started one meanwhile: keep that one
+      it->second->Update(synced);
+      return it->second;
+    }
+  }
+  spdlog::info("syncer: watching the pods of virtual cluster {}/{}", tenant, vcluster);
+  return watched;
+}
+
+void VirtualClusterWatches::Unwatch(const std::string& tenant, const std::string& vcluster) {
+  std::shared_ptr<WatchedCluster> gone;
+  {
+    std::lock_guard lock(mu_);
+    auto it = watched_.find({tenant, vcluster});
+    if (it == watched_.end()) return;
+    gone = std::move(it->second);
+    watched_.erase(it);
+  }
+  gone->pods().Stop();
+  spdlog::info("syncer: no longer watching virtual cluster {}/{}", tenant, vcluster);
+}
+
+std::shared_ptr<WatchedCluster> VirtualClusterWatches::Find(const std::string& tenant,
+                                                            const std::string& vcluster) const {
+  std::lock_guard lock(mu_);
+  auto it = watched_.find({tenant, vcluster});
+  return it == watched_.end() ? nullptr : it->second;
+}
+
+std::vector<std::pair<std::string, std::string>> VirtualClusterWatches::Watched() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& entry : watched_) out.push_back(entry.first);
+  return out;
+}
+
+void VirtualClusterWatches::StopAll() {
+  std::map<std::pair<std::string, std::string>, std::shared_ptr<WatchedCluster>> all;
+  {
+    std::lock_guard lock(mu_);
+    all.swap(watched_);
+  }
+  for (auto& entry : all) entry.second->pods().Stop();
+}
+
+}  // namespace septa::syncer

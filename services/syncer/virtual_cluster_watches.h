@@ -1,0 +1,95 @@
+// The virtual clusters whose pods this replica syncs, each with a
+// Kubernetes client on its own API (core::ControlPlanes::SyncerKubeconfig)
+// and one informer on its pods in every namespace that enqueues
+// "<tenant>/<vcluster>/<namespace>/<name>". The syncer starts a watch when a
+// virtual cluster it holds the shard of is READY and stops it when the
+// virtual cluster is deleted or sleeps, or the shard is lost.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+#include "services/core/control_plane.h"
+#include "services/kube/client.h"
+#include "services/kube/watch.h"
+#include "services/syncer/synced_cluster.h"
+
+namespace septa::syncer {
+
+// The pod key of a virtual pod.
+std::string PodKey(const std::string& tenant, const std::string& vcluster, const std::string& ns,
+                   const std::string& name);
+
+// One watched virtual cluster.
+class WatchedCluster {
+ public:
+  WatchedCluster(std::string tenant, std::string vcluster, std::unique_ptr<kube::Client> client);
+  ~WatchedCluster();  // stops the informer before the client goes
+
+  const std::string& tenant() const { return tenant_; }
+  const std::string& vcluster() const { return vcluster_; }
+  kube::Client& client() { return *client_; }
+  kube::Informer& pods() { return *pods_; }
+
+  SyncedCluster synced() const;
+  // What the store says now.
+  void Update(const SyncedCluster& synced);
+
+  // Placement is serialized per virtual cluster: the mutex is held from
+  // reading the assignments to creating the host pod, and pods created but
+  // not yet in the host informer's cache are counted here, so that two
+  // workers never hand out one slot.
+  std::mutex& placement_mu() { return placement_mu_; }
+  std::map<std::string, tenancy::sync::PodAssignment>& placed_not_cached() { return placed_not_cached_; }
+
+  // Pods refused for want of capacity: looked at again when one of the
+  // virtual cluster's host pods goes.
+  void Refused(const std::string& key, bool refused);
+  std::vector<std::string> refused() const;
+
+ private:
+  friend class VirtualClusterWatches;
+  const std::string tenant_;
+  const std::string vcluster_;
+  std::unique_ptr<kube::Client> client_;
+  std::unique_ptr<kube::Informer> pods_;
+  mutable std::mutex mu_;  // synced_, refused_
+  SyncedCluster synced_;
+  std::set<std::string> refused_;
+  std::mutex placement_mu_;
+  std::map<std::string, tenancy::sync::PodAssignment> placed_not_cached_;  // by host pod name
+};
+
+class VirtualClusterWatches {
+ public:
+  // `enqueue` is called with pod keys from the informers' threads.
+  VirtualClusterWatches(core::ControlPlanes& planes, kube::ClientOptions client_options,
+                        std::function<void(const std::string& key)> enqueue);
+  ~VirtualClusterWatches();  // StopAll
+
+  // The watch of `synced`'s virtual cluster, updated to `synced`, or started
+  // (its first list loaded within `timeout`) if there was none.
+  Result<std::shared_ptr<WatchedCluster>> Watch(const SyncedCluster& synced, std::chrono::milliseconds timeout);
+  void Unwatch(const std::string& tenant, const std::string& vcluster);
+  std::shared_ptr<WatchedCluster> Find(const std::string& tenant, const std::string& vcluster) const;
+  std::vector<std::pair<std::string, std::string>> Watched() const;
+  void StopAll();
+
+ private:
+  core::ControlPlanes& planes_;
+  const kube::ClientOptions client_options_;
+  const std::function<void(const std::string&)> enqueue_;
+  mutable std::mutex mu_;
+  std::map<std::pair<std::string, std::string>, std::shared_ptr<WatchedCluster>> watched_;
+};
+
+}  // namespace septa::syncer

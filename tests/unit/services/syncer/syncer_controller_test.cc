@@ -1,0 +1,198 @@
+// The syncer's reconcile table (docs/ARCHITECTURE.md "The syncer") end to
+// end in one process: real kube clients, the host kubesim, the simulated
+// virtual control plane.
+#include "services/syncer/syncer_controller.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tenancy/sync/bookkeeping.h"
+#include "tenancy/sync/pod_translation.h"
+#include "tests/unit/services/syncer/syncer_fixture.h"
+
+namespace septa::syncer::testing {
+namespace {
+
+using ::testing::SizeIs;
+
+std::string Annotation(const json& object, std::string_view key) {
+  return object["metadata"].value("annotations", json::object()).value(std::string(key), "");
+}
+
+class SyncerControllerTest : public SyncerFixture {};
+
+TEST_F(SyncerControllerTest, ACpuPodSyncsDownRunsAndItsStatusAndNodeFlowUp) {
+  const json running = RunningPod("web");
+  auto host = HostPod("web");
+  ASSERT_TRUE(host.has_value());
+  const json& labels = (*host)["metadata"]["labels"];
+  EXPECT_EQ(labels.value(std::string(tenancy::sync::kSyncedLabel), ""), "true");
+  EXPECT_EQ(labels.value(std::string(tenancy::sync::kTenantLabel), ""), kTenant);
+  EXPECT_EQ(labels.value(std::string(tenancy::sync::kVclusterLabel), ""), kVcluster);
+  EXPECT_EQ(labels.value(std::string(tenancy::sync::kVirtualNamespaceLabel), ""), "default");
+  EXPECT_EQ(Annotation(*host, tenancy::sync::kVirtualUidAnnotation), running["metadata"].value("uid", ""));
+  EXPECT_EQ((*host)["spec"].value("schedulerName", ""), "kai-scheduler") << "KAI schedules synced pods";
+  EXPECT_EQ(running["spec"].value("nodeName", ""), (*host)["spec"].value("nodeName", ""));
+  EXPECT_EQ(running["status"].value("phase", ""), "Running");
+  EXPECT_EQ(running["status"].value("podIP", ""), (*host)["status"].value("podIP", ""));
+}
+
+TEST_F(SyncerControllerTest, AVirtualDeleteDeletesTheHostPod) {
+  RunningPod("web");
+  ASSERT_TRUE(virtual_->Delete(kube::kPods, "default", "web").ok());
+  EXPECT_TRUE(Eventually([&] { return !HostPod("web"); }));
+}
+
+TEST_F(SyncerControllerTest, AHostPodGoneDeletesItsStartedVirtualPodWithoutRecreatingIt) {
+  RunningPod("web");
+  ASSERT_TRUE(host_->Delete(kube::kPods, HostNamespace(), HostName("web")).ok());
+  EXPECT_TRUE(Eventually([&] { return !VirtualPod("web"); }));
+  ASSERT_TRUE(syncer_->AwaitIdle(10s));
+  EXPECT_FALSE(HostPod("web").has_value()) << "a bare pod dies; it is not created again";
+}
+
+TEST_F(SyncerControllerTest, AStaleHostPodOfAnEarlierVirtualPodIsReplaced) {
+  // A host pod written for an earlier virtual pod "web" (another UID), left
+  // behind while the syncer was not looking.
+  json earlier = Pod("web");
+  earlier["metadata"]["uid"] = "00000000-0000-4000-8000-000000000000";
+  tenancy::sync::VirtualClusterView view;
+  view.tenant = kTenant;
+  view.vcluster = kVcluster;
+  view.host_namespace = HostNamespace();
+  auto stale = tenancy::sync::TranslatePodDown({}, view, earlier, {});
+  ASSERT_TRUE(std::holds_alternative<tenancy::sync::HostPod>(stale));
+  ASSERT_TRUE(host_->Create(kube::kPods, HostNamespace(), std::get<tenancy::sync::HostPod>(stale).object).ok());
+
+  const json running = RunningPod("web");
+  auto host = HostPod("web");
+  ASSERT_TRUE(host.has_value());
+  EXPECT_EQ(Annotation(*host, tenancy::sync::kVirtualUidAnnotation), running["metadata"].value("uid", ""));
+}
+
+TEST_F(SyncerControllerTest, ADeploymentConvergesToItsReplicasOnTheHostAndScalesDown) {
+  const json deployment = {{"apiVersion", "apps/v1"},
+                           {"kind", "Deployment"},
+                           {"metadata", {{"name", "api"}, {"namespace", "default"}}},
+                           {"spec",
+                            {{"replicas", 3},
+                             {"selector", {{"matchLabels", {{"app", "api"}}}}},
+                             {"template",
+                              {{"metadata", {{"labels", {{"app", "api"}}}}},
+                               {"spec", {{"containers", json::array({{{"name", "main"}, {"image", "busybox"}}})}}}}}}}};
+  ASSERT_TRUE(virtual_->Create(kube::kDeployments, "default", deployment).ok());
+  auto running_on_host = [&](std::size_t n) {
+    std::size_t running = 0;
+    for (const json& pod : HostPods()) running += pod["status"].value("phase", "") == "Running";
+    return HostPods().size() == n && running == n;
+  };
+  EXPECT_TRUE(Eventually([&] { return running_on_host(3); }));
+  ASSERT_TRUE(
+      virtual_->Patch(kube::kDeployments, "default", "api", kube::PatchType::kMerge, R"({"spec":{"replicas":1}})")
+          .ok());
+  EXPECT_TRUE(Eventually([&] { return running_on_host(1); }));
+}
+
+TEST_F(SyncerControllerTest, ARefusedPodGetsOneEventAndTheConditionAndStaysPending) {
+  ASSERT_TRUE(virtual_->Create(kube::kPods, "default", Pod("gpu", {{"limits", {{"nvidia.com/gpu", "1"}}}})).ok());
+  auto refused = [&] {
+    auto pod = VirtualPod("gpu");
+    if (!pod) return false;
+    for (const json& c : (*pod)["status"].value("conditions", json::array())) {
+      if (c.value("type", "") == "PodScheduled" && c.value("status", "") == "False" &&
+          c.value("reason", "") == "SyncRefused")
+        return true;
+    }
+    return false;
+  };
+  ASSERT_TRUE(Eventually(refused));
+  const std::string version = (*VirtualPod("gpu"))["metadata"].value("resourceVersion", "");
+  syncer_->VirtualClusterChanged(std::string(kTenant) + "/" + kVcluster);  // another pass
+  ASSERT_TRUE(syncer_->AwaitIdle(10s));
+  EXPECT_EQ((*VirtualPod("gpu"))["metadata"].value("resourceVersion", ""), version) << "nothing written again";
+  auto events = virtual_->List(kube::kEvents, "default");
+  ASSERT_TRUE(events.ok());
+  std::vector<json> sync_refused;
+  for (const auto& item : events->items) {
+    json event = item.ToJson();
+    if (event.value("reason", "") == "SyncRefused") sync_refused.push_back(event);
+  }
+  ASSERT_THAT(sync_refused, SizeIs(1));
+  EXPECT_EQ(sync_refused[0].value("type", ""), "Warning");
+  EXPECT_EQ(sync_refused[0]["involvedObject"].value("name", ""), "gpu");
+  EXPECT_FALSE(sync_refused[0].value("message", "").empty());
+  EXPECT_FALSE(HostPod("gpu").has_value());
+  EXPECT_EQ((*VirtualPod("gpu"))["status"].value("phase", ""), "Pending");
+}
+
+// Shared tier, KAI: `nvidia.com/gpu: 1` is the default fraction (250
+// milli) of the reserved GPU, pinned to its node. A second one does not fit
+// the 250 reserved: refused, until the first pod goes.
+TEST_F(SyncerControllerTest, AGpuPodRunsInsideTheReservationAndOneBeyondItSyncsOnceCapacityFrees) {
+  ASSERT_NO_FATAL_FAILURE(ReserveShare(250));
+  const json gpu = {{"limits", {{"nvidia.com/gpu", "1"}}}};
+  ASSERT_TRUE(virtual_->Create(kube::kPods, "default", Pod("first", gpu)).ok());
+  ASSERT_TRUE(Eventually([&] {
+    auto pod = VirtualPod("first");
+    return pod && (*pod)["status"].value("phase", "") == "Running";
+  }));
+  auto host = HostPod("first");
+  ASSERT_TRUE(host.has_value());
+  EXPECT_EQ((*host)["spec"].value("nodeName", ""), "gpu-0");
+  EXPECT_EQ(Annotation(*host, "gpu-fraction"), "0.25");
+  EXPECT_EQ((*host)["spec"].value("schedulerName", ""), "kai-scheduler");
+
+  ASSERT_TRUE(virtual_->Create(kube::kPods, "default", Pod("second", gpu)).ok());
+  ASSERT_TRUE(Eventually([&] {
+    auto pod = VirtualPod("second");
+    if (!pod) return false;
+    for (const json& c : (*pod)["status"].value("conditions", json::array())) {
+      if (c.value("reason", "") == "SyncRefused") return true;
+    }
+    return false;
+  }));
+  EXPECT_FALSE(HostPod("second").has_value());
+
+  ASSERT_TRUE(virtual_->Delete(kube::kPods, "default", "first").ok());
+  EXPECT_TRUE(Eventually([&] {
+    auto pod = VirtualPod("second");
+    return pod && (*pod)["status"].value("phase", "") == "Running" && HostPod("second").has_value();
+  })) << "the freed share goes to the refused pod";
+}
+
+TEST_F(SyncerControllerTest, ARestartedSyncerCreatesNoDuplicateAndWritesNothingForConvergedPods) {
+  RunningPod("web");
+  ASSERT_TRUE(syncer_->AwaitIdle(10s));
+  const std::string host_version = (*HostPod("web"))["metadata"].value("resourceVersion", "");
+  const std::string virtual_version = (*VirtualPod("web"))["metadata"].value("resourceVersion", "");
+  syncer_.reset();
+  StartSyncer();
+  ASSERT_TRUE(Eventually([&] { return !syncer_->watches().Watched().empty(); }));
+  ASSERT_TRUE(syncer_->AwaitIdle(10s));
+  EXPECT_THAT(HostPods(), SizeIs(1));
+  EXPECT_EQ((*HostPod("web"))["metadata"].value("resourceVersion", ""), host_version);
+  EXPECT_EQ((*VirtualPod("web"))["metadata"].value("resourceVersion", ""), virtual_version);
+}
+
+TEST_F(SyncerControllerTest, ASleepingVirtualClusterIsNotWatched) {
+  ASSERT_TRUE(Eventually([&] { return !syncer_->watches().Watched().empty(); }));
+  ASSERT_TRUE(store_
+                  .Transact(core::TxMode::kReadWrite,
+                            [&](core::Tx& tx) -> Status {
+                              auto vc = tx.VirtualClusters().Get(kTenant, kVcluster);
+                              SEPTA_RETURN_IF_ERROR(vc);
+                              tenancy::VirtualCluster next = *vc;
+                              next.state = tenancy::VirtualClusterState::kSleeping;
+                              next.version = vc->version + 1;
+                              return tx.VirtualClusters().Update(next, vc->version);
+                            })
+                  .ok());
+  syncer_->VirtualClusterChanged(std::string(kTenant) + "/" + kVcluster);
+  EXPECT_TRUE(Eventually([&] { return syncer_->watches().Watched().empty(); }));
+  ASSERT_TRUE(virtual_->Create(kube::kPods, "default", Pod("web")).ok());
+  ASSERT_TRUE(syncer_->AwaitIdle(10s));
+  EXPECT_FALSE(HostPod("web").has_value());
+}
+
+}  // namespace
+}  // namespace septa::syncer::testing
