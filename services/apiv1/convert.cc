@@ -429,4 +429,34 @@ core::TokenRequest TokenRequestFromProto(const v1::CreateTokenRequest& r) {
   return core::TokenRequest{r.principal(), r.role(), r.ttl(), r.description()};
 }
 
+v1::Credential ToProto(const core::VclusterCredential& c) {
+  v1::Credential out;
+  out.set_serial(c.serial);
+  out.set_common_name(c.common_name);
+  for (const auto& g : c.groups) out.add_groups(g);
+  out.set_role(c.role);
+  out.set_issued_by(c.issued_by);
+  *out.mutable_issue_time() = ToTimestamp(c.issue_time);
+  *out.mutable_expire_time() = ToTimestamp(c.expire_time);
+  if (c.revoke_time) *out.mutable_revoke_time() = ToTimestamp(*c.revoke_time);
+  return out;
+}
+
+v1::IssueKubeconfigResponse ToProto(const core::IssuedKubeconfig& issued) {
+  v1::IssueKubeconfigResponse out;
+  out.set_kubeconfig(issued.kubeconfig);
+  *out.mutable_expire_time() = ToTimestamp(issued.credential.expire_time);
+  out.set_serial(issued.credential.serial);
+  out.set_ttl_capped(issued.ttl_capped);
+  out.set_role(issued.credential.role);
+  return out;
+}
+
+v1::ListCredentialsResponse ToProto(const core::CredentialPage& page) {
+  v1::ListCredentialsResponse out;
+  for (const auto& c : page.credentials) *out.add_credentials() = ToProto(c);
+  out.set_next_page_token(page.next_page_token);
+  return out;
+}
+
 }  // namespace septa::apiv1

@@ -11,6 +11,7 @@
 #include "septa/v1/token.pb.h"
 #include "septa/v1/trust_tier.pb.h"
 #include "septa/v1/vcluster.pb.h"
+#include "services/core/credential_service.h"
 #include "services/core/inventory_service.h"
 #include "services/core/model.h"
 #include "services/core/tenant_service.h"
@@ -52,5 +53,9 @@ Result<tenancy::VirtualCluster> VirtualClusterFromProto(const v1::VirtualCluster
 std::vector<std::string> VirtualClusterMaskPaths(const std::vector<std::string>& sent);
 
 core::TokenRequest TokenRequestFromProto(const v1::CreateTokenRequest& request);
+
+v1::Credential ToProto(const core::VclusterCredential& credential);
+v1::IssueKubeconfigResponse ToProto(const core::IssuedKubeconfig& issued);
+v1::ListCredentialsResponse ToProto(const core::CredentialPage& page);
 
 }  // namespace septa::apiv1

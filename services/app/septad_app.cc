@@ -43,6 +43,7 @@
 #include "services/store/postgres_supervisor.h"
 #include "services/store/replica_lock.h"
 #include "services/syncer/syncer_controller.h"
+#include "services/vault/builtin_ca_issuer.h"
 #include "services/vault/key_encryption.h"
 #include "services/vault/sealed_object_store.h"
 #include "services/vcp/simulated_control_planes.h"
@@ -140,6 +141,10 @@ struct SeptadApp::Impl {
   // The placement engine over the reservation rows, shared by every virtual cluster request.
   std::unique_ptr<core::CapacityLedger> capacity;
   std::unique_ptr<core::VirtualClusterService> vclusters;
+  // Kubeconfigs with client certificates from each virtual cluster's CA
+  // (the sealed store's); made by StartControlPlanes, which holds the CAs.
+  std::unique_ptr<vault::BuiltinCaIssuer> issuer;
+  std::unique_ptr<core::CredentialService> credentials;
   std::unique_ptr<core::Probes> probes;
   std::unique_ptr<core::InventoryService> inventory_service;
   std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
@@ -195,7 +200,8 @@ struct SeptadApp::Impl {
   Status StartMigLayouts();
   Status Listen();
   core::UseCases UseCases() {
-    return {*store, *authenticator, *tenants, *tiers, *tokens, random, *probes, *inventory_service, *vclusters};
+    return {*store, *authenticator, *tenants,           *tiers,     *tokens,
+            random, *probes,        *inventory_service, *vclusters, *credentials};
   }
 };
 
@@ -295,6 +301,18 @@ Status SeptadApp::Impl::StartControlPlanes() {
   virtual_objects = std::make_unique<store::PgVirtualObjectStore>(store::PgVirtualObjectStoreOptions{
       .database_url = database_url, .pool_size = 4, .statement_timeout = config.db_statement_timeout});
   SEPTA_RETURN_IF_ERROR(SealCaKeys());
+  issuer = std::make_unique<vault::BuiltinCaIssuer>(*sealed_objects, clock, random);
+  // Tenants' kubeconfigs trust the CA their endpoint's serving certificate
+  // is from: the listener's for simulated control planes, the virtual
+  // cluster's own on the host (services/hostcp signs with it).
+  credentials = std::make_unique<core::CredentialService>(
+      *store, clock, *issuer, [this](const std::string& tenant, const std::string& vcluster) -> Result<std::string> {
+        if (control_planes) return control_planes->listener_ca_certificate();
+        auto stored = sealed_objects->GetControlPlane({tenant, vcluster});
+        SEPTA_RETURN_IF_ERROR(stored);
+        if (!stored->has_value()) return Unavailable("the virtual cluster's control plane is not stored yet");
+        return (*stored)->ca_certificate;
+      });
   if (config.control_plane == "host") {
     hostcp::HostControlPlanesOptions options;
     options.config.database_sslmode = config.control_plane_database_sslmode;

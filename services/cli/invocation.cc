@@ -226,6 +226,9 @@ struct Flags {
   VclusterDelete vcluster_delete;
   VclusterSleep vcluster_sleep;
   VclusterWake vcluster_wake;
+  VclusterKubeconfig vcluster_kubeconfig;
+  VclusterCredentials vcluster_credentials;
+  VclusterRevokeCredential vcluster_revoke_credential;
   WaitFlags create_wait, update_wait, delete_wait, sleep_wait, wake_wait;
 };
 
@@ -253,6 +256,9 @@ struct Commands {
   CLI::App* vcluster_delete;
   CLI::App* vcluster_sleep;
   CLI::App* vcluster_wake;
+  CLI::App* vcluster_kubeconfig;
+  CLI::App* vcluster_credentials;
+  CLI::App* vcluster_revoke_credential;
 };
 
 const std::map<std::string, double> kMillisecondsPerUnit{{"ms", 1}, {"s", 1000}, {"m", 60'000}, {"h", 3'600'000}};
@@ -321,6 +327,27 @@ void DefineVcluster(CLI::App& app, Flags& f, Commands& c) {
   c.vcluster_wake->add_option("NAME", f.vcluster_wake.name, "virtual cluster name")->required();
   c.vcluster_wake->add_option("--etag", f.vcluster_wake.etag, "only wake if it still has this etag");
   AddWaitFlags(c.vcluster_wake, f.wake_wait);
+
+  c.vcluster_kubeconfig = vcluster->add_subcommand(
+      "kubeconfig", "print a kubeconfig with a new client certificate for a READY virtual cluster");
+  c.vcluster_kubeconfig->add_option("TENANT", f.vcluster_kubeconfig.tenant, "owning tenant")->required();
+  c.vcluster_kubeconfig->add_option("NAME", f.vcluster_kubeconfig.name, "virtual cluster name")->required();
+  c.vcluster_kubeconfig->add_option("--role", f.vcluster_kubeconfig.role, "admin, edit or view")->required();
+  c.vcluster_kubeconfig->add_option("--ttl", f.vcluster_kubeconfig.ttl,
+                                    "certificate lifetime (e.g. 1h, 90m); default and cap: the trust tier's");
+
+  c.vcluster_credentials =
+      vcluster->add_subcommand("credentials", "list the client certificates issued for a virtual cluster");
+  c.vcluster_credentials->add_option("TENANT", f.vcluster_credentials.tenant, "owning tenant")->required();
+  c.vcluster_credentials->add_option("NAME", f.vcluster_credentials.name, "virtual cluster name")->required();
+
+  c.vcluster_revoke_credential =
+      vcluster->add_subcommand("revoke-credential", "revoke a client certificate of a virtual cluster");
+  c.vcluster_revoke_credential->add_option("TENANT", f.vcluster_revoke_credential.tenant, "owning tenant")->required();
+  c.vcluster_revoke_credential->add_option("NAME", f.vcluster_revoke_credential.name, "virtual cluster name")
+      ->required();
+  c.vcluster_revoke_credential->add_option("SERIAL", f.vcluster_revoke_credential.serial, "certificate serial (hex)")
+      ->required();
 }
 
 Result<Command> SelectedVclusterCommand(const Commands& c, Flags& f) {
@@ -335,6 +362,9 @@ Result<Command> SelectedVclusterCommand(const Commands& c, Flags& f) {
     return Command(std::move(f.vcluster_create));
   }
   if (c.vcluster_get->parsed()) return Command(std::move(f.vcluster_get));
+  if (c.vcluster_kubeconfig->parsed()) return Command(std::move(f.vcluster_kubeconfig));
+  if (c.vcluster_credentials->parsed()) return Command(std::move(f.vcluster_credentials));
+  if (c.vcluster_revoke_credential->parsed()) return Command(std::move(f.vcluster_revoke_credential));
   if (c.vcluster_list->parsed()) return Command(std::move(f.vcluster_list));
   if (c.vcluster_update->parsed()) {
     auto spec = SpecFrom(f.update_spec);

@@ -130,9 +130,24 @@ struct VclusterWake {
   WaitOptions wait;
 };
 
+// vcluster kubeconfig: prints a kubeconfig (YAML) with a new client
+// certificate; credentials lists them; revoke-credential revokes one.
+struct VclusterKubeconfig {
+  std::string tenant, name;
+  std::string ttl;  // empty: the tier's cap
+  std::string role;
+};
+struct VclusterCredentials {
+  std::string tenant, name;
+};
+struct VclusterRevokeCredential {
+  std::string tenant, name, serial;
+};
+
 using Command = std::variant<TenantCreate, TenantGet, TenantList, TenantUpdate, TenantDelete, TierList, TierGet,
                              TokenCreate, TokenList, TokenRevoke, InventoryList, VclusterCreate, VclusterGet,
-                             VclusterList, VclusterUpdate, VclusterDelete, VclusterSleep, VclusterWake>;
+                             VclusterList, VclusterUpdate, VclusterDelete, VclusterSleep, VclusterWake,
+                             VclusterKubeconfig, VclusterCredentials, VclusterRevokeCredential>;
 
 struct Invocation {
   GlobalOptions options;

@@ -318,6 +318,53 @@ class CommandRunner {
     return ShowVcluster(status, c.wait, Until::kAsleep);
   }
 
+  // The kubeconfig alone on stdout (so `> file` works); a capped ttl is told on stderr.
+  grpc::Status operator()(const VclusterKubeconfig& c) {
+    v1::IssueKubeconfigRequest request;
+    request.set_tenant(c.tenant);
+    request.set_vcluster(c.name);
+    request.set_ttl(c.ttl);
+    request.set_role(c.role);
+    v1::IssueKubeconfigResponse issued;
+    const auto status =
+        client_.Call(client_.vclusters(), &v1::VirtualClusterService::Stub::IssueKubeconfig, request, &issued);
+    if (!status.ok()) return status;
+    if (issued.ttl_capped()) {
+      err_ << "note: --ttl " << c.ttl << " is longer than the trust tier allows; the certificate expires "
+           << FormatTime(issued.expire_time(), true) << "\n";
+    }
+    out_ << issued.kubeconfig();
+    return grpc::Status::OK;
+  }
+
+  grpc::Status operator()(const VclusterCredentials& c) {
+    v1::ListCredentialsRequest request;
+    request.set_tenant(c.tenant);
+    request.set_vcluster(c.name);
+    v1::ListCredentialsResponse all;
+    do {
+      v1::ListCredentialsResponse page;
+      const auto status =
+          client_.Call(client_.vclusters(), &v1::VirtualClusterService::Stub::ListCredentials, request, &page);
+      if (!status.ok()) return status;
+      all.mutable_credentials()->MergeFrom(page.credentials());
+      request.set_page_token(page.next_page_token());
+    } while (!request.page_token().empty());
+    out_ << Render(format_, all, CredentialTable(all.credentials()));
+    return grpc::Status::OK;
+  }
+
+  grpc::Status operator()(const VclusterRevokeCredential& c) {
+    v1::RevokeCredentialRequest request;
+    request.set_tenant(c.tenant);
+    request.set_vcluster(c.name);
+    request.set_serial(c.serial);
+    v1::Credential revoked;
+    return ShowDone(
+        client_.Call(client_.vclusters(), &v1::VirtualClusterService::Stub::RevokeCredential, request, &revoked),
+        "credential " + c.serial + " of virtual cluster " + c.tenant + "/" + c.name + " revoked");
+  }
+
   grpc::Status operator()(const VclusterWake& c) {
     v1::WakeVirtualClusterRequest request;
     request.set_tenant(c.tenant);

@@ -228,4 +228,14 @@ Table TokenTable(const google::protobuf::RepeatedPtrField<v1::ApiToken>& tokens)
   return table;
 }
 
+Table CredentialTable(const google::protobuf::RepeatedPtrField<v1::Credential>& credentials) {
+  Table table{{"SERIAL", "USER", "ROLE", "ISSUED BY", "ISSUED", "EXPIRES", "REVOKED"}, {}};
+  for (const auto& c : credentials) {
+    table.rows.push_back(
+        {c.serial(), c.common_name(), c.role(), c.issued_by(), FormatTime(c.issue_time(), c.has_issue_time()),
+         FormatTime(c.expire_time(), c.has_expire_time()), FormatTime(c.revoke_time(), c.has_revoke_time())});
+  }
+  return table;
+}
+
 }  // namespace septa::cli

@@ -20,6 +20,7 @@ namespace septa::cli {
 Table TenantTable(const google::protobuf::RepeatedPtrField<v1::Tenant>& tenants);
 Table TrustTierTable(const google::protobuf::RepeatedPtrField<v1::TrustTier>& tiers);
 Table TokenTable(const google::protobuf::RepeatedPtrField<v1::ApiToken>& tokens);
+Table CredentialTable(const google::protobuf::RepeatedPtrField<v1::Credential>& credentials);
 // One row per GPU (one per node without GPUs): its MIG layout and its holders.
 Table InventoryTable(const google::protobuf::RepeatedPtrField<v1::InventoryNode>& nodes);
 // What each asks for, what its reservation holds ("2 x 3g.40gb on h100-0/0,

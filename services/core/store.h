@@ -163,6 +163,44 @@ class ReservationRepository {
   virtual Result<std::int64_t> Epoch() = 0;
 };
 
+// A client certificate issued for a virtual cluster (CredentialService);
+// never its private key, which is returned once.
+struct VclusterCredential {
+  std::string tenant;
+  std::string vcluster;
+  std::string serial;  // lower-case hex, as openssl prints it
+  std::string common_name;
+  std::vector<std::string> groups;
+  std::string role;       // "admin", "edit", "view"
+  std::string issued_by;  // the principal that asked: "admin", "tenant:<name>"
+  TimePoint issue_time{};
+  TimePoint expire_time{};
+  std::optional<TimePoint> revoke_time;
+};
+
+struct CredentialQuery {
+  std::string tenant;
+  std::string vcluster;
+  std::string after_serial;  // keyset pagination: serials > after_serial
+  int limit = 50;
+};
+
+class CredentialRepository {
+ public:
+  virtual ~CredentialRepository() = default;
+  // kNotFound when the virtual cluster does not exist, kAlreadyExists for a serial it already has.
+  virtual Status Insert(const VclusterCredential& credential) = 0;
+  virtual Result<VclusterCredential> Get(const std::string& tenant, const std::string& vcluster,
+                                         const std::string& serial) = 0;
+  // One virtual cluster's, ordered by serial.
+  virtual Result<std::vector<VclusterCredential>> List(const CredentialQuery& query) = 0;
+  // Sets revoke_time unless it is set (the first revocation's time stays)
+  // and returns the row as it is then; kNotFound for an unknown serial.
+  // The first revocation is told on NOTIFY channel septa_credentials.
+  virtual Result<VclusterCredential> Revoke(const std::string& tenant, const std::string& vcluster,
+                                            const std::string& serial, TimePoint when) = 0;
+};
+
 // One transaction. Reads see a consistent snapshot; writes become visible
 // only if the function given to Store::Transact returns OK.
 class Tx {
@@ -176,6 +214,7 @@ class Tx {
   virtual VirtualClusterRepository& VirtualClusters() = 0;
   virtual InventoryRepository& Inventory() = 0;
   virtual ReservationRepository& Reservations() = 0;
+  virtual CredentialRepository& Credentials() = 0;
 };
 
 enum class TxMode { kReadOnly, kReadWrite };

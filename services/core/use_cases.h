@@ -4,6 +4,7 @@
 
 #include "common/clock.h"
 #include "services/core/auth.h"
+#include "services/core/credential_service.h"
 #include "services/core/inventory_service.h"
 #include "services/core/probes.h"
 #include "services/core/store.h"
@@ -24,6 +25,7 @@ struct UseCases {
   Probes& probes;        // /healthz, /readyz, grpc.health.v1
   InventoryService& inventory;
   VirtualClusterService& vclusters;
+  CredentialService& credentials;
 };
 
 }  // namespace septa::core

@@ -266,6 +266,40 @@ class VirtualClusterServiceImpl final : public v1::VirtualClusterService::Servic
                   });
   }
 
+  grpc::Status IssueKubeconfig(grpc::ServerContext* ctx, const v1::IssueKubeconfigRequest* req,
+                               v1::IssueKubeconfigResponse* resp) override {
+    return Handle(
+        ctx, s_, "septa.v1.VirtualClusterService/IssueKubeconfig", [&](const core::RequestContext& rc) -> Status {
+          auto issued =
+              s_.uc.credentials.IssueKubeconfig(rc, req->tenant(), req->vcluster(), {req->ttl(), req->role()});
+          SEPTA_RETURN_IF_ERROR(issued);
+          *resp = apiv1::ToProto(*issued);
+          return Status::Ok();
+        });
+  }
+
+  grpc::Status ListCredentials(grpc::ServerContext* ctx, const v1::ListCredentialsRequest* req,
+                               v1::ListCredentialsResponse* resp) override {
+    return Handle(
+        ctx, s_, "septa.v1.VirtualClusterService/ListCredentials", [&](const core::RequestContext& rc) -> Status {
+          auto page = s_.uc.credentials.List(rc, req->tenant(), req->vcluster(), req->page_size(), req->page_token());
+          SEPTA_RETURN_IF_ERROR(page);
+          *resp = apiv1::ToProto(*page);
+          return Status::Ok();
+        });
+  }
+
+  grpc::Status RevokeCredential(grpc::ServerContext* ctx, const v1::RevokeCredentialRequest* req,
+                                v1::Credential* resp) override {
+    return Handle(ctx, s_, "septa.v1.VirtualClusterService/RevokeCredential",
+                  [&](const core::RequestContext& rc) -> Status {
+                    auto revoked = s_.uc.credentials.Revoke(rc, req->tenant(), req->vcluster(), req->serial());
+                    SEPTA_RETURN_IF_ERROR(revoked);
+                    *resp = apiv1::ToProto(*revoked);
+                    return Status::Ok();
+                  });
+  }
+
  private:
   Shared& s_;
 };

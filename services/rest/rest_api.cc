@@ -350,6 +350,43 @@ void RestApi::Impl::AddRoutes() {
     routes.back().json_body = false;
   }
 
+  // Credentials of a virtual cluster.
+  Add(bh::verb::post, "/v1/tenants/{tenant}/vclusters/{vcluster}:kubeconfig",
+      [this](const Call& c) -> Result<http::Response> {
+        const std::string& tenant = c.params.at("tenant");
+        const std::string& vcluster = c.params.at("vcluster");
+        SEPTA_RETURN_IF_ERROR(core::RequireSeeTenant(c.ctx.principal, tenant));
+        v1::IssueKubeconfigRequest body;
+        SEPTA_RETURN_IF_ERROR(apiv1::ParseJsonBody(c.request.body(), body));
+        if (!body.tenant().empty() && body.tenant() != tenant) {
+          return InvalidField("tenant", "must match the URL (\"" + tenant + "\")");
+        }
+        if (!body.vcluster().empty() && body.vcluster() != vcluster) {
+          return InvalidField("vcluster", "must match the URL (\"" + vcluster + "\")");
+        }
+        auto issued = uc.credentials.IssueKubeconfig(c.ctx, tenant, vcluster, {body.ttl(), body.role()});
+        SEPTA_RETURN_IF_ERROR(issued);
+        http::Response r = Json(http::HttpStatus::ok, apiv1::ToProto(*issued));
+        r.set(bh::field::cache_control, "no-store");  // it holds a private key
+        return r;
+      });
+  Add(bh::verb::get, "/v1/tenants/{tenant}/vclusters/{vcluster}/credentials",
+      [this](const Call& c) -> Result<http::Response> {
+        auto page_size = PageSize(c.target);
+        SEPTA_RETURN_IF_ERROR(page_size);
+        auto page = uc.credentials.List(c.ctx, c.params.at("tenant"), c.params.at("vcluster"), *page_size,
+                                        QueryValue(c.target, "page_token"));
+        SEPTA_RETURN_IF_ERROR(page);
+        return Json(http::HttpStatus::ok, apiv1::ToProto(*page));
+      });
+  Add(bh::verb::delete_, "/v1/tenants/{tenant}/vclusters/{vcluster}/credentials/{serial}",
+      [this](const Call& c) -> Result<http::Response> {
+        auto revoked =
+            uc.credentials.Revoke(c.ctx, c.params.at("tenant"), c.params.at("vcluster"), c.params.at("serial"));
+        SEPTA_RETURN_IF_ERROR(revoked);
+        return Json(http::HttpStatus::ok, apiv1::ToProto(*revoked));
+      });
+
   // Trust tiers.
   Add(bh::verb::get, "/v1/trust-tiers", [this](const Call& c) -> Result<http::Response> {
     auto tiers = uc.tiers.List(c.ctx);

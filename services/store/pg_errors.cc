@@ -75,6 +75,12 @@ const std::map<std::string, ConstraintMeaning>& ConstraintMeanings() {
       {"inventory_mig_instances_start_nonnegative", {Code::kInvalidArgument, "gpus.mig_layout.start", kNotNegative}},
       {"reservations_pkey", {Code::kAlreadyExists, "", "the virtual cluster already holds a reservation"}},
       {"reservations_vcluster_fkey", {Code::kNotFound, "", "no such virtual cluster"}},
+      // migrations/0011_vcluster_credentials.sql
+      {"vcluster_credentials_pkey", {Code::kAlreadyExists, "", "a credential with this serial already exists"}},
+      {"vcluster_credentials_vcluster_fkey", {Code::kNotFound, "", "no such virtual cluster"}},
+      {"vcluster_credentials_serial_hex", {Code::kInvalidArgument, "serial", "must be 16-40 lower-case hex digits"}},
+      {"vcluster_credentials_role_known", {Code::kInvalidArgument, "role", "must be admin, edit or view"}},
+      {"vcluster_credentials_lifetime", {Code::kInvalidArgument, "expire_time", "must be after issue_time"}},
       {"node_holds_node_fkey", {Code::kNotFound, "", "no such node in the inventory"}},
       {"gpu_holds_gpu_fkey", {Code::kNotFound, "", "no such GPU in the inventory"}},
       {"reservation_mig_slices_on_gpu",

@@ -76,4 +76,19 @@ class PgIdempotency final : public core::IdempotencyRepository {
   PgWork& work_;
 };
 
+class PgCredentials final : public core::CredentialRepository {
+ public:
+  explicit PgCredentials(PgWork& work) : work_(work) {}
+  static void Prepare(pqxx::connection& c);
+  Status Insert(const core::VclusterCredential& credential) override;
+  Result<core::VclusterCredential> Get(const std::string& tenant, const std::string& vcluster,
+                                       const std::string& serial) override;
+  Result<std::vector<core::VclusterCredential>> List(const core::CredentialQuery& query) override;
+  Result<core::VclusterCredential> Revoke(const std::string& tenant, const std::string& vcluster,
+                                          const std::string& serial, TimePoint when) override;
+
+ private:
+  PgWork& work_;
+};
+
 }  // namespace septa::store

@@ -11,6 +11,7 @@ void PrepareStatements(pqxx::connection& c) {
   PgVirtualClusters::Prepare(c);
   PgInventory::Prepare(c);
   PgReservations::Prepare(c);
+  PgCredentials::Prepare(c);
 }
 
 }  // namespace septa::store

@@ -32,6 +32,7 @@ class PgTx final : public core::Tx {
   core::VirtualClusterRepository& VirtualClusters() override { return vclusters_; }
   core::InventoryRepository& Inventory() override { return inventory_; }
   core::ReservationRepository& Reservations() override { return reservations_; }
+  core::CredentialRepository& Credentials() override { return credentials_; }
 
  private:
   PgWork work_;
@@ -43,6 +44,7 @@ class PgTx final : public core::Tx {
   PgVirtualClusters vclusters_{work_};
   PgInventory inventory_{work_};
   PgReservations reservations_{work_};
+  PgCredentials credentials_{work_};
 };
 
 }  // namespace septa::store

@@ -269,6 +269,8 @@ Status FakeVirtualClusters::Delete(const std::string& tenant, const std::string&
     return FailedPrecondition("a reservation still holds capacity for the virtual cluster");
   }
   w_.s.vclusters.erase(it);
+  std::erase_if(w_.s.credentials,
+                [&](const auto& c) { return c.second.tenant == tenant && c.second.vcluster == name; });
   return Status::Ok();
 }
 

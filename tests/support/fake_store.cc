@@ -1,5 +1,6 @@
 #include "tests/support/fake_store.h"
 #include "tests/support/fake_capacity.h"
+#include "tests/support/fake_credentials.h"
 #include "tests/support/fake_work.h"
 
 #include <algorithm>
@@ -301,6 +302,7 @@ class FakeTx final : public Tx {
   VirtualClusterRepository& VirtualClusters() override { return vclusters_; }
   InventoryRepository& Inventory() override { return inventory_; }
   ReservationRepository& Reservations() override { return reservations_; }
+  CredentialRepository& Credentials() override { return credentials_; }
 
  private:
   FakeWork work_;
@@ -312,6 +314,7 @@ class FakeTx final : public Tx {
   FakeVirtualClusters vclusters_{work_};
   FakeInventory inventory_{work_};
   FakeReservations reservations_{work_};
+  FakeCredentials credentials_{work_};
 };
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <tuple>
 #include <utility>
 
 #include "services/core/store.h"
@@ -41,6 +42,8 @@ class FakeStore final : public Store {
     std::map<std::pair<std::string, std::string>, tenancy::Reservation> reservations;
     std::map<std::pair<std::string, int>, tenancy::MigLayoutTarget> layout_targets;
     std::int64_t capacity_epoch = 1;  // ReservationRepository::Epoch
+    // Keyed by (tenant, vcluster, serial); see fake_credentials.h.
+    std::map<std::tuple<std::string, std::string, std::string>, VclusterCredential> credentials;
   };
 
  private:

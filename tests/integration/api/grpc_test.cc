@@ -180,6 +180,10 @@ class GrpcAuthorizationTest : public AuthorizationTableTest<GrpcTest> {
          Bind(*vclusters_, &v1::VirtualClusterService::Stub::SleepVirtualCluster)},
         {"VirtualClusterService/WakeVirtualCluster",
          Bind(*vclusters_, &v1::VirtualClusterService::Stub::WakeVirtualCluster)},
+        {"VirtualClusterService/IssueKubeconfig", Bind(*vclusters_, &v1::VirtualClusterService::Stub::IssueKubeconfig)},
+        {"VirtualClusterService/ListCredentials", Bind(*vclusters_, &v1::VirtualClusterService::Stub::ListCredentials)},
+        {"VirtualClusterService/RevokeCredential",
+         Bind(*vclusters_, &v1::VirtualClusterService::Stub::RevokeCredential)},
         {"InventoryService/ListNodes", Bind(*inventory_, &v1::InventoryService::Stub::ListNodes)},
     };
     auto call = calls.find(rpc);

@@ -15,6 +15,7 @@
 #include "services/cli/run.h"
 #include "services/store/migration.h"
 #include "services/store/pg_store.h"
+#include "services/vcp/simulated_control_planes.h"
 #include "tests/support/test_database.h"
 
 namespace septa::cli {
@@ -196,6 +197,62 @@ TEST_F(SeptactlE2E, VclusterLifecycle) {
   const auto after = Json({"vcluster", "list", "iso"});
   ASSERT_EQ(after["virtual_clusters"].size(), 1u);
   EXPECT_EQ(after["virtual_clusters"][0]["name"], "train");
+}
+
+// vcluster kubeconfig prints the kubeconfig alone on stdout (a capped ttl
+// is a note on stderr); credentials lists; revoke-credential revokes.
+TEST_F(SeptactlE2E, VclusterKubeconfigCredentialsAndRevocation) {
+  ASSERT_EQ(Admin({"tenant", "create", "iso", "--tier", "isolated"}).exit_code, 0);
+  ASSERT_EQ(Admin({"vcluster", "create", "iso", "train", "--mig", "3g.40gb=1"}).exit_code, 0);
+  ExpectOneErrorLine(Admin({"vcluster", "kubeconfig", "iso", "train", "--role", "view"}),
+                     "septactl: FAILED_PRECONDITION: ");
+  auto serving = app_->control_planes().Ensure("iso", "train");
+  ASSERT_TRUE(serving.ok()) << serving.status().ToString();
+  auto migrations = store::EmbeddedMigrations();
+  ASSERT_TRUE(migrations.ok());
+  store::PgStore store(store::PgStoreOptions{.database_url = db_->url(), .pool_size = 1, .migrations = *migrations});
+  const Status ready = store.Transact(core::TxMode::kReadWrite, [&](core::Tx& tx) -> Status {
+    auto vc = tx.VirtualClusters().Get("iso", "train");
+    SEPTA_RETURN_IF_ERROR(vc);
+    tenancy::VirtualCluster next = *vc;
+    next.state = tenancy::VirtualClusterState::kReady;
+    next.endpoint = serving->endpoint;
+    next.version = vc->version + 1;
+    return tx.VirtualClusters().Update(next, vc->version);
+  });
+  ASSERT_TRUE(ready.ok()) << ready.ToString();
+
+  const auto issued = Admin({"vcluster", "kubeconfig", "iso", "train", "--role", "edit", "--ttl", "30m"});
+  ASSERT_EQ(issued.exit_code, 0) << issued.err;
+  EXPECT_EQ(issued.err, "");
+  const YAML::Node kubeconfig = YAML::Load(issued.out);
+  EXPECT_EQ(kubeconfig["clusters"][0]["cluster"]["server"].as<std::string>(), serving->endpoint);
+  EXPECT_TRUE(kubeconfig["users"][0]["user"]["client-key-data"].IsScalar());
+
+  // isolated caps at 8h.
+  const auto capped = Admin({"vcluster", "kubeconfig", "iso", "train", "--role", "view", "--ttl", "100h"});
+  ASSERT_EQ(capped.exit_code, 0) << capped.err;
+  EXPECT_EQ(capped.err.rfind("note: --ttl 100h is longer than the trust tier allows; the certificate expires ", 0), 0u)
+      << capped.err;
+  EXPECT_TRUE(YAML::Load(capped.out)["users"].IsSequence());
+  ExpectOneErrorLine(Admin({"vcluster", "kubeconfig", "iso", "train", "--role", "root"}),
+                     "septactl: INVALID_ARGUMENT: ");
+
+  const auto listed = Json({"vcluster", "credentials", "iso", "train"});
+  ASSERT_EQ(listed["credentials"].size(), 2u) << listed.dump();
+  const std::string serial = listed["credentials"][0]["serial"];
+  const auto table = Admin({"vcluster", "credentials", "iso", "train"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_EQ(table.out.rfind("SERIAL", 0), 0u) << table.out;
+  EXPECT_NE(table.out.find(serial), std::string::npos) << table.out;
+
+  const auto revoked = Admin({"vcluster", "revoke-credential", "iso", "train", serial});
+  ASSERT_EQ(revoked.exit_code, 0) << revoked.err;
+  EXPECT_NE(revoked.out.find("credential " + serial + " of virtual cluster iso/train revoked"), std::string::npos)
+      << revoked.out;
+  EXPECT_TRUE(Json({"vcluster", "credentials", "iso", "train"})["credentials"][0].contains("revoke_time"));
+  ExpectOneErrorLine(Admin({"vcluster", "revoke-credential", "iso", "train", std::string(32, '0')}),
+                     "septactl: NOT_FOUND: ");
 }
 
 // A clock whose sleeps end at once at their deadline: --wait polls septad

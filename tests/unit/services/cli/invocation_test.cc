@@ -232,6 +232,18 @@ TEST(Invocation, VclusterOtherCommands) {
   const auto wake = std::get<VclusterWake>(Parse({"vcluster", "wake", "acme", "train"}).command);
   EXPECT_EQ(wake.name, "train");
   EXPECT_FALSE(wake.wait.wait);
+  const auto kubeconfig = std::get<VclusterKubeconfig>(
+      Parse({"vcluster", "kubeconfig", "acme", "train", "--role", "edit", "--ttl", "1h"}).command);
+  EXPECT_EQ(kubeconfig.tenant, "acme");
+  EXPECT_EQ(kubeconfig.name, "train");
+  EXPECT_EQ(kubeconfig.role, "edit");
+  EXPECT_EQ(kubeconfig.ttl, "1h");
+  const auto credentials = std::get<VclusterCredentials>(Parse({"vcluster", "credentials", "acme", "train"}).command);
+  EXPECT_EQ(credentials.name, "train");
+  const auto revoke =
+      std::get<VclusterRevokeCredential>(Parse({"vcluster", "revoke-credential", "acme", "train", "ab12"}).command);
+  EXPECT_EQ(revoke.tenant, "acme");
+  EXPECT_EQ(revoke.serial, "ab12");
 }
 
 // Each bad flag is named in the error.

@@ -579,6 +579,93 @@ TYPED_TEST_P(CapacityContract, MigLayoutTargetsRoundTripFollowTheirGpuAndMoveThe
   EXPECT_TRUE(targets().empty());
 }
 
+// Credentials of a virtual cluster (migrations/0011_vcluster_credentials.sql):
+// every field round-trips, lists page by serial within one virtual cluster,
+// revoking keeps the first time, rows are checked, and they go with their
+// virtual cluster.
+TYPED_TEST_P(CapacityContract, CredentialsRoundTripPageRevokeOnceAndGoWithTheirVirtualCluster) {
+  auto credential = [](std::string vcluster, std::string serial) {
+    return VclusterCredential{"ann",
+                              std::move(vcluster),
+                              std::move(serial),
+                              "ann:0123abcd",
+                              {"septa:view"},
+                              "view",
+                              "tenant:ann",
+                              At(1'800'000'000, 123'456'000),
+                              At(1'800'003'600, 5'000),
+                              std::nullopt};
+  };
+  const VclusterCredential first = credential("dedicated", "00000000000000000000000000000001");
+  ASSERT_TRUE(this->Write([&](Tx& tx) {
+                    SEPTA_RETURN_IF_ERROR(tx.Credentials().Insert(credential("dedicated", std::string(32, 'b'))));
+                    SEPTA_RETURN_IF_ERROR(tx.Credentials().Insert(first));
+                    SEPTA_RETURN_IF_ERROR(tx.Credentials().Insert(credential("dedicated", std::string(32, 'a'))));
+                    return tx.Credentials().Insert(credential("shared", std::string(32, 'c')));
+                  })
+                  .ok());
+  auto got = this->template Read<VclusterCredential>(
+      [&](Tx& tx) { return tx.Credentials().Get("ann", "dedicated", first.serial); });
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got->common_name, first.common_name);
+  EXPECT_EQ(got->groups, first.groups);
+  EXPECT_EQ(got->role, "view");
+  EXPECT_EQ(got->issued_by, "tenant:ann");
+  EXPECT_EQ(got->issue_time, first.issue_time);
+  EXPECT_EQ(got->expire_time, first.expire_time);
+  EXPECT_FALSE(got->revoke_time.has_value());
+
+  auto list = [&](std::string after, int limit) {
+    auto rows = this->template Read<std::vector<VclusterCredential>>([&](Tx& tx) {
+      return tx.Credentials().List({"ann", "dedicated", after, limit});
+    });
+    EXPECT_TRUE(rows.ok()) << rows.status().ToString();
+    std::vector<std::string> serials;
+    for (const auto& c : rows.ok() ? *rows : std::vector<VclusterCredential>{}) serials.push_back(c.serial);
+    return serials;
+  };
+  EXPECT_EQ(list("", 2), (std::vector<std::string>{first.serial, std::string(32, 'a')}));
+  EXPECT_EQ(list(std::string(32, 'a'), 2), std::vector<std::string>{std::string(32, 'b')});
+
+  auto revoke = [&](TimePoint when) {
+    Result<VclusterCredential> out = Internal("not run");
+    const Status st = this->Write([&](Tx& tx) {
+      out = tx.Credentials().Revoke("ann", "dedicated", first.serial, when);
+      return out.status();
+    });
+    return st.ok() ? out : Result<VclusterCredential>(st);
+  };
+  auto revoked = revoke(At(1'800'000'100));
+  ASSERT_TRUE(revoked.ok()) << revoked.status().ToString();
+  EXPECT_EQ(revoked->revoke_time, At(1'800'000'100));
+  auto again = revoke(At(1'800'000'200));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->revoke_time, At(1'800'000'100));
+  const Status unknown = this->Write(
+      [](Tx& tx) { return tx.Credentials().Revoke("ann", "dedicated", std::string(32, 'f'), At(1)).status(); });
+  EXPECT_EQ(unknown.code(), Code::kNotFound);
+
+  // Rows are checked.
+  auto insert = [&](const VclusterCredential& c) {
+    return this->Write([&](Tx& tx) { return tx.Credentials().Insert(c); });
+  };
+  EXPECT_EQ(insert(first).code(), Code::kAlreadyExists);
+  EXPECT_EQ(insert(credential("nope", std::string(32, 'd'))).code(), Code::kNotFound);
+  EXPECT_EQ(insert(credential("dedicated", "XYZ")).code(), Code::kInvalidArgument);
+  VclusterCredential bad_role = credential("dedicated", std::string(32, 'e'));
+  bad_role.role = "root";
+  EXPECT_EQ(insert(bad_role).code(), Code::kInvalidArgument);
+  VclusterCredential backwards = credential("dedicated", std::string(32, 'e'));
+  backwards.expire_time = backwards.issue_time;
+  EXPECT_EQ(insert(backwards).code(), Code::kInvalidArgument);
+
+  // They go with their virtual cluster.
+  auto vc = this->GetVirtualCluster("ann", "dedicated");
+  ASSERT_TRUE(vc.ok());
+  ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.VirtualClusters().Delete("ann", "dedicated", vc->version); }).ok());
+  EXPECT_TRUE(list("", 10).empty());
+}
+
 REGISTER_TYPED_TEST_SUITE_P(CapacityContract, VirtualClusterRoundTripsEveryField, VirtualClusterRowsAreChecked,
                             ListVirtualClustersFiltersAndPaginatesByTenantAndName,
                             UpdateVirtualClusterRequiresTheExpectedVersion, DeleteVirtualClusterWaitsForItsReservation,
@@ -589,6 +676,7 @@ REGISTER_TYPED_TEST_SUITE_P(CapacityContract, VirtualClusterRoundTripsEveryField
                             TheSharesOfAGpuSumToAtMostOneGpu, AnExclusiveNodeHoldsNobodyElse,
                             ConcurrentReservationsOfOneGpuBookItOnce, ConcurrentSharesNeverOverfillAGpu,
                             TheEpochMovesWithEveryInventoryOrReservationChangeAndOnlyThen,
-                            MigLayoutTargetsRoundTripFollowTheirGpuAndMoveTheEpoch);
+                            MigLayoutTargetsRoundTripFollowTheirGpuAndMoveTheEpoch,
+                            CredentialsRoundTripPageRevokeOnceAndGoWithTheirVirtualCluster);
 
 }  // namespace septa::core::contract

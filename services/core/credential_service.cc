@@ -1,0 +1,238 @@
+#include "services/core/credential_service.h"
+
+#include <ctime>
+#include <nlohmann/json.hpp>
+
+#include "services/base/base64.h"
+#include "services/base/yaml_json.h"
+#include "services/core/audit.h"
+#include "services/core/duration.h"
+#include "services/core/tenant_query.h"
+#include "services/core/validation.h"
+#include "services/core/vcluster_roles.h"
+#include "tenancy/names.h"
+
+namespace septa::core {
+
+namespace {
+
+using tenancy::VirtualClusterState;
+
+std::string NameOf(const std::string& tenant, const std::string& vcluster) {
+  return "virtual cluster \"" + tenant + "/" + vcluster + "\"";
+}
+
+std::string ResourceOf(const std::string& tenant, const std::string& vcluster, const std::string& serial) {
+  return "tenants/" + tenant + "/vclusters/" + vcluster + "/credentials/" + serial;
+}
+
+// Names that cannot exist are not found without asking the store; other
+// tenants' virtual clusters are not found either.
+Status CheckMaySee(const RequestContext& ctx, const std::string& tenant, const std::string& vcluster) {
+  if (!CanNameTenantOrTier(tenant) || !tenancy::ValidateVirtualClusterName("vcluster", vcluster).ok()) {
+    return NotFound(NameOf(EscapeControlCharacters(tenant), EscapeControlCharacters(vcluster)) + " not found");
+  }
+  return RequireSeeTenant(ctx.principal, tenant);
+}
+
+Result<tenancy::VirtualCluster> FindVcluster(Tx& tx, const std::string& tenant, const std::string& vcluster) {
+  auto found = tx.VirtualClusters().Get(tenant, vcluster);
+  if (found.status().code() == Code::kNotFound) return NotFound(NameOf(tenant, vcluster) + " not found");
+  return found;
+}
+
+Result<const VclusterRole*> FindRole(const std::string& role) {
+  for (const VclusterRole& r : kVclusterRoles) {
+    if (r.name == role) return &r;
+  }
+  return InvalidField(
+      "role", (role.empty() ? std::string("is required") : "unknown role \"" + EscapeControlCharacters(role) + "\"") +
+                  "; one of admin, edit, view");
+}
+
+Result<std::chrono::seconds> ParseTtl(const std::string& text) {
+  auto ttl = ParseDuration("ttl", text);
+  SEPTA_RETURN_IF_ERROR(ttl);
+  if (ttl->count() <= 0) return InvalidField("ttl", "must be positive, not \"" + EscapeControlCharacters(text) + "\"");
+  if (*ttl > kMaxCredentialTtl)
+    return InvalidField("ttl", "must be at most 8760h (one year), not \"" + EscapeControlCharacters(text) + "\"");
+  return *ttl;
+}
+
+std::string Rfc3339(TimePoint t) {
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(std::chrono::floor<std::chrono::seconds>(t));
+  std::tm utc{};
+  ::gmtime_r(&seconds, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+// A kubeconfig of one cluster, one user with the client certificate, and
+// the context joining them.
+std::string Kubeconfig(const std::string& name, const std::string& server, const std::string& server_ca,
+                       const std::string& user, const vault::ClientCertificate& certificate) {
+  using ordered_json = nlohmann::ordered_json;
+  ordered_json config = {
+      {"apiVersion", "v1"},
+      {"kind", "Config"},
+      {"clusters",
+       ordered_json::array({ordered_json{
+           {"name", name},
+           {"cluster", {{"server", server}, {"certificate-authority-data", base::Base64Encode(server_ca)}}}}})},
+      {"users",
+       ordered_json::array({ordered_json{{"name", user + "@" + name},
+                                         {"user",
+                                          {{"client-certificate-data", base::Base64Encode(certificate.certificate_pem)},
+                                           {"client-key-data", base::Base64Encode(certificate.private_key_pem)}}}}})},
+      {"contexts",
+       ordered_json::array({ordered_json{
+           {"name", name}, {"context", {{"cluster", name}, {"user", user + "@" + name}, {"namespace", "default"}}}}})},
+      {"current-context", name},
+  };
+  return base::JsonToYaml(config);
+}
+
+}  // namespace
+
+std::string CredentialUser(const Principal& principal) {
+  const std::string who = principal.admin ? "admin" : principal.tenant;
+  return principal.token_id.empty() ? who : who + ":" + principal.token_id;
+}
+
+Result<IssuedKubeconfig> CredentialService::IssueKubeconfig(const RequestContext& ctx, const std::string& tenant,
+                                                            const std::string& vcluster,
+                                                            const KubeconfigRequest& request) {
+  SEPTA_RETURN_IF_ERROR(CheckMaySee(ctx, tenant, vcluster));
+  auto role = FindRole(request.role);
+  SEPTA_RETURN_IF_ERROR(role);
+  if (ctx.principal.role == Role::kViewer && (*role)->name != "view") {
+    return FieldError(Code::kPermissionDenied, "role",
+                      "a viewer may only ask for role \"view\", not \"" + request.role + "\"");
+  }
+  std::optional<std::chrono::seconds> asked;
+  if (!request.ttl.empty()) {
+    auto ttl = ParseTtl(request.ttl);
+    SEPTA_RETURN_IF_ERROR(ttl);
+    asked = *ttl;
+  }
+
+  // What the certificate is for, read before it is issued.
+  std::string endpoint;
+  std::chrono::seconds cap{0};
+  Status st = store_.Transact(TxMode::kReadOnly, [&](Tx& tx) -> Status {
+    auto vc = FindVcluster(tx, tenant, vcluster);
+    SEPTA_RETURN_IF_ERROR(vc);
+    if (vc->state != VirtualClusterState::kReady || vc->endpoint.empty()) {
+      return FailedPrecondition(NameOf(tenant, vcluster) + " is " +
+                                std::string(tenancy::VirtualClusterStateName(vc->state)) +
+                                (vc->state == VirtualClusterState::kReady ? " without an endpoint yet" : "") +
+                                ": credentials are issued for READY virtual clusters only");
+    }
+    endpoint = vc->endpoint;
+    auto owner = tx.Tenants().Get(tenant);
+    SEPTA_RETURN_IF_ERROR(owner);
+    auto tier = tx.TrustTiers().Get(owner->trust_tier);
+    SEPTA_RETURN_IF_ERROR(tier);
+    cap = std::chrono::seconds(tier->credential_ttl_max_seconds);
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  auto server_ca = server_ca_(tenant, vcluster);
+  SEPTA_RETURN_IF_ERROR(server_ca);
+
+  vault::ClientCertificateRequest issue;
+  issue.tenant = tenant;
+  issue.vcluster = vcluster;
+  issue.user = CredentialUser(ctx.principal);
+  issue.groups = {std::string((*role)->group)};
+  issue.role = std::string((*role)->name);
+  issue.ttl = asked.value_or(cap);
+  issue.max_ttl = cap;
+  auto certificate = issuer_.IssueClientCertificate(issue);
+  SEPTA_RETURN_IF_ERROR(certificate);
+
+  IssuedKubeconfig out;
+  VclusterCredential& c = out.credential;
+  c = {tenant,
+       vcluster,
+       certificate->serial,
+       issue.user,
+       issue.groups,
+       issue.role,
+       ctx.principal.ToString(),
+       std::chrono::floor<std::chrono::microseconds>(certificate->not_before),
+       std::chrono::floor<std::chrono::microseconds>(certificate->not_after),
+       std::nullopt};
+  st = store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
+    SEPTA_RETURN_IF_ERROR(tx.Credentials().Insert(c));
+    return tx.Audit().Append(AuditOf(ctx, Now(clock_), "vcluster.credential.issue",
+                                     ResourceOf(tenant, vcluster, c.serial), "",
+                                     "role=" + c.role + " expire_time=" + Rfc3339(c.expire_time)));
+  });
+  if (!st.ok()) return st;
+  out.ttl_capped = certificate->ttl_capped;
+  out.kubeconfig = Kubeconfig(tenant + "-" + vcluster, endpoint, *server_ca, issue.user, *certificate);
+  return out;
+}
+
+Result<CredentialPage> CredentialService::List(const RequestContext& ctx, const std::string& tenant,
+                                               const std::string& vcluster, int page_size,
+                                               const std::string& page_token) {
+  SEPTA_RETURN_IF_ERROR(CheckMaySee(ctx, tenant, vcluster));
+  if (page_size < 0 || page_size > kMaxPageSize) {
+    return InvalidField("page_size", "must be between 1 and 500 (0 for the default of 50)");
+  }
+  CredentialQuery query{tenant, vcluster, "", page_size == 0 ? kDefaultPageSize : page_size};
+  if (!page_token.empty()) {
+    auto after = DecodePageToken(page_token);
+    SEPTA_RETURN_IF_ERROR(after);
+    query.after_serial = *after;
+  }
+  CredentialPage page;
+  Status st = store_.Transact(TxMode::kReadOnly, [&](Tx& tx) -> Status {
+    SEPTA_RETURN_IF_ERROR(FindVcluster(tx, tenant, vcluster));
+    // One row more than asked tells whether another page exists.
+    CredentialQuery probe = query;
+    probe.limit = query.limit + 1;
+    auto rows = tx.Credentials().List(probe);
+    SEPTA_RETURN_IF_ERROR(rows);
+    page.credentials = *std::move(rows);
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  if (static_cast<int>(page.credentials.size()) > query.limit) {
+    page.credentials.resize(query.limit);
+    page.next_page_token = EncodePageToken(page.credentials.back().serial);
+  }
+  return page;
+}
+
+Result<VclusterCredential> CredentialService::Revoke(const RequestContext& ctx, const std::string& tenant,
+                                                     const std::string& vcluster, const std::string& serial) {
+  SEPTA_RETURN_IF_ERROR(CheckMaySee(ctx, tenant, vcluster));
+  SEPTA_RETURN_IF_ERROR(RequireWriter(ctx.principal, "revoke credentials"));
+  VclusterCredential revoked;
+  Status st = store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
+    const TimePoint now = Now(clock_);
+    auto current = tx.Credentials().Get(tenant, vcluster, serial);
+    if (current.status().code() == Code::kNotFound) {
+      return NotFound("credential \"" + EscapeControlCharacters(serial) + "\" of " + NameOf(tenant, vcluster) +
+                      " not found");
+    }
+    SEPTA_RETURN_IF_ERROR(current);
+    if (current->revoke_time) {
+      revoked = *std::move(current);
+      return Status::Ok();
+    }
+    auto row = tx.Credentials().Revoke(tenant, vcluster, serial, now);
+    SEPTA_RETURN_IF_ERROR(row);
+    revoked = *std::move(row);
+    return tx.Audit().Append(
+        AuditOf(ctx, now, "vcluster.credential.revoke", ResourceOf(tenant, vcluster, serial), "", ""));
+  });
+  if (!st.ok()) return st;
+  return revoked;
+}
+
+}  // namespace septa::core

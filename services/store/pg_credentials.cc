@@ -1,0 +1,104 @@
+#include "services/store/pg_repositories.h"
+#include "services/store/pg_values.h"
+
+namespace septa::store {
+namespace {
+
+using core::VclusterCredential;
+
+// Groups travel as one newline-separated text (a group never holds a newline:
+// they come from core::kVclusterRoles).
+std::string JoinGroups(const std::vector<std::string>& groups) {
+  std::string joined;
+  for (const auto& g : groups) joined += (joined.empty() ? "" : "\n") + g;
+  return joined;
+}
+
+std::vector<std::string> SplitGroups(const std::string& joined) {
+  std::vector<std::string> groups;
+  if (joined.empty()) return groups;
+  for (std::size_t start = 0;;) {
+    const std::size_t end = joined.find('\n', start);
+    groups.push_back(joined.substr(start, end - start));  // npos - start: to the end
+    if (end == std::string::npos) return groups;
+    start = end + 1;
+  }
+}
+
+constexpr char kCredentialColumns[] =
+    "tenant, vcluster, serial, common_name, array_to_string(groups, E'\\n'), role, issued_by,"
+    " septa_micros(issue_time), septa_micros(expire_time), septa_micros(revoke_time)";
+VclusterCredential CredentialOf(const pqxx::row& r) {
+  return {r[0].as<std::string>(),
+          r[1].as<std::string>(),
+          r[2].as<std::string>(),
+          r[3].as<std::string>(),
+          SplitGroups(r[4].as<std::string>()),
+          r[5].as<std::string>(),
+          r[6].as<std::string>(),
+          FromMicros(r[7].as<std::int64_t>()),
+          FromMicros(r[8].as<std::int64_t>()),
+          OptionalTime(r[9])};
+}
+
+std::string NameOf(const std::string& tenant, const std::string& vcluster, const std::string& serial) {
+  return "credential \"" + serial + "\" of virtual cluster \"" + tenant + "/" + vcluster + "\"";
+}
+
+}  // namespace
+
+void PgCredentials::Prepare(pqxx::connection& c) {
+  const std::string columns = kCredentialColumns;
+  c.prepare("credential_insert",
+            "INSERT INTO vcluster_credentials (tenant, vcluster, serial, common_name, groups, role, issued_by,"
+            " issue_time, expire_time) VALUES ($1, $2, $3, $4, string_to_array($5, E'\\n'), $6, $7, septa_ts($8),"
+            " septa_ts($9))");
+  c.prepare("credential_get",
+            "SELECT " + columns + " FROM vcluster_credentials WHERE tenant = $1 AND vcluster = $2 AND serial = $3");
+  c.prepare("credential_list", "SELECT " + columns +
+                                   " FROM vcluster_credentials WHERE tenant = $1 AND vcluster = $2 AND serial > $3"
+                                   " ORDER BY serial LIMIT $4");
+  // Revoking twice keeps the first time; the first one is told on
+  // septa_credentials by the trigger of migrations/0012_credentials_notify.sql.
+  c.prepare("credential_revoke",
+            "UPDATE vcluster_credentials SET revoke_time = coalesce(revoke_time, septa_ts($4))"
+            " WHERE tenant = $1 AND vcluster = $2 AND serial = $3");
+}
+
+Status PgCredentials::Insert(const VclusterCredential& c) {
+  return ToStatus(work_.Write([&](pqxx::transaction_base& w) {
+    return w.exec_prepared("credential_insert", c.tenant, c.vcluster, c.serial, c.common_name, JoinGroups(c.groups),
+                           c.role, c.issued_by, Micros(c.issue_time), Micros(c.expire_time));
+  }));
+}
+
+Result<VclusterCredential> PgCredentials::Get(const std::string& tenant, const std::string& vcluster,
+                                              const std::string& serial) {
+  return work_.Read<VclusterCredential>([&](pqxx::transaction_base& t) -> Result<VclusterCredential> {
+    const auto rows = t.exec_prepared("credential_get", tenant, vcluster, serial);
+    if (rows.empty()) return NotFound(NameOf(tenant, vcluster, serial) + " not found");
+    return CredentialOf(rows[0]);
+  });
+}
+
+Result<std::vector<VclusterCredential>> PgCredentials::List(const core::CredentialQuery& q) {
+  return work_.Read<std::vector<VclusterCredential>>([&](pqxx::transaction_base& t) {
+    std::vector<VclusterCredential> rows;
+    for (const auto& row : t.exec_prepared("credential_list", q.tenant, q.vcluster, q.after_serial, q.limit)) {
+      rows.push_back(CredentialOf(row));
+    }
+    return rows;
+  });
+}
+
+Result<VclusterCredential> PgCredentials::Revoke(const std::string& tenant, const std::string& vcluster,
+                                                 const std::string& serial, TimePoint when) {
+  auto revoked = work_.Write([&](pqxx::transaction_base& w) {
+    return w.exec_prepared("credential_revoke", tenant, vcluster, serial, Micros(when));
+  });
+  if (!revoked.ok()) return revoked.status();
+  if (*revoked == 0) return NotFound(NameOf(tenant, vcluster, serial) + " not found");
+  return Get(tenant, vcluster, serial);
+}
+
+}  // namespace septa::store
