@@ -44,6 +44,13 @@ struct StoredControlPlane {
   std::uint64_t resource_version = 0;
 };
 
+// A client certificate's record in vcluster_credentials (migrations/0011).
+enum class CredentialStatus {
+  kUnrecorded,  // no credential with that serial was issued for the virtual cluster
+  kActive,
+  kRevoked,
+};
+
 struct VirtualObject {
   std::string type_key;  // kubesim's ResourceType::key(): "pods", "deployments.apps"
   std::string ns;        // empty for cluster-scoped objects
@@ -100,6 +107,12 @@ class VirtualObjectStore {
   // replacement, as ReplaceCaPrivateKey.
   virtual Result<std::optional<ListenerCertificate>> StoredListenerCa() = 0;
   virtual Status ReplaceListenerCaPrivateKey(const std::string& expected, const std::string& replacement) = 0;
+
+  // Whether the client certificate `serial` (lower-case hex, as
+  // vcluster_credentials records it) of `key` may still authenticate: read on
+  // every request that presents one, so a revocation holds at once on every
+  // replica (docs/ARCHITECTURE.md "The virtual control plane").
+  virtual Result<CredentialStatus> GetCredentialStatus(const VirtualClusterKey& key, const std::string& serial) = 0;
 };
 
 }  // namespace septa::core

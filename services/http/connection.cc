@@ -94,6 +94,7 @@ void Connection<Stream>::Start() {
       read_deadline_.Disarm();
       if (ec || closed_) return Close();
       info_.peer = ExtractPeerIdentity(stream_.native_handle());
+      info_.peer_chain = ExtractPeerChain(stream_.native_handle());
       if (refuse_) return RefuseNow();
       ReadMore();
     });

@@ -144,5 +144,7 @@ using TlsConnection = Connection<boost::asio::ssl::stream<boost::asio::ip::tcp::
 
 // The verified client certificate of an established TLS stream, if any.
 std::optional<PeerIdentity> ExtractPeerIdentity(SSL* ssl);
+// The certificates the client sent, leaf first, verified or not.
+std::vector<std::shared_ptr<x509_st>> ExtractPeerChain(SSL* ssl);
 
 }  // namespace septa::http::internal

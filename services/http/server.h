@@ -41,6 +41,7 @@ struct PeerIdentity {
   std::string subject;                     // RFC 2253, "O=system:masters,CN=admin"
   std::string common_name;                 // first CN
   std::vector<std::string> organizations;  // every O, in certificate order
+  std::string serial;                      // lower-case hex, as openssl and kubectl print it
   std::shared_ptr<x509_st> certificate;    // the raw certificate (reference held)
 };
 
@@ -49,6 +50,10 @@ struct ConnectionInfo {
   std::uint16_t remote_port = 0;
   bool tls = false;
   std::optional<PeerIdentity> peer;
+  // The certificates the client sent, leaf first, verified or not: for a
+  // handler that verifies them itself (TlsServerConfig::
+  // accept_any_client_certificate). Never trust them without verifying.
+  std::vector<std::shared_ptr<x509_st>> peer_chain;
 };
 
 // One request's answer. Methods may be called from any thread. The first of

@@ -6,7 +6,9 @@
 #include <openssl/rand.h>
 #include <openssl/x509v3.h>
 
+#include <algorithm>
 #include <boost/asio/ssl/context.hpp>
+#include <cctype>
 #include <chrono>
 
 #include "services/http/connection.h"
@@ -67,6 +69,42 @@ bool AddExtension(X509* cert, X509* issuer, int nid, const std::string& value) {
   return ok;
 }
 
+std::string LowerHexSerial(X509* cert) {
+  BIGNUM* bn = ASN1_INTEGER_to_BN(X509_get0_serialNumber(cert), nullptr);
+  if (bn == nullptr) return {};
+  char* hex = BN_bn2hex(bn);
+  BN_free(bn);
+  if (hex == nullptr) return {};
+  std::string out(hex);
+  OPENSSL_free(hex);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+// Subject, CN, O entries and serial of `cert` (a reference is taken).
+PeerIdentity IdentityOf(X509* cert) {
+  PeerIdentity id;
+  X509_NAME* name = X509_get_subject_name(cert);
+  BioPtr bio(BIO_new(BIO_s_mem()));
+  X509_NAME_print_ex(bio.get(), name, 0, XN_FLAG_RFC2253);
+  id.subject = BioToString(bio.get());
+  for (int i = 0; i < X509_NAME_entry_count(name); ++i) {
+    X509_NAME_ENTRY* entry = X509_NAME_get_entry(name, i);
+    int nid = OBJ_obj2nid(X509_NAME_ENTRY_get_object(entry));
+    if (nid == NID_commonName && id.common_name.empty()) id.common_name = EntryText(entry);
+    if (nid == NID_organizationName) id.organizations.push_back(EntryText(entry));
+  }
+  id.serial = LowerHexSerial(cert);
+  X509_up_ref(cert);
+  id.certificate = std::shared_ptr<x509_st>(cert, X509_free);
+  return id;
+}
+
+// The handshake's verdict on a client certificate when the handler verifies
+// it later: accept (OpenSSL's error stays recorded, so SSL_get_verify_result
+// is not X509_V_OK and ExtractPeerIdentity reports no verified peer).
+int AcceptUnverified(int /*preverified*/, X509_STORE_CTX* /*ctx*/) { return 1; }
+
 long SecondsFromNow(TimePoint t) {
   return static_cast<long>(
       std::chrono::duration_cast<std::chrono::seconds>(t - std::chrono::system_clock::now()).count());
@@ -81,7 +119,16 @@ Result<std::shared_ptr<ssl::context>> MakeServerTlsContext(const TlsServerConfig
                      ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1 | ssl::context::single_dh_use);
     ctx->use_certificate_chain(boost::asio::buffer(config.certificate_pem));
     ctx->use_private_key(boost::asio::buffer(config.private_key_pem), ssl::context::pem);
-    if (!config.client_ca_pem.empty()) {
+    if (config.accept_any_client_certificate) {
+      // An empty trust store: nothing verifies at the handshake, so no
+      // unverified certificate can pass for a verified one.
+      if (!config.client_ca_pem.empty() || config.require_client_certificate) {
+        return InvalidArgument(
+            "TLS server configuration: accept_any_client_certificate excludes client_ca_pem and "
+            "require_client_certificate");
+      }
+      SSL_CTX_set_verify(ctx->native_handle(), SSL_VERIFY_PEER, AcceptUnverified);
+    } else if (!config.client_ca_pem.empty()) {
       ctx->add_certificate_authority(boost::asio::buffer(config.client_ca_pem));
       // Tell clients which CA to pick a certificate for.
       BioPtr bio = MemoryBio(config.client_ca_pem);
@@ -99,6 +146,41 @@ Result<std::shared_ptr<ssl::context>> MakeServerTlsContext(const TlsServerConfig
   } catch (const boost::system::system_error& e) {
     return InvalidArgument(std::string("TLS server configuration: ") + e.what());
   }
+}
+
+Result<ClientCertificateVerifier> ClientCertificateVerifier::Create(const std::string& ca_pem) {
+  BioPtr bio = MemoryBio(ca_pem);
+  CertPtr ca(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr));
+  if (!ca) return InvalidArgument(OpenSslError("reading the client CA certificate"));
+  std::shared_ptr<x509_store_st> store(X509_STORE_new(), X509_STORE_free);
+  if (!store || X509_STORE_add_cert(store.get(), ca.get()) != 1) {
+    return Internal(OpenSslError("making the client CA's trust store"));
+  }
+  return ClientCertificateVerifier(std::move(store));
+}
+
+Result<PeerIdentity> ClientCertificateVerifier::Verify(const std::vector<std::shared_ptr<x509_st>>& chain,
+                                                       TimePoint now) const {
+  if (chain.empty()) return Unauthenticated("no client certificate");
+  std::unique_ptr<X509_STORE_CTX, Deleter<X509_STORE_CTX, X509_STORE_CTX_free>> ctx(X509_STORE_CTX_new());
+  // The stack borrows the certificates: sk_X509_free, not sk_X509_pop_free.
+  struct FreeStack {
+    void operator()(STACK_OF(X509) * stack) const { sk_X509_free(stack); }
+  };
+  std::unique_ptr<STACK_OF(X509), FreeStack> untrusted(sk_X509_new_null());
+  if (!ctx || !untrusted) return Internal(OpenSslError("allocating a verification context"));
+  for (std::size_t i = 1; i < chain.size(); ++i) sk_X509_push(untrusted.get(), chain[i].get());
+  if (X509_STORE_CTX_init(ctx.get(), store_.get(), chain[0].get(), untrusted.get()) != 1) {
+    return Internal(OpenSslError("initializing a verification context"));
+  }
+  X509_VERIFY_PARAM_set_time(X509_STORE_CTX_get0_param(ctx.get()), std::chrono::system_clock::to_time_t(now));
+  X509_STORE_CTX_set_purpose(ctx.get(), X509_PURPOSE_SSL_CLIENT);
+  if (X509_verify_cert(ctx.get()) != 1) {
+    std::string why = X509_verify_cert_error_string(X509_STORE_CTX_get_error(ctx.get()));
+    ERR_clear_error();
+    return Unauthenticated("client certificate refused: " + why);
+  }
+  return IdentityOf(chain[0].get());
 }
 
 Result<KeyPairPem> IssueCertificate(const CertificateRequest& request, const KeyPairPem* issuer) {
@@ -179,23 +261,27 @@ Result<KeyPairPem> IssueCertificate(const CertificateRequest& request, const Key
 namespace internal {
 
 std::optional<PeerIdentity> ExtractPeerIdentity(SSL* ssl) {
-  X509* cert = SSL_get1_peer_certificate(ssl);
-  if (cert == nullptr) return std::nullopt;
-  std::shared_ptr<x509_st> owned(cert, X509_free);
-  if (SSL_get_verify_result(ssl) != X509_V_OK) return std::nullopt;
-  PeerIdentity id;
-  X509_NAME* name = X509_get_subject_name(cert);
-  BioPtr bio(BIO_new(BIO_s_mem()));
-  X509_NAME_print_ex(bio.get(), name, 0, XN_FLAG_RFC2253);
-  id.subject = BioToString(bio.get());
-  for (int i = 0; i < X509_NAME_entry_count(name); ++i) {
-    X509_NAME_ENTRY* entry = X509_NAME_get_entry(name, i);
-    int nid = OBJ_obj2nid(X509_NAME_ENTRY_get_object(entry));
-    if (nid == NID_commonName && id.common_name.empty()) id.common_name = EntryText(entry);
-    if (nid == NID_organizationName) id.organizations.push_back(EntryText(entry));
+  X509* cert = SSL_get0_peer_certificate(ssl);
+  if (cert == nullptr || SSL_get_verify_result(ssl) != X509_V_OK) return std::nullopt;
+  return IdentityOf(cert);
+}
+
+std::vector<std::shared_ptr<x509_st>> ExtractPeerChain(SSL* ssl) {
+  std::vector<std::shared_ptr<x509_st>> chain;
+  X509* leaf = SSL_get0_peer_certificate(ssl);
+  if (leaf == nullptr) return chain;
+  auto hold = [&](X509* cert) {
+    X509_up_ref(cert);
+    chain.emplace_back(cert, X509_free);
+  };
+  hold(leaf);
+  // On a server the stack holds what the client sent after its leaf.
+  STACK_OF(X509)* rest = SSL_get_peer_cert_chain(ssl);
+  for (int i = 0; rest != nullptr && i < sk_X509_num(rest); ++i) {
+    X509* cert = sk_X509_value(rest, i);
+    if (X509_cmp(cert, leaf) != 0) hold(cert);
   }
-  id.certificate = std::move(owned);
-  return id;
+  return chain;
 }
 
 }  // namespace internal

@@ -45,6 +45,10 @@ void PrepareVirtualObjectStatements(pqxx::connection& c) {
   c.prepare("vcp_listener_get", "SELECT ca_certificate, ca_private_key FROM virtual_control_plane_listener");
   c.prepare("vcp_listener_replace_key",
             "UPDATE virtual_control_plane_listener SET ca_private_key = $2 WHERE ca_private_key = $1 RETURNING 1");
+  // The primary key (tenant, vcluster, serial) is its index: one probe.
+  c.prepare("vcp_credential_revoked",
+            "SELECT revoke_time IS NOT NULL FROM vcluster_credentials WHERE tenant = $1 AND vcluster = $2 "
+            "AND serial = $3");
   c.prepare("vcp_replace_ca_key",
             "UPDATE virtual_control_planes SET ca_private_key = $4 "
             "WHERE tenant = $1 AND vcluster = $2 AND ca_private_key = $3 RETURNING 1");
@@ -196,6 +200,16 @@ Result<std::vector<std::string>> PgVirtualObjectStore::TokenDigests(const core::
     for (const auto& row : tx.exec_prepared("vcp_tokens", key.tenant, key.vcluster))
       out.push_back(row[0].as<std::string>());
     return out;
+  });
+}
+
+Result<core::CredentialStatus> PgVirtualObjectStore::GetCredentialStatus(const core::VirtualClusterKey& key,
+                                                                         const std::string& serial) {
+  using Out = core::CredentialStatus;
+  return InTransaction<Out>(*pool_, [&](pqxx::work& tx) -> Result<Out> {
+    auto rows = tx.exec_prepared("vcp_credential_revoked", key.tenant, key.vcluster, serial);
+    if (rows.empty()) return Out::kUnrecorded;
+    return rows[0][0].as<bool>() ? Out::kRevoked : Out::kActive;
   });
 }
 

@@ -45,6 +45,8 @@ class PgVirtualObjectStore final : public core::VirtualObjectStore {
                              const std::string& replacement) override;
   Result<std::optional<ListenerCertificate>> StoredListenerCa() override;
   Status ReplaceListenerCaPrivateKey(const std::string& expected, const std::string& replacement) override;
+  Result<core::CredentialStatus> GetCredentialStatus(const core::VirtualClusterKey& key,
+                                                     const std::string& serial) override;
 
  private:
   std::unique_ptr<ConnectionPool> pool_;

@@ -55,6 +55,10 @@ class SealedVirtualObjectStore final : public core::VirtualObjectStore {
   Status ReplaceListenerCaPrivateKey(const std::string& expected, const std::string& replacement) override {
     return inner_.ReplaceListenerCaPrivateKey(expected, replacement);
   }
+  Result<core::CredentialStatus> GetCredentialStatus(const core::VirtualClusterKey& key,
+                                                     const std::string& serial) override {
+    return inner_.GetCredentialStatus(key, serial);
+  }
 
  private:
   Result<std::string> Open(const std::string& stored, const std::string& aad) const;

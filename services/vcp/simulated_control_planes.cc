@@ -121,7 +121,11 @@ Status SimulatedControlPlanes::Start() {
   auto serving = http::IssueCertificate({"septa-virtual-control-planes", {}, names, ips, now - 1h, now + 24h * 365},
                                         &listener_ca_);
   if (!serving.ok()) return serving.status();
-  auto tls = http::MakeServerTlsContext({serving->certificate, serving->private_key, "", false});
+  // Each virtual cluster has its own client CA: certificates are verified
+  // after routing (VirtualControlPlane), and optional, as tokens work too.
+  auto tls = http::MakeServerTlsContext({.certificate_pem = serving->certificate,
+                                         .private_key_pem = serving->private_key,
+                                         .accept_any_client_certificate = true});
   if (!tls.ok()) return tls.status();
 
   http::ServerOptions so;

@@ -6,11 +6,14 @@
 // request or at Ensure, and evicted from memory after `idle_after` without
 // requests or watches.
 //
-// Credentials: bearer tokens, checked after routing against the addressed
-// virtual cluster's own token digests, so one virtual cluster's token is
-// refused (401) by every other. The listener does not ask for client
-// certificates. Each virtual cluster also gets its own CA (ECDSA P-256,
-// stored with it) for the client certificates the credentials issue adds.
+// Credentials, checked after routing against the addressed virtual cluster's
+// own, so one virtual cluster's credential is refused (401) by every other:
+// bearer tokens against its token digests; client certificates against its
+// own CA (ECDSA P-256, stored with it), the injected clock and the
+// revocations in vcluster_credentials. The listener therefore asks every
+// client for a certificate but accepts any at the handshake (optional:
+// tokens work without one) and leaves the verification to the virtual
+// cluster the path names.
 // The listener's serving certificate is issued at start from a listener CA
 // stored in the database, so kubeconfigs survive restarts.
 //

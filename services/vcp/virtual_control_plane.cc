@@ -1,5 +1,7 @@
 #include "services/vcp/virtual_control_plane.h"
 
+#include <spdlog/spdlog.h>
+
 #include <boost/beast/http/field.hpp>
 
 #include "services/core/crypto.h"
@@ -39,6 +41,35 @@ Status SeedRoleBindings(kubesim::ApiServer& api) {
     }
   }
   return Status::Ok();
+}
+
+// The exchange of a request whose client certificate this virtual cluster
+// verified: kubesim, which takes ConnectionInfo::peer for a verified
+// identity, sees it there; everything else is the listener's exchange.
+class CertifiedExchange final : public http::Exchange {
+ public:
+  CertifiedExchange(std::shared_ptr<http::Exchange> inner, http::PeerIdentity peer)
+      : inner_(std::move(inner)), connection_(inner_->connection()) {
+    connection_.peer = std::move(peer);
+  }
+  const http::ConnectionInfo& connection() const override { return connection_; }
+  void Reply(http::Response response) override { inner_->Reply(std::move(response)); }
+  void StartStream(http::Response head) override { inner_->StartStream(std::move(head)); }
+  bool WriteChunk(std::string data) override { return inner_->WriteChunk(std::move(data)); }
+  void EndStream() override { inner_->EndStream(); }
+  void OnClose(std::function<void()> callback) override { inner_->OnClose(std::move(callback)); }
+  bool closed() const override { return inner_->closed(); }
+
+ private:
+  std::shared_ptr<http::Exchange> inner_;
+  http::ConnectionInfo connection_;
+};
+
+void ReplyApiError(http::Exchange& exchange, const kubesim::ApiError& error) {
+  http::Response res{static_cast<bhttp::status>(error.code), 11};
+  res.set(bhttp::field::content_type, "application/json");
+  res.body() = error.ToJson().dump();
+  exchange.Reply(std::move(res));
 }
 
 }  // namespace
@@ -118,8 +149,15 @@ Result<std::unique_ptr<VirtualControlPlane>> VirtualControlPlane::Load(const cor
   auto tokens = store.TokenDigests(key);
   if (!tokens.ok()) return tokens.status();
 
+  auto client_ca = http::ClientCertificateVerifier::Create((*stored)->ca_certificate);
+  if (!client_ca.ok()) {
+    return Status(Code::kDataLoss, "virtual control plane " + key.tenant + "/" + key.vcluster +
+                                       ": the stored CA certificate cannot be read: " + client_ca.status().message());
+  }
+
   std::unique_ptr<VirtualControlPlane> plane(
       new VirtualControlPlane(key, store, clock, random, (*stored)->resource_version));
+  plane->client_ca_ = *std::move(client_ca);
   kubesim::Storage& storage = plane->cluster_.storage;
   auto parsed = Parsed(key, *std::move(objects));
   if (!parsed.ok()) return parsed.status();
@@ -166,14 +204,24 @@ void VirtualControlPlane::Handle(http::Request&& request, std::shared_ptr<http::
     // kubesim's authenticator then knows the token for this cluster only.
     if (known)
       cluster_.authenticator.AddToken(std::move(token), {std::string(kAdminUser), {std::string(kubesim::kAdminGroup)}});
+  } else if (!exchange->connection().peer_chain.empty()) {
+    auto peer = VerifyClientCertificate(exchange->connection());
+    if (peer.ok()) {
+      exchange = std::make_shared<CertifiedExchange>(std::move(exchange), *std::move(peer));
+      known = true;
+    } else if (peer.status().code() == Code::kUnavailable) {
+      kubesim::ApiError unavailable;
+      unavailable.code = 503;
+      unavailable.reason = "ServiceUnavailable";
+      unavailable.message = "the client certificate cannot be checked now";
+      unavailable.retry_after_seconds = 1;
+      return ReplyApiError(*exchange, unavailable);
+    } else {
+      spdlog::debug("virtual control plane {}/{}: {}", key_.tenant, key_.vcluster, peer.status().message());
+    }
   }
-  if (!known) {
-    http::Response res{bhttp::status::unauthorized, 11};
-    res.set(bhttp::field::content_type, "application/json");
-    res.body() = kubesim::UnauthorizedError().ToJson().dump();
-    exchange->Reply(std::move(res));
-    return;
-  }
+  // One answer for every refusal: which check failed stays in the log.
+  if (!known) return ReplyApiError(*exchange, kubesim::UnauthorizedError());
   api_->Handle(std::move(request), std::move(exchange));
 }
 
@@ -181,6 +229,25 @@ void VirtualControlPlane::Tick() {
   std::lock_guard lock(tick_mu_);
   api_->Tick();
   workloads_->Tick();
+}
+
+Result<http::PeerIdentity> VirtualControlPlane::VerifyClientCertificate(const http::ConnectionInfo& connection) {
+  auto peer = client_ca_->Verify(connection.peer_chain, clock_.Now());
+  if (!peer.ok()) return peer.status();
+  // Read on every request, so a revocation recorded through any replica
+  // holds at once. Only recorded certificates authenticate: the CA key signs
+  // nothing else for this listener, so an unrecorded serial means a
+  // certificate made outside the credentials API.
+  auto status = store_.GetCredentialStatus(key_, peer->serial);
+  if (!status.ok()) return Unavailable("reading the credential's revocation: " + status.status().message());
+  switch (*status) {
+    case core::CredentialStatus::kActive: return peer;
+    case core::CredentialStatus::kRevoked:
+      return Unauthenticated("client certificate " + peer->serial + " (" + peer->common_name + ") is revoked");
+    case core::CredentialStatus::kUnrecorded: break;
+  }
+  return Unauthenticated("client certificate " + peer->serial + " (" + peer->common_name +
+                         ") was not issued through the credentials API");
 }
 
 bool VirtualControlPlane::KnowsToken(const std::string& digest) const {

@@ -1,8 +1,9 @@
 // One loaded virtual control plane: a kubesim object store (no nodes) with
 // the workload controllers, written through to a core::VirtualObjectStore,
-// behind a bearer-token check against this virtual cluster's own admin
-// token digests. Built from the stored rows on load; evicted from memory
-// when idle by SimulatedControlPlanes, which owns the listener.
+// behind this virtual cluster's own credentials: a bearer token checked
+// against its admin token digests, or else a client certificate checked
+// against its CA, the clock and the revocations recorded in the store. Built from the stored rows on load; evicted from
+// memory when idle by SimulatedControlPlanes, which owns the listener.
 //
 // Other septad replicas may load and write the same virtual cluster: every
 // write-through is a compare-and-set on the stored resource version (a
@@ -14,11 +15,13 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "services/core/virtual_object_store.h"
+#include "services/http/tls.h"
 #include "services/kubesim/api_server.h"
 #include "services/kubesim/workload_controllers.h"
 
@@ -69,10 +72,16 @@ class VirtualControlPlane {
   VirtualControlPlane(const core::VirtualClusterKey& key, core::VirtualObjectStore& store, const Clock& clock,
                       RandomSource& random, std::uint64_t stored_version);
   bool KnowsToken(const std::string& digest) const;
+  // The identity of a client certificate the listener accepted unverified,
+  // if this virtual cluster's CA signed it, it is valid now and its serial is
+  // recorded and not revoked; kUnauthenticated if not, kUnavailable when the
+  // store cannot say.
+  Result<http::PeerIdentity> VerifyClientCertificate(const http::ConnectionInfo& connection);
 
   const core::VirtualClusterKey key_;
   core::VirtualObjectStore& store_;
   const Clock& clock_;
+  std::optional<http::ClientCertificateVerifier> client_ca_;  // set by Load
   std::atomic<bool> stale_{false};
   std::mutex refresh_mu_;  // one Refresh at a time
   std::unique_ptr<Journal> journal_;

@@ -136,4 +136,22 @@ Status FakeVirtualObjectStore::ReplaceListenerCaPrivateKey(const std::string& ex
   return Status::Ok();
 }
 
+Result<core::CredentialStatus> FakeVirtualObjectStore::GetCredentialStatus(const core::VirtualClusterKey& key,
+                                                                           const std::string& serial) {
+  std::lock_guard lock(mu_);
+  auto it = credentials_.find({key, serial});
+  if (it == credentials_.end()) return core::CredentialStatus::kUnrecorded;
+  return it->second ? core::CredentialStatus::kRevoked : core::CredentialStatus::kActive;
+}
+
+void FakeVirtualObjectStore::RecordCredential(const core::VirtualClusterKey& key, const std::string& serial) {
+  std::lock_guard lock(mu_);
+  credentials_.emplace(std::pair{key, serial}, false);
+}
+
+void FakeVirtualObjectStore::RevokeCredential(const core::VirtualClusterKey& key, const std::string& serial) {
+  std::lock_guard lock(mu_);
+  credentials_[{key, serial}] = true;
+}
+
 }  // namespace septa::test

@@ -33,6 +33,13 @@ class FakeVirtualObjectStore final : public core::VirtualObjectStore {
                              const std::string& replacement) override;
   Result<std::optional<ListenerCertificate>> StoredListenerCa() override;
   Status ReplaceListenerCaPrivateKey(const std::string& expected, const std::string& replacement) override;
+  Result<core::CredentialStatus> GetCredentialStatus(const core::VirtualClusterKey& key,
+                                                     const std::string& serial) override;
+
+  // What the credentials API writes to vcluster_credentials: an issued
+  // certificate's serial, then its revocation.
+  void RecordCredential(const core::VirtualClusterKey& key, const std::string& serial);
+  void RevokeCredential(const core::VirtualClusterKey& key, const std::string& serial);
 
   std::atomic<bool> fail_writes{false};
 
@@ -46,6 +53,7 @@ class FakeVirtualObjectStore final : public core::VirtualObjectStore {
   std::mutex mu_;
   std::map<core::VirtualClusterKey, ControlPlane> planes_;
   std::optional<ListenerCertificate> listener_;
+  std::map<std::pair<core::VirtualClusterKey, std::string>, bool> credentials_;  // (key, serial) -> revoked
 };
 
 }  // namespace septa::test

@@ -189,6 +189,10 @@ class CountingObjectStore final : public core::VirtualObjectStore {
     ++writes_;
     return inner_.ReplaceListenerCaPrivateKey(expected, replacement);
   }
+  Result<core::CredentialStatus> GetCredentialStatus(const core::VirtualClusterKey& key,
+                                                     const std::string& serial) override {
+    return inner_.GetCredentialStatus(key, serial);
+  }
 
  private:
   core::VirtualObjectStore& inner_;

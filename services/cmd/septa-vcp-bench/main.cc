@@ -2,8 +2,11 @@
 // --count virtual clusters (each seeded and written through to PostgreSQL,
 // as septad does), then reports the heap (glibc mallinfo2) and RSS growth per
 // loaded idle control plane, the Ensure latency, and how long evicting and
-// reloading them all takes. docs/BENCHMARKS.md has the figures and command.
+// reloading them all takes; and what checking a client certificate adds to a
+// request (verification against the CA, the revocation read).
+// docs/BENCHMARKS.md has the figures and command.
 #include <malloc.h>
+#include <openssl/pem.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -15,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "services/http/tls.h"
 #include "services/store/migration.h"
 #include "services/store/migration_runner.h"
 #include "services/store/pg_virtual_object_store.h"
@@ -40,12 +44,62 @@ std::size_t RssBytes() {
 
 double Millis(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
+// Microseconds per call of `check`, over `rounds` calls; -1 when one failed.
+template <class F>
+double MicrosEach(int rounds, F&& check) {
+  const auto t0 = Clock::now();
+  for (int i = 0; i < rounds; ++i) {
+    if (!check()) return -1;
+  }
+  return std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / rounds;
+}
+
+// What VirtualControlPlane does per request that presents a certificate:
+// the chain verified against the virtual cluster's CA at the clock's time,
+// then its serial's revocation read from the store.
+int CertificateCheckCost(septa::core::VirtualObjectStore& store, int rounds) {
+  const septa::core::VirtualClusterKey key{"bench", "vc-0"};
+  auto plane = store.GetControlPlane(key);
+  if (!plane.ok() || !plane->has_value()) return std::fprintf(stderr, "no control plane bench/vc-0\n"), 1;
+  const septa::http::KeyPairPem ca{(*plane)->ca_certificate, (*plane)->ca_private_key};
+  const auto now = std::chrono::system_clock::now();
+  auto leaf = septa::http::IssueCertificate({"alice",
+                                             {"septa:view"},
+                                             {},
+                                             {},
+                                             now - std::chrono::hours(1),
+                                             now + std::chrono::hours(1),
+                                             false,
+                                             {},
+                                             false,
+                                             true},
+                                            &ca);
+  auto verifier = septa::http::ClientCertificateVerifier::Create(ca.certificate);
+  if (!leaf.ok() || !verifier.ok()) return std::fprintf(stderr, "cannot issue a client certificate\n"), 1;
+  BIO* bio = BIO_new_mem_buf(leaf->certificate.data(), static_cast<int>(leaf->certificate.size()));
+  std::vector<std::shared_ptr<x509_st>> chain{
+      std::shared_ptr<x509_st>(PEM_read_bio_X509(bio, nullptr, nullptr, nullptr), X509_free)};
+  BIO_free(bio);
+  std::string serial;
+  const double verify_us = MicrosEach(rounds, [&] {
+    auto peer = verifier->Verify(chain, now);
+    if (peer.ok()) serial = peer->serial;
+    return peer.ok();
+  });
+  const double revocation_us = MicrosEach(rounds, [&] { return store.GetCredentialStatus(key, serial).ok(); });
+  std::printf("client certificate check per request: verify %.1f us, revocation read %.1f us (%d rounds)\n", verify_us,
+              revocation_us, rounds);
+  return verify_us < 0 || revocation_us < 0 ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"septa-vcp-bench: memory per idle simulated virtual control plane"};
   std::string database_url;
   int count = 1000;
+  int rounds = 2000;
+  app.add_option("--certificate-rounds", rounds, "client certificate checks to time");
   app.add_option("--database-url", database_url, "a PostgreSQL database (migrated here)")->required();
   app.add_option("--count", count, "virtual clusters to ensure");
   CLI11_PARSE(app, argc, argv);
@@ -94,6 +148,7 @@ int main(int argc, char** argv) {
   std::printf("after eviction: %zu loaded, heap %.1f KiB above the start\n", loaded_after_evict,
               (static_cast<double>(heap_evicted) - static_cast<double>(heap_before)) / 1024);
   std::printf("reload of all from PostgreSQL: total %.0f ms, %.2f ms each\n", reload_total, reload_total / count);
+  const int certificate_check = CertificateCheckCost(store, rounds);
   for (int i = 0; i < count; ++i) (void)planes.Remove("bench", "vc-" + std::to_string(i));
-  return 0;
+  return certificate_check;
 }

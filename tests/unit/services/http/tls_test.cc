@@ -1,4 +1,7 @@
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 
 #include <sys/socket.h>
 #include <boost/asio/ip/tcp.hpp>
@@ -137,6 +140,78 @@ TEST(httpTls, PlainHttpToATlsPortIsDropped) {
   std::size_t n = s.read_some(net::buffer(buf), ec);
   // Either closed outright or a TLS alert record (0x15) and then closed.
   EXPECT_TRUE(ec || (n > 0 && buf[0] == 0x15));
+}
+
+// accept_any_client_certificate: the handler gets the chain unverified and
+// checks it against a CA of its choosing; answers "<verified peer?>|<what
+// the test CA's verifier says>".
+std::unique_ptr<Server> StartAcceptAnyServer() {
+  const Pki& pki = TestPki();
+  auto ctx = MakeServerTlsContext({.certificate_pem = pki.server.certificate,
+                                   .private_key_pem = pki.server.private_key,
+                                   .accept_any_client_certificate = true});
+  EXPECT_TRUE(ctx.ok()) << ctx.status().ToString();
+  ServerOptions options;
+  options.tls = *ctx;
+  auto server = std::make_unique<Server>(options, [](Request&&, std::shared_ptr<Exchange> ex) {
+    static const auto verifier = ClientCertificateVerifier::Create(TestPki().ca.certificate);
+    Response res{HttpStatus::ok, 11};
+    res.body() = ex->connection().peer ? "peer|" : "no peer|";
+    if (ex->connection().peer_chain.empty()) {
+      res.body() += "no chain";
+    } else {
+      auto verified = verifier->Verify(ex->connection().peer_chain, std::chrono::system_clock::now());
+      res.body() += verified.ok() ? verified->common_name : verified.status().message();
+    }
+    ex->Reply(std::move(res));
+  });
+  EXPECT_TRUE(server->Start().ok());
+  return server;
+}
+
+TEST(httpTls, AcceptAnyHandsTheUnverifiedChainToTheHandler) {
+  auto server = StartAcceptAnyServer();
+  EXPECT_EQ(TlsGet(server->port(), &TestPki().alice), "no peer|alice");
+  EXPECT_EQ(TlsGet(server->port(), nullptr), "no peer|no chain");
+  // Accepted at the handshake, never as a verified peer.
+  EXPECT_EQ(TlsGet(server->port(), &TestPki().mallory),
+            "no peer|client certificate refused: unable to get local issuer certificate");
+  EXPECT_EQ(TlsGet(server->port(), &TestPki().expired), "no peer|client certificate refused: certificate has expired");
+}
+
+TEST(httpTls, AcceptAnyExcludesAClientCa) {
+  const Pki& pki = TestPki();
+  auto ctx = MakeServerTlsContext({pki.server.certificate, pki.server.private_key, pki.ca.certificate, false, true});
+  EXPECT_EQ(ctx.status().code(), Code::kInvalidArgument);
+}
+
+std::vector<std::shared_ptr<x509_st>> Chain(const std::string& pem) {
+  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
+  BIO_free(bio);
+  return {std::shared_ptr<x509_st>(cert, X509_free)};
+}
+
+TEST(httpTls, VerifierChecksTimeSerialAndUsageAtTheGivenTime) {
+  const Pki& pki = TestPki();
+  auto verifier = ClientCertificateVerifier::Create(pki.ca.certificate);
+  ASSERT_TRUE(verifier.ok());
+  const TimePoint now = std::chrono::system_clock::now();
+  auto alice = verifier->Verify(Chain(pki.alice.certificate), now);
+  ASSERT_TRUE(alice.ok()) << alice.status().message();
+  EXPECT_EQ(alice->common_name, "alice");
+  EXPECT_EQ(alice->organizations, (std::vector<std::string>{"dev", "ops"}));
+  EXPECT_THAT(alice->serial, ::testing::MatchesRegex("[0-9a-f]+"));
+  // The time is the caller's, not the process clock's.
+  EXPECT_EQ(verifier->Verify(Chain(pki.alice.certificate), now + 48h).status().code(), Code::kUnauthenticated);
+  EXPECT_EQ(verifier->Verify(Chain(pki.alice.certificate), now - 2h).status().code(), Code::kUnauthenticated);
+  // A server-only certificate of the same CA cannot authenticate a client.
+  CertificateRequest server_only = Leaf("web", {});
+  server_only.client_auth = false;
+  auto web = MustIssue(server_only, &pki.ca);
+  EXPECT_EQ(verifier->Verify(Chain(web.certificate), now).status().code(), Code::kUnauthenticated);
+  EXPECT_EQ(verifier->Verify({}, now).status().code(), Code::kUnauthenticated);
+  EXPECT_EQ(ClientCertificateVerifier::Create("no PEM").status().code(), Code::kInvalidArgument);
 }
 
 TEST(httpTls, BadKeyMaterialIsAStatus) {

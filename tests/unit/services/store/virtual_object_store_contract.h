@@ -2,7 +2,13 @@
 // run against FakeVirtualObjectStore and PgVirtualObjectStore.
 //
 // An implementation plugs in with an environment type:
-//   struct Env { Status SetUp(); core::VirtualObjectStore& store(); };
+//   struct Env {
+//     Status SetUp();
+//     core::VirtualObjectStore& store();
+//     // What the credentials API writes to vcluster_credentials.
+//     Status RecordCredential(const core::VirtualClusterKey&, const std::string& serial);
+//     Status RevokeCredential(const core::VirtualClusterKey&, const std::string& serial);
+//   };
 #pragma once
 
 #include <gmock/gmock.h>
@@ -183,10 +189,24 @@ TYPED_TEST_P(VirtualObjectStoreContract, CaKeysAreReplacedOnlyFromTheExpectedVal
   EXPECT_EQ(this->store().ListenerCa({"cert-2", "key-2"})->ca_private_key, "wrapped");
 }
 
+TYPED_TEST_P(VirtualObjectStoreContract, CredentialStatusIsPerVirtualClusterAndSerial) {
+  const std::string serial = "4a1b2c3d4e5f60718293a4b5c6d7e8f9";
+  const std::string other = "5a1b2c3d4e5f60718293a4b5c6d7e8f9";
+  EXPECT_EQ(*this->store().GetCredentialStatus(this->a_, serial), CredentialStatus::kUnrecorded);
+  ASSERT_TRUE(this->env_.RecordCredential(this->a_, serial).ok());
+  ASSERT_TRUE(this->env_.RecordCredential(this->a_, other).ok());
+  EXPECT_EQ(*this->store().GetCredentialStatus(this->a_, serial), CredentialStatus::kActive);
+  EXPECT_EQ(*this->store().GetCredentialStatus(this->b_, serial), CredentialStatus::kUnrecorded);
+  ASSERT_TRUE(this->env_.RevokeCredential(this->a_, serial).ok());
+  EXPECT_EQ(*this->store().GetCredentialStatus(this->a_, serial), CredentialStatus::kRevoked);
+  EXPECT_EQ(*this->store().GetCredentialStatus(this->a_, other), CredentialStatus::kActive);
+}
+
 REGISTER_TYPED_TEST_SUITE_P(VirtualObjectStoreContract, CreateKeepsTheFirstControlPlane,
                             ObjectsAreStoredPerControlPlane, DeleteSetsTheResourceVersion,
                             OnlyTheFirstWriteFromAVersionWins, WritesWithoutAControlPlaneAreNotFound,
                             RemoveDeletesEverythingAndIsIdempotent, TokenDigestsArePerControlPlane,
-                            ListenerCaIsCreatedOnce, CaKeysAreReplacedOnlyFromTheExpectedValue);
+                            ListenerCaIsCreatedOnce, CaKeysAreReplacedOnlyFromTheExpectedValue,
+                            CredentialStatusIsPerVirtualClusterAndSerial);
 
 }  // namespace septa::core::contract

@@ -6,6 +6,14 @@ namespace septa::core::contract {
 struct FakeVirtualObjectStoreEnv {
   Status SetUp() { return Status::Ok(); }
   VirtualObjectStore& store() { return store_; }
+  Status RecordCredential(const VirtualClusterKey& key, const std::string& serial) {
+    store_.RecordCredential(key, serial);
+    return Status::Ok();
+  }
+  Status RevokeCredential(const VirtualClusterKey& key, const std::string& serial) {
+    store_.RevokeCredential(key, serial);
+    return Status::Ok();
+  }
   test::FakeVirtualObjectStore store_;
 };
 

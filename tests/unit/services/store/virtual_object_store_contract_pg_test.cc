@@ -1,3 +1,5 @@
+#include <pqxx/pqxx>
+
 #include "services/store/pg_virtual_object_store.h"
 #include "tests/support/test_database.h"
 #include "tests/unit/services/store/virtual_object_store_contract.h"
@@ -14,6 +16,39 @@ struct PgVirtualObjectStoreEnv {
     return Status::Ok();
   }
   core::VirtualObjectStore& store() { return *store_; }
+
+  // The rows the credentials API writes, with the tenant and virtual cluster
+  // their foreign key needs.
+  Status RecordCredential(const core::VirtualClusterKey& key, const std::string& serial) {
+    pqxx::connection c(database_->url());
+    pqxx::work tx(c);
+    tx.exec_params(
+        "INSERT INTO tenants (name, trust_tier, state, create_time, update_time, version) "
+        "VALUES ($1, 'isolated', 'active', now(), now(), 1) ON CONFLICT DO NOTHING",
+        key.tenant);
+    tx.exec_params(
+        "INSERT INTO virtual_clusters (tenant, name, capacity_tier, capacity, queue_priority, "
+        "queue_over_quota_weight, state, generation, version, create_time, update_time) "
+        "VALUES ($1, $2, 'isolated', '{}', 100, 1, 'PROVISIONING', 1, 1, now(), now()) ON CONFLICT DO NOTHING",
+        key.tenant, key.vcluster);
+    tx.exec_params(
+        "INSERT INTO vcluster_credentials (tenant, vcluster, serial, common_name, groups, role, issued_by, "
+        "issue_time, expire_time) VALUES ($1, $2, $3, 'alice', '{septa:view}', 'view', 'admin', now(), "
+        "now() + interval '1 hour')",
+        key.tenant, key.vcluster, serial);
+    tx.commit();
+    return Status::Ok();
+  }
+  Status RevokeCredential(const core::VirtualClusterKey& key, const std::string& serial) {
+    pqxx::connection c(database_->url());
+    pqxx::work tx(c);
+    auto rows = tx.exec_params(
+        "UPDATE vcluster_credentials SET revoke_time = now() WHERE tenant = $1 AND vcluster = $2 AND serial = $3 "
+        "RETURNING 1",
+        key.tenant, key.vcluster, serial);
+    tx.commit();
+    return rows.size() == 1 ? Status::Ok() : NotFound("no credential " + serial);
+  }
 
   std::unique_ptr<test::TestDatabase> database_;
   std::unique_ptr<PgVirtualObjectStore> store_;  // destroyed first: its connections close before the drop
