@@ -123,6 +123,12 @@ Status WriteSecretFile(const fs::path& path, const std::string& secret) {
   return Status::Ok();
 }
 
+// The config was validated: fraction_backend is "kai" or "hami".
+tenancy::host::FractionBackend FractionBackendOf(const config::Config& config) {
+  return config.fraction_backend == "hami" ? tenancy::host::FractionBackend::kHami
+                                           : tenancy::host::FractionBackend::kKai;
+}
+
 }  // namespace
 
 struct SeptadApp::Impl {
@@ -493,6 +499,7 @@ Status SeptadApp::Impl::StartProvisioner() {
   }
   reconcile::ProvisionerControllerOptions options;
   options.render.scheduler = *scheduler;
+  options.render.fraction_backend = FractionBackendOf(config);
   options.shards = provisioner_shards.get();
   options.sleep_reservation = config.sleep_reservation == "release" ? reconcile::SleepReservation::kRelease
                                                                     : reconcile::SleepReservation::kKeep;
@@ -535,11 +542,11 @@ Status SeptadApp::Impl::MakeSyncer() {
   SEPTA_RETURN_IF_ERROR(scheduler);
   syncer::SyncerOptions options;
   options.settings.scheduler = *scheduler;
-  options.settings.fraction_backend =
-      config.fraction_backend == "hami" ? tenancy::sync::FractionBackend::kHami : tenancy::sync::FractionBackend::kKai;
+  options.settings.fraction_backend = FractionBackendOf(config);
   options.settings.default_fraction_milli = config.default_gpu_fraction_milli;
   options.settings.virtual_api_port = control_planes->port();
   options.render.scheduler = *scheduler;
+  options.render.fraction_backend = options.settings.fraction_backend;
   options.shards = provisioner_shards.get();
   syncer =
       std::make_unique<syncer::SyncerController>(options, *store, *host_cluster, *control_planes, clock, *registry);

@@ -18,8 +18,17 @@ std::string_view SchedulerName(Scheduler scheduler);  // "default", "kai", "kueu
 // "kai" | "kueue" | "default"; INVALID_ARGUMENT naming `field` otherwise.
 Result<Scheduler> ParseScheduler(std::string_view field, std::string_view text);
 
+// How shared-tier GPU fractions reach the host's GPU stack: KAI's
+// `gpu-fraction` annotations (no extended resource), or HAMi's vGPUs (each
+// pod takes one `nvidia.com/gpu` slot plus `nvidia.com/gpumem`/`gpucores`).
+enum class FractionBackend { kKai, kHami };
+
 struct RenderConfig {
   Scheduler scheduler = Scheduler::kDefault;
+  // With HAMi, a shared tenant's ResourceQuota cannot pin nvidia.com/gpu at
+  // 0 (every fractional pod asks one vGPU slot); Septa's syncer enforces the
+  // milli-GPU budget itself either way.
+  FractionBackend fraction_backend = FractionBackend::kKai;
   // Pod Security level ("privileged" | "baseline" | "restricted") by trust
   // tier name; a tier not listed gets DefaultPsaLevel of its GPU sharing.
   std::map<std::string, std::string> psa_levels;

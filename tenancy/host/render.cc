@@ -183,6 +183,9 @@ Result<HostObjects> RenderHostObjects(const TrustTier& tier, const VirtualCluste
   SEPTA_RETURN_IF_ERROR(CheckInputs(tier, vcluster, reservation, config));
   auto holdings = HoldingsOf(reservation, nodes, config.scheduler == Scheduler::kKueue);
   SEPTA_RETURN_IF_ERROR(holdings);
+  if (tier.gpu_sharing == gpu::Tier::kShared && config.fraction_backend == FractionBackend::kHami) {
+    holdings->resources.erase(kGpuResource);
+  }
 
   HostObjects out;
   out.host_namespace = HostNamespaceName(vcluster.tenant, vcluster.name);

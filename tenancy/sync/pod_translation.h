@@ -24,8 +24,9 @@
 
 namespace septa::tenancy::sync {
 
-// How shared-tier fractions are handed to the host's GPU stack.
-enum class FractionBackend { kKai, kHami };
+// How shared-tier fractions are handed to the host's GPU stack; one type
+// with the provisioner's rendering, which sizes the quota by it.
+using FractionBackend = host::FractionBackend;
 
 // septad's configuration of the syncer, the same for every virtual cluster.
 struct SyncSettings {

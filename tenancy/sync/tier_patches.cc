@@ -105,6 +105,26 @@ void AddRequiredNodeExpressions(json& spec, const json& expressions) {
   }
 }
 
+// The reservation is the admission to its node: the taints a platform puts
+// on its GPU nodes (`dedicated=gpu:NoSchedule`) keep pods that hold nothing
+// there away, not the pod Septa pins to what it reserved. Kubernetes' own
+// condition taints (node.kubernetes.io/..., not-ready, unreachable) say the
+// node is unwell and stay untolerated; so does another tenant's exclusive
+// taint, which a node holding this reservation cannot carry.
+void TolerateReservedNodeTaints(json& spec, const VirtualClusterView& vcluster, const std::string& node_name) {
+  for (const gpu::InventoryNode& node : vcluster.nodes) {
+    if (node.name != node_name) continue;
+    for (const gpu::Taint& taint : node.taints) {
+      if (taint.key.starts_with("node.kubernetes.io/") || taint.key.starts_with("node.cloudprovider.kubernetes.io/") ||
+          taint.key == host::kExclusiveTenantKey)
+        continue;
+      json toleration = {{"key", taint.key}, {"operator", "Equal"}, {"value", taint.value}};
+      if (!taint.effect.empty()) toleration["effect"] = taint.effect;
+      spec["tolerations"].push_back(std::move(toleration));
+    }
+  }
+}
+
 void PatchScheduler(json& pod, const SyncSettings& settings, const VirtualClusterView& vcluster) {
   json& labels = pod["metadata"]["labels"];
   switch (settings.scheduler) {
@@ -165,6 +185,7 @@ void ApplyTierPatches(json& pod, const SyncSettings& settings, const VirtualClus
     }
   }
   if (a.node.empty()) return;
+  TolerateReservedNodeTaints(spec, vcluster, a.node);
   if (settings.bind_node_name) {
     spec["nodeName"] = a.node;
   } else {

@@ -6,7 +6,8 @@
 # cluster shows its phase, IP and node; a virtual delete deletes the host
 # pod; a host pod deleted behind Septa's back deletes its virtual pod.
 # Then an isolated tenant's `nvidia.com/gpu: 1` pod runs on an H100 of its
-# reservation as nvidia.com/mig-3g.40gb: 1 with runtimeClassName nvidia.
+# reservation as nvidia.com/mig-3g.40gb: 1 with runtimeClassName nvidia,
+# tolerating the sample inventory's dedicated=gpu:NoSchedule taint there.
 # Prints how long a pod took from the virtual apply to Running up there.
 set -euo pipefail
 septad=$1
@@ -18,23 +19,7 @@ source "$(dirname "$0")/septad_lib.sh"
 db_url=$("$admin" createdb "$testdb_dir" "syncer_e2e_$$_$RANDOM")
 vport=$(free_port)
 listener=https://127.0.0.1:$vport
-# The sample inventory's H100 nodes carry a dedicated=gpu:NoSchedule taint
-# that the translation does not tolerate yet (reported): these do not.
-cat >"$dir/inventory.yaml" <<'YAML'
-nodes:
-  - name: h100-{0..1}
-    cpu: "96"
-    memory: 1Ti
-    gpus: {model: H100-80GB, count: 8, migConfig: all-balanced}
-  - name: a100-0
-    cpu: "64"
-    memory: 512Gi
-    gpus: {model: A100-80GB, count: 8}
-  - name: cpu-0
-    cpu: "32"
-    memory: 128Gi
-YAML
-start --database-url "$db_url" --vcluster-addr "127.0.0.1:$vport" --kubesim-inventory "$dir/inventory.yaml"
+start --database-url "$db_url" --vcluster-addr "127.0.0.1:$vport"
 grep -q "syncer: started" "$log" || fail "the syncer did not start"
 token=$(cat "$dir/data/admin.token")
 create_acme_train

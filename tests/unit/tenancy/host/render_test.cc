@@ -115,6 +115,18 @@ TEST(HostRender, QuotaCountsWorkloadLimitsAndReservedGpus) {
   EXPECT_EQ(exclusive["requests.nvidia.com/gpu"], "12");
 }
 
+TEST(HostRender, SharedQuotaLeavesVgpuSlotsToSeptaWithHami) {
+  // HAMi's fractional pods each take one nvidia.com/gpu slot: a quota of 0
+  // would refuse every one; the syncer keeps the milli-GPU budget instead.
+  RenderConfig config;
+  config.fraction_backend = FractionBackend::kHami;
+  const json hard = Find(Render(Case("shared"), Scheduler::kKai, config), "ResourceQuota")["spec"]["hard"];
+  EXPECT_FALSE(hard.contains("requests.nvidia.com/gpu")) << hard;
+  // Other tiers are counted as with KAI.
+  const json dedicated = Find(Render(Case("dedicated"), Scheduler::kKai, config), "ResourceQuota")["spec"]["hard"];
+  EXPECT_EQ(dedicated["requests.nvidia.com/gpu"], "3");
+}
+
 TEST(HostRender, LimitRangeDefaultsNeverExceedTheQuota) {
   SampleCase c = Case("isolated");
   c.vcluster.quota = {50, 64, 0};

@@ -286,6 +286,20 @@ TEST(SyncTierPatch, DedicatedPinsWholeGpusOnOneNode) {
       json::parse(R"([{"matchExpressions":[{"key":"kubernetes.io/hostname","operator":"In","values":["h100-0"]}]}])"));
 }
 
+TEST(SyncTierPatch, APinnedPodToleratesItsReservedNodesPlatformTaintsOnly) {
+  VirtualClusterView view = SampleView(gpu::Tier::kIsolated);
+  view.nodes[0].taints = {{"dedicated", "gpu", "NoSchedule"},
+                          {"node.kubernetes.io/unreachable", "", "NoExecute"},
+                          {"septa.dev/exclusive-tenant", "other", "NoSchedule"}};
+  view.nodes[1].taints = {{"zone-maintenance", "", "NoSchedule"}};
+  const HostPod out = Translate(SamplePod("t", "1"), view);
+  ASSERT_EQ(out.assignment.node, "h100-0");
+  EXPECT_EQ(out.object["spec"]["tolerations"],
+            json::parse(R"([{"key":"dedicated","operator":"Equal","value":"gpu","effect":"NoSchedule"}])"));
+  // A CPU pod is pinned nowhere and tolerates nothing.
+  EXPECT_FALSE(Translate(SamplePod("c"), view).object["spec"].contains("tolerations"));
+}
+
 TEST(SyncTierPatch, ExclusiveToleratesTheTenantTaintOnItsNodes) {
   json pod = SamplePod("t", "4");
   MakeRestricted(pod);
