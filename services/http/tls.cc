@@ -11,6 +11,7 @@
 #include <cctype>
 #include <chrono>
 
+#include "services/base/openssl_ptr.h"
 #include "services/http/connection.h"
 
 namespace septa::http {
@@ -32,17 +33,10 @@ std::string OpenSslError(std::string_view what) {
   return out;
 }
 
-template <class T, void (*Free)(T*)>
-struct Deleter {
-  void operator()(T* p) const { Free(p); }
-};
-using BioPtr = std::unique_ptr<BIO, Deleter<BIO, BIO_free_all>>;
-using KeyPtr = std::unique_ptr<EVP_PKEY, Deleter<EVP_PKEY, EVP_PKEY_free>>;
-using CertPtr = std::unique_ptr<X509, Deleter<X509, X509_free>>;
-
-BioPtr MemoryBio(const std::string& text) {
-  return BioPtr(BIO_new_mem_buf(text.data(), static_cast<int>(text.size())));
-}
+using base::BioPtr;
+using base::CertPtr;
+using base::KeyPtr;
+using base::MemoryBio;
 
 std::string BioToString(BIO* bio) {
   char* data = nullptr;
@@ -162,7 +156,7 @@ Result<ClientCertificateVerifier> ClientCertificateVerifier::Create(const std::s
 Result<PeerIdentity> ClientCertificateVerifier::Verify(const std::vector<std::shared_ptr<x509_st>>& chain,
                                                        TimePoint now) const {
   if (chain.empty()) return Unauthenticated("no client certificate");
-  std::unique_ptr<X509_STORE_CTX, Deleter<X509_STORE_CTX, X509_STORE_CTX_free>> ctx(X509_STORE_CTX_new());
+  std::unique_ptr<X509_STORE_CTX, base::OpenSslDeleter<X509_STORE_CTX, X509_STORE_CTX_free>> ctx(X509_STORE_CTX_new());
   // The stack borrows the certificates: sk_X509_free, not sk_X509_pop_free.
   struct FreeStack {
     void operator()(STACK_OF(X509) * stack) const { sk_X509_free(stack); }

@@ -8,6 +8,7 @@
 #include "services/kube/resources.h"
 #include "services/reconcile/host_kinds.h"
 #include "services/reconcile/host_workloads.h"
+#include "services/reconcile/virtual_cluster_keys.h"
 #include "tenancy/host/manifest.h"
 #include "tenancy/host/names.h"
 
@@ -222,20 +223,9 @@ void ProvisionerController::RunResyncs(std::stop_token stop) {
 }
 
 Result<std::vector<std::string>> ProvisionerController::ListKeys() {
-  std::set<std::string> keys;
-  Status st = store_.Transact(core::TxMode::kReadOnly, [&](core::Tx& tx) -> Status {
-    core::VirtualClusterQuery query;
-    query.limit = 500;
-    while (true) {
-      auto page = tx.VirtualClusters().List(query);
-      SEPTA_RETURN_IF_ERROR(page);
-      for (const auto& vc : *page) keys.insert(vc.tenant + "/" + vc.name);
-      if (page->size() < static_cast<std::size_t>(query.limit)) return Status::Ok();
-      query.after_tenant = page->back().tenant;
-      query.after_name = page->back().name;
-    }
-  });
-  if (!st.ok()) return st;
+  auto stored = StoredVirtualClusterKeys(store_);
+  SEPTA_RETURN_IF_ERROR(stored);
+  std::set<std::string> keys = std::move(*stored);
   for (const auto& [resource, informer] : informers_) {
     for (const auto& object : informer->List()) {
       if (std::string key = VClusterKeyOf(object); !key.empty()) keys.insert(key);

@@ -9,6 +9,7 @@
 
 #include "services/kube/config.h"
 #include "services/kube/resources.h"
+#include "services/reconcile/virtual_cluster_keys.h"
 #include "services/syncer/refusal.h"
 #include "tenancy/sync/bookkeeping.h"
 
@@ -150,21 +151,9 @@ void SyncerController::RunResyncs(std::stop_token stop) {
 }
 
 Result<std::vector<std::string>> SyncerController::ListKeys() {
-  std::set<std::string> keys;
-  Status st = store_.Transact(core::TxMode::kReadOnly, [&](core::Tx& tx) -> Status {
-    keys.clear();
-    core::VirtualClusterQuery query;
-    query.limit = 500;
-    while (true) {
-      auto page = tx.VirtualClusters().List(query);
-      SEPTA_RETURN_IF_ERROR(page);
-      for (const auto& vc : *page) keys.insert(vc.tenant + "/" + vc.name);
-      if (page->size() < static_cast<std::size_t>(query.limit)) return Status::Ok();
-      query.after_tenant = page->back().tenant;
-      query.after_name = page->back().name;
-    }
-  });
-  if (!st.ok()) return st;
+  auto stored = reconcile::StoredVirtualClusterKeys(store_);
+  SEPTA_RETURN_IF_ERROR(stored);
+  std::set<std::string> keys = std::move(*stored);
   // A watched virtual cluster whose row is gone is looked at too: its watch stops.
   for (const auto& [tenant, vcluster] : watches_.Watched()) keys.insert(tenant + "/" + vcluster);
   return std::vector<std::string>(keys.begin(), keys.end());

@@ -10,25 +10,18 @@
 #include <cctype>
 #include <memory>
 
+#include "services/base/openssl_ptr.h"
+
 namespace septa::vault {
 namespace {
 
 constexpr std::size_t kSerialBytes = 16;
 
-template <class T, void (*Free)(T*)>
-struct Deleter {
-  void operator()(T* p) const { Free(p); }
-};
-using BioPtr = std::unique_ptr<BIO, Deleter<BIO, BIO_free_all>>;
-using KeyPtr = std::unique_ptr<EVP_PKEY, Deleter<EVP_PKEY, EVP_PKEY_free>>;
-using CertPtr = std::unique_ptr<X509, Deleter<X509, X509_free>>;
-using BnPtr = std::unique_ptr<BIGNUM, Deleter<BIGNUM, BN_free>>;
-
-std::string BioText(BIO* bio) {
-  char* data = nullptr;
-  const long n = BIO_get_mem_data(bio, &data);
-  return std::string(data, static_cast<std::size_t>(n));
-}
+using base::BioPtr;
+using base::BioText;
+using base::BnPtr;
+using base::CertPtr;
+using base::KeyPtr;
 
 bool AddExtension(X509* cert, X509* issuer, int nid, const char* value) {
   X509V3_CTX ctx;

@@ -9,29 +9,20 @@
 #include <memory>
 
 #include "services/base/base64.h"
+#include "services/base/openssl_ptr.h"
 
 namespace septa::vaultsim {
 namespace {
 
-template <class T, void (*Free)(T*)>
-struct Deleter {
-  void operator()(T* p) const { Free(p); }
-};
-using BioPtr = std::unique_ptr<BIO, Deleter<BIO, BIO_free_all>>;
-using KeyPtr = std::unique_ptr<EVP_PKEY, Deleter<EVP_PKEY, EVP_PKEY_free>>;
-using CertPtr = std::unique_ptr<X509, Deleter<X509, X509_free>>;
-using ReqPtr = std::unique_ptr<X509_REQ, Deleter<X509_REQ, X509_REQ_free>>;
-using CrlPtr = std::unique_ptr<X509_CRL, Deleter<X509_CRL, X509_CRL_free>>;
+using base::BioPtr;
+using base::BioText;
+using base::CertPtr;
+using base::CrlPtr;
+using base::KeyPtr;
+using base::MemoryBio;
+using base::ReqPtr;
 
-BioPtr MemoryBio(const std::string& text) {
-  return BioPtr(BIO_new_mem_buf(text.data(), static_cast<int>(text.size())));
-}
 BioPtr NewBio() { return BioPtr(BIO_new(BIO_s_mem())); }
-std::string BioText(BIO* bio) {
-  char* data = nullptr;
-  long n = BIO_get_mem_data(bio, &data);
-  return std::string(data, static_cast<std::size_t>(n));
-}
 
 Status OpenSslFailure(Code code, const std::string& what) {
   std::string out = what;
@@ -56,7 +47,7 @@ std::string CommonName(X509_NAME* name) {
 }
 
 std::string SerialText(const ASN1_INTEGER* serial) {
-  std::unique_ptr<BIGNUM, Deleter<BIGNUM, BN_free>> bn(ASN1_INTEGER_to_BN(serial, nullptr));
+  std::unique_ptr<BIGNUM, base::OpenSslDeleter<BIGNUM, BN_free>> bn(ASN1_INTEGER_to_BN(serial, nullptr));
   std::string bytes(static_cast<std::size_t>(BN_num_bytes(bn.get())), '\0');
   BN_bn2bin(bn.get(), reinterpret_cast<unsigned char*>(bytes.data()));
   static constexpr char kHex[] = "0123456789abcdef";
