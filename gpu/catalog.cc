@@ -8,24 +8,19 @@
 #include <cmath>
 
 #include "gpu/catalog_default.h"
+#include "gpu/yaml_field_error.h"
 
 namespace septa::gpu {
 namespace {
 
-// yaml-cpp reports errors by exception; they stop here and become a Status.
-struct FieldError {
-  std::string field;
-  std::string message;
-};
-
 template <typename T>
 T Required(const YAML::Node& node, const char* key, const std::string& path) {
   const YAML::Node value = node[key];
-  if (!value) throw FieldError{path + "." + key, "is required"};
+  if (!value) throw YamlFieldError{path + "." + key, "is required"};
   try {
     return value.as<T>();
   } catch (const YAML::Exception&) {
-    throw FieldError{path + "." + key, "has the wrong type"};
+    throw YamlFieldError{path + "." + key, "has the wrong type"};
   }
 }
 
@@ -48,16 +43,16 @@ MigProfile ParseProfile(const YAML::Node& node, const std::string& path, int gpu
   p.starts = Required<std::vector<int>>(node, "starts", path);
   p.unconfirmed = Optional<std::vector<std::string>>(node, "unconfirmed", path, {});
   if (p.memory_slices <= 0 || p.memory_slices > gpu_slices) {
-    throw FieldError{path + ".slices", "must be in 1.." + std::to_string(gpu_slices)};
+    throw YamlFieldError{path + ".slices", "must be in 1.." + std::to_string(gpu_slices)};
   }
-  if (p.starts.empty()) throw FieldError{path + ".starts", "must not be empty"};
+  if (p.starts.empty()) throw YamlFieldError{path + ".starts", "must not be empty"};
   for (int start : p.starts) {
     if (start < 0 || start + p.memory_slices > gpu_slices) {
-      throw FieldError{path + ".starts", "start " + std::to_string(start) + " runs past the GPU's " +
-                                             std::to_string(gpu_slices) + " memory slices"};
+      throw YamlFieldError{path + ".starts", "start " + std::to_string(start) + " runs past the GPU's " +
+                                                 std::to_string(gpu_slices) + " memory slices"};
     }
   }
-  if (p.max_count <= 0) throw FieldError{path + ".max", "must be positive"};
+  if (p.max_count <= 0) throw YamlFieldError{path + ".max", "must be positive"};
   return p;
 }
 
@@ -77,16 +72,16 @@ GpuModel ParseModel(const YAML::Node& node, const std::string& path) {
     m.memory_slices = Required<int>(mig, "memory_slices", here + ".mig");
     m.compute_slices = Required<int>(mig, "compute_slices", here + ".mig");
     if (m.memory_slices <= 0 || m.memory_slices > 8) {
-      throw FieldError{here + ".mig.memory_slices", "must be in 1..8"};
+      throw YamlFieldError{here + ".mig.memory_slices", "must be in 1..8"};
     }
     const YAML::Node profiles = node["profiles"];
-    if (!profiles || !profiles.IsSequence()) throw FieldError{here + ".profiles", "is required for a MIG model"};
+    if (!profiles || !profiles.IsSequence()) throw YamlFieldError{here + ".profiles", "is required for a MIG model"};
     for (std::size_t i = 0; i < profiles.size(); ++i) {
       m.mig_profiles.push_back(
           ParseProfile(profiles[i], here + ".profiles[" + std::to_string(i) + "]", m.memory_slices));
     }
     for (const std::string& name : m.balanced_layout) {
-      if (!m.FindProfile(name)) throw FieldError{here + ".balanced", "unknown profile " + name};
+      if (!m.FindProfile(name)) throw YamlFieldError{here + ".balanced", "unknown profile " + name};
     }
   }
   return m;
@@ -150,7 +145,7 @@ Status Catalog::Merge(std::string_view yaml_text, std::string_view source) {
     for (std::size_t i = 0; i < models.size(); ++i) {
       parsed.push_back(ParseModel(models[i], "models[" + std::to_string(i) + "]"));
     }
-  } catch (const FieldError& e) {
+  } catch (const YamlFieldError& e) {
     return InvalidField(e.field, std::string(source) + ": " + e.message);
   } catch (const YAML::Exception& e) {
     return InvalidArgument(std::string(source) + ": " + e.what());

@@ -5,27 +5,24 @@
 #include <algorithm>
 #include <cctype>
 
+#include "gpu/yaml_field_error.h"
+
 namespace septa::gpu {
 namespace {
 
-struct FieldError {
-  std::string field;
-  std::string message;
-};
-
 std::vector<std::string> ParseFilter(const YAML::Node& node, const std::string& path) {
   if (node.IsScalar()) return {node.as<std::string>()};
-  if (!node.IsSequence()) throw FieldError{path, "must be a device id or a list of them"};
+  if (!node.IsSequence()) throw YamlFieldError{path, "must be a device id or a list of them"};
   return node.as<std::vector<std::string>>();
 }
 
 MigDeviceGroup ParseGroup(const YAML::Node& node, const std::string& path) {
-  if (!node.IsMap()) throw FieldError{path, "must be a map"};
+  if (!node.IsMap()) throw YamlFieldError{path, "must be a map"};
   MigDeviceGroup group;
   if (const YAML::Node filter = node["device-filter"])
     group.device_filter = ParseFilter(filter, path + ".device-filter");
   const YAML::Node devices = node["devices"];
-  if (!devices) throw FieldError{path + ".devices", "is required"};
+  if (!devices) throw YamlFieldError{path + ".devices", "is required"};
   if (devices.IsScalar() && devices.as<std::string>() == "all") {
     group.all_devices = true;
   } else if (devices.IsSequence()) {
@@ -33,33 +30,33 @@ MigDeviceGroup ParseGroup(const YAML::Node& node, const std::string& path) {
     try {
       group.devices = devices.as<std::vector<int>>();
     } catch (const YAML::Exception&) {
-      throw FieldError{path + ".devices", "must be `all` or a list of GPU indices"};
+      throw YamlFieldError{path + ".devices", "must be `all` or a list of GPU indices"};
     }
   } else {
-    throw FieldError{path + ".devices", "must be `all` or a list of GPU indices"};
+    throw YamlFieldError{path + ".devices", "must be `all` or a list of GPU indices"};
   }
   const YAML::Node enabled = node["mig-enabled"];
-  if (!enabled) throw FieldError{path + ".mig-enabled", "is required"};
+  if (!enabled) throw YamlFieldError{path + ".mig-enabled", "is required"};
   try {
     group.mig_enabled = enabled.as<bool>();
   } catch (const YAML::Exception&) {
-    throw FieldError{path + ".mig-enabled", "must be true or false"};
+    throw YamlFieldError{path + ".mig-enabled", "must be true or false"};
   }
   if (const YAML::Node mig_devices = node["mig-devices"]) {
-    if (!mig_devices.IsMap()) throw FieldError{path + ".mig-devices", "must map profile names to counts"};
+    if (!mig_devices.IsMap()) throw YamlFieldError{path + ".mig-devices", "must map profile names to counts"};
     for (const auto& entry : mig_devices) {
       const std::string profile = entry.first.as<std::string>();
       int count = 0;
       try {
         count = entry.second.as<int>();
       } catch (const YAML::Exception&) {
-        throw FieldError{path + ".mig-devices." + profile, "must be a count"};
+        throw YamlFieldError{path + ".mig-devices." + profile, "must be a count"};
       }
-      if (count < 0) throw FieldError{path + ".mig-devices." + profile, "must not be negative"};
+      if (count < 0) throw YamlFieldError{path + ".mig-devices." + profile, "must not be negative"};
       group.mig_devices.emplace_back(profile, count);
     }
     if (!group.mig_enabled && !group.mig_devices.empty()) {
-      throw FieldError{path + ".mig-devices", "given although mig-enabled is false"};
+      throw YamlFieldError{path + ".mig-devices", "given although mig-enabled is false"};
     }
   }
   return group;
@@ -106,13 +103,13 @@ Result<MigPartedConfig> ParseMigParted(std::string_view yaml_text, std::string_v
     for (const auto& entry : configs) {
       const std::string name = entry.first.as<std::string>();
       const std::string path = "mig-configs." + name;
-      if (!entry.second.IsSequence()) throw FieldError{path, "must be a list of device groups"};
+      if (!entry.second.IsSequence()) throw YamlFieldError{path, "must be a list of device groups"};
       std::vector<MigDeviceGroup>& groups = out.configs[name];
       for (std::size_t i = 0; i < entry.second.size(); ++i) {
         groups.push_back(ParseGroup(entry.second[i], path + "[" + std::to_string(i) + "]"));
       }
     }
-  } catch (const FieldError& e) {
+  } catch (const YamlFieldError& e) {
     return InvalidField(e.field, std::string(source) + ": " + e.message);
   } catch (const YAML::Exception& e) {
     return InvalidArgument(std::string(source) + ": " + e.what());

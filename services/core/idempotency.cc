@@ -1,6 +1,13 @@
 #include "services/core/idempotency.h"
 
+#include "common/text.h"
+
 namespace septa::core {
+
+Status ValidateIdempotencyKey(std::string_view key) {
+  constexpr std::size_t kMaxBytes = 200;
+  return ValidateText("idempotency_key", key, kMaxBytes);
+}
 
 Result<std::string> FindIdempotentCreate(Tx& tx, const std::string& principal, const std::string& key,
                                          const std::string& fingerprint, TimePoint now, std::chrono::milliseconds ttl) {

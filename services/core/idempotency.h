@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <string_view>
 
 #include "common/clock.h"
 #include "common/status.h"
@@ -14,6 +15,9 @@ namespace septa::core {
 // A day, as common public APIs keep theirs: long enough for any client's
 // retry loop, short enough that the table stays small.
 inline constexpr std::chrono::milliseconds kDefaultIdempotencyTtl = std::chrono::hours(24);
+
+// A create's Idempotency-Key: text (ValidateText) of at most 200 bytes.
+Status ValidateIdempotencyKey(std::string_view key);
 
 // Within a create's transaction, for a non-empty key: kNotFound when the key
 // is free (a record older than `ttl` is deleted here and the key starts

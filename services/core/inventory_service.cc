@@ -13,18 +13,18 @@ namespace {
 
 // Opaque to clients: base64url of the last node name returned (node names
 // are DNS-1123 subdomains, which tenant page tokens do not take).
-constexpr std::string_view kTokenPrefix = "node:";
+constexpr std::string_view kNodePageTokenPrefix = "node:";
 
 std::string EncodeNodePageToken(const std::string& last_name) {
-  return base::Base64UrlEncode(std::string(kTokenPrefix) + last_name);
+  return base::Base64UrlEncode(std::string(kNodePageTokenPrefix) + last_name);
 }
 
 Result<std::string> DecodeNodePageToken(const std::string& token) {
   std::optional<std::string> plain = base::Base64UrlDecode(token);
-  if (!plain || !plain->starts_with(kTokenPrefix)) {
+  if (!plain || !plain->starts_with(kNodePageTokenPrefix)) {
     return InvalidField("page_token", "is not a token returned by a previous list");
   }
-  return plain->substr(kTokenPrefix.size());
+  return plain->substr(kNodePageTokenPrefix.size());
 }
 
 // What the reservations hold, by where.

@@ -7,7 +7,7 @@ namespace septa::core {
 
 namespace {
 
-constexpr std::string_view kTokenPrefix = "after:";
+constexpr std::string_view kTenantPageTokenPrefix = "after:";
 constexpr std::size_t kMaxFilter = 4096;
 
 std::string_view Trim(std::string_view s) {
@@ -59,18 +59,18 @@ Status ParseTenantFilter(std::string_view filter, TenantQuery& query) {
 }
 
 std::string EncodePageToken(std::string_view last_name) {
-  std::string plain(kTokenPrefix);
+  std::string plain(kTenantPageTokenPrefix);
   plain += last_name;
   return base::Base64UrlEncode(plain);
 }
 
 Result<std::string> DecodePageToken(std::string_view token) {
   std::optional<std::string> plain = base::Base64UrlDecode(token);
-  if (!plain || !plain->starts_with(kTokenPrefix) ||
-      !IsDns1123Label(std::string_view(*plain).substr(kTokenPrefix.size()))) {
+  if (!plain || !plain->starts_with(kTenantPageTokenPrefix) ||
+      !IsDns1123Label(std::string_view(*plain).substr(kTenantPageTokenPrefix.size()))) {
     return InvalidField("page_token", "is not a token returned by a previous list");
   }
-  return plain->substr(kTokenPrefix.size());
+  return plain->substr(kTenantPageTokenPrefix.size());
 }
 
 }  // namespace septa::core

@@ -2,6 +2,7 @@
 
 #include "services/core/audit.h"
 #include "services/core/crypto.h"
+#include "services/core/idempotency.h"
 #include "services/core/tenant_query.h"
 #include "services/core/tenant_quota_check.h"
 #include "services/core/validation.h"
@@ -11,8 +12,6 @@ namespace septa::core {
 namespace {
 
 std::string ResourceOf(std::string_view name) { return "tenants/" + std::string(name); }
-
-constexpr std::size_t kMaxIdempotencyKey = 200;
 
 // A name that no tenant can have is not found without asking the store.
 Status CheckCanNameTenant(const std::string& name) {
@@ -73,7 +72,7 @@ Result<Tenant> TenantService::Create(const RequestContext& ctx, const Tenant& dr
   SEPTA_RETURN_IF_ERROR(ValidateDisplayName("display_name", draft.display_name));
   SEPTA_RETURN_IF_ERROR(ValidateLabels("labels", draft.labels));
   SEPTA_RETURN_IF_ERROR(tenancy::ValidateTenantQuota("quota", draft.quota));
-  SEPTA_RETURN_IF_ERROR(ValidateText("idempotency_key", idempotency_key, kMaxIdempotencyKey));
+  SEPTA_RETURN_IF_ERROR(ValidateIdempotencyKey(idempotency_key));
 
   const std::string fingerprint = CreateFingerprint(draft);
   const std::string principal = ctx.principal.ToString();

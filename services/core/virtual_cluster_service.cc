@@ -2,6 +2,7 @@
 
 #include "services/core/audit.h"
 #include "services/core/crypto.h"
+#include "services/core/idempotency.h"
 #include "services/core/tenant_query.h"
 #include "services/core/tenant_quota_check.h"
 #include "services/core/validation.h"
@@ -15,8 +16,6 @@ namespace {
 
 using tenancy::VirtualCluster;
 using tenancy::VirtualClusterState;
-
-constexpr std::size_t kMaxIdempotencyKey = 200;
 
 std::string ResourceOf(std::string_view tenant, std::string_view name) {
   return "tenants/" + std::string(tenant) + "/vclusters/" + std::string(name);
@@ -121,7 +120,7 @@ Result<VirtualClusterView> VirtualClusterService::Create(const RequestContext& c
   if (!CanNameTenantOrTier(tenant)) return NotFound("tenant \"" + EscapeControlCharacters(tenant) + "\" not found");
   SEPTA_RETURN_IF_ERROR(RequireSeeTenant(ctx.principal, tenant));
   SEPTA_RETURN_IF_ERROR(RequireWriter(ctx.principal, "create virtual clusters"));
-  SEPTA_RETURN_IF_ERROR(ValidateText("idempotency_key", idempotency_key, kMaxIdempotencyKey));
+  SEPTA_RETURN_IF_ERROR(ValidateIdempotencyKey(idempotency_key));
   const std::string principal = ctx.principal.ToString();
   const std::string key(idempotency_key);
   const std::string fingerprint = CreateFingerprint(tenant, draft);

@@ -31,7 +31,6 @@ struct Call {
 };
 
 void ReplyJson(http::Exchange& ex, int status, std::string body);
-void ReplyError(http::Exchange& ex, const ApiError& error);
 
 struct ApiServer::Impl {
   Impl(Cluster& c, ApiServerOptions o) : cluster(c), options(std::move(o)) { StartQuotaController(); }

@@ -67,4 +67,9 @@ class ApiServer {
 // missing; fails when a write does (e.g. a StorageJournal refused it).
 Status SeedCluster(ApiServer& api);
 
+// Replies with the API server's Status object for the error (and its
+// Retry-After), as kube-apiserver does; for front ends that refuse a request
+// before it reaches an ApiServer.
+void ReplyError(http::Exchange& ex, const ApiError& error);
+
 }  // namespace septa::kubesim

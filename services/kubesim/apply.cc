@@ -61,7 +61,7 @@ FieldSet Leaves(const json& obj) {
 
 // Finds the child a token names: a field, or the list element whose key
 // fields equal the token's.
-json* Child(json& node, const std::string& token) {
+json* FieldChild(json& node, const std::string& token) {
   if (token.rfind("f:", 0) == 0) {
     if (!node.is_object()) return nullptr;
     auto it = node.find(token.substr(2));
@@ -81,7 +81,7 @@ json* Child(json& node, const std::string& token) {
 const json* Lookup(const json& root, const Path& path) {
   json* node = const_cast<json*>(&root);
   for (const auto& token : path) {
-    node = Child(*node, token);
+    node = FieldChild(*node, token);
     if (node == nullptr) return nullptr;
   }
   return node;
@@ -90,13 +90,13 @@ const json* Lookup(const json& root, const Path& path) {
 void Remove(json& root, const Path& path) {
   json* parent = &root;
   for (std::size_t i = 0; i + 1 < path.size(); ++i) {
-    parent = Child(*parent, path[i]);
+    parent = FieldChild(*parent, path[i]);
     if (parent == nullptr) return;
   }
   const std::string& last = path.back();
   if (last.rfind("f:", 0) == 0 && parent->is_object()) {
     parent->erase(last.substr(2));
-  } else if (json* element = Child(*parent, last); element != nullptr && parent->is_array()) {
+  } else if (json* element = FieldChild(*parent, last); element != nullptr && parent->is_array()) {
     parent->erase(parent->begin() + (element - &(*parent)[0]));
   }
 }

@@ -5,6 +5,7 @@
 #include "services/kube/quantity.h"
 #include "services/kubesim/objects.h"
 #include "services/kubesim/selectors.h"
+#include "services/kubesim/workload_util.h"
 
 namespace septa::kubesim {
 
@@ -38,11 +39,6 @@ std::map<std::string, long long> PodRequests(const json& pod) {
     }
   }
   return out;
-}
-
-bool Terminal(const json& pod) {
-  std::string phase = pod.value("status", json::object()).value("phase", "");
-  return phase == "Succeeded" || phase == "Failed";
 }
 
 bool Tolerates(const json& tolerations, const json& taint) {
@@ -254,8 +250,10 @@ void NodeSim::ReconcileMig() {
     bool in_use = false;
     auto pods = cluster_.storage.List(
         "pods", "",
-        [&](const json& p) { return p.value("spec", json::object()).value("nodeName", "") == name && !Terminal(p); }, 0,
-        "");
+        [&](const json& p) {
+          return p.value("spec", json::object()).value("nodeName", "") == name && !workload::Terminal(p);
+        },
+        0, "");
     for (const auto& p : pods.items) {
       for (const auto& [res, qty] : PodRequests(*p))
         in_use = in_use || (res.rfind("nvidia.com/mig-", 0) == 0 && qty > 0);
@@ -295,7 +293,8 @@ void NodeSim::Schedule() {
       "pods", "",
       [&](const json& p) {
         const json spec = p.value("spec", json::object());
-        return spec.value("nodeName", "").empty() && !Terminal(p) && !p["metadata"].contains("deletionTimestamp") &&
+        return spec.value("nodeName", "").empty() && !workload::Terminal(p) &&
+               !p["metadata"].contains("deletionTimestamp") &&
                options_.scheduler_names.count(spec.value("schedulerName", "default-scheduler")) > 0;
       },
       0, "");
@@ -305,8 +304,10 @@ void NodeSim::Schedule() {
   std::map<std::string, std::map<std::string, long long>> used;
   auto bound = cluster_.storage.List(
       "pods", "",
-      [](const json& p) { return !p.value("spec", json::object()).value("nodeName", "").empty() && !Terminal(p); }, 0,
-      "");
+      [](const json& p) {
+        return !p.value("spec", json::object()).value("nodeName", "").empty() && !workload::Terminal(p);
+      },
+      0, "");
   for (const auto& p : bound.items) {
     auto& u = used[(*p)["spec"]["nodeName"].get<std::string>()];
     for (const auto& [r, q] : PodRequests(*p)) u[r] += q;

@@ -41,7 +41,7 @@ VclusterCredential CredentialOf(const pqxx::row& r) {
           OptionalTime(r[9])};
 }
 
-std::string NameOf(const std::string& tenant, const std::string& vcluster, const std::string& serial) {
+std::string CredentialNameOf(const std::string& tenant, const std::string& vcluster, const std::string& serial) {
   return "credential \"" + serial + "\" of virtual cluster \"" + tenant + "/" + vcluster + "\"";
 }
 
@@ -76,7 +76,7 @@ Result<VclusterCredential> PgCredentials::Get(const std::string& tenant, const s
                                               const std::string& serial) {
   return work_.Read<VclusterCredential>([&](pqxx::transaction_base& t) -> Result<VclusterCredential> {
     const auto rows = t.exec_prepared("credential_get", tenant, vcluster, serial);
-    if (rows.empty()) return NotFound(NameOf(tenant, vcluster, serial) + " not found");
+    if (rows.empty()) return NotFound(CredentialNameOf(tenant, vcluster, serial) + " not found");
     return CredentialOf(rows[0]);
   });
 }
@@ -97,7 +97,7 @@ Result<VclusterCredential> PgCredentials::Revoke(const std::string& tenant, cons
     return w.exec_prepared("credential_revoke", tenant, vcluster, serial, Micros(when));
   });
   if (!revoked.ok()) return revoked.status();
-  if (*revoked == 0) return NotFound(NameOf(tenant, vcluster, serial) + " not found");
+  if (*revoked == 0) return NotFound(CredentialNameOf(tenant, vcluster, serial) + " not found");
   return Get(tenant, vcluster, serial);
 }
 

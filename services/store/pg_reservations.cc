@@ -67,7 +67,7 @@ std::string GpusJson(const Reservation& r) {
   return rows.dump();
 }
 
-std::string NameOf(const std::string& tenant, const std::string& vcluster) {
+std::string ReservationNameOf(const std::string& tenant, const std::string& vcluster) {
   return "reservation of virtual cluster \"" + tenant + "/" + vcluster + "\"";
 }
 
@@ -124,13 +124,13 @@ Status PgReservations::MarkReleasing(const std::string& tenant, const std::strin
   auto marked = work_.Write(
       [&](pqxx::transaction_base& w) { return w.exec_prepared("reservation_mark_releasing", tenant, vcluster); });
   if (!marked.ok()) return marked.status();
-  return *marked == 1 ? Status::Ok() : NotFound(NameOf(tenant, vcluster) + " not found");
+  return *marked == 1 ? Status::Ok() : NotFound(ReservationNameOf(tenant, vcluster) + " not found");
 }
 
 Result<Reservation> PgReservations::Get(const std::string& tenant, const std::string& vcluster) {
   return work_.Read<Reservation>([&](pqxx::transaction_base& t) -> Result<Reservation> {
     const auto rows = t.exec_prepared("reservation_get", tenant, vcluster);
-    if (rows.empty()) return NotFound(NameOf(tenant, vcluster) + " not found");
+    if (rows.empty()) return NotFound(ReservationNameOf(tenant, vcluster) + " not found");
     return ReservationOf(rows[0]);
   });
 }

@@ -16,7 +16,7 @@ gpu::Tier SharingOf(const std::string& text) {
 constexpr char kTierColumns[] =
     "name, display_name, description, gpu_sharing, co_tenancy, runtime_class, credential_ttl_max_seconds, "
     "septa_micros(create_time), septa_micros(update_time)";
-TrustTier TierOf(const pqxx::row& r) {
+TrustTier TrustTierOfRow(const pqxx::row& r) {
   return {r[0].as<std::string>(),
           r[1].as<std::string>(),
           r[2].as<std::string>(),
@@ -39,7 +39,7 @@ void PgTrustTiers::Prepare(pqxx::connection& c) {
 Result<std::vector<TrustTier>> PgTrustTiers::List() {
   return work_.Read<std::vector<TrustTier>>([&](pqxx::transaction_base& t) {
     std::vector<TrustTier> tiers;
-    for (const auto& row : t.exec_prepared("tier_list")) tiers.push_back(TierOf(row));
+    for (const auto& row : t.exec_prepared("tier_list")) tiers.push_back(TrustTierOfRow(row));
     return tiers;
   });
 }
@@ -48,7 +48,7 @@ Result<TrustTier> PgTrustTiers::Get(const std::string& name) {
   return work_.Read<TrustTier>([&](pqxx::transaction_base& t) -> Result<TrustTier> {
     const auto rows = t.exec_prepared("tier_get", name);
     if (rows.empty()) return NotFound("trust tier \"" + name + "\" not found");
-    return TierOf(rows[0]);
+    return TrustTierOfRow(rows[0]);
   });
 }
 

@@ -31,7 +31,7 @@ VirtualCluster VirtualClusterOf(const pqxx::row& r) {
   return v;
 }
 
-std::string NameOf(const std::string& tenant, const std::string& name) {
+std::string VirtualClusterNameOf(const std::string& tenant, const std::string& name) {
   return "virtual cluster \"" + tenant + "/" + name + "\"";
 }
 
@@ -65,7 +65,7 @@ void PgVirtualClusters::Prepare(pqxx::connection& c) {
 Result<VirtualCluster> PgVirtualClusters::Get(const std::string& tenant, const std::string& name) {
   return work_.Read<VirtualCluster>([&](pqxx::transaction_base& t) -> Result<VirtualCluster> {
     const auto rows = t.exec_prepared("vcluster_get", tenant, name);
-    if (rows.empty()) return NotFound(NameOf(tenant, name) + " not found");
+    if (rows.empty()) return NotFound(VirtualClusterNameOf(tenant, name) + " not found");
     return VirtualClusterOf(rows[0]);
   });
 }
@@ -99,11 +99,11 @@ Status PgVirtualClusters::VersionMismatch(const std::string& tenant, const std::
                                           std::int64_t expected_version) {
   auto current = work_.Read<std::int64_t>([&](pqxx::transaction_base& t) -> Result<std::int64_t> {
     const auto rows = t.exec_prepared("vcluster_version", tenant, name);
-    if (rows.empty()) return NotFound(NameOf(tenant, name) + " not found");
+    if (rows.empty()) return NotFound(VirtualClusterNameOf(tenant, name) + " not found");
     return rows[0][0].as<std::int64_t>();
   });
   if (!current.ok()) return current.status();
-  return Aborted(NameOf(tenant, name) + " is at version " + std::to_string(*current) + ", not " +
+  return Aborted(VirtualClusterNameOf(tenant, name) + " is at version " + std::to_string(*current) + ", not " +
                  std::to_string(expected_version));
 }
 

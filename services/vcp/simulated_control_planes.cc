@@ -25,13 +25,6 @@ Status ValidateKey(const std::string& tenant, const std::string& vcluster) {
   return Status::Ok();
 }
 
-void ReplyApiError(http::Exchange& exchange, const kubesim::ApiError& error) {
-  http::Response res{static_cast<bhttp::status>(error.code), 11};
-  res.set(bhttp::field::content_type, "application/json");
-  res.body() = error.ToJson().dump();
-  exchange.Reply(std::move(res));
-}
-
 Result<http::KeyPairPem> NewCa(const std::string& common_name) {
   auto now = std::chrono::system_clock::now();
   return http::IssueCertificate({common_name, {}, {}, {}, now - 1h, now + 24h * 3650, true}, nullptr);
@@ -290,17 +283,17 @@ void SimulatedControlPlanes::Route(http::Request&& request, std::shared_ptr<http
   not_found.code = 404;
   not_found.reason = "NotFound";
   not_found.message = "no virtual cluster at " + std::string(target.substr(0, target.find('?')));
-  if (target.substr(0, kPrefix.size()) != kPrefix) return ReplyApiError(*exchange, not_found);
+  if (target.substr(0, kPrefix.size()) != kPrefix) return kubesim::ReplyError(*exchange, not_found);
   std::string_view rest = target.substr(kPrefix.size());
   std::size_t tenant_end = rest.find('/');
-  if (tenant_end == std::string_view::npos) return ReplyApiError(*exchange, not_found);
+  if (tenant_end == std::string_view::npos) return kubesim::ReplyError(*exchange, not_found);
   std::string tenant(rest.substr(0, tenant_end));
   rest = rest.substr(tenant_end + 1);
   std::size_t vcluster_end = rest.find_first_of("/?");
   std::string vcluster(rest.substr(0, vcluster_end));
   std::string api_path = vcluster_end == std::string_view::npos ? "/" : std::string(rest.substr(vcluster_end));
   if (api_path.front() == '?') api_path = "/" + api_path;
-  if (!ValidateKey(tenant, vcluster).ok()) return ReplyApiError(*exchange, not_found);
+  if (!ValidateKey(tenant, vcluster).ok()) return kubesim::ReplyError(*exchange, not_found);
 
   auto plane = Loaded({tenant, vcluster});
   if (plane.ok()) {
@@ -313,14 +306,14 @@ void SimulatedControlPlanes::Route(http::Request&& request, std::shared_ptr<http
     }
   }
   if (!plane.ok()) {
-    if (plane.status().code() == Code::kNotFound) return ReplyApiError(*exchange, not_found);
+    if (plane.status().code() == Code::kNotFound) return kubesim::ReplyError(*exchange, not_found);
     kubesim::ApiError unavailable;
     unavailable.code = 503;
     unavailable.reason = "ServiceUnavailable";
     unavailable.message =
         "virtual cluster " + tenant + "/" + vcluster + " cannot be loaded: " + plane.status().message();
     unavailable.retry_after_seconds = 1;
-    return ReplyApiError(*exchange, unavailable);
+    return kubesim::ReplyError(*exchange, unavailable);
   }
   request.target(api_path);
   (*plane)->Handle(std::move(request), std::move(exchange));

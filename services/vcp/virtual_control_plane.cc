@@ -65,13 +65,6 @@ class CertifiedExchange final : public http::Exchange {
   http::ConnectionInfo connection_;
 };
 
-void ReplyApiError(http::Exchange& exchange, const kubesim::ApiError& error) {
-  http::Response res{static_cast<bhttp::status>(error.code), 11};
-  res.set(bhttp::field::content_type, "application/json");
-  res.body() = error.ToJson().dump();
-  exchange.Reply(std::move(res));
-}
-
 }  // namespace
 
 // Writes every storage change through to the VirtualObjectStore before it
@@ -215,13 +208,13 @@ void VirtualControlPlane::Handle(http::Request&& request, std::shared_ptr<http::
       unavailable.reason = "ServiceUnavailable";
       unavailable.message = "the client certificate cannot be checked now";
       unavailable.retry_after_seconds = 1;
-      return ReplyApiError(*exchange, unavailable);
+      return kubesim::ReplyError(*exchange, unavailable);
     } else {
       spdlog::debug("virtual control plane {}/{}: {}", key_.tenant, key_.vcluster, peer.status().message());
     }
   }
   // One answer for every refusal: which check failed stays in the log.
-  if (!known) return ReplyApiError(*exchange, kubesim::UnauthorizedError());
+  if (!known) return kubesim::ReplyError(*exchange, kubesim::UnauthorizedError());
   api_->Handle(std::move(request), std::move(exchange));
 }
 

@@ -1,5 +1,6 @@
 #include "tenancy/sync/bookkeeping.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "tenancy/host/names.h"
@@ -24,6 +25,23 @@ std::string MetaString(const nlohmann::json& object, std::string_view key) {
 }
 
 }  // namespace
+
+std::string JoinCopiedKeys(const std::set<std::string>& keys) {
+  std::string out;
+  for (const std::string& key : keys) out += (out.empty() ? "" : ",") + key;
+  return out;
+}
+
+std::set<std::string> SplitCopiedKeys(std::string_view value) {
+  std::set<std::string> out;
+  std::size_t start = 0;
+  while (start < value.size()) {
+    const std::size_t end = std::min(value.find(',', start), value.size());
+    if (end > start) out.emplace(value.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
 
 std::string HostObjectName(std::string_view name, std::string_view ns, std::string_view vcluster) {
   return host::SafeConcat({name, "x", ns, "x", vcluster});

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -41,6 +42,9 @@ inline constexpr std::string_view kOwnerReferencesAnnotation = "septa.dev/object
 inline constexpr std::string_view kCopiedLabelsAnnotation = "septa.dev/copied-labels";
 inline constexpr std::string_view kCopiedAnnotationsAnnotation = "septa.dev/copied-annotations";
 inline constexpr std::string_view kCopiedGatesAnnotation = "septa.dev/copied-scheduling-gates";
+// The value of those annotations, and back (empty items are skipped).
+std::string JoinCopiedKeys(const std::set<std::string>& keys);
+std::set<std::string> SplitCopiedKeys(std::string_view value);
 // What the pod uses of the reservation (JSON of PodAssignment, AssignmentOf).
 inline constexpr std::string_view kAssignmentAnnotation = "septa.dev/assignment";
 

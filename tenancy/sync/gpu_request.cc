@@ -42,7 +42,7 @@ std::set<std::string> HeldProfiles(const Reservation& reservation) {
   return profiles;
 }
 
-std::string Joined(const std::set<std::string>& items) {
+std::string ListedOrNone(const std::set<std::string>& items) {
   std::string out;
   for (const std::string& item : items) out += (out.empty() ? "" : ", ") + item;
   return out.empty() ? "none" : out;
@@ -73,7 +73,7 @@ std::optional<Refusal> CheckResource(const ContainerGpuAsk& ask, const VirtualCl
     if (ProfileOf(ask.resource, held).empty()) {
       return Refusal{ask.field, "the reservation holds no " +
                                     ask.resource.substr(std::string_view("nvidia.com/mig-").size()) +
-                                    " instance (it holds " + Joined(held) + ")"};
+                                    " instance (it holds " + ListedOrNone(held) + ")"};
     }
     return std::nullopt;
   }
@@ -137,12 +137,12 @@ std::variant<GpuAsk, Refusal> ReadGpuAsk(const json& pod, const VirtualClusterVi
     if (!profile.empty()) {
       if (!held.contains(profile)) {
         return Refusal{"metadata.annotations[" + std::string(kMigProfileAnnotation) + "]",
-                       "the reservation holds no " + profile + " instance (it holds " + Joined(held) + ")"};
+                       "the reservation holds no " + profile + " instance (it holds " + ListedOrNone(held) + ")"};
       }
       asked.insert(profile);
     }
     if (asked.size() > 1) {
-      return Refusal{ask.field, "one pod uses one MIG profile; it asks for " + Joined(asked)};
+      return Refusal{ask.field, "one pod uses one MIG profile; it asks for " + ListedOrNone(asked)};
     }
     if (!asked.empty()) ask.mig_profile = *asked.begin();
   }

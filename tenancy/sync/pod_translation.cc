@@ -25,12 +25,6 @@ constexpr const char* kTokenVolume = "septa-sa-token";
 constexpr std::int64_t kDefaultTokenSeconds = 3607;  // kube-apiserver's default for projected tokens
 constexpr std::int64_t kMinTokenSeconds = 600;       // TokenRequest's minimum
 
-std::string Joined(const std::set<std::string>& keys) {
-  std::string out;
-  for (const std::string& key : keys) out += (out.empty() ? "" : ",") + key;
-  return out;
-}
-
 // The pod's hostname: its virtual name as a DNS label (SYNCER-FACTS).
 std::string Hostname(const std::string& name) {
   std::string out = name.substr(0, 63);
@@ -86,13 +80,13 @@ json Metadata(const VirtualClusterView& vcluster, const json& virtual_pod, const
                           {std::string(kHostNamespaceAnnotation), vcluster.host_namespace},
                           {std::string(kVirtualLabelsAnnotation), virtual_labels},
                           {std::string(kVirtualServiceAccountAnnotation), spec.value("serviceAccountName", "default")},
-                          {std::string(kCopiedLabelsAnnotation), Joined(label_keys)},
-                          {std::string(kCopiedAnnotationsAnnotation), Joined(annotation_keys)}});
+                          {std::string(kCopiedLabelsAnnotation), JoinCopiedKeys(label_keys)},
+                          {std::string(kCopiedAnnotationsAnnotation), JoinCopiedKeys(annotation_keys)}});
   if (meta.contains("ownerReferences"))
     annotations[std::string(kOwnerReferencesAnnotation)] = meta["ownerReferences"].dump();
   std::set<std::string> gates;
   for (const json& gate : spec.value("schedulingGates", json::array())) gates.insert(gate.value("name", ""));
-  if (!gates.empty()) annotations[std::string(kCopiedGatesAnnotation)] = Joined(gates);
+  if (!gates.empty()) annotations[std::string(kCopiedGatesAnnotation)] = JoinCopiedKeys(gates);
   return {
       {"name", host_name}, {"namespace", vcluster.host_namespace}, {"labels", labels}, {"annotations", annotations}};
 }

@@ -22,23 +22,6 @@ std::set<std::string> Names(const json& list) {
   return names;
 }
 
-std::set<std::string> Split(const std::string& text) {
-  std::set<std::string> out;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    const std::size_t end = std::min(text.find(',', start), text.size());
-    if (end > start) out.insert(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
-std::string Joined(const std::set<std::string>& keys) {
-  std::string out;
-  for (const std::string& key : keys) out += (out.empty() ? "" : ",") + key;
-  return out;
-}
-
 json Section(const json& pod, const char* section) {
   return pod.value("metadata", json::object()).value(section, json::object());
 }
@@ -54,7 +37,7 @@ std::string HostAnnotation(const json& host_pod, std::string_view key) {
 // everything else the host has kept. Writes into `out` (a merge patch).
 void MergeKeys(const json& virtual_map, const json& host_map, const json& host_pod, std::string_view copied_annotation,
                json& out, json& annotations_out) {
-  std::set<std::string> copied = Split(HostAnnotation(host_pod, copied_annotation));
+  std::set<std::string> copied = SplitCopiedKeys(HostAnnotation(host_pod, copied_annotation));
   std::set<std::string> now;
   for (const auto& [key, value] : virtual_map.items()) {
     if (IsHostKey(key)) continue;
@@ -64,7 +47,7 @@ void MergeKeys(const json& virtual_map, const json& host_map, const json& host_p
   for (const std::string& key : copied) {
     if (!now.contains(key) && host_map.contains(key)) out[key] = nullptr;
   }
-  if (now != copied) annotations_out[std::string(copied_annotation)] = Joined(now);
+  if (now != copied) annotations_out[std::string(copied_annotation)] = JoinCopiedKeys(now);
 }
 
 }  // namespace
@@ -134,7 +117,7 @@ std::optional<json> HostPodPatch(const json& virtual_pod, const json& host_pod) 
   // Gates can only be removed once a pod exists: those copied from the
   // virtual pod and removed there go; the host's own (Kueue's admission gate) stay.
   const std::set<std::string> virtual_gates = Names(vspec.value("schedulingGates", json::array()));
-  const std::set<std::string> copied_gates = Split(HostAnnotation(host_pod, kCopiedGatesAnnotation));
+  const std::set<std::string> copied_gates = SplitCopiedKeys(HostAnnotation(host_pod, kCopiedGatesAnnotation));
   json gates = json::array();
   std::set<std::string> still_copied;
   const json host_gates = hspec.value("schedulingGates", json::array());
@@ -147,7 +130,7 @@ std::optional<json> HostPodPatch(const json& virtual_pod, const json& host_pod) 
   if (gates.size() != host_gates.size()) {
     spec["schedulingGates"] = gates.empty() ? json(nullptr) : gates;
     annotations[std::string(kCopiedGatesAnnotation)] =
-        still_copied.empty() ? json(nullptr) : json(Joined(still_copied));
+        still_copied.empty() ? json(nullptr) : json(JoinCopiedKeys(still_copied));
   }
 
   json labels = json::object();

@@ -20,18 +20,13 @@ namespace {
 
 namespace bhttp = boost::beast::http;
 using testing::TestClient;
-
-Response Text(std::string body) {
-  Response res{HttpStatus::ok, 11};
-  res.body() = std::move(body);
-  return res;
-}
+using testing::TextResponse;
 
 TEST(httpConnectionLimit, OldestIdleConnectionMakesRoom) {
   ServerOptions options;
   options.max_connections = 3;
   auto server = std::make_unique<Server>(
-      options, [](Request&& req, std::shared_ptr<Exchange> ex) { ex->Reply(Text(std::string(req.target()))); });
+      options, [](Request&& req, std::shared_ptr<Exchange> ex) { ex->Reply(TextResponse(std::string(req.target()))); });
   ASSERT_TRUE(server->Start().ok());
   std::vector<std::unique_ptr<TestClient>> idle;
   for (int i = 0; i < 3; ++i) {  // each served once, then idle; the first is the oldest
@@ -56,7 +51,7 @@ TEST(httpConnectionLimit, NoIdleConnectionMeans503) {
   std::vector<std::shared_ptr<Exchange>> held;
   std::promise<void> both_held;
   auto server = std::make_unique<Server>(options, [&](Request&& req, std::shared_ptr<Exchange> ex) {
-    if (req.target() != "/hold") return ex->Reply(Text("fast"));
+    if (req.target() != "/hold") return ex->Reply(TextResponse("fast"));
     std::lock_guard lock(mu);
     held.push_back(std::move(ex));
     if (held.size() == 2) both_held.set_value();
@@ -77,7 +72,7 @@ TEST(httpConnectionLimit, NoIdleConnectionMeans503) {
   EXPECT_TRUE(refused.ServerClosed());
 
   std::lock_guard lock(mu);
-  for (auto& ex : held) ex->Reply(Text("held"));
+  for (auto& ex : held) ex->Reply(TextResponse("held"));
   EXPECT_EQ(busy1.Read().body(), "held");
   EXPECT_EQ(busy2.Read().body(), "held");
 }
@@ -119,8 +114,9 @@ TEST(httpConnectionLimit, OutOfDescriptorsShedsAnIdleConnection) {
     GTEST_SKIP() << "UBSan's vptr check probes memory through a pipe, which cannot be made while this test holds "
                     "every descriptor; the main and TSan builds run it";
   }
-  auto server = std::make_unique<Server>(
-      ServerOptions{}, [](Request&& req, std::shared_ptr<Exchange> ex) { ex->Reply(Text(std::string(req.target()))); });
+  auto server = std::make_unique<Server>(ServerOptions{}, [](Request&& req, std::shared_ptr<Exchange> ex) {
+    ex->Reply(TextResponse(std::string(req.target())));
+  });
   ASSERT_TRUE(server->Start().ok());
   TestClient idle(server->port());
   idle.Send(bhttp::verb::get, "/idle");

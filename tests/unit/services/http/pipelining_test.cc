@@ -19,14 +19,9 @@ namespace {
 namespace bhttp = boost::beast::http;
 using namespace std::chrono_literals;
 using testing::TestClient;
+using testing::TextResponse;
 
 constexpr std::size_t kRequests = 5;
-
-Response Text(std::string body) {
-  Response res{HttpStatus::ok, 11};
-  res.body() = std::move(body);
-  return res;
-}
 
 std::string PipelinedBatch(std::string_view method) {
   std::string batch;
@@ -91,7 +86,7 @@ TEST(httpPipelining, RequestsOfOneConnectionExecuteInOrder) {
     std::lock_guard lock(workers_mu);
     workers.emplace_back([&journal, &release, index, body] {
       release[index].get_future().wait();
-      journal.TakeForAnswer(index)->Reply(Text("done " + body));
+      journal.TakeForAnswer(index)->Reply(TextResponse("done " + body));
     });
   });
   ASSERT_TRUE(server->Start().ok());
@@ -118,10 +113,10 @@ TEST(httpPipelining, StartedStreamLetsTheNextRequestRun) {
   std::promise<void> second_ran;
   auto server = std::make_unique<Server>(ServerOptions{}, [&](Request&& req, std::shared_ptr<Exchange> ex) {
     if (req.target() == "/watch") {
-      ex->StartStream(Text(""));
+      ex->StartStream(TextResponse(""));
       stream.set_value(ex);
     } else {
-      ex->Reply(Text("second"));
+      ex->Reply(TextResponse("second"));
       second_ran.set_value();
     }
   });
@@ -156,7 +151,7 @@ TEST(httpPipelining, ReadAheadIsBounded) {
       EXPECT_EQ(journal.reads, std::min(i + 2, kRequests))
           << "read past the limit before request " << i << " was answered";
     }
-    journal.TakeForAnswer(i)->Reply(Text("ok " + std::to_string(i)));
+    journal.TakeForAnswer(i)->Reply(TextResponse("ok " + std::to_string(i)));
   }
   for (std::size_t i = 0; i < kRequests; ++i) EXPECT_EQ(client.Read().body(), "ok " + std::to_string(i));
   std::lock_guard lock(journal.mu);

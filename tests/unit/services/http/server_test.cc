@@ -15,17 +15,11 @@ namespace {
 namespace bhttp = boost::beast::http;
 using namespace std::chrono_literals;
 using testing::TestClient;
-
-Response Text(std::string body) {
-  Response res{HttpStatus::ok, 11};
-  res.set(bhttp::field::content_type, "text/plain");
-  res.body() = std::move(body);
-  return res;
-}
+using testing::TextResponse;
 
 // Echoes "<method> <target> <body>".
 void Echo(Request&& req, std::shared_ptr<Exchange> ex) {
-  ex->Reply(Text(std::string(req.method_string()) + " " + std::string(req.target()) + " " + req.body()));
+  ex->Reply(TextResponse(std::string(req.method_string()) + " " + std::string(req.target()) + " " + req.body()));
 }
 
 std::unique_ptr<Server> StartServer(ServerOptions options, Handler handler) {
@@ -161,7 +155,7 @@ TEST(httpServer, SlowHandlerIsNotCutByTheIdleTimeout) {
   auto ex = slow.get_future().get();
   TestClient idle(server->port());
   EXPECT_TRUE(idle.ServerClosed());
-  ex->Reply(Text("late"));
+  ex->Reply(TextResponse("late"));
   EXPECT_EQ(client.Read().body(), "late");
 }
 
@@ -177,10 +171,10 @@ TEST(httpServer, AsyncReplyFromAnotherThreadDoesNotBlockTheIoThread) {
       std::lock_guard lock(workers_mu);
       workers.emplace_back([ex, released] {
         released.wait();
-        ex->Reply(Text("slow"));
+        ex->Reply(TextResponse("slow"));
       });
     } else {
-      ex->Reply(Text("fast"));
+      ex->Reply(TextResponse("fast"));
     }
   });
   TestClient slow(server->port());
@@ -203,8 +197,8 @@ TEST(httpServer, DroppedExchangeAnswers500) {
 
 TEST(httpServer, SecondReplyIsIgnored) {
   auto server = StartServer({}, [](Request&&, std::shared_ptr<Exchange> ex) {
-    ex->Reply(Text("first"));
-    ex->Reply(Text("second"));
+    ex->Reply(TextResponse("first"));
+    ex->Reply(TextResponse("second"));
   });
   TestClient client(server->port());
   client.Send(bhttp::verb::get, "/a");
@@ -266,7 +260,7 @@ TEST(httpServer, GracefulShutdownFinishesInFlightAndClosesIdle) {
     if (req.target() == "/slow") {
       in_flight.set_value(ex);
     } else {
-      ex->Reply(Text("quick"));
+      ex->Reply(TextResponse("quick"));
     }
   });
   TestClient idle(server->port());
@@ -278,7 +272,7 @@ TEST(httpServer, GracefulShutdownFinishesInFlightAndClosesIdle) {
 
   std::thread stopper([&] { server->Shutdown(5s); });
   EXPECT_TRUE(idle.ServerClosed());  // the drain has begun
-  ex->Reply(Text("finished"));
+  ex->Reply(TextResponse("finished"));
   auto res = busy.Read();
   EXPECT_EQ(res.body(), "finished");
   EXPECT_FALSE(res.keep_alive());

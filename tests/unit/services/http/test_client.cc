@@ -5,6 +5,13 @@
 
 namespace septa::http::testing {
 
+Resp TextResponse(std::string body) {
+  Resp res{boost::beast::http::status::ok, 11};
+  res.set(boost::beast::http::field::content_type, "text/plain");
+  res.body() = std::move(body);
+  return res;
+}
+
 namespace net = boost::asio;
 namespace bhttp = boost::beast::http;
 

@@ -11,6 +11,9 @@ namespace septa::http::testing {
 
 using Resp = boost::beast::http::response<boost::beast::http::string_body>;
 
+// A 200 text/plain response with `body`, for the handlers under test.
+Resp TextResponse(std::string body);
+
 class TestClient {
  public:
   explicit TestClient(std::uint16_t port);

@@ -29,7 +29,7 @@ const kube::Resource kCrds{"apiextensions.k8s.io", "v1", "customresourcedefiniti
 const kube::Resource kPodGroups{"scheduling.run.ai", "v2alpha2", "podgroups", true};
 const kube::Resource kWorkloads{"kueue.x-k8s.io", "v1beta2", "workloads", true};
 
-json Pod(const std::string& name, json resources = json::object()) {
+json PodWithResources(const std::string& name, json resources = json::object()) {
   return {{"apiVersion", "v1"},
           {"kind", "Pod"},
           {"metadata", {{"name", name}}},
@@ -178,22 +178,25 @@ TEST_F(kubesimAdmission, QuotaRefusesWhatWouldExceedItOnEveryCreatePath) {
   EXPECT_EQ((*quota)["status"]["hard"]["requests.memory"], "1Gi");
 
   Create(kPods, "team",
-         Pod("a", {{"requests", {{"cpu", "600m"}, {"memory", "512Mi"}}}, {"limits", {{"nvidia.com/gpu", "1"}}}}));
+         PodWithResources(
+             "a", {{"requests", {{"cpu", "600m"}, {"memory", "512Mi"}}}, {"limits", {{"nvidia.com/gpu", "1"}}}}));
   EXPECT_EQ(
       Used(),
       (json{{"pods", "1"}, {"requests.cpu", "600m"}, {"requests.memory", "512Mi"}, {"requests.nvidia.com/gpu", "1"}}));
 
   // POST
-  auto refused = client_->Create(kPods, "team", Pod("b", {{"requests", {{"cpu", "500m"}, {"memory", "64Mi"}}}}));
+  auto refused =
+      client_->Create(kPods, "team", PodWithResources("b", {{"requests", {{"cpu", "500m"}, {"memory", "64Mi"}}}}));
   ASSERT_EQ(refused.status().code(), Code::kPermissionDenied);
   EXPECT_NE(refused.status().message().find("pods \"b\" is forbidden: exceeded quota: team-quota, requested: "
                                             "requests.cpu=500m, used: requests.cpu=600m, limited: requests.cpu=1"),
             std::string::npos)
       << refused.status().message();
   // Server-side apply that would create the pod.
-  auto applied = client_->Apply(
-      kPods, "team",
-      Pod("g", {{"requests", {{"cpu", "100m"}, {"memory", "64Mi"}}}, {"limits", {{"nvidia.com/gpu", "1"}}}}), "septa");
+  auto applied = client_->Apply(kPods, "team",
+                                PodWithResources("g", {{"requests", {{"cpu", "100m"}, {"memory", "64Mi"}}},
+                                                       {"limits", {{"nvidia.com/gpu", "1"}}}}),
+                                "septa");
   ASSERT_EQ(applied.status().code(), Code::kPermissionDenied);
   EXPECT_NE(applied.status().message().find("pods \"g\" is forbidden: exceeded quota: team-quota, requested: "
                                             "requests.nvidia.com/gpu=1, used: requests.nvidia.com/gpu=1, limited: "
@@ -206,12 +209,15 @@ TEST_F(kubesimAdmission, QuotaRefusesWhatWouldExceedItOnEveryCreatePath) {
   kube::WriteOptions dry;
   dry.dry_run = true;
   EXPECT_TRUE(
-      client_->Create(kPods, "team", Pod("d", {{"requests", {{"cpu", "100m"}, {"memory", "64Mi"}}}}), dry).ok());
+      client_->Create(kPods, "team", PodWithResources("d", {{"requests", {{"cpu", "100m"}, {"memory", "64Mi"}}}}), dry)
+          .ok());
   EXPECT_EQ(Used()["requests.cpu"], "600m");
 
   // An apply that fits creates the pod and is charged.
   ASSERT_TRUE(
-      client_->Apply(kPods, "team", Pod("s", {{"requests", {{"cpu", "400m"}, {"memory", "64Mi"}}}}), "septa").ok());
+      client_
+          ->Apply(kPods, "team", PodWithResources("s", {{"requests", {{"cpu", "400m"}, {"memory", "64Mi"}}}}), "septa")
+          .ok());
   EXPECT_EQ(Used()["requests.cpu"], "1");
   EXPECT_EQ(Used()["pods"], "2");
   // Deleting a pod gives its share back at once.
@@ -219,7 +225,7 @@ TEST_F(kubesimAdmission, QuotaRefusesWhatWouldExceedItOnEveryCreatePath) {
   EXPECT_EQ(
       Used(),
       (json{{"pods", "1"}, {"requests.cpu", "400m"}, {"requests.memory", "64Mi"}, {"requests.nvidia.com/gpu", "0"}}));
-  Create(kPods, "team", Pod("b", {{"requests", {{"cpu", "500m"}, {"memory", "64Mi"}}}}));
+  Create(kPods, "team", PodWithResources("b", {{"requests", {{"cpu", "500m"}, {"memory", "64Mi"}}}}));
 }
 
 TEST_F(kubesimAdmission, AQuotaWithAnUnknownResourceIsInvalid) {
@@ -234,7 +240,7 @@ TEST_F(kubesimAdmission, AQuotaWithAnUnknownResourceIsInvalid) {
 
 TEST_F(kubesimAdmission, LimitRangeDefaultsLetAQuotaAdmitPodsThatSetNothing) {
   TeamWithQuota({{"requests.cpu", "2"}, {"limits.memory", "1Gi"}});
-  auto bare = client_->Create(kPods, "team", Pod("bare"));
+  auto bare = client_->Create(kPods, "team", PodWithResources("bare"));
   ASSERT_EQ(bare.status().code(), Code::kPermissionDenied);
   EXPECT_NE(bare.status().message().find(
                 "pods \"bare\" is forbidden: failed quota: team-quota: must specify limits.memory for: c; "
@@ -248,7 +254,7 @@ TEST_F(kubesimAdmission, LimitRangeDefaultsLetAQuotaAdmitPodsThatSetNothing) {
              {{{"type", "Container"},
                {"default", {{"cpu", "500m"}, {"memory", "256Mi"}}},
                {"defaultRequest", {{"cpu", "250m"}, {"memory", "128Mi"}}}}}}}}});
-  Create(kPods, "team", Pod("bare"));
+  Create(kPods, "team", PodWithResources("bare"));
   auto pod = client_->Get(kPods, "team", "bare");
   ASSERT_TRUE(pod.ok());
   EXPECT_EQ((*pod)["spec"]["containers"][0]["resources"], (json{{"limits", {{"cpu", "500m"}, {"memory", "256Mi"}}},
@@ -259,7 +265,7 @@ TEST_F(kubesimAdmission, LimitRangeDefaultsLetAQuotaAdmitPodsThatSetNothing) {
 
 TEST_F(kubesimAdmission, PodsThatFinishOrGoStopCountingWhoeverWroteThem) {
   TeamWithQuota({{"pods", "1"}, {"count/pods", "5"}});
-  Create(kPods, "team", Pod("a"));
+  Create(kPods, "team", PodWithResources("a"));
   EXPECT_EQ(Used(), (json{{"pods", "1"}, {"count/pods", "1"}}));
   // A controller that writes storage directly (as the node simulator does)
   // bypasses the API's write path; the quota controller's watch on pods sees
@@ -270,7 +276,7 @@ TEST_F(kubesimAdmission, PodsThatFinishOrGoStopCountingWhoeverWroteThem) {
     return Mutation{Mutation::Kind::kPut, std::move(next)};
   });
   WaitForUsed([](const json& used) { return used == json{{"pods", "0"}, {"count/pods", "1"}}; });
-  Create(kPods, "team", Pod("b"));
+  Create(kPods, "team", PodWithResources("b"));
   sim_->cluster().storage.Mutate("pods", "team", "b", [](const json*) -> ApiResult<Mutation> {
     return Mutation{Mutation::Kind::kDelete, {}};
   });

@@ -21,23 +21,24 @@ using namespace std::chrono_literals;
 using kube::kDeployments;
 using kube::kPods;
 
-constexpr const char* kInventory = R"(
+constexpr const char* kWorkloadInventory = R"(
 nodes:
   - name: cpu-0
     cpu: "64"
     memory: 256Gi
 )";
 
-json Container(const std::string& image = "nginx") { return json::array({{{"name", "c"}, {"image", image}}}); }
+json ContainersOf(const std::string& image = "nginx") { return json::array({{{"name", "c"}, {"image", image}}}); }
 
 json DeploymentObject(const std::string& name, int replicas, json strategy = json()) {
-  json d = {{"apiVersion", "apps/v1"},
-            {"kind", "Deployment"},
-            {"metadata", {{"name", name}}},
-            {"spec",
-             {{"replicas", replicas},
-              {"selector", {{"matchLabels", {{"app", name}}}}},
-              {"template", {{"metadata", {{"labels", {{"app", name}}}}}, {"spec", {{"containers", Container()}}}}}}}};
+  json d = {
+      {"apiVersion", "apps/v1"},
+      {"kind", "Deployment"},
+      {"metadata", {{"name", name}}},
+      {"spec",
+       {{"replicas", replicas},
+        {"selector", {{"matchLabels", {{"app", name}}}}},
+        {"template", {{"metadata", {{"labels", {{"app", name}}}}}, {"spec", {{"containers", ContainersOf()}}}}}}}};
   if (!strategy.is_null()) d["spec"]["strategy"] = strategy;
   return d;
 }
@@ -49,7 +50,7 @@ json JobObject(const std::string& name, json spec, json annotations) {
               {"spec",
                {{"template",
                  {{"metadata", {{"annotations", annotations}}},
-                  {"spec", {{"restartPolicy", "Never"}, {"containers", Container("busybox")}}}}}}}};
+                  {"spec", {{"restartPolicy", "Never"}, {"containers", ContainersOf("busybox")}}}}}}}};
   job["spec"].update(spec);
   return job;
 }
@@ -74,7 +75,7 @@ class kubesimWorkloads : public ::testing::Test {
     options.random = &random_;
     options.tick_interval = 0ms;  // this test ticks
     options.nodes.pod_start_delay = 1s;
-    if (with_nodes) options.inventory = *ParseInventory(kInventory, "test");
+    if (with_nodes) options.inventory = *ParseInventory(kWorkloadInventory, "test");
     sim_ = std::make_unique<KubeSim>(options);
     ASSERT_TRUE(sim_->Start().ok());
     auto config = kube::ParseKubeconfig(*sim_->AdminKubeconfig());
@@ -223,7 +224,7 @@ TEST_F(kubesimWorkloads, RollingUpdateStaysWithinMaxSurgeAndMaxUnavailable) {
                           {{"type", "RollingUpdate"}, {"rollingUpdate", {{"maxSurge", 1}, {"maxUnavailable", 0}}}}));
   Run(8);
   ASSERT_TRUE(RolledOut("web"));
-  MergePatch(kDeployments, "web", {{"spec", {{"template", {{"spec", {{"containers", Container("nginx:1.27")}}}}}}}});
+  MergePatch(kDeployments, "web", {{"spec", {{"template", {{"spec", {{"containers", ContainersOf("nginx:1.27")}}}}}}}});
   bool done = false;
   for (int i = 0; i < 60 && !done; ++i) {
     Run(1);
@@ -252,7 +253,7 @@ TEST_F(kubesimWorkloads, RecreateStopsEveryOldPodBeforeANewOneStarts) {
   Create(kDeployments, DeploymentObject("web", 3, {{"type", "Recreate"}}));
   Run(8);
   ASSERT_TRUE(RolledOut("web"));
-  MergePatch(kDeployments, "web", {{"spec", {{"template", {{"spec", {{"containers", Container("nginx:2")}}}}}}}});
+  MergePatch(kDeployments, "web", {{"spec", {{"template", {{"spec", {{"containers", ContainersOf("nginx:2")}}}}}}}});
   bool done = false;
   for (int i = 0; i < 30 && !done; ++i) {
     Run(1);
@@ -302,21 +303,22 @@ TEST_F(kubesimWorkloads, ARolloutWithoutProgressExceedsItsDeadline) {
 }
 
 TEST_F(kubesimWorkloads, StatefulSetRollingUpdateReplacesFromTheTopDownToThePartition) {
-  json set = {
-      {"apiVersion", "apps/v1"},
-      {"kind", "StatefulSet"},
-      {"metadata", {{"name", "db"}}},
-      {"spec",
-       {{"replicas", 3},
-        {"podManagementPolicy", "Parallel"},
-        {"updateStrategy", {{"type", "RollingUpdate"}, {"rollingUpdate", {{"partition", 1}}}}},
-        {"selector", {{"matchLabels", {{"app", "db"}}}}},
-        {"template", {{"metadata", {{"labels", {{"app", "db"}}}}}, {"spec", {{"containers", Container("pg:16")}}}}}}}};
+  json set = {{"apiVersion", "apps/v1"},
+              {"kind", "StatefulSet"},
+              {"metadata", {{"name", "db"}}},
+              {"spec",
+               {{"replicas", 3},
+                {"podManagementPolicy", "Parallel"},
+                {"updateStrategy", {{"type", "RollingUpdate"}, {"rollingUpdate", {{"partition", 1}}}}},
+                {"selector", {{"matchLabels", {{"app", "db"}}}}},
+                {"template",
+                 {{"metadata", {{"labels", {{"app", "db"}}}}}, {"spec", {{"containers", ContainersOf("pg:16")}}}}}}}};
   Create(kube::kStatefulSets, set);
   Run(1);
   EXPECT_EQ(List(kPods, "app=db").size(), 3u) << "Parallel creates every pod at once";
   Run(6);
-  MergePatch(kube::kStatefulSets, "db", {{"spec", {{"template", {{"spec", {{"containers", Container("pg:17")}}}}}}}});
+  MergePatch(kube::kStatefulSets, "db",
+             {{"spec", {{"template", {{"spec", {{"containers", ContainersOf("pg:17")}}}}}}}});
   std::vector<std::string> replaced;  // in the order the pods went
   for (int i = 0; i < 30; ++i) {
     Run(1);
@@ -425,7 +427,7 @@ TEST_F(kubesimWorkloads, StatefulSetStartsInOrderAndShrinksFromTheTop) {
            {{"replicas", 3},
             {"serviceName", "db"},
             {"selector", {{"matchLabels", {{"app", "db"}}}}},
-            {"template", {{"metadata", {{"labels", {{"app", "db"}}}}}, {"spec", {{"containers", Container()}}}}}}}});
+            {"template", {{"metadata", {{"labels", {{"app", "db"}}}}}, {"spec", {{"containers", ContainersOf()}}}}}}}});
   std::set<std::string> names;
   for (int i = 0; i < 30; ++i) {
     Run(1);
@@ -485,7 +487,7 @@ TEST_F(kubesimWorkloads, DeletingOwnersRemovesWhatTheyOwn) {
                       {"name", "gone"},
                       {"uid", "00000000-0000-4000-8000-000000000000"},
                       {"controller", true}}}}}},
-                 {"spec", {{"containers", Container()}}}};
+                 {"spec", {{"containers", ContainersOf()}}}};
   Create(kPods, orphan);
   Run(1);
   EXPECT_FALSE(client_->Get(kPods, "default", "orphan").ok());
@@ -495,8 +497,8 @@ TEST_F(kubesimWorkloads, RestartingContainersCountRestartsAndKeepRunning) {
   Create(kPods, {{"apiVersion", "v1"},
                  {"kind", "Pod"},
                  {"metadata", {{"name", "loop"}, {"annotations", {{"kubesim.septa.dev/run-for-ms", "2000"}}}}},
-                 {"spec", {{"containers", Container()}}}});  // restartPolicy Always by default
-  Run(3);                                                    // bound, then Running after the 1 s start delay
+                 {"spec", {{"containers", ContainersOf()}}}});  // restartPolicy Always by default
+  Run(3);                                                       // bound, then Running after the 1 s start delay
   ASSERT_EQ(Get(kPods, "loop")["status"]["phase"], "Running");
   Run(4);
   json pod = Get(kPods, "loop");

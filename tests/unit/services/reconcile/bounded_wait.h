@@ -11,6 +11,10 @@
 
 namespace septa::reconcile::testing {
 
+// How long a test waits for an event before it fails: for a broken runtime;
+// a working one answers at once.
+inline constexpr std::chrono::seconds kBound{10};
+
 // A stop token that fires after `bound` of real time (or when destroyed).
 class StopAfter {
  public:

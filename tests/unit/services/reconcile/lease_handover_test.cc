@@ -13,6 +13,7 @@
 #include "tests/support/fake_clock.h"
 #include "tests/support/fake_lease_store.h"
 #include "tests/support/test_database.h"
+#include "tests/unit/services/reconcile/bounded_wait.h"
 #include "tests/unit/services/reconcile/recording_reconciler.h"
 
 namespace septa::reconcile {
@@ -23,7 +24,7 @@ using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using ::testing::UnorderedElementsAreArray;
 
-constexpr auto kBound = 10s;  // for a broken runtime; a working one answers at once
+using testing::kBound;
 constexpr auto kTtl = 30s;
 
 // One replica: its own connections to the database, leases, controller and metrics.

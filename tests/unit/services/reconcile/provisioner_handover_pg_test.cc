@@ -14,6 +14,7 @@
 #include "services/store/pg_store.h"
 #include "tests/support/fake_lease_store.h"
 #include "tests/support/test_database.h"
+#include "tests/unit/services/reconcile/bounded_wait.h"
 #include "tests/unit/services/reconcile/provisioner_fixture.h"
 
 namespace septa::reconcile {
@@ -22,7 +23,6 @@ namespace {
 using namespace testing;  // the fixture's helpers
 using namespace std::chrono_literals;
 
-constexpr auto kBound = 10s;  // for a broken runtime; a working one answers at once
 constexpr auto kTtl = 30s;
 constexpr int kShards = 4;
 

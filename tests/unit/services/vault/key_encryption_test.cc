@@ -8,13 +8,14 @@
 
 #include "services/base/base64.h"
 #include "tests/support/seeded_random.h"
+#include "tests/unit/services/vault/test_kek.h"
 
 namespace septa::vault {
 namespace {
 
 namespace fs = std::filesystem;
 
-KeyEncryptionKey Kek(char fill) { return *KekFromSecret(std::string(32, fill)); }
+using testing::Kek;
 
 TEST(KeyEncryptionTest, WrapsAndUnwrapsUnderTheCurrentKek) {
   SeededRandom random(1);

@@ -4,6 +4,7 @@
 
 #include "tests/support/fake_virtual_object_store.h"
 #include "tests/support/seeded_random.h"
+#include "tests/unit/services/vault/test_kek.h"
 
 namespace septa::vault {
 namespace {
@@ -12,7 +13,7 @@ const std::string kPem = "-----BEGIN PRIVATE KEY-----\nMIG...\n-----END PRIVATE 
 const core::VirtualClusterKey kTrain{"acme", "train"};
 const core::VirtualClusterKey kOther{"acme", "other"};
 
-KeyEncryptionKey Kek(char fill) { return *KekFromSecret(std::string(32, fill)); }
+using testing::Kek;
 
 class SealedVirtualObjectStoreTest : public ::testing::Test {
  protected:
