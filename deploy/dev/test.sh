@@ -6,7 +6,7 @@
 #   asan  clang AddressSanitizer + UndefinedBehaviorSanitizer build (-O0) of the unit
 #         and integration tests, then the fuzzers in fuzz/ for a bounded time
 #         (build-asan/)
-#   tsan  clang ThreadSanitizer build (-O0) of the unit and integration tests
+#   tsan  clang ThreadSanitizer build (-O1) of the unit and integration tests
 #         (build-tsan/)
 # SEPTA_CHECKS=main|asan|tsan|all (default all; a comma list such as
 # "main,tsan" works too) picks the stages. Arguments go to every ctest run
