@@ -254,8 +254,7 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--rate", rate, "paced pod creates and host status changes per second")
       ->check(CLI::Range(0.1, 10000.0));
-  app.add_option("--clients", clients, "threads creating the other virtual clusters' pods")
-      ->check(CLI::PositiveNumber);
+  app.add_option("--clients", clients, "threads creating the other virtual clusters' pods")->check(CLI::PositiveNumber);
   app.add_option("--workers", workers, "the syncer's workers (septad: 4)")->check(CLI::PositiveNumber);
   app.add_option("--idle-seconds", idle_seconds, "the idle windows, with and without the syncer")
       ->check(CLI::PositiveNumber);
@@ -297,9 +296,8 @@ int main(int argc, char** argv) {
 
     // The simulated host, counting the write requests it is sent; as septad's embedded one.
     const int nodes = static_cast<int>((total + kPodsPerNode - 1) / kPodsPerNode) + 1;
-    auto inventory = kubesim::ParseInventory("nodes:\n  - name: cpu-{0.." + std::to_string(nodes - 1) +
-                                                 "}\n    cpu: \"64\"\n    memory: 256Gi\n",
-                                             "bench");
+    auto inventory = kubesim::ParseInventory(
+        "nodes:\n  - name: cpu-{0.." + std::to_string(nodes - 1) + "}\n    cpu: \"64\"\n    memory: 256Gi\n", "bench");
     if (!inventory.ok()) return Die(inventory.status(), "inventory");
     std::atomic<std::uint64_t> host_writes{0};
     kubesim::KubeSimOptions sim_options;
@@ -421,8 +419,7 @@ int main(int argc, char** argv) {
         "setup: %d control planes ensured in %.2f s (heap %.1f KiB each, no pods yet); the syncer watched all of "
         "them %.2f s after its start (heap +%.1f KiB, RSS +%.1f KiB per virtual cluster, no pods yet)\n",
         clusters, ensure_s, (static_cast<double>(heap_planes) - static_cast<double>(heap_no_planes)) / 1024 / clusters,
-        watch_s,
-        (static_cast<double>(heap_watched) - static_cast<double>(heap_planes)) / 1024 / clusters,
+        watch_s, (static_cast<double>(heap_watched) - static_cast<double>(heap_planes)) / 1024 / clusters,
         (static_cast<double>(rss_watched) - static_cast<double>(rss_planes)) / 1024 / clusters);
 
     // 1. Fill: the other virtual clusters' pods, as fast as the clients go.
@@ -531,8 +528,7 @@ int main(int argc, char** argv) {
         if (!patched.ok()) return Die(patched.status(), "host status patch");
       }
       if (!timeline.Await(kVirtualStatus, paced, 300s)) return Die(DeadlineExceeded("300 s"), "status: virtual");
-      std::printf("status: %zu host status changes at %.0f/s (load average %s):\n", paced, rate,
-                  LoadAverage().c_str());
+      std::printf("status: %zu host status changes at %.0f/s (load average %s):\n", paced, rate, LoadAverage().c_str());
       std::size_t early = 0;
       auto up = timeline.Between(kStatusPatch, kVirtualStatus, 0, paced, early);
       PrintLatencies("host status patch sent -> virtual pod shows it", up, early);
