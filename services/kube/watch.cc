@@ -125,6 +125,16 @@ std::vector<json> Informer::List() const {
   return out;
 }
 
+std::vector<json> Informer::ListNamespace(const std::string& ns) const {
+  const std::string prefix = ns + "/";  // the cache's keys are "<ns>/<name>"; a namespace has no "/"
+  std::lock_guard lock(mu_);
+  std::vector<json> out;
+  for (auto it = cache_.lower_bound(prefix); it != cache_.end() && it->first.starts_with(prefix); ++it) {
+    out.push_back(it->second);
+  }
+  return out;
+}
+
 std::string Informer::last_resource_version() const {
   std::lock_guard lock(mu_);
   return resource_version_;

@@ -78,6 +78,9 @@ class Informer {
 
   std::optional<nlohmann::json> Get(const std::string& ns, const std::string& name) const;
   std::vector<nlohmann::json> List() const;
+  // The cached objects of namespace `ns` only: the cache is ordered by
+  // namespace, so the others are neither scanned nor copied.
+  std::vector<nlohmann::json> ListNamespace(const std::string& ns) const;
   std::string last_resource_version() const;
   int relists() const;
 

@@ -177,9 +177,11 @@ void SyncerController::OnHostPod(const json& host_pod, bool deleted) {
   }
 }
 
-std::vector<json> SyncerController::HostPodsOf(const std::string& tenant, const std::string& vcluster) const {
+std::vector<json> SyncerController::HostPodsOf(const std::string& host_namespace, const std::string& tenant,
+                                               const std::string& vcluster) const {
   std::vector<json> out;
-  for (json& pod : host_pods_->List()) {
+  if (host_namespace.empty()) return out;
+  for (json& pod : host_pods_->ListNamespace(host_namespace)) {
     if (LabelOf(pod, tsync::kTenantLabel) == tenant && LabelOf(pod, tsync::kVclusterLabel) == vcluster) {
       out.push_back(std::move(pod));
     }
@@ -219,7 +221,7 @@ Outcome SyncerController::ReconcileCluster(const std::string& tenant, const std:
   for (const json& pod : (*cluster)->pods().List()) {
     controller_.Enqueue(PodKey(tenant, vcluster, Meta(pod, "namespace"), Meta(pod, "name")));
   }
-  for (const json& host_pod : HostPodsOf(tenant, vcluster)) {
+  for (const json& host_pod : HostPodsOf((*cluster)->synced().view.host_namespace, tenant, vcluster)) {
     if (auto ref = tsync::VirtualRefOf(host_pod, tenant, vcluster)) {
       controller_.Enqueue(PodKey(tenant, vcluster, ref->ns, ref->name));
     }
@@ -313,7 +315,7 @@ Outcome SyncerController::CreateHostPod(WatchedCluster& cluster, const std::stri
   // (finished ones hold nothing) and those created but not yet seen there.
   std::vector<tsync::PodAssignment> others;
   std::set<std::string> cached;
-  for (const json& pod : HostPodsOf(view.tenant, view.vcluster)) {
+  for (const json& pod : HostPodsOf(view.host_namespace, view.tenant, view.vcluster)) {
     const std::string name = Meta(pod, "name");
     cached.insert(name);
     const std::string phase = PhaseOf(pod);

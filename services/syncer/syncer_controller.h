@@ -81,8 +81,10 @@ class SyncerController final : public reconcile::Reconciler {
                             const tenancy::sync::Refusal& refusal);
   reconcile::Outcome SyncUp(WatchedCluster& cluster, const nlohmann::json& virtual_pod, const nlohmann::json& host_pod);
   reconcile::Outcome DeleteVirtualPod(WatchedCluster& cluster, const nlohmann::json& virtual_pod);
-  // The host pods of a virtual cluster in the host informer's cache.
-  std::vector<nlohmann::json> HostPodsOf(const std::string& tenant, const std::string& vcluster) const;
+  // The host pods of a virtual cluster in the host informer's cache: those
+  // of its host namespace (not a scan of every synced pod) that carry its labels.
+  std::vector<nlohmann::json> HostPodsOf(const std::string& host_namespace, const std::string& tenant,
+                                         const std::string& vcluster) const;
   void OnHostPod(const nlohmann::json& host_pod, bool deleted);
 
   const SyncerOptions options_;

@@ -361,6 +361,30 @@ TEST_F(kubeClient, InformerCachesAndCallsHandlers) {
   EXPECT_EQ((*informer.Get("default", "after"))["data"]["a"], "b");
 }
 
+// ListNamespace gives one namespace's cached objects and no others, not
+// even those of a namespace whose name starts with the same letters.
+TEST_F(kubeClient, InformerListsOneNamespace) {
+  for (const char* ns : {"team", "team-b"}) {
+    ASSERT_TRUE(client_->Create(kNamespaces, "", {{"metadata", {{"name", ns}}}}).ok());
+    ASSERT_TRUE(client_->Create(kConfigMaps, ns, ConfigMap(std::string("in-") + ns)).ok());
+  }
+  ASSERT_TRUE(client_->Create(kConfigMaps, "team", ConfigMap("second")).ok());
+  ASSERT_TRUE(client_->Create(kConfigMaps, "default", ConfigMap("elsewhere")).ok());
+  Informer informer(*client_, kConfigMaps, "", {}, {});
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForSync(5s));
+  auto names = [&](const std::string& ns) {
+    std::vector<std::string> out;
+    for (const json& o : informer.ListNamespace(ns)) out.push_back(o["metadata"].value("name", ""));
+    return out;
+  };
+  EXPECT_EQ(names("team"), (std::vector<std::string>{"in-team", "second"}));
+  EXPECT_EQ(names("team-b"), (std::vector<std::string>{"in-team-b"}));
+  EXPECT_EQ(names("tea"), std::vector<std::string>{});
+  EXPECT_EQ(names("nowhere"), std::vector<std::string>{});
+  informer.Stop();
+}
+
 // Resync re-delivers the cache to on_update even when nothing changes, at
 // each period of the client's clock (not only when a watch event or bookmark
 // happens to arrive). A fake clock drives it: a period of an hour, no waiting.
