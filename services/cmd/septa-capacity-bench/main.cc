@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/percentile.h"
 #include "gpu/catalog.h"
 #include "services/core/capacity_ledger.h"
 #include "services/core/virtual_cluster_service.h"
@@ -56,12 +57,6 @@ gpu::InventoryNode Node(int i) {
     n.gpus.push_back(gpu);
   }
   return n;
-}
-
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<std::size_t>(p * v.size()))];
 }
 
 }  // namespace
