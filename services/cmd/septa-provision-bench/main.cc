@@ -33,7 +33,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
-#include <filesystem>
 #include <map>
 #include <mutex>
 #include <set>
@@ -53,12 +52,11 @@
 #include "services/reconcile/inventory_controller.h"
 #include "services/reconcile/provisioner_controller.h"
 #include "services/reconcile/shard_leases.h"
-#include "services/store/embedded_postgres.h"
-#include "services/store/migration_runner.h"
 #include "services/store/notification_listener.h"
 #include "services/store/pg_lease_store.h"
 #include "services/store/pg_store.h"
 #include "services/store/pg_virtual_object_store.h"
+#include "services/store/scratch_database.h"
 #include "services/vcp/simulated_control_planes.h"
 
 namespace {
@@ -337,25 +335,14 @@ int main(int argc, char** argv) {
   const int total = paced + count;
 
   // PostgreSQL.
-  const std::filesystem::path root =
-      std::filesystem::temp_directory_path() / ("septa-provision-bench-" + std::to_string(::getpid()));
-  std::unique_ptr<store::EmbeddedPostgres> postgres;
-  if (database_url.empty()) {
-    auto started = store::EmbeddedPostgres::Start({.root = root, .durable = durable});
-    if (!started.ok()) return Die(started.status(), "starting PostgreSQL");
-    postgres = *std::move(started);
-    database_url = postgres->url();
-  }
-  auto migrations = store::EmbeddedMigrations();
-  if (!migrations.ok()) return Die(migrations.status(), "migrations");
-  if (auto applied = store::MigrationRunner(*migrations).Apply(database_url); !applied.ok()) {
-    return Die(applied.status(), "migrating");
-  }
+  auto database = store::ScratchDatabase::Open(database_url, "septa-provision-bench", durable);
+  if (!database.ok()) return Die(database.status(), "database");
+  database_url = (*database)->url();
   SystemClock clock;
   int exit_code = 0;
   {
     store::PgStore store(store::PgStoreOptions{
-        .database_url = database_url, .pool_size = 16, .max_attempts = 50, .migrations = *migrations});
+        .database_url = database_url, .pool_size = 16, .max_attempts = 50, .migrations = (*database)->migrations()});
     if (Status ready = store.Ready(); !ready.ok()) return Die(ready, "store");
 
     // The simulated host, counting the write requests it is sent.
@@ -423,10 +410,10 @@ int main(int argc, char** argv) {
         "host: kubesim, %d A100-80GB nodes (8 whole GPUs: shared, %d milli-GPU each, 4 per GPU) and %d "
         "H100-80GB nodes (8 GPUs in all-1g.10gb: isolated, one 1g.10gb each, 7 per GPU); KAI queues\n",
         a100_nodes, kSharedMilliGpu, h100_nodes);
-    std::printf(
-        "PostgreSQL: %s; provisioner: %d workers, 8 shard leases; load average %s\n",
-        postgres ? (durable ? "embedded, durable (fsync on commit)" : "embedded, not durable") : "--database-url",
-        workers, base::LoadAverage().c_str());
+    std::printf("PostgreSQL: %s; provisioner: %d workers, 8 shard leases; load average %s\n",
+                (*database)->embedded() ? (durable ? "embedded, durable (fsync on commit)" : "embedded, not durable")
+                                        : "--database-url",
+                workers, base::LoadAverage().c_str());
 
     std::vector<Steady::time_point> created_at(total);
     std::atomic<int> failed{0};
@@ -541,11 +528,6 @@ int main(int argc, char** argv) {
     }
     provisioner.reset();
     planes.reset();
-  }
-  if (postgres) {
-    (void)postgres->Stop();
-    std::error_code ignored;
-    std::filesystem::remove_all(root, ignored);
   }
   return exit_code;
 }

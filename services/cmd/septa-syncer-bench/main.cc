@@ -33,7 +33,6 @@
 // docs/BENCHMARKS.md "Syncer" has the figures.
 #include <prometheus/registry.h>
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -42,7 +41,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
-#include <filesystem>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -59,10 +57,9 @@
 #include "services/kube/resources.h"
 #include "services/kube/watch.h"
 #include "services/kubesim/kubesim.h"
-#include "services/store/embedded_postgres.h"
-#include "services/store/migration_runner.h"
 #include "services/store/pg_store.h"
 #include "services/store/pg_virtual_object_store.h"
+#include "services/store/scratch_database.h"
 #include "services/syncer/syncer_controller.h"
 #include "services/vcp/simulated_control_planes.h"
 #include "tenancy/host/names.h"
@@ -240,25 +237,14 @@ int main(int argc, char** argv) {
   const std::size_t heap_at_start = base::HeapInUse(), rss_at_start = base::ResidentBytes();
 
   // PostgreSQL.
-  const std::filesystem::path root =
-      std::filesystem::temp_directory_path() / ("septa-syncer-bench-" + std::to_string(::getpid()));
-  std::unique_ptr<store::EmbeddedPostgres> postgres;
-  if (database_url.empty()) {
-    auto started = store::EmbeddedPostgres::Start({.root = root, .durable = durable});
-    if (!started.ok()) return Die(started.status(), "starting PostgreSQL");
-    postgres = *std::move(started);
-    database_url = postgres->url();
-  }
-  auto migrations = store::EmbeddedMigrations();
-  if (!migrations.ok()) return Die(migrations.status(), "migrations");
-  if (auto applied = store::MigrationRunner(*migrations).Apply(database_url); !applied.ok()) {
-    return Die(applied.status(), "migrating");
-  }
+  auto database = store::ScratchDatabase::Open(database_url, "septa-syncer-bench", durable);
+  if (!database.ok()) return Die(database.status(), "database");
+  database_url = (*database)->url();
   SystemClock clock;
   int exit_code = 0;
   {
     store::PgStore store(store::PgStoreOptions{
-        .database_url = database_url, .pool_size = 16, .max_attempts = 50, .migrations = *migrations});
+        .database_url = database_url, .pool_size = 16, .max_attempts = 50, .migrations = (*database)->migrations()});
     if (Status ready = store.Ready(); !ready.ok()) return Die(ready, "store");
 
     // The simulated host, counting the write requests it is sent; as septad's embedded one.
@@ -380,7 +366,8 @@ int main(int argc, char** argv) {
     std::printf(
         "host: kubesim, %d CPU nodes; syncer: %d workers, KAI scheduler names; PostgreSQL: %s; load average %s\n",
         nodes, workers,
-        postgres ? (durable ? "embedded, durable (fsync on commit)" : "embedded, not durable") : "--database-url",
+        (*database)->embedded() ? (durable ? "embedded, durable (fsync on commit)" : "embedded, not durable")
+                                : "--database-url",
         base::LoadAverage().c_str());
     std::printf(
         "setup: %d control planes ensured in %.2f s (heap %.1f KiB each, no pods yet); the syncer watched all of "
@@ -560,11 +547,6 @@ int main(int argc, char** argv) {
         static_cast<unsigned long long>(host_written), changed, base::LoadAverage().c_str());
     if (host_written != 0 || changed != 0) exit_code = 1;
     syncer.reset();
-  }
-  if (postgres) {
-    (void)postgres->Stop();
-    std::error_code ignored;
-    std::filesystem::remove_all(root, ignored);
   }
   return exit_code;
 }
