@@ -10,6 +10,7 @@
 #include <random>
 #include <sstream>
 
+#include "common/percentile.h"
 #include "gpu/policy.h"
 #include "services/cmd/septa-bench/commands.h"
 
@@ -112,10 +113,9 @@ void BM_Decision(benchmark::State& state, std::string policy_name, MicroOptions 
     }
     while (!live.empty() && allocated > options.fill * static_cast<double>(cluster.total_gpu_milli)) release_oldest();
   }
-  std::sort(micros.begin(), micros.end());
   if (!micros.empty()) {
-    state.counters["p50_us"] = micros[micros.size() / 2];
-    state.counters["p99_us"] = micros[std::min(micros.size() - 1, micros.size() * 99 / 100)];
+    state.counters["p50_us"] = Percentile(micros, 0.50);
+    state.counters["p99_us"] = Percentile(micros, 0.99);
   }
   const double gpus = static_cast<double>(cluster.total_gpu_milli) / gpu::kMilliPerGpu;
   state.counters["state_B_per_gpu"] =

@@ -9,6 +9,7 @@
 #include <optional>
 #include <sstream>
 
+#include "common/percentile.h"
 #include "gpu/catalog.h"
 #include "gpu/openb_csv.h"
 #include "gpu/packing_bound.h"
@@ -74,13 +75,6 @@ Spread SpreadOf(const std::vector<double>& values) {
   s.max = *std::max_element(values.begin(), values.end());
   for (double v : values) s.mean += v / static_cast<double>(values.size());
   return s;
-}
-
-double Percentile(std::vector<float>& values, double q) {
-  if (values.empty()) return 0;
-  const std::size_t k = std::min(values.size() - 1, static_cast<std::size_t>(q * static_cast<double>(values.size())));
-  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(k), values.end());
-  return values[k];
 }
 
 Result<PolicyResult> RunPolicy(const gpu::ReplayInput& input, const std::string& policy_name,

@@ -8,24 +8,21 @@
 //   septa-capacity-bench [--creates N] [--threads T] [--durable]
 // Starts a private PostgreSQL (embedded, like septad's) in a fresh temporary
 // directory and removes it afterwards.
-#include <unistd.h>
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "common/clock.h"
+#include "common/percentile.h"
 #include "gpu/catalog.h"
 #include "services/core/capacity_ledger.h"
 #include "services/core/virtual_cluster_service.h"
-#include "services/store/embedded_postgres.h"
-#include "services/store/migration_runner.h"
 #include "services/store/pg_store.h"
+#include "services/store/scratch_database.h"
 
 namespace {
 
@@ -58,12 +55,6 @@ gpu::InventoryNode Node(int i) {
   return n;
 }
 
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<std::size_t>(p * v.size()))];
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -84,19 +75,12 @@ int main(int argc, char** argv) {
   }
   if (creates < 1 || threads < 1) return Die(InvalidArgument("--creates and --threads must be positive"), "flags");
 
-  const std::filesystem::path root =
-      std::filesystem::temp_directory_path() / ("septa-capacity-bench-" + std::to_string(::getpid()));
-  auto postgres = store::EmbeddedPostgres::Start({.root = root, .durable = durable});
-  if (!postgres.ok()) return Die(postgres.status(), "starting PostgreSQL");
-  auto migrations = store::EmbeddedMigrations();
-  if (!migrations.ok()) return Die(migrations.status(), "migrations");
-  if (auto applied = store::MigrationRunner(*migrations).Apply((*postgres)->url()); !applied.ok()) {
-    return Die(applied.status(), "migrating");
-  }
-  store::PgStore store(store::PgStoreOptions{.database_url = (*postgres)->url(),
+  auto database = store::ScratchDatabase::Open("", "septa-capacity-bench", durable);
+  if (!database.ok()) return Die(database.status(), "database");
+  store::PgStore store(store::PgStoreOptions{.database_url = (*database)->url(),
                                              .pool_size = threads + 2,
                                              .max_attempts = 50,
-                                             .migrations = *std::move(migrations)});
+                                             .migrations = (*database)->migrations()});
   if (Status ready = store.Ready(); !ready.ok()) return Die(ready, "store");
   SystemClock clock;
 
@@ -186,8 +170,5 @@ int main(int argc, char** argv) {
   std::printf("engine rebuilt from %d reservations on %d nodes in %.0f ms\n", creates - failed.load(), kNodes,
               Millis(std::chrono::steady_clock::now() - t0).count());
   session.reset();
-  (void)(*postgres)->Stop();
-  std::error_code ignored;
-  std::filesystem::remove_all(root, ignored);
   return failed.load() == 0 ? 0 : 1;
 }

@@ -8,10 +8,7 @@
 #include <prometheus/registry.h>
 
 #include <cstdlib>
-#include <filesystem>
 #include <memory>
-
-#include <unistd.h>
 
 #include "services/kube/client.h"
 #include "services/kube/gpu_labels.h"
@@ -19,10 +16,8 @@
 #include "services/kubesim/kubesim.h"
 #include "services/reconcile/inventory_controller.h"
 #include "services/reconcile/node_observation.h"
-#include "services/store/embedded_postgres.h"
-#include "services/store/migration.h"
-#include "services/store/migration_runner.h"
 #include "services/store/pg_store.h"
+#include "services/store/scratch_database.h"
 
 namespace {
 
@@ -119,33 +114,18 @@ BENCHMARK(BM_ListAndObserve1000Nodes)->Unit(benchmark::kMillisecond)->UseRealTim
 // A migrated database for the inventory, kept for the whole run; the
 // embedded server is stopped and its directory removed at exit.
 struct BenchDatabase {
-  std::filesystem::path root;
-  std::unique_ptr<septa::store::EmbeddedPostgres> postgres;
+  std::unique_ptr<septa::store::ScratchDatabase> database;  // outlives the store (declared first)
   std::unique_ptr<septa::store::PgStore> store;
 
   BenchDatabase() {
-    std::string url;
-    if (const char* external = std::getenv("SEPTA_BENCH_DATABASE_URL")) {
-      url = external;
-    } else {
-      root = std::filesystem::temp_directory_path() / ("septa-inventory-bench-" + std::to_string(::getpid()));
-      auto pg = septa::store::EmbeddedPostgres::Start({.root = root});
-      if (!pg.ok()) std::abort();
-      postgres = *std::move(pg);
-      url = postgres->url();
-    }
-    auto migrations = septa::store::EmbeddedMigrations();
-    if (!migrations.ok() || !septa::store::MigrationRunner(*migrations).Apply(url).ok()) std::abort();
-    store = std::make_unique<septa::store::PgStore>(
-        septa::store::PgStoreOptions{.database_url = url, .pool_size = 8, .migrations = *migrations});
+    const char* external = std::getenv("SEPTA_BENCH_DATABASE_URL");
+    auto opened = septa::store::ScratchDatabase::Open(external != nullptr ? external : "", "septa-inventory-bench",
+                                                      /*durable=*/true);
+    if (!opened.ok()) std::abort();
+    database = *std::move(opened);
+    store = std::make_unique<septa::store::PgStore>(septa::store::PgStoreOptions{
+        .database_url = database->url(), .pool_size = 8, .migrations = database->migrations()});
     if (!store->Ready().ok()) std::abort();
-  }
-  ~BenchDatabase() {
-    store.reset();
-    if (postgres) {
-      (void)postgres->Stop();
-      std::filesystem::remove_all(root);
-    }
   }
 };
 

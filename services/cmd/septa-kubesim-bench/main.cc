@@ -10,6 +10,7 @@
 #include <mutex>
 #include <thread>
 
+#include "common/percentile.h"
 #include "services/kube/client.h"
 #include "services/kube/resources.h"
 #include "services/kube/watch.h"
@@ -150,10 +151,9 @@ void BM_WatchDelivery(benchmark::State& state) {
   if (!watch_end.ok() && watch_end.code() != septa::Code::kCancelled) {
     state.SkipWithError(("the watch failed: " + watch_end.ToString()).c_str());
   }
-  std::sort(latencies_ms.begin(), latencies_ms.end());
   if (!latencies_ms.empty()) {
-    state.counters["p50_ms"] = latencies_ms[latencies_ms.size() / 2];
-    state.counters["p99_ms"] = latencies_ms[std::min(latencies_ms.size() - 1, latencies_ms.size() * 99 / 100)];
+    state.counters["p50_ms"] = septa::Percentile(latencies_ms, 0.50);
+    state.counters["p99_ms"] = septa::Percentile(latencies_ms, 0.99);
   }
 }
 BENCHMARK(BM_WatchDelivery)->UseRealTime()->Iterations(2000);

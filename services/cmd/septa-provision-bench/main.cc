@@ -23,7 +23,6 @@
 // (250 milli-GPU, four to an A100-80GB), half `isolated` (one 1g.10gb, seven
 // to an H100-80GB in all-1g.10gb); kubesim gets just enough 8-GPU nodes plus
 // one of each. docs/BENCHMARKS.md "Provisioning" has the figures.
-#include <malloc.h>
 #include <prometheus/registry.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -34,8 +33,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <set>
@@ -44,8 +41,10 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/percentile.h"
 #include "gpu/catalog.h"
 #include "gpu/mig_parted.h"
+#include "services/base/process_stats.h"
 #include "services/core/capacity_ledger.h"
 #include "services/core/virtual_cluster_service.h"
 #include "services/kube/client.h"
@@ -53,12 +52,11 @@
 #include "services/reconcile/inventory_controller.h"
 #include "services/reconcile/provisioner_controller.h"
 #include "services/reconcile/shard_leases.h"
-#include "services/store/embedded_postgres.h"
-#include "services/store/migration_runner.h"
 #include "services/store/notification_listener.h"
 #include "services/store/pg_lease_store.h"
 #include "services/store/pg_store.h"
 #include "services/store/pg_virtual_object_store.h"
+#include "services/store/scratch_database.h"
 #include "services/vcp/simulated_control_planes.h"
 
 namespace {
@@ -73,24 +71,6 @@ constexpr int kMig1gPerH100 = 7;      // all-1g.10gb
 constexpr int kGpusPerNode = 8;
 
 double Ms(Steady::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
-
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size())))];
-}
-
-std::size_t HeapInUse() {
-  malloc_trim(0);
-  return mallinfo2().uordblks;
-}
-
-std::string LoadAverage() {
-  std::ifstream in("/proc/loadavg");
-  std::string one, five, fifteen;
-  in >> one >> five >> fifteen;
-  return one + " " + five + " " + fifteen;
-}
 
 int Die(const Status& st, const char* what) {
   std::fprintf(stderr, "septa-provision-bench: %s: %s\n", what, st.ToString().c_str());
@@ -355,25 +335,14 @@ int main(int argc, char** argv) {
   const int total = paced + count;
 
   // PostgreSQL.
-  const std::filesystem::path root =
-      std::filesystem::temp_directory_path() / ("septa-provision-bench-" + std::to_string(::getpid()));
-  std::unique_ptr<store::EmbeddedPostgres> postgres;
-  if (database_url.empty()) {
-    auto started = store::EmbeddedPostgres::Start({.root = root, .durable = durable});
-    if (!started.ok()) return Die(started.status(), "starting PostgreSQL");
-    postgres = *std::move(started);
-    database_url = postgres->url();
-  }
-  auto migrations = store::EmbeddedMigrations();
-  if (!migrations.ok()) return Die(migrations.status(), "migrations");
-  if (auto applied = store::MigrationRunner(*migrations).Apply(database_url); !applied.ok()) {
-    return Die(applied.status(), "migrating");
-  }
+  auto database = store::ScratchDatabase::Open(database_url, "septa-provision-bench", durable);
+  if (!database.ok()) return Die(database.status(), "database");
+  database_url = (*database)->url();
   SystemClock clock;
   int exit_code = 0;
   {
     store::PgStore store(store::PgStoreOptions{
-        .database_url = database_url, .pool_size = 16, .max_attempts = 50, .migrations = *migrations});
+        .database_url = database_url, .pool_size = 16, .max_attempts = 50, .migrations = (*database)->migrations()});
     if (Status ready = store.Ready(); !ready.ok()) return Die(ready, "store");
 
     // The simulated host, counting the write requests it is sent.
@@ -441,10 +410,10 @@ int main(int argc, char** argv) {
         "host: kubesim, %d A100-80GB nodes (8 whole GPUs: shared, %d milli-GPU each, 4 per GPU) and %d "
         "H100-80GB nodes (8 GPUs in all-1g.10gb: isolated, one 1g.10gb each, 7 per GPU); KAI queues\n",
         a100_nodes, kSharedMilliGpu, h100_nodes);
-    std::printf(
-        "PostgreSQL: %s; provisioner: %d workers, 8 shard leases; load average %s\n",
-        postgres ? (durable ? "embedded, durable (fsync on commit)" : "embedded, not durable") : "--database-url",
-        workers, LoadAverage().c_str());
+    std::printf("PostgreSQL: %s; provisioner: %d workers, 8 shard leases; load average %s\n",
+                (*database)->embedded() ? (durable ? "embedded, durable (fsync on commit)" : "embedded, not durable")
+                                        : "--database-url",
+                workers, base::LoadAverage().c_str());
 
     std::vector<Steady::time_point> created_at(total);
     std::atomic<int> failed{0};
@@ -487,7 +456,7 @@ int main(int argc, char** argv) {
       if (failed.load() > 0) return Die(Internal(std::to_string(failed.load()) + " creates failed"), "paced");
       if (!observer.AwaitReady(keys_in(0, paced), 120s)) return Die(DeadlineExceeded("120 s"), "paced: READY");
       std::printf("paced: %d creates at %.1f/s, create -> READY (load average %s):\n", paced, rate,
-                  LoadAverage().c_str());
+                  base::LoadAverage().c_str());
       latencies_in(0, paced).Print("create -> READY");
     }
 
@@ -511,7 +480,7 @@ int main(int argc, char** argv) {
       std::printf(
           "burst: %d creates in %.2f s (%.0f/s); all READY %.2f s after the first create (%.1f READY/s; "
           "load average %s)\n",
-          count, create_s, count / create_s, all_s, count / all_s, LoadAverage().c_str());
+          count, create_s, count / create_s, all_s, count / all_s, base::LoadAverage().c_str());
       latencies_in(paced, total).Print("create -> READY under the burst");
     }
 
@@ -544,14 +513,14 @@ int main(int argc, char** argv) {
         "%llu (load average %s)\n",
         reconciled, total, restart_ms, started_ms, static_cast<unsigned long long>(host_written),
         static_cast<unsigned long long>(rows), static_cast<unsigned long long>(counted.writes()),
-        LoadAverage().c_str());
+        base::LoadAverage().c_str());
     if (reconciled < total || host_written != 0 || rows != 0 || counted.writes() != 0) exit_code = 1;
 
     // Memory of an idle control plane: what evicting them all gives back.
-    const std::size_t loaded = planes->loaded_count(), heap_loaded = HeapInUse();
+    const std::size_t loaded = planes->loaded_count(), heap_loaded = base::HeapInUse();
     std::this_thread::sleep_for(5ms);
     planes->Tick();
-    const std::size_t heap_evicted = HeapInUse();
+    const std::size_t heap_evicted = base::HeapInUse();
     if (loaded > planes->loaded_count()) {
       std::printf("idle control planes: %zu loaded, %.1f KiB of heap each (given back on eviction)\n", loaded,
                   (static_cast<double>(heap_loaded) - static_cast<double>(heap_evicted)) / 1024 /
@@ -559,11 +528,6 @@ int main(int argc, char** argv) {
     }
     provisioner.reset();
     planes.reset();
-  }
-  if (postgres) {
-    (void)postgres->Stop();
-    std::error_code ignored;
-    std::filesystem::remove_all(root, ignored);
   }
   return exit_code;
 }

@@ -31,11 +31,8 @@
 //    clusters whose stored objects changed (both must be 0, else exit 1).
 //
 // docs/BENCHMARKS.md "Syncer" has the figures.
-#include <malloc.h>
 #include <prometheus/registry.h>
 #include <spdlog/spdlog.h>
-#include <sys/resource.h>
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -44,8 +41,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -55,15 +50,16 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/percentile.h"
+#include "services/base/process_stats.h"
 #include "services/kube/client.h"
 #include "services/kube/config.h"
 #include "services/kube/resources.h"
 #include "services/kube/watch.h"
 #include "services/kubesim/kubesim.h"
-#include "services/store/embedded_postgres.h"
-#include "services/store/migration_runner.h"
 #include "services/store/pg_store.h"
 #include "services/store/pg_virtual_object_store.h"
+#include "services/store/scratch_database.h"
 #include "services/syncer/syncer_controller.h"
 #include "services/vcp/simulated_control_planes.h"
 #include "tenancy/host/names.h"
@@ -80,38 +76,6 @@ constexpr int kTenants = 10;
 constexpr int kPodsPerNode = 100;  // of kubesim's 110, so that no node is ever full
 
 double Ms(Steady::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
-
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size())))];
-}
-
-std::size_t HeapInUse() {
-  malloc_trim(0);
-  return mallinfo2().uordblks;
-}
-
-std::size_t RssBytes() {
-  std::ifstream in("/proc/self/statm");
-  std::size_t pages = 0, resident = 0;
-  in >> pages >> resident;
-  return resident * static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-}
-
-double CpuSeconds() {
-  rusage usage{};
-  ::getrusage(RUSAGE_SELF, &usage);
-  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
-  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
-}
-
-std::string LoadAverage() {
-  std::ifstream in("/proc/loadavg");
-  std::string one, five, fifteen;
-  in >> one >> five >> fifteen;
-  return one + " " + five + " " + fifteen;
-}
 
 int Die(const Status& st, const char* what) {
   std::fprintf(stderr, "septa-syncer-bench: %s: %s\n", what, st.ToString().c_str());
@@ -231,11 +195,11 @@ struct IdleWindow {
 };
 IdleWindow MeasureIdle(int seconds, prometheus::Registry* syncer_metrics) {
   const double reconciles_before = syncer_metrics ? Reconciles(*syncer_metrics) : 0;
-  const double cpu_before = CpuSeconds();
+  const double cpu_before = base::CpuSeconds();
   const auto start = Steady::now();
   std::this_thread::sleep_for(std::chrono::seconds(seconds));
   const double wall = Ms(Steady::now() - start) / 1000;
-  return {.cpu_share = (CpuSeconds() - cpu_before) / wall,
+  return {.cpu_share = (base::CpuSeconds() - cpu_before) / wall,
           .reconciles = syncer_metrics ? Reconciles(*syncer_metrics) - reconciles_before : 0};
 }
 
@@ -270,28 +234,17 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each phase's line as it ends, also into a file
   const std::size_t total = static_cast<std::size_t>(clusters) * pods_per_cluster;
   const std::size_t paced = static_cast<std::size_t>(paced_clusters) * pods_per_cluster;
-  const std::size_t heap_at_start = HeapInUse(), rss_at_start = RssBytes();
+  const std::size_t heap_at_start = base::HeapInUse(), rss_at_start = base::ResidentBytes();
 
   // PostgreSQL.
-  const std::filesystem::path root =
-      std::filesystem::temp_directory_path() / ("septa-syncer-bench-" + std::to_string(::getpid()));
-  std::unique_ptr<store::EmbeddedPostgres> postgres;
-  if (database_url.empty()) {
-    auto started = store::EmbeddedPostgres::Start({.root = root, .durable = durable});
-    if (!started.ok()) return Die(started.status(), "starting PostgreSQL");
-    postgres = *std::move(started);
-    database_url = postgres->url();
-  }
-  auto migrations = store::EmbeddedMigrations();
-  if (!migrations.ok()) return Die(migrations.status(), "migrations");
-  if (auto applied = store::MigrationRunner(*migrations).Apply(database_url); !applied.ok()) {
-    return Die(applied.status(), "migrating");
-  }
+  auto database = store::ScratchDatabase::Open(database_url, "septa-syncer-bench", durable);
+  if (!database.ok()) return Die(database.status(), "database");
+  database_url = (*database)->url();
   SystemClock clock;
   int exit_code = 0;
   {
     store::PgStore store(store::PgStoreOptions{
-        .database_url = database_url, .pool_size = 16, .max_attempts = 50, .migrations = *migrations});
+        .database_url = database_url, .pool_size = 16, .max_attempts = 50, .migrations = (*database)->migrations()});
     if (Status ready = store.Ready(); !ready.ok()) return Die(ready, "store");
 
     // The simulated host, counting the write requests it is sent; as septad's embedded one.
@@ -349,7 +302,7 @@ int main(int argc, char** argv) {
     store::PgVirtualObjectStore objects({.database_url = database_url, .pool_size = 4});
     vcp::SimulatedControlPlanes planes(objects, vcp::SimulatedControlPlanesOptions{.idle_after = 0ms});
     if (Status st = planes.Start(); !st.ok()) return Die(st, "control planes");
-    const std::size_t heap_no_planes = HeapInUse();
+    const std::size_t heap_no_planes = base::HeapInUse();
     const auto ensure_start = Steady::now();
     for (int c = 0; c < clusters; ++c) {
       if (auto ensured = planes.Ensure(TenantOf(c), VclusterOf(c)); !ensured.ok()) {
@@ -357,7 +310,7 @@ int main(int argc, char** argv) {
       }
     }
     const double ensure_s = Ms(Steady::now() - ensure_start) / 1000;
-    const std::size_t heap_planes = HeapInUse(), rss_planes = RssBytes();
+    const std::size_t heap_planes = base::HeapInUse(), rss_planes = base::ResidentBytes();
 
     // Where each pod's host pod is, and the bench's watch on the host.
     Timeline timeline(total);
@@ -406,15 +359,16 @@ int main(int argc, char** argv) {
     if (Status st = syncer->controller.Start(60s); !st.ok()) return Die(st, "syncer");
     if (!watched_all(*syncer, 600s)) return Die(DeadlineExceeded("600 s"), "syncer: every virtual cluster watched");
     const double watch_s = Ms(Steady::now() - syncer_start) / 1000;
-    const std::size_t heap_watched = HeapInUse(), rss_watched = RssBytes();
+    const std::size_t heap_watched = base::HeapInUse(), rss_watched = base::ResidentBytes();
 
     std::printf("septa-syncer-bench: %d virtual clusters x %d pods (%zu pods; %d clusters' %zu pods paced at %.0f/s)\n",
                 clusters, pods_per_cluster, total, paced_clusters, paced, rate);
     std::printf(
         "host: kubesim, %d CPU nodes; syncer: %d workers, KAI scheduler names; PostgreSQL: %s; load average %s\n",
         nodes, workers,
-        postgres ? (durable ? "embedded, durable (fsync on commit)" : "embedded, not durable") : "--database-url",
-        LoadAverage().c_str());
+        (*database)->embedded() ? (durable ? "embedded, durable (fsync on commit)" : "embedded, not durable")
+                                : "--database-url",
+        base::LoadAverage().c_str());
     std::printf(
         "setup: %d control planes ensured in %.2f s (heap %.1f KiB each, no pods yet); the syncer watched all of "
         "them %.2f s after its start (heap +%.1f KiB, RSS +%.1f KiB per virtual cluster, no pods yet)\n",
@@ -456,7 +410,7 @@ int main(int argc, char** argv) {
           "fill: %zu pods in %d virtual clusters created in %.2f s (%.0f/s), all Running on the host after %.2f s, "
           "the syncer idle after %.2f s (load average %s)\n",
           filled, clusters - paced_clusters, create_s, static_cast<double>(filled) / create_s, running_s,
-          Ms(Steady::now() - start) / 1000, LoadAverage().c_str());
+          Ms(Steady::now() - start) / 1000, base::LoadAverage().c_str());
     }
 
     // 2. Paced: the first virtual clusters' pods one at a time, on a host holding the fill.
@@ -500,7 +454,7 @@ int main(int argc, char** argv) {
       const double create_s = Ms(Steady::now() - start) / 1000;
       if (!timeline.Await(kVirtualRunning, paced, 300s)) return Die(DeadlineExceeded("300 s"), "paced: Running");
       std::printf("paced: %zu pods created in %.2f s (%.0f/s) on a host holding %zu synced pods (load average %s):\n",
-                  paced, create_s, static_cast<double>(paced) / create_s, total - paced, LoadAverage().c_str());
+                  paced, create_s, static_cast<double>(paced) / create_s, total - paced, base::LoadAverage().c_str());
       std::size_t early = 0;
       auto down = timeline.Between(kCreateReply, kHostAdded, 0, paced, early);
       PrintLatencies("virtual create's reply -> host pod ADDED", down, early);
@@ -528,7 +482,8 @@ int main(int argc, char** argv) {
         if (!patched.ok()) return Die(patched.status(), "host status patch");
       }
       if (!timeline.Await(kVirtualStatus, paced, 300s)) return Die(DeadlineExceeded("300 s"), "status: virtual");
-      std::printf("status: %zu host status changes at %.0f/s (load average %s):\n", paced, rate, LoadAverage().c_str());
+      std::printf("status: %zu host status changes at %.0f/s (load average %s):\n", paced, rate,
+                  base::LoadAverage().c_str());
       std::size_t early = 0;
       auto up = timeline.Between(kStatusPatch, kVirtualStatus, 0, paced, early);
       PrintLatencies("host status patch sent -> virtual pod shows it", up, early);
@@ -546,7 +501,7 @@ int main(int argc, char** argv) {
     std::printf(
         "idle: %d virtual clusters x %d pods watched: the process used %.2f %% of a core over %d s "
         "(%.0f reconciles in the window; load average %s)\n",
-        clusters, pods_per_cluster, 100 * with.cpu_share, idle_seconds, with.reconciles, LoadAverage().c_str());
+        clusters, pods_per_cluster, 100 * with.cpu_share, idle_seconds, with.reconciles, base::LoadAverage().c_str());
 
     // 5. Restart: what the syncer held, the same window without it, and a new syncer's resync.
     std::vector<std::optional<std::uint64_t>> versions;
@@ -555,10 +510,10 @@ int main(int argc, char** argv) {
       if (!version.ok()) return Die(version.status(), "resource version");
       versions.push_back(*version);
     }
-    const std::size_t heap_with = HeapInUse(), rss_with = RssBytes();
+    const std::size_t heap_with = base::HeapInUse(), rss_with = base::ResidentBytes();
     const std::uint64_t host_before = host_writes.load();
     syncer.reset();
-    const std::size_t heap_without = HeapInUse(), rss_without = RssBytes();
+    const std::size_t heap_without = base::HeapInUse(), rss_without = base::ResidentBytes();
     std::printf(
         "memory: the syncer held %.1f KiB of heap, %.1f KiB of RSS per watched virtual cluster (%d pods each; "
         "process with it: heap %.1f MiB, RSS %.1f MiB, at start %.1f / %.1f MiB)\n",
@@ -570,7 +525,7 @@ int main(int argc, char** argv) {
     std::printf(
         "idle without the syncer: %.2f %% of a core over %d s, so the syncer's share is %.2f %% of a core "
         "(load average %s)\n",
-        100 * without.cpu_share, idle_seconds, 100 * (with.cpu_share - without.cpu_share), LoadAverage().c_str());
+        100 * without.cpu_share, idle_seconds, 100 * (with.cpu_share - without.cpu_share), base::LoadAverage().c_str());
 
     const auto restart = Steady::now();
     syncer = std::make_unique<Syncer>(options, store, **host, planes, clock);
@@ -589,14 +544,9 @@ int main(int argc, char** argv) {
         "restart: %zu pods of %d virtual clusters resynced in %.0f ms (host pods listed after %.0f ms; %.0f "
         "reconciles, %.0f errors); host writes %llu, virtual clusters with objects written %zu (load average %s)\n",
         total, clusters, resync_ms, started_ms, Reconciles(syncer->registry), Reconciles(syncer->registry, "error"),
-        static_cast<unsigned long long>(host_written), changed, LoadAverage().c_str());
+        static_cast<unsigned long long>(host_written), changed, base::LoadAverage().c_str());
     if (host_written != 0 || changed != 0) exit_code = 1;
     syncer.reset();
-  }
-  if (postgres) {
-    (void)postgres->Stop();
-    std::error_code ignored;
-    std::filesystem::remove_all(root, ignored);
   }
   return exit_code;
 }

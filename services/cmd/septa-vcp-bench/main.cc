@@ -5,19 +5,19 @@
 // reloading them all takes; and what checking a client certificate adds to a
 // request (verification against the CA, the revocation read).
 // docs/BENCHMARKS.md has the figures and command.
-#include <malloc.h>
 #include <openssl/pem.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "common/percentile.h"
+#include "services/base/process_stats.h"
 #include "services/http/tls.h"
 #include "services/store/migration.h"
 #include "services/store/migration_runner.h"
@@ -27,20 +27,6 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::size_t HeapInUse() {
-  malloc_trim(0);
-  return mallinfo2().uordblks;
-}
-
-std::size_t RssBytes() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
-  }
-  return 0;
-}
 
 double Millis(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
@@ -113,7 +99,7 @@ int main(int argc, char** argv) {
       store, {.tick_interval = std::chrono::milliseconds(0), .idle_after = std::chrono::milliseconds(1)});
   if (auto st = planes.Start(); !st.ok()) return std::fprintf(stderr, "%s\n", st.message().c_str()), 1;
 
-  const std::size_t heap_before = HeapInUse(), rss_before = RssBytes();
+  const std::size_t heap_before = septa::base::HeapInUse(), rss_before = septa::base::ResidentBytes();
   std::vector<double> ensure_ms;
   const auto started = Clock::now();
   for (int i = 0; i < count; ++i) {
@@ -123,15 +109,14 @@ int main(int argc, char** argv) {
     ensure_ms.push_back(Millis(Clock::now() - t0));
   }
   const double ensure_total = Millis(Clock::now() - started);
-  const std::size_t heap_loaded = HeapInUse(), rss_loaded = RssBytes();
-  std::sort(ensure_ms.begin(), ensure_ms.end());
+  const std::size_t heap_loaded = septa::base::HeapInUse(), rss_loaded = septa::base::ResidentBytes();
 
   // A tick runs every controller once, then evicts them all (idle after
   // 1 ms); then they are loaded again from PostgreSQL.
   std::this_thread::sleep_for(std::chrono::milliseconds(5));
   planes.Tick();
   const std::size_t loaded_after_evict = planes.loaded_count();
-  const std::size_t heap_evicted = HeapInUse();
+  const std::size_t heap_evicted = septa::base::HeapInUse();
   const auto reload_started = Clock::now();
   for (int i = 0; i < count; ++i) {
     if (!planes.Ensure("bench", "vc-" + std::to_string(i)).ok()) return 1;
@@ -140,7 +125,7 @@ int main(int argc, char** argv) {
 
   std::printf("virtual clusters: %d\n", count);
   std::printf("ensure (new, seeded, written through): total %.0f ms, p50 %.2f ms, p99 %.2f ms\n", ensure_total,
-              ensure_ms[ensure_ms.size() / 2], ensure_ms[ensure_ms.size() * 99 / 100]);
+              septa::Percentile(ensure_ms, 0.5), septa::Percentile(ensure_ms, 0.99));
   std::printf("heap per loaded idle control plane: %.1f KiB\n",
               static_cast<double>(heap_loaded - heap_before) / count / 1024);
   std::printf("RSS per loaded idle control plane: %.1f KiB\n",

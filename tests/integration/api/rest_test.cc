@@ -2,13 +2,11 @@
 #include <google/protobuf/util/time_util.h>
 #include <pqxx/pqxx>
 
-#include <unistd.h>
-
 #include <atomic>
-#include <fstream>
 #include <thread>
 
 #include "services/base/base64.h"
+#include "services/base/process_stats.h"
 #include "services/core/auth.h"
 #include "services/core/crypto.h"
 #include "tests/integration/api/api_fixture.h"
@@ -496,13 +494,6 @@ TEST_F(RestAuthorizationTest, AuthorizationMatrix) {
 
 // ---- Issue 9: what a client sends is checked where it enters (validation) ----
 
-long ResidentBytes() {
-  std::ifstream statm("/proc/self/statm");
-  long pages = 0, resident = 0;
-  statm >> pages >> resident;
-  return resident * ::sysconf(_SC_PAGESIZE);
-}
-
 // Expects a problem response with `status`, naming `field` when it is not empty.
 void ExpectProblem(const HttpResult& r, int status, const std::string& field, const std::string& what) {
   EXPECT_EQ(r.status, status) << what << ": " << r.body;
@@ -665,14 +656,14 @@ TEST_F(LargeBodyTest, DeepNestingIsRefusedWithoutGrowingMemory) {
   const std::string nested = R"({"labels":)" + brackets;  // an object, nested a million deep
   ExpectProblem(Call(admin_, "POST", "/v1/tenants", brackets), 400, "", "1 MB of [");
   ExpectProblem(Call(admin_, "POST", "/v1/tenants", nested), 400, "", "an object with 1 MB of [");
-  const long before = ResidentBytes();
+  const auto before = static_cast<long>(base::ResidentBytes());
   for (int i = 0; i < 10; ++i) {
     ASSERT_EQ(Call(admin_, "POST", "/v1/tenants", brackets).status, 400);
     auto r = Call(admin_, "PATCH", "/v1/tenants/x", nested);
     ASSERT_EQ(r.status, 400) << r.body;
     EXPECT_NE(r.body.find("nests deeper than 32 levels"), std::string::npos) << r.body;
   }
-  const long growth = ResidentBytes() - before;
+  const long growth = static_cast<long>(base::ResidentBytes()) - before;
   RecordProperty("rss_growth_bytes", std::to_string(growth));
   EXPECT_LT(growth, 24L << 20) << "RSS grew by " << (growth >> 20) << " MB over 20 deeply nested bodies";
 }

@@ -4,13 +4,10 @@
 // operator need: security contexts, resources, labels, no secret inline.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
-
 #include "tenancy/host/control_plane_manifests.h"
 #include "tenancy/host/manifest.h"
 #include "tenancy/host/names.h"
+#include "tests/support/golden.h"
 
 namespace septa::tenancy::host {
 namespace {
@@ -41,14 +38,6 @@ ControlPlaneInputs SampleInputs() {
   return in;
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return {};
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 std::vector<json> Rendered() {
   auto rendered = RenderControlPlane(SampleInputs(), ControlPlaneConfig{}, RenderConfig{});
   EXPECT_TRUE(rendered.ok()) << rendered.status().ToString();
@@ -75,14 +64,7 @@ std::vector<json> PodSpecs(const std::vector<json>& objects) {
 TEST(ControlPlaneManifests, Golden) {
   const json list = {{"apiVersion", "v1"}, {"kind", "List"}, {"metadata", json::object()}, {"items", Rendered()}};
   const std::string text = list.dump(2) + "\n";
-  const std::string path = std::string(SEPTA_CONTROL_PLANE_GOLDEN_DIR) + "/control-plane.json";
-  if (std::getenv("SEPTA_UPDATE_GOLDEN") != nullptr) {
-    std::ofstream(path, std::ios::binary) << text;
-    return;
-  }
-  const std::string want = ReadFile(path);
-  ASSERT_FALSE(want.empty()) << path << " is missing: run with SEPTA_UPDATE_GOLDEN=1 to write it";
-  EXPECT_EQ(text, want) << path << " differs; if the change is intended, regenerate with SEPTA_UPDATE_GOLDEN=1";
+  test::ExpectGolden(std::string(SEPTA_CONTROL_PLANE_GOLDEN_DIR) + "/control-plane.json", text);
 }
 
 TEST(ControlPlaneManifests, EveryObjectInTheHostNamespaceWithTheVirtualClustersLabels) {

@@ -3,34 +3,17 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include "tenancy/host/render.h"
+#include "tests/support/golden.h"
 #include "tests/unit/tenancy/host/sample_inputs.h"
 
 namespace septa::tenancy::host {
 namespace {
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return {};
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // Compares `text` with golden/<file>, or writes it there when SEPTA_UPDATE_GOLDEN is set.
 void ExpectGolden(const std::string& file, const std::string& text) {
-  const std::string path = std::string(SEPTA_HOST_GOLDEN_DIR) + "/" + file;
-  if (std::getenv("SEPTA_UPDATE_GOLDEN") != nullptr) {
-    std::ofstream(path, std::ios::binary) << text;
-    return;
-  }
-  const std::string want = ReadFile(path);
-  ASSERT_FALSE(want.empty()) << path << " is missing: run with SEPTA_UPDATE_GOLDEN=1 to write it";
-  EXPECT_EQ(text, want) << path << " differs; if the change is intended, regenerate with SEPTA_UPDATE_GOLDEN=1";
+  test::ExpectGolden(std::string(SEPTA_HOST_GOLDEN_DIR) + "/" + file, text);
 }
 
 std::string Serialized(const nlohmann::json& j) { return j.dump(2) + "\n"; }

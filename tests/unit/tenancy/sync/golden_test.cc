@@ -3,32 +3,14 @@
 // SEPTA_UPDATE_GOLDEN=1, see CMakeLists.txt).
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
-
+#include "tests/support/golden.h"
 #include "tests/unit/tenancy/sync/sample_views.h"
 
 namespace septa::tenancy::sync {
 namespace {
 
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return {};
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 void ExpectGolden(const std::string& file, const std::string& text) {
-  const std::string path = std::string(SEPTA_SYNC_TEST_DIR) + "/golden/" + file;
-  if (std::getenv("SEPTA_UPDATE_GOLDEN") != nullptr) {
-    std::ofstream(path, std::ios::binary) << text;
-    return;
-  }
-  const std::string want = ReadText(path);
-  ASSERT_FALSE(want.empty()) << path << " is missing: run with SEPTA_UPDATE_GOLDEN=1 to write it";
-  EXPECT_EQ(text, want) << path << " differs; if the change is intended, regenerate with SEPTA_UPDATE_GOLDEN=1";
+  test::ExpectGolden(std::string(SEPTA_SYNC_TEST_DIR) + "/golden/" + file, text);
 }
 
 struct Case {
@@ -58,7 +40,7 @@ std::vector<Case> Cases() {
 
 TEST(SyncGolden, FixturesForEveryTierAndBackend) {
   for (const char* fixture : {"training-job", "inference-server"}) {
-    const std::string text = ReadText(std::string(SEPTA_SYNC_TEST_DIR) + "/fixtures/" + fixture + ".json");
+    const std::string text = test::ReadTestFile(std::string(SEPTA_SYNC_TEST_DIR) + "/fixtures/" + fixture + ".json");
     ASSERT_FALSE(text.empty()) << fixture;
     const nlohmann::json pod = nlohmann::json::parse(text);
     for (const Case& c : Cases()) {
