@@ -11,6 +11,7 @@ inline const Resource kNamespaces{"", "v1", "namespaces", false};
 inline const Resource kNodes{"", "v1", "nodes", false};
 inline const Resource kPods{"", "v1", "pods", true};
 inline const Resource kConfigMaps{"", "v1", "configmaps", true};
+inline const Resource kSecrets{"", "v1", "secrets", true};
 inline const Resource kEvents{"", "v1", "events", true};
 inline const Resource kServiceAccounts{"", "v1", "serviceaccounts", true};
 inline const Resource kResourceQuotas{"", "v1", "resourcequotas", true};

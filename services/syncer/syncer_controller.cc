@@ -12,6 +12,7 @@
 #include "services/reconcile/virtual_cluster_keys.h"
 #include "services/syncer/refusal.h"
 #include "tenancy/sync/bookkeeping.h"
+#include "tenancy/sync/pod_references.h"
 
 namespace septa::syncer {
 
@@ -98,7 +99,8 @@ SyncerController::SyncerController(SyncerOptions options, core::Store& store, ku
                                                .list_keys = [this] { return ListKeys(); },
                                                .shards = options_.shards,
                                                .shard_key = ClusterPart},
-                  *this, clock, metrics) {
+                  *this, clock, metrics),
+      copies_(host, [this](const std::string& key) { controller_.Enqueue(key); }) {
   sync_latency_ =
       &prometheus::BuildHistogram()
            .Name("septa_syncer_pod_sync_latency_seconds")
@@ -122,6 +124,7 @@ Status SyncerController::Start(std::chrono::milliseconds timeout) {
     return Status(Code::kUnavailable,
                   "syncer: the host's synced pods were not listed within " + std::to_string(timeout.count()) + " ms");
   }
+  SEPTA_RETURN_IF_ERROR(copies_.Start(timeout));
   controller_.Start();
   resyncs_ = std::jthread([this](std::stop_token stop) { RunResyncs(stop); });
   return Status::Ok();
@@ -135,6 +138,7 @@ void SyncerController::Stop() {
   controller_.Stop();
   watches_.StopAll();
   if (host_pods_) host_pods_->Stop();
+  copies_.Stop();
 }
 
 void SyncerController::VirtualClusterChanged(const std::string& key) { controller_.Enqueue(key); }
@@ -193,6 +197,7 @@ Outcome SyncerController::Reconcile(const std::string& key) {
   std::vector<std::string> parts = SplitKey(key);
   if (parts.size() == 2) return ReconcileCluster(parts[0], parts[1]);
   if (parts.size() == 4) return ReconcilePod({parts[0], parts[1], parts[2], parts[3]});
+  if (parts.size() == 5) return ReconcileObject(parts);
   spdlog::warn("syncer: ignoring the malformed key {}", key);
   return Outcome::Done();
 }
@@ -217,16 +222,42 @@ Outcome SyncerController::ReconcileCluster(const std::string& tenant, const std:
   if (!cluster.ok()) return Failed(cluster.status());
   // Every pod of the virtual cluster, on either side, is looked at again:
   // its reservation may have changed, and a resync repairs what a lost
-  // event left undone. A converged pod costs a look at two caches.
+  // event left undone. A converged pod costs a look at two caches. So do
+  // the objects the pods use and those copied (an unused one is not looked
+  // at: it has nothing on the host).
   for (const json& pod : (*cluster)->pods().List()) {
     controller_.Enqueue(PodKey(tenant, vcluster, Meta(pod, "namespace"), Meta(pod, "name")));
+    EnqueueReferencedObjects(**cluster, pod);
   }
-  for (const json& host_pod : HostPodsOf((*cluster)->synced().view.host_namespace, tenant, vcluster)) {
+  const std::string host_namespace = (*cluster)->synced().view.host_namespace;
+  for (const json& host_pod : HostPodsOf(host_namespace, tenant, vcluster)) {
     if (auto ref = tsync::VirtualRefOf(host_pod, tenant, vcluster)) {
       controller_.Enqueue(PodKey(tenant, vcluster, ref->ns, ref->name));
     }
   }
+  for (const std::string& key : copies_.CopyKeys(host_namespace, tenant, vcluster)) controller_.Enqueue(key);
   return Outcome::Done();
+}
+
+void SyncerController::EnqueueReferencedObjects(const WatchedCluster& cluster, const json& virtual_pod) {
+  for (const tsync::ObjectRef& ref : tsync::ReferencedObjects(virtual_pod)) {
+    controller_.Enqueue(ObjectKey(cluster.tenant(), cluster.vcluster(), ref.kind, ref.ns, ref.name));
+  }
+}
+
+// "<tenant>/<vcluster>/<configmaps|secrets>/<namespace>/<name>".
+Outcome SyncerController::ReconcileObject(const std::vector<std::string>& parts) {
+  std::optional<tsync::CopiedKind> kind;
+  for (tsync::CopiedKind k : {tsync::CopiedKind::kConfigMap, tsync::CopiedKind::kSecret}) {
+    if (ResourceOf(k).resource == parts[2]) kind = k;
+  }
+  if (!kind) {
+    spdlog::warn("syncer: ignoring the key of an unknown kind {}", parts[2]);
+    return Outcome::Done();
+  }
+  std::shared_ptr<WatchedCluster> cluster = watches_.Find(parts[0], parts[1]);
+  if (!cluster) return Outcome::Done();  // not READY, or another replica's
+  return copies_.Reconcile(*cluster, tsync::ObjectRef{*kind, parts[3], parts[4]});
 }
 
 // The table of docs/ARCHITECTURE.md "The syncer". The caches may lag the
@@ -337,6 +368,12 @@ Outcome SyncerController::CreateHostPod(WatchedCluster& cluster, const std::stri
     return Refuse(cluster, key, virtual_pod, *refusal);
   }
   const tsync::HostPod& host_pod = std::get<tsync::HostPod>(translated);
+  // Not refused: from here its objects count as used (ObjectCopier), and
+  // their copies are on the host before the pod that mounts them.
+  cluster.Refused(key, false);
+  if (Status copied = copies_.EnsureCopies(cluster, tsync::ReferencedObjects(virtual_pod)); !copied.ok()) {
+    return Failed(copied);
+  }
   auto created = host_.Create(kube::kPods, view.host_namespace, host_pod.object);
   if (!created.ok()) {
     // AlreadyExists: created by an earlier pass the cache had not shown yet.
@@ -345,7 +382,6 @@ Outcome SyncerController::CreateHostPod(WatchedCluster& cluster, const std::stri
   }
   pending[host_name] = host_pod.assignment;
   placement.unlock();
-  cluster.Refused(key, false);
   if (auto created_at = kube::ParseRfc3339(Meta(virtual_pod, "creationTimestamp"))) {
     sync_latency_->Observe(std::max(0.0, std::chrono::duration<double>(clock_.Now() - *created_at).count()));
   }
@@ -355,6 +391,7 @@ Outcome SyncerController::CreateHostPod(WatchedCluster& cluster, const std::stri
 Outcome SyncerController::Refuse(WatchedCluster& cluster, const std::string& key, const json& virtual_pod,
                                  const tsync::Refusal& refusal) {
   cluster.Refused(key, true);
+  EnqueueReferencedObjects(cluster, virtual_pod);  // copied before it was refused: unused now
   // The condition is written after the event: when it is there, so is the
   // event, and a retry writes nothing.
   std::optional<json> status = RefusedStatus(virtual_pod, refusal);

@@ -6,12 +6,14 @@
 // "Status and deletion"). docs/ARCHITECTURE.md "The syncer" has the table.
 //
 // Keys, on the reconcile runtime: "<tenant>/<vcluster>" (start, refresh or
-// stop the virtual cluster's watch; enqueue its pods) and
-// "<tenant>/<vcluster>/<namespace>/<name>" (one virtual pod), both sharded
-// on "<tenant>/<vcluster>" under the provisioner's ShardLeases. Triggers:
+// stop the virtual cluster's watch; enqueue its pods and objects),
+// "<tenant>/<vcluster>/<namespace>/<name>" (one virtual pod) and
+// "<tenant>/<vcluster>/<configmaps|secrets>/<namespace>/<name>" (one config
+// map or secret, ObjectCopier), all sharded on "<tenant>/<vcluster>" under
+// the provisioner's ShardLeases. Triggers:
 // VirtualClusterChanged (septad's NOTIFY septa_vclusters), each watched
-// virtual cluster's pod informer, one host pod informer (selector
-// septa.dev/synced=true) whose pods map back through VirtualRefOf, and a
+// virtual cluster's informers, one host informer per kind (selector
+// septa.dev/synced=true) whose objects map back through VirtualRefOf, and a
 // periodic resync that also drops the watches of shards no longer held.
 #pragma once
 
@@ -26,6 +28,7 @@
 #include "services/kube/client.h"
 #include "services/kube/watch.h"
 #include "services/reconcile/controller.h"
+#include "services/syncer/object_copier.h"
 #include "services/syncer/virtual_cluster_watches.h"
 #include "tenancy/host/config.h"
 #include "tenancy/sync/pod_translation.h"
@@ -76,6 +79,8 @@ class SyncerController final : public reconcile::Reconciler {
   void RunResyncs(std::stop_token stop);
   reconcile::Outcome ReconcileCluster(const std::string& tenant, const std::string& vcluster);
   reconcile::Outcome ReconcilePod(const PodKeyParts& key);
+  reconcile::Outcome ReconcileObject(const std::vector<std::string>& parts);
+  void EnqueueReferencedObjects(const WatchedCluster& cluster, const nlohmann::json& virtual_pod);
   reconcile::Outcome CreateHostPod(WatchedCluster& cluster, const std::string& key, const nlohmann::json& virtual_pod);
   reconcile::Outcome Refuse(WatchedCluster& cluster, const std::string& key, const nlohmann::json& virtual_pod,
                             const tenancy::sync::Refusal& refusal);
@@ -95,6 +100,7 @@ class SyncerController final : public reconcile::Reconciler {
   VirtualClusterWatches watches_;
   reconcile::Controller controller_;
   std::unique_ptr<kube::Informer> host_pods_;
+  ObjectCopier copies_;
   std::jthread resyncs_;
 };
 

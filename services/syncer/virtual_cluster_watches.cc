@@ -4,10 +4,12 @@
 
 #include "services/kube/config.h"
 #include "services/kube/resources.h"
+#include "tenancy/sync/pod_references.h"
 
 namespace septa::syncer {
 
 using nlohmann::json;
+using tenancy::sync::CopiedKind;
 
 namespace {
 
@@ -22,11 +24,24 @@ std::string PodKey(const std::string& tenant, const std::string& vcluster, const
   return tenant + "/" + vcluster + "/" + ns + "/" + name;
 }
 
+std::string ObjectKey(const std::string& tenant, const std::string& vcluster, CopiedKind kind, const std::string& ns,
+                      const std::string& name) {
+  return tenant + "/" + vcluster + "/" + ResourceOf(kind).resource + "/" + ns + "/" + name;
+}
+
+const kube::Resource& ResourceOf(CopiedKind kind) {
+  return kind == CopiedKind::kConfigMap ? kube::kConfigMaps : kube::kSecrets;
+}
+
 WatchedCluster::WatchedCluster(std::string tenant, std::string vcluster, std::unique_ptr<kube::Client> client)
     : tenant_(std::move(tenant)), vcluster_(std::move(vcluster)), client_(std::move(client)) {}
 
-WatchedCluster::~WatchedCluster() {
-  if (pods_) pods_->Stop();
+WatchedCluster::~WatchedCluster() { StopInformers(); }
+
+void WatchedCluster::StopInformers() {
+  for (auto* informer : {&pods_, &config_maps_, &secrets_}) {
+    if (*informer) (*informer)->Stop();
+  }
 }
 
 SyncedCluster WatchedCluster::synced() const {
@@ -46,6 +61,11 @@ void WatchedCluster::Refused(const std::string& key, bool refused) {
   } else {
     refused_.erase(key);
   }
+}
+
+bool WatchedCluster::IsRefused(const std::string& key) const {
+  std::lock_guard lock(mu_);
+  return refused_.contains(key);
 }
 
 std::vector<std::string> WatchedCluster::refused() const {
@@ -82,14 +102,37 @@ Result<std::shared_ptr<WatchedCluster>> VirtualClusterWatches::Watch(const Synce
   kube::InformerHandlers handlers;
   handlers.on_add = [this, key_of](const json& pod) { enqueue_(key_of(pod)); };
   handlers.on_update = [this, key_of](const json&, const json& pod) { enqueue_(key_of(pod)); };
-  handlers.on_delete = [this, key_of](const json& pod) { enqueue_(key_of(pod)); };
+  handlers.on_delete = [this, key_of, tenant, vcluster](const json& pod) {
+    enqueue_(key_of(pod));
+    // The copies only it used go now.
+    for (const auto& ref : tenancy::sync::ReferencedObjects(pod)) {
+      enqueue_(ObjectKey(tenant, vcluster, ref.kind, ref.ns, ref.name));
+    }
+  };
   watched->pods_ = std::make_unique<kube::Informer>(watched->client(), kube::kPods, "", kube::ListOptions{}, handlers,
                                                     kVirtualResync);
-  watched->pods_->Start();
-  if (!watched->pods_->WaitForSync(timeout)) {
-    return Status(Code::kUnavailable, "virtual cluster " + tenant + "/" + vcluster +
-                                          ": its pods were not listed within " + std::to_string(timeout.count()) +
-                                          " ms");
+  for (CopiedKind kind : {CopiedKind::kConfigMap, CopiedKind::kSecret}) {
+    auto object_key = [tenant, vcluster, kind](const json& object) {
+      const json md = object.value("metadata", json::object());
+      return ObjectKey(tenant, vcluster, kind, md.value("namespace", ""), md.value("name", ""));
+    };
+    kube::InformerHandlers object_handlers;
+    object_handlers.on_add = [this, object_key](const json& object) { enqueue_(object_key(object)); };
+    object_handlers.on_update = [this, object_key](const json&, const json& object) { enqueue_(object_key(object)); };
+    object_handlers.on_delete = [this, object_key](const json& object) { enqueue_(object_key(object)); };
+    auto& informer = kind == CopiedKind::kConfigMap ? watched->config_maps_ : watched->secrets_;
+    informer = std::make_unique<kube::Informer>(watched->client(), ResourceOf(kind), "", kube::ListOptions{},
+                                                object_handlers, kVirtualResync);
+  }
+  for (kube::Informer* informer : {watched->pods_.get(), watched->config_maps_.get(), watched->secrets_.get()}) {
+    informer->Start();
+  }
+  for (kube::Informer* informer : {watched->pods_.get(), watched->config_maps_.get(), watched->secrets_.get()}) {
+    if (!informer->WaitForSync(timeout)) {
+      return Status(Code::kUnavailable, "virtual cluster " + tenant + "/" + vcluster +
+                                            ": its pods, config maps and secrets were not listed within " +
+                                            std::to_string(timeout.count()) + " ms");
+    }
   }
   {
     std::lock_guard lock(mu_);
@@ -112,7 +155,7 @@ void VirtualClusterWatches::Unwatch(const std::string& tenant, const std::string
     gone = std::move(it->second);
     watched_.erase(it);
   }
-  gone->pods().Stop();
+  gone->StopInformers();
   spdlog::info("syncer: no longer watching virtual cluster {}/{}", tenant, vcluster);
 }
 
@@ -136,7 +179,7 @@ void VirtualClusterWatches::StopAll() {
     std::lock_guard lock(mu_);
     all.swap(watched_);
   }
-  for (auto& entry : all) entry.second->pods().Stop();
+  for (auto& entry : all) entry.second->StopInformers();
 }
 
 }  // namespace septa::syncer

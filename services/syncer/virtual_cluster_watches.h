@@ -1,7 +1,9 @@
 // The virtual clusters whose pods this replica syncs, each with a
 // Kubernetes client on its own API (core::ControlPlanes::SyncerKubeconfig)
-// and one informer on its pods in every namespace that enqueues
-// "<tenant>/<vcluster>/<namespace>/<name>". The syncer starts a watch when a
+// and informers in every namespace on its pods, which enqueue
+// "<tenant>/<vcluster>/<namespace>/<name>" (and, when a pod goes, the keys
+// of the objects it referenced), and on its config maps and secrets, which
+// enqueue ObjectKey. The syncer starts a watch when a
 // virtual cluster it holds the shard of is READY and stops it when the
 // virtual cluster is deleted or sleeps, or the shard is lost.
 #pragma once
@@ -22,6 +24,7 @@
 #include "services/kube/client.h"
 #include "services/kube/watch.h"
 #include "services/syncer/synced_cluster.h"
+#include "tenancy/sync/pod_references.h"
 
 namespace septa::syncer {
 
@@ -29,16 +32,26 @@ namespace septa::syncer {
 std::string PodKey(const std::string& tenant, const std::string& vcluster, const std::string& ns,
                    const std::string& name);
 
+// The key of a virtual config map or secret:
+// "<tenant>/<vcluster>/<configmaps|secrets>/<namespace>/<name>".
+std::string ObjectKey(const std::string& tenant, const std::string& vcluster, tenancy::sync::CopiedKind kind,
+                      const std::string& ns, const std::string& name);
+// The resource of a copied kind (kube::kConfigMaps, kube::kSecrets).
+const kube::Resource& ResourceOf(tenancy::sync::CopiedKind kind);
+
 // One watched virtual cluster.
 class WatchedCluster {
  public:
   WatchedCluster(std::string tenant, std::string vcluster, std::unique_ptr<kube::Client> client);
-  ~WatchedCluster();  // stops the informer before the client goes
+  ~WatchedCluster();  // stops the informers before the client goes
 
   const std::string& tenant() const { return tenant_; }
   const std::string& vcluster() const { return vcluster_; }
   kube::Client& client() { return *client_; }
   kube::Informer& pods() { return *pods_; }
+  kube::Informer& objects(tenancy::sync::CopiedKind kind) {
+    return kind == tenancy::sync::CopiedKind::kConfigMap ? *config_maps_ : *secrets_;
+  }
 
   SyncedCluster synced() const;
   // What the store says now.
@@ -47,7 +60,9 @@ class WatchedCluster {
   // Placement is serialized per virtual cluster: the mutex is held from
   // reading the assignments to creating the host pod, and pods created but
   // not yet in the host informer's cache are counted here, so that two
-  // workers never hand out one slot.
+  // workers never hand out one slot. It also orders the copies of config
+  // maps and secrets (ObjectCopier) with the pod creates that need them: a
+  // copy is never deleted as unused while a pod that uses it is created.
   std::mutex& placement_mu() { return placement_mu_; }
   std::map<std::string, tenancy::sync::PodAssignment>& placed_not_cached() { return placed_not_cached_; }
 
@@ -55,13 +70,17 @@ class WatchedCluster {
   // virtual cluster's host pods goes.
   void Refused(const std::string& key, bool refused);
   std::vector<std::string> refused() const;
+  bool IsRefused(const std::string& key) const;
 
  private:
   friend class VirtualClusterWatches;
+  void StopInformers();
   const std::string tenant_;
   const std::string vcluster_;
   std::unique_ptr<kube::Client> client_;
   std::unique_ptr<kube::Informer> pods_;
+  std::unique_ptr<kube::Informer> config_maps_;
+  std::unique_ptr<kube::Informer> secrets_;
   mutable std::mutex mu_;  // synced_, refused_
   SyncedCluster synced_;
   std::set<std::string> refused_;

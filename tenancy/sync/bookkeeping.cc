@@ -47,6 +47,42 @@ std::string HostObjectName(std::string_view name, std::string_view ns, std::stri
   return host::SafeConcat({name, "x", ns, "x", vcluster});
 }
 
+nlohmann::json HostMetadata(std::string_view kind, const nlohmann::json& virtual_meta, std::string_view tenant,
+                            std::string_view vcluster, std::string_view host_namespace,
+                            const std::set<std::string, std::less<>>& dropped) {
+  using nlohmann::json;
+  const std::string name = virtual_meta.value("name", "");
+  const std::string ns = virtual_meta.value("namespace", "");
+  const std::string host_name = HostObjectName(name, ns, vcluster);
+  json labels = virtual_meta.value("labels", json::object());
+  std::set<std::string> label_keys;
+  for (const auto& [key, value] : labels.items()) label_keys.insert(key);
+  json annotations = json::object();
+  std::set<std::string> annotation_keys;
+  const json virtual_annotations = virtual_meta.value("annotations", json::object());
+  for (const auto& [key, value] : virtual_annotations.items()) {
+    if (dropped.contains(key)) continue;
+    annotations[key] = value;
+    annotation_keys.insert(key);
+  }
+  labels[std::string(kSyncedLabel)] = "true";
+  labels[std::string(kTenantLabel)] = std::string(tenant);
+  labels[std::string(kVclusterLabel)] = std::string(vcluster);
+  labels[std::string(kVirtualNamespaceLabel)] = ns;
+  annotations.update(json{{std::string(kVirtualNameAnnotation), name},
+                          {std::string(kVirtualNamespaceAnnotation), ns},
+                          {std::string(kVirtualUidAnnotation), virtual_meta.value("uid", "")},
+                          {std::string(kVirtualKindAnnotation), std::string(kind)},
+                          {std::string(kHostNameAnnotation), host_name},
+                          {std::string(kHostNamespaceAnnotation), std::string(host_namespace)},
+                          {std::string(kCopiedLabelsAnnotation), JoinCopiedKeys(label_keys)},
+                          {std::string(kCopiedAnnotationsAnnotation), JoinCopiedKeys(annotation_keys)}});
+  return {{"name", host_name},
+          {"namespace", std::string(host_namespace)},
+          {"labels", labels},
+          {"annotations", annotations}};
+}
+
 std::optional<VirtualRef> VirtualRefOf(const nlohmann::json& host_object, std::string_view tenant,
                                        std::string_view vcluster) {
   if (StringAt(host_object, "labels", kSyncedLabel) != "true" ||

@@ -3,6 +3,7 @@
 // (../shared/docs/SYNCER-FACTS.md "Host names", "Bookkeeping").
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -58,6 +59,16 @@ inline constexpr std::string_view kGpuMemoryAnnotation = "septa.dev/gpu-memory-m
 // The host name of the namespaced virtual object `name` in `ns` of virtual
 // cluster `vcluster`: SafeConcat(name, "x", ns, "x", vcluster).
 std::string HostObjectName(std::string_view name, std::string_view ns, std::string_view vcluster);
+
+// The metadata of the host copy of the virtual object whose metadata is
+// `virtual_meta` (of `kind`: "Pod", "ConfigMap", "Secret"), written as
+// HostObjectName to `host_namespace`: its labels and annotations copied
+// (less the annotation keys in `dropped`), the septa.dev/ labels above, the
+// object and host annotations and the copied-key lists. Every kind's
+// bookkeeping is this one, so VirtualRefOf reads them all alike.
+nlohmann::json HostMetadata(std::string_view kind, const nlohmann::json& virtual_meta, std::string_view tenant,
+                            std::string_view vcluster, std::string_view host_namespace,
+                            const std::set<std::string, std::less<>>& dropped = {});
 
 // The virtual object a host object was written from.
 struct VirtualRef {

@@ -9,66 +9,66 @@ namespace {
 
 using nlohmann::json;
 
-class Renamer {
- public:
-  Renamer(std::string_view ns, std::string_view vcluster) : ns_(ns), vcluster_(vcluster) {}
+enum class RefKind { kConfigMap, kSecret, kClaim };
 
-  // object[key], when a non-empty string, becomes its host name.
-  void Rename(json& object, const char* key) const {
-    if (!object.is_object()) return;
-    auto it = object.find(key);
-    if (it == object.end() || !it->is_string() || it->get<std::string>().empty()) return;
-    *it = HostObjectName(it->get<std::string>(), ns_, vcluster_);
-  }
-  // object[ref][key], e.g. csi.nodePublishSecretRef.name.
-  void RenameIn(json& object, const char* ref, const char* key) const {
-    if (!object.is_object()) return;
-    auto it = object.find(ref);
-    if (it != object.end()) Rename(*it, key);
-  }
-
- private:
-  std::string_view ns_;
-  std::string_view vcluster_;
-};
-
-void RenameVolume(const Renamer& r, json& volume, std::string_view pod_name, std::string_view ns,
-                  std::string_view vcluster) {
-  r.RenameIn(volume, "configMap", "name");
-  r.RenameIn(volume, "secret", "secretName");
-  r.RenameIn(volume, "persistentVolumeClaim", "claimName");
-  for (const char* kind : {"iscsi", "rbd", "cephfs"}) {
-    if (volume.contains(kind)) r.RenameIn(volume[kind], "secretRef", "name");
-  }
-  if (volume.contains("csi")) r.RenameIn(volume["csi"], "nodePublishSecretRef", "name");
-  if (volume.contains("projected") && volume["projected"].contains("sources")) {
-    for (json& source : volume["projected"]["sources"]) {
-      r.RenameIn(source, "configMap", "name");
-      r.RenameIn(source, "secret", "name");
-    }
-  }
-  if (volume.contains("ephemeral") && volume.contains("name")) {
-    // Kubernetes names the PVC of an ephemeral volume "<pod>-<volume>"; the
-    // syncer copies that PVC down like any other.
-    const std::string claim = std::string(pod_name) + "-" + volume["name"].get<std::string>();
-    volume.erase("ephemeral");
-    volume["persistentVolumeClaim"] = {{"claimName", HostObjectName(claim, ns, vcluster)}};
-  }
+// object[ref][key] when it is a non-empty string, e.g. csi.nodePublishSecretRef.name.
+template <typename Json>
+Json* NameAt(Json& object, const char* ref, const char* key) {
+  if (!object.is_object()) return nullptr;
+  auto holder = object.find(ref);
+  if (holder == object.end() || !holder->is_object()) return nullptr;
+  auto name = holder->find(key);
+  if (name == holder->end() || !name->is_string() || name->template get_ref<const std::string&>().empty())
+    return nullptr;
+  return &*name;
 }
 
-void RenameContainer(const Renamer& r, json& container) {
-  if (container.contains("envFrom")) {
-    for (json& from : container["envFrom"]) {
-      r.RenameIn(from, "configMapRef", "name");
-      r.RenameIn(from, "secretRef", "name");
+// Calls visit(kind, name, volume) for every name in `spec` that references
+// a config map, secret or PVC of the pod's namespace; `volume` is the volume
+// that holds it, or nullptr. Json: json or const json.
+template <typename Json, typename Visit>
+void ForEachReference(Json& spec, Visit&& visit) {
+  auto at = [&visit](RefKind kind, Json* name, const json* volume) {
+    if (name != nullptr) visit(kind, *name, volume);
+  };
+  auto volumes = spec.find("volumes");
+  if (volumes != spec.end() && volumes->is_array()) {
+    for (Json& volume : *volumes) {
+      at(RefKind::kConfigMap, NameAt(volume, "configMap", "name"), &volume);
+      at(RefKind::kSecret, NameAt(volume, "secret", "secretName"), &volume);
+      at(RefKind::kClaim, NameAt(volume, "persistentVolumeClaim", "claimName"), &volume);
+      for (const char* kind : {"iscsi", "rbd", "cephfs"}) {
+        if (volume.contains(kind)) at(RefKind::kSecret, NameAt(volume[kind], "secretRef", "name"), &volume);
+      }
+      if (volume.contains("csi")) at(RefKind::kSecret, NameAt(volume["csi"], "nodePublishSecretRef", "name"), &volume);
+      if (!volume.contains("projected") || !volume["projected"].contains("sources")) continue;
+      for (Json& source : volume["projected"]["sources"]) {
+        at(RefKind::kConfigMap, NameAt(source, "configMap", "name"), &volume);
+        at(RefKind::kSecret, NameAt(source, "secret", "name"), &volume);
+      }
     }
   }
-  if (container.contains("env")) {
-    for (json& var : container["env"]) {
-      if (!var.contains("valueFrom")) continue;
-      r.RenameIn(var["valueFrom"], "configMapKeyRef", "name");
-      r.RenameIn(var["valueFrom"], "secretKeyRef", "name");
+  ForEachContainer(spec, [&at](std::string_view, std::size_t, Json& container) {
+    if (container.contains("envFrom") && container["envFrom"].is_array()) {
+      for (Json& from : container["envFrom"]) {
+        at(RefKind::kConfigMap, NameAt(from, "configMapRef", "name"), nullptr);
+        at(RefKind::kSecret, NameAt(from, "secretRef", "name"), nullptr);
+      }
     }
+    if (container.contains("env") && container["env"].is_array()) {
+      for (Json& var : container["env"]) {
+        if (!var.is_object() || !var.contains("valueFrom")) continue;
+        at(RefKind::kConfigMap, NameAt(var["valueFrom"], "configMapKeyRef", "name"), nullptr);
+        at(RefKind::kSecret, NameAt(var["valueFrom"], "secretKeyRef", "name"), nullptr);
+      }
+    }
+  });
+  auto pull_secrets = spec.find("imagePullSecrets");
+  if (pull_secrets == spec.end() || !pull_secrets->is_array()) return;
+  for (Json& secret : *pull_secrets) {
+    auto name = secret.is_object() ? secret.find("name") : secret.end();
+    if (name != secret.end() && name->is_string() && !name->template get_ref<const std::string&>().empty())
+      visit(RefKind::kSecret, *name, nullptr);
   }
 }
 
@@ -99,14 +99,47 @@ void RewriteDownwardItems(json& downward_api) {
 }  // namespace
 
 void RenameReferences(json& spec, std::string_view pod_name, std::string_view ns, std::string_view vcluster) {
-  const Renamer r(ns, vcluster);
-  if (spec.contains("volumes")) {
-    for (json& volume : spec["volumes"]) RenameVolume(r, volume, pod_name, ns, vcluster);
+  ForEachReference(
+      spec, [&](RefKind, json& name, const json*) { name = HostObjectName(name.get<std::string>(), ns, vcluster); });
+  auto volumes = spec.find("volumes");
+  if (volumes == spec.end() || !volumes->is_array()) return;
+  for (json& volume : *volumes) {
+    if (!volume.is_object() || !volume.contains("ephemeral") || !volume.contains("name")) continue;
+    // Kubernetes names the PVC of an ephemeral volume "<pod>-<volume>"; the
+    // syncer copies that PVC down like any other.
+    const std::string claim = std::string(pod_name) + "-" + volume["name"].get<std::string>();
+    volume.erase("ephemeral");
+    volume["persistentVolumeClaim"] = {{"claimName", HostObjectName(claim, ns, vcluster)}};
   }
-  ForEachContainer(spec, [&r](std::string_view, std::size_t, json& container) { RenameContainer(r, container); });
-  if (spec.contains("imagePullSecrets")) {
-    for (json& secret : spec["imagePullSecrets"]) r.Rename(secret, "name");
-  }
+}
+
+bool IsLegacyTokenVolume(const json& spec, const json& volume) {
+  const json* secret = NameAt(volume, "secret", "secretName");
+  if (secret == nullptr || volume.value("name", "") != secret->get<std::string>()) return false;
+  const std::string account = spec.value("serviceAccountName", spec.value("serviceAccount", "default"));
+  if (!secret->get<std::string>().starts_with(account + "-token-")) return false;
+  bool mounted = false;
+  ForEachContainer(spec, [&](std::string_view, std::size_t, const json& container) {
+    for (const json& mount : container.value("volumeMounts", json::array())) {
+      mounted = mounted || (mount.value("name", "") == volume.value("name", "") &&
+                            mount.value("mountPath", "") == kServiceAccountMountPath);
+    }
+  });
+  return mounted;
+}
+
+std::set<ObjectRef> ReferencedObjects(const json& virtual_pod) {
+  std::set<ObjectRef> out;
+  if (!virtual_pod.is_object() || !virtual_pod.contains("spec") || !virtual_pod["spec"].is_object()) return out;
+  const json& spec = virtual_pod["spec"];
+  const std::string ns = virtual_pod.value("metadata", json::object()).value("namespace", "");
+  ForEachReference(spec, [&](RefKind kind, const json& name, const json* volume) {
+    if (kind == RefKind::kClaim) return;
+    if (volume != nullptr && IsLegacyTokenVolume(spec, *volume)) return;
+    out.insert(
+        {kind == RefKind::kConfigMap ? CopiedKind::kConfigMap : CopiedKind::kSecret, ns, name.get<std::string>()});
+  });
+  return out;
 }
 
 std::string DownwardLabels(const json& labels) {

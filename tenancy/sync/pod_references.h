@@ -4,11 +4,27 @@
 // (../shared/docs/SYNCER-FACTS.md "What changes in a pod on the way down").
 #pragma once
 
+#include <compare>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <string_view>
 
 namespace septa::tenancy::sync {
+
+// Where Kubernetes mounts a pod's service account token.
+inline constexpr std::string_view kServiceAccountMountPath = "/var/run/secrets/kubernetes.io/serviceaccount";
+
+// The virtual objects the syncer copies down for the pods that use them.
+enum class CopiedKind { kConfigMap, kSecret };
+
+// A config map or secret of a virtual cluster.
+struct ObjectRef {
+  CopiedKind kind = CopiedKind::kConfigMap;
+  std::string ns;
+  std::string name;
+  auto operator<=>(const ObjectRef&) const = default;
+};
 
 // Renames, in `spec` of virtual pod `pod_name` in `ns`: volumes (configMap,
 // secret, persistentVolumeClaim, projected sources, CSI/iSCSI/RBD/CephFS
@@ -16,6 +32,20 @@ namespace septa::tenancy::sync {
 // created for it, "<pod>-<volume>"), envFrom, env[].valueFrom and
 // imagePullSecrets of every container list.
 void RenameReferences(nlohmann::json& spec, std::string_view pod_name, std::string_view ns, std::string_view vcluster);
+
+// The config maps and secrets `virtual_pod` references, read at exactly the
+// places RenameReferences renames (one walk serves both), so every renamed
+// reference names the host copy of one of them. Left out: the secret
+// volume older Kubernetes' ServiceAccount admission added for the service
+// account's token (IsLegacyTokenVolume), which the host pod mounts from the
+// syncer's token Secret instead: a service-account-token secret is copied
+// only when a pod names it itself.
+std::set<ObjectRef> ReferencedObjects(const nlohmann::json& virtual_pod);
+
+// Whether `volume` of pod spec `spec` is that admission's: a secret volume
+// of the secret's own name "<serviceAccountName>-token-..." that a container
+// mounts at kServiceAccountMountPath.
+bool IsLegacyTokenVolume(const nlohmann::json& spec, const nlohmann::json& volume);
 
 // fieldRefs to metadata.name|namespace|uid|labels and spec.serviceAccountName
 // (env and downwardAPI volumes, projected or not) read the annotations that

@@ -20,7 +20,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kTokenMountPath = "/var/run/secrets/kubernetes.io/serviceaccount";
 constexpr const char* kTokenVolume = "septa-sa-token";
 constexpr std::int64_t kDefaultTokenSeconds = 3607;  // kube-apiserver's default for projected tokens
 constexpr std::int64_t kMinTokenSeconds = 600;       // TokenRequest's minimum
@@ -51,44 +50,22 @@ bool IsIpAddress(const std::string& host) {
   return parts == 4;
 }
 
-json Metadata(const VirtualClusterView& vcluster, const json& virtual_pod, const std::string& host_name) {
+json Metadata(const VirtualClusterView& vcluster, const json& virtual_pod) {
   const json& meta = virtual_pod.at("metadata");
-  const std::string name = meta.value("name", "");
-  const std::string ns = meta.value("namespace", "");
-  json labels = meta.value("labels", json::object());
-  json annotations = json::object();
-  std::set<std::string> label_keys;
-  std::set<std::string> annotation_keys;
-  for (const auto& [key, value] : labels.items()) label_keys.insert(key);
-  const json virtual_annotations = meta.value("annotations", json::object());
-  for (const auto& [key, value] : virtual_annotations.items()) {
-    if (key == kMigProfileAnnotation || key == kGpuFractionAnnotation || key == kGpuMemoryAnnotation) continue;
-    annotations[key] = value;
-    annotation_keys.insert(key);
-  }
-  const std::string virtual_labels = DownwardLabels(labels);
-  labels[std::string(kSyncedLabel)] = "true";
-  labels[std::string(kTenantLabel)] = vcluster.tenant;
-  labels[std::string(kVclusterLabel)] = vcluster.vcluster;
-  labels[std::string(kVirtualNamespaceLabel)] = ns;
+  // The tenant's GPU inputs are read here, not handed to the host.
+  json out = HostMetadata(
+      "Pod", meta, vcluster.tenant, vcluster.vcluster, vcluster.host_namespace,
+      {std::string(kMigProfileAnnotation), std::string(kGpuFractionAnnotation), std::string(kGpuMemoryAnnotation)});
   const json& spec = virtual_pod.at("spec");
-  annotations.update(json{{std::string(kVirtualNameAnnotation), name},
-                          {std::string(kVirtualNamespaceAnnotation), ns},
-                          {std::string(kVirtualUidAnnotation), meta.value("uid", "")},
-                          {std::string(kVirtualKindAnnotation), "Pod"},
-                          {std::string(kHostNameAnnotation), host_name},
-                          {std::string(kHostNamespaceAnnotation), vcluster.host_namespace},
-                          {std::string(kVirtualLabelsAnnotation), virtual_labels},
-                          {std::string(kVirtualServiceAccountAnnotation), spec.value("serviceAccountName", "default")},
-                          {std::string(kCopiedLabelsAnnotation), JoinCopiedKeys(label_keys)},
-                          {std::string(kCopiedAnnotationsAnnotation), JoinCopiedKeys(annotation_keys)}});
+  json& annotations = out["annotations"];
+  annotations[std::string(kVirtualLabelsAnnotation)] = DownwardLabels(meta.value("labels", json::object()));
+  annotations[std::string(kVirtualServiceAccountAnnotation)] = spec.value("serviceAccountName", "default");
   if (meta.contains("ownerReferences"))
     annotations[std::string(kOwnerReferencesAnnotation)] = meta["ownerReferences"].dump();
   std::set<std::string> gates;
   for (const json& gate : spec.value("schedulingGates", json::array())) gates.insert(gate.value("name", ""));
   if (!gates.empty()) annotations[std::string(kCopiedGatesAnnotation)] = JoinCopiedKeys(gates);
-  return {
-      {"name", host_name}, {"namespace", vcluster.host_namespace}, {"labels", labels}, {"annotations", annotations}};
+  return out;
 }
 
 // KUBERNETES_SERVICE_* and KUBERNETES_PORT* point at the virtual API server;
@@ -141,28 +118,40 @@ void RewriteDns(json& spec, const SyncSettings& settings, const std::string& ns)
   spec["dnsConfig"] = {{"nameservers", nameservers}, {"searches", searches}, {"options", options}};
 }
 
-// The virtual pod's serviceAccountToken projections read the token Secret
-// instead; without one, the Secret is mounted into every container.
+// The virtual pod's serviceAccountToken projections and the token volume
+// older Kubernetes' admission added (IsLegacyTokenVolume: same keys) read
+// the token Secret instead; without either, the Secret is mounted into
+// every container.
 void MountToken(json& spec, const json& virtual_pod, const std::string& secret) {
-  bool projected = false;
+  bool replaced = false;
+  std::set<std::string> legacy;
+  const json& virtual_spec = virtual_pod.at("spec");
+  for (const json& volume : virtual_spec.value("volumes", json::array())) {
+    if (IsLegacyTokenVolume(virtual_spec, volume)) legacy.insert(volume.value("name", ""));
+  }
   json no_volumes = json::array();
   for (json& volume : spec.contains("volumes") ? spec["volumes"] : no_volumes) {
+    if (legacy.contains(volume.value("name", ""))) {
+      volume["secret"]["secretName"] = secret;
+      replaced = true;
+    }
     if (!volume.contains("projected") || !volume["projected"].contains("sources")) continue;
     for (json& source : volume["projected"]["sources"]) {
       if (!source.contains("serviceAccountToken")) continue;
       const std::string path = source["serviceAccountToken"].value("path", "token");
       source = {{"secret", {{"name", secret}, {"items", json::array({{{"key", "token"}, {"path", path}}})}}}};
-      projected = true;
+      replaced = true;
     }
   }
-  if (projected || !MountsServiceAccountToken(virtual_pod)) return;
+  if (replaced || !MountsServiceAccountToken(virtual_pod)) return;
   spec["volumes"].push_back({{"name", kTokenVolume}, {"secret", {{"secretName", secret}, {"defaultMode", 420}}}});
   ForEachContainer(spec, [](std::string_view list, std::size_t, json& container) {
     if (list == "ephemeralContainers") return;
     for (const json& mount : container.value("volumeMounts", json::array())) {
-      if (mount.value("mountPath", "") == kTokenMountPath) return;  // the container mounts its own
+      if (mount.value("mountPath", "") == kServiceAccountMountPath) return;  // the container mounts its own
     }
-    container["volumeMounts"].push_back({{"name", kTokenVolume}, {"mountPath", kTokenMountPath}, {"readOnly", true}});
+    container["volumeMounts"].push_back(
+        {{"name", kTokenVolume}, {"mountPath", std::string(kServiceAccountMountPath)}, {"readOnly", true}});
   });
 }
 
@@ -222,8 +211,7 @@ std::variant<HostPod, Refusal> Translate(const SyncSettings& settings, const Vir
   if (auto* refusal = std::get_if<Refusal>(&placed)) return *refusal;
   const PodAssignment& assignment = std::get<PodAssignment>(placed);
 
-  const std::string host_name = HostObjectName(name, ns, vcluster.vcluster);
-  json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", Metadata(vcluster, virtual_pod, host_name)}};
+  json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", Metadata(vcluster, virtual_pod)}};
   pod["spec"] = virtual_pod["spec"];
   json& spec = pod["spec"];
   // Virtual nodes and priority classes mean nothing on the host.

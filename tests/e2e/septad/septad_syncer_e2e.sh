@@ -4,7 +4,9 @@
 # host (schedulerName kai-scheduler there, which the embedded kubesim
 # schedules as KAI would); `kubectl get pod -o jsonpath` in the virtual
 # cluster shows its phase, IP and node; a virtual delete deletes the host
-# pod; a host pod deleted behind Septa's back deletes its virtual pod.
+# pod; a host pod deleted behind Septa's back deletes its virtual pod. The
+# config map the pod mounts is copied to the host namespace under the name
+# its renamed reference uses, follows an edit, and goes with the pod.
 # Then an isolated tenant's `nvidia.com/gpu: 1` pod runs on an H100 of its
 # reservation as nvidia.com/mig-3g.40gb: 1 with runtimeClassName nvidia,
 # tolerating the sample inventory's dedicated=gpu:NoSchedule taint there.
@@ -38,13 +40,20 @@ metadata:
   namespace: default
   labels: {app: web}
 spec:
+  volumes:
+    - name: config
+      configMap: {name: web-config}
   containers:
     - name: main
       image: busybox
+      volumeMounts:
+        - {name: config, mountPath: /etc/web}
       resources:
         requests: {cpu: 100m, memory: 64Mi}
         limits: {cpu: 100m, memory: 64Mi}
 YAML
+v create configmap web-config --from-literal=mode=fast >/dev/null || fail "kubectl create the config map"
+v create configmap unused-config --from-literal=x=y >/dev/null || fail "kubectl create the unused config map"
 applied=$(now_ms)
 v apply -f "$dir/web.yaml" >/dev/null || fail "kubectl apply the pod in the virtual cluster"
 host_pod=web-x-default-x-train
@@ -63,10 +72,24 @@ node=$(v get pod web -o 'jsonpath={.spec.nodeName}')
 [[ $(v get pod web -o 'jsonpath={.status.podIP}') == $(k get pod "$host_pod" -n "$ns" -o 'jsonpath={.status.podIP}') ]] ||
   fail "the pod IP did not flow up"
 
-# Virtual delete -> host delete.
+# The config map it mounts is on the host, under the name the host pod uses; an unused one is not.
+host_config=web-config-x-default-x-train
+[[ $(k get pod "$host_pod" -n "$ns" -o 'jsonpath={.spec.volumes[0].configMap.name}') == "$host_config" ]] ||
+  fail "the host pod does not mount $host_config"
+[[ $(k get configmap "$host_config" -n "$ns" -o 'jsonpath={.data.mode}') == fast ]] ||
+  fail "the config map's host copy $ns/$host_config is missing or differs"
+k get configmap unused-config-x-default-x-train -n "$ns" -o name >/dev/null 2>&1 &&
+  fail "a config map no pod uses was copied to the host"
+v patch configmap web-config --type merge -p '{"data":{"mode":"safe"}}' >/dev/null || fail "kubectl patch the config map"
+edited() { [[ $(k get configmap "$host_config" -n "$ns" -o 'jsonpath={.data.mode}') == safe ]]; }
+wait_for "the config map's edit on the host" 10 edited
+
+# Virtual delete -> host delete, the config map's copy with it.
 v delete pod web --wait=false >/dev/null || fail "kubectl delete the virtual pod"
 host_gone() { ! on_host; }
 wait_for "the host pod deleted after the virtual delete" 10 host_gone
+config_gone() { ! k get configmap "$host_config" -n "$ns" -o name >/dev/null 2>&1; }
+wait_for "the config map's host copy deleted with its last pod" 10 config_gone
 
 # Host pod deleted behind Septa's back -> the started virtual pod is deleted, not recreated.
 v apply -f "$dir/web.yaml" >/dev/null || fail "kubectl apply the pod again"

@@ -1,0 +1,74 @@
+// The config maps and secrets that a virtual cluster's synced pods use,
+// copied to its host namespace (tenancy/sync/object_copies.h), kept equal to
+// the virtual objects and deleted when these go or no pod of the virtual
+// cluster uses them any more. Level-based, one path for both kinds: the
+// syncer calls Reconcile for keys ObjectKey, and EnsureCopies before it
+// creates a host pod, so the kubelet finds what the pod mounts.
+//
+// Which pods count: the virtual pods of the object's namespace, less those
+// refused (they have no host pod). Secrets' values are never logged: what
+// is logged and returned names objects only.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "services/kube/client.h"
+#include "services/kube/watch.h"
+#include "services/reconcile/controller.h"
+#include "services/syncer/virtual_cluster_watches.h"
+#include "tenancy/sync/pod_references.h"
+#include "tenancy/sync/pod_translation.h"
+
+namespace septa::syncer {
+
+class ObjectCopier {
+ public:
+  // `enqueue` is called with object keys from the host informers' threads.
+  ObjectCopier(kube::Client& host, std::function<void(const std::string& key)> enqueue);
+  ~ObjectCopier();  // Stop
+
+  // Starts the host informers on config maps and secrets (selector
+  // septa.dev/synced=true), their first lists within `timeout`.
+  Status Start(std::chrono::milliseconds timeout);
+  void Stop();
+
+  // One virtual object: copied when a pod of its virtual cluster uses it
+  // (written only when the host copy differs), its host copy deleted when
+  // it is gone (confirmed by a live read) or unused; a copy of an earlier
+  // object of that name is replaced. Takes the cluster's placement lock.
+  reconcile::Outcome Reconcile(WatchedCluster& cluster, const tenancy::sync::ObjectRef& ref);
+
+  // Before a host pod is created, with the cluster's placement lock held:
+  // the copies of `refs` that exist in the virtual cluster are on the host
+  // and current. One that is not there yet is copied when it appears (its
+  // event), as a kubelet waits for a config map that does not exist yet.
+  Status EnsureCopies(WatchedCluster& cluster, const std::set<tenancy::sync::ObjectRef>& refs);
+
+  // The keys of the virtual objects whose copies are in `host_namespace`
+  // (the host informers' cache) for this virtual cluster.
+  std::vector<std::string> CopyKeys(const std::string& host_namespace, const std::string& tenant,
+                                    const std::string& vcluster) const;
+
+ private:
+  kube::Informer& host_copies(tenancy::sync::CopiedKind kind) const;
+  // Whether a pod of `cluster` that is not refused references `ref`.
+  static bool Referenced(WatchedCluster& cluster, const tenancy::sync::ObjectRef& ref);
+  Status EnsureCopy(const tenancy::sync::VirtualClusterView& view, const tenancy::sync::ObjectRef& ref,
+                    const nlohmann::json& virtual_object, std::optional<nlohmann::json> host_copy);
+  Status DeleteCopy(const tenancy::sync::ObjectRef& ref, const nlohmann::json& host_copy);
+  void OnHostCopy(tenancy::sync::CopiedKind kind, const nlohmann::json& host_copy);
+
+  kube::Client& host_;
+  const std::function<void(const std::string&)> enqueue_;
+  std::unique_ptr<kube::Informer> host_config_maps_;
+  std::unique_ptr<kube::Informer> host_secrets_;
+};
+
+}  // namespace septa::syncer

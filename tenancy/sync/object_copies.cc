@@ -1,0 +1,56 @@
+#include "tenancy/sync/object_copies.h"
+
+#include <string>
+
+#include "tenancy/sync/bookkeeping.h"
+
+namespace septa::tenancy::sync {
+namespace {
+
+using nlohmann::json;
+
+// What a copy carries besides metadata.
+constexpr const char* kContentFields[] = {"data", "binaryData", "type", "immutable"};
+
+// A field as compared: absent, null and an empty map are one value.
+json Normalized(const json& object, const char* key) {
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null() || (it->is_object() && it->empty())) return nullptr;
+  return *it;
+}
+
+}  // namespace
+
+std::string_view KindName(CopiedKind kind) { return kind == CopiedKind::kConfigMap ? "ConfigMap" : "Secret"; }
+
+Result<json> HostCopy(CopiedKind kind, const VirtualClusterView& vcluster, const json& virtual_object) {
+  const json meta = virtual_object.is_object() ? virtual_object.value("metadata", json::object()) : json::object();
+  for (const char* field : {"name", "namespace", "uid"}) {
+    if (!meta.contains(field) || !meta[field].is_string() || meta[field].get<std::string>().empty())
+      return Status(Code::kInvalidArgument,
+                    std::string(KindName(kind)) + " metadata." + field + ": missing (a virtual object has one)");
+  }
+  json copy = {
+      {"apiVersion", "v1"},
+      {"kind", std::string(KindName(kind))},
+      {"metadata", HostMetadata(KindName(kind), meta, vcluster.tenant, vcluster.vcluster, vcluster.host_namespace,
+                                {"kubectl.kubernetes.io/last-applied-configuration"})}};
+  for (const char* field : kContentFields) {
+    if (virtual_object.contains(field) && !virtual_object[field].is_null()) copy[field] = virtual_object[field];
+  }
+  return copy;
+}
+
+bool CopyUpToDate(const json& want, const json& host_copy) {
+  const json want_meta = want.value("metadata", json::object());
+  const json host_meta = host_copy.value("metadata", json::object());
+  for (const char* map : {"labels", "annotations"}) {
+    if (Normalized(want_meta, map) != Normalized(host_meta, map)) return false;
+  }
+  for (const char* field : kContentFields) {
+    if (Normalized(want, field) != Normalized(host_copy, field)) return false;
+  }
+  return true;
+}
+
+}  // namespace septa::tenancy::sync
