@@ -46,6 +46,8 @@
 #include "services/vault/builtin_ca_issuer.h"
 #include "services/vault/key_encryption.h"
 #include "services/vault/sealed_object_store.h"
+#include "services/vault/vault_pki_control_planes.h"
+#include "services/vault/vault_pki_issuer.h"
 #include "services/vcp/simulated_control_planes.h"
 
 namespace septa::app {
@@ -148,8 +150,11 @@ struct SeptadApp::Impl {
   std::unique_ptr<core::CapacityLedger> capacity;
   std::unique_ptr<core::VirtualClusterService> vclusters;
   // Kubeconfigs with client certificates from each virtual cluster's CA
-  // (the sealed store's); made by StartControlPlanes, which holds the CAs.
-  std::unique_ptr<vault::BuiltinCaIssuer> issuer;
+  // (the sealed store's), or with issuer vault from its Vault intermediate;
+  // made by StartControlPlanes, which holds the CAs.
+  std::unique_ptr<vault::VaultClient> vault_client;  // issuer vault
+  std::unique_ptr<vault::VaultPki> vault_pki;
+  std::unique_ptr<vault::Issuer> issuer;
   std::unique_ptr<core::CredentialService> credentials;
   std::unique_ptr<core::Probes> probes;
   std::unique_ptr<core::InventoryService> inventory_service;
@@ -174,6 +179,7 @@ struct SeptadApp::Impl {
   std::unique_ptr<vault::SealedVirtualObjectStore> sealed_objects;  // virtual_objects, CA keys wrapped
   std::unique_ptr<vcp::SimulatedControlPlanes> control_planes;      // control_plane: simulated
   std::unique_ptr<hostcp::HostControlPlanes> host_control_planes;   // control_plane: host
+  std::unique_ptr<vault::VaultPkiControlPlanes> vault_planes;       // issuer vault: control_planes + the Vault PKI
   std::unique_ptr<store::NotificationListener>
       virtual_object_changes;  // NOTIFY septa_virtual_objects -> control_planes
   std::unique_ptr<reconcile::ShardLeases> inventory_shards;
@@ -198,6 +204,7 @@ struct SeptadApp::Impl {
   Status LockReplicaId();
   Status StartSimulatedCluster();
   Status StartControlPlanes();
+  Status MakeVaultIssuer();
   Status SealCaKeys();
   Status ConnectHostCluster();
   Status StartInventory();
@@ -300,6 +307,33 @@ Status SeptadApp::Impl::LockReplicaId() {
   return Status::Ok();
 }
 
+// issuer vault: septad's Vault client (logged in lazily, so a Vault down at
+// start delays credentials, not septad) and the PKI it configures; the
+// provisioner ensures each virtual cluster's part through vault_planes.
+Status SeptadApp::Impl::MakeVaultIssuer() {
+  vault::VaultClientOptions options;
+  options.address = config.vault_addr;
+  options.ca_file = config.vault_ca_file;
+  options.auth = config.vault_auth == "approle"      ? vault::AuthMethod::kAppRole
+                 : config.vault_auth == "kubernetes" ? vault::AuthMethod::kKubernetes
+                                                     : vault::AuthMethod::kToken;
+  options.token_file = config.vault_token_file;
+  options.role_id = config.vault_role_id;
+  options.secret_id_file = config.vault_secret_id_file;
+  options.kubernetes_role = config.vault_kubernetes_role;
+  if (!config.vault_jwt_file.empty()) options.jwt_file = config.vault_jwt_file;
+  if (!config.vault_auth_mount.empty()) options.approle_mount = options.kubernetes_mount = config.vault_auth_mount;
+  auto client = vault::VaultClient::Create(std::move(options), clock, random);
+  SEPTA_RETURN_IF_ERROR(client);
+  vault_client = *std::move(client);
+  vault::VaultPkiOptions pki;
+  pki.root_mount = config.vault_pki_mount;
+  vault_pki = std::make_unique<vault::VaultPki>(*vault_client, std::move(pki));
+  issuer = std::make_unique<vault::VaultPkiIssuer>(*vault_pki);
+  spdlog::info("credentials: issued by the Vault at {} (root mount {})", config.vault_addr, config.vault_pki_mount);
+  return Status::Ok();
+}
+
 // Every virtual cluster's Kubernetes API, served from PostgreSQL-backed
 // kubesim stores on one listener, or (control_plane: host) run as a stock
 // control plane on the host cluster; the provisioner ensures them.
@@ -307,7 +341,11 @@ Status SeptadApp::Impl::StartControlPlanes() {
   virtual_objects = std::make_unique<store::PgVirtualObjectStore>(store::PgVirtualObjectStoreOptions{
       .database_url = database_url, .pool_size = 4, .statement_timeout = config.db_statement_timeout});
   SEPTA_RETURN_IF_ERROR(SealCaKeys());
-  issuer = std::make_unique<vault::BuiltinCaIssuer>(*sealed_objects, clock, random);
+  if (config.issuer == "vault") {
+    SEPTA_RETURN_IF_ERROR(MakeVaultIssuer());
+  } else {
+    issuer = std::make_unique<vault::BuiltinCaIssuer>(*sealed_objects, clock, random);
+  }
   // Tenants' kubeconfigs trust the CA their endpoint's serving certificate
   // is from: the listener's for simulated control planes, the virtual
   // cluster's own on the host (services/hostcp signs with it).
@@ -331,12 +369,17 @@ Status SeptadApp::Impl::StartControlPlanes() {
     return Status::Ok();
   }
   auto [host, port] = HostPort(config.vcluster_addr);
-  control_planes = std::make_unique<vcp::SimulatedControlPlanes>(
-      *sealed_objects,
-      vcp::SimulatedControlPlanesOptions{.host = host, .port = port, .idle_after = config.vcluster_idle_after});
+  vcp::SimulatedControlPlanesOptions options{.host = host, .port = port, .idle_after = config.vcluster_idle_after};
+  if (vault_pki) {  // client certificates chain to the virtual cluster's Vault intermediate
+    options.client_ca = [pki = vault_pki.get()](const core::VirtualClusterKey& key) {
+      return pki->ClientCaPem(key.tenant, key.vcluster);
+    };
+  }
+  control_planes = std::make_unique<vcp::SimulatedControlPlanes>(*sealed_objects, std::move(options));
   if (Status st = control_planes->Start(); !st.ok())
     return Status(st.code(), "vcluster_addr " + config.vcluster_addr + ": " + st.message());
   spdlog::info("virtual control planes serving {}", control_planes->endpoint("<tenant>", "<vcluster>"));
+  if (vault_pki) vault_planes = std::make_unique<vault::VaultPkiControlPlanes>(*control_planes, *vault_pki);
   // Other replicas' writes (migrations/0010_virtual_objects_notify.sql) refresh the copies loaded here.
   virtual_object_changes = std::make_unique<store::NotificationListener>(
       database_url, "septa_virtual_objects",
@@ -504,8 +547,9 @@ Status SeptadApp::Impl::StartProvisioner() {
   options.sleep_reservation = config.sleep_reservation == "release" ? reconcile::SleepReservation::kRelease
                                                                     : reconcile::SleepReservation::kKeep;
   options.ledger = capacity.get();
-  core::ControlPlanes* planes =
-      control_planes ? static_cast<core::ControlPlanes*>(control_planes.get()) : host_control_planes.get();
+  core::ControlPlanes* planes = vault_planes     ? static_cast<core::ControlPlanes*>(vault_planes.get())
+                                : control_planes ? static_cast<core::ControlPlanes*>(control_planes.get())
+                                                 : host_control_planes.get();
   provisioner =
       std::make_unique<reconcile::ProvisionerController>(options, *store, *host_cluster, planes, clock, *registry);
   // Listening before the start's listing, so that nothing committed in between is missed, and so that the
@@ -646,6 +690,7 @@ void SeptadApp::Shutdown(std::chrono::milliseconds grace) {
   impl_->replica_lock.reset();  // after the leases are released: the name is free
   impl_->host_cluster.reset();
   impl_->virtual_object_changes.reset();
+  impl_->vault_planes.reset();
   impl_->control_planes.reset();  // before the store its writes go to
   impl_->host_control_planes.reset();
   impl_->sealed_objects.reset();

@@ -257,6 +257,34 @@ const std::vector<KeyDef>& Defs() {
          c.control_plane_database_sslmode = v;
          return Status::Ok();
        }},
+      {{"issuer", "who signs tenants' client certificates: builtin (each virtual cluster's CA) or vault"},
+       [](Config& c, const std::string& v, const std::string& where) {
+         SEPTA_RETURN_IF_ERROR(OneOf(v, where, {"builtin", "vault"}));
+         c.issuer = v;
+         return Status::Ok();
+       }},
+      {{"vault_addr", "issuer vault: the Vault's address, https://host:8200"}, StringKey(&Config::vault_addr)},
+      {{"vault_ca_file", "issuer vault: PEM CA of the Vault's certificate; empty: the system trust store"},
+       StringKey(&Config::vault_ca_file)},
+      {{"vault_auth", "issuer vault: how septad logs in: token, approle or kubernetes"},
+       [](Config& c, const std::string& v, const std::string& where) {
+         SEPTA_RETURN_IF_ERROR(OneOf(v, where, {"token", "approle", "kubernetes"}));
+         c.vault_auth = v;
+         return Status::Ok();
+       }},
+      {{"vault_token_file", "vault_auth token: file holding the token (re-read at every login)"},
+       StringKey(&Config::vault_token_file)},
+      {{"vault_role_id", "vault_auth approle: the role_id"}, StringKey(&Config::vault_role_id)},
+      {{"vault_secret_id_file", "vault_auth approle: file holding the secret_id"},
+       StringKey(&Config::vault_secret_id_file)},
+      {{"vault_kubernetes_role", "vault_auth kubernetes: the Vault role to log in as"},
+       StringKey(&Config::vault_kubernetes_role)},
+      {{"vault_jwt_file", "vault_auth kubernetes: the service account token; empty: the pod's own"},
+       StringKey(&Config::vault_jwt_file)},
+      {{"vault_auth_mount", "vault_auth approle or kubernetes: the auth method's mount; empty: its type's name"},
+       StringKey(&Config::vault_auth_mount)},
+      {{"vault_pki_mount", "issuer vault: the mount of Septa's root CA (one PKI mount per virtual cluster besides)"},
+       StringKey(&Config::vault_pki_mount)},
   };
   return defs;
 }
@@ -292,6 +320,26 @@ Status ApplyYaml(Config& config, const Sources& sources) {
     if (def == nullptr) return InvalidField(key, "unknown configuration key in " + file);
     if (!item.second.IsScalar()) return InvalidField(key, "must be a scalar value in " + file);
     SEPTA_RETURN_IF_ERROR(def->set(config, item.second.as<std::string>(), key + " (" + file + ")"));
+  }
+  return Status::Ok();
+}
+
+// What issuer vault needs, named by the key that is missing.
+Status CheckVault(const Config& config) {
+  if (config.issuer != "vault") return Status::Ok();
+  if (config.vault_addr.empty()) return InvalidField("vault_addr", "required when issuer is vault");
+  if (config.control_plane != "simulated") {
+    return InvalidField("issuer", "vault needs control_plane simulated (a host control plane trusts its own CA only)");
+  }
+  if (config.vault_auth == "token" && config.vault_token_file.empty()) {
+    return InvalidField("vault_token_file", "required when vault_auth is token");
+  }
+  if (config.vault_auth == "approle" && (config.vault_role_id.empty() || config.vault_secret_id_file.empty())) {
+    return InvalidField(config.vault_role_id.empty() ? "vault_role_id" : "vault_secret_id_file",
+                        "required when vault_auth is approle");
+  }
+  if (config.vault_auth == "kubernetes" && config.vault_kubernetes_role.empty()) {
+    return InvalidField("vault_kubernetes_role", "required when vault_auth is kubernetes");
   }
   return Status::Ok();
 }
@@ -341,6 +389,7 @@ Result<Config> Load(const Sources& sources, const std::string& home) {
   if (config.control_plane == "host" && config.control_plane_database_address.empty()) {
     return InvalidField("control_plane_database_address", "required when control_plane is host");
   }
+  SEPTA_RETURN_IF_ERROR(CheckVault(config));
   if (config.tls_cert_file.empty() != config.tls_key_file.empty()) {
     return config.tls_key_file.empty() ? InvalidField("tls_key_file", "required when tls_cert_file is set")
                                        : InvalidField("tls_cert_file", "required when tls_key_file is set");

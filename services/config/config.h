@@ -98,6 +98,21 @@ struct Config {
   std::string control_plane = "simulated";  // simulated | host
   std::string control_plane_database_address;
   std::string control_plane_database_sslmode = "require";
+  // Who signs tenants' client certificates: "builtin", each virtual
+  // cluster's own CA; or "vault", a Vault (or OpenBao) septad configures
+  // itself (services/vault/vault_pki.h), reached at vault_addr and logged
+  // into with vault_auth. Vault needs control_plane simulated.
+  std::string issuer = "builtin";    // builtin | vault
+  std::string vault_addr;            // "https://vault.example:8200"
+  std::string vault_ca_file;         // PEM; empty: the system trust store
+  std::string vault_auth = "token";  // token | approle | kubernetes
+  std::string vault_token_file;
+  std::string vault_role_id;  // approle
+  std::string vault_secret_id_file;
+  std::string vault_kubernetes_role;
+  std::string vault_jwt_file;                 // kubernetes; empty: the pod's service account token
+  std::string vault_auth_mount;               // empty: "approle" or "kubernetes"
+  std::string vault_pki_mount = "septa-pki";  // the root CA's mount
 };
 
 // One configuration key as it appears in YAML; flags and environment

@@ -147,7 +147,11 @@ Result<ClientCertificateVerifier> ClientCertificateVerifier::Create(const std::s
   CertPtr ca(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr));
   if (!ca) return InvalidArgument(OpenSslError("reading the client CA certificate"));
   std::shared_ptr<x509_store_st> store(X509_STORE_new(), X509_STORE_free);
-  if (!store || X509_STORE_add_cert(store.get(), ca.get()) != 1) {
+  // The CA is the trust anchor even when it is an intermediate (the Vault
+  // issuer's per-cluster CA), as for Go's x509 and so kube-apiserver's
+  // --client-ca-file: its root, shared by other clusters, is never trusted.
+  if (!store || X509_STORE_add_cert(store.get(), ca.get()) != 1 ||
+      X509_STORE_set_flags(store.get(), X509_V_FLAG_PARTIAL_CHAIN) != 1) {
     return Internal(OpenSslError("making the client CA's trust store"));
   }
   return ClientCertificateVerifier(std::move(store));

@@ -58,7 +58,10 @@ struct KeyPairPem {
 
 // Verifies client certificates against one CA, at a time the caller gives
 // (its injected clock, never the process clock): for a server that accepts
-// any certificate at the handshake (accept_any_client_certificate).
+// any certificate at the handshake (accept_any_client_certificate). The CA
+// (the first certificate of `ca_pem`) is the trust anchor even when it is
+// not self-signed: a chain ending at an intermediate is accepted, and that
+// intermediate's issuer is not trusted by it.
 class ClientCertificateVerifier {
  public:
   // kInvalidArgument when `ca_pem` holds no certificate.

@@ -1,7 +1,8 @@
 // The one interface through which Septa issues client certificates for the
 // virtual clusters' API servers (../shared/docs/DESIGN.md §5). Two
 // implementations: BuiltinCaIssuer (default: each virtual cluster's own CA,
-// its key encrypted at rest) and the Vault PKI client.
+// its key encrypted at rest) and VaultPkiIssuer (vault_pki_issuer.h: each
+// virtual cluster's intermediate in a Vault septad configures).
 //
 // Header only and independent of every other Septa library but common/, so
 // the use cases in services/core can hold an Issuer without linking one.

@@ -322,6 +322,7 @@ Status VaultClient::WritePkiRole(const std::string& mount, const std::string& na
                {"client_flag", role.client_flag},
                {"server_flag", role.server_flag},
                {"generate_lease", role.generate_lease},
+               {"enforce_hostnames", role.enforce_hostnames},
                {"key_type", "ec"},
                {"key_bits", 256}};
   if (role.ttl.count() > 0) body["ttl"] = std::to_string(role.ttl.count()) + "s";
@@ -377,6 +378,7 @@ Result<IssuedCertificate> VaultClient::Issue(const std::string& mount, const std
   if (!request.alt_names.empty()) body["alt_names"] = request.alt_names;
   if (!request.ip_sans.empty()) body["ip_sans"] = request.ip_sans;
   if (request.ttl.count() > 0) body["ttl"] = std::to_string(request.ttl.count()) + "s";
+  if (request.exclude_cn_from_sans) body["exclude_cn_from_sans"] = true;
   std::string path = mount + "/issue/" + role;
   auto r = Write(path, body);
   if (!r.ok()) return r.status();

@@ -68,6 +68,9 @@ struct PkiRole {
   bool client_flag = true;
   bool server_flag = false;
   bool generate_lease = false;
+  // Vault's default: names must be hostnames (or e-mail addresses), even
+  // with allow_any_name. Kubernetes user names ("acme:<token id>") are not.
+  bool enforce_hostnames = true;
 };
 
 struct IssueRequest {
@@ -75,6 +78,9 @@ struct IssueRequest {
   std::vector<std::string> alt_names;
   std::vector<std::string> ip_sans;
   std::chrono::seconds ttl{0};  // 0: the role's
+  // Keep the common name out of the subject alternative names (Vault puts it
+  // there by default): a client certificate needs none.
+  bool exclude_cn_from_sans = false;
 };
 
 struct IssuedCertificate {

@@ -50,6 +50,14 @@ bool IsIp(const std::string& s) {
                         }));
 }
 
+// A boolean request field as Vault reads it: a JSON bool or "true".
+bool BoolField(const json& body, const char* name) {
+  auto it = body.find(name);
+  if (it == body.end()) return false;
+  if (it->is_boolean()) return it->get<bool>();
+  return it->is_string() && it->get<std::string>() == "true";
+}
+
 }  // namespace
 
 ApiReply Backend::Pki(const ApiRequest& request, const std::string& mount, PkiState& pki) {
@@ -280,7 +288,7 @@ ApiReply Backend::PkiIssue(const ApiRequest& request, const std::string& mount, 
         "the common_name field is required, or must be provided in a CSR with \"use_csr_common_name\" set to true");
   if (!NameAllowed(role, cn)) return Error(400, "common name " + cn + " not allowed by this role");
   std::vector<std::string> dns, ips = StringList(b.value("ip_sans", json(nullptr)));
-  if (!IsIp(cn)) dns.push_back(cn);
+  if (!IsIp(cn) && !BoolField(b, "exclude_cn_from_sans")) dns.push_back(cn);
   for (const auto& alt : StringList(b.value("alt_names", json(nullptr)))) {
     if (!NameAllowed(role, alt)) return Error(400, "subject alternate name " + alt + " not allowed by this role");
     if (std::find(dns.begin(), dns.end(), alt) == dns.end()) dns.push_back(alt);

@@ -212,7 +212,13 @@ Result<SimulatedControlPlanes::Plane> SimulatedControlPlanes::Loaded(const core:
   if (Plane plane = found()) return plane;
   // Before Start there is no listener key to derive the syncer's token from: none is accepted.
   std::string syncer_digest = listener_ca_.private_key.empty() ? "" : core::Sha256Hex(SyncerToken(key));
-  auto loaded = VirtualControlPlane::Load(key, store_, clock_, random_, std::move(syncer_digest));
+  std::string client_ca;
+  if (options_.client_ca) {
+    auto ca = options_.client_ca(key);
+    if (!ca.ok()) return ca.status();
+    client_ca = *std::move(ca);
+  }
+  auto loaded = VirtualControlPlane::Load(key, store_, clock_, random_, std::move(syncer_digest), client_ca);
   if (!loaded.ok()) return loaded.status();
   Plane plane = std::move(*loaded);
   std::lock_guard lock(mu_);

@@ -9,7 +9,8 @@
 // Credentials, checked after routing against the addressed virtual cluster's
 // own, so one virtual cluster's credential is refused (401) by every other:
 // bearer tokens against its token digests; client certificates against its
-// own CA (ECDSA P-256, stored with it), the injected clock and the
+// own CA (ECDSA P-256, stored with it; or the options' client_ca, the Vault
+// issuer's intermediate of that cluster alone), the injected clock and the
 // revocations in vcluster_credentials. The listener therefore asks every
 // client for a certificate but accepts any at the handshake (optional:
 // tokens work without one) and leaves the verification to the virtual
@@ -28,6 +29,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -56,6 +58,11 @@ struct SimulatedControlPlanesOptions {
   // Injected for deterministic tests; the system ones when null.
   const Clock* clock = nullptr;
   RandomSource* random = nullptr;
+  // The CA (PEM) a virtual cluster's client certificates must chain to when
+  // another issuer than its own CA makes them (the Vault issuer: the
+  // cluster's intermediate, vault::VaultPki::ClientCaPem), asked at every
+  // load; a failure fails the load. Unset: the cluster's own stored CA.
+  std::function<Result<std::string>(const core::VirtualClusterKey&)> client_ca{};
 };
 
 // The CA of the listener, stored by the first septad on the database.

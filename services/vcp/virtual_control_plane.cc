@@ -132,7 +132,8 @@ VirtualControlPlane::~VirtualControlPlane() = default;
 Result<std::unique_ptr<VirtualControlPlane>> VirtualControlPlane::Load(const core::VirtualClusterKey& key,
                                                                        core::VirtualObjectStore& store,
                                                                        const Clock& clock, RandomSource& random,
-                                                                       std::string syncer_token_digest) {
+                                                                       std::string syncer_token_digest,
+                                                                       const std::string& client_ca_pem) {
   auto stored = store.GetControlPlane(key);
   if (!stored.ok()) return stored.status();
   if (!stored->has_value())
@@ -142,10 +143,11 @@ Result<std::unique_ptr<VirtualControlPlane>> VirtualControlPlane::Load(const cor
   auto tokens = store.TokenDigests(key);
   if (!tokens.ok()) return tokens.status();
 
-  auto client_ca = http::ClientCertificateVerifier::Create((*stored)->ca_certificate);
+  auto client_ca =
+      http::ClientCertificateVerifier::Create(client_ca_pem.empty() ? (*stored)->ca_certificate : client_ca_pem);
   if (!client_ca.ok()) {
     return Status(Code::kDataLoss, "virtual control plane " + key.tenant + "/" + key.vcluster +
-                                       ": the stored CA certificate cannot be read: " + client_ca.status().message());
+                                       ": the client CA certificate cannot be read: " + client_ca.status().message());
   }
 
   std::unique_ptr<VirtualControlPlane> plane(

@@ -40,10 +40,12 @@ class VirtualControlPlane {
   // accounts, ClusterRoles), so a crash right after the control plane was
   // stored leaves nothing missing, as a real API server re-creates `default`.
   // `syncer_token_digest`: the SHA-256 of the token accepted as kSyncerUser
-  // (derived by SimulatedControlPlanes, never stored).
+  // (derived by SimulatedControlPlanes, never stored). `client_ca_pem`: the
+  // CA client certificates must chain to; empty: the stored one.
   static Result<std::unique_ptr<VirtualControlPlane>> Load(const core::VirtualClusterKey& key,
                                                            core::VirtualObjectStore& store, const Clock& clock,
-                                                           RandomSource& random, std::string syncer_token_digest);
+                                                           RandomSource& random, std::string syncer_token_digest,
+                                                           const std::string& client_ca_pem = "");
   ~VirtualControlPlane();
 
   // A request whose target no longer carries the /vc/<tenant>/<vcluster> prefix.

@@ -49,6 +49,24 @@ TEST(Config, HostControlPlanesNeedTheDatabaseAddress) {
   EXPECT_EQ(c->control_plane_database_sslmode, "verify-full");
 }
 
+TEST(Config, VaultIssuer) {
+  auto builtin = Load({}, "/h");
+  ASSERT_TRUE(builtin.ok());
+  EXPECT_EQ(builtin->issuer, "builtin");
+  EXPECT_EQ(builtin->vault_auth, "token");
+  EXPECT_EQ(builtin->vault_pki_mount, "septa-pki");
+  Sources s;
+  s.yaml_text =
+      "issuer: vault\nvault_addr: https://vault:8200\nvault_auth: approle\nvault_role_id: r-1\n"
+      "vault_secret_id_file: /run/secret-id\n";
+  auto c = Load(s, "/h");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->issuer, "vault");
+  EXPECT_EQ(c->vault_addr, "https://vault:8200");
+  EXPECT_EQ(c->vault_role_id, "r-1");
+  EXPECT_EQ(c->vault_secret_id_file, "/run/secret-id");
+}
+
 TEST(Config, LaterSourcesWin) {
   Sources s;
   s.yaml_text = "http_addr: 0.0.0.0:8000\ngrpc_addr: 0.0.0.0:9000\nworker_threads: 3\n";
@@ -122,6 +140,23 @@ TEST(Config, ErrorsNameTheKeyAndSource) {
        "control_plane_database_sslmode (--control-plane-database-sslmode)",
        "not one of"},
       {{"", "", {{"SEPTA_TLS_KEY_FILE", "/k.pem"}}, {}}, "tls_cert_file", "required when tls_key_file is set"},
+      {{"issuer: hsm\n", "f.yaml", {}, {}}, "issuer (f.yaml)", "not one of"},
+      {{"issuer: vault\n", "f.yaml", {}, {}}, "vault_addr", "required when issuer is vault"},
+      {{"issuer: vault\nvault_addr: http://v\n", "f.yaml", {}, {}}, "vault_token_file", "vault_auth is token"},
+      {{"issuer: vault\nvault_addr: http://v\nvault_auth: approle\n", "f.yaml", {}, {}},
+       "vault_role_id",
+       "vault_auth is approle"},
+      {{"issuer: vault\nvault_addr: http://v\nvault_auth: kubernetes\n", "f.yaml", {}, {}},
+       "vault_kubernetes_role",
+       "vault_auth is kubernetes"},
+      {{"issuer: vault\nvault_addr: http://v\nvault_token_file: /t\ncontrol_plane: host\n"
+        "control_plane_database_address: pg:5432\n",
+        "f.yaml",
+        {},
+        {}},
+       "issuer",
+       "control_plane simulated"},
+      {{"", "", {}, {{"vault_auth", "ldap"}}}, "vault_auth (--vault-auth)", "not one of"},
   };
   for (const auto& bad : cases) {
     auto c = Load(bad.sources, "/h");

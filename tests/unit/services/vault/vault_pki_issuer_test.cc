@@ -1,0 +1,352 @@
+// The Vault issuer and its ensure step (vault_pki.h, vault_pki_issuer.h,
+// vault_pki_control_planes.h) against the in-process septa-vaultsim. Client
+// certificates are checked the way the virtual API servers check them:
+// http::ClientCertificateVerifier with the virtual cluster's CA.
+#include <gtest/gtest.h>
+#include <openssl/pem.h>
+#include <openssl/x509v3.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <regex>
+
+#include "services/base/openssl_ptr.h"
+#include "services/http/tls.h"
+#include "services/vault/vault_pki.h"
+#include "services/vault/vault_pki_control_planes.h"
+#include "services/vault/vault_pki_issuer.h"
+#include "services/vaultsim/vaultsim.h"
+#include "tests/support/fake_clock.h"
+#include "tests/support/fake_control_planes.h"
+#include "tests/support/seeded_random.h"
+
+namespace septa::vault {
+namespace {
+
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+constexpr char kRootToken[] = "hvs.root-token-of-the-pki-test";
+
+std::shared_ptr<x509_st> Parse(const std::string& pem) {
+  base::BioPtr bio = base::MemoryBio(pem);
+  return std::shared_ptr<x509_st>(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr), X509_free);
+}
+
+// The certificate's identity as a virtual API server trusting `ca_pem` sees it.
+Result<http::PeerIdentity> VerifiedBy(const std::string& ca_pem, const std::string& certificate_pem, TimePoint now) {
+  auto verifier = http::ClientCertificateVerifier::Create(ca_pem);
+  if (!verifier.ok()) return verifier.status();
+  return verifier->Verify({Parse(certificate_pem)}, now);
+}
+
+// vaultsim's certificates take their times relative to the process clock
+// (http::IssueCertificate), so they may be a second early.
+void ExpectAbout(TimePoint actual, TimePoint expected) {
+  EXPECT_LE(std::chrono::abs(actual - expected), 1s) << (actual - expected).count() << " ns from the expected time";
+}
+
+class VaultPkiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("septa-vault-pki-test-" + std::to_string(::getpid()) + "-" +
+                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+    ASSERT_TRUE(sim_.Start().ok());
+    client_ = MakeClient(Write("root-token", kRootToken));
+    pki_ = std::make_unique<VaultPki>(*client_, VaultPkiOptions{});
+    issuer_ = std::make_unique<VaultPkiIssuer>(*pki_);
+  }
+  void TearDown() override {
+    sim_.Stop();
+    std::filesystem::remove_all(dir_);
+  }
+
+  std::string Write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name) << text << "\n";
+    return (dir_ / name).string();
+  }
+  std::unique_ptr<VaultClient> MakeClient(const std::string& token_file) {
+    VaultClientOptions o;
+    o.address = sim_.address();
+    o.token_file = token_file;
+    o.backoff_base = 0ms;  // the fake clock does not move while a client waits
+    o.max_attempts = 2;
+    auto c = VaultClient::Create(std::move(o), clock_, random_);
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    return c.ok() ? std::move(*c) : nullptr;
+  }
+  static ClientCertificateRequest Request(const std::string& tenant, const std::string& vcluster,
+                                          const std::string& role, std::chrono::seconds ttl,
+                                          std::chrono::seconds max_ttl = 24h) {
+    return ClientCertificateRequest{tenant, vcluster, tenant + ":token-1", {"septa:" + role}, role, ttl, max_ttl};
+  }
+  std::string Ensure(const std::string& tenant, const std::string& vcluster) {
+    auto ca = pki_->EnsureVirtualClusterPki(tenant, vcluster, 24h);
+    EXPECT_TRUE(ca.ok()) << ca.status().ToString();
+    return ca.ok() ? *ca : "";
+  }
+  void SetFaults(bool sealed, bool standby, int rate_limited) {
+    vaultsim::Faults f;
+    f.sealed = sealed;
+    f.standby = standby;
+    f.rate_limit_next = rate_limited;
+    sim_.SetFaults(f);
+  }
+
+  FakeClock clock_;
+  SeededRandom random_{7};
+  vaultsim::VaultSim sim_{vaultsim::VaultSimOptions{"127.0.0.1:0", false, kRootToken, 1, &clock_, &random_}};
+  std::filesystem::path dir_;
+  std::unique_ptr<VaultClient> client_;
+  std::unique_ptr<VaultPki> pki_;
+  std::unique_ptr<VaultPkiIssuer> issuer_;
+};
+
+TEST(VaultPkiLayoutTest, MountsAreOneBoundedSegmentUniquePerClusterAndSerialsConvert) {
+  EXPECT_EQ(VirtualClusterPkiMount("acme", "train"), "septa-acme-x-train-pki");
+  EXPECT_NE(VirtualClusterPkiMount("a-x", "b"), VirtualClusterPkiMount("a", "x-b"));
+  const std::string longest = VirtualClusterPkiMount(std::string(40, 't'), std::string(40, 'v'));
+  EXPECT_LE(longest.size(), 67u);
+  EXPECT_EQ(longest.find('/'), std::string::npos);
+  EXPECT_EQ(TenantPolicyName("acme"), "septa-tenant-acme");
+  EXPECT_EQ(SerialFromVault("39:DD:2e:0a"), "39dd2e0a");
+  EXPECT_EQ(SerialToVault("39dd2e0a"), "39:dd:2e:0a");
+  EXPECT_EQ(SerialToVault("abc"), "0a:bc");
+}
+
+TEST_F(VaultPkiTest, IssuesAClientCertificateFromTheClustersIntermediate) {
+  const std::string ca = Ensure("acme", "train");
+  ASSERT_FALSE(ca.empty());
+  auto issued = issuer_->IssueClientCertificate(Request("acme", "train", "edit", 600s));
+  ASSERT_TRUE(issued.ok()) << issued.status().ToString();
+  EXPECT_FALSE(issued->ttl_capped);
+  EXPECT_EQ(issued->ca_certificate_pem, ca);
+  ExpectAbout(issued->not_after, clock_.Now() + 600s);
+  ExpectAbout(issued->not_before, clock_.Now() - 30s);  // Vault back-dates by 30 s
+  EXPECT_TRUE(std::regex_match(issued->serial, std::regex("[0-9a-f]{16,40}"))) << issued->serial;
+
+  // The virtual API server's view: it chains to the cluster's CA, CN and O as asked, the same serial.
+  auto peer = VerifiedBy(ca, issued->certificate_pem, clock_.Now());
+  ASSERT_TRUE(peer.ok()) << peer.status().ToString();
+  EXPECT_EQ(peer->common_name, "acme:token-1");
+  EXPECT_EQ(peer->organizations, std::vector<std::string>{"septa:edit"});
+  EXPECT_EQ(peer->serial, issued->serial);
+
+  auto cert = Parse(issued->certificate_pem);
+  ASSERT_TRUE(cert);
+  EXPECT_EQ(X509_get_ext_d2i(cert.get(), NID_subject_alt_name, nullptr, nullptr), nullptr) << "no SANs";
+  EXPECT_EQ(X509_get_extended_key_usage(cert.get()), static_cast<std::uint32_t>(XKU_SSL_CLIENT));
+  base::BioPtr key_bio = base::MemoryBio(issued->private_key_pem);
+  base::KeyPtr key(PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr));
+  ASSERT_TRUE(key);
+  EXPECT_EQ(X509_check_private_key(cert.get(), key.get()), 1);
+
+  // Each role's O is its group.
+  for (const std::string role : {"admin", "view"}) {
+    auto other = issuer_->IssueClientCertificate(Request("acme", "train", role, 60s));
+    ASSERT_TRUE(other.ok()) << other.status().ToString();
+    auto seen = VerifiedBy(ca, other->certificate_pem, clock_.Now());
+    ASSERT_TRUE(seen.ok()) << seen.status().ToString();
+    EXPECT_EQ(seen->organizations, std::vector<std::string>{"septa:" + role});
+  }
+}
+
+TEST_F(VaultPkiTest, ALongerTtlIsCappedByVaultWhichSaysSo) {
+  Ensure("acme", "train");
+  auto capped = issuer_->IssueClientCertificate(Request("acme", "train", "edit", 48h, 24h));
+  ASSERT_TRUE(capped.ok()) << capped.status().ToString();
+  EXPECT_TRUE(capped->ttl_capped);
+  ExpectAbout(capped->not_after, clock_.Now() + 24h);
+
+  // A role's cap lowered in Vault behind Septa's back: Vault's warning alone says the ttl was capped.
+  PkiRole lowered;
+  lowered.allow_any_name = true;
+  lowered.enforce_hostnames = false;
+  lowered.organization = {"septa:edit"};
+  lowered.max_ttl = 1h;
+  ASSERT_TRUE(client_->WritePkiRole(VirtualClusterPkiMount("acme", "train"), "edit", lowered).ok());
+  auto warned = issuer_->IssueClientCertificate(Request("acme", "train", "edit", 2h, 24h));
+  ASSERT_TRUE(warned.ok()) << warned.status().ToString();
+  EXPECT_TRUE(warned->ttl_capped);
+  ExpectAbout(warned->not_after, clock_.Now() + 1h);
+
+  // Another tier cap: the roles are written with it before the issue.
+  auto tighter = issuer_->IssueClientCertificate(Request("acme", "train", "edit", 2h, 30min));
+  ASSERT_TRUE(tighter.ok()) << tighter.status().ToString();
+  EXPECT_TRUE(tighter->ttl_capped);
+  ExpectAbout(tighter->not_after, clock_.Now() + 30min);
+  auto role = client_->Read(VirtualClusterPkiMount("acme", "train") + "/roles/view");
+  ASSERT_TRUE(role.ok());
+  EXPECT_EQ(role->data.value("max_ttl", 0), 1800);
+}
+
+TEST_F(VaultPkiTest, RolesHaveTheGroupTheCapAndClientOnlyFlags) {
+  Ensure("acme", "train");
+  for (const std::string name : {"admin", "edit", "view"}) {
+    auto role = client_->Read(VirtualClusterPkiMount("acme", "train") + "/roles/" + name);
+    ASSERT_TRUE(role.ok()) << role.status().ToString();
+    EXPECT_EQ(role->data["organization"], json::array({"septa:" + name}));
+    EXPECT_EQ(role->data.value("max_ttl", 0), 24 * 3600);
+    EXPECT_TRUE(role->data.value("allow_any_name", false));
+    EXPECT_FALSE(role->data.value("enforce_hostnames", true));
+    EXPECT_TRUE(role->data.value("client_flag", false));
+    EXPECT_FALSE(role->data.value("server_flag", true));
+    EXPECT_EQ(role->data.value("key_type", ""), "ec");
+    EXPECT_EQ(role->data.value("key_bits", 0), 256);
+  }
+  auto policy = client_->Read("sys/policies/acl/septa-tenant-acme");
+  ASSERT_TRUE(policy.ok()) << policy.status().ToString();
+  EXPECT_NE(policy->data.value("policy", "").find("septa-acme-x-train-pki/issue/*"), std::string::npos);
+}
+
+TEST_F(VaultPkiTest, EnsuringAgainWritesNothing) {
+  const std::string first = Ensure("acme", "train");
+  // A token that may read everything and write nothing: a second run that wrote would fail.
+  ASSERT_TRUE(client_->WritePolicy("read-only", R"(path "*" { capabilities = ["read", "list"] })").ok());
+  auto token = client_->Write("auth/token/create", json{{"policies", json::array({"read-only"})}});
+  ASSERT_TRUE(token.ok()) << token.status().ToString();
+  auto reader = MakeClient(Write("reader-token", token->auth.value("client_token", "")));
+  VaultPki read_only(*reader, VaultPkiOptions{});
+  auto again = read_only.EnsureVirtualClusterPki("acme", "train", 24h);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(*again, first);
+  // And it does write what is missing: the read-only token is refused there.
+  EXPECT_EQ(read_only.EnsureVirtualClusterPki("acme", "dev", 24h).status().code(), Code::kPermissionDenied);
+}
+
+// The state any interrupted run leaves (each step done or not, an
+// intermediate key generated but never installed), then Vault sealed for
+// one run: the next run converges to a working PKI.
+TEST_F(VaultPkiTest, ARunInterruptedAfterAnyStepIsFinishedByTheNext) {
+  const std::vector<std::function<Status(const std::string&)>> steps = {
+      [&](const std::string&) { return pki_->EnsureRoot(); },
+      [&](const std::string& vc) { return client_->EnableSecretsEngine(VirtualClusterPkiMount("acme", vc), "pki"); },
+      [&](const std::string& vc) {
+        return client_->GenerateIntermediate(VirtualClusterPkiMount("acme", vc), "pending").status();
+      },
+      [&](const std::string& vc) { return pki_->EnsureVirtualClusterCa("acme", vc).status(); },
+      [&](const std::string& vc) { return pki_->EnsureRoles("acme", vc, 24h); },
+      [&](const std::string& vc) { return pki_->EnsureTenantPolicy("acme", vc); },
+  };
+  for (std::size_t done = 0; done <= steps.size(); ++done) {
+    SCOPED_TRACE("steps done: " + std::to_string(done));
+    const std::string vc = "vc" + std::to_string(done);
+    for (std::size_t i = 0; i < done; ++i) ASSERT_TRUE(steps[i](vc).ok());
+    SetFaults(true, false, 0);
+    Status sealed = pki_->EnsureVirtualClusterPki("acme", vc, 24h).status();
+    EXPECT_EQ(sealed.code(), Code::kUnavailable) << sealed.ToString();
+    EXPECT_EQ(sealed.message().find(kRootToken), std::string::npos);
+    SetFaults(false, false, 0);
+    auto ca = pki_->EnsureVirtualClusterPki("acme", vc, 24h);
+    ASSERT_TRUE(ca.ok()) << ca.status().ToString();
+    auto issued = issuer_->IssueClientCertificate(Request("acme", vc, "view", 60s));
+    ASSERT_TRUE(issued.ok()) << issued.status().ToString();
+    EXPECT_TRUE(VerifiedBy(*ca, issued->certificate_pem, clock_.Now()).ok());
+    auto policy = client_->Read("sys/policies/acl/septa-tenant-acme");
+    ASSERT_TRUE(policy.ok());
+    EXPECT_NE(policy->data.value("policy", "").find(VirtualClusterPkiMount("acme", vc) + "/issue/*"),
+              std::string::npos);
+  }
+}
+
+TEST_F(VaultPkiTest, AnotherClustersCertificateDoesNotChainToThisClustersCa) {
+  const std::string train = Ensure("acme", "train");
+  const std::string dev = Ensure("acme", "dev");
+  const std::string beta = Ensure("beta", "train");
+  EXPECT_NE(train, dev);
+  auto from_dev = issuer_->IssueClientCertificate(Request("acme", "dev", "admin", 60s));
+  ASSERT_TRUE(from_dev.ok()) << from_dev.status().ToString();
+  EXPECT_TRUE(VerifiedBy(dev, from_dev->certificate_pem, clock_.Now()).ok());
+  // Both intermediates share Septa's root; trusting only the cluster's own is what refuses it.
+  EXPECT_EQ(VerifiedBy(train, from_dev->certificate_pem, clock_.Now()).status().code(), Code::kUnauthenticated);
+  EXPECT_EQ(VerifiedBy(beta, from_dev->certificate_pem, clock_.Now()).status().code(), Code::kUnauthenticated);
+  // Expired is refused too (the verifier takes the injected clock).
+  EXPECT_EQ(VerifiedBy(dev, from_dev->certificate_pem, clock_.Now() + 61s).status().code(), Code::kUnauthenticated);
+}
+
+TEST_F(VaultPkiTest, IssuingForAClusterWithoutAVaultCaIsNotFoundAndCreatesNothing) {
+  Ensure("acme", "train");
+  Status missing = issuer_->IssueClientCertificate(Request("acme", "gone", "edit", 60s)).status();
+  EXPECT_EQ(missing.code(), Code::kNotFound) << missing.ToString();
+  auto mounts = client_->Read("sys/mounts");
+  ASSERT_TRUE(mounts.ok());
+  EXPECT_FALSE(mounts->data.contains(VirtualClusterPkiMount("acme", "gone") + "/"));
+  EXPECT_EQ(issuer_->IssueClientCertificate(Request("acme", "train", "root", 60s)).status().code(),
+            Code::kInvalidArgument);
+  ClientCertificateRequest wrong_group = Request("acme", "train", "view", 60s);
+  wrong_group.groups = {"septa:admin"};
+  EXPECT_EQ(issuer_->IssueClientCertificate(wrong_group).status().code(), Code::kInvalidArgument);
+}
+
+TEST_F(VaultPkiTest, RevokesBySerialOnTheClustersMount) {
+  Ensure("acme", "train");
+  auto issued = issuer_->IssueClientCertificate(Request("acme", "train", "edit", 600s));
+  ASSERT_TRUE(issued.ok()) << issued.status().ToString();
+  auto revoked = issuer_->Revoke("acme", "train", issued->serial);
+  ASSERT_TRUE(revoked.ok()) << revoked.status().ToString();
+  EXPECT_EQ(std::chrono::time_point_cast<std::chrono::seconds>(*revoked),
+            std::chrono::time_point_cast<std::chrono::seconds>(clock_.Now()));
+  auto cert = client_->Read(VirtualClusterPkiMount("acme", "train") + "/cert/" + SerialToVault(issued->serial));
+  ASSERT_TRUE(cert.ok()) << cert.status().ToString();
+  EXPECT_GT(cert->data.value("revocation_time", 0), 0);
+  EXPECT_FALSE(issuer_->Revoke("acme", "dev", issued->serial).ok());  // another cluster's mount does not know it
+}
+
+TEST_F(VaultPkiTest, SealedStandbyAndRateLimitedAreUnavailableWithoutSecrets) {
+  Ensure("acme", "train");
+  for (int fault = 0; fault < 3; ++fault) {
+    SCOPED_TRACE("fault " + std::to_string(fault));
+    SetFaults(fault == 0, fault == 1, fault == 2 ? 100 : 0);
+    auto issued = issuer_->IssueClientCertificate(Request("acme", "train", "edit", 600s));
+    ASSERT_FALSE(issued.ok());
+    EXPECT_EQ(issued.status().code(), Code::kUnavailable) << issued.status().ToString();
+    EXPECT_EQ(issued.status().message().find(kRootToken), std::string::npos) << issued.status().ToString();
+  }
+  SetFaults(false, false, 0);
+  EXPECT_TRUE(issuer_->IssueClientCertificate(Request("acme", "train", "edit", 600s)).ok());
+}
+
+TEST_F(VaultPkiTest, RemovingAClusterRemovesItsMountAndPolicyStanza) {
+  Ensure("acme", "train");
+  Ensure("acme", "dev");
+  ASSERT_TRUE(pki_->RemoveVirtualClusterPki("acme", "train").ok());
+  EXPECT_EQ(pki_->ClientCaPem("acme", "train").status().code(), Code::kNotFound);
+  auto policy = client_->Read("sys/policies/acl/septa-tenant-acme");
+  ASSERT_TRUE(policy.ok());
+  EXPECT_EQ(policy->data.value("policy", "").find("septa-acme-x-train-pki"), std::string::npos);
+  EXPECT_NE(policy->data.value("policy", "").find("septa-acme-x-dev-pki"), std::string::npos);
+  ASSERT_TRUE(pki_->RemoveVirtualClusterPki("acme", "dev").ok());
+  EXPECT_EQ(client_->Read("sys/policies/acl/septa-tenant-acme").status().code(), Code::kNotFound);
+  EXPECT_TRUE(pki_->RemoveVirtualClusterPki("acme", "dev").ok());  // already gone
+  EXPECT_TRUE(pki_->ClientCaPem("acme", "never").status().code() == Code::kNotFound);
+}
+
+TEST_F(VaultPkiTest, TheControlPlanesDecoratorEnsuresThePkiFirstAndRemovesItLast) {
+  core::FakeControlPlanes inner;
+  VaultPkiControlPlanes planes(inner, *pki_);
+  SetFaults(true, false, 0);
+  auto sealed = planes.Ensure("acme", "train");
+  ASSERT_FALSE(sealed.ok());
+  EXPECT_EQ(sealed.status().code(), Code::kUnavailable);
+  EXPECT_FALSE(inner.Has("acme", "train")) << "no control plane before its CA";
+  SetFaults(false, false, 0);
+  auto state = planes.Ensure("acme", "train");
+  ASSERT_TRUE(state.ok()) << state.status().ToString();
+  EXPECT_TRUE(state->serving);
+  EXPECT_TRUE(inner.Has("acme", "train"));
+  auto ca = pki_->ClientCaPem("acme", "train");
+  ASSERT_TRUE(ca.ok()) << ca.status().ToString();
+  EXPECT_TRUE(issuer_->IssueClientCertificate(Request("acme", "train", "edit", 60s)).ok());
+
+  inner.FailNext(Unavailable("the store is down"));
+  EXPECT_FALSE(planes.Remove("acme", "train").ok());
+  EXPECT_TRUE(pki_->ClientCaPem("acme", "train").ok()) << "the PKI outlives a control plane not yet removed";
+  ASSERT_TRUE(planes.Remove("acme", "train").ok());
+  EXPECT_FALSE(inner.Has("acme", "train"));
+  EXPECT_EQ(pki_->ClientCaPem("acme", "train").status().code(), Code::kNotFound);
+}
+
+}  // namespace
+}  // namespace septa::vault
