@@ -1,5 +1,6 @@
 #include "services/kube/transport.h"
 
+#include <openssl/x509v3.h>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -76,6 +77,21 @@ bool IsIpAddress(const std::string& host) {
   return !ec;
 }
 
+// OpenSSL fills a certificate's cached extension data (key identifiers,
+// purposes) on its first use in a verification, under the certificate's
+// lock, while other verifications read it after a flag check. This
+// transport's handshakes run concurrently on one context (several informers
+// share a client), so the trusted certificates are cached here, once, before
+// any handshake: no handshake writes to shared certificates afterwards.
+void CacheTrustedCertificateExtensions(SSL_CTX* ctx) {
+  STACK_OF(X509_OBJECT)* objects = X509_STORE_get0_objects(SSL_CTX_get_cert_store(ctx));
+  for (int i = 0; i < sk_X509_OBJECT_num(objects); ++i) {
+    if (X509* certificate = X509_OBJECT_get0_X509(sk_X509_OBJECT_value(objects, i))) {
+      (void)X509_check_purpose(certificate, -1, 0);
+    }
+  }
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Transport>> Transport::Create(const ClientConfig& config,
@@ -124,6 +140,7 @@ Result<std::unique_ptr<Transport>> Transport::Create(const ClientConfig& config,
           im.ssl_ctx->add_certificate_authority(net::buffer(config.ca_pem));
         }
         im.ssl_ctx->set_verify_mode(ssl::verify_peer);
+        CacheTrustedCertificateExtensions(im.ssl_ctx->native_handle());
       }
       if (!config.client_certificate_pem.empty()) {
         im.ssl_ctx->use_certificate_chain(net::buffer(config.client_certificate_pem));
