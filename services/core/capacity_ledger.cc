@@ -80,6 +80,7 @@ Result<gpu::PlacementEngine*> CapacityLedger::Session::Engine(Tx& tx) {
   if (changed_) ledger_.epoch_.reset();  // a retried attempt: what the last one placed never committed
   changed_ = false;
   if (!ledger_.engine_ || ledger_.epoch_ != *epoch) SEPTA_RETURN_IF_ERROR(ledger_.Rebuild(tx, *epoch));
+  checked_ = true;
   return ledger_.engine_.get();
 }
 
@@ -147,6 +148,9 @@ void CapacityLedger::Session::Release(const std::string& tenant, const std::stri
 }
 
 Status CapacityLedger::Session::Seal(Tx& tx) {
+  sealed_epoch_.reset();
+  if (!checked_) return Status::Ok();
+  checked_ = false;
   auto epoch = tx.Reservations().Epoch();
   SEPTA_RETURN_IF_ERROR(epoch);
   sealed_epoch_ = *epoch;

@@ -82,7 +82,11 @@ class CapacityLedger {
     // Gives back what the virtual cluster holds in the engine (none: nothing).
     void Release(const std::string& tenant, const std::string& vcluster);
     // Last in the transaction's body, after its writes: the epoch they made
-    // (without it, a session that moved the engine leaves it stale).
+    // (without it, a session that moved the engine leaves it stale). Only
+    // an attempt that compared the engine with the rows (Engine) seals:
+    // one that reserves nothing leaves the engine to be checked by the next
+    // session, or it would mark as current an engine that never saw what
+    // other replicas and the provisioner changed meanwhile.
     Status Seal(Tx& tx);
     // After the transaction committed.
     void Committed();
@@ -98,6 +102,7 @@ class CapacityLedger {
     CapacityLedger& ledger_;
     std::unique_lock<FifoMutex> lock_;
     bool changed_ = false;  // the engine moved in this session
+    bool checked_ = false;  // Engine(tx) compared it with the rows since the last Seal
     std::optional<std::int64_t> sealed_epoch_;
     bool committed_ = false;
   };

@@ -190,6 +190,33 @@ TEST_F(VirtualClusterRaceTest, SixtyFourCreatorsNeverTakeATenantPastItsQuota) {
   EXPECT_EQ(held, 3);
 }
 
+// A replica's engine is current only at an epoch a transaction compared it
+// with: an update that reserves nothing must not mark it current at a newer
+// epoch, or it misses what another replica reserved meanwhile (and offers
+// that capacity again, which the database refuses as a conflict).
+TEST_F(VirtualClusterRaceTest, AnUpdateThatReservesNothingDoesNotHideAnotherReplicasReservation) {
+  CapacityLedger ledger_a{gpu::Catalog::Default()}, ledger_b{gpu::Catalog::Default()};
+  VirtualClusterService a(*store_, clock_, ledger_a, gpu::Catalog::Default());
+  VirtualClusterService b(*store_, clock_, ledger_b, gpu::Catalog::Default());
+  auto gpus = [](const std::string& name, int count) {
+    VirtualCluster vc;
+    vc.name = name;
+    vc.capacity.tier = gpu::Tier::kDedicated;
+    vc.capacity.model = "A100-80GB";
+    vc.capacity.count = count;
+    vc.quota.pods = 10;
+    return vc;
+  };
+  ASSERT_TRUE(a.Create(Owner("ded-a"), "ded-a", gpus("first", 4), "").ok());   // A's engine is built
+  ASSERT_TRUE(b.Create(Owner("ded-b"), "ded-b", gpus("second", 4), "").ok());  // the other 4, through B
+  VirtualCluster limits;
+  limits.quota.pods = 20;
+  ASSERT_TRUE(a.Update(Owner("ded-a"), "ded-a", "first", limits, {"quota"}, "").ok());
+  auto third = a.Create(Owner("ded-a"), "ded-a", gpus("third", 1), "");
+  ASSERT_FALSE(third.ok());
+  EXPECT_EQ(third.status().code(), Code::kResourceExhausted) << third.status().ToString();
+}
+
 // Resizes that change only workload limits reserve nothing, so no capacity
 // row orders them: the quota holds through SERIALIZABLE alone. Each resizer
 // is a replica of its own (a ledger orders the reservations of one), all
