@@ -11,6 +11,7 @@
 #include "services/kube/resources.h"
 #include "services/reconcile/virtual_cluster_keys.h"
 #include "services/syncer/refusal.h"
+#include "services/syncer/virtual_node_sync.h"
 #include "tenancy/sync/bookkeeping.h"
 #include "tenancy/sync/pod_references.h"
 
@@ -198,6 +199,10 @@ Outcome SyncerController::Reconcile(const std::string& key) {
   if (parts.size() == 2) return ReconcileCluster(parts[0], parts[1]);
   if (parts.size() == 4) return ReconcilePod({parts[0], parts[1], parts[2], parts[3]});
   if (parts.size() == 5) return ReconcileObject(parts);
+  if (parts.size() == 3 && parts[2] == "nodes") {
+    std::shared_ptr<WatchedCluster> cluster = watches_.Find(parts[0], parts[1]);
+    return cluster ? SyncVirtualNodes(*cluster, store_) : Outcome::Done();  // not READY, or another replica's
+  }
   spdlog::warn("syncer: ignoring the malformed key {}", key);
   return Outcome::Done();
 }
@@ -236,6 +241,7 @@ Outcome SyncerController::ReconcileCluster(const std::string& tenant, const std:
     }
   }
   for (const std::string& key : copies_.CopyKeys(host_namespace, tenant, vcluster)) controller_.Enqueue(key);
+  controller_.Enqueue(NodesKey(tenant, vcluster));  // the reservation, and so the capacity shown, may have changed
   return Outcome::Done();
 }
 

@@ -2,14 +2,16 @@
 // shard this replica holds. It copies each virtual cluster's pods down to
 // its host namespace (tenancy/sync: names, bookkeeping, tier patches,
 // placement inside the reservation), copies the host pods' status and node
-// up, and carries deletions both ways (../shared/docs/SYNCER-FACTS.md
+// up, shows the nodes its pods run on with what the tenant holds there as
+// capacity, and carries deletions both ways (../shared/docs/SYNCER-FACTS.md
 // "Status and deletion"). docs/ARCHITECTURE.md "The syncer" has the table.
 //
 // Keys, on the reconcile runtime: "<tenant>/<vcluster>" (start, refresh or
 // stop the virtual cluster's watch; enqueue its pods and objects),
-// "<tenant>/<vcluster>/<namespace>/<name>" (one virtual pod) and
+// "<tenant>/<vcluster>/<namespace>/<name>" (one virtual pod),
 // "<tenant>/<vcluster>/<configmaps|secrets>/<namespace>/<name>" (one config
-// map or secret, ObjectCopier), all sharded on "<tenant>/<vcluster>" under
+// map or secret, ObjectCopier) and "<tenant>/<vcluster>/nodes" (the nodes
+// it shows, SyncVirtualNodes), all sharded on "<tenant>/<vcluster>" under
 // the provisioner's ShardLeases. Triggers:
 // VirtualClusterChanged (septad's NOTIFY septa_vclusters), each watched
 // virtual cluster's informers, one host informer per kind (selector

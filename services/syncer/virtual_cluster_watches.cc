@@ -17,11 +17,22 @@ namespace {
 // event is repaired within it, on a quiet virtual cluster too.
 constexpr std::chrono::minutes kVirtualResync{10};
 
+std::string NodeNameOf(const json& pod) {
+  auto spec = pod.find("spec");
+  if (spec == pod.end() || !spec->is_object()) return "";
+  auto node = spec->find("nodeName");
+  return node != spec->end() && node->is_string() ? node->get<std::string>() : "";
+}
+
 }  // namespace
 
 std::string PodKey(const std::string& tenant, const std::string& vcluster, const std::string& ns,
                    const std::string& name) {
   return tenant + "/" + vcluster + "/" + ns + "/" + name;
+}
+
+std::string NodesKey(const std::string& tenant, const std::string& vcluster) {
+  return tenant + "/" + vcluster + "/nodes";
 }
 
 std::string ObjectKey(const std::string& tenant, const std::string& vcluster, CopiedKind kind, const std::string& ns,
@@ -99,11 +110,20 @@ Result<std::shared_ptr<WatchedCluster>> VirtualClusterWatches::Watch(const Synce
     const json md = pod.value("metadata", json::object());
     return PodKey(tenant, vcluster, md.value("namespace", ""), md.value("name", ""));
   };
+  // A pod bound to a node, or gone from one, changes the nodes shown.
+  const std::string nodes_key = NodesKey(tenant, vcluster);
   kube::InformerHandlers handlers;
-  handlers.on_add = [this, key_of](const json& pod) { enqueue_(key_of(pod)); };
-  handlers.on_update = [this, key_of](const json&, const json& pod) { enqueue_(key_of(pod)); };
-  handlers.on_delete = [this, key_of, tenant, vcluster](const json& pod) {
+  handlers.on_add = [this, key_of, nodes_key](const json& pod) {
     enqueue_(key_of(pod));
+    if (!NodeNameOf(pod).empty()) enqueue_(nodes_key);
+  };
+  handlers.on_update = [this, key_of, nodes_key](const json& before, const json& pod) {
+    enqueue_(key_of(pod));
+    if (NodeNameOf(before) != NodeNameOf(pod)) enqueue_(nodes_key);
+  };
+  handlers.on_delete = [this, key_of, nodes_key, tenant, vcluster](const json& pod) {
+    enqueue_(key_of(pod));
+    if (!NodeNameOf(pod).empty()) enqueue_(nodes_key);
     // The copies only it used go now.
     for (const auto& ref : tenancy::sync::ReferencedObjects(pod)) {
       enqueue_(ObjectKey(tenant, vcluster, ref.kind, ref.ns, ref.name));

@@ -2,7 +2,8 @@
 // Kubernetes client on its own API (core::ControlPlanes::SyncerKubeconfig)
 // and informers in every namespace on its pods, which enqueue
 // "<tenant>/<vcluster>/<namespace>/<name>" (and, when a pod goes, the keys
-// of the objects it referenced), and on its config maps and secrets, which
+// of the objects it referenced; when it is bound to a node or goes from
+// one, NodesKey), and on its config maps and secrets, which
 // enqueue ObjectKey. The syncer starts a watch when a
 // virtual cluster it holds the shard of is READY and stops it when the
 // virtual cluster is deleted or sleeps, or the shard is lost.
@@ -31,6 +32,11 @@ namespace septa::syncer {
 // The pod key of a virtual pod.
 std::string PodKey(const std::string& tenant, const std::string& vcluster, const std::string& ns,
                    const std::string& name);
+
+// The key of a virtual cluster's nodes: "<tenant>/<vcluster>/nodes"
+// (SyncVirtualNodes), enqueued when one of its pods is bound to a node or
+// goes from one.
+std::string NodesKey(const std::string& tenant, const std::string& vcluster);
 
 // The key of a virtual config map or secret:
 // "<tenant>/<vcluster>/<configmaps|secrets>/<namespace>/<name>".

@@ -17,16 +17,6 @@ septactl=$2
 kubectl=$3
 source "$(dirname "$0")/septad_lib.sh"
 
-# rest TOKEN METHOD PATH [BODY]: the HTTP status; the body in $dir/reply, the headers in $dir/headers.
-rest() {
-  curl -s -o "$dir/reply" -D "$dir/headers" -w '%{http_code}' -X "$2" -H "Authorization: Bearer $1" \
-    -H 'Content-Type: application/json' ${4:+-d "$4"} "http://127.0.0.1:$http_port$3"
-}
-reply() { cat "$dir/reply"; }
-# json EXPRESSION: evaluates a Python expression over the last reply (`r`).
-json() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); v=eval(sys.argv[2]); print(json.dumps(v) if isinstance(v,(dict,list,bool)) else v)' "$dir/reply" "$1"; }
-# kc KUBECONFIG kubectl-args...: the real kubectl with its own cache directory.
-kc() { "$kubectl" --request-timeout=10s --cache-dir "$dir/kube-cache" --kubeconfig "$@"; }
 sctl() { HOME=$dir "$septactl" --server "127.0.0.1:$grpc_port" --token "$@"; }
 # The certificate of a kubeconfig, as PEM, read by kubectl itself.
 certificate_of() { kc "$1" config view --raw -o 'jsonpath={.users[0].user.client-certificate-data}' | base64 -d; }

@@ -38,12 +38,20 @@ start() {
   ready_ms=$(($(now_ms) - begun))
 }
 
+# rest TOKEN METHOD PATH [BODY]: the HTTP status; the body in $dir/reply, the headers in $dir/headers.
+rest() {
+  curl -s -o "$dir/reply" -D "$dir/headers" -w '%{http_code}' -X "$2" -H "Authorization: Bearer $1" \
+    -H 'Content-Type: application/json' ${4:+-d "$4"} "http://127.0.0.1:$http_port$3"
+}
+reply() { cat "$dir/reply"; }
+# json EXPRESSION: evaluates a Python expression over the last reply (`r`).
+json() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); v=eval(sys.argv[2]); print(json.dumps(v) if isinstance(v,(dict,list,bool)) else v)' "$dir/reply" "$1"; }
+# kc KUBECONFIG kubectl-args...: the real kubectl ($kubectl) with its own cache directory.
+kc() { "$kubectl" --request-timeout=10s --cache-dir "$dir/kube-cache" --kubeconfig "$@"; }
+
 # REST as the admin whose token the script put in $token, and kubectl against
 # septad's simulated host.
-api() {  # method path [body]: the HTTP status
-  curl -s -o /dev/null -w '%{http_code}' -X "$1" -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
-    ${3:+-d "$3"} "http://127.0.0.1:$http_port$2"
-}
+api() { rest "$token" "$@"; }  # method path [body]: the HTTP status
 get() { curl -s -H "Authorization: Bearer $token" "http://127.0.0.1:$http_port$1"; }
 k() { kubectl --kubeconfig "$dir/data/kubeconfig" --request-timeout=5s "$@"; }
 # The status of condition $2 in the virtual cluster JSON $1 ("" when absent).

@@ -9,7 +9,9 @@
 # its renamed reference uses, follows an edit, and goes with the pod.
 # Then an isolated tenant's `nvidia.com/gpu: 1` pod runs on an H100 of its
 # reservation as nvidia.com/mig-3g.40gb: 1 with runtimeClassName nvidia,
-# tolerating the sample inventory's dedicated=gpu:NoSchedule taint there.
+# tolerating the sample inventory's dedicated=gpu:NoSchedule taint there;
+# `kubectl get nodes` in its virtual cluster shows that node, Ready, with the
+# MIG slice as its capacity, until the pod goes.
 # Prints how long a pod took from the virtual apply to Running up there.
 set -euo pipefail
 septad=$1
@@ -141,4 +143,17 @@ gpu_node=$(k get pod "$gpu_host" -n "$iso_ns" -o 'jsonpath={.spec.nodeName}')
 [[ $(k get node "$gpu_node" -o 'jsonpath={.metadata.labels.nvidia\.com/gpu\.product}') == *H100* ]] ||
   fail "the GPU pod runs on $gpu_node, not an H100"
 [[ $(vi get pod llm -o 'jsonpath={.spec.nodeName}') == "$gpu_node" ]] || fail "the GPU pod's node did not flow up"
+# `kubectl get nodes` in the virtual cluster: that node, with the MIG slice the tenant holds as its capacity.
+node_shown() { [[ $(vi get nodes -o 'jsonpath={.items[*].metadata.name}') == "$gpu_node" ]]; }
+wait_for "the virtual node $gpu_node" 10 node_shown
+[[ $(vi get node "$gpu_node" -o 'jsonpath={.status.capacity.nvidia\.com/mig-3g\.40gb}') == 1 ]] ||
+  fail "the virtual node does not show the reserved MIG slice: $(vi get node "$gpu_node" -o json)"
+[[ -z $(vi get node "$gpu_node" -o 'jsonpath={.status.capacity.nvidia\.com/gpu}') ]] ||
+  fail "the virtual node shows whole GPUs to an isolated tenant"
+[[ $(vi get nodes --no-headers | awk '{print $2}') == Ready ]] || fail "the virtual node is not Ready: $(vi get nodes)"
+[[ $(vi get node "$gpu_node" -o 'jsonpath={.metadata.labels.nvidia\.com/gpu\.product}') == *H100* ]] ||
+  fail "the virtual node does not name its GPU product"
+vi delete pod llm --wait=false >/dev/null || fail "kubectl delete the GPU pod"
+node_gone() { [[ -z $(vi get nodes -o 'jsonpath={.items[*].metadata.name}') ]]; }
+wait_for "the virtual node gone with its last pod" 15 node_gone
 echo "ok"

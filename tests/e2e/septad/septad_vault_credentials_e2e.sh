@@ -16,13 +16,6 @@ source "$(dirname "$0")/septad_lib.sh"
 
 vault_pid=""
 trap '[[ -n $vault_pid ]] && kill -9 "$vault_pid" 2>/dev/null; cleanup' EXIT
-rest() {  # TOKEN METHOD PATH [BODY]: the HTTP status; the body in $dir/reply
-  curl -s -o "$dir/reply" -w '%{http_code}' -X "$2" -H "Authorization: Bearer $1" \
-    -H 'Content-Type: application/json' ${4:+-d "$4"} "http://127.0.0.1:$http_port$3"
-}
-reply() { cat "$dir/reply"; }
-json() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); v=eval(sys.argv[2]); print(json.dumps(v) if isinstance(v,(dict,list,bool)) else v)' "$dir/reply" "$1"; }
-kc() { "$kubectl" --request-timeout=10s --cache-dir "$dir/kube-cache" --kubeconfig "$@"; }
 x509() { kc "$1" config view --raw -o 'jsonpath={.users[0].user.client-certificate-data}' | base64 -d |
   openssl x509 -noout -nameopt RFC2253 "${@:2}"; }
 epoch_of() { date -u -d "$1" +%s; }

@@ -8,6 +8,7 @@
 
 #include "tenancy/sync/bookkeeping.h"
 #include "tenancy/sync/pod_translation.h"
+#include "tenancy/sync/virtual_nodes.h"
 #include "tests/unit/services/syncer/syncer_fixture.h"
 
 namespace septa::syncer::testing {
@@ -160,11 +161,63 @@ TEST_F(SyncerControllerTest, AGpuPodRunsInsideTheReservationAndOneBeyondItSyncsO
   })) << "the freed share goes to the refused pod";
 }
 
-TEST_F(SyncerControllerTest, ARestartedSyncerCreatesNoDuplicateAndWritesNothingForConvergedPods) {
-  RunningPod("web");
+// `kubectl get nodes` in the virtual cluster: the nodes its pods run on, the
+// GPU node with the share reserved there as capacity, the CPU node (which
+// the fixture's inventory does not hold) by name alone; each goes with the
+// last pod bound to it.
+TEST_F(SyncerControllerTest, TheNodesItsPodsRunOnAreShownWithTheTenantsGpusAndGoWithTheirLastPod) {
+  ASSERT_NO_FATAL_FAILURE(ReserveShare(250));
+  const json gpu = {{"limits", {{"nvidia.com/gpu", "1"}}}};
+  ASSERT_TRUE(virtual_->Create(kube::kPods, "default", Pod("train", gpu)).ok());
+  json web = Pod("web");
+  web["spec"]["nodeSelector"] = {{"kubernetes.io/hostname", "cpu-0"}};
+  ASSERT_TRUE(virtual_->Create(kube::kPods, "default", web).ok());
+  ASSERT_TRUE(Eventually([&] { return VirtualNode("gpu-0") && VirtualNode("cpu-0"); }));
+
+  const json gpu_node = *VirtualNode("gpu-0");
+  EXPECT_EQ(gpu_node["status"]["capacity"], (json{{"cpu", "64"}, {"memory", "512Gi"}, {"nvidia.com/gpu", "1"}}));
+  EXPECT_EQ(Annotation(gpu_node, tenancy::sync::kGpuMilliAnnotation), "250");
+  EXPECT_EQ(gpu_node["status"]["conditions"][0].value("status", ""), "True");
+  const json cpu_node = *VirtualNode("cpu-0");
+  EXPECT_FALSE(cpu_node["status"].contains("capacity"));
+  EXPECT_EQ(cpu_node["status"]["conditions"][0].value("reason", ""), "HostNodeUnknown");
+  EXPECT_THAT(VirtualNodeNames(), ::testing::ElementsAre("cpu-0", "gpu-0"));
+
+  ASSERT_TRUE(virtual_->Delete(kube::kPods, "default", "train").ok());
+  EXPECT_TRUE(Eventually([&] { return !VirtualNode("gpu-0"); }));
+  ASSERT_TRUE(syncer_->AwaitIdle(10s));
+  EXPECT_THAT(VirtualNodeNames(), ::testing::ElementsAre("cpu-0"));
+}
+
+// A node the tenant (or anyone) created is not the syncer's: never changed or deleted.
+TEST_F(SyncerControllerTest, ANodeTheSyncerDidNotWriteIsLeftAlone) {
+  const json theirs = {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", "cpu-0"}}}};
+  ASSERT_TRUE(virtual_->Create(kube::kNodes, "", theirs).ok());
+  ASSERT_TRUE(
+      virtual_->Create(kube::kNodes, "", {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", "spare"}}}})
+          .ok());
+  json web = Pod("web");
+  web["spec"]["nodeSelector"] = {{"kubernetes.io/hostname", "cpu-0"}};
+  ASSERT_TRUE(virtual_->Create(kube::kPods, "default", web).ok());
+  ASSERT_TRUE(Eventually([&] {
+    auto pod = VirtualPod("web");
+    return pod && !(*pod)["spec"].value("nodeName", "").empty();
+  }));
+  ASSERT_TRUE(syncer_->AwaitIdle(10s));
+  auto kept = VirtualNode("cpu-0");
+  ASSERT_TRUE(kept.has_value());
+  EXPECT_FALSE(
+      (*kept)["metadata"].value("labels", json::object()).contains(std::string(tenancy::sync::kVirtualNodeLabel)));
+  EXPECT_TRUE(VirtualNode("spare").has_value());
+}
+
+TEST_F(SyncerControllerTest, ARestartedSyncerCreatesNoDuplicateAndWritesNothingForConvergedPodsAndNodes) {
+  const std::string node = RunningPod("web")["spec"].value("nodeName", "");
+  ASSERT_TRUE(Eventually([&] { return VirtualNode(node).has_value(); }));
   ASSERT_TRUE(syncer_->AwaitIdle(10s));
   const std::string host_version = (*HostPod("web"))["metadata"].value("resourceVersion", "");
   const std::string virtual_version = (*VirtualPod("web"))["metadata"].value("resourceVersion", "");
+  const std::string node_version = (*VirtualNode(node))["metadata"].value("resourceVersion", "");
   syncer_.reset();
   StartSyncer();
   ASSERT_TRUE(Eventually([&] { return !syncer_->watches().Watched().empty(); }));
@@ -172,6 +225,7 @@ TEST_F(SyncerControllerTest, ARestartedSyncerCreatesNoDuplicateAndWritesNothingF
   EXPECT_THAT(HostPods(), SizeIs(1));
   EXPECT_EQ((*HostPod("web"))["metadata"].value("resourceVersion", ""), host_version);
   EXPECT_EQ((*VirtualPod("web"))["metadata"].value("resourceVersion", ""), virtual_version);
+  EXPECT_EQ((*VirtualNode(node))["metadata"].value("resourceVersion", ""), node_version);
 }
 
 TEST_F(SyncerControllerTest, ASleepingVirtualClusterIsNotWatched) {

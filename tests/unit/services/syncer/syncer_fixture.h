@@ -161,6 +161,17 @@ class SyncerFixture : public ::testing::Test {
   }
   std::optional<json> HostPod(const std::string& name) { return Get(*host_, HostNamespace(), HostName(name)); }
   std::optional<json> VirtualPod(const std::string& name) { return Get(*virtual_, "default", name); }
+  std::optional<json> VirtualNode(const std::string& name) {
+    auto got = virtual_->Get(kube::kNodes, "", name);
+    return got.ok() ? std::optional<json>(*std::move(got)) : std::nullopt;
+  }
+  std::vector<std::string> VirtualNodeNames() {
+    std::vector<std::string> names;
+    if (auto listed = virtual_->List(kube::kNodes, ""); listed.ok()) {
+      for (const auto& item : listed->items) names.push_back(item.ToJson()["metadata"].value("name", ""));
+    }
+    return names;
+  }
   std::vector<json> HostPods() {
     auto listed = host_->List(kube::kPods, HostNamespace());
     std::vector<json> out;
