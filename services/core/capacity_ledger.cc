@@ -147,10 +147,13 @@ void CapacityLedger::Session::Release(const std::string& tenant, const std::stri
   changed_ = true;
 }
 
-Status CapacityLedger::Session::Seal(Tx& tx) {
-  sealed_epoch_.reset();
-  if (!checked_) return Status::Ok();
+void CapacityLedger::Session::BeginAttempt() {
   checked_ = false;
+  sealed_epoch_.reset();
+}
+
+Status CapacityLedger::Session::Seal(Tx& tx) {
+  if (!checked_) return Status::Ok();
   auto epoch = tx.Reservations().Epoch();
   SEPTA_RETURN_IF_ERROR(epoch);
   sealed_epoch_ = *epoch;
@@ -166,6 +169,17 @@ void CapacityLedger::Session::Committed() {
   } else if (changed_) {
     ledger_.epoch_.reset();
   }
+}
+
+Status CapacityLedger::Transact(Store& store, TxMode mode, const std::function<Status(Tx&, Session&)>& body) {
+  Session session(*this);
+  Status st = store.Transact(mode, [&](Tx& tx) -> Status {
+    session.BeginAttempt();
+    SEPTA_RETURN_IF_ERROR(body(tx, session));
+    return session.Seal(tx);
+  });
+  if (st.ok()) session.Committed();
+  return st;
 }
 
 }  // namespace septa::core

@@ -1,7 +1,7 @@
 // The placement engine of one septad, kept as a cache of the GPU inventory
 // and reservation rows (the database is the only record). A reserving use
-// case opens a Session inside its transaction: the session holds the
-// ledger's lock (reservations in one process are placed one at a time),
+// case runs its transaction through Transact with a Session: the session
+// holds the ledger's lock (reservations in one process are placed one at a time),
 // brings the engine to the capacity epoch the transaction sees — rebuilding
 // it from the rows when another replica or the inventory controller moved
 // it — and, once the transaction has committed, records the epoch the
@@ -12,6 +12,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -81,15 +82,6 @@ class CapacityLedger {
                          const tenancy::Capacity& capacity, TimePoint now);
     // Gives back what the virtual cluster holds in the engine (none: nothing).
     void Release(const std::string& tenant, const std::string& vcluster);
-    // Last in the transaction's body, after its writes: the epoch they made
-    // (without it, a session that moved the engine leaves it stale). Only
-    // an attempt that compared the engine with the rows (Engine) seals:
-    // one that reserves nothing leaves the engine to be checked by the next
-    // session, or it would mark as current an engine that never saw what
-    // other replicas and the provisioner changed meanwhile.
-    Status Seal(Tx& tx);
-    // After the transaction committed.
-    void Committed();
 
    private:
     friend class CapacityLedger;
@@ -99,15 +91,32 @@ class CapacityLedger {
     Result<std::vector<tenancy::MigLayoutTarget>> WriteLayoutTargets(Tx& tx,
                                                                      std::vector<tenancy::MigLayoutTarget> targets,
                                                                      TimePoint now);
+    // First in each attempt: what an earlier, failed attempt checked says
+    // nothing about the rows this one sees.
+    void BeginAttempt();
+    // Last in the attempt's body, after its writes: the epoch they made
+    // (without it, a session that moved the engine leaves it stale). Only
+    // an attempt that compared the engine with the rows (Engine) seals:
+    // one that reserves nothing leaves the engine to be checked by the next
+    // session, or it would mark as current an engine that never saw what
+    // other replicas and the provisioner changed meanwhile.
+    Status Seal(Tx& tx);
+    // After the transaction committed.
+    void Committed();
+
     CapacityLedger& ledger_;
     std::unique_lock<FifoMutex> lock_;
     bool changed_ = false;  // the engine moved in this session
-    bool checked_ = false;  // Engine(tx) compared it with the rows since the last Seal
+    bool checked_ = false;  // Engine(tx) compared it with the rows in this attempt
     std::optional<std::int64_t> sealed_epoch_;
     bool committed_ = false;
   };
 
-  std::unique_ptr<Session> Open() { return std::unique_ptr<Session>(new Session(*this)); }
+  // Runs `body` in one transaction of `store` with a session of this
+  // ledger (reservations in one process are placed one at a time): every
+  // attempt starts unchecked, is sealed after the body's writes, and the
+  // engine is current once the transaction commits.
+  Status Transact(Store& store, TxMode mode, const std::function<Status(Tx&, Session&)>& body);
 
  private:
   using Key = std::pair<std::string, std::string>;  // (tenant, vcluster)

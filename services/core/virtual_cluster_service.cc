@@ -126,8 +126,7 @@ Result<VirtualClusterView> VirtualClusterService::Create(const RequestContext& c
   const std::string fingerprint = CreateFingerprint(tenant, draft);
 
   VirtualClusterView created;
-  auto session = ledger_.Open();
-  Status st = store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
+  Status st = ledger_.Transact(store_, TxMode::kReadWrite, [&](Tx& tx, CapacityLedger::Session& session) -> Status {
     const TimePoint now = Now(clock_);
     if (!key.empty()) {
       auto previous = FindIdempotentCreate(tx, principal, key, fingerprint, now, idempotency_ttl_);
@@ -161,8 +160,8 @@ Result<VirtualClusterView> VirtualClusterService::Create(const RequestContext& c
       return ins;
     }
     SEPTA_RETURN_IF_ERROR(EnforceTenantQuota(tx, catalog_, *owner, vc, nullptr, nullptr));
-    SEPTA_RETURN_IF_ERROR(session->Engine(tx));
-    auto placed = session->Place(tx, tenant, vc.name, vc.capacity, now);
+    SEPTA_RETURN_IF_ERROR(session.Engine(tx));
+    auto placed = session.Place(tx, tenant, vc.name, vc.capacity, now);
     SEPTA_RETURN_IF_ERROR(placed);
     SEPTA_RETURN_IF_ERROR(tx.Reservations().Insert(placed->reservation));
     if (!placed->relayout.empty()) {  // capacity not ready until the MIG layout controller has applied it
@@ -175,12 +174,10 @@ Result<VirtualClusterView> VirtualClusterService::Create(const RequestContext& c
       SEPTA_RETURN_IF_ERROR(
           tx.Idempotency().Insert(IdempotencyRecord{principal, key, fingerprint, ResourceOf(tenant, vc.name), now}));
     }
-    SEPTA_RETURN_IF_ERROR(session->Seal(tx));
     created = {std::move(vc), std::move(placed->reservation)};
     return Status::Ok();
   });
   if (!st.ok()) return st;
-  session->Committed();
   return created;
 }
 
@@ -254,8 +251,7 @@ Result<VirtualClusterView> VirtualClusterService::Update(const RequestContext& c
                                                          std::string_view if_match) {
   SEPTA_RETURN_IF_ERROR(CheckMayWrite(ctx, tenant, name, "update virtual clusters"));
   VirtualClusterView updated;
-  auto session = ledger_.Open();
-  Status st = store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
+  Status st = ledger_.Transact(store_, TxMode::kReadWrite, [&](Tx& tx, CapacityLedger::Session& session) -> Status {
     const TimePoint now = Now(clock_);
     auto found = FindForWrite(tx, tenant, name, if_match);
     SEPTA_RETURN_IF_ERROR(found);
@@ -274,9 +270,9 @@ Result<VirtualClusterView> VirtualClusterService::Update(const RequestContext& c
       SEPTA_RETURN_IF_ERROR(ActiveTenant(tx, tenant));
       // All or nothing: the old capacity is given back in the engine and the
       // new one placed; a shortfall fails the transaction, which keeps the old rows.
-      SEPTA_RETURN_IF_ERROR(session->Engine(tx));
-      session->Release(tenant, name);
-      auto placed = session->Place(tx, tenant, name, next->capacity, now);
+      SEPTA_RETURN_IF_ERROR(session.Engine(tx));
+      session.Release(tenant, name);
+      auto placed = session.Place(tx, tenant, name, next->capacity, now);
       SEPTA_RETURN_IF_ERROR(placed);
       SEPTA_RETURN_IF_ERROR(tx.Reservations().Delete(tenant, name));
       SEPTA_RETURN_IF_ERROR(tx.Reservations().Insert(placed->reservation));
@@ -294,12 +290,10 @@ Result<VirtualClusterView> VirtualClusterService::Update(const RequestContext& c
     SEPTA_RETURN_IF_ERROR(tx.VirtualClusters().Update(*next, current->version));
     SEPTA_RETURN_IF_ERROR(tx.Audit().Append(AuditOf(ctx, now, "vcluster.update", ResourceOf(tenant, name),
                                                     EtagOf(current->version), EtagOf(next->version))));
-    SEPTA_RETURN_IF_ERROR(session->Seal(tx));
     updated = {*std::move(next), std::move(reservation)};
     return Status::Ok();
   });
   if (!st.ok()) return st;
-  session->Committed();
   return updated;
 }
 
@@ -307,8 +301,7 @@ Result<VirtualClusterView> VirtualClusterService::Delete(const RequestContext& c
                                                          const std::string& name, std::string_view if_match) {
   SEPTA_RETURN_IF_ERROR(CheckMayWrite(ctx, tenant, name, "delete virtual clusters"));
   VirtualClusterView deleted;
-  auto session = ledger_.Open();
-  Status st = store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
+  Status st = ledger_.Transact(store_, TxMode::kReadWrite, [&](Tx& tx, CapacityLedger::Session& session) -> Status {
     const TimePoint now = Now(clock_);
     auto found = FindForWrite(tx, tenant, name, if_match);
     SEPTA_RETURN_IF_ERROR(found);
@@ -321,29 +314,30 @@ Result<VirtualClusterView> VirtualClusterService::Delete(const RequestContext& c
     next.update_time = now;
     if (current->host_namespace.empty()) {
       // Never provisioned on the host: nothing of the tenant can run on its capacity.
-      SEPTA_RETURN_IF_ERROR(session->Engine(tx));
-      session->Release(tenant, name);
+      SEPTA_RETURN_IF_ERROR(session.Engine(tx));
+      session.Release(tenant, name);
       SEPTA_RETURN_IF_ERROR(tx.Reservations().Delete(tenant, name));
       SEPTA_RETURN_IF_ERROR(tx.VirtualClusters().Delete(tenant, name, current->version));
       reservation.reset();
       SEPTA_RETURN_IF_ERROR(tx.Audit().Append(
           AuditOf(ctx, now, "vcluster.delete", ResourceOf(tenant, name), EtagOf(current->version), "")));
-      SEPTA_RETURN_IF_ERROR(session->Seal(tx));
     } else {
       if (reservation) {
+        // Its capacity stays held until the provisioner has emptied the
+        // host namespace. Compared first, so the session seals the epoch
+        // the mark moves and the next reservation does not rebuild for it.
+        SEPTA_RETURN_IF_ERROR(session.Engine(tx));
         SEPTA_RETURN_IF_ERROR(tx.Reservations().MarkReleasing(tenant, name));
         reservation->releasing = true;
       }
       SEPTA_RETURN_IF_ERROR(tx.VirtualClusters().Update(next, current->version));
       SEPTA_RETURN_IF_ERROR(tx.Audit().Append(AuditOf(ctx, now, "vcluster.delete", ResourceOf(tenant, name),
                                                       EtagOf(current->version), EtagOf(next.version))));
-      SEPTA_RETURN_IF_ERROR(session->Seal(tx));
     }
     deleted = {std::move(next), std::move(reservation)};
     return Status::Ok();
   });
   if (!st.ok()) return st;
-  session->Committed();
   return deleted;
 }
 

@@ -547,33 +547,31 @@ Status ProvisionerController::ReleaseWhileAsleep(const Desired& desired) {
 
 Outcome ProvisionerController::Reserve(const Desired& desired) {
   const VirtualCluster& vc = desired.vcluster;
-  auto session = options_.ledger->Open();
-  Status st = store_.Transact(core::TxMode::kReadWrite, [&](core::Tx& tx) -> Status {
-    auto current = tx.VirtualClusters().Get(vc.tenant, vc.name);
-    if (!current.ok() && current.status().code() == Code::kNotFound) return Status::Ok();
-    SEPTA_RETURN_IF_ERROR(current);
-    if (current->generation != vc.generation || current->state == VirtualClusterState::kSleeping ||
-        current->state == VirtualClusterState::kDeleting) {
-      return Status::Ok();
-    }
-    if (auto held = tx.Reservations().Get(vc.tenant, vc.name); held.ok()) return Status::Ok();
-    const TimePoint now = clock_.Now();
-    SEPTA_RETURN_IF_ERROR(session->Engine(tx));
-    auto placed = session->Place(tx, vc.tenant, vc.name, current->capacity, now);
-    SEPTA_RETURN_IF_ERROR(placed);
-    SEPTA_RETURN_IF_ERROR(tx.Reservations().Insert(placed->reservation));
-    VirtualCluster next = *current;
-    tenancy::SetCondition(next.conditions, tenancy::CapacityReadyCondition(placed->relayout, next.generation), now);
-    next.version = current->version + 1;
-    next.update_time = now;
-    SEPTA_RETURN_IF_ERROR(tx.VirtualClusters().Update(next, current->version));
-    SEPTA_RETURN_IF_ERROR(tx.Audit().Append({0, now, kPrincipal, "vcluster.wake_reserve",
-                                             "tenants/" + vc.tenant + "/vclusters/" + vc.name,
-                                             core::EtagOf(current->version), core::EtagOf(next.version), ""}));
-    return session->Seal(tx);
-  });
+  Status st = options_.ledger->Transact(
+      store_, core::TxMode::kReadWrite, [&](core::Tx& tx, core::CapacityLedger::Session& session) -> Status {
+        auto current = tx.VirtualClusters().Get(vc.tenant, vc.name);
+        if (!current.ok() && current.status().code() == Code::kNotFound) return Status::Ok();
+        SEPTA_RETURN_IF_ERROR(current);
+        if (current->generation != vc.generation || current->state == VirtualClusterState::kSleeping ||
+            current->state == VirtualClusterState::kDeleting) {
+          return Status::Ok();
+        }
+        if (auto held = tx.Reservations().Get(vc.tenant, vc.name); held.ok()) return Status::Ok();
+        const TimePoint now = clock_.Now();
+        SEPTA_RETURN_IF_ERROR(session.Engine(tx));
+        auto placed = session.Place(tx, vc.tenant, vc.name, current->capacity, now);
+        SEPTA_RETURN_IF_ERROR(placed);
+        SEPTA_RETURN_IF_ERROR(tx.Reservations().Insert(placed->reservation));
+        VirtualCluster next = *current;
+        tenancy::SetCondition(next.conditions, tenancy::CapacityReadyCondition(placed->relayout, next.generation), now);
+        next.version = current->version + 1;
+        next.update_time = now;
+        SEPTA_RETURN_IF_ERROR(tx.VirtualClusters().Update(next, current->version));
+        return tx.Audit().Append({0, now, kPrincipal, "vcluster.wake_reserve",
+                                  "tenants/" + vc.tenant + "/vclusters/" + vc.name, core::EtagOf(current->version),
+                                  core::EtagOf(next.version), ""});
+      });
   if (st.ok()) {
-    session->Committed();
     return Outcome::RequeueAfter(std::chrono::nanoseconds(0));  // provisioned with it next
   }
   // Nothing was written: say why, and try again after a backoff.

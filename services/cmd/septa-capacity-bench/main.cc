@@ -111,13 +111,11 @@ int main(int argc, char** argv) {
 
   core::CapacityLedger ledger(gpu::Catalog::Default());
   core::VirtualClusterService service(store, clock, ledger, gpu::Catalog::Default());
-  {
-    // As septad does before it serves: the engine is built once up front.
-    auto warm = ledger.Open();
-    const Status built =
-        store.Transact(core::TxMode::kReadOnly, [&](core::Tx& tx) { return warm->Engine(tx).status(); });
-    if (!built.ok()) return Die(built, "building the engine");
-  }
+  // As septad does before it serves: the engine is built once up front.
+  const Status built =
+      ledger.Transact(store, core::TxMode::kReadOnly,
+                      [](core::Tx& tx, core::CapacityLedger::Session& s) { return s.Engine(tx).status(); });
+  if (!built.ok()) return Die(built, "building the engine");
 
   std::vector<std::vector<double>> latencies(threads);
   std::atomic<int> next{0}, failed{0};
@@ -163,12 +161,11 @@ int main(int argc, char** argv) {
   // A second replica's first create rebuilds its engine from every row.
   core::CapacityLedger fresh(gpu::Catalog::Default());
   t0 = std::chrono::steady_clock::now();
-  auto session = fresh.Open();
   const Status rebuilt =
-      store.Transact(core::TxMode::kReadOnly, [&](core::Tx& tx) { return session->Engine(tx).status(); });
+      fresh.Transact(store, core::TxMode::kReadOnly,
+                     [](core::Tx& tx, core::CapacityLedger::Session& s) { return s.Engine(tx).status(); });
   if (!rebuilt.ok()) return Die(rebuilt, "rebuilding the engine");
   std::printf("engine rebuilt from %d reservations on %d nodes in %.0f ms\n", creates - failed.load(), kNodes,
               Millis(std::chrono::steady_clock::now() - t0).count());
-  session.reset();
   return failed.load() == 0 ? 0 : 1;
 }

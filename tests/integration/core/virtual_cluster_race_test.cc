@@ -217,6 +217,63 @@ TEST_F(VirtualClusterRaceTest, AnUpdateThatReservesNothingDoesNotHideAnotherRepl
   EXPECT_EQ(third.status().code(), Code::kResourceExhausted) << third.status().ToString();
 }
 
+// A store whose next transaction loses a race once: its first attempt
+// runs the body and is rolled back, `between` runs, then the body runs again.
+class FirstAttemptLost final : public Store {
+ public:
+  FirstAttemptLost(Store& inner, std::function<void()> between) : inner_(inner), between_(std::move(between)) {}
+  Status Transact(TxMode mode, const std::function<Status(Tx&)>& body) override {
+    const Status first = inner_.Transact(mode, [&](Tx& tx) -> Status {
+      SEPTA_RETURN_IF_ERROR(body(tx));
+      return Aborted("could not serialize access (injected)");
+    });
+    if (first.code() != Code::kAborted) return first;
+    between_();
+    return inner_.Transact(mode, body);
+  }
+  Status Ready() override { return inner_.Ready(); }
+  void WatchRevocations(std::function<void(const Revocation&)> on_revocation) override {
+    inner_.WatchRevocations(std::move(on_revocation));
+  }
+
+ private:
+  Store& inner_;
+  std::function<void()> between_;
+};
+
+// What a lost attempt compared says nothing about the rows its retry sees:
+// a retry that reserves nothing must not seal the engine as current.
+TEST_F(VirtualClusterRaceTest, ARetryThatReservesNothingDoesNotSealWhatALostAttemptCompared) {
+  CapacityLedger ledger_a{gpu::Catalog::Default()}, ledger_b{gpu::Catalog::Default()};
+  VirtualClusterService a(*store_, clock_, ledger_a, gpu::Catalog::Default());
+  VirtualClusterService b(*store_, clock_, ledger_b, gpu::Catalog::Default());
+  auto gpus = [](const std::string& name, int count) {
+    VirtualCluster vc;
+    vc.name = name;
+    vc.capacity.tier = gpu::Tier::kDedicated;
+    vc.capacity.model = "A100-80GB";
+    vc.capacity.count = count;
+    vc.quota.pods = 10;
+    return vc;
+  };
+  ASSERT_TRUE(a.Create(Owner("ded-a"), "ded-a", gpus("first", 4), "").ok());  // A's engine is built
+  FirstAttemptLost lossy(*store_, [&] {
+    auto second = b.Create(Owner("ded-b"), "ded-b", gpus("second", 4), "");  // the other 4, through B
+    ASSERT_TRUE(second.ok()) << second.status().ToString();
+  });
+  int attempts = 0;
+  const Status st =
+      ledger_a.Transact(lossy, TxMode::kReadWrite, [&](Tx& tx, CapacityLedger::Session& session) -> Status {
+        if (++attempts == 1) return session.Engine(tx).status();  // compared, then lost
+        return Status::Ok();                                      // the retry reserves nothing
+      });
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_EQ(attempts, 2);
+  auto third = a.Create(Owner("ded-a"), "ded-a", gpus("third", 1), "");
+  ASSERT_FALSE(third.ok());
+  EXPECT_EQ(third.status().code(), Code::kResourceExhausted) << third.status().ToString();
+}
+
 // Resizes that change only workload limits reserve nothing, so no capacity
 // row orders them: the quota holds through SERIALIZABLE alone. Each resizer
 // is a replica of its own (a ledger orders the reservations of one), all
