@@ -115,8 +115,10 @@ bool ObjectCopier::Referenced(WatchedCluster& cluster, const ObjectRef& ref) {
 Outcome ObjectCopier::Reconcile(WatchedCluster& cluster, const ObjectRef& ref) {
   const tsync::VirtualClusterView view = cluster.synced().view;
   const std::string host_name = tsync::HostObjectName(ref.name, ref.ns, view.vcluster);
+  auto objects = cluster.Objects(ref.kind);
+  if (!objects.ok()) return Outcome::Error(objects.status());
   std::lock_guard placement(cluster.placement_mu());
-  const std::optional<json> virtual_object = cluster.objects(ref.kind).Get(ref.ns, ref.name);
+  const std::optional<json> virtual_object = (*objects)->Get(ref.ns, ref.name);
   const std::optional<json> host_copy = host_copies(ref.kind).Get(view.host_namespace, host_name);
   if (host_copy && !tsync::VirtualRefOf(*host_copy, view.tenant, view.vcluster)) {
     return Outcome::Error(
@@ -138,7 +140,9 @@ Status ObjectCopier::EnsureCopies(WatchedCluster& cluster, const std::set<Object
   if (refs.empty()) return Status::Ok();
   const tsync::VirtualClusterView view = cluster.synced().view;
   for (const ObjectRef& ref : refs) {
-    std::optional<json> virtual_object = cluster.objects(ref.kind).Get(ref.ns, ref.name);
+    auto objects = cluster.Objects(ref.kind);
+    SEPTA_RETURN_IF_ERROR(objects);
+    std::optional<json> virtual_object = (*objects)->Get(ref.ns, ref.name);
     if (!virtual_object) continue;
     SEPTA_RETURN_IF_ERROR(EnsureCopy(
         view, ref, *virtual_object,

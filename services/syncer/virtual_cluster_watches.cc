@@ -44,15 +44,49 @@ const kube::Resource& ResourceOf(CopiedKind kind) {
   return kind == CopiedKind::kConfigMap ? kube::kConfigMaps : kube::kSecrets;
 }
 
-WatchedCluster::WatchedCluster(std::string tenant, std::string vcluster, std::unique_ptr<kube::Client> client)
-    : tenant_(std::move(tenant)), vcluster_(std::move(vcluster)), client_(std::move(client)) {}
+WatchedCluster::WatchedCluster(std::string tenant, std::string vcluster, std::unique_ptr<kube::Client> client,
+                               ObjectInformerFactory start_objects, std::chrono::milliseconds start_timeout)
+    : tenant_(std::move(tenant)),
+      vcluster_(std::move(vcluster)),
+      client_(std::move(client)),
+      start_objects_(std::move(start_objects)),
+      start_timeout_(start_timeout) {}
 
 WatchedCluster::~WatchedCluster() { StopInformers(); }
 
 void WatchedCluster::StopInformers() {
-  for (auto* informer : {&pods_, &config_maps_, &secrets_}) {
+  if (pods_) pods_->Stop();
+  std::lock_guard lock(objects_mu_);
+  stopped_ = true;
+  for (auto* informer : {&config_maps_, &secrets_}) {
     if (*informer) (*informer)->Stop();
   }
+}
+
+Result<kube::Informer*> WatchedCluster::Objects(CopiedKind kind) {
+  kube::Informer* informer = nullptr;
+  {
+    std::lock_guard lock(objects_mu_);
+    if (stopped_) return Status(Code::kUnavailable, "virtual cluster " + tenant_ + "/" + vcluster_ + ": not watched");
+    auto& slot = kind == CopiedKind::kConfigMap ? config_maps_ : secrets_;
+    if (!slot) {
+      slot = start_objects_(*client_, kind);
+      spdlog::debug("syncer: watching the {} of virtual cluster {}/{}", ResourceOf(kind).resource, tenant_, vcluster_);
+    }
+    informer = slot.get();
+  }
+  // Waited for outside the lock: a worker that needs the other kind is not held up.
+  if (!informer->WaitForSync(start_timeout_)) {
+    return Status(Code::kUnavailable, "virtual cluster " + tenant_ + "/" + vcluster_ + ": its " +
+                                          ResourceOf(kind).resource + " were not listed within " +
+                                          std::to_string(start_timeout_.count()) + " ms");
+  }
+  return informer;
+}
+
+bool WatchedCluster::WatchesObjects(CopiedKind kind) const {
+  std::lock_guard lock(objects_mu_);
+  return (kind == CopiedKind::kConfigMap ? config_maps_ : secrets_) != nullptr;
 }
 
 SyncedCluster WatchedCluster::synced() const {
@@ -104,7 +138,21 @@ Result<std::shared_ptr<WatchedCluster>> VirtualClusterWatches::Watch(const Synce
   if (!config.ok()) return config.status();
   auto client = kube::Client::Create(*std::move(config), client_options_);
   if (!client.ok()) return client.status();
-  auto watched = std::make_shared<WatchedCluster>(tenant, vcluster, *std::move(client));
+  auto start_objects = [this, tenant, vcluster](kube::Client& client, CopiedKind kind) {
+    auto object_key = [tenant, vcluster, kind](const json& object) {
+      const json md = object.value("metadata", json::object());
+      return ObjectKey(tenant, vcluster, kind, md.value("namespace", ""), md.value("name", ""));
+    };
+    kube::InformerHandlers handlers;
+    handlers.on_add = [this, object_key](const json& object) { enqueue_(object_key(object)); };
+    handlers.on_update = [this, object_key](const json&, const json& object) { enqueue_(object_key(object)); };
+    handlers.on_delete = [this, object_key](const json& object) { enqueue_(object_key(object)); };
+    auto informer =
+        std::make_unique<kube::Informer>(client, ResourceOf(kind), "", kube::ListOptions{}, handlers, kVirtualResync);
+    informer->Start();
+    return informer;
+  };
+  auto watched = std::make_shared<WatchedCluster>(tenant, vcluster, *std::move(client), start_objects, timeout);
   watched->Update(synced);
   auto key_of = [tenant, vcluster](const json& pod) {
     const json md = pod.value("metadata", json::object());
@@ -131,28 +179,11 @@ Result<std::shared_ptr<WatchedCluster>> VirtualClusterWatches::Watch(const Synce
   };
   watched->pods_ = std::make_unique<kube::Informer>(watched->client(), kube::kPods, "", kube::ListOptions{}, handlers,
                                                     kVirtualResync);
-  for (CopiedKind kind : {CopiedKind::kConfigMap, CopiedKind::kSecret}) {
-    auto object_key = [tenant, vcluster, kind](const json& object) {
-      const json md = object.value("metadata", json::object());
-      return ObjectKey(tenant, vcluster, kind, md.value("namespace", ""), md.value("name", ""));
-    };
-    kube::InformerHandlers object_handlers;
-    object_handlers.on_add = [this, object_key](const json& object) { enqueue_(object_key(object)); };
-    object_handlers.on_update = [this, object_key](const json&, const json& object) { enqueue_(object_key(object)); };
-    object_handlers.on_delete = [this, object_key](const json& object) { enqueue_(object_key(object)); };
-    auto& informer = kind == CopiedKind::kConfigMap ? watched->config_maps_ : watched->secrets_;
-    informer = std::make_unique<kube::Informer>(watched->client(), ResourceOf(kind), "", kube::ListOptions{},
-                                                object_handlers, kVirtualResync);
-  }
-  for (kube::Informer* informer : {watched->pods_.get(), watched->config_maps_.get(), watched->secrets_.get()}) {
-    informer->Start();
-  }
-  for (kube::Informer* informer : {watched->pods_.get(), watched->config_maps_.get(), watched->secrets_.get()}) {
-    if (!informer->WaitForSync(timeout)) {
-      return Status(Code::kUnavailable, "virtual cluster " + tenant + "/" + vcluster +
-                                            ": its pods, config maps and secrets were not listed within " +
-                                            std::to_string(timeout.count()) + " ms");
-    }
+  watched->pods_->Start();
+  if (!watched->pods_->WaitForSync(timeout)) {
+    return Status(Code::kUnavailable, "virtual cluster " + tenant + "/" + vcluster +
+                                          ": its pods were not listed within " + std::to_string(timeout.count()) +
+                                          " ms");
   }
   {
     std::lock_guard lock(mu_);

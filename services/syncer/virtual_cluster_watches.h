@@ -4,7 +4,9 @@
 // "<tenant>/<vcluster>/<namespace>/<name>" (and, when a pod goes, the keys
 // of the objects it referenced; when it is bound to a node or goes from
 // one, NodesKey), and on its config maps and secrets, which
-// enqueue ObjectKey. The syncer starts a watch when a
+// enqueue ObjectKey. Those two start only when first needed (a pod uses
+// one, or a copy is on the host): each watch costs about 400 KiB, and
+// most virtual clusters would keep them idle. The syncer starts a watch when a
 // virtual cluster it holds the shard of is READY and stops it when the
 // virtual cluster is deleted or sleeps, or the shard is lost.
 #pragma once
@@ -48,16 +50,22 @@ const kube::Resource& ResourceOf(tenancy::sync::CopiedKind kind);
 // One watched virtual cluster.
 class WatchedCluster {
  public:
-  WatchedCluster(std::string tenant, std::string vcluster, std::unique_ptr<kube::Client> client);
+  // `start_objects` makes (and starts) the informer of a copied kind on `client`.
+  using ObjectInformerFactory =
+      std::function<std::unique_ptr<kube::Informer>(kube::Client& client, tenancy::sync::CopiedKind)>;
+  WatchedCluster(std::string tenant, std::string vcluster, std::unique_ptr<kube::Client> client,
+                 ObjectInformerFactory start_objects, std::chrono::milliseconds start_timeout);
   ~WatchedCluster();  // stops the informers before the client goes
 
   const std::string& tenant() const { return tenant_; }
   const std::string& vcluster() const { return vcluster_; }
   kube::Client& client() { return *client_; }
   kube::Informer& pods() { return *pods_; }
-  kube::Informer& objects(tenancy::sync::CopiedKind kind) {
-    return kind == tenancy::sync::CopiedKind::kConfigMap ? *config_maps_ : *secrets_;
-  }
+  // The informer on its config maps or secrets, started by the first call
+  // (its first list within the watch's start timeout).
+  Result<kube::Informer*> Objects(tenancy::sync::CopiedKind kind);
+  // Whether that informer has been started.
+  bool WatchesObjects(tenancy::sync::CopiedKind kind) const;
 
   SyncedCluster synced() const;
   // What the store says now.
@@ -85,8 +93,12 @@ class WatchedCluster {
   const std::string vcluster_;
   std::unique_ptr<kube::Client> client_;
   std::unique_ptr<kube::Informer> pods_;
+  const ObjectInformerFactory start_objects_;
+  const std::chrono::milliseconds start_timeout_;
+  mutable std::mutex objects_mu_;  // config_maps_, secrets_, stopped_
   std::unique_ptr<kube::Informer> config_maps_;
   std::unique_ptr<kube::Informer> secrets_;
+  bool stopped_ = false;
   mutable std::mutex mu_;  // synced_, refused_
   SyncedCluster synced_;
   std::set<std::string> refused_;
