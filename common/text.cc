@@ -102,4 +102,11 @@ std::string EscapeControlCharacters(std::string_view text, bool keep_newlines) {
   return out;
 }
 
+void ReplaceAll(std::string& text, std::string_view from, std::string_view to) {
+  if (from.empty()) return;
+  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+    text.replace(at, from.size(), to);
+  }
+}
+
 }  // namespace septa

@@ -29,4 +29,8 @@ Status ValidateText(std::string_view field, std::string_view text, std::size_t m
 // strings are escaped already and whose lines are its structure).
 std::string EscapeControlCharacters(std::string_view text, bool keep_newlines = false);
 
+// Every occurrence of `from` in `text`, left to right and not overlapping,
+// replaced by `to` (nothing when `from` is empty).
+void ReplaceAll(std::string& text, std::string_view from, std::string_view to);
+
 }  // namespace septa

@@ -101,7 +101,8 @@ SyncerController::SyncerController(SyncerOptions options, core::Store& store, ku
                                                .shards = options_.shards,
                                                .shard_key = ClusterPart},
                   *this, clock, metrics),
-      copies_(host, [this](const std::string& key) { controller_.Enqueue(key); }) {
+      copies_(host, [this](const std::string& key) { controller_.Enqueue(key); }),
+      events_(host, [this](const std::string& key) { controller_.Enqueue(key); }) {
   sync_latency_ =
       &prometheus::BuildHistogram()
            .Name("septa_syncer_pod_sync_latency_seconds")
@@ -126,6 +127,7 @@ Status SyncerController::Start(std::chrono::milliseconds timeout) {
                   "syncer: the host's synced pods were not listed within " + std::to_string(timeout.count()) + " ms");
   }
   SEPTA_RETURN_IF_ERROR(copies_.Start(timeout));
+  SEPTA_RETURN_IF_ERROR(events_.Start(*host_pods_, timeout));
   controller_.Start();
   resyncs_ = std::jthread([this](std::stop_token stop) { RunResyncs(stop); });
   return Status::Ok();
@@ -138,6 +140,7 @@ void SyncerController::Stop() {
   }
   controller_.Stop();
   watches_.StopAll();
+  events_.Stop();  // before the host pod informer it reads
   if (host_pods_) host_pods_->Stop();
   copies_.Stop();
 }
@@ -198,6 +201,11 @@ Outcome SyncerController::Reconcile(const std::string& key) {
   std::vector<std::string> parts = SplitKey(key);
   if (parts.size() == 2) return ReconcileCluster(parts[0], parts[1]);
   if (parts.size() == 4) return ReconcilePod({parts[0], parts[1], parts[2], parts[3]});
+  if (parts.size() == 5 && parts[2] == "events") {
+    std::shared_ptr<WatchedCluster> cluster = watches_.Find(parts[0], parts[1]);
+    return cluster ? events_.Reconcile(*cluster, parts[3], parts[4])
+                   : Outcome::Done();  // not READY, or another replica's
+  }
   if (parts.size() == 5) return ReconcileObject(parts);
   if (parts.size() == 3 && parts[2] == "nodes") {
     std::shared_ptr<WatchedCluster> cluster = watches_.Find(parts[0], parts[1]);
@@ -241,6 +249,7 @@ Outcome SyncerController::ReconcileCluster(const std::string& tenant, const std:
     }
   }
   for (const std::string& key : copies_.CopyKeys(host_namespace, tenant, vcluster)) controller_.Enqueue(key);
+  for (const std::string& key : events_.EventKeys(host_namespace, tenant, vcluster)) controller_.Enqueue(key);
   controller_.Enqueue(NodesKey(tenant, vcluster));  // the reservation, and so the capacity shown, may have changed
   return Outcome::Done();
 }

@@ -1,22 +1,26 @@
 // The syncer: one per septad, for every virtual cluster whose provisioner
 // shard this replica holds. It copies each virtual cluster's pods down to
 // its host namespace (tenancy/sync: names, bookkeeping, tier patches,
-// placement inside the reservation), copies the host pods' status and node
-// up, shows the nodes its pods run on with what the tenant holds there as
-// capacity, and carries deletions both ways (../shared/docs/SYNCER-FACTS.md
-// "Status and deletion"). docs/ARCHITECTURE.md "The syncer" has the table.
+// placement inside the reservation), copies the host pods' status, node
+// and events up, shows the nodes its pods run on with what the tenant
+// holds there as capacity, and carries deletions both ways
+// (../shared/docs/SYNCER-FACTS.md "Status and deletion").
+// docs/ARCHITECTURE.md "The syncer" has the table.
 //
 // Keys, on the reconcile runtime: "<tenant>/<vcluster>" (start, refresh or
-// stop the virtual cluster's watch; enqueue its pods and objects),
+// stop the virtual cluster's watch; enqueue its pods, objects and events),
 // "<tenant>/<vcluster>/<namespace>/<name>" (one virtual pod),
 // "<tenant>/<vcluster>/<configmaps|secrets>/<namespace>/<name>" (one config
-// map or secret, ObjectCopier) and "<tenant>/<vcluster>/nodes" (the nodes
-// it shows, SyncVirtualNodes), all sharded on "<tenant>/<vcluster>" under
-// the provisioner's ShardLeases. Triggers:
-// VirtualClusterChanged (septad's NOTIFY septa_vclusters), each watched
-// virtual cluster's informers, one host informer per kind (selector
-// septa.dev/synced=true) whose objects map back through VirtualRefOf, and a
-// periodic resync that also drops the watches of shards no longer held.
+// map or secret, ObjectCopier), "<tenant>/<vcluster>/events/<host
+// namespace>/<name>" (one host event about one of its pods, EventCopier)
+// and "<tenant>/<vcluster>/nodes" (the nodes it shows, SyncVirtualNodes),
+// all sharded on "<tenant>/<vcluster>" under the provisioner's
+// ShardLeases. Triggers: VirtualClusterChanged (septad's NOTIFY
+// septa_vclusters), each watched virtual cluster's informers, one host
+// informer per kind (selector septa.dev/synced=true; events:
+// involvedObject.kind=Pod) whose objects map back through VirtualRefOf,
+// and a periodic resync that also drops the watches of shards no longer
+// held.
 #pragma once
 
 #include <chrono>
@@ -30,6 +34,7 @@
 #include "services/kube/client.h"
 #include "services/kube/watch.h"
 #include "services/reconcile/controller.h"
+#include "services/syncer/event_copier.h"
 #include "services/syncer/object_copier.h"
 #include "services/syncer/virtual_cluster_watches.h"
 #include "tenancy/host/config.h"
@@ -103,6 +108,7 @@ class SyncerController final : public reconcile::Reconciler {
   reconcile::Controller controller_;
   std::unique_ptr<kube::Informer> host_pods_;
   ObjectCopier copies_;
+  EventCopier events_;
   std::jthread resyncs_;
 };
 

@@ -5,6 +5,8 @@
 #include <array>
 #include <cctype>
 
+#include "common/text.h"
+
 namespace septa::tenancy::host {
 
 namespace {
@@ -17,12 +19,6 @@ std::size_t Occurrences(std::string_view text, std::string_view needle) {
   std::size_t n = 0;
   for (std::size_t at = text.find(needle); at != std::string_view::npos; at = text.find(needle, at + 1)) ++n;
   return n;
-}
-
-void ReplaceAll(std::string& text, std::string_view from, std::string_view to) {
-  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
-    text.replace(at, from.size(), to);
-  }
 }
 
 }  // namespace

@@ -228,6 +228,51 @@ TEST_F(SyncerControllerTest, ARestartedSyncerCreatesNoDuplicateAndWritesNothingF
   EXPECT_EQ((*VirtualNode(node))["metadata"].value("resourceVersion", ""), node_version);
 }
 
+// What the host's scheduler and kubelet say about a host pod shows on its
+// virtual pod, with no host name in it; a repeat updates the copy, and a
+// restarted syncer rewrites nothing.
+TEST_F(SyncerControllerTest, AHostPodsEventsShowOnItsVirtualPodUnderItsVirtualNames) {
+  const json running = RunningPod("web");
+  const std::string host_pod = HostName("web");
+  json event = {
+      {"apiVersion", "v1"},
+      {"kind", "Event"},
+      {"metadata", {{"name", host_pod + ".17a2b3c4d5e6f708"}, {"namespace", HostNamespace()}}},
+      {"involvedObject", {{"kind", "Pod"}, {"apiVersion", "v1"}, {"namespace", HostNamespace()}, {"name", host_pod}}},
+      {"type", "Normal"},
+      {"reason", "Pulled"},
+      {"message", "Container image \"busybox\" already present on machine for " + host_pod},
+      {"count", 1},
+      {"source", {{"component", "kubelet"}}}};
+  auto created = host_->Create(kube::kEvents, HostNamespace(), event);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  auto virtual_event = [&]() -> std::optional<json> {
+    auto got = virtual_->Get(kube::kEvents, "default", "web.17a2b3c4d5e6f708");
+    return got.ok() ? std::optional<json>(*got) : std::nullopt;
+  };
+  ASSERT_TRUE(Eventually([&] { return virtual_event().has_value(); }));
+  json copy = *virtual_event();
+  EXPECT_EQ(copy["involvedObject"].value("name", ""), "web");
+  EXPECT_EQ(copy["involvedObject"].value("namespace", ""), "default");
+  EXPECT_EQ(copy["involvedObject"].value("uid", ""), running["metadata"].value("uid", ""));
+  EXPECT_EQ(copy.value("reason", ""), "Pulled");
+  EXPECT_EQ(copy.value("message", ""), "Container image \"busybox\" already present on machine for web");
+  EXPECT_EQ(copy.dump().find(HostNamespace()), std::string::npos) << copy.dump();
+
+  json repeated = *created;
+  repeated["count"] = 2;
+  ASSERT_TRUE(host_->Update(kube::kEvents, HostNamespace(), repeated).ok());
+  ASSERT_TRUE(Eventually([&] { return virtual_event().value_or(json::object()).value("count", 0) == 2; }));
+
+  ASSERT_TRUE(syncer_->AwaitIdle(10s));
+  const std::string version = (*virtual_event())["metadata"].value("resourceVersion", "");
+  syncer_.reset();
+  StartSyncer();
+  ASSERT_TRUE(Eventually([&] { return !syncer_->watches().Watched().empty(); }));
+  ASSERT_TRUE(syncer_->AwaitIdle(10s));
+  EXPECT_EQ((*virtual_event())["metadata"].value("resourceVersion", ""), version);
+}
+
 TEST_F(SyncerControllerTest, ASleepingVirtualClusterIsNotWatched) {
   ASSERT_TRUE(Eventually([&] { return !syncer_->watches().Watched().empty(); }));
   ASSERT_TRUE(store_
