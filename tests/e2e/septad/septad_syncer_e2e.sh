@@ -6,7 +6,8 @@
 # cluster shows its phase, IP and node; a virtual delete deletes the host
 # pod; a host pod deleted behind Septa's back deletes its virtual pod. The
 # config map the pod mounts is copied to the host namespace under the name
-# its renamed reference uses, follows an edit, and goes with the pod.
+# its renamed reference uses, follows an edit, and goes with the pod; an
+# event recorded on the host about its pod shows in `kubectl get events`.
 # Then an isolated tenant's `nvidia.com/gpu: 1` pod runs on an H100 of its
 # reservation as nvidia.com/mig-3g.40gb: 1 with runtimeClassName nvidia,
 # tolerating the sample inventory's dedicated=gpu:NoSchedule taint there;
@@ -73,6 +74,32 @@ node=$(v get pod web -o 'jsonpath={.spec.nodeName}')
   fail "the virtual pod's nodeName '$node' is not the host pod's"
 [[ $(v get pod web -o 'jsonpath={.status.podIP}') == $(k get pod "$host_pod" -n "$ns" -o 'jsonpath={.status.podIP}') ]] ||
   fail "the pod IP did not flow up"
+
+# An event about the host pod (as the host's kubelet records one) shows in
+# `kubectl get events` of the virtual cluster, about the virtual pod.
+k create -n "$ns" -f - >/dev/null <<YAML || fail "kubectl create a host event"
+apiVersion: v1
+kind: Event
+metadata:
+  name: $host_pod.17a2b3c4d5e6f708
+involvedObject:
+  kind: Pod
+  apiVersion: v1
+  namespace: $ns
+  name: $host_pod
+type: Normal
+reason: Pulled
+message: Container image "busybox" already present on machine for $host_pod
+count: 1
+source:
+  component: kubelet
+YAML
+event_up() {
+  [[ $(v get events --field-selector involvedObject.name=web -o 'jsonpath={.items[*].reason}') == *Pulled* ]]
+}
+wait_for "the host pod's event in the virtual cluster" 10 event_up
+[[ $(v get event web.17a2b3c4d5e6f708 -o 'jsonpath={.message}') ==   'Container image "busybox" already present on machine for web' ]] ||
+  fail "the virtual event's message still names the host pod: $(v get event web.17a2b3c4d5e6f708 -o json)"
 
 # The config map it mounts is on the host, under the name the host pod uses; an unused one is not.
 host_config=web-config-x-default-x-train
