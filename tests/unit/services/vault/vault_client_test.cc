@@ -4,13 +4,8 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
-
 #include "services/base/base64.h"
-#include "services/vaultsim/vaultsim.h"
-#include "tests/support/fake_clock.h"
-#include "tests/support/seeded_random.h"
+#include "tests/unit/services/vault/vaultsim_fixture.h"
 
 namespace septa::vault {
 namespace {
@@ -18,42 +13,11 @@ namespace {
 using namespace std::chrono_literals;
 using nlohmann::json;
 
-constexpr char kRootToken[] = "hvs.root-token-of-the-test";
-
-class VaultClientTest : public ::testing::Test {
+class VaultClientTest : public testing::VaultSimTest {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("septa-vault-test-" + std::to_string(::getpid()) + "-" +
-                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(dir_);
-    ASSERT_TRUE(sim_.Start().ok());
+    testing::VaultSimTest::SetUp();
     root_ = MakeClient(TokenOptions(Write("root-token", kRootToken)));
-  }
-  void TearDown() override {
-    sim_.Stop();
-    std::filesystem::remove_all(dir_);
-  }
-
-  std::string Write(const std::string& name, const std::string& text) {
-    std::ofstream(dir_ / name) << text << "\n";
-    return (dir_ / name).string();
-  }
-  VaultClientOptions Base() {
-    VaultClientOptions o;
-    o.address = sim_.address();
-    o.backoff_base = 0ms;  // the fake clock does not move while a client waits
-    o.max_attempts = 3;
-    return o;
-  }
-  VaultClientOptions TokenOptions(const std::string& file) {
-    VaultClientOptions o = Base();
-    o.token_file = file;
-    return o;
-  }
-  std::unique_ptr<VaultClient> MakeClient(VaultClientOptions options) {
-    auto c = VaultClient::Create(std::move(options), clock_, random_);
-    EXPECT_TRUE(c.ok()) << c.status().ToString();
-    return c.ok() ? std::move(*c) : nullptr;
   }
   static std::string ServiceAccountJwt(const std::string& ns, const std::string& name) {
     return base::Base64UrlEncode(R"({"alg":"RS256"})") + "." +
@@ -72,10 +36,6 @@ class VaultClientTest : public ::testing::Test {
     ASSERT_TRUE(root_->WritePolicy("issuer", R"(path "pki/issue/tenant" { capabilities = ["update"] })").ok());
   }
 
-  FakeClock clock_;
-  SeededRandom random_{42};
-  vaultsim::VaultSim sim_{vaultsim::VaultSimOptions{"127.0.0.1:0", false, kRootToken, 1, &clock_, &random_}};
-  std::filesystem::path dir_;
   std::unique_ptr<VaultClient> root_;
 };
 

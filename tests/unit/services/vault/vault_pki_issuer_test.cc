@@ -6,8 +6,6 @@
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
 
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <regex>
 
@@ -16,18 +14,14 @@
 #include "services/vault/vault_pki.h"
 #include "services/vault/vault_pki_control_planes.h"
 #include "services/vault/vault_pki_issuer.h"
-#include "services/vaultsim/vaultsim.h"
-#include "tests/support/fake_clock.h"
 #include "tests/support/fake_control_planes.h"
-#include "tests/support/seeded_random.h"
+#include "tests/unit/services/vault/vaultsim_fixture.h"
 
 namespace septa::vault {
 namespace {
 
 using namespace std::chrono_literals;
 using nlohmann::json;
-
-constexpr char kRootToken[] = "hvs.root-token-of-the-pki-test";
 
 std::shared_ptr<x509_st> Parse(const std::string& pem) {
   base::BioPtr bio = base::MemoryBio(pem);
@@ -41,35 +35,19 @@ Result<http::PeerIdentity> VerifiedBy(const std::string& ca_pem, const std::stri
   return verifier->Verify({Parse(certificate_pem)}, now);
 }
 
-class VaultPkiTest : public ::testing::Test {
+class VaultPkiTest : public testing::VaultSimTest {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("septa-vault-pki-test-" + std::to_string(::getpid()) + "-" +
-                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(dir_);
-    ASSERT_TRUE(sim_.Start().ok());
+    testing::VaultSimTest::SetUp();
     client_ = MakeClient(Write("root-token", kRootToken));
     pki_ = std::make_unique<VaultPki>(*client_, VaultPkiOptions{});
     issuer_ = std::make_unique<VaultPkiIssuer>(*pki_);
   }
-  void TearDown() override {
-    sim_.Stop();
-    std::filesystem::remove_all(dir_);
-  }
 
-  std::string Write(const std::string& name, const std::string& text) {
-    std::ofstream(dir_ / name) << text << "\n";
-    return (dir_ / name).string();
-  }
   std::unique_ptr<VaultClient> MakeClient(const std::string& token_file) {
-    VaultClientOptions o;
-    o.address = sim_.address();
-    o.token_file = token_file;
-    o.backoff_base = 0ms;  // the fake clock does not move while a client waits
+    VaultClientOptions o = TokenOptions(token_file);
     o.max_attempts = 2;
-    auto c = VaultClient::Create(std::move(o), clock_, random_);
-    EXPECT_TRUE(c.ok()) << c.status().ToString();
-    return c.ok() ? std::move(*c) : nullptr;
+    return VaultSimTest::MakeClient(std::move(o));
   }
   static ClientCertificateRequest Request(const std::string& tenant, const std::string& vcluster,
                                           const std::string& role, std::chrono::seconds ttl,
@@ -101,10 +79,6 @@ class VaultPkiTest : public ::testing::Test {
   }
 
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
-  FakeClock clock_;
-  SeededRandom random_{7};
-  vaultsim::VaultSim sim_{vaultsim::VaultSimOptions{"127.0.0.1:0", false, kRootToken, 1, &clock_, &random_}};
-  std::filesystem::path dir_;
   std::unique_ptr<VaultClient> client_;
   std::unique_ptr<VaultPki> pki_;
   std::unique_ptr<VaultPkiIssuer> issuer_;

@@ -1,0 +1,69 @@
+// A septa-vaultsim on a port of its own and a temporary directory for the
+// token and secret-ID files clients read: the set-up of the tests of
+// Septa's Vault client and of the Vault issuer.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "services/vault/vault_client.h"
+#include "services/vaultsim/vaultsim.h"
+#include "tests/support/fake_clock.h"
+#include "tests/support/seeded_random.h"
+
+namespace septa::vault::testing {
+
+class VaultSimTest : public ::testing::Test {
+ protected:
+  // The simulator's root token; tests check that no reply or log shows it.
+  static constexpr char kRootToken[] = "hvs.root-token-of-the-test";
+
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("septa-vault-test-" + std::to_string(::getpid()) + "-" +
+                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+    ASSERT_TRUE(sim_.Start().ok());
+  }
+  void TearDown() override {
+    sim_.Stop();
+    std::filesystem::remove_all(dir_);
+  }
+
+  // A file `name` in the test's directory holding `text`; its path.
+  std::string Write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name) << text << "\n";
+    return (dir_ / name).string();
+  }
+  // Options for a client of the simulator, with no backoff: the fake clock
+  // does not move while a client waits.
+  VaultClientOptions Base() {
+    VaultClientOptions o;
+    o.address = sim_.address();
+    o.backoff_base = std::chrono::milliseconds(0);
+    o.max_attempts = 3;
+    return o;
+  }
+  VaultClientOptions TokenOptions(const std::string& token_file) {
+    VaultClientOptions o = Base();
+    o.token_file = token_file;
+    return o;
+  }
+  std::unique_ptr<VaultClient> MakeClient(VaultClientOptions options) {
+    auto c = VaultClient::Create(std::move(options), clock_, random_);
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    return c.ok() ? std::move(*c) : nullptr;
+  }
+
+  FakeClock clock_;
+  SeededRandom random_{42};
+  vaultsim::VaultSim sim_{vaultsim::VaultSimOptions{"127.0.0.1:0", false, kRootToken, 1, &clock_, &random_}};
+  std::filesystem::path dir_;
+};
+
+}  // namespace septa::vault::testing
