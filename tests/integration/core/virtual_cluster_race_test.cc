@@ -77,6 +77,16 @@ class VirtualClusterRaceTest : public ::testing::Test {
     t.version = 1;
     return t;
   }
+  // A dedicated virtual cluster of `count` whole A100s.
+  static VirtualCluster WholeA100s(const std::string& name, int count) {
+    VirtualCluster vc;
+    vc.name = name;
+    vc.capacity.tier = gpu::Tier::kDedicated;
+    vc.capacity.model = "A100-80GB";
+    vc.capacity.count = count;
+    vc.quota.pods = 10;
+    return vc;
+  }
   static gpu::InventoryNode Node(const std::string& name) {
     gpu::InventoryNode n;
     n.name = name;
@@ -198,21 +208,12 @@ TEST_F(VirtualClusterRaceTest, AnUpdateThatReservesNothingDoesNotHideAnotherRepl
   CapacityLedger ledger_a{gpu::Catalog::Default()}, ledger_b{gpu::Catalog::Default()};
   VirtualClusterService a(*store_, clock_, ledger_a, gpu::Catalog::Default());
   VirtualClusterService b(*store_, clock_, ledger_b, gpu::Catalog::Default());
-  auto gpus = [](const std::string& name, int count) {
-    VirtualCluster vc;
-    vc.name = name;
-    vc.capacity.tier = gpu::Tier::kDedicated;
-    vc.capacity.model = "A100-80GB";
-    vc.capacity.count = count;
-    vc.quota.pods = 10;
-    return vc;
-  };
-  ASSERT_TRUE(a.Create(Owner("ded-a"), "ded-a", gpus("first", 4), "").ok());   // A's engine is built
-  ASSERT_TRUE(b.Create(Owner("ded-b"), "ded-b", gpus("second", 4), "").ok());  // the other 4, through B
+  ASSERT_TRUE(a.Create(Owner("ded-a"), "ded-a", WholeA100s("first", 4), "").ok());   // A's engine is built
+  ASSERT_TRUE(b.Create(Owner("ded-b"), "ded-b", WholeA100s("second", 4), "").ok());  // the other 4, through B
   VirtualCluster limits;
   limits.quota.pods = 20;
   ASSERT_TRUE(a.Update(Owner("ded-a"), "ded-a", "first", limits, {"quota"}, "").ok());
-  auto third = a.Create(Owner("ded-a"), "ded-a", gpus("third", 1), "");
+  auto third = a.Create(Owner("ded-a"), "ded-a", WholeA100s("third", 1), "");
   ASSERT_FALSE(third.ok());
   EXPECT_EQ(third.status().code(), Code::kResourceExhausted) << third.status().ToString();
 }
@@ -247,18 +248,9 @@ TEST_F(VirtualClusterRaceTest, ARetryThatReservesNothingDoesNotSealWhatALostAtte
   CapacityLedger ledger_a{gpu::Catalog::Default()}, ledger_b{gpu::Catalog::Default()};
   VirtualClusterService a(*store_, clock_, ledger_a, gpu::Catalog::Default());
   VirtualClusterService b(*store_, clock_, ledger_b, gpu::Catalog::Default());
-  auto gpus = [](const std::string& name, int count) {
-    VirtualCluster vc;
-    vc.name = name;
-    vc.capacity.tier = gpu::Tier::kDedicated;
-    vc.capacity.model = "A100-80GB";
-    vc.capacity.count = count;
-    vc.quota.pods = 10;
-    return vc;
-  };
-  ASSERT_TRUE(a.Create(Owner("ded-a"), "ded-a", gpus("first", 4), "").ok());  // A's engine is built
+  ASSERT_TRUE(a.Create(Owner("ded-a"), "ded-a", WholeA100s("first", 4), "").ok());  // A's engine is built
   FirstAttemptLost lossy(*store_, [&] {
-    auto second = b.Create(Owner("ded-b"), "ded-b", gpus("second", 4), "");  // the other 4, through B
+    auto second = b.Create(Owner("ded-b"), "ded-b", WholeA100s("second", 4), "");  // the other 4, through B
     ASSERT_TRUE(second.ok()) << second.status().ToString();
   });
   int attempts = 0;
@@ -269,7 +261,7 @@ TEST_F(VirtualClusterRaceTest, ARetryThatReservesNothingDoesNotSealWhatALostAtte
       });
   ASSERT_TRUE(st.ok()) << st.ToString();
   ASSERT_EQ(attempts, 2);
-  auto third = a.Create(Owner("ded-a"), "ded-a", gpus("third", 1), "");
+  auto third = a.Create(Owner("ded-a"), "ded-a", WholeA100s("third", 1), "");
   ASSERT_FALSE(third.ok());
   EXPECT_EQ(third.status().code(), Code::kResourceExhausted) << third.status().ToString();
 }
