@@ -17,19 +17,6 @@ namespace {
 // The host's events are handed to the handlers again this often.
 constexpr std::chrono::minutes kHostEventsResync{10};
 
-// <section>.<key> of `object` as a string ("" when absent).
-std::string EventField(const json& object, const char* section, const char* key) {
-  auto outer = object.find(section);
-  if (outer == object.end() || !outer->is_object()) return "";
-  auto inner = outer->find(key);
-  return inner != outer->end() && inner->is_string() ? inner->get<std::string>() : "";
-}
-
-std::string PodLabel(const json& pod, std::string_view key) {
-  const json labels = pod.value("metadata", json::object()).value("labels", json::object());
-  return labels.is_object() ? labels.value(std::string(key), "") : "";
-}
-
 bool WrittenBySyncer(const json& virtual_event) {
   const json annotations = virtual_event.value("metadata", json::object()).value("annotations", json::object());
   return annotations.is_object() && annotations.contains(std::string(tsync::kHostEventUidAnnotation));
@@ -71,13 +58,13 @@ void EventCopier::Stop() {
 }
 
 std::string EventCopier::KeyOf(const json& event) const {
-  const std::string ns = EventField(event, "metadata", "namespace");
-  const std::optional<json> pod = host_pods_->Get(ns, EventField(event, "involvedObject", "name"));
+  const std::string ns = tsync::StringField(event, "metadata", "namespace");
+  const std::optional<json> pod = host_pods_->Get(ns, tsync::StringField(event, "involvedObject", "name"));
   if (!pod) return "";
-  const std::string tenant = PodLabel(*pod, tsync::kTenantLabel);
-  const std::string vcluster = PodLabel(*pod, tsync::kVclusterLabel);
+  const std::string tenant = tsync::MetadataMapString(*pod, "labels", tsync::kTenantLabel);
+  const std::string vcluster = tsync::MetadataMapString(*pod, "labels", tsync::kVclusterLabel);
   if (tenant.empty() || vcluster.empty()) return "";
-  return EventKey(tenant, vcluster, ns, EventField(event, "metadata", "name"));
+  return EventKey(tenant, vcluster, ns, tsync::StringField(event, "metadata", "name"));
 }
 
 std::vector<std::string> EventCopier::EventKeys(const std::string& host_namespace, const std::string& tenant,
@@ -96,7 +83,7 @@ Outcome EventCopier::Reconcile(WatchedCluster& cluster, const std::string& host_
   if (host_namespace != view.host_namespace) return Outcome::Done();  // not its namespace (any more)
   const std::optional<json> host_event = host_events_->Get(host_namespace, name);
   if (!host_event) return Outcome::Done();  // its copy goes with the virtual API server's event TTL
-  const std::string host_pod_name = EventField(*host_event, "involvedObject", "name");
+  const std::string host_pod_name = tsync::StringField(*host_event, "involvedObject", "name");
   const std::optional<json> host_pod = host_pods_->Get(host_namespace, host_pod_name);
   if (!host_pod) return Outcome::Done();  // about a pod that is gone or was never synced
   const std::optional<tsync::VirtualRef> pod = tsync::VirtualRefOf(*host_pod, view.tenant, view.vcluster);

@@ -21,14 +21,7 @@ constexpr std::chrono::minutes kHostCopiesResync{10};
 
 // metadata.<field>[.<key>] of an object read from an API server.
 std::string MetadataString(const json& object, const char* field, std::string_view key = {}) {
-  auto md = object.find("metadata");
-  if (md == object.end() || !md->is_object()) return "";
-  auto value = md->find(field);
-  if (!key.empty() && value != md->end() && value->is_object()) {
-    auto inner = value->find(std::string(key));
-    return inner != value->end() && inner->is_string() ? inner->get<std::string>() : "";
-  }
-  return key.empty() && value != md->end() && value->is_string() ? value->get<std::string>() : "";
+  return key.empty() ? tsync::StringField(object, "metadata", field) : tsync::MetadataMapString(object, field, key);
 }
 
 // "Secret team/password": names only, never values.

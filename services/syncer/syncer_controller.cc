@@ -44,13 +44,7 @@ std::string_view ClusterPart(std::string_view key) {
   return key.substr(0, key.find('/', first + 1));
 }
 
-std::string Field(const json& object, const char* section, const char* field) {
-  auto s = object.find(section);
-  if (s == object.end() || !s->is_object()) return "";
-  auto f = s->find(field);
-  return f != s->end() && f->is_string() ? f->get<std::string>() : "";
-}
-std::string Meta(const json& object, const char* field) { return Field(object, "metadata", field); }
+std::string Meta(const json& object, const char* field) { return tsync::StringField(object, "metadata", field); }
 
 bool Terminating(const json& object) {
   auto md = object.find("metadata");
@@ -58,12 +52,12 @@ bool Terminating(const json& object) {
          !(*md)["deletionTimestamp"].is_null();
 }
 
-std::string PhaseOf(const json& pod) { return Field(pod, "status", "phase"); }
+std::string PhaseOf(const json& pod) { return tsync::StringField(pod, "status", "phase"); }
 
 // A virtual pod that had started: bound to a node, or past Pending.
 bool Started(const json& virtual_pod) {
   const std::string phase = PhaseOf(virtual_pod);
-  return !Field(virtual_pod, "spec", "nodeName").empty() || phase == "Running" || phase == "Succeeded" ||
+  return !tsync::StringField(virtual_pod, "spec", "nodeName").empty() || phase == "Running" || phase == "Succeeded" ||
          phase == "Failed";
 }
 
@@ -76,12 +70,7 @@ std::optional<long> GracePeriodOf(const json& pod) {
 }
 
 std::string LabelOf(const json& object, std::string_view key) {
-  auto md = object.find("metadata");
-  if (md == object.end() || !md->is_object()) return "";
-  auto labels = md->find("labels");
-  if (labels == md->end() || !labels->is_object()) return "";
-  auto value = labels->find(std::string(key));
-  return value != labels->end() && value->is_string() ? value->get<std::string>() : "";
+  return tsync::MetadataMapString(object, "labels", key);
 }
 
 Outcome Failed(const Status& status) { return Outcome::Error(status); }
@@ -431,8 +420,8 @@ Outcome SyncerController::SyncUp(WatchedCluster& cluster, const json& virtual_po
                                kube::PatchType::kMerge, patch->dump());
     if (!patched.ok()) return Failed(patched.status());
   }
-  const std::string node = Field(host_pod, "spec", "nodeName");
-  if (!node.empty() && Field(virtual_pod, "spec", "nodeName").empty()) {
+  const std::string node = tsync::StringField(host_pod, "spec", "nodeName");
+  if (!node.empty() && tsync::StringField(virtual_pod, "spec", "nodeName").empty()) {
     const json binding = {{"apiVersion", "v1"},
                           {"kind", "Binding"},
                           {"metadata", {{"name", name}, {"namespace", ns}}},

@@ -8,23 +8,27 @@
 namespace septa::tenancy::sync {
 namespace {
 
-std::string StringAt(const nlohmann::json& object, std::string_view section, std::string_view key) {
-  const auto meta = object.find("metadata");
-  if (meta == object.end() || !meta->is_object()) return "";
-  const auto map = meta->find(section);
-  if (map == meta->end() || !map->is_object()) return "";
-  const auto value = map->find(key);
-  return value != map->end() && value->is_string() ? value->get<std::string>() : "";
-}
-
 std::string MetaString(const nlohmann::json& object, std::string_view key) {
-  const auto meta = object.find("metadata");
-  if (meta == object.end() || !meta->is_object()) return "";
-  const auto value = meta->find(key);
-  return value != meta->end() && value->is_string() ? value->get<std::string>() : "";
+  return StringField(object, "metadata", key);
 }
 
 }  // namespace
+
+std::string StringField(const nlohmann::json& object, std::string_view section, std::string_view field) {
+  const auto outer = object.find(section);
+  if (outer == object.end() || !outer->is_object()) return "";
+  const auto value = outer->find(field);
+  return value != outer->end() && value->is_string() ? value->get<std::string>() : "";
+}
+
+std::string MetadataMapString(const nlohmann::json& object, std::string_view map, std::string_view key) {
+  const auto meta = object.find("metadata");
+  if (meta == object.end() || !meta->is_object()) return "";
+  const auto entries = meta->find(map);
+  if (entries == meta->end() || !entries->is_object()) return "";
+  const auto value = entries->find(key);
+  return value != entries->end() && value->is_string() ? value->get<std::string>() : "";
+}
 
 std::string JoinCopiedKeys(const std::set<std::string>& keys) {
   std::string out;
@@ -85,16 +89,16 @@ nlohmann::json HostMetadata(std::string_view kind, const nlohmann::json& virtual
 
 std::optional<VirtualRef> VirtualRefOf(const nlohmann::json& host_object, std::string_view tenant,
                                        std::string_view vcluster) {
-  if (StringAt(host_object, "labels", kSyncedLabel) != "true" ||
-      StringAt(host_object, "labels", kTenantLabel) != tenant ||
-      StringAt(host_object, "labels", kVclusterLabel) != vcluster)
+  if (MetadataMapString(host_object, "labels", kSyncedLabel) != "true" ||
+      MetadataMapString(host_object, "labels", kTenantLabel) != tenant ||
+      MetadataMapString(host_object, "labels", kVclusterLabel) != vcluster)
     return std::nullopt;
-  if (StringAt(host_object, "annotations", kHostNameAnnotation) != MetaString(host_object, "name") ||
-      StringAt(host_object, "annotations", kHostNamespaceAnnotation) != MetaString(host_object, "namespace"))
+  if (MetadataMapString(host_object, "annotations", kHostNameAnnotation) != MetaString(host_object, "name") ||
+      MetadataMapString(host_object, "annotations", kHostNamespaceAnnotation) != MetaString(host_object, "namespace"))
     return std::nullopt;
-  VirtualRef ref{StringAt(host_object, "annotations", kVirtualNamespaceAnnotation),
-                 StringAt(host_object, "annotations", kVirtualNameAnnotation),
-                 StringAt(host_object, "annotations", kVirtualUidAnnotation)};
+  VirtualRef ref{MetadataMapString(host_object, "annotations", kVirtualNamespaceAnnotation),
+                 MetadataMapString(host_object, "annotations", kVirtualNameAnnotation),
+                 MetadataMapString(host_object, "annotations", kVirtualUidAnnotation)};
   if (ref.ns.empty() || ref.name.empty() || ref.uid.empty()) return std::nullopt;
   return ref;
 }

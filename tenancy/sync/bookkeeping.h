@@ -56,6 +56,12 @@ inline constexpr std::string_view kMigProfileAnnotation = "septa.dev/mig-profile
 inline constexpr std::string_view kGpuFractionAnnotation = "septa.dev/gpu-fraction";
 inline constexpr std::string_view kGpuMemoryAnnotation = "septa.dev/gpu-memory-mib";
 
+// Strings of objects as an API server returns them, "" when absent or not
+// a string: <section>.<field> (such as metadata.name or status.phase), and
+// metadata.<map>.<key> (a label or an annotation).
+std::string StringField(const nlohmann::json& object, std::string_view section, std::string_view field);
+std::string MetadataMapString(const nlohmann::json& object, std::string_view map, std::string_view key);
+
 // The host name of the namespaced virtual object `name` in `ns` of virtual
 // cluster `vcluster`: SafeConcat(name, "x", ns, "x", vcluster).
 std::string HostObjectName(std::string_view name, std::string_view ns, std::string_view vcluster);
