@@ -1,5 +1,6 @@
 #include "services/core/auth.h"
 
+#include "services/base/mac.h"
 #include "services/core/crypto.h"
 #include "services/core/validation.h"
 
@@ -113,7 +114,7 @@ Result<Principal> Authenticator::Authenticate(std::string_view bearer) {
     if (token.status().code() == Code::kNotFound) return Unauthenticated("invalid bearer token");
     return token.status();
   }
-  if (!ConstantTimeEquals(Sha256Hex(parsed->secret), token->secret_hash)) {
+  if (!base::ConstantTimeEquals(Sha256Hex(parsed->secret), token->secret_hash)) {
     return Unauthenticated("invalid bearer token");
   }
   if (token->revoke_time) return Unauthenticated("bearer token has been revoked");

@@ -1,8 +1,6 @@
 #include "services/core/crypto.h"
 
-#include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
 
 #include <vector>
 
@@ -31,14 +29,6 @@ std::string Sha256Hex(std::string_view data) {
   return ToHex(digest, len);
 }
 
-std::string HmacSha256(std::string_view key, std::string_view data) {
-  std::uint8_t digest[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const std::uint8_t*>(data.data()),
-       data.size(), digest, &len);
-  return std::string(reinterpret_cast<const char*>(digest), len);
-}
-
 Result<std::string> RandomBase64Url(RandomSource& random, std::size_t bytes) {
   std::string raw(bytes, '\0');
   SEPTA_RETURN_IF_ERROR(random.Fill(std::span(reinterpret_cast<std::uint8_t*>(raw.data()), raw.size())));
@@ -49,11 +39,6 @@ Result<std::string> RandomHex(RandomSource& random, std::size_t bytes) {
   std::vector<std::uint8_t> raw(bytes);
   SEPTA_RETURN_IF_ERROR(random.Fill(raw));
   return ToHex(raw.data(), raw.size());
-}
-
-bool ConstantTimeEquals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
 }  // namespace septa::core

@@ -252,6 +252,12 @@ Result<json> Client::Create(const Resource& r, const std::string& ns, const json
   return JsonCall({"POST", target, object.dump(), "application/json"}, false);
 }
 
+Result<json> Client::CreateSubresource(const Resource& r, const std::string& ns, const std::string& name,
+                                      const std::string& subresource, const json& object) {
+  if (name.empty()) return InvalidField("name", "required for a subresource");
+  return JsonCall({"POST", Path(r, ns, name, subresource), object.dump(), "application/json"}, false);
+}
+
 Result<json> Client::Update(const Resource& r, const std::string& ns, const json& object, const WriteOptions& o) {
   std::string name = object.value("metadata", json::object()).value("name", "");
   if (name.empty()) return InvalidField("metadata.name", "required for an update");

@@ -91,6 +91,10 @@ class Client {
   Result<ListPage> ListAll(const Resource& r, const std::string& ns, ListOptions options = {});
   Result<nlohmann::json> Create(const Resource& r, const std::string& ns, const nlohmann::json& object,
                                 const WriteOptions& options = {});
+  // POST to a subresource of `name` that makes something (pods/binding,
+  // serviceaccounts/token): the response object.
+  Result<nlohmann::json> CreateSubresource(const Resource& r, const std::string& ns, const std::string& name,
+                                           const std::string& subresource, const nlohmann::json& object);
   // PUT; the object's metadata.resourceVersion makes it conditional.
   Result<nlohmann::json> Update(const Resource& r, const std::string& ns, const nlohmann::json& object,
                                 const WriteOptions& options = {});

@@ -91,5 +91,10 @@ ApiError UnsupportedMediaTypeError(std::string message) {
   return Make(415, "UnsupportedMediaType", std::move(message));
 }
 ApiError InternalError(std::string message) { return Make(500, "InternalError", std::move(message)); }
+ApiError ServiceUnavailableError(std::string message) {
+  ApiError e = Make(503, "ServiceUnavailable", std::move(message));
+  e.retry_after_seconds = 1;
+  return e;
+}
 
 }  // namespace septa::kubesim

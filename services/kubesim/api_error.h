@@ -50,5 +50,6 @@ ApiError GoneError(std::string message);  // 410 Expired
 ApiError MethodNotAllowedError(std::string message);
 ApiError UnsupportedMediaTypeError(std::string message);
 ApiError InternalError(std::string message);
+ApiError ServiceUnavailableError(std::string message);  // Retry-After: 1
 
 }  // namespace septa::kubesim

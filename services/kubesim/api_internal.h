@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -31,6 +32,8 @@ struct Call {
 };
 
 void ReplyJson(http::Exchange& ex, int status, std::string body);
+// The request's body as a JSON object (or array, when allowed), from JSON or YAML.
+ApiResult<nlohmann::json> ParseBody(const Call& call, bool allow_array = false);
 
 struct ApiServer::Impl {
   Impl(Cluster& c, ApiServerOptions o) : cluster(c), options(std::move(o)) { StartQuotaController(); }
@@ -50,6 +53,9 @@ struct ApiServer::Impl {
   void Bind(Call& call);
   // scale.cc: the /scale subresource
   void Scale(Call& call);
+  // token_request.cc: serviceaccounts/<name>/token, and the users its tokens authenticate
+  void TokenRequest(Call& call);
+  std::optional<UserInfo> ServiceAccountUser(std::string_view token) const;
   // watch.cc
   void Watch(Call& call);
 

@@ -39,7 +39,13 @@ void ReplyError(http::Exchange& ex, const ApiError& error) {
 }
 
 ApiServer::ApiServer(Cluster& cluster, ApiServerOptions options)
-    : impl_(std::make_shared<Impl>(cluster, std::move(options))) {}
+    : impl_(std::make_shared<Impl>(cluster, std::move(options))) {
+  std::weak_ptr<Impl> impl = impl_;
+  cluster.authenticator.SetTokenVerifier([impl](std::string_view token) -> std::optional<UserInfo> {
+    auto alive = impl.lock();
+    return alive ? alive->ServiceAccountUser(token) : std::nullopt;
+  });
+}
 
 void ApiServer::Tick() {
   impl_->cluster.storage.BookmarkAll();
@@ -155,7 +161,8 @@ void ApiServer::Impl::Route(Call& call) {
   if (call.type->namespaced && call.ns.empty() && !call.name.empty()) return ReplyError(ex, NotFoundPath());
   if (!call.subresource.empty() && !(call.subresource == "status" && call.type->has_status) &&
       !(call.subresource == "binding" && call.type->group.empty() && call.type->resource == "pods") &&
-      !(call.subresource == "scale" && ServesScale(*call.type))) {
+      !(call.subresource == "scale" && ServesScale(*call.type)) &&
+      !(call.subresource == "token" && call.type->group.empty() && call.type->resource == "serviceaccounts")) {
     return ReplyError(ex, NotFoundPath());
   }
 
@@ -183,6 +190,10 @@ void ApiServer::Impl::Route(Call& call) {
   }
 
   if (call.subresource == "scale") return Scale(call);
+  if (call.subresource == "token") {
+    if (verb != "create") return ReplyError(ex, MethodNotAllowedError("serviceaccounts/token accepts POST only"));
+    return TokenRequest(call);
+  }
   if (verb == "get") return Get(call);
   if (verb == "list") return List(call);
   if (verb == "watch") return Watch(call);

@@ -31,6 +31,9 @@ struct Cluster {
   ResourceRegistry registry;
   Storage storage;
   Authenticator authenticator;
+  // Signs and verifies service account tokens (service_account_tokens.h);
+  // empty: TokenRequest is unavailable (503). Set before requests are served.
+  std::string service_account_key;
 };
 
 class ApiServer {

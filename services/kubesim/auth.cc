@@ -15,11 +15,16 @@ std::optional<UserInfo> Authenticator::Authenticate(const http::ConnectionInfo& 
                                                     std::string_view authorization) const {
   constexpr std::string_view kBearer = "Bearer ";
   if (authorization.size() > kBearer.size() && authorization.substr(0, kBearer.size()) == kBearer) {
-    std::lock_guard lock(mu_);
-    auto it = tokens_.find(authorization.substr(kBearer.size()));
-    if (it == tokens_.end()) return std::nullopt;
-    if (it->second.expires && clock_.Now() >= *it->second.expires) return std::nullopt;
-    return it->second.user;
+    const std::string_view token = authorization.substr(kBearer.size());
+    {
+      std::lock_guard lock(mu_);
+      auto it = tokens_.find(token);
+      if (it != tokens_.end()) {
+        if (it->second.expires && clock_.Now() >= *it->second.expires) return std::nullopt;
+        return it->second.user;
+      }
+    }
+    return verify_ ? verify_(token) : std::nullopt;
   }
   if (conn.peer && !conn.peer->common_name.empty()) {
     return UserInfo{conn.peer->common_name, conn.peer->organizations};
@@ -124,8 +129,9 @@ std::vector<json> BuiltinClusterRoles() {
                                               "horizontalpodautoscalers"};
   const std::vector<std::string> quota = {"resourcequotas", "limitranges", "namespaces"};
   json view = json::array({Rule(workload_groups, workloads, read), Rule({""}, quota, read)});
-  json edit =
-      json::array({Rule(workload_groups, workloads, write), Rule({""}, {"secrets"}, write), Rule({""}, quota, read)});
+  // As Kubernetes' edit role: whoever may run pods may mint their service accounts' tokens.
+  json edit = json::array({Rule(workload_groups, workloads, write), Rule({""}, {"secrets"}, write),
+                           Rule({""}, {"serviceaccounts/token"}, {"create"}), Rule({""}, quota, read)});
   json admin = edit;
   admin.push_back(Rule({"rbac.authorization.k8s.io"}, {"roles", "rolebindings"}, write));
   return {ClusterRole("cluster-admin", json::array({Rule({"*"}, {"*"}, {"*"})})), ClusterRole("admin", admin),

@@ -3,6 +3,7 @@
 // storage grant, with the built-in admin / edit / view / cluster-admin roles).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -28,6 +29,10 @@ class Authenticator {
   explicit Authenticator(const Clock& clock) : clock_(clock) {}
   // A bearer token for `user`, refused after `expires` when given.
   void AddToken(std::string token, UserInfo user, std::optional<TimePoint> expires = std::nullopt);
+  // Asked about a bearer token AddToken did not add (the API server's
+  // service account tokens); set once, before requests are served.
+  using TokenVerifier = std::function<std::optional<UserInfo>(std::string_view token)>;
+  void SetTokenVerifier(TokenVerifier verify) { verify_ = std::move(verify); }
   // The caller, or nullopt (401) for a missing, unknown or expired credential.
   std::optional<UserInfo> Authenticate(const http::ConnectionInfo& conn, std::string_view authorization) const;
 
@@ -39,6 +44,7 @@ class Authenticator {
   const Clock& clock_;
   mutable std::mutex mu_;
   std::map<std::string, Token, std::less<>> tokens_;
+  TokenVerifier verify_;
 };
 
 struct AccessRequest {

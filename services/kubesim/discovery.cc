@@ -44,6 +44,15 @@ json ResourceList(const std::string& group_version, const std::vector<std::share
                            {"kind", "Scale"},
                            {"verbs", {"get", "patch", "update"}}});
     }
+    if (t->group.empty() && t->resource == "serviceaccounts") {
+      resources.push_back({{"name", "serviceaccounts/token"},
+                           {"singularName", ""},
+                           {"namespaced", true},
+                           {"group", "authentication.k8s.io"},
+                           {"version", "v1"},
+                           {"kind", "TokenRequest"},
+                           {"verbs", {"create"}}});
+    }
     if (t->group.empty() && t->resource == "pods") {
       resources.push_back({{"name", "pods/binding"},
                            {"singularName", ""},

@@ -58,6 +58,11 @@ KubeSim::KubeSim(KubeSimOptions options) : options_(std::move(options)) {
     random = system_random_.get();
   }
   cluster_ = std::make_unique<Cluster>(clock, *random, options_.history_limit);
+  // A key of its own per process: tokens minted before a restart are refused after it.
+  std::string key(32, '\0');
+  if (random->Fill(std::span(reinterpret_cast<std::uint8_t*>(key.data()), key.size())).ok()) {
+    cluster_->service_account_key = std::move(key);
+  }
   api_ = std::make_unique<ApiServer>(*cluster_, options_.api);
 }
 

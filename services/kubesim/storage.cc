@@ -90,12 +90,7 @@ std::optional<ApiError> Storage::Journal(const std::string& type_key, const std:
     const auto dot = type_key.find('.');
     return StaleUpdateError(type_key.substr(0, dot), dot == std::string::npos ? "" : type_key.substr(dot + 1), name);
   }
-  ApiError e;
-  e.code = 503;
-  e.reason = "ServiceUnavailable";
-  e.message = "storage is unavailable: " + recorded.message();
-  e.retry_after_seconds = 1;
-  return e;
+  return ServiceUnavailableError("storage is unavailable: " + recorded.message());
 }
 
 std::uint64_t Storage::current_resource_version() const {

@@ -23,27 +23,6 @@ std::string ContentType(const Call& call) {
   return ct;
 }
 
-ApiResult<json> ParseBody(const Call& call, bool allow_array = false) {
-  std::string ct = ContentType(call);
-  if (ct != "application/json" && ct != "application/yaml" && ct != "" && ct.rfind("application/", 0) != 0) {
-    return UnsupportedMediaTypeError(
-        "the body of the request was in an unknown format - accepted media types include: "
-        "application/json, application/yaml");
-  }
-  if (ct == "application/vnd.kubernetes.protobuf") {
-    return UnsupportedMediaTypeError(
-        "the body of the request was in an unknown format - accepted media types include: "
-        "application/json, application/yaml");
-  }
-  auto parsed = ParseJsonOrYaml(call.request.body());
-  if (IsError(parsed)) return parsed;
-  const json& j = std::get<json>(parsed);
-  if (!j.is_object() && !(allow_array && j.is_array())) {
-    return BadRequestError("the body of the request must be a JSON object");
-  }
-  return parsed;
-}
-
 // The continue token: the list's resource version and the last key served.
 std::string EncodeContinue(std::uint64_t rv, const std::string& key) { return json{{"rv", rv}, {"start", key}}.dump(); }
 
@@ -67,6 +46,27 @@ bool HasFinalizers(const json& obj) {
 }
 
 }  // namespace
+
+ApiResult<json> ParseBody(const Call& call, bool allow_array) {
+  std::string ct = ContentType(call);
+  if (ct != "application/json" && ct != "application/yaml" && ct != "" && ct.rfind("application/", 0) != 0) {
+    return UnsupportedMediaTypeError(
+        "the body of the request was in an unknown format - accepted media types include: "
+        "application/json, application/yaml");
+  }
+  if (ct == "application/vnd.kubernetes.protobuf") {
+    return UnsupportedMediaTypeError(
+        "the body of the request was in an unknown format - accepted media types include: "
+        "application/json, application/yaml");
+  }
+  auto parsed = ParseJsonOrYaml(call.request.body());
+  if (IsError(parsed)) return parsed;
+  const json& j = std::get<json>(parsed);
+  if (!j.is_object() && !(allow_array && j.is_array())) {
+    return BadRequestError("the body of the request must be a JSON object");
+  }
+  return parsed;
+}
 
 // Fields the API does not declare: with fieldValidation=Strict (kubectl
 // create/apply/replace send it) the request is refused, worded as the API

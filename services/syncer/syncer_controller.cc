@@ -426,12 +426,8 @@ Outcome SyncerController::SyncUp(WatchedCluster& cluster, const json& virtual_po
                           {"kind", "Binding"},
                           {"metadata", {{"name", name}, {"namespace", ns}}},
                           {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}}};
-    kube::Client& client = cluster.client();
-    auto bound = client.Call(
-        kube::HttpRequest("POST", client.Path(kube::kPods, ns, name, "binding"), binding.dump(), "application/json"),
-        false);
+    auto bound = cluster.client().CreateSubresource(kube::kPods, ns, name, "binding", binding);
     if (!bound.ok()) return Failed(bound.status());
-    if (bound->status >= 300) return Failed(kube::StatusFromResponse(*bound, "binding pod " + ns + "/" + name));
     return Outcome::Done();  // the binding updates the pod: its event brings the key back for the status
   }
   json status = tsync::StatusUp(virtual_pod, host_pod);

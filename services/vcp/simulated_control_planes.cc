@@ -6,6 +6,7 @@
 
 #include "common/text.h"
 #include "services/base/base64.h"
+#include "services/base/mac.h"
 #include "services/base/secure_random.h"
 #include "services/core/crypto.h"
 #include "services/kubesim/api_error.h"
@@ -210,15 +211,19 @@ Result<SimulatedControlPlanes::Plane> SimulatedControlPlanes::Loaded(const core:
   if (Plane plane = found()) return plane;
   std::lock_guard loading(load_mu_);
   if (Plane plane = found()) return plane;
-  // Before Start there is no listener key to derive the syncer's token from: none is accepted.
-  std::string syncer_digest = listener_ca_.private_key.empty() ? "" : core::Sha256Hex(SyncerToken(key));
-  std::string client_ca;
+  VirtualControlPlane::Secrets secrets;
+  // Before Start there is no listener key to derive them from: no syncer
+  // token is accepted, and service account tokens die with this copy.
+  if (!listener_ca_.private_key.empty()) {
+    secrets.syncer_token_digest = core::Sha256Hex(SyncerToken(key));
+    secrets.service_account_key = ServiceAccountKey(key);
+  }
   if (options_.client_ca) {
     auto ca = options_.client_ca(key);
     if (!ca.ok()) return ca.status();
-    client_ca = *std::move(ca);
+    secrets.client_ca_pem = *std::move(ca);
   }
-  auto loaded = VirtualControlPlane::Load(key, store_, clock_, random_, std::move(syncer_digest), client_ca);
+  auto loaded = VirtualControlPlane::Load(key, store_, clock_, random_, std::move(secrets));
   if (!loaded.ok()) return loaded.status();
   Plane plane = std::move(*loaded);
   std::lock_guard lock(mu_);
@@ -259,7 +264,13 @@ Result<std::vector<std::pair<std::string, std::string>>> SimulatedControlPlanes:
 // stored, and one virtual cluster's token is worthless for any other.
 std::string SimulatedControlPlanes::SyncerToken(const core::VirtualClusterKey& key) const {
   return base::Base64UrlEncode(
-      core::HmacSha256(listener_ca_.private_key, "septa-syncer/" + key.tenant + "/" + key.vcluster));
+      base::HmacSha256(listener_ca_.private_key, "septa-syncer/" + key.tenant + "/" + key.vcluster));
+}
+
+// Derived as the syncer's token is: every replica signs and verifies the
+// tokens of a virtual cluster alike, before and after restarts.
+std::string SimulatedControlPlanes::ServiceAccountKey(const core::VirtualClusterKey& key) const {
+  return base::HmacSha256(listener_ca_.private_key, "septa-service-accounts/" + key.tenant + "/" + key.vcluster);
 }
 
 Result<std::string> SimulatedControlPlanes::SyncerKubeconfig(const std::string& tenant, const std::string& vcluster) {

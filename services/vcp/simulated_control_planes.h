@@ -115,6 +115,9 @@ class SimulatedControlPlanes final : public core::ControlPlanes {
  private:
   using Plane = std::shared_ptr<VirtualControlPlane>;
   std::string SyncerToken(const core::VirtualClusterKey& key) const;
+  // The key its service account tokens are signed under (HMAC-SHA256 of
+  // "septa-service-accounts/<tenant>/<vcluster>" under the listener CA key).
+  std::string ServiceAccountKey(const core::VirtualClusterKey& key) const;
   void Route(http::Request&& request, std::shared_ptr<http::Exchange> exchange);
   // The loaded control plane, loading it when it is stored; NotFound when not.
   Result<Plane> Loaded(const core::VirtualClusterKey& key);

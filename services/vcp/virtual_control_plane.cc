@@ -4,9 +4,11 @@
 
 #include <boost/beast/http/field.hpp>
 
+#include "services/base/mac.h"
 #include "services/core/crypto.h"
 #include "services/core/vcluster_roles.h"
 #include "services/kubesim/api_error.h"
+#include "services/kubesim/service_account_tokens.h"
 
 namespace septa::vcp {
 
@@ -132,8 +134,7 @@ VirtualControlPlane::~VirtualControlPlane() = default;
 Result<std::unique_ptr<VirtualControlPlane>> VirtualControlPlane::Load(const core::VirtualClusterKey& key,
                                                                        core::VirtualObjectStore& store,
                                                                        const Clock& clock, RandomSource& random,
-                                                                       std::string syncer_token_digest,
-                                                                       const std::string& client_ca_pem) {
+                                                                       Secrets secrets) {
   auto stored = store.GetControlPlane(key);
   if (!stored.ok()) return stored.status();
   if (!stored->has_value())
@@ -143,8 +144,8 @@ Result<std::unique_ptr<VirtualControlPlane>> VirtualControlPlane::Load(const cor
   auto tokens = store.TokenDigests(key);
   if (!tokens.ok()) return tokens.status();
 
-  auto client_ca =
-      http::ClientCertificateVerifier::Create(client_ca_pem.empty() ? (*stored)->ca_certificate : client_ca_pem);
+  auto client_ca = http::ClientCertificateVerifier::Create(
+      secrets.client_ca_pem.empty() ? (*stored)->ca_certificate : secrets.client_ca_pem);
   if (!client_ca.ok()) {
     return Status(Code::kDataLoss, "virtual control plane " + key.tenant + "/" + key.vcluster +
                                        ": the client CA certificate cannot be read: " + client_ca.status().message());
@@ -153,6 +154,12 @@ Result<std::unique_ptr<VirtualControlPlane>> VirtualControlPlane::Load(const cor
   std::unique_ptr<VirtualControlPlane> plane(
       new VirtualControlPlane(key, store, clock, random, (*stored)->resource_version));
   plane->client_ca_ = *std::move(client_ca);
+  if (secrets.service_account_key.empty()) {
+    secrets.service_account_key.resize(32);
+    SEPTA_RETURN_IF_ERROR(random.Fill(std::span(reinterpret_cast<std::uint8_t*>(secrets.service_account_key.data()),
+                                                secrets.service_account_key.size())));
+  }
+  plane->cluster_.service_account_key = std::move(secrets.service_account_key);
   kubesim::Storage& storage = plane->cluster_.storage;
   auto parsed = Parsed(key, *std::move(objects));
   if (!parsed.ok()) return parsed.status();
@@ -166,7 +173,7 @@ Result<std::unique_ptr<VirtualControlPlane>> VirtualControlPlane::Load(const cor
   plane->own_watchers_ = storage.watcher_count();
   plane->workloads_ = std::make_unique<kubesim::WorkloadControllers>(plane->cluster_, *plane->api_);
   plane->token_digests_.insert(tokens->begin(), tokens->end());
-  plane->syncer_token_digest_ = std::move(syncer_token_digest);
+  plane->syncer_token_digest_ = std::move(secrets.syncer_token_digest);
   SEPTA_RETURN_IF_ERROR(kubesim::SeedCluster(*plane->api_));
   SEPTA_RETURN_IF_ERROR(SeedRoleBindings(*plane->api_));
   return plane;
@@ -180,8 +187,12 @@ void VirtualControlPlane::Handle(http::Request&& request, std::shared_ptr<http::
   bool known = false;
   if (authorization.size() > kBearer.size() && authorization.substr(0, kBearer.size()) == kBearer) {
     std::string token(authorization.substr(kBearer.size()));
+    if (kubesim::VerifiedServiceAccountClaims(token, cluster_.service_account_key)) {
+      api_->Handle(std::move(request), std::move(exchange));  // it checks expiry and what the token is bound to
+      return;
+    }
     std::string digest = core::Sha256Hex(token);
-    if (!syncer_token_digest_.empty() && core::ConstantTimeEquals(digest, syncer_token_digest_)) {
+    if (!syncer_token_digest_.empty() && base::ConstantTimeEquals(digest, syncer_token_digest_)) {
       cluster_.authenticator.AddToken(std::move(token),
                                       {std::string(kSyncerUser), {std::string(kubesim::kAdminGroup)}});
       api_->Handle(std::move(request), std::move(exchange));
@@ -205,12 +216,8 @@ void VirtualControlPlane::Handle(http::Request&& request, std::shared_ptr<http::
       exchange = std::make_shared<CertifiedExchange>(std::move(exchange), *std::move(peer));
       known = true;
     } else if (peer.status().code() == Code::kUnavailable) {
-      kubesim::ApiError unavailable;
-      unavailable.code = 503;
-      unavailable.reason = "ServiceUnavailable";
-      unavailable.message = "the client certificate cannot be checked now";
-      unavailable.retry_after_seconds = 1;
-      return kubesim::ReplyError(*exchange, unavailable);
+      return kubesim::ReplyError(*exchange,
+                                 kubesim::ServiceUnavailableError("the client certificate cannot be checked now"));
     } else {
       spdlog::debug("virtual control plane {}/{}: {}", key_.tenant, key_.vcluster, peer.status().message());
     }

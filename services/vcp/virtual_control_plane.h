@@ -1,8 +1,9 @@
 // One loaded virtual control plane: a kubesim object store (no nodes) with
 // the workload controllers, written through to a core::VirtualObjectStore,
-// behind this virtual cluster's own credentials: a bearer token checked
-// against its admin token digests, or else a client certificate checked
-// against its CA, the clock and the revocations recorded in the store. Built from the stored rows on load; evicted from
+// behind this virtual cluster's own credentials: a bearer token that is one
+// of its service account tokens (signed under its key; kubesim checks the
+// rest) or matches its admin token digests, or else a client certificate
+// checked against its CA, the clock and the revocations recorded in the store. Built from the stored rows on load; evicted from
 // memory when idle by SimulatedControlPlanes, which owns the listener.
 //
 // Other septad replicas may load and write the same virtual cluster: every
@@ -35,17 +36,23 @@ inline constexpr std::string_view kSyncerUser = "septa-syncer";
 
 class VirtualControlPlane {
  public:
+  // What SimulatedControlPlanes derives or asks for at every load; never stored.
+  struct Secrets {
+    // The SHA-256 of the token accepted as kSyncerUser; empty: none is.
+    std::string syncer_token_digest;
+    // The CA client certificates must chain to; empty: the stored one.
+    std::string client_ca_pem;
+    // Signs and verifies its service account tokens (TokenRequest); empty:
+    // a fresh random key, so tokens die with this copy.
+    std::string service_account_key;
+  };
   // Rebuilds the control plane `key` from `store`, then creates what every
   // cluster holds and it lacks (kubesim::SeedCluster: namespaces, service
   // accounts, ClusterRoles), so a crash right after the control plane was
   // stored leaves nothing missing, as a real API server re-creates `default`.
-  // `syncer_token_digest`: the SHA-256 of the token accepted as kSyncerUser
-  // (derived by SimulatedControlPlanes, never stored). `client_ca_pem`: the
-  // CA client certificates must chain to; empty: the stored one.
   static Result<std::unique_ptr<VirtualControlPlane>> Load(const core::VirtualClusterKey& key,
                                                            core::VirtualObjectStore& store, const Clock& clock,
-                                                           RandomSource& random, std::string syncer_token_digest,
-                                                           const std::string& client_ca_pem = "");
+                                                           RandomSource& random, Secrets secrets);
   ~VirtualControlPlane();
 
   // A request whose target no longer carries the /vc/<tenant>/<vcluster> prefix.

@@ -134,4 +134,18 @@ expect_fail "foreign client certificate" "$KUBECTL" --request-timeout=5s --kubec
 expect "unknown bearer token is 401" "Unauthorized" "$KUBECTL" --request-timeout=5s --kubeconfig=/dev/null \
   --server "$server" --certificate-authority "$WORK/ca.crt" --token not-a-token get ns
 
+# Service account tokens: kubectl create token asks the TokenRequest API, and
+# the API server takes the token as that service account, until the pod it
+# is bound to goes.
+as_token() { "$KUBECTL" --request-timeout=5s --kubeconfig=/dev/null --server "$server" --certificate-authority "$WORK/ca.crt" --token "$@"; }
+k run holder --image busybox >/dev/null
+sa_token=$(k create token default --duration 10m --bound-object-kind Pod --bound-object-name holder 2>&1)
+expect "create token mints a JWT" "eyJ" echo "$sa_token"
+expect "the token authenticates as its service account" \
+  'User "system:serviceaccount:default:default" cannot list resource "pods"' as_token "$sa_token" get pods
+expect "create token refuses less than 10 minutes" "may not specify a duration less than 10 minutes" \
+  k create token default --duration 5m
+k delete pod holder --grace-period 0 >/dev/null 2>&1
+expect "the token dies with the pod it is bound to" "Unauthorized" as_token "$sa_token" get pods
+
 finish

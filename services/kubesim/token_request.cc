@@ -1,0 +1,159 @@
+// The TokenRequest subresource (serviceaccounts/<name>/token) and the users
+// its tokens authenticate as, with kube-apiserver's validation and wording
+// (pkg/apis/authentication/validation, pkg/registry/core/serviceaccount).
+#include <algorithm>
+#include <limits>
+
+#include "services/kubesim/api_internal.h"
+#include "services/kubesim/objects.h"
+#include "services/kubesim/service_account_tokens.h"
+#include "services/kubesim/workload_util.h"
+
+namespace septa::kubesim {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr std::int64_t kDefaultExpirationSeconds = 3600;
+constexpr std::int64_t kMinExpirationSeconds = 600;
+constexpr std::int64_t kMaxExpirationSeconds = std::int64_t{1} << 32;
+
+std::int64_t UnixSeconds(TimePoint t) {
+  return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
+}
+
+ApiError Invalid(const std::string& name, const std::string& field, const std::string& message) {
+  return InvalidError("TokenRequest", "authentication.k8s.io", name, {{"FieldValueInvalid", message, field}});
+}
+
+struct TokenSpec {
+  std::vector<std::string> audiences;
+  std::int64_t expiration_seconds = kDefaultExpirationSeconds;
+  std::string pod, pod_uid;  // boundObjectRef
+};
+
+ApiResult<TokenSpec> ParseSpec(const std::string& name, const json& request) {
+  if (request.contains("kind") && request["kind"] != "TokenRequest") {
+    return BadRequestError("the body of the request must be a TokenRequest, not " + request["kind"].dump());
+  }
+  const json spec = request.value("spec", json::object());
+  if (!spec.is_object()) return Invalid(name, "spec", "must be an object");
+  TokenSpec out;
+  if (spec.contains("expirationSeconds") && !spec["expirationSeconds"].is_null()) {
+    if (!spec["expirationSeconds"].is_number_integer()) {
+      return Invalid(name, "spec.expirationSeconds", "must be an integer");
+    }
+    out.expiration_seconds = spec["expirationSeconds"].get<std::int64_t>();
+    if (out.expiration_seconds < kMinExpirationSeconds) {
+      return Invalid(name, "spec.expirationSeconds", "may not specify a duration less than 10 minutes");
+    }
+    if (out.expiration_seconds > kMaxExpirationSeconds) {
+      return Invalid(name, "spec.expirationSeconds", "may not specify a duration larger than 2^32 seconds");
+    }
+  }
+  json audiences = spec.value("audiences", json::array());
+  if (audiences.is_null()) audiences = json::array();  // kubectl create token sends null for none
+  if (!audiences.is_array()) return Invalid(name, "spec.audiences", "must be a list of strings");
+  for (std::size_t i = 0; i < audiences.size(); ++i) {
+    if (!audiences[i].is_string() || audiences[i].get<std::string>().empty()) {
+      return Invalid(name, "spec.audiences[" + std::to_string(i) + "]", "must be a non-empty string");
+    }
+    out.audiences.push_back(audiences[i].get<std::string>());
+  }
+  if (out.audiences.empty()) out.audiences.emplace_back(kApiAudience);  // the API server's own
+  if (spec.contains("boundObjectRef") && !spec["boundObjectRef"].is_null()) {
+    const json& ref = spec["boundObjectRef"];
+    if (!ref.is_object()) return Invalid(name, "spec.boundObjectRef", "must be an object");
+    // kube-apiserver also binds to a Secret or a Node; nothing here asks for those.
+    if (ref.value("kind", "") != "Pod") {
+      return Invalid(name, "spec.boundObjectRef.kind", "supported values: \"Pod\"");
+    }
+    if (ref.contains("apiVersion") && ref["apiVersion"] != "v1") {
+      return Invalid(name, "spec.boundObjectRef.apiVersion", "supported values: \"v1\"");
+    }
+    out.pod = ref.value("name", "");
+    if (out.pod.empty()) return Invalid(name, "spec.boundObjectRef.name", "Required value");
+    out.pod_uid = ref.value("uid", "");
+  }
+  return out;
+}
+
+}  // namespace
+
+void ApiServer::Impl::TokenRequest(Call& call) {
+  http::Exchange& ex = *call.exchange;
+  if (cluster.service_account_key.empty()) {
+    return ReplyError(ex, ServiceUnavailableError("this API server has no service account signing key"));
+  }
+  auto body = ParseBody(call);
+  if (IsError(body)) return ReplyError(ex, std::get<ApiError>(body));
+  auto spec = ParseSpec(call.name, std::get<json>(body));
+  if (IsError(spec)) return ReplyError(ex, std::get<ApiError>(spec));
+  TokenSpec& token_spec = std::get<TokenSpec>(spec);
+
+  ObjectPtr account = cluster.storage.Get("serviceaccounts", call.ns, call.name);
+  if (!account) return ReplyError(ex, NotFoundError("serviceaccounts", "", call.name));
+  json bound = nullptr;
+  if (!token_spec.pod.empty()) {
+    ObjectPtr pod = cluster.storage.Get("pods", call.ns, token_spec.pod);
+    if (!pod) return ReplyError(ex, NotFoundError("pods", "", token_spec.pod));
+    const std::string uid = workload::Uid(*pod);
+    if (!token_spec.pod_uid.empty() && token_spec.pod_uid != uid) {
+      return ReplyError(ex, ConflictError("pods", "", token_spec.pod,
+                                          "the UID in the bound object reference (" + token_spec.pod_uid +
+                                              ") does not match the UID in record. The object might have been "
+                                              "deleted and then recreated"));
+    }
+    token_spec.pod_uid = uid;
+    bound = {{"kind", "Pod"}, {"apiVersion", "v1"}, {"name", token_spec.pod}, {"uid", uid}};
+  }
+
+  auto id = NewUid(cluster.random);
+  if (IsError(id)) return ReplyError(ex, std::get<ApiError>(id));
+  const TimePoint now = cluster.clock.Now();
+  ServiceAccountClaims claims;
+  claims.ns = call.ns;
+  claims.service_account = call.name;
+  claims.service_account_uid = workload::Uid(*account);
+  claims.pod = token_spec.pod;
+  claims.pod_uid = token_spec.pod_uid;
+  claims.id = std::get<std::string>(std::move(id));
+  claims.audiences = token_spec.audiences;
+  claims.issued_at = UnixSeconds(now);
+  claims.expires_at = claims.issued_at + token_spec.expiration_seconds;
+
+  json spec_out = {{"audiences", token_spec.audiences}, {"expirationSeconds", token_spec.expiration_seconds}};
+  if (!bound.is_null()) spec_out["boundObjectRef"] = std::move(bound);
+  const json response = {
+      {"apiVersion", "authentication.k8s.io/v1"},
+      {"kind", "TokenRequest"},
+      {"metadata", {{"name", call.name}, {"namespace", call.ns}, {"creationTimestamp", Rfc3339(now)}}},
+      {"spec", std::move(spec_out)},
+      {"status",
+       {{"token", SignServiceAccountToken(claims, cluster.service_account_key)},
+        {"expirationTimestamp", Rfc3339(now + std::chrono::seconds(token_spec.expiration_seconds))}}}};
+  ReplyJson(ex, 201, response.dump());
+}
+
+std::optional<UserInfo> ApiServer::Impl::ServiceAccountUser(std::string_view token) const {
+  auto claims = VerifiedServiceAccountClaims(token, cluster.service_account_key);
+  if (!claims) return std::nullopt;
+  const std::int64_t now = UnixSeconds(cluster.clock.Now());
+  if (now >= claims->expires_at || now < claims->issued_at) return std::nullopt;
+  // A token for another audience (a Vault role, say) is not for this API server.
+  if (std::find(claims->audiences.begin(), claims->audiences.end(), kApiAudience) == claims->audiences.end()) {
+    return std::nullopt;
+  }
+  // Bound tokens die with what they are bound to, even before they expire.
+  ObjectPtr account = cluster.storage.Get("serviceaccounts", claims->ns, claims->service_account);
+  if (!account || workload::Uid(*account) != claims->service_account_uid) return std::nullopt;
+  if (!claims->pod.empty()) {
+    ObjectPtr pod = cluster.storage.Get("pods", claims->ns, claims->pod);
+    if (!pod || workload::Uid(*pod) != claims->pod_uid) return std::nullopt;
+  }
+  return UserInfo{"system:serviceaccount:" + claims->ns + ":" + claims->service_account,
+                  {"system:serviceaccounts", "system:serviceaccounts:" + claims->ns, "system:authenticated"}};
+}
+
+}  // namespace septa::kubesim
