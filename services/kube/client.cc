@@ -253,7 +253,7 @@ Result<json> Client::Create(const Resource& r, const std::string& ns, const json
 }
 
 Result<json> Client::CreateSubresource(const Resource& r, const std::string& ns, const std::string& name,
-                                      const std::string& subresource, const json& object) {
+                                       const std::string& subresource, const json& object) {
   if (name.empty()) return InvalidField("name", "required for a subresource");
   return JsonCall({"POST", Path(r, ns, name, subresource), object.dump(), "application/json"}, false);
 }

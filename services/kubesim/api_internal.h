@@ -3,8 +3,8 @@
 #pragma once
 
 #include <map>
-#include <optional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 

@@ -5,6 +5,7 @@
 #include "services/kube/resources.h"
 #include "tenancy/sync/bookkeeping.h"
 #include "tenancy/sync/object_copies.h"
+#include "tenancy/sync/token_secret.h"
 
 namespace septa::syncer {
 
@@ -76,10 +77,17 @@ kube::Informer& ObjectCopier::host_copies(CopiedKind kind) const {
 void ObjectCopier::OnHostCopy(CopiedKind kind, const json& copy) {
   const std::string tenant = MetadataString(copy, "labels", tsync::kTenantLabel);
   const std::string vcluster = MetadataString(copy, "labels", tsync::kVclusterLabel);
-  if (MetadataString(copy, "annotations", tsync::kVirtualKindAnnotation) != tsync::KindName(kind)) return;
-  if (auto ref = tsync::VirtualRefOf(copy, tenant, vcluster)) {
-    enqueue_(ObjectKey(tenant, vcluster, kind, ref->ns, ref->name));
+  const std::string written_for = MetadataString(copy, "annotations", tsync::kVirtualKindAnnotation);
+  auto ref = tsync::VirtualRefOf(copy, tenant, vcluster);
+  if (!ref) return;
+  if (kind == CopiedKind::kSecret && written_for == tsync::kTokenSecretKind) {
+    // A pod's token secret (TokenSecrets): collected when its pod is gone,
+    // written again by its pod's key when it went too early.
+    enqueue_(TokenKey(tenant, vcluster, ref->ns, ref->uid));
+    enqueue_(PodKey(tenant, vcluster, ref->ns, ref->name));
+    return;
   }
+  if (written_for == tsync::KindName(kind)) enqueue_(ObjectKey(tenant, vcluster, kind, ref->ns, ref->name));
 }
 
 std::vector<std::string> ObjectCopier::CopyKeys(const std::string& host_namespace, const std::string& tenant,

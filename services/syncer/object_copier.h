@@ -30,7 +30,9 @@ namespace septa::syncer {
 
 class ObjectCopier {
  public:
-  // `enqueue` is called with object keys from the host informers' threads.
+  // `enqueue` is called with object keys from the host informers' threads
+  // (and, for the service account token secrets that share the secret
+  // informer, their TokenKey and their pod's key).
   ObjectCopier(kube::Client& host, std::function<void(const std::string& key)> enqueue);
   ~ObjectCopier();  // Stop
 
@@ -55,6 +57,10 @@ class ObjectCopier {
   // (the host informers' cache) for this virtual cluster.
   std::vector<std::string> CopyKeys(const std::string& host_namespace, const std::string& tenant,
                                     const std::string& vcluster) const;
+
+  // The informer on the host's synced secrets (after Start), which also
+  // holds the service account token secrets (TokenSecrets).
+  const kube::Informer& host_secrets() const { return *host_secrets_; }
 
  private:
   kube::Informer& host_copies(tenancy::sync::CopiedKind kind) const;

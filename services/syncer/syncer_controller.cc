@@ -91,7 +91,9 @@ SyncerController::SyncerController(SyncerOptions options, core::Store& store, ku
                                                .shard_key = ClusterPart},
                   *this, clock, metrics),
       copies_(host, [this](const std::string& key) { controller_.Enqueue(key); }),
-      events_(host, [this](const std::string& key) { controller_.Enqueue(key); }) {
+      events_(host, [this](const std::string& key) { controller_.Enqueue(key); }),
+      tokens_(
+          host, [this]() -> const kube::Informer& { return copies_.host_secrets(); }, clock) {
   sync_latency_ =
       &prometheus::BuildHistogram()
            .Name("septa_syncer_pod_sync_latency_seconds")
@@ -160,10 +162,10 @@ void SyncerController::OnHostPod(const json& host_pod, bool deleted) {
   const std::string tenant = LabelOf(host_pod, tsync::kTenantLabel);
   const std::string vcluster = LabelOf(host_pod, tsync::kVclusterLabel);
   if (tenant.empty() || vcluster.empty()) return;
-  if (auto ref = tsync::VirtualRefOf(host_pod, tenant, vcluster)) {
-    controller_.Enqueue(PodKey(tenant, vcluster, ref->ns, ref->name));
-  }
+  auto ref = tsync::VirtualRefOf(host_pod, tenant, vcluster);
+  if (ref) controller_.Enqueue(PodKey(tenant, vcluster, ref->ns, ref->name));
   if (!deleted) return;
+  if (ref) controller_.Enqueue(TokenKey(tenant, vcluster, ref->ns, ref->uid));  // its token secret may go now
   // What it held of the reservation is free: the refused pods may fit now.
   if (auto cluster = watches_.Find(tenant, vcluster)) {
     {
@@ -193,6 +195,11 @@ Outcome SyncerController::Reconcile(const std::string& key) {
   if (parts.size() == 5 && parts[2] == "events") {
     std::shared_ptr<WatchedCluster> cluster = watches_.Find(parts[0], parts[1]);
     return cluster ? events_.Reconcile(*cluster, parts[3], parts[4])
+                   : Outcome::Done();  // not READY, or another replica's
+  }
+  if (parts.size() == 5 && parts[2] == "tokens") {
+    std::shared_ptr<WatchedCluster> cluster = watches_.Find(parts[0], parts[1]);
+    return cluster ? tokens_.Reconcile(*cluster, parts[3], parts[4], *host_pods_)
                    : Outcome::Done();  // not READY, or another replica's
   }
   if (parts.size() == 5) return ReconcileObject(parts);
@@ -239,6 +246,7 @@ Outcome SyncerController::ReconcileCluster(const std::string& tenant, const std:
   }
   for (const std::string& key : copies_.CopyKeys(host_namespace, tenant, vcluster)) controller_.Enqueue(key);
   for (const std::string& key : events_.EventKeys(host_namespace, tenant, vcluster)) controller_.Enqueue(key);
+  for (const std::string& key : tokens_.TokenKeys(host_namespace, tenant, vcluster)) controller_.Enqueue(key);
   controller_.Enqueue(NodesKey(tenant, vcluster));  // the reservation, and so the capacity shown, may have changed
   return Outcome::Done();
 }
@@ -328,7 +336,14 @@ Outcome SyncerController::ReconcilePod(const PodKeyParts& key) {
     return DeleteVirtualPod(*cluster, *virtual_pod);
   }
   if (Terminating(*host_pod)) return Outcome::Done();  // its deletion brings the key back
-  return SyncUp(*cluster, *virtual_pod, *host_pod);
+  Outcome synced = SyncUp(*cluster, *virtual_pod, *host_pod);
+  const std::string phase = PhaseOf(*host_pod);
+  if (synced.kind() != Outcome::Kind::kDone || phase == "Succeeded" || phase == "Failed") return synced;
+  // A running pod's token is minted again before it expires.
+  auto refresh = tokens_.Ensure(*cluster, *virtual_pod);
+  if (!refresh.ok()) return Failed(refresh.status());
+  if (!*refresh) return Outcome::Done();
+  return Outcome::RequeueAfter(std::max<std::chrono::nanoseconds>(**refresh - clock_.Now(), std::chrono::seconds(1)));
 }
 
 Outcome SyncerController::DeleteVirtualPod(WatchedCluster& cluster, const json& virtual_pod) {
@@ -378,6 +393,7 @@ Outcome SyncerController::CreateHostPod(WatchedCluster& cluster, const std::stri
   if (Status copied = copies_.EnsureCopies(cluster, tsync::ReferencedObjects(virtual_pod)); !copied.ok()) {
     return Failed(copied);
   }
+  if (auto token = tokens_.Ensure(cluster, virtual_pod); !token.ok()) return Failed(token.status());
   auto created = host_.Create(kube::kPods, view.host_namespace, host_pod.object);
   if (!created.ok()) {
     // AlreadyExists: created by an earlier pass the cache had not shown yet.

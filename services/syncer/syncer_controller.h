@@ -12,7 +12,9 @@
 // "<tenant>/<vcluster>/<namespace>/<name>" (one virtual pod),
 // "<tenant>/<vcluster>/<configmaps|secrets>/<namespace>/<name>" (one config
 // map or secret, ObjectCopier), "<tenant>/<vcluster>/events/<host
-// namespace>/<name>" (one host event about one of its pods, EventCopier)
+// namespace>/<name>" (one host event about one of its pods, EventCopier),
+// "<tenant>/<vcluster>/tokens/<namespace>/<pod UID>" (the token secret of
+// one virtual pod, collected when the pod is gone; TokenSecrets)
 // and "<tenant>/<vcluster>/nodes" (the nodes it shows, SyncVirtualNodes),
 // all sharded on "<tenant>/<vcluster>" under the provisioner's
 // ShardLeases. Triggers: VirtualClusterChanged (septad's NOTIFY
@@ -36,6 +38,7 @@
 #include "services/reconcile/controller.h"
 #include "services/syncer/event_copier.h"
 #include "services/syncer/object_copier.h"
+#include "services/syncer/token_secrets.h"
 #include "services/syncer/virtual_cluster_watches.h"
 #include "tenancy/host/config.h"
 #include "tenancy/sync/pod_translation.h"
@@ -109,6 +112,7 @@ class SyncerController final : public reconcile::Reconciler {
   std::unique_ptr<kube::Informer> host_pods_;
   ObjectCopier copies_;
   EventCopier events_;
+  TokenSecrets tokens_;
   std::jthread resyncs_;
 };
 

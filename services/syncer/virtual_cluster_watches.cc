@@ -40,6 +40,11 @@ std::string ObjectKey(const std::string& tenant, const std::string& vcluster, Co
   return tenant + "/" + vcluster + "/" + ResourceOf(kind).resource + "/" + ns + "/" + name;
 }
 
+std::string TokenKey(const std::string& tenant, const std::string& vcluster, const std::string& ns,
+                     const std::string& uid) {
+  return tenant + "/" + vcluster + "/tokens/" + ns + "/" + uid;
+}
+
 const kube::Resource& ResourceOf(CopiedKind kind) {
   return kind == CopiedKind::kConfigMap ? kube::kConfigMaps : kube::kSecrets;
 }
@@ -172,7 +177,9 @@ Result<std::shared_ptr<WatchedCluster>> VirtualClusterWatches::Watch(const Synce
   handlers.on_delete = [this, key_of, nodes_key, tenant, vcluster](const json& pod) {
     enqueue_(key_of(pod));
     if (!NodeNameOf(pod).empty()) enqueue_(nodes_key);
-    // The copies only it used go now.
+    // Its token secret goes, and the copies only it used.
+    const json md = pod.value("metadata", json::object());
+    enqueue_(TokenKey(tenant, vcluster, md.value("namespace", ""), md.value("uid", "")));
     for (const auto& ref : tenancy::sync::ReferencedObjects(pod)) {
       enqueue_(ObjectKey(tenant, vcluster, ref.kind, ref.ns, ref.name));
     }

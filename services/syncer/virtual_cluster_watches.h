@@ -44,6 +44,10 @@ std::string NodesKey(const std::string& tenant, const std::string& vcluster);
 // "<tenant>/<vcluster>/<configmaps|secrets>/<namespace>/<name>".
 std::string ObjectKey(const std::string& tenant, const std::string& vcluster, tenancy::sync::CopiedKind kind,
                       const std::string& ns, const std::string& name);
+// The key of a virtual pod's service account token secret (TokenSecrets):
+// "<tenant>/<vcluster>/tokens/<namespace>/<virtual pod UID>".
+std::string TokenKey(const std::string& tenant, const std::string& vcluster, const std::string& ns,
+                     const std::string& uid);
 // The resource of a copied kind (kube::kConfigMaps, kube::kSecrets).
 const kube::Resource& ResourceOf(tenancy::sync::CopiedKind kind);
 

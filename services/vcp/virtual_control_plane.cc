@@ -144,8 +144,8 @@ Result<std::unique_ptr<VirtualControlPlane>> VirtualControlPlane::Load(const cor
   auto tokens = store.TokenDigests(key);
   if (!tokens.ok()) return tokens.status();
 
-  auto client_ca = http::ClientCertificateVerifier::Create(
-      secrets.client_ca_pem.empty() ? (*stored)->ca_certificate : secrets.client_ca_pem);
+  auto client_ca = http::ClientCertificateVerifier::Create(secrets.client_ca_pem.empty() ? (*stored)->ca_certificate
+                                                                                         : secrets.client_ca_pem);
   if (!client_ca.ok()) {
     return Status(Code::kDataLoss, "virtual control plane " + key.tenant + "/" + key.vcluster +
                                        ": the client CA certificate cannot be read: " + client_ca.status().message());

@@ -3,8 +3,8 @@
 // behind this virtual cluster's own credentials: a bearer token that is one
 // of its service account tokens (signed under its key; kubesim checks the
 // rest) or matches its admin token digests, or else a client certificate
-// checked against its CA, the clock and the revocations recorded in the store. Built from the stored rows on load; evicted from
-// memory when idle by SimulatedControlPlanes, which owns the listener.
+// checked against its CA, the clock and the revocations recorded in the store. Built from the stored rows on load;
+// evicted from memory when idle by SimulatedControlPlanes, which owns the listener.
 //
 // Other septad replicas may load and write the same virtual cluster: every
 // write-through is a compare-and-set on the stored resource version (a

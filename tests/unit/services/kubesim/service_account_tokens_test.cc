@@ -25,9 +25,10 @@ json Pod(const std::string& name) {
 }
 
 json BoundTo(const json& pod, std::optional<std::int64_t> seconds, json audiences = json::array()) {
-  json spec = {{"audiences", std::move(audiences)},
-               {"boundObjectRef",
-                {{"kind", "Pod"}, {"apiVersion", "v1"}, {"name", pod["metadata"]["name"]}, {"uid", pod["metadata"]["uid"]}}}};
+  json spec = {
+      {"audiences", std::move(audiences)},
+      {"boundObjectRef",
+       {{"kind", "Pod"}, {"apiVersion", "v1"}, {"name", pod["metadata"]["name"]}, {"uid", pod["metadata"]["uid"]}}}};
   if (seconds) spec["expirationSeconds"] = *seconds;
   return {{"apiVersion", "authentication.k8s.io/v1"}, {"kind", "TokenRequest"}, {"spec", std::move(spec)}};
 }
@@ -137,8 +138,9 @@ TEST_F(kubesimServiceAccountTokens, ATokenForAnotherAudienceOrTamperedWithOrFrom
 TEST_F(kubesimServiceAccountTokens, ABadRequestIsRefusedNamingTheField) {
   auto too_short = RequestToken(BoundTo(pod_, 599));
   EXPECT_EQ(too_short.status().code(), Code::kInvalidArgument);
-  EXPECT_NE(too_short.status().message().find("spec.expirationSeconds: may not specify a duration less than 10 minutes"),
-            std::string::npos)
+  EXPECT_NE(
+      too_short.status().message().find("spec.expirationSeconds: may not specify a duration less than 10 minutes"),
+      std::string::npos)
       << too_short.status().ToString();
 
   json secret_bound = BoundTo(pod_, 600);

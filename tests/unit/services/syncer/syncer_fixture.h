@@ -132,12 +132,13 @@ class SyncerFixture : public ::testing::Test {
     syncer_->VirtualClusterChanged(std::string(kTenant) + "/" + kVcluster);
   }
 
-  void StartSyncer() {
+  // `clock`: the syncer's (the fixture's system clock when null).
+  void StartSyncer(const Clock* clock = nullptr) {
     SyncerOptions options;
     options.workers = 2;
     options.resync_interval = 1h;  // what happens is what a trigger caused
     options.settings.scheduler = tenancy::host::Scheduler::kKai;
-    syncer_ = std::make_unique<SyncerController>(options, store_, *host_, *planes_, clock_, registry_);
+    syncer_ = std::make_unique<SyncerController>(options, store_, *host_, *planes_, clock ? *clock : clock_, registry_);
     ASSERT_TRUE(syncer_->Start(10s).ok());
     syncer_->VirtualClusterChanged(std::string(kTenant) + "/" + kVcluster);
   }
