@@ -17,7 +17,7 @@ namespace {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-json Pod(const std::string& name) {
+json BusyboxPod(const std::string& name) {
   return {{"apiVersion", "v1"},
           {"kind", "Pod"},
           {"metadata", {{"name", name}}},
@@ -43,7 +43,7 @@ class kubesimServiceAccountTokens : public ::testing::Test {
     config_ = *kube::ParseKubeconfig(*sim_->AdminKubeconfig());
     admin_ = std::move(*kube::Client::Create(config_));
     ASSERT_TRUE(admin_->Create(kube::kNamespaces, "", {{"metadata", {{"name", "team"}}}}).ok());
-    auto pod = admin_->Create(kube::kPods, "team", Pod("web"));
+    auto pod = admin_->Create(kube::kPods, "team", BusyboxPod("web"));
     ASSERT_TRUE(pod.ok()) << pod.status().ToString();
     pod_ = *pod;
   }
@@ -106,7 +106,7 @@ TEST_F(kubesimServiceAccountTokens, ABoundTokenDiesWithItsPodEvenWhenAPodOfThatN
   now.grace_period_seconds = 0;
   ASSERT_TRUE(admin_->Delete(kube::kPods, "team", "web", now).ok());
   EXPECT_EQ(ListPodsWith(token).code(), Code::kUnauthenticated);
-  ASSERT_TRUE(admin_->Create(kube::kPods, "team", Pod("web")).ok());
+  ASSERT_TRUE(admin_->Create(kube::kPods, "team", BusyboxPod("web")).ok());
   EXPECT_EQ(ListPodsWith(token).code(), Code::kUnauthenticated);
 }
 

@@ -57,11 +57,7 @@ TEST_F(SyncerControllerTest, AStaleHostPodOfAnEarlierVirtualPodIsReplaced) {
   // behind while the syncer was not looking.
   json earlier = Pod("web");
   earlier["metadata"]["uid"] = "00000000-0000-4000-8000-000000000000";
-  tenancy::sync::VirtualClusterView view;
-  view.tenant = kTenant;
-  view.vcluster = kVcluster;
-  view.host_namespace = HostNamespace();
-  auto stale = tenancy::sync::TranslatePodDown({}, view, earlier, {});
+  auto stale = tenancy::sync::TranslatePodDown({}, View(), earlier, {});
   ASSERT_TRUE(std::holds_alternative<tenancy::sync::HostPod>(stale));
   ASSERT_TRUE(host_->Create(kube::kPods, HostNamespace(), std::get<tenancy::sync::HostPod>(stale).object).ok());
 

@@ -144,6 +144,14 @@ class SyncerFixture : public ::testing::Test {
   }
 
   static std::string HostNamespace() { return tenancy::host::HostNamespaceName(kTenant, kVcluster); }
+  // The virtual cluster as the translation sees it: names only (no tier, no reservation).
+  static tenancy::sync::VirtualClusterView View() {
+    tenancy::sync::VirtualClusterView view;
+    view.tenant = kTenant;
+    view.vcluster = kVcluster;
+    view.host_namespace = HostNamespace();
+    return view;
+  }
   static std::string HostName(const std::string& name, const std::string& ns = "default") {
     return name + "-x-" + ns + "-x-" + kVcluster;
   }

@@ -101,13 +101,9 @@ TEST_F(TokenSecretsTest, APodThatOptsOutGetsNoTokenAndALeftoverTokenSecretIsColl
   // at the virtual cluster's resync.
   json gone = Pod("gone");
   gone["metadata"]["uid"] = "00000000-0000-4000-8000-00000000dead";
-  tenancy::sync::VirtualClusterView view;
-  view.tenant = kTenant;
-  view.vcluster = kVcluster;
-  view.host_namespace = HostNamespace();
   json leftover = {{"apiVersion", "v1"},
                    {"kind", "Secret"},
-                   {"metadata", tenancy::sync::TokenSecretMetadata(view, gone, 0)},
+                   {"metadata", tenancy::sync::TokenSecretMetadata(View(), gone, 0)},
                    {"data", {{"token", base::Base64Encode("stale")}}}};
   ASSERT_TRUE(host_->Create(kube::kSecrets, HostNamespace(), leftover).ok());
   syncer_->VirtualClusterChanged(std::string(kTenant) + "/" + kVcluster);
