@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,10 @@ struct ApiServer::Impl {
   // Held while a pod is admitted and stored and while quota status changes,
   // so quota checks do not race.
   std::mutex pod_admission_mu;
+  // Held from reading the services' cluster IPs to storing a new service,
+  // so two creates never take one address (service_ips.h).
+  std::mutex service_ips_mu;
+  std::set<std::uint32_t> UsedServiceIps() const;
   std::shared_ptr<class PodQuotaWatch> pod_quota_watch;
 };
 

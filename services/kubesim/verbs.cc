@@ -6,6 +6,7 @@
 #include "services/kubesim/objects.h"
 #include "services/kubesim/patches.h"
 #include "services/kubesim/selectors.h"
+#include "services/kubesim/service_ips.h"
 #include "services/kubesim/workload_defaults.h"
 
 namespace septa::kubesim {
@@ -14,6 +15,8 @@ namespace bhttp = boost::beast::http;
 using nlohmann::json;
 
 namespace {
+
+bool IsService(const ResourceType& t) { return t.group.empty() && t.resource == "services"; }
 
 std::string ContentType(const Call& call) {
   std::string ct(call.request[bhttp::field::content_type]);
@@ -205,6 +208,7 @@ static ApiResult<Mutation> FinishUpdate(Cluster& cluster, const ResourceType& t,
   if (!pmd.contains("managedFields") && cur_md.contains("managedFields"))
     pmd["managedFields"] = cur_md["managedFields"];
   auto causes = Validate(t, proposed);
+  if (causes.empty() && IsService(t)) causes = KeepAllocatedServiceValues(current, proposed);
   if (causes.empty()) causes = DefaultAndValidateWorkload(t, proposed);
   if (!causes.empty()) return InvalidError(t.kind, t.group, pmd.value("name", ""), std::move(causes));
   if (SpecChanged(current, proposed)) pmd["generation"] = cur_md.value("generation", 1) + 1;
@@ -225,12 +229,34 @@ static ApiError NamespaceProblem(Cluster& cluster, const ResourceType& t, const 
   return {};
 }
 
+std::set<std::uint32_t> ApiServer::Impl::UsedServiceIps() const {
+  std::set<std::uint32_t> used;
+  for (const ObjectPtr& service : cluster.storage.List("services", "", nullptr, 0, "").items) {
+    for (std::uint32_t ip : ClusterIpsOf(*service)) used.insert(ip);
+  }
+  return used;
+}
+
+// A new service's cluster IP, chosen among those not in `used`.
+static ApiResult<json> AllocateServiceIp(Cluster& cluster, const ResourceType& t, json service,
+                                         const std::set<std::uint32_t>& used) {
+  auto causes = AllocateClusterIp(service, used, cluster.random);
+  if (!causes.empty()) return InvalidError(t.kind, t.group, service["metadata"].value("name", ""), std::move(causes));
+  return service;
+}
+
 ApiResult<ObjectPtr> ApiServer::Impl::CreateParsed(const ResourceType& t, const std::string& ns, json obj, bool dry_run,
                                                    const std::string& manager) {
   ApiError ns_problem = NamespaceProblem(cluster, t, ns);
   if (!ns_problem.reason.empty()) return ns_problem;
   auto prepared = PrepareNew(cluster, t, std::move(obj));
   if (IsError(prepared)) return std::get<ApiError>(prepared);
+  std::unique_lock<std::mutex> service_ips;
+  if (IsService(t)) {
+    service_ips = std::unique_lock(service_ips_mu);
+    prepared = AllocateServiceIp(cluster, t, std::move(std::get<json>(prepared)), UsedServiceIps());
+    if (IsError(prepared)) return std::get<ApiError>(prepared);
+  }
   json ready = std::move(std::get<json>(prepared));
   // Pods pass LimitRanger and ResourceQuota admission, then are stored, as one step.
   const bool is_pod = t.group.empty() && t.resource == "pods";
@@ -419,6 +445,13 @@ void ApiServer::Impl::Patch(Call& call) {
     admission = std::unique_lock(pod_admission_mu);
     admission_context = PodAdmissionContextFor(call.ns);
   }
+  // A service that apply creates gets its cluster IP as CreateParsed's do.
+  std::unique_lock<std::mutex> service_ips;
+  std::set<std::uint32_t> used_service_ips;
+  if (apply && IsService(t)) {
+    service_ips = std::unique_lock(service_ips_mu);
+    used_service_ips = UsedServiceIps();
+  }
   bool created = false;
   auto stored = cluster.storage.Mutate(
       t.key(), call.ns, call.name,
@@ -432,6 +465,10 @@ void ApiServer::Impl::Patch(Call& call) {
             created = true;
             auto fresh = PrepareNew(cluster, t, std::move(std::get<json>(applied)));
             if (IsError(fresh)) return std::get<ApiError>(fresh);
+            if (service_ips.owns_lock()) {
+              fresh = AllocateServiceIp(cluster, t, std::move(std::get<json>(fresh)), used_service_ips);
+              if (IsError(fresh)) return std::get<ApiError>(fresh);
+            }
             if (!admission.owns_lock()) return Put(std::move(std::get<json>(fresh)));
             auto admitted = AdmitPod(std::move(std::get<json>(fresh)), admission_context);
             if (IsError(admitted)) return std::get<ApiError>(admitted);

@@ -4,6 +4,7 @@
 
 #include "services/kubesim/objects.h"
 #include "services/kubesim/selectors.h"
+#include "services/kubesim/service_ips.h"
 
 namespace septa::kubesim {
 
@@ -186,6 +187,7 @@ std::vector<StatusCause> DefaultAndValidateWorkload(const ResourceType& type, js
     CheckAnnotations(obj.value("metadata", json::object()), "metadata", causes);
     return causes;
   }
+  if (type.group.empty() && type.resource == "services") return DefaultAndValidateService(obj);
   const bool apps = type.group == "apps";
   const bool job = type.group == "batch" && type.resource == "jobs";
   if (!apps && !job) return causes;

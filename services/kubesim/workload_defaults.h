@@ -21,9 +21,9 @@ namespace septa::kubesim {
 inline constexpr const char* kRunForAnnotation = "kubesim.septa.dev/run-for-ms";
 inline constexpr const char* kExitCodeAnnotation = "kubesim.septa.dev/exit-code";
 
-// Fills in the defaults of a workload `object` of `type` (a no-op for other
-// kinds) and returns the field causes of what is wrong with it (empty when
-// valid). Needs metadata.uid set (a Job's generated selector uses it).
+// Fills in the defaults of a workload `object` of `type`, or of a Service
+// (service_ips.h; a no-op for other kinds), and returns the field causes of
+// what is wrong with it (empty when valid). Needs metadata.uid set (a Job's generated selector uses it).
 std::vector<StatusCause> DefaultAndValidateWorkload(const ResourceType& type, nlohmann::json& object);
 
 // The value of a simulator annotation, nullopt when absent (or, with `error`
