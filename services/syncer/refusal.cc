@@ -10,11 +10,11 @@ std::string RefusalText(const tenancy::sync::Refusal& refusal) {
   return refusal.field.empty() ? refusal.message : refusal.field + ": " + refusal.message;
 }
 
-json RefusalEvent(const json& virtual_pod, const tenancy::sync::Refusal& refusal) {
-  const json md = virtual_pod.value("metadata", json::object());
+json RefusalEvent(const json& virtual_object, const tenancy::sync::Refusal& refusal, std::string_view kind) {
+  const json md = virtual_object.value("metadata", json::object());
   const std::string name = md.value("name", ""), uid = md.value("uid", "");
   const std::string text = RefusalText(refusal);
-  // Event names may be 253 characters; a pod name is at most that too, so cut it.
+  // Event names may be 253 characters; an object's name is at most that too, so cut it.
   const std::string event_name =
       name.substr(0, 200) + ".sync-refused-" + tenancy::host::Sha256Hex(uid + "\n" + text).substr(0, 10);
   return {{"apiVersion", "v1"},
@@ -22,7 +22,7 @@ json RefusalEvent(const json& virtual_pod, const tenancy::sync::Refusal& refusal
           {"metadata", {{"name", event_name}, {"namespace", md.value("namespace", "")}}},
           {"involvedObject",
            {{"apiVersion", "v1"},
-            {"kind", "Pod"},
+            {"kind", std::string(kind)},
             {"name", name},
             {"namespace", md.value("namespace", "")},
             {"uid", uid},

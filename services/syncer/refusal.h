@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string_view>
 
 #include "tenancy/sync/pod_translation.h"
 
@@ -18,8 +19,10 @@ inline constexpr const char* kSyncRefusedReason = "SyncRefused";
 // "<field>: <message>", what the event and the condition say.
 std::string RefusalText(const tenancy::sync::Refusal& refusal);
 
-// The Event to create in the virtual pod's namespace.
-nlohmann::json RefusalEvent(const nlohmann::json& virtual_pod, const tenancy::sync::Refusal& refusal);
+// The Event to create in the virtual object's namespace (a pod, or a
+// service of `kind` "Service").
+nlohmann::json RefusalEvent(const nlohmann::json& virtual_object, const tenancy::sync::Refusal& refusal,
+                            std::string_view kind = "Pod");
 
 // The virtual pod's status with the condition set; nullopt when it says so already.
 std::optional<nlohmann::json> RefusedStatus(const nlohmann::json& virtual_pod, const tenancy::sync::Refusal& refusal);

@@ -91,6 +91,7 @@ SyncerController::SyncerController(SyncerOptions options, core::Store& store, ku
                                                .shard_key = ClusterPart},
                   *this, clock, metrics),
       copies_(host, [this](const std::string& key) { controller_.Enqueue(key); }),
+      services_(host, [this](const std::string& key) { controller_.Enqueue(key); }),
       events_(host, [this](const std::string& key) { controller_.Enqueue(key); }),
       tokens_(
           host, [this]() -> const kube::Informer& { return copies_.host_secrets(); }, clock) {
@@ -118,6 +119,7 @@ Status SyncerController::Start(std::chrono::milliseconds timeout) {
                   "syncer: the host's synced pods were not listed within " + std::to_string(timeout.count()) + " ms");
   }
   SEPTA_RETURN_IF_ERROR(copies_.Start(timeout));
+  SEPTA_RETURN_IF_ERROR(services_.Start(timeout));
   SEPTA_RETURN_IF_ERROR(events_.Start(*host_pods_, timeout));
   controller_.Start();
   resyncs_ = std::jthread([this](std::stop_token stop) { RunResyncs(stop); });
@@ -134,6 +136,7 @@ void SyncerController::Stop() {
   events_.Stop();  // before the host pod informer it reads
   if (host_pods_) host_pods_->Stop();
   copies_.Stop();
+  services_.Stop();
 }
 
 void SyncerController::VirtualClusterChanged(const std::string& key) { controller_.Enqueue(key); }
@@ -202,6 +205,11 @@ Outcome SyncerController::Reconcile(const std::string& key) {
     return cluster ? tokens_.Reconcile(*cluster, parts[3], parts[4], *host_pods_)
                    : Outcome::Done();  // not READY, or another replica's
   }
+  if (parts.size() == 5 && parts[2] == kube::kServices.resource) {
+    std::shared_ptr<WatchedCluster> cluster = watches_.Find(parts[0], parts[1]);
+    return cluster ? services_.Reconcile(*cluster, parts[3], parts[4])
+                   : Outcome::Done();  // not READY, or another replica's
+  }
   if (parts.size() == 5) return ReconcileObject(parts);
   if (parts.size() == 3 && parts[2] == "nodes") {
     std::shared_ptr<WatchedCluster> cluster = watches_.Find(parts[0], parts[1]);
@@ -234,11 +242,24 @@ Outcome SyncerController::ReconcileCluster(const std::string& tenant, const std:
   // event left undone. A converged pod costs a look at two caches. So do
   // the objects the pods use and those copied (an unused one is not looked
   // at: it has nothing on the host).
-  for (const json& pod : (*cluster)->pods().List()) {
+  const std::vector<json> pods = (*cluster)->pods().List();
+  for (const json& pod : pods) {
     controller_.Enqueue(PodKey(tenant, vcluster, Meta(pod, "namespace"), Meta(pod, "name")));
     EnqueueReferencedObjects(**cluster, pod);
   }
   const std::string host_namespace = (*cluster)->synced().view.host_namespace;
+  // Services matter once a pod may use them; a copy on the host is
+  // looked at in any case (its virtual service may be gone).
+  const std::vector<std::string> service_keys = services_.ServiceKeys(host_namespace, tenant, vcluster);
+  if (!pods.empty() || !service_keys.empty()) {
+    auto services = (*cluster)->Objects(kube::kServices);
+    if (!services.ok()) return Failed(services.status());
+    for (const json& service : (*services)->List()) {
+      controller_.Enqueue(
+          ObjectKey(tenant, vcluster, kube::kServices, Meta(service, "namespace"), Meta(service, "name")));
+    }
+  }
+  for (const std::string& key : service_keys) controller_.Enqueue(key);
   for (const json& host_pod : HostPodsOf(host_namespace, tenant, vcluster)) {
     if (auto ref = tsync::VirtualRefOf(host_pod, tenant, vcluster)) {
       controller_.Enqueue(PodKey(tenant, vcluster, ref->ns, ref->name));

@@ -11,7 +11,9 @@
 // stop the virtual cluster's watch; enqueue its pods, objects and events),
 // "<tenant>/<vcluster>/<namespace>/<name>" (one virtual pod),
 // "<tenant>/<vcluster>/<configmaps|secrets>/<namespace>/<name>" (one config
-// map or secret, ObjectCopier), "<tenant>/<vcluster>/events/<host
+// map or secret, ObjectCopier), "<tenant>/<vcluster>/services/<namespace>/
+// <name>" (one service, ServiceSyncer; the virtual cluster's services are
+// watched once it has a pod or a service copy is on the host), "<tenant>/<vcluster>/events/<host
 // namespace>/<name>" (one host event about one of its pods, EventCopier),
 // "<tenant>/<vcluster>/tokens/<namespace>/<pod UID>" (the token secret of
 // one virtual pod, collected when the pod is gone; TokenSecrets)
@@ -38,6 +40,7 @@
 #include "services/reconcile/controller.h"
 #include "services/syncer/event_copier.h"
 #include "services/syncer/object_copier.h"
+#include "services/syncer/service_syncer.h"
 #include "services/syncer/token_secrets.h"
 #include "services/syncer/virtual_cluster_watches.h"
 #include "tenancy/host/config.h"
@@ -111,6 +114,7 @@ class SyncerController final : public reconcile::Reconciler {
   reconcile::Controller controller_;
   std::unique_ptr<kube::Informer> host_pods_;
   ObjectCopier copies_;
+  ServiceSyncer services_;
   EventCopier events_;
   TokenSecrets tokens_;
   std::jthread resyncs_;

@@ -35,9 +35,14 @@ std::string NodesKey(const std::string& tenant, const std::string& vcluster) {
   return tenant + "/" + vcluster + "/nodes";
 }
 
+std::string ObjectKey(const std::string& tenant, const std::string& vcluster, const kube::Resource& resource,
+                      const std::string& ns, const std::string& name) {
+  return tenant + "/" + vcluster + "/" + resource.resource + "/" + ns + "/" + name;
+}
+
 std::string ObjectKey(const std::string& tenant, const std::string& vcluster, CopiedKind kind, const std::string& ns,
                       const std::string& name) {
-  return tenant + "/" + vcluster + "/" + ResourceOf(kind).resource + "/" + ns + "/" + name;
+  return ObjectKey(tenant, vcluster, ResourceOf(kind), ns, name);
 }
 
 std::string TokenKey(const std::string& tenant, const std::string& vcluster, const std::string& ns,
@@ -63,35 +68,32 @@ void WatchedCluster::StopInformers() {
   if (pods_) pods_->Stop();
   std::lock_guard lock(objects_mu_);
   stopped_ = true;
-  for (auto* informer : {&config_maps_, &secrets_}) {
-    if (*informer) (*informer)->Stop();
-  }
+  for (auto& [resource, informer] : objects_) informer->Stop();
 }
 
-Result<kube::Informer*> WatchedCluster::Objects(CopiedKind kind) {
+Result<kube::Informer*> WatchedCluster::Objects(const kube::Resource& resource) {
   kube::Informer* informer = nullptr;
   {
     std::lock_guard lock(objects_mu_);
     if (stopped_) return Status(Code::kUnavailable, "virtual cluster " + tenant_ + "/" + vcluster_ + ": not watched");
-    auto& slot = kind == CopiedKind::kConfigMap ? config_maps_ : secrets_;
+    auto& slot = objects_[resource.resource];
     if (!slot) {
-      slot = start_objects_(*client_, kind);
-      spdlog::debug("syncer: watching the {} of virtual cluster {}/{}", ResourceOf(kind).resource, tenant_, vcluster_);
+      slot = start_objects_(*client_, resource);
+      spdlog::debug("syncer: watching the {} of virtual cluster {}/{}", resource.resource, tenant_, vcluster_);
     }
     informer = slot.get();
   }
-  // Waited for outside the lock: a worker that needs the other kind is not held up.
+  // Waited for outside the lock: a worker that needs another kind is not held up.
   if (!informer->WaitForSync(start_timeout_)) {
-    return Status(Code::kUnavailable, "virtual cluster " + tenant_ + "/" + vcluster_ + ": its " +
-                                          ResourceOf(kind).resource + " were not listed within " +
-                                          std::to_string(start_timeout_.count()) + " ms");
+    return Status(Code::kUnavailable, "virtual cluster " + tenant_ + "/" + vcluster_ + ": its " + resource.resource +
+                                          " were not listed within " + std::to_string(start_timeout_.count()) + " ms");
   }
   return informer;
 }
 
-bool WatchedCluster::WatchesObjects(CopiedKind kind) const {
+bool WatchedCluster::WatchesObjects(const kube::Resource& resource) const {
   std::lock_guard lock(objects_mu_);
-  return (kind == CopiedKind::kConfigMap ? config_maps_ : secrets_) != nullptr;
+  return objects_.contains(resource.resource);
 }
 
 SyncedCluster WatchedCluster::synced() const {
@@ -143,17 +145,17 @@ Result<std::shared_ptr<WatchedCluster>> VirtualClusterWatches::Watch(const Synce
   if (!config.ok()) return config.status();
   auto client = kube::Client::Create(*std::move(config), client_options_);
   if (!client.ok()) return client.status();
-  auto start_objects = [this, tenant, vcluster](kube::Client& client, CopiedKind kind) {
-    auto object_key = [tenant, vcluster, kind](const json& object) {
+  auto start_objects = [this, tenant, vcluster](kube::Client& client, const kube::Resource& resource) {
+    auto object_key = [tenant, vcluster, resource](const json& object) {
       const json md = object.value("metadata", json::object());
-      return ObjectKey(tenant, vcluster, kind, md.value("namespace", ""), md.value("name", ""));
+      return ObjectKey(tenant, vcluster, resource, md.value("namespace", ""), md.value("name", ""));
     };
     kube::InformerHandlers handlers;
     handlers.on_add = [this, object_key](const json& object) { enqueue_(object_key(object)); };
     handlers.on_update = [this, object_key](const json&, const json& object) { enqueue_(object_key(object)); };
     handlers.on_delete = [this, object_key](const json& object) { enqueue_(object_key(object)); };
     auto informer =
-        std::make_unique<kube::Informer>(client, ResourceOf(kind), "", kube::ListOptions{}, handlers, kVirtualResync);
+        std::make_unique<kube::Informer>(client, resource, "", kube::ListOptions{}, handlers, kVirtualResync);
     informer->Start();
     return informer;
   };
@@ -166,9 +168,14 @@ Result<std::shared_ptr<WatchedCluster>> VirtualClusterWatches::Watch(const Synce
   // A pod bound to a node, or gone from one, changes the nodes shown.
   const std::string nodes_key = NodesKey(tenant, vcluster);
   kube::InformerHandlers handlers;
-  handlers.on_add = [this, key_of, nodes_key](const json& pod) {
+  // The virtual cluster's services matter once it has a pod: its first
+  // one has the cluster's key start their watch (SyncerController).
+  const WatchedCluster* self = watched.get();
+  const std::string cluster_key = tenant + "/" + vcluster;
+  handlers.on_add = [this, self, key_of, nodes_key, cluster_key](const json& pod) {
     enqueue_(key_of(pod));
     if (!NodeNameOf(pod).empty()) enqueue_(nodes_key);
+    if (!self->WatchesObjects(kube::kServices)) enqueue_(cluster_key);
   };
   handlers.on_update = [this, key_of, nodes_key](const json& before, const json& pod) {
     enqueue_(key_of(pod));

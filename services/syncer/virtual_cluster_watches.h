@@ -40,8 +40,10 @@ std::string PodKey(const std::string& tenant, const std::string& vcluster, const
 // goes from one.
 std::string NodesKey(const std::string& tenant, const std::string& vcluster);
 
-// The key of a virtual config map or secret:
-// "<tenant>/<vcluster>/<configmaps|secrets>/<namespace>/<name>".
+// The key of a virtual config map, secret or service:
+// "<tenant>/<vcluster>/<configmaps|secrets|services>/<namespace>/<name>".
+std::string ObjectKey(const std::string& tenant, const std::string& vcluster, const kube::Resource& resource,
+                      const std::string& ns, const std::string& name);
 std::string ObjectKey(const std::string& tenant, const std::string& vcluster, tenancy::sync::CopiedKind kind,
                       const std::string& ns, const std::string& name);
 // The key of a virtual pod's service account token secret (TokenSecrets):
@@ -54,9 +56,9 @@ const kube::Resource& ResourceOf(tenancy::sync::CopiedKind kind);
 // One watched virtual cluster.
 class WatchedCluster {
  public:
-  // `start_objects` makes (and starts) the informer of a copied kind on `client`.
+  // `start_objects` makes (and starts) the informer of `resource` on `client`.
   using ObjectInformerFactory =
-      std::function<std::unique_ptr<kube::Informer>(kube::Client& client, tenancy::sync::CopiedKind)>;
+      std::function<std::unique_ptr<kube::Informer>(kube::Client& client, const kube::Resource& resource)>;
   WatchedCluster(std::string tenant, std::string vcluster, std::unique_ptr<kube::Client> client,
                  ObjectInformerFactory start_objects, std::chrono::milliseconds start_timeout);
   ~WatchedCluster();  // stops the informers before the client goes
@@ -65,11 +67,12 @@ class WatchedCluster {
   const std::string& vcluster() const { return vcluster_; }
   kube::Client& client() { return *client_; }
   kube::Informer& pods() { return *pods_; }
-  // The informer on its config maps or secrets, started by the first call
-  // (its first list within the watch's start timeout).
-  Result<kube::Informer*> Objects(tenancy::sync::CopiedKind kind);
+  // The informer on its config maps, secrets or services, started by the
+  // first call (its first list within the watch's start timeout).
+  Result<kube::Informer*> Objects(const kube::Resource& resource);
+  Result<kube::Informer*> Objects(tenancy::sync::CopiedKind kind) { return Objects(ResourceOf(kind)); }
   // Whether that informer has been started.
-  bool WatchesObjects(tenancy::sync::CopiedKind kind) const;
+  bool WatchesObjects(const kube::Resource& resource) const;
 
   SyncedCluster synced() const;
   // What the store says now.
@@ -99,9 +102,8 @@ class WatchedCluster {
   std::unique_ptr<kube::Informer> pods_;
   const ObjectInformerFactory start_objects_;
   const std::chrono::milliseconds start_timeout_;
-  mutable std::mutex objects_mu_;  // config_maps_, secrets_, stopped_
-  std::unique_ptr<kube::Informer> config_maps_;
-  std::unique_ptr<kube::Informer> secrets_;
+  mutable std::mutex objects_mu_;                                   // objects_, stopped_
+  std::map<std::string, std::unique_ptr<kube::Informer>> objects_;  // by resource name
   bool stopped_ = false;
   mutable std::mutex mu_;  // synced_, refused_
   SyncedCluster synced_;

@@ -106,13 +106,13 @@ TEST_F(SyncerObjectCopiesTest, ConfigMapsAndSecretsAreWatchedOnlyOnceAPodUsesOne
   RunningPod("plain");
   auto cluster = syncer_->watches().Find(kTenant, kVcluster);
   ASSERT_NE(cluster, nullptr);
-  EXPECT_FALSE(cluster->WatchesObjects(tenancy::sync::CopiedKind::kConfigMap));
-  EXPECT_FALSE(cluster->WatchesObjects(tenancy::sync::CopiedKind::kSecret));
+  EXPECT_FALSE(cluster->WatchesObjects(kube::kConfigMaps));
+  EXPECT_FALSE(cluster->WatchesObjects(kube::kSecrets));
   EXPECT_FALSE(HostCopy(kube::kConfigMaps, "unused").has_value());
 
   ASSERT_NO_FATAL_FAILURE(RunPod("web"));
-  EXPECT_TRUE(cluster->WatchesObjects(tenancy::sync::CopiedKind::kConfigMap));
-  EXPECT_TRUE(cluster->WatchesObjects(tenancy::sync::CopiedKind::kSecret));
+  EXPECT_TRUE(cluster->WatchesObjects(kube::kConfigMaps));
+  EXPECT_TRUE(cluster->WatchesObjects(kube::kSecrets));
   EXPECT_TRUE(HostCopy(kube::kConfigMaps, "app-config").has_value());
   EXPECT_TRUE(HostCopy(kube::kSecrets, "creds").has_value());
   EXPECT_FALSE(HostCopy(kube::kConfigMaps, "unused").has_value());

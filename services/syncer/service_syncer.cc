@@ -1,0 +1,222 @@
+#include "services/syncer/service_syncer.h"
+
+#include <spdlog/spdlog.h>
+
+#include "services/kube/resources.h"
+#include "services/syncer/refusal.h"
+#include "tenancy/sync/bookkeeping.h"
+#include "tenancy/sync/host_services.h"
+
+namespace septa::syncer {
+
+using nlohmann::json;
+using reconcile::Outcome;
+namespace tsync = tenancy::sync;
+
+namespace {
+
+// The host's copies are handed to the handlers again this often.
+constexpr std::chrono::minutes kHostServicesResync{10};
+
+std::string ServiceField(const json& object, const char* field) {
+  return tsync::StringField(object, "metadata", field);
+}
+
+// "Service team/web": for errors and logs.
+std::string ServiceText(const std::string& ns, const std::string& name) { return "Service " + ns + "/" + name; }
+
+Outcome OutcomeOf(const Status& status) { return status.ok() ? Outcome::Done() : Outcome::Error(status); }
+
+}  // namespace
+
+ServiceSyncer::ServiceSyncer(kube::Client& host, std::function<void(const std::string& key)> enqueue)
+    : host_(host), enqueue_(std::move(enqueue)) {}
+
+ServiceSyncer::~ServiceSyncer() { Stop(); }
+
+Status ServiceSyncer::Start(std::chrono::milliseconds timeout) {
+  kube::ListOptions synced;
+  synced.label_selector = std::string(tsync::kSyncedLabel) + "=true";
+  kube::InformerHandlers handlers;
+  handlers.on_add = [this](const json& copy) { OnHostService(copy); };
+  handlers.on_update = [this](const json&, const json& copy) { OnHostService(copy); };
+  handlers.on_delete = [this](const json& copy) { OnHostService(copy); };
+  host_services_ = std::make_unique<kube::Informer>(host_, kube::kServices, "", synced, handlers, kHostServicesResync);
+  host_services_->Start();
+  if (!host_services_->WaitForSync(timeout)) {
+    return Status(Code::kUnavailable, "syncer: the host's synced services were not listed within " +
+                                          std::to_string(timeout.count()) + " ms");
+  }
+  return Status::Ok();
+}
+
+void ServiceSyncer::Stop() {
+  if (host_services_) host_services_->Stop();
+}
+
+void ServiceSyncer::OnHostService(const json& host_service) {
+  const std::string tenant = tsync::MetadataMapString(host_service, "labels", tsync::kTenantLabel);
+  const std::string vcluster = tsync::MetadataMapString(host_service, "labels", tsync::kVclusterLabel);
+  if (auto ref = tsync::VirtualRefOf(host_service, tenant, vcluster)) {
+    enqueue_(ObjectKey(tenant, vcluster, kube::kServices, ref->ns, ref->name));
+  }
+}
+
+std::vector<std::string> ServiceSyncer::ServiceKeys(const std::string& host_namespace, const std::string& tenant,
+                                                    const std::string& vcluster) const {
+  std::vector<std::string> keys;
+  if (host_namespace.empty()) return keys;
+  for (const json& copy : host_services_->ListNamespace(host_namespace)) {
+    if (auto ref = tsync::VirtualRefOf(copy, tenant, vcluster)) {
+      keys.push_back(ObjectKey(tenant, vcluster, kube::kServices, ref->ns, ref->name));
+    }
+  }
+  return keys;
+}
+
+Outcome ServiceSyncer::Reconcile(WatchedCluster& cluster, const std::string& ns, const std::string& name) {
+  // The virtual API server's own service is not the tenant's to sync.
+  if (ns == "default" && name == "kubernetes") return Outcome::Done();
+  const tsync::VirtualClusterView view = cluster.synced().view;
+  auto services = cluster.Objects(kube::kServices);
+  if (!services.ok()) return Outcome::Error(services.status());
+  const std::string host_name = tsync::HostObjectName(name, ns, view.vcluster);
+  const std::optional<json> virtual_service = (*services)->Get(ns, name);
+  std::optional<json> host_copy = host_services_->Get(view.host_namespace, host_name);
+  if (host_copy && !tsync::VirtualRefOf(*host_copy, view.tenant, view.vcluster)) {
+    return Outcome::Error(
+        Status(Code::kFailedPrecondition,
+               view.host_namespace + "/" + host_name + " does not record " + ServiceText(ns, name) + ": left alone"));
+  }
+  if (!virtual_service) return host_copy ? VirtualGone(cluster, ns, name, *host_copy) : Outcome::Done();
+
+  auto want = tsync::HostService(view, *virtual_service);
+  if (!want.ok()) return Outcome::Error(want.status());
+  if (auto* refusal = std::get_if<tsync::Refusal>(&*want)) {
+    if (host_copy) {
+      if (Status deleted = DeleteHostCopy(*host_copy); !deleted.ok()) return Outcome::Error(deleted);
+    }
+    return OutcomeOf(Refuse(cluster, *virtual_service, *refusal));
+  }
+  json& wanted = std::get<json>(*want);
+  if (host_copy && !tsync::ServiceUpdatableInPlace(wanted, *host_copy)) {
+    // Headless became addressed or the reverse: the host's address is immutable.
+    if (Status deleted = DeleteHostCopy(*host_copy); !deleted.ok()) return Outcome::Error(deleted);
+    host_copy.reset();
+  }
+  if (!host_copy) {
+    auto created = host_.Create(kube::kServices, view.host_namespace, wanted);
+    if (created.ok()) {
+      spdlog::info("syncer: copied {} of {}/{} to {}/{}", ServiceText(ns, name), view.tenant, view.vcluster,
+                   view.host_namespace, host_name);
+      host_copy = *std::move(created);
+    } else if (created.status().code() != Code::kAlreadyExists) {
+      return Outcome::Error(created.status());
+    } else {
+      return Outcome::Error(Status(
+          Code::kAborted, "the host copy of " + ServiceText(ns, name) + " was written meanwhile: looked at again"));
+    }
+  } else if (!tsync::ServiceUpToDate(wanted, *host_copy)) {
+    // An object of the same name the tenant created again is the same
+    // service to the host: updated in place, its address kept.
+    wanted["metadata"]["resourceVersion"] = ServiceField(*host_copy, "resourceVersion");
+    auto updated = host_.Update(kube::kServices, view.host_namespace, wanted);
+    if (!updated.ok()) return Outcome::Error(updated.status());  // 409: read again, never overwritten blindly
+    spdlog::info("syncer: updated the host copy of {} of {}/{}", ServiceText(ns, name), view.tenant, view.vcluster);
+    host_copy = *std::move(updated);
+  }
+  if (auto recreated = tsync::VirtualServiceWithHostIp(*virtual_service, *host_copy)) {
+    return GiveHostIp(cluster, **services, *virtual_service, *std::move(host_copy), *recreated);
+  }
+  if (auto status = tsync::ServiceStatusUp(*virtual_service, *host_copy)) {
+    json updated = *virtual_service;
+    updated["status"] = *std::move(status);
+    kube::WriteOptions options;
+    options.subresource = "status";
+    auto written = cluster.client().Update(kube::kServices, ns, updated, options);
+    if (!written.ok()) return Outcome::Error(written.status());
+  }
+  return Outcome::Done();
+}
+
+// Delete, then create with the host's address (the field is immutable).
+// The host copy records the service to create first, so a syncer killed
+// in between finishes the job (VirtualGone) and the tenant's service is
+// never lost.
+Outcome ServiceSyncer::GiveHostIp(WatchedCluster& cluster, kube::Informer& virtual_services,
+                                  const json& virtual_service, json host_copy, const json& recreated) {
+  const std::string ns = ServiceField(virtual_service, "namespace"), name = ServiceField(virtual_service, "name");
+  const std::string host_ip = recreated["spec"]["clusterIP"];
+  for (const json& other : virtual_services.List()) {
+    if (tsync::StringField(other, "spec", "clusterIP") == host_ip) {
+      // Another virtual service holds that address; it gets its own host
+      // address in turn, which frees this one.
+      return Outcome::Error(Status(Code::kAborted, ServiceText(ns, name) + ": the host's address " + host_ip +
+                                                       " is still held in the virtual cluster: tried again"));
+    }
+  }
+  host_copy["metadata"]["annotations"][std::string(tsync::kServiceRecreateAnnotation)] = recreated.dump();
+  auto recorded = host_.Update(kube::kServices, ServiceField(host_copy, "namespace"), host_copy);
+  if (!recorded.ok()) return Outcome::Error(recorded.status());
+  kube::DeleteOptions options;
+  options.precondition_uid = ServiceField(virtual_service, "uid");
+  Status deleted = cluster.client().Delete(kube::kServices, ns, name, options);
+  if (!deleted.ok() && deleted.code() != Code::kNotFound) return Outcome::Error(deleted);
+  auto created = cluster.client().Create(kube::kServices, ns, recreated);
+  if (!created.ok() && created.status().code() != Code::kAlreadyExists) return Outcome::Error(created.status());
+  spdlog::info("syncer: {} of {}/{} has the host's address {} now", ServiceText(ns, name), cluster.tenant(),
+               cluster.vcluster(), host_ip);
+  if (!created.ok()) return Outcome::Done();  // written meanwhile: its event brings the key back
+  // The copy records the new object, and the recreation is over.
+  auto want = tsync::HostService(cluster.synced().view, *created);
+  if (!want.ok() || !std::holds_alternative<json>(*want)) return Outcome::Done();  // its event brings the key back
+  json finished = std::get<json>(*std::move(want));
+  finished["metadata"]["resourceVersion"] = ServiceField(*recorded, "resourceVersion");
+  auto updated = host_.Update(kube::kServices, ServiceField(host_copy, "namespace"), finished);
+  return updated.ok() ? Outcome::Done() : Outcome::Error(updated.status());
+}
+
+Outcome ServiceSyncer::VirtualGone(WatchedCluster& cluster, const std::string& ns, const std::string& name,
+                                   const json& host_copy) {
+  auto live = cluster.client().Get(kube::kServices, ns, name);
+  if (live.ok()) return Outcome::Done();  // the cache is behind: its event is on the way
+  if (live.status().code() != Code::kNotFound) return Outcome::Error(live.status());
+  const std::string pending = tsync::MetadataMapString(host_copy, "annotations", tsync::kServiceRecreateAnnotation);
+  if (!pending.empty()) {
+    json recreated = json::parse(pending, nullptr, false);
+    if (recreated.is_object()) {
+      auto created = cluster.client().Create(kube::kServices, ns, recreated);
+      if (created.ok() || created.status().code() == Code::kAlreadyExists) {
+        spdlog::info("syncer: finished giving {} of {}/{} the host's address", ServiceText(ns, name), cluster.tenant(),
+                     cluster.vcluster());
+        return Outcome::Done();  // its event brings the key back
+      }
+      return Outcome::Error(created.status());
+    }
+    spdlog::warn("syncer: the host copy of {} records an unreadable recreation: deleted", ServiceText(ns, name));
+  }
+  return OutcomeOf(DeleteHostCopy(host_copy));
+}
+
+Status ServiceSyncer::DeleteHostCopy(const json& host_copy) {
+  kube::DeleteOptions options;
+  options.precondition_uid = ServiceField(host_copy, "uid");
+  const std::string ns = ServiceField(host_copy, "namespace"), name = ServiceField(host_copy, "name");
+  Status deleted = host_.Delete(kube::kServices, ns, name, options);
+  if (!deleted.ok() && deleted.code() != Code::kNotFound) return deleted;
+  spdlog::info("syncer: deleted the host service {}/{}", ns, name);
+  return Status::Ok();
+}
+
+Status ServiceSyncer::Refuse(WatchedCluster& cluster, const json& virtual_service, const tsync::Refusal& refusal) {
+  const std::string ns = ServiceField(virtual_service, "namespace");
+  auto event = cluster.client().Create(kube::kEvents, ns, RefusalEvent(virtual_service, refusal, "Service"));
+  if (!event.ok() && event.status().code() != Code::kAlreadyExists) return event.status();
+  if (event.ok()) {
+    spdlog::info("syncer: {} of {}/{} refused: {}", ServiceText(ns, ServiceField(virtual_service, "name")),
+                 cluster.tenant(), cluster.vcluster(), RefusalText(refusal));
+  }
+  return Status::Ok();
+}
+
+}  // namespace septa::syncer

@@ -1,0 +1,164 @@
+#include "tenancy/sync/host_services.h"
+
+#include <string>
+
+#include "tenancy/sync/bookkeeping.h"
+
+namespace septa::tenancy::sync {
+namespace {
+
+using nlohmann::json;
+
+// The spec fields a host copy takes from its virtual service as they are.
+constexpr const char* kCopiedSpecFields[] = {"type",
+                                             "sessionAffinity",
+                                             "sessionAffinityConfig",
+                                             "publishNotReadyAddresses",
+                                             "externalName",
+                                             "externalTrafficPolicy",
+                                             "internalTrafficPolicy",
+                                             "loadBalancerSourceRanges",
+                                             "loadBalancerClass",
+                                             "allocateLoadBalancerNodePorts"};
+
+// A field as compared: absent, null, false and an empty map or list are one value.
+json Normalized(const json& object, const char* key) {
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null() || (it->is_boolean() && !it->get<bool>()) ||
+      (it->is_structured() && it->empty())) {
+    return nullptr;
+  }
+  return *it;
+}
+
+json SpecOf(const json& object) {
+  auto it = object.find("spec");
+  return it != object.end() && it->is_object() ? *it : json::object();
+}
+
+std::string TypeOf(const json& spec) {
+  const std::string type = spec.value("type", "");
+  return type.empty() ? "ClusterIP" : type;
+}
+
+// A port as the host copy has it: no node port (the host allocates its
+// own), and the API server's defaults written out, so a copy read back
+// compares equal to the one written.
+json HostPort(const json& port) {
+  json out = port;
+  out.erase("nodePort");
+  if (!out.contains("protocol")) out["protocol"] = "TCP";
+  if (!out.contains("targetPort") && out.contains("port")) out["targetPort"] = out["port"];
+  return out;
+}
+
+json HostPorts(const json& spec) {
+  json ports = json::array();
+  auto it = spec.find("ports");
+  if (it == spec.end() || !it->is_array()) return ports;
+  for (const json& port : *it) ports.push_back(port.is_object() ? HostPort(port) : port);
+  return ports;
+}
+
+bool Headless(const json& spec) { return spec.value("clusterIP", "") == "None"; }
+
+// The address a service holds: "" for none yet, headless and ExternalName.
+std::string AddressOf(const json& service) {
+  const json spec = SpecOf(service);
+  const std::string ip = spec.value("clusterIP", "");
+  return ip == "None" || TypeOf(spec) == "ExternalName" ? "" : ip;
+}
+
+}  // namespace
+
+Result<HostServiceResult> HostService(const VirtualClusterView& vcluster, const json& virtual_service) {
+  const json meta = virtual_service.is_object() ? virtual_service.value("metadata", json::object()) : json::object();
+  for (const char* field : {"name", "namespace", "uid"}) {
+    if (!meta.contains(field) || !meta[field].is_string() || meta[field].get<std::string>().empty())
+      return Status(Code::kInvalidArgument,
+                    std::string("Service metadata.") + field + ": missing (a virtual object has one)");
+  }
+  const json spec = SpecOf(virtual_service);
+  if (auto ips = spec.find("externalIPs"); ips != spec.end() && ips->is_array() && !ips->empty()) {
+    return HostServiceResult(
+        Refusal{"spec.externalIPs",
+                "a virtual cluster's service may not claim external IPs: on the host they would capture traffic "
+                "to those addresses from every namespace (CVE-2020-8554)"});
+  }
+  json host_spec = json::object();
+  for (const char* field : kCopiedSpecFields) {
+    if (spec.contains(field) && !spec[field].is_null()) host_spec[field] = spec[field];
+  }
+  host_spec["type"] = TypeOf(spec);
+  if (host_spec["type"] != "ExternalName") host_spec["ports"] = HostPorts(spec);
+  if (Headless(spec)) host_spec["clusterIP"] = "None";
+  if (auto selector = spec.find("selector"); selector != spec.end() && selector->is_object() && !selector->empty()) {
+    json host_selector = *selector;
+    host_selector[std::string(kTenantLabel)] = vcluster.tenant;
+    host_selector[std::string(kVclusterLabel)] = vcluster.vcluster;
+    host_selector[std::string(kVirtualNamespaceLabel)] = meta["namespace"];
+    host_spec["selector"] = std::move(host_selector);
+  }
+  return HostServiceResult(
+      json{{"apiVersion", "v1"},
+           {"kind", std::string(kServiceKind)},
+           {"metadata", HostMetadata(kServiceKind, meta, vcluster.tenant, vcluster.vcluster, vcluster.host_namespace,
+                                     {"kubectl.kubernetes.io/last-applied-configuration"})},
+           {"spec", std::move(host_spec)}});
+}
+
+bool ServiceUpToDate(const json& want, const json& host_service) {
+  const json want_meta = want.value("metadata", json::object());
+  const json host_meta = host_service.value("metadata", json::object());
+  for (const char* map : {"labels", "annotations"}) {
+    if (Normalized(want_meta, map) != Normalized(host_meta, map)) return false;
+  }
+  const json want_spec = SpecOf(want);
+  const json host_spec = SpecOf(host_service);
+  for (const char* field : kCopiedSpecFields) {
+    if (std::string_view(field) == "type" || std::string_view(field) == "sessionAffinity") continue;
+    if (Normalized(want_spec, field) != Normalized(host_spec, field)) return false;
+  }
+  if (TypeOf(want_spec) != TypeOf(host_spec)) return false;
+  if (want_spec.value("sessionAffinity", "None") != host_spec.value("sessionAffinity", "None")) return false;
+  if (Normalized(want_spec, "selector") != Normalized(host_spec, "selector")) return false;
+  return TypeOf(want_spec) == "ExternalName" || HostPorts(want_spec) == HostPorts(host_spec);
+}
+
+bool ServiceUpdatableInPlace(const json& want, const json& host_service) {
+  return Headless(SpecOf(want)) == Headless(SpecOf(host_service));
+}
+
+std::optional<json> VirtualServiceWithHostIp(const json& virtual_service, const json& host_service) {
+  const std::string host_ip = AddressOf(host_service);
+  const json spec = SpecOf(virtual_service);
+  if (host_ip.empty() || Headless(spec) || TypeOf(spec) == "ExternalName") return std::nullopt;
+  if (spec.value("clusterIP", "") == host_ip) return std::nullopt;
+  json recreated = virtual_service;
+  json& md = recreated["metadata"];
+  for (const char* assigned : {"uid", "resourceVersion", "creationTimestamp", "generation", "managedFields",
+                               "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"}) {
+    md.erase(assigned);
+  }
+  recreated["spec"]["clusterIP"] = host_ip;
+  recreated["spec"]["clusterIPs"] = json::array({host_ip});
+  recreated.erase("status");
+  if (!recreated.contains("apiVersion")) recreated["apiVersion"] = "v1";
+  if (!recreated.contains("kind")) recreated["kind"] = std::string(kServiceKind);
+  return recreated;
+}
+
+std::optional<json> ServiceStatusUp(const json& virtual_service, const json& host_service) {
+  const json host_status = host_service.value("status", json::object());
+  const json virtual_status = virtual_service.value("status", json::object());
+  if (Normalized(host_status, "loadBalancer") == Normalized(virtual_status, "loadBalancer")) return std::nullopt;
+  json status = virtual_status.is_object() ? virtual_status : json::object();
+  if (auto lb = Normalized(host_status, "loadBalancer"); lb.is_null()) {
+    status.erase("loadBalancer");
+  } else {
+    status["loadBalancer"] = std::move(lb);
+  }
+  return status;
+}
+
+}  // namespace septa::tenancy::sync

@@ -1,0 +1,168 @@
+// A virtual cluster's services on the host, against real parts: copied with
+// a selector that picks its pods' host pods, the host's cluster IP given to
+// the virtual service, deletions carried down, external IPs refused, and a
+// recreation that a stopped syncer interrupted finished by the next one.
+#include <gtest/gtest.h>
+
+#include "tenancy/sync/bookkeeping.h"
+#include "tenancy/sync/host_services.h"
+#include "tests/unit/services/syncer/syncer_fixture.h"
+
+namespace septa::syncer::testing {
+namespace {
+
+namespace tsync = tenancy::sync;
+
+class SyncerServicesTest : public SyncerFixture {
+ protected:
+  static json Service(const std::string& name, json spec_extra = json::object()) {
+    json spec = {{"selector", {{"app", name}}}, {"ports", {{{"name", "http"}, {"port", 80}, {"targetPort", 8080}}}}};
+    spec.update(spec_extra);
+    return {{"apiVersion", "v1"},
+            {"kind", "Service"},
+            {"metadata", {{"name", name}, {"namespace", "default"}}},
+            {"spec", std::move(spec)}};
+  }
+  std::optional<json> VirtualService(const std::string& name) {
+    auto got = virtual_->Get(kube::kServices, "default", name);
+    return got.ok() ? std::optional<json>(*std::move(got)) : std::nullopt;
+  }
+  std::optional<json> HostService(const std::string& name) {
+    auto got = host_->Get(kube::kServices, HostNamespace(), HostName(name));
+    return got.ok() ? std::optional<json>(*std::move(got)) : std::nullopt;
+  }
+  static std::string ClusterIp(const std::optional<json>& service) {
+    return service ? tsync::StringField(*service, "spec", "clusterIP") : "";
+  }
+  // Synced: the host copy records the virtual service as it is, and both have the host's address.
+  bool Synced(const std::string& name) {
+    auto host = HostService(name);
+    auto virtual_service = VirtualService(name);
+    if (!host || !virtual_service || ClusterIp(host).empty()) return false;
+    auto ref = tsync::VirtualRefOf(*host, kTenant, kVcluster);
+    return ref && ref->uid == tsync::StringField(*virtual_service, "metadata", "uid") &&
+           ClusterIp(virtual_service) == ClusterIp(host) &&
+           tsync::MetadataMapString(*host, "annotations", tsync::kServiceRecreateAnnotation).empty();
+  }
+};
+
+// Each watch costs about 400 KiB: a virtual cluster without pods keeps none
+// on its services (a service reaches nothing without pods).
+TEST_F(SyncerServicesTest, AServiceIsOnTheHostOnceTheVirtualClusterHasAPodAndHasTheHostsAddress) {
+  auto created = virtual_->Create(kube::kServices, "default", Service("web"));
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  const std::string first_ip = ClusterIp(*created);
+  ASSERT_TRUE(syncer_->AwaitIdle(10s));
+  auto cluster = syncer_->watches().Find(kTenant, kVcluster);
+  ASSERT_NE(cluster, nullptr);
+  EXPECT_FALSE(cluster->WatchesObjects(kube::kServices));
+  EXPECT_FALSE(HostService("web").has_value());
+
+  RunningPod("web");
+  ASSERT_TRUE(Eventually([&] { return Synced("web"); })) << "host: " << HostService("web").value_or(json()).dump()
+                                                         << "\nvirtual: " << VirtualService("web").value_or(json());
+  EXPECT_TRUE(cluster->WatchesObjects(kube::kServices));
+  const json host = *HostService("web");
+  const json virtual_service = *VirtualService("web");
+  // The host's address is authoritative: where it differed, the tenant's
+  // service was created again with it (a new UID, the same spec otherwise).
+  if (ClusterIp(host) != first_ip) {
+    EXPECT_NE(virtual_service["metadata"]["uid"], (*created)["metadata"]["uid"]);
+  }
+  EXPECT_EQ(virtual_service["spec"]["selector"], json({{"app", "web"}}));
+  EXPECT_EQ(virtual_service["spec"]["ports"][0]["targetPort"], 8080);
+  EXPECT_EQ(host["spec"]["ports"][0]["port"], 80);
+  EXPECT_EQ(host["spec"]["ports"][0]["targetPort"], 8080);
+
+  // The host selector picks the pod's host pod, and no other virtual cluster's.
+  auto host_pod = HostPod("web");
+  ASSERT_TRUE(host_pod.has_value());
+  const json labels = (*host_pod)["metadata"]["labels"];
+  for (const auto& [key, value] : host["spec"]["selector"].items()) {
+    EXPECT_EQ(labels.value(key, ""), value) << key;
+  }
+  EXPECT_EQ(host["spec"]["selector"].value(std::string(tsync::kTenantLabel), ""), kTenant);
+  EXPECT_EQ(host["spec"]["selector"].value(std::string(tsync::kVclusterLabel), ""), kVcluster);
+  EXPECT_EQ(host["spec"]["selector"].value(std::string(tsync::kVirtualNamespaceLabel), ""), "default");
+
+  // Converged: looking again writes nothing.
+  ASSERT_TRUE(syncer_->AwaitIdle(10s));
+  const std::string host_version = (*HostService("web"))["metadata"]["resourceVersion"];
+  const std::string virtual_version = (*VirtualService("web"))["metadata"]["resourceVersion"];
+  syncer_->VirtualClusterChanged(std::string(kTenant) + "/" + kVcluster);
+  ASSERT_TRUE(syncer_->AwaitIdle(10s));
+  EXPECT_EQ((*HostService("web"))["metadata"]["resourceVersion"], host_version);
+  EXPECT_EQ((*VirtualService("web"))["metadata"]["resourceVersion"], virtual_version);
+}
+
+TEST_F(SyncerServicesTest, ChangesAndDeletionsOfTheVirtualServiceReachTheHost) {
+  RunningPod("web");
+  ASSERT_TRUE(virtual_->Create(kube::kServices, "default", Service("web")).ok());
+  ASSERT_TRUE(Eventually([&] { return Synced("web"); }));
+  const std::string host_ip = ClusterIp(HostService("web"));
+
+  json changed = *VirtualService("web");
+  changed["spec"]["ports"][0]["targetPort"] = 9090;
+  ASSERT_TRUE(virtual_->Update(kube::kServices, "default", changed).ok());
+  ASSERT_TRUE(Eventually([&] {
+    auto host = HostService("web");
+    return host && (*host)["spec"]["ports"][0].value("targetPort", 0) == 9090;
+  }));
+  EXPECT_EQ(ClusterIp(HostService("web")), host_ip) << "updated in place, its address kept";
+
+  ASSERT_TRUE(virtual_->Delete(kube::kServices, "default", "web").ok());
+  ASSERT_TRUE(Eventually([&] { return !HostService("web").has_value(); }));
+  ASSERT_TRUE(syncer_->AwaitIdle(10s));
+  EXPECT_FALSE(VirtualService("web").has_value()) << "a service the tenant deleted stays deleted";
+}
+
+TEST_F(SyncerServicesTest, AServiceClaimingExternalIpsIsRefusedWithAnEventAndNotCopied) {
+  RunningPod("web");
+  ASSERT_TRUE(virtual_->Create(kube::kServices, "default", Service("mitm", {{"externalIPs", {"10.0.0.53"}}})).ok());
+  ASSERT_TRUE(Eventually([&] {
+    auto events = virtual_->List(kube::kEvents, "default");
+    if (!events.ok()) return false;
+    for (const auto& item : events->items) {
+      const json event = item.ToJson();
+      if (event.value("reason", "") == "SyncRefused" && event["involvedObject"].value("kind", "") == "Service" &&
+          event["involvedObject"].value("name", "") == "mitm") {
+        return event.value("message", "").starts_with("spec.externalIPs: ");
+      }
+    }
+    return false;
+  }));
+  ASSERT_TRUE(syncer_->AwaitIdle(10s));
+  EXPECT_FALSE(HostService("mitm").has_value());
+}
+
+// kill -9 between deleting the virtual service and creating it again with
+// the host's address: the host copy holds what was to be created, and the
+// next syncer creates it. A copy whose service the tenant deleted while no
+// syncer ran is deleted.
+TEST_F(SyncerServicesTest, ARecreationThatAStoppedSyncerLeftHalfDoneIsFinished) {
+  RunningPod("web");
+  ASSERT_TRUE(virtual_->Create(kube::kServices, "default", Service("web")).ok());
+  ASSERT_TRUE(virtual_->Create(kube::kServices, "default", Service("gone")).ok());
+  ASSERT_TRUE(Eventually([&] { return Synced("web") && Synced("gone"); }));
+  syncer_.reset();
+
+  json host = *HostService("web");
+  json pending = *VirtualService("web");
+  for (const char* assigned : {"uid", "resourceVersion", "creationTimestamp", "managedFields"}) {
+    pending["metadata"].erase(assigned);
+  }
+  host["metadata"]["annotations"][std::string(tsync::kServiceRecreateAnnotation)] = pending.dump();
+  ASSERT_TRUE(host_->Update(kube::kServices, HostNamespace(), host).ok());
+  ASSERT_TRUE(virtual_->Delete(kube::kServices, "default", "web").ok());
+  ASSERT_TRUE(virtual_->Delete(kube::kServices, "default", "gone").ok());
+
+  StartSyncer();
+  ASSERT_TRUE(Eventually([&] { return Synced("web"); })) << "host: " << HostService("web").value_or(json()).dump()
+                                                         << "\nvirtual: " << VirtualService("web").value_or(json());
+  EXPECT_EQ((*VirtualService("web"))["spec"]["selector"], json({{"app", "web"}}));
+  ASSERT_TRUE(Eventually([&] { return !HostService("gone").has_value(); }));
+  EXPECT_FALSE(VirtualService("gone").has_value());
+}
+
+}  // namespace
+}  // namespace septa::syncer::testing
