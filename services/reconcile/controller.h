@@ -49,6 +49,8 @@ class Outcome {
   static Outcome Done() { return Outcome(Kind::kDone, {}, Status::Ok()); }
   static Outcome RequeueAfter(std::chrono::nanoseconds delay) { return Outcome(Kind::kRequeueAfter, delay, {}); }
   static Outcome Error(Status status) { return Outcome(Kind::kError, {}, std::move(status)); }
+  // Done when `status` is OK, its error otherwise.
+  static Outcome Of(Status status) { return status.ok() ? Done() : Error(std::move(status)); }
 
   Kind kind() const { return kind_; }
   std::chrono::nanoseconds delay() const { return delay_; }

@@ -34,8 +34,6 @@ Status AboutCopy(const ObjectRef& ref, const Status& status) {
   return Status(status.code(), "the host copy of " + ObjectText(ref) + ": " + status.message());
 }
 
-Outcome OutcomeOf(const Status& status) { return status.ok() ? Outcome::Done() : Outcome::Error(status); }
-
 }  // namespace
 
 ObjectCopier::ObjectCopier(kube::Client& host, std::function<void(const std::string& key)> enqueue)
@@ -131,10 +129,10 @@ Outcome ObjectCopier::Reconcile(WatchedCluster& cluster, const ObjectRef& ref) {
     auto live = cluster.client().Get(ResourceOf(ref.kind), ref.ns, ref.name);
     if (live.ok()) return Outcome::Done();  // the cache is behind: its event is on the way
     if (live.status().code() != Code::kNotFound) return Outcome::Error(live.status());
-    return OutcomeOf(DeleteCopy(ref, *host_copy));
+    return Outcome::Of(DeleteCopy(ref, *host_copy));
   }
-  if (!Referenced(cluster, ref)) return host_copy ? OutcomeOf(DeleteCopy(ref, *host_copy)) : Outcome::Done();
-  return OutcomeOf(EnsureCopy(view, ref, *virtual_object, host_copy));
+  if (!Referenced(cluster, ref)) return host_copy ? Outcome::Of(DeleteCopy(ref, *host_copy)) : Outcome::Done();
+  return Outcome::Of(EnsureCopy(view, ref, *virtual_object, host_copy));
 }
 
 Status ObjectCopier::EnsureCopies(WatchedCluster& cluster, const std::set<ObjectRef>& refs) {

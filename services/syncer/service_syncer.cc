@@ -25,8 +25,6 @@ std::string ServiceField(const json& object, const char* field) {
 // "Service team/web": for errors and logs.
 std::string ServiceText(const std::string& ns, const std::string& name) { return "Service " + ns + "/" + name; }
 
-Outcome OutcomeOf(const Status& status) { return status.ok() ? Outcome::Done() : Outcome::Error(status); }
-
 }  // namespace
 
 ServiceSyncer::ServiceSyncer(kube::Client& host, std::function<void(const std::string& key)> enqueue)
@@ -96,7 +94,7 @@ Outcome ServiceSyncer::Reconcile(WatchedCluster& cluster, const std::string& ns,
     if (host_copy) {
       if (Status deleted = DeleteHostCopy(*host_copy); !deleted.ok()) return Outcome::Error(deleted);
     }
-    return OutcomeOf(Refuse(cluster, *virtual_service, *refusal));
+    return Outcome::Of(Refuse(cluster, *virtual_service, *refusal));
   }
   json& wanted = std::get<json>(*want);
   if (host_copy && !tsync::ServiceUpdatableInPlace(wanted, *host_copy)) {
@@ -195,7 +193,7 @@ Outcome ServiceSyncer::VirtualGone(WatchedCluster& cluster, const std::string& n
     }
     spdlog::warn("syncer: the host copy of {} records an unreadable recreation: deleted", ServiceText(ns, name));
   }
-  return OutcomeOf(DeleteHostCopy(host_copy));
+  return Outcome::Of(DeleteHostCopy(host_copy));
 }
 
 Status ServiceSyncer::DeleteHostCopy(const json& host_copy) {

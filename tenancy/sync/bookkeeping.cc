@@ -47,6 +47,15 @@ std::set<std::string> SplitCopiedKeys(std::string_view value) {
   return out;
 }
 
+nlohmann::json ComparedField(const nlohmann::json& object, std::string_view key) {
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null() || (it->is_boolean() && !it->get<bool>()) ||
+      (it->is_structured() && it->empty())) {
+    return nullptr;
+  }
+  return *it;
+}
+
 std::string HostObjectName(std::string_view name, std::string_view ns, std::string_view vcluster) {
   return host::SafeConcat({name, "x", ns, "x", vcluster});
 }

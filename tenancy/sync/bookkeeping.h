@@ -62,6 +62,10 @@ inline constexpr std::string_view kGpuMemoryAnnotation = "septa.dev/gpu-memory-m
 std::string StringField(const nlohmann::json& object, std::string_view section, std::string_view field);
 std::string MetadataMapString(const nlohmann::json& object, std::string_view map, std::string_view key);
 
+// A field of `object` as the syncer compares a copy with what it should
+// hold: absent, null, false and an empty map or list are one value (null).
+nlohmann::json ComparedField(const nlohmann::json& object, std::string_view key);
+
 // The host name of the namespaced virtual object `name` in `ns` of virtual
 // cluster `vcluster`: SafeConcat(name, "x", ns, "x", vcluster).
 std::string HostObjectName(std::string_view name, std::string_view ns, std::string_view vcluster);

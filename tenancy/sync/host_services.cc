@@ -21,16 +21,6 @@ constexpr const char* kCopiedSpecFields[] = {"type",
                                              "loadBalancerClass",
                                              "allocateLoadBalancerNodePorts"};
 
-// A field as compared: absent, null, false and an empty map or list are one value.
-json Normalized(const json& object, const char* key) {
-  auto it = object.find(key);
-  if (it == object.end() || it->is_null() || (it->is_boolean() && !it->get<bool>()) ||
-      (it->is_structured() && it->empty())) {
-    return nullptr;
-  }
-  return *it;
-}
-
 json SpecOf(const json& object) {
   auto it = object.find("spec");
   return it != object.end() && it->is_object() ? *it : json::object();
@@ -111,17 +101,17 @@ bool ServiceUpToDate(const json& want, const json& host_service) {
   const json want_meta = want.value("metadata", json::object());
   const json host_meta = host_service.value("metadata", json::object());
   for (const char* map : {"labels", "annotations"}) {
-    if (Normalized(want_meta, map) != Normalized(host_meta, map)) return false;
+    if (ComparedField(want_meta, map) != ComparedField(host_meta, map)) return false;
   }
   const json want_spec = SpecOf(want);
   const json host_spec = SpecOf(host_service);
   for (const char* field : kCopiedSpecFields) {
     if (std::string_view(field) == "type" || std::string_view(field) == "sessionAffinity") continue;
-    if (Normalized(want_spec, field) != Normalized(host_spec, field)) return false;
+    if (ComparedField(want_spec, field) != ComparedField(host_spec, field)) return false;
   }
   if (TypeOf(want_spec) != TypeOf(host_spec)) return false;
   if (want_spec.value("sessionAffinity", "None") != host_spec.value("sessionAffinity", "None")) return false;
-  if (Normalized(want_spec, "selector") != Normalized(host_spec, "selector")) return false;
+  if (ComparedField(want_spec, "selector") != ComparedField(host_spec, "selector")) return false;
   return TypeOf(want_spec) == "ExternalName" || HostPorts(want_spec) == HostPorts(host_spec);
 }
 
@@ -151,9 +141,9 @@ std::optional<json> VirtualServiceWithHostIp(const json& virtual_service, const 
 std::optional<json> ServiceStatusUp(const json& virtual_service, const json& host_service) {
   const json host_status = host_service.value("status", json::object());
   const json virtual_status = virtual_service.value("status", json::object());
-  if (Normalized(host_status, "loadBalancer") == Normalized(virtual_status, "loadBalancer")) return std::nullopt;
+  if (ComparedField(host_status, "loadBalancer") == ComparedField(virtual_status, "loadBalancer")) return std::nullopt;
   json status = virtual_status.is_object() ? virtual_status : json::object();
-  if (auto lb = Normalized(host_status, "loadBalancer"); lb.is_null()) {
+  if (auto lb = ComparedField(host_status, "loadBalancer"); lb.is_null()) {
     status.erase("loadBalancer");
   } else {
     status["loadBalancer"] = std::move(lb);

@@ -12,13 +12,6 @@ using nlohmann::json;
 // What a copy carries besides metadata.
 constexpr const char* kContentFields[] = {"data", "binaryData", "type", "immutable"};
 
-// A field as compared: absent, null and an empty map are one value.
-json Normalized(const json& object, const char* key) {
-  auto it = object.find(key);
-  if (it == object.end() || it->is_null() || (it->is_object() && it->empty())) return nullptr;
-  return *it;
-}
-
 }  // namespace
 
 std::string_view KindName(CopiedKind kind) { return kind == CopiedKind::kConfigMap ? "ConfigMap" : "Secret"; }
@@ -45,10 +38,10 @@ bool CopyUpToDate(const json& want, const json& host_copy) {
   const json want_meta = want.value("metadata", json::object());
   const json host_meta = host_copy.value("metadata", json::object());
   for (const char* map : {"labels", "annotations"}) {
-    if (Normalized(want_meta, map) != Normalized(host_meta, map)) return false;
+    if (ComparedField(want_meta, map) != ComparedField(host_meta, map)) return false;
   }
   for (const char* field : kContentFields) {
-    if (Normalized(want, field) != Normalized(host_copy, field)) return false;
+    if (ComparedField(want, field) != ComparedField(host_copy, field)) return false;
   }
   return true;
 }

@@ -134,6 +134,20 @@ expect_fail "foreign client certificate" "$KUBECTL" --request-timeout=5s --kubec
 expect "unknown bearer token is 401" "Unauthorized" "$KUBECTL" --request-timeout=5s --kubeconfig=/dev/null \
   --server "$server" --certificate-authority "$WORK/ca.crt" --token not-a-token get ns
 
+# Services get a cluster IP of the service range; an address in use or out of
+# range is refused in the API server's words.
+k create service clusterip web --tcp=80:8080 >/dev/null
+web_ip=$(k get service web -o 'jsonpath={.spec.clusterIP}')
+in_range=0
+[[ $web_ip =~ ^10\.(9[6-9]|10[0-9]|11[01])\.[0-9]+\.[0-9]+$ ]] && in_range=1
+record "a service gets a cluster IP of 10.96.0.0/12" $in_range "not in the service range:" "$web_ip"
+expect "the port's targetPort is kept" "8080" k get service web -o 'jsonpath={.spec.ports[0].targetPort}'
+expect "an address in use is refused" "provided IP is already allocated" \
+  k create service clusterip clash --clusterip "$web_ip" --tcp=80
+expect "an address out of range is refused" "The range of valid IPs is 10.96.0.0/12" \
+  k create service clusterip outside --clusterip 192.168.0.10 --tcp=80
+expect "a headless service has none" "None" k create service clusterip headless --clusterip None -o 'jsonpath={.spec.clusterIP}'
+
 # Service account tokens: kubectl create token asks the TokenRequest API, and
 # the API server takes the token as that service account, until the pod it
 # is bound to goes.

@@ -7,7 +7,8 @@
 # pod; a host pod deleted behind Septa's back deletes its virtual pod. The
 # config map the pod mounts is copied to the host namespace under the name
 # its renamed reference uses, follows an edit, and goes with the pod; an
-# event recorded on the host about its pod shows in `kubectl get events`.
+# event recorded on the host about its pod shows in `kubectl get events`;
+# `kubectl expose` puts its service on the host with the host's address.
 # Then an isolated tenant's `nvidia.com/gpu: 1` pod runs on an H100 of its
 # reservation as nvidia.com/mig-3g.40gb: 1 with runtimeClassName nvidia,
 # tolerating the sample inventory's dedicated=gpu:NoSchedule taint there;
@@ -112,6 +113,25 @@ k get configmap unused-config-x-default-x-train -n "$ns" -o name >/dev/null 2>&1
 v patch configmap web-config --type merge -p '{"data":{"mode":"safe"}}' >/dev/null || fail "kubectl patch the config map"
 edited() { [[ $(k get configmap "$host_config" -n "$ns" -o 'jsonpath={.data.mode}') == safe ]]; }
 wait_for "the config map's edit on the host" 10 edited
+
+# kubectl expose: the service is on the host, its selector picks the pod's
+# host pod (and only that virtual cluster's namespace), and the virtual
+# service has the host's cluster IP.
+v expose pod web --port 80 --target-port 8080 >/dev/null || fail "kubectl expose the virtual pod"
+host_service=web-x-default-x-train
+service_synced() {
+  local host_ip
+  host_ip=$(k get service "$host_service" -n "$ns" -o 'jsonpath={.spec.clusterIP}' 2>/dev/null) &&
+    [[ -n $host_ip && $host_ip == "$(v get service web -o 'jsonpath={.spec.clusterIP}' 2>/dev/null)" ]]
+}
+wait_for "the service on the host, its address in the virtual cluster" 10 service_synced
+selector=$(k get service "$host_service" -n "$ns" \
+  -o 'go-template={{range $k, $v := .spec.selector}}{{$k}}={{$v}},{{end}}')
+[[ $(k get pods -n "$ns" -l "${selector%,}" -o name) == "pod/$host_pod" ]] ||
+  fail "the host service's selector $selector does not pick the host pod $host_pod"
+v delete service web >/dev/null || fail "kubectl delete the virtual service"
+service_gone() { ! k get service "$host_service" -n "$ns" -o name >/dev/null 2>&1; }
+wait_for "the host service deleted after the virtual delete" 10 service_gone
 
 # Virtual delete -> host delete, the config map's copy with it.
 v delete pod web --wait=false >/dev/null || fail "kubectl delete the virtual pod"
