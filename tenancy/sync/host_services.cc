@@ -116,7 +116,9 @@ bool ServiceUpToDate(const json& want, const json& host_service) {
 }
 
 bool ServiceUpdatableInPlace(const json& want, const json& host_service) {
-  return Headless(SpecOf(want)) == Headless(SpecOf(host_service));
+  const json want_spec = SpecOf(want), host_spec = SpecOf(host_service);
+  return Headless(want_spec) == Headless(host_spec) &&
+         (TypeOf(want_spec) == "ExternalName") == (TypeOf(host_spec) == "ExternalName");
 }
 
 std::optional<json> VirtualServiceWithHostIp(const json& virtual_service, const json& host_service) {

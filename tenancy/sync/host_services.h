@@ -45,8 +45,9 @@ Result<HostServiceResult> HostService(const VirtualClusterView& vcluster, const 
 bool ServiceUpToDate(const nlohmann::json& want, const nlohmann::json& host_service);
 
 // Whether `want` can be written over `host_service` in place: a headless
-// service and one with an address cannot become each other (the host's
-// cluster IP is immutable), so the host copy is replaced.
+// or ExternalName service and one with an address cannot become each other
+// (the host's cluster IP is immutable, and an API server need not allocate
+// one on update), so the host copy is replaced.
 bool ServiceUpdatableInPlace(const nlohmann::json& want, const nlohmann::json& host_service);
 
 // The virtual service to create in place of `virtual_service` so that it

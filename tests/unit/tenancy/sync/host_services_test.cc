@@ -124,6 +124,9 @@ TEST(SyncServices, ACopyReadBackFromTheHostIsUpToDateUntilTheVirtualServiceChang
   EXPECT_TRUE(ServiceUpdatableInPlace(moved, read_back));
   const json headless = Copy(view, VirtualService("web", {{"clusterIP", "None"}, {"selector", {{"app", "web"}}}}));
   EXPECT_FALSE(ServiceUpdatableInPlace(headless, read_back));
+  const json external = Copy(view, VirtualService("web", {{"type", "ExternalName"}, {"externalName", "a.example"}}));
+  EXPECT_FALSE(ServiceUpdatableInPlace(external, read_back));
+  EXPECT_FALSE(ServiceUpdatableInPlace(want, external));
 }
 
 TEST(SyncServices, TheVirtualServiceIsCreatedAgainWithTheHostsAddress) {
