@@ -21,6 +21,8 @@ inline const Resource kDeployments{"apps", "v1", "deployments", true};
 inline const Resource kReplicaSets{"apps", "v1", "replicasets", true};
 inline const Resource kStatefulSets{"apps", "v1", "statefulsets", true};
 inline const Resource kJobs{"batch", "v1", "jobs", true};
+// Create only: the API server answers whether a bearer token is good.
+inline const Resource kTokenReviews{"authentication.k8s.io", "v1", "tokenreviews", false};
 
 // KAI scheduler (GPU-FACTS.md): its queue tree is cluster-scoped.
 inline const Resource kKaiQueues{"scheduling.run.ai", "v2", "queues", false};

@@ -54,9 +54,11 @@ struct ApiServer::Impl {
   void Bind(Call& call);
   // scale.cc: the /scale subresource
   void Scale(Call& call);
-  // token_request.cc: serviceaccounts/<name>/token, and the users its tokens authenticate
+  // token_request.cc: serviceaccounts/<name>/token, the users its tokens
+  // authenticate, and TokenReview (what Vault's Kubernetes auth asks)
   void TokenRequest(Call& call);
   std::optional<UserInfo> ServiceAccountUser(std::string_view token) const;
+  void TokenReview(Call& call);
   // watch.cc
   void Watch(Call& call);
 

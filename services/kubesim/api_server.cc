@@ -189,6 +189,10 @@ void ApiServer::Impl::Route(Call& call) {
     return ReplyError(ex, e);
   }
 
+  if (IsTokenReview(*call.type)) {
+    if (verb != "create") return ReplyError(ex, MethodNotAllowedError("tokenreviews accept POST only"));
+    return TokenReview(call);
+  }
   if (call.subresource == "scale") return Scale(call);
   if (call.subresource == "token") {
     if (verb != "create") return ReplyError(ex, MethodNotAllowedError("serviceaccounts/token accepts POST only"));

@@ -54,6 +54,9 @@ bool SubjectMatches(const json& binding, const UserInfo& user) {
   for (const auto& s : binding.value("subjects", json::array())) {
     std::string kind = s.value("kind", ""), name = s.value("name", "");
     if (kind == "User" && name == user.name) return true;
+    if (kind == "ServiceAccount" && user.name == "system:serviceaccount:" + s.value("namespace", "") + ":" + name) {
+      return true;
+    }
     if (kind == "Group" && (std::find(user.groups.begin(), user.groups.end(), name) != user.groups.end() ||
                             name == "system:authenticated")) {
       return true;
@@ -134,8 +137,12 @@ std::vector<json> BuiltinClusterRoles() {
                            Rule({""}, {"serviceaccounts/token"}, {"create"}), Rule({""}, quota, read)});
   json admin = edit;
   admin.push_back(Rule({"rbac.authorization.k8s.io"}, {"roles", "rolebindings"}, write));
+  // What Vault's Kubernetes auth binds its reviewer to.
+  json auth_delegator = json::array({Rule({"authentication.k8s.io"}, {"tokenreviews"}, {"create"}),
+                                     Rule({"authorization.k8s.io"}, {"subjectaccessreviews"}, {"create"})});
   return {ClusterRole("cluster-admin", json::array({Rule({"*"}, {"*"}, {"*"})})), ClusterRole("admin", admin),
-          ClusterRole("edit", edit), ClusterRole("view", view)};
+          ClusterRole("edit", edit), ClusterRole("view", view),
+          ClusterRole("system:auth-delegator", std::move(auth_delegator))};
 }
 
 }  // namespace septa::kubesim

@@ -21,7 +21,7 @@ json ResourceList(const std::string& group_version, const std::vector<std::share
               {"singularName", t->singular},
               {"namespaced", t->namespaced},
               {"kind", t->kind},
-              {"verbs", verbs}};
+              {"verbs", IsTokenReview(*t) ? json::array({"create"}) : verbs}};
     if (!t->short_names.empty()) r["shortNames"] = t->short_names;
     if (t->resource == "pods" || t->resource == "services" || t->resource == "deployments" ||
         t->resource == "replicasets" || t->resource == "statefulsets" || t->resource == "jobs") {

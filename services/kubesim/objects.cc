@@ -67,6 +67,12 @@ bool NeedsLabelName(const ResourceType& type) {
   return type.group.empty() && (type.resource == "namespaces" || type.resource == "services");
 }
 
+// RBAC objects are named by path segment (system:auth-delegator), as
+// kube-apiserver's ValidatePathSegmentName: not "." or "..", no '/' or '%'.
+bool IsPathSegmentName(const std::string& s) {
+  return !s.empty() && s != "." && s != ".." && s.find_first_of("/%") == std::string::npos;
+}
+
 void ValidateLabels(const json& labels, const std::string& field, std::vector<StatusCause>& causes) {
   if (labels.is_null()) return;
   if (!labels.is_object()) {
@@ -179,6 +185,12 @@ std::vector<StatusCause> Validate(const ResourceType& type, const json& obj) {
   std::string name = md.value("name", "");
   if (name.empty()) {
     causes.push_back({"FieldValueRequired", "name or generateName is required", "metadata.name"});
+  } else if (type.group == "rbac.authorization.k8s.io") {
+    if (!IsPathSegmentName(name)) {
+      causes.push_back({"FieldValueInvalid",
+                        "Invalid value: \"" + name + "\": may not be '.' or '..' or contain '/' or '%'",
+                        "metadata.name"});
+    }
   } else if (NeedsLabelName(type) ? !IsDnsLabel(name) : !IsDnsSubdomain(name)) {
     causes.push_back({"FieldValueInvalid",
                       "Invalid value: \"" + name + "\": a lowercase RFC 1123 " +

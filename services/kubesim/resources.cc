@@ -63,6 +63,8 @@ std::map<std::string, std::shared_ptr<const ResourceType>> BuiltinTypes() {
            Make("scheduling.k8s.io", "v1", "priorityclasses", "priorityclass", "PriorityClass", kCluster, {"pc"},
                 kNoStatus),
            Make("coordination.k8s.io", "v1", "leases", "lease", "Lease", kNs, {}, kNoStatus),
+           // Create only, never stored (ApiServer::Impl::TokenReview).
+           Make("authentication.k8s.io", "v1", "tokenreviews", "tokenreview", "TokenReview", kCluster, {}, kNoStatus),
            Make("apiextensions.k8s.io", "v1", "customresourcedefinitions", "customresourcedefinition",
                 "CustomResourceDefinition", kCluster, {"crd", "crds"}, kStatus),
        }) {

@@ -30,6 +30,11 @@ struct ResourceType {
   bool serves(const std::string& version) const;
 };
 
+// TokenReview: created and answered, never stored (token_request.cc).
+inline bool IsTokenReview(const ResourceType& type) {
+  return type.group == "authentication.k8s.io" && type.resource == "tokenreviews";
+}
+
 // Thread-safe; CRDs register and unregister while requests run.
 class ResourceRegistry {
  public:

@@ -1,6 +1,7 @@
-// The TokenRequest subresource (serviceaccounts/<name>/token) and the users
-// its tokens authenticate as, with kube-apiserver's validation and wording
-// (pkg/apis/authentication/validation, pkg/registry/core/serviceaccount).
+// The TokenRequest subresource (serviceaccounts/<name>/token), the users
+// its tokens authenticate as, and TokenReview, with kube-apiserver's
+// validation and wording (pkg/apis/authentication/validation,
+// pkg/registry/core/serviceaccount, pkg/registry/authentication/tokenreview).
 #include <algorithm>
 #include <limits>
 
@@ -136,15 +137,34 @@ void ApiServer::Impl::TokenRequest(Call& call) {
   ReplyJson(ex, 201, response.dump());
 }
 
-std::optional<UserInfo> ApiServer::Impl::ServiceAccountUser(std::string_view token) const {
+namespace {
+
+// A service account token that is valid now for one of `audiences`: its
+// claims and the audiences it was accepted for.
+struct ReviewedToken {
+  ServiceAccountClaims claims;
+  std::vector<std::string> audiences;
+};
+
+UserInfo ServiceAccountUserOf(const ServiceAccountClaims& claims) {
+  return UserInfo{"system:serviceaccount:" + claims.ns + ":" + claims.service_account,
+                  {"system:serviceaccounts", "system:serviceaccounts:" + claims.ns, "system:authenticated"}};
+}
+
+std::optional<ReviewedToken> Review(const Cluster& cluster, std::string_view token,
+                                    const std::vector<std::string>& audiences) {
   auto claims = VerifiedServiceAccountClaims(token, cluster.service_account_key);
   if (!claims) return std::nullopt;
   const std::int64_t now = UnixSeconds(cluster.clock.Now());
   if (now >= claims->expires_at || now < claims->issued_at) return std::nullopt;
-  // A token for another audience (a Vault role, say) is not for this API server.
-  if (std::find(claims->audiences.begin(), claims->audiences.end(), kApiAudience) == claims->audiences.end()) {
-    return std::nullopt;
+  // A token for another audience (a Vault role, say) is not for this reviewer.
+  ReviewedToken reviewed{*claims, {}};
+  for (const std::string& audience : audiences) {
+    if (std::find(claims->audiences.begin(), claims->audiences.end(), audience) != claims->audiences.end()) {
+      reviewed.audiences.push_back(audience);
+    }
   }
+  if (reviewed.audiences.empty()) return std::nullopt;
   // Bound tokens die with what they are bound to, even before they expire.
   ObjectPtr account = cluster.storage.Get("serviceaccounts", claims->ns, claims->service_account);
   if (!account || workload::Uid(*account) != claims->service_account_uid) return std::nullopt;
@@ -152,8 +172,74 @@ std::optional<UserInfo> ApiServer::Impl::ServiceAccountUser(std::string_view tok
     ObjectPtr pod = cluster.storage.Get("pods", claims->ns, claims->pod);
     if (!pod || workload::Uid(*pod) != claims->pod_uid) return std::nullopt;
   }
-  return UserInfo{"system:serviceaccount:" + claims->ns + ":" + claims->service_account,
-                  {"system:serviceaccounts", "system:serviceaccounts:" + claims->ns, "system:authenticated"}};
+  return reviewed;
+}
+
+}  // namespace
+
+std::optional<UserInfo> ApiServer::Impl::ServiceAccountUser(std::string_view token) const {
+  auto reviewed = Review(cluster, token, {std::string(kApiAudience)});
+  if (!reviewed) return std::nullopt;
+  return ServiceAccountUserOf(reviewed->claims);
+}
+
+// As kube-apiserver's authentication.k8s.io/v1 TokenReview for service
+// account tokens (the only bearer tokens a workload holds): the answer is
+// in the status, 201 whether or not the token is good.
+void ApiServer::Impl::TokenReview(Call& call) {
+  http::Exchange& ex = *call.exchange;
+  auto body = ParseBody(call);
+  if (IsError(body)) return ReplyError(ex, std::get<ApiError>(body));
+  const json& request = std::get<json>(body);
+  if (request.contains("kind") && request["kind"] != "TokenReview") {
+    return ReplyError(ex,
+                      BadRequestError("the body of the request must be a TokenReview, not " + request["kind"].dump()));
+  }
+  const json spec = request.value("spec", json::object());
+  if (!spec.is_object() || !spec.contains("token") || !spec["token"].is_string() ||
+      spec["token"].get<std::string>().empty()) {
+    return ReplyError(ex, InvalidError("TokenReview", "authentication.k8s.io", "",
+                                       {{"FieldValueRequired", "Required value", "spec.token"}}));
+  }
+  std::vector<std::string> audiences;
+  json asked = spec.value("audiences", json::array());
+  if (asked.is_null()) asked = json::array();
+  if (!asked.is_array()) {
+    return ReplyError(ex, InvalidError("TokenReview", "authentication.k8s.io", "",
+                                       {{"FieldValueInvalid", "must be a list of strings", "spec.audiences"}}));
+  }
+  for (const json& audience : asked) {
+    if (audience.is_string() && !audience.get<std::string>().empty()) audiences.push_back(audience);
+  }
+  if (audiences.empty()) audiences.emplace_back(kApiAudience);  // the API server's own
+
+  json status;
+  if (auto reviewed = cluster.service_account_key.empty()
+                          ? std::nullopt
+                          : Review(cluster, spec["token"].get<std::string>(), audiences)) {
+    const ServiceAccountClaims& claims = reviewed->claims;
+    const UserInfo user = ServiceAccountUserOf(claims);
+    json extra = {{"authentication.kubernetes.io/credential-id", {"JTI=" + claims.id}}};
+    if (!claims.pod.empty()) {
+      extra["authentication.kubernetes.io/pod-name"] = {claims.pod};
+      extra["authentication.kubernetes.io/pod-uid"] = {claims.pod_uid};
+    }
+    status = {{"authenticated", true},
+              {"user",
+               {{"username", user.name},
+                {"uid", claims.service_account_uid},
+                {"groups", user.groups},
+                {"extra", std::move(extra)}}},
+              {"audiences", reviewed->audiences}};
+  } else {
+    status = {{"user", json::object()}, {"error", "invalid bearer token"}};
+  }
+  const json response = {{"apiVersion", "authentication.k8s.io/v1"},
+                         {"kind", "TokenReview"},
+                         {"metadata", {{"creationTimestamp", nullptr}}},
+                         {"spec", spec},
+                         {"status", std::move(status)}};
+  ReplyJson(ex, 201, response.dump());
 }
 
 }  // namespace septa::kubesim

@@ -159,6 +159,15 @@ expect "the token authenticates as its service account" \
   'User "system:serviceaccount:default:default" cannot list resource "pods"' as_token "$sa_token" get pods
 expect "create token refuses less than 10 minutes" "may not specify a duration less than 10 minutes" \
   k create token default --duration 5m
+review() {
+  k create -o 'jsonpath={.status.user.username}{.status.error}' -f - <<YAML
+apiVersion: authentication.k8s.io/v1
+kind: TokenReview
+spec: {token: "$1"}
+YAML
+}
+expect "a TokenReview names the token's service account" "system:serviceaccount:default:default" review "$sa_token"
+expect "a TokenReview of a bad token says so" "invalid bearer token" review not-a-token
 k delete pod holder --grace-period 0 >/dev/null 2>&1
 expect "the token dies with the pod it is bound to" "Unauthorized" as_token "$sa_token" get pods
 

@@ -160,6 +160,79 @@ TEST_F(kubesimServiceAccountTokens, ABadRequestIsRefusedNamingTheField) {
   EXPECT_NE(conflict.status().message().find("does not match the UID in record"), std::string::npos);
 }
 
+// What Vault's Kubernetes auth asks the API server about a workload's JWT.
+TEST_F(kubesimServiceAccountTokens, ATokenReviewSaysWhoATokenIsForTheAudiencesAsked) {
+  auto review = [&](const std::string& token, json audiences = nullptr) {
+    json spec = {{"token", token}};
+    if (!audiences.is_null()) spec["audiences"] = std::move(audiences);
+    return admin_->Create(kube::kTokenReviews, "",
+                          {{"apiVersion", "authentication.k8s.io/v1"}, {"kind", "TokenReview"}, {"spec", spec}});
+  };
+  auto vault = RequestToken(BoundTo(pod_, 600, {"vault"}));
+  ASSERT_TRUE(vault.ok()) << vault.status().ToString();
+  const std::string vault_token = (*vault)["status"]["token"];
+
+  auto good = review(vault_token, {"vault"});
+  ASSERT_TRUE(good.ok()) << good.status().ToString();
+  const json& status = (*good)["status"];
+  EXPECT_EQ(status["authenticated"], true) << good->dump();
+  EXPECT_EQ(status["user"]["username"], "system:serviceaccount:team:default");
+  EXPECT_FALSE(status["user"]["uid"].get<std::string>().empty());
+  EXPECT_EQ(status["user"]["groups"],
+            json::array({"system:serviceaccounts", "system:serviceaccounts:team", "system:authenticated"}));
+  EXPECT_EQ(status["user"]["extra"]["authentication.kubernetes.io/pod-name"], json::array({"web"}));
+  EXPECT_EQ(status["user"]["extra"]["authentication.kubernetes.io/pod-uid"], json::array({pod_["metadata"]["uid"]}));
+  EXPECT_EQ(status["audiences"], json::array({"vault"}));
+
+  // Not for the API server's own audience, nor for one it was not minted for.
+  for (const json& audiences : {json(nullptr), json::array({"other"})}) {
+    auto refused = review(vault_token, audiences);
+    ASSERT_TRUE(refused.ok()) << refused.status().ToString();
+    EXPECT_NE((*refused)["status"].value("authenticated", false), true) << refused->dump();
+    EXPECT_EQ((*refused)["status"]["error"], "invalid bearer token");
+  }
+  auto garbage = review("not-a-token");
+  ASSERT_TRUE(garbage.ok());
+  EXPECT_NE((*garbage)["status"].value("authenticated", false), true);
+
+  // It dies with its pod, as a bearer token does.
+  kube::DeleteOptions now;
+  now.grace_period_seconds = 0;
+  ASSERT_TRUE(admin_->Delete(kube::kPods, "team", "web", now).ok());
+  EXPECT_NE((*review(vault_token, {"vault"}))["status"].value("authenticated", false), true);
+
+  auto empty = review("");
+  EXPECT_EQ(empty.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(empty.status().message().find("spec.token"), std::string::npos) << empty.status().ToString();
+  EXPECT_FALSE(admin_->List(kube::kTokenReviews, "").ok()) << "created and answered, never stored";
+}
+
+// A reviewer needs system:auth-delegator (Vault's reviewer is bound to it).
+TEST_F(kubesimServiceAccountTokens, OnlyAnAuthDelegatorMayReviewTokens) {
+  auto minted = RequestToken(BoundTo(pod_, 600));
+  ASSERT_TRUE(minted.ok());
+  const std::string token = (*minted)["status"]["token"];
+  const json body = {{"apiVersion", "authentication.k8s.io/v1"}, {"kind", "TokenReview"}, {"spec", {{"token", token}}}};
+  auto refused = WithToken(token)->Create(kube::kTokenReviews, "", body);
+  EXPECT_EQ(refused.status().code(), Code::kPermissionDenied) << refused.status().ToString();
+
+  const kube::Resource cluster_role_bindings{"rbac.authorization.k8s.io", "v1", "clusterrolebindings", false};
+  ASSERT_TRUE(admin_
+                  ->Create(cluster_role_bindings, "",
+                           {{"apiVersion", "rbac.authorization.k8s.io/v1"},
+                            {"kind", "ClusterRoleBinding"},
+                            {"metadata", {{"name", "reviewer"}}},
+                            {"roleRef",
+                             {{"apiGroup", "rbac.authorization.k8s.io"},
+                              {"kind", "ClusterRole"},
+                              {"name", "system:auth-delegator"}}},
+                            {"subjects", {{{"kind", "ServiceAccount"}, {"name", "default"}, {"namespace", "team"}}}}})
+                  .ok());
+  auto allowed = WithToken(token)->Create(kube::kTokenReviews, "", body);
+  ASSERT_TRUE(allowed.ok()) << allowed.status().ToString();
+  EXPECT_EQ((*allowed)["status"]["authenticated"], true);
+}
+
 TEST(kubesimServiceAccountTokenFormat, SignedClaimsReadBackAndNothingElseDoes) {
   ServiceAccountClaims claims;
   claims.ns = "team";
