@@ -18,10 +18,6 @@ namespace {
 // The host's copies are handed to the handlers again this often.
 constexpr std::chrono::minutes kHostServicesResync{10};
 
-std::string ServiceField(const json& object, const char* field) {
-  return tsync::StringField(object, "metadata", field);
-}
-
 // "Service team/web": for errors and logs.
 std::string ServiceText(const std::string& ns, const std::string& name) { return "Service " + ns + "/" + name; }
 
@@ -117,7 +113,7 @@ Outcome ServiceSyncer::Reconcile(WatchedCluster& cluster, const std::string& ns,
   } else if (!tsync::ServiceUpToDate(wanted, *host_copy)) {
     // An object of the same name the tenant created again is the same
     // service to the host: updated in place, its address kept.
-    wanted["metadata"]["resourceVersion"] = ServiceField(*host_copy, "resourceVersion");
+    wanted["metadata"]["resourceVersion"] = tsync::MetadataField(*host_copy, "resourceVersion");
     auto updated = host_.Update(kube::kServices, view.host_namespace, wanted);
     if (!updated.ok()) return Outcome::Error(updated.status());  // 409: read again, never overwritten blindly
     spdlog::info("syncer: updated the host copy of {} of {}/{}", ServiceText(ns, name), view.tenant, view.vcluster);
@@ -143,7 +139,8 @@ Outcome ServiceSyncer::Reconcile(WatchedCluster& cluster, const std::string& ns,
 // never lost.
 Outcome ServiceSyncer::GiveHostIp(WatchedCluster& cluster, kube::Informer& virtual_services,
                                   const json& virtual_service, json host_copy, const json& recreated) {
-  const std::string ns = ServiceField(virtual_service, "namespace"), name = ServiceField(virtual_service, "name");
+  const std::string ns = tsync::MetadataField(virtual_service, "namespace"),
+                    name = tsync::MetadataField(virtual_service, "name");
   const std::string host_ip = recreated["spec"]["clusterIP"];
   for (const json& other : virtual_services.List()) {
     if (tsync::StringField(other, "spec", "clusterIP") == host_ip) {
@@ -154,10 +151,10 @@ Outcome ServiceSyncer::GiveHostIp(WatchedCluster& cluster, kube::Informer& virtu
     }
   }
   host_copy["metadata"]["annotations"][std::string(tsync::kServiceRecreateAnnotation)] = recreated.dump();
-  auto recorded = host_.Update(kube::kServices, ServiceField(host_copy, "namespace"), host_copy);
+  auto recorded = host_.Update(kube::kServices, tsync::MetadataField(host_copy, "namespace"), host_copy);
   if (!recorded.ok()) return Outcome::Error(recorded.status());
   kube::DeleteOptions options;
-  options.precondition_uid = ServiceField(virtual_service, "uid");
+  options.precondition_uid = tsync::MetadataField(virtual_service, "uid");
   Status deleted = cluster.client().Delete(kube::kServices, ns, name, options);
   if (!deleted.ok() && deleted.code() != Code::kNotFound) return Outcome::Error(deleted);
   auto created = cluster.client().Create(kube::kServices, ns, recreated);
@@ -169,8 +166,8 @@ Outcome ServiceSyncer::GiveHostIp(WatchedCluster& cluster, kube::Informer& virtu
   auto want = tsync::HostService(cluster.synced().view, *created);
   if (!want.ok() || !std::holds_alternative<json>(*want)) return Outcome::Done();  // its event brings the key back
   json finished = std::get<json>(*std::move(want));
-  finished["metadata"]["resourceVersion"] = ServiceField(*recorded, "resourceVersion");
-  auto updated = host_.Update(kube::kServices, ServiceField(host_copy, "namespace"), finished);
+  finished["metadata"]["resourceVersion"] = tsync::MetadataField(*recorded, "resourceVersion");
+  auto updated = host_.Update(kube::kServices, tsync::MetadataField(host_copy, "namespace"), finished);
   return updated.ok() ? Outcome::Done() : Outcome::Error(updated.status());
 }
 
@@ -198,8 +195,8 @@ Outcome ServiceSyncer::VirtualGone(WatchedCluster& cluster, const std::string& n
 
 Status ServiceSyncer::DeleteHostCopy(const json& host_copy) {
   kube::DeleteOptions options;
-  options.precondition_uid = ServiceField(host_copy, "uid");
-  const std::string ns = ServiceField(host_copy, "namespace"), name = ServiceField(host_copy, "name");
+  options.precondition_uid = tsync::MetadataField(host_copy, "uid");
+  const std::string ns = tsync::MetadataField(host_copy, "namespace"), name = tsync::MetadataField(host_copy, "name");
   Status deleted = host_.Delete(kube::kServices, ns, name, options);
   if (!deleted.ok() && deleted.code() != Code::kNotFound) return deleted;
   spdlog::info("syncer: deleted the host service {}/{}", ns, name);
@@ -207,11 +204,11 @@ Status ServiceSyncer::DeleteHostCopy(const json& host_copy) {
 }
 
 Status ServiceSyncer::Refuse(WatchedCluster& cluster, const json& virtual_service, const tsync::Refusal& refusal) {
-  const std::string ns = ServiceField(virtual_service, "namespace");
+  const std::string ns = tsync::MetadataField(virtual_service, "namespace");
   auto event = cluster.client().Create(kube::kEvents, ns, RefusalEvent(virtual_service, refusal, "Service"));
   if (!event.ok() && event.status().code() != Code::kAlreadyExists) return event.status();
   if (event.ok()) {
-    spdlog::info("syncer: {} of {}/{} refused: {}", ServiceText(ns, ServiceField(virtual_service, "name")),
+    spdlog::info("syncer: {} of {}/{} refused: {}", ServiceText(ns, tsync::MetadataField(virtual_service, "name")),
                  cluster.tenant(), cluster.vcluster(), RefusalText(refusal));
   }
   return Status::Ok();

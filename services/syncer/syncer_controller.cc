@@ -44,8 +44,6 @@ std::string_view ClusterPart(std::string_view key) {
   return key.substr(0, key.find('/', first + 1));
 }
 
-std::string Meta(const json& object, const char* field) { return tsync::StringField(object, "metadata", field); }
-
 bool Terminating(const json& object) {
   auto md = object.find("metadata");
   return md != object.end() && md->is_object() && md->contains("deletionTimestamp") &&
@@ -173,7 +171,7 @@ void SyncerController::OnHostPod(const json& host_pod, bool deleted) {
   if (auto cluster = watches_.Find(tenant, vcluster)) {
     {
       std::lock_guard placement(cluster->placement_mu());
-      cluster->placed_not_cached().erase(Meta(host_pod, "name"));
+      cluster->placed_not_cached().erase(tsync::MetadataField(host_pod, "name"));
     }
     for (const std::string& key : cluster->refused()) controller_.Enqueue(key);
   }
@@ -244,7 +242,8 @@ Outcome SyncerController::ReconcileCluster(const std::string& tenant, const std:
   // at: it has nothing on the host).
   const std::vector<json> pods = (*cluster)->pods().List();
   for (const json& pod : pods) {
-    controller_.Enqueue(PodKey(tenant, vcluster, Meta(pod, "namespace"), Meta(pod, "name")));
+    controller_.Enqueue(
+        PodKey(tenant, vcluster, tsync::MetadataField(pod, "namespace"), tsync::MetadataField(pod, "name")));
     EnqueueReferencedObjects(**cluster, pod);
   }
   const std::string host_namespace = (*cluster)->synced().view.host_namespace;
@@ -255,8 +254,8 @@ Outcome SyncerController::ReconcileCluster(const std::string& tenant, const std:
     auto services = (*cluster)->Objects(kube::kServices);
     if (!services.ok()) return Failed(services.status());
     for (const json& service : (*services)->List()) {
-      controller_.Enqueue(
-          ObjectKey(tenant, vcluster, kube::kServices, Meta(service, "namespace"), Meta(service, "name")));
+      controller_.Enqueue(ObjectKey(tenant, vcluster, kube::kServices, tsync::MetadataField(service, "namespace"),
+                                    tsync::MetadataField(service, "name")));
     }
   }
   for (const std::string& key : service_keys) controller_.Enqueue(key);
@@ -316,7 +315,7 @@ Outcome SyncerController::ReconcilePod(const PodKeyParts& key) {
   };
   auto delete_host_pod = [&](std::optional<long> grace) -> Outcome {
     kube::DeleteOptions options;
-    options.precondition_uid = Meta(*host_pod, "uid");
+    options.precondition_uid = tsync::MetadataField(*host_pod, "uid");
     options.grace_period_seconds = grace;
     Status deleted = host_.Delete(kube::kPods, host_ns, host_name, options);
     if (deleted.ok() || deleted.code() == Code::kNotFound) return Outcome::Done();
@@ -331,7 +330,8 @@ Outcome SyncerController::ReconcilePod(const PodKeyParts& key) {
     if (live.status().code() != Code::kNotFound) return Failed(live.status());
     return delete_host_pod(std::nullopt);
   }
-  if (host_pod && tsync::VirtualRefOf(*host_pod, key.tenant, key.vcluster)->uid != Meta(*virtual_pod, "uid")) {
+  if (host_pod &&
+      tsync::VirtualRefOf(*host_pod, key.tenant, key.vcluster)->uid != tsync::MetadataField(*virtual_pod, "uid")) {
     return delete_host_pod(std::nullopt);  // stale: written for an earlier pod of that name
   }
   if (Terminating(*virtual_pod)) {
@@ -369,25 +369,25 @@ Outcome SyncerController::ReconcilePod(const PodKeyParts& key) {
 
 Outcome SyncerController::DeleteVirtualPod(WatchedCluster& cluster, const json& virtual_pod) {
   kube::DeleteOptions options;
-  options.precondition_uid = Meta(virtual_pod, "uid");
+  options.precondition_uid = tsync::MetadataField(virtual_pod, "uid");
   options.grace_period_seconds = 0;
-  Status deleted =
-      cluster.client().Delete(kube::kPods, Meta(virtual_pod, "namespace"), Meta(virtual_pod, "name"), options);
+  Status deleted = cluster.client().Delete(kube::kPods, tsync::MetadataField(virtual_pod, "namespace"),
+                                           tsync::MetadataField(virtual_pod, "name"), options);
   if (deleted.ok() || deleted.code() == Code::kNotFound) return Outcome::Done();
   return Failed(deleted);
 }
 
 Outcome SyncerController::CreateHostPod(WatchedCluster& cluster, const std::string& key, const json& virtual_pod) {
   const tsync::VirtualClusterView view = cluster.synced().view;
-  const std::string host_name =
-      tsync::HostObjectName(Meta(virtual_pod, "name"), Meta(virtual_pod, "namespace"), view.vcluster);
+  const std::string host_name = tsync::HostObjectName(tsync::MetadataField(virtual_pod, "name"),
+                                                      tsync::MetadataField(virtual_pod, "namespace"), view.vcluster);
   std::unique_lock placement(cluster.placement_mu());
   // What the virtual cluster's other pods hold: the host pods the cache has
   // (finished ones hold nothing) and those created but not yet seen there.
   std::vector<tsync::PodAssignment> others;
   std::set<std::string> cached;
   for (const json& pod : HostPodsOf(view.host_namespace, view.tenant, view.vcluster)) {
-    const std::string name = Meta(pod, "name");
+    const std::string name = tsync::MetadataField(pod, "name");
     cached.insert(name);
     const std::string phase = PhaseOf(pod);
     if (name == host_name || phase == "Succeeded" || phase == "Failed") continue;
@@ -423,7 +423,7 @@ Outcome SyncerController::CreateHostPod(WatchedCluster& cluster, const std::stri
   }
   pending[host_name] = host_pod.assignment;
   placement.unlock();
-  if (auto created_at = kube::ParseRfc3339(Meta(virtual_pod, "creationTimestamp"))) {
+  if (auto created_at = kube::ParseRfc3339(tsync::MetadataField(virtual_pod, "creationTimestamp"))) {
     sync_latency_->Observe(std::max(0.0, std::chrono::duration<double>(clock_.Now() - *created_at).count()));
   }
   return Outcome::Done();
@@ -437,7 +437,7 @@ Outcome SyncerController::Refuse(WatchedCluster& cluster, const std::string& key
   // event, and a retry writes nothing.
   std::optional<json> status = RefusedStatus(virtual_pod, refusal);
   if (!status) return Outcome::Done();
-  const std::string ns = Meta(virtual_pod, "namespace");
+  const std::string ns = tsync::MetadataField(virtual_pod, "namespace");
   auto event = cluster.client().Create(kube::kEvents, ns, RefusalEvent(virtual_pod, refusal));
   if (!event.ok() && event.status().code() != Code::kAlreadyExists) return Failed(event.status());
   json updated = virtual_pod;
@@ -451,10 +451,11 @@ Outcome SyncerController::Refuse(WatchedCluster& cluster, const std::string& key
 }
 
 Outcome SyncerController::SyncUp(WatchedCluster& cluster, const json& virtual_pod, const json& host_pod) {
-  const std::string ns = Meta(virtual_pod, "namespace"), name = Meta(virtual_pod, "name");
+  const std::string ns = tsync::MetadataField(virtual_pod, "namespace"),
+                    name = tsync::MetadataField(virtual_pod, "name");
   if (std::optional<json> patch = tsync::HostPodPatch(virtual_pod, host_pod)) {
-    auto patched = host_.Patch(kube::kPods, Meta(host_pod, "namespace"), Meta(host_pod, "name"),
-                               kube::PatchType::kMerge, patch->dump());
+    auto patched = host_.Patch(kube::kPods, tsync::MetadataField(host_pod, "namespace"),
+                               tsync::MetadataField(host_pod, "name"), kube::PatchType::kMerge, patch->dump());
     if (!patched.ok()) return Failed(patched.status());
   }
   const std::string node = tsync::StringField(host_pod, "spec", "nodeName");

@@ -22,10 +22,6 @@ std::int64_t UnixSeconds(TimePoint t) {
 
 std::optional<TimePoint> FromUnixSeconds(std::int64_t seconds) { return TimePoint(std::chrono::seconds(seconds)); }
 
-std::string MetadataField(const json& object, const char* field) {
-  return tsync::StringField(object, "metadata", field);
-}
-
 // "pod team/web of acme/dev": names only, never the token.
 std::string PodText(const WatchedCluster& cluster, const std::string& ns, const std::string& name) {
   return "pod " + ns + "/" + name + " of " + cluster.tenant() + "/" + cluster.vcluster();
@@ -49,8 +45,9 @@ TokenSecrets::TokenSecrets(kube::Client& host, std::function<const kube::Informe
 Result<std::optional<TimePoint>> TokenSecrets::Ensure(WatchedCluster& cluster, const json& virtual_pod) {
   if (!tsync::MountsServiceAccountToken(virtual_pod)) return std::optional<TimePoint>();
   const tsync::VirtualClusterView view = cluster.synced().view;
-  const std::string ns = MetadataField(virtual_pod, "namespace"), name = MetadataField(virtual_pod, "name");
-  const std::string uid = MetadataField(virtual_pod, "uid");
+  const std::string ns = tsync::MetadataField(virtual_pod, "namespace"),
+                    name = tsync::MetadataField(virtual_pod, "name");
+  const std::string uid = tsync::MetadataField(virtual_pod, "uid");
   const std::string what = PodText(cluster, ns, name);
   const std::string secret_name = tsync::TokenSecretName(uid);
   std::optional<json> current = host_secrets_().Get(view.host_namespace, secret_name);
@@ -104,7 +101,7 @@ Result<std::optional<TimePoint>> TokenSecrets::Ensure(WatchedCluster& cluster, c
     if (auto next = fresh(*live)) return next;
     current = *std::move(live);
   }
-  secret["metadata"]["resourceVersion"] = MetadataField(*current, "resourceVersion");
+  secret["metadata"]["resourceVersion"] = tsync::MetadataField(*current, "resourceVersion");
   auto updated = host_.Update(kube::kSecrets, view.host_namespace, secret);
   if (!updated.ok()) return About(what, updated.status());  // 409: read again, never overwritten blindly
   spdlog::info("syncer: refreshed the service account token of {} in {}/{}", what, view.host_namespace, secret_name);
@@ -120,7 +117,7 @@ Outcome TokenSecrets::Reconcile(WatchedCluster& cluster, const std::string& ns, 
   const tsync::VirtualRef ref = *tsync::VirtualRefOf(*secret, cluster.tenant(), cluster.vcluster());
   if (ref.ns != ns) return Outcome::Done();
   const std::string host_pod_name = tsync::HostObjectName(ref.name, ref.ns, view.vcluster);
-  auto virtual_pod_there = [&](const json& pod) { return MetadataField(pod, "uid") == uid; };
+  auto virtual_pod_there = [&](const json& pod) { return tsync::MetadataField(pod, "uid") == uid; };
   auto host_pod_there = [&](const json& pod) { return RecordsPod(pod, cluster, uid); };
   if (auto pod = cluster.pods().Get(ref.ns, ref.name); pod && virtual_pod_there(*pod)) return Outcome::Done();
   if (auto pod = host_pods.Get(view.host_namespace, host_pod_name); pod && host_pod_there(*pod)) return Outcome::Done();
@@ -132,7 +129,7 @@ Outcome TokenSecrets::Reconcile(WatchedCluster& cluster, const std::string& ns, 
   if (host_pod.ok() && host_pod_there(*host_pod)) return Outcome::Done();
   if (!host_pod.ok() && host_pod.status().code() != Code::kNotFound) return Outcome::Error(host_pod.status());
   kube::DeleteOptions options;
-  options.precondition_uid = MetadataField(*secret, "uid");
+  options.precondition_uid = tsync::MetadataField(*secret, "uid");
   Status deleted = host_.Delete(kube::kSecrets, view.host_namespace, secret_name, options);
   if (!deleted.ok() && deleted.code() != Code::kNotFound) {
     return Outcome::Error(About(PodText(cluster, ref.ns, ref.name), deleted));

@@ -61,6 +61,10 @@ inline constexpr std::string_view kGpuMemoryAnnotation = "septa.dev/gpu-memory-m
 // metadata.<map>.<key> (a label or an annotation).
 std::string StringField(const nlohmann::json& object, std::string_view section, std::string_view field);
 std::string MetadataMapString(const nlohmann::json& object, std::string_view map, std::string_view key);
+// metadata.<field> (name, namespace, uid, resourceVersion...): StringField's commonest use.
+inline std::string MetadataField(const nlohmann::json& object, std::string_view field) {
+  return StringField(object, "metadata", field);
+}
 
 // A field of `object` as the syncer compares a copy with what it should
 // hold: absent, null, false and an empty map or list are one value (null).
