@@ -46,7 +46,7 @@
 #include "services/vault/builtin_ca_issuer.h"
 #include "services/vault/key_encryption.h"
 #include "services/vault/sealed_object_store.h"
-#include "services/vault/vault_pki_control_planes.h"
+#include "services/vault/vault_control_planes.h"
 #include "services/vault/vault_pki_issuer.h"
 #include "services/vcp/simulated_control_planes.h"
 
@@ -179,7 +179,8 @@ struct SeptadApp::Impl {
   std::unique_ptr<vault::SealedVirtualObjectStore> sealed_objects;  // virtual_objects, CA keys wrapped
   std::unique_ptr<vcp::SimulatedControlPlanes> control_planes;      // control_plane: simulated
   std::unique_ptr<hostcp::HostControlPlanes> host_control_planes;   // control_plane: host
-  std::unique_ptr<vault::VaultPkiControlPlanes> vault_planes;       // issuer vault: control_planes + the Vault PKI
+  std::unique_ptr<vault::VaultWorkloadAccess> vault_workloads;      // issuer vault with vault_workload_access
+  std::unique_ptr<vault::VaultControlPlanes> vault_planes;          // issuer vault: control_planes + the Vault PKI
   std::unique_ptr<store::NotificationListener>
       virtual_object_changes;  // NOTIFY septa_virtual_objects -> control_planes
   std::unique_ptr<reconcile::ShardLeases> inventory_shards;
@@ -331,6 +332,15 @@ Status SeptadApp::Impl::MakeVaultIssuer() {
   vault_pki = std::make_unique<vault::VaultPki>(*vault_client, std::move(pki));
   issuer = std::make_unique<vault::VaultPkiIssuer>(*vault_pki);
   spdlog::info("credentials: issued by the Vault at {} (root mount {})", config.vault_addr, config.vault_pki_mount);
+  if (!config.vault_workload_access) return Status::Ok();
+  vault::VaultWorkloadAccessOptions workloads;
+  if (!config.vault_workload_policy.empty()) workloads.policy_template = config.vault_workload_policy;
+  workloads.token_ttl = std::chrono::duration_cast<std::chrono::seconds>(config.vault_workload_token_ttl);
+  // A bad template is the admin's mistake: refuse it now, naming the key, not at every reconcile.
+  SEPTA_RETURN_IF_ERROR(
+      vault::RenderWorkloadPolicy(workloads.policy_template, "tenant", "vcluster", "vault_workload_policy"));
+  vault_workloads = std::make_unique<vault::VaultWorkloadAccess>(*vault_client, std::move(workloads));
+  spdlog::info("workloads' Vault access: a Kubernetes auth method per virtual cluster, role workloads");
   return Status::Ok();
 }
 
@@ -379,7 +389,13 @@ Status SeptadApp::Impl::StartControlPlanes() {
   if (Status st = control_planes->Start(); !st.ok())
     return Status(st.code(), "vcluster_addr " + config.vcluster_addr + ": " + st.message());
   spdlog::info("virtual control planes serving {}", control_planes->endpoint("<tenant>", "<vcluster>"));
-  if (vault_pki) vault_planes = std::make_unique<vault::VaultPkiControlPlanes>(*control_planes, *vault_pki);
+  if (vault_pki) {
+    vault_planes = std::make_unique<vault::VaultControlPlanes>(
+        *control_planes, *vault_pki, vault_workloads.get(),
+        [planes = control_planes.get()](const std::string&, const std::string&) -> Result<std::string> {
+          return planes->listener_ca_certificate();
+        });
+  }
   // Other replicas' writes (migrations/0010_virtual_objects_notify.sql) refresh the copies loaded here.
   virtual_object_changes = std::make_unique<store::NotificationListener>(
       database_url, "septa_virtual_objects",

@@ -285,6 +285,20 @@ const std::vector<KeyDef>& Defs() {
        StringKey(&Config::vault_auth_mount)},
       {{"vault_pki_mount", "issuer vault: the mount of Septa's root CA (one PKI mount per virtual cluster besides)"},
        StringKey(&Config::vault_pki_mount)},
+      {{"vault_workload_access",
+        "issuer vault, true or false: give each virtual cluster's workloads a Vault login with their own service "
+        "account token (a Kubernetes auth method per virtual cluster, the Vault reaching its endpoint)"},
+       [](Config& c, const std::string& v, const std::string& where) {
+         SEPTA_RETURN_IF_ERROR(OneOf(v, where, {"true", "false"}));
+         c.vault_workload_access = v == "true";
+         return Status::Ok();
+       }},
+      {{"vault_workload_policy",
+        "vault_workload_access: the policy (HCL) of a virtual cluster's workloads, {tenant} and {vcluster} replaced; "
+        "empty: read secret/data/tenants/{tenant}/*"},
+       StringKey(&Config::vault_workload_policy)},
+      {{"vault_workload_token_ttl", "vault_workload_access: the lifetime of a workload's Vault token"},
+       MillisKey(&Config::vault_workload_token_ttl)},
   };
   return defs;
 }
@@ -340,6 +354,9 @@ Status CheckVault(const Config& config) {
   }
   if (config.vault_auth == "kubernetes" && config.vault_kubernetes_role.empty()) {
     return InvalidField("vault_kubernetes_role", "required when vault_auth is kubernetes");
+  }
+  if (config.vault_workload_access && config.vault_workload_token_ttl < std::chrono::seconds(1)) {
+    return InvalidField("vault_workload_token_ttl", "must be at least 1s");
   }
   return Status::Ok();
 }

@@ -113,6 +113,14 @@ struct Config {
   std::string vault_jwt_file;                 // kubernetes; empty: the pod's service account token
   std::string vault_auth_mount;               // empty: "approle" or "kubernetes"
   std::string vault_pki_mount = "septa-pki";  // the root CA's mount
+  // Per-tenant Vault access for workloads (services/vault/
+  // vault_workload_access.h): each virtual cluster's pods log in to the
+  // Vault with their own service account token and get the policy rendered
+  // from vault_workload_policy ({tenant}, {vcluster} replaced; empty: the
+  // default, reading secret/data/tenants/<tenant>/*).
+  bool vault_workload_access = true;
+  std::string vault_workload_policy;
+  std::chrono::milliseconds vault_workload_token_ttl{3'600'000};
 };
 
 // One configuration key as it appears in YAML; flags and environment

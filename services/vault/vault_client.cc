@@ -314,6 +314,13 @@ Status VaultClient::WritePolicy(const std::string& name, const std::string& hcl)
   return r.ok() ? Status::Ok() : r.status();
 }
 
+Result<std::string> VaultClient::ReadPolicy(const std::string& name) {
+  auto read = Read("sys/policies/acl/" + name);
+  if (!read.ok() && read.status().code() == Code::kNotFound) return std::string();
+  if (!read.ok()) return read.status();
+  return read->data.is_object() ? read->data.value("policy", std::string()) : std::string();
+}
+
 Status VaultClient::WritePkiRole(const std::string& mount, const std::string& name, const PkiRole& role) {
   json body = {{"allowed_domains", role.allowed_domains},
                {"allow_any_name", role.allow_any_name},

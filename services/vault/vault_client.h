@@ -115,6 +115,8 @@ class VaultClient {
                              std::chrono::seconds max_lease_ttl = std::chrono::seconds(0));
   Status EnableAuthMethod(const std::string& path, const std::string& type);
   Status WritePolicy(const std::string& name, const std::string& hcl);
+  // The policy's HCL as stored; empty when there is none.
+  Result<std::string> ReadPolicy(const std::string& name);
   Status WritePkiRole(const std::string& mount, const std::string& name, const PkiRole& role);
 
   // The root's certificate.

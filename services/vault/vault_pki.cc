@@ -59,14 +59,6 @@ std::string Joined(const std::vector<std::string>& lines) {
   return out;
 }
 
-// The tenant's policy as stored; empty when there is none.
-Result<std::string> ReadPolicy(VaultClient& client, const std::string& name) {
-  auto read = client.Read("sys/policies/acl/" + name);
-  if (!read.ok() && read.status().code() == Code::kNotFound) return std::string();
-  if (!read.ok()) return read.status();
-  return read->data.is_object() ? read->data.value("policy", std::string()) : std::string();
-}
-
 }  // namespace
 
 std::string VirtualClusterPkiMount(const std::string& tenant, const std::string& vcluster) {
@@ -128,7 +120,7 @@ Status VaultPki::EnsureRoles(const std::string& tenant, const std::string& vclus
 
 Status VaultPki::EnsureTenantPolicy(const std::string& tenant, const std::string& vcluster) {
   const std::string name = TenantPolicyName(tenant);
-  auto text = ReadPolicy(client_, name);
+  auto text = client_.ReadPolicy(name);
   SEPTA_RETURN_IF_ERROR(text);
   std::vector<std::string> lines = Lines(*text);
   bool changed = false;
@@ -154,7 +146,7 @@ Status VaultPki::RemoveVirtualClusterPki(const std::string& tenant, const std::s
   const std::string mount = VirtualClusterPkiMount(tenant, vcluster);
   // The policy first: a run that stops after it leaves the mount, which the next run removes.
   const std::string name = TenantPolicyName(tenant);
-  auto text = ReadPolicy(client_, name);
+  auto text = client_.ReadPolicy(name);
   SEPTA_RETURN_IF_ERROR(text);
   std::vector<std::string> lines = Lines(*text);
   const std::size_t before = lines.size();

@@ -10,8 +10,9 @@
 //   the tenant's tier cap, allow_any_name, enforce_hostnames off (the CN is
 //   a Kubernetes user name), client_flag on, server_flag off, EC P-256;
 // - per tenant a policy, TenantPolicyName(), over its virtual clusters'
-//   mounts (read the CA and CRL, issue), for Vault logins of the tenant's
-//   workloads: nothing is bound to it yet.
+//   mounts (read the CA and CRL, issue), for a tenant's own tooling; Septa
+//   binds it to nothing, and never to workloads (vault_workload_access.h:
+//   a pod issuing an admin kubeconfig of its own cluster would escalate).
 // Every Ensure step reads what exists and writes only what is missing or
 // different, so running it again after any failure finishes the job; a
 // run that stopped between generating and installing an intermediate

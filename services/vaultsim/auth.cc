@@ -20,9 +20,16 @@ std::vector<std::string> PoliciesField(const json& body) {
   return StringList(body.value("policies", json(nullptr)));
 }
 
-// The service account a Kubernetes JWT names: "sub" is
-// "system:serviceaccount:<namespace>:<name>".
-std::optional<std::pair<std::string, std::string>> ServiceAccount(const std::string& jwt) {
+// What a Kubernetes service account JWT claims, read without checking its
+// signature (as Vault does unless given pem_keys): "sub" is
+// "system:serviceaccount:<namespace>:<name>"; the UID is in the bound
+// token's "kubernetes.io" claim or the legacy secret token's flat one.
+struct ServiceAccountClaims {
+  std::string ns, name, uid;
+  std::vector<std::string> audiences;
+};
+
+std::optional<ServiceAccountClaims> ClaimsOf(const std::string& jwt) {
   auto first = jwt.find('.');
   auto second = first == std::string::npos ? std::string::npos : jwt.find('.', first + 1);
   if (second == std::string::npos) return std::nullopt;
@@ -36,7 +43,22 @@ std::optional<std::pair<std::string, std::string>> ServiceAccount(const std::str
   std::string rest = sub.substr(kPrefix.size());
   auto colon = rest.find(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == rest.size()) return std::nullopt;
-  return std::pair{rest.substr(0, colon), rest.substr(colon + 1)};
+  ServiceAccountClaims out{rest.substr(0, colon), rest.substr(colon + 1), "", {}};
+  auto member = [](const json& object, const char* key) {
+    auto it = object.is_object() ? object.find(key) : object.end();
+    return it == object.end() ? json(nullptr) : *it;
+  };
+  if (json uid = member(member(member(claims, "kubernetes.io"), "serviceaccount"), "uid"); uid.is_string()) {
+    out.uid = uid.get<std::string>();
+  } else if (auto legacy = claims.find("kubernetes.io/serviceaccount/service-account.uid");
+             legacy != claims.end() && legacy->is_string()) {
+    out.uid = legacy->get<std::string>();
+  }
+  if (auto aud = claims.find("aud"); aud != claims.end()) {
+    if (aud->is_string()) out.audiences.push_back(aud->get<std::string>());
+    if (aud->is_array()) out.audiences = StringList(*aud);
+  }
+  return out;
 }
 
 bool Bound(const std::vector<std::string>& allowed, const std::string& value) {
@@ -263,7 +285,9 @@ ApiReply Backend::KubernetesApi(const ApiRequest& request, const std::string& mo
     if (request.op == Operation::kWrite) {
       if (request.body.value("kubernetes_host", std::string()).empty()) return Error(400, "no host provided");
       state.kubernetes_config = request.body;
+      state.kubernetes_reviewer_jwt = request.body.value("token_reviewer_jwt", std::string());
       state.kubernetes_config.erase("token_reviewer_jwt");  // Vault never reads it back
+      state.kubernetes_config["token_reviewer_jwt_set"] = !state.kubernetes_reviewer_jwt.empty();
       return NoContent();
     }
     if (request.op == Operation::kRead) {
@@ -278,13 +302,36 @@ ApiReply Backend::KubernetesApi(const ApiRequest& request, const std::string& mo
     auto role = state.kubernetes_roles.find(role_name);
     if (role_name.empty()) return Error(400, "missing role");
     if (role == state.kubernetes_roles.end()) return Error(400, "invalid role name \"" + role_name + "\"");
-    auto sa = ServiceAccount(request.body.value("jwt", std::string()));
+    const std::string jwt = request.body.value("jwt", std::string());
+    auto sa = ClaimsOf(jwt);
     if (!sa) return Error(400, "missing or malformed jwt: not a Kubernetes service account token");
-    const auto& [ns, name] = *sa;
-    if (!Bound(role->second.service_account_names, name)) return Error(403, "service account name not authorized");
-    if (!Bound(role->second.service_account_namespaces, ns)) return Error(403, "namespace not authorized");
-    Token& t = NewToken(role->second.policies, role->second.token_ttl, "auth/" + mount + "/login");
-    t.meta = {{"role", role_name}, {"service_account_name", name}, {"service_account_namespace", ns}};
+    const KubernetesRole& bound = role->second;
+    if (!bound.audience.empty() &&
+        std::find(sa->audiences.begin(), sa->audiences.end(), bound.audience) == sa->audiences.end()) {
+      return Error(403, "invalid audience (aud) claim: audience claim does not match any expected audience");
+    }
+    if (!Bound(bound.service_account_names, sa->name)) return Error(403, "service account name not authorized");
+    if (!Bound(bound.service_account_namespaces, sa->ns)) return Error(403, "namespace not authorized");
+    if (token_reviewer_) {
+      // Vault's lookup: the cluster must vouch for the JWT, for the role's
+      // audience or else the JWT's own, as the very account it claims.
+      TokenReviewRequest review{state.kubernetes_config.value("kubernetes_host", std::string()),
+                                state.kubernetes_config.value("kubernetes_ca_cert", std::string()),
+                                state.kubernetes_reviewer_jwt.empty() ? jwt : state.kubernetes_reviewer_jwt, jwt,
+                                bound.audience.empty() ? sa->audiences : std::vector{bound.audience}};
+      auto reviewed = token_reviewer_(review);
+      if (!reviewed.ok() || reviewed->ns != sa->ns || reviewed->name != sa->name ||
+          (!sa->uid.empty() && reviewed->uid != sa->uid)) {
+        return Error(403, "permission denied");
+      }
+    }
+    Token& t = NewToken(bound.policies, bound.token_ttl, "auth/" + mount + "/login");
+    const std::string& ns = sa->ns;
+    const std::string& name = sa->name;
+    t.meta = {{"role", role_name},
+              {"service_account_name", name},
+              {"service_account_namespace", ns},
+              {"service_account_uid", sa->uid}};
     t.display_name = mount + "-" + ns + "-" + name;
     Envelope e;
     e.auth = AuthBlock(t);
@@ -303,7 +350,8 @@ ApiReply Backend::KubernetesApi(const ApiRequest& request, const std::string& mo
                      {"bound_service_account_namespaces", it->second.service_account_namespaces},
                      {"token_policies", it->second.policies},
                      {"policies", it->second.policies},
-                     {"token_ttl", it->second.token_ttl.count()}});
+                     {"token_ttl", it->second.token_ttl.count()},
+                     {"audience", it->second.audience}});
     }
     if (request.op != Operation::kWrite) return Error(405, "unsupported operation");
     KubernetesRole role;
@@ -318,6 +366,7 @@ ApiReply Backend::KubernetesApi(const ApiRequest& request, const std::string& mo
         DurationField(request.body, request.body.contains("token_ttl") ? "token_ttl" : "ttl", std::chrono::seconds(0));
     if (!ttl.ok()) return BadRequest(ttl.status());
     role.token_ttl = *ttl;
+    role.audience = request.body.value("audience", std::string());
     state.kubernetes_roles[name] = std::move(role);
     return NoContent();
   }

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -58,13 +59,31 @@ struct AppRole {
 struct KubernetesRole {
   std::vector<std::string> service_account_names, service_account_namespaces, policies;
   std::chrono::seconds token_ttl{0};
+  std::string audience;  // empty: any; else the JWT must carry it
 };
 
 struct AuthMethodState {
   std::map<std::string, AppRole> approles;
   std::map<std::string, KubernetesRole> kubernetes_roles;
-  json kubernetes_config = nullptr;
+  json kubernetes_config = nullptr;     // as read back: without token_reviewer_jwt
+  std::string kubernetes_reviewer_jwt;  // empty: the login's own JWT reviews itself
 };
+
+// What Vault's Kubernetes auth asks the cluster at a login: a TokenReview of
+// `jwt` for `audiences`, POSTed to `kubernetes_host` (trusting
+// `kubernetes_ca_cert`; the system store when empty) with `bearer`, the
+// configured token_reviewer_jwt or else the login's own JWT.
+struct TokenReviewRequest {
+  std::string kubernetes_host, kubernetes_ca_cert, bearer, jwt;
+  std::vector<std::string> audiences;
+};
+// Whom the cluster says the JWT belongs to.
+struct ReviewedServiceAccount {
+  std::string ns, name, uid;
+};
+// PERMISSION_DENIED or UNAVAILABLE when the review does not authenticate the
+// JWT (every failure is Vault's 403 "permission denied" to the client).
+using TokenReviewer = std::function<Result<ReviewedServiceAccount>(const TokenReviewRequest&)>;
 
 struct PkiRole {
   json settings;  // as Vault reads it back, defaults filled in
@@ -122,6 +141,11 @@ class Backend {
   // Consumes one request's share of the delay fault: how long to hold it.
   std::chrono::milliseconds TakeDelay();
   const std::string& root_token() const { return root_token_; }
+  // Kubernetes logins are checked with `reviewer` as Vault checks them;
+  // without one, the JWT's claims are believed (docs/vaultsim.md). Set
+  // before serving. The review runs with the state locked: vaultsim is a
+  // test server and a review is one short request.
+  void SetTokenReviewer(TokenReviewer reviewer) { token_reviewer_ = std::move(reviewer); }
 
  private:
   // Every handler runs with mu_ held.
@@ -165,6 +189,7 @@ class Backend {
   std::map<std::string, PkiState> pki_;
   std::map<std::string, std::map<std::string, KvSecret>> kv_;
   std::map<std::string, Lease> leases_;
+  TokenReviewer token_reviewer_;
 };
 
 }  // namespace septa::vaultsim

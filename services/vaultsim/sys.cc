@@ -78,6 +78,9 @@ ApiReply Backend::Mounts(const ApiRequest& request, bool auth) {
     table.erase(path);
     if (auth) {
       auth_state_.erase(path);
+      // Vault logs out everyone the method logged in.
+      const std::string logins = "auth/" + path + "/";
+      std::erase_if(tokens_, [&](const auto& entry) { return entry.second.path.rfind(logins, 0) == 0; });
     } else {
       pki_.erase(path);
       kv_.erase(path);

@@ -5,6 +5,8 @@
 
 #include "services/base/secure_random.h"
 #include "services/http/target.h"
+#include "services/kube/client.h"
+#include "services/kube/resources.h"
 
 namespace septa::vaultsim {
 namespace {
@@ -40,6 +42,53 @@ std::optional<std::pair<std::string, std::uint16_t>> SplitHostPort(const std::st
   }
 }
 
+// Vault's TokenReview call (vault-plugin-auth-kubernetes token_review.go):
+// POST the review with the bearer; a 401 means the reviewer (or, with no
+// reviewer JWT, the login's JWT) is not a live token; the JWT must be
+// authenticated for one of the audiences asked, as a service account.
+Result<ReviewedServiceAccount> ReviewToken(const TokenReviewRequest& request) {
+  kube::ClientConfig config;
+  config.server = request.kubernetes_host;
+  config.ca_pem = request.kubernetes_ca_cert;
+  config.token = request.bearer;
+  kube::ClientOptions options;
+  options.max_retries = 0;
+  options.request_timeout = std::chrono::seconds(10);
+  auto client = kube::Client::Create(std::move(config), options);
+  if (!client.ok()) return client.status();
+  nlohmann::json spec = {{"token", request.jwt}};
+  if (!request.audiences.empty()) spec["audiences"] = request.audiences;
+  auto review = (*client)->Create(
+      kube::kTokenReviews, "", {{"apiVersion", "authentication.k8s.io/v1"}, {"kind", "TokenReview"}, {"spec", spec}});
+  if (!review.ok()) return review.status();
+  const nlohmann::json status = review->value("status", nlohmann::json::object());
+  if (!status.is_object()) return septa::PermissionDenied("lookup failed: no status");
+  if (auto error = status.value("error", std::string()); !error.empty()) {
+    return septa::PermissionDenied("lookup failed: " + error);
+  }
+  if (!status.value("authenticated", false))
+    return septa::PermissionDenied("lookup failed: service account jwt not valid");
+  if (!request.audiences.empty()) {
+    std::vector<std::string> granted;
+    if (auto a = status.find("audiences"); a != status.end() && a->is_array()) granted = StringList(*a);
+    if (std::none_of(request.audiences.begin(), request.audiences.end(), [&](const std::string& want) {
+          return std::find(granted.begin(), granted.end(), want) != granted.end();
+        })) {
+      return septa::PermissionDenied("lookup failed: service account jwt valid for other audiences");
+    }
+  }
+  const nlohmann::json user = status.value("user", nlohmann::json::object());
+  const std::string username = user.is_object() ? user.value("username", std::string()) : std::string();
+  static constexpr std::string_view kPrefix = "system:serviceaccount:";
+  const std::size_t colon = username.find(':', kPrefix.size());
+  if (username.rfind(kPrefix, 0) != 0 || colon == std::string::npos ||
+      username.find(':', colon + 1) != std::string::npos) {
+    return septa::PermissionDenied("lookup failed: username returned is not a service account");
+  }
+  return ReviewedServiceAccount{username.substr(kPrefix.size(), colon - kPrefix.size()), username.substr(colon + 1),
+                                user.value("uid", std::string())};
+}
+
 }  // namespace
 
 VaultSim::VaultSim(VaultSimOptions options) : options_(std::move(options)) {
@@ -50,6 +99,7 @@ VaultSim::VaultSim(VaultSimOptions options) : options_(std::move(options)) {
   if (options_.clock == nullptr) options_.clock = &system_clock_;
   std::string root = options_.root_token.empty() ? RandomToken(*options_.random) : options_.root_token;
   backend_ = std::make_unique<Backend>(*options_.clock, *options_.random, root);
+  if (options_.review_kubernetes_logins) backend_->SetTokenReviewer(ReviewToken);
 }
 
 VaultSim::~VaultSim() { Stop(); }

@@ -1,7 +1,8 @@
 // septa-vaultsim: a TEST server that speaks enough of Vault's HTTP API (v1)
 // for Septa's Vault client and its tests. It is not a Vault: state is in
 // memory, there is no storage, no audit, no real seal (a test switch), and
-// Kubernetes logins are not checked with a TokenReview. docs/vaultsim.md says
+// Kubernetes logins are checked with a TokenReview only when asked
+// (review_kubernetes_logins). docs/vaultsim.md says
 // what it implements; the real hvac client judges it (tests/e2e/vaultsim).
 #pragma once
 
@@ -29,6 +30,10 @@ struct VaultSimOptions {
   // Injected for deterministic tests; the system ones when null.
   const Clock* clock = nullptr;
   RandomSource* random = nullptr;
+  // Check Kubernetes logins as Vault does, with a TokenReview at the
+  // configured kubernetes_host; off, a JWT's claims are believed, which
+  // tests without a cluster need.
+  bool review_kubernetes_logins = false;
 };
 
 class VaultSim {

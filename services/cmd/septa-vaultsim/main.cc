@@ -34,6 +34,9 @@ int main(int argc, char** argv) {
                  "read the root token from this file if it exists, else write a random one to it");
   app.add_flag("--tls", options.tls, "serve HTTPS with a fresh CA");
   app.add_option("--ca-out", ca_out, "with --tls: write the CA certificate (PEM) here");
+  app.add_flag("--review-kubernetes-logins", options.review_kubernetes_logins,
+               "check Kubernetes logins with a TokenReview at the auth method's kubernetes_host, as Vault does "
+               "(without it, a JWT's claims are believed)");
   CLI11_PARSE(app, argc, argv);
 
   bool write_token = false;

@@ -7,7 +7,12 @@
 # intermediate (CN, O, clientAuth only, no SANs, 600 s); a ttl above the
 # tier's cap is capped by Vault (ttl_capped); acme/dev refuses acme/train's
 # kubeconfig (same root, another intermediate); a revoked one is refused at
-# once; deleting acme/dev removes its Vault mount.
+# once; deleting acme/dev removes its Vault mount. Workloads' Vault access
+# (vaultsim checks Kubernetes logins with a TokenReview, as Vault does): a
+# token from `kubectl create token` in acme/train logs in at train's
+# Kubernetes auth method and reads secret/data/tenants/acme/*, not globex's;
+# the same token at acme/dev's method is refused; deleting acme/dev removes
+# its auth method and policy.
 set -euo pipefail
 septad=$1
 kubectl=$2
@@ -20,12 +25,22 @@ x509() { kc "$1" config view --raw -o 'jsonpath={.users[0].user.client-certifica
   openssl x509 -noout -nameopt RFC2253 "${@:2}"; }
 epoch_of() { date -u -d "$1" +%s; }
 unauthorized() { grep -q -e Unauthorized -e 'asked for the client to provide credentials' <<<"$1"; }
-vault_mounts() { curl -s -H "X-Vault-Token: $(cat "$dir/vault-token")" "$vault_addr/v1/sys/mounts"; }
-has_mount() { vault_mounts | python3 -c 'import json,sys; sys.exit(0 if sys.argv[1]+"/" in json.load(sys.stdin)["data"] else 1)' "$1"; }
+vault_mounts() { curl -s -H "X-Vault-Token: $(cat "$dir/vault-token")" "$vault_addr/v1/sys/${2:-mounts}"; }
+has_mount() { vault_mounts "$1" "${2:-mounts}" | python3 -c 'import json,sys; sys.exit(0 if sys.argv[1]+"/" in json.load(sys.stdin)["data"] else 1)' "$1"; }
+# vault METHOD PATH [BODY] [TOKEN]: the HTTP status, the body in $dir/vault-reply;
+# TOKEN none sends no token (a login), empty the root token.
+vault() {
+  local args=(-s -o "$dir/vault-reply" -w '%{http_code}' -X "$1") token=${4:-$(cat "$dir/vault-token")}
+  [[ $token == none ]] || args+=(-H "X-Vault-Token: $token")
+  [[ -z ${3:-} ]] || args+=(-d "$3")
+  curl "${args[@]}" "$vault_addr/v1/$2"
+}
+vault_json() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$dir/vault-reply" "$1"; }
 
 vault_port=$(free_port)
 vault_addr=http://127.0.0.1:$vault_port
-"$vaultsim" --listen "127.0.0.1:$vault_port" --root-token-file "$dir/vault-token" >"$dir/vaultsim.log" 2>&1 &
+"$vaultsim" --listen "127.0.0.1:$vault_port" --root-token-file "$dir/vault-token" --review-kubernetes-logins \
+  >"$dir/vaultsim.log" 2>&1 &
 vault_pid=$!
 wait_for "septa-vaultsim serving" 10 grep -q "serving" "$dir/vaultsim.log"
 start --issuer vault --vault-addr "$vault_addr" --vault-token-file "$dir/vault-token"
@@ -70,6 +85,28 @@ not_after=$(epoch_of "$(x509 "$a1" -enddate | cut -d= -f2)")
   fail "not for client authentication only: $(x509 "$a1" -text)"
 [[ $(x509 "$a1" -text) == *"Subject Alternative Name"* ]] && fail "the certificate has SANs: $(x509 "$a1" -text)"
 
+# Workloads' Vault access: the tenants' secrets, then a workload's login.
+[[ $(vault POST sys/mounts/secret '{"type":"kv","options":{"version":"2"}}') == 204 ]] || fail "enable secret/"
+for tenant in acme globex; do
+  [[ $(vault POST "secret/data/tenants/$tenant/db" "{\"data\":{\"password\":\"$tenant-s3cret\"}}") == 200 ]] ||
+    fail "write $tenant's secret: $(cat "$dir/vault-reply")"
+done
+has_mount septa-acme-x-train-kubernetes auth || fail "no Kubernetes auth method for acme/train: $(vault_mounts x auth)"
+issue train '{"ttl":"10m","role":"admin"}'
+jwt=$(kc "$issued" create token default --duration 10m) || fail "kubectl create token"
+login() {  # vcluster: the login's HTTP status; its reply in $dir/vault-reply
+  vault POST "auth/septa-acme-x-$1-kubernetes/login" "{\"role\":\"workloads\",\"jwt\":\"$jwt\"}" none
+}
+[[ $(login train) == 200 ]] || fail "a workload's login at acme/train: $(cat "$dir/vault-reply")"
+workload_token=$(vault_json 'r["auth"]["client_token"]')
+[[ $(vault_json 'r["auth"]["metadata"]["service_account_name"]') == default ]] || fail "login: $(cat "$dir/vault-reply")"
+[[ $(vault GET secret/data/tenants/acme/db "" "$workload_token") == 200 ]] ||
+  fail "the workload cannot read its tenant's secret: $(cat "$dir/vault-reply")"
+[[ $(vault_json 'r["data"]["data"]["password"]') == acme-s3cret ]] || fail "secret: $(cat "$dir/vault-reply")"
+[[ $(vault GET secret/data/tenants/globex/db "" "$workload_token") == 403 ]] ||
+  fail "acme's workload read globex's secret: $(cat "$dir/vault-reply")"
+[[ $(login dev) == 403 ]] || fail "acme/train's token logged in at acme/dev: $(cat "$dir/vault-reply")"
+
 issue train '{"ttl":"48h","role":"view"}'
 a2=$issued
 [[ $(json 'r["ttl_capped"]') == true ]] || fail "a 48h ttl on the shared tier is not reported capped: $(reply)"
@@ -88,7 +125,9 @@ kc "$a2" get configmap settings -o name >/dev/null || fail "the unrevoked kubeco
 
 status=$(api DELETE /v1/tenants/acme/vclusters/dev)
 [[ $status == 200 || $status == 202 || $status == 204 ]] || fail "delete acme/dev: $status"
-gone() { ! has_mount septa-acme-x-dev-pki; }
-wait_for "acme/dev's Vault mount removed" 30 gone
+gone() { ! has_mount septa-acme-x-dev-pki && ! has_mount septa-acme-x-dev-kubernetes auth; }
+wait_for "acme/dev's Vault mount and auth method removed" 30 gone
+[[ $(vault GET sys/policies/acl/septa-acme-x-dev-workloads) == 404 ]] || fail "acme/dev's workload policy stayed"
 has_mount septa-acme-x-train-pki || fail "acme/train's mount went with acme/dev's"
+[[ $(login train) == 200 ]] || fail "acme/train's workload login went with acme/dev: $(cat "$dir/vault-reply")"
 echo "ok"

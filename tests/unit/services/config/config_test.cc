@@ -65,6 +65,16 @@ TEST(Config, VaultIssuer) {
   EXPECT_EQ(c->vault_addr, "https://vault:8200");
   EXPECT_EQ(c->vault_role_id, "r-1");
   EXPECT_EQ(c->vault_secret_id_file, "/run/secret-id");
+  EXPECT_TRUE(c->vault_workload_access) << "the workloads' Vault access is on with the Vault issuer";
+  EXPECT_EQ(c->vault_workload_token_ttl, std::chrono::hours(1));
+  s.yaml_text +=
+      "vault_workload_access: false\nvault_workload_token_ttl: 15m\n"
+      "vault_workload_policy: |\n  path \"kv/data/{tenant}/*\" { capabilities = [\"read\"] }\n";
+  c = Load(s, "/h");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_FALSE(c->vault_workload_access);
+  EXPECT_EQ(c->vault_workload_token_ttl, std::chrono::minutes(15));
+  EXPECT_EQ(c->vault_workload_policy, "path \"kv/data/{tenant}/*\" { capabilities = [\"read\"] }\n");
 }
 
 TEST(Config, LaterSourcesWin) {
@@ -157,6 +167,12 @@ TEST(Config, ErrorsNameTheKeyAndSource) {
        "issuer",
        "control_plane simulated"},
       {{"", "", {}, {{"vault_auth", "ldap"}}}, "vault_auth (--vault-auth)", "not one of"},
+      {{"issuer: vault\nvault_addr: http://v\nvault_token_file: /t\nvault_workload_token_ttl: 0s\n", "f.yaml", {}, {}},
+       "vault_workload_token_ttl",
+       "at least 1s"},
+      {{"", "", {}, {{"vault_workload_access", "yes"}}},
+       "vault_workload_access (--vault-workload-access)",
+       "not one of"},
   };
   for (const auto& bad : cases) {
     auto c = Load(bad.sources, "/h");

@@ -1,5 +1,5 @@
 // The Vault issuer and its ensure step (vault_pki.h, vault_pki_issuer.h,
-// vault_pki_control_planes.h) against the in-process septa-vaultsim. Client
+// vault_control_planes.h) against the in-process septa-vaultsim. Client
 // certificates are checked the way the virtual API servers check them:
 // http::ClientCertificateVerifier with the virtual cluster's CA.
 #include <gtest/gtest.h>
@@ -11,8 +11,8 @@
 
 #include "services/base/openssl_ptr.h"
 #include "services/http/tls.h"
+#include "services/vault/vault_control_planes.h"
 #include "services/vault/vault_pki.h"
-#include "services/vault/vault_pki_control_planes.h"
 #include "services/vault/vault_pki_issuer.h"
 #include "tests/support/fake_control_planes.h"
 #include "tests/unit/services/vault/vaultsim_fixture.h"
@@ -305,7 +305,7 @@ TEST_F(VaultPkiTest, RemovingAClusterRemovesItsMountAndPolicyStanza) {
 
 TEST_F(VaultPkiTest, TheControlPlanesDecoratorEnsuresThePkiFirstAndRemovesItLast) {
   core::FakeControlPlanes inner;
-  VaultPkiControlPlanes planes(inner, *pki_);
+  VaultControlPlanes planes(inner, *pki_);
   SetFaults(true, false, 0);
   auto sealed = planes.Ensure("acme", "train");
   ASSERT_FALSE(sealed.ok());

@@ -21,6 +21,15 @@ namespace septa::vault::testing {
 
 class VaultSimTest : public ::testing::Test {
  protected:
+  // `review_kubernetes_logins`: the simulator checks Kubernetes logins with
+  // a TokenReview, as Vault does (its tests need a cluster to ask).
+  explicit VaultSimTest(bool review_kubernetes_logins = false)
+      : sim_(vaultsim::VaultSimOptions{.listen = "127.0.0.1:0",
+                                       .root_token = kRootToken,
+                                       .clock = &clock_,
+                                       .random = &random_,
+                                       .review_kubernetes_logins = review_kubernetes_logins}) {}
+
   // The simulator's root token; tests check that no reply or log shows it.
   static constexpr char kRootToken[] = "hvs.root-token-of-the-test";
 
@@ -62,7 +71,7 @@ class VaultSimTest : public ::testing::Test {
 
   FakeClock clock_;
   SeededRandom random_{42};
-  vaultsim::VaultSim sim_{vaultsim::VaultSimOptions{"127.0.0.1:0", false, kRootToken, 1, &clock_, &random_}};
+  vaultsim::VaultSim sim_;
   std::filesystem::path dir_;
 };
 

@@ -126,6 +126,29 @@ TEST_F(SimulatedControlPlanesTest, TheCredentialGroupsAreBoundToTheBuiltInCluste
   EXPECT_TRUE(Client("acme", "dev")->Get(bindings, "", "septa-view").ok());
 }
 
+// Every service account may ask for a TokenReview, so a workload's own
+// token can have itself checked (Vault's Kubernetes auth without a reviewer
+// token, vault::VaultWorkloadAccess).
+TEST_F(SimulatedControlPlanesTest, AServiceAccountsOwnTokenReviewsItself) {
+  ASSERT_TRUE(planes_->Ensure("acme", "dev").ok());
+  auto admin = Client("acme", "dev");
+  auto requested = admin->CreateSubresource(
+      kServiceAccounts, "default", "default", "token",
+      {{"apiVersion", "authentication.k8s.io/v1"}, {"kind", "TokenRequest"}, {"spec", json::object()}});
+  ASSERT_TRUE(requested.ok()) << requested.status().message();
+  const std::string token = (*requested)["status"].value("token", "");
+  kube::ClientConfig config = Config("acme", "dev");
+  config.token = token;
+  config.client_certificate_pem.clear();
+  config.client_key_pem.clear();
+  auto review = Client(config)->Create(
+      kube::kTokenReviews, "",
+      {{"apiVersion", "authentication.k8s.io/v1"}, {"kind", "TokenReview"}, {"spec", {{"token", token}}}});
+  ASSERT_TRUE(review.ok()) << review.status().message();
+  EXPECT_TRUE((*review)["status"].value("authenticated", false)) << review->dump();
+  EXPECT_EQ((*review)["status"]["user"].value("username", ""), "system:serviceaccount:default:default");
+}
+
 TEST_F(SimulatedControlPlanesTest, BadNamesAreRefusedNamingTheField) {
   auto bad_tenant = planes_->Ensure("Acme_Corp", "dev");
   EXPECT_EQ(bad_tenant.status().code(), Code::kInvalidArgument);

@@ -1,0 +1,47 @@
+// The Vault issuer's step in the provisioner's port, as a decorator:
+// Ensure first converges the virtual cluster's Vault PKI (root, mount,
+// intermediate CA, tenant policy: VaultPki::EnsureVirtualClusterPki without
+// the roles, which the issuer writes with the tier's cap), then the control
+// plane, so the control plane finds its intermediate from its first load;
+// then, when workload access is on and the control plane serves, the
+// virtual cluster's Kubernetes auth method for its workloads
+// (VaultWorkloadAccess), which needs the endpoint and its serving CA. The
+// provisioner calls Ensure at every reconcile of the virtual cluster, so a
+// failed step (Vault sealed, a crash) is finished by the next one. Remove
+// removes the control plane, then the workload access, then the PKI. List
+// and SyncerKubeconfig are the inner port's.
+#pragma once
+
+#include <functional>
+
+#include "services/core/control_plane.h"
+#include "services/vault/vault_pki.h"
+#include "services/vault/vault_workload_access.h"
+
+namespace septa::vault {
+
+// The CA certificate (PEM) the virtual cluster's endpoint serves with.
+using ServingCa = std::function<Result<std::string>(const std::string& tenant, const std::string& vcluster)>;
+
+class VaultControlPlanes final : public core::ControlPlanes {
+ public:
+  // `workloads` null: no workload access is configured.
+  VaultControlPlanes(core::ControlPlanes& inner, VaultPki& pki, VaultWorkloadAccess* workloads = nullptr,
+                     ServingCa serving_ca = {})
+      : inner_(inner), pki_(pki), workloads_(workloads), serving_ca_(std::move(serving_ca)) {}
+
+  Result<core::ControlPlaneState> Ensure(const std::string& tenant, const std::string& vcluster) override;
+  Status Remove(const std::string& tenant, const std::string& vcluster) override;
+  Result<std::vector<std::pair<std::string, std::string>>> List() override { return inner_.List(); }
+  Result<std::string> SyncerKubeconfig(const std::string& tenant, const std::string& vcluster) override {
+    return inner_.SyncerKubeconfig(tenant, vcluster);
+  }
+
+ private:
+  core::ControlPlanes& inner_;
+  VaultPki& pki_;
+  VaultWorkloadAccess* workloads_;
+  ServingCa serving_ca_;
+};
+
+}  // namespace septa::vault
