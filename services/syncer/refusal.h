@@ -19,8 +19,8 @@ inline constexpr const char* kSyncRefusedReason = "SyncRefused";
 // "<field>: <message>", what the event and the condition say.
 std::string RefusalText(const tenancy::sync::Refusal& refusal);
 
-// The Event to create in the virtual object's namespace (a pod, or a
-// service of `kind` "Service").
+// The Event to create in the virtual object's namespace (a pod, or the
+// object of `kind`: "Service", "Endpoints").
 nlohmann::json RefusalEvent(const nlohmann::json& virtual_object, const tenancy::sync::Refusal& refusal,
                             std::string_view kind = "Pod");
 

@@ -2,9 +2,12 @@
 
 #include <spdlog/spdlog.h>
 
+#include <set>
+
 #include "services/kube/resources.h"
 #include "services/syncer/refusal.h"
 #include "tenancy/sync/bookkeeping.h"
+#include "tenancy/sync/host_endpoints.h"
 #include "tenancy/sync/host_services.h"
 
 namespace septa::syncer {
@@ -23,8 +26,9 @@ std::string ServiceText(const std::string& ns, const std::string& name) { return
 
 }  // namespace
 
-ServiceSyncer::ServiceSyncer(kube::Client& host, std::function<void(const std::string& key)> enqueue)
-    : host_(host), enqueue_(std::move(enqueue)) {}
+ServiceSyncer::ServiceSyncer(kube::Client& host, std::function<void(const std::string& key)> enqueue,
+                             HostPodIps host_pod_ips)
+    : host_(host), enqueue_(std::move(enqueue)), host_pod_ips_(std::move(host_pod_ips)) {}
 
 ServiceSyncer::~ServiceSyncer() { Stop(); }
 
@@ -36,16 +40,21 @@ Status ServiceSyncer::Start(std::chrono::milliseconds timeout) {
   handlers.on_update = [this](const json&, const json& copy) { OnHostService(copy); };
   handlers.on_delete = [this](const json& copy) { OnHostService(copy); };
   host_services_ = std::make_unique<kube::Informer>(host_, kube::kServices, "", synced, handlers, kHostServicesResync);
-  host_services_->Start();
-  if (!host_services_->WaitForSync(timeout)) {
-    return Status(Code::kUnavailable, "syncer: the host's synced services were not listed within " +
-                                          std::to_string(timeout.count()) + " ms");
+  host_endpoints_ =
+      std::make_unique<kube::Informer>(host_, kube::kEndpoints, "", synced, handlers, kHostServicesResync);
+  for (auto [informer, what] : {std::pair{host_services_.get(), "services"}, {host_endpoints_.get(), "endpoints"}}) {
+    informer->Start();
+    if (!informer->WaitForSync(timeout)) {
+      return Status(Code::kUnavailable, std::string("syncer: the host's synced ") + what + " were not listed within " +
+                                            std::to_string(timeout.count()) + " ms");
+    }
   }
   return Status::Ok();
 }
 
 void ServiceSyncer::Stop() {
   if (host_services_) host_services_->Stop();
+  if (host_endpoints_) host_endpoints_->Stop();
 }
 
 void ServiceSyncer::OnHostService(const json& host_service) {
@@ -58,14 +67,16 @@ void ServiceSyncer::OnHostService(const json& host_service) {
 
 std::vector<std::string> ServiceSyncer::ServiceKeys(const std::string& host_namespace, const std::string& tenant,
                                                     const std::string& vcluster) const {
-  std::vector<std::string> keys;
-  if (host_namespace.empty()) return keys;
-  for (const json& copy : host_services_->ListNamespace(host_namespace)) {
-    if (auto ref = tsync::VirtualRefOf(copy, tenant, vcluster)) {
-      keys.push_back(ObjectKey(tenant, vcluster, kube::kServices, ref->ns, ref->name));
+  std::set<std::string> keys;
+  if (host_namespace.empty()) return {};
+  for (const kube::Informer* copies : {host_services_.get(), host_endpoints_.get()}) {
+    for (const json& copy : copies->ListNamespace(host_namespace)) {
+      if (auto ref = tsync::VirtualRefOf(copy, tenant, vcluster)) {
+        keys.insert(ObjectKey(tenant, vcluster, kube::kServices, ref->ns, ref->name));
+      }
     }
   }
-  return keys;
+  return {keys.begin(), keys.end()};
 }
 
 Outcome ServiceSyncer::Reconcile(WatchedCluster& cluster, const std::string& ns, const std::string& name) {
@@ -82,20 +93,24 @@ Outcome ServiceSyncer::Reconcile(WatchedCluster& cluster, const std::string& ns,
         Status(Code::kFailedPrecondition,
                view.host_namespace + "/" + host_name + " does not record " + ServiceText(ns, name) + ": left alone"));
   }
-  if (!virtual_service) return host_copy ? VirtualGone(cluster, ns, name, *host_copy) : Outcome::Done();
+  if (!virtual_service) {
+    if (Status endpoints = SyncEndpoints(cluster, ns, name, nullptr); !endpoints.ok()) return Outcome::Error(endpoints);
+    return host_copy ? VirtualGone(cluster, ns, name, *host_copy) : Outcome::Done();
+  }
 
   auto want = tsync::HostService(view, *virtual_service);
   if (!want.ok()) return Outcome::Error(want.status());
   if (auto* refusal = std::get_if<tsync::Refusal>(&*want)) {
+    if (Status endpoints = SyncEndpoints(cluster, ns, name, nullptr); !endpoints.ok()) return Outcome::Error(endpoints);
     if (host_copy) {
-      if (Status deleted = DeleteHostCopy(*host_copy); !deleted.ok()) return Outcome::Error(deleted);
+      if (Status deleted = DeleteHostCopy(kube::kServices, *host_copy); !deleted.ok()) return Outcome::Error(deleted);
     }
-    return Outcome::Of(Refuse(cluster, *virtual_service, *refusal));
+    return Outcome::Of(Refuse(cluster, *virtual_service, std::string(tsync::kServiceKind), *refusal));
   }
   json& wanted = std::get<json>(*want);
   if (host_copy && !tsync::ServiceUpdatableInPlace(wanted, *host_copy)) {
     // Headless became addressed or the reverse: the host's address is immutable.
-    if (Status deleted = DeleteHostCopy(*host_copy); !deleted.ok()) return Outcome::Error(deleted);
+    if (Status deleted = DeleteHostCopy(kube::kServices, *host_copy); !deleted.ok()) return Outcome::Error(deleted);
     host_copy.reset();
   }
   if (!host_copy) {
@@ -120,7 +135,11 @@ Outcome ServiceSyncer::Reconcile(WatchedCluster& cluster, const std::string& ns,
     host_copy = *std::move(updated);
   }
   if (auto recreated = tsync::VirtualServiceWithHostIp(*virtual_service, *host_copy)) {
+    // Its endpoints follow once the recreated service's event brings the key back.
     return GiveHostIp(cluster, **services, *virtual_service, *std::move(host_copy), *recreated);
+  }
+  if (Status endpoints = SyncEndpoints(cluster, ns, name, &*virtual_service); !endpoints.ok()) {
+    return Outcome::Error(endpoints);
   }
   if (auto status = tsync::ServiceStatusUp(*virtual_service, *host_copy)) {
     json updated = *virtual_service;
@@ -190,25 +209,65 @@ Outcome ServiceSyncer::VirtualGone(WatchedCluster& cluster, const std::string& n
     }
     spdlog::warn("syncer: the host copy of {} records an unreadable recreation: deleted", ServiceText(ns, name));
   }
-  return Outcome::Of(DeleteHostCopy(host_copy));
+  return Outcome::Of(DeleteHostCopy(kube::kServices, host_copy));
 }
 
-Status ServiceSyncer::DeleteHostCopy(const json& host_copy) {
+Status ServiceSyncer::SyncEndpoints(WatchedCluster& cluster, const std::string& ns, const std::string& name,
+                                    const json* virtual_service) {
+  const tsync::VirtualClusterView view = cluster.synced().view;
+  const std::string host_name = tsync::HostObjectName(name, ns, view.vcluster);
+  const std::optional<json> host_copy = host_endpoints_->Get(view.host_namespace, host_name);
+  if (host_copy && !tsync::VirtualRefOf(*host_copy, view.tenant, view.vcluster)) {
+    return Status(Code::kFailedPrecondition, view.host_namespace + "/" + host_name + " does not record Endpoints " +
+                                                 ns + "/" + name + ": left alone");
+  }
+  std::optional<json> virtual_endpoints;
+  if (virtual_service != nullptr && tsync::HasTenantEndpoints(*virtual_service)) {
+    auto endpoints = cluster.Objects(kube::kEndpoints);
+    if (!endpoints.ok()) return endpoints.status();
+    virtual_endpoints = (*endpoints)->Get(ns, name);
+  }
+  if (!virtual_endpoints) return host_copy ? DeleteHostCopy(kube::kEndpoints, *host_copy) : Status::Ok();
+  auto want = tsync::HostEndpoints(view, *virtual_endpoints, host_pod_ips_(view));
+  if (!want.ok()) return want.status();
+  if (auto* refusal = std::get_if<tsync::Refusal>(&*want)) {
+    if (host_copy) SEPTA_RETURN_IF_ERROR(DeleteHostCopy(kube::kEndpoints, *host_copy));
+    return Refuse(cluster, *virtual_endpoints, std::string(tsync::kEndpointsKind), *refusal);
+  }
+  json& wanted = std::get<json>(*want);
+  if (!host_copy) {
+    auto created = host_.Create(kube::kEndpoints, view.host_namespace, wanted);
+    if (created.status().code() == Code::kAlreadyExists) {
+      return Status(Code::kAborted, "the host copy of Endpoints " + ns + "/" + name + " was written meanwhile");
+    }
+    SEPTA_RETURN_IF_ERROR(created.status());
+    spdlog::info("syncer: copied Endpoints {}/{} of {}/{} to {}/{}", ns, name, view.tenant, view.vcluster,
+                 view.host_namespace, host_name);
+    return Status::Ok();
+  }
+  if (tsync::EndpointsUpToDate(wanted, *host_copy)) return Status::Ok();
+  wanted["metadata"]["resourceVersion"] = tsync::MetadataField(*host_copy, "resourceVersion");
+  auto updated = host_.Update(kube::kEndpoints, view.host_namespace, wanted);  // 409: read again
+  return updated.ok() ? Status::Ok() : updated.status();
+}
+
+Status ServiceSyncer::DeleteHostCopy(const kube::Resource& resource, const json& host_copy) {
   kube::DeleteOptions options;
   options.precondition_uid = tsync::MetadataField(host_copy, "uid");
   const std::string ns = tsync::MetadataField(host_copy, "namespace"), name = tsync::MetadataField(host_copy, "name");
-  Status deleted = host_.Delete(kube::kServices, ns, name, options);
+  Status deleted = host_.Delete(resource, ns, name, options);
   if (!deleted.ok() && deleted.code() != Code::kNotFound) return deleted;
-  spdlog::info("syncer: deleted the host service {}/{}", ns, name);
+  spdlog::info("syncer: deleted the host {} {}/{}", resource.resource, ns, name);
   return Status::Ok();
 }
 
-Status ServiceSyncer::Refuse(WatchedCluster& cluster, const json& virtual_service, const tsync::Refusal& refusal) {
-  const std::string ns = tsync::MetadataField(virtual_service, "namespace");
-  auto event = cluster.client().Create(kube::kEvents, ns, RefusalEvent(virtual_service, refusal, "Service"));
+Status ServiceSyncer::Refuse(WatchedCluster& cluster, const json& virtual_object, const std::string& kind,
+                             const tsync::Refusal& refusal) {
+  const std::string ns = tsync::MetadataField(virtual_object, "namespace");
+  auto event = cluster.client().Create(kube::kEvents, ns, RefusalEvent(virtual_object, refusal, kind));
   if (!event.ok() && event.status().code() != Code::kAlreadyExists) return event.status();
   if (event.ok()) {
-    spdlog::info("syncer: {} of {}/{} refused: {}", ServiceText(ns, tsync::MetadataField(virtual_service, "name")),
+    spdlog::info("syncer: {} {}/{} of {}/{} refused: {}", kind, ns, tsync::MetadataField(virtual_object, "name"),
                  cluster.tenant(), cluster.vcluster(), RefusalText(refusal));
   }
   return Status::Ok();

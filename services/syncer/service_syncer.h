@@ -4,13 +4,19 @@
 // host's cluster IP given to the virtual service (created again with it,
 // crash-safe through the host copy's septa.dev/service-recreate
 // annotation) and the host's load balancer status copied up. A service
-// that may not be synced (external IPs) gets a SyncRefused event and no
+// without a selector has the tenant's Endpoints of its name copied too
+// (tenancy/sync/host_endpoints.h), each address checked to be one of the
+// virtual cluster's host pods; the virtual cluster's endpoints are watched
+// from its first such service. A service or endpoints that may not be
+// synced (external IPs, another's address) gets a SyncRefused event and no
 // host copy. Level-based: the syncer calls Reconcile for keys
-// ObjectKey(..., kube::kServices, ...).
+// ObjectKey(..., kube::kServices or kube::kEndpoints, ...), one reconcile
+// for a service and its endpoints.
 #pragma once
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,26 +31,35 @@ namespace septa::syncer {
 
 class ServiceSyncer {
  public:
-  // `enqueue` is called with service keys from the host informer's thread.
-  ServiceSyncer(kube::Client& host, std::function<void(const std::string& key)> enqueue);
+  // The pod IPs of a virtual cluster's host pods, as the host reports them,
+  // with the pods' names.
+  using HostPodIps = std::function<std::map<std::string, std::string>(const tenancy::sync::VirtualClusterView&)>;
+  // `enqueue` is called with service keys from the host informers' threads.
+  ServiceSyncer(kube::Client& host, std::function<void(const std::string& key)> enqueue, HostPodIps host_pod_ips);
   ~ServiceSyncer();  // Stop
 
-  // Starts the host informer on services (selector septa.dev/synced=true),
-  // its first list within `timeout`.
+  // Starts the host informers on services and endpoints (selector
+  // septa.dev/synced=true), their first lists within `timeout`.
   Status Start(std::chrono::milliseconds timeout);
   void Stop();
 
-  // One virtual service (starts the virtual cluster's service watch).
+  // One virtual service and its endpoints (starts the virtual cluster's
+  // service watch, and its endpoints watch for a service without a selector).
   reconcile::Outcome Reconcile(WatchedCluster& cluster, const std::string& ns, const std::string& name);
 
-  // The keys of the virtual services whose copies are in `host_namespace`
-  // (the host informer's cache) for this virtual cluster.
+  // The keys of the virtual services whose copies (or their endpoints'
+  // copies) are in `host_namespace` (the host informers' caches) for this
+  // virtual cluster.
   std::vector<std::string> ServiceKeys(const std::string& host_namespace, const std::string& tenant,
                                        const std::string& vcluster) const;
 
  private:
   void OnHostService(const nlohmann::json& host_service);
-  Status DeleteHostCopy(const nlohmann::json& host_copy);
+  Status DeleteHostCopy(const kube::Resource& resource, const nlohmann::json& host_copy);
+  // The host copy of the service's endpoints, as the virtual service and
+  // endpoints dictate (none when it has a selector, or none are written).
+  Status SyncEndpoints(WatchedCluster& cluster, const std::string& ns, const std::string& name,
+                       const nlohmann::json* virtual_service);
   // The virtual service is gone: its host copy goes too, unless the copy
   // records a recreation that a crash interrupted, which is finished.
   reconcile::Outcome VirtualGone(WatchedCluster& cluster, const std::string& ns, const std::string& name,
@@ -52,11 +67,14 @@ class ServiceSyncer {
   reconcile::Outcome GiveHostIp(WatchedCluster& cluster, kube::Informer& virtual_services,
                                 const nlohmann::json& virtual_service, nlohmann::json host_copy,
                                 const nlohmann::json& recreated);
-  Status Refuse(WatchedCluster& cluster, const nlohmann::json& virtual_service, const tenancy::sync::Refusal& refusal);
+  Status Refuse(WatchedCluster& cluster, const nlohmann::json& virtual_object, const std::string& kind,
+                const tenancy::sync::Refusal& refusal);
 
   kube::Client& host_;
   const std::function<void(const std::string&)> enqueue_;
+  const HostPodIps host_pod_ips_;
   std::unique_ptr<kube::Informer> host_services_;
+  std::unique_ptr<kube::Informer> host_endpoints_;
 };
 
 }  // namespace septa::syncer

@@ -89,7 +89,9 @@ SyncerController::SyncerController(SyncerOptions options, core::Store& store, ku
                                                .shard_key = ClusterPart},
                   *this, clock, metrics),
       copies_(host, [this](const std::string& key) { controller_.Enqueue(key); }),
-      services_(host, [this](const std::string& key) { controller_.Enqueue(key); }),
+      services_(
+          host, [this](const std::string& key) { controller_.Enqueue(key); },
+          [this](const tsync::VirtualClusterView& view) { return HostPodIps(view); }),
       events_(host, [this](const std::string& key) { controller_.Enqueue(key); }),
       tokens_(
           host, [this]() -> const kube::Informer& { return copies_.host_secrets(); }, clock) {
@@ -177,6 +179,15 @@ void SyncerController::OnHostPod(const json& host_pod, bool deleted) {
   }
 }
 
+std::map<std::string, std::string> SyncerController::HostPodIps(const tsync::VirtualClusterView& view) const {
+  std::map<std::string, std::string> ips;
+  for (const json& pod : HostPodsOf(view.host_namespace, view.tenant, view.vcluster)) {
+    const std::string ip = tsync::StringField(pod, "status", "podIP");
+    if (!ip.empty()) ips.emplace(ip, tsync::MetadataField(pod, "name"));
+  }
+  return ips;
+}
+
 std::vector<json> SyncerController::HostPodsOf(const std::string& host_namespace, const std::string& tenant,
                                                const std::string& vcluster) const {
   std::vector<json> out;
@@ -203,7 +214,7 @@ Outcome SyncerController::Reconcile(const std::string& key) {
     return cluster ? tokens_.Reconcile(*cluster, parts[3], parts[4], *host_pods_)
                    : Outcome::Done();  // not READY, or another replica's
   }
-  if (parts.size() == 5 && parts[2] == kube::kServices.resource) {
+  if (parts.size() == 5 && (parts[2] == kube::kServices.resource || parts[2] == kube::kEndpoints.resource)) {
     std::shared_ptr<WatchedCluster> cluster = watches_.Find(parts[0], parts[1]);
     return cluster ? services_.Reconcile(*cluster, parts[3], parts[4])
                    : Outcome::Done();  // not READY, or another replica's

@@ -101,6 +101,8 @@ class SyncerController final : public reconcile::Reconciler {
   reconcile::Outcome DeleteVirtualPod(WatchedCluster& cluster, const nlohmann::json& virtual_pod);
   // The host pods of a virtual cluster in the host informer's cache: those
   // of its host namespace (not a scan of every synced pod) that carry its labels.
+  // The pod IPs of the virtual cluster's host pods, with their names (ServiceSyncer's endpoints).
+  std::map<std::string, std::string> HostPodIps(const tenancy::sync::VirtualClusterView& view) const;
   std::vector<nlohmann::json> HostPodsOf(const std::string& host_namespace, const std::string& tenant,
                                          const std::string& vcluster) const;
   void OnHostPod(const nlohmann::json& host_pod, bool deleted);

@@ -8,7 +8,9 @@
 # config map the pod mounts is copied to the host namespace under the name
 # its renamed reference uses, follows an edit, and goes with the pod; an
 # event recorded on the host about its pod shows in `kubectl get events`;
-# `kubectl expose` puts its service on the host with the host's address.
+# `kubectl expose` puts its service on the host with the host's address; a
+# service without a selector and its Endpoints (`kubectl apply`) lead to the
+# host pod, and an address that is not one of the tenant's pods is refused.
 # Then an isolated tenant's `nvidia.com/gpu: 1` pod runs on an H100 of its
 # reservation as nvidia.com/mig-3g.40gb: 1 with runtimeClassName nvidia,
 # tolerating the sample inventory's dedicated=gpu:NoSchedule taint there;
@@ -132,6 +134,36 @@ selector=$(k get service "$host_service" -n "$ns" \
 v delete service web >/dev/null || fail "kubectl delete the virtual service"
 service_gone() { ! k get service "$host_service" -n "$ns" -o name >/dev/null 2>&1; }
 wait_for "the host service deleted after the virtual delete" 10 service_gone
+
+# A service without a selector: the tenant's Endpoints lead to the host pod.
+pod_ip=$(v get pod web -o 'jsonpath={.status.podIP}')
+endpoints() {  # ip: a selector-less service db and its Endpoints at ip
+  cat <<YAML
+apiVersion: v1
+kind: Service
+metadata: {name: db}
+spec: {ports: [{port: 5432}]}
+---
+apiVersion: v1
+kind: Endpoints
+metadata: {name: db}
+subsets: [{addresses: [{ip: "$1"}], ports: [{port: 5432}]}]
+YAML
+}
+endpoints "$pod_ip" | v apply -f - >/dev/null || fail "kubectl apply a service without a selector and its endpoints"
+endpoints_synced() {
+  [[ $(k get endpoints db-x-default-x-train -n "$ns" -o 'jsonpath={.subsets[0].addresses[0].targetRef.name}' \
+    2>/dev/null) == "$host_pod" ]]
+}
+wait_for "the endpoints on the host, leading to the host pod" 10 endpoints_synced
+endpoints 10.96.0.1 | v apply -f - >/dev/null || fail "kubectl apply endpoints at the API server's address"
+endpoints_refused() {
+  v get events --field-selector reason=SyncRefused -o 'jsonpath={range .items[*]}{.involvedObject.kind}:{.message}{"\n"}{end}' |
+    grep -q '^Endpoints:subsets\[0\].addresses\[0\].ip: 10.96.0.1 is not the address of a pod of this virtual cluster' &&
+    ! k get endpoints db-x-default-x-train -n "$ns" -o name >/dev/null 2>&1
+}
+wait_for "endpoints at another's address refused with an event, the host copy gone" 10 endpoints_refused
+v delete service db >/dev/null || fail "kubectl delete service db"
 
 # Virtual delete -> host delete, the config map's copy with it.
 v delete pod web --wait=false >/dev/null || fail "kubectl delete the virtual pod"

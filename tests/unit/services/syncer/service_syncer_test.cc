@@ -1,10 +1,13 @@
 // A virtual cluster's services on the host, against real parts: copied with
 // a selector that picks its pods' host pods, the host's cluster IP given to
-// the virtual service, deletions carried down, external IPs refused, and a
-// recreation that a stopped syncer interrupted finished by the next one.
+// the virtual service, deletions carried down, external IPs refused, a
+// recreation that a stopped syncer interrupted finished by the next one,
+// and a selector-less service's endpoints copied when they lead to the
+// tenant's own pods only.
 #include <gtest/gtest.h>
 
 #include "tenancy/sync/bookkeeping.h"
+#include "tenancy/sync/host_endpoints.h"
 #include "tenancy/sync/host_services.h"
 #include "tests/unit/services/syncer/syncer_fixture.h"
 
@@ -12,6 +15,21 @@ namespace septa::syncer::testing {
 namespace {
 
 namespace tsync = tenancy::sync;
+
+// Whether `client`'s virtual cluster has the SyncRefused event of the
+// `kind` object `name` in default, its message about `field`.
+bool HasRefusalEvent(kube::Client& client, const std::string& kind, const std::string& name, const std::string& field) {
+  auto events = client.List(kube::kEvents, "default");
+  if (!events.ok()) return false;
+  for (const auto& item : events->items) {
+    const json event = item.ToJson();
+    if (event.value("reason", "") == "SyncRefused" && event["involvedObject"].value("kind", "") == kind &&
+        event["involvedObject"].value("name", "") == name && event.value("message", "").starts_with(field + ": ")) {
+      return true;
+    }
+  }
+  return false;
+}
 
 class SyncerServicesTest : public SyncerFixture {
  protected:
@@ -119,20 +137,55 @@ TEST_F(SyncerServicesTest, ChangesAndDeletionsOfTheVirtualServiceReachTheHost) {
 TEST_F(SyncerServicesTest, AServiceClaimingExternalIpsIsRefusedWithAnEventAndNotCopied) {
   RunningPod("web");
   ASSERT_TRUE(virtual_->Create(kube::kServices, "default", Service("mitm", {{"externalIPs", {"10.0.0.53"}}})).ok());
-  ASSERT_TRUE(Eventually([&] {
-    auto events = virtual_->List(kube::kEvents, "default");
-    if (!events.ok()) return false;
-    for (const auto& item : events->items) {
-      const json event = item.ToJson();
-      if (event.value("reason", "") == "SyncRefused" && event["involvedObject"].value("kind", "") == "Service" &&
-          event["involvedObject"].value("name", "") == "mitm") {
-        return event.value("message", "").starts_with("spec.externalIPs: ");
-      }
-    }
-    return false;
-  }));
+  ASSERT_TRUE(Eventually([&] { return HasRefusalEvent(*virtual_, "Service", "mitm", "spec.externalIPs"); }));
   ASSERT_TRUE(syncer_->AwaitIdle(10s));
   EXPECT_FALSE(HostService("mitm").has_value());
+}
+
+// A service without a selector reaches what the tenant's Endpoints of its
+// name say: copied to the host pointing at the host pods with those IPs;
+// an address that is none of the virtual cluster's pods is refused.
+TEST_F(SyncerServicesTest, TheEndpointsOfAServiceWithoutASelectorLeadToTheTenantsOwnPodsOnly) {
+  RunningPod("db");
+  ASSERT_TRUE(Eventually([&] { return !tsync::StringField(*VirtualPod("db"), "status", "podIP").empty(); }));
+  const std::string pod_ip = tsync::StringField(*VirtualPod("db"), "status", "podIP");
+  json service = Service("db");
+  service["spec"].erase("selector");
+  ASSERT_TRUE(virtual_->Create(kube::kServices, "default", service).ok());
+  auto endpoints_with = [](const json& addresses) {
+    return json{{"apiVersion", "v1"},
+                {"kind", "Endpoints"},
+                {"metadata", {{"name", "db"}, {"namespace", "default"}}},
+                {"subsets", {{{"addresses", addresses}, {"ports", {{{"name", "http"}, {"port", 8080}}}}}}}};
+  };
+  ASSERT_TRUE(virtual_->Create(kube::kEndpoints, "default", endpoints_with({{{"ip", pod_ip}}})).ok());
+  auto host_endpoints = [&]() -> std::optional<json> {
+    auto got = host_->Get(kube::kEndpoints, HostNamespace(), HostName("db"));
+    return got.ok() ? std::optional<json>(*std::move(got)) : std::nullopt;
+  };
+  ASSERT_TRUE(Eventually([&] { return Synced("db") && host_endpoints().has_value(); }))
+      << "host: " << host_endpoints().value_or(json()).dump();
+  EXPECT_FALSE(HostService("db").value()["spec"].contains("selector"));
+  const json address = (*host_endpoints())["subsets"][0]["addresses"][0];
+  EXPECT_EQ(address["ip"], pod_ip);
+  EXPECT_EQ(address["targetRef"], json({{"kind", "Pod"}, {"namespace", HostNamespace()}, {"name", HostName("db")}}));
+  EXPECT_EQ((*host_endpoints())["subsets"][0]["ports"][0]["port"], 8080);
+
+  // Pointed at the API server's address: refused, and the copy goes.
+  json stolen = *virtual_->Get(kube::kEndpoints, "default", "db");
+  stolen["subsets"][0]["addresses"].push_back({{"ip", "10.96.0.1"}});
+  ASSERT_TRUE(virtual_->Update(kube::kEndpoints, "default", stolen).ok());
+  ASSERT_TRUE(Eventually([&] {
+    return HasRefusalEvent(*virtual_, "Endpoints", "db", "subsets[0].addresses[1].ip") && !host_endpoints();
+  }));
+
+  // Back to its own pod, then the service goes and its endpoints' copy with it.
+  json own = *virtual_->Get(kube::kEndpoints, "default", "db");
+  own["subsets"] = endpoints_with({{{"ip", pod_ip}}})["subsets"];
+  ASSERT_TRUE(virtual_->Update(kube::kEndpoints, "default", own).ok());
+  ASSERT_TRUE(Eventually([&] { return host_endpoints().has_value(); }));
+  ASSERT_TRUE(virtual_->Delete(kube::kServices, "default", "db").ok());
+  ASSERT_TRUE(Eventually([&] { return !host_endpoints() && !HostService("db"); }));
 }
 
 // kill -9 between deleting the virtual service and creating it again with
