@@ -390,11 +390,22 @@ Status SeptadApp::Impl::StartControlPlanes() {
     return Status(st.code(), "vcluster_addr " + config.vcluster_addr + ": " + st.message());
   spdlog::info("virtual control planes serving {}", control_planes->endpoint("<tenant>", "<vcluster>"));
   if (vault_pki) {
-    vault_planes = std::make_unique<vault::VaultControlPlanes>(
-        *control_planes, *vault_pki, vault_workloads.get(),
-        [planes = control_planes.get()](const std::string&, const std::string&) -> Result<std::string> {
+    vault::WorkloadVaultSetup workloads{
+        .access = vault_workloads.get(),
+        .serving_ca = [planes = control_planes.get()](const std::string&, const std::string&) -> Result<std::string> {
           return planes->listener_ca_certificate();
-        });
+        },
+        .secrets_operator = std::nullopt};
+    if (vault_workloads && config.vault_secrets_operator) {
+      auto ca = config.vault_ca_file.empty() ? Result<std::string>("") : base::ReadFile(config.vault_ca_file);
+      if (!ca.ok()) return InvalidField("vault_ca_file", "cannot be read: " + ca.status().message());
+      workloads.secrets_operator = vault::VaultSecretsOperatorOptions{
+          .vault_address =
+              config.vault_secrets_operator_address.empty() ? config.vault_addr : config.vault_secrets_operator_address,
+          .vault_ca_pem = *ca,
+          .operator_namespace = config.vault_secrets_operator_namespace};
+    }
+    vault_planes = std::make_unique<vault::VaultControlPlanes>(*control_planes, *vault_pki, std::move(workloads));
   }
   // Other replicas' writes (migrations/0010_virtual_objects_notify.sql) refresh the copies loaded here.
   virtual_object_changes = std::make_unique<store::NotificationListener>(

@@ -7,6 +7,8 @@
 #include <charconv>
 #include <functional>
 
+#include "common/text.h"
+
 namespace septa::config {
 
 namespace {
@@ -299,6 +301,24 @@ const std::vector<KeyDef>& Defs() {
        StringKey(&Config::vault_workload_policy)},
       {{"vault_workload_token_ttl", "vault_workload_access: the lifetime of a workload's Vault token"},
        MillisKey(&Config::vault_workload_token_ttl)},
+      {{"vault_secrets_operator",
+        "vault_workload_access, true or false: keep the Vault Secrets Operator's default VaultConnection and "
+        "VaultAuth in each virtual cluster"},
+       [](Config& c, const std::string& v, const std::string& where) {
+         SEPTA_RETURN_IF_ERROR(OneOf(v, where, {"true", "false"}));
+         c.vault_secrets_operator = v == "true";
+         return Status::Ok();
+       }},
+      {{"vault_secrets_operator_address",
+        "vault_secrets_operator: the Vault's address as the virtual clusters' pods reach it; empty: vault_addr"},
+       StringKey(&Config::vault_secrets_operator_address)},
+      {{"vault_secrets_operator_namespace",
+        "vault_secrets_operator: the namespace the operator runs in, where its defaults live"},
+       [](Config& c, const std::string& v, const std::string& where) {
+         if (!IsDns1123Label(v)) return Bad(where, "\"" + v + "\" is not a namespace name (a DNS-1123 label)");
+         c.vault_secrets_operator_namespace = v;
+         return Status::Ok();
+       }},
   };
   return defs;
 }
@@ -357,6 +377,9 @@ Status CheckVault(const Config& config) {
   }
   if (config.vault_workload_access && config.vault_workload_token_ttl < std::chrono::seconds(1)) {
     return InvalidField("vault_workload_token_ttl", "must be at least 1s");
+  }
+  if (config.vault_secrets_operator && !config.vault_workload_access) {
+    return InvalidField("vault_secrets_operator", "needs vault_workload_access: the operator logs in as a workload");
   }
   return Status::Ok();
 }

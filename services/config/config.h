@@ -121,6 +121,12 @@ struct Config {
   bool vault_workload_access = true;
   std::string vault_workload_policy;
   std::chrono::milliseconds vault_workload_token_ttl{3'600'000};
+  // The Vault Secrets Operator's default VaultConnection and VaultAuth in
+  // each virtual cluster (services/vault/vault_secrets_operator.h), with the
+  // Vault's address as its pods reach it (empty: vault_addr).
+  bool vault_secrets_operator = false;
+  std::string vault_secrets_operator_address;
+  std::string vault_secrets_operator_namespace = "vault-secrets-operator-system";
 };
 
 // One configuration key as it appears in YAML; flags and environment

@@ -1,5 +1,7 @@
 #include "services/vault/vault_control_planes.h"
 
+#include "services/kube/config.h"
+
 namespace septa::vault {
 namespace {
 
@@ -13,18 +15,34 @@ Result<core::ControlPlaneState> VaultControlPlanes::Ensure(const std::string& te
   auto ca = pki_.EnsureVirtualClusterPki(tenant, vcluster, std::nullopt);
   if (!ca.ok()) return InStep(ca.status(), "the virtual cluster's Vault PKI");
   auto state = inner_.Ensure(tenant, vcluster);
-  if (!state.ok() || workloads_ == nullptr || !state->serving) return state;
-  auto serving_ca = serving_ca_ ? serving_ca_(tenant, vcluster) : Result<std::string>(std::string());
+  if (!state.ok() || workloads_.access == nullptr || !state->serving) return state;
+  auto serving_ca = workloads_.serving_ca ? workloads_.serving_ca(tenant, vcluster) : Result<std::string>("");
   if (!serving_ca.ok()) return InStep(serving_ca.status(), "the virtual cluster's serving CA");
   SEPTA_RETURN_IF_ERROR(
-      InStep(workloads_->Ensure(tenant, vcluster, state->endpoint, *serving_ca), "the workloads' Vault access"));
+      InStep(workloads_.access->Ensure(tenant, vcluster, state->endpoint, *serving_ca), "the workloads' Vault access"));
+  if (workloads_.secrets_operator) {
+    SEPTA_RETURN_IF_ERROR(InStep(EnsureOperatorObjects(tenant, vcluster), "the Vault Secrets Operator's objects"));
+  }
   return state;
+}
+
+Status VaultControlPlanes::EnsureOperatorObjects(const std::string& tenant, const std::string& vcluster) {
+  auto kubeconfig = inner_.SyncerKubeconfig(tenant, vcluster);
+  SEPTA_RETURN_IF_ERROR(kubeconfig);
+  auto config = kube::ParseKubeconfig(*kubeconfig);
+  SEPTA_RETURN_IF_ERROR(config);
+  kube::ClientOptions options;
+  options.max_retries = 1;  // the provisioner retries the whole step with backoff
+  auto client = kube::Client::Create(*std::move(config), options);
+  SEPTA_RETURN_IF_ERROR(client);
+  return EnsureKeptObjects(**client, VaultSecretsOperatorObjects(*workloads_.secrets_operator, tenant, vcluster,
+                                                                 workloads_.access->options().role));
 }
 
 Status VaultControlPlanes::Remove(const std::string& tenant, const std::string& vcluster) {
   SEPTA_RETURN_IF_ERROR(inner_.Remove(tenant, vcluster));
-  if (workloads_ != nullptr) {
-    SEPTA_RETURN_IF_ERROR(InStep(workloads_->Remove(tenant, vcluster), "the workloads' Vault access"));
+  if (workloads_.access != nullptr) {
+    SEPTA_RETURN_IF_ERROR(InStep(workloads_.access->Remove(tenant, vcluster), "the workloads' Vault access"));
   }
   return InStep(pki_.RemoveVirtualClusterPki(tenant, vcluster), "the virtual cluster's Vault PKI");
 }

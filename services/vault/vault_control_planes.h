@@ -5,17 +5,22 @@
 // plane, so the control plane finds its intermediate from its first load;
 // then, when workload access is on and the control plane serves, the
 // virtual cluster's Kubernetes auth method for its workloads
-// (VaultWorkloadAccess), which needs the endpoint and its serving CA. The
-// provisioner calls Ensure at every reconcile of the virtual cluster, so a
-// failed step (Vault sealed, a crash) is finished by the next one. Remove
-// removes the control plane, then the workload access, then the PKI. List
-// and SyncerKubeconfig are the inner port's.
+// (VaultWorkloadAccess), which needs the endpoint and its serving CA, and,
+// when configured, the Vault Secrets Operator's objects in the virtual
+// cluster (vault_secrets_operator.h), written through the syncer's access
+// to its API. The provisioner calls Ensure at every reconcile of the
+// virtual cluster, so a failed step (Vault sealed, a crash) is finished by
+// the next one. Remove removes the control plane (and with it the objects
+// in it), then the workload access, then the PKI. List and
+// SyncerKubeconfig are the inner port's.
 #pragma once
 
 #include <functional>
+#include <optional>
 
 #include "services/core/control_plane.h"
 #include "services/vault/vault_pki.h"
+#include "services/vault/vault_secrets_operator.h"
 #include "services/vault/vault_workload_access.h"
 
 namespace septa::vault {
@@ -23,12 +28,18 @@ namespace septa::vault {
 // The CA certificate (PEM) the virtual cluster's endpoint serves with.
 using ServingCa = std::function<Result<std::string>(const std::string& tenant, const std::string& vcluster)>;
 
+// The workloads' side of the step.
+struct WorkloadVaultSetup {
+  VaultWorkloadAccess* access = nullptr;  // null: no workload access is configured
+  ServingCa serving_ca;
+  // The operator's objects in each virtual cluster (with `access` only).
+  std::optional<VaultSecretsOperatorOptions> secrets_operator;
+};
+
 class VaultControlPlanes final : public core::ControlPlanes {
  public:
-  // `workloads` null: no workload access is configured.
-  VaultControlPlanes(core::ControlPlanes& inner, VaultPki& pki, VaultWorkloadAccess* workloads = nullptr,
-                     ServingCa serving_ca = {})
-      : inner_(inner), pki_(pki), workloads_(workloads), serving_ca_(std::move(serving_ca)) {}
+  VaultControlPlanes(core::ControlPlanes& inner, VaultPki& pki, WorkloadVaultSetup workloads = {})
+      : inner_(inner), pki_(pki), workloads_(std::move(workloads)) {}
 
   Result<core::ControlPlaneState> Ensure(const std::string& tenant, const std::string& vcluster) override;
   Status Remove(const std::string& tenant, const std::string& vcluster) override;
@@ -39,9 +50,10 @@ class VaultControlPlanes final : public core::ControlPlanes {
 
  private:
   core::ControlPlanes& inner_;
+  Status EnsureOperatorObjects(const std::string& tenant, const std::string& vcluster);
+
   VaultPki& pki_;
-  VaultWorkloadAccess* workloads_;
-  ServingCa serving_ca_;
+  WorkloadVaultSetup workloads_;
 };
 
 }  // namespace septa::vault

@@ -12,7 +12,8 @@
 # token from `kubectl create token` in acme/train logs in at train's
 # Kubernetes auth method and reads secret/data/tenants/acme/*, not globex's;
 # the same token at acme/dev's method is refused; deleting acme/dev removes
-# its auth method and policy.
+# its auth method and policy. The Vault Secrets Operator's default
+# VaultConnection and VaultAuth are in acme/train (kubectl get).
 set -euo pipefail
 septad=$1
 kubectl=$2
@@ -43,7 +44,7 @@ vault_addr=http://127.0.0.1:$vault_port
   >"$dir/vaultsim.log" 2>&1 &
 vault_pid=$!
 wait_for "septa-vaultsim serving" 10 grep -q "serving" "$dir/vaultsim.log"
-start --issuer vault --vault-addr "$vault_addr" --vault-token-file "$dir/vault-token"
+start --issuer vault --vault-addr "$vault_addr" --vault-token-file "$dir/vault-token" --vault-secrets-operator true
 token=$(cat "$dir/data/admin.token")
 
 [[ $(api POST /v1/tenants '{"name":"acme","trust_tier":"shared"}') == 201 ]] || fail "create tenant"
@@ -106,6 +107,12 @@ workload_token=$(vault_json 'r["auth"]["client_token"]')
 [[ $(vault GET secret/data/tenants/globex/db "" "$workload_token") == 403 ]] ||
   fail "acme's workload read globex's secret: $(cat "$dir/vault-reply")"
 [[ $(login dev) == 403 ]] || fail "acme/train's token logged in at acme/dev: $(cat "$dir/vault-reply")"
+# The Vault Secrets Operator's defaults in the virtual cluster, read with kubectl.
+vso() { kc "$issued" get "$1" default -n vault-secrets-operator-system -o "jsonpath=$2"; }
+[[ $(vso vaultconnections.secrets.hashicorp.com '{.spec.address}') == "$vault_addr" ]] ||
+  fail "no VaultConnection default at $vault_addr in acme/train"
+[[ $(vso vaultauths.secrets.hashicorp.com '{.spec.mount} {.spec.kubernetes.role}') == \
+  "septa-acme-x-train-kubernetes workloads" ]] || fail "VaultAuth default: $(vso vaultauths.secrets.hashicorp.com '{}')"
 
 issue train '{"ttl":"48h","role":"view"}'
 a2=$issued

@@ -75,6 +75,8 @@ TEST(Config, VaultIssuer) {
   EXPECT_FALSE(c->vault_workload_access);
   EXPECT_EQ(c->vault_workload_token_ttl, std::chrono::minutes(15));
   EXPECT_EQ(c->vault_workload_policy, "path \"kv/data/{tenant}/*\" { capabilities = [\"read\"] }\n");
+  EXPECT_FALSE(c->vault_secrets_operator);
+  EXPECT_EQ(c->vault_secrets_operator_namespace, "vault-secrets-operator-system");
 }
 
 TEST(Config, LaterSourcesWin) {
@@ -173,6 +175,16 @@ TEST(Config, ErrorsNameTheKeyAndSource) {
       {{"", "", {}, {{"vault_workload_access", "yes"}}},
        "vault_workload_access (--vault-workload-access)",
        "not one of"},
+      {{"issuer: vault\nvault_addr: http://v\nvault_token_file: /t\nvault_workload_access: false\n"
+        "vault_secrets_operator: true\n",
+        "f.yaml",
+        {},
+        {}},
+       "vault_secrets_operator",
+       "needs vault_workload_access"},
+      {{"", "", {}, {{"vault_secrets_operator_namespace", "VSO_System"}}},
+       "vault_secrets_operator_namespace (--vault-secrets-operator-namespace)",
+       "not a namespace name"},
   };
   for (const auto& bad : cases) {
     auto c = Load(bad.sources, "/h");

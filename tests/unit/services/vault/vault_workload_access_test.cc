@@ -40,10 +40,7 @@ class VaultWorkloadAccessTest : public testing::VaultSimTest {
     root_ = MakeClient(TokenOptions(Write("root-token", kRootToken)));
     pki_ = std::make_unique<VaultPki>(*root_, VaultPkiOptions{});
     workloads_ = std::make_unique<VaultWorkloadAccess>(*root_, VaultWorkloadAccessOptions{});
-    vault_planes_ = std::make_unique<VaultControlPlanes>(
-        *planes_, *pki_, workloads_.get(), [this](const std::string&, const std::string&) -> Result<std::string> {
-          return planes_->listener_ca_certificate();
-        });
+    vault_planes_ = std::make_unique<VaultControlPlanes>(*planes_, *pki_, Setup());
     ASSERT_TRUE(root_->EnableSecretsEngine("secret", "kv-v2").ok());
     for (const std::string tenant : {"acme", "globex"}) {
       auto written =
@@ -55,6 +52,14 @@ class VaultWorkloadAccessTest : public testing::VaultSimTest {
     vault_planes_.reset();
     planes_.reset();
     VaultSimTest::TearDown();
+  }
+
+  WorkloadVaultSetup Setup(std::optional<VaultSecretsOperatorOptions> secrets_operator = std::nullopt) {
+    return WorkloadVaultSetup{.access = workloads_.get(),
+                              .serving_ca = [this](const std::string&, const std::string&) -> Result<std::string> {
+                                return planes_->listener_ca_certificate();
+                              },
+                              .secrets_operator = std::move(secrets_operator)};
   }
 
   void EnsureCluster(const std::string& vcluster) {
@@ -247,6 +252,44 @@ TEST_F(VaultWorkloadAccessTest, RemovingTheClusterLogsItsWorkloadsOutAndKeepsThe
   EXPECT_TRUE(vault_planes_->Remove("acme", "train").ok()) << "already gone";
   EXPECT_TRUE(HasAuthMethod(VirtualClusterAuthMount("acme", "dev")));
   EXPECT_TRUE(Password(*developer, "acme").ok());
+}
+
+// With the operator configured, each virtual cluster holds its default
+// VaultConnection and VaultAuth (and their definitions), kept as Septa
+// wants them: a second pass writes nothing, a tenant's edit is undone.
+TEST_F(VaultWorkloadAccessTest, TheVaultSecretsOperatorsDefaultsAreKeptInTheVirtualCluster) {
+  const std::string ca = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+  vault_planes_ = std::make_unique<VaultControlPlanes>(
+      *planes_, *pki_,
+      Setup(VaultSecretsOperatorOptions{.vault_address = "https://vault.example:8200", .vault_ca_pem = ca}));
+  EnsureCluster("train");
+  auto admin = Admin("train");
+  const std::string ns = "vault-secrets-operator-system";
+  const kube::Resource connections{"secrets.hashicorp.com", "v1beta1", "vaultconnections", true};
+  const kube::Resource auths{"secrets.hashicorp.com", "v1beta1", "vaultauths", true};
+  auto connection = admin->Get(connections, ns, "default");
+  ASSERT_TRUE(connection.ok()) << connection.status().ToString();
+  EXPECT_EQ((*connection)["spec"]["address"], "https://vault.example:8200");
+  EXPECT_EQ((*connection)["spec"]["caCertSecretRef"], "vault-ca");
+  auto secret = admin->Get(kube::kSecrets, ns, "vault-ca");
+  ASSERT_TRUE(secret.ok()) << secret.status().ToString();
+  EXPECT_EQ(*base::Base64Decode((*secret)["data"].value("ca.crt", "")), ca);
+  auto auth = admin->Get(auths, ns, "default");
+  ASSERT_TRUE(auth.ok()) << auth.status().ToString();
+  EXPECT_EQ((*auth)["spec"]["method"], "kubernetes");
+  EXPECT_EQ((*auth)["spec"]["mount"], "septa-acme-x-train-kubernetes");
+  EXPECT_EQ((*auth)["spec"]["kubernetes"], json({{"role", "workloads"}, {"serviceAccount", "default"}}));
+  EXPECT_EQ((*auth)["spec"]["allowedNamespaces"], json::array({"*"}));
+
+  const std::string version = (*auth)["metadata"]["resourceVersion"];
+  EnsureCluster("train");
+  EXPECT_EQ((*admin->Get(auths, ns, "default"))["metadata"]["resourceVersion"], version) << "nothing written";
+
+  json edited = *admin->Get(auths, ns, "default");
+  edited["spec"]["mount"] = "kubernetes";
+  ASSERT_TRUE(admin->Update(auths, ns, edited).ok());
+  EnsureCluster("train");
+  EXPECT_EQ((*admin->Get(auths, ns, "default"))["spec"]["mount"], "septa-acme-x-train-kubernetes");
 }
 
 TEST(WorkloadPolicyTest, PlaceholdersAreReplacedAndUnknownOnesRefusedNamingTheField) {
