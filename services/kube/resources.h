@@ -27,6 +27,8 @@ inline const Resource kTokenReviews{"authentication.k8s.io", "v1", "tokenreviews
 
 // KAI scheduler (GPU-FACTS.md): its queue tree is cluster-scoped.
 inline const Resource kKaiQueues{"scheduling.run.ai", "v2", "queues", false};
+// Its gangs, one per group of pods scheduled together.
+inline const Resource kKaiPodGroups{"scheduling.run.ai", "v2alpha2", "podgroups", true};
 
 // Kueue: flavors and cluster queues are cluster-scoped, local queues live in a namespace.
 inline const Resource kResourceFlavors{"kueue.x-k8s.io", "v1beta2", "resourceflavors", false};

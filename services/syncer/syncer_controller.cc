@@ -94,7 +94,8 @@ SyncerController::SyncerController(SyncerOptions options, core::Store& store, ku
           [this](const tsync::VirtualClusterView& view) { return HostPodIps(view); }),
       events_(host, [this](const std::string& key) { controller_.Enqueue(key); }),
       tokens_(
-          host, [this]() -> const kube::Informer& { return copies_.host_secrets(); }, clock) {
+          host, [this]() -> const kube::Informer& { return copies_.host_secrets(); }, clock),
+      pod_groups_(host) {
   sync_latency_ =
       &prometheus::BuildHistogram()
            .Name("septa_syncer_pod_sync_latency_seconds")
@@ -169,6 +170,8 @@ void SyncerController::OnHostPod(const json& host_pod, bool deleted) {
   if (ref) controller_.Enqueue(PodKey(tenant, vcluster, ref->ns, ref->name));
   if (!deleted) return;
   if (ref) controller_.Enqueue(TokenKey(tenant, vcluster, ref->ns, ref->uid));  // its token secret may go now
+  if (!tsync::HostGangOf(host_pod).empty())
+    controller_.Enqueue(PodGroupsKey(tenant, vcluster));  // its gang may be over
   // What it held of the reservation is free: the refused pods may fit now.
   if (auto cluster = watches_.Find(tenant, vcluster)) {
     {
@@ -220,6 +223,10 @@ Outcome SyncerController::Reconcile(const std::string& key) {
                    : Outcome::Done();  // not READY, or another replica's
   }
   if (parts.size() == 5) return ReconcileObject(parts);
+  if (parts.size() == 3 && parts[2] == kPodGroupsKeyPart) {
+    std::shared_ptr<WatchedCluster> cluster = watches_.Find(parts[0], parts[1]);
+    return cluster ? CollectPodGroups(*cluster) : Outcome::Done();  // not READY, or another replica's
+  }
   if (parts.size() == 3 && parts[2] == "nodes") {
     std::shared_ptr<WatchedCluster> cluster = watches_.Find(parts[0], parts[1]);
     return cluster ? SyncVirtualNodes(*cluster, store_) : Outcome::Done();  // not READY, or another replica's
@@ -279,6 +286,10 @@ Outcome SyncerController::ReconcileCluster(const std::string& tenant, const std:
   for (const std::string& key : events_.EventKeys(host_namespace, tenant, vcluster)) controller_.Enqueue(key);
   for (const std::string& key : tokens_.TokenKeys(host_namespace, tenant, vcluster)) controller_.Enqueue(key);
   controller_.Enqueue(NodesKey(tenant, vcluster));  // the reservation, and so the capacity shown, may have changed
+  // A gang whose last pod went while no syncer ran has a PodGroup left.
+  if (options_.settings.scheduler == tenancy::host::Scheduler::kKai && !options_.settings.bind_node_name) {
+    controller_.Enqueue(PodGroupsKey(tenant, vcluster));
+  }
   return Outcome::Done();
 }
 
@@ -426,6 +437,12 @@ Outcome SyncerController::CreateHostPod(WatchedCluster& cluster, const std::stri
     return Failed(copied);
   }
   if (auto token = tokens_.Ensure(cluster, virtual_pod); !token.ok()) return Failed(token.status());
+  if (options_.settings.scheduler == tenancy::host::Scheduler::kKai) {
+    if (const auto gang = tsync::GangOf(options_.settings, virtual_pod); std::holds_alternative<tsync::Gang>(gang)) {
+      const std::string ns = tsync::MetadataField(virtual_pod, "namespace");
+      if (Status group = pod_groups_.Ensure(view, ns, std::get<tsync::Gang>(gang)); !group.ok()) return Failed(group);
+    }
+  }
   auto created = host_.Create(kube::kPods, view.host_namespace, host_pod.object);
   if (!created.ok()) {
     // AlreadyExists: created by an earlier pass the cache had not shown yet.
@@ -438,6 +455,25 @@ Outcome SyncerController::CreateHostPod(WatchedCluster& cluster, const std::stri
     sync_latency_->Observe(std::max(0.0, std::chrono::duration<double>(clock_.Now() - *created_at).count()));
   }
   return Outcome::Done();
+}
+
+// The gangs in use are those a virtual pod names (its host pod may not be
+// created yet) and those of the host pods (a deleted virtual pod's host pod
+// may still run); the placement lock orders this with CreateHostPod.
+Outcome SyncerController::CollectPodGroups(WatchedCluster& cluster) {
+  const tsync::VirtualClusterView view = cluster.synced().view;
+  std::lock_guard placement(cluster.placement_mu());
+  std::set<std::string> in_use;
+  for (const json& pod : cluster.pods().List()) {
+    if (const auto gang = tsync::GangOf(options_.settings, pod); std::holds_alternative<tsync::Gang>(gang)) {
+      in_use.insert(
+          tsync::HostGangName(std::get<tsync::Gang>(gang).name, tsync::MetadataField(pod, "namespace"), view.vcluster));
+    }
+  }
+  for (const json& pod : HostPodsOf(view.host_namespace, view.tenant, view.vcluster)) {
+    if (std::string gang = tsync::HostGangOf(pod); !gang.empty()) in_use.insert(std::move(gang));
+  }
+  return Outcome::Of(pod_groups_.Collect(view, in_use));
 }
 
 Outcome SyncerController::Refuse(WatchedCluster& cluster, const std::string& key, const json& virtual_pod,

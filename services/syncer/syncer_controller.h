@@ -40,6 +40,7 @@
 #include "services/reconcile/controller.h"
 #include "services/syncer/event_copier.h"
 #include "services/syncer/object_copier.h"
+#include "services/syncer/pod_groups.h"
 #include "services/syncer/service_syncer.h"
 #include "services/syncer/token_secrets.h"
 #include "services/syncer/virtual_cluster_watches.h"
@@ -99,10 +100,12 @@ class SyncerController final : public reconcile::Reconciler {
                             const tenancy::sync::Refusal& refusal);
   reconcile::Outcome SyncUp(WatchedCluster& cluster, const nlohmann::json& virtual_pod, const nlohmann::json& host_pod);
   reconcile::Outcome DeleteVirtualPod(WatchedCluster& cluster, const nlohmann::json& virtual_pod);
-  // The host pods of a virtual cluster in the host informer's cache: those
-  // of its host namespace (not a scan of every synced pod) that carry its labels.
+  // Deletes the PodGroups of the virtual cluster's gangs that no virtual or host pod names any more.
+  reconcile::Outcome CollectPodGroups(WatchedCluster& cluster);
   // The pod IPs of the virtual cluster's host pods, with their names (ServiceSyncer's endpoints).
   std::map<std::string, std::string> HostPodIps(const tenancy::sync::VirtualClusterView& view) const;
+  // The host pods of a virtual cluster in the host informer's cache: those
+  // of its host namespace (not a scan of every synced pod) that carry its labels.
   std::vector<nlohmann::json> HostPodsOf(const std::string& host_namespace, const std::string& tenant,
                                          const std::string& vcluster) const;
   void OnHostPod(const nlohmann::json& host_pod, bool deleted);
@@ -119,6 +122,7 @@ class SyncerController final : public reconcile::Reconciler {
   ServiceSyncer services_;
   EventCopier events_;
   TokenSecrets tokens_;
+  PodGroups pod_groups_;
   std::jthread resyncs_;
 };
 

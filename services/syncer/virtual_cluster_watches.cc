@@ -35,6 +35,10 @@ std::string NodesKey(const std::string& tenant, const std::string& vcluster) {
   return tenant + "/" + vcluster + "/nodes";
 }
 
+std::string PodGroupsKey(const std::string& tenant, const std::string& vcluster) {
+  return tenant + "/" + vcluster + "/" + std::string(kPodGroupsKeyPart);
+}
+
 std::string ObjectKey(const std::string& tenant, const std::string& vcluster, const kube::Resource& resource,
                       const std::string& ns, const std::string& name) {
   return tenant + "/" + vcluster + "/" + resource.resource + "/" + ns + "/" + name;

@@ -40,6 +40,12 @@ std::string PodKey(const std::string& tenant, const std::string& vcluster, const
 // goes from one.
 std::string NodesKey(const std::string& tenant, const std::string& vcluster);
 
+// The key of a virtual cluster's gangs' PodGroups:
+// "<tenant>/<vcluster>/podgroups" (SyncerController::CollectPodGroups),
+// enqueued when a gang member's host pod goes and at every resync.
+inline constexpr std::string_view kPodGroupsKeyPart = "podgroups";
+std::string PodGroupsKey(const std::string& tenant, const std::string& vcluster);
+
 // The key of a virtual config map, secret or service:
 // "<tenant>/<vcluster>/<configmaps|secrets|services>/<namespace>/<name>".
 std::string ObjectKey(const std::string& tenant, const std::string& vcluster, const kube::Resource& resource,

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "tenancy/sync/bookkeeping.h"
+#include "tenancy/sync/gangs.h"
 #include "tenancy/sync/pod_references.h"
 
 namespace septa::tenancy::sync {
@@ -183,7 +184,8 @@ std::optional<Refusal> CheckHostKeys(const json& pod, std::string_view runtime_c
     const json keys = meta.value(section, json::object());
     for (const auto& [key, value] : keys.items()) {
       const bool input = std::string(section) == "annotations" &&
-                         (key == kMigProfileAnnotation || key == kGpuFractionAnnotation || key == kGpuMemoryAnnotation);
+                         (key == kMigProfileAnnotation || key == kGpuFractionAnnotation ||
+                          key == kGpuMemoryAnnotation || key == kGangAnnotation || key == kGangSizeAnnotation);
       if (!input && IsHostKey(key)) {
         return Refusal{"metadata." + std::string(section) + "[" + key + "]", "the key is reserved for the host"};
       }

@@ -9,6 +9,7 @@
 
 #include "tenancy/host/names.h"
 #include "tenancy/sync/bookkeeping.h"
+#include "tenancy/sync/gangs.h"
 #include "tenancy/sync/gpu_request.h"
 #include "tenancy/sync/placement.h"
 #include "tenancy/sync/pod_policy.h"
@@ -204,6 +205,8 @@ std::variant<HostPod, Refusal> Translate(const SyncSettings& settings, const Vir
   if (!virtual_pod.contains("spec") || !virtual_pod["spec"].is_object()) return Refusal{"spec", "missing"};
   if (auto refusal = CheckHostKeys(virtual_pod, vcluster.tier.runtime_class)) return *refusal;
   if (auto refusal = CheckPodSecurity(virtual_pod, vcluster.psa_level)) return *refusal;
+  const auto gang = GangOf(settings, virtual_pod);
+  if (auto* refusal = std::get_if<Refusal>(&gang)) return *refusal;
   auto ask = ReadGpuAsk(virtual_pod, vcluster, settings);
   if (auto* refusal = std::get_if<Refusal>(&ask)) return *refusal;
   const GpuAsk& gpus = std::get<GpuAsk>(ask);
@@ -229,6 +232,7 @@ std::variant<HostPod, Refusal> Translate(const SyncSettings& settings, const Vir
   PointAtVirtualApi(spec, settings);
   RewriteDns(spec, settings, ns);
   ApplyTierPatches(pod, settings, vcluster, gpus, assignment);
+  if (auto* member = std::get_if<Gang>(&gang)) PatchGang(pod, settings, vcluster, ns, *member);
   if (!assignment.node.empty())
     pod["metadata"]["annotations"][std::string(kAssignmentAnnotation)] = AssignmentText(assignment);
   return HostPod{std::move(pod), assignment};

@@ -132,9 +132,7 @@ void PatchScheduler(json& pod, const SyncSettings& settings, const VirtualCluste
       // The provisioner names the virtual cluster's leaf queue after its host namespace.
       pod["spec"]["schedulerName"] = kKaiScheduler;
       labels[kKaiQueueLabel] = vcluster.host_namespace;
-      // Gangs: when the syncer creates PodGroups itself (SYNCER-FACTS: KAI
-      // groups by ownerReferences[0]) it sets `pod-group-name` and
-      // `kai.scheduler/skip-podgrouper: "true"` here. Not yet: one pod, one group.
+      // A gang's pods are marked by PatchGang (gangs.h); others KAI groups alone.
       break;
     case host::Scheduler::kKueue:
       labels[kKueueQueueLabel] = std::string(host::kLocalQueueName);

@@ -10,7 +10,8 @@
 # event recorded on the host about its pod shows in `kubectl get events`;
 # `kubectl expose` puts its service on the host with the host's address; a
 # service without a selector and its Endpoints (`kubectl apply`) lead to the
-# host pod, and an address that is not one of the tenant's pods is refused.
+# host pod, and an address that is not one of the tenant's pods is refused;
+# a gang's pods get their KAI PodGroup, which goes with the last of them.
 # Then an isolated tenant's `nvidia.com/gpu: 1` pod runs on an H100 of its
 # reservation as nvidia.com/mig-3g.40gb: 1 with runtimeClassName nvidia,
 # tolerating the sample inventory's dedicated=gpu:NoSchedule taint there;
@@ -164,6 +165,25 @@ endpoints_refused() {
 }
 wait_for "endpoints at another's address refused with an event, the host copy gone" 10 endpoints_refused
 v delete service db >/dev/null || fail "kubectl delete service db"
+
+# A gang: two workers annotated as gang allreduce of 2 have a KAI PodGroup
+# on the host (minMember 2), name it, and it goes with the last of them.
+for worker in worker-0 worker-1; do
+  v run "$worker" --image busybox --restart Never --annotations septa.dev/gang=allreduce \
+    --annotations septa.dev/gang-size=2 --overrides \
+    '{"spec":{"containers":[{"name":"main","image":"busybox","resources":{"requests":{"cpu":"50m","memory":"32Mi"},"limits":{"cpu":"50m","memory":"32Mi"}}}]}}' \
+    >/dev/null || fail "kubectl run $worker"
+done
+group=allreduce-x-default-x-train
+gang_on_host() {
+  [[ $(k get podgroups.scheduling.run.ai "$group" -n "$ns" -o 'jsonpath={.spec.minMember}' 2>/dev/null) == 2 &&
+    $(k get pod worker-1-x-default-x-train -n "$ns" -o 'jsonpath={.metadata.annotations.pod-group-name}' \
+      2>/dev/null) == "$group" ]]
+}
+wait_for "the gang's PodGroup on the host, its members naming it" 10 gang_on_host
+v delete pod worker-0 worker-1 --wait=false >/dev/null || fail "kubectl delete the workers"
+gang_gone() { ! k get podgroups.scheduling.run.ai "$group" -n "$ns" -o name >/dev/null 2>&1; }
+wait_for "the gang's PodGroup deleted with its last member" 15 gang_gone
 
 # Virtual delete -> host delete, the config map's copy with it.
 v delete pod web --wait=false >/dev/null || fail "kubectl delete the virtual pod"
