@@ -292,6 +292,40 @@ TEST_F(VaultWorkloadAccessTest, TheVaultSecretsOperatorsDefaultsAreKeptInTheVirt
   EXPECT_EQ((*admin->Get(auths, ns, "default"))["spec"]["mount"], "septa-acme-x-train-kubernetes");
 }
 
+// A control plane whose clients' CA is its Vault intermediate loads it at
+// its first request after a restart: with Vault sealed then it answers 503
+// (Retry-After), never a 500, and serves once Vault is back.
+TEST_F(VaultWorkloadAccessTest, AControlPlaneLoadedWhileVaultIsSealedAnswers503UntilVaultIsBack) {
+  EnsureCluster("train");
+  vcp::SimulatedControlPlanes restarted(
+      store_, vcp::SimulatedControlPlanesOptions{.tick_interval = 0ms,
+                                                 .clock = &clock_,
+                                                 .random = &plane_random_,
+                                                 .client_ca = [this](const core::VirtualClusterKey& key) {
+                                                   return pki_->ClientCaPem(key.tenant, key.vcluster);
+                                                 }});
+  ASSERT_TRUE(restarted.Start().ok());
+  auto kubeconfig = restarted.AdminKubeconfig("acme", "train");
+  ASSERT_TRUE(kubeconfig.ok()) << kubeconfig.status().ToString();
+  kube::ClientOptions options;
+  options.max_retries = 0;
+  auto client = kube::Client::Create(*kube::ParseKubeconfig(*kubeconfig), options);
+  ASSERT_TRUE(client.ok());
+
+  vaultsim::Faults sealed;
+  sealed.sealed = true;
+  sim_.SetFaults(sealed);
+  auto refused = (*client)->List(kube::kNamespaces, "");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), Code::kUnavailable) << refused.status().ToString();
+  EXPECT_THAT(refused.status().message(), HasSubstr("cannot be loaded"));
+  EXPECT_THAT(refused.status().message(), ::testing::Not(HasSubstr(kRootToken)));
+
+  sim_.SetFaults(vaultsim::Faults{});
+  auto served = (*client)->List(kube::kNamespaces, "");
+  EXPECT_TRUE(served.ok()) << served.status().ToString();
+}
+
 TEST(WorkloadPolicyTest, PlaceholdersAreReplacedAndUnknownOnesRefusedNamingTheField) {
   auto policy = RenderWorkloadPolicy(
       "path \"secret/data/tenants/{tenant}/{vcluster}/*\" { capabilities = [\"read\"] }\n"
