@@ -98,6 +98,14 @@ Setter IntKey(int Config::*field, int min, int max) {
   };
 }
 
+Setter BoolKey(bool Config::*field) {
+  return [field](Config& c, const std::string& v, const std::string& where) {
+    SEPTA_RETURN_IF_ERROR(OneOf(v, where, {"true", "false"}));
+    c.*field = v == "true";
+    return Status::Ok();
+  };
+}
+
 Setter MillisKey(std::chrono::milliseconds Config::*field) {
   return [field](Config& c, const std::string& v, const std::string& where) { return ParseMillis(v, where, c.*field); };
 }
@@ -203,19 +211,11 @@ const std::vector<KeyDef>& Defs() {
          return Status::Ok();
        }},
       {{"provisioner", "true or false: whether this septad makes virtual clusters real on the host"},
-       [](Config& c, const std::string& v, const std::string& where) {
-         SEPTA_RETURN_IF_ERROR(OneOf(v, where, {"true", "false"}));
-         c.provisioner = v == "true";
-         return Status::Ok();
-       }},
+       BoolKey(&Config::provisioner)},
       {{"syncer",
         "true or false: whether this septad syncs the virtual clusters' pods to the host (needs the provisioner "
         "and control_plane simulated)"},
-       [](Config& c, const std::string& v, const std::string& where) {
-         SEPTA_RETURN_IF_ERROR(OneOf(v, where, {"true", "false"}));
-         c.syncer = v == "true";
-         return Status::Ok();
-       }},
+       BoolKey(&Config::syncer)},
       {{"fraction_backend", "kai or hami: how the syncer hands shared-tier GPU fractions to the host"},
        [](Config& c, const std::string& v, const std::string& where) {
          SEPTA_RETURN_IF_ERROR(OneOf(v, where, {"kai", "hami"}));
@@ -290,11 +290,7 @@ const std::vector<KeyDef>& Defs() {
       {{"vault_workload_access",
         "issuer vault, true or false: give each virtual cluster's workloads a Vault login with their own service "
         "account token (a Kubernetes auth method per virtual cluster, the Vault reaching its endpoint)"},
-       [](Config& c, const std::string& v, const std::string& where) {
-         SEPTA_RETURN_IF_ERROR(OneOf(v, where, {"true", "false"}));
-         c.vault_workload_access = v == "true";
-         return Status::Ok();
-       }},
+       BoolKey(&Config::vault_workload_access)},
       {{"vault_workload_policy",
         "vault_workload_access: the policy (HCL) of a virtual cluster's workloads, {tenant} and {vcluster} replaced; "
         "empty: read secret/data/tenants/{tenant}/*"},
@@ -304,11 +300,7 @@ const std::vector<KeyDef>& Defs() {
       {{"vault_secrets_operator",
         "vault_workload_access, true or false: keep the Vault Secrets Operator's default VaultConnection and "
         "VaultAuth in each virtual cluster"},
-       [](Config& c, const std::string& v, const std::string& where) {
-         SEPTA_RETURN_IF_ERROR(OneOf(v, where, {"true", "false"}));
-         c.vault_secrets_operator = v == "true";
-         return Status::Ok();
-       }},
+       BoolKey(&Config::vault_secrets_operator)},
       {{"vault_secrets_operator_address",
         "vault_secrets_operator: the Vault's address as the virtual clusters' pods reach it; empty: vault_addr"},
        StringKey(&Config::vault_secrets_operator_address)},
