@@ -209,4 +209,18 @@ std::vector<StatusCause> KeepAllocatedServiceValues(const json& current, json& p
   return causes;
 }
 
+std::vector<StatusCause> ReallocateOnTypeChange(const json& current, json& proposed,
+                                                const std::set<std::uint32_t>& used, RandomSource& random) {
+  const json& old_spec = current.contains("spec") && current["spec"].is_object() ? current["spec"] : json::object();
+  json& spec = SpecOf(proposed);
+  const bool was_external = StringAt(old_spec, "type") == "ExternalName";
+  const bool is_external = StringAt(spec, "type") == "ExternalName";
+  if (is_external && !was_external) {
+    for (const char* field : {"clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"}) spec.erase(field);
+    return {};
+  }
+  if (was_external && !is_external) return AllocateClusterIp(proposed, used, random);
+  return {};
+}
+
 }  // namespace septa::kubesim

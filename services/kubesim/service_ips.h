@@ -45,6 +45,14 @@ std::vector<StatusCause> AllocateClusterIp(nlohmann::json& service, const std::s
 // that differs is refused (the field is immutable).
 std::vector<StatusCause> KeepAllocatedServiceValues(const nlohmann::json& current, nlohmann::json& proposed);
 
+// An update that moves a service across ExternalName, as kube-apiserver
+// does: to ExternalName its cluster IPs (and IP families) are dropped,
+// which frees them; from ExternalName it is given one as a new service is
+// (AllocateClusterIp: the one asked for, if in range and free). Nothing
+// for other updates.
+std::vector<StatusCause> ReallocateOnTypeChange(const nlohmann::json& current, nlohmann::json& proposed,
+                                                const std::set<std::uint32_t>& used, RandomSource& random);
+
 // The cluster IPs `service` holds (none for headless and ExternalName).
 std::vector<std::uint32_t> ClusterIpsOf(const nlohmann::json& service);
 

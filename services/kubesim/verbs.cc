@@ -183,9 +183,12 @@ static ApiResult<json> PrepareNew(Cluster& cluster, const ResourceType& t, json 
 // The common end of update, patch and apply: keeps what clients may not
 // change, bumps the generation, and deletes an object whose last finalizer
 // went while it was being deleted.
+// `used_service_ips`: for a service, the addresses in use (the caller holds
+// service_ips_mu), should the update move it across ExternalName.
 static ApiResult<Mutation> FinishUpdate(Cluster& cluster, const ResourceType& t, const json& current, json proposed,
                                         const std::string& subresource, const std::string& manager,
-                                        const std::string& api_version) {
+                                        const std::string& api_version,
+                                        const std::set<std::uint32_t>* used_service_ips = nullptr) {
   const json& cur_md = current["metadata"];
   json& md = proposed["metadata"];
   std::string rv = md.value("resourceVersion", "");
@@ -209,6 +212,9 @@ static ApiResult<Mutation> FinishUpdate(Cluster& cluster, const ResourceType& t,
     pmd["managedFields"] = cur_md["managedFields"];
   auto causes = Validate(t, proposed);
   if (causes.empty() && IsService(t)) causes = KeepAllocatedServiceValues(current, proposed);
+  if (causes.empty() && IsService(t) && used_service_ips != nullptr && subresource.empty()) {
+    causes = ReallocateOnTypeChange(current, proposed, *used_service_ips, cluster.random);
+  }
   if (causes.empty()) causes = DefaultAndValidateWorkload(t, proposed);
   if (!causes.empty()) return InvalidError(t.kind, t.group, pmd.value("name", ""), std::move(causes));
   if (SpecChanged(current, proposed)) pmd["generation"] = cur_md.value("generation", 1) + 1;
@@ -389,11 +395,19 @@ void ApiServer::Impl::Update(Call& call) {
   json proposed = std::move(std::get<json>(conformed));
   const ResourceType& t = *call.type;
   std::string manager = call.Query("fieldManager");
+  // A service moved across ExternalName is given or loses an address.
+  std::unique_lock<std::mutex> service_ips;
+  std::set<std::uint32_t> used_service_ips;
+  if (IsService(t)) {
+    service_ips = std::unique_lock(service_ips_mu);
+    used_service_ips = UsedServiceIps();
+  }
   auto stored = cluster.storage.Mutate(
       t.key(), call.ns, call.name,
       [&](const json* current) -> ApiResult<Mutation> {
         if (!current) return NotFoundError(t.resource, t.group, call.name);
-        return FinishUpdate(cluster, t, *current, std::move(proposed), call.subresource, manager, call.api_version());
+        return FinishUpdate(cluster, t, *current, std::move(proposed), call.subresource, manager, call.api_version(),
+                            service_ips.owns_lock() ? &used_service_ips : nullptr);
       },
       call.DryRun());
   if (IsError(stored)) return ReplyError(*call.exchange, std::get<ApiError>(stored));
@@ -445,10 +459,11 @@ void ApiServer::Impl::Patch(Call& call) {
     admission = std::unique_lock(pod_admission_mu);
     admission_context = PodAdmissionContextFor(call.ns);
   }
-  // A service that apply creates gets its cluster IP as CreateParsed's do.
+  // A service that apply creates gets its cluster IP as CreateParsed's do;
+  // one patched across ExternalName is given or loses one.
   std::unique_lock<std::mutex> service_ips;
   std::set<std::uint32_t> used_service_ips;
-  if (apply && IsService(t)) {
+  if (IsService(t)) {
     service_ips = std::unique_lock(service_ips_mu);
     used_service_ips = UsedServiceIps();
   }
@@ -476,7 +491,7 @@ void ApiServer::Impl::Patch(Call& call) {
             return Put(std::move(std::get<AdmittedPod>(admitted).pod));
           }
           return FinishUpdate(cluster, t, *current, std::move(std::get<json>(applied)), call.subresource, "",
-                              call.api_version());
+                              call.api_version(), service_ips.owns_lock() ? &used_service_ips : nullptr);
         }
         ApiResult<json> patched = ct == "application/merge-patch+json"  ? ApplyMergePatch(*current, patch)
                                   : ct == "application/json-patch+json" ? ApplyJsonPatch(*current, patch)
@@ -495,7 +510,8 @@ void ApiServer::Impl::Patch(Call& call) {
         if (!patch.is_object() || !patch.contains("metadata") || !patch["metadata"].contains("resourceVersion")) {
           p["metadata"]["resourceVersion"] = (*current)["metadata"].value("resourceVersion", "");
         }
-        return FinishUpdate(cluster, t, *current, std::move(p), call.subresource, manager, call.api_version());
+        return FinishUpdate(cluster, t, *current, std::move(p), call.subresource, manager, call.api_version(),
+                            service_ips.owns_lock() ? &used_service_ips : nullptr);
       },
       call.DryRun());
   if (admission.owns_lock() && created && !IsError(stored) && !call.DryRun()) ChargeQuotas(call.ns, usage, false);

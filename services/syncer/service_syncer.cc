@@ -97,6 +97,15 @@ Outcome ServiceSyncer::Reconcile(WatchedCluster& cluster, const std::string& ns,
     if (Status endpoints = SyncEndpoints(cluster, ns, name, nullptr); !endpoints.ok()) return Outcome::Error(endpoints);
     return host_copy ? VirtualGone(cluster, ns, name, *host_copy) : Outcome::Done();
   }
+  if (tsync::Readdressing(*virtual_service) && host_copy) {
+    // A syncer stopped between its two updates: the record has the rest.
+    const std::string record = tsync::MetadataMapString(*host_copy, "annotations", tsync::kServiceRecreateAnnotation);
+    json readdressed = json::parse(record, nullptr, false);
+    if (readdressed.is_object() &&
+        tsync::MetadataField(readdressed, "uid") == tsync::MetadataField(*virtual_service, "uid")) {
+      return FinishReaddressing(cluster, *virtual_service, *std::move(host_copy), std::move(readdressed));
+    }
+  }
 
   auto want = tsync::HostService(view, *virtual_service);
   if (!want.ok()) return Outcome::Error(want.status());
@@ -152,15 +161,16 @@ Outcome ServiceSyncer::Reconcile(WatchedCluster& cluster, const std::string& ns,
   return Outcome::Done();
 }
 
-// Delete, then create with the host's address (the field is immutable).
-// The host copy records the service to create first, so a syncer killed
-// in between finishes the job (VirtualGone) and the tenant's service is
-// never lost.
+// The address is immutable, so the service goes to ExternalName (which
+// frees it) and back with the host's: two updates of the same object,
+// recorded first on the host copy so that a syncer killed in between
+// finishes (Reconcile). The syncer never deletes the tenant's service, so a
+// service that is gone is one the tenant deleted (VirtualGone).
 Outcome ServiceSyncer::GiveHostIp(WatchedCluster& cluster, kube::Informer& virtual_services,
-                                  const json& virtual_service, json host_copy, const json& recreated) {
+                                  const json& virtual_service, json host_copy, const json& readdressed) {
   const std::string ns = tsync::MetadataField(virtual_service, "namespace"),
                     name = tsync::MetadataField(virtual_service, "name");
-  const std::string host_ip = recreated["spec"]["clusterIP"];
+  const std::string host_ip = readdressed["spec"]["clusterIP"];
   for (const json& other : virtual_services.List()) {
     if (tsync::StringField(other, "spec", "clusterIP") == host_ip) {
       // Another virtual service holds that address; it gets its own host
@@ -169,25 +179,30 @@ Outcome ServiceSyncer::GiveHostIp(WatchedCluster& cluster, kube::Informer& virtu
                                                        " is still held in the virtual cluster: tried again"));
     }
   }
-  host_copy["metadata"]["annotations"][std::string(tsync::kServiceRecreateAnnotation)] = recreated.dump();
+  host_copy["metadata"]["annotations"][std::string(tsync::kServiceRecreateAnnotation)] = readdressed.dump();
   auto recorded = host_.Update(kube::kServices, tsync::MetadataField(host_copy, "namespace"), host_copy);
   if (!recorded.ok()) return Outcome::Error(recorded.status());
-  kube::DeleteOptions options;
-  options.precondition_uid = tsync::MetadataField(virtual_service, "uid");
-  Status deleted = cluster.client().Delete(kube::kServices, ns, name, options);
-  if (!deleted.ok() && deleted.code() != Code::kNotFound) return Outcome::Error(deleted);
-  auto created = cluster.client().Create(kube::kServices, ns, recreated);
-  if (!created.ok() && created.status().code() != Code::kAlreadyExists) return Outcome::Error(created.status());
+  // On the read resourceVersion: a tenant's write meanwhile is a 409, and the key is looked at again.
+  auto released = cluster.client().Update(kube::kServices, ns, tsync::ReleasedService(virtual_service));
+  if (!released.ok()) return Outcome::Error(released.status());
+  return FinishReaddressing(cluster, *released, *std::move(recorded), readdressed);
+}
+
+Outcome ServiceSyncer::FinishReaddressing(WatchedCluster& cluster, const json& released, json host_copy,
+                                          json readdressed) {
+  const std::string ns = tsync::MetadataField(released, "namespace"), name = tsync::MetadataField(released, "name");
+  readdressed["metadata"]["resourceVersion"] = tsync::MetadataField(released, "resourceVersion");
+  auto updated = cluster.client().Update(kube::kServices, ns, readdressed);
+  if (!updated.ok()) return Outcome::Error(updated.status());
   spdlog::info("syncer: {} of {}/{} has the host's address {} now", ServiceText(ns, name), cluster.tenant(),
-               cluster.vcluster(), host_ip);
-  if (!created.ok()) return Outcome::Done();  // written meanwhile: its event brings the key back
-  // The copy records the new object, and the recreation is over.
-  auto want = tsync::HostService(cluster.synced().view, *created);
+               cluster.vcluster(), tsync::StringField(*updated, "spec", "clusterIP"));
+  // The copy records the service as it is now, and the record goes.
+  auto want = tsync::HostService(cluster.synced().view, *updated);
   if (!want.ok() || !std::holds_alternative<json>(*want)) return Outcome::Done();  // its event brings the key back
   json finished = std::get<json>(*std::move(want));
-  finished["metadata"]["resourceVersion"] = tsync::MetadataField(*recorded, "resourceVersion");
-  auto updated = host_.Update(kube::kServices, tsync::MetadataField(host_copy, "namespace"), finished);
-  return updated.ok() ? Outcome::Done() : Outcome::Error(updated.status());
+  finished["metadata"]["resourceVersion"] = tsync::MetadataField(host_copy, "resourceVersion");
+  auto written = host_.Update(kube::kServices, tsync::MetadataField(host_copy, "namespace"), finished);
+  return written.ok() ? Outcome::Done() : Outcome::Error(written.status());
 }
 
 Outcome ServiceSyncer::VirtualGone(WatchedCluster& cluster, const std::string& ns, const std::string& name,
@@ -195,20 +210,7 @@ Outcome ServiceSyncer::VirtualGone(WatchedCluster& cluster, const std::string& n
   auto live = cluster.client().Get(kube::kServices, ns, name);
   if (live.ok()) return Outcome::Done();  // the cache is behind: its event is on the way
   if (live.status().code() != Code::kNotFound) return Outcome::Error(live.status());
-  const std::string pending = tsync::MetadataMapString(host_copy, "annotations", tsync::kServiceRecreateAnnotation);
-  if (!pending.empty()) {
-    json recreated = json::parse(pending, nullptr, false);
-    if (recreated.is_object()) {
-      auto created = cluster.client().Create(kube::kServices, ns, recreated);
-      if (created.ok() || created.status().code() == Code::kAlreadyExists) {
-        spdlog::info("syncer: finished giving {} of {}/{} the host's address", ServiceText(ns, name), cluster.tenant(),
-                     cluster.vcluster());
-        return Outcome::Done();  // its event brings the key back
-      }
-      return Outcome::Error(created.status());
-    }
-    spdlog::warn("syncer: the host copy of {} records an unreadable recreation: deleted", ServiceText(ns, name));
-  }
+  // The tenant deleted it (the syncer never does), re-addressing or not.
   return Outcome::Of(DeleteHostCopy(kube::kServices, host_copy));
 }
 

@@ -1,9 +1,10 @@
 // A virtual cluster's services on the host (tenancy/sync/host_services.h):
 // each virtual Service copied to its host namespace with a selector that
 // picks its pods' host pods, kept equal to it, deleted when it goes; the
-// host's cluster IP given to the virtual service (created again with it,
-// crash-safe through the host copy's septa.dev/service-recreate
-// annotation) and the host's load balancer status copied up. A service
+// host's cluster IP given to the virtual service (two updates through
+// ExternalName, crash-safe through the host copy's
+// septa.dev/service-recreate annotation; never a delete) and the host's
+// load balancer status copied up. A service
 // without a selector has the tenant's Endpoints of its name copied too
 // (tenancy/sync/host_endpoints.h), each address checked to be one of the
 // virtual cluster's host pods; the virtual cluster's endpoints are watched
@@ -60,13 +61,15 @@ class ServiceSyncer {
   // endpoints dictate (none when it has a selector, or none are written).
   Status SyncEndpoints(WatchedCluster& cluster, const std::string& ns, const std::string& name,
                        const nlohmann::json* virtual_service);
-  // The virtual service is gone: its host copy goes too, unless the copy
-  // records a recreation that a crash interrupted, which is finished.
+  // The virtual service is gone (the tenant deleted it): its host copy goes too.
   reconcile::Outcome VirtualGone(WatchedCluster& cluster, const std::string& ns, const std::string& name,
                                  const nlohmann::json& host_copy);
   reconcile::Outcome GiveHostIp(WatchedCluster& cluster, kube::Informer& virtual_services,
                                 const nlohmann::json& virtual_service, nlohmann::json host_copy,
-                                const nlohmann::json& recreated);
+                                const nlohmann::json& readdressed);
+  // The second update, from the ExternalName marker to `readdressed`, and the record's end.
+  reconcile::Outcome FinishReaddressing(WatchedCluster& cluster, const nlohmann::json& released,
+                                        nlohmann::json host_copy, nlohmann::json readdressed);
   Status Refuse(WatchedCluster& cluster, const nlohmann::json& virtual_object, const std::string& kind,
                 const tenancy::sync::Refusal& refusal);
 

@@ -126,18 +126,40 @@ std::optional<json> VirtualServiceWithHostIp(const json& virtual_service, const 
   const json spec = SpecOf(virtual_service);
   if (host_ip.empty() || Headless(spec) || TypeOf(spec) == "ExternalName") return std::nullopt;
   if (spec.value("clusterIP", "") == host_ip) return std::nullopt;
-  json recreated = virtual_service;
-  json& md = recreated["metadata"];
-  for (const char* assigned : {"uid", "resourceVersion", "creationTimestamp", "generation", "managedFields",
-                               "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"}) {
-    md.erase(assigned);
+  json readdressed = virtual_service;
+  readdressed["spec"]["clusterIP"] = host_ip;
+  readdressed["spec"]["clusterIPs"] = json::array({host_ip});
+  readdressed.erase("status");
+  if (!readdressed.contains("apiVersion")) readdressed["apiVersion"] = "v1";
+  if (!readdressed.contains("kind")) readdressed["kind"] = std::string(kServiceKind);
+  return readdressed;
+}
+
+bool Readdressing(const json& virtual_service) {
+  const json spec = SpecOf(virtual_service);
+  return TypeOf(spec) == "ExternalName" && spec.value("externalName", "") == kReaddressingExternalName;
+}
+
+json ReleasedService(const json& virtual_service) {
+  json released = virtual_service;
+  json& spec = released["spec"];
+  // What an API server refuses or drops on an ExternalName service; the
+  // second update brings it back from the record.
+  for (const char* field :
+       {"clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy", "sessionAffinity", "sessionAffinityConfig",
+        "externalTrafficPolicy", "internalTrafficPolicy", "healthCheckNodePort", "loadBalancerIP",
+        "loadBalancerSourceRanges", "loadBalancerClass", "allocateLoadBalancerNodePorts"}) {
+    spec.erase(field);
   }
-  recreated["spec"]["clusterIP"] = host_ip;
-  recreated["spec"]["clusterIPs"] = json::array({host_ip});
-  recreated.erase("status");
-  if (!recreated.contains("apiVersion")) recreated["apiVersion"] = "v1";
-  if (!recreated.contains("kind")) recreated["kind"] = std::string(kServiceKind);
-  return recreated;
+  if (auto ports = spec.find("ports"); ports != spec.end() && ports->is_array()) {
+    for (json& port : *ports) {
+      if (port.is_object()) port.erase("nodePort");
+    }
+  }
+  spec["type"] = "ExternalName";
+  spec["externalName"] = std::string(kReaddressingExternalName);
+  released.erase("status");
+  return released;
 }
 
 std::optional<json> ServiceStatusUp(const json& virtual_service, const json& host_service) {

@@ -22,11 +22,21 @@ namespace septa::tenancy::sync {
 
 inline constexpr std::string_view kServiceKind = "Service";
 
-// While the syncer gives a virtual service the host's cluster IP (delete,
-// then create), the host copy holds the virtual service as it will be
-// created (JSON): a syncer killed between the two finds it there and
-// creates it, so the tenant's service is never lost.
+// While the syncer gives a virtual service the host's cluster IP, the host
+// copy holds the virtual service as it will be (JSON, its UID included).
+// The field is immutable, so the syncer moves the service to ExternalName
+// (kReaddressingExternalName), which frees its address, then back with the
+// host's: two updates of the same object, never a delete, so a service
+// gone from the virtual cluster is always one the tenant deleted. A syncer
+// killed between the two finds the record and the marker and finishes.
 inline constexpr std::string_view kServiceRecreateAnnotation = "septa.dev/service-recreate";
+inline constexpr std::string_view kReaddressingExternalName = "readdressing.septa.invalid";
+
+// Whether `virtual_service` is between the syncer's two updates.
+bool Readdressing(const nlohmann::json& virtual_service);
+// The first update: `virtual_service` as ExternalName at the marker, its
+// address dropped (resourceVersion kept: a precondition).
+nlohmann::json ReleasedService(const nlohmann::json& virtual_service);
 
 // The host copy of `virtual_service` of `vcluster`, or why it is not synced
 // (the field and the rule). Copied: type, ports (without node ports: the
@@ -50,10 +60,10 @@ bool ServiceUpToDate(const nlohmann::json& want, const nlohmann::json& host_serv
 // one on update), so the host copy is replaced.
 bool ServiceUpdatableInPlace(const nlohmann::json& want, const nlohmann::json& host_service);
 
-// The virtual service to create in place of `virtual_service` so that it
-// has the host service's cluster IP; nullopt when it has it already (or the
-// host has none yet, or none is due: headless, ExternalName). Its metadata
-// is the virtual object's less what the API server assigns.
+// `virtual_service` as it is to be with the host service's cluster IP (its
+// type, ports and address; the record kept on the host copy and the second
+// update); nullopt when it has it already (or the host has none yet, or
+// none is due: headless, ExternalName).
 std::optional<nlohmann::json> VirtualServiceWithHostIp(const nlohmann::json& virtual_service,
                                                        const nlohmann::json& host_service);
 

@@ -163,5 +163,41 @@ TEST_F(kubesimServices, ACreatedServiceGetsAnAddressThatNoOtherHoldsUntilItIsDel
   EXPECT_EQ((*reused)["spec"]["clusterIP"], ip);
 }
 
+// Through ExternalName and back, as kube-apiserver allows: the address is
+// freed on the way there and the one asked for (if free) given on the way
+// back; a taken one is refused.
+TEST_F(kubesimServices, AServiceMovedToExternalNameAndBackChangesItsAddress) {
+  auto web = client_->Create(kube::kServices, "default", WebService("web"));
+  auto db = client_->Create(kube::kServices, "default", WebService("db"));
+  ASSERT_TRUE(web.ok() && db.ok());
+  const std::string old_ip = (*web)["spec"]["clusterIP"];
+  json external = *web;
+  external["spec"]["type"] = "ExternalName";
+  external["spec"]["externalName"] = "web.example.com";
+  auto released = client_->Update(kube::kServices, "default", external);
+  ASSERT_TRUE(released.ok()) << released.status().ToString();
+  EXPECT_FALSE((*released)["spec"].contains("clusterIP"));
+  EXPECT_FALSE((*released)["spec"].contains("clusterIPs"));
+  auto reused = client_->Create(kube::kServices, "default", WebService("reuse", {{"clusterIP", old_ip}}));
+  ASSERT_TRUE(reused.ok()) << "the address was freed: " << reused.status().ToString();
+
+  json back = *released;
+  back["spec"]["type"] = "ClusterIP";
+  back["spec"].erase("externalName");
+  back["spec"]["clusterIP"] = (*db)["spec"]["clusterIP"];
+  auto taken = client_->Update(kube::kServices, "default", back);
+  ASSERT_FALSE(taken.ok());
+  EXPECT_NE(taken.status().message().find("provided IP is already allocated"), std::string::npos)
+      << taken.status().ToString();
+  const std::string wanted =
+      old_ip == "10.96.0.2" || (*db)["spec"]["clusterIP"] == "10.96.0.2" ? "10.96.7.7" : "10.96.0.2";
+  back["spec"]["clusterIP"] = wanted;
+  back["spec"]["clusterIPs"] = {wanted};
+  auto given = client_->Update(kube::kServices, "default", back);
+  ASSERT_TRUE(given.ok()) << given.status().ToString();
+  EXPECT_EQ((*given)["spec"]["clusterIP"], wanted);
+  EXPECT_EQ((*given)["metadata"]["uid"], (*web)["metadata"]["uid"]) << "the same object";
+}
+
 }  // namespace
 }  // namespace septa::kubesim

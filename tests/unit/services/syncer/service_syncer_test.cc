@@ -83,10 +83,13 @@ TEST_F(SyncerServicesTest, AServiceIsOnTheHostOnceTheVirtualClusterHasAPodAndHas
   const json host = *HostService("web");
   const json virtual_service = *VirtualService("web");
   // The host's address is authoritative: where it differed, the tenant's
-  // service was created again with it (a new UID, the same spec otherwise).
+  // service was given it by two updates (never deleted: its UID is kept).
+  EXPECT_EQ(virtual_service["metadata"]["uid"], (*created)["metadata"]["uid"]);
   if (ClusterIp(host) != first_ip) {
-    EXPECT_NE(virtual_service["metadata"]["uid"], (*created)["metadata"]["uid"]);
+    EXPECT_GT(std::stol(virtual_service["metadata"].value("resourceVersion", "0")),
+              std::stol((*created)["metadata"].value("resourceVersion", "0")));
   }
+  EXPECT_EQ(virtual_service["spec"]["type"], "ClusterIP");
   EXPECT_EQ(virtual_service["spec"]["selector"], json({{"app", "web"}}));
   EXPECT_EQ(virtual_service["spec"]["ports"][0]["targetPort"], 8080);
   EXPECT_EQ(host["spec"]["ports"][0]["port"], 80);
@@ -188,33 +191,41 @@ TEST_F(SyncerServicesTest, TheEndpointsOfAServiceWithoutASelectorLeadToTheTenant
   ASSERT_TRUE(Eventually([&] { return !host_endpoints() && !HostService("db"); }));
 }
 
-// kill -9 between deleting the virtual service and creating it again with
-// the host's address: the host copy holds what was to be created, and the
-// next syncer creates it. A copy whose service the tenant deleted while no
-// syncer ran is deleted.
-TEST_F(SyncerServicesTest, ARecreationThatAStoppedSyncerLeftHalfDoneIsFinished) {
+// kill -9 between the two updates that give a virtual service the host's
+// address: the host copy holds the service as it is to be, the virtual one
+// is at the ExternalName marker, and the next syncer finishes (the same
+// object, its UID kept). A service the tenant deleted meanwhile stays
+// deleted, though its copy holds a record too: the syncer never deletes a
+// virtual service, so one that is gone is the tenant's doing.
+TEST_F(SyncerServicesTest, AReaddressingAStoppedSyncerLeftHalfDoneIsFinishedAndATenantsDeleteStands) {
   RunningPod("web");
   ASSERT_TRUE(virtual_->Create(kube::kServices, "default", Service("web")).ok());
   ASSERT_TRUE(virtual_->Create(kube::kServices, "default", Service("gone")).ok());
   ASSERT_TRUE(Eventually([&] { return Synced("web") && Synced("gone"); }));
   syncer_.reset();
 
-  json host = *HostService("web");
-  json pending = *VirtualService("web");
-  for (const char* assigned : {"uid", "resourceVersion", "creationTimestamp", "managedFields"}) {
-    pending["metadata"].erase(assigned);
+  for (const char* name : {"web", "gone"}) {
+    json host = *HostService(name);
+    const json virtual_service = *VirtualService(name);
+    host["metadata"]["annotations"][std::string(tsync::kServiceRecreateAnnotation)] = virtual_service.dump();
+    ASSERT_TRUE(host_->Update(kube::kServices, HostNamespace(), host).ok());
   }
-  host["metadata"]["annotations"][std::string(tsync::kServiceRecreateAnnotation)] = pending.dump();
-  ASSERT_TRUE(host_->Update(kube::kServices, HostNamespace(), host).ok());
-  ASSERT_TRUE(virtual_->Delete(kube::kServices, "default", "web").ok());
+  const std::string web_uid = (*VirtualService("web"))["metadata"]["uid"];
+  auto released = virtual_->Update(kube::kServices, "default", tsync::ReleasedService(*VirtualService("web")));
+  ASSERT_TRUE(released.ok()) << released.status().ToString();
+  EXPECT_FALSE((*released)["spec"].contains("clusterIP")) << "ExternalName frees the address";
   ASSERT_TRUE(virtual_->Delete(kube::kServices, "default", "gone").ok());
 
   StartSyncer();
   ASSERT_TRUE(Eventually([&] { return Synced("web"); })) << "host: " << HostService("web").value_or(json()).dump()
                                                          << "\nvirtual: " << VirtualService("web").value_or(json());
-  EXPECT_EQ((*VirtualService("web"))["spec"]["selector"], json({{"app", "web"}}));
+  const json web = *VirtualService("web");
+  EXPECT_EQ(web["metadata"]["uid"], web_uid) << "updated, never deleted";
+  EXPECT_EQ(web["spec"]["type"], "ClusterIP");
+  EXPECT_EQ(web["spec"]["selector"], json({{"app", "web"}}));
   ASSERT_TRUE(Eventually([&] { return !HostService("gone").has_value(); }));
-  EXPECT_FALSE(VirtualService("gone").has_value());
+  ASSERT_TRUE(syncer_->AwaitIdle(10s));
+  EXPECT_FALSE(VirtualService("gone").has_value()) << "the tenant's delete stands";
 }
 
 }  // namespace

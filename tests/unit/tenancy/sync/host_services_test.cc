@@ -129,21 +129,36 @@ TEST(SyncServices, ACopyReadBackFromTheHostIsUpToDateUntilTheVirtualServiceChang
   EXPECT_FALSE(ServiceUpdatableInPlace(want, external));
 }
 
-TEST(SyncServices, TheVirtualServiceIsCreatedAgainWithTheHostsAddress) {
-  const json virtual_service = VirtualService("web", {{"clusterIP", "10.96.3.4"},
+TEST(SyncServices, TheVirtualServiceGoesThroughExternalNameToTheHostsAddress) {
+  const json virtual_service = VirtualService("web", {{"type", "NodePort"},
+                                                      {"clusterIP", "10.96.3.4"},
                                                       {"clusterIPs", {"10.96.3.4"}},
                                                       {"selector", {{"app", "web"}}},
-                                                      {"ports", {{{"port", 80}}}}});
+                                                      {"sessionAffinity", "ClientIP"},
+                                                      {"externalTrafficPolicy", "Local"},
+                                                      {"ports", {{{"port", 80}, {"nodePort", 30080}}}}});
   json host_service = {{"spec", {{"clusterIP", "10.96.200.1"}, {"clusterIPs", {"10.96.200.1"}}}}};
-  auto recreated = VirtualServiceWithHostIp(virtual_service, host_service);
-  ASSERT_TRUE(recreated);
-  EXPECT_EQ((*recreated)["spec"]["clusterIP"], "10.96.200.1");
-  EXPECT_EQ((*recreated)["spec"]["clusterIPs"], json::array({"10.96.200.1"}));
-  EXPECT_EQ((*recreated)["spec"]["selector"], virtual_service["spec"]["selector"]);
-  EXPECT_EQ((*recreated)["metadata"]["labels"], virtual_service["metadata"]["labels"]);
-  for (const char* assigned : {"uid", "resourceVersion", "creationTimestamp"}) {
-    EXPECT_FALSE((*recreated)["metadata"].contains(assigned)) << assigned;
+  auto readdressed = VirtualServiceWithHostIp(virtual_service, host_service);
+  ASSERT_TRUE(readdressed);
+  EXPECT_EQ((*readdressed)["spec"]["clusterIP"], "10.96.200.1");
+  EXPECT_EQ((*readdressed)["spec"]["clusterIPs"], json::array({"10.96.200.1"}));
+  EXPECT_EQ((*readdressed)["spec"]["type"], "NodePort");
+  EXPECT_EQ((*readdressed)["spec"]["selector"], virtual_service["spec"]["selector"]);
+  EXPECT_EQ((*readdressed)["metadata"], virtual_service["metadata"]) << "the same object, updated";
+  EXPECT_FALSE(Readdressing(virtual_service));
+
+  // The first update: ExternalName at the marker, which frees the address
+  // and keeps nothing an API server refuses there.
+  const json released = ReleasedService(virtual_service);
+  EXPECT_TRUE(Readdressing(released));
+  EXPECT_EQ(released["spec"]["type"], "ExternalName");
+  EXPECT_EQ(released["spec"]["externalName"], std::string(kReaddressingExternalName));
+  for (const char* dropped : {"clusterIP", "clusterIPs", "sessionAffinity", "externalTrafficPolicy"}) {
+    EXPECT_FALSE(released["spec"].contains(dropped)) << dropped;
   }
+  EXPECT_FALSE(released["spec"]["ports"][0].contains("nodePort"));
+  EXPECT_EQ(released["metadata"]["resourceVersion"], "41") << "a precondition";
+  EXPECT_FALSE(Readdressing(VirtualService("db", {{"type", "ExternalName"}, {"externalName", "db.example.com"}})));
 
   json same = virtual_service;
   same["spec"]["clusterIP"] = "10.96.200.1";
