@@ -189,6 +189,8 @@ struct SeptadApp::Impl {
   std::unique_ptr<reconcile::ProvisionerController> provisioner;
   std::unique_ptr<syncer::SyncerController> syncer;               // on the provisioner's shards
   std::unique_ptr<store::NotificationListener> vcluster_changes;  // NOTIFY septa_vclusters -> provisioner, syncer
+  // issuer vault: NOTIFY septa_credentials -> the provisioner, which carries the revocation to Vault
+  std::unique_ptr<store::NotificationListener> credential_revocations;
   std::unique_ptr<reconcile::ShardLeases> mig_layout_shards;
   std::unique_ptr<reconcile::MigLayoutController> mig_layouts;
   std::unique_ptr<store::NotificationListener> mig_layout_changes;  // NOTIFY of layout targets
@@ -405,7 +407,15 @@ Status SeptadApp::Impl::StartControlPlanes() {
           .vault_ca_pem = *ca,
           .operator_namespace = config.vault_secrets_operator_namespace};
     }
-    vault_planes = std::make_unique<vault::VaultControlPlanes>(*control_planes, *vault_pki, std::move(workloads));
+    // The issuer is the Vault one here (MakeVaultIssuer).
+    vault::RevocationsToVault revocations{
+        .revoked_serials =
+            [credentials = credentials.get()](const std::string& tenant, const std::string& vcluster) {
+              return credentials->RevokedUnexpiredSerials(tenant, vcluster);
+            },
+        .issuer = static_cast<vault::VaultPkiIssuer*>(issuer.get())};
+    vault_planes = std::make_unique<vault::VaultControlPlanes>(*control_planes, *vault_pki, std::move(workloads),
+                                                               std::move(revocations));
   }
   // Other replicas' writes (migrations/0010_virtual_objects_notify.sql) refresh the copies loaded here.
   virtual_object_changes = std::make_unique<store::NotificationListener>(
@@ -592,6 +602,15 @@ Status SeptadApp::Impl::StartProvisioner() {
         provisioner->Resync();
         if (syncer) syncer->VirtualClusterChanged("");
       });
+  if (vault_planes) {
+    // A revocation reaches Vault's CRL at the virtual cluster's next reconcile: at once, or at the resync.
+    credential_revocations = std::make_unique<store::NotificationListener>(
+        database_url, "septa_credentials",
+        [this](const std::string& key) {  // "<tenant>/<vcluster>/<serial>"
+          if (const auto slash = key.rfind('/'); slash != std::string::npos) provisioner->Enqueue(key.substr(0, slash));
+        },
+        [this] { provisioner->Resync(); });
+  }
   SEPTA_RETURN_IF_ERROR(provisioner->Start(std::chrono::seconds(30)));
   spdlog::info("provisioner: started (scheduler {}; {} of {} shards held)", config.scheduler,
                provisioner_shards->Held().size(), provisioner_shards->shard_count());
@@ -705,6 +724,7 @@ void SeptadApp::Shutdown(std::chrono::milliseconds grace) {
   impl_->sweeper.reset();
   if (impl_->store) impl_->store->WatchRevocations(nullptr);
   impl_->vcluster_changes.reset();
+  impl_->credential_revocations.reset();
   impl_->syncer.reset();
   impl_->provisioner.reset();
   impl_->provisioner_shards.reset();

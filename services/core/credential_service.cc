@@ -235,4 +235,25 @@ Result<VclusterCredential> CredentialService::Revoke(const RequestContext& ctx, 
   return revoked;
 }
 
+Result<std::vector<std::string>> CredentialService::RevokedUnexpiredSerials(const std::string& tenant,
+                                                                            const std::string& vcluster) {
+  std::vector<std::string> serials;
+  Status st = store_.Transact(TxMode::kReadOnly, [&](Tx& tx) -> Status {
+    serials.clear();  // a retried transaction starts over
+    const TimePoint now = Now(clock_);
+    CredentialQuery query{tenant, vcluster, "", kMaxPageSize};
+    for (;;) {
+      auto rows = tx.Credentials().List(query);
+      SEPTA_RETURN_IF_ERROR(rows);
+      for (const VclusterCredential& row : *rows) {
+        if (row.revoke_time && row.expire_time > now) serials.push_back(row.serial);
+      }
+      if (static_cast<int>(rows->size()) < query.limit) return Status::Ok();
+      query.after_serial = rows->back().serial;
+    }
+  });
+  if (!st.ok()) return st;
+  return serials;
+}
+
 }  // namespace septa::core

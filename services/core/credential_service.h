@@ -56,6 +56,10 @@ class CredentialService {
   // revocation time (nothing more is written or audited).
   Result<VclusterCredential> Revoke(const RequestContext& ctx, const std::string& tenant, const std::string& vcluster,
                                     const std::string& serial);
+  // Septa's own view, no caller's rights: the serials of the virtual
+  // cluster's revoked credentials that have not expired yet, which an
+  // issuer keeping a revocation list must hold (the Vault issuer's CRL).
+  Result<std::vector<std::string>> RevokedUnexpiredSerials(const std::string& tenant, const std::string& vcluster);
 
  private:
   Store& store_;

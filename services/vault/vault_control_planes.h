@@ -10,16 +10,23 @@
 // cluster (vault_secrets_operator.h), written through the syncer's access
 // to its API. The provisioner calls Ensure at every reconcile of the
 // virtual cluster, so a failed step (Vault sealed, a crash) is finished by
-// the next one. Remove removes the control plane (and with it the objects
-// in it), then the workload access, then the PKI. List and
+// the next one; so are revocations carried to Vault's CRL (after the PKI,
+// RevocationsToVault), within a resync of each revocation. Remove removes
+// the control plane (and with it the objects in it), then the workload
+// access, then the PKI. List and
 // SyncerKubeconfig are the inner port's.
 #pragma once
 
 #include <functional>
+#include <map>
+#include <mutex>
 #include <optional>
+#include <set>
+#include <vector>
 
 #include "services/core/control_plane.h"
 #include "services/vault/vault_pki.h"
+#include "services/vault/vault_pki_issuer.h"
 #include "services/vault/vault_secrets_operator.h"
 #include "services/vault/vault_workload_access.h"
 
@@ -36,10 +43,23 @@ struct WorkloadVaultSetup {
   std::optional<VaultSecretsOperatorOptions> secrets_operator;
 };
 
+// Revocations carried to Vault, so that its CRL lists what Septa revoked:
+// the serials of a virtual cluster's revoked, unexpired credentials
+// (core::CredentialService::RevokedUnexpiredSerials) and the issuer that
+// revokes them on the cluster's mount. The virtual API servers do not need
+// it (they read vcluster_credentials); Vault's own record and anything that
+// reads its CRL do.
+struct RevocationsToVault {
+  std::function<Result<std::vector<std::string>>(const std::string& tenant, const std::string& vcluster)>
+      revoked_serials;
+  VaultPkiIssuer* issuer = nullptr;  // null: not carried
+};
+
 class VaultControlPlanes final : public core::ControlPlanes {
  public:
-  VaultControlPlanes(core::ControlPlanes& inner, VaultPki& pki, WorkloadVaultSetup workloads = {})
-      : inner_(inner), pki_(pki), workloads_(std::move(workloads)) {}
+  VaultControlPlanes(core::ControlPlanes& inner, VaultPki& pki, WorkloadVaultSetup workloads = {},
+                     RevocationsToVault revocations = {})
+      : inner_(inner), pki_(pki), workloads_(std::move(workloads)), revocations_(std::move(revocations)) {}
 
   Result<core::ControlPlaneState> Ensure(const std::string& tenant, const std::string& vcluster) override;
   Status Remove(const std::string& tenant, const std::string& vcluster) override;
@@ -49,11 +69,18 @@ class VaultControlPlanes final : public core::ControlPlanes {
   }
 
  private:
-  core::ControlPlanes& inner_;
   Status EnsureOperatorObjects(const std::string& tenant, const std::string& vcluster);
+  // Revokes in Vault what Septa revoked and this process has not carried yet.
+  Status CarryRevocations(const std::string& tenant, const std::string& vcluster);
 
+  core::ControlPlanes& inner_;
   VaultPki& pki_;
   WorkloadVaultSetup workloads_;
+  RevocationsToVault revocations_;
+  std::mutex carried_mu_;
+  // Per "<tenant>/<vcluster>", the revoked serials Vault has been told of
+  // (by this process: a restart tells Vault again, which it takes as a no-op).
+  std::map<std::string, std::set<std::string>> carried_;
 };
 
 }  // namespace septa::vault

@@ -7,7 +7,8 @@
 # intermediate (CN, O, clientAuth only, no SANs, 600 s); a ttl above the
 # tier's cap is capped by Vault (ttl_capped); acme/dev refuses acme/train's
 # kubeconfig (same root, another intermediate); a revoked one is refused at
-# once; deleting acme/dev removes its Vault mount. Workloads' Vault access
+# once and revoked in Vault (its CRL); deleting acme/dev removes its Vault
+# mount. Workloads' Vault access
 # (vaultsim checks Kubernetes logins with a TokenReview, as Vault does): a
 # token from `kubectl create token` in acme/train logs in at train's
 # Kubernetes auth method and reads secret/data/tenants/acme/*, not globex's;
@@ -126,6 +127,12 @@ unauthorized "$refusal" || fail "acme/train's kubeconfig on acme/dev: $refusal"
 
 [[ $(rest "$token" DELETE "/v1/tenants/acme/vclusters/train/credentials/$a1_serial") == 200 ]] ||
   fail "RevokeCredential: $(reply)"
+# The revocation reaches Vault's CRL too (NOTIFY -> the provisioner's reconcile of acme/train).
+in_vault_crl() {
+  [[ $(vault GET "septa-acme-x-train-pki/cert/$(sed 's/../&:/g; s/:$//' <<<"$a1_serial")") == 200 ]] &&
+    (($(vault_json 'r["data"]["revocation_time"]') > 0))
+}
+wait_for "the revoked certificate revoked in Vault" 10 in_vault_crl
 refusal=$(kc "$a1" get configmap settings 2>&1) && fail "the revoked kubeconfig still works"
 unauthorized "$refusal" || fail "the revoked kubeconfig is not refused as Unauthorized: $refusal"
 kc "$a2" get configmap settings -o name >/dev/null || fail "the unrevoked kubeconfig stopped working"

@@ -3,6 +3,8 @@
 // returned or kept when the issuer or the recording transaction fails.
 #include "services/core/credential_service.h"
 
+#include <set>
+
 #include "tests/support/fake_issuer.h"
 #include "tests/unit/services/core/core_fixture.h"
 
@@ -115,6 +117,26 @@ TEST_F(CredentialServiceTest, RevokingTwiceAuditsOnceAndKeepsTheFirstTime) {
   EXPECT_EQ(Audit("tenants/acme/vclusters/train/credentials/" + serial).size(), 2u);  // issue, one revoke
   EXPECT_EQ(credentials.Revoke(TenantCtx("acme", Role::kViewer), "acme", "train", serial).status().code(),
             Code::kPermissionDenied);
+}
+
+// What an issuer's revocation list must hold: revoked and not yet expired.
+TEST_F(CredentialServiceTest, TheRevokedUnexpiredSerialsAreThoseAnIssuerMustList) {
+  auto kept = credentials.IssueKubeconfig(Owner(), "acme", "train", {"1h", "view"});
+  auto revoked = credentials.IssueKubeconfig(Owner(), "acme", "train", {"1h", "view"});
+  auto short_lived = credentials.IssueKubeconfig(Owner(), "acme", "train", {"10m", "view"});
+  ASSERT_TRUE(kept.ok() && revoked.ok() && short_lived.ok());
+  for (const auto* issued : {&*revoked, &*short_lived}) {
+    ASSERT_TRUE(credentials.Revoke(Owner(), "acme", "train", issued->credential.serial).ok());
+  }
+  auto serials = credentials.RevokedUnexpiredSerials("acme", "train");
+  ASSERT_TRUE(serials.ok()) << serials.status().ToString();
+  EXPECT_EQ(std::set<std::string>(serials->begin(), serials->end()),
+            (std::set<std::string>{revoked->credential.serial, short_lived->credential.serial}));
+  clock.Advance(30min);
+  serials = credentials.RevokedUnexpiredSerials("acme", "train");
+  ASSERT_TRUE(serials.ok());
+  EXPECT_EQ(*serials, std::vector<std::string>{revoked->credential.serial}) << "the expired one needs no listing";
+  EXPECT_TRUE(credentials.RevokedUnexpiredSerials("acme", "none")->empty());
 }
 
 }  // namespace

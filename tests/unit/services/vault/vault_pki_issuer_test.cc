@@ -328,5 +328,49 @@ TEST_F(VaultPkiTest, TheControlPlanesDecoratorEnsuresThePkiFirstAndRemovesItLast
   EXPECT_EQ(pki_->ClientCaPem("acme", "train").status().code(), Code::kNotFound);
 }
 
+// Revocations reach Vault's CRL at the virtual cluster's reconcile: each
+// revoked serial is revoked on its mount once per process; one the mount
+// never issued is nothing to revoke.
+TEST_F(VaultPkiTest, TheControlPlanesStepCarriesRevocationsToVault) {
+  core::FakeControlPlanes inner;
+  std::vector<std::string> revoked;
+  int asked = 0;
+  VaultControlPlanes planes(
+      inner, *pki_, {},
+      RevocationsToVault{.revoked_serials = [&](const std::string& tenant,
+                                                const std::string& vcluster) -> Result<std::vector<std::string>> {
+                           EXPECT_EQ(tenant + "/" + vcluster, "acme/train");
+                           ++asked;
+                           return revoked;
+                         },
+                         .issuer = issuer_.get()});
+  ASSERT_TRUE(planes.Ensure("acme", "train").ok());
+  auto issued = issuer_->IssueClientCertificate(Request("acme", "train", "edit", 60s));
+  ASSERT_TRUE(issued.ok()) << issued.status().ToString();
+  auto vault_record = [&]() {
+    std::string serial;
+    for (std::size_t i = 0; i < issued->serial.size(); i += 2) {
+      serial += (i ? ":" : "") + issued->serial.substr(i, 2);
+    }
+    auto read = client_->Read(VirtualClusterPkiMount("acme", "train") + "/cert/" + serial);
+    EXPECT_TRUE(read.ok()) << read.status().ToString();
+    return read.ok() ? read->data.value("revocation_time", std::int64_t{0}) : std::int64_t{-1};
+  };
+  EXPECT_EQ(vault_record(), 0);
+
+  revoked = {issued->serial, "0badc0de0badc0de"};  // the second was never issued on this mount
+  auto state = planes.Ensure("acme", "train");
+  ASSERT_TRUE(state.ok()) << state.status().ToString();
+  const std::int64_t first = vault_record();
+  EXPECT_GT(first, 0) << "Vault's CRL lists the revoked certificate";
+  clock_.Advance(10s);
+  ASSERT_TRUE(planes.Ensure("acme", "train").ok());
+  EXPECT_EQ(vault_record(), first);
+  EXPECT_EQ(asked, 3);
+
+  SetFaults(true, false, 0);
+  EXPECT_EQ(planes.Ensure("acme", "train").status().code(), Code::kUnavailable);
+}
+
 }  // namespace
 }  // namespace septa::vault
