@@ -40,7 +40,7 @@ class VaultWorkloadAccessTest : public testing::VaultSimTest {
     root_ = MakeClient(TokenOptions(Write("root-token", kRootToken)));
     pki_ = std::make_unique<VaultPki>(*root_, VaultPkiOptions{});
     workloads_ = std::make_unique<VaultWorkloadAccess>(*root_, VaultWorkloadAccessOptions{});
-    vault_planes_ = std::make_unique<VaultControlPlanes>(*planes_, *pki_, Setup());
+    vault_planes_ = std::make_unique<VaultControlPlanes>(*planes_, *pki_, WorkloadSetup());
     ASSERT_TRUE(root_->EnableSecretsEngine("secret", "kv-v2").ok());
     for (const std::string tenant : {"acme", "globex"}) {
       auto written =
@@ -54,7 +54,7 @@ class VaultWorkloadAccessTest : public testing::VaultSimTest {
     VaultSimTest::TearDown();
   }
 
-  WorkloadVaultSetup Setup(std::optional<VaultSecretsOperatorOptions> secrets_operator = std::nullopt) {
+  WorkloadVaultSetup WorkloadSetup(std::optional<VaultSecretsOperatorOptions> secrets_operator = std::nullopt) {
     return WorkloadVaultSetup{.access = workloads_.get(),
                               .serving_ca = [this](const std::string&, const std::string&) -> Result<std::string> {
                                 return planes_->listener_ca_certificate();
@@ -261,7 +261,7 @@ TEST_F(VaultWorkloadAccessTest, TheVaultSecretsOperatorsDefaultsAreKeptInTheVirt
   const std::string ca = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
   vault_planes_ = std::make_unique<VaultControlPlanes>(
       *planes_, *pki_,
-      Setup(VaultSecretsOperatorOptions{.vault_address = "https://vault.example:8200", .vault_ca_pem = ca}));
+      WorkloadSetup(VaultSecretsOperatorOptions{.vault_address = "https://vault.example:8200", .vault_ca_pem = ca}));
   EnsureCluster("train");
   auto admin = Admin("train");
   const std::string ns = "vault-secrets-operator-system";
