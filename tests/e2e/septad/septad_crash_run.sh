@@ -25,7 +25,7 @@ usage() {
   echo "usage: $0 --build DIR [--ops N] [--kills K] [--seed S] [--testdb DIR] [--kubectl PATH]" >&2
   exit 2
 }
-build="" ops=200 kills=4 seed="" testdb="" kubectl_bin=$(command -v kubectl || echo /usr/bin/kubectl)
+build="" ops=200 kills=4 seed="" testdb="" kubectl=$(command -v kubectl || echo /usr/bin/kubectl)
 while (($#)); do
   case $1 in
   --build) build=$2 ;;
@@ -33,7 +33,7 @@ while (($#)); do
   --kills) kills=$2 ;;
   --seed) seed=$2 ;;
   --testdb) testdb=$2 ;;
-  --kubectl) kubectl_bin=$2 ;;
+  --kubectl) kubectl=$2 ;;
   *) usage ;;
   esac
   shift 2 || usage
@@ -41,25 +41,10 @@ done
 [[ -n $build && $ops =~ ^[0-9]+$ && $kills =~ ^[0-9]+$ ]] || usage
 ((kills <= ops)) || usage
 here=$(cd "$(dirname "$0")" && pwd)
-septad=$build/bin/septad
-kubesim=$build/bin/septa-kubesim
-admin=$build/tests/septa-vcp-admin
-testdb_bin=$build/tests/septa-testdb
-for binary in "$septad" "$kubesim" "$admin" "$testdb_bin" "$kubectl_bin"; do
-  [[ -x $binary ]] || { echo "missing $binary (cmake --build $build)" >&2; exit 2; }
-done
-[[ -n $seed ]] || seed=$(($(date +%s%N) / 1000 % 1000000))
+# shellcheck source-path=SCRIPTDIR source=septad_crash_lib.sh
+source "$here/septad_crash_lib.sh"
+crash_setup "$build" "$kubectl" "$seed"
 echo "seed $seed: $ops operations, $kills kills (replay: $0 --build $build --ops $ops --kills $kills --seed $seed)"
-RANDOM=$seed  # every draw below is in this shell, never in a subshell, so the sequence is the seed's
-
-source "$here/septad_lib.sh"
-kubesim_pid="" own_testdb=""
-crash_cleanup() {
-  [[ -n $kubesim_pid ]] && kill "$kubesim_pid" 2>/dev/null
-  [[ -n $own_testdb ]] && "$testdb_bin" stop "$own_testdb" >/dev/null 2>&1
-  cleanup
-}
-trap crash_cleanup EXIT
 fail() {
   echo "FAIL (seed $seed): $*"
   echo "--- septad logs (earlier starts, then the last):"
@@ -67,29 +52,9 @@ fail() {
   exit 1
 }
 
-# r: a uniform draw in [0, $1).
-draw() { r=$(((RANDOM << 15 | RANDOM) % $1)); }
-
 # --- the world: PostgreSQL, the host, septad --------------------------------
 begun_run=$(now_ms)
-if [[ -z $testdb ]]; then
-  own_testdb=$dir/pg
-  "$testdb_bin" start "$own_testdb" >/dev/null || fail "septa-testdb start"
-  testdb=$own_testdb
-fi
-db_url=$("$admin" createdb "$testdb" "crash_$$_$(date +%s%N)") || fail "createdb"
-
-"$kubesim" --listen 127.0.0.1:0 --inventory "$here/../../../deploy/dev/inventory.yaml" \
-  --kubeconfig-out "$dir/host.kubeconfig" >"$dir/kubesim.log" 2>&1 &
-kubesim_pid=$!
-for _ in $(seq 200); do [[ -f $dir/host.kubeconfig ]] && break; sleep 0.05; done
-[[ -f $dir/host.kubeconfig ]] || fail "septa-kubesim did not start: $(cat "$dir/kubesim.log")"
-
-vport=$(free_port)
-run_septad() {
-  [[ -s $log ]] && cat "$log" >>"$dir/septad-earlier.log"
-  start --database-url "$db_url" --kubeconfig "$dir/host.kubeconfig" --vcluster-addr "127.0.0.1:$vport"
-}
+crash_world "crash_$$_$(date +%s%N)"
 run_septad
 token=$(cat "$dir/data/admin.token")
 
@@ -104,7 +69,7 @@ call() {
 # write_configmap KUBECONFIG NAME VALUE: $code 200 once it exists with the value, 000 otherwise.
 write_configmap() {
   local out
-  if out=$("$kubectl_bin" --kubeconfig "$1" --request-timeout=10s create configmap "$2" --from-literal=op="$3" 2>&1) ||
+  if out=$("$kubectl" --kubeconfig "$1" --request-timeout=10s create configmap "$2" --from-literal=op="$3" 2>&1) ||
     grep -q AlreadyExists <<<"$out"; then
     code=200
   else
@@ -262,7 +227,7 @@ ops_ms=$(($(now_ms) - begun_ops))
 } >"$dir/belief"
 converge_begun=$(now_ms)
 python3 "$here/septad_crash_check.py" --belief "$dir/belief" --api "http://127.0.0.1:$http_port" --token "$token" \
-  --host-kubeconfig "$dir/host.kubeconfig" --kubectl "$kubectl_bin" --admin "$admin" --db-url "$db_url" \
+  --host-kubeconfig "$dir/host.kubeconfig" --kubectl "$kubectl" --admin "$admin" --db-url "$db_url" \
   --tenants "${tenants[@]}" --timeout 120 ||
   fail "the host did not converge to the desired state"
 converge_ms=$(($(now_ms) - converge_begun))

@@ -59,28 +59,17 @@ while (($#)); do
 done
 [[ -n $build ]] || usage
 here=$(cd "$(dirname "$0")" && pwd)
-septad=$build/bin/septad
-kubesim=$build/bin/septa-kubesim
-admin=$build/tests/septa-vcp-admin
-testdb_bin=$build/tests/septa-testdb
-for binary in "$septad" "$kubesim" "$admin" "$testdb_bin" "$kubectl"; do
-  [[ -x $binary ]] || { echo "missing $binary (cmake --build $build)" >&2; exit 2; }
-done
-[[ -n $seed ]] || seed=$(($(date +%s%N) / 1000 % 1000000))
+# shellcheck source-path=SCRIPTDIR source=septad_crash_lib.sh
+source "$here/septad_crash_lib.sh"
+crash_setup "$build" "$kubectl" "$seed"
 echo "seed $seed (replay: $0 --build $build --seed $seed)"
-RANDOM=$seed  # every draw below is in this shell, never in a subshell, so the sequence is the seed's
-
-# shellcheck source-path=SCRIPTDIR source=septad_lib.sh
-source "$here/septad_lib.sh"
-kubesim_pid="" own_testdb="" watch_pid="" batch_pid=""
-crash_cleanup() {
+watch_pid="" batch_pid=""
+helpers_cleanup() {
   [[ -n $watch_pid ]] && kill "$watch_pid" 2>/dev/null
   [[ -n $batch_pid ]] && kill "$batch_pid" 2>/dev/null
-  [[ -n $kubesim_pid ]] && kill "$kubesim_pid" 2>/dev/null
-  [[ -n $own_testdb ]] && "$testdb_bin" stop "$own_testdb" >/dev/null 2>&1
-  cleanup
+  crash_cleanup
 }
-trap crash_cleanup EXIT
+trap helpers_cleanup EXIT
 fail() {
   echo "FAIL (seed $seed): $*"
   if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then
@@ -93,36 +82,15 @@ fail() {
   exit 1
 }
 
-# r: a uniform draw in [0, $1).
-draw() { r=$(((RANDOM << 15 | RANDOM) % $1)); }
 sleep_ms() { sleep "$(printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)))"; }
 
 # --- the world: PostgreSQL, the host, septad --------------------------------
 begun_run=$(now_ms)
-if [[ -z $testdb ]]; then
-  own_testdb=$dir/pg
-  "$testdb_bin" start "$own_testdb" >/dev/null || fail "septa-testdb start"
-  testdb=$own_testdb
-fi
-db_url=$("$admin" createdb "$testdb" "syncer_crash_$$_$(date +%s%N)") || fail "createdb"
-
 # The host schedules what the syncer writes (schedulerName kai-scheduler), as septad's own simulated host does.
-"$kubesim" --listen 127.0.0.1:0 --inventory "$here/../../../deploy/dev/inventory.yaml" \
-  --scheduler-name default-scheduler kai-scheduler --pod-start-delay-ms 100 \
-  --kubeconfig-out "$dir/host.kubeconfig" >"$dir/kubesim.log" 2>&1 &
-kubesim_pid=$!
-host_written() { [[ -f $dir/host.kubeconfig ]]; }
-wait_for "septa-kubesim's kubeconfig" 10 host_written
+crash_world "syncer_crash_$$_$(date +%s%N)" --scheduler-name default-scheduler kai-scheduler --pod-start-delay-ms 100
 h() { kc "$dir/host.kubeconfig" "$@"; }
 
-vport=$(free_port)
-# run_septad [ARGS]: septad on the database, the host and the fixed virtual listener (kubeconfigs stay valid).
-run_septad() {
-  [[ -s $log ]] && cat "$log" >>"$dir/septad-earlier.log"
-  start --database-url "$db_url" --kubeconfig "$dir/host.kubeconfig" --vcluster-addr "127.0.0.1:$vport" "$@"
-  restarts_ms=$((restarts_ms + ready_ms))
-}
-restarts_ms=0 killed=0
+killed=0
 # kill_septad WHAT: SIGKILL, no grace; waits until it is gone.
 kill_septad() {
   kill -9 "$pid"
