@@ -16,6 +16,7 @@ inline const Resource kEvents{"", "v1", "events", true};
 inline const Resource kServiceAccounts{"", "v1", "serviceaccounts", true};
 inline const Resource kServices{"", "v1", "services", true};
 inline const Resource kEndpoints{"", "v1", "endpoints", true};
+inline const Resource kPersistentVolumeClaims{"", "v1", "persistentvolumeclaims", true};
 inline const Resource kResourceQuotas{"", "v1", "resourcequotas", true};
 inline const Resource kLimitRanges{"", "v1", "limitranges", true};
 inline const Resource kDeployments{"apps", "v1", "deployments", true};

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "services/kube/resources.h"
+#include "services/syncer/host_copies.h"
 #include "tenancy/sync/bookkeeping.h"
 #include "tenancy/sync/object_copies.h"
 #include "tenancy/sync/token_secret.h"
@@ -194,13 +195,8 @@ Status ObjectCopier::EnsureCopy(const tsync::VirtualClusterView& view, const Obj
 }
 
 Status ObjectCopier::DeleteCopy(const ObjectRef& ref, const json& host_copy) {
-  kube::DeleteOptions options;
-  options.precondition_uid = MetadataString(host_copy, "uid");
-  const std::string ns = MetadataString(host_copy, "namespace"), name = MetadataString(host_copy, "name");
-  Status deleted = host_.Delete(ResourceOf(ref.kind), ns, name, options);
-  if (!deleted.ok() && deleted.code() != Code::kNotFound) return AboutCopy(ref, deleted);
-  spdlog::info("syncer: deleted the host copy {}/{} of {}", ns, name, ObjectText(ref));
-  return Status::Ok();
+  Status deleted = DeleteHostCopy(host_, ResourceOf(ref.kind), host_copy);
+  return deleted.ok() ? deleted : AboutCopy(ref, deleted);
 }
 
 }  // namespace septa::syncer

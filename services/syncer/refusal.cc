@@ -1,6 +1,10 @@
 #include "services/syncer/refusal.h"
 
+#include <spdlog/spdlog.h>
+
+#include "services/kube/resources.h"
 #include "tenancy/host/names.h"
+#include "tenancy/sync/bookkeeping.h"
 
 namespace septa::syncer {
 
@@ -57,6 +61,19 @@ std::optional<json> RefusedStatus(const json& virtual_pod, const tenancy::sync::
   status["conditions"] = std::move(kept);
   if (!status.contains("phase")) status["phase"] = "Pending";
   return status;
+}
+
+Status RefuseObject(WatchedCluster& cluster, const json& virtual_object, const std::string& kind,
+                    const tenancy::sync::Refusal& refusal) {
+  const std::string ns = tenancy::sync::MetadataField(virtual_object, "namespace");
+  auto event = cluster.client().Create(kube::kEvents, ns, RefusalEvent(virtual_object, refusal, kind));
+  if (!event.ok() && event.status().code() != Code::kAlreadyExists) return event.status();
+  if (event.ok()) {
+    spdlog::info("syncer: {} {}/{} of {}/{} refused: {}", kind, ns,
+                 tenancy::sync::MetadataField(virtual_object, "name"), cluster.tenant(), cluster.vcluster(),
+                 RefusalText(refusal));
+  }
+  return Status::Ok();
 }
 
 }  // namespace septa::syncer

@@ -8,8 +8,11 @@
 
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
 #include <string_view>
 
+#include "common/status.h"
+#include "services/syncer/virtual_cluster_watches.h"
 #include "tenancy/sync/pod_translation.h"
 
 namespace septa::syncer {
@@ -23,6 +26,13 @@ std::string RefusalText(const tenancy::sync::Refusal& refusal);
 // object of `kind`: "Service", "Endpoints").
 nlohmann::json RefusalEvent(const nlohmann::json& virtual_object, const tenancy::sync::Refusal& refusal,
                             std::string_view kind = "Pod");
+
+// A virtual object other than a pod refused (of `kind`: "Service",
+// "Endpoints", "PersistentVolumeClaim"): its RefusalEvent created in
+// `cluster` (one there already counts) and logged when new. Such objects
+// have no condition to set.
+Status RefuseObject(WatchedCluster& cluster, const nlohmann::json& virtual_object, const std::string& kind,
+                    const tenancy::sync::Refusal& refusal);
 
 // The virtual pod's status with the condition set; nullopt when it says so already.
 std::optional<nlohmann::json> RefusedStatus(const nlohmann::json& virtual_pod, const tenancy::sync::Refusal& refusal);

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "services/kube/resources.h"
+#include "services/syncer/host_copies.h"
 #include "services/syncer/refusal.h"
 #include "tenancy/sync/bookkeeping.h"
 #include "tenancy/sync/host_endpoints.h"
@@ -112,14 +113,16 @@ Outcome ServiceSyncer::Reconcile(WatchedCluster& cluster, const std::string& ns,
   if (auto* refusal = std::get_if<tsync::Refusal>(&*want)) {
     if (Status endpoints = SyncEndpoints(cluster, ns, name, nullptr); !endpoints.ok()) return Outcome::Error(endpoints);
     if (host_copy) {
-      if (Status deleted = DeleteHostCopy(kube::kServices, *host_copy); !deleted.ok()) return Outcome::Error(deleted);
+      if (Status deleted = DeleteHostCopy(host_, kube::kServices, *host_copy); !deleted.ok())
+        return Outcome::Error(deleted);
     }
-    return Outcome::Of(Refuse(cluster, *virtual_service, std::string(tsync::kServiceKind), *refusal));
+    return Outcome::Of(RefuseObject(cluster, *virtual_service, std::string(tsync::kServiceKind), *refusal));
   }
   json& wanted = std::get<json>(*want);
   if (host_copy && !tsync::ServiceUpdatableInPlace(wanted, *host_copy)) {
     // Headless became addressed or the reverse: the host's address is immutable.
-    if (Status deleted = DeleteHostCopy(kube::kServices, *host_copy); !deleted.ok()) return Outcome::Error(deleted);
+    if (Status deleted = DeleteHostCopy(host_, kube::kServices, *host_copy); !deleted.ok())
+      return Outcome::Error(deleted);
     host_copy.reset();
   }
   if (!host_copy) {
@@ -211,7 +214,7 @@ Outcome ServiceSyncer::VirtualGone(WatchedCluster& cluster, const std::string& n
   if (live.ok()) return Outcome::Done();  // the cache is behind: its event is on the way
   if (live.status().code() != Code::kNotFound) return Outcome::Error(live.status());
   // The tenant deleted it (the syncer never does), re-addressing or not.
-  return Outcome::Of(DeleteHostCopy(kube::kServices, host_copy));
+  return Outcome::Of(DeleteHostCopy(host_, kube::kServices, host_copy));
 }
 
 Status ServiceSyncer::SyncEndpoints(WatchedCluster& cluster, const std::string& ns, const std::string& name,
@@ -229,12 +232,12 @@ Status ServiceSyncer::SyncEndpoints(WatchedCluster& cluster, const std::string& 
     if (!endpoints.ok()) return endpoints.status();
     virtual_endpoints = (*endpoints)->Get(ns, name);
   }
-  if (!virtual_endpoints) return host_copy ? DeleteHostCopy(kube::kEndpoints, *host_copy) : Status::Ok();
+  if (!virtual_endpoints) return host_copy ? DeleteHostCopy(host_, kube::kEndpoints, *host_copy) : Status::Ok();
   auto want = tsync::HostEndpoints(view, *virtual_endpoints, host_pod_ips_(view));
   if (!want.ok()) return want.status();
   if (auto* refusal = std::get_if<tsync::Refusal>(&*want)) {
-    if (host_copy) SEPTA_RETURN_IF_ERROR(DeleteHostCopy(kube::kEndpoints, *host_copy));
-    return Refuse(cluster, *virtual_endpoints, std::string(tsync::kEndpointsKind), *refusal);
+    if (host_copy) SEPTA_RETURN_IF_ERROR(DeleteHostCopy(host_, kube::kEndpoints, *host_copy));
+    return RefuseObject(cluster, *virtual_endpoints, std::string(tsync::kEndpointsKind), *refusal);
   }
   json& wanted = std::get<json>(*want);
   if (!host_copy) {
@@ -251,28 +254,6 @@ Status ServiceSyncer::SyncEndpoints(WatchedCluster& cluster, const std::string& 
   wanted["metadata"]["resourceVersion"] = tsync::MetadataField(*host_copy, "resourceVersion");
   auto updated = host_.Update(kube::kEndpoints, view.host_namespace, wanted);  // 409: read again
   return updated.ok() ? Status::Ok() : updated.status();
-}
-
-Status ServiceSyncer::DeleteHostCopy(const kube::Resource& resource, const json& host_copy) {
-  kube::DeleteOptions options;
-  options.precondition_uid = tsync::MetadataField(host_copy, "uid");
-  const std::string ns = tsync::MetadataField(host_copy, "namespace"), name = tsync::MetadataField(host_copy, "name");
-  Status deleted = host_.Delete(resource, ns, name, options);
-  if (!deleted.ok() && deleted.code() != Code::kNotFound) return deleted;
-  spdlog::info("syncer: deleted the host {} {}/{}", resource.resource, ns, name);
-  return Status::Ok();
-}
-
-Status ServiceSyncer::Refuse(WatchedCluster& cluster, const json& virtual_object, const std::string& kind,
-                             const tsync::Refusal& refusal) {
-  const std::string ns = tsync::MetadataField(virtual_object, "namespace");
-  auto event = cluster.client().Create(kube::kEvents, ns, RefusalEvent(virtual_object, refusal, kind));
-  if (!event.ok() && event.status().code() != Code::kAlreadyExists) return event.status();
-  if (event.ok()) {
-    spdlog::info("syncer: {} {}/{} of {}/{} refused: {}", kind, ns, tsync::MetadataField(virtual_object, "name"),
-                 cluster.tenant(), cluster.vcluster(), RefusalText(refusal));
-  }
-  return Status::Ok();
 }
 
 }  // namespace septa::syncer

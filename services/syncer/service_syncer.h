@@ -56,7 +56,6 @@ class ServiceSyncer {
 
  private:
   void OnHostService(const nlohmann::json& host_service);
-  Status DeleteHostCopy(const kube::Resource& resource, const nlohmann::json& host_copy);
   // The host copy of the service's endpoints, as the virtual service and
   // endpoints dictate (none when it has a selector, or none are written).
   Status SyncEndpoints(WatchedCluster& cluster, const std::string& ns, const std::string& name,
@@ -70,8 +69,6 @@ class ServiceSyncer {
   // The second update, from the ExternalName marker to `readdressed`, and the record's end.
   reconcile::Outcome FinishReaddressing(WatchedCluster& cluster, const nlohmann::json& released,
                                         nlohmann::json host_copy, nlohmann::json readdressed);
-  Status Refuse(WatchedCluster& cluster, const nlohmann::json& virtual_object, const std::string& kind,
-                const tenancy::sync::Refusal& refusal);
 
   kube::Client& host_;
   const std::function<void(const std::string&)> enqueue_;

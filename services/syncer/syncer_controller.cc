@@ -13,6 +13,7 @@
 #include "services/syncer/refusal.h"
 #include "services/syncer/virtual_node_sync.h"
 #include "tenancy/sync/bookkeeping.h"
+#include "tenancy/sync/host_claims.h"
 #include "tenancy/sync/pod_references.h"
 
 namespace septa::syncer {
@@ -92,6 +93,7 @@ SyncerController::SyncerController(SyncerOptions options, core::Store& store, ku
       services_(
           host, [this](const std::string& key) { controller_.Enqueue(key); },
           [this](const tsync::VirtualClusterView& view) { return HostPodIps(view); }),
+      claims_(host, [this](const std::string& key) { controller_.Enqueue(key); }),
       events_(host, [this](const std::string& key) { controller_.Enqueue(key); }),
       tokens_(
           host, [this]() -> const kube::Informer& { return copies_.host_secrets(); }, clock),
@@ -121,6 +123,7 @@ Status SyncerController::Start(std::chrono::milliseconds timeout) {
   }
   SEPTA_RETURN_IF_ERROR(copies_.Start(timeout));
   SEPTA_RETURN_IF_ERROR(services_.Start(timeout));
+  SEPTA_RETURN_IF_ERROR(claims_.Start(timeout));
   SEPTA_RETURN_IF_ERROR(events_.Start(*host_pods_, timeout));
   controller_.Start();
   resyncs_ = std::jthread([this](std::stop_token stop) { RunResyncs(stop); });
@@ -138,6 +141,7 @@ void SyncerController::Stop() {
   if (host_pods_) host_pods_->Stop();
   copies_.Stop();
   services_.Stop();
+  claims_.Stop();
 }
 
 void SyncerController::VirtualClusterChanged(const std::string& key) { controller_.Enqueue(key); }
@@ -222,6 +226,11 @@ Outcome SyncerController::Reconcile(const std::string& key) {
     return cluster ? services_.Reconcile(*cluster, parts[3], parts[4])
                    : Outcome::Done();  // not READY, or another replica's
   }
+  if (parts.size() == 5 && parts[2] == kube::kPersistentVolumeClaims.resource) {
+    std::shared_ptr<WatchedCluster> cluster = watches_.Find(parts[0], parts[1]);
+    return cluster ? claims_.Reconcile(*cluster, parts[3], parts[4])
+                   : Outcome::Done();  // not READY, or another replica's
+  }
   if (parts.size() == 5) return ReconcileObject(parts);
   if (parts.size() == 3 && parts[2] == kPodGroupsKeyPart) {
     std::shared_ptr<WatchedCluster> cluster = watches_.Find(parts[0], parts[1]);
@@ -277,6 +286,18 @@ Outcome SyncerController::ReconcileCluster(const std::string& tenant, const std:
     }
   }
   for (const std::string& key : service_keys) controller_.Enqueue(key);
+  // Claims likewise once a pod uses one.
+  const std::vector<std::string> claim_keys = claims_.ClaimKeys(host_namespace, tenant, vcluster);
+  if (!claim_keys.empty() ||
+      std::any_of(pods.begin(), pods.end(), [](const json& pod) { return !tsync::ReferencedClaims(pod).empty(); })) {
+    auto claims = (*cluster)->Objects(kube::kPersistentVolumeClaims);
+    if (!claims.ok()) return Failed(claims.status());
+    for (const json& claim : (*claims)->List()) {
+      controller_.Enqueue(ObjectKey(tenant, vcluster, kube::kPersistentVolumeClaims,
+                                    tsync::MetadataField(claim, "namespace"), tsync::MetadataField(claim, "name")));
+    }
+  }
+  for (const std::string& key : claim_keys) controller_.Enqueue(key);
   for (const json& host_pod : HostPodsOf(host_namespace, tenant, vcluster)) {
     if (auto ref = tsync::VirtualRefOf(host_pod, tenant, vcluster)) {
       controller_.Enqueue(PodKey(tenant, vcluster, ref->ns, ref->name));
@@ -403,6 +424,12 @@ Outcome SyncerController::CreateHostPod(WatchedCluster& cluster, const std::stri
   const tsync::VirtualClusterView view = cluster.synced().view;
   const std::string host_name = tsync::HostObjectName(tsync::MetadataField(virtual_pod, "name"),
                                                       tsync::MetadataField(virtual_pod, "namespace"), view.vcluster);
+  // Its claims are copied (their watch started) by their own keys; the
+  // host's scheduler waits for them as it waits for any claim.
+  for (const std::string& claim : tsync::ReferencedClaims(virtual_pod)) {
+    controller_.Enqueue(ObjectKey(view.tenant, view.vcluster, kube::kPersistentVolumeClaims,
+                                  tsync::MetadataField(virtual_pod, "namespace"), claim));
+  }
   std::unique_lock placement(cluster.placement_mu());
   // What the virtual cluster's other pods hold: the host pods the cache has
   // (finished ones hold nothing) and those created but not yet seen there.

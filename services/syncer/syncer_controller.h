@@ -13,7 +13,10 @@
 // "<tenant>/<vcluster>/<configmaps|secrets>/<namespace>/<name>" (one config
 // map or secret, ObjectCopier), "<tenant>/<vcluster>/services/<namespace>/
 // <name>" (one service, ServiceSyncer; the virtual cluster's services are
-// watched once it has a pod or a service copy is on the host), "<tenant>/<vcluster>/events/<host
+// watched once it has a pod or a service copy is on the host),
+// "<tenant>/<vcluster>/persistentvolumeclaims/<namespace>/<name>" (one
+// claim, ClaimSyncer; watched once a pod uses one or a copy is on the
+// host), "<tenant>/<vcluster>/events/<host
 // namespace>/<name>" (one host event about one of its pods, EventCopier),
 // "<tenant>/<vcluster>/tokens/<namespace>/<pod UID>" (the token secret of
 // one virtual pod, collected when the pod is gone; TokenSecrets)
@@ -38,6 +41,7 @@
 #include "services/kube/client.h"
 #include "services/kube/watch.h"
 #include "services/reconcile/controller.h"
+#include "services/syncer/claim_syncer.h"
 #include "services/syncer/event_copier.h"
 #include "services/syncer/object_copier.h"
 #include "services/syncer/pod_groups.h"
@@ -120,6 +124,7 @@ class SyncerController final : public reconcile::Reconciler {
   std::unique_ptr<kube::Informer> host_pods_;
   ObjectCopier copies_;
   ServiceSyncer services_;
+  ClaimSyncer claims_;
   EventCopier events_;
   TokenSecrets tokens_;
   PodGroups pod_groups_;

@@ -47,6 +47,11 @@ std::set<std::string> SplitCopiedKeys(std::string_view value) {
   return out;
 }
 
+nlohmann::json SpecOf(const nlohmann::json& object) {
+  auto it = object.find("spec");
+  return it != object.end() && it->is_object() ? *it : nlohmann::json::object();
+}
+
 nlohmann::json ComparedField(const nlohmann::json& object, std::string_view key) {
   auto it = object.find(key);
   if (it == object.end() || it->is_null() || (it->is_boolean() && !it->get<bool>()) ||

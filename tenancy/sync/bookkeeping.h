@@ -66,6 +66,9 @@ inline std::string MetadataField(const nlohmann::json& object, std::string_view 
   return StringField(object, "metadata", field);
 }
 
+// The object's spec, an empty object when it has none (or not an object).
+nlohmann::json SpecOf(const nlohmann::json& object);
+
 // A field of `object` as the syncer compares a copy with what it should
 // hold: absent, null, false and an empty map or list are one value (null).
 nlohmann::json ComparedField(const nlohmann::json& object, std::string_view key);

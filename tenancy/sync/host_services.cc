@@ -21,11 +21,6 @@ constexpr const char* kCopiedSpecFields[] = {"type",
                                              "loadBalancerClass",
                                              "allocateLoadBalancerNodePorts"};
 
-json SpecOf(const json& object) {
-  auto it = object.find("spec");
-  return it != object.end() && it->is_object() ? *it : json::object();
-}
-
 std::string TypeOf(const json& spec) {
   const std::string type = spec.value("type", "");
   return type.empty() ? "ClusterIP" : type;

@@ -11,7 +11,10 @@
 # `kubectl expose` puts its service on the host with the host's address; a
 # service without a selector and its Endpoints (`kubectl apply`) lead to the
 # host pod, and an address that is not one of the tenant's pods is refused;
-# a gang's pods get their KAI PodGroup, which goes with the last of them.
+# a gang's pods get their KAI PodGroup, which goes with the last of them;
+# a claim a pod uses (`kubectl apply`) is copied to the host, bound there
+# (the test plays the storage provisioner) and shows Bound in `kubectl get
+# pvc`, outlives the pod and goes with the claim.
 # Then an isolated tenant's `nvidia.com/gpu: 1` pod runs on an H100 of its
 # reservation as nvidia.com/mig-3g.40gb: 1 with runtimeClassName nvidia,
 # tolerating the sample inventory's dedicated=gpu:NoSchedule taint there;
@@ -184,6 +187,48 @@ wait_for "the gang's PodGroup on the host, its members naming it" 10 gang_on_hos
 v delete pod worker-0 worker-1 --wait=false >/dev/null || fail "kubectl delete the workers"
 gang_gone() { ! k get podgroups.scheduling.run.ai "$group" -n "$ns" -o name >/dev/null 2>&1; }
 wait_for "the gang's PodGroup deleted with its last member" 15 gang_gone
+
+# A claim and a pod that mounts it: the claim's copy is on the host, its
+# binding there shows in the virtual cluster, and only deleting the claim
+# deletes the copy (it holds the data).
+cat <<'YAML' | v apply -f - >/dev/null || fail "kubectl apply a claim and its pod"
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data, namespace: default}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: db, namespace: default}
+spec:
+  volumes: [{name: data, persistentVolumeClaim: {claimName: data}}]
+  containers:
+    - name: main
+      image: busybox
+      volumeMounts: [{name: data, mountPath: /data}]
+      resources: {requests: {cpu: 50m, memory: 32Mi}, limits: {cpu: 50m, memory: 32Mi}}
+YAML
+host_claim=data-x-default-x-train
+claim_on_host() {
+  [[ $(k get pvc "$host_claim" -n "$ns" -o 'jsonpath={.spec.resources.requests.storage}' 2>/dev/null) == 1Gi &&
+    $(k get pod db-x-default-x-train -n "$ns" -o 'jsonpath={.spec.volumes[0].persistentVolumeClaim.claimName}' \
+      2>/dev/null) == "$host_claim" ]]
+}
+wait_for "the claim's host copy, the host pod mounting it" 10 claim_on_host
+k patch pvc "$host_claim" -n "$ns" --subresource=status --type=merge \
+  -p '{"status":{"phase":"Bound","accessModes":["ReadWriteOnce"],"capacity":{"storage":"1Gi"}}}' >/dev/null ||
+  fail "kubectl patch the host claim's status"
+claim_bound() { [[ $(v get pvc data -o 'jsonpath={.status.phase}/{.status.capacity.storage}') == Bound/1Gi ]]; }
+wait_for "the virtual claim Bound" 10 claim_bound
+v delete pod db --wait=false >/dev/null || fail "kubectl delete pod db"
+db_gone() { ! k get pod db-x-default-x-train -n "$ns" -o name >/dev/null 2>&1; }
+wait_for "db's host pod deleted" 10 db_gone
+k get pvc "$host_claim" -n "$ns" -o name >/dev/null 2>&1 || fail "the claim's copy went with its pod"
+v delete pvc data --wait=false >/dev/null || fail "kubectl delete pvc data"
+claim_gone() { ! k get pvc "$host_claim" -n "$ns" -o name >/dev/null 2>&1; }
+wait_for "the claim's host copy deleted with the claim" 10 claim_gone
 
 # Virtual delete -> host delete, the config map's copy with it.
 v delete pod web --wait=false >/dev/null || fail "kubectl delete the virtual pod"

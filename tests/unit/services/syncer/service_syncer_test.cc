@@ -16,21 +16,6 @@ namespace {
 
 namespace tsync = tenancy::sync;
 
-// Whether `client`'s virtual cluster has the SyncRefused event of the
-// `kind` object `name` in default, its message about `field`.
-bool HasRefusalEvent(kube::Client& client, const std::string& kind, const std::string& name, const std::string& field) {
-  auto events = client.List(kube::kEvents, "default");
-  if (!events.ok()) return false;
-  for (const auto& item : events->items) {
-    const json event = item.ToJson();
-    if (event.value("reason", "") == "SyncRefused" && event["involvedObject"].value("kind", "") == kind &&
-        event["involvedObject"].value("name", "") == name && event.value("message", "").starts_with(field + ": ")) {
-      return true;
-    }
-  }
-  return false;
-}
-
 class SyncerServicesTest : public SyncerFixture {
  protected:
   static json Service(const std::string& name, json spec_extra = json::object()) {

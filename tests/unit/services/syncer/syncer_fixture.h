@@ -200,6 +200,22 @@ class SyncerFixture : public ::testing::Test {
     return ok();
   }
 
+  // Whether `client`'s virtual cluster has the SyncRefused event of the
+  // `kind` object `name` in default, its message about `field`.
+  static bool HasRefusalEvent(kube::Client& client, const std::string& kind, const std::string& name,
+                              const std::string& field) {
+    auto events = client.List(kube::kEvents, "default");
+    if (!events.ok()) return false;
+    for (const auto& item : events->items) {
+      const json event = item.ToJson();
+      if (event.value("reason", "") == "SyncRefused" && event["involvedObject"].value("kind", "") == kind &&
+          event["involvedObject"].value("name", "") == name && event.value("message", "").starts_with(field + ": ")) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   // Creates the virtual pod and waits until it runs on the host, bound up.
   json RunningPod(const std::string& name) {
     EXPECT_TRUE(virtual_->Create(kube::kPods, "default", Pod(name)).ok());

@@ -1,0 +1,141 @@
+#include "services/syncer/claim_syncer.h"
+
+#include <spdlog/spdlog.h>
+
+#include <set>
+
+#include "services/kube/resources.h"
+#include "services/syncer/host_copies.h"
+#include "services/syncer/refusal.h"
+#include "tenancy/sync/bookkeeping.h"
+#include "tenancy/sync/host_claims.h"
+
+namespace septa::syncer {
+
+using nlohmann::json;
+using reconcile::Outcome;
+namespace tsync = tenancy::sync;
+
+namespace {
+
+// The host's copies are handed to the handler again this often.
+constexpr std::chrono::minutes kHostClaimsResync{10};
+
+bool Deleting(const json& object) { return !tsync::MetadataField(object, "deletionTimestamp").empty(); }
+
+}  // namespace
+
+ClaimSyncer::ClaimSyncer(kube::Client& host, std::function<void(const std::string& key)> enqueue)
+    : host_(host), enqueue_(std::move(enqueue)) {}
+
+ClaimSyncer::~ClaimSyncer() { Stop(); }
+
+Status ClaimSyncer::Start(std::chrono::milliseconds timeout) {
+  kube::ListOptions synced;
+  synced.label_selector = std::string(tsync::kSyncedLabel) + "=true";
+  kube::InformerHandlers handlers;
+  handlers.on_add = [this](const json& copy) { OnHostClaim(copy); };
+  handlers.on_update = [this](const json&, const json& copy) { OnHostClaim(copy); };
+  handlers.on_delete = [this](const json& copy) { OnHostClaim(copy); };
+  host_claims_ =
+      std::make_unique<kube::Informer>(host_, kube::kPersistentVolumeClaims, "", synced, handlers, kHostClaimsResync);
+  host_claims_->Start();
+  if (!host_claims_->WaitForSync(timeout)) {
+    return Status(Code::kUnavailable, "syncer: the host's synced persistent volume claims were not listed within " +
+                                          std::to_string(timeout.count()) + " ms");
+  }
+  return Status::Ok();
+}
+
+void ClaimSyncer::Stop() {
+  if (host_claims_) host_claims_->Stop();
+}
+
+void ClaimSyncer::OnHostClaim(const json& host_claim) {
+  const std::string tenant = tsync::MetadataMapString(host_claim, "labels", tsync::kTenantLabel);
+  const std::string vcluster = tsync::MetadataMapString(host_claim, "labels", tsync::kVclusterLabel);
+  if (auto ref = tsync::VirtualRefOf(host_claim, tenant, vcluster)) {
+    enqueue_(ObjectKey(tenant, vcluster, kube::kPersistentVolumeClaims, ref->ns, ref->name));
+  }
+}
+
+std::vector<std::string> ClaimSyncer::ClaimKeys(const std::string& host_namespace, const std::string& tenant,
+                                                const std::string& vcluster) const {
+  std::set<std::string> keys;
+  if (host_namespace.empty()) return {};
+  for (const json& copy : host_claims_->ListNamespace(host_namespace)) {
+    if (auto ref = tsync::VirtualRefOf(copy, tenant, vcluster)) {
+      keys.insert(ObjectKey(tenant, vcluster, kube::kPersistentVolumeClaims, ref->ns, ref->name));
+    }
+  }
+  return {keys.begin(), keys.end()};
+}
+
+Outcome ClaimSyncer::Reconcile(WatchedCluster& cluster, const std::string& ns, const std::string& name) {
+  const tsync::VirtualClusterView view = cluster.synced().view;
+  auto claims = cluster.Objects(kube::kPersistentVolumeClaims);
+  if (!claims.ok()) return Outcome::Error(claims.status());
+  const std::string host_name = tsync::HostObjectName(name, ns, view.vcluster);
+  const std::string text = std::string(tsync::kClaimKind) + " " + ns + "/" + name;
+  const std::optional<json> virtual_claim = (*claims)->Get(ns, name);
+  std::optional<json> host_copy = host_claims_->Get(view.host_namespace, host_name);
+  std::optional<tsync::VirtualRef> recorded;
+  if (host_copy) {
+    recorded = tsync::VirtualRefOf(*host_copy, view.tenant, view.vcluster);
+    if (!recorded) {
+      return Outcome::Error(Status(Code::kFailedPrecondition, view.host_namespace + "/" + host_name +
+                                                                  " does not record " + text + ": left alone"));
+    }
+  }
+  if (!virtual_claim || Deleting(*virtual_claim)) {
+    if (!host_copy || Deleting(*host_copy)) return Outcome::Done();
+    if (!virtual_claim) {
+      auto live = cluster.client().Get(kube::kPersistentVolumeClaims, ns, name);
+      if (live.ok()) return Outcome::Done();  // the cache is behind: its event is on the way
+      if (live.status().code() != Code::kNotFound) return Outcome::Error(live.status());
+    }
+    // The tenant deleted it: so goes its data on the host, as a claim's deletion means.
+    return Outcome::Of(DeleteHostCopy(host_, kube::kPersistentVolumeClaims, *host_copy));
+  }
+  if (host_copy && recorded->uid != tsync::MetadataField(*virtual_claim, "uid")) {
+    // The copy of an earlier claim of this name: deleted first (its delete event brings the key back).
+    return Deleting(*host_copy) ? Outcome::Done()
+                                : Outcome::Of(DeleteHostCopy(host_, kube::kPersistentVolumeClaims, *host_copy));
+  }
+  auto want = tsync::HostClaim(view, *virtual_claim);
+  if (!want.ok()) return Outcome::Error(want.status());
+  if (auto* refusal = std::get_if<tsync::Refusal>(&*want)) {
+    return Outcome::Of(RefuseObject(cluster, *virtual_claim, std::string(tsync::kClaimKind), *refusal));
+  }
+  const json& wanted = std::get<json>(*want);
+  if (!host_copy) {
+    auto created = host_.Create(kube::kPersistentVolumeClaims, view.host_namespace, wanted);
+    if (created.status().code() == Code::kAlreadyExists) {
+      return Outcome::Error(
+          Status(Code::kAborted, "the host copy of " + text + " was written meanwhile: looked at again"));
+    }
+    if (!created.ok()) return Outcome::Error(created.status());
+    spdlog::info("syncer: copied {} of {}/{} to {}/{}", text, view.tenant, view.vcluster, view.host_namespace,
+                 host_name);
+    host_copy = *std::move(created);
+  } else if (Deleting(*host_copy)) {
+    return Outcome::Done();  // deleted on the host: made again once it is gone (its delete event)
+  } else if (!tsync::ClaimUpToDate(wanted, *host_copy)) {
+    auto updated = host_.Update(kube::kPersistentVolumeClaims, view.host_namespace,
+                                tsync::ClaimUpdate(wanted, *host_copy));  // 409: read again, never overwritten blindly
+    if (!updated.ok()) return Outcome::Error(updated.status());
+    spdlog::info("syncer: updated the host copy of {} of {}/{}", text, view.tenant, view.vcluster);
+    host_copy = *std::move(updated);
+  }
+  if (auto status = tsync::ClaimStatusUp(*virtual_claim, *host_copy)) {
+    json updated = *virtual_claim;
+    updated["status"] = *std::move(status);
+    kube::WriteOptions options;
+    options.subresource = "status";
+    auto written = cluster.client().Update(kube::kPersistentVolumeClaims, ns, updated, options);
+    if (!written.ok()) return Outcome::Error(written.status());
+  }
+  return Outcome::Done();
+}
+
+}  // namespace septa::syncer

@@ -1,0 +1,58 @@
+// A virtual cluster's PersistentVolumeClaims on the host
+// (tenancy/sync/host_claims.h): each virtual claim copied to its host
+// namespace once the virtual cluster's claims are watched, its status
+// (Bound, capacity) copied up, its request grown with the virtual one's,
+// its copy deleted when the virtual claim is deleted. A copy holds the
+// tenant's data, so it is never deleted for want of a pod, and a copy of an
+// earlier claim of the same name is deleted before the new one is made.
+// A claim that may not be synced (a named or selected host volume, a
+// snapshot source) gets a SyncRefused event and no copy.
+//
+// The virtual cluster's claims are watched from its first pod that uses
+// one (or a copy on the host); until then a claim waits in the virtual
+// cluster, as with a WaitForFirstConsumer storage class. Level-based: the
+// syncer calls Reconcile for keys ObjectKey(..., kube::kPersistentVolumeClaims, ...).
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "services/kube/client.h"
+#include "services/kube/watch.h"
+#include "services/reconcile/controller.h"
+#include "services/syncer/virtual_cluster_watches.h"
+
+namespace septa::syncer {
+
+class ClaimSyncer {
+ public:
+  // `enqueue` is called with claim keys from the host informer's thread.
+  ClaimSyncer(kube::Client& host, std::function<void(const std::string& key)> enqueue);
+  ~ClaimSyncer();  // Stop
+
+  // Starts the host informer on claims (selector septa.dev/synced=true),
+  // its first list within `timeout`.
+  Status Start(std::chrono::milliseconds timeout);
+  void Stop();
+
+  // One virtual claim (starts the virtual cluster's claim watch).
+  reconcile::Outcome Reconcile(WatchedCluster& cluster, const std::string& ns, const std::string& name);
+
+  // The keys of the virtual claims whose copies are in `host_namespace`
+  // (the host informer's cache) for this virtual cluster.
+  std::vector<std::string> ClaimKeys(const std::string& host_namespace, const std::string& tenant,
+                                     const std::string& vcluster) const;
+
+ private:
+  void OnHostClaim(const nlohmann::json& host_claim);
+
+  kube::Client& host_;
+  const std::function<void(const std::string&)> enqueue_;
+  std::unique_ptr<kube::Informer> host_claims_;
+};
+
+}  // namespace septa::syncer
