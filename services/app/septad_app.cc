@@ -131,6 +131,16 @@ tenancy::host::FractionBackend FractionBackendOf(const config::Config& config) {
                                            : tenancy::host::FractionBackend::kKai;
 }
 
+// What the provisioner renders and the syncer checks pods and services
+// against, from one place.
+tenancy::host::RenderConfig RenderConfigOf(const config::Config& config, tenancy::host::Scheduler scheduler) {
+  tenancy::host::RenderConfig render;
+  render.scheduler = scheduler;
+  render.fraction_backend = FractionBackendOf(config);
+  render.external_service_tiers = config.external_service_tiers;
+  return render;
+}
+
 }  // namespace
 
 struct SeptadApp::Impl {
@@ -578,8 +588,7 @@ Status SeptadApp::Impl::StartProvisioner() {
     return DeadlineExceeded("provisioner: leases could not be taken within 30 s");
   }
   reconcile::ProvisionerControllerOptions options;
-  options.render.scheduler = *scheduler;
-  options.render.fraction_backend = FractionBackendOf(config);
+  options.render = RenderConfigOf(config, *scheduler);
   options.shards = provisioner_shards.get();
   options.sleep_reservation = config.sleep_reservation == "release" ? reconcile::SleepReservation::kRelease
                                                                     : reconcile::SleepReservation::kKeep;
@@ -635,8 +644,7 @@ Status SeptadApp::Impl::MakeSyncer() {
   options.settings.fraction_backend = FractionBackendOf(config);
   options.settings.default_fraction_milli = config.default_gpu_fraction_milli;
   options.settings.virtual_api_port = control_planes->port();
-  options.render.scheduler = *scheduler;
-  options.render.fraction_backend = options.settings.fraction_backend;
+  options.render = RenderConfigOf(config, *scheduler);
   options.shards = provisioner_shards.get();
   syncer =
       std::make_unique<syncer::SyncerController>(options, *store, *host_cluster, *control_planes, clock, *registry);

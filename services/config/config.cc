@@ -225,6 +225,25 @@ const std::vector<KeyDef>& Defs() {
       {{"default_gpu_fraction_milli",
         "what a shared-tier pod that asks for nvidia.com/gpu: 1 and no fraction gets, in thousandths of a GPU"},
        IntKey(&Config::default_gpu_fraction_milli, 1, 1000)},
+      {{"external_service_tiers",
+        "trust tiers (comma-separated) whose virtual clusters may have NodePort and LoadBalancer services on the "
+        "host; empty: none"},
+       [](Config& c, const std::string& v, const std::string& where) {
+         std::set<std::string> tiers;
+         std::size_t begin = 0;
+         while (begin <= v.size() && !v.empty()) {
+           const std::size_t end = std::min(v.find(',', begin), v.size());
+           const std::string tier = v.substr(begin, end - begin);
+           if (tier.empty() || tier.size() > 63 || tier.front() == '-' || tier.back() == '-' ||
+               tier.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") != std::string::npos) {
+             return Bad(where, "\"" + tier + "\" is not a trust tier name (a-z, 0-9 and inner -)");
+           }
+           tiers.insert(tier);
+           begin = end + 1;
+         }
+         c.external_service_tiers = std::move(tiers);
+         return Status::Ok();
+       }},
       {{"sleep_reservation",
         "keep or release: whether a sleeping virtual cluster keeps its reservation or frees it "
         "until it wakes"},

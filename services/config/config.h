@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,9 @@ struct Config {
   bool syncer = true;
   std::string fraction_backend = "kai";  // kai | hami: shared-tier fractions on the host
   int default_gpu_fraction_milli = 250;  // a shared pod's `nvidia.com/gpu: 1` without a fraction
+  // Trust tiers whose virtual clusters may have NodePort and LoadBalancer
+  // services on the host (tenancy::host::RenderConfig); none by default.
+  std::set<std::string> external_service_tiers;
   // What a sleeping virtual cluster does with its reservation: keep it, or
   // release it at sleep and place it again on wake (all or nothing; a
   // shortfall keeps it waking with CapacityReady False).

@@ -25,6 +25,7 @@ Result<std::optional<SyncedCluster>> LoadSyncedCluster(core::Store& store, const
     SEPTA_RETURN_IF_ERROR(tier);
     view.tier = *std::move(tier);
     view.psa_level = tenancy::host::PsaLevel(render, view.tier);
+    view.external_services = tenancy::host::ExternalServicesAllowed(render, view.tier);
     view.reservation.tenant = tenant;
     view.reservation.vcluster = vcluster;
     view.reservation.tier = vc->capacity.tier;

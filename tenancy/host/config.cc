@@ -64,6 +64,10 @@ std::string PsaLevel(const RenderConfig& config, const TrustTier& tier) {
   return it != config.psa_levels.end() ? it->second : std::string(DefaultPsaLevel(tier.gpu_sharing));
 }
 
+bool ExternalServicesAllowed(const RenderConfig& config, const TrustTier& tier) {
+  return config.external_service_tiers.contains(tier.name);
+}
+
 Status ValidateRenderConfig(const RenderConfig& config) {
   for (const auto& [tier, level] : config.psa_levels) {
     if (!IsPsaLevel(level)) {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -32,6 +33,13 @@ struct RenderConfig {
   // Pod Security level ("privileged" | "baseline" | "restricted") by trust
   // tier name; a tier not listed gets DefaultPsaLevel of its GPU sharing.
   std::map<std::string, std::string> psa_levels;
+  // The trust tiers whose virtual clusters may have NodePort and
+  // LoadBalancer services on the host. Such a service opens a port on every
+  // host node (or a cloud load balancer) to the outside, which on a shared
+  // host is not one tenant's decision: any other tier's namespace quota
+  // holds services.nodeports and services.loadbalancers at 0, and the
+  // syncer refuses them with an event.
+  std::set<std::string> external_service_tiers;
   // The virtual API server as the host's pods reach it: an IP address or a
   // CIDR, and its port; and the port the virtual cluster's DNS listens on
   // (vCluster's is 1053).
@@ -52,6 +60,8 @@ struct RenderConfig {
 std::string_view DefaultPsaLevel(gpu::Tier tier);
 // The level `config` gives `tier`.
 std::string PsaLevel(const RenderConfig& config, const TrustTier& tier);
+// Whether `config` lets `tier` have NodePort and LoadBalancer services.
+bool ExternalServicesAllowed(const RenderConfig& config, const TrustTier& tier);
 
 // Every field in range; violations name the field ("psa_levels.shared",
 // "virtual_api_address", "dns_port", ...).

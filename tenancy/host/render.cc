@@ -32,8 +32,12 @@ json NamespaceObject(const std::string& ns, const Labels& labels, const std::str
 // Requests only: a limit quota would refuse every pod whose containers set
 // no limit below the LimitRange's default, which is the whole quota.
 json ResourceQuotaObject(const std::string& ns, const Labels& labels, const WorkloadQuota& quota,
-                         const GpuHoldings& holdings) {
+                         const GpuHoldings& holdings, bool external_services) {
   json hard = json::object();
+  if (!external_services) {  // RenderConfig::external_service_tiers
+    hard["services.nodeports"] = "0";
+    hard["services.loadbalancers"] = "0";
+  }
   if (quota.pods > 0) hard["pods"] = std::to_string(quota.pods);
   if (quota.cpu_milli > 0) hard["requests.cpu"] = CpuQuantity(quota.cpu_milli);
   if (quota.memory_mib > 0) hard["requests.memory"] = MemoryQuantity(quota.memory_mib);
@@ -196,7 +200,8 @@ Result<HostObjects> RenderHostObjects(const TrustTier& tier, const VirtualCluste
     for (json& o : objects) out.objects.push_back(std::move(o));
   };
   out.objects.push_back(NamespaceObject(ns, labels, PsaLevel(config, tier)));
-  out.objects.push_back(ResourceQuotaObject(ns, labels, vcluster.quota, *holdings));
+  out.objects.push_back(
+      ResourceQuotaObject(ns, labels, vcluster.quota, *holdings, ExternalServicesAllowed(config, tier)));
   out.objects.push_back(LimitRangeObject(ns, labels, vcluster.quota, config));
   append(NetworkPolicies(ns, labels, config));
   append(Rbac(ns, labels, config));

@@ -70,6 +70,13 @@ Result<HostServiceResult> HostService(const VirtualClusterView& vcluster, const 
                 "a virtual cluster's service may not claim external IPs: on the host they would capture traffic "
                 "to those addresses from every namespace (CVE-2020-8554)"});
   }
+  if (const std::string type = TypeOf(spec);
+      (type == "NodePort" || type == "LoadBalancer") && !vcluster.external_services) {
+    return HostServiceResult(Refusal{
+        "spec.type", type + " opens ports on every host node or a load balancer to the outside, which trust tier " +
+                         vcluster.tier.name +
+                         " does not allow (an admin allows it with external_service_tiers); ClusterIP works"});
+  }
   json host_spec = json::object();
   for (const char* field : kCopiedSpecFields) {
     if (spec.contains(field) && !spec[field].is_null()) host_spec[field] = spec[field];

@@ -8,7 +8,9 @@
 //
 // What Septa does not copy, where vCluster does: spec.externalIPs, which
 // would let a tenant capture traffic to any address in the host cluster
-// (CVE-2020-8554): such a service is refused, never silently changed.
+// (CVE-2020-8554), and a NodePort or LoadBalancer service unless the
+// tenant's tier allows one (VirtualClusterView::external_services): such a
+// service is refused, never silently changed.
 #pragma once
 
 #include <nlohmann/json.hpp>

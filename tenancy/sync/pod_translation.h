@@ -49,8 +49,9 @@ struct VirtualClusterView {
   std::string tenant;
   std::string vcluster;
   std::string host_namespace;
-  TrustTier tier;         // runtime_class, gpu_sharing, credential cap
-  std::string psa_level;  // privileged | baseline | restricted (host::PsaLevel)
+  TrustTier tier;                  // runtime_class, gpu_sharing, credential cap
+  std::string psa_level;           // privileged | baseline | restricted (host::PsaLevel)
+  bool external_services = false;  // NodePort and LoadBalancer services (host::ExternalServicesAllowed)
   Reservation reservation;
   std::vector<gpu::InventoryNode> nodes;  // the nodes the reservation names (GPU UUIDs, products)
 };

@@ -26,8 +26,17 @@ TEST(Config, DefaultsWithoutSources) {
   EXPECT_TRUE(c->syncer);
   EXPECT_EQ(c->fraction_backend, "kai");
   EXPECT_EQ(c->default_gpu_fraction_milli, 250);
+  EXPECT_TRUE(c->external_service_tiers.empty()) << "no tier opens host ports by default";
   EXPECT_EQ(c->control_plane, "simulated");
   EXPECT_TRUE(c->replica_id.empty()) << "the one kept in data_dir";
+}
+
+TEST(Config, ExternalServiceTiers) {
+  Sources s;
+  s.yaml_text = "external_service_tiers: exclusive,dedicated,gpu-farm\n";
+  auto c = Load(s, "/h");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->external_service_tiers, (std::set<std::string>{"dedicated", "exclusive", "gpu-farm"}));
 }
 
 TEST(Config, ReplicaId) {
@@ -138,6 +147,12 @@ TEST(Config, ErrorsNameTheKeyAndSource) {
       {{"fraction_backend: mps\n", "f.yaml", {}, {}}, "fraction_backend (f.yaml)", "not one of"},
       {{"default_gpu_fraction_milli: 1001\n", "f.yaml", {}, {}}, "default_gpu_fraction_milli (f.yaml)", "out of range"},
       {{"replica_id: a b\n", "f.yaml", {}, {}}, "replica_id (f.yaml)", "a character other than"},
+      {{"external_service_tiers: exclusive,,shared\n", "f.yaml", {}, {}},
+       "external_service_tiers (f.yaml)",
+       "\"\" is not a trust tier name"},
+      {{"", "", {}, {{"external_service_tiers", "Exclusive"}}},
+       "external_service_tiers (--external-service-tiers)",
+       "\"Exclusive\" is not a trust tier name"},
       {{"", "", {}, {{"replica_id", std::string(129, 'r')}}}, "replica_id (--replica-id)", "longer than 128"},
       {{"", "", {{"SEPTA_MIG_RELAYOUT", "sometimes"}}, {}}, "mig_relayout (SEPTA_MIG_RELAYOUT)", "not one of"},
       {{"", "", {}, {{"tls_cert_file", "/c.pem"}}}, "tls_key_file", "required when tls_cert_file is set"},

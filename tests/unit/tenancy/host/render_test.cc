@@ -96,9 +96,12 @@ TEST(HostRender, PodSecurityLevelByTierAndConfig) {
 
 TEST(HostRender, QuotaCountsWorkloadLimitsAndReservedGpus) {
   const json shared = Find(Render(Case("shared")), "ResourceQuota")["spec"]["hard"];
-  EXPECT_EQ(
-      shared,
-      json({{"pods", "50"}, {"requests.cpu", "8"}, {"requests.memory", "32Gi"}, {"requests.nvidia.com/gpu", "0"}}));
+  EXPECT_EQ(shared, json({{"pods", "50"},
+                          {"requests.cpu", "8"},
+                          {"requests.memory", "32Gi"},
+                          {"requests.nvidia.com/gpu", "0"},
+                          {"services.loadbalancers", "0"},
+                          {"services.nodeports", "0"}}));
   // Two 3g.40gb and one 1g.10gb and one 1g.10gb+me; the tenant gets no whole GPU.
   const json isolated = Find(Render(Case("isolated")), "ResourceQuota")["spec"]["hard"];
   EXPECT_EQ(isolated, json({{"requests.cpu", "1500m"},
@@ -106,13 +109,27 @@ TEST(HostRender, QuotaCountsWorkloadLimitsAndReservedGpus) {
                             {"requests.nvidia.com/gpu", "0"},
                             {"requests.nvidia.com/mig-1g.10gb", "1"},
                             {"requests.nvidia.com/mig-1g.10gb.me", "1"},
-                            {"requests.nvidia.com/mig-3g.40gb", "2"}}));
+                            {"requests.nvidia.com/mig-3g.40gb", "2"},
+                            {"services.loadbalancers", "0"},
+                            {"services.nodeports", "0"}}));
   // No workload quota: only the GPUs are bounded.
   const json dedicated = Find(Render(Case("dedicated")), "ResourceQuota")["spec"]["hard"];
-  EXPECT_EQ(dedicated, json({{"requests.nvidia.com/gpu", "3"}}));
+  EXPECT_EQ(dedicated,
+            json({{"requests.nvidia.com/gpu", "3"}, {"services.loadbalancers", "0"}, {"services.nodeports", "0"}}));
   // Exclusive: every GPU on the reserved nodes (8 + 4).
   const json exclusive = Find(Render(Case("exclusive")), "ResourceQuota")["spec"]["hard"];
   EXPECT_EQ(exclusive["requests.nvidia.com/gpu"], "12");
+}
+
+TEST(HostRender, OnlyTheTiersAllowedExternalServicesMayHaveNodePortsOrLoadBalancers) {
+  RenderConfig config;
+  config.external_service_tiers = {"exclusive"};
+  const json exclusive = Find(Render(Case("exclusive"), Scheduler::kKai, config), "ResourceQuota")["spec"]["hard"];
+  EXPECT_FALSE(exclusive.contains("services.nodeports")) << exclusive;
+  EXPECT_FALSE(exclusive.contains("services.loadbalancers")) << exclusive;
+  const json shared = Find(Render(Case("shared"), Scheduler::kKai, config), "ResourceQuota")["spec"]["hard"];
+  EXPECT_EQ(shared["services.nodeports"], "0");
+  EXPECT_EQ(shared["services.loadbalancers"], "0");
 }
 
 TEST(HostRender, SharedQuotaLeavesVgpuSlotsToSeptaWithHami) {

@@ -34,7 +34,8 @@ json Copy(const VirtualClusterView& view, const json& virtual_service) {
 }
 
 TEST(SyncServices, TheHostCopySelectsTheHostPodsOfItsNamespaceAndLeavesAddressesToTheHost) {
-  const VirtualClusterView view = SampleView(gpu::Tier::kShared);
+  VirtualClusterView view = SampleView(gpu::Tier::kShared);
+  view.external_services = true;  // the tier may have NodePort services
   const json service =
       VirtualService("web", {{"type", "NodePort"},
                              {"clusterIP", "10.96.3.4"},
@@ -85,6 +86,28 @@ TEST(SyncServices, AServiceThatClaimsExternalIpsIsRefusedNotCopied) {
   ASSERT_TRUE(std::holds_alternative<Refusal>(*result));
   EXPECT_EQ(std::get<Refusal>(*result).field, "spec.externalIPs");
   EXPECT_NE(std::get<Refusal>(*result).message.find("CVE-2020-8554"), std::string::npos);
+}
+
+TEST(SyncServices, NodePortAndLoadBalancerServicesAreRefusedUnlessTheTierAllowsThem) {
+  for (const char* type : {"NodePort", "LoadBalancer"}) {
+    const json service = VirtualService("web", {{"type", type}, {"ports", {{{"port", 80}}}}});
+    auto result = HostService(SampleView(gpu::Tier::kExclusive), service);
+    ASSERT_TRUE(result.ok());
+    ASSERT_TRUE(std::holds_alternative<Refusal>(*result)) << type;
+    EXPECT_EQ(std::get<Refusal>(*result).field, "spec.type");
+    EXPECT_NE(std::get<Refusal>(*result).message.find(std::string(type) + " opens ports"), std::string::npos);
+    EXPECT_NE(std::get<Refusal>(*result).message.find("trust tier exclusive"), std::string::npos);
+    EXPECT_NE(std::get<Refusal>(*result).message.find("external_service_tiers"), std::string::npos);
+
+    VirtualClusterView allowed = SampleView(gpu::Tier::kExclusive);
+    allowed.external_services = true;
+    EXPECT_EQ(Copy(allowed, service)["spec"]["type"], type);
+  }
+  for (const char* type : {"ClusterIP", "ExternalName"}) {
+    json spec = {{"type", type}, {"ports", {{{"port", 80}}}}};
+    if (std::string(type) == "ExternalName") spec = {{"type", type}, {"externalName", "db.example.com"}};
+    EXPECT_EQ(Copy(SampleView(gpu::Tier::kShared), VirtualService("web", spec))["spec"]["type"], type);
+  }
 }
 
 TEST(SyncServices, AServiceWithoutItsIdentityIsAnErrorNamingTheField) {
