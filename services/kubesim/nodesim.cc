@@ -26,10 +26,10 @@ std::string ProductLabel(const gpu::GpuModel& model) {
 // Requests of a pod's containers, in thousandths, by resource name.
 std::map<std::string, long long> PodRequests(const json& pod) {
   std::map<std::string, long long> out;
-  for (const auto& c : pod.value("spec", json::object()).value("containers", json::array())) {
-    const json res = c.value("resources", json::object());
-    json requests = res.value("requests", json::object());
-    const json limits = res.value("limits", json::object());
+  for (const auto& c : workload::Child(workload::Child(pod, "spec"), "containers")) {
+    const json& res = workload::Child(c, "resources");
+    json requests = workload::Child(res, "requests");
+    const json& limits = workload::Child(res, "limits");
     for (auto& [k, v] : limits.items()) {
       if (!requests.contains(k)) requests[k] = v;  // limits default requests
     }
@@ -251,7 +251,7 @@ void NodeSim::ReconcileMig() {
     auto pods = cluster_.storage.List(
         "pods", "",
         [&](const json& p) {
-          return p.value("spec", json::object()).value("nodeName", "") == name && !workload::Terminal(p);
+          return workload::Child(p, "spec").value("nodeName", "") == name && !workload::Terminal(p);
         },
         0, "");
     for (const auto& p : pods.items) {
@@ -292,7 +292,7 @@ void NodeSim::Schedule() {
   auto pending = cluster_.storage.List(
       "pods", "",
       [&](const json& p) {
-        const json spec = p.value("spec", json::object());
+        const json& spec = workload::Child(p, "spec");
         return spec.value("nodeName", "").empty() && !workload::Terminal(p) &&
                !p["metadata"].contains("deletionTimestamp") &&
                options_.scheduler_names.count(spec.value("schedulerName", "default-scheduler")) > 0;
@@ -304,15 +304,18 @@ void NodeSim::Schedule() {
   std::map<std::string, std::map<std::string, long long>> used;
   auto bound = cluster_.storage.List(
       "pods", "",
-      [](const json& p) {
-        return !p.value("spec", json::object()).value("nodeName", "").empty() && !workload::Terminal(p);
-      },
+      [](const json& p) { return !workload::Child(p, "spec").value("nodeName", "").empty() && !workload::Terminal(p); },
       0, "");
+  std::unordered_map<std::string, std::map<std::string, long long>> requests;
   for (const auto& p : bound.items) {
+    const std::string uid = workload::Uid(*p);
+    auto known = bound_requests_.find(uid);
+    auto& pod_requests = requests[uid] = known != bound_requests_.end() ? std::move(known->second) : PodRequests(*p);
     auto& u = used[(*p)["spec"]["nodeName"].get<std::string>()];
-    for (const auto& [r, q] : PodRequests(*p)) u[r] += q;
+    for (const auto& [r, q] : pod_requests) u[r] += q;
     u["pods"] += 1000;
   }
+  bound_requests_ = std::move(requests);
   const std::string now = Rfc3339(cluster_.clock.Now());
   for (const auto& pod : pending.items) {
     const json spec = pod->value("spec", json::object());
@@ -379,8 +382,7 @@ void NodeSim::StartPods() {
   auto starting = cluster_.storage.List(
       "pods", "",
       [](const json& p) {
-        return !p.value("spec", json::object()).value("nodeName", "").empty() &&
-               p.value("status", json::object()).value("phase", "Pending") == "Pending";
+        return !workload::Child(p, "spec").value("nodeName", "").empty() && workload::Phase(p) == "Pending";
       },
       0, "");
   for (const auto& pod : starting.items) {

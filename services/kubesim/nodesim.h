@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "gpu/catalog.h"
@@ -71,6 +72,10 @@ class NodeSim {
   gpu::MigPartedConfig layouts_;
   std::map<std::string, GpuNode> gpu_nodes_;   // by node name
   std::map<std::string, TimePoint> bound_at_;  // pod uid -> when we saw it bound
+  // Bound pods' requests by pod uid, kept from one Schedule to the next: a
+  // pod's requests do not change, and parsing those of every bound pod at
+  // every tick was most of a busy host's tick.
+  std::unordered_map<std::string, std::map<std::string, long long>> bound_requests_;
   PodExits exits_;
   int next_pod_ip_ = 2;
 };

@@ -2,6 +2,7 @@
 
 #include "services/kubesim/objects.h"
 #include "services/kubesim/workload_defaults.h"
+#include "services/kubesim/workload_util.h"
 
 namespace septa::kubesim {
 
@@ -13,9 +14,9 @@ void PodExits::Tick() {
   const std::string ts = Rfc3339(now);
   auto running = cluster_.storage.List(
       "pods", "",
-      [](const json& p) {
-        const json annotations = p["metadata"].value("annotations", json::object());
-        return p.value("status", json::object()).value("phase", "") == "Running" &&
+      [](const json& p) {  // read in place: this runs for every pod at every tick
+        const json& annotations = workload::Child(workload::Metadata(p), "annotations");
+        return workload::Phase(p) == "Running" &&
                (annotations.contains(kRunForAnnotation) || annotations.contains(kExitCodeAnnotation));
       },
       0, "");

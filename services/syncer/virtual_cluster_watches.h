@@ -3,10 +3,10 @@
 // and informers in every namespace on its pods, which enqueue
 // "<tenant>/<vcluster>/<namespace>/<name>" (and, when a pod goes, the keys
 // of the objects it referenced; when it is bound to a node or goes from
-// one, NodesKey), and on its config maps and secrets, which
-// enqueue ObjectKey. Those two start only when first needed (a pod uses
-// one, or a copy is on the host): each watch costs about 400 KiB, and
-// most virtual clusters would keep them idle. The syncer starts a watch when a
+// one, NodesKey), and on its config maps, secrets, services, endpoints
+// and claims, which enqueue ObjectKey. Those start only when first needed
+// (a pod uses one, the cluster has a pod, or a copy is on the host): each
+// watch costs about 400 KiB, and most virtual clusters would keep them idle. The syncer starts a watch when a
 // virtual cluster it holds the shard of is READY and stops it when the
 // virtual cluster is deleted or sleeps, or the shard is lost.
 #pragma once
