@@ -3,7 +3,6 @@
 #include <prometheus/collectable.h>
 #include <prometheus/registry.h>
 #include <spdlog/spdlog.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,6 +17,7 @@
 #include "services/app/idempotency_sweeper.h"
 #include "services/app/replica_id.h"
 #include "services/base/file.h"
+#include "services/base/open_files.h"
 #include "services/base/secure_random.h"
 #include "services/core/use_cases.h"
 #include "services/grpc/grpc_server.h"
@@ -145,6 +145,7 @@ tenancy::host::RenderConfig RenderConfigOf(const config::Config& config, tenancy
 
 struct SeptadApp::Impl {
   config::Config config;
+  std::uint64_t fd_limit = 1024;  // the open-file soft limit, raised to the hard one at start
   std::unique_ptr<store::EmbeddedPostgres> postgres;
   std::string database_url;
   std::unique_ptr<store::PgStore> store;
@@ -391,7 +392,11 @@ Status SeptadApp::Impl::StartControlPlanes() {
     return Status::Ok();
   }
   auto [host, port] = HostPort(config.vcluster_addr);
-  vcp::SimulatedControlPlanesOptions options{.host = host, .port = port, .idle_after = config.vcluster_idle_after};
+  vcp::SimulatedControlPlanesOptions options{.host = host,
+                                             .port = port,
+                                             .max_connections = config::VirtualApiMaxConnections(config, fd_limit),
+                                             .idle_after = config.vcluster_idle_after};
+  spdlog::info("virtual control planes serve at most {} connections", options.max_connections);
   if (vault_pki) {  // client certificates chain to the virtual cluster's Vault intermediate
     options.client_ca = [pki = vault_pki.get()](const core::VirtualClusterKey& key) {
       return pki->ClientCaPem(key.tenant, key.vcluster);
@@ -664,9 +669,7 @@ Status SeptadApp::Impl::Listen() {
   options.body_limit = config.http_body_limit;
   options.read_timeout = config.http_read_timeout;
   options.idle_timeout = config.http_idle_timeout;
-  rlimit fd_limit{};
-  getrlimit(RLIMIT_NOFILE, &fd_limit);
-  options.max_connections = config::EffectiveHttpMaxConnections(config, fd_limit.rlim_cur);
+  options.max_connections = config::EffectiveHttpMaxConnections(config, fd_limit);
   spdlog::info("REST serves at most {} connections (http_max_connections)", options.max_connections);
   options.error_formatter = &rest::RestApi::ServerError;
   std::optional<grpcapi::GrpcServer::TlsKeyPair> tls;
@@ -694,6 +697,7 @@ Status SeptadApp::Impl::Listen() {
 Result<std::unique_ptr<SeptadApp>> SeptadApp::Start(const config::Config& config) {
   auto impl = std::make_unique<Impl>();
   impl->config = config;
+  impl->fd_limit = base::RaiseOpenFilesLimit();
   SEPTA_RETURN_IF_ERROR(impl->Open());
   SEPTA_RETURN_IF_ERROR(impl->EnsureAdminToken());
   impl->sweeper =

@@ -415,6 +415,14 @@ std::size_t EffectiveHttpMaxConnections(const Config& config, std::uint64_t fd_s
   return static_cast<std::size_t>(std::clamp(left, kLeast, kMost));
 }
 
+std::size_t VirtualApiMaxConnections(const Config& config, std::uint64_t fd_soft_limit) {
+  constexpr std::uint64_t kReserve = 128, kLeast = 16;
+  const std::uint64_t taken =
+      kReserve + static_cast<std::uint64_t>(config.db_pool_size) + EffectiveHttpMaxConnections(config, fd_soft_limit);
+  const std::uint64_t left = fd_soft_limit > taken ? fd_soft_limit - taken : 0;
+  return static_cast<std::size_t>(std::max(left / 2, kLeast));
+}
+
 std::string EnvName(const std::string& key) {
   std::string env = "SEPTA_";
   for (char c : key) env += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));

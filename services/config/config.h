@@ -159,6 +159,14 @@ Result<Config> Load(const Sources& sources, const std::string& home);
 // 16, at most 4096.
 std::size_t EffectiveHttpMaxConnections(const Config& config, std::uint64_t fd_soft_limit);
 
+// The simulated control planes' listener (every virtual cluster's API):
+// half of what the soft limit leaves after the reserve, the database pool
+// and the REST listener's share, since the syncer's clients of those APIs
+// hold the other end of most connections in this process; at least 16.
+// A watched virtual cluster takes 2-4 (its pods, services, and the objects
+// its pods use).
+std::size_t VirtualApiMaxConnections(const Config& config, std::uint64_t fd_soft_limit);
+
 // The environment variable of a key: data_dir -> SEPTA_DATA_DIR.
 std::string EnvName(const std::string& key);
 

@@ -127,6 +127,7 @@ Status SimulatedControlPlanes::Start() {
   so.port = options_.port;
   so.tls = *tls;
   so.io_threads = options_.io_threads;
+  so.max_connections = options_.max_connections;
   so.body_limit = 3 * 1024 * 1024;  // the API server's request limit
   server_ =
       std::make_unique<http::Server>(so, [this](http::Request&& request, std::shared_ptr<http::Exchange> exchange) {

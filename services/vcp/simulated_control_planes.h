@@ -49,6 +49,9 @@ struct SimulatedControlPlanesOptions {
   std::string host = "127.0.0.1";  // HTTPS
   std::uint16_t port = 0;          // 0 picks a free one
   std::size_t io_threads = 2;
+  // Open connections at most (http::ServerOptions::max_connections); a
+  // syncer holds 2-4 per watched virtual cluster.
+  std::size_t max_connections = 1024;
   // Watch bookmarks and workload controllers of the loaded control planes,
   // and eviction; 0: no thread, the owner calls Tick() (deterministic tests).
   std::chrono::milliseconds tick_interval{100};

@@ -51,6 +51,7 @@
 
 #include "common/clock.h"
 #include "common/percentile.h"
+#include "services/base/open_files.h"
 #include "services/base/process_stats.h"
 #include "services/kube/client.h"
 #include "services/kube/config.h"
@@ -300,7 +301,10 @@ int main(int argc, char** argv) {
 
     // The control planes, never evicted (the idle windows compare with and without the syncer's watches).
     store::PgVirtualObjectStore objects({.database_url = database_url, .pool_size = 4});
-    vcp::SimulatedControlPlanes planes(objects, vcp::SimulatedControlPlanesOptions{.idle_after = 0ms});
+    // As septad sizes its listener: the syncer's clients hold the other end of most connections here.
+    vcp::SimulatedControlPlanes planes(
+        objects,
+        vcp::SimulatedControlPlanesOptions{.max_connections = base::RaiseOpenFilesLimit() / 2, .idle_after = 0ms});
     if (Status st = planes.Start(); !st.ok()) return Die(st, "control planes");
     const std::size_t heap_no_planes = base::HeapInUse();
     const auto ensure_start = Steady::now();

@@ -232,6 +232,15 @@ TEST(Config, HttpMaxConnectionsLeavesDescriptorsForTheRest) {
   EXPECT_FALSE(Load(s, "/h").ok());
 }
 
+TEST(Config, TheVirtualApisTakeHalfOfTheDescriptorsTheRestLeaves) {
+  Config c;
+  c.db_pool_size = 8;
+  // 524288 (systemd's hard limit, which septad raises its soft limit to): 128 reserved, 8 pooled, 4096 REST.
+  EXPECT_EQ(VirtualApiMaxConnections(c, 524'288), (524'288u - 128 - 8 - 4096) / 2);
+  EXPECT_EQ(VirtualApiMaxConnections(c, 20'000), (20'000u - 128 - 8 - 4096) / 2);
+  EXPECT_EQ(VirtualApiMaxConnections(c, 1024), 16u) << "the REST listener takes what 1,024 leaves";
+}
+
 TEST(Config, EnvNames) { EXPECT_EQ(EnvName("database_url"), "SEPTA_DATABASE_URL"); }
 
 }  // namespace
