@@ -52,22 +52,13 @@ void ClaimSyncer::Stop() {
 }
 
 void ClaimSyncer::OnHostClaim(const json& host_claim) {
-  const std::string tenant = tsync::MetadataMapString(host_claim, "labels", tsync::kTenantLabel);
-  const std::string vcluster = tsync::MetadataMapString(host_claim, "labels", tsync::kVclusterLabel);
-  if (auto ref = tsync::VirtualRefOf(host_claim, tenant, vcluster)) {
-    enqueue_(ObjectKey(tenant, vcluster, kube::kPersistentVolumeClaims, ref->ns, ref->name));
-  }
+  if (auto key = KeyOfHostCopy(host_claim, kube::kPersistentVolumeClaims)) enqueue_(*key);
 }
 
 std::vector<std::string> ClaimSyncer::ClaimKeys(const std::string& host_namespace, const std::string& tenant,
                                                 const std::string& vcluster) const {
   std::set<std::string> keys;
-  if (host_namespace.empty()) return {};
-  for (const json& copy : host_claims_->ListNamespace(host_namespace)) {
-    if (auto ref = tsync::VirtualRefOf(copy, tenant, vcluster)) {
-      keys.insert(ObjectKey(tenant, vcluster, kube::kPersistentVolumeClaims, ref->ns, ref->name));
-    }
-  }
+  AddHostCopyKeys(keys, *host_claims_, host_namespace, tenant, vcluster, kube::kPersistentVolumeClaims);
   return {keys.begin(), keys.end()};
 }
 

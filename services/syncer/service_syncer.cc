@@ -59,23 +59,15 @@ void ServiceSyncer::Stop() {
 }
 
 void ServiceSyncer::OnHostService(const json& host_service) {
-  const std::string tenant = tsync::MetadataMapString(host_service, "labels", tsync::kTenantLabel);
-  const std::string vcluster = tsync::MetadataMapString(host_service, "labels", tsync::kVclusterLabel);
-  if (auto ref = tsync::VirtualRefOf(host_service, tenant, vcluster)) {
-    enqueue_(ObjectKey(tenant, vcluster, kube::kServices, ref->ns, ref->name));
-  }
+  // A service's endpoints are reconciled with it: both kinds' copies bring back its key.
+  if (auto key = KeyOfHostCopy(host_service, kube::kServices)) enqueue_(*key);
 }
 
 std::vector<std::string> ServiceSyncer::ServiceKeys(const std::string& host_namespace, const std::string& tenant,
                                                     const std::string& vcluster) const {
   std::set<std::string> keys;
-  if (host_namespace.empty()) return {};
   for (const kube::Informer* copies : {host_services_.get(), host_endpoints_.get()}) {
-    for (const json& copy : copies->ListNamespace(host_namespace)) {
-      if (auto ref = tsync::VirtualRefOf(copy, tenant, vcluster)) {
-        keys.insert(ObjectKey(tenant, vcluster, kube::kServices, ref->ns, ref->name));
-      }
-    }
+    AddHostCopyKeys(keys, *copies, host_namespace, tenant, vcluster, kube::kServices);
   }
   return {keys.begin(), keys.end()};
 }
