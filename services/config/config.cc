@@ -416,7 +416,9 @@ std::size_t EffectiveHttpMaxConnections(const Config& config, std::uint64_t fd_s
 }
 
 std::size_t VirtualApiMaxConnections(const Config& config, std::uint64_t fd_soft_limit) {
-  constexpr std::uint64_t kReserve = 128, kLeast = 16;
+  // Never below the fixed 1,024 it had before it was derived: a small limit
+  // is no reason to serve fewer virtual clusters than then.
+  constexpr std::uint64_t kReserve = 128, kLeast = 1024;
   const std::uint64_t taken =
       kReserve + static_cast<std::uint64_t>(config.db_pool_size) + EffectiveHttpMaxConnections(config, fd_soft_limit);
   const std::uint64_t left = fd_soft_limit > taken ? fd_soft_limit - taken : 0;

@@ -162,7 +162,7 @@ std::size_t EffectiveHttpMaxConnections(const Config& config, std::uint64_t fd_s
 // The simulated control planes' listener (every virtual cluster's API):
 // half of what the soft limit leaves after the reserve, the database pool
 // and the REST listener's share, since the syncer's clients of those APIs
-// hold the other end of most connections in this process; at least 16.
+// hold the other end of most connections in this process; at least 1,024.
 // A watched virtual cluster takes 2-4 (its pods, services, and the objects
 // its pods use).
 std::size_t VirtualApiMaxConnections(const Config& config, std::uint64_t fd_soft_limit);
