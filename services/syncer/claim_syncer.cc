@@ -21,8 +21,6 @@ namespace {
 // The host's copies are handed to the handler again this often.
 constexpr std::chrono::minutes kHostClaimsResync{10};
 
-bool Deleting(const json& object) { return !tsync::MetadataField(object, "deletionTimestamp").empty(); }
-
 }  // namespace
 
 ClaimSyncer::ClaimSyncer(kube::Client& host, std::function<void(const std::string& key)> enqueue)
@@ -78,8 +76,8 @@ Outcome ClaimSyncer::Reconcile(WatchedCluster& cluster, const std::string& ns, c
                                                                   " does not record " + text + ": left alone"));
     }
   }
-  if (!virtual_claim || Deleting(*virtual_claim)) {
-    if (!host_copy || Deleting(*host_copy)) return Outcome::Done();
+  if (!virtual_claim || tsync::Deleting(*virtual_claim)) {
+    if (!host_copy || tsync::Deleting(*host_copy)) return Outcome::Done();
     if (!virtual_claim) {
       auto live = cluster.client().Get(kube::kPersistentVolumeClaims, ns, name);
       if (live.ok()) return Outcome::Done();  // the cache is behind: its event is on the way
@@ -90,8 +88,8 @@ Outcome ClaimSyncer::Reconcile(WatchedCluster& cluster, const std::string& ns, c
   }
   if (host_copy && recorded->uid != tsync::MetadataField(*virtual_claim, "uid")) {
     // The copy of an earlier claim of this name: deleted first (its delete event brings the key back).
-    return Deleting(*host_copy) ? Outcome::Done()
-                                : Outcome::Of(DeleteHostCopy(host_, kube::kPersistentVolumeClaims, *host_copy));
+    return tsync::Deleting(*host_copy) ? Outcome::Done()
+                                       : Outcome::Of(DeleteHostCopy(host_, kube::kPersistentVolumeClaims, *host_copy));
   }
   auto want = tsync::HostClaim(view, *virtual_claim);
   if (!want.ok()) return Outcome::Error(want.status());
@@ -109,7 +107,7 @@ Outcome ClaimSyncer::Reconcile(WatchedCluster& cluster, const std::string& ns, c
     spdlog::info("syncer: copied {} of {}/{} to {}/{}", text, view.tenant, view.vcluster, view.host_namespace,
                  host_name);
     host_copy = *std::move(created);
-  } else if (Deleting(*host_copy)) {
+  } else if (tsync::Deleting(*host_copy)) {
     return Outcome::Done();  // deleted on the host: made again once it is gone (its delete event)
   } else if (!tsync::ClaimUpToDate(wanted, *host_copy)) {
     auto updated = host_.Update(kube::kPersistentVolumeClaims, view.host_namespace,

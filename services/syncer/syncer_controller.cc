@@ -13,7 +13,6 @@
 #include "services/syncer/refusal.h"
 #include "services/syncer/virtual_node_sync.h"
 #include "tenancy/sync/bookkeeping.h"
-#include "tenancy/sync/host_claims.h"
 #include "tenancy/sync/pod_references.h"
 
 namespace septa::syncer {
@@ -43,12 +42,6 @@ std::string_view ClusterPart(std::string_view key) {
   const std::size_t first = key.find('/');
   if (first == std::string_view::npos) return key;
   return key.substr(0, key.find('/', first + 1));
-}
-
-bool Terminating(const json& object) {
-  auto md = object.find("metadata");
-  return md != object.end() && md->is_object() && md->contains("deletionTimestamp") &&
-         !(*md)["deletionTimestamp"].is_null();
 }
 
 std::string PhaseOf(const json& pod) { return tsync::StringField(pod, "status", "phase"); }
@@ -377,8 +370,8 @@ Outcome SyncerController::ReconcilePod(const PodKeyParts& key) {
       tsync::VirtualRefOf(*host_pod, key.tenant, key.vcluster)->uid != tsync::MetadataField(*virtual_pod, "uid")) {
     return delete_host_pod(std::nullopt);  // stale: written for an earlier pod of that name
   }
-  if (Terminating(*virtual_pod)) {
-    if (host_pod) return Terminating(*host_pod) ? Outcome::Done() : delete_host_pod(GracePeriodOf(*virtual_pod));
+  if (tsync::Deleting(*virtual_pod)) {
+    if (host_pod) return tsync::Deleting(*host_pod) ? Outcome::Done() : delete_host_pod(GracePeriodOf(*virtual_pod));
     auto gone = host_gone();
     if (!gone.ok()) return Failed(gone.status());
     return *gone ? DeleteVirtualPod(*cluster, *virtual_pod) : Outcome::Done();
@@ -399,7 +392,7 @@ Outcome SyncerController::ReconcilePod(const PodKeyParts& key) {
     }
     return DeleteVirtualPod(*cluster, *virtual_pod);
   }
-  if (Terminating(*host_pod)) return Outcome::Done();  // its deletion brings the key back
+  if (tsync::Deleting(*host_pod)) return Outcome::Done();  // its deletion brings the key back
   Outcome synced = SyncUp(*cluster, *virtual_pod, *host_pod);
   const std::string phase = PhaseOf(*host_pod);
   if (synced.kind() != Outcome::Kind::kDone || phase == "Succeeded" || phase == "Failed") return synced;

@@ -61,6 +61,21 @@ nlohmann::json ComparedField(const nlohmann::json& object, std::string_view key)
   return *it;
 }
 
+bool LabelsAndAnnotationsEqual(const nlohmann::json& want, const nlohmann::json& host_object) {
+  const nlohmann::json want_meta = want.value("metadata", nlohmann::json::object());
+  const nlohmann::json host_meta = host_object.value("metadata", nlohmann::json::object());
+  for (const char* map : {"labels", "annotations"}) {
+    if (ComparedField(want_meta, map) != ComparedField(host_meta, map)) return false;
+  }
+  return true;
+}
+
+bool Deleting(const nlohmann::json& object) {
+  auto md = object.find("metadata");
+  return md != object.end() && md->is_object() && md->contains("deletionTimestamp") &&
+         !(*md)["deletionTimestamp"].is_null();
+}
+
 std::string HostObjectName(std::string_view name, std::string_view ns, std::string_view vcluster) {
   return host::SafeConcat({name, "x", ns, "x", vcluster});
 }

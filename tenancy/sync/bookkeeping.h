@@ -73,6 +73,14 @@ nlohmann::json SpecOf(const nlohmann::json& object);
 // hold: absent, null, false and an empty map or list are one value (null).
 nlohmann::json ComparedField(const nlohmann::json& object, std::string_view key);
 
+// Whether `want` (a copy as the syncer writes it) and `host_object` (as
+// read back) carry the same labels and annotations, compared as
+// ComparedField does (absent and empty alike).
+bool LabelsAndAnnotationsEqual(const nlohmann::json& want, const nlohmann::json& host_object);
+
+// Whether the object is being deleted (metadata.deletionTimestamp set).
+bool Deleting(const nlohmann::json& object);
+
 // The host name of the namespaced virtual object `name` in `ns` of virtual
 // cluster `vcluster`: SafeConcat(name, "x", ns, "x", vcluster).
 std::string HostObjectName(std::string_view name, std::string_view ns, std::string_view vcluster);

@@ -42,24 +42,6 @@ std::variant<json, Refusal> HostDataSource(const json& source, std::string_view 
 
 }  // namespace
 
-std::set<std::string> ReferencedClaims(const json& virtual_pod) {
-  std::set<std::string> out;
-  if (!virtual_pod.is_object()) return out;
-  const json spec = SpecOf(virtual_pod);
-  const std::string pod = MetadataField(virtual_pod, "name");
-  auto volumes = spec.find("volumes");
-  if (volumes == spec.end() || !volumes->is_array()) return out;
-  for (const json& volume : *volumes) {
-    if (!volume.is_object()) continue;
-    if (auto claim = volume.find("persistentVolumeClaim"); claim != volume.end() && claim->is_object()) {
-      if (auto name = claim->find("claimName"); name != claim->end() && name->is_string()) out.insert(*name);
-    } else if (volume.contains("ephemeral") && volume.value("name", json()).is_string()) {
-      out.insert(pod + "-" + volume["name"].get<std::string>());
-    }
-  }
-  return out;
-}
-
 Result<HostClaimResult> HostClaim(const VirtualClusterView& vcluster, const json& virtual_claim) {
   const json meta = virtual_claim.is_object() ? virtual_claim.value("metadata", json::object()) : json::object();
   for (const char* field : {"name", "namespace", "uid"}) {
@@ -97,11 +79,7 @@ Result<HostClaimResult> HostClaim(const VirtualClusterView& vcluster, const json
 }
 
 bool ClaimUpToDate(const json& want, const json& host_claim) {
-  const json want_meta = want.value("metadata", json::object());
-  const json host_meta = host_claim.value("metadata", json::object());
-  for (const char* map : {"labels", "annotations"}) {
-    if (ComparedField(want_meta, map) != ComparedField(host_meta, map)) return false;
-  }
+  if (!LabelsAndAnnotationsEqual(want, host_claim)) return false;
   return ComparedField(SpecOf(want), "resources") == ComparedField(SpecOf(host_claim), "resources");
 }
 

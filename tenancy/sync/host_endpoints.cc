@@ -92,11 +92,7 @@ Result<HostEndpointsResult> HostEndpoints(const VirtualClusterView& vcluster, co
 }
 
 bool EndpointsUpToDate(const json& want, const json& host_endpoints) {
-  const json want_meta = want.value("metadata", json::object());
-  const json host_meta = host_endpoints.value("metadata", json::object());
-  for (const char* map : {"labels", "annotations"}) {
-    if (ComparedField(want_meta, map) != ComparedField(host_meta, map)) return false;
-  }
+  if (!LabelsAndAnnotationsEqual(want, host_endpoints)) return false;
   return ComparedField(want, "subsets") == ComparedField(host_endpoints, "subsets");
 }
 

@@ -100,11 +100,7 @@ Result<HostServiceResult> HostService(const VirtualClusterView& vcluster, const 
 }
 
 bool ServiceUpToDate(const json& want, const json& host_service) {
-  const json want_meta = want.value("metadata", json::object());
-  const json host_meta = host_service.value("metadata", json::object());
-  for (const char* map : {"labels", "annotations"}) {
-    if (ComparedField(want_meta, map) != ComparedField(host_meta, map)) return false;
-  }
+  if (!LabelsAndAnnotationsEqual(want, host_service)) return false;
   const json want_spec = SpecOf(want);
   const json host_spec = SpecOf(host_service);
   for (const char* field : kCopiedSpecFields) {

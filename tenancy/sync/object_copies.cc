@@ -35,11 +35,7 @@ Result<json> HostCopy(CopiedKind kind, const VirtualClusterView& vcluster, const
 }
 
 bool CopyUpToDate(const json& want, const json& host_copy) {
-  const json want_meta = want.value("metadata", json::object());
-  const json host_meta = host_copy.value("metadata", json::object());
-  for (const char* map : {"labels", "annotations"}) {
-    if (ComparedField(want_meta, map) != ComparedField(host_meta, map)) return false;
-  }
+  if (!LabelsAndAnnotationsEqual(want, host_copy)) return false;
   for (const char* field : kContentFields) {
     if (ComparedField(want, field) != ComparedField(host_copy, field)) return false;
   }
