@@ -15,7 +15,6 @@
 
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -26,12 +25,6 @@
 namespace septa::tenancy::sync {
 
 inline constexpr std::string_view kClaimKind = "PersistentVolumeClaim";
-
-// The claims `virtual_pod` uses, by name in its namespace: its
-// persistentVolumeClaim volumes and, for each ephemeral volume, the claim
-// Kubernetes creates for it ("<pod>-<volume>"), the names RenameReferences
-// points the host pod at.
-std::set<std::string> ReferencedClaims(const nlohmann::json& virtual_pod);
 
 // The host copy of `virtual_claim` of `vcluster`, or why it is not synced
 // (the field and the rule). Copied: access modes, requested resources,

@@ -107,7 +107,7 @@ void RenameReferences(json& spec, std::string_view pod_name, std::string_view ns
     if (!volume.is_object() || !volume.contains("ephemeral") || !volume.contains("name")) continue;
     // Kubernetes names the PVC of an ephemeral volume "<pod>-<volume>"; the
     // syncer copies that PVC down like any other.
-    const std::string claim = std::string(pod_name) + "-" + volume["name"].get<std::string>();
+    const std::string claim = EphemeralClaimName(pod_name, volume["name"].get<std::string>());
     volume.erase("ephemeral");
     volume["persistentVolumeClaim"] = {{"claimName", HostObjectName(claim, ns, vcluster)}};
   }
@@ -139,6 +139,28 @@ std::set<ObjectRef> ReferencedObjects(const json& virtual_pod) {
     out.insert(
         {kind == RefKind::kConfigMap ? CopiedKind::kConfigMap : CopiedKind::kSecret, ns, name.get<std::string>()});
   });
+  return out;
+}
+
+std::string EphemeralClaimName(std::string_view pod, std::string_view volume) {
+  return std::string(pod) + "-" + std::string(volume);
+}
+
+std::set<std::string> ReferencedClaims(const json& virtual_pod) {
+  std::set<std::string> out;
+  if (!virtual_pod.is_object() || !virtual_pod.contains("spec") || !virtual_pod["spec"].is_object()) return out;
+  const json& spec = virtual_pod["spec"];
+  ForEachReference(spec, [&](RefKind kind, const json& name, const json*) {
+    if (kind == RefKind::kClaim) out.insert(name.get<std::string>());
+  });
+  auto volumes = spec.find("volumes");
+  if (volumes == spec.end() || !volumes->is_array()) return out;
+  const std::string pod = MetadataField(virtual_pod, "name");
+  for (const json& volume : *volumes) {
+    if (volume.is_object() && volume.contains("ephemeral") && volume.value("name", json()).is_string()) {
+      out.insert(EphemeralClaimName(pod, volume["name"].get<std::string>()));
+    }
+  }
   return out;
 }
 

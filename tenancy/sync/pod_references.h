@@ -42,6 +42,15 @@ void RenameReferences(nlohmann::json& spec, std::string_view pod_name, std::stri
 // only when a pod names it itself.
 std::set<ObjectRef> ReferencedObjects(const nlohmann::json& virtual_pod);
 
+// The claims `virtual_pod` uses, by name in its namespace: its
+// persistentVolumeClaim volumes and, for each ephemeral volume, the claim
+// Kubernetes creates for it (EphemeralClaimName), read by the walk that
+// RenameReferences renames them with.
+std::set<std::string> ReferencedClaims(const nlohmann::json& virtual_pod);
+
+// The claim Kubernetes creates for ephemeral volume `volume` of pod `pod`: "<pod>-<volume>".
+std::string EphemeralClaimName(std::string_view pod, std::string_view volume);
+
 // Whether `volume` of pod spec `spec` is that admission's: a secret volume
 // of the secret's own name "<serviceAccountName>-token-..." that a container
 // mounts at kServiceAccountMountPath.

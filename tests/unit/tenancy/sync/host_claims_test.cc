@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "tenancy/sync/bookkeeping.h"
+#include "tenancy/sync/pod_references.h"
 #include "tests/unit/tenancy/sync/sample_views.h"
 
 namespace septa::tenancy::sync {
