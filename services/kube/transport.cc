@@ -2,13 +2,17 @@
 
 #include <openssl/x509v3.h>
 #include <boost/asio/connect.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/ssl.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
+#include <condition_variable>
 #include <optional>
+#include <thread>
 
 namespace septa::kube {
 
@@ -29,8 +33,47 @@ struct Transport::Impl {
   std::chrono::milliseconds connect_timeout{10'000};
 };
 
+namespace {
+
+// Every connection of every Transport in the process runs on these threads.
+// An io_context per connection cost three descriptors each (an epoll, an
+// eventfd and a timerfd) and a resolver thread per connect; a syncer
+// watching 1,000 virtual clusters ran out of descriptors (BENCHMARKS.md,
+// "1,000 × 10"). Callers still block: each operation is started on its
+// connection's strand and the caller waits for its completion.
+// Never destroyed: connections may outlive static destruction order, and
+// the threads end with the process.
+net::io_context& SharedIoContext() {
+  struct Loop {
+    net::io_context ioc;
+    net::executor_work_guard<net::io_context::executor_type> work = net::make_work_guard(ioc);
+    std::vector<std::thread> threads;
+    Loop() {
+      for (int i = 0; i < 2; ++i) {
+        threads.emplace_back([this] {
+          pthread_setname_np(pthread_self(), "kube-io");
+          ioc.run();
+        });
+      }
+    }
+  };
+  static Loop* loop = new Loop();
+  return loop->ioc;
+}
+
+}  // namespace
+
 struct Transport::Connection {
-  net::io_context ioc;
+  using Strand = net::strand<net::io_context::executor_type>;
+
+  Connection() : strand(net::make_strand(SharedIoContext())) {}
+  // A close posted by a timeout or a StreamCancel may still be queued: let
+  // the strand run it before the sockets go.
+  ~Connection() {
+    RunOnStrand([] {});
+  }
+
+  Strand strand;
   std::optional<tcp::socket> plain;
   std::optional<ssl::stream<tcp::socket>> secure;
   boost::beast::flat_buffer buffer;
@@ -42,15 +85,30 @@ struct Transport::Connection {
     socket().shutdown(tcp::socket::shutdown_both, ignored);
     socket().close(ignored);
   }
-  // Runs the pending operation for at most `timeout`; on expiry closes the
-  // socket so that it completes with an error.
-  bool RunFor(std::chrono::milliseconds timeout, const bool& done) {
-    ioc.restart();
-    ioc.run_for(timeout);
-    if (done) return true;
-    Close();
-    ioc.restart();
-    ioc.run();
+  // Starts an operation on the strand with start(complete) and waits for
+  // complete(ec) for at most `timeout`; on expiry `abort` runs on the strand
+  // (closing the socket by default) and the aborted completion is awaited,
+  // so nothing the operation refers to is left in use. Returns false on
+  // expiry; `ec` is the completion's error.
+  template <class Start>
+  bool Run(std::chrono::milliseconds timeout, error_code& ec, Start&& start, std::function<void()> abort = {}) {
+    std::unique_lock lock(mu_);
+    done_ = false;
+    lock.unlock();
+    net::post(strand, [this, &ec, &start] {
+      start([this, &ec](const error_code& e) {
+        std::lock_guard done_lock(mu_);
+        ec = e;
+        done_ = true;
+        cv_.notify_all();
+      });
+    });
+    lock.lock();
+    if (cv_.wait_for(lock, timeout, [this] { return done_; })) return true;
+    lock.unlock();
+    net::post(strand, abort ? std::move(abort) : std::function<void()>([this] { Close(); }));
+    lock.lock();
+    cv_.wait(lock, [this] { return done_; });
     return false;
   }
   template <class F>
@@ -61,6 +119,25 @@ struct Transport::Connection {
       f(*plain);
     }
   }
+
+ private:
+  void RunOnStrand(std::function<void()> f) {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool ran = false;
+    net::post(strand, [&] {
+      f();
+      std::lock_guard lock(mu);
+      ran = true;
+      cv.notify_all();
+    });
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return ran; });
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
 };
 
 void StreamCancel::Cancel() {
@@ -159,24 +236,28 @@ Transport::~Transport() = default;
 Result<std::unique_ptr<Transport::Connection>> Transport::Connect() {
   Impl& im = *impl_;
   auto conn = std::make_unique<Connection>();
-  conn->plain.emplace(conn->ioc);
+  conn->plain.emplace(conn->strand);
   error_code ec;
-  bool done = false;
-  tcp::resolver resolver(conn->ioc);
+  tcp::resolver resolver(conn->strand);
   tcp::resolver::results_type endpoints;
-  resolver.async_resolve(im.host, im.port, [&](const error_code& e, tcp::resolver::results_type r) {
-    ec = e;
-    endpoints = std::move(r);
-    done = true;
-  });
-  conn->ioc.run_for(im.connect_timeout);
-  if (!done || ec) return Unavailable("kube: cannot resolve " + im.host + ": " + (done ? ec.message() : "timed out"));
-  done = false;
-  net::async_connect(*conn->plain, endpoints, [&](const error_code& e, const tcp::endpoint&) {
-    ec = e;
-    done = true;
-  });
-  if (!conn->RunFor(im.connect_timeout, done) || ec) {
+  const bool resolved = conn->Run(
+      im.connect_timeout, ec,
+      [&](auto complete) {
+        resolver.async_resolve(im.host, im.port, [&, complete](const error_code& e, tcp::resolver::results_type r) {
+          endpoints = std::move(r);
+          complete(e);
+        });
+      },
+      [&] { resolver.cancel(); });
+  if (!resolved || ec) {
+    return Unavailable("kube: cannot resolve " + im.host + ": " + (resolved ? ec.message() : "timed out"));
+  }
+  if (!conn->Run(im.connect_timeout, ec,
+                 [&](auto complete) {
+                   net::async_connect(*conn->plain, endpoints,
+                                      [complete](const error_code& e, const tcp::endpoint&) { complete(e); });
+                 }) ||
+      ec) {
     return Unavailable("kube: cannot connect to " + im.host_header + ": " + (ec ? ec.message() : "timed out"));
   }
   conn->plain->set_option(tcp::no_delay(true), ec);
@@ -188,12 +269,9 @@ Result<std::unique_ptr<Transport::Connection>> Transport::Connect() {
   if (impl_->ssl_ctx && SSL_CTX_get_verify_mode(impl_->ssl_ctx->native_handle()) != SSL_VERIFY_NONE) {
     conn->secure->set_verify_callback(ssl::host_name_verification(im.verify_name));
   }
-  done = false;
-  conn->secure->async_handshake(ssl::stream_base::client, [&](const error_code& e) {
-    ec = e;
-    done = true;
-  });
-  if (!conn->RunFor(im.connect_timeout, done) || ec) {
+  if (!conn->Run(im.connect_timeout, ec,
+                 [&](auto complete) { conn->secure->async_handshake(ssl::stream_base::client, complete); }) ||
+      ec) {
     return Unavailable("kube: TLS handshake with " + im.host_header + " failed: " + (ec ? ec.message() : "timed out"));
   }
   return conn;
@@ -237,26 +315,22 @@ void CopyHeaders(const bhttp::response_header<>& h, HttpResponse& out) {
   }
 }
 
-// Writes `req` on `conn`, then starts `read(stream, handler)`; `ec` and
-// `done` report the first failure or the read's completion. The caller then
-// drives the connection with RunFor.
+// Writes `req` on `conn`, then starts `read(stream, complete)`: the start
+// of a Connection::Run that completes with the first failure or the read's
+// completion.
 template <typename Connection, typename Read>
-void WriteThenRead(Connection& conn, bhttp::request<bhttp::string_body>& req, error_code& ec, bool& done, Read&& read) {
-  conn.WithStream([&](auto& stream) {
-    // `read` by value: the caller's lambda is a temporary, gone by the time
-    // the write completes (ASan: stack-use-after-scope).
-    bhttp::async_write(stream, req, [&, read](const error_code& e, std::size_t) {
-      if (e) {
-        ec = e;
-        done = true;
-        return;
-      }
-      read(stream, [&](const error_code& e2, std::size_t) {
-        ec = e2;
-        done = true;
+auto WriteThenRead(Connection& conn, bhttp::request<bhttp::string_body>& req, Read read) {
+  return [&conn, &req, read](auto complete) {
+    conn.WithStream([&](auto& stream) {
+      bhttp::async_write(stream, req, [&stream, read, complete](const error_code& e, std::size_t) {
+        if (e) {
+          complete(e);
+          return;
+        }
+        read(stream, [complete](const error_code& e2, std::size_t) { complete(e2); });
       });
     });
-  });
+  };
 }
 
 bool StaleConnection(const error_code& ec) {
@@ -277,13 +351,12 @@ Result<HttpResponse> Transport::Send(const HttpRequest& request, const std::stri
       conn = std::move(*fresh);
     }
     error_code ec;
-    bool done = false;
     bhttp::response_parser<bhttp::string_body> parser;
     parser.body_limit(1ull << 31);
-    WriteThenRead(*conn, req, ec, done, [&](auto& stream, auto on_read) {
-      bhttp::async_read(stream, conn->buffer, parser, std::move(on_read));
-    });
-    bool finished = conn->RunFor(timeout, done);
+    Connection& c = *conn;
+    const bool finished = c.Run(timeout, ec, WriteThenRead(c, req, [&c, &parser](auto& stream, auto on_read) {
+                                  bhttp::async_read(stream, c.buffer, parser, std::move(on_read));
+                                }));
     if (!finished) {
       return DeadlineExceeded("kube: " + request.method + " " + request.target + " timed out after " +
                               std::to_string(timeout.count()) + " ms");
@@ -313,7 +386,7 @@ Result<HttpResponse> Transport::Stream(const HttpRequest& request, const std::st
     std::lock_guard lock(cancel->mu_);
     if (cancel->cancelled_) return Status(Code::kCancelled, "kube: watch cancelled");
     Connection* c = conn.get();
-    cancel->hook_ = [c] { net::post(c->ioc, [c] { c->Close(); }); };
+    cancel->hook_ = [c] { net::post(c->strand, [c] { c->Close(); }); };
   }
   struct Unhook {
     StreamCancel* cancel;
@@ -329,11 +402,12 @@ Result<HttpResponse> Transport::Stream(const HttpRequest& request, const std::st
   bhttp::response_parser<bhttp::string_body> parser;
   parser.body_limit(boost::none);
   error_code ec;
-  bool done = false;
-  WriteThenRead(*conn, req, ec, done, [&](auto& stream, auto on_read) {
-    bhttp::async_read_header(stream, conn->buffer, parser, std::move(on_read));
-  });
-  if (!conn->RunFor(idle_timeout, done)) return DeadlineExceeded("kube: " + request.target + ": no response headers");
+  Connection& c = *conn;
+  if (!c.Run(idle_timeout, ec, WriteThenRead(c, req, [&c, &parser](auto& stream, auto on_read) {
+               bhttp::async_read_header(stream, c.buffer, parser, std::move(on_read));
+             }))) {
+    return DeadlineExceeded("kube: " + request.target + ": no response headers");
+  }
   if (ec) {
     if (cancel && cancel->cancelled()) return Status(Code::kCancelled, "kube: watch cancelled");
     return Unavailable("kube: " + request.target + ": " + ec.message());
@@ -343,15 +417,12 @@ Result<HttpResponse> Transport::Stream(const HttpRequest& request, const std::st
   CopyHeaders(parser.get().base(), out);
   const bool success = out.status >= 200 && out.status < 300;
   while (!parser.is_done()) {
-    done = false;
-    conn->WithStream([&](auto& stream) {
-      bhttp::async_read_some(stream, conn->buffer, parser, [&](const error_code& e, std::size_t) {
-        ec = e;
-        done = true;
+    const bool read = c.Run(idle_timeout, ec, [&](auto complete) {
+      c.WithStream([&](auto& stream) {
+        bhttp::async_read_some(stream, c.buffer, parser, [complete](const error_code& e, std::size_t) { complete(e); });
       });
     });
-    if (!conn->RunFor(idle_timeout, done))
-      return DeadlineExceeded("kube: " + request.target + ": stream idle too long");
+    if (!read) return DeadlineExceeded("kube: " + request.target + ": stream idle too long");
     if (cancel && cancel->cancelled()) return Status(Code::kCancelled, "kube: watch cancelled");
     if (ec) return Unavailable("kube: " + request.target + ": stream broken: " + ec.message());
     if (success && !parser.get().body().empty()) {
