@@ -23,24 +23,6 @@ std::string ProductLabel(const gpu::GpuModel& model) {
   return "NVIDIA-" + model.name;
 }
 
-// Requests of a pod's containers, in thousandths, by resource name.
-std::map<std::string, long long> PodRequests(const json& pod) {
-  std::map<std::string, long long> out;
-  for (const auto& c : workload::Child(workload::Child(pod, "spec"), "containers")) {
-    const json& res = workload::Child(c, "resources");
-    json requests = workload::Child(res, "requests");
-    const json& limits = workload::Child(res, "limits");
-    for (auto& [k, v] : limits.items()) {
-      if (!requests.contains(k)) requests[k] = v;  // limits default requests
-    }
-    for (auto& [k, v] : requests.items()) {
-      auto q = kube::ParseQuantityMilli(v.is_string() ? v.get<std::string>() : v.dump());
-      if (q.ok()) out[k] += *q;
-    }
-  }
-  return out;
-}
-
 bool Tolerates(const json& tolerations, const json& taint) {
   std::string effect = taint.value("effect", "");
   if (effect != "NoSchedule" && effect != "NoExecute") return true;
@@ -71,9 +53,17 @@ bool AffinityAllows(const json& pod, const json& labels) {
 }  // namespace
 
 NodeSim::NodeSim(Cluster& cluster, ApiServer& api, Inventory inventory, NodeSimOptions options)
-    : cluster_(cluster), api_(api), inventory_(std::move(inventory)), options_(std::move(options)), exits_(cluster) {}
+    : cluster_(cluster),
+      api_(api),
+      inventory_(std::move(inventory)),
+      options_(std::move(options)),
+      pods_(std::make_shared<PodIndex>()),
+      exits_(cluster, *pods_) {}
 
 Status NodeSim::Start() {
+  if (auto watched = cluster_.storage.Watch("pods", std::nullopt, pods_); IsError(watched)) {
+    return Internal("watching pods: " + std::get<ApiError>(watched).message);
+  }
   const gpu::Catalog& catalog = gpu::Catalog::Default();
   layouts_ = gpu::StockMigPartedConfigs(catalog);
   if (!inventory_.mig_configs_yaml.empty()) {
@@ -289,35 +279,16 @@ void NodeSim::ReconcileMig() {
 }
 
 void NodeSim::Schedule() {
-  auto pending = cluster_.storage.List(
-      "pods", "",
-      [&](const json& p) {
-        const json& spec = workload::Child(p, "spec");
-        return spec.value("nodeName", "").empty() && !workload::Terminal(p) &&
-               !p["metadata"].contains("deletionTimestamp") &&
-               options_.scheduler_names.count(spec.value("schedulerName", "default-scheduler")) > 0;
-      },
-      0, "");
-  if (pending.items.empty()) return;
+  std::vector<ObjectPtr> pending = pods_->Unscheduled();
+  std::erase_if(pending, [&](const ObjectPtr& p) {
+    return options_.scheduler_names.count(workload::Child(*p, "spec").value("schedulerName", "default-scheduler")) == 0;
+  });
+  if (pending.empty()) return;
   auto nodes = cluster_.storage.List("nodes", "", nullptr, 0, "");
   // What is already requested on each node.
-  std::map<std::string, std::map<std::string, long long>> used;
-  auto bound = cluster_.storage.List(
-      "pods", "",
-      [](const json& p) { return !workload::Child(p, "spec").value("nodeName", "").empty() && !workload::Terminal(p); },
-      0, "");
-  std::unordered_map<std::string, std::map<std::string, long long>> requests;
-  for (const auto& p : bound.items) {
-    const std::string uid = workload::Uid(*p);
-    auto known = bound_requests_.find(uid);
-    auto& pod_requests = requests[uid] = known != bound_requests_.end() ? std::move(known->second) : PodRequests(*p);
-    auto& u = used[(*p)["spec"]["nodeName"].get<std::string>()];
-    for (const auto& [r, q] : pod_requests) u[r] += q;
-    u["pods"] += 1000;
-  }
-  bound_requests_ = std::move(requests);
+  PodIndex::Usage used = pods_->Used();
   const std::string now = Rfc3339(cluster_.clock.Now());
-  for (const auto& pod : pending.items) {
+  for (const auto& pod : pending) {
     const json spec = pod->value("spec", json::object());
     auto requests = PodRequests(*pod);
     requests["pods"] += 1000;
@@ -379,13 +350,7 @@ void NodeSim::Schedule() {
 
 void NodeSim::StartPods() {
   const TimePoint now = cluster_.clock.Now();
-  auto starting = cluster_.storage.List(
-      "pods", "",
-      [](const json& p) {
-        return !workload::Child(p, "spec").value("nodeName", "").empty() && workload::Phase(p) == "Pending";
-      },
-      0, "");
-  for (const auto& pod : starting.items) {
+  for (const auto& pod : pods_->Starting()) {
     const std::string uid = (*pod)["metadata"].value("uid", "");
     auto [it, fresh] = bound_at_.emplace(uid, now);
     if (fresh || now - it->second < options_.pod_start_delay) continue;

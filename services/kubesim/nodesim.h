@@ -7,9 +7,9 @@
 
 #include <chrono>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "gpu/catalog.h"
@@ -17,6 +17,7 @@
 #include "services/kubesim/api_server.h"
 #include "services/kubesim/inventory.h"
 #include "services/kubesim/pod_exits.h"
+#include "services/kubesim/pod_index.h"
 
 namespace septa::kubesim {
 
@@ -72,10 +73,7 @@ class NodeSim {
   gpu::MigPartedConfig layouts_;
   std::map<std::string, GpuNode> gpu_nodes_;   // by node name
   std::map<std::string, TimePoint> bound_at_;  // pod uid -> when we saw it bound
-  // Bound pods' requests by pod uid, kept from one Schedule to the next: a
-  // pod's requests do not change, and parsing those of every bound pod at
-  // every tick was most of a busy host's tick.
-  std::unordered_map<std::string, std::map<std::string, long long>> bound_requests_;
+  std::shared_ptr<PodIndex> pods_;             // watching the storage from Start
   PodExits exits_;
   int next_pod_ip_ = 2;
 };

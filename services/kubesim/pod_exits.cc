@@ -12,16 +12,8 @@ using namespace std::chrono_literals;
 void PodExits::Tick() {
   const TimePoint now = cluster_.clock.Now();
   const std::string ts = Rfc3339(now);
-  auto running = cluster_.storage.List(
-      "pods", "",
-      [](const json& p) {  // read in place: this runs for every pod at every tick
-        const json& annotations = workload::Child(workload::Metadata(p), "annotations");
-        return workload::Phase(p) == "Running" &&
-               (annotations.contains(kRunForAnnotation) || annotations.contains(kExitCodeAnnotation));
-      },
-      0, "");
   std::map<std::string, TimePoint> seen;
-  for (const auto& pod : running.items) {
+  for (const auto& pod : pods_.Exiting()) {
     const json& md = (*pod)["metadata"];
     const std::string uid = md.value("uid", "");
     auto it = running_since_.find(uid);

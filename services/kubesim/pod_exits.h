@@ -12,18 +12,20 @@
 #include <string>
 
 #include "services/kubesim/api_server.h"
+#include "services/kubesim/pod_index.h"
 
 namespace septa::kubesim {
 
 class PodExits {
  public:
-  explicit PodExits(Cluster& cluster) : cluster_(cluster) {}
+  PodExits(Cluster& cluster, const PodIndex& pods) : cluster_(cluster), pods_(pods) {}
 
   // Ends or restarts the containers whose time is up (cluster clock).
   void Tick();
 
  private:
   Cluster& cluster_;
+  const PodIndex& pods_;
   std::map<std::string, TimePoint> running_since_;  // pod uid -> containers (re)started
 };
 
