@@ -46,8 +46,9 @@ stop
 start
 grep -q "Bootstrap admin token" "$log" && fail "second start printed a new token"
 grep -q "applied migration" "$log" && fail "second start re-applied a migration"
-curl -sf -H "Authorization: Bearer $token" "http://127.0.0.1:$http_port/v1/tenants/e2e" | grep -q '"name":"e2e"' ||
+tenant=$(curl -sf -H "Authorization: Bearer $token" "http://127.0.0.1:$http_port/v1/tenants/e2e") ||
   fail "tenant did not survive a restart"
+grep -q '"name":"e2e"' <<<"$tenant" || fail "tenant did not survive a restart: $tenant"
 echo "second start: $(grep -o 'ready in [0-9]* ms' "$log" | tail -1)"
 stop
 

@@ -72,7 +72,10 @@ issue train '{"ttl":"10m","role":"edit"}'
 a1=$issued
 a1_serial=$(json 'r["serial"]')
 [[ $(json 'r["ttl_capped"]') == false ]] || fail "a 10m ttl reported capped: $(reply)"
-kc "$a1" get namespaces -o name | grep -qx namespace/kube-system || fail "kubectl with the Vault-issued kubeconfig"
+# Read whole, then searched: `kubectl ... | grep -q` under pipefail fails
+# when grep stops reading before kubectl has written its last line (SIGPIPE).
+namespaces=$(kc "$a1" get namespaces -o name) || fail "kubectl with the Vault-issued kubeconfig"
+grep -qx namespace/kube-system <<<"$namespaces" || fail "kubectl with the Vault-issued kubeconfig lists: $namespaces"
 kc "$a1" create configmap settings --from-literal=mode=vault >/dev/null || fail "kubectl create configmap"
 
 not_before=$(epoch_of "$(x509 "$a1" -startdate | cut -d= -f2)")
