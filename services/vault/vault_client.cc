@@ -280,19 +280,30 @@ Result<VaultResponse> VaultClient::Delete(const std::string& path) { return Call
 
 namespace {
 
-Status EnableIdempotently(VaultClient& client, const std::string& table, const std::string& path,
-                          const std::string& type, const json& body) {
+// Whether `path` is enabled in `table` with `type` (an error when it is
+// enabled with another type).
+Result<bool> EnabledAs(VaultClient& client, const std::string& table, const std::string& path,
+                       const std::string& type) {
   auto listed = client.Read(table);
   if (!listed.ok()) return listed.status();
-  std::string key = path + "/";
-  if (listed->data.is_object() && listed->data.contains(key)) {
-    std::string existing = StringOr(listed->data[key], "type");
-    bool same = existing == type || (type == "kv-v2" && existing == "kv");
-    if (same) return Status::Ok();
-    return FailedPrecondition("vault: " + table + "/" + path + " is already a " + existing + " mount, not " + type);
-  }
+  const std::string key = path + "/";
+  if (!listed->data.is_object() || !listed->data.contains(key)) return false;
+  const std::string existing = StringOr(listed->data[key], "type");
+  if (existing == type || (type == "kv-v2" && existing == "kv")) return true;
+  return FailedPrecondition("vault: " + table + "/" + path + " is already a " + existing + " mount, not " + type);
+}
+
+Status EnableIdempotently(VaultClient& client, const std::string& table, const std::string& path,
+                          const std::string& type, const json& body) {
+  auto enabled = EnabledAs(client, table, path, type);
+  if (!enabled.ok() || *enabled) return enabled.status();
   auto written = client.Write(table + "/" + path, body);
-  return written.ok() ? Status::Ok() : written.status();
+  if (written.ok() || written.status().code() != Code::kInvalidArgument) return written.status();
+  // Vault's 400 "path is already in use": another writer (a second
+  // reconcile, another replica) enabled it since the list. Its type decides.
+  enabled = EnabledAs(client, table, path, type);
+  if (!enabled.ok()) return enabled.status();
+  return *enabled ? Status::Ok() : written.status();
 }
 
 }  // namespace

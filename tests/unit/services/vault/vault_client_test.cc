@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "services/base/base64.h"
 #include "tests/unit/services/vault/vaultsim_fixture.h"
 
@@ -70,6 +72,28 @@ TEST_F(VaultClientTest, ConfiguresIdempotentlyIssuesAndRevokes) {
   Status unknown_role = root_->Issue("pki", "nobody", request).status();
   EXPECT_EQ(unknown_role.code(), Code::kInvalidArgument);
   EXPECT_NE(unknown_role.message().find("unknown role: nobody"), std::string::npos) << unknown_role.message();
+}
+
+// Two callers enabling the same mount at once (two virtual clusters'
+// reconciles, two replicas) both list it absent, and Vault refuses the
+// second write (400 "path is already in use"): that one still succeeds,
+// as the mount is there with its type. Every request is held 300 ms, so
+// both lists are answered before either write arrives.
+TEST_F(VaultClientTest, EnablingAMountTwiceAtOnceSucceedsBoth) {
+  auto other = MakeClient(TokenOptions(Write("other-token", kRootToken)));
+  vaultsim::Faults slow;
+  slow.delay = 300ms;
+  sim_.SetFaults(slow);
+  Status first, second;
+  std::thread a([&] { first = root_->EnableSecretsEngine("shared-pki", "pki"); });
+  std::thread b([&] { second = other->EnableSecretsEngine("shared-pki", "pki"); });
+  a.join();
+  b.join();
+  sim_.SetFaults({});
+  EXPECT_TRUE(first.ok()) << first.ToString();
+  EXPECT_TRUE(second.ok()) << second.ToString();
+  Status wrong_type = root_->EnableSecretsEngine("shared-pki", "kv-v2");
+  EXPECT_EQ(wrong_type.code(), Code::kFailedPrecondition) << wrong_type.ToString();
 }
 
 TEST_F(VaultClientTest, BuildsAnIntermediateSignedByTheRoot) {
