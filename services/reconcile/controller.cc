@@ -103,8 +103,8 @@ bool Controller::Owns(const std::string& key) const {
   return options_.shards->Holds(ShardOf(sharded, options_.shards->shard_count()));
 }
 
-void Controller::Enqueue(const std::string& key) {
-  if (key == kResyncKey || Owns(key)) queue_.Add(key);
+void Controller::Enqueue(const std::string& key, Priority priority) {
+  if (key == kResyncKey || Owns(key)) queue_.Add(key, priority);
 }
 
 void Controller::Resync() { queue_.Add(kResyncKey); }
@@ -176,7 +176,7 @@ void Controller::RunResync() {
   }
   queue_.Forget(kResyncKey);
   for (const std::string& key : *keys) {
-    if (!key.empty()) Enqueue(key);
+    if (!key.empty()) Enqueue(key, Priority::kLow);
   }
 }
 

@@ -11,8 +11,9 @@
 // Triggers call Enqueue(key): a NOTIFY's payload (store::NotificationListener),
 // an informer's events (InformerTrigger), another controller. Enqueue("") or
 // Resync() lists every key (ControllerOptions::list_keys) and enqueues those
-// this replica acts on: after a trigger may have been lost (a reconnect), at
-// Start, and when ShardLeases gains a shard.
+// this replica acts on, at low priority (behind the keys events ask for):
+// after a trigger may have been lost (a reconnect), at Start, and when
+// ShardLeases gains a shard.
 //
 // Metrics (families shared by every controller of a registry, label
 // controller="<name>"): septa_reconcile_queue_depth (keys ready),
@@ -104,7 +105,8 @@ class Controller {
   void Stop();
 
   // Queues `key` unless another replica's shard holds it; "" means Resync.
-  void Enqueue(const std::string& key);
+  // kLow for sweeps over everything (WorkQueue: behind every normal key).
+  void Enqueue(const std::string& key, Priority priority = Priority::kNormal);
   void Resync();
 
   const std::string& name() const { return options_.name; }

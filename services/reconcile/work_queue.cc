@@ -13,16 +13,35 @@ WorkQueue::WorkQueue(const Clock& clock, WorkQueueOptions options)
 
 WorkQueue::~WorkQueue() { ShutDown(); }
 
-void WorkQueue::Add(const std::string& key) {
+void WorkQueue::Add(const std::string& key, Priority priority) {
   std::lock_guard lock(mu_);
-  AddLocked(key);
+  AddLocked(key, priority);
 }
 
-void WorkQueue::AddLocked(const std::string& key) {
-  if (shutting_down_ || dirty_.contains(key)) return;
-  dirty_.insert(key);
-  if (processing_.contains(key)) return;  // Done queues it again
-  queue_.push_back(key);
+void WorkQueue::AddLocked(const std::string& key, Priority priority) {
+  if (shutting_down_) return;
+  const bool low = priority == Priority::kLow;
+  if (processing_.contains(key)) {  // Done queues it again, at the highest priority asked for
+    if (dirty_.insert(key).second) {
+      if (low) requeue_low_.insert(key);
+    } else if (!low) {
+      requeue_low_.erase(key);
+    }
+    return;
+  }
+  if (dirty_.contains(key)) {  // ready already: moved ahead when asked for at normal priority
+    if (low || low_queued_.erase(key) == 0) return;
+    if (low_queued_.empty()) low_.clear();
+    queue_.push_back(key);
+  } else {
+    dirty_.insert(key);
+    if (low) {
+      low_.push_back(key);
+      low_queued_.insert(key);
+    } else {
+      queue_.push_back(key);
+    }
+  }
   PublishDepthLocked();
   ready_.notify_one();
 }
@@ -97,10 +116,19 @@ int WorkQueue::NumRequeues(const std::string& key) const {
 
 std::optional<std::string> WorkQueue::Get(std::stop_token stop) {
   std::unique_lock lock(mu_);
-  ready_.wait(lock, stop, [&] { return !queue_.empty() || shutting_down_; });
-  if (shutting_down_ || queue_.empty()) return std::nullopt;
-  std::string key = std::move(queue_.front());
-  queue_.pop_front();
+  ready_.wait(lock, stop, [&] { return ReadyLocked() > 0 || shutting_down_; });
+  if (shutting_down_ || ReadyLocked() == 0) return std::nullopt;
+  std::string key;
+  if (!queue_.empty()) {
+    key = std::move(queue_.front());
+    queue_.pop_front();
+  } else {
+    do {  // skips the stale entries
+      key = std::move(low_.front());
+      low_.pop_front();
+    } while (low_queued_.erase(key) == 0);
+    if (low_queued_.empty()) low_.clear();
+  }
   processing_.insert(key);
   dirty_.erase(key);
   PublishDepthLocked();
@@ -114,13 +142,18 @@ void WorkQueue::Done(const std::string& key) {
     if (IdleLocked()) idle_.notify_all();
     return;
   }
-  queue_.push_back(key);  // added again while it was being processed
+  if (requeue_low_.erase(key) > 0) {  // added again while it was being processed
+    low_.push_back(key);
+    low_queued_.insert(key);
+  } else {
+    queue_.push_back(key);
+  }
   PublishDepthLocked();
   ready_.notify_one();
 }
 
 bool WorkQueue::IdleLocked() const {
-  return queue_.empty() && processing_.empty() && (by_time_.empty() || by_time_.begin()->first > clock_.Now());
+  return ReadyLocked() == 0 && processing_.empty() && (by_time_.empty() || by_time_.begin()->first > clock_.Now());
 }
 
 bool WorkQueue::AwaitIdle(std::chrono::milliseconds timeout) const {
@@ -131,7 +164,7 @@ bool WorkQueue::AwaitIdle(std::chrono::milliseconds timeout) const {
 
 std::size_t WorkQueue::Len() const {
   std::lock_guard lock(mu_);
-  return queue_.size();
+  return ReadyLocked();
 }
 
 std::size_t WorkQueue::Waiting() const {
@@ -154,7 +187,7 @@ bool WorkQueue::ShuttingDown() const {
 }
 
 void WorkQueue::PublishDepthLocked() {
-  if (options_.on_depth) options_.on_depth(queue_.size());
+  if (options_.on_depth) options_.on_depth(ReadyLocked());
 }
 
 void WorkQueue::RunDelays(std::stop_token stop) {

@@ -14,6 +14,11 @@
 //    an overall rate is set, at least as long as a token bucket shared by
 //    all keys (rate per second, burst) needs to hand out a token. Forget(key)
 //    resets the key's backoff (call it when the key succeeded).
+//  - Prioritised: a key added at Priority::kLow (a periodic resync's sweep
+//    of every object) is handed out only when no normal key is ready, so a
+//    sweep of thousands never delays what an event asked for; adding a
+//    waiting low key at kNormal moves it ahead (controller-runtime's
+//    priority queue does the same for its initial lists and resyncs).
 //  - ShutDown: Get returns nullopt from then on (keys still queued are not
 //    handed out: reconcilers are level-based, the next start lists
 //    everything again) and adds are ignored.
@@ -47,6 +52,8 @@ struct WorkQueueOptions {
   std::function<void(std::size_t)> on_depth{};
 };
 
+enum class Priority { kNormal, kLow };
+
 class WorkQueue {
  public:
   WorkQueue(const Clock& clock, WorkQueueOptions options = {});
@@ -54,7 +61,7 @@ class WorkQueue {
   WorkQueue(const WorkQueue&) = delete;
   WorkQueue& operator=(const WorkQueue&) = delete;
 
-  void Add(const std::string& key);
+  void Add(const std::string& key, Priority priority = Priority::kNormal);
   void AddAfter(const std::string& key, std::chrono::nanoseconds delay);
   void AddRateLimited(const std::string& key);
   void Forget(const std::string& key);
@@ -71,14 +78,15 @@ class WorkQueue {
   // start-up, benchmarks and tests; false on timeout.
   bool AwaitIdle(std::chrono::milliseconds timeout) const;
 
-  std::size_t Len() const;      // keys ready to be handed out
+  std::size_t Len() const;      // keys ready to be handed out, of either priority
   std::size_t Waiting() const;  // keys waiting for their AddAfter time
   void ShutDown();
   bool ShuttingDown() const;
 
  private:
   // With mu_ held:
-  void AddLocked(const std::string& key);
+  void AddLocked(const std::string& key, Priority priority = Priority::kNormal);
+  std::size_t ReadyLocked() const { return queue_.size() + low_queued_.size(); }
   void AddAfterLocked(const std::string& key, std::chrono::nanoseconds delay);
   void PublishDepthLocked();
   bool IdleLocked() const;
@@ -93,8 +101,13 @@ class WorkQueue {
   std::condition_variable_any waiter_;        // the delay thread waits here for keys to wait for
   mutable std::condition_variable_any idle_;  // AwaitIdle waits here
   std::deque<std::string> queue_;
-  std::set<std::string> dirty_;       // queued, or to be queued again after Done
-  std::set<std::string> processing_;  // handed out, not yet Done
+  // Low-priority keys ready, in order: low_ may hold stale entries (a key
+  // moved ahead, or handed out already); low_queued_ says which are not.
+  std::deque<std::string> low_;
+  std::set<std::string> low_queued_;
+  std::set<std::string> dirty_;        // queued, or to be queued again after Done
+  std::set<std::string> requeue_low_;  // dirty while handed out, re-added at kLow only
+  std::set<std::string> processing_;   // handed out, not yet Done
   std::map<std::string, TimePoint> waiting_;
   std::multimap<TimePoint, std::string> by_time_;  // waiting_, ordered by time
   std::map<std::string, int> failures_;

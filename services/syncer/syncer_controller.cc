@@ -259,12 +259,14 @@ Outcome SyncerController::ReconcileCluster(const std::string& tenant, const std:
   // its reservation may have changed, and a resync repairs what a lost
   // event left undone. A converged pod costs a look at two caches. So do
   // the objects the pods use and those copied (an unused one is not looked
-  // at: it has nothing on the host).
+  // at: it has nothing on the host). At low priority: a sweep of every
+  // virtual cluster is tens of thousands of keys, and a pod an event asked
+  // for must not wait behind them.
+  const auto sweep = [this](const std::string& key) { controller_.Enqueue(key, reconcile::Priority::kLow); };
   const std::vector<json> pods = (*cluster)->pods().List();
   for (const json& pod : pods) {
-    controller_.Enqueue(
-        PodKey(tenant, vcluster, tsync::MetadataField(pod, "namespace"), tsync::MetadataField(pod, "name")));
-    EnqueueReferencedObjects(**cluster, pod);
+    sweep(PodKey(tenant, vcluster, tsync::MetadataField(pod, "namespace"), tsync::MetadataField(pod, "name")));
+    EnqueueReferencedObjects(**cluster, pod, reconcile::Priority::kLow);
   }
   const std::string host_namespace = (*cluster)->synced().view.host_namespace;
   // Services matter once a pod may use them; a copy on the host is
@@ -274,11 +276,11 @@ Outcome SyncerController::ReconcileCluster(const std::string& tenant, const std:
     auto services = (*cluster)->Objects(kube::kServices);
     if (!services.ok()) return Failed(services.status());
     for (const json& service : (*services)->List()) {
-      controller_.Enqueue(ObjectKey(tenant, vcluster, kube::kServices, tsync::MetadataField(service, "namespace"),
-                                    tsync::MetadataField(service, "name")));
+      sweep(ObjectKey(tenant, vcluster, kube::kServices, tsync::MetadataField(service, "namespace"),
+                      tsync::MetadataField(service, "name")));
     }
   }
-  for (const std::string& key : service_keys) controller_.Enqueue(key);
+  for (const std::string& key : service_keys) sweep(key);
   // Claims likewise once a pod uses one.
   const std::vector<std::string> claim_keys = claims_.ClaimKeys(host_namespace, tenant, vcluster);
   if (!claim_keys.empty() ||
@@ -286,30 +288,31 @@ Outcome SyncerController::ReconcileCluster(const std::string& tenant, const std:
     auto claims = (*cluster)->Objects(kube::kPersistentVolumeClaims);
     if (!claims.ok()) return Failed(claims.status());
     for (const json& claim : (*claims)->List()) {
-      controller_.Enqueue(ObjectKey(tenant, vcluster, kube::kPersistentVolumeClaims,
-                                    tsync::MetadataField(claim, "namespace"), tsync::MetadataField(claim, "name")));
+      sweep(ObjectKey(tenant, vcluster, kube::kPersistentVolumeClaims, tsync::MetadataField(claim, "namespace"),
+                      tsync::MetadataField(claim, "name")));
     }
   }
-  for (const std::string& key : claim_keys) controller_.Enqueue(key);
+  for (const std::string& key : claim_keys) sweep(key);
   for (const json& host_pod : HostPodsOf(host_namespace, tenant, vcluster)) {
     if (auto ref = tsync::VirtualRefOf(host_pod, tenant, vcluster)) {
-      controller_.Enqueue(PodKey(tenant, vcluster, ref->ns, ref->name));
+      sweep(PodKey(tenant, vcluster, ref->ns, ref->name));
     }
   }
-  for (const std::string& key : copies_.CopyKeys(host_namespace, tenant, vcluster)) controller_.Enqueue(key);
-  for (const std::string& key : events_.EventKeys(host_namespace, tenant, vcluster)) controller_.Enqueue(key);
-  for (const std::string& key : tokens_.TokenKeys(host_namespace, tenant, vcluster)) controller_.Enqueue(key);
-  controller_.Enqueue(NodesKey(tenant, vcluster));  // the reservation, and so the capacity shown, may have changed
+  for (const std::string& key : copies_.CopyKeys(host_namespace, tenant, vcluster)) sweep(key);
+  for (const std::string& key : events_.EventKeys(host_namespace, tenant, vcluster)) sweep(key);
+  for (const std::string& key : tokens_.TokenKeys(host_namespace, tenant, vcluster)) sweep(key);
+  sweep(NodesKey(tenant, vcluster));  // the reservation, and so the capacity shown, may have changed
   // A gang whose last pod went while no syncer ran has a PodGroup left.
   if (options_.settings.scheduler == tenancy::host::Scheduler::kKai && !options_.settings.bind_node_name) {
-    controller_.Enqueue(PodGroupsKey(tenant, vcluster));
+    sweep(PodGroupsKey(tenant, vcluster));
   }
   return Outcome::Done();
 }
 
-void SyncerController::EnqueueReferencedObjects(const WatchedCluster& cluster, const json& virtual_pod) {
+void SyncerController::EnqueueReferencedObjects(const WatchedCluster& cluster, const json& virtual_pod,
+                                                reconcile::Priority priority) {
   for (const tsync::ObjectRef& ref : tsync::ReferencedObjects(virtual_pod)) {
-    controller_.Enqueue(ObjectKey(cluster.tenant(), cluster.vcluster(), ref.kind, ref.ns, ref.name));
+    controller_.Enqueue(ObjectKey(cluster.tenant(), cluster.vcluster(), ref.kind, ref.ns, ref.name), priority);
   }
 }
 

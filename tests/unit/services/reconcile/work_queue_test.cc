@@ -48,6 +48,45 @@ TEST(reconcileWorkQueue, AKeyAddedWhileProcessedIsQueuedAgainOnceAfterDone) {
   EXPECT_EQ(queue.Len(), 0u);
 }
 
+TEST(reconcileWorkQueue, LowPriorityKeysWaitForEveryNormalOne) {
+  FakeClock clock;
+  WorkQueue queue(clock);
+  queue.Add("sweep-1", Priority::kLow);
+  queue.Add("sweep-2", Priority::kLow);
+  queue.Add("event");
+  queue.Add("sweep-2");  // asked for by an event: moved ahead, once
+  queue.Add("sweep-3", Priority::kLow);
+  queue.Add("event", Priority::kLow);  // queued at normal already: stays there
+  EXPECT_EQ(queue.Len(), 4u);
+  std::vector<std::string> order;
+  while (queue.Len() > 0) {
+    order.push_back(*GetWithin(queue));
+    queue.Done(order.back());
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{"event", "sweep-2", "sweep-1", "sweep-3"}));
+  EXPECT_TRUE(queue.AwaitIdle(0ms));
+}
+
+TEST(reconcileWorkQueue, AKeyReaddedWhileProcessedKeepsTheHighestPriorityAskedFor) {
+  FakeClock clock;
+  WorkQueue queue(clock);
+  queue.Add("a");
+  queue.Add("b");
+  ASSERT_EQ(GetWithin(queue), "a");
+  ASSERT_EQ(GetWithin(queue), "b");
+  queue.Add("later", Priority::kLow);
+  queue.Add("a", Priority::kLow);
+  queue.Add("b", Priority::kLow);
+  queue.Add("b");
+  queue.Done("a");
+  queue.Done("b");
+  EXPECT_EQ(queue.Len(), 3u);
+  EXPECT_EQ(GetWithin(queue), "b") << "re-added at normal priority";
+  EXPECT_EQ(GetWithin(queue), "later");
+  EXPECT_EQ(GetWithin(queue), "a");
+  EXPECT_EQ(queue.Len(), 0u);
+}
+
 TEST(reconcileWorkQueue, AddAfterReleasesTheKeyWhenTheClockGetsThere) {
   FakeClock clock;
   WorkQueue queue(clock);
