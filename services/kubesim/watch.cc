@@ -24,7 +24,7 @@ class HttpWatchSink final : public WatchSink {
     bool bookmarks = false;
     bool table = false;
     SteadyTime deadline;
-    std::chrono::milliseconds bookmark_interval{5000};
+    std::chrono::milliseconds bookmark_interval{60'000};
   };
   HttpWatchSink(std::shared_ptr<http::Exchange> ex, Options options, const Clock& clock)
       : ex_(std::move(ex)), o_(std::move(options)), clock_(clock), last_bookmark_(std::chrono::steady_clock::now()) {}
