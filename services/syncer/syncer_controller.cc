@@ -259,14 +259,18 @@ Outcome SyncerController::ReconcileCluster(const std::string& tenant, const std:
   // its reservation may have changed, and a resync repairs what a lost
   // event left undone. A converged pod costs a look at two caches. So do
   // the objects the pods use and those copied (an unused one is not looked
-  // at: it has nothing on the host). At low priority: a sweep of every
-  // virtual cluster is tens of thousands of keys, and a pod an event asked
-  // for must not wait behind them.
-  const auto sweep = [this](const std::string& key) { controller_.Enqueue(key, reconcile::Priority::kLow); };
+  // at: it has nothing on the host). Each key once (a pod is found on both
+  // sides), and at low priority: a sweep of every virtual cluster is tens
+  // of thousands of keys, and a pod an event asked for must not wait
+  // behind them.
+  std::set<std::string> keys;
+  const auto sweep = [&keys](std::string key) { keys.insert(std::move(key)); };
   const std::vector<json> pods = (*cluster)->pods().List();
   for (const json& pod : pods) {
     sweep(PodKey(tenant, vcluster, tsync::MetadataField(pod, "namespace"), tsync::MetadataField(pod, "name")));
-    EnqueueReferencedObjects(**cluster, pod, reconcile::Priority::kLow);
+    for (const tsync::ObjectRef& ref : tsync::ReferencedObjects(pod)) {
+      sweep(ObjectKey(tenant, vcluster, ref.kind, ref.ns, ref.name));
+    }
   }
   const std::string host_namespace = (*cluster)->synced().view.host_namespace;
   // Services matter once a pod may use them; a copy on the host is
@@ -306,13 +310,13 @@ Outcome SyncerController::ReconcileCluster(const std::string& tenant, const std:
   if (options_.settings.scheduler == tenancy::host::Scheduler::kKai && !options_.settings.bind_node_name) {
     sweep(PodGroupsKey(tenant, vcluster));
   }
+  for (const std::string& key : keys) controller_.Enqueue(key, reconcile::Priority::kLow);
   return Outcome::Done();
 }
 
-void SyncerController::EnqueueReferencedObjects(const WatchedCluster& cluster, const json& virtual_pod,
-                                                reconcile::Priority priority) {
+void SyncerController::EnqueueReferencedObjects(const WatchedCluster& cluster, const json& virtual_pod) {
   for (const tsync::ObjectRef& ref : tsync::ReferencedObjects(virtual_pod)) {
-    controller_.Enqueue(ObjectKey(cluster.tenant(), cluster.vcluster(), ref.kind, ref.ns, ref.name), priority);
+    controller_.Enqueue(ObjectKey(cluster.tenant(), cluster.vcluster(), ref.kind, ref.ns, ref.name));
   }
 }
 
