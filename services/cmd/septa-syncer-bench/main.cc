@@ -23,7 +23,11 @@
 //    status subresource) of every paced pod at --rate, timed until the
 //    virtual pod's watch shows it.
 // 4. idle: the process's CPU (getrusage) over --idle-seconds with every
-//    virtual cluster watched and converged.
+//    virtual cluster watched and converged (a periodic resync, every
+//    --resync-seconds, may fall in it: the line counts the reconciles);
+//    then one sweep, the resync started at once and timed until the
+//    queue is idle: its reconciles and CPU, and that CPU spread over
+//    --resync-seconds.
 // 5. restart: the syncer is stopped (heap and RSS it held, per virtual
 //    cluster), the same idle window without it (the baseline), then a new
 //    syncer started: timed until every virtual cluster is watched and its
@@ -208,7 +212,8 @@ IdleWindow MeasureIdle(int seconds, prometheus::Registry* syncer_metrics) {
 
 int main(int argc, char** argv) {
   CLI::App app{"septa-syncer-bench: pod sync latency down and up, 1,000 x 10 steady state, resync after a restart"};
-  int clusters = 1000, pods_per_cluster = 10, paced_clusters = 100, clients = 4, workers = 4, idle_seconds = 60;
+  int clusters = 1000, pods_per_cluster = 10, paced_clusters = 100, clients = 4, workers = 4, idle_seconds = 60,
+      resync_seconds = 60;
   double rate = 100;
   bool durable = true;
   std::string database_url;
@@ -222,6 +227,8 @@ int main(int argc, char** argv) {
   app.add_option("--clients", clients, "threads creating the other virtual clusters' pods")->check(CLI::PositiveNumber);
   app.add_option("--workers", workers, "the syncer's workers (septad: 4)")->check(CLI::PositiveNumber);
   app.add_option("--idle-seconds", idle_seconds, "the idle windows, with and without the syncer")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--resync-seconds", resync_seconds, "the syncer's periodic resync (septad: 60)")
       ->check(CLI::PositiveNumber);
   app.add_option("--durable", durable, "embedded PostgreSQL with fsync on every commit (as septad)");
   app.add_option("--database-url", database_url, "an empty PostgreSQL database instead of the embedded one");
@@ -350,6 +357,7 @@ int main(int argc, char** argv) {
     options.settings.virtual_api_port = planes.port();
     options.render.scheduler = tenancy::host::Scheduler::kKai;
     options.workers = workers;
+    options.resync_interval = std::chrono::seconds(resync_seconds);
     auto watched_all = [&](const Syncer& s, std::chrono::seconds timeout) {
       const auto deadline = Steady::now() + timeout;
       while (s.controller.watches().Watched().size() < static_cast<std::size_t>(clusters)) {
@@ -510,6 +518,19 @@ int main(int argc, char** argv) {
         "idle: %d virtual clusters x %d pods watched: the process used %.2f %% of a core over %d s "
         "(%.0f reconciles in the window; load average %s)\n",
         clusters, pods_per_cluster, 100 * with.cpu_share, idle_seconds, with.reconciles, base::LoadAverage().c_str());
+    {
+      const double reconciles_before = Reconciles(syncer->registry);
+      const double cpu_before = base::CpuSeconds();
+      const auto start = Steady::now();
+      syncer->controller.VirtualClusterChanged("");  // what the periodic resync does
+      if (!syncer->controller.AwaitIdle(600s)) return Die(DeadlineExceeded("600 s"), "sweep");
+      const double cpu = base::CpuSeconds() - cpu_before;
+      std::printf(
+          "sweep: one resync of %d virtual clusters: %.0f reconciles in %.2f s, %.2f CPU-seconds (the process), "
+          "%.2f %% of a core spread over %d s (load average %s)\n",
+          clusters, Reconciles(syncer->registry) - reconciles_before, Ms(Steady::now() - start) / 1000, cpu,
+          100 * cpu / resync_seconds, resync_seconds, base::LoadAverage().c_str());
+    }
 
     // 5. Restart: what the syncer held, the same window without it, and a new syncer's resync.
     std::vector<std::optional<std::uint64_t>> versions;

@@ -20,6 +20,7 @@ check "down latency" "$out" "virtual create's reply -> host pod ADDED (6 pods): 
 check "up latency" "$out" "host pod Running -> virtual pod Running (6 pods): p50 "
 check "status phase" "$out" "host status patch sent -> virtual pod shows it (6 pods): p50 "
 check "idle window" "$out" "idle: 6 virtual clusters x 3 pods watched"
+check "sweep" "$out" "sweep: one resync of 6 virtual clusters: "
 check "memory" "$out" "memory: the syncer held "
 check "baseline" "$out" "idle without the syncer: "
 check "restart writes nothing" "$out" "host writes 0, virtual clusters with objects written 0"
