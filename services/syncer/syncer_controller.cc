@@ -140,13 +140,16 @@ void SyncerController::Stop() {
 void SyncerController::VirtualClusterChanged(const std::string& key) { controller_.Enqueue(key); }
 
 void SyncerController::RunResyncs(std::stop_token stop) {
-  while (clock_.SleepUntil(clock_.Now() + options_.resync_interval, stop)) {
+  TimePoint next_sweep = clock_.Now() + options_.resync_interval;
+  while (clock_.SleepUntil(std::min(clock_.Now() + options_.shard_check_interval, next_sweep), stop)) {
     // A lost shard's virtual clusters are another replica's now: their
     // watches stop here (their keys are dropped by the controller already).
     for (const auto& [tenant, vcluster] : watches_.Watched()) {
       if (!controller_.Owns(tenant + "/" + vcluster)) watches_.Unwatch(tenant, vcluster);
     }
+    if (clock_.Now() < next_sweep) continue;
     controller_.Resync();
+    next_sweep = clock_.Now() + options_.resync_interval;
   }
 }
 

@@ -213,7 +213,7 @@ IdleWindow MeasureIdle(int seconds, prometheus::Registry* syncer_metrics) {
 int main(int argc, char** argv) {
   CLI::App app{"septa-syncer-bench: pod sync latency down and up, 1,000 x 10 steady state, resync after a restart"};
   int clusters = 1000, pods_per_cluster = 10, paced_clusters = 100, clients = 4, workers = 4, idle_seconds = 60,
-      resync_seconds = 60;
+      resync_seconds = 600;
   double rate = 100;
   bool durable = true;
   std::string database_url;
@@ -228,7 +228,7 @@ int main(int argc, char** argv) {
   app.add_option("--workers", workers, "the syncer's workers (septad: 4)")->check(CLI::PositiveNumber);
   app.add_option("--idle-seconds", idle_seconds, "the idle windows, with and without the syncer")
       ->check(CLI::PositiveNumber);
-  app.add_option("--resync-seconds", resync_seconds, "the syncer's periodic resync (septad: 60)")
+  app.add_option("--resync-seconds", resync_seconds, "the syncer's periodic resync (septad: 600)")
       ->check(CLI::PositiveNumber);
   app.add_option("--durable", durable, "embedded PostgreSQL with fsync on every commit (as septad)");
   app.add_option("--database-url", database_url, "an empty PostgreSQL database instead of the embedded one");
