@@ -16,13 +16,6 @@ using nlohmann::json;
 using reconcile::Outcome;
 namespace tsync = tenancy::sync;
 
-namespace {
-
-// The host's copies are handed to the handler again this often.
-constexpr std::chrono::minutes kHostClaimsResync{10};
-
-}  // namespace
-
 ClaimSyncer::ClaimSyncer(kube::Client& host, std::function<void(const std::string& key)> enqueue)
     : host_(host), enqueue_(std::move(enqueue)) {}
 
@@ -35,8 +28,7 @@ Status ClaimSyncer::Start(std::chrono::milliseconds timeout) {
   handlers.on_add = [this](const json& copy) { OnHostClaim(copy); };
   handlers.on_update = [this](const json&, const json& copy) { OnHostClaim(copy); };
   handlers.on_delete = [this](const json& copy) { OnHostClaim(copy); };
-  host_claims_ =
-      std::make_unique<kube::Informer>(host_, kube::kPersistentVolumeClaims, "", synced, handlers, kHostClaimsResync);
+  host_claims_ = std::make_unique<kube::Informer>(host_, kube::kPersistentVolumeClaims, "", synced, handlers);
   host_claims_->Start();
   if (!host_claims_->WaitForSync(timeout)) {
     return Status(Code::kUnavailable, "syncer: the host's synced persistent volume claims were not listed within " +

@@ -14,9 +14,6 @@ namespace tsync = tenancy::sync;
 
 namespace {
 
-// The host's events are handed to the handlers again this often.
-constexpr std::chrono::minutes kHostEventsResync{10};
-
 bool WrittenBySyncer(const json& virtual_event) {
   const json annotations = virtual_event.value("metadata", json::object()).value("annotations", json::object());
   return annotations.is_object() && annotations.contains(std::string(tsync::kHostEventUidAnnotation));
@@ -44,7 +41,7 @@ Status EventCopier::Start(kube::Informer& host_pods, std::chrono::milliseconds t
   handlers.on_update = [on_event](const json&, const json& event) { on_event(event); };
   kube::ListOptions about_pods;
   about_pods.field_selector = "involvedObject.kind=Pod";
-  host_events_ = std::make_unique<kube::Informer>(host_, kube::kEvents, "", about_pods, handlers, kHostEventsResync);
+  host_events_ = std::make_unique<kube::Informer>(host_, kube::kEvents, "", about_pods, handlers);
   host_events_->Start();
   if (!host_events_->WaitForSync(timeout)) {
     return Status(Code::kUnavailable, "syncer: the host's events about pods were not listed within " +

@@ -18,9 +18,6 @@ namespace tsync = tenancy::sync;
 
 namespace {
 
-// The host's copies are handed to the handlers again this often.
-constexpr std::chrono::minutes kHostCopiesResync{10};
-
 // metadata.<field>[.<key>] of an object read from an API server.
 std::string MetadataString(const json& object, const char* field, std::string_view key = {}) {
   return key.empty() ? tsync::StringField(object, "metadata", field) : tsync::MetadataMapString(object, field, key);
@@ -51,7 +48,7 @@ Status ObjectCopier::Start(std::chrono::milliseconds timeout) {
     handlers.on_update = [this, kind](const json&, const json& copy) { OnHostCopy(kind, copy); };
     handlers.on_delete = [this, kind](const json& copy) { OnHostCopy(kind, copy); };
     auto& informer = kind == CopiedKind::kConfigMap ? host_config_maps_ : host_secrets_;
-    informer = std::make_unique<kube::Informer>(host_, ResourceOf(kind), "", synced, handlers, kHostCopiesResync);
+    informer = std::make_unique<kube::Informer>(host_, ResourceOf(kind), "", synced, handlers);
     informer->Start();
   }
   for (kube::Informer* informer : {host_config_maps_.get(), host_secrets_.get()}) {

@@ -19,9 +19,6 @@ namespace tsync = tenancy::sync;
 
 namespace {
 
-// The host's copies are handed to the handlers again this often.
-constexpr std::chrono::minutes kHostServicesResync{10};
-
 // "Service team/web": for errors and logs.
 std::string ServiceText(const std::string& ns, const std::string& name) { return "Service " + ns + "/" + name; }
 
@@ -40,9 +37,8 @@ Status ServiceSyncer::Start(std::chrono::milliseconds timeout) {
   handlers.on_add = [this](const json& copy) { OnHostService(copy); };
   handlers.on_update = [this](const json&, const json& copy) { OnHostService(copy); };
   handlers.on_delete = [this](const json& copy) { OnHostService(copy); };
-  host_services_ = std::make_unique<kube::Informer>(host_, kube::kServices, "", synced, handlers, kHostServicesResync);
-  host_endpoints_ =
-      std::make_unique<kube::Informer>(host_, kube::kEndpoints, "", synced, handlers, kHostServicesResync);
+  host_services_ = std::make_unique<kube::Informer>(host_, kube::kServices, "", synced, handlers);
+  host_endpoints_ = std::make_unique<kube::Informer>(host_, kube::kEndpoints, "", synced, handlers);
   for (auto [informer, what] : {std::pair{host_services_.get(), "services"}, {host_endpoints_.get(), "endpoints"}}) {
     informer->Start();
     if (!informer->WaitForSync(timeout)) {

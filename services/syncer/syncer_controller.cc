@@ -23,9 +23,6 @@ namespace tsync = tenancy::sync;
 
 namespace {
 
-// The host's synced pods are handed to the handlers again this often.
-constexpr std::chrono::minutes kHostResync{10};
-
 std::vector<std::string> SplitKey(const std::string& key) {
   std::vector<std::string> parts;
   std::size_t begin = 0;
@@ -82,12 +79,12 @@ SyncerController::SyncerController(SyncerOptions options, core::Store& store, ku
                                                .shards = options_.shards,
                                                .shard_key = ClusterPart},
                   *this, clock, metrics),
-      copies_(host, [this](const std::string& key) { controller_.Enqueue(key); }),
+      copies_(host, [this](const std::string& key) { EnqueueFromHost(key); }),
       services_(
-          host, [this](const std::string& key) { controller_.Enqueue(key); },
+          host, [this](const std::string& key) { EnqueueFromHost(key); },
           [this](const tsync::VirtualClusterView& view) { return HostPodIps(view); }),
-      claims_(host, [this](const std::string& key) { controller_.Enqueue(key); }),
-      events_(host, [this](const std::string& key) { controller_.Enqueue(key); }),
+      claims_(host, [this](const std::string& key) { EnqueueFromHost(key); }),
+      events_(host, [this](const std::string& key) { EnqueueFromHost(key); }),
       tokens_(
           host, [this]() -> const kube::Informer& { return copies_.host_secrets(); }, clock),
       pod_groups_(host) {
@@ -108,7 +105,7 @@ Status SyncerController::Start(std::chrono::milliseconds timeout) {
   handlers.on_delete = [this](const json& pod) { OnHostPod(pod, true); };
   kube::ListOptions synced;
   synced.label_selector = std::string(tsync::kSyncedLabel) + "=true";
-  host_pods_ = std::make_unique<kube::Informer>(host_, kube::kPods, "", synced, handlers, kHostResync);
+  host_pods_ = std::make_unique<kube::Informer>(host_, kube::kPods, "", synced, handlers);
   host_pods_->Start();
   if (!host_pods_->WaitForSync(timeout)) {
     return Status(Code::kUnavailable,
@@ -166,6 +163,13 @@ void SyncerController::OnHostPod(const json& host_pod, bool deleted) {
   const std::string tenant = LabelOf(host_pod, tsync::kTenantLabel);
   const std::string vcluster = LabelOf(host_pod, tsync::kVclusterLabel);
   if (tenant.empty() || vcluster.empty()) return;
+  // A virtual cluster not watched is not READY or another replica's, or
+  // its watch is about to start, and then its first sweep looks at every
+  // host object in the caches (which have this one: an informer updates
+  // its cache before it calls its handlers). At a restart, that is every
+  // host object, so each is looked at once, not twice.
+  const std::shared_ptr<WatchedCluster> cluster = watches_.Find(tenant, vcluster);
+  if (!cluster) return;
   auto ref = tsync::VirtualRefOf(host_pod, tenant, vcluster);
   if (ref) controller_.Enqueue(PodKey(tenant, vcluster, ref->ns, ref->name));
   if (!deleted) return;
@@ -173,12 +177,19 @@ void SyncerController::OnHostPod(const json& host_pod, bool deleted) {
   if (!tsync::HostGangOf(host_pod).empty())
     controller_.Enqueue(PodGroupsKey(tenant, vcluster));  // its gang may be over
   // What it held of the reservation is free: the refused pods may fit now.
-  if (auto cluster = watches_.Find(tenant, vcluster)) {
-    {
-      std::lock_guard placement(cluster->placement_mu());
-      cluster->placed_not_cached().erase(tsync::MetadataField(host_pod, "name"));
-    }
-    for (const std::string& key : cluster->refused()) controller_.Enqueue(key);
+  {
+    std::lock_guard placement(cluster->placement_mu());
+    cluster->placed_not_cached().erase(tsync::MetadataField(host_pod, "name"));
+  }
+  for (const std::string& key : cluster->refused()) controller_.Enqueue(key);
+}
+
+void SyncerController::EnqueueFromHost(const std::string& key) {
+  const std::string_view cluster = ClusterPart(key);
+  const std::size_t slash = cluster.find('/');
+  if (slash == std::string_view::npos) return;
+  if (watches_.Find(std::string(cluster.substr(0, slash)), std::string(cluster.substr(slash + 1)))) {
+    controller_.Enqueue(key);
   }
 }
 

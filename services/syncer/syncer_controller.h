@@ -66,7 +66,10 @@ struct SyncerOptions {
   // The sweep over every key of every virtual cluster, a safety net under
   // the events: at 1,000 virtual clusters of 10 pods one is 23,000
   // reconciles and 6.4 CPU-seconds (docs/BENCHMARKS.md), 11 % of a core
-  // if it ran every minute.
+  // if it ran every minute. It is the only one: the syncer's informers,
+  // host and virtual, have no resync period, which would queue their
+  // every object's key again at normal priority, ahead of new events (and
+  // cost a thread per informer, two per virtual cluster).
   std::chrono::milliseconds resync_interval{10 * 60'000};
   // How often the watches of shards no longer held are dropped.
   std::chrono::milliseconds shard_check_interval{60'000};
@@ -119,6 +122,9 @@ class SyncerController final : public reconcile::Reconciler {
   std::vector<nlohmann::json> HostPodsOf(const std::string& host_namespace, const std::string& tenant,
                                          const std::string& vcluster) const;
   void OnHostPod(const nlohmann::json& host_pod, bool deleted);
+  // Queues a key a host informer's event asks for, if its virtual cluster
+  // is watched (see OnHostPod).
+  void EnqueueFromHost(const std::string& key);
 
   const SyncerOptions options_;
   core::Store& store_;

@@ -13,10 +13,6 @@ using tenancy::sync::CopiedKind;
 
 namespace {
 
-// Every cached pod is handed to the handlers again this often: a missed
-// event is repaired within it, on a quiet virtual cluster too.
-constexpr std::chrono::minutes kVirtualResync{10};
-
 std::string NodeNameOf(const json& pod) {
   auto spec = pod.find("spec");
   if (spec == pod.end() || !spec->is_object()) return "";
@@ -158,8 +154,7 @@ Result<std::shared_ptr<WatchedCluster>> VirtualClusterWatches::Watch(const Synce
     handlers.on_add = [this, object_key](const json& object) { enqueue_(object_key(object)); };
     handlers.on_update = [this, object_key](const json&, const json& object) { enqueue_(object_key(object)); };
     handlers.on_delete = [this, object_key](const json& object) { enqueue_(object_key(object)); };
-    auto informer =
-        std::make_unique<kube::Informer>(client, resource, "", kube::ListOptions{}, handlers, kVirtualResync);
+    auto informer = std::make_unique<kube::Informer>(client, resource, "", kube::ListOptions{}, handlers);
     informer->Start();
     return informer;
   };
@@ -177,6 +172,10 @@ Result<std::shared_ptr<WatchedCluster>> VirtualClusterWatches::Watch(const Synce
   const WatchedCluster* self = watched.get();
   const std::string cluster_key = tenant + "/" + vcluster;
   handlers.on_add = [this, self, key_of, nodes_key, cluster_key](const json& pod) {
+    // The first list's pods are the first sweep's (SyncerController's
+    // reconcile of the cluster key, which starts this watch and lists the
+    // pods once it returns): queued here too, each would be looked at twice.
+    if (!self->pods_listed_.load()) return;
     enqueue_(key_of(pod));
     if (!NodeNameOf(pod).empty()) enqueue_(nodes_key);
     if (!self->WatchesObjects(kube::kServices)) enqueue_(cluster_key);
@@ -195,14 +194,14 @@ Result<std::shared_ptr<WatchedCluster>> VirtualClusterWatches::Watch(const Synce
       enqueue_(ObjectKey(tenant, vcluster, ref.kind, ref.ns, ref.name));
     }
   };
-  watched->pods_ = std::make_unique<kube::Informer>(watched->client(), kube::kPods, "", kube::ListOptions{}, handlers,
-                                                    kVirtualResync);
+  watched->pods_ = std::make_unique<kube::Informer>(watched->client(), kube::kPods, "", kube::ListOptions{}, handlers);
   watched->pods_->Start();
   if (!watched->pods_->WaitForSync(timeout)) {
     return Status(Code::kUnavailable, "virtual cluster " + tenant + "/" + vcluster +
                                           ": its pods were not listed within " + std::to_string(timeout.count()) +
                                           " ms");
   }
+  watched->pods_listed_.store(true);
   {
     std::lock_guard lock(mu_);
     auto [it, inserted] = watched_.emplace(std::pair{tenant, vcluster}, watched);

@@ -1,7 +1,8 @@
 // The virtual clusters whose pods this replica syncs, each with a
 // Kubernetes client on its own API (core::ControlPlanes::SyncerKubeconfig)
 // and informers in every namespace on its pods, which enqueue
-// "<tenant>/<vcluster>/<namespace>/<name>" (and, when a pod goes, the keys
+// "<tenant>/<vcluster>/<namespace>/<name>" once their first list is loaded
+// (that one's pods are the syncer's first sweep's) (and, when a pod goes, the keys
 // of the objects it referenced; when it is bound to a node or goes from
 // one, NodesKey), and on its config maps, secrets, services, endpoints
 // and claims, which enqueue ObjectKey. Those start only when first needed
@@ -11,6 +12,7 @@
 // virtual cluster is deleted or sleeps, or the shard is lost.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -106,6 +108,7 @@ class WatchedCluster {
   const std::string vcluster_;
   std::unique_ptr<kube::Client> client_;
   std::unique_ptr<kube::Informer> pods_;
+  std::atomic<bool> pods_listed_{false};  // the pods informer's first list is loaded
   const ObjectInformerFactory start_objects_;
   const std::chrono::milliseconds start_timeout_;
   mutable std::mutex objects_mu_;                                   // objects_, stopped_

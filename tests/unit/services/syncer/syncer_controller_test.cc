@@ -224,6 +224,26 @@ TEST_F(SyncerControllerTest, ARestartedSyncerCreatesNoDuplicateAndWritesNothingF
   EXPECT_EQ((*VirtualNode(node))["metadata"].value("resourceVersion", ""), node_version);
 }
 
+// A restarted syncer looks at each key once: its first sweep of a virtual
+// cluster, when its watch starts, is all a restart costs. The watch's first
+// list and the host informers' find the same objects and queue nothing
+// more (at 1,000 x 10 they had a restart look at 55,000 keys, not 23,000).
+TEST_F(SyncerControllerTest, ARestartLooksAtEachKeyOnceAsASweepDoes) {
+  for (const char* name : {"a", "b", "c"}) RunningPod(name);
+  ASSERT_TRUE(syncer_->AwaitIdle(10s));
+  syncer_.reset();
+  const double before = Reconciles();
+  StartSyncer();
+  ASSERT_TRUE(Eventually([&] { return !syncer_->watches().Watched().empty(); }));
+  ASSERT_TRUE(syncer_->AwaitIdle(10s));
+  const double restart = Reconciles() - before;
+  syncer_->VirtualClusterChanged("");  // what the periodic sweep does
+  ASSERT_TRUE(syncer_->AwaitIdle(10s));
+  const double sweep = Reconciles() - before - restart;
+  EXPECT_GE(sweep, 3 + 1 + 1);  // at least the pods, the nodes and the cluster
+  EXPECT_EQ(restart, sweep);
+}
+
 // What the host's scheduler and kubelet say about a host pod shows on its
 // virtual pod, with no host name in it; a repeat updates the copy, and a
 // restarted syncer rewrites nothing.

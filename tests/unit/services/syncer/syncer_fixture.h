@@ -9,6 +9,7 @@
 
 #include <prometheus/registry.h>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -24,6 +25,7 @@
 #include "tenancy/host/names.h"
 #include "tests/support/fake_store.h"
 #include "tests/support/fake_virtual_object_store.h"
+#include "tests/support/metric_value.h"
 
 namespace septa::syncer::testing {
 
@@ -139,8 +141,16 @@ class SyncerFixture : public ::testing::Test {
     options.resync_interval = 1h;  // what happens is what a trigger caused
     options.settings.scheduler = tenancy::host::Scheduler::kKai;
     syncer_ = std::make_unique<SyncerController>(options, store_, *host_, *planes_, clock ? *clock : clock_, registry_);
-    ASSERT_TRUE(syncer_->Start(10s).ok());
-    syncer_->VirtualClusterChanged(std::string(kTenant) + "/" + kVcluster);
+    ASSERT_TRUE(syncer_->Start(10s).ok());  // its first resync finds the virtual cluster
+  }
+  // The syncer's reconciles so far, whatever their result, by any syncer on registry_.
+  double Reconciles() const {
+    double total = 0;
+    for (const char* result : {"success", "requeue", "error"}) {
+      total += std::max(0.0, septa::testing::MetricValue(registry_, "septa_reconcile_total",
+                                                         {{"controller", "syncer"}, {"result", result}}));
+    }
+    return total;
   }
 
   static std::string HostNamespace() { return tenancy::host::HostNamespaceName(kTenant, kVcluster); }
