@@ -282,9 +282,7 @@ Outcome SyncerController::ReconcileCluster(const std::string& tenant, const std:
   const std::vector<json> pods = (*cluster)->pods().List();
   for (const json& pod : pods) {
     sweep(PodKey(tenant, vcluster, tsync::MetadataField(pod, "namespace"), tsync::MetadataField(pod, "name")));
-    for (const tsync::ObjectRef& ref : tsync::ReferencedObjects(pod)) {
-      sweep(ObjectKey(tenant, vcluster, ref.kind, ref.ns, ref.name));
-    }
+    for (std::string& key : ReferencedObjectKeys(tenant, vcluster, pod)) sweep(std::move(key));
   }
   const std::string host_namespace = (*cluster)->synced().view.host_namespace;
   // Services matter once a pod may use them; a copy on the host is
@@ -326,12 +324,6 @@ Outcome SyncerController::ReconcileCluster(const std::string& tenant, const std:
   }
   for (const std::string& key : keys) controller_.Enqueue(key, reconcile::Priority::kLow);
   return Outcome::Done();
-}
-
-void SyncerController::EnqueueReferencedObjects(const WatchedCluster& cluster, const json& virtual_pod) {
-  for (const tsync::ObjectRef& ref : tsync::ReferencedObjects(virtual_pod)) {
-    controller_.Enqueue(ObjectKey(cluster.tenant(), cluster.vcluster(), ref.kind, ref.ns, ref.name));
-  }
 }
 
 // "<tenant>/<vcluster>/<configmaps|secrets>/<namespace>/<name>".
@@ -520,7 +512,9 @@ Outcome SyncerController::CollectPodGroups(WatchedCluster& cluster) {
 Outcome SyncerController::Refuse(WatchedCluster& cluster, const std::string& key, const json& virtual_pod,
                                  const tsync::Refusal& refusal) {
   cluster.Refused(key, true);
-  EnqueueReferencedObjects(cluster, virtual_pod);  // copied before it was refused: unused now
+  for (const std::string& object : ReferencedObjectKeys(cluster.tenant(), cluster.vcluster(), virtual_pod)) {
+    controller_.Enqueue(object);  // copied before it was refused: unused now
+  }
   // The condition is written after the event: when it is there, so is the
   // event, and a retry writes nothing.
   std::optional<json> status = RefusedStatus(virtual_pod, refusal);

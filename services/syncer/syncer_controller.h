@@ -107,7 +107,6 @@ class SyncerController final : public reconcile::Reconciler {
   reconcile::Outcome ReconcileCluster(const std::string& tenant, const std::string& vcluster);
   reconcile::Outcome ReconcilePod(const PodKeyParts& key);
   reconcile::Outcome ReconcileObject(const std::vector<std::string>& parts);
-  void EnqueueReferencedObjects(const WatchedCluster& cluster, const nlohmann::json& virtual_pod);
   reconcile::Outcome CreateHostPod(WatchedCluster& cluster, const std::string& key, const nlohmann::json& virtual_pod);
   reconcile::Outcome Refuse(WatchedCluster& cluster, const std::string& key, const nlohmann::json& virtual_pod,
                             const tenancy::sync::Refusal& refusal);

@@ -45,6 +45,15 @@ std::string ObjectKey(const std::string& tenant, const std::string& vcluster, Co
   return ObjectKey(tenant, vcluster, ResourceOf(kind), ns, name);
 }
 
+std::vector<std::string> ReferencedObjectKeys(const std::string& tenant, const std::string& vcluster,
+                                              const json& virtual_pod) {
+  std::vector<std::string> keys;
+  for (const tenancy::sync::ObjectRef& ref : tenancy::sync::ReferencedObjects(virtual_pod)) {
+    keys.push_back(ObjectKey(tenant, vcluster, ref.kind, ref.ns, ref.name));
+  }
+  return keys;
+}
+
 std::string TokenKey(const std::string& tenant, const std::string& vcluster, const std::string& ns,
                      const std::string& uid) {
   return tenant + "/" + vcluster + "/tokens/" + ns + "/" + uid;
@@ -190,9 +199,7 @@ Result<std::shared_ptr<WatchedCluster>> VirtualClusterWatches::Watch(const Synce
     // Its token secret goes, and the copies only it used.
     const json md = pod.value("metadata", json::object());
     enqueue_(TokenKey(tenant, vcluster, md.value("namespace", ""), md.value("uid", "")));
-    for (const auto& ref : tenancy::sync::ReferencedObjects(pod)) {
-      enqueue_(ObjectKey(tenant, vcluster, ref.kind, ref.ns, ref.name));
-    }
+    for (const std::string& key : ReferencedObjectKeys(tenant, vcluster, pod)) enqueue_(key);
   };
   watched->pods_ = std::make_unique<kube::Informer>(watched->client(), kube::kPods, "", kube::ListOptions{}, handlers);
   watched->pods_->Start();

@@ -54,6 +54,9 @@ std::string ObjectKey(const std::string& tenant, const std::string& vcluster, co
                       const std::string& ns, const std::string& name);
 std::string ObjectKey(const std::string& tenant, const std::string& vcluster, tenancy::sync::CopiedKind kind,
                       const std::string& ns, const std::string& name);
+// The keys of the config maps and secrets a virtual pod uses (tenancy::sync::ReferencedObjects).
+std::vector<std::string> ReferencedObjectKeys(const std::string& tenant, const std::string& vcluster,
+                                              const nlohmann::json& virtual_pod);
 // The key of a virtual pod's service account token secret (TokenSecrets):
 // "<tenant>/<vcluster>/tokens/<namespace>/<virtual pod UID>".
 std::string TokenKey(const std::string& tenant, const std::string& vcluster, const std::string& ns,

@@ -45,6 +45,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -194,18 +195,28 @@ struct Syncer {
 };
 
 // The process's CPU over `seconds` of wall time, as a share of one core.
-struct IdleWindow {
-  double cpu_share = 0;
+// What the process spent, and the syncer did, while a phase ran.
+struct Window {
+  double seconds = 0;
+  double cpu_seconds = 0;
   double reconciles = 0;
+  double cpu_share() const { return cpu_seconds / seconds; }
 };
-IdleWindow MeasureIdle(int seconds, prometheus::Registry* syncer_metrics) {
+// Runs `phase` (false: it did not end in time) and measures it.
+std::optional<Window> Measure(prometheus::Registry* syncer_metrics, const std::function<bool()>& phase) {
   const double reconciles_before = syncer_metrics ? Reconciles(*syncer_metrics) : 0;
   const double cpu_before = base::CpuSeconds();
   const auto start = Steady::now();
-  std::this_thread::sleep_for(std::chrono::seconds(seconds));
-  const double wall = Ms(Steady::now() - start) / 1000;
-  return {.cpu_share = (base::CpuSeconds() - cpu_before) / wall,
-          .reconciles = syncer_metrics ? Reconciles(*syncer_metrics) - reconciles_before : 0};
+  if (!phase()) return std::nullopt;
+  return Window{.seconds = Ms(Steady::now() - start) / 1000,
+                .cpu_seconds = base::CpuSeconds() - cpu_before,
+                .reconciles = syncer_metrics ? Reconciles(*syncer_metrics) - reconciles_before : 0};
+}
+Window MeasureIdle(int seconds, prometheus::Registry* syncer_metrics) {
+  return *Measure(syncer_metrics, [seconds] {
+    std::this_thread::sleep_for(std::chrono::seconds(seconds));
+    return true;
+  });
 }
 
 }  // namespace
@@ -513,24 +524,21 @@ int main(int argc, char** argv) {
     if (!syncer->controller.AwaitIdle(300s)) return Die(DeadlineExceeded("300 s"), "status: syncer idle");
 
     // 4. Idle, every virtual cluster watched and converged.
-    const IdleWindow with = MeasureIdle(idle_seconds, &syncer->registry);
+    const Window with = MeasureIdle(idle_seconds, &syncer->registry);
     std::printf(
         "idle: %d virtual clusters x %d pods watched: the process used %.2f %% of a core over %d s "
         "(%.0f reconciles in the window; load average %s)\n",
-        clusters, pods_per_cluster, 100 * with.cpu_share, idle_seconds, with.reconciles, base::LoadAverage().c_str());
-    {
-      const double reconciles_before = Reconciles(syncer->registry);
-      const double cpu_before = base::CpuSeconds();
-      const auto start = Steady::now();
+        clusters, pods_per_cluster, 100 * with.cpu_share(), idle_seconds, with.reconciles, base::LoadAverage().c_str());
+    const std::optional<Window> sweep = Measure(&syncer->registry, [&] {
       syncer->controller.VirtualClusterChanged("");  // what the periodic resync does
-      if (!syncer->controller.AwaitIdle(600s)) return Die(DeadlineExceeded("600 s"), "sweep");
-      const double cpu = base::CpuSeconds() - cpu_before;
-      std::printf(
-          "sweep: one resync of %d virtual clusters: %.0f reconciles in %.2f s, %.2f CPU-seconds (the process), "
-          "%.2f %% of a core spread over %d s (load average %s)\n",
-          clusters, Reconciles(syncer->registry) - reconciles_before, Ms(Steady::now() - start) / 1000, cpu,
-          100 * cpu / resync_seconds, resync_seconds, base::LoadAverage().c_str());
-    }
+      return syncer->controller.AwaitIdle(600s);
+    });
+    if (!sweep) return Die(DeadlineExceeded("600 s"), "sweep");
+    std::printf(
+        "sweep: one resync of %d virtual clusters: %.0f reconciles in %.2f s, %.2f CPU-seconds (the process), "
+        "%.2f %% of a core spread over %d s (load average %s)\n",
+        clusters, sweep->reconciles, sweep->seconds, sweep->cpu_seconds, 100 * sweep->cpu_seconds / resync_seconds,
+        resync_seconds, base::LoadAverage().c_str());
 
     // 5. Restart: what the syncer held, the same window without it, and a new syncer's resync.
     std::vector<std::optional<std::uint64_t>> versions;
@@ -550,11 +558,12 @@ int main(int argc, char** argv) {
         (static_cast<double>(rss_with) - static_cast<double>(rss_without)) / 1024 / clusters, pods_per_cluster,
         static_cast<double>(heap_with) / (1 << 20), static_cast<double>(rss_with) / (1 << 20),
         static_cast<double>(heap_at_start) / (1 << 20), static_cast<double>(rss_at_start) / (1 << 20));
-    const IdleWindow without = MeasureIdle(idle_seconds, nullptr);
+    const Window without = MeasureIdle(idle_seconds, nullptr);
     std::printf(
         "idle without the syncer: %.2f %% of a core over %d s, so the syncer's share is %.2f %% of a core "
         "(load average %s)\n",
-        100 * without.cpu_share, idle_seconds, 100 * (with.cpu_share - without.cpu_share), base::LoadAverage().c_str());
+        100 * without.cpu_share(), idle_seconds, 100 * (with.cpu_share() - without.cpu_share()),
+        base::LoadAverage().c_str());
 
     const auto restart = Steady::now();
     syncer = std::make_unique<Syncer>(options, store, **host, planes, clock);
