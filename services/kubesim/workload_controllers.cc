@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <ctime>
+#include <mutex>
+#include <optional>
 
 #include "services/kubesim/objects.h"
 #include "services/kubesim/workload_util.h"
@@ -124,7 +126,38 @@ void SetCondition(json& status, const std::string& type, const std::string& valu
 
 using namespace workload;
 
-WorkloadControllers::WorkloadControllers(Cluster& cluster, ApiServer& api) : cluster_(cluster), api_(api) {}
+class OwnedPods final : public WatchSink {
+ public:
+  bool Deliver(const WatchEvent& event) override {
+    const json& metadata = Metadata(*event.object);
+    const std::string key = metadata.value("namespace", "") + "/" + metadata.value("name", "");
+    std::lock_guard lock(mu_);
+    if (event.type != WatchEvent::Type::kDeleted && !Child(metadata, "ownerReferences").empty()) {
+      pods_[key] = event.object;
+    } else {
+      pods_.erase(key);
+    }
+    return true;
+  }
+  bool Bookmark(std::uint64_t) override { return true; }
+  std::vector<ObjectPtr> List() const {
+    std::lock_guard lock(mu_);
+    std::vector<ObjectPtr> out;
+    out.reserve(pods_.size());
+    for (const auto& [key, pod] : pods_) out.push_back(pod);
+    return out;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, ObjectPtr> pods_;  // by "<ns>/<name>"
+};
+
+WorkloadControllers::WorkloadControllers(Cluster& cluster, ApiServer& api)
+    : cluster_(cluster), api_(api), owned_pods_(std::make_shared<OwnedPods>()) {
+  // Its first events are every pod there is. Pods are a built-in type: this cannot fail.
+  (void)cluster_.storage.Watch("pods", std::nullopt, owned_pods_);
+}
 
 void WorkloadControllers::Tick() {
   const std::uint64_t version = cluster_.storage.current_resource_version();
@@ -132,9 +165,9 @@ void WorkloadControllers::Tick() {
   if (version == last_version_ && now - last_pass_ < std::chrono::seconds(1)) return;
   last_version_ = version;  // this pass's own writes bring the next one
   last_pass_ = now;
-  auto index = [](const ListResult& list) {
+  auto index = [](const std::vector<ObjectPtr>& objects) {
     ByOwner by_owner;
-    for (const auto& o : list.items) {
+    for (const auto& o : objects) {
       std::string owner = ControllerUid(*o);
       if (!owner.empty()) by_owner[owner].push_back(o);
     }
@@ -146,7 +179,7 @@ void WorkloadControllers::Tick() {
     return it == by_owner.end() ? kNone : it->second;
   };
 
-  ListResult pods = cluster_.storage.List("pods", "", nullptr, 0, "");
+  const std::vector<ObjectPtr> pods = owned_pods_->List();
   ByOwner pods_by_owner = index(pods);
   ListResult replica_sets = cluster_.storage.List("replicasets.apps", "", nullptr, 0, "");
   for (const auto& rs : replica_sets.items)
@@ -154,7 +187,7 @@ void WorkloadControllers::Tick() {
 
   // Deployments read what the ReplicaSet pass just wrote.
   replica_sets = cluster_.storage.List("replicasets.apps", "", nullptr, 0, "");
-  ByOwner rs_by_owner = index(replica_sets);
+  ByOwner rs_by_owner = index(replica_sets.items);
   for (const auto& d : cluster_.storage.List("deployments.apps", "", nullptr, 0, "").items)
     if (!Deleting(*d)) SyncDeployment(*d, owned(rs_by_owner, *d), pods_by_owner);
   for (const auto& s : cluster_.storage.List("statefulsets.apps", "", nullptr, 0, "").items)
@@ -164,7 +197,7 @@ void WorkloadControllers::Tick() {
 
   // The pods listed at the start: those created since have live owners.
   CollectOrphans(replica_sets.items, "apps", "replicasets");
-  CollectOrphans(pods.items, "", "pods");
+  CollectOrphans(pods, "", "pods");
 }
 
 // What the garbage collector does for objects whose owners were deleted

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -18,6 +19,8 @@
 #include "services/kubesim/api_server.h"
 
 namespace septa::kubesim {
+
+class OwnedPods;
 
 class WorkloadControllers {
  public:
@@ -51,6 +54,10 @@ class WorkloadControllers {
 
   Cluster& cluster_;
   ApiServer& api_;
+  // The pods with an owner, kept by the storage's pod events (a watch from
+  // construction): no controller looks at any other, and a simulated host
+  // has thousands of bare pods (the syncer's), which a list every pass copied.
+  std::shared_ptr<OwnedPods> owned_pods_;
   std::uint64_t last_version_ = 0;  // the resource version when the last pass began
   TimePoint last_pass_{};
 };

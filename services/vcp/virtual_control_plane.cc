@@ -179,8 +179,8 @@ Result<std::unique_ptr<VirtualControlPlane>> VirtualControlPlane::Load(const cor
   storage.SetJournal(plane->journal_.get());
   plane->api_ = std::make_unique<kubesim::ApiServer>(plane->cluster_, kubesim::ApiServerOptions{});
   plane->api_->RestoreCustomResourceTypes();
-  plane->own_watchers_ = storage.watcher_count();
   plane->workloads_ = std::make_unique<kubesim::WorkloadControllers>(plane->cluster_, *plane->api_);
+  plane->own_watchers_ = storage.watcher_count();
   plane->token_digests_.insert(tokens->begin(), tokens->end());
   plane->syncer_token_digest_ = std::move(secrets.syncer_token_digest);
   SEPTA_RETURN_IF_ERROR(kubesim::SeedCluster(*plane->api_));

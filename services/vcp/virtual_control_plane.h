@@ -102,7 +102,7 @@ class VirtualControlPlane {
   std::set<std::string> token_digests_;
   std::string syncer_token_digest_;
   std::atomic<TimePoint::rep> last_request_;
-  std::size_t own_watchers_ = 0;  // kubesim's internal ones (the quota controller's)
+  std::size_t own_watchers_ = 0;  // kubesim's internal ones (the quota and workload controllers')
 };
 
 }  // namespace septa::vcp
