@@ -22,7 +22,7 @@ class Policy {
   // node < 0 when no node fits. Does not change the cluster.
   virtual GpuPick Choose(const ClusterState& cluster, const PodShape& pod) = 0;
   // Must be called after node `node` changed (placement or release).
-  virtual void NodeChanged(int node) {}
+  virtual void NodeChanged(int /*node*/) {}
   // Bytes of per-node state the policy keeps (caches), for the state budget.
   virtual std::size_t StateBytes() const { return 0; }
 };

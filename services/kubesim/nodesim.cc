@@ -1,5 +1,7 @@
 #include "services/kubesim/nodesim.h"
 
+#include <algorithm>
+
 #include "gpu/gpu_uuid.h"
 #include "services/kube/gpu_labels.h"
 #include "services/kube/quantity.h"
@@ -36,18 +38,30 @@ bool Tolerates(const json& tolerations, const json& taint) {
   return false;
 }
 
-bool AffinityAllows(const json& pod, const json& labels) {
-  const json terms = pod.value("spec", json::object())
-                         .value("affinity", json::object())
-                         .value("nodeAffinity", json::object())
-                         .value("requiredDuringSchedulingIgnoredDuringExecution", json::object())
-                         .value("nodeSelectorTerms", json::array());
-  if (terms.empty()) return true;
-  for (const auto& term : terms) {  // terms are ORed, expressions ANDed
+// A pod's required node affinity, parsed once per pod, not once per node.
+struct RequiredNodeAffinity {
+  bool any = false;                  // it has terms: one must match
+  std::vector<LabelSelector> terms;  // those that parse (ORed; a term's expressions ANDed)
+};
+
+RequiredNodeAffinity RequiredNodeAffinityOf(const json& spec) {
+  using workload::Child;
+  const json& terms =
+      Child(Child(Child(Child(spec, "affinity"), "nodeAffinity"), "requiredDuringSchedulingIgnoredDuringExecution"),
+            "nodeSelectorTerms");
+  RequiredNodeAffinity affinity;
+  if (!terms.is_array() || terms.empty()) return affinity;
+  affinity.any = true;
+  for (const auto& term : terms) {
     auto selector = LabelSelector::FromJson({{"matchExpressions", term.value("matchExpressions", json::array())}});
-    if (!IsError(selector) && std::get<LabelSelector>(selector).Matches(labels)) return true;
+    if (!IsError(selector)) affinity.terms.push_back(std::get<LabelSelector>(std::move(selector)));
   }
-  return false;
+  return affinity;
+}
+
+bool AffinityAllows(const RequiredNodeAffinity& affinity, const json& labels) {
+  if (!affinity.any) return true;
+  return std::ranges::any_of(affinity.terms, [&](const LabelSelector& term) { return term.Matches(labels); });
 }
 
 }  // namespace
@@ -238,15 +252,9 @@ void NodeSim::ReconcileMig() {
     gn.pending_since.reset();
     // Reconfiguring destroys MIG instances: refused while pods use any.
     bool in_use = false;
-    auto pods = cluster_.storage.List(
-        "pods", "",
-        [&](const json& p) {
-          return workload::Child(p, "spec").value("nodeName", "") == name && !workload::Terminal(p);
-        },
-        0, "");
-    for (const auto& p : pods.items) {
-      for (const auto& [res, qty] : PodRequests(*p))
-        in_use = in_use || (res.rfind("nvidia.com/mig-", 0) == 0 && qty > 0);
+    const PodIndex::Usage used = pods_->Used();
+    if (auto on_node = used.find(name); on_node != used.end()) {
+      for (const auto& [res, qty] : on_node->second) in_use = in_use || (res.starts_with("nvidia.com/mig-") && qty > 0);
     }
     // An unknown layout, or one that does not fit this GPU model, fails as mig-parted would.
     ReadLayouts();
@@ -289,27 +297,31 @@ void NodeSim::Schedule() {
   PodIndex::Usage used = pods_->Used();
   const std::string now = Rfc3339(cluster_.clock.Now());
   for (const auto& pod : pending) {
-    const json spec = pod->value("spec", json::object());
+    const json& spec = workload::Child(*pod, "spec");
     auto requests = PodRequests(*pod);
     requests["pods"] += 1000;
-    const json node_selector = spec.value("nodeSelector", json::object());
+    const json& node_selector = workload::Child(spec, "nodeSelector");
+    const json& tolerations = workload::Child(spec, "tolerations");
+    const RequiredNodeAffinity affinity = RequiredNodeAffinityOf(spec);
     std::string chosen;
-    for (const auto& node : nodes.items) {
-      const json labels = (*node)["metadata"].value("labels", json::object());
-      const std::string name = (*node)["metadata"].value("name", "");
+    for (const auto& node : nodes.items) {  // read in place: up to every node for every pending pod
+      const json& metadata = workload::Metadata(*node);
+      const json& labels = workload::Child(metadata, "labels");
+      const std::string name = metadata.value("name", "");
       bool ok = true;
       for (auto& [k, v] : node_selector.items()) ok = ok && labels.value(k, "") == v;
-      ok = ok && AffinityAllows(*pod, labels);
-      for (const auto& taint : node->value("spec", json::object()).value("taints", json::array()))
-        ok = ok && Tolerates(spec.value("tolerations", json::array()), taint);
-      const json alloc = node->value("status", json::object()).value("allocatable", json::object());
+      ok = ok && AffinityAllows(affinity, labels);
+      for (const auto& taint : workload::Child(workload::Child(*node, "spec"), "taints"))
+        ok = ok && Tolerates(tolerations, taint);
+      const json& alloc = workload::Child(workload::Child(*node, "status"), "allocatable");
       for (const auto& [r, q] : requests) {
         if (!ok) break;
-        if (!alloc.contains(r)) {
+        auto have_it = alloc.find(r);
+        if (have_it == alloc.end()) {
           ok = q == 0;
           continue;
         }
-        auto have = kube::ParseQuantityMilli(alloc[r].get<std::string>());
+        auto have = kube::ParseQuantityMilli(have_it->get<std::string>());
         ok = have.ok() && used[name][r] + q <= *have;
       }
       if (ok) {
