@@ -65,7 +65,7 @@ struct SyncerOptions {
   reconcile::ShardLeases* shards = nullptr;  // the provisioner's; nullptr: every virtual cluster
   // The sweep over every key of every virtual cluster, a safety net under
   // the events: at 1,000 virtual clusters of 10 pods one is 23,000
-  // reconciles and 6.4 CPU-seconds (docs/BENCHMARKS.md), 11 % of a core
+  // reconciles and 4.8 CPU-seconds (docs/BENCHMARKS.md), 8 % of a core
   // if it ran every minute. It is the only one: the syncer's informers,
   // host and virtual, have no resync period, which would queue their
   // every object's key again at normal priority, ahead of new events (and
