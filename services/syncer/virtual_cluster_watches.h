@@ -1,10 +1,10 @@
 // The virtual clusters whose pods this replica syncs, each with a
 // Kubernetes client on its own API (core::ControlPlanes::SyncerKubeconfig)
 // and informers in every namespace on its pods, which enqueue
-// "<tenant>/<vcluster>/<namespace>/<name>" once their first list is loaded
-// (that one's pods are the syncer's first sweep's) (and, when a pod goes, the keys
+// "<tenant>/<vcluster>/<namespace>/<name>" (and, when a pod goes, the keys
 // of the objects it referenced; when it is bound to a node or goes from
-// one, NodesKey), and on its config maps, secrets, services, endpoints
+// one, NodesKey) once their first list is loaded: that list's pods are the
+// syncer's first sweep's. And informers on its config maps, secrets, services, endpoints
 // and claims, which enqueue ObjectKey. Those start only when first needed
 // (a pod uses one, the cluster has a pod, or a copy is on the host): each
 // watch costs about 400 KiB, and most virtual clusters would keep them idle. The syncer starts a watch when a
