@@ -194,7 +194,6 @@ struct Syncer {
   syncer::SyncerController controller;
 };
 
-// The process's CPU over `seconds` of wall time, as a share of one core.
 // What the process spent, and the syncer did, while a phase ran.
 struct Window {
   double seconds = 0;
@@ -212,6 +211,7 @@ std::optional<Window> Measure(prometheus::Registry* syncer_metrics, const std::f
                 .cpu_seconds = base::CpuSeconds() - cpu_before,
                 .reconciles = syncer_metrics ? Reconciles(*syncer_metrics) - reconciles_before : 0};
 }
+// `seconds` of doing nothing, measured.
 Window MeasureIdle(int seconds, prometheus::Registry* syncer_metrics) {
   return *Measure(syncer_metrics, [seconds] {
     std::this_thread::sleep_for(std::chrono::seconds(seconds));
