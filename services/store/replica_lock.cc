@@ -36,6 +36,16 @@ bool TryLock(pqxx::connection& connection, const std::string& replica_id) {
       .as<bool>();
 }
 
+// Gives the lock up; a session that is gone has let go of it already.
+void Unlock(pqxx::connection& connection, const std::string& replica_id) {
+  try {
+    pqxx::nontransaction session(connection);
+    session.exec_params("SELECT pg_advisory_unlock(hashtextextended($1, 0))", kKeyPrefix + replica_id);
+  } catch (const std::exception& e) {
+    spdlog::debug("replica_id {}: releasing the lock: {}", replica_id, e.what());
+  }
+}
+
 // Who holds the lock, for the refusal (the address only shows to a role
 // allowed to read other sessions' statistics).
 std::string Holder(pqxx::connection& connection, const std::string& replica_id) {
@@ -67,6 +77,10 @@ ReplicaLock::ReplicaLock(ReplicaLockOptions options) : options_(std::move(option
 ReplicaLock::~ReplicaLock() {
   thread_.request_stop();
   if (thread_.joinable()) thread_.join();
+  // Released before the session closes: a closed connection's backend lets
+  // go of its locks only once it has exited, a moment later, and a replica
+  // started right after this one ends would find its id still taken.
+  if (session_) Unlock(*session_->connection, options_.replica_id);
 }
 
 Result<std::unique_ptr<ReplicaLock>> ReplicaLock::Acquire(ReplicaLockOptions options) {
