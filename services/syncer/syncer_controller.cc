@@ -185,12 +185,8 @@ void SyncerController::OnHostPod(const json& host_pod, bool deleted) {
 }
 
 void SyncerController::EnqueueFromHost(const std::string& key) {
-  const std::string_view cluster = ClusterPart(key);
-  const std::size_t slash = cluster.find('/');
-  if (slash == std::string_view::npos) return;
-  if (watches_.Find(std::string(cluster.substr(0, slash)), std::string(cluster.substr(slash + 1)))) {
-    controller_.Enqueue(key);
-  }
+  const std::vector<std::string> parts = SplitKey(key);  // as Reconcile reads it
+  if (parts.size() >= 2 && watches_.Find(parts[0], parts[1])) controller_.Enqueue(key);
 }
 
 std::map<std::string, std::string> SyncerController::HostPodIps(const tsync::VirtualClusterView& view) const {
