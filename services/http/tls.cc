@@ -99,11 +99,6 @@ PeerIdentity IdentityOf(X509* cert) {
 // is not X509_V_OK and ExtractPeerIdentity reports no verified peer).
 int AcceptUnverified(int /*preverified*/, X509_STORE_CTX* /*ctx*/) { return 1; }
 
-long SecondsFromNow(TimePoint t) {
-  return static_cast<long>(
-      std::chrono::duration_cast<std::chrono::seconds>(t - std::chrono::system_clock::now()).count());
-}
-
 }  // namespace
 
 Result<std::shared_ptr<ssl::context>> MakeServerTlsContext(const TlsServerConfig& config) {
@@ -199,8 +194,13 @@ Result<KeyPairPem> IssueCertificate(const CertificateRequest& request, const Key
   BIGNUM* serial = BN_bin2bn(serial_bytes, sizeof serial_bytes, nullptr);
   BN_to_ASN1_INTEGER(serial, X509_get_serialNumber(cert.get()));
   BN_free(serial);
-  X509_gmtime_adj(X509_getm_notBefore(cert.get()), SecondsFromNow(request.not_before));
-  X509_gmtime_adj(X509_getm_notAfter(cert.get()), SecondsFromNow(request.not_after));
+  // Absolute times, not offsets from the process clock: an offset is truncated
+  // to whole seconds and added to a floored time(), so each certificate came
+  // out up to a second early, and a leaf capped at its CA's expiry two.
+  if (ASN1_TIME_set(X509_getm_notBefore(cert.get()), std::chrono::system_clock::to_time_t(request.not_before)) ==
+          nullptr ||
+      ASN1_TIME_set(X509_getm_notAfter(cert.get()), std::chrono::system_clock::to_time_t(request.not_after)) == nullptr)
+    return InvalidArgument("certificate validity out of range");
   X509_set_pubkey(cert.get(), key.get());
 
   X509_NAME* name = X509_get_subject_name(cert.get());

@@ -192,6 +192,18 @@ std::vector<std::shared_ptr<x509_st>> Chain(const std::string& pem) {
   return {std::shared_ptr<x509_st>(cert, X509_free)};
 }
 
+// The validity is the request's to the second, whatever the process clock
+// says: a Vault stand-in on an injected clock issues exactly what it computed.
+TEST(httpTls, ACertificateIsValidExactlyForTheRequestedSeconds) {
+  const TimePoint not_before(std::chrono::seconds(1'800'000'000));
+  const TimePoint not_after = not_before + 90s;
+  auto pem = MustIssue({"clocked", {}, {}, {}, not_before, not_after}, &TestPki().ca);
+  auto chain = Chain(pem.certificate);
+  ASSERT_TRUE(chain.front());
+  EXPECT_EQ(ASN1_TIME_cmp_time_t(X509_get0_notBefore(chain.front().get()), 1'800'000'000), 0);
+  EXPECT_EQ(ASN1_TIME_cmp_time_t(X509_get0_notAfter(chain.front().get()), 1'800'000'090), 0);
+}
+
 TEST(httpTls, VerifierChecksTimeSerialAndUsageAtTheGivenTime) {
   const Pki& pki = TestPki();
   auto verifier = ClientCertificateVerifier::Create(pki.ca.certificate);
