@@ -47,7 +47,9 @@ void Unlock(pqxx::connection& connection, const std::string& replica_id) {
 }
 
 // Who holds the lock, for the refusal (the address only shows to a role
-// allowed to read other sessions' statistics).
+// allowed to read other sessions' statistics). Advisory locks are per
+// database: a session holding the same key in another database of the
+// server (another installation, a parallel test) is not the holder.
 std::string Holder(pqxx::connection& connection, const std::string& replica_id) {
   pqxx::nontransaction session(connection);
   const pqxx::result rows = session.exec_params(
@@ -55,6 +57,7 @@ std::string Holder(pqxx::connection& connection, const std::string& replica_id) 
       "SELECT a.pid, coalesce(host(a.client_addr), 'a local socket') FROM pg_locks l "
       "JOIN pg_stat_activity a ON a.pid = l.pid, k "
       "WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 "
+      "  AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
       "  AND l.classid = ((k.key >> 32) & 4294967295)::oid AND l.objid = (k.key & 4294967295)::oid",
       kKeyPrefix + replica_id);
   if (rows.empty()) return "a session that has just ended";

@@ -8,6 +8,7 @@
 #include <pqxx/pqxx>
 
 #include <future>
+#include <vector>
 
 #include "tests/support/test_database.h"
 
@@ -53,6 +54,31 @@ TEST_F(ReplicaLockTest, ASecondClaimantIsRefusedNamingTheHolder) {
             std::string::npos)
       << second.status().message();
   EXPECT_TRUE(ReplicaLock::Acquire(Options("r2")).ok()) << "another id is another lock";
+}
+
+// Advisory locks are per database: replicas of other installations (other
+// databases on the server) with the same replica_id hold other locks, and
+// the refusal names the holder in this database, not one of theirs.
+TEST_F(ReplicaLockTest, TheHolderNamedIsTheOneInThisDatabase) {
+  std::vector<std::unique_ptr<test::TestDatabase>> others;
+  std::vector<std::unique_ptr<ReplicaLock>> their_locks;
+  for (int i = 0; i < 6; ++i) {
+    auto other = test::TestDatabase::Create();
+    ASSERT_TRUE(other.ok()) << other.status().ToString();
+    ReplicaLockOptions options = Options("r1");
+    options.database_url = (*other)->url();
+    auto theirs = ReplicaLock::Acquire(options);
+    ASSERT_TRUE(theirs.ok()) << "another database, another lock: " << theirs.status().ToString();
+    their_locks.push_back(*std::move(theirs));
+    others.push_back(*std::move(other));
+  }
+  auto first = ReplicaLock::Acquire(Options("r1"));
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  auto second = ReplicaLock::Acquire(Options("r1"));
+  ASSERT_FALSE(second.ok());
+  EXPECT_NE(second.status().message().find("(PostgreSQL session " + std::to_string((*first)->backend_pid()) + " "),
+            std::string::npos)
+      << second.status().message();
 }
 
 TEST_F(ReplicaLockTest, FreeTheMomentItsHolderEnds) {
