@@ -372,47 +372,58 @@ Status SeptadApp::Impl::StartControlPlanes() {
   // Tenants' kubeconfigs trust the CA their endpoint's serving certificate
   // is from: the listener's for simulated control planes, the virtual
   // cluster's own on the host (services/hostcp signs with it).
-  credentials = std::make_unique<core::CredentialService>(
-      *store, clock, *issuer, [this](const std::string& tenant, const std::string& vcluster) -> Result<std::string> {
-        if (control_planes) return control_planes->listener_ca_certificate();
-        auto stored = sealed_objects->GetControlPlane({tenant, vcluster});
-        SEPTA_RETURN_IF_ERROR(stored);
-        if (!stored->has_value()) return Unavailable("the virtual cluster's control plane is not stored yet");
-        return (*stored)->ca_certificate;
-      });
+  auto serving_ca = [this](const std::string& tenant, const std::string& vcluster) -> Result<std::string> {
+    if (control_planes) return control_planes->listener_ca_certificate();
+    auto stored = sealed_objects->GetControlPlane({tenant, vcluster});
+    SEPTA_RETURN_IF_ERROR(stored);
+    if (!stored->has_value()) return Unavailable("the virtual cluster's control plane is not stored yet");
+    return (*stored)->ca_certificate;
+  };
+  credentials = std::make_unique<core::CredentialService>(*store, clock, *issuer, serving_ca);
+  // With issuer vault, client certificates chain to the virtual cluster's Vault intermediate.
+  std::function<Result<std::string>(const core::VirtualClusterKey&)> client_ca;
+  if (vault_pki) {
+    client_ca = [pki = vault_pki.get()](const core::VirtualClusterKey& key) {
+      return pki->ClientCaPem(key.tenant, key.vcluster);
+    };
+  }
+  core::ControlPlanes* inner = nullptr;
   if (config.control_plane == "host") {
     hostcp::HostControlPlanesOptions options;
     options.config.database_sslmode = config.control_plane_database_sslmode;
     options.database_admin_url = database_url;
     options.database_address = config.control_plane_database_address;
+    options.client_ca = client_ca;
     SEPTA_RETURN_IF_ERROR(hostcp::ValidateHostControlPlanesOptions(options));
     host_control_planes = std::make_unique<hostcp::HostControlPlanes>(*host_cluster, *sealed_objects, options);
+    inner = host_control_planes.get();
     spdlog::info("virtual control planes: on the host cluster, kine's databases reached at {}",
                  config.control_plane_database_address);
-    return Status::Ok();
+  } else {
+    auto [host, port] = HostPort(config.vcluster_addr);
+    vcp::SimulatedControlPlanesOptions options{.host = host,
+                                               .port = port,
+                                               .max_connections = config::VirtualApiMaxConnections(config, fd_limit),
+                                               .idle_after = config.vcluster_idle_after};
+    spdlog::info("virtual control planes serve at most {} connections", options.max_connections);
+    options.client_ca = client_ca;
+    control_planes = std::make_unique<vcp::SimulatedControlPlanes>(*sealed_objects, std::move(options));
+    if (Status st = control_planes->Start(); !st.ok())
+      return Status(st.code(), "vcluster_addr " + config.vcluster_addr + ": " + st.message());
+    inner = control_planes.get();
+    spdlog::info("virtual control planes serving {}", control_planes->endpoint("<tenant>", "<vcluster>"));
+    // Other replicas' writes (migrations/0010_virtual_objects_notify.sql) refresh the copies loaded here.
+    virtual_object_changes = std::make_unique<store::NotificationListener>(
+        database_url, "septa_virtual_objects",
+        [planes = control_planes.get()](const std::string& key) {
+          const auto slash = key.find('/');
+          if (slash != std::string::npos) planes->Changed(key.substr(0, slash), key.substr(slash + 1));
+        },
+        [planes = control_planes.get()] { planes->ChangedAll(); });
   }
-  auto [host, port] = HostPort(config.vcluster_addr);
-  vcp::SimulatedControlPlanesOptions options{.host = host,
-                                             .port = port,
-                                             .max_connections = config::VirtualApiMaxConnections(config, fd_limit),
-                                             .idle_after = config.vcluster_idle_after};
-  spdlog::info("virtual control planes serve at most {} connections", options.max_connections);
-  if (vault_pki) {  // client certificates chain to the virtual cluster's Vault intermediate
-    options.client_ca = [pki = vault_pki.get()](const core::VirtualClusterKey& key) {
-      return pki->ClientCaPem(key.tenant, key.vcluster);
-    };
-  }
-  control_planes = std::make_unique<vcp::SimulatedControlPlanes>(*sealed_objects, std::move(options));
-  if (Status st = control_planes->Start(); !st.ok())
-    return Status(st.code(), "vcluster_addr " + config.vcluster_addr + ": " + st.message());
-  spdlog::info("virtual control planes serving {}", control_planes->endpoint("<tenant>", "<vcluster>"));
   if (vault_pki) {
     vault::WorkloadVaultSetup workloads{
-        .access = vault_workloads.get(),
-        .serving_ca = [planes = control_planes.get()](const std::string&, const std::string&) -> Result<std::string> {
-          return planes->listener_ca_certificate();
-        },
-        .secrets_operator = std::nullopt};
+        .access = vault_workloads.get(), .serving_ca = serving_ca, .secrets_operator = std::nullopt};
     if (vault_workloads && config.vault_secrets_operator) {
       auto ca = config.vault_ca_file.empty() ? Result<std::string>("") : base::ReadFile(config.vault_ca_file);
       if (!ca.ok()) return InvalidField("vault_ca_file", "cannot be read: " + ca.status().message());
@@ -429,17 +440,9 @@ Status SeptadApp::Impl::StartControlPlanes() {
               return credentials->RevokedUnexpiredSerials(tenant, vcluster);
             },
         .issuer = static_cast<vault::VaultPkiIssuer*>(issuer.get())};
-    vault_planes = std::make_unique<vault::VaultControlPlanes>(*control_planes, *vault_pki, std::move(workloads),
-                                                               std::move(revocations));
+    vault_planes =
+        std::make_unique<vault::VaultControlPlanes>(*inner, *vault_pki, std::move(workloads), std::move(revocations));
   }
-  // Other replicas' writes (migrations/0010_virtual_objects_notify.sql) refresh the copies loaded here.
-  virtual_object_changes = std::make_unique<store::NotificationListener>(
-      database_url, "septa_virtual_objects",
-      [planes = control_planes.get()](const std::string& key) {
-        const auto slash = key.find('/');
-        if (slash != std::string::npos) planes->Changed(key.substr(0, slash), key.substr(slash + 1));
-      },
-      [planes = control_planes.get()] { planes->ChangedAll(); });
   return Status::Ok();
 }
 

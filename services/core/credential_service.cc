@@ -1,16 +1,14 @@
 #include "services/core/credential_service.h"
 
 #include <ctime>
-#include <nlohmann/json.hpp>
 
-#include "services/base/base64.h"
-#include "services/base/yaml_json.h"
 #include "services/core/audit.h"
 #include "services/core/duration.h"
+#include "services/core/kubeconfig.h"
 #include "services/core/tenant_query.h"
 #include "services/core/validation.h"
-#include "services/core/vcluster_roles.h"
 #include "tenancy/names.h"
+#include "tenancy/vcluster_roles.h"
 
 namespace septa::core {
 
@@ -41,8 +39,8 @@ Result<tenancy::VirtualCluster> FindVcluster(Tx& tx, const std::string& tenant, 
   return found;
 }
 
-Result<const VclusterRole*> FindRole(const std::string& role) {
-  for (const VclusterRole& r : kVclusterRoles) {
+Result<const tenancy::VclusterRole*> FindRole(const std::string& role) {
+  for (const tenancy::VclusterRole& r : tenancy::kVclusterRoles) {
     if (r.name == role) return &r;
   }
   return InvalidField(
@@ -66,31 +64,6 @@ std::string Rfc3339(TimePoint t) {
   char text[32];
   std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
   return text;
-}
-
-// A kubeconfig of one cluster, one user with the client certificate, and
-// the context joining them.
-std::string Kubeconfig(const std::string& name, const std::string& server, const std::string& server_ca,
-                       const std::string& user, const vault::ClientCertificate& certificate) {
-  using ordered_json = nlohmann::ordered_json;
-  ordered_json config = {
-      {"apiVersion", "v1"},
-      {"kind", "Config"},
-      {"clusters",
-       ordered_json::array({ordered_json{
-           {"name", name},
-           {"cluster", {{"server", server}, {"certificate-authority-data", base::Base64Encode(server_ca)}}}}})},
-      {"users",
-       ordered_json::array({ordered_json{{"name", user + "@" + name},
-                                         {"user",
-                                          {{"client-certificate-data", base::Base64Encode(certificate.certificate_pem)},
-                                           {"client-key-data", base::Base64Encode(certificate.private_key_pem)}}}}})},
-      {"contexts",
-       ordered_json::array({ordered_json{
-           {"name", name}, {"context", {{"cluster", name}, {"user", user + "@" + name}, {"namespace", "default"}}}}})},
-      {"current-context", name},
-  };
-  return base::JsonToYaml(config);
 }
 
 }  // namespace
@@ -172,7 +145,12 @@ Result<IssuedKubeconfig> CredentialService::IssueKubeconfig(const RequestContext
   });
   if (!st.ok()) return st;
   out.ttl_capped = certificate->ttl_capped;
-  out.kubeconfig = Kubeconfig(tenant + "-" + vcluster, endpoint, *server_ca, issue.user, *certificate);
+  out.kubeconfig = RenderKubeconfig({.name = tenant + "-" + vcluster,
+                                     .server = endpoint,
+                                     .server_ca = *server_ca,
+                                     .user = issue.user,
+                                     .certificate_pem = certificate->certificate_pem,
+                                     .private_key_pem = certificate->private_key_pem});
   return out;
 }
 

@@ -231,7 +231,8 @@ Result<core::ControlPlaneState> HostControlPlanes::Ensure(const std::string& ten
   auto bootstrap = host_.Get(kSecrets, ns, std::string(host::kBootstrapName));
   SEPTA_RETURN_IF_ERROR(UnlessNotFound(bootstrap.status()));
 
-  host::ControlPlaneInputs inputs{.tenant = tenant, .vcluster = vcluster, .certificates = {}, .kine_endpoint = {}};
+  host::ControlPlaneInputs inputs{
+      .tenant = tenant, .vcluster = vcluster, .certificates = {}, .kine_endpoint = {}, .extra_client_ca = {}};
   auto kept = SecretData(
       certs, {host::kCaCertificateKey, host::kApiServerCertificateKey, host::kApiServerKeyKey,
               host::kServiceAccountKeyKey, host::kControllerManagerCertificateKey, host::kControllerManagerKeyKey});
@@ -281,6 +282,11 @@ Result<core::ControlPlaneState> HostControlPlanes::Ensure(const std::string& ten
   SEPTA_RETURN_IF_ERROR(
       store::EnsureOwnedDatabase(options_.database_admin_url, database, database, password, reset_password));
   inputs.kine_endpoint = host::KineEndpoint(options_.config, database, password, options_.database_address, database);
+  if (options_.client_ca) {
+    auto client_ca = options_.client_ca(key);
+    SEPTA_RETURN_IF_ERROR(client_ca);
+    inputs.extra_client_ca = *std::move(client_ca);
+  }
 
   auto objects = host::RenderControlPlane(inputs, options_.config, options_.render);
   SEPTA_RETURN_IF_ERROR(objects);

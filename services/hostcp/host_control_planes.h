@@ -21,6 +21,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -42,6 +43,11 @@ struct HostControlPlanesOptions {
   // The same server as the host cluster's pods reach it: "host:port".
   std::string database_address;
   std::chrono::hours certificate_validity{24 * 365};
+  // Another CA whose client certificates each virtual cluster's API server
+  // accepts besides its own (issuer vault: the cluster's Vault
+  // intermediate, vault::VaultPki::ClientCaPem), asked at every Ensure;
+  // none when unset.
+  std::function<Result<std::string>(const core::VirtualClusterKey&)> client_ca{};
   // Injected for deterministic tests; the system ones when null.
   const Clock* clock = nullptr;
   RandomSource* random = nullptr;

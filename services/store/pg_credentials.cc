@@ -7,7 +7,7 @@ namespace {
 using core::VclusterCredential;
 
 // Groups travel as one newline-separated text (a group never holds a newline:
-// they come from core::kVclusterRoles).
+// they come from tenancy::kVclusterRoles).
 std::string JoinGroups(const std::vector<std::string>& groups) {
   std::string joined;
   for (const auto& g : groups) joined += (joined.empty() ? "" : "\n") + g;

@@ -4,8 +4,8 @@
 #include <sstream>
 #include <vector>
 
-#include "services/core/vcluster_roles.h"
 #include "tenancy/host/names.h"
+#include "tenancy/vcluster_roles.h"
 
 namespace septa::vault {
 namespace {
@@ -101,7 +101,7 @@ Result<std::string> VaultPki::EnsureVirtualClusterCa(const std::string& tenant, 
 Status VaultPki::EnsureRoles(const std::string& tenant, const std::string& vcluster, std::chrono::seconds max_ttl) {
   if (max_ttl.count() <= 0) return InvalidField("max_ttl", "must be positive");
   const std::string mount = VirtualClusterPkiMount(tenant, vcluster);
-  for (const auto& role : core::kVclusterRoles) {
+  for (const auto& role : tenancy::kVclusterRoles) {
     PkiRole want;
     want.allow_any_name = true;
     want.enforce_hostnames = false;

@@ -5,7 +5,7 @@
 //   intermediate CA signed by the root, the CA the virtual cluster's API
 //   server trusts (it alone: another virtual cluster's intermediate has the
 //   same root, so trusting the root would let its certificates in);
-// - on that mount one role per credential role (core::kVclusterRoles:
+// - on that mount one role per credential role (tenancy::kVclusterRoles:
 //   admin, edit, view), whose `organization` is the role's group, max_ttl
 //   the tenant's tier cap, allow_any_name, enforce_hostnames off (the CN is
 //   a Kubernetes user name), client_flag on, server_flag off, EC P-256;

@@ -8,7 +8,7 @@
 #include <ctime>
 
 #include "services/base/openssl_ptr.h"
-#include "services/core/vcluster_roles.h"
+#include "tenancy/vcluster_roles.h"
 
 namespace septa::vault {
 namespace {
@@ -61,9 +61,9 @@ std::string SerialToVault(const std::string& serial) {
 Result<ClientCertificate> VaultPkiIssuer::IssueClientCertificate(const ClientCertificateRequest& request) {
   if (request.ttl.count() <= 0) return InvalidField("ttl", "must be positive");
   if (request.max_ttl.count() <= 0) return InvalidField("max_ttl", "must be positive");
-  auto role = std::find_if(core::kVclusterRoles.begin(), core::kVclusterRoles.end(),
-                           [&](const core::VclusterRole& r) { return r.name == request.role; });
-  if (role == core::kVclusterRoles.end())
+  auto role = std::find_if(tenancy::kVclusterRoles.begin(), tenancy::kVclusterRoles.end(),
+                           [&](const tenancy::VclusterRole& r) { return r.name == request.role; });
+  if (role == tenancy::kVclusterRoles.end())
     return InvalidField("role", "\"" + request.role + "\" is not a Vault PKI role");
   if (request.groups != std::vector<std::string>{std::string(role->group)}) {
     return InvalidField("groups", "must be the role's group \"" + std::string(role->group) +

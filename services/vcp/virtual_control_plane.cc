@@ -6,9 +6,9 @@
 
 #include "services/base/mac.h"
 #include "services/core/crypto.h"
-#include "services/core/vcluster_roles.h"
 #include "services/kubesim/api_error.h"
 #include "services/kubesim/service_account_tokens.h"
+#include "tenancy/host/control_plane_manifests.h"
 
 namespace septa::vcp {
 
@@ -16,42 +16,20 @@ namespace bhttp = boost::beast::http;
 
 namespace {
 
-// The ClusterRoleBinding `name` of `cluster_role` to `group`, created where
-// missing at every load as SeedCluster's objects are. A tenant admin may
-// edit or delete it inside the virtual cluster; the next load restores a
-// deleted one.
-Status SeedClusterRoleBinding(kubesim::ApiServer& api, const std::string& name, const std::string& cluster_role,
-                              const std::string& group) {
-  nlohmann::json binding = {
-      {"apiVersion", "rbac.authorization.k8s.io/v1"},
-      {"kind", "ClusterRoleBinding"},
-      {"metadata", {{"name", name}, {"labels", {{"app.kubernetes.io/managed-by", "septa"}}}}},
-      {"roleRef", {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "ClusterRole"}, {"name", cluster_role}}},
-      {"subjects",
-       nlohmann::json::array({{{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "Group"}, {"name", group}}})}};
-  auto created = api.CreateObject("rbac.authorization.k8s.io", "clusterrolebindings", std::move(binding));
-  if (kubesim::IsError(created) && std::get<kubesim::ApiError>(created).code != 409) {
-    return Unavailable("seeding the virtual cluster's role binding " + name + ": " +
-                       std::get<kubesim::ApiError>(created).message);
+// The role bindings every virtual cluster holds (host::
+// VirtualClusterRoleBindings), created where missing at every load as
+// SeedCluster's objects are. A tenant admin may edit or delete one inside
+// the virtual cluster; the next load restores a deleted one.
+Status SeedRoleBindings(kubesim::ApiServer& api) {
+  for (nlohmann::json& binding : tenancy::host::VirtualClusterRoleBindings()) {
+    const std::string name = binding["metadata"].value("name", "");
+    auto created = api.CreateObject("rbac.authorization.k8s.io", "clusterrolebindings", std::move(binding));
+    if (kubesim::IsError(created) && std::get<kubesim::ApiError>(created).code != 409) {
+      return Unavailable("seeding the virtual cluster's role binding " + name + ": " +
+                         std::get<kubesim::ApiError>(created).message);
+    }
   }
   return Status::Ok();
-}
-
-// The groups tenant credentials carry (core::kVclusterRoles) bound to their
-// built-in ClusterRoles, named "septa-<role>": Kubernetes would take the
-// group's own name ("system:..." bindings exist), kubesim refuses a colon in
-// any name. And every service account bound to system:auth-delegator, so a
-// workload's own token can ask for its TokenReview: Vault's Kubernetes auth
-// checks a login that way when it has no reviewer token
-// (vault::VaultWorkloadAccess), and no long-lived reviewer token is needed.
-// It lets a service account check tokens and permissions of its own
-// virtual cluster only.
-Status SeedRoleBindings(kubesim::ApiServer& api) {
-  for (const auto& role : core::kVclusterRoles) {
-    SEPTA_RETURN_IF_ERROR(SeedClusterRoleBinding(api, "septa-" + std::string(role.name), std::string(role.cluster_role),
-                                                 std::string(role.group)));
-  }
-  return SeedClusterRoleBinding(api, "septa-token-review", "system:auth-delegator", "system:serviceaccounts");
 }
 
 // The exchange of a request whose client certificate this virtual cluster

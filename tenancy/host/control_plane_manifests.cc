@@ -5,6 +5,7 @@
 #include "tenancy/host/names.h"
 #include "tenancy/host/quantity.h"
 #include "tenancy/names.h"
+#include "tenancy/vcluster_roles.h"
 
 namespace septa::tenancy::host {
 
@@ -107,31 +108,53 @@ std::string Join(const std::vector<std::string>& parts, std::string_view separat
   return out;
 }
 
-// Inside the virtual cluster: what CoreDNS's kubernetes plugin reads.
-json CoreDnsRbac() {
-  const Labels labels = {{kManagedByLabel, kManagedByValue}};
-  json role = Manifest("rbac.authorization.k8s.io/v1", "ClusterRole", kCoreDnsUser, "", labels);
+json ClusterRoleBinding(std::string_view name, std::string_view cluster_role, std::string_view kind,
+                        std::string_view subject) {
+  json binding =
+      Manifest("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", name, "", {{kManagedByLabel, kManagedByValue}});
+  binding["roleRef"] = {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "ClusterRole"}, {"name", cluster_role}};
+  binding["subjects"] = json::array({{{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", kind}, {"name", subject}}});
+  return binding;
+}
+
+// What the bootstrap Job applies inside the virtual cluster: the role
+// bindings every virtual cluster holds, and what CoreDNS's kubernetes
+// plugin reads.
+json BootstrapObjects() {
+  json items = json::array();
+  for (json& binding : VirtualClusterRoleBindings()) items.push_back(std::move(binding));
+  json role =
+      Manifest("rbac.authorization.k8s.io/v1", "ClusterRole", kCoreDnsUser, "", {{kManagedByLabel, kManagedByValue}});
   role["rules"] = json::array({{{"apiGroups", json::array({""})},
                                 {"resources", json::array({"endpoints", "namespaces", "pods", "services"})},
                                 {"verbs", json::array({"list", "watch"})}},
                                {{"apiGroups", json::array({"discovery.k8s.io"})},
                                 {"resources", json::array({"endpointslices"})},
                                 {"verbs", json::array({"list", "watch"})}}});
-  json binding = Manifest("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", kCoreDnsUser, "", labels);
-  binding["roleRef"] = {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "ClusterRole"}, {"name", kCoreDnsUser}};
-  binding["subjects"] =
-      json::array({{{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "User"}, {"name", kCoreDnsUser}}});
-  return {{"apiVersion", "v1"}, {"kind", "List"}, {"items", json::array({std::move(role), std::move(binding)})}};
+  items.push_back(std::move(role));
+  items.push_back(ClusterRoleBinding(kCoreDnsUser, kCoreDnsUser, "User", kCoreDnsUser));
+  return {{"apiVersion", "v1"}, {"kind", "List"}, {"items", std::move(items)}};
+}
+
+// The CAs whose client certificates the API server accepts: the virtual
+// cluster's own (its components', and the built-in issuer's), and the
+// issuer's other CA when there is one (the Vault intermediate).
+std::string ClientCaBundle(const ControlPlaneInputs& in) {
+  std::string bundle = in.certificates.ca_certificate;
+  if (in.extra_client_ca.empty()) return bundle;
+  if (!bundle.ends_with('\n')) bundle += '\n';
+  return bundle + in.extra_client_ca;
 }
 
 std::vector<json> Secrets(const ControlPlaneInputs& in, const std::string& ns, const Labels& labels,
-                          const ControlPlaneConfig& config) {
+                          const ControlPlaneConfig& config, const std::string& bootstrap_objects) {
   const ControlPlaneCertificates& c = in.certificates;
   const std::string cm_kubeconfig =
       Kubeconfig("https://127.0.0.1:" + std::to_string(kApiServerPort), Path(kPkiDir, kCaCertificateKey),
                  Path(kPkiDir, kControllerManagerCertificateKey), Path(kPkiDir, kControllerManagerKeyKey),
                  "system:kube-controller-manager");
   json certs = {{kCaCertificateKey, c.ca_certificate},
+                {kClientCaKey, ClientCaBundle(in)},
                 {kApiServerCertificateKey, c.apiserver_certificate},
                 {kApiServerKeyKey, c.apiserver_key},
                 {kServiceAccountKeyKey, c.service_account_key},
@@ -154,7 +177,7 @@ std::vector<json> Secrets(const ControlPlaneInputs& in, const std::string& ns, c
                     {kBootstrapCertificateKey, c.bootstrap_certificate},
                     {kBootstrapKeyKey, c.bootstrap_key},
                     {"kubeconfig", bootstrap_kubeconfig},
-                    {"objects.json", CoreDnsRbac().dump(2) + "\n"}};
+                    {kBootstrapObjectsKey, bootstrap_objects}};
   return {Secret(kCertificatesSecretName, ns, labels, std::move(certs)),
           Secret(kKineSecretName, ns, labels, {{kKineEndpointKey, in.kine_endpoint}}),
           Secret(kCoreDnsSecretName, ns, labels, std::move(dns)),
@@ -214,7 +237,7 @@ json ControlPlaneStatefulSet(const ControlPlaneInputs& in, const std::string& ns
   json apiserver = Container(
       "kube-apiserver", config.kube_apiserver_image,
       {"--advertise-address=$(POD_IP)", "--bind-address=0.0.0.0", "--secure-port=" + std::to_string(kApiServerPort),
-       "--etcd-servers=http://127.0.0.1:2379", "--client-ca-file=" + pki(kCaCertificateKey),
+       "--etcd-servers=http://127.0.0.1:2379", "--client-ca-file=" + pki(kClientCaKey),
        "--tls-cert-file=" + pki(kApiServerCertificateKey), "--tls-private-key-file=" + pki(kApiServerKeyKey),
        "--service-account-issuer=https://kubernetes.default.svc." + config.cluster_domain,
        "--service-account-key-file=" + pki(kServiceAccountKeyKey),
@@ -279,13 +302,15 @@ json CoreDnsDeployment(const ControlPlaneInputs& in, const std::string& ns, cons
   return out;
 }
 
-// Applies CoreDnsRbac to the virtual cluster; fails (and is retried with
-// the Job's backoff) until the API server answers.
+// Applies BootstrapObjects to the virtual cluster; fails (and is retried
+// with the Job's backoff) until the API server answers. The objects' hash
+// on the pod template makes a change of them a new template, which the
+// shell applies by replacing the Job, so it runs again.
 json BootstrapJob(const ControlPlaneInputs& in, const std::string& ns, const Labels& labels,
-                  const ControlPlaneConfig& config) {
+                  const ControlPlaneConfig& config, const std::string& bootstrap_objects) {
   json kubectl = Container("kubectl", config.kubectl_image,
                            {"--kubeconfig=" + Path(kBootstrapDir, "kubeconfig"), "--cache-dir=/tmp/kube-cache", "apply",
-                            "--server-side", "--field-manager=septa", "-f", Path(kBootstrapDir, "objects.json")},
+                            "--server-side", "--field-manager=septa", "-f", Path(kBootstrapDir, kBootstrapObjectsKey)},
                            config.bootstrap);
   kubectl["volumeMounts"] = json::array({{{"name", "bootstrap"}, {"mountPath", kBootstrapDir}, {"readOnly", true}},
                                          {{"name", "tmp"}, {"mountPath", "/tmp"}}});
@@ -295,7 +320,11 @@ json BootstrapJob(const ControlPlaneInputs& in, const std::string& ns, const Lab
   spec["restartPolicy"] = "OnFailure";
   json out = Manifest("batch/v1", "Job", kBootstrapName, ns, labels);
   out["spec"] = {{"backoffLimit", 30},
-                 {"template", {{"metadata", {{"labels", PodLabels(in, kBootstrapName)}}}, {"spec", std::move(spec)}}}};
+                 {"template",
+                  {{"metadata",
+                    {{"labels", PodLabels(in, kBootstrapName)},
+                     {"annotations", {{kBootstrapObjectsHashAnnotation, Sha256Hex(bootstrap_objects)}}}}},
+                   {"spec", std::move(spec)}}}};
   return out;
 }
 
@@ -418,6 +447,15 @@ std::vector<std::string> ApiServerNames(std::string_view host_namespace, const C
           "localhost"};
 }
 
+std::vector<json> VirtualClusterRoleBindings() {
+  std::vector<json> out;
+  for (const VclusterRole& role : kVclusterRoles) {
+    out.push_back(ClusterRoleBinding("septa-" + std::string(role.name), role.cluster_role, "Group", role.group));
+  }
+  out.push_back(ClusterRoleBinding("septa-token-review", "system:auth-delegator", "Group", "system:serviceaccounts"));
+  return out;
+}
+
 std::string ControlPlaneEndpoint(std::string_view host_namespace, const ControlPlaneConfig& config) {
   return "https://" + std::string(kApiServerServiceName) + "." + std::string(host_namespace) + ".svc." +
          config.host_cluster_domain;
@@ -443,6 +481,9 @@ Result<std::vector<json>> RenderControlPlane(const ControlPlaneInputs& inputs, c
   if (inputs.kine_endpoint.rfind("postgres://", 0) != 0) {
     return InvalidField("kine_endpoint", "must be a postgres:// URL");
   }
+  if (!inputs.extra_client_ca.empty() && inputs.extra_client_ca.find("-----BEGIN ") == std::string::npos) {
+    return InvalidField("extra_client_ca", "must be PEM");
+  }
   const std::string ns = HostNamespaceName(inputs.tenant, inputs.vcluster);
   const Labels labels = VClusterLabels(inputs.tenant, inputs.vcluster);
 
@@ -450,7 +491,8 @@ Result<std::vector<json>> RenderControlPlane(const ControlPlaneInputs& inputs, c
   json account = Manifest("v1", "ServiceAccount", kControlPlaneName, ns, labels);
   account["automountServiceAccountToken"] = false;
   out.push_back(std::move(account));
-  for (json& s : Secrets(inputs, ns, labels, config)) out.push_back(std::move(s));
+  const std::string bootstrap_objects = BootstrapObjects().dump(2) + "\n";
+  for (json& s : Secrets(inputs, ns, labels, config, bootstrap_objects)) out.push_back(std::move(s));
   out.push_back(Corefile(ns, config, render, labels));
   out.push_back(
       Service(kApiServerServiceName, ns, labels, kControlPlaneName,
@@ -466,7 +508,7 @@ Result<std::vector<json>> RenderControlPlane(const ControlPlaneInputs& inputs, c
   for (json& p : NetworkPolicies(ns, labels, config)) out.push_back(std::move(p));
   out.push_back(ControlPlaneStatefulSet(inputs, ns, labels, config));
   out.push_back(CoreDnsDeployment(inputs, ns, labels, config, render));
-  out.push_back(BootstrapJob(inputs, ns, labels, config));
+  out.push_back(BootstrapJob(inputs, ns, labels, config, bootstrap_objects));
   return out;
 }
 

@@ -95,6 +95,11 @@ struct ControlPlaneInputs {
   // postgres://role:password@host:port/database?sslmode=...: stored in a
   // Secret, read by kine from the environment, never in the pod spec.
   std::string kine_endpoint;
+  // Another CA (PEM) whose client certificates the API server accepts
+  // besides the virtual cluster's own: with issuer vault, the virtual
+  // cluster's Vault intermediate, which signs tenants' kubeconfigs. Empty
+  // otherwise.
+  std::string extra_client_ca;
 };
 
 // Names inside the host namespace.
@@ -108,6 +113,7 @@ inline constexpr std::string_view kBootstrapName = "septa-control-plane-bootstra
 // Keys of the Secrets.
 inline constexpr std::string_view kKineEndpointKey = "endpoint";
 inline constexpr std::string_view kCaCertificateKey = "ca.crt";
+inline constexpr std::string_view kClientCaKey = "client-ca.crt";  // the CA and extra_client_ca: --client-ca-file
 inline constexpr std::string_view kApiServerCertificateKey = "apiserver.crt";
 inline constexpr std::string_view kApiServerKeyKey = "apiserver.key";
 inline constexpr std::string_view kServiceAccountKeyKey = "sa.key";
@@ -117,6 +123,9 @@ inline constexpr std::string_view kCoreDnsCertificateKey = "coredns.crt";
 inline constexpr std::string_view kCoreDnsKeyKey = "coredns.key";
 inline constexpr std::string_view kBootstrapCertificateKey = "bootstrap.crt";
 inline constexpr std::string_view kBootstrapKeyKey = "bootstrap.key";
+inline constexpr std::string_view kBootstrapObjectsKey = "objects.json";
+// On the bootstrap Job's pod template: the SHA-256 of what it applies.
+inline constexpr std::string_view kBootstrapObjectsHashAnnotation = "septa.dev/objects-sha256";
 // Who CoreDNS is to the virtual API server.
 inline constexpr std::string_view kCoreDnsUser = "septa:coredns";
 // Who the bootstrap Job is: in system:masters, as holding the
@@ -128,6 +137,17 @@ inline constexpr int kApiServerPort = 6443;  // in the pod; the Service exposes 
 // as the host's pods and tenants reach it, and `kubernetes.default...` as
 // the virtual cluster's own pods do.
 std::vector<std::string> ApiServerNames(std::string_view host_namespace, const ControlPlaneConfig& config);
+// The ClusterRoleBindings every virtual cluster holds, whichever control
+// plane serves it (the simulated one seeds them at each load, the bootstrap
+// Job applies them on the host): each credential role's group
+// (kVclusterRoles) bound to its built-in ClusterRole as "septa-<role>"
+// (Kubernetes would take the group's own name; kubesim refuses a colon in
+// any name), and every service account to system:auth-delegator as
+// "septa-token-review", so that a workload's own token can ask for its
+// TokenReview: Vault's Kubernetes auth checks a login that way when it has
+// no reviewer token (vault::VaultWorkloadAccess). That lets a service
+// account check tokens and permissions of its own virtual cluster only.
+std::vector<nlohmann::json> VirtualClusterRoleBindings();
 // The URL tenants' kubeconfigs point at: the Service, inside the host cluster.
 std::string ControlPlaneEndpoint(std::string_view host_namespace, const ControlPlaneConfig& config);
 // The PostgreSQL database and role of kine for tenant/vcluster.

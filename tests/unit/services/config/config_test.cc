@@ -58,6 +58,18 @@ TEST(Config, HostControlPlanesNeedTheDatabaseAddress) {
   EXPECT_EQ(c->control_plane_database_sslmode, "verify-full");
 }
 
+TEST(Config, HostControlPlanesTakeTheVaultIssuer) {
+  Sources s;
+  s.yaml_text =
+      "control_plane: host\ncontrol_plane_database_address: pg:5432\nissuer: vault\nvault_addr: https://vault:8200\n"
+      "vault_token_file: /run/token\n";
+  auto c = Load(s, "/h");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->control_plane, "host");
+  EXPECT_EQ(c->issuer, "vault");
+  EXPECT_TRUE(c->vault_workload_access);
+}
+
 TEST(Config, VaultIssuer) {
   auto builtin = Load({}, "/h");
   ASSERT_TRUE(builtin.ok());
@@ -177,12 +189,12 @@ TEST(Config, ErrorsNameTheKeyAndSource) {
        "vault_kubernetes_role",
        "vault_auth is kubernetes"},
       {{"issuer: vault\nvault_addr: http://v\nvault_token_file: /t\ncontrol_plane: host\n"
-        "control_plane_database_address: pg:5432\n",
+        "control_plane_database_address: pg:5432\nvault_secrets_operator: true\n",
         "f.yaml",
         {},
         {}},
-       "issuer",
-       "control_plane simulated"},
+       "vault_secrets_operator",
+       "needs control_plane simulated"},
       {{"", "", {}, {{"vault_auth", "ldap"}}}, "vault_auth (--vault-auth)", "not one of"},
       {{"issuer: vault\nvault_addr: http://v\nvault_token_file: /t\nvault_workload_token_ttl: 0s\n", "f.yaml", {}, {}},
        "vault_workload_token_ttl",

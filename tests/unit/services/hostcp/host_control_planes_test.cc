@@ -10,6 +10,7 @@
 
 #include "services/base/base64.h"
 #include "services/hostcp/host_control_planes.h"
+#include "services/http/tls.h"
 #include "services/kubesim/kubesim.h"
 #include "services/store/connection_url.h"
 #include "services/store/pg_virtual_object_store.h"
@@ -253,6 +254,47 @@ TEST_F(hostcpHostControlPlanes, EnsureRepairsDeletedAndEditedObjects) {
   auto kept = host_->Get(kSecrets, ns, "septa-control-plane-certs");
   ASSERT_TRUE(kept.ok());
   EXPECT_EQ(kept->dump(), certs) << "certificates still on the host are kept";
+}
+
+// With issuer vault the API server also trusts the virtual cluster's Vault
+// intermediate; the bundle follows what the callback says at each Ensure,
+// and a callback that fails fails the Ensure (retried by the provisioner).
+TEST_F(hostcpHostControlPlanes, TheExtraClientCaIsInTheApiServersBundle) {
+  ASSERT_NO_FATAL_FAILURE(CreateNamespace("ann", "train"));
+  const std::string ns = host::HostNamespaceName("ann", "train");
+  const TimePoint now = std::chrono::system_clock::now();
+  auto vault_ca = http::IssueCertificate({"vault intermediate", {}, {}, {}, now - 1h, now + 24h, true}, nullptr);
+  ASSERT_TRUE(vault_ca.ok());
+  std::string extra = vault_ca->certificate;
+  Status answer = Status::Ok();
+  options_.client_ca = [&](const core::VirtualClusterKey& key) -> Result<std::string> {
+    EXPECT_EQ(key.tenant, "ann");
+    EXPECT_EQ(key.vcluster, "train");
+    if (!answer.ok()) return answer;
+    return extra;
+  };
+  planes_ = std::make_unique<HostControlPlanes>(*host_, *store_, options_);
+  auto bundle = [&] {
+    auto certs = host_->Get(kSecrets, ns, std::string(host::kCertificatesSecretName));
+    return certs.ok() ? base::Base64Decode((*certs)["data"].value(std::string(host::kClientCaKey), "")).value_or("")
+                      : "";
+  };
+  ASSERT_TRUE(planes_->Ensure("ann", "train").ok());
+  auto stored = store_->GetControlPlane({"ann", "train"});
+  ASSERT_TRUE(stored.ok() && stored->has_value());
+  EXPECT_EQ(bundle(), (*stored)->ca_certificate + extra);
+
+  auto again = http::IssueCertificate({"vault intermediate 2", {}, {}, {}, now - 1h, now + 24h, true}, nullptr);
+  ASSERT_TRUE(again.ok());
+  extra = again->certificate;
+  ASSERT_TRUE(planes_->Ensure("ann", "train").ok());
+  EXPECT_EQ(bundle(), (*stored)->ca_certificate + extra) << "a new intermediate replaces the old one";
+
+  answer = Unavailable("vault is sealed");
+  auto failed = planes_->Ensure("ann", "train");
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.status().message(), "vault is sealed");
+  EXPECT_EQ(bundle(), (*stored)->ca_certificate + extra) << "nothing applied without the bundle";
 }
 
 TEST_F(hostcpHostControlPlanes, AChangedBootstrapJobIsReplaced) {

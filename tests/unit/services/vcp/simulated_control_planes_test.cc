@@ -105,7 +105,7 @@ TEST_F(SimulatedControlPlanesTest, EnsureServesASeededClusterAndIsIdempotent) {
   EXPECT_TRUE(account.ok()) << account.status().message();
 }
 
-// Tenant credentials carry the groups of core::kVclusterRoles; every virtual
+// Tenant credentials carry the groups of tenancy::kVclusterRoles; every virtual
 // cluster binds them to cluster-admin, edit and view, and a load restores a
 // binding deleted inside it.
 TEST_F(SimulatedControlPlanesTest, TheCredentialGroupsAreBoundToTheBuiltInClusterRoles) {

@@ -4,6 +4,8 @@
 // operator need: security contexts, resources, labels, no secret inline.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "tenancy/host/control_plane_manifests.h"
 #include "tenancy/host/manifest.h"
 #include "tenancy/host/names.h"
@@ -144,19 +146,69 @@ TEST(ControlPlaneManifests, ApiServerOnKineAndAReducedControllerManager) {
   }
 }
 
-TEST(ControlPlaneManifests, TheBootstrapJobGivesCoreDnsItsRightsInsideTheVirtualCluster) {
+// Inside the virtual cluster: the credential roles' groups bound to their
+// ClusterRoles (what a tenant's kubeconfig may do), every service account
+// allowed its own TokenReview (Vault's Kubernetes auth), and CoreDNS's rights.
+TEST(ControlPlaneManifests, TheBootstrapJobAppliesTheRoleBindingsAndCoreDnsRights) {
   const auto objects = Rendered();
   const json* secret = Find(objects, "Secret", kBootstrapName);
   ASSERT_NE(secret, nullptr);
-  const json inside = json::parse((*secret)["stringData"]["objects.json"].get<std::string>());
-  ASSERT_EQ(inside["items"].size(), 2u);
-  EXPECT_EQ(inside["items"][1]["kind"], "ClusterRoleBinding");
-  EXPECT_EQ(inside["items"][1]["subjects"][0]["name"], kCoreDnsUser);
-  EXPECT_NE(inside["items"][0]["rules"].dump().find("endpointslices"), std::string::npos);
+  const std::string text = (*secret)["stringData"][std::string(kBootstrapObjectsKey)].get<std::string>();
+  const std::vector<json> inside = json::parse(text)["items"];
+  std::map<std::string, std::string> bound;  // subject -> ClusterRole
+  for (const json& o : inside) {
+    if (o["kind"] == "ClusterRoleBinding") bound[o["subjects"][0]["name"]] = o["roleRef"]["name"];
+  }
+  const std::map<std::string, std::string> expected = {{"septa:admin", "cluster-admin"},
+                                                       {"septa:edit", "edit"},
+                                                       {"septa:view", "view"},
+                                                       {"system:serviceaccounts", "system:auth-delegator"},
+                                                       {std::string(kCoreDnsUser), std::string(kCoreDnsUser)}};
+  EXPECT_EQ(bound, expected);
+  const json* role = Find(inside, "ClusterRole", kCoreDnsUser);
+  ASSERT_NE(role, nullptr);
+  EXPECT_NE((*role)["rules"].dump().find("endpointslices"), std::string::npos);
+  for (const json& binding : VirtualClusterRoleBindings()) {
+    EXPECT_NE(Find(inside, "ClusterRoleBinding", binding["metadata"]["name"].get<std::string>()), nullptr)
+        << "the simulated control planes seed the same bindings: " << binding.dump();
+  }
+
   const json* job = Find(objects, "Job", kBootstrapName);
   ASSERT_NE(job, nullptr);
   EXPECT_EQ((*job)["spec"]["template"]["spec"]["restartPolicy"], "OnFailure");
   EXPECT_NE((*job)["spec"]["template"]["spec"]["containers"][0]["args"].dump().find("apply"), std::string::npos);
+  // A change of the objects is a change of the Job's template, so the shell replaces the Job and it runs again.
+  EXPECT_EQ((*job)["spec"]["template"]["metadata"]["annotations"][std::string(kBootstrapObjectsHashAnnotation)],
+            Sha256Hex(text));
+}
+
+// kube-apiserver takes client certificates of the virtual cluster's CA (its
+// components') and, with issuer vault, of the cluster's Vault intermediate
+// (tenants' kubeconfigs).
+TEST(ControlPlaneManifests, TheApiServerTrustsTheClusterCaAndTheExtraClientCa) {
+  auto plane_args = [](const std::vector<json>& objects) {
+    const json* plane = Find(objects, "StatefulSet", kControlPlaneName);
+    return plane ? (*plane)["spec"]["template"]["spec"]["containers"][1]["args"].dump() : std::string();
+  };
+  auto client_ca = [](const std::vector<json>& objects) {
+    const json* certs = Find(objects, "Secret", kCertificatesSecretName);
+    return certs ? (*certs)["stringData"][std::string(kClientCaKey)].get<std::string>() : std::string();
+  };
+  const auto own = Rendered();
+  EXPECT_NE(plane_args(own).find("--client-ca-file=/etc/septa/pki/client-ca.crt"), std::string::npos);
+  EXPECT_EQ(client_ca(own), SampleInputs().certificates.ca_certificate);
+
+  ControlPlaneInputs in = SampleInputs();
+  in.extra_client_ca = Pem("CERTIFICATE", "dmF1bHQtaW50ZXJtZWRpYXRl");
+  auto with_vault = RenderControlPlane(in, ControlPlaneConfig{}, RenderConfig{});
+  ASSERT_TRUE(with_vault.ok()) << with_vault.status().ToString();
+  EXPECT_EQ(client_ca(*with_vault), in.certificates.ca_certificate + in.extra_client_ca);
+  EXPECT_EQ(plane_args(*with_vault), plane_args(own));
+
+  in.extra_client_ca = "not a certificate";
+  auto bad = RenderControlPlane(in, ControlPlaneConfig{}, RenderConfig{});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("extra_client_ca"), std::string::npos) << bad.status().ToString();
 }
 
 TEST(ControlPlaneManifests, ConfiguredImagesAndTheDnsPort) {

@@ -1,14 +1,14 @@
 // The roles a tenant credential for a virtual cluster can carry, the group
 // (a client certificate's O) each maps to, and the built-in ClusterRole that
-// group is bound to inside every virtual cluster (seeded by the virtual
-// control plane, services/vcp). One table, so the issuer's groups and the
-// bindings cannot drift.
+// group is bound to inside every virtual cluster (host::
+// VirtualClusterRoleBindings, which either control plane seeds). One table,
+// so the issuers' groups and the bindings cannot drift.
 #pragma once
 
 #include <array>
 #include <string_view>
 
-namespace septa::core {
+namespace septa::tenancy {
 
 struct VclusterRole {
   std::string_view name;          // as requested: "admin", "edit", "view"
@@ -22,4 +22,4 @@ inline constexpr std::array<VclusterRole, 3> kVclusterRoles{{
     {"view", "septa:view", "view"},
 }};
 
-}  // namespace septa::core
+}  // namespace septa::tenancy
