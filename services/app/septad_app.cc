@@ -633,7 +633,8 @@ Status SeptadApp::Impl::StartProvisioner() {
                provisioner_shards->Held().size(), provisioner_shards->shard_count());
   if (syncer) {
     SEPTA_RETURN_IF_ERROR(syncer->Start(std::chrono::seconds(30)));
-    spdlog::info("syncer: started (fraction backend {})", config.fraction_backend);
+    spdlog::info("syncer: started (fraction backend {}){}", config.fraction_backend,
+                 host_control_planes ? "; it reaches each virtual cluster's API server at its Service" : "");
   }
   return Status::Ok();
 }
@@ -641,21 +642,19 @@ Status SeptadApp::Impl::StartProvisioner() {
 // The syncer acts on the provisioner's shards and keys; made before the
 // NOTIFY listener both consume, started after the provisioner.
 Status SeptadApp::Impl::MakeSyncer() {
-  if (!control_planes) {
-    spdlog::warn("syncer: not available with control_plane: host yet; virtual clusters' pods stay Pending");
-    return Status::Ok();
-  }
   auto scheduler = tenancy::host::ParseScheduler("scheduler", config.scheduler);
   SEPTA_RETURN_IF_ERROR(scheduler);
   syncer::SyncerOptions options;
   options.settings.scheduler = *scheduler;
   options.settings.fraction_backend = FractionBackendOf(config);
   options.settings.default_fraction_milli = config.default_gpu_fraction_milli;
-  options.settings.virtual_api_port = control_planes->port();
+  // Host control planes give each virtual cluster's own (WorkloadEndpointsOf).
+  if (control_planes) options.settings.virtual_api_port = control_planes->port();
   options.render = RenderConfigOf(config, *scheduler);
   options.shards = provisioner_shards.get();
-  syncer =
-      std::make_unique<syncer::SyncerController>(options, *store, *host_cluster, *control_planes, clock, *registry);
+  core::ControlPlanes& planes =
+      control_planes ? static_cast<core::ControlPlanes&>(*control_planes) : *host_control_planes;
+  syncer = std::make_unique<syncer::SyncerController>(options, *store, *host_cluster, planes, clock, *registry);
   return Status::Ok();
 }
 

@@ -6,6 +6,7 @@
 // simply calls it again.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,6 +14,15 @@
 #include "common/status.h"
 
 namespace septa::core {
+
+// Where a virtual cluster's pods on the host reach its API server and its
+// DNS: the syncer points them there (KUBERNETES_SERVICE_*, hostAliases,
+// dnsConfig; tenancy::sync::SyncSettings).
+struct WorkloadEndpoints {
+  std::string api_host;  // an IP address
+  int api_port = 0;
+  std::string dns_nameserver;  // an IP address; empty: the pods keep the host's DNS
+};
 
 struct ControlPlaneState {
   bool serving = false;  // answers Kubernetes API requests
@@ -33,9 +43,15 @@ class ControlPlanes {
   // The (tenant, vcluster) pairs that have one, to find orphans after a crash.
   virtual Result<std::vector<std::pair<std::string, std::string>>> List() = 0;
   // A kubeconfig for the syncer (services/syncer) to the virtual cluster's
-  // API, with rights to every object in it. UNIMPLEMENTED where the syncer is
-  // not supported yet (the host control planes).
+  // API, with rights to every object in it.
   virtual Result<std::string> SyncerKubeconfig(const std::string& tenant, const std::string& vcluster) = 0;
+  // Where the virtual cluster's pods reach its API server and DNS, when each
+  // virtual cluster has its own (a control plane on the host); nullopt when
+  // the syncer's configured settings say it for all (septad serves them).
+  virtual Result<std::optional<WorkloadEndpoints>> WorkloadEndpointsOf(const std::string& tenant,
+                                                                       const std::string& vcluster) {
+    return std::optional<WorkloadEndpoints>();
+  }
 };
 
 }  // namespace septa::core

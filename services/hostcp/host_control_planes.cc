@@ -4,6 +4,7 @@
 
 #include "services/base/base64.h"
 #include "services/base/secure_random.h"
+#include "services/core/kubeconfig.h"
 #include "services/http/tls.h"
 #include "services/reconcile/host_kinds.h"
 #include "services/store/database_admin.h"
@@ -330,12 +331,58 @@ Result<std::vector<std::pair<std::string, std::string>>> HostControlPlanes::List
   return out;
 }
 
-// The syncer supports the simulated control planes for now: Septa does not
-// call the API servers it runs on the host (septad may not reach the host's
-// Service network), so there is no syncer credential to give.
+// The syncer reaches the API server at its Service, as tenants do: septad
+// runs inside the host cluster (or has its Service network routed). Its
+// identity is a client certificate of the virtual cluster's CA in
+// system:masters, which grants no more than the CA key septad holds; a
+// stock kube-apiserver cannot revoke it, so it is made at each call and
+// lives only in the syncer's memory.
 Result<std::string> HostControlPlanes::SyncerKubeconfig(const std::string& tenant, const std::string& vcluster) {
-  return Status(Code::kUnimplemented,
-                "virtual cluster " + tenant + "/" + vcluster + ": the syncer does not support control_plane: host yet");
+  SEPTA_RETURN_IF_ERROR(tenancy::ValidateTenantName("tenant", tenant));
+  SEPTA_RETURN_IF_ERROR(tenancy::ValidateVirtualClusterName("vcluster", vcluster));
+  auto stored = store_.GetControlPlane({tenant, vcluster});
+  SEPTA_RETURN_IF_ERROR(stored);
+  if (!stored->has_value()) {
+    return FailedPrecondition("virtual cluster " + tenant + "/" + vcluster + " has no control plane yet");
+  }
+  const http::KeyPairPem ca{(*stored)->ca_certificate, (*stored)->ca_private_key};
+  const TimePoint now = clock_.Now();
+  auto certificate = http::IssueCertificate(
+      {std::string(kSyncerUser), {"system:masters"}, {}, {}, now - 1h, now + options_.certificate_validity}, &ca);
+  SEPTA_RETURN_IF_ERROR(certificate);
+  return core::RenderKubeconfig(
+      {.name = tenant + "-" + vcluster,
+       .server = host::ControlPlaneEndpoint(host::HostNamespaceName(tenant, vcluster), options_.config),
+       .server_ca = ca.certificate,
+       .user = std::string(kSyncerUser),
+       .certificate_pem = certificate->certificate,
+       .private_key_pem = certificate->private_key});
+}
+
+// The cluster IPs of the API server's and CoreDNS's Services: the
+// virtual cluster's pods reach their API server and resolve its names
+// there, as a virtual cluster's own pods would (KUBERNETES_SERVICE_HOST is
+// an address, and CoreDNS knows the virtual cluster's services).
+Result<std::optional<core::WorkloadEndpoints>> HostControlPlanes::WorkloadEndpointsOf(const std::string& tenant,
+                                                                                      const std::string& vcluster) {
+  SEPTA_RETURN_IF_ERROR(tenancy::ValidateTenantName("tenant", tenant));
+  SEPTA_RETURN_IF_ERROR(tenancy::ValidateVirtualClusterName("vcluster", vcluster));
+  const std::string ns = host::HostNamespaceName(tenant, vcluster);
+  auto cluster_ip = [&](std::string_view name) -> Result<std::string> {
+    auto service = host_.Get(kServices, ns, std::string(name));
+    SEPTA_RETURN_IF_ERROR(service);
+    const std::string ip = (*service)["spec"].value("clusterIP", "");
+    if (ip.empty() || ip == "None") {
+      return Unavailable("the Service " + ns + "/" + std::string(name) + " has no cluster IP yet");
+    }
+    return ip;
+  };
+  auto api = cluster_ip(host::kApiServerServiceName);
+  SEPTA_RETURN_IF_ERROR(api);
+  auto dns = cluster_ip(host::kCoreDnsName);
+  SEPTA_RETURN_IF_ERROR(dns);
+  return std::optional<core::WorkloadEndpoints>(
+      core::WorkloadEndpoints{.api_host = *api, .api_port = 443, .dns_nameserver = *dns});
 }
 
 }  // namespace septa::hostcp

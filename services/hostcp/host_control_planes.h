@@ -13,11 +13,12 @@
 // database.
 //
 // Serving means the StatefulSet reports a ready replica: the kubelet's
-// readiness probe on kube-apiserver's /readyz passed. Septa does not call
-// the virtual API server itself (it may not reach the host's Service
-// network). On a simulated host (kubesim) no container runs: pods turn
+// readiness probe on kube-apiserver's /readyz passed. The provisioner does
+// not call the virtual API server; the syncer does, at its Service
+// (SyncerKubeconfig), so septad must run where the host's Service network
+// is reached. On a simulated host (kubesim) no container runs: pods turn
 // Ready without an API server behind them, so this path is exercised up to
-// the manifests and the objects' lifecycle only.
+// the manifests, the objects' lifecycle and the syncer's credentials only.
 #pragma once
 
 #include <chrono>
@@ -56,6 +57,9 @@ struct HostControlPlanesOptions {
 // Every option in range; errors name the field.
 Status ValidateHostControlPlanesOptions(const HostControlPlanesOptions& options);
 
+// Who the syncer is to each virtual API server (in system:masters).
+inline constexpr std::string_view kSyncerUser = "septa:syncer";
+
 class HostControlPlanes final : public core::ControlPlanes {
  public:
   HostControlPlanes(kube::Client& host, core::VirtualObjectStore& store, HostControlPlanesOptions options);
@@ -66,6 +70,8 @@ class HostControlPlanes final : public core::ControlPlanes {
   Status Remove(const std::string& tenant, const std::string& vcluster) override;
   Result<std::vector<std::pair<std::string, std::string>>> List() override;
   Result<std::string> SyncerKubeconfig(const std::string& tenant, const std::string& vcluster) override;
+  Result<std::optional<core::WorkloadEndpoints>> WorkloadEndpointsOf(const std::string& tenant,
+                                                                     const std::string& vcluster) override;
 
  private:
   // The virtual cluster's CA, stored now unless it was.

@@ -64,6 +64,19 @@ std::string LabelOf(const json& object, std::string_view key) {
 
 Outcome Failed(const Status& status) { return Outcome::Error(status); }
 
+// The translation's settings for a virtual cluster's pods: septad's, with
+// the cluster's own API server and DNS where it has them (a control plane
+// on the host).
+tsync::SyncSettings SettingsFor(const tsync::SyncSettings& configured, const WatchedCluster& cluster) {
+  tsync::SyncSettings settings = configured;
+  if (const auto& own = cluster.endpoints()) {
+    settings.virtual_api_host = own->api_host;
+    settings.virtual_api_port = own->api_port;
+    settings.dns_nameserver = own->dns_nameserver;
+  }
+  return settings;
+}
+
 }  // namespace
 
 SyncerController::SyncerController(SyncerOptions options, core::Store& store, kube::Client& host,
@@ -453,7 +466,7 @@ Outcome SyncerController::CreateHostPod(WatchedCluster& cluster, const std::stri
     if (it->first != host_name) others.push_back(it->second);
     ++it;
   }
-  auto translated = tsync::TranslatePodDown(options_.settings, view, virtual_pod, others);
+  auto translated = tsync::TranslatePodDown(SettingsFor(options_.settings, cluster), view, virtual_pod, others);
   if (const auto* refusal = std::get_if<tsync::Refusal>(&translated)) {
     placement.unlock();
     return Refuse(cluster, key, virtual_pod, *refusal);

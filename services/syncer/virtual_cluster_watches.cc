@@ -64,10 +64,12 @@ const kube::Resource& ResourceOf(CopiedKind kind) {
 }
 
 WatchedCluster::WatchedCluster(std::string tenant, std::string vcluster, std::unique_ptr<kube::Client> client,
-                               ObjectInformerFactory start_objects, std::chrono::milliseconds start_timeout)
+                               std::optional<core::WorkloadEndpoints> endpoints, ObjectInformerFactory start_objects,
+                               std::chrono::milliseconds start_timeout)
     : tenant_(std::move(tenant)),
       vcluster_(std::move(vcluster)),
       client_(std::move(client)),
+      endpoints_(std::move(endpoints)),
       start_objects_(std::move(start_objects)),
       start_timeout_(start_timeout) {}
 
@@ -154,6 +156,8 @@ Result<std::shared_ptr<WatchedCluster>> VirtualClusterWatches::Watch(const Synce
   if (!config.ok()) return config.status();
   auto client = kube::Client::Create(*std::move(config), client_options_);
   if (!client.ok()) return client.status();
+  auto endpoints = planes_.WorkloadEndpointsOf(tenant, vcluster);
+  if (!endpoints.ok()) return endpoints.status();
   auto start_objects = [this, tenant, vcluster](kube::Client& client, const kube::Resource& resource) {
     auto object_key = [tenant, vcluster, resource](const json& object) {
       const json md = object.value("metadata", json::object());
@@ -167,7 +171,8 @@ Result<std::shared_ptr<WatchedCluster>> VirtualClusterWatches::Watch(const Synce
     informer->Start();
     return informer;
   };
-  auto watched = std::make_shared<WatchedCluster>(tenant, vcluster, *std::move(client), start_objects, timeout);
+  auto watched = std::make_shared<WatchedCluster>(tenant, vcluster, *std::move(client), *std::move(endpoints),
+                                                  start_objects, timeout);
   watched->Update(synced);
   auto key_of = [tenant, vcluster](const json& pod) {
     const json md = pod.value("metadata", json::object());

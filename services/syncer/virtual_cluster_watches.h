@@ -71,12 +71,16 @@ class WatchedCluster {
   using ObjectInformerFactory =
       std::function<std::unique_ptr<kube::Informer>(kube::Client& client, const kube::Resource& resource)>;
   WatchedCluster(std::string tenant, std::string vcluster, std::unique_ptr<kube::Client> client,
-                 ObjectInformerFactory start_objects, std::chrono::milliseconds start_timeout);
+                 std::optional<core::WorkloadEndpoints> endpoints, ObjectInformerFactory start_objects,
+                 std::chrono::milliseconds start_timeout);
   ~WatchedCluster();  // stops the informers before the client goes
 
   const std::string& tenant() const { return tenant_; }
   const std::string& vcluster() const { return vcluster_; }
   kube::Client& client() { return *client_; }
+  // Where its pods reach its API server and DNS when it has its own
+  // (core::ControlPlanes::WorkloadEndpointsOf); nullopt: the syncer's settings.
+  const std::optional<core::WorkloadEndpoints>& endpoints() const { return endpoints_; }
   kube::Informer& pods() { return *pods_; }
   // The informer on its config maps, secrets or services, started by the
   // first call (its first list within the watch's start timeout).
@@ -110,6 +114,7 @@ class WatchedCluster {
   const std::string tenant_;
   const std::string vcluster_;
   std::unique_ptr<kube::Client> client_;
+  const std::optional<core::WorkloadEndpoints> endpoints_;
   std::unique_ptr<kube::Informer> pods_;
   std::atomic<bool> pods_listed_{false};  // the pods informer's first list is loaded
   const ObjectInformerFactory start_objects_;

@@ -13,8 +13,8 @@
 // the next one; so are revocations carried to Vault's CRL (after the PKI,
 // RevocationsToVault), within a resync of each revocation. Remove removes
 // the control plane (and with it the objects in it), then the workload
-// access, then the PKI. List and
-// SyncerKubeconfig are the inner port's.
+// access, then the PKI. List, SyncerKubeconfig and WorkloadEndpointsOf are
+// the inner port's.
 #pragma once
 
 #include <functional>
@@ -66,6 +66,10 @@ class VaultControlPlanes final : public core::ControlPlanes {
   Result<std::vector<std::pair<std::string, std::string>>> List() override { return inner_.List(); }
   Result<std::string> SyncerKubeconfig(const std::string& tenant, const std::string& vcluster) override {
     return inner_.SyncerKubeconfig(tenant, vcluster);
+  }
+  Result<std::optional<core::WorkloadEndpoints>> WorkloadEndpointsOf(const std::string& tenant,
+                                                                     const std::string& vcluster) override {
+    return inner_.WorkloadEndpointsOf(tenant, vcluster);
   }
 
  private:

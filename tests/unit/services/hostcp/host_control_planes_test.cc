@@ -6,9 +6,12 @@
 // second time, repairs what was deleted or edited; Remove leaves nothing.
 #include <gtest/gtest.h>
 
+#include <openssl/pem.h>
+
 #include <pqxx/pqxx>
 
 #include "services/base/base64.h"
+#include "services/base/openssl_ptr.h"
 #include "services/hostcp/host_control_planes.h"
 #include "services/http/tls.h"
 #include "services/kubesim/kubesim.h"
@@ -358,6 +361,62 @@ TEST_F(hostcpHostControlPlanes, RemoveLeavesNothing) {
   ASSERT_TRUE(listed.ok());
   EXPECT_TRUE(listed->empty());
   EXPECT_TRUE(planes_->Remove("ann", "train").ok()) << "removing what is gone is fine";
+}
+
+// The syncer's access: the API server's Service, trusting the CA it serves
+// with, and a client certificate of that CA in system:masters, which the
+// API server's --client-ca-file bundle accepts.
+TEST_F(hostcpHostControlPlanes, TheSyncerReachesTheApiServerAtItsServiceWithACertificateOfItsCa) {
+  ASSERT_NO_FATAL_FAILURE(CreateNamespace("ann", "train"));
+  const std::string ns = host::HostNamespaceName("ann", "train");
+  auto none = planes_->SyncerKubeconfig("ann", "train");
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), Code::kFailedPrecondition) << none.status().ToString();
+  ASSERT_TRUE(planes_->Ensure("ann", "train").ok());
+
+  auto kubeconfig = planes_->SyncerKubeconfig("ann", "train");
+  ASSERT_TRUE(kubeconfig.ok()) << kubeconfig.status().ToString();
+  auto config = kube::ParseKubeconfig(*kubeconfig);
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->server, "https://septa-apiserver." + ns + ".svc.cluster.local");
+  auto stored = store_->GetControlPlane({"ann", "train"});
+  ASSERT_TRUE(stored.ok() && stored->has_value());
+  EXPECT_EQ(config->ca_pem, (*stored)->ca_certificate);
+  auto certs = host_->Get(kSecrets, ns, std::string(host::kCertificatesSecretName));
+  ASSERT_TRUE(certs.ok());
+  auto bundle = base::Base64Decode((*certs)["data"].value(std::string(host::kClientCaKey), ""));
+  ASSERT_TRUE(bundle.has_value());
+  auto verifier = http::ClientCertificateVerifier::Create(*bundle);
+  ASSERT_TRUE(verifier.ok()) << verifier.status().ToString();
+  base::BioPtr bio = base::MemoryBio(config->client_certificate_pem);
+  std::shared_ptr<x509_st> certificate(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr), X509_free);
+  auto seen = verifier->Verify({certificate}, std::chrono::system_clock::now());
+  ASSERT_TRUE(seen.ok()) << seen.status().ToString();
+  EXPECT_EQ(seen->common_name, kSyncerUser);
+  EXPECT_EQ(seen->organizations, std::vector<std::string>{"system:masters"});
+  EXPECT_FALSE(config->client_key_pem.empty());
+}
+
+// The virtual cluster's pods on the host reach its API server and DNS at the
+// cluster IPs of its Services, the API server's at 443.
+TEST_F(hostcpHostControlPlanes, WorkloadsReachTheApiServerAndDnsAtTheirServicesClusterIps) {
+  ASSERT_NO_FATAL_FAILURE(CreateNamespace("ann", "train"));
+  const std::string ns = host::HostNamespaceName("ann", "train");
+  auto before = planes_->WorkloadEndpointsOf("ann", "train");
+  EXPECT_FALSE(before.ok()) << "no Services yet";
+  ASSERT_TRUE(planes_->Ensure("ann", "train").ok());
+  auto endpoints = planes_->WorkloadEndpointsOf("ann", "train");
+  ASSERT_TRUE(endpoints.ok()) << endpoints.status().ToString();
+  ASSERT_TRUE(endpoints->has_value());
+  const kube::Resource services{"", "v1", "services", true};
+  auto api = host_->Get(services, ns, std::string(host::kApiServerServiceName));
+  auto dns = host_->Get(services, ns, std::string(host::kCoreDnsName));
+  ASSERT_TRUE(api.ok() && dns.ok());
+  EXPECT_EQ((*endpoints)->api_host, (*api)["spec"].value("clusterIP", "x"));
+  EXPECT_EQ((*endpoints)->api_port, 443);
+  EXPECT_EQ((*endpoints)->dns_nameserver, (*dns)["spec"].value("clusterIP", "x"));
+  EXPECT_NE((*endpoints)->api_host, (*endpoints)->dns_nameserver);
+  EXPECT_FALSE(planes_->WorkloadEndpointsOf("Ann", "train").ok());
 }
 
 TEST_F(hostcpHostControlPlanes, BadNamesAndOptionsNameTheField) {

@@ -22,6 +22,62 @@ std::string Annotation(const json& object, std::string_view key) {
 
 class SyncerControllerTest : public SyncerFixture {};
 
+// Control planes that give each virtual cluster an API server and DNS of
+// its own, as the host control planes do (their Services' cluster IPs),
+// over the fixture's simulated ones.
+class OwnEndpointsPlanes final : public core::ControlPlanes {
+ public:
+  explicit OwnEndpointsPlanes(core::ControlPlanes& inner) : inner_(inner) {}
+  Result<core::ControlPlaneState> Ensure(const std::string& t, const std::string& v) override {
+    return inner_.Ensure(t, v);
+  }
+  Status Remove(const std::string& t, const std::string& v) override { return inner_.Remove(t, v); }
+  Result<std::vector<std::pair<std::string, std::string>>> List() override { return inner_.List(); }
+  Result<std::string> SyncerKubeconfig(const std::string& t, const std::string& v) override {
+    return inner_.SyncerKubeconfig(t, v);
+  }
+  Result<std::optional<core::WorkloadEndpoints>> WorkloadEndpointsOf(const std::string& t,
+                                                                     const std::string& v) override {
+    if (t != "acme" || v != "train") return NotFound("no such virtual cluster");
+    return std::optional<core::WorkloadEndpoints>(
+        core::WorkloadEndpoints{.api_host = "10.96.0.10", .api_port = 443, .dns_nameserver = "10.96.0.53"});
+  }
+
+ private:
+  core::ControlPlanes& inner_;
+};
+
+class SyncerOwnEndpointsTest : public SyncerFixture {
+ protected:
+  void SetUp() override {
+    SyncerFixture::SetUp();
+    if (HasFatalFailure()) return;
+    syncer_.reset();
+    own_ = std::make_unique<OwnEndpointsPlanes>(*planes_);
+    StartSyncer(nullptr, own_.get());
+  }
+  std::unique_ptr<OwnEndpointsPlanes> own_;  // TearDown stops the syncer before it goes
+};
+
+// A pod of a virtual cluster with its own API server and DNS is pointed at
+// them: the service environment, the API server's names, the nameserver.
+TEST_F(SyncerOwnEndpointsTest, PodsAreSentToTheirClustersOwnApiServerAndDns) {
+  RunningPod("web");
+  auto host = HostPod("web");
+  ASSERT_TRUE(host.has_value());
+  const json& spec = (*host)["spec"];
+  std::map<std::string, std::string> env;
+  for (const json& var : spec["containers"][0]["env"]) env[var.value("name", "")] = var.value("value", "");
+  EXPECT_EQ(env["KUBERNETES_SERVICE_HOST"], "10.96.0.10");
+  EXPECT_EQ(env["KUBERNETES_SERVICE_PORT"], "443");
+  EXPECT_EQ(env["KUBERNETES_PORT"], "tcp://10.96.0.10:443");
+  ASSERT_EQ(spec["hostAliases"].size(), 1u) << spec.dump();
+  EXPECT_EQ(spec["hostAliases"][0].value("ip", ""), "10.96.0.10");
+  EXPECT_EQ(spec.value("dnsPolicy", ""), "None");
+  EXPECT_EQ(spec["dnsConfig"]["nameservers"], json::array({"10.96.0.53"}));
+  EXPECT_EQ(spec["dnsConfig"]["searches"][0], "default.svc.cluster.local");
+}
+
 TEST_F(SyncerControllerTest, ACpuPodSyncsDownRunsAndItsStatusAndNodeFlowUp) {
   const json running = RunningPod("web");
   auto host = HostPod("web");

@@ -135,12 +135,14 @@ class SyncerFixture : public ::testing::Test {
   }
 
   // `clock`: the syncer's (the fixture's system clock when null).
-  void StartSyncer(const Clock* clock = nullptr) {
+  // `planes`: the fixture's simulated ones when null.
+  void StartSyncer(const Clock* clock = nullptr, core::ControlPlanes* planes = nullptr) {
     SyncerOptions options;
     options.workers = 2;
     options.resync_interval = 1h;  // what happens is what a trigger caused
     options.settings.scheduler = tenancy::host::Scheduler::kKai;
-    syncer_ = std::make_unique<SyncerController>(options, store_, *host_, *planes_, clock ? *clock : clock_, registry_);
+    syncer_ = std::make_unique<SyncerController>(options, store_, *host_, planes ? *planes : *planes_,
+                                                 clock ? *clock : clock_, registry_);
     ASSERT_TRUE(syncer_->Start(10s).ok());  // its first resync finds the virtual cluster
   }
   // The syncer's reconciles so far, whatever their result, by any syncer on registry_.
