@@ -111,6 +111,11 @@ bool Informer::WaitForSync(std::chrono::milliseconds timeout) {
   return cv_.wait_for(lock, timeout, [this] { return synced_; });
 }
 
+Status Informer::last_list_error() const {
+  std::lock_guard lock(mu_);
+  return list_error_;
+}
+
 std::optional<json> Informer::Get(const std::string& ns, const std::string& name) const {
   std::lock_guard lock(mu_);
   auto it = cache_.find(ns + "/" + name);
@@ -242,7 +247,12 @@ void Informer::Run() {
       if (stopping_) return;
     }
     if (need_list) {
-      if (Status st = ListAndReplace(); !st.ok()) {
+      Status listed = ListAndReplace();
+      {
+        std::lock_guard lock(mu_);
+        list_error_ = listed;
+      }
+      if (!listed.ok()) {
         if (!SleepUnlessStopped(client_.Backoff(failures++))) return;
         continue;
       }

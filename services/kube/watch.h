@@ -75,6 +75,9 @@ class Informer {
   void Stop();
   // True once the first list has been loaded into the cache.
   bool WaitForSync(std::chrono::milliseconds timeout);
+  // Why the last list failed (it is tried again with backoff); OK once one
+  // has succeeded since. What a caller whose WaitForSync timed out reports.
+  Status last_list_error() const;
 
   std::optional<nlohmann::json> Get(const std::string& ns, const std::string& name) const;
   std::vector<nlohmann::json> List() const;
@@ -105,6 +108,7 @@ class Informer {
   std::map<std::string, nlohmann::json> cache_;  // "<ns>/<name>"
   std::string resource_version_;
   bool synced_ = false;
+  Status list_error_;
   bool stopping_ = false;
   int relists_ = 0;
   StreamCancel cancel_;

@@ -20,6 +20,16 @@ std::string NodeNameOf(const json& pod) {
   return node != spec->end() && node->is_string() ? node->get<std::string>() : "";
 }
 
+// An informer's first list not loaded in time, and why (the last failed
+// list: an API server that cannot be reached says so here).
+Status NotListed(const std::string& tenant, const std::string& vcluster, const std::string& what,
+                 std::chrono::milliseconds timeout, const kube::Informer& informer) {
+  std::string message = "virtual cluster " + tenant + "/" + vcluster + ": its " + what + " were not listed within " +
+                        std::to_string(timeout.count()) + " ms";
+  if (Status why = informer.last_list_error(); !why.ok()) message += ": " + why.ToString();
+  return Status(Code::kUnavailable, message);
+}
+
 }  // namespace
 
 std::string PodKey(const std::string& tenant, const std::string& vcluster, const std::string& ns,
@@ -96,8 +106,7 @@ Result<kube::Informer*> WatchedCluster::Objects(const kube::Resource& resource) 
   }
   // Waited for outside the lock: a worker that needs another kind is not held up.
   if (!informer->WaitForSync(start_timeout_)) {
-    return Status(Code::kUnavailable, "virtual cluster " + tenant_ + "/" + vcluster_ + ": its " + resource.resource +
-                                          " were not listed within " + std::to_string(start_timeout_.count()) + " ms");
+    return NotListed(tenant_, vcluster_, resource.resource, start_timeout_, *informer);
   }
   return informer;
 }
@@ -209,9 +218,7 @@ Result<std::shared_ptr<WatchedCluster>> VirtualClusterWatches::Watch(const Synce
   watched->pods_ = std::make_unique<kube::Informer>(watched->client(), kube::kPods, "", kube::ListOptions{}, handlers);
   watched->pods_->Start();
   if (!watched->pods_->WaitForSync(timeout)) {
-    return Status(Code::kUnavailable, "virtual cluster " + tenant + "/" + vcluster +
-                                          ": its pods were not listed within " + std::to_string(timeout.count()) +
-                                          " ms");
+    return NotListed(tenant, vcluster, "pods", timeout, *watched->pods_);
   }
   watched->pods_listed_.store(true);
   {

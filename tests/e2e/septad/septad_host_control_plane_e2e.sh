@@ -12,8 +12,9 @@
 # argument, septad runs with issuer vault: the certificate then comes from
 # the virtual cluster's Vault intermediate, which the bundle holds too, and
 # Vault gets the cluster's Kubernetes auth method pointed at the Service;
-# DELETE removes both from Vault. kubesim runs no container, so nothing
-# answers at that endpoint here: this is as far as these machines go.
+# DELETE removes both from Vault. The syncer tries the virtual cluster's API
+# at its Service. kubesim runs no container, so nothing answers at that
+# endpoint here: this is as far as these machines go.
 set -euo pipefail
 septad=$1
 vaultsim=${2:-}
@@ -99,6 +100,11 @@ if [[ -n $vaultsim ]]; then
   [[ $bound == *system:serviceaccounts=system:auth-delegator* ]] ||
     fail "service accounts may not ask for their own TokenReview (Vault's logins): $bound"
 fi
+
+# The syncer watches the virtual cluster at its Service; no API server
+# answers there on kubesim, and septad's log says so.
+wait_for "the syncer trying the virtual cluster's API server" 40 \
+  grep -q "reconciling acme/train failed .*its pods were not listed within" "$log"
 
 [[ $(api DELETE /v1/tenants/acme/vclusters/train) == 200 ]] || fail "delete virtual cluster"
 gone() { [[ $(api GET /v1/tenants/acme/vclusters/train) == 404 ]]; }

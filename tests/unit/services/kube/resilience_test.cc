@@ -2,6 +2,7 @@
 // Status errors kubesim gives for bad input.
 #include <atomic>
 #include <boost/beast/http.hpp>
+#include <thread>
 
 #include "services/http/server.h"
 #include "tests/support/seeded_random.h"
@@ -102,6 +103,31 @@ TEST(kubeClientResilience, NothingListeningIsUnavailable) {
   std::vector<std::chrono::milliseconds> sleeps;
   auto client = PlainClient(port, &sleeps);
   EXPECT_EQ(client->Get(kConfigMaps, "default", "x").status().code(), Code::kUnavailable);
+}
+
+// An informer whose server cannot be reached says why its first list is
+// missing (what a caller whose WaitForSync timed out reports), and keeps
+// trying until stopped.
+TEST(kubeClientResilience, AnInformerSaysWhyItsListFailed) {
+  std::uint16_t port;
+  {
+    http::Server s({}, [](http::Request&&, std::shared_ptr<http::Exchange>) {});
+    ASSERT_TRUE(s.Start().ok());
+    port = s.port();
+  }
+  std::vector<std::chrono::milliseconds> sleeps;
+  auto client = PlainClient(port, &sleeps);
+  Informer informer(*client, kConfigMaps, "default", {}, {});
+  EXPECT_TRUE(informer.last_list_error().ok()) << "nothing has failed before it starts";
+  informer.Start();
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (informer.last_list_error().ok()) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "no failed list reported";
+    std::this_thread::sleep_for(5ms);  // polling for the event, bounded above
+  }
+  EXPECT_EQ(informer.last_list_error().code(), Code::kUnavailable) << informer.last_list_error().ToString();
+  EXPECT_FALSE(informer.WaitForSync(0ms));
+  informer.Stop();
 }
 
 class kubeAuth : public testing::SimTest {};
