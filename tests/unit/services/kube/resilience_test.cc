@@ -56,6 +56,14 @@ std::unique_ptr<Client> PlainClient(std::uint16_t port, std::vector<std::chrono:
   return std::move(*Client::Create(config, options));
 }
 
+// A loopback port a server listened on and has closed: nothing answers there.
+// 0 when no server could be started.
+std::uint16_t ClosedPort() {
+  http::Server s({}, [](http::Request&&, std::shared_ptr<http::Exchange>) {});
+  if (!s.Start().ok()) return 0;
+  return s.port();
+}
+
 TEST(kubeClientResilience, TooManyRequestsHonoursRetryAfter) {
   ScriptedServer s({429, 429});
   std::vector<std::chrono::milliseconds> sleeps;
@@ -94,12 +102,8 @@ TEST(kubeClientResilience, ASlowServerTimesOutNamingTheCall) {
 }
 
 TEST(kubeClientResilience, NothingListeningIsUnavailable) {
-  std::uint16_t port;
-  {
-    http::Server s({}, [](http::Request&&, std::shared_ptr<http::Exchange>) {});
-    ASSERT_TRUE(s.Start().ok());
-    port = s.port();
-  }
+  const std::uint16_t port = ClosedPort();
+  ASSERT_NE(port, 0);
   std::vector<std::chrono::milliseconds> sleeps;
   auto client = PlainClient(port, &sleeps);
   EXPECT_EQ(client->Get(kConfigMaps, "default", "x").status().code(), Code::kUnavailable);
@@ -109,12 +113,8 @@ TEST(kubeClientResilience, NothingListeningIsUnavailable) {
 // missing (what a caller whose WaitForSync timed out reports), and keeps
 // trying until stopped.
 TEST(kubeClientResilience, AnInformerSaysWhyItsListFailed) {
-  std::uint16_t port;
-  {
-    http::Server s({}, [](http::Request&&, std::shared_ptr<http::Exchange>) {});
-    ASSERT_TRUE(s.Start().ok());
-    port = s.port();
-  }
+  const std::uint16_t port = ClosedPort();
+  ASSERT_NE(port, 0);
   std::vector<std::chrono::milliseconds> sleeps;
   auto client = PlainClient(port, &sleeps);
   Informer informer(*client, kConfigMaps, "default", {}, {});
