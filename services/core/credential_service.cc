@@ -145,12 +145,12 @@ Result<IssuedKubeconfig> CredentialService::IssueKubeconfig(const RequestContext
   });
   if (!st.ok()) return st;
   out.ttl_capped = certificate->ttl_capped;
-  out.kubeconfig = RenderKubeconfig({.name = tenant + "-" + vcluster,
-                                     .server = endpoint,
-                                     .server_ca = *server_ca,
-                                     .user = issue.user,
-                                     .certificate_pem = certificate->certificate_pem,
-                                     .private_key_pem = certificate->private_key_pem});
+  out.kubeconfig = RenderKubeconfig(
+      {.name = tenant + "-" + vcluster,
+       .server = endpoint,
+       .server_ca = *server_ca,
+       .user = issue.user,
+       .credential = KubeconfigClientCertificate{certificate->certificate_pem, certificate->private_key_pem}});
   return out;
 }
 

@@ -355,8 +355,7 @@ Result<std::string> HostControlPlanes::SyncerKubeconfig(const std::string& tenan
        .server = host::ControlPlaneEndpoint(host::HostNamespaceName(tenant, vcluster), options_.config),
        .server_ca = ca.certificate,
        .user = std::string(kSyncerUser),
-       .certificate_pem = certificate->certificate,
-       .private_key_pem = certificate->private_key});
+       .credential = core::KubeconfigClientCertificate{certificate->certificate, certificate->private_key}});
 }
 
 // The cluster IPs of the API server's and CoreDNS's Services: the

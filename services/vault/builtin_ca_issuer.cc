@@ -53,21 +53,43 @@ Status OpenSslFailure(const std::string& what) {
 
 }  // namespace
 
+Result<std::shared_ptr<const BuiltinCaIssuer::DecodedCa>> BuiltinCaIssuer::Decoded(
+    const core::VirtualClusterKey& key, const core::StoredControlPlane& stored) {
+  {
+    std::lock_guard lock(mu_);
+    auto it = decoded_.find(key);
+    if (it != decoded_.end() && it->second->certificate_pem == stored.ca_certificate &&
+        it->second->private_key_pem == stored.ca_private_key) {
+      return it->second;
+    }
+  }
+  auto ca = std::make_shared<DecodedCa>();
+  ca->certificate_pem = stored.ca_certificate;
+  ca->private_key_pem = stored.ca_private_key;
+  BioPtr cert_bio = base::MemoryBio(ca->certificate_pem);
+  BioPtr key_bio = base::MemoryBio(ca->private_key_pem);
+  ca->certificate.reset(PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, nullptr));
+  ca->private_key.reset(PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr));
+  if (!ca->certificate || !ca->private_key) return OpenSslFailure("reading the virtual cluster's CA");
+  std::lock_guard lock(mu_);
+  if (decoded_.size() >= kCachedCas) decoded_.clear();
+  decoded_[key] = ca;
+  return std::shared_ptr<const DecodedCa>(std::move(ca));
+}
+
 Result<ClientCertificate> BuiltinCaIssuer::IssueClientCertificate(const ClientCertificateRequest& request) {
   if (request.ttl.count() <= 0) return InvalidField("ttl", "must be positive");
   if (request.max_ttl.count() <= 0) return InvalidField("max_ttl", "must be positive");
-  auto stored = store_.GetControlPlane({request.tenant, request.vcluster});
+  const core::VirtualClusterKey cluster{request.tenant, request.vcluster};
+  auto stored = store_.GetControlPlane(cluster);
   SEPTA_RETURN_IF_ERROR(stored);
   if (!*stored) {
     return NotFound("virtual cluster " + request.tenant + "/" + request.vcluster + " has no control plane yet");
   }
-  BioPtr ca_cert_bio(
-      BIO_new_mem_buf((*stored)->ca_certificate.data(), static_cast<int>((*stored)->ca_certificate.size())));
-  BioPtr ca_key_bio(
-      BIO_new_mem_buf((*stored)->ca_private_key.data(), static_cast<int>((*stored)->ca_private_key.size())));
-  CertPtr ca_cert(PEM_read_bio_X509(ca_cert_bio.get(), nullptr, nullptr, nullptr));
-  KeyPtr ca_key(PEM_read_bio_PrivateKey(ca_key_bio.get(), nullptr, nullptr, nullptr));
-  if (!ca_cert || !ca_key) return OpenSslFailure("reading the virtual cluster's CA");
+  auto ca = Decoded(cluster, **stored);
+  SEPTA_RETURN_IF_ERROR(ca);
+  X509* ca_cert = (*ca)->certificate.get();
+  EVP_PKEY* ca_key = (*ca)->private_key.get();
 
   ClientCertificate out;
   out.ttl_capped = request.ttl > request.max_ttl;
@@ -92,12 +114,12 @@ Result<ClientCertificate> BuiltinCaIssuer::IssueClientCertificate(const ClientCe
             X509_set_pubkey(cert.get(), key.get()) == 1;
   for (const auto& group : request.groups) ok = ok && AddName(subject, "O", group);
   ok = ok && AddName(subject, "CN", request.user) &&
-       X509_set_issuer_name(cert.get(), X509_get_subject_name(ca_cert.get())) == 1 &&
-       AddExtension(cert.get(), ca_cert.get(), NID_basic_constraints, "critical,CA:FALSE") &&
-       AddExtension(cert.get(), ca_cert.get(), NID_key_usage, "critical,digitalSignature") &&
-       AddExtension(cert.get(), ca_cert.get(), NID_ext_key_usage, "clientAuth") &&
-       AddExtension(cert.get(), ca_cert.get(), NID_authority_key_identifier, "keyid:always") &&
-       X509_sign(cert.get(), ca_key.get(), EVP_sha256()) != 0;
+       X509_set_issuer_name(cert.get(), X509_get_subject_name(ca_cert)) == 1 &&
+       AddExtension(cert.get(), ca_cert, NID_basic_constraints, "critical,CA:FALSE") &&
+       AddExtension(cert.get(), ca_cert, NID_key_usage, "critical,digitalSignature") &&
+       AddExtension(cert.get(), ca_cert, NID_ext_key_usage, "clientAuth") &&
+       AddExtension(cert.get(), ca_cert, NID_authority_key_identifier, "keyid:always") &&
+       X509_sign(cert.get(), ca_key, EVP_sha256()) != 0;
   if (!ok) return OpenSslFailure("signing a client certificate");
 
   BioPtr cert_out(BIO_new(BIO_s_mem()));

@@ -1,7 +1,6 @@
 #include "services/vcp/simulated_control_planes.h"
 
 #include <spdlog/spdlog.h>
-#include <yaml-cpp/yaml.h>
 #include <boost/beast/http/field.hpp>
 
 #include "common/text.h"
@@ -9,6 +8,7 @@
 #include "services/base/mac.h"
 #include "services/base/secure_random.h"
 #include "services/core/crypto.h"
+#include "services/core/kubeconfig.h"
 #include "services/kubesim/api_error.h"
 
 namespace septa::vcp {
@@ -33,31 +33,11 @@ Result<http::KeyPairPem> NewCa(const std::string& common_name) {
 
 std::string TokenKubeconfig(const std::string& name, const std::string& server, const std::string& ca_certificate,
                             std::string_view user, const std::string& token) {
-  YAML::Emitter out;
-  out << YAML::BeginMap;
-  out << YAML::Key << "apiVersion" << YAML::Value << "v1";
-  out << YAML::Key << "kind" << YAML::Value << "Config";
-  out << YAML::Key << "clusters" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
-  out << YAML::Key << "name" << YAML::Value << name;
-  out << YAML::Key << "cluster" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "server" << YAML::Value << server;
-  out << YAML::Key << "certificate-authority-data" << YAML::Value << base::Base64Encode(ca_certificate);
-  out << YAML::EndMap << YAML::EndMap << YAML::EndSeq;
-  out << YAML::Key << "users" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
-  out << YAML::Key << "name" << YAML::Value << std::string(user) + "@" + name;
-  out << YAML::Key << "user" << YAML::Value << YAML::BeginMap << YAML::Key << "token" << YAML::Value << token
-      << YAML::EndMap;
-  out << YAML::EndMap << YAML::EndSeq;
-  out << YAML::Key << "contexts" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
-  out << YAML::Key << "name" << YAML::Value << name;
-  out << YAML::Key << "context" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "cluster" << YAML::Value << name;
-  out << YAML::Key << "user" << YAML::Value << std::string(user) + "@" + name;
-  out << YAML::Key << "namespace" << YAML::Value << "default";
-  out << YAML::EndMap << YAML::EndMap << YAML::EndSeq;
-  out << YAML::Key << "current-context" << YAML::Value << name;
-  out << YAML::EndMap;
-  return std::string(out.c_str()) + "\n";
+  return core::RenderKubeconfig({.name = name,
+                                 .server = server,
+                                 .server_ca = ca_certificate,
+                                 .user = std::string(user),
+                                 .credential = core::KubeconfigBearerToken{token}});
 }
 
 }  // namespace

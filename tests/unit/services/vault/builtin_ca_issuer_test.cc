@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <set>
+#include <thread>
 
 #include "services/http/tls.h"
 #include "services/vault/sealed_object_store.h"
@@ -151,6 +152,46 @@ TEST_F(BuiltinCaIssuerTest, AVirtualClusterWithoutAControlPlaneIsNotFound) {
   auto issued = issuer_.IssueClientCertificate({"acme", "other", "alice", {"septa:view"}, "view", 1h, 1h});
   ASSERT_FALSE(issued.ok());
   EXPECT_EQ(issued.status().code(), Code::kNotFound);
+}
+
+TEST_F(BuiltinCaIssuerTest, AVirtualClusterCreatedAgainIsSignedByItsNewCa) {
+  ASSERT_TRUE(issuer_.IssueClientCertificate(Request(1h, 1h)).ok());  // the first CA, now decoded and kept
+  ASSERT_TRUE(sealed_.RemoveControlPlane({"acme", "train"}).ok());
+  auto ca = http::IssueCertificate({"acme/train-ca", {}, {}, {}, clock_.Now() - 1h, clock_.Now() + 24h * 3650, true},
+                                   nullptr);
+  ASSERT_TRUE(ca.ok());
+  ASSERT_TRUE(sealed_.CreateControlPlane({"acme", "train"}, {ca->certificate, ca->private_key, 0}).ok());
+
+  auto issued = issuer_.IssueClientCertificate(Request(1h, 1h));
+  ASSERT_TRUE(issued.ok());
+  EXPECT_EQ(issued->ca_certificate_pem, ca->certificate);
+  Cert cert = Parse(issued->certificate_pem);
+  EXPECT_EQ(X509_verify(cert.get(), X509_get0_pubkey(Parse(ca->certificate).get())), 1) << "the new CA signed";
+  EXPECT_NE(X509_verify(cert.get(), X509_get0_pubkey(Parse(ca_.certificate).get())), 1) << "not the old one";
+}
+
+TEST_F(BuiltinCaIssuerTest, ThreadsIssueAtOnceFromOneVirtualClustersCa) {
+  // One decoded CA shared by every thread (under ThreadSanitizer in CI).
+  constexpr int kThreads = 4, kEach = 10;
+  std::vector<std::vector<std::string>> pems(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kEach; ++i) {
+        auto issued = issuer_.IssueClientCertificate(Request(1h, 1h));
+        pems[t].push_back(issued.ok() ? issued->certificate_pem : "");
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  Cert ca = Parse(ca_.certificate);
+  for (const auto& each : pems) {
+    for (const auto& pem : each) {
+      Cert cert = Parse(pem);
+      ASSERT_TRUE(cert);
+      EXPECT_EQ(X509_verify(cert.get(), X509_get0_pubkey(ca.get())), 1);
+    }
+  }
 }
 
 }  // namespace
