@@ -132,12 +132,18 @@ tenancy::host::FractionBackend FractionBackendOf(const config::Config& config) {
 }
 
 // What the provisioner renders and the syncer checks pods and services
-// against, from one place.
-tenancy::host::RenderConfig RenderConfigOf(const config::Config& config, tenancy::host::Scheduler scheduler) {
+// against, from one place. With simulated control planes (`planes`), the
+// host's pods may reach their listener: the NetworkPolicy's egress rule.
+tenancy::host::RenderConfig RenderConfigOf(const config::Config& config, tenancy::host::Scheduler scheduler,
+                                           const vcp::SimulatedControlPlanes* planes) {
   tenancy::host::RenderConfig render;
   render.scheduler = scheduler;
   render.fraction_backend = FractionBackendOf(config);
   render.external_service_tiers = config.external_service_tiers;
+  if (planes) {
+    render.virtual_api_address = planes->endpoint_host();
+    render.virtual_api_port = planes->port();
+  }
   return render;
 }
 
@@ -403,6 +409,7 @@ Status SeptadApp::Impl::StartControlPlanes() {
     auto [host, port] = HostPort(config.vcluster_addr);
     vcp::SimulatedControlPlanesOptions options{.host = host,
                                                .port = port,
+                                               .advertise_host = config.vcluster_advertise_address,
                                                .max_connections = config::VirtualApiMaxConnections(config, fd_limit),
                                                .idle_after = config.vcluster_idle_after};
     spdlog::info("virtual control planes serve at most {} connections", options.max_connections);
@@ -596,7 +603,7 @@ Status SeptadApp::Impl::StartProvisioner() {
     return DeadlineExceeded("provisioner: leases could not be taken within 30 s");
   }
   reconcile::ProvisionerControllerOptions options;
-  options.render = RenderConfigOf(config, *scheduler);
+  options.render = RenderConfigOf(config, *scheduler, control_planes.get());
   options.shards = provisioner_shards.get();
   options.sleep_reservation = config.sleep_reservation == "release" ? reconcile::SleepReservation::kRelease
                                                                     : reconcile::SleepReservation::kKeep;
@@ -649,8 +656,11 @@ Status SeptadApp::Impl::MakeSyncer() {
   options.settings.fraction_backend = FractionBackendOf(config);
   options.settings.default_fraction_milli = config.default_gpu_fraction_milli;
   // Host control planes give each virtual cluster's own (WorkloadEndpointsOf).
-  if (control_planes) options.settings.virtual_api_port = control_planes->port();
-  options.render = RenderConfigOf(config, *scheduler);
+  if (control_planes) {
+    options.settings.virtual_api_host = control_planes->endpoint_host();
+    options.settings.virtual_api_port = control_planes->port();
+  }
+  options.render = RenderConfigOf(config, *scheduler, control_planes.get());
   options.shards = provisioner_shards.get();
   core::ControlPlanes& planes =
       control_planes ? static_cast<core::ControlPlanes&>(*control_planes) : *host_control_planes;

@@ -1,5 +1,6 @@
 #include "services/config/config.h"
 
+#include <arpa/inet.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -254,6 +255,18 @@ const std::vector<KeyDef>& Defs() {
        }},
       {{"vcluster_addr", "HTTPS listen address of the virtual clusters' Kubernetes APIs (port 0: any free port)"},
        AddressKey(&Config::vcluster_addr)},
+      {{"vcluster_advertise_address",
+        "the IP address tenants and the host's pods reach vcluster_addr at (empty: its host, 127.0.0.1 for a "
+        "wildcard)"},
+       [](Config& c, const std::string& v, const std::string& where) {
+         in6_addr parsed;
+         if (!v.empty() && ::inet_pton(AF_INET, v.c_str(), &parsed) != 1 &&
+             ::inet_pton(AF_INET6, v.c_str(), &parsed) != 1) {
+           return Bad(where, "\"" + EscapeControlCharacters(v) + "\" is not an IPv4 or IPv6 address");
+         }
+         c.vcluster_advertise_address = v;
+         return Status::Ok();
+       }},
       {{"vcluster_idle_after", "how long an unused virtual control plane stays in memory (at least 1s)"},
        [](Config& c, const std::string& v, const std::string& where) {
          SEPTA_RETURN_IF_ERROR(ParseMillis(v, where, c.vcluster_idle_after));

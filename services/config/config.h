@@ -91,6 +91,12 @@ struct Config {
   // The simulated virtual control planes: every virtual cluster's Kubernetes
   // API on this one HTTPS listener, at /vc/<tenant>/<vcluster>.
   std::string vcluster_addr = "127.0.0.1:0";  // deploy/dev uses 127.0.0.1:6444
+  // The IP address tenants and the host's pods reach that listener at: the
+  // host of the virtual clusters' endpoints (kubeconfigs), of the synced
+  // pods' KUBERNETES_SERVICE_HOST, and of the host NetworkPolicy's egress
+  // rule, which needs an address. Empty: vcluster_addr's host, 127.0.0.1
+  // when that is a wildcard.
+  std::string vcluster_advertise_address;
   // A virtual control plane without requests or watches for this long leaves
   // memory (its objects stay in PostgreSQL) until its next request.
   std::chrono::milliseconds vcluster_idle_after{10 * 60'000};

@@ -1,6 +1,9 @@
 #include "services/vcp/simulated_control_planes.h"
 
 #include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <boost/asio/ip/address.hpp>
 #include <boost/beast/http/field.hpp>
 
 #include "common/text.h"
@@ -75,7 +78,7 @@ SimulatedControlPlanes::SimulatedControlPlanes(core::VirtualObjectStore& store, 
       random_(options_.random ? *options_.random : *system_random_) {
   const std::string& host = options_.host;
   bool wildcard = host.empty() || host == "0.0.0.0" || host == "::" || host == "[::]";
-  endpoint_host_ = wildcard ? "127.0.0.1" : host;
+  endpoint_host_ = !options_.advertise_host.empty() ? options_.advertise_host : wildcard ? "127.0.0.1" : host;
 }
 
 SimulatedControlPlanes::~SimulatedControlPlanes() { Stop(); }
@@ -86,11 +89,17 @@ Status SimulatedControlPlanes::Start() {
   listener_ca_ = {ca->ca_certificate, ca->ca_private_key};
   std::string host = options_.host.empty() ? "127.0.0.1" : options_.host;
   if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+  // The certificate names loopback, the listen host and the advertised one.
   std::vector<std::string> ips = {"127.0.0.1", "::1"};
-  bool is_ip = host.find_first_not_of("0123456789.:abcdefABCDEF") == std::string::npos;
   std::vector<std::string> names = {"localhost"};
-  if (is_ip && host != "127.0.0.1" && host != "::1" && host != "0.0.0.0" && host != "::") ips.push_back(host);
-  if (!is_ip && host != "localhost") names.push_back(host);
+  for (std::string name : {host, endpoint_host_}) {
+    if (name.size() > 2 && name.front() == '[') name = name.substr(1, name.size() - 2);
+    if (name == "0.0.0.0" || name == "::") continue;
+    boost::system::error_code not_ip;
+    boost::asio::ip::make_address(name, not_ip);
+    std::vector<std::string>& list = not_ip ? names : ips;
+    if (std::find(list.begin(), list.end(), name) == list.end()) list.push_back(name);
+  }
   auto now = std::chrono::system_clock::now();
   auto serving = http::IssueCertificate({"septa-virtual-control-planes", {}, names, ips, now - 1h, now + 24h * 365},
                                         &listener_ca_);

@@ -48,6 +48,9 @@ namespace septa::vcp {
 struct SimulatedControlPlanesOptions {
   std::string host = "127.0.0.1";  // HTTPS
   std::uint16_t port = 0;          // 0 picks a free one
+  // The address clients reach the listener at, in the endpoints and the
+  // serving certificate; empty: `host`, loopback for a wildcard.
+  std::string advertise_host{};
   std::size_t io_threads = 2;
   // Open connections at most (http::ServerOptions::max_connections); a
   // syncer holds 2-4 per watched virtual cluster.
@@ -111,6 +114,8 @@ class SimulatedControlPlanes final : public core::ControlPlanes {
   Result<std::string> AdminKubeconfig(const std::string& tenant, const std::string& vcluster);
 
   std::string endpoint(const std::string& tenant, const std::string& vcluster) const;
+  // The host of the endpoints (SimulatedControlPlanesOptions::advertise_host).
+  const std::string& endpoint_host() const { return endpoint_host_; }
   std::uint16_t port() const;
   const std::string& listener_ca_certificate() const { return listener_ca_.certificate; }
   std::size_t loaded_count() const;
@@ -133,7 +138,7 @@ class SimulatedControlPlanes final : public core::ControlPlanes {
   RandomSource& random_;
   http::KeyPairPem listener_ca_;
   std::unique_ptr<http::Server> server_;
-  std::string endpoint_host_;  // in endpoints: the listen host, loopback for a wildcard
+  std::string endpoint_host_;  // in endpoints: the advertised host, else the listen host, loopback for a wildcard
 
   mutable std::mutex mu_;  // planes_
   std::map<core::VirtualClusterKey, Plane> planes_;

@@ -14,7 +14,9 @@
 # a gang's pods get their KAI PodGroup, which goes with the last of them;
 # a claim a pod uses (`kubectl apply`) is copied to the host, bound there
 # (the test plays the storage provisioner) and shows Bound in `kubectl get
-# pvc`, outlives the pod and goes with the claim.
+# pvc`, outlives the pod and goes with the claim. septad listens on every
+# address and advertises 127.0.0.2: the endpoint, the host pod's
+# KUBERNETES_SERVICE_HOST and the host NetworkPolicy's egress say so.
 # Then an isolated tenant's `nvidia.com/gpu: 1` pod runs on an H100 of its
 # reservation as nvidia.com/mig-3g.40gb: 1 with runtimeClassName nvidia,
 # tolerating the sample inventory's dedicated=gpu:NoSchedule taint there;
@@ -30,14 +32,21 @@ source "$(dirname "$0")/septad_lib.sh"
 
 db_url=$("$admin" createdb "$testdb_dir" "syncer_e2e_$$_$RANDOM")
 vport=$(free_port)
-listener=https://127.0.0.1:$vport
-start --database-url "$db_url" --vcluster-addr "127.0.0.1:$vport"
+# The listener on every address, advertised at another loopback address:
+# the endpoints, the synced pods' API address and the host NetworkPolicy
+# name the advertised one.
+listener=https://127.0.0.2:$vport
+start --database-url "$db_url" --vcluster-addr "0.0.0.0:$vport" --vcluster-advertise-address 127.0.0.2
 grep -q "syncer: started" "$log" || fail "the syncer did not start"
 token=$(cat "$dir/data/admin.token")
 create_acme_train
 ready() { [[ $(field "$(get /v1/tenants/acme/vclusters/train)" state) == READY ]]; }
 wait_for "READY" 15 ready
 ns=$(field "$(get /v1/tenants/acme/vclusters/train)" host_namespace)
+[[ $(field "$(get /v1/tenants/acme/vclusters/train)" endpoint) == "$listener/vc/acme/train" ]] ||
+  fail "the endpoint is not at the advertised address: $(get /v1/tenants/acme/vclusters/train)"
+[[ $(k get networkpolicy septa-allow -n "$ns" -o 'jsonpath={.spec.egress[2].to[0].ipBlock.cidr}:{.spec.egress[2].ports[0].port}') == \
+  "127.0.0.2/32:$vport" ]] || fail "the host NetworkPolicy does not let pods reach the listener: $(k get networkpolicy septa-allow -n "$ns" -o json)"
 
 "$admin" kubeconfig "$db_url" "$listener" acme/train >"$dir/train.kubeconfig"
 v() { "$kubectl" --request-timeout=10s --kubeconfig "$dir/train.kubeconfig" "$@"; }
@@ -71,6 +80,8 @@ on_host() { k get pod "$host_pod" -n "$ns" -o name >/dev/null 2>&1; }
 wait_for "the host pod $ns/$host_pod" 10 on_host
 [[ $(k get pod "$host_pod" -n "$ns" -o 'jsonpath={.metadata.labels.septa\.dev/synced}') == true ]] ||
   fail "the host pod lacks septa.dev/synced=true"
+api_env=$(k get pod "$host_pod" -n "$ns" -o 'jsonpath={range .spec.containers[0].env[?(@.name=="KUBERNETES_SERVICE_HOST")]}{.value}{end}:{range .spec.containers[0].env[?(@.name=="KUBERNETES_SERVICE_PORT")]}{.value}{end}')
+[[ $api_env == "127.0.0.2:$vport" ]] || fail "the host pod reaches its API server at '$api_env'"
 [[ $(k get pod "$host_pod" -n "$ns" -o 'jsonpath={.metadata.annotations.septa\.dev/object-uid}') == \
   $(v get pod web -o 'jsonpath={.metadata.uid}') ]] || fail "the host pod does not record the virtual pod's UID"
 running_up() { [[ $(v get pod web -o 'jsonpath={.status.phase}') == Running ]]; }

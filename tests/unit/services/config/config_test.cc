@@ -15,6 +15,7 @@ TEST(Config, DefaultsWithoutSources) {
   EXPECT_TRUE(c->kubeconfig.empty()) << "the simulated cluster by default";
   EXPECT_EQ(c->kubesim_addr, "127.0.0.1:0");
   EXPECT_EQ(c->vcluster_addr, "127.0.0.1:0");
+  EXPECT_TRUE(c->vcluster_advertise_address.empty()) << "vcluster_addr's host";
   EXPECT_EQ(c->vcluster_idle_after, std::chrono::minutes(10));
   EXPECT_EQ(c->idempotency_ttl, std::chrono::hours(24));
   EXPECT_EQ(c->admin_token_ttl_max, std::chrono::hours(768));
@@ -37,6 +38,16 @@ TEST(Config, ExternalServiceTiers) {
   auto c = Load(s, "/h");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->external_service_tiers, (std::set<std::string>{"dedicated", "exclusive", "gpu-farm"}));
+}
+
+TEST(Config, VirtualClustersAdvertisedAddress) {
+  for (const std::string address : {"10.0.0.7", "fd00::7"}) {
+    Sources s;
+    s.yaml_text = "vcluster_advertise_address: " + address + "\n";
+    auto c = Load(s, "/h");
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    EXPECT_EQ(c->vcluster_advertise_address, address);
+  }
 }
 
 TEST(Config, ReplicaId) {
@@ -149,6 +160,12 @@ TEST(Config, ErrorsNameTheKeyAndSource) {
        "out of range"},
       {{"kubesim_addr: here\n", "f.yaml", {}, {}}, "kubesim_addr (f.yaml)", "not host:port"},
       {{"vcluster_addr: here\n", "f.yaml", {}, {}}, "vcluster_addr (f.yaml)", "not host:port"},
+      {{"vcluster_advertise_address: septa.example.com\n", "f.yaml", {}, {}},
+       "vcluster_advertise_address (f.yaml)",
+       "not an IPv4 or IPv6 address"},
+      {{"", "", {}, {{"vcluster_advertise_address", "10.0.0.7:6444"}}},
+       "vcluster_advertise_address (--vcluster-advertise-address)",
+       "not an IPv4 or IPv6 address"},
       {{"", "", {}, {{"vcluster_idle_after", "10ms"}}},
        "vcluster_idle_after (--vcluster-idle-after)",
        "shorter than 1s"},

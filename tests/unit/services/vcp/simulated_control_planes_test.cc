@@ -105,6 +105,25 @@ TEST_F(SimulatedControlPlanesTest, EnsureServesASeededClusterAndIsIdempotent) {
   EXPECT_TRUE(account.ok()) << account.status().message();
 }
 
+TEST_F(SimulatedControlPlanesTest, OnEveryAddressTheEndpointsNameTheAdvertisedOneWhichTheCertificateCovers) {
+  planes_.reset();
+  planes_ =
+      std::make_unique<SimulatedControlPlanes>(store_, SimulatedControlPlanesOptions{.host = "0.0.0.0",
+                                                                                     .advertise_host = "127.0.0.2",
+                                                                                     .tick_interval = 0ms,
+                                                                                     .clock = &clock_,
+                                                                                     .random = &random_});
+  ASSERT_TRUE(planes_->Start().ok());
+  auto state = planes_->Ensure("acme", "dev");
+  ASSERT_TRUE(state.ok()) << state.status().message();
+  EXPECT_EQ(state->endpoint, "https://127.0.0.2:" + std::to_string(planes_->port()) + "/vc/acme/dev");
+  EXPECT_EQ(planes_->endpoint_host(), "127.0.0.2");
+  // The client verifies the serving certificate for 127.0.0.2.
+  auto namespaces = Client("acme", "dev")->List(kNamespaces, "");
+  ASSERT_TRUE(namespaces.ok()) << namespaces.status().message();
+  EXPECT_FALSE(namespaces->items.empty());
+}
+
 // Tenant credentials carry the groups of tenancy::kVclusterRoles; every virtual
 // cluster binds them to cluster-admin, edit and view, and a load restores a
 // binding deleted inside it.
