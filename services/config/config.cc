@@ -402,13 +402,6 @@ Status CheckVault(const Config& config) {
   if (config.vault_secrets_operator && !config.vault_workload_access) {
     return InvalidField("vault_secrets_operator", "needs vault_workload_access: the operator logs in as a workload");
   }
-  // Its objects are written through septad's own access to the virtual API,
-  // which a host control plane's Service does not give septad.
-  if (config.vault_secrets_operator && config.control_plane == "host") {
-    return InvalidField("vault_secrets_operator",
-                        "needs control_plane simulated: septad does not reach the API "
-                        "servers of host control planes to write the operator's objects");
-  }
   return Status::Ok();
 }
 

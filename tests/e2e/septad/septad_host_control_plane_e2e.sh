@@ -13,8 +13,9 @@
 # the virtual cluster's Vault intermediate, which the bundle holds too, and
 # Vault gets the cluster's Kubernetes auth method pointed at the Service;
 # DELETE removes both from Vault. The syncer tries the virtual cluster's API
-# at its Service. kubesim runs no container, so nothing answers at that
-# endpoint here: this is as far as these machines go.
+# at its Service, and so does septad, restarted with the Vault Secrets
+# Operator on, for the operator's objects. kubesim runs no container, so
+# nothing answers at that endpoint here: this is as far as these machines go.
 set -euo pipefail
 septad=$1
 vaultsim=${2:-}
@@ -105,6 +106,28 @@ fi
 # answers there on kubesim, and septad's log says so.
 wait_for "the syncer trying the virtual cluster's API server" 40 \
   grep -q "reconciling acme/train failed .*its pods were not listed within" "$log"
+
+# The Vault Secrets Operator's objects go the syncer's way too: restarted
+# with the operator on, septad tries to write them at the Service, and the
+# virtual cluster says which step waits for what.
+if [[ -n $vaultsim ]]; then
+  kill -TERM "$pid"
+  wait "$pid" || fail "septad exited non-zero after SIGTERM"
+  start --control-plane host --control-plane-database-address postgres.septa-system.svc:5432 \
+    --control-plane-database-sslmode disable "${vault_args[@]}" --vault-secrets-operator true
+  plane_message() {
+    get /v1/tenants/acme/vclusters/train | python3 -c '
+import json, sys
+vc = json.load(sys.stdin)
+print(next((c["message"] for c in vc.get("conditions", []) if c["type"] == "ControlPlaneReady"), ""))'
+  }
+  operator_tried() {
+    local message; message=$(plane_message)
+    [[ $message == *"the Vault Secrets Operator's objects"* && $message == *"septa-apiserver.$ns.svc"* ]]
+  }
+  wait_for "the operator's objects tried at the Service" 30 operator_tried
+  echo "with the operator on: $(plane_message)"
+fi
 
 [[ $(api DELETE /v1/tenants/acme/vclusters/train) == 200 ]] || fail "delete virtual cluster"
 gone() { [[ $(api GET /v1/tenants/acme/vclusters/train) == 404 ]]; }

@@ -79,6 +79,11 @@ TEST(Config, HostControlPlanesTakeTheVaultIssuer) {
   EXPECT_EQ(c->control_plane, "host");
   EXPECT_EQ(c->issuer, "vault");
   EXPECT_TRUE(c->vault_workload_access);
+  // The operator's objects go through the syncer's access, the API server's Service.
+  s.flags = {{"vault_secrets_operator", "true"}};
+  c = Load(s, "/h");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_TRUE(c->vault_secrets_operator);
 }
 
 TEST(Config, VaultIssuer) {
@@ -205,13 +210,6 @@ TEST(Config, ErrorsNameTheKeyAndSource) {
       {{"issuer: vault\nvault_addr: http://v\nvault_auth: kubernetes\n", "f.yaml", {}, {}},
        "vault_kubernetes_role",
        "vault_auth is kubernetes"},
-      {{"issuer: vault\nvault_addr: http://v\nvault_token_file: /t\ncontrol_plane: host\n"
-        "control_plane_database_address: pg:5432\nvault_secrets_operator: true\n",
-        "f.yaml",
-        {},
-        {}},
-       "vault_secrets_operator",
-       "needs control_plane simulated"},
       {{"", "", {}, {{"vault_auth", "ldap"}}}, "vault_auth (--vault-auth)", "not one of"},
       {{"issuer: vault\nvault_addr: http://v\nvault_token_file: /t\nvault_workload_token_ttl: 0s\n", "f.yaml", {}, {}},
        "vault_workload_token_ttl",
