@@ -201,6 +201,18 @@ struct WaitFlags {
   CLI::App* command = nullptr;
 };
 
+// A vcluster command's words: the owning tenant first, or as --tenant
+// (septactl vcluster kubeconfig train --tenant acme), then `after` (NAME,
+// NAME SERIAL, or nothing for list).
+struct VclusterWords {
+  CLI::App* command = nullptr;
+  std::vector<std::string> words;
+  std::string tenant;  // --tenant
+  // Where the tenant and each word after it go, and the words' names.
+  std::string* tenant_out = nullptr;
+  std::vector<std::pair<std::string, std::string*>> after;
+};
+
 // The flags' storage while CLI11 parses; turned into an Invocation after.
 struct Flags {
   std::string server, token, config_path, ca_file, output = "table";
@@ -230,6 +242,8 @@ struct Flags {
   VclusterCredentials vcluster_credentials;
   VclusterRevokeCredential vcluster_revoke_credential;
   WaitFlags create_wait, update_wait, delete_wait, sleep_wait, wake_wait;
+  VclusterWords create_words, get_words, list_words, update_words, delete_words, sleep_words, wake_words,
+      kubeconfig_words, credentials_words, revoke_words;
 };
 
 // Sub-commands of one CLI11 parse, kept to find out which one ran.
@@ -265,6 +279,35 @@ const std::map<std::string, double> kMillisecondsPerUnit{{"ms", 1}, {"s", 1000},
 constexpr auto kUnitRequired = static_cast<CLI::AsNumberWithUnit::Options>(CLI::AsNumberWithUnit::CASE_SENSITIVE |
                                                                            CLI::AsNumberWithUnit::UNIT_REQUIRED);
 
+void AddVclusterWords(CLI::App* command, VclusterWords& w, std::string& tenant,
+                      std::vector<std::pair<std::string, std::string*>> after, const std::string& help) {
+  std::string name = "[TENANT]";
+  for (const auto& word : after) name += " " + word.first;
+  const int n = static_cast<int>(after.size());
+  CLI::Option* words = command->add_option(name, w.words, "owning tenant (or --tenant)" + help)->expected(n, n + 1);
+  if (n > 0) words->required();
+  command->add_option("--tenant", w.tenant, "owning tenant, instead of the first word");
+  w.command = command;
+  w.tenant_out = &tenant;
+  w.after = std::move(after);
+}
+
+// Fills the command's tenant and names, or names the two forms it takes.
+Status ResolveVclusterWords(const VclusterWords& w) {
+  std::string after;
+  for (const auto& word : w.after) after += (after.empty() ? "" : " ") + word.first;
+  const std::size_t n = w.after.size();
+  const std::size_t given = w.words.size();
+  if (!w.tenant.empty() ? given != n : given != n + 1) {
+    return InvalidArgument("give TENANT" + (after.empty() ? "" : " " + after) + ", or " +
+                           (after.empty() ? "--tenant" : after + " with --tenant") +
+                           (!w.tenant.empty() && given == n + 1 ? ", not both" : ""));
+  }
+  *w.tenant_out = w.tenant.empty() ? w.words.front() : w.tenant;
+  for (std::size_t i = 0; i < n; ++i) *w.after[i].second = w.words[given - n + i];
+  return Status::Ok();
+}
+
 void AddWaitFlags(CLI::App* command, WaitFlags& f) {
   f.command = command;
   command->add_flag("--wait", f.wait, "poll until the virtual cluster's state settles");
@@ -285,72 +328,75 @@ Result<WaitOptions> WaitFrom(const WaitFlags& f) {
 void DefineVcluster(CLI::App& app, Flags& f, Commands& c) {
   auto* vcluster = app.add_subcommand("vcluster", "manage a tenant's virtual clusters")->require_subcommand(1);
   c.vcluster_create = vcluster->add_subcommand("create", "create a virtual cluster and reserve its GPU capacity");
-  c.vcluster_create->add_option("TENANT", f.vcluster_create.tenant, "owning tenant")->required();
-  c.vcluster_create->add_option("NAME", f.vcluster_create.name, "virtual cluster name (DNS label)")->required();
+  AddVclusterWords(c.vcluster_create, f.create_words, f.vcluster_create.tenant, {{"NAME", &f.vcluster_create.name}},
+                   ", then the virtual cluster's name (DNS label)");
   AddSpecFlags(c.vcluster_create, f.create_spec);
   c.vcluster_create->add_option("--idempotency-key", f.vcluster_create.idempotency_key,
                                 "a retry with the same key returns the first result");
   AddWaitFlags(c.vcluster_create, f.create_wait);
 
   c.vcluster_get = vcluster->add_subcommand("get", "show one virtual cluster");
-  c.vcluster_get->add_option("TENANT", f.vcluster_get.tenant, "owning tenant")->required();
-  c.vcluster_get->add_option("NAME", f.vcluster_get.name, "virtual cluster name")->required();
+  AddVclusterWords(c.vcluster_get, f.get_words, f.vcluster_get.tenant, {{"NAME", &f.vcluster_get.name}},
+                   ", then the virtual cluster's name");
 
   c.vcluster_list = vcluster->add_subcommand("list", "list a tenant's virtual clusters (every page)");
-  c.vcluster_list->add_option("TENANT", f.vcluster_list.tenant, "owning tenant")->required();
+  AddVclusterWords(c.vcluster_list, f.list_words, f.vcluster_list.tenant, {}, "");
   c.vcluster_list->add_option("--state", f.vcluster_list.state, "only this state")
       ->check(CLI::IsMember({"PROVISIONING", "READY", "SLEEPING", "DELETING", "FAILED"}));
   c.vcluster_list->add_option("--page-size", f.vcluster_list.page_size, "virtual clusters per call (1-500)");
 
   c.vcluster_update = vcluster->add_subcommand("update", "change the given settings of a virtual cluster");
-  c.vcluster_update->add_option("TENANT", f.vcluster_update.tenant, "owning tenant")->required();
-  c.vcluster_update->add_option("NAME", f.vcluster_update.name, "virtual cluster name")->required();
+  AddVclusterWords(c.vcluster_update, f.update_words, f.vcluster_update.tenant, {{"NAME", &f.vcluster_update.name}},
+                   ", then the virtual cluster's name");
   AddSpecFlags(c.vcluster_update, f.update_spec);
   c.vcluster_update->add_option("--etag", f.vcluster_update.etag, "only update if it still has this etag");
   AddWaitFlags(c.vcluster_update, f.update_wait);
 
   c.vcluster_delete = vcluster->add_subcommand("delete", "delete a virtual cluster (its capacity is released)");
-  c.vcluster_delete->add_option("TENANT", f.vcluster_delete.tenant, "owning tenant")->required();
-  c.vcluster_delete->add_option("NAME", f.vcluster_delete.name, "virtual cluster name")->required();
+  AddVclusterWords(c.vcluster_delete, f.delete_words, f.vcluster_delete.tenant, {{"NAME", &f.vcluster_delete.name}},
+                   ", then the virtual cluster's name");
   c.vcluster_delete->add_option("--etag", f.vcluster_delete.etag, "only delete if it still has this etag");
   AddWaitFlags(c.vcluster_delete, f.delete_wait);
 
   c.vcluster_sleep = vcluster->add_subcommand(
       "sleep", "stop a virtual cluster's workloads on the host; its objects stay (wake brings them back)");
-  c.vcluster_sleep->add_option("TENANT", f.vcluster_sleep.tenant, "owning tenant")->required();
-  c.vcluster_sleep->add_option("NAME", f.vcluster_sleep.name, "virtual cluster name")->required();
+  AddVclusterWords(c.vcluster_sleep, f.sleep_words, f.vcluster_sleep.tenant, {{"NAME", &f.vcluster_sleep.name}},
+                   ", then the virtual cluster's name");
   c.vcluster_sleep->add_option("--etag", f.vcluster_sleep.etag, "only sleep if it still has this etag");
   AddWaitFlags(c.vcluster_sleep, f.sleep_wait);
 
   c.vcluster_wake = vcluster->add_subcommand("wake", "wake a sleeping virtual cluster");
-  c.vcluster_wake->add_option("TENANT", f.vcluster_wake.tenant, "owning tenant")->required();
-  c.vcluster_wake->add_option("NAME", f.vcluster_wake.name, "virtual cluster name")->required();
+  AddVclusterWords(c.vcluster_wake, f.wake_words, f.vcluster_wake.tenant, {{"NAME", &f.vcluster_wake.name}},
+                   ", then the virtual cluster's name");
   c.vcluster_wake->add_option("--etag", f.vcluster_wake.etag, "only wake if it still has this etag");
   AddWaitFlags(c.vcluster_wake, f.wake_wait);
 
   c.vcluster_kubeconfig = vcluster->add_subcommand(
       "kubeconfig", "print a kubeconfig with a new client certificate for a READY virtual cluster");
-  c.vcluster_kubeconfig->add_option("TENANT", f.vcluster_kubeconfig.tenant, "owning tenant")->required();
-  c.vcluster_kubeconfig->add_option("NAME", f.vcluster_kubeconfig.name, "virtual cluster name")->required();
+  AddVclusterWords(c.vcluster_kubeconfig, f.kubeconfig_words, f.vcluster_kubeconfig.tenant,
+                   {{"NAME", &f.vcluster_kubeconfig.name}}, ", then the virtual cluster's name");
   c.vcluster_kubeconfig->add_option("--role", f.vcluster_kubeconfig.role, "admin, edit or view")->required();
   c.vcluster_kubeconfig->add_option("--ttl", f.vcluster_kubeconfig.ttl,
                                     "certificate lifetime (e.g. 1h, 90m); default and cap: the trust tier's");
 
   c.vcluster_credentials =
       vcluster->add_subcommand("credentials", "list the client certificates issued for a virtual cluster");
-  c.vcluster_credentials->add_option("TENANT", f.vcluster_credentials.tenant, "owning tenant")->required();
-  c.vcluster_credentials->add_option("NAME", f.vcluster_credentials.name, "virtual cluster name")->required();
+  AddVclusterWords(c.vcluster_credentials, f.credentials_words, f.vcluster_credentials.tenant,
+                   {{"NAME", &f.vcluster_credentials.name}}, ", then the virtual cluster's name");
 
   c.vcluster_revoke_credential =
       vcluster->add_subcommand("revoke-credential", "revoke a client certificate of a virtual cluster");
-  c.vcluster_revoke_credential->add_option("TENANT", f.vcluster_revoke_credential.tenant, "owning tenant")->required();
-  c.vcluster_revoke_credential->add_option("NAME", f.vcluster_revoke_credential.name, "virtual cluster name")
-      ->required();
-  c.vcluster_revoke_credential->add_option("SERIAL", f.vcluster_revoke_credential.serial, "certificate serial (hex)")
-      ->required();
+  AddVclusterWords(c.vcluster_revoke_credential, f.revoke_words, f.vcluster_revoke_credential.tenant,
+                   {{"NAME", &f.vcluster_revoke_credential.name}, {"SERIAL", &f.vcluster_revoke_credential.serial}},
+                   ", then the virtual cluster's name and the certificate's serial (hex)");
 }
 
 Result<Command> SelectedVclusterCommand(const Commands& c, Flags& f) {
+  for (VclusterWords* words :
+       {&f.create_words, &f.get_words, &f.list_words, &f.update_words, &f.delete_words, &f.sleep_words, &f.wake_words,
+        &f.kubeconfig_words, &f.credentials_words, &f.revoke_words}) {
+    if (words->command->parsed()) SEPTA_RETURN_IF_ERROR(ResolveVclusterWords(*words));
+  }
   if (c.vcluster_create->parsed()) {
     auto spec = SpecFrom(f.create_spec);
     SEPTA_RETURN_IF_ERROR(spec);
@@ -400,8 +446,19 @@ Result<Command> SelectedVclusterCommand(const Commands& c, Flags& f) {
   return Command(std::move(f.vcluster_delete));
 }
 
+// Positionals in the usage line as their names say ("[TENANT] NAME"),
+// without CLI11's count suffix ("(1x)") for the vcluster words.
+class UsageFormatter final : public CLI::Formatter {
+ public:
+  std::string make_option_usage(const CLI::Option* opt) const override {
+    const std::string name = make_option_name(opt, true);
+    return opt->get_required() || name.front() == '[' ? name : "[" + name + "]";
+  }
+};
+
 Commands Define(CLI::App& app, Flags& f) {
   app.require_subcommand(1);
+  app.formatter(std::make_shared<UsageFormatter>());  // sub-commands made after this inherit it
   // Global flags may also follow the command (septactl tenant list -o json);
   // sub-commands created after this inherit it.
   app.fallthrough();

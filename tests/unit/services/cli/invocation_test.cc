@@ -276,7 +276,36 @@ TEST(Invocation, VclusterUsageErrors) {
       UsageError({"vcluster", "update", "a", "b", "--etag", "e"}).rfind("nothing to update: give --display-name", 0),
       0u);
   EXPECT_NE(UsageError({"vcluster", "list", "a", "--state", "ASLEEP"}).find("ASLEEP"), std::string::npos);
-  EXPECT_NE(UsageError({"vcluster", "get", "a"}).find("NAME is required"), std::string::npos);
+  EXPECT_EQ(UsageError({"vcluster", "get", "a"}), "give TENANT NAME, or NAME with --tenant");
+  EXPECT_EQ(UsageError({"vcluster", "get", "a", "b", "--tenant", "a"}),
+            "give TENANT NAME, or NAME with --tenant, not both");
+  EXPECT_EQ(UsageError({"vcluster", "list"}), "give TENANT, or --tenant");
+  EXPECT_EQ(UsageError({"vcluster", "revoke-credential", "acme", "train"}),
+            "give TENANT NAME SERIAL, or NAME SERIAL with --tenant");
+  EXPECT_NE(UsageError({"vcluster", "get", "a", "b", "c"}).find("At Most 2"), std::string::npos);
+}
+
+// The tenant may also come as --tenant, before or after the words.
+TEST(Invocation, VclusterTenantFlag) {
+  const auto kubeconfig = std::get<VclusterKubeconfig>(
+      Parse({"vcluster", "kubeconfig", "train", "--tenant", "acme", "--ttl", "1h", "--role", "view"}).command);
+  EXPECT_EQ(kubeconfig.tenant, "acme");
+  EXPECT_EQ(kubeconfig.name, "train");
+  EXPECT_EQ(kubeconfig.ttl, "1h");
+  const auto get = std::get<VclusterGet>(Parse({"vcluster", "get", "--tenant", "acme", "train"}).command);
+  EXPECT_EQ(get.tenant, "acme");
+  EXPECT_EQ(get.name, "train");
+  const auto list = std::get<VclusterList>(Parse({"vcluster", "list", "--tenant", "acme"}).command);
+  EXPECT_EQ(list.tenant, "acme");
+  const auto revoke = std::get<VclusterRevokeCredential>(
+      Parse({"vcluster", "revoke-credential", "train", "ab12", "--tenant", "acme"}).command);
+  EXPECT_EQ(revoke.tenant, "acme");
+  EXPECT_EQ(revoke.name, "train");
+  EXPECT_EQ(revoke.serial, "ab12");
+  const auto create = std::get<VclusterCreate>(
+      Parse({"vcluster", "create", "train", "--tenant", "acme", "--shared-milli", "300"}).command);
+  EXPECT_EQ(create.tenant, "acme");
+  EXPECT_EQ(create.name, "train");
 }
 
 TEST(Invocation, HelpIsText) {
