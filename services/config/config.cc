@@ -1,6 +1,5 @@
 #include "services/config/config.h"
 
-#include <arpa/inet.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -9,6 +8,7 @@
 #include <functional>
 
 #include "common/text.h"
+#include "services/base/ip_address.h"
 
 namespace septa::config {
 
@@ -259,9 +259,7 @@ const std::vector<KeyDef>& Defs() {
         "the IP address tenants and the host's pods reach vcluster_addr at (empty: its host, 127.0.0.1 for a "
         "wildcard)"},
        [](Config& c, const std::string& v, const std::string& where) {
-         in6_addr parsed;
-         if (!v.empty() && ::inet_pton(AF_INET, v.c_str(), &parsed) != 1 &&
-             ::inet_pton(AF_INET6, v.c_str(), &parsed) != 1) {
+         if (!v.empty() && !base::IsIpAddress(v)) {
            return Bad(where, "\"" + EscapeControlCharacters(v) + "\" is not an IPv4 or IPv6 address");
          }
          c.vcluster_advertise_address = v;

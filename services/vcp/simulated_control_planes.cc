@@ -3,11 +3,11 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <boost/asio/ip/address.hpp>
 #include <boost/beast/http/field.hpp>
 
 #include "common/text.h"
 #include "services/base/base64.h"
+#include "services/base/ip_address.h"
 #include "services/base/mac.h"
 #include "services/base/secure_random.h"
 #include "services/core/crypto.h"
@@ -95,9 +95,7 @@ Status SimulatedControlPlanes::Start() {
   for (std::string name : {host, endpoint_host_}) {
     if (name.size() > 2 && name.front() == '[') name = name.substr(1, name.size() - 2);
     if (name == "0.0.0.0" || name == "::") continue;
-    boost::system::error_code not_ip;
-    boost::asio::ip::make_address(name, not_ip);
-    std::vector<std::string>& list = not_ip ? names : ips;
+    std::vector<std::string>& list = base::IsIpAddress(name) ? ips : names;
     if (std::find(list.begin(), list.end(), name) == list.end()) list.push_back(name);
   }
   auto now = std::chrono::system_clock::now();
