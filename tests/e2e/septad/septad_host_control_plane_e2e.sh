@@ -115,12 +115,7 @@ if [[ -n $vaultsim ]]; then
   wait "$pid" || fail "septad exited non-zero after SIGTERM"
   start --control-plane host --control-plane-database-address postgres.septa-system.svc:5432 \
     --control-plane-database-sslmode disable "${vault_args[@]}" --vault-secrets-operator true
-  plane_message() {
-    get /v1/tenants/acme/vclusters/train | python3 -c '
-import json, sys
-vc = json.load(sys.stdin)
-print(next((c["message"] for c in vc.get("conditions", []) if c["type"] == "ControlPlaneReady"), ""))'
-  }
+  plane_message() { condition "$(get /v1/tenants/acme/vclusters/train)" ControlPlaneReady message; }
   operator_tried() {
     local message; message=$(plane_message)
     [[ $message == *"the Vault Secrets Operator's objects"* && $message == *"septa-apiserver.$ns.svc"* ]]

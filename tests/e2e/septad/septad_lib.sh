@@ -55,8 +55,8 @@ api() { rest "$token" "$@"; }  # method path [body]: the HTTP status
 get() { curl -s -H "Authorization: Bearer $token" "http://127.0.0.1:$http_port$1"; }
 k() { kubectl --kubeconfig "$dir/data/kubeconfig" --request-timeout=5s "$@"; }
 # The status of condition $2 in the virtual cluster JSON $1 ("" when absent).
-condition() {
-  python3 -c 'import json,sys; vc=json.loads(sys.argv[1]); print(next((c["status"] for c in vc.get("conditions",[]) if c["type"]==sys.argv[2]), ""))' "$1" "$2"
+condition() {  # JSON TYPE [FIELD]: the condition's status, or FIELD (message, reason)
+  python3 -c 'import json,sys; vc=json.loads(sys.argv[1]); print(next((c.get(sys.argv[3], "") for c in vc.get("conditions",[]) if c["type"]==sys.argv[2]), ""))' "$1" "$2" "${3:-status}"
 }
 field() { python3 -c 'import json,sys; print(json.loads(sys.argv[1]).get(sys.argv[2], ""))' "$1" "$2"; }
 wait_for() {  # what seconds command...: until the command succeeds
