@@ -2,8 +2,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "common/quantity.h"
 #include "services/base/yaml_json.h"
-#include "services/kube/quantity.h"
 
 namespace septa::kubesim {
 
@@ -62,9 +62,8 @@ Result<Inventory> ParseInventory(const std::string& yaml_text, const std::string
       NodeSpec spec;
       if (n["cpu"]) spec.cpu = n["cpu"].as<std::string>();
       if (n["memory"]) spec.memory = n["memory"].as<std::string>();
-      if (!kube::ParseQuantityMilli(spec.cpu).ok())
-        return InvalidArgument(where + ".cpu: bad quantity \"" + spec.cpu + "\"");
-      if (!kube::ParseQuantityMilli(spec.memory).ok())
+      if (!ParseQuantityMilli(spec.cpu).ok()) return InvalidArgument(where + ".cpu: bad quantity \"" + spec.cpu + "\"");
+      if (!ParseQuantityMilli(spec.memory).ok())
         return InvalidArgument(where + ".memory: bad quantity \"" + spec.memory + "\"");
       if (n["labels"]) spec.labels = n["labels"].as<std::map<std::string, std::string>>();
       if (n["taints"]) {

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
+#include "common/quantity.h"
 #include "gpu/gpu_uuid.h"
 #include "services/kube/gpu_labels.h"
-#include "services/kube/quantity.h"
 #include "services/kubesim/objects.h"
 #include "services/kubesim/selectors.h"
 #include "services/kubesim/workload_util.h"
@@ -321,7 +321,7 @@ void NodeSim::Schedule() {
           ok = q == 0;
           continue;
         }
-        auto have = kube::ParseQuantityMilli(have_it->get<std::string>());
+        auto have = ParseQuantityMilli(have_it->get<std::string>());
         ok = have.ok() && used[name][r] + q <= *have;
       }
       if (ok) {

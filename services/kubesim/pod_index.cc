@@ -1,6 +1,6 @@
 #include "services/kubesim/pod_index.h"
 
-#include "services/kube/quantity.h"
+#include "common/quantity.h"
 #include "services/kubesim/workload_defaults.h"
 #include "services/kubesim/workload_util.h"
 
@@ -18,7 +18,7 @@ std::map<std::string, long long> PodRequests(const json& pod) {
       if (!requests.contains(k)) requests[k] = v;  // limits default requests
     }
     for (auto& [k, v] : requests.items()) {
-      auto q = kube::ParseQuantityMilli(v.is_string() ? v.get<std::string>() : v.dump());
+      auto q = ParseQuantityMilli(v.is_string() ? v.get<std::string>() : v.dump());
       if (q.ok()) out[k] += *q;
     }
   }

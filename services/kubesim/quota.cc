@@ -5,7 +5,6 @@
 #include <set>
 
 #include "common/quantity.h"
-#include "services/kube/quantity.h"
 
 namespace septa::kubesim {
 
@@ -65,7 +64,7 @@ std::optional<Amount> ParseAmount(const json& value) {
   else if (value.is_number_integer() || value.is_number_unsigned()) text = value.dump();
   else if (value.is_number_float()) text = value.dump();
   else return std::nullopt;
-  auto milli = kube::ParseQuantityMilli(text);
+  auto milli = ParseQuantityMilli(text);
   if (!milli.ok()) return std::nullopt;
   return Amount{*milli, text.size() >= 2 && text.back() == 'i'};
 }

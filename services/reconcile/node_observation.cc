@@ -7,10 +7,10 @@
 #include <optional>
 #include <set>
 
+#include "common/quantity.h"
 #include "gpu/gpu_uuid.h"
 #include "gpu/mig_geometry.h"
 #include "services/kube/gpu_labels.h"
-#include "services/kube/quantity.h"
 
 namespace septa::reconcile {
 
@@ -41,7 +41,7 @@ const std::string* Label(const gpu::InventoryNode& node, const char* key) {
 // A quantity in thousandths; Kubernetes serializes quantities as strings.
 Result<long long> Quantity(const json& value, const std::string& field) {
   if (!value.is_string()) return InvalidField(field, "must be a quantity string");
-  auto parsed = kube::ParseQuantityMilli(value.get_ref<const std::string&>());
+  auto parsed = ParseQuantityMilli(value.get_ref<const std::string&>());
   if (!parsed.ok()) return InvalidField(field, parsed.status().message());
   return *parsed;
 }
