@@ -140,6 +140,7 @@ tenancy::host::RenderConfig RenderConfigOf(const config::Config& config, tenancy
   render.scheduler = scheduler;
   render.fraction_backend = FractionBackendOf(config);
   render.external_service_tiers = config.external_service_tiers;
+  render.integration_domains = config.integration_keys;
   if (planes) {
     render.virtual_api_address = planes->endpoint_host();
     render.virtual_api_port = planes->port();

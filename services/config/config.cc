@@ -6,9 +6,11 @@
 #include <cctype>
 #include <charconv>
 #include <functional>
+#include <vector>
 
 #include "common/text.h"
 #include "services/base/ip_address.h"
+#include "tenancy/sync/host_keys.h"
 
 namespace septa::config {
 
@@ -17,6 +19,25 @@ namespace {
 using Setter = std::function<Status(Config&, const std::string& value, const std::string& where)>;
 
 Status Bad(const std::string& where, const std::string& what) { return InvalidField(where, what); }
+
+// "a,b,c" -> {"a", "b", "c"}; "" -> {} (an empty item stays, for the caller to refuse).
+std::vector<std::string> CommaList(const std::string& v) {
+  std::vector<std::string> items;
+  for (std::size_t begin = 0; begin <= v.size() && !v.empty();) {
+    const std::size_t end = std::min(v.find(',', begin), v.size());
+    items.push_back(v.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return items;
+}
+
+Status CheckTierName(const std::string& tier, const std::string& where) {
+  if (tier.empty() || tier.size() > 63 || tier.front() == '-' || tier.back() == '-' ||
+      tier.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") != std::string::npos) {
+    return Bad(where, "\"" + tier + "\" is not a trust tier name (a-z, 0-9 and inner -)");
+  }
+  return Status::Ok();
+}
 
 Status ParseInt(const std::string& value, const std::string& where, long long min, long long max, long long& out) {
   const char* end = value.data() + value.size();
@@ -231,18 +252,31 @@ const std::vector<KeyDef>& Defs() {
         "host; empty: none"},
        [](Config& c, const std::string& v, const std::string& where) {
          std::set<std::string> tiers;
-         std::size_t begin = 0;
-         while (begin <= v.size() && !v.empty()) {
-           const std::size_t end = std::min(v.find(',', begin), v.size());
-           const std::string tier = v.substr(begin, end - begin);
-           if (tier.empty() || tier.size() > 63 || tier.front() == '-' || tier.back() == '-' ||
-               tier.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") != std::string::npos) {
-             return Bad(where, "\"" + tier + "\" is not a trust tier name (a-z, 0-9 and inner -)");
-           }
+         for (const std::string& tier : CommaList(v)) {
+           SEPTA_RETURN_IF_ERROR(CheckTierName(tier, where));
            tiers.insert(tier);
-           begin = end + 1;
          }
          c.external_service_tiers = std::move(tiers);
+         return Status::Ok();
+       }},
+      {{"integration_keys",
+        "TIER=DOMAIN pairs (comma-separated): the host integrations whose label and annotation keys a trust "
+        "tier's objects may carry to the host, where a controller of the platform's acts on them (e.g. "
+        "shared=external-dns.alpha.kubernetes.io); empty: none"},
+       [](Config& c, const std::string& v, const std::string& where) {
+         std::map<std::string, std::set<std::string>> allowed;
+         for (const std::string& pair : CommaList(v)) {
+           const std::size_t equals = pair.find('=');
+           if (equals == std::string::npos) return Bad(where, "\"" + pair + "\" is not TIER=DOMAIN");
+           const std::string tier = pair.substr(0, equals), domain = pair.substr(equals + 1);
+           SEPTA_RETURN_IF_ERROR(CheckTierName(tier, where));
+           if (!tenancy::sync::IsIntegrationDomain(domain)) {
+             return Bad(where, "\"" + domain + "\" is not a known integration domain (" +
+                                   tenancy::sync::IntegrationDomainList() + ")");
+           }
+           allowed[tier].insert(domain);
+         }
+         c.integration_keys = std::move(allowed);
          return Status::Ok();
        }},
       {{"sleep_reservation",

@@ -84,6 +84,9 @@ struct Config {
   // Trust tiers whose virtual clusters may have NodePort and LoadBalancer
   // services on the host (tenancy::host::RenderConfig); none by default.
   std::set<std::string> external_service_tiers;
+  // By trust tier, the host integrations whose keys tenants' objects may
+  // carry to the host (tenancy/sync/host_keys.h); none by default.
+  std::map<std::string, std::set<std::string>> integration_keys;
   // What a sleeping virtual cluster does with its reservation: keep it, or
   // release it at sleep and place it again on wake (all or nothing; a
   // shortfall keeps it waking with CapacityReady False).

@@ -4,6 +4,9 @@
 
 #include "services/kube/resources.h"
 #include "tenancy/host/manifest.h"
+#include "tenancy/host/names.h"
+#include "tenancy/host/render.h"
+#include "tenancy/sync/bookkeeping.h"
 
 namespace septa::reconcile {
 
@@ -15,9 +18,12 @@ using nlohmann::json;
 const std::array<kube::Resource, 5> kWorkloads = {kube::kDeployments, kube::kStatefulSets, kube::kJobs,
                                                   kube::kReplicaSets, kube::kPods};
 
+// Septa's own: labelled managed-by=septa and not a copy the syncer made of
+// a tenant's object (whose labels came from the tenant).
 bool SeptaOwns(const json& metadata) {
   const json labels = metadata.value("labels", json::object());
-  return labels.value(tenancy::host::kManagedByLabel, "") == tenancy::host::kManagedByValue;
+  return labels.value(tenancy::host::kManagedByLabel, "") == tenancy::host::kManagedByValue &&
+         !labels.contains(tenancy::sync::kSyncedLabel);
 }
 
 }  // namespace
@@ -41,6 +47,14 @@ Result<int> DeleteHostWorkloads(kube::Client& host, const std::string& host_name
     }
   }
   return present;
+}
+
+Result<bool> NewPodsRefused(kube::Client& host, const std::string& host_namespace) {
+  auto quota = host.Get(kube::kResourceQuotas, host_namespace, std::string(tenancy::host::kResourceQuotaName));
+  if (!quota.ok()) return quota.status().code() == Code::kNotFound ? Result<bool>(false) : Result<bool>(quota.status());
+  const json status = quota->value("status", json::object());
+  const json hard = status.is_object() ? status.value("hard", json::object()) : json::object();
+  return hard.is_object() && hard.value("pods", json()) == tenancy::host::kSleepingPods;
 }
 
 }  // namespace septa::reconcile

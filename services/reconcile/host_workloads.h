@@ -1,8 +1,12 @@
-// A sleeping virtual cluster's host workloads: what runs in its host
-// namespace that Septa does not own (the syncer puts tenants' pods and
-// their controllers there). Sleep deletes them; Septa's own objects (those
-// labelled managed-by=septa: quota, limit range, network policies, RBAC,
-// queues) stay, and so does every object of the virtual control plane.
+// A sleeping virtual cluster's host workloads: everything of the tenant's
+// that runs in its host namespace. Sleep deletes them; Septa's own objects
+// (those labelled managed-by=septa: quota, limit range, network policies,
+// RBAC, queues, and with control_plane host the virtual API server's
+// workloads) stay, and so does every object of the virtual control plane.
+// The syncer's copies are the tenant's whatever their labels say: they carry
+// septa.dev/synced, and a tenant's `app.kubernetes.io/managed-by: septa` is
+// refused before it could reach one (tenancy/sync/host_keys.h), so that the
+// label cannot make a tenant's pod survive sleep.
 #pragma once
 
 #include <string>
@@ -18,5 +22,12 @@ namespace septa::reconcile {
 // terminating): 0 once nothing runs. Kinds the host does not serve hold
 // nothing. Idempotent; the caller looks again until it says 0.
 Result<int> DeleteHostWorkloads(kube::Client& host, const std::string& host_namespace);
+
+// Whether the host already refuses new pods in `host_namespace`: its
+// ResourceQuota's status.hard (what the host's admission reads, updated
+// by its quota controller after the spec) holds pods at
+// tenancy::host::kSleepingPods. Counting the workloads before that would
+// miss a pod created right after the count.
+Result<bool> NewPodsRefused(kube::Client& host, const std::string& host_namespace);
 
 }  // namespace septa::reconcile

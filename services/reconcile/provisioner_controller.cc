@@ -497,6 +497,22 @@ tenancy::Condition ProvisionerController::SleepCondition(const Desired& desired,
     c.message = "waiting for the host namespace to be deleted";
     return c;
   }
+  // The fence first: counted before the host refuses new pods, a pod
+  // created right after the count would run on a released reservation.
+  auto fenced = NewPodsRefused(host_, host_namespace);
+  if (!fenced.ok()) {
+    error = fenced.status();
+    c.reason = ReasonOf(fenced.status());
+    c.message = "the host namespace's quota could not be read: " + fenced.status().message();
+    return c;
+  }
+  if (!*fenced) {
+    waiting = true;
+    c.reason = "ClosingNamespace";
+    c.message =
+        "waiting for the host to enforce the sleeping quota (pods: " + std::string(tenancy::host::kSleepingPods) + ")";
+    return c;
+  }
   auto left = DeleteHostWorkloads(host_, host_namespace);
   if (!left.ok()) {
     error = left.status();

@@ -26,6 +26,7 @@ Result<std::optional<SyncedCluster>> LoadSyncedCluster(core::Store& store, const
     view.tier = *std::move(tier);
     view.psa_level = tenancy::host::PsaLevel(render, view.tier);
     view.external_services = tenancy::host::ExternalServicesAllowed(render, view.tier);
+    view.integration_domains = tenancy::host::IntegrationDomainsAllowed(render, view.tier);
     view.reservation.tenant = tenant;
     view.reservation.vcluster = vcluster;
     view.reservation.tier = vc->capacity.tier;

@@ -544,7 +544,8 @@ Outcome SyncerController::Refuse(WatchedCluster& cluster, const std::string& key
 Outcome SyncerController::SyncUp(WatchedCluster& cluster, const json& virtual_pod, const json& host_pod) {
   const std::string ns = tsync::MetadataField(virtual_pod, "namespace"),
                     name = tsync::MetadataField(virtual_pod, "name");
-  if (std::optional<json> patch = tsync::HostPodPatch(virtual_pod, host_pod)) {
+  if (std::optional<json> patch =
+          tsync::HostPodPatch(virtual_pod, host_pod, cluster.synced().view.integration_domains)) {
     auto patched = host_.Patch(kube::kPods, tsync::MetadataField(host_pod, "namespace"),
                                tsync::MetadataField(host_pod, "name"), kube::PatchType::kMerge, patch->dump());
     if (!patched.ok()) return Failed(patched.status());

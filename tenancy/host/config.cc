@@ -68,6 +68,11 @@ bool ExternalServicesAllowed(const RenderConfig& config, const TrustTier& tier) 
   return config.external_service_tiers.contains(tier.name);
 }
 
+std::set<std::string> IntegrationDomainsAllowed(const RenderConfig& config, const TrustTier& tier) {
+  auto it = config.integration_domains.find(tier.name);
+  return it != config.integration_domains.end() ? it->second : std::set<std::string>{};
+}
+
 Status ValidateRenderConfig(const RenderConfig& config) {
   for (const auto& [tier, level] : config.psa_levels) {
     if (!IsPsaLevel(level)) {

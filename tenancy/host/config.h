@@ -40,6 +40,11 @@ struct RenderConfig {
   // holds services.nodeports and services.loadbalancers at 0, and the
   // syncer refuses them with an event.
   std::set<std::string> external_service_tiers;
+  // By trust tier, the host integrations (tenancy/sync/host_keys.h: external
+  // DNS, load balancers, certificates, service meshes...) whose label and
+  // annotation keys its virtual clusters' objects may carry to the host,
+  // where a controller of the platform's acts on them. None by default.
+  std::map<std::string, std::set<std::string>> integration_domains;
   // The virtual API server as the host's pods reach it: an IP address or a
   // CIDR, and its port; and the port the virtual cluster's DNS listens on
   // (vCluster's is 1053).
@@ -62,6 +67,9 @@ std::string_view DefaultPsaLevel(gpu::Tier tier);
 std::string PsaLevel(const RenderConfig& config, const TrustTier& tier);
 // Whether `config` lets `tier` have NodePort and LoadBalancer services.
 bool ExternalServicesAllowed(const RenderConfig& config, const TrustTier& tier);
+
+// The integration domains `config` allows `tier`.
+std::set<std::string> IntegrationDomainsAllowed(const RenderConfig& config, const TrustTier& tier);
 
 // Every field in range; violations name the field ("psa_levels.shared",
 // "virtual_api_address", "dns_port", ...).

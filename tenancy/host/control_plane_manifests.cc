@@ -339,11 +339,9 @@ std::vector<json> NetworkPolicies(const std::string& ns, const Labels& labels, c
       {"ingress", json::array({{{"ports", json::array({{{"protocol", "TCP"}, {"port", kApiServerPort}}})}}})},
       {"egress", json::array({{{"ports", json::array({{{"protocol", "TCP"}, {"port", config.database_port}}})}}})}};
   json dns = Manifest("networking.k8s.io/v1", "NetworkPolicy", kCoreDnsName, ns, labels);
-  json dns_ports = json::array();
-  for (const char* protocol : {"UDP", "TCP"}) dns_ports.push_back({{"protocol", protocol}, {"port", 53}});
   dns["spec"] = {{"podSelector", {{"matchLabels", {{kNameLabel, kCoreDnsName}}}}},
                  {"policyTypes", json::array({"Egress"})},
-                 {"egress", json::array({{{"ports", std::move(dns_ports)}}})}};
+                 {"egress", json::array({HostDnsEgress()})}};
   return {std::move(plane), std::move(dns)};
 }
 

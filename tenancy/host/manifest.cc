@@ -18,4 +18,13 @@ nlohmann::json Manifest(std::string_view api_version, std::string_view kind, std
   return {{"apiVersion", api_version}, {"kind", kind}, {"metadata", std::move(meta)}};
 }
 
+nlohmann::json HostDnsEgress() {
+  nlohmann::json ports = nlohmann::json::array();
+  for (const char* protocol : {"UDP", "TCP"}) ports.push_back({{"protocol", protocol}, {"port", 53}});
+  return {{"to", nlohmann::json::array(
+                     {{{"namespaceSelector", {{"matchLabels", {{"kubernetes.io/metadata.name", "kube-system"}}}}},
+                       {"podSelector", {{"matchLabels", {{"k8s-app", "kube-dns"}}}}}}})},
+          {"ports", std::move(ports)}};
+}
+
 }  // namespace septa::tenancy::host

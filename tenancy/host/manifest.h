@@ -30,4 +30,10 @@ std::map<std::string, std::string> SharedLabels();
 nlohmann::json Manifest(std::string_view api_version, std::string_view kind, std::string_view name, std::string_view ns,
                         const std::map<std::string, std::string>& labels);
 
+// A NetworkPolicy egress rule to the host cluster's DNS and nothing else:
+// port 53 (UDP and TCP) of the pods labelled k8s-app=kube-dns in
+// kube-system, the labels kube-dns and CoreDNS deployments keep. A rule
+// naming the port alone would reach any address on it.
+nlohmann::json HostDnsEgress();
+
 }  // namespace septa::tenancy::host

@@ -32,13 +32,17 @@ json NamespaceObject(const std::string& ns, const Labels& labels, const std::str
 // Requests only: a limit quota would refuse every pod whose containers set
 // no limit below the LimitRange's default, which is the whole quota.
 json ResourceQuotaObject(const std::string& ns, const Labels& labels, const WorkloadQuota& quota,
-                         const GpuHoldings& holdings, bool external_services) {
+                         const GpuHoldings& holdings, bool external_services, bool asleep) {
   json hard = json::object();
   if (!external_services) {  // RenderConfig::external_service_tiers
     hard["services.nodeports"] = "0";
     hard["services.loadbalancers"] = "0";
   }
-  if (quota.pods > 0) hard["pods"] = std::to_string(quota.pods);
+  if (asleep) {
+    hard["pods"] = std::string(kSleepingPods);
+  } else if (quota.pods > 0) {
+    hard["pods"] = std::to_string(quota.pods);
+  }
   if (quota.cpu_milli > 0) hard["requests.cpu"] = CpuQuantity(quota.cpu_milli);
   if (quota.memory_mib > 0) hard["requests.memory"] = MemoryQuantity(quota.memory_mib);
   // Extended resources take only the requests. form in a quota.
@@ -83,11 +87,11 @@ std::vector<json> NetworkPolicies(const std::string& ns, const Labels& labels, c
   json deny = Manifest("networking.k8s.io/v1", "NetworkPolicy", kDefaultDenyPolicyName, ns, labels);
   deny["spec"] = {{"podSelector", json::object()}, {"policyTypes", both}};
 
-  json dns_ports = json::array();
-  for (const char* protocol : {"UDP", "TCP"}) dns_ports.push_back({{"protocol", protocol}, {"port", config.dns_port}});
   json egress = json::array();
-  egress.push_back({{"to", json::array({all_pods})}});  // the namespace's own pods
-  egress.push_back({{"ports", std::move(dns_ports)}});  // the virtual cluster's DNS, wherever it runs
+  // The namespace's own pods: with control_plane host, the virtual cluster's
+  // CoreDNS and API server among them.
+  egress.push_back({{"to", json::array({all_pods})}});
+  egress.push_back(HostDnsEgress());  // the cluster DNS the pods otherwise use, and nothing else on its port
   egress.push_back(
       {{"to", json::array({{{"ipBlock", {{"cidr", Cidr(config.virtual_api_address)}}}}})},
        {"ports", json::array({{{"protocol", "TCP"}, {"port", config.virtual_api_port}}})}});  // the virtual API server
@@ -200,8 +204,9 @@ Result<HostObjects> RenderHostObjects(const TrustTier& tier, const VirtualCluste
     for (json& o : objects) out.objects.push_back(std::move(o));
   };
   out.objects.push_back(NamespaceObject(ns, labels, PsaLevel(config, tier)));
-  out.objects.push_back(
-      ResourceQuotaObject(ns, labels, vcluster.quota, *holdings, ExternalServicesAllowed(config, tier)));
+  out.objects.push_back(ResourceQuotaObject(ns, labels, vcluster.quota, *holdings,
+                                            ExternalServicesAllowed(config, tier),
+                                            vcluster.state == VirtualClusterState::kSleeping));
   out.objects.push_back(LimitRangeObject(ns, labels, vcluster.quota, config));
   append(NetworkPolicies(ns, labels, config));
   append(Rbac(ns, labels, config));

@@ -37,6 +37,15 @@ inline constexpr const char* kExclusiveTenantKey = "septa.dev/exclusive-tenant";
 // "vcluster.septa.dev/<host namespace>" = the tier ("dedicated" | "exclusive").
 std::string ReservedNodeLabel(std::string_view host_namespace);
 
+// A sleeping virtual cluster's ResourceQuota holds `pods` at this: the host's
+// own admission then refuses every new pod in the namespace, so that once
+// the provisioner has seen the quota in force (the host reports it in the
+// quota's status.hard, which is what admission reads) and no pod left, none
+// can start behind its back (a syncer still acting on an older view of the
+// cluster included) before the reservation is released. Pods already
+// running are not touched by a quota; sleep deletes them.
+inline constexpr std::string_view kSleepingPods = "0";
+
 struct HostObjects {
   std::string host_namespace;
   std::string field_manager;            // server-side apply's field manager

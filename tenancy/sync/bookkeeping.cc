@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "tenancy/host/names.h"
+#include "tenancy/sync/host_keys.h"
 
 namespace septa::tenancy::sync {
 namespace {
@@ -82,19 +83,25 @@ std::string HostObjectName(std::string_view name, std::string_view ns, std::stri
 
 nlohmann::json HostMetadata(std::string_view kind, const nlohmann::json& virtual_meta, std::string_view tenant,
                             std::string_view vcluster, std::string_view host_namespace,
+                            const std::set<std::string>& integrations,
                             const std::set<std::string, std::less<>>& dropped) {
   using nlohmann::json;
   const std::string name = virtual_meta.value("name", "");
   const std::string ns = virtual_meta.value("namespace", "");
   const std::string host_name = HostObjectName(name, ns, vcluster);
-  json labels = virtual_meta.value("labels", json::object());
+  json labels = json::object();
   std::set<std::string> label_keys;
-  for (const auto& [key, value] : labels.items()) label_keys.insert(key);
+  const json virtual_labels = virtual_meta.value("labels", json::object());
+  for (const auto& [key, value] : virtual_labels.items()) {
+    if (!CopiedToHost(key, value, integrations)) continue;
+    labels[key] = value;
+    label_keys.insert(key);
+  }
   json annotations = json::object();
   std::set<std::string> annotation_keys;
   const json virtual_annotations = virtual_meta.value("annotations", json::object());
   for (const auto& [key, value] : virtual_annotations.items()) {
-    if (dropped.contains(key)) continue;
+    if (dropped.contains(key) || !CopiedToHost(key, value, integrations)) continue;
     annotations[key] = value;
     annotation_keys.insert(key);
   }

@@ -88,11 +88,15 @@ std::string HostObjectName(std::string_view name, std::string_view ns, std::stri
 // The metadata of the host copy of the virtual object whose metadata is
 // `virtual_meta` (of `kind`: "Pod", "ConfigMap", "Secret"), written as
 // HostObjectName to `host_namespace`: its labels and annotations copied
-// (less the annotation keys in `dropped`), the septa.dev/ labels above, the
-// object and host annotations and the copied-key lists. Every kind's
-// bookkeeping is this one, so VirtualRefOf reads them all alike.
+// (less the annotation keys in `dropped`, and less every key that is the
+// host's or an integration's not in `integrations`: host_keys.h
+// CopiedToHost, which callers refuse with CheckTenantKeys before, so that
+// this only makes sure), the septa.dev/ labels above, the object and host
+// annotations and the copied-key lists. Every kind's bookkeeping is this
+// one, so VirtualRefOf reads them all alike.
 nlohmann::json HostMetadata(std::string_view kind, const nlohmann::json& virtual_meta, std::string_view tenant,
                             std::string_view vcluster, std::string_view host_namespace,
+                            const std::set<std::string>& integrations,
                             const std::set<std::string, std::less<>>& dropped = {});
 
 // The virtual object a host object was written from.

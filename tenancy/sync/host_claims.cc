@@ -1,6 +1,7 @@
 #include "tenancy/sync/host_claims.h"
 
 #include "tenancy/sync/bookkeeping.h"
+#include "tenancy/sync/host_keys.h"
 
 namespace septa::tenancy::sync {
 namespace {
@@ -49,6 +50,7 @@ Result<HostClaimResult> HostClaim(const VirtualClusterView& vcluster, const json
       return Status(Code::kInvalidArgument,
                     std::string(kClaimKind) + " metadata." + field + ": missing (a virtual object has one)");
   }
+  if (auto refusal = CheckTenantKeys(meta, vcluster.integration_domains)) return HostClaimResult(*refusal);
   const json spec = SpecOf(virtual_claim);
   if (Given(spec, "volumeName")) {
     return HostClaimResult(Refusal{"spec.volumeName",
@@ -70,12 +72,12 @@ Result<HostClaimResult> HostClaim(const VirtualClusterView& vcluster, const json
     if (auto* refusal = std::get_if<Refusal>(&source)) return HostClaimResult(*std::move(refusal));
     host_spec[field] = std::get<json>(std::move(source));
   }
-  return HostClaimResult(
-      json{{"apiVersion", "v1"},
-           {"kind", std::string(kClaimKind)},
-           {"metadata", HostMetadata(kClaimKind, meta, vcluster.tenant, vcluster.vcluster, vcluster.host_namespace,
-                                     {"kubectl.kubernetes.io/last-applied-configuration"})},
-           {"spec", std::move(host_spec)}});
+  return HostClaimResult(json{
+      {"apiVersion", "v1"},
+      {"kind", std::string(kClaimKind)},
+      {"metadata", HostMetadata(kClaimKind, meta, vcluster.tenant, vcluster.vcluster, vcluster.host_namespace,
+                                vcluster.integration_domains, {"kubectl.kubernetes.io/last-applied-configuration"})},
+      {"spec", std::move(host_spec)}});
 }
 
 bool ClaimUpToDate(const json& want, const json& host_claim) {

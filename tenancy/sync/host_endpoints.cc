@@ -1,6 +1,7 @@
 #include "tenancy/sync/host_endpoints.h"
 
 #include "tenancy/sync/bookkeeping.h"
+#include "tenancy/sync/host_keys.h"
 
 namespace septa::tenancy::sync {
 namespace {
@@ -59,6 +60,7 @@ Result<HostEndpointsResult> HostEndpoints(const VirtualClusterView& vcluster, co
     if (!meta.contains(field) || !meta[field].is_string() || meta[field].get<std::string>().empty())
       return Malformed(std::string("metadata.") + field, "missing (a virtual object has one)");
   }
+  if (auto refusal = CheckTenantKeys(meta, vcluster.integration_domains)) return HostEndpointsResult(*refusal);
   const json subsets = virtual_endpoints.value("subsets", json::array());
   if (!subsets.is_array() && !subsets.is_null()) return Malformed("subsets", "not a list");
   json host_subsets = json::array();
@@ -86,7 +88,7 @@ Result<HostEndpointsResult> HostEndpoints(const VirtualClusterView& vcluster, co
       {"apiVersion", "v1"},
       {"kind", std::string(kEndpointsKind)},
       {"metadata", HostMetadata(kEndpointsKind, meta, vcluster.tenant, vcluster.vcluster, vcluster.host_namespace,
-                                {"kubectl.kubernetes.io/last-applied-configuration"})}};
+                                vcluster.integration_domains, {"kubectl.kubernetes.io/last-applied-configuration"})}};
   if (!host_subsets.empty()) host["subsets"] = std::move(host_subsets);
   return HostEndpointsResult(std::move(host));
 }

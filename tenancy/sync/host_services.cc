@@ -1,8 +1,11 @@
 #include "tenancy/sync/host_services.h"
 
+#include <cctype>
 #include <string>
+#include <vector>
 
 #include "tenancy/sync/bookkeeping.h"
+#include "tenancy/sync/host_keys.h"
 
 namespace septa::tenancy::sync {
 namespace {
@@ -54,6 +57,21 @@ std::string AddressOf(const json& service) {
   return ip == "None" || TypeOf(spec) == "ExternalName" ? "" : ip;
 }
 
+// A name the host's cluster DNS answers: <service>.<namespace>.svc[...],
+// <ip>.<namespace>.pod[...], or anything under cluster.local.
+bool NamesInClusterName(std::string target) {
+  for (char& c : target) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  while (!target.empty() && target.back() == '.') target.pop_back();
+  if (target == "cluster.local" || target.ends_with(".cluster.local")) return true;
+  std::vector<std::string> labels;
+  for (std::size_t start = 0; start <= target.size();) {
+    const std::size_t end = std::min(target.find('.', start), target.size());
+    labels.push_back(target.substr(start, end - start));
+    start = end + 1;
+  }
+  return labels.size() >= 3 && (labels[2] == "svc" || labels[2] == "pod");
+}
+
 }  // namespace
 
 Result<HostServiceResult> HostService(const VirtualClusterView& vcluster, const json& virtual_service) {
@@ -63,12 +81,20 @@ Result<HostServiceResult> HostService(const VirtualClusterView& vcluster, const 
       return Status(Code::kInvalidArgument,
                     std::string("Service metadata.") + field + ": missing (a virtual object has one)");
   }
+  if (auto refusal = CheckTenantKeys(meta, vcluster.integration_domains)) return HostServiceResult(*refusal);
   const json spec = SpecOf(virtual_service);
   if (auto ips = spec.find("externalIPs"); ips != spec.end() && ips->is_array() && !ips->empty()) {
     return HostServiceResult(
         Refusal{"spec.externalIPs",
                 "a virtual cluster's service may not claim external IPs: on the host they would capture traffic "
                 "to those addresses from every namespace (CVE-2020-8554)"});
+  }
+  if (TypeOf(spec) == "ExternalName" && NamesInClusterName(spec.value("externalName", ""))) {
+    return HostServiceResult(
+        Refusal{"spec.externalName",
+                "on the host, " + spec.value("externalName", std::string()) +
+                    " would name the host cluster's own services, not the virtual cluster's; an ExternalName "
+                    "service may name a name outside the cluster"});
   }
   if (const std::string type = TypeOf(spec);
       (type == "NodePort" || type == "LoadBalancer") && !vcluster.external_services) {
@@ -91,12 +117,12 @@ Result<HostServiceResult> HostService(const VirtualClusterView& vcluster, const 
     host_selector[std::string(kVirtualNamespaceLabel)] = meta["namespace"];
     host_spec["selector"] = std::move(host_selector);
   }
-  return HostServiceResult(
-      json{{"apiVersion", "v1"},
-           {"kind", std::string(kServiceKind)},
-           {"metadata", HostMetadata(kServiceKind, meta, vcluster.tenant, vcluster.vcluster, vcluster.host_namespace,
-                                     {"kubectl.kubernetes.io/last-applied-configuration"})},
-           {"spec", std::move(host_spec)}});
+  return HostServiceResult(json{
+      {"apiVersion", "v1"},
+      {"kind", std::string(kServiceKind)},
+      {"metadata", HostMetadata(kServiceKind, meta, vcluster.tenant, vcluster.vcluster, vcluster.host_namespace,
+                                vcluster.integration_domains, {"kubectl.kubernetes.io/last-applied-configuration"})},
+      {"spec", std::move(host_spec)}});
 }
 
 bool ServiceUpToDate(const json& want, const json& host_service) {

@@ -9,6 +9,8 @@ namespace {
 
 using nlohmann::json;
 
+constexpr const char* kServiceAccountTokenType = "kubernetes.io/service-account-token";
+
 // What a copy carries besides metadata.
 constexpr const char* kContentFields[] = {"data", "binaryData", "type", "immutable"};
 
@@ -27,10 +29,14 @@ Result<json> HostCopy(CopiedKind kind, const VirtualClusterView& vcluster, const
       {"apiVersion", "v1"},
       {"kind", std::string(KindName(kind))},
       {"metadata", HostMetadata(KindName(kind), meta, vcluster.tenant, vcluster.vcluster, vcluster.host_namespace,
-                                {"kubectl.kubernetes.io/last-applied-configuration"})}};
+                                vcluster.integration_domains, {"kubectl.kubernetes.io/last-applied-configuration"})}};
   for (const char* field : kContentFields) {
     if (virtual_object.contains(field) && !virtual_object[field].is_null()) copy[field] = virtual_object[field];
   }
+  // On the host, a service-account token Secret is filled by the host's
+  // token controller with a token of the host's service account it names;
+  // the copy carries the virtual cluster's token as plain data instead.
+  if (kind == CopiedKind::kSecret && copy.value("type", "") == kServiceAccountTokenType) copy["type"] = "Opaque";
   return copy;
 }
 

@@ -191,12 +191,10 @@ std::variant<PodAssignment, Refusal> PlaceOnNodes(const VirtualClusterView& vclu
 
 }  // namespace
 
-std::variant<PodAssignment, Refusal> PlaceInReservation(const VirtualClusterView& vcluster, const GpuAsk& ask,
-                                                        const std::vector<PodAssignment>& others) {
-  if (ask.Empty()) return PodAssignment{};
-  if (vcluster.reservation.releasing) {
-    return Refusal{ask.field, "the virtual cluster's reservation is being released; no GPU pod starts"};
-  }
+namespace {
+
+std::variant<PodAssignment, Refusal> PlaceOnTier(const VirtualClusterView& vcluster, const GpuAsk& ask,
+                                                 const std::vector<PodAssignment>& others) {
   switch (vcluster.tier.gpu_sharing) {
     case gpu::Tier::kIsolated: return PlaceMig(vcluster, ask, others);
     case gpu::Tier::kDedicated: return PlaceWholeGpus(vcluster, ask, others);
@@ -206,10 +204,86 @@ std::variant<PodAssignment, Refusal> PlaceInReservation(const VirtualClusterView
   return Refusal{ask.field, "unknown tier"};
 }
 
+std::string Cpus(std::int64_t milli) {
+  return milli % 1000 == 0 ? std::to_string(milli / 1000) : std::to_string(milli) + "m";
+}
+
+// Why `requests` do not fit on `node` beside the reservation's other pods
+// there; nullopt when they do (or the view does not know the node).
+std::optional<Refusal> NoRoomOn(const VirtualClusterView& vcluster, const std::string& node,
+                                const PodResources& requests, const std::vector<PodAssignment>& others) {
+  auto it = std::find_if(vcluster.nodes.begin(), vcluster.nodes.end(),
+                         [&](const gpu::InventoryNode& n) { return n.name == node; });
+  // A node the view does not know, or whose allocatable was never recorded, limits nothing.
+  if (it == vcluster.nodes.end() || it->cpu_milli <= 0 || it->memory_mib <= 0) return std::nullopt;
+  const NodeShare share = ShareOf(*it, vcluster.reservation);
+  PodResources used;
+  for (const PodAssignment& other : others) {
+    if (other.node != node) continue;
+    used.cpu_milli += other.cpu_milli;
+    used.memory_mib += other.memory_mib;
+  }
+  const auto over = [&](std::int64_t want, std::int64_t have, std::int64_t in_use) {
+    return want > have - std::min(have, in_use);
+  };
+  const std::string why =
+      "; a GPU node's CPU and memory are shared among its GPUs' holders in proportion to "
+      "what they hold (" +
+      share.held + " of " + node + ")";
+  if (over(requests.cpu_milli, share.share.cpu_milli, used.cpu_milli)) {
+    return Refusal{"spec.containers[*].resources.requests[cpu]",
+                   Cpus(requests.cpu_milli) + " CPU requested, the reservation's share of node " + node + " is " +
+                       Cpus(share.share.cpu_milli) + " CPU, " + Cpus(used.cpu_milli) + " of it in use" + why};
+  }
+  if (over(requests.memory_mib, share.share.memory_mib, used.memory_mib)) {
+    return Refusal{"spec.containers[*].resources.requests[memory]",
+                   std::to_string(requests.memory_mib) + " MiB of memory requested, the reservation's share of node " +
+                       node + " is " + std::to_string(share.share.memory_mib) + " MiB, " +
+                       std::to_string(used.memory_mib) + " MiB of it in use" + why};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::variant<PodAssignment, Refusal> PlaceInReservation(const VirtualClusterView& vcluster, const GpuAsk& ask,
+                                                        const PodResources& requests,
+                                                        const std::vector<PodAssignment>& others) {
+  if (ask.Empty()) return PodAssignment{};
+  if (vcluster.reservation.releasing) {
+    return Refusal{ask.field, "the virtual cluster's reservation is being released; no GPU pod starts"};
+  }
+  // The tier's best fit, then the next best while the node it chose has no
+  // room for the pod's CPU or memory (such a node is set aside as if not Ready).
+  VirtualClusterView candidates = vcluster;
+  std::optional<Refusal> first_short;
+  for (;;) {
+    auto placed = PlaceOnTier(candidates, ask, others);
+    if (auto* refusal = std::get_if<Refusal>(&placed)) return first_short ? *first_short : *refusal;
+    PodAssignment assignment = std::get<PodAssignment>(std::move(placed));
+    auto short_of_room = NoRoomOn(vcluster, assignment.node, requests, others);
+    if (!short_of_room) {
+      assignment.cpu_milli = requests.cpu_milli;
+      assignment.memory_mib = requests.memory_mib;
+      return assignment;
+    }
+    if (!first_short) first_short = std::move(short_of_room);
+    for (gpu::InventoryNode& n : candidates.nodes) {
+      if (n.name == assignment.node) n.health = gpu::NodeHealth::kNotReady;
+    }
+  }
+}
+
 std::string AssignmentText(const PodAssignment& a) {
-  return json{{"node", a.node},           {"gpus", a.gpus},          {"migProfile", a.mig_profile},
-              {"migCount", a.mig_count},  {"milliGpu", a.milli_gpu}, {"gpuMemoryMiB", a.gpu_memory_mib},
-              {"wholeGpus", a.whole_gpus}}
+  return json{{"node", a.node},
+              {"gpus", a.gpus},
+              {"migProfile", a.mig_profile},
+              {"migCount", a.mig_count},
+              {"milliGpu", a.milli_gpu},
+              {"gpuMemoryMiB", a.gpu_memory_mib},
+              {"wholeGpus", a.whole_gpus},
+              {"cpuMilli", a.cpu_milli},
+              {"memoryMiB", a.memory_mib}}
       .dump();
 }
 
@@ -228,7 +302,11 @@ std::optional<PodAssignment> AssignmentOf(const json& host_pod) {
     out.milli_gpu = a.at("milliGpu").get<int>();
     out.gpu_memory_mib = a.at("gpuMemoryMiB").get<std::int64_t>();
     out.whole_gpus = a.at("wholeGpus").get<int>();
-    if (out.node.empty() || out.mig_count < 0 || out.milli_gpu < 0 || out.gpu_memory_mib < 0 || out.whole_gpus < 0)
+    // Absent from pods placed before node shares were counted.
+    out.cpu_milli = a.value("cpuMilli", std::int64_t{0});
+    out.memory_mib = a.value("memoryMiB", std::int64_t{0});
+    if (out.node.empty() || out.mig_count < 0 || out.milli_gpu < 0 || out.gpu_memory_mib < 0 || out.whole_gpus < 0 ||
+        out.cpu_milli < 0 || out.memory_mib < 0)
       return std::nullopt;
     return out;
   } catch (const json::exception&) {

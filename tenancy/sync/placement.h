@@ -11,13 +11,18 @@
 #include <vector>
 
 #include "tenancy/sync/gpu_request.h"
+#include "tenancy/sync/node_share.h"
 #include "tenancy/sync/pod_translation.h"
 
 namespace septa::tenancy::sync {
 
 // A CPU-only pod gets an empty assignment. Nodes the view reports not Ready
-// are skipped; a releasing reservation places no GPU pod.
+// are skipped; a releasing reservation places no GPU pod. A node is chosen
+// only where the pod's `requests` fit in the reservation's share of the
+// node's CPU and memory (node_share.h) beside its other pods there; where
+// none has room, the refusal names the share.
 std::variant<PodAssignment, Refusal> PlaceInReservation(const VirtualClusterView& vcluster, const GpuAsk& ask,
+                                                        const PodResources& requests,
                                                         const std::vector<PodAssignment>& others);
 
 // The value of kAssignmentAnnotation that AssignmentOf reads back.

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <array>
+#include <set>
 #include <string>
 
 #include "tenancy/sync/bookkeeping.h"
 #include "tenancy/sync/gangs.h"
+#include "tenancy/sync/host_keys.h"
 #include "tenancy/sync/pod_references.h"
 
 namespace septa::tenancy::sync {
@@ -124,21 +126,6 @@ std::optional<Refusal> CheckBaselinePod(const json& spec) {
   return std::nullopt;
 }
 
-bool StartsWith(std::string_view text, std::string_view prefix) { return text.substr(0, prefix.size()) == prefix; }
-
-// The host schedulers' and device plugins' pod keys: a tenant who set them
-// would pick its own queue, gang or GPU share past the reservation.
-constexpr std::array<std::string_view, 8> kHostKeyPrefixes = {"kai.scheduler/",
-                                                              "kueue.x-k8s.io/",
-                                                              "runai/",
-                                                              "hami.io/",
-                                                              "nvidia.com/",
-                                                              "scheduling.x-k8s.io/",
-                                                              "scheduling.k8s.io/group-name",
-                                                              "volcano.sh/"};
-constexpr std::array<std::string_view, 5> kHostKeys = {"gpu-fraction", "gpu-memory", "gpu-fraction-num-devices",
-                                                       "pod-group-name", "runai-gpu-group"};
-
 // Restricted, for the pod: only the volume types that need no host access.
 std::optional<Refusal> CheckRestrictedPod(const json& spec) {
   const json volumes = spec.value("volumes", json::array());
@@ -155,13 +142,7 @@ std::optional<Refusal> CheckRestrictedPod(const json& spec) {
 
 }  // namespace
 
-bool IsHostKey(std::string_view key) {
-  if (key.find("septa.dev/") != std::string_view::npos) return true;  // septa.dev/, vcluster.septa.dev/
-  for (std::string_view prefix : kHostKeyPrefixes) {
-    if (StartsWith(key, prefix)) return true;
-  }
-  return std::find(kHostKeys.begin(), kHostKeys.end(), key) != kHostKeys.end();
-}
+bool TenantMayTolerate(std::string_view key) { return key.starts_with("node.kubernetes.io/"); }
 
 std::optional<Refusal> CheckPodSecurity(const json& pod, std::string_view psa_level) {
   if (psa_level == "privileged") return std::nullopt;
@@ -178,24 +159,18 @@ std::optional<Refusal> CheckPodSecurity(const json& pod, std::string_view psa_le
   return refusal;
 }
 
-std::optional<Refusal> CheckHostKeys(const json& pod, std::string_view runtime_class) {
-  const json meta = pod.value("metadata", json::object());
-  for (const char* section : {"labels", "annotations"}) {
-    const json keys = meta.value(section, json::object());
-    for (const auto& [key, value] : keys.items()) {
-      const bool input = std::string(section) == "annotations" &&
-                         (key == kMigProfileAnnotation || key == kGpuFractionAnnotation ||
-                          key == kGpuMemoryAnnotation || key == kGangAnnotation || key == kGangSizeAnnotation);
-      if (!input && IsHostKey(key)) {
-        return Refusal{"metadata." + std::string(section) + "[" + key + "]", "the key is reserved for the host"};
-      }
-    }
+std::optional<Refusal> CheckHostKeys(const json& pod, const VirtualClusterView& vcluster) {
+  static const std::set<std::string, std::less<>> kInputs = {
+      std::string(kMigProfileAnnotation), std::string(kGpuFractionAnnotation), std::string(kGpuMemoryAnnotation),
+      std::string(kGangAnnotation), std::string(kGangSizeAnnotation)};
+  if (auto refusal = CheckTenantKeys(pod.value("metadata", json::object()), vcluster.integration_domains, kInputs)) {
+    return refusal;
   }
   const json& spec = pod.at("spec");
   const json tolerations = spec.value("tolerations", json::array());
   for (std::size_t i = 0; i < tolerations.size(); ++i) {
     const std::string key = tolerations[i].value("key", "");
-    if (key.empty() || StartsWith(key, "septa.dev/")) {
+    if (key.empty() || IsHostKey(key)) {
       return Refusal{"spec.tolerations[" + std::to_string(i) + "]",
                      key.empty() ? "a toleration must name a key (an empty key tolerates other tenants' nodes)"
                                  : "taints " + key + " are the host's"};
@@ -206,6 +181,7 @@ std::optional<Refusal> CheckHostKeys(const json& pod, std::string_view runtime_c
     return Refusal{"spec.schedulerName", "the host picks the scheduler; \"" + scheduler + "\" is not allowed"};
   }
   const std::string runtime = spec.value("runtimeClassName", "");
+  const std::string& runtime_class = vcluster.tier.runtime_class;
   if (!runtime.empty() && runtime != runtime_class) {
     return Refusal{"spec.runtimeClassName", "runtime class \"" + runtime + "\" is not allowed: the tier runs " +
                                                 (runtime_class.empty() ? std::string("the host's default runtime")

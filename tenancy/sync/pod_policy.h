@@ -1,9 +1,9 @@
 // What a virtual pod may not ask for, checked before anything is written:
 // the Pod Security Standards at its tier's level, and the keys and fields by
-// which a pod could reach past its reservation on the host (Septa's own
-// `septa.dev/` bookkeeping, the schedulers' queue labels and GPU
-// annotations, tolerations of other tenants' taints, another scheduler or
-// runtime class). A pod that breaks one is refused, never silently altered.
+// which a pod could reach past its reservation on the host (the host's
+// labels and annotations, host_keys.h; tolerations of the platform's
+// taints; another scheduler or runtime class). A pod that breaks one is
+// refused, never silently altered.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -22,12 +22,17 @@ namespace septa::tenancy::sync {
 // (NET_BIND_SERVICE the only one added back) and no privilege escalation.
 std::optional<Refusal> CheckPodSecurity(const nlohmann::json& pod, std::string_view psa_level);
 
-// Labels, annotations, tolerations, schedulerName and runtimeClassName that
-// are the host's to set; `runtime_class` is what the tier patches in.
-std::optional<Refusal> CheckHostKeys(const nlohmann::json& pod, std::string_view runtime_class);
+// Labels and annotations that are the host's (host_keys.h), tolerations
+// without a key (they tolerate every node) or of Septa's taints, another
+// scheduler, and a runtime class other than the one the tier patches in.
+std::optional<Refusal> CheckHostKeys(const nlohmann::json& pod, const VirtualClusterView& vcluster);
 
-// Whether a tenant may copy label or annotation `key` to the host: false for
-// Septa's (`septa.dev/`, `vcluster.septa.dev/`) and the host schedulers' keys.
-bool IsHostKey(std::string_view key);
+// Whether a tenant's toleration of taint `key` reaches the host pod: only
+// node.kubernetes.io/ (not-ready, unreachable, memory-pressure...), which
+// say a node is unwell. A pod reaches a GPU node through its reservation,
+// whose node's taints the tier patches tolerate, never through a toleration
+// of its own (issue 28, H2): other tolerations, such as the
+// `nvidia.com/gpu` one GPU charts carry, are not copied.
+bool TenantMayTolerate(std::string_view key);
 
 }  // namespace septa::tenancy::sync

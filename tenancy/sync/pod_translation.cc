@@ -12,6 +12,7 @@
 #include "tenancy/sync/gangs.h"
 #include "tenancy/sync/gpu_request.h"
 #include "tenancy/sync/placement.h"
+#include "tenancy/sync/pod_affinity.h"
 #include "tenancy/sync/pod_policy.h"
 #include "tenancy/sync/pod_references.h"
 #include "tenancy/sync/tier_patches.h"
@@ -55,7 +56,7 @@ json Metadata(const VirtualClusterView& vcluster, const json& virtual_pod) {
   const json& meta = virtual_pod.at("metadata");
   // The tenant's GPU inputs are read here, not handed to the host.
   json out = HostMetadata(
-      "Pod", meta, vcluster.tenant, vcluster.vcluster, vcluster.host_namespace,
+      "Pod", meta, vcluster.tenant, vcluster.vcluster, vcluster.host_namespace, vcluster.integration_domains,
       {std::string(kMigProfileAnnotation), std::string(kGpuFractionAnnotation), std::string(kGpuMemoryAnnotation)});
   const json& spec = virtual_pod.at("spec");
   json& annotations = out["annotations"];
@@ -203,14 +204,16 @@ std::variant<HostPod, Refusal> Translate(const SyncSettings& settings, const Vir
     return Refusal{"metadata", "a pod needs a name, a namespace and a UID"};
   }
   if (!virtual_pod.contains("spec") || !virtual_pod["spec"].is_object()) return Refusal{"spec", "missing"};
-  if (auto refusal = CheckHostKeys(virtual_pod, vcluster.tier.runtime_class)) return *refusal;
+  if (auto refusal = CheckHostKeys(virtual_pod, vcluster)) return *refusal;
   if (auto refusal = CheckPodSecurity(virtual_pod, vcluster.psa_level)) return *refusal;
   const auto gang = GangOf(settings, virtual_pod);
   if (auto* refusal = std::get_if<Refusal>(&gang)) return *refusal;
   auto ask = ReadGpuAsk(virtual_pod, vcluster, settings);
   if (auto* refusal = std::get_if<Refusal>(&ask)) return *refusal;
   const GpuAsk& gpus = std::get<GpuAsk>(ask);
-  auto placed = PlaceInReservation(vcluster, gpus, others);
+  auto requests = EffectiveRequests(virtual_pod);
+  if (auto* refusal = std::get_if<Refusal>(&requests)) return *refusal;
+  auto placed = PlaceInReservation(vcluster, gpus, std::get<PodResources>(requests), others);
   if (auto* refusal = std::get_if<Refusal>(&placed)) return *refusal;
   const PodAssignment& assignment = std::get<PodAssignment>(placed);
 
@@ -222,10 +225,22 @@ std::variant<HostPod, Refusal> Translate(const SyncSettings& settings, const Vir
                           "serviceAccount", "schedulerName"}) {
     spec.erase(key);
   }
+  if (auto tolerations = spec.find("tolerations"); tolerations != spec.end() && tolerations->is_array()) {
+    json kept = json::array();
+    for (const json& t : *tolerations) {
+      if (t.is_object() && TenantMayTolerate(t.value("key", ""))) kept.push_back(t);
+    }
+    if (kept.empty()) {
+      spec.erase("tolerations");
+    } else {
+      *tolerations = std::move(kept);
+    }
+  }
   if (!spec.contains("hostname")) spec["hostname"] = Hostname(name);
   spec["serviceAccountName"] = std::string(host::kWorkloadServiceAccountName);
   spec["automountServiceAccountToken"] = false;
   spec["enableServiceLinks"] = false;
+  if (auto refusal = ScopePodAffinity(spec, ns, vcluster.host_namespace)) return *refusal;
   RenameReferences(spec, name, ns, vcluster.vcluster);
   RewriteDownwardApi(spec);
   MountToken(spec, virtual_pod, TokenSecretName(meta.value("uid", "")));

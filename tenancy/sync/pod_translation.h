@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -52,6 +53,9 @@ struct VirtualClusterView {
   TrustTier tier;                  // runtime_class, gpu_sharing, credential cap
   std::string psa_level;           // privileged | baseline | restricted (host::PsaLevel)
   bool external_services = false;  // NodePort and LoadBalancer services (host::ExternalServicesAllowed)
+  // The host integrations whose keys its objects may carry to the host
+  // (host_keys.h; host::IntegrationDomainsAllowed).
+  std::set<std::string> integration_domains;
   Reservation reservation;
   std::vector<gpu::InventoryNode> nodes;  // the nodes the reservation names (GPU UUIDs, products)
 };
@@ -65,6 +69,10 @@ struct PodAssignment {
   int milli_gpu = 0;  // shared, per GPU
   std::int64_t gpu_memory_mib = 0;
   int whole_gpus = 0;  // exclusive: GPUs used on the node, any of them
+  // What the pod requests of the node's CPU and memory, counted against the
+  // reservation's share of the node (node_share.h).
+  std::int64_t cpu_milli = 0;
+  std::int64_t memory_mib = 0;
   bool operator==(const PodAssignment&) const = default;
 };
 
@@ -123,7 +131,10 @@ nlohmann::json StatusUp(const nlohmann::json& virtual_pod, const nlohmann::json&
 // union, scheduling gates and labels/annotations merged three-way: the host
 // pod records which keys were copied from the virtual one, so a key deleted
 // there is deleted here and keys the host side added — Kueue's admission
-// gate — survive); nullopt when nothing changes.
-std::optional<nlohmann::json> HostPodPatch(const nlohmann::json& virtual_pod, const nlohmann::json& host_pod);
+// gate — survive); keys that may not reach the host (host_keys.h, with the
+// integration domains `integrations` allowed) are never copied, whenever
+// the tenant adds them; nullopt when nothing changes.
+std::optional<nlohmann::json> HostPodPatch(const nlohmann::json& virtual_pod, const nlohmann::json& host_pod,
+                                           const std::set<std::string>& integrations);
 
 }  // namespace septa::tenancy::sync

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "tenancy/sync/bookkeeping.h"
+#include "tenancy/sync/host_keys.h"
 #include "tenancy/sync/pod_policy.h"
 #include "tenancy/sync/pod_references.h"
 #include "tenancy/sync/pod_translation.h"
@@ -36,11 +37,11 @@ std::string HostAnnotation(const json& host_pod, std::string_view key) {
 // copied before (`copied_annotation`) and gone from the virtual pod deleted,
 // everything else the host has kept. Writes into `out` (a merge patch).
 void MergeKeys(const json& virtual_map, const json& host_map, const json& host_pod, std::string_view copied_annotation,
-               json& out, json& annotations_out) {
+               const std::set<std::string>& integrations, json& out, json& annotations_out) {
   std::set<std::string> copied = SplitCopiedKeys(HostAnnotation(host_pod, copied_annotation));
   std::set<std::string> now;
   for (const auto& [key, value] : virtual_map.items()) {
-    if (IsHostKey(key)) continue;
+    if (!CopiedToHost(key, value, integrations)) continue;
     now.insert(key);
     if (!host_map.contains(key) || host_map[key] != value) out[key] = value;
   }
@@ -77,7 +78,8 @@ json StatusUp(const json& virtual_pod, const json& host_pod) {
   return status;
 }
 
-std::optional<json> HostPodPatch(const json& virtual_pod, const json& host_pod) {
+std::optional<json> HostPodPatch(const json& virtual_pod, const json& host_pod,
+                                 const std::set<std::string>& integrations) {
   const json vspec = virtual_pod.value("spec", json::object());
   const json hspec = host_pod.value("spec", json::object());
   json spec = json::object();
@@ -105,7 +107,7 @@ std::optional<json> HostPodPatch(const json& virtual_pod, const json& host_pod) 
   bool more = false;
   for (const json& t : vspec.value("tolerations", json::array())) {
     const std::string key = t.value("key", "");
-    if (key.empty() || IsHostKey(key)) continue;  // refused at creation, ignored after
+    if (!TenantMayTolerate(key)) continue;  // as at creation (TranslatePodDown)
     if (std::find(tolerations.begin(), tolerations.end(), t) == tolerations.end()) {
       tolerations.push_back(t);
       more = true;
@@ -135,13 +137,14 @@ std::optional<json> HostPodPatch(const json& virtual_pod, const json& host_pod) 
 
   json labels = json::object();
   const json virtual_labels = Section(virtual_pod, "labels");
-  MergeKeys(virtual_labels, Section(host_pod, "labels"), host_pod, kCopiedLabelsAnnotation, labels, annotations);
+  MergeKeys(virtual_labels, Section(host_pod, "labels"), host_pod, kCopiedLabelsAnnotation, integrations, labels,
+            annotations);
   MergeKeys(Section(virtual_pod, "annotations"), Section(host_pod, "annotations"), host_pod,
-            kCopiedAnnotationsAnnotation, annotations, annotations);
+            kCopiedAnnotationsAnnotation, integrations, annotations, annotations);
   if (!labels.empty()) {
     json kept = json::object();
     for (const auto& [key, value] : virtual_labels.items()) {
-      if (!IsHostKey(key)) kept[key] = value;
+      if (CopiedToHost(key, value, integrations)) kept[key] = value;
     }
     annotations[std::string(kVirtualLabelsAnnotation)] = DownwardLabels(kept);
   }

@@ -182,7 +182,15 @@ void ApplyTierPatches(json& pod, const SyncSettings& settings, const VirtualClus
       break;
     }
   }
-  if (a.node.empty()) return;
+  if (a.node.empty()) {
+    // A pod that holds no GPU runs on the platform's CPU pool, never on a
+    // GPU node, whose CPU and memory belong to its GPUs' holders (issue 28,
+    // H2). Exclusive pods stay on their own nodes (above).
+    if (vcluster.tier.gpu_sharing != gpu::Tier::kExclusive) {
+      AddRequiredNodeExpressions(spec, json::array({{{"key", host::kGpuProductLabel}, {"operator", "DoesNotExist"}}}));
+    }
+    return;
+  }
   TolerateReservedNodeTaints(spec, vcluster, a.node);
   if (settings.bind_node_name) {
     spec["nodeName"] = a.node;

@@ -40,6 +40,19 @@ TEST(Config, ExternalServiceTiers) {
   EXPECT_EQ(c->external_service_tiers, (std::set<std::string>{"dedicated", "exclusive", "gpu-farm"}));
 }
 
+TEST(Config, IntegrationKeysByTier) {
+  Sources s;
+  s.yaml_text = "integration_keys: shared=external-dns.alpha.kubernetes.io,shared=cert-manager.io,isolated=istio.io\n";
+  auto c = Load(s, "/h");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->integration_keys,
+            (std::map<std::string, std::set<std::string>>{
+                {"shared", {"cert-manager.io", "external-dns.alpha.kubernetes.io"}}, {"isolated", {"istio.io"}}}));
+  auto none = Load({}, "/h");
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->integration_keys.empty()) << "no tier reaches a host integration by default";
+}
+
 TEST(Config, VirtualClustersAdvertisedAddress) {
   for (const std::string address : {"10.0.0.7", "fd00::7"}) {
     Sources s;
@@ -188,6 +201,13 @@ TEST(Config, ErrorsNameTheKeyAndSource) {
        "external_service_tiers (--external-service-tiers)",
        "\"Exclusive\" is not a trust tier name"},
       {{"", "", {}, {{"replica_id", std::string(129, 'r')}}}, "replica_id (--replica-id)", "longer than 128"},
+      {{"", "", {}, {{"integration_keys", "shared"}}}, "integration_keys (--integration-keys)", "is not TIER=DOMAIN"},
+      {{"", "", {}, {{"integration_keys", "shared=example.com"}}},
+       "integration_keys (--integration-keys)",
+       "\"example.com\" is not a known integration domain"},
+      {{"", "", {}, {{"integration_keys", "Shared=istio.io"}}},
+       "integration_keys (--integration-keys)",
+       "\"Shared\" is not a trust tier name"},
       {{"", "", {{"SEPTA_MIG_RELAYOUT", "sometimes"}}, {}}, "mig_relayout (SEPTA_MIG_RELAYOUT)", "not one of"},
       {{"", "", {}, {{"tls_cert_file", "/c.pem"}}}, "tls_key_file", "required when tls_cert_file is set"},
       {{"control_plane: k3s\n", "f.yaml", {}, {}}, "control_plane (f.yaml)", "not one of"},

@@ -149,6 +149,46 @@ TEST_F(reconcileProvisionerSleep, SleepDeletesHostWorkloadsAndKeepsEverythingEls
   EXPECT_EQ(Names(kube::kPods, ns).size(), 3u);
 }
 
+// Issue 28, H3: a tenant's pod labelled as Septa's own (a copy of the
+// syncer's carries septa.dev/synced) was kept running through sleep, and
+// with release its GPU went to another tenant. It is stopped like any other;
+// and while the cluster sleeps the host's quota admits no new pod, so that
+// nothing can start between the count and the release.
+TEST_F(reconcileProvisionerSleep, ATenantPodLabelledAsSeptasStopsAndNoPodStartsWhileAsleep) {
+  sleep_reservation_ = SleepReservation::kRelease;
+  SeedVCluster(store_, "nap", 0);
+  ASSERT_NO_FATAL_FAILURE(StartProvisioner(store_));
+  ASSERT_TRUE(Eventually([&] { return IsReadyIn(store_, "nap"); }));
+  const std::string ns = tenancy::host::HostNamespaceName("ann", "nap");
+  const json pod_spec = {{"containers", json::array({json{{"name", "c"}, {"image", "busybox"}}})}};
+  const json immortal = {{"apiVersion", "v1"},
+                         {"kind", "Pod"},
+                         {"metadata",
+                          {{"name", "immortal"},
+                           {"namespace", ns},
+                           {"labels", {{"app.kubernetes.io/managed-by", "septa"}, {"septa.dev/synced", "true"}}}}},
+                         {"spec", pod_spec}};
+  ASSERT_TRUE(host_->Create(kube::kPods, ns, immortal).ok());
+
+  ASSERT_NO_FATAL_FAILURE(Request("nap", &tenancy::RequestSleep));
+  ASSERT_TRUE(Eventually([&] {
+    return ConditionIs("nap", "Sleeping", ConditionStatus::kTrue, "WorkloadsStopped") && !ReservationOf("nap");
+  })) << Describe("nap");
+  EXPECT_EQ(Names(kube::kPods, ns), std::vector<std::string>{});
+  const json quota = Get(kube::kResourceQuotas, ns, "septa-quota");
+  EXPECT_EQ(quota["status"]["hard"].value("pods", ""), "0") << quota.dump();
+  json late = immortal;
+  late["metadata"]["name"] = "late";
+  auto refused = host_->Create(kube::kPods, ns, late);
+  ASSERT_FALSE(refused.ok()) << "a pod was admitted while the virtual cluster sleeps";
+  EXPECT_EQ(refused.status().code(), Code::kPermissionDenied) << refused.status().ToString();
+
+  ASSERT_NO_FATAL_FAILURE(Request("nap", &tenancy::RequestWake));
+  ASSERT_TRUE(Eventually([&] { return IsReadyIn(store_, "nap"); })) << Describe("nap");
+  EXPECT_NE(Get(kube::kResourceQuotas, ns, "septa-quota")["spec"]["hard"].value("pods", "unlimited"), "0");
+  ASSERT_TRUE(host_->Create(kube::kPods, ns, late).ok()) << "awake, the namespace admits pods again";
+}
+
 TEST_F(reconcileProvisionerSleep, HostFaultsWhileStoppingWorkloadsSaySoAndItStillConverges) {
   SeedVCluster(store_, "nap", 0);
   ASSERT_NO_FATAL_FAILURE(StartProvisioner(store_));

@@ -160,6 +160,8 @@ TEST(HostRender, LimitRangeDefaultsNeverExceedTheQuota) {
   EXPECT_FALSE(item.contains("default"));
 }
 
+// Issue 28, L9: the DNS rule names the host's DNS pods, not just a port
+// that any address would answer on.
 TEST(HostRender, NetworkPolicyDeniesAllButTheNamespaceDnsAndTheVirtualApiServer) {
   RenderConfig config;
   config.virtual_api_address = "10.96.0.10";
@@ -172,7 +174,9 @@ TEST(HostRender, NetworkPolicyDeniesAllButTheNamespaceDnsAndTheVirtualApiServer)
   EXPECT_EQ(allow["ingress"], json::parse(R"([{"from": [{"podSelector": {}}]}])"));
   EXPECT_EQ(allow["egress"], json::parse(R"([
       {"to": [{"podSelector": {}}]},
-      {"ports": [{"protocol": "UDP", "port": 1053}, {"protocol": "TCP", "port": 1053}]},
+      {"to": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}},
+               "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}}}],
+       "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]},
       {"to": [{"ipBlock": {"cidr": "10.96.0.10/32"}}], "ports": [{"protocol": "TCP", "port": 443}]}])"));
   config.virtual_api_address = "fd00::1";
   EXPECT_EQ(Find(Render(Case("shared"), Scheduler::kDefault, config), "NetworkPolicy",

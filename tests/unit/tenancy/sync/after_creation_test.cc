@@ -30,7 +30,7 @@ TEST(SyncStatusUp, SidecarsHiddenAndQosKept) {
 TEST(SyncHostPatch, NothingWhenEqual) {
   json pod = SamplePod("web");
   pod["metadata"]["labels"] = {{"app", "web"}};
-  EXPECT_EQ(HostPodPatch(pod, HostOf(pod)), std::nullopt);
+  EXPECT_EQ(HostPodPatch(pod, HostOf(pod), {}), std::nullopt);
 }
 
 TEST(SyncHostPatch, ImagesAndDeadline) {
@@ -38,22 +38,44 @@ TEST(SyncHostPatch, ImagesAndDeadline) {
   const json host = HostOf(pod);
   pod["spec"]["containers"][0]["image"] = "registry.example/train:2";
   pod["spec"]["activeDeadlineSeconds"] = 600;
-  const auto patch = HostPodPatch(pod, host);
+  const auto patch = HostPodPatch(pod, host, {});
   ASSERT_TRUE(patch);
   EXPECT_EQ((*patch)["spec"]["containers"][0]["image"], "registry.example/train:2");
   EXPECT_EQ((*patch)["spec"]["containers"][0]["env"], host["spec"]["containers"][0]["env"]);  // the host's list
   EXPECT_EQ((*patch)["spec"]["activeDeadlineSeconds"], 600);
 }
 
-TEST(SyncHostPatch, TolerationsUnion) {
+// Only Kubernetes' node-condition taints may be tolerated, after creation
+// as at it: a toleration added later must not walk a pod onto a platform
+// node (issue 28, H2).
+TEST(SyncHostPatch, TolerationsUnionOfNodeConditionsOnly) {
   json pod = SamplePod("web");
   json host = HostOf(pod);
   host["spec"]["tolerations"] = json::parse(R"([{"key":"host-added","operator":"Exists"}])");
-  pod["spec"]["tolerations"] = json::parse(R"([{"key":"gpu","operator":"Exists"},{"key":"septa.dev/x"}])");
-  const auto patch = HostPodPatch(pod, host);
+  pod["spec"]["tolerations"] = json::parse(R"([{"key":"dedicated","operator":"Equal","value":"gpu"},
+    {"key":"septa.dev/x"},{"key":"node.kubernetes.io/unreachable","operator":"Exists","tolerationSeconds":30}])");
+  const auto patch = HostPodPatch(pod, host, {});
   ASSERT_TRUE(patch);
-  EXPECT_EQ((*patch)["spec"]["tolerations"],
-            json::parse(R"([{"key":"host-added","operator":"Exists"},{"key":"gpu","operator":"Exists"}])"));
+  EXPECT_EQ((*patch)["spec"]["tolerations"], json::parse(R"([{"key":"host-added","operator":"Exists"},
+    {"key":"node.kubernetes.io/unreachable","operator":"Exists","tolerationSeconds":30}])"));
+}
+
+// Issue 28, H3 and M5: keys that are the host's, added to a running pod,
+// never reach its host pod (Septa's ownership label would make it survive
+// sleep; an integration's annotation would make a host controller act).
+TEST(SyncHostPatch, HostKeysAddedAfterCreationAreNotCopied) {
+  json pod = SamplePod("web");
+  json host = HostOf(pod);
+  pod["metadata"]["labels"] = {{"app.kubernetes.io/managed-by", "septa"}, {"septa.dev/synced", "false"}};
+  pod["metadata"]["annotations"] = {{"external-dns.alpha.kubernetes.io/hostname", "api.platform.example"},
+                                    {"sidecar.istio.io/inject", "true"}};
+  EXPECT_EQ(HostPodPatch(pod, host, {}), std::nullopt);
+  // A tier allowed external-dns gets that annotation, and only that one.
+  const auto patch = HostPodPatch(pod, host, {"external-dns.alpha.kubernetes.io"});
+  ASSERT_TRUE(patch);
+  EXPECT_EQ((*patch)["metadata"]["annotations"]["external-dns.alpha.kubernetes.io/hostname"], "api.platform.example");
+  EXPECT_FALSE((*patch)["metadata"]["annotations"].contains("sidecar.istio.io/inject"));
+  EXPECT_FALSE((*patch)["metadata"].contains("labels"));
 }
 
 TEST(SyncHostPatch, KueueGateSurvivesWhileTheTenantsGateGoes) {
@@ -62,9 +84,9 @@ TEST(SyncHostPatch, KueueGateSurvivesWhileTheTenantsGateGoes) {
   json host = HostOf(pod);
   EXPECT_EQ(host["metadata"]["annotations"]["septa.dev/copied-scheduling-gates"], "example.com/wait");
   host["spec"]["schedulingGates"].push_back({{"name", "kueue.x-k8s.io/admission"}});
-  EXPECT_EQ(HostPodPatch(pod, host), std::nullopt);  // the host's gate is no change to undo
+  EXPECT_EQ(HostPodPatch(pod, host, {}), std::nullopt);  // the host's gate is no change to undo
   pod["spec"].erase("schedulingGates");
-  const auto patch = HostPodPatch(pod, host);
+  const auto patch = HostPodPatch(pod, host, {});
   ASSERT_TRUE(patch);
   EXPECT_EQ((*patch)["spec"]["schedulingGates"], json::parse(R"([{"name":"kueue.x-k8s.io/admission"}])"));
   EXPECT_EQ((*patch)["metadata"]["annotations"]["septa.dev/copied-scheduling-gates"], nullptr);
@@ -80,7 +102,7 @@ TEST(SyncHostPatch, LabelsAndAnnotationsThreeWay) {
   pod["metadata"]["labels"].erase("stage");
   pod["metadata"]["labels"]["app"] = "web2";
   pod["metadata"]["annotations"] = {{"other", "b"}};
-  const auto patch = HostPodPatch(pod, host);
+  const auto patch = HostPodPatch(pod, host, {});
   ASSERT_TRUE(patch);
   const json& meta = (*patch)["metadata"];
   EXPECT_EQ(meta["labels"], json({{"app", "web2"}, {"stage", nullptr}}));  // host-added untouched
@@ -92,7 +114,7 @@ TEST(SyncHostPatch, LabelsAndAnnotationsThreeWay) {
   EXPECT_EQ(meta["annotations"]["septa.dev/object-labels"], "app=\"web2\"");
   // Applied, the patch leaves nothing to do.
   host.merge_patch(*patch);
-  EXPECT_EQ(HostPodPatch(pod, host), std::nullopt);
+  EXPECT_EQ(HostPodPatch(pod, host, {}), std::nullopt);
 }
 
 }  // namespace

@@ -38,7 +38,8 @@ TEST(SyncGangs, KaiGetsThePodGroupNameAndNoGroupingOfItsOwn) {
   EXPECT_EQ(host["metadata"]["annotations"]["pod-group-name"], "allreduce-x-team-x-train");
   EXPECT_EQ(host["metadata"]["annotations"]["kai.scheduler/skip-podgrouper"], "true");
   EXPECT_EQ(HostGangOf(host), "allreduce-x-team-x-train");
-  EXPECT_EQ(host["metadata"]["annotations"][std::string(kGangAnnotation)], "allreduce") << "the tenant's input is kept";
+  EXPECT_FALSE(host["metadata"]["annotations"].contains(std::string(kGangAnnotation)))
+      << "the tenant's input is read, not copied: septa.dev/ keys are the host's";
 
   const json group = HostPodGroup(SampleView(gpu::Tier::kShared), "team", Gang{"allreduce", 4});
   EXPECT_EQ(group["apiVersion"], "scheduling.run.ai/v2alpha2");

@@ -18,6 +18,8 @@ inline void PrintTo(const Refusal& r, std::ostream* out) { *out << r.field << ":
 inline gpu::InventoryNode SampleNode(const std::string& name, int gpus) {
   gpu::InventoryNode node;
   node.name = name;
+  node.cpu_milli = 192'000;  // a p5.48xlarge: 192 vCPUs, 2 TiB
+  node.memory_mib = 2 * 1024 * 1024;
   node.labels = {{"kubernetes.io/hostname", name}};
   for (int i = 0; i < gpus; ++i)
     node.gpus.push_back({"H100-80GB", i, "GPU-" + name + "-" + std::to_string(i), false, {}});
