@@ -222,5 +222,32 @@ TEST(SyncRefusal, RestrictedRequirements) {
   EXPECT_EQ(RefusalOf(pod, view).message, "only NET_BIND_SERVICE may be added at Pod Security level restricted");
 }
 
+// Besides its GPUs a pod asks only for what every node has: any other
+// extended resource is a device the reservation does not hold.
+TEST(SyncRefusal, ExtendedResourcesTheTierDoesNotGrant) {
+  json pod = SamplePod("t");
+  pod["spec"]["containers"][0]["resources"] = {{"limits", {{"cpu", "1"}, {"amd.com/gpu", "1"}}}};
+  EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kShared)),
+            (Refusal{"spec.containers[0].resources.limits[amd.com/gpu]",
+                     "container \"main\" asks for amd.com/gpu, which the shared tier does not grant: a pod may ask "
+                     "for cpu, memory, ephemeral-storage, hugepages-<size> and nvidia.com/gpu"}));
+  pod = SamplePod("t", "1");
+  pod["spec"]["initContainers"] =
+      json::parse(R"([{"name": "setup", "image": "x", "resources": {"requests": {"rdma/hca": "1"}}}])");
+  EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kIsolated)),
+            (Refusal{"spec.initContainers[0].resources.requests[rdma/hca]",
+                     "container \"setup\" asks for rdma/hca, which the isolated tier does not grant: a pod may ask "
+                     "for cpu, memory, ephemeral-storage, hugepages-<size> and nvidia.com/gpu or "
+                     "nvidia.com/mig-<held profile>"}));
+  pod = SamplePod("t");
+  pod["spec"]["resourceClaims"] = json::parse(R"([{"name": "gpu", "resourceClaimTemplateName": "any-gpu"}])");
+  EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kDedicated)).field, "spec.resourceClaims");
+
+  json plain = SamplePod("t", "1");
+  plain["spec"]["containers"][0]["resources"]["limits"].update(
+      {{"cpu", "2"}, {"memory", "4Gi"}, {"ephemeral-storage", "10Gi"}, {"hugepages-2Mi", "1Gi"}});
+  EXPECT_TRUE(std::holds_alternative<HostPod>(TranslatePodDown({}, SampleView(gpu::Tier::kDedicated), plain, {})));
+}
+
 }  // namespace
 }  // namespace septa::tenancy::sync

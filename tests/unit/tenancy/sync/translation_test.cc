@@ -286,6 +286,39 @@ TEST(SyncTierPatch, DedicatedPinsWholeGpusOnOneNode) {
       json::parse(R"([{"matchExpressions":[{"key":"kubernetes.io/hostname","operator":"In","values":["h100-0"]}]}])"));
 }
 
+// As kube-scheduler counts a pod: containers and sidecars (init containers
+// with restartPolicy Always) run together and add up; a plain init
+// container runs beside the sidecars started before it.
+TEST(SyncTierPatch, SidecarGpusAddUpAsTheHostCountsThem) {
+  const json sidecar = {{"name", "proxy"},
+                        {"image", "x"},
+                        {"restartPolicy", "Always"},
+                        {"resources", {{"limits", {{"nvidia.com/gpu", "1"}}}}}};
+  const json warmup = {{"name", "warm"}, {"image", "x"}, {"resources", {{"limits", {{"nvidia.com/gpu", "2"}}}}}};
+  json pod = SamplePod("t", "1");
+  pod["spec"]["initContainers"] = json::array({sidecar});
+  const HostPod out = Translate(pod, SampleView(gpu::Tier::kDedicated));
+  EXPECT_EQ(out.assignment.gpus, (std::vector<int>{2, 3})) << "the sidecar's GPU and the container's";
+  EXPECT_EQ(out.object["spec"]["initContainers"][0]["resources"]["limits"], json({{"nvidia.com/gpu", "1"}}));
+
+  // A plain init container before the sidecar runs alone: max(2, 1 + 1).
+  pod["spec"]["initContainers"] = json::array({warmup, sidecar});
+  EXPECT_EQ(Translate(pod, SampleView(gpu::Tier::kDedicated)).assignment.gpus, (std::vector<int>{2, 3}));
+  // After it, beside it: 1 + 2 GPUs at once, more than one node has.
+  pod["spec"]["initContainers"] = json::array({sidecar, warmup});
+  auto refused = TranslatePodDown({}, SampleView(gpu::Tier::kDedicated), pod, {});
+  ASSERT_TRUE(std::holds_alternative<Refusal>(refused));
+  EXPECT_EQ(std::get<Refusal>(refused).message,
+            "3 GPUs requested, the reservation has 3 free of 3, at most 2 on one node");
+
+  // MIG instances likewise: two 3g.40gb, where each node holds one.
+  pod["spec"]["initContainers"] = json::array({sidecar});
+  refused = TranslatePodDown({}, SampleView(gpu::Tier::kIsolated), pod, {});
+  ASSERT_TRUE(std::holds_alternative<Refusal>(refused));
+  EXPECT_EQ(std::get<Refusal>(refused).message,
+            "2 3g.40gb instances requested, the reservation has 2 free of 2, at most 1 on one node");
+}
+
 TEST(SyncTierPatch, APinnedPodToleratesItsReservedNodesPlatformTaintsOnly) {
   VirtualClusterView view = SampleView(gpu::Tier::kIsolated);
   view.nodes[0].taints = {{"dedicated", "gpu", "NoSchedule"},
