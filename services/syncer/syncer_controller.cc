@@ -14,6 +14,7 @@
 #include "services/syncer/virtual_node_sync.h"
 #include "tenancy/sync/bookkeeping.h"
 #include "tenancy/sync/pod_references.h"
+#include "tenancy/sync/virtual_nodes.h"
 
 namespace septa::syncer {
 
@@ -43,11 +44,12 @@ std::string_view ClusterPart(std::string_view key) {
 
 std::string PhaseOf(const json& pod) { return tsync::StringField(pod, "status", "phase"); }
 
-// A virtual pod that had started: bound to a node, or past Pending.
+// A virtual pod that had started: bound to a node by the syncer (a node
+// name the tenant wrote into a new pod is refused by the translation, not
+// taken for a start), or past Pending.
 bool Started(const json& virtual_pod) {
   const std::string phase = PhaseOf(virtual_pod);
-  return !tsync::StringField(virtual_pod, "spec", "nodeName").empty() || phase == "Running" || phase == "Succeeded" ||
-         phase == "Failed";
+  return tsync::BoundToNode(virtual_pod) || phase == "Running" || phase == "Succeeded" || phase == "Failed";
 }
 
 std::optional<long> GracePeriodOf(const json& pod) {

@@ -48,12 +48,63 @@ bool Unconfined(const json& sc) {
          sc["seccompProfile"].value("type", "") == "Unconfined";
 }
 
+// Baseline "SELinux": the container types a runtime confines (Kubernetes
+// 1.31 added container_engine_t); spc_t and the like run unconfined.
+constexpr std::array<std::string_view, 5> kBaselineSeLinuxTypes = {"", "container_t", "container_init_t",
+                                                                   "container_kvm_t", "container_engine_t"};
+// Baseline "AppArmor" as the annotations Kubernetes before 1.30 read (the
+// API server still turns them into fields): the runtime's default or a
+// profile loaded on the node.
+constexpr std::string_view kAppArmorAnnotationPrefix = "container.apparmor.security.beta.kubernetes.io/";
+
+// The baseline rules a pod's and a container's securityContext share
+// (`path` names it): seccomp, AppArmor, SELinux and Windows host processes.
+std::optional<Refusal> CheckBaselineContext(const json& sc, const std::string& path) {
+  if (Unconfined(sc)) return Refusal{path + ".seccompProfile.type", "Unconfined is not allowed"};
+  if (auto apparmor = sc.find("appArmorProfile"); apparmor != sc.end() && !apparmor->is_null()) {
+    const std::string type = apparmor->is_object() ? apparmor->value("type", "") : "";
+    if (type != "RuntimeDefault" && type != "Localhost") {
+      return Refusal{path + ".appArmorProfile.type",
+                     "AppArmor profile \"" + type + "\" is not allowed (RuntimeDefault or Localhost)"};
+    }
+  }
+  if (auto selinux = sc.find("seLinuxOptions"); selinux != sc.end() && selinux->is_object()) {
+    const std::string type = selinux->value("type", "");
+    if (std::find(kBaselineSeLinuxTypes.begin(), kBaselineSeLinuxTypes.end(), type) == kBaselineSeLinuxTypes.end()) {
+      return Refusal{path + ".seLinuxOptions.type",
+                     "SELinux type " + type +
+                         " is not allowed (container_t, container_init_t, container_kvm_t or container_engine_t)"};
+    }
+    for (const char* key : {"user", "role"}) {
+      if (!selinux->value(key, "").empty()) {
+        return Refusal{path + ".seLinuxOptions." + key, "a custom SELinux " + std::string(key) + " is not allowed"};
+      }
+    }
+  }
+  if (auto windows = sc.find("windowsOptions"); windows != sc.end() && True(*windows, "hostProcess")) {
+    return Refusal{path + ".windowsOptions.hostProcess", "Windows host processes are not allowed"};
+  }
+  return std::nullopt;
+}
+
+std::optional<Refusal> CheckAppArmorAnnotations(const json& pod) {
+  const json annotations = pod.value("metadata", json::object()).value("annotations", json::object());
+  for (const auto& [key, value] : annotations.items()) {
+    if (!key.starts_with(kAppArmorAnnotationPrefix)) continue;
+    const std::string profile = value.is_string() ? value.get<std::string>() : value.dump();
+    if (profile.empty() || profile == "runtime/default" || profile.starts_with("localhost/")) continue;
+    return Refusal{"metadata.annotations[" + key + "]",
+                   "AppArmor profile " + profile + " is not allowed (runtime/default or localhost/<profile>)"};
+  }
+  return std::nullopt;
+}
+
 std::optional<Refusal> CheckBaselineContainer(const json& c, const std::string& path) {
   const json& sc = SecurityContext(c);
   if (True(sc, "privileged")) {
     return Refusal{path + ".securityContext.privileged", "privileged containers are not allowed"};
   }
-  if (Unconfined(sc)) return Refusal{path + ".securityContext.seccompProfile.type", "Unconfined is not allowed"};
+  if (auto refusal = CheckBaselineContext(sc, path + ".securityContext")) return refusal;
   if (sc.contains("procMount") && sc["procMount"] != "Default") {
     return Refusal{path + ".securityContext.procMount", "only the Default proc mount is allowed"};
   }
@@ -107,7 +158,7 @@ std::optional<Refusal> CheckBaselinePod(const json& spec) {
     if (True(spec, key)) return Refusal{"spec." + std::string(key), "host namespaces are not allowed"};
   }
   const json& sc = SecurityContext(spec);
-  if (Unconfined(sc)) return Refusal{"spec.securityContext.seccompProfile.type", "Unconfined is not allowed"};
+  if (auto refusal = CheckBaselineContext(sc, "spec.securityContext")) return refusal;
   const json sysctls = sc.value("sysctls", json::array());
   for (std::size_t i = 0; i < sysctls.size(); ++i) {
     const std::string name = sysctls[i].value("name", "");
@@ -166,6 +217,7 @@ bool IsHostKey(std::string_view key) {
 std::optional<Refusal> CheckPodSecurity(const json& pod, std::string_view psa_level) {
   if (psa_level == "privileged") return std::nullopt;
   std::optional<Refusal> refusal = CheckBaselinePod(pod.at("spec"));
+  if (!refusal) refusal = CheckAppArmorAnnotations(pod);
   if (!refusal && psa_level == "restricted") refusal = CheckRestrictedPod(pod.at("spec"));
   const json& pod_sc = SecurityContext(pod.at("spec"));
   ForEachContainer(pod.at("spec"), [&](std::string_view list, std::size_t i, const json& c) {

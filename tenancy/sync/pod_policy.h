@@ -17,7 +17,10 @@ namespace septa::tenancy::sync {
 // Pod Security Standards (kubernetes.io/docs/concepts/security/pod-security-standards):
 // "privileged" allows everything; "baseline" forbids host namespaces,
 // hostPath volumes, privileged containers, capabilities beyond the default
-// set and host ports; "restricted" also requires runAsNonRoot, a
+// set, host ports, unsafe sysctls, a non-default procMount, Windows host
+// processes, and the profiles that lift confinement: seccomp or AppArmor
+// Unconfined (field or annotation), an SELinux type other than the
+// container ones, a custom SELinux user or role; "restricted" also requires runAsNonRoot, a
 // RuntimeDefault or Localhost seccomp profile, capabilities dropped to ALL
 // (NET_BIND_SERVICE the only one added back) and no privilege escalation.
 std::optional<Refusal> CheckPodSecurity(const nlohmann::json& pod, std::string_view psa_level);

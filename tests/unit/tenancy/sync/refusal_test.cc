@@ -222,6 +222,61 @@ TEST(SyncRefusal, RestrictedRequirements) {
   EXPECT_EQ(RefusalOf(pod, view).message, "only NET_BIND_SERVICE may be added at Pod Security level restricted");
 }
 
+// Pod Security baseline "AppArmor" and "SELinux" (and "HostProcess"): the
+// options that lift confinement, on the pod and on each container, by
+// field or by the legacy annotation.
+TEST(SyncRefusal, UnconfinedAppArmorSeLinuxTypesAndHostProcesses) {
+  const VirtualClusterView view = SampleView(gpu::Tier::kShared);  // baseline
+  json pod = SamplePod("t");
+  pod["spec"]["securityContext"] = {{"appArmorProfile", {{"type", "Unconfined"}}}};
+  EXPECT_EQ(RefusalOf(pod, view),
+            (Refusal{"spec.securityContext.appArmorProfile.type",
+                     "AppArmor profile \"Unconfined\" is not allowed (RuntimeDefault or Localhost) at Pod Security "
+                     "level baseline"}));
+  pod = SamplePod("t");
+  pod["spec"]["containers"][0]["securityContext"] = {{"appArmorProfile", {{"type", "Unconfined"}}}};
+  EXPECT_EQ(RefusalOf(pod, view).field, "spec.containers[0].securityContext.appArmorProfile.type");
+  pod = SamplePod("t");
+  pod["metadata"]["annotations"] = {{"container.apparmor.security.beta.kubernetes.io/main", "unconfined"}};
+  EXPECT_EQ(RefusalOf(pod, view),
+            (Refusal{"metadata.annotations[container.apparmor.security.beta.kubernetes.io/main]",
+                     "AppArmor profile unconfined is not allowed (runtime/default or localhost/<profile>) at Pod "
+                     "Security level baseline"}));
+
+  pod = SamplePod("t");
+  pod["spec"]["securityContext"] = {{"seLinuxOptions", {{"type", "spc_t"}}}};
+  EXPECT_EQ(RefusalOf(pod, view),
+            (Refusal{"spec.securityContext.seLinuxOptions.type",
+                     "SELinux type spc_t is not allowed (container_t, container_init_t, container_kvm_t or "
+                     "container_engine_t) at Pod Security level baseline"}));
+  pod = SamplePod("t");
+  pod["spec"]["initContainers"] = json::parse(
+      R"([{"name": "init", "image": "x", "securityContext": {"seLinuxOptions": {"type": "unconfined_t"}}}])");
+  EXPECT_EQ(RefusalOf(pod, view).field, "spec.initContainers[0].securityContext.seLinuxOptions.type");
+  for (const char* key : {"user", "role"}) {
+    pod = SamplePod("t");
+    pod["spec"]["containers"][0]["securityContext"] = {{"seLinuxOptions", {{key, "system_u"}}}};
+    EXPECT_EQ(RefusalOf(pod, view).field, std::string("spec.containers[0].securityContext.seLinuxOptions.") + key);
+  }
+  pod = SamplePod("t");
+  pod["spec"]["containers"][0]["securityContext"] = {{"windowsOptions", {{"hostProcess", true}}}};
+  EXPECT_EQ(RefusalOf(pod, view).field, "spec.containers[0].securityContext.windowsOptions.hostProcess");
+
+  // What baseline allows: the runtime's profile, a node's own, the container SELinux types with a level.
+  json allowed = SamplePod("t");
+  allowed["metadata"]["annotations"] = {
+      {"container.apparmor.security.beta.kubernetes.io/main", "localhost/k8s-apparmor-example"}};
+  allowed["spec"]["securityContext"] = {{"appArmorProfile", {{"type", "RuntimeDefault"}}},
+                                        {"seLinuxOptions", {{"type", "container_t"}, {"level", "s0:c123,c456"}}}};
+  allowed["spec"]["containers"][0]["securityContext"] = {
+      {"appArmorProfile", {{"type", "Localhost"}, {"localhostProfile", "k8s-apparmor-example"}}},
+      {"seLinuxOptions", {{"type", "container_engine_t"}}}};
+  EXPECT_TRUE(std::holds_alternative<HostPod>(TranslatePodDown({}, view, allowed, {})));
+  VirtualClusterView privileged = view;
+  privileged.psa_level = "privileged";
+  EXPECT_TRUE(std::holds_alternative<HostPod>(TranslatePodDown({}, privileged, pod, {})));
+}
+
 // Besides its GPUs a pod asks only for what every node has: any other
 // extended resource is a device the reservation does not hold.
 TEST(SyncRefusal, ExtendedResourcesTheTierDoesNotGrant) {
@@ -247,6 +302,30 @@ TEST(SyncRefusal, ExtendedResourcesTheTierDoesNotGrant) {
   plain["spec"]["containers"][0]["resources"]["limits"].update(
       {{"cpu", "2"}, {"memory", "4Gi"}, {"ephemeral-storage", "10Gi"}, {"hugepages-2Mi", "1Gi"}});
   EXPECT_TRUE(std::holds_alternative<HostPod>(TranslatePodDown({}, SampleView(gpu::Tier::kDedicated), plain, {})));
+}
+
+// The host places a pod inside the reservation; a virtual node name would
+// be dropped, and the pod run elsewhere than it asked.
+TEST(SyncRefusal, ANodeNameTheTenantWrote) {
+  json pod = SamplePod("t", "1");
+  pod["spec"]["nodeName"] = "h100-1";
+  EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kDedicated)),
+            (Refusal{"spec.nodeName", "the host places the pod inside the reservation; a pod may not name its node"}));
+}
+
+// No rename points these into the virtual cluster: a cluster-scoped object
+// is the host's, a pod certificate the host pod's identity.
+TEST(SyncRefusal, ProjectedSourcesOfTheHostsObjectsOrIdentity) {
+  json pod = SamplePod("t");
+  pod["spec"]["volumes"] = json::parse(R"([{"name": "p", "projected": {"sources": [
+      {"configMap": {"name": "a"}}, {"clusterTrustBundle": {"signerName": "example.com/mesh", "path": "ca.pem"}}]}}])");
+  EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kShared)).field,
+            "spec.volumes[0].projected.sources[1].clusterTrustBundle");
+  pod["spec"]["volumes"][0]["projected"]["sources"][1] =
+      json::parse(R"({"podCertificate": {"signerName": "example.com/mesh", "keyType": "ED25519"}})");
+  EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kShared)),
+            (Refusal{"spec.volumes[0].projected.sources[1].podCertificate",
+                     "a pod certificate would be issued to the host pod's identity, not the virtual pod's"}));
 }
 
 }  // namespace
