@@ -13,6 +13,7 @@
 #include "services/syncer/refusal.h"
 #include "services/syncer/virtual_node_sync.h"
 #include "tenancy/sync/bookkeeping.h"
+#include "tenancy/sync/host_endpoints.h"
 #include "tenancy/sync/pod_references.h"
 #include "tenancy/sync/virtual_nodes.h"
 
@@ -187,6 +188,11 @@ void SyncerController::OnHostPod(const json& host_pod, bool deleted) {
   if (!cluster) return;
   auto ref = tsync::VirtualRefOf(host_pod, tenant, vcluster);
   if (ref) controller_.Enqueue(PodKey(tenant, vcluster, ref->ns, ref->name));
+  // A pod that gives its IP back (finished, being deleted, gone): the host
+  // Endpoints that lead to it are looked at again and go.
+  if (deleted || !tsync::HoldsItsIp(host_pod)) {
+    for (const std::string& key : services_.KeysOfEndpointsNaming(host_pod)) controller_.Enqueue(key);
+  }
   if (!deleted) return;
   if (ref) controller_.Enqueue(TokenKey(tenant, vcluster, ref->ns, ref->uid));  // its token secret may go now
   if (!tsync::HostGangOf(host_pod).empty())
@@ -205,12 +211,7 @@ void SyncerController::EnqueueFromHost(const std::string& key) {
 }
 
 std::map<std::string, std::string> SyncerController::HostPodIps(const tsync::VirtualClusterView& view) const {
-  std::map<std::string, std::string> ips;
-  for (const json& pod : HostPodsOf(view.host_namespace, view.tenant, view.vcluster)) {
-    const std::string ip = tsync::StringField(pod, "status", "podIP");
-    if (!ip.empty()) ips.emplace(ip, tsync::MetadataField(pod, "name"));
-  }
-  return ips;
+  return tsync::LivePodIps(HostPodsOf(view.host_namespace, view.tenant, view.vcluster));
 }
 
 std::vector<json> SyncerController::HostPodsOf(const std::string& host_namespace, const std::string& tenant,
