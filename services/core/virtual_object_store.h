@@ -113,6 +113,13 @@ class VirtualObjectStore {
   // every request that presents one, so a revocation holds at once on every
   // replica (docs/ARCHITECTURE.md "The virtual control plane").
   virtual Result<CredentialStatus> GetCredentialStatus(const VirtualClusterKey& key, const std::string& serial) = 0;
+
+  // The longest a credential of `key` may live, in seconds: its tenant's
+  // trust tier's credential_ttl_max_seconds. Read at every TokenRequest,
+  // whose service-account tokens it caps (kube-apiserver's
+  // --service-account-max-token-expiration), so a tier change holds at
+  // once. kNotFound without the tenant.
+  virtual Result<std::int64_t> CredentialTtlMax(const VirtualClusterKey& key) = 0;
 };
 
 }  // namespace septa::core

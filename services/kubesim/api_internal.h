@@ -32,7 +32,9 @@ struct Call {
   bool DryRun() const { return Query("dryRun") == "All"; }
 };
 
-void ReplyJson(http::Exchange& ex, int status, std::string body);
+// `warning`, when not empty, goes in a Warning header (299), which kubectl
+// prints as "Warning: <text>".
+void ReplyJson(http::Exchange& ex, int status, std::string body, std::string_view warning = {});
 // The request's body as a JSON object (or array, when allowed), from JSON or YAML.
 ApiResult<nlohmann::json> ParseBody(const Call& call, bool allow_array = false);
 

@@ -23,9 +23,10 @@ ApiError NotFoundPath() {
 
 }  // namespace
 
-void ReplyJson(http::Exchange& ex, int status, std::string body) {
+void ReplyJson(http::Exchange& ex, int status, std::string body, std::string_view warning) {
   http::Response res{static_cast<bhttp::status>(status), 11};
   res.set(bhttp::field::content_type, "application/json");
+  if (!warning.empty()) res.set(bhttp::field::warning, "299 - \"" + std::string(warning) + "\"");
   res.body() = std::move(body);
   ex.Reply(std::move(res));
 }

@@ -5,10 +5,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "common/clock.h"
+#include "common/status.h"
 #include "services/http/server.h"
 #include "services/kubesim/auth.h"
 #include "services/kubesim/resources.h"
@@ -37,6 +40,11 @@ struct Cluster {
   // Signs and verifies service account tokens (service_account_tokens.h);
   // empty: TokenRequest is unavailable (503). Set before requests are served.
   std::string service_account_key;
+  // kube-apiserver's --service-account-max-token-expiration, asked at each
+  // TokenRequest: a longer lifetime is shortened to it, with a warning, not
+  // refused. Unset or 0: no cap; an error answers 503. Set before requests
+  // are served.
+  std::function<Result<std::int64_t>()> max_token_expiration_seconds;
 };
 
 class ApiServer {

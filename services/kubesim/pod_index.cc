@@ -1,6 +1,6 @@
 #include "services/kubesim/pod_index.h"
 
-#include "common/quantity.h"
+#include "services/kubesim/quota.h"
 #include "services/kubesim/workload_defaults.h"
 #include "services/kubesim/workload_util.h"
 
@@ -10,18 +10,9 @@ using nlohmann::json;
 
 std::map<std::string, long long> PodRequests(const json& pod) {
   std::map<std::string, long long> out;
-  for (const auto& c : workload::Child(workload::Child(pod, "spec"), "containers")) {
-    const json& res = workload::Child(c, "resources");
-    json requests = workload::Child(res, "requests");
-    const json& limits = workload::Child(res, "limits");
-    for (auto& [k, v] : limits.items()) {
-      if (!requests.contains(k)) requests[k] = v;  // limits default requests
-    }
-    for (auto& [k, v] : requests.items()) {
-      auto q = ParseQuantityMilli(v.is_string() ? v.get<std::string>() : v.dump());
-      if (q.ok()) out[k] += *q;
-    }
-  }
+  auto total = PodTotal(pod, "requests");
+  if (IsError(total)) return out;  // never stored: admission (quota.h AdmitPod) refuses it
+  for (const auto& [resource, amount] : std::get<ResourceAmounts>(total)) out[resource] = amount.milli;
   return out;
 }
 

@@ -14,8 +14,9 @@
 
 namespace septa::kubesim {
 
-// Requests of a pod's containers, in thousandths, by resource name (limits
-// stand in for missing requests).
+// What a pod requests, in thousandths, by resource name, as kube-scheduler
+// counts it (quota.h PodTotal: limits stand in for missing requests,
+// sidecars and init containers counted, overhead added).
 std::map<std::string, long long> PodRequests(const nlohmann::json& pod);
 
 class PodIndex final : public WatchSink {

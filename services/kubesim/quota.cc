@@ -4,6 +4,7 @@
 #include <optional>
 #include <set>
 
+#include "common/pod_requests.h"
 #include "common/quantity.h"
 
 namespace septa::kubesim {
@@ -69,11 +70,6 @@ std::optional<Amount> ParseAmount(const json& value) {
   return Amount{*milli, text.size() >= 2 && text.back() == 'i'};
 }
 
-void AddTo(Amount& sum, const Amount& more) {
-  if (sum.milli == 0) sum.binary = more.binary;
-  sum.milli += more.milli;
-}
-
 ApiError BadQuantity() {
   return BadRequestError(
       "Pod in version \"v1\" cannot be handled as a Pod: quantities must match the regular expression "
@@ -111,42 +107,34 @@ std::vector<json> ContainersOf(const json& pod, const char* which) {
   return spec[which].get<std::vector<json>>();
 }
 
-// The pod's requests or limits as the scheduler and quota see them:
-// containers (and sidecars) add up, a plain init container counts when it
-// alone needs more, and the pod's overhead is added.
+}  // namespace
+
 ApiResult<ResourceAmounts> PodTotal(const json& pod, const char* which) {
   const auto read = [which](const json& c) {
     return std::string_view(which) == "requests" ? ReadRequests(c) : ReadList(c, which);
   };
-  ResourceAmounts total;
-  for (const json& c : ContainersOf(pod, "containers")) {
-    auto list = read(c);
-    if (IsError(list)) return list;
-    for (const auto& [name, amount] : std::get<ResourceAmounts>(list)) AddTo(total[name], amount);
-  }
-  ResourceAmounts init_peak;
-  for (const json& c : ContainersOf(pod, "initContainers")) {
-    auto list = read(c);
-    if (IsError(list)) return list;
-    const bool sidecar = c.value("restartPolicy", "") == "Always";
-    for (const auto& [name, amount] : std::get<ResourceAmounts>(list)) {
-      if (sidecar) AddTo(total[name], amount);
-      else if (amount.milli > init_peak[name].milli) init_peak[name] = amount;
+  std::vector<ContainerAmounts<Amount>> containers;
+  for (const char* list : {"containers", "initContainers"}) {
+    for (const json& c : ContainersOf(pod, list)) {
+      auto amounts = read(c);
+      if (IsError(amounts)) return amounts;
+      containers.push_back({RoleOf(std::string_view(list) == "initContainers", c.value("restartPolicy", "")),
+                            std::get<ResourceAmounts>(std::move(amounts))});
     }
   }
-  for (const auto& [name, amount] : init_peak) {
-    if (amount.milli > total[name].milli) total[name] = amount;
-  }
+  ResourceAmounts total = EffectivePodAmounts(containers);
   const json overhead = pod.value("spec", json::object()).value("overhead", json::object());
   if (overhead.is_object()) {
     for (const auto& [name, value] : overhead.items()) {
       auto amount = ParseAmount(value);
       if (!amount) return BadQuantity();
-      AddTo(total[name], *amount);
+      total[name] += *amount;
     }
   }
   return total;
 }
+
+namespace {
 
 // The resource names one container's (or the pod's) requests and limits
 // account for, as the API server's quota evaluator names them.
@@ -198,7 +186,7 @@ ResourceAmounts UsedBy(const std::vector<ObjectPtr>& pods) {
   for (const ObjectPtr& pod : pods) {
     auto usage = PodUsage(*pod);
     if (IsError(usage)) continue;  // stored before a quota could check it
-    for (const auto& [name, amount] : std::get<ResourceAmounts>(usage)) AddTo(used[name], amount);
+    for (const auto& [name, amount] : std::get<ResourceAmounts>(usage)) used[name] += amount;
   }
   return used;
 }

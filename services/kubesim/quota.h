@@ -19,6 +19,14 @@ namespace septa::kubesim {
 struct Amount {
   long long milli = 0;
   bool binary = false;
+  // A sum is printed as its first non-zero amount was written, as
+  // resource.Quantity.Add keeps its format.
+  Amount& operator+=(const Amount& more) {
+    if (milli == 0) binary = more.binary;
+    milli += more.milli;
+    return *this;
+  }
+  friend bool operator<(const Amount& a, const Amount& b) { return a.milli < b.milli; }
 };
 using ResourceAmounts = std::map<std::string, Amount>;  // sorted, as the API server prints them
 
@@ -40,10 +48,16 @@ void ValidateQuotaHard(const nlohmann::json& quota, std::vector<StatusCause>& ca
 // Succeeded, Failed or being deleted: charged for `count/pods` only.
 bool PodFinished(const nlohmann::json& pod);
 
+// The pod's requests (those a container leaves out default to its limits)
+// or limits, `which`, as the scheduler and quota count them: containers
+// and sidecars add up, a plain init container counts with the sidecars
+// started before it when that needs more (common/pod_requests.h), and the
+// pod's overhead is added. The decoder's 400 when a quantity does not parse.
+ApiResult<ResourceAmounts> PodTotal(const nlohmann::json& pod, const char* which);
+
 // What a pod is charged: `count/pods` always; the rest unless it has
-// finished (Succeeded/Failed). Requests and limits add up over containers,
-// an init container counting when it needs more than they all do together.
-// 422 naming the field when a quantity does not parse.
+// finished (Succeeded/Failed): its PodTotal requests and limits. The
+// decoder's 400 when a quantity does not parse.
 ApiResult<ResourceAmounts> PodUsage(const nlohmann::json& pod);
 
 // What the namespace of a new pod holds, read by the caller.

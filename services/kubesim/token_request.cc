@@ -109,6 +109,19 @@ void ApiServer::Impl::TokenRequest(Call& call) {
     token_spec.pod_uid = uid;
     bound = {{"kind", "Pod"}, {"apiVersion", "v1"}, {"name", token_spec.pod}, {"uid", uid}};
   }
+  // As kube-apiserver's --service-account-max-token-expiration: shortened,
+  // never refused. Its --service-account-extend-token-expiration (a pod's
+  // 3607 s token made to last a year) has no counterpart here.
+  std::string warning;
+  if (cluster.max_token_expiration_seconds) {
+    auto cap = cluster.max_token_expiration_seconds();
+    if (!cap.ok()) return ReplyError(ex, ServiceUnavailableError("the token's maximum lifetime cannot be read now"));
+    if (*cap > 0 && token_spec.expiration_seconds > *cap) {
+      warning = "requested expiration of " + std::to_string(token_spec.expiration_seconds) + " seconds shortened to " +
+                std::to_string(*cap) + " seconds";
+      token_spec.expiration_seconds = *cap;
+    }
+  }
 
   auto id = NewUid(cluster.random);
   if (IsError(id)) return ReplyError(ex, std::get<ApiError>(id));
@@ -134,7 +147,7 @@ void ApiServer::Impl::TokenRequest(Call& call) {
       {"status",
        {{"token", SignServiceAccountToken(claims, cluster.service_account_key)},
         {"expirationTimestamp", Rfc3339(now + std::chrono::seconds(token_spec.expiration_seconds))}}}};
-  ReplyJson(ex, 201, response.dump());
+  ReplyJson(ex, 201, response.dump(), warning);
 }
 
 namespace {

@@ -49,6 +49,9 @@ void PrepareVirtualObjectStatements(pqxx::connection& c) {
   c.prepare("vcp_credential_revoked",
             "SELECT revoke_time IS NOT NULL FROM vcluster_credentials WHERE tenant = $1 AND vcluster = $2 "
             "AND serial = $3");
+  c.prepare("vcp_credential_ttl_max",
+            "SELECT t.credential_ttl_max_seconds FROM tenants n JOIN trust_tiers t ON t.name = n.trust_tier "
+            "WHERE n.name = $1");
   c.prepare("vcp_replace_ca_key",
             "UPDATE virtual_control_planes SET ca_private_key = $4 "
             "WHERE tenant = $1 AND vcluster = $2 AND ca_private_key = $3 RETURNING 1");
@@ -210,6 +213,14 @@ Result<core::CredentialStatus> PgVirtualObjectStore::GetCredentialStatus(const c
     auto rows = tx.exec_prepared("vcp_credential_revoked", key.tenant, key.vcluster, serial);
     if (rows.empty()) return Out::kUnrecorded;
     return rows[0][0].as<bool>() ? Out::kRevoked : Out::kActive;
+  });
+}
+
+Result<std::int64_t> PgVirtualObjectStore::CredentialTtlMax(const core::VirtualClusterKey& key) {
+  return InTransaction<std::int64_t>(*pool_, [&](pqxx::work& tx) -> Result<std::int64_t> {
+    auto rows = tx.exec_prepared("vcp_credential_ttl_max", key.tenant);
+    if (rows.empty()) return NotFound("tenant " + key.tenant + " does not exist");
+    return rows[0][0].as<std::int64_t>();
   });
 }
 

@@ -45,6 +45,7 @@ class PgVirtualObjectStore final : public core::VirtualObjectStore {
                              const std::string& replacement) override;
   Result<std::optional<ListenerCertificate>> StoredListenerCa() override;
   Status ReplaceListenerCaPrivateKey(const std::string& expected, const std::string& replacement) override;
+  Result<std::int64_t> CredentialTtlMax(const core::VirtualClusterKey& key) override;
   Result<core::CredentialStatus> GetCredentialStatus(const core::VirtualClusterKey& key,
                                                      const std::string& serial) override;
 

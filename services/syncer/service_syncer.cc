@@ -68,6 +68,18 @@ std::vector<std::string> ServiceSyncer::ServiceKeys(const std::string& host_name
   return {keys.begin(), keys.end()};
 }
 
+std::vector<std::string> ServiceSyncer::KeysOfEndpointsNaming(const json& host_pod) const {
+  std::vector<std::string> keys;
+  const std::string host_namespace = tsync::MetadataField(host_pod, "namespace");
+  const std::string pod = tsync::MetadataField(host_pod, "name");
+  if (host_namespace.empty() || pod.empty()) return keys;
+  for (const json& copy : host_endpoints_->ListNamespace(host_namespace)) {
+    if (!tsync::PodsNamedBy(copy).contains(pod)) continue;
+    if (auto key = KeyOfHostCopy(copy, kube::kServices)) keys.push_back(*std::move(key));
+  }
+  return keys;
+}
+
 Outcome ServiceSyncer::Reconcile(WatchedCluster& cluster, const std::string& ns, const std::string& name) {
   // The virtual API server's own service is not the tenant's to sync.
   if (ns == "default" && name == "kubernetes") return Outcome::Done();

@@ -54,6 +54,11 @@ class ServiceSyncer {
   std::vector<std::string> ServiceKeys(const std::string& host_namespace, const std::string& tenant,
                                        const std::string& vcluster) const;
 
+  // The keys of the virtual services whose endpoints' host copies lead to
+  // host pod `host_pod` (the host informer's cache): looked at again when
+  // it gives its IP back.
+  std::vector<std::string> KeysOfEndpointsNaming(const nlohmann::json& host_pod) const;
+
  private:
   void OnHostService(const nlohmann::json& host_service);
   // The host copy of the service's endpoints, as the virtual service and

@@ -13,7 +13,9 @@
 #include "services/syncer/refusal.h"
 #include "services/syncer/virtual_node_sync.h"
 #include "tenancy/sync/bookkeeping.h"
+#include "tenancy/sync/host_endpoints.h"
 #include "tenancy/sync/pod_references.h"
+#include "tenancy/sync/virtual_nodes.h"
 
 namespace septa::syncer {
 
@@ -43,11 +45,12 @@ std::string_view ClusterPart(std::string_view key) {
 
 std::string PhaseOf(const json& pod) { return tsync::StringField(pod, "status", "phase"); }
 
-// A virtual pod that had started: bound to a node, or past Pending.
+// A virtual pod that had started: bound to a node by the syncer (a node
+// name the tenant wrote into a new pod is refused by the translation, not
+// taken for a start), or past Pending.
 bool Started(const json& virtual_pod) {
   const std::string phase = PhaseOf(virtual_pod);
-  return !tsync::StringField(virtual_pod, "spec", "nodeName").empty() || phase == "Running" || phase == "Succeeded" ||
-         phase == "Failed";
+  return tsync::BoundToNode(virtual_pod) || phase == "Running" || phase == "Succeeded" || phase == "Failed";
 }
 
 std::optional<long> GracePeriodOf(const json& pod) {
@@ -185,6 +188,11 @@ void SyncerController::OnHostPod(const json& host_pod, bool deleted) {
   if (!cluster) return;
   auto ref = tsync::VirtualRefOf(host_pod, tenant, vcluster);
   if (ref) controller_.Enqueue(PodKey(tenant, vcluster, ref->ns, ref->name));
+  // A pod that gives its IP back (finished, being deleted, gone): the host
+  // Endpoints that lead to it are looked at again and go.
+  if (deleted || !tsync::HoldsItsIp(host_pod)) {
+    for (const std::string& key : services_.KeysOfEndpointsNaming(host_pod)) controller_.Enqueue(key);
+  }
   if (!deleted) return;
   if (ref) controller_.Enqueue(TokenKey(tenant, vcluster, ref->ns, ref->uid));  // its token secret may go now
   if (!tsync::HostGangOf(host_pod).empty())
@@ -203,12 +211,7 @@ void SyncerController::EnqueueFromHost(const std::string& key) {
 }
 
 std::map<std::string, std::string> SyncerController::HostPodIps(const tsync::VirtualClusterView& view) const {
-  std::map<std::string, std::string> ips;
-  for (const json& pod : HostPodsOf(view.host_namespace, view.tenant, view.vcluster)) {
-    const std::string ip = tsync::StringField(pod, "status", "podIP");
-    if (!ip.empty()) ips.emplace(ip, tsync::MetadataField(pod, "name"));
-  }
-  return ips;
+  return tsync::LivePodIps(HostPodsOf(view.host_namespace, view.tenant, view.vcluster));
 }
 
 std::vector<json> SyncerController::HostPodsOf(const std::string& host_namespace, const std::string& tenant,

@@ -59,6 +59,9 @@ class SealedVirtualObjectStore final : public core::VirtualObjectStore {
                                                      const std::string& serial) override {
     return inner_.GetCredentialStatus(key, serial);
   }
+  Result<std::int64_t> CredentialTtlMax(const core::VirtualClusterKey& key) override {
+    return inner_.CredentialTtlMax(key);
+  }
 
  private:
   Result<std::string> Open(const std::string& stored, const std::string& aad) const;

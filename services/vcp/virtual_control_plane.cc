@@ -147,6 +147,9 @@ Result<std::unique_ptr<VirtualControlPlane>> VirtualControlPlane::Load(const cor
                                                 secrets.service_account_key.size())));
   }
   plane->cluster_.service_account_key = std::move(secrets.service_account_key);
+  // Read at each TokenRequest, as revocations are at each request: a tier
+  // change caps the next token.
+  plane->cluster_.max_token_expiration_seconds = [&store, key] { return store.CredentialTtlMax(key); };
   kubesim::Storage& storage = plane->cluster_.storage;
   auto parsed = Parsed(key, *std::move(objects));
   if (!parsed.ok()) return parsed.status();

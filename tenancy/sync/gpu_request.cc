@@ -4,6 +4,7 @@
 #include <cctype>
 #include <set>
 
+#include "common/pod_requests.h"
 #include "tenancy/host/gpu_holdings.h"
 #include "tenancy/sync/bookkeeping.h"
 
@@ -80,37 +81,63 @@ std::optional<Refusal> CheckResource(const ContainerGpuAsk& ask, const VirtualCl
   return Refusal{ask.field, ask.resource + " is not a GPU resource of the " + tier + " tier; ask for nvidia.com/gpu"};
 }
 
+// What every node has and a pod may ask for besides its GPUs. Any other
+// extended resource (amd.com/gpu, rdma/hca, a host device plugin's) is a
+// device outside the reservation, which the host would hand out unpinned.
+bool IsBaseResource(const std::string& name) {
+  return name == "cpu" || name == "memory" || name == "ephemeral-storage" || name.starts_with("hugepages-");
+}
+
+std::string NotGranted(const std::string& container, const std::string& resource, const VirtualClusterView& vcluster) {
+  const bool isolated = vcluster.tier.gpu_sharing == gpu::Tier::kIsolated;
+  return "container \"" + container + "\" asks for " + resource + ", which the " +
+         std::string(gpu::TierName(vcluster.tier.gpu_sharing)) +
+         " tier does not grant: a pod may ask for cpu, memory, ephemeral-storage, hugepages-<size> and " +
+         (isolated ? "nvidia.com/gpu or nvidia.com/mig-<held profile>" : "nvidia.com/gpu");
+}
+
 }  // namespace
 
 std::variant<GpuAsk, Refusal> ReadGpuAsk(const json& pod, const VirtualClusterView& vcluster,
                                          const SyncSettings& settings) {
   GpuAsk ask;
   const json& spec = pod.at("spec");
-  std::int64_t sum = 0;
-  std::int64_t init_max = 0;
+  if (auto claims = spec.find("resourceClaims"); claims != spec.end() && !claims->is_null() && !claims->empty()) {
+    return Refusal{"spec.resourceClaims",
+                   "the tier grants devices through its reservation only; dynamic resource "
+                   "claims are not synced"};
+  }
+  // Each container's GPUs, counted as the host's scheduler counts them.
+  std::vector<ContainerAmounts<std::int64_t>> gpus;
   for (const char* list : {"containers", "initContainers"}) {
+    const bool init = std::string_view(list) == "initContainers";
     const json containers = spec.value(list, json::array());
     for (std::size_t i = 0; i < containers.size(); ++i) {
       const json resources = containers[i].value("resources", json::object());
+      ContainerAmounts<std::int64_t> held{RoleOf(init, containers[i].value("restartPolicy", "")), {}};
       std::set<std::string> seen;
       for (const char* kind : {"limits", "requests"}) {
         const json quantities = resources.value(kind, json::object());
         for (const auto& [name, value] : quantities.items()) {
-          if (name.rfind("nvidia.com/", 0) != 0 || !seen.insert(name).second) continue;
-          ContainerGpuAsk c{
-              list, i, name, Count(value),
-              "spec." + std::string(list) + "[" + std::to_string(i) + "].resources." + kind + "[" + name + "]"};
+          if (!seen.insert(name).second) continue;
+          const std::string field =
+              "spec." + std::string(list) + "[" + std::to_string(i) + "].resources." + kind + "[" + name + "]";
+          if (name.rfind("nvidia.com/", 0) != 0) {
+            if (IsBaseResource(name)) continue;
+            return Refusal{field, NotGranted(containers[i].value("name", ""), name, vcluster)};
+          }
+          ContainerGpuAsk c{list, i, name, Count(value), field};
           if (c.count < 0) return Refusal{c.field, "must be a whole number"};
           if (auto refusal = CheckResource(c, vcluster)) return *refusal;
           if (c.count == 0) continue;
-          if (std::string(list) == "containers") sum += c.count;
-          else init_max = std::max(init_max, c.count);
+          held.amounts["gpu"] += c.count;
           ask.containers.push_back(std::move(c));
         }
       }
+      gpus.push_back(std::move(held));
     }
   }
-  ask.count = std::max(sum, init_max);
+  ask.count = EffectivePodAmounts(gpus)["gpu"];
   const std::string profile = Annotation(pod, kMigProfileAnnotation);
   const std::string fraction = Annotation(pod, kGpuFractionAnnotation);
   const std::string memory = Annotation(pod, kGpuMemoryAnnotation);

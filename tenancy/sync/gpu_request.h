@@ -2,6 +2,10 @@
 // against what the tier allows: the tier-neutral `nvidia.com/gpu: N`, or
 // exactly what the reservation holds (`nvidia.com/mig-<profile>` of a held
 // profile on the isolated tier), plus the `septa.dev/` input annotations.
+// Besides its GPUs a pod may ask only for what every node has (cpu, memory,
+// ephemeral-storage, hugepages-<size>): another extended resource
+// (amd.com/gpu, rdma/hca) or a dynamic resource claim is refused, naming
+// the container and the resource.
 #pragma once
 
 #include <cstdint>
@@ -25,8 +29,9 @@ struct ContainerGpuAsk {
 
 struct GpuAsk {
   std::vector<ContainerGpuAsk> containers;  // empty: a CPU-only pod
-  // Whole GPUs or MIG instances the pod holds at once: the containers' sum,
-  // or the largest init container's when that is more.
+  // Whole GPUs or MIG instances the pod holds at once, as the host's
+  // scheduler counts them (common/pod_requests.h): containers and sidecars
+  // add up, a plain init container counts with the sidecars before it.
   std::int64_t count = 0;
   std::string mig_profile;          // isolated: asked by resource or annotation; empty: the placement picks
   int milli_gpu = 0;                // shared: the fraction asked (or the default)

@@ -29,7 +29,8 @@ Result<std::variant<json, Refusal>> HostAddresses(const VirtualClusterView& vclu
     auto pod = host_pods_by_ip.find(ip);
     if (pod == host_pods_by_ip.end()) {
       return std::variant<json, Refusal>(
-          Refusal{at + ".ip", ip + " is not the address of a pod of this virtual cluster: a host service may lead "
+          Refusal{at + ".ip", ip + " is not the address of a live pod of this virtual cluster (one that has "
+                                   "finished or is being deleted gives its address back): a host service may lead "
                                    "to the tenant's own pods only (CVE-2021-25740); use an ExternalName service "
                                    "for an address outside the cluster"});
     }
@@ -91,6 +92,42 @@ Result<HostEndpointsResult> HostEndpoints(const VirtualClusterView& vcluster, co
                                 vcluster.integration_domains, {"kubectl.kubernetes.io/last-applied-configuration"})}};
   if (!host_subsets.empty()) host["subsets"] = std::move(host_subsets);
   return HostEndpointsResult(std::move(host));
+}
+
+bool HoldsItsIp(const json& host_pod) {
+  const std::string phase = StringField(host_pod, "status", "phase");
+  return phase != "Succeeded" && phase != "Failed" && !Deleting(host_pod);
+}
+
+std::map<std::string, std::string> LivePodIps(const std::vector<json>& host_pods) {
+  std::map<std::string, std::string> ips;
+  for (const json& pod : host_pods) {
+    if (!HoldsItsIp(pod)) continue;
+    const std::string name = MetadataField(pod, "name");
+    const std::string ip = StringField(pod, "status", "podIP");
+    if (!ip.empty()) ips.emplace(ip, name);
+    const json status = pod.value("status", json::object());
+    const json listed = status.is_object() ? status.value("podIPs", json::array()) : json::array();
+    for (const json& entry : listed.is_array() ? listed : json::array()) {
+      if (entry.is_object() && entry.value("ip", json()).is_string()) ips.emplace(entry["ip"].get<std::string>(), name);
+    }
+  }
+  return ips;
+}
+
+std::set<std::string> PodsNamedBy(const json& host_endpoints) {
+  std::set<std::string> pods;
+  const json subsets = host_endpoints.is_object() ? host_endpoints.value("subsets", json::array()) : json::array();
+  for (const json& subset : subsets.is_array() ? subsets : json::array()) {
+    for (const char* list : {"addresses", "notReadyAddresses"}) {
+      const json addresses = subset.is_object() ? subset.value(list, json::array()) : json::array();
+      for (const json& address : addresses.is_array() ? addresses : json::array()) {
+        const json ref = address.is_object() ? address.value("targetRef", json::object()) : json::object();
+        if (ref.is_object() && ref.value("name", json()).is_string()) pods.insert(ref["name"].get<std::string>());
+      }
+    }
+  }
+  return pods;
 }
 
 bool EndpointsUpToDate(const json& want, const json& host_endpoints) {

@@ -2,8 +2,12 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
+#include <string_view>
 #include <utility>
+#include <vector>
 
+#include "common/pod_requests.h"
 #include "common/quantity.h"
 #include "gpu/catalog.h"
 
@@ -14,19 +18,14 @@ using nlohmann::json;
 
 constexpr std::int64_t kMilliPerMib = 1000LL * 1024 * 1024;
 
-struct Amounts {
-  std::int64_t cpu_milli = 0;     // a quantity in thousandths is millicores
-  std::int64_t memory_milli = 0;  // thousandths of a byte
-  // Saturating: a tenant's absurd quantities must not wrap around to small ones.
-  Amounts& operator+=(const Amounts& o) {
-    for (auto [to, from] : {std::pair{&cpu_milli, o.cpu_milli}, std::pair{&memory_milli, o.memory_milli}}) {
-      if (__builtin_add_overflow(*to, from, to)) *to = std::numeric_limits<std::int64_t>::max();
-    }
+// Saturating: a tenant's absurd quantities must not wrap around to small ones.
+struct Saturating {
+  std::int64_t value = 0;
+  Saturating& operator+=(const Saturating& o) {
+    if (__builtin_add_overflow(value, o.value, &value)) value = std::numeric_limits<std::int64_t>::max();
     return *this;
   }
-  friend Amounts Max(const Amounts& a, const Amounts& b) {
-    return {std::max(a.cpu_milli, b.cpu_milli), std::max(a.memory_milli, b.memory_milli)};
-  }
+  bool operator<(const Saturating& o) const { return value < o.value; }
 };
 
 // One resource of a resource map (requests, limits, overhead): 0 when absent.
@@ -41,21 +40,19 @@ std::variant<std::int64_t, Refusal> Quantity(const json& map, const char* resour
   return static_cast<std::int64_t>(*parsed);
 }
 
-// A container's requests, its limits where it requests nothing.
-std::variant<Amounts, Refusal> ContainerAsk(const json& container, const std::string& at) {
+// A container's CPU and memory requests, its limits where it requests nothing.
+std::variant<ContainerAmounts<Saturating>, Refusal> ContainerAsk(const json& container, ContainerRole role,
+                                                                 const std::string& at) {
   const json resources = container.is_object() ? container.value("resources", json::object()) : json::object();
-  Amounts out;
-  for (auto [resource, target] : {std::pair{"cpu", &out.cpu_milli}, std::pair{"memory", &out.memory_milli}}) {
+  ContainerAmounts<Saturating> out{role, {}};
+  for (const char* resource : {"cpu", "memory"}) {
     for (const char* kind : {"requests", "limits"}) {
-      auto value =
-          Quantity(resources.is_object() ? resources.value(kind, json()) : json(), resource, at + ".resources." + kind);
+      const json map = resources.is_object() ? resources.value(kind, json()) : json();
+      if (!map.is_object() || !map.contains(resource)) continue;
+      auto value = Quantity(map, resource, at + ".resources." + kind);
       if (auto* refusal = std::get_if<Refusal>(&value)) return *refusal;
-      const bool given = resources.is_object() && resources.contains(kind) && resources[kind].is_object() &&
-                         resources[kind].contains(resource);
-      if (given) {
-        *target = std::get<std::int64_t>(value);
-        break;
-      }
+      out.amounts[resource] = Saturating{std::get<std::int64_t>(value)};
+      break;
     }
   }
   return out;
@@ -69,43 +66,29 @@ std::int64_t FloorShare(std::int64_t total, std::int64_t part, std::int64_t whol
 
 std::variant<PodResources, Refusal> EffectiveRequests(const json& pod) {
   const json spec = pod.is_object() ? pod.value("spec", json::object()) : json::object();
-  Amounts regular;
+  std::vector<ContainerAmounts<Saturating>> containers;
   for (const char* list : {"containers", "initContainers"}) {
-    if (!spec.is_object() || !spec.contains(list)) continue;
-    if (!spec[list].is_array()) return Refusal{"spec." + std::string(list), "is not a list"};
-  }
-  const json containers = spec.value("containers", json::array());
-  for (std::size_t i = 0; i < containers.size(); ++i) {
-    auto ask = ContainerAsk(containers[i], "spec.containers[" + std::to_string(i) + "]");
-    if (auto* refusal = std::get_if<Refusal>(&ask)) return *refusal;
-    regular += std::get<Amounts>(ask);
-  }
-  Amounts sidecars, init_peak;
-  const json inits = spec.value("initContainers", json::array());
-  for (std::size_t i = 0; i < inits.size(); ++i) {
-    auto ask = ContainerAsk(inits[i], "spec.initContainers[" + std::to_string(i) + "]");
-    if (auto* refusal = std::get_if<Refusal>(&ask)) return *refusal;
-    Amounts running = std::get<Amounts>(ask);
-    if (inits[i].is_object() && inits[i].value("restartPolicy", "") == "Always") {
-      sidecars += running;  // a sidecar runs from its start on
-      running = sidecars;
-    } else {
-      running += sidecars;  // an init container runs beside the sidecars before it
+    const json entries = spec.is_object() ? spec.value(list, json::array()) : json::array();
+    if (!entries.is_array()) return Refusal{"spec." + std::string(list), "is not a list"};
+    const bool init = std::string_view(list) == "initContainers";
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      const std::string restart = entries[i].is_object() ? entries[i].value("restartPolicy", "") : "";
+      auto ask =
+          ContainerAsk(entries[i], RoleOf(init, restart), "spec." + std::string(list) + "[" + std::to_string(i) + "]");
+      if (auto* refusal = std::get_if<Refusal>(&ask)) return *refusal;
+      containers.push_back(std::get<ContainerAmounts<Saturating>>(std::move(ask)));
     }
-    init_peak = Max(init_peak, running);
   }
-  regular += sidecars;
-  Amounts total = Max(regular, init_peak);
-  Amounts overhead;
-  for (auto [resource, target] : {std::pair{"cpu", &overhead.cpu_milli}, std::pair{"memory", &overhead.memory_milli}}) {
-    auto value = Quantity(spec.value("overhead", json()), resource, "spec.overhead");
-    if (auto* refusal = std::get_if<Refusal>(&value)) return *refusal;
-    *target = std::get<std::int64_t>(value);
+  std::map<std::string, Saturating> total = EffectivePodAmounts(containers);
+  for (const char* resource : {"cpu", "memory"}) {
+    auto overhead = Quantity(spec.is_object() ? spec.value("overhead", json()) : json(), resource, "spec.overhead");
+    if (auto* refusal = std::get_if<Refusal>(&overhead)) return *refusal;
+    total[resource] += Saturating{std::get<std::int64_t>(overhead)};
   }
-  total += overhead;
-  // Memory rounds up to whole MiB without wrapping at the saturated top.
-  const std::int64_t mib = total.memory_milli / kMilliPerMib + (total.memory_milli % kMilliPerMib != 0 ? 1 : 0);
-  return PodResources{total.cpu_milli, mib};
+  // A quantity in thousandths is millicores of CPU and thousandths of a byte
+  // of memory; memory rounds up to whole MiB.
+  const std::int64_t memory = total["memory"].value;
+  return PodResources{total["cpu"].value, memory / kMilliPerMib + (memory % kMilliPerMib != 0 ? 1 : 0)};
 }
 
 NodeShare ShareOf(const gpu::InventoryNode& node, const Reservation& reservation) {

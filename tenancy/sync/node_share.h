@@ -27,12 +27,11 @@ struct PodResources {
   bool operator==(const PodResources&) const = default;
 };
 
-// What the scheduler reserves for `pod`, as Kubernetes computes it: the
-// containers' requests plus the sidecars' (init containers with
-// restartPolicy Always), or what an init container asks together with the
-// sidecars started before it, when that is more; plus the pod's overhead.
-// A container's request defaults to its limit, as the API server does. A
-// value that is not a quantity is a refusal naming its field.
+// The CPU and memory the scheduler reserves for `pod`: its effective
+// requests by Kubernetes' rule (common/pod_requests.h, sidecars included)
+// plus its overhead. A container's request defaults to its limit, as the
+// API server does. A value that is not a quantity is a refusal naming its
+// field.
 std::variant<PodResources, Refusal> EffectiveRequests(const nlohmann::json& pod);
 
 // `reservation`'s share of `node`'s allocatable CPU and memory (rounded

@@ -50,12 +50,63 @@ bool Unconfined(const json& sc) {
          sc["seccompProfile"].value("type", "") == "Unconfined";
 }
 
+// Baseline "SELinux": the container types a runtime confines (Kubernetes
+// 1.31 added container_engine_t); spc_t and the like run unconfined.
+constexpr std::array<std::string_view, 5> kBaselineSeLinuxTypes = {"", "container_t", "container_init_t",
+                                                                   "container_kvm_t", "container_engine_t"};
+// Baseline "AppArmor" as the annotations Kubernetes before 1.30 read (the
+// API server still turns them into fields): the runtime's default or a
+// profile loaded on the node.
+constexpr std::string_view kAppArmorAnnotationPrefix = "container.apparmor.security.beta.kubernetes.io/";
+
+// The baseline rules a pod's and a container's securityContext share
+// (`path` names it): seccomp, AppArmor, SELinux and Windows host processes.
+std::optional<Refusal> CheckBaselineContext(const json& sc, const std::string& path) {
+  if (Unconfined(sc)) return Refusal{path + ".seccompProfile.type", "Unconfined is not allowed"};
+  if (auto apparmor = sc.find("appArmorProfile"); apparmor != sc.end() && !apparmor->is_null()) {
+    const std::string type = apparmor->is_object() ? apparmor->value("type", "") : "";
+    if (type != "RuntimeDefault" && type != "Localhost") {
+      return Refusal{path + ".appArmorProfile.type",
+                     "AppArmor profile \"" + type + "\" is not allowed (RuntimeDefault or Localhost)"};
+    }
+  }
+  if (auto selinux = sc.find("seLinuxOptions"); selinux != sc.end() && selinux->is_object()) {
+    const std::string type = selinux->value("type", "");
+    if (std::find(kBaselineSeLinuxTypes.begin(), kBaselineSeLinuxTypes.end(), type) == kBaselineSeLinuxTypes.end()) {
+      return Refusal{path + ".seLinuxOptions.type",
+                     "SELinux type " + type +
+                         " is not allowed (container_t, container_init_t, container_kvm_t or container_engine_t)"};
+    }
+    for (const char* key : {"user", "role"}) {
+      if (!selinux->value(key, "").empty()) {
+        return Refusal{path + ".seLinuxOptions." + key, "a custom SELinux " + std::string(key) + " is not allowed"};
+      }
+    }
+  }
+  if (auto windows = sc.find("windowsOptions"); windows != sc.end() && True(*windows, "hostProcess")) {
+    return Refusal{path + ".windowsOptions.hostProcess", "Windows host processes are not allowed"};
+  }
+  return std::nullopt;
+}
+
+std::optional<Refusal> CheckAppArmorAnnotations(const json& pod) {
+  const json annotations = pod.value("metadata", json::object()).value("annotations", json::object());
+  for (const auto& [key, value] : annotations.items()) {
+    if (!key.starts_with(kAppArmorAnnotationPrefix)) continue;
+    const std::string profile = value.is_string() ? value.get<std::string>() : value.dump();
+    if (profile.empty() || profile == "runtime/default" || profile.starts_with("localhost/")) continue;
+    return Refusal{"metadata.annotations[" + key + "]",
+                   "AppArmor profile " + profile + " is not allowed (runtime/default or localhost/<profile>)"};
+  }
+  return std::nullopt;
+}
+
 std::optional<Refusal> CheckBaselineContainer(const json& c, const std::string& path) {
   const json& sc = SecurityContext(c);
   if (True(sc, "privileged")) {
     return Refusal{path + ".securityContext.privileged", "privileged containers are not allowed"};
   }
-  if (Unconfined(sc)) return Refusal{path + ".securityContext.seccompProfile.type", "Unconfined is not allowed"};
+  if (auto refusal = CheckBaselineContext(sc, path + ".securityContext")) return refusal;
   if (sc.contains("procMount") && sc["procMount"] != "Default") {
     return Refusal{path + ".securityContext.procMount", "only the Default proc mount is allowed"};
   }
@@ -109,7 +160,7 @@ std::optional<Refusal> CheckBaselinePod(const json& spec) {
     if (True(spec, key)) return Refusal{"spec." + std::string(key), "host namespaces are not allowed"};
   }
   const json& sc = SecurityContext(spec);
-  if (Unconfined(sc)) return Refusal{"spec.securityContext.seccompProfile.type", "Unconfined is not allowed"};
+  if (auto refusal = CheckBaselineContext(sc, "spec.securityContext")) return refusal;
   const json sysctls = sc.value("sysctls", json::array());
   for (std::size_t i = 0; i < sysctls.size(); ++i) {
     const std::string name = sysctls[i].value("name", "");
@@ -117,23 +168,23 @@ std::optional<Refusal> CheckBaselinePod(const json& spec) {
       return Refusal{"spec.securityContext.sysctls[" + std::to_string(i) + "]", "sysctl " + name + " is not safe"};
     }
   }
-  const json volumes = spec.value("volumes", json::array());
-  for (std::size_t i = 0; i < volumes.size(); ++i) {
-    if (volumes[i].contains("hostPath")) {
-      return Refusal{"spec.volumes[" + std::to_string(i) + "].hostPath", "hostPath volumes are not allowed"};
-    }
-  }
-  return std::nullopt;
-}
-
-// Restricted, for the pod: only the volume types that need no host access.
-std::optional<Refusal> CheckRestrictedPod(const json& spec) {
+  // Stricter than Pod Security's baseline: only the volume types restricted
+  // allows. The others have the node mount storage by itself — an NFS,
+  // iSCSI, Ceph or Gluster server anywhere its network reaches, past the
+  // namespace's NetworkPolicy; a cloud disk by its ID, another tenant's
+  // included; gitRepo runs git on the node (CVE-2024-10220) — where a
+  // PersistentVolumeClaim, copied to the host and provisioned by its
+  // storage class, gives the tenant storage of its own (issue 28).
   const json volumes = spec.value("volumes", json::array());
   for (std::size_t i = 0; i < volumes.size(); ++i) {
     for (const auto& [type, source] : volumes[i].items()) {
       if (type == "name") continue;
+      const std::string field = "spec.volumes[" + std::to_string(i) + "]." + type;
+      if (type == "hostPath") return Refusal{field, "hostPath volumes are not allowed"};
       if (std::find(kRestrictedVolumes.begin(), kRestrictedVolumes.end(), type) == kRestrictedVolumes.end()) {
-        return Refusal{"spec.volumes[" + std::to_string(i) + "]." + type, "volume type " + type + " is not allowed"};
+        return Refusal{field, "volume type " + type +
+                                  " is not allowed: the node would mount storage outside the virtual cluster; use "
+                                  "a PersistentVolumeClaim"};
       }
     }
   }
@@ -147,7 +198,7 @@ bool TenantMayTolerate(std::string_view key) { return key.starts_with("node.kube
 std::optional<Refusal> CheckPodSecurity(const json& pod, std::string_view psa_level) {
   if (psa_level == "privileged") return std::nullopt;
   std::optional<Refusal> refusal = CheckBaselinePod(pod.at("spec"));
-  if (!refusal && psa_level == "restricted") refusal = CheckRestrictedPod(pod.at("spec"));
+  if (!refusal) refusal = CheckAppArmorAnnotations(pod);
   const json& pod_sc = SecurityContext(pod.at("spec"));
   ForEachContainer(pod.at("spec"), [&](std::string_view list, std::size_t i, const json& c) {
     if (refusal) return;

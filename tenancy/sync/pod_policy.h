@@ -17,7 +17,13 @@ namespace septa::tenancy::sync {
 // Pod Security Standards (kubernetes.io/docs/concepts/security/pod-security-standards):
 // "privileged" allows everything; "baseline" forbids host namespaces,
 // hostPath volumes, privileged containers, capabilities beyond the default
-// set and host ports; "restricted" also requires runAsNonRoot, a
+// set, host ports, unsafe sysctls, a non-default procMount, Windows host
+// processes, and the profiles that lift confinement: seccomp or AppArmor
+// Unconfined (field or annotation), an SELinux type other than the
+// container ones, a custom SELinux user or role — and, stricter than the
+// standard, every volume type restricted does not allow (the node would
+// mount storage outside the virtual cluster: NFS past the NetworkPolicy,
+// another tenant's cloud disk by ID, gitRepo's git on the node); "restricted" also requires runAsNonRoot, a
 // RuntimeDefault or Localhost seccomp profile, capabilities dropped to ALL
 // (NET_BIND_SERVICE the only one added back) and no privilege escalation.
 std::optional<Refusal> CheckPodSecurity(const nlohmann::json& pod, std::string_view psa_level);

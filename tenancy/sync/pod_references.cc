@@ -9,7 +9,7 @@ namespace {
 
 using nlohmann::json;
 
-enum class RefKind { kConfigMap, kSecret, kClaim };
+enum class RefKind { kConfigMap, kSecret, kClaim, kEndpoints };
 
 // object[ref][key] when it is a non-empty string, e.g. csi.nodePublishSecretRef.name.
 template <typename Json>
@@ -37,10 +37,16 @@ void ForEachReference(Json& spec, Visit&& visit) {
       at(RefKind::kConfigMap, NameAt(volume, "configMap", "name"), &volume);
       at(RefKind::kSecret, NameAt(volume, "secret", "secretName"), &volume);
       at(RefKind::kClaim, NameAt(volume, "persistentVolumeClaim", "claimName"), &volume);
-      for (const char* kind : {"iscsi", "rbd", "cephfs"}) {
+      // Every other name of an object in the pod's namespace that a volume
+      // source of the Pod API holds: left as written, it would name the
+      // host namespace's own objects (another pod's token Secret).
+      for (const char* kind : {"iscsi", "rbd", "cephfs", "flexVolume", "scaleIO", "storageos"}) {
         if (volume.contains(kind)) at(RefKind::kSecret, NameAt(volume[kind], "secretRef", "name"), &volume);
       }
       if (volume.contains("csi")) at(RefKind::kSecret, NameAt(volume["csi"], "nodePublishSecretRef", "name"), &volume);
+      at(RefKind::kSecret, NameAt(volume, "azureFile", "secretName"), &volume);
+      // The Endpoints of a selector-less service, whose host copy leads to the tenant's own pods only.
+      at(RefKind::kEndpoints, NameAt(volume, "glusterfs", "endpoints"), &volume);
       if (!volume.contains("projected") || !volume["projected"].contains("sources")) continue;
       for (Json& source : volume["projected"]["sources"]) {
         at(RefKind::kConfigMap, NameAt(source, "configMap", "name"), &volume);
@@ -113,6 +119,25 @@ void RenameReferences(json& spec, std::string_view pod_name, std::string_view ns
   }
 }
 
+std::optional<Refusal> CheckUnrenamedSources(const json& spec) {
+  const json volumes = spec.value("volumes", json::array());
+  for (std::size_t i = 0; volumes.is_array() && i < volumes.size(); ++i) {
+    const json sources = volumes[i].value("projected", json::object()).value("sources", json::array());
+    for (std::size_t j = 0; sources.is_array() && j < sources.size(); ++j) {
+      const std::string field = "spec.volumes[" + std::to_string(i) + "].projected.sources[" + std::to_string(j) + "]";
+      if (sources[j].contains("clusterTrustBundle")) {
+        return Refusal{field + ".clusterTrustBundle",
+                       "a cluster trust bundle is a cluster-wide object: the host pod would read the host's"};
+      }
+      if (sources[j].contains("podCertificate")) {
+        return Refusal{field + ".podCertificate",
+                       "a pod certificate would be issued to the host pod's identity, not the virtual pod's"};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 bool IsLegacyTokenVolume(const json& spec, const json& volume) {
   const json* secret = NameAt(volume, "secret", "secretName");
   if (secret == nullptr || volume.value("name", "") != secret->get<std::string>()) return false;
@@ -134,7 +159,7 @@ std::set<ObjectRef> ReferencedObjects(const json& virtual_pod) {
   const json& spec = virtual_pod["spec"];
   const std::string ns = virtual_pod.value("metadata", json::object()).value("namespace", "");
   ForEachReference(spec, [&](RefKind kind, const json& name, const json* volume) {
-    if (kind == RefKind::kClaim) return;
+    if (kind != RefKind::kConfigMap && kind != RefKind::kSecret) return;
     if (volume != nullptr && IsLegacyTokenVolume(spec, *volume)) return;
     out.insert(
         {kind == RefKind::kConfigMap ? CopiedKind::kConfigMap : CopiedKind::kSecret, ns, name.get<std::string>()});

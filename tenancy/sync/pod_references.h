@@ -6,9 +6,12 @@
 
 #include <compare>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
+
+#include "tenancy/sync/pod_translation.h"
 
 namespace septa::tenancy::sync {
 
@@ -26,12 +29,19 @@ struct ObjectRef {
   auto operator<=>(const ObjectRef&) const = default;
 };
 
-// Renames, in `spec` of virtual pod `pod_name` in `ns`: volumes (configMap,
-// secret, persistentVolumeClaim, projected sources, CSI/iSCSI/RBD/CephFS
-// secretRefs; an ephemeral volume becomes a reference to the PVC Kubernetes
-// created for it, "<pod>-<volume>"), envFrom, env[].valueFrom and
-// imagePullSecrets of every container list.
+// Renames, in `spec` of virtual pod `pod_name` in `ns`, every name of an
+// object of the pod's namespace the Pod API holds: volumes (configMap,
+// secret, persistentVolumeClaim, projected configMap and secret sources,
+// the secrets of csi, iscsi, rbd, cephfs, flexVolume, scaleIO, storageos
+// and azureFile, glusterfs' Endpoints; an ephemeral volume becomes a
+// reference to the PVC Kubernetes created for it, "<pod>-<volume>"),
+// envFrom, env[].valueFrom and imagePullSecrets of every container list.
 void RenameReferences(nlohmann::json& spec, std::string_view pod_name, std::string_view ns, std::string_view vcluster);
+
+// The projected sources no rename can point into the virtual cluster:
+// clusterTrustBundle (a cluster-scoped object, the host's) and
+// podCertificate (issued to the host pod's identity). Refused, naming the source.
+std::optional<Refusal> CheckUnrenamedSources(const nlohmann::json& spec);
 
 // The config maps and secrets `virtual_pod` references, read at exactly the
 // places RenameReferences renames (one walk serves both), so every renamed

@@ -206,6 +206,12 @@ std::variant<HostPod, Refusal> Translate(const SyncSettings& settings, const Vir
   if (!virtual_pod.contains("spec") || !virtual_pod["spec"].is_object()) return Refusal{"spec", "missing"};
   if (auto refusal = CheckHostKeys(virtual_pod, vcluster)) return *refusal;
   if (auto refusal = CheckPodSecurity(virtual_pod, vcluster.psa_level)) return *refusal;
+  if (auto refusal = CheckUnrenamedSources(virtual_pod["spec"])) return *refusal;
+  // The reservation decides the node; a virtual node name means nothing on
+  // the host, and dropping it would run the pod elsewhere than it asked.
+  if (!StringField(virtual_pod, "spec", "nodeName").empty()) {
+    return Refusal{"spec.nodeName", "the host places the pod inside the reservation; a pod may not name its node"};
+  }
   const auto gang = GangOf(settings, virtual_pod);
   if (auto* refusal = std::get_if<Refusal>(&gang)) return *refusal;
   auto ask = ReadGpuAsk(virtual_pod, vcluster, settings);

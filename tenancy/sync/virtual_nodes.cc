@@ -1,5 +1,6 @@
 #include "tenancy/sync/virtual_nodes.h"
 
+#include <algorithm>
 #include <array>
 
 #include "tenancy/host/gpu_holdings.h"
@@ -65,9 +66,20 @@ const json& MemberOrEmpty(const json& object, const char* key) {
 
 }  // namespace
 
+bool BoundToNode(const json& virtual_pod) {
+  const json& name = NestedOrEmpty(virtual_pod, "spec", "nodeName");
+  if (!name.is_string() || name.get_ref<const std::string&>().empty()) return false;
+  const json& conditions = NestedOrEmpty(virtual_pod, "status", "conditions");
+  if (!conditions.is_array()) return false;
+  return std::any_of(conditions.begin(), conditions.end(), [](const json& c) {
+    return c.is_object() && c.value("type", json()) == "PodScheduled" && c.value("status", json()) == "True";
+  });
+}
+
 std::set<std::string> NodesInUse(const std::vector<json>& virtual_pods) {
   std::set<std::string> nodes;
   for (const json& pod : virtual_pods) {
+    if (!BoundToNode(pod)) continue;
     const json& name = NestedOrEmpty(pod, "spec", "nodeName");
     if (name.is_string() && !name.get_ref<const std::string&>().empty()) nodes.insert(name.get<std::string>());
   }

@@ -23,7 +23,13 @@ inline constexpr std::string_view kVirtualNodeLabel = "septa.dev/virtual-node";
 // summed over its GPUs (capacity then counts the GPUs it has a share of).
 inline constexpr std::string_view kGpuMilliAnnotation = "septa.dev/gpu-milli";
 
-// The nodes `virtual_pods` are bound to (spec.nodeName), sorted.
+// Whether a virtual pod is bound to its spec.nodeName by a binding (the
+// syncer's, once its host pod was scheduled), which adds PodScheduled=True
+// as the API server does; not a node name the tenant wrote into a new pod,
+// which the translation refuses.
+bool BoundToNode(const nlohmann::json& virtual_pod);
+
+// The nodes `virtual_pods` are bound to (BoundToNode), sorted.
 std::set<std::string> NodesInUse(const std::vector<nlohmann::json>& virtual_pods);
 
 // The virtual node for host node `name`, as the inventory last saw it

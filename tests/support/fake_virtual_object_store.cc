@@ -144,6 +144,17 @@ Result<core::CredentialStatus> FakeVirtualObjectStore::GetCredentialStatus(const
   return it->second ? core::CredentialStatus::kRevoked : core::CredentialStatus::kActive;
 }
 
+Result<std::int64_t> FakeVirtualObjectStore::CredentialTtlMax(const core::VirtualClusterKey& key) {
+  std::lock_guard lock(mu_);
+  auto it = credential_ttl_max_.find(key.tenant);
+  return it == credential_ttl_max_.end() ? 0 : it->second;
+}
+
+void FakeVirtualObjectStore::SetCredentialTtlMax(const std::string& tenant, std::int64_t seconds) {
+  std::lock_guard lock(mu_);
+  credential_ttl_max_[tenant] = seconds;
+}
+
 void FakeVirtualObjectStore::RecordCredential(const core::VirtualClusterKey& key, const std::string& serial) {
   std::lock_guard lock(mu_);
   credentials_.emplace(std::pair{key, serial}, false);

@@ -35,11 +35,16 @@ class FakeVirtualObjectStore final : public core::VirtualObjectStore {
   Status ReplaceListenerCaPrivateKey(const std::string& expected, const std::string& replacement) override;
   Result<core::CredentialStatus> GetCredentialStatus(const core::VirtualClusterKey& key,
                                                      const std::string& serial) override;
+  // What SetCredentialTtlMax set for the tenant; 0 (no cap) for the others:
+  // the fake knows every tenant.
+  Result<std::int64_t> CredentialTtlMax(const core::VirtualClusterKey& key) override;
 
   // What the credentials API writes to vcluster_credentials: an issued
   // certificate's serial, then its revocation.
   void RecordCredential(const core::VirtualClusterKey& key, const std::string& serial);
   void RevokeCredential(const core::VirtualClusterKey& key, const std::string& serial);
+  // The tenant's trust tier's credential_ttl_max_seconds, as a tier change writes it.
+  void SetCredentialTtlMax(const std::string& tenant, std::int64_t seconds);
 
   std::atomic<bool> fail_writes{false};
 
@@ -54,6 +59,7 @@ class FakeVirtualObjectStore final : public core::VirtualObjectStore {
   std::map<core::VirtualClusterKey, ControlPlane> planes_;
   std::optional<ListenerCertificate> listener_;
   std::map<std::pair<core::VirtualClusterKey, std::string>, bool> credentials_;  // (key, serial) -> revoked
+  std::map<std::string, std::int64_t> credential_ttl_max_;                       // by tenant
 };
 
 }  // namespace septa::test

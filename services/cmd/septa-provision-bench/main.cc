@@ -173,6 +173,9 @@ class CountingObjectStore final : public core::VirtualObjectStore {
                                                      const std::string& serial) override {
     return inner_.GetCredentialStatus(key, serial);
   }
+  Result<std::int64_t> CredentialTtlMax(const core::VirtualClusterKey& key) override {
+    return inner_.CredentialTtlMax(key);
+  }
 
  private:
   core::VirtualObjectStore& inner_;

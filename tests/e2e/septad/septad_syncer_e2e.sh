@@ -174,7 +174,7 @@ wait_for "the endpoints on the host, leading to the host pod" 10 endpoints_synce
 endpoints 10.96.0.1 | v apply -f - >/dev/null || fail "kubectl apply endpoints at the API server's address"
 endpoints_refused() {
   v get events --field-selector reason=SyncRefused -o 'jsonpath={range .items[*]}{.involvedObject.kind}:{.message}{"\n"}{end}' |
-    grep -q '^Endpoints:subsets\[0\].addresses\[0\].ip: 10.96.0.1 is not the address of a pod of this virtual cluster' &&
+    grep -q '^Endpoints:subsets\[0\].addresses\[0\].ip: 10.96.0.1 is not the address of a live pod of this virtual cluster' &&
     ! k get endpoints db-x-default-x-train -n "$ns" -o name >/dev/null 2>&1
 }
 wait_for "endpoints at another's address refused with an event, the host copy gone" 10 endpoints_refused

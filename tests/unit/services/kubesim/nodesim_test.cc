@@ -192,6 +192,29 @@ TEST_F(kubesimNodes, BindsOnlyWhereThePodFitsAndStartsItAfterTheDelay) {
   EXPECT_TRUE(Unschedulable(WaitFor(kPods, "default", "one-too-many", Unschedulable))) << "the T4 node is full";
 }
 
+// A node holds what its pods hold as the scheduler counts them: a sidecar's
+// GPU beside the containers', a plain init container's while it runs. The
+// T4 node's 4 GPUs fit these two pods of 2 each, and no third one.
+TEST_F(kubesimNodes, SidecarsAndInitContainersCountAgainstTheNode) {
+  const json t4 = {{"nodeSelector", {{"topology.kubernetes.io/zone", "z2"}}}};
+  json sidecar = t4;
+  sidecar["initContainers"] = {{{"name", "proxy"},
+                                {"image", "cuda"},
+                                {"restartPolicy", "Always"},
+                                {"resources", {{"limits", {{"nvidia.com/gpu", "1"}}}}}}};
+  CreatePod("with-sidecar", {{"nvidia.com/gpu", "1"}}, sidecar);
+  json warm = t4;
+  warm["initContainers"] = {
+      {{"name", "warm"}, {"image", "cuda"}, {"resources", {{"limits", {{"nvidia.com/gpu", "2"}}}}}}};
+  CreatePod("with-init", {{"cpu", "1"}}, warm);
+  EXPECT_EQ(NodeOf(WaitFor(kPods, "default", "with-sidecar", [](const json& p) { return !NodeOf(p).empty(); })),
+            "t4-0");
+  EXPECT_EQ(NodeOf(WaitFor(kPods, "default", "with-init", [](const json& p) { return !NodeOf(p).empty(); })), "t4-0");
+  CreatePod("one-more", {{"nvidia.com/gpu", "1"}}, t4);
+  EXPECT_TRUE(Unschedulable(WaitFor(kPods, "default", "one-more", Unschedulable)))
+      << "2 + 2 of the node's 4 GPUs are held: not over-committed";
+}
+
 TEST_F(kubesimNodes, MigManagerAppliesALayoutOrFailsWhileInUse) {
   auto set_config = [&](const std::string& node, const std::string& config) {
     ASSERT_TRUE(client_

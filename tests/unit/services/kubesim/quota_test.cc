@@ -175,6 +175,23 @@ TEST(kubesimQuota, UsageAddsContainersAndTakesTheLargestInitContainer) {
   EXPECT_NE(std::get<ApiError>(bad).message.find("quantities must match the regular expression"), std::string::npos);
 }
 
+// A sidecar (restartPolicy Always) runs beside every init container after
+// it: that one's need is its own plus the sidecar's, as the scheduler counts.
+TEST(kubesimQuota, UsageCountsSidecarsBesideTheInitContainersAfterThem) {
+  json sidecar = Container("proxy", {{"nvidia.com/gpu", "1"}, {"cpu", "1"}});
+  sidecar["restartPolicy"] = "Always";
+  json pod = Pod("p", {Container("main", {{"nvidia.com/gpu", "1"}})});
+  pod["spec"]["initContainers"] = json::array({sidecar, Container("warm", {{"nvidia.com/gpu", "2"}})});
+  auto usage = PodUsage(pod);
+  ASSERT_FALSE(IsError(usage));
+  const ResourceAmounts& u = std::get<ResourceAmounts>(usage);
+  EXPECT_EQ(FormatAmount(u.at("requests.nvidia.com/gpu")), "3") << "warm runs beside the proxy";
+  EXPECT_EQ(FormatAmount(u.at("requests.cpu")), "1");
+  pod["spec"]["initContainers"] = json::array({Container("warm", {{"nvidia.com/gpu", "2"}}), sidecar});
+  EXPECT_EQ(FormatAmount(std::get<ResourceAmounts>(PodUsage(pod)).at("requests.nvidia.com/gpu")), "2")
+      << "warm runs alone, before the proxy starts";
+}
+
 TEST(kubesimQuota, QuotaStatusInCanonicalQuantities) {
   ObjectPtr quota =
       Quota("q", {{"requests.cpu", "2000m"}, {"requests.memory", "1024Mi"}, {"limits.memory", 1000000000}});

@@ -8,6 +8,8 @@
 //     // What the credentials API writes to vcluster_credentials.
 //     Status RecordCredential(const core::VirtualClusterKey&, const std::string& serial);
 //     Status RevokeCredential(const core::VirtualClusterKey&, const std::string& serial);
+//     // The tenant's trust tier's credential_ttl_max_seconds (the tenant made if need be).
+//     Status SetCredentialTtlMax(const std::string& tenant, std::int64_t seconds);
 //   };
 #pragma once
 
@@ -202,11 +204,21 @@ TYPED_TEST_P(VirtualObjectStoreContract, CredentialStatusIsPerVirtualClusterAndS
   EXPECT_EQ(*this->store().GetCredentialStatus(this->a_, other), CredentialStatus::kActive);
 }
 
+// The cap of the tokens a virtual cluster mints: its tenant's tier's, as
+// the tier is now (read at each TokenRequest, so a change holds at once).
+TYPED_TEST_P(VirtualObjectStoreContract, CredentialTtlMaxIsTheTenantsTierAsItIsNow) {
+  ASSERT_TRUE(this->env_.SetCredentialTtlMax("acme", 3600).ok());
+  EXPECT_EQ(*this->store().CredentialTtlMax(this->a_), 3600);
+  EXPECT_EQ(*this->store().CredentialTtlMax(this->b_), 3600) << "every virtual cluster of the tenant";
+  ASSERT_TRUE(this->env_.SetCredentialTtlMax("acme", 900).ok());
+  EXPECT_EQ(*this->store().CredentialTtlMax(this->a_), 900);
+}
+
 REGISTER_TYPED_TEST_SUITE_P(VirtualObjectStoreContract, CreateKeepsTheFirstControlPlane,
                             ObjectsAreStoredPerControlPlane, DeleteSetsTheResourceVersion,
                             OnlyTheFirstWriteFromAVersionWins, WritesWithoutAControlPlaneAreNotFound,
                             RemoveDeletesEverythingAndIsIdempotent, TokenDigestsArePerControlPlane,
                             ListenerCaIsCreatedOnce, CaKeysAreReplacedOnlyFromTheExpectedValue,
-                            CredentialStatusIsPerVirtualClusterAndSerial);
+                            CredentialStatusIsPerVirtualClusterAndSerial, CredentialTtlMaxIsTheTenantsTierAsItIsNow);
 
 }  // namespace septa::core::contract

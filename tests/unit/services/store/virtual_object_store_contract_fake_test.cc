@@ -14,6 +14,10 @@ struct FakeVirtualObjectStoreEnv {
     store_.RevokeCredential(key, serial);
     return Status::Ok();
   }
+  Status SetCredentialTtlMax(const std::string& tenant, std::int64_t seconds) {
+    store_.SetCredentialTtlMax(tenant, seconds);
+    return Status::Ok();
+  }
   test::FakeVirtualObjectStore store_;
 };
 

@@ -50,6 +50,19 @@ struct PgVirtualObjectStoreEnv {
     return rows.size() == 1 ? Status::Ok() : NotFound("no credential " + serial);
   }
 
+  // The tenant on the isolated tier, whose row the tier change edits.
+  Status SetCredentialTtlMax(const std::string& tenant, std::int64_t seconds) {
+    pqxx::connection c(database_->url());
+    pqxx::work tx(c);
+    tx.exec_params(
+        "INSERT INTO tenants (name, trust_tier, state, create_time, update_time, version) "
+        "VALUES ($1, 'isolated', 'active', now(), now(), 1) ON CONFLICT DO NOTHING",
+        tenant);
+    tx.exec_params("UPDATE trust_tiers SET credential_ttl_max_seconds = $1 WHERE name = 'isolated'", seconds);
+    tx.commit();
+    return Status::Ok();
+  }
+
   std::unique_ptr<test::TestDatabase> database_;
   std::unique_ptr<PgVirtualObjectStore> store_;  // destroyed first: its connections close before the drop
 };
@@ -59,3 +72,14 @@ struct PgVirtualObjectStoreEnv {
 namespace septa::core::contract {
 INSTANTIATE_TYPED_TEST_SUITE_P(pg, VirtualObjectStoreContract, ::testing::Types<store::PgVirtualObjectStoreEnv>);
 }  // namespace septa::core::contract
+
+namespace septa::store {
+
+// No tenant, no cap to read: a TokenRequest is then refused (503), never uncapped.
+TEST(PgVirtualObjectStore, CredentialTtlMaxOfAnUnknownTenantIsNotFound) {
+  PgVirtualObjectStoreEnv env;
+  ASSERT_TRUE(env.SetUp().ok());
+  EXPECT_EQ(env.store().CredentialTtlMax({"nobody", "dev"}).status().code(), Code::kNotFound);
+}
+
+}  // namespace septa::store

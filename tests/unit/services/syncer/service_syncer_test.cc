@@ -176,6 +176,60 @@ TEST_F(SyncerServicesTest, TheEndpointsOfAServiceWithoutASelectorLeadToTheTenant
   ASSERT_TRUE(Eventually([&] { return !host_endpoints() && !HostService("db"); }));
 }
 
+// A pod that finishes or starts terminating gives its IP back to the CNI,
+// and the next pod to get it may be another tenant's (CVE-2021-25740 by IP
+// reuse): the host Endpoints that lead to it go at once, refused as any
+// address outside the virtual cluster, and come back when the tenant
+// names live pods only.
+TEST_F(SyncerServicesTest, EndpointsLeadingToAPodThatEndsOrTerminatesGo) {
+  RunningPod("db");
+  RunningPod("db2");
+  ASSERT_TRUE(Eventually([&] {
+    return !tsync::StringField(*VirtualPod("db"), "status", "podIP").empty() &&
+           !tsync::StringField(*VirtualPod("db2"), "status", "podIP").empty();
+  }));
+  const std::string ip = tsync::StringField(*VirtualPod("db"), "status", "podIP");
+  const std::string ip2 = tsync::StringField(*VirtualPod("db2"), "status", "podIP");
+  json service = Service("db");
+  service["spec"].erase("selector");
+  ASSERT_TRUE(virtual_->Create(kube::kServices, "default", service).ok());
+  json endpoints = {{"apiVersion", "v1"},
+                    {"kind", "Endpoints"},
+                    {"metadata", {{"name", "db"}, {"namespace", "default"}}},
+                    {"subsets", {{{"addresses", {{{"ip", ip}}, {{"ip", ip2}}}}, {"ports", {{{"port", 5432}}}}}}}};
+  ASSERT_TRUE(virtual_->Create(kube::kEndpoints, "default", endpoints).ok());
+  auto host_endpoints = [&]() -> std::optional<json> {
+    auto got = host_->Get(kube::kEndpoints, HostNamespace(), HostName("db"));
+    return got.ok() ? std::optional<json>(*std::move(got)) : std::nullopt;
+  };
+  ASSERT_TRUE(Eventually([&] { return host_endpoints().has_value(); }));
+
+  // db2's host pod starts terminating (a finalizer holds it).
+  json held = *HostPod("db2");
+  held["metadata"]["finalizers"] = json::array({"example.com/hold"});
+  ASSERT_TRUE(host_->Update(kube::kPods, HostNamespace(), held).ok());
+  ASSERT_TRUE(host_->Delete(kube::kPods, HostNamespace(), HostName("db2")).ok());
+  EXPECT_TRUE(Eventually([&] {
+    return !host_endpoints() && HasRefusalEvent(*virtual_, "Endpoints", "db", "subsets[0].addresses[1].ip");
+  })) << "host: "
+      << host_endpoints().value_or(json()).dump();
+
+  // Named its live pod only: copied again. Then db's host pod exits, as the kubelet reports it.
+  json own = *virtual_->Get(kube::kEndpoints, "default", "db");
+  own["subsets"][0]["addresses"] = json::array({{{"ip", ip}}});
+  ASSERT_TRUE(virtual_->Update(kube::kEndpoints, "default", own).ok());
+  ASSERT_TRUE(Eventually([&] { return host_endpoints().has_value(); }));
+  json exited = *HostPod("db");
+  exited["status"]["phase"] = "Succeeded";
+  kube::WriteOptions status;
+  status.subresource = "status";
+  ASSERT_TRUE(host_->Update(kube::kPods, HostNamespace(), exited, status).ok());
+  EXPECT_TRUE(Eventually([&] { return !host_endpoints(); })) << "host: " << host_endpoints().value_or(json()).dump();
+  held = *HostPod("db2");
+  held["metadata"].erase("finalizers");
+  ASSERT_TRUE(host_->Update(kube::kPods, HostNamespace(), held).ok());
+}
+
 // kill -9 between the two updates that give a virtual service the host's
 // address: the host copy holds the service as it is to be, the virtual one
 // is at the ExternalName marker, and the next syncer finishes (the same

@@ -178,6 +178,22 @@ TEST_F(SyncerControllerTest, ARefusedPodGetsOneEventAndTheConditionAndStaysPendi
   EXPECT_EQ((*VirtualPod("gpu"))["status"].value("phase", ""), "Pending");
 }
 
+// A node name the tenant wrote into a new pod is refused, with the event
+// and condition; it is not taken for a pod that had started and lost its
+// host pod, which the syncer deletes.
+TEST_F(SyncerControllerTest, APodNamingItsNodeIsRefusedNotDeleted) {
+  json pod = Pod("pinned");
+  pod["spec"]["nodeName"] = "cpu-0";
+  ASSERT_TRUE(virtual_->Create(kube::kPods, "default", pod).ok());
+  ASSERT_TRUE(Eventually([&] { return HasRefusalEvent(*virtual_, "Pod", "pinned", "spec.nodeName"); }));
+  ASSERT_TRUE(syncer_->AwaitIdle(10s));
+  auto still = VirtualPod("pinned");
+  ASSERT_TRUE(still.has_value()) << "the tenant's pod was deleted";
+  EXPECT_EQ((*still)["status"].value("phase", ""), "Pending");
+  EXPECT_FALSE(HostPod("pinned").has_value());
+  EXPECT_FALSE(VirtualNode("cpu-0").has_value()) << "a node the pod only names is not shown";
+}
+
 // Shared tier, KAI: `nvidia.com/gpu: 1` is the default fraction (250
 // milli) of the reserved GPU, pinned to its node. A second one does not fit
 // the 250 reserved: refused, until the first pod goes.

@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "services/base/base64.h"
 #include "services/kube/client.h"
@@ -210,7 +211,8 @@ TEST_F(ClientCertificatesTest, BearerTokensStillWork) {
 // The real kubectl, with the certificate and key as base64 data in its kubeconfig.
 class KubectlClientCertificateTest : public ClientCertificatesTest {
  protected:
-  store::ProcessOutput Kubectl(const core::VirtualClusterKey& key, const vault::ClientCertificate& cert) {
+  store::ProcessOutput Kubectl(const core::VirtualClusterKey& key, const vault::ClientCertificate& cert,
+                               std::vector<std::string> args = {"get", "ns", "-o", "name"}) {
     const std::filesystem::path dir =
         std::filesystem::path(::testing::TempDir()) / ("vcp-kubectl-" + std::to_string(::getpid()) + "-" + cert.serial);
     std::filesystem::create_directories(dir);
@@ -223,9 +225,10 @@ class KubectlClientCertificateTest : public ClientCertificatesTest {
                               << "\n    client-key-data: " << base::Base64Encode(cert.private_key_pem)
                               << "\ncontexts:\n- name: vc\n  context:\n    cluster: vc\n    user: alice\n"
                                  "current-context: vc\n";
-    auto run = store::RunProcess({SEPTA_KUBECTL, "--kubeconfig", kubeconfig.string(), "--cache-dir",
-                                  (dir / "cache").string(), "get", "ns", "-o", "name"},
-                                 dir);
+    std::vector<std::string> argv = {SEPTA_KUBECTL, "--kubeconfig", kubeconfig.string(), "--cache-dir",
+                                     (dir / "cache").string()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto run = store::RunProcess(argv, dir);
     EXPECT_TRUE(run.ok()) << "cannot run " << SEPTA_KUBECTL << ": " << run.status().message();
     std::filesystem::remove_all(dir);
     return run.ok() ? *run : store::ProcessOutput{};
@@ -240,6 +243,42 @@ TEST_F(KubectlClientCertificateTest, KubectlGetsNamespacesWithItsOwnCertificateO
   auto other = Kubectl(kDev, Issue(kProd, "admin"));
   EXPECT_NE(other.exit_code, 0) << other.output;
   EXPECT_THAT(other.output, ::testing::HasSubstr("You must be logged in to the server"));  // its 401
+}
+
+// The lifetime of the service-account token `kubectl create token` printed
+// in `output` (its JWT's exp - iat), or -1.
+std::int64_t TokenLifetime(const std::string& output) {
+  std::istringstream lines(output);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.starts_with("eyJ")) continue;
+    const std::size_t first = line.find('.'), second = line.find('.', first + 1);
+    auto payload = base::Base64UrlDecode(line.substr(first + 1, second - first - 1));
+    if (!payload) return -1;
+    const json claims = json::parse(*payload);
+    return claims.at("exp").get<std::int64_t>() - claims.at("iat").get<std::int64_t>();
+  }
+  return -1;
+}
+
+// A token a certificate's holder mints lives no longer than the tier lets
+// a credential live, as kube-apiserver's --service-account-max-token-
+// expiration caps it: shortened with a warning, never refused. The cap is
+// read at each TokenRequest, so a tier change holds from the next one.
+TEST_F(KubectlClientCertificateTest, ServiceAccountTokensLiveNoLongerThanTheTierAllows) {
+  const auto admin = Issue(kDev, "admin");
+  store_.SetCredentialTtlMax(kDev.tenant, 86400);  // the shared tier's
+  auto decade = Kubectl(kDev, admin, {"create", "token", "default", "--duration", "87600h"});
+  EXPECT_EQ(decade.exit_code, 0) << decade.output;
+  EXPECT_THAT(decade.output,
+              ::testing::HasSubstr("Warning: requested expiration of 315360000 seconds shortened to 86400 seconds"));
+  EXPECT_EQ(TokenLifetime(decade.output), 86400) << decade.output;
+
+  store_.SetCredentialTtlMax(kDev.tenant, 900);  // moved to the exclusive tier
+  auto capped = Kubectl(kDev, admin, {"create", "token", "default", "--duration", "1h"});
+  EXPECT_EQ(TokenLifetime(capped.output), 900) << capped.output;
+  auto shorter = Kubectl(kDev, admin, {"create", "token", "default", "--duration", "10m"});
+  EXPECT_EQ(TokenLifetime(shorter.output), 600) << shorter.output;
+  EXPECT_THAT(shorter.output, ::testing::Not(::testing::HasSubstr("Warning"))) << "within the cap: as asked";
 }
 
 }  // namespace

@@ -97,6 +97,50 @@ TEST(SyncEndpoints, AnAddressThatIsNotTheVirtualClustersIsRefusedNamingIt) {
   EXPECT_NE(refusal.message.find("CVE-2021-25740"), std::string::npos) << refusal.message;
 }
 
+json HostPodAt(const std::string& name, const std::string& ip, const std::string& phase) {
+  return {{"metadata", {{"name", name}, {"namespace", "septa-acme-x-train"}}},
+          {"status", {{"phase", phase}, {"podIP", ip}, {"podIPs", {{{"ip", ip}}, {{"ip", "fd00::" + ip.substr(7)}}}}}}};
+}
+
+// A finished pod's IP goes back to the CNI's pool and may be another
+// tenant's pod's next: only the pods that still hold theirs are addresses
+// a host Endpoints may name (CVE-2021-25740 by IP reuse).
+TEST(SyncEndpoints, OnlyPodsThatHoldTheirIpLeadAnywhere) {
+  json deleting = HostPodAt("deleting", "10.244.4.4", "Running");
+  deleting["metadata"]["deletionTimestamp"] = "2026-11-28T10:00:00Z";
+  const std::vector<json> pods = {HostPodAt("running", "10.244.1.1", "Running"),
+                                  HostPodAt("pending", "10.244.2.2", "Pending"),
+                                  HostPodAt("done", "10.244.3.3", "Succeeded"),
+                                  HostPodAt("failed", "10.244.5.5", "Failed"),
+                                  deleting,
+                                  {{"metadata", {{"name", "no-ip-yet"}}}, {"status", {{"phase", "Pending"}}}}};
+  const std::map<std::string, std::string> want = {
+      {"10.244.1.1", "running"}, {"fd00::1.1", "running"}, {"10.244.2.2", "pending"}, {"fd00::2.2", "pending"}};
+  EXPECT_EQ(LivePodIps(pods), want);
+  EXPECT_TRUE(HoldsItsIp(pods[0]));
+  EXPECT_FALSE(HoldsItsIp(pods[2]));
+  EXPECT_FALSE(HoldsItsIp(deleting));
+
+  // The finished pod's IP is refused as any other address outside the cluster.
+  auto result =
+      HostEndpoints(SampleView(gpu::Tier::kShared),
+                    VirtualEndpoints(json::array({{{"addresses", {{{"ip", "10.244.3.3"}}}}}})), LivePodIps(pods));
+  ASSERT_TRUE(result.ok());
+  ASSERT_TRUE(std::holds_alternative<Refusal>(*result));
+  EXPECT_EQ(std::get<Refusal>(*result).field, "subsets[0].addresses[0].ip");
+}
+
+TEST(SyncEndpoints, AHostCopyNamesThePodsItLeadsTo) {
+  const json endpoints = VirtualEndpoints(
+      json::array({{{"addresses", {{{"ip", "10.244.1.7"}}}}}, {{"notReadyAddresses", {{{"ip", "10.244.2.9"}}}}}}));
+  auto result = HostEndpoints(SampleView(gpu::Tier::kShared), endpoints, kHostPods);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(PodsNamedBy(std::get<json>(*result)),
+            (std::set<std::string>{"db-0-x-team-x-train", "db-1-x-team-x-train"}));
+  EXPECT_TRUE(PodsNamedBy(json::object()).empty());
+  EXPECT_TRUE(PodsNamedBy(json{{"subsets", "not a list"}}).empty());
+}
+
 TEST(SyncEndpoints, MalformedEndpointsAreErrorsNamingTheField) {
   const VirtualClusterView view = SampleView(gpu::Tier::kShared);
   json no_ip = VirtualEndpoints(json::array({{{"addresses", {{{"hostname", "db-0"}}}}}}));

@@ -186,13 +186,24 @@ TEST(SyncRefusal, UnsafeSysctlsSeccompAndProcMount) {
   EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kShared)).field, "spec.containers[0].securityContext.procMount");
 }
 
-TEST(SyncRefusal, RestrictedVolumeTypes) {
-  json pod = SamplePod("t");
-  MakeRestricted(pod);
-  pod["spec"]["volumes"] = json::parse(R"([{"name": "scratch", "emptyDir": {}},
-                                           {"name": "nfs", "nfs": {"server": "n", "path": "/"}}])");
-  EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kExclusive)),
-            (Refusal{"spec.volumes[1].nfs", "volume type nfs is not allowed at Pod Security level restricted"}));
+// Issue 28: at baseline too, stricter than Pod Security's baseline: the
+// node would mount an NFS server past the NetworkPolicy, another tenant's
+// cloud disk by its ID, or run git (CVE-2024-10220).
+TEST(SyncRefusal, VolumesTheNodeMountsByItselfAtEveryLevelButPrivileged) {
+  for (gpu::Tier tier : {gpu::Tier::kShared, gpu::Tier::kExclusive}) {
+    for (const char* source : {R"({"nfs": {"server": "n", "path": "/"}})", R"({"gitRepo": {"repository": "r"}})",
+                               R"({"awsElasticBlockStore": {"volumeID": "vol-1"}})", R"({"iscsi": {}})"}) {
+      json pod = SamplePod("t");
+      if (tier == gpu::Tier::kExclusive) MakeRestricted(pod);
+      json volume = json::parse(source);
+      volume["name"] = "v";
+      pod["spec"]["volumes"] = json::array({json{{"name", "scratch"}, {"emptyDir", json::object()}}, volume});
+      const Refusal refusal = RefusalOf(pod, SampleView(tier));
+      const std::string type = json::parse(source).begin().key();
+      EXPECT_EQ(refusal.field, "spec.volumes[1]." + type) << source;
+      EXPECT_EQ(refusal.message.rfind("volume type " + type + " is not allowed", 0), 0u) << refusal.message;
+    }
+  }
 }
 
 TEST(SyncRefusal, PrivilegedLevelAllowsThem) {
@@ -220,6 +231,112 @@ TEST(SyncRefusal, RestrictedRequirements) {
   MakeRestricted(pod);
   pod["spec"]["containers"][0]["securityContext"]["capabilities"]["add"] = json::array({"CHOWN"});
   EXPECT_EQ(RefusalOf(pod, view).message, "only NET_BIND_SERVICE may be added at Pod Security level restricted");
+}
+
+// Pod Security baseline "AppArmor" and "SELinux" (and "HostProcess"): the
+// options that lift confinement, on the pod and on each container, by
+// field or by the legacy annotation.
+TEST(SyncRefusal, UnconfinedAppArmorSeLinuxTypesAndHostProcesses) {
+  const VirtualClusterView view = SampleView(gpu::Tier::kShared);  // baseline
+  json pod = SamplePod("t");
+  pod["spec"]["securityContext"] = {{"appArmorProfile", {{"type", "Unconfined"}}}};
+  EXPECT_EQ(RefusalOf(pod, view),
+            (Refusal{"spec.securityContext.appArmorProfile.type",
+                     "AppArmor profile \"Unconfined\" is not allowed (RuntimeDefault or Localhost) at Pod Security "
+                     "level baseline"}));
+  pod = SamplePod("t");
+  pod["spec"]["containers"][0]["securityContext"] = {{"appArmorProfile", {{"type", "Unconfined"}}}};
+  EXPECT_EQ(RefusalOf(pod, view).field, "spec.containers[0].securityContext.appArmorProfile.type");
+  pod = SamplePod("t");
+  pod["metadata"]["annotations"] = {{"container.apparmor.security.beta.kubernetes.io/main", "unconfined"}};
+  EXPECT_EQ(RefusalOf(pod, view),
+            (Refusal{"metadata.annotations[container.apparmor.security.beta.kubernetes.io/main]",
+                     "AppArmor profile unconfined is not allowed (runtime/default or localhost/<profile>) at Pod "
+                     "Security level baseline"}));
+
+  pod = SamplePod("t");
+  pod["spec"]["securityContext"] = {{"seLinuxOptions", {{"type", "spc_t"}}}};
+  EXPECT_EQ(RefusalOf(pod, view),
+            (Refusal{"spec.securityContext.seLinuxOptions.type",
+                     "SELinux type spc_t is not allowed (container_t, container_init_t, container_kvm_t or "
+                     "container_engine_t) at Pod Security level baseline"}));
+  pod = SamplePod("t");
+  pod["spec"]["initContainers"] = json::parse(
+      R"([{"name": "init", "image": "x", "securityContext": {"seLinuxOptions": {"type": "unconfined_t"}}}])");
+  EXPECT_EQ(RefusalOf(pod, view).field, "spec.initContainers[0].securityContext.seLinuxOptions.type");
+  for (const char* key : {"user", "role"}) {
+    pod = SamplePod("t");
+    pod["spec"]["containers"][0]["securityContext"] = {{"seLinuxOptions", {{key, "system_u"}}}};
+    EXPECT_EQ(RefusalOf(pod, view).field, std::string("spec.containers[0].securityContext.seLinuxOptions.") + key);
+  }
+  pod = SamplePod("t");
+  pod["spec"]["containers"][0]["securityContext"] = {{"windowsOptions", {{"hostProcess", true}}}};
+  EXPECT_EQ(RefusalOf(pod, view).field, "spec.containers[0].securityContext.windowsOptions.hostProcess");
+
+  // What baseline allows: the runtime's profile, a node's own, the container SELinux types with a level.
+  json allowed = SamplePod("t");
+  allowed["metadata"]["annotations"] = {
+      {"container.apparmor.security.beta.kubernetes.io/main", "localhost/k8s-apparmor-example"}};
+  allowed["spec"]["securityContext"] = {{"appArmorProfile", {{"type", "RuntimeDefault"}}},
+                                        {"seLinuxOptions", {{"type", "container_t"}, {"level", "s0:c123,c456"}}}};
+  allowed["spec"]["containers"][0]["securityContext"] = {
+      {"appArmorProfile", {{"type", "Localhost"}, {"localhostProfile", "k8s-apparmor-example"}}},
+      {"seLinuxOptions", {{"type", "container_engine_t"}}}};
+  EXPECT_TRUE(std::holds_alternative<HostPod>(TranslatePodDown({}, view, allowed, {})));
+  VirtualClusterView privileged = view;
+  privileged.psa_level = "privileged";
+  EXPECT_TRUE(std::holds_alternative<HostPod>(TranslatePodDown({}, privileged, pod, {})));
+}
+
+// Besides its GPUs a pod asks only for what every node has: any other
+// extended resource is a device the reservation does not hold.
+TEST(SyncRefusal, ExtendedResourcesTheTierDoesNotGrant) {
+  json pod = SamplePod("t");
+  pod["spec"]["containers"][0]["resources"] = {{"limits", {{"cpu", "1"}, {"amd.com/gpu", "1"}}}};
+  EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kShared)),
+            (Refusal{"spec.containers[0].resources.limits[amd.com/gpu]",
+                     "container \"main\" asks for amd.com/gpu, which the shared tier does not grant: a pod may ask "
+                     "for cpu, memory, ephemeral-storage, hugepages-<size> and nvidia.com/gpu"}));
+  pod = SamplePod("t", "1");
+  pod["spec"]["initContainers"] =
+      json::parse(R"([{"name": "setup", "image": "x", "resources": {"requests": {"rdma/hca": "1"}}}])");
+  EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kIsolated)),
+            (Refusal{"spec.initContainers[0].resources.requests[rdma/hca]",
+                     "container \"setup\" asks for rdma/hca, which the isolated tier does not grant: a pod may ask "
+                     "for cpu, memory, ephemeral-storage, hugepages-<size> and nvidia.com/gpu or "
+                     "nvidia.com/mig-<held profile>"}));
+  pod = SamplePod("t");
+  pod["spec"]["resourceClaims"] = json::parse(R"([{"name": "gpu", "resourceClaimTemplateName": "any-gpu"}])");
+  EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kDedicated)).field, "spec.resourceClaims");
+
+  json plain = SamplePod("t", "1");
+  plain["spec"]["containers"][0]["resources"]["limits"].update(
+      {{"cpu", "2"}, {"memory", "4Gi"}, {"ephemeral-storage", "10Gi"}, {"hugepages-2Mi", "1Gi"}});
+  EXPECT_TRUE(std::holds_alternative<HostPod>(TranslatePodDown({}, SampleView(gpu::Tier::kDedicated), plain, {})));
+}
+
+// The host places a pod inside the reservation; a virtual node name would
+// be dropped, and the pod run elsewhere than it asked.
+TEST(SyncRefusal, ANodeNameTheTenantWrote) {
+  json pod = SamplePod("t", "1");
+  pod["spec"]["nodeName"] = "h100-1";
+  EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kDedicated)),
+            (Refusal{"spec.nodeName", "the host places the pod inside the reservation; a pod may not name its node"}));
+}
+
+// No rename points these into the virtual cluster: a cluster-scoped object
+// is the host's, a pod certificate the host pod's identity.
+TEST(SyncRefusal, ProjectedSourcesOfTheHostsObjectsOrIdentity) {
+  json pod = SamplePod("t");
+  pod["spec"]["volumes"] = json::parse(R"([{"name": "p", "projected": {"sources": [
+      {"configMap": {"name": "a"}}, {"clusterTrustBundle": {"signerName": "example.com/mesh", "path": "ca.pem"}}]}}])");
+  EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kShared)).field,
+            "spec.volumes[0].projected.sources[1].clusterTrustBundle");
+  pod["spec"]["volumes"][0]["projected"]["sources"][1] =
+      json::parse(R"({"podCertificate": {"signerName": "example.com/mesh", "keyType": "ED25519"}})");
+  EXPECT_EQ(RefusalOf(pod, SampleView(gpu::Tier::kShared)),
+            (Refusal{"spec.volumes[0].projected.sources[1].podCertificate",
+                     "a pod certificate would be issued to the host pod's identity, not the virtual pod's"}));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include "tenancy/host/render.h"
 #include "tenancy/sync/bookkeeping.h"
+#include "tenancy/sync/pod_references.h"
 #include "tests/unit/tenancy/sync/sample_views.h"
 
 namespace septa::tenancy::sync {
@@ -35,7 +36,6 @@ TEST(SyncTranslate, MetadataNamesBookkeepingAndCopiedKeys) {
   pod["metadata"]["annotations"] = {{"note", "x"}};
   pod["metadata"]["ownerReferences"] = json::array({{{"kind", "ReplicaSet"}, {"name", "web-1"}, {"uid", "rs"}}});
   pod["metadata"]["resourceVersion"] = "7";
-  pod["spec"]["nodeName"] = "virtual-node";
   pod["spec"]["priorityClassName"] = "high";
   pod["spec"]["priority"] = 1000;
   pod["status"] = {{"phase", "Running"}};
@@ -55,7 +55,7 @@ TEST(SyncTranslate, MetadataNamesBookkeepingAndCopiedKeys) {
   EXPECT_FALSE(meta.contains("ownerReferences"));
   EXPECT_FALSE(meta.contains("resourceVersion"));
   EXPECT_FALSE(host.contains("status"));
-  for (const char* gone : {"nodeName", "priorityClassName", "priority"}) EXPECT_FALSE(host["spec"].contains(gone));
+  for (const char* gone : {"priorityClassName", "priority"}) EXPECT_FALSE(host["spec"].contains(gone));
   EXPECT_EQ(VirtualRefOf(host, "acme", "train"), (VirtualRef{"team", "web", "uid-web"}));
 }
 
@@ -89,6 +89,39 @@ TEST(SyncTranslate, ReferencesAreRenamed) {
   EXPECT_EQ(c["envFrom"][0]["configMapRef"]["name"], "env-cm-x-team-x-train");
   EXPECT_EQ(c["envFrom"][1]["secretRef"]["name"], "env-sec-x-team-x-train");
   EXPECT_EQ(Env(c, "K")["valueFrom"]["secretKeyRef"]["name"], "one-x-team-x-train");
+}
+
+// Every other object name a volume source of the Pod API holds: the
+// secrets of the storage plugins and glusterfs' Endpoints. Left as written,
+// they named the host namespace's own objects (another pod's token Secret).
+// Such volumes are refused below privileged (the node mounts them by
+// itself); a tier an admin made privileged gets them renamed.
+TEST(SyncTranslate, EveryVolumeSourcesReferenceIsRenamed) {
+  VirtualClusterView privileged = SampleView(gpu::Tier::kShared);
+  privileged.psa_level = "privileged";
+  json pod = SamplePod("web");
+  pod["spec"]["volumes"] = json::parse(R"([
+      {"name": "azure", "azureFile": {"secretName": "azure-sec", "shareName": "s"}},
+      {"name": "flex", "flexVolume": {"driver": "example/flex", "secretRef": {"name": "flex-sec"}}},
+      {"name": "scaleio", "scaleIO": {"gateway": "g", "system": "s", "secretRef": {"name": "scaleio-sec"}}},
+      {"name": "storageos", "storageos": {"volumeName": "v", "secretRef": {"name": "storageos-sec"}}},
+      {"name": "cephfs", "cephfs": {"monitors": ["m"], "secretRef": {"name": "ceph-sec"}}},
+      {"name": "iscsi", "iscsi": {"targetPortal": "t", "iqn": "i", "lun": 0, "secretRef": {"name": "iscsi-sec"}}},
+      {"name": "gluster", "glusterfs": {"endpoints": "gluster-eps", "path": "vol"}}])");
+  const json spec = Translate(pod, privileged).object["spec"];
+  EXPECT_EQ(spec["volumes"][0]["azureFile"]["secretName"], "azure-sec-x-team-x-train");
+  EXPECT_EQ(spec["volumes"][1]["flexVolume"]["secretRef"]["name"], "flex-sec-x-team-x-train");
+  EXPECT_EQ(spec["volumes"][2]["scaleIO"]["secretRef"]["name"], "scaleio-sec-x-team-x-train");
+  EXPECT_EQ(spec["volumes"][3]["storageos"]["secretRef"]["name"], "storageos-sec-x-team-x-train");
+  EXPECT_EQ(spec["volumes"][4]["cephfs"]["secretRef"]["name"], "ceph-sec-x-team-x-train");
+  EXPECT_EQ(spec["volumes"][5]["iscsi"]["secretRef"]["name"], "iscsi-sec-x-team-x-train");
+  // The host copy of the tenant's Endpoints, which lead to its own pods only.
+  EXPECT_EQ(spec["volumes"][6]["glusterfs"]["endpoints"], "gluster-eps-x-team-x-train");
+  // The secrets are copied down under those names; the Endpoints are the service syncer's.
+  std::set<ObjectRef> secrets;
+  for (const char* name : {"azure-sec", "flex-sec", "scaleio-sec", "storageos-sec", "ceph-sec", "iscsi-sec"})
+    secrets.insert({CopiedKind::kSecret, "team", name});
+  EXPECT_EQ(ReferencedObjects(pod), secrets);
 }
 
 TEST(SyncTranslate, DownwardApiReadsTheVirtualValues) {
@@ -284,6 +317,39 @@ TEST(SyncTierPatch, DedicatedPinsWholeGpusOnOneNode) {
   EXPECT_EQ(
       spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"],
       json::parse(R"([{"matchExpressions":[{"key":"kubernetes.io/hostname","operator":"In","values":["h100-0"]}]}])"));
+}
+
+// As kube-scheduler counts a pod: containers and sidecars (init containers
+// with restartPolicy Always) run together and add up; a plain init
+// container runs beside the sidecars started before it.
+TEST(SyncTierPatch, SidecarGpusAddUpAsTheHostCountsThem) {
+  const json sidecar = {{"name", "proxy"},
+                        {"image", "x"},
+                        {"restartPolicy", "Always"},
+                        {"resources", {{"limits", {{"nvidia.com/gpu", "1"}}}}}};
+  const json warmup = {{"name", "warm"}, {"image", "x"}, {"resources", {{"limits", {{"nvidia.com/gpu", "2"}}}}}};
+  json pod = SamplePod("t", "1");
+  pod["spec"]["initContainers"] = json::array({sidecar});
+  const HostPod out = Translate(pod, SampleView(gpu::Tier::kDedicated));
+  EXPECT_EQ(out.assignment.gpus, (std::vector<int>{2, 3})) << "the sidecar's GPU and the container's";
+  EXPECT_EQ(out.object["spec"]["initContainers"][0]["resources"]["limits"], json({{"nvidia.com/gpu", "1"}}));
+
+  // A plain init container before the sidecar runs alone: max(2, 1 + 1).
+  pod["spec"]["initContainers"] = json::array({warmup, sidecar});
+  EXPECT_EQ(Translate(pod, SampleView(gpu::Tier::kDedicated)).assignment.gpus, (std::vector<int>{2, 3}));
+  // After it, beside it: 1 + 2 GPUs at once, more than one node has.
+  pod["spec"]["initContainers"] = json::array({sidecar, warmup});
+  auto refused = TranslatePodDown({}, SampleView(gpu::Tier::kDedicated), pod, {});
+  ASSERT_TRUE(std::holds_alternative<Refusal>(refused));
+  EXPECT_EQ(std::get<Refusal>(refused).message,
+            "3 GPUs requested, the reservation has 3 free of 3, at most 2 on one node");
+
+  // MIG instances likewise: two 3g.40gb, where each node holds one.
+  pod["spec"]["initContainers"] = json::array({sidecar});
+  refused = TranslatePodDown({}, SampleView(gpu::Tier::kIsolated), pod, {});
+  ASSERT_TRUE(std::holds_alternative<Refusal>(refused));
+  EXPECT_EQ(std::get<Refusal>(refused).message,
+            "2 3g.40gb instances requested, the reservation has 2 free of 2, at most 1 on one node");
 }
 
 TEST(SyncTierPatch, APinnedPodToleratesItsReservedNodesPlatformTaintsOnly) {

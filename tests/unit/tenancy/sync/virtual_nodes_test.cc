@@ -100,14 +100,26 @@ TEST(SyncVirtualNodes, ANodeOutsideTheReservationShowsNoGpu) {
             (json{{"kubernetes.io/hostname", "cpu-7"}, {std::string(kVirtualNodeLabel), "true"}}));
 }
 
+// Bound by a binding (PodScheduled=True, as the API server adds it), not
+// named by the tenant: a pod created with a node name shows no host
+// machine's labels and size (and is refused by the translation).
 TEST(SyncVirtualNodes, TheNodesInUseAreThoseThePodsAreBoundTo) {
-  json a = SamplePod("a"), b = SamplePod("b"), c = SamplePod("c"), d = SamplePod("d");
-  a["spec"]["nodeName"] = "h100-1";
-  b["spec"]["nodeName"] = "h100-0";
-  c["spec"]["nodeName"] = "h100-1";
-  d["spec"]["nodeName"] = "";
-  EXPECT_EQ(NodesInUse({a, b, c, d, SamplePod("pending"), json::object()}),
+  auto bound = [](const std::string& name, const std::string& node) {
+    json pod = SamplePod(name);
+    pod["spec"]["nodeName"] = node;
+    pod["status"]["conditions"] = json::array({{{"type", "PodScheduled"}, {"status", "True"}}});
+    return pod;
+  };
+  json d = bound("d", "");
+  json named = SamplePod("named");
+  named["spec"]["nodeName"] = "h100-2";
+  json unschedulable = bound("u", "h100-3");
+  unschedulable["status"]["conditions"][0]["status"] = "False";
+  EXPECT_EQ(NodesInUse({bound("a", "h100-1"), bound("b", "h100-0"), bound("c", "h100-1"), d, named, unschedulable,
+                        SamplePod("pending"), json::object()}),
             (std::set<std::string>{"h100-0", "h100-1"}));
+  EXPECT_TRUE(BoundToNode(bound("a", "h100-1")));
+  EXPECT_FALSE(BoundToNode(named));
 }
 
 TEST(SyncVirtualNodes, UpToDateComparesWhatIsShownNotWhatTheServerAdds) {
