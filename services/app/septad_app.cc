@@ -233,8 +233,17 @@ struct SeptadApp::Impl {
   Status StartMigLayouts();
   Status Listen();
   core::UseCases UseCases() {
-    return {*store, *authenticator, *tenants,           *tiers,     *tokens,
-            random, *probes,        *inventory_service, *vclusters, *credentials};
+    return {*store,
+            *authenticator,
+            *tenants,
+            *tiers,
+            *tokens,
+            random,
+            *probes,
+            *inventory_service,
+            *vclusters,
+            *credentials,
+            config.db_request_timeout};
   }
 };
 
@@ -295,7 +304,8 @@ Status SeptadApp::Impl::Open() {
   // Alive unless the PostgreSQL septad owns stays down despite restarts (an
   // external database being down is a matter of readiness, not liveness).
   probes = std::make_unique<core::Probes>(
-      *store, [this] { return postgres_supervisor ? postgres_supervisor->Health() : Status::Ok(); });
+      *store, [this] { return postgres_supervisor ? postgres_supervisor->Health() : Status::Ok(); },
+      config.db_ready_timeout);
   return Status::Ok();
 }
 

@@ -17,6 +17,7 @@
 #include "services/apiv1/convert.h"
 #include "services/apiv1/json.h"
 #include "services/apiv1/latency_buckets.h"
+#include "services/core/deadline.h"
 #include "services/http/target.h"
 #include "services/rest/problem.h"
 
@@ -467,6 +468,7 @@ http::Response RestApi::Impl::Run(const Route& route, const http::Request& req, 
     }
   }();
   if (result.ok()) return *std::move(result);
+  core::DeadlineScope deadline(uc.db_request_timeout);  // authentication and the use case alike
   return ProblemResponse(result.status(), request_id);
 }
 
