@@ -289,7 +289,8 @@ Status SeptadApp::Impl::Open() {
   authenticator = std::make_unique<core::Authenticator>(*store, clock, config.auth_cache_ttl);
   // Revocations committed by any replica reach this one's token cache at once.
   store->WatchRevocations([auth = authenticator.get()](const core::Revocation& r) { auth->Forget(r); });
-  tenants = std::make_unique<core::TenantService>(*store, clock, gpu::Catalog::Default(), config.idempotency_ttl);
+  tenants = std::make_unique<core::TenantService>(*store, clock, *authenticator, gpu::Catalog::Default(),
+                                                  config.idempotency_ttl);
   tiers = std::make_unique<core::TrustTierService>(*store);
   inventory_service = std::make_unique<core::InventoryService>(*store);
   tokens = std::make_unique<core::TokenService>(

@@ -47,6 +47,7 @@ class PgVirtualObjectStore final : public core::VirtualObjectStore {
   Status ReplaceListenerCaPrivateKey(const std::string& expected, const std::string& replacement) override;
   Result<core::CredentialStatus> GetCredentialStatus(const core::VirtualClusterKey& key,
                                                      const std::string& serial) override;
+  Result<bool> TenantSuspended(const std::string& tenant) override;
 
  private:
   std::unique_ptr<ConnectionPool> pool_;

@@ -59,6 +59,7 @@ class SealedVirtualObjectStore final : public core::VirtualObjectStore {
                                                      const std::string& serial) override {
     return inner_.GetCredentialStatus(key, serial);
   }
+  Result<bool> TenantSuspended(const std::string& tenant) override { return inner_.TenantSuspended(tenant); }
 
  private:
   Result<std::string> Open(const std::string& stored, const std::string& aad) const;

@@ -35,11 +35,14 @@ class FakeVirtualObjectStore final : public core::VirtualObjectStore {
   Status ReplaceListenerCaPrivateKey(const std::string& expected, const std::string& replacement) override;
   Result<core::CredentialStatus> GetCredentialStatus(const core::VirtualClusterKey& key,
                                                      const std::string& serial) override;
+  Result<bool> TenantSuspended(const std::string& tenant) override;
 
   // What the credentials API writes to vcluster_credentials: an issued
   // certificate's serial, then its revocation.
   void RecordCredential(const core::VirtualClusterKey& key, const std::string& serial);
   void RevokeCredential(const core::VirtualClusterKey& key, const std::string& serial);
+  // What an admin's change of the tenant's state writes to tenants.
+  void SetTenantSuspended(const std::string& tenant, bool suspended);
 
   std::atomic<bool> fail_writes{false};
 
@@ -54,6 +57,7 @@ class FakeVirtualObjectStore final : public core::VirtualObjectStore {
   std::map<core::VirtualClusterKey, ControlPlane> planes_;
   std::optional<ListenerCertificate> listener_;
   std::map<std::pair<core::VirtualClusterKey, std::string>, bool> credentials_;  // (key, serial) -> revoked
+  std::set<std::string> suspended_tenants_;
 };
 
 }  // namespace septa::test

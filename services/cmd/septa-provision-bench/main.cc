@@ -173,6 +173,7 @@ class CountingObjectStore final : public core::VirtualObjectStore {
                                                      const std::string& serial) override {
     return inner_.GetCredentialStatus(key, serial);
   }
+  Result<bool> TenantSuspended(const std::string& tenant) override { return inner_.TenantSuspended(tenant); }
 
  private:
   core::VirtualObjectStore& inner_;

@@ -14,6 +14,10 @@ struct FakeVirtualObjectStoreEnv {
     store_.RevokeCredential(key, serial);
     return Status::Ok();
   }
+  Status SetTenantSuspended(const std::string& tenant, bool suspended) {
+    store_.SetTenantSuspended(tenant, suspended);
+    return Status::Ok();
+  }
   test::FakeVirtualObjectStore store_;
 };
 

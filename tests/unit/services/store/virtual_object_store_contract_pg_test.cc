@@ -49,6 +49,14 @@ struct PgVirtualObjectStoreEnv {
     tx.commit();
     return rows.size() == 1 ? Status::Ok() : NotFound("no credential " + serial);
   }
+  Status SetTenantSuspended(const std::string& tenant, bool suspended) {
+    pqxx::connection c(database_->url());
+    pqxx::work tx(c);
+    auto rows = tx.exec_params("UPDATE tenants SET state = $2 WHERE name = $1 RETURNING 1", tenant,
+                               suspended ? "suspended" : "active");
+    tx.commit();
+    return rows.size() == 1 ? Status::Ok() : NotFound("no tenant " + tenant);
+  }
 
   std::unique_ptr<test::TestDatabase> database_;
   std::unique_ptr<PgVirtualObjectStore> store_;  // destroyed first: its connections close before the drop
