@@ -273,7 +273,9 @@ Result<Json> Operation(const HttpBinding& b, Schemas& schemas, const ProtoCommen
     if (std::string comment = comments.Of(*h.field); !comment.empty()) {
       description += comment + (comment.ends_with('\n') ? "" : "\n");
     }
-    if (h.header == "If-Match") description += "Sent as \"7\", W/\"7\" or 7; * matches any.\n";
+    if (h.header == "If-Match") {
+      description += "Sent as \"7\", W/\"7\" or 7; * matches any; one that names no etag (\"\") is refused.\n";
+    }
     parameters.push_back(
         {{"name", h.header}, {"in", "header"}, {"schema", {{"type", "string"}}}, {"description", description}});
   }

@@ -234,8 +234,17 @@ struct SeptadApp::Impl {
   Status StartMigLayouts();
   Status Listen();
   core::UseCases UseCases() {
-    return {*store, *authenticator, *tenants,           *tiers,     *tokens,
-            random, *probes,        *inventory_service, *vclusters, *credentials};
+    return {*store,
+            *authenticator,
+            *tenants,
+            *tiers,
+            *tokens,
+            random,
+            *probes,
+            *inventory_service,
+            *vclusters,
+            *credentials,
+            config.db_request_timeout};
   }
 };
 
@@ -281,7 +290,8 @@ Status SeptadApp::Impl::Open() {
   authenticator = std::make_unique<core::Authenticator>(*store, clock, config.auth_cache_ttl);
   // Revocations committed by any replica reach this one's token cache at once.
   store->WatchRevocations([auth = authenticator.get()](const core::Revocation& r) { auth->Forget(r); });
-  tenants = std::make_unique<core::TenantService>(*store, clock, gpu::Catalog::Default(), config.idempotency_ttl);
+  tenants = std::make_unique<core::TenantService>(*store, clock, *authenticator, gpu::Catalog::Default(),
+                                                  config.idempotency_ttl);
   tiers = std::make_unique<core::TrustTierService>(*store);
   inventory_service = std::make_unique<core::InventoryService>(*store);
   tokens = std::make_unique<core::TokenService>(
@@ -296,7 +306,8 @@ Status SeptadApp::Impl::Open() {
   // Alive unless the PostgreSQL septad owns stays down despite restarts (an
   // external database being down is a matter of readiness, not liveness).
   probes = std::make_unique<core::Probes>(
-      *store, [this] { return postgres_supervisor ? postgres_supervisor->Health() : Status::Ok(); });
+      *store, [this] { return postgres_supervisor ? postgres_supervisor->Health() : Status::Ok(); },
+      config.db_ready_timeout);
   return Status::Ok();
 }
 

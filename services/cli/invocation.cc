@@ -10,6 +10,15 @@ namespace septa::cli {
 
 namespace {
 
+// --etag "" would reach the API as no precondition at all (an empty etag
+// field is an unset one), turning a script's lost etag into an
+// unconditional write: refused, as REST refuses `If-Match: ""`.
+const CLI::Validator kEtag(
+    [](std::string& etag) {
+      return etag.empty() ? std::string("names no etag: give the etag read, or leave --etag out") : std::string();
+    },
+    "ETAG");
+
 // --label k=v, repeated, into a map; a later value for the same key wins.
 Result<std::map<std::string, std::string>> ParseLabels(const std::vector<std::string>& items) {
   std::map<std::string, std::string> labels;
@@ -349,26 +358,28 @@ void DefineVcluster(CLI::App& app, Flags& f, Commands& c) {
   AddVclusterWords(c.vcluster_update, f.update_words, f.vcluster_update.tenant, {{"NAME", &f.vcluster_update.name}},
                    ", then the virtual cluster's name");
   AddSpecFlags(c.vcluster_update, f.update_spec);
-  c.vcluster_update->add_option("--etag", f.vcluster_update.etag, "only update if it still has this etag");
+  c.vcluster_update->add_option("--etag", f.vcluster_update.etag, "only update if it still has this etag")
+      ->check(kEtag);
   AddWaitFlags(c.vcluster_update, f.update_wait);
 
   c.vcluster_delete = vcluster->add_subcommand("delete", "delete a virtual cluster (its capacity is released)");
   AddVclusterWords(c.vcluster_delete, f.delete_words, f.vcluster_delete.tenant, {{"NAME", &f.vcluster_delete.name}},
                    ", then the virtual cluster's name");
-  c.vcluster_delete->add_option("--etag", f.vcluster_delete.etag, "only delete if it still has this etag");
+  c.vcluster_delete->add_option("--etag", f.vcluster_delete.etag, "only delete if it still has this etag")
+      ->check(kEtag);
   AddWaitFlags(c.vcluster_delete, f.delete_wait);
 
   c.vcluster_sleep = vcluster->add_subcommand(
       "sleep", "stop a virtual cluster's workloads on the host; its objects stay (wake brings them back)");
   AddVclusterWords(c.vcluster_sleep, f.sleep_words, f.vcluster_sleep.tenant, {{"NAME", &f.vcluster_sleep.name}},
                    ", then the virtual cluster's name");
-  c.vcluster_sleep->add_option("--etag", f.vcluster_sleep.etag, "only sleep if it still has this etag");
+  c.vcluster_sleep->add_option("--etag", f.vcluster_sleep.etag, "only sleep if it still has this etag")->check(kEtag);
   AddWaitFlags(c.vcluster_sleep, f.sleep_wait);
 
   c.vcluster_wake = vcluster->add_subcommand("wake", "wake a sleeping virtual cluster");
   AddVclusterWords(c.vcluster_wake, f.wake_words, f.vcluster_wake.tenant, {{"NAME", &f.vcluster_wake.name}},
                    ", then the virtual cluster's name");
-  c.vcluster_wake->add_option("--etag", f.vcluster_wake.etag, "only wake if it still has this etag");
+  c.vcluster_wake->add_option("--etag", f.vcluster_wake.etag, "only wake if it still has this etag")->check(kEtag);
   AddWaitFlags(c.vcluster_wake, f.wake_wait);
 
   c.vcluster_kubeconfig = vcluster->add_subcommand(
@@ -500,12 +511,14 @@ Commands Define(CLI::App& app, Flags& f) {
   c.update_tier = c.tenant_update->add_option("--tier", f.update_tier, "trust tier");
   c.update_state = c.tenant_update->add_option("--state", f.update_state, "ACTIVE or SUSPENDED")
                        ->check(CLI::IsMember({"ACTIVE", "SUSPENDED"}));
-  c.tenant_update->add_option("--etag", f.tenant_update.etag, "only update if the tenant still has this etag");
+  c.tenant_update->add_option("--etag", f.tenant_update.etag, "only update if the tenant still has this etag")
+      ->check(kEtag);
   AddQuotaFlags(c.tenant_update, f.update_quota);
 
   c.tenant_delete = tenant->add_subcommand("delete", "delete a tenant");
   c.tenant_delete->add_option("NAME", f.tenant_delete.name, "tenant name")->required();
-  c.tenant_delete->add_option("--etag", f.tenant_delete.etag, "only delete if the tenant still has this etag");
+  c.tenant_delete->add_option("--etag", f.tenant_delete.etag, "only delete if the tenant still has this etag")
+      ->check(kEtag);
 
   auto* tier = app.add_subcommand("tier", "show trust tiers")->require_subcommand(1);
   c.tier_list = tier->add_subcommand("list", "list trust tiers");

@@ -132,6 +132,15 @@ Setter MillisKey(std::chrono::milliseconds Config::*field) {
   return [field](Config& c, const std::string& v, const std::string& where) { return ParseMillis(v, where, c.*field); };
 }
 
+// A duration of at least `min`, which `min_text` says as the user writes it.
+Setter MillisKeyAtLeast(std::chrono::milliseconds Config::*field, std::chrono::milliseconds min, std::string min_text) {
+  return [field, min, min_text](Config& c, const std::string& v, const std::string& where) {
+    SEPTA_RETURN_IF_ERROR(ParseMillis(v, where, c.*field));
+    if (c.*field < min) return Bad(where, "\"" + v + "\" is shorter than " + min_text);
+    return Status::Ok();
+  };
+}
+
 struct KeyDef {
   KeyInfo info;
   Setter set;
@@ -195,23 +204,21 @@ const std::vector<KeyDef>& Defs() {
        MillisKey(&Config::db_statement_timeout)},
       {{"db_acquire_timeout", "longest a request waits for a pooled database connection; then it fails with 503"},
        MillisKey(&Config::db_acquire_timeout)},
+      {{"db_request_timeout",
+        "longest a request waits on the database altogether (connections, connects, statements, retries); then "
+        "503"},
+       MillisKeyAtLeast(&Config::db_request_timeout, std::chrono::milliseconds(1), "1ms")},
+      {{"db_ready_timeout", "longest readiness (/readyz, gRPC health) waits on the database; then not ready"},
+       MillisKeyAtLeast(&Config::db_ready_timeout, std::chrono::milliseconds(1), "1ms")},
       {{"auth_cache_ttl", "how long a verified API token is trusted without asking the database"},
        MillisKey(&Config::auth_cache_ttl)},
       {{"shutdown_grace", "time in-flight requests get to finish on SIGTERM"}, MillisKey(&Config::shutdown_grace)},
       {{"idempotency_ttl", "how long an Idempotency-Key answers retries before it is forgotten (at least 1s)"},
-       [](Config& c, const std::string& v, const std::string& where) {
-         SEPTA_RETURN_IF_ERROR(ParseMillis(v, where, c.idempotency_ttl));
-         if (c.idempotency_ttl < std::chrono::seconds(1)) return Bad(where, "\"" + v + "\" is shorter than 1s");
-         return Status::Ok();
-       }},
+       MillisKeyAtLeast(&Config::idempotency_ttl, std::chrono::seconds(1), "1s")},
       {{"admin_token_ttl_max",
         "longest lifetime of an API-issued admin token, and its lifetime when none is asked (at "
         "least 1s)"},
-       [](Config& c, const std::string& v, const std::string& where) {
-         SEPTA_RETURN_IF_ERROR(ParseMillis(v, where, c.admin_token_ttl_max));
-         if (c.admin_token_ttl_max < std::chrono::seconds(1)) return Bad(where, "\"" + v + "\" is shorter than 1s");
-         return Status::Ok();
-       }},
+       MillisKeyAtLeast(&Config::admin_token_ttl_max, std::chrono::seconds(1), "1s")},
       {{"tenant_live_tokens_max", "unexpired, unrevoked API tokens one tenant may hold"},
        IntKey(&Config::tenant_live_tokens_max, 1, 1'000'000)},
       {{"mig_relayout", "auto or off: re-lay out MIG GPUs that run nothing when an isolated request needs it"},

@@ -50,9 +50,14 @@ struct Config {
   // A database that stalls answers 503 UNAVAILABLE (Retry-After) after these,
   // instead of holding the request: a statement runs at most
   // db_statement_timeout (PostgreSQL's statement_timeout; it also bounds
-  // connecting), a request waits at most db_acquire_timeout for a pooled connection.
+  // connecting), a request waits at most db_acquire_timeout for a pooled
+  // connection, and at most db_request_timeout on the database altogether
+  // (waits, connects, statements and retries: core/deadline.h); readiness
+  // (/readyz, gRPC health) at most db_ready_timeout.
   std::chrono::milliseconds db_statement_timeout{5'000};
   std::chrono::milliseconds db_acquire_timeout{2'000};
+  std::chrono::milliseconds db_request_timeout{5'000};
+  std::chrono::milliseconds db_ready_timeout{1'000};
   std::chrono::milliseconds auth_cache_ttl{5'000};
   std::chrono::milliseconds idempotency_ttl{24 * 3'600'000};  // then the key is free again and swept
   // Lifetime cap of API-issued admin tokens (tenant tokens: their tier's cap).

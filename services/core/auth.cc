@@ -79,41 +79,55 @@ Result<Principal> ParsePrincipal(std::string_view field, std::string_view text, 
 Authenticator::Authenticator(Store& store, const Clock& clock, std::chrono::milliseconds cache_ttl)
     : store_(store), clock_(clock), cache_ttl_(cache_ttl) {}
 
-Result<ApiToken> Authenticator::Lookup(const std::string& id) {
+Result<Authenticator::LookedUp> Authenticator::Lookup(const std::string& id) {
   const TimePoint now = clock_.Now();
   std::uint64_t generation = 0;
   {
     std::lock_guard lock(mu_);
     auto it = cache_.find(id);
-    if (it != cache_.end() && now - it->second.fetched_at < cache_ttl_) return it->second.token;
+    if (it != cache_.end() && now - it->second.fetched_at < cache_ttl_) return it->second.found;
     generation = forget_generation_;
   }
-  ApiToken token;
+  LookedUp looked_up;
   Status st = store_.Transact(TxMode::kReadOnly, [&](Tx& tx) -> Status {
     auto found = tx.Tokens().Get(id);
     SEPTA_RETURN_IF_ERROR(found);
-    token = *std::move(found);
+    looked_up.token = *std::move(found);
     return Status::Ok();
   });
   if (!st.ok()) return st;
+  // A read of its own (one statement each, no snapshot transaction to
+  // begin and commit): a state changed in between is told to Forget anyway.
+  if (looked_up.token.principal.starts_with(kTenantPrefix)) {
+    const std::string tenant = looked_up.token.principal.substr(kTenantPrefix.size());
+    st = store_.Transact(TxMode::kReadOnly, [&](Tx& tx) -> Status {
+      auto owner = tx.Tenants().Get(tenant);
+      if (owner.status().code() == Code::kNotFound) return Status::Ok();  // deleted: its tokens are revoked
+      SEPTA_RETURN_IF_ERROR(owner);
+      looked_up.tenant_suspended = owner->state == TenantState::kSuspended;
+      return Status::Ok();
+    });
+    if (!st.ok()) return st;
+  }
   if (cache_ttl_.count() > 0) {
     std::lock_guard lock(mu_);
     // A revocation told while we read may be older than what we read: keep
     // nothing rather than a row it made stale.
-    if (generation == forget_generation_) cache_[id] = CachedToken{token, now};
+    if (generation == forget_generation_) cache_[id] = CachedToken{looked_up, now};
   }
-  return token;
+  return looked_up;
 }
 
 Result<Principal> Authenticator::Authenticate(std::string_view bearer) {
   if (bearer.empty()) return Unauthenticated("missing bearer token: send \"Authorization: Bearer <token>\"");
   std::optional<ParsedTokenText> parsed = ParseTokenText(bearer);
   if (!parsed) return Unauthenticated("invalid bearer token");
-  Result<ApiToken> token = Lookup(parsed->id);
-  if (!token.ok()) {
-    if (token.status().code() == Code::kNotFound) return Unauthenticated("invalid bearer token");
-    return token.status();
+  Result<LookedUp> found = Lookup(parsed->id);
+  if (!found.ok()) {
+    if (found.status().code() == Code::kNotFound) return Unauthenticated("invalid bearer token");
+    return found.status();
   }
+  const ApiToken* token = &found->token;
   if (!base::ConstantTimeEquals(Sha256Hex(parsed->secret), token->secret_hash)) {
     return Unauthenticated("invalid bearer token");
   }
@@ -124,6 +138,7 @@ Result<Principal> Authenticator::Authenticate(std::string_view bearer) {
   Result<Principal> principal = ParsePrincipal("principal", token->principal, token->role);
   if (!principal.ok()) return Internal("stored token has an invalid principal");
   principal->token_id = token->id;
+  principal->suspended = !principal->admin && found->tenant_suspended;
   return principal;
 }
 
@@ -139,7 +154,8 @@ void Authenticator::Forget(const Revocation& revocation) {
   if (!revocation.token_id.empty()) {
     cache_.erase(revocation.token_id);
   } else if (!revocation.principal.empty()) {
-    std::erase_if(cache_, [&](const auto& entry) { return entry.second.token.principal == revocation.principal; });
+    std::erase_if(cache_,
+                  [&](const auto& entry) { return entry.second.found.token.principal == revocation.principal; });
   } else {
     cache_.clear();
   }
@@ -152,7 +168,14 @@ Status RequireSeeTenant(const Principal& p, std::string_view tenant) {
   return NotFound("tenant \"" + std::string(tenant) + "\" not found");
 }
 
+Status RequireNotSuspended(const Principal& p, std::string_view what) {
+  if (!p.suspended) return Status::Ok();
+  return PermissionDenied("tenant \"" + p.tenant + "\" is suspended: its tokens may read but not " + std::string(what) +
+                          " until an admin makes it ACTIVE again");
+}
+
 Status RequireWriter(const Principal& p, std::string_view what) {
+  SEPTA_RETURN_IF_ERROR(RequireNotSuspended(p, what));
   if (p.role == Role::kOwner) return Status::Ok();
   return PermissionDenied("a viewer may not " + std::string(what));
 }

@@ -47,7 +47,10 @@ class Authenticator {
  public:
   Authenticator(Store& store, const Clock& clock, std::chrono::milliseconds cache_ttl = std::chrono::seconds(5));
 
-  // kUnauthenticated for a missing, malformed, unknown, expired or revoked token.
+  // kUnauthenticated for a missing, malformed, unknown, expired or revoked
+  // token. A tenant's principal is `suspended` while its tenant is, read
+  // with the token and cached with it; a change of a tenant's state is told
+  // to Forget as a revocation of its tokens (migrations/0015).
   Result<Principal> Authenticate(std::string_view bearer);
   void Forget(const std::string& token_id);
   // Drops what a committed revocation makes stale (all of the cache for an
@@ -56,11 +59,15 @@ class Authenticator {
   void Forget(const Revocation& revocation);
 
  private:
-  struct CachedToken {
+  struct LookedUp {
     ApiToken token;
+    bool tenant_suspended = false;
+  };
+  struct CachedToken {
+    LookedUp found;
     TimePoint fetched_at;
   };
-  Result<ApiToken> Lookup(const std::string& id);
+  Result<LookedUp> Lookup(const std::string& id);
 
   Store& store_;
   const Clock& clock_;
@@ -75,6 +82,9 @@ class Authenticator {
 // kPermissionDenied.
 bool CanSeeTenant(const Principal& p, std::string_view tenant);
 Status RequireSeeTenant(const Principal& p, std::string_view tenant);
+// kPermissionDenied for a suspended tenant's principal, naming `what` it may not do.
+Status RequireNotSuspended(const Principal& p, std::string_view what);
+// RequireNotSuspended, then the role must be an owner's.
 Status RequireWriter(const Principal& p, std::string_view what);
 Status RequireAdmin(const Principal& p, std::string_view what);
 Status RequireAdminWriter(const Principal& p, std::string_view what);

@@ -48,6 +48,19 @@ Result<const tenancy::VclusterRole*> FindRole(const std::string& role) {
                   "; one of admin, edit, view");
 }
 
+// No credential is issued for a suspended tenant's virtual clusters, by
+// anyone: their APIs would refuse it anyway.
+Result<Tenant> ActiveOwner(Tx& tx, const std::string& tenant) {
+  auto owner = tx.Tenants().Get(tenant);
+  SEPTA_RETURN_IF_ERROR(owner);
+  if (owner->state == TenantState::kSuspended) {
+    return FailedPrecondition("tenant \"" + tenant +
+                              "\" is suspended: no credentials are issued for its virtual clusters until an admin "
+                              "makes it ACTIVE again");
+  }
+  return owner;
+}
+
 Result<std::chrono::seconds> ParseTtl(const std::string& text) {
   auto ttl = ParseDuration("ttl", text);
   SEPTA_RETURN_IF_ERROR(ttl);
@@ -77,6 +90,7 @@ Result<IssuedKubeconfig> CredentialService::IssueKubeconfig(const RequestContext
                                                             const std::string& vcluster,
                                                             const KubeconfigRequest& request) {
   SEPTA_RETURN_IF_ERROR(CheckMaySee(ctx, tenant, vcluster));
+  SEPTA_RETURN_IF_ERROR(RequireNotSuspended(ctx.principal, "issue kubeconfigs"));
   auto role = FindRole(request.role);
   SEPTA_RETURN_IF_ERROR(role);
   if (ctx.principal.role == Role::kViewer && (*role)->name != "view") {
@@ -103,7 +117,7 @@ Result<IssuedKubeconfig> CredentialService::IssueKubeconfig(const RequestContext
                                 ": credentials are issued for READY virtual clusters only");
     }
     endpoint = vc->endpoint;
-    auto owner = tx.Tenants().Get(tenant);
+    auto owner = ActiveOwner(tx, tenant);
     SEPTA_RETURN_IF_ERROR(owner);
     auto tier = tx.TrustTiers().Get(owner->trust_tier);
     SEPTA_RETURN_IF_ERROR(tier);
@@ -138,6 +152,9 @@ Result<IssuedKubeconfig> CredentialService::IssueKubeconfig(const RequestContext
        std::chrono::floor<std::chrono::microseconds>(certificate->not_after),
        std::nullopt};
   st = store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
+    // Again where the row is written: a suspension committed since the
+    // first read conflicts with this transaction, which then refuses.
+    SEPTA_RETURN_IF_ERROR(ActiveOwner(tx, tenant));
     SEPTA_RETURN_IF_ERROR(tx.Credentials().Insert(c));
     return tx.Audit().Append(AuditOf(ctx, Now(clock_), "vcluster.credential.issue",
                                      ResourceOf(tenant, vcluster, c.serial), "",

@@ -19,6 +19,10 @@ namespace septa::core {
 // One trust tier type for the whole code base (tenancy/trust_tier.h).
 using tenancy::TrustTier;
 
+// A suspended tenant keeps its records but uses nothing (docs/ARCHITECTURE.md
+// "Suspension"): its API tokens only read, no credential is issued for it,
+// its virtual clusters' APIs refuse its credentials, and its workloads are
+// stopped as sleep stops them, until an admin makes it active again.
 enum class TenantState { kActive, kSuspended };
 
 struct Tenant {
@@ -51,6 +55,9 @@ struct Principal {
   bool admin = false;
   std::string tenant;  // set when !admin
   Role role = Role::kViewer;
+  // A tenant principal whose tenant is suspended: it may read, never write
+  // (RequireWriter), whatever its role.
+  bool suspended = false;
   std::string token_id;          // the API token that authenticated the request
   std::string ToString() const;  // "admin" or "tenant:<name>"
 };

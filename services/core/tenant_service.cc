@@ -182,7 +182,9 @@ Result<Tenant> TenantService::Update(const RequestContext& ctx, const std::strin
   if (update.labels) SEPTA_RETURN_IF_ERROR(ValidateLabels("labels", *update.labels));
 
   Tenant result;
+  bool tokens_changed = false;  // their lifetimes, or what their tenant's state lets them do
   Status st = store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
+    tokens_changed = false;
     auto current = FindTenant(tx, name);
     SEPTA_RETURN_IF_ERROR(current);
     SEPTA_RETURN_IF_ERROR(CheckEtag(if_match, current->version, "tenant \"" + current->name + "\""));
@@ -217,10 +219,12 @@ Result<Tenant> TenantService::Update(const RequestContext& ctx, const std::strin
     }
     SEPTA_RETURN_IF_ERROR(tx.Audit().Append(
         AuditOf(ctx, now, "tenant.update", ResourceOf(name), EtagOf(current->version), EtagOf(next.version))));
+    tokens_changed = new_tier.has_value() || next.state != current->state;
     result = std::move(next);
     return Status::Ok();
   });
   if (!st.ok()) return st;
+  if (tokens_changed) authenticator_.Forget(Revocation{"", "tenant:" + name});
   return result;
 }
 
@@ -228,7 +232,7 @@ Status TenantService::Delete(const RequestContext& ctx, const std::string& name,
   SEPTA_RETURN_IF_ERROR(CheckCanNameTenant(name));
   SEPTA_RETURN_IF_ERROR(RequireSeeTenant(ctx.principal, name));
   SEPTA_RETURN_IF_ERROR(RequireAdminWriter(ctx.principal, "delete tenants"));
-  return store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
+  Status st = store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
     auto current = FindTenant(tx, name);
     SEPTA_RETURN_IF_ERROR(current);
     SEPTA_RETURN_IF_ERROR(CheckEtag(if_match, current->version, "tenant \"" + current->name + "\""));
@@ -237,6 +241,8 @@ Status TenantService::Delete(const RequestContext& ctx, const std::string& name,
     SEPTA_RETURN_IF_ERROR(tx.Tokens().RevokeAllOf("tenant:" + name, now));
     return tx.Audit().Append(AuditOf(ctx, now, "tenant.delete", ResourceOf(name), EtagOf(current->version), ""));
   });
+  if (st.ok()) authenticator_.Forget(Revocation{"", "tenant:" + name});
+  return st;
 }
 
 }  // namespace septa::core

@@ -52,9 +52,16 @@ struct TenantView {
 class TenantService {
  public:
   // `catalog`: the GPU models that GPU-equivalents are counted on.
-  TenantService(Store& store, const Clock& clock, const gpu::Catalog& catalog,
+  // `authenticator` forgets a tenant's tokens once a change of its state or
+  // tier, or its deletion, commits: at once in this process (other replicas
+  // are told by the store's NOTIFY).
+  TenantService(Store& store, const Clock& clock, Authenticator& authenticator, const gpu::Catalog& catalog,
                 std::chrono::milliseconds idempotency_ttl = kDefaultIdempotencyTtl)
-      : store_(store), clock_(clock), catalog_(catalog), idempotency_ttl_(idempotency_ttl) {}
+      : store_(store),
+        clock_(clock),
+        authenticator_(authenticator),
+        catalog_(catalog),
+        idempotency_ttl_(idempotency_ttl) {}
 
   // Admins only. With an idempotency key, a retry of the same request within
   // the key's time to live returns the tenant it created, and the key with
@@ -65,6 +72,7 @@ class TenantService {
   // `if_match`, when not empty, must equal the current etag. trust_tier,
   // state and quota: admins only. A quota below what the tenant holds is
   // allowed: nothing is taken away, later creates and resizes are refused.
+  // SUSPENDED takes effect from the tenant's next request (TenantState).
   Result<Tenant> Update(const RequestContext& ctx, const std::string& name, const TenantUpdate& update,
                         std::string_view if_match);
   // Admins only; revokes the tenant's API tokens in the same transaction.
@@ -73,6 +81,7 @@ class TenantService {
  private:
   Store& store_;
   const Clock& clock_;
+  Authenticator& authenticator_;
   const gpu::Catalog& catalog_;
   std::chrono::milliseconds idempotency_ttl_;
 };

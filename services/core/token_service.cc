@@ -77,6 +77,11 @@ Result<IssuedToken> TokenService::Issue(const RequestContext& ctx, const Princip
                                    : NotFound("tenant \"" + subject.tenant + "\" not found");
       }
       SEPTA_RETURN_IF_ERROR(tenant);
+      if (tenant->state == TenantState::kSuspended) {
+        return FieldError(Code::kFailedPrecondition, "principal",
+                          "tenant \"" + subject.tenant +
+                              "\" is suspended: no tokens are issued for it until an admin makes it ACTIVE again");
+      }
       auto tier = tx.TrustTiers().Get(tenant->trust_tier);
       SEPTA_RETURN_IF_ERROR(tier);
       token.expire_time = now + CappedTtl(ttl, std::chrono::seconds(tier->credential_ttl_max_seconds));

@@ -2,6 +2,8 @@
 // test) and handed to REST and gRPC alike.
 #pragma once
 
+#include <chrono>
+
 #include "common/clock.h"
 #include "services/core/auth.h"
 #include "services/core/credential_service.h"
@@ -26,6 +28,9 @@ struct UseCases {
   InventoryService& inventory;
   VirtualClusterService& vclusters;
   CredentialService& credentials;
+  // How long one request may wait on the database altogether
+  // (db_request_timeout): the transports open a DeadlineScope of it.
+  std::chrono::milliseconds db_request_timeout;
 };
 
 }  // namespace septa::core

@@ -49,6 +49,7 @@ enum class CredentialStatus {
   kUnrecorded,  // no credential with that serial was issued for the virtual cluster
   kActive,
   kRevoked,
+  kSuspended,  // recorded, not revoked, but its tenant is suspended (core::TenantState)
 };
 
 struct VirtualObject {
@@ -110,8 +111,9 @@ class VirtualObjectStore {
 
   // Whether the client certificate `serial` (lower-case hex, as
   // vcluster_credentials records it) of `key` may still authenticate: read on
-  // every request that presents one, so a revocation holds at once on every
-  // replica (docs/ARCHITECTURE.md "The virtual control plane").
+  // every request that presents one, so a revocation or its tenant's
+  // suspension holds at once on every replica (docs/ARCHITECTURE.md "The
+  // virtual control plane"). A revoked one is kRevoked, suspended or not.
   virtual Result<CredentialStatus> GetCredentialStatus(const VirtualClusterKey& key, const std::string& serial) = 0;
 
   // The longest a credential of `key` may live, in seconds: its tenant's
@@ -120,6 +122,10 @@ class VirtualObjectStore {
   // --service-account-max-token-expiration), so a tier change holds at
   // once. kNotFound without the tenant.
   virtual Result<std::int64_t> CredentialTtlMax(const VirtualClusterKey& key) = 0;
+  // Whether `tenant` is suspended (false when it does not exist): read on
+  // every request with one of its service-account tokens, so that a
+  // suspension holds at once on every replica, as a revocation does.
+  virtual Result<bool> TenantSuspended(const std::string& tenant) = 0;
 };
 
 }  // namespace septa::core

@@ -17,6 +17,7 @@
 #include "septa/v1/vcluster.grpc.pb.h"
 #include "services/apiv1/convert.h"
 #include "services/apiv1/latency_buckets.h"
+#include "services/core/deadline.h"
 #include "services/grpc/grpc_status.h"
 
 namespace septa::grpcapi {
@@ -72,6 +73,7 @@ struct Shared {
 template <typename Body>
 grpc::Status Handle(grpc::ServerContext* ctx, Shared& s, const char* method, Body&& body) {
   const auto start = std::chrono::steady_clock::now();
+  core::DeadlineScope deadline(s.uc.db_request_timeout);  // authentication and the use case alike
   const std::string request_id = core::AcceptOrMakeRequestId(Metadata(ctx, "x-request-id"), s.uc.random);
   ctx->AddInitialMetadata("x-request-id", request_id);
   std::string authorization = Metadata(ctx, "authorization");

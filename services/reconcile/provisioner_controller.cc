@@ -43,6 +43,13 @@ Part PartOf(const std::string& kind) {
   return kNamespacePart;
 }
 
+// Whether `tenant` is suspended, read again in a writing transaction.
+Result<bool> TenantSuspended(core::Tx& tx, const std::string& tenant) {
+  auto owner = tx.Tenants().Get(tenant);
+  SEPTA_RETURN_IF_ERROR(owner);
+  return owner->state == core::TenantState::kSuspended;
+}
+
 kube::ListOptions Selector(std::string label_selector) {
   kube::ListOptions options;
   options.label_selector = std::move(label_selector);
@@ -141,8 +148,12 @@ bool IsTrue(const std::vector<tenancy::Condition>& conditions, std::string_view 
 struct ProvisionerController::Desired {
   VirtualCluster vcluster;
   TrustTier tier;
+  // Its tenant is suspended: the virtual cluster is kept asleep, whatever
+  // its own state, which resuming the tenant finds as it was.
+  bool tenant_suspended = false;
   std::optional<tenancy::Reservation> reservation;
   std::vector<gpu::InventoryNode> nodes;
+  bool asleep() const { return vcluster.state == VirtualClusterState::kSleeping || tenant_suspended; }
 };
 
 struct ProvisionerController::Applied {
@@ -267,6 +278,7 @@ Outcome ProvisionerController::Reconcile(const std::string& key) {
     if (desired.vcluster.state == VirtualClusterState::kDeleting) return Status::Ok();
     auto owner = tx.Tenants().Get(tenant);
     SEPTA_RETURN_IF_ERROR(owner);
+    desired.tenant_suspended = owner->state == core::TenantState::kSuspended;
     auto tier = tx.TrustTiers().Get(owner->trust_tier);
     SEPTA_RETURN_IF_ERROR(tier);
     desired.tier = *std::move(tier);
@@ -363,7 +375,7 @@ Outcome ProvisionerController::Provision(const Desired& desired) {
                                   std::move(message), now, generation});
   };
 
-  const bool asleep = vc.state == VirtualClusterState::kSleeping;
+  const bool asleep = desired.asleep();
   if (!desired.reservation && !asleep && options_.ledger) return Reserve(desired);
   // Asleep with its reservation released: Septa's objects stay, holding no GPU.
   tenancy::Reservation none;
@@ -371,9 +383,13 @@ Outcome ProvisionerController::Provision(const Desired& desired) {
   none.vcluster = vc.name;
   none.tier = desired.tier.gpu_sharing;
   const tenancy::Reservation* reservation = desired.reservation ? &*desired.reservation : asleep ? &none : nullptr;
+  // A suspended tenant's virtual cluster is rendered as a sleeping one (its
+  // namespace admits no new pod: render.h kSleepingPods); its row keeps its state.
+  tenancy::VirtualCluster as_rendered = vc;
+  if (desired.tenant_suspended) as_rendered.state = VirtualClusterState::kSleeping;
   Result<tenancy::host::HostObjects> rendered =
       reservation
-          ? tenancy::host::RenderHostObjects(desired.tier, vc, *reservation, desired.nodes, options_.render)
+          ? tenancy::host::RenderHostObjects(desired.tier, as_rendered, *reservation, desired.nodes, options_.render)
           : Result<tenancy::host::HostObjects>(FailedPrecondition("no capacity is reserved for the virtual cluster"));
   if (!rendered.ok()) {
     for (const char* type : kPartCondition) condition(type, false, "RenderFailed", rendered.status().message());
@@ -486,7 +502,7 @@ tenancy::Condition ProvisionerController::SleepCondition(const Desired& desired,
                                                          bool& waiting, Status& error) {
   const VirtualCluster& vc = desired.vcluster;
   tenancy::Condition c{kSleeping, ConditionStatus::kFalse, "", "", clock_.Now(), vc.generation};
-  if (vc.state != VirtualClusterState::kSleeping) {
+  if (!desired.asleep()) {
     c.reason = "Awake";
     c.message = "the virtual cluster is awake";
     return c;
@@ -522,6 +538,10 @@ tenancy::Condition ProvisionerController::SleepCondition(const Desired& desired,
     waiting = true;
     c.reason = "StoppingWorkloads";
     c.message = std::to_string(*left) + " host workload object(s) being deleted";
+  } else if (desired.tenant_suspended) {
+    c.status = ConditionStatus::kTrue;
+    c.reason = "TenantSuspended";
+    c.message = "the tenant is suspended: no workload runs on the host; every object of the virtual cluster is kept";
   } else {
     c.status = ConditionStatus::kTrue;
     c.reason = "WorkloadsStopped";
@@ -538,15 +558,22 @@ Status ProvisionerController::ReleaseWhileAsleep(const Desired& desired) {
     auto current = tx.VirtualClusters().Get(vc.tenant, vc.name);
     if (!current.ok() && current.status().code() == Code::kNotFound) return Status::Ok();
     SEPTA_RETURN_IF_ERROR(current);
-    // Woken or changed since it was read: its own trigger reconciles it again.
-    if (current->generation != vc.generation || current->state != VirtualClusterState::kSleeping) return Status::Ok();
+    // Woken, resumed or changed since it was read: its own trigger reconciles it again.
+    auto suspended = TenantSuspended(tx, vc.tenant);
+    SEPTA_RETURN_IF_ERROR(suspended);
+    if (current->generation != vc.generation || (current->state != VirtualClusterState::kSleeping && !*suspended)) {
+      return Status::Ok();
+    }
     SEPTA_RETURN_IF_ERROR(tx.Reservations().Delete(vc.tenant, vc.name));
     VirtualCluster next = *current;
     const TimePoint now = clock_.Now();
     tenancy::SetCondition(next.conditions,
                           {kCapacityReady, ConditionStatus::kFalse, "ReleasedWhileSleeping",
-                           "the reservation is released while the virtual cluster sleeps (sleep_reservation: "
-                           "release); it is placed again on wake",
+                           *suspended ? "the reservation is released while the tenant is suspended (sleep_reservation: "
+                                        "release); it is placed again once the tenant is ACTIVE and the virtual "
+                                        "cluster awake"
+                                      : "the reservation is released while the virtual cluster sleeps "
+                                        "(sleep_reservation: release); it is placed again on wake",
                            now, vc.generation},
                           now);
     next.version = current->version + 1;
@@ -568,8 +595,10 @@ Outcome ProvisionerController::Reserve(const Desired& desired) {
         auto current = tx.VirtualClusters().Get(vc.tenant, vc.name);
         if (!current.ok() && current.status().code() == Code::kNotFound) return Status::Ok();
         SEPTA_RETURN_IF_ERROR(current);
+        auto suspended = TenantSuspended(tx, vc.tenant);
+        SEPTA_RETURN_IF_ERROR(suspended);
         if (current->generation != vc.generation || current->state == VirtualClusterState::kSleeping ||
-            current->state == VirtualClusterState::kDeleting) {
+            current->state == VirtualClusterState::kDeleting || *suspended) {
           return Status::Ok();
         }
         if (auto held = tx.Reservations().Get(vc.tenant, vc.name); held.ok()) return Status::Ok();

@@ -17,6 +17,7 @@
 #include "services/apiv1/convert.h"
 #include "services/apiv1/json.h"
 #include "services/apiv1/latency_buckets.h"
+#include "services/core/deadline.h"
 #include "services/http/target.h"
 #include "services/rest/problem.h"
 
@@ -92,13 +93,35 @@ http::Response WithEtag(http::Response r, const std::string& etag) {
   return r;
 }
 
-// If-Match: "7", W/"7" or * (any).
-std::string IfMatch(const http::Request& req) {
-  std::string_view v = View(req[bh::field::if_match]);
-  if (v == "*") return "";
+// The etag an If-Match header requires: "7", W/"7" or 7; empty without the
+// header or with * (any version). A header that names no etag (`If-Match:`,
+// `If-Match: ""`) is refused: taken as no precondition, a client that lost
+// its etag would write unconditionally what it meant to write only over
+// the version it read.
+Result<std::string> IfMatch(const http::Request& req) {
+  const auto field = req.find(bh::field::if_match);
+  if (field == req.end()) return std::string();
+  std::string_view v = View(field->value());
+  if (v == "*") return std::string();
   if (v.starts_with("W/")) v.remove_prefix(2);
   if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
+  if (v.empty()) {
+    return InvalidField("If-Match", "names no etag: send the etag read (\"7\"), * for any version, or no If-Match");
+  }
   return std::string(v);
+}
+
+// The precondition of a PATCH: the If-Match header's etag, else the body's
+// `etag` field; a body that sends `etag` empty is refused as If-Match is.
+Result<std::string> PatchPrecondition(const http::Request& req, const std::vector<std::string>& present,
+                                      const std::string& body_etag) {
+  auto etag = IfMatch(req);
+  SEPTA_RETURN_IF_ERROR(etag);
+  if (!etag->empty() || req.find(bh::field::if_match) != req.end()) return etag;
+  if (body_etag.empty() && std::ranges::find(present, "etag") != present.end()) {
+    return InvalidField("etag", "is empty: send the etag read, or leave the field out for no precondition");
+  }
+  return body_etag;
 }
 
 Status CheckJsonContentType(const http::Request& req) {
@@ -256,14 +279,16 @@ void RestApi::Impl::AddRoutes() {
         c.target.query.contains("update_mask") ? SplitMask(QueryValue(c.target, "update_mask")) : *present;
     auto update = apiv1::TenantUpdateFromProto(body, paths);
     SEPTA_RETURN_IF_ERROR(update);
-    std::string etag = IfMatch(c.request);
-    if (etag.empty()) etag = body.etag();
-    auto updated = uc.tenants.Update(c.ctx, name, *update, etag);
+    auto etag = PatchPrecondition(c.request, *present, body.etag());
+    SEPTA_RETURN_IF_ERROR(etag);
+    auto updated = uc.tenants.Update(c.ctx, name, *update, *etag);
     SEPTA_RETURN_IF_ERROR(updated);
     return WithEtag(Json(http::HttpStatus::ok, apiv1::ToProto(*updated)), core::EtagOf(updated->version));
   });
   Add(bh::verb::delete_, "/v1/tenants/{name}", [this](const Call& c) -> Result<http::Response> {
-    SEPTA_RETURN_IF_ERROR(uc.tenants.Delete(c.ctx, c.params.at("name"), IfMatch(c.request)));
+    auto etag = IfMatch(c.request);
+    SEPTA_RETURN_IF_ERROR(etag);
+    SEPTA_RETURN_IF_ERROR(uc.tenants.Delete(c.ctx, c.params.at("name"), *etag));
     return http::Response(http::HttpStatus::no_content, 11);
   });
 
@@ -323,15 +348,17 @@ void RestApi::Impl::AddRoutes() {
         c.target.query.contains("update_mask") ? SplitMask(QueryValue(c.target, "update_mask")) : sent);
     auto patch = apiv1::VirtualClusterFromProto(body, std::ranges::find(paths, "capacity") != paths.end());
     SEPTA_RETURN_IF_ERROR(patch);
-    std::string etag = IfMatch(c.request);
-    if (etag.empty()) etag = body.etag();
-    auto updated = uc.vclusters.Update(c.ctx, tenant, name, *patch, paths, etag);
+    auto etag = PatchPrecondition(c.request, *present, body.etag());
+    SEPTA_RETURN_IF_ERROR(etag);
+    auto updated = uc.vclusters.Update(c.ctx, tenant, name, *patch, paths, *etag);
     SEPTA_RETURN_IF_ERROR(updated);
     const v1::VirtualCluster out = apiv1::ToProto(*updated);
     return WithEtag(Json(http::HttpStatus::ok, out), out.etag());
   });
   Add(bh::verb::delete_, "/v1/tenants/{tenant}/vclusters/{name}", [this](const Call& c) -> Result<http::Response> {
-    auto deleted = uc.vclusters.Delete(c.ctx, c.params.at("tenant"), c.params.at("name"), IfMatch(c.request));
+    auto etag = IfMatch(c.request);
+    SEPTA_RETURN_IF_ERROR(etag);
+    auto deleted = uc.vclusters.Delete(c.ctx, c.params.at("tenant"), c.params.at("name"), *etag);
     SEPTA_RETURN_IF_ERROR(deleted);
     return Json(http::HttpStatus::ok, apiv1::ToProto(*deleted));
   });
@@ -342,7 +369,9 @@ void RestApi::Impl::AddRoutes() {
     Add(bh::verb::post, std::string("/v1/tenants/{tenant}/vclusters/{name}:") + verb,
         // A copy, not the binding: Clang 14 cannot capture structured bindings.
         [this, method = transition](const Call& c) -> Result<http::Response> {
-          auto moved = (uc.vclusters.*method)(c.ctx, c.params.at("tenant"), c.params.at("name"), IfMatch(c.request));
+          auto etag = IfMatch(c.request);
+          SEPTA_RETURN_IF_ERROR(etag);
+          auto moved = (uc.vclusters.*method)(c.ctx, c.params.at("tenant"), c.params.at("name"), *etag);
           SEPTA_RETURN_IF_ERROR(moved);
           const v1::VirtualCluster out = apiv1::ToProto(*moved);
           return WithEtag(Json(http::HttpStatus::ok, out), out.etag());
@@ -439,6 +468,7 @@ void RestApi::Impl::AddRoutes() {
 
 http::Response RestApi::Impl::Run(const Route& route, const http::Request& req, const http::Target& target,
                                   const std::map<std::string, std::string>& params, const std::string& request_id) {
+  core::DeadlineScope deadline(uc.db_request_timeout);  // authentication and the use case alike
   core::RequestContext ctx;
   ctx.request_id = request_id;
   if (route.auth == Auth::kToken) {

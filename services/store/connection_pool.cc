@@ -2,6 +2,7 @@
 
 #include <sys/socket.h>
 
+#include "services/core/deadline.h"
 #include "services/store/connection_url.h"
 
 namespace septa::store {
@@ -14,7 +15,7 @@ ConnectionPool::ConnectionPool(std::string url, int max_size, std::chrono::milli
       lease_limit_(lease_limit),
       setup_(std::move(setup)) {
   counters_.max_size = max_size;
-  if (lease_limit_.count() > 0) watchdog_ = std::thread([this] { CutOverdueLeases(); });
+  watchdog_ = std::thread([this] { CutOverdueLeases(); });
 }
 
 std::unique_ptr<ConnectionPool> ConnectionPool::WithStatementTimeout(const std::string& url, int max_size,
@@ -32,16 +33,23 @@ std::unique_ptr<ConnectionPool> ConnectionPool::WithStatementTimeout(const std::
 
 ConnectionPool::~ConnectionPool() {
   {
-    std::lock_guard lock(mu_);
+    std::unique_lock lock(mu_);
     stopping_ = true;
+    // Connects nobody waits for any more end within libpq's connect_timeout.
+    connected_.wait(lock, [this] { return connecting_ == 0; });
   }
   leased_changed_.notify_all();
   if (watchdog_.joinable()) watchdog_.join();
 }
 
-ConnectionPool::Lease ConnectionPool::Lend(std::unique_ptr<pqxx::connection> connection) {
+ConnectionPool::Lease ConnectionPool::Lend(std::unique_ptr<pqxx::connection> connection,
+                                           std::optional<Deadline> deadline) {
   if (lease_limit_.count() > 0) {
-    leased_[connection.get()] = {connection->sock(), std::chrono::steady_clock::now() + lease_limit_};
+    const Deadline limit = std::chrono::steady_clock::now() + lease_limit_;
+    deadline = deadline ? std::min(*deadline, limit) : limit;
+  }
+  if (deadline) {
+    leased_[connection.get()] = {connection->sock(), *deadline};
     leased_changed_.notify_all();
   }
   return Lease(this, std::move(connection));
@@ -77,7 +85,7 @@ ConnectionPool::Lease::~Lease() {
   if (connection_) pool_->Return(std::move(connection_), discard_);
 }
 
-Result<std::unique_ptr<pqxx::connection>> ConnectionPool::Open() {
+Result<std::unique_ptr<pqxx::connection>> ConnectionPool::Connect() {
   try {
     auto connection = std::make_unique<pqxx::connection>(url_);
     setup_(*connection);
@@ -87,30 +95,92 @@ Result<std::unique_ptr<pqxx::connection>> ConnectionPool::Open() {
   }
 }
 
+// A connect whose caller may stop waiting: whoever of the two comes second
+// (the connect ending, the caller giving up) settles the slot.
+struct ConnectionPool::PendingConnect {
+  std::mutex mu;
+  std::condition_variable ended;
+  bool done = false;
+  bool abandoned = false;
+  Result<std::unique_ptr<pqxx::connection>> result = Unavailable("not connected yet");
+};
+
+Result<std::unique_ptr<pqxx::connection>> ConnectionPool::Open(std::optional<Deadline> deadline) {
+  auto give_back_slot = [this] {
+    std::lock_guard lock(mu_);
+    --open_;
+    returned_.notify_one();
+  };
+  if (!deadline) {
+    auto connected = Connect();
+    if (!connected.ok()) give_back_slot();
+    return connected;
+  }
+  // libpq's connect_timeout counts whole seconds, at least 2, and a blocking
+  // connect cannot be interrupted: so it runs on a thread of its own.
+  auto pending = std::make_shared<PendingConnect>();
+  {
+    std::lock_guard lock(mu_);
+    ++connecting_;
+  }
+  std::thread([this, pending] {
+    auto connected = Connect();
+    bool abandoned = false;
+    {
+      std::lock_guard lock(pending->mu);
+      pending->done = true;
+      abandoned = pending->abandoned;
+      if (!abandoned) pending->result = std::move(connected);
+    }
+    pending->ended.notify_one();
+    std::lock_guard lock(mu_);
+    if (abandoned) {  // the slot is this thread's to settle: a late connection serves the next caller
+      if (connected.ok()) {
+        idle_.push_back(std::move(connected).value());
+        ++counters_.opened_total;
+      } else {
+        --open_;
+      }
+      returned_.notify_one();
+    }
+    --connecting_;
+    connected_.notify_all();  // under mu_: the destructor may free the pool once it is released
+  }).detach();
+  std::unique_lock lock(pending->mu);
+  if (!pending->ended.wait_until(lock, *deadline, [&] { return pending->done; })) {
+    pending->abandoned = true;
+    return Unavailable("connecting to PostgreSQL at " + RedactPassword(url_) +
+                       " did not finish by the request's deadline");
+  }
+  if (!pending->result.ok()) give_back_slot();
+  return std::move(pending->result);
+}
+
 Result<ConnectionPool::Lease> ConnectionPool::Acquire() {
+  const std::optional<Deadline> request_deadline = core::CurrentDeadline();
   std::unique_lock lock(mu_);
-  const auto deadline = std::chrono::steady_clock::now() + acquire_timeout_;
+  const auto now = std::chrono::steady_clock::now();
+  if (request_deadline && *request_deadline <= now) {
+    return Unavailable("the request's deadline for the database passed");
+  }
+  const auto deadline = request_deadline ? std::min(*request_deadline, now + acquire_timeout_) : now + acquire_timeout_;
   bool waited = false;
   for (;;) {
     while (!idle_.empty()) {
       auto connection = std::move(idle_.front());
       idle_.pop_front();
-      if (connection->is_open()) return Lend(std::move(connection));
+      if (connection->is_open()) return Lend(std::move(connection), request_deadline);
       --open_;
       ++counters_.discarded_total;
     }
     if (open_ < max_size_) {
       ++open_;  // reserve the slot; connect without holding the lock
       lock.unlock();
-      auto opened = Open();
+      auto opened = Open(request_deadline);
       lock.lock();
-      if (!opened.ok()) {
-        --open_;
-        returned_.notify_one();
-        return opened.status();
-      }
+      if (!opened.ok()) return opened.status();
       ++counters_.opened_total;
-      return Lend(std::move(opened).value());
+      return Lend(std::move(opened).value(), request_deadline);
     }
     if (!waited) {
       waited = true;
@@ -118,8 +188,9 @@ Result<ConnectionPool::Lease> ConnectionPool::Acquire() {
     }
     if (returned_.wait_until(lock, deadline) == std::cv_status::timeout && idle_.empty() && open_ >= max_size_) {
       ++counters_.wait_timeouts_total;
+      const auto waited_ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
       return Unavailable("all " + std::to_string(max_size_) + " database connections stayed busy for " +
-                         std::to_string(acquire_timeout_.count()) + " ms");
+                         std::to_string(waited_ms) + " ms");
     }
   }
 }

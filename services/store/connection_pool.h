@@ -6,6 +6,10 @@
 // down) under its user, whose call then fails as a broken connection: a
 // server that stopped answering altogether (SIGSTOP, a host gone without a
 // reset) cannot enforce its own statement_timeout.
+// Inside a request's core::DeadlineScope every wait also ends by its
+// deadline: for a free connection, for connecting (the connect then goes on
+// off the caller's thread and a late connection joins the idle ones), and
+// for the lease, which is cut at the deadline.
 // Internal to services/store.
 #pragma once
 
@@ -16,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <pqxx/pqxx>
 #include <string>
 #include <thread>
@@ -64,15 +69,22 @@ class ConnectionPool {
     bool discard_ = false;
   };
 
-  // kUnavailable when no connection can be opened, or none frees up in time.
+  // kUnavailable when no connection can be opened, or none frees up in
+  // time, or the calling thread's deadline (core::CurrentDeadline) passed.
   Result<Lease> Acquire();
   PoolStats Stats() const;
 
  private:
+  using Deadline = std::chrono::steady_clock::time_point;
+  struct PendingConnect;
   void Return(std::unique_ptr<pqxx::connection> connection, bool discard);
-  Result<std::unique_ptr<pqxx::connection>> Open();
-  Lease Lend(std::unique_ptr<pqxx::connection> connection);  // with mu_ held
-  void CutOverdueLeases();                                   // the watchdog thread
+  // Connects in the slot the caller reserved (open_), which a failure gives
+  // back; by `deadline` when set, the connect going on without the caller.
+  Result<std::unique_ptr<pqxx::connection>> Open(std::optional<Deadline> deadline);
+  Result<std::unique_ptr<pqxx::connection>> Connect();  // blocking, bounded by libpq's connect_timeout
+  // With mu_ held; cut at lease_limit or `deadline`, whichever comes first.
+  Lease Lend(std::unique_ptr<pqxx::connection> connection, std::optional<Deadline> deadline);
+  void CutOverdueLeases();  // the watchdog thread
 
   const std::string url_;
   const int max_size_;
@@ -89,8 +101,10 @@ class ConnectionPool {
     int socket;
     std::chrono::steady_clock::time_point deadline;
   };
-  std::map<const pqxx::connection*, Leased> leased_;  // when lease_limit is set
+  std::map<const pqxx::connection*, Leased> leased_;  // those with a cut time
   std::condition_variable leased_changed_;
+  int connecting_ = 0;  // connects their callers stopped waiting for, still going
+  std::condition_variable connected_;
   bool stopping_ = false;
   std::thread watchdog_;
 };

@@ -3,6 +3,7 @@
 #include <random>
 #include <thread>
 
+#include "services/core/deadline.h"
 #include "services/store/connection_pool.h"
 #include "services/store/connection_url.h"
 #include "services/store/pg_errors.h"
@@ -80,11 +81,12 @@ Attempt RunOnce(pqxx::connection& connection, core::TxMode mode, const std::func
 }
 
 // Randomised, growing pause so that transactions that collided do not
-// collide again in lockstep.
-void BackOff(int attempt) {
+// collide again in lockstep; never past the request's deadline.
+void BackOff(int attempt, std::optional<core::DeadlineClock::time_point> deadline) {
   thread_local std::minstd_rand jitter(std::random_device{}());
   const int cap_us = std::min(50'000, 500 << std::min(attempt, 7));
-  std::this_thread::sleep_for(std::chrono::microseconds(jitter() % cap_us));
+  const auto until = core::DeadlineClock::now() + std::chrono::microseconds(jitter() % cap_us);
+  std::this_thread::sleep_until(deadline ? std::min(until, *deadline) : until);
 }
 
 }  // namespace
@@ -105,8 +107,15 @@ void PgStore::WatchRevocations(std::function<void(const core::Revocation&)> on_r
 }
 
 Status PgStore::Transact(core::TxMode mode, const std::function<Status(core::Tx&)>& body) {
+  // Every attempt, its wait for a connection and the pauses between them
+  // end by the request's deadline (core/deadline.h), if it has one.
+  const auto deadline = core::CurrentDeadline();
   Status last;
   for (int attempt = 1; attempt <= options_.max_attempts; ++attempt) {
+    if (attempt > 1 && deadline && core::DeadlineClock::now() >= *deadline) {
+      return Unavailable("the request's deadline for the database passed after " + std::to_string(attempt - 1) +
+                         " attempt(s); the last: " + last.message());
+    }
     auto lease = pool_->Acquire();
     if (!lease.ok()) return lease.status();
     Attempt outcome = RunOnce(lease->connection(), mode, body);
@@ -114,7 +123,7 @@ Status PgStore::Transact(core::TxMode mode, const std::function<Status(core::Tx&
     if (!outcome.retry) return outcome.status;
     last = outcome.status;
     retries_total_.fetch_add(1, std::memory_order_relaxed);
-    BackOff(attempt);
+    BackOff(attempt, deadline);
   }
   if (last.code() == Code::kAborted) {
     return Aborted("transaction lost " + std::to_string(options_.max_attempts) +

@@ -45,10 +45,11 @@ void PrepareVirtualObjectStatements(pqxx::connection& c) {
   c.prepare("vcp_listener_get", "SELECT ca_certificate, ca_private_key FROM virtual_control_plane_listener");
   c.prepare("vcp_listener_replace_key",
             "UPDATE virtual_control_plane_listener SET ca_private_key = $2 WHERE ca_private_key = $1 RETURNING 1");
-  // The primary key (tenant, vcluster, serial) is its index: one probe.
-  c.prepare("vcp_credential_revoked",
-            "SELECT revoke_time IS NOT NULL FROM vcluster_credentials WHERE tenant = $1 AND vcluster = $2 "
-            "AND serial = $3");
+  // The primary keys (tenant, vcluster, serial) and (name) are their indexes: two probes, one statement.
+  c.prepare("vcp_credential_status",
+            "SELECT c.revoke_time IS NOT NULL, t.state = 'suspended' FROM vcluster_credentials c "
+            "JOIN tenants t ON t.name = c.tenant WHERE c.tenant = $1 AND c.vcluster = $2 AND c.serial = $3");
+  c.prepare("vcp_tenant_suspended", "SELECT state = 'suspended' FROM tenants WHERE name = $1");
   c.prepare("vcp_credential_ttl_max",
             "SELECT t.credential_ttl_max_seconds FROM tenants n JOIN trust_tiers t ON t.name = n.trust_tier "
             "WHERE n.name = $1");
@@ -210,9 +211,17 @@ Result<core::CredentialStatus> PgVirtualObjectStore::GetCredentialStatus(const c
                                                                          const std::string& serial) {
   using Out = core::CredentialStatus;
   return InTransaction<Out>(*pool_, [&](pqxx::work& tx) -> Result<Out> {
-    auto rows = tx.exec_prepared("vcp_credential_revoked", key.tenant, key.vcluster, serial);
+    auto rows = tx.exec_prepared("vcp_credential_status", key.tenant, key.vcluster, serial);
     if (rows.empty()) return Out::kUnrecorded;
-    return rows[0][0].as<bool>() ? Out::kRevoked : Out::kActive;
+    if (rows[0][0].as<bool>()) return Out::kRevoked;
+    return rows[0][1].as<bool>() ? Out::kSuspended : Out::kActive;
+  });
+}
+
+Result<bool> PgVirtualObjectStore::TenantSuspended(const std::string& tenant) {
+  return InTransaction<bool>(*pool_, [&](pqxx::work& tx) -> Result<bool> {
+    auto rows = tx.exec_prepared("vcp_tenant_suspended", tenant);
+    return !rows.empty() && rows[0][0].as<bool>();
   });
 }
 

@@ -48,6 +48,7 @@ class PgVirtualObjectStore final : public core::VirtualObjectStore {
   Result<std::int64_t> CredentialTtlMax(const core::VirtualClusterKey& key) override;
   Result<core::CredentialStatus> GetCredentialStatus(const core::VirtualClusterKey& key,
                                                      const std::string& serial) override;
+  Result<bool> TenantSuspended(const std::string& tenant) override;
 
  private:
   std::unique_ptr<ConnectionPool> pool_;

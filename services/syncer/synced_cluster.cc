@@ -21,6 +21,9 @@ Result<std::optional<SyncedCluster>> LoadSyncedCluster(core::Store& store, const
         vc->host_namespace.empty() ? tenancy::host::HostNamespaceName(tenant, vcluster) : vc->host_namespace;
     auto owner = tx.Tenants().Get(tenant);
     SEPTA_RETURN_IF_ERROR(owner);
+    // A suspended tenant's virtual clusters are asleep, whatever their own
+    // state: their pods are not copied (the provisioner deletes the host's).
+    if (owner->state == core::TenantState::kSuspended) synced.state = tenancy::VirtualClusterState::kSleeping;
     auto tier = tx.TrustTiers().Get(owner->trust_tier);
     SEPTA_RETURN_IF_ERROR(tier);
     view.tier = *std::move(tier);

@@ -15,6 +15,7 @@
 namespace septa::syncer {
 
 struct SyncedCluster {
+  // The row's state, but SLEEPING while its tenant is suspended.
   tenancy::VirtualClusterState state = tenancy::VirtualClusterState::kProvisioning;
   tenancy::sync::VirtualClusterView view;
 };

@@ -62,6 +62,7 @@ class SealedVirtualObjectStore final : public core::VirtualObjectStore {
   Result<std::int64_t> CredentialTtlMax(const core::VirtualClusterKey& key) override {
     return inner_.CredentialTtlMax(key);
   }
+  Result<bool> TenantSuspended(const std::string& tenant) override { return inner_.TenantSuspended(tenant); }
 
  private:
   Result<std::string> Open(const std::string& stored, const std::string& aad) const;

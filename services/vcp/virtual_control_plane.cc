@@ -178,6 +178,14 @@ void VirtualControlPlane::Handle(http::Request&& request, std::shared_ptr<http::
   if (authorization.size() > kBearer.size() && authorization.substr(0, kBearer.size()) == kBearer) {
     std::string token(authorization.substr(kBearer.size()));
     if (kubesim::VerifiedServiceAccountClaims(token, cluster_.service_account_key)) {
+      // The tenant's own credential: refused while its tenant is suspended,
+      // read on every request as a certificate's revocation is.
+      auto suspended = store_.TenantSuspended(key_.tenant);
+      if (!suspended.ok()) {
+        return kubesim::ReplyError(*exchange,
+                                   kubesim::ServiceUnavailableError("the service account token cannot be checked now"));
+      }
+      if (*suspended) return kubesim::ReplyError(*exchange, SuspendedError());
       api_->Handle(std::move(request), std::move(exchange));  // it checks expiry and what the token is bound to
       return;
     }
@@ -205,6 +213,8 @@ void VirtualControlPlane::Handle(http::Request&& request, std::shared_ptr<http::
     if (peer.ok()) {
       exchange = std::make_shared<CertifiedExchange>(std::move(exchange), *std::move(peer));
       known = true;
+    } else if (peer.status().code() == Code::kPermissionDenied) {
+      return kubesim::ReplyError(*exchange, SuspendedError());
     } else if (peer.status().code() == Code::kUnavailable) {
       return kubesim::ReplyError(*exchange,
                                  kubesim::ServiceUnavailableError("the client certificate cannot be checked now"));
@@ -236,10 +246,20 @@ Result<http::PeerIdentity> VirtualControlPlane::VerifyClientCertificate(const ht
     case core::CredentialStatus::kActive: return peer;
     case core::CredentialStatus::kRevoked:
       return Unauthenticated("client certificate " + peer->serial + " (" + peer->common_name + ") is revoked");
+    case core::CredentialStatus::kSuspended:
+      return PermissionDenied("client certificate " + peer->serial + " (" + peer->common_name +
+                              "): its tenant is suspended");
     case core::CredentialStatus::kUnrecorded: break;
   }
   return Unauthenticated("client certificate " + peer->serial + " (" + peer->common_name +
                          ") was not issued through the credentials API");
+}
+
+kubesim::ApiError VirtualControlPlane::SuspendedError() const {
+  // 403, not 401: the credential is genuine and kubectl should not ask for
+  // another; the message says why and what ends it.
+  return kubesim::ForbiddenError("tenant \"" + key_.tenant +
+                                 "\" is suspended: its credentials are refused until an admin makes it ACTIVE again");
 }
 
 bool VirtualControlPlane::KnowsToken(const std::string& digest) const {

@@ -3,7 +3,9 @@
 // behind this virtual cluster's own credentials: a bearer token that is one
 // of its service account tokens (signed under its key; kubesim checks the
 // rest) or matches its admin token digests, or else a client certificate
-// checked against its CA, the clock and the revocations recorded in the store. Built from the stored rows on load;
+// checked against its CA, the clock and the revocations recorded in the store.
+// The tenant's credentials (certificates, service account tokens) are
+// refused, 403, while the store says its tenant is suspended. Built from the stored rows on load;
 // evicted from memory when idle by SimulatedControlPlanes, which owns the listener.
 //
 // Other septad replicas may load and write the same virtual cluster: every
@@ -81,10 +83,12 @@ class VirtualControlPlane {
   VirtualControlPlane(const core::VirtualClusterKey& key, core::VirtualObjectStore& store, const Clock& clock,
                       RandomSource& random, std::uint64_t stored_version);
   bool KnowsToken(const std::string& digest) const;
+  // The answer to a tenant's credential while its tenant is suspended.
+  kubesim::ApiError SuspendedError() const;
   // The identity of a client certificate the listener accepted unverified,
   // if this virtual cluster's CA signed it, it is valid now and its serial is
-  // recorded and not revoked; kUnauthenticated if not, kUnavailable when the
-  // store cannot say.
+  // recorded and not revoked; kUnauthenticated if not, kPermissionDenied
+  // while its tenant is suspended, kUnavailable when the store cannot say.
   Result<http::PeerIdentity> VerifyClientCertificate(const http::ConnectionInfo& connection);
 
   const core::VirtualClusterKey key_;

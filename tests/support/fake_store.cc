@@ -122,6 +122,8 @@ class FakeTenants final : public TenantRepository {
     SEPTA_RETURN_IF_ERROR(CheckTenantRow(tenant));
     SEPTA_RETURN_IF_ERROR(CheckTierReference(w_.s, tenant));
     const TimePoint created = it->second.create_time;  // immutable, as in PgStore
+    // A change of state is told to token caches, as migrations/0015's trigger tells it.
+    if (it->second.state != tenant.state) w_.revocations.push_back({"", "tenant:" + tenant.name});
     it->second = tenant;
     it->second.create_time = created;
     it->second.update_time = Truncated(tenant.update_time);

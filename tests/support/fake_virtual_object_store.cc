@@ -141,7 +141,22 @@ Result<core::CredentialStatus> FakeVirtualObjectStore::GetCredentialStatus(const
   std::lock_guard lock(mu_);
   auto it = credentials_.find({key, serial});
   if (it == credentials_.end()) return core::CredentialStatus::kUnrecorded;
-  return it->second ? core::CredentialStatus::kRevoked : core::CredentialStatus::kActive;
+  if (it->second) return core::CredentialStatus::kRevoked;
+  return suspended_tenants_.contains(key.tenant) ? core::CredentialStatus::kSuspended : core::CredentialStatus::kActive;
+}
+
+Result<bool> FakeVirtualObjectStore::TenantSuspended(const std::string& tenant) {
+  std::lock_guard lock(mu_);
+  return suspended_tenants_.contains(tenant);
+}
+
+void FakeVirtualObjectStore::SetTenantSuspended(const std::string& tenant, bool suspended) {
+  std::lock_guard lock(mu_);
+  if (suspended) {
+    suspended_tenants_.insert(tenant);
+  } else {
+    suspended_tenants_.erase(tenant);
+  }
 }
 
 Result<std::int64_t> FakeVirtualObjectStore::CredentialTtlMax(const core::VirtualClusterKey& key) {

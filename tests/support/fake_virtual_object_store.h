@@ -38,6 +38,7 @@ class FakeVirtualObjectStore final : public core::VirtualObjectStore {
   // What SetCredentialTtlMax set for the tenant; 0 (no cap) for the others:
   // the fake knows every tenant.
   Result<std::int64_t> CredentialTtlMax(const core::VirtualClusterKey& key) override;
+  Result<bool> TenantSuspended(const std::string& tenant) override;
 
   // What the credentials API writes to vcluster_credentials: an issued
   // certificate's serial, then its revocation.
@@ -45,6 +46,8 @@ class FakeVirtualObjectStore final : public core::VirtualObjectStore {
   void RevokeCredential(const core::VirtualClusterKey& key, const std::string& serial);
   // The tenant's trust tier's credential_ttl_max_seconds, as a tier change writes it.
   void SetCredentialTtlMax(const std::string& tenant, std::int64_t seconds);
+  // What an admin's change of the tenant's state writes to tenants.
+  void SetTenantSuspended(const std::string& tenant, bool suspended);
 
   std::atomic<bool> fail_writes{false};
 
@@ -60,6 +63,7 @@ class FakeVirtualObjectStore final : public core::VirtualObjectStore {
   std::optional<ListenerCertificate> listener_;
   std::map<std::pair<core::VirtualClusterKey, std::string>, bool> credentials_;  // (key, serial) -> revoked
   std::map<std::string, std::int64_t> credential_ttl_max_;                       // by tenant
+  std::set<std::string> suspended_tenants_;
 };
 
 }  // namespace septa::test

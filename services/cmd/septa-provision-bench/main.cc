@@ -176,6 +176,7 @@ class CountingObjectStore final : public core::VirtualObjectStore {
   Result<std::int64_t> CredentialTtlMax(const core::VirtualClusterKey& key) override {
     return inner_.CredentialTtlMax(key);
   }
+  Result<bool> TenantSuspended(const std::string& tenant) override { return inner_.TenantSuspended(tenant); }
 
  private:
   core::VirtualObjectStore& inner_;

@@ -12,11 +12,15 @@
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 #include <set>
+#include <tuple>
 
 #include "google/rpc/error_details.pb.h"
 #include "google/rpc/status.pb.h"
 #include "septa/v1/vcluster.grpc.pb.h"
 #include "services/base/base64.h"
+#include "services/kube/client.h"
+#include "services/kube/config.h"
+#include "services/kube/resources.h"
 #include "services/vcp/simulated_control_planes.h"
 #include "tests/integration/api/api_fixture.h"
 
@@ -192,6 +196,93 @@ TEST_F(CredentialsTest, TheKubeconfigHoldsACertificateForWhatWasAsked) {
   EXPECT_EQ(credential["groups"], json::array({"septa:edit"}));
   EXPECT_EQ(credential["issued_by"], "tenant:acme");
   EXPECT_FALSE(credential.contains("revoke_time"));
+}
+
+// Issue 28 L1 end to end: REST on a real socket, the real PostgreSQL, the
+// real virtual-cluster listener with a real client certificate. A suspended
+// tenant keeps its records but uses nothing: its owner token reads and
+// never writes (403), no kubeconfig or token is issued for it (412, for
+// admins too), its certificate and service-account token get 403 Forbidden
+// from its virtual cluster's API from the next request on; another tenant
+// is untouched; resumed, every credential works again.
+TEST_F(CredentialsTest, ASuspendedTenantKeepsItsRecordsButUsesNothingUntilResumed) {
+  MakeReady("acme", "train");
+  auto issued = Issue(owner_, {{"ttl", "1h"}, {"role", "admin"}});
+  ASSERT_EQ(issued.status, 200) << issued.body;
+  auto config = kube::ParseKubeconfig(json::parse(issued.body)["kubeconfig"].get<std::string>());
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  kube::ClientOptions no_retries;
+  no_retries.max_retries = 0;
+  auto cert = kube::Client::Create(*config, no_retries);
+  ASSERT_TRUE(cert.ok()) << cert.status().message();
+  auto requested = (*cert)->CreateSubresource(
+      kube::kServiceAccounts, "default", "default", "token",
+      {{"apiVersion", "authentication.k8s.io/v1"}, {"kind", "TokenRequest"}, {"spec", json::object()}});
+  ASSERT_TRUE(requested.ok()) << requested.status().message();
+  kube::ClientConfig token_config = *config;
+  token_config.token = (*requested)["status"].value("token", "");
+  token_config.client_certificate_pem.clear();
+  token_config.client_key_pem.clear();
+  auto token = kube::Client::Create(token_config, no_retries);
+  ASSERT_TRUE(token.ok());
+  ASSERT_TRUE((*cert)
+                  ->Create(kube::kConfigMaps, "default",
+                           {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "before"}}}})
+                  .ok());
+  const std::string beta_owner = CreateToken("tenant:beta", "owner");
+
+  auto suspended = Call(admin_, "PATCH", "/v1/tenants/acme", R"({"state":"SUSPENDED"})");
+  ASSERT_EQ(suspended.status, 200) << suspended.body;
+  EXPECT_EQ(json::parse(suspended.body)["state"], "SUSPENDED");
+
+  // REST: the owner's token reads, never writes; nothing is issued for acme.
+  auto read = Call(owner_, "GET", "/v1/tenants/acme");
+  ASSERT_EQ(read.status, 200) << read.body;
+  EXPECT_EQ(json::parse(read.body)["state"], "SUSPENDED");
+  EXPECT_EQ(Call(owner_, "GET", "/v1/tenants/acme/vclusters/train").status, 200);
+  const std::vector<std::tuple<std::string, std::string, std::string>> writes = {
+      {"POST", "/v1/tenants/acme/vclusters/train:kubeconfig", R"({"ttl":"1h","role":"view"})"},
+      {"PATCH", "/v1/tenants/acme/vclusters/train", R"({"display_name":"x"})"},
+      {"POST", "/v1/tenants/acme/vclusters/train:sleep", ""},
+      {"DELETE", "/v1/tenants/acme/vclusters/train", ""},
+      {"PATCH", "/v1/tenants/acme", R"({"display_name":"x"})"},
+      {"POST", "/v1/tokens", R"({"principal":"tenant:acme","role":"viewer"})"},
+  };
+  for (const auto& [method, target, body] : writes) {
+    auto refused = Call(owner_, method, target, body);
+    EXPECT_EQ(refused.status, 403) << method << " " << target << ": " << refused.body;
+    EXPECT_EQ(json::parse(refused.body)["message"].get<std::string>().rfind("tenant \"acme\" is suspended: ", 0), 0u)
+        << refused.body;
+  }
+  auto by_admin = Issue(admin_, {{"ttl", "1h"}, {"role", "admin"}});
+  EXPECT_EQ(by_admin.status, 412) << by_admin.body;
+  EXPECT_NE(by_admin.body.find("no credentials are issued"), std::string::npos) << by_admin.body;
+  ExpectProblem(Call(admin_, "POST", "/v1/tokens", R"({"principal":"tenant:acme","role":"owner"})"), 412, "principal",
+                "a token for a suspended tenant");
+  EXPECT_EQ(Query("SELECT count(*) FROM vcluster_credentials")[0][0].as<long>(), 1);
+
+  // The virtual cluster's API: 403 Forbidden, a Kubernetes Status naming the suspension.
+  for (kube::Client* client : {cert->get(), token->get()}) {
+    auto refused = client->Call({"GET", "/api/v1/namespaces/default/configmaps"}, true);
+    ASSERT_TRUE(refused.ok()) << refused.status().message();
+    EXPECT_EQ(refused->status, 403) << refused->body;
+    const json status = json::parse(refused->body);
+    EXPECT_EQ(status["kind"], "Status");
+    EXPECT_EQ(status["reason"], "Forbidden");
+    EXPECT_NE(status["message"].get<std::string>().find("tenant \"acme\" is suspended"), std::string::npos);
+  }
+  // Another tenant is untouched.
+  EXPECT_EQ(Call(beta_owner, "PATCH", "/v1/tenants/beta", R"({"display_name":"Beta"})").status, 200);
+
+  auto resumed = Call(admin_, "PATCH", "/v1/tenants/acme", R"({"state":"ACTIVE"})");
+  ASSERT_EQ(resumed.status, 200) << resumed.body;
+  EXPECT_TRUE((*cert)->Get(kube::kConfigMaps, "default", "before").ok()) << "kept, and readable again";
+  auto review = (*token)->Create(
+      kube::kTokenReviews, "",
+      {{"apiVersion", "authentication.k8s.io/v1"}, {"kind", "TokenReview"}, {"spec", {{"token", token_config.token}}}});
+  EXPECT_TRUE(review.ok()) << review.status().message();
+  EXPECT_EQ(Issue(owner_, {{"ttl", "1h"}, {"role", "view"}}).status, 200);
+  EXPECT_EQ(Call(owner_, "PATCH", "/v1/tenants/acme", R"({"display_name":"Acme"})").status, 200);
 }
 
 TEST_F(CredentialsTest, TheTtlIsCappedByTheTenantsTierAndDefaultsToTheCap) {

@@ -161,6 +161,45 @@ TEST_F(VirtualClusterRestTest, SleepAndWakeWriteTheDesiredState) {
   EXPECT_EQ(Call(admin_, "POST", "/v1/tenants/napper/vclusters/ghost:wake").status, 404);
 }
 
+// Issue 28 L8: an If-Match that names no etag (empty, or "") is refused
+// naming the header on every route that takes one, as is an empty `etag` in
+// a PATCH body; it used to be taken as no precondition, so the write went
+// through where a stale etag answers 412. Nothing is written.
+TEST_F(VirtualClusterRestTest, AnIfMatchNamingNoEtagIsRefusedOnEveryRoute) {
+  CreateTenant("cond", "dedicated");
+  ASSERT_EQ(Create("cond", {{"name", "vc"}, {"capacity", {{"gpus", {{"count", 1}}}}}}).status, 201);
+  SetVirtualClusterState("cond", "vc", tenancy::VirtualClusterState::kReady);
+  const std::string vc = "/v1/tenants/cond/vclusters/vc";
+  const json tenant_before = Body(Call(admin_, "GET", "/v1/tenants/cond"));
+  const json vc_before = Body(Call(admin_, "GET", vc));
+  struct Route {
+    std::string method, target, body;
+  };
+  const std::vector<Route> routes = {
+      {"PATCH", "/v1/tenants/cond", R"({"display_name":"x"})"},
+      {"DELETE", "/v1/tenants/cond", ""},
+      {"PATCH", vc, R"({"display_name":"x"})"},
+      {"DELETE", vc, ""},
+      {"POST", vc + ":sleep", ""},
+      {"POST", vc + ":wake", ""},
+  };
+  for (const auto& r : routes) {
+    for (const std::string& value : {std::string("\"\""), std::string(""), std::string("W/\"\"")}) {
+      ExpectProblem(Call(admin_, r.method, r.target, r.body, {{"If-Match", value}}), 400, "If-Match",
+                    r.method + " " + r.target + " with If-Match: " + value);
+    }
+  }
+  ExpectProblem(Call(admin_, "PATCH", "/v1/tenants/cond", R"({"display_name":"x","etag":""})"), 400, "etag",
+                "a tenant PATCH with an empty etag");
+  ExpectProblem(Call(admin_, "PATCH", vc, R"({"display_name":"x","etag":""})"), 400, "etag",
+                "a virtual cluster PATCH with an empty etag");
+  EXPECT_EQ(Body(Call(admin_, "GET", "/v1/tenants/cond")), tenant_before);
+  EXPECT_EQ(Body(Call(admin_, "GET", vc)), vc_before);
+  // * still matches any version, and the header wins over the body.
+  auto any = Call(admin_, "PATCH", vc, R"({"display_name":"y","etag":"999"})", {{"If-Match", "*"}});
+  EXPECT_EQ(any.status, 200) << any.body;
+}
+
 TEST_F(VirtualClusterRestTest, BadInputNamesTheFieldAndWritesNothing) {
   CreateTenant("iso", "isolated");
   CreateTenant("ded", "dedicated");

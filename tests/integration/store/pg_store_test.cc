@@ -11,6 +11,7 @@
 #include <pqxx/pqxx>
 #include <thread>
 
+#include "services/core/deadline.h"
 #include "tests/support/test_database.h"
 
 namespace septa::store {
@@ -279,6 +280,47 @@ TEST_F(PgStoreTest, AFrozenBackendIsCutOffInsteadOfHangingTheRequest) {
   thaw.join();
   EXPECT_LT(took, std::chrono::seconds(3));
   EXPECT_TRUE(st.ok() || st.code() == Code::kUnavailable) << st.ToString();
+}
+
+// Issue 28 "Also": inside a request's deadline (core::DeadlineScope) a
+// frozen backend costs the request its deadline, not twice the statement
+// timeout: the lease is cut at the deadline and no attempt follows it.
+TEST_F(PgStoreTest, ARequestsDeadlineEndsTheWaitOnAFrozenBackend) {
+  PgStoreOptions options = Options();
+  options.pool_size = 1;
+  options.statement_timeout = std::chrono::seconds(5);  // a cut only after 10 s
+  PgStore store(options);
+  auto list_tiers = [](core::Tx& tx) { return ToStatus(tx.TrustTiers().List()); };
+  ASSERT_TRUE(store.Transact(core::TxMode::kReadOnly, list_tiers).ok());
+  pqxx::connection observer(url());
+  pqxx::nontransaction query(observer);
+  const pid_t backend =
+      query
+          .exec1(
+              "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+              " AND backend_type = 'client backend'")[0]
+          .as<int>();
+  ASSERT_EQ(kill(backend, SIGSTOP), 0);
+  std::promise<void> done;
+  std::thread thaw([&] {  // a safety net should the request hang: the test then fails on time
+    done.get_future().wait_for(std::chrono::seconds(15));
+    kill(backend, SIGCONT);
+  });
+  const auto started = std::chrono::steady_clock::now();
+  Status st;
+  {
+    core::DeadlineScope deadline(std::chrono::milliseconds(300));
+    st = store.Transact(core::TxMode::kReadOnly, list_tiers);
+  }
+  const auto took = std::chrono::steady_clock::now() - started;
+  done.set_value();
+  thaw.join();
+  EXPECT_EQ(st.code(), Code::kUnavailable) << st.ToString();
+  EXPECT_GE(took, std::chrono::milliseconds(300));
+  EXPECT_LT(took, std::chrono::milliseconds(1300));
+  EXPECT_EQ(store.Stats().pool.cut_total, 1u);
+  // Outside any scope the store's own bounds hold, as before.
+  EXPECT_TRUE(store.Transact(core::TxMode::kReadOnly, list_tiers).ok());
 }
 
 TEST_F(PgStoreTest, AThrowingBodyIsAnInternalErrorAndChangesNothing) {

@@ -143,6 +143,18 @@ TEST(Invocation, UsageErrors) {
   EXPECT_EQ(UsageError({"tenant", "update", "a", "--etag", "e"}),
             "nothing to update: give --display-name, --label, --tier, --state or --quota-*");
   EXPECT_NE(UsageError({"tenant", "list", "--page-size", "many"}).find("(see septactl --help)"), std::string::npos);
+  // Issue 28 L8's sibling: an empty --etag would be no precondition; every command that takes one refuses it.
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"tenant", "update", "a", "--display-name", "x", "--etag", ""},
+                                             {"tenant", "delete", "a", "--etag", ""},
+                                             {"vcluster", "update", "a", "b", "--pods", "3", "--etag", ""},
+                                             {"vcluster", "delete", "a", "b", "--etag", ""},
+                                             {"vcluster", "sleep", "a", "b", "--etag", ""},
+                                             {"vcluster", "wake", "a", "b", "--etag", ""}}) {
+    const std::string error = UsageError(args);
+    EXPECT_NE(error.find("--etag"), std::string::npos) << args[0] << " " << args[1] << ": " << error;
+    EXPECT_NE(error.find("names no etag"), std::string::npos) << args[0] << " " << args[1] << ": " << error;
+  }
 }
 
 TEST(Invocation, VclusterCreate) {

@@ -18,6 +18,8 @@ TEST(Config, DefaultsWithoutSources) {
   EXPECT_TRUE(c->vcluster_advertise_address.empty()) << "vcluster_addr's host";
   EXPECT_EQ(c->vcluster_idle_after, std::chrono::minutes(10));
   EXPECT_EQ(c->idempotency_ttl, std::chrono::hours(24));
+  EXPECT_EQ(c->db_request_timeout, std::chrono::seconds(5));
+  EXPECT_EQ(c->db_ready_timeout, std::chrono::seconds(1));
   EXPECT_EQ(c->admin_token_ttl_max, std::chrono::hours(768));
   EXPECT_EQ(c->tenant_live_tokens_max, 100);
   EXPECT_EQ(c->scheduler, "kai");
@@ -146,14 +148,18 @@ TEST(Config, LaterSourcesWin) {
 
 TEST(Config, DurationsAcceptUnits) {
   Sources s;
-  s.flags = {
-      {"http_read_timeout", "250ms"}, {"shutdown_grace", "2m"}, {"auth_cache_ttl", "0"}, {"idempotency_ttl", "1h"}};
+  s.flags = {{"http_read_timeout", "250ms"},
+             {"shutdown_grace", "2m"},
+             {"auth_cache_ttl", "0"},
+             {"idempotency_ttl", "1h"},
+             {"db_request_timeout", "1500ms"}};
   auto c = Load(s, "/h");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->http_read_timeout.count(), 250);
   EXPECT_EQ(c->shutdown_grace.count(), 120'000);
   EXPECT_EQ(c->auth_cache_ttl.count(), 0);
   EXPECT_EQ(c->idempotency_ttl, std::chrono::hours(1));
+  EXPECT_EQ(c->db_request_timeout.count(), 1500);
 }
 
 struct BadCase {
@@ -173,6 +179,8 @@ TEST(Config, ErrorsNameTheKeyAndSource) {
       {{"", "", {}, {{"no_such", "1"}}}, "no_such", "unknown flag --no-such"},
       {{"", "", {}, {{"idempotency_ttl", "500ms"}}}, "idempotency_ttl (--idempotency-ttl)", "shorter than 1s"},
       {{"", "", {}, {{"admin_token_ttl_max", "0"}}}, "admin_token_ttl_max (--admin-token-ttl-max)", "shorter than 1s"},
+      {{"", "", {}, {{"db_request_timeout", "0"}}}, "db_request_timeout (--db-request-timeout)", "shorter than 1ms"},
+      {{"db_ready_timeout: 0ms\n", "f.yaml", {}, {}}, "db_ready_timeout (f.yaml)", "shorter than 1ms"},
       {{"", "", {{"SEPTA_TENANT_LIVE_TOKENS_MAX", "0"}}, {}},
        "tenant_live_tokens_max (SEPTA_TENANT_LIVE_TOKENS_MAX)",
        "out of range"},

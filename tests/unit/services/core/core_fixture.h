@@ -17,7 +17,7 @@ class CoreTest : public ::testing::Test {
  protected:
   CoreTest()
       : authenticator(store, clock, std::chrono::seconds(5)),
-        tenants(store, clock, gpu::Catalog::Default()),
+        tenants(store, clock, authenticator, gpu::Catalog::Default()),
         tiers(store),
         tokens(store, clock, random, authenticator) {}
 

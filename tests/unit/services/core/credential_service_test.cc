@@ -104,6 +104,38 @@ TEST_F(CredentialServiceTest, BadInputNeverReachesTheIssuer) {
   EXPECT_TRUE(issuer.requests.empty());
 }
 
+// Issue 28 L1: no kubeconfig is issued for a suspended tenant's virtual
+// clusters, whoever asks (its own tokens: 403; an admin: 412), and a
+// suspension that commits between the checking read and the recording
+// transaction leaves nothing recorded. Resumed, issuing works again.
+TEST_F(CredentialServiceTest, NoKubeconfigIsIssuedForASuspendedTenant) {
+  TenantUpdate suspend;
+  suspend.state = TenantState::kSuspended;
+  ASSERT_TRUE(tenants.Update(Admin(), "acme", suspend, "").ok());
+  RequestContext suspended_owner = Owner();
+  suspended_owner.principal.suspended = true;  // as Authenticate says while acme is suspended
+  auto by_owner = credentials.IssueKubeconfig(suspended_owner, "acme", "train", {"1h", "view"});
+  EXPECT_EQ(by_owner.status().code(), Code::kPermissionDenied) << by_owner.status().ToString();
+  EXPECT_NE(by_owner.status().message().find("tenant \"acme\" is suspended"), std::string::npos);
+  auto by_admin = credentials.IssueKubeconfig(Admin(), "acme", "train", {"1h", "admin"});
+  EXPECT_EQ(by_admin.status().code(), Code::kFailedPrecondition) << by_admin.status().ToString();
+  EXPECT_NE(by_admin.status().message().find("no credentials are issued"), std::string::npos);
+  EXPECT_TRUE(issuer.requests.empty());
+
+  TenantUpdate resume;
+  resume.state = TenantState::kActive;
+  ASSERT_TRUE(tenants.Update(Admin(), "acme", resume, "").ok());
+  // Suspended again while the certificate is being issued: nothing is kept.
+  issuer.on_issue = [&] { ASSERT_TRUE(tenants.Update(Admin(), "acme", suspend, "").ok()); };
+  auto raced = credentials.IssueKubeconfig(Owner(), "acme", "train", {"1h", "view"});
+  EXPECT_EQ(raced.status().code(), Code::kFailedPrecondition) << raced.status().ToString();
+  EXPECT_TRUE(Rows().empty());
+  issuer.on_issue = nullptr;
+  ASSERT_TRUE(tenants.Update(Admin(), "acme", resume, "").ok());
+  EXPECT_TRUE(credentials.IssueKubeconfig(Owner(), "acme", "train", {"1h", "view"}).ok());
+  EXPECT_EQ(Rows().size(), 1u);
+}
+
 TEST_F(CredentialServiceTest, RevokingTwiceAuditsOnceAndKeepsTheFirstTime) {
   auto issued = credentials.IssueKubeconfig(Owner(), "acme", "train", {"1h", "view"});
   ASSERT_TRUE(issued.ok());

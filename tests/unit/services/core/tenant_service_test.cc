@@ -270,6 +270,57 @@ TEST_F(TenantServiceTest, AStricterTierShortensTheTenantsTokens) {
   store.WatchRevocations(nullptr);
 }
 
+// Issue 28 L1: while a tenant is suspended its API tokens only read: every
+// write is refused naming the suspension, from the very next request (the
+// state change is told to the token cache as a revocation is), no token is
+// issued for it, and another tenant is untouched. Resumed, all is as before.
+TEST_F(TenantServiceTest, ASuspendedTenantsTokensOnlyReadAndItGetsNoNewTokens) {
+  MustCreate("acme");
+  MustCreate("beta");
+  store.WatchRevocations([this](const Revocation& r) { authenticator.Forget(r); });
+  auto owner = tokens.Create(Admin(), {"tenant:acme", "owner", "", ""});
+  auto other = tokens.Create(Admin(), {"tenant:beta", "owner", "", ""});
+  ASSERT_TRUE(owner.ok() && other.ok());
+  auto before = authenticator.Authenticate(owner->secret_text);  // verified and cached
+  ASSERT_TRUE(before.ok());
+  EXPECT_FALSE(before->suspended);
+
+  TenantUpdate suspend;
+  suspend.state = TenantState::kSuspended;
+  ASSERT_TRUE(tenants.Update(Admin(), "acme", suspend, "").ok());
+  auto who = authenticator.Authenticate(owner->secret_text);
+  ASSERT_TRUE(who.ok()) << who.status().ToString();
+  EXPECT_TRUE(who->suspended) << "told at once, not after the cache's TTL";
+  const RequestContext ctx{*who, "req-suspended"};
+  EXPECT_TRUE(tenants.Get(ctx, "acme").ok());
+  TenantUpdate rename;
+  rename.display_name = "Acme";
+  const Status refused = tenants.Update(ctx, "acme", rename, "").status();
+  EXPECT_EQ(refused.code(), Code::kPermissionDenied) << refused.ToString();
+  EXPECT_EQ(refused.message(),
+            "tenant \"acme\" is suspended: its tokens may read but not update tenants until an admin makes it "
+            "ACTIVE again");
+  EXPECT_EQ(tokens.Create(ctx, {"tenant:acme", "viewer", "", ""}).status().code(), Code::kPermissionDenied);
+  EXPECT_EQ(tokens.Revoke(ctx, owner->token.id).code(), Code::kPermissionDenied);
+  auto minted = tokens.Create(Admin(), {"tenant:acme", "owner", "", ""});
+  EXPECT_EQ(minted.status().code(), Code::kFailedPrecondition) << minted.status().ToString();
+  ASSERT_FALSE(minted.status().violations().empty());
+  EXPECT_EQ(minted.status().violations()[0].field, "principal");
+  auto beta = authenticator.Authenticate(other->secret_text);
+  ASSERT_TRUE(beta.ok());
+  EXPECT_FALSE(beta->suspended);
+
+  TenantUpdate resume;
+  resume.state = TenantState::kActive;
+  ASSERT_TRUE(tenants.Update(Admin(), "acme", resume, "").ok());
+  who = authenticator.Authenticate(owner->secret_text);
+  ASSERT_TRUE(who.ok());
+  EXPECT_FALSE(who->suspended);
+  EXPECT_TRUE(tenants.Update(RequestContext{*who, "req-resumed"}, "acme", rename, "").ok());
+  EXPECT_TRUE(tokens.Create(Admin(), {"tenant:acme", "owner", "", ""}).ok());
+  store.WatchRevocations(nullptr);
+}
+
 TEST_F(TenantServiceTest, DeleteRevokesTheTenantsTokens) {
   MustCreate("acme");
   auto issued = tokens.Create(Admin(), {"tenant:acme", "owner", "", ""});

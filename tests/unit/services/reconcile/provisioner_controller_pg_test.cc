@@ -136,5 +136,53 @@ TEST_F(reconcileProvisionerPg, NotifyDrivesSleepReleaseAndWakeReReserve) {
   EXPECT_EQ(ConditionOf(*StoredVCluster(*store_, "nap"), "Sleeping")->reason, "Awake");
 }
 
+// Issue 28 L1: a tenant's suspension and resumption reach the provisioner
+// through the database alone: the trigger of migrations/0015 tells each of
+// its virtual clusters on septa_vclusters, whose row itself does not change.
+TEST_F(reconcileProvisionerPg, NotifyOfATenantsSuspensionSleepsItsVirtualClustersAndOfItsResumptionWakesThem) {
+  listener_.reset();
+  provisioner_.reset();
+  sleep_reservation_ = SleepReservation::kRelease;
+  ASSERT_NO_FATAL_FAILURE(StartProvisioner(*store_));
+  listener_ = std::make_unique<store::NotificationListener>(
+      database_->url(), "septa_vclusters", [this](const std::string& key) { provisioner_->Enqueue(key); },
+      [this] { provisioner_->Resync(); });
+  ASSERT_NO_FATAL_FAILURE(SeedVCluster(*store_, "nap", 2));
+  ASSERT_TRUE(Eventually([&] { return IsReadyIn(*store_, "nap"); }));
+  const std::int64_t generation = StoredVCluster(*store_, "nap")->generation;
+  auto set_state = [&](core::TenantState state) {
+    ASSERT_TRUE(store_
+                    ->Transact(core::TxMode::kReadWrite,
+                               [&](core::Tx& tx) -> Status {
+                                 auto ann = tx.Tenants().Get("ann");
+                                 SEPTA_RETURN_IF_ERROR(ann);
+                                 core::Tenant next = *ann;
+                                 next.state = state;
+                                 next.version = ann->version + 1;
+                                 return tx.Tenants().Update(next, ann->version);
+                               })
+                    .ok());
+  };
+  auto condition = [&](const char* type) {
+    auto vc = StoredVCluster(*store_, "nap");
+    const tenancy::Condition* c = vc ? ConditionOf(*vc, type) : nullptr;
+    return c ? std::string(tenancy::ConditionStatusName(c->status)) + " " + c->reason : std::string();
+  };
+
+  ASSERT_NO_FATAL_FAILURE(set_state(core::TenantState::kSuspended));
+  ASSERT_TRUE(Eventually([&] {
+    return condition("Sleeping") == "True TenantSuspended" &&
+           condition("CapacityReady") == "False ReleasedWhileSleeping";
+  })) << condition("Sleeping");
+  EXPECT_EQ(StoredVCluster(*store_, "nap")->state, VirtualClusterState::kReady);
+  EXPECT_EQ(StoredVCluster(*store_, "nap")->generation, generation);
+
+  ASSERT_NO_FATAL_FAILURE(set_state(core::TenantState::kActive));
+  ASSERT_TRUE(Eventually([&] {
+    return condition("Sleeping") == "False Awake" && condition("CapacityReady").starts_with("True ");
+  })) << condition("Sleeping")
+      << " / " << condition("CapacityReady");
+}
+
 }  // namespace
 }  // namespace septa::reconcile

@@ -98,6 +98,24 @@ class reconcileProvisionerSleep : public ::testing::Test, public testing::Provis
         << ::testing::PrintToString(Names(kube::kPods, ns));
   }
 
+  // What an admin's PATCH of the tenant's state writes; the NOTIFY of
+  // migrations/0015 enqueues each of its virtual clusters, as here (when a
+  // provisioner runs).
+  void SetTenantState(core::TenantState state, const std::string& vcluster) {
+    ASSERT_TRUE(store_
+                    .Transact(core::TxMode::kReadWrite,
+                              [&](core::Tx& tx) -> Status {
+                                auto ann = tx.Tenants().Get("ann");
+                                SEPTA_RETURN_IF_ERROR(ann);
+                                core::Tenant next = *ann;
+                                next.state = state;
+                                next.version = ann->version + 1;
+                                return tx.Tenants().Update(next, ann->version);
+                              })
+                    .ok());
+    if (provisioner_) provisioner_->Enqueue("ann/" + vcluster);
+  }
+
   core::FakeStore store_;
 };
 
@@ -282,6 +300,71 @@ TEST_F(reconcileProvisionerSleep, ReleasePolicyFreesTheReservationAndWakeReserve
   const json regrown = Get(kube::kResourceQuotas, ns, "septa-quota")["spec"]["hard"];
   EXPECT_EQ(regrown.value("requests.nvidia.com/gpu", regrown.value("nvidia.com/gpu", "")), "1") << regrown.dump();
 }
+
+// Issue 28 L1: suspending the tenant sleeps its virtual clusters whatever
+// their own state, which stays as the tenant left it: host workloads are
+// deleted, Sleeping is True with reason TenantSuspended, the reservation is
+// kept (policy keep) or released (release), also when the provisioner was
+// down as it was suspended; resuming brings it back to READY, placed again,
+// and new workloads run.
+class reconcileProvisionerSuspend : public reconcileProvisionerSleep,
+                                    public ::testing::WithParamInterface<SleepReservation> {};
+
+TEST_P(reconcileProvisionerSuspend, ASuspendedTenantsWorkloadsStopUntilItIsActiveAgain) {
+  sleep_reservation_ = GetParam();
+  const bool release = GetParam() == SleepReservation::kRelease;
+  SeedVCluster(store_, "nap", 0);
+  ASSERT_NO_FATAL_FAILURE(StartProvisioner(store_));
+  ASSERT_TRUE(Eventually([&] { return IsReadyIn(store_, "nap"); }));
+  const std::string ns = tenancy::host::HostNamespaceName("ann", "nap");
+  ASSERT_NO_FATAL_FAILURE(RunWorkloads(ns));
+  const auto septa_objects = HostObjectsOf("ann", "nap");
+  const auto reservation = ReservationOf("nap");
+  ASSERT_TRUE(reservation);
+
+  // Suspended while no provisioner runs (septad killed as the PATCH
+  // committed, its NOTIFY lost): the restarted one converges from the rows.
+  provisioner_.reset();
+  ASSERT_NO_FATAL_FAILURE(SetTenantState(core::TenantState::kSuspended, "nap"));
+  ASSERT_NO_FATAL_FAILURE(StartProvisioner(store_));
+  ASSERT_TRUE(Eventually([&] {
+    return ConditionIs("nap", "Sleeping", ConditionStatus::kTrue, "TenantSuspended") &&
+           (!release || ConditionIs("nap", "CapacityReady", ConditionStatus::kFalse, "ReleasedWhileSleeping"));
+  })) << Describe("nap");
+  EXPECT_EQ(Stored("nap")->state, VirtualClusterState::kReady) << "the virtual cluster's own state is kept";
+  EXPECT_EQ(Names(kube::kPods, ns), std::vector<std::string>{});
+  EXPECT_EQ(Names(kube::kDeployments, ns), std::vector<std::string>{});
+  EXPECT_TRUE(planes_.Has("ann", "nap"));
+  if (release) {
+    EXPECT_EQ(ReservationOf("nap"), std::nullopt);
+  } else {
+    EXPECT_EQ(ReservationOf("nap"), reservation);
+    EXPECT_EQ(HostObjectsOf("ann", "nap"), septa_objects);
+  }
+  // A workload started behind Septa's back is stopped again: level-based.
+  ASSERT_NO_FATAL_FAILURE(RunWorkloads(ns));
+  provisioner_->Enqueue("ann/nap");
+  ASSERT_TRUE(Eventually([&] { return Names(kube::kPods, ns).empty(); }));
+
+  ASSERT_NO_FATAL_FAILURE(SetTenantState(core::TenantState::kActive, "nap"));
+  ASSERT_TRUE(Eventually([&] {
+    auto vc = Stored("nap");
+    const tenancy::Condition* capacity = vc ? ConditionOf(*vc, "CapacityReady") : nullptr;
+    return IsReadyIn(store_, "nap") && ConditionIs("nap", "Sleeping", ConditionStatus::kFalse, "Awake") && capacity &&
+           capacity->status == ConditionStatus::kTrue;
+  })) << Describe("nap");
+  auto placed = ReservationOf("nap");
+  ASSERT_TRUE(placed);
+  EXPECT_EQ(placed->gpus.size(), reservation->gpus.size());
+  ASSERT_NO_FATAL_FAILURE(RunWorkloads(ns));
+  provisioner_->Enqueue("ann/nap");
+  ASSERT_TRUE(provisioner_->AwaitIdle(10s));
+  EXPECT_EQ(Names(kube::kPods, ns).size(), 3u);
+}
+
+INSTANTIATE_TEST_SUITE_P(BothPolicies, reconcileProvisionerSuspend,
+                         ::testing::Values(SleepReservation::kKeep, SleepReservation::kRelease),
+                         [](const auto& info) { return info.param == SleepReservation::kKeep ? "keep" : "release"; });
 
 }  // namespace
 }  // namespace septa::reconcile

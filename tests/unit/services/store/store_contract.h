@@ -549,6 +549,44 @@ TYPED_TEST_P(StoreContract, CommittedRevocationsAreToldToTheWatcher) {
   EXPECT_EQ(told.size(), 3u) << "told after the watcher was removed";
 }
 
+// A change of a tenant's state is told as a revocation of its tokens, so
+// that every replica reads their tenant's state again at the next request
+// (PgStore: the trigger of migrations/0015); other changes are not.
+TYPED_TEST_P(StoreContract, ATenantsChangeOfStateIsToldToTheWatcher) {
+  ASSERT_TRUE(this->Insert(MakeTenant("acme")).ok());
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::string> told;
+  this->store().WatchRevocations([&](const Revocation& r) {
+    if (r.token_id.empty() && r.principal.empty()) return;  // "start over": allowed at any time
+    std::lock_guard lock(mu);
+    told.push_back(r.principal);
+    cv.notify_all();
+  });
+  auto change = [&](std::int64_t version, TenantState state, const std::string& display_name) {
+    Tenant next = MakeTenant("acme");
+    next.state = state;
+    next.display_name = display_name;
+    next.version = version + 1;
+    return this->Write([&](Tx& tx) { return tx.Tenants().Update(next, version); });
+  };
+  ASSERT_TRUE(change(1, TenantState::kActive, "renamed").ok());
+  ASSERT_TRUE(change(2, TenantState::kSuspended, "renamed").ok());
+  ASSERT_TRUE(change(3, TenantState::kSuspended, "renamed again").ok());
+  ASSERT_TRUE(change(4, TenantState::kActive, "renamed again").ok());
+  // Told after everything above: once it is, nothing else is on its way.
+  ASSERT_TRUE(
+      this->Write([](Tx& tx) { return tx.Tokens().CapLifetimes("tenant:sentinel", std::chrono::seconds(60)); }).ok());
+  std::unique_lock lock(mu);
+  ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(5), [&] {
+    return !told.empty() && told.back() == "tenant:sentinel";
+  })) << told.size();
+  EXPECT_THAT(told, ElementsAre("tenant:acme", "tenant:acme", "tenant:sentinel"))
+      << "told for the suspension and the resumption only";
+  lock.unlock();
+  this->store().WatchRevocations(nullptr);
+}
+
 TYPED_TEST_P(StoreContract, ConcurrentReadModifyWriteLosesNoUpdate) {
   ASSERT_TRUE(this->Insert(MakeTenant("counter")).ok());
   constexpr int kThreads = 4, kIncrements = 10;
@@ -589,6 +627,7 @@ REGISTER_TYPED_TEST_SUITE_P(StoreContract, IsReady, HoldsTheFourDefaultTrustTier
                             TokensStoreOnlyAWellFormedHash, TokensListInCreationOrderAndRevoke,
                             TokenLifetimesAreCappedFromTheirCreation, AuditIsNewestFirstWithAssignedIds,
                             IdempotencyKeysAreUniquePerPrincipal, IdempotencyKeysAreDeletedOneByOneOrOldestFirst,
-                            CommittedRevocationsAreToldToTheWatcher, ConcurrentReadModifyWriteLosesNoUpdate);
+                            CommittedRevocationsAreToldToTheWatcher, ATenantsChangeOfStateIsToldToTheWatcher,
+                            ConcurrentReadModifyWriteLosesNoUpdate);
 
 }  // namespace septa::core::contract

@@ -10,6 +10,8 @@
 //     Status RevokeCredential(const core::VirtualClusterKey&, const std::string& serial);
 //     // The tenant's trust tier's credential_ttl_max_seconds (the tenant made if need be).
 //     Status SetCredentialTtlMax(const std::string& tenant, std::int64_t seconds);
+//     // What an admin's change of the tenant's state writes to tenants.
+//     Status SetTenantSuspended(const std::string& tenant, bool suspended);
 //   };
 #pragma once
 
@@ -214,11 +216,32 @@ TYPED_TEST_P(VirtualObjectStoreContract, CredentialTtlMaxIsTheTenantsTierAsItIsN
   EXPECT_EQ(*this->store().CredentialTtlMax(this->a_), 900);
 }
 
+// While its tenant is suspended, an active certificate is kSuspended and
+// TenantSuspended says so; a revoked one stays kRevoked; resumed, as before.
+TYPED_TEST_P(VirtualObjectStoreContract, ASuspendedTenantsCredentialsAreSuspended) {
+  const std::string serial = "4a1b2c3d4e5f60718293a4b5c6d7e8f9";
+  const std::string revoked = "5a1b2c3d4e5f60718293a4b5c6d7e8f9";
+  ASSERT_TRUE(this->env_.RecordCredential(this->a_, serial).ok());
+  ASSERT_TRUE(this->env_.RecordCredential(this->a_, revoked).ok());
+  ASSERT_TRUE(this->env_.RevokeCredential(this->a_, revoked).ok());
+  EXPECT_FALSE(*this->store().TenantSuspended("acme"));
+  EXPECT_FALSE(*this->store().TenantSuspended("nobody"));
+  ASSERT_TRUE(this->env_.SetTenantSuspended("acme", true).ok());
+  EXPECT_TRUE(*this->store().TenantSuspended("acme"));
+  EXPECT_EQ(*this->store().GetCredentialStatus(this->a_, serial), CredentialStatus::kSuspended);
+  EXPECT_EQ(*this->store().GetCredentialStatus(this->a_, revoked), CredentialStatus::kRevoked);
+  EXPECT_EQ(*this->store().GetCredentialStatus(this->b_, serial), CredentialStatus::kUnrecorded);
+  ASSERT_TRUE(this->env_.SetTenantSuspended("acme", false).ok());
+  EXPECT_FALSE(*this->store().TenantSuspended("acme"));
+  EXPECT_EQ(*this->store().GetCredentialStatus(this->a_, serial), CredentialStatus::kActive);
+}
+
 REGISTER_TYPED_TEST_SUITE_P(VirtualObjectStoreContract, CreateKeepsTheFirstControlPlane,
                             ObjectsAreStoredPerControlPlane, DeleteSetsTheResourceVersion,
                             OnlyTheFirstWriteFromAVersionWins, WritesWithoutAControlPlaneAreNotFound,
                             RemoveDeletesEverythingAndIsIdempotent, TokenDigestsArePerControlPlane,
                             ListenerCaIsCreatedOnce, CaKeysAreReplacedOnlyFromTheExpectedValue,
-                            CredentialStatusIsPerVirtualClusterAndSerial, CredentialTtlMaxIsTheTenantsTierAsItIsNow);
+                            CredentialStatusIsPerVirtualClusterAndSerial, CredentialTtlMaxIsTheTenantsTierAsItIsNow,
+                            ASuspendedTenantsCredentialsAreSuspended);
 
 }  // namespace septa::core::contract

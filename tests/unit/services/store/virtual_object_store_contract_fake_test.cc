@@ -18,6 +18,10 @@ struct FakeVirtualObjectStoreEnv {
     store_.SetCredentialTtlMax(tenant, seconds);
     return Status::Ok();
   }
+  Status SetTenantSuspended(const std::string& tenant, bool suspended) {
+    store_.SetTenantSuspended(tenant, suspended);
+    return Status::Ok();
+  }
   test::FakeVirtualObjectStore store_;
 };
 

@@ -49,6 +49,14 @@ struct PgVirtualObjectStoreEnv {
     tx.commit();
     return rows.size() == 1 ? Status::Ok() : NotFound("no credential " + serial);
   }
+  Status SetTenantSuspended(const std::string& tenant, bool suspended) {
+    pqxx::connection c(database_->url());
+    pqxx::work tx(c);
+    auto rows = tx.exec_params("UPDATE tenants SET state = $2 WHERE name = $1 RETURNING 1", tenant,
+                               suspended ? "suspended" : "active");
+    tx.commit();
+    return rows.size() == 1 ? Status::Ok() : NotFound("no tenant " + tenant);
+  }
 
   // The tenant on the isolated tier, whose row the tier change edits.
   Status SetCredentialTtlMax(const std::string& tenant, std::int64_t seconds) {

@@ -381,5 +381,34 @@ TEST_F(SyncerControllerTest, ASleepingVirtualClusterIsNotWatched) {
   EXPECT_FALSE(HostPod("web").has_value());
 }
 
+// Issue 28 L1: a suspended tenant's virtual cluster is treated as asleep,
+// whatever its own state: not watched, a new pod gets no host pod. Resumed
+// (the NOTIFY of migrations/0015 tells the syncer, as here), the pod runs.
+TEST_F(SyncerControllerTest, ASuspendedTenantsVirtualClusterIsNotSyncedUntilItIsActiveAgain) {
+  ASSERT_TRUE(Eventually([&] { return !syncer_->watches().Watched().empty(); }));
+  auto set_state = [&](core::TenantState state) {
+    ASSERT_TRUE(store_
+                    .Transact(core::TxMode::kReadWrite,
+                              [&](core::Tx& tx) -> Status {
+                                auto tenant = tx.Tenants().Get(kTenant);
+                                SEPTA_RETURN_IF_ERROR(tenant);
+                                core::Tenant next = *tenant;
+                                next.state = state;
+                                next.version = tenant->version + 1;
+                                return tx.Tenants().Update(next, tenant->version);
+                              })
+                    .ok());
+    syncer_->VirtualClusterChanged(std::string(kTenant) + "/" + kVcluster);
+  };
+  ASSERT_NO_FATAL_FAILURE(set_state(core::TenantState::kSuspended));
+  EXPECT_TRUE(Eventually([&] { return syncer_->watches().Watched().empty(); }));
+  ASSERT_TRUE(virtual_->Create(kube::kPods, "default", Pod("web")).ok());
+  ASSERT_TRUE(syncer_->AwaitIdle(10s));
+  EXPECT_FALSE(HostPod("web").has_value());
+
+  ASSERT_NO_FATAL_FAILURE(set_state(core::TenantState::kActive));
+  EXPECT_TRUE(Eventually([&] { return HostPod("web").has_value(); }));
+}
+
 }  // namespace
 }  // namespace septa::syncer::testing

@@ -208,6 +208,68 @@ TEST_F(ClientCertificatesTest, BearerTokensStillWork) {
   EXPECT_TRUE((*both)->Get(kube::kConfigMaps, "default", "by-token").ok());
 }
 
+// Issue 28 L1: while its tenant is suspended, a virtual cluster refuses the
+// tenant's credentials with 403 Forbidden naming the suspension (a genuine
+// credential: 401 would send kubectl asking for another), read from the
+// store on every request, kept-alive connection and all: certificates and
+// service-account tokens alike. Septa's own token still works (the syncer
+// and the provisioner keep access), another tenant is untouched, and
+// resuming restores every credential.
+TEST_F(ClientCertificatesTest, ASuspendedTenantsCredentialsAreForbiddenUntilItIsResumed) {
+  const core::VirtualClusterKey other{"beta", "dev"};
+  ASSERT_TRUE(planes_->Ensure(other.tenant, other.vcluster).ok());
+  auto cert = Client(kDev, Issue(kDev, "admin"));
+  auto others = Client(other, Issue(other, "admin"));
+  auto kubeconfig = planes_->AdminKubeconfig(kDev.tenant, kDev.vcluster);
+  ASSERT_TRUE(kubeconfig.ok());
+  auto septa_config = kube::ParseKubeconfig(*kubeconfig);
+  ASSERT_TRUE(septa_config.ok());
+  auto septa = kube::Client::Create(*septa_config, {});
+  ASSERT_TRUE(septa.ok());
+  auto requested = cert->CreateSubresource(
+      kube::kServiceAccounts, "default", "default", "token",
+      {{"apiVersion", "authentication.k8s.io/v1"}, {"kind", "TokenRequest"}, {"spec", json::object()}});
+  ASSERT_TRUE(requested.ok()) << requested.status().message();
+  const std::string sa_token = (*requested)["status"].value("token", "");
+  kube::ClientConfig token_config = Config(kDev, "", "");
+  token_config.token = sa_token;
+  kube::ClientOptions no_retries;
+  no_retries.max_retries = 0;
+  auto token = kube::Client::Create(token_config, no_retries);
+  ASSERT_TRUE(token.ok());
+  // What a service account may do in every virtual cluster: review its own token.
+  auto reviews_itself = [&] {
+    return (*token)
+        ->Create(kube::kTokenReviews, "",
+                 {{"apiVersion", "authentication.k8s.io/v1"}, {"kind", "TokenReview"}, {"spec", {{"token", sa_token}}}})
+        .status();
+  };
+  EXPECT_TRUE(cert->List(kube::kNamespaces, "").ok());
+  EXPECT_TRUE(reviews_itself().ok());
+
+  store_.SetTenantSuspended(kDev.tenant, true);
+  const json forbidden = kubesim::ForbiddenError(
+                             "tenant \"acme\" is suspended: its credentials are refused until an admin makes it "
+                             "ACTIVE again")
+                             .ToJson();
+  for (kube::Client* client : {cert.get(), token->get()}) {
+    auto refused = client->Call({"GET", "/api/v1/namespaces"}, true);  // the same kept-alive connection
+    ASSERT_TRUE(refused.ok()) << refused.status().message();
+    EXPECT_EQ(refused->status, 403);
+    EXPECT_EQ(json::parse(refused->body), forbidden);
+  }
+  EXPECT_EQ(cert->Create(kube::kConfigMaps, "default", ConfigMap("while-suspended")).status().code(),
+            Code::kPermissionDenied);
+  EXPECT_EQ(reviews_itself().code(), Code::kPermissionDenied);
+  EXPECT_EQ((*septa)->Get(kube::kConfigMaps, "default", "while-suspended").status().code(), Code::kNotFound)
+      << "Septa's own access stays; nothing was written";
+  EXPECT_TRUE(others->Create(kube::kConfigMaps, "default", ConfigMap("other-tenant")).ok());
+
+  store_.SetTenantSuspended(kDev.tenant, false);
+  EXPECT_TRUE(cert->Create(kube::kConfigMaps, "default", ConfigMap("resumed")).ok());
+  EXPECT_TRUE(reviews_itself().ok());
+}
+
 // The real kubectl, with the certificate and key as base64 data in its kubeconfig.
 class KubectlClientCertificateTest : public ClientCertificatesTest {
  protected:
