@@ -15,6 +15,10 @@ using nlohmann::json;
 
 namespace {
 
+// How a syntax error's message starts (IsMalformedDocument).
+constexpr std::string_view kMalformedJson = "malformed JSON";
+constexpr std::string_view kMalformedYaml = "malformed YAML";
+
 Status TooLarge(std::size_t bytes, std::size_t max_bytes) {
   return InvalidArgument("the document is " + std::to_string(bytes) + " bytes, more than " + std::to_string(max_bytes));
 }
@@ -68,8 +72,8 @@ class JsonBuilder final : public json::json_sax_t {
     std::string what = e.what();
     if (what.find("ill-formed UTF-8") != std::string::npos) return Refuse("is not valid UTF-8 (at " + at + ")");
     const std::size_t cut = what.rfind(": ");
-    error_ =
-        InvalidArgument("malformed JSON at " + at + ": " + (cut == std::string::npos ? what : what.substr(cut + 2)));
+    error_ = InvalidArgument(std::string(kMalformedJson) + " at " + at + ": " +
+                             (cut == std::string::npos ? what : what.substr(cut + 2)));
     return false;
   }
 
@@ -235,7 +239,8 @@ class YamlBounds final : public YAML::EventHandler {
 };
 
 Status MalformedYaml(const YAML::Exception& e) {
-  return InvalidArgument("malformed YAML" + (e.mark.is_null() ? std::string() : YamlPosition(e.mark)) + ": " + e.msg);
+  return InvalidArgument(std::string(kMalformedYaml) + (e.mark.is_null() ? std::string() : YamlPosition(e.mark)) +
+                         ": " + e.msg);
 }
 
 }  // namespace
@@ -245,8 +250,13 @@ Result<json> ParseJson(std::string_view text, const DocumentLimits& limits) {
   JsonBuilder builder(text, limits.max_depth);
   const bool parsed = json::sax_parse(text.begin(), text.end(), &builder);
   if (!builder.error().ok()) return builder.error();
-  if (!parsed) return InvalidArgument("malformed JSON");
+  if (!parsed) return InvalidArgument(std::string(kMalformedJson));
   return std::move(builder.root());
+}
+
+bool IsMalformedDocument(const Status& status) {
+  return status.violations().empty() &&
+         (status.message().starts_with(kMalformedJson) || status.message().starts_with(kMalformedYaml));
 }
 
 Result<YAML::Node> ParseYaml(std::string_view text, const DocumentLimits& limits) {

@@ -49,6 +49,11 @@ struct DocumentLimits {
 // value is inside an object.
 Result<nlohmann::json> ParseJson(std::string_view text, const DocumentLimits& limits = {});
 
+// Whether ParseJson or ParseYaml refused `status` because the text does not
+// parse as that format at all (rather than for a bound or a bad value): a
+// caller that accepts either format tries the other one only then.
+bool IsMalformedDocument(const Status& status);
+
 // The first YAML document of `text`, as yaml-cpp's node graph (which shares
 // an anchored node among its aliases). Refused (INVALID_ARGUMENT) before
 // the graph is built, naming the line and column: more than max_bytes; a
