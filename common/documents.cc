@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/text.h"
+
 namespace septa {
 
 using nlohmann::json;
@@ -161,7 +163,9 @@ class YamlBounds final : public YAML::EventHandler {
   void OnDocumentStart(const YAML::Mark&) override {}
   void OnDocumentEnd() override {}
   void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override { Leaf(mark, anchor); }
-  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor, const std::string&) override {
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor, const std::string& value) override {
+    // yaml-cpp passes any bytes; JSON's writer refuses them later (a 500).
+    if (!IsValidUtf8(value)) throw YamlRefused{InvalidArgument("a string is not valid UTF-8" + YamlPosition(mark))};
     Leaf(mark, anchor);
   }
   void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {

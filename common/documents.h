@@ -58,7 +58,8 @@ bool IsMalformedDocument(const Status& status);
 // an anchored node among its aliases). Refused (INVALID_ARGUMENT) before
 // the graph is built, naming the line and column: more than max_bytes; a
 // document nested deeper than max_depth, counted with its aliases expanded;
-// an alias inside the node it names (a cycle: `&a [*a]`); and excessive
+// an alias inside the node it names (a cycle: `&a [*a]`); a string that is
+// not UTF-8 (JSON cannot hold it; the JSON reader refuses it too); and excessive
 // aliasing, by go-yaml's rule (gopkg.in/yaml.v2 decode.go, Kubernetes' fix
 // for CVE-2019-11253): past 1,000 nodes with more than 100 from aliases, the
 // share that aliases add may not pass 99% (up to 400,000 nodes, falling to

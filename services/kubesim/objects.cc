@@ -226,7 +226,12 @@ std::vector<std::string> UnknownFields(const ResourceType& type, const json& obj
 
 std::vector<StatusCause> Validate(const ResourceType& type, const json& obj) {
   std::vector<StatusCause> causes;
-  const json md = obj.value("metadata", json::object());
+  const auto metadata = obj.find("metadata");
+  if (metadata != obj.end() && !metadata->is_object() && !metadata->is_null()) {
+    causes.push_back({"FieldValueInvalid", "must be an object", "metadata"});
+    return causes;
+  }
+  const json md = metadata != obj.end() && metadata->is_object() ? *metadata : json::object();
   std::string name = md.value("name", "");
   if (name.empty()) {
     causes.push_back({"FieldValueRequired", "name or generateName is required", "metadata.name"});

@@ -72,9 +72,19 @@ ApiResult<json> ParseBody(const Call& call, bool allow_array) {
     error.message = "the object provided is unrecognized (must be of type " + call.type->kind + "): " + error.message;
     return parsed;
   }
-  const json& j = std::get<json>(parsed);
+  json& j = std::get<json>(parsed);
   if (!j.is_object() && !(allow_array && j.is_array())) {
     return BadRequestError("the body of the request must be a JSON object");
+  }
+  // What kube-apiserver's decoder refuses before anything reads the object:
+  // metadata that is not an object (null is no metadata).
+  if (auto md = j.find("metadata"); j.is_object() && md != j.end()) {
+    if (md->is_null()) {
+      j.erase(md);
+    } else if (!md->is_object()) {
+      return BadRequestError("the object provided is unrecognized (must be of type " + call.type->kind +
+                             "): metadata must be an object");
+    }
   }
   return parsed;
 }

@@ -162,6 +162,16 @@ TEST(ParseYaml, AnAliasInsideItsOwnNodeIsRefused) {
   }
 }
 
+// Found by fuzz/kube_body_fuzzer.cc: yaml-cpp takes any bytes, and the
+// tree's JSON could not be written (a 500 on the virtual API).
+TEST(ParseYaml, AStringThatIsNotUtf8IsRefused) {
+  auto parsed = ParseYaml("data:\n  a: \"x\xac\"\n");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().message(), "a string is not valid UTF-8 at line 2, column 6");
+  EXPECT_FALSE(ParseYaml("\xff: 1\n").ok());  // a key too
+  EXPECT_TRUE(ParseYaml("a: \"\xc3\xa9\"\n").ok());
+}
+
 TEST(ParseYaml, SizeAndSyntaxErrors) {
   EXPECT_EQ(ParseYaml("a: 1\n", {.max_bytes = 4}).status().message(), "the document is 5 bytes, more than 4");
   auto malformed = ParseYaml("a: [1\nb: *nowhere\n");

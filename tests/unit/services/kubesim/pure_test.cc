@@ -78,6 +78,17 @@ TEST(kubesimPatch, DeepBodiesAndAliasBombsAre400) {
   EXPECT_EQ(std::get<ApiError>(cycle).code, 400);
 }
 
+// Found by fuzz/kube_body_fuzzer.cc: a YAML string that is not UTF-8 was
+// taken, and writing the object's JSON then failed: a 500 carrying
+// nlohmann's exception text. A client's mistake is a 400.
+TEST(kubesimPatch, YamlThatIsNotUtf8Is400) {
+  auto refused = ParseJsonOrYaml("apiVersion: v1\nkind: ConfigMap\ndata:\n  a: \"x\xac\"\n");
+  ASSERT_TRUE(IsError(refused));
+  EXPECT_EQ(std::get<ApiError>(refused).code, 400);
+  EXPECT_EQ(std::get<ApiError>(refused).message,
+            "error converting YAML to JSON: a string is not valid UTF-8 at line 4, column 6");
+}
+
 // A JSON patch cannot build what a body could not be: kube-apiserver's
 // operation and copy bounds, and the document depth after every operation.
 TEST(kubesimPatch, JsonPatchesStayBounded) {

@@ -92,6 +92,13 @@ TEST_F(HostileBodiesTest, ADeepBodyAndAnAliasBombAre400AndThePlaneKeepsServing) 
                    "error converting YAML to JSON: the document expands excessively through aliases");
   ExpectBadRequest(Post(*client, "apiVersion: v1\nkind: ConfigMap\ndata: &a {b: [*a]}\n", "application/yaml"),
                    "an alias refers to a node that contains it");
+  // A YAML string that is not UTF-8, and metadata that is not an object,
+  // were 500s carrying nlohmann's exception text (found by
+  // fuzz/kube_body_fuzzer.cc): a client's mistake is a 400.
+  ExpectBadRequest(Post(*client, "apiVersion: v1\nkind: ConfigMap\ndata:\n  a: \"x\xac\"\n", "application/yaml"),
+                   "a string is not valid UTF-8 at line 4");
+  ExpectBadRequest(Post(*client, "apiVersion: v1\nkind: ConfigMap\nmetadata: 5\n", "application/yaml"),
+                   "metadata must be an object");
   // Deep as YAML too, and through a patch.
   ExpectBadRequest(Post(*client, "data: " + NestedArrays(100'000), "application/yaml"), "nests deeper than 128");
   EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);  // the bomb alone took 20 s
