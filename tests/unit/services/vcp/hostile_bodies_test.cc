@@ -113,6 +113,13 @@ TEST_F(HostileBodiesTest, ADeepBodyAndAnAliasBombAre400AndThePlaneKeepsServing) 
                                R"({"data":{"b":)" + NestedArrays(100'000) + "}}");
   ASSERT_FALSE(patched.ok());
   EXPECT_EQ(patched.status().code(), Code::kInvalidArgument) << patched.status().message();
+  // DeleteOptions are a body too.
+  auto deleted =
+      client->Call({"DELETE", client->Path(kube::kConfigMaps, "default", "fine"),
+                    R"({"kind":"DeleteOptions","preconditions":)" + NestedArrays(100'000) + "}", "application/json"},
+                   /*idempotent=*/false);
+  ASSERT_TRUE(deleted.ok()) << deleted.status().message();
+  EXPECT_EQ(deleted->status, 400) << deleted->body;
   auto listed = client->ListAll(kube::kConfigMaps, "default");
   ASSERT_TRUE(listed.ok()) << listed.status().message();
   ASSERT_EQ(listed->items.size(), 1u);
@@ -140,7 +147,7 @@ TEST_F(HostileBodiesTest, AConfigMapOverOneMebibyteIsRefusedAsKubernetesRefusesI
   EXPECT_TRUE(client->Create(kube::kConfigMaps, "default", config_map(1048576)).ok());
 }
 
-TEST_F(HostileBodiesTest, ObjectsStoredDeeperThanTheBoundAreNotServedAndDoNotStopALists) {
+TEST_F(HostileBodiesTest, ObjectsStoredDeeperThanTheBoundAreNotServedAndDoNotStopAList) {
   ASSERT_TRUE(planes_->Ensure("acme", "dev").ok());
   {
     auto client = Client();
