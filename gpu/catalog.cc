@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "common/documents.h"
 #include "gpu/catalog_default.h"
 #include "gpu/yaml_field_error.h"
 
@@ -136,8 +137,10 @@ Result<Catalog> Catalog::FromYaml(std::string_view yaml_text, std::string_view s
 
 Status Catalog::Merge(std::string_view yaml_text, std::string_view source) {
   std::vector<GpuModel> parsed;
+  auto document = ParseYaml(yaml_text);
+  if (!document.ok()) return InvalidArgument(std::string(source) + ": " + document.status().message());
   try {
-    const YAML::Node root = YAML::Load(std::string(yaml_text));
+    const YAML::Node& root = *document;
     const YAML::Node models = root["models"];
     if (!models || !models.IsSequence()) {
       return InvalidField("models", std::string(source) + ": a sequence of GPU models is required");

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "common/documents.h"
 #include "gpu/yaml_field_error.h"
 
 namespace septa::gpu {
@@ -89,8 +90,10 @@ std::string ProfileSuffix(const std::string& profile) {
 
 Result<MigPartedConfig> ParseMigParted(std::string_view yaml_text, std::string_view source) {
   MigPartedConfig out;
+  auto document = ParseYaml(yaml_text);
+  if (!document.ok()) return InvalidArgument(std::string(source) + ": " + document.status().message());
   try {
-    const YAML::Node root = YAML::Load(std::string(yaml_text));
+    const YAML::Node& root = *document;
     if (!root.IsMap()) return InvalidArgument(std::string(source) + ": not a mig-parted config");
     const YAML::Node version = root["version"];
     if (!version || version.as<std::string>() != "v1") {

@@ -15,7 +15,8 @@ namespace septa::apiv1 {
 
 // Parses a JSON object into `out`. Malformed JSON names the line and column,
 // an unknown or mistyped field or a number out of range names the field, a
-// body nested deeper than 32 levels is refused before any tree is built.
+// body nested deeper than 32 levels is refused before anything deeper is
+// built (ParseJson, common/documents.h).
 // Returns the fields the client sent (the top-level keys, by .proto name).
 Result<std::vector<std::string>> ParseJsonBody(std::string_view body, google::protobuf::Message& out);
 

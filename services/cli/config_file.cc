@@ -4,19 +4,16 @@
 
 #include <system_error>
 
+#include "common/documents.h"
 #include "services/base/file.h"
 
 namespace septa::cli {
 
 Result<ConfigFile> ParseConfigFile(std::string_view yaml_text, std::string_view name) {
   const std::string where(name);
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(yaml_text));
-  } catch (const YAML::Exception& e) {
-    return InvalidArgument(where + ": malformed YAML at line " + std::to_string(e.mark.line + 1) + ", column " +
-                           std::to_string(e.mark.column + 1) + ": " + e.msg);
-  }
+  auto parsed = ParseYaml(yaml_text);
+  if (!parsed.ok()) return InvalidArgument(where + ": " + parsed.status().message());
+  const YAML::Node& root = *parsed;
   ConfigFile config;
   if (root.IsNull()) return config;  // an empty file
   if (!root.IsMap()) return InvalidArgument(where + ": must be a mapping of server, token, ca_file and tls");

@@ -8,6 +8,7 @@
 #include <functional>
 #include <vector>
 
+#include "common/documents.h"
 #include "common/text.h"
 #include "services/base/ip_address.h"
 #include "tenancy/sync/host_keys.h"
@@ -402,13 +403,9 @@ std::string FlagName(const std::string& key) {
 Status ApplyYaml(Config& config, const Sources& sources) {
   if (sources.yaml_text.empty()) return Status::Ok();
   const std::string& file = sources.yaml_name.empty() ? std::string("config") : sources.yaml_name;
-  YAML::Node root;
-  try {
-    root = YAML::Load(sources.yaml_text);
-  } catch (const YAML::Exception& e) {
-    return InvalidArgument(file + ": line " + std::to_string(e.mark.line + 1) + ", column " +
-                           std::to_string(e.mark.column + 1) + ": " + e.msg);
-  }
+  auto parsed = ParseYaml(sources.yaml_text);
+  if (!parsed.ok()) return InvalidArgument(file + ": " + parsed.status().message());
+  const YAML::Node& root = *parsed;
   if (root.IsNull()) return Status::Ok();
   if (!root.IsMap()) return InvalidArgument(file + ": must be a mapping of key: value");
   for (const auto& item : root) {

@@ -1,8 +1,10 @@
 #include "services/kube/client.h"
 
 #include <algorithm>
+#include <limits>
 #include <thread>
 
+#include "common/documents.h"
 #include "services/base/secure_random.h"
 
 namespace septa::kube {
@@ -89,9 +91,13 @@ std::string Query(const std::vector<std::pair<std::string, std::string>>& params
   return q;
 }
 
+// What a reply may hold: one object (or a Status) within the document
+// bound; its size is the transport's to bound.
+constexpr DocumentLimits kReplyLimits{.max_bytes = std::numeric_limits<std::size_t>::max()};
+
 Result<json> ParseJsonBody(const HttpResponse& res, const std::string& what) {
-  json j = json::parse(res.body, nullptr, false);
-  if (j.is_discarded()) return Internal("kube: " + what + ": the server sent a body that is not JSON");
+  auto j = ParseJson(res.body, kReplyLimits);
+  if (!j.ok()) return Internal("kube: " + what + ": the server sent a body that is not JSON: " + j.status().message());
   return j;
 }
 
@@ -104,7 +110,8 @@ std::string_view KubeReason(const Status& status) {
 }
 
 Status StatusFromResponse(const HttpResponse& response, const std::string& what) {
-  json body = json::parse(response.body, nullptr, false);
+  auto parsed = ParseJson(response.body, kReplyLimits);
+  const json body = parsed.ok() ? *std::move(parsed) : json();
   std::string reason, message;
   std::vector<FieldViolation> violations;
   if (body.is_object() && body.value("kind", "") == "Status") {
@@ -241,6 +248,7 @@ Result<ListPage> Client::ListAll(const Resource& r, const std::string& ns, ListO
     if (all.resource_version.empty()) all.resource_version = page->resource_version;
     all.items.insert(all.items.end(), std::make_move_iterator(page->items.begin()),
                      std::make_move_iterator(page->items.end()));
+    all.left_out.insert(all.left_out.end(), page->left_out.begin(), page->left_out.end());
     if (page->continue_token.empty()) return all;
     o.continue_token = page->continue_token;
   }

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "common/documents.h"
 #include "services/base/base64.h"
 #include "services/base/file.h"
 
@@ -44,8 +45,10 @@ YAML::Node Named(const YAML::Node& list, const std::string& name, const char* in
 
 Result<ClientConfig> ParseKubeconfig(const std::string& yaml_text, const std::string& context_name,
                                      const std::string& base_dir) {
+  auto parsed = ParseYaml(yaml_text);
+  if (!parsed.ok()) return InvalidArgument("kubeconfig: " + parsed.status().message());
   try {
-    YAML::Node root = YAML::Load(yaml_text);
+    const YAML::Node& root = *parsed;
     std::string ctx_name = context_name;
     if (ctx_name.empty() && root["current-context"]) ctx_name = root["current-context"].as<std::string>();
     if (ctx_name.empty()) return InvalidArgument("kubeconfig: no context given and no current-context");
@@ -186,7 +189,8 @@ Result<std::string> Credentials::AuthorizationHeader() {
     if (!cached_token_.empty() && (!cached_expiry_ || clock_.Now() < *cached_expiry_)) return "Bearer " + cached_token_;
     auto out = RunPlugin(*config_.exec);
     if (!out.ok()) return out.status();
-    auto cred = nlohmann::json::parse(*out, nullptr, false);
+    auto parsed = ParseJson(*out);
+    const nlohmann::json cred = parsed.ok() ? *std::move(parsed) : nlohmann::json();
     if (!cred.is_object() || !cred.contains("status") || !cred["status"].contains("token")) {
       return Unauthenticated("exec credential plugin printed no ExecCredential with status.token");
     }

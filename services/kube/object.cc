@@ -3,6 +3,12 @@
 // simdjson.h is a 1.2 MB header: only this file includes it.
 #include <simdjson.h>
 
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "common/documents.h"
+
 namespace septa::kube {
 
 using nlohmann::json;
@@ -54,16 +60,52 @@ json ToNlohmann(simdjson::dom::element e) {
   return nullptr;
 }
 
+// A list nests its items two levels down: {"items": [item, ...]}.
+constexpr std::size_t kListEnvelope = 2;
+// The deepest a real API server stores (Go's JSON decoder stops at 10,000).
+constexpr std::size_t kMaxServedDepth = 10'000;
+
+// How deep `root` nests, counting itself, without recursion; at most
+// `limit` + 1 (nothing below is visited).
+std::size_t Depth(simdjson::dom::element root, std::size_t limit) {
+  std::vector<std::pair<simdjson::dom::element, std::size_t>> pending{{root, 1}};
+  std::size_t deepest = 0;
+  while (!pending.empty()) {
+    const auto [e, depth] = pending.back();
+    pending.pop_back();
+    deepest = std::max(deepest, depth);
+    if (deepest > limit) break;
+    const auto push = [&, depth = depth](simdjson::dom::element child) {
+      if (child.is_array() || child.is_object()) pending.emplace_back(child, depth + 1);
+    };
+    if (e.is_array()) {
+      for (simdjson::dom::element child : simdjson::dom::array(e)) push(child);
+    } else {
+      for (auto field : simdjson::dom::object(e)) push(field.value);
+    }
+  }
+  return deepest;
+}
+
+// Parses a page with the document bound on its items (common/documents.h),
+// and only when an item is deeper, once more with a real server's bound.
+simdjson::error_code ParsePage(std::string_view body, std::size_t max_depth, simdjson::dom::document& doc,
+                               simdjson::dom::element& root) {
+  simdjson::dom::parser parser;
+  if (auto error = parser.allocate(body.size(), max_depth)) return error;
+  // The body is copied into a padded buffer: simdjson reads past the end.
+  return parser.parse_into_document(doc, body.data(), body.size()).get(root);
+}
+
 }  // namespace
 
 Result<ListPage> DecodedPage::Decode(std::string_view body) {
   auto page = std::make_shared<DecodedPage>();
-  simdjson::dom::parser parser;
   simdjson::dom::element root;
-  // The body is copied into a padded buffer: simdjson reads past the end.
-  if (auto error = parser.parse_into_document(page->doc, body.data(), body.size()).get(root)) {
-    return BadList(simdjson::error_message(error));
-  }
+  auto error = ParsePage(body, kMaxDocumentDepth + kListEnvelope, page->doc, root);
+  const bool deep = error == simdjson::DEPTH_ERROR;
+  if (deep) error = ParsePage(body, kMaxServedDepth + kListEnvelope, page->doc, root);
+  if (error) return BadList(simdjson::error_message(error));
   simdjson::dom::object list;
   if (root.get(list)) return BadList("the body is not a JSON object");
   ListPage out;
@@ -74,8 +116,16 @@ Result<ListPage> DecodedPage::Decode(std::string_view body) {
     simdjson::dom::array items;
     if (items_field.get(items)) return BadList("\"items\" is not an array");
     page->items.reserve(items.size());
+    std::size_t index = 0;
     for (simdjson::dom::element item : items) {
-      if (!item.is_object()) return BadList("items[" + std::to_string(page->items.size()) + "] is not an object");
+      if (!item.is_object()) return BadList("items[" + std::to_string(index) + "] is not an object");
+      ++index;
+      if (deep && Depth(item, kMaxDocumentDepth) > kMaxDocumentDepth) {
+        out.left_out.push_back(std::string(StringOr(item.at_pointer("/metadata/namespace"))) + "/" +
+                               std::string(StringOr(item.at_pointer("/metadata/name"))) + ": nests deeper than " +
+                               std::to_string(kMaxDocumentDepth) + " levels");
+        continue;
+      }
       page->items.push_back(item);
     }
   }

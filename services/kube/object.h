@@ -51,6 +51,11 @@ struct ListPage {
   std::vector<Object> items;
   std::string resource_version;
   std::string continue_token;
+  // Items left out of `items`, each "<namespace>/<name>: <why>": nested
+  // deeper than the document bound (common/documents.h), which a real API
+  // server does not enforce (it stores up to 10,000 levels). The rest of the
+  // list is served as usual, so that one such object does not stop a list.
+  std::vector<std::string> left_out;
 };
 
 // Decodes a list reply ({"metadata": {...}, "items": [...]}). The whole body

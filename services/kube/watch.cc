@@ -1,5 +1,7 @@
 #include "services/kube/watch.h"
 
+#include "common/documents.h"
+
 namespace septa::kube {
 
 using nlohmann::json;
@@ -56,7 +58,15 @@ Status WatchOnce(Client& client, const Resource& resource, const std::string& ns
       [&](std::string_view data) {
         splitter.Feed(data, [&](std::string_view value) {
           if (stop) return;
-          json j = json::parse(value, nullptr, false);
+          // An event wraps its object one level down.
+          auto parsed = ParseJson(value, {.max_bytes = kMaxWatchEventBytes, .max_depth = kMaxDocumentDepth + 1});
+          if (!parsed.ok() && !IsMalformedDocument(parsed.status())) {
+            parse_error =
+                InvalidArgument("kube: watch " + target + ": an event was refused: " + parsed.status().message());
+            stop = true;
+            return;
+          }
+          json j = parsed.ok() ? *std::move(parsed) : json();
           if (!j.is_object() || !j.contains("type")) {
             parse_error = Internal("kube: watch " + target + ": malformed event");
             stop = true;
@@ -65,6 +75,11 @@ Status WatchOnce(Client& client, const Resource& resource, const std::string& ns
           WatchEvent e{j["type"].get<std::string>(), std::move(j["object"])};
           if (!on_event(e)) stop = true;
         });
+        if (!stop && splitter.buffered() > kMaxWatchEventBytes) {  // one value that never ends
+          parse_error = InvalidArgument("kube: watch " + target + ": an event is larger than " +
+                                        std::to_string(kMaxWatchEventBytes) + " bytes");
+          stop = true;
+        }
         return !stop;
       },
       cancel);
@@ -168,6 +183,9 @@ Status Informer::ListAndReplace() {
   auto page = client_.ListAll(resource_, ns_, selectors_);
   if (!page.ok()) return page.status();
   std::lock_guard handlers(handlers_mu_);
+  if (on_left_out_) {
+    for (const std::string& item : page->left_out) on_left_out_(item);
+  }
   std::map<std::string, json> fresh;
   for (const Object& item : page->items) {
     fresh[std::string(item.Namespace()) + "/" + std::string(item.Name())] = item.ToJson();
@@ -275,8 +293,11 @@ void Informer::Run() {
           return true;
         },
         &cancel_);
-    if (gone || st.code() == Code::kOutOfRange) {
-      need_list = true;  // our version fell out of the server's history
+    // Relisted: our version fell out of the server's history, or an event
+    // was refused by the document bounds (the list names that object and
+    // leaves it out, and the watch resumes after it).
+    if (gone || st.code() == Code::kOutOfRange || st.code() == Code::kInvalidArgument) {
+      need_list = true;
       continue;
     }
     if (st.code() == Code::kCancelled) return;

@@ -37,6 +37,11 @@ class JsonStreamSplitter {
   bool escaped_ = false;
 };
 
+// The largest watch event read (a value the stream splitter holds that
+// grows past it ends the watch): an object in etcd is at most 1.5 MiB, a
+// request body 3 MiB.
+inline constexpr std::size_t kMaxWatchEventBytes = 16 * 1024 * 1024;
+
 struct WatchEvent {
   std::string type;  // ADDED MODIFIED DELETED BOOKMARK ERROR
   nlohmann::json object;
@@ -51,7 +56,10 @@ struct WatchOptions {
 };
 
 // Runs one watch request until the server ends it, `on_event` returns false,
-// or `cancel` fires. An ERROR event is delivered like any other.
+// or `cancel` fires. An ERROR event is delivered like any other. An event
+// beyond the document bounds (common/documents.h; its object nested deeper
+// than 128 levels, or larger than kMaxWatchEventBytes) ends the watch with
+// INVALID_ARGUMENT: a relist leaves that object out by name.
 Status WatchOnce(Client& client, const Resource& resource, const std::string& ns, const WatchOptions& options,
                  const std::function<bool(const WatchEvent&)>& on_event, StreamCancel* cancel = nullptr);
 
@@ -71,6 +79,9 @@ class Informer {
            std::chrono::milliseconds resync_period = std::chrono::milliseconds(0));
   ~Informer();
 
+  // Called with each object a list leaves out (ListPage::left_out,
+  // "<ns>/<name>: <why>"), at every list that does; set before Start().
+  void OnLeftOut(std::function<void(const std::string&)> on_left_out) { on_left_out_ = std::move(on_left_out); }
   void Start();
   void Stop();
   // True once the first list has been loaded into the cache.
@@ -100,6 +111,7 @@ class Informer {
   std::string ns_;
   ListOptions selectors_;
   InformerHandlers handlers_;
+  std::function<void(const std::string&)> on_left_out_;
   std::chrono::milliseconds resync_period_;
 
   std::mutex handlers_mu_;  // held while handlers run, so they see the cache's changes in order; before mu_

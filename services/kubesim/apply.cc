@@ -4,6 +4,7 @@
 #include <set>
 #include <vector>
 
+#include "common/documents.h"
 #include "services/kubesim/patches.h"
 
 namespace septa::kubesim {
@@ -68,7 +69,8 @@ json* FieldChild(json& node, const std::string& token) {
     return it == node.end() ? nullptr : &*it;
   }
   if (token.rfind("k:", 0) == 0 && node.is_array()) {
-    json key = json::parse(token.substr(2), nullptr, false);
+    auto parsed = ParseJson(std::string_view(token).substr(2));
+    const json key = parsed.ok() ? *std::move(parsed) : json();
     for (auto& item : node) {
       bool match = item.is_object() && key.is_object();
       for (auto& [k, v] : key.items()) match = match && item.contains(k) && item[k] == v;

@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "common/documents.h"
 #include "common/quantity.h"
 #include "services/base/yaml_json.h"
 
@@ -50,8 +51,10 @@ Status CheckTaints(const nlohmann::json& taints, const std::string& where) {
 
 Result<Inventory> ParseInventory(const std::string& yaml_text, const std::string& source) {
   Inventory inv;
+  auto parsed = ParseYaml(yaml_text);
+  if (!parsed.ok()) return InvalidArgument(source + ": " + parsed.status().message());
   try {
-    YAML::Node root = YAML::Load(yaml_text);
+    const YAML::Node& root = *parsed;
     if (!root["nodes"] || !root["nodes"].IsSequence()) return InvalidArgument(source + ": `nodes` must be a list");
     int index = 0;
     for (const auto& n : root["nodes"]) {

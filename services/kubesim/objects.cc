@@ -88,6 +88,51 @@ void ValidateLabels(const json& labels, const std::string& field, std::vector<St
   }
 }
 
+// Kubernetes' bound on what one config map or secret holds
+// (MaxSecretSize): more would not fit a host's etcd once copied there.
+constexpr std::size_t kMaxDataBytes = 1024 * 1024;
+
+// The bytes a base64 value stands for.
+std::size_t DecodedSize(const std::string& base64) {
+  std::size_t padding = 0;
+  for (auto it = base64.rbegin(); it != base64.rend() && *it == '=' && padding < 2; ++it) ++padding;
+  return base64.size() / 4 * 3 - (base64.size() % 4 == 0 ? padding : 0) + base64.size() % 4 * 3 / 4;
+}
+
+// A config map's data and binaryData, a secret's data and stringData: maps
+// of strings, together at most kMaxDataBytes, counted as kube-apiserver
+// counts them (binary values decoded; a secret's stringData replaces the
+// data of its keys). The refusal reads as kube-apiserver's: "[]: Too long:
+// must have at most 1048576 bytes" for a config map, "data: ..." for a secret.
+void ValidateData(const json& obj, bool secret, std::vector<StatusCause>& causes) {
+  std::map<std::string, std::size_t> sizes;
+  for (const char* field : secret ? std::array{"data", "stringData"} : std::array{"data", "binaryData"}) {
+    const json values = obj.value(field, json());
+    if (values.is_null()) continue;
+    if (!values.is_object()) {
+      causes.push_back({"FieldValueInvalid", "must be a map", field});
+      continue;
+    }
+    const bool encoded = std::string_view(field) == (secret ? "data" : "binaryData");
+    for (const auto& [key, value] : values.items()) {
+      if (!value.is_string()) {
+        causes.push_back({"FieldValueInvalid", "must be a string", std::string(field) + "." + key});
+        continue;
+      }
+      const std::string& text = value.get_ref<const std::string&>();
+      const std::size_t size = encoded ? DecodedSize(text) : text.size();
+      // A config map's two maps hold distinct keys; a secret's stringData wins.
+      sizes[(secret ? "" : std::string(field) + "/") + key] = size;
+    }
+  }
+  std::size_t total = 0;
+  for (const auto& [key, size] : sizes) total += size;
+  if (total > kMaxDataBytes) {
+    causes.push_back({"FieldValueTooLong", "Too long: must have at most " + std::to_string(kMaxDataBytes) + " bytes",
+                      secret ? "data" : "[]"});
+  }
+}
+
 void ValidatePod(const json& obj, std::vector<StatusCause>& causes) {
   const json spec = obj.value("spec", json::object());
   const json containers = spec.value("containers", json());
@@ -181,7 +226,12 @@ std::vector<std::string> UnknownFields(const ResourceType& type, const json& obj
 
 std::vector<StatusCause> Validate(const ResourceType& type, const json& obj) {
   std::vector<StatusCause> causes;
-  const json md = obj.value("metadata", json::object());
+  const auto metadata = obj.find("metadata");
+  if (metadata != obj.end() && !metadata->is_object() && !metadata->is_null()) {
+    causes.push_back({"FieldValueInvalid", "must be an object", "metadata"});
+    return causes;
+  }
+  const json md = metadata != obj.end() && metadata->is_object() ? *metadata : json::object();
   std::string name = md.value("name", "");
   if (name.empty()) {
     causes.push_back({"FieldValueRequired", "name or generateName is required", "metadata.name"});
@@ -203,11 +253,22 @@ std::vector<StatusCause> Validate(const ResourceType& type, const json& obj) {
   const json annotations = md.value("annotations", json());
   if (!annotations.is_null() && !annotations.is_object())
     causes.push_back({"FieldValueInvalid", "must be a map of strings", "metadata.annotations"});
+  if (annotations.is_object()) {
+    // kube-apiserver's TotalAnnotationSizeLimitB: keys and values together.
+    constexpr std::size_t kMaxAnnotationBytes = 256 * 1024;
+    std::size_t total = 0;
+    for (const auto& [key, value] : annotations.items())
+      total += key.size() + (value.is_string() ? value.get_ref<const std::string&>().size() : 0);
+    if (total > kMaxAnnotationBytes) {
+      causes.push_back({"FieldValueTooLong",
+                        "Too long: must have at most " + std::to_string(kMaxAnnotationBytes) + " bytes",
+                        "metadata.annotations"});
+    }
+  }
   if (type.group.empty() && type.resource == "pods") ValidatePod(obj, causes);
   if (type.group.empty() && type.resource == "resourcequotas") ValidateQuotaHard(obj, causes);
   if (type.group.empty() && (type.resource == "configmaps" || type.resource == "secrets")) {
-    const json data = obj.value("data", json());
-    if (!data.is_null() && !data.is_object()) causes.push_back({"FieldValueInvalid", "must be a map", "data"});
+    ValidateData(obj, type.resource == "secrets", causes);
   }
   return causes;
 }

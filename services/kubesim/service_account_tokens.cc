@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/documents.h"
 #include "services/base/base64.h"
 #include "services/base/mac.h"
 
@@ -58,8 +59,9 @@ std::optional<ServiceAccountClaims> VerifiedServiceAccountClaims(std::string_vie
   if (!base::ConstantTimeEquals(token.substr(last + 1), Signature(signed_part, key))) return std::nullopt;
   auto payload_text = base::Base64UrlDecode(token.substr(first + 1, last - first - 1));
   if (!payload_text) return std::nullopt;
-  const json payload = json::parse(*payload_text, nullptr, false);
-  if (!payload.is_object()) return std::nullopt;
+  auto parsed = ParseJson(*payload_text);
+  if (!parsed.ok() || !parsed->is_object()) return std::nullopt;
+  const json& payload = *parsed;
   const json* kubernetes = Object(payload, "kubernetes.io");
   const json* account = kubernetes ? Object(*kubernetes, "serviceaccount") : nullptr;
   const json* pod = kubernetes ? Object(*kubernetes, "pod") : nullptr;

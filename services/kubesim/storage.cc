@@ -4,6 +4,8 @@
 #include <mutex>
 #include <set>
 
+#include "common/documents.h"
+
 namespace septa::kubesim {
 
 namespace {
@@ -158,6 +160,13 @@ ApiResult<ObjectPtr> Storage::Mutate(const std::string& type_key, const std::str
   switch (m.kind) {
     case Mutation::Kind::kNothing: return current;
     case Mutation::Kind::kPut: {
+      // What the server adds (managedFields mirror the object's own nesting)
+      // must not take a body at the bound past it: every stored object is
+      // one a client, and a restart, can read back (common/documents.h).
+      if (JsonDepth(m.object) > kMaxDocumentDepth) {
+        return BadRequestError(type_key + " \"" + name + "\" would nest deeper than " +
+                               std::to_string(kMaxDocumentDepth) + " levels as stored");
+      }
       if (dry_run) return std::make_shared<const nlohmann::json>(std::move(m.object));
       std::uint64_t rv = resource_version_ + 1;
       m.object["metadata"]["resourceVersion"] = std::to_string(rv);

@@ -1,6 +1,7 @@
 // get, list, create, update, patch, delete, deletecollection and pod binding.
 #include <boost/beast/http/field.hpp>
 
+#include "common/documents.h"
 #include "services/kubesim/api_internal.h"
 #include "services/kubesim/apply.h"
 #include "services/kubesim/objects.h"
@@ -30,7 +31,9 @@ std::string ContentType(const Call& call) {
 std::string EncodeContinue(std::uint64_t rv, const std::string& key) { return json{{"rv", rv}, {"start", key}}.dump(); }
 
 bool DecodeContinue(const std::string& token, std::uint64_t& rv, std::string& key) {
-  json j = json::parse(token, nullptr, false);
+  auto parsed = ParseJson(token, {.max_bytes = token.size(), .max_depth = 1});
+  if (!parsed.ok()) return false;
+  const json& j = *parsed;
   if (!j.is_object() || !j.contains("rv") || !j["rv"].is_number_unsigned() || !j.contains("start") ||
       !j["start"].is_string())
     return false;
@@ -63,10 +66,25 @@ ApiResult<json> ParseBody(const Call& call, bool allow_array) {
         "application/json, application/yaml");
   }
   auto parsed = ParseJsonOrYaml(call.request.body());
-  if (IsError(parsed)) return parsed;
-  const json& j = std::get<json>(parsed);
+  if (IsError(parsed)) {
+    // kube-apiserver's words for a body it cannot decode (a 400).
+    ApiError& error = std::get<ApiError>(parsed);
+    error.message = "the object provided is unrecognized (must be of type " + call.type->kind + "): " + error.message;
+    return parsed;
+  }
+  json& j = std::get<json>(parsed);
   if (!j.is_object() && !(allow_array && j.is_array())) {
     return BadRequestError("the body of the request must be a JSON object");
+  }
+  // What kube-apiserver's decoder refuses before anything reads the object:
+  // metadata that is not an object (null is no metadata).
+  if (auto md = j.find("metadata"); j.is_object() && md != j.end()) {
+    if (md->is_null()) {
+      j.erase(md);
+    } else if (!md->is_object()) {
+      return BadRequestError("the object provided is unrecognized (must be of type " + call.type->kind +
+                             "): metadata must be an object");
+    }
   }
   return parsed;
 }
@@ -583,18 +601,23 @@ ApiResult<ObjectPtr> ApiServer::Impl::DeleteOne(const ResourceType& t, const std
   return result;
 }
 
-static json DeleteOptionsOf(const Call& call) {
+// DeleteOptions from the body, bounded as every body is (they are copied
+// and compared recursively); a body that is not an object is ignored.
+static ApiResult<json> DeleteOptionsOf(const Call& call) {
   json options = json::object();
   if (!call.request.body().empty()) {
-    json body = json::parse(call.request.body(), nullptr, false);
-    if (body.is_object()) options = std::move(body);
+    auto body = ParseJsonOrYaml(call.request.body());
+    if (IsError(body)) return body;
+    if (std::get<json>(body).is_object()) options = std::move(std::get<json>(body));
   }
   if (std::string p = call.Query("propagationPolicy"); !p.empty()) options["propagationPolicy"] = p;
   return options;
 }
 
 void ApiServer::Impl::Delete(Call& call) {
-  auto result = DeleteOne(*call.type, call.ns, call.name, DeleteOptionsOf(call), call.DryRun());
+  auto options = DeleteOptionsOf(call);
+  if (IsError(options)) return ReplyError(*call.exchange, std::get<ApiError>(options));
+  auto result = DeleteOne(*call.type, call.ns, call.name, std::get<json>(options), call.DryRun());
   if (IsError(result)) return ReplyError(*call.exchange, std::get<ApiError>(result));
   ReplyJson(*call.exchange, 200, Encode(call, *std::get<ObjectPtr>(result)));
 }
@@ -609,13 +632,14 @@ void ApiServer::Impl::DeleteCollection(Call& call) {
   auto matching = cluster.storage.List(
       call.type->key(), call.ns,
       [&](const json& o) { return ls.Matches(o["metadata"].value("labels", json())) && fs.Matches(o); }, 0, "");
-  json options = DeleteOptionsOf(call);
+  auto options = DeleteOptionsOf(call);
+  if (IsError(options)) return ReplyError(*call.exchange, std::get<ApiError>(options));
   std::string body = "{\"kind\":" + JsonString(call.type->list_kind()) +
                      ",\"apiVersion\":" + JsonString(call.api_version()) + ",\"metadata\":{},\"items\":[";
   bool first = true;
   for (const auto& o : matching.items) {
-    auto r = DeleteOne(*call.type, (*o)["metadata"].value("namespace", ""), (*o)["metadata"].value("name", ""), options,
-                       call.DryRun());
+    auto r = DeleteOne(*call.type, (*o)["metadata"].value("namespace", ""), (*o)["metadata"].value("name", ""),
+                       std::get<json>(options), call.DryRun());
     if (IsError(r)) continue;  // deleted meanwhile
     body += (first ? "" : ",") + Encode(call, *std::get<ObjectPtr>(r));
     first = false;

@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 
+#include "common/documents.h"
 #include "common/quantity.h"
 #include "gpu/gpu_uuid.h"
 #include "gpu/mig_geometry.h"
@@ -167,8 +168,9 @@ std::optional<ObservationIssue> CheckAllocatable(const gpu::GpuModel& model, con
 Result<std::vector<gpu::InventoryGpu>> GpusFromIdentity(const std::string& text, const gpu::GpuModel& model,
                                                         bool mig_capable, int count) {
   const std::string field = Keyed("metadata.annotations", kube::kGpuIdentityAnnotation);
-  const json gpus = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (gpus.is_discarded() || !gpus.is_array()) return InvalidField(field, "must be a JSON array of GPUs");
+  auto parsed = ParseJson(text);
+  if (!parsed.ok() || !parsed->is_array()) return InvalidField(field, "must be a JSON array of GPUs");
+  const json& gpus = *parsed;
   if (static_cast<int>(gpus.size()) != count) {
     return InvalidField(field, "lists " + std::to_string(gpus.size()) + " GPUs but " + kube::kGpuCountLabel + " says " +
                                    std::to_string(count));

@@ -4,6 +4,7 @@
 
 #include "services/kube/resources.h"
 #include "services/syncer/host_copies.h"
+#include "services/syncer/refusal.h"
 #include "tenancy/sync/bookkeeping.h"
 #include "tenancy/sync/object_copies.h"
 #include "tenancy/sync/token_secret.h"
@@ -130,7 +131,8 @@ Outcome ObjectCopier::Reconcile(WatchedCluster& cluster, const ObjectRef& ref) {
     return Outcome::Of(DeleteCopy(ref, *host_copy));
   }
   if (!Referenced(cluster, ref)) return host_copy ? Outcome::Of(DeleteCopy(ref, *host_copy)) : Outcome::Done();
-  return Outcome::Of(EnsureCopy(view, ref, *virtual_object, host_copy));
+  Status copied = CopyOrRefuse(cluster, view, ref, *virtual_object, std::move(host_copy));
+  return RefusedByHost(copied) ? Outcome::Done() : Outcome::Of(copied);
 }
 
 Status ObjectCopier::EnsureCopies(WatchedCluster& cluster, const std::set<ObjectRef>& refs) {
@@ -141,11 +143,21 @@ Status ObjectCopier::EnsureCopies(WatchedCluster& cluster, const std::set<Object
     SEPTA_RETURN_IF_ERROR(objects);
     std::optional<json> virtual_object = (*objects)->Get(ref.ns, ref.name);
     if (!virtual_object) continue;
-    SEPTA_RETURN_IF_ERROR(EnsureCopy(
-        view, ref, *virtual_object,
+    SEPTA_RETURN_IF_ERROR(CopyOrRefuse(
+        cluster, view, ref, *virtual_object,
         host_copies(ref.kind).Get(view.host_namespace, tsync::HostObjectName(ref.name, ref.ns, view.vcluster))));
   }
   return Status::Ok();
+}
+
+Status ObjectCopier::CopyOrRefuse(WatchedCluster& cluster, const tsync::VirtualClusterView& view, const ObjectRef& ref,
+                                  const json& virtual_object, std::optional<json> host_copy) {
+  Status copied = EnsureCopy(view, ref, virtual_object, std::move(host_copy));
+  if (!RefusedByHost(copied)) return copied;
+  // Retrying cannot help: the virtual object says why, once per message.
+  SEPTA_RETURN_IF_ERROR(
+      RefuseObject(cluster, virtual_object, std::string(tsync::KindName(ref.kind)), {"", copied.message()}));
+  return copied;
 }
 
 Status ObjectCopier::EnsureCopy(const tsync::VirtualClusterView& view, const ObjectRef& ref, const json& virtual_object,

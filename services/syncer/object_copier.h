@@ -28,6 +28,12 @@
 
 namespace septa::syncer {
 
+// Whether the host (or the translation) refused a copy for what it is: a
+// 400, 413 or 422 (INVALID_ARGUMENT), which no retry changes. Such a copy
+// is not retried; its virtual object gets a SyncRefused event, and a pod
+// that needs it is refused too.
+inline bool RefusedByHost(const Status& status) { return status.code() == Code::kInvalidArgument; }
+
 class ObjectCopier {
  public:
   // `enqueue` is called with object keys from the host informers' threads
@@ -68,6 +74,11 @@ class ObjectCopier {
   static bool Referenced(WatchedCluster& cluster, const tenancy::sync::ObjectRef& ref);
   Status EnsureCopy(const tenancy::sync::VirtualClusterView& view, const tenancy::sync::ObjectRef& ref,
                     const nlohmann::json& virtual_object, std::optional<nlohmann::json> host_copy);
+  // EnsureCopy; a copy RefusedByHost is also a SyncRefused event on the
+  // virtual object (RefuseObject), and still that refusal.
+  Status CopyOrRefuse(WatchedCluster& cluster, const tenancy::sync::VirtualClusterView& view,
+                      const tenancy::sync::ObjectRef& ref, const nlohmann::json& virtual_object,
+                      std::optional<nlohmann::json> host_copy);
   Status DeleteCopy(const tenancy::sync::ObjectRef& ref, const nlohmann::json& host_copy);
   void OnHostCopy(tenancy::sync::CopiedKind kind, const nlohmann::json& host_copy);
 

@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "common/documents.h"
 #include "services/kube/resources.h"
 #include "services/syncer/host_copies.h"
 #include "services/syncer/refusal.h"
@@ -101,7 +102,8 @@ Outcome ServiceSyncer::Reconcile(WatchedCluster& cluster, const std::string& ns,
   if (tsync::Readdressing(*virtual_service) && host_copy) {
     // A syncer stopped between its two updates: the record has the rest.
     const std::string record = tsync::MetadataMapString(*host_copy, "annotations", tsync::kServiceRecreateAnnotation);
-    json readdressed = json::parse(record, nullptr, false);
+    auto parsed = ParseJson(record);  // an annotation a tenant may have written: bounded
+    json readdressed = parsed.ok() ? *std::move(parsed) : json();
     if (readdressed.is_object() &&
         tsync::MetadataField(readdressed, "uid") == tsync::MetadataField(*virtual_service, "uid")) {
       return FinishReaddressing(cluster, *virtual_service, *std::move(host_copy), std::move(readdressed));

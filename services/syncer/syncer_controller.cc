@@ -479,6 +479,11 @@ Outcome SyncerController::CreateHostPod(WatchedCluster& cluster, const std::stri
   // their copies are on the host before the pod that mounts them.
   cluster.Refused(key, false);
   if (Status copied = copies_.EnsureCopies(cluster, tsync::ReferencedObjects(virtual_pod)); !copied.ok()) {
+    // A copy the host refuses for good: the pod cannot start; it says why.
+    if (RefusedByHost(copied)) {
+      placement.unlock();
+      return Refuse(cluster, key, virtual_pod, {"", copied.message()});
+    }
     return Failed(copied);
   }
   if (auto token = tokens_.Ensure(cluster, virtual_pod); !token.ok()) return Failed(token.status());

@@ -30,6 +30,17 @@ Status NotListed(const std::string& tenant, const std::string& vcluster, const s
   return Status(Code::kUnavailable, message);
 }
 
+// What an informer on a virtual cluster says of an object its list left
+// out (nested past the document bound, which a real API server on the host
+// does not keep): the rest of the kind is synced, that object is not.
+std::function<void(const std::string&)> LeftOut(const std::string& tenant, const std::string& vcluster,
+                                                const std::string& what) {
+  return [tenant, vcluster, what](const std::string& item) {
+    spdlog::warn("syncer: virtual cluster {}/{}: {} {} is not synced: {}", tenant, vcluster, what,
+                 item.substr(0, item.find(": ")), item.substr(item.find(": ") + 2));
+  };
+}
+
 }  // namespace
 
 std::string PodKey(const std::string& tenant, const std::string& vcluster, const std::string& ns,
@@ -177,6 +188,7 @@ Result<std::shared_ptr<WatchedCluster>> VirtualClusterWatches::Watch(const Synce
     handlers.on_update = [this, object_key](const json&, const json& object) { enqueue_(object_key(object)); };
     handlers.on_delete = [this, object_key](const json& object) { enqueue_(object_key(object)); };
     auto informer = std::make_unique<kube::Informer>(client, resource, "", kube::ListOptions{}, handlers);
+    informer->OnLeftOut(LeftOut(tenant, vcluster, resource.resource));
     informer->Start();
     return informer;
   };
@@ -216,6 +228,7 @@ Result<std::shared_ptr<WatchedCluster>> VirtualClusterWatches::Watch(const Synce
     for (const std::string& key : ReferencedObjectKeys(tenant, vcluster, pod)) enqueue_(key);
   };
   watched->pods_ = std::make_unique<kube::Informer>(watched->client(), kube::kPods, "", kube::ListOptions{}, handlers);
+  watched->pods_->OnLeftOut(LeftOut(tenant, vcluster, "pods"));
   watched->pods_->Start();
   if (!watched->pods_->WaitForSync(timeout)) {
     return NotListed(tenant, vcluster, "pods", timeout, *watched->pods_);

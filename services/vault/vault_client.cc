@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 
+#include "common/documents.h"
 #include "services/base/file.h"
 #include "services/kube/transport.h"
 
@@ -10,6 +12,10 @@ namespace septa::vault {
 namespace {
 
 using nlohmann::json;
+
+// A reply of Vault's, bounded as any document from outside; its size is
+// the transport's to bound.
+constexpr DocumentLimits kReplyLimits{.max_bytes = std::numeric_limits<std::size_t>::max()};
 
 std::string Trimmed(std::string s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
@@ -111,8 +117,8 @@ Result<VaultClient::Raw> VaultClient::SendWithRetries(const std::string& method,
       continue;
     }
     if (Retryable(response->status)) {
-      json parsed = json::parse(response->body, nullptr, false);
-      std::string text = ErrorsText(parsed);
+      auto parsed = ParseJson(response->body, kReplyLimits);
+      std::string text = ErrorsText(parsed.ok() ? *parsed : json());
       last_problem = "HTTP " + std::to_string(response->status) + (text.empty() ? "" : " " + text);
       continue;
     }
@@ -129,11 +135,12 @@ Result<VaultResponse> Decode(const std::string& method, const std::string& path,
   VaultResponse out;
   out.status = status;
   if (status == 204 || (body.empty() && status < 400)) return out;
-  json parsed = json::parse(body, nullptr, false);
-  if (parsed.is_discarded() || !parsed.is_object()) {
+  auto read = ParseJson(body, kReplyLimits);
+  if (!read.ok() || !read->is_object()) {
     return Unavailable("vault: " + method + " " + path + ": malformed JSON in the response (HTTP " +
-                       std::to_string(status) + ")");
+                       std::to_string(status) + ")" + (read.ok() ? "" : ": " + read.status().message()));
   }
+  json parsed = *std::move(read);
   if (status >= 400) {
     std::string text = ErrorsText(parsed);
     std::string where = "vault: " + method + " " + path + ": ";

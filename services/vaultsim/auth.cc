@@ -1,6 +1,7 @@
 // Auth methods: tokens, AppRole and Kubernetes.
 #include <algorithm>
 
+#include "common/documents.h"
 #include "services/base/base64.h"
 #include "services/vaultsim/backend.h"
 
@@ -35,7 +36,8 @@ std::optional<ServiceAccountClaims> ClaimsOf(const std::string& jwt) {
   if (second == std::string::npos) return std::nullopt;
   auto payload = base::Base64UrlDecode(jwt.substr(first + 1, second - first - 1));
   if (!payload) return std::nullopt;
-  json claims = json::parse(*payload, nullptr, false);
+  auto parsed = ParseJson(*payload);
+  const json claims = parsed.ok() ? *std::move(parsed) : json();
   if (!claims.is_object() || !claims.contains("sub") || !claims["sub"].is_string()) return std::nullopt;
   const std::string sub = claims["sub"].get<std::string>();
   static constexpr std::string_view kPrefix = "system:serviceaccount:";

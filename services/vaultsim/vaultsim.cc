@@ -3,6 +3,7 @@
 #include <boost/beast/http/field.hpp>
 #include <condition_variable>
 
+#include "common/documents.h"
 #include "services/base/secure_random.h"
 #include "services/http/target.h"
 #include "services/kube/client.h"
@@ -208,10 +209,10 @@ void VaultSim::Serve(http::Request&& request, std::shared_ptr<http::Exchange> ex
     if (value.rfind("Bearer ", 0) == 0) api.token = value.substr(7);
   }
   if (api.op == Operation::kWrite && !request.body().empty()) {
-    api.body = nlohmann::json::parse(request.body(), nullptr, false);
-    if (api.body.is_discarded() || !api.body.is_object()) {
-      return reply(Error(400, "failed to parse JSON input: the body is not a JSON object"));
-    }
+    auto body = ParseJson(request.body());
+    if (!body.ok()) return reply(Error(400, "failed to parse JSON input: " + body.status().message()));
+    if (!body->is_object()) return reply(Error(400, "failed to parse JSON input: the body is not a JSON object"));
+    api.body = *std::move(body);
     // Vault reads a null field as an unset one (hvac sends None as null).
     for (auto it = api.body.begin(); it != api.body.end();) {
       it = it->is_null() ? api.body.erase(it) : std::next(it);

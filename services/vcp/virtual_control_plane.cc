@@ -4,6 +4,9 @@
 
 #include <boost/beast/http/field.hpp>
 
+#include <limits>
+
+#include "common/documents.h"
 #include "services/base/mac.h"
 #include "services/core/crypto.h"
 #include "services/kubesim/api_error.h"
@@ -85,19 +88,31 @@ class VirtualControlPlane::Journal final : public kubesim::StorageJournal {
   std::atomic<std::uint64_t> version_;  // the stored version the copy is at
 };
 
-// The stored objects as the storage holds them.
+// The stored objects as the storage holds them, read with the document
+// depth bound (common/documents.h), which every write keeps (Storage::
+// Mutate); their size was bounded when they were written. An object stored
+// before that bound held is not served, and the log says which: loading it
+// would hand its tree to the recursive code the bound protects, and
+// listing it would fail every client's list of that kind (the syncer's
+// informers stopped at such an object). Its row stays until an object of
+// that name replaces it or the cluster is deleted.
 Result<std::vector<kubesim::Storage::JournaledObject>> Parsed(const core::VirtualClusterKey& key,
                                                               std::vector<core::VirtualObject> objects) {
   std::vector<kubesim::Storage::JournaledObject> out;
   out.reserve(objects.size());
   for (auto& object : objects) {
-    auto parsed = nlohmann::json::parse(object.body, nullptr, false);
-    if (parsed.is_discarded() || !parsed.is_object()) {
+    auto parsed = ParseJson(object.body, {.max_bytes = std::numeric_limits<std::size_t>::max()});
+    if (!parsed.ok() && !IsMalformedDocument(parsed.status())) {
+      spdlog::warn("virtual control plane {}/{}: stored {} {}/{} is not served: {}", key.tenant, key.vcluster,
+                   object.type_key, object.ns, object.name, parsed.status().message());
+      continue;
+    }
+    if (!parsed.ok() || !parsed->is_object()) {
       return Status(Code::kDataLoss, "virtual control plane " + key.tenant + "/" + key.vcluster + ": stored " +
                                          object.type_key + " " + object.ns + "/" + object.name +
                                          " is not a JSON object");
     }
-    out.push_back({std::move(object.type_key), std::move(object.ns), std::move(object.name), std::move(parsed),
+    out.push_back({std::move(object.type_key), std::move(object.ns), std::move(object.name), *std::move(parsed),
                    std::move(object.body)});
   }
   return out;

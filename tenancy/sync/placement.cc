@@ -5,6 +5,7 @@
 #include <set>
 #include <string>
 
+#include "common/documents.h"
 #include "tenancy/sync/bookkeeping.h"
 
 namespace septa::tenancy::sync {
@@ -291,8 +292,9 @@ std::optional<PodAssignment> AssignmentOf(const json& host_pod) {
   const json annotations = host_pod.value("metadata", json::object()).value("annotations", json::object());
   auto it = annotations.find(kAssignmentAnnotation);
   if (it == annotations.end() || !it->is_string()) return std::nullopt;
-  const json a = json::parse(it->get<std::string>(), nullptr, /*allow_exceptions=*/false);
-  if (!a.is_object()) return std::nullopt;
+  auto parsed = ParseJson(it->get<std::string>());
+  if (!parsed.ok() || !parsed->is_object()) return std::nullopt;
+  const json& a = *parsed;
   try {
     PodAssignment out;
     out.node = a.at("node").get<std::string>();

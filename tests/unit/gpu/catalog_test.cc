@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/hostile_documents.h"
+
 namespace septa::gpu {
 namespace {
 
@@ -120,6 +122,16 @@ models:
 
   EXPECT_FALSE(Catalog::FromYaml("models: [", "broken.yaml").ok());
   EXPECT_FALSE(Catalog::FromYaml("models:\n  - {name: Q, memory_mib: lots}\n", "x").ok());
+}
+
+// An administrator's catalog is read within the document bounds too
+// (common/documents.h).
+TEST(Catalog, AnAliasBombIsRefused) {
+  auto catalog = Catalog::FromYaml(test::YamlAliasBomb(5), "admin.yaml");
+  ASSERT_FALSE(catalog.ok());
+  EXPECT_NE(catalog.status().message().find("admin.yaml: the document expands excessively through aliases"),
+            std::string::npos)
+      << catalog.status().message();
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/hostile_documents.h"
+
 namespace septa::gpu {
 namespace {
 
@@ -128,6 +130,15 @@ TEST(MigParted, SetupForAGpuPlacesItsGroupsInstances) {
       "d");
   ASSERT_TRUE(overfull.ok());
   EXPECT_EQ(MigSetupFor(*overfull, "big", h100, 0).status().code(), Code::kInvalidArgument);
+}
+
+// A host's mig-parted ConfigMap is read within the document bounds
+// (common/documents.h).
+TEST(MigParted, AnAliasBombIsRefused) {
+  auto config = ParseMigParted("version: v1\n" + test::YamlAliasBomb(5), "cm");
+  ASSERT_FALSE(config.ok());
+  EXPECT_NE(config.status().message().find("cm: the document expands excessively through aliases"), std::string::npos)
+      << config.status().message();
 }
 
 }  // namespace

@@ -20,5 +20,22 @@ TEST(ParseJsonBody, NumberThatOverflowsIsInvalidArgument) {
   }
 }
 
+// The REST API's bound (32 levels) through the shared reader
+// (common/documents.h): at the bound the body reaches protobuf, one past it
+// is refused by name.
+TEST(ParseJsonBody, NestingUpToThirtyTwoLevels) {
+  const auto nested = [](int depth) {  // {"labels": [[...]]}: depth levels with the body itself
+    return R"({"name":"x","labels":)" + std::string(depth - 1, '[') + std::string(depth - 1, ']') + "}";
+  };
+  v1::Tenant tenant;
+  const auto at = ParseJsonBody(nested(32), tenant);
+  ASSERT_FALSE(at.ok());  // protobuf's refusal: labels is a map, not an array
+  EXPECT_EQ(at.status().message().find("nests deeper"), std::string::npos) << at.status().message();
+  const auto past = ParseJsonBody(nested(33), tenant);
+  ASSERT_FALSE(past.ok());
+  EXPECT_EQ(past.status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(past.status().message(), "request body nests deeper than 32 levels");
+}
+
 }  // namespace
 }  // namespace septa::apiv1

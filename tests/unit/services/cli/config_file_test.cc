@@ -4,6 +4,8 @@
 
 #include <fstream>
 
+#include "tests/support/hostile_documents.h"
+
 namespace septa::cli {
 namespace {
 
@@ -74,6 +76,14 @@ TEST(ConfigFile, LoadsAFile) {
 
 TEST(ConfigFile, DefaultPathIsUnderHome) {
   EXPECT_EQ(DefaultConfigPath("/home/ada"), std::filesystem::path("/home/ada/.config/septa/config.yaml"));
+}
+
+// Read within the document bounds (common/documents.h).
+TEST(ConfigFile, AnAliasBombIsRefused) {
+  auto config = ParseConfigFile(test::YamlAliasBomb(5), "c.yaml");
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.status().message().rfind("c.yaml: the document expands excessively through aliases", 0), 0u)
+      << config.status().message();
 }
 
 }  // namespace

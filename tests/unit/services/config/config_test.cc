@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/hostile_documents.h"
+
 namespace septa::config {
 namespace {
 
@@ -271,7 +273,19 @@ TEST(Config, MalformedYamlNamesThePosition) {
   s.yaml_name = "f.yaml";
   auto c = Load(s, "/h");
   ASSERT_FALSE(c.ok());
-  EXPECT_NE(c.status().message().find("f.yaml: line"), std::string::npos) << c.status().ToString();
+  EXPECT_NE(c.status().message().find("f.yaml: malformed YAML at line 2"), std::string::npos) << c.status().ToString();
+}
+
+// The file is read within the document bounds (common/documents.h): an
+// alias bomb is refused before it is expanded.
+TEST(Config, AnAliasBombIsRefused) {
+  Sources s;
+  s.yaml_text = test::YamlAliasBomb(5);
+  s.yaml_name = "f.yaml";
+  auto c = Load(s, "/h");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("f.yaml: the document expands excessively through aliases"), std::string::npos)
+      << c.status().ToString();
 }
 
 TEST(Config, HttpMaxConnectionsLeavesDescriptorsForTheRest) {

@@ -6,6 +6,7 @@
 
 #include "services/kube/config.h"
 #include "tests/support/fake_clock.h"
+#include "tests/support/hostile_documents.h"
 
 namespace septa::kube {
 namespace {
@@ -36,6 +37,21 @@ contexts:
 - name: prod
   context: {cluster: c2, user: plugin}
 )";
+
+// A kubeconfig is read within the document bounds (common/documents.h):
+// an alias bomb, or an alias inside its own node, is refused as such.
+TEST(kubeconfig, AnAliasBombOrCycleIsRefused) {
+  auto bomb = ParseKubeconfig(std::string(kKubeconfig) + test::YamlAliasBomb(5));
+  ASSERT_FALSE(bomb.ok());
+  EXPECT_EQ(bomb.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(bomb.status().message().find("kubeconfig: the document expands excessively through aliases"),
+            std::string::npos)
+      << bomb.status().message();
+  auto cycle = ParseKubeconfig(std::string(kKubeconfig) + "extensions: &e [*e]\n");
+  ASSERT_FALSE(cycle.ok());
+  EXPECT_NE(cycle.status().message().find("an alias refers to a node that contains it"), std::string::npos)
+      << cycle.status().message();
+}
 
 TEST(kubeconfig, CurrentContext) {
   auto c = ParseKubeconfig(kKubeconfig);

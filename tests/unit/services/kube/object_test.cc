@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/documents.h"
+
 namespace septa::kube {
 namespace {
 
@@ -93,6 +95,31 @@ TEST(kubeObject, RejectsBodiesThatAreNotLists) {
     EXPECT_NE(page.status().message().find(c.message_part), std::string::npos)
         << c.body << " -> " << page.status().ToString();
   }
+}
+
+// An object nested past the document bound (common/documents.h), as a real
+// API server keeps it (it stores up to 10,000 levels): its list serves the
+// other items and names it, instead of failing (the syncer's informers
+// stopped at "The JSON document was too deep"); at the bound it is served.
+TEST(kubeObject, AnItemDeeperThanTheBoundIsLeftOutByName) {
+  const auto item = [](const std::string& name, std::size_t depth) {  // the item's own levels: depth
+    return R"({"metadata":{"name":")" + name + R"(","namespace":"ns"},"data":{"a":)" + std::string(depth - 2, '[') +
+           std::string(depth - 2, ']') + "}}";
+  };
+  const std::string body = R"({"kind":"ConfigMapList","metadata":{"resourceVersion":"7"},"items":[)" +
+                           item("at", kMaxDocumentDepth) + "," + item("past", kMaxDocumentDepth + 1) + "," +
+                           item("far", 5000) + "]}";
+  auto page = DecodeListBody(body);
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  ASSERT_EQ(page->items.size(), 1u);
+  EXPECT_EQ(page->items[0].Name(), "at");
+  EXPECT_EQ(page->items[0].ToJson()["metadata"]["name"], "at");
+  EXPECT_EQ(page->resource_version, "7");
+  EXPECT_EQ(page->left_out, (std::vector<std::string>{"ns/past: nests deeper than 128 levels",
+                                                      "ns/far: nests deeper than 128 levels"}));
+  // Past what any API server stores, the page itself is refused.
+  auto absurd = DecodeListBody(R"({"items":[)" + item("x", 20000) + "]}");
+  EXPECT_FALSE(absurd.ok());
 }
 
 }  // namespace

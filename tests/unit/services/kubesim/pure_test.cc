@@ -5,6 +5,7 @@
 #include "services/kubesim/objects.h"
 #include "services/kubesim/patches.h"
 #include "services/kubesim/selectors.h"
+#include "tests/support/hostile_documents.h"
 
 namespace septa::kubesim {
 namespace {
@@ -52,6 +53,140 @@ TEST(kubesimPatch, YamlBodies) {
   ASSERT_FALSE(IsError(j));
   EXPECT_EQ(std::get<json>(j), json::parse(R"({"a":1,"b":"2","c":["x",true],"d":null})"));
   EXPECT_TRUE(IsError(ParseJsonOrYaml("a: [unclosed")));
+}
+
+// C1 and H1: bodies the virtual API reads are bounded (common/documents.h);
+// the refusal is a 400 in kube-apiserver's words, never a crash or a 500.
+TEST(kubesimPatch, DeepBodiesAndAliasBombsAre400) {
+  const std::string deep =
+      R"({"kind":"ConfigMap","data":{"a":)" + std::string(100'000, '[') + std::string(100'000, ']') + "}}";
+  auto refused = ParseJsonOrYaml(deep);
+  ASSERT_TRUE(IsError(refused));
+  EXPECT_EQ(std::get<ApiError>(refused).code, 400);
+  EXPECT_EQ(std::get<ApiError>(refused).reason, "BadRequest");
+  EXPECT_EQ(std::get<ApiError>(refused).message, "json parse error: the document nests deeper than 128 levels");
+  const std::string bomb = "data:\n" + test::YamlAliasBomb(7, "  ");
+  auto aliased = ParseJsonOrYaml(bomb);
+  ASSERT_TRUE(IsError(aliased));
+  EXPECT_EQ(std::get<ApiError>(aliased).code, 400);
+  EXPECT_NE(std::get<ApiError>(aliased).message.find("error converting YAML to JSON: the document expands "
+                                                     "excessively through aliases"),
+            std::string::npos)
+      << std::get<ApiError>(aliased).message;
+  auto cycle = ParseJsonOrYaml("a: &a [*a]");
+  ASSERT_TRUE(IsError(cycle));
+  EXPECT_EQ(std::get<ApiError>(cycle).code, 400);
+}
+
+// Found by fuzz/kube_body_fuzzer.cc: a YAML string that is not UTF-8 was
+// taken, and writing the object's JSON then failed: a 500 carrying
+// nlohmann's exception text. A client's mistake is a 400.
+TEST(kubesimPatch, YamlThatIsNotUtf8Is400) {
+  auto refused = ParseJsonOrYaml("apiVersion: v1\nkind: ConfigMap\ndata:\n  a: \"x\xac\"\n");
+  ASSERT_TRUE(IsError(refused));
+  EXPECT_EQ(std::get<ApiError>(refused).code, 400);
+  EXPECT_EQ(std::get<ApiError>(refused).message,
+            "error converting YAML to JSON: a string is not valid UTF-8 at line 4, column 6");
+}
+
+// A JSON patch cannot build what a body could not be: kube-apiserver's
+// operation and copy bounds, and the document depth after every operation.
+TEST(kubesimPatch, JsonPatchesStayBounded) {
+  const json target = {{"a", {{"b", 1}}}};
+  const json too_many = json(std::vector<json>(10001, {{"op", "test"}, {"path", "/a/b"}, {"value", 1}}));
+  auto many = ApplyJsonPatch(target, too_many);
+  ASSERT_TRUE(IsError(many));
+  EXPECT_EQ(std::get<ApiError>(many).code, 413);
+  // Each copy doubles /a: 2^40 nodes without the copy bound.
+  json doubling = json::array({{{"op", "add"}, {"path", "/a/b"}, {"value", std::string(1000, 'x')}}});
+  for (int i = 0; i < 40; ++i)
+    doubling.push_back({{"op", "copy"}, {"from", "/a"}, {"path", "/a/c" + std::to_string(i)}});
+  auto doubled = ApplyJsonPatch(target, doubling);
+  ASSERT_TRUE(IsError(doubled));
+  EXPECT_EQ(std::get<ApiError>(doubled).code, 422);
+  EXPECT_NE(std::get<ApiError>(doubled).message.find("accumulated size increase of copy"), std::string::npos);
+  // Values of 100 levels added one inside the other: 201 levels after two.
+  const json hundred = json::parse(std::string(100, '[') + std::string(100, ']'));
+  std::string inside = "/a/x";
+  for (int i = 0; i < 99; ++i) inside += "/0";
+  const json nesting = json::array({{{"op", "add"}, {"path", "/a/x"}, {"value", hundred}},
+                                    {{"op", "add"}, {"path", inside + "/-"}, {"value", hundred}}});
+  auto nested = ApplyJsonPatch(target, nesting);
+  ASSERT_TRUE(IsError(nested));
+  EXPECT_EQ(std::get<ApiError>(nested).code, 422);
+  EXPECT_NE(std::get<ApiError>(nested).message.find("nests deeper than 128 levels"), std::string::npos)
+      << std::get<ApiError>(nested).message;
+  // Ordinary patches apply as before.
+  auto ok =
+      ApplyJsonPatch(target, json::parse(R"([{"op":"copy","from":"/a","path":"/c"},{"op":"remove","path":"/a"}])"));
+  ASSERT_FALSE(IsError(ok));
+  EXPECT_EQ(std::get<json>(ok), json::parse(R"({"c":{"b":1}})"));
+}
+
+// L6: at most 1 MiB of data in a config map or a secret, as kube-apiserver
+// counts it, refused in its words.
+TEST(kubesimValidate, ConfigMapsAndSecretsHoldAtMostOneMebibyte) {
+  ResourceType config_maps, secrets;
+  config_maps.resource = "configmaps";
+  config_maps.kind = "ConfigMap";
+  secrets.resource = "secrets";
+  secrets.kind = "Secret";
+  const auto config_map = [](std::size_t data, std::size_t binary_base64) {
+    json cm = {{"metadata", {{"name", "big"}}}, {"data", {{"a", std::string(data, 'x')}}}};
+    if (binary_base64 > 0) cm["binaryData"] = {{"a", std::string(binary_base64, 'A')}};
+    return cm;
+  };
+  EXPECT_TRUE(Validate(config_maps, config_map(1048576, 0)).empty());
+  auto causes = Validate(config_maps, config_map(1048577, 0));
+  ASSERT_EQ(causes.size(), 1u);
+  EXPECT_EQ(causes[0].field, "[]");
+  EXPECT_EQ(causes[0].message, "Too long: must have at most 1048576 bytes");
+  // binaryData counts decoded: 8 base64 characters are 6 bytes.
+  EXPECT_TRUE(Validate(config_maps, config_map(1048576 - 6, 8)).empty());
+  EXPECT_EQ(Validate(config_maps, config_map(1048576 - 5, 8)).size(), 1u);
+  const auto secret = [](std::size_t base64, std::size_t string_data) {
+    json s = {{"metadata", {{"name", "big"}}}, {"data", {{"a", std::string(base64, 'A')}}}};
+    if (string_data > 0) s["stringData"] = {{"b", std::string(string_data, 'x')}};
+    return s;
+  };
+  EXPECT_TRUE(Validate(secrets, secret(1398100, 0)).empty());  // 1048575 bytes decoded
+  auto secret_causes = Validate(secrets, secret(1398100, 2));
+  ASSERT_EQ(secret_causes.size(), 1u);
+  EXPECT_EQ(secret_causes[0].field, "data");
+  // stringData replaces the data of its key.
+  json replaced = secret(1398100, 0);
+  replaced["stringData"] = {{"a", "x"}};
+  EXPECT_TRUE(Validate(secrets, replaced).empty());
+  auto typed = Validate(config_maps, json{{"metadata", {{"name", "n"}}}, {"data", {{"a", json::array()}}}});
+  ASSERT_EQ(typed.size(), 1u);
+  EXPECT_EQ(typed[0].field, "data.a");
+}
+
+// What a real host refuses is refused at the virtual side too: annotations
+// hold at most 256 KiB, keys and values together (kube-apiserver's
+// TotalAnnotationSizeLimitB).
+TEST(kubesimValidate, AnnotationsHoldAtMost256KiB) {
+  ResourceType config_maps;
+  config_maps.resource = "configmaps";
+  config_maps.kind = "ConfigMap";
+  const auto annotated = [](std::size_t value_bytes) {
+    return json{{"metadata", {{"name", "n"}, {"annotations", {{"note", std::string(value_bytes, 'x')}}}}}};
+  };
+  EXPECT_TRUE(Validate(config_maps, annotated(262144 - 4)).empty());
+  auto causes = Validate(config_maps, annotated(262144 - 3));
+  ASSERT_EQ(causes.size(), 1u);
+  EXPECT_EQ(causes[0].field, "metadata.annotations");
+  EXPECT_EQ(causes[0].message, "Too long: must have at most 262144 bytes");
+}
+
+// The inventory's taints go through YamlToJson, which expanded every alias.
+TEST(kubesimInventory, AnAliasBombIsRefused) {
+  auto inventory = ParseInventory(
+      test::YamlAliasBomb(5) + "nodes:\n  - name: n\n    cpu: \"1\"\n    memory: 1Gi\n    taints: *l5\n", "inv.yaml");
+  ASSERT_FALSE(inventory.ok());
+  EXPECT_NE(inventory.status().message().find("inv.yaml: the document expands excessively through aliases"),
+            std::string::npos)
+      << inventory.status().message();
 }
 
 TEST(kubesimInventory, BraceRanges) {

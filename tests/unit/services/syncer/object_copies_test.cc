@@ -199,5 +199,44 @@ TEST_F(SyncerObjectCopiesTest, ARestartedSyncerWritesNoCopyAgain) {
   EXPECT_FALSE(HostCopy(kube::kConfigMaps, "unused").has_value());
 }
 
+// L6: a copy the host refuses for what it is (a 400, 413 or 422) is not
+// retried forever with the pod left Pending in silence: the virtual object
+// gets a SyncRefused event and the pod that needs it is refused, both
+// saying why. Here the host's 256 KiB bound on annotations: the virtual
+// config map is at it, its copy's bookkeeping annotations take it past.
+TEST_F(SyncerObjectCopiesTest, ACopyTheHostRefusesIsASyncRefusedEventNotARetryForever) {
+  json config = ConfigMap("app-config", {{"mode", "fast"}});
+  config["metadata"]["annotations"] = {{"note", std::string(256 * 1024 - 4, 'x')}};
+  ASSERT_TRUE(virtual_->Create(kube::kConfigMaps, "default", config).ok());
+  ASSERT_TRUE(
+      virtual_->Create(kube::kSecrets, "default", Secret("creds", "Opaque", {{"PASSWORD", "aHVudGVyMg=="}})).ok());
+  ASSERT_TRUE(virtual_
+                  ->Create(kube::kSecrets, "default",
+                           Secret("registry", "kubernetes.io/dockerconfigjson", {{".dockerconfigjson", "e30="}}))
+                  .ok());
+  ASSERT_TRUE(virtual_->Create(kube::kPods, "default", PodUsing("web", "app-config")).ok());
+  const auto refusal = [&](const std::string& kind, const std::string& name) -> std::optional<std::string> {
+    auto events = virtual_->List(kube::kEvents, "default");
+    if (!events.ok()) return std::nullopt;
+    for (const auto& item : events->items) {
+      const json event = item.ToJson();
+      if (event.value("reason", "") == "SyncRefused" && event["involvedObject"].value("kind", "") == kind &&
+          event["involvedObject"].value("name", "") == name) {
+        return event.value("message", "");
+      }
+    }
+    return std::nullopt;
+  };
+  ASSERT_TRUE(Eventually([&] { return refusal("ConfigMap", "app-config") && refusal("Pod", "web"); }));
+  EXPECT_NE(refusal("ConfigMap", "app-config")->find("metadata.annotations: Too long: must have at most 262144 bytes"),
+            std::string::npos)
+      << *refusal("ConfigMap", "app-config");
+  EXPECT_NE(refusal("Pod", "web")->find("ConfigMap default/app-config"), std::string::npos) << *refusal("Pod", "web");
+  ASSERT_TRUE(syncer_->AwaitIdle(10s));  // nothing left retrying
+  EXPECT_FALSE(HostPod("web").has_value());
+  EXPECT_FALSE(HostCopy(kube::kConfigMaps, "app-config").has_value());
+  EXPECT_EQ((*VirtualPod("web"))["status"].value("phase", ""), "Pending");
+}
+
 }  // namespace
 }  // namespace septa::syncer::testing
