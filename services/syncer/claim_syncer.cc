@@ -9,6 +9,7 @@
 #include "services/syncer/refusal.h"
 #include "tenancy/sync/bookkeeping.h"
 #include "tenancy/sync/host_claims.h"
+#include "tenancy/sync/pod_references.h"
 
 namespace septa::syncer {
 
@@ -52,10 +53,18 @@ std::vector<std::string> ClaimSyncer::ClaimKeys(const std::string& host_namespac
   return {keys.begin(), keys.end()};
 }
 
-std::optional<tsync::Refusal> ClaimSyncer::HostNameRefusal(WatchedCluster& cluster, const json& virtual_pod,
-                                                           const std::string& pod_key) const {
+Result<std::optional<tsync::Refusal>> ClaimSyncer::ClaimsRefusal(WatchedCluster& cluster, const json& virtual_pod,
+                                                                 const std::string& pod_key) const {
+  using Refused = std::optional<tsync::Refusal>;
   const tsync::VirtualClusterView view = cluster.synced().view;
   const std::string ns = tsync::MetadataField(virtual_pod, "namespace");
+  if (tsync::ReferencedClaims(virtual_pod).empty()) return Refused();
+  auto claims = cluster.Objects(kube::kPersistentVolumeClaims);
+  SEPTA_RETURN_IF_ERROR(claims);
+  if (auto refused = tsync::EphemeralClaimOfAnother(
+          virtual_pod, [&](const std::string& name) { return (*claims)->Get(ns, name); })) {
+    return refused;
+  }
   for (const std::string& claim : tsync::ReferencedClaims(virtual_pod)) {
     const std::string host_name = tsync::HostObjectName(claim, ns, view.vcluster);
     const std::optional<json> host_copy = host_claims_->Get(view.host_namespace, host_name);
@@ -73,9 +82,9 @@ std::optional<tsync::Refusal> ClaimSyncer::HostNameRefusal(WatchedCluster& clust
     for (auto what : {WatchedCluster::WaitingFor::kHolder, WatchedCluster::WaitingFor::kUser}) {
       cluster.Wait(what, kube::kPersistentVolumeClaims.resource, host_name, ns, pod_key);
     }
-    return tsync::ReferenceRefused(tsync::kClaimKind, ns, claim, *refused);
+    return Refused(tsync::ReferenceRefused(tsync::kClaimKind, ns, claim, *refused));
   }
-  return std::nullopt;
+  return Refused();
 }
 
 Outcome ClaimSyncer::Reconcile(WatchedCluster& cluster, const std::string& ns, const std::string& name) {

@@ -47,12 +47,15 @@ class ClaimSyncer {
   // One virtual claim (starts the virtual cluster's claim watch).
   reconcile::Outcome Reconcile(WatchedCluster& cluster, const std::string& ns, const std::string& name);
 
-  // Why virtual pod `virtual_pod` (key `pod_key`) may not run: a claim it
-  // uses has the host name of another virtual object's copy, which its host
-  // pod would mount; nullopt when none has. The pod's key is looked at
-  // again once that host name is free.
-  std::optional<tenancy::sync::Refusal> HostNameRefusal(WatchedCluster& cluster, const nlohmann::json& virtual_pod,
-                                                        const std::string& pod_key) const;
+  // Why virtual pod `virtual_pod` (key `pod_key`) may not run for the
+  // claims it uses: one has the host name of another virtual object's copy
+  // or of a claim a pod of another namespace uses, which its host pod
+  // would mount (the pod's key is looked at again once that host name is
+  // free), or an ephemeral volume's claim is another pod's
+  // (tenancy::sync::EphemeralClaimOfAnother); nullopt when none.
+  Result<std::optional<tenancy::sync::Refusal>> ClaimsRefusal(WatchedCluster& cluster,
+                                                              const nlohmann::json& virtual_pod,
+                                                              const std::string& pod_key) const;
 
   // The keys of the virtual claims whose copies are in `host_namespace`
   // (the host informer's cache) for this virtual cluster.

@@ -500,7 +500,11 @@ Outcome SyncerController::CreateHostPod(WatchedCluster& cluster, const std::stri
   auto copied = copies_.EnsureCopies(cluster, tsync::ReferencedObjects(virtual_pod), key);
   if (!copied.ok()) return Failed(copied.status());
   std::optional<tsync::Refusal> taken = *std::move(copied);
-  if (!taken) taken = claims_.HostNameRefusal(cluster, virtual_pod, key);
+  if (!taken) {
+    auto claims = claims_.ClaimsRefusal(cluster, virtual_pod, key);
+    if (!claims.ok()) return Failed(claims.status());
+    taken = *std::move(claims);
+  }
   const std::string ns = tsync::MetadataField(virtual_pod, "namespace");
   const auto gang = tsync::GangOf(options_.settings, virtual_pod);
   if (!taken && std::holds_alternative<tsync::Gang>(gang)) {

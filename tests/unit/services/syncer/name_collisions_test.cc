@@ -247,6 +247,40 @@ TEST_F(SyncerNameCollisionsTest, AClaimWhoseHostNameIsAnothersIsRefusedAndTheOth
   EXPECT_EQ(tsync::MetadataField(*kept, "uid"), copy_uid);
 }
 
+// Inside one namespace: pod "a" with ephemeral volume "b-c" and pod "a-b"
+// with volume "c" name one claim, "a-b-c"; the kubelet mounts it for its
+// owner only, and so does the syncer.
+TEST_F(SyncerNameCollisionsTest, AnEphemeralVolumesClaimOfAnotherPodIsNotMounted) {
+  auto with_ephemeral = [](const std::string& name, const std::string& volume) {
+    const json claim_spec = {{"accessModes", {"ReadWriteOnce"}}, {"resources", {{"requests", {{"storage", "1Gi"}}}}}};
+    json pod = Pod(name);
+    pod["spec"]["volumes"] = json::array();
+    pod["spec"]["volumes"].push_back(
+        {{"name", volume}, {"ephemeral", {{"volumeClaimTemplate", {{"spec", claim_spec}}}}}});
+    return pod;
+  };
+  ASSERT_TRUE(virtual_->Create(kube::kPods, "default", with_ephemeral("a", "b-c")).ok());
+  const std::string uid = tsync::MetadataField(*VirtualPod("a"), "uid");
+  // What the ephemeral volume controller makes for it (kubesim has none).
+  ASSERT_TRUE(
+      virtual_
+          ->Create(
+              kube::kPersistentVolumeClaims, "default",
+              {{"apiVersion", "v1"},
+               {"kind", "PersistentVolumeClaim"},
+               {"metadata",
+                {{"name", "a-b-c"},
+                 {"ownerReferences",
+                  {{{"apiVersion", "v1"}, {"kind", "Pod"}, {"name", "a"}, {"uid", uid}, {"controller", true}}}}}},
+               {"spec", {{"accessModes", {"ReadWriteOnce"}}, {"resources", {{"requests", {{"storage", "1Gi"}}}}}}}})
+          .ok());
+  ASSERT_TRUE(Eventually([&] { return HostPod("a").has_value(); }));
+  ASSERT_TRUE(virtual_->Create(kube::kPods, "default", with_ephemeral("a-b", "c")).ok());
+  ASSERT_TRUE(Eventually([&] { return RefusedWith("default", "Pod", "a-b", "a-b-c was not created for this pod"); }));
+  ASSERT_TRUE(syncer_->AwaitIdle(10s));
+  EXPECT_FALSE(HostPod("a-b").has_value());
+}
+
 TEST_F(SyncerNameCollisionsTest, AGangWhoseHostNameIsAnothersIsRefusedAndTheOthersGroupKeepsItsSize) {
   auto member = [](const std::string& ns, const std::string& name, const std::string& gang, const std::string& size) {
     json pod = In(Pod(name), ns);
