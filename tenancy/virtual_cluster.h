@@ -64,12 +64,17 @@ struct VirtualCluster {
   QueueSettings queue;
   VirtualClusterState state = VirtualClusterState::kProvisioning;
   std::vector<Condition> conditions;
-  std::string host_namespace;   // output
+  // output: given when the virtual cluster is created (HostNamespaceName)
+  // and never changed, unique (the store refuses a second holder)
+  std::string host_namespace;
   std::string endpoint;         // output, filled by the provisioner
   std::int64_t generation = 1;  // bumped by changes to the desired state (capacity, quota, queue, sleep, wake)
   std::int64_t version = 1;     // bumped by every change; the etag is derived from it
   TimePoint create_time{};
   TimePoint update_time{};
+  // Not shown: the provisioner may have written to the host for it (set
+  // before its first write), so that its deletion goes through DELETING.
+  bool on_host = false;
 };
 
 }  // namespace septa::tenancy

@@ -19,6 +19,7 @@
 #include "services/base/file.h"
 #include "services/base/open_files.h"
 #include "services/base/secure_random.h"
+#include "services/core/host_namespaces.h"
 #include "services/core/use_cases.h"
 #include "services/grpc/grpc_server.h"
 #include "services/hostcp/host_control_planes.h"
@@ -360,7 +361,7 @@ Status SeptadApp::Impl::MakeVaultIssuer() {
   vault_client = *std::move(client);
   vault::VaultPkiOptions pki;
   pki.root_mount = config.vault_pki_mount;
-  vault_pki = std::make_unique<vault::VaultPki>(*vault_client, std::move(pki));
+  vault_pki = std::make_unique<vault::VaultPki>(*vault_client, std::move(pki), core::StoredHostNamespaces(*store));
   issuer = std::make_unique<vault::VaultPkiIssuer>(*vault_pki);
   spdlog::info("credentials: issued by the Vault at {} (root mount {})", config.vault_addr, config.vault_pki_mount);
   if (!config.vault_workload_access) return Status::Ok();
@@ -370,7 +371,8 @@ Status SeptadApp::Impl::MakeVaultIssuer() {
   // A bad template is the admin's mistake: refuse it now, naming the key, not at every reconcile.
   SEPTA_RETURN_IF_ERROR(
       vault::RenderWorkloadPolicy(workloads.policy_template, "tenant", "vcluster", "vault_workload_policy"));
-  vault_workloads = std::make_unique<vault::VaultWorkloadAccess>(*vault_client, std::move(workloads));
+  vault_workloads = std::make_unique<vault::VaultWorkloadAccess>(*vault_client, std::move(workloads),
+                                                                 core::StoredHostNamespaces(*store));
   spdlog::info("workloads' Vault access: a Kubernetes auth method per virtual cluster, role workloads");
   return Status::Ok();
 }
@@ -412,6 +414,7 @@ Status SeptadApp::Impl::StartControlPlanes() {
     options.database_admin_url = database_url;
     options.database_address = config.control_plane_database_address;
     options.client_ca = client_ca;
+    options.host_namespace_of = core::StoredHostNamespaces(*store);
     SEPTA_RETURN_IF_ERROR(hostcp::ValidateHostControlPlanesOptions(options));
     host_control_planes = std::make_unique<hostcp::HostControlPlanes>(*host_cluster, *sealed_objects, options);
     inner = host_control_planes.get();

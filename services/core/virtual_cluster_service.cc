@@ -6,6 +6,7 @@
 #include "services/core/tenant_query.h"
 #include "services/core/tenant_quota_check.h"
 #include "services/core/validation.h"
+#include "tenancy/host/names.h"
 #include "tenancy/lifecycle.h"
 #include "tenancy/names.h"
 #include "tenancy/validation.h"
@@ -149,15 +150,25 @@ Result<VirtualClusterView> VirtualClusterService::Create(const RequestContext& c
     vc.tenant = tenant;
     vc.state = VirtualClusterState::kProvisioning;
     vc.conditions.clear();
-    vc.host_namespace.clear();
+    // Given once, here, and stored: a later name function moves no namespace.
+    vc.host_namespace = tenancy::host::HostNamespaceName(tenant, vc.name);
+    vc.on_host = false;
     vc.endpoint.clear();
     vc.generation = 1;
     vc.version = 1;
     vc.create_time = vc.update_time = now;
     tenancy::SetCondition(vc.conditions, tenancy::CapacityReadyCondition({}, vc.generation), now);
     if (Status ins = tx.VirtualClusters().Insert(vc); !ins.ok()) {
-      if (ins.code() == Code::kAlreadyExists) return AlreadyExists(NameOf(tenant, vc.name) + " already exists");
-      return ins;
+      if (ins.code() != Code::kAlreadyExists) return ins;
+      if (ins.violations().empty() || ins.violations()[0].field != "host_namespace") {
+        return AlreadyExists(NameOf(tenant, vc.name) + " already exists");
+      }
+      // Another virtual cluster holds the namespace this name maps to (one
+      // named under an earlier name function, or a 44-bit hash collision):
+      // never shared, whoever holds it.
+      const std::string why =
+          "its host namespace " + vc.host_namespace + " is another virtual cluster's; choose another name";
+      return Status(Code::kAlreadyExists, "name: " + why, {{"name", why}});
     }
     SEPTA_RETURN_IF_ERROR(EnforceTenantQuota(tx, catalog_, *owner, vc, nullptr, nullptr));
     SEPTA_RETURN_IF_ERROR(session.Engine(tx));
@@ -312,7 +323,7 @@ Result<VirtualClusterView> VirtualClusterService::Delete(const RequestContext& c
     next.state = VirtualClusterState::kDeleting;
     next.version = current->version + 1;
     next.update_time = now;
-    if (current->host_namespace.empty()) {
+    if (!current->on_host) {
       // Never provisioned on the host: nothing of the tenant can run on its capacity.
       SEPTA_RETURN_IF_ERROR(session.Engine(tx));
       session.Release(tenant, name);

@@ -128,6 +128,7 @@ Status ValidateHostControlPlanesOptions(const HostControlPlanesOptions& options)
                         "must be host:port, the PostgreSQL server as the host cluster's pods reach it");
   }
   if (options.certificate_validity < 1h) return InvalidField("certificate_validity", "must be at least 1h");
+  if (!options.host_namespace_of) return InvalidField("host_namespace_of", "is required");
   return Status::Ok();
 }
 
@@ -215,7 +216,9 @@ Result<core::ControlPlaneState> HostControlPlanes::Ensure(const std::string& ten
   SEPTA_RETURN_IF_ERROR(tenancy::ValidateTenantName("tenant", tenant));
   SEPTA_RETURN_IF_ERROR(tenancy::ValidateVirtualClusterName("vcluster", vcluster));
   const core::VirtualClusterKey key{tenant, vcluster};
-  const std::string ns = host::HostNamespaceName(tenant, vcluster);
+  auto host_namespace = options_.host_namespace_of(key);
+  SEPTA_RETURN_IF_ERROR(host_namespace);
+  const std::string& ns = *host_namespace;
 
   // The CA first: List finds the control plane from here on, so a crash
   // after any later step leaves nothing Remove cannot find.
@@ -232,8 +235,12 @@ Result<core::ControlPlaneState> HostControlPlanes::Ensure(const std::string& ten
   auto bootstrap = host_.Get(kSecrets, ns, std::string(host::kBootstrapName));
   SEPTA_RETURN_IF_ERROR(UnlessNotFound(bootstrap.status()));
 
-  host::ControlPlaneInputs inputs{
-      .tenant = tenant, .vcluster = vcluster, .certificates = {}, .kine_endpoint = {}, .extra_client_ca = {}};
+  host::ControlPlaneInputs inputs{.tenant = tenant,
+                                  .vcluster = vcluster,
+                                  .host_namespace = ns,
+                                  .certificates = {},
+                                  .kine_endpoint = {},
+                                  .extra_client_ca = {}};
   auto kept = SecretData(
       certs, {host::kCaCertificateKey, host::kApiServerCertificateKey, host::kApiServerKeyKey,
               host::kServiceAccountKeyKey, host::kControllerManagerCertificateKey, host::kControllerManagerKeyKey});
@@ -311,7 +318,9 @@ Result<core::ControlPlaneState> HostControlPlanes::Ensure(const std::string& ten
 Status HostControlPlanes::Remove(const std::string& tenant, const std::string& vcluster) {
   SEPTA_RETURN_IF_ERROR(tenancy::ValidateTenantName("tenant", tenant));
   SEPTA_RETURN_IF_ERROR(tenancy::ValidateVirtualClusterName("vcluster", vcluster));
-  const std::string ns = host::HostNamespaceName(tenant, vcluster);
+  auto host_namespace = options_.host_namespace_of({tenant, vcluster});
+  SEPTA_RETURN_IF_ERROR(host_namespace);
+  const std::string& ns = *host_namespace;
   kube::DeleteOptions background;
   background.propagation_policy = "Background";  // the pods go with their StatefulSet and Deployment
   for (const Named& object : kObjects) {
@@ -350,9 +359,11 @@ Result<std::string> HostControlPlanes::SyncerKubeconfig(const std::string& tenan
   auto certificate = http::IssueCertificate(
       {std::string(kSyncerUser), {"system:masters"}, {}, {}, now - 1h, now + options_.certificate_validity}, &ca);
   SEPTA_RETURN_IF_ERROR(certificate);
+  auto host_namespace = options_.host_namespace_of({tenant, vcluster});
+  SEPTA_RETURN_IF_ERROR(host_namespace);
   return core::RenderKubeconfig(
       {.name = tenant + "-" + vcluster,
-       .server = host::ControlPlaneEndpoint(host::HostNamespaceName(tenant, vcluster), options_.config),
+       .server = host::ControlPlaneEndpoint(*host_namespace, options_.config),
        .server_ca = ca.certificate,
        .user = std::string(kSyncerUser),
        .credential = core::KubeconfigClientCertificate{certificate->certificate, certificate->private_key}});
@@ -366,7 +377,9 @@ Result<std::optional<core::WorkloadEndpoints>> HostControlPlanes::WorkloadEndpoi
                                                                                       const std::string& vcluster) {
   SEPTA_RETURN_IF_ERROR(tenancy::ValidateTenantName("tenant", tenant));
   SEPTA_RETURN_IF_ERROR(tenancy::ValidateVirtualClusterName("vcluster", vcluster));
-  const std::string ns = host::HostNamespaceName(tenant, vcluster);
+  auto host_namespace = options_.host_namespace_of({tenant, vcluster});
+  SEPTA_RETURN_IF_ERROR(host_namespace);
+  const std::string& ns = *host_namespace;
   auto cluster_ip = [&](std::string_view name) -> Result<std::string> {
     auto service = host_.Get(kServices, ns, std::string(name));
     SEPTA_RETURN_IF_ERROR(service);

@@ -28,6 +28,7 @@
 
 #include "common/clock.h"
 #include "services/core/control_plane.h"
+#include "services/core/host_namespaces.h"
 #include "services/core/virtual_object_store.h"
 #include "services/kube/client.h"
 #include "tenancy/host/config.h"
@@ -49,6 +50,9 @@ struct HostControlPlanesOptions {
   // intermediate, vault::VaultPki::ClientCaPem), asked at every Ensure;
   // none when unset.
   std::function<Result<std::string>(const core::VirtualClusterKey&)> client_ca{};
+  // The namespace each virtual cluster's control plane goes to, as stored
+  // with it (core::StoredHostNamespaces in septad); required.
+  core::HostNamespaceOf host_namespace_of{};
   // Injected for deterministic tests; the system ones when null.
   const Clock* clock = nullptr;
   RandomSource* random = nullptr;

@@ -160,6 +160,7 @@ struct ProvisionerController::Applied {
   std::string host_namespace;
   std::string endpoint;
   std::vector<tenancy::Condition> conditions;
+  bool on_host = false;  // this pass may write to the host: the row says so from now on
 };
 
 ProvisionerController::ProvisionerController(ProvisionerControllerOptions options, core::Store& store,
@@ -301,8 +302,10 @@ Outcome ProvisionerController::Reconcile(const std::string& key) {
     return Status::Ok();
   });
   if (!st.ok()) return Outcome::Error(st);
-  if (!exists) return Teardown(tenant, name, false);
-  if (desired.vcluster.state == VirtualClusterState::kDeleting) return Teardown(tenant, name, true);
+  if (!exists) return Teardown(tenant, name, "", false);
+  if (desired.vcluster.state == VirtualClusterState::kDeleting) {
+    return Teardown(tenant, name, desired.vcluster.host_namespace, true);
+  }
   return Provision(desired);
 }
 
@@ -367,7 +370,10 @@ Outcome ProvisionerController::Provision(const Desired& desired) {
   const VirtualCluster& vc = desired.vcluster;
   const std::int64_t generation = vc.generation;
   const TimePoint now = clock_.Now();
-  Applied applied{.host_namespace = tenancy::host::HostNamespaceName(vc.tenant, vc.name),
+  // The stored name, given at create. A row of an older septad that was
+  // never provisioned has none yet: it gets one now, recorded below.
+  Applied applied{.host_namespace = vc.host_namespace.empty() ? tenancy::host::HostNamespaceName(vc.tenant, vc.name)
+                                                              : vc.host_namespace,
                   .endpoint = vc.endpoint,
                   .conditions = {}};
   auto condition = [&](const char* type, bool ok, std::string reason, std::string message) {
@@ -385,7 +391,8 @@ Outcome ProvisionerController::Provision(const Desired& desired) {
   const tenancy::Reservation* reservation = desired.reservation ? &*desired.reservation : asleep ? &none : nullptr;
   // A suspended tenant's virtual cluster is rendered as a sleeping one (its
   // namespace admits no new pod: render.h kSleepingPods); its row keeps its state.
-  tenancy::VirtualCluster as_rendered = vc;
+  VirtualCluster as_rendered = vc;
+  as_rendered.host_namespace = applied.host_namespace;
   if (desired.tenant_suspended) as_rendered.state = VirtualClusterState::kSleeping;
   Result<tenancy::host::HostObjects> rendered =
       reservation
@@ -398,11 +405,22 @@ Outcome ProvisionerController::Provision(const Desired& desired) {
   }
   // Recorded before anything exists on the host, so that a delete racing
   // this first apply knows that there may be something to remove.
-  if (vc.host_namespace != applied.host_namespace) {
-    Applied recorded{.host_namespace = applied.host_namespace, .endpoint = vc.endpoint, .conditions = {}};
-    if (Status w = WriteStatus(desired, recorded); !w.ok()) return Outcome::Error(w);
+  if (vc.host_namespace != applied.host_namespace || !vc.on_host) {
+    Applied recorded{
+        .host_namespace = applied.host_namespace, .endpoint = vc.endpoint, .conditions = {}, .on_host = true};
+    if (Status w = WriteStatus(desired, recorded); !w.ok()) {
+      if (w.code() != Code::kAlreadyExists) return Outcome::Error(w);
+      // Only a row of an older septad, named now: another holds the name.
+      Applied taken{.host_namespace = "", .endpoint = vc.endpoint, .conditions = {}};
+      condition(kPartCondition[kNamespacePart], false, "HostNamespaceTaken",
+                "the host namespace " + applied.host_namespace + " is another virtual cluster's");
+      taken.conditions = applied.conditions;
+      if (Status again = WriteStatus(desired, taken); !again.ok()) return Outcome::Error(again);
+      return Outcome::Error(w);
+    }
     return Outcome::RequeueAfter(std::chrono::nanoseconds(0));
   }
+  applied.on_host = true;
 
   PartResult parts[kPartCount];
   std::optional<json> ns = Cached(kNamespaces, "", applied.host_namespace);
@@ -641,6 +659,7 @@ Status ProvisionerController::WriteStatus(const Desired& desired, const Applied&
     VirtualCluster next = *current;
     const TimePoint now = clock_.Now();
     next.host_namespace = applied.host_namespace;
+    next.on_host = current->on_host || applied.on_host;
     next.endpoint = applied.endpoint;
     for (const auto& c : applied.conditions) tenancy::SetCondition(next.conditions, c, now);
     const bool capacity = IsTrue(next.conditions, "CapacityReady");
@@ -649,8 +668,8 @@ Status ProvisionerController::WriteStatus(const Desired& desired, const Applied&
     if (ready && (next.state == VirtualClusterState::kProvisioning || next.state == VirtualClusterState::kFailed)) {
       next.state = VirtualClusterState::kReady;
     }
-    if (next.host_namespace == current->host_namespace && next.endpoint == current->endpoint &&
-        next.conditions == current->conditions && next.state == current->state) {
+    if (next.host_namespace == current->host_namespace && next.on_host == current->on_host &&
+        next.endpoint == current->endpoint && next.conditions == current->conditions && next.state == current->state) {
       return Status::Ok();
     }
     next.version = current->version + 1;
@@ -659,22 +678,35 @@ Status ProvisionerController::WriteStatus(const Desired& desired, const Applied&
   });
 }
 
-Result<bool> ProvisionerController::RemoveHostObjects(const std::string& tenant, const std::string& vcluster) {
+Result<bool> ProvisionerController::RemoveHostObjects(const std::string& tenant, const std::string& vcluster,
+                                                      const std::string& host_namespace) {
   const std::string key = tenant + "/" + vcluster;
-  const std::string host_namespace = tenancy::host::HostNamespaceName(tenant, vcluster);
+  // The stored name; without a row, the namespaces labelled for the key
+  // (whatever name they were given) and the name a row would get now (for
+  // node pins left after their namespace went).
+  std::set<std::string> namespaces;
+  if (!host_namespace.empty()) {
+    namespaces.insert(host_namespace);
+  } else {
+    auto labelled = host_.ListAll(kNamespaces, "", Selector(VClusterSelector(tenant, vcluster)));
+    SEPTA_RETURN_IF_ERROR(labelled);
+    for (const auto& item : labelled->items) namespaces.insert(Text(item.ToJson(), "name"));
+    namespaces.insert(tenancy::host::HostNamespaceName(tenant, vcluster));
+  }
   bool gone = true;
-  auto ns = host_.Get(kNamespaces, "", host_namespace);
-  if (ns.ok()) {
-    // Only a namespace that says it is this virtual cluster's.
-    if (VClusterKeyOf(*ns) == key) {
-      gone = false;
-      if (!Terminating(*ns)) {
-        Status deleted = host_.Delete(kNamespaces, "", host_namespace);
-        if (!deleted.ok() && deleted.code() != Code::kNotFound) return deleted;
-      }
+  for (const std::string& name : namespaces) {
+    auto ns = host_.Get(kNamespaces, "", name);
+    if (!ns.ok()) {
+      if (ns.status().code() != Code::kNotFound) return ns.status();
+      continue;
     }
-  } else if (ns.status().code() != Code::kNotFound) {
-    return ns.status();
+    // Only a namespace that says it is this virtual cluster's.
+    if (VClusterKeyOf(*ns) != key) continue;
+    gone = false;
+    if (!Terminating(*ns)) {
+      Status deleted = host_.Delete(kNamespaces, "", name);
+      if (!deleted.ok() && deleted.code() != Code::kNotFound) return deleted;
+    }
   }
   // Cluster-wide objects of every scheduler mode, so that a changed `scheduler` leaves none behind.
   std::set<std::string> seen;
@@ -693,20 +725,23 @@ Result<bool> ProvisionerController::RemoveHostObjects(const std::string& tenant,
       }
     }
   }
-  auto pinned = host_.ListAll(kNodes, "", Selector(tenancy::host::ReservedNodeLabel(host_namespace)));
-  SEPTA_RETURN_IF_ERROR(pinned);
-  for (const auto& item : pinned->items) {
-    const json node = item.ToJson();
-    json body = UnpinPatch(node, host_namespace, tenant);
-    if (body.is_null()) continue;
-    SEPTA_RETURN_IF_ERROR(host_.Patch(kNodes, "", Text(node, "name"), kube::PatchType::kMerge, body.dump()).status());
+  for (const std::string& name : namespaces) {
+    auto pinned = host_.ListAll(kNodes, "", Selector(tenancy::host::ReservedNodeLabel(name)));
+    SEPTA_RETURN_IF_ERROR(pinned);
+    for (const auto& item : pinned->items) {
+      const json node = item.ToJson();
+      json body = UnpinPatch(node, name, tenant);
+      if (body.is_null()) continue;
+      SEPTA_RETURN_IF_ERROR(host_.Patch(kNodes, "", Text(node, "name"), kube::PatchType::kMerge, body.dump()).status());
+    }
   }
   if (control_planes_) SEPTA_RETURN_IF_ERROR(control_planes_->Remove(tenant, vcluster));
   return gone;
 }
 
-Outcome ProvisionerController::Teardown(const std::string& tenant, const std::string& vcluster, bool release) {
-  auto gone = RemoveHostObjects(tenant, vcluster);
+Outcome ProvisionerController::Teardown(const std::string& tenant, const std::string& vcluster,
+                                        const std::string& host_namespace, bool release) {
+  auto gone = RemoveHostObjects(tenant, vcluster, host_namespace);
   if (!gone.ok()) return Outcome::Error(gone.status());
   if (!*gone) return Outcome::RequeueAfter(options_.poll_interval);
   if (!release) return Outcome::Done();

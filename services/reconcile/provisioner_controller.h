@@ -102,11 +102,14 @@ class ProvisionerController final : public Reconciler {
   struct Applied;
   Result<std::vector<std::string>> ListKeys();
   Outcome Provision(const Desired& desired);
-  Outcome Teardown(const std::string& tenant, const std::string& vcluster, bool release);
+  // `host_namespace`: the row's, "" when there is none.
+  Outcome Teardown(const std::string& tenant, const std::string& vcluster, const std::string& host_namespace,
+                   bool release);
   Result<bool> ApplyObject(const nlohmann::json& object, bool& wrote);
   Status PatchNodes(const tenancy::host::HostObjects& rendered, bool& wrote);
   // True once nothing of the virtual cluster is left on the host.
-  Result<bool> RemoveHostObjects(const std::string& tenant, const std::string& vcluster);
+  Result<bool> RemoveHostObjects(const std::string& tenant, const std::string& vcluster,
+                                 const std::string& host_namespace);
   Status WriteStatus(const Desired& desired, const Applied& applied);
   // Sleep and wake (a SLEEPING row, or one woken without a reservation).
   // The Sleeping condition: host workloads deleted, or still going.

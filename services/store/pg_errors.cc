@@ -57,6 +57,9 @@ const std::map<std::string, ConstraintMeaning>& ConstraintMeanings() {
        {Code::kInvalidArgument, "queue.over_quota_weight", kNotNegative}},
       {"virtual_clusters_generation_positive", {Code::kInvalidArgument, "generation", "must be positive"}},
       {"virtual_clusters_version_positive", {Code::kInvalidArgument, "version", "must be positive"}},
+      // migrations/0016_host_namespace_unique.sql
+      {"virtual_clusters_host_namespace_key",
+       {Code::kAlreadyExists, "host_namespace", "is the host namespace of another virtual cluster"}},
       {"inventory_nodes_name_format",
        {Code::kInvalidArgument, "name",
         "must be a DNS-1123 subdomain of at most 253 characters: lower-case letters, digits, '-' and '.', "

@@ -9,6 +9,7 @@
 #include "services/syncer/refusal.h"
 #include "tenancy/sync/bookkeeping.h"
 #include "tenancy/sync/host_claims.h"
+#include "tenancy/sync/pod_references.h"
 
 namespace septa::syncer {
 
@@ -52,12 +53,47 @@ std::vector<std::string> ClaimSyncer::ClaimKeys(const std::string& host_namespac
   return {keys.begin(), keys.end()};
 }
 
+Result<std::optional<tsync::Refusal>> ClaimSyncer::ClaimsRefusal(WatchedCluster& cluster, const json& virtual_pod,
+                                                                 const std::string& pod_key) const {
+  using Refused = std::optional<tsync::Refusal>;
+  const tsync::VirtualClusterView view = cluster.synced().view;
+  const std::string ns = tsync::MetadataField(virtual_pod, "namespace");
+  if (tsync::ReferencedClaims(virtual_pod).empty()) return Refused();
+  auto claims = cluster.Objects(kube::kPersistentVolumeClaims);
+  SEPTA_RETURN_IF_ERROR(claims);
+  if (auto refused = tsync::EphemeralClaimOfAnother(
+          virtual_pod, [&](const std::string& name) { return (*claims)->Get(ns, name); })) {
+    return refused;
+  }
+  for (const std::string& claim : tsync::ReferencedClaims(virtual_pod)) {
+    const std::string host_name = tsync::HostObjectName(claim, ns, view.vcluster);
+    const std::optional<json> host_copy = host_claims_->Get(view.host_namespace, host_name);
+    std::optional<tsync::Refusal> refused;
+    if (host_copy) {
+      // Copied already: another virtual claim's copy there would be mounted.
+      if (auto holder = tsync::OtherHolder(*host_copy, tsync::kClaimKind, ns, claim, view.tenant, view.vcluster)) {
+        refused = tsync::HostNameTaken(tsync::kClaimKind, ns, claim, host_name, *holder);
+      }
+    } else {
+      // Not yet: another namespace's pod waits for a claim of that host name.
+      refused = UsedByAnotherNamespace(cluster, tsync::kClaimKind, ns, claim, host_name);
+    }
+    if (!refused) continue;
+    for (auto what : {WatchedCluster::WaitingFor::kHolder, WatchedCluster::WaitingFor::kUser}) {
+      cluster.Wait(what, kube::kPersistentVolumeClaims.resource, host_name, ns, pod_key);
+    }
+    return Refused(tsync::ReferenceRefused(tsync::kClaimKind, ns, claim, *refused));
+  }
+  return Refused();
+}
+
 Outcome ClaimSyncer::Reconcile(WatchedCluster& cluster, const std::string& ns, const std::string& name) {
   const tsync::VirtualClusterView view = cluster.synced().view;
   auto claims = cluster.Objects(kube::kPersistentVolumeClaims);
   if (!claims.ok()) return Outcome::Error(claims.status());
   const std::string host_name = tsync::HostObjectName(name, ns, view.vcluster);
   const std::string text = std::string(tsync::kClaimKind) + " " + ns + "/" + name;
+  const std::string key = ObjectKey(view.tenant, view.vcluster, kube::kPersistentVolumeClaims, ns, name);
   const std::optional<json> virtual_claim = (*claims)->Get(ns, name);
   std::optional<json> host_copy = host_claims_->Get(view.host_namespace, host_name);
   std::optional<tsync::VirtualRef> recorded;
@@ -67,9 +103,15 @@ Outcome ClaimSyncer::Reconcile(WatchedCluster& cluster, const std::string& ns, c
       return Outcome::Error(Status(Code::kFailedPrecondition, view.host_namespace + "/" + host_name +
                                                                   " does not record " + text + ": left alone"));
     }
+  } else {
+    WakeWaiting(cluster, kube::kPersistentVolumeClaims, host_name, ns, enqueue_);
   }
+  // Another virtual claim's copy (another namespace's data): never this one's to delete or write.
+  const auto holder = host_copy
+                          ? tsync::OtherHolder(*host_copy, tsync::kClaimKind, ns, name, view.tenant, view.vcluster)
+                          : std::nullopt;
   if (!virtual_claim || tsync::Deleting(*virtual_claim)) {
-    if (!host_copy || tsync::Deleting(*host_copy)) return Outcome::Done();
+    if (!host_copy || holder || tsync::Deleting(*host_copy)) return Outcome::Done();
     if (!virtual_claim) {
       auto live = cluster.client().Get(kube::kPersistentVolumeClaims, ns, name);
       if (live.ok()) return Outcome::Done();  // the cache is behind: its event is on the way
@@ -78,10 +120,33 @@ Outcome ClaimSyncer::Reconcile(WatchedCluster& cluster, const std::string& ns, c
     // The tenant deleted it: so goes its data on the host, as a claim's deletion means.
     return Outcome::Of(DeleteHostCopy(host_, kube::kPersistentVolumeClaims, *host_copy));
   }
+  if (holder) {
+    if (!WaitFor(cluster, *host_claims_, host_name, kube::kPersistentVolumeClaims, ns, key)) {
+      return Outcome::RequeueAfter(std::chrono::nanoseconds(0));  // gone meanwhile
+    }
+    auto gone = HolderGone(cluster, *holder);
+    if (!gone.ok()) return Outcome::Error(gone.status());
+    if (!*gone) {
+      return Outcome::Of(RefuseObject(cluster, *virtual_claim, std::string(tsync::kClaimKind),
+                                      tsync::HostNameTaken(tsync::kClaimKind, ns, name, host_name, *holder)));
+    }
+    // That claim is gone: its key deletes its copy (its data), which brings this key back.
+    enqueue_(ObjectKey(view.tenant, view.vcluster, kube::kPersistentVolumeClaims, holder->ref.ns, holder->ref.name));
+    return Outcome::Done();
+  }
   if (host_copy && recorded->uid != tsync::MetadataField(*virtual_claim, "uid")) {
     // The copy of an earlier claim of this name: deleted first (its delete event brings the key back).
     return tsync::Deleting(*host_copy) ? Outcome::Done()
                                        : Outcome::Of(DeleteHostCopy(host_, kube::kPersistentVolumeClaims, *host_copy));
+  }
+  if (!host_copy) {
+    // A pod of another namespace that uses this host name would mount the copy.
+    if (UsedByAnotherNamespace(cluster, tsync::kClaimKind, ns, name, host_name)) {
+      cluster.Wait(WatchedCluster::WaitingFor::kUser, kube::kPersistentVolumeClaims.resource, host_name, ns, key);
+      if (auto used = UsedByAnotherNamespace(cluster, tsync::kClaimKind, ns, name, host_name)) {
+        return Outcome::Of(RefuseObject(cluster, *virtual_claim, std::string(tsync::kClaimKind), *used));
+      }
+    }
   }
   auto want = tsync::HostClaim(view, *virtual_claim);
   if (!want.ok()) return Outcome::Error(want.status());

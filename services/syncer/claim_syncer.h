@@ -6,7 +6,10 @@
 // tenant's data, so it is never deleted for want of a pod, and a copy of an
 // earlier claim of the same name is deleted before the new one is made.
 // A claim that may not be synced (a named or selected host volume, a
-// snapshot source) gets a SyncRefused event and no copy.
+// snapshot source) gets a SyncRefused event and no copy; so does one whose
+// host name is another virtual object's (tenancy/sync/name_collisions.h:
+// that copy, another namespace's data, is never touched), until that one
+// is gone.
 //
 // The virtual cluster's claims are watched from its first pod that uses
 // one (or a copy on the host); until then a claim waits in the virtual
@@ -17,6 +20,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +29,7 @@
 #include "services/kube/watch.h"
 #include "services/reconcile/controller.h"
 #include "services/syncer/virtual_cluster_watches.h"
+#include "tenancy/sync/pod_translation.h"
 
 namespace septa::syncer {
 
@@ -41,6 +46,16 @@ class ClaimSyncer {
 
   // One virtual claim (starts the virtual cluster's claim watch).
   reconcile::Outcome Reconcile(WatchedCluster& cluster, const std::string& ns, const std::string& name);
+
+  // Why virtual pod `virtual_pod` (key `pod_key`) may not run for the
+  // claims it uses: one has the host name of another virtual object's copy
+  // or of a claim a pod of another namespace uses, which its host pod
+  // would mount (the pod's key is looked at again once that host name is
+  // free), or an ephemeral volume's claim is another pod's
+  // (tenancy::sync::EphemeralClaimOfAnother); nullopt when none.
+  Result<std::optional<tenancy::sync::Refusal>> ClaimsRefusal(WatchedCluster& cluster,
+                                                              const nlohmann::json& virtual_pod,
+                                                              const std::string& pod_key) const;
 
   // The keys of the virtual claims whose copies are in `host_namespace`
   // (the host informer's cache) for this virtual cluster.

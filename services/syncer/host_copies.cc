@@ -2,10 +2,30 @@
 
 #include <spdlog/spdlog.h>
 
+#include "services/kube/resources.h"
 #include "services/syncer/virtual_cluster_watches.h"
 #include "tenancy/sync/bookkeeping.h"
+#include "tenancy/sync/host_claims.h"
+#include "tenancy/sync/host_endpoints.h"
+#include "tenancy/sync/host_services.h"
+#include "tenancy/sync/object_copies.h"
 
 namespace septa::syncer {
+namespace {
+
+// The virtual resource of a kind the syncer copies; nullptr for another.
+const kube::Resource* ResourceOfKind(std::string_view kind) {
+  namespace tsync = tenancy::sync;
+  if (kind == "Pod") return &kube::kPods;
+  if (kind == tsync::KindName(tsync::CopiedKind::kConfigMap)) return &kube::kConfigMaps;
+  if (kind == tsync::KindName(tsync::CopiedKind::kSecret)) return &kube::kSecrets;
+  if (kind == tsync::kServiceKind) return &kube::kServices;
+  if (kind == tsync::kEndpointsKind) return &kube::kEndpoints;
+  if (kind == tsync::kClaimKind) return &kube::kPersistentVolumeClaims;
+  return nullptr;
+}
+
+}  // namespace
 
 Status DeleteHostCopy(kube::Client& host, const kube::Resource& resource, const nlohmann::json& host_copy) {
   namespace tsync = tenancy::sync;
@@ -35,6 +55,46 @@ void AddHostCopyKeys(std::set<std::string>& keys, const kube::Informer& copies, 
       keys.insert(ObjectKey(tenant, vcluster, resource, ref->ns, ref->name));
     }
   }
+}
+
+Result<bool> HolderGone(WatchedCluster& cluster, const tenancy::sync::HostNameHolder& holder) {
+  const kube::Resource* resource = ResourceOfKind(holder.kind);
+  if (resource == nullptr) return false;
+  if (resource == &kube::kPods) {
+    if (cluster.pods().Get(holder.ref.ns, holder.ref.name)) return false;
+  } else {
+    auto objects = cluster.Objects(*resource);
+    SEPTA_RETURN_IF_ERROR(objects);
+    if ((*objects)->Get(holder.ref.ns, holder.ref.name)) return false;
+  }
+  auto live = cluster.client().Get(*resource, holder.ref.ns, holder.ref.name);
+  if (live.ok()) return false;  // the cache is behind
+  if (live.status().code() != Code::kNotFound) return live.status();
+  return true;
+}
+
+void WakeWaiting(WatchedCluster& cluster, const kube::Resource& resource, const std::string& host_name,
+                 const std::string& ns, const std::function<void(const std::string&)>& enqueue) {
+  for (const std::string& key : cluster.TakeWaiting(resource.resource, host_name, ns)) enqueue(key);
+}
+
+bool WaitFor(WatchedCluster& cluster, const kube::Informer& copies, const std::string& host_name,
+             const kube::Resource& resource, const std::string& ns, const std::string& key) {
+  cluster.Wait(WatchedCluster::WaitingFor::kHolder, resource.resource, host_name, ns, key);
+  return copies.Get(cluster.synced().view.host_namespace, host_name).has_value();
+}
+
+std::optional<tenancy::sync::Refusal> UsedByAnotherNamespace(WatchedCluster& cluster, std::string_view kind,
+                                                             const std::string& ns, const std::string& name,
+                                                             const std::string& host_name) {
+  namespace tsync = tenancy::sync;
+  for (const nlohmann::json& pod : cluster.pods().List()) {
+    const std::string pod_ns = tsync::MetadataField(pod, "namespace"), pod_name = tsync::MetadataField(pod, "name");
+    if (pod_ns == ns || cluster.IsRefused(PodKey(cluster.tenant(), cluster.vcluster(), pod_ns, pod_name))) continue;
+    const std::string used = tsync::ReferenceWithHostName(pod, kind, host_name, cluster.vcluster());
+    if (!used.empty()) return tsync::HostNameUsed(kind, ns, name, host_name, pod_ns, pod_name, used);
+  }
+  return std::nullopt;
 }
 
 }  // namespace septa::syncer

@@ -11,6 +11,8 @@
 #include "common/status.h"
 #include "services/kube/client.h"
 #include "services/kube/watch.h"
+#include "services/syncer/virtual_cluster_watches.h"
+#include "tenancy/sync/name_collisions.h"
 
 namespace septa::syncer {
 
@@ -27,5 +29,36 @@ std::optional<std::string> KeyOfHostCopy(const nlohmann::json& host_copy, const 
 // this virtual cluster whose copy `copies` holds in `host_namespace`.
 void AddHostCopyKeys(std::set<std::string>& keys, const kube::Informer& copies, const std::string& host_namespace,
                      const std::string& tenant, const std::string& vcluster, const kube::Resource& resource);
+
+// Host names that two virtual objects map to (tenancy/sync/name_collisions.h),
+// one path for every kind the syncer copies.
+
+// Whether `holder`, the virtual object whose copy has a host name another
+// maps to, is gone: its cache says so and a live read of the virtual API
+// confirms it (then that copy is stale). A kind the syncer does not copy
+// counts as there.
+Result<bool> HolderGone(WatchedCluster& cluster, const tenancy::sync::HostNameHolder& holder);
+
+// Queues, through `enqueue`, the keys waiting for `host_name` of `resource`
+// (WatchedCluster::Wait): a key of that host name of namespace `ns` found
+// nothing there.
+void WakeWaiting(WatchedCluster& cluster, const kube::Resource& resource, const std::string& host_name,
+                 const std::string& ns, const std::function<void(const std::string&)>& enqueue);
+
+// Has `key` (of namespace `ns`) wait for `host_name` of `resource`, then
+// looks at `copies` again: whether the host object is still there. When it
+// is not, the look that wakes the waiting keys may have come first: the
+// caller looks again.
+bool WaitFor(WatchedCluster& cluster, const kube::Informer& copies, const std::string& host_name,
+             const kube::Resource& resource, const std::string& ns, const std::string& key);
+
+// A pod of `cluster` of another namespace than `ns` that uses `host_name`
+// for one of its `kind` objects (config maps, secrets, claims: the host pod
+// of a pod refused does not exist), as the refusal of the `kind` object
+// `ns`/`name` whose host name that is; nullopt when none does. Its copy
+// would be mounted by that pod.
+std::optional<tenancy::sync::Refusal> UsedByAnotherNamespace(WatchedCluster& cluster, std::string_view kind,
+                                                             const std::string& ns, const std::string& name,
+                                                             const std::string& host_name);
 
 }  // namespace septa::syncer

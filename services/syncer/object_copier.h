@@ -50,14 +50,24 @@ class ObjectCopier {
   // One virtual object: copied when a pod of its virtual cluster uses it
   // (written only when the host copy differs), its host copy deleted when
   // it is gone (confirmed by a live read) or unused; a copy of an earlier
-  // object of that name is replaced. Takes the cluster's placement lock.
+  // object of that name is replaced. Its host name may be another virtual
+  // object's (tenancy/sync/name_collisions.h): that copy is never written
+  // over or deleted while that object is there, and this one is refused
+  // with a SyncRefused event, looked at again once that copy is gone.
+  // Takes the cluster's placement lock.
   reconcile::Outcome Reconcile(WatchedCluster& cluster, const tenancy::sync::ObjectRef& ref);
 
-  // Before a host pod is created, with the cluster's placement lock held:
-  // the copies of `refs` that exist in the virtual cluster are on the host
-  // and current. One that is not there yet is copied when it appears (its
-  // event), as a kubelet waits for a config map that does not exist yet.
-  Status EnsureCopies(WatchedCluster& cluster, const std::set<tenancy::sync::ObjectRef>& refs);
+  // Before the host pod of virtual pod `pod_key` is created, with the
+  // cluster's placement lock held: the copies of `refs` that exist in the
+  // virtual cluster are on the host and current. One that is not there yet
+  // is copied when it appears (its event), as a kubelet waits for a config
+  // map that does not exist yet. Returns why the pod may not run when one
+  // of them cannot be copied, or another virtual object's copy has its host
+  // name (the pod would mount that); the pod's key is looked at again once
+  // that host name is free.
+  Result<std::optional<tenancy::sync::Refusal>> EnsureCopies(WatchedCluster& cluster,
+                                                             const std::set<tenancy::sync::ObjectRef>& refs,
+                                                             const std::string& pod_key);
 
   // The keys of the virtual objects whose copies are in `host_namespace`
   // (the host informers' cache) for this virtual cluster.
@@ -70,15 +80,19 @@ class ObjectCopier {
 
  private:
   kube::Informer& host_copies(tenancy::sync::CopiedKind kind) const;
-  // Whether a pod of `cluster` that is not refused references `ref`.
-  static bool Referenced(WatchedCluster& cluster, const tenancy::sync::ObjectRef& ref);
-  Status EnsureCopy(const tenancy::sync::VirtualClusterView& view, const tenancy::sync::ObjectRef& ref,
-                    const nlohmann::json& virtual_object, std::optional<nlohmann::json> host_copy);
-  // EnsureCopy; a copy RefusedByHost is also a SyncRefused event on the
-  // virtual object (RefuseObject), and still that refusal.
-  Status CopyOrRefuse(WatchedCluster& cluster, const tenancy::sync::VirtualClusterView& view,
-                      const tenancy::sync::ObjectRef& ref, const nlohmann::json& virtual_object,
-                      std::optional<nlohmann::json> host_copy);
+  // Whether a pod of `cluster` references `ref` (that is not refused, unless `refused_too`).
+  static bool Referenced(WatchedCluster& cluster, const tenancy::sync::ObjectRef& ref, bool refused_too);
+  // Why `ref` gets no copy at `host_name` (where `host_copy` is, if any):
+  // another virtual object's copy is there, or a pod of another namespace
+  // uses that host name (tenancy/sync/name_collisions.h); nullopt otherwise.
+  static std::optional<tenancy::sync::Refusal> HostNameRefusal(WatchedCluster& cluster,
+                                                               const tenancy::sync::ObjectRef& ref,
+                                                               const std::string& host_name,
+                                                               const std::optional<nlohmann::json>& host_copy);
+  // The copy written or current, or why it may not be (its host name is another's).
+  Result<std::optional<tenancy::sync::Refusal>> EnsureCopy(WatchedCluster& cluster, const tenancy::sync::ObjectRef& ref,
+                                                           const nlohmann::json& virtual_object,
+                                                           std::optional<nlohmann::json> host_copy);
   Status DeleteCopy(const tenancy::sync::ObjectRef& ref, const nlohmann::json& host_copy);
   void OnHostCopy(tenancy::sync::CopiedKind kind, const nlohmann::json& host_copy);
 

@@ -5,6 +5,7 @@
 // between its Ensure and the create of the pod that needs it.
 #pragma once
 
+#include <optional>
 #include <set>
 #include <string>
 
@@ -18,11 +19,14 @@ class PodGroups {
  public:
   explicit PodGroups(kube::Client& host) : host_(host) {}
 
-  // The PodGroup of `gang` of virtual namespace `ns` exists as wanted.
-  Status Ensure(const tenancy::sync::VirtualClusterView& view, const std::string& ns, const tenancy::sync::Gang& gang);
+  // The PodGroup of `gang` of virtual namespace `ns` exists as wanted, or
+  // why its member may not run: the PodGroup of that host name is a gang's
+  // of another namespace (HostGangName is not injective), never written over.
+  Result<std::optional<tenancy::sync::Refusal>> Ensure(const tenancy::sync::VirtualClusterView& view,
+                                                       const std::string& ns, const tenancy::sync::Gang& gang);
   // Deletes the virtual cluster's PodGroups whose host names are not in
-  // `in_use` (a live list of its host namespace, by its labels).
-  Status Collect(const tenancy::sync::VirtualClusterView& view, const std::set<std::string>& in_use);
+  // `in_use` (a live list of its host namespace, by its labels); says how many.
+  Result<int> Collect(const tenancy::sync::VirtualClusterView& view, const std::set<std::string>& in_use);
 
  private:
   kube::Client& host_;

@@ -95,9 +95,30 @@ Outcome ServiceSyncer::Reconcile(WatchedCluster& cluster, const std::string& ns,
         Status(Code::kFailedPrecondition,
                view.host_namespace + "/" + host_name + " does not record " + ServiceText(ns, name) + ": left alone"));
   }
+  if (!host_copy) WakeWaiting(cluster, kube::kServices, host_name, ns, enqueue_);
+  // Another virtual service's copy (tenancy/sync/name_collisions.h): never this one's to delete or write.
+  const auto holder = host_copy
+                          ? tsync::OtherHolder(*host_copy, tsync::kServiceKind, ns, name, view.tenant, view.vcluster)
+                          : std::nullopt;
   if (!virtual_service) {
     if (Status endpoints = SyncEndpoints(cluster, ns, name, nullptr); !endpoints.ok()) return Outcome::Error(endpoints);
-    return host_copy ? VirtualGone(cluster, ns, name, *host_copy) : Outcome::Done();
+    return host_copy && !holder ? VirtualGone(cluster, ns, name, *host_copy) : Outcome::Done();
+  }
+  if (holder) {
+    if (Status endpoints = SyncEndpoints(cluster, ns, name, nullptr); !endpoints.ok()) return Outcome::Error(endpoints);
+    const std::string key = ObjectKey(view.tenant, view.vcluster, kube::kServices, ns, name);
+    if (!WaitFor(cluster, *host_services_, host_name, kube::kServices, ns, key)) {
+      return Outcome::RequeueAfter(std::chrono::nanoseconds(0));  // gone meanwhile
+    }
+    auto gone = HolderGone(cluster, *holder);
+    if (!gone.ok()) return Outcome::Error(gone.status());
+    if (*gone) {
+      // That service is gone: its key deletes its copy, which brings this key back.
+      enqueue_(ObjectKey(view.tenant, view.vcluster, kube::kServices, holder->ref.ns, holder->ref.name));
+      return Outcome::Done();
+    }
+    return Outcome::Of(RefuseObject(cluster, *virtual_service, std::string(tsync::kServiceKind),
+                                    tsync::HostNameTaken(tsync::kServiceKind, ns, name, host_name, *holder)));
   }
   if (tsync::Readdressing(*virtual_service) && host_copy) {
     // A syncer stopped between its two updates: the record has the rest.
@@ -228,13 +249,28 @@ Status ServiceSyncer::SyncEndpoints(WatchedCluster& cluster, const std::string& 
     return Status(Code::kFailedPrecondition, view.host_namespace + "/" + host_name + " does not record Endpoints " +
                                                  ns + "/" + name + ": left alone");
   }
+  if (!host_copy) WakeWaiting(cluster, kube::kEndpoints, host_name, ns, enqueue_);
+  // Another virtual object's endpoints: never these ones' to delete or write.
+  const auto holder = host_copy
+                          ? tsync::OtherHolder(*host_copy, tsync::kEndpointsKind, ns, name, view.tenant, view.vcluster)
+                          : std::nullopt;
   std::optional<json> virtual_endpoints;
   if (virtual_service != nullptr && tsync::HasTenantEndpoints(*virtual_service)) {
     auto endpoints = cluster.Objects(kube::kEndpoints);
     if (!endpoints.ok()) return endpoints.status();
     virtual_endpoints = (*endpoints)->Get(ns, name);
   }
-  if (!virtual_endpoints) return host_copy ? DeleteHostCopy(host_, kube::kEndpoints, *host_copy) : Status::Ok();
+  if (!virtual_endpoints) {
+    return host_copy && !holder ? DeleteHostCopy(host_, kube::kEndpoints, *host_copy) : Status::Ok();
+  }
+  if (holder) {
+    const std::string key = ObjectKey(view.tenant, view.vcluster, kube::kServices, ns, name);
+    if (!WaitFor(cluster, *host_endpoints_, host_name, kube::kEndpoints, ns, key)) {
+      return Status(Code::kAborted, "the host name of Endpoints " + ns + "/" + name + " was freed: looked at again");
+    }
+    return RefuseObject(cluster, *virtual_endpoints, std::string(tsync::kEndpointsKind),
+                        tsync::HostNameTaken(tsync::kEndpointsKind, ns, name, host_name, *holder));
+  }
   auto want = tsync::HostEndpoints(view, *virtual_endpoints, host_pod_ips_(view));
   if (!want.ok()) return want.status();
   if (auto* refusal = std::get_if<tsync::Refusal>(&*want)) {

@@ -1,6 +1,6 @@
 #include "services/syncer/synced_cluster.h"
 
-#include "tenancy/host/names.h"
+#include "tenancy/host/config.h"
 
 namespace septa::syncer {
 
@@ -17,8 +17,7 @@ Result<std::optional<SyncedCluster>> LoadSyncedCluster(core::Store& store, const
     tenancy::sync::VirtualClusterView& view = synced.view;
     view.tenant = tenant;
     view.vcluster = vcluster;
-    view.host_namespace =
-        vc->host_namespace.empty() ? tenancy::host::HostNamespaceName(tenant, vcluster) : vc->host_namespace;
+    view.host_namespace = vc->host_namespace;  // stored: never derived again (a READY one has it)
     auto owner = tx.Tenants().Get(tenant);
     SEPTA_RETURN_IF_ERROR(owner);
     // A suspended tenant's virtual clusters are asleep, whatever their own

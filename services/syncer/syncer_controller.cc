@@ -10,10 +10,12 @@
 #include "services/kube/config.h"
 #include "services/kube/resources.h"
 #include "services/reconcile/virtual_cluster_keys.h"
+#include "services/syncer/host_copies.h"
 #include "services/syncer/refusal.h"
 #include "services/syncer/virtual_node_sync.h"
 #include "tenancy/sync/bookkeeping.h"
 #include "tenancy/sync/host_endpoints.h"
+#include "tenancy/sync/name_collisions.h"
 #include "tenancy/sync/pod_references.h"
 #include "tenancy/sync/virtual_nodes.h"
 
@@ -362,15 +364,23 @@ Outcome SyncerController::ReconcilePod(const PodKeyParts& key) {
   const std::string host_ns = cluster->synced().view.host_namespace;
   const std::string host_name = tsync::HostObjectName(key.name, key.ns, key.vcluster);
   const std::optional<json> virtual_pod = cluster->pods().Get(key.ns, key.name);
-  const std::optional<json> host_pod = host_pods_->Get(host_ns, host_name);
+  std::optional<json> host_pod = host_pods_->Get(host_ns, host_name);
   if (host_pod && !tsync::VirtualRefOf(*host_pod, key.tenant, key.vcluster)) {
     return Failed(Status(Code::kFailedPrecondition, "host pod " + host_ns + "/" + host_name +
                                                         " does not record virtual pod " + key.ns + "/" + key.name +
                                                         " of " + key.tenant + "/" + key.vcluster + ": left alone"));
   }
+  // The host pod of another virtual pod whose name maps to the same host
+  // name (tenancy/sync/name_collisions.h): never this one's, neither to
+  // delete nor to write over.
+  std::optional<tsync::HostNameHolder> holder;
+  if (host_pod) {
+    holder = tsync::OtherHolder(*host_pod, "Pod", key.ns, key.name, key.tenant, key.vcluster);
+    if (holder) host_pod.reset();
+  }
   auto host_gone = [&]() -> Result<bool> {
     auto live = host_.Get(kube::kPods, host_ns, host_name);
-    if (live.ok()) return false;
+    if (live.ok()) return tsync::OtherHolder(*live, "Pod", key.ns, key.name, key.tenant, key.vcluster).has_value();
     if (live.status().code() == Code::kNotFound) return true;
     return live.status();
   };
@@ -402,7 +412,10 @@ Outcome SyncerController::ReconcilePod(const PodKeyParts& key) {
     return *gone ? DeleteVirtualPod(*cluster, *virtual_pod) : Outcome::Done();
   }
   if (!host_pod) {
-    if (!Started(*virtual_pod)) return CreateHostPod(*cluster, pod_key, *virtual_pod);
+    if (!Started(*virtual_pod)) {
+      if (holder) return HostNameTaken(*cluster, pod_key, *virtual_pod, host_name, *holder);
+      return CreateHostPod(*cluster, pod_key, *virtual_pod);
+    }
     // Started, and its host pod is gone: bare pods die, controllers
     // recreate theirs; it never stays Running without a host pod. Not while
     // the virtual cluster sleeps (the provisioner deleted its host pods).
@@ -418,6 +431,13 @@ Outcome SyncerController::ReconcilePod(const PodKeyParts& key) {
     return DeleteVirtualPod(*cluster, *virtual_pod);
   }
   if (tsync::Deleting(*host_pod)) return Outcome::Done();  // its deletion brings the key back
+  // Its host pod is there (a pass that refused it may have raced the one
+  // that created it): its objects count as used again.
+  if (cluster->Refused(pod_key, false)) {
+    for (const std::string& object : ReferencedObjectKeys(key.tenant, key.vcluster, *virtual_pod)) {
+      controller_.Enqueue(object);
+    }
+  }
   Outcome synced = SyncUp(*cluster, *virtual_pod, *host_pod);
   const std::string phase = PhaseOf(*host_pod);
   if (synced.kind() != Outcome::Kind::kDone || phase == "Succeeded" || phase == "Failed") return synced;
@@ -478,21 +498,36 @@ Outcome SyncerController::CreateHostPod(WatchedCluster& cluster, const std::stri
   // Not refused: from here its objects count as used (ObjectCopier), and
   // their copies are on the host before the pod that mounts them.
   cluster.Refused(key, false);
-  if (Status copied = copies_.EnsureCopies(cluster, tsync::ReferencedObjects(virtual_pod)); !copied.ok()) {
-    // A copy the host refuses for good: the pod cannot start; it says why.
-    if (RefusedByHost(copied)) {
-      placement.unlock();
-      return Refuse(cluster, key, virtual_pod, {"", copied.message()});
+  // What it uses must be its own namespace's: a host name of another's
+  // (tenancy/sync/name_collisions.h) would be mounted or grouped instead.
+  auto copied = copies_.EnsureCopies(cluster, tsync::ReferencedObjects(virtual_pod), key);
+  if (!copied.ok()) return Failed(copied.status());
+  std::optional<tsync::Refusal> taken = *std::move(copied);
+  if (!taken) {
+    auto claims = claims_.ClaimsRefusal(cluster, virtual_pod, key);
+    if (!claims.ok()) return Failed(claims.status());
+    taken = *std::move(claims);
+  }
+  const std::string ns = tsync::MetadataField(virtual_pod, "namespace");
+  const auto gang = tsync::GangOf(options_.settings, virtual_pod);
+  if (!taken && std::holds_alternative<tsync::Gang>(gang)) {
+    const tsync::Gang& member = std::get<tsync::Gang>(gang);
+    const std::string group = tsync::HostGangName(member.name, ns, view.vcluster);
+    for (const json& pod : HostPodsOf(view.host_namespace, view.tenant, view.vcluster)) {
+      const std::string other = tsync::OtherGangNamespace(pod, group, ns);
+      if (!other.empty()) taken = tsync::GangNameTaken(ns, member, group, other);
     }
-    return Failed(copied);
+    if (!taken && options_.settings.scheduler == tenancy::host::Scheduler::kKai) {
+      auto group_refused = pod_groups_.Ensure(view, ns, member);
+      if (!group_refused.ok()) return Failed(group_refused.status());
+      taken = *std::move(group_refused);
+    }
+  }
+  if (taken) {
+    placement.unlock();
+    return Refuse(cluster, key, virtual_pod, *taken);
   }
   if (auto token = tokens_.Ensure(cluster, virtual_pod); !token.ok()) return Failed(token.status());
-  if (options_.settings.scheduler == tenancy::host::Scheduler::kKai) {
-    if (const auto gang = tsync::GangOf(options_.settings, virtual_pod); std::holds_alternative<tsync::Gang>(gang)) {
-      const std::string ns = tsync::MetadataField(virtual_pod, "namespace");
-      if (Status group = pod_groups_.Ensure(view, ns, std::get<tsync::Gang>(gang)); !group.ok()) return Failed(group);
-    }
-  }
   auto created = host_.Create(kube::kPods, view.host_namespace, host_pod.object);
   if (!created.ok()) {
     // AlreadyExists: created by an earlier pass the cache had not shown yet.
@@ -507,6 +542,29 @@ Outcome SyncerController::CreateHostPod(WatchedCluster& cluster, const std::stri
   return Outcome::Done();
 }
 
+// Its host name is another virtual pod's host pod: refused while that pod is
+// there; one whose virtual pod is gone is stale, and that pod's key deletes
+// it. Either way this key is looked at again when a host pod goes.
+Outcome SyncerController::HostNameTaken(WatchedCluster& cluster, const std::string& key, const json& virtual_pod,
+                                        const std::string& host_name, const tsync::HostNameHolder& holder) {
+  auto gone = HolderGone(cluster, holder);
+  if (!gone.ok()) return Failed(gone.status());
+  Outcome outcome = Outcome::Done();
+  if (*gone) {
+    cluster.Refused(key, true);
+    controller_.Enqueue(PodKey(cluster.tenant(), cluster.vcluster(), holder.ref.ns, holder.ref.name));
+  } else {
+    outcome = Refuse(cluster, key, virtual_pod,
+                     tsync::HostNameTaken("Pod", tsync::MetadataField(virtual_pod, "namespace"),
+                                          tsync::MetadataField(virtual_pod, "name"), host_name, holder));
+  }
+  // That pod may have gone before this key was marked: then nothing would look again.
+  if (!host_pods_->Get(cluster.synced().view.host_namespace, host_name)) {
+    return Outcome::RequeueAfter(std::chrono::nanoseconds(0));
+  }
+  return outcome;
+}
+
 // The gangs in use are those a virtual pod names (its host pod may not be
 // created yet) and those of the host pods (a deleted virtual pod's host pod
 // may still run); the placement lock orders this with CreateHostPod.
@@ -515,6 +573,12 @@ Outcome SyncerController::CollectPodGroups(WatchedCluster& cluster) {
   std::lock_guard placement(cluster.placement_mu());
   std::set<std::string> in_use;
   for (const json& pod : cluster.pods().List()) {
+    // A refused member has no host pod and may be refused for its group's
+    // host name, which another namespace's gang holds: it keeps no group
+    // (one of its own is made again before its host pod is).
+    const std::string pod_key =
+        PodKey(view.tenant, view.vcluster, tsync::MetadataField(pod, "namespace"), tsync::MetadataField(pod, "name"));
+    if (cluster.IsRefused(pod_key)) continue;
     if (const auto gang = tsync::GangOf(options_.settings, pod); std::holds_alternative<tsync::Gang>(gang)) {
       in_use.insert(
           tsync::HostGangName(std::get<tsync::Gang>(gang).name, tsync::MetadataField(pod, "namespace"), view.vcluster));
@@ -523,7 +587,13 @@ Outcome SyncerController::CollectPodGroups(WatchedCluster& cluster) {
   for (const json& pod : HostPodsOf(view.host_namespace, view.tenant, view.vcluster)) {
     if (std::string gang = tsync::HostGangOf(pod); !gang.empty()) in_use.insert(std::move(gang));
   }
-  return Outcome::Of(pod_groups_.Collect(view, in_use));
+  auto collected = pod_groups_.Collect(view, in_use);
+  if (!collected.ok()) return Failed(collected.status());
+  // A member refused for a group of its host name another gang held may run now.
+  if (*collected > 0) {
+    for (const std::string& key : cluster.refused()) controller_.Enqueue(key);
+  }
+  return Outcome::Done();
 }
 
 Outcome SyncerController::Refuse(WatchedCluster& cluster, const std::string& key, const json& virtual_pod,

@@ -49,6 +49,7 @@
 #include "services/syncer/token_secrets.h"
 #include "services/syncer/virtual_cluster_watches.h"
 #include "tenancy/host/config.h"
+#include "tenancy/sync/name_collisions.h"
 #include "tenancy/sync/pod_translation.h"
 
 namespace prometheus {
@@ -110,6 +111,9 @@ class SyncerController final : public reconcile::Reconciler {
   reconcile::Outcome CreateHostPod(WatchedCluster& cluster, const std::string& key, const nlohmann::json& virtual_pod);
   reconcile::Outcome Refuse(WatchedCluster& cluster, const std::string& key, const nlohmann::json& virtual_pod,
                             const tenancy::sync::Refusal& refusal);
+  // The pod's host name is `holder`'s host pod (tenancy/sync/name_collisions.h).
+  reconcile::Outcome HostNameTaken(WatchedCluster& cluster, const std::string& key, const nlohmann::json& virtual_pod,
+                                   const std::string& host_name, const tenancy::sync::HostNameHolder& holder);
   reconcile::Outcome SyncUp(WatchedCluster& cluster, const nlohmann::json& virtual_pod, const nlohmann::json& host_pod);
   reconcile::Outcome DeleteVirtualPod(WatchedCluster& cluster, const nlohmann::json& virtual_pod);
   // Deletes the PodGroups of the virtual cluster's gangs that no virtual or host pod names any more.

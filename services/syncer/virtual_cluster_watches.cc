@@ -4,6 +4,7 @@
 
 #include "services/kube/config.h"
 #include "services/kube/resources.h"
+#include "tenancy/sync/bookkeeping.h"
 #include "tenancy/sync/pod_references.h"
 
 namespace septa::syncer {
@@ -137,13 +138,9 @@ void WatchedCluster::Update(const SyncedCluster& synced) {
   synced_ = synced;
 }
 
-void WatchedCluster::Refused(const std::string& key, bool refused) {
+bool WatchedCluster::Refused(const std::string& key, bool refused) {
   std::lock_guard lock(mu_);
-  if (refused) {
-    refused_.insert(key);
-  } else {
-    refused_.erase(key);
-  }
+  return refused ? refused_.insert(key).second : refused_.erase(key) > 0;
 }
 
 bool WatchedCluster::IsRefused(const std::string& key) const {
@@ -154,6 +151,50 @@ bool WatchedCluster::IsRefused(const std::string& key) const {
 std::vector<std::string> WatchedCluster::refused() const {
   std::lock_guard lock(mu_);
   return {refused_.begin(), refused_.end()};
+}
+
+void WatchedCluster::Wait(WaitingFor what, const std::string& resource, const std::string& host_name,
+                          const std::string& ns, const std::string& key) {
+  std::lock_guard lock(mu_);
+  waiting_[what][{resource, host_name}][key] = ns;
+}
+
+std::vector<std::string> WatchedCluster::Take(WaitingFor what, const std::string& resource,
+                                              const std::string& host_name, const std::string& ns) {
+  Waiting& waiting = waiting_[what];
+  auto it = waiting.find({resource, host_name});
+  if (it == waiting.end()) return {};
+  std::vector<std::string> keys;
+  for (auto key = it->second.begin(); key != it->second.end();) {
+    if (key->second == ns) {  // a key of its own namespace frees nothing for it
+      ++key;
+      continue;
+    }
+    keys.push_back(key->first);
+    key = it->second.erase(key);
+  }
+  if (it->second.empty()) waiting.erase(it);
+  return keys;
+}
+
+std::vector<std::string> WatchedCluster::TakeWaiting(const std::string& resource, const std::string& host_name,
+                                                     const std::string& ns) {
+  std::lock_guard lock(mu_);
+  return Take(WaitingFor::kHolder, resource, host_name, ns);
+}
+
+std::vector<std::string> WatchedCluster::TakeUsersWaiting(const json& pod) {
+  namespace tsync = tenancy::sync;
+  const std::string ns = tsync::MetadataField(pod, "namespace");
+  std::vector<std::string> keys;
+  std::lock_guard lock(mu_);
+  auto take = [&](const kube::Resource& resource, const std::string& name) {
+    for (std::string& key : Take(WaitingFor::kUser, resource.resource, tsync::HostObjectName(name, ns, vcluster_), ns))
+      keys.push_back(std::move(key));
+  };
+  for (const tsync::ObjectRef& ref : tsync::ReferencedObjects(pod)) take(ResourceOf(ref.kind), ref.name);
+  for (const std::string& claim : tsync::ReferencedClaims(pod)) take(kube::kPersistentVolumeClaims, claim);
+  return keys;
 }
 
 VirtualClusterWatches::VirtualClusterWatches(core::ControlPlanes& planes, kube::ClientOptions client_options,
@@ -204,7 +245,7 @@ Result<std::shared_ptr<WatchedCluster>> VirtualClusterWatches::Watch(const Synce
   kube::InformerHandlers handlers;
   // The virtual cluster's services matter once it has a pod: its first
   // one has the cluster's key start their watch (SyncerController).
-  const WatchedCluster* self = watched.get();
+  WatchedCluster* self = watched.get();
   const std::string cluster_key = tenant + "/" + vcluster;
   handlers.on_add = [this, self, key_of, nodes_key, cluster_key](const json& pod) {
     // The first list's pods are the first sweep's (SyncerController's
@@ -219,13 +260,15 @@ Result<std::shared_ptr<WatchedCluster>> VirtualClusterWatches::Watch(const Synce
     enqueue_(key_of(pod));
     if (NodeNameOf(before) != NodeNameOf(pod)) enqueue_(nodes_key);
   };
-  handlers.on_delete = [this, key_of, nodes_key, tenant, vcluster](const json& pod) {
+  handlers.on_delete = [this, self, key_of, nodes_key, tenant, vcluster](const json& pod) {
     enqueue_(key_of(pod));
     if (!NodeNameOf(pod).empty()) enqueue_(nodes_key);
     // Its token secret goes, and the copies only it used.
     const json md = pod.value("metadata", json::object());
     enqueue_(TokenKey(tenant, vcluster, md.value("namespace", ""), md.value("uid", "")));
     for (const std::string& key : ReferencedObjectKeys(tenant, vcluster, pod)) enqueue_(key);
+    // Another namespace's objects of the host names it used may be copied now (name_collisions.h).
+    for (const std::string& key : self->TakeUsersWaiting(pod)) enqueue_(key);
   };
   watched->pods_ = std::make_unique<kube::Informer>(watched->client(), kube::kPods, "", kube::ListOptions{}, handlers);
   watched->pods_->OnLeftOut(LeftOut(tenant, vcluster, "pods"));

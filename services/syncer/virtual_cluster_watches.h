@@ -103,10 +103,24 @@ class WatchedCluster {
   std::map<std::string, tenancy::sync::PodAssignment>& placed_not_cached() { return placed_not_cached_; }
 
   // Pods refused for want of capacity: looked at again when one of the
-  // virtual cluster's host pods goes.
-  void Refused(const std::string& key, bool refused);
+  // virtual cluster's host pods goes. Says whether that changed.
+  bool Refused(const std::string& key, bool refused);
   std::vector<std::string> refused() const;
   bool IsRefused(const std::string& key) const;
+
+  // Keys of virtual namespace `ns` whose host name, of `resource`, is
+  // another namespace's virtual object's copy (tenancy/sync/name_collisions.h),
+  // or a host name a pod of another namespace uses: looked at again
+  // (TakeWaiting) once a key of that host name of another namespace (the
+  // holder's) finds nothing there, or once that pod goes (its informer
+  // calls TakeUsersWaiting).
+  enum class WaitingFor { kHolder, kUser };
+  void Wait(WaitingFor what, const std::string& resource, const std::string& host_name, const std::string& ns,
+            const std::string& key);
+  std::vector<std::string> TakeWaiting(const std::string& resource, const std::string& host_name,
+                                       const std::string& ns);
+  // The keys waiting for the host names virtual pod `pod` used, as it goes.
+  std::vector<std::string> TakeUsersWaiting(const nlohmann::json& pod);
 
  private:
   friend class VirtualClusterWatches;
@@ -122,9 +136,14 @@ class WatchedCluster {
   mutable std::mutex objects_mu_;                                   // objects_, stopped_
   std::map<std::string, std::unique_ptr<kube::Informer>> objects_;  // by resource name
   bool stopped_ = false;
-  mutable std::mutex mu_;  // synced_, refused_
+  mutable std::mutex mu_;  // synced_, refused_, waiting_
   SyncedCluster synced_;
   std::set<std::string> refused_;
+  // By what, and (resource, host name): key -> its namespace.
+  using Waiting = std::map<std::pair<std::string, std::string>, std::map<std::string, std::string>>;
+  std::map<WaitingFor, Waiting> waiting_;
+  std::vector<std::string> Take(WaitingFor what, const std::string& resource, const std::string& host_name,
+                                const std::string& ns);  // mu_ held
   std::mutex placement_mu_;
   std::map<std::string, tenancy::sync::PodAssignment> placed_not_cached_;  // by host pod name
 };

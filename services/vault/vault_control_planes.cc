@@ -38,8 +38,10 @@ Status VaultControlPlanes::EnsureOperatorObjects(const std::string& tenant, cons
   options.max_retries = 1;  // the provisioner retries the whole step with backoff
   auto client = kube::Client::Create(*std::move(config), options);
   SEPTA_RETURN_IF_ERROR(client);
-  return EnsureKeptObjects(**client, VaultSecretsOperatorObjects(*workloads_.secrets_operator, tenant, vcluster,
-                                                                 workloads_.access->options().role));
+  auto mount = workloads_.access->AuthMountOf(tenant, vcluster);
+  SEPTA_RETURN_IF_ERROR(mount);
+  return EnsureKeptObjects(
+      **client, VaultSecretsOperatorObjects(*workloads_.secrets_operator, *mount, workloads_.access->options().role));
 }
 
 Status VaultControlPlanes::CarryRevocations(const std::string& tenant, const std::string& vcluster) {

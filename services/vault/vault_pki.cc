@@ -4,7 +4,6 @@
 #include <sstream>
 #include <vector>
 
-#include "tenancy/host/names.h"
 #include "tenancy/vcluster_roles.h"
 
 namespace septa::vault {
@@ -61,8 +60,12 @@ std::string Joined(const std::vector<std::string>& lines) {
 
 }  // namespace
 
-std::string VirtualClusterPkiMount(const std::string& tenant, const std::string& vcluster) {
-  return tenancy::host::HostNamespaceName(tenant, vcluster) + "-pki";
+std::string VirtualClusterPkiMount(std::string_view host_namespace) { return std::string(host_namespace) + "-pki"; }
+
+Result<std::string> VaultPki::MountOf(const std::string& tenant, const std::string& vcluster) const {
+  auto host_namespace = host_namespace_of_({tenant, vcluster});
+  SEPTA_RETURN_IF_ERROR(host_namespace);
+  return VirtualClusterPkiMount(*host_namespace);
 }
 
 std::string TenantPolicyName(const std::string& tenant) { return "septa-tenant-" + tenant; }
@@ -85,7 +88,9 @@ Status VaultPki::EnsureRoot() {
 }
 
 Result<std::string> VaultPki::EnsureVirtualClusterCa(const std::string& tenant, const std::string& vcluster) {
-  const std::string mount = VirtualClusterPkiMount(tenant, vcluster);
+  auto mount_of = MountOf(tenant, vcluster);
+  SEPTA_RETURN_IF_ERROR(mount_of);
+  const std::string& mount = *mount_of;
   SEPTA_RETURN_IF_ERROR(client_.EnableSecretsEngine(mount, "pki", options_.intermediate_ttl));
   if (auto ca = ClientCaPem(tenant, vcluster); ca.ok() || ca.status().code() != Code::kNotFound) return ca;
   // No CA yet (or a run stopped before set-signed: its pending key is replaced).
@@ -100,7 +105,9 @@ Result<std::string> VaultPki::EnsureVirtualClusterCa(const std::string& tenant, 
 
 Status VaultPki::EnsureRoles(const std::string& tenant, const std::string& vcluster, std::chrono::seconds max_ttl) {
   if (max_ttl.count() <= 0) return InvalidField("max_ttl", "must be positive");
-  const std::string mount = VirtualClusterPkiMount(tenant, vcluster);
+  auto mount_of = MountOf(tenant, vcluster);
+  SEPTA_RETURN_IF_ERROR(mount_of);
+  const std::string& mount = *mount_of;
   for (const auto& role : tenancy::kVclusterRoles) {
     PkiRole want;
     want.allow_any_name = true;
@@ -124,7 +131,9 @@ Status VaultPki::EnsureTenantPolicy(const std::string& tenant, const std::string
   SEPTA_RETURN_IF_ERROR(text);
   std::vector<std::string> lines = Lines(*text);
   bool changed = false;
-  for (auto& line : PolicyLinesOf(VirtualClusterPkiMount(tenant, vcluster))) {
+  auto mount = MountOf(tenant, vcluster);
+  SEPTA_RETURN_IF_ERROR(mount);
+  for (auto& line : PolicyLinesOf(*mount)) {
     if (std::find(lines.begin(), lines.end(), line) != lines.end()) continue;
     lines.push_back(std::move(line));
     changed = true;
@@ -143,7 +152,9 @@ Result<std::string> VaultPki::EnsureVirtualClusterPki(const std::string& tenant,
 }
 
 Status VaultPki::RemoveVirtualClusterPki(const std::string& tenant, const std::string& vcluster) {
-  const std::string mount = VirtualClusterPkiMount(tenant, vcluster);
+  auto mount_of = MountOf(tenant, vcluster);
+  SEPTA_RETURN_IF_ERROR(mount_of);
+  const std::string& mount = *mount_of;
   // The policy first: a run that stops after it leaves the mount, which the next run removes.
   const std::string name = TenantPolicyName(tenant);
   auto text = client_.ReadPolicy(name);
@@ -165,10 +176,12 @@ Status VaultPki::RemoveVirtualClusterPki(const std::string& tenant, const std::s
 }
 
 Result<std::string> VaultPki::ClientCaPem(const std::string& tenant, const std::string& vcluster) {
-  auto chain = client_.ReadCaPem(VirtualClusterPkiMount(tenant, vcluster));
+  auto mount = MountOf(tenant, vcluster);
+  SEPTA_RETURN_IF_ERROR(mount);
+  auto chain = client_.ReadCaPem(*mount);
   if (!chain.ok()) return chain.status();
   std::string first = FirstPemCertificate(*chain);
-  if (first.empty()) return NotFound("vault: " + VirtualClusterPkiMount(tenant, vcluster) + " has no CA yet");
+  if (first.empty()) return NotFound("vault: " + *mount + " has no CA yet");
   return first;
 }
 

@@ -1,7 +1,8 @@
 // Septa's own configuration of a Vault for client certificates
 // (docs/ARCHITECTURE.md "Credentials", the Vault issuer). Layout:
 // - one root mount (`root_mount`, "septa-pki") holding Septa's root CA;
-// - per virtual cluster one PKI mount, VirtualClusterPkiMount(): an
+// - per virtual cluster one PKI mount, VirtualClusterPkiMount() of its
+//   stored host namespace: an
 //   intermediate CA signed by the root, the CA the virtual cluster's API
 //   server trusts (it alone: another virtual cluster's intermediate has the
 //   same root, so trusting the root would let its certificates in);
@@ -24,6 +25,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "services/core/host_namespaces.h"
 #include "services/vault/vault_client.h"
 
 namespace septa::vault {
@@ -34,10 +36,10 @@ struct VaultPkiOptions {
   std::chrono::seconds intermediate_ttl{5 * 8760 * 3600};  // 5 years: never shorter than a tier cap
 };
 
-// The PKI mount of virtual cluster `vcluster` of `tenant` (valid names):
-// the host namespace's name (tenancy/host/names.h, unique per pair and at
-// most 63 characters) with "-pki", one path segment.
-std::string VirtualClusterPkiMount(const std::string& tenant, const std::string& vcluster);
+// The PKI mount of the virtual cluster whose host namespace is
+// `host_namespace` (the one stored with it: unique, at most 63 characters,
+// tenancy/host/names.h) with "-pki", one path segment.
+std::string VirtualClusterPkiMount(std::string_view host_namespace);
 // "septa-tenant-<tenant>".
 std::string TenantPolicyName(const std::string& tenant);
 // The first certificate of a PEM bundle (with its END line), empty when there is none.
@@ -45,7 +47,12 @@ std::string FirstPemCertificate(const std::string& pem);
 
 class VaultPki {
  public:
-  VaultPki(VaultClient& client, VaultPkiOptions options) : client_(client), options_(std::move(options)) {}
+  // `host_namespace_of`: each virtual cluster's stored host namespace, which its mount is named after.
+  VaultPki(VaultClient& client, VaultPkiOptions options, core::HostNamespaceOf host_namespace_of)
+      : client_(client), options_(std::move(options)), host_namespace_of_(std::move(host_namespace_of)) {}
+
+  // VirtualClusterPkiMount of the virtual cluster's stored host namespace.
+  Result<std::string> MountOf(const std::string& tenant, const std::string& vcluster) const;
 
   // The steps of EnsureVirtualClusterPki, in order; each checks what exists.
   Status EnsureRoot();
@@ -75,6 +82,7 @@ class VaultPki {
  private:
   VaultClient& client_;
   VaultPkiOptions options_;
+  core::HostNamespaceOf host_namespace_of_;
 };
 
 }  // namespace septa::vault

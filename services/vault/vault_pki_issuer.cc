@@ -69,7 +69,9 @@ Result<ClientCertificate> VaultPkiIssuer::IssueClientCertificate(const ClientCer
     return InvalidField("groups", "must be the role's group \"" + std::string(role->group) +
                                       "\": a Vault PKI role fixes the certificate's O");
   }
-  const std::string mount = VirtualClusterPkiMount(request.tenant, request.vcluster);
+  auto mount_of = pki_.MountOf(request.tenant, request.vcluster);
+  SEPTA_RETURN_IF_ERROR(mount_of);
+  const std::string& mount = *mount_of;
   bool roles_current = false;
   {
     std::lock_guard lock(mu_);
@@ -111,7 +113,9 @@ Result<ClientCertificate> VaultPkiIssuer::IssueClientCertificate(const ClientCer
 Result<TimePoint> VaultPkiIssuer::Revoke(const std::string& tenant, const std::string& vcluster,
                                          const std::string& serial) {
   if (serial.empty()) return InvalidField("serial", "is required");
-  return pki_.client().Revoke(VirtualClusterPkiMount(tenant, vcluster), SerialToVault(serial));
+  auto mount = pki_.MountOf(tenant, vcluster);
+  SEPTA_RETURN_IF_ERROR(mount);
+  return pki_.client().Revoke(*mount, SerialToVault(serial));
 }
 
 }  // namespace septa::vault

@@ -52,8 +52,7 @@ json KeptPart(const kube::Resource& resource, const json& object) {
 }  // namespace
 
 std::vector<KeptObject> VaultSecretsOperatorObjects(const VaultSecretsOperatorOptions& options,
-                                                    const std::string& tenant, const std::string& vcluster,
-                                                    const std::string& workload_role) {
+                                                    const std::string& auth_mount, const std::string& workload_role) {
   const std::string& ns = options.operator_namespace;
   std::vector<KeptObject> out;
   out.push_back({kCrds, Definition("VaultConnection", "vaultconnections"), true});
@@ -81,7 +80,7 @@ std::vector<KeptObject> VaultSecretsOperatorObjects(const VaultSecretsOperatorOp
                   {"spec",
                    {{"vaultConnectionRef", "default"},
                     {"method", "kubernetes"},
-                    {"mount", VirtualClusterAuthMount(tenant, vcluster)},
+                    {"mount", auth_mount},
                     {"allowedNamespaces", json::array({"*"})},
                     {"kubernetes", {{"role", workload_role}, {"serviceAccount", "default"}}}}}}});
   return out;

@@ -42,11 +42,11 @@ struct KeptObject {
   bool create_only = false;  // a CRD: created when missing, never changed
 };
 
-// What Septa keeps in the virtual cluster of `tenant`/`vcluster`, in creation order
-// (definitions, namespace, CA Secret, connection, auth).
+// What Septa keeps in a virtual cluster whose workloads log in at Vault's
+// auth method `auth_mount` (VaultWorkloadAccess::AuthMountOf), in creation
+// order (definitions, namespace, CA Secret, connection, auth).
 std::vector<KeptObject> VaultSecretsOperatorObjects(const VaultSecretsOperatorOptions& options,
-                                                    const std::string& tenant, const std::string& vcluster,
-                                                    const std::string& workload_role);
+                                                    const std::string& auth_mount, const std::string& workload_role);
 
 // Creates what is missing and writes back what differs, through `client`
 // on the virtual cluster's API.

@@ -1,7 +1,5 @@
 #include "services/vault/vault_workload_access.h"
 
-#include "tenancy/host/names.h"
-
 namespace septa::vault {
 namespace {
 
@@ -31,12 +29,16 @@ Result<json> ReadOrNull(VaultClient& client, const std::string& path) {
 
 }  // namespace
 
-std::string VirtualClusterAuthMount(const std::string& tenant, const std::string& vcluster) {
-  return tenancy::host::HostNamespaceName(tenant, vcluster) + "-kubernetes";
+std::string VirtualClusterAuthMount(std::string_view host_namespace) {
+  return std::string(host_namespace) + "-kubernetes";
 }
 
-std::string WorkloadPolicyName(const std::string& tenant, const std::string& vcluster) {
-  return tenancy::host::HostNamespaceName(tenant, vcluster) + "-workloads";
+std::string WorkloadPolicyName(std::string_view host_namespace) { return std::string(host_namespace) + "-workloads"; }
+
+Result<std::string> VaultWorkloadAccess::AuthMountOf(const std::string& tenant, const std::string& vcluster) const {
+  auto host_namespace = host_namespace_of_({tenant, vcluster});
+  SEPTA_RETURN_IF_ERROR(host_namespace);
+  return VirtualClusterAuthMount(*host_namespace);
 }
 
 Result<std::string> RenderWorkloadPolicy(const std::string& policy_template, const std::string& tenant,
@@ -64,11 +66,13 @@ Result<std::string> RenderWorkloadPolicy(const std::string& policy_template, con
 
 Status VaultWorkloadAccess::Ensure(const std::string& tenant, const std::string& vcluster,
                                    const std::string& kubernetes_host, const std::string& kubernetes_ca_pem) {
-  const std::string policy = WorkloadPolicyName(tenant, vcluster);
+  auto host_namespace = host_namespace_of_({tenant, vcluster});
+  SEPTA_RETURN_IF_ERROR(host_namespace);
+  const std::string policy = WorkloadPolicyName(*host_namespace);
   auto hcl = RenderWorkloadPolicy(options_.policy_template, tenant, vcluster);
   SEPTA_RETURN_IF_ERROR(hcl);
   SEPTA_RETURN_IF_ERROR(EnsurePolicy(policy, *hcl));
-  const std::string mount = VirtualClusterAuthMount(tenant, vcluster);
+  const std::string mount = VirtualClusterAuthMount(*host_namespace);
   SEPTA_RETURN_IF_ERROR(client_.EnableAuthMethod(mount, "kubernetes"));
   SEPTA_RETURN_IF_ERROR(EnsureConfig(mount, kubernetes_host, kubernetes_ca_pem));
   return EnsureRole(mount, policy);
@@ -116,14 +120,16 @@ Status VaultWorkloadAccess::EnsureRole(const std::string& mount, const std::stri
 }
 
 Status VaultWorkloadAccess::Remove(const std::string& tenant, const std::string& vcluster) {
-  const std::string mount = VirtualClusterAuthMount(tenant, vcluster);
+  auto host_namespace = host_namespace_of_({tenant, vcluster});
+  SEPTA_RETURN_IF_ERROR(host_namespace);
+  const std::string mount = VirtualClusterAuthMount(*host_namespace);
   auto methods = client_.Read("sys/auth");
   SEPTA_RETURN_IF_ERROR(methods);
   if (methods->data.is_object() && methods->data.contains(mount + "/")) {
     auto disabled = client_.Delete("sys/auth/" + mount);
     SEPTA_RETURN_IF_ERROR(disabled);
   }
-  const std::string policy = WorkloadPolicyName(tenant, vcluster);
+  const std::string policy = WorkloadPolicyName(*host_namespace);
   auto stored = client_.ReadPolicy(policy);
   SEPTA_RETURN_IF_ERROR(stored);
   if (stored->empty()) return Status::Ok();

@@ -27,6 +27,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "services/core/host_namespaces.h"
 #include "services/vault/vault_client.h"
 
 namespace septa::vault {
@@ -41,10 +42,11 @@ struct VaultWorkloadAccessOptions {
   std::string policy_template{kDefaultWorkloadPolicy};
 };
 
-// "<host namespace>-kubernetes" (tenancy/host/names.h), one path segment.
-std::string VirtualClusterAuthMount(const std::string& tenant, const std::string& vcluster);
+// "<host namespace>-kubernetes" of the host namespace stored with the
+// virtual cluster (tenancy/host/names.h), one path segment.
+std::string VirtualClusterAuthMount(std::string_view host_namespace);
 // "<host namespace>-workloads".
-std::string WorkloadPolicyName(const std::string& tenant, const std::string& vcluster);
+std::string WorkloadPolicyName(std::string_view host_namespace);
 // The template with every {tenant} and {vcluster} replaced; INVALID_ARGUMENT
 // naming `field` for another {placeholder} or an empty template.
 Result<std::string> RenderWorkloadPolicy(const std::string& policy_template, const std::string& tenant,
@@ -52,8 +54,12 @@ Result<std::string> RenderWorkloadPolicy(const std::string& policy_template, con
 
 class VaultWorkloadAccess {
  public:
-  VaultWorkloadAccess(VaultClient& client, VaultWorkloadAccessOptions options)
-      : client_(client), options_(std::move(options)) {}
+  // `host_namespace_of`: each virtual cluster's stored host namespace, which its mount and policy are named after.
+  VaultWorkloadAccess(VaultClient& client, VaultWorkloadAccessOptions options, core::HostNamespaceOf host_namespace_of)
+      : client_(client), options_(std::move(options)), host_namespace_of_(std::move(host_namespace_of)) {}
+
+  // VirtualClusterAuthMount of the virtual cluster's stored host namespace.
+  Result<std::string> AuthMountOf(const std::string& tenant, const std::string& vcluster) const;
 
   // The policy, the auth method, its config and its role for the virtual
   // cluster served at `kubernetes_host` with the CA `kubernetes_ca_pem`.
@@ -72,6 +78,7 @@ class VaultWorkloadAccess {
 
   VaultClient& client_;
   VaultWorkloadAccessOptions options_;
+  core::HostNamespaceOf host_namespace_of_;
 };
 
 }  // namespace septa::vault

@@ -475,6 +475,9 @@ Result<std::vector<json>> RenderControlPlane(const ControlPlaneInputs& inputs, c
   SEPTA_RETURN_IF_ERROR(ValidateRenderConfig(render));
   SEPTA_RETURN_IF_ERROR(ValidateTenantName("tenant", inputs.tenant));
   SEPTA_RETURN_IF_ERROR(ValidateVirtualClusterName("vcluster", inputs.vcluster));
+  if (!IsDns1123Label(inputs.host_namespace)) {
+    return InvalidField("host_namespace", "must be the DNS-1123 label the virtual cluster was given");
+  }
   SEPTA_RETURN_IF_ERROR(ValidateCertificates(inputs.certificates));
   if (inputs.kine_endpoint.rfind("postgres://", 0) != 0) {
     return InvalidField("kine_endpoint", "must be a postgres:// URL");
@@ -482,7 +485,7 @@ Result<std::vector<json>> RenderControlPlane(const ControlPlaneInputs& inputs, c
   if (!inputs.extra_client_ca.empty() && inputs.extra_client_ca.find("-----BEGIN ") == std::string::npos) {
     return InvalidField("extra_client_ca", "must be PEM");
   }
-  const std::string ns = HostNamespaceName(inputs.tenant, inputs.vcluster);
+  const std::string& ns = inputs.host_namespace;
   const Labels labels = VClusterLabels(inputs.tenant, inputs.vcluster);
 
   std::vector<json> out;

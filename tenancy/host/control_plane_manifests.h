@@ -91,6 +91,7 @@ struct ControlPlaneCertificates {
 struct ControlPlaneInputs {
   std::string tenant;
   std::string vcluster;
+  std::string host_namespace;  // stored with the virtual cluster (names.h), never derived here
   ControlPlaneCertificates certificates;
   // postgres://role:password@host:port/database?sslmode=...: stored in a
   // Secret, read by kine from the environment, never in the pod spec.

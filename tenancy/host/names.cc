@@ -14,6 +14,12 @@ namespace {
 constexpr std::size_t kMaxLabel = 63;
 constexpr std::size_t kHashedPrefix = 52;
 constexpr std::size_t kHashDigits = 10;
+constexpr std::string_view kSeparator = "-x-";
+// A hashed host namespace: the first 49 characters of the plain name, which
+// hold "septa-", a tenant of up to 40 characters and its separator, then
+// "-x-" and 11 hex digits (49 + 3 + 11 = 63).
+constexpr std::size_t kNamespaceReadable = 6 + 40 + 3;
+constexpr std::size_t kNamespaceHashDigits = kMaxLabel - kNamespaceReadable - kSeparator.size();
 
 std::size_t Occurrences(std::string_view text, std::string_view needle) {
   std::size_t n = 0;
@@ -52,14 +58,23 @@ std::string SafeConcat(const std::vector<std::string_view>& parts) {
 }
 
 std::string HostNamespaceName(std::string_view tenant, std::string_view vcluster) {
-  std::string plain = "septa-" + std::string(tenant) + "-x-" + std::string(vcluster);
-  if (plain.size() <= kMaxLabel && Occurrences(plain, "-x-") == 1) return plain;
-  std::string out = plain.substr(0, kHashedPrefix);
-  while (!out.empty() && out.back() == '-') out.pop_back();
-  return out + "-" + Sha256Hex(std::string(tenant) + "/" + std::string(vcluster)).substr(0, kHashDigits);
+  std::string plain = "septa-" + std::string(tenant) + std::string(kSeparator) + std::string(vcluster);
+  if (plain.size() <= kMaxLabel && SeparatorCount(plain) == 1) return plain;
+  std::string out = plain.substr(0, kNamespaceReadable);
+  while (out.back() == '-') out.pop_back();  // stops at the tenant separator's 'x' at the latest
+  return out + std::string(kSeparator) +
+         Sha256Hex(std::string(tenant) + "/" + std::string(vcluster)).substr(0, kNamespaceHashDigits);
 }
 
-std::string KaiTierQueueName(std::string_view tier) { return SafeConcat({"septa", "tier", tier}); }
+std::size_t SeparatorCount(std::string_view name) { return Occurrences(name, kSeparator); }
+
+std::string KaiTierQueueName(std::string_view tier) {
+  std::string plain = "septa-tier-" + std::string(tier);
+  if (plain.size() <= kMaxLabel && SeparatorCount(plain) == 0) return plain;
+  // Never a host namespace's shape (those hold "-x-"), nor another tier's
+  // plain name ("septa-tierh" is no "septa-tier-" prefix).
+  return "septa-tierh-" + Sha256Hex(tier).substr(0, 32);
+}
 
 std::string GpuFlavorName(std::string_view product) {
   std::string readable;

@@ -1,7 +1,8 @@
 // Names of the host objects Septa keeps for a virtual cluster. Every name is
 // a valid DNS-1123 label, stable (a pure function of its inputs) and unique
 // per input; the provisioner, the syncer and the pods they write agree on
-// them through these functions only.
+// them through these functions only, and on the host namespace through the
+// one stored with the virtual cluster (HostNamespaceName gives it once).
 #pragma once
 
 #include <string>
@@ -19,17 +20,35 @@ std::string SafeConcat(const std::vector<std::string_view>& parts);
 std::string Sha256Hex(std::string_view data);
 
 // The host namespace of virtual cluster `vcluster` of `tenant` (both valid
-// names, tenancy/names.h): "septa-<tenant>-x-<vcluster>" when that fits in
-// 63 characters and contains "-x-" only once, so that the split back into
-// tenant and virtual cluster is unique (tenant "a-x" with "b" and tenant "a"
-// with "x-b" would both read "septa-a-x-x-b"). Otherwise its first 52
-// characters (without a trailing '-'), '-' and 10 hex digits of the SHA-256
-// of "<tenant>/<vcluster>", which no two pairs share ('/' is in no name).
+// names, tenancy/names.h), as a new virtual cluster gets it (stored with
+// it: everything reads the stored name, so this function may change
+// without moving an existing namespace). Injective by construction up to
+// a collision of SHA-256 in 44 bits, and the store refuses a duplicate:
+//  - plain: "septa-<tenant>-x-<vcluster>" when that fits in 63 characters
+//    and holds "-x-" exactly once, so that it splits back into one pair
+//    ("a-x" with "b" and "a" with "x-b" would both read "septa-a-x-x-b");
+//  - hashed otherwise: the first 49 characters of that text (which hold
+//    "septa-", the whole tenant and its "-x"), less trailing '-', then
+//    "-x-" and 11 hex digits of the SHA-256 of "<tenant>/<vcluster>" ('/'
+//    is in no name). It holds "-x-" at least twice (the tenant's and the
+//    hash's, overlapping when the cut ended in "-x"), so it is never
+//    another pair's plain name; two hashed names are equal only when their
+//    digests are.
+// Every host namespace, of this function or of the one before (whose
+// hashed names kept the tenant's "-x-" too), holds "-x-"; the names of
+// cluster-wide objects Septa shares between virtual clusters never do.
 // The "septa-" prefix keeps tenants out of the host's own namespaces
 // ("kube-system", "default").
 std::string HostNamespaceName(std::string_view tenant, std::string_view vcluster);
 
-// The KAI parent queue of the virtual clusters of trust tier `tier` (a valid name).
+// How often "-x-" occurs in `name`, overlapping occurrences counted
+// ("-x-x-" holds two): the shape HostNamespaceName tells its forms apart by.
+std::size_t SeparatorCount(std::string_view name);
+
+// The KAI parent queue of the virtual clusters of trust tier `tier` (a valid
+// name): "septa-tier-<tier>", or "septa-tierh-" and 32 hex digits of the
+// tier's SHA-256 when that would hold "-x-". It shares its kind with the
+// leaf queues, named after host namespaces, and never has their shape.
 std::string KaiTierQueueName(std::string_view tier);
 
 // The Kueue ResourceFlavor of the GPUs whose nvidia.com/gpu.product label is

@@ -163,6 +163,11 @@ Status CheckInputs(const TrustTier& tier, const VirtualCluster& vcluster, const 
   SEPTA_RETURN_IF_ERROR(ValidateRenderConfig(config));
   SEPTA_RETURN_IF_ERROR(ValidateTenantName("vcluster.tenant", vcluster.tenant));
   SEPTA_RETURN_IF_ERROR(ValidateVirtualClusterName("vcluster.name", vcluster.name));
+  // The name stored with the virtual cluster, never derived again here: a
+  // changed HostNamespaceName must not move an existing one.
+  if (!IsDns1123Label(vcluster.host_namespace)) {
+    return InvalidField("vcluster.host_namespace", "must be the DNS-1123 label the virtual cluster was given");
+  }
   SEPTA_RETURN_IF_ERROR(ValidateWorkloadQuota(vcluster.quota));
   if (!IsDns1123Label(tier.name, kMaxNameLength)) {
     return InvalidField("trust_tier.name", "must be a DNS-1123 label of at most 40 characters");
@@ -196,7 +201,7 @@ Result<HostObjects> RenderHostObjects(const TrustTier& tier, const VirtualCluste
   }
 
   HostObjects out;
-  out.host_namespace = HostNamespaceName(vcluster.tenant, vcluster.name);
+  out.host_namespace = vcluster.host_namespace;
   out.field_manager = config.field_manager;
   const std::string& ns = out.host_namespace;
   const Labels labels = VClusterLabels(vcluster.tenant, vcluster.name);

@@ -55,8 +55,9 @@ struct HostObjects {
 
 // The host objects of `vcluster` of trust tier `tier` holding `reservation`,
 // whose nodes `nodes` must contain (dedicated, exclusive and, with Kueue,
-// isolated). The tenant is `vcluster.tenant`. Errors: INVALID_ARGUMENT
-// naming the field of a bad config or name; FAILED_PRECONDITION when the
+// isolated). The tenant is `vcluster.tenant`, the host namespace
+// `vcluster.host_namespace` (stored, not derived). Errors: INVALID_ARGUMENT
+// naming the field of a bad config, name or host namespace; FAILED_PRECONDITION when the
 // reservation is another virtual cluster's or of another tier, or a node
 // lacks its GPU product label where Kueue needs it; NOT_FOUND naming a
 // reserved node missing from `nodes`.

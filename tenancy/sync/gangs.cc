@@ -84,6 +84,21 @@ json HostPodGroup(const VirtualClusterView& vcluster, const std::string& ns, con
           {"spec", {{"minMember", gang.size}, {"queue", vcluster.host_namespace}}}};
 }
 
+std::string OtherGangNamespace(const json& host_pod, std::string_view group, std::string_view ns) {
+  const bool in_group = AnnotationOf(host_pod, kKaiGroupAnnotation) == group ||
+                        MetadataMapString(host_pod, "labels", kKueueGroupLabel) == group;
+  const std::string recorded = MetadataMapString(host_pod, "labels", kVirtualNamespaceLabel);
+  return in_group && recorded != ns ? recorded : "";
+}
+
+Refusal GangNameTaken(std::string_view ns, const Gang& gang, std::string_view group, std::string_view other_ns) {
+  return {FieldOf(kGangAnnotation), "its host name " + std::string(group) + " is a gang's of namespace \"" +
+                                        std::string(other_ns) + "\" too (\"" + gang.name + "\" in \"" +
+                                        std::string(ns) +
+                                        "\" and a gang there map to one host name, and would be scheduled as one): "
+                                        "rename one of them"};
+}
+
 bool PodGroupUpToDate(const json& want, const json& host_group) {
   const json want_spec = want.value("spec", json::object()), host_spec = host_group.value("spec", json::object());
   return host_spec.is_object() && host_spec.value("minMember", 0) == want_spec.value("minMember", 0) &&

@@ -55,6 +55,16 @@ std::string HostGangOf(const nlohmann::json& host_pod);
 // of every synced object (septa.dev/synced, tenant, vcluster, namespace).
 nlohmann::json HostPodGroup(const VirtualClusterView& vcluster, const std::string& ns, const Gang& gang);
 
+// HostGangName is not injective: gang "g-x-r" of namespace "s" and "g" of
+// "r-x-s" share "g-x-r-x-s-x-<vcluster>". The virtual namespace of the gang
+// whose member `host_pod` is, when it is in host gang `group` (KAI's
+// annotation or Kueue's label) and that namespace is not `ns`; "" otherwise.
+// A PodGroup records its gang's namespace in kVirtualNamespaceLabel.
+std::string OtherGangNamespace(const nlohmann::json& host_pod, std::string_view group, std::string_view ns);
+// Why a member of `gang` of `ns` does not run: its host gang name `group` is
+// a gang's of namespace `other_ns` (the two would be scheduled as one).
+Refusal GangNameTaken(std::string_view ns, const Gang& gang, std::string_view group, std::string_view other_ns);
+
 // Whether the PodGroup read from the host asks what `want` asks (minMember, queue).
 bool PodGroupUpToDate(const nlohmann::json& want, const nlohmann::json& host_group);
 

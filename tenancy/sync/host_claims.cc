@@ -2,6 +2,7 @@
 
 #include "tenancy/sync/bookkeeping.h"
 #include "tenancy/sync/host_keys.h"
+#include "tenancy/sync/pod_references.h"
 
 namespace septa::tenancy::sync {
 namespace {
@@ -118,6 +119,36 @@ std::optional<json> ClaimStatusUp(const json& virtual_claim, const json& host_cl
     }
   }
   return status;
+}
+
+std::optional<Refusal> EphemeralClaimOfAnother(
+    const json& virtual_pod, const std::function<std::optional<json>(const std::string& name)>& claim_named) {
+  const json spec = SpecOf(virtual_pod);
+  const auto volumes = spec.find("volumes");
+  if (volumes == spec.end() || !volumes->is_array()) return std::nullopt;
+  const std::string pod = MetadataField(virtual_pod, "name"), uid = MetadataField(virtual_pod, "uid");
+  for (std::size_t i = 0; i < volumes->size(); ++i) {
+    const json& volume = (*volumes)[i];
+    if (!volume.is_object() || !volume.contains("ephemeral") || !volume.value("name", json()).is_string()) continue;
+    const std::string claim = EphemeralClaimName(pod, volume["name"].get<std::string>());
+    const std::optional<json> found = claim_named(claim);
+    if (!found) continue;
+    // Its controller: the pod it was created for.
+    std::string owner;
+    bool own = false;
+    for (const json& ref : found->value("metadata", json::object()).value("ownerReferences", json::array())) {
+      if (!ref.is_object() || !ref.value("controller", false)) continue;
+      own = ref.value("kind", "") == "Pod" && ref.value("uid", "") == uid;
+      owner = ref.value("kind", "") + " " + ref.value("name", "");
+    }
+    if (own) continue;
+    return Refusal{"spec.volumes[" + std::to_string(i) + "].ephemeral",
+                   "its claim " + claim + " was not created for this pod" +
+                       (owner.empty() ? std::string() : " but for " + owner) + " (\"" + pod + "\" with volume \"" +
+                       volume["name"].get<std::string>() +
+                       "\" and another pod and volume name one claim): rename the pod or the volume"};
+  }
+  return std::nullopt;
 }
 
 }  // namespace septa::tenancy::sync

@@ -13,6 +13,7 @@
 // same virtual namespace (a VolumeSnapshot or populator is not synced).
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -47,5 +48,15 @@ nlohmann::json ClaimUpdate(const nlohmann::json& want, const nlohmann::json& hos
 // access modes, capacity, conditions, allocated resources); nullopt when
 // they agree.
 std::optional<nlohmann::json> ClaimStatusUp(const nlohmann::json& virtual_claim, const nlohmann::json& host_claim);
+
+// Kubernetes' rule for ephemeral volumes, which the kubelet enforces: the
+// claim "<pod>-<volume>" (EphemeralClaimName) must be the pod's own (a
+// controller owner reference to the pod's UID). Pod "a" with volume "b-c"
+// and pod "a-b" with volume "c" name one claim; the other pod's is refused,
+// never mounted. `claim_named` gives the virtual claim of a name in the
+// pod's namespace, nullopt when there is none yet (the pod waits for it).
+std::optional<Refusal> EphemeralClaimOfAnother(
+    const nlohmann::json& virtual_pod,
+    const std::function<std::optional<nlohmann::json>(const std::string& name)>& claim_named);
 
 }  // namespace septa::tenancy::sync

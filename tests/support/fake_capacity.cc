@@ -36,6 +36,19 @@ Status CheckVirtualClusterRow(const VirtualCluster& v) {
   return Status::Ok();
 }
 
+// migrations/0016's unique index: no other row holds `v`'s host namespace.
+template <typename Rows>
+Status CheckHostNamespaceFree(const Rows& vclusters, const VirtualCluster& v) {
+  if (v.host_namespace.empty()) return Status::Ok();
+  for (const auto& [key, other] : vclusters) {
+    if (other.host_namespace == v.host_namespace && (other.tenant != v.tenant || other.name != v.name)) {
+      return Status(Code::kAlreadyExists, "host_namespace: is the host namespace of another virtual cluster",
+                    {{"host_namespace", "is the host namespace of another virtual cluster"}});
+    }
+  }
+  return Status::Ok();
+}
+
 VirtualCluster TruncatedTimes(VirtualCluster v) {
   v.create_time = Truncated(v.create_time);
   v.update_time = Truncated(v.update_time);
@@ -238,6 +251,7 @@ Status FakeVirtualClusters::Insert(const VirtualCluster& v) {
   if (!w_.s.tenants.count(v.tenant)) return NotFound("tenant \"" + v.tenant + "\" not found");
   SEPTA_RETURN_IF_ERROR(CheckVirtualClusterRow(v));
   if (w_.s.vclusters.count({v.tenant, v.name})) return AlreadyExists("a virtual cluster with this name already exists");
+  SEPTA_RETURN_IF_ERROR(CheckHostNamespaceFree(w_.s.vclusters, v));
   w_.s.vclusters.emplace(Key{v.tenant, v.name}, TruncatedTimes(v));
   return Status::Ok();
 }
@@ -251,6 +265,7 @@ Status FakeVirtualClusters::Update(const VirtualCluster& v, std::int64_t expecte
                    ", not " + std::to_string(expected_version));
   }
   SEPTA_RETURN_IF_ERROR(CheckVirtualClusterRow(v));
+  SEPTA_RETURN_IF_ERROR(CheckHostNamespaceFree(w_.s.vclusters, v));
   const TimePoint created = it->second.create_time;  // immutable, as in PgStore
   it->second = TruncatedTimes(v);
   it->second.create_time = created;

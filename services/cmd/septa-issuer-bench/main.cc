@@ -27,6 +27,7 @@
 #include "services/vault/sealed_object_store.h"
 #include "services/vault/vault_pki_issuer.h"
 #include "services/vaultsim/vaultsim.h"
+#include "tenancy/host/names.h"
 
 namespace {
 
@@ -94,7 +95,11 @@ int main(int argc, char** argv) {
     client_options.token_file = token_file;
     auto client = septa::vault::VaultClient::Create(std::move(client_options), clock, random);
     if (!client.ok()) return std::fprintf(stderr, "%s\n", client.status().message().c_str()), 1;
-    septa::vault::VaultPki pki(**client, {});
+    // One virtual cluster, named as a new one would be (no store here).
+    septa::vault::VaultPki pki(**client, {},
+                               [](const septa::core::VirtualClusterKey& key) -> septa::Result<std::string> {
+                                 return septa::tenancy::host::HostNamespaceName(key.tenant, key.vcluster);
+                               });
     auto ensured = pki.EnsureVirtualClusterPki("bench", "issuer", 24h);
     std::remove(token_file.c_str());
     if (!ensured.ok()) return std::fprintf(stderr, "%s\n", ensured.status().message().c_str()), 1;

@@ -108,6 +108,13 @@ class ApiTest : public ::testing::Test {
     ASSERT_TRUE(st.ok()) << st.ToString();
   }
 
+  // Inserts a virtual cluster's row as it is (e.g. one named by an earlier septad).
+  void InsertVirtualClusterRow(const tenancy::VirtualCluster& vc) {
+    const Status st = SideStore().Transact(core::TxMode::kReadWrite,
+                                           [&](core::Tx& tx) -> Status { return tx.VirtualClusters().Insert(vc); });
+    ASSERT_TRUE(st.ok()) << st.ToString();
+  }
+
   // Every reservation row, read back with the store.
   std::vector<tenancy::Reservation> ReservationRows() {
     std::vector<tenancy::Reservation> rows;

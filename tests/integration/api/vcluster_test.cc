@@ -248,6 +248,30 @@ TEST_F(VirtualClusterRestTest, BadInputNamesTheFieldAndWritesNothing) {
   }
 }
 
+// Two virtual clusters never share a host namespace (finding M2): a name
+// whose host namespace another holds (here one an earlier septad named) is
+// refused with 409 naming the field, and nothing is written.
+TEST_F(VirtualClusterRestTest, ANameWhoseHostNamespaceIsAnothersIsA409NamingIt) {
+  CreateTenant("ded", "dedicated");
+  tenancy::VirtualCluster legacy;
+  legacy.tenant = "ded";
+  legacy.name = "older";
+  legacy.capacity.tier = gpu::Tier::kDedicated;
+  legacy.capacity.count = 1;
+  legacy.host_namespace = "septa-ded-x-newer";
+  legacy.on_host = true;
+  ASSERT_NO_FATAL_FAILURE(InsertVirtualClusterRow(legacy));
+  const std::size_t rows = ReservationRows().size();
+  auto refused = Create("ded", {{"name", "newer"}, {"capacity", {{"gpus", {{"count", 1}}}}}});
+  ExpectProblem(refused, 409, "name", "a host namespace held by another");
+  EXPECT_NE(refused.body.find("septa-ded-x-newer"), std::string::npos) << refused.body;
+  EXPECT_EQ(Call(admin_, "GET", "/v1/tenants/ded/vclusters/newer").status, 404);
+  EXPECT_EQ(ReservationRows().size(), rows);
+  auto other = Create("ded", {{"name", "other"}, {"capacity", {{"gpus", {{"count", 1}}}}}});
+  ASSERT_EQ(other.status, 201) << other.body;
+  EXPECT_EQ(Body(other)["host_namespace"], "septa-ded-x-other");
+}
+
 TEST_F(VirtualClusterRestTest, CreateIsIdempotentPerKey) {
   CreateTenant("ded", "dedicated");
   const json body = {{"name", "vc"}, {"capacity", {{"gpus", {{"count", 2}}}}}};

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <pqxx/pqxx>
 #include <thread>
 
@@ -136,6 +137,63 @@ TEST_F(MigrationRunnerTest, AFailingMigrationIsRolledBackAndNamed) {
   EXPECT_EQ(Query(url(), "SELECT version FROM schema_migrations").size(), 1u);
   EXPECT_TRUE(Query(url(), "SELECT to_regclass('b')")[0][0].is_null());
   EXPECT_FALSE(Query(url(), "SELECT to_regclass('a')")[0][0].is_null());
+}
+
+// migrations/0016 on a database where the old name function already gave
+// two virtual clusters one host namespace (finding M2): which keeps it is the
+// operator's choice, so it refuses, naming both, and changes nothing; the
+// earlier rows' on_host follows their recorded namespace.
+TEST_F(MigrationRunnerTest, TheUniqueHostNamespaceMigrationNamesVirtualClustersThatShareOne) {
+  auto embedded = EmbeddedMigrations();
+  ASSERT_TRUE(embedded.ok());
+  std::vector<Migration> before, all = *embedded;
+  auto unique = std::find_if(all.begin(), all.end(),
+                             [](const Migration& m) { return m.file_name.ends_with("_host_namespace_unique.sql"); });
+  ASSERT_NE(unique, all.end());
+  for (const Migration& m : all) {
+    if (m.version < unique->version) before.push_back(m);
+  }
+  ASSERT_TRUE(MigrationRunner(before).Apply(url()).ok());
+  auto exec = [&](const std::string& sql) {
+    pqxx::connection connection(url());
+    pqxx::work tx(connection);
+    tx.exec(sql);
+    tx.commit();
+  };
+  const std::string shared = "septa-longtenantname-abcdefghij-x-firstvcluster-abcd-49ffa608db";
+  exec(
+      "INSERT INTO tenants (name, trust_tier, state, version, create_time, update_time)"
+      " VALUES ('longtenantname-abcdefghij', 'shared', 'active', 1, now(), now())");
+  auto vcluster = [&](const std::string& name, const std::string& host_namespace) {
+    exec(
+        "INSERT INTO virtual_clusters (tenant, name, capacity_tier, capacity, quota_cpu_milli, quota_memory_mib,"
+        " quota_pods, queue_priority, queue_over_quota_weight, state, host_namespace, generation, version,"
+        " create_time, update_time) VALUES ('longtenantname-abcdefghij', '" +
+        name + "', 'shared', '{}', 0, 0, 0, 100, 1, 'READY', '" + host_namespace + "', 1, 1, now(), now())");
+  };
+  vcluster("firstvcluster-abcdefghijklmnopq", shared);
+  vcluster("firstvcluster-abcd-49ffa608db", shared);
+  vcluster("other", "septa-longtenantname-abcdefghij-x-other");
+  vcluster("new", "");
+  auto refused = MigrationRunner(all).Apply(url());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), Code::kFailedPrecondition);
+  EXPECT_THAT(refused.status().message(), HasSubstr("migration " + unique->file_name + " failed"));
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr(shared + " is the host namespace of longtenantname-abcdefghij/firstvcluster-abcd-49ffa608db "
+                                 "and longtenantname-abcdefghij/firstvcluster-abcdefghijklmnopq"));
+  EXPECT_THAT(refused.status().message(), ::testing::Not(HasSubstr("-x-other")));
+  EXPECT_TRUE(
+      Query(url(), "SELECT 1 FROM schema_migrations WHERE version = " + std::to_string(unique->version)).empty());
+
+  // The operator deletes one: the migration passes.
+  exec("DELETE FROM virtual_clusters WHERE name = 'firstvcluster-abcd-49ffa608db'");
+  auto applied = MigrationRunner(all).Apply(url());
+  ASSERT_TRUE(applied.ok()) << applied.status().ToString();
+  const auto rows = Query(url(), "SELECT name, on_host FROM virtual_clusters ORDER BY name");
+  std::vector<std::string> on_host;
+  for (const auto& row : rows) on_host.push_back(row[0].as<std::string>() + " " + row[1].as<std::string>());
+  EXPECT_THAT(on_host, ElementsAre("firstvcluster-abcdefghijklmnopq t", "new f", "other t"));
 }
 
 TEST_F(MigrationRunnerTest, ConcurrentRunnersApplyEachMigrationExactlyOnce) {

@@ -6,6 +6,7 @@
 #include <set>
 #include <thread>
 
+#include "tenancy/host/names.h"
 #include "tests/unit/services/core/core_fixture.h"
 
 namespace septa::core {
@@ -119,6 +120,46 @@ TEST_F(VirtualClusterServiceTest, CreateReservesConcreteMigInstancesInTheSameTra
   EXPECT_EQ(Rows().size(), 1u);
   ASSERT_FALSE(Audit("tenants/acme/vclusters/train").empty());
   EXPECT_EQ(Audit("tenants/acme/vclusters/train")[0].action, "vcluster.create");
+}
+
+// The host namespace is given at create and stored; two virtual clusters
+// never share one (finding M2: deleting one deleted the other's pods).
+TEST_F(VirtualClusterServiceTest, EachVirtualClusterGetsItsOwnHostNamespaceAndASecondHolderIsRefused) {
+  MustCreate("longtenantname-abcdefghij", "isolated");
+  auto first = vclusters.Create(TenantCtx("longtenantname-abcdefghij"), "longtenantname-abcdefghij",
+                                Mig("firstvcluster-abcdefghijklmnopq", 1), "");
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(first->vcluster.host_namespace,
+            tenancy::host::HostNamespaceName("longtenantname-abcdefghij", "firstvcluster-abcdefghijklmnopq"));
+  EXPECT_FALSE(first->vcluster.on_host);
+  auto second = vclusters.Create(TenantCtx("longtenantname-abcdefghij"), "longtenantname-abcdefghij",
+                                 Mig("firstvcluster-abcd-49ffa608db", 1), "");
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_NE(second->vcluster.host_namespace, first->vcluster.host_namespace);
+
+  // A row named by an earlier name function holds the name a new one maps to.
+  ASSERT_TRUE(store
+                  .Transact(TxMode::kReadWrite,
+                            [](Tx& tx) -> Status {
+                              VirtualCluster legacy = Mig("legacy", 1);
+                              legacy.tenant = "acme";
+                              legacy.host_namespace = "septa-acme-x-second";
+                              legacy.on_host = true;
+                              return tx.VirtualClusters().Insert(legacy);
+                            })
+                  .ok());
+  const std::size_t rows = Rows().size();
+  auto refused = vclusters.Create(TenantCtx("acme"), "acme", Mig("second", 1), "");
+  ASSERT_EQ(refused.status().code(), Code::kAlreadyExists) << refused.status().ToString();
+  ASSERT_EQ(refused.status().violations().size(), 1u);
+  EXPECT_EQ(refused.status().violations()[0].field, "name");
+  EXPECT_NE(refused.status().message().find("septa-acme-x-second"), std::string::npos) << refused.status().message();
+  EXPECT_EQ(vclusters.Get(Admin(), "acme", "second").status().code(), Code::kNotFound);
+  EXPECT_EQ(Rows().size(), rows);  // nothing reserved
+  // The same name taken in the tenant is still "already exists".
+  auto again = vclusters.Create(TenantCtx("acme"), "acme", Mig("legacy", 1), "");
+  ASSERT_EQ(again.status().code(), Code::kAlreadyExists);
+  EXPECT_TRUE(again.status().violations().empty());
 }
 
 TEST_F(VirtualClusterServiceTest, AuthorizationOwnersWriteViewersReadOthersSeeNothing) {
@@ -294,7 +335,7 @@ TEST_F(VirtualClusterServiceTest, DeleteReleasesAtOnceWhatWasNeverProvisionedAnd
                             [](Tx& tx) -> Status {
                               auto vc = tx.VirtualClusters().Get("acme", "running");
                               SEPTA_RETURN_IF_ERROR(vc);
-                              vc->host_namespace = "septa-acme-running";
+                              vc->on_host = true;
                               vc->version++;
                               return tx.VirtualClusters().Update(*vc, vc->version - 1);
                             })
@@ -384,7 +425,7 @@ TEST_F(VirtualClusterServiceTest, SleepAndWakeWriteTheDesiredStateAuditedAndAreI
                             [](Tx& tx) -> Status {
                               auto vc = tx.VirtualClusters().Get("acme", "doomed");
                               SEPTA_RETURN_IF_ERROR(vc);
-                              vc->host_namespace = "septa-acme-doomed";
+                              vc->on_host = true;
                               vc->version++;
                               return tx.VirtualClusters().Update(*vc, vc->version - 1);
                             })
@@ -430,7 +471,7 @@ TEST_F(VirtualClusterServiceTest, TenantQuotaCountsGpuEquivalentsAndHeldCapacity
                             [](Tx& tx) -> Status {
                               auto vc = tx.VirtualClusters().Get("acme", "a");
                               SEPTA_RETURN_IF_ERROR(vc);
-                              vc->host_namespace = "septa-acme-a";
+                              vc->on_host = true;
                               vc->version++;
                               return tx.VirtualClusters().Update(*vc, vc->version - 1);
                             })

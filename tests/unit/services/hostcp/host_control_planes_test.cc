@@ -76,6 +76,7 @@ class hostcpHostControlPlanes : public ::testing::Test {
     options_.config.database_sslmode = "disable";
     options_.database_admin_url = database_->url();
     options_.database_address = "postgres.septa-system.svc:5432";
+    options_.host_namespace_of = [](const core::VirtualClusterKey& key) { return Namespace(key.tenant, key.vcluster); };
     ASSERT_TRUE(ValidateHostControlPlanesOptions(options_).ok());
     planes_ = std::make_unique<HostControlPlanes>(*host_, *store_, options_);
   }
@@ -87,10 +88,16 @@ class hostcpHostControlPlanes : public ::testing::Test {
     }
   }
 
+  // The host namespaces as septad reads them from the store: ann/train's
+  // was given by an earlier name function (everything must go where the
+  // store says, never where HostNamespaceName would put it now).
+  static std::string Namespace(const std::string& tenant, const std::string& vcluster) {
+    if (tenant == "ann" && vcluster == "train") return "septa-ann-x-train-named-earlier";
+    return host::HostNamespaceName(tenant, vcluster);
+  }
+
   void CreateNamespace(const std::string& tenant, const std::string& vcluster) {
-    json ns = {{"apiVersion", "v1"},
-               {"kind", "Namespace"},
-               {"metadata", {{"name", host::HostNamespaceName(tenant, vcluster)}}}};
+    json ns = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", Namespace(tenant, vcluster)}}}};
     ASSERT_TRUE(host_->Create(kNamespaces, "", ns).ok());
   }
 
@@ -159,7 +166,7 @@ class hostcpHostControlPlanes : public ::testing::Test {
 
 TEST_F(hostcpHostControlPlanes, EnsureAppliesTheControlPlaneAndServesOnceItsPodIsReady) {
   ASSERT_NO_FATAL_FAILURE(CreateNamespace("ann", "train"));
-  const std::string ns = host::HostNamespaceName("ann", "train");
+  const std::string ns = Namespace("ann", "train");
   auto first = planes_->Ensure("ann", "train");
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   EXPECT_FALSE(first->serving);
@@ -213,7 +220,7 @@ TEST_F(hostcpHostControlPlanes, EnsureAppliesTheControlPlaneAndServesOnceItsPodI
 
 TEST_F(hostcpHostControlPlanes, ASecondEnsureWritesNothing) {
   ASSERT_NO_FATAL_FAILURE(CreateNamespace("ann", "train"));
-  const std::string ns = host::HostNamespaceName("ann", "train");
+  const std::string ns = Namespace("ann", "train");
   ASSERT_TRUE(planes_->Ensure("ann", "train").ok());
   ASSERT_TRUE(TickUntil([&] { return Objects(ns).contains("pods/septa-control-plane-0"); }));
   for (int i = 0; i < 5; ++i) sim_->Tick();  // let the controllers settle
@@ -230,7 +237,7 @@ TEST_F(hostcpHostControlPlanes, ASecondEnsureWritesNothing) {
 
 TEST_F(hostcpHostControlPlanes, EnsureRepairsDeletedAndEditedObjects) {
   ASSERT_NO_FATAL_FAILURE(CreateNamespace("ann", "train"));
-  const std::string ns = host::HostNamespaceName("ann", "train");
+  const std::string ns = Namespace("ann", "train");
   ASSERT_TRUE(planes_->Ensure("ann", "train").ok());
   const std::string role = host::KineDatabaseName(options_.config, "ann", "train");
   const std::string password = PasswordOf(role);
@@ -264,7 +271,7 @@ TEST_F(hostcpHostControlPlanes, EnsureRepairsDeletedAndEditedObjects) {
 // and a callback that fails fails the Ensure (retried by the provisioner).
 TEST_F(hostcpHostControlPlanes, TheExtraClientCaIsInTheApiServersBundle) {
   ASSERT_NO_FATAL_FAILURE(CreateNamespace("ann", "train"));
-  const std::string ns = host::HostNamespaceName("ann", "train");
+  const std::string ns = Namespace("ann", "train");
   const TimePoint now = std::chrono::system_clock::now();
   auto vault_ca = http::IssueCertificate({"vault intermediate", {}, {}, {}, now - 1h, now + 24h, true}, nullptr);
   ASSERT_TRUE(vault_ca.ok());
@@ -302,7 +309,7 @@ TEST_F(hostcpHostControlPlanes, TheExtraClientCaIsInTheApiServersBundle) {
 
 TEST_F(hostcpHostControlPlanes, AChangedBootstrapJobIsReplaced) {
   ASSERT_NO_FATAL_FAILURE(CreateNamespace("ann", "train"));
-  const std::string ns = host::HostNamespaceName("ann", "train");
+  const std::string ns = Namespace("ann", "train");
   ASSERT_TRUE(planes_->Ensure("ann", "train").ok());
   const kube::Resource jobs{"batch", "v1", "jobs", true};
   auto job = host_->Get(jobs, ns, std::string(host::kBootstrapName));
@@ -336,7 +343,7 @@ TEST_F(hostcpHostControlPlanes, EachDatabaseOnlyItsOwnRoleMayUse) {
 
 TEST_F(hostcpHostControlPlanes, RemoveLeavesNothing) {
   ASSERT_NO_FATAL_FAILURE(CreateNamespace("ann", "train"));
-  const std::string ns = host::HostNamespaceName("ann", "train");
+  const std::string ns = Namespace("ann", "train");
   const auto baseline = Objects(ns);  // what the namespace holds of its own (the default service account)
   ASSERT_TRUE(planes_->Ensure("ann", "train").ok());
   ASSERT_TRUE(TickUntil([&] {
@@ -368,7 +375,7 @@ TEST_F(hostcpHostControlPlanes, RemoveLeavesNothing) {
 // API server's --client-ca-file bundle accepts.
 TEST_F(hostcpHostControlPlanes, TheSyncerReachesTheApiServerAtItsServiceWithACertificateOfItsCa) {
   ASSERT_NO_FATAL_FAILURE(CreateNamespace("ann", "train"));
-  const std::string ns = host::HostNamespaceName("ann", "train");
+  const std::string ns = Namespace("ann", "train");
   auto none = planes_->SyncerKubeconfig("ann", "train");
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.status().code(), Code::kFailedPrecondition) << none.status().ToString();
@@ -401,7 +408,7 @@ TEST_F(hostcpHostControlPlanes, TheSyncerReachesTheApiServerAtItsServiceWithACer
 // cluster IPs of its Services, the API server's at 443.
 TEST_F(hostcpHostControlPlanes, WorkloadsReachTheApiServerAndDnsAtTheirServicesClusterIps) {
   ASSERT_NO_FATAL_FAILURE(CreateNamespace("ann", "train"));
-  const std::string ns = host::HostNamespaceName("ann", "train");
+  const std::string ns = Namespace("ann", "train");
   auto before = planes_->WorkloadEndpointsOf("ann", "train");
   EXPECT_FALSE(before.ok()) << "no Services yet";
   ASSERT_TRUE(planes_->Ensure("ann", "train").ok());
@@ -432,6 +439,9 @@ TEST_F(hostcpHostControlPlanes, BadNamesAndOptionsNameTheField) {
   options.config.database_prefix = "";
   EXPECT_NE(ValidateHostControlPlanesOptions(options).message().find("control_plane.database_prefix"),
             std::string::npos);
+  options = options_;
+  options.host_namespace_of = nullptr;
+  EXPECT_NE(ValidateHostControlPlanesOptions(options).message().find("host_namespace_of"), std::string::npos);
 }
 
 }  // namespace

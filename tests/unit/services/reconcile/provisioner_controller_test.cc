@@ -290,6 +290,51 @@ TEST_F(reconcileProvisioner, OrphansOfAVirtualClusterWithoutARowAreRemoved) {
   EXPECT_TRUE(IsReady("keep"));
 }
 
+// A virtual cluster named by an earlier name function keeps its namespace:
+// the provisioner renders, pins and deletes by the stored name, never by
+// HostNamespaceName again; without a row, its namespace is found by its labels.
+TEST_F(reconcileProvisioner, TheStoredHostNamespaceIsKeptAndFoundAgainWithoutARow) {
+  const std::string stored = "septa-ann-x-train-named-earlier";
+  const std::string derived = tenancy::host::HostNamespaceName("ann", "train");
+  ASSERT_NE(stored, derived);
+  ASSERT_NO_FATAL_FAILURE(SeedVCluster(store_, "train", 0, stored));
+  Seed("gone", 1);
+  ASSERT_NO_FATAL_FAILURE(
+      UpdateVCluster(store_, "gone", [](VirtualCluster& vc) { vc.host_namespace = "septa-ann-x-gone-named-earlier"; }));
+  ASSERT_NO_FATAL_FAILURE(StartProvisioner(store_));
+  ASSERT_TRUE(Eventually([&] { return IsReady("train") && IsReady("gone"); }));
+  EXPECT_EQ(Stored("train")->host_namespace, stored);
+  EXPECT_TRUE(Stored("train")->on_host);
+  EXPECT_FALSE(Get(kube::kNamespaces, "", stored).is_null());
+  EXPECT_TRUE(Get(kube::kNamespaces, "", derived).is_null());
+  EXPECT_FALSE(Get(kube::kResourceQuotas, stored, "septa-quota").is_null());
+  EXPECT_FALSE(Get(kube::kKaiQueues, "", stored).is_null());
+  EXPECT_EQ(Get(kube::kNodes, "", "a100-0")["metadata"]["labels"].value(tenancy::host::ReservedNodeLabel(stored), ""),
+            "dedicated");
+
+  Mutate("train", [](VirtualCluster& vc) { vc.state = VirtualClusterState::kDeleting; });
+  ASSERT_TRUE(Eventually([&] { return !Stored("train").has_value(); }));
+  EXPECT_TRUE(Get(kube::kNamespaces, "", stored).is_null());
+  EXPECT_FALSE(
+      Get(kube::kNodes, "", "a100-0")["metadata"]["labels"].contains(tenancy::host::ReservedNodeLabel(stored)));
+
+  // Its row gone while no provisioner ran: the namespace its labels name goes too.
+  provisioner_->Stop();
+  ASSERT_TRUE(store_
+                  .Transact(core::TxMode::kReadWrite,
+                            [&](core::Tx& tx) -> Status {
+                              SEPTA_RETURN_IF_ERROR(tx.Reservations().Delete("ann", "gone"));
+                              auto vc = tx.VirtualClusters().Get("ann", "gone");
+                              SEPTA_RETURN_IF_ERROR(vc);
+                              return tx.VirtualClusters().Delete("ann", "gone", vc->version);
+                            })
+                  .ok());
+  ASSERT_NO_FATAL_FAILURE(StartProvisioner(store_));
+  ASSERT_TRUE(Eventually([&] { return Get(kube::kNamespaces, "", "septa-ann-x-gone-named-earlier").is_null(); }));
+  EXPECT_FALSE(Get(kube::kNodes, "", "a100-0")["metadata"]["labels"].contains(
+      tenancy::host::ReservedNodeLabel("septa-ann-x-gone-named-earlier")));
+}
+
 TEST_F(reconcileProvisioner, WithTheDefaultSchedulerThereAreNoQueuesAndQueueReadySaysSo) {
   Seed("train", 0);
   ASSERT_NO_FATAL_FAILURE(StartProvisioner(store_, tenancy::host::Scheduler::kDefault));

@@ -124,7 +124,9 @@ class ProvisionerFixture {
 
   // Tenant "ann" (dedicated) and its virtual cluster `vcluster` holding GPU `gpu` of a100-0, as the use case writes
   // them.
-  static void SeedVCluster(core::Store& store, const std::string& vcluster, int gpu) {
+  // `host_namespace`: the one stored with it ("": a row of an older septad, named by the provisioner).
+  static void SeedVCluster(core::Store& store, const std::string& vcluster, int gpu,
+                           const std::string& host_namespace = "") {
     ASSERT_TRUE(
         store
             .Transact(
@@ -145,6 +147,7 @@ class ProvisionerFixture {
                   vc.capacity.count = 1;
                   vc.quota = {.cpu_milli = 8000, .memory_mib = 32768, .pods = 50};
                   vc.conditions = {{"CapacityReady", tenancy::ConditionStatus::kTrue, "CapacityReserved", "", {}, 1}};
+                  vc.host_namespace = host_namespace;
                   SEPTA_RETURN_IF_ERROR(tx.VirtualClusters().Insert(vc));
                   tenancy::Reservation r;
                   r.tenant = "ann";

@@ -187,6 +187,7 @@ TYPED_TEST_P(CapacityContract, VirtualClusterRoundTripsEveryField) {
   v.version = 9;
   v.create_time = At(1'800'000'000, 999'999);
   v.update_time = At(1'800'000'005, 1);
+  v.on_host = true;
   ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.VirtualClusters().Insert(v); }).ok());
   auto got = this->GetVirtualCluster("ann", "train-1");
   ASSERT_TRUE(got.ok()) << got.status().ToString();
@@ -200,9 +201,9 @@ TYPED_TEST_P(CapacityContract, VirtualClusterRoundTripsEveryField) {
   EXPECT_EQ(got->state, want.state);
   EXPECT_EQ(got->conditions, want.conditions);
   EXPECT_EQ(std::tie(got->tenant, got->name, got->display_name, got->host_namespace, got->endpoint, got->generation,
-                     got->version, got->create_time, got->update_time),
+                     got->version, got->create_time, got->update_time, got->on_host),
             std::tie(want.tenant, want.name, want.display_name, want.host_namespace, want.endpoint, want.generation,
-                     want.version, want.create_time, want.update_time));
+                     want.version, want.create_time, want.update_time, want.on_host));
   EXPECT_EQ(this->GetVirtualCluster("ann", "nope").status().code(), Code::kNotFound);
   EXPECT_EQ(this->GetVirtualCluster("bob", "train-1").status().code(), Code::kNotFound);
 }
@@ -224,6 +225,45 @@ TYPED_TEST_P(CapacityContract, VirtualClusterRowsAreChecked) {
   EXPECT_EQ(st.code(), Code::kInvalidArgument);
   EXPECT_THAT(st.violations(), ElementsAre(testing::Field(&FieldViolation::field, "quota.pods")));
   EXPECT_TRUE(insert(MakeVirtualCluster("ann", std::string(40, 'z'), gpu::Tier::kShared)).ok());
+}
+
+// migrations/0016: two virtual clusters never share a host namespace (the
+// finding M2: deleting one deleted the other's pods), whether the second
+// is inserted with it or updated to it; rows without one yet may be many.
+TYPED_TEST_P(CapacityContract, TwoVirtualClustersNeverShareAHostNamespace) {
+  auto with_namespace = [](std::string tenant, std::string name, std::string host_namespace) {
+    VirtualCluster v = MakeVirtualCluster(std::move(tenant), std::move(name), gpu::Tier::kShared);
+    v.host_namespace = std::move(host_namespace);
+    return v;
+  };
+  auto insert = [&](const VirtualCluster& v) {
+    return this->Write([&](Tx& tx) { return tx.VirtualClusters().Insert(v); });
+  };
+  ASSERT_TRUE(insert(with_namespace("ann", "first", "septa-ann-x-first")).ok());
+  for (const VirtualCluster& second :
+       {with_namespace("ann", "second", "septa-ann-x-first"), with_namespace("bob", "first", "septa-ann-x-first")}) {
+    const Status refused = insert(second);
+    EXPECT_EQ(refused.code(), Code::kAlreadyExists) << refused.ToString();
+    EXPECT_THAT(refused.violations(), ElementsAre(testing::Field(&FieldViolation::field, "host_namespace")));
+    EXPECT_EQ(this->GetVirtualCluster(second.tenant, second.name).status().code(), Code::kNotFound);
+  }
+  ASSERT_TRUE(insert(with_namespace("ann", "second", "septa-ann-x-second")).ok());
+  auto second = this->GetVirtualCluster("ann", "second");
+  ASSERT_TRUE(second.ok());
+  VirtualCluster moved = *second;
+  moved.host_namespace = "septa-ann-x-first";
+  moved.version = second->version + 1;
+  const Status update = this->Write([&](Tx& tx) { return tx.VirtualClusters().Update(moved, second->version); });
+  EXPECT_EQ(update.code(), Code::kAlreadyExists) << update.ToString();
+  EXPECT_EQ(this->GetVirtualCluster("ann", "second")->host_namespace, "septa-ann-x-second");
+  // The seeded rows have none yet (rows of an older septad): no conflict among them.
+  EXPECT_EQ(this->GetVirtualCluster("ann", "shared")->host_namespace, "");
+  EXPECT_EQ(this->GetVirtualCluster("bob", "shared")->host_namespace, "");
+  // Its own row keeps it through an update.
+  VirtualCluster same = *this->GetVirtualCluster("ann", "first");
+  same.display_name = "renamed";
+  same.version++;
+  EXPECT_TRUE(this->Write([&](Tx& tx) { return tx.VirtualClusters().Update(same, same.version - 1); }).ok());
 }
 
 TYPED_TEST_P(CapacityContract, ListVirtualClustersFiltersAndPaginatesByTenantAndName) {
@@ -667,6 +707,7 @@ TYPED_TEST_P(CapacityContract, CredentialsRoundTripPageRevokeOnceAndGoWithTheirV
 }
 
 REGISTER_TYPED_TEST_SUITE_P(CapacityContract, VirtualClusterRoundTripsEveryField, VirtualClusterRowsAreChecked,
+                            TwoVirtualClustersNeverShareAHostNamespace,
                             ListVirtualClustersFiltersAndPaginatesByTenantAndName,
                             UpdateVirtualClusterRequiresTheExpectedVersion, DeleteVirtualClusterWaitsForItsReservation,
                             ATenantWithVirtualClustersCannotBeDeleted, InventoryNodesRoundTripAndReplaceTheirGpus,

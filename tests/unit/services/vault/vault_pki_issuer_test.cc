@@ -35,12 +35,17 @@ Result<http::PeerIdentity> VerifiedBy(const std::string& ca_pem, const std::stri
   return verifier->Verify({Parse(certificate_pem)}, now);
 }
 
+// The PKI mount of acme's virtual cluster `vcluster`, named as a new one is.
+std::string AcmeMount(const std::string& vcluster) {
+  return VirtualClusterPkiMount(tenancy::host::HostNamespaceName("acme", vcluster));
+}
+
 class VaultPkiTest : public testing::VaultSimTest {
  protected:
   void SetUp() override {
     testing::VaultSimTest::SetUp();
     client_ = MakeClient(Write("root-token", kRootToken));
-    pki_ = std::make_unique<VaultPki>(*client_, VaultPkiOptions{});
+    pki_ = std::make_unique<VaultPki>(*client_, VaultPkiOptions{}, testing::StoredNamespaces());
     issuer_ = std::make_unique<VaultPkiIssuer>(*pki_);
   }
 
@@ -73,9 +78,10 @@ class VaultPkiTest : public testing::VaultSimTest {
 };
 
 TEST(VaultPkiLayoutTest, MountsAreOneBoundedSegmentUniquePerClusterAndSerialsConvert) {
-  EXPECT_EQ(VirtualClusterPkiMount("acme", "train"), "septa-acme-x-train-pki");
-  EXPECT_NE(VirtualClusterPkiMount("a-x", "b"), VirtualClusterPkiMount("a", "x-b"));
-  const std::string longest = VirtualClusterPkiMount(std::string(40, 't'), std::string(40, 'v'));
+  // Named after the host namespace, unique per virtual cluster (tenancy/host/names.h).
+  EXPECT_EQ(VirtualClusterPkiMount("septa-acme-x-train"), "septa-acme-x-train-pki");
+  const std::string longest =
+      VirtualClusterPkiMount(tenancy::host::HostNamespaceName(std::string(40, 't'), std::string(40, 'v')));
   EXPECT_LE(longest.size(), 67u);
   EXPECT_EQ(longest.find('/'), std::string::npos);
   EXPECT_EQ(TenantPolicyName("acme"), "septa-tenant-acme");
@@ -121,6 +127,22 @@ TEST_F(VaultPkiTest, IssuesAClientCertificateFromTheClustersIntermediate) {
   }
 }
 
+// A virtual cluster named by an earlier name function keeps its mount: it
+// is named after the stored host namespace, never derived again.
+TEST_F(VaultPkiTest, TheMountIsNamedAfterTheStoredHostNamespace) {
+  const std::string ca = Ensure("acme", "legacy");
+  ASSERT_FALSE(ca.empty());
+  auto mounts = client_->Read("sys/mounts");
+  ASSERT_TRUE(mounts.ok());
+  EXPECT_TRUE(mounts->data.contains(std::string(testing::kLegacyNamespace) + "-pki/"));
+  EXPECT_FALSE(mounts->data.contains(AcmeMount("legacy") + "/"));
+  auto issued = issuer_->IssueClientCertificate(Request("acme", "legacy", "view", 60s));
+  ASSERT_TRUE(issued.ok()) << issued.status().ToString();
+  EXPECT_TRUE(VerifiedBy(ca, issued->certificate_pem, clock_.Now()).ok());
+  ASSERT_TRUE(pki_->RemoveVirtualClusterPki("acme", "legacy").ok());
+  EXPECT_FALSE(client_->Read("sys/mounts")->data.contains(std::string(testing::kLegacyNamespace) + "-pki/"));
+}
+
 TEST_F(VaultPkiTest, ALongerTtlIsCappedByVaultWhichSaysSo) {
   Ensure("acme", "train");
   auto capped = issuer_->IssueClientCertificate(Request("acme", "train", "edit", 48h, 24h));
@@ -134,7 +156,7 @@ TEST_F(VaultPkiTest, ALongerTtlIsCappedByVaultWhichSaysSo) {
   lowered.enforce_hostnames = false;
   lowered.organization = {"septa:edit"};
   lowered.max_ttl = 1h;
-  ASSERT_TRUE(client_->WritePkiRole(VirtualClusterPkiMount("acme", "train"), "edit", lowered).ok());
+  ASSERT_TRUE(client_->WritePkiRole(AcmeMount("train"), "edit", lowered).ok());
   auto warned = issuer_->IssueClientCertificate(Request("acme", "train", "edit", 2h, 24h));
   ASSERT_TRUE(warned.ok()) << warned.status().ToString();
   EXPECT_TRUE(warned->ttl_capped);
@@ -145,7 +167,7 @@ TEST_F(VaultPkiTest, ALongerTtlIsCappedByVaultWhichSaysSo) {
   ASSERT_TRUE(tighter.ok()) << tighter.status().ToString();
   EXPECT_TRUE(tighter->ttl_capped);
   EXPECT_EQ(tighter->not_after, clock_.Now() + 30min);
-  auto role = client_->Read(VirtualClusterPkiMount("acme", "train") + "/roles/view");
+  auto role = client_->Read(AcmeMount("train") + "/roles/view");
   ASSERT_TRUE(role.ok());
   EXPECT_EQ(role->data.value("max_ttl", 0), 1800);
 }
@@ -153,7 +175,7 @@ TEST_F(VaultPkiTest, ALongerTtlIsCappedByVaultWhichSaysSo) {
 TEST_F(VaultPkiTest, RolesHaveTheGroupTheCapAndClientOnlyFlags) {
   Ensure("acme", "train");
   for (const std::string name : {"admin", "edit", "view"}) {
-    auto role = client_->Read(VirtualClusterPkiMount("acme", "train") + "/roles/" + name);
+    auto role = client_->Read(AcmeMount("train") + "/roles/" + name);
     ASSERT_TRUE(role.ok()) << role.status().ToString();
     EXPECT_EQ(role->data["organization"], json::array({"septa:" + name}));
     EXPECT_EQ(role->data.value("max_ttl", 0), 24 * 3600);
@@ -176,7 +198,7 @@ TEST_F(VaultPkiTest, EnsuringAgainWritesNothing) {
   auto token = client_->Write("auth/token/create", json{{"policies", json::array({"read-only"})}});
   ASSERT_TRUE(token.ok()) << token.status().ToString();
   auto reader = MakeClient(Write("reader-token", token->auth.value("client_token", "")));
-  VaultPki read_only(*reader, VaultPkiOptions{});
+  VaultPki read_only(*reader, VaultPkiOptions{}, testing::StoredNamespaces());
   auto again = read_only.EnsureVirtualClusterPki("acme", "train", 24h);
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_EQ(*again, first);
@@ -190,10 +212,8 @@ TEST_F(VaultPkiTest, EnsuringAgainWritesNothing) {
 TEST_F(VaultPkiTest, ARunInterruptedAfterAnyStepIsFinishedByTheNext) {
   const std::vector<std::function<Status(const std::string&)>> steps = {
       [&](const std::string&) { return pki_->EnsureRoot(); },
-      [&](const std::string& vc) { return client_->EnableSecretsEngine(VirtualClusterPkiMount("acme", vc), "pki"); },
-      [&](const std::string& vc) {
-        return client_->GenerateIntermediate(VirtualClusterPkiMount("acme", vc), "pending").status();
-      },
+      [&](const std::string& vc) { return client_->EnableSecretsEngine(AcmeMount(vc), "pki"); },
+      [&](const std::string& vc) { return client_->GenerateIntermediate(AcmeMount(vc), "pending").status(); },
       [&](const std::string& vc) { return pki_->EnsureVirtualClusterCa("acme", vc).status(); },
       [&](const std::string& vc) { return pki_->EnsureRoles("acme", vc, 24h); },
       [&](const std::string& vc) { return pki_->EnsureTenantPolicy("acme", vc); },
@@ -214,8 +234,7 @@ TEST_F(VaultPkiTest, ARunInterruptedAfterAnyStepIsFinishedByTheNext) {
     EXPECT_TRUE(VerifiedBy(*ca, issued->certificate_pem, clock_.Now()).ok());
     auto policy = client_->Read("sys/policies/acl/septa-tenant-acme");
     ASSERT_TRUE(policy.ok());
-    EXPECT_NE(policy->data.value("policy", "").find(VirtualClusterPkiMount("acme", vc) + "/issue/*"),
-              std::string::npos);
+    EXPECT_NE(policy->data.value("policy", "").find(AcmeMount(vc) + "/issue/*"), std::string::npos);
   }
 }
 
@@ -240,7 +259,7 @@ TEST_F(VaultPkiTest, IssuingForAClusterWithoutAVaultCaIsNotFoundAndCreatesNothin
   EXPECT_EQ(missing.code(), Code::kNotFound) << missing.ToString();
   auto mounts = client_->Read("sys/mounts");
   ASSERT_TRUE(mounts.ok());
-  EXPECT_FALSE(mounts->data.contains(VirtualClusterPkiMount("acme", "gone") + "/"));
+  EXPECT_FALSE(mounts->data.contains(AcmeMount("gone") + "/"));
   EXPECT_EQ(issuer_->IssueClientCertificate(Request("acme", "train", "root", 60s)).status().code(),
             Code::kInvalidArgument);
   ClientCertificateRequest wrong_group = Request("acme", "train", "view", 60s);
@@ -256,7 +275,7 @@ TEST_F(VaultPkiTest, RevokesBySerialOnTheClustersMount) {
   ASSERT_TRUE(revoked.ok()) << revoked.status().ToString();
   EXPECT_EQ(std::chrono::time_point_cast<std::chrono::seconds>(*revoked),
             std::chrono::time_point_cast<std::chrono::seconds>(clock_.Now()));
-  auto cert = client_->Read(VirtualClusterPkiMount("acme", "train") + "/cert/" + SerialToVault(issued->serial));
+  auto cert = client_->Read(AcmeMount("train") + "/cert/" + SerialToVault(issued->serial));
   ASSERT_TRUE(cert.ok()) << cert.status().ToString();
   EXPECT_GT(cert->data.value("revocation_time", 0), 0);
   EXPECT_FALSE(issuer_->Revoke("acme", "dev", issued->serial).ok());  // another cluster's mount does not know it
@@ -340,7 +359,7 @@ TEST_F(VaultPkiTest, TheControlPlanesStepCarriesRevocationsToVault) {
     for (std::size_t i = 0; i < issued->serial.size(); i += 2) {
       serial += (i ? ":" : "") + issued->serial.substr(i, 2);
     }
-    auto read = client_->Read(VirtualClusterPkiMount("acme", "train") + "/cert/" + serial);
+    auto read = client_->Read(AcmeMount("train") + "/cert/" + serial);
     EXPECT_TRUE(read.ok()) << read.status().ToString();
     return read.ok() ? read->data.value("revocation_time", std::int64_t{0}) : std::int64_t{-1};
   };

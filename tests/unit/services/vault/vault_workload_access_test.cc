@@ -38,8 +38,9 @@ class VaultWorkloadAccessTest : public testing::VaultSimTest {
         store_, vcp::SimulatedControlPlanesOptions{.tick_interval = 0ms, .clock = &clock_, .random = &plane_random_});
     ASSERT_TRUE(planes_->Start().ok());
     root_ = MakeClient(TokenOptions(Write("root-token", kRootToken)));
-    pki_ = std::make_unique<VaultPki>(*root_, VaultPkiOptions{});
-    workloads_ = std::make_unique<VaultWorkloadAccess>(*root_, VaultWorkloadAccessOptions{});
+    pki_ = std::make_unique<VaultPki>(*root_, VaultPkiOptions{}, testing::StoredNamespaces());
+    workloads_ =
+        std::make_unique<VaultWorkloadAccess>(*root_, VaultWorkloadAccessOptions{}, testing::StoredNamespaces());
     vault_planes_ = std::make_unique<VaultControlPlanes>(*planes_, *pki_, WorkloadSetup());
     ASSERT_TRUE(root_->EnableSecretsEngine("secret", "kv-v2").ok());
     for (const std::string tenant : {"acme", "globex"}) {
@@ -103,7 +104,7 @@ class VaultWorkloadAccessTest : public testing::VaultSimTest {
                                         const std::string& role = "workloads") {
     VaultClientOptions o = Base();
     o.auth = AuthMethod::kKubernetes;
-    o.kubernetes_mount = VirtualClusterAuthMount("acme", vcluster);
+    o.kubernetes_mount = VirtualClusterAuthMount(tenancy::host::HostNamespaceName("acme", vcluster));
     o.kubernetes_role = role;
     o.jwt_file = Write("jwt-" + vcluster + "-" + std::to_string(++files_), jwt);
     o.max_attempts = 1;
@@ -172,12 +173,13 @@ TEST_F(VaultWorkloadAccessTest, TokensTheVirtualClusterDidNotIssueAreRefused) {
 // with a reviewer token configured, that token asks for any JWT.
 TEST_F(VaultWorkloadAccessTest, AJwtForAnotherAudienceNeedsAReviewerToken) {
   EnsureCluster("train");
-  const std::string mount = VirtualClusterAuthMount("acme", "train");
+  const std::string mount = VirtualClusterAuthMount(tenancy::host::HostNamespaceName("acme", "train"));
   ASSERT_TRUE(root_
                   ->Write("auth/" + mount + "/role/vault-audience",
                           json{{"bound_service_account_names", json::array({"*"})},
                                {"bound_service_account_namespaces", json::array({"*"})},
-                               {"token_policies", json::array({WorkloadPolicyName("acme", "train")})},
+                               {"token_policies",
+                                json::array({WorkloadPolicyName(tenancy::host::HostNamespaceName("acme", "train"))})},
                                {"audience", "vault"}})
                   .ok());
   const std::string vault_token = TokenOf("train", "default", "trainer", {"vault"});
@@ -218,16 +220,17 @@ TEST_F(VaultWorkloadAccessTest, EnsureWritesNothingWhenAllIsInPlaceAndRestoresWh
   auto reader_token = root_->Write("auth/token/create", json{{"policies", json::array({"read-only"})}});
   ASSERT_TRUE(reader_token.ok());
   auto reader = MakeClient(TokenOptions(Write("reader-token", reader_token->auth.value("client_token", ""))));
-  VaultWorkloadAccess read_only(*reader, VaultWorkloadAccessOptions{});
+  VaultWorkloadAccess read_only(*reader, VaultWorkloadAccessOptions{}, testing::StoredNamespaces());
   Status again = read_only.Ensure("acme", "train", endpoint, ca);
   EXPECT_TRUE(again.ok()) << again.ToString();
 
-  const std::string mount = VirtualClusterAuthMount("acme", "train");
+  const std::string mount = VirtualClusterAuthMount(tenancy::host::HostNamespaceName("acme", "train"));
   ASSERT_TRUE(root_->Delete("auth/" + mount + "/role/workloads").ok());
   ASSERT_TRUE(root_->Write("auth/" + mount + "/config", json{{"kubernetes_host", "https://elsewhere:6443"}}).ok());
-  ASSERT_TRUE(
-      root_->WritePolicy(WorkloadPolicyName("acme", "train"), "path \"secret/*\" { capabilities = [\"read\"] }\n")
-          .ok());
+  ASSERT_TRUE(root_
+                  ->WritePolicy(WorkloadPolicyName(tenancy::host::HostNamespaceName("acme", "train")),
+                                "path \"secret/*\" { capabilities = [\"read\"] }\n")
+                  .ok());
   EXPECT_EQ(read_only.Ensure("acme", "train", endpoint, ca).code(), Code::kPermissionDenied);
   EnsureCluster("train");
   auto workload = Workload("train", TokenOf("train", "default", "trainer"));
@@ -244,13 +247,16 @@ TEST_F(VaultWorkloadAccessTest, RemovingTheClusterLogsItsWorkloadsOutAndKeepsThe
   ASSERT_TRUE(Password(*developer, "acme").ok());
 
   ASSERT_TRUE(vault_planes_->Remove("acme", "train").ok());
-  EXPECT_FALSE(HasAuthMethod(VirtualClusterAuthMount("acme", "train")));
-  EXPECT_EQ(root_->Read("sys/policies/acl/" + WorkloadPolicyName("acme", "train")).status().code(), Code::kNotFound);
+  EXPECT_FALSE(HasAuthMethod(VirtualClusterAuthMount(tenancy::host::HostNamespaceName("acme", "train"))));
+  EXPECT_EQ(root_->Read("sys/policies/acl/" + WorkloadPolicyName(tenancy::host::HostNamespaceName("acme", "train")))
+                .status()
+                .code(),
+            Code::kNotFound);
   // Its token was revoked with the method; a new login has nowhere to go.
   auto after = trainer->Read("auth/token/lookup-self");
   EXPECT_FALSE(after.ok());
   EXPECT_TRUE(vault_planes_->Remove("acme", "train").ok()) << "already gone";
-  EXPECT_TRUE(HasAuthMethod(VirtualClusterAuthMount("acme", "dev")));
+  EXPECT_TRUE(HasAuthMethod(VirtualClusterAuthMount(tenancy::host::HostNamespaceName("acme", "dev"))));
   EXPECT_TRUE(Password(*developer, "acme").ok());
 }
 
@@ -344,8 +350,8 @@ TEST(WorkloadPolicyTest, PlaceholdersAreReplacedAndUnknownOnesRefusedNamingTheFi
   auto defaults = RenderWorkloadPolicy(std::string(kDefaultWorkloadPolicy), "acme", "train");
   ASSERT_TRUE(defaults.ok());
   EXPECT_THAT(*defaults, HasSubstr("secret/data/tenants/acme/*"));
-  EXPECT_EQ(VirtualClusterAuthMount("acme", "train"), "septa-acme-x-train-kubernetes");
-  EXPECT_EQ(WorkloadPolicyName("acme", "train"), "septa-acme-x-train-workloads");
+  EXPECT_EQ(VirtualClusterAuthMount("septa-acme-x-train"), "septa-acme-x-train-kubernetes");
+  EXPECT_EQ(WorkloadPolicyName("septa-acme-x-train"), "septa-acme-x-train-workloads");
 }
 
 }  // namespace

@@ -12,12 +12,25 @@
 #include <memory>
 #include <string>
 
+#include "services/core/host_namespaces.h"
 #include "services/vault/vault_client.h"
 #include "services/vaultsim/vaultsim.h"
+#include "tenancy/host/names.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/seeded_random.h"
 
 namespace septa::vault::testing {
+
+// The host namespaces as septad reads them from the store: acme/legacy's
+// was given by an earlier name function, every other one is what
+// HostNamespaceName gives a new virtual cluster.
+inline constexpr char kLegacyNamespace[] = "septa-acme-x-legacy-named-earlier";
+inline core::HostNamespaceOf StoredNamespaces() {
+  return [](const core::VirtualClusterKey& key) -> Result<std::string> {
+    if (key.tenant == "acme" && key.vcluster == "legacy") return std::string(kLegacyNamespace);
+    return tenancy::host::HostNamespaceName(key.tenant, key.vcluster);
+  };
+}
 
 class VaultSimTest : public ::testing::Test {
  protected:

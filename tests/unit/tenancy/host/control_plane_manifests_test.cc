@@ -24,6 +24,7 @@ ControlPlaneInputs SampleInputs() {
   ControlPlaneInputs in;
   in.tenant = "regulated";
   in.vcluster = "secure";
+  in.host_namespace = HostNamespaceName(in.tenant, in.vcluster);
   in.certificates = {.ca_certificate = Pem("CERTIFICATE", "Y2E="),
                      .apiserver_certificate = Pem("CERTIFICATE", "YXBpc2VydmVy"),
                      .apiserver_key = Pem("EC PRIVATE KEY", "YXBpc2VydmVyLWtleQ=="),
@@ -251,6 +252,25 @@ TEST(ControlPlaneManifests, BadInputsNameTheField) {
   in = SampleInputs();
   in.vcluster = "Not_A_Name";
   EXPECT_NE(field_of(in, {}).find("vcluster"), std::string::npos);
+  in = SampleInputs();
+  in.host_namespace = "";
+  EXPECT_NE(field_of(in, {}).find("host_namespace"), std::string::npos);
+}
+
+// Everything goes to the namespace stored with the virtual cluster, which
+// an earlier name function may have given: never derived again here.
+TEST(ControlPlaneManifests, EveryNamespacedObjectIsInTheStoredHostNamespace) {
+  ControlPlaneInputs in = SampleInputs();
+  in.host_namespace = "septa-regulated-x-secure-named-earlier";
+  auto rendered = RenderControlPlane(in, ControlPlaneConfig{}, RenderConfig{});
+  ASSERT_TRUE(rendered.ok()) << rendered.status().ToString();
+  for (const json& object : *rendered) {
+    if (object["metadata"].contains("namespace")) {
+      EXPECT_EQ(object["metadata"]["namespace"], in.host_namespace) << object["metadata"].value("name", "");
+    }
+  }
+  EXPECT_EQ(ControlPlaneEndpoint(in.host_namespace, ControlPlaneConfig{}).find("septa-apiserver." + in.host_namespace),
+            8u);
 }
 
 TEST(ControlPlaneManifests, DatabaseNamesAreStableIdentifiersPerVirtualCluster) {

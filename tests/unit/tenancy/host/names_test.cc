@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -41,19 +43,93 @@ TEST(HostNames, HostNamespaceIsHashedPast63Characters) {
   const std::string tenant(40, 't');
   const std::string vcluster(40, 'v');
   const std::string name = HostNamespaceName(tenant, vcluster);
-  // The first 52 characters of the plain name, '-', 10 hex digits of "<tenant>/<vcluster>".
-  EXPECT_EQ(name, ("septa-" + tenant).substr(0, 46) + "-x-" + std::string(3, 'v') + "-" +
-                      Sha256Hex(tenant + "/" + vcluster).substr(0, 10));
-  EXPECT_EQ(name.size(), 63u);
+  // The first 49 characters of the plain name (less a trailing '-'), "-x-",
+  // 11 hex digits of "<tenant>/<vcluster>".
+  // Here the cut ended in the separator's '-': 62 characters.
+  EXPECT_EQ(name, "septa-" + tenant + "-x-x-" + Sha256Hex(tenant + "/" + vcluster).substr(0, 11));
+  EXPECT_EQ(name.size(), 62u);
+  EXPECT_EQ(HostNamespaceName(std::string(39, 't'), vcluster).size(), 63u);
   EXPECT_TRUE(IsDns1123Label(name));
   // Sha256Hex("acme/train") checked with sha256sum: the hash is of the pair, not the joined text.
-  EXPECT_EQ(Sha256Hex("acme/train").substr(0, 10), "2e42cf5acd");
-  // A cut that ends in '-' drops it: no "--" before the hash.
-  const std::string vc_with_dash = "bb-" + std::string(37, 'c');
-  const std::string cut_at_dash = HostNamespaceName(std::string(40, 'a'), vc_with_dash);
-  EXPECT_EQ(cut_at_dash, "septa-" + std::string(40, 'a') + "-x-bb-" +
-                             Sha256Hex(std::string(40, 'a') + "/" + vc_with_dash).substr(0, 10));
-  EXPECT_TRUE(IsDns1123Label(cut_at_dash)) << cut_at_dash;
+  EXPECT_EQ(Sha256Hex("acme/train").substr(0, 11), "2e42cf5acdf");
+  // A shorter tenant keeps some of the virtual cluster's name; a cut that ends in '-' drops it.
+  const std::string vc_with_dash = "bbbbbbbbb-" + std::string(30, 'c');
+  EXPECT_EQ(HostNamespaceName(std::string(30, 'a'), vc_with_dash),
+            "septa-" + std::string(30, 'a') + "-x-bbbbbbbbb-x-" +
+                Sha256Hex(std::string(30, 'a') + "/" + vc_with_dash).substr(0, 11));
+  // Two "-x-" in a short name: hashed too, the whole text kept.
+  EXPECT_EQ(HostNamespaceName("a", "x-b"), "septa-a-x-x-b-x-" + Sha256Hex("a/x-b").substr(0, 11));
+}
+
+// The finding M2 (../shared/docs/HOSTILE-TENANT-FINDINGS.md): the hashed
+// name of one pair was the plain name of another pair of the same tenant,
+// so both virtual clusters ran in one namespace.
+TEST(HostNames, AHashedNameIsNeverAnotherPairsPlainName) {
+  const std::string tenant = "longtenantname-abcdefghij";
+  const std::string first = HostNamespaceName(tenant, "firstvcluster-abcdefghijklmnopq");
+  EXPECT_EQ(first, "septa-longtenantname-abcdefghij-x-firstvcluster-a-x-" +
+                       Sha256Hex(tenant + "/firstvcluster-abcdefghijklmnopq").substr(0, 11));
+  // The names of the old rule's hashed form and of this one, read as a
+  // tenant's plain name: each would need a virtual cluster name holding
+  // "-x-", so it is hashed itself, never that text.
+  for (const std::string& vc : {std::string("firstvcluster-abcd-49ffa608db"), first.substr(34)}) {
+    ASSERT_TRUE(IsDns1123Label(vc, 40)) << vc;
+    EXPECT_NE(HostNamespaceName(tenant, vc), first) << vc;
+  }
+  EXPECT_EQ(SeparatorCount(first), 2u);
+}
+
+// The names of the pairs that matter: tenants of 1, 2, 39 and 40
+// characters (some holding "-x" or "-x-", some ending in "-x"), virtual
+// clusters of every length from 1 to 40 whose characters around the cut
+// are letters, '-' or 'x'. Each name is a DNS-1123 label of at most 63
+// characters; a plain one holds "-x-" once and is "septa-<tenant>-x-<vcluster>",
+// a hashed one holds it at least twice; all are distinct.
+TEST(HostNames, HostNamespacesOfTheBoundaryPairsAreDistinctAndOfTheirForm) {
+  std::vector<std::string> tenants = {"a",
+                                      "x",
+                                      "ax",
+                                      "a-x",
+                                      "x-a",
+                                      "a-x-b",
+                                      std::string(39, 'a'),
+                                      std::string(37, 'a') + "-x",
+                                      std::string(40, 'a'),
+                                      std::string(38, 'a') + "-x",
+                                      std::string(36, 'a') + "-x-a",
+                                      "x" + std::string(38, '-') + "x"};
+  std::set<std::string> vclusters;
+  for (std::size_t len = 1; len <= 40; ++len) {
+    for (const std::string& fill : {std::string("b"), std::string("x-"), std::string("-x"), std::string("b--")}) {
+      std::string vc;
+      while (vc.size() < len) vc += fill;
+      vc.resize(len);
+      vc.front() = vc.front() == '-' ? 'b' : vc.front();
+      vc.back() = vc.back() == '-' ? 'b' : vc.back();
+      if (IsDns1123Label(vc, 40)) vclusters.insert(vc);
+    }
+  }
+  std::map<std::string, std::string> seen;
+  std::size_t plain = 0, hashed = 0;
+  for (const std::string& t : tenants) {
+    ASSERT_TRUE(IsDns1123Label(t, 40)) << t;
+    for (const std::string& v : vclusters) {
+      const std::string ns = HostNamespaceName(t, v);
+      ASSERT_TRUE(IsDns1123Label(ns)) << t << "/" << v << " -> " << ns;
+      if (ns == "septa-" + t + "-x-" + v) {
+        EXPECT_EQ(SeparatorCount(ns), 1u) << ns;
+        ++plain;
+      } else {
+        EXPECT_GE(SeparatorCount(ns), 2u) << t << "/" << v << " -> " << ns;
+        EXPECT_TRUE(ns.starts_with(("septa-" + t + "-x").substr(0, 48))) << ns;
+        ++hashed;
+      }
+      auto [it, inserted] = seen.emplace(ns, t + "/" + v);
+      EXPECT_TRUE(inserted) << ns << " for both " << it->second << " and " << t << "/" << v;
+    }
+  }
+  EXPECT_GT(plain, 100u);
+  EXPECT_GT(hashed, 100u);
 }
 
 TEST(HostNames, HostNamespaceNeverCollides) {
@@ -87,8 +163,42 @@ TEST(HostNames, HostNamespaceNeverCollides) {
   }
 }
 
+// Random pairs, drawn to reach the boundaries (long names, '-' and 'x'
+// often): every name is of its form, and no two pairs share one.
+TEST(HostNames, HostNamespacesOfRandomPairsAreDistinct) {
+  std::mt19937 random(20261128);
+  const std::string alphabet = "abx-x-0";
+  auto name = [&] {
+    std::uniform_int_distribution<std::size_t> length(1, 40);
+    std::uniform_int_distribution<std::size_t> pick(0, alphabet.size() - 1);
+    std::string n(length(random), 'a');
+    for (char& c : n) c = alphabet[pick(random)];
+    if (n.front() == '-') n.front() = 'a';
+    if (n.back() == '-') n.back() = 'b';
+    return n;
+  };
+  std::map<std::string, std::string> seen;
+  for (int i = 0; i < 50000; ++i) {
+    const std::string t = name(), v = name();
+    const std::string ns = HostNamespaceName(t, v);
+    ASSERT_TRUE(IsDns1123Label(ns)) << t << "/" << v << " -> " << ns;
+    const bool is_plain = ns == "septa-" + t + "-x-" + v;
+    ASSERT_EQ(SeparatorCount(ns) == 1, is_plain) << t << "/" << v << " -> " << ns;
+    auto [it, inserted] = seen.emplace(ns, t + "/" + v);
+    ASSERT_TRUE(inserted || it->second == t + "/" + v) << ns << " for both " << it->second << " and " << t << "/" << v;
+  }
+}
+
 TEST(HostNames, QueueAndFlavorNames) {
   EXPECT_EQ(KaiTierQueueName("shared"), "septa-tier-shared");
+  // A tier queue shares its kind with the leaf queues, named after host
+  // namespaces: tenant "tier-gpu"'s virtual cluster "large" must not be
+  // the queue of tier "gpu-x-large".
+  EXPECT_EQ(HostNamespaceName("tier-gpu", "large"), "septa-tier-gpu-x-large");
+  EXPECT_EQ(KaiTierQueueName("gpu-x-large"), "septa-tierh-" + Sha256Hex("gpu-x-large").substr(0, 32));
+  EXPECT_EQ(KaiTierQueueName("x-large"), "septa-tierh-" + Sha256Hex("x-large").substr(0, 32));
+  EXPECT_EQ(SeparatorCount(KaiTierQueueName("gpu-x-large")), 0u);
+  EXPECT_TRUE(IsDns1123Label(KaiTierQueueName(std::string(40, 'x'))));
   const std::string h100 = GpuFlavorName("NVIDIA-H100-80GB-HBM3");
   EXPECT_EQ(h100, "septa-gpu-nvidia-h100-80gb-hbm3-" + Sha256Hex("NVIDIA-H100-80GB-HBM3").substr(0, 6));
   EXPECT_NE(GpuFlavorName("NVIDIA-A100-PCIe-40GB"), GpuFlavorName("NVIDIA-A100-PCIE-40GB"));

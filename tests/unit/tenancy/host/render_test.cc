@@ -291,12 +291,36 @@ TEST(HostRender, NodePatchesPinDedicatedAndFenceExclusive) {
   EXPECT_EQ(p.taints, (std::vector<gpu::Taint>{{"septa.dev/exclusive-tenant", "regulated", "NoSchedule"}}));
 }
 
+// The host namespace is the one stored with the virtual cluster (given when
+// it was created, maybe by an earlier HostNamespaceName), never derived again.
+TEST(HostRender, EverythingIsInTheStoredHostNamespace) {
+  SampleCase c = Case("exclusive");
+  c.vcluster.host_namespace = "septa-regulated-x-secure-given-earlier";
+  const HostObjects h = Render(c, Scheduler::kKai);
+  EXPECT_EQ(h.host_namespace, c.vcluster.host_namespace);
+  EXPECT_EQ(Find(h, "Namespace", c.vcluster.host_namespace)["metadata"]["name"], c.vcluster.host_namespace);
+  EXPECT_EQ(Find(h, "Queue", c.vcluster.host_namespace)["metadata"]["name"], c.vcluster.host_namespace);
+  for (const json& o : h.objects) {
+    if (o["metadata"].contains("namespace")) {
+      EXPECT_EQ(o["metadata"]["namespace"], c.vcluster.host_namespace);
+    }
+  }
+  ASSERT_FALSE(h.node_patches.empty());
+  EXPECT_EQ(h.node_patches[0].labels.at("vcluster.septa.dev/" + c.vcluster.host_namespace), "exclusive");
+}
+
 TEST(HostRender, RefusesInputsThatDoNotBelongTogether) {
   SampleCase c = Case("dedicated");
   RenderConfig config;
   auto render = [&](const SampleCase& s, const std::vector<gpu::InventoryNode>& nodes) {
     return RenderHostObjects(s.tier, s.vcluster, s.reservation, nodes, config).status();
   };
+  SampleCase unnamed = c;
+  unnamed.vcluster.host_namespace.clear();
+  const Status no_namespace = render(unnamed, SampleNodes());
+  EXPECT_EQ(no_namespace.code(), Code::kInvalidArgument);
+  ASSERT_EQ(no_namespace.violations().size(), 1u);
+  EXPECT_EQ(no_namespace.violations()[0].field, "vcluster.host_namespace");
   SampleCase other = c;
   other.reservation.vcluster = "other";
   EXPECT_EQ(render(other, SampleNodes()).code(), Code::kFailedPrecondition);

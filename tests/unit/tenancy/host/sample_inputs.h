@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gpu/inventory.h"
+#include "tenancy/host/names.h"
 #include "tenancy/reservation.h"
 #include "tenancy/trust_tier.h"
 #include "tenancy/virtual_cluster.h"
@@ -45,6 +46,7 @@ inline SampleCase MakeCase(std::string name, gpu::Tier gpu_tier, std::string ten
   c.tier.gpu_sharing = gpu_tier;
   c.vcluster.tenant = tenant;
   c.vcluster.name = vcluster;
+  c.vcluster.host_namespace = HostNamespaceName(c.vcluster.tenant, c.vcluster.name);
   c.vcluster.capacity.tier = gpu_tier;
   c.reservation.tenant = std::move(tenant);
   c.reservation.vcluster = std::move(vcluster);

@@ -161,5 +161,35 @@ TEST(SyncClaims, TheHostsBindingIsCopiedUpOnceAndWhatTheVirtualStatusHadElseIsKe
   EXPECT_FALSE(status->contains("capacity"));
 }
 
+// As the kubelet: an ephemeral volume's claim "<pod>-<volume>" must be the
+// pod's own; pod "a" with volume "b-c" and pod "a-b" with volume "c" name one.
+TEST(HostClaims, AnEphemeralVolumesClaimMustBeThePodsOwn) {
+  auto pod = [](const std::string& name, const std::string& uid, const std::string& volume) {
+    return json{{"metadata", {{"name", name}, {"namespace", "team"}, {"uid", uid}}},
+                {"spec",
+                 {{"volumes",
+                   {{{"name", "cache"}, {"emptyDir", json::object()}},
+                    {{"name", volume}, {"ephemeral", {{"volumeClaimTemplate", json::object()}}}}}}}}};
+  };
+  const json owned_by_a = {
+      {"metadata",
+       {{"name", "a-b-c"},
+        {"ownerReferences", {{{"kind", "Pod"}, {"name", "a"}, {"uid", "uid-a"}, {"controller", true}}}}}}};
+  auto lookup = [&](const std::string& name) -> std::optional<json> {
+    if (name == "a-b-c") return owned_by_a;
+    return std::nullopt;
+  };
+  EXPECT_FALSE(EphemeralClaimOfAnother(pod("a", "uid-a", "b-c"), lookup)) << "its own";
+  EXPECT_FALSE(EphemeralClaimOfAnother(pod("x", "uid-x", "y"), lookup)) << "none yet: the pod waits for it";
+  auto refused = EphemeralClaimOfAnother(pod("a-b", "uid-ab", "c"), lookup);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->field, "spec.volumes[1].ephemeral");
+  EXPECT_NE(refused->message.find("a-b-c was not created for this pod but for Pod a"), std::string::npos)
+      << refused->message;
+  // One the tenant made by hand, without an owner: not the pod's either.
+  auto by_hand = [](const std::string&) -> std::optional<json> { return json{{"metadata", {{"name", "a-b-c"}}}}; };
+  EXPECT_TRUE(EphemeralClaimOfAnother(pod("a", "uid-a", "b-c"), by_hand));
+}
+
 }  // namespace
 }  // namespace septa::tenancy::sync
