@@ -212,7 +212,8 @@ Result<std::optional<tsync::Refusal>> ObjectCopier::EnsureCopy(WatchedCluster& c
                                                                std::optional<json> host_copy) {
   const tsync::VirtualClusterView view = cluster.synced().view;
   auto want = tsync::HostCopy(ref.kind, view, virtual_object);
-  if (!want.ok()) return RefusedByHost(want.status()) ? HostRefusal(ref, want.status()) : AboutCopy(ref, want.status());
+  if (!want.ok() && RefusedByHost(want.status())) return HostRefusal(ref, want.status());
+  if (!want.ok()) return AboutCopy(ref, want.status());
   const kube::Resource& resource = ResourceOf(ref.kind);
   const std::string host_name = MetadataString(*want, "name");
   const std::string virtual_uid = MetadataString(virtual_object, "uid");

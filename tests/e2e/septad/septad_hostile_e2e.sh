@@ -68,9 +68,9 @@ vcurl() {
 
 host_ns() { field "$(get "/v1/tenants/$1/vclusters/$2")" host_namespace; }
 
-# restricted_pod NAME [LIMIT-ENTRY...]: a Pod that passes the restricted Pod
-# Security level; extra arguments are added to the container's limits
-# (e.g. 'nvidia.com/gpu: 1').
+# restricted_pod NAME [LIMIT-ENTRY...]: a Pod (no namespace: kubectl's -n
+# or default) that passes the restricted Pod Security level; extra
+# arguments are added to the container's limits (e.g. 'nvidia.com/gpu: 1').
 restricted_pod() {
   local name=$1 limits="cpu: 100m, memory: 64Mi"
   shift
@@ -80,7 +80,6 @@ apiVersion: v1
 kind: Pod
 metadata:
   name: $name
-  namespace: default
 spec:
   securityContext:
     runAsNonRoot: true

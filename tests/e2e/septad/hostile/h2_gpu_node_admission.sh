@@ -14,22 +14,22 @@ hostile_case() {
   local node
   node=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["reservation"]["gpus"][0]["node"])' \
     "$(get /v1/tenants/h2victim/vclusters/g1)")
-  tenant mallory isolated
-  vcluster mallory m1 '{"mig":[{"profile":"3g.40gb","count":1}]}'
+  tenant hank isolated
+  vcluster hank m1 '{"mig":[{"profile":"3g.40gb","count":1}]}'
   local ns_m
-  ns_m=$(host_ns mallory m1)
+  ns_m=$(host_ns hank m1)
 
   # The CPU hog pinned to the victim's node: it never lands there.
   restricted_pod hog 'cpu: "63"' 'memory: 500Gi' |
-    sed "s|^spec:|spec:\n  nodeSelector: {kubernetes.io/hostname: $node}|" | vk mallory m1 apply -f - >/dev/null ||
+    sed "s|^spec:|spec:\n  nodeSelector: {kubernetes.io/hostname: $node}|" | vk hank m1 apply -f - >/dev/null ||
     fail "apply the CPU hog"
   # A CPU pod tolerating the H100s' dedicated=gpu taint: the toleration does not reach the host.
   restricted_pod tolerant |
     sed 's|^spec:|spec:\n  tolerations: [{key: dedicated, operator: Equal, value: gpu, effect: NoSchedule}]|' |
-    vk mallory m1 apply -f - >/dev/null || fail "apply the tolerant pod"
+    vk hank m1 apply -f - >/dev/null || fail "apply the tolerant pod"
   h2_on_host() { k get pod "$1-x-default-x-m1" -n "$ns_m" -o name >/dev/null 2>&1; }
-  wait_for "mallory's host pods" 15 h2_on_host hog
-  wait_for "mallory's host pods" 15 h2_on_host tolerant
+  wait_for "hank's host pods" 15 h2_on_host hog
+  wait_for "hank's host pods" 15 h2_on_host tolerant
   h2_running() { [[ $(k get pod tolerant-x-default-x-m1 -n "$ns_m" -o 'jsonpath={.status.phase}') == Running ]]; }
   wait_for "the tolerant pod Running" 15 h2_running
   local where
@@ -48,10 +48,10 @@ hostile_case() {
     fail "the CPU hog runs on the victim's node $node"
 
   # A GPU pod may not take more of a node's CPU than its holder's share.
-  restricted_pod greedy 'nvidia.com/gpu: 1' 'cpu: "60"' | vk mallory m1 apply -f - >/dev/null ||
+  restricted_pod greedy 'nvidia.com/gpu: 1' 'cpu: "60"' | vk hank m1 apply -f - >/dev/null ||
     fail "apply the greedy GPU pod"
-  h2_refused() { [[ $(h2_refusal mallory m1 greedy) == *"requests[cpu]"*"share of node"* ]]; }
+  h2_refused() { [[ $(h2_refusal hank m1 greedy) == *"requests[cpu]"*"share of node"* ]]; }
   wait_for "the greedy GPU pod refused naming its CPU request" 15 h2_refused
-  vk mallory m1 delete pod hog tolerant greedy --wait=false >/dev/null
+  vk hank m1 delete pod hog tolerant greedy --wait=false >/dev/null
   vk h2victim g1 delete pod train --wait=false >/dev/null
 }

@@ -5,7 +5,7 @@
 # naming the collision. With the real kubectl.
 # Sourced by septad_hostile_e2e.sh, which provides the helpers used here.
 
-m3_name_collision_tenant=mallory
+m3_name_collision_tenant=quinn
 m3_name_collision_vcluster=m3
 
 m3_name_collision_vk() { vk "$m3_name_collision_tenant" "$m3_name_collision_vcluster" "$@"; }

@@ -15,7 +15,7 @@ hostile_case() {
   local ns
   ns=$(host_ns trent t1)
   # A pod, so that the virtual cluster's services are synced at all.
-  restricted_pod anchor | sed 's|^  namespace: default|  namespace: default\n  labels: {app: anchor}|' |
+  restricted_pod anchor | sed 's|^  name: anchor|  name: anchor\n  labels: {app: anchor}|' |
     vk trent t1 apply -f - >/dev/null || fail "apply the anchor pod"
   vk trent t1 apply -f - >/dev/null <<'YAML' || fail "apply the services"
 apiVersion: v1

@@ -341,10 +341,13 @@ TEST_P(reconcileProvisionerSuspend, ASuspendedTenantsWorkloadsStopUntilItIsActiv
     EXPECT_EQ(ReservationOf("nap"), reservation);
     EXPECT_EQ(HostObjectsOf("ann", "nap"), septa_objects);
   }
-  // A workload started behind Septa's back is stopped again: level-based.
-  ASSERT_NO_FATAL_FAILURE(RunWorkloads(ns));
-  provisioner_->Enqueue("ann/nap");
-  ASSERT_TRUE(Eventually([&] { return Names(kube::kPods, ns).empty(); }));
+  // Nothing starts behind Septa's back: the suspended tenant's namespace is
+  // fenced as a sleeping one's (its quota admits no pod).
+  const json pod_spec = {{"containers", json::array({json{{"name", "c"}, {"image", "busybox"}}})}};
+  auto refused = host_->Create(
+      kube::kPods, ns,
+      {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"name", "late"}, {"namespace", ns}}}, {"spec", pod_spec}});
+  EXPECT_EQ(refused.status().code(), Code::kPermissionDenied) << "a pod was admitted while the tenant is suspended";
 
   ASSERT_NO_FATAL_FAILURE(SetTenantState(core::TenantState::kActive, "nap"));
   ASSERT_TRUE(Eventually([&] {

@@ -14,7 +14,7 @@ using nlohmann::json;
 // A host object as HostMetadata writes it, of `kind` from ns/name (uid).
 json Copy(std::string_view kind, const std::string& ns, const std::string& name, const std::string& uid) {
   const json meta = {{"name", name}, {"namespace", ns}, {"uid", uid}};
-  return {{"metadata", HostMetadata(kind, meta, "acme", "train", "septa-acme-x-train")}};
+  return {{"metadata", HostMetadata(kind, meta, "acme", "train", "septa-acme-x-train", {})}};
 }
 
 TEST(NameCollisions, VClusterNamesAreNotInjective) {

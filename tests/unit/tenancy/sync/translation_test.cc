@@ -74,7 +74,9 @@ TEST(SyncTranslate, ReferencesAreRenamed) {
       json::parse(R"([{"configMapRef": {"name": "env-cm"}}, {"secretRef": {"name": "env-sec"}}])");
   pod["spec"]["containers"][0]["env"] =
       json::parse(R"([{"name": "K", "valueFrom": {"secretKeyRef": {"name": "one", "key": "k"}}}])");
-  const json spec = Translate(pod, SampleView(gpu::Tier::kShared)).object["spec"];
+  VirtualClusterView privileged = SampleView(gpu::Tier::kShared);  // rbd: refused below privileged
+  privileged.psa_level = "privileged";
+  const json spec = Translate(pod, privileged).object["spec"];
   EXPECT_EQ(spec["volumes"][0]["configMap"]["name"], "settings-x-team-x-train");
   EXPECT_EQ(spec["volumes"][1]["secret"]["secretName"], "creds-x-team-x-train");
   EXPECT_EQ(spec["volumes"][2]["persistentVolumeClaim"]["claimName"], "data-x-team-x-train");
