@@ -46,9 +46,11 @@ void Storage::RestoreResourceVersion(std::uint64_t resource_version) {
   compacted_ = resource_version_;
 }
 
-void Storage::Converge(std::vector<JournaledObject> objects, std::uint64_t resource_version) {
+bool Storage::Converge(std::vector<JournaledObject> objects, std::uint64_t resource_version,
+                       std::uint64_t unchanged_since) {
   std::ranges::sort(objects, {}, [](const JournaledObject& o) { return VersionOf(o.object); });
   std::unique_lock lock(mu_);
+  if (resource_version_ != unchanged_since) return false;
   std::unordered_map<std::string, std::set<std::string>> kept;  // type -> object keys
   for (const auto& o : objects) kept[o.type_key].insert(ObjectKey(o.ns, o.name));
   for (auto& o : objects) {
@@ -79,6 +81,8 @@ void Storage::Converge(std::vector<JournaledObject> objects, std::uint64_t resou
     Publish(type_key, data, {WatchEvent::Type::kDeleted, resource_version, std::move(last), nullptr});
   }
   resource_version_ = std::max(resource_version_, resource_version);
+  if (journal_ != nullptr) journal_->Converged(resource_version);
+  return true;
 }
 
 std::optional<ApiError> Storage::Journal(const std::string& type_key, const std::string& ns, const std::string& name,

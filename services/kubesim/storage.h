@@ -77,6 +77,9 @@ class StorageJournal {
   // `text`: the object's JSON text as stored; null when it was deleted.
   virtual Status Record(const std::string& type_key, const std::string& ns, const std::string& name,
                         std::uint64_t resource_version, const std::string* text) = 0;
+  // Storage::Converge made the storage hold what the journal holds at
+  // `resource_version` (called under the write lock, so no write comes between).
+  virtual void Converged(std::uint64_t resource_version) {}
 };
 
 class Storage {
@@ -103,7 +106,11 @@ class Storage {
   // to watchers and history like writes (ADDED or MODIFIED at each object's
   // version, in version order, then DELETED at `resource_version`), nothing
   // is journaled, and the version continues after `resource_version`.
-  void Converge(std::vector<JournaledObject> objects, std::uint64_t resource_version);
+  // Only if no write was applied here since the storage was at
+  // `unchanged_since` (current_resource_version(), read before `objects`
+  // were): `objects` may miss such a write, so then nothing changes and the
+  // result is false (the caller reads them again).
+  bool Converge(std::vector<JournaledObject> objects, std::uint64_t resource_version, std::uint64_t unchanged_since);
 
   std::uint64_t current_resource_version() const;
   // Watches and continue tokens from before this version can no longer be served.

@@ -58,16 +58,18 @@ class CertifiedExchange final : public http::Exchange {
 
 // Writes every storage change through to the VirtualObjectStore before it
 // is applied (Storage calls it under its write lock), as a compare-and-set
-// from the stored version this copy is known to be at.
+// from the stored version this copy is known to be at. The version moves
+// with the commit under `mu_`, so a Refresh that read the stored version
+// after a commit of this copy's never finds this copy behind it.
 class VirtualControlPlane::Journal final : public kubesim::StorageJournal {
  public:
   Journal(core::VirtualClusterKey key, core::VirtualObjectStore& store, std::atomic<bool>& stale, std::uint64_t version)
       : key_(std::move(key)), store_(store), stale_(stale), version_(version) {}
   Status Record(const std::string& type_key, const std::string& ns, const std::string& name,
                 std::uint64_t resource_version, const std::string* text) override {
-    const std::uint64_t expected = version_;
-    Status recorded = text == nullptr ? store_.DeleteObject(key_, type_key, ns, name, resource_version, expected)
-                                      : store_.PutObject(key_, {type_key, ns, name, resource_version, *text}, expected);
+    std::lock_guard lock(mu_);
+    Status recorded = text == nullptr ? store_.DeleteObject(key_, type_key, ns, name, resource_version, version_)
+                                      : store_.PutObject(key_, {type_key, ns, name, resource_version, *text}, version_);
     if (recorded.ok()) {
       version_ = resource_version;
     } else if (recorded.code() == Code::kAborted) {
@@ -75,14 +77,21 @@ class VirtualControlPlane::Journal final : public kubesim::StorageJournal {
     }
     return recorded;
   }
-  std::uint64_t version() const { return version_; }
-  void set_version(std::uint64_t version) { version_ = version; }
+  void Converged(std::uint64_t resource_version) override {
+    std::lock_guard lock(mu_);
+    version_ = resource_version;
+  }
+  std::uint64_t version() const {
+    std::lock_guard lock(mu_);
+    return version_;
+  }
 
  private:
   core::VirtualClusterKey key_;
   core::VirtualObjectStore& store_;
   std::atomic<bool>& stale_;
-  std::atomic<std::uint64_t> version_;  // the stored version the copy is at
+  mutable std::mutex mu_;
+  std::uint64_t version_;  // the stored version the copy is at
 };
 
 // The stored objects as the storage holds them.
@@ -247,24 +256,34 @@ bool VirtualControlPlane::KnowsToken(const std::string& digest) const {
 Status VirtualControlPlane::Refresh() {
   std::lock_guard lock(refresh_mu_);
   stale_ = false;  // before reading: a change told from now on is looked at again
-  auto stored = store_.ResourceVersion(key_);
-  if (!stored.ok()) return stored.status();
-  if (!stored->has_value())
-    return NotFound("virtual control plane " + key_.tenant + "/" + key_.vcluster + " was removed");
-  if (**stored == journal_->version()) return Status::Ok();
-  auto objects = store_.LoadObjects(key_);
-  if (!objects.ok()) return objects.status();
-  // The objects may have been read after later writes than the version
-  // was: the copy is at least at the newest of them. A write the objects do
-  // not show (a later delete) makes this copy's next write-through fail and
-  // refresh again.
-  std::uint64_t version = **stored;
-  for (const auto& object : *objects) version = std::max(version, object.resource_version);
-  auto parsed = Parsed(key_, *std::move(objects));
-  if (!parsed.ok()) return parsed.status();
-  cluster_.storage.Converge(*std::move(parsed), version);
-  journal_->set_version(version);
-  api_->RestoreCustomResourceTypes();
+  // Another replica's write makes this copy's next write-through fail; this
+  // copy's own writes keep going meanwhile, and a snapshot that misses one
+  // of them is not converged to (it would undo it and move the version back).
+  constexpr int kAttempts = 5;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    const std::uint64_t unchanged_since = cluster_.storage.current_resource_version();
+    auto stored = store_.ResourceVersion(key_);
+    if (!stored.ok()) return stored.status();
+    if (!stored->has_value())
+      return NotFound("virtual control plane " + key_.tenant + "/" + key_.vcluster + " was removed");
+    // At or past it: every write up to it is this copy's or was converged to.
+    if (**stored <= journal_->version()) return Status::Ok();
+    auto objects = store_.LoadObjects(key_);
+    if (!objects.ok()) return objects.status();
+    // The objects may have been read after later writes than the version
+    // was: the copy is at least at the newest of them. A write the objects do
+    // not show (a later delete) makes this copy's next write-through fail and
+    // refresh again.
+    std::uint64_t version = **stored;
+    for (const auto& object : *objects) version = std::max(version, object.resource_version);
+    auto parsed = Parsed(key_, *std::move(objects));
+    if (!parsed.ok()) return parsed.status();
+    if (cluster_.storage.Converge(*std::move(parsed), version, unchanged_since)) {
+      api_->RestoreCustomResourceTypes();
+      return Status::Ok();
+    }
+  }
+  stale_ = true;  // this copy kept writing: the next tick tries again
   return Status::Ok();
 }
 
