@@ -66,9 +66,9 @@ bool Storage::Converge(std::vector<JournaledObject> objects, std::uint64_t resou
     auto stored = std::make_shared<const nlohmann::json>(std::move(o.object));
     auto text = std::make_shared<const std::string>(std::move(o.text));
     Account(it == data.objects.end() ? nullptr : it->second.text, text);
-    data.objects[key] = {stored, std::move(text)};
+    data.objects[key] = {stored, text};
     Publish(o.type_key, data,
-            {previous ? WatchEvent::Type::kModified : WatchEvent::Type::kAdded, rv, stored, previous});
+            {previous ? WatchEvent::Type::kModified : WatchEvent::Type::kAdded, rv, stored, previous, text});
   }
   std::vector<std::pair<std::string, std::string>> gone;  // (type, object key)
   for (const auto& [type_key, data] : types_) {
@@ -180,8 +180,9 @@ ApiResult<ObjectPtr> Storage::Mutate(const std::string& type_key, const std::str
       if (auto refused = Journal(type_key, ns, name, rv, text.get())) return *std::move(refused);
       resource_version_ = rv;
       Account(before, text);
-      data.objects[key] = {stored, std::move(text)};
-      Publish(type_key, data, {current ? WatchEvent::Type::kModified : WatchEvent::Type::kAdded, rv, stored, current});
+      data.objects[key] = {stored, text};
+      Publish(type_key, data,
+              {current ? WatchEvent::Type::kModified : WatchEvent::Type::kAdded, rv, stored, current, text});
       return stored;
     }
     case Mutation::Kind::kDelete: {
@@ -241,7 +242,7 @@ ApiResult<std::uint64_t> Storage::Watch(const std::string& type_key, std::option
     }
   } else {
     for (const auto& [key, entry] : data.objects) {
-      if (!sink->Deliver({WatchEvent::Type::kAdded, VersionOf(*entry.object), entry.object, nullptr}))
+      if (!sink->Deliver({WatchEvent::Type::kAdded, VersionOf(*entry.object), entry.object, nullptr, entry.text}))
         return resource_version_;
     }
   }

@@ -33,6 +33,9 @@ struct WatchEvent {
   std::uint64_t resource_version = 0;
   ObjectPtr object;
   ObjectPtr previous;  // MODIFIED only: the object before, for selector transitions
+  // `object` as JSON text when the storage has it (ADDED, MODIFIED): every
+  // watcher sends the same text instead of serializing the object again.
+  JsonTextPtr text{};
 };
 
 std::string_view EventTypeName(WatchEvent::Type type);

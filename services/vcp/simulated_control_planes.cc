@@ -88,7 +88,10 @@ class AdmittedExchange final : public http::Exchange {
     slots_->ReleaseRequest();
     inner_->StartStream(std::move(head));
   }
-  bool WriteChunk(std::string data) override { return inner_->WriteChunk(std::move(data)); }
+  using http::Exchange::WriteChunk;
+  bool WriteChunk(std::vector<std::shared_ptr<const std::string>> parts) override {
+    return inner_->WriteChunk(std::move(parts));
+  }
   void EndStream() override {
     slots_->ReleaseWatch();
     inner_->EndStream();
@@ -195,6 +198,7 @@ Status SimulatedControlPlanes::Start() {
   so.tls = *tls;
   so.io_threads = options_.io_threads;
   so.max_connections = options_.max_connections;
+  so.max_stream_buffer = options_.max_stream_buffer;
   so.body_limit = 3 * 1024 * 1024;  // the API server's request limit
   server_ =
       std::make_unique<http::Server>(so, [this](http::Request&& request, std::shared_ptr<http::Exchange> exchange) {

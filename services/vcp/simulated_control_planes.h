@@ -69,6 +69,13 @@ struct SimulatedControlPlanesOptions {
   // Open connections at most (http::ServerOptions::max_connections); a
   // syncer holds 2-4 per watched virtual cluster.
   std::size_t max_connections = 1024;
+  // Unsent bytes of one watch after which its client is disconnected (it
+  // relists): what a tenant's watches can hold of septad's memory is at
+  // most api_limits.watches times this (http::ServerOptions::max_stream_buffer,
+  // 64 MiB for other listeners). A watch from resourceVersion 0 over more
+  // objects than this is cut too: informers list, then watch from the
+  // list's version.
+  std::size_t max_stream_buffer = 8 * 1024 * 1024;
   // Watch bookmarks and workload controllers of the loaded control planes,
   // and eviction; 0: no thread, the owner calls Tick() (deterministic tests).
   std::chrono::milliseconds tick_interval{100};

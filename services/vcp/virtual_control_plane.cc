@@ -37,7 +37,10 @@ class CertifiedExchange final : public http::Exchange {
   const http::ConnectionInfo& connection() const override { return connection_; }
   void Reply(http::Response response) override { inner_->Reply(std::move(response)); }
   void StartStream(http::Response head) override { inner_->StartStream(std::move(head)); }
-  bool WriteChunk(std::string data) override { return inner_->WriteChunk(std::move(data)); }
+  using http::Exchange::WriteChunk;
+  bool WriteChunk(std::vector<std::shared_ptr<const std::string>> parts) override {
+    return inner_->WriteChunk(std::move(parts));
+  }
   void EndStream() override { inner_->EndStream(); }
   void OnClose(std::function<void()> callback) override { inner_->OnClose(std::move(callback)); }
   bool closed() const override { return inner_->closed(); }

@@ -315,7 +315,7 @@ TEST_F(ApiLimitsTest, RequestsInFlightPastTheLimitAre429AndTheyNeverTouchTheStor
 // requests ran on the listener's two I/O threads, which two stalled writes
 // held: every other tenant's request waited for them.
 TEST_F(ApiLimitsTest, OneTenantsStalledWritesNeverHoldUpAnotherTenantsRequests) {
-  Restart({.workers = 3, .flow_concurrency = 2, .flow_queue = 1});
+  Restart({.workers = 3, .flow_concurrency = 2, .flow_queue = 2});
   std::vector<kube::ClientConfig> mallory;
   for (const char* vcluster : {"m1", "m2"}) {
     ASSERT_TRUE(planes_->Ensure("mallory", vcluster).ok());
@@ -345,9 +345,10 @@ TEST_F(ApiLimitsTest, OneTenantsStalledWritesNeverHoldUpAnotherTenantsRequests) 
   EXPECT_TRUE(written.ok()) << written.status().ToString();
 
   create(mallory[0], "f3");
+  create(mallory[1], "f4");
   const auto deadline = std::chrono::steady_clock::now() + kBound;
-  while (planes_->waiting("mallory") < 1 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
-  ASSERT_EQ(planes_->waiting("mallory"), 1u);  // queued behind its share
+  while (planes_->waiting("mallory") < 2 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  ASSERT_EQ(planes_->waiting("mallory"), 2u);  // queued behind its share
   kube::HttpResponse over = Raw(mallory[1], "/api/v1/namespaces/default/configmaps");
   EXPECT_EQ(over.status, 429);
   EXPECT_EQ(over.headers["retry-after"], "1");
