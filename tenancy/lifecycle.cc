@@ -12,7 +12,7 @@ namespace {
 
 using State = VirtualClusterState;
 
-constexpr std::string_view kUpdatable = "display_name, capacity, quota, queue";
+constexpr std::string_view kUpdatable = "display_name, capacity, quota, queue, api_limits (admins only)";
 constexpr std::array<std::string_view, 2> kImmutable = {"name", "tenant"};
 constexpr std::array<std::string_view, 9> kOutputOnly = {"state",          "conditions",  "reservation",
                                                          "host_namespace", "endpoint",    "etag",
@@ -44,6 +44,16 @@ bool CopyPath(VirtualCluster& to, const VirtualCluster& from, std::string_view p
     to.queue.priority = from.queue.priority;
   } else if (path == "queue.over_quota_weight") {
     to.queue.over_quota_weight = from.queue.over_quota_weight;
+  } else if (path == "api_limits") {
+    to.api_limits = from.api_limits;
+  } else if (path == "api_limits.objects") {
+    to.api_limits.objects = from.api_limits.objects;
+  } else if (path == "api_limits.object_bytes") {
+    to.api_limits.object_bytes = from.api_limits.object_bytes;
+  } else if (path == "api_limits.watches") {
+    to.api_limits.watches = from.api_limits.watches;
+  } else if (path == "api_limits.requests_in_flight") {
+    to.api_limits.requests_in_flight = from.api_limits.requests_in_flight;
   } else {
     return false;
   }
@@ -99,7 +109,8 @@ Result<VirtualCluster> ApplyVirtualClusterPatch(const VirtualCluster& current, c
   VirtualCluster updated = current;
   for (const std::string& path : paths) SEPTA_RETURN_IF_ERROR(ApplyPath(updated, patch, path));
   SEPTA_RETURN_IF_ERROR(CheckUpdatable(current.state));
-  if (updated.capacity != current.capacity || updated.quota != current.quota || updated.queue != current.queue) {
+  if (updated.capacity != current.capacity || updated.quota != current.quota || updated.queue != current.queue ||
+      updated.api_limits != current.api_limits) {
     ++updated.generation;
   }
   return updated;

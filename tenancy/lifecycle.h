@@ -26,9 +26,12 @@ Status CheckUpdatable(VirtualClusterState state);
 
 // `current` with the fields named by `paths` (an update mask, AIP-134) taken
 // from `patch`. A path names a whole field (display_name, capacity, quota,
-// queue) or one member of quota or queue ("quota.cpu_milli",
-// "queue.priority"); capacity is replaced whole. `generation` is bumped when the desired state that
-// reconcilers act on (capacity, quota, queue) changes; version, etag and
+// queue, api_limits) or one member of quota, queue or api_limits
+// ("quota.cpu_milli", "queue.priority", "api_limits.watches"; an absent
+// api_limits member is the tier's default); capacity is replaced whole.
+// Who may change api_limits (admins) is the caller's to check.
+// `generation` is bumped when the desired state that
+// reconcilers act on (capacity, quota, queue, api_limits) changes; version, etag and
 // update_time are the caller's (it also validates the result, see
 // tenancy/validation.h). INVALID_ARGUMENT naming the path for an immutable
 // field (name, tenant) or an output field (state, conditions, reservation,

@@ -9,6 +9,7 @@
 
 #include "common/time_point.h"
 #include "gpu/inventory.h"
+#include "tenancy/api_limits.h"
 
 namespace septa::tenancy {
 
@@ -22,6 +23,8 @@ struct TrustTier {
   std::int64_t credential_ttl_max_seconds = 0;
   TimePoint create_time{};
   TimePoint update_time{};
+  // The defaults of its tenants' virtual clusters' API limits (every member set).
+  ApiLimits api_limits{};
 };
 
 }  // namespace septa::tenancy

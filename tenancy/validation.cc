@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "tenancy/api_limits.h"
 #include "tenancy/capacity.h"
 #include "tenancy/names.h"
 #include "tenancy/quota.h"
@@ -28,6 +29,7 @@ Status ValidateVirtualClusterSpec(const VirtualCluster& vcluster, gpu::Tier tier
   SEPTA_RETURN_IF_ERROR(ValidateDisplayName("display_name", vcluster.display_name));
   SEPTA_RETURN_IF_ERROR(ValidateWorkloadQuota(vcluster.quota));
   SEPTA_RETURN_IF_ERROR(ValidateQueueSettings(vcluster.queue));
+  SEPTA_RETURN_IF_ERROR(ValidateApiLimits("api_limits", vcluster.api_limits));
   // Last: a malformed field is INVALID_ARGUMENT even when the capacity is also of the wrong kind.
   return ValidateCapacity(vcluster.capacity, tier, catalog);
 }

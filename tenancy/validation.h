@@ -21,7 +21,7 @@ inline constexpr int kMaxOverQuotaWeight = 1000;  // 0: never more than its quot
 Status ValidateQueueSettings(const QueueSettings& queue);
 
 // Everything a client writes on create: name, display_name, capacity (for a
-// tenant whose tier shares GPUs as `tier`), quota and queue. Output fields
+// tenant whose tier shares GPUs as `tier`), quota, queue and api_limits. Output fields
 // are not looked at.
 Status ValidateVirtualClusterSpec(const VirtualCluster& vcluster, gpu::Tier tier, const gpu::Catalog& catalog);
 

@@ -11,6 +11,7 @@
 
 #include "common/time_point.h"
 #include "gpu/inventory.h"
+#include "tenancy/api_limits.h"
 #include "tenancy/condition.h"
 
 namespace septa::tenancy {
@@ -62,6 +63,8 @@ struct VirtualCluster {
   Capacity capacity;
   WorkloadQuota quota;
   QueueSettings queue;
+  // An admin's overrides of the trust tier's API limits; absent members: the tier's.
+  ApiLimits api_limits;
   VirtualClusterState state = VirtualClusterState::kProvisioning;
   std::vector<Condition> conditions;
   // output: given when the virtual cluster is created (HostNamespaceName)

@@ -184,6 +184,25 @@ v1::InventoryGpu ToProto(const core::HeldGpu& g) {
 
 }  // namespace
 
+v1::ApiLimits ToProto(const tenancy::ApiLimits& limits) {
+  v1::ApiLimits out;
+  // Within ValidateApiLimits' bounds: the 32-bit members below 2^31.
+  if (limits.objects) out.set_objects(static_cast<std::int32_t>(*limits.objects));
+  if (limits.object_bytes) out.set_object_bytes(*limits.object_bytes);
+  if (limits.watches) out.set_watches(static_cast<std::int32_t>(*limits.watches));
+  if (limits.requests_in_flight) out.set_requests_in_flight(static_cast<std::int32_t>(*limits.requests_in_flight));
+  return out;
+}
+
+tenancy::ApiLimits FromProto(const v1::ApiLimits& in) {
+  tenancy::ApiLimits out;
+  if (in.has_objects()) out.objects = in.objects();
+  if (in.has_object_bytes()) out.object_bytes = in.object_bytes();
+  if (in.has_watches()) out.watches = in.watches();
+  if (in.has_requests_in_flight()) out.requests_in_flight = in.requests_in_flight();
+  return out;
+}
+
 v1::VirtualCluster::State ToProto(tenancy::VirtualClusterState s) {
   switch (s) {
     case tenancy::VirtualClusterState::kProvisioning: return v1::VirtualCluster::PROVISIONING;
@@ -216,6 +235,7 @@ v1::VirtualCluster ToProto(const core::VirtualClusterView& view) {
   *out.mutable_create_time() = ToTimestamp(v.create_time);
   *out.mutable_update_time() = ToTimestamp(v.update_time);
   out.set_etag(core::EtagOf(v.version));
+  if (v.api_limits != tenancy::ApiLimits{}) *out.mutable_api_limits() = ToProto(v.api_limits);
   return out;
 }
 
@@ -234,6 +254,7 @@ Result<tenancy::VirtualCluster> VirtualClusterFromProto(const v1::VirtualCluster
     if (in.queue().priority() != 0) v.queue.priority = in.queue().priority();
     if (in.queue().over_quota_weight() != 0) v.queue.over_quota_weight = in.queue().over_quota_weight();
   }
+  v.api_limits = FromProto(in.api_limits());
   return v;
 }
 
@@ -355,6 +376,7 @@ v1::TrustTier ToProto(const core::TrustTier& t) {
   out.mutable_credential_ttl_max()->set_seconds(t.credential_ttl_max_seconds);
   *out.mutable_create_time() = ToTimestamp(t.create_time);
   *out.mutable_update_time() = ToTimestamp(t.update_time);
+  *out.mutable_api_limits() = ToProto(t.api_limits);
   return out;
 }
 

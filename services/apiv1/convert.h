@@ -35,13 +35,17 @@ Result<core::Tenant> TenantDraftFromProto(const v1::Tenant& tenant);
 // the request's update mask, or, when it has none, the fields the client sent.
 Result<core::TenantUpdate> TenantUpdateFromProto(const v1::Tenant& tenant, const std::vector<std::string>& mask_paths);
 
+// Absent members stay absent both ways (a tier's default, or unlimited).
+v1::ApiLimits ToProto(const tenancy::ApiLimits& limits);
+tenancy::ApiLimits FromProto(const v1::ApiLimits& limits);
+
 // A virtual cluster with its reservation (output only), conditions, state,
 // times and the etag of its version.
 v1::VirtualCluster ToProto(const core::VirtualClusterView& view);
 v1::VirtualCluster::State ToProto(tenancy::VirtualClusterState state);
 
-// The fields a client may set (display_name, capacity, quota, queue, and the
-// name on create); output-only fields are ignored. The capacity kind that is
+// The fields a client may set (display_name, capacity, quota, queue,
+// api_limits, and the name on create); output-only fields are ignored. The capacity kind that is
 // set gives the tier asked for; none or several: INVALID_ARGUMENT naming
 // "capacity" (when `require_capacity`, as on create; an update leaves an
 // absent capacity as it is).

@@ -19,6 +19,7 @@
 #include "services/base/file.h"
 #include "services/base/open_files.h"
 #include "services/base/secure_random.h"
+#include "services/core/api_limits.h"
 #include "services/core/host_namespaces.h"
 #include "services/core/use_cases.h"
 #include "services/grpc/grpc_server.h"
@@ -206,8 +207,9 @@ struct SeptadApp::Impl {
   std::unique_ptr<reconcile::InventoryController> inventory;
   std::unique_ptr<reconcile::ShardLeases> provisioner_shards;
   std::unique_ptr<reconcile::ProvisionerController> provisioner;
-  std::unique_ptr<syncer::SyncerController> syncer;               // on the provisioner's shards
-  std::unique_ptr<store::NotificationListener> vcluster_changes;  // NOTIFY septa_vclusters -> provisioner, syncer
+  std::unique_ptr<syncer::SyncerController> syncer;                     // on the provisioner's shards
+  std::unique_ptr<store::NotificationListener> vcluster_changes;        // NOTIFY septa_vclusters -> provisioner, syncer
+  std::unique_ptr<store::NotificationListener> vcluster_limit_changes;  // the same -> the control planes' api_limits
   // issuer vault: NOTIFY septa_credentials -> the provisioner, which carries the revocation to Vault
   std::unique_ptr<store::NotificationListener> credential_revocations;
   std::unique_ptr<reconcile::ShardLeases> mig_layout_shards;
@@ -429,6 +431,9 @@ Status SeptadApp::Impl::StartControlPlanes() {
                                                .idle_after = config.vcluster_idle_after};
     spdlog::info("virtual control planes serve at most {} connections", options.max_connections);
     options.client_ca = client_ca;
+    options.api_limits = [this](const core::VirtualClusterKey& key) {
+      return core::EffectiveApiLimitsOf(*store, key.tenant, key.vcluster);
+    };
     control_planes = std::make_unique<vcp::SimulatedControlPlanes>(*sealed_objects, std::move(options));
     if (Status st = control_planes->Start(); !st.ok())
       return Status(st.code(), "vcluster_addr " + config.vcluster_addr + ": " + st.message());
@@ -442,6 +447,14 @@ Status SeptadApp::Impl::StartControlPlanes() {
           if (slash != std::string::npos) planes->Changed(key.substr(0, slash), key.substr(slash + 1));
         },
         [planes = control_planes.get()] { planes->ChangedAll(); });
+    // A virtual cluster's row changed (an admin's api_limits, say): its limits are read again.
+    vcluster_limit_changes = std::make_unique<store::NotificationListener>(
+        database_url, "septa_vclusters",
+        [planes = control_planes.get()](const std::string& key) {
+          const auto slash = key.find('/');
+          if (slash != std::string::npos) planes->LimitsChanged(key.substr(0, slash), key.substr(slash + 1));
+        },
+        [planes = control_planes.get()] { planes->LimitsChangedAll(); });
   }
   if (vault_pki) {
     vault::WorkloadVaultSetup workloads{
@@ -776,6 +789,7 @@ void SeptadApp::Shutdown(std::chrono::milliseconds grace) {
   impl_->replica_lock.reset();  // after the leases are released: the name is free
   impl_->host_cluster.reset();
   impl_->virtual_object_changes.reset();
+  impl_->vcluster_limit_changes.reset();
   impl_->vault_planes.reset();
   impl_->control_planes.reset();  // before the store its writes go to
   impl_->host_control_planes.reset();

@@ -18,6 +18,9 @@ namespace {
 using tenancy::VirtualCluster;
 using tenancy::VirtualClusterState;
 
+// The trust tier's defaults bound a tenant's API; only the platform's admins move them.
+constexpr std::string_view kSetApiLimits = "set a virtual cluster's api_limits";
+
 std::string ResourceOf(std::string_view tenant, std::string_view name) {
   return "tenants/" + std::string(tenant) + "/vclusters/" + std::string(name);
 }
@@ -77,6 +80,10 @@ std::string CreateFingerprint(const std::string& tenant, const VirtualCluster& v
   canon += std::to_string(v.quota.cpu_milli) + ' ' + std::to_string(v.quota.memory_mib) + ' ' +
            std::to_string(v.quota.pods) + ' ' + std::to_string(v.queue.priority) + ' ' +
            std::to_string(v.queue.over_quota_weight) + '\n';
+  for (const auto& limit :
+       {v.api_limits.objects, v.api_limits.object_bytes, v.api_limits.watches, v.api_limits.requests_in_flight}) {
+    canon += limit ? std::to_string(*limit) + ' ' : "- ";
+  }
   return Sha256Hex(canon);
 }
 
@@ -121,6 +128,7 @@ Result<VirtualClusterView> VirtualClusterService::Create(const RequestContext& c
   if (!CanNameTenantOrTier(tenant)) return NotFound("tenant \"" + EscapeControlCharacters(tenant) + "\" not found");
   SEPTA_RETURN_IF_ERROR(RequireSeeTenant(ctx.principal, tenant));
   SEPTA_RETURN_IF_ERROR(RequireWriter(ctx.principal, "create virtual clusters"));
+  if (draft.api_limits != tenancy::ApiLimits{}) SEPTA_RETURN_IF_ERROR(RequireAdmin(ctx.principal, kSetApiLimits));
   SEPTA_RETURN_IF_ERROR(ValidateIdempotencyKey(idempotency_key));
   const std::string principal = ctx.principal.ToString();
   const std::string key(idempotency_key);
@@ -261,6 +269,10 @@ Result<VirtualClusterView> VirtualClusterService::Update(const RequestContext& c
                                                          const std::vector<std::string>& paths,
                                                          std::string_view if_match) {
   SEPTA_RETURN_IF_ERROR(CheckMayWrite(ctx, tenant, name, "update virtual clusters"));
+  for (const std::string& path : paths) {
+    if (path == "api_limits" || path.starts_with("api_limits."))
+      SEPTA_RETURN_IF_ERROR(RequireAdmin(ctx.principal, kSetApiLimits));
+  }
   VirtualClusterView updated;
   Status st = ledger_.Transact(store_, TxMode::kReadWrite, [&](Tx& tx, CapacityLedger::Session& session) -> Status {
     const TimePoint now = Now(clock_);

@@ -168,6 +168,7 @@ std::vector<std::string> ImplicitMask(const v1::VirtualCluster& v) {
   if (v.has_capacity()) paths.push_back("capacity");
   if (v.has_quota()) paths.push_back("quota");
   if (v.has_queue()) paths.push_back("queue");
+  if (v.has_api_limits()) paths.push_back("api_limits");
   return paths;
 }
 

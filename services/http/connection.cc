@@ -309,15 +309,16 @@ void Connection<Stream>::Pump() {
         return WriteStreamHead(std::move(st), std::move(head));
       }
       if (!st->chunks.empty()) {
-        std::string data = std::move(st->chunks);
+        std::vector<std::shared_ptr<const std::string>> parts = std::move(st->chunks);
         st->chunks.clear();
+        st->chunk_bytes = 0;
         lock.unlock();
-        return WriteRaw(std::move(data), false);
+        return WriteRaw(std::move(parts), false);
       }
       if (st->phase == Phase::kStreamEnded) {
         st->phase = Phase::kDone;
         lock.unlock();
-        return WriteRaw(std::string(kLastChunk), true);
+        return WriteRaw({std::make_shared<const std::string>(kLastChunk)}, true);
       }
       return;
   }
@@ -362,14 +363,17 @@ void Connection<Stream>::WriteStreamHead(std::shared_ptr<ExchangeState> st, Resp
 }
 
 template <class Stream>
-void Connection<Stream>::WriteRaw(std::string data, bool finishes_exchange) {
-  auto buf = std::make_shared<std::string>(std::move(data));
+void Connection<Stream>::WriteRaw(std::vector<std::shared_ptr<const std::string>> parts, bool finishes_exchange) {
+  // The parts stay held until written; the buffers only point into them.
+  auto held = std::make_shared<std::vector<std::shared_ptr<const std::string>>>(std::move(parts));
+  std::vector<net::const_buffer> buffers;
+  buffers.reserve(held->size());
+  for (const auto& part : *held) buffers.push_back(net::buffer(*part));
   writing_ = true;
   write_deadline_.Arm(core_->options.write_timeout, [this, s = self()] { Close(); });
-  net::async_write(stream_, net::buffer(*buf),
-                   [this, s = self(), buf, finishes_exchange](const error_code& ec, std::size_t) {
-                     OnWritten(ec, finishes_exchange);
-                   });
+  net::async_write(stream_, buffers, [this, s = self(), held, finishes_exchange](const error_code& ec, std::size_t) {
+    OnWritten(ec, finishes_exchange);
+  });
 }
 
 template <class Stream>

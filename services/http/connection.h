@@ -111,7 +111,7 @@ class Connection final : public ConnectionBase {
   bool KeepAlive(const ExchangeState& st, const Response& res) const;
   void WriteResponse(std::shared_ptr<ExchangeState> st, Response res);
   void WriteStreamHead(std::shared_ptr<ExchangeState> st, Response head);
-  void WriteRaw(std::string data, bool finishes_exchange);
+  void WriteRaw(std::vector<std::shared_ptr<const std::string>> parts, bool finishes_exchange);
   void OnWritten(const boost::system::error_code& ec, bool finishes_exchange);
   void FinishExchange();
 

@@ -43,18 +43,24 @@ void ExchangeHandle::StartStream(Response head) {
   conn_->Kick();
 }
 
-bool ExchangeHandle::WriteChunk(std::string data) {
+bool ExchangeHandle::WriteChunk(std::vector<std::shared_ptr<const std::string>> parts) {
+  static const auto kCrlf = std::make_shared<const std::string>("\r\n");
+  std::size_t size = 0;
+  for (const auto& part : parts) size += part->size();
   bool too_slow = false;
   {
     std::lock_guard lock(state_->mu);
     if (state_->closed || state_->phase != Phase::kStreaming) return false;
-    if (data.empty()) return true;  // an empty chunk would end the stream
+    if (size == 0) return true;  // an empty chunk would end the stream
     char size_line[24];
-    int n = std::snprintf(size_line, sizeof size_line, "%zx\r\n", data.size());
-    state_->chunks.append(size_line, static_cast<std::size_t>(n));
-    state_->chunks.append(data);
-    state_->chunks.append("\r\n");
-    too_slow = state_->chunks.size() > conn_->max_stream_buffer();
+    int n = std::snprintf(size_line, sizeof size_line, "%zx\r\n", size);
+    state_->chunks.push_back(std::make_shared<const std::string>(size_line, static_cast<std::size_t>(n)));
+    for (auto& part : parts) {
+      if (!part->empty()) state_->chunks.push_back(std::move(part));
+    }
+    state_->chunks.push_back(kCrlf);
+    state_->chunk_bytes += static_cast<std::size_t>(n) + size + kCrlf->size();
+    too_slow = state_->chunk_bytes > conn_->max_stream_buffer();
   }
   if (too_slow) {
     conn_->Abort();

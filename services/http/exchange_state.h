@@ -34,7 +34,9 @@ struct ExchangeState {
   Phase phase = Phase::kWaiting;
   std::optional<Response> response;  // the reply, or the stream's head
   bool head_written = false;
-  std::string chunks;  // framed chunks not yet written
+  // Framed chunks not yet written, as parts (some shared with other exchanges).
+  std::vector<std::shared_ptr<const std::string>> chunks;
+  std::size_t chunk_bytes = 0;  // their size
   bool closed = false;
   std::vector<std::function<void()>> on_close;
 };
@@ -91,7 +93,8 @@ class ExchangeHandle final : public Exchange {
   const ConnectionInfo& connection() const override { return conn_->info(); }
   void Reply(Response response) override;
   void StartStream(Response head) override;
-  bool WriteChunk(std::string data) override;
+  using Exchange::WriteChunk;
+  bool WriteChunk(std::vector<std::shared_ptr<const std::string>> parts) override;
   void EndStream() override;
   void OnClose(std::function<void()> callback) override;
   bool closed() const override;

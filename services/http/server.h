@@ -72,9 +72,14 @@ class Exchange {
   // Sends `head`'s status and headers with Transfer-Encoding: chunked; its
   // body is ignored. Then WriteChunk() any number of times and EndStream().
   virtual void StartStream(Response head) = 0;
-  // Queues one chunk; false when the connection is gone (or the client reads
-  // too slowly and the server dropped it), so the producer can stop.
-  virtual bool WriteChunk(std::string data) = 0;
+  // Queues one chunk made of `parts`, sent one after the other; false when
+  // the connection is gone (or the client reads too slowly and the server
+  // dropped it), so the producer can stop. A part may be shared by many
+  // exchanges and is held, not copied, until written: a watch event's object
+  // text sent to a hundred watchers is in memory once.
+  virtual bool WriteChunk(std::vector<std::shared_ptr<const std::string>> parts) = 0;
+  // A chunk of one part.
+  bool WriteChunk(std::string data) { return WriteChunk({std::make_shared<const std::string>(std::move(data))}); }
   virtual void EndStream() = 0;
 
   // Runs `callback` once when the connection closes before this exchange
@@ -115,7 +120,8 @@ struct ServerOptions {
   // idle keep-alive connection; with none idle it is answered 503 with
   // Retry-After and closed.
   std::size_t max_connections = 1024;
-  // Unsent stream bytes after which a slow reader is disconnected.
+  // Unsent stream bytes after which a slow reader is disconnected (shared
+  // chunk parts counted for each stream that holds them).
   std::size_t max_stream_buffer = 64 * 1024 * 1024;
   ErrorFormatter error_formatter = PlainTextError;
   // Called on an I/O thread each time a request has been read whole and

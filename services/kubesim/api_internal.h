@@ -83,6 +83,9 @@ struct ApiServer::Impl {
   void ApplyQuotaChanges();  // the caller holds pod_admission_mu
   void SyncQuotas();
   void RefreshQuotas(const std::string& ns);
+  // Deletes the events last written before the event TTL (at most once a minute).
+  void ExpireEvents();
+  TimePoint next_event_sweep{};  // Tick's only
   // Renders an object for the client in the requested version.
   std::string Encode(const Call& call, const nlohmann::json& obj) const;
 

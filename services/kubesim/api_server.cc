@@ -3,6 +3,7 @@
 #include <boost/beast/http/field.hpp>
 
 #include "services/http/target.h"
+#include "services/kube/config.h"
 #include "services/kubesim/api_internal.h"
 #include "services/kubesim/scale.h"
 
@@ -51,6 +52,40 @@ ApiServer::ApiServer(Cluster& cluster, ApiServerOptions options)
 void ApiServer::Tick() {
   impl_->cluster.storage.BookmarkAll();
   impl_->SyncQuotas();
+  impl_->ExpireEvents();
+}
+
+// When an event was last written: the latest of the times its writers set
+// (kube-apiserver renews the event's etcd lease at each write instead).
+static TimePoint LastWritten(const json& event) {
+  TimePoint last{};
+  auto consider = [&](const json& object, const char* key) {
+    auto it = object.find(key);
+    if (it == object.end() || !it->is_string()) return;
+    if (auto at = kube::ParseRfc3339(it->get<std::string>())) last = std::max(last, *at);
+  };
+  for (const char* key : {"lastTimestamp", "eventTime", "firstTimestamp"}) consider(event, key);
+  if (auto md = event.find("metadata"); md != event.end() && md->is_object()) consider(*md, "creationTimestamp");
+  if (auto series = event.find("series"); series != event.end() && series->is_object())
+    consider(*series, "lastObservedTime");
+  return last;
+}
+
+void ApiServer::Impl::ExpireEvents() {
+  const TimePoint now = cluster.clock.Now();
+  if (now < next_event_sweep) return;
+  next_event_sweep = now + std::chrono::minutes(1);
+  const TimePoint cutoff = now - options.event_ttl;
+  for (const ObjectPtr& event : cluster.storage.List("events", "", nullptr, 0, "").items) {
+    if (LastWritten(*event) >= cutoff) continue;
+    const json& md = (*event)["metadata"];
+    // Still expired when deleted: a write since the listing renews it.
+    cluster.storage.Mutate("events", md.value("namespace", ""), md.value("name", ""),
+                           [&](const json* current) -> ApiResult<Mutation> {
+                             if (current == nullptr || LastWritten(*current) >= cutoff) return Mutation{};
+                             return Mutation{Mutation::Kind::kDelete, {}};
+                           });
+  }
 }
 
 static std::shared_ptr<const ResourceType> FindAnyVersion(const ResourceRegistry& registry, const std::string& group,

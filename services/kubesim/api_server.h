@@ -26,6 +26,11 @@ struct ApiServerOptions {
   // of idle watches each woke twelve times as often as against a real one.
   std::chrono::milliseconds bookmark_interval{60'000};
   std::size_t default_page_size = 0;  // 0: lists are not paginated unless asked
+  // An event is deleted this long after it was last written, as by
+  // kube-apiserver's --event-ttl (default 1 h), so that events never pile
+  // up (a virtual cluster's api_limits.objects counts them). Swept by Tick
+  // at most once a minute.
+  std::chrono::seconds event_ttl{3600};
 };
 
 // Everything an API server instance owns, also used by the node simulator.
@@ -57,7 +62,7 @@ class ApiServer {
   // Storage::Restore loaded them.
   void RestoreCustomResourceTypes();
 
-  // Bookmarks and watch timeouts; called periodically by the owner.
+  // Bookmarks, watch timeouts and expired events; called periodically by the owner.
   void Tick();
 
   // Writes on behalf of the system (seeding, node simulator): no auth. An

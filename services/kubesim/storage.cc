@@ -37,7 +37,10 @@ void Storage::Restore(const std::string& type_key, const std::string& ns, const 
                       nlohmann::json object, std::string text) {
   std::unique_lock lock(mu_);
   auto stored = std::make_shared<const nlohmann::json>(std::move(object));
-  types_[type_key].objects[ObjectKey(ns, name)] = {stored, std::make_shared<const std::string>(std::move(text))};
+  auto& entry = types_[type_key].objects[ObjectKey(ns, name)];
+  auto stored_text = std::make_shared<const std::string>(std::move(text));
+  Account(entry.text, stored_text);
+  entry = {stored, std::move(stored_text)};
   resource_version_ = std::max(resource_version_, VersionOf(*stored));
   compacted_ = resource_version_;
 }
@@ -48,9 +51,11 @@ void Storage::RestoreResourceVersion(std::uint64_t resource_version) {
   compacted_ = resource_version_;
 }
 
-void Storage::Converge(std::vector<JournaledObject> objects, std::uint64_t resource_version) {
+bool Storage::Converge(std::vector<JournaledObject> objects, std::uint64_t resource_version,
+                       std::uint64_t unchanged_since) {
   std::ranges::sort(objects, {}, [](const JournaledObject& o) { return VersionOf(o.object); });
   std::unique_lock lock(mu_);
+  if (resource_version_ != unchanged_since) return false;
   std::unordered_map<std::string, std::set<std::string>> kept;  // type -> object keys
   for (const auto& o : objects) kept[o.type_key].insert(ObjectKey(o.ns, o.name));
   for (auto& o : objects) {
@@ -61,9 +66,11 @@ void Storage::Converge(std::vector<JournaledObject> objects, std::uint64_t resou
     if (it != data.objects.end() && VersionOf(*it->second.object) == rv) continue;
     ObjectPtr previous = it == data.objects.end() ? nullptr : it->second.object;
     auto stored = std::make_shared<const nlohmann::json>(std::move(o.object));
-    data.objects[key] = {stored, std::make_shared<const std::string>(std::move(o.text))};
+    auto text = std::make_shared<const std::string>(std::move(o.text));
+    Account(it == data.objects.end() ? nullptr : it->second.text, text);
+    data.objects[key] = {stored, text};
     Publish(o.type_key, data,
-            {previous ? WatchEvent::Type::kModified : WatchEvent::Type::kAdded, rv, stored, previous});
+            {previous ? WatchEvent::Type::kModified : WatchEvent::Type::kAdded, rv, stored, previous, text});
   }
   std::vector<std::pair<std::string, std::string>> gone;  // (type, object key)
   for (const auto& [type_key, data] : types_) {
@@ -77,10 +84,13 @@ void Storage::Converge(std::vector<JournaledObject> objects, std::uint64_t resou
     auto it = data.objects.find(key);
     auto last = std::make_shared<nlohmann::json>(*it->second.object);
     (*last)["metadata"]["resourceVersion"] = std::to_string(resource_version);
+    Account(it->second.text, nullptr);
     data.objects.erase(it);
     Publish(type_key, data, {WatchEvent::Type::kDeleted, resource_version, std::move(last), nullptr});
   }
   resource_version_ = std::max(resource_version_, resource_version);
+  if (journal_ != nullptr) journal_->Converged(resource_version);
+  return true;
 }
 
 std::optional<ApiError> Storage::Journal(const std::string& type_key, const std::string& ns, const std::string& name,
@@ -172,10 +182,16 @@ ApiResult<ObjectPtr> Storage::Mutate(const std::string& type_key, const std::str
       m.object["metadata"]["resourceVersion"] = std::to_string(rv);
       auto stored = std::make_shared<const nlohmann::json>(std::move(m.object));
       auto text = std::make_shared<const std::string>(stored->dump());
+      const JsonTextPtr before = current ? it->second.text : nullptr;
+      const bool terminating = (*stored)["metadata"].contains("deletionTimestamp");
+      if (auto refused = OverQuota(type_key, name, !current, before ? before->size() : 0, text->size(), terminating))
+        return *std::move(refused);
       if (auto refused = Journal(type_key, ns, name, rv, text.get())) return *std::move(refused);
       resource_version_ = rv;
-      data.objects[key] = {stored, std::move(text)};
-      Publish(type_key, data, {current ? WatchEvent::Type::kModified : WatchEvent::Type::kAdded, rv, stored, current});
+      Account(before, text);
+      data.objects[key] = {stored, text};
+      Publish(type_key, data,
+              {current ? WatchEvent::Type::kModified : WatchEvent::Type::kAdded, rv, stored, current, text});
       return stored;
     }
     case Mutation::Kind::kDelete: {
@@ -188,6 +204,7 @@ ApiResult<ObjectPtr> Storage::Mutate(const std::string& type_key, const std::str
       auto last = std::make_shared<nlohmann::json>(m.object.is_null() ? *current : std::move(m.object));
       (*last)["metadata"]["resourceVersion"] = std::to_string(rv);
       ObjectPtr gone = std::move(last);
+      Account(it->second.text, nullptr);
       data.objects.erase(it);
       Publish(type_key, data, {WatchEvent::Type::kDeleted, rv, gone, nullptr});
       return gone;
@@ -234,7 +251,7 @@ ApiResult<std::uint64_t> Storage::Watch(const std::string& type_key, std::option
     }
   } else {
     for (const auto& [key, entry] : data.objects) {
-      if (!sink->Deliver({WatchEvent::Type::kAdded, VersionOf(*entry.object), entry.object, nullptr}))
+      if (!sink->Deliver({WatchEvent::Type::kAdded, VersionOf(*entry.object), entry.object, nullptr, entry.text}))
         return resource_version_;
     }
   }
@@ -278,9 +295,55 @@ void Storage::DropType(const std::string& type_key) {
     resource_version_ = rv;
     auto last = std::make_shared<nlohmann::json>(*it->second.object);
     (*last)["metadata"]["resourceVersion"] = std::to_string(rv);
+    Account(it->second.text, nullptr);
     data.objects.erase(it);
     Publish(type_key, data, {WatchEvent::Type::kDeleted, rv, std::move(last), nullptr});
   }
+}
+
+void Storage::SetQuota(StorageQuota quota) {
+  std::unique_lock lock(mu_);
+  quota_ = std::move(quota);
+}
+
+StorageUsage Storage::usage() const {
+  std::shared_lock lock(mu_);
+  return usage_;
+}
+
+void Storage::Account(const JsonTextPtr& before, const JsonTextPtr& after) {
+  if (before) {
+    --usage_.objects;
+    usage_.bytes -= before->size();
+  }
+  if (after) {
+    ++usage_.objects;
+    usage_.bytes += after->size();
+  }
+}
+
+std::optional<ApiError> Storage::OverQuota(const std::string& type_key, const std::string& name, bool creates,
+                                           std::uint64_t before, std::uint64_t after, bool terminating) const {
+  // In kube-apiserver's words and order (resource names sorted).
+  std::string requested, used, limited;
+  auto exceeded = [&](const char* resource, std::uint64_t ask, std::uint64_t in_use, std::uint64_t limit) {
+    const char* comma = requested.empty() ? "" : ",";
+    requested += comma + std::string(resource) + "=" + std::to_string(ask);
+    used += comma + std::string(resource) + "=" + std::to_string(in_use);
+    limited += comma + std::string(resource) + "=" + std::to_string(limit);
+  };
+  if (quota_.bytes && !terminating && after > before && usage_.bytes - before + after > *quota_.bytes)
+    exceeded("object_bytes", after - before, usage_.bytes, *quota_.bytes);
+  if (quota_.objects && creates && usage_.objects + 1 > *quota_.objects)
+    exceeded("objects", 1, usage_.objects, *quota_.objects);
+  if (requested.empty()) return std::nullopt;
+  ApiError e = ForbiddenError(type_key + " \"" + name + "\" is forbidden: exceeded quota: " + quota_.name +
+                              ", requested: " + requested + ", used: " + used + ", limited: " + limited);
+  const auto dot = type_key.find('.');
+  e.name = name;
+  e.kind = type_key.substr(0, dot);
+  e.group = dot == std::string::npos ? "" : type_key.substr(dot + 1);
+  return e;
 }
 
 }  // namespace septa::kubesim

@@ -33,6 +33,9 @@ struct WatchEvent {
   std::uint64_t resource_version = 0;
   ObjectPtr object;
   ObjectPtr previous;  // MODIFIED only: the object before, for selector transitions
+  // `object` as JSON text when the storage has it (ADDED, MODIFIED): every
+  // watcher sends the same text instead of serializing the object again.
+  JsonTextPtr text{};
 };
 
 std::string_view EventTypeName(WatchEvent::Type type);
@@ -77,11 +80,40 @@ class StorageJournal {
   // `text`: the object's JSON text as stored; null when it was deleted.
   virtual Status Record(const std::string& type_key, const std::string& ns, const std::string& name,
                         std::uint64_t resource_version, const std::string* text) = 0;
+  // Storage::Converge made the storage hold what the journal holds at
+  // `resource_version` (called under the write lock, so no write comes between).
+  virtual void Converged(std::uint64_t resource_version) {}
+};
+
+// Bounds on what a storage holds (a virtual cluster's api_limits,
+// tenancy/api_limits.h); absent: no bound.
+struct StorageQuota {
+  std::string name = "api_limits";         // the quota the refusal names
+  std::optional<std::uint64_t> objects{};  // stored objects
+  std::optional<std::uint64_t> bytes{};    // their JSON text, summed ("object_bytes")
+};
+
+struct StorageUsage {
+  std::uint64_t objects = 0;
+  std::uint64_t bytes = 0;
+  bool operator==(const StorageUsage&) const = default;
 };
 
 class Storage {
  public:
   explicit Storage(std::size_t history_limit = 10'000);
+
+  // A write is refused only for what it grows past the quota, 403 as a
+  // ResourceQuota refuses it (`configmaps "x" is forbidden: exceeded quota:
+  // api_limits, requested: objects=1, used: objects=5, limited: objects=5`):
+  // a create past `objects`; a create or update whose text takes the sum
+  // past `bytes`, unless the object is being deleted (its
+  // deletionTimestamp set: graceful deletion and finalizers must finish).
+  // Deletes always pass, and a quota lowered below the usage takes nothing
+  // away. Checked under the write lock before the journal, so nothing of a
+  // refused write is stored anywhere. Takes effect from the next write.
+  void SetQuota(StorageQuota quota);
+  StorageUsage usage() const;
 
   // Set before the storage is used; null: writes are in memory only.
   void SetJournal(StorageJournal* journal) { journal_ = journal; }
@@ -103,7 +135,11 @@ class Storage {
   // to watchers and history like writes (ADDED or MODIFIED at each object's
   // version, in version order, then DELETED at `resource_version`), nothing
   // is journaled, and the version continues after `resource_version`.
-  void Converge(std::vector<JournaledObject> objects, std::uint64_t resource_version);
+  // Only if no write was applied here since the storage was at
+  // `unchanged_since` (current_resource_version(), read before `objects`
+  // were): `objects` may miss such a write, so then nothing changes and the
+  // result is false (the caller reads them again).
+  bool Converge(std::vector<JournaledObject> objects, std::uint64_t resource_version, std::uint64_t unchanged_since);
 
   std::uint64_t current_resource_version() const;
   // Watches and continue tokens from before this version can no longer be served.
@@ -148,6 +184,12 @@ class Storage {
     std::deque<WatchEvent> history;
   };
   void Publish(const std::string& type_key, TypeData& data, WatchEvent event);
+  // Under the write lock: the refusal of a write of `type_key` `name` from
+  // `before` bytes (0: a create) to `after`, if the quota refuses it.
+  std::optional<ApiError> OverQuota(const std::string& type_key, const std::string& name, bool creates,
+                                    std::uint64_t before, std::uint64_t after, bool terminating) const;
+  // Keeps usage_ with an object's text replaced (null: absent) by another.
+  void Account(const JsonTextPtr& before, const JsonTextPtr& after);
   // The journal's verdict on a write about to be applied (nullopt: go on).
   std::optional<ApiError> Journal(const std::string& type_key, const std::string& ns, const std::string& name,
                                   std::uint64_t resource_version, const std::string* text);
@@ -160,6 +202,8 @@ class Storage {
   std::size_t history_size_ = 0;
   std::deque<std::pair<std::uint64_t, std::string>> history_order_;  // (version, type) to evict globally
   StorageJournal* journal_ = nullptr;
+  StorageQuota quota_;
+  StorageUsage usage_;
 };
 
 }  // namespace septa::kubesim

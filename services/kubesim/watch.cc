@@ -43,7 +43,8 @@ class HttpWatchSink final : public WatchSink {
     } else if (!matches) {
       return true;
     }
-    return Write(EventTypeName(type), obj);
+    // A selector transition's synthesized DELETED or ADDED shows the object as it is: its stored text too.
+    return Write(EventTypeName(type), obj, e.text);
   }
 
   bool Bookmark(std::uint64_t rv) override {
@@ -68,19 +69,24 @@ class HttpWatchSink final : public WatchSink {
     return o_.labels.Matches(it == md.end() ? json() : *it) && o_.fields.Matches(obj);
   }
 
-  bool Write(std::string_view type, const json& obj) {
-    std::string chunk = "{\"type\":\"" + std::string(type) + "\",\"object\":";
+  // `text`: `obj` as stored, when the storage has it: sent as is (the one
+  // copy every watcher's stream holds) unless a table or another CRD
+  // version is asked for.
+  bool Write(std::string_view type, const json& obj, const JsonTextPtr& text = nullptr) {
+    static const auto kEnd = std::make_shared<const std::string>("}\n");
+    std::string head = "{\"type\":\"" + std::string(type) + "\",\"object\":";
     if (o_.table) {
-      chunk += ToTable(*o_.type, {&obj}, obj["metadata"].value("resourceVersion", ""), clock_.Now(), false).dump();
+      head += ToTable(*o_.type, {&obj}, obj["metadata"].value("resourceVersion", ""), clock_.Now(), false).dump();
     } else if (o_.type->from_crd && obj.value("apiVersion", "") != o_.api_version) {
       json copy = obj;
       copy["apiVersion"] = o_.api_version;
-      chunk += copy.dump();
+      head += copy.dump();
+    } else if (text != nullptr) {
+      return ex_->WriteChunk({std::make_shared<const std::string>(std::move(head)), text, kEnd});
     } else {
-      chunk += obj.dump();
+      head += obj.dump();
     }
-    chunk += "}\n";
-    return ex_->WriteChunk(std::move(chunk));
+    return ex_->WriteChunk({std::make_shared<const std::string>(std::move(head)), kEnd});
   }
 
   std::shared_ptr<http::Exchange> ex_;

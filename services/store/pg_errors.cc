@@ -55,6 +55,13 @@ const std::map<std::string, ConstraintMeaning>& ConstraintMeanings() {
       {"virtual_clusters_quota_pods_nonnegative", {Code::kInvalidArgument, "quota.pods", kNotNegative}},
       {"virtual_clusters_queue_over_quota_weight_nonnegative",
        {Code::kInvalidArgument, "queue.over_quota_weight", kNotNegative}},
+      // migrations/0017_api_limits.sql
+      {"virtual_clusters_api_limits_objects_nonnegative", {Code::kInvalidArgument, "api_limits.objects", kNotNegative}},
+      {"virtual_clusters_api_limits_object_bytes_nonnegative",
+       {Code::kInvalidArgument, "api_limits.object_bytes", kNotNegative}},
+      {"virtual_clusters_api_limits_watches_nonnegative", {Code::kInvalidArgument, "api_limits.watches", kNotNegative}},
+      {"virtual_clusters_api_limits_requests_in_flight_nonnegative",
+       {Code::kInvalidArgument, "api_limits.requests_in_flight", kNotNegative}},
       {"virtual_clusters_generation_positive", {Code::kInvalidArgument, "generation", "must be positive"}},
       {"virtual_clusters_version_positive", {Code::kInvalidArgument, "version", "must be positive"}},
       // migrations/0016_host_namespace_unique.sql

@@ -15,7 +15,8 @@ gpu::Tier SharingOf(const std::string& text) {
 
 constexpr char kTierColumns[] =
     "name, display_name, description, gpu_sharing, co_tenancy, runtime_class, credential_ttl_max_seconds, "
-    "septa_micros(create_time), septa_micros(update_time)";
+    "septa_micros(create_time), septa_micros(update_time), api_limits_objects, api_limits_object_bytes, "
+    "api_limits_watches, api_limits_requests_in_flight";
 TrustTier TrustTierOfRow(const pqxx::row& r) {
   return {r[0].as<std::string>(),
           r[1].as<std::string>(),
@@ -25,7 +26,8 @@ TrustTier TrustTierOfRow(const pqxx::row& r) {
           r[5].as<std::string>(),
           r[6].as<std::int64_t>(),
           FromMicros(r[7].as<std::int64_t>()),
-          FromMicros(r[8].as<std::int64_t>())};
+          FromMicros(r[8].as<std::int64_t>()),
+          {r[9].as<std::int64_t>(), r[10].as<std::int64_t>(), r[11].as<std::int64_t>(), r[12].as<std::int64_t>()}};
 }
 
 }  // namespace

@@ -2,20 +2,13 @@
 
 #include <spdlog/spdlog.h>
 
-#include <boost/beast/http/field.hpp>
-
 #include <limits>
 
 #include "common/documents.h"
-#include "services/base/mac.h"
-#include "services/core/crypto.h"
 #include "services/kubesim/api_error.h"
-#include "services/kubesim/service_account_tokens.h"
 #include "tenancy/host/control_plane_manifests.h"
 
 namespace septa::vcp {
-
-namespace bhttp = boost::beast::http;
 
 namespace {
 
@@ -47,7 +40,10 @@ class CertifiedExchange final : public http::Exchange {
   const http::ConnectionInfo& connection() const override { return connection_; }
   void Reply(http::Response response) override { inner_->Reply(std::move(response)); }
   void StartStream(http::Response head) override { inner_->StartStream(std::move(head)); }
-  bool WriteChunk(std::string data) override { return inner_->WriteChunk(std::move(data)); }
+  using http::Exchange::WriteChunk;
+  bool WriteChunk(std::vector<std::shared_ptr<const std::string>> parts) override {
+    return inner_->WriteChunk(std::move(parts));
+  }
   void EndStream() override { inner_->EndStream(); }
   void OnClose(std::function<void()> callback) override { inner_->OnClose(std::move(callback)); }
   bool closed() const override { return inner_->closed(); }
@@ -61,16 +57,18 @@ class CertifiedExchange final : public http::Exchange {
 
 // Writes every storage change through to the VirtualObjectStore before it
 // is applied (Storage calls it under its write lock), as a compare-and-set
-// from the stored version this copy is known to be at.
+// from the stored version this copy is known to be at. The version moves
+// with the commit under `mu_`, so a Refresh that read the stored version
+// after a commit of this copy's never finds this copy behind it.
 class VirtualControlPlane::Journal final : public kubesim::StorageJournal {
  public:
   Journal(core::VirtualClusterKey key, core::VirtualObjectStore& store, std::atomic<bool>& stale, std::uint64_t version)
       : key_(std::move(key)), store_(store), stale_(stale), version_(version) {}
   Status Record(const std::string& type_key, const std::string& ns, const std::string& name,
                 std::uint64_t resource_version, const std::string* text) override {
-    const std::uint64_t expected = version_;
-    Status recorded = text == nullptr ? store_.DeleteObject(key_, type_key, ns, name, resource_version, expected)
-                                      : store_.PutObject(key_, {type_key, ns, name, resource_version, *text}, expected);
+    std::lock_guard lock(mu_);
+    Status recorded = text == nullptr ? store_.DeleteObject(key_, type_key, ns, name, resource_version, version_)
+                                      : store_.PutObject(key_, {type_key, ns, name, resource_version, *text}, version_);
     if (recorded.ok()) {
       version_ = resource_version;
     } else if (recorded.code() == Code::kAborted) {
@@ -78,14 +76,21 @@ class VirtualControlPlane::Journal final : public kubesim::StorageJournal {
     }
     return recorded;
   }
-  std::uint64_t version() const { return version_; }
-  void set_version(std::uint64_t version) { version_ = version; }
+  void Converged(std::uint64_t resource_version) override {
+    std::lock_guard lock(mu_);
+    version_ = resource_version;
+  }
+  std::uint64_t version() const {
+    std::lock_guard lock(mu_);
+    return version_;
+  }
 
  private:
   core::VirtualClusterKey key_;
   core::VirtualObjectStore& store_;
   std::atomic<bool>& stale_;
-  std::atomic<std::uint64_t> version_;  // the stored version the copy is at
+  mutable std::mutex mu_;
+  std::uint64_t version_;  // the stored version the copy is at
 };
 
 // The stored objects as the storage holds them, read with the document
@@ -136,32 +141,22 @@ VirtualControlPlane::~VirtualControlPlane() = default;
 Result<std::unique_ptr<VirtualControlPlane>> VirtualControlPlane::Load(const core::VirtualClusterKey& key,
                                                                        core::VirtualObjectStore& store,
                                                                        const Clock& clock, RandomSource& random,
-                                                                       Secrets secrets) {
+                                                                       std::string service_account_key) {
   auto stored = store.GetControlPlane(key);
   if (!stored.ok()) return stored.status();
   if (!stored->has_value())
     return NotFound("virtual control plane " + key.tenant + "/" + key.vcluster + " does not exist");
   auto objects = store.LoadObjects(key);
   if (!objects.ok()) return objects.status();
-  auto tokens = store.TokenDigests(key);
-  if (!tokens.ok()) return tokens.status();
-
-  auto client_ca = http::ClientCertificateVerifier::Create(secrets.client_ca_pem.empty() ? (*stored)->ca_certificate
-                                                                                         : secrets.client_ca_pem);
-  if (!client_ca.ok()) {
-    return Status(Code::kDataLoss, "virtual control plane " + key.tenant + "/" + key.vcluster +
-                                       ": the client CA certificate cannot be read: " + client_ca.status().message());
-  }
 
   std::unique_ptr<VirtualControlPlane> plane(
       new VirtualControlPlane(key, store, clock, random, (*stored)->resource_version));
-  plane->client_ca_ = *std::move(client_ca);
-  if (secrets.service_account_key.empty()) {
-    secrets.service_account_key.resize(32);
-    SEPTA_RETURN_IF_ERROR(random.Fill(std::span(reinterpret_cast<std::uint8_t*>(secrets.service_account_key.data()),
-                                                secrets.service_account_key.size())));
+  if (service_account_key.empty()) {
+    service_account_key.resize(32);
+    SEPTA_RETURN_IF_ERROR(random.Fill(
+        std::span(reinterpret_cast<std::uint8_t*>(service_account_key.data()), service_account_key.size())));
   }
-  plane->cluster_.service_account_key = std::move(secrets.service_account_key);
+  plane->cluster_.service_account_key = std::move(service_account_key);
   // Read at each TokenRequest, as revocations are at each request: a tier
   // change caps the next token.
   plane->cluster_.max_token_expiration_seconds = [&store, key] { return store.CredentialTtlMax(key); };
@@ -177,69 +172,44 @@ Result<std::unique_ptr<VirtualControlPlane>> VirtualControlPlane::Load(const cor
   plane->api_->RestoreCustomResourceTypes();
   plane->workloads_ = std::make_unique<kubesim::WorkloadControllers>(plane->cluster_, *plane->api_);
   plane->own_watchers_ = storage.watcher_count();
-  plane->token_digests_.insert(tokens->begin(), tokens->end());
-  plane->syncer_token_digest_ = std::move(secrets.syncer_token_digest);
   SEPTA_RETURN_IF_ERROR(kubesim::SeedCluster(*plane->api_));
   SEPTA_RETURN_IF_ERROR(SeedRoleBindings(*plane->api_));
   return plane;
 }
 
-void VirtualControlPlane::Handle(http::Request&& request, std::shared_ptr<http::Exchange> exchange) {
+void VirtualControlPlane::Handle(http::Request&& request, std::shared_ptr<http::Exchange> exchange,
+                                 const Caller& caller) {
   Touch();
-  constexpr std::string_view kBearer = "Bearer ";
-  auto header = request[bhttp::field::authorization];
-  std::string_view authorization(header.data(), header.size());
-  bool known = false;
-  if (authorization.size() > kBearer.size() && authorization.substr(0, kBearer.size()) == kBearer) {
-    std::string token(authorization.substr(kBearer.size()));
-    if (kubesim::VerifiedServiceAccountClaims(token, cluster_.service_account_key)) {
-      // The tenant's own credential: refused while its tenant is suspended,
-      // read on every request as a certificate's revocation is.
-      auto suspended = store_.TenantSuspended(key_.tenant);
-      if (!suspended.ok()) {
-        return kubesim::ReplyError(*exchange,
-                                   kubesim::ServiceUnavailableError("the service account token cannot be checked now"));
-      }
-      if (*suspended) return kubesim::ReplyError(*exchange, SuspendedError());
-      api_->Handle(std::move(request), std::move(exchange));  // it checks expiry and what the token is bound to
-      return;
-    }
-    std::string digest = core::Sha256Hex(token);
-    if (!syncer_token_digest_.empty() && base::ConstantTimeEquals(digest, syncer_token_digest_)) {
-      cluster_.authenticator.AddToken(std::move(token),
-                                      {std::string(kSyncerUser), {std::string(kubesim::kAdminGroup)}});
-      api_->Handle(std::move(request), std::move(exchange));
-      return;
-    }
-    known = KnowsToken(digest);
-    if (!known) {
-      // It may have been issued through another replica since this copy was loaded.
-      if (auto stored = store_.TokenDigests(key_); stored.ok()) {
-        std::lock_guard lock(tokens_mu_);
-        token_digests_.insert(stored->begin(), stored->end());
-      }
-      known = KnowsToken(digest);
-    }
-    // kubesim's authenticator then knows the token for this cluster only.
-    if (known)
-      cluster_.authenticator.AddToken(std::move(token), {std::string(kAdminUser), {std::string(kubesim::kAdminGroup)}});
-  } else if (!exchange->connection().peer_chain.empty()) {
-    auto peer = VerifyClientCertificate(exchange->connection());
-    if (peer.ok()) {
-      exchange = std::make_shared<CertifiedExchange>(std::move(exchange), *std::move(peer));
-      known = true;
-    } else if (peer.status().code() == Code::kPermissionDenied) {
-      return kubesim::ReplyError(*exchange, SuspendedError());
-    } else if (peer.status().code() == Code::kUnavailable) {
-      return kubesim::ReplyError(*exchange,
-                                 kubesim::ServiceUnavailableError("the client certificate cannot be checked now"));
-    } else {
-      spdlog::debug("virtual control plane {}/{}: {}", key_.tenant, key_.vcluster, peer.status().message());
-    }
+  switch (caller.kind) {
+    case CallerKind::kServiceAccount: break;  // kubesim checks expiry and what the token is bound to
+    case CallerKind::kAdmin:
+    case CallerKind::kSyncer:
+      // kubesim's authenticator then knows the token for this cluster only.
+      cluster_.authenticator.AddToken(caller.token,
+                                      {std::string(caller.kind == CallerKind::kAdmin ? kAdminUser : kSyncerUser),
+                                       {std::string(kubesim::kAdminGroup)}});
+      break;
+    case CallerKind::kCertificate:
+      exchange = std::make_shared<CertifiedExchange>(std::move(exchange), *caller.peer);
+      break;
+    case CallerKind::kNone:
+    case CallerKind::kUnknownToken: return kubesim::ReplyError(*exchange, kubesim::UnauthorizedError());
   }
-  // One answer for every refusal: which check failed stays in the log.
-  if (!known) return kubesim::ReplyError(*exchange, kubesim::UnauthorizedError());
   api_->Handle(std::move(request), std::move(exchange));
+}
+
+void VirtualControlPlane::SetLimits(const tenancy::ApiLimits& limits) {
+  {
+    std::lock_guard lock(limits_mu_);
+    if (limits_ == limits) return;  // as is: the storage's write lock is not taken for nothing
+    limits_ = limits;
+  }
+  auto bound = [](const std::optional<std::int64_t>& limit) -> std::optional<std::uint64_t> {
+    if (!limit) return std::nullopt;
+    return static_cast<std::uint64_t>(std::max<std::int64_t>(0, *limit));
+  };
+  cluster_.storage.SetQuota(
+      {.name = "api_limits", .objects = bound(limits.objects), .bytes = bound(limits.object_bytes)});
 }
 
 void VirtualControlPlane::Tick() {
@@ -248,67 +218,38 @@ void VirtualControlPlane::Tick() {
   workloads_->Tick();
 }
 
-Result<http::PeerIdentity> VirtualControlPlane::VerifyClientCertificate(const http::ConnectionInfo& connection) {
-  auto peer = client_ca_->Verify(connection.peer_chain, clock_.Now());
-  if (!peer.ok()) return peer.status();
-  // Read on every request, so a revocation recorded through any replica
-  // holds at once. Only recorded certificates authenticate: the CA key signs
-  // nothing else for this listener, so an unrecorded serial means a
-  // certificate made outside the credentials API.
-  auto status = store_.GetCredentialStatus(key_, peer->serial);
-  if (!status.ok()) return Unavailable("reading the credential's revocation: " + status.status().message());
-  switch (*status) {
-    case core::CredentialStatus::kActive: return peer;
-    case core::CredentialStatus::kRevoked:
-      return Unauthenticated("client certificate " + peer->serial + " (" + peer->common_name + ") is revoked");
-    case core::CredentialStatus::kSuspended:
-      return PermissionDenied("client certificate " + peer->serial + " (" + peer->common_name +
-                              "): its tenant is suspended");
-    case core::CredentialStatus::kUnrecorded: break;
-  }
-  return Unauthenticated("client certificate " + peer->serial + " (" + peer->common_name +
-                         ") was not issued through the credentials API");
-}
-
-kubesim::ApiError VirtualControlPlane::SuspendedError() const {
-  // 403, not 401: the credential is genuine and kubectl should not ask for
-  // another; the message says why and what ends it.
-  return kubesim::ForbiddenError("tenant \"" + key_.tenant +
-                                 "\" is suspended: its credentials are refused until an admin makes it ACTIVE again");
-}
-
-bool VirtualControlPlane::KnowsToken(const std::string& digest) const {
-  std::lock_guard lock(tokens_mu_);
-  return token_digests_.contains(digest);
-}
-
 Status VirtualControlPlane::Refresh() {
   std::lock_guard lock(refresh_mu_);
   stale_ = false;  // before reading: a change told from now on is looked at again
-  auto stored = store_.ResourceVersion(key_);
-  if (!stored.ok()) return stored.status();
-  if (!stored->has_value())
-    return NotFound("virtual control plane " + key_.tenant + "/" + key_.vcluster + " was removed");
-  if (**stored == journal_->version()) return Status::Ok();
-  auto objects = store_.LoadObjects(key_);
-  if (!objects.ok()) return objects.status();
-  // The objects may have been read after later writes than the version
-  // was: the copy is at least at the newest of them. A write the objects do
-  // not show (a later delete) makes this copy's next write-through fail and
-  // refresh again.
-  std::uint64_t version = **stored;
-  for (const auto& object : *objects) version = std::max(version, object.resource_version);
-  auto parsed = Parsed(key_, *std::move(objects));
-  if (!parsed.ok()) return parsed.status();
-  cluster_.storage.Converge(*std::move(parsed), version);
-  journal_->set_version(version);
-  api_->RestoreCustomResourceTypes();
+  // Another replica's write makes this copy's next write-through fail; this
+  // copy's own writes keep going meanwhile, and a snapshot that misses one
+  // of them is not converged to (it would undo it and move the version back).
+  constexpr int kAttempts = 5;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    const std::uint64_t unchanged_since = cluster_.storage.current_resource_version();
+    auto stored = store_.ResourceVersion(key_);
+    if (!stored.ok()) return stored.status();
+    if (!stored->has_value())
+      return NotFound("virtual control plane " + key_.tenant + "/" + key_.vcluster + " was removed");
+    // At or past it: every write up to it is this copy's or was converged to.
+    if (**stored <= journal_->version()) return Status::Ok();
+    auto objects = store_.LoadObjects(key_);
+    if (!objects.ok()) return objects.status();
+    // The objects may have been read after later writes than the version
+    // was: the copy is at least at the newest of them. A write the objects do
+    // not show (a later delete) makes this copy's next write-through fail and
+    // refresh again.
+    std::uint64_t version = **stored;
+    for (const auto& object : *objects) version = std::max(version, object.resource_version);
+    auto parsed = Parsed(key_, *std::move(objects));
+    if (!parsed.ok()) return parsed.status();
+    if (cluster_.storage.Converge(*std::move(parsed), version, unchanged_since)) {
+      api_->RestoreCustomResourceTypes();
+      return Status::Ok();
+    }
+  }
+  stale_ = true;  // this copy kept writing: the next tick tries again
   return Status::Ok();
-}
-
-void VirtualControlPlane::AllowTokenDigest(const std::string& sha256_hex) {
-  std::lock_guard lock(tokens_mu_);
-  token_digests_.insert(sha256_hex);
 }
 
 bool VirtualControlPlane::IdleSince(TimePoint since) const {

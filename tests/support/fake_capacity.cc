@@ -22,6 +22,14 @@ std::string ReservationName(const std::string& tenant, const std::string& vclust
 
 // The CHECK constraints of virtual_clusters, in PostgreSQL's order (by name).
 Status CheckVirtualClusterRow(const VirtualCluster& v) {
+  const std::pair<const char*, const std::optional<std::int64_t>&> limits[] = {
+      {"api_limits.object_bytes", v.api_limits.object_bytes},
+      {"api_limits.objects", v.api_limits.objects},
+      {"api_limits.requests_in_flight", v.api_limits.requests_in_flight},
+      {"api_limits.watches", v.api_limits.watches}};
+  for (const auto& [field, limit] : limits) {
+    if (limit && *limit < 0) return InvalidField(field, "must not be negative");
+  }
   if (v.generation <= 0) return InvalidField("generation", "must be positive");
   if (!IsDnsLabel(v.name, 40)) {
     return InvalidField("name",

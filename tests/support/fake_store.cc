@@ -49,7 +49,8 @@ Status CheckTokenRow(const ApiToken& t) {
 }
 
 TrustTier DefaultTier(std::string name, std::string display_name, std::string description, gpu::Tier sharing,
-                      std::string co_tenancy, std::string runtime_class, std::int64_t ttl, TimePoint at) {
+                      std::string co_tenancy, std::string runtime_class, std::int64_t ttl, TimePoint at,
+                      tenancy::ApiLimits api_limits) {
   return {std::move(name),
           std::move(display_name),
           std::move(description),
@@ -58,7 +59,8 @@ TrustTier DefaultTier(std::string name, std::string display_name, std::string de
           std::move(runtime_class),
           ttl,
           at,
-          at};
+          at,
+          api_limits};
 }
 
 class FakeTrustTiers final : public TrustTierRepository {
@@ -323,16 +325,19 @@ class FakeTx final : public Tx {
 
 FakeStore::FakeStore(TimePoint seeded_at) {
   const TimePoint at = Truncated(seeded_at);
+  // As migrations/0001_init.sql and 0017_api_limits.sql seed them.
+  const tenancy::ApiLimits small{5000, 64 << 20, 100, 32}, medium{10000, 128 << 20, 100, 32},
+      large{20000, 256 << 20, 200, 64};
   for (TrustTier tier : {
            DefaultTier("shared", "Shared", "One team, trusted: fractional, time-sliced GPUs.", gpu::Tier::kShared,
-                       "other shared tenants on the same GPU", "nvidia", 86400, at),
+                       "other shared tenants on the same GPU", "nvidia", 86400, at, small),
            DefaultTier("isolated", "Isolated", "Internal teams with competing priorities: MIG slices.",
                        gpu::Tier::kIsolated, "other tenants' MIG slices on the same GPU, never a time-sliced share",
-                       "nvidia", 28800, at),
+                       "nvidia", 28800, at, medium),
            DefaultTier("dedicated", "Dedicated", "Paying customers with SLAs: whole GPUs.", gpu::Tier::kDedicated,
-                       "other tenants' whole GPUs on the same node", "kata-qemu-nvidia-gpu", 3600, at),
+                       "other tenants' whole GPUs on the same node", "kata-qemu-nvidia-gpu", 3600, at, large),
            DefaultTier("exclusive", "Exclusive", "Regulated or adversarial: whole nodes.", gpu::Tier::kExclusive,
-                       "nobody on the node", "kata-qemu-nvidia-gpu", 900, at),
+                       "nobody on the node", "kata-qemu-nvidia-gpu", 900, at, large),
        }) {
     state_.tiers.emplace(tier.name, std::move(tier));
   }

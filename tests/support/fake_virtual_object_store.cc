@@ -27,6 +27,7 @@ Result<std::pair<core::StoredControlPlane, bool>> FakeVirtualObjectStore::Create
 
 Result<std::optional<core::StoredControlPlane>> FakeVirtualObjectStore::GetControlPlane(
     const core::VirtualClusterKey& key) {
+  SEPTA_RETURN_IF_ERROR(read_failure());
   std::lock_guard lock(mu_);
   auto it = planes_.find(key);
   if (it == planes_.end()) return std::optional<core::StoredControlPlane>();
@@ -47,6 +48,7 @@ Status FakeVirtualObjectStore::RemoveControlPlane(const core::VirtualClusterKey&
 }
 
 Result<std::vector<core::VirtualObject>> FakeVirtualObjectStore::LoadObjects(const core::VirtualClusterKey& key) {
+  SEPTA_RETURN_IF_ERROR(read_failure());
   std::lock_guard lock(mu_);
   std::vector<core::VirtualObject> out;
   auto it = planes_.find(key);
@@ -65,6 +67,7 @@ Result<std::optional<std::uint64_t>> FakeVirtualObjectStore::ResourceVersion(con
 Status FakeVirtualObjectStore::PutObject(const core::VirtualClusterKey& key, const core::VirtualObject& object,
                                          std::uint64_t expected) {
   if (fail_writes) return Unavailable("fake: the database is down");
+  SEPTA_RETURN_IF_ERROR(Held(key));
   std::lock_guard lock(mu_);
   auto it = planes_.find(key);
   if (it == planes_.end()) return Gone(key);
@@ -78,6 +81,7 @@ Status FakeVirtualObjectStore::DeleteObject(const core::VirtualClusterKey& key, 
                                             const std::string& ns, const std::string& name,
                                             std::uint64_t resource_version, std::uint64_t expected) {
   if (fail_writes) return Unavailable("fake: the database is down");
+  SEPTA_RETURN_IF_ERROR(Held(key));
   std::lock_guard lock(mu_);
   auto it = planes_.find(key);
   if (it == planes_.end()) return Gone(key);
@@ -96,6 +100,7 @@ Status FakeVirtualObjectStore::AddTokenDigest(const core::VirtualClusterKey& key
 }
 
 Result<std::vector<std::string>> FakeVirtualObjectStore::TokenDigests(const core::VirtualClusterKey& key) {
+  SEPTA_RETURN_IF_ERROR(read_failure());
   std::lock_guard lock(mu_);
   auto it = planes_.find(key);
   if (it == planes_.end()) return std::vector<std::string>();
@@ -178,6 +183,37 @@ void FakeVirtualObjectStore::RecordCredential(const core::VirtualClusterKey& key
 void FakeVirtualObjectStore::RevokeCredential(const core::VirtualClusterKey& key, const std::string& serial) {
   std::lock_guard lock(mu_);
   credentials_[{key, serial}] = true;
+}
+
+void FakeVirtualObjectStore::FailReads(Status failure) {
+  std::lock_guard lock(hold_mu_);
+  read_failure_ = std::move(failure);
+}
+
+void FakeVirtualObjectStore::HoldWrites(const core::VirtualClusterKey& key) {
+  std::lock_guard lock(hold_mu_);
+  held_keys_.insert(key);
+}
+
+void FakeVirtualObjectStore::ReleaseWrites() {
+  std::lock_guard lock(hold_mu_);
+  held_keys_.clear();
+  hold_changed_.notify_all();
+}
+
+bool FakeVirtualObjectStore::AwaitHeld(std::size_t n, std::chrono::milliseconds bound) {
+  std::unique_lock lock(hold_mu_);
+  return hold_changed_.wait_for(lock, bound, [&] { return held_ >= n; });
+}
+
+Status FakeVirtualObjectStore::Held(const core::VirtualClusterKey& key) {
+  std::unique_lock lock(hold_mu_);
+  if (!held_keys_.contains(key)) return Status::Ok();
+  ++held_;
+  hold_changed_.notify_all();
+  hold_changed_.wait(lock, [&] { return !held_keys_.contains(key); });
+  --held_;
+  return Status::Ok();
 }
 
 }  // namespace septa::test

@@ -1,9 +1,14 @@
 // core::VirtualObjectStore in memory, for unit tests; passes the same
 // contract as the PostgreSQL one (virtual_object_store_contract.h).
-// `fail_writes` makes every object write fail, as a database that is down.
+// `fail_writes` makes every object write fail, as a database that is down;
+// `FailReads` makes the reads a load does fail with a given status;
+// `HoldWrites` stalls virtual clusters' object writes, as a database that is
+// slow for one tenant, until `ReleaseWrites`.
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <set>
@@ -50,8 +55,19 @@ class FakeVirtualObjectStore final : public core::VirtualObjectStore {
   void SetTenantSuspended(const std::string& tenant, bool suspended);
 
   std::atomic<bool> fail_writes{false};
+  // GetControlPlane, LoadObjects and TokenDigests return `failure` until Ok is given.
+  void FailReads(Status failure);
+  void HoldWrites(const core::VirtualClusterKey& key);  // adds to those held
+  void ReleaseWrites();                                 // all
+  // Whether `n` writes are held within `bound`.
+  bool AwaitHeld(std::size_t n, std::chrono::milliseconds bound);
 
  private:
+  Status Held(const core::VirtualClusterKey& key);  // waits while `key`'s writes are held
+  Status read_failure() {
+    std::lock_guard lock(hold_mu_);
+    return read_failure_;
+  }
   using ObjectKey = std::tuple<std::string, std::string, std::string>;  // type, namespace, name
   struct ControlPlane {
     core::StoredControlPlane stored;
@@ -64,6 +80,11 @@ class FakeVirtualObjectStore final : public core::VirtualObjectStore {
   std::map<std::pair<core::VirtualClusterKey, std::string>, bool> credentials_;  // (key, serial) -> revoked
   std::map<std::string, std::int64_t> credential_ttl_max_;                       // by tenant
   std::set<std::string> suspended_tenants_;
+  std::mutex hold_mu_;
+  std::condition_variable hold_changed_;
+  std::set<core::VirtualClusterKey> held_keys_;
+  std::size_t held_ = 0;
+  Status read_failure_ = Status::Ok();
 };
 
 }  // namespace septa::test

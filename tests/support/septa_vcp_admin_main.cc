@@ -3,10 +3,13 @@
 // credentials are the credentials issue), straight on the database:
 //   createdb <testdb dir> <name>   a database on the test run's PostgreSQL; prints its URL
 //   kubeconfig <database url> <listener https://host:port> <tenant>/<vcluster>
-//                                  stores the control plane (if new) and prints an admin kubeconfig
+//                                  stores the tenant, virtual cluster and control plane (those
+//                                  missing; the listener serves only a virtual cluster that
+//                                  exists) and prints an admin kubeconfig
 //   rows <database url> <tenant>/<vcluster>   prints how many objects are stored
 // Tests only: never installed.
 #include <iostream>
+#include <pqxx/pqxx>
 
 #include "services/base/file.h"
 #include "services/base/secure_random.h"
@@ -46,6 +49,22 @@ int CreateDatabase(const std::string& testdb_dir, const std::string& name) {
 int Kubeconfig(const std::string& database_url, const std::string& listener, const std::string& key_text) {
   auto key = ParseKey(key_text);
   if (!key.ok()) return Fail(key.status());
+  try {  // rows as a create writes them, never provisioned (the tests run septad without a provisioner)
+    pqxx::connection c(database_url);
+    pqxx::work tx(c);
+    tx.exec_params(
+        "INSERT INTO tenants (name, trust_tier, state, create_time, update_time, version)"
+        " VALUES ($1, 'shared', 'active', now(), now(), 1) ON CONFLICT DO NOTHING",
+        key->tenant);
+    tx.exec_params(
+        "INSERT INTO virtual_clusters (tenant, name, capacity_tier, capacity, queue_priority, queue_over_quota_weight,"
+        " state, generation, version, create_time, update_time)"
+        " VALUES ($1, $2, 'shared', '{}', 100, 1, 'PROVISIONING', 1, 1, now(), now()) ON CONFLICT DO NOTHING",
+        key->tenant, key->vcluster);
+    tx.commit();
+  } catch (const std::exception& e) {
+    return Fail(Status(Code::kUnavailable, std::string("writing the rows: ") + e.what()));
+  }
   store::PgVirtualObjectStore store({.database_url = database_url});
   if (Status st = vcp::StoreControlPlane(store, *key); !st.ok()) return Fail(st);
   auto ca = vcp::ListenerCa(store);  // septad's, which it created at start

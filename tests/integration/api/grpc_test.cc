@@ -12,6 +12,7 @@
 #include "septa/v1/trust_tier.grpc.pb.h"
 #include "septa/v1/vcluster.grpc.pb.h"
 #include "tests/integration/api/api_fixture.h"
+#include "tests/integration/api/api_limits_table.h"
 #include "tests/integration/api/authorization_table.h"
 #include "tests/integration/api/tenant_quota_table.h"
 
@@ -220,6 +221,44 @@ TEST_F(GrpcAuthorizationTest, AuthorizationMatchesRest) {
           << who << " " << row.rpc << " " << request << " (REST " << row.method << " " << row.target
           << "): " << st.error_message();
     }
+  }
+}
+
+// api_limits_table.h over gRPC: the same steps as REST.
+class GrpcApiLimitsTest : public GrpcAuthorizationTest {};
+
+TEST_F(GrpcApiLimitsTest, ApiLimitsAreTheTiersUnlessAnAdminOverridesThem) {
+  v1::GetTrustTierRequest tier_request;
+  tier_request.set_name("dedicated");
+  v1::TrustTier dedicated;
+  ASSERT_TRUE(tiers_->GetTrustTier(Ctx(admin_).get(), tier_request, &dedicated).ok());
+  EXPECT_EQ(dedicated.api_limits().objects(), 20000);
+  EXPECT_EQ(dedicated.api_limits().object_bytes(), 256 << 20);
+  EXPECT_EQ(dedicated.api_limits().watches(), 200);
+  EXPECT_EQ(dedicated.api_limits().requests_in_flight(), 64);
+  CreateTenant("al", "isolated");
+  PutNodes({MigNode("h100-0", 2)});
+  const std::string owner = CreateToken("tenant:al", "owner");
+  v1::GetVirtualClusterRequest get;
+  get.set_tenant("al");
+  get.set_name("v");
+  for (const auto& step : ApiLimitsSteps()) {
+    if (step.rpc.empty()) continue;
+    const grpc::Status st = Invoke(step.rpc, step.request, step.admin ? admin_ : owner);
+    EXPECT_EQ(st.error_code(), GrpcCodeOf(step.status)) << step.what << ": " << st.error_message();
+    if (!step.field.empty()) {
+      const auto violations = Violations(st);
+      ASSERT_FALSE(violations.empty()) << step.what << ": " << st.error_message();
+      EXPECT_EQ(violations[0].field(), step.field) << step.what << ": " << st.error_message();
+    }
+    if (!st.ok() || step.method != "PATCH") continue;
+    v1::VirtualCluster got;
+    ASSERT_TRUE(vclusters_->GetVirtualCluster(Ctx(owner).get(), get, &got).ok());
+    v1::ApiLimits want;
+    if (!step.api_limits.empty()) {
+      ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(step.api_limits, &want).ok()) << step.api_limits;
+    }
+    EXPECT_EQ(got.api_limits().SerializeAsString(), want.SerializeAsString()) << step.what;
   }
 }
 

@@ -10,6 +10,7 @@
 #include "services/core/auth.h"
 #include "services/core/crypto.h"
 #include "tests/integration/api/api_fixture.h"
+#include "tests/integration/api/api_limits_table.h"
 #include "tests/integration/api/authorization_table.h"
 #include "tests/integration/api/tenant_quota_table.h"
 #include "tests/support/sanitizer_build.h"
@@ -539,6 +540,32 @@ TEST_F(RestTest, TenantQuotaIsEnforcedAndBreachesNameTheQuota) {
   EXPECT_FALSE(unlimited.contains("quota")) << unlimited.dump();
   const json free = json::parse(Call(admin_, "GET", "/v1/tenants/free").body);
   EXPECT_FALSE(free.contains("quota_usage")) << free.dump();
+}
+
+// api_limits_table.h over REST; and the tiers' defaults (migrations/0017_api_limits.sql).
+TEST_F(RestTest, ApiLimitsAreTheTiersUnlessAnAdminOverridesThem) {
+  const json isolated = json::parse(Call(admin_, "GET", "/v1/trust-tiers/isolated").body);
+  EXPECT_EQ(isolated["api_limits"],
+            (json{{"objects", 10000}, {"object_bytes", "134217728"}, {"watches", 100}, {"requests_in_flight", 32}}))
+      << isolated.dump();
+  CreateTenant("al", "isolated");
+  PutNodes({MigNode("h100-0", 2)});
+  const std::string owner = CreateToken("tenant:al", "owner");
+  for (const auto& step : ApiLimitsSteps()) {
+    auto r = Call(step.admin ? admin_ : owner, step.method, step.target, step.body);
+    EXPECT_EQ(r.status, step.status) << step.what << ": " << r.body;
+    const json body = json::parse(r.body, nullptr, false);
+    if (!step.field.empty()) {
+      ASSERT_TRUE(body.contains("violations")) << step.what << ": " << r.body;
+      EXPECT_EQ(body["violations"][0]["field"], step.field) << step.what << ": " << r.body;
+    }
+    if (r.status != 200) continue;
+    // What the owner reads back.
+    const json got = json::parse(Call(owner, "GET", "/v1/tenants/al/vclusters/v").body);
+    EXPECT_EQ(got.value("api_limits", json()), step.api_limits.empty() ? json() : json::parse(step.api_limits))
+        << step.what << ": " << got.dump();
+  }
+  EXPECT_EQ(Call(admin_, "GET", "/v1/tenants/al/vclusters/w").status, 404);  // the refused create wrote nothing
 }
 
 TEST_F(RestTest, InvalidUtf8AndNulBytesAreRefusedWhereTheyEnter) {

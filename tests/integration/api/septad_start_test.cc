@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <pqxx/pqxx>
 
 #include "services/app/septad_app.h"
 #include "services/http/tls.h"
@@ -80,10 +81,22 @@ TEST_F(SeptadStartTest, WithoutAKubeconfigSeptadRunsTheSampleClusterAndWritesIts
 }
 
 TEST_F(SeptadStartTest, SeptadServesVirtualControlPlanesFromItsDatabase) {
-  // acme/dev has no virtual cluster row: a provisioner's first resync would remove it as an orphan.
+  // acme/dev is a row only, never provisioned: the control plane is what is tested.
   config_.provisioner = false;
   auto app = app::SeptadApp::Start(config_);
   ASSERT_TRUE(app.ok()) << app.status().ToString();
+  {
+    // The listener serves only a virtual cluster that exists (its API limits are read from its row).
+    pqxx::connection c(db_->url());
+    pqxx::work tx(c);
+    tx.exec(
+        "INSERT INTO tenants (name, trust_tier, state, create_time, update_time, version)"
+        " VALUES ('acme', 'shared', 'active', now(), now(), 1);"
+        "INSERT INTO virtual_clusters (tenant, name, capacity_tier, capacity, queue_priority, queue_over_quota_weight,"
+        " state, generation, version, create_time, update_time)"
+        " VALUES ('acme', 'dev', 'shared', '{}', 100, 1, 'PROVISIONING', 1, 1, now(), now())");
+    tx.commit();
+  }
   vcp::SimulatedControlPlanes& planes = (*app)->control_planes();
   auto state = planes.Ensure("acme", "dev");
   ASSERT_TRUE(state.ok()) << state.status().ToString();

@@ -107,6 +107,30 @@ TEST(ApplyVirtualClusterPatch, TakesOnlyTheNamedFields) {
   EXPECT_EQ(all->state, State::kReady);
 }
 
+TEST(ApplyVirtualClusterPatch, ApiLimitsAreReplacedWholeOrOneMemberAtATime) {
+  VirtualCluster current = Current();
+  current.api_limits = {100, 1000, 5, 8};
+  VirtualCluster patch = Patch();
+  patch.api_limits = {{}, {}, 50, {}};
+  auto one = ApplyVirtualClusterPatch(current, patch, {"api_limits.watches"});
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->api_limits, (ApiLimits{100, 1000, 50, 8}));
+  EXPECT_EQ(one->generation, 4) << "the limits are desired state";
+  auto cleared = ApplyVirtualClusterPatch(current, patch, {"api_limits.objects"});
+  ASSERT_TRUE(cleared.ok());
+  EXPECT_EQ(cleared->api_limits, (ApiLimits{{}, 1000, 5, 8})) << "absent: the tier's default";
+  auto whole = ApplyVirtualClusterPatch(current, patch, {"api_limits"});
+  ASSERT_TRUE(whole.ok());
+  EXPECT_EQ(whole->api_limits, patch.api_limits);
+  for (const std::string path :
+       {"api_limits.object_bytes", "api_limits.requests_in_flight", "api_limits.objects", "api_limits"}) {
+    EXPECT_TRUE(ApplyVirtualClusterPatch(current, current, {path}).ok()) << path;
+    EXPECT_EQ(ApplyVirtualClusterPatch(current, current, {path})->generation, 3) << path;
+  }
+  EXPECT_EQ(ApplyVirtualClusterPatch(current, patch, {"api_limits.pods"}).status().violations()[0].field,
+            "update_mask");
+}
+
 TEST(ApplyVirtualClusterPatch, SettingWhatIsThereKeepsTheGeneration) {
   auto same = ApplyVirtualClusterPatch(Current(), Current(), {"capacity", "quota", "queue"});
   ASSERT_TRUE(same.ok());

@@ -177,6 +177,7 @@ TYPED_TEST_P(CapacityContract, VirtualClusterRoundTripsEveryField) {
   v.capacity.mig = {{"3g.40gb", 2, "H100-80GB"}, {"1g.10gb", 4, ""}};
   v.quota = {16000, 65536, 100};
   v.queue = {200, 3};
+  v.api_limits = {0, std::int64_t{1} << 40, std::nullopt, 7};  // 0 allows none, absent is the tier's: kept apart
   v.state = VirtualClusterState::kSleeping;
   v.conditions = {{"CapacityReady", tenancy::ConditionStatus::kTrue, "CapacityReserved", "2 x 3g.40gb on n1",
                    At(1'800'000'001, 123'456'789), 4},
@@ -198,6 +199,7 @@ TYPED_TEST_P(CapacityContract, VirtualClusterRoundTripsEveryField) {
   EXPECT_EQ(got->capacity, want.capacity);
   EXPECT_EQ(got->quota, want.quota);
   EXPECT_EQ(got->queue, want.queue);
+  EXPECT_EQ(got->api_limits, want.api_limits);
   EXPECT_EQ(got->state, want.state);
   EXPECT_EQ(got->conditions, want.conditions);
   EXPECT_EQ(std::tie(got->tenant, got->name, got->display_name, got->host_namespace, got->endpoint, got->generation,
@@ -224,6 +226,15 @@ TYPED_TEST_P(CapacityContract, VirtualClusterRowsAreChecked) {
   const Status st = insert(negative);
   EXPECT_EQ(st.code(), Code::kInvalidArgument);
   EXPECT_THAT(st.violations(), ElementsAre(testing::Field(&FieldViolation::field, "quota.pods")));
+  for (const auto& [field, member] :
+       {std::pair{"api_limits.objects", &tenancy::ApiLimits::objects},
+        std::pair{"api_limits.object_bytes", &tenancy::ApiLimits::object_bytes},
+        std::pair{"api_limits.watches", &tenancy::ApiLimits::watches},
+        std::pair{"api_limits.requests_in_flight", &tenancy::ApiLimits::requests_in_flight}}) {
+    VirtualCluster limited = MakeVirtualCluster("ann", "neg", gpu::Tier::kShared);
+    limited.api_limits.*member = -1;
+    EXPECT_THAT(insert(limited).violations(), ElementsAre(FieldViolation{field, "must not be negative"}));
+  }
   EXPECT_TRUE(insert(MakeVirtualCluster("ann", std::string(40, 'z'), gpu::Tier::kShared)).ok());
 }
 

@@ -107,6 +107,12 @@ TYPED_TEST_P(StoreContract, HoldsTheFourDefaultTrustTiers) {
   }
   EXPECT_THAT(rows, ElementsAre("dedicated 2 kata-qemu-nvidia-gpu 3600", "exclusive 3 kata-qemu-nvidia-gpu 900",
                                 "isolated 1 nvidia 28800", "shared 0 nvidia 86400"));
+  // The API limits' defaults of migrations/0017_api_limits.sql, every member set.
+  std::vector<tenancy::ApiLimits> limits;
+  for (const auto& t : *tiers) limits.push_back(t.api_limits);
+  EXPECT_THAT(limits,
+              ElementsAre(tenancy::ApiLimits{20000, 256 << 20, 200, 64}, tenancy::ApiLimits{20000, 256 << 20, 200, 64},
+                          tenancy::ApiLimits{10000, 128 << 20, 100, 32}, tenancy::ApiLimits{5000, 64 << 20, 100, 32}));
   auto isolated = this->template Read<TrustTier>([](Tx& tx) { return tx.TrustTiers().Get("isolated"); });
   ASSERT_TRUE(isolated.ok());
   EXPECT_EQ(isolated->gpu_sharing, gpu::Tier::kIsolated);

@@ -324,7 +324,7 @@ TEST_F(VaultWorkloadAccessTest, AControlPlaneLoadedWhileVaultIsSealedAnswers503U
   auto refused = (*client)->List(kube::kNamespaces, "");
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), Code::kUnavailable) << refused.status().ToString();
-  EXPECT_THAT(refused.status().message(), HasSubstr("cannot be loaded"));
+  EXPECT_THAT(refused.status().message(), HasSubstr("cannot be served now; retry later (request id "));
   EXPECT_THAT(refused.status().message(), ::testing::Not(HasSubstr(kRootToken)));
 
   sim_.SetFaults(vaultsim::Faults{});

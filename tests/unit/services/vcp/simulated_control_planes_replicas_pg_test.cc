@@ -258,5 +258,41 @@ TEST_F(vcpReplicas, CreatesRacingThroughBothReplicasNeverRepeatAResourceVersion)
   EXPECT_GT(VersionOf(*created), *std::ranges::max_element(all));
 }
 
+// One replica alone never answers 409 to a create that conflicts with
+// nothing (kubectl create and Helm do not retry it): its own writes racing
+// its own refreshes (each request's, and the tick's after its own NOTIFY)
+// must not look like another replica's. 4 writers of new namespaces, as in
+// the hostile-tenant finding L5 (7 of 200 got "the object has been modified").
+TEST_F(vcpReplicas, OneReplicaAloneNeverRefusesAConcurrentCreateAsAConflict) {
+  b_.reset();
+  constexpr int kWriters = 4, kEach = 100;
+  std::vector<std::string> refused[kWriters];
+  std::atomic<bool> done{false};
+  // Reads refresh the copy too (each request first reads the stored version).
+  std::thread reader([&] {
+    auto client = Client(via_a_->config());
+    while (!done) (void)client->List(kube::kNamespaces, "");
+  });
+  std::vector<std::thread> writers;
+  for (int w = 0; w < kWriters; ++w) {
+    writers.emplace_back([&, w] {
+      auto client = Client(via_a_->config());
+      for (int i = 0; i < kEach; ++i) {
+        const std::string name = "q" + std::to_string(w) + "-" + std::to_string(i);
+        json ns = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name}}}};
+        auto created = client->Create(kube::kNamespaces, "", ns);
+        if (!created.ok()) refused[w].push_back(name + ": " + created.status().ToString());
+      }
+    });
+  }
+  for (auto& writer : writers) writer.join();
+  done = true;
+  reader.join();
+  for (const auto& lost : refused) EXPECT_THAT(lost, ::testing::IsEmpty());
+  auto listed = via_a_->List(kube::kNamespaces, "");
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(listed->items.size(), 4u + kWriters * kEach);  // the seeded four and every one created
+}
+
 }  // namespace
 }  // namespace septa::vcp

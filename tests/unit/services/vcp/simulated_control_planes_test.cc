@@ -15,6 +15,7 @@
 #include "services/kube/client.h"
 #include "services/kube/resources.h"
 #include "services/kube/watch.h"
+#include "services/kubesim/objects.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/fake_virtual_object_store.h"
 #include "tests/support/seeded_random.h"
@@ -297,7 +298,8 @@ TEST_F(SimulatedControlPlanesTest, RemoveDeletesEveryStoredObjectAndIsIdempotent
   auto listed = planes_->List();
   ASSERT_TRUE(listed.ok());
   EXPECT_THAT(*listed, UnorderedElementsAre(std::pair<std::string, std::string>{"acme", "prod"}));
-  EXPECT_EQ(Client(config)->List(kNamespaces, "").status().code(), Code::kNotFound);
+  // As for any virtual cluster that does not exist (nobody can authenticate to it).
+  EXPECT_EQ(Client(config)->List(kNamespaces, "").status().code(), Code::kUnauthenticated);
   auto prod = store_.LoadObjects({"acme", "prod"});
   ASSERT_TRUE(prod.ok());
   EXPECT_FALSE(prod->empty());
@@ -370,6 +372,43 @@ TEST_F(SimulatedControlPlanesTest, AnOpenWatchKeepsAControlPlaneLoaded) {
   EXPECT_EQ(planes_->loaded_count(), 1u);
   cancel.Cancel();
   watcher.join();
+}
+
+// Events expire an hour after they were last written, as with kube-apiserver's
+// --event-ttl, so the events the syncer copies in never pile up against the
+// virtual cluster's api_limits.objects.
+TEST_F(SimulatedControlPlanesTest, EventsExpireAnHourAfterTheirLastWrite) {
+  ASSERT_TRUE(planes_->Ensure("acme", "dev").ok());
+  auto client = Client("acme", "dev");
+  auto event = [&](const std::string& name) {
+    return json{{"apiVersion", "v1"},
+                {"kind", "Event"},
+                {"metadata", {{"name", name}, {"namespace", "default"}}},
+                {"involvedObject", {{"kind", "Pod"}, {"name", "p"}, {"namespace", "default"}}},
+                {"reason", "Scheduled"},
+                {"lastTimestamp", kubesim::Rfc3339(clock_.Now())}};
+  };
+  ASSERT_TRUE(client->Create(kube::kEvents, "default", event("old")).ok());
+  clock_.Advance(50min);
+  ASSERT_TRUE(client->Create(kube::kEvents, "default", event("young")).ok());
+  clock_.Advance(11min);  // "old" written 61 minutes ago, "young" 11
+  planes_->Tick();
+  auto left = client->List(kube::kEvents, "default");
+  ASSERT_TRUE(left.ok());
+  EXPECT_THAT(Names(*left), UnorderedElementsAre("young"));
+  // Written again, an event lives on.
+  json again = event("young");
+  clock_.Advance(55min);
+  again["lastTimestamp"] = kubesim::Rfc3339(clock_.Now());
+  auto current = client->Get(kube::kEvents, "default", "young");
+  ASSERT_TRUE(current.ok());
+  again["metadata"]["resourceVersion"] = (*current)["metadata"]["resourceVersion"];
+  ASSERT_TRUE(client->Update(kube::kEvents, "default", again).ok());
+  clock_.Advance(10min);
+  planes_->Tick();
+  left = client->List(kube::kEvents, "default");
+  ASSERT_TRUE(left.ok());
+  EXPECT_THAT(Names(*left), UnorderedElementsAre("young"));
 }
 
 TEST_F(SimulatedControlPlanesTest, DeploymentsGetPendingPodsWithoutNodes) {
