@@ -1,6 +1,7 @@
 #include "services/kubesim/storage.h"
 
 #include <algorithm>
+#include <charconv>
 #include <mutex>
 #include <set>
 
@@ -12,12 +13,17 @@ namespace {
 
 std::string ObjectKey(const std::string& ns, const std::string& name) { return ns + "/" + name; }
 
+// 0 when absent or not a number. Looked up with find: const operator[] on
+// a missing key is undefined behaviour (an assertion in debug builds).
 std::uint64_t VersionOf(const nlohmann::json& obj) {
-  try {
-    return std::stoull(obj["metadata"]["resourceVersion"].get<std::string>());
-  } catch (...) {
-    return 0;
-  }
+  const auto metadata = obj.find("metadata");
+  if (metadata == obj.end()) return 0;
+  const auto version = metadata->find("resourceVersion");
+  if (version == metadata->end() || !version->is_string()) return 0;
+  const auto& text = version->get_ref<const std::string&>();
+  std::uint64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return error == std::errc() && end == text.data() + text.size() ? value : 0;
 }
 
 }  // namespace
