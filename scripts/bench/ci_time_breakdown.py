@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where a CI run's time went: reads build directories after
 deploy/dev/test.sh ran in them and prints, per build, the compile and link
-time by CMake target (ninja's .ninja_log, the last build's entries) and the
+time by CMake target (ninja's .ninja_log: its fullest build) and the
 slowest tests (ctest's Testing/Temporary/CTestCostData.txt: each test's
 average seconds). A step's time is its wall time: ninja runs more steps
 than there are cores (4 on 2), so a summed time exceeds both the stage's
@@ -17,37 +17,37 @@ import re
 import sys
 
 
-def last_build_steps(ninja_log):
-    """(seconds, output) per step of the newest build in the log: ninja
-    appends, and a step's start time restarts at 0 with each build."""
-    steps, previous_start = [], None
+def fullest_build_steps(ninja_log):
+    """(seconds, output) per step of the build with the most steps in the
+    log (the fresh one, not a later incremental build): ninja appends, and
+    a build's first step starts at 0. A step with several outputs (a test's
+    link and its gtest listing, `<test>[1]_tests.cmake`, run after the link
+    by gtest_discover_tests) has a line per output with the same times and
+    hash: it counts once, named by its first output."""
+    builds, previous_start = [{}], None
     with open(ninja_log) as log:
         for line in log:
             if line.startswith("#"):
                 continue
-            start, end, _mtime, output, _hash = line.rstrip("\n").split("\t")
+            start, end, _mtime, output, command_hash = line.rstrip("\n").split("\t")
             start, end = int(start), int(end)
-            if previous_start is not None and start < previous_start and start == 0:
-                steps = []  # a newer build begins
+            if previous_start is not None and start == 0 and start < previous_start:
+                builds.append({})  # a newer build begins
             previous_start = start
-            steps.append(((end - start) / 1000.0, output))
-    return steps
+            builds[-1].setdefault((start, end, command_hash), ((end - start) / 1000.0, output))
+    return list(max(builds, key=len).values())
 
 
 TARGET = re.compile(r"CMakeFiles/([^/]+)\.dir/")
 
 
 def target_of(output):
-    """(target, kind): kind is compile (an object file), discover (gtest's
-    test listing after a link, `<target>[1]_tests.cmake`) or link (the rest:
-    executables, libraries, generated files)."""
+    """(target, kind): kind is compile (an object file) or link (the rest:
+    executables with their gtest listing, libraries, generated files)."""
     match = TARGET.search(output)
     if match and output.endswith(".o"):
         return match.group(1), "compile"
-    name = os.path.basename(output)
-    if name.endswith("_tests.cmake"):
-        return name.split("[")[0], "discover"
-    return name, "link"
+    return os.path.basename(output).split("[")[0], "link"
 
 
 def report_build(build, top):
@@ -55,15 +55,15 @@ def report_build(build, top):
     if not os.path.exists(log):
         print(f"{build}: no .ninja_log")
         return
-    steps = last_build_steps(log)
-    by_kind = {"compile": collections.Counter(), "link": collections.Counter(), "discover": collections.Counter()}
+    steps = fullest_build_steps(log)
+    by_kind = {"compile": collections.Counter(), "link": collections.Counter()}
     for seconds, output in steps:
         target, kind = target_of(output)
         by_kind[kind][target] += seconds
     compile_s, link_s = by_kind["compile"], by_kind["link"]
     total_compile, total_link = sum(compile_s.values()), sum(link_s.values())
-    print(f"== {build}: {len(steps)} steps, compile {total_compile:.0f} s, link and generate {total_link:.0f} s,"
-          f" gtest discovery {sum(by_kind['discover'].values()):.0f} s (each summed over steps)")
+    print(f"== {build}: {len(steps)} steps, compile {total_compile:.0f} s, link and generate {total_link:.0f} s"
+          " (each summed over steps)")
     print(f"   slowest targets to compile (of {len(compile_s)}):")
     for target, seconds in compile_s.most_common(top):
         print(f"   {seconds:8.1f} s  {100 * seconds / total_compile:5.1f} %  {target}")
