@@ -10,8 +10,9 @@
 #         (build-tsan/)
 # SEPTA_CHECKS=main|asan|tsan|all (default all; a comma list such as
 # "main,tsan" works too) picks the stages. Arguments go to every ctest run
-# (e.g. -R store). Any failing stage fails the script; each stage's time is
-# printed at the end. Each build directory has its own test PostgreSQL
+# (e.g. -R store). Any failing stage fails the script; each stage's time and
+# the total are printed at the end, with a warning past SEPTA_WARN_AFTER
+# seconds (default 3600). Each build directory has its own test PostgreSQL
 # (<build>/testdb, a Unix socket there), so stages never share a server.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -97,9 +98,18 @@ stage_tsan() {
   timed tsan.test run_ctest build-tsan
 }
 
+# CI cuts a run at 90 minutes and then nothing lands; past WARN_AFTER
+# seconds (SEPTA_WARN_AFTER, default an hour) the report says so, so that a
+# run drifting towards the limit is seen while it still passes.
+WARN_AFTER=${SEPTA_WARN_AFTER:-3600}
 report() {
   echo "=== stage timings (SEPTA_CHECKS=$CHECKS)"
   printf '  %s\n' "${TIMINGS[@]}"
+  printf '  %-12s %4d s (%d m %02d s)\n' total "$SECONDS" $((SECONDS / 60)) $((SECONDS % 60))
+  if ((SECONDS > WARN_AFTER)); then
+    echo "=== WARNING: this run took $((SECONDS / 60)) minutes, over the $((WARN_AFTER / 60)) it should stay within;" \
+      "CI cuts a run at 90 and lands nothing (docs/BENCHMARKS.md \"CI\")"
+  fi
 }
 trap report EXIT
 
