@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "gpu/catalog.h"
 #include "gpu/mig_parted.h"
@@ -22,6 +23,7 @@
 #include "services/core/api_limits.h"
 #include "services/core/host_namespaces.h"
 #include "services/core/use_cases.h"
+#include "services/core/virtual_object_store.h"
 #include "services/grpc/grpc_server.h"
 #include "services/hostcp/host_control_planes.h"
 #include "services/http/server.h"
@@ -57,6 +59,14 @@ namespace septa::app {
 namespace fs = std::filesystem;
 
 namespace {
+
+// The virtual cluster a "<tenant>/<vcluster>" NOTIFY payload names
+// (septa_vclusters, septa_virtual_objects); nullopt without a slash.
+std::optional<core::VirtualClusterKey> VirtualClusterKeyOf(const std::string& payload) {
+  const std::size_t slash = payload.find('/');
+  if (slash == std::string::npos) return std::nullopt;
+  return core::VirtualClusterKey{payload.substr(0, slash), payload.substr(slash + 1)};
+}
 
 // Exposes the store's pool figures on /metrics at scrape time.
 class PoolCollector final : public prometheus::Collectable {
@@ -442,17 +452,15 @@ Status SeptadApp::Impl::StartControlPlanes() {
     // Other replicas' writes (migrations/0010_virtual_objects_notify.sql) refresh the copies loaded here.
     virtual_object_changes = std::make_unique<store::NotificationListener>(
         database_url, "septa_virtual_objects",
-        [planes = control_planes.get()](const std::string& key) {
-          const auto slash = key.find('/');
-          if (slash != std::string::npos) planes->Changed(key.substr(0, slash), key.substr(slash + 1));
+        [planes = control_planes.get()](const std::string& payload) {
+          if (auto key = VirtualClusterKeyOf(payload)) planes->Changed(key->tenant, key->vcluster);
         },
         [planes = control_planes.get()] { planes->ChangedAll(); });
     // A virtual cluster's row changed (an admin's api_limits, say): its limits are read again.
     vcluster_limit_changes = std::make_unique<store::NotificationListener>(
         database_url, "septa_vclusters",
-        [planes = control_planes.get()](const std::string& key) {
-          const auto slash = key.find('/');
-          if (slash != std::string::npos) planes->LimitsChanged(key.substr(0, slash), key.substr(slash + 1));
+        [planes = control_planes.get()](const std::string& payload) {
+          if (auto key = VirtualClusterKeyOf(payload)) planes->LimitsChanged(key->tenant, key->vcluster);
         },
         [planes = control_planes.get()] { planes->LimitsChangedAll(); });
   }
