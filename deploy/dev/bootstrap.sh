@@ -10,6 +10,8 @@ PACKAGES=(
   # the linker of every build: ld.bfd took 20.7 s to link one ASan test
   # binary, lld 3.5 s (CMakeLists.txt)
   lld
+  # the compiler cache of deploy/dev/test.sh (a second run rebuilds nothing)
+  ccache
   # the sanitizer builds and fuzzers (libclang-rt: the sanitizer and libFuzzer
   # runtimes; llvm: llvm-symbolizer for readable reports) and the format check
   clang libclang-rt-14-dev llvm clang-format-14

@@ -172,4 +172,15 @@ class ApiTest : public ::testing::Test {
   std::unique_ptr<store::PgStore> side_store_;
 };
 
+// Expects a problem response with `status`, its first violation naming
+// `field` when that is not empty; `what` names the request in a failure.
+inline void ExpectProblem(const HttpResult& r, int status, const std::string& field, const std::string& what) {
+  EXPECT_EQ(r.status, status) << what << ": " << r.body;
+  const nlohmann::json problem = nlohmann::json::parse(r.body, nullptr, false);
+  ASSERT_FALSE(problem.is_discarded()) << what << ": " << r.body;
+  if (field.empty()) return;
+  ASSERT_TRUE(problem.contains("violations")) << what << ": " << r.body;
+  EXPECT_EQ(problem["violations"][0]["field"], field) << what << ": " << r.body;
+}
+
 }  // namespace septa::test

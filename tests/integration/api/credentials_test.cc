@@ -117,14 +117,6 @@ class CredentialsTest : public ApiTest {
     return tx.exec(query);
   }
 
-  static void ExpectProblem(const HttpResult& r, int status, const std::string& field, const std::string& what) {
-    EXPECT_EQ(r.status, status) << what << ": " << r.body;
-    const json problem = json::parse(r.body, nullptr, false);
-    ASSERT_FALSE(problem.is_discarded()) << what << ": " << r.body;
-    ASSERT_TRUE(problem.contains("violations")) << what << ": " << r.body;
-    EXPECT_EQ(problem["violations"][0]["field"], field) << what << ": " << r.body;
-  }
-
   std::string owner_, viewer_;
 };
 

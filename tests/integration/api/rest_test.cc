@@ -495,16 +495,6 @@ TEST_F(RestAuthorizationTest, AuthorizationMatrix) {
 
 // ---- Issue 9: what a client sends is checked where it enters (validation) ----
 
-// Expects a problem response with `status`, naming `field` when it is not empty.
-void ExpectProblem(const HttpResult& r, int status, const std::string& field, const std::string& what) {
-  EXPECT_EQ(r.status, status) << what << ": " << r.body;
-  json problem = json::parse(r.body, nullptr, false);
-  ASSERT_FALSE(problem.is_discarded()) << what << ": " << r.body;
-  if (field.empty()) return;
-  ASSERT_TRUE(problem.contains("violations")) << what << ": " << r.body;
-  EXPECT_EQ(problem["violations"][0]["field"], field) << what << ": " << r.body;
-}
-
 // Invalid UTF-8 never reaches the database (issue 9 #4) and a NUL never cuts
 // a string short (#5): a path segment that cannot name anything is 404, any
 // other string is a 400 naming its field, and nothing is written.

@@ -15,15 +15,6 @@ namespace {
 
 using json = nlohmann::json;
 
-// Expects a problem response with `status` whose first violation names `field`.
-void ExpectProblem(const HttpResult& r, int status, const std::string& field, const std::string& what) {
-  EXPECT_EQ(r.status, status) << what << ": " << r.body;
-  json problem = json::parse(r.body, nullptr, false);
-  ASSERT_FALSE(problem.is_discarded()) << what << ": " << r.body;
-  ASSERT_TRUE(problem.contains("violations")) << what << ": " << r.body;
-  EXPECT_EQ(problem["violations"][0]["field"], field) << what << ": " << r.body;
-}
-
 class VirtualClusterRestTest : public ApiTest {
  protected:
   void SetUp() override {

@@ -1,4 +1,5 @@
 #include "gpu/engine.h"
+#include "tests/unit/gpu/h100.h"
 
 #include <gtest/gtest.h>
 
@@ -23,8 +24,8 @@ InventoryNode Node(const std::string& name, int cpu, int mem, std::vector<Invent
   return node;
 }
 
-const GpuModel& H100() { return *Catalog::Default().Find("H100-80GB"); }
-int P(const char* profile) { return H100().ProfileIndex(profile); }
+using test::H100;
+using test::P;
 
 // 3g.40gb@0 + 2g.20gb@4 + 1g.10gb@6: three tenants can share one MIG GPU.
 MigLayout Balanced() { return {{P("3g.40gb"), 0}, {P("2g.20gb"), 4}, {P("1g.10gb"), 6}}; }

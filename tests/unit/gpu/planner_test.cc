@@ -1,4 +1,5 @@
 #include "gpu/planner.h"
+#include "tests/unit/gpu/h100.h"
 
 #include <gtest/gtest.h>
 
@@ -9,8 +10,8 @@
 namespace septa::gpu {
 namespace {
 
-const GpuModel& H100() { return *Catalog::Default().Find("H100-80GB"); }
-int P(const char* name) { return H100().ProfileIndex(name); }
+using test::H100;
+using test::P;
 
 std::vector<int> Demand(std::initializer_list<std::pair<const char*, int>> items) {
   std::vector<int> d(H100().mig_profiles.size(), 0);
@@ -18,13 +19,13 @@ std::vector<int> Demand(std::initializer_list<std::pair<const char*, int>> items
   return d;
 }
 
-PlannerGpu Gpu(const std::string& node, int index, MigLayout current = {}, std::vector<bool> running = {},
-               bool may_drain = false) {
+PlannerGpu Candidate(const std::string& node, int index, MigLayout current = {}, std::vector<bool> running = {},
+                     bool may_drain = false) {
   return PlannerGpu{node, index, std::move(current), std::move(running), may_drain};
 }
 
 TEST(Planner, PacksDemandOntoFewGpusWithoutStranding) {
-  const std::vector<PlannerGpu> gpus = {Gpu("n1", 0), Gpu("n1", 1), Gpu("n2", 0)};
+  const std::vector<PlannerGpu> gpus = {Candidate("n1", 0), Candidate("n1", 1), Candidate("n2", 0)};
   auto plan = PlanMigLayouts(H100(), Demand({{"3g.40gb", 1}, {"4g.40gb", 1}, {"1g.10gb", 2}}), gpus);
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   EXPECT_EQ(plan->cost.unmet_slices, 0);
@@ -54,7 +55,7 @@ TEST(Planner, PacksDemandOntoFewGpusWithoutStranding) {
 
 TEST(Planner, NeverTouchesARunningGpuUnlessDrainingIsAllowed) {
   const MigLayout busy = {{P("7g.80gb"), 0}};
-  const std::vector<PlannerGpu> gpus = {Gpu("n1", 0, busy, {true})};
+  const std::vector<PlannerGpu> gpus = {Candidate("n1", 0, busy, {true})};
   auto plan = PlanMigLayouts(H100(), Demand({{"3g.40gb", 2}}), gpus);
   ASSERT_TRUE(plan.ok());
   EXPECT_FALSE(plan->gpus[0].reconfigure);
@@ -62,7 +63,7 @@ TEST(Planner, NeverTouchesARunningGpuUnlessDrainingIsAllowed) {
   EXPECT_EQ(plan->cost.unmet_slices, 8);
   EXPECT_EQ(plan->unmet[P("3g.40gb")], 2);
 
-  auto drained = PlanMigLayouts(H100(), Demand({{"3g.40gb", 2}}), {Gpu("n1", 0, busy, {true}, true)});
+  auto drained = PlanMigLayouts(H100(), Demand({{"3g.40gb", 2}}), {Candidate("n1", 0, busy, {true}, true)});
   ASSERT_TRUE(drained.ok());
   EXPECT_TRUE(drained->gpus[0].reconfigure);
   EXPECT_EQ(drained->cost.unmet_slices, 0);
@@ -70,7 +71,8 @@ TEST(Planner, NeverTouchesARunningGpuUnlessDrainingIsAllowed) {
 
 TEST(Planner, KeepsALayoutThatAlreadyServes) {
   const MigLayout balanced = {{P("3g.40gb"), 0}, {P("2g.20gb"), 4}, {P("1g.10gb"), 6}};
-  auto plan = PlanMigLayouts(H100(), Demand({{"3g.40gb", 1}, {"2g.20gb", 1}}), {Gpu("n1", 0, balanced), Gpu("n1", 1)});
+  auto plan = PlanMigLayouts(H100(), Demand({{"3g.40gb", 1}, {"2g.20gb", 1}}),
+                             {Candidate("n1", 0, balanced), Candidate("n1", 1)});
   ASSERT_TRUE(plan.ok());
   EXPECT_EQ(plan->cost.reconfigured_gpus, 0);
   EXPECT_EQ(plan->cost.stranded_slices, 2);  // the 1g nobody asked for
@@ -79,7 +81,7 @@ TEST(Planner, KeepsALayoutThatAlreadyServes) {
 TEST(Planner, RejectsBadInput) {
   EXPECT_FALSE(PlanMigLayouts(*Catalog::Default().Find("T4"), {}, {}).ok());
   EXPECT_FALSE(PlanMigLayouts(H100(), Demand({{"3g.40gb", -1}}), {}).ok());
-  EXPECT_FALSE(PlanMigLayouts(H100(), {}, {Gpu("n", 0, {{P("3g.40gb"), 2}})}).ok());
+  EXPECT_FALSE(PlanMigLayouts(H100(), {}, {Candidate("n", 0, {{P("3g.40gb"), 2}})}).ok());
 }
 
 // Every assignment of {keep, placeable counts} to every GPU.
@@ -121,7 +123,7 @@ TEST(Planner, EqualsExhaustiveSearchOnSmallInstances) {
     std::vector<PlannerGpu> gpus;
     const int n = 1 + static_cast<int>(rng() % 4);
     for (int g = 0; g < n; ++g) {
-      PlannerGpu gpu = Gpu("n" + std::to_string(g / 2), g % 2);
+      PlannerGpu gpu = Candidate("n" + std::to_string(g / 2), g % 2);
       if (rng() % 2) {
         gpu.current = maximal[rng() % maximal.size()];
         gpu.running.resize(gpu.current.size());

@@ -1,4 +1,5 @@
 #include "tenancy/capacity_placement.h"
+#include "tests/unit/tenancy/capacities.h"
 
 #include <gtest/gtest.h>
 
@@ -42,26 +43,9 @@ std::unique_ptr<PlacementEngine> Engine() {
   return std::move(e).value();
 }
 
-Capacity Shared(int milli, std::int64_t memory) {
-  Capacity c;
-  c.tier = Tier::kShared;
-  c.milli_gpu = milli;
-  c.gpu_memory_mib = memory;
-  return c;
-}
-Capacity Mig(std::vector<MigCapacity> mig) {
-  Capacity c;
-  c.tier = Tier::kIsolated;
-  c.mig = std::move(mig);
-  return c;
-}
-Capacity Whole(Tier tier, const std::string& model, int count) {
-  Capacity c;
-  c.tier = tier;
-  c.model = model;
-  c.count = count;
-  return c;
-}
+using test::Mig;
+using test::Shared;
+using test::Whole;
 
 TEST(PlaceCapacity, ASharedBudgetIsCutIntoFractionsOfAtMostOneGpu) {
   auto e = Engine();

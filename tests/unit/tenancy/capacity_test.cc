@@ -1,4 +1,5 @@
 #include "tenancy/capacity.h"
+#include "tests/unit/tenancy/capacities.h"
 
 #include <gtest/gtest.h>
 
@@ -11,28 +12,9 @@ using gpu::Tier;
 
 const gpu::Catalog& Catalog() { return gpu::Catalog::Default(); }
 
-Capacity Shared(int milli, std::int64_t memory_mib = 0) {
-  Capacity c;
-  c.tier = Tier::kShared;
-  c.milli_gpu = milli;
-  c.gpu_memory_mib = memory_mib;
-  return c;
-}
-
-Capacity Mig(std::vector<MigCapacity> entries) {
-  Capacity c;
-  c.tier = Tier::kIsolated;
-  c.mig = std::move(entries);
-  return c;
-}
-
-Capacity Whole(Tier tier, std::string model, int count) {
-  Capacity c;
-  c.tier = tier;
-  c.model = std::move(model);
-  c.count = count;
-  return c;
-}
+using test::Mig;
+using test::Shared;
+using test::Whole;
 
 // The one violation of a refusal: its code and field.
 void ExpectRefused(const Status& st, Code code, const std::string& field) {
@@ -162,7 +144,7 @@ TEST(ValidateCapacity, WholeGpusAndNodesNameTheBadField) {
 
 // ---- GPU-equivalents ----
 
-gpu::InventoryNode Node(std::string name, std::string model, int gpus) {
+gpu::InventoryNode NodeOfGpus(std::string name, std::string model, int gpus) {
   gpu::InventoryNode node;
   node.name = std::move(name);
   for (int i = 0; i < gpus; ++i) {
@@ -175,8 +157,8 @@ gpu::InventoryNode Node(std::string name, std::string model, int gpus) {
 }
 
 TEST(GpuMilli, OfRequests) {
-  const std::vector<gpu::InventoryNode> nodes = {Node("h100-a", "H100-80GB", 8), Node("h100-b", "H100-80GB", 4),
-                                                 Node("t4-a", "T4", 2)};
+  const std::vector<gpu::InventoryNode> nodes = {NodeOfGpus("h100-a", "H100-80GB", 8),
+                                                 NodeOfGpus("h100-b", "H100-80GB", 4), NodeOfGpus("t4-a", "T4", 2)};
   EXPECT_EQ(*CapacityGpuMilli(Shared(1500, 20000), Catalog(), nodes), 1500);
   EXPECT_EQ(*CapacityGpuMilli(Whole(Tier::kDedicated, "H100-80GB", 2), Catalog(), nodes), 2000);
   // A node counts the GPUs on it: the largest node of the model is charged.
@@ -204,8 +186,8 @@ Reservation Held(Tier tier) {
 }
 
 TEST(GpuMilli, OfReservations) {
-  std::vector<gpu::InventoryNode> nodes = {Node("h100-a", "H100-80GB", 8), Node("a30-a", "A30-24GB", 4),
-                                           Node("big", "H100-80GB", 8)};
+  std::vector<gpu::InventoryNode> nodes = {NodeOfGpus("h100-a", "H100-80GB", 8), NodeOfGpus("a30-a", "A30-24GB", 4),
+                                           NodeOfGpus("big", "H100-80GB", 8)};
   Reservation shared = Held(Tier::kShared);
   shared.shares = {{"h100-a", 0, 700, 0}, {"h100-a", 1, 800, 0}};
   EXPECT_EQ(*ReservationGpuMilli(shared, Catalog(), nodes), 1500);

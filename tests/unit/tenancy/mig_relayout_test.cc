@@ -1,4 +1,5 @@
 #include "tenancy/mig_relayout.h"
+#include "tests/unit/tenancy/capacities.h"
 
 #include <gtest/gtest.h>
 
@@ -35,12 +36,7 @@ std::unique_ptr<PlacementEngine> EngineOf(std::vector<InventoryNode> nodes) {
   return std::move(e).value();
 }
 
-Capacity Mig(std::vector<MigCapacity> mig) {
-  Capacity c;
-  c.tier = gpu::Tier::kIsolated;
-  c.mig = std::move(mig);
-  return c;
-}
+using test::Mig;
 
 // h100-3: GPU 0 holds a 1g.10gb of another tenant; GPU 1 runs nothing.
 std::unique_ptr<PlacementEngine> OneBusyOneFree() {

@@ -24,7 +24,7 @@ namespace {
 using namespace std::chrono_literals;
 using kube::kNodes;
 
-constexpr const char* kInventory = R"(
+constexpr const char* kFourNodeInventory = R"(
 nodes:
   - name: h100-{0..1}
     cpu: "96"
@@ -49,7 +49,7 @@ class reconcileInventoryPg : public ::testing::Test {
     kubesim::KubeSimOptions options;
     options.clock = &clock_;
     options.tick_interval = 5ms;
-    options.inventory = *kubesim::ParseInventory(kInventory, "test");
+    options.inventory = *kubesim::ParseInventory(kFourNodeInventory, "test");
     sim_ = std::make_unique<kubesim::KubeSim>(options);
     ASSERT_TRUE(sim_->Start().ok());
     client_ = std::move(*kube::Client::Create(*kube::ParseKubeconfig(*sim_->AdminKubeconfig())));

@@ -1,4 +1,5 @@
 // The bounds of the virtual clusters' listener (hostile-tenant findings M7,
+#include "tests/unit/services/vcp/vcp_test_objects.h"
 // L3, L4) through its real interface: HTTPS on port 0 and the Kubernetes
 // client, the in-memory VirtualObjectStore (which can stall one virtual
 // cluster's writes, as a slow PostgreSQL, and fail reads, as one that is
@@ -27,9 +28,9 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using namespace std::chrono_literals;
 
-constexpr auto kBound = 10s;  // for a broken listener; a working one answers at once
+using test::kBound;
 
-json ConfigMap(const std::string& name, std::size_t bytes = 1) {
+json ConfigMapOfSize(const std::string& name, std::size_t bytes = 1) {
   return {{"apiVersion", "v1"},
           {"kind", "ConfigMap"},
           {"metadata", {{"name", name}, {"namespace", "default"}}},
@@ -201,11 +202,11 @@ TEST_F(ApiLimitsTest, AServerFaultIsAFixedMessageWithARequestIdAndNoDetail) {
 TEST_F(ApiLimitsTest, ACreatePastTheObjectLimitIsForbiddenAsAResourceQuotaRefusesItAndNothingIsWritten) {
   ASSERT_TRUE(planes_->Ensure("acme", "dev").ok());
   auto tenant = Client(TenantConfig("acme"));
-  ASSERT_TRUE(tenant->Create(kube::kConfigMaps, "default", ConfigMap("c1")).ok());
+  ASSERT_TRUE(tenant->Create(kube::kConfigMaps, "default", ConfigMapOfSize("c1")).ok());
   const std::size_t stored = StoredObjects("acme");
   SetLimits("acme", {.objects = static_cast<std::int64_t>(stored) + 1});
-  ASSERT_TRUE(tenant->Create(kube::kConfigMaps, "default", ConfigMap("c2")).ok());
-  auto refused = tenant->Create(kube::kConfigMaps, "default", ConfigMap("c3"));
+  ASSERT_TRUE(tenant->Create(kube::kConfigMaps, "default", ConfigMapOfSize("c2")).ok());
+  auto refused = tenant->Create(kube::kConfigMaps, "default", ConfigMapOfSize("c3"));
   EXPECT_EQ(refused.status().code(), Code::kPermissionDenied);
   EXPECT_EQ(kube::KubeReason(refused.status()), "Forbidden");
   const std::string n = std::to_string(stored + 1);
@@ -217,23 +218,23 @@ TEST_F(ApiLimitsTest, ACreatePastTheObjectLimitIsForbiddenAsAResourceQuotaRefuse
   EXPECT_EQ(tenant->Get(kube::kConfigMaps, "default", "c3").status().code(), Code::kNotFound);
   // Updates still pass, a delete makes room, and the admin's token is bound too (it is the storage's bound).
   ASSERT_TRUE(tenant->Delete(kube::kConfigMaps, "default", "c1").ok());
-  EXPECT_TRUE(tenant->Create(kube::kConfigMaps, "default", ConfigMap("c3")).ok());
-  EXPECT_EQ(Client(AdminConfig("acme"))->Create(kube::kConfigMaps, "default", ConfigMap("c4")).status().code(),
+  EXPECT_TRUE(tenant->Create(kube::kConfigMaps, "default", ConfigMapOfSize("c3")).ok());
+  EXPECT_EQ(Client(AdminConfig("acme"))->Create(kube::kConfigMaps, "default", ConfigMapOfSize("c4")).status().code(),
             Code::kPermissionDenied);
 }
 
 TEST_F(ApiLimitsTest, AWriteThatGrowsTheStoredBytesPastTheLimitIsForbidden) {
   ASSERT_TRUE(planes_->Ensure("acme", "dev").ok());
   auto tenant = Client(TenantConfig("acme"));
-  ASSERT_TRUE(tenant->Create(kube::kConfigMaps, "default", ConfigMap("small", 10)).ok());
+  ASSERT_TRUE(tenant->Create(kube::kConfigMaps, "default", ConfigMapOfSize("small", 10)).ok());
   const std::uint64_t bytes = StoredBytes("acme");
   SetLimits("acme", {.object_bytes = static_cast<std::int64_t>(bytes) + 500});
-  auto big = tenant->Create(kube::kConfigMaps, "default", ConfigMap("big", 1000));
+  auto big = tenant->Create(kube::kConfigMaps, "default", ConfigMapOfSize("big", 1000));
   EXPECT_EQ(big.status().code(), Code::kPermissionDenied);
   EXPECT_THAT(big.status().message(), HasSubstr(", used: object_bytes=" + std::to_string(bytes) +
                                                 ", limited: object_bytes=" + std::to_string(bytes + 500)));
   EXPECT_EQ(StoredBytes("acme"), bytes);
-  EXPECT_TRUE(tenant->Create(kube::kConfigMaps, "default", ConfigMap("fits", 10)).ok());
+  EXPECT_TRUE(tenant->Create(kube::kConfigMaps, "default", ConfigMapOfSize("fits", 10)).ok());
 }
 
 TEST_F(ApiLimitsTest, AWatchPastTheLimitIs429WithRetryAfterAndTheSyncersAreNotCounted) {
@@ -300,7 +301,7 @@ TEST_F(ApiLimitsTest, RequestsInFlightPastTheLimitAre429AndTheyNeverTouchTheStor
   SetLimits("acme", {.requests_in_flight = 1});
   store_.HoldWrites({"acme", "dev"});
   auto first = std::async(std::launch::async,
-                          [&] { return Client(config)->Create(kube::kConfigMaps, "default", ConfigMap("a")); });
+                          [&] { return Client(config)->Create(kube::kConfigMaps, "default", ConfigMapOfSize("a")); });
   ReleaseAtEnd release(store_);  // before `first` waits for its write, if an assertion returns early
   ASSERT_TRUE(store_.AwaitHeld(1, kBound));
   kube::HttpResponse second = Raw(config, "/api/v1/namespaces/default/configmaps");
@@ -327,14 +328,14 @@ TEST_F(ApiLimitsTest, OneTenantsStalledWritesNeverHoldUpAnotherTenantsRequests) 
   }
   ASSERT_TRUE(planes_->Ensure("victim", "dev").ok());
   auto victim = Client(AdminConfig("victim"), 5s);
-  ASSERT_TRUE(victim->Create(kube::kConfigMaps, "default", ConfigMap("mine")).ok());
+  ASSERT_TRUE(victim->Create(kube::kConfigMaps, "default", ConfigMapOfSize("mine")).ok());
 
   store_.HoldWrites({"mallory", "m1"});
   store_.HoldWrites({"mallory", "m2"});
   std::vector<std::future<Result<json>>> flood;
   auto create = [&](const kube::ClientConfig& config, const std::string& name) {
     flood.push_back(std::async(std::launch::async, [config, name] {
-      return Client(config)->Create(kube::kConfigMaps, "default", ConfigMap(name));
+      return Client(config)->Create(kube::kConfigMaps, "default", ConfigMapOfSize(name));
     }));
   };
   create(mallory[0], "f1");
@@ -344,7 +345,7 @@ TEST_F(ApiLimitsTest, OneTenantsStalledWritesNeverHoldUpAnotherTenantsRequests) 
 
   auto read = victim->Get(kube::kConfigMaps, "default", "mine");
   EXPECT_TRUE(read.ok()) << read.status().ToString();
-  auto written = victim->Create(kube::kConfigMaps, "default", ConfigMap("also"));
+  auto written = victim->Create(kube::kConfigMaps, "default", ConfigMapOfSize("also"));
   EXPECT_TRUE(written.ok()) << written.status().ToString();
 
   create(mallory[0], "f3");

@@ -1,4 +1,5 @@
 // Two septad replicas serving the same virtual cluster: two
+#include "tests/unit/services/vcp/vcp_test_objects.h"
 // SimulatedControlPlanes, each with its own PgVirtualObjectStore and NOTIFY
 // listener (as septad wires them), on the test run's PostgreSQL, reached by
 // the Kubernetes client over HTTPS with one admin token. What one replica
@@ -26,14 +27,9 @@ namespace {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-constexpr auto kBound = 10s;  // for a broken replica; a working one answers at once
+using test::kBound;
 
-json ConfigMap(const std::string& name, const std::string& value) {
-  return {{"apiVersion", "v1"},
-          {"kind", "ConfigMap"},
-          {"metadata", {{"name", name}, {"namespace", "default"}}},
-          {"data", {{"value", value}}}};
-}
+using test::ConfigMap;
 
 std::uint64_t VersionOf(const json& object) {
   return std::stoull(object["metadata"]["resourceVersion"].get<std::string>());

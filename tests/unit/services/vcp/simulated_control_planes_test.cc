@@ -1,4 +1,5 @@
 // The simulated virtual control planes through their real interface: HTTPS
+#include "tests/unit/services/vcp/vcp_test_objects.h"
 // on port 0, the Kubernetes client with a kubeconfig the planes wrote, the
 // in-memory VirtualObjectStore (the PostgreSQL one passes the same contract
 // and is exercised end to end by tests/e2e/septad/vcluster_test.sh). No
@@ -33,12 +34,7 @@ using kube::kNamespaces;
 using kube::kPods;
 using kube::kServiceAccounts;
 
-json ConfigMap(const std::string& name, const std::string& value) {
-  return {{"apiVersion", "v1"},
-          {"kind", "ConfigMap"},
-          {"metadata", {{"name", name}, {"namespace", "default"}}},
-          {"data", {{"value", value}}}};
-}
+using test::ConfigMap;
 
 std::vector<std::string> Names(const kube::ListPage& page) {
   std::vector<std::string> names;
