@@ -8,6 +8,8 @@
 #         (build-asan/)
 #   tsan  clang ThreadSanitizer build (-O1) of the unit and integration tests
 #         (build-tsan/)
+# The sanitizer trees build in the background at nice 19 from the start
+# (start_sanitizer_builds below); their tests run in this order.
 # SEPTA_CHECKS=main|asan|tsan|all (default all; a comma list such as
 # "main,tsan" works too) picks the stages. Arguments go to every ctest run
 # (e.g. -R store). Any failing stage fails the script; each stage's time and
@@ -76,6 +78,46 @@ build_sanitizer() {  # build_sanitizer DIR address|thread
   build "$1" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DSEPTA_SANITIZE="$2"
 }
 
+# The sanitizer trees are built in the background from the start, one after
+# the other, at the lowest CPU priority (nice 19), while the foreground
+# builds and tests: a test stage leaves the cores idle for about a quarter
+# of its time (its tests wait on PostgreSQL, sockets and child processes),
+# and a compile at nice 19 takes only that idle time, never a running
+# test's. A sanitizer stage starts by waiting for its tree; that wait is its
+# "build" time, and its build log is printed then.
+declare -A SANITIZER=([asan]=address [tsan]=thread)
+BACKGROUND_BUILDS=
+start_sanitizer_builds() {
+  local fifo
+  fifo=$(mktemp -u)
+  mkfifo "$fifo"
+  exec {BUILT_FD}<>"$fifo"  # one line per finished tree: "<stage> <exit code> <seconds>"
+  rm -f "$fifo"
+  set -m  # its own process group, so that an early exit stops every compile
+  (
+    renice -n 19 -p "$BASHPID" >/dev/null
+    for stage in asan tsan; do
+      want "$stage" || continue
+      start=$SECONDS
+      rc=0
+      mkdir -p "build-$stage"
+      build_sanitizer "build-$stage" "${SANITIZER[$stage]}" >"build-$stage/septa-build.log" 2>&1 || rc=$?
+      echo "$stage $rc $((SECONDS - start))" >&"$BUILT_FD"
+      ((rc == 0)) || exit "$rc"
+    done
+  ) &
+  BACKGROUND_BUILDS=$!
+  set +m
+}
+
+await_sanitizer_build() {  # await_sanitizer_build STAGE: waits for STAGE's tree; fails as its build did
+  local stage rc took
+  read -r stage rc took <&"$BUILT_FD"
+  cat "build-$stage/septa-build.log"
+  echo "=== $stage: built in the background in $took s (exit code $rc)"
+  [[ $stage == "$1" ]] && return "$rc"
+}
+
 stage_main() {
   # -g1 (line tables, as the sanitizer builds): full debug info cost a third
   # of the compile time and no test reads it; a debugging session configures
@@ -88,7 +130,7 @@ stage_main() {
 }
 
 stage_asan() {
-  timed asan.build build_sanitizer build-asan address
+  timed asan.build await_sanitizer_build asan
   if ((${#CTEST_ARGS[@]} > 0)); then
     timed asan.test run_ctest build-asan
     return
@@ -100,7 +142,7 @@ stage_asan() {
 }
 
 stage_tsan() {
-  timed tsan.build build_sanitizer build-tsan thread
+  timed tsan.build await_sanitizer_build tsan
   timed tsan.test run_ctest build-tsan
 }
 
@@ -117,9 +159,14 @@ report() {
       "CI cuts a run at 90 and lands nothing (docs/BENCHMARKS.md \"CI\")"
   fi
 }
-trap report EXIT
+finish() {
+  if [[ -n $BACKGROUND_BUILDS ]]; then kill -- -"$BACKGROUND_BUILDS" 2>/dev/null || true; fi
+  report
+}
+trap finish EXIT
 
 timed bootstrap bash deploy/dev/bootstrap.sh
+if want asan || want tsan; then start_sanitizer_builds; fi
 if want main; then stage_main; fi
 if want asan; then stage_asan; fi
 if want tsan; then stage_tsan; fi
