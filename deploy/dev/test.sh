@@ -48,9 +48,10 @@ run_ctest() {  # run_ctest DIR [ctest args...]
 # ccache (the bootstrap installs it) keeps every compile outside the clone, in
 # CCACHE_DIR (ccache's default, ~/.cache/ccache): a second run on the same
 # machine, even from a fresh clone at the same path, recompiles only what
-# changed. The three trees take about XX GB of it, inside ccache's default
-# bound of 5 GB. Paths stay in the key: a clone elsewhere compiles anew, since
-# the objects hold their source paths (test data directories, __FILE__).
+# changed. The main tree's objects take about 130 MB of it, far inside
+# ccache's default bound of 5 GB. Paths stay in the key: a clone elsewhere
+# compiles anew, since the objects hold their source paths (test data
+# directories, __FILE__).
 LAUNCHER=()
 if command -v ccache >/dev/null 2>&1; then
   LAUNCHER=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
@@ -81,7 +82,7 @@ stage_main() {
   # of the compile time and no test reads it; a debugging session configures
   # its own build type.
   # The tests' own code at -O1 (SEPTA_TEST_CODE_FLAGS, tests/CMakeLists.txt):
-  # the code they test stays at -O2, and test code was half the build.
+  # the code they test stays at -O2, and test code is half the build.
   timed main.build build "$BUILD_DIR" "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" \
     "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" -DSEPTA_TEST_CODE_FLAGS=-O1
   timed main.test run_ctest "$BUILD_DIR"
