@@ -1,5 +1,4 @@
 // The bounds of the virtual clusters' listener (hostile-tenant findings M7,
-#include "tests/unit/services/vcp/vcp_test_objects.h"
 // L3, L4) through its real interface: HTTPS on port 0 and the Kubernetes
 // client, the in-memory VirtualObjectStore (which can stall one virtual
 // cluster's writes, as a slow PostgreSQL, and fail reads, as one that is
@@ -19,6 +18,7 @@
 #include "tests/support/fake_clock.h"
 #include "tests/support/fake_virtual_object_store.h"
 #include "tests/support/seeded_random.h"
+#include "tests/unit/services/vcp/vcp_test_objects.h"
 
 namespace septa::vcp {
 namespace {
@@ -31,10 +31,7 @@ using namespace std::chrono_literals;
 using test::kBound;
 
 json ConfigMapOfSize(const std::string& name, std::size_t bytes = 1) {
-  return {{"apiVersion", "v1"},
-          {"kind", "ConfigMap"},
-          {"metadata", {{"name", name}, {"namespace", "default"}}},
-          {"data", {{"value", std::string(bytes, 'v')}}}};
+  return test::ConfigMap(name, std::string(bytes, 'v'));
 }
 
 // Lets held writes go when a test ends, so that its pending requests end too

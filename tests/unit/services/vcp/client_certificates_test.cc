@@ -23,6 +23,7 @@
 #include "tests/support/fake_clock.h"
 #include "tests/support/fake_virtual_object_store.h"
 #include "tests/support/seeded_random.h"
+#include "tests/unit/services/vcp/vcp_test_objects.h"
 
 namespace septa::vcp {
 namespace {
@@ -33,12 +34,7 @@ using namespace std::chrono_literals;
 const core::VirtualClusterKey kDev{"acme", "dev"};
 const core::VirtualClusterKey kProd{"acme", "prod"};
 
-json ConfigMap(const std::string& name) {
-  return {{"apiVersion", "v1"},
-          {"kind", "ConfigMap"},
-          {"metadata", {{"name", name}, {"namespace", "default"}}},
-          {"data", {{"k", "v"}}}};
-}
+json ConfigMap(const std::string& name) { return test::ConfigMap(name, "v"); }
 
 // The certificate with the last byte of its DER, inside the signature, flipped.
 std::string WithFlippedSignatureByte(const std::string& pem) {

@@ -1,5 +1,4 @@
 // Two septad replicas serving the same virtual cluster: two
-#include "tests/unit/services/vcp/vcp_test_objects.h"
 // SimulatedControlPlanes, each with its own PgVirtualObjectStore and NOTIFY
 // listener (as septad wires them), on the test run's PostgreSQL, reached by
 // the Kubernetes client over HTTPS with one admin token. What one replica
@@ -20,6 +19,7 @@
 #include "services/store/pg_virtual_object_store.h"
 #include "services/vcp/simulated_control_planes.h"
 #include "tests/support/test_database.h"
+#include "tests/unit/services/vcp/vcp_test_objects.h"
 
 namespace septa::vcp {
 namespace {

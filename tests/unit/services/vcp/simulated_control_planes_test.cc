@@ -1,5 +1,4 @@
 // The simulated virtual control planes through their real interface: HTTPS
-#include "tests/unit/services/vcp/vcp_test_objects.h"
 // on port 0, the Kubernetes client with a kubeconfig the planes wrote, the
 // in-memory VirtualObjectStore (the PostgreSQL one passes the same contract
 // and is exercised end to end by tests/e2e/septad/vcluster_test.sh). No
@@ -20,6 +19,7 @@
 #include "tests/support/fake_clock.h"
 #include "tests/support/fake_virtual_object_store.h"
 #include "tests/support/seeded_random.h"
+#include "tests/unit/services/vcp/vcp_test_objects.h"
 
 namespace septa::vcp {
 namespace {
