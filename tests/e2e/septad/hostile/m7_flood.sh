@@ -43,6 +43,13 @@ m7_flood_watch_refused() {  # a watch is refused 429; the headers are in $dir/m7
   [[ $(vcurl mona m1 GET '/api/v1/namespaces/default/configmaps?watch=true' -D "$dir/m7-headers") == 429 ]]
 }
 
+m7_flood_watches_open() {  # each kubectl of $dir/m7-watch-{1,2,3}.log had its watch answered 200
+  local i
+  for i in 1 2 3; do
+    grep -q 'watch=true 200 OK' "$dir/m7-watch-$i.log" 2>/dev/null || return 1
+  done
+}
+
 hostile_case() {
   tenant mona isolated
   vcluster mona m1 '{"mig":[{"profile":"1g.10gb","count":1}]}'
@@ -85,11 +92,14 @@ hostile_case() {
     fail "m7: what is stored changed under the refusals"
 
   # Watches: three open (kubectl get -w), a fourth is 429 with Retry-After.
+  # The probe waits until kubectl logged all three watches answered: a probe
+  # sent earlier would take a slot itself and hold it for curl's 30 s.
   for i in 1 2 3; do
-    "$kubectl" --kubeconfig "$dir/kc/mona-m1" get configmaps -w >/dev/null 2>&1 &
+    "$kubectl" --kubeconfig "$dir/kc/mona-m1" get configmaps -w -v=6 >/dev/null 2>"$dir/m7-watch-$i.log" &
     watchers+=($!)
   done
-  wait_for "m7: a fourth watch refused" 10 m7_flood_watch_refused
+  wait_for "m7: three watches open" 30 m7_flood_watches_open
+  m7_flood_watch_refused || fail "m7: a fourth watch answered $(cat "$dir/m7-headers" | head -1)"
   grep -qi '^retry-after: 1' "$dir/m7-headers" || fail "m7: no Retry-After on the 429: $(cat "$dir/m7-headers")"
   grep -q '"reason":"TooManyRequests"' "$dir/vreply" || fail "m7: not TooManyRequests: $(cat "$dir/vreply")"
   m7_flood_victim_reads 5
