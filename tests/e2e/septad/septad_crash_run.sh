@@ -211,11 +211,14 @@ for ((i = 1; i <= ops; i++)); do
     configmaps[$target]+=" op-$i:$i"
   else
     op=delete; pick_live; target=$vc
+    # No longer live once the delete is sent: while_down (during a kill in
+    # this very request) must not issue a kubeconfig for it, which would
+    # store its rows again.
+    unset "live[$vc]" "kubeconfig[$vc]" "configmaps[$vc]"
+    deleted+=("$vc")
     send call DELETE "/v1/tenants/${vc%%/*}/vclusters/${vc#*/}"
     # 404 on a retry: the unanswered first try deleted it.
     [[ $code == 200 || ($code == 404 && $first_try == 0) ]] || fail "delete $vc: $code $body"
-    unset "live[$vc]" "kubeconfig[$vc]" "configmaps[$vc]"
-    deleted+=("$vc")
   fi
 done
 ops_ms=$(($(now_ms) - begun_ops))
