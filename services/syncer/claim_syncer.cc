@@ -17,8 +17,9 @@ using nlohmann::json;
 using reconcile::Outcome;
 namespace tsync = tenancy::sync;
 
-ClaimSyncer::ClaimSyncer(kube::Client& host, std::function<void(const std::string& key)> enqueue)
-    : host_(host), enqueue_(std::move(enqueue)) {}
+ClaimSyncer::ClaimSyncer(kube::Client& host, std::function<void(const std::string& key)> enqueue,
+                         HostPodsCache host_pods)
+    : host_(host), enqueue_(std::move(enqueue)), host_pods_(std::move(host_pods)) {}
 
 ClaimSyncer::~ClaimSyncer() { Stop(); }
 
@@ -76,7 +77,7 @@ Result<std::optional<tsync::Refusal>> ClaimSyncer::ClaimsRefusal(WatchedCluster&
       }
     } else {
       // Not yet: another namespace's pod waits for a claim of that host name.
-      refused = UsedByAnotherNamespace(cluster, tsync::kClaimKind, ns, claim, host_name);
+      refused = UsedByAnotherNamespace(cluster, host_pods_(), tsync::kClaimKind, ns, claim, host_name);
     }
     if (!refused) continue;
     for (auto what : {WatchedCluster::WaitingFor::kHolder, WatchedCluster::WaitingFor::kUser}) {
@@ -94,6 +95,7 @@ Outcome ClaimSyncer::Reconcile(WatchedCluster& cluster, const std::string& ns, c
   const std::string host_name = tsync::HostObjectName(name, ns, view.vcluster);
   const std::string text = std::string(tsync::kClaimKind) + " " + ns + "/" + name;
   const std::string key = ObjectKey(view.tenant, view.vcluster, kube::kPersistentVolumeClaims, ns, name);
+  std::lock_guard placement(cluster.placement_mu());
   const std::optional<json> virtual_claim = (*claims)->Get(ns, name);
   std::optional<json> host_copy = host_claims_->Get(view.host_namespace, host_name);
   std::optional<tsync::VirtualRef> recorded;
@@ -141,9 +143,9 @@ Outcome ClaimSyncer::Reconcile(WatchedCluster& cluster, const std::string& ns, c
   }
   if (!host_copy) {
     // A pod of another namespace that uses this host name would mount the copy.
-    if (UsedByAnotherNamespace(cluster, tsync::kClaimKind, ns, name, host_name)) {
+    if (UsedByAnotherNamespace(cluster, host_pods_(), tsync::kClaimKind, ns, name, host_name)) {
       cluster.Wait(WatchedCluster::WaitingFor::kUser, kube::kPersistentVolumeClaims.resource, host_name, ns, key);
-      if (auto used = UsedByAnotherNamespace(cluster, tsync::kClaimKind, ns, name, host_name)) {
+      if (auto used = UsedByAnotherNamespace(cluster, host_pods_(), tsync::kClaimKind, ns, name, host_name)) {
         return Outcome::Of(RefuseObject(cluster, *virtual_claim, std::string(tsync::kClaimKind), *used));
       }
     }

@@ -28,6 +28,7 @@
 #include "services/kube/client.h"
 #include "services/kube/watch.h"
 #include "services/reconcile/controller.h"
+#include "services/syncer/host_copies.h"
 #include "services/syncer/virtual_cluster_watches.h"
 #include "tenancy/sync/pod_translation.h"
 
@@ -36,7 +37,8 @@ namespace septa::syncer {
 class ClaimSyncer {
  public:
   // `enqueue` is called with claim keys from the host informer's thread.
-  ClaimSyncer(kube::Client& host, std::function<void(const std::string& key)> enqueue);
+  // `host_pods` tells which pods have their host pods (UsedByAnotherNamespace).
+  ClaimSyncer(kube::Client& host, std::function<void(const std::string& key)> enqueue, HostPodsCache host_pods);
   ~ClaimSyncer();  // Stop
 
   // Starts the host informer on claims (selector septa.dev/synced=true),
@@ -44,7 +46,9 @@ class ClaimSyncer {
   Status Start(std::chrono::milliseconds timeout);
   void Stop();
 
-  // One virtual claim (starts the virtual cluster's claim watch).
+  // One virtual claim (starts the virtual cluster's claim watch). Takes the
+  // cluster's placement lock: whether it is copied is decided in order with
+  // the pods' admissions (which read the claims' host names).
   reconcile::Outcome Reconcile(WatchedCluster& cluster, const std::string& ns, const std::string& name);
 
   // Why virtual pod `virtual_pod` (key `pod_key`) may not run for the
@@ -52,7 +56,8 @@ class ClaimSyncer {
   // or of a claim a pod of another namespace uses, which its host pod
   // would mount (the pod's key is looked at again once that host name is
   // free), or an ephemeral volume's claim is another pod's
-  // (tenancy::sync::EphemeralClaimOfAnother); nullopt when none.
+  // (tenancy::sync::EphemeralClaimOfAnother); nullopt when none. Called
+  // with the cluster's placement lock held.
   Result<std::optional<tenancy::sync::Refusal>> ClaimsRefusal(WatchedCluster& cluster,
                                                               const nlohmann::json& virtual_pod,
                                                               const std::string& pod_key) const;
@@ -67,6 +72,7 @@ class ClaimSyncer {
 
   kube::Client& host_;
   const std::function<void(const std::string&)> enqueue_;
+  const HostPodsCache host_pods_;
   std::unique_ptr<kube::Informer> host_claims_;
 };
 

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "services/kube/resources.h"
 #include "services/syncer/virtual_cluster_watches.h"
 #include "tenancy/sync/bookkeeping.h"
@@ -23,6 +25,20 @@ const kube::Resource* ResourceOfKind(std::string_view kind) {
   if (kind == tsync::kEndpointsKind) return &kube::kEndpoints;
   if (kind == tsync::kClaimKind) return &kube::kPersistentVolumeClaims;
   return nullptr;
+}
+
+// Whether virtual pod `pod` has its host pod: `host_pods` has one that
+// records it, or the syncer created it and the cache does not show it yet
+// (WatchedCluster::placed_not_cached, read under the placement lock).
+bool HasHostPod(WatchedCluster& cluster, const kube::Informer& host_pods, const nlohmann::json& pod) {
+  namespace tsync = tenancy::sync;
+  const std::string ns = tsync::MetadataField(pod, "namespace"), name = tsync::MetadataField(pod, "name");
+  const std::string host_name = tsync::HostObjectName(name, ns, cluster.vcluster());
+  if (cluster.placed_not_cached().contains(host_name)) return true;
+  const std::optional<nlohmann::json> host_pod = host_pods.Get(cluster.synced().view.host_namespace, host_name);
+  if (!host_pod) return false;
+  const auto ref = tsync::VirtualRefOf(*host_pod, cluster.tenant(), cluster.vcluster());
+  return ref && ref->ns == ns && ref->name == name;
 }
 
 }  // namespace
@@ -84,15 +100,32 @@ bool WaitFor(WatchedCluster& cluster, const kube::Informer& copies, const std::s
   return copies.Get(cluster.synced().view.host_namespace, host_name).has_value();
 }
 
-std::optional<tenancy::sync::Refusal> UsedByAnotherNamespace(WatchedCluster& cluster, std::string_view kind,
-                                                             const std::string& ns, const std::string& name,
-                                                             const std::string& host_name) {
+std::optional<tenancy::sync::Refusal> UsedByAnotherNamespace(WatchedCluster& cluster, const kube::Informer& host_pods,
+                                                             std::string_view kind, const std::string& ns,
+                                                             const std::string& name, const std::string& host_name) {
   namespace tsync = tenancy::sync;
-  for (const nlohmann::json& pod : cluster.pods().List()) {
+  const std::vector<nlohmann::json> pods = cluster.pods().List();
+  auto uses = [&](const nlohmann::json& pod) {
+    return tsync::ReferenceWithHostName(pod, kind, host_name, cluster.vcluster());
+  };
+  // Whether a pod of `ns` that uses the host name has its host pod: `ns` holds it.
+  std::optional<bool> held;
+  for (const nlohmann::json& pod : pods) {
     const std::string pod_ns = tsync::MetadataField(pod, "namespace"), pod_name = tsync::MetadataField(pod, "name");
     if (pod_ns == ns || cluster.IsRefused(PodKey(cluster.tenant(), cluster.vcluster(), pod_ns, pod_name))) continue;
-    const std::string used = tsync::ReferenceWithHostName(pod, kind, host_name, cluster.vcluster());
-    if (!used.empty()) return tsync::HostNameUsed(kind, ns, name, host_name, pod_ns, pod_name, used);
+    const std::string used = uses(pod);
+    if (used.empty()) continue;
+    // Before `ns` holds the host name, one not refused counts without a host
+    // pod: its own key may create that any moment, seeing the host copies'
+    // caches, which may not show yet a copy made here.
+    if (!held) {
+      const std::vector<nlohmann::json> own = cluster.pods().ListNamespace(ns);
+      held = std::any_of(own.begin(), own.end(), [&](const nlohmann::json& own_pod) {
+        return !uses(own_pod).empty() && HasHostPod(cluster, host_pods, own_pod);
+      });
+    }
+    if (*held && !HasHostPod(cluster, host_pods, pod)) continue;
+    return tsync::HostNameUsed(kind, ns, name, host_name, pod_ns, pod_name, used);
   }
   return std::nullopt;
 }

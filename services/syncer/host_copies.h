@@ -3,6 +3,7 @@
 // copies, and its deletion.
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -52,13 +53,21 @@ void WakeWaiting(WatchedCluster& cluster, const kube::Resource& resource, const 
 bool WaitFor(WatchedCluster& cluster, const kube::Informer& copies, const std::string& host_name,
              const kube::Resource& resource, const std::string& ns, const std::string& key);
 
+// The host informer on the syncer's pods (SyncerController's, started
+// after the parts that are handed this).
+using HostPodsCache = std::function<const kube::Informer&()>;
+
 // A pod of `cluster` of another namespace than `ns` that uses `host_name`
 // for one of its `kind` objects (config maps, secrets, claims: the host pod
 // of a pod refused does not exist), as the refusal of the `kind` object
 // `ns`/`name` whose host name that is; nullopt when none does. Its copy
-// would be mounted by that pod.
-std::optional<tenancy::sync::Refusal> UsedByAnotherNamespace(WatchedCluster& cluster, std::string_view kind,
-                                                             const std::string& ns, const std::string& name,
-                                                             const std::string& host_name);
+// would be mounted by that pod. First come, first served, by what runs and
+// not by the order keys are looked at: once a pod of `ns` that uses
+// `host_name` has its host pod (in `host_pods`, or created and not cached
+// yet), only pods of other namespaces that have one count, so a newcomer
+// never displaces it. Called with the cluster's placement lock held.
+std::optional<tenancy::sync::Refusal> UsedByAnotherNamespace(WatchedCluster& cluster, const kube::Informer& host_pods,
+                                                             std::string_view kind, const std::string& ns,
+                                                             const std::string& name, const std::string& host_name);
 
 }  // namespace septa::syncer

@@ -41,8 +41,9 @@ std::optional<tsync::Refusal> HostRefusal(const ObjectRef& ref, const Status& st
 
 }  // namespace
 
-ObjectCopier::ObjectCopier(kube::Client& host, std::function<void(const std::string& key)> enqueue)
-    : host_(host), enqueue_(std::move(enqueue)) {}
+ObjectCopier::ObjectCopier(kube::Client& host, std::function<void(const std::string& key)> enqueue,
+                           HostPodsCache host_pods)
+    : host_(host), enqueue_(std::move(enqueue)), host_pods_(std::move(host_pods)) {}
 
 ObjectCopier::~ObjectCopier() { Stop(); }
 
@@ -121,7 +122,7 @@ bool ObjectCopier::Referenced(WatchedCluster& cluster, const ObjectRef& ref, boo
 
 std::optional<tsync::Refusal> ObjectCopier::HostNameRefusal(WatchedCluster& cluster, const ObjectRef& ref,
                                                             const std::string& host_name,
-                                                            const std::optional<json>& host_copy) {
+                                                            const std::optional<json>& host_copy) const {
   const tsync::VirtualClusterView view = cluster.synced().view;
   const std::string_view kind = tsync::KindName(ref.kind);
   if (host_copy) {
@@ -129,7 +130,7 @@ std::optional<tsync::Refusal> ObjectCopier::HostNameRefusal(WatchedCluster& clus
     if (holder) return tsync::HostNameTaken(kind, ref.ns, ref.name, host_name, *holder);
     return std::nullopt;
   }
-  return UsedByAnotherNamespace(cluster, kind, ref.ns, ref.name, host_name);
+  return UsedByAnotherNamespace(cluster, host_pods_(), kind, ref.ns, ref.name, host_name);
 }
 
 Outcome ObjectCopier::Reconcile(WatchedCluster& cluster, const ObjectRef& ref) {
@@ -245,9 +246,10 @@ Result<std::optional<tsync::Refusal>> ObjectCopier::EnsureCopy(WatchedCluster& c
   }
   if (!host_copy) {
     // A pod of another namespace that uses this host name would mount the copy.
-    if (UsedByAnotherNamespace(cluster, tsync::KindName(ref.kind), ref.ns, ref.name, host_name)) {
+    if (UsedByAnotherNamespace(cluster, host_pods_(), tsync::KindName(ref.kind), ref.ns, ref.name, host_name)) {
       cluster.Wait(WatchedCluster::WaitingFor::kUser, resource.resource, host_name, ref.ns, key);
-      if (auto used = UsedByAnotherNamespace(cluster, tsync::KindName(ref.kind), ref.ns, ref.name, host_name)) {
+      if (auto used =
+              UsedByAnotherNamespace(cluster, host_pods_(), tsync::KindName(ref.kind), ref.ns, ref.name, host_name)) {
         return used;
       }
     }

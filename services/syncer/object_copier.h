@@ -22,6 +22,7 @@
 #include "services/kube/client.h"
 #include "services/kube/watch.h"
 #include "services/reconcile/controller.h"
+#include "services/syncer/host_copies.h"
 #include "services/syncer/virtual_cluster_watches.h"
 #include "tenancy/sync/pod_references.h"
 #include "tenancy/sync/pod_translation.h"
@@ -38,8 +39,9 @@ class ObjectCopier {
  public:
   // `enqueue` is called with object keys from the host informers' threads
   // (and, for the service account token secrets that share the secret
-  // informer, their TokenKey and their pod's key).
-  ObjectCopier(kube::Client& host, std::function<void(const std::string& key)> enqueue);
+  // informer, their TokenKey and their pod's key). `host_pods` tells which
+  // pods have their host pods (UsedByAnotherNamespace).
+  ObjectCopier(kube::Client& host, std::function<void(const std::string& key)> enqueue, HostPodsCache host_pods);
   ~ObjectCopier();  // Stop
 
   // Starts the host informers on config maps and secrets (selector
@@ -85,10 +87,9 @@ class ObjectCopier {
   // Why `ref` gets no copy at `host_name` (where `host_copy` is, if any):
   // another virtual object's copy is there, or a pod of another namespace
   // uses that host name (tenancy/sync/name_collisions.h); nullopt otherwise.
-  static std::optional<tenancy::sync::Refusal> HostNameRefusal(WatchedCluster& cluster,
-                                                               const tenancy::sync::ObjectRef& ref,
-                                                               const std::string& host_name,
-                                                               const std::optional<nlohmann::json>& host_copy);
+  std::optional<tenancy::sync::Refusal> HostNameRefusal(WatchedCluster& cluster, const tenancy::sync::ObjectRef& ref,
+                                                        const std::string& host_name,
+                                                        const std::optional<nlohmann::json>& host_copy) const;
   // The copy written or current, or why it may not be (its host name is another's).
   Result<std::optional<tenancy::sync::Refusal>> EnsureCopy(WatchedCluster& cluster, const tenancy::sync::ObjectRef& ref,
                                                            const nlohmann::json& virtual_object,
@@ -98,6 +99,7 @@ class ObjectCopier {
 
   kube::Client& host_;
   const std::function<void(const std::string&)> enqueue_;
+  const HostPodsCache host_pods_;
   std::unique_ptr<kube::Informer> host_config_maps_;
   std::unique_ptr<kube::Informer> host_secrets_;
 };

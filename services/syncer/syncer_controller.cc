@@ -97,11 +97,15 @@ SyncerController::SyncerController(SyncerOptions options, core::Store& store, ku
                                                .shards = options_.shards,
                                                .shard_key = ClusterPart},
                   *this, clock, metrics),
-      copies_(host, [this](const std::string& key) { EnqueueFromHost(key); }),
+      copies_(
+          host, [this](const std::string& key) { EnqueueFromHost(key); },
+          [this]() -> const kube::Informer& { return *host_pods_; }),
       services_(
           host, [this](const std::string& key) { EnqueueFromHost(key); },
           [this](const tsync::VirtualClusterView& view) { return HostPodIps(view); }),
-      claims_(host, [this](const std::string& key) { EnqueueFromHost(key); }),
+      claims_(
+          host, [this](const std::string& key) { EnqueueFromHost(key); },
+          [this]() -> const kube::Informer& { return *host_pods_; }),
       events_(host, [this](const std::string& key) { EnqueueFromHost(key); }),
       tokens_(
           host, [this]() -> const kube::Informer& { return copies_.host_secrets(); }, clock),

@@ -97,8 +97,10 @@ class WatchedCluster {
   // reading the assignments to creating the host pod, and pods created but
   // not yet in the host informer's cache are counted here, so that two
   // workers never hand out one slot. It also orders the copies of config
-  // maps and secrets (ObjectCopier) with the pod creates that need them: a
-  // copy is never deleted as unused while a pod that uses it is created.
+  // maps, secrets and claims (ObjectCopier, ClaimSyncer) with the pod
+  // creates that need them: a copy is never deleted as unused while a pod
+  // that uses it is created, and which pods have their host pods
+  // (UsedByAnotherNamespace) does not change while a copy is decided.
   std::mutex& placement_mu() { return placement_mu_; }
   std::map<std::string, tenancy::sync::PodAssignment>& placed_not_cached() { return placed_not_cached_; }
 

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "tenancy/sync/bookkeeping.h"
+#include "tests/support/fake_lease_store.h"
 #include "tests/unit/services/syncer/syncer_fixture.h"
 
 namespace septa::syncer::testing {
@@ -64,6 +65,46 @@ class SyncerNameCollisionsTest : public SyncerFixture {
     auto pod = Virtual(kube::kPods, ns, name);
     return pod && tsync::StringField(*pod, "status", "phase") == "Running";
   }
+  static json Claim(const std::string& ns, const std::string& name) {
+    return {{"apiVersion", "v1"},
+            {"kind", "PersistentVolumeClaim"},
+            {"metadata", {{"name", name}, {"namespace", ns}}},
+            {"spec", {{"accessModes", {"ReadWriteOnce"}}, {"resources", {{"requests", {{"storage", "1Gi"}}}}}}}};
+  }
+  static json PodWithClaim(const std::string& ns, const std::string& name, const std::string& claim) {
+    json pod = In(Pod(name), ns);
+    pod["spec"]["volumes"] = {{{"name", "data"}, {"persistentVolumeClaim", {{"claimName", claim}}}}};
+    return pod;
+  }
+
+  // The syncer again, now one that acts on no key by itself (it holds no
+  // shard: the keys its triggers queue are dropped) and whose cache of the
+  // host pods keeps its first list (the host refuses that watch): the test
+  // looks at each key itself, in an order that workers racing one another
+  // and the host informer may take. Returns the virtual cluster's watch.
+  std::shared_ptr<WatchedCluster> StartSyncerByHand() {
+    syncer_.reset();
+    host_pod_watches_fail_ = true;
+    StartSyncer(nullptr, nullptr, &no_shards_);
+    EXPECT_EQ(syncer_->Reconcile(std::string(kTenant) + "/" + kVcluster).kind(), reconcile::Outcome::Kind::kDone);
+    return syncer_->watches().Find(kTenant, kVcluster);
+  }
+  reconcile::Outcome::Kind LookAtPod(const std::string& ns, const std::string& name) {
+    return syncer_->Reconcile(PodKey(kTenant, kVcluster, ns, name)).kind();
+  }
+  reconcile::Outcome::Kind LookAt(const kube::Resource& resource, const std::string& ns, const std::string& name) {
+    return syncer_->Reconcile(ObjectKey(kTenant, kVcluster, resource, ns, name)).kind();
+  }
+  // Whether the syncer's watch of the virtual cluster has `resource` `ns`/`name`.
+  static bool Seen(WatchedCluster& cluster, const kube::Resource& resource, const std::string& ns,
+                   const std::string& name) {
+    if (&resource == &kube::kPods) return cluster.pods().Get(ns, name).has_value();
+    auto informer = cluster.Objects(resource);
+    return informer.ok() && (*informer)->Get(ns, name).has_value();
+  }
+
+  core::FakeLeaseStore leases_;
+  reconcile::ShardLeases no_shards_{{.name = "syncer", .holder = "by-hand"}, leases_, clock_};  // never started
 };
 
 TEST_F(SyncerNameCollisionsTest, APodWhoseHostNameIsAnothersIsRefusedAndTheOtherRunsOnUntilItGoes) {
@@ -97,6 +138,10 @@ struct CopiedKindCase {
   std::string kind;
   json volume;  // a volume of the object named "%"
 };
+// Its kind: CTest's names of the cases (gtest_discover_tests adds the
+// parameter) would otherwise hold its bytes, addresses that change with
+// every build.
+void PrintTo(const CopiedKindCase& c, std::ostream* out) { *out << c.kind; }
 
 class SyncerCopyCollisionsTest : public SyncerNameCollisionsTest, public ::testing::WithParamInterface<CopiedKindCase> {
  protected:
@@ -174,6 +219,66 @@ TEST_P(SyncerCopyCollisionsTest, AHostNameAPodOfAnotherNamespaceUsesIsNotCopiedT
   ASSERT_TRUE(Eventually([&] { return Records(Host(resource, host_name)) == "b-x-c/cfg" && Running("b-x-c", "a"); }));
 }
 
+// That order raced (issue 36): pod c/m has its host pod, which the
+// syncer's cache does not show yet, when "b-x-c" makes its object and pod
+// of that host name, and c/m's key is looked at again before b-x-c/a's.
+// c/m came first: it keeps the host name, and b-x-c/a is refused.
+TEST_P(SyncerCopyCollisionsTest, APodWithItsHostPodKeepsTheHostNameWhicheverKeyIsLookedAtFirst) {
+  const kube::Resource& resource = *GetParam().resource;
+  const std::string host_name = "cfg-x-b-x-c-x-train";
+  const std::shared_ptr<WatchedCluster> cluster = StartSyncerByHand();
+  ASSERT_TRUE(cluster);
+  ASSERT_TRUE(virtual_->Create(kube::kPods, "c", PodUsing("c", "m", "cfg-x-b")).ok());
+  ASSERT_TRUE(Eventually([&] { return Seen(*cluster, kube::kPods, "c", "m"); }));
+  ASSERT_EQ(LookAtPod("c", "m"), reconcile::Outcome::Kind::kDone);
+  ASSERT_TRUE(Host(kube::kPods, "m-x-c-x-train").has_value());
+
+  ASSERT_TRUE(virtual_->Create(resource, "b-x-c", Object("b-x-c", "cfg", "dmljdGlt")).ok());
+  ASSERT_TRUE(virtual_->Create(kube::kPods, "b-x-c", PodUsing("b-x-c", "a", "cfg")).ok());
+  ASSERT_TRUE(Eventually(
+      [&] { return Seen(*cluster, kube::kPods, "b-x-c", "a") && Seen(*cluster, resource, "b-x-c", "cfg"); }));
+  EXPECT_EQ(LookAtPod("c", "m"), reconcile::Outcome::Kind::kDone);
+  EXPECT_EQ(LookAtPod("b-x-c", "a"), reconcile::Outcome::Kind::kDone);
+  EXPECT_EQ(LookAt(resource, "b-x-c", "cfg"), reconcile::Outcome::Kind::kDone);
+
+  EXPECT_FALSE(RefusedWith("c", "Pod", "m", "")) << "it came first";
+  EXPECT_TRUE(RefusedWith("b-x-c", "Pod", "a", "pod c/m uses"));
+  EXPECT_TRUE(RefusedWith("b-x-c", GetParam().kind, "cfg", "pod c/m uses"));
+  EXPECT_FALSE(Host(resource, host_name).has_value()) << "pod c/m would mount it";
+  EXPECT_FALSE(Host(kube::kPods, "a-x-b-x-c-x-train").has_value());
+}
+
+// Likewise when "c" makes its object after "b-x-c" made its own and a pod
+// that uses it, and c's object's key is looked at before b-x-c/a's: c/m,
+// which has its host pod, gets its copy, and b-x-c/a is refused.
+TEST_P(SyncerCopyCollisionsTest, TheObjectOfAPodWithItsHostPodIsCopiedWhatANewcomerUses) {
+  const kube::Resource& resource = *GetParam().resource;
+  const std::string host_name = "cfg-x-b-x-c-x-train";
+  const std::shared_ptr<WatchedCluster> cluster = StartSyncerByHand();
+  ASSERT_TRUE(cluster);
+  ASSERT_TRUE(virtual_->Create(kube::kPods, "c", PodUsing("c", "m", "cfg-x-b")).ok());
+  ASSERT_TRUE(Eventually([&] { return Seen(*cluster, kube::kPods, "c", "m"); }));
+  ASSERT_EQ(LookAtPod("c", "m"), reconcile::Outcome::Kind::kDone);
+  ASSERT_TRUE(Host(kube::kPods, "m-x-c-x-train").has_value());
+
+  ASSERT_TRUE(virtual_->Create(resource, "b-x-c", Object("b-x-c", "cfg", "dmljdGlt")).ok());
+  ASSERT_TRUE(virtual_->Create(kube::kPods, "b-x-c", PodUsing("b-x-c", "a", "cfg")).ok());
+  ASSERT_TRUE(virtual_->Create(resource, "c", Object("c", "cfg-x-b", "bWFsbG9yeQ==")).ok());
+  ASSERT_TRUE(Eventually([&] {
+    return Seen(*cluster, kube::kPods, "b-x-c", "a") && Seen(*cluster, resource, "b-x-c", "cfg") &&
+           Seen(*cluster, resource, "c", "cfg-x-b");
+  }));
+  EXPECT_EQ(LookAt(resource, "c", "cfg-x-b"), reconcile::Outcome::Kind::kDone);
+  EXPECT_EQ(LookAtPod("b-x-c", "a"), reconcile::Outcome::Kind::kDone);
+  EXPECT_EQ(LookAt(resource, "b-x-c", "cfg"), reconcile::Outcome::Kind::kDone);
+
+  EXPECT_FALSE(RefusedWith("c", GetParam().kind, "cfg-x-b", "")) << "pod c/m came first";
+  ASSERT_EQ(Records(Host(resource, host_name)), "c/cfg-x-b");
+  EXPECT_EQ((*Host(resource, host_name))["data"]["v"], "bWFsbG9yeQ==");
+  EXPECT_TRUE(RefusedWith("b-x-c", "Pod", "a", ""));
+  EXPECT_FALSE(Host(kube::kPods, "a-x-b-x-c-x-train").has_value()) << "it would mount c's " << GetParam().kind;
+}
+
 INSTANTIATE_TEST_SUITE_P(
     EachCopiedKind, SyncerCopyCollisionsTest,
     ::testing::Values(CopiedKindCase{&kube::kConfigMaps, "ConfigMap", {{"name", "v"}, {"configMap", {{"name", "%"}}}}},
@@ -215,25 +320,14 @@ TEST_F(SyncerNameCollisionsTest, AServiceWhoseHostNameIsAnothersIsRefusedAndItsD
 }
 
 TEST_F(SyncerNameCollisionsTest, AClaimWhoseHostNameIsAnothersIsRefusedAndTheOthersDataStays) {
-  auto claim = [](const std::string& ns, const std::string& name) {
-    return json{{"apiVersion", "v1"},
-                {"kind", "PersistentVolumeClaim"},
-                {"metadata", {{"name", name}, {"namespace", ns}}},
-                {"spec", {{"accessModes", {"ReadWriteOnce"}}, {"resources", {{"requests", {{"storage", "1Gi"}}}}}}}};
-  };
-  auto pod_using = [](const std::string& ns, const std::string& name, const std::string& claim_name) {
-    json pod = In(Pod(name), ns);
-    pod["spec"]["volumes"] = {{{"name", "data"}, {"persistentVolumeClaim", {{"claimName", claim_name}}}}};
-    return pod;
-  };
   const std::string host_name = "data-x-r-x-s-x-train";
-  ASSERT_TRUE(virtual_->Create(kube::kPersistentVolumeClaims, "r-x-s", claim("r-x-s", "data")).ok());
-  ASSERT_TRUE(virtual_->Create(kube::kPods, "r-x-s", pod_using("r-x-s", "db", "data")).ok());
+  ASSERT_TRUE(virtual_->Create(kube::kPersistentVolumeClaims, "r-x-s", Claim("r-x-s", "data")).ok());
+  ASSERT_TRUE(virtual_->Create(kube::kPods, "r-x-s", PodWithClaim("r-x-s", "db", "data")).ok());
   ASSERT_TRUE(Eventually([&] { return Records(Host(kube::kPersistentVolumeClaims, host_name)) == "r-x-s/data"; }));
   const std::string copy_uid = tsync::MetadataField(*Host(kube::kPersistentVolumeClaims, host_name), "uid");
 
-  ASSERT_TRUE(virtual_->Create(kube::kPersistentVolumeClaims, "s", claim("s", "data-x-r")).ok());
-  ASSERT_TRUE(virtual_->Create(kube::kPods, "s", pod_using("s", "thief", "data-x-r")).ok());
+  ASSERT_TRUE(virtual_->Create(kube::kPersistentVolumeClaims, "s", Claim("s", "data-x-r")).ok());
+  ASSERT_TRUE(virtual_->Create(kube::kPods, "s", PodWithClaim("s", "thief", "data-x-r")).ok());
   const std::string holder = "PersistentVolumeClaim r-x-s/data";
   ASSERT_TRUE(Eventually([&] {
     return RefusedWith("s", "PersistentVolumeClaim", "data-x-r", holder) && RefusedWith("s", "Pod", "thief", holder);
@@ -245,6 +339,35 @@ TEST_F(SyncerNameCollisionsTest, AClaimWhoseHostNameIsAnothersIsRefusedAndTheOth
   auto kept = Host(kube::kPersistentVolumeClaims, host_name);
   ASSERT_TRUE(kept.has_value()) << "another namespace's data is never deleted";
   EXPECT_EQ(tsync::MetadataField(*kept, "uid"), copy_uid);
+}
+
+// As for config maps (SyncerCopyCollisionsTest above), by the claim's own
+// key: c/m has its host pod and so keeps the host name of its claim.
+TEST_F(SyncerNameCollisionsTest, TheClaimOfAPodWithItsHostPodIsCopiedWhatANewcomerUses) {
+  const std::string host_name = "data-x-b-x-c-x-train";
+  const std::shared_ptr<WatchedCluster> cluster = StartSyncerByHand();
+  ASSERT_TRUE(cluster);
+  ASSERT_TRUE(virtual_->Create(kube::kPods, "c", PodWithClaim("c", "m", "data-x-b")).ok());
+  ASSERT_TRUE(Eventually([&] { return Seen(*cluster, kube::kPods, "c", "m"); }));
+  ASSERT_EQ(LookAtPod("c", "m"), reconcile::Outcome::Kind::kDone);
+  ASSERT_TRUE(Host(kube::kPods, "m-x-c-x-train").has_value());
+
+  ASSERT_TRUE(virtual_->Create(kube::kPersistentVolumeClaims, "b-x-c", Claim("b-x-c", "data")).ok());
+  ASSERT_TRUE(virtual_->Create(kube::kPods, "b-x-c", PodWithClaim("b-x-c", "a", "data")).ok());
+  ASSERT_TRUE(virtual_->Create(kube::kPersistentVolumeClaims, "c", Claim("c", "data-x-b")).ok());
+  ASSERT_TRUE(Eventually([&] {
+    return Seen(*cluster, kube::kPods, "b-x-c", "a") &&
+           Seen(*cluster, kube::kPersistentVolumeClaims, "b-x-c", "data") &&
+           Seen(*cluster, kube::kPersistentVolumeClaims, "c", "data-x-b");
+  }));
+  EXPECT_EQ(LookAt(kube::kPersistentVolumeClaims, "c", "data-x-b"), reconcile::Outcome::Kind::kDone);
+  EXPECT_EQ(LookAtPod("b-x-c", "a"), reconcile::Outcome::Kind::kDone);
+  EXPECT_EQ(LookAt(kube::kPersistentVolumeClaims, "b-x-c", "data"), reconcile::Outcome::Kind::kDone);
+
+  EXPECT_FALSE(RefusedWith("c", "PersistentVolumeClaim", "data-x-b", "")) << "pod c/m came first";
+  EXPECT_EQ(Records(Host(kube::kPersistentVolumeClaims, host_name)), "c/data-x-b");
+  EXPECT_TRUE(RefusedWith("b-x-c", "Pod", "a", ""));
+  EXPECT_FALSE(Host(kube::kPods, "a-x-b-x-c-x-train").has_value()) << "it would mount c's claim";
 }
 
 // Inside one namespace: pod "a" with ephemeral volume "b-c" and pod "a-b"

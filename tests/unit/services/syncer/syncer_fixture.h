@@ -10,6 +10,7 @@
 #include <prometheus/registry.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -57,6 +58,13 @@ class SyncerFixture : public ::testing::Test {
     options.inventory = *kubesim::ParseInventory(kSyncerInventory, "test");
     options.nodes.scheduler_names = {"default-scheduler", "kai-scheduler"};
     options.nodes.pod_start_delay = 20ms;
+    options.fault = [this](const http::Request& request) -> std::optional<http::HttpStatus> {
+      const std::string target(request.target());
+      if (host_pod_watches_fail_ && target.starts_with("/api/v1/pods?") && target.find("watch=1") != target.npos) {
+        return http::HttpStatus::service_unavailable;
+      }
+      return std::nullopt;
+    };
     sim_ = std::make_unique<kubesim::KubeSim>(options);
     ASSERT_TRUE(sim_->Start().ok());
     host_ = Client(*sim_->AdminKubeconfig());
@@ -135,11 +143,15 @@ class SyncerFixture : public ::testing::Test {
   }
 
   // `clock`: the syncer's (the fixture's system clock when null).
-  // `planes`: the fixture's simulated ones when null.
-  void StartSyncer(const Clock* clock = nullptr, core::ControlPlanes* planes = nullptr) {
+  // `planes`: the fixture's simulated ones when null. `shards`: those it
+  // acts on (every key when null).
+  void StartSyncer(const Clock* clock = nullptr, core::ControlPlanes* planes = nullptr,
+                   reconcile::ShardLeases* shards = nullptr) {
     SyncerOptions options;
     options.workers = 2;
-    options.resync_interval = 1h;  // what happens is what a trigger caused
+    options.resync_interval = 1h;       // what happens is what a trigger caused
+    options.shard_check_interval = 1h;  // one that holds no shard keeps its watch
+    options.shards = shards;
     options.settings.scheduler = tenancy::host::Scheduler::kKai;
     syncer_ = std::make_unique<SyncerController>(options, store_, *host_, planes ? *planes : *planes_,
                                                  clock ? *clock : clock_, registry_);
@@ -239,6 +251,9 @@ class SyncerFixture : public ::testing::Test {
     return VirtualPod(name).value_or(json());
   }
 
+  // The host refuses watches of pods while set: a syncer started then keeps
+  // its first list of the host pods, as one whose watch lags.
+  std::atomic<bool> host_pod_watches_fail_{false};
   SystemClock clock_;
   prometheus::Registry registry_;
   core::FakeStore store_;
