@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The rendered control plane of a virtual cluster on a real host (the golden
 # file of tests/unit/tenancy/host/golden_control_plane, which
-# tenancy_host_control_plane_test keeps equal to what the renderer produces)
+# tenancy_host_test (control_plane_manifests_test.cc) keeps equal to what the renderer produces)
 # read by the real kubectl: every object through `apply --dry-run=client` as a
 # second parser, then applied server-side to septa-kubesim (with one node, so
 # the StatefulSet's and Deployment's pods are scheduled and turn Ready) and
