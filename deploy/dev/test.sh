@@ -8,6 +8,8 @@
 #         (build-asan/)
 #   tsan  clang ThreadSanitizer build (-O1) of the unit and integration tests
 #         (build-tsan/)
+# The sanitizer trees build in the background at nice 19 from the start
+# (start_sanitizer_builds below); their tests run in this order.
 # SEPTA_CHECKS=main|asan|tsan|all (default all; a comma list such as
 # "main,tsan" works too) picks the stages. Arguments go to every ctest run
 # (e.g. -R store). Any failing stage fails the script; each stage's time and
@@ -77,6 +79,52 @@ build_sanitizer() {  # build_sanitizer DIR address|thread
   build "$1" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DSEPTA_SANITIZE="$2"
 }
 
+# The sanitizer trees are built in the background from the start, one after
+# the other, at the lowest CPU priority (nice 19), while the main stage
+# builds and tests: its tests leave the cores idle for about a quarter of
+# their time (they wait on PostgreSQL, sockets and child processes), and a
+# compile at nice 19 takes only that idle time. A sanitizer stage starts by
+# waiting for its tree; that wait is its "build" time, and its build log is
+# printed then. While a sanitizer stage's tests run, the background build is
+# stopped (SIGSTOP) and resumed after: those are the run's slowest tests,
+# nearest their time bounds, and the fuzzers use every core anyway.
+declare -A SANITIZER=([asan]=address [tsan]=thread)
+BACKGROUND_BUILDS=
+start_sanitizer_builds() {
+  local fifo
+  fifo=$(mktemp -u)
+  mkfifo "$fifo"
+  exec {BUILT_FD}<>"$fifo"  # one line per finished tree: "<stage> <exit code> <seconds>"
+  rm -f "$fifo"
+  set -m  # its own process group, so that an early exit stops every compile
+  (
+    renice -n 19 -p "$BASHPID" >/dev/null
+    for stage in asan tsan; do
+      want "$stage" || continue
+      start=$SECONDS
+      rc=0
+      mkdir -p "build-$stage"
+      build_sanitizer "build-$stage" "${SANITIZER[$stage]}" >"build-$stage/septa-build.log" 2>&1 || rc=$?
+      echo "$stage $rc $((SECONDS - start))" >&"$BUILT_FD"
+      ((rc == 0)) || exit "$rc"
+    done
+  ) &
+  BACKGROUND_BUILDS=$!
+  set +m
+}
+
+pause_background_builds() {  # pause_background_builds STOP|CONT
+  if [[ -n $BACKGROUND_BUILDS ]]; then kill -"$1" -- -"$BACKGROUND_BUILDS" 2>/dev/null || true; fi
+}
+
+await_sanitizer_build() {  # await_sanitizer_build STAGE: waits for STAGE's tree; fails as its build did
+  local stage rc took
+  read -r stage rc took <&"$BUILT_FD"
+  cat "build-$stage/septa-build.log"
+  echo "=== $stage: built in the background in $took s (exit code $rc)"
+  [[ $stage == "$1" ]] && return "$rc"
+}
+
 stage_main() {
   # -g1 (line tables, as the sanitizer builds): full debug info cost a third
   # of the compile time and no test reads it; a debugging session configures
@@ -89,19 +137,21 @@ stage_main() {
 }
 
 stage_asan() {
-  timed asan.build build_sanitizer build-asan address
+  timed asan.build await_sanitizer_build asan
+  pause_background_builds STOP
   if ((${#CTEST_ARGS[@]} > 0)); then
     timed asan.test run_ctest build-asan
-    return
+  else
+    # The tests first, then the fuzzers (label fuzz), so that fuzzers do not
+    # eat the CPU the tests' timeouts assume.
+    timed asan.test run_ctest build-asan -LE fuzz
+    timed asan.fuzz run_ctest build-asan -L fuzz
   fi
-  # The tests first, then the fuzzers (label fuzz), so that fuzzers do not eat
-  # the CPU the tests' timeouts assume.
-  timed asan.test run_ctest build-asan -LE fuzz
-  timed asan.fuzz run_ctest build-asan -L fuzz
+  pause_background_builds CONT
 }
 
 stage_tsan() {
-  timed tsan.build build_sanitizer build-tsan thread
+  timed tsan.build await_sanitizer_build tsan
   timed tsan.test run_ctest build-tsan
 }
 
@@ -118,9 +168,17 @@ report() {
       "CI cuts a run at 90 and lands nothing (docs/BENCHMARKS.md \"CI\")"
   fi
 }
-trap report EXIT
+finish() {
+  if [[ -n $BACKGROUND_BUILDS ]]; then
+    kill -- -"$BACKGROUND_BUILDS" 2>/dev/null || true
+    pause_background_builds CONT  # a stopped process acts on SIGTERM only once resumed
+  fi
+  report
+}
+trap finish EXIT
 
 timed bootstrap bash deploy/dev/bootstrap.sh
+if want asan || want tsan; then start_sanitizer_builds; fi
 if want main; then stage_main; fi
 if want asan; then stage_asan; fi
 if want tsan; then stage_tsan; fi
