@@ -60,14 +60,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The virtual cluster a "<tenant>/<vcluster>" NOTIFY payload names
-// (septa_vclusters, septa_virtual_objects); nullopt without a slash.
-std::optional<core::VirtualClusterKey> VirtualClusterKeyOf(const std::string& payload) {
-  const std::size_t slash = payload.find('/');
-  if (slash == std::string::npos) return std::nullopt;
-  return core::VirtualClusterKey{payload.substr(0, slash), payload.substr(slash + 1)};
-}
-
 // Exposes the store's pool figures on /metrics at scrape time.
 class PoolCollector final : public prometheus::Collectable {
  public:
@@ -453,14 +445,14 @@ Status SeptadApp::Impl::StartControlPlanes() {
     virtual_object_changes = std::make_unique<store::NotificationListener>(
         database_url, "septa_virtual_objects",
         [planes = control_planes.get()](const std::string& payload) {
-          if (auto key = VirtualClusterKeyOf(payload)) planes->Changed(key->tenant, key->vcluster);
+          if (auto key = core::ParseVirtualClusterKey(payload)) planes->Changed(key->tenant, key->vcluster);
         },
         [planes = control_planes.get()] { planes->ChangedAll(); });
     // A virtual cluster's row changed (an admin's api_limits, say): its limits are read again.
     vcluster_limit_changes = std::make_unique<store::NotificationListener>(
         database_url, "septa_vclusters",
         [planes = control_planes.get()](const std::string& payload) {
-          if (auto key = VirtualClusterKeyOf(payload)) planes->LimitsChanged(key->tenant, key->vcluster);
+          if (auto key = core::ParseVirtualClusterKey(payload)) planes->LimitsChanged(key->tenant, key->vcluster);
         },
         [planes = control_planes.get()] { planes->LimitsChangedAll(); });
   }

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -32,6 +33,15 @@ struct VirtualClusterKey {
   friend bool operator==(const VirtualClusterKey&, const VirtualClusterKey&) = default;
   friend auto operator<=>(const VirtualClusterKey&, const VirtualClusterKey&) = default;
 };
+
+// The virtual cluster "<tenant>/<vcluster>" names (a work-queue key, a
+// NOTIFY payload); nullopt without a slash. Names never hold one
+// (validation.h), so the first slash is the one.
+inline std::optional<VirtualClusterKey> ParseVirtualClusterKey(std::string_view text) {
+  const std::size_t slash = text.find('/');
+  if (slash == std::string_view::npos) return std::nullopt;
+  return VirtualClusterKey{std::string(text.substr(0, slash)), std::string(text.substr(slash + 1))};
+}
 
 // One virtual cluster's control plane as stored.
 struct StoredControlPlane {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "services/core/virtual_object_store.h"
 #include "services/kube/resources.h"
 #include "services/reconcile/host_kinds.h"
 #include "services/reconcile/host_workloads.h"
@@ -262,9 +263,9 @@ std::optional<json> ProvisionerController::Cached(const kube::Resource& resource
 }
 
 Outcome ProvisionerController::Reconcile(const std::string& key) {
-  const auto slash = key.find('/');
-  if (slash == std::string::npos) return Outcome::Done();
-  const std::string tenant = key.substr(0, slash), name = key.substr(slash + 1);
+  const std::optional<core::VirtualClusterKey> parsed = core::ParseVirtualClusterKey(key);
+  if (!parsed) return Outcome::Done();
+  const std::string &tenant = parsed->tenant, &name = parsed->vcluster;
   Desired desired;
   bool exists = true;
   Status st = store_.Transact(core::TxMode::kReadOnly, [&](core::Tx& tx) -> Status {

@@ -29,9 +29,9 @@ int Fail(const Status& status) {
 }
 
 Result<core::VirtualClusterKey> ParseKey(const std::string& text) {
-  auto slash = text.find('/');
-  if (slash == std::string::npos) return InvalidArgument("expected <tenant>/<vcluster>, got \"" + text + "\"");
-  return core::VirtualClusterKey{text.substr(0, slash), text.substr(slash + 1)};
+  auto key = core::ParseVirtualClusterKey(text);
+  if (!key) return InvalidArgument("expected <tenant>/<vcluster>, got \"" + text + "\"");
+  return *key;
 }
 
 int CreateDatabase(const std::string& testdb_dir, const std::string& name) {

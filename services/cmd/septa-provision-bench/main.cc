@@ -47,6 +47,7 @@
 #include "services/base/process_stats.h"
 #include "services/core/capacity_ledger.h"
 #include "services/core/virtual_cluster_service.h"
+#include "services/core/virtual_object_store.h"
 #include "services/kube/client.h"
 #include "services/kubesim/kubesim.h"
 #include "services/reconcile/inventory_controller.h"
@@ -242,8 +243,9 @@ class ReadyObserver {
         seen_.insert(batch.begin(), batch.end());
       }
       for (const auto& key : batch) {
-        const auto slash = key.find('/');
-        auto view = service_.Get(ctx_, key.substr(0, slash), key.substr(slash + 1));
+        const std::optional<core::VirtualClusterKey> parsed = core::ParseVirtualClusterKey(key);
+        if (!parsed) continue;
+        auto view = service_.Get(ctx_, parsed->tenant, parsed->vcluster);
         if (!view.ok() || view->vcluster.state != tenancy::VirtualClusterState::kReady) continue;
         const auto now = Steady::now();
         std::lock_guard lock(mu_);

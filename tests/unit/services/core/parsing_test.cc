@@ -5,6 +5,7 @@
 #include "services/core/duration.h"
 #include "services/core/tenant_query.h"
 #include "services/core/validation.h"
+#include "services/core/virtual_object_store.h"
 
 namespace septa::core {
 namespace {
@@ -18,6 +19,13 @@ TEST(Duration, ParsesGoStyle) {
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_EQ(r.status().violations()[0].field, "ttl");
   }
+}
+
+TEST(VirtualClusterKeyText, SplitsAtTheSlashAndRefusesTextWithout) {
+  EXPECT_EQ(ParseVirtualClusterKey("acme/train"), (VirtualClusterKey{"acme", "train"}));
+  EXPECT_EQ(ParseVirtualClusterKey("acme/"), (VirtualClusterKey{"acme", ""}));
+  EXPECT_EQ(ParseVirtualClusterKey("acme"), std::nullopt);
+  EXPECT_EQ(ParseVirtualClusterKey(""), std::nullopt);
 }
 
 TEST(PageToken, RoundTripsAndRejectsGarbage) {
