@@ -68,9 +68,9 @@ target_compile_definitions(septa_sanitizer_options PRIVATE SEPTA_SANITIZERS_DIR=
 # (-fsanitize=fuzzer-no-link) for TARGET and every library of this project it
 # links, directly or not, once all targets are defined (fuzz/ is configured
 # before services/). Only code a fuzzer can reach gets it: the instrumentation
-# cost a third of an ASan compile (a unity unit of services/kube/: 43 s with
-# it, 30 s without), and neither the tests' own code nor a library no fuzzer
-# links has any use for it. Test binaries that link an instrumented library
+# cost a third of an ASan compile (a unity unit of services/kube/: 38.8 s user
+# with it, 26.9 s without), and neither the tests' own code nor a library no
+# fuzzer links has any use for it. Test binaries that link an instrumented library
 # run as before: the sanitizer runtime defines the coverage callbacks.
 function(septa_fuzz_coverage target)
   # EVAL: a deferred call's arguments are read when it runs, where ${target} is unset.
