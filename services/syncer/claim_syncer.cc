@@ -18,7 +18,7 @@ using reconcile::Outcome;
 namespace tsync = tenancy::sync;
 
 ClaimSyncer::ClaimSyncer(kube::Client& host, std::function<void(const std::string& key)> enqueue,
-                         HostPodsCache host_pods)
+                         HostInformerRef host_pods)
     : host_(host), enqueue_(std::move(enqueue)), host_pods_(std::move(host_pods)) {}
 
 ClaimSyncer::~ClaimSyncer() { Stop(); }

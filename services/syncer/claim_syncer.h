@@ -38,7 +38,7 @@ class ClaimSyncer {
  public:
   // `enqueue` is called with claim keys from the host informer's thread.
   // `host_pods` tells which pods have their host pods (UsedByAnotherNamespace).
-  ClaimSyncer(kube::Client& host, std::function<void(const std::string& key)> enqueue, HostPodsCache host_pods);
+  ClaimSyncer(kube::Client& host, std::function<void(const std::string& key)> enqueue, HostInformerRef host_pods);
   ~ClaimSyncer();  // Stop
 
   // Starts the host informer on claims (selector septa.dev/synced=true),
@@ -72,7 +72,7 @@ class ClaimSyncer {
 
   kube::Client& host_;
   const std::function<void(const std::string&)> enqueue_;
-  const HostPodsCache host_pods_;
+  const HostInformerRef host_pods_;
   std::unique_ptr<kube::Informer> host_claims_;
 };
 

@@ -53,10 +53,6 @@ void WakeWaiting(WatchedCluster& cluster, const kube::Resource& resource, const 
 bool WaitFor(WatchedCluster& cluster, const kube::Informer& copies, const std::string& host_name,
              const kube::Resource& resource, const std::string& ns, const std::string& key);
 
-// The host informer on the syncer's pods (SyncerController's, started
-// after the parts that are handed this).
-using HostPodsCache = std::function<const kube::Informer&()>;
-
 // A pod of `cluster` of another namespace than `ns` that uses `host_name`
 // for one of its `kind` objects (config maps, secrets, claims: the host pod
 // of a pod refused does not exist), as the refusal of the `kind` object

@@ -42,7 +42,7 @@ std::optional<tsync::Refusal> HostRefusal(const ObjectRef& ref, const Status& st
 }  // namespace
 
 ObjectCopier::ObjectCopier(kube::Client& host, std::function<void(const std::string& key)> enqueue,
-                           HostPodsCache host_pods)
+                           HostInformerRef host_pods)
     : host_(host), enqueue_(std::move(enqueue)), host_pods_(std::move(host_pods)) {}
 
 ObjectCopier::~ObjectCopier() { Stop(); }

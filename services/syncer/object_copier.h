@@ -41,7 +41,7 @@ class ObjectCopier {
   // (and, for the service account token secrets that share the secret
   // informer, their TokenKey and their pod's key). `host_pods` tells which
   // pods have their host pods (UsedByAnotherNamespace).
-  ObjectCopier(kube::Client& host, std::function<void(const std::string& key)> enqueue, HostPodsCache host_pods);
+  ObjectCopier(kube::Client& host, std::function<void(const std::string& key)> enqueue, HostInformerRef host_pods);
   ~ObjectCopier();  // Stop
 
   // Starts the host informers on config maps and secrets (selector
@@ -99,7 +99,7 @@ class ObjectCopier {
 
   kube::Client& host_;
   const std::function<void(const std::string&)> enqueue_;
-  const HostPodsCache host_pods_;
+  const HostInformerRef host_pods_;
   std::unique_ptr<kube::Informer> host_config_maps_;
   std::unique_ptr<kube::Informer> host_secrets_;
 };

@@ -39,7 +39,7 @@ bool RecordsPod(const json& host_object, const WatchedCluster& cluster, const st
 
 }  // namespace
 
-TokenSecrets::TokenSecrets(kube::Client& host, std::function<const kube::Informer&()> host_secrets, const Clock& clock)
+TokenSecrets::TokenSecrets(kube::Client& host, HostInformerRef host_secrets, const Clock& clock)
     : host_(host), host_secrets_(std::move(host_secrets)), clock_(clock) {}
 
 Result<std::optional<TimePoint>> TokenSecrets::Ensure(WatchedCluster& cluster, const json& virtual_pod) {

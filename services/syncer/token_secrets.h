@@ -13,7 +13,6 @@
 // secret informer (they carry septa.dev/synced=true, and kind "Pod").
 #pragma once
 
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,7 +28,7 @@ namespace septa::syncer {
 class TokenSecrets {
  public:
   // `host_secrets`: the informer on the host's synced secrets, started.
-  TokenSecrets(kube::Client& host, std::function<const kube::Informer&()> host_secrets, const Clock& clock);
+  TokenSecrets(kube::Client& host, HostInformerRef host_secrets, const Clock& clock);
 
   // The token secret of `virtual_pod` exists and is not due: minted and
   // written when it is missing, records another pod or is due. When to look
@@ -48,7 +47,7 @@ class TokenSecrets {
 
  private:
   kube::Client& host_;
-  const std::function<const kube::Informer&()> host_secrets_;
+  const HostInformerRef host_secrets_;
   const Clock& clock_;
 };
 

@@ -33,6 +33,10 @@
 
 namespace septa::syncer {
 
+// A host informer reached through the SyncerController that owns it: the
+// parts it is handed to are made before it starts the informer.
+using HostInformerRef = std::function<const kube::Informer&()>;
+
 // The pod key of a virtual pod.
 std::string PodKey(const std::string& tenant, const std::string& vcluster, const std::string& ns,
                    const std::string& name);
