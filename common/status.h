@@ -127,6 +127,18 @@ class [[nodiscard]] Result {
     if (!septa_status_.ok()) return septa_status_;                 \
   } while (0)
 
+// Declares (or assigns) `lhs` from a Result's value, or returns its error:
+//   SEPTA_ASSIGN_OR_RETURN(auto tenant, store.Get(name));
+// `lhs` must not be used again on the same line's expansion (one per line).
+#define SEPTA_ASSIGN_OR_RETURN(lhs, expr) \
+  SEPTA_ASSIGN_OR_RETURN_IMPL_(SEPTA_CONCAT_(septa_result_, __LINE__), lhs, expr)
+#define SEPTA_ASSIGN_OR_RETURN_IMPL_(result, lhs, expr) \
+  auto result = (expr);                                 \
+  if (!result.ok()) return result.status();             \
+  lhs = *std::move(result)
+#define SEPTA_CONCAT_(a, b) SEPTA_CONCAT_INNER_(a, b)
+#define SEPTA_CONCAT_INNER_(a, b) a##b
+
 namespace septa {
 inline const Status& ToStatus(const Status& s) { return s; }
 template <typename T>

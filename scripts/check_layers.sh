@@ -16,6 +16,8 @@
 #    control planes on a real host (services/hostcp/) and the syncer (services/syncer/) never include it.
 #  - vaultsim (services/vaultsim/, a Vault-compatible test server) is started by commands and tests
 #    only: no production folder includes it, septad's wiring neither.
+#  - the transports (services/rest/, services/grpc/) name no RPC or message of septa.v1: they
+#    serve API v1's table (services/apiv1/api.h), and per-RPC code lives in services/apiv1/.
 set -uo pipefail
 root=${1:-$(dirname "$0")/..}
 cd "$root" || exit 2
@@ -53,6 +55,20 @@ check "transports must not include each other" "services/grpc" '^\s*#\s*include\
 check "the simulator is not a dependency: only septad's wiring (services/app) and commands start it" "gpu tenancy common services/core services/store services/rest services/grpc services/kube services/reconcile services/hostcp services/syncer services/base services/vault services/vaultsim" '^\s*#\s*include\s*"services/kubesim/'
 check "the Vault test server is not a dependency: only commands and tests start it" "gpu tenancy common api services" '^\s*#\s*include\s*"services/vaultsim/' "cmd vaultsim"
 check "test doubles (tests/support/) are for tests only" "gpu tenancy common api services" '^\s*#\s*include\s*"tests/'
+
+# The transports hold no per-RPC code: they serve the table of API v1's RPCs
+# (services/apiv1/api.h), so no RPC, service or top-level message of the API
+# (http.proto's option messages aside) is named in them.
+api_names=$(grep -ohE '^(message|service) \w+|^\s*rpc \w+' $(ls api/proto/septa/v1/*.proto | grep -v '/http\.proto$') |
+  awk '{print $2}' | sort -u | paste -sd'|')
+if [[ -n $api_names ]]; then
+  out=$(grep -rnwE --include='*.h' --include='*.cc' "$api_names" services/rest services/grpc)
+  if [[ -n $out ]]; then
+    echo "layering: services/rest and services/grpc name an RPC or message of septa.v1; per-RPC code belongs in services/apiv1/*_rpcs.cc"
+    echo "$out" | sed 's/^/  /'
+    fail=1
+  fi
+fi
 
 if ((fail)); then exit 1; fi
 echo "layering: ok"

@@ -12,36 +12,9 @@ namespace septa::apiv1 {
 namespace {
 
 namespace pb = google::protobuf;
+using CppType = pb::FieldDescriptor::CppType;
 
-std::vector<std::string> Split(std::string_view s, char sep) {
-  std::vector<std::string> parts;
-  std::size_t start = 0;
-  while (true) {
-    std::size_t end = s.find(sep, start);
-    parts.emplace_back(s.substr(start, end == std::string_view::npos ? s.size() - start : end - start));
-    if (end == std::string_view::npos) return parts;
-    start = end + 1;
-  }
-}
-
-// The field `path` ("tenant.etag") names from `message`: every step but the
-// last must be a singular message field.
-Result<const pb::FieldDescriptor*> FindFieldPath(const pb::Descriptor& message, std::string_view path) {
-  const pb::Descriptor* at = &message;
-  const pb::FieldDescriptor* field = nullptr;
-  for (const std::string& name : Split(path, '.')) {
-    if (at == nullptr) return InvalidArgument("\"" + std::string(path) + "\" goes through a non-message field");
-    field = at->FindFieldByName(name);
-    if (field == nullptr) {
-      return InvalidArgument("\"" + std::string(path) + "\" names no field of " + std::string(message.full_name()));
-    }
-    at = field->is_repeated() ? nullptr : field->message_type();
-  }
-  if (field->is_repeated() || field->message_type() != nullptr) {
-    return InvalidArgument("\"" + std::string(path) + "\" must be a singular scalar field");
-  }
-  return field;
-}
+const std::vector<CppType> kStringField = {CppType::CPPTYPE_STRING};
 
 struct Verb {
   std::string name;
@@ -59,7 +32,36 @@ Result<Verb> VerbOf(const v1::HttpRule& rule) {
   return InvalidArgument("has no (septa.v1.http) option with a get, post, patch or delete path");
 }
 
-Result<HttpBinding> Bind(const pb::MethodDescriptor& method) {
+Status BindLocation(const v1::HttpRule& rule, const pb::Descriptor& response, HttpBinding& b) {
+  if (rule.location().empty()) return Status::Ok();
+  if (b.success_status != 201) return InvalidArgument("location is for a method that creates (201)");
+  b.location = rule.location();
+  auto variables = PathTemplateVariables(b.location);
+  SEPTA_RETURN_IF_ERROR(variables);
+  for (const std::string& variable : *variables) {
+    auto field = ResolveFieldPath(response, variable, kStringField);
+    if (!field.ok()) return InvalidArgument("location: " + field.status().message());
+    b.location_fields.push_back(*std::move(field));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> PathTemplateVariables(std::string_view path) {
+  std::vector<std::string> variables;
+  for (const std::string& segment : Split(path.substr(path.starts_with('/') ? 1 : 0), '/')) {
+    if (segment.empty()) return InvalidArgument("path \"" + std::string(path) + "\" has an empty segment");
+    if (segment.find_first_of("{}") == std::string::npos) continue;
+    if (segment.front() != '{' || segment.back() != '}' || segment.find_first_of("{}", 1) != segment.size() - 1) {
+      return InvalidArgument("path segment \"" + segment + "\" must be a whole {field}");
+    }
+    variables.push_back(segment.substr(1, segment.size() - 2));
+  }
+  return variables;
+}
+
+Result<HttpBinding> LoadHttpBinding(const pb::MethodDescriptor& method) {
   const v1::HttpRule& rule = method.options().GetExtension(v1::http);
   auto verb = VerbOf(rule);
   SEPTA_RETURN_IF_ERROR(verb);
@@ -68,29 +70,26 @@ Result<HttpBinding> Bind(const pb::MethodDescriptor& method) {
   b.method = &method;
   b.verb = verb->name;
   b.path = verb->path;
-  std::set<std::string> bound;  // field paths taken by the path, body or headers
+  std::set<std::string> bound;  // top-level request fields taken by the path, body or headers
 
   if (!b.path.starts_with("/v1/")) return InvalidArgument("path \"" + b.path + "\" must start with /v1/");
   // A custom method (AIP-136): ":verb" after the last segment.
-  std::string_view segments = std::string_view(b.path).substr(1);
-  if (const auto colon = segments.rfind(':'); colon != std::string_view::npos && colon > segments.rfind('/')) {
-    b.custom_verb = std::string(segments.substr(colon + 1));
-    segments = segments.substr(0, colon);
+  std::string_view template_path = b.path;
+  if (const auto colon = template_path.rfind(':');
+      colon != std::string_view::npos && colon > template_path.rfind('/')) {
+    b.custom_verb = std::string(template_path.substr(colon + 1));
+    template_path = template_path.substr(0, colon);
     if (b.custom_verb.empty() || b.custom_verb.find_first_not_of("abcdefghijklmnopqrstuvwxyz") != std::string::npos) {
       return InvalidArgument("path \"" + b.path + "\": the custom verb must be lowercase letters");
     }
   }
-  for (const std::string& segment : Split(segments, '/')) {
-    if (segment.empty()) return InvalidArgument("path \"" + b.path + "\" has an empty segment");
-    if (segment.find_first_of("{}") == std::string::npos) continue;
-    if (segment.front() != '{' || segment.back() != '}' || segment.find_first_of("{}", 1) != segment.size() - 1) {
-      return InvalidArgument("path segment \"" + segment + "\" must be a whole {field}");
-    }
-    std::string field_path = segment.substr(1, segment.size() - 2);
-    auto field = FindFieldPath(request, field_path);
+  auto variables = PathTemplateVariables(template_path);
+  SEPTA_RETURN_IF_ERROR(variables);
+  for (const std::string& variable : *variables) {
+    auto field = ResolveFieldPath(request, variable, kStringField);
     SEPTA_RETURN_IF_ERROR(field);
-    b.path_variables.push_back({field_path, *field});
-    bound.insert(field_path);
+    b.path_variables.push_back({*field});
+    bound.insert(std::string(field->steps[0]->name()));
   }
   if (!rule.body().empty() && (b.verb == "GET" || b.verb == "DELETE")) {
     return InvalidArgument(b.verb + " takes no body");
@@ -107,10 +106,10 @@ Result<HttpBinding> Bind(const pb::MethodDescriptor& method) {
     bound.insert(rule.body());
   }
   for (const v1::HttpHeaderBinding& h : rule.headers()) {
-    auto field = FindFieldPath(request, h.field());
+    auto field = ResolveFieldPath(request, h.field(), kStringField);
     SEPTA_RETURN_IF_ERROR(field);
-    b.headers.push_back({h.header(), *field, h.field()});
-    bound.insert(h.field());
+    bound.insert(std::string(field->steps[0]->name()));
+    b.headers.push_back({h.header(), *std::move(field)});
   }
   if (rule.body() != "*") {
     for (int i = 0; i < request.field_count(); ++i) {
@@ -120,10 +119,22 @@ Result<HttpBinding> Bind(const pb::MethodDescriptor& method) {
   }
   if (method.output_type() == pb::Empty::descriptor()) b.success_status = 204;
   else if (b.verb == "POST" && b.custom_verb.empty()) b.success_status = 201;
+  SEPTA_RETURN_IF_ERROR(BindLocation(rule, *method.output_type(), b));
+  b.no_store = rule.no_store();
   return b;
 }
 
-}  // namespace
+Result<std::vector<const pb::ServiceDescriptor*>> ApiServices() {
+  std::vector<const pb::ServiceDescriptor*> out;
+  for (std::string_view name : api::kServiceProtoFiles) {
+    const pb::FileDescriptor* file = pb::DescriptorPool::generated_pool()->FindFileByName(std::string(name));
+    if (file == nullptr) {
+      return Internal(std::string(name) + " is not in the descriptor pool (not linked in? septa_link_whole_api_proto)");
+    }
+    for (int s = 0; s < file->service_count(); ++s) out.push_back(file->service(s));
+  }
+  return out;
+}
 
 Result<std::vector<HttpBinding>> LoadHttpBindings(const pb::DescriptorPool& pool,
                                                   const std::vector<std::string>& files) {
@@ -136,7 +147,7 @@ Result<std::vector<HttpBinding>> LoadHttpBindings(const pb::DescriptorPool& pool
     for (int s = 0; s < file->service_count(); ++s) {
       for (int m = 0; m < file->service(s)->method_count(); ++m) {
         const pb::MethodDescriptor& method = *file->service(s)->method(m);
-        auto binding = Bind(method);
+        auto binding = LoadHttpBinding(method);
         if (!binding.ok()) {
           return InvalidArgument(std::string(method.full_name()) + ": " + binding.status().message());
         }

@@ -15,6 +15,7 @@
 
 #include "gpu/catalog.h"
 #include "gpu/mig_parted.h"
+#include "services/apiv1/api.h"
 #include "services/app/idempotency_sweeper.h"
 #include "services/app/replica_id.h"
 #include "services/base/file.h"
@@ -697,8 +698,11 @@ Status SeptadApp::Impl::MakeSyncer() {
 }
 
 Status SeptadApp::Impl::Listen() {
+  // Both transports serve one table of the API's RPCs (services/apiv1/api.h).
+  auto api = apiv1::LoadApiV1(UseCases());
+  SEPTA_RETURN_IF_ERROR(api);
   rest = std::make_unique<rest::RestApi>(
-      UseCases(), *registry, static_cast<std::size_t>(config.worker_threads),
+      *api, UseCases(), *registry, static_cast<std::size_t>(config.worker_threads),
       std::vector<std::shared_ptr<prometheus::Collectable>>{std::make_shared<PoolCollector>(*store)});
 
   auto [host, port] = HostPort(config.http_addr);
@@ -728,7 +732,7 @@ Status SeptadApp::Impl::Listen() {
     return Status(st.code(), "http_addr " + config.http_addr + ": " + st.message());
   }
 
-  auto grpc_server = grpcapi::GrpcServer::Start(config.grpc_addr, UseCases(), *registry, tls ? &*tls : nullptr);
+  auto grpc_server = grpcapi::GrpcServer::Start(config.grpc_addr, *api, UseCases(), *registry, tls ? &*tls : nullptr);
   SEPTA_RETURN_IF_ERROR(grpc_server);
   grpc = *std::move(grpc_server);
   return Status::Ok();

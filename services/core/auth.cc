@@ -165,7 +165,8 @@ bool CanSeeTenant(const Principal& p, std::string_view tenant) { return p.admin 
 
 Status RequireSeeTenant(const Principal& p, std::string_view tenant) {
   if (CanSeeTenant(p, tenant)) return Status::Ok();
-  return NotFound("tenant \"" + std::string(tenant) + "\" not found");
+  // Escaped: the name comes from the client, unchecked (a URL's %-escapes).
+  return NotFound("tenant \"" + EscapeControlCharacters(tenant) + "\" not found");
 }
 
 Status RequireNotSuspended(const Principal& p, std::string_view what) {

@@ -1,5 +1,6 @@
-// septad's gRPC surface: TenantService, TrustTierService, TokenService over
-// the core use cases, plus server reflection and the standard health service.
+// septad's gRPC surface: every service of API v1 (services/apiv1/api.h),
+// served from its descriptors, plus server reflection and the standard
+// health service.
 #pragma once
 
 #include <memory>
@@ -15,6 +16,10 @@ namespace prometheus {
 class Registry;
 }
 
+namespace septa::apiv1 {
+class Api;
+}
+
 namespace septa::grpcapi {
 
 using core::UseCases;
@@ -25,10 +30,11 @@ class GrpcServer {
     std::string certificate_pem;  // leaf first, then intermediates
     std::string private_key_pem;
   };
-  // Listens on `address` ("127.0.0.1:0" picks a free port), with TLS when
-  // `tls` is given; counts calls and their latency in `metrics`.
-  static Result<std::unique_ptr<GrpcServer>> Start(const std::string& address, UseCases use_cases,
-                                                   prometheus::Registry& metrics, const TlsKeyPair* tls = nullptr);
+  // Serves `api` on `address` ("127.0.0.1:0" picks a free port), with TLS
+  // when `tls` is given; counts calls and their latency in `metrics`.
+  static Result<std::unique_ptr<GrpcServer>> Start(const std::string& address, std::shared_ptr<const apiv1::Api> api,
+                                                   UseCases use_cases, prometheus::Registry& metrics,
+                                                   const TlsKeyPair* tls = nullptr);
   ~GrpcServer();
 
   int port() const { return port_; }

@@ -1,5 +1,7 @@
 #include "services/http/request_head.h"
 
+#include "services/http/server.h"
+
 #include <array>
 #include <boost/beast/core/string.hpp>
 #include <iterator>
@@ -23,7 +25,6 @@ constexpr std::array<std::string_view, 13> kSingletonFields = {
 
 using BeastView = boost::beast::string_view;  // boost::string_view in Boost 1.74
 
-std::string_view View(BeastView v) { return {v.data(), v.size()}; }
 BeastView Beast(std::string_view v) { return {v.data(), v.size()}; }
 
 HeadError BadRequest(std::string message) { return {bhttp::status::bad_request, std::move(message)}; }

@@ -35,6 +35,9 @@ using Request = boost::beast::http::request<boost::beast::http::string_body>;
 using Response = boost::beast::http::response<boost::beast::http::string_body>;
 using HttpStatus = boost::beast::http::status;
 
+// Beast's string_view (boost::string_view in Boost 1.74) as the standard one.
+inline std::string_view View(boost::beast::string_view v) { return {v.data(), v.size()}; }
+
 // The client certificate of a TLS connection, present only when the client
 // sent one and it verified against the server context's trust store.
 struct PeerIdentity {

@@ -20,6 +20,10 @@ class Collectable;
 class Registry;
 }  // namespace prometheus
 
+namespace septa::apiv1 {
+class Api;
+}
+
 namespace septa::rest {
 
 // One route of the REST surface.
@@ -30,10 +34,11 @@ struct RouteInfo {
 
 class RestApi {
  public:
-  // /metrics serves `metrics` (where the REST metrics are registered) and
-  // every collectable in `more_metrics` (e.g. the database pool's).
-  RestApi(core::UseCases use_cases, prometheus::Registry& metrics, std::size_t worker_threads,
-          std::vector<std::shared_ptr<prometheus::Collectable>> more_metrics = {});
+  // Serves every RPC of `api` at its (septa.v1.http) binding. /metrics
+  // serves `metrics` (where the REST metrics are registered) and every
+  // collectable in `more_metrics` (e.g. the database pool's).
+  RestApi(std::shared_ptr<const apiv1::Api> api, core::UseCases use_cases, prometheus::Registry& metrics,
+          std::size_t worker_threads, std::vector<std::shared_ptr<prometheus::Collectable>> more_metrics = {});
   ~RestApi();  // waits for requests still running on the workers
   RestApi(const RestApi&) = delete;
   RestApi& operator=(const RestApi&) = delete;

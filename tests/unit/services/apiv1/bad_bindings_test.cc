@@ -1,49 +1,31 @@
 // Bindings that cannot be served or documented are refused, naming the RPC
 // and what is wrong: each case is a small .proto built in its own pool.
 #include <gmock/gmock.h>
-#include <google/protobuf/descriptor.pb.h>
-#include <google/protobuf/text_format.h>
 #include <gtest/gtest.h>
 
 #include "services/apiv1/http_bindings.h"
 #include "services/apiv1/openapi.h"
+#include "tests/support/proto_test_pool.h"
 
 namespace septa::apiv1 {
 namespace {
 
-namespace pb = google::protobuf;
 using ::testing::HasSubstr;
 
 // t.S with one method per entry of `rules` (the text of an HttpRule), all
 // taking t.Req {name, thing: t.Thing {name, etag}, tags: repeated string}.
 class TestPool {
  public:
-  explicit TestPool(const std::vector<std::string>& rules) {
-    std::string methods;
-    for (std::size_t i = 0; i < rules.size(); ++i) {
-      methods += "method { name: \"M" + std::to_string(i) +
-                 "\" input_type: \".t.Req\" output_type: \".t.Thing\" options { [septa.v1.http] { " + rules[i] +
-                 " } } }\n";
-    }
-    const std::string text = R"(
-      name: "t.proto" package: "t" syntax: "proto3"
-      message_type { name: "Thing"
-        field { name: "name" number: 1 type: TYPE_STRING label: LABEL_OPTIONAL json_name: "name" }
-        field { name: "etag" number: 2 type: TYPE_STRING label: LABEL_OPTIONAL json_name: "etag" } }
-      message_type { name: "Req"
-        field { name: "name" number: 1 type: TYPE_STRING label: LABEL_OPTIONAL json_name: "name" }
-        field { name: "thing" number: 2 type: TYPE_MESSAGE type_name: ".t.Thing" label: LABEL_OPTIONAL json_name: "thing" }
-        field { name: "tags" number: 3 type: TYPE_STRING label: LABEL_REPEATED json_name: "tags" } }
-      service { name: "S" )" +
-                             methods + "}";
-    pb::FileDescriptorProto file;
-    EXPECT_TRUE(pb::TextFormat::ParseFromString(text, &file)) << text;
-    EXPECT_NE(pool_.BuildFile(file), nullptr);
-  }
-  Result<std::vector<HttpBinding>> Load() const { return LoadHttpBindings(pool_, {"t.proto"}); }
+  explicit TestPool(const std::vector<std::string>& rules) : pool_(Options(rules)) {}
+  Result<std::vector<HttpBinding>> Load() const { return LoadHttpBindings(pool_.pool(), {"t.proto"}); }
 
  private:
-  pb::DescriptorPool pool_;
+  static std::vector<std::string> Options(const std::vector<std::string>& rules) {
+    std::vector<std::string> options;
+    for (const std::string& rule : rules) options.push_back("[septa.v1.http] { " + rule + " }");
+    return options;
+  }
+  test::ProtoTestPool pool_;
 };
 
 std::string Error(const std::vector<std::string>& rules) {
@@ -87,7 +69,7 @@ TEST(BadBindings, ACustomMethodBindsItsVariableAndAnswers200) {
   const HttpBinding& b = (*bindings)[0];
   EXPECT_EQ(b.custom_verb, "sleep");
   ASSERT_EQ(b.path_variables.size(), 1u);
-  EXPECT_EQ(b.path_variables[0].field_path, "name");
+  EXPECT_EQ(b.path_variables[0].field.text, "name");
   EXPECT_EQ(b.success_status, 200);
   EXPECT_EQ(PathShape(b.path), "/v1/things/{}:sleep");
 }

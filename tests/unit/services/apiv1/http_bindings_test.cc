@@ -43,12 +43,12 @@ TEST(HttpBindings, ReadsPathBodyHeadersAndQuery) {
   EXPECT_EQ(update.verb, "PATCH");
   EXPECT_EQ(update.path, "/v1/tenants/{tenant.name}");
   ASSERT_EQ(update.path_variables.size(), 1u);
-  EXPECT_EQ(update.path_variables[0].field->full_name(), "septa.v1.Tenant.name");
+  EXPECT_EQ(update.path_variables[0].field.leaf().full_name(), "septa.v1.Tenant.name");
   ASSERT_NE(update.body_field, nullptr);
   EXPECT_EQ(update.body_field->name(), "tenant");
   ASSERT_EQ(update.headers.size(), 1u);
   EXPECT_EQ(update.headers[0].header, "If-Match");
-  EXPECT_EQ(update.headers[0].field->full_name(), "septa.v1.Tenant.etag");
+  EXPECT_EQ(update.headers[0].field.leaf().full_name(), "septa.v1.Tenant.etag");
   EXPECT_THAT(Names(update.query), ::testing::ElementsAre("update_mask"));
   EXPECT_EQ(update.success_status, 200);
 

@@ -1,0 +1,57 @@
+#include "services/apiv1/auth_rule.h"
+
+#include "septa/v1/http.pb.h"
+#include "services/core/auth.h"
+
+namespace septa::apiv1 {
+
+namespace pb = google::protobuf;
+
+Result<AuthRule> LoadAuthRule(const pb::MethodDescriptor& method) {
+  const v1::AuthRule& declared = method.options().GetExtension(v1::auth);
+  AuthRule rule;
+  switch (declared.caller()) {
+    case v1::CALLER_ANY: rule.caller = Caller::kAny; break;
+    case v1::CALLER_WRITER: rule.caller = Caller::kWriter; break;
+    case v1::CALLER_ADMIN: rule.caller = Caller::kAdmin; break;
+    case v1::CALLER_ADMIN_WRITER: rule.caller = Caller::kAdminWriter; break;
+    default: return InvalidArgument("has no (septa.v1.auth) option saying who may call it");
+  }
+  if (rule.caller != Caller::kAny && declared.action().empty()) {
+    return InvalidArgument("(septa.v1.auth) restricts its callers but names no action for the refusal");
+  }
+  rule.action = declared.action();
+  if (!declared.tenant_field().empty()) {
+    auto field = ResolveFieldPath(*method.input_type(), declared.tenant_field(), {pb::FieldDescriptor::CPPTYPE_STRING});
+    if (!field.ok()) return InvalidArgument("(septa.v1.auth) tenant_field: " + field.status().message());
+    rule.tenant_field = *std::move(field);
+  }
+  return rule;
+}
+
+Status CheckCaller(const AuthRule& rule, const core::Principal& principal) {
+  switch (rule.caller) {
+    case Caller::kAny: return Status::Ok();
+    case Caller::kWriter: return core::RequireWriter(principal, rule.action);
+    case Caller::kAdmin: return core::RequireAdmin(principal, rule.action);
+    case Caller::kAdminWriter: return core::RequireAdminWriter(principal, rule.action);
+  }
+  return Internal("unknown caller rule");
+}
+
+Status CheckTenant(const AuthRule& rule, const core::Principal& principal, const pb::Message& request) {
+  if (!rule.tenant_field) return Status::Ok();
+  return core::RequireSeeTenant(principal, GetString(request, *rule.tenant_field));
+}
+
+std::string_view CallerName(Caller caller) {
+  switch (caller) {
+    case Caller::kAny: return "any";
+    case Caller::kWriter: return "writer";
+    case Caller::kAdmin: return "admin";
+    case Caller::kAdminWriter: return "admin writer";
+  }
+  return "";
+}
+
+}  // namespace septa::apiv1

@@ -1,0 +1,16 @@
+// InventoryService over core::InventoryService.
+#include "services/apiv1/convert.h"
+#include "services/apiv1/rpcs.h"
+
+namespace septa::apiv1 {
+
+void AddInventoryRpcs(Handlers& handlers, const core::UseCases& uc) {
+  handlers.Add<v1::ListNodesRequest>(
+      [uc](const core::RequestContext& ctx, const v1::ListNodesRequest& req) -> Result<v1::ListNodesResponse> {
+        SEPTA_ASSIGN_OR_RETURN(const core::InventoryPage page,
+                               uc.inventory.ListNodes(ctx, req.page_size(), req.page_token()));
+        return ToProto(page);
+      });
+}
+
+}  // namespace septa::apiv1

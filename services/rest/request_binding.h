@@ -1,0 +1,43 @@
+// An HTTP request bound into an RPC's request message by its
+// (septa.v1.http) binding (services/apiv1/http_bindings.h), and the RPC's
+// response written back as HTTP: the rules api/proto/septa/v1/http.proto
+// states, applied to every RPC alike.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include <google/protobuf/message.h>
+
+#include "common/status.h"
+#include "services/apiv1/http_bindings.h"
+#include "services/http/server.h"
+#include "services/http/target.h"
+
+namespace septa::rest {
+
+// The path's variables (`params`, by field path) into `request`.
+void BindPath(const apiv1::HttpBinding& binding, const std::map<std::string, std::string>& params,
+              google::protobuf::Message& request);
+
+// Everything else: the JSON body (which may repeat a path variable only with
+// the URL's value), the header bindings (If-Match as an entity tag, which
+// wins over the body's value), the query parameters, and a PATCH's implicit
+// update mask (the fields the body sent). Errors name the field as the
+// client sent it: relative to the body, or the query parameter or header.
+Status BindRequest(const apiv1::HttpBinding& binding, const http::Request& http_request, const http::Target& target,
+                   google::protobuf::Message& request);
+
+// The etag an If-Match header requires: "7", W/"7" or 7; empty without the
+// header or with * (any version). A header that names no etag is refused.
+Result<std::string> IfMatch(const http::Request& http_request);
+
+// The RPC's response: its success status, the JSON body (none for 204), an
+// ETag header from a top-level `etag`, Location for a created resource,
+// Cache-Control: no-store for a secret.
+http::Response RpcResponse(const apiv1::HttpBinding& binding, const google::protobuf::Message& response);
+
+// A JSON response of `message` (protobuf's JSON mapping, .proto field names).
+http::Response JsonResponse(http::HttpStatus status, const google::protobuf::Message& message);
+
+}  // namespace septa::rest

@@ -1,0 +1,188 @@
+// REST's binding of a request into an RPC's message and of its response
+// back (services/rest/request_binding.h), by the rules http.proto states,
+// on the API's own bindings: what the integration tests see through a
+// server, case by case here.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "septa/v1/tenant.pb.h"
+#include "septa/v1/token.pb.h"
+#include "septa/v1/vcluster.pb.h"
+#include "services/rest/request_binding.h"
+#include "tests/support/proto_test_pool.h"
+
+namespace septa::rest {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+namespace bh = boost::beast::http;
+
+const apiv1::HttpBinding& BindingOf(std::string_view rpc) {
+  static const std::vector<apiv1::HttpBinding> bindings = *apiv1::ApiHttpBindings();
+  for (const apiv1::HttpBinding& b : bindings) {
+    if (b.method->name() == rpc) return b;
+  }
+  throw std::invalid_argument("no RPC " + std::string(rpc));
+}
+
+struct Sent {
+  Sent(std::string t, std::string b = "", std::map<std::string, std::string> h = {})
+      : target(std::move(t)), body(std::move(b)), headers(std::move(h)) {}
+  std::string target;
+  std::string body;
+  std::map<std::string, std::string> headers;
+};
+
+// Binds `sent` as REST does: the path's variables (`params`), then the rest.
+Status Bind(const apiv1::HttpBinding& b, const Sent& sent, const std::map<std::string, std::string>& params,
+            google::protobuf::Message& request) {
+  http::Request req(bh::string_to_verb(b.verb), sent.target, 11);
+  for (const auto& [name, value] : sent.headers) req.set(name, value);
+  req.body() = sent.body;
+  BindPath(b, params, request);
+  return BindRequest(b, req, *http::ParseTarget(sent.target), request);
+}
+
+std::string FieldOf(const Status& st) { return st.violations().empty() ? "" : st.violations()[0].field; }
+
+TEST(RestBinding, APatchChangesTheFieldsTheBodySentButNotThoseTheUrlOrAHeaderBind) {
+  const auto& update = BindingOf("UpdateTenant");
+  v1::UpdateTenantRequest r;
+  ASSERT_TRUE(Bind(update, {"/v1/tenants/acme", R"({"name":"acme","display_name":"","etag":"3","labels":{}})"},
+                   {{"tenant.name", "acme"}}, r)
+                  .ok());
+  EXPECT_EQ(r.tenant().name(), "acme");
+  EXPECT_EQ(r.tenant().etag(), "3");  // no If-Match: the body's counts
+  EXPECT_THAT(r.update_mask().paths(), ElementsAre("display_name", "labels"));
+
+  v1::UpdateTenantRequest masked;
+  ASSERT_TRUE(Bind(update, {"/v1/tenants/acme?update_mask=labels,quota.pods", R"({"display_name":"x"})"},
+                   {{"tenant.name", "acme"}}, masked)
+                  .ok());
+  EXPECT_THAT(masked.update_mask().paths(), ElementsAre("labels", "quota.pods"));
+  EXPECT_EQ(masked.tenant().display_name(), "x");
+}
+
+TEST(RestBinding, IfMatchWinsOverTheBodyAndAnEmptyPreconditionIsRefused) {
+  const auto& update = BindingOf("UpdateTenant");
+  v1::UpdateTenantRequest r;
+  ASSERT_TRUE(
+      Bind(update, {"/v1/tenants/acme", R"({"etag":"3"})", {{"If-Match", "W/\"5\""}}}, {{"tenant.name", "acme"}}, r)
+          .ok());
+  EXPECT_EQ(r.tenant().etag(), "5");
+  v1::UpdateTenantRequest any;
+  ASSERT_TRUE(
+      Bind(update, {"/v1/tenants/acme", R"({"etag":"3"})", {{"If-Match", "*"}}}, {{"tenant.name", "acme"}}, any).ok());
+  EXPECT_EQ(any.tenant().etag(), "");  // any version
+
+  v1::UpdateTenantRequest empty;
+  const Status sent_empty = Bind(update, {"/v1/tenants/acme", R"({"etag":""})"}, {{"tenant.name", "acme"}}, empty);
+  EXPECT_EQ(FieldOf(sent_empty), "etag");
+  EXPECT_THAT(sent_empty.message(), HasSubstr("is empty"));
+  const Status header_empty =
+      Bind(update, {"/v1/tenants/acme", "{}", {{"If-Match", "\"\""}}}, {{"tenant.name", "acme"}}, empty);
+  EXPECT_EQ(FieldOf(header_empty), "If-Match");
+}
+
+TEST(RestBinding, TheBodyMayRepeatTheUrlsIdentifiersOnlyWithTheUrlsValue) {
+  v1::UpdateTenantRequest patch;
+  const Status renamed =
+      Bind(BindingOf("UpdateTenant"), {"/v1/tenants/acme", R"({"name":"other"})"}, {{"tenant.name", "acme"}}, patch);
+  EXPECT_EQ(FieldOf(renamed), "name");
+  EXPECT_THAT(renamed.message(), HasSubstr("is immutable and must match the URL (\"acme\")"));
+
+  // A variable outside the body, repeated by the body's field of its name.
+  v1::CreateVirtualClusterRequest create;
+  const Status moved =
+      Bind(BindingOf("CreateVirtualCluster"), {"/v1/tenants/acme/vclusters", R"({"name":"train","tenant":"globex"})"},
+           {{"tenant", "acme"}}, create);
+  EXPECT_EQ(FieldOf(moved), "tenant");
+  EXPECT_EQ(moved.violations()[0].description, "must match the URL (\"acme\")");
+
+  // The whole request as the body ("*"): its fields are the path's.
+  v1::IssueKubeconfigRequest issue;
+  const Status other = Bind(BindingOf("IssueKubeconfig"),
+                            {"/v1/tenants/acme/vclusters/train:kubeconfig", R"({"vcluster":"eval","role":"view"})"},
+                            {{"tenant", "acme"}, {"vcluster", "train"}}, issue);
+  EXPECT_EQ(FieldOf(other), "vcluster");
+  v1::IssueKubeconfigRequest same;
+  ASSERT_TRUE(Bind(BindingOf("IssueKubeconfig"),
+                   {"/v1/tenants/acme/vclusters/train:kubeconfig", R"({"tenant":"acme","role":"view"})"},
+                   {{"tenant", "acme"}, {"vcluster", "train"}}, same)
+                  .ok());
+  EXPECT_EQ(same.vcluster(), "train");
+  EXPECT_EQ(same.role(), "view");
+}
+
+TEST(RestBinding, HeadersAndQueryParametersFillTheirFieldsAndBadNumbersNameTheParameter) {
+  v1::CreateVirtualClusterRequest create;
+  ASSERT_TRUE(Bind(BindingOf("CreateVirtualCluster"),
+                   {"/v1/tenants/acme/vclusters", R"({"name":"train"})", {{"Idempotency-Key", "k-1"}}},
+                   {{"tenant", "acme"}}, create)
+                  .ok());
+  EXPECT_EQ(create.idempotency_key(), "k-1");
+  EXPECT_EQ(create.tenant(), "acme");
+  EXPECT_EQ(create.virtual_cluster().name(), "train");
+
+  const auto& list = BindingOf("ListTenants");
+  v1::ListTenantsRequest page;
+  ASSERT_TRUE(Bind(list, {"/v1/tenants?page_size=5&page_token=abc&filter=state%3DACTIVE"}, {}, page).ok());
+  EXPECT_EQ(page.page_size(), 5);
+  EXPECT_EQ(page.page_token(), "abc");
+  EXPECT_EQ(page.filter(), "state=ACTIVE");
+  for (const std::string bad : {"abc", "5x", "-", "1.5"}) {
+    v1::ListTenantsRequest r;
+    const Status st = Bind(list, {"/v1/tenants?page_size=" + bad}, {}, r);
+    EXPECT_EQ(FieldOf(st), "page_size") << bad;
+    EXPECT_THAT(st.message(), HasSubstr("must be an integer")) << bad;
+  }
+  v1::ListTenantsRequest huge;
+  EXPECT_THAT(Bind(list, {"/v1/tenants?page_size=99999999999"}, {}, huge).message(), HasSubstr("is out of range"));
+  v1::ListTenantsRequest blank;
+  EXPECT_TRUE(Bind(list, {"/v1/tenants?page_size="}, {}, blank).ok());  // the default
+  EXPECT_EQ(blank.page_size(), 0);
+}
+
+TEST(RestBinding, ARepeatedQueryParameterTakesEveryOccurrence) {
+  test::ProtoTestPool pool({R"([septa.v1.http] { get: "/v1/things/{name}" })"});
+  auto bindings = apiv1::LoadHttpBindings(pool.pool(), {"t.proto"});
+  ASSERT_TRUE(bindings.ok()) << bindings.status().ToString();
+  std::unique_ptr<google::protobuf::Message> r = pool.New("t.Req");
+  ASSERT_TRUE(Bind((*bindings)[0], {"/v1/things/x?tags=a&tags=b%20c&other=1"}, {{"name", "x"}}, *r).ok());
+  const auto* tags = r->GetDescriptor()->FindFieldByName("tags");
+  ASSERT_EQ(r->GetReflection()->FieldSize(*r, tags), 2);
+  EXPECT_EQ(r->GetReflection()->GetRepeatedString(*r, tags, 0), "a");
+  EXPECT_EQ(r->GetReflection()->GetRepeatedString(*r, tags, 1), "b c");
+}
+
+TEST(RestBinding, TheResponseCarriesItsStatusEtagLocationAndCachePolicy) {
+  v1::ApiToken token;
+  token.set_id("00ff");
+  token.set_token("septa_00ff_secret");
+  const http::Response created = RpcResponse(BindingOf("CreateToken"), token);
+  EXPECT_EQ(created.result_int(), 201);
+  EXPECT_EQ(created[bh::field::location], "/v1/tokens/00ff");
+  EXPECT_EQ(created[bh::field::cache_control], "no-store");
+  EXPECT_EQ(created[bh::field::content_type], "application/json");
+
+  v1::VirtualCluster vc;
+  vc.set_tenant("acme");
+  vc.set_name("train");
+  vc.set_etag("7");
+  const http::Response made = RpcResponse(BindingOf("CreateVirtualCluster"), vc);
+  EXPECT_EQ(made[bh::field::location], "/v1/tenants/acme/vclusters/train");
+  EXPECT_EQ(made[bh::field::etag], "\"7\"");
+  EXPECT_EQ(made.find(bh::field::cache_control), made.end());
+
+  const http::Response got = RpcResponse(BindingOf("GetVirtualCluster"), vc);
+  EXPECT_EQ(got.result_int(), 200);
+  EXPECT_EQ(got.find(bh::field::location), got.end());
+
+  const http::Response deleted = RpcResponse(BindingOf("DeleteTenant"), google::protobuf::Empty());
+  EXPECT_EQ(deleted.result_int(), 204);
+  EXPECT_TRUE(deleted.body().empty());
+}
+
+}  // namespace
+}  // namespace septa::rest
