@@ -337,23 +337,37 @@ tenancy::TenantQuota FromProto(const v1::TenantQuota& in) {
 
 }  // namespace
 
+v1::TenantQuota ToProto(const tenancy::TenantQuota& quota) {
+  v1::TenantQuota out;
+  for (const QuotaMember& m : kQuotaMembers) {
+    // Stored limits are within ValidateTenantQuota's bounds, all below 2^31.
+    if (quota.*m.core) (out.*m.set)(static_cast<std::int32_t>(*(quota.*m.core)));
+  }
+  return out;
+}
+
+v1::TenantQuotaUsage ToProto(const tenancy::TenantUsage& usage) {
+  v1::TenantQuotaUsage out;
+  out.set_gpu_milli(usage.gpu_milli);
+  out.set_cpu_milli(usage.cpu_milli);
+  out.set_memory_mib(usage.memory_mib);
+  out.set_pods(usage.pods);
+  out.set_vclusters(usage.vclusters);
+  return out;
+}
+
+v1::TenantQuotaStatus ToProto(const core::TenantQuotaView& view) {
+  v1::TenantQuotaStatus out;
+  out.set_tenant(view.tenant);
+  *out.mutable_limits() = ToProto(view.quota);
+  *out.mutable_usage() = ToProto(view.usage);
+  return out;
+}
+
 v1::Tenant ToProto(const core::Tenant& t, const std::optional<tenancy::TenantUsage>& usage) {
   v1::Tenant out;
-  if (t.quota != tenancy::TenantQuota{}) {
-    v1::TenantQuota* quota = out.mutable_quota();
-    for (const QuotaMember& m : kQuotaMembers) {
-      // Stored limits are within ValidateTenantQuota's bounds, all below 2^31.
-      if (t.quota.*m.core) (quota->*m.set)(static_cast<std::int32_t>(*(t.quota.*m.core)));
-    }
-  }
-  if (usage) {
-    v1::TenantQuotaUsage* u = out.mutable_quota_usage();
-    u->set_gpu_milli(usage->gpu_milli);
-    u->set_cpu_milli(usage->cpu_milli);
-    u->set_memory_mib(usage->memory_mib);
-    u->set_pods(usage->pods);
-    u->set_vclusters(usage->vclusters);
-  }
+  if (t.quota != tenancy::TenantQuota{}) *out.mutable_quota() = ToProto(t.quota);
+  if (usage) *out.mutable_quota_usage() = ToProto(*usage);
   out.set_name(t.name);
   out.set_display_name(t.display_name);
   out.set_trust_tier(t.trust_tier);

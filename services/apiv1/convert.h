@@ -27,6 +27,11 @@ v1::ApiToken ToProto(const core::ApiToken& token);
 v1::InventoryNode ToProto(const core::HeldNode& node);
 v1::ListNodesResponse ToProto(const core::InventoryPage& page);
 
+// Unset members stay absent (unlimited).
+v1::TenantQuota ToProto(const tenancy::TenantQuota& quota);
+v1::TenantQuotaUsage ToProto(const tenancy::TenantUsage& usage);
+v1::TenantQuotaStatus ToProto(const core::TenantQuotaView& view);
+
 // The fields a client may set on create; output-only fields are ignored.
 Result<core::Tenant> TenantDraftFromProto(const v1::Tenant& tenant);
 

@@ -35,6 +35,11 @@ void AddTenantRpcs(Handlers& handlers, const core::UseCases& uc) {
         SEPTA_ASSIGN_OR_RETURN(const core::TenantView view, uc.tenants.Get(ctx, req.name()));
         return ToProto(view.tenant, view.quota_usage);
       });
+  handlers.Add<v1::GetTenantQuotaRequest>(
+      [uc](const core::RequestContext& ctx, const v1::GetTenantQuotaRequest& req) -> Result<v1::TenantQuotaStatus> {
+        SEPTA_ASSIGN_OR_RETURN(const core::TenantQuotaView view, uc.tenants.GetQuota(ctx, req.tenant()));
+        return ToProto(view);
+      });
   handlers.Add<v1::ListTenantsRequest>(
       [uc](const core::RequestContext& ctx, const v1::ListTenantsRequest& req) -> Result<v1::ListTenantsResponse> {
         SEPTA_ASSIGN_OR_RETURN(const core::TenantPage page,

@@ -130,6 +130,20 @@ Result<TenantView> TenantService::Get(const RequestContext& ctx, const std::stri
   return view;
 }
 
+Result<TenantQuotaView> TenantService::GetQuota(const RequestContext& ctx, const std::string& name) {
+  SEPTA_RETURN_IF_ERROR(CheckCanNameTenant(name));
+  SEPTA_RETURN_IF_ERROR(RequireSeeTenant(ctx.principal, name));
+  TenantQuotaView view{name, {}, {}};
+  Status st = store_.Transact(TxMode::kReadOnly, [&](Tx& tx) -> Status {
+    SEPTA_ASSIGN_OR_RETURN(const Tenant tenant, FindTenant(tx, name));
+    view.quota = tenant.quota;
+    SEPTA_ASSIGN_OR_RETURN(view.usage, ReadTenantUsage(tx, catalog_, name));
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return view;
+}
+
 Result<TenantPage> TenantService::List(const RequestContext& ctx, const ListTenantsParams& params) {
   if (params.page_size < 0 || params.page_size > kMaxPageSize) {
     return InvalidField("page_size", "must be between 1 and 500 (0 for the default of 50)");

@@ -49,6 +49,13 @@ struct TenantView {
   std::optional<tenancy::TenantUsage> quota_usage;
 };
 
+// A tenant's quota and what its virtual clusters count against it.
+struct TenantQuotaView {
+  std::string tenant;
+  tenancy::TenantQuota quota;  // unset members: unlimited
+  tenancy::TenantUsage usage;
+};
+
 class TenantService {
  public:
   // `catalog`: the GPU models that GPU-equivalents are counted on.
@@ -68,6 +75,8 @@ class TenantService {
   // another request is refused; after that the key is free again.
   Result<Tenant> Create(const RequestContext& ctx, const Tenant& draft, std::string_view idempotency_key);
   Result<TenantView> Get(const RequestContext& ctx, const std::string& name);
+  // Its quota and usage, read in one transaction, whether or not it has a quota.
+  Result<TenantQuotaView> GetQuota(const RequestContext& ctx, const std::string& name);
   Result<TenantPage> List(const RequestContext& ctx, const ListTenantsParams& params);
   // `if_match`, when not empty, must equal the current etag. trust_tier,
   // state and quota: admins only. A quota below what the tenant holds is

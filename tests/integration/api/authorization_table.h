@@ -33,6 +33,8 @@ inline std::vector<AuthorizationRow> AuthorizationTable() {
       {"GET", "/v1/tenants", "", "TenantService/ListTenants", "{}", 200, 200, 200, 200, 401},
       {"GET", "/v1/tenants/acme", "", "TenantService/GetTenant", R"({"name":"acme"})", 200, 200, 200, 404, 401},
       {"GET", "/v1/tenants/beta", "", "TenantService/GetTenant", R"({"name":"beta"})", 200, 404, 404, 200, 401},
+      {"GET", "/v1/tenants/acme/quota", "", "TenantService/GetTenantQuota", R"({"tenant":"acme"})", 200, 200, 200, 404,
+       401},
       {"POST", "/v1/tenants", R"({"name":"gamma","trust_tier":"shared","quota":{"vclusters":2}})",
        "TenantService/CreateTenant", R"({"tenant":{"name":"gamma","trust_tier":"shared","quota":{"vclusters":2}}})",
        201, 403, 403, 403, 401},

@@ -161,6 +161,7 @@ class GrpcAuthorizationTest : public AuthorizationTableTest<GrpcTest> {
         {"TrustTierService/GetTrustTier", Bind(*tiers_, &v1::TrustTierService::Stub::GetTrustTier)},
         {"TenantService/ListTenants", Bind(*tenants_, &v1::TenantService::Stub::ListTenants)},
         {"TenantService/GetTenant", Bind(*tenants_, &v1::TenantService::Stub::GetTenant)},
+        {"TenantService/GetTenantQuota", Bind(*tenants_, &v1::TenantService::Stub::GetTenantQuota)},
         {"TenantService/CreateTenant", Bind(*tenants_, &v1::TenantService::Stub::CreateTenant)},
         {"TenantService/UpdateTenant", Bind(*tenants_, &v1::TenantService::Stub::UpdateTenant)},
         {"TenantService/DeleteTenant", Bind(*tenants_, &v1::TenantService::Stub::DeleteTenant)},
@@ -296,6 +297,19 @@ TEST_F(GrpcTenantQuotaTest, TenantQuotaIsEnforcedAndBreachesNameTheQuota) {
   EXPECT_EQ(tenants_->UpdateTenant(Ctx(owner).get(), raise, &q).error_code(), grpc::StatusCode::PERMISSION_DENIED);
   ASSERT_TRUE(tenants_->GetTenant(Ctx(admin_).get(), get, &q).ok());
   EXPECT_EQ(q.quota().vclusters(), 2);
+  // GetTenantQuota: the limits and the usage together; another tenant's
+  // token finds no such tenant.
+  v1::GetTenantQuotaRequest ask;
+  ask.set_tenant("q");
+  v1::TenantQuotaStatus status;
+  ASSERT_TRUE(tenants_->GetTenantQuota(Ctx(owner).get(), ask, &status).ok());
+  EXPECT_EQ(status.tenant(), "q");
+  EXPECT_EQ(status.limits().vclusters(), 2);
+  EXPECT_FALSE(status.limits().has_gpu_milli());
+  EXPECT_EQ(status.usage().gpu_milli(), 4000);
+  CreateTenant("other");
+  const grpc::Status other = tenants_->GetTenantQuota(Ctx(CreateToken("tenant:other", "owner")).get(), ask, &status);
+  EXPECT_EQ(other.error_code(), grpc::StatusCode::NOT_FOUND) << other.error_message();
 }
 
 // The virtual cluster lifecycle over gRPC, with every tier's kind of capacity.

@@ -530,6 +530,25 @@ TEST_F(RestTest, TenantQuotaIsEnforcedAndBreachesNameTheQuota) {
   EXPECT_FALSE(unlimited.contains("quota")) << unlimited.dump();
   const json free = json::parse(Call(admin_, "GET", "/v1/tenants/free").body);
   EXPECT_FALSE(free.contains("quota_usage")) << free.dump();
+
+  // GetTenantQuota: the limits and the usage together, for its own tenant's
+  // tokens and admins; another tenant's token finds no such tenant.
+  const std::string owner = CreateToken("tenant:q", "viewer");
+  const auto status = Call(owner, "GET", "/v1/tenants/q/quota");
+  ASSERT_EQ(status.status, 200) << status.body;
+  const json quota = json::parse(status.body);
+  EXPECT_EQ(quota["tenant"], "q");
+  EXPECT_EQ(quota["limits"], (json{{"gpu_milli", 4500}})) << quota.dump();  // as the breach above left it
+  EXPECT_EQ(quota["usage"]["gpu_milli"], "4000") << quota.dump();
+  EXPECT_EQ(quota["usage"]["vclusters"], "2") << quota.dump();
+  const auto other = Call(CreateToken("tenant:free", "owner"), "GET", "/v1/tenants/q/quota");
+  EXPECT_EQ(other.status, 404) << other.body;
+  EXPECT_EQ(json::parse(other.body)["message"], "tenant \"q\" not found") << other.body;
+  // Without a quota: no limits, and the usage all the same.
+  const json none = json::parse(Call(admin_, "GET", "/v1/tenants/free/quota").body);
+  EXPECT_EQ(none["limits"], json::object()) << none.dump();
+  EXPECT_EQ(none["usage"]["vclusters"], "0") << none.dump();
+  EXPECT_EQ(Call(admin_, "GET", "/v1/tenants/nobody/quota").status, 404);
 }
 
 // api_limits_table.h over REST; and the tiers' defaults (migrations/0017_api_limits.sql).

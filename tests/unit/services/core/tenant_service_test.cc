@@ -241,6 +241,24 @@ TEST_F(TenantServiceTest, AdminsSetTheQuotaOwnersOnlyReadIt) {
   EXPECT_EQ(tenants.Get(Admin(), "acme")->tenant.version, 2);
 }
 
+TEST_F(TenantServiceTest, GetQuotaReadsTheLimitsAndTheUsageWithOrWithoutAQuota) {
+  Tenant draft = Draft("acme", "shared");
+  draft.quota.vclusters = 3;
+  ASSERT_TRUE(tenants.Create(Admin(), draft, "").ok());
+  ASSERT_TRUE(tenants.Create(Admin(), Draft("beta", "shared"), "").ok());
+  auto acme = tenants.GetQuota(TenantCtx("acme", Role::kViewer), "acme");
+  ASSERT_TRUE(acme.ok()) << acme.status().ToString();
+  EXPECT_EQ(acme->tenant, "acme");
+  EXPECT_EQ(acme->quota.vclusters, 3);
+  EXPECT_EQ(acme->usage, tenancy::TenantUsage{});
+  auto beta = tenants.GetQuota(Admin(), "beta");  // no quota: unlimited, and its usage all the same
+  ASSERT_TRUE(beta.ok()) << beta.status().ToString();
+  EXPECT_EQ(beta->quota, tenancy::TenantQuota{});
+  EXPECT_EQ(tenants.GetQuota(TenantCtx("acme"), "beta").status().code(), Code::kNotFound);
+  EXPECT_EQ(tenants.GetQuota(Admin(), "nobody").status().code(), Code::kNotFound);
+  EXPECT_EQ(tenants.GetQuota(Admin(), "Not A Name").status().code(), Code::kNotFound);
+}
+
 // A token issued under the old tier lives no longer than the new tier's cap
 // allows, counted from its issue; a cached verification is dropped at once.
 TEST_F(TenantServiceTest, AStricterTierShortensTheTenantsTokens) {
