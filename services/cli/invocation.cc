@@ -451,10 +451,14 @@ Result<Command> SelectedVclusterCommand(const Commands& c, Flags& f) {
     f.vcluster_wake.wait = *wait;
     return Command(std::move(f.vcluster_wake));
   }
-  auto wait = WaitFrom(f.delete_wait);
-  SEPTA_RETURN_IF_ERROR(wait);
-  f.vcluster_delete.wait = *wait;
-  return Command(std::move(f.vcluster_delete));
+  if (c.vcluster_delete->parsed()) {
+    auto wait = WaitFrom(f.delete_wait);
+    SEPTA_RETURN_IF_ERROR(wait);
+    f.vcluster_delete.wait = *wait;
+    return Command(std::move(f.vcluster_delete));
+  }
+  // A sub-command without a branch above: a defect here, never a delete.
+  return Internal("septactl vcluster: the sub-command parsed has no command");
 }
 
 // Positionals in the usage line as their names say ("[TENANT] NAME"),

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "common/documents.h"
+#include "common/ip_address.h"
 #include "common/text.h"
-#include "services/base/ip_address.h"
 #include "tenancy/sync/host_keys.h"
 
 namespace septa::config {
@@ -301,7 +301,7 @@ const std::vector<KeyDef>& Defs() {
         "the IP address tenants and the host's pods reach vcluster_addr at (empty: its host, 127.0.0.1 for a "
         "wildcard)"},
        [](Config& c, const std::string& v, const std::string& where) {
-         if (!v.empty() && !base::IsIpAddress(v)) {
+         if (!v.empty() && !IsIpAddress(v)) {
            return Bad(where, "\"" + EscapeControlCharacters(v) + "\" is not an IPv4 or IPv6 address");
          }
          c.vcluster_advertise_address = v;

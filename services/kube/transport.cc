@@ -14,6 +14,8 @@
 #include <optional>
 #include <thread>
 
+#include "common/ip_address.h"
+
 namespace septa::kube {
 
 namespace net = boost::asio;
@@ -147,12 +149,6 @@ void StreamCancel::Cancel() {
 }
 
 namespace {
-
-bool IsIpAddress(const std::string& host) {
-  error_code ec;
-  net::ip::make_address(host, ec);
-  return !ec;
-}
 
 // OpenSSL fills a certificate's cached extension data (key identifiers,
 // purposes) on its first use in a verification, under the certificate's

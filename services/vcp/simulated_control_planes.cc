@@ -6,9 +6,9 @@
 #include <atomic>
 #include <boost/beast/http/field.hpp>
 
+#include "common/ip_address.h"
 #include "common/text.h"
 #include "services/base/base64.h"
-#include "services/base/ip_address.h"
 #include "services/base/mac.h"
 #include "services/base/secure_random.h"
 #include "services/core/crypto.h"
@@ -186,7 +186,7 @@ Status SimulatedControlPlanes::Start() {
   for (std::string name : {host, endpoint_host_}) {
     if (name.size() > 2 && name.front() == '[') name = name.substr(1, name.size() - 2);
     if (name == "0.0.0.0" || name == "::") continue;
-    std::vector<std::string>& list = base::IsIpAddress(name) ? ips : names;
+    std::vector<std::string>& list = IsIpAddress(name) ? ips : names;
     if (std::find(list.begin(), list.end(), name) == list.end()) list.push_back(name);
   }
   auto now = std::chrono::system_clock::now();

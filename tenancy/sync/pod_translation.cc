@@ -4,9 +4,9 @@
 #include "tenancy/sync/pod_translation.h"
 
 #include <algorithm>
-#include <cctype>
 #include <set>
 
+#include "common/ip_address.h"
 #include "tenancy/host/names.h"
 #include "tenancy/sync/bookkeeping.h"
 #include "tenancy/sync/gangs.h"
@@ -32,24 +32,6 @@ std::string Hostname(const std::string& name) {
   std::replace(out.begin(), out.end(), '.', '-');
   if (!out.empty() && out.back() == '-') out.pop_back();
   return out;
-}
-
-bool IsIpAddress(const std::string& host) {
-  if (host.find(':') != std::string::npos) {  // IPv6: hex digits, ':' and an embedded IPv4's '.'
-    return std::all_of(host.begin(), host.end(),
-                       [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) || c == ':' || c == '.'; });
-  }
-  int parts = 0;
-  std::size_t start = 0;
-  while (start <= host.size()) {
-    const std::size_t end = std::min(host.find('.', start), host.size());
-    const std::string part = host.substr(start, end - start);
-    if (part.empty() || part.size() > 3 || !std::all_of(part.begin(), part.end(), ::isdigit) || std::stoi(part) > 255)
-      return false;
-    ++parts;
-    start = end + 1;
-  }
-  return parts == 4;
 }
 
 json Metadata(const VirtualClusterView& vcluster, const json& virtual_pod) {

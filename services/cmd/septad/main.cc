@@ -10,6 +10,7 @@
 
 #include "services/app/septad_app.h"
 #include "services/base/file.h"
+#include "services/base/json_log.h"
 
 extern char** environ;
 
@@ -28,7 +29,7 @@ std::map<std::string, std::string> Environment() {
 void SetUpLogging(const septa::config::Config& config) {
   auto logger = spdlog::stderr_color_mt("septad");
   if (config.log_format == "json") {
-    logger->set_pattern(R"({"time":"%Y-%m-%dT%H:%M:%S.%e%z","level":"%l","msg":"%v"})");
+    logger->set_formatter(septa::base::JsonLineFormatter());
   } else {
     logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e%z %^%l%$ %v");
   }

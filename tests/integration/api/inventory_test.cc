@@ -133,7 +133,12 @@ TEST_F(InventoryApiTest, PagesFollowTheToken) {
 
   auto bad = Call(admin_, "GET", "/v1/inventory/nodes?page_size=1001");
   EXPECT_EQ(bad.status, 400);
-  EXPECT_NE(bad.body.find("page_size"), std::string::npos) << bad.body;
+  EXPECT_NE(bad.body.find("page_size: must be between 1 and 1000"), std::string::npos) << bad.body;
+  // Not a number: named, and no other route's limit (it once said "between 1 and 500" here).
+  bad = Call(admin_, "GET", "/v1/inventory/nodes?page_size=ten");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_NE(bad.body.find("page_size: must be an integer"), std::string::npos) << bad.body;
+  EXPECT_EQ(bad.body.find("500"), std::string::npos) << bad.body;
   bad = Call(admin_, "GET", "/v1/inventory/nodes?page_token=bogus");
   EXPECT_EQ(bad.status, 400);
   EXPECT_NE(bad.body.find("page_token"), std::string::npos) << bad.body;
