@@ -59,6 +59,13 @@ class [[nodiscard]] Status {
   // "NOT_FOUND: tenant \"acme\" not found"
   std::string ToString() const;
 
+  // Keeps the first error: becomes `other` only while this is OK (as
+  // absl::Status::Update), for work that goes on past a failure and
+  // reports the first.
+  void Update(const Status& other) {
+    if (ok()) *this = other;
+  }
+
  private:
   Code code_ = Code::kOk;
   std::string message_;
@@ -144,5 +151,20 @@ inline const Status& ToStatus(const Status& s) { return s; }
 template <typename T>
 const Status& ToStatus(const Result<T>& r) {
   return r.status();
+}
+
+// The checks callers make of an error's code; a Result that holds a value
+// is none of them.
+template <typename S>
+bool IsNotFound(const S& s) {
+  return ToStatus(s).code() == Code::kNotFound;
+}
+template <typename S>
+bool IsAlreadyExists(const S& s) {
+  return ToStatus(s).code() == Code::kAlreadyExists;
+}
+template <typename S>
+bool IsAborted(const S& s) {
+  return ToStatus(s).code() == Code::kAborted;
 }
 }  // namespace septa

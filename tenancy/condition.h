@@ -12,11 +12,22 @@
 
 namespace septa::tenancy {
 
+// The condition types of a virtual cluster, one spelling each (the
+// provisioner, the MIG layout controller, the use cases and the CLI's
+// --wait read the same ones).
+inline constexpr char kCapacityReady[] = "CapacityReady";          // its reservation holds
+inline constexpr char kNamespaceReady[] = "NamespaceReady";        // its host namespace exists
+inline constexpr char kQuotaReady[] = "QuotaReady";                // its host ResourceQuota is applied
+inline constexpr char kQueueReady[] = "QueueReady";                // its scheduler queue is applied
+inline constexpr char kControlPlaneReady[] = "ControlPlaneReady";  // its virtual API answers
+inline constexpr char kSleeping[] = "Sleeping";                    // asleep: no workload left on the host
+inline constexpr char kDrifted[] = "Drifted";                      // a host object was changed and restored
+
 enum class ConditionStatus { kTrue, kFalse, kUnknown };
 std::string_view ConditionStatusName(ConditionStatus status);  // "True", "False", "Unknown"
 
 struct Condition {
-  std::string type;  // CamelCase: "CapacityReady", "Provisioned", "Ready"
+  std::string type;  // CamelCase: kCapacityReady, ...
   ConditionStatus status = ConditionStatus::kUnknown;
   std::string reason;   // CamelCase, machine-readable: "MigRelayoutPending"
   std::string message;  // for people

@@ -217,11 +217,10 @@ Status WithRelayoutHint(const Status& shortfall, const MigRelayout& relayout) {
 
 Condition CapacityReadyCondition(const std::vector<MigLayoutTarget>& relayout, std::int64_t generation) {
   if (relayout.empty()) {
-    return {
-        "CapacityReady", ConditionStatus::kTrue, "CapacityReserved", "the capacity is reserved on concrete GPUs", {},
-        generation};
+    return {kCapacityReady, ConditionStatus::kTrue, "CapacityReserved", "the capacity is reserved on concrete GPUs", {},
+            generation};
   }
-  return {"CapacityReady",
+  return {kCapacityReady,
           ConditionStatus::kFalse,
           "MigRelayout",
           "the capacity is reserved; re-laying out MIG on " + DescribeTargets(relayout),

@@ -10,6 +10,7 @@
 #include "services/cli/invocation.h"
 #include "services/cli/septa_client.h"
 #include "services/cli/views.h"
+#include "tenancy/condition.h"
 
 namespace septa::cli {
 
@@ -387,7 +388,7 @@ class CommandRunner {
       case Until::kAsleep:
         if (vc.state() != v1::VirtualCluster::SLEEPING) return true;  // woken meanwhile: nothing to wait for
         for (const auto& c : vc.conditions()) {
-          if (c.type() == "Sleeping") return c.status() == "True" && c.observed_generation() == vc.generation();
+          if (c.type() == tenancy::kSleeping) return c.status() == "True" && c.observed_generation() == vc.generation();
         }
         return false;
     }
@@ -434,10 +435,10 @@ class CommandRunner {
     while (true) {
       if (Reached(vcluster_, until)) return grpc::Status::OK;
       if (clock_.Now() >= deadline) {
-        gave_up_ =
-            DeadlineExceeded("gave up waiting after " + FormatWaitTimeout(timeout) + ": virtual cluster " + who +
-                             " is still " + v1::VirtualCluster::State_Name(state) + ", " +
-                             DescribeCondition(vcluster_, until == Until::kAsleep ? "Sleeping" : "CapacityReady"));
+        gave_up_ = DeadlineExceeded(
+            "gave up waiting after " + FormatWaitTimeout(timeout) + ": virtual cluster " + who + " is still " +
+            v1::VirtualCluster::State_Name(state) + ", " +
+            DescribeCondition(vcluster_, until == Until::kAsleep ? tenancy::kSleeping : tenancy::kCapacityReady));
         return grpc::Status::OK;
       }
       clock_.SleepUntil(std::min(deadline, clock_.Now() + kPollInterval), {});

@@ -102,7 +102,7 @@ Result<Authenticator::LookedUp> Authenticator::Lookup(const std::string& id) {
     const std::string tenant = looked_up.token.principal.substr(kTenantPrefix.size());
     st = store_.Transact(TxMode::kReadOnly, [&](Tx& tx) -> Status {
       auto owner = tx.Tenants().Get(tenant);
-      if (owner.status().code() == Code::kNotFound) return Status::Ok();  // deleted: its tokens are revoked
+      if (IsNotFound(owner)) return Status::Ok();  // deleted: its tokens are revoked
       SEPTA_RETURN_IF_ERROR(owner);
       looked_up.tenant_suspended = owner->state == TenantState::kSuspended;
       return Status::Ok();
@@ -124,7 +124,7 @@ Result<Principal> Authenticator::Authenticate(std::string_view bearer) {
   if (!parsed) return Unauthenticated("invalid bearer token");
   Result<LookedUp> found = Lookup(parsed->id);
   if (!found.ok()) {
-    if (found.status().code() == Code::kNotFound) return Unauthenticated("invalid bearer token");
+    if (IsNotFound(found)) return Unauthenticated("invalid bearer token");
     return found.status();
   }
   const ApiToken* token = &found->token;

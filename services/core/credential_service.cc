@@ -35,7 +35,7 @@ Status CheckMaySee(const RequestContext& ctx, const std::string& tenant, const s
 
 Result<tenancy::VirtualCluster> FindVcluster(Tx& tx, const std::string& tenant, const std::string& vcluster) {
   auto found = tx.VirtualClusters().Get(tenant, vcluster);
-  if (found.status().code() == Code::kNotFound) return NotFound(NameOf(tenant, vcluster) + " not found");
+  if (IsNotFound(found)) return NotFound(NameOf(tenant, vcluster) + " not found");
   return found;
 }
 
@@ -211,7 +211,7 @@ Result<VclusterCredential> CredentialService::Revoke(const RequestContext& ctx, 
   Status st = store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
     const TimePoint now = Now(clock_);
     auto current = tx.Credentials().Get(tenant, vcluster, serial);
-    if (current.status().code() == Code::kNotFound) {
+    if (IsNotFound(current)) {
       return NotFound("credential \"" + EscapeControlCharacters(serial) + "\" of " + NameOf(tenant, vcluster) +
                       " not found");
     }

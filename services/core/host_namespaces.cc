@@ -13,7 +13,7 @@ HostNamespaceOf StoredHostNamespaces(Store& store) {
       stored.clear();
       auto vc = tx.VirtualClusters().Get(key.tenant, key.vcluster);
       if (vc.ok()) stored = vc->host_namespace;
-      return vc.ok() || vc.status().code() == Code::kNotFound ? Status::Ok() : vc.status();
+      return vc.ok() || IsNotFound(vc) ? Status::Ok() : vc.status();
     });
     SEPTA_RETURN_IF_ERROR(st);
     if (stored.empty()) return tenancy::host::HostNamespaceName(key.tenant, key.vcluster);

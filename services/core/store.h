@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "common/status.h"
@@ -243,5 +244,18 @@ class Store {
   // nullptr stops watching.
   virtual void WatchRevocations(std::function<void(const Revocation&)> on_revocation) = 0;
 };
+
+// Store::Transact for a body that returns a value (a Result<T>): the value
+// of the run that committed, or the error. The body may run more than once.
+template <typename Body>
+auto TransactFor(Store& store, TxMode mode, Body&& body) -> std::invoke_result_t<Body&, Tx&> {
+  std::optional<std::invoke_result_t<Body&, Tx&>> out;
+  const Status st = store.Transact(mode, [&](Tx& tx) -> Status {
+    out.emplace(body(tx));
+    return ToStatus(*out);
+  });
+  if (!st.ok()) return st;
+  return *std::move(out);
+}
 
 }  // namespace septa::core

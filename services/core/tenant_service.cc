@@ -49,7 +49,7 @@ std::string CreateFingerprint(const Tenant& t) {
 // The tenant, or kNotFound in the words users see (whatever the store says).
 Result<Tenant> FindTenant(Tx& tx, const std::string& name) {
   auto found = tx.Tenants().Get(name);
-  if (!found.ok() && found.status().code() == Code::kNotFound) {
+  if (IsNotFound(found)) {
     return NotFound("tenant \"" + name + "\" not found");
   }
   return found;
@@ -96,7 +96,7 @@ Result<Tenant> TenantService::Create(const RequestContext& ctx, const Tenant& dr
     created.update_time = now;
     created.version = 1;
     if (Status ins = tx.Tenants().Insert(created); !ins.ok()) {
-      if (ins.code() == Code::kAlreadyExists) return AlreadyExists("tenant \"" + draft.name + "\" already exists");
+      if (IsAlreadyExists(ins)) return AlreadyExists("tenant \"" + draft.name + "\" already exists");
       return ins;
     }
     SEPTA_RETURN_IF_ERROR(
@@ -133,15 +133,11 @@ Result<TenantView> TenantService::Get(const RequestContext& ctx, const std::stri
 Result<TenantQuotaView> TenantService::GetQuota(const RequestContext& ctx, const std::string& name) {
   SEPTA_RETURN_IF_ERROR(CheckCanNameTenant(name));
   SEPTA_RETURN_IF_ERROR(RequireSeeTenant(ctx.principal, name));
-  TenantQuotaView view{name, {}, {}};
-  Status st = store_.Transact(TxMode::kReadOnly, [&](Tx& tx) -> Status {
+  return TransactFor(store_, TxMode::kReadOnly, [&](Tx& tx) -> Result<TenantQuotaView> {
     SEPTA_ASSIGN_OR_RETURN(const Tenant tenant, FindTenant(tx, name));
-    view.quota = tenant.quota;
-    SEPTA_ASSIGN_OR_RETURN(view.usage, ReadTenantUsage(tx, catalog_, name));
-    return Status::Ok();
+    SEPTA_ASSIGN_OR_RETURN(tenancy::TenantUsage usage, ReadTenantUsage(tx, catalog_, name));
+    return TenantQuotaView{name, tenant.quota, usage};
   });
-  if (!st.ok()) return st;
-  return view;
 }
 
 Result<TenantPage> TenantService::List(const RequestContext& ctx, const ListTenantsParams& params) {
@@ -163,7 +159,7 @@ Result<TenantPage> TenantService::List(const RequestContext& ctx, const ListTena
       // A tenant principal lists only itself.
       auto own = tx.Tenants().Get(ctx.principal.tenant);
       if (own.ok() && Matches(*own, query)) page.tenants.push_back(*std::move(own));
-      return own.ok() || own.status().code() == Code::kNotFound ? Status::Ok() : own.status();
+      return own.ok() || IsNotFound(own) ? Status::Ok() : own.status();
     }
     // One row more than asked tells whether another page exists.
     TenantQuery probe = query;

@@ -72,7 +72,7 @@ Result<IssuedToken> TokenService::Issue(const RequestContext& ctx, const Princip
     token.expire_time.reset();
     if (!subject.admin) {
       auto tenant = tx.Tenants().Get(subject.tenant);
-      if (!tenant.ok() && tenant.status().code() == Code::kNotFound) {
+      if (IsNotFound(tenant)) {
         return ctx.principal.admin ? InvalidField("principal", "tenant \"" + subject.tenant + "\" does not exist")
                                    : NotFound("tenant \"" + subject.tenant + "\" not found");
       }
@@ -127,8 +127,7 @@ Status TokenService::Revoke(const RequestContext& ctx, const std::string& id) {
   if (!CanNameToken(id)) return NotFound("token \"" + EscapeControlCharacters(id) + "\" not found");
   Status st = store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
     auto token = tx.Tokens().Get(id);
-    if ((!token.ok() && token.status().code() == Code::kNotFound) ||
-        (token.ok() && !CanSeeToken(ctx.principal, *token))) {
+    if ((IsNotFound(token)) || (token.ok() && !CanSeeToken(ctx.principal, *token))) {
       return NotFound("token \"" + id + "\" not found");
     }
     SEPTA_RETURN_IF_ERROR(token);

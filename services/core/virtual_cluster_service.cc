@@ -6,6 +6,7 @@
 #include "services/core/tenant_query.h"
 #include "services/core/tenant_quota_check.h"
 #include "services/core/validation.h"
+#include "services/core/virtual_cluster_write.h"
 #include "tenancy/host/names.h"
 #include "tenancy/lifecycle.h"
 #include "tenancy/names.h"
@@ -21,10 +22,6 @@ using tenancy::VirtualClusterState;
 // The trust tier's defaults bound a tenant's API; only the platform's admins move them.
 constexpr std::string_view kSetApiLimits = "set a virtual cluster's api_limits";
 
-std::string ResourceOf(std::string_view tenant, std::string_view name) {
-  return "tenants/" + std::string(tenant) + "/vclusters/" + std::string(name);
-}
-
 std::string NameOf(std::string_view tenant, std::string_view name) {
   return "virtual cluster \"" + std::string(tenant) + "/" + std::string(name) + "\"";
 }
@@ -37,7 +34,7 @@ Status CheckCanName(const std::string& tenant, const std::string& name) {
 
 Result<VirtualCluster> Find(Tx& tx, const std::string& tenant, const std::string& name) {
   auto found = tx.VirtualClusters().Get(tenant, name);
-  if (found.status().code() == Code::kNotFound) return NotFound(NameOf(tenant, name) + " not found");
+  if (IsNotFound(found)) return NotFound(NameOf(tenant, name) + " not found");
   return found;
 }
 
@@ -106,7 +103,7 @@ Result<VirtualClusterState> ParseStateFilter(std::string_view filter) {
 // The tenant the request acts for, refused when it cannot take new capacity.
 Result<Tenant> ActiveTenant(Tx& tx, const std::string& name) {
   auto tenant = tx.Tenants().Get(name);
-  if (tenant.status().code() == Code::kNotFound) return NotFound("tenant \"" + name + "\" not found");
+  if (IsNotFound(tenant)) return NotFound("tenant \"" + name + "\" not found");
   SEPTA_RETURN_IF_ERROR(tenant);
   if (tenant->state == TenantState::kSuspended) {
     return FailedPrecondition("tenant \"" + name + "\" is suspended: it cannot take new capacity");
@@ -187,11 +184,11 @@ Result<VirtualClusterView> VirtualClusterService::Create(const RequestContext& c
       tenancy::SetCondition(vc.conditions, tenancy::CapacityReadyCondition(placed->relayout, vc.generation), now);
       SEPTA_RETURN_IF_ERROR(tx.VirtualClusters().Update(vc, vc.version));
     }
-    SEPTA_RETURN_IF_ERROR(
-        tx.Audit().Append(AuditOf(ctx, now, "vcluster.create", ResourceOf(tenant, vc.name), "", EtagOf(vc.version))));
+    SEPTA_RETURN_IF_ERROR(tx.Audit().Append(
+        AuditOf(ctx, now, "vcluster.create", VirtualClusterResource(tenant, vc.name), "", EtagOf(vc.version))));
     if (!key.empty()) {
-      SEPTA_RETURN_IF_ERROR(
-          tx.Idempotency().Insert(IdempotencyRecord{principal, key, fingerprint, ResourceOf(tenant, vc.name), now}));
+      SEPTA_RETURN_IF_ERROR(tx.Idempotency().Insert(
+          IdempotencyRecord{principal, key, fingerprint, VirtualClusterResource(tenant, vc.name), now}));
     }
     created = {std::move(vc), std::move(placed->reservation)};
     return Status::Ok();
@@ -241,7 +238,7 @@ Result<VirtualClusterPage> VirtualClusterService::List(const RequestContext& ctx
   Status st = store_.Transact(TxMode::kReadOnly, [&](Tx& tx) -> Status {
     page.vclusters.clear();
     auto owner = tx.Tenants().Get(tenant);
-    if (owner.status().code() == Code::kNotFound) return NotFound("tenant \"" + tenant + "\" not found");
+    if (IsNotFound(owner)) return NotFound("tenant \"" + tenant + "\" not found");
     SEPTA_RETURN_IF_ERROR(owner);
     // One row more than asked tells whether another page exists.
     VirtualClusterQuery probe = query;
@@ -301,18 +298,15 @@ Result<VirtualClusterView> VirtualClusterService::Update(const RequestContext& c
       SEPTA_RETURN_IF_ERROR(tx.Reservations().Insert(placed->reservation));
       reservation = std::move(placed->reservation);
       tenancy::SetCondition(next->conditions, tenancy::CapacityReadyCondition(placed->relayout, next->generation), now);
-    } else if (const tenancy::Condition* capacity = tenancy::FindCondition(next->conditions, "CapacityReady");
+    } else if (const tenancy::Condition* capacity = tenancy::FindCondition(next->conditions, tenancy::kCapacityReady);
                capacity != nullptr && next->generation != current->generation) {
       // The capacity is what it was: its condition holds for the new generation too.
       tenancy::Condition same = *capacity;
       same.observed_generation = next->generation;
       tenancy::SetCondition(next->conditions, std::move(same), now);
     }
-    next->version = current->version + 1;
-    next->update_time = now;
-    SEPTA_RETURN_IF_ERROR(tx.VirtualClusters().Update(*next, current->version));
-    SEPTA_RETURN_IF_ERROR(tx.Audit().Append(AuditOf(ctx, now, "vcluster.update", ResourceOf(tenant, name),
-                                                    EtagOf(current->version), EtagOf(next->version))));
+    const VirtualClusterChange change = VirtualClusterChange::By(ctx, "vcluster.update");
+    SEPTA_RETURN_IF_ERROR(WriteVirtualCluster(tx, *current, *next, now, &change));
     updated = {*std::move(next), std::move(reservation)};
     return Status::Ok();
   });
@@ -333,9 +327,9 @@ Result<VirtualClusterView> VirtualClusterService::Delete(const RequestContext& c
     VirtualCluster next = *current;
     SEPTA_RETURN_IF_ERROR(tenancy::CheckTransition(current->state, VirtualClusterState::kDeleting));
     next.state = VirtualClusterState::kDeleting;
-    next.version = current->version + 1;
-    next.update_time = now;
     if (!current->on_host) {
+      // The answer shows the version the delete would have written.
+      StampNextVersion(*current, next, now);
       // Never provisioned on the host: nothing of the tenant can run on its capacity.
       SEPTA_RETURN_IF_ERROR(session.Engine(tx));
       session.Release(tenant, name);
@@ -343,7 +337,7 @@ Result<VirtualClusterView> VirtualClusterService::Delete(const RequestContext& c
       SEPTA_RETURN_IF_ERROR(tx.VirtualClusters().Delete(tenant, name, current->version));
       reservation.reset();
       SEPTA_RETURN_IF_ERROR(tx.Audit().Append(
-          AuditOf(ctx, now, "vcluster.delete", ResourceOf(tenant, name), EtagOf(current->version), "")));
+          AuditOf(ctx, now, "vcluster.delete", VirtualClusterResource(tenant, name), EtagOf(current->version), "")));
     } else {
       if (reservation) {
         // Its capacity stays held until the provisioner has emptied the
@@ -353,9 +347,8 @@ Result<VirtualClusterView> VirtualClusterService::Delete(const RequestContext& c
         SEPTA_RETURN_IF_ERROR(tx.Reservations().MarkReleasing(tenant, name));
         reservation->releasing = true;
       }
-      SEPTA_RETURN_IF_ERROR(tx.VirtualClusters().Update(next, current->version));
-      SEPTA_RETURN_IF_ERROR(tx.Audit().Append(AuditOf(ctx, now, "vcluster.delete", ResourceOf(tenant, name),
-                                                      EtagOf(current->version), EtagOf(next.version))));
+      const VirtualClusterChange change = VirtualClusterChange::By(ctx, "vcluster.delete");
+      SEPTA_RETURN_IF_ERROR(WriteVirtualCluster(tx, *current, next, now, &change));
     }
     deleted = {std::move(next), std::move(reservation)};
     return Status::Ok();
@@ -388,12 +381,8 @@ Result<VirtualClusterView> VirtualClusterService::Transition(const RequestContex
     auto next = request(current);
     SEPTA_RETURN_IF_ERROR(next);
     if (next->state != current.state) {
-      next->version = current.version + 1;
-      next->update_time = now;
-      SEPTA_RETURN_IF_ERROR(tx.VirtualClusters().Update(*next, current.version));
-      SEPTA_RETURN_IF_ERROR(
-          tx.Audit().Append(AuditOf(ctx, now, "vcluster." + std::string(action), ResourceOf(tenant, name),
-                                    EtagOf(current.version), EtagOf(next->version))));
+      const VirtualClusterChange change = VirtualClusterChange::By(ctx, "vcluster." + std::string(action));
+      SEPTA_RETURN_IF_ERROR(WriteVirtualCluster(tx, current, *next, now, &change));
     }
     out = {*std::move(next), std::move(found->reservation)};
     return Status::Ok();

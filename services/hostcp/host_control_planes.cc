@@ -110,9 +110,7 @@ Result<std::string> NewPassword(RandomSource& random) {
 }
 
 // A non-OK result of a read, unless it is NOT_FOUND.
-Status UnlessNotFound(const Status& status) {
-  return status.ok() || status.code() == Code::kNotFound ? Status::Ok() : status;
-}
+Status UnlessNotFound(const Status& status) { return status.ok() || IsNotFound(status) ? Status::Ok() : status; }
 
 }  // namespace
 

@@ -104,7 +104,7 @@ std::optional<ApiError> Storage::Journal(const std::string& type_key, const std:
   if (journal_ == nullptr) return std::nullopt;
   Status recorded = journal_->Record(type_key, ns, name, resource_version, text);
   if (recorded.ok()) return std::nullopt;
-  if (recorded.code() == Code::kAborted) {
+  if (IsAborted(recorded)) {
     const auto dot = type_key.find('.');
     return StaleUpdateError(type_key.substr(0, dot), dot == std::string::npos ? "" : type_key.substr(dot + 1), name);
   }

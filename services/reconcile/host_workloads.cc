@@ -33,7 +33,7 @@ Result<int> DeleteHostWorkloads(kube::Client& host, const std::string& host_name
   for (const kube::Resource& resource : kWorkloads) {
     auto listed = host.ListAll(resource, host_namespace);
     if (!listed.ok()) {
-      if (listed.status().code() == Code::kNotFound) continue;  // a kind the host does not serve
+      if (IsNotFound(listed)) continue;  // a kind the host does not serve
       return listed.status();
     }
     for (const auto& item : listed->items) {
@@ -51,7 +51,7 @@ Result<int> DeleteHostWorkloads(kube::Client& host, const std::string& host_name
 
 Result<bool> NewPodsRefused(kube::Client& host, const std::string& host_namespace) {
   auto quota = host.Get(kube::kResourceQuotas, host_namespace, std::string(tenancy::host::kResourceQuotaName));
-  if (!quota.ok()) return quota.status().code() == Code::kNotFound ? Result<bool>(false) : Result<bool>(quota.status());
+  if (!quota.ok()) return IsNotFound(quota) ? Result<bool>(false) : Result<bool>(quota.status());
   const json status = quota->value("status", json::object());
   const json hard = status.is_object() ? status.value("hard", json::object()) : json::object();
   return hard.is_object() && hard.value("pods", json()) == tenancy::host::kSleepingPods;

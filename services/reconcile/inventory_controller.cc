@@ -121,7 +121,7 @@ Outcome InventoryController::Vanished(const std::string& name) {
     spdlog::info("inventory: node {} left the host cluster: removed", name);
     return Outcome::Done();
   }
-  if (deleted.code() == Code::kNotFound) return Outcome::Done();
+  if (IsNotFound(deleted)) return Outcome::Done();
   if (deleted.code() != Code::kFailedPrecondition) return Outcome::Error(deleted);
   // Something is reserved on it: it stays, marked, until the reservation is released.
   bool marked = false;

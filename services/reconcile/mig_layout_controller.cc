@@ -6,6 +6,7 @@
 #include <set>
 
 #include "gpu/mig_parted.h"
+#include "services/core/virtual_cluster_write.h"
 #include "services/kube/gpu_labels.h"
 #include "services/kube/resources.h"
 #include "services/reconcile/informer_trigger.h"
@@ -22,6 +23,8 @@ using tenancy::MigLayoutTarget;
 using kube::kConfigMaps;
 using kube::kNodes;
 constexpr char kConfigKey[] = "config.yaml";
+// Who the audit log names for what this controller writes.
+constexpr char kMigLayoutPrincipal[] = "system:mig-layout";
 // The configs this controller names (tenancy::MigConfigName); others in the
 // ConfigMap are left alone.
 constexpr std::string_view kOwnConfigPrefix = "septa-";
@@ -204,7 +207,7 @@ Status MigLayoutController::Settle(const std::string& node, const std::string& c
           next.state = tenancy::VirtualClusterState::kFailed;
         }
         tenancy::SetCondition(next.conditions,
-                              {"CapacityReady",
+                              {tenancy::kCapacityReady,
                                tenancy::ConditionStatus::kFalse,
                                "MigRelayoutFailed",
                                "the GPU operator could not apply MIG config " + config + " on " + node +
@@ -213,9 +216,9 @@ Status MigLayoutController::Settle(const std::string& node, const std::string& c
                                next.generation},
                               now);
       }
-      next.version = vc->version + 1;
-      next.update_time = now;
-      SEPTA_RETURN_IF_ERROR(tx.VirtualClusters().Update(next, vc->version));
+      // A failed re-layout releases the reservation: audited as every release is.
+      const core::VirtualClusterChange release{kMigLayoutPrincipal, "vcluster.relayout_release", ""};
+      SEPTA_RETURN_IF_ERROR(core::WriteVirtualCluster(tx, *vc, next, now, applied ? nullptr : &release));
     }
     return Status::Ok();
   });

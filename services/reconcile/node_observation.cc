@@ -225,7 +225,7 @@ std::optional<ObservationIssue> PlaceConfig(const gpu::MigPartedConfig& mig_conf
                                             const gpu::GpuModel& model, std::vector<gpu::InventoryGpu>& gpus) {
   for (gpu::InventoryGpu& g : gpus) {
     auto setup = gpu::MigSetupFor(mig_configs, config, model, g.index);
-    if (setup.status().code() == Code::kNotFound) {
+    if (IsNotFound(setup)) {
       return ObservationIssue{"UnknownMigConfig", std::string(kube::kMigConfigLabel) + " names \"" + config +
                                                       "\", which no mig-parted config defines"};
     }

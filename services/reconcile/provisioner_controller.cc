@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "services/core/virtual_cluster_write.h"
 #include "services/core/virtual_object_store.h"
 #include "services/kube/resources.h"
 #include "services/reconcile/host_kinds.h"
@@ -29,12 +30,13 @@ constexpr const char* kPrincipal = "system:provisioner";
 
 // The conditions the provisioner owns, and which of them an object's kind counts towards.
 enum Part { kNamespacePart, kQuotaPart, kQueuePart, kPartCount };
-constexpr const char* kPartCondition[kPartCount] = {"NamespaceReady", "QuotaReady", "QueueReady"};
+constexpr const char* kPartCondition[kPartCount] = {tenancy::kNamespaceReady, tenancy::kQuotaReady,
+                                                    tenancy::kQueueReady};
 constexpr const char* kPartReady[kPartCount] = {"NamespaceApplied", "QuotaApplied", "QueuesApplied"};
-constexpr const char* kControlPlaneReady = "ControlPlaneReady";
-constexpr const char* kDrifted = "Drifted";
-constexpr const char* kSleeping = "Sleeping";
-constexpr const char* kCapacityReady = "CapacityReady";
+using tenancy::kCapacityReady;
+using tenancy::kControlPlaneReady;
+using tenancy::kDrifted;
+using tenancy::kSleeping;
 
 Part PartOf(const std::string& kind) {
   if (kind == "ResourceQuota" || kind == "LimitRange") return kQuotaPart;
@@ -270,7 +272,7 @@ Outcome ProvisionerController::Reconcile(const std::string& key) {
   bool exists = true;
   Status st = store_.Transact(core::TxMode::kReadOnly, [&](core::Tx& tx) -> Status {
     auto vc = tx.VirtualClusters().Get(tenant, name);
-    if (!vc.ok() && vc.status().code() == Code::kNotFound) {
+    if (IsNotFound(vc)) {
       exists = false;
       return Status::Ok();
     }
@@ -296,7 +298,7 @@ Outcome ProvisionerController::Reconcile(const std::string& key) {
     // CPU with 27 nodes, and grows with the cluster.
     for (const std::string& node_name : tenancy::ReservedNodeNames(*desired.reservation)) {
       auto node = tx.Inventory().GetNode(node_name);
-      if (!node.ok() && node.status().code() == Code::kNotFound) continue;
+      if (IsNotFound(node)) continue;
       SEPTA_RETURN_IF_ERROR(node);
       desired.nodes.push_back(*std::move(node));
     }
@@ -323,7 +325,7 @@ Result<bool> ProvisionerController::ApplyObject(const json& object, bool& wrote)
   if (!live.ok() && live.status().code() != Code::kNotFound) return live.status();
   auto applied = host_.Apply(*resource, ns, object, manager, true);
   if (!applied.ok()) {
-    if (applied.status().code() == Code::kNotFound && IsCrdGroup(resource->group)) {
+    if (IsNotFound(applied) && IsCrdGroup(resource->group)) {
       return Status(Code::kFailedPrecondition, "the host cluster does not serve " + resource->resource + "." +
                                                    resource->group + "/" + resource->version +
                                                    " (is the scheduler's CRD installed?)");
@@ -454,7 +456,7 @@ Outcome ProvisionerController::Provision(const Desired& desired) {
     const PartResult& part = parts[p];
     written.insert(written.end(), part.written.begin(), part.written.end());
     if (!part.error.ok()) {
-      if (first_error.ok()) first_error = part.error;
+      first_error.Update(part.error);
       condition(kPartCondition[p], false, ReasonOf(part.error), part.error.message());
     } else if (!part.waiting.empty()) {
       waiting = true;
@@ -469,7 +471,7 @@ Outcome ProvisionerController::Provision(const Desired& desired) {
   if (!control_planes_) {
     condition(kControlPlaneReady, false, "NoControlPlane", "this septad serves no virtual control planes yet");
   } else if (auto plane = control_planes_->Ensure(vc.tenant, vc.name); !plane.ok()) {
-    if (first_error.ok()) first_error = plane.status();
+    first_error.Update(plane.status());
     condition(kControlPlaneReady, false, "ControlPlaneError", plane.status().message());
   } else if (!plane->serving) {
     waiting = true;
@@ -483,7 +485,7 @@ Outcome ProvisionerController::Provision(const Desired& desired) {
   if (asleep || tenancy::FindCondition(vc.conditions, kSleeping)) {
     Status error = Status::Ok();
     applied.conditions.push_back(SleepCondition(desired, terminating ? "" : applied.host_namespace, waiting, error));
-    if (first_error.ok()) first_error = error;
+    first_error.Update(error);
     release = asleep && applied.conditions.back().status == ConditionStatus::kTrue && desired.reservation &&
               options_.sleep_reservation == SleepReservation::kRelease;
   }
@@ -575,7 +577,7 @@ Status ProvisionerController::ReleaseWhileAsleep(const Desired& desired) {
   Status st = store_.Transact(core::TxMode::kReadWrite, [&](core::Tx& tx) -> Status {
     released = false;
     auto current = tx.VirtualClusters().Get(vc.tenant, vc.name);
-    if (!current.ok() && current.status().code() == Code::kNotFound) return Status::Ok();
+    if (IsNotFound(current)) return Status::Ok();
     SEPTA_RETURN_IF_ERROR(current);
     // Woken, resumed or changed since it was read: its own trigger reconciles it again.
     auto suspended = TenantSuspended(tx, vc.tenant);
@@ -595,13 +597,9 @@ Status ProvisionerController::ReleaseWhileAsleep(const Desired& desired) {
                                         "(sleep_reservation: release); it is placed again on wake",
                            now, vc.generation},
                           now);
-    next.version = current->version + 1;
-    next.update_time = now;
-    SEPTA_RETURN_IF_ERROR(tx.VirtualClusters().Update(next, current->version));
     released = true;
-    return tx.Audit().Append({0, now, kPrincipal, "vcluster.sleep_release",
-                              "tenants/" + vc.tenant + "/vclusters/" + vc.name, core::EtagOf(current->version),
-                              core::EtagOf(next.version), ""});
+    const core::VirtualClusterChange release{kPrincipal, "vcluster.sleep_release", ""};
+    return core::WriteVirtualCluster(tx, *current, next, now, &release);
   });
   if (st.ok() && released) spdlog::info("provisioner: {}/{} asleep; reservation released", vc.tenant, vc.name);
   return st;
@@ -612,7 +610,7 @@ Outcome ProvisionerController::Reserve(const Desired& desired) {
   Status st = options_.ledger->Transact(
       store_, core::TxMode::kReadWrite, [&](core::Tx& tx, core::CapacityLedger::Session& session) -> Status {
         auto current = tx.VirtualClusters().Get(vc.tenant, vc.name);
-        if (!current.ok() && current.status().code() == Code::kNotFound) return Status::Ok();
+        if (IsNotFound(current)) return Status::Ok();
         SEPTA_RETURN_IF_ERROR(current);
         auto suspended = TenantSuspended(tx, vc.tenant);
         SEPTA_RETURN_IF_ERROR(suspended);
@@ -628,12 +626,8 @@ Outcome ProvisionerController::Reserve(const Desired& desired) {
         SEPTA_RETURN_IF_ERROR(tx.Reservations().Insert(placed->reservation));
         VirtualCluster next = *current;
         tenancy::SetCondition(next.conditions, tenancy::CapacityReadyCondition(placed->relayout, next.generation), now);
-        next.version = current->version + 1;
-        next.update_time = now;
-        SEPTA_RETURN_IF_ERROR(tx.VirtualClusters().Update(next, current->version));
-        return tx.Audit().Append({0, now, kPrincipal, "vcluster.wake_reserve",
-                                  "tenants/" + vc.tenant + "/vclusters/" + vc.name, core::EtagOf(current->version),
-                                  core::EtagOf(next.version), ""});
+        const core::VirtualClusterChange reserve{kPrincipal, "vcluster.wake_reserve", ""};
+        return core::WriteVirtualCluster(tx, *current, next, now, &reserve);
       });
   if (st.ok()) {
     return Outcome::RequeueAfter(std::chrono::nanoseconds(0));  // provisioned with it next
@@ -651,7 +645,7 @@ Outcome ProvisionerController::Reserve(const Desired& desired) {
 Status ProvisionerController::WriteStatus(const Desired& desired, const Applied& applied) {
   return store_.Transact(core::TxMode::kReadWrite, [&](core::Tx& tx) -> Status {
     auto current = tx.VirtualClusters().Get(desired.vcluster.tenant, desired.vcluster.name);
-    if (!current.ok() && current.status().code() == Code::kNotFound) return Status::Ok();
+    if (IsNotFound(current)) return Status::Ok();
     SEPTA_RETURN_IF_ERROR(current);
     // Changed since it was read: the change's own trigger reconciles it again.
     if (current->generation != desired.vcluster.generation || current->state == VirtualClusterState::kDeleting) {
@@ -663,7 +657,7 @@ Status ProvisionerController::WriteStatus(const Desired& desired, const Applied&
     next.on_host = current->on_host || applied.on_host;
     next.endpoint = applied.endpoint;
     for (const auto& c : applied.conditions) tenancy::SetCondition(next.conditions, c, now);
-    const bool capacity = IsTrue(next.conditions, "CapacityReady");
+    const bool capacity = IsTrue(next.conditions, kCapacityReady);
     const bool ready = capacity && IsTrue(next.conditions, kControlPlaneReady) &&
                        std::ranges::all_of(kPartCondition, [&](const char* t) { return IsTrue(next.conditions, t); });
     if (ready && (next.state == VirtualClusterState::kProvisioning || next.state == VirtualClusterState::kFailed)) {
@@ -673,9 +667,7 @@ Status ProvisionerController::WriteStatus(const Desired& desired, const Applied&
         next.endpoint == current->endpoint && next.conditions == current->conditions && next.state == current->state) {
       return Status::Ok();
     }
-    next.version = current->version + 1;
-    next.update_time = now;
-    return tx.VirtualClusters().Update(next, current->version);
+    return core::WriteVirtualCluster(tx, *current, next, now, nullptr);  // a status write
   });
 }
 
@@ -716,7 +708,7 @@ Result<bool> ProvisionerController::RemoveHostObjects(const std::string& tenant,
       if (kind.resource.namespaced || kind.kind == "Namespace" || !seen.insert(kind.kind).second) continue;
       auto listed = host_.ListAll(kind.resource, "", Selector(VClusterSelector(tenant, vcluster)));
       if (!listed.ok()) {
-        if (listed.status().code() == Code::kNotFound) continue;  // the host does not serve the kind
+        if (IsNotFound(listed)) continue;  // the host does not serve the kind
         return listed.status();
       }
       for (const auto& object : listed->items) {
@@ -750,7 +742,7 @@ Outcome ProvisionerController::Teardown(const std::string& tenant, const std::st
   Status st = store_.Transact(core::TxMode::kReadWrite, [&](core::Tx& tx) -> Status {
     deleted = false;
     auto current = tx.VirtualClusters().Get(tenant, vcluster);
-    if (!current.ok() && current.status().code() == Code::kNotFound) return Status::Ok();
+    if (IsNotFound(current)) return Status::Ok();
     SEPTA_RETURN_IF_ERROR(current);
     if (current->state != VirtualClusterState::kDeleting) return Status::Ok();
     SEPTA_RETURN_IF_ERROR(tx.Reservations().Delete(tenant, vcluster));

@@ -125,7 +125,7 @@ Status PgStore::Transact(core::TxMode mode, const std::function<Status(core::Tx&
     retries_total_.fetch_add(1, std::memory_order_relaxed);
     BackOff(attempt, deadline);
   }
-  if (last.code() == Code::kAborted) {
+  if (IsAborted(last)) {
     return Aborted("transaction lost " + std::to_string(options_.max_attempts) +
                    " races in a row; last: " + last.message());
   }

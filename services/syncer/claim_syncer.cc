@@ -158,7 +158,7 @@ Outcome ClaimSyncer::Reconcile(WatchedCluster& cluster, const std::string& ns, c
   const json& wanted = std::get<json>(*want);
   if (!host_copy) {
     auto created = host_.Create(kube::kPersistentVolumeClaims, view.host_namespace, wanted);
-    if (created.status().code() == Code::kAlreadyExists) {
+    if (IsAlreadyExists(created)) {
       return Outcome::Error(
           Status(Code::kAborted, "the host copy of " + text + " was written meanwhile: looked at again"));
     }

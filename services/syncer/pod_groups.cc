@@ -28,7 +28,7 @@ Result<std::optional<tsync::Refusal>> PodGroups::Ensure(const tsync::VirtualClus
                    view.tenant, view.vcluster, gang.size);
     }
     // AlreadyExists: another member's pass made it; its spec is checked at that member's next pass.
-    if (created.ok() || created.status().code() == Code::kAlreadyExists) return Refused();
+    if (created.ok() || IsAlreadyExists(created)) return Refused();
     return created.status();
   }
   if (tsync::PodGroupUpToDate(want, *current)) return Refused();

@@ -280,7 +280,7 @@ Status ServiceSyncer::SyncEndpoints(WatchedCluster& cluster, const std::string& 
   json& wanted = std::get<json>(*want);
   if (!host_copy) {
     auto created = host_.Create(kube::kEndpoints, view.host_namespace, wanted);
-    if (created.status().code() == Code::kAlreadyExists) {
+    if (IsAlreadyExists(created)) {
       return Status(Code::kAborted, "the host copy of Endpoints " + ns + "/" + name + " was written meanwhile");
     }
     SEPTA_RETURN_IF_ERROR(created.status());

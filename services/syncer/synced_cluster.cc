@@ -10,7 +10,7 @@ Result<std::optional<SyncedCluster>> LoadSyncedCluster(core::Store& store, const
   Status st = store.Transact(core::TxMode::kReadOnly, [&](core::Tx& tx) -> Status {
     out.reset();
     auto vc = tx.VirtualClusters().Get(tenant, vcluster);
-    if (!vc.ok() && vc.status().code() == Code::kNotFound) return Status::Ok();
+    if (IsNotFound(vc)) return Status::Ok();
     SEPTA_RETURN_IF_ERROR(vc);
     SyncedCluster synced;
     synced.state = vc->state;
@@ -39,7 +39,7 @@ Result<std::optional<SyncedCluster>> LoadSyncedCluster(core::Store& store, const
     }
     for (const std::string& name : tenancy::ReservedNodeNames(view.reservation)) {
       auto node = tx.Inventory().GetNode(name);
-      if (!node.ok() && node.status().code() == Code::kNotFound) continue;
+      if (IsNotFound(node)) continue;
       SEPTA_RETURN_IF_ERROR(node);
       view.nodes.push_back(*std::move(node));
     }

@@ -385,7 +385,7 @@ Outcome SyncerController::ReconcilePod(const PodKeyParts& key) {
   auto host_gone = [&]() -> Result<bool> {
     auto live = host_.Get(kube::kPods, host_ns, host_name);
     if (live.ok()) return tsync::OtherHolder(*live, "Pod", key.ns, key.name, key.tenant, key.vcluster).has_value();
-    if (live.status().code() == Code::kNotFound) return true;
+    if (IsNotFound(live)) return true;
     return live.status();
   };
   auto delete_host_pod = [&](std::optional<long> grace) -> Outcome {
@@ -393,7 +393,7 @@ Outcome SyncerController::ReconcilePod(const PodKeyParts& key) {
     options.precondition_uid = tsync::MetadataField(*host_pod, "uid");
     options.grace_period_seconds = grace;
     Status deleted = host_.Delete(kube::kPods, host_ns, host_name, options);
-    if (deleted.ok() || deleted.code() == Code::kNotFound) return Outcome::Done();
+    if (deleted.ok() || IsNotFound(deleted)) return Outcome::Done();
     return Failed(deleted);  // 409: another pod of that name now; looked at again
   };
 
@@ -458,7 +458,7 @@ Outcome SyncerController::DeleteVirtualPod(WatchedCluster& cluster, const json& 
   options.grace_period_seconds = 0;
   Status deleted = cluster.client().Delete(kube::kPods, tsync::MetadataField(virtual_pod, "namespace"),
                                            tsync::MetadataField(virtual_pod, "name"), options);
-  if (deleted.ok() || deleted.code() == Code::kNotFound) return Outcome::Done();
+  if (deleted.ok() || IsNotFound(deleted)) return Outcome::Done();
   return Failed(deleted);
 }
 
@@ -535,7 +535,7 @@ Outcome SyncerController::CreateHostPod(WatchedCluster& cluster, const std::stri
   auto created = host_.Create(kube::kPods, view.host_namespace, host_pod.object);
   if (!created.ok()) {
     // AlreadyExists: created by an earlier pass the cache had not shown yet.
-    if (created.status().code() == Code::kAlreadyExists) return Outcome::Done();
+    if (IsAlreadyExists(created)) return Outcome::Done();
     return Failed(created.status());
   }
   pending[host_name] = host_pod.assignment;

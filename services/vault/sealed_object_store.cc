@@ -91,7 +91,7 @@ Result<RewrapReport> RewrapStoredKeys(core::VirtualObjectStore& raw, const KeyRi
     }
     // kAborted: another replica re-wrapped it first; kNotFound: removed meanwhile.
     if (replaced.ok()) ++report.rewrapped;
-    if (replaced.ok() || replaced.code() == Code::kAborted || replaced.code() == Code::kNotFound) return Status::Ok();
+    if (replaced.ok() || IsAborted(replaced) || IsNotFound(replaced)) return Status::Ok();
     return replaced;
   };
   auto planes = raw.ListControlPlanes();

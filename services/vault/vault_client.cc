@@ -334,7 +334,7 @@ Status VaultClient::WritePolicy(const std::string& name, const std::string& hcl)
 
 Result<std::string> VaultClient::ReadPolicy(const std::string& name) {
   auto read = Read("sys/policies/acl/" + name);
-  if (!read.ok() && read.status().code() == Code::kNotFound) return std::string();
+  if (IsNotFound(read)) return std::string();
   if (!read.ok()) return read.status();
   return read->data.is_object() ? read->data.value("policy", std::string()) : std::string();
 }

@@ -22,7 +22,7 @@ bool ListIs(const json& object, const char* key, const std::vector<std::string>&
 // A read that found nothing is no error here: the caller writes it.
 Result<json> ReadOrNull(VaultClient& client, const std::string& path) {
   auto read = client.Read(path);
-  if (!read.ok() && read.status().code() == Code::kNotFound) return json(nullptr);
+  if (IsNotFound(read)) return json(nullptr);
   if (!read.ok()) return read.status();
   return read->data.is_object() ? read->data : json(nullptr);
 }

@@ -463,8 +463,7 @@ void SimulatedControlPlanes::Route(http::Request&& request, std::shared_ptr<http
       [this, routed] {
         auto gate = LoadedGate(routed->key);
         if (gate.ok()) return Admit(*gate, routed, true);
-        if (gate.status().code() == Code::kNotFound)
-          return kubesim::ReplyError(*routed->exchange, kubesim::UnauthorizedError());
+        if (IsNotFound(gate)) return kubesim::ReplyError(*routed->exchange, kubesim::UnauthorizedError());
         ReplyUnavailable(*routed->exchange, routed->key, "reading its credentials", gate.status());
       },
       [routed] { kubesim::ReplyError(*routed->exchange, TooManyRequests("")); });
@@ -546,7 +545,7 @@ void SimulatedControlPlanes::Serve(const GatePtr& gate, const Caller& caller, co
   auto plane = Loaded(key);
   if (plane.ok()) {
     if (Status fresh = (*plane)->Refresh(); !fresh.ok()) {
-      if (fresh.code() == Code::kNotFound) {  // removed through another replica
+      if (IsNotFound(fresh)) {  // removed through another replica
         std::lock_guard lock(mu_);
         if (auto it = planes_.find(key); it != planes_.end() && it->second == *plane) planes_.erase(it);
         if (auto it = gates_.find(key); it != gates_.end() && it->second == gate) gates_.erase(it);
@@ -556,7 +555,7 @@ void SimulatedControlPlanes::Serve(const GatePtr& gate, const Caller& caller, co
   }
   if (!plane.ok()) {
     // Removed meanwhile: as for any cluster that does not exist.
-    if (plane.status().code() == Code::kNotFound) return kubesim::ReplyError(ex, kubesim::UnauthorizedError());
+    if (IsNotFound(plane)) return kubesim::ReplyError(ex, kubesim::UnauthorizedError());
     return ReplyUnavailable(ex, key, "loading it", plane.status());
   }
   (*plane)->SetLimits(gate->limits());

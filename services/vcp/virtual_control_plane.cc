@@ -71,7 +71,7 @@ class VirtualControlPlane::Journal final : public kubesim::StorageJournal {
                                       : store_.PutObject(key_, {type_key, ns, name, resource_version, *text}, version_);
     if (recorded.ok()) {
       version_ = resource_version;
-    } else if (recorded.code() == Code::kAborted) {
+    } else if (IsAborted(recorded)) {
       stale_ = true;  // another replica wrote: the client gets 409, its retry a refreshed copy
     }
     return recorded;

@@ -58,6 +58,42 @@ TEST(Result, FromOkStatusIsInternalError) {
   EXPECT_NE(r.status().message().find("OK status"), std::string::npos);
 }
 
+Status Quarter(int n, int* out) {
+  SEPTA_ASSIGN_OR_RETURN(const int half, Half(n));
+  SEPTA_ASSIGN_OR_RETURN(*out, Half(half));
+  return Status::Ok();
+}
+
+TEST(Result, AssignOrReturnDeclaresOrAssignsOrReturnsTheError) {
+  int out = 0;
+  EXPECT_TRUE(Quarter(12, &out).ok());
+  EXPECT_EQ(out, 3);
+  EXPECT_EQ(Quarter(6, &out).message(), "odd");  // the second step's error
+  EXPECT_EQ(out, 3);                             // untouched
+  EXPECT_EQ(Quarter(5, &out).message(), "odd");
+}
+
+TEST(Status, UpdateKeepsTheFirstError) {
+  Status first;
+  first.Update(Status::Ok());
+  EXPECT_TRUE(first.ok());
+  first.Update(NotFound("a"));
+  first.Update(Internal("b"));
+  first.Update(Status::Ok());
+  EXPECT_EQ(first.code(), Code::kNotFound);
+  EXPECT_EQ(first.message(), "a");
+}
+
+TEST(Status, PredicatesNameTheCodeAndAValueIsNoError) {
+  EXPECT_TRUE(IsNotFound(NotFound("x")));
+  EXPECT_FALSE(IsNotFound(Aborted("x")));
+  EXPECT_TRUE(IsAborted(Aborted("x")));
+  EXPECT_TRUE(IsAlreadyExists(AlreadyExists("x")));
+  EXPECT_TRUE(IsNotFound(Result<int>(NotFound("x"))));
+  EXPECT_FALSE(IsNotFound(Result<int>(7)));
+  EXPECT_FALSE(IsNotFound(Status::Ok()));
+}
+
 TEST(CodeName, MatchesGrpcSpelling) {
   EXPECT_EQ(CodeName(Code::kFailedPrecondition), "FAILED_PRECONDITION");
   EXPECT_EQ(CodeName(Code::kUnauthenticated), "UNAUTHENTICATED");

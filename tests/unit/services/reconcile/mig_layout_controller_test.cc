@@ -235,6 +235,14 @@ TEST_P(reconcileMigLayout, AFailedReLayoutReleasesTheReservationAndFailsTheVirtu
   EXPECT_EQ(ready->status, tenancy::ConditionStatus::kFalse);
   EXPECT_EQ(ready->reason, "MigRelayoutFailed");
   EXPECT_NE(ready->message.find(config), std::string::npos) << ready->message;
+  // The release is audited as every release of a reservation is.
+  const auto audit = Read<std::vector<core::AuditRecord>>(
+      [](core::Tx& tx) { return tx.Audit().List("tenants/acme/vclusters/train", 10); });
+  const auto release =
+      std::ranges::find_if(audit, [](const core::AuditRecord& r) { return r.action == "vcluster.relayout_release"; });
+  ASSERT_NE(release, audit.end());
+  EXPECT_EQ(release->principal, "system:mig-layout");
+  EXPECT_EQ(release->new_etag, core::EtagOf(vc.version));
   EXPECT_EQ(store_
                 ->Transact(core::TxMode::kReadOnly,
                            [](core::Tx& tx) { return tx.Reservations().Get("acme", "train").status(); })
