@@ -124,35 +124,35 @@ Result<HttpBinding> LoadHttpBinding(const pb::MethodDescriptor& method) {
   return b;
 }
 
-Result<std::vector<const pb::ServiceDescriptor*>> ApiServices() {
+Result<std::vector<const pb::ServiceDescriptor*>> ServicesOf(const pb::DescriptorPool& pool,
+                                                             const std::vector<std::string>& files) {
   std::vector<const pb::ServiceDescriptor*> out;
-  for (std::string_view name : api::kServiceProtoFiles) {
-    const pb::FileDescriptor* file = pb::DescriptorPool::generated_pool()->FindFileByName(std::string(name));
+  for (const std::string& name : files) {
+    const pb::FileDescriptor* file = pool.FindFileByName(name);
     if (file == nullptr) {
-      return Internal(std::string(name) + " is not in the descriptor pool (not linked in? septa_link_whole_api_proto)");
+      return Internal(name + " is not in the descriptor pool (not linked in? septa_link_whole_api_proto)");
     }
     for (int s = 0; s < file->service_count(); ++s) out.push_back(file->service(s));
   }
   return out;
 }
 
+Result<std::vector<const pb::ServiceDescriptor*>> ApiServices() {
+  return ServicesOf(*pb::DescriptorPool::generated_pool(),
+                    {api::kServiceProtoFiles.begin(), api::kServiceProtoFiles.end()});
+}
+
 Result<std::vector<HttpBinding>> LoadHttpBindings(const pb::DescriptorPool& pool,
                                                   const std::vector<std::string>& files) {
+  auto services = ServicesOf(pool, files);
+  SEPTA_RETURN_IF_ERROR(services);
   std::vector<HttpBinding> out;
-  for (const std::string& name : files) {
-    const pb::FileDescriptor* file = pool.FindFileByName(name);
-    if (file == nullptr) {
-      return Internal(name + " is not in the descriptor pool (not linked in? septa_link_whole_api_proto)");
-    }
-    for (int s = 0; s < file->service_count(); ++s) {
-      for (int m = 0; m < file->service(s)->method_count(); ++m) {
-        const pb::MethodDescriptor& method = *file->service(s)->method(m);
-        auto binding = LoadHttpBinding(method);
-        if (!binding.ok()) {
-          return InvalidArgument(std::string(method.full_name()) + ": " + binding.status().message());
-        }
-        out.push_back(*std::move(binding));
-      }
+  for (const pb::ServiceDescriptor* service : *services) {
+    for (int m = 0; m < service->method_count(); ++m) {
+      const pb::MethodDescriptor& method = *service->method(m);
+      auto binding = LoadHttpBinding(method);
+      if (!binding.ok()) return InvalidArgument(std::string(method.full_name()) + ": " + binding.status().message());
+      out.push_back(*std::move(binding));
     }
   }
   return out;

@@ -66,8 +66,11 @@ Result<HttpBinding> LoadHttpBinding(const google::protobuf::MethodDescriptor& me
 // septa_api_proto whole (septa_link_whole_api_proto in cmake/Septa.cmake).
 Result<std::vector<HttpBinding>> ApiHttpBindings();
 
-// The services those files declare, in declaration order (fails naming a
-// file the generated pool lacks).
+// The services `files` of `pool` declare, in declaration order; fails
+// naming a file the pool lacks.
+Result<std::vector<const google::protobuf::ServiceDescriptor*>> ServicesOf(const google::protobuf::DescriptorPool& pool,
+                                                                           const std::vector<std::string>& files);
+// Those of Septa's API (septa/api_files.h) in the generated pool.
 Result<std::vector<const google::protobuf::ServiceDescriptor*>> ApiServices();
 
 // `pattern` with its variables' names erased: "/v1/tenants/{name}" and

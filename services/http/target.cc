@@ -23,6 +23,24 @@ void ForEachPiece(std::string_view text, char separator, Each&& each) {
   }
 }
 
+// Calls `each(key, value)` with every decoded pair of the query of
+// `target` (what follows '?'), in order; false when one has a malformed
+// %-escape.
+template <typename Each>
+bool ForEachQueryPair(std::string_view target, Each&& each) {
+  const std::size_t q = target.find('?');
+  if (q == std::string_view::npos) return true;
+  bool ok = true;
+  ForEachPiece(target.substr(q + 1), '&', [&](std::string_view pair) {
+    const std::size_t eq = pair.find('=');
+    auto key = PercentDecode(pair.substr(0, eq), true);
+    auto value = PercentDecode(eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1), true);
+    if (!key || !value) ok = false;
+    else each(*std::move(key), *std::move(value));
+  });
+  return ok;
+}
+
 }  // namespace
 
 std::optional<std::string> PercentDecode(std::string_view text, bool plus_is_space) {
@@ -56,17 +74,19 @@ std::optional<Target> ParseTarget(std::string_view target) {
     if (!decoded) ok = false;
     else out.segments.push_back(*std::move(decoded));
   });
-  if (q != std::string_view::npos) {
-    ForEachPiece(target.substr(q + 1), '&', [&](std::string_view pair) {
-      const std::size_t eq = pair.find('=');
-      auto key = PercentDecode(pair.substr(0, eq), true);
-      auto value = PercentDecode(eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1), true);
-      if (!key || !value) ok = false;
-      else out.query[*key] = *value;
-    });
-  }
+  ok = ForEachQueryPair(target,
+                        [&](std::string key, std::string value) { out.query[std::move(key)] = std::move(value); }) &&
+       ok;
   if (!ok) return std::nullopt;
   return out;
+}
+
+std::vector<std::string> QueryValues(std::string_view target, std::string_view key) {
+  std::vector<std::string> values;
+  ForEachQueryPair(target, [&](const std::string& k, std::string value) {
+    if (k == key) values.push_back(std::move(value));
+  });
+  return values;
 }
 
 }  // namespace septa::http

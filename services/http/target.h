@@ -20,6 +20,10 @@ struct Target {
 // nullopt when the target has a malformed %-escape.
 std::optional<Target> ParseTarget(std::string_view target);
 
+// Every value of query parameter `key` in `target`, in order (Target::query
+// keeps only the last); pairs with a malformed %-escape are left out.
+std::vector<std::string> QueryValues(std::string_view target, std::string_view key);
+
 std::optional<std::string> PercentDecode(std::string_view text, bool plus_is_space);
 
 }  // namespace septa::http

@@ -174,22 +174,6 @@ Status BindQueryValue(const pb::FieldDescriptor& field, const std::string& text,
   return Status::Ok();
 }
 
-// Every value of query parameter `name` in the request target, in order
-// (http::Target keeps only the last of a repeated one).
-std::vector<std::string> QueryValues(std::string_view raw_target, std::string_view name) {
-  std::vector<std::string> values;
-  const std::size_t question = raw_target.find('?');
-  if (question == std::string_view::npos) return values;
-  for (const std::string& pair : apiv1::Split(raw_target.substr(question + 1), '&')) {
-    const std::size_t eq = pair.find('=');
-    const auto key = http::PercentDecode(std::string_view(pair).substr(0, eq), true);
-    if (!key || *key != name) continue;
-    auto value = http::PercentDecode(eq == std::string::npos ? "" : std::string_view(pair).substr(eq + 1), true);
-    if (value) values.push_back(*std::move(value));
-  }
-  return values;
-}
-
 Status BindQuery(const HttpBinding& b, const http::Request& http_request, const http::Target& target,
                  pb::Message& request) {
   for (const pb::FieldDescriptor* field : b.query) {
@@ -198,7 +182,7 @@ Status BindQuery(const HttpBinding& b, const http::Request& http_request, const 
     // refuses to document one).
     if (field->message_type() != nullptr && field->message_type() != pb::FieldMask::descriptor()) continue;
     if (field->is_repeated()) {
-      for (const std::string& value : QueryValues(View(http_request.target()), name)) {
+      for (const std::string& value : http::QueryValues(View(http_request.target()), name)) {
         SEPTA_RETURN_IF_ERROR(BindQueryValue(*field, value, request));
       }
     } else if (const auto value = target.query.find(name); value != target.query.end()) {

@@ -23,5 +23,14 @@ TEST(httpTarget, RefusesMalformedEscapes) {
   EXPECT_EQ(*PercentDecode("a+b%20c", true), "a b c");
 }
 
+TEST(httpTarget, QueryValuesKeepsEveryValueOfAKeyInOrder) {
+  const std::string target = "/v1/things?tag=a&other=1&tag=b%20c&tag&tag=%zz&t%61g=d";
+  EXPECT_EQ(ParseTarget(target), std::nullopt);  // the malformed pair refuses the whole target
+  EXPECT_EQ(QueryValues(target, "tag"), (std::vector<std::string>{"a", "b c", "", "d"}));
+  EXPECT_EQ(QueryValues("/v1/things?tag=a&tag=b", "tag"), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(ParseTarget("/v1/things?tag=a&tag=b")->query.at("tag"), "b");  // the last
+  EXPECT_TRUE(QueryValues("/v1/things", "tag").empty());
+}
+
 }  // namespace
 }  // namespace septa::http
