@@ -403,9 +403,13 @@ TEST_F(kubeClient, AnOpenWatchCostsOnlyItsSocket) {
   }
   const auto opened = open_descriptors() - before;
   for (auto& informer : informers) informer->Stop();
-  // Two per watch, and a few for keep-alive request connections.
+  // Two per watch. The count is the whole process's, so request traffic
+  // meanwhile moves it a little either way: keep-alive connections opened,
+  // or one counted in `before` closed (CI once counted 38 under ASan). A
+  // descriptor per watch more (five each before) or fewer (the count not
+  // seeing the watches) is far outside that.
   EXPECT_LE(opened, 2 * kWatches + 6) << "descriptors opened by " << kWatches << " watches";
-  EXPECT_GE(opened, 2 * kWatches) << "each watch's connection has two ends";
+  EXPECT_GE(opened, 2 * kWatches - 4) << "each watch's connection has two ends";
 }
 
 // ListNamespace gives one namespace's cached objects and no others, not
