@@ -159,12 +159,6 @@ TEST_F(EmbeddedPostgresTest, TheSupervisorStartsAKilledServerAgain) {
 TEST_F(EmbeddedPostgresTest, TheSupervisorReportsAServerThatStaysDownUntilItRunsAgain) {
   auto server = EmbeddedPostgres::Start(Options());
   ASSERT_TRUE(server.ok()) << server.status().ToString();
-  FakeClock clock;
-  const std::chrono::seconds give_up_after(60);
-  PostgresSupervisor supervisor(**server, clock,
-                                {.first_delay = std::chrono::milliseconds(50),
-                                 .max_delay = std::chrono::milliseconds(200),
-                                 .give_up_after = give_up_after});
   const fs::path conf = root_ / "postgres/data/postgresql.conf";
   const std::string good_conf = [&] {
     std::ifstream in(conf);
@@ -174,9 +168,21 @@ TEST_F(EmbeddedPostgresTest, TheSupervisorReportsAServerThatStaysDownUntilItRuns
   const auto killed = (*server)->RunningPostmaster();
   ASSERT_TRUE(killed.has_value());
   ASSERT_EQ(kill(*killed, SIGKILL), 0);
+  // The server is down before the supervisor first looks, so that its first
+  // look cannot race the kill (noticing an exit is the test above's).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while ((*server)->RunningPostmaster() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_FALSE((*server)->RunningPostmaster().has_value()) << "a SIGKILLed postmaster still runs after 30 s";
+  FakeClock clock;
+  const std::chrono::seconds give_up_after(60);
+  PostgresSupervisor supervisor(**server, clock,
+                                {.first_delay = std::chrono::milliseconds(50),
+                                 .max_delay = std::chrono::milliseconds(200),
+                                 .give_up_after = give_up_after});
 
   // Injected time: each step moves the clock past give_up_after.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (supervisor.Health().ok() && std::chrono::steady_clock::now() < deadline) {
     clock.Advance(give_up_after + std::chrono::seconds(1));
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
