@@ -190,11 +190,17 @@ TEST_F(EmbeddedPostgresTest, TheSupervisorReportsAServerThatStaysDownUntilItRuns
   EXPECT_EQ(supervisor.Health().code(), Code::kUnavailable);
   EXPECT_FALSE((*server)->RunningPostmaster().has_value());
 
-  std::ofstream(conf, std::ios::trunc) << good_conf;
+  // Replaced in one rename: an attempt under way reads the bad file or the
+  // good one, never a half-written one (truncated, it started a server on
+  // the default port and socket directory, which never answered here).
+  const fs::path fixed = conf.string() + ".fixed";
+  std::ofstream(fixed) << good_conf;
+  fs::rename(fixed, conf);
   // Back when it answers a query: a postmaster that runs may still be
   // starting up (seen under ThreadSanitizer on a loaded machine).
   std::string answer;
-  while (answer.empty() && std::chrono::steady_clock::now() < deadline) {
+  const auto back_by = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (answer.empty() && std::chrono::steady_clock::now() < back_by) {
     try {
       if (supervisor.Health().ok() && (*server)->RunningPostmaster()) answer = QueryOne((*server)->url(), "SELECT 1");
     } catch (const std::exception&) {
