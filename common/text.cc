@@ -61,6 +61,16 @@ bool IsDns1123Label(std::string_view s, std::size_t max_len) {
   return true;
 }
 
+bool IsDns1123Subdomain(std::string_view s) {
+  if (s.empty() || s.size() > 253) return false;
+  for (std::size_t start = 0;;) {
+    const std::size_t dot = s.find('.', start);
+    if (!IsDns1123Label(s.substr(start, dot == std::string_view::npos ? dot : dot - start))) return false;
+    if (dot == std::string_view::npos) return true;
+    start = dot + 1;
+  }
+}
+
 bool IsValidUtf8(std::string_view text) { return simdjson::validate_utf8(text.data(), text.size()); }
 
 Status ValidateText(std::string_view field, std::string_view text, std::size_t max_bytes) {

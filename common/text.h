@@ -15,6 +15,8 @@ namespace septa {
 // RFC 1123 label: lower-case alphanumerics and '-', starting and ending
 // alphanumeric, `max_len` characters at most.
 bool IsDns1123Label(std::string_view s, std::size_t max_len = 63);
+// RFC 1123 subdomain: dot-separated labels, 253 characters at most.
+bool IsDns1123Subdomain(std::string_view s);
 
 bool IsValidUtf8(std::string_view text);
 // A single line of printable text: valid UTF-8 without C0 controls (not even

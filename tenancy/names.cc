@@ -30,6 +30,8 @@ Status ValidateVirtualClusterName(std::string_view field, std::string_view name)
   return ValidateLabelName(field, name);
 }
 
+Status ValidateTrustTierName(std::string_view field, std::string_view name) { return ValidateLabelName(field, name); }
+
 Status ValidateDisplayName(std::string_view field, std::string_view display_name) {
   return ValidateText(field, display_name, kMaxDisplayNameBytes);
 }

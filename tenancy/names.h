@@ -16,6 +16,8 @@ inline constexpr std::size_t kMaxDisplayNameBytes = 200;
 
 Status ValidateTenantName(std::string_view field, std::string_view name);
 Status ValidateVirtualClusterName(std::string_view field, std::string_view name);
+// Trust tier names follow tenant names' rules (a tenant names its tier).
+Status ValidateTrustTierName(std::string_view field, std::string_view name);
 // One line of printable text (common/text.h ValidateText), at most 200 bytes; may be empty.
 Status ValidateDisplayName(std::string_view field, std::string_view display_name);
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/status.h"
 #include "common/time_point.h"
 #include "gpu/inventory.h"
 #include "tenancy/api_limits.h"
@@ -25,6 +26,18 @@ struct TrustTier {
   TimePoint update_time{};
   // The defaults of its tenants' virtual clusters' API limits (every member set).
   ApiLimits api_limits{};
+  std::int64_t version = 1;  // bumped by every change; the etag is derived from it
 };
+
+// Longest credential a tier may allow: a year (tokens and certificates are
+// meant to be short-lived; a longer cap is a mistake, not a policy).
+inline constexpr std::int64_t kMaxCredentialTtlSeconds = 366LL * 24 * 3600;
+
+// What an admin may write as a tier: a DNS-1123 label name of at most 40
+// characters, printable one-line texts, a known gpu_sharing, a runtime
+// class that is a DNS-1123 subdomain, a credential cap of 1 s to
+// kMaxCredentialTtlSeconds, and every API limit set within its bounds.
+// Each refusal names its field.
+Status ValidateTrustTier(const TrustTier& tier);
 
 }  // namespace septa::tenancy

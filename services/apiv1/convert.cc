@@ -258,16 +258,16 @@ Result<tenancy::VirtualCluster> VirtualClusterFromProto(const v1::VirtualCluster
   return v;
 }
 
-std::vector<std::string> VirtualClusterMaskPaths(const std::vector<std::string>& sent) {
+std::vector<std::string> MaskPaths(const google::protobuf::Descriptor& message, const std::vector<std::string>& sent) {
   std::vector<std::string> paths;
   for (const std::string& path : sent) {
     const std::size_t dot = path.find('.');
-    const std::string head = ProtoFieldName(*v1::VirtualCluster::descriptor(), path.substr(0, dot));
+    const std::string head = ProtoFieldName(message, path.substr(0, dot));
     if (dot == std::string::npos) {
       paths.push_back(head);
       continue;
     }
-    const google::protobuf::FieldDescriptor* field = v1::VirtualCluster::descriptor()->FindFieldByName(head);
+    const google::protobuf::FieldDescriptor* field = message.FindFieldByName(head);
     const std::string tail = path.substr(dot + 1);
     paths.push_back(
         head + "." +
@@ -391,7 +391,43 @@ v1::TrustTier ToProto(const core::TrustTier& t) {
   *out.mutable_create_time() = ToTimestamp(t.create_time);
   *out.mutable_update_time() = ToTimestamp(t.update_time);
   *out.mutable_api_limits() = ToProto(t.api_limits);
+  out.set_etag(core::EtagOf(t.version));
   return out;
+}
+
+Result<core::TrustTier> TrustTierFromProto(const v1::TrustTier& in, bool require_gpu_sharing) {
+  core::TrustTier t;
+  t.name = in.name();
+  t.display_name = in.display_name();
+  t.description = in.description();
+  switch (in.gpu_sharing()) {
+    case v1::TrustTier::FRACTIONAL: t.gpu_sharing = gpu::Tier::kShared; break;
+    case v1::TrustTier::MIG: t.gpu_sharing = gpu::Tier::kIsolated; break;
+    case v1::TrustTier::WHOLE_GPU: t.gpu_sharing = gpu::Tier::kDedicated; break;
+    case v1::TrustTier::WHOLE_NODE: t.gpu_sharing = gpu::Tier::kExclusive; break;
+    default:
+      if (require_gpu_sharing || in.gpu_sharing() != v1::TrustTier::GPU_SHARING_UNSPECIFIED) {
+        return InvalidField("gpu_sharing", "must be FRACTIONAL, MIG, WHOLE_GPU or WHOLE_NODE");
+      }
+  }
+  t.co_tenancy = in.co_tenancy();
+  t.runtime_class = in.runtime_class();
+  if (in.credential_ttl_max().nanos() != 0) return InvalidField("credential_ttl_max", "must be whole seconds");
+  t.credential_ttl_max_seconds = in.credential_ttl_max().seconds();
+  t.api_limits = FromProto(in.api_limits());
+  return t;
+}
+
+std::vector<std::string> TrustTierFieldsSet(const v1::TrustTier& t) {
+  std::vector<std::string> paths;
+  if (!t.display_name().empty()) paths.push_back("display_name");
+  if (!t.description().empty()) paths.push_back("description");
+  if (t.gpu_sharing() != v1::TrustTier::GPU_SHARING_UNSPECIFIED) paths.push_back("gpu_sharing");
+  if (!t.co_tenancy().empty()) paths.push_back("co_tenancy");
+  if (!t.runtime_class().empty()) paths.push_back("runtime_class");
+  if (t.has_credential_ttl_max()) paths.push_back("credential_ttl_max");
+  if (t.has_api_limits()) paths.push_back("api_limits");
+  return paths;
 }
 
 v1::ApiToken ToProto(const core::ApiToken& t) {

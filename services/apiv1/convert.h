@@ -56,10 +56,17 @@ v1::VirtualCluster::State ToProto(tenancy::VirtualClusterState state);
 // absent capacity as it is).
 Result<tenancy::VirtualCluster> VirtualClusterFromProto(const v1::VirtualCluster& in, bool require_capacity);
 
-// The paths of an update mask by .proto name (lowerCamelCase JSON names are
-// accepted, as protobuf's JSON mapping of FieldMask has them; "quota.cpuMilli"
-// becomes "quota.cpu_milli").
-std::vector<std::string> VirtualClusterMaskPaths(const std::vector<std::string>& sent);
+// The paths of an update mask of `message` by .proto name (lowerCamelCase
+// JSON names are accepted, as protobuf's JSON mapping of FieldMask has them;
+// "quota.cpuMilli" becomes "quota.cpu_milli").
+std::vector<std::string> MaskPaths(const google::protobuf::Descriptor& message, const std::vector<std::string>& sent);
+
+// The fields a client may write; output-only ones are ignored. gpu_sharing
+// must be set when `require_gpu_sharing` (on create); credential_ttl_max
+// in whole seconds.
+Result<core::TrustTier> TrustTierFromProto(const v1::TrustTier& tier, bool require_gpu_sharing);
+// Without an update mask, the fields the client set (non-empty, or present).
+std::vector<std::string> TrustTierFieldsSet(const v1::TrustTier& tier);
 
 core::TokenRequest TokenRequestFromProto(const v1::CreateTokenRequest& request);
 

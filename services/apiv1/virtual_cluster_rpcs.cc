@@ -60,7 +60,7 @@ void AddVirtualClusterRpcs(Handlers& handlers, const core::UseCases& uc) {
       [uc](const core::RequestContext& ctx, const v1::UpdateVirtualClusterRequest& req) -> Result<v1::VirtualCluster> {
         const v1::VirtualCluster& in = req.virtual_cluster();
         std::vector<std::string> paths(req.update_mask().paths().begin(), req.update_mask().paths().end());
-        paths = VirtualClusterMaskPaths(paths.empty() ? VirtualClusterFieldsSet(in) : paths);
+        paths = MaskPaths(*v1::VirtualCluster::descriptor(), paths.empty() ? VirtualClusterFieldsSet(in) : paths);
         SEPTA_ASSIGN_OR_RETURN(const tenancy::VirtualCluster patch,
                                VirtualClusterFromProto(in, std::ranges::find(paths, "capacity") != paths.end()));
         SEPTA_ASSIGN_OR_RETURN(const core::VirtualClusterView updated,

@@ -298,7 +298,7 @@ Status SeptadApp::Impl::Open() {
   store->WatchRevocations([auth = authenticator.get()](const core::Revocation& r) { auth->Forget(r); });
   tenants = std::make_unique<core::TenantService>(*store, clock, *authenticator, gpu::Catalog::Default(),
                                                   config.idempotency_ttl);
-  tiers = std::make_unique<core::TrustTierService>(*store);
+  tiers = std::make_unique<core::TrustTierService>(*store, clock, *authenticator);
   inventory_service = std::make_unique<core::InventoryService>(*store);
   tokens = std::make_unique<core::TokenService>(
       *store, clock, random, *authenticator,

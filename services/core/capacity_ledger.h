@@ -18,6 +18,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -131,5 +132,19 @@ class CapacityLedger {
   std::map<Key, std::vector<std::uint64_t>> held_;
   std::vector<gpu::Taint> tolerations_;  // host taints a reservation may ignore
 };
+
+// A read-write CapacityLedger::Transact for a body that returns a value
+// (a Result<T>): the value of the attempt that committed, or the error.
+template <typename Body>
+auto TransactFor(CapacityLedger& ledger, Store& store, Body&& body)
+    -> std::invoke_result_t<Body&, Tx&, CapacityLedger::Session&> {
+  std::optional<std::invoke_result_t<Body&, Tx&, CapacityLedger::Session&>> out;
+  const Status st = ledger.Transact(store, TxMode::kReadWrite, [&](Tx& tx, CapacityLedger::Session& session) -> Status {
+    out.emplace(body(tx, session));
+    return ToStatus(*out);
+  });
+  if (!st.ok()) return st;
+  return *std::move(out);
+}
 
 }  // namespace septa::core

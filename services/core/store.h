@@ -47,6 +47,12 @@ class TrustTierRepository {
   virtual ~TrustTierRepository() = default;
   virtual Result<std::vector<TrustTier>> List() = 0;  // ordered by name
   virtual Result<TrustTier> Get(const std::string& name) = 0;
+  // kAlreadyExists when a tier has its name.
+  virtual Status Insert(const TrustTier& tier) = 0;
+  // Conditional on `expected_version` (kAborted when another write came between).
+  virtual Status Update(const TrustTier& tier, std::int64_t expected_version) = 0;
+  // kFailedPrecondition while a tenant has the tier.
+  virtual Status Delete(const std::string& name, std::int64_t expected_version) = 0;
 };
 
 class TenantRepository {

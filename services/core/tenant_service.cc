@@ -11,27 +11,10 @@ namespace septa::core {
 
 namespace {
 
-std::string ResourceOf(std::string_view name) { return "tenants/" + std::string(name); }
-
 // A name that no tenant can have is not found without asking the store.
 Status CheckCanNameTenant(const std::string& name) {
   if (CanNameTenantOrTier(name)) return Status::Ok();
   return NotFound("tenant \"" + EscapeControlCharacters(name) + "\" not found");
-}
-
-// Tier names are validated against the table, so a typo names the choices.
-Result<TrustTier> FindTier(Tx& tx, const std::string& tier) {
-  if (tier.empty()) return InvalidField("trust_tier", "is required");
-  if (CanNameTenantOrTier(tier)) {
-    auto found = tx.TrustTiers().Get(tier);
-    if (found.status().code() != Code::kNotFound) return found;
-  }
-  std::string choices;
-  auto tiers = tx.TrustTiers().List();
-  if (tiers.ok()) {
-    for (const auto& t : *tiers) choices += (choices.empty() ? "" : ", ") + t.name;
-  }
-  return InvalidField("trust_tier", "unknown trust tier \"" + EscapeControlCharacters(tier) + "\"; one of: " + choices);
 }
 
 // Fingerprint of a create request for idempotency checks.
@@ -68,10 +51,7 @@ bool Matches(const Tenant& t, const TenantQuery& q) {
 
 Result<Tenant> TenantService::Create(const RequestContext& ctx, const Tenant& draft, std::string_view idempotency_key) {
   SEPTA_RETURN_IF_ERROR(RequireAdminWriter(ctx.principal, "create tenants"));
-  SEPTA_RETURN_IF_ERROR(ValidateTenantName("name", draft.name));
-  SEPTA_RETURN_IF_ERROR(ValidateDisplayName("display_name", draft.display_name));
-  SEPTA_RETURN_IF_ERROR(ValidateLabels("labels", draft.labels));
-  SEPTA_RETURN_IF_ERROR(tenancy::ValidateTenantQuota("quota", draft.quota));
+  SEPTA_RETURN_IF_ERROR(kind_.Validate(ctx, draft));
   SEPTA_RETURN_IF_ERROR(ValidateIdempotencyKey(idempotency_key));
 
   const std::string fingerprint = CreateFingerprint(draft);
@@ -90,20 +70,11 @@ Result<Tenant> TenantService::Create(const RequestContext& ctx, const Tenant& dr
       }
       if (previous.status().code() != Code::kNotFound) return previous.status();
     }
-    SEPTA_RETURN_IF_ERROR(FindTier(tx, draft.trust_tier));
-    created = draft;
-    created.create_time = now;
-    created.update_time = now;
-    created.version = 1;
-    if (Status ins = tx.Tenants().Insert(created); !ins.ok()) {
-      if (IsAlreadyExists(ins)) return AlreadyExists("tenant \"" + draft.name + "\" already exists");
-      return ins;
-    }
-    SEPTA_RETURN_IF_ERROR(
-        tx.Audit().Append(AuditOf(ctx, now, "tenant.create", ResourceOf(created.name), "", EtagOf(created.version))));
+    WriteScope scope{ctx, tx, nullptr, now};
+    SEPTA_ASSIGN_OR_RETURN(created, kind_.Create(scope, draft));
     if (!idempotency_key.empty()) {
       SEPTA_RETURN_IF_ERROR(tx.Idempotency().Insert(
-          IdempotencyRecord{principal, std::string(idempotency_key), fingerprint, ResourceOf(created.name), now}));
+          IdempotencyRecord{principal, std::string(idempotency_key), fingerprint, TenantResource(created.name), now}));
     }
     return Status::Ok();
   });
@@ -181,77 +152,35 @@ Result<Tenant> TenantService::Update(const RequestContext& ctx, const std::strin
                                      std::string_view if_match) {
   SEPTA_RETURN_IF_ERROR(CheckCanNameTenant(name));
   SEPTA_RETURN_IF_ERROR(RequireSeeTenant(ctx.principal, name));
-  SEPTA_RETURN_IF_ERROR(RequireWriter(ctx.principal, "update tenants"));
-  if (update.trust_tier) SEPTA_RETURN_IF_ERROR(RequireAdmin(ctx.principal, "change a tenant's trust_tier"));
-  if (update.state) SEPTA_RETURN_IF_ERROR(RequireAdmin(ctx.principal, "change a tenant's state"));
-  if (!update.quota_members.empty()) {
-    SEPTA_RETURN_IF_ERROR(RequireAdmin(ctx.principal, "change a tenant's quota"));
-    SEPTA_RETURN_IF_ERROR(tenancy::ValidateTenantQuota("quota", update.quota));
-  }
-  if (update.display_name) SEPTA_RETURN_IF_ERROR(ValidateDisplayName("display_name", *update.display_name));
-  if (update.labels) SEPTA_RETURN_IF_ERROR(ValidateLabels("labels", *update.labels));
+  SEPTA_RETURN_IF_ERROR(CheckTenantUpdate(ctx, update));
 
-  Tenant result;
-  bool tokens_changed = false;  // their lifetimes, or what their tenant's state lets them do
-  Status st = store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
-    tokens_changed = false;
-    auto current = FindTenant(tx, name);
-    SEPTA_RETURN_IF_ERROR(current);
-    SEPTA_RETURN_IF_ERROR(CheckEtag(if_match, current->version, "tenant \"" + current->name + "\""));
-    Tenant next = *current;
-    if (update.display_name) next.display_name = *update.display_name;
-    if (update.labels) next.labels = *update.labels;
-    if (update.state) next.state = *update.state;
-    // Lowering a quota below what the tenant holds takes nothing away; the
-    // next create or resize that grows a quantity over it is refused.
-    for (auto member : update.quota_members) next.quota.*member = update.quota.*member;
-    std::optional<TrustTier> new_tier;
-    if (update.trust_tier && *update.trust_tier != current->trust_tier) {
-      auto tier = FindTier(tx, *update.trust_tier);
-      SEPTA_RETURN_IF_ERROR(tier);
-      new_tier = *std::move(tier);
-      next.trust_tier = new_tier->name;
-    }
-    if (next.display_name == current->display_name && next.labels == current->labels && next.state == current->state &&
-        next.trust_tier == current->trust_tier && next.quota == current->quota) {
-      result = *std::move(current);  // nothing to change: no new version, nothing to audit
-      return Status::Ok();
-    }
-    const TimePoint now = Now(clock_);
-    next.update_time = now;
-    next.version = current->version + 1;
-    SEPTA_RETURN_IF_ERROR(tx.Tenants().Update(next, current->version));
-    // The tenant's tokens live no longer than its new tier allows, counted
-    // from their issue, as if they had been issued under it.
-    if (new_tier) {
-      SEPTA_RETURN_IF_ERROR(
-          tx.Tokens().CapLifetimes("tenant:" + name, std::chrono::seconds(new_tier->credential_ttl_max_seconds)));
-    }
-    SEPTA_RETURN_IF_ERROR(tx.Audit().Append(
-        AuditOf(ctx, now, "tenant.update", ResourceOf(name), EtagOf(current->version), EtagOf(next.version))));
-    tokens_changed = new_tier.has_value() || next.state != current->state;
-    result = std::move(next);
-    return Status::Ok();
+  std::vector<Revocation> forget;
+  auto updated = TransactFor(store_, TxMode::kReadWrite, [&](Tx& tx) -> Result<Tenant> {
+    SEPTA_ASSIGN_OR_RETURN(const Tenant current, FindTenant(tx, name));
+    SEPTA_RETURN_IF_ERROR(CheckEtag(if_match, current.version, "tenant \"" + current.name + "\""));
+    WriteScope scope{ctx, tx, nullptr, Now(clock_)};
+    auto next = kind_.Apply(scope, current, update);
+    forget = std::move(scope.forget);
+    return next;
   });
-  if (!st.ok()) return st;
-  if (tokens_changed) authenticator_.Forget(Revocation{"", "tenant:" + name});
-  return result;
+  if (updated.ok()) ForgetAll(authenticator_, forget);
+  return updated;
 }
 
 Status TenantService::Delete(const RequestContext& ctx, const std::string& name, std::string_view if_match) {
   SEPTA_RETURN_IF_ERROR(CheckCanNameTenant(name));
   SEPTA_RETURN_IF_ERROR(RequireSeeTenant(ctx.principal, name));
   SEPTA_RETURN_IF_ERROR(RequireAdminWriter(ctx.principal, "delete tenants"));
-  Status st = store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
-    auto current = FindTenant(tx, name);
-    SEPTA_RETURN_IF_ERROR(current);
-    SEPTA_RETURN_IF_ERROR(CheckEtag(if_match, current->version, "tenant \"" + current->name + "\""));
-    const TimePoint now = Now(clock_);
-    SEPTA_RETURN_IF_ERROR(tx.Tenants().Delete(name, current->version));
-    SEPTA_RETURN_IF_ERROR(tx.Tokens().RevokeAllOf("tenant:" + name, now));
-    return tx.Audit().Append(AuditOf(ctx, now, "tenant.delete", ResourceOf(name), EtagOf(current->version), ""));
+  std::vector<Revocation> forget;
+  const Status st = store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
+    SEPTA_ASSIGN_OR_RETURN(const Tenant current, FindTenant(tx, name));
+    SEPTA_RETURN_IF_ERROR(CheckEtag(if_match, current.version, "tenant \"" + current.name + "\""));
+    WriteScope scope{ctx, tx, nullptr, Now(clock_)};
+    const Status deleted = kind_.Delete(scope, current);
+    forget = std::move(scope.forget);
+    return deleted;
   });
-  if (st.ok()) authenticator_.Forget(Revocation{"", "tenant:" + name});
+  if (st.ok()) ForgetAll(authenticator_, forget);
   return st;
 }
 

@@ -14,6 +14,7 @@
 #include "services/core/idempotency.h"
 #include "services/core/model.h"
 #include "services/core/store.h"
+#include "services/core/tenant_kind.h"
 #include "tenancy/quota.h"
 
 namespace septa::core {
@@ -27,18 +28,6 @@ struct ListTenantsParams {
 struct TenantPage {
   std::vector<Tenant> tenants;
   std::string next_page_token;  // empty on the last page
-};
-
-// Fields to change; unset ones stay as they are.
-struct TenantUpdate {
-  std::optional<std::string> display_name;
-  std::optional<std::map<std::string, std::string>> labels;
-  std::optional<std::string> trust_tier;
-  std::optional<TenantState> state;
-  // The members of the quota to change, each to its value in `quota`
-  // (absent there: unlimited).
-  std::vector<std::optional<std::int64_t> tenancy::TenantQuota::*> quota_members;
-  tenancy::TenantQuota quota;
 };
 
 // A tenant as GetTenant shows it.
@@ -93,6 +82,7 @@ class TenantService {
   Authenticator& authenticator_;
   const gpu::Catalog& catalog_;
   std::chrono::milliseconds idempotency_ttl_;
+  TenantKind kind_;
 };
 
 }  // namespace septa::core

@@ -2,13 +2,14 @@
 
 #include <string>
 
+#include "common/text.h"
+
 namespace septa::core {
 
 namespace {
 
 constexpr std::size_t kMaxLabels = 64;
 constexpr std::size_t kMaxLabelName = 63;
-constexpr std::size_t kMaxLabelPrefix = 253;
 
 bool IsAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
 
@@ -18,18 +19,6 @@ bool IsLabelToken(std::string_view s) {
   if (!IsAlnum(s.front()) || !IsAlnum(s.back())) return false;
   for (char c : s) {
     if (!IsAlnum(c) && c != '-' && c != '_' && c != '.') return false;
-  }
-  return true;
-}
-
-bool IsDns1123Subdomain(std::string_view s) {
-  if (s.empty() || s.size() > kMaxLabelPrefix) return false;
-  std::size_t start = 0;
-  while (start <= s.size()) {
-    std::size_t dot = s.find('.', start);
-    if (dot == std::string_view::npos) dot = s.size();
-    if (!IsDns1123Label(s.substr(start, dot - start))) return false;
-    start = dot + 1;
   }
   return true;
 }

@@ -19,31 +19,17 @@ namespace {
 using tenancy::VirtualCluster;
 using tenancy::VirtualClusterState;
 
-// The trust tier's defaults bound a tenant's API; only the platform's admins move them.
-constexpr std::string_view kSetApiLimits = "set a virtual cluster's api_limits";
-
-std::string NameOf(std::string_view tenant, std::string_view name) {
-  return "virtual cluster \"" + std::string(tenant) + "/" + std::string(name) + "\"";
-}
-
 // Names that cannot exist are not found without asking the store.
 Status CheckCanName(const std::string& tenant, const std::string& name) {
   if (CanNameTenantOrTier(tenant) && tenancy::ValidateVirtualClusterName("name", name).ok()) return Status::Ok();
-  return NotFound(NameOf(EscapeControlCharacters(tenant), EscapeControlCharacters(name)) + " not found");
+  return NotFound(DescribeVirtualCluster(EscapeControlCharacters(tenant), EscapeControlCharacters(name)) +
+                  " not found");
 }
 
 Result<VirtualCluster> Find(Tx& tx, const std::string& tenant, const std::string& name) {
   auto found = tx.VirtualClusters().Get(tenant, name);
-  if (IsNotFound(found)) return NotFound(NameOf(tenant, name) + " not found");
+  if (IsNotFound(found)) return NotFound(DescribeVirtualCluster(tenant, name) + " not found");
   return found;
-}
-
-std::optional<tenancy::Reservation> ReservationOf(Tx& tx, const std::string& tenant, const std::string& name,
-                                                  Status& error) {
-  auto r = tx.Reservations().Get(tenant, name);
-  if (r.ok()) return *std::move(r);
-  if (r.status().code() != Code::kNotFound) error = r.status();
-  return std::nullopt;
 }
 
 // Who may change `tenant`'s virtual cluster `name`: its owners and admins.
@@ -58,13 +44,10 @@ Status CheckMayWrite(const RequestContext& ctx, const std::string& tenant, const
 // must be `if_match` when that is set.
 Result<VirtualClusterView> FindForWrite(Tx& tx, const std::string& tenant, const std::string& name,
                                         std::string_view if_match) {
-  auto current = Find(tx, tenant, name);
-  SEPTA_RETURN_IF_ERROR(current);
-  SEPTA_RETURN_IF_ERROR(CheckEtag(if_match, current->version, NameOf(tenant, name)));
-  Status error;
-  auto reservation = ReservationOf(tx, tenant, name, error);
-  SEPTA_RETURN_IF_ERROR(error);
-  return VirtualClusterView{*std::move(current), std::move(reservation)};
+  SEPTA_ASSIGN_OR_RETURN(VirtualCluster current, Find(tx, tenant, name));
+  SEPTA_RETURN_IF_ERROR(CheckEtag(if_match, current.version, DescribeVirtualCluster(tenant, name)));
+  SEPTA_ASSIGN_OR_RETURN(auto reservation, ReservationOf(tx, tenant, name));
+  return VirtualClusterView{std::move(current), std::move(reservation)};
 }
 
 // Fingerprint of a create request for idempotency checks.
@@ -100,23 +83,6 @@ Result<VirtualClusterState> ParseStateFilter(std::string_view filter) {
                       "unknown state in \"" + escaped + "\"; one of PROVISIONING, READY, SLEEPING, DELETING, FAILED");
 }
 
-// The tenant the request acts for, refused when it cannot take new capacity.
-Result<Tenant> ActiveTenant(Tx& tx, const std::string& name) {
-  auto tenant = tx.Tenants().Get(name);
-  if (IsNotFound(tenant)) return NotFound("tenant \"" + name + "\" not found");
-  SEPTA_RETURN_IF_ERROR(tenant);
-  if (tenant->state == TenantState::kSuspended) {
-    return FailedPrecondition("tenant \"" + name + "\" is suspended: it cannot take new capacity");
-  }
-  return tenant;
-}
-
-Result<gpu::Tier> TierOf(Tx& tx, const Tenant& tenant) {
-  auto tier = tx.TrustTiers().Get(tenant.trust_tier);
-  SEPTA_RETURN_IF_ERROR(tier);
-  return tier->gpu_sharing;
-}
-
 }  // namespace
 
 Result<VirtualClusterView> VirtualClusterService::Create(const RequestContext& ctx, const std::string& tenant,
@@ -125,7 +91,7 @@ Result<VirtualClusterView> VirtualClusterService::Create(const RequestContext& c
   if (!CanNameTenantOrTier(tenant)) return NotFound("tenant \"" + EscapeControlCharacters(tenant) + "\" not found");
   SEPTA_RETURN_IF_ERROR(RequireSeeTenant(ctx.principal, tenant));
   SEPTA_RETURN_IF_ERROR(RequireWriter(ctx.principal, "create virtual clusters"));
-  if (draft.api_limits != tenancy::ApiLimits{}) SEPTA_RETURN_IF_ERROR(RequireAdmin(ctx.principal, kSetApiLimits));
+  if (draft.api_limits != tenancy::ApiLimits{}) SEPTA_RETURN_IF_ERROR(CheckMayPatch(ctx, {"api_limits"}));
   SEPTA_RETURN_IF_ERROR(ValidateIdempotencyKey(idempotency_key));
   const std::string principal = ctx.principal.ToString();
   const std::string key(idempotency_key);
@@ -137,60 +103,21 @@ Result<VirtualClusterView> VirtualClusterService::Create(const RequestContext& c
     if (!key.empty()) {
       auto previous = FindIdempotentCreate(tx, principal, key, fingerprint, now, idempotency_ttl_);
       if (previous.ok()) {
-        auto existing = Find(tx, tenant, draft.name);
-        SEPTA_RETURN_IF_ERROR(existing);
-        Status error;
-        created = {*std::move(existing), ReservationOf(tx, tenant, draft.name, error)};
-        return error;
+        SEPTA_ASSIGN_OR_RETURN(VirtualCluster existing, Find(tx, tenant, draft.name));
+        SEPTA_ASSIGN_OR_RETURN(auto reservation, ReservationOf(tx, tenant, draft.name));
+        created = {std::move(existing), std::move(reservation)};
+        return Status::Ok();
       }
       if (previous.status().code() != Code::kNotFound) return previous.status();
     }
-    auto owner = ActiveTenant(tx, tenant);
-    SEPTA_RETURN_IF_ERROR(owner);
-    auto tier = TierOf(tx, *owner);
-    SEPTA_RETURN_IF_ERROR(tier);
-    SEPTA_RETURN_IF_ERROR(tenancy::ValidateVirtualClusterSpec(draft, *tier, catalog_));
-
+    WriteScope scope{ctx, tx, &session, now};
     VirtualCluster vc = draft;
     vc.tenant = tenant;
-    vc.state = VirtualClusterState::kProvisioning;
-    vc.conditions.clear();
-    // Given once, here, and stored: a later name function moves no namespace.
-    vc.host_namespace = tenancy::host::HostNamespaceName(tenant, vc.name);
-    vc.on_host = false;
-    vc.endpoint.clear();
-    vc.generation = 1;
-    vc.version = 1;
-    vc.create_time = vc.update_time = now;
-    tenancy::SetCondition(vc.conditions, tenancy::CapacityReadyCondition({}, vc.generation), now);
-    if (Status ins = tx.VirtualClusters().Insert(vc); !ins.ok()) {
-      if (ins.code() != Code::kAlreadyExists) return ins;
-      if (ins.violations().empty() || ins.violations()[0].field != "host_namespace") {
-        return AlreadyExists(NameOf(tenant, vc.name) + " already exists");
-      }
-      // Another virtual cluster holds the namespace this name maps to (one
-      // named under an earlier name function, or a 44-bit hash collision):
-      // never shared, whoever holds it.
-      const std::string why =
-          "its host namespace " + vc.host_namespace + " is another virtual cluster's; choose another name";
-      return Status(Code::kAlreadyExists, "name: " + why, {{"name", why}});
-    }
-    SEPTA_RETURN_IF_ERROR(EnforceTenantQuota(tx, catalog_, *owner, vc, nullptr, nullptr));
-    SEPTA_RETURN_IF_ERROR(session.Engine(tx));
-    auto placed = session.Place(tx, tenant, vc.name, vc.capacity, now);
-    SEPTA_RETURN_IF_ERROR(placed);
-    SEPTA_RETURN_IF_ERROR(tx.Reservations().Insert(placed->reservation));
-    if (!placed->relayout.empty()) {  // capacity not ready until the MIG layout controller has applied it
-      tenancy::SetCondition(vc.conditions, tenancy::CapacityReadyCondition(placed->relayout, vc.generation), now);
-      SEPTA_RETURN_IF_ERROR(tx.VirtualClusters().Update(vc, vc.version));
-    }
-    SEPTA_RETURN_IF_ERROR(tx.Audit().Append(
-        AuditOf(ctx, now, "vcluster.create", VirtualClusterResource(tenant, vc.name), "", EtagOf(vc.version))));
+    SEPTA_ASSIGN_OR_RETURN(created, kind_.CreateView(scope, vc));
     if (!key.empty()) {
       SEPTA_RETURN_IF_ERROR(tx.Idempotency().Insert(
-          IdempotencyRecord{principal, key, fingerprint, VirtualClusterResource(tenant, vc.name), now}));
+          IdempotencyRecord{principal, key, fingerprint, VirtualClusterResource(tenant, draft.name), now}));
     }
-    created = {std::move(vc), std::move(placed->reservation)};
     return Status::Ok();
   });
   if (!st.ok()) return st;
@@ -203,11 +130,10 @@ Result<VirtualClusterView> VirtualClusterService::Get(const RequestContext& ctx,
   SEPTA_RETURN_IF_ERROR(RequireSeeTenant(ctx.principal, tenant));
   VirtualClusterView view;
   Status st = store_.Transact(TxMode::kReadOnly, [&](Tx& tx) -> Status {
-    auto found = Find(tx, tenant, name);
-    SEPTA_RETURN_IF_ERROR(found);
-    Status error;
-    view = {*std::move(found), ReservationOf(tx, tenant, name, error)};
-    return error;
+    SEPTA_ASSIGN_OR_RETURN(VirtualCluster found, Find(tx, tenant, name));
+    SEPTA_ASSIGN_OR_RETURN(auto reservation, ReservationOf(tx, tenant, name));
+    view = {std::move(found), std::move(reservation)};
+    return Status::Ok();
   });
   if (!st.ok()) return st;
   return view;
@@ -246,9 +172,7 @@ Result<VirtualClusterPage> VirtualClusterService::List(const RequestContext& ctx
     auto rows = tx.VirtualClusters().List(probe);
     SEPTA_RETURN_IF_ERROR(rows);
     for (auto& vc : *rows) {
-      Status error;
-      auto reservation = ReservationOf(tx, tenant, vc.name, error);
-      SEPTA_RETURN_IF_ERROR(error);
+      SEPTA_ASSIGN_OR_RETURN(auto reservation, ReservationOf(tx, tenant, vc.name));
       page.vclusters.push_back({std::move(vc), std::move(reservation)});
     }
     return Status::Ok();
@@ -266,95 +190,22 @@ Result<VirtualClusterView> VirtualClusterService::Update(const RequestContext& c
                                                          const std::vector<std::string>& paths,
                                                          std::string_view if_match) {
   SEPTA_RETURN_IF_ERROR(CheckMayWrite(ctx, tenant, name, "update virtual clusters"));
-  for (const std::string& path : paths) {
-    if (path == "api_limits" || path.starts_with("api_limits."))
-      SEPTA_RETURN_IF_ERROR(RequireAdmin(ctx.principal, kSetApiLimits));
-  }
-  VirtualClusterView updated;
-  Status st = ledger_.Transact(store_, TxMode::kReadWrite, [&](Tx& tx, CapacityLedger::Session& session) -> Status {
-    const TimePoint now = Now(clock_);
-    auto found = FindForWrite(tx, tenant, name, if_match);
-    SEPTA_RETURN_IF_ERROR(found);
-    const VirtualCluster* current = &found->vcluster;
-    std::optional<tenancy::Reservation>& reservation = found->reservation;
-    auto next = tenancy::ApplyVirtualClusterPatch(*current, patch, paths);
-    SEPTA_RETURN_IF_ERROR(next);
-    auto owner = tx.Tenants().Get(tenant);
-    SEPTA_RETURN_IF_ERROR(owner);
-    auto tier = TierOf(tx, *owner);
-    SEPTA_RETURN_IF_ERROR(tier);
-    SEPTA_RETURN_IF_ERROR(tenancy::ValidateVirtualClusterSpec(*next, *tier, catalog_));
-    SEPTA_RETURN_IF_ERROR(
-        EnforceTenantQuota(tx, catalog_, *owner, *next, current, reservation ? &*reservation : nullptr));
-    if (!(next->capacity == current->capacity)) {
-      SEPTA_RETURN_IF_ERROR(ActiveTenant(tx, tenant));
-      // All or nothing: the old capacity is given back in the engine and the
-      // new one placed; a shortfall fails the transaction, which keeps the old rows.
-      SEPTA_RETURN_IF_ERROR(session.Engine(tx));
-      session.Release(tenant, name);
-      auto placed = session.Place(tx, tenant, name, next->capacity, now);
-      SEPTA_RETURN_IF_ERROR(placed);
-      SEPTA_RETURN_IF_ERROR(tx.Reservations().Delete(tenant, name));
-      SEPTA_RETURN_IF_ERROR(tx.Reservations().Insert(placed->reservation));
-      reservation = std::move(placed->reservation);
-      tenancy::SetCondition(next->conditions, tenancy::CapacityReadyCondition(placed->relayout, next->generation), now);
-    } else if (const tenancy::Condition* capacity = tenancy::FindCondition(next->conditions, tenancy::kCapacityReady);
-               capacity != nullptr && next->generation != current->generation) {
-      // The capacity is what it was: its condition holds for the new generation too.
-      tenancy::Condition same = *capacity;
-      same.observed_generation = next->generation;
-      tenancy::SetCondition(next->conditions, std::move(same), now);
-    }
-    const VirtualClusterChange change = VirtualClusterChange::By(ctx, "vcluster.update");
-    SEPTA_RETURN_IF_ERROR(WriteVirtualCluster(tx, *current, *next, now, &change));
-    updated = {*std::move(next), std::move(reservation)};
-    return Status::Ok();
+  SEPTA_RETURN_IF_ERROR(CheckMayPatch(ctx, paths));
+  return TransactFor(ledger_, store_, [&](Tx& tx, CapacityLedger::Session& session) -> Result<VirtualClusterView> {
+    SEPTA_ASSIGN_OR_RETURN(VirtualClusterView found, FindForWrite(tx, tenant, name, if_match));
+    WriteScope scope{ctx, tx, &session, Now(clock_)};
+    return kind_.UpdateView(scope, std::move(found), patch, paths);
   });
-  if (!st.ok()) return st;
-  return updated;
 }
 
 Result<VirtualClusterView> VirtualClusterService::Delete(const RequestContext& ctx, const std::string& tenant,
                                                          const std::string& name, std::string_view if_match) {
   SEPTA_RETURN_IF_ERROR(CheckMayWrite(ctx, tenant, name, "delete virtual clusters"));
-  VirtualClusterView deleted;
-  Status st = ledger_.Transact(store_, TxMode::kReadWrite, [&](Tx& tx, CapacityLedger::Session& session) -> Status {
-    const TimePoint now = Now(clock_);
-    auto found = FindForWrite(tx, tenant, name, if_match);
-    SEPTA_RETURN_IF_ERROR(found);
-    const VirtualCluster* current = &found->vcluster;
-    std::optional<tenancy::Reservation>& reservation = found->reservation;
-    VirtualCluster next = *current;
-    SEPTA_RETURN_IF_ERROR(tenancy::CheckTransition(current->state, VirtualClusterState::kDeleting));
-    next.state = VirtualClusterState::kDeleting;
-    if (!current->on_host) {
-      // The answer shows the version the delete would have written.
-      StampNextVersion(*current, next, now);
-      // Never provisioned on the host: nothing of the tenant can run on its capacity.
-      SEPTA_RETURN_IF_ERROR(session.Engine(tx));
-      session.Release(tenant, name);
-      SEPTA_RETURN_IF_ERROR(tx.Reservations().Delete(tenant, name));
-      SEPTA_RETURN_IF_ERROR(tx.VirtualClusters().Delete(tenant, name, current->version));
-      reservation.reset();
-      SEPTA_RETURN_IF_ERROR(tx.Audit().Append(
-          AuditOf(ctx, now, "vcluster.delete", VirtualClusterResource(tenant, name), EtagOf(current->version), "")));
-    } else {
-      if (reservation) {
-        // Its capacity stays held until the provisioner has emptied the
-        // host namespace. Compared first, so the session seals the epoch
-        // the mark moves and the next reservation does not rebuild for it.
-        SEPTA_RETURN_IF_ERROR(session.Engine(tx));
-        SEPTA_RETURN_IF_ERROR(tx.Reservations().MarkReleasing(tenant, name));
-        reservation->releasing = true;
-      }
-      const VirtualClusterChange change = VirtualClusterChange::By(ctx, "vcluster.delete");
-      SEPTA_RETURN_IF_ERROR(WriteVirtualCluster(tx, *current, next, now, &change));
-    }
-    deleted = {std::move(next), std::move(reservation)};
-    return Status::Ok();
+  return TransactFor(ledger_, store_, [&](Tx& tx, CapacityLedger::Session& session) -> Result<VirtualClusterView> {
+    SEPTA_ASSIGN_OR_RETURN(VirtualClusterView found, FindForWrite(tx, tenant, name, if_match));
+    WriteScope scope{ctx, tx, &session, Now(clock_)};
+    return kind_.DeleteView(scope, std::move(found));
   });
-  if (!st.ok()) return st;
-  return deleted;
 }
 
 Result<VirtualClusterView> VirtualClusterService::Sleep(const RequestContext& ctx, const std::string& tenant,

@@ -16,16 +16,11 @@
 #include "services/core/capacity_ledger.h"
 #include "services/core/idempotency.h"
 #include "services/core/store.h"
+#include "services/core/virtual_cluster_kind.h"
 #include "tenancy/reservation.h"
 #include "tenancy/virtual_cluster.h"
 
 namespace septa::core {
-
-// A virtual cluster and the capacity it holds (none once it has been released).
-struct VirtualClusterView {
-  tenancy::VirtualCluster vcluster;
-  std::optional<tenancy::Reservation> reservation;
-};
 
 struct ListVirtualClustersParams {
   int page_size = 0;  // 0: default
@@ -42,7 +37,7 @@ class VirtualClusterService {
  public:
   VirtualClusterService(Store& store, const Clock& clock, CapacityLedger& ledger, const gpu::Catalog& catalog,
                         std::chrono::milliseconds idempotency_ttl = kDefaultIdempotencyTtl)
-      : store_(store), clock_(clock), ledger_(ledger), catalog_(catalog), idempotency_ttl_(idempotency_ttl) {}
+      : store_(store), clock_(clock), ledger_(ledger), idempotency_ttl_(idempotency_ttl), kind_(catalog) {}
 
   // The tenant's owners and admins. Reserves the capacity in the same
   // transaction: RESOURCE_EXHAUSTED naming what is short, FAILED_PRECONDITION
@@ -80,8 +75,8 @@ class VirtualClusterService {
   Store& store_;
   const Clock& clock_;
   CapacityLedger& ledger_;
-  const gpu::Catalog& catalog_;
   std::chrono::milliseconds idempotency_ttl_;
+  VirtualClusterKind kind_;
 };
 
 }  // namespace septa::core

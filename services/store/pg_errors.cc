@@ -19,6 +19,22 @@ constexpr char kNotNegative[] = "must not be negative";
 
 const std::map<std::string, ConstraintMeaning>& ConstraintMeanings() {
   static const auto* meanings = new std::map<std::string, ConstraintMeaning>{
+      {"trust_tiers_pkey", {Code::kAlreadyExists, "", "a trust tier with this name already exists"}},
+      {"trust_tiers_name_format",
+       {Code::kInvalidArgument, "name",
+        "must be a DNS-1123 label of 1-40 characters: lower-case letters, digits and '-', "
+        "starting and ending with a letter or digit"}},
+      {"trust_tiers_gpu_sharing_known",
+       {Code::kInvalidArgument, "gpu_sharing", "must be FRACTIONAL, MIG, WHOLE_GPU or WHOLE_NODE"}},
+      {"trust_tiers_credential_ttl_positive", {Code::kInvalidArgument, "credential_ttl_max", "must be positive"}},
+      {"trust_tiers_api_limits_objects_nonnegative", {Code::kInvalidArgument, "api_limits.objects", kNotNegative}},
+      {"trust_tiers_api_limits_object_bytes_nonnegative",
+       {Code::kInvalidArgument, "api_limits.object_bytes", kNotNegative}},
+      {"trust_tiers_api_limits_watches_nonnegative", {Code::kInvalidArgument, "api_limits.watches", kNotNegative}},
+      {"trust_tiers_api_limits_requests_in_flight_nonnegative",
+       {Code::kInvalidArgument, "api_limits.requests_in_flight", kNotNegative}},
+      // migrations/0018_trust_tier_version.sql
+      {"trust_tiers_version_positive", {Code::kInvalidArgument, "version", "must be positive"}},
       {"tenants_pkey", {Code::kAlreadyExists, "", "a tenant with this name already exists"}},
       {"tenants_name_format",
        {Code::kInvalidArgument, "name",
@@ -132,6 +148,8 @@ const std::map<std::string, ConstraintMeaning>& ConstraintMeanings() {
 // inserting a reference) means something else: the row is still in use.
 const std::map<std::string, ConstraintMeaning>& ReferencedRowMeanings() {
   static const auto* meanings = new std::map<std::string, ConstraintMeaning>{
+      {"tenants_trust_tier_fkey",
+       {Code::kFailedPrecondition, "", "tenants still have the trust tier; move them to another first"}},
       {"virtual_clusters_tenant_fkey",
        {Code::kFailedPrecondition, "", "the tenant still owns virtual clusters; delete them first"}},
       {"reservations_vcluster_fkey",

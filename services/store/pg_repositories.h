@@ -16,8 +16,13 @@ class PgTrustTiers final : public core::TrustTierRepository {
   static void Prepare(pqxx::connection& c);
   Result<std::vector<core::TrustTier>> List() override;
   Result<core::TrustTier> Get(const std::string& name) override;
+  Status Insert(const core::TrustTier& tier) override;
+  Status Update(const core::TrustTier& tier, std::int64_t expected_version) override;
+  Status Delete(const std::string& name, std::int64_t expected_version) override;
 
  private:
+  Status VersionMismatch(const std::string& name, std::int64_t expected_version);
+
   PgWork& work_;
 };
 

@@ -360,16 +360,6 @@ Status RequireText(const std::string& field, const std::string& value) {
   return ValidateText(field, value, 1024);
 }
 
-bool IsDns1123Subdomain(std::string_view name) {
-  if (name.empty() || name.size() > 253) return false;
-  for (std::size_t start = 0;;) {
-    const std::size_t dot = name.find('.', start);
-    if (!IsDns1123Label(name.substr(start, dot == std::string_view::npos ? dot : dot - start))) return false;
-    if (dot == std::string_view::npos) return true;
-    start = dot + 1;
-  }
-}
-
 bool IsIdentifierPrefix(std::string_view prefix) {
   if (prefix.empty() || prefix.size() > 30 || !(prefix[0] >= 'a' && prefix[0] <= 'z')) return false;
   for (char c : prefix) {

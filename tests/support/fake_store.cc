@@ -77,8 +77,62 @@ class FakeTrustTiers final : public TrustTierRepository {
     if (it == w_.s.tiers.end()) return NotFound("trust tier \"" + name + "\" not found");
     return it->second;
   }
+  Status Insert(const TrustTier& tier) override {
+    SEPTA_RETURN_IF_ERROR(w_.CheckWritable());
+    SEPTA_RETURN_IF_ERROR(CheckTierRow(tier));
+    if (w_.s.tiers.count(tier.name)) return AlreadyExists("a trust tier with this name already exists");
+    TrustTier row = tier;
+    row.create_time = Truncated(row.create_time);
+    row.update_time = Truncated(row.update_time);
+    w_.s.tiers.emplace(row.name, std::move(row));
+    return Status::Ok();
+  }
+  Status Update(const TrustTier& tier, std::int64_t expected_version) override {
+    SEPTA_RETURN_IF_ERROR(w_.CheckWritable());
+    auto it = w_.s.tiers.find(tier.name);
+    SEPTA_RETURN_IF_ERROR(CheckVersion(tier.name, it, expected_version));
+    SEPTA_RETURN_IF_ERROR(CheckTierRow(tier));
+    const TimePoint created = it->second.create_time;  // immutable, as in PgStore
+    it->second = tier;
+    it->second.create_time = created;
+    it->second.update_time = Truncated(tier.update_time);
+    return Status::Ok();
+  }
+  Status Delete(const std::string& name, std::int64_t expected_version) override {
+    SEPTA_RETURN_IF_ERROR(w_.CheckWritable());
+    auto it = w_.s.tiers.find(name);
+    SEPTA_RETURN_IF_ERROR(CheckVersion(name, it, expected_version));
+    for (const auto& [tenant_name, tenant] : w_.s.tenants) {
+      if (tenant.trust_tier == name) {
+        return FailedPrecondition("tenants still have the trust tier; move them to another first");
+      }
+    }
+    w_.s.tiers.erase(it);
+    return Status::Ok();
+  }
 
  private:
+  // The CHECK constraints of migrations/0001, 0017 and 0018 on trust_tiers.
+  static Status CheckTierRow(const TrustTier& t) {
+    if (!IsDnsLabel(t.name, 40)) {
+      return InvalidField("name",
+                          "must be a DNS-1123 label of 1-40 characters: lower-case letters, digits and '-', "
+                          "starting and ending with a letter or digit");
+    }
+    if (t.credential_ttl_max_seconds <= 0) return InvalidField("credential_ttl_max", "must be positive");
+    if (t.version <= 0) return InvalidField("version", "must be positive");
+    return Status::Ok();
+  }
+  Status CheckVersion(const std::string& name, std::map<std::string, TrustTier>::iterator it,
+                      std::int64_t expected_version) const {
+    if (it == w_.s.tiers.end()) return NotFound("trust tier \"" + name + "\" not found");
+    if (it->second.version != expected_version) {
+      return Aborted("trust tier \"" + name + "\" is at version " + std::to_string(it->second.version) + ", not " +
+                     std::to_string(expected_version));
+    }
+    return Status::Ok();
+  }
+
   FakeWork& w_;
 };
 

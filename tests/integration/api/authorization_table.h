@@ -30,6 +30,19 @@ inline std::vector<AuthorizationRow> AuthorizationTable() {
       {"GET", "/v1/trust-tiers", "", "TrustTierService/ListTrustTiers", "{}", 200, 200, 200, 200, 401},
       {"GET", "/v1/trust-tiers/shared", "", "TrustTierService/GetTrustTier", R"({"name":"shared"})", 200, 200, 200, 200,
        401},
+      // Admins write tiers; "gold" has no tenants, so its admin may delete it.
+      {"POST", "/v1/trust-tiers",
+       R"({"name":"gold","gpu_sharing":"WHOLE_GPU","co_tenancy":"gold tenants","runtime_class":"kata",)"
+       R"("credential_ttl_max":"3600s","api_limits":{"objects":10,"object_bytes":1000,"watches":1,"requests_in_flight":1}})",
+       "TrustTierService/CreateTrustTier",
+       R"({"trust_tier":{"name":"gold","gpu_sharing":"WHOLE_GPU","co_tenancy":"gold tenants","runtime_class":"kata",)"
+       R"("credential_ttl_max":"3600s","api_limits":{"objects":10,"object_bytes":1000,"watches":1,"requests_in_flight":1}}})",
+       201, 403, 403, 403, 401},
+      {"PATCH", "/v1/trust-tiers/gold", R"({"description":"whole GPUs"})", "TrustTierService/UpdateTrustTier",
+       R"({"trust_tier":{"name":"gold","description":"whole GPUs"},"update_mask":"description"})", 200, 403, 403, 403,
+       401},
+      {"DELETE", "/v1/trust-tiers/gold", "", "TrustTierService/DeleteTrustTier", R"({"name":"gold"})", 204, 403, 403,
+       403, 401},
       {"GET", "/v1/tenants", "", "TenantService/ListTenants", "{}", 200, 200, 200, 200, 401},
       {"GET", "/v1/tenants/acme", "", "TenantService/GetTenant", R"({"name":"acme"})", 200, 200, 200, 404, 401},
       {"GET", "/v1/tenants/beta", "", "TenantService/GetTenant", R"({"name":"beta"})", 200, 404, 404, 200, 401},

@@ -120,6 +120,71 @@ TEST_F(RestTest, TenantLifecycle) {
   EXPECT_EQ(CountRows(db_->url(), "audit_log WHERE resource = 'tenants/acme'"), 4);
 }
 
+// Admins write trust tiers (TrustTierKind): created with every required
+// field, changed under an etag, pinned while tenants hold what it shaped.
+TEST_F(RestTest, TrustTierLifecycle) {
+  const std::string gold =
+      R"({"name":"gold","display_name":"Gold","gpu_sharing":"WHOLE_GPU","co_tenancy":"gold tenants",)"
+      R"("runtime_class":"kata-qemu-nvidia-gpu","credential_ttl_max":"7200s",)"
+      R"("api_limits":{"objects":100,"object_bytes":1048576,"watches":10,"requests_in_flight":4}})";
+  auto created = Call(admin_, "POST", "/v1/trust-tiers", gold);
+  ASSERT_EQ(created.status, 201) << created.body;
+  EXPECT_EQ(created.header("location"), "/v1/trust-tiers/gold");
+  EXPECT_EQ(created.header("etag"), "\"1\"");
+  json t = json::parse(created.body);
+  EXPECT_EQ(t["gpu_sharing"], "WHOLE_GPU");
+  EXPECT_EQ(t["credential_ttl_max"], "7200s");
+  EXPECT_EQ(json::parse(Call(admin_, "GET", "/v1/trust-tiers/gold").body), t);
+  EXPECT_EQ(Call(admin_, "POST", "/v1/trust-tiers", gold).status, 409);
+
+  // Bad input is named, and nothing is written.
+  const long tiers_before = CountRows(db_->url(), "trust_tiers");
+  ExpectProblem(Call(admin_, "POST", "/v1/trust-tiers", R"({"name":"silver","co_tenancy":"x","runtime_class":"r"})"),
+                400, "gpu_sharing", "no gpu_sharing");
+  ExpectProblem(Call(admin_, "POST", "/v1/trust-tiers",
+                     R"({"name":"silver","gpu_sharing":"MIG","co_tenancy":"x","runtime_class":"Bad_Class",)"
+                     R"("credential_ttl_max":"60s","api_limits":{"objects":1,"object_bytes":1,"watches":1,)"
+                     R"("requests_in_flight":1}})"),
+                400, "runtime_class", "a runtime class that is no DNS subdomain");
+  ExpectProblem(Call(admin_, "POST", "/v1/trust-tiers",
+                     R"({"name":"silver","gpu_sharing":"MIG","co_tenancy":"x","runtime_class":"r",)"
+                     R"("credential_ttl_max":"60s","api_limits":{"objects":1}})"),
+                400, "api_limits.object_bytes", "a tier without every API limit");
+  ExpectProblem(Call(admin_, "POST", "/v1/trust-tiers",
+                     R"({"name":"silver","gpu_sharing":"MIG","co_tenancy":"x","runtime_class":"r",)"
+                     R"("credential_ttl_max":"0.5s","api_limits":{"objects":1,"object_bytes":1,"watches":1,)"
+                     R"("requests_in_flight":1}})"),
+                400, "credential_ttl_max", "a fraction of a second");
+  ExpectProblem(Call(admin_, "PATCH", "/v1/trust-tiers/gold?update_mask=create_time", R"({"description":"x"})"), 400,
+                "create_time", "an output-only field in the mask");
+  ExpectProblem(Call(admin_, "PATCH", "/v1/trust-tiers/gold", R"({"description":"tab\there"})"), 400, "description",
+                "a control character in the description");
+  EXPECT_EQ(CountRows(db_->url(), "trust_tiers"), tiers_before);
+
+  auto patched =
+      Call(admin_, "PATCH", "/v1/trust-tiers/gold", R"({"description":"whole GPUs"})", {{"If-Match", "\"1\""}});
+  ASSERT_EQ(patched.status, 200) << patched.body;
+  EXPECT_EQ(json::parse(patched.body)["description"], "whole GPUs");
+  EXPECT_EQ(json::parse(patched.body)["display_name"], "Gold");  // not sent: kept
+  EXPECT_EQ(patched.header("etag"), "\"2\"");
+  EXPECT_EQ(Call(admin_, "PATCH", "/v1/trust-tiers/gold", R"({"description":"x"})", {{"If-Match", "\"1\""}}).status,
+            412);
+  auto same = Call(admin_, "PATCH", "/v1/trust-tiers/gold", R"({"description":"whole GPUs"})");
+  EXPECT_EQ(same.header("etag"), "\"2\"") << "nothing changed: no new version";
+
+  // A tenant on the tier pins its sharing and runtime class, and the tier itself.
+  CreateTenant("acme", "gold");
+  ExpectProblem(Call(admin_, "PATCH", "/v1/trust-tiers/gold", R"({"gpu_sharing":"MIG"})"), 412, "gpu_sharing",
+                "a sharing change under a tenant");
+  ExpectProblem(Call(admin_, "DELETE", "/v1/trust-tiers/gold"), 412, "", "deleting a tier in use");
+  EXPECT_EQ(Call(admin_, "DELETE", "/v1/tenants/acme").status, 204);
+  EXPECT_EQ(Call(admin_, "PATCH", "/v1/trust-tiers/gold", R"({"gpu_sharing":"MIG"})").status, 200);
+  EXPECT_EQ(Call(admin_, "DELETE", "/v1/trust-tiers/gold", "", {{"If-Match", "\"2\""}}).status, 412);
+  EXPECT_EQ(Call(admin_, "DELETE", "/v1/trust-tiers/gold", "", {{"If-Match", "\"3\""}}).status, 204);
+  EXPECT_EQ(Call(admin_, "GET", "/v1/trust-tiers/gold").status, 404);
+  EXPECT_EQ(CountRows(db_->url(), "audit_log WHERE resource = 'trust-tiers/gold'"), 4);
+}
+
 TEST_F(RestTest, ListPaginatesAndFilters) {
   for (int i = 0; i < 7; ++i) CreateTenant("t" + std::to_string(i), i % 2 ? "isolated" : "shared");
   std::vector<std::string> names;

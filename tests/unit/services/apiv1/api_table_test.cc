@@ -2,6 +2,7 @@
 // load (each naming the RPC or the handler), how a handler is invoked, and
 // the (septa.v1.auth) rules both transports check before the use case.
 #include <gmock/gmock.h>
+#include <google/protobuf/empty.pb.h>
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -22,7 +23,8 @@ const google::protobuf::ServiceDescriptor* Service(const std::string& name) {
 
 using TierHandler = std::function<Result<v1::TrustTier>(const core::RequestContext&, const v1::GetTrustTierRequest&)>;
 
-// Handlers for TrustTierService: List answers empty, Get as `get` says.
+// Handlers for TrustTierService: List answers empty, Get as `get` says,
+// the writes an empty tier.
 Handlers TierHandlers(TierHandler get = [](const core::RequestContext&,
                                            const v1::GetTrustTierRequest& req) -> Result<v1::TrustTier> {
   v1::TrustTier tier;
@@ -35,6 +37,18 @@ Handlers TierHandlers(TierHandler get = [](const core::RequestContext&,
         return v1::ListTrustTiersResponse();
       });
   handlers.Add<v1::GetTrustTierRequest>(std::move(get));
+  handlers.Add<v1::CreateTrustTierRequest>(
+      [](const core::RequestContext&, const v1::CreateTrustTierRequest&) -> Result<v1::TrustTier> {
+        return v1::TrustTier();
+      });
+  handlers.Add<v1::UpdateTrustTierRequest>(
+      [](const core::RequestContext&, const v1::UpdateTrustTierRequest&) -> Result<v1::TrustTier> {
+        return v1::TrustTier();
+      });
+  handlers.Add<v1::DeleteTrustTierRequest>(
+      [](const core::RequestContext&, const v1::DeleteTrustTierRequest&) -> Result<google::protobuf::Empty> {
+        return google::protobuf::Empty();
+      });
   return handlers;
 }
 

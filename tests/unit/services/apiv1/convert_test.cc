@@ -58,8 +58,9 @@ TEST(VirtualClusterFromProto, NoneOrSeveralKindsOrAZeroAmountNameTheField) {
   EXPECT_TRUE(VirtualClusterFromProto(Parsed(R"({"display_name":"x"})"), /*require_capacity=*/false).ok());
 }
 
-TEST(VirtualClusterMaskPaths, LowerCamelCaseBecomesProtoNames) {
-  EXPECT_EQ(VirtualClusterMaskPaths({"displayName", "capacity", "quota.cpuMilli", "queue.overQuotaWeight"}),
+TEST(MaskPaths, LowerCamelCaseBecomesProtoNames) {
+  EXPECT_EQ(MaskPaths(*v1::VirtualCluster::descriptor(),
+                      {"displayName", "capacity", "quota.cpuMilli", "queue.overQuotaWeight"}),
             (std::vector<std::string>{"display_name", "capacity", "quota.cpu_milli", "queue.over_quota_weight"}));
 }
 

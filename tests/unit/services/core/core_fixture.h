@@ -18,7 +18,7 @@ class CoreTest : public ::testing::Test {
   CoreTest()
       : authenticator(store, clock, std::chrono::seconds(5)),
         tenants(store, clock, authenticator, gpu::Catalog::Default()),
-        tiers(store),
+        tiers(store, clock, authenticator),
         tokens(store, clock, random, authenticator) {}
 
   static RequestContext Admin(Role role = Role::kOwner) {

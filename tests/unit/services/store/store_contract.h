@@ -122,6 +122,82 @@ TYPED_TEST_P(StoreContract, HoldsTheFourDefaultTrustTiers) {
   EXPECT_EQ(missing.status().code(), Code::kNotFound);
 }
 
+inline TrustTier MakeTier(std::string name) {
+  TrustTier t;
+  t.name = std::move(name);
+  t.display_name = "Gold";
+  t.description = "whole GPUs, audited";
+  t.gpu_sharing = gpu::Tier::kDedicated;
+  t.co_tenancy = "other gold tenants on the same node";
+  t.runtime_class = "kata-qemu-nvidia-gpu";
+  t.credential_ttl_max_seconds = 7200;
+  t.create_time = At(1'800'000'000, 123'456'789);
+  t.update_time = At(1'800'000'100, 999);
+  t.api_limits = {100, 1 << 20, 10, 4};
+  t.version = 1;
+  return t;
+}
+
+TYPED_TEST_P(StoreContract, TrustTiersRoundTripAndChangeOnlyAtTheExpectedVersion) {
+  const TrustTier gold = MakeTier("gold");
+  ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.TrustTiers().Insert(gold); }).ok());
+  EXPECT_EQ(this->Write([&](Tx& tx) { return tx.TrustTiers().Insert(gold); }).code(), Code::kAlreadyExists);
+  auto got = this->template Read<TrustTier>([](Tx& tx) { return tx.TrustTiers().Get("gold"); });
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  TrustTier expected = gold;
+  expected.create_time = AtMicros(1'800'000'000, 123'456'789);
+  expected.update_time = AtMicros(1'800'000'100, 999);
+  EXPECT_EQ(got->name, expected.name);
+  EXPECT_EQ(got->display_name, expected.display_name);
+  EXPECT_EQ(got->description, expected.description);
+  EXPECT_EQ(got->gpu_sharing, expected.gpu_sharing);
+  EXPECT_EQ(got->co_tenancy, expected.co_tenancy);
+  EXPECT_EQ(got->runtime_class, expected.runtime_class);
+  EXPECT_EQ(got->credential_ttl_max_seconds, expected.credential_ttl_max_seconds);
+  EXPECT_EQ(got->create_time, expected.create_time);
+  EXPECT_EQ(got->update_time, expected.update_time);
+  EXPECT_EQ(got->api_limits, expected.api_limits);
+  EXPECT_EQ(got->version, 1);
+
+  TrustTier next = *got;
+  next.gpu_sharing = gpu::Tier::kIsolated;
+  next.credential_ttl_max_seconds = 600;
+  next.create_time = At(1);  // immutable: ignored
+  next.version = 2;
+  const Status stale = this->Write([&](Tx& tx) { return tx.TrustTiers().Update(next, 5); });
+  EXPECT_EQ(stale.code(), Code::kAborted) << stale.ToString();
+  ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.TrustTiers().Update(next, 1); }).ok());
+  got = this->template Read<TrustTier>([](Tx& tx) { return tx.TrustTiers().Get("gold"); });
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->gpu_sharing, gpu::Tier::kIsolated);
+  EXPECT_EQ(got->credential_ttl_max_seconds, 600);
+  EXPECT_EQ(got->create_time, expected.create_time);
+  EXPECT_EQ(got->version, 2);
+
+  // In use by a tenant: not deleted; then at the expected version only.
+  ASSERT_TRUE(this->Insert(MakeTenant("acme", "gold")).ok());
+  const Status in_use = this->Write([](Tx& tx) { return tx.TrustTiers().Delete("gold", 2); });
+  EXPECT_EQ(in_use.code(), Code::kFailedPrecondition) << in_use.ToString();
+  ASSERT_TRUE(this->Write([](Tx& tx) { return tx.Tenants().Delete("acme", 1); }).ok());
+  EXPECT_EQ(this->Write([](Tx& tx) { return tx.TrustTiers().Delete("gold", 1); }).code(), Code::kAborted);
+  EXPECT_TRUE(this->Write([](Tx& tx) { return tx.TrustTiers().Delete("gold", 2); }).ok());
+  EXPECT_EQ(this->Write([](Tx& tx) { return tx.TrustTiers().Delete("gold", 2); }).code(), Code::kNotFound);
+}
+
+TYPED_TEST_P(StoreContract, ABadTrustTierRowIsRefusedNamingTheField) {
+  TrustTier bad = MakeTier("Not A Label");
+  Status st = this->Write([&](Tx& tx) { return tx.TrustTiers().Insert(bad); });
+  EXPECT_EQ(st.code(), Code::kInvalidArgument);
+  ASSERT_FALSE(st.violations().empty()) << st.ToString();
+  EXPECT_EQ(st.violations()[0].field, "name");
+  bad = MakeTier("gold");
+  bad.credential_ttl_max_seconds = 0;
+  st = this->Write([&](Tx& tx) { return tx.TrustTiers().Insert(bad); });
+  EXPECT_EQ(st.code(), Code::kInvalidArgument);
+  ASSERT_FALSE(st.violations().empty()) << st.ToString();
+  EXPECT_EQ(st.violations()[0].field, "credential_ttl_max");
+}
+
 TYPED_TEST_P(StoreContract, TenantRoundTripsAtMicrosecondPrecision) {
   Tenant t = MakeTenant("acme", "isolated");
   t.labels = {{"team", "ml"}, {"cost-center", "42"}};
@@ -623,8 +699,9 @@ TYPED_TEST_P(StoreContract, ConcurrentReadModifyWriteLosesNoUpdate) {
 }
 
 REGISTER_TYPED_TEST_SUITE_P(StoreContract, IsReady, HoldsTheFourDefaultTrustTiers,
-                            TenantRoundTripsAtMicrosecondPrecision, MissingTenantIsNotFound,
-                            DuplicateTenantIsAlreadyExists, UnknownTrustTierIsAnInvalidField,
+                            TrustTiersRoundTripAndChangeOnlyAtTheExpectedVersion,
+                            ABadTrustTierRowIsRefusedNamingTheField, TenantRoundTripsAtMicrosecondPrecision,
+                            MissingTenantIsNotFound, DuplicateTenantIsAlreadyExists, UnknownTrustTierIsAnInvalidField,
                             TenantNamesMustBeShortDnsLabels, AFailedWriteLeavesTheTransactionUsable,
                             AFailedBodyChangesNothing, ReadOnlyTransactionsRefuseWrites,
                             UpdateTenantRequiresTheExpectedVersion, DeleteTenantRequiresTheExpectedVersion,

@@ -1,0 +1,68 @@
+#include "services/core/resource_kind.h"
+
+#include <algorithm>
+
+#include "common/text.h"
+
+namespace septa::core {
+namespace {
+
+// `inner` is `outer` or one of its members ("quota.pods" in "quota").
+bool Within(std::string_view inner, std::string_view outer) {
+  return inner == outer || (inner.size() > outer.size() && inner.starts_with(outer) && inner[outer.size()] == '.');
+}
+
+}  // namespace
+
+bool DeclaredFields::Covers(std::string_view path) const {
+  if (all()) return true;
+  for (const std::string& declared : paths_) {
+    if (Within(path, declared)) return true;
+  }
+  return false;
+}
+
+bool DeclaredFields::Touches(std::string_view path) const {
+  if (all()) return true;
+  for (const std::string& declared : paths_) {
+    if (Within(path, declared) || Within(declared, path)) return true;
+  }
+  return false;
+}
+
+Status CheckDeclaredPaths(const DeclaredFields& declared, std::string_view kind,
+                          std::initializer_list<std::string_view> writable) {
+  for (const std::string& path : declared.paths()) {
+    const bool known = std::any_of(writable.begin(), writable.end(), [&path](std::string_view field) {
+      if (field.ends_with(".*")) {  // a map: the map itself or one key
+        const std::string_view map = field.substr(0, field.size() - 2);
+        return path == map || (path.size() > map.size() + 1 && Within(path, map));
+      }
+      return Within(field, path);  // the field, or a parent of it
+    });
+    if (!known) {
+      std::string fields;
+      for (std::string_view field : writable) fields += (fields.empty() ? "" : ", ") + std::string(field);
+      return InvalidField(EscapeControlCharacters(path),
+                          "is not a writable field of a " + std::string(kind) + "; writable: " + fields);
+    }
+  }
+  return Status::Ok();
+}
+
+void ForgetAll(Authenticator& authenticator, const std::vector<Revocation>& forget) {
+  for (const Revocation& r : forget) authenticator.Forget(r);
+}
+
+void CompareField(std::vector<FieldChange>& changes, const DeclaredFields& declared, std::string_view path,
+                  const std::string& live, const std::string& desired) {
+  if (live != desired && declared.Covers(path)) changes.push_back({std::string(path), live, desired});
+}
+
+void CompareField(std::vector<FieldChange>& changes, const DeclaredFields& declared, std::string_view path,
+                  const std::optional<std::int64_t>& live, const std::optional<std::int64_t>& desired) {
+  auto text = [](const std::optional<std::int64_t>& v) { return v ? std::to_string(*v) : std::string(); };
+  CompareField(changes, declared, path, text(live), text(desired));
+}
+
+}  // namespace septa::core

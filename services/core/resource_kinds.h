@@ -1,0 +1,72 @@
+// The kinds a declaration may name, and the one dispatch Apply and Diff
+// (GitOps) use over them: plan what writing a declared object would do,
+// do it in the caller's transaction, or delete it. A kind joins by
+// satisfying ResourceKind (resource_kind.h) and taking its place in
+// DeclaredObject; nothing here names a field of any kind.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "gpu/catalog.h"
+#include "services/core/resource_kind.h"
+#include "services/core/tenant_kind.h"
+#include "services/core/trust_tier_kind.h"
+#include "services/core/virtual_cluster_kind.h"
+
+namespace septa::core {
+
+// ApiToken declarations wait for the secret sinks they deliver to (GitOps).
+using DeclaredObject = std::variant<TrustTier, Tenant, tenancy::VirtualCluster>;
+
+// An object as a document declares it: its values, and which of its
+// writable fields the document sets.
+struct Declaration {
+  DeclaredObject object;
+  DeclaredFields declared;
+};
+
+enum class PlannedAction { kCreate, kUpdate, kUnchanged };
+
+std::string_view PlannedActionName(PlannedAction action);  // "create", "update", "unchanged"
+
+struct PlannedChange {
+  std::string_view kind;  // "Tenant"
+  std::string resource;   // "tenants/acme/vclusters/train"
+  PlannedAction action = PlannedAction::kUnchanged;
+  // The declared fields that differ (for a create, those set); never an output-only one.
+  std::vector<FieldChange> fields;
+};
+
+class ResourceKinds {
+ public:
+  explicit ResourceKinds(const gpu::Catalog& catalog) : vclusters_(catalog) {}
+
+  std::string_view KindOf(const DeclaredObject& object) const;
+  // Validates the declaration and compares it with the live object read in
+  // `tx`: what Apply would do. Writes nothing.
+  Result<PlannedChange> Plan(const RequestContext& ctx, Tx& tx, const Declaration& declaration) const;
+  // Plans, then creates or updates as planned, in scope's transaction.
+  Result<PlannedChange> Apply(WriteScope& scope, const Declaration& declaration) const;
+  // Deletes the live object `object` names (validated as given, so pass
+  // its identity alone); false when there is none.
+  Result<bool> Delete(WriteScope& scope, const DeclaredObject& object) const;
+
+ private:
+  // Calls f(kind, object) with the kind of the object's type.
+  template <class F>
+  decltype(auto) Dispatch(const DeclaredObject& object, F&& f) const {
+    return std::visit([&](const auto& o) -> decltype(auto) { return f(For(o), o); }, object);
+  }
+  const TrustTierKind& For(const TrustTier&) const { return tiers_; }
+  const TenantKind& For(const Tenant&) const { return tenants_; }
+  const VirtualClusterKind& For(const tenancy::VirtualCluster&) const { return vclusters_; }
+
+  TrustTierKind tiers_;
+  TenantKind tenants_;
+  VirtualClusterKind vclusters_;
+};
+
+}  // namespace septa::core
