@@ -1,5 +1,7 @@
 #include "services/core/auth.h"
 
+#include <cctype>
+
 #include "services/base/mac.h"
 #include "services/core/crypto.h"
 #include "services/core/validation.h"
@@ -33,6 +35,15 @@ std::string AcceptOrMakeRequestId(std::string_view from_client, RandomSource& ra
   // (anything that needs a secret fails with UNAVAILABLE on its own).
   auto made = RandomHex(random, 8);
   return made.ok() ? *std::move(made) : std::string("no-entropy");
+}
+
+std::string_view BearerToken(std::string_view authorization) {
+  constexpr std::string_view kScheme = "bearer ";
+  if (authorization.size() <= kScheme.size()) return {};
+  for (std::size_t i = 0; i < kScheme.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(authorization[i])) != kScheme[i]) return {};
+  }
+  return authorization.substr(kScheme.size());
 }
 
 std::optional<ParsedTokenText> ParseTokenText(std::string_view text) {

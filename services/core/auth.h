@@ -26,6 +26,12 @@ struct RequestContext {
 // otherwise a fresh random one.
 std::string AcceptOrMakeRequestId(std::string_view from_client, RandomSource& random);
 
+// The token of an Authorization header (HTTP) or metadata entry (gRPC):
+// what follows the "Bearer" scheme, named in any case (RFC 7235) and one
+// space; empty for any other header, so both transports refuse a token
+// sent without its scheme alike.
+std::string_view BearerToken(std::string_view authorization);
+
 struct ParsedTokenText {
   std::string id;
   std::string secret;

@@ -55,11 +55,9 @@ grpc::Status Handle(const apiv1::Rpc& rpc, Shared& s, grpc::ServerContext* ctx, 
     if (!request->ParseFromZeroCopyStream(&reader)) {
       return InvalidArgument("the request is not a valid protobuf message (are its strings UTF-8?)");
     }
-    std::string authorization = Metadata(ctx, "authorization");
-    constexpr std::string_view kBearer = "Bearer ";
-    std::string_view bearer = authorization;
-    if (bearer.starts_with(kBearer)) bearer.remove_prefix(kBearer.size());
-    SEPTA_ASSIGN_OR_RETURN(const core::Principal principal, s.uc.authenticator.Authenticate(bearer));
+    const std::string authorization = Metadata(ctx, "authorization");
+    SEPTA_ASSIGN_OR_RETURN(const core::Principal principal,
+                           s.uc.authenticator.Authenticate(core::BearerToken(authorization)));
     SEPTA_RETURN_IF_ERROR(apiv1::Authorize(rpc, principal, *request));
     SEPTA_ASSIGN_OR_RETURN(const std::unique_ptr<google::protobuf::Message> response,
                            rpc.Invoke(core::RequestContext{principal, request_id}, *request));

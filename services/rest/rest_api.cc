@@ -194,11 +194,7 @@ http::Response RestApi::Impl::Run(const Route& route, const http::Request& req, 
   core::RequestContext ctx;
   ctx.request_id = request_id;
   if (route.auth == Auth::kToken) {
-    std::string_view authorization = View(req[bh::field::authorization]);
-    constexpr std::string_view kBearer = "Bearer ";
-    if (authorization.starts_with(kBearer)) authorization.remove_prefix(kBearer.size());
-    else authorization = {};
-    auto principal = uc.authenticator.Authenticate(authorization);
+    auto principal = uc.authenticator.Authenticate(core::BearerToken(View(req[bh::field::authorization])));
     if (!principal.ok()) {
       http::Response r = ProblemResponse(principal.status(), request_id);
       r.set(bh::field::www_authenticate, "Bearer realm=\"septa\"");

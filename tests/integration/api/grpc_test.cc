@@ -64,6 +64,24 @@ class GrpcTest : public ApiTest {
   std::unique_ptr<v1::InventoryService::Stub> inventory_;
 };
 
+// A token is read after its scheme on both transports (core::BearerToken):
+// sent bare it is no token at all, as over REST.
+TEST_F(GrpcTest, ATokenIsReadAfterItsSchemeAsOverRest) {
+  for (const auto& [header, code] :
+       std::vector<std::pair<std::string, grpc::StatusCode>>{{"Bearer " + admin_, grpc::StatusCode::OK},
+                                                             {"bearer " + admin_, grpc::StatusCode::OK},
+                                                             {admin_, grpc::StatusCode::UNAUTHENTICATED},
+                                                             {"Basic " + admin_, grpc::StatusCode::UNAUTHENTICATED}}) {
+    grpc::ClientContext ctx;
+    ctx.AddMetadata("authorization", header);
+    v1::ListTrustTiersResponse tiers;
+    EXPECT_EQ(tiers_->ListTrustTiers(&ctx, v1::ListTrustTiersRequest(), &tiers).error_code(), code)
+        << header.substr(0, 7);
+    const auto rest = Call("", "GET", "/v1/trust-tiers", "", {{"Authorization", header}});
+    EXPECT_EQ(rest.status, code == grpc::StatusCode::OK ? 200 : 401) << header.substr(0, 7);
+  }
+}
+
 TEST_F(GrpcTest, TenantLifecycle) {
   v1::CreateTenantRequest create;
   create.mutable_tenant()->set_name("acme");

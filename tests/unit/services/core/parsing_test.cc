@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "services/base/base64.h"
+#include "services/core/auth.h"
 #include "services/core/crypto.h"
 #include "services/core/duration.h"
 #include "services/core/tenant_query.h"
@@ -18,6 +19,15 @@ TEST(Duration, ParsesGoStyle) {
     auto r = ParseDuration("ttl", bad);
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_EQ(r.status().violations()[0].field, "ttl");
+  }
+}
+
+TEST(BearerToken, IsWhatFollowsTheSchemeInAnyCaseAndNothingElse) {
+  EXPECT_EQ(BearerToken("Bearer septa_abc"), "septa_abc");
+  EXPECT_EQ(BearerToken("bearer septa_abc"), "septa_abc");
+  EXPECT_EQ(BearerToken("BEARER septa_abc"), "septa_abc");
+  for (const char* other : {"septa_abc", "Basic dXNlcjpwdw==", "Bearer", "Bearer ", "Bearersepta_abc", ""}) {
+    EXPECT_EQ(BearerToken(other), "") << other;
   }
 }
 
