@@ -650,7 +650,12 @@ TEST_F(RestTest, InvalidUtf8AndNulBytesAreRefusedWhereTheyEnter) {
   ExpectProblem(Call(admin_, "GET", "/v1/tenants/alpha%00xyz"), 404, "", "NUL in the path");
   ExpectProblem(Call(admin_, "PATCH", "/v1/tenants/%ff", R"({"display_name":"x"})"), 404, "", "PATCH 0xFF name");
   ExpectProblem(Call(admin_, "DELETE", "/v1/tenants/alpha%00"), 404, "", "DELETE NUL name");
+  ExpectProblem(Call(admin_, "GET", "/v1/tenants/%ff/quota"), 404, "", "0xFF in the quota's tenant");
+  ExpectProblem(Call(admin_, "GET", "/v1/tenants/alpha%00/quota"), 404, "", "NUL in the quota's tenant");
+  ExpectProblem(Call(admin_, "GET", "/v1/tenants/alpha%1b%5b2J/quota"), 404, "", "a control in the quota's tenant");
   ExpectProblem(Call(admin_, "GET", "/v1/trust-tiers/%ff"), 404, "", "0xFF tier");
+  ExpectProblem(Call(admin_, "PATCH", "/v1/trust-tiers/%ff", R"({"description":"x"})"), 404, "", "PATCH 0xFF tier");
+  ExpectProblem(Call(admin_, "DELETE", "/v1/trust-tiers/shared%00"), 404, "", "DELETE NUL tier");
   ExpectProblem(Call(admin_, "GET", "/v1/trust-tiers/shared%00x"), 404, "", "NUL tier");
   ExpectProblem(Call(admin_, "DELETE", "/v1/tokens/%ff"), 404, "", "0xFF token id");
   ExpectProblem(Call(admin_, "GET", "/v1/tenants?filter=trust_tier%3D%FF"), 400, "filter", "0xFF in the filter");
