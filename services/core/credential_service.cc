@@ -184,18 +184,15 @@ Result<CredentialPage> CredentialService::List(const RequestContext& ctx, const 
     SEPTA_RETURN_IF_ERROR(after);
     query.after_serial = *after;
   }
-  CredentialPage page;
-  Status st = store_.Transact(TxMode::kReadOnly, [&](Tx& tx) -> Status {
+  auto rows = TransactFor(store_, TxMode::kReadOnly, [&](Tx& tx) -> Result<std::vector<VclusterCredential>> {
     SEPTA_RETURN_IF_ERROR(FindVcluster(tx, tenant, vcluster));
     // One row more than asked tells whether another page exists.
     CredentialQuery probe = query;
     probe.limit = query.limit + 1;
-    auto rows = tx.Credentials().List(probe);
-    SEPTA_RETURN_IF_ERROR(rows);
-    page.credentials = *std::move(rows);
-    return Status::Ok();
+    return tx.Credentials().List(probe);
   });
-  if (!st.ok()) return st;
+  SEPTA_RETURN_IF_ERROR(rows);
+  CredentialPage page{*std::move(rows), ""};
   if (static_cast<int>(page.credentials.size()) > query.limit) {
     page.credentials.resize(query.limit);
     page.next_page_token = EncodePageToken(page.credentials.back().serial);
@@ -207,8 +204,7 @@ Result<VclusterCredential> CredentialService::Revoke(const RequestContext& ctx, 
                                                      const std::string& vcluster, const std::string& serial) {
   SEPTA_RETURN_IF_ERROR(CheckMaySee(ctx, tenant, vcluster));
   SEPTA_RETURN_IF_ERROR(RequireWriter(ctx.principal, "revoke credentials"));
-  VclusterCredential revoked;
-  Status st = store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
+  return TransactFor(store_, TxMode::kReadWrite, [&](Tx& tx) -> Result<VclusterCredential> {
     const TimePoint now = Now(clock_);
     auto current = tx.Credentials().Get(tenant, vcluster, serial);
     if (IsNotFound(current)) {
@@ -216,39 +212,29 @@ Result<VclusterCredential> CredentialService::Revoke(const RequestContext& ctx, 
                       " not found");
     }
     SEPTA_RETURN_IF_ERROR(current);
-    if (current->revoke_time) {
-      revoked = *std::move(current);
-      return Status::Ok();
-    }
-    auto row = tx.Credentials().Revoke(tenant, vcluster, serial, now);
-    SEPTA_RETURN_IF_ERROR(row);
-    revoked = *std::move(row);
-    return tx.Audit().Append(
-        AuditOf(ctx, now, "vcluster.credential.revoke", ResourceOf(tenant, vcluster, serial), "", ""));
+    if (current->revoke_time) return current;
+    SEPTA_ASSIGN_OR_RETURN(VclusterCredential revoked, tx.Credentials().Revoke(tenant, vcluster, serial, now));
+    SEPTA_RETURN_IF_ERROR(tx.Audit().Append(
+        AuditOf(ctx, now, "vcluster.credential.revoke", ResourceOf(tenant, vcluster, serial), "", "")));
+    return revoked;
   });
-  if (!st.ok()) return st;
-  return revoked;
 }
 
 Result<std::vector<std::string>> CredentialService::RevokedUnexpiredSerials(const std::string& tenant,
                                                                             const std::string& vcluster) {
-  std::vector<std::string> serials;
-  Status st = store_.Transact(TxMode::kReadOnly, [&](Tx& tx) -> Status {
-    serials.clear();  // a retried transaction starts over
+  return TransactFor(store_, TxMode::kReadOnly, [&](Tx& tx) -> Result<std::vector<std::string>> {
+    std::vector<std::string> serials;
     const TimePoint now = Now(clock_);
     CredentialQuery query{tenant, vcluster, "", kMaxPageSize};
     for (;;) {
-      auto rows = tx.Credentials().List(query);
-      SEPTA_RETURN_IF_ERROR(rows);
-      for (const VclusterCredential& row : *rows) {
+      SEPTA_ASSIGN_OR_RETURN(const std::vector<VclusterCredential> rows, tx.Credentials().List(query));
+      for (const VclusterCredential& row : rows) {
         if (row.revoke_time && row.expire_time > now) serials.push_back(row.serial);
       }
-      if (static_cast<int>(rows->size()) < query.limit) return Status::Ok();
-      query.after_serial = rows->back().serial;
+      if (static_cast<int>(rows.size()) < query.limit) return serials;
+      query.after_serial = rows.back().serial;
     }
   });
-  if (!st.ok()) return st;
-  return serials;
 }
 
 }  // namespace septa::core

@@ -56,49 +56,34 @@ Result<Tenant> TenantService::Create(const RequestContext& ctx, const Tenant& dr
 
   const std::string fingerprint = CreateFingerprint(draft);
   const std::string principal = ctx.principal.ToString();
-  Tenant created;
-  Status st = store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
+  return TransactFor(store_, TxMode::kReadWrite, [&](Tx& tx) -> Result<Tenant> {
     const TimePoint now = Now(clock_);
     if (!idempotency_key.empty()) {
       auto previous =
           FindIdempotentCreate(tx, principal, std::string(idempotency_key), fingerprint, now, idempotency_ttl_);
-      if (previous.ok()) {
-        auto existing = tx.Tenants().Get(draft.name);
-        SEPTA_RETURN_IF_ERROR(existing);
-        created = *std::move(existing);
-        return Status::Ok();
-      }
+      if (previous.ok()) return tx.Tenants().Get(draft.name);
       if (previous.status().code() != Code::kNotFound) return previous.status();
     }
     WriteScope scope{ctx, tx, nullptr, now};
-    SEPTA_ASSIGN_OR_RETURN(created, kind_.Create(scope, draft));
+    SEPTA_ASSIGN_OR_RETURN(Tenant created, kind_.Create(scope, draft));
     if (!idempotency_key.empty()) {
       SEPTA_RETURN_IF_ERROR(tx.Idempotency().Insert(
           IdempotencyRecord{principal, std::string(idempotency_key), fingerprint, TenantResource(created.name), now}));
     }
-    return Status::Ok();
+    return created;
   });
-  if (!st.ok()) return st;
-  return created;
 }
 
 Result<TenantView> TenantService::Get(const RequestContext& ctx, const std::string& name) {
   SEPTA_RETURN_IF_ERROR(CheckCanNameTenant(name));
   SEPTA_RETURN_IF_ERROR(RequireSeeTenant(ctx.principal, name));
-  TenantView view;
-  Status st = store_.Transact(TxMode::kReadOnly, [&](Tx& tx) -> Status {
-    auto found = FindTenant(tx, name);
-    SEPTA_RETURN_IF_ERROR(found);
-    view = {*std::move(found), std::nullopt};
+  return TransactFor(store_, TxMode::kReadOnly, [&](Tx& tx) -> Result<TenantView> {
+    SEPTA_ASSIGN_OR_RETURN(Tenant tenant, FindTenant(tx, name));
     // A tenant without a quota is one read, as before quotas existed.
-    if (view.tenant.quota == tenancy::TenantQuota{}) return Status::Ok();
-    auto usage = ReadTenantUsage(tx, catalog_, name);
-    SEPTA_RETURN_IF_ERROR(usage);
-    view.quota_usage = *usage;
-    return Status::Ok();
+    if (tenant.quota == tenancy::TenantQuota{}) return TenantView{std::move(tenant), std::nullopt};
+    SEPTA_ASSIGN_OR_RETURN(tenancy::TenantUsage usage, ReadTenantUsage(tx, catalog_, name));
+    return TenantView{std::move(tenant), usage};
   });
-  if (!st.ok()) return st;
-  return view;
 }
 
 Result<TenantQuotaView> TenantService::GetQuota(const RequestContext& ctx, const std::string& name) {
@@ -123,24 +108,22 @@ Result<TenantPage> TenantService::List(const RequestContext& ctx, const ListTena
     SEPTA_RETURN_IF_ERROR(after);
     query.after_name = *after;
   }
-  TenantPage page;
-  Status st = store_.Transact(TxMode::kReadOnly, [&](Tx& tx) -> Status {
-    page.tenants.clear();
+  auto rows = TransactFor(store_, TxMode::kReadOnly, [&](Tx& tx) -> Result<std::vector<Tenant>> {
     if (!ctx.principal.admin) {
       // A tenant principal lists only itself.
       auto own = tx.Tenants().Get(ctx.principal.tenant);
-      if (own.ok() && Matches(*own, query)) page.tenants.push_back(*std::move(own));
-      return own.ok() || IsNotFound(own) ? Status::Ok() : own.status();
+      if (IsNotFound(own)) return std::vector<Tenant>();
+      SEPTA_RETURN_IF_ERROR(own);
+      if (!Matches(*own, query)) return std::vector<Tenant>();
+      return std::vector<Tenant>{*std::move(own)};
     }
     // One row more than asked tells whether another page exists.
     TenantQuery probe = query;
     probe.limit = query.limit + 1;
-    auto rows = tx.Tenants().List(probe);
-    SEPTA_RETURN_IF_ERROR(rows);
-    page.tenants = *std::move(rows);
-    return Status::Ok();
+    return tx.Tenants().List(probe);
   });
-  if (!st.ok()) return st;
+  SEPTA_RETURN_IF_ERROR(rows);
+  TenantPage page{*std::move(rows), ""};
   if (static_cast<int>(page.tenants.size()) > query.limit) {
     page.tenants.resize(query.limit);
     page.next_page_token = EncodePageToken(page.tenants.back().name);

@@ -112,15 +112,8 @@ Status TokenService::RequireRoomForAnotherToken(Tx& tx, const std::string& princ
 }
 
 Result<std::vector<ApiToken>> TokenService::List(const RequestContext& ctx) {
-  std::vector<ApiToken> tokens;
-  Status st = store_.Transact(TxMode::kReadOnly, [&](Tx& tx) -> Status {
-    auto rows = tx.Tokens().List(ctx.principal.admin ? "" : ctx.principal.ToString());
-    SEPTA_RETURN_IF_ERROR(rows);
-    tokens = *std::move(rows);
-    return Status::Ok();
-  });
-  if (!st.ok()) return st;
-  return tokens;
+  return TransactFor(store_, TxMode::kReadOnly,
+                     [&](Tx& tx) { return tx.Tokens().List(ctx.principal.admin ? "" : ctx.principal.ToString()); });
 }
 
 Status TokenService::Revoke(const RequestContext& ctx, const std::string& id) {

@@ -32,6 +32,13 @@ Result<VirtualCluster> Find(Tx& tx, const std::string& tenant, const std::string
   return found;
 }
 
+// The virtual cluster with what it holds.
+Result<VirtualClusterView> FindView(Tx& tx, const std::string& tenant, const std::string& name) {
+  SEPTA_ASSIGN_OR_RETURN(VirtualCluster found, Find(tx, tenant, name));
+  SEPTA_ASSIGN_OR_RETURN(auto reservation, ReservationOf(tx, tenant, name));
+  return VirtualClusterView{std::move(found), std::move(reservation)};
+}
+
 // Who may change `tenant`'s virtual cluster `name`: its owners and admins.
 Status CheckMayWrite(const RequestContext& ctx, const std::string& tenant, const std::string& name,
                      std::string_view what) {
@@ -44,10 +51,9 @@ Status CheckMayWrite(const RequestContext& ctx, const std::string& tenant, const
 // must be `if_match` when that is set.
 Result<VirtualClusterView> FindForWrite(Tx& tx, const std::string& tenant, const std::string& name,
                                         std::string_view if_match) {
-  SEPTA_ASSIGN_OR_RETURN(VirtualCluster current, Find(tx, tenant, name));
-  SEPTA_RETURN_IF_ERROR(CheckEtag(if_match, current.version, DescribeVirtualCluster(tenant, name)));
-  SEPTA_ASSIGN_OR_RETURN(auto reservation, ReservationOf(tx, tenant, name));
-  return VirtualClusterView{std::move(current), std::move(reservation)};
+  SEPTA_ASSIGN_OR_RETURN(VirtualClusterView found, FindView(tx, tenant, name));
+  SEPTA_RETURN_IF_ERROR(CheckEtag(if_match, found.vcluster.version, DescribeVirtualCluster(tenant, name)));
+  return found;
 }
 
 // Fingerprint of a create request for idempotency checks.
@@ -97,46 +103,30 @@ Result<VirtualClusterView> VirtualClusterService::Create(const RequestContext& c
   const std::string key(idempotency_key);
   const std::string fingerprint = CreateFingerprint(tenant, draft);
 
-  VirtualClusterView created;
-  Status st = ledger_.Transact(store_, TxMode::kReadWrite, [&](Tx& tx, CapacityLedger::Session& session) -> Status {
+  return TransactFor(ledger_, store_, [&](Tx& tx, CapacityLedger::Session& session) -> Result<VirtualClusterView> {
     const TimePoint now = Now(clock_);
     if (!key.empty()) {
       auto previous = FindIdempotentCreate(tx, principal, key, fingerprint, now, idempotency_ttl_);
-      if (previous.ok()) {
-        SEPTA_ASSIGN_OR_RETURN(VirtualCluster existing, Find(tx, tenant, draft.name));
-        SEPTA_ASSIGN_OR_RETURN(auto reservation, ReservationOf(tx, tenant, draft.name));
-        created = {std::move(existing), std::move(reservation)};
-        return Status::Ok();
-      }
+      if (previous.ok()) return FindView(tx, tenant, draft.name);
       if (previous.status().code() != Code::kNotFound) return previous.status();
     }
     WriteScope scope{ctx, tx, &session, now};
     VirtualCluster vc = draft;
     vc.tenant = tenant;
-    SEPTA_ASSIGN_OR_RETURN(created, kind_.CreateView(scope, vc));
+    SEPTA_ASSIGN_OR_RETURN(VirtualClusterView created, kind_.CreateView(scope, vc));
     if (!key.empty()) {
       SEPTA_RETURN_IF_ERROR(tx.Idempotency().Insert(
           IdempotencyRecord{principal, key, fingerprint, VirtualClusterResource(tenant, draft.name), now}));
     }
-    return Status::Ok();
+    return created;
   });
-  if (!st.ok()) return st;
-  return created;
 }
 
 Result<VirtualClusterView> VirtualClusterService::Get(const RequestContext& ctx, const std::string& tenant,
                                                       const std::string& name) {
   SEPTA_RETURN_IF_ERROR(CheckCanName(tenant, name));
   SEPTA_RETURN_IF_ERROR(RequireSeeTenant(ctx.principal, tenant));
-  VirtualClusterView view;
-  Status st = store_.Transact(TxMode::kReadOnly, [&](Tx& tx) -> Status {
-    SEPTA_ASSIGN_OR_RETURN(VirtualCluster found, Find(tx, tenant, name));
-    SEPTA_ASSIGN_OR_RETURN(auto reservation, ReservationOf(tx, tenant, name));
-    view = {std::move(found), std::move(reservation)};
-    return Status::Ok();
-  });
-  if (!st.ok()) return st;
-  return view;
+  return TransactFor(store_, TxMode::kReadOnly, [&](Tx& tx) { return FindView(tx, tenant, name); });
 }
 
 Result<VirtualClusterPage> VirtualClusterService::List(const RequestContext& ctx, const std::string& tenant,
@@ -160,24 +150,23 @@ Result<VirtualClusterPage> VirtualClusterService::List(const RequestContext& ctx
     SEPTA_RETURN_IF_ERROR(after);
     query.after_name = *after;
   }
-  VirtualClusterPage page;
-  Status st = store_.Transact(TxMode::kReadOnly, [&](Tx& tx) -> Status {
-    page.vclusters.clear();
+  auto views = TransactFor(store_, TxMode::kReadOnly, [&](Tx& tx) -> Result<std::vector<VirtualClusterView>> {
     auto owner = tx.Tenants().Get(tenant);
     if (IsNotFound(owner)) return NotFound("tenant \"" + tenant + "\" not found");
     SEPTA_RETURN_IF_ERROR(owner);
     // One row more than asked tells whether another page exists.
     VirtualClusterQuery probe = query;
     probe.limit = query.limit + 1;
-    auto rows = tx.VirtualClusters().List(probe);
-    SEPTA_RETURN_IF_ERROR(rows);
-    for (auto& vc : *rows) {
+    SEPTA_ASSIGN_OR_RETURN(std::vector<VirtualCluster> rows, tx.VirtualClusters().List(probe));
+    std::vector<VirtualClusterView> out;
+    for (auto& vc : rows) {
       SEPTA_ASSIGN_OR_RETURN(auto reservation, ReservationOf(tx, tenant, vc.name));
-      page.vclusters.push_back({std::move(vc), std::move(reservation)});
+      out.push_back({std::move(vc), std::move(reservation)});
     }
-    return Status::Ok();
+    return out;
   });
-  if (!st.ok()) return st;
+  SEPTA_RETURN_IF_ERROR(views);
+  VirtualClusterPage page{*std::move(views), ""};
   if (static_cast<int>(page.vclusters.size()) > query.limit) {
     page.vclusters.resize(query.limit);
     page.next_page_token = EncodePageToken(page.vclusters.back().vcluster.name);
@@ -223,23 +212,16 @@ Result<VirtualClusterView> VirtualClusterService::Transition(const RequestContex
                                                              std::string_view action,
                                                              Result<VirtualCluster> (*request)(const VirtualCluster&)) {
   SEPTA_RETURN_IF_ERROR(CheckMayWrite(ctx, tenant, name, std::string(action) + " virtual clusters"));
-  VirtualClusterView out;
-  Status st = store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
-    const TimePoint now = Now(clock_);
-    auto found = FindForWrite(tx, tenant, name, if_match);
-    SEPTA_RETURN_IF_ERROR(found);
-    const VirtualCluster& current = found->vcluster;
-    auto next = request(current);
-    SEPTA_RETURN_IF_ERROR(next);
-    if (next->state != current.state) {
+  return TransactFor(store_, TxMode::kReadWrite, [&](Tx& tx) -> Result<VirtualClusterView> {
+    SEPTA_ASSIGN_OR_RETURN(VirtualClusterView found, FindForWrite(tx, tenant, name, if_match));
+    const VirtualCluster& current = found.vcluster;
+    SEPTA_ASSIGN_OR_RETURN(VirtualCluster next, request(current));
+    if (next.state != current.state) {
       const VirtualClusterChange change = VirtualClusterChange::By(ctx, "vcluster." + std::string(action));
-      SEPTA_RETURN_IF_ERROR(WriteVirtualCluster(tx, current, *next, now, &change));
+      SEPTA_RETURN_IF_ERROR(WriteVirtualCluster(tx, current, next, Now(clock_), &change));
     }
-    out = {*std::move(next), std::move(found->reservation)};
-    return Status::Ok();
+    return VirtualClusterView{std::move(next), std::move(found.reservation)};
   });
-  if (!st.ok()) return st;
-  return out;
 }
 
 }  // namespace septa::core
