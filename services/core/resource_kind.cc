@@ -22,14 +22,6 @@ bool DeclaredFields::Covers(std::string_view path) const {
   return false;
 }
 
-bool DeclaredFields::Touches(std::string_view path) const {
-  if (all()) return true;
-  for (const std::string& declared : paths_) {
-    if (Within(path, declared) || Within(declared, path)) return true;
-  }
-  return false;
-}
-
 Status CheckDeclaredPaths(const DeclaredFields& declared, std::string_view kind,
                           std::initializer_list<std::string_view> writable) {
   for (const std::string& path : declared.paths()) {

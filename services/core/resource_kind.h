@@ -44,8 +44,6 @@ class DeclaredFields {
   const std::vector<std::string>& paths() const { return paths_; }
   // `path` is declared itself, or inside a declared path.
   bool Covers(std::string_view path) const;
-  // Some declared path is `path` or inside it ("quota" for "quota.pods").
-  bool Touches(std::string_view path) const;
 
  private:
   std::vector<std::string> paths_;

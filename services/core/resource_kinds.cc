@@ -28,19 +28,6 @@ Result<PlannedChange> PlanWith(const K& kind, const RequestContext& ctx, Tx& tx,
 
 }  // namespace
 
-std::string_view PlannedActionName(PlannedAction action) {
-  switch (action) {
-    case PlannedAction::kCreate: return "create";
-    case PlannedAction::kUpdate: return "update";
-    case PlannedAction::kUnchanged: return "unchanged";
-  }
-  return "";
-}
-
-std::string_view ResourceKinds::KindOf(const DeclaredObject& object) const {
-  return Dispatch(object, []<class K>(const K&, const auto&) { return std::string_view(K::kKind); });
-}
-
 Result<PlannedChange> ResourceKinds::Plan(const RequestContext& ctx, Tx& tx, const Declaration& declaration) const {
   return Dispatch(declaration.object, [&](const auto& kind, const auto& desired) {
     std::optional<std::decay_t<decltype(desired)>> live;

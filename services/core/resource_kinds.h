@@ -30,8 +30,6 @@ struct Declaration {
 
 enum class PlannedAction { kCreate, kUpdate, kUnchanged };
 
-std::string_view PlannedActionName(PlannedAction action);  // "create", "update", "unchanged"
-
 struct PlannedChange {
   std::string_view kind;  // "Tenant"
   std::string resource;   // "tenants/acme/vclusters/train"
@@ -44,7 +42,6 @@ class ResourceKinds {
  public:
   explicit ResourceKinds(const gpu::Catalog& catalog) : vclusters_(catalog) {}
 
-  std::string_view KindOf(const DeclaredObject& object) const;
   // Validates the declaration and compares it with the live object read in
   // `tx`: what Apply would do. Writes nothing.
   Result<PlannedChange> Plan(const RequestContext& ctx, Tx& tx, const Declaration& declaration) const;

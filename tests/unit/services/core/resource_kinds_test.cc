@@ -223,6 +223,20 @@ TEST_F(ResourceKindsTest, ABadFieldIsNamed) {
   EXPECT_EQ(plan.status().violations()[0].field, "name") << plan.status().ToString();
 }
 
+TEST_F(ResourceKindsTest, OnlyWritableFieldsMayBeDeclared) {
+  ASSERT_TRUE(ApplyAll({{Acme(), {}}}).ok());
+  for (const char* path : {"labels", "labels.team", "quota", "quota.pods", "display_name"}) {
+    EXPECT_TRUE(PlanOne({Acme(), DeclaredFields({path})}).ok()) << path;
+  }
+  for (const char* path : {"create_time", "version", "quota.bogus", "labelsx", "name"}) {
+    auto plan = PlanOne({Acme(), DeclaredFields({path})});
+    ASSERT_EQ(plan.status().code(), Code::kInvalidArgument) << path;
+    EXPECT_EQ(plan.status().violations()[0].field, path);
+  }
+  auto vc = PlanOne({DeclaredMig("acme", "train", 1), DeclaredFields({"state"})});
+  EXPECT_EQ(vc.status().code(), Code::kInvalidArgument) << "state is output only";
+}
+
 TEST_F(ResourceKindsTest, DeleteGoesThroughTheKindsOwnDelete) {
   ASSERT_TRUE(ApplyAll({{Acme(), {}}, {DeclaredMig("acme", "train", 1), {}}}).ok());
   auto remove = [&](const DeclaredObject& object) {
