@@ -130,20 +130,38 @@ Status WriteSecretFile(const fs::path& path, const std::string& secret) {
   return Status::Ok();
 }
 
-// The config was validated: fraction_backend is "kai" or "hami".
-tenancy::host::FractionBackend FractionBackendOf(const config::Config& config) {
-  return config.fraction_backend == "hami" ? tenancy::host::FractionBackend::kHami
-                                           : tenancy::host::FractionBackend::kKai;
+core::MigRelayoutPolicy MigRelayoutPolicyOf(config::MigRelayout relayout) {
+  switch (relayout) {
+    case config::MigRelayout::kAuto: return core::MigRelayoutPolicy::kAuto;
+    case config::MigRelayout::kOff: return core::MigRelayoutPolicy::kOff;
+  }
+  return core::MigRelayoutPolicy::kAuto;
+}
+
+vault::AuthMethod VaultAuthMethodOf(config::VaultAuth auth) {
+  switch (auth) {
+    case config::VaultAuth::kToken: return vault::AuthMethod::kToken;
+    case config::VaultAuth::kAppRole: return vault::AuthMethod::kAppRole;
+    case config::VaultAuth::kKubernetes: return vault::AuthMethod::kKubernetes;
+  }
+  return vault::AuthMethod::kToken;
+}
+
+reconcile::SleepReservation SleepReservationOf(config::SleepReservation reservation) {
+  switch (reservation) {
+    case config::SleepReservation::kKeep: return reconcile::SleepReservation::kKeep;
+    case config::SleepReservation::kRelease: return reconcile::SleepReservation::kRelease;
+  }
+  return reconcile::SleepReservation::kKeep;
 }
 
 // What the provisioner renders and the syncer checks pods and services
 // against, from one place. With simulated control planes (`planes`), the
 // host's pods may reach their listener: the NetworkPolicy's egress rule.
-tenancy::host::RenderConfig RenderConfigOf(const config::Config& config, tenancy::host::Scheduler scheduler,
-                                           const vcp::SimulatedControlPlanes* planes) {
+tenancy::host::RenderConfig RenderConfigOf(const config::Config& config, const vcp::SimulatedControlPlanes* planes) {
   tenancy::host::RenderConfig render;
-  render.scheduler = scheduler;
-  render.fraction_backend = FractionBackendOf(config);
+  render.scheduler = config.scheduler;
+  render.fraction_backend = config.fraction_backend;
   render.external_service_tiers = config.external_service_tiers;
   render.integration_domains = config.integration_keys;
   if (planes) {
@@ -304,9 +322,8 @@ Status SeptadApp::Impl::Open() {
       *store, clock, random, *authenticator,
       core::TokenLimits{.admin_ttl_max = std::chrono::duration_cast<std::chrono::seconds>(config.admin_token_ttl_max),
                         .tenant_live_max = config.tenant_live_tokens_max});
-  capacity = std::make_unique<core::CapacityLedger>(
-      gpu::Catalog::Default(), "septa",
-      config.mig_relayout == "off" ? core::MigRelayoutPolicy::kOff : core::MigRelayoutPolicy::kAuto);
+  capacity = std::make_unique<core::CapacityLedger>(gpu::Catalog::Default(), "septa",
+                                                    MigRelayoutPolicyOf(config.mig_relayout));
   vclusters = std::make_unique<core::VirtualClusterService>(*store, clock, *capacity, gpu::Catalog::Default(),
                                                             config.idempotency_ttl);
   // Alive unless the PostgreSQL septad owns stays down despite restarts (an
@@ -352,9 +369,7 @@ Status SeptadApp::Impl::MakeVaultIssuer() {
   vault::VaultClientOptions options;
   options.address = config.vault_addr;
   options.ca_file = config.vault_ca_file;
-  options.auth = config.vault_auth == "approle"      ? vault::AuthMethod::kAppRole
-                 : config.vault_auth == "kubernetes" ? vault::AuthMethod::kKubernetes
-                                                     : vault::AuthMethod::kToken;
+  options.auth = VaultAuthMethodOf(config.vault_auth);
   options.token_file = config.vault_token_file;
   options.role_id = config.vault_role_id;
   options.secret_id_file = config.vault_secret_id_file;
@@ -389,10 +404,11 @@ Status SeptadApp::Impl::StartControlPlanes() {
   virtual_objects = std::make_unique<store::PgVirtualObjectStore>(store::PgVirtualObjectStoreOptions{
       .database_url = database_url, .pool_size = 4, .statement_timeout = config.db_statement_timeout});
   SEPTA_RETURN_IF_ERROR(SealCaKeys());
-  if (config.issuer == "vault") {
-    SEPTA_RETURN_IF_ERROR(MakeVaultIssuer());
-  } else {
-    issuer = std::make_unique<vault::BuiltinCaIssuer>(*sealed_objects, clock, random);
+  switch (config.issuer) {
+    case config::Issuer::kVault: SEPTA_RETURN_IF_ERROR(MakeVaultIssuer()); break;
+    case config::Issuer::kBuiltin:
+      issuer = std::make_unique<vault::BuiltinCaIssuer>(*sealed_objects, clock, random);
+      break;
   }
   // Tenants' kubeconfigs trust the CA their endpoint's serving certificate
   // is from: the listener's for simulated control planes, the virtual
@@ -413,49 +429,54 @@ Status SeptadApp::Impl::StartControlPlanes() {
     };
   }
   core::ControlPlanes* inner = nullptr;
-  if (config.control_plane == "host") {
-    hostcp::HostControlPlanesOptions options;
-    options.config.database_sslmode = config.control_plane_database_sslmode;
-    options.database_admin_url = database_url;
-    options.database_address = config.control_plane_database_address;
-    options.client_ca = client_ca;
-    options.host_namespace_of = core::StoredHostNamespaces(*store);
-    SEPTA_RETURN_IF_ERROR(hostcp::ValidateHostControlPlanesOptions(options));
-    host_control_planes = std::make_unique<hostcp::HostControlPlanes>(*host_cluster, *sealed_objects, options);
-    inner = host_control_planes.get();
-    spdlog::info("virtual control planes: on the host cluster, kine's databases reached at {}",
-                 config.control_plane_database_address);
-  } else {
-    auto [host, port] = HostPort(config.vcluster_addr);
-    vcp::SimulatedControlPlanesOptions options{.host = host,
-                                               .port = port,
-                                               .advertise_host = config.vcluster_advertise_address,
-                                               .max_connections = config::VirtualApiMaxConnections(config, fd_limit),
-                                               .idle_after = config.vcluster_idle_after};
-    spdlog::info("virtual control planes serve at most {} connections", options.max_connections);
-    options.client_ca = client_ca;
-    options.api_limits = [this](const core::VirtualClusterKey& key) {
-      return core::EffectiveApiLimitsOf(*store, key.tenant, key.vcluster);
-    };
-    control_planes = std::make_unique<vcp::SimulatedControlPlanes>(*sealed_objects, std::move(options));
-    if (Status st = control_planes->Start(); !st.ok())
-      return Status(st.code(), "vcluster_addr " + config.vcluster_addr + ": " + st.message());
-    inner = control_planes.get();
-    spdlog::info("virtual control planes serving {}", control_planes->endpoint("<tenant>", "<vcluster>"));
-    // Other replicas' writes (migrations/0010_virtual_objects_notify.sql) refresh the copies loaded here.
-    virtual_object_changes = std::make_unique<store::NotificationListener>(
-        database_url, "septa_virtual_objects",
-        [planes = control_planes.get()](const std::string& payload) {
-          if (auto key = core::ParseVirtualClusterKey(payload)) planes->Changed(key->tenant, key->vcluster);
-        },
-        [planes = control_planes.get()] { planes->ChangedAll(); });
-    // A virtual cluster's row changed (an admin's api_limits, say): its limits are read again.
-    vcluster_limit_changes = std::make_unique<store::NotificationListener>(
-        database_url, "septa_vclusters",
-        [planes = control_planes.get()](const std::string& payload) {
-          if (auto key = core::ParseVirtualClusterKey(payload)) planes->LimitsChanged(key->tenant, key->vcluster);
-        },
-        [planes = control_planes.get()] { planes->LimitsChangedAll(); });
+  switch (config.control_plane) {
+    case config::ControlPlane::kHost: {
+      hostcp::HostControlPlanesOptions options;
+      options.config.database_sslmode = config::Spelling(config.control_plane_database_sslmode);
+      options.database_admin_url = database_url;
+      options.database_address = config.control_plane_database_address;
+      options.client_ca = client_ca;
+      options.host_namespace_of = core::StoredHostNamespaces(*store);
+      SEPTA_RETURN_IF_ERROR(hostcp::ValidateHostControlPlanesOptions(options));
+      host_control_planes = std::make_unique<hostcp::HostControlPlanes>(*host_cluster, *sealed_objects, options);
+      inner = host_control_planes.get();
+      spdlog::info("virtual control planes: on the host cluster, kine's databases reached at {}",
+                   config.control_plane_database_address);
+      break;
+    }
+    case config::ControlPlane::kSimulated: {
+      auto [host, port] = HostPort(config.vcluster_addr);
+      vcp::SimulatedControlPlanesOptions options{.host = host,
+                                                 .port = port,
+                                                 .advertise_host = config.vcluster_advertise_address,
+                                                 .max_connections = config::VirtualApiMaxConnections(config, fd_limit),
+                                                 .idle_after = config.vcluster_idle_after};
+      spdlog::info("virtual control planes serve at most {} connections", options.max_connections);
+      options.client_ca = client_ca;
+      options.api_limits = [this](const core::VirtualClusterKey& key) {
+        return core::EffectiveApiLimitsOf(*store, key.tenant, key.vcluster);
+      };
+      control_planes = std::make_unique<vcp::SimulatedControlPlanes>(*sealed_objects, std::move(options));
+      if (Status st = control_planes->Start(); !st.ok())
+        return Status(st.code(), "vcluster_addr " + config.vcluster_addr + ": " + st.message());
+      inner = control_planes.get();
+      spdlog::info("virtual control planes serving {}", control_planes->endpoint("<tenant>", "<vcluster>"));
+      // Other replicas' writes (migrations/0010_virtual_objects_notify.sql) refresh the copies loaded here.
+      virtual_object_changes = std::make_unique<store::NotificationListener>(
+          database_url, "septa_virtual_objects",
+          [planes = control_planes.get()](const std::string& payload) {
+            if (auto key = core::ParseVirtualClusterKey(payload)) planes->Changed(key->tenant, key->vcluster);
+          },
+          [planes = control_planes.get()] { planes->ChangedAll(); });
+      // A virtual cluster's row changed (an admin's api_limits, say): its limits are read again.
+      vcluster_limit_changes = std::make_unique<store::NotificationListener>(
+          database_url, "septa_vclusters",
+          [planes = control_planes.get()](const std::string& payload) {
+            if (auto key = core::ParseVirtualClusterKey(payload)) planes->LimitsChanged(key->tenant, key->vcluster);
+          },
+          [planes = control_planes.get()] { planes->LimitsChangedAll(); });
+      break;
+    }
   }
   if (vault_pki) {
     vault::WorkloadVaultSetup workloads{
@@ -623,8 +644,6 @@ Status SeptadApp::Impl::StartMigLayouts() {
 // The provisioner, on its own shards; triggered by every committed change
 // to a virtual cluster (migrations/0008_vcluster_notify.sql).
 Status SeptadApp::Impl::StartProvisioner() {
-  auto scheduler = tenancy::host::ParseScheduler("scheduler", config.scheduler);
-  SEPTA_RETURN_IF_ERROR(scheduler);
   provisioner_shards = std::make_unique<reconcile::ShardLeases>(
       reconcile::ShardLeasesOptions{.name = "provisioner", .holder = replica_id, .shards = 8}, *leases, clock);
   provisioner_shards->Start();
@@ -632,10 +651,9 @@ Status SeptadApp::Impl::StartProvisioner() {
     return DeadlineExceeded("provisioner: leases could not be taken within 30 s");
   }
   reconcile::ProvisionerControllerOptions options;
-  options.render = RenderConfigOf(config, *scheduler, control_planes.get());
+  options.render = RenderConfigOf(config, control_planes.get());
   options.shards = provisioner_shards.get();
-  options.sleep_reservation = config.sleep_reservation == "release" ? reconcile::SleepReservation::kRelease
-                                                                    : reconcile::SleepReservation::kKeep;
+  options.sleep_reservation = SleepReservationOf(config.sleep_reservation);
   options.ledger = capacity.get();
   core::ControlPlanes* planes = vault_planes     ? static_cast<core::ControlPlanes*>(vault_planes.get())
                                 : control_planes ? static_cast<core::ControlPlanes*>(control_planes.get())
@@ -665,11 +683,11 @@ Status SeptadApp::Impl::StartProvisioner() {
         [this] { provisioner->Resync(); });
   }
   SEPTA_RETURN_IF_ERROR(provisioner->Start(std::chrono::seconds(30)));
-  spdlog::info("provisioner: started (scheduler {}; {} of {} shards held)", config.scheduler,
+  spdlog::info("provisioner: started (scheduler {}; {} of {} shards held)", config::Spelling(config.scheduler),
                provisioner_shards->Held().size(), provisioner_shards->shard_count());
   if (syncer) {
     SEPTA_RETURN_IF_ERROR(syncer->Start(std::chrono::seconds(30)));
-    spdlog::info("syncer: started (fraction backend {}){}", config.fraction_backend,
+    spdlog::info("syncer: started (fraction backend {}){}", config::Spelling(config.fraction_backend),
                  host_control_planes ? "; it reaches each virtual cluster's API server at its Service" : "");
   }
   return Status::Ok();
@@ -678,18 +696,16 @@ Status SeptadApp::Impl::StartProvisioner() {
 // The syncer acts on the provisioner's shards and keys; made before the
 // NOTIFY listener both consume, started after the provisioner.
 Status SeptadApp::Impl::MakeSyncer() {
-  auto scheduler = tenancy::host::ParseScheduler("scheduler", config.scheduler);
-  SEPTA_RETURN_IF_ERROR(scheduler);
   syncer::SyncerOptions options;
-  options.settings.scheduler = *scheduler;
-  options.settings.fraction_backend = FractionBackendOf(config);
+  options.settings.scheduler = config.scheduler;
+  options.settings.fraction_backend = config.fraction_backend;
   options.settings.default_fraction_milli = config.default_gpu_fraction_milli;
   // Host control planes give each virtual cluster's own (WorkloadEndpointsOf).
   if (control_planes) {
     options.settings.virtual_api_host = control_planes->endpoint_host();
     options.settings.virtual_api_port = control_planes->port();
   }
-  options.render = RenderConfigOf(config, *scheduler, control_planes.get());
+  options.render = RenderConfigOf(config, control_planes.get());
   options.shards = provisioner_shards.get();
   core::ControlPlanes& planes =
       control_planes ? static_cast<core::ControlPlanes&>(*control_planes) : *host_control_planes;
