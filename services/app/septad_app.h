@@ -1,8 +1,10 @@
-// septad assembled: configuration -> PostgreSQL (embedded or given) ->
-// migrations -> store -> use cases -> host cluster (given kubeconfig, or a
-// simulated one in-process) -> REST and gRPC listeners. The main is a
-// thin shell around this so that tests can run the whole server in-process
-// on ephemeral ports.
+// septad assembled as an ordered list of stages (septad_app.cc,
+// StartStages): PostgreSQL (embedded or given) -> store -> use cases -> host
+// cluster (given kubeconfig, or a simulated one in-process) -> controllers
+// -> virtual control planes -> REST and gRPC listeners. One owner
+// (startup_stages.h) stops the started stages in reverse order, after a
+// failed start and at Shutdown alike. The main is a thin shell around this
+// so that tests can run the whole server in-process on ephemeral ports.
 #pragma once
 
 #include <chrono>
@@ -25,6 +27,9 @@ namespace septa::app {
 
 class SeptadApp {
  public:
+  // Runs the stages in order. An error names the stage that failed
+  // ("stage control-planes: vcluster_addr ...", its code and field
+  // violations kept), and the stages started before it are stopped.
   static Result<std::unique_ptr<SeptadApp>> Start(const config::Config& config);
   ~SeptadApp();  // Shutdown(config.shutdown_grace) if still running
 
@@ -47,7 +52,8 @@ class SeptadApp {
   const rest::RestApi& rest_api() const;
 
   // Stops accepting, lets in-flight requests finish within `grace`, closes
-  // the listeners, then the store, then the embedded PostgreSQL.
+  // the listeners, then stops the other stages in reverse start order (the
+  // store and the embedded PostgreSQL last). Idempotent.
   void Shutdown(std::chrono::milliseconds grace);
 
  private:

@@ -15,6 +15,86 @@
 
 namespace septa::config {
 
+std::string_view Spelling(LogLevel value) {
+  switch (value) {
+    case LogLevel::kTrace: return "trace";
+    case LogLevel::kDebug: return "debug";
+    case LogLevel::kInfo: return "info";
+    case LogLevel::kWarn: return "warn";
+    case LogLevel::kError: return "error";
+  }
+  return "";
+}
+
+std::string_view Spelling(LogFormat value) {
+  switch (value) {
+    case LogFormat::kText: return "text";
+    case LogFormat::kJson: return "json";
+  }
+  return "";
+}
+
+std::string_view Spelling(MigRelayout value) {
+  switch (value) {
+    case MigRelayout::kAuto: return "auto";
+    case MigRelayout::kOff: return "off";
+  }
+  return "";
+}
+
+std::string_view Spelling(SleepReservation value) {
+  switch (value) {
+    case SleepReservation::kKeep: return "keep";
+    case SleepReservation::kRelease: return "release";
+  }
+  return "";
+}
+
+std::string_view Spelling(ControlPlane value) {
+  switch (value) {
+    case ControlPlane::kSimulated: return "simulated";
+    case ControlPlane::kHost: return "host";
+  }
+  return "";
+}
+
+std::string_view Spelling(DatabaseSslMode value) {
+  switch (value) {
+    case DatabaseSslMode::kDisable: return "disable";
+    case DatabaseSslMode::kRequire: return "require";
+    case DatabaseSslMode::kVerifyCa: return "verify-ca";
+    case DatabaseSslMode::kVerifyFull: return "verify-full";
+  }
+  return "";
+}
+
+std::string_view Spelling(Issuer value) {
+  switch (value) {
+    case Issuer::kBuiltin: return "builtin";
+    case Issuer::kVault: return "vault";
+  }
+  return "";
+}
+
+std::string_view Spelling(VaultAuth value) {
+  switch (value) {
+    case VaultAuth::kToken: return "token";
+    case VaultAuth::kAppRole: return "approle";
+    case VaultAuth::kKubernetes: return "kubernetes";
+  }
+  return "";
+}
+
+std::string_view Spelling(tenancy::host::Scheduler value) { return tenancy::host::SchedulerName(value); }
+
+std::string_view Spelling(tenancy::host::FractionBackend value) {
+  switch (value) {
+    case tenancy::host::FractionBackend::kKai: return "kai";
+    case tenancy::host::FractionBackend::kHami: return "hami";
+  }
+  return "";
+}
+
 namespace {
 
 using Setter = std::function<Status(Config&, const std::string& value, const std::string& where)>;
@@ -83,6 +163,24 @@ Status OneOf(const std::string& value, const std::string& where, std::initialize
   std::string list;
   for (const char* c : choices) list += (list.empty() ? "" : ", ") + std::string(c);
   return Bad(where, "\"" + value + "\" is not one of " + list);
+}
+
+// An enumerated key: `choices` in the order its refusal lists them, each
+// spelled by Spelling (an exhaustive switch).
+template <typename E>
+Setter EnumKey(E Config::*field, std::initializer_list<E> choices) {
+  std::vector<E> all(choices);
+  return [field, all](Config& c, const std::string& v, const std::string& where) {
+    for (E choice : all) {
+      if (v == Spelling(choice)) {
+        c.*field = choice;
+        return Status::Ok();
+      }
+    }
+    std::string list;
+    for (E choice : all) list += (list.empty() ? "" : ", ") + std::string(Spelling(choice));
+    return Bad(where, "\"" + v + "\" is not one of " + list);
+  };
 }
 
 // A lease holder name (the leases table allows 200 characters) that reads
@@ -172,17 +270,9 @@ const std::vector<KeyDef>& Defs() {
       {{"kek_previous_file", "the key-encryption key being rotated away from: CA keys under it are re-wrapped"},
        StringKey(&Config::kek_previous_file)},
       {{"log_level", "trace, debug, info, warn or error"},
-       [](Config& c, const std::string& v, const std::string& where) {
-         SEPTA_RETURN_IF_ERROR(OneOf(v, where, {"trace", "debug", "info", "warn", "error"}));
-         c.log_level = v;
-         return Status::Ok();
-       }},
-      {{"log_format", "text or json"},
-       [](Config& c, const std::string& v, const std::string& where) {
-         SEPTA_RETURN_IF_ERROR(OneOf(v, where, {"text", "json"}));
-         c.log_format = v;
-         return Status::Ok();
-       }},
+       EnumKey(&Config::log_level,
+               {LogLevel::kTrace, LogLevel::kDebug, LogLevel::kInfo, LogLevel::kWarn, LogLevel::kError})},
+      {{"log_format", "text or json"}, EnumKey(&Config::log_format, {LogFormat::kText, LogFormat::kJson})},
       {{"migrations_dir", "read migrations from this directory instead of the built-in ones"},
        StringKey(&Config::migrations_dir)},
       {{"http_body_limit", "largest accepted request body in bytes"},
@@ -223,11 +313,7 @@ const std::vector<KeyDef>& Defs() {
       {{"tenant_live_tokens_max", "unexpired, unrevoked API tokens one tenant may hold"},
        IntKey(&Config::tenant_live_tokens_max, 1, 1'000'000)},
       {{"mig_relayout", "auto or off: re-lay out MIG GPUs that run nothing when an isolated request needs it"},
-       [](Config& c, const std::string& v, const std::string& where) {
-         SEPTA_RETURN_IF_ERROR(OneOf(v, where, {"auto", "off"}));
-         c.mig_relayout = v;
-         return Status::Ok();
-       }},
+       EnumKey(&Config::mig_relayout, {MigRelayout::kAuto, MigRelayout::kOff})},
       {{"kubeconfig", "kubeconfig of the host Kubernetes cluster; empty runs a simulated cluster in-process"},
        StringKey(&Config::kubeconfig)},
       {{"kubesim_addr", "HTTPS listen address of the simulated cluster (port 0: any free port)"},
@@ -235,11 +321,8 @@ const std::vector<KeyDef>& Defs() {
       {{"kubesim_inventory", "simulated nodes (YAML file); empty uses the built-in sample"},
        StringKey(&Config::kubesim_inventory)},
       {{"scheduler", "the host's batch scheduler the provisioner writes queues for: kai, kueue or default (none)"},
-       [](Config& c, const std::string& v, const std::string& where) {
-         SEPTA_RETURN_IF_ERROR(OneOf(v, where, {"kai", "kueue", "default"}));
-         c.scheduler = v;
-         return Status::Ok();
-       }},
+       EnumKey(&Config::scheduler,
+               {tenancy::host::Scheduler::kKai, tenancy::host::Scheduler::kKueue, tenancy::host::Scheduler::kDefault})},
       {{"provisioner", "true or false: whether this septad makes virtual clusters real on the host"},
        BoolKey(&Config::provisioner)},
       {{"syncer",
@@ -247,11 +330,8 @@ const std::vector<KeyDef>& Defs() {
         "and control_plane simulated)"},
        BoolKey(&Config::syncer)},
       {{"fraction_backend", "kai or hami: how the syncer hands shared-tier GPU fractions to the host"},
-       [](Config& c, const std::string& v, const std::string& where) {
-         SEPTA_RETURN_IF_ERROR(OneOf(v, where, {"kai", "hami"}));
-         c.fraction_backend = v;
-         return Status::Ok();
-       }},
+       EnumKey(&Config::fraction_backend,
+               {tenancy::host::FractionBackend::kKai, tenancy::host::FractionBackend::kHami})},
       {{"default_gpu_fraction_milli",
         "what a shared-tier pod that asks for nvidia.com/gpu: 1 and no fraction gets, in thousandths of a GPU"},
        IntKey(&Config::default_gpu_fraction_milli, 1, 1000)},
@@ -290,11 +370,7 @@ const std::vector<KeyDef>& Defs() {
       {{"sleep_reservation",
         "keep or release: whether a sleeping virtual cluster keeps its reservation or frees it "
         "until it wakes"},
-       [](Config& c, const std::string& v, const std::string& where) {
-         SEPTA_RETURN_IF_ERROR(OneOf(v, where, {"keep", "release"}));
-         c.sleep_reservation = v;
-         return Status::Ok();
-       }},
+       EnumKey(&Config::sleep_reservation, {SleepReservation::kKeep, SleepReservation::kRelease})},
       {{"vcluster_addr", "HTTPS listen address of the virtual clusters' Kubernetes APIs (port 0: any free port)"},
        AddressKey(&Config::vcluster_addr)},
       {{"vcluster_advertise_address",
@@ -316,36 +392,21 @@ const std::vector<KeyDef>& Defs() {
       {{"control_plane",
         "where virtual clusters' Kubernetes APIs run: simulated (septad serves them) or host (a stock control plane "
         "per virtual cluster on the host cluster)"},
-       [](Config& c, const std::string& v, const std::string& where) {
-         SEPTA_RETURN_IF_ERROR(OneOf(v, where, {"simulated", "host"}));
-         c.control_plane = v;
-         return Status::Ok();
-       }},
+       EnumKey(&Config::control_plane, {ControlPlane::kSimulated, ControlPlane::kHost})},
       {{"control_plane_database_address",
         "control_plane host: PostgreSQL as the host cluster's pods reach it (host:port), for kine"},
        AddressKey(&Config::control_plane_database_address)},
       {{"control_plane_database_sslmode",
         "control_plane host: kine's sslmode: disable, require, verify-ca, verify-full"},
-       [](Config& c, const std::string& v, const std::string& where) {
-         SEPTA_RETURN_IF_ERROR(OneOf(v, where, {"disable", "require", "verify-ca", "verify-full"}));
-         c.control_plane_database_sslmode = v;
-         return Status::Ok();
-       }},
+       EnumKey(&Config::control_plane_database_sslmode, {DatabaseSslMode::kDisable, DatabaseSslMode::kRequire,
+                                                         DatabaseSslMode::kVerifyCa, DatabaseSslMode::kVerifyFull})},
       {{"issuer", "who signs tenants' client certificates: builtin (each virtual cluster's CA) or vault"},
-       [](Config& c, const std::string& v, const std::string& where) {
-         SEPTA_RETURN_IF_ERROR(OneOf(v, where, {"builtin", "vault"}));
-         c.issuer = v;
-         return Status::Ok();
-       }},
+       EnumKey(&Config::issuer, {Issuer::kBuiltin, Issuer::kVault})},
       {{"vault_addr", "issuer vault: the Vault's address, https://host:8200"}, StringKey(&Config::vault_addr)},
       {{"vault_ca_file", "issuer vault: PEM CA of the Vault's certificate; empty: the system trust store"},
        StringKey(&Config::vault_ca_file)},
       {{"vault_auth", "issuer vault: how septad logs in: token, approle or kubernetes"},
-       [](Config& c, const std::string& v, const std::string& where) {
-         SEPTA_RETURN_IF_ERROR(OneOf(v, where, {"token", "approle", "kubernetes"}));
-         c.vault_auth = v;
-         return Status::Ok();
-       }},
+       EnumKey(&Config::vault_auth, {VaultAuth::kToken, VaultAuth::kAppRole, VaultAuth::kKubernetes})},
       {{"vault_token_file", "vault_auth token: file holding the token (re-read at every login)"},
        StringKey(&Config::vault_token_file)},
       {{"vault_role_id", "vault_auth approle: the role_id"}, StringKey(&Config::vault_role_id)},
@@ -419,19 +480,33 @@ Status ApplyYaml(Config& config, const Sources& sources) {
 }
 
 // What issuer vault needs, named by the key that is missing.
+Status CheckVaultAuth(const Config& config) {
+  switch (config.vault_auth) {
+    case VaultAuth::kToken:
+      if (config.vault_token_file.empty()) return InvalidField("vault_token_file", "required when vault_auth is token");
+      return Status::Ok();
+    case VaultAuth::kAppRole:
+      if (config.vault_role_id.empty() || config.vault_secret_id_file.empty()) {
+        return InvalidField(config.vault_role_id.empty() ? "vault_role_id" : "vault_secret_id_file",
+                            "required when vault_auth is approle");
+      }
+      return Status::Ok();
+    case VaultAuth::kKubernetes:
+      if (config.vault_kubernetes_role.empty()) {
+        return InvalidField("vault_kubernetes_role", "required when vault_auth is kubernetes");
+      }
+      return Status::Ok();
+  }
+  return Status::Ok();
+}
+
 Status CheckVault(const Config& config) {
-  if (config.issuer != "vault") return Status::Ok();
+  switch (config.issuer) {
+    case Issuer::kBuiltin: return Status::Ok();
+    case Issuer::kVault: break;
+  }
   if (config.vault_addr.empty()) return InvalidField("vault_addr", "required when issuer is vault");
-  if (config.vault_auth == "token" && config.vault_token_file.empty()) {
-    return InvalidField("vault_token_file", "required when vault_auth is token");
-  }
-  if (config.vault_auth == "approle" && (config.vault_role_id.empty() || config.vault_secret_id_file.empty())) {
-    return InvalidField(config.vault_role_id.empty() ? "vault_role_id" : "vault_secret_id_file",
-                        "required when vault_auth is approle");
-  }
-  if (config.vault_auth == "kubernetes" && config.vault_kubernetes_role.empty()) {
-    return InvalidField("vault_kubernetes_role", "required when vault_auth is kubernetes");
-  }
+  SEPTA_RETURN_IF_ERROR(CheckVaultAuth(config));
   if (config.vault_workload_access && config.vault_workload_token_ttl < std::chrono::seconds(1)) {
     return InvalidField("vault_workload_token_ttl", "must be at least 1s");
   }
@@ -493,7 +568,7 @@ Result<Config> Load(const Sources& sources, const std::string& home) {
     SEPTA_RETURN_IF_ERROR(def->set(config, value, key + " (" + FlagName(key) + ")"));
   }
   if (config.data_dir.empty()) return InvalidField("data_dir", "must not be empty");
-  if (config.control_plane == "host" && config.control_plane_database_address.empty()) {
+  if (config.control_plane == ControlPlane::kHost && config.control_plane_database_address.empty()) {
     return InvalidField("control_plane_database_address", "required when control_plane is host");
   }
   SEPTA_RETURN_IF_ERROR(CheckVault(config));

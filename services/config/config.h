@@ -9,11 +9,39 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
+#include "tenancy/host/config.h"
 
 namespace septa::config {
+
+// The enumerated keys, parsed once by Load: an unknown spelling is refused
+// naming the key and its choices, and callers switch on these (no default
+// case, so a new value is a compile error wherever it is not handled).
+// scheduler and fraction_backend take tenancy::host's Scheduler and
+// FractionBackend, which rendering uses as they are.
+enum class LogLevel { kTrace, kDebug, kInfo, kWarn, kError };               // trace debug info warn error
+enum class LogFormat { kText, kJson };                                      // text json
+enum class MigRelayout { kAuto, kOff };                                     // auto off
+enum class SleepReservation { kKeep, kRelease };                            // keep release
+enum class ControlPlane { kSimulated, kHost };                              // simulated host
+enum class DatabaseSslMode { kDisable, kRequire, kVerifyCa, kVerifyFull };  // disable require verify-ca verify-full
+enum class Issuer { kBuiltin, kVault };                                     // builtin vault
+enum class VaultAuth { kToken, kAppRole, kKubernetes };                     // token approle kubernetes
+
+// Each value as the configuration spells it (for logs and messages).
+std::string_view Spelling(LogLevel value);
+std::string_view Spelling(LogFormat value);
+std::string_view Spelling(MigRelayout value);
+std::string_view Spelling(SleepReservation value);
+std::string_view Spelling(ControlPlane value);
+std::string_view Spelling(DatabaseSslMode value);
+std::string_view Spelling(Issuer value);
+std::string_view Spelling(VaultAuth value);
+std::string_view Spelling(tenancy::host::Scheduler value);
+std::string_view Spelling(tenancy::host::FractionBackend value);
 
 struct Config {
   std::string data_dir;      // default: $HOME/.local/share/septa
@@ -35,9 +63,9 @@ struct Config {
   // The KEK before a rotation: keys wrapped under it are read and re-wrapped
   // under kek_file's at start. Empty: no rotation under way.
   std::string kek_previous_file;
-  std::string log_level = "info";   // trace debug info warn error
-  std::string log_format = "text";  // text | json
-  std::string migrations_dir;       // empty: the migrations built into the binary
+  LogLevel log_level = LogLevel::kInfo;
+  LogFormat log_format = LogFormat::kText;
+  std::string migrations_dir;  // empty: the migrations built into the binary
   std::uint64_t http_body_limit = 1 << 20;
   std::chrono::milliseconds http_read_timeout{30'000};
   std::chrono::milliseconds http_idle_timeout{60'000};
@@ -64,10 +92,10 @@ struct Config {
   std::chrono::milliseconds admin_token_ttl_max{768LL * 3'600'000};
   int tenant_live_tokens_max = 100;  // unexpired, unrevoked API tokens one tenant may hold
   std::chrono::milliseconds shutdown_grace{10'000};
-  // "auto": an isolated request that fits only after MIG GPUs that run
-  // nothing are re-laid out gets them re-laid out; "off": its refusal says
+  // auto: an isolated request that fits only after MIG GPUs that run
+  // nothing are re-laid out gets them re-laid out; off: its refusal says
   // what a re-layout would free.
-  std::string mig_relayout = "auto";
+  MigRelayout mig_relayout = MigRelayout::kAuto;
   // The host Kubernetes cluster. Empty: septad runs a simulated cluster
   // (kubesim) in-process and writes its admin kubeconfig to data_dir.
   std::string kubeconfig;
@@ -76,7 +104,7 @@ struct Config {
   // Which scheduler's queues the provisioner writes on the host: KAI Queues,
   // Kueue ClusterQueues, or none (the default scheduler). KAI's CRDs are on
   // the simulated host.
-  std::string scheduler = "kai";  // kai | kueue | default
+  tenancy::host::Scheduler scheduler = tenancy::host::Scheduler::kKai;  // kai | kueue | default
   // false: septad runs no provisioner, so virtual clusters stay as the API
   // wrote them (the API's own tests, which assert its synchronous answers).
   bool provisioner = true;
@@ -84,7 +112,8 @@ struct Config {
   // provisioner shard this replica holds, copied to the host. Runs only with
   // the provisioner and the simulated control planes.
   bool syncer = true;
-  std::string fraction_backend = "kai";  // kai | hami: shared-tier fractions on the host
+  // kai | hami: shared-tier fractions on the host
+  tenancy::host::FractionBackend fraction_backend = tenancy::host::FractionBackend::kKai;
   int default_gpu_fraction_milli = 250;  // a shared pod's `nvidia.com/gpu: 1` without a fraction
   // Trust tiers whose virtual clusters may have NodePort and LoadBalancer
   // services on the host (tenancy::host::RenderConfig); none by default.
@@ -95,7 +124,7 @@ struct Config {
   // What a sleeping virtual cluster does with its reservation: keep it, or
   // release it at sleep and place it again on wake (all or nothing; a
   // shortfall keeps it waking with CapacityReady False).
-  std::string sleep_reservation = "keep";  // keep | release
+  SleepReservation sleep_reservation = SleepReservation::kKeep;  // keep | release
   // The simulated virtual control planes: every virtual cluster's Kubernetes
   // API on this one HTTPS listener, at /vc/<tenant>/<vcluster>.
   std::string vcluster_addr = "127.0.0.1:0";  // deploy/dev uses 127.0.0.1:6444
@@ -108,22 +137,22 @@ struct Config {
   // A virtual control plane without requests or watches for this long leaves
   // memory (its objects stay in PostgreSQL) until its next request.
   std::chrono::milliseconds vcluster_idle_after{10 * 60'000};
-  // "simulated": the above. "host": a stock control plane per virtual
+  // simulated: the above. host: a stock control plane per virtual
   // cluster on the host cluster (kube-apiserver on kine, a reduced
   // controller-manager, CoreDNS; services/hostcp), kine's database made on
   // septad's PostgreSQL server, which the host's pods reach at
   // control_plane_database_address (required then).
-  std::string control_plane = "simulated";  // simulated | host
+  ControlPlane control_plane = ControlPlane::kSimulated;  // simulated | host
   std::string control_plane_database_address;
-  std::string control_plane_database_sslmode = "require";
-  // Who signs tenants' client certificates: "builtin", each virtual
-  // cluster's own CA; or "vault", a Vault (or OpenBao) septad configures
+  DatabaseSslMode control_plane_database_sslmode = DatabaseSslMode::kRequire;
+  // Who signs tenants' client certificates: builtin, each virtual
+  // cluster's own CA; or vault, a Vault (or OpenBao) septad configures
   // itself (services/vault/vault_pki.h), reached at vault_addr and logged
   // into with vault_auth. Vault needs control_plane simulated.
-  std::string issuer = "builtin";    // builtin | vault
-  std::string vault_addr;            // "https://vault.example:8200"
-  std::string vault_ca_file;         // PEM; empty: the system trust store
-  std::string vault_auth = "token";  // token | approle | kubernetes
+  Issuer issuer = Issuer::kBuiltin;          // builtin | vault
+  std::string vault_addr;                    // "https://vault.example:8200"
+  std::string vault_ca_file;                 // PEM; empty: the system trust store
+  VaultAuth vault_auth = VaultAuth::kToken;  // token | approle | kubernetes
   std::string vault_token_file;
   std::string vault_role_id;  // approle
   std::string vault_secret_id_file;

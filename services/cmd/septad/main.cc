@@ -26,15 +26,26 @@ std::map<std::string, std::string> Environment() {
   return env;
 }
 
+spdlog::level::level_enum SpdlogLevel(septa::config::LogLevel level) {
+  using septa::config::LogLevel;
+  switch (level) {
+    case LogLevel::kTrace: return spdlog::level::trace;
+    case LogLevel::kDebug: return spdlog::level::debug;
+    case LogLevel::kInfo: return spdlog::level::info;
+    case LogLevel::kWarn: return spdlog::level::warn;
+    case LogLevel::kError: return spdlog::level::err;
+  }
+  return spdlog::level::info;
+}
+
 void SetUpLogging(const septa::config::Config& config) {
   auto logger = spdlog::stderr_color_mt("septad");
-  if (config.log_format == "json") {
-    logger->set_formatter(septa::base::JsonLineFormatter());
-  } else {
-    logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e%z %^%l%$ %v");
+  switch (config.log_format) {
+    case septa::config::LogFormat::kJson: logger->set_formatter(septa::base::JsonLineFormatter()); break;
+    case septa::config::LogFormat::kText: logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e%z %^%l%$ %v"); break;
   }
   spdlog::set_default_logger(logger);
-  spdlog::set_level(spdlog::level::from_str(config.log_level));
+  spdlog::set_level(SpdlogLevel(config.log_level));
 }
 
 int WaitForSignal() {

@@ -1,9 +1,13 @@
 // What septad's start does with its configuration: the simulated host
 // cluster it runs when no kubeconfig is configured, a configured cluster,
 // TLS files, and the errors that name the configuration key at fault.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -22,6 +26,40 @@ namespace septa::test {
 namespace {
 
 namespace fs = std::filesystem;
+
+// A TCP socket bound to 127.0.0.1:`port` (0: any free port), listening when
+// asked; -1 when the address is taken. SO_REUSEADDR: a port whose closed
+// connections linger in TIME_WAIT counts as free, one with a listener not.
+int BindLoopback(std::uint16_t port, bool listen) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  const int on = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0 ||
+      (listen && ::listen(fd, 1) != 0)) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+std::uint16_t PortOf(int fd) {
+  sockaddr_in address{};
+  socklen_t size = sizeof address;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size);
+  return ntohs(address.sin_port);
+}
+
+bool PortIsFree(std::uint16_t port) {
+  const int fd = BindLoopback(port, true);
+  if (fd < 0) return false;
+  ::close(fd);
+  return true;
+}
 
 class SeptadStartTest : public ::testing::Test {
  protected:
@@ -265,6 +303,43 @@ TEST_F(SeptadStartTest, TlsFilesAreCheckedAndNamed) {
     EXPECT_EQ(app.status().violations()[0].field, c.field) << app.status().ToString();
     EXPECT_NE(app.status().ToString().find(c.part), std::string::npos) << app.status().ToString();
   }
+}
+
+// A stage that fails midway fails the start with the stage named, and the
+// stages started before it are stopped, last first: with the embedded
+// PostgreSQL and the simulated host cluster started, the virtual control
+// planes' port is taken. Then kubesim's port is free again, PostgreSQL is
+// down, and a start on the same data dir succeeds (the replica lock and the
+// server's directory were released).
+TEST_F(SeptadStartTest, AStageThatFailsMidwayStopsTheStagesStartedBeforeIt) {
+  config::Config config = config_;
+  config.database_url.clear();  // the embedded PostgreSQL under data_dir
+  const int probe = BindLoopback(0, false);
+  ASSERT_GE(probe, 0);
+  const std::uint16_t kubesim_port = PortOf(probe);
+  ::close(probe);
+  config.kubesim_addr = "127.0.0.1:" + std::to_string(kubesim_port);
+  const int taken = BindLoopback(0, true);
+  ASSERT_GE(taken, 0);
+  config.vcluster_addr = "127.0.0.1:" + std::to_string(PortOf(taken));
+
+  auto refused = app::SeptadApp::Start(config);
+  ::close(taken);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message().rfind("stage control-planes: vcluster_addr " + config.vcluster_addr + ": ", 0),
+            0u)
+      << refused.status().ToString();
+  EXPECT_TRUE(PortIsFree(kubesim_port)) << "the simulated host cluster still listens";
+  EXPECT_FALSE(fs::exists(fs::path(data_dir_) / "postgres" / "data" / "postmaster.pid"))
+      << "the embedded PostgreSQL still runs";
+
+  config.vcluster_addr = "127.0.0.1:0";
+  auto started = app::SeptadApp::Start(config);
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  EXPECT_FALSE(PortIsFree(kubesim_port));
+  (*started)->Shutdown(std::chrono::milliseconds(500));
+  EXPECT_TRUE(PortIsFree(kubesim_port)) << "stopped at shutdown as after the failed start";
+  EXPECT_FALSE(fs::exists(fs::path(data_dir_) / "postgres" / "data" / "postmaster.pid"));
 }
 
 }  // namespace

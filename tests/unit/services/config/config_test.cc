@@ -24,15 +24,20 @@ TEST(Config, DefaultsWithoutSources) {
   EXPECT_EQ(c->db_ready_timeout, std::chrono::seconds(1));
   EXPECT_EQ(c->admin_token_ttl_max, std::chrono::hours(768));
   EXPECT_EQ(c->tenant_live_tokens_max, 100);
-  EXPECT_EQ(c->scheduler, "kai");
+  EXPECT_EQ(c->scheduler, tenancy::host::Scheduler::kKai);
   EXPECT_TRUE(c->provisioner);
-  EXPECT_EQ(c->mig_relayout, "auto");
-  EXPECT_EQ(c->sleep_reservation, "keep");
+  EXPECT_EQ(c->mig_relayout, MigRelayout::kAuto);
+  EXPECT_EQ(c->sleep_reservation, SleepReservation::kKeep);
   EXPECT_TRUE(c->syncer);
-  EXPECT_EQ(c->fraction_backend, "kai");
+  EXPECT_EQ(c->fraction_backend, tenancy::host::FractionBackend::kKai);
   EXPECT_EQ(c->default_gpu_fraction_milli, 250);
   EXPECT_TRUE(c->external_service_tiers.empty()) << "no tier opens host ports by default";
-  EXPECT_EQ(c->control_plane, "simulated");
+  EXPECT_EQ(c->control_plane, ControlPlane::kSimulated);
+  EXPECT_EQ(c->control_plane_database_sslmode, DatabaseSslMode::kRequire);
+  EXPECT_EQ(c->log_level, LogLevel::kInfo);
+  EXPECT_EQ(c->log_format, LogFormat::kText);
+  EXPECT_EQ(c->issuer, Issuer::kBuiltin);
+  EXPECT_EQ(c->vault_auth, VaultAuth::kToken);
   EXPECT_TRUE(c->replica_id.empty()) << "the one kept in data_dir";
 }
 
@@ -81,9 +86,9 @@ TEST(Config, HostControlPlanesNeedTheDatabaseAddress) {
   s.flags = {{"control_plane_database_sslmode", "verify-full"}};
   auto c = Load(s, "/h");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
-  EXPECT_EQ(c->control_plane, "host");
+  EXPECT_EQ(c->control_plane, ControlPlane::kHost);
   EXPECT_EQ(c->control_plane_database_address, "pg.septa-system.svc:5432");
-  EXPECT_EQ(c->control_plane_database_sslmode, "verify-full");
+  EXPECT_EQ(c->control_plane_database_sslmode, DatabaseSslMode::kVerifyFull);
 }
 
 TEST(Config, HostControlPlanesTakeTheVaultIssuer) {
@@ -93,8 +98,8 @@ TEST(Config, HostControlPlanesTakeTheVaultIssuer) {
       "vault_token_file: /run/token\n";
   auto c = Load(s, "/h");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
-  EXPECT_EQ(c->control_plane, "host");
-  EXPECT_EQ(c->issuer, "vault");
+  EXPECT_EQ(c->control_plane, ControlPlane::kHost);
+  EXPECT_EQ(c->issuer, Issuer::kVault);
   EXPECT_TRUE(c->vault_workload_access);
   // The operator's objects go through the syncer's access, the API server's Service.
   s.flags = {{"vault_secrets_operator", "true"}};
@@ -106,8 +111,8 @@ TEST(Config, HostControlPlanesTakeTheVaultIssuer) {
 TEST(Config, VaultIssuer) {
   auto builtin = Load({}, "/h");
   ASSERT_TRUE(builtin.ok());
-  EXPECT_EQ(builtin->issuer, "builtin");
-  EXPECT_EQ(builtin->vault_auth, "token");
+  EXPECT_EQ(builtin->issuer, Issuer::kBuiltin);
+  EXPECT_EQ(builtin->vault_auth, VaultAuth::kToken);
   EXPECT_EQ(builtin->vault_pki_mount, "septa-pki");
   Sources s;
   s.yaml_text =
@@ -115,7 +120,7 @@ TEST(Config, VaultIssuer) {
       "vault_secret_id_file: /run/secret-id\n";
   auto c = Load(s, "/h");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
-  EXPECT_EQ(c->issuer, "vault");
+  EXPECT_EQ(c->issuer, Issuer::kVault);
   EXPECT_EQ(c->vault_addr, "https://vault:8200");
   EXPECT_EQ(c->vault_role_id, "r-1");
   EXPECT_EQ(c->vault_secret_id_file, "/run/secret-id");
@@ -145,7 +150,7 @@ TEST(Config, LaterSourcesWin) {
   EXPECT_EQ(c->grpc_addr, "0.0.0.0:9000");         // file over default
   EXPECT_EQ(c->database_url, "postgresql://x/y");  // env
   EXPECT_EQ(c->worker_threads, 3);
-  EXPECT_EQ(c->mig_relayout, "off");
+  EXPECT_EQ(c->mig_relayout, MigRelayout::kOff);
 }
 
 TEST(Config, DurationsAcceptUnits) {
@@ -309,6 +314,93 @@ TEST(Config, TheVirtualApisTakeHalfOfTheDescriptorsTheRestLeaves) {
   EXPECT_EQ(VirtualApiMaxConnections(c, 20'000), (20'000u - 128 - 8 - 4096) / 2);
   // The REST listener takes what 4,096 leaves: the virtual APIs keep what they had before.
   EXPECT_EQ(VirtualApiMaxConnections(c, 4096), 1024u);
+}
+
+// Every enumerated key: each spelling parses to its value, from any source,
+// and Spelling gives the spelling back.
+template <typename E>
+void ExpectEnumKey(const std::string& key, const std::vector<std::pair<std::string, E>>& values, E Config::*field) {
+  for (const auto& [text, value] : values) {
+    Sources s;
+    s.flags = {{key, text}};
+    auto c = Load(s, "/h");
+    ASSERT_TRUE(c.ok()) << key << "=" << text << ": " << c.status().ToString();
+    EXPECT_EQ((*c).*field, value) << key << "=" << text;
+    EXPECT_EQ(Spelling(value), text) << key;
+  }
+}
+
+TEST(Config, EnumeratedKeysParseEachValue) {
+  using tenancy::host::FractionBackend;
+  using tenancy::host::Scheduler;
+  ExpectEnumKey<LogLevel>("log_level",
+                          {{"trace", LogLevel::kTrace},
+                           {"debug", LogLevel::kDebug},
+                           {"info", LogLevel::kInfo},
+                           {"warn", LogLevel::kWarn},
+                           {"error", LogLevel::kError}},
+                          &Config::log_level);
+  ExpectEnumKey<LogFormat>("log_format", {{"text", LogFormat::kText}, {"json", LogFormat::kJson}}, &Config::log_format);
+  ExpectEnumKey<MigRelayout>("mig_relayout", {{"auto", MigRelayout::kAuto}, {"off", MigRelayout::kOff}},
+                             &Config::mig_relayout);
+  ExpectEnumKey<Scheduler>("scheduler",
+                           {{"kai", Scheduler::kKai}, {"kueue", Scheduler::kKueue}, {"default", Scheduler::kDefault}},
+                           &Config::scheduler);
+  ExpectEnumKey<FractionBackend>("fraction_backend", {{"kai", FractionBackend::kKai}, {"hami", FractionBackend::kHami}},
+                                 &Config::fraction_backend);
+  ExpectEnumKey<SleepReservation>("sleep_reservation",
+                                  {{"keep", SleepReservation::kKeep}, {"release", SleepReservation::kRelease}},
+                                  &Config::sleep_reservation);
+  ExpectEnumKey<DatabaseSslMode>("control_plane_database_sslmode",
+                                 {{"disable", DatabaseSslMode::kDisable},
+                                  {"require", DatabaseSslMode::kRequire},
+                                  {"verify-ca", DatabaseSslMode::kVerifyCa},
+                                  {"verify-full", DatabaseSslMode::kVerifyFull}},
+                                 &Config::control_plane_database_sslmode);
+  ExpectEnumKey<VaultAuth>(
+      "vault_auth",
+      {{"token", VaultAuth::kToken}, {"approle", VaultAuth::kAppRole}, {"kubernetes", VaultAuth::kKubernetes}},
+      &Config::vault_auth);
+  // control_plane host and issuer vault need more keys: from a file.
+  Sources s;
+  s.yaml_text = "control_plane: simulated\nissuer: builtin\n";
+  auto c = Load(s, "/h");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->control_plane, ControlPlane::kSimulated);
+  EXPECT_EQ(c->issuer, Issuer::kBuiltin);
+  EXPECT_EQ(Spelling(ControlPlane::kSimulated), "simulated");
+  EXPECT_EQ(Spelling(ControlPlane::kHost), "host");
+  EXPECT_EQ(Spelling(Issuer::kBuiltin), "builtin");
+  EXPECT_EQ(Spelling(Issuer::kVault), "vault");
+}
+
+// A wrong value is refused once, at load, naming the key, the source and
+// every choice: no caller falls back to a default.
+TEST(Config, AWrongEnumeratedValueNamesTheKeyAndTheChoices) {
+  const std::vector<std::pair<std::string, std::string>> keys = {
+      {"log_level", "trace, debug, info, warn, error"},
+      {"log_format", "text, json"},
+      {"mig_relayout", "auto, off"},
+      {"scheduler", "kai, kueue, default"},
+      {"fraction_backend", "kai, hami"},
+      {"sleep_reservation", "keep, release"},
+      {"control_plane", "simulated, host"},
+      {"control_plane_database_sslmode", "disable, require, verify-ca, verify-full"},
+      {"issuer", "builtin, vault"},
+      {"vault_auth", "token, approle, kubernetes"},
+  };
+  for (const auto& [key, choices] : keys) {
+    for (const std::string wrong : {"nope", "", "JSON"}) {
+      Sources s;
+      s.env = {{EnvName(key), wrong}};
+      auto c = Load(s, "/h");
+      ASSERT_FALSE(c.ok()) << key << "=" << wrong;
+      ASSERT_EQ(c.status().violations().size(), 1u) << c.status().ToString();
+      EXPECT_EQ(c.status().violations()[0].field, key + " (" + EnvName(key) + ")");
+      EXPECT_NE(c.status().message().find("\"" + wrong + "\" is not one of " + choices), std::string::npos)
+          << c.status().ToString();
+    }
+  }
 }
 
 TEST(Config, EnvNames) { EXPECT_EQ(EnvName("database_url"), "SEPTA_DATABASE_URL"); }
