@@ -11,6 +11,7 @@
 #include "tenancy/lifecycle.h"
 #include "tenancy/names.h"
 #include "tenancy/validation.h"
+#include "tenancy/virtual_cluster_ref.h"
 
 namespace septa::core {
 
@@ -23,7 +24,7 @@ using tenancy::VirtualClusterState;
 constexpr std::string_view kSetApiLimits = "set a virtual cluster's api_limits";
 
 std::string NameOf(std::string_view tenant, std::string_view name) {
-  return "virtual cluster \"" + std::string(tenant) + "/" + std::string(name) + "\"";
+  return "virtual cluster \"" + tenancy::VirtualClusterText(tenant, name) + "\"";
 }
 
 // Names that cannot exist are not found without asking the store.
