@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "common/text.h"
+#include "tenancy/virtual_cluster_ref.h"
 
 namespace septa::tenancy {
 
@@ -252,7 +253,7 @@ Result<std::int64_t> ReservationGpuMilli(const Reservation& reservation, const g
                                          const std::vector<gpu::InventoryNode>& nodes) {
   std::unordered_map<std::string_view, const gpu::InventoryNode*> by_name;
   for (const gpu::InventoryNode& node : nodes) by_name.emplace(node.name, &node);
-  const std::string owner = "reservation of " + reservation.tenant + "/" + reservation.vcluster;
+  const std::string owner = "reservation of " + tenancy::VirtualClusterText(reservation.tenant, reservation.vcluster);
   const auto find_node = [&](const std::string& name) -> Result<const gpu::InventoryNode*> {
     auto it = by_name.find(name);
     if (it == by_name.end()) return NotFound(owner + ": node " + Quoted(name) + " is not in the inventory");

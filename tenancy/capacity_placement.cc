@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "tenancy/virtual_cluster_ref.h"
+
 namespace septa::tenancy {
 namespace {
 
@@ -178,7 +180,8 @@ Result<std::vector<std::uint64_t>> HoldReservation(gpu::PlacementEngine& engine,
     auto p = engine.Hold(record);
     if (!p.ok()) {
       ReleaseAllocations(engine, held);
-      return Status(p.status().code(), "reservation of " + r.tenant + "/" + r.vcluster + ": " + p.status().message());
+      return Status(p.status().code(), "reservation of " + tenancy::VirtualClusterText(r.tenant, r.vcluster) + ": " +
+                                           p.status().message());
     }
     held.push_back(p->allocation_id);
   }

@@ -178,7 +178,7 @@ Status SeptadApp::Impl::StartMigLayouts() {
   mig_layout_changes = std::make_unique<store::NotificationListener>(
       database_url, "septa_mig_layout_targets",
       [controller = mig_layouts.get()](const std::string& node) { controller->Enqueue(node); },
-      [controller = mig_layouts.get()] { controller->Enqueue(""); });
+      [controller = mig_layouts.get()] { controller->Resync(); });
   return Status::Ok();
 }
 
@@ -420,20 +420,22 @@ Status SeptadApp::Impl::StartProvisioner() {
   if (config.syncer) SEPTA_RETURN_IF_ERROR(MakeSyncer());
   vcluster_changes = std::make_unique<store::NotificationListener>(
       database_url, "septa_vclusters",
-      [this](const std::string& key) {
-        provisioner->Enqueue(key);
-        if (syncer) syncer->VirtualClusterChanged(key);
+      [this](const std::string& payload) {
+        provisioner->EnqueuePayload(payload);
+        if (syncer) syncer->VirtualClusterChanged(payload);
       },
       [this] {
         provisioner->Resync();
-        if (syncer) syncer->VirtualClusterChanged("");
+        if (syncer) syncer->Resync();
       });
   if (vault_planes) {
     // A revocation reaches Vault's CRL at the virtual cluster's next reconcile: at once, or at the resync.
     credential_revocations = std::make_unique<store::NotificationListener>(
         database_url, "septa_credentials",
         [this](const std::string& key) {  // "<tenant>/<vcluster>/<serial>"
-          if (const auto slash = key.rfind('/'); slash != std::string::npos) provisioner->Enqueue(key.substr(0, slash));
+          if (const auto slash = key.rfind('/'); slash != std::string::npos) {
+            provisioner->EnqueuePayload(std::string_view(key).substr(0, slash));
+          }
         },
         [this] { provisioner->Resync(); });
   }

@@ -11,6 +11,7 @@
 #include "services/cli/septa_client.h"
 #include "services/cli/views.h"
 #include "tenancy/condition.h"
+#include "tenancy/virtual_cluster_ref.h"
 
 namespace septa::cli {
 
@@ -363,7 +364,7 @@ class CommandRunner {
     v1::Credential revoked;
     return ShowDone(
         client_.Call(client_.vclusters(), &v1::VirtualClusterService::Stub::RevokeCredential, request, &revoked),
-        "credential " + c.serial + " of virtual cluster " + c.tenant + "/" + c.name + " revoked");
+        "credential " + c.serial + " of virtual cluster " + tenancy::VirtualClusterText(c.tenant, c.name) + " revoked");
   }
 
   grpc::Status operator()(const VclusterWake& c) {
@@ -424,7 +425,7 @@ class CommandRunner {
   // as it turns True or False to err_; at the deadline records in gave_up_ why.
   grpc::Status Wait(std::chrono::milliseconds timeout, Until until, bool& gone) {
     const TimePoint deadline = clock_.Now() + timeout;
-    const std::string who = vcluster_.tenant() + "/" + vcluster_.name();
+    const std::string who = tenancy::VirtualClusterText(vcluster_.tenant(), vcluster_.name());
     v1::GetVirtualClusterRequest request;
     request.set_tenant(vcluster_.tenant());
     request.set_name(vcluster_.name());

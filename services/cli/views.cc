@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tenancy/capacity.h"
+#include "tenancy/virtual_cluster_ref.h"
 
 namespace septa::cli {
 
@@ -36,7 +37,7 @@ std::string FormatDuration(const google::protobuf::Duration& duration) {
 
 // "acme/train", "acme/train (releasing)".
 std::string FormatHolder(const v1::Holder& h) {
-  return h.tenant() + "/" + h.vcluster() + (h.releasing() ? " (releasing)" : "");
+  return tenancy::VirtualClusterText(h.tenant(), h.vcluster()) + (h.releasing() ? " (releasing)" : "");
 }
 
 std::string Joined(const std::vector<std::string>& parts) {

@@ -9,6 +9,7 @@
 #include "services/core/validation.h"
 #include "tenancy/names.h"
 #include "tenancy/vcluster_roles.h"
+#include "tenancy/virtual_cluster_ref.h"
 
 namespace septa::core {
 
@@ -17,11 +18,11 @@ namespace {
 using tenancy::VirtualClusterState;
 
 std::string NameOf(const std::string& tenant, const std::string& vcluster) {
-  return "virtual cluster \"" + tenant + "/" + vcluster + "\"";
+  return "virtual cluster \"" + tenancy::VirtualClusterText(tenant, vcluster) + "\"";
 }
 
 std::string ResourceOf(const std::string& tenant, const std::string& vcluster, const std::string& serial) {
-  return "tenants/" + tenant + "/vclusters/" + vcluster + "/credentials/" + serial;
+  return tenancy::VirtualClusterResource(tenant, vcluster) + "/credentials/" + serial;
 }
 
 // Names that cannot exist are not found without asking the store; other

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "tenancy/capacity.h"
+#include "tenancy/virtual_cluster_ref.h"
 
 namespace septa::core {
 
@@ -30,8 +31,8 @@ class NodeReader {
       if (it == read_.end()) {
         auto node = tx_.Inventory().GetNode(name);
         if (!node.ok()) {
-          return Internal("cannot count the GPU-equivalents of the reservation of " + r.tenant + "/" + r.vcluster +
-                          ": " + node.status().message());
+          return Internal("cannot count the GPU-equivalents of the reservation of " +
+                          tenancy::VirtualClusterText(r.tenant, r.vcluster) + ": " + node.status().message());
         }
         it = read_.emplace(name, *std::move(node)).first;
       }

@@ -8,6 +8,7 @@
 #include "tenancy/lifecycle.h"
 #include "tenancy/names.h"
 #include "tenancy/validation.h"
+#include "tenancy/virtual_cluster_ref.h"
 
 namespace septa::core {
 namespace {
@@ -58,7 +59,7 @@ std::optional<std::int64_t> Present(std::int64_t v) { return v; }
 }  // namespace
 
 std::string DescribeVirtualCluster(std::string_view tenant, std::string_view name) {
-  return "virtual cluster \"" + std::string(tenant) + "/" + std::string(name) + "\"";
+  return "virtual cluster \"" + tenancy::VirtualClusterText(tenant, name) + "\"";
 }
 
 Result<std::optional<tenancy::Reservation>> ReservationOf(Tx& tx, const std::string& tenant, const std::string& name) {

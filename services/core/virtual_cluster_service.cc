@@ -11,6 +11,7 @@
 #include "tenancy/lifecycle.h"
 #include "tenancy/names.h"
 #include "tenancy/validation.h"
+#include "tenancy/virtual_cluster_ref.h"
 
 namespace septa::core {
 

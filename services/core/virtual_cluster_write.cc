@@ -2,10 +2,6 @@
 
 namespace septa::core {
 
-std::string VirtualClusterResource(std::string_view tenant, std::string_view name) {
-  return "tenants/" + std::string(tenant) + "/vclusters/" + std::string(name);
-}
-
 void StampNextVersion(const tenancy::VirtualCluster& current, tenancy::VirtualCluster& next, TimePoint now) {
   next.version = current.version + 1;
   next.update_time = now;

@@ -12,6 +12,7 @@
 #include "services/core/auth.h"
 #include "services/core/store.h"
 #include "tenancy/virtual_cluster.h"
+#include "tenancy/virtual_cluster_ref.h"
 
 namespace septa::core {
 
@@ -27,7 +28,7 @@ struct VirtualClusterChange {
 };
 
 // "tenants/acme/vclusters/train": an audit record's resource.
-std::string VirtualClusterResource(std::string_view tenant, std::string_view name);
+using tenancy::VirtualClusterResource;
 
 // `next` as the version after `current` would be: version + 1, update_time
 // `now`. WriteVirtualCluster does it; an answer that shows a change it

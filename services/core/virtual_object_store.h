@@ -24,19 +24,17 @@
 #include <vector>
 
 #include "common/status.h"
+#include "tenancy/virtual_cluster_ref.h"
 
 namespace septa::core {
 
-struct VirtualClusterKey {
-  std::string tenant;
-  std::string vcluster;
-  friend bool operator==(const VirtualClusterKey&, const VirtualClusterKey&) = default;
-  friend auto operator<=>(const VirtualClusterKey&, const VirtualClusterKey&) = default;
-};
+// The virtual cluster's name (tenancy/virtual_cluster_ref.h).
+using VirtualClusterKey = tenancy::VirtualClusterRef;
 
-// The virtual cluster "<tenant>/<vcluster>" names (a work-queue key, a
-// NOTIFY payload); nullopt without a slash. Names never hold one
-// (validation.h), so the first slash is the one.
+// The virtual cluster "<tenant>/<vcluster>" names (a NOTIFY payload, an
+// admin's argument); nullopt without a slash. Names never hold one
+// (validation.h), so the first slash is the one. Lenient where
+// tenancy::ParseVirtualClusterRef (a controller key's codec) is strict.
 inline std::optional<VirtualClusterKey> ParseVirtualClusterKey(std::string_view text) {
   const std::size_t slash = text.find('/');
   if (slash == std::string_view::npos) return std::nullopt;

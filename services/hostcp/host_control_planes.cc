@@ -10,6 +10,7 @@
 #include "services/store/database_admin.h"
 #include "tenancy/host/names.h"
 #include "tenancy/names.h"
+#include "tenancy/virtual_cluster_ref.h"
 
 namespace septa::hostcp {
 
@@ -147,7 +148,7 @@ Result<core::StoredControlPlane> HostControlPlanes::EnsureCa(const core::Virtual
   if (stored->has_value()) return **stored;
   const TimePoint now = clock_.Now();
   auto ca = http::IssueCertificate(
-      {"septa-vcluster-ca " + key.tenant + "/" + key.vcluster, {}, {}, {}, now - 1h, now + 24h * 3650, true}, nullptr);
+      {"septa-vcluster-ca " + key.ToString(), {}, {}, {}, now - 1h, now + 24h * 3650, true}, nullptr);
   SEPTA_RETURN_IF_ERROR(ca);
   auto created = store_.CreateControlPlane(key, {ca->certificate, ca->private_key, 0});
   SEPTA_RETURN_IF_ERROR(created);
@@ -350,7 +351,8 @@ Result<std::string> HostControlPlanes::SyncerKubeconfig(const std::string& tenan
   auto stored = store_.GetControlPlane({tenant, vcluster});
   SEPTA_RETURN_IF_ERROR(stored);
   if (!stored->has_value()) {
-    return FailedPrecondition("virtual cluster " + tenant + "/" + vcluster + " has no control plane yet");
+    return FailedPrecondition("virtual cluster " + tenancy::VirtualClusterText(tenant, vcluster) +
+                              " has no control plane yet");
   }
   const http::KeyPairPem ca{(*stored)->ca_certificate, (*stored)->ca_private_key};
   const TimePoint now = clock_.Now();

@@ -69,20 +69,20 @@ std::optional<kube::Resource> ResourceOfKind(const std::string& api_version, con
   return std::nullopt;
 }
 
-std::string VClusterKeyOf(const nlohmann::json& object) {
+std::optional<tenancy::VirtualClusterRef> VClusterKeyOf(const nlohmann::json& object) {
   const nlohmann::json* labels = nullptr;
   if (auto md = object.find("metadata"); md != object.end() && md->is_object()) {
     if (auto l = md->find("labels"); l != md->end() && l->is_object()) labels = &*l;
   }
-  if (!labels) return "";
+  if (!labels) return std::nullopt;
   auto text = [&](const char* key) {
     auto it = labels->find(key);
     return it != labels->end() && it->is_string() ? it->get<std::string>() : std::string();
   };
-  if (text(tenancy::host::kManagedByLabel) != tenancy::host::kManagedByValue) return "";
-  const std::string tenant = text(tenancy::host::kTenantLabel), vcluster = text(tenancy::host::kVClusterLabel);
-  if (tenant.empty() || vcluster.empty()) return "";
-  return tenant + "/" + vcluster;
+  if (text(tenancy::host::kManagedByLabel) != tenancy::host::kManagedByValue) return std::nullopt;
+  tenancy::VirtualClusterRef ref{text(tenancy::host::kTenantLabel), text(tenancy::host::kVClusterLabel)};
+  if (ref.tenant.empty() || ref.vcluster.empty()) return std::nullopt;
+  return ref;
 }
 
 std::string VClusterSelector(const std::string& tenant, const std::string& vcluster) {

@@ -10,6 +10,7 @@
 
 #include "services/kube/client.h"
 #include "tenancy/host/config.h"
+#include "tenancy/virtual_cluster_ref.h"
 
 namespace septa::reconcile {
 
@@ -24,9 +25,9 @@ const std::vector<HostKind>& ManagedHostKinds(tenancy::host::Scheduler scheduler
 // a kind the provisioner does not render.
 std::optional<kube::Resource> ResourceOfKind(const std::string& api_version, const std::string& kind);
 
-// "<tenant>/<vcluster>" from the object's Septa labels; "" for an object of
+// The virtual cluster of the object's Septa labels; nullopt for an object of
 // nobody (shared objects, objects not managed by Septa).
-std::string VClusterKeyOf(const nlohmann::json& object);
+std::optional<tenancy::VirtualClusterRef> VClusterKeyOf(const nlohmann::json& object);
 
 // The label selector of one virtual cluster's objects.
 std::string VClusterSelector(const std::string& tenant, const std::string& vcluster);

@@ -4,7 +4,7 @@
 
 namespace septa::reconcile {
 
-std::string ObjectKey(const nlohmann::json& object) {
+std::optional<std::string> ObjectKey(const nlohmann::json& object) {
   auto text = [&](const char* field) {
     const nlohmann::json* metadata = object.is_object() && object.contains("metadata") ? &object["metadata"] : nullptr;
     if (!metadata || !metadata->is_object() || !metadata->contains(field)) return std::string();
@@ -12,23 +12,12 @@ std::string ObjectKey(const nlohmann::json& object) {
     return value.is_string() ? value.get<std::string>() : std::string();
   };
   const std::string name = text("name"), ns = text("namespace");
-  if (name.empty()) return "";
+  if (name.empty()) return std::nullopt;  // an object without a name has no key
   return ns.empty() ? name : ns + "/" + name;
 }
 
-kube::InformerHandlers EnqueueOnChange(Controller& controller,
-                                       std::function<std::string(const nlohmann::json&)> key_of) {
-  auto enqueue = [&controller, key_of = std::move(key_of)](const nlohmann::json& object) {
-    // An object without a name has no key; "" would mean "resync everything".
-    if (const std::string key = key_of(object); !key.empty()) controller.Enqueue(key);
-  };
-  return {.on_add = enqueue,
-          .on_update = [enqueue](const nlohmann::json&, const nlohmann::json& object) { enqueue(object); },
-          .on_delete = enqueue};
-}
-
-InformedController::InformedController(ControllerOptions options, Reconciler& reconciler, const Clock& clock,
-                                       prometheus::Registry& metrics, kube::Client& host,
+InformedController::InformedController(ControllerOptions<std::string> options, Reconciler<std::string>& reconciler,
+                                       const Clock& clock, prometheus::Registry& metrics, kube::Client& host,
                                        const kube::Resource& resource, std::chrono::milliseconds informer_resync)
     : resource_name_(resource.resource),
       controller_(std::move(options), reconciler, clock, metrics),

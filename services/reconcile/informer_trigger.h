@@ -1,8 +1,9 @@
 // Kubernetes informer events as controller triggers: each add, update
 // (including the informer's periodic resync) and delete enqueues the key of
-// the object, "<namespace>/<name>" (or "<name>" for a cluster-scoped one)
-// unless `key_of` says otherwise. The reconciler then reads the object's
-// current state itself: the event's content is not passed on (level-based).
+// the object: `key_of`'s (nullopt: none), by default "<namespace>/<name>"
+// (or "<name>" for a cluster-scoped one) for a controller of string keys.
+// The reconciler then reads the object's current state itself: the event's
+// content is not passed on (level-based).
 //
 //   kube::Informer nodes(client, kNodes, "", {}, EnqueueOnChange(controller));
 //
@@ -13,6 +14,7 @@
 #include <chrono>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "services/kube/watch.h"
@@ -20,17 +22,29 @@
 
 namespace septa::reconcile {
 
-// "<namespace>/<name>", or "<name>" when the object has no namespace.
-std::string ObjectKey(const nlohmann::json& object);
+// "<namespace>/<name>", or "<name>" when the object has no namespace;
+// nullopt for an object without a name.
+std::optional<std::string> ObjectKey(const nlohmann::json& object);
 
-kube::InformerHandlers EnqueueOnChange(Controller& controller,
-                                       std::function<std::string(const nlohmann::json&)> key_of = ObjectKey);
+template <ControllerKey Key>
+kube::InformerHandlers EnqueueOnChange(Controller<Key>& controller,
+                                       std::function<std::optional<Key>(const nlohmann::json&)> key_of) {
+  auto enqueue = [&controller, key_of = std::move(key_of)](const nlohmann::json& object) {
+    if (std::optional<Key> key = key_of(object)) controller.Enqueue(*key);
+  };
+  return {.on_add = enqueue,
+          .on_update = [enqueue](const nlohmann::json&, const nlohmann::json& object) { enqueue(object); },
+          .on_delete = enqueue};
+}
+inline kube::InformerHandlers EnqueueOnChange(Controller<std::string>& controller) {
+  return EnqueueOnChange<std::string>(controller, ObjectKey);
+}
 
 // A controller and the informer on all of `resource` (every namespace) that
-// enqueues its objects' keys.
+// enqueues its objects' keys (ObjectKey: node names for the host's nodes).
 class InformedController {
  public:
-  InformedController(ControllerOptions options, Reconciler& reconciler, const Clock& clock,
+  InformedController(ControllerOptions<std::string> options, Reconciler<std::string>& reconciler, const Clock& clock,
                      prometheus::Registry& metrics, kube::Client& host, const kube::Resource& resource,
                      std::chrono::milliseconds informer_resync);
 
@@ -41,13 +55,13 @@ class InformedController {
   // The informer first: no event enqueues into a stopped controller.
   void Stop();
 
-  Controller& controller() { return controller_; }
-  const Controller& controller() const { return controller_; }
+  Controller<std::string>& controller() { return controller_; }
+  const Controller<std::string>& controller() const { return controller_; }
   const kube::Informer& informer() const { return informer_; }
 
  private:
   const std::string resource_name_;
-  Controller controller_;
+  Controller<std::string> controller_;
   kube::Informer informer_;
 };
 

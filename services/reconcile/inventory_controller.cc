@@ -67,7 +67,9 @@ void InventoryController::Stop() { nodes_.Stop(); }
 
 Result<std::vector<std::string>> InventoryController::ListNames() {
   std::set<std::string> names;
-  for (const auto& node : nodes_.informer().List()) names.insert(ObjectKey(node));
+  for (const auto& node : nodes_.informer().List()) {
+    if (auto name = ObjectKey(node)) names.insert(*std::move(name));
+  }
   Status st = store_.Transact(core::TxMode::kReadOnly, [&](core::Tx& tx) -> Status {
     auto stored = tx.Inventory().ListNodes();
     SEPTA_RETURN_IF_ERROR(stored);

@@ -39,7 +39,7 @@ struct InventoryControllerOptions {
   ShardLeases* shards = nullptr;  // as ControllerOptions::shards
 };
 
-class InventoryController final : public Reconciler {
+class InventoryController final : public Reconciler<std::string> {
  public:
   InventoryController(InventoryControllerOptions options, core::Store& store, kube::Client& host,
                       const gpu::Catalog& catalog, const gpu::MigPartedConfig& mig_configs, const Clock& clock,

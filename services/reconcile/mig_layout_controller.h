@@ -47,7 +47,7 @@ struct MigLayoutControllerOptions {
   ShardLeases* shards = nullptr;  // as ControllerOptions::shards
 };
 
-class MigLayoutController final : public Reconciler {
+class MigLayoutController final : public Reconciler<std::string> {
  public:
   MigLayoutController(MigLayoutControllerOptions options, core::Store& store, kube::Client& host,
                       const gpu::Catalog& catalog, const Clock& clock, prometheus::Registry& metrics);
@@ -57,8 +57,16 @@ class MigLayoutController final : public Reconciler {
   // the controller, which looks at every node with a pending target.
   Status Start(std::chrono::milliseconds timeout);
   void Stop();
-  // A node's targets changed (the NOTIFY payload); "" looks at every node.
-  void Enqueue(const std::string& node) { nodes_.controller().Enqueue(node); }
+  // A node's targets changed (the NOTIFY payload); a payload that names no
+  // node ("") looks at every node.
+  void Enqueue(const std::string& node) {
+    if (auto key = DecodeKey<std::string>(node)) {
+      nodes_.controller().Enqueue(*key);
+    } else {
+      Resync();
+    }
+  }
+  void Resync() { nodes_.controller().Resync(); }
   bool AwaitIdle(std::chrono::milliseconds timeout) const { return nodes_.controller().AwaitIdle(timeout); }
 
   Outcome Reconcile(const std::string& node) override;

@@ -184,7 +184,7 @@ ProvisionerController::ProvisionerController(ProvisionerControllerOptions option
   // not once for the host objects and again for the listing).
   auto enqueue = [this](const json& object) {
     if (!informers_listed_.load()) return;
-    if (std::string key = VClusterKeyOf(object); !key.empty()) controller_.Enqueue(key);
+    if (auto key = VClusterKeyOf(object)) controller_.Enqueue(*key);
   };
   kube::InformerHandlers handlers{.on_add = enqueue,
                                   .on_update =
@@ -237,23 +237,23 @@ void ProvisionerController::RunResyncs(std::stop_token stop) {
   while (clock_.SleepUntil(clock_.Now() + options_.resync_interval, stop)) controller_.Resync();
 }
 
-Result<std::vector<std::string>> ProvisionerController::ListKeys() {
+Result<std::vector<tenancy::VirtualClusterRef>> ProvisionerController::ListKeys() {
   auto stored = StoredVirtualClusterKeys(store_);
   SEPTA_RETURN_IF_ERROR(stored);
-  std::set<std::string> keys = std::move(*stored);
+  std::set<tenancy::VirtualClusterRef> keys = std::move(*stored);
   for (const auto& [resource, informer] : informers_) {
     for (const auto& object : informer->List()) {
-      if (std::string key = VClusterKeyOf(object); !key.empty()) keys.insert(key);
+      if (auto key = VClusterKeyOf(object)) keys.insert(*std::move(key));
     }
   }
   if (control_planes_) {
     if (auto planes = control_planes_->List(); planes.ok()) {
-      for (const auto& [tenant, vcluster] : *planes) keys.insert(tenant + "/" + vcluster);
+      for (const auto& [tenant, vcluster] : *planes) keys.insert({tenant, vcluster});
     } else {
       spdlog::warn("provisioner: control planes could not be listed: {}", planes.status().message());
     }
   }
-  return std::vector<std::string>(keys.begin(), keys.end());
+  return std::vector<tenancy::VirtualClusterRef>(keys.begin(), keys.end());
 }
 
 std::optional<json> ProvisionerController::Cached(const kube::Resource& resource, const std::string& ns,
@@ -264,10 +264,8 @@ std::optional<json> ProvisionerController::Cached(const kube::Resource& resource
   return std::nullopt;
 }
 
-Outcome ProvisionerController::Reconcile(const std::string& key) {
-  const std::optional<core::VirtualClusterKey> parsed = core::ParseVirtualClusterKey(key);
-  if (!parsed) return Outcome::Done();
-  const std::string &tenant = parsed->tenant, &name = parsed->vcluster;
+Outcome ProvisionerController::Reconcile(const tenancy::VirtualClusterRef& key) {
+  const std::string &tenant = key.tenant, &name = key.vcluster;
   Desired desired;
   bool exists = true;
   Status st = store_.Transact(core::TxMode::kReadOnly, [&](core::Tx& tx) -> Status {
@@ -673,7 +671,7 @@ Status ProvisionerController::WriteStatus(const Desired& desired, const Applied&
 
 Result<bool> ProvisionerController::RemoveHostObjects(const std::string& tenant, const std::string& vcluster,
                                                       const std::string& host_namespace) {
-  const std::string key = tenant + "/" + vcluster;
+  const tenancy::VirtualClusterRef key{tenant, vcluster};
   // The stored name; without a row, the namespaces labelled for the key
   // (whatever name they were given) and the name a row would get now (for
   // node pins left after their namespace went).
@@ -749,7 +747,8 @@ Outcome ProvisionerController::Teardown(const std::string& tenant, const std::st
     SEPTA_RETURN_IF_ERROR(tx.VirtualClusters().Delete(tenant, vcluster, current->version));
     deleted = true;
     return tx.Audit().Append({0, clock_.Now(), kPrincipal, "vcluster.release",
-                              "tenants/" + tenant + "/vclusters/" + vcluster, core::EtagOf(current->version), "", ""});
+                              tenancy::VirtualClusterResource(tenant, vcluster), core::EtagOf(current->version), "",
+                              ""});
   });
   if (!st.ok()) return Outcome::Error(st);
   if (deleted) spdlog::info("provisioner: {}/{} removed from the host; reservation released", tenant, vcluster);

@@ -1,7 +1,8 @@
 // The provisioner: makes each virtual cluster real on the host cluster and
 // keeps it so (docs/ARCHITECTURE.md "The provisioner"). Keys are
-// "<tenant>/<vcluster>". Triggers: NOTIFY on virtual cluster changes (septad
-// wires store::NotificationListener to Enqueue), one informer per managed
+// tenancy::VirtualClusterRef ("<tenant>/<vcluster>"). Triggers: NOTIFY on
+// virtual cluster changes (septad wires store::NotificationListener to
+// EnqueuePayload), one informer per managed
 // host kind (label app.kubernetes.io/managed-by=septa; an object leads back
 // to its virtual cluster by its labels) so drift is repaired, and a periodic
 // Resync that also lists what is on the host and in ControlPlanes, so that
@@ -41,6 +42,7 @@
 #include <memory>
 #include <stop_token>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -53,6 +55,7 @@
 #include "services/reconcile/controller.h"
 #include "tenancy/host/config.h"
 #include "tenancy/host/render.h"
+#include "tenancy/virtual_cluster_ref.h"
 
 namespace septa::reconcile {
 
@@ -77,7 +80,7 @@ struct ProvisionerControllerOptions {
   core::CapacityLedger* ledger = nullptr;
 };
 
-class ProvisionerController final : public Reconciler {
+class ProvisionerController final : public Reconciler<tenancy::VirtualClusterRef> {
  public:
   // `control_planes`: where virtual control planes come from (septad: the
   // simulated ones); nullptr leaves ControlPlaneReady False (reason
@@ -91,16 +94,25 @@ class ProvisionerController final : public Reconciler {
   // host does not serve yet keep retrying and do not hold the start.
   Status Start(std::chrono::milliseconds timeout);
   void Stop();
-  void Enqueue(const std::string& key) { controller_.Enqueue(key); }
+  void Enqueue(const tenancy::VirtualClusterRef& key) { controller_.Enqueue(key); }
+  // A NOTIFY payload "<tenant>/<vcluster>": that virtual cluster; one that
+  // names none ("" after a reconnect, or malformed) resyncs.
+  void EnqueuePayload(std::string_view payload) {
+    if (auto key = DecodeKey<tenancy::VirtualClusterRef>(payload)) {
+      Enqueue(*key);
+    } else {
+      Resync();
+    }
+  }
   void Resync() { controller_.Resync(); }
   bool AwaitIdle(std::chrono::milliseconds timeout) const { return controller_.AwaitIdle(timeout); }
 
-  Outcome Reconcile(const std::string& key) override;
+  Outcome Reconcile(const tenancy::VirtualClusterRef& key) override;
 
  private:
   struct Desired;
   struct Applied;
-  Result<std::vector<std::string>> ListKeys();
+  Result<std::vector<tenancy::VirtualClusterRef>> ListKeys();
   Outcome Provision(const Desired& desired);
   // `host_namespace`: the row's, "" when there is none.
   Outcome Teardown(const std::string& tenant, const std::string& vcluster, const std::string& host_namespace,
@@ -131,7 +143,7 @@ class ProvisionerController final : public Reconciler {
   kube::Client& host_;
   core::ControlPlanes* const control_planes_;
   const Clock& clock_;
-  Controller controller_;
+  Controller<tenancy::VirtualClusterRef> controller_;
   std::vector<std::pair<kube::Resource, std::unique_ptr<kube::Informer>>> informers_;
   std::atomic<bool> informers_listed_{false};  // Start waited for the informers: their events are triggers
   std::jthread resyncs_;

@@ -2,8 +2,8 @@
 
 namespace septa::reconcile {
 
-Result<std::set<std::string>> StoredVirtualClusterKeys(core::Store& store) {
-  std::set<std::string> keys;
+Result<std::set<tenancy::VirtualClusterRef>> StoredVirtualClusterKeys(core::Store& store) {
+  std::set<tenancy::VirtualClusterRef> keys;
   Status st = store.Transact(core::TxMode::kReadOnly, [&](core::Tx& tx) -> Status {
     keys.clear();  // a retried transaction starts over
     core::VirtualClusterQuery query;
@@ -11,7 +11,7 @@ Result<std::set<std::string>> StoredVirtualClusterKeys(core::Store& store) {
     while (true) {
       auto page = tx.VirtualClusters().List(query);
       SEPTA_RETURN_IF_ERROR(page);
-      for (const auto& vc : *page) keys.insert(vc.tenant + "/" + vc.name);
+      for (const auto& vc : *page) keys.insert({vc.tenant, vc.name});
       if (page->size() < static_cast<std::size_t>(query.limit)) return Status::Ok();
       query.after_tenant = page->back().tenant;
       query.after_name = page->back().name;

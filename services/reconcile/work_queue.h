@@ -1,6 +1,8 @@
 // The work queue of a controller, after client-go's workqueue: keys (object
 // names), not events, are queued, so that a burst of changes to one object
-// costs one reconcile.
+// costs one reconcile. A key is any regular, totally ordered value type
+// (reconcile/key.h): a node name, a tenancy::VirtualClusterRef, the
+// syncer's SyncerKey; the tests use strings.
 //
 //  - De-duplicating: a key added while it waits is queued once; a key added
 //    while a worker processes it is queued again, once, when that worker
@@ -24,7 +26,9 @@
 //    everything again) and adds are ignored.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
+#include <concepts>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -34,7 +38,6 @@
 #include <optional>
 #include <set>
 #include <stop_token>
-#include <string>
 #include <thread>
 
 #include "common/clock.h"
@@ -54,6 +57,11 @@ struct WorkQueueOptions {
 
 enum class Priority { kNormal, kLow };
 
+// What a queue may hold: copied into its sets and maps, compared for identity.
+template <class Key>
+concept QueueKey = std::copyable<Key> && std::totally_ordered<Key>;
+
+template <QueueKey Key>
 class WorkQueue {
  public:
   WorkQueue(const Clock& clock, WorkQueueOptions options = {});
@@ -61,17 +69,17 @@ class WorkQueue {
   WorkQueue(const WorkQueue&) = delete;
   WorkQueue& operator=(const WorkQueue&) = delete;
 
-  void Add(const std::string& key, Priority priority = Priority::kNormal);
-  void AddAfter(const std::string& key, std::chrono::nanoseconds delay);
-  void AddRateLimited(const std::string& key);
-  void Forget(const std::string& key);
+  void Add(const Key& key, Priority priority = Priority::kNormal);
+  void AddAfter(const Key& key, std::chrono::nanoseconds delay);
+  void AddRateLimited(const Key& key);
+  void Forget(const Key& key);
   // How many AddRateLimited the key had since its last Forget.
-  int NumRequeues(const std::string& key) const;
+  int NumRequeues(const Key& key) const;
 
   // Blocks until a key is ready (the caller then processes it and must call
   // Done), the queue shuts down or `stop` is requested (then nullopt).
-  std::optional<std::string> Get(std::stop_token stop = {});
-  void Done(const std::string& key);
+  std::optional<Key> Get(std::stop_token stop = {});
+  void Done(const Key& key);
 
   // Waits (at most `timeout`) until no key is ready, handed out, or waiting
   // for a time already come: everything due has been processed. For
@@ -85,12 +93,12 @@ class WorkQueue {
 
  private:
   // With mu_ held:
-  void AddLocked(const std::string& key, Priority priority = Priority::kNormal);
+  void AddLocked(const Key& key, Priority priority = Priority::kNormal);
   std::size_t ReadyLocked() const { return queue_.size() + low_queued_.size(); }
-  void AddAfterLocked(const std::string& key, std::chrono::nanoseconds delay);
+  void AddAfterLocked(const Key& key, std::chrono::nanoseconds delay);
   void PublishDepthLocked();
   bool IdleLocked() const;
-  std::chrono::nanoseconds BackoffLocked(const std::string& key);
+  std::chrono::nanoseconds BackoffLocked(const Key& key);
   void RunDelays(std::stop_token stop);
 
   const Clock& clock_;
@@ -100,17 +108,17 @@ class WorkQueue {
   std::condition_variable_any ready_;         // Get waits here
   std::condition_variable_any waiter_;        // the delay thread waits here for keys to wait for
   mutable std::condition_variable_any idle_;  // AwaitIdle waits here
-  std::deque<std::string> queue_;
+  std::deque<Key> queue_;
   // Low-priority keys ready, in order: low_ may hold stale entries (a key
   // moved ahead, or handed out already); low_queued_ says which are not.
-  std::deque<std::string> low_;
-  std::set<std::string> low_queued_;
-  std::set<std::string> dirty_;        // queued, or to be queued again after Done
-  std::set<std::string> requeue_low_;  // dirty while handed out, re-added at kLow only
-  std::set<std::string> processing_;   // handed out, not yet Done
-  std::map<std::string, TimePoint> waiting_;
-  std::multimap<TimePoint, std::string> by_time_;  // waiting_, ordered by time
-  std::map<std::string, int> failures_;
+  std::deque<Key> low_;
+  std::set<Key> low_queued_;
+  std::set<Key> dirty_;        // queued, or to be queued again after Done
+  std::set<Key> requeue_low_;  // dirty while handed out, re-added at kLow only
+  std::set<Key> processing_;   // handed out, not yet Done
+  std::map<Key, TimePoint> waiting_;
+  std::multimap<TimePoint, Key> by_time_;  // waiting_, ordered by time
+  std::map<Key, int> failures_;
   double tokens_ = 0;
   TimePoint tokens_time_{};
   bool shutting_down_ = false;
@@ -118,5 +126,238 @@ class WorkQueue {
   std::stop_source sleep_;
   std::jthread delays_;  // last: starts once everything above is built
 };
+
+// Definitions (a template: in the header).
+template <QueueKey Key>
+WorkQueue<Key>::WorkQueue(const Clock& clock, WorkQueueOptions options)
+    : clock_(clock),
+      options_(std::move(options)),
+      tokens_(options_.overall_burst),
+      tokens_time_(clock.Now()),
+      delays_([this](std::stop_token stop) { RunDelays(stop); }) {}
+
+template <QueueKey Key>
+WorkQueue<Key>::~WorkQueue() {
+  ShutDown();
+}
+
+template <QueueKey Key>
+void WorkQueue<Key>::Add(const Key& key, Priority priority) {
+  std::lock_guard lock(mu_);
+  AddLocked(key, priority);
+}
+
+template <QueueKey Key>
+void WorkQueue<Key>::AddLocked(const Key& key, Priority priority) {
+  if (shutting_down_) return;
+  const bool low = priority == Priority::kLow;
+  if (processing_.contains(key)) {  // Done queues it again, at the highest priority asked for
+    if (dirty_.insert(key).second) {
+      if (low) requeue_low_.insert(key);
+    } else if (!low) {
+      requeue_low_.erase(key);
+    }
+    return;
+  }
+  if (dirty_.contains(key)) {  // ready already: moved ahead when asked for at normal priority
+    if (low || low_queued_.erase(key) == 0) return;
+    if (low_queued_.empty()) low_.clear();
+    queue_.push_back(key);
+  } else {
+    dirty_.insert(key);
+    if (low) {
+      low_.push_back(key);
+      low_queued_.insert(key);
+    } else {
+      queue_.push_back(key);
+    }
+  }
+  PublishDepthLocked();
+  ready_.notify_one();
+}
+
+template <QueueKey Key>
+void WorkQueue<Key>::AddAfter(const Key& key, std::chrono::nanoseconds delay) {
+  std::lock_guard lock(mu_);
+  AddAfterLocked(key, delay);
+}
+
+template <QueueKey Key>
+void WorkQueue<Key>::AddAfterLocked(const Key& key, std::chrono::nanoseconds delay) {
+  if (shutting_down_) return;
+  if (delay <= std::chrono::nanoseconds::zero()) {
+    AddLocked(key);
+    return;
+  }
+  // Capped so that Now() + delay cannot overflow; a year is "not soon" enough.
+  const auto capped = std::min<std::chrono::nanoseconds>(delay, std::chrono::hours(24 * 365));
+  const TimePoint when = clock_.Now() + std::chrono::duration_cast<TimePoint::duration>(capped);
+  if (auto it = waiting_.find(key); it != waiting_.end()) {
+    if (it->second <= when) return;  // it comes earlier already
+    auto [first, last] = by_time_.equal_range(it->second);
+    by_time_.erase(std::find_if(first, last, [&](const auto& entry) { return entry.second == key; }));
+    it->second = when;
+  } else {
+    waiting_.emplace(key, when);
+  }
+  by_time_.emplace(when, key);
+  // The delay thread may sleep towards a later time: have it look again.
+  if (by_time_.begin()->first == when) sleep_.request_stop();
+  waiter_.notify_one();
+}
+
+template <QueueKey Key>
+void WorkQueue<Key>::AddRateLimited(const Key& key) {
+  std::lock_guard lock(mu_);
+  if (shutting_down_) return;
+  AddAfterLocked(key, BackoffLocked(key));
+}
+
+template <QueueKey Key>
+std::chrono::nanoseconds WorkQueue<Key>::BackoffLocked(const Key& key) {
+  const int failures = failures_[key]++;
+  std::chrono::nanoseconds delay = options_.base_delay;
+  for (int i = 0; i < failures && delay < options_.max_delay; ++i) delay *= 2;
+  delay = std::min<std::chrono::nanoseconds>(delay, options_.max_delay);
+  if (options_.overall_rate_per_second > 0) {
+    // A token bucket refilled at the rate, holding at most `burst`; a key
+    // that finds it empty borrows the next token and waits for it.
+    const TimePoint now = clock_.Now();
+    const double elapsed = std::chrono::duration<double>(now - tokens_time_).count();
+    tokens_ =
+        std::min<double>(options_.overall_burst, tokens_ + std::max(0.0, elapsed) * options_.overall_rate_per_second);
+    tokens_time_ = std::max(now, tokens_time_);
+    tokens_ -= 1;
+    if (tokens_ < 0) {
+      const auto bucket_delay = std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::duration<double>(-tokens_ / options_.overall_rate_per_second));
+      delay = std::max(delay, bucket_delay);
+    }
+  }
+  return delay;
+}
+
+template <QueueKey Key>
+void WorkQueue<Key>::Forget(const Key& key) {
+  std::lock_guard lock(mu_);
+  failures_.erase(key);
+}
+
+template <QueueKey Key>
+int WorkQueue<Key>::NumRequeues(const Key& key) const {
+  std::lock_guard lock(mu_);
+  auto it = failures_.find(key);
+  return it == failures_.end() ? 0 : it->second;
+}
+
+template <QueueKey Key>
+std::optional<Key> WorkQueue<Key>::Get(std::stop_token stop) {
+  std::unique_lock lock(mu_);
+  ready_.wait(lock, stop, [&] { return ReadyLocked() > 0 || shutting_down_; });
+  if (shutting_down_ || ReadyLocked() == 0) return std::nullopt;
+  Key key;
+  if (!queue_.empty()) {
+    key = std::move(queue_.front());
+    queue_.pop_front();
+  } else {
+    do {  // skips the stale entries
+      key = std::move(low_.front());
+      low_.pop_front();
+    } while (low_queued_.erase(key) == 0);
+    if (low_queued_.empty()) low_.clear();
+  }
+  processing_.insert(key);
+  dirty_.erase(key);
+  PublishDepthLocked();
+  return key;
+}
+
+template <QueueKey Key>
+void WorkQueue<Key>::Done(const Key& key) {
+  std::lock_guard lock(mu_);
+  processing_.erase(key);
+  if (shutting_down_ || !dirty_.contains(key)) {
+    if (IdleLocked()) idle_.notify_all();
+    return;
+  }
+  if (requeue_low_.erase(key) > 0) {  // added again while it was being processed
+    low_.push_back(key);
+    low_queued_.insert(key);
+  } else {
+    queue_.push_back(key);
+  }
+  PublishDepthLocked();
+  ready_.notify_one();
+}
+
+template <QueueKey Key>
+bool WorkQueue<Key>::IdleLocked() const {
+  return ReadyLocked() == 0 && processing_.empty() && (by_time_.empty() || by_time_.begin()->first > clock_.Now());
+}
+
+template <QueueKey Key>
+bool WorkQueue<Key>::AwaitIdle(std::chrono::milliseconds timeout) const {
+  std::unique_lock lock(mu_);
+  idle_.wait_for(lock, timeout, [&] { return shutting_down_ || IdleLocked(); });
+  return IdleLocked();
+}
+
+template <QueueKey Key>
+std::size_t WorkQueue<Key>::Len() const {
+  std::lock_guard lock(mu_);
+  return ReadyLocked();
+}
+
+template <QueueKey Key>
+std::size_t WorkQueue<Key>::Waiting() const {
+  std::lock_guard lock(mu_);
+  return waiting_.size();
+}
+
+template <QueueKey Key>
+void WorkQueue<Key>::ShutDown() {
+  std::lock_guard lock(mu_);
+  shutting_down_ = true;
+  sleep_.request_stop();
+  ready_.notify_all();
+  waiter_.notify_all();
+  idle_.notify_all();
+}
+
+template <QueueKey Key>
+bool WorkQueue<Key>::ShuttingDown() const {
+  std::lock_guard lock(mu_);
+  return shutting_down_;
+}
+
+template <QueueKey Key>
+void WorkQueue<Key>::PublishDepthLocked() {
+  if (options_.on_depth) options_.on_depth(ReadyLocked());
+}
+
+template <QueueKey Key>
+void WorkQueue<Key>::RunDelays(std::stop_token stop) {
+  std::unique_lock lock(mu_);
+  while (!stop.stop_requested() && !shutting_down_) {
+    if (by_time_.empty()) {
+      waiter_.wait(lock, stop, [&] { return !by_time_.empty() || shutting_down_; });
+      continue;
+    }
+    const TimePoint now = clock_.Now();
+    while (!by_time_.empty() && by_time_.begin()->first <= now) {
+      const Key key = by_time_.begin()->second;
+      by_time_.erase(by_time_.begin());
+      waiting_.erase(key);
+      AddLocked(key);
+    }
+    if (by_time_.empty()) continue;
+    const TimePoint deadline = by_time_.begin()->first;
+    if (sleep_.stop_requested()) sleep_ = std::stop_source();
+    std::stop_token cut_short = sleep_.get_token();
+    lock.unlock();
+    (void)clock_.SleepUntil(deadline, cut_short);  // either way, look again
+    lock.lock();
+  }
+}
 
 }  // namespace septa::reconcile

@@ -7,8 +7,8 @@
 // resyncs).
 //
 //   NotificationListener trigger(url, "septa_vclusters",
-//                                [&](const std::string& key) { controller.Enqueue(key); },
-//                                [&] { controller.Resync(); });
+//                                [&](const std::string& payload) { provisioner.EnqueuePayload(payload); },
+//                                [&] { provisioner.Resync(); });
 #pragma once
 
 #include <functional>

@@ -1,5 +1,7 @@
 #include "services/store/pg_repositories.h"
+
 #include "services/store/pg_values.h"
+#include "tenancy/virtual_cluster_ref.h"
 
 namespace septa::store {
 namespace {
@@ -42,7 +44,7 @@ VclusterCredential CredentialOf(const pqxx::row& r) {
 }
 
 std::string CredentialNameOf(const std::string& tenant, const std::string& vcluster, const std::string& serial) {
-  return "credential \"" + serial + "\" of virtual cluster \"" + tenant + "/" + vcluster + "\"";
+  return "credential \"" + serial + "\" of virtual cluster \"" + tenancy::VirtualClusterText(tenant, vcluster) + "\"";
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include "services/store/pg_capacity.h"
 #include "services/store/pg_capacity_values.h"
+#include "tenancy/virtual_cluster_ref.h"
 
 namespace septa::store {
 namespace {
@@ -68,7 +69,7 @@ std::string GpusJson(const Reservation& r) {
 }
 
 std::string ReservationNameOf(const std::string& tenant, const std::string& vcluster) {
-  return "reservation of virtual cluster \"" + tenant + "/" + vcluster + "\"";
+  return "reservation of virtual cluster \"" + tenancy::VirtualClusterText(tenant, vcluster) + "\"";
 }
 
 }  // namespace

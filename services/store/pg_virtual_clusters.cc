@@ -1,6 +1,8 @@
 #include "services/store/pg_capacity.h"
+
 #include "services/store/pg_capacity_values.h"
 #include "services/store/pg_values.h"
+#include "tenancy/virtual_cluster_ref.h"
 
 namespace septa::store {
 namespace {
@@ -45,7 +47,7 @@ struct ApiLimitsParams {
 };
 
 std::string VirtualClusterNameOf(const std::string& tenant, const std::string& name) {
-  return "virtual cluster \"" + tenant + "/" + name + "\"";
+  return "virtual cluster \"" + tenancy::VirtualClusterText(tenant, name) + "\"";
 }
 
 }  // namespace

@@ -71,7 +71,7 @@ Result<T> InTransaction(ConnectionPool& pool, F&& work) {
 }
 
 Status ControlPlaneGone(const core::VirtualClusterKey& key) {
-  return NotFound("virtual control plane " + key.tenant + "/" + key.vcluster + " does not exist");
+  return NotFound("virtual control plane " + key.ToString() + " does not exist");
 }
 
 // Moves the control plane's resource version from `expected` to `next`
@@ -82,8 +82,8 @@ Status SetVersion(pqxx::work& tx, const core::VirtualClusterKey& key, std::uint6
   if (!tx.exec_prepared("vcp_set_rv", key.tenant, key.vcluster, expected, next).empty()) return Status::Ok();
   auto rows = tx.exec_prepared("vcp_version", key.tenant, key.vcluster);
   if (rows.empty()) return ControlPlaneGone(key);
-  return Aborted("virtual control plane " + key.tenant + "/" + key.vcluster + " is at resource version " +
-                 rows[0][0].as<std::string>() + ", not " + std::to_string(expected));
+  return Aborted("virtual control plane " + key.ToString() + " is at resource version " + rows[0][0].as<std::string>() +
+                 ", not " + std::to_string(expected));
 }
 
 core::StoredControlPlane ControlPlaneOf(const pqxx::row& row) {
@@ -250,8 +250,7 @@ Status PgVirtualObjectStore::ReplaceCaPrivateKey(const core::VirtualClusterKey& 
                if (!tx.exec_prepared("vcp_replace_ca_key", key.tenant, key.vcluster, expected, replacement).empty())
                  return true;
                if (tx.exec_prepared("vcp_version", key.tenant, key.vcluster).empty()) return ControlPlaneGone(key);
-               return Aborted("the CA key of virtual control plane " + key.tenant + "/" + key.vcluster +
-                              " was replaced meanwhile");
+               return Aborted("the CA key of virtual control plane " + key.ToString() + " was replaced meanwhile");
              })
       .status();
 }

@@ -17,8 +17,7 @@ using nlohmann::json;
 using reconcile::Outcome;
 namespace tsync = tenancy::sync;
 
-ClaimSyncer::ClaimSyncer(kube::Client& host, std::function<void(const std::string& key)> enqueue,
-                         HostInformerRef host_pods)
+ClaimSyncer::ClaimSyncer(kube::Client& host, EnqueueKey enqueue, HostInformerRef host_pods)
     : host_(host), enqueue_(std::move(enqueue)), host_pods_(std::move(host_pods)) {}
 
 ClaimSyncer::~ClaimSyncer() { Stop(); }
@@ -47,15 +46,15 @@ void ClaimSyncer::OnHostClaim(const json& host_claim) {
   if (auto key = KeyOfHostCopy(host_claim, kube::kPersistentVolumeClaims)) enqueue_(*key);
 }
 
-std::vector<std::string> ClaimSyncer::ClaimKeys(const std::string& host_namespace, const std::string& tenant,
-                                                const std::string& vcluster) const {
-  std::set<std::string> keys;
-  AddHostCopyKeys(keys, *host_claims_, host_namespace, tenant, vcluster, kube::kPersistentVolumeClaims);
+std::vector<ObjectKey> ClaimSyncer::ClaimKeys(const std::string& host_namespace,
+                                              const VirtualClusterRef& cluster) const {
+  std::set<ObjectKey> keys;
+  AddHostCopyKeys(keys, *host_claims_, host_namespace, cluster, kube::kPersistentVolumeClaims);
   return {keys.begin(), keys.end()};
 }
 
 Result<std::optional<tsync::Refusal>> ClaimSyncer::ClaimsRefusal(WatchedCluster& cluster, const json& virtual_pod,
-                                                                 const std::string& pod_key) const {
+                                                                 const PodKey& pod_key) const {
   using Refused = std::optional<tsync::Refusal>;
   const tsync::VirtualClusterView view = cluster.synced().view;
   const std::string ns = tsync::MetadataField(virtual_pod, "namespace");
@@ -94,7 +93,7 @@ Outcome ClaimSyncer::Reconcile(WatchedCluster& cluster, const std::string& ns, c
   if (!claims.ok()) return Outcome::Error(claims.status());
   const std::string host_name = tsync::HostObjectName(name, ns, view.vcluster);
   const std::string text = std::string(tsync::kClaimKind) + " " + ns + "/" + name;
-  const std::string key = ObjectKey(view.tenant, view.vcluster, kube::kPersistentVolumeClaims, ns, name);
+  const ObjectKey key{cluster.ref(), ObjectKind::kClaim, ns, name};
   std::lock_guard placement(cluster.placement_mu());
   const std::optional<json> virtual_claim = (*claims)->Get(ns, name);
   std::optional<json> host_copy = host_claims_->Get(view.host_namespace, host_name);
@@ -133,7 +132,7 @@ Outcome ClaimSyncer::Reconcile(WatchedCluster& cluster, const std::string& ns, c
                                       tsync::HostNameTaken(tsync::kClaimKind, ns, name, host_name, *holder)));
     }
     // That claim is gone: its key deletes its copy (its data), which brings this key back.
-    enqueue_(ObjectKey(view.tenant, view.vcluster, kube::kPersistentVolumeClaims, holder->ref.ns, holder->ref.name));
+    enqueue_(ObjectKey{cluster.ref(), ObjectKind::kClaim, holder->ref.ns, holder->ref.name});
     return Outcome::Done();
   }
   if (host_copy && recorded->uid != tsync::MetadataField(*virtual_claim, "uid")) {

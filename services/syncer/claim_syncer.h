@@ -14,7 +14,7 @@
 // The virtual cluster's claims are watched from its first pod that uses
 // one (or a copy on the host); until then a claim waits in the virtual
 // cluster, as with a WaitForFirstConsumer storage class. Level-based: the
-// syncer calls Reconcile for keys ObjectKey(..., kube::kPersistentVolumeClaims, ...).
+// syncer calls Reconcile for keys ObjectKey{..., ObjectKind::kClaim, ...} (syncer_keys.h).
 #pragma once
 
 #include <chrono>
@@ -38,7 +38,7 @@ class ClaimSyncer {
  public:
   // `enqueue` is called with claim keys from the host informer's thread.
   // `host_pods` tells which pods have their host pods (UsedByAnotherNamespace).
-  ClaimSyncer(kube::Client& host, std::function<void(const std::string& key)> enqueue, HostInformerRef host_pods);
+  ClaimSyncer(kube::Client& host, EnqueueKey enqueue, HostInformerRef host_pods);
   ~ClaimSyncer();  // Stop
 
   // Starts the host informer on claims (selector septa.dev/synced=true),
@@ -60,18 +60,17 @@ class ClaimSyncer {
   // with the cluster's placement lock held.
   Result<std::optional<tenancy::sync::Refusal>> ClaimsRefusal(WatchedCluster& cluster,
                                                               const nlohmann::json& virtual_pod,
-                                                              const std::string& pod_key) const;
+                                                              const PodKey& pod_key) const;
 
   // The keys of the virtual claims whose copies are in `host_namespace`
   // (the host informer's cache) for this virtual cluster.
-  std::vector<std::string> ClaimKeys(const std::string& host_namespace, const std::string& tenant,
-                                     const std::string& vcluster) const;
+  std::vector<ObjectKey> ClaimKeys(const std::string& host_namespace, const VirtualClusterRef& cluster) const;
 
  private:
   void OnHostClaim(const nlohmann::json& host_claim);
 
   kube::Client& host_;
-  const std::function<void(const std::string&)> enqueue_;
+  const EnqueueKey enqueue_;
   const HostInformerRef host_pods_;
   std::unique_ptr<kube::Informer> host_claims_;
 };

@@ -21,13 +21,7 @@ bool WrittenBySyncer(const json& virtual_event) {
 
 }  // namespace
 
-std::string EventKey(const std::string& tenant, const std::string& vcluster, const std::string& host_namespace,
-                     const std::string& name) {
-  return tenant + "/" + vcluster + "/events/" + host_namespace + "/" + name;
-}
-
-EventCopier::EventCopier(kube::Client& host, std::function<void(const std::string& key)> enqueue)
-    : host_(host), enqueue_(std::move(enqueue)) {}
+EventCopier::EventCopier(kube::Client& host, EnqueueKey enqueue) : host_(host), enqueue_(std::move(enqueue)) {}
 
 EventCopier::~EventCopier() { Stop(); }
 
@@ -35,7 +29,7 @@ Status EventCopier::Start(kube::Informer& host_pods, std::chrono::milliseconds t
   host_pods_ = &host_pods;
   kube::InformerHandlers handlers;
   auto on_event = [this](const json& event) {
-    if (std::string key = KeyOf(event); !key.empty()) enqueue_(key);
+    if (auto key = KeyOf(event)) enqueue_(*key);
   };
   handlers.on_add = on_event;
   handlers.on_update = [on_event](const json&, const json& event) { on_event(event); };
@@ -54,23 +48,22 @@ void EventCopier::Stop() {
   if (host_events_) host_events_->Stop();
 }
 
-std::string EventCopier::KeyOf(const json& event) const {
+std::optional<EventKey> EventCopier::KeyOf(const json& event) const {
   const std::string ns = tsync::StringField(event, "metadata", "namespace");
   const std::optional<json> pod = host_pods_->Get(ns, tsync::StringField(event, "involvedObject", "name"));
-  if (!pod) return "";
-  const std::string tenant = tsync::MetadataMapString(*pod, "labels", tsync::kTenantLabel);
-  const std::string vcluster = tsync::MetadataMapString(*pod, "labels", tsync::kVclusterLabel);
-  if (tenant.empty() || vcluster.empty()) return "";
-  return EventKey(tenant, vcluster, ns, tsync::StringField(event, "metadata", "name"));
+  if (!pod) return std::nullopt;
+  VirtualClusterRef cluster{tsync::MetadataMapString(*pod, "labels", tsync::kTenantLabel),
+                            tsync::MetadataMapString(*pod, "labels", tsync::kVclusterLabel)};
+  if (cluster.tenant.empty() || cluster.vcluster.empty()) return std::nullopt;
+  return EventKey{std::move(cluster), ns, tsync::StringField(event, "metadata", "name")};
 }
 
-std::vector<std::string> EventCopier::EventKeys(const std::string& host_namespace, const std::string& tenant,
-                                                const std::string& vcluster) const {
-  std::vector<std::string> keys;
+std::vector<EventKey> EventCopier::EventKeys(const std::string& host_namespace,
+                                             const VirtualClusterRef& cluster) const {
+  std::vector<EventKey> keys;
   if (host_namespace.empty()) return keys;
-  const std::string prefix = tenant + "/" + vcluster + "/";
   for (const json& event : host_events_->ListNamespace(host_namespace)) {
-    if (std::string key = KeyOf(event); key.starts_with(prefix)) keys.push_back(std::move(key));
+    if (auto key = KeyOf(event); key && key->cluster == cluster) keys.push_back(*std::move(key));
   }
   return keys;
 }

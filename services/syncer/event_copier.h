@@ -29,14 +29,10 @@
 
 namespace septa::syncer {
 
-// The key of a host event: "<tenant>/<vcluster>/events/<host namespace>/<name>".
-std::string EventKey(const std::string& tenant, const std::string& vcluster, const std::string& host_namespace,
-                     const std::string& name);
-
 class EventCopier {
  public:
   // `enqueue` is called with event keys from the host informer's thread.
-  EventCopier(kube::Client& host, std::function<void(const std::string& key)> enqueue);
+  EventCopier(kube::Client& host, EnqueueKey enqueue);
   ~EventCopier();  // Stop
 
   // Starts the host informer on events about pods (its first list within
@@ -51,15 +47,14 @@ class EventCopier {
 
   // The keys of the events in `host_namespace` about the virtual cluster's
   // host pods (the informers' caches).
-  std::vector<std::string> EventKeys(const std::string& host_namespace, const std::string& tenant,
-                                     const std::string& vcluster) const;
+  std::vector<EventKey> EventKeys(const std::string& host_namespace, const VirtualClusterRef& cluster) const;
 
  private:
-  // The key of `event`; "" when it is not about a synced pod in the cache.
-  std::string KeyOf(const nlohmann::json& event) const;
+  // The key of `event`; nullopt when it is not about a synced pod in the cache.
+  std::optional<EventKey> KeyOf(const nlohmann::json& event) const;
 
   kube::Client& host_;
-  const std::function<void(const std::string&)> enqueue_;
+  const EnqueueKey enqueue_;
   kube::Informer* host_pods_ = nullptr;
   std::unique_ptr<kube::Informer> host_events_;
 };

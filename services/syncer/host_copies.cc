@@ -54,21 +54,21 @@ Status DeleteHostCopy(kube::Client& host, const kube::Resource& resource, const 
   return Status::Ok();
 }
 
-std::optional<std::string> KeyOfHostCopy(const nlohmann::json& host_copy, const kube::Resource& resource) {
+std::optional<ObjectKey> KeyOfHostCopy(const nlohmann::json& host_copy, const kube::Resource& resource) {
   namespace tsync = tenancy::sync;
-  const std::string tenant = tsync::MetadataMapString(host_copy, "labels", tsync::kTenantLabel);
-  const std::string vcluster = tsync::MetadataMapString(host_copy, "labels", tsync::kVclusterLabel);
-  auto ref = tsync::VirtualRefOf(host_copy, tenant, vcluster);
+  VirtualClusterRef cluster{tsync::MetadataMapString(host_copy, "labels", tsync::kTenantLabel),
+                            tsync::MetadataMapString(host_copy, "labels", tsync::kVclusterLabel)};
+  auto ref = tsync::VirtualRefOf(host_copy, cluster.tenant, cluster.vcluster);
   if (!ref) return std::nullopt;
-  return ObjectKey(tenant, vcluster, resource, ref->ns, ref->name);
+  return ObjectKeyOf(cluster, resource, ref->ns, ref->name);
 }
 
-void AddHostCopyKeys(std::set<std::string>& keys, const kube::Informer& copies, const std::string& host_namespace,
-                     const std::string& tenant, const std::string& vcluster, const kube::Resource& resource) {
+void AddHostCopyKeys(std::set<ObjectKey>& keys, const kube::Informer& copies, const std::string& host_namespace,
+                     const VirtualClusterRef& cluster, const kube::Resource& resource) {
   if (host_namespace.empty()) return;
   for (const nlohmann::json& copy : copies.ListNamespace(host_namespace)) {
-    if (auto ref = tenancy::sync::VirtualRefOf(copy, tenant, vcluster)) {
-      keys.insert(ObjectKey(tenant, vcluster, resource, ref->ns, ref->name));
+    if (auto ref = tenancy::sync::VirtualRefOf(copy, cluster.tenant, cluster.vcluster)) {
+      if (auto key = ObjectKeyOf(cluster, resource, ref->ns, ref->name)) keys.insert(*std::move(key));
     }
   }
 }
@@ -90,12 +90,12 @@ Result<bool> HolderGone(WatchedCluster& cluster, const tenancy::sync::HostNameHo
 }
 
 void WakeWaiting(WatchedCluster& cluster, const kube::Resource& resource, const std::string& host_name,
-                 const std::string& ns, const std::function<void(const std::string&)>& enqueue) {
-  for (const std::string& key : cluster.TakeWaiting(resource.resource, host_name, ns)) enqueue(key);
+                 const std::string& ns, const EnqueueKey& enqueue) {
+  for (const SyncerKey& key : cluster.TakeWaiting(resource.resource, host_name, ns)) enqueue(key);
 }
 
 bool WaitFor(WatchedCluster& cluster, const kube::Informer& copies, const std::string& host_name,
-             const kube::Resource& resource, const std::string& ns, const std::string& key) {
+             const kube::Resource& resource, const std::string& ns, const SyncerKey& key) {
   cluster.Wait(WatchedCluster::WaitingFor::kHolder, resource.resource, host_name, ns, key);
   return copies.Get(cluster.synced().view.host_namespace, host_name).has_value();
 }
@@ -112,7 +112,7 @@ std::optional<tenancy::sync::Refusal> UsedByAnotherNamespace(WatchedCluster& clu
   std::optional<bool> held;
   for (const nlohmann::json& pod : pods) {
     const std::string pod_ns = tsync::MetadataField(pod, "namespace"), pod_name = tsync::MetadataField(pod, "name");
-    if (pod_ns == ns || cluster.IsRefused(PodKey(cluster.tenant(), cluster.vcluster(), pod_ns, pod_name))) continue;
+    if (pod_ns == ns || cluster.IsRefused(PodKey{cluster.ref(), pod_ns, pod_name})) continue;
     const std::string used = uses(pod);
     if (used.empty()) continue;
     // Before `ns` holds the host name, one not refused counts without a host

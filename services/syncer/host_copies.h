@@ -22,14 +22,14 @@ namespace septa::syncer {
 // its place; one already gone counts as deleted. Logged.
 Status DeleteHostCopy(kube::Client& host, const kube::Resource& resource, const nlohmann::json& host_copy);
 
-// ObjectKey(..., `resource`, ...) of the virtual object `host_copy` records
+// The ObjectKey (of `resource`) of the virtual object `host_copy` records
 // (its labels name the virtual cluster); nullopt when it records none.
-std::optional<std::string> KeyOfHostCopy(const nlohmann::json& host_copy, const kube::Resource& resource);
+std::optional<ObjectKey> KeyOfHostCopy(const nlohmann::json& host_copy, const kube::Resource& resource);
 
-// Adds to `keys` ObjectKey(..., `resource`, ...) of each virtual object of
-// this virtual cluster whose copy `copies` holds in `host_namespace`.
-void AddHostCopyKeys(std::set<std::string>& keys, const kube::Informer& copies, const std::string& host_namespace,
-                     const std::string& tenant, const std::string& vcluster, const kube::Resource& resource);
+// Adds to `keys` the ObjectKey (of `resource`) of each virtual object of
+// `cluster` whose copy `copies` holds in `host_namespace`.
+void AddHostCopyKeys(std::set<ObjectKey>& keys, const kube::Informer& copies, const std::string& host_namespace,
+                     const VirtualClusterRef& cluster, const kube::Resource& resource);
 
 // Host names that two virtual objects map to (tenancy/sync/name_collisions.h),
 // one path for every kind the syncer copies.
@@ -44,14 +44,14 @@ Result<bool> HolderGone(WatchedCluster& cluster, const tenancy::sync::HostNameHo
 // (WatchedCluster::Wait): a key of that host name of namespace `ns` found
 // nothing there.
 void WakeWaiting(WatchedCluster& cluster, const kube::Resource& resource, const std::string& host_name,
-                 const std::string& ns, const std::function<void(const std::string&)>& enqueue);
+                 const std::string& ns, const EnqueueKey& enqueue);
 
 // Has `key` (of namespace `ns`) wait for `host_name` of `resource`, then
 // looks at `copies` again: whether the host object is still there. When it
 // is not, the look that wakes the waiting keys may have come first: the
 // caller looks again.
 bool WaitFor(WatchedCluster& cluster, const kube::Informer& copies, const std::string& host_name,
-             const kube::Resource& resource, const std::string& ns, const std::string& key);
+             const kube::Resource& resource, const std::string& ns, const SyncerKey& key);
 
 // A pod of `cluster` of another namespace than `ns` that uses `host_name`
 // for one of its `kind` objects (config maps, secrets, claims: the host pod

@@ -41,8 +41,7 @@ std::optional<tsync::Refusal> HostRefusal(const ObjectRef& ref, const Status& st
 
 }  // namespace
 
-ObjectCopier::ObjectCopier(kube::Client& host, std::function<void(const std::string& key)> enqueue,
-                           HostInformerRef host_pods)
+ObjectCopier::ObjectCopier(kube::Client& host, EnqueueKey enqueue, HostInformerRef host_pods)
     : host_(host), enqueue_(std::move(enqueue)), host_pods_(std::move(host_pods)) {}
 
 ObjectCopier::~ObjectCopier() { Stop(); }
@@ -79,30 +78,30 @@ kube::Informer& ObjectCopier::host_copies(CopiedKind kind) const {
 }
 
 void ObjectCopier::OnHostCopy(CopiedKind kind, const json& copy) {
-  const std::string tenant = MetadataString(copy, "labels", tsync::kTenantLabel);
-  const std::string vcluster = MetadataString(copy, "labels", tsync::kVclusterLabel);
+  const VirtualClusterRef cluster{MetadataString(copy, "labels", tsync::kTenantLabel),
+                                  MetadataString(copy, "labels", tsync::kVclusterLabel)};
   const std::string written_for = MetadataString(copy, "annotations", tsync::kVirtualKindAnnotation);
-  auto ref = tsync::VirtualRefOf(copy, tenant, vcluster);
+  auto ref = tsync::VirtualRefOf(copy, cluster.tenant, cluster.vcluster);
   if (!ref) return;
   if (kind == CopiedKind::kSecret && written_for == tsync::kTokenSecretKind) {
     // A pod's token secret (TokenSecrets): collected when its pod is gone,
     // written again by its pod's key when it went too early.
-    enqueue_(TokenKey(tenant, vcluster, ref->ns, ref->uid));
-    enqueue_(PodKey(tenant, vcluster, ref->ns, ref->name));
+    enqueue_(TokenKey{cluster, ref->ns, ref->uid});
+    enqueue_(PodKey{cluster, ref->ns, ref->name});
     return;
   }
-  if (written_for == tsync::KindName(kind)) enqueue_(ObjectKey(tenant, vcluster, kind, ref->ns, ref->name));
+  if (written_for == tsync::KindName(kind)) enqueue_(ObjectKey{cluster, ObjectKindOf(kind), ref->ns, ref->name});
 }
 
-std::vector<std::string> ObjectCopier::CopyKeys(const std::string& host_namespace, const std::string& tenant,
-                                                const std::string& vcluster) const {
-  std::vector<std::string> keys;
+std::vector<ObjectKey> ObjectCopier::CopyKeys(const std::string& host_namespace,
+                                              const VirtualClusterRef& cluster) const {
+  std::vector<ObjectKey> keys;
   if (host_namespace.empty()) return keys;
   for (CopiedKind kind : {CopiedKind::kConfigMap, CopiedKind::kSecret}) {
     for (const json& copy : host_copies(kind).ListNamespace(host_namespace)) {
       if (MetadataString(copy, "annotations", tsync::kVirtualKindAnnotation) != tsync::KindName(kind)) continue;
-      if (auto ref = tsync::VirtualRefOf(copy, tenant, vcluster)) {
-        keys.push_back(ObjectKey(tenant, vcluster, kind, ref->ns, ref->name));
+      if (auto ref = tsync::VirtualRefOf(copy, cluster.tenant, cluster.vcluster)) {
+        keys.push_back(ObjectKey{cluster, ObjectKindOf(kind), ref->ns, ref->name});
       }
     }
   }
@@ -111,8 +110,7 @@ std::vector<std::string> ObjectCopier::CopyKeys(const std::string& host_namespac
 
 bool ObjectCopier::Referenced(WatchedCluster& cluster, const ObjectRef& ref, bool refused_too) {
   for (const json& pod : cluster.pods().ListNamespace(ref.ns)) {
-    if (!refused_too &&
-        cluster.IsRefused(PodKey(cluster.tenant(), cluster.vcluster(), ref.ns, MetadataString(pod, "name")))) {
+    if (!refused_too && cluster.IsRefused(PodKey{cluster.ref(), ref.ns, MetadataString(pod, "name")})) {
       continue;
     }
     if (tsync::ReferencedObjects(pod).contains(ref)) return true;
@@ -174,7 +172,7 @@ Outcome ObjectCopier::Reconcile(WatchedCluster& cluster, const ObjectRef& ref) {
 
 Result<std::optional<tsync::Refusal>> ObjectCopier::EnsureCopies(WatchedCluster& cluster,
                                                                  const std::set<ObjectRef>& refs,
-                                                                 const std::string& pod_key) {
+                                                                 const PodKey& pod_key) {
   if (refs.empty()) return std::optional<tsync::Refusal>();
   const tsync::VirtualClusterView view = cluster.synced().view;
   for (const ObjectRef& ref : refs) {
@@ -218,7 +216,7 @@ Result<std::optional<tsync::Refusal>> ObjectCopier::EnsureCopy(WatchedCluster& c
   const kube::Resource& resource = ResourceOf(ref.kind);
   const std::string host_name = MetadataString(*want, "name");
   const std::string virtual_uid = MetadataString(virtual_object, "uid");
-  const std::string key = ObjectKey(view.tenant, view.vcluster, ref.kind, ref.ns, ref.name);
+  const ObjectKey key{cluster.ref(), ObjectKindOf(ref.kind), ref.ns, ref.name};
   auto records_this = [&](const json& copy) {
     auto recorded = tsync::VirtualRefOf(copy, view.tenant, view.vcluster);
     return recorded && recorded->uid == virtual_uid;
@@ -255,8 +253,8 @@ Result<std::optional<tsync::Refusal>> ObjectCopier::EnsureCopy(WatchedCluster& c
     }
     auto created = host_.Create(resource, view.host_namespace, *want);
     if (created.ok()) {
-      spdlog::info("syncer: copied {} of {}/{} to {}/{}", ObjectText(ref), view.tenant, view.vcluster,
-                   view.host_namespace, host_name);
+      spdlog::info("syncer: copied {} of {} to {}/{}", ObjectText(ref), cluster.ref().ToString(), view.host_namespace,
+                   host_name);
       return std::optional<tsync::Refusal>();
     }
     if (RefusedByHost(created.status())) return HostRefusal(ref, created.status());

@@ -41,7 +41,7 @@ class ObjectCopier {
   // (and, for the service account token secrets that share the secret
   // informer, their TokenKey and their pod's key). `host_pods` tells which
   // pods have their host pods (UsedByAnotherNamespace).
-  ObjectCopier(kube::Client& host, std::function<void(const std::string& key)> enqueue, HostInformerRef host_pods);
+  ObjectCopier(kube::Client& host, EnqueueKey enqueue, HostInformerRef host_pods);
   ~ObjectCopier();  // Stop
 
   // Starts the host informers on config maps and secrets (selector
@@ -69,12 +69,11 @@ class ObjectCopier {
   // that host name is free.
   Result<std::optional<tenancy::sync::Refusal>> EnsureCopies(WatchedCluster& cluster,
                                                              const std::set<tenancy::sync::ObjectRef>& refs,
-                                                             const std::string& pod_key);
+                                                             const PodKey& pod_key);
 
   // The keys of the virtual objects whose copies are in `host_namespace`
   // (the host informers' cache) for this virtual cluster.
-  std::vector<std::string> CopyKeys(const std::string& host_namespace, const std::string& tenant,
-                                    const std::string& vcluster) const;
+  std::vector<ObjectKey> CopyKeys(const std::string& host_namespace, const VirtualClusterRef& cluster) const;
 
   // The informer on the host's synced secrets (after Start), which also
   // holds the service account token secrets (TokenSecrets).
@@ -98,7 +97,7 @@ class ObjectCopier {
   void OnHostCopy(tenancy::sync::CopiedKind kind, const nlohmann::json& host_copy);
 
   kube::Client& host_;
-  const std::function<void(const std::string&)> enqueue_;
+  const EnqueueKey enqueue_;
   const HostInformerRef host_pods_;
   std::unique_ptr<kube::Informer> host_config_maps_;
   std::unique_ptr<kube::Informer> host_secrets_;

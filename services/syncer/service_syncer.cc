@@ -25,8 +25,7 @@ std::string ServiceText(const std::string& ns, const std::string& name) { return
 
 }  // namespace
 
-ServiceSyncer::ServiceSyncer(kube::Client& host, std::function<void(const std::string& key)> enqueue,
-                             HostPodIps host_pod_ips)
+ServiceSyncer::ServiceSyncer(kube::Client& host, EnqueueKey enqueue, HostPodIps host_pod_ips)
     : host_(host), enqueue_(std::move(enqueue)), host_pod_ips_(std::move(host_pod_ips)) {}
 
 ServiceSyncer::~ServiceSyncer() { Stop(); }
@@ -60,17 +59,17 @@ void ServiceSyncer::OnHostService(const json& host_service) {
   if (auto key = KeyOfHostCopy(host_service, kube::kServices)) enqueue_(*key);
 }
 
-std::vector<std::string> ServiceSyncer::ServiceKeys(const std::string& host_namespace, const std::string& tenant,
-                                                    const std::string& vcluster) const {
-  std::set<std::string> keys;
+std::vector<ObjectKey> ServiceSyncer::ServiceKeys(const std::string& host_namespace,
+                                                  const VirtualClusterRef& cluster) const {
+  std::set<ObjectKey> keys;
   for (const kube::Informer* copies : {host_services_.get(), host_endpoints_.get()}) {
-    AddHostCopyKeys(keys, *copies, host_namespace, tenant, vcluster, kube::kServices);
+    AddHostCopyKeys(keys, *copies, host_namespace, cluster, kube::kServices);
   }
   return {keys.begin(), keys.end()};
 }
 
-std::vector<std::string> ServiceSyncer::KeysOfEndpointsNaming(const json& host_pod) const {
-  std::vector<std::string> keys;
+std::vector<ObjectKey> ServiceSyncer::KeysOfEndpointsNaming(const json& host_pod) const {
+  std::vector<ObjectKey> keys;
   const std::string host_namespace = tsync::MetadataField(host_pod, "namespace");
   const std::string pod = tsync::MetadataField(host_pod, "name");
   if (host_namespace.empty() || pod.empty()) return keys;
@@ -106,7 +105,7 @@ Outcome ServiceSyncer::Reconcile(WatchedCluster& cluster, const std::string& ns,
   }
   if (holder) {
     if (Status endpoints = SyncEndpoints(cluster, ns, name, nullptr); !endpoints.ok()) return Outcome::Error(endpoints);
-    const std::string key = ObjectKey(view.tenant, view.vcluster, kube::kServices, ns, name);
+    const ObjectKey key{cluster.ref(), ObjectKind::kService, ns, name};
     if (!WaitFor(cluster, *host_services_, host_name, kube::kServices, ns, key)) {
       return Outcome::RequeueAfter(std::chrono::nanoseconds(0));  // gone meanwhile
     }
@@ -114,7 +113,7 @@ Outcome ServiceSyncer::Reconcile(WatchedCluster& cluster, const std::string& ns,
     if (!gone.ok()) return Outcome::Error(gone.status());
     if (*gone) {
       // That service is gone: its key deletes its copy, which brings this key back.
-      enqueue_(ObjectKey(view.tenant, view.vcluster, kube::kServices, holder->ref.ns, holder->ref.name));
+      enqueue_(ObjectKey{cluster.ref(), ObjectKind::kService, holder->ref.ns, holder->ref.name});
       return Outcome::Done();
     }
     return Outcome::Of(RefuseObject(cluster, *virtual_service, std::string(tsync::kServiceKind),
@@ -264,7 +263,7 @@ Status ServiceSyncer::SyncEndpoints(WatchedCluster& cluster, const std::string& 
     return host_copy && !holder ? DeleteHostCopy(host_, kube::kEndpoints, *host_copy) : Status::Ok();
   }
   if (holder) {
-    const std::string key = ObjectKey(view.tenant, view.vcluster, kube::kServices, ns, name);
+    const ObjectKey key{cluster.ref(), ObjectKind::kService, ns, name};
     if (!WaitFor(cluster, *host_endpoints_, host_name, kube::kEndpoints, ns, key)) {
       return Status(Code::kAborted, "the host name of Endpoints " + ns + "/" + name + " was freed: looked at again");
     }

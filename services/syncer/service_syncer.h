@@ -11,7 +11,7 @@
 // from its first such service. A service or endpoints that may not be
 // synced (external IPs, another's address) gets a SyncRefused event and no
 // host copy. Level-based: the syncer calls Reconcile for keys
-// ObjectKey(..., kube::kServices or kube::kEndpoints, ...), one reconcile
+// ObjectKey{..., ObjectKind::kService or kEndpoints, ...} (syncer_keys.h), one reconcile
 // for a service and its endpoints.
 #pragma once
 
@@ -36,7 +36,7 @@ class ServiceSyncer {
   // with the pods' names.
   using HostPodIps = std::function<std::map<std::string, std::string>(const tenancy::sync::VirtualClusterView&)>;
   // `enqueue` is called with service keys from the host informers' threads.
-  ServiceSyncer(kube::Client& host, std::function<void(const std::string& key)> enqueue, HostPodIps host_pod_ips);
+  ServiceSyncer(kube::Client& host, EnqueueKey enqueue, HostPodIps host_pod_ips);
   ~ServiceSyncer();  // Stop
 
   // Starts the host informers on services and endpoints (selector
@@ -51,13 +51,12 @@ class ServiceSyncer {
   // The keys of the virtual services whose copies (or their endpoints'
   // copies) are in `host_namespace` (the host informers' caches) for this
   // virtual cluster.
-  std::vector<std::string> ServiceKeys(const std::string& host_namespace, const std::string& tenant,
-                                       const std::string& vcluster) const;
+  std::vector<ObjectKey> ServiceKeys(const std::string& host_namespace, const VirtualClusterRef& cluster) const;
 
   // The keys of the virtual services whose endpoints' host copies lead to
   // host pod `host_pod` (the host informer's cache): looked at again when
   // it gives its IP back.
-  std::vector<std::string> KeysOfEndpointsNaming(const nlohmann::json& host_pod) const;
+  std::vector<ObjectKey> KeysOfEndpointsNaming(const nlohmann::json& host_pod) const;
 
  private:
   void OnHostService(const nlohmann::json& host_service);
@@ -76,7 +75,7 @@ class ServiceSyncer {
                                         nlohmann::json host_copy, nlohmann::json readdressed);
 
   kube::Client& host_;
-  const std::function<void(const std::string&)> enqueue_;
+  const EnqueueKey enqueue_;
   const HostPodIps host_pod_ips_;
   std::unique_ptr<kube::Informer> host_services_;
   std::unique_ptr<kube::Informer> host_endpoints_;

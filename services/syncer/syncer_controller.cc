@@ -27,22 +27,12 @@ namespace tsync = tenancy::sync;
 
 namespace {
 
-std::vector<std::string> SplitKey(const std::string& key) {
-  std::vector<std::string> parts;
-  std::size_t begin = 0;
-  while (true) {
-    const std::size_t slash = key.find('/', begin);
-    parts.push_back(key.substr(begin, slash - begin));
-    if (slash == std::string::npos) return parts;
-    begin = slash + 1;
-  }
-}
-
-// "<tenant>/<vcluster>" of a key of either kind: what is sharded.
-std::string_view ClusterPart(std::string_view key) {
-  const std::size_t first = key.find('/');
-  if (first == std::string_view::npos) return key;
-  return key.substr(0, key.find('/', first + 1));
+// Reconciles `key` of a watched virtual cluster; the keys of one not
+// watched (not READY, or another replica's) do nothing.
+template <class Key, class Reconcile>
+Outcome OnWatched(const VirtualClusterWatches& watches, const Key& key, Reconcile&& reconcile) {
+  std::shared_ptr<WatchedCluster> cluster = watches.Find(key.cluster);
+  return cluster ? reconcile(*cluster) : Outcome::Done();
 }
 
 std::string PhaseOf(const json& pod) { return tsync::StringField(pod, "status", "phase"); }
@@ -90,23 +80,23 @@ SyncerController::SyncerController(SyncerOptions options, core::Store& store, ku
       store_(store),
       host_(host),
       clock_(clock),
-      watches_(planes, options_.virtual_client, [this](const std::string& key) { controller_.Enqueue(key); }),
-      controller_(reconcile::ControllerOptions{.name = "syncer",
-                                               .workers = options_.workers,
-                                               .list_keys = [this] { return ListKeys(); },
-                                               .shards = options_.shards,
-                                               .shard_key = ClusterPart},
+      watches_(planes, options_.virtual_client, [this](const SyncerKey& key) { controller_.Enqueue(key); }),
+      controller_(reconcile::ControllerOptions<SyncerKey>{.name = "syncer",
+                                                          .workers = options_.workers,
+                                                          .list_keys = [this] { return ListKeys(); },
+                                                          .shards = options_.shards,
+                                                          .shard_key = SyncerShardKey},
                   *this, clock, metrics),
       copies_(
-          host, [this](const std::string& key) { EnqueueFromHost(key); },
+          host, [this](const SyncerKey& key) { EnqueueFromHost(key); },
           [this]() -> const kube::Informer& { return *host_pods_; }),
       services_(
-          host, [this](const std::string& key) { EnqueueFromHost(key); },
+          host, [this](const SyncerKey& key) { EnqueueFromHost(key); },
           [this](const tsync::VirtualClusterView& view) { return HostPodIps(view); }),
       claims_(
-          host, [this](const std::string& key) { EnqueueFromHost(key); },
+          host, [this](const SyncerKey& key) { EnqueueFromHost(key); },
           [this]() -> const kube::Informer& { return *host_pods_; }),
-      events_(host, [this](const std::string& key) { EnqueueFromHost(key); }),
+      events_(host, [this](const SyncerKey& key) { EnqueueFromHost(key); }),
       tokens_(
           host, [this]() -> const kube::Informer& { return copies_.host_secrets(); }, clock),
       pod_groups_(host) {
@@ -156,15 +146,21 @@ void SyncerController::Stop() {
   claims_.Stop();
 }
 
-void SyncerController::VirtualClusterChanged(const std::string& key) { controller_.Enqueue(key); }
+void SyncerController::VirtualClusterChanged(std::string_view payload) {
+  if (auto cluster = reconcile::DecodeKey<VirtualClusterRef>(payload)) {
+    VirtualClusterChanged(*cluster);
+  } else {
+    Resync();
+  }
+}
 
 void SyncerController::RunResyncs(std::stop_token stop) {
   TimePoint next_sweep = clock_.Now() + options_.resync_interval;
   while (clock_.SleepUntil(std::min(clock_.Now() + options_.shard_check_interval, next_sweep), stop)) {
     // A lost shard's virtual clusters are another replica's now: their
     // watches stop here (their keys are dropped by the controller already).
-    for (const auto& [tenant, vcluster] : watches_.Watched()) {
-      if (!controller_.Owns(tenant + "/" + vcluster)) watches_.Unwatch(tenant, vcluster);
+    for (const VirtualClusterRef& cluster : watches_.Watched()) {
+      if (!controller_.Owns(ClusterKey{cluster})) watches_.Unwatch(cluster);
     }
     if (clock_.Now() < next_sweep) continue;
     controller_.Resync();
@@ -172,48 +168,48 @@ void SyncerController::RunResyncs(std::stop_token stop) {
   }
 }
 
-Result<std::vector<std::string>> SyncerController::ListKeys() {
+Result<std::vector<SyncerKey>> SyncerController::ListKeys() {
   auto stored = reconcile::StoredVirtualClusterKeys(store_);
   SEPTA_RETURN_IF_ERROR(stored);
-  std::set<std::string> keys = std::move(*stored);
+  std::set<VirtualClusterRef> clusters = std::move(*stored);
   // A watched virtual cluster whose row is gone is looked at too: its watch stops.
-  for (const auto& [tenant, vcluster] : watches_.Watched()) keys.insert(tenant + "/" + vcluster);
-  return std::vector<std::string>(keys.begin(), keys.end());
+  for (VirtualClusterRef& cluster : watches_.Watched()) clusters.insert(std::move(cluster));
+  std::vector<SyncerKey> keys;
+  keys.reserve(clusters.size());
+  for (const VirtualClusterRef& cluster : clusters) keys.emplace_back(ClusterKey{cluster});
+  return keys;
 }
 
 void SyncerController::OnHostPod(const json& host_pod, bool deleted) {
-  const std::string tenant = LabelOf(host_pod, tsync::kTenantLabel);
-  const std::string vcluster = LabelOf(host_pod, tsync::kVclusterLabel);
-  if (tenant.empty() || vcluster.empty()) return;
+  const VirtualClusterRef of{LabelOf(host_pod, tsync::kTenantLabel), LabelOf(host_pod, tsync::kVclusterLabel)};
+  if (of.tenant.empty() || of.vcluster.empty()) return;
   // A virtual cluster not watched is not READY or another replica's, or
   // its watch is about to start, and then its first sweep looks at every
   // host object in the caches (which have this one: an informer updates
   // its cache before it calls its handlers). At a restart, that is every
   // host object, so each is looked at once, not twice.
-  const std::shared_ptr<WatchedCluster> cluster = watches_.Find(tenant, vcluster);
+  const std::shared_ptr<WatchedCluster> cluster = watches_.Find(of);
   if (!cluster) return;
-  auto ref = tsync::VirtualRefOf(host_pod, tenant, vcluster);
-  if (ref) controller_.Enqueue(PodKey(tenant, vcluster, ref->ns, ref->name));
+  auto ref = tsync::VirtualRefOf(host_pod, of.tenant, of.vcluster);
+  if (ref) controller_.Enqueue(PodKey{of, ref->ns, ref->name});
   // A pod that gives its IP back (finished, being deleted, gone): the host
   // Endpoints that lead to it are looked at again and go.
   if (deleted || !tsync::HoldsItsIp(host_pod)) {
-    for (const std::string& key : services_.KeysOfEndpointsNaming(host_pod)) controller_.Enqueue(key);
+    for (const ObjectKey& key : services_.KeysOfEndpointsNaming(host_pod)) controller_.Enqueue(key);
   }
   if (!deleted) return;
-  if (ref) controller_.Enqueue(TokenKey(tenant, vcluster, ref->ns, ref->uid));  // its token secret may go now
-  if (!tsync::HostGangOf(host_pod).empty())
-    controller_.Enqueue(PodGroupsKey(tenant, vcluster));  // its gang may be over
+  if (ref) controller_.Enqueue(TokenKey{of, ref->ns, ref->uid});                    // its token secret may go now
+  if (!tsync::HostGangOf(host_pod).empty()) controller_.Enqueue(PodGroupsKey{of});  // its gang may be over
   // What it held of the reservation is free: the refused pods may fit now.
   {
     std::lock_guard placement(cluster->placement_mu());
     cluster->placed_not_cached().erase(tsync::MetadataField(host_pod, "name"));
   }
-  for (const std::string& key : cluster->refused()) controller_.Enqueue(key);
+  for (const PodKey& key : cluster->refused()) controller_.Enqueue(key);
 }
 
-void SyncerController::EnqueueFromHost(const std::string& key) {
-  const std::vector<std::string> parts = SplitKey(key);  // as Reconcile reads it
-  if (parts.size() >= 2 && watches_.Find(parts[0], parts[1])) controller_.Enqueue(key);
+void SyncerController::EnqueueFromHost(const SyncerKey& key) {
+  if (watches_.Find(ClusterOf(key))) controller_.Enqueue(key);
 }
 
 std::map<std::string, std::string> SyncerController::HostPodIps(const tsync::VirtualClusterView& view) const {
@@ -232,57 +228,59 @@ std::vector<json> SyncerController::HostPodsOf(const std::string& host_namespace
   return out;
 }
 
-Outcome SyncerController::Reconcile(const std::string& key) {
-  std::vector<std::string> parts = SplitKey(key);
-  if (parts.size() == 2) return ReconcileCluster(parts[0], parts[1]);
-  if (parts.size() == 4) return ReconcilePod({parts[0], parts[1], parts[2], parts[3]});
-  if (parts.size() == 5 && parts[2] == "events") {
-    std::shared_ptr<WatchedCluster> cluster = watches_.Find(parts[0], parts[1]);
-    return cluster ? events_.Reconcile(*cluster, parts[3], parts[4])
-                   : Outcome::Done();  // not READY, or another replica's
-  }
-  if (parts.size() == 5 && parts[2] == "tokens") {
-    std::shared_ptr<WatchedCluster> cluster = watches_.Find(parts[0], parts[1]);
-    return cluster ? tokens_.Reconcile(*cluster, parts[3], parts[4], *host_pods_)
-                   : Outcome::Done();  // not READY, or another replica's
-  }
-  if (parts.size() == 5 && (parts[2] == kube::kServices.resource || parts[2] == kube::kEndpoints.resource)) {
-    std::shared_ptr<WatchedCluster> cluster = watches_.Find(parts[0], parts[1]);
-    return cluster ? services_.Reconcile(*cluster, parts[3], parts[4])
-                   : Outcome::Done();  // not READY, or another replica's
-  }
-  if (parts.size() == 5 && parts[2] == kube::kPersistentVolumeClaims.resource) {
-    std::shared_ptr<WatchedCluster> cluster = watches_.Find(parts[0], parts[1]);
-    return cluster ? claims_.Reconcile(*cluster, parts[3], parts[4])
-                   : Outcome::Done();  // not READY, or another replica's
-  }
-  if (parts.size() == 5) return ReconcileObject(parts);
-  if (parts.size() == 3 && parts[2] == kPodGroupsKeyPart) {
-    std::shared_ptr<WatchedCluster> cluster = watches_.Find(parts[0], parts[1]);
-    return cluster ? CollectPodGroups(*cluster) : Outcome::Done();  // not READY, or another replica's
-  }
-  if (parts.size() == 3 && parts[2] == "nodes") {
-    std::shared_ptr<WatchedCluster> cluster = watches_.Find(parts[0], parts[1]);
-    return cluster ? SyncVirtualNodes(*cluster, store_) : Outcome::Done();  // not READY, or another replica's
-  }
-  spdlog::warn("syncer: ignoring the malformed key {}", key);
-  return Outcome::Done();
+Outcome SyncerController::Reconcile(const SyncerKey& key) {
+  return std::visit([this](const auto& typed) { return ReconcileKey(typed); }, key);
 }
 
-Outcome SyncerController::ReconcileCluster(const std::string& tenant, const std::string& vcluster) {
-  auto synced = LoadSyncedCluster(store_, options_.render, tenant, vcluster);
+Outcome SyncerController::ReconcileKey(const ObjectKey& key) {
+  std::shared_ptr<WatchedCluster> cluster = watches_.Find(key.cluster);
+  if (!cluster) return Outcome::Done();  // not READY, or another replica's
+  switch (key.kind) {
+    case ObjectKind::kConfigMap:
+      return copies_.Reconcile(*cluster, tsync::ObjectRef{tsync::CopiedKind::kConfigMap, key.ns, key.name});
+    case ObjectKind::kSecret:
+      return copies_.Reconcile(*cluster, tsync::ObjectRef{tsync::CopiedKind::kSecret, key.ns, key.name});
+    case ObjectKind::kService:
+    case ObjectKind::kEndpoints:  // a service's endpoints are reconciled with it
+      return services_.Reconcile(*cluster, key.ns, key.name);
+    case ObjectKind::kClaim: return claims_.Reconcile(*cluster, key.ns, key.name);
+  }
+  return Outcome::Done();  // unreachable: every kind is above
+}
+
+Outcome SyncerController::ReconcileKey(const EventKey& key) {
+  return OnWatched(watches_, key,
+                   [&](WatchedCluster& cluster) { return events_.Reconcile(cluster, key.host_namespace, key.name); });
+}
+
+Outcome SyncerController::ReconcileKey(const TokenKey& key) {
+  return OnWatched(watches_, key,
+                   [&](WatchedCluster& cluster) { return tokens_.Reconcile(cluster, key.ns, key.uid, *host_pods_); });
+}
+
+Outcome SyncerController::ReconcileKey(const NodesKey& key) {
+  return OnWatched(watches_, key, [&](WatchedCluster& cluster) { return SyncVirtualNodes(cluster, store_); });
+}
+
+Outcome SyncerController::ReconcileKey(const PodGroupsKey& key) {
+  return OnWatched(watches_, key, [&](WatchedCluster& cluster) { return CollectPodGroups(cluster); });
+}
+
+Outcome SyncerController::ReconcileKey(const ClusterKey& key) {
+  const VirtualClusterRef& of = key.cluster;
+  auto synced = LoadSyncedCluster(store_, options_.render, of.tenant, of.vcluster);
   if (!synced.ok()) return Failed(synced.status());
   // READY: the control plane serves and the host namespace is there. A
   // virtual cluster being resized (PROVISIONING) or FAILED keeps a watch it
   // has. SLEEPING, DELETING or gone: its pods are left alone (the
   // provisioner deletes the host's).
   using tenancy::VirtualClusterState;
-  const bool watched = watches_.Find(tenant, vcluster) != nullptr;
+  const bool watched = watches_.Find(of) != nullptr;
   const bool active = synced->has_value() && ((*synced)->state == VirtualClusterState::kReady ||
                                               (watched && ((*synced)->state == VirtualClusterState::kProvisioning ||
                                                            (*synced)->state == VirtualClusterState::kFailed)));
   if (!active) {
-    watches_.Unwatch(tenant, vcluster);
+    watches_.Unwatch(of);
     return Outcome::Done();
   }
   auto cluster = watches_.Watch(**synced, options_.watch_start_timeout);
@@ -295,96 +293,81 @@ Outcome SyncerController::ReconcileCluster(const std::string& tenant, const std:
   // sides), and at low priority: a sweep of every virtual cluster is tens
   // of thousands of keys, and a pod an event asked for must not wait
   // behind them.
-  std::set<std::string> keys;
-  const auto sweep = [&keys](std::string key) { keys.insert(std::move(key)); };
+  std::set<SyncerKey> keys;
+  const auto sweep = [&keys](SyncerKey key) { keys.insert(std::move(key)); };
   const std::vector<json> pods = (*cluster)->pods().List();
   for (const json& pod : pods) {
-    sweep(PodKey(tenant, vcluster, tsync::MetadataField(pod, "namespace"), tsync::MetadataField(pod, "name")));
-    for (std::string& key : ReferencedObjectKeys(tenant, vcluster, pod)) sweep(std::move(key));
+    sweep(PodKey{of, tsync::MetadataField(pod, "namespace"), tsync::MetadataField(pod, "name")});
+    for (ObjectKey& key : ReferencedObjectKeys(of, pod)) sweep(std::move(key));
   }
   const std::string host_namespace = (*cluster)->synced().view.host_namespace;
   // Services matter once a pod may use them; a copy on the host is
   // looked at in any case (its virtual service may be gone).
-  const std::vector<std::string> service_keys = services_.ServiceKeys(host_namespace, tenant, vcluster);
+  const std::vector<ObjectKey> service_keys = services_.ServiceKeys(host_namespace, of);
   if (!pods.empty() || !service_keys.empty()) {
     auto services = (*cluster)->Objects(kube::kServices);
     if (!services.ok()) return Failed(services.status());
     for (const json& service : (*services)->List()) {
-      sweep(ObjectKey(tenant, vcluster, kube::kServices, tsync::MetadataField(service, "namespace"),
-                      tsync::MetadataField(service, "name")));
+      sweep(ObjectKey{of, ObjectKind::kService, tsync::MetadataField(service, "namespace"),
+                      tsync::MetadataField(service, "name")});
     }
   }
-  for (const std::string& key : service_keys) sweep(key);
+  for (const ObjectKey& key : service_keys) sweep(key);
   // Claims likewise once a pod uses one.
-  const std::vector<std::string> claim_keys = claims_.ClaimKeys(host_namespace, tenant, vcluster);
+  const std::vector<ObjectKey> claim_keys = claims_.ClaimKeys(host_namespace, of);
   if (!claim_keys.empty() ||
       std::any_of(pods.begin(), pods.end(), [](const json& pod) { return !tsync::ReferencedClaims(pod).empty(); })) {
     auto claims = (*cluster)->Objects(kube::kPersistentVolumeClaims);
     if (!claims.ok()) return Failed(claims.status());
     for (const json& claim : (*claims)->List()) {
-      sweep(ObjectKey(tenant, vcluster, kube::kPersistentVolumeClaims, tsync::MetadataField(claim, "namespace"),
-                      tsync::MetadataField(claim, "name")));
+      sweep(ObjectKey{of, ObjectKind::kClaim, tsync::MetadataField(claim, "namespace"),
+                      tsync::MetadataField(claim, "name")});
     }
   }
-  for (const std::string& key : claim_keys) sweep(key);
-  for (const json& host_pod : HostPodsOf(host_namespace, tenant, vcluster)) {
-    if (auto ref = tsync::VirtualRefOf(host_pod, tenant, vcluster)) {
-      sweep(PodKey(tenant, vcluster, ref->ns, ref->name));
-    }
+  for (const ObjectKey& key : claim_keys) sweep(key);
+  for (const json& host_pod : HostPodsOf(host_namespace, of.tenant, of.vcluster)) {
+    if (auto ref = tsync::VirtualRefOf(host_pod, of.tenant, of.vcluster)) sweep(PodKey{of, ref->ns, ref->name});
   }
-  for (const std::string& key : copies_.CopyKeys(host_namespace, tenant, vcluster)) sweep(key);
-  for (const std::string& key : events_.EventKeys(host_namespace, tenant, vcluster)) sweep(key);
-  for (const std::string& key : tokens_.TokenKeys(host_namespace, tenant, vcluster)) sweep(key);
-  sweep(NodesKey(tenant, vcluster));  // the reservation, and so the capacity shown, may have changed
+  for (const ObjectKey& key : copies_.CopyKeys(host_namespace, of)) sweep(key);
+  for (const EventKey& key : events_.EventKeys(host_namespace, of)) sweep(key);
+  for (const TokenKey& key : tokens_.TokenKeys(host_namespace, of)) sweep(key);
+  sweep(NodesKey{of});  // the reservation, and so the capacity shown, may have changed
   // A gang whose last pod went while no syncer ran has a PodGroup left.
   if (options_.settings.scheduler == tenancy::host::Scheduler::kKai && !options_.settings.bind_node_name) {
-    sweep(PodGroupsKey(tenant, vcluster));
+    sweep(PodGroupsKey{of});
   }
-  for (const std::string& key : keys) controller_.Enqueue(key, reconcile::Priority::kLow);
+  for (const SyncerKey& key : keys) controller_.Enqueue(key, reconcile::Priority::kLow);
   return Outcome::Done();
-}
-
-// "<tenant>/<vcluster>/<configmaps|secrets>/<namespace>/<name>".
-Outcome SyncerController::ReconcileObject(const std::vector<std::string>& parts) {
-  std::optional<tsync::CopiedKind> kind;
-  for (tsync::CopiedKind k : {tsync::CopiedKind::kConfigMap, tsync::CopiedKind::kSecret}) {
-    if (ResourceOf(k).resource == parts[2]) kind = k;
-  }
-  if (!kind) {
-    spdlog::warn("syncer: ignoring the key of an unknown kind {}", parts[2]);
-    return Outcome::Done();
-  }
-  std::shared_ptr<WatchedCluster> cluster = watches_.Find(parts[0], parts[1]);
-  if (!cluster) return Outcome::Done();  // not READY, or another replica's
-  return copies_.Reconcile(*cluster, tsync::ObjectRef{*kind, parts[3], parts[4]});
 }
 
 // The table of docs/ARCHITECTURE.md "The syncer". The caches may lag the
 // syncer's own writes: every destructive step is confirmed by a live read.
-Outcome SyncerController::ReconcilePod(const PodKeyParts& key) {
-  std::shared_ptr<WatchedCluster> cluster = watches_.Find(key.tenant, key.vcluster);
+Outcome SyncerController::ReconcileKey(const PodKey& key) {
+  std::shared_ptr<WatchedCluster> cluster = watches_.Find(key.cluster);
   if (!cluster) return Outcome::Done();  // not READY, or another replica's
-  const std::string pod_key = PodKey(key.tenant, key.vcluster, key.ns, key.name);
+  const PodKey& pod_key = key;
+  const std::string& tenant = key.cluster.tenant;
+  const std::string& vcluster = key.cluster.vcluster;
   const std::string host_ns = cluster->synced().view.host_namespace;
-  const std::string host_name = tsync::HostObjectName(key.name, key.ns, key.vcluster);
+  const std::string host_name = tsync::HostObjectName(key.name, key.ns, vcluster);
   const std::optional<json> virtual_pod = cluster->pods().Get(key.ns, key.name);
   std::optional<json> host_pod = host_pods_->Get(host_ns, host_name);
-  if (host_pod && !tsync::VirtualRefOf(*host_pod, key.tenant, key.vcluster)) {
+  if (host_pod && !tsync::VirtualRefOf(*host_pod, tenant, vcluster)) {
     return Failed(Status(Code::kFailedPrecondition, "host pod " + host_ns + "/" + host_name +
                                                         " does not record virtual pod " + key.ns + "/" + key.name +
-                                                        " of " + key.tenant + "/" + key.vcluster + ": left alone"));
+                                                        " of " + key.cluster.ToString() + ": left alone"));
   }
   // The host pod of another virtual pod whose name maps to the same host
   // name (tenancy/sync/name_collisions.h): never this one's, neither to
   // delete nor to write over.
   std::optional<tsync::HostNameHolder> holder;
   if (host_pod) {
-    holder = tsync::OtherHolder(*host_pod, "Pod", key.ns, key.name, key.tenant, key.vcluster);
+    holder = tsync::OtherHolder(*host_pod, "Pod", key.ns, key.name, tenant, vcluster);
     if (holder) host_pod.reset();
   }
   auto host_gone = [&]() -> Result<bool> {
     auto live = host_.Get(kube::kPods, host_ns, host_name);
-    if (live.ok()) return tsync::OtherHolder(*live, "Pod", key.ns, key.name, key.tenant, key.vcluster).has_value();
+    if (live.ok()) return tsync::OtherHolder(*live, "Pod", key.ns, key.name, tenant, vcluster).has_value();
     if (IsNotFound(live)) return true;
     return live.status();
   };
@@ -405,8 +388,7 @@ Outcome SyncerController::ReconcilePod(const PodKeyParts& key) {
     if (live.status().code() != Code::kNotFound) return Failed(live.status());
     return delete_host_pod(std::nullopt);
   }
-  if (host_pod &&
-      tsync::VirtualRefOf(*host_pod, key.tenant, key.vcluster)->uid != tsync::MetadataField(*virtual_pod, "uid")) {
+  if (host_pod && tsync::VirtualRefOf(*host_pod, tenant, vcluster)->uid != tsync::MetadataField(*virtual_pod, "uid")) {
     return delete_host_pod(std::nullopt);  // stale: written for an earlier pod of that name
   }
   if (tsync::Deleting(*virtual_pod)) {
@@ -426,7 +408,7 @@ Outcome SyncerController::ReconcilePod(const PodKeyParts& key) {
     auto gone = host_gone();
     if (!gone.ok()) return Failed(gone.status());
     if (!*gone) return Outcome::Done();
-    auto synced = LoadSyncedCluster(store_, options_.render, key.tenant, key.vcluster);
+    auto synced = LoadSyncedCluster(store_, options_.render, tenant, vcluster);
     if (!synced.ok()) return Failed(synced.status());
     if (!synced->has_value() || (*synced)->state == tenancy::VirtualClusterState::kSleeping ||
         (*synced)->state == tenancy::VirtualClusterState::kDeleting) {
@@ -438,7 +420,7 @@ Outcome SyncerController::ReconcilePod(const PodKeyParts& key) {
   // Its host pod is there (a pass that refused it may have raced the one
   // that created it): its objects count as used again.
   if (cluster->Refused(pod_key, false)) {
-    for (const std::string& object : ReferencedObjectKeys(key.tenant, key.vcluster, *virtual_pod)) {
+    for (const ObjectKey& object : ReferencedObjectKeys(key.cluster, *virtual_pod)) {
       controller_.Enqueue(object);
     }
   }
@@ -462,15 +444,15 @@ Outcome SyncerController::DeleteVirtualPod(WatchedCluster& cluster, const json& 
   return Failed(deleted);
 }
 
-Outcome SyncerController::CreateHostPod(WatchedCluster& cluster, const std::string& key, const json& virtual_pod) {
+Outcome SyncerController::CreateHostPod(WatchedCluster& cluster, const PodKey& key, const json& virtual_pod) {
   const tsync::VirtualClusterView view = cluster.synced().view;
   const std::string host_name = tsync::HostObjectName(tsync::MetadataField(virtual_pod, "name"),
                                                       tsync::MetadataField(virtual_pod, "namespace"), view.vcluster);
   // Its claims are copied (their watch started) by their own keys; the
   // host's scheduler waits for them as it waits for any claim.
   for (const std::string& claim : tsync::ReferencedClaims(virtual_pod)) {
-    controller_.Enqueue(ObjectKey(view.tenant, view.vcluster, kube::kPersistentVolumeClaims,
-                                  tsync::MetadataField(virtual_pod, "namespace"), claim));
+    controller_.Enqueue(
+        ObjectKey{cluster.ref(), ObjectKind::kClaim, tsync::MetadataField(virtual_pod, "namespace"), claim});
   }
   std::unique_lock placement(cluster.placement_mu());
   // What the virtual cluster's other pods hold: the host pods the cache has
@@ -549,14 +531,14 @@ Outcome SyncerController::CreateHostPod(WatchedCluster& cluster, const std::stri
 // Its host name is another virtual pod's host pod: refused while that pod is
 // there; one whose virtual pod is gone is stale, and that pod's key deletes
 // it. Either way this key is looked at again when a host pod goes.
-Outcome SyncerController::HostNameTaken(WatchedCluster& cluster, const std::string& key, const json& virtual_pod,
+Outcome SyncerController::HostNameTaken(WatchedCluster& cluster, const PodKey& key, const json& virtual_pod,
                                         const std::string& host_name, const tsync::HostNameHolder& holder) {
   auto gone = HolderGone(cluster, holder);
   if (!gone.ok()) return Failed(gone.status());
   Outcome outcome = Outcome::Done();
   if (*gone) {
     cluster.Refused(key, true);
-    controller_.Enqueue(PodKey(cluster.tenant(), cluster.vcluster(), holder.ref.ns, holder.ref.name));
+    controller_.Enqueue(PodKey{cluster.ref(), holder.ref.ns, holder.ref.name});
   } else {
     outcome = Refuse(cluster, key, virtual_pod,
                      tsync::HostNameTaken("Pod", tsync::MetadataField(virtual_pod, "namespace"),
@@ -580,8 +562,7 @@ Outcome SyncerController::CollectPodGroups(WatchedCluster& cluster) {
     // A refused member has no host pod and may be refused for its group's
     // host name, which another namespace's gang holds: it keeps no group
     // (one of its own is made again before its host pod is).
-    const std::string pod_key =
-        PodKey(view.tenant, view.vcluster, tsync::MetadataField(pod, "namespace"), tsync::MetadataField(pod, "name"));
+    const PodKey pod_key{cluster.ref(), tsync::MetadataField(pod, "namespace"), tsync::MetadataField(pod, "name")};
     if (cluster.IsRefused(pod_key)) continue;
     if (const auto gang = tsync::GangOf(options_.settings, pod); std::holds_alternative<tsync::Gang>(gang)) {
       in_use.insert(
@@ -595,15 +576,15 @@ Outcome SyncerController::CollectPodGroups(WatchedCluster& cluster) {
   if (!collected.ok()) return Failed(collected.status());
   // A member refused for a group of its host name another gang held may run now.
   if (*collected > 0) {
-    for (const std::string& key : cluster.refused()) controller_.Enqueue(key);
+    for (const PodKey& key : cluster.refused()) controller_.Enqueue(key);
   }
   return Outcome::Done();
 }
 
-Outcome SyncerController::Refuse(WatchedCluster& cluster, const std::string& key, const json& virtual_pod,
+Outcome SyncerController::Refuse(WatchedCluster& cluster, const PodKey& key, const json& virtual_pod,
                                  const tsync::Refusal& refusal) {
   cluster.Refused(key, true);
-  for (const std::string& object : ReferencedObjectKeys(cluster.tenant(), cluster.vcluster(), virtual_pod)) {
+  for (const ObjectKey& object : ReferencedObjectKeys(cluster.ref(), virtual_pod)) {
     controller_.Enqueue(object);  // copied before it was refused: unused now
   }
   // The condition is written after the event: when it is there, so is the
@@ -619,7 +600,7 @@ Outcome SyncerController::Refuse(WatchedCluster& cluster, const std::string& key
   options.subresource = "status";
   auto written = cluster.client().Update(kube::kPods, ns, updated, options);
   if (!written.ok()) return Failed(written.status());  // 409: read again, never overwritten blindly
-  spdlog::info("syncer: {} refused: {}", key, RefusalText(refusal));
+  spdlog::info("syncer: {} refused: {}", EncodeSyncerKey(key), RefusalText(refusal));
   return Outcome::Done();
 }
 

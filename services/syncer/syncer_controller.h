@@ -7,21 +7,18 @@
 // (../shared/docs/SYNCER-FACTS.md "Status and deletion").
 // docs/ARCHITECTURE.md "The syncer" has the table.
 //
-// Keys, on the reconcile runtime: "<tenant>/<vcluster>" (start, refresh or
-// stop the virtual cluster's watch; enqueue its pods, objects and events),
-// "<tenant>/<vcluster>/<namespace>/<name>" (one virtual pod),
-// "<tenant>/<vcluster>/<configmaps|secrets>/<namespace>/<name>" (one config
-// map or secret, ObjectCopier), "<tenant>/<vcluster>/services/<namespace>/
-// <name>" (one service, ServiceSyncer; the virtual cluster's services are
-// watched once it has a pod or a service copy is on the host),
-// "<tenant>/<vcluster>/persistentvolumeclaims/<namespace>/<name>" (one
-// claim, ClaimSyncer; watched once a pod uses one or a copy is on the
-// host), "<tenant>/<vcluster>/events/<host
-// namespace>/<name>" (one host event about one of its pods, EventCopier),
-// "<tenant>/<vcluster>/tokens/<namespace>/<pod UID>" (the token secret of
-// one virtual pod, collected when the pod is gone; TokenSecrets)
-// and "<tenant>/<vcluster>/nodes" (the nodes it shows, SyncVirtualNodes),
-// all sharded on "<tenant>/<vcluster>" under the provisioner's
+// Keys, on the reconcile runtime: SyncerKey (syncer_keys.h), one struct
+// per kind of work routed by type: ClusterKey (start, refresh or stop the
+// virtual cluster's watch; enqueue its pods, objects and events), PodKey
+// (one virtual pod), ObjectKey (one config map or secret, ObjectCopier; one
+// service or its endpoints, ServiceSyncer, whose watch starts once the
+// virtual cluster has a pod or a service copy is on the host; one claim,
+// ClaimSyncer, watched once a pod uses one or a copy is on the host),
+// EventKey (one host event about one of its pods, EventCopier), TokenKey
+// (the token secret of one virtual pod, collected when the pod is gone;
+// TokenSecrets), NodesKey (the nodes it shows, SyncVirtualNodes) and
+// PodGroupsKey (its gangs' PodGroups), all sharded on their virtual
+// cluster's "<tenant>/<vcluster>" under the provisioner's
 // ShardLeases. Triggers: VirtualClusterChanged (septad's NOTIFY
 // septa_vclusters), each watched virtual cluster's informers, one host
 // informer per kind (selector septa.dev/synced=true; events:
@@ -33,6 +30,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "common/clock.h"
@@ -46,6 +44,7 @@
 #include "services/syncer/object_copier.h"
 #include "services/syncer/pod_groups.h"
 #include "services/syncer/service_syncer.h"
+#include "services/syncer/syncer_keys.h"
 #include "services/syncer/token_secrets.h"
 #include "services/syncer/virtual_cluster_watches.h"
 #include "tenancy/host/config.h"
@@ -80,7 +79,7 @@ struct SyncerOptions {
   std::chrono::milliseconds watch_start_timeout{10'000};
 };
 
-class SyncerController final : public reconcile::Reconciler {
+class SyncerController final : public reconcile::Reconciler<SyncerKey> {
  public:
   SyncerController(SyncerOptions options, core::Store& store, kube::Client& host, core::ControlPlanes& planes,
                    const Clock& clock, prometheus::Registry& metrics);
@@ -91,28 +90,36 @@ class SyncerController final : public reconcile::Reconciler {
   Status Start(std::chrono::milliseconds timeout);
   void Stop();
 
-  // A virtual cluster's row changed ("<tenant>/<vcluster>"); "" after
-  // notices may have been lost: everything is listed again.
-  void VirtualClusterChanged(const std::string& key);
+  // A virtual cluster's row changed.
+  void VirtualClusterChanged(const VirtualClusterRef& cluster) { controller_.Enqueue(ClusterKey{cluster}); }
+  // The same from a NOTIFY payload "<tenant>/<vcluster>"; one that names
+  // none ("", malformed) resyncs.
+  void VirtualClusterChanged(std::string_view payload);
+  // Notices may have been lost: everything is listed again.
+  void Resync() { controller_.Resync(); }
   bool AwaitIdle(std::chrono::milliseconds timeout) const { return controller_.AwaitIdle(timeout); }
   const VirtualClusterWatches& watches() const { return watches_; }
 
-  reconcile::Outcome Reconcile(const std::string& key) override;
+  // Routes `key` by its type to the part that reconciles it.
+  reconcile::Outcome Reconcile(const SyncerKey& key) override;
 
  private:
-  struct PodKeyParts {
-    std::string tenant, vcluster, ns, name;
-  };
-  Result<std::vector<std::string>> ListKeys();
+  Result<std::vector<SyncerKey>> ListKeys();
   void RunResyncs(std::stop_token stop);
-  reconcile::Outcome ReconcileCluster(const std::string& tenant, const std::string& vcluster);
-  reconcile::Outcome ReconcilePod(const PodKeyParts& key);
-  reconcile::Outcome ReconcileObject(const std::vector<std::string>& parts);
-  reconcile::Outcome CreateHostPod(WatchedCluster& cluster, const std::string& key, const nlohmann::json& virtual_pod);
-  reconcile::Outcome Refuse(WatchedCluster& cluster, const std::string& key, const nlohmann::json& virtual_pod,
+  // One per key type (std::visit); every one but the cluster's does nothing
+  // for a virtual cluster not watched (not READY, or another replica's).
+  reconcile::Outcome ReconcileKey(const ClusterKey& key);
+  reconcile::Outcome ReconcileKey(const PodKey& key);
+  reconcile::Outcome ReconcileKey(const ObjectKey& key);
+  reconcile::Outcome ReconcileKey(const EventKey& key);
+  reconcile::Outcome ReconcileKey(const TokenKey& key);
+  reconcile::Outcome ReconcileKey(const NodesKey& key);
+  reconcile::Outcome ReconcileKey(const PodGroupsKey& key);
+  reconcile::Outcome CreateHostPod(WatchedCluster& cluster, const PodKey& key, const nlohmann::json& virtual_pod);
+  reconcile::Outcome Refuse(WatchedCluster& cluster, const PodKey& key, const nlohmann::json& virtual_pod,
                             const tenancy::sync::Refusal& refusal);
   // The pod's host name is `holder`'s host pod (tenancy/sync/name_collisions.h).
-  reconcile::Outcome HostNameTaken(WatchedCluster& cluster, const std::string& key, const nlohmann::json& virtual_pod,
+  reconcile::Outcome HostNameTaken(WatchedCluster& cluster, const PodKey& key, const nlohmann::json& virtual_pod,
                                    const std::string& host_name, const tenancy::sync::HostNameHolder& holder);
   reconcile::Outcome SyncUp(WatchedCluster& cluster, const nlohmann::json& virtual_pod, const nlohmann::json& host_pod);
   reconcile::Outcome DeleteVirtualPod(WatchedCluster& cluster, const nlohmann::json& virtual_pod);
@@ -127,7 +134,7 @@ class SyncerController final : public reconcile::Reconciler {
   void OnHostPod(const nlohmann::json& host_pod, bool deleted);
   // Queues a key a host informer's event asks for, if its virtual cluster
   // is watched (see OnHostPod).
-  void EnqueueFromHost(const std::string& key);
+  void EnqueueFromHost(const SyncerKey& key);
 
   const SyncerOptions options_;
   core::Store& store_;
@@ -135,7 +142,7 @@ class SyncerController final : public reconcile::Reconciler {
   const Clock& clock_;
   prometheus::Histogram* sync_latency_ = nullptr;
   VirtualClusterWatches watches_;
-  reconcile::Controller controller_;
+  reconcile::Controller<SyncerKey> controller_;
   std::unique_ptr<kube::Informer> host_pods_;
   ObjectCopier copies_;
   ServiceSyncer services_;

@@ -24,7 +24,7 @@ std::optional<TimePoint> FromUnixSeconds(std::int64_t seconds) { return TimePoin
 
 // "pod team/web of acme/dev": names only, never the token.
 std::string PodText(const WatchedCluster& cluster, const std::string& ns, const std::string& name) {
-  return "pod " + ns + "/" + name + " of " + cluster.tenant() + "/" + cluster.vcluster();
+  return "pod " + ns + "/" + name + " of " + cluster.ref().ToString();
 }
 
 Status About(const std::string& what, const Status& status) {
@@ -139,16 +139,17 @@ Outcome TokenSecrets::Reconcile(WatchedCluster& cluster, const std::string& ns, 
   return Outcome::Done();
 }
 
-std::vector<std::string> TokenSecrets::TokenKeys(const std::string& host_namespace, const std::string& tenant,
-                                                 const std::string& vcluster) const {
-  std::vector<std::string> keys;
+std::vector<TokenKey> TokenSecrets::TokenKeys(const std::string& host_namespace,
+                                              const VirtualClusterRef& cluster) const {
+  std::vector<TokenKey> keys;
   if (host_namespace.empty()) return keys;
   for (const json& secret : host_secrets_().ListNamespace(host_namespace)) {
     if (tsync::MetadataMapString(secret, "annotations", tsync::kVirtualKindAnnotation) != tsync::kTokenSecretKind) {
       continue;
     }
-    if (auto ref = tsync::VirtualRefOf(secret, tenant, vcluster))
-      keys.push_back(TokenKey(tenant, vcluster, ref->ns, ref->uid));
+    if (auto ref = tsync::VirtualRefOf(secret, cluster.tenant, cluster.vcluster)) {
+      keys.push_back(TokenKey{cluster, ref->ns, ref->uid});
+    }
   }
   return keys;
 }

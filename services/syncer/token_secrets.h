@@ -42,8 +42,7 @@ class TokenSecrets {
                                const kube::Informer& host_pods);
 
   // The TokenKeys of the token secrets in `host_namespace` of this virtual cluster.
-  std::vector<std::string> TokenKeys(const std::string& host_namespace, const std::string& tenant,
-                                     const std::string& vcluster) const;
+  std::vector<TokenKey> TokenKeys(const std::string& host_namespace, const VirtualClusterRef& cluster) const;
 
  private:
   kube::Client& host_;

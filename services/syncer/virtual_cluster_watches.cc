@@ -25,8 +25,8 @@ std::string NodeNameOf(const json& pod) {
 // list: an API server that cannot be reached says so here).
 Status NotListed(const std::string& tenant, const std::string& vcluster, const std::string& what,
                  std::chrono::milliseconds timeout, const kube::Informer& informer) {
-  std::string message = "virtual cluster " + tenant + "/" + vcluster + ": its " + what + " were not listed within " +
-                        std::to_string(timeout.count()) + " ms";
+  std::string message = "virtual cluster " + tenancy::VirtualClusterText(tenant, vcluster) + ": its " + what +
+                        " were not listed within " + std::to_string(timeout.count()) + " ms";
   if (Status why = informer.last_list_error(); !why.ok()) message += ": " + why.ToString();
   return Status(Code::kUnavailable, message);
 }
@@ -37,59 +37,17 @@ Status NotListed(const std::string& tenant, const std::string& vcluster, const s
 std::function<void(const std::string&)> LeftOut(const std::string& tenant, const std::string& vcluster,
                                                 const std::string& what) {
   return [tenant, vcluster, what](const std::string& item) {
-    spdlog::warn("syncer: virtual cluster {}/{}: {} {} is not synced: {}", tenant, vcluster, what,
-                 item.substr(0, item.find(": ")), item.substr(item.find(": ") + 2));
+    spdlog::warn("syncer: virtual cluster {}: {} {} is not synced: {}", tenancy::VirtualClusterText(tenant, vcluster),
+                 what, item.substr(0, item.find(": ")), item.substr(item.find(": ") + 2));
   };
 }
 
 }  // namespace
 
-std::string PodKey(const std::string& tenant, const std::string& vcluster, const std::string& ns,
-                   const std::string& name) {
-  return tenant + "/" + vcluster + "/" + ns + "/" + name;
-}
-
-std::string NodesKey(const std::string& tenant, const std::string& vcluster) {
-  return tenant + "/" + vcluster + "/nodes";
-}
-
-std::string PodGroupsKey(const std::string& tenant, const std::string& vcluster) {
-  return tenant + "/" + vcluster + "/" + std::string(kPodGroupsKeyPart);
-}
-
-std::string ObjectKey(const std::string& tenant, const std::string& vcluster, const kube::Resource& resource,
-                      const std::string& ns, const std::string& name) {
-  return tenant + "/" + vcluster + "/" + resource.resource + "/" + ns + "/" + name;
-}
-
-std::string ObjectKey(const std::string& tenant, const std::string& vcluster, CopiedKind kind, const std::string& ns,
-                      const std::string& name) {
-  return ObjectKey(tenant, vcluster, ResourceOf(kind), ns, name);
-}
-
-std::vector<std::string> ReferencedObjectKeys(const std::string& tenant, const std::string& vcluster,
-                                              const json& virtual_pod) {
-  std::vector<std::string> keys;
-  for (const tenancy::sync::ObjectRef& ref : tenancy::sync::ReferencedObjects(virtual_pod)) {
-    keys.push_back(ObjectKey(tenant, vcluster, ref.kind, ref.ns, ref.name));
-  }
-  return keys;
-}
-
-std::string TokenKey(const std::string& tenant, const std::string& vcluster, const std::string& ns,
-                     const std::string& uid) {
-  return tenant + "/" + vcluster + "/tokens/" + ns + "/" + uid;
-}
-
-const kube::Resource& ResourceOf(CopiedKind kind) {
-  return kind == CopiedKind::kConfigMap ? kube::kConfigMaps : kube::kSecrets;
-}
-
 WatchedCluster::WatchedCluster(std::string tenant, std::string vcluster, std::unique_ptr<kube::Client> client,
                                std::optional<core::WorkloadEndpoints> endpoints, ObjectInformerFactory start_objects,
                                std::chrono::milliseconds start_timeout)
-    : tenant_(std::move(tenant)),
-      vcluster_(std::move(vcluster)),
+    : ref_{std::move(tenant), std::move(vcluster)},
       client_(std::move(client)),
       endpoints_(std::move(endpoints)),
       start_objects_(std::move(start_objects)),
@@ -108,17 +66,17 @@ Result<kube::Informer*> WatchedCluster::Objects(const kube::Resource& resource) 
   kube::Informer* informer = nullptr;
   {
     std::lock_guard lock(objects_mu_);
-    if (stopped_) return Status(Code::kUnavailable, "virtual cluster " + tenant_ + "/" + vcluster_ + ": not watched");
+    if (stopped_) return Status(Code::kUnavailable, "virtual cluster " + ref_.ToString() + ": not watched");
     auto& slot = objects_[resource.resource];
     if (!slot) {
       slot = start_objects_(*client_, resource);
-      spdlog::debug("syncer: watching the {} of virtual cluster {}/{}", resource.resource, tenant_, vcluster_);
+      spdlog::debug("syncer: watching the {} of virtual cluster {}", resource.resource, ref_.ToString());
     }
     informer = slot.get();
   }
   // Waited for outside the lock: a worker that needs another kind is not held up.
   if (!informer->WaitForSync(start_timeout_)) {
-    return NotListed(tenant_, vcluster_, resource.resource, start_timeout_, *informer);
+    return NotListed(ref_.tenant, ref_.vcluster, resource.resource, start_timeout_, *informer);
   }
   return informer;
 }
@@ -138,33 +96,33 @@ void WatchedCluster::Update(const SyncedCluster& synced) {
   synced_ = synced;
 }
 
-bool WatchedCluster::Refused(const std::string& key, bool refused) {
+bool WatchedCluster::Refused(const PodKey& key, bool refused) {
   std::lock_guard lock(mu_);
   return refused ? refused_.insert(key).second : refused_.erase(key) > 0;
 }
 
-bool WatchedCluster::IsRefused(const std::string& key) const {
+bool WatchedCluster::IsRefused(const PodKey& key) const {
   std::lock_guard lock(mu_);
   return refused_.contains(key);
 }
 
-std::vector<std::string> WatchedCluster::refused() const {
+std::vector<PodKey> WatchedCluster::refused() const {
   std::lock_guard lock(mu_);
   return {refused_.begin(), refused_.end()};
 }
 
 void WatchedCluster::Wait(WaitingFor what, const std::string& resource, const std::string& host_name,
-                          const std::string& ns, const std::string& key) {
+                          const std::string& ns, const SyncerKey& key) {
   std::lock_guard lock(mu_);
   waiting_[what][{resource, host_name}][key] = ns;
 }
 
-std::vector<std::string> WatchedCluster::Take(WaitingFor what, const std::string& resource,
-                                              const std::string& host_name, const std::string& ns) {
+std::vector<SyncerKey> WatchedCluster::Take(WaitingFor what, const std::string& resource, const std::string& host_name,
+                                            const std::string& ns) {
   Waiting& waiting = waiting_[what];
   auto it = waiting.find({resource, host_name});
   if (it == waiting.end()) return {};
-  std::vector<std::string> keys;
+  std::vector<SyncerKey> keys;
   for (auto key = it->second.begin(); key != it->second.end();) {
     if (key->second == ns) {  // a key of its own namespace frees nothing for it
       ++key;
@@ -177,19 +135,20 @@ std::vector<std::string> WatchedCluster::Take(WaitingFor what, const std::string
   return keys;
 }
 
-std::vector<std::string> WatchedCluster::TakeWaiting(const std::string& resource, const std::string& host_name,
-                                                     const std::string& ns) {
+std::vector<SyncerKey> WatchedCluster::TakeWaiting(const std::string& resource, const std::string& host_name,
+                                                   const std::string& ns) {
   std::lock_guard lock(mu_);
   return Take(WaitingFor::kHolder, resource, host_name, ns);
 }
 
-std::vector<std::string> WatchedCluster::TakeUsersWaiting(const json& pod) {
+std::vector<SyncerKey> WatchedCluster::TakeUsersWaiting(const json& pod) {
   namespace tsync = tenancy::sync;
   const std::string ns = tsync::MetadataField(pod, "namespace");
-  std::vector<std::string> keys;
+  std::vector<SyncerKey> keys;
   std::lock_guard lock(mu_);
   auto take = [&](const kube::Resource& resource, const std::string& name) {
-    for (std::string& key : Take(WaitingFor::kUser, resource.resource, tsync::HostObjectName(name, ns, vcluster_), ns))
+    for (SyncerKey& key :
+         Take(WaitingFor::kUser, resource.resource, tsync::HostObjectName(name, ns, ref_.vcluster), ns))
       keys.push_back(std::move(key));
   };
   for (const tsync::ObjectRef& ref : tsync::ReferencedObjects(pod)) take(ResourceOf(ref.kind), ref.name);
@@ -198,7 +157,7 @@ std::vector<std::string> WatchedCluster::TakeUsersWaiting(const json& pod) {
 }
 
 VirtualClusterWatches::VirtualClusterWatches(core::ControlPlanes& planes, kube::ClientOptions client_options,
-                                             std::function<void(const std::string& key)> enqueue)
+                                             EnqueueKey enqueue)
     : planes_(planes), client_options_(std::move(client_options)), enqueue_(std::move(enqueue)) {}
 
 VirtualClusterWatches::~VirtualClusterWatches() { StopAll(); }
@@ -207,7 +166,8 @@ Result<std::shared_ptr<WatchedCluster>> VirtualClusterWatches::Watch(const Synce
                                                                      std::chrono::milliseconds timeout) {
   const std::string& tenant = synced.view.tenant;
   const std::string& vcluster = synced.view.vcluster;
-  if (auto found = Find(tenant, vcluster)) {
+  const VirtualClusterRef ref{tenant, vcluster};
+  if (auto found = Find(ref)) {
     found->Update(synced);
     return found;
   }
@@ -219,15 +179,15 @@ Result<std::shared_ptr<WatchedCluster>> VirtualClusterWatches::Watch(const Synce
   if (!client.ok()) return client.status();
   auto endpoints = planes_.WorkloadEndpointsOf(tenant, vcluster);
   if (!endpoints.ok()) return endpoints.status();
-  auto start_objects = [this, tenant, vcluster](kube::Client& client, const kube::Resource& resource) {
-    auto object_key = [tenant, vcluster, resource](const json& object) {
+  auto start_objects = [this, ref, tenant, vcluster](kube::Client& client, const kube::Resource& resource) {
+    auto enqueue_object = [this, ref, resource](const json& object) {
       const json md = object.value("metadata", json::object());
-      return ObjectKey(tenant, vcluster, resource, md.value("namespace", ""), md.value("name", ""));
+      if (auto key = ObjectKeyOf(ref, resource, md.value("namespace", ""), md.value("name", ""))) enqueue_(*key);
     };
     kube::InformerHandlers handlers;
-    handlers.on_add = [this, object_key](const json& object) { enqueue_(object_key(object)); };
-    handlers.on_update = [this, object_key](const json&, const json& object) { enqueue_(object_key(object)); };
-    handlers.on_delete = [this, object_key](const json& object) { enqueue_(object_key(object)); };
+    handlers.on_add = enqueue_object;
+    handlers.on_update = [enqueue_object](const json&, const json& object) { enqueue_object(object); };
+    handlers.on_delete = enqueue_object;
     auto informer = std::make_unique<kube::Informer>(client, resource, "", kube::ListOptions{}, handlers);
     informer->OnLeftOut(LeftOut(tenant, vcluster, resource.resource));
     informer->Start();
@@ -236,17 +196,17 @@ Result<std::shared_ptr<WatchedCluster>> VirtualClusterWatches::Watch(const Synce
   auto watched = std::make_shared<WatchedCluster>(tenant, vcluster, *std::move(client), *std::move(endpoints),
                                                   start_objects, timeout);
   watched->Update(synced);
-  auto key_of = [tenant, vcluster](const json& pod) {
+  auto key_of = [ref](const json& pod) {
     const json md = pod.value("metadata", json::object());
-    return PodKey(tenant, vcluster, md.value("namespace", ""), md.value("name", ""));
+    return PodKey{ref, md.value("namespace", ""), md.value("name", "")};
   };
   // A pod bound to a node, or gone from one, changes the nodes shown.
-  const std::string nodes_key = NodesKey(tenant, vcluster);
+  const NodesKey nodes_key{ref};
   kube::InformerHandlers handlers;
   // The virtual cluster's services matter once it has a pod: its first
   // one has the cluster's key start their watch (SyncerController).
   WatchedCluster* self = watched.get();
-  const std::string cluster_key = tenant + "/" + vcluster;
+  const ClusterKey cluster_key{ref};
   handlers.on_add = [this, self, key_of, nodes_key, cluster_key](const json& pod) {
     // The first list's pods are the first sweep's (SyncerController's
     // reconcile of the cluster key, which starts this watch and lists the
@@ -260,15 +220,15 @@ Result<std::shared_ptr<WatchedCluster>> VirtualClusterWatches::Watch(const Synce
     enqueue_(key_of(pod));
     if (NodeNameOf(before) != NodeNameOf(pod)) enqueue_(nodes_key);
   };
-  handlers.on_delete = [this, self, key_of, nodes_key, tenant, vcluster](const json& pod) {
+  handlers.on_delete = [this, self, key_of, nodes_key, ref](const json& pod) {
     enqueue_(key_of(pod));
     if (!NodeNameOf(pod).empty()) enqueue_(nodes_key);
     // Its token secret goes, and the copies only it used.
     const json md = pod.value("metadata", json::object());
-    enqueue_(TokenKey(tenant, vcluster, md.value("namespace", ""), md.value("uid", "")));
-    for (const std::string& key : ReferencedObjectKeys(tenant, vcluster, pod)) enqueue_(key);
+    enqueue_(TokenKey{ref, md.value("namespace", ""), md.value("uid", "")});
+    for (const ObjectKey& key : ReferencedObjectKeys(ref, pod)) enqueue_(key);
     // Another namespace's objects of the host names it used may be copied now (name_collisions.h).
-    for (const std::string& key : self->TakeUsersWaiting(pod)) enqueue_(key);
+    for (const SyncerKey& key : self->TakeUsersWaiting(pod)) enqueue_(key);
   };
   watched->pods_ = std::make_unique<kube::Informer>(watched->client(), kube::kPods, "", kube::ListOptions{}, handlers);
   watched->pods_->OnLeftOut(LeftOut(tenant, vcluster, "pods"));
@@ -279,45 +239,44 @@ Result<std::shared_ptr<WatchedCluster>> VirtualClusterWatches::Watch(const Synce
   watched->pods_listed_.store(true);
   {
     std::lock_guard lock(mu_);
-    auto [it, inserted] = watched_.emplace(std::pair{tenant, vcluster}, watched);
+    auto [it, inserted] = watched_.emplace(ref, watched);
     if (!inserted) {  // another worker started one meanwhile: keep that one
       it->second->Update(synced);
       return it->second;
     }
   }
-  spdlog::info("syncer: watching the pods of virtual cluster {}/{}", tenant, vcluster);
+  spdlog::info("syncer: watching the pods of virtual cluster {}", ref.ToString());
   return watched;
 }
 
-void VirtualClusterWatches::Unwatch(const std::string& tenant, const std::string& vcluster) {
+void VirtualClusterWatches::Unwatch(const VirtualClusterRef& cluster) {
   std::shared_ptr<WatchedCluster> gone;
   {
     std::lock_guard lock(mu_);
-    auto it = watched_.find({tenant, vcluster});
+    auto it = watched_.find(cluster);
     if (it == watched_.end()) return;
     gone = std::move(it->second);
     watched_.erase(it);
   }
   gone->StopInformers();
-  spdlog::info("syncer: no longer watching virtual cluster {}/{}", tenant, vcluster);
+  spdlog::info("syncer: no longer watching virtual cluster {}", cluster.ToString());
 }
 
-std::shared_ptr<WatchedCluster> VirtualClusterWatches::Find(const std::string& tenant,
-                                                            const std::string& vcluster) const {
+std::shared_ptr<WatchedCluster> VirtualClusterWatches::Find(const VirtualClusterRef& cluster) const {
   std::lock_guard lock(mu_);
-  auto it = watched_.find({tenant, vcluster});
+  auto it = watched_.find(cluster);
   return it == watched_.end() ? nullptr : it->second;
 }
 
-std::vector<std::pair<std::string, std::string>> VirtualClusterWatches::Watched() const {
+std::vector<VirtualClusterRef> VirtualClusterWatches::Watched() const {
   std::lock_guard lock(mu_);
-  std::vector<std::pair<std::string, std::string>> out;
+  std::vector<VirtualClusterRef> out;
   for (const auto& entry : watched_) out.push_back(entry.first);
   return out;
 }
 
 void VirtualClusterWatches::StopAll() {
-  std::map<std::pair<std::string, std::string>, std::shared_ptr<WatchedCluster>> all;
+  std::map<VirtualClusterRef, std::shared_ptr<WatchedCluster>> all;
   {
     std::lock_guard lock(mu_);
     all.swap(watched_);

@@ -1,9 +1,9 @@
 // The virtual clusters whose pods this replica syncs, each with a
 // Kubernetes client on its own API (core::ControlPlanes::SyncerKubeconfig)
-// and informers in every namespace on its pods, which enqueue
-// "<tenant>/<vcluster>/<namespace>/<name>" (and, when a pod goes, the keys
-// of the objects it referenced; when it is bound to a node or goes from
-// one, NodesKey) once their first list is loaded: that list's pods are the
+// and informers in every namespace on its pods, which enqueue its PodKey
+// (syncer_keys.h; and, when a pod goes, the keys of the objects it
+// referenced; when it is bound to a node or goes from one, NodesKey) once
+// their first list is loaded: that list's pods are the
 // syncer's first sweep's. And informers on its config maps, secrets, services, endpoints
 // and claims, which enqueue ObjectKey. Those start only when first needed
 // (a pod uses one, the cluster has a pod, or a copy is on the host): each
@@ -29,6 +29,7 @@
 #include "services/kube/client.h"
 #include "services/kube/watch.h"
 #include "services/syncer/synced_cluster.h"
+#include "services/syncer/syncer_keys.h"
 #include "tenancy/sync/pod_references.h"
 
 namespace septa::syncer {
@@ -36,37 +37,6 @@ namespace septa::syncer {
 // A host informer reached through the SyncerController that owns it: the
 // parts it is handed to are made before it starts the informer.
 using HostInformerRef = std::function<const kube::Informer&()>;
-
-// The pod key of a virtual pod.
-std::string PodKey(const std::string& tenant, const std::string& vcluster, const std::string& ns,
-                   const std::string& name);
-
-// The key of a virtual cluster's nodes: "<tenant>/<vcluster>/nodes"
-// (SyncVirtualNodes), enqueued when one of its pods is bound to a node or
-// goes from one.
-std::string NodesKey(const std::string& tenant, const std::string& vcluster);
-
-// The key of a virtual cluster's gangs' PodGroups:
-// "<tenant>/<vcluster>/podgroups" (SyncerController::CollectPodGroups),
-// enqueued when a gang member's host pod goes and at every resync.
-inline constexpr std::string_view kPodGroupsKeyPart = "podgroups";
-std::string PodGroupsKey(const std::string& tenant, const std::string& vcluster);
-
-// The key of a virtual config map, secret or service:
-// "<tenant>/<vcluster>/<configmaps|secrets|services>/<namespace>/<name>".
-std::string ObjectKey(const std::string& tenant, const std::string& vcluster, const kube::Resource& resource,
-                      const std::string& ns, const std::string& name);
-std::string ObjectKey(const std::string& tenant, const std::string& vcluster, tenancy::sync::CopiedKind kind,
-                      const std::string& ns, const std::string& name);
-// The keys of the config maps and secrets a virtual pod uses (tenancy::sync::ReferencedObjects).
-std::vector<std::string> ReferencedObjectKeys(const std::string& tenant, const std::string& vcluster,
-                                              const nlohmann::json& virtual_pod);
-// The key of a virtual pod's service account token secret (TokenSecrets):
-// "<tenant>/<vcluster>/tokens/<namespace>/<virtual pod UID>".
-std::string TokenKey(const std::string& tenant, const std::string& vcluster, const std::string& ns,
-                     const std::string& uid);
-// The resource of a copied kind (kube::kConfigMaps, kube::kSecrets).
-const kube::Resource& ResourceOf(tenancy::sync::CopiedKind kind);
 
 // One watched virtual cluster.
 class WatchedCluster {
@@ -79,8 +49,9 @@ class WatchedCluster {
                  std::chrono::milliseconds start_timeout);
   ~WatchedCluster();  // stops the informers before the client goes
 
-  const std::string& tenant() const { return tenant_; }
-  const std::string& vcluster() const { return vcluster_; }
+  const VirtualClusterRef& ref() const { return ref_; }
+  const std::string& tenant() const { return ref_.tenant; }
+  const std::string& vcluster() const { return ref_.vcluster; }
   kube::Client& client() { return *client_; }
   // Where its pods reach its API server and DNS when it has its own
   // (core::ControlPlanes::WorkloadEndpointsOf); nullopt: the syncer's settings.
@@ -110,9 +81,9 @@ class WatchedCluster {
 
   // Pods refused for want of capacity: looked at again when one of the
   // virtual cluster's host pods goes. Says whether that changed.
-  bool Refused(const std::string& key, bool refused);
-  std::vector<std::string> refused() const;
-  bool IsRefused(const std::string& key) const;
+  bool Refused(const PodKey& key, bool refused);
+  std::vector<PodKey> refused() const;
+  bool IsRefused(const PodKey& key) const;
 
   // Keys of virtual namespace `ns` whose host name, of `resource`, is
   // another namespace's virtual object's copy (tenancy/sync/name_collisions.h),
@@ -122,17 +93,15 @@ class WatchedCluster {
   // calls TakeUsersWaiting).
   enum class WaitingFor { kHolder, kUser };
   void Wait(WaitingFor what, const std::string& resource, const std::string& host_name, const std::string& ns,
-            const std::string& key);
-  std::vector<std::string> TakeWaiting(const std::string& resource, const std::string& host_name,
-                                       const std::string& ns);
+            const SyncerKey& key);
+  std::vector<SyncerKey> TakeWaiting(const std::string& resource, const std::string& host_name, const std::string& ns);
   // The keys waiting for the host names virtual pod `pod` used, as it goes.
-  std::vector<std::string> TakeUsersWaiting(const nlohmann::json& pod);
+  std::vector<SyncerKey> TakeUsersWaiting(const nlohmann::json& pod);
 
  private:
   friend class VirtualClusterWatches;
   void StopInformers();
-  const std::string tenant_;
-  const std::string vcluster_;
+  const VirtualClusterRef ref_;
   std::unique_ptr<kube::Client> client_;
   const std::optional<core::WorkloadEndpoints> endpoints_;
   std::unique_ptr<kube::Informer> pods_;
@@ -144,12 +113,12 @@ class WatchedCluster {
   bool stopped_ = false;
   mutable std::mutex mu_;  // synced_, refused_, waiting_
   SyncedCluster synced_;
-  std::set<std::string> refused_;
+  std::set<PodKey> refused_;
   // By what, and (resource, host name): key -> its namespace.
-  using Waiting = std::map<std::pair<std::string, std::string>, std::map<std::string, std::string>>;
+  using Waiting = std::map<std::pair<std::string, std::string>, std::map<SyncerKey, std::string>>;
   std::map<WaitingFor, Waiting> waiting_;
-  std::vector<std::string> Take(WaitingFor what, const std::string& resource, const std::string& host_name,
-                                const std::string& ns);  // mu_ held
+  std::vector<SyncerKey> Take(WaitingFor what, const std::string& resource, const std::string& host_name,
+                              const std::string& ns);  // mu_ held
   std::mutex placement_mu_;
   std::map<std::string, tenancy::sync::PodAssignment> placed_not_cached_;  // by host pod name
 };
@@ -157,24 +126,23 @@ class WatchedCluster {
 class VirtualClusterWatches {
  public:
   // `enqueue` is called with pod keys from the informers' threads.
-  VirtualClusterWatches(core::ControlPlanes& planes, kube::ClientOptions client_options,
-                        std::function<void(const std::string& key)> enqueue);
+  VirtualClusterWatches(core::ControlPlanes& planes, kube::ClientOptions client_options, EnqueueKey enqueue);
   ~VirtualClusterWatches();  // StopAll
 
   // The watch of `synced`'s virtual cluster, updated to `synced`, or started
   // (its first list loaded within `timeout`) if there was none.
   Result<std::shared_ptr<WatchedCluster>> Watch(const SyncedCluster& synced, std::chrono::milliseconds timeout);
-  void Unwatch(const std::string& tenant, const std::string& vcluster);
-  std::shared_ptr<WatchedCluster> Find(const std::string& tenant, const std::string& vcluster) const;
-  std::vector<std::pair<std::string, std::string>> Watched() const;
+  void Unwatch(const VirtualClusterRef& cluster);
+  std::shared_ptr<WatchedCluster> Find(const VirtualClusterRef& cluster) const;
+  std::vector<VirtualClusterRef> Watched() const;
   void StopAll();
 
  private:
   core::ControlPlanes& planes_;
   const kube::ClientOptions client_options_;
-  const std::function<void(const std::string&)> enqueue_;
+  const EnqueueKey enqueue_;
   mutable std::mutex mu_;
-  std::map<std::pair<std::string, std::string>, std::shared_ptr<WatchedCluster>> watched_;
+  std::map<VirtualClusterRef, std::shared_ptr<WatchedCluster>> watched_;
 };
 
 }  // namespace septa::syncer

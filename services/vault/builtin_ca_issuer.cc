@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "services/base/openssl_ptr.h"
+#include "tenancy/virtual_cluster_ref.h"
 
 namespace septa::vault {
 namespace {
@@ -84,7 +85,8 @@ Result<ClientCertificate> BuiltinCaIssuer::IssueClientCertificate(const ClientCe
   auto stored = store_.GetControlPlane(cluster);
   SEPTA_RETURN_IF_ERROR(stored);
   if (!*stored) {
-    return NotFound("virtual cluster " + request.tenant + "/" + request.vcluster + " has no control plane yet");
+    return NotFound("virtual cluster " + tenancy::VirtualClusterText(request.tenant, request.vcluster) +
+                    " has no control plane yet");
   }
   auto ca = Decoded(cluster, **stored);
   SEPTA_RETURN_IF_ERROR(ca);

@@ -23,9 +23,7 @@ Result<bool> Rewrap(const std::string& stored, const std::string& aad, const Key
 
 }  // namespace
 
-std::string CaKeyAad(const core::VirtualClusterKey& key) {
-  return "septa-ca-key vcluster " + key.tenant + "/" + key.vcluster;
-}
+std::string CaKeyAad(const core::VirtualClusterKey& key) { return "septa-ca-key vcluster " + key.ToString(); }
 
 Result<std::string> SealedVirtualObjectStore::Open(const std::string& stored, const std::string& aad) const {
   if (!IsWrapped(stored)) return stored;

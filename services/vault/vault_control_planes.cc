@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "services/kube/config.h"
+#include "tenancy/virtual_cluster_ref.h"
 
 namespace septa::vault {
 namespace {
@@ -48,7 +49,7 @@ Status VaultControlPlanes::CarryRevocations(const std::string& tenant, const std
   if (revocations_.issuer == nullptr || !revocations_.revoked_serials) return Status::Ok();
   auto revoked = revocations_.revoked_serials(tenant, vcluster);
   SEPTA_RETURN_IF_ERROR(revoked);
-  const std::string key = tenant + "/" + vcluster;
+  const std::string key = tenancy::VirtualClusterText(tenant, vcluster);
   std::set<std::string> carried;
   {
     std::lock_guard lock(carried_mu_);
@@ -85,7 +86,7 @@ Status VaultControlPlanes::Remove(const std::string& tenant, const std::string& 
   }
   SEPTA_RETURN_IF_ERROR(InStep(pki_.RemoveVirtualClusterPki(tenant, vcluster), "the virtual cluster's Vault PKI"));
   std::lock_guard lock(carried_mu_);
-  carried_.erase(tenant + "/" + vcluster);
+  carried_.erase(tenancy::VirtualClusterText(tenant, vcluster));
   return Status::Ok();
 }
 

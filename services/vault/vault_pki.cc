@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "tenancy/vcluster_roles.h"
+#include "tenancy/virtual_cluster_ref.h"
 
 namespace septa::vault {
 namespace {
@@ -94,7 +95,7 @@ Result<std::string> VaultPki::EnsureVirtualClusterCa(const std::string& tenant, 
   SEPTA_RETURN_IF_ERROR(client_.EnableSecretsEngine(mount, "pki", options_.intermediate_ttl));
   if (auto ca = ClientCaPem(tenant, vcluster); ca.ok() || ca.status().code() != Code::kNotFound) return ca;
   // No CA yet (or a run stopped before set-signed: its pending key is replaced).
-  const std::string common_name = tenant + "/" + vcluster + " client CA";
+  const std::string common_name = tenancy::VirtualClusterText(tenant, vcluster) + " client CA";
   auto csr = client_.GenerateIntermediate(mount, common_name);
   if (!csr.ok()) return csr.status();
   auto signed_ca = client_.SignIntermediate(options_.root_mount, *csr, common_name, options_.intermediate_ttl);

@@ -23,14 +23,13 @@ Result<std::shared_ptr<Gate>> Gate::Load(const core::VirtualClusterKey& key, cor
                                          Secrets secrets, tenancy::ApiLimits limits, TimePoint now) {
   auto stored = store.GetControlPlane(key);
   if (!stored.ok()) return stored.status();
-  if (!stored->has_value())
-    return NotFound("virtual control plane " + key.tenant + "/" + key.vcluster + " does not exist");
+  if (!stored->has_value()) return NotFound("virtual control plane " + key.ToString() + " does not exist");
   auto tokens = store.TokenDigests(key);
   if (!tokens.ok()) return tokens.status();
   auto client_ca = http::ClientCertificateVerifier::Create(secrets.client_ca_pem.empty() ? (*stored)->ca_certificate
                                                                                          : secrets.client_ca_pem);
   if (!client_ca.ok()) {
-    return Status(Code::kDataLoss, "virtual control plane " + key.tenant + "/" + key.vcluster +
+    return Status(Code::kDataLoss, "virtual control plane " + key.ToString() +
                                        ": the client CA certificate cannot be read: " + client_ca.status().message());
   }
   std::shared_ptr<Gate> gate(new Gate(key, *std::move(client_ca), std::move(secrets), limits, now));

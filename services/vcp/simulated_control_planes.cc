@@ -15,6 +15,7 @@
 #include "services/core/kubeconfig.h"
 #include "services/http/target.h"
 #include "services/kubesim/api_error.h"
+#include "tenancy/virtual_cluster_ref.h"
 
 namespace septa::vcp {
 
@@ -141,7 +142,7 @@ Status StoreControlPlane(core::VirtualObjectStore& store, const core::VirtualClu
   auto stored = store.GetControlPlane(key);
   if (!stored.ok()) return stored.status();
   if (stored->has_value()) return Status::Ok();
-  auto ca = NewCa(key.tenant + "/" + key.vcluster + "-ca");
+  auto ca = NewCa(key.ToString() + "-ca");
   if (!ca.ok()) return ca.status();
   return store.CreateControlPlane(key, {ca->certificate, ca->private_key, 0}).status();
 }
@@ -299,7 +300,8 @@ std::uint16_t SimulatedControlPlanes::port() const { return server_ ? server_->p
 std::string SimulatedControlPlanes::endpoint(const std::string& tenant, const std::string& vcluster) const {
   bool v6 = endpoint_host_.find(':') != std::string::npos && endpoint_host_.front() != '[';
   std::string host = v6 ? "[" + endpoint_host_ + "]" : endpoint_host_;
-  return "https://" + host + ":" + std::to_string(port()) + std::string(kPrefix) + tenant + "/" + vcluster;
+  return "https://" + host + ":" + std::to_string(port()) + std::string(kPrefix) +
+         tenancy::VirtualClusterText(tenant, vcluster);
 }
 
 std::size_t SimulatedControlPlanes::waiting(const std::string& tenant) const {
@@ -398,14 +400,13 @@ Result<std::vector<std::pair<std::string, std::string>>> SimulatedControlPlanes:
 // database: the same token on every replica and across restarts, nothing new
 // stored, and one virtual cluster's token is worthless for any other.
 std::string SimulatedControlPlanes::SyncerToken(const core::VirtualClusterKey& key) const {
-  return base::Base64UrlEncode(
-      base::HmacSha256(listener_ca_.private_key, "septa-syncer/" + key.tenant + "/" + key.vcluster));
+  return base::Base64UrlEncode(base::HmacSha256(listener_ca_.private_key, "septa-syncer/" + key.ToString()));
 }
 
 // Derived as the syncer's token is: every replica signs and verifies the
 // tokens of a virtual cluster alike, before and after restarts.
 std::string SimulatedControlPlanes::ServiceAccountKey(const core::VirtualClusterKey& key) const {
-  return base::HmacSha256(listener_ca_.private_key, "septa-service-accounts/" + key.tenant + "/" + key.vcluster);
+  return base::HmacSha256(listener_ca_.private_key, "septa-service-accounts/" + key.ToString());
 }
 
 Result<std::string> SimulatedControlPlanes::SyncerKubeconfig(const std::string& tenant, const std::string& vcluster) {

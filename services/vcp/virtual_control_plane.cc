@@ -113,9 +113,8 @@ Result<std::vector<kubesim::Storage::JournaledObject>> Parsed(const core::Virtua
       continue;
     }
     if (!parsed.ok() || !parsed->is_object()) {
-      return Status(Code::kDataLoss, "virtual control plane " + key.tenant + "/" + key.vcluster + ": stored " +
-                                         object.type_key + " " + object.ns + "/" + object.name +
-                                         " is not a JSON object");
+      return Status(Code::kDataLoss, "virtual control plane " + key.ToString() + ": stored " + object.type_key + " " +
+                                         object.ns + "/" + object.name + " is not a JSON object");
     }
     out.push_back({std::move(object.type_key), std::move(object.ns), std::move(object.name), *std::move(parsed),
                    std::move(object.body)});
@@ -144,8 +143,7 @@ Result<std::unique_ptr<VirtualControlPlane>> VirtualControlPlane::Load(const cor
                                                                        std::string service_account_key) {
   auto stored = store.GetControlPlane(key);
   if (!stored.ok()) return stored.status();
-  if (!stored->has_value())
-    return NotFound("virtual control plane " + key.tenant + "/" + key.vcluster + " does not exist");
+  if (!stored->has_value()) return NotFound("virtual control plane " + key.ToString() + " does not exist");
   auto objects = store.LoadObjects(key);
   if (!objects.ok()) return objects.status();
 
@@ -229,8 +227,7 @@ Status VirtualControlPlane::Refresh() {
     const std::uint64_t unchanged_since = cluster_.storage.current_resource_version();
     auto stored = store_.ResourceVersion(key_);
     if (!stored.ok()) return stored.status();
-    if (!stored->has_value())
-      return NotFound("virtual control plane " + key_.tenant + "/" + key_.vcluster + " was removed");
+    if (!stored->has_value()) return NotFound("virtual control plane " + key_.ToString() + " was removed");
     // At or past it: every write up to it is this copy's or was converged to.
     if (**stored <= journal_->version()) return Status::Ok();
     auto objects = store_.LoadObjects(key_);

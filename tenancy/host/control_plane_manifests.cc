@@ -6,6 +6,7 @@
 #include "tenancy/host/quantity.h"
 #include "tenancy/names.h"
 #include "tenancy/vcluster_roles.h"
+#include "tenancy/virtual_cluster_ref.h"
 
 namespace septa::tenancy::host {
 
@@ -450,7 +451,7 @@ std::string ControlPlaneEndpoint(std::string_view host_namespace, const ControlP
 }
 
 std::string KineDatabaseName(const ControlPlaneConfig& config, std::string_view tenant, std::string_view vcluster) {
-  return config.database_prefix + Sha256Hex(std::string(tenant) + "/" + std::string(vcluster)).substr(0, 24);
+  return config.database_prefix + Sha256Hex(VirtualClusterText(tenant, vcluster)).substr(0, 24);
 }
 
 std::string KineEndpoint(const ControlPlaneConfig& config, std::string_view role, std::string_view password,

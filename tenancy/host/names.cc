@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "common/text.h"
+#include "tenancy/virtual_cluster_ref.h"
 
 namespace septa::tenancy::host {
 
@@ -63,7 +64,7 @@ std::string HostNamespaceName(std::string_view tenant, std::string_view vcluster
   std::string out = plain.substr(0, kNamespaceReadable);
   while (out.back() == '-') out.pop_back();  // stops at the tenant separator's 'x' at the latest
   return out + std::string(kSeparator) +
-         Sha256Hex(std::string(tenant) + "/" + std::string(vcluster)).substr(0, kNamespaceHashDigits);
+         Sha256Hex(VirtualClusterText(tenant, vcluster)).substr(0, kNamespaceHashDigits);
 }
 
 std::size_t SeparatorCount(std::string_view name) { return Occurrences(name, kSeparator); }

@@ -11,6 +11,7 @@
 #include "tenancy/names.h"
 #include "tenancy/quota.h"
 #include "tenancy/validation.h"
+#include "tenancy/virtual_cluster_ref.h"
 
 namespace septa::tenancy::host {
 
@@ -174,8 +175,9 @@ Status CheckInputs(const TrustTier& tier, const VirtualCluster& vcluster, const 
   }
   SEPTA_RETURN_IF_ERROR(ValidateQueueSettings(vcluster.queue));
   if (reservation.tenant != vcluster.tenant || reservation.vcluster != vcluster.name) {
-    return FailedPrecondition("reservation of " + reservation.tenant + "/" + reservation.vcluster +
-                              " given for virtual cluster " + vcluster.tenant + "/" + vcluster.name);
+    return FailedPrecondition(
+        "reservation of " + tenancy::VirtualClusterText(reservation.tenant, reservation.vcluster) +
+        " given for virtual cluster " + tenancy::VirtualClusterText(vcluster.tenant, vcluster.name));
   }
   if (reservation.tier != tier.gpu_sharing) {
     return FailedPrecondition("reservation is " + std::string(gpu::TierName(reservation.tier)) + ", trust tier \"" +

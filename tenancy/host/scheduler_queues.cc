@@ -6,6 +6,7 @@
 #include "tenancy/host/names.h"
 #include "tenancy/host/quantity.h"
 #include "tenancy/quota.h"
+#include "tenancy/virtual_cluster_ref.h"
 
 namespace septa::tenancy::host {
 
@@ -51,7 +52,7 @@ std::vector<json> KaiQueues(const TrustTier& tier, const VirtualCluster& vcluste
   const json memory_limit =
       vcluster.quota.memory_mib > 0 ? json(MibToMegabytes(vcluster.quota.memory_mib)) : json(kKaiUnlimited);
   json leaf = Manifest(kKaiApiVersion, "Queue", host_namespace, "", VClusterLabels(vcluster.tenant, vcluster.name));
-  leaf["spec"] = {{"displayName", vcluster.tenant + "/" + vcluster.name},
+  leaf["spec"] = {{"displayName", tenancy::VirtualClusterText(vcluster.tenant, vcluster.name)},
                   {"parentQueue", parent_name},
                   {"priority", vcluster.queue.priority},
                   {"resources",
@@ -110,7 +111,8 @@ std::vector<json> KueueQueues(const VirtualCluster& vcluster, const std::string&
   // workloads with this class (kueue.x-k8s.io/priority-class).
   json priority = Manifest(kKueueApiVersion, "WorkloadPriorityClass", host_namespace, "", labels);
   priority["value"] = vcluster.queue.priority;
-  priority["description"] = "priority of virtual cluster " + vcluster.tenant + "/" + vcluster.name;
+  priority["description"] =
+      "priority of virtual cluster " + tenancy::VirtualClusterText(vcluster.tenant, vcluster.name);
   out.push_back(std::move(priority));
 
   json cluster_queue = Manifest(kKueueApiVersion, "ClusterQueue", host_namespace, "", labels);

@@ -296,7 +296,7 @@ struct Provisioner {
   // Listening first, as septad: what commits after the first listing is told.
   Status Start(const std::string& database_url) {
     trigger = std::make_unique<store::NotificationListener>(
-        database_url, "septa_vclusters", [this](const std::string& key) { controller->Enqueue(key); },
+        database_url, "septa_vclusters", [this](const std::string& key) { controller->EnqueuePayload(key); },
         [this] { controller->Resync(); });
     return controller->Start(30s);
   }
@@ -438,7 +438,7 @@ int main(int argc, char** argv) {
     };
     auto key_of = [](int i) {
       const Spec spec = SpecOf(i);
-      return spec.tenant + "/" + spec.draft.name;
+      return tenancy::VirtualClusterText(spec.tenant, spec.draft.name);
     };
     auto keys_in = [&](int from, int to) {
       std::vector<std::string> keys;

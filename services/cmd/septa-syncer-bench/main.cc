@@ -530,7 +530,7 @@ int main(int argc, char** argv) {
         "(%.0f reconciles in the window; load average %s)\n",
         clusters, pods_per_cluster, 100 * with.cpu_share(), idle_seconds, with.reconciles, base::LoadAverage().c_str());
     const std::optional<Window> sweep = Measure(&syncer->registry, [&] {
-      syncer->controller.VirtualClusterChanged("");  // what the periodic resync does
+      syncer->controller.Resync();  // what the periodic resync does
       return syncer->controller.AwaitIdle(600s);
     });
     if (!sweep) return Die(DeadlineExceeded("600 s"), "sweep");

@@ -5,9 +5,11 @@
 
 #include <atomic>
 #include <future>
+#include <mutex>
 #include <stdexcept>
 
 #include "services/reconcile/shard.h"
+#include "tenancy/virtual_cluster_ref.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/fake_lease_store.h"
 #include "tests/unit/services/reconcile/bounded_wait.h"
@@ -25,11 +27,11 @@ using testing::kBound;
 
 class reconcileController : public ::testing::Test {
  protected:
-  Controller& Make(ControllerOptions options = {}) {
+  Controller<std::string>& Make(ControllerOptions<std::string> options = {}) {
     if (options.name.empty()) options.name = "test";
     options.queue.base_delay = 100ms;
     options.queue.max_delay = 1s;
-    controller_ = std::make_unique<Controller>(std::move(options), reconciler_, clock_, registry_);
+    controller_ = std::make_unique<Controller<std::string>>(std::move(options), reconciler_, clock_, registry_);
     controller_->Start();
     return *controller_;
   }
@@ -43,11 +45,11 @@ class reconcileController : public ::testing::Test {
   FakeClock clock_;
   prometheus::Registry registry_;
   testing::RecordingReconciler reconciler_;
-  std::unique_ptr<Controller> controller_;  // last: stopped before the rest goes
+  std::unique_ptr<Controller<std::string>> controller_;  // last: stopped before the rest goes
 };
 
 TEST_F(reconcileController, DoneReconcilesOnceAndCountsASuccess) {
-  Controller& c = Make();
+  Controller<std::string>& c = Make();
   c.Enqueue("a");
   Settle();
   EXPECT_THAT(reconciler_.calls(), ElementsAre("a"));
@@ -60,7 +62,7 @@ TEST_F(reconcileController, DoneReconcilesOnceAndCountsASuccess) {
 
 TEST_F(reconcileController, RequeueAfterLooksAgainAfterTheDelayOfTheClock) {
   reconciler_.Script("a", {[] { return Outcome::RequeueAfter(30s); }});
-  Controller& c = Make();
+  Controller<std::string>& c = Make();
   c.Enqueue("a");
   Settle();
   clock_.Advance(29s);
@@ -76,7 +78,7 @@ TEST_F(reconcileController, RequeueAfterLooksAgainAfterTheDelayOfTheClock) {
 TEST_F(reconcileController, ErrorsRetryWithGrowingBackoffThatSuccessResets) {
   auto fail = [] { return Outcome::Error(Unavailable("cluster unreachable")); };
   reconciler_.Script("a", {fail, fail});
-  Controller& c = Make();
+  Controller<std::string>& c = Make();
   c.Enqueue("a");
   Settle();
   EXPECT_EQ(reconciler_.CallsOf("a"), 1);
@@ -106,7 +108,7 @@ TEST_F(reconcileController, ErrorsRetryWithGrowingBackoffThatSuccessResets) {
 
 TEST_F(reconcileController, AThrowingReconcilerIsAnErrorWithBackoffAndTheWorkerLivesOn) {
   reconciler_.Script("a", {[]() -> Outcome { throw std::runtime_error("boom"); }, []() -> Outcome { throw 42; }});
-  Controller& c = Make({.workers = 1});
+  Controller<std::string>& c = Make({.workers = 1});
   c.Enqueue("a");
   Settle();
   c.Enqueue("b");
@@ -127,7 +129,7 @@ TEST_F(reconcileController, DurationIsMeasuredOnTheInjectedClock) {
                        clock_.Advance(2500ms);
                        return Outcome::Done();
                      }});
-  Controller& c = Make();
+  Controller<std::string>& c = Make();
   c.Enqueue("slow");
   Settle();
   EXPECT_EQ(MetricValue(registry_, "septa_reconcile_duration_seconds", {{"controller", "test"}}), 1);
@@ -141,7 +143,7 @@ TEST_F(reconcileController, QueueDepthCountsReadyKeysOncePerKey) {
                        released.wait();
                        return Outcome::Done();
                      }});
-  Controller& c = Make({.workers = 1});
+  Controller<std::string>& c = Make({.workers = 1});
   c.Enqueue("busy");
   ASSERT_TRUE(reconciler_.AwaitCalls([](const auto& calls) { return !calls.empty(); }));
   c.Enqueue("b");
@@ -158,7 +160,7 @@ TEST_F(reconcileController, QueueDepthCountsReadyKeysOncePerKey) {
 TEST_F(reconcileController, ResyncListsEveryKeyAtStartAndOnRequestAndRetriesAFailedList) {
   std::atomic<int> lists{0};
   std::atomic<bool> fail_next{false};
-  Controller& c = Make({.list_keys = [&]() -> Result<std::vector<std::string>> {
+  Controller<std::string>& c = Make({.list_keys = [&]() -> Result<std::vector<std::string>> {
     ++lists;
     if (fail_next.exchange(false)) return Unavailable("database down");
     return std::vector<std::string>{"a", "b", "c"};
@@ -166,7 +168,7 @@ TEST_F(reconcileController, ResyncListsEveryKeyAtStartAndOnRequestAndRetriesAFai
   Settle();
   EXPECT_THAT(reconciler_.calls(), UnorderedElementsAre("a", "b", "c")) << "Start resyncs";
   fail_next = true;
-  c.Enqueue("");  // an empty key (e.g. an empty NOTIFY payload) asks for a resync
+  c.Resync();  // no key stands for it (an empty NOTIFY payload is decoded into a Resync by its listener)
   Settle();
   EXPECT_EQ(lists.load(), 2);
   EXPECT_EQ(reconciler_.calls().size(), 3u) << "the failed list enqueued nothing";
@@ -213,9 +215,9 @@ TEST_F(reconcileController, ControllersShareLeasesAndAShardKeyPicksTheShardedPar
     if (const std::string p = "t" + std::to_string(i) + "/vc"; ShardOf(p, 8) != held) other_prefix = p;
   }
   testing::RecordingReconciler first_reconciler;
-  Controller first({.name = "first", .shards = &leases}, first_reconciler, clock_, registry_);
+  Controller<std::string> first({.name = "first", .shards = &leases}, first_reconciler, clock_, registry_);
   first.Start();
-  Make({.shards = &leases, .shard_key = [](std::string_view key) {
+  Make({.shards = &leases, .shard_key = [](const std::string& key) {
           const std::size_t slash = key.find('/', key.find('/') + 1);
           return key.substr(0, slash);
         }});
@@ -233,7 +235,7 @@ TEST_F(reconcileController, ControllersShareLeasesAndAShardKeyPicksTheShardedPar
 }
 
 TEST_F(reconcileController, StopEndsTheWorkersAndLaterKeysAreIgnored) {
-  Controller& c = Make({.workers = 3});
+  Controller<std::string>& c = Make({.workers = 3});
   c.Enqueue("a");
   Settle();
   c.Stop();
@@ -244,7 +246,7 @@ TEST_F(reconcileController, StopEndsTheWorkersAndLaterKeysAreIgnored) {
 
 TEST_F(reconcileController, ControllersShareTheFamiliesOfOneRegistry) {
   testing::RecordingReconciler other_reconciler;
-  Controller other({.name = "other"}, other_reconciler, clock_, registry_);
+  Controller<std::string> other({.name = "other"}, other_reconciler, clock_, registry_);
   other.Start();
   other.Enqueue("x");
   ASSERT_TRUE(other.AwaitIdle(kBound));
@@ -252,6 +254,82 @@ TEST_F(reconcileController, ControllersShareTheFamiliesOfOneRegistry) {
   Settle();
   EXPECT_EQ(MetricValue(registry_, "septa_reconcile_total", {{"controller", "other"}, {"result", "success"}}), 1);
   EXPECT_EQ(Total("success"), 1);
+}
+
+// A controller of typed keys: the reconciler gets them as they were
+// enqueued, listed and sharded; nothing is parsed on the way.
+TEST(reconcileTypedController, ItsReconcilerGetsTypedKeysListedEnqueuedAndShardedAsTheyAre) {
+  using tenancy::VirtualClusterRef;
+  class Recording final : public Reconciler<VirtualClusterRef> {
+   public:
+    Outcome Reconcile(const VirtualClusterRef& key) override {
+      std::lock_guard lock(mu);
+      calls.push_back(key);
+      // An error names its key by the codec (the log line; not asserted here).
+      return key.vcluster == "broken" ? Outcome::Error(Unavailable("down")) : Outcome::Done();
+    }
+    std::vector<VirtualClusterRef> Calls() {
+      std::lock_guard lock(mu);
+      return calls;
+    }
+    std::mutex mu;
+    std::vector<VirtualClusterRef> calls;
+  };
+  FakeClock clock;
+  prometheus::Registry registry;
+  core::FakeLeaseStore lease_store;
+  ShardLeases leases({.name = "typed", .holder = "me", .shards = 8}, lease_store, clock);
+  const VirtualClusterRef held{"acme", "train"};
+  const int held_shard = ShardOf("acme/train", 8);
+  for (int shard = 0; shard < 8; ++shard) {
+    if (shard == held_shard) continue;
+    ASSERT_TRUE(lease_store.TryAcquire("typed/" + std::to_string(shard), "other", clock.Now(), 1h).ok());
+  }
+  leases.Start();
+  ASSERT_TRUE(leases.AwaitRounds(1, kBound));
+  VirtualClusterRef foreign;
+  for (int i = 0; foreign.tenant.empty(); ++i) {
+    if (VirtualClusterRef ref{"t" + std::to_string(i), "vc"}; ShardOf(ref.ToString(), 8) != held_shard) foreign = ref;
+  }
+  Recording reconciler;
+  std::atomic<int> lists{0};
+  Controller<VirtualClusterRef> controller({.name = "typed",
+                                            .list_keys = [&]() -> Result<std::vector<VirtualClusterRef>> {
+                                              ++lists;
+                                              return std::vector<VirtualClusterRef>{held, foreign};
+                                            },
+                                            .shards = &leases},
+                                           reconciler, clock, registry);
+  controller.Start();
+  ASSERT_TRUE(controller.AwaitIdle(kBound));
+  EXPECT_EQ(reconciler.Calls(), std::vector<VirtualClusterRef>{held}) << "the other replica's key is dropped";
+  EXPECT_TRUE(controller.Owns(held));
+  EXPECT_FALSE(controller.Owns(foreign));
+  controller.Enqueue(VirtualClusterRef{"acme", "broken"});
+  ASSERT_TRUE(controller.AwaitIdle(kBound));
+  if (controller.Owns(VirtualClusterRef{"acme", "broken"})) {
+    EXPECT_EQ(reconciler.Calls().back(), (VirtualClusterRef{"acme", "broken"}));
+  }
+  controller.Resync();
+  ASSERT_TRUE(controller.AwaitIdle(kBound));
+  EXPECT_EQ(lists.load(), 2);
+  EXPECT_EQ(EncodeKey(held), "acme/train");
+  EXPECT_EQ(DecodeKey<VirtualClusterRef>("acme/train"), held);
+  controller.Stop();  // before the leases it reads
+}
+
+TEST(reconcileKeys, TheCodecsRoundTripAndRefuseWhatIsNoKey) {
+  using tenancy::VirtualClusterRef;
+  for (const VirtualClusterRef& ref : {VirtualClusterRef{"acme", "train"}, VirtualClusterRef{"t-0", "v.1-x"}}) {
+    EXPECT_EQ(DecodeKey<VirtualClusterRef>(EncodeKey(ref)), ref);
+  }
+  EXPECT_EQ(EncodeKey(VirtualClusterRef{"t-0", "v.1-x"}), "t-0/v.1-x");
+  for (const char* text : {"", "/", "acme", "acme/", "/train", "acme/train/x", "acme//train"}) {
+    EXPECT_EQ(DecodeKey<VirtualClusterRef>(text), std::nullopt) << '"' << text << '"';
+  }
+  EXPECT_EQ(DecodeKey<std::string>("node-1.example"), "node-1.example");
+  EXPECT_EQ(DecodeKey<std::string>(""), std::nullopt) << "no object is named \"\"";
+  EXPECT_EQ(EncodeKey(std::string("default/cm")), "default/cm");
 }
 
 }  // namespace

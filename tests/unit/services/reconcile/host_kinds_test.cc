@@ -12,16 +12,16 @@ using nlohmann::json;
 TEST(reconcileHostKinds, AnObjectLeadsBackToItsVirtualClusterOnlyByAllOfSeptasLabels) {
   const json labels = {
       {"app.kubernetes.io/managed-by", "septa"}, {"septa.dev/tenant", "ann"}, {"septa.dev/vcluster", "train"}};
-  EXPECT_EQ(VClusterKeyOf({{"metadata", {{"labels", labels}}}}), "ann/train");
+  EXPECT_EQ(VClusterKeyOf({{"metadata", {{"labels", labels}}}}), (tenancy::VirtualClusterRef{"ann", "train"}));
   json foreign = labels;
   foreign["app.kubernetes.io/managed-by"] = "helm";
-  EXPECT_EQ(VClusterKeyOf({{"metadata", {{"labels", foreign}}}}), "");
+  EXPECT_EQ(VClusterKeyOf({{"metadata", {{"labels", foreign}}}}), std::nullopt);
   EXPECT_EQ(VClusterKeyOf({{"metadata",
                             {{"labels", {{"app.kubernetes.io/managed-by", "septa"}, {"septa.dev/shared", "true"}}}}}}),
-            "")
+            std::nullopt)
       << "shared objects belong to nobody";
-  EXPECT_EQ(VClusterKeyOf({{"metadata", {{"name", "x"}}}}), "");
-  EXPECT_EQ(VClusterKeyOf(json::array()), "");
+  EXPECT_EQ(VClusterKeyOf({{"metadata", {{"name", "x"}}}}), std::nullopt);
+  EXPECT_EQ(VClusterKeyOf(json::array()), std::nullopt);
   EXPECT_EQ(VClusterSelector("ann", "train"),
             "app.kubernetes.io/managed-by=septa,septa.dev/tenant=ann,septa.dev/vcluster=train");
 }

@@ -20,10 +20,10 @@ using ::testing::UnorderedElementsAre;
 TEST(reconcileInformerTrigger, TheKeyOfAnObjectIsNamespaceSlashName) {
   EXPECT_EQ(ObjectKey({{"metadata", {{"namespace", "default"}, {"name", "a"}}}}), "default/a");
   EXPECT_EQ(ObjectKey({{"metadata", {{"name", "node-1"}}}}), "node-1") << "cluster-scoped";
-  EXPECT_EQ(ObjectKey({{"metadata", {{"namespace", "default"}}}}), "");
-  EXPECT_EQ(ObjectKey({{"metadata", {{"name", 7}}}}), "");
-  EXPECT_EQ(ObjectKey({{"metadata", "x"}}), "");
-  EXPECT_EQ(ObjectKey(nlohmann::json::array()), "");
+  EXPECT_EQ(ObjectKey({{"metadata", {{"namespace", "default"}}}}), std::nullopt);
+  EXPECT_EQ(ObjectKey({{"metadata", {{"name", 7}}}}), std::nullopt);
+  EXPECT_EQ(ObjectKey({{"metadata", "x"}}), std::nullopt);
+  EXPECT_EQ(ObjectKey(nlohmann::json::array()), std::nullopt);
 }
 
 class reconcileInformer : public kube::testing::SimTest {};
@@ -35,7 +35,7 @@ TEST_F(reconcileInformer, InformerEventsEnqueueTheKeysOfTheirObjects) {
   FakeClock clock;
   prometheus::Registry registry;
   testing::RecordingReconciler reconciler;
-  Controller controller({.name = "configmaps"}, reconciler, clock, registry);
+  Controller<std::string> controller({.name = "configmaps"}, reconciler, clock, registry);
   controller.Start();
   kube::Informer informer(*client_, kConfigMaps, "default", {}, EnqueueOnChange(controller));
   informer.Start();

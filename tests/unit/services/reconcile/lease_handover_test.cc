@@ -49,7 +49,7 @@ struct Replica {
   ShardLeases leases;
   prometheus::Registry registry;
   testing::RecordingReconciler reconciler;
-  Controller controller;  // last: stops before the leases it reads
+  Controller<std::string> controller;  // last: stops before the leases it reads
 };
 
 TEST(reconcileLeaseHandover, AnotherReplicaTakesOverTheShardsOfADeadOneWithinTheTtl) {

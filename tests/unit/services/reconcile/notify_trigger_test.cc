@@ -28,12 +28,12 @@ TEST(reconcileNotifyTrigger, APayloadEnqueuesItsKeyAndAReconnectResyncs) {
   prometheus::Registry registry;
   testing::RecordingReconciler reconciler;
   std::atomic<int> lists{0};
-  Controller controller({.name = "vclusters",
-                         .list_keys = [&]() -> Result<std::vector<std::string>> {
-                           ++lists;
-                           return std::vector<std::string>{"listed"};
-                         }},
-                        reconciler, clock, registry);
+  Controller<std::string> controller({.name = "vclusters",
+                                      .list_keys = [&]() -> Result<std::vector<std::string>> {
+                                        ++lists;
+                                        return std::vector<std::string>{"listed"};
+                                      }},
+                                     reconciler, clock, registry);
   controller.Start();
   ASSERT_TRUE(controller.AwaitIdle(10s));
   const int lists_before_listening = lists.load();

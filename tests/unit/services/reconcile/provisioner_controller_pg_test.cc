@@ -33,7 +33,7 @@ class reconcileProvisionerPg : public ::testing::Test, public ProvisionerFixture
     ASSERT_NO_FATAL_FAILURE(StartHost(*store_));
     ASSERT_NO_FATAL_FAILURE(StartProvisioner(*store_));
     listener_ = std::make_unique<store::NotificationListener>(
-        database_->url(), "septa_vclusters", [this](const std::string& key) { provisioner_->Enqueue(key); },
+        database_->url(), "septa_vclusters", [this](const std::string& key) { provisioner_->EnqueuePayload(key); },
         [this] { provisioner_->Resync(); });
   }
   void TearDown() override {
@@ -97,7 +97,7 @@ TEST_F(reconcileProvisionerPg, NotifyDrivesSleepReleaseAndWakeReReserve) {
   sleep_reservation_ = SleepReservation::kRelease;
   ASSERT_NO_FATAL_FAILURE(StartProvisioner(*store_));
   listener_ = std::make_unique<store::NotificationListener>(
-      database_->url(), "septa_vclusters", [this](const std::string& key) { provisioner_->Enqueue(key); },
+      database_->url(), "septa_vclusters", [this](const std::string& key) { provisioner_->EnqueuePayload(key); },
       [this] { provisioner_->Resync(); });
   auto reservation = [&]() -> std::optional<tenancy::Reservation> {
     std::optional<tenancy::Reservation> out;
@@ -145,7 +145,7 @@ TEST_F(reconcileProvisionerPg, NotifyOfATenantsSuspensionSleepsItsVirtualCluster
   sleep_reservation_ = SleepReservation::kRelease;
   ASSERT_NO_FATAL_FAILURE(StartProvisioner(*store_));
   listener_ = std::make_unique<store::NotificationListener>(
-      database_->url(), "septa_vclusters", [this](const std::string& key) { provisioner_->Enqueue(key); },
+      database_->url(), "septa_vclusters", [this](const std::string& key) { provisioner_->EnqueuePayload(key); },
       [this] { provisioner_->Resync(); });
   ASSERT_NO_FATAL_FAILURE(SeedVCluster(*store_, "nap", 2));
   ASSERT_TRUE(Eventually([&] { return IsReadyIn(*store_, "nap"); }));

@@ -31,7 +31,7 @@ class reconcileProvisioner : public ::testing::Test, public testing::Provisioner
   std::map<std::string, std::string> Versions(const std::string& vcluster) { return HostVersions(vcluster); }
   void Mutate(const std::string& vcluster, const std::function<void(VirtualCluster&)>& change) {
     ASSERT_NO_FATAL_FAILURE(UpdateVCluster(store_, vcluster, change));
-    provisioner_->Enqueue("ann/" + vcluster);
+    provisioner_->Enqueue({"ann", vcluster});
   }
 
   core::FakeStore store_;
@@ -74,7 +74,7 @@ TEST_F(reconcileProvisioner, CreatesEveryHostObjectTurnsReadyAndASecondPassWrite
   // Level-based and idempotent: reconciling a converged virtual cluster writes nothing.
   const auto versions = Versions("train");
   const std::int64_t row_version = vc.version;
-  provisioner_->Enqueue("ann/train");
+  provisioner_->Enqueue({"ann", "train"});
   provisioner_->Resync();
   ASSERT_TRUE(provisioner_->AwaitIdle(10s));
   EXPECT_EQ(Versions("train"), versions);
@@ -217,7 +217,7 @@ TEST_F(reconcileProvisioner, DriftIsRepairedAndSaidSo) {
   }));
   // Converged and not drifted: another pass writes nothing.
   const std::int64_t row_version = Stored("train")->version;
-  provisioner_->Enqueue("ann/train");
+  provisioner_->Enqueue({"ann", "train"});
   ASSERT_TRUE(provisioner_->AwaitIdle(10s));
   EXPECT_EQ(Stored("train")->version, row_version);
 
@@ -429,7 +429,7 @@ TEST_F(reconcileProvisioner, ExclusiveNodesAreTaintedAndLabelledThenLetGoOnDelet
                               return tx.VirtualClusters().Update(next, vc->version);
                             })
                   .ok());
-  provisioner_->Enqueue("ben/solo");
+  provisioner_->Enqueue({"ben", "solo"});
   ASSERT_TRUE(Eventually([&] { return !state().has_value(); }));
   node = Get(kube::kNodes, "", "a100-1");
   EXPECT_FALSE(node["metadata"]["labels"].contains(tenancy::host::kExclusiveTenantKey));

@@ -65,7 +65,7 @@ struct Replica {
     ASSERT_TRUE(shards->AwaitRounds(1, kBound));
     ASSERT_TRUE(provisioner->Start(kBound).ok());
     listener = std::make_unique<store::NotificationListener>(
-        url, "septa_vclusters", [this](const std::string& key) { provisioner->Enqueue(key); },
+        url, "septa_vclusters", [this](const std::string& key) { provisioner->EnqueuePayload(key); },
         [this] { provisioner->Resync(); });
   }
 

@@ -38,7 +38,7 @@ class reconcileProvisionerSleep : public ::testing::Test, public testing::Provis
       vc = *next;
       vc.version = version;  // bumped by UpdateVCluster
     }));
-    provisioner_->Enqueue("ann/" + vcluster);
+    provisioner_->Enqueue({"ann", vcluster});
   }
   bool ConditionIs(const std::string& vcluster, const char* type, ConditionStatus status, const std::string& reason) {
     auto vc = Stored(vcluster);
@@ -113,7 +113,7 @@ class reconcileProvisionerSleep : public ::testing::Test, public testing::Provis
                                 return tx.Tenants().Update(next, ann->version);
                               })
                     .ok());
-    if (provisioner_) provisioner_->Enqueue("ann/" + vcluster);
+    if (provisioner_) provisioner_->Enqueue({"ann", vcluster});
   }
 
   core::FakeStore store_;
@@ -162,7 +162,7 @@ TEST_F(reconcileProvisionerSleep, SleepDeletesHostWorkloadsAndKeepsEverythingEls
   EXPECT_EQ(ReservationOf("nap"), reservation);
   // Workloads placed after the wake run undisturbed.
   ASSERT_NO_FATAL_FAILURE(RunWorkloads(ns));
-  provisioner_->Enqueue("ann/nap");
+  provisioner_->Enqueue({"ann", "nap"});
   ASSERT_TRUE(provisioner_->AwaitIdle(10s));
   EXPECT_EQ(Names(kube::kPods, ns).size(), 3u);
 }
@@ -360,7 +360,7 @@ TEST_P(reconcileProvisionerSuspend, ASuspendedTenantsWorkloadsStopUntilItIsActiv
   ASSERT_TRUE(placed);
   EXPECT_EQ(placed->gpus.size(), reservation->gpus.size());
   ASSERT_NO_FATAL_FAILURE(RunWorkloads(ns));
-  provisioner_->Enqueue("ann/nap");
+  provisioner_->Enqueue({"ann", "nap"});
   ASSERT_TRUE(provisioner_->AwaitIdle(10s));
   EXPECT_EQ(Names(kube::kPods, ns).size(), 3u);
 }

@@ -16,7 +16,7 @@
 
 namespace septa::reconcile::testing {
 
-class RecordingReconciler final : public Reconciler {
+class RecordingReconciler final : public Reconciler<std::string> {
  public:
   using Step = std::function<Outcome()>;
 

@@ -155,7 +155,7 @@ TEST_F(reconcileShardLeases, AControllerActsOnlyOnKeysOfItsShards) {
   ASSERT_LT(mine.size(), keys.size());
   prometheus::Registry registry;
   testing::RecordingReconciler reconciler;
-  Controller controller(
+  Controller<std::string> controller(
       {.name = "ctl", .list_keys = [&]() -> Result<std::vector<std::string>> { return keys; }, .shards = &leases},
       reconciler, clock_, registry);
   controller.Start();

@@ -16,14 +16,14 @@ namespace {
 using namespace std::chrono_literals;
 
 // Get, bounded so that a broken queue fails the test instead of hanging it.
-std::optional<std::string> GetWithin(WorkQueue& queue, std::chrono::milliseconds bound = 10s) {
+std::optional<std::string> GetWithin(WorkQueue<std::string>& queue, std::chrono::milliseconds bound = 10s) {
   testing::StopAfter stop(bound);
   return queue.Get(stop.token());
 }
 
 TEST(reconcileWorkQueue, AKeyAddedWhileQueuedIsQueuedOnce) {
   FakeClock clock;
-  WorkQueue queue(clock);
+  WorkQueue<std::string> queue(clock);
   queue.Add("a");
   queue.Add("b");
   queue.Add("a");
@@ -35,7 +35,7 @@ TEST(reconcileWorkQueue, AKeyAddedWhileQueuedIsQueuedOnce) {
 
 TEST(reconcileWorkQueue, AKeyAddedWhileProcessedIsQueuedAgainOnceAfterDone) {
   FakeClock clock;
-  WorkQueue queue(clock);
+  WorkQueue<std::string> queue(clock);
   queue.Add("a");
   ASSERT_EQ(GetWithin(queue), "a");
   queue.Add("a");
@@ -50,7 +50,7 @@ TEST(reconcileWorkQueue, AKeyAddedWhileProcessedIsQueuedAgainOnceAfterDone) {
 
 TEST(reconcileWorkQueue, LowPriorityKeysWaitForEveryNormalOne) {
   FakeClock clock;
-  WorkQueue queue(clock);
+  WorkQueue<std::string> queue(clock);
   queue.Add("sweep-1", Priority::kLow);
   queue.Add("sweep-2", Priority::kLow);
   queue.Add("event");
@@ -69,7 +69,7 @@ TEST(reconcileWorkQueue, LowPriorityKeysWaitForEveryNormalOne) {
 
 TEST(reconcileWorkQueue, AKeyReaddedWhileProcessedKeepsTheHighestPriorityAskedFor) {
   FakeClock clock;
-  WorkQueue queue(clock);
+  WorkQueue<std::string> queue(clock);
   queue.Add("a");
   queue.Add("b");
   ASSERT_EQ(GetWithin(queue), "a");
@@ -89,7 +89,7 @@ TEST(reconcileWorkQueue, AKeyReaddedWhileProcessedKeepsTheHighestPriorityAskedFo
 
 TEST(reconcileWorkQueue, AddAfterReleasesTheKeyWhenTheClockGetsThere) {
   FakeClock clock;
-  WorkQueue queue(clock);
+  WorkQueue<std::string> queue(clock);
   queue.AddAfter("a", 10s);
   EXPECT_EQ(queue.Len(), 0u);
   EXPECT_EQ(queue.Waiting(), 1u);
@@ -102,7 +102,7 @@ TEST(reconcileWorkQueue, AddAfterReleasesTheKeyWhenTheClockGetsThere) {
 
 TEST(reconcileWorkQueue, AWaitingKeyKeepsTheEarlierOfItsTimes) {
   FakeClock clock;
-  WorkQueue queue(clock);
+  WorkQueue<std::string> queue(clock);
   queue.AddAfter("late", 1h);  // the delay thread sleeps towards this one
   queue.AddAfter("a", 10s);
   queue.AddAfter("a", 2s);
@@ -119,7 +119,7 @@ TEST(reconcileWorkQueue, AWaitingKeyKeepsTheEarlierOfItsTimes) {
 
 TEST(reconcileWorkQueue, AHugeDelayIsCappedAtAYearInsteadOfOverflowing) {
   FakeClock clock;
-  WorkQueue queue(clock);
+  WorkQueue<std::string> queue(clock);
   queue.AddAfter("a", std::chrono::nanoseconds::max());
   clock.Advance(std::chrono::hours(24 * 365) - 1s);
   EXPECT_EQ(queue.Len(), 0u);
@@ -129,7 +129,7 @@ TEST(reconcileWorkQueue, AHugeDelayIsCappedAtAYearInsteadOfOverflowing) {
 
 TEST(reconcileWorkQueue, BackoffDoublesPerKeyUpToTheCapAndForgetResetsIt) {
   FakeClock clock;
-  WorkQueue queue(clock, {.base_delay = 100ms, .max_delay = 1s});
+  WorkQueue<std::string> queue(clock, {.base_delay = 100ms, .max_delay = 1s});
   const std::vector<std::chrono::milliseconds> expected = {100ms, 200ms, 400ms, 800ms, 1s, 1s};
   for (std::size_t i = 0; i < expected.size(); ++i) {
     EXPECT_EQ(queue.NumRequeues("a"), static_cast<int>(i));
@@ -154,7 +154,8 @@ TEST(reconcileWorkQueue, BackoffDoublesPerKeyUpToTheCapAndForgetResetsIt) {
 
 TEST(reconcileWorkQueue, TheOverallTokenBucketSpacesOutBurstsOfFailures) {
   FakeClock clock;
-  WorkQueue queue(clock, {.base_delay = 1ms, .max_delay = 1s, .overall_rate_per_second = 2, .overall_burst = 2});
+  WorkQueue<std::string> queue(clock,
+                               {.base_delay = 1ms, .max_delay = 1s, .overall_rate_per_second = 2, .overall_burst = 2});
   queue.AddRateLimited("a");
   queue.AddRateLimited("b");
   queue.AddRateLimited("c");  // the bucket is empty: c waits for the next token, half a second
@@ -174,7 +175,7 @@ TEST(reconcileWorkQueue, TheOverallTokenBucketSpacesOutBurstsOfFailures) {
 
 TEST(reconcileWorkQueue, ShutDownReleasesBlockedGettersAndIgnoresAdds) {
   FakeClock clock;
-  WorkQueue queue(clock);
+  WorkQueue<std::string> queue(clock);
   std::optional<std::string> got = "unset";
   std::thread getter([&] { got = queue.Get(); });
   queue.ShutDown();
@@ -189,7 +190,7 @@ TEST(reconcileWorkQueue, ShutDownReleasesBlockedGettersAndIgnoresAdds) {
 
 TEST(reconcileWorkQueue, AStopRequestEndsGet) {
   FakeClock clock;
-  WorkQueue queue(clock);
+  WorkQueue<std::string> queue(clock);
   std::stop_source stop;
   std::optional<std::string> got = "unset";
   std::thread getter([&] { got = queue.Get(stop.get_token()); });
@@ -203,7 +204,7 @@ TEST(reconcileWorkQueue, AStopRequestEndsGet) {
 // held by two workers at once, and every key added is processed.
 TEST(reconcileWorkQueue, ConcurrentWorkersNeverHoldOneKeyTwice) {
   FakeClock clock;
-  WorkQueue queue(clock);
+  WorkQueue<std::string> queue(clock);
   constexpr int kKeys = 10, kProducers = 3, kAddsEach = 500, kWorkers = 4;
   std::mutex mu;
   std::condition_variable all_seen;

@@ -54,7 +54,7 @@ class SyncerClaimsTest : public SyncerFixture {
 TEST_F(SyncerClaimsTest, AClaimAPodUsesIsOnTheHostItsBindingFlowsUpAndItStaysUntilTheTenantDeletesIt) {
   ASSERT_TRUE(virtual_->Create(kube::kPersistentVolumeClaims, "default", Claim("data")).ok());
   ASSERT_TRUE(syncer_->AwaitIdle(10s));
-  auto cluster = syncer_->watches().Find(kTenant, kVcluster);
+  auto cluster = syncer_->watches().Find({kTenant, kVcluster});
   ASSERT_NE(cluster, nullptr);
   EXPECT_FALSE(cluster->WatchesObjects(kube::kPersistentVolumeClaims)) << "no pod uses a claim yet";
   EXPECT_FALSE(HostClaim("data").has_value());

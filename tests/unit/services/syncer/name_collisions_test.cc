@@ -86,14 +86,14 @@ class SyncerNameCollisionsTest : public SyncerFixture {
     syncer_.reset();
     host_pod_watches_fail_ = true;
     StartSyncer(nullptr, nullptr, &no_shards_);
-    EXPECT_EQ(syncer_->Reconcile(std::string(kTenant) + "/" + kVcluster).kind(), reconcile::Outcome::Kind::kDone);
-    return syncer_->watches().Find(kTenant, kVcluster);
+    EXPECT_EQ(syncer_->Reconcile(ClusterKey{{kTenant, kVcluster}}).kind(), reconcile::Outcome::Kind::kDone);
+    return syncer_->watches().Find({kTenant, kVcluster});
   }
   reconcile::Outcome::Kind LookAtPod(const std::string& ns, const std::string& name) {
-    return syncer_->Reconcile(PodKey(kTenant, kVcluster, ns, name)).kind();
+    return syncer_->Reconcile(PodKey{{kTenant, kVcluster}, ns, name}).kind();
   }
   reconcile::Outcome::Kind LookAt(const kube::Resource& resource, const std::string& ns, const std::string& name) {
-    return syncer_->Reconcile(ObjectKey(kTenant, kVcluster, resource, ns, name)).kind();
+    return syncer_->Reconcile(*ObjectKeyOf({kTenant, kVcluster}, resource, ns, name)).kind();
   }
   // Whether the syncer's watch of the virtual cluster has `resource` `ns`/`name`.
   static bool Seen(WatchedCluster& cluster, const kube::Resource& resource, const std::string& ns,

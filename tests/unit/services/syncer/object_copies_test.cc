@@ -104,7 +104,7 @@ TEST_F(SyncerObjectCopiesTest, TheConfigMapsAndSecretsAPodUsesAreOnTheHostWithIt
 TEST_F(SyncerObjectCopiesTest, ConfigMapsAndSecretsAreWatchedOnlyOnceAPodUsesOne) {
   ASSERT_NO_FATAL_FAILURE(CreateObjects());
   RunningPod("plain");
-  auto cluster = syncer_->watches().Find(kTenant, kVcluster);
+  auto cluster = syncer_->watches().Find({kTenant, kVcluster});
   ASSERT_NE(cluster, nullptr);
   EXPECT_FALSE(cluster->WatchesObjects(kube::kConfigMaps));
   EXPECT_FALSE(cluster->WatchesObjects(kube::kSecrets));

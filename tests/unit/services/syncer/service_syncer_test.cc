@@ -56,7 +56,7 @@ TEST_F(SyncerServicesTest, AServiceIsOnTheHostOnceTheVirtualClusterHasAPodAndHas
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   const std::string first_ip = ClusterIp(*created);
   ASSERT_TRUE(syncer_->AwaitIdle(10s));
-  auto cluster = syncer_->watches().Find(kTenant, kVcluster);
+  auto cluster = syncer_->watches().Find({kTenant, kVcluster});
   ASSERT_NE(cluster, nullptr);
   EXPECT_FALSE(cluster->WatchesObjects(kube::kServices));
   EXPECT_FALSE(HostService("web").has_value());

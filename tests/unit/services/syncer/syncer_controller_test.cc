@@ -309,7 +309,7 @@ TEST_F(SyncerControllerTest, ARestartLooksAtEachKeyOnceAsASweepDoes) {
   ASSERT_TRUE(Eventually([&] { return !syncer_->watches().Watched().empty(); }));
   ASSERT_TRUE(syncer_->AwaitIdle(10s));
   const double restart = Reconciles() - before;
-  syncer_->VirtualClusterChanged("");  // what the periodic sweep does
+  syncer_->Resync();  // what the periodic sweep does
   ASSERT_TRUE(syncer_->AwaitIdle(10s));
   const double sweep = Reconciles() - before - restart;
   EXPECT_GE(sweep, 3 + 1 + 1);  // at least the pods, the nodes and the cluster
