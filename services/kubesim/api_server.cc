@@ -80,11 +80,11 @@ void ApiServer::Impl::ExpireEvents() {
     if (LastWritten(*event) >= cutoff) continue;
     const json& md = (*event)["metadata"];
     // Still expired when deleted: a write since the listing renews it.
-    cluster.storage.Mutate("events", md.value("namespace", ""), md.value("name", ""),
-                           [&](const json* current) -> ApiResult<Mutation> {
-                             if (current == nullptr || LastWritten(*current) >= cutoff) return Mutation{};
-                             return Mutation{Mutation::Kind::kDelete, {}};
-                           });
+    (void)cluster.storage.Mutate("events", md.value("namespace", ""), md.value("name", ""),
+                                 [&](const json* current) -> ApiResult<Mutation> {
+                                   if (current == nullptr || LastWritten(*current) >= cutoff) return Mutation{};
+                                   return Mutation{Mutation::Kind::kDelete, {}};
+                                 });
   }
 }
 
@@ -116,8 +116,8 @@ ApiResult<ObjectPtr> ApiServer::DeleteObject(const std::string& group, const std
 
 Status SeedCluster(ApiServer& api) {
   auto check = [](const ApiResult<ObjectPtr>& created) {
-    if (!IsError(created)) return Status::Ok();
-    const ApiError& e = std::get<ApiError>(created);
+    if (created.ok()) return Status::Ok();
+    const ApiError& e = created.error();
     if (e.code == 409) return Status::Ok();  // already there
     return Unavailable("seeding the cluster: " + e.message);
   };

@@ -217,9 +217,7 @@ ApiResult<json> ServerSideApply(const ApplyRequest& req) {
       if (!owned_by_other) Remove(result, path);
     }
   }
-  auto merged = ApplyStrategicMergePatch(result, *req.intent);
-  if (IsError(merged)) return std::get<ApiError>(merged);
-  result = std::move(std::get<json>(merged));
+  KUBESIM_ASSIGN_OR_RETURN(result, ApplyStrategicMergePatch(result, *req.intent));
   managers[self] = Manager{"Apply", req.api_version, req.now, std::move(intent_fields)};
   WriteManagers(result, managers);
   return result;

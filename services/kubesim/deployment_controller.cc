@@ -159,14 +159,14 @@ void WorkloadControllers::SyncDeployment(const json& d, const std::vector<Object
                  {"selector", selector},
                  {"template", hashed}}}};
     auto created = api_.CreateObject("apps", "replicasets", std::move(rs));
-    if (IsError(created)) {
+    if (!created.ok()) {
       // A ReplicaSet of that name runs another template: hash again, as
       // Kubernetes does with status.collisionCount.
-      if (std::get<ApiError>(created).reason == "AlreadyExists")
+      if (created.error().reason == "AlreadyExists")
         Change("deployments.apps", d, [&](json& next) { next["status"]["collisionCount"] = collisions + 1; });
       return;
     }
-    new_rs = std::get<ObjectPtr>(created);
+    new_rs = *created;
     progress_reason = "NewReplicaSetCreated";
   } else if (new_rs && !paused) {
     // A rollback makes an old template new again: it takes the next revision.

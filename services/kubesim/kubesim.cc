@@ -71,8 +71,8 @@ KubeSim::~KubeSim() { Stop(); }
 void KubeSim::Seed() {
   (void)SeedCluster(*api_);  // in memory only: nothing can refuse it
   // Where the simulated GPU operator reads its custom mig-parted configs.
-  api_->CreateObject("", "namespaces",
-                     {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "gpu-operator"}}}});
+  (void)api_->CreateObject("", "namespaces",
+                           {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "gpu-operator"}}}});
 }
 
 Status KubeSim::Start() {

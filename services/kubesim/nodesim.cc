@@ -54,7 +54,7 @@ RequiredNodeAffinity RequiredNodeAffinityOf(const json& spec) {
   affinity.any = true;
   for (const auto& term : terms) {
     auto selector = LabelSelector::FromJson({{"matchExpressions", term.value("matchExpressions", json::array())}});
-    if (!IsError(selector)) affinity.terms.push_back(std::get<LabelSelector>(std::move(selector)));
+    if (selector.ok()) affinity.terms.push_back(*std::move(selector));
   }
   return affinity;
 }
@@ -75,8 +75,8 @@ NodeSim::NodeSim(Cluster& cluster, ApiServer& api, Inventory inventory, NodeSimO
       exits_(cluster, *pods_) {}
 
 Status NodeSim::Start() {
-  if (auto watched = cluster_.storage.Watch("pods", std::nullopt, pods_); IsError(watched)) {
-    return Internal("watching pods: " + std::get<ApiError>(watched).message);
+  if (auto watched = cluster_.storage.Watch("pods", std::nullopt, pods_); !watched.ok()) {
+    return Internal("watching pods: " + watched.error().message);
   }
   const gpu::Catalog& catalog = gpu::Catalog::Default();
   layouts_ = gpu::StockMigPartedConfigs(catalog);
@@ -100,7 +100,7 @@ Status NodeSim::Start() {
       gpu_nodes_[spec.name] = GpuNode{model, spec.gpu_count, spec.mig_config, std::nullopt};
     }
     auto created = api_.CreateObject("", "nodes", NodeObject(spec));
-    if (IsError(created)) return Internal("creating node " + spec.name + ": " + std::get<ApiError>(created).message);
+    if (!created.ok()) return Internal("creating node " + spec.name + ": " + created.error().message);
   }
   return Status::Ok();
 }
@@ -240,7 +240,7 @@ void NodeSim::ReconcileMig() {
       if (state == "failed" && labels.value("septa.io/mig.failed-config", "") == wanted)
         continue;  // until changed again
       gn.pending_since = now;
-      cluster_.storage.Mutate("nodes", "", name, [&](const json* cur) -> ApiResult<Mutation> {
+      (void)cluster_.storage.Mutate("nodes", "", name, [&](const json* cur) -> ApiResult<Mutation> {
         if (!cur) return Mutation{};
         json next = *cur;
         next["metadata"]["labels"][kMigStateLabel] = "pending";
@@ -261,7 +261,7 @@ void NodeSim::ReconcileMig() {
     auto setups = MigSetups(*gn.model, gn.count, wanted);
     const bool known = setups.ok();
     if (!in_use && known) gn.applied_config = wanted == "all-disabled" ? "" : wanted;
-    cluster_.storage.Mutate("nodes", "", name, [&](const json* cur) -> ApiResult<Mutation> {
+    (void)cluster_.storage.Mutate("nodes", "", name, [&](const json* cur) -> ApiResult<Mutation> {
       if (!cur) return Mutation{};
       json next = *cur;
       json& l = next["metadata"]["labels"];
@@ -331,7 +331,7 @@ void NodeSim::Schedule() {
     }
     const std::string ns = (*pod)["metadata"].value("namespace", "");
     const std::string pod_name = (*pod)["metadata"].value("name", "");
-    cluster_.storage.Mutate("pods", ns, pod_name, [&](const json* cur) -> ApiResult<Mutation> {
+    (void)cluster_.storage.Mutate("pods", ns, pod_name, [&](const json* cur) -> ApiResult<Mutation> {
       if (!cur || !cur->value("spec", json::object()).value("nodeName", "").empty()) return Mutation{};
       json next = *cur;
       json& conditions = next["status"]["conditions"];
@@ -371,33 +371,33 @@ void NodeSim::StartPods() {
         "10.244." + std::to_string((next_pod_ip_ / 250) % 250) + "." + std::to_string(next_pod_ip_ % 250 + 1);
     ++next_pod_ip_;
     const std::string ts = Rfc3339(now);
-    cluster_.storage.Mutate("pods", (*pod)["metadata"].value("namespace", ""), (*pod)["metadata"].value("name", ""),
-                            [&](const json* cur) -> ApiResult<Mutation> {
-                              if (!cur || cur->value("status", json::object()).value("phase", "") != "Pending")
-                                return Mutation{};
-                              json next = *cur;
-                              json& status = next["status"];
-                              status["phase"] = "Running";
-                              status["podIP"] = ip;
-                              status["podIPs"] = {{{"ip", ip}}};
-                              status["hostIP"] = "192.168.0.1";
-                              status["startTime"] = ts;
-                              json conditions = status.value("conditions", json::array());
-                              for (const char* type : {"Initialized", "ContainersReady", "Ready"})
-                                conditions.push_back({{"type", type}, {"status", "True"}, {"lastTransitionTime", ts}});
-                              status["conditions"] = conditions;
-                              json statuses = json::array();
-                              for (const auto& c : next["spec"].value("containers", json::array())) {
-                                statuses.push_back({{"name", c.value("name", "")},
-                                                    {"image", c.value("image", "")},
-                                                    {"ready", true},
-                                                    {"started", true},
-                                                    {"restartCount", 0},
-                                                    {"state", {{"running", {{"startedAt", ts}}}}}});
-                              }
-                              status["containerStatuses"] = statuses;
-                              return Mutation{Mutation::Kind::kPut, std::move(next)};
-                            });
+    (void)cluster_.storage.Mutate(
+        "pods", (*pod)["metadata"].value("namespace", ""), (*pod)["metadata"].value("name", ""),
+        [&](const json* cur) -> ApiResult<Mutation> {
+          if (!cur || cur->value("status", json::object()).value("phase", "") != "Pending") return Mutation{};
+          json next = *cur;
+          json& status = next["status"];
+          status["phase"] = "Running";
+          status["podIP"] = ip;
+          status["podIPs"] = {{{"ip", ip}}};
+          status["hostIP"] = "192.168.0.1";
+          status["startTime"] = ts;
+          json conditions = status.value("conditions", json::array());
+          for (const char* type : {"Initialized", "ContainersReady", "Ready"})
+            conditions.push_back({{"type", type}, {"status", "True"}, {"lastTransitionTime", ts}});
+          status["conditions"] = conditions;
+          json statuses = json::array();
+          for (const auto& c : next["spec"].value("containers", json::array())) {
+            statuses.push_back({{"name", c.value("name", "")},
+                                {"image", c.value("image", "")},
+                                {"ready", true},
+                                {"started", true},
+                                {"restartCount", 0},
+                                {"state", {{"running", {{"startedAt", ts}}}}}});
+          }
+          status["containerStatuses"] = statuses;
+          return Mutation{Mutation::Kind::kPut, std::move(next)};
+        });
   }
 }
 

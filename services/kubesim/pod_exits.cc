@@ -32,41 +32,41 @@ void PodExits::Tick() {
     if (restart) seen[uid] = now;
     else seen.erase(uid);
     const std::string started = Rfc3339(since);
-    cluster_.storage.Mutate("pods", md.value("namespace", ""), md.value("name", ""),
-                            [&](const json* cur) -> ApiResult<Mutation> {
-                              if (!cur || (*cur)["metadata"].value("uid", "") != uid ||
-                                  cur->value("status", json::object()).value("phase", "") != "Running")
-                                return Mutation{};
-                              json next = *cur;
-                              json& status = next["status"];
-                              const json terminated = {{"exitCode", code},
-                                                       {"reason", code == 0 ? "Completed" : "Error"},
-                                                       {"startedAt", started},
-                                                       {"finishedAt", ts}};
-                              for (auto& c : status["containerStatuses"]) {
-                                if (restart) {
-                                  c["restartCount"] = c.value("restartCount", 0) + 1;
-                                  c["lastState"] = {{"terminated", terminated}};
-                                  c["state"] = {{"running", {{"startedAt", ts}}}};
-                                } else {
-                                  c["state"] = {{"terminated", terminated}};
-                                  c["ready"] = false;
-                                  c["started"] = false;
-                                }
-                              }
-                              if (!restart) {
-                                status["phase"] = code == 0 ? "Succeeded" : "Failed";
-                                for (auto& c : status["conditions"]) {
-                                  const std::string type = c.value("type", "");
-                                  if (type == "Ready" || type == "ContainersReady") {
-                                    c["status"] = "False";
-                                    c["reason"] = "PodCompleted";
-                                    c["lastTransitionTime"] = ts;
-                                  }
-                                }
-                              }
-                              return Mutation{Mutation::Kind::kPut, std::move(next)};
-                            });
+    (void)cluster_.storage.Mutate("pods", md.value("namespace", ""), md.value("name", ""),
+                                  [&](const json* cur) -> ApiResult<Mutation> {
+                                    if (!cur || (*cur)["metadata"].value("uid", "") != uid ||
+                                        cur->value("status", json::object()).value("phase", "") != "Running")
+                                      return Mutation{};
+                                    json next = *cur;
+                                    json& status = next["status"];
+                                    const json terminated = {{"exitCode", code},
+                                                             {"reason", code == 0 ? "Completed" : "Error"},
+                                                             {"startedAt", started},
+                                                             {"finishedAt", ts}};
+                                    for (auto& c : status["containerStatuses"]) {
+                                      if (restart) {
+                                        c["restartCount"] = c.value("restartCount", 0) + 1;
+                                        c["lastState"] = {{"terminated", terminated}};
+                                        c["state"] = {{"running", {{"startedAt", ts}}}};
+                                      } else {
+                                        c["state"] = {{"terminated", terminated}};
+                                        c["ready"] = false;
+                                        c["started"] = false;
+                                      }
+                                    }
+                                    if (!restart) {
+                                      status["phase"] = code == 0 ? "Succeeded" : "Failed";
+                                      for (auto& c : status["conditions"]) {
+                                        const std::string type = c.value("type", "");
+                                        if (type == "Ready" || type == "ContainersReady") {
+                                          c["status"] = "False";
+                                          c["reason"] = "PodCompleted";
+                                          c["lastTransitionTime"] = ts;
+                                        }
+                                      }
+                                    }
+                                    return Mutation{Mutation::Kind::kPut, std::move(next)};
+                                  });
   }
   running_since_ = std::move(seen);
 }

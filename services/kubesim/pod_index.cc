@@ -11,8 +11,8 @@ using nlohmann::json;
 std::map<std::string, long long> PodRequests(const json& pod) {
   std::map<std::string, long long> out;
   auto total = PodTotal(pod, "requests");
-  if (IsError(total)) return out;  // never stored: admission (quota.h AdmitPod) refuses it
-  for (const auto& [resource, amount] : std::get<ResourceAmounts>(total)) out[resource] = amount.milli;
+  if (!total.ok()) return out;  // never stored: admission (quota.h AdmitPod) refuses it
+  for (const auto& [resource, amount] : *total) out[resource] = amount.milli;
   return out;
 }
 

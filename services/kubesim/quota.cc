@@ -94,10 +94,10 @@ ApiResult<ResourceAmounts> ReadList(const json& container, const char* which) {
 ApiResult<ResourceAmounts> ReadRequests(const json& container) {
   auto requests = ReadList(container, "requests");
   auto limits = ReadList(container, "limits");
-  if (IsError(requests)) return requests;
-  if (IsError(limits)) return limits;
-  auto& merged = std::get<ResourceAmounts>(requests);
-  for (const auto& [name, amount] : std::get<ResourceAmounts>(limits)) merged.emplace(name, amount);
+  if (!requests.ok()) return requests;
+  if (!limits.ok()) return limits;
+  auto& merged = *requests;
+  for (const auto& [name, amount] : *limits) merged.emplace(name, amount);
   return requests;
 }
 
@@ -116,10 +116,9 @@ ApiResult<ResourceAmounts> PodTotal(const json& pod, const char* which) {
   std::vector<ContainerAmounts<Amount>> containers;
   for (const char* list : {"containers", "initContainers"}) {
     for (const json& c : ContainersOf(pod, list)) {
-      auto amounts = read(c);
-      if (IsError(amounts)) return amounts;
-      containers.push_back({RoleOf(std::string_view(list) == "initContainers", c.value("restartPolicy", "")),
-                            std::get<ResourceAmounts>(std::move(amounts))});
+      KUBESIM_ASSIGN_OR_RETURN(ResourceAmounts amounts, read(c));
+      containers.push_back(
+          {RoleOf(std::string_view(list) == "initContainers", c.value("restartPolicy", "")), std::move(amounts)});
     }
   }
   ResourceAmounts total = EffectivePodAmounts(containers);
@@ -185,8 +184,8 @@ ResourceAmounts UsedBy(const std::vector<ObjectPtr>& pods) {
   ResourceAmounts used;
   for (const ObjectPtr& pod : pods) {
     auto usage = PodUsage(*pod);
-    if (IsError(usage)) continue;  // stored before a quota could check it
-    for (const auto& [name, amount] : std::get<ResourceAmounts>(usage)) used[name] += amount;
+    if (!usage.ok()) continue;  // stored before a quota could check it
+    for (const auto& [name, amount] : *usage) used[name] += amount;
   }
   return used;
 }
@@ -265,9 +264,9 @@ std::string QosClass(const json& pod) {
     for (const json& c : ContainersOf(pod, which)) {
       auto requests = ReadList(c, "requests");
       auto limits = ReadList(c, "limits");
-      if (IsError(requests) || IsError(limits)) continue;
-      const auto& req = std::get<ResourceAmounts>(requests);
-      const auto& lim = std::get<ResourceAmounts>(limits);
+      if (!requests.ok() || !limits.ok()) continue;
+      const auto& req = *requests;
+      const auto& lim = *limits;
       for (const char* r : {"cpu", "memory"}) {
         auto q = req.find(r), l = lim.find(r);
         if ((q != req.end() && q->second.milli != 0) || (l != lim.end() && l->second.milli != 0)) any = true;
@@ -291,8 +290,8 @@ std::string MissingConstraints(const json& pod, const ResourceAmounts& hard) {
     for (const json& c : ContainersOf(pod, which)) {
       auto requests = ReadList(c, "requests");
       auto limits = ReadList(c, "limits");
-      if (IsError(requests) || IsError(limits)) continue;
-      ResourceAmounts usage = ComputeUsage(std::get<ResourceAmounts>(requests), std::get<ResourceAmounts>(limits));
+      if (!requests.ok() || !limits.ok()) continue;
+      ResourceAmounts usage = ComputeUsage(*requests, *limits);
       for (const std::string& r : required)
         if (!usage.contains(r)) missing[r].insert(c.value("name", ""));
     }
@@ -364,11 +363,9 @@ bool ChargedForPods(const std::string& resource) {
 ApiResult<ResourceAmounts> PodUsage(const json& pod) {
   ResourceAmounts usage;
   if (!PodFinished(pod)) {
-    auto requests = PodTotal(pod, "requests");
-    if (IsError(requests)) return requests;
-    auto limits = PodTotal(pod, "limits");
-    if (IsError(limits)) return limits;
-    usage = ComputeUsage(std::get<ResourceAmounts>(requests), std::get<ResourceAmounts>(limits));
+    KUBESIM_ASSIGN_OR_RETURN(const ResourceAmounts requests, PodTotal(pod, "requests"));
+    KUBESIM_ASSIGN_OR_RETURN(const ResourceAmounts limits, PodTotal(pod, "limits"));
+    usage = ComputeUsage(requests, limits);
   }
   usage["count/pods"] = Amount{1000, false};
   return usage;
@@ -378,10 +375,9 @@ ApiResult<AdmittedPod> AdmitPod(json pod, const PodAdmissionContext& context) {
   if (!pod.contains("spec") || !pod["spec"].is_object()) pod["spec"] = json::object();
   DefaultRequestsToLimits(pod);
   ApplyLimitRanges(pod, context.limit_ranges);
-  auto usage = PodUsage(pod);
-  if (IsError(usage)) return std::get<ApiError>(usage);
+  KUBESIM_ASSIGN_OR_RETURN(ResourceAmounts usage, PodUsage(pod));
   pod["status"]["qosClass"] = QosClass(pod);
-  AdmittedPod admitted{std::move(pod), std::move(std::get<ResourceAmounts>(usage))};
+  AdmittedPod admitted{std::move(pod), std::move(usage)};
 
   // As the API server does: every quota's constraints first, then usage.
   std::vector<std::pair<const json*, ResourceAmounts>> limiting;  // (quota, charged hard)

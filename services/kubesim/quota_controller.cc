@@ -49,9 +49,9 @@ class PodQuotaWatch final : public WatchSink {
  private:
   void Queue(const std::string& ns, std::uint64_t version, const json& pod, bool release) {
     auto usage = PodUsage(pod);
-    if (IsError(usage)) return;  // never admitted, never charged
+    if (!usage.ok()) return;  // never admitted, never charged
     std::lock_guard lock(mu_);
-    pending_.push_back({ns, version, std::move(std::get<ResourceAmounts>(usage)), release});
+    pending_.push_back({ns, version, std::move(*usage), release});
   }
 
   std::mutex mu_;
@@ -83,15 +83,15 @@ PodAdmissionContext ApiServer::Impl::PodAdmissionContextFor(const std::string& n
 
 void ApiServer::Impl::ChargeQuotas(const std::string& ns, const ResourceAmounts& usage, bool release) {
   for (const ObjectPtr& quota : cluster.storage.List("resourcequotas", ns, nullptr, 0, "").items) {
-    cluster.storage.Mutate("resourcequotas", ns, (*quota)["metadata"].value("name", ""),
-                           [&](const json* current) -> ApiResult<Mutation> {
-                             if (!current) return Mutation{};
-                             json status = ChargeQuota(*current, usage, release);
-                             if (current->value("status", json::object()) == status) return Mutation{};
-                             json next = *current;
-                             next["status"] = std::move(status);
-                             return Mutation{Mutation::Kind::kPut, std::move(next)};
-                           });
+    (void)cluster.storage.Mutate("resourcequotas", ns, (*quota)["metadata"].value("name", ""),
+                                 [&](const json* current) -> ApiResult<Mutation> {
+                                   if (!current) return Mutation{};
+                                   json status = ChargeQuota(*current, usage, release);
+                                   if (current->value("status", json::object()) == status) return Mutation{};
+                                   json next = *current;
+                                   next["status"] = std::move(status);
+                                   return Mutation{Mutation::Kind::kPut, std::move(next)};
+                                 });
   }
 }
 
@@ -103,15 +103,15 @@ void ApiServer::Impl::RefreshQuotas(const std::string& ns) {
   const std::vector<ObjectPtr>& pods = listed.items;
   pod_quota_watch->Forget(ns, listed.resource_version);
   for (const ObjectPtr& quota : quotas) {
-    cluster.storage.Mutate("resourcequotas", ns, (*quota)["metadata"].value("name", ""),
-                           [&](const json* current) -> ApiResult<Mutation> {
-                             if (!current) return Mutation{};
-                             json status = QuotaStatus(*current, pods);
-                             if (current->value("status", json::object()) == status) return Mutation{};
-                             json next = *current;
-                             next["status"] = std::move(status);
-                             return Mutation{Mutation::Kind::kPut, std::move(next)};
-                           });
+    (void)cluster.storage.Mutate("resourcequotas", ns, (*quota)["metadata"].value("name", ""),
+                                 [&](const json* current) -> ApiResult<Mutation> {
+                                   if (!current) return Mutation{};
+                                   json status = QuotaStatus(*current, pods);
+                                   if (current->value("status", json::object()) == status) return Mutation{};
+                                   json next = *current;
+                                   next["status"] = std::move(status);
+                                   return Mutation{Mutation::Kind::kPut, std::move(next)};
+                                 });
   }
 }
 

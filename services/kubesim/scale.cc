@@ -66,8 +66,8 @@ void ApiServer::Impl::Scale(Call& call) {
                       MethodNotAllowedError("the server does not allow this method on the requested resource"));
   }
   auto body = ParseJsonOrYaml(call.request.body());
-  if (IsError(body)) return ReplyError(*call.exchange, std::get<ApiError>(body));
-  const json& sent = std::get<json>(body);
+  if (!body.ok()) return ReplyError(*call.exchange, body.error());
+  const json& sent = *body;
   std::string ct(call.request[bhttp::field::content_type]);
   ct = ct.substr(0, ct.find(';'));
   auto stored = cluster.storage.Mutate(
@@ -82,8 +82,8 @@ void ApiServer::Impl::Scale(Call& call) {
           else if (ct == "application/strategic-merge-patch+json") wanted = ApplyStrategicMergePatch(scale, sent);
           else return UnsupportedMediaTypeError("the body of the request was in an unknown format");
         }
-        if (IsError(wanted)) return std::get<ApiError>(wanted);
-        const json& w = std::get<json>(wanted);
+        if (!wanted.ok()) return wanted.error();
+        const json& w = *wanted;
         if (!w.is_object()) return BadRequestError("the body of the request must be a JSON object");
         const std::string rv = w.value("metadata", json::object()).value("resourceVersion", "");
         if (!rv.empty() && rv != (*current)["metadata"].value("resourceVersion", ""))
@@ -100,8 +100,8 @@ void ApiServer::Impl::Scale(Call& call) {
         return Mutation{Mutation::Kind::kPut, std::move(next)};
       },
       call.DryRun());
-  if (IsError(stored)) return ReplyError(*call.exchange, std::get<ApiError>(stored));
-  ReplyJson(*call.exchange, 200, ScaleOf(*std::get<ObjectPtr>(stored)).dump());
+  if (!stored.ok()) return ReplyError(*call.exchange, stored.error());
+  ReplyJson(*call.exchange, 200, ScaleOf(**stored).dump());
 }
 
 }  // namespace septa::kubesim

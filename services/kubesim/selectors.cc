@@ -94,9 +94,8 @@ ApiResult<LabelRequirement> ParseRequirement(std::string_view term) {
 ApiResult<LabelSelector> LabelSelector::Parse(std::string_view text) {
   LabelSelector s;
   for (auto term : SplitTerms(text)) {
-    auto r = ParseRequirement(term);
-    if (IsError(r)) return std::get<ApiError>(r);
-    s.requirements_.push_back(std::move(std::get<LabelRequirement>(r)));
+    KUBESIM_ASSIGN_OR_RETURN(LabelRequirement r, ParseRequirement(term));
+    s.requirements_.push_back(std::move(r));
   }
   return s;
 }

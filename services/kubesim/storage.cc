@@ -170,9 +170,7 @@ ApiResult<ObjectPtr> Storage::Mutate(const std::string& type_key, const std::str
   const std::string key = ObjectKey(ns, name);
   auto it = data.objects.find(key);
   ObjectPtr current = it == data.objects.end() ? nullptr : it->second.object;
-  auto decided = fn(current.get());
-  if (IsError(decided)) return std::get<ApiError>(decided);
-  Mutation m = std::move(std::get<Mutation>(decided));
+  KUBESIM_ASSIGN_OR_RETURN(Mutation m, fn(current.get()));
   switch (m.kind) {
     case Mutation::Kind::kNothing: return current;
     case Mutation::Kind::kPut: {

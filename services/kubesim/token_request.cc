@@ -88,10 +88,10 @@ void ApiServer::Impl::TokenRequest(Call& call) {
     return ReplyError(ex, ServiceUnavailableError("this API server has no service account signing key"));
   }
   auto body = ParseBody(call);
-  if (IsError(body)) return ReplyError(ex, std::get<ApiError>(body));
-  auto spec = ParseSpec(call.name, std::get<json>(body));
-  if (IsError(spec)) return ReplyError(ex, std::get<ApiError>(spec));
-  TokenSpec& token_spec = std::get<TokenSpec>(spec);
+  if (!body.ok()) return ReplyError(ex, body.error());
+  auto spec = ParseSpec(call.name, *body);
+  if (!spec.ok()) return ReplyError(ex, spec.error());
+  TokenSpec& token_spec = *spec;
 
   ObjectPtr account = cluster.storage.Get("serviceaccounts", call.ns, call.name);
   if (!account) return ReplyError(ex, NotFoundError("serviceaccounts", "", call.name));
@@ -124,7 +124,7 @@ void ApiServer::Impl::TokenRequest(Call& call) {
   }
 
   auto id = NewUid(cluster.random);
-  if (IsError(id)) return ReplyError(ex, std::get<ApiError>(id));
+  if (!id.ok()) return ReplyError(ex, id.error());
   const TimePoint now = cluster.clock.Now();
   ServiceAccountClaims claims;
   claims.ns = call.ns;
@@ -132,7 +132,7 @@ void ApiServer::Impl::TokenRequest(Call& call) {
   claims.service_account_uid = workload::Uid(*account);
   claims.pod = token_spec.pod;
   claims.pod_uid = token_spec.pod_uid;
-  claims.id = std::get<std::string>(std::move(id));
+  claims.id = *std::move(id);
   claims.audiences = token_spec.audiences;
   claims.issued_at = UnixSeconds(now);
   claims.expires_at = claims.issued_at + token_spec.expiration_seconds;
@@ -202,8 +202,8 @@ std::optional<UserInfo> ApiServer::Impl::ServiceAccountUser(std::string_view tok
 void ApiServer::Impl::TokenReview(Call& call) {
   http::Exchange& ex = *call.exchange;
   auto body = ParseBody(call);
-  if (IsError(body)) return ReplyError(ex, std::get<ApiError>(body));
-  const json& request = std::get<json>(body);
+  if (!body.ok()) return ReplyError(ex, body.error());
+  const json& request = *body;
   if (request.contains("kind") && request["kind"] != "TokenReview") {
     return ReplyError(ex,
                       BadRequestError("the body of the request must be a TokenReview, not " + request["kind"].dump()));

@@ -66,13 +66,13 @@ ApiResult<json> ParseBody(const Call& call, bool allow_array) {
         "application/json, application/yaml");
   }
   auto parsed = ParseJsonOrYaml(call.request.body());
-  if (IsError(parsed)) {
+  if (!parsed.ok()) {
     // kube-apiserver's words for a body it cannot decode (a 400).
-    ApiError& error = std::get<ApiError>(parsed);
+    ApiError& error = parsed.error();
     error.message = "the object provided is unrecognized (must be of type " + call.type->kind + "): " + error.message;
     return parsed;
   }
-  json& j = std::get<json>(parsed);
+  json& j = *parsed;
   if (!j.is_object() && !(allow_array && j.is_array())) {
     return BadRequestError("the body of the request must be a JSON object");
   }
@@ -158,15 +158,12 @@ static ApiResult<json> Conform(const Call& call, json obj, bool allow_name_from_
 static ApiResult<json> PrepareNew(Cluster& cluster, const ResourceType& t, json obj) {
   json& md = obj["metadata"];
   if (md.value("name", "").empty() && !md.value("generateName", "").empty()) {
-    auto suffix = RandomSuffix(cluster.random);
-    if (IsError(suffix)) return std::get<ApiError>(std::move(suffix));
-    md["name"] = md["generateName"].get<std::string>() + std::get<std::string>(suffix);
+    KUBESIM_ASSIGN_OR_RETURN(const std::string suffix, RandomSuffix(cluster.random));
+    md["name"] = md["generateName"].get<std::string>() + suffix;
   }
   auto causes = Validate(t, obj);
   if (!causes.empty()) return InvalidError(t.kind, t.group, md.value("name", ""), std::move(causes));
-  auto uid = NewUid(cluster.random);
-  if (IsError(uid)) return std::get<ApiError>(std::move(uid));
-  md["uid"] = std::get<std::string>(std::move(uid));
+  KUBESIM_ASSIGN_OR_RETURN(md["uid"], NewUid(cluster.random));
   causes = DefaultAndValidateWorkload(t, obj);
   if (!causes.empty()) return InvalidError(t.kind, t.group, md.value("name", ""), std::move(causes));
   md["creationTimestamp"] = Rfc3339(cluster.clock.Now());
@@ -273,25 +270,21 @@ ApiResult<ObjectPtr> ApiServer::Impl::CreateParsed(const ResourceType& t, const 
                                                    const std::string& manager) {
   ApiError ns_problem = NamespaceProblem(cluster, t, ns);
   if (!ns_problem.reason.empty()) return ns_problem;
-  auto prepared = PrepareNew(cluster, t, std::move(obj));
-  if (IsError(prepared)) return std::get<ApiError>(prepared);
+  KUBESIM_ASSIGN_OR_RETURN(json ready, PrepareNew(cluster, t, std::move(obj)));
   std::unique_lock<std::mutex> service_ips;
   if (IsService(t)) {
     service_ips = std::unique_lock(service_ips_mu);
-    prepared = AllocateServiceIp(cluster, t, std::move(std::get<json>(prepared)), UsedServiceIps());
-    if (IsError(prepared)) return std::get<ApiError>(prepared);
+    KUBESIM_ASSIGN_OR_RETURN(ready, AllocateServiceIp(cluster, t, std::move(ready), UsedServiceIps()));
   }
-  json ready = std::move(std::get<json>(prepared));
   // Pods pass LimitRanger and ResourceQuota admission, then are stored, as one step.
   const bool is_pod = t.group.empty() && t.resource == "pods";
   std::unique_lock<std::mutex> admission;
   ResourceAmounts usage;
   if (is_pod) {
     admission = std::unique_lock(pod_admission_mu);
-    auto admitted = AdmitPod(std::move(ready), PodAdmissionContextFor(ns));
-    if (IsError(admitted)) return std::get<ApiError>(admitted);
-    ready = std::move(std::get<AdmittedPod>(admitted).pod);
-    usage = std::move(std::get<AdmittedPod>(admitted).usage);
+    KUBESIM_ASSIGN_OR_RETURN(AdmittedPod admitted, AdmitPod(std::move(ready), PodAdmissionContextFor(ns)));
+    ready = std::move(admitted.pod);
+    usage = std::move(admitted.usage);
   }
   if (!manager.empty())
     RecordUpdate(nullptr, ready, manager, ready.value("apiVersion", ""), Rfc3339(cluster.clock.Now()));
@@ -303,18 +296,18 @@ ApiResult<ObjectPtr> ApiServer::Impl::CreateParsed(const ResourceType& t, const 
         return Put(std::move(ready));
       },
       dry_run);
-  if (is_pod && !IsError(stored) && !dry_run) ChargeQuotas(ns, usage, false);
+  if (is_pod && stored.ok() && !dry_run) ChargeQuotas(ns, usage, false);
   if (admission.owns_lock()) admission.unlock();
-  if (!IsError(stored) && !dry_run) {
-    AfterWrite(t, ns, std::get<ObjectPtr>(stored), false);
+  if (stored.ok() && !dry_run) {
+    AfterWrite(t, ns, *stored, false);
     if (t.group.empty() && t.resource == "namespaces") {
       // As the service account controller does: every namespace has "default".
       if (auto sa = cluster.registry.Find("", "v1", "serviceaccounts")) {
-        CreateParsed(*sa, name,
-                     {{"apiVersion", "v1"},
-                      {"kind", "ServiceAccount"},
-                      {"metadata", {{"name", "default"}, {"namespace", name}}}},
-                     false, "");
+        (void)CreateParsed(*sa, name,
+                           {{"apiVersion", "v1"},
+                            {"kind", "ServiceAccount"},
+                            {"metadata", {{"name", "default"}, {"namespace", name}}}},
+                           false, "");
       }
     }
   }
@@ -335,9 +328,9 @@ void ApiServer::Impl::Get(Call& call) {
 
 void ApiServer::Impl::List(Call& call) {
   auto labels = LabelSelector::Parse(call.Query("labelSelector"));
-  if (IsError(labels)) return ReplyError(*call.exchange, std::get<ApiError>(labels));
+  if (!labels.ok()) return ReplyError(*call.exchange, labels.error());
   auto fields = FieldSelector::Parse(call.Query("fieldSelector"));
-  if (IsError(fields)) return ReplyError(*call.exchange, std::get<ApiError>(fields));
+  if (!fields.ok()) return ReplyError(*call.exchange, fields.error());
   std::size_t limit = options.default_page_size;
   if (std::string l = call.Query("limit"); !l.empty()) {
     try {
@@ -358,8 +351,8 @@ void ApiServer::Impl::List(Call& call) {
                                   "You can start a new list without the continue parameter."));
     }
   }
-  const auto& label_sel = std::get<LabelSelector>(labels);
-  const auto& field_sel = std::get<FieldSelector>(fields);
+  const auto& label_sel = *labels;
+  const auto& field_sel = *fields;
   auto filter = [&](const json& obj) {
     const json& md = obj["metadata"];
     auto it = md.find("labels");
@@ -396,21 +389,20 @@ void ApiServer::Impl::List(Call& call) {
 
 void ApiServer::Impl::Create(Call& call) {
   auto body = ParseBody(call);
-  if (IsError(body)) return ReplyError(*call.exchange, std::get<ApiError>(body));
-  auto obj = Conform(call, std::move(std::get<json>(body)), false);
-  if (IsError(obj)) return ReplyError(*call.exchange, std::get<ApiError>(obj));
-  auto stored =
-      CreateParsed(*call.type, call.ns, std::move(std::get<json>(obj)), call.DryRun(), call.Query("fieldManager"));
-  if (IsError(stored)) return ReplyError(*call.exchange, std::get<ApiError>(stored));
-  ReplyJson(*call.exchange, 201, Encode(call, *std::get<ObjectPtr>(stored)));
+  if (!body.ok()) return ReplyError(*call.exchange, body.error());
+  auto obj = Conform(call, std::move(*body), false);
+  if (!obj.ok()) return ReplyError(*call.exchange, obj.error());
+  auto stored = CreateParsed(*call.type, call.ns, std::move(*obj), call.DryRun(), call.Query("fieldManager"));
+  if (!stored.ok()) return ReplyError(*call.exchange, stored.error());
+  ReplyJson(*call.exchange, 201, Encode(call, **stored));
 }
 
 void ApiServer::Impl::Update(Call& call) {
   auto body = ParseBody(call);
-  if (IsError(body)) return ReplyError(*call.exchange, std::get<ApiError>(body));
-  auto conformed = Conform(call, std::move(std::get<json>(body)), false);
-  if (IsError(conformed)) return ReplyError(*call.exchange, std::get<ApiError>(conformed));
-  json proposed = std::move(std::get<json>(conformed));
+  if (!body.ok()) return ReplyError(*call.exchange, body.error());
+  auto conformed = Conform(call, std::move(*body), false);
+  if (!conformed.ok()) return ReplyError(*call.exchange, conformed.error());
+  json proposed = std::move(*conformed);
   const ResourceType& t = *call.type;
   std::string manager = call.Query("fieldManager");
   // A service moved across ExternalName is given or loses an address.
@@ -428,8 +420,8 @@ void ApiServer::Impl::Update(Call& call) {
                             service_ips.owns_lock() ? &used_service_ips : nullptr);
       },
       call.DryRun());
-  if (IsError(stored)) return ReplyError(*call.exchange, std::get<ApiError>(stored));
-  const ObjectPtr& obj = std::get<ObjectPtr>(stored);
+  if (!stored.ok()) return ReplyError(*call.exchange, stored.error());
+  const ObjectPtr& obj = *stored;
   if (!call.DryRun()) AfterWrite(t, call.ns, obj, cluster.storage.Get(t.key(), call.ns, call.name) == nullptr);
   ReplyJson(*call.exchange, 200, Encode(call, *obj));
 }
@@ -450,8 +442,8 @@ void ApiServer::Impl::Patch(Call& call) {
                       UnsupportedMediaTypeError("strategic merge patch is not supported for custom resources"));
   }
   auto body = ParseBody(call, /*allow_array=*/ct == "application/json-patch+json");
-  if (IsError(body)) return ReplyError(*call.exchange, std::get<ApiError>(body));
-  json patch = std::move(std::get<json>(body));
+  if (!body.ok()) return ReplyError(*call.exchange, body.error());
+  json patch = std::move(*body);
   const std::string manager = call.Query("fieldManager");
   if (apply && manager.empty()) {
     return ReplyError(*call.exchange, BadRequestError("PATCH requests with apply-patch need a fieldManager"));
@@ -462,8 +454,8 @@ void ApiServer::Impl::Patch(Call& call) {
   json intent;
   if (apply) {
     auto conformed = Conform(call, patch, true);
-    if (IsError(conformed)) return ReplyError(*call.exchange, std::get<ApiError>(conformed));
-    intent = std::move(std::get<json>(conformed));
+    if (!conformed.ok()) return ReplyError(*call.exchange, conformed.error());
+    intent = std::move(*conformed);
     if (!cluster.storage.Get(t.key(), call.ns, call.name)) {
       ApiError ns_problem = NamespaceProblem(cluster, t, call.ns);
       if (!ns_problem.reason.empty()) return ReplyError(*call.exchange, ns_problem);
@@ -492,30 +484,25 @@ void ApiServer::Impl::Patch(Call& call) {
         if (!current && !apply) return NotFoundError(t.resource, t.group, call.name);
         if (apply) {
           ApplyRequest req{current, &intent, manager, force, call.api_version(), now, t.resource, t.group, call.name};
-          auto applied = ServerSideApply(req);
-          if (IsError(applied)) return std::get<ApiError>(applied);
+          KUBESIM_ASSIGN_OR_RETURN(json applied, ServerSideApply(req));
           if (!current) {
             created = true;
-            auto fresh = PrepareNew(cluster, t, std::move(std::get<json>(applied)));
-            if (IsError(fresh)) return std::get<ApiError>(fresh);
+            KUBESIM_ASSIGN_OR_RETURN(json fresh, PrepareNew(cluster, t, std::move(applied)));
             if (service_ips.owns_lock()) {
-              fresh = AllocateServiceIp(cluster, t, std::move(std::get<json>(fresh)), used_service_ips);
-              if (IsError(fresh)) return std::get<ApiError>(fresh);
+              KUBESIM_ASSIGN_OR_RETURN(fresh, AllocateServiceIp(cluster, t, std::move(fresh), used_service_ips));
             }
-            if (!admission.owns_lock()) return Put(std::move(std::get<json>(fresh)));
-            auto admitted = AdmitPod(std::move(std::get<json>(fresh)), admission_context);
-            if (IsError(admitted)) return std::get<ApiError>(admitted);
-            usage = std::move(std::get<AdmittedPod>(admitted).usage);
-            return Put(std::move(std::get<AdmittedPod>(admitted).pod));
+            if (!admission.owns_lock()) return Put(std::move(fresh));
+            KUBESIM_ASSIGN_OR_RETURN(AdmittedPod admitted, AdmitPod(std::move(fresh), admission_context));
+            usage = std::move(admitted.usage);
+            return Put(std::move(admitted.pod));
           }
-          return FinishUpdate(cluster, t, *current, std::move(std::get<json>(applied)), call.subresource, "",
-                              call.api_version(), service_ips.owns_lock() ? &used_service_ips : nullptr);
+          return FinishUpdate(cluster, t, *current, std::move(applied), call.subresource, "", call.api_version(),
+                              service_ips.owns_lock() ? &used_service_ips : nullptr);
         }
-        ApiResult<json> patched = ct == "application/merge-patch+json"  ? ApplyMergePatch(*current, patch)
-                                  : ct == "application/json-patch+json" ? ApplyJsonPatch(*current, patch)
-                                                                        : ApplyStrategicMergePatch(*current, patch);
-        if (IsError(patched)) return std::get<ApiError>(patched);
-        json& p = std::get<json>(patched);
+        KUBESIM_ASSIGN_OR_RETURN(json p, ct == "application/merge-patch+json" ? ApplyMergePatch(*current, patch)
+                                         : ct == "application/json-patch+json"
+                                             ? ApplyJsonPatch(*current, patch)
+                                             : ApplyStrategicMergePatch(*current, patch));
         if (!p.is_object() || !p.contains("metadata") || !p["metadata"].is_object()) {
           return BadRequestError("the patch removed the object's metadata");
         }
@@ -532,10 +519,10 @@ void ApiServer::Impl::Patch(Call& call) {
                             service_ips.owns_lock() ? &used_service_ips : nullptr);
       },
       call.DryRun());
-  if (admission.owns_lock() && created && !IsError(stored) && !call.DryRun()) ChargeQuotas(call.ns, usage, false);
+  if (admission.owns_lock() && created && stored.ok() && !call.DryRun()) ChargeQuotas(call.ns, usage, false);
   if (admission.owns_lock()) admission.unlock();
-  if (IsError(stored)) return ReplyError(*call.exchange, std::get<ApiError>(stored));
-  const ObjectPtr& obj = std::get<ObjectPtr>(stored);
+  if (!stored.ok()) return ReplyError(*call.exchange, stored.error());
+  const ObjectPtr& obj = *stored;
   if (!call.DryRun()) AfterWrite(t, call.ns, obj, cluster.storage.Get(t.key(), call.ns, call.name) == nullptr);
   ReplyJson(*call.exchange, created ? 201 : 200, Encode(call, *obj));
 }
@@ -575,8 +562,8 @@ ApiResult<ObjectPtr> ApiServer::Impl::DeleteOne(const ResourceType& t, const std
         return Mutation{Mutation::Kind::kDelete, {}};
       },
       dry_run);
-  if (IsError(result) || dry_run) return result;
-  const ObjectPtr& obj = std::get<ObjectPtr>(result);
+  if (!result.ok() || dry_run) return result;
+  const ObjectPtr& obj = *result;
   if (t.group.empty() && t.resource == "namespaces") {
     DeleteNamespaceContents(name);
     MaybeFinalizeNamespace(name);
@@ -594,7 +581,8 @@ ApiResult<ObjectPtr> ApiServer::Impl::DeleteOne(const ResourceType& t, const std
             return false;
           },
           0, "");
-      for (const auto& d : owned.items) DeleteOne(*dt, ns, (*d)["metadata"].value("name", ""), json::object(), false);
+      for (const auto& d : owned.items)
+        (void)DeleteOne(*dt, ns, (*d)["metadata"].value("name", ""), json::object(), false);
     }
   }
   AfterWrite(t, ns, obj, removed);
@@ -607,8 +595,8 @@ static ApiResult<json> DeleteOptionsOf(const Call& call) {
   json options = json::object();
   if (!call.request.body().empty()) {
     auto body = ParseJsonOrYaml(call.request.body());
-    if (IsError(body)) return body;
-    if (std::get<json>(body).is_object()) options = std::move(std::get<json>(body));
+    if (!body.ok()) return body;
+    if (body->is_object()) options = std::move(*body);
   }
   if (std::string p = call.Query("propagationPolicy"); !p.empty()) options["propagationPolicy"] = p;
   return options;
@@ -616,32 +604,32 @@ static ApiResult<json> DeleteOptionsOf(const Call& call) {
 
 void ApiServer::Impl::Delete(Call& call) {
   auto options = DeleteOptionsOf(call);
-  if (IsError(options)) return ReplyError(*call.exchange, std::get<ApiError>(options));
-  auto result = DeleteOne(*call.type, call.ns, call.name, std::get<json>(options), call.DryRun());
-  if (IsError(result)) return ReplyError(*call.exchange, std::get<ApiError>(result));
-  ReplyJson(*call.exchange, 200, Encode(call, *std::get<ObjectPtr>(result)));
+  if (!options.ok()) return ReplyError(*call.exchange, options.error());
+  auto result = DeleteOne(*call.type, call.ns, call.name, *options, call.DryRun());
+  if (!result.ok()) return ReplyError(*call.exchange, result.error());
+  ReplyJson(*call.exchange, 200, Encode(call, **result));
 }
 
 void ApiServer::Impl::DeleteCollection(Call& call) {
   auto labels = LabelSelector::Parse(call.Query("labelSelector"));
-  if (IsError(labels)) return ReplyError(*call.exchange, std::get<ApiError>(labels));
+  if (!labels.ok()) return ReplyError(*call.exchange, labels.error());
   auto fields = FieldSelector::Parse(call.Query("fieldSelector"));
-  if (IsError(fields)) return ReplyError(*call.exchange, std::get<ApiError>(fields));
-  const auto& ls = std::get<LabelSelector>(labels);
-  const auto& fs = std::get<FieldSelector>(fields);
+  if (!fields.ok()) return ReplyError(*call.exchange, fields.error());
+  const auto& ls = *labels;
+  const auto& fs = *fields;
   auto matching = cluster.storage.List(
       call.type->key(), call.ns,
       [&](const json& o) { return ls.Matches(o["metadata"].value("labels", json())) && fs.Matches(o); }, 0, "");
   auto options = DeleteOptionsOf(call);
-  if (IsError(options)) return ReplyError(*call.exchange, std::get<ApiError>(options));
+  if (!options.ok()) return ReplyError(*call.exchange, options.error());
   std::string body = "{\"kind\":" + JsonString(call.type->list_kind()) +
                      ",\"apiVersion\":" + JsonString(call.api_version()) + ",\"metadata\":{},\"items\":[";
   bool first = true;
   for (const auto& o : matching.items) {
     auto r = DeleteOne(*call.type, (*o)["metadata"].value("namespace", ""), (*o)["metadata"].value("name", ""),
-                       std::get<json>(options), call.DryRun());
-    if (IsError(r)) continue;  // deleted meanwhile
-    body += (first ? "" : ",") + Encode(call, *std::get<ObjectPtr>(r));
+                       *options, call.DryRun());
+    if (!r.ok()) continue;  // deleted meanwhile
+    body += (first ? "" : ",") + Encode(call, **r);
     first = false;
   }
   body += "]}";
@@ -650,8 +638,8 @@ void ApiServer::Impl::DeleteCollection(Call& call) {
 
 void ApiServer::Impl::Bind(Call& call) {
   auto body = ParseBody(call);
-  if (IsError(body)) return ReplyError(*call.exchange, std::get<ApiError>(body));
-  const json& binding = std::get<json>(body);
+  if (!body.ok()) return ReplyError(*call.exchange, body.error());
+  const json& binding = *body;
   std::string node = binding.value("target", json::object()).value("name", "");
   if (node.empty()) {
     return ReplyError(*call.exchange, InvalidError("Binding", "", call.name,
@@ -675,7 +663,7 @@ void ApiServer::Impl::Bind(Call& call) {
         return Put(std::move(next));
       },
       call.DryRun());
-  if (IsError(result)) return ReplyError(*call.exchange, std::get<ApiError>(result));
+  if (!result.ok()) return ReplyError(*call.exchange, result.error());
   ReplyJson(
       *call.exchange, 201,
       json{{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object()}, {"status", "Success"}, {"code", 201}}
@@ -740,7 +728,8 @@ void ApiServer::Impl::DeleteNamespaceContents(const std::string& ns) {
   for (const auto& t : cluster.registry.All()) {
     if (!t->namespaced) continue;
     auto objects = cluster.storage.List(t->key(), ns, nullptr, 0, "");
-    for (const auto& o : objects.items) DeleteOne(*t, ns, (*o)["metadata"].value("name", ""), json::object(), false);
+    for (const auto& o : objects.items)
+      (void)DeleteOne(*t, ns, (*o)["metadata"].value("name", ""), json::object(), false);
   }
 }
 
@@ -748,7 +737,7 @@ void ApiServer::Impl::MaybeFinalizeNamespace(const std::string& ns) {
   for (const auto& t : cluster.registry.All()) {
     if (t->namespaced && !cluster.storage.List(t->key(), ns, nullptr, 1, "").items.empty()) return;
   }
-  cluster.storage.Mutate("namespaces", "", ns, [&](const json* current) -> ApiResult<Mutation> {
+  (void)cluster.storage.Mutate("namespaces", "", ns, [&](const json* current) -> ApiResult<Mutation> {
     if (!current || !(*current)["metadata"].contains("deletionTimestamp")) return Mutation{};
     return Mutation{Mutation::Kind::kDelete, {}};
   });

@@ -99,9 +99,9 @@ class HttpWatchSink final : public WatchSink {
 
 void ApiServer::Impl::Watch(Call& call) {
   auto labels = LabelSelector::Parse(call.Query("labelSelector"));
-  if (IsError(labels)) return ReplyError(*call.exchange, std::get<ApiError>(labels));
+  if (!labels.ok()) return ReplyError(*call.exchange, labels.error());
   auto fields = FieldSelector::Parse(call.Query("fieldSelector"));
-  if (IsError(fields)) return ReplyError(*call.exchange, std::get<ApiError>(fields));
+  if (!fields.ok()) return ReplyError(*call.exchange, fields.error());
   std::optional<std::uint64_t> since;
   if (std::string rv = call.Query("resourceVersion"); !rv.empty() && rv != "0") {
     try {
@@ -122,8 +122,8 @@ void ApiServer::Impl::Watch(Call& call) {
   o.type = call.type;
   o.api_version = call.api_version();
   o.ns = call.ns;
-  o.labels = std::move(std::get<LabelSelector>(labels));
-  o.fields = std::move(std::get<FieldSelector>(fields));
+  o.labels = std::move(*labels);
+  o.fields = std::move(*fields);
   o.bookmarks = call.Query("allowWatchBookmarks") == "true" || call.Query("allowWatchBookmarks") == "1";
   o.table = call.table;
   o.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
@@ -134,8 +134,8 @@ void ApiServer::Impl::Watch(Call& call) {
   call.exchange->StartStream(std::move(head));
   auto sink = std::make_shared<HttpWatchSink>(call.exchange, std::move(o), cluster.clock);
   auto watched = cluster.storage.Watch(call.type->key(), since, sink);
-  if (IsError(watched)) {
-    call.exchange->WriteChunk("{\"type\":\"ERROR\",\"object\":" + std::get<ApiError>(watched).ToJson().dump() + "}\n");
+  if (!watched.ok()) {
+    call.exchange->WriteChunk("{\"type\":\"ERROR\",\"object\":" + watched.error().ToJson().dump() + "}\n");
     call.exchange->EndStream();
   }
 }

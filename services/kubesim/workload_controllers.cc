@@ -239,7 +239,7 @@ bool WorkloadControllers::CreatePod(const json& owner, const json& pod_template,
     if (tmpl_md.contains(key)) md[key] = tmpl_md[key];
   json pod = {
       {"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", std::move(md)}, {"spec", Child(pod_template, "spec")}};
-  return !IsError(api_.CreateObject("", "pods", std::move(pod)));
+  return api_.CreateObject("", "pods", std::move(pod)).ok();
 }
 
 void WorkloadControllers::Delete(const char* group, const char* resource, const json& object) {
@@ -250,16 +250,16 @@ void WorkloadControllers::Delete(const char* group, const char* resource, const 
 void WorkloadControllers::Change(const std::string& type_key, const json& object,
                                  const std::function<void(json&)>& change) {
   const std::string uid = Uid(object);
-  cluster_.storage.Mutate(type_key, Metadata(object).value("namespace", ""), Name(object),
-                          [&](const json* current) -> ApiResult<Mutation> {
-                            if (!current || Uid(*current) != uid) return Mutation{};
-                            json next = *current;
-                            change(next);
-                            if (next == *current) return Mutation{};
-                            if (next.value("spec", json()) != current->value("spec", json()))
-                              next["metadata"]["generation"] = Metadata(*current).value("generation", 1) + 1;
-                            return Mutation{Mutation::Kind::kPut, std::move(next)};
-                          });
+  (void)cluster_.storage.Mutate(type_key, Metadata(object).value("namespace", ""), Name(object),
+                                [&](const json* current) -> ApiResult<Mutation> {
+                                  if (!current || Uid(*current) != uid) return Mutation{};
+                                  json next = *current;
+                                  change(next);
+                                  if (next == *current) return Mutation{};
+                                  if (next.value("spec", json()) != current->value("spec", json()))
+                                    next["metadata"]["generation"] = Metadata(*current).value("generation", 1) + 1;
+                                  return Mutation{Mutation::Kind::kPut, std::move(next)};
+                                });
 }
 
 void WorkloadControllers::SetStatus(const std::string& type_key, const json& object, json status) {

@@ -64,11 +64,11 @@ void CheckTemplate(const json& spec, std::vector<StatusCause>& causes) {
     return;
   }
   auto selector = LabelSelector::FromJson(spec["selector"]);
-  if (IsError(selector)) {
-    causes.push_back({"FieldValueInvalid", std::get<ApiError>(selector).message, "spec.selector"});
-  } else if (std::get<LabelSelector>(selector).empty()) {
+  if (!selector.ok()) {
+    causes.push_back({"FieldValueInvalid", selector.error().message, "spec.selector"});
+  } else if (selector->empty()) {
     causes.push_back({"FieldValueInvalid", "empty selector is invalid", "spec.selector"});
-  } else if (!std::get<LabelSelector>(selector).Matches(labels)) {
+  } else if (!selector->Matches(labels)) {
     causes.push_back({"FieldValueInvalid",
                       "Invalid value: " + labels.dump() + ": `selector` does not match template `labels`",
                       "spec.template.metadata.labels"});

@@ -20,9 +20,8 @@ Status SeedRoleBindings(kubesim::ApiServer& api) {
   for (nlohmann::json& binding : tenancy::host::VirtualClusterRoleBindings()) {
     const std::string name = binding["metadata"].value("name", "");
     auto created = api.CreateObject("rbac.authorization.k8s.io", "clusterrolebindings", std::move(binding));
-    if (kubesim::IsError(created) && std::get<kubesim::ApiError>(created).code != 409) {
-      return Unavailable("seeding the virtual cluster's role binding " + name + ": " +
-                         std::get<kubesim::ApiError>(created).message);
+    if (!created.ok() && created.error().code != 409) {
+      return Unavailable("seeding the virtual cluster's role binding " + name + ": " + created.error().message);
     }
   }
   return Status::Ok();

@@ -160,8 +160,8 @@ BENCHMARK(BM_WatchDelivery)->UseRealTime()->Iterations(2000);
 
 void SeedTenThousandPods() {
   static bool seeded = [] {
-    Sim().api().CreateObject("", "namespaces",
-                             {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "bench"}}}});
+    (void)Sim().api().CreateObject("", "namespaces",
+                                   {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "bench"}}}});
     for (int i = 0; i < 10'000; ++i) {
       json pod = {{"apiVersion", "v1"},
                   {"kind", "Pod"},
@@ -175,7 +175,7 @@ void SeedTenThousandPods() {
                        {"image", "registry.example/train:1.0"},
                        {"resources", {{"limits", {{"nvidia.com/gpu", "1"}, {"cpu", "4"}, {"memory", "16Gi"}}}}}}}},
                     {"nodeName", "node-" + std::to_string(i % 100)}}}};
-      Sim().api().CreateObject("", "pods", pod);
+      (void)Sim().api().CreateObject("", "pods", pod);
     }
     return true;
   }();
@@ -231,31 +231,32 @@ void BM_WorkloadPass(benchmark::State& state) {
   if (!sim.Start().ok()) std::abort();
   for (int i = 0; i < state.range(0); ++i) {
     const std::string name = "web-" + std::to_string(i);
-    sim.api().CreateObject("apps", "deployments",
-                           {{"apiVersion", "apps/v1"},
-                            {"kind", "Deployment"},
-                            {"metadata", {{"name", name}, {"namespace", "default"}}},
-                            {"spec",
-                             {{"replicas", 10},
-                              {"selector", {{"matchLabels", {{"app", name}}}}},
-                              {"template",
-                               {{"metadata", {{"labels", {{"app", name}}}}},
-                                {"spec", {{"containers", {{{"name", "c"}, {"image", "nginx"}}}}}}}}}}});
+    (void)sim.api().CreateObject("apps", "deployments",
+                                 {{"apiVersion", "apps/v1"},
+                                  {"kind", "Deployment"},
+                                  {"metadata", {{"name", name}, {"namespace", "default"}}},
+                                  {"spec",
+                                   {{"replicas", 10},
+                                    {"selector", {{"matchLabels", {{"app", name}}}}},
+                                    {"template",
+                                     {{"metadata", {{"labels", {{"app", name}}}}},
+                                      {"spec", {{"containers", {{{"name", "c"}, {"image", "nginx"}}}}}}}}}}});
   }
   for (int i = 0; i < state.range(1); ++i) {
-    sim.api().CreateObject("", "pods",
-                           {{"apiVersion", "v1"},
-                            {"kind", "Pod"},
-                            {"metadata", {{"name", "pod-" + std::to_string(i)}, {"namespace", "default"}}},
-                            {"spec", {{"containers", {{{"name", "c"}, {"image", "nginx"}}}}}}});
+    (void)sim.api().CreateObject("", "pods",
+                                 {{"apiVersion", "v1"},
+                                  {"kind", "Pod"},
+                                  {"metadata", {{"name", "pod-" + std::to_string(i)}, {"namespace", "default"}}},
+                                  {"spec", {{"containers", {{{"name", "c"}, {"image", "nginx"}}}}}}});
   }
   for (int i = 0; i < 8; ++i) sim.Tick();  // ReplicaSets, pods, statuses
   long writes = 0;
   for (auto _ : state) {
-    sim.api().CreateObject("", "configmaps",
-                           {{"apiVersion", "v1"},
-                            {"kind", "ConfigMap"},
-                            {"metadata", {{"name", "touch-" + std::to_string(writes++)}, {"namespace", "default"}}}});
+    (void)sim.api().CreateObject(
+        "", "configmaps",
+        {{"apiVersion", "v1"},
+         {"kind", "ConfigMap"},
+         {"metadata", {{"name", "touch-" + std::to_string(writes++)}, {"namespace", "default"}}}});
     const auto before = sim.cluster().storage.current_resource_version();
     sim.Tick();
     if (sim.cluster().storage.current_resource_version() != before) state.SkipWithError("a settled pass wrote");

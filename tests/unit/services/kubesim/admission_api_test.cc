@@ -270,14 +270,14 @@ TEST_F(kubesimAdmission, PodsThatFinishOrGoStopCountingWhoeverWroteThem) {
   // A controller that writes storage directly (as the node simulator does)
   // bypasses the API's write path; the quota controller's watch on pods sees
   // it and the next tick gives the share back.
-  sim_->cluster().storage.Mutate("pods", "team", "a", [](const json* current) -> ApiResult<Mutation> {
+  (void)sim_->cluster().storage.Mutate("pods", "team", "a", [](const json* current) -> ApiResult<Mutation> {
     json next = *current;
     next["status"]["phase"] = "Succeeded";
     return Mutation{Mutation::Kind::kPut, std::move(next)};
   });
   WaitForUsed([](const json& used) { return used == json{{"pods", "0"}, {"count/pods", "1"}}; });
   Create(kPods, "team", PodWithResources("b"));
-  sim_->cluster().storage.Mutate("pods", "team", "b", [](const json*) -> ApiResult<Mutation> {
+  (void)sim_->cluster().storage.Mutate("pods", "team", "b", [](const json*) -> ApiResult<Mutation> {
     return Mutation{Mutation::Kind::kDelete, {}};
   });
   WaitForUsed([](const json& used) { return used == json{{"pods", "0"}, {"count/pods", "1"}}; });

@@ -44,8 +44,8 @@ ObjectPtr Limits(json item) {
 }
 
 std::string Refusal(const ApiResult<AdmittedPod>& r) {
-  if (!IsError(r)) return "(admitted)";
-  const ApiError& e = std::get<ApiError>(r);
+  if (r.ok()) return "(admitted)";
+  const ApiError& e = r.error();
   EXPECT_EQ(e.code, 403);
   EXPECT_EQ(e.reason, "Forbidden");
   return e.message;
@@ -59,8 +59,8 @@ TEST(kubesimQuota, ExceededQuotaInTheApiServersWords) {
   EXPECT_EQ(Refusal(refused),
             "pods \"big\" is forbidden: exceeded quota: team-quota, requested: requests.cpu=1, used: "
             "requests.cpu=250m, limited: requests.cpu=1");
-  EXPECT_EQ(std::get<ApiError>(refused).kind, "pods");
-  EXPECT_EQ(std::get<ApiError>(refused).name, "big");
+  EXPECT_EQ(refused.error().kind, "pods");
+  EXPECT_EQ(refused.error().name, "big");
   // Several resources over: all of them, sorted, comma-separated.
   auto both = AdmitPod(Pod("big", {Container("c", {{"cpu", "900m"}, {"memory", "800Mi"}})}), ctx);
   EXPECT_EQ(
@@ -68,7 +68,7 @@ TEST(kubesimQuota, ExceededQuotaInTheApiServersWords) {
       "pods \"big\" is forbidden: exceeded quota: team-quota, requested: requests.cpu=900m,requests.memory=800Mi, "
       "used: requests.cpu=250m,requests.memory=256Mi, limited: requests.cpu=1,requests.memory=1Gi");
   // Exactly at the limit fits.
-  EXPECT_FALSE(IsError(AdmitPod(Pod("fits", {Container("c", {{"cpu", "750m"}, {"memory", "768Mi"}})}), ctx)));
+  EXPECT_TRUE(AdmitPod(Pod("fits", {Container("c", {{"cpu", "750m"}, {"memory", "768Mi"}})}), ctx).ok());
 }
 
 TEST(kubesimQuota, PodCountAndFinishedPods) {
@@ -81,7 +81,7 @@ TEST(kubesimQuota, PodCountAndFinishedPods) {
   // A finished pod no longer counts in `pods`, still in `count/pods`.
   pods[1] = Obj(Pod("b", {Container("c")}, "Succeeded"));
   ctx.quotas = {Quota("q", hard, pods)};
-  EXPECT_FALSE(IsError(AdmitPod(Pod("c", {Container("c")}), ctx)));
+  EXPECT_TRUE(AdmitPod(Pod("c", {Container("c")}), ctx).ok());
   EXPECT_EQ((*ctx.quotas[0])["status"]["used"], (json{{"pods", "1"}, {"count/pods", "2"}}));
   EXPECT_EQ((*ctx.quotas[0])["status"]["hard"], hard);
 }
@@ -97,12 +97,12 @@ TEST(kubesimQuota, GpuAndMigExtendedResourcesInTheRequestsForm) {
   EXPECT_EQ(Refusal(AdmitPod(Pod("m", {Container("c", nullptr, {{"nvidia.com/mig-1g.10gb", "4"}})}), ctx)),
             "pods \"m\" is forbidden: exceeded quota: gpu, requested: requests.nvidia.com/mig-1g.10gb=4, used: "
             "requests.nvidia.com/mig-1g.10gb=0, limited: requests.nvidia.com/mig-1g.10gb=3");
-  EXPECT_FALSE(IsError(AdmitPod(Pod("m", {Container("c", nullptr, {{"nvidia.com/mig-1g.10gb", "3"}})}), ctx)));
+  EXPECT_TRUE(AdmitPod(Pod("m", {Container("c", nullptr, {{"nvidia.com/mig-1g.10gb", "3"}})}), ctx).ok());
   EXPECT_EQ((*ctx.quotas[0])["status"]["used"],
             (json{{"requests.nvidia.com/gpu", "2"}, {"requests.nvidia.com/mig-1g.10gb", "0"}}));
   // The bare form is accepted in a quota but charged for nothing, as by the API server.
   ctx.quotas = {Quota("bare", {{"nvidia.com/gpu", "1"}})};
-  EXPECT_FALSE(IsError(AdmitPod(Pod("b", {Container("c", nullptr, {{"nvidia.com/gpu", "4"}})}), ctx)));
+  EXPECT_TRUE(AdmitPod(Pod("b", {Container("c", nullptr, {{"nvidia.com/gpu", "4"}})}), ctx).ok());
   EXPECT_EQ((*ctx.quotas[0])["status"], (json{{"hard", {{"nvidia.com/gpu", "1"}}}, {"used", json::object()}}));
   EXPECT_FALSE(ChargedForPods("nvidia.com/gpu"));
   EXPECT_TRUE(ChargedForPods("requests.nvidia.com/gpu"));
@@ -121,7 +121,7 @@ TEST(kubesimQuota, CpuOrMemoryQuotaNeedsEveryContainerToSetThem) {
   // A LimitRange's defaults satisfy it.
   ctx.limit_ranges = {Limits({{"default", {{"cpu", "500m"}, {"memory", "256Mi"}}}})};
   auto admitted = AdmitPod(pod, ctx);
-  ASSERT_FALSE(IsError(admitted)) << std::get<ApiError>(admitted).message;
+  ASSERT_TRUE(admitted.ok()) << admitted.error().message;
 }
 
 TEST(kubesimQuota, LimitRangeDefaultsContainersThatSetNone) {
@@ -131,8 +131,8 @@ TEST(kubesimQuota, LimitRangeDefaultsContainersThatSetNone) {
                               {"max", {{"nvidia.com/gpu", "1"}}}})};
   json pod = Pod("p", {Container("plain"), Container("own", {{"cpu", "1"}}, {{"cpu", "2"}})});
   auto admitted = AdmitPod(pod, ctx);
-  ASSERT_FALSE(IsError(admitted));
-  const json& got = std::get<AdmittedPod>(admitted).pod;
+  ASSERT_TRUE(admitted.ok());
+  const json& got = admitted->pod;
   // default -> limits; defaultRequest -> requests; default stands in for a
   // missing defaultRequest, max for a missing default (the API server's
   // LimitRange defaulting).
@@ -150,7 +150,7 @@ TEST(kubesimQuota, QosClass) {
   PodAdmissionContext none;
   auto qos = [&](std::vector<json> containers) {
     auto r = AdmitPod(Pod("p", std::move(containers)), none);
-    return IsError(r) ? std::string("error") : std::get<AdmittedPod>(r).pod["status"].value("qosClass", "");
+    return !r.ok() ? std::string("error") : r->pod["status"].value("qosClass", "");
   };
   EXPECT_EQ(qos({Container("c")}), "BestEffort");
   EXPECT_EQ(qos({Container("c", nullptr, {{"cpu", "1"}, {"memory", "1Gi"}})}), "Guaranteed");
@@ -162,17 +162,17 @@ TEST(kubesimQuota, UsageAddsContainersAndTakesTheLargestInitContainer) {
   json pod = Pod("p", {Container("a", {{"cpu", "1"}, {"memory", "1Gi"}}), Container("b", {{"cpu", "500m"}})});
   pod["spec"]["initContainers"] = json::array({Container("i", {{"cpu", "2"}, {"memory", "512Mi"}})});
   auto usage = PodUsage(pod);
-  ASSERT_FALSE(IsError(usage));
-  const ResourceAmounts& u = std::get<ResourceAmounts>(usage);
+  ASSERT_TRUE(usage.ok());
+  const ResourceAmounts& u = *usage;
   EXPECT_EQ(FormatAmount(u.at("requests.cpu")), "2");       // the init container needs more than 1.5
   EXPECT_EQ(FormatAmount(u.at("requests.memory")), "1Gi");  // the containers need more than 512Mi
   EXPECT_EQ(FormatAmount(u.at("pods")), "1");
   EXPECT_FALSE(u.contains("limits.cpu"));
   // A quantity that does not parse is the decoder's 400.
   auto bad = PodUsage(Pod("p", {Container("a", {{"cpu", "lots"}})}));
-  ASSERT_TRUE(IsError(bad));
-  EXPECT_EQ(std::get<ApiError>(bad).code, 400);
-  EXPECT_NE(std::get<ApiError>(bad).message.find("quantities must match the regular expression"), std::string::npos);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, 400);
+  EXPECT_NE(bad.error().message.find("quantities must match the regular expression"), std::string::npos);
 }
 
 // A sidecar (restartPolicy Always) runs beside every init container after
@@ -183,12 +183,12 @@ TEST(kubesimQuota, UsageCountsSidecarsBesideTheInitContainersAfterThem) {
   json pod = Pod("p", {Container("main", {{"nvidia.com/gpu", "1"}})});
   pod["spec"]["initContainers"] = json::array({sidecar, Container("warm", {{"nvidia.com/gpu", "2"}})});
   auto usage = PodUsage(pod);
-  ASSERT_FALSE(IsError(usage));
-  const ResourceAmounts& u = std::get<ResourceAmounts>(usage);
+  ASSERT_TRUE(usage.ok());
+  const ResourceAmounts& u = *usage;
   EXPECT_EQ(FormatAmount(u.at("requests.nvidia.com/gpu")), "3") << "warm runs beside the proxy";
   EXPECT_EQ(FormatAmount(u.at("requests.cpu")), "1");
   pod["spec"]["initContainers"] = json::array({Container("warm", {{"nvidia.com/gpu", "2"}}), sidecar});
-  EXPECT_EQ(FormatAmount(std::get<ResourceAmounts>(PodUsage(pod)).at("requests.nvidia.com/gpu")), "2")
+  EXPECT_EQ(FormatAmount(PodUsage(pod)->at("requests.nvidia.com/gpu")), "2")
       << "warm runs alone, before the proxy starts";
 }
 
@@ -206,8 +206,8 @@ TEST(kubesimQuota, ChargingAndReleasingWithoutRecountingThePods) {
   PodAdmissionContext ctx;
   ctx.quotas = {quota};
   auto admitted = AdmitPod(Pod("a", {Container("c", {{"memory", "512Mi"}}, {{"nvidia.com/gpu", "1"}})}), ctx);
-  ASSERT_FALSE(IsError(admitted));
-  const ResourceAmounts& usage = std::get<AdmittedPod>(admitted).usage;
+  ASSERT_TRUE(admitted.ok());
+  const ResourceAmounts& usage = admitted->usage;
   json charged = *quota;
   charged["status"] = ChargeQuota(*quota, usage);
   EXPECT_EQ(charged["status"]["used"],

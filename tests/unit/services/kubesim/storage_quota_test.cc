@@ -60,12 +60,12 @@ class StorageQuotaTest : public ::testing::Test {
 };
 
 TEST_F(StorageQuotaTest, ACreatePastTheObjectCountIsRefusedAsAResourceQuotaRefusesIt) {
-  ASSERT_FALSE(IsError(Put(ConfigMap("a", 10))));
-  ASSERT_FALSE(IsError(Put(ConfigMap("b", 10))));
+  ASSERT_TRUE(Put(ConfigMap("a", 10)).ok());
+  ASSERT_TRUE(Put(ConfigMap("b", 10)).ok());
   storage_.SetQuota({.objects = 2});
   auto refused = Put(ConfigMap("c", 10));
-  ASSERT_TRUE(IsError(refused));
-  const ApiError& e = std::get<ApiError>(refused);
+  ASSERT_FALSE(refused.ok());
+  const ApiError& e = refused.error();
   EXPECT_EQ(e.code, 403);
   EXPECT_EQ(e.reason, "Forbidden");
   EXPECT_EQ(e.message,
@@ -78,45 +78,45 @@ TEST_F(StorageQuotaTest, ACreatePastTheObjectCountIsRefusedAsAResourceQuotaRefus
   EXPECT_EQ(storage_.Get("configmaps", "default", "c"), nullptr);
   EXPECT_EQ(storage_.usage().objects, 2u);
   // Updates of what is there pass; a delete makes room.
-  ASSERT_FALSE(IsError(Put(ConfigMap("a", 20))));
-  ASSERT_FALSE(IsError(Delete("b")));
-  EXPECT_FALSE(IsError(Put(ConfigMap("c", 10))));
+  ASSERT_TRUE(Put(ConfigMap("a", 20)).ok());
+  ASSERT_TRUE(Delete("b").ok());
+  EXPECT_TRUE(Put(ConfigMap("c", 10)).ok());
 }
 
 TEST_F(StorageQuotaTest, AWriteThatGrowsTheBytesPastTheQuotaIsRefusedOneThatDoesNotPasses) {
-  ASSERT_FALSE(IsError(Put(ConfigMap("a", 100))));
+  ASSERT_TRUE(Put(ConfigMap("a", 100)).ok());
   const std::uint64_t a = Size("a");
   EXPECT_EQ(storage_.usage(), (StorageUsage{1, a}));
   storage_.SetQuota({.bytes = a + 50});
   auto big = Put(ConfigMap("b", 100));  // about as big as "a"
-  ASSERT_TRUE(IsError(big));
-  EXPECT_THAT(std::get<ApiError>(big).message,
+  ASSERT_FALSE(big.ok());
+  EXPECT_THAT(big.error().message,
               ::testing::MatchesRegex("configmaps \"b\" is forbidden: exceeded quota: api_limits, requested: "
                                       "object_bytes=[0-9]+, used: object_bytes=" +
                                       std::to_string(a) + ", limited: object_bytes=" + std::to_string(a + 50)));
   // Growing "a" by more than 50 bytes: refused; by 10: passes; shrinking always.
-  EXPECT_TRUE(IsError(Put(ConfigMap("a", 200))));
-  EXPECT_FALSE(IsError(Put(ConfigMap("a", 110))));
-  EXPECT_FALSE(IsError(Put(ConfigMap("a", 1))));
+  EXPECT_FALSE(Put(ConfigMap("a", 200)).ok());
+  EXPECT_TRUE(Put(ConfigMap("a", 110)).ok());
+  EXPECT_TRUE(Put(ConfigMap("a", 1)).ok());
   // Lowered below the usage: nothing is taken away, a shrink still passes, a growth does not.
   storage_.SetQuota({.bytes = 10});
-  EXPECT_FALSE(IsError(Put(ConfigMap("a", 0))));
-  EXPECT_TRUE(IsError(Put(ConfigMap("a", 1))));
+  EXPECT_TRUE(Put(ConfigMap("a", 0)).ok());
+  EXPECT_FALSE(Put(ConfigMap("a", 1)).ok());
   EXPECT_EQ(storage_.usage(), (StorageUsage{1, Size("a")}));
 }
 
 TEST_F(StorageQuotaTest, AnObjectBeingDeletedMayGrowAndBothExcessesAreNamed) {
-  ASSERT_FALSE(IsError(Put(ConfigMap("a", 10))));
+  ASSERT_TRUE(Put(ConfigMap("a", 10)).ok());
   const std::uint64_t limit = Size("a");
   storage_.SetQuota({.objects = 1, .bytes = limit});
   json terminating = ConfigMap("a", 10);
   terminating["metadata"]["deletionTimestamp"] = "2026-11-28T00:00:00Z";
   terminating["metadata"]["finalizers"] = json::array({"example.com/wait"});
-  EXPECT_FALSE(IsError(Put(terminating)));
+  EXPECT_TRUE(Put(terminating).ok());
   const std::uint64_t used = Size("a");
   auto both = Put(ConfigMap("b", 10));
-  ASSERT_TRUE(IsError(both));
-  EXPECT_THAT(std::get<ApiError>(both).message,
+  ASSERT_FALSE(both.ok());
+  EXPECT_THAT(both.error().message,
               ::testing::MatchesRegex("configmaps \"b\" is forbidden: exceeded quota: api_limits, requested: "
                                       "object_bytes=[0-9]+,objects=1, used: object_bytes=" +
                                       std::to_string(used) +
