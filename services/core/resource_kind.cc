@@ -57,4 +57,12 @@ void CompareField(std::vector<FieldChange>& changes, const DeclaredFields& decla
   CompareField(changes, declared, path, text(live), text(desired));
 }
 
+void CompareApiLimits(std::vector<FieldChange>& changes, const DeclaredFields& declared, const tenancy::ApiLimits& live,
+                      const tenancy::ApiLimits& desired) {
+  CompareField(changes, declared, "api_limits.objects", live.objects, desired.objects);
+  CompareField(changes, declared, "api_limits.object_bytes", live.object_bytes, desired.object_bytes);
+  CompareField(changes, declared, "api_limits.watches", live.watches, desired.watches);
+  CompareField(changes, declared, "api_limits.requests_in_flight", live.requests_in_flight, desired.requests_in_flight);
+}
+
 }  // namespace septa::core

@@ -18,6 +18,7 @@
 #include "services/core/auth.h"
 #include "services/core/capacity_ledger.h"
 #include "services/core/store.h"
+#include "tenancy/api_limits.h"
 
 namespace septa::core {
 
@@ -62,6 +63,10 @@ void CompareField(std::vector<FieldChange>& changes, const DeclaredFields& decla
 // The same for an optional number ("" when absent).
 void CompareField(std::vector<FieldChange>& changes, const DeclaredFields& declared, std::string_view path,
                   const std::optional<std::int64_t>& live, const std::optional<std::int64_t>& desired);
+
+// The four members of an API limits field ("api_limits.objects", ...).
+void CompareApiLimits(std::vector<FieldChange>& changes, const DeclaredFields& declared, const tenancy::ApiLimits& live,
+                      const tenancy::ApiLimits& desired);
 
 // What a write has at hand: who asks, the transaction, the capacity
 // session when the transaction reserves (CapacityLedger::Transact), and

@@ -164,12 +164,7 @@ std::vector<FieldChange> TrustTierKind::Diff(const TrustTier& live, const TrustT
   CompareField(changes, declared, "runtime_class", live.runtime_class, desired.runtime_class);
   CompareField(changes, declared, "credential_ttl_max", Seconds(live.credential_ttl_max_seconds),
                Seconds(desired.credential_ttl_max_seconds));
-  CompareField(changes, declared, "api_limits.objects", live.api_limits.objects, desired.api_limits.objects);
-  CompareField(changes, declared, "api_limits.object_bytes", live.api_limits.object_bytes,
-               desired.api_limits.object_bytes);
-  CompareField(changes, declared, "api_limits.watches", live.api_limits.watches, desired.api_limits.watches);
-  CompareField(changes, declared, "api_limits.requests_in_flight", live.api_limits.requests_in_flight,
-               desired.api_limits.requests_in_flight);
+  CompareApiLimits(changes, declared, live.api_limits, desired.api_limits);
   return changes;
 }
 

@@ -143,12 +143,7 @@ std::vector<FieldChange> VirtualClusterKind::Diff(const VirtualCluster& live, co
   CompareField(changes, declared, "queue.priority", Present(live.queue.priority), Present(desired.queue.priority));
   CompareField(changes, declared, "queue.over_quota_weight", Present(live.queue.over_quota_weight),
                Present(desired.queue.over_quota_weight));
-  CompareField(changes, declared, "api_limits.objects", live.api_limits.objects, desired.api_limits.objects);
-  CompareField(changes, declared, "api_limits.object_bytes", live.api_limits.object_bytes,
-               desired.api_limits.object_bytes);
-  CompareField(changes, declared, "api_limits.watches", live.api_limits.watches, desired.api_limits.watches);
-  CompareField(changes, declared, "api_limits.requests_in_flight", live.api_limits.requests_in_flight,
-               desired.api_limits.requests_in_flight);
+  CompareApiLimits(changes, declared, live.api_limits, desired.api_limits);
   return changes;
 }
 
