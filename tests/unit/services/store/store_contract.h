@@ -274,6 +274,30 @@ TYPED_TEST_P(StoreContract, AFailedBodyChangesNothing) {
   EXPECT_THAT(*audit, IsEmpty());
 }
 
+// validate_only's transaction: the body writes and reads its writes, its
+// status is the answer, and nothing is kept.
+TYPED_TEST_P(StoreContract, ADryRunSucceedsAndKeepsNothing) {
+  bool saw_own_write = false;
+  const Status st = this->store().Transact(TxMode::kDryRun, [&](Tx& tx) {
+    SEPTA_RETURN_IF_ERROR(tx.Tenants().Insert(MakeTenant("acme")));
+    SEPTA_RETURN_IF_ERROR(tx.Audit().Append({0, At(1), "admin", "tenant.create", "tenants/acme", "", "1", "r1"}));
+    saw_own_write = tx.Tenants().Get("acme").ok();
+    return Status::Ok();
+  });
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  EXPECT_TRUE(saw_own_write);
+  EXPECT_EQ(this->GetTenant("acme").status().code(), Code::kNotFound);
+  auto audit = this->template Read<std::vector<AuditRecord>>([](Tx& tx) { return tx.Audit().List("", 10); });
+  ASSERT_TRUE(audit.ok());
+  EXPECT_THAT(*audit, IsEmpty());
+  // A refusal is the body's, as in a real write.
+  const Status refused = this->store().Transact(TxMode::kDryRun, [](Tx& tx) {
+    SEPTA_RETURN_IF_ERROR(tx.Tenants().Insert(MakeTenant("acme")));
+    return tx.Tenants().Insert(MakeTenant("acme"));
+  });
+  EXPECT_EQ(refused.code(), Code::kAlreadyExists) << refused.ToString();
+}
+
 TYPED_TEST_P(StoreContract, ReadOnlyTransactionsRefuseWrites) {
   const Status st = this->store().Transact(TxMode::kReadOnly, [](Tx& tx) {
     EXPECT_EQ(tx.Tenants().Insert(MakeTenant("acme")).code(), Code::kFailedPrecondition);
@@ -746,19 +770,17 @@ TYPED_TEST_P(StoreContract, ConcurrentReadModifyWriteLosesNoUpdate) {
   EXPECT_EQ(counter->version, 1 + kThreads * kIncrements);
 }
 
-REGISTER_TYPED_TEST_SUITE_P(StoreContract, IsReady, HoldsTheFourDefaultTrustTiers,
-                            TrustTiersRoundTripAndChangeOnlyAtTheExpectedVersion,
-                            ABadTrustTierRowIsRefusedNamingTheField, TenantRoundTripsAtMicrosecondPrecision,
-                            MissingTenantIsNotFound, DuplicateTenantIsAlreadyExists, UnknownTrustTierIsAnInvalidField,
-                            TenantNamesMustBeShortDnsLabels, AFailedWriteLeavesTheTransactionUsable,
-                            AFailedBodyChangesNothing, ReadOnlyTransactionsRefuseWrites,
-                            UpdateTenantRequiresTheExpectedVersion, DeleteTenantRequiresTheExpectedVersion,
-                            TenantQuotaIsUnlimitedUntilSetAndRoundTrips, NegativeTenantQuotasAreRefusedNamingTheField,
-                            ListTenantsFiltersAndPaginatesByName, TokensRoundTripAndStayUnique,
-                            TokensStoreOnlyAWellFormedHash, TokensListInCreationOrderAndRevoke,
-                            SessionsAreTokenRowsMadeFromAnApiToken, TokenLifetimesAreCappedFromTheirCreation,
-                            AuditIsNewestFirstWithAssignedIds, IdempotencyKeysAreUniquePerPrincipal,
-                            IdempotencyKeysAreDeletedOneByOneOrOldestFirst, CommittedRevocationsAreToldToTheWatcher,
-                            ATenantsChangeOfStateIsToldToTheWatcher, ConcurrentReadModifyWriteLosesNoUpdate);
+REGISTER_TYPED_TEST_SUITE_P(
+    StoreContract, IsReady, HoldsTheFourDefaultTrustTiers, TrustTiersRoundTripAndChangeOnlyAtTheExpectedVersion,
+    ABadTrustTierRowIsRefusedNamingTheField, TenantRoundTripsAtMicrosecondPrecision, MissingTenantIsNotFound,
+    DuplicateTenantIsAlreadyExists, UnknownTrustTierIsAnInvalidField, TenantNamesMustBeShortDnsLabels,
+    AFailedWriteLeavesTheTransactionUsable, AFailedBodyChangesNothing, ReadOnlyTransactionsRefuseWrites,
+    UpdateTenantRequiresTheExpectedVersion, DeleteTenantRequiresTheExpectedVersion,
+    TenantQuotaIsUnlimitedUntilSetAndRoundTrips, NegativeTenantQuotasAreRefusedNamingTheField,
+    ListTenantsFiltersAndPaginatesByName, TokensRoundTripAndStayUnique, TokensStoreOnlyAWellFormedHash,
+    TokensListInCreationOrderAndRevoke, ADryRunSucceedsAndKeepsNothing, SessionsAreTokenRowsMadeFromAnApiToken,
+    TokenLifetimesAreCappedFromTheirCreation, AuditIsNewestFirstWithAssignedIds, IdempotencyKeysAreUniquePerPrincipal,
+    IdempotencyKeysAreDeletedOneByOneOrOldestFirst, CommittedRevocationsAreToldToTheWatcher,
+    ATenantsChangeOfStateIsToldToTheWatcher, ConcurrentReadModifyWriteLosesNoUpdate);
 
 }  // namespace septa::core::contract
