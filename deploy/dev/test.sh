@@ -8,9 +8,12 @@
 #         (build-asan/)
 #   tsan  clang ThreadSanitizer build (-O1) of the unit and integration tests
 #         (build-tsan/)
+#   web   the portal (web/scripts/test.sh): npm ci, its build and unit tests,
+#         then its browser suite in Debian's Chromium against build/'s septad
+#         (so after main; a skipped browser test fails the stage)
 # The sanitizer trees build in the background at nice 19 from the start
 # (start_sanitizer_builds below); their tests run in this order.
-# SEPTA_CHECKS=main|asan|tsan|all (default all; a comma list such as
+# SEPTA_CHECKS=main|asan|tsan|web|all (default all; a comma list such as
 # "main,tsan" works too) picks the stages. Arguments go to every ctest run
 # (e.g. -R store). Any failing stage fails the script; each stage's time and
 # the total are printed at the end, with a warning past SEPTA_WARN_AFTER
@@ -23,8 +26,8 @@ CHECKS=${SEPTA_CHECKS:-all}
 BUILD_DIR=${SEPTA_BUILD_DIR:-build}
 CTEST_ARGS=("$@")
 TIMINGS=()
-if [[ ! $CHECKS =~ ^(all|(main|asan|tsan)(,(main|asan|tsan))*)$ ]]; then
-  echo "test.sh: SEPTA_CHECKS must be all, main, asan, tsan or a comma list of them, not '$CHECKS'" >&2
+if [[ ! $CHECKS =~ ^(all|(main|asan|tsan|web)(,(main|asan|tsan|web))*)$ ]]; then
+  echo "test.sh: SEPTA_CHECKS must be all, main, asan, tsan, web or a comma list of them, not '$CHECKS'" >&2
   exit 2
 fi
 
@@ -150,6 +153,13 @@ stage_asan() {
   pause_background_builds CONT
 }
 
+stage_web() {
+  if [[ ! -x $BUILD_DIR/bin/septad ]]; then
+    timed web.septad cmake --build "$BUILD_DIR" --target septad
+  fi
+  timed web.test env SEPTA_SEPTAD="$PWD/$BUILD_DIR/bin/septad" SEPTA_WEB_NO_SKIPS=1 bash web/scripts/test.sh
+}
+
 stage_tsan() {
   timed tsan.build await_sanitizer_build tsan
   timed tsan.test run_ctest build-tsan
@@ -180,5 +190,6 @@ trap finish EXIT
 timed bootstrap bash deploy/dev/bootstrap.sh
 if want asan || want tsan; then start_sanitizer_builds; fi
 if want main; then stage_main; fi
+if want web; then stage_web; fi
 if want asan; then stage_asan; fi
 if want tsan; then stage_tsan; fi

@@ -531,4 +531,28 @@ v1::ListCredentialsResponse ToProto(const core::CredentialPage& page) {
   return out;
 }
 
+v1::FreeCapacity ToProto(const core::FreeCapacity& free) {
+  v1::FreeCapacity out;
+  out.set_gpu_sharing(ToProto(free.tier));
+  auto counts = [](const std::vector<core::FreeCount>& from, auto* to) {
+    for (const core::FreeCount& c : from) {
+      v1::FreeCapacity::Count* count = to->Add();
+      count->set_model(c.model);
+      count->set_profile(c.profile);
+      count->set_count(c.count);
+    }
+  };
+  counts(free.mig, out.mutable_mig());
+  counts(free.gpus, out.mutable_gpus());
+  counts(free.nodes, out.mutable_nodes());
+  for (const core::FreeShares& s : free.shared) {
+    v1::FreeCapacity::Shares* shares = out.add_shared();
+    shares->set_model(s.model);
+    shares->set_gpus(s.gpus);
+    shares->set_milli_gpu(s.milli_gpu);
+    shares->set_largest_milli_gpu(s.largest_milli_gpu);
+  }
+  return out;
+}
+
 }  // namespace septa::apiv1

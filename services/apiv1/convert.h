@@ -12,6 +12,7 @@
 #include "septa/v1/trust_tier.pb.h"
 #include "septa/v1/vcluster.pb.h"
 #include "services/core/credential_service.h"
+#include "services/core/free_capacity.h"
 #include "services/core/inventory_service.h"
 #include "services/core/model.h"
 #include "services/core/tenant_service.h"
@@ -26,6 +27,7 @@ v1::TrustTier ToProto(const core::TrustTier& tier);
 v1::ApiToken ToProto(const core::ApiToken& token);
 v1::InventoryNode ToProto(const core::HeldNode& node);
 v1::ListNodesResponse ToProto(const core::InventoryPage& page);
+v1::FreeCapacity ToProto(const core::FreeCapacity& free);
 
 // Unset members stay absent (unlimited).
 v1::TenantQuota ToProto(const tenancy::TenantQuota& quota);

@@ -11,6 +11,11 @@ void AddInventoryRpcs(Handlers& handlers, const core::UseCases& uc) {
                                uc.inventory.ListNodes(ctx, req.page_size(), req.page_token()));
         return ToProto(page);
       });
+  handlers.Add<v1::GetFreeCapacityRequest>(
+      [uc](const core::RequestContext& ctx, const v1::GetFreeCapacityRequest& req) -> Result<v1::FreeCapacity> {
+        SEPTA_ASSIGN_OR_RETURN(const core::FreeCapacity free, uc.inventory.FreeFor(ctx, req.tenant()));
+        return ToProto(free);
+      });
 }
 
 }  // namespace septa::apiv1

@@ -252,18 +252,25 @@ Status SeptadApp::Impl::EnsureAdminToken() {
   return Status::Ok();
 }
 
+// The link is a convenience: without it (no admin token left in data_dir,
+// too many unused codes) septad serves as ever and says why.
 Status SeptadApp::Impl::WriteSignInLink() {
   if (config.web_dir.empty()) return InvalidField("sign_in_link", "needs web_dir: the portal to sign in to");
-  auto token = base::ReadFile(fs::path(config.data_dir) / "admin.token");
-  if (!token.ok()) return InvalidField("sign_in_link", "needs the bootstrap admin token: " + token.status().message());
-  while (!token->empty() && std::isspace(static_cast<unsigned char>(token->back()))) token->pop_back();
-  auto admin = authenticator->Authenticate(*token);
-  if (!admin.ok()) return InvalidField("sign_in_link", "data_dir/admin.token is refused: " + admin.status().message());
-  core::RequestContext ctx;
-  ctx.principal = *admin;
-  ctx.request_id = "sign-in-link";
-  auto code = sessions->CreateSignInCode(ctx);
-  SEPTA_RETURN_IF_ERROR(code);
+  auto code = [&]() -> Result<core::IssuedSignInCode> {
+    auto token = base::ReadFile(fs::path(config.data_dir) / "admin.token");
+    SEPTA_RETURN_IF_ERROR(token);
+    while (!token->empty() && std::isspace(static_cast<unsigned char>(token->back()))) token->pop_back();
+    auto admin = authenticator->Authenticate(*token);
+    if (!admin.ok()) return Status(admin.status().code(), "data_dir/admin.token: " + admin.status().message());
+    core::RequestContext ctx;
+    ctx.principal = *admin;
+    ctx.request_id = "sign-in-link";
+    return sessions->CreateSignInCode(ctx);
+  }();
+  if (!code.ok()) {
+    spdlog::warn("portal: no sign-in link ({}); sign in with an API token", code.status().message());
+    return Status::Ok();
+  }
   auto [host, port] = wiring::HostPort(config.http_addr);
   if (host.empty() || host == "0.0.0.0") host = "127.0.0.1";  // a wildcard is reached at loopback
   const std::string link = std::string(config.tls_cert_file.empty() ? "http://" : "https://") + host + ":" +

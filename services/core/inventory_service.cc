@@ -6,6 +6,8 @@
 
 #include "gpu/catalog.h"
 #include "services/base/base64.h"
+#include "services/core/free_capacity.h"
+#include "services/core/validation.h"
 
 namespace septa::core {
 
@@ -78,7 +80,53 @@ HeldGpu Held(const std::string& node, const gpu::InventoryGpu& g, const Holdings
   return out;
 }
 
+HeldNode HeldNodeOf(gpu::InventoryNode node, const Holdings& holdings) {
+  HeldNode held;
+  for (const auto& g : node.gpus) held.gpus.push_back(Held(node.name, g, holdings));
+  if (auto h = holdings.nodes.find(node.name); h != holdings.nodes.end()) held.holder = h->second;
+  held.layout_settled = node.mig_config_state.empty() || node.mig_config_state == "success";
+  held.node = std::move(node);
+  held.node.gpus.clear();
+  return held;
+}
+
+// The stored nodes and reservations, from one snapshot.
+struct Snapshot {
+  std::vector<gpu::InventoryNode> nodes;
+  std::vector<tenancy::Reservation> reservations;
+};
+Status ReadSnapshot(Tx& tx, Snapshot& out) {
+  auto stored = tx.Inventory().ListNodes();
+  SEPTA_RETURN_IF_ERROR(stored);
+  out.nodes = *std::move(stored);
+  auto held = tx.Reservations().List();
+  SEPTA_RETURN_IF_ERROR(held);
+  out.reservations = *std::move(held);
+  return Status::Ok();
+}
+
 }  // namespace
+
+Result<FreeCapacity> InventoryService::FreeFor(const RequestContext& ctx, const std::string& tenant) {
+  if (!CanNameTenantOrTier(tenant)) return NotFound("tenant \"" + EscapeControlCharacters(tenant) + "\" not found");
+  SEPTA_RETURN_IF_ERROR(RequireSeeTenant(ctx.principal, tenant));
+  Snapshot snapshot;
+  gpu::Tier tier = gpu::Tier::kShared;
+  Status st = store_.Transact(TxMode::kReadOnly, [&](Tx& tx) -> Status {
+    auto owner = tx.Tenants().Get(tenant);
+    SEPTA_RETURN_IF_ERROR(owner);
+    auto trust_tier = tx.TrustTiers().Get(owner->trust_tier);
+    SEPTA_RETURN_IF_ERROR(trust_tier);
+    tier = trust_tier->gpu_sharing;
+    return ReadSnapshot(tx, snapshot);
+  });
+  if (!st.ok()) return st;
+  const Holdings holdings = Index(snapshot.reservations);
+  std::vector<HeldNode> held;
+  held.reserve(snapshot.nodes.size());
+  for (auto& node : snapshot.nodes) held.push_back(HeldNodeOf(std::move(node), holdings));
+  return FreeCapacityOf(held, tier);
+}
 
 Result<InventoryPage> InventoryService::ListNodes(const RequestContext& ctx, int page_size,
                                                   const std::string& page_token) {
@@ -93,20 +141,12 @@ Result<InventoryPage> InventoryService::ListNodes(const RequestContext& ctx, int
     SEPTA_RETURN_IF_ERROR(decoded);
     after = *std::move(decoded);
   }
-  std::vector<gpu::InventoryNode> nodes;
-  std::vector<tenancy::Reservation> reservations;
-  Status st = store_.Transact(TxMode::kReadOnly, [&](Tx& tx) -> Status {
-    auto stored = tx.Inventory().ListNodes();
-    SEPTA_RETURN_IF_ERROR(stored);
-    nodes = *std::move(stored);
-    auto held = tx.Reservations().List();
-    SEPTA_RETURN_IF_ERROR(held);
-    reservations = *std::move(held);
-    return Status::Ok();
-  });
+  Snapshot snapshot;
+  Status st = store_.Transact(TxMode::kReadOnly, [&](Tx& tx) { return ReadSnapshot(tx, snapshot); });
   if (!st.ok()) return st;
 
-  const Holdings holdings = Index(reservations);
+  std::vector<gpu::InventoryNode>& nodes = snapshot.nodes;
+  const Holdings holdings = Index(snapshot.reservations);
   InventoryPage page;
   auto first = std::ranges::upper_bound(nodes, after, {}, &gpu::InventoryNode::name);
   for (auto it = first; it != nodes.end(); ++it) {
@@ -114,13 +154,7 @@ Result<InventoryPage> InventoryService::ListNodes(const RequestContext& ctx, int
       page.next_page_token = EncodeNodePageToken(page.nodes.back().node.name);
       break;
     }
-    HeldNode held;
-    for (const auto& g : it->gpus) held.gpus.push_back(Held(it->name, g, holdings));
-    if (auto h = holdings.nodes.find(it->name); h != holdings.nodes.end()) held.holder = h->second;
-    held.layout_settled = it->mig_config_state.empty() || it->mig_config_state == "success";
-    held.node = std::move(*it);
-    held.node.gpus.clear();
-    page.nodes.push_back(std::move(held));
+    page.nodes.push_back(HeldNodeOf(std::move(*it), holdings));
   }
   return page;
 }

@@ -58,6 +58,8 @@ struct InventoryPage {
   std::string next_page_token;  // empty on the last page
 };
 
+struct FreeCapacity;
+
 class InventoryService {
  public:
   static constexpr int kDefaultPageSize = 1000;
@@ -69,6 +71,10 @@ class InventoryService {
   // default; 1..1000 otherwise (kInvalidArgument naming page_size);
   // page_token as returned (kInvalidArgument naming page_token).
   Result<InventoryPage> ListNodes(const RequestContext& ctx, int page_size, const std::string& page_token);
+  // What a new virtual cluster of `tenant` could get now, in its trust
+  // tier's kind (free_capacity.h). The tenant's principals and admins;
+  // others get kNotFound.
+  Result<FreeCapacity> FreeFor(const RequestContext& ctx, const std::string& tenant);
 
  private:
   Store& store_;

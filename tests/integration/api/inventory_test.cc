@@ -4,6 +4,7 @@
 // written straight to the store), for admins only.
 #include <grpcpp/grpcpp.h>
 
+#include <map>
 #include <thread>
 
 #include "septa/v1/inventory.grpc.pb.h"
@@ -116,6 +117,51 @@ TEST_F(InventoryApiTest, AdminsSeeEveryNodeFromTheStartAndWhoHoldsWhat) {
   EXPECT_EQ(t4["gpus"][0]["shares"], json::array());
   EXPECT_FALSE(t4.contains("holder"));
   EXPECT_EQ(NodeNamed(list, "t4-1")["holder"], (json{{"tenant", "delta"}, {"vcluster", "own"}, {"releasing", false}}));
+}
+
+// What is free for a tenant's tier, read by its own tokens: the same
+// inventory the admins see, counted in that tier's kind only.
+TEST_F(InventoryApiTest, TenantsSeeWhatIsFreeForTheirTierAndNoOneElses) {
+  Reserve();
+  const json list = json::parse(Call(admin_, "GET", "/v1/inventory/nodes").body);
+  std::map<std::string, int> free_mig, free_gpus;  // by "model profile", by model
+  for (const auto& n : list["nodes"]) {
+    if (n["health"] != "READY" || n.contains("holder")) continue;
+    for (const auto& g : n["gpus"]) {
+      if (g["mig_enabled"] == true) {
+        if (n["layout_settled"] != true) continue;
+        for (const auto& i : g["mig_instances"]) {
+          if (!i.contains("holder")) ++free_mig[g["model"].get<std::string>() + " " + i["profile"].get<std::string>()];
+        }
+      } else if (!g.contains("holder") && g["shares"].empty()) {
+        ++free_gpus[g["model"].get<std::string>()];
+      }
+    }
+  }
+  ASSERT_FALSE(free_mig.empty());
+
+  auto acme = Call(CreateToken("tenant:acme", "viewer"), "GET", "/v1/tenants/acme/free-capacity");
+  ASSERT_EQ(acme.status, 200) << acme.body;
+  const json isolated = json::parse(acme.body);
+  EXPECT_EQ(isolated["gpu_sharing"], "MIG");
+  std::map<std::string, int> served;
+  for (const auto& c : isolated["mig"])
+    served[c["model"].get<std::string>() + " " + c["profile"].get<std::string>()] = c["count"];
+  EXPECT_EQ(served, free_mig) << acme.body;
+  EXPECT_TRUE(isolated["gpus"].empty() && isolated["nodes"].empty() && isolated["shared"].empty())
+      << "only its tier's kind: " << acme.body;
+
+  auto beta = Call(CreateToken("tenant:beta", "owner"), "GET", "/v1/tenants/beta/free-capacity");
+  ASSERT_EQ(beta.status, 200) << beta.body;
+  const json dedicated = json::parse(beta.body);
+  std::map<std::string, int> whole;
+  for (const auto& c : dedicated["gpus"]) whole[c["model"].get<std::string>()] = c["count"];
+  EXPECT_EQ(whole, free_gpus) << beta.body;
+
+  ExpectProblem(Call(CreateToken("tenant:beta", "owner"), "GET", "/v1/tenants/acme/free-capacity"), 404, "",
+                "another tenant's");
+  EXPECT_EQ(Call(admin_, "GET", "/v1/tenants/gamma/free-capacity").status, 200);
+  ExpectProblem(Call(admin_, "GET", "/v1/tenants/nobody/free-capacity"), 404, "", "no such tenant");
 }
 
 TEST_F(InventoryApiTest, PagesFollowTheToken) {

@@ -1,0 +1,77 @@
+#include "services/core/free_capacity.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <utility>
+
+namespace septa::core {
+
+namespace {
+
+bool GpuIsUntouched(const HeldGpu& g) {
+  return !g.holder && g.shares.empty() &&
+         std::ranges::none_of(g.instances, [](const HeldMigInstance& i) { return i.holder.has_value(); });
+}
+
+std::vector<FreeCount> Counts(const std::map<std::pair<std::string, std::string>, int>& by_key) {
+  std::vector<FreeCount> out;
+  for (const auto& [key, count] : by_key) out.push_back({key.first, key.second, count});
+  return out;
+}
+
+}  // namespace
+
+FreeCapacity FreeCapacityOf(const std::vector<HeldNode>& nodes, gpu::Tier tier) {
+  FreeCapacity free;
+  free.tier = tier;
+  std::map<std::pair<std::string, std::string>, int> counts;  // (model, profile)
+  std::map<std::string, FreeShares> shares;                   // by model
+  for (const HeldNode& n : nodes) {
+    if (n.node.health != gpu::NodeHealth::kReady || n.holder || n.gpus.empty()) continue;
+    switch (tier) {
+      case gpu::Tier::kExclusive:
+        if (std::ranges::all_of(n.gpus, GpuIsUntouched)) ++counts[{n.gpus.front().gpu.model, ""}];
+        break;
+      case gpu::Tier::kIsolated:
+        if (!n.layout_settled) break;
+        for (const HeldGpu& g : n.gpus) {
+          if (!g.gpu.mig_enabled || g.holder || !g.shares.empty()) continue;
+          for (const HeldMigInstance& i : g.instances) {
+            if (!i.holder && !i.profile.empty()) ++counts[{g.gpu.model, i.profile}];
+          }
+        }
+        break;
+      case gpu::Tier::kDedicated:
+        for (const HeldGpu& g : n.gpus) {
+          if (!g.gpu.mig_enabled && GpuIsUntouched(g)) ++counts[{g.gpu.model, ""}];
+        }
+        break;
+      case gpu::Tier::kShared:
+        for (const HeldGpu& g : n.gpus) {
+          if (g.gpu.mig_enabled || g.holder) continue;
+          const int used = std::accumulate(g.shares.begin(), g.shares.end(), 0,
+                                           [](int sum, const HeldShare& s) { return sum + s.milli_gpu; });
+          const int room = 1000 - used;
+          if (room <= 0) continue;
+          FreeShares& f = shares[g.gpu.model];
+          f.model = g.gpu.model;
+          ++f.gpus;
+          f.milli_gpu += room;
+          f.largest_milli_gpu = std::max(f.largest_milli_gpu, room);
+        }
+        break;
+    }
+  }
+  switch (tier) {
+    case gpu::Tier::kExclusive: free.nodes = Counts(counts); break;
+    case gpu::Tier::kIsolated: free.mig = Counts(counts); break;
+    case gpu::Tier::kDedicated: free.gpus = Counts(counts); break;
+    case gpu::Tier::kShared:
+      for (auto& [model, f] : shares) free.shared.push_back(f);
+      break;
+  }
+  return free;
+}
+
+}  // namespace septa::core
