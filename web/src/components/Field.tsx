@@ -37,7 +37,7 @@ export function Field(p: FieldProps) {
     <div class={errors.length ? 'field field--error' : 'field'}>
       <label for={id}>
         {p.label}
-        {p.required ? <span aria-hidden="true"> *</span> : null}
+        {p.required ? ' (required)' : null}
       </label>
       {p.options ? (
         <select {...common} value={p.value} onChange={(e) => p.onInput((e.target as HTMLSelectElement).value)}>

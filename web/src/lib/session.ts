@@ -12,24 +12,33 @@ export type SessionState =
 
 export const sessionStore = createStore<SessionState>({ status: 'loading' });
 
+// Bumped by every sign-in and sign-out, so that the start-up probe of
+// /v1/sessions/current, if it answers after a one-time link has already
+// signed in, does not undo that sign-in.
+let generation = 0;
+
 function signedIn(session: Session): Session {
+  generation += 1;
   setCsrfToken(session.csrf_token);
   sessionStore.set({ status: 'signed-in', session });
   return session;
 }
 
 export function signedOut(): void {
+  generation += 1;
   setCsrfToken('');
   sessionStore.set({ status: 'signed-out' });
 }
 
 export async function loadSession(): Promise<void> {
+  const started = generation;
   try {
-    signedIn(await callJson<Session>('GET', '/v1/sessions/current'));
+    const session = await callJson<Session>('GET', '/v1/sessions/current');
+    if (generation === started) signedIn(session);
   } catch (err) {
     // 401 (no or expired cookie), or a septad without sessions (404).
-    if (err instanceof ApiError && err.status >= 400 && err.status < 500) signedOut();
-    else throw err;
+    if (!(err instanceof ApiError && err.status >= 400 && err.status < 500)) throw err;
+    if (generation === started) signedOut();
   }
 }
 

@@ -6,6 +6,8 @@ import { capacityKindOf, countByState, freeCapacity, holdings, quotaRows, remain
 import { DAY_MS, expiresWithin, formatGpuMilli, formatMiB, formatSeconds, formatTime, parseProtoDuration } from '../lib/quantity';
 import { paths } from '../lib/routes';
 import { ErrorBox } from '../components/ErrorBox';
+import { useEffect } from 'preact/hooks';
+import { markOnce } from '../lib/perf';
 import { QuotaMeter } from '../components/QuotaMeter';
 
 /** Certificates are listed per virtual cluster; the Overview checks this many. */
@@ -77,6 +79,10 @@ export function Overview({ params, session }: PageProps) {
     },
     [tenant, main.data ? main.data.vclusters.map((v) => v.name).join() : null],
   );
+
+  useEffect(() => {
+    if (main.data) markOnce('septa:overview-rendered');
+  }, [main.data]);
 
   if (!main.data) {
     return (

@@ -29,11 +29,17 @@ export function SignIn() {
   };
 
   useEffect(() => {
-    const code = codeFromFragment(window.location.hash);
-    if (!code) return;
-    // The code is single-use: drop it from the address bar and history first.
-    history.replaceState(null, '', window.location.pathname + window.location.search);
-    void finish({ sign_in_code: code });
+    const redeem = () => {
+      const code = codeFromFragment(window.location.hash);
+      if (!code) return;
+      // The code is single-use: drop it from the address bar and history first.
+      history.replaceState(null, '', window.location.pathname + window.location.search);
+      void finish({ sign_in_code: code });
+    };
+    redeem();
+    // A link opened while this page is already shown changes only the fragment.
+    window.addEventListener('hashchange', redeem);
+    return () => window.removeEventListener('hashchange', redeem);
   }, []);
 
   const submit = (e: Event) => {

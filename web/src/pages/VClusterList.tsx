@@ -1,5 +1,6 @@
 import { Component } from 'preact';
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
+import { markOnce } from '../lib/perf';
 import type { PageProps } from '../app';
 import type { VirtualCluster } from '../api/types';
 import { listVClusters } from '../api/queries';
@@ -44,7 +45,18 @@ export function VClusterList({ params, session }: PageProps) {
   const { query } = useLocation();
   const state = query.get('state') ?? '';
   const [text, setText] = useState('');
-  const list = usePoll(() => listVClusters(tenant), [tenant], pollIntervalMs);
+  const list = usePoll(
+    async () => {
+      const vcs = await listVClusters(tenant);
+      markOnce('septa:vclusters-fetched');
+      return vcs;
+    },
+    [tenant],
+    pollIntervalMs,
+  );
+  useEffect(() => {
+    if (list.data) markOnce('septa:vclusters-rendered');
+  }, [list.data]);
   const writer = session.role === 'owner';
 
   const setState = (s: string) => navigate(`${paths.vclusters(tenant)}${s ? `?state=${encodeURIComponent(s)}` : ''}`, { replace: true });

@@ -1,4 +1,5 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
+import { markOnce } from '../../lib/perf';
 import type { PageProps } from '../../app';
 import { listNodes } from '../../api/queries';
 import type { Holder, InventoryGpu, InventoryNode } from '../../api/types';
@@ -25,8 +26,15 @@ function gpuUse(node: InventoryNode, g: InventoryGpu): string {
 /** Every GPU of the host cluster, one row each (1,000 rows render in one pass). */
 export function Inventory(_: PageProps) {
   useTitle('GPU inventory');
-  const nodes = useAsync(listNodes, []);
+  const nodes = useAsync(async () => {
+    const all = await listNodes();
+    markOnce('septa:inventory-fetched');
+    return all;
+  }, []);
   const [text, setText] = useState('');
+  useEffect(() => {
+    if (nodes.data) markOnce('septa:inventory-rendered');
+  }, [nodes.data]);
   if (!nodes.data) {
     return (
       <section aria-labelledby="inv-h">
