@@ -18,7 +18,7 @@ function HeldRows({ kind, h }: { kind: CapacityKind; h: Holdings }) {
     case 'shared':
       return (
         <>
-          <tr><th scope="row">GPU shares</th><td>{h.shares} shares, {formatGpuMilli(h.sharedMilli)} GPU</td></tr>
+          <tr><th scope="row">GPU shares</th><td>{h.shares} share{h.shares === 1 ? '' : 's'}, {formatGpuMilli(h.sharedMilli)} GPU</td></tr>
           <tr><th scope="row">GPU memory in shares</th><td>{formatMiB(h.sharedMemoryMib)}</td></tr>
         </>
       );
@@ -111,7 +111,7 @@ export function Overview({ params, session }: PageProps) {
       {main.error ? <ErrorBox error={main.error} context="Refresh failed" /> : null}
 
       <div class="grid">
-        <section aria-labelledby="quota-h" class="card">
+        <section aria-labelledby="quota-h" class="card card--wide">
           <h2 id="quota-h">Quota</h2>
           <table>
             <thead>

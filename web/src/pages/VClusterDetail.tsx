@@ -140,7 +140,7 @@ export function VClusterDetail({ params, session }: PageProps) {
       <ErrorBox error={actionError} />
 
       <div class="grid">
-        <section aria-labelledby="cond-h" class="card">
+        <section aria-labelledby="cond-h" class="card card--wide">
           <h2 id="cond-h">Conditions</h2>
           <table>
             <thead>
