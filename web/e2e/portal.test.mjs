@@ -370,8 +370,16 @@ describe('portal', () => {
       assert.equal(list.virtual_clusters.some((v) => v.name === 'evil'), false);
     });
 
-    serverIt('septad printed a one-time sign-in link', () => {
-      assert.ok(portal.signInLink(), 'no http://…/sign-in#code=… line in septad’s log');
+    serverIt('septad wrote a one-time sign-in link for this origin, and it works once only', async () => {
+      const link = portal.signInLink();
+      assert.ok(link, 'no data_dir/sign-in-link');
+      assert.equal(new URL(link).origin, portal.base);
+      assert.match(new URL(link).hash, /^#code=./);
+      // Spent by the admin sign-in earlier in this file: a second use is refused.
+      await signOut();
+      await page.goto(link);
+      await page.getByRole('alert').filter({ hasText: 'Sign-in failed' }).waitFor();
+      assert.equal(new URL(page.url()).hash, '', 'the code is removed from the address bar');
     });
   });
 });

@@ -15,7 +15,7 @@ export function septadFeatures() {
   const help = spawnSync(SEPTAD, ['--help'], { encoding: 'utf8' });
   if (help.error) throw new Error(`cannot run septad at ${SEPTAD} (set SEPTA_SEPTAD): ${help.error.message}`);
   const text = help.stdout + help.stderr;
-  return { webDir: text.includes('--web-dir') };
+  return { webDir: text.includes('--web-dir'), signInLink: text.includes('--sign-in-link') };
 }
 
 const READY_RE = /septad ready in \d+ ms: REST (http:\/\/[0-9.:]+)/;
@@ -34,6 +34,7 @@ export async function startSeptad(opts = {}) {
     '--log-level', 'info',
   ];
   if (opts.webDir) args.push('--web-dir', opts.webDir);
+  if (septadFeatures().signInLink) args.push('--sign-in-link', 'true');
   if (opts.inventoryYaml) {
     const inv = join(dataDir, 'inventory.yaml');
     writeFileSync(inv, opts.inventoryYaml);
@@ -71,6 +72,14 @@ export async function startSeptad(opts = {}) {
     logPath,
     /** Everything septad has logged so far. */
     logText: () => text,
+    /** The one-time admin sign-in link septad wrote (--sign-in-link), or null. */
+    signInLink() {
+      try {
+        return readFileSync(join(dataDir, 'sign-in-link'), 'utf8').trim() || null;
+      } catch {
+        return null;
+      }
+    },
     async stop() {
       if (child.exitCode === null) {
         child.kill('SIGTERM');
