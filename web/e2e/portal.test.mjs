@@ -123,7 +123,19 @@ describe('portal', () => {
     assert.match(out, /namespace\/default/);
     await page.getByRole('button', { name: 'Copy kubeconfig' }).waitFor();
     const serial = (await page.locator('.issued').textContent()).match(/certificate ([0-9a-f]+)/)[1];
-    await page.locator(`tr[data-serial="${serial}"]`).waitFor();
+    const credential = page.locator(`tr[data-serial="${serial}"]`);
+    await credential.waitFor();
+    // Revoking it in the portal makes the virtual cluster's API refuse it.
+    await page.getByRole('button', { name: `Revoke certificate ${serial}` }).click();
+    await credential.getByText(/^revoked/).waitFor();
+    await eventually(() => {
+      try {
+        execFileSync('kubectl', ['--kubeconfig', file, 'get', 'namespaces'], { stdio: 'ignore', timeout: 30_000 });
+        return false;
+      } catch {
+        return true;
+      }
+    }, { timeoutMs: 30_000, what: 'kubectl refused with the revoked certificate' });
 
     // Resize.
     await page.getByRole('link', { name: 'Resize' }).click();
@@ -229,6 +241,48 @@ describe('portal', () => {
     await page.context().setOffline(false);
     await page.locator('[data-loaded="overview"]').waitFor({ timeout: 30_000 });
     await banner.waitFor({ state: 'detached' });
+  });
+
+  browserIt('a session that ends mid-visit returns to sign-in and back to the same page', async () => {
+    await page.goto(url('/t/e2e-shared/vclusters?state=READY'));
+    await page.locator('[data-loaded="vclusters"]').waitFor();
+    await page.context().clearCookies();
+    await page.getByRole('link', { name: 'Overview' }).click();
+    await page.waitForURL((u) => u.pathname === '/sign-in');
+    assert.equal(new URL(page.url()).searchParams.get('next'), '/t/e2e-shared');
+    await page.getByLabel('API token (required)').fill(tokens.shared);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL((u) => u.pathname === '/t/e2e-shared');
+    await page.locator('[data-loaded="overview"]').waitFor();
+  });
+
+  browserIt('keyboard only: sign in, skip link, reach and follow a nav link, with a visible focus ring', async () => {
+    await signOut();
+    await page.goto(url('/sign-in?next=%2Ft%2Fe2e-shared'));
+    const focused = () => page.evaluate(() => {
+      const el = document.activeElement;
+      return { text: (el?.textContent ?? '').trim(), label: el?.getAttribute('name') ?? '', outline: el ? getComputedStyle(el).outlineStyle : 'none' };
+    });
+    const tabTo = async (match, max = 25) => {
+      for (let i = 0; i < max; i++) {
+        await page.keyboard.press('Tab');
+        const f = await focused();
+        if (match(f)) return f;
+      }
+      throw new Error('not reachable by Tab');
+    };
+    await tabTo((f) => f.label === 'token');
+    await page.keyboard.insertText(tokens.shared);
+    await page.keyboard.press('Enter');
+    await page.waitForURL((u) => u.pathname === '/t/e2e-shared');
+    await page.locator('[data-loaded="overview"]').waitFor();
+    const skip = await tabTo((f) => f.text === 'Skip to content', 3);
+    assert.notEqual(skip.outline, 'none', 'focus ring on the skip link');
+    const nav = await tabTo((f) => f.text === 'Virtual clusters');
+    assert.notEqual(nav.outline, 'none', 'focus ring on a nav link');
+    await page.keyboard.press('Enter');
+    await page.waitForURL((u) => u.pathname === '/t/e2e-shared/vclusters');
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'main', 'focus moves to the new page');
   });
 
   browserIt('signing out ends the session', async () => {
