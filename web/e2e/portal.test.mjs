@@ -282,7 +282,8 @@ describe('portal', () => {
     assert.notEqual(nav.outline, 'none', 'focus ring on a nav link');
     await page.keyboard.press('Enter');
     await page.waitForURL((u) => u.pathname === '/t/e2e-shared/vclusters');
-    assert.equal(await page.evaluate(() => document.activeElement?.id), 'main', 'focus moves to the new page');
+    // Focus moves to the new page's main region (in an effect after the render).
+    await page.waitForFunction(() => document.activeElement?.id === 'main');
   });
 
   browserIt('signing out ends the session', async () => {
@@ -322,17 +323,23 @@ describe('portal', () => {
 
   browserIt('admin pages: tenants (create with tier and quota, suspend, delete), inventory, trust tiers — axe clean', async () => {
     await page.goto(url('/admin/tenants'));
-    await page.getByRole('heading', { name: 'New tenant' }).waitFor();
-    await page.getByLabel('Name (required)').fill('e2e-made');
-    await page.getByLabel('Trust tier').selectOption('dedicated');
-    await page.getByLabel('GPU-equivalents (thousandths)').fill('2000');
-    await page.getByRole('button', { name: 'Create tenant' }).click();
+    const create = page.getByRole('form', { name: 'New tenant' });
+    await create.getByLabel('Name (required)').fill('e2e-made');
+    await create.getByLabel('Trust tier').selectOption('dedicated');
+    await create.getByLabel('GPU-equivalents (thousandths)').fill('2000');
+    await create.getByRole('button', { name: 'Create tenant' }).click();
     const row = page.locator('tr[data-tenant="e2e-made"]');
     await row.waitFor();
     const made = await portal.admin.ok('GET', '/v1/tenants/e2e-made');
     assert.deepEqual([made.trust_tier, made.quota.gpu_milli], ['dedicated', 2000]);
     await expectAxeClean('tenants');
     await screenshot(page, 'admin-tenants');
+    await row.getByText('Edit the quota of e2e-made').click();
+    await row.getByLabel('Virtual clusters').fill('3');
+    await row.getByLabel('GPU-equivalents (thousandths)').fill('');
+    await row.getByRole('button', { name: 'Save quota of e2e-made' }).click();
+    await row.getByText('3 vclusters').waitFor();
+    assert.deepEqual((await portal.admin.ok('GET', '/v1/tenants/e2e-made')).quota, { vclusters: 3 });
     await row.getByRole('button', { name: 'Suspend e2e-made' }).click();
     await row.getByRole('button', { name: 'Resume e2e-made' }).waitFor();
     assert.equal((await portal.admin.ok('GET', '/v1/tenants/e2e-made')).state, 'SUSPENDED');

@@ -14,16 +14,18 @@ interface FieldProps {
   /** a <select>'s options instead of an <input> */
   options?: { value: string; label: string }[];
   inputMode?: 'numeric' | 'text';
+  /** distinguishes the ids of the same field in several forms on one page */
+  idScope?: string;
   children?: ComponentChildren;
 }
 
-function idOf(name: string): string {
-  return `f-${name.replace(/[^A-Za-z0-9_-]/g, '-')}`;
+function idOf(name: string, scope = ''): string {
+  return `f-${`${scope}${scope ? '-' : ''}${name}`.replace(/[^A-Za-z0-9_-]/g, '-')}`;
 }
 
 /** A labelled input whose server errors sit beside it and are announced with it. */
 export function Field(p: FieldProps) {
-  const id = idOf(p.name);
+  const id = idOf(p.name, p.idScope);
   const errors = p.errors ?? [];
   const describedBy = [p.hint ? `${id}-hint` : '', errors.length ? `${id}-err` : ''].filter(Boolean).join(' ') || undefined;
   const common = {

@@ -109,6 +109,11 @@ export function Overview({ params, session }: PageProps) {
         {tier ? ` (${tier.gpu_sharing}; credentials at most ${formatSeconds(ttl)})` : ''} · state {t.state}
       </p>
       {main.error ? <ErrorBox error={main.error} context="Refresh failed" /> : null}
+      {t.state === 'SUSPENDED' ? (
+        <p class="error-box" role="status">
+          This tenant is suspended: it can read but not change anything, and its virtual clusters sleep.
+        </p>
+      ) : null}
 
       <div class="grid">
         <section aria-labelledby="quota-h" class="card card--wide">

@@ -40,6 +40,45 @@ function quotaText(q: TenantQuota | undefined): string {
   return parts.join(', ') || 'unlimited';
 }
 
+function quotaValues(q: TenantQuota | undefined): Record<string, string> {
+  const v: Record<string, string> = {};
+  for (const { field } of QUOTA_FIELDS) if (q?.[field] !== undefined) v[`quota.${field}`] = String(q[field]);
+  return v;
+}
+
+/** Replaces a tenant's whole quota (update_mask=quota: an empty input becomes unlimited). */
+function QuotaEditor({ t, onChange }: { t: Tenant; onChange: () => void }) {
+  const [v, setV] = useState(() => quotaValues(t.quota));
+  const [errors, setErrors] = useState<FieldErrors>({ byField: {}, unplaced: [] });
+  const [failure, setFailure] = useState<unknown>(null);
+  const save = async (e: Event) => {
+    e.preventDefault();
+    setFailure(null);
+    setErrors({ byField: {}, unplaced: [] });
+    try {
+      await call(
+        api.PATCH('/v1/tenants/{name}', {
+          params: { path: { name: t.name! }, query: { update_mask: 'quota' }, header: { 'If-Match': t.etag ?? '*' } },
+          body: { quota: quotaOf(v) ?? {} },
+        }),
+      );
+      onChange();
+    } catch (err) {
+      if (err instanceof ApiError) setErrors(fieldErrors(err.violations, QUOTA_FIELDS.map((q) => `quota.${q.field}`)));
+      setFailure(err);
+    }
+  };
+  return (
+    <form onSubmit={save} noValidate aria-label={`Quota of ${t.name}`}>
+      {QUOTA_FIELDS.map((q) => (
+        <Field key={q.field} idScope={`quota-of-${t.name}`} name={`quota.${q.field}`} label={q.label} inputMode="numeric" value={v[`quota.${q.field}`] ?? ''} onInput={(x) => setV({ ...v, [`quota.${q.field}`]: x })} errors={errors.byField[`quota.${q.field}`]} />
+      ))}
+      {failure && !Object.keys(errors.byField).length ? <ErrorBox error={failure} context="Quota not changed" /> : null}
+      <button type="submit" class="btn">Save quota<span class="visually-hidden"> of {t.name}</span></button>
+    </form>
+  );
+}
+
 function TenantRow({ t, onChange }: { t: Tenant; onChange: () => void }) {
   const [failure, setFailure] = useState<unknown>(null);
   const [open, setOpen] = useState(false);
@@ -64,7 +103,13 @@ function TenantRow({ t, onChange }: { t: Tenant; onChange: () => void }) {
       <td class="display-name">{t.display_name}</td>
       <td>{t.trust_tier}</td>
       <td>{t.state}</td>
-      <td>{quotaText(t.quota)}</td>
+      <td>
+        {quotaText(t.quota)}
+        <details>
+          <summary>Edit<span class="visually-hidden"> the quota of {t.name}</span></summary>
+          <QuotaEditor key={t.etag} t={t} onChange={onChange} />
+        </details>
+      </td>
       <td>
         <button type="button" class="btn" onClick={toggle}>{suspended ? 'Resume' : 'Suspend'}<span class="visually-hidden"> {t.name}</span></button>{' '}
         <button type="button" class="btn" aria-expanded={open} onClick={() => setOpen(!open)}>Delete…<span class="visually-hidden"> {t.name}</span></button>
