@@ -31,6 +31,9 @@ PACKAGES=(
   python3
   # vaultsim.hvac: the real Vault client library judges septa-vaultsim
   python3-hvac python3-cryptography
+  # the portal's end-to-end tests drive Debian's Chromium (web/e2e; the
+  # playwright-core of web/package.json is the release built for its major)
+  chromium
 )
 
 missing=()
@@ -45,6 +48,14 @@ done
 if ! command -v kubectl >/dev/null 2>&1 &&
   ! dpkg-query -W -f='${Status}' kubernetes-client 2>/dev/null | grep -q "install ok installed"; then
   missing+=(kubernetes-client)
+fi
+
+# The portal (web/) builds with Node.js >= 20.19 and npm (Vite 8's floor);
+# Debian bookworm's own nodejs is 18, so it is not installed from here.
+if ! node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a == 20 && b >= 19) ? 0 : 1)' 2>/dev/null; then
+  echo "bootstrap: the portal needs Node.js >= 20.19 with npm on PATH (found: $(node --version 2>/dev/null || echo none));" \
+    "install it from nodejs.org or NodeSource" >&2
+  exit 1
 fi
 
 if ((${#missing[@]} == 0)); then

@@ -360,6 +360,42 @@ std::string ProtoComments::Of(const pb::MethodDescriptor& d) const {
   return pool_ ? DescribeFound(pool_->FindMethodByName(d.full_name())) : "";
 }
 
+// The portal's session routes: REST's own, not RPCs (a cookie is HTTP's),
+// served by services/rest/session_routes.h and described here so that the
+// portal's typed client has them with the rest.
+constexpr char kSessionPaths[] = R"json({
+  "/v1/sessions": {"post": {
+    "operationId": "CreateSession", "tags": ["Sessions"], "security": [],
+    "summary": "Signs a browser in to the portal",
+    "description": "With an API token (in the body or as Authorization: Bearer) or a one-time sign-in code. Sets the session cookie (HttpOnly, SameSite=Strict; __Host- prefixed and Secure over TLS), which authenticates the API's routes for the page; a request that changes state with it must come from this origin and carry the session's csrf_token as X-Septa-CSRF. The session lives 12 hours at most, never longer than its API token or the tenant's trust tier's credential cap, and ends when that token is revoked.",
+    "requestBody": {"required": false, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SignIn"}}}},
+    "responses": {"201": {"description": "Signed in", "headers": {"Set-Cookie": {"description": "the session cookie", "schema": {"type": "string"}}},
+                          "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Session"}}}},
+                  "default": {"$ref": "#/components/responses/Problem"}}}},
+  "/v1/sessions/current": {
+    "get": {"operationId": "GetCurrentSession", "tags": ["Sessions"], "security": [{"session": []}],
+      "summary": "The session of the cookie, with its CSRF token",
+      "responses": {"200": {"description": "OK", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Session"}}}},
+                    "default": {"$ref": "#/components/responses/Problem"}}},
+    "delete": {"operationId": "DeleteCurrentSession", "tags": ["Sessions"], "security": [{"session": []}],
+      "summary": "Signs out: the session is revoked and its cookie cleared",
+      "parameters": [{"name": "X-Septa-CSRF", "in": "header", "required": true, "schema": {"type": "string"}}],
+      "responses": {"204": {"description": "Signed out"}, "default": {"$ref": "#/components/responses/Problem"}}}}
+})json";
+
+constexpr char kSessionSchemas[] = R"json({
+  "SignIn": {"type": "object", "additionalProperties": false,
+    "description": "One of token and sign_in_code.",
+    "properties": {"token": {"type": "string", "description": "An API token."},
+                   "sign_in_code": {"type": "string", "description": "A one-time sign-in code (spent by this call)."}}},
+  "Session": {"type": "object", "required": ["principal", "tenant", "role", "expire_time", "csrf_token"],
+    "properties": {"principal": {"type": "string", "description": "admin or tenant:<name>."},
+                   "tenant": {"type": "string", "description": "The tenant's name; empty for an admin."},
+                   "role": {"type": "string", "enum": ["owner", "viewer"]},
+                   "expire_time": {"type": "string", "format": "date-time"},
+                   "csrf_token": {"type": "string", "description": "Sent as X-Septa-CSRF with every request that changes state."}}}
+})json";
+
 Result<nlohmann::ordered_json> OpenApiDocument(const std::vector<HttpBinding>& bindings,
                                                const ProtoComments& comments) {
   Schemas schemas(comments);
@@ -393,8 +429,12 @@ Result<nlohmann::ordered_json> OpenApiDocument(const std::vector<HttpBinding>& b
     }
     paths[path][verb] = *std::move(op);
   }
+  const Json session_paths = Json::parse(kSessionPaths);
+  for (auto it = session_paths.begin(); it != session_paths.end(); ++it) paths[it.key()] = it.value();
   Json components = {
-      {"securitySchemes", {{"bearer", {{"type", "http"}, {"scheme", "bearer"}}}}},
+      {"securitySchemes",
+       {{"bearer", {{"type", "http"}, {"scheme", "bearer"}}},
+        {"session", {{"type", "apiKey"}, {"in", "cookie"}, {"name", "septa_session"}}}}},
       {"responses",
        {{"Problem",
          {{"description", "An error"},
@@ -402,6 +442,10 @@ Result<nlohmann::ordered_json> OpenApiDocument(const std::vector<HttpBinding>& b
       {"schemas", schemas.All()},
   };
   components["schemas"]["Problem"] = ProblemSchema();
+  const Json session_schemas = Json::parse(kSessionSchemas);
+  for (auto it = session_schemas.begin(); it != session_schemas.end(); ++it)
+    components["schemas"][it.key()] = it.value();
+  tags.push_back({{"name", "Sessions"}, {"description", "The portal's sign-in (REST only: a cookie)."}});
   return Json{
       {"openapi", "3.1.0"},
       {"info",
@@ -415,7 +459,8 @@ Result<nlohmann::ordered_json> OpenApiDocument(const std::vector<HttpBinding>& b
          "(any valid token), writer (an owner token of a tenant that is not suspended, or an admin's), admin, admin "
          "writer; tenant_field, the request field naming the tenant acted on (another tenant's token gets 404); "
          "action, what a refusal (403) says may not be done."}}},
-      {"security", {{{"bearer", Json::array()}}}},
+      // An API token, or the portal's session cookie (kSessionPaths).
+      {"security", {{{"bearer", Json::array()}}, {{"session", Json::array()}}}},
       {"tags", std::move(tags)},
       {"paths", std::move(paths)},
       {"components", std::move(components)},

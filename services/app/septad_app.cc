@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -16,6 +17,7 @@
 #include "services/base/file.h"
 #include "services/base/open_files.h"
 #include "services/http/tls.h"
+#include "services/rest/web_app.h"
 #include "services/store/connection_url.h"
 #include "services/store/migration.h"
 #include "services/store/migration_runner.h"
@@ -135,6 +137,7 @@ Status SeptadApp::Impl::StartStages() {
       {"control-planes", true, &Impl::StartControlPlanes, &Impl::StopControlPlanes},
       {"provisioner", config.provisioner, &Impl::StartProvisioner, &Impl::StopProvisioner},  // and the syncer
       {"listeners", true, &Impl::Listen, &Impl::StopListening},
+      {"sign-in-link", config.sign_in_link, &Impl::WriteSignInLink, nullptr},
   };
   for (const Stage& stage : list) {
     if (!stage.wanted) continue;
@@ -212,6 +215,7 @@ Status SeptadApp::Impl::MakeUseCases() {
       *store, clock, random, *authenticator,
       core::TokenLimits{.admin_ttl_max = std::chrono::duration_cast<std::chrono::seconds>(config.admin_token_ttl_max),
                         .tenant_live_max = config.tenant_live_tokens_max});
+  sessions = std::make_unique<core::SessionService>(*store, clock, random, *authenticator);
   capacity = std::make_unique<core::CapacityLedger>(gpu::Catalog::Default(), "septa",
                                                     MigRelayoutPolicyOf(config.mig_relayout));
   vclusters = std::make_unique<core::VirtualClusterService>(*store, clock, *capacity, gpu::Catalog::Default(),
@@ -230,6 +234,7 @@ void SeptadApp::Impl::DropUseCases() {
   probes.reset();
   vclusters.reset();
   capacity.reset();
+  sessions.reset();
   tokens.reset();
   inventory_service.reset();
   tiers.reset();
@@ -244,6 +249,29 @@ Status SeptadApp::Impl::EnsureAdminToken() {
   SEPTA_RETURN_IF_ERROR(issued);
   SEPTA_RETURN_IF_ERROR(wiring::WriteSecretFile(path, issued->secret_text));
   new_admin_token = issued->secret_text;
+  return Status::Ok();
+}
+
+Status SeptadApp::Impl::WriteSignInLink() {
+  if (config.web_dir.empty()) return InvalidField("sign_in_link", "needs web_dir: the portal to sign in to");
+  auto token = base::ReadFile(fs::path(config.data_dir) / "admin.token");
+  if (!token.ok()) return InvalidField("sign_in_link", "needs the bootstrap admin token: " + token.status().message());
+  while (!token->empty() && std::isspace(static_cast<unsigned char>(token->back()))) token->pop_back();
+  auto admin = authenticator->Authenticate(*token);
+  if (!admin.ok()) return InvalidField("sign_in_link", "data_dir/admin.token is refused: " + admin.status().message());
+  core::RequestContext ctx;
+  ctx.principal = *admin;
+  ctx.request_id = "sign-in-link";
+  auto code = sessions->CreateSignInCode(ctx);
+  SEPTA_RETURN_IF_ERROR(code);
+  auto [host, port] = wiring::HostPort(config.http_addr);
+  if (host.empty() || host == "0.0.0.0") host = "127.0.0.1";  // a wildcard is reached at loopback
+  const std::string link = std::string(config.tls_cert_file.empty() ? "http://" : "https://") + host + ":" +
+                           std::to_string(http->port()) + "/sign-in#code=" + code->code;
+  SEPTA_RETURN_IF_ERROR(wiring::WriteSecretFile(fs::path(config.data_dir) / "sign-in-link", link));
+  spdlog::info(
+      "portal: sign in as admin at {} (one use, within {} minutes)", link,
+      std::chrono::duration_cast<std::chrono::minutes>(*code->token.expire_time - code->token.create_time).count());
   return Status::Ok();
 }
 
@@ -278,9 +306,17 @@ Status SeptadApp::Impl::Listen() {
   // Both transports serve one table of the API's RPCs (services/apiv1/api.h).
   auto api = apiv1::LoadApiV1(UseCases());
   SEPTA_RETURN_IF_ERROR(api);
-  rest = std::make_unique<rest::RestApi>(
-      *api, UseCases(), *registry, static_cast<std::size_t>(config.worker_threads),
-      std::vector<std::shared_ptr<prometheus::Collectable>>{std::make_shared<PoolCollector>(*store)});
+  rest::RestApiOptions rest_options;
+  rest_options.worker_threads = static_cast<std::size_t>(config.worker_threads);
+  rest_options.more_metrics = {std::make_shared<PoolCollector>(*store)};
+  rest_options.tls = !config.tls_cert_file.empty();
+  if (!config.web_dir.empty()) {
+    auto web_app = rest::WebApp::Load(config.web_dir, "web_dir");
+    SEPTA_RETURN_IF_ERROR(web_app);
+    spdlog::info("portal: {} files from {}", (*web_app)->file_count(), config.web_dir);
+    rest_options.web_app = *std::move(web_app);
+  }
+  rest = std::make_unique<rest::RestApi>(*api, UseCases(), *registry, std::move(rest_options));
 
   auto [host, port] = wiring::HostPort(config.http_addr);
   http::ServerOptions options;

@@ -80,6 +80,7 @@ struct SeptadApp::Impl {
   std::unique_ptr<core::TrustTierService> tiers;
   std::unique_ptr<core::InventoryService> inventory_service;
   std::unique_ptr<core::TokenService> tokens;
+  std::unique_ptr<core::SessionService> sessions;
   // The placement engine over the reservation rows, shared by every virtual cluster request.
   std::unique_ptr<core::CapacityLedger> capacity;
   std::unique_ptr<core::VirtualClusterService> vclusters;
@@ -154,6 +155,7 @@ struct SeptadApp::Impl {
   Status MakeUseCases();
   void DropUseCases();
   Status EnsureAdminToken();
+  Status WriteSignInLink();
   Status StartSweeper();
   void StopSweeper();
   Status LockReplicaId();
@@ -189,17 +191,8 @@ struct SeptadApp::Impl {
   Result<std::string> ServingCa(const std::string& tenant, const std::string& vcluster);
 
   core::UseCases UseCases() {
-    return {*store,
-            *authenticator,
-            *tenants,
-            *tiers,
-            *tokens,
-            random,
-            *probes,
-            *inventory_service,
-            *vclusters,
-            *credentials,
-            config.db_request_timeout};
+    return {*store, *authenticator, *tenants,           *tiers,     *tokens,      *sessions,
+            random, *probes,        *inventory_service, *vclusters, *credentials, config.db_request_timeout};
   }
 };
 

@@ -275,6 +275,12 @@ const std::vector<KeyDef>& Defs() {
       {{"log_format", "text or json"}, EnumKey(&Config::log_format, {LogFormat::kText, LogFormat::kJson})},
       {{"migrations_dir", "read migrations from this directory instead of the built-in ones"},
        StringKey(&Config::migrations_dir)},
+      {{"web_dir", "the portal's built files (web/dist), served at / on the REST listener; empty: no portal"},
+       StringKey(&Config::web_dir)},
+      {{"sign_in_link",
+        "true or false: at start, write a one-time link that signs a browser in to the portal as the bootstrap admin "
+        "(data_dir/sign-in-link, and the log)"},
+       BoolKey(&Config::sign_in_link)},
       {{"http_body_limit", "largest accepted request body in bytes"},
        [](Config& c, const std::string& v, const std::string& where) {
          long long n = 0;

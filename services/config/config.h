@@ -66,6 +66,13 @@ struct Config {
   LogLevel log_level = LogLevel::kInfo;
   LogFormat log_format = LogFormat::kText;
   std::string migrations_dir;  // empty: the migrations built into the binary
+  // The portal's built files (web/dist), served at `/` on the REST listener
+  // (services/rest/web_app.h). Empty: no portal, the API alone.
+  std::string web_dir;
+  // At start, a one-time link that signs a browser in to the portal as the
+  // bootstrap admin, written to data_dir/sign-in-link and logged (as
+  // Jupyter's token URL): for deploy/dev/run.sh, off by default.
+  bool sign_in_link = false;
   std::uint64_t http_body_limit = 1 << 20;
   std::chrono::milliseconds http_read_timeout{30'000};
   std::chrono::milliseconds http_idle_timeout{60'000};

@@ -55,6 +55,10 @@ std::optional<ParsedTokenText> ParseTokenText(std::string_view text) {
   return ParsedTokenText{std::string(id), std::string(text.substr(kIdHexLen + 1))};
 }
 
+bool IsLive(const ApiToken& token, TimePoint now) {
+  return !token.revoke_time && (!token.expire_time || now < *token.expire_time);
+}
+
 std::string FormatTokenText(std::string_view id, std::string_view secret) {
   std::string out(kTokenPrefix);
   out += id;
@@ -129,28 +133,57 @@ Result<Authenticator::LookedUp> Authenticator::Lookup(const std::string& id) {
   return looked_up;
 }
 
-Result<Principal> Authenticator::Authenticate(std::string_view bearer) {
-  if (bearer.empty()) return Unauthenticated("missing bearer token: send \"Authorization: Bearer <token>\"");
-  std::optional<ParsedTokenText> parsed = ParseTokenText(bearer);
-  if (!parsed) return Unauthenticated("invalid bearer token");
+Result<Authenticator::LookedUp> Authenticator::Verify(std::string_view text, TokenKind kind, std::string_view what) {
+  const std::string invalid = "invalid " + std::string(what);
+  std::optional<ParsedTokenText> parsed = ParseTokenText(text);
+  if (!parsed) return Unauthenticated(invalid);
   Result<LookedUp> found = Lookup(parsed->id);
   if (!found.ok()) {
-    if (IsNotFound(found)) return Unauthenticated("invalid bearer token");
+    if (IsNotFound(found)) return Unauthenticated(invalid);
     return found.status();
   }
-  const ApiToken* token = &found->token;
-  if (!base::ConstantTimeEquals(Sha256Hex(parsed->secret), token->secret_hash)) {
-    return Unauthenticated("invalid bearer token");
+  const ApiToken& token = found->token;
+  if (!base::ConstantTimeEquals(Sha256Hex(parsed->secret), token.secret_hash) || token.kind != kind) {
+    return Unauthenticated(invalid);
   }
-  if (token->revoke_time) return Unauthenticated("bearer token has been revoked");
-  if (token->expire_time && clock_.Now() >= *token->expire_time) {
-    return Unauthenticated("bearer token has expired");
+  const TimePoint now = clock_.Now();
+  if (token.revoke_time) return Unauthenticated(std::string(what) + " has been revoked");
+  if (token.expire_time && now >= *token.expire_time) return Unauthenticated(std::string(what) + " has expired");
+  if (!token.parent_id.empty()) {
+    // Made from an API token: it ends when that one does, at once on this
+    // replica and within a notification on the others (Forget).
+    Result<LookedUp> parent = Lookup(token.parent_id);
+    if (!parent.ok() && !IsNotFound(parent)) return parent.status();
+    if (!parent.ok() || !IsLive(parent->token, now)) {
+      return Unauthenticated(std::string(what) + " has ended: the API token it was made from was revoked or expired");
+    }
   }
-  Result<Principal> principal = ParsePrincipal("principal", token->principal, token->role);
+  return found;
+}
+
+namespace {
+Result<Principal> PrincipalOf(const ApiToken& token, bool tenant_suspended) {
+  Result<Principal> principal = ParsePrincipal("principal", token.principal, token.role);
   if (!principal.ok()) return Internal("stored token has an invalid principal");
-  principal->token_id = token->id;
-  principal->suspended = !principal->admin && found->tenant_suspended;
+  principal->token_id = token.id;
+  principal->suspended = !principal->admin && tenant_suspended;
   return principal;
+}
+}  // namespace
+
+Result<Principal> Authenticator::Authenticate(std::string_view bearer) {
+  if (bearer.empty()) return Unauthenticated("missing bearer token: send \"Authorization: Bearer <token>\"");
+  Result<LookedUp> found = Verify(bearer, TokenKind::kApi, "bearer token");
+  SEPTA_RETURN_IF_ERROR(found);
+  return PrincipalOf(found->token, found->tenant_suspended);
+}
+
+Result<AuthenticatedSession> Authenticator::AuthenticateSession(std::string_view cookie) {
+  Result<LookedUp> found = Verify(cookie, TokenKind::kSession, "session");
+  SEPTA_RETURN_IF_ERROR(found);
+  auto principal = PrincipalOf(found->token, found->tenant_suspended);
+  SEPTA_RETURN_IF_ERROR(principal);
+  return AuthenticatedSession{*std::move(principal), found->token.expire_time.value_or(TimePoint::max())};
 }
 
 void Authenticator::Forget(const std::string& token_id) {

@@ -32,6 +32,13 @@ std::string AcceptOrMakeRequestId(std::string_view from_client, RandomSource& ra
 // sent without its scheme alike.
 std::string_view BearerToken(std::string_view authorization);
 
+// A token's id and secret as issued: 16 hex digits and 256 random bits.
+inline constexpr std::size_t kTokenIdBytes = 8;
+inline constexpr std::size_t kTokenSecretBytes = 32;
+
+// Unrevoked and unexpired at `now`: what the Authenticator accepts of a row.
+bool IsLive(const ApiToken& token, TimePoint now);
+
 struct ParsedTokenText {
   std::string id;
   std::string secret;
@@ -45,6 +52,12 @@ Result<Principal> ParsePrincipal(std::string_view field, std::string_view text, 
 std::string_view RoleName(Role role);
 Result<Role> ParseRole(std::string_view field, std::string_view text);
 
+// A principal signed in to the portal, and until when.
+struct AuthenticatedSession {
+  Principal principal;  // token_id: the session's
+  TimePoint expire_time{};
+};
+
 // Resolves a bearer token to a principal. Verified tokens are cached for
 // `cache_ttl` so that a hot read path costs no database round trip; a
 // revocation made through this process takes effect at once (Forget), one
@@ -54,10 +67,14 @@ class Authenticator {
   Authenticator(Store& store, const Clock& clock, std::chrono::milliseconds cache_ttl = std::chrono::seconds(5));
 
   // kUnauthenticated for a missing, malformed, unknown, expired or revoked
-  // token. A tenant's principal is `suspended` while its tenant is, read
-  // with the token and cached with it; a change of a tenant's state is told
-  // to Forget as a revocation of its tokens (migrations/0015).
+  // API token, and for a session's or sign-in code's text (those are no
+  // bearer tokens). A tenant's principal is `suspended` while its tenant is,
+  // read with the token and cached with it; a change of a tenant's state is
+  // told to Forget as a revocation of its tokens (migrations/0015).
   Result<Principal> Authenticate(std::string_view bearer);
+  // The same for the portal's session cookie: only a session, live, made
+  // from an API token that is still live.
+  Result<AuthenticatedSession> AuthenticateSession(std::string_view cookie);
   void Forget(const std::string& token_id);
   // Drops what a committed revocation makes stale (all of the cache for an
   // empty one); wire it to Store::WatchRevocations so that revocations made
@@ -74,6 +91,9 @@ class Authenticator {
     TimePoint fetched_at;
   };
   Result<LookedUp> Lookup(const std::string& id);
+  // The live row of `kind` that `text` is, its parent live too; `what` names
+  // it in errors ("bearer token", "session").
+  Result<LookedUp> Verify(std::string_view text, TokenKind kind, std::string_view what);
 
   Store& store_;
   const Clock& clock_;

@@ -62,6 +62,11 @@ struct Principal {
   std::string ToString() const;  // "admin" or "tenant:<name>"
 };
 
+// What a row of api_tokens is (migrations/0019): an API token (a bearer
+// token), a browser session made from one (accepted only as the portal's
+// cookie), or a one-time sign-in code that becomes a session.
+enum class TokenKind { kApi, kSession, kSignIn };
+
 struct ApiToken {
   std::string id;         // public identifier (hex), part of the secret's text
   std::string principal;  // "admin" or "tenant:<name>"
@@ -71,6 +76,8 @@ struct ApiToken {
   TimePoint create_time{};
   std::optional<TimePoint> expire_time;
   std::optional<TimePoint> revoke_time;
+  TokenKind kind = TokenKind::kApi;
+  std::string parent_id;  // the API token a session or sign-in code was made from; empty for kApi
 };
 
 // One audited mutation, written in the same transaction as the change.

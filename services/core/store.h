@@ -73,8 +73,9 @@ class TokenRepository {
   virtual ~TokenRepository() = default;
   virtual Status Insert(const ApiToken& token) = 0;
   virtual Result<ApiToken> Get(const std::string& id) = 0;
-  // Tokens of one principal, or all when `principal` is empty; ordered by create_time, id.
-  virtual Result<std::vector<ApiToken>> List(const std::string& principal) = 0;
+  // Rows of `kind` (API tokens unless said) of one principal, or of all when
+  // `principal` is empty; ordered by create_time, id.
+  virtual Result<std::vector<ApiToken>> List(const std::string& principal, TokenKind kind = TokenKind::kApi) = 0;
   virtual Status Revoke(const std::string& id, TimePoint when) = 0;
   // Revokes every token of a principal (used when a tenant is deleted).
   virtual Status RevokeAllOf(const std::string& principal, TimePoint when) = 0;

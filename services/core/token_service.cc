@@ -11,8 +11,6 @@
 namespace septa::core {
 
 namespace {
-constexpr std::size_t kIdBytes = 8;
-constexpr std::size_t kSecretBytes = 32;  // 256 bits
 constexpr std::size_t kMaxDescription = 200;
 
 std::string ResourceOf(const std::string& id) { return "tokens/" + id; }
@@ -20,11 +18,6 @@ std::string ResourceOf(const std::string& id) { return "tokens/" + id; }
 // A principal sees a token if it is an admin or the token belongs to its tenant.
 bool CanSeeToken(const Principal& p, const ApiToken& token) {
   return p.admin || token.principal == "tenant:" + p.tenant;
-}
-
-// Authenticator::Authenticate accepts exactly these.
-bool IsLive(const ApiToken& token, TimePoint now) {
-  return !token.revoke_time && (!token.expire_time || now < *token.expire_time);
 }
 
 // The requested lifetime, or the cap when none was asked for or more than it.
@@ -59,7 +52,7 @@ Result<IssuedToken> TokenService::Create(const RequestContext& ctx, const TokenR
 Result<IssuedToken> TokenService::Issue(const RequestContext& ctx, const Principal& subject, std::string description,
                                         std::optional<std::chrono::seconds> ttl, Expiry expiry) {
   IssuedToken issued;
-  auto random_secret = RandomBase64Url(random_, kSecretBytes);
+  auto random_secret = RandomBase64Url(random_, kTokenSecretBytes);
   if (!random_secret.ok()) return random_secret.status();
   const std::string secret = *std::move(random_secret);
   ApiToken& token = issued.token;
@@ -89,7 +82,7 @@ Result<IssuedToken> TokenService::Issue(const RequestContext& ctx, const Princip
     } else if (expiry == Expiry::kCapped) {
       token.expire_time = now + CappedTtl(ttl, limits_.admin_ttl_max);
     }
-    auto id = RandomHex(random_, kIdBytes);
+    auto id = RandomHex(random_, kTokenIdBytes);
     SEPTA_RETURN_IF_ERROR(id);
     token.id = *std::move(id);
     token.create_time = now;

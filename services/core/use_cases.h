@@ -9,6 +9,7 @@
 #include "services/core/credential_service.h"
 #include "services/core/inventory_service.h"
 #include "services/core/probes.h"
+#include "services/core/session_service.h"
 #include "services/core/store.h"
 #include "services/core/tenant_service.h"
 #include "services/core/tier_service.h"
@@ -23,8 +24,9 @@ struct UseCases {
   TenantService& tenants;
   TrustTierService& tiers;
   TokenService& tokens;
-  RandomSource& random;  // request ids
-  Probes& probes;        // /healthz, /readyz, grpc.health.v1
+  SessionService& sessions;  // the portal's sign-in (REST only: cookies)
+  RandomSource& random;      // request ids
+  Probes& probes;            // /healthz, /readyz, grpc.health.v1
   InventoryService& inventory;
   VirtualClusterService& vclusters;
   CredentialService& credentials;

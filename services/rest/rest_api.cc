@@ -20,6 +20,8 @@
 #include "services/http/target.h"
 #include "services/rest/problem.h"
 #include "services/rest/request_binding.h"
+#include "services/rest/session_routes.h"
+#include "services/rest/web_app.h"
 
 namespace septa::rest {
 
@@ -35,11 +37,17 @@ struct Call {
   const http::Target& target;
   const std::map<std::string, std::string>& params;  // path variables
   const core::RequestContext& ctx;
+  // Set when the portal's session cookie authenticated the request.
+  const std::optional<core::AuthenticatedSession>& session;
+  std::string_view session_cookie;
 };
 
 using RouteFn = std::function<Result<http::Response>(const Call&)>;
 
-enum class Auth { kToken, kNone };
+// kToken: an API token as Authorization: Bearer, or the portal's session
+// cookie (then a state change must be same-origin with the CSRF token);
+// kSession: the cookie only; kNone: anyone.
+enum class Auth { kToken, kSession, kNone };
 // Routes run on the worker pool (they call the store); one that touches
 // nothing is answered on the I/O thread and saves the hop.
 enum class RunsOn { kWorker, kIoThread };
@@ -52,6 +60,7 @@ struct Route {
   RunsOn runs_on = RunsOn::kWorker;
   bool json_body = false;  // a body must be JSON (else 415)
   RouteFn fn;
+  bool rpc = false;  // the binding of an RPC
 };
 
 bool Match(const Route& route, const std::vector<std::string>& segments, std::map<std::string, std::string>& params) {
@@ -103,16 +112,21 @@ Result<http::Response> ServeRpc(const apiv1::Rpc& rpc, bool tenant_in_path, cons
   return RpcResponse(rpc.http, *response);
 }
 
+// Paths that are never the portal's, so that a mistyped API call gets the
+// API's 404 (problem+json), not the app's page.
+bool IsApiPath(std::string_view path) { return path == "/v1" || path.starts_with("/v1/"); }
+
 }  // namespace
 
 struct RestApi::Impl {
-  Impl(std::shared_ptr<const apiv1::Api> api, core::UseCases uc, prometheus::Registry& registry, std::size_t workers,
-       std::vector<std::shared_ptr<prometheus::Collectable>> more)
+  Impl(std::shared_ptr<const apiv1::Api> api, core::UseCases uc, prometheus::Registry& registry, RestApiOptions options)
       : api(std::move(api)),
         uc(uc),
         metrics(registry),
-        more_metrics(std::move(more)),
-        pool(workers),
+        more_metrics(std::move(options.more_metrics)),
+        web_app(std::move(options.web_app)),
+        cookie{options.tls},
+        pool(options.worker_threads),
         requests(prometheus::BuildCounter()
                      .Name("septa_http_requests_total")
                      .Help("HTTP requests by route, method and status code")
@@ -130,6 +144,7 @@ struct RestApi::Impl {
     Route r{method, pattern, http::ParseTarget(pattern)->segments, auth, runs_on, json_body, std::move(fn)};
     routes.push_back(std::move(r));
   }
+  void AddSessionRoutes();
   void Serve(http::Request&& req, std::shared_ptr<http::Exchange> exchange);
   http::Response Run(const Route& route, const http::Request& req, const http::Target& target,
                      const std::map<std::string, std::string>& params, const std::string& request_id);
@@ -140,6 +155,8 @@ struct RestApi::Impl {
   core::UseCases uc;
   prometheus::Registry& metrics;
   std::vector<std::shared_ptr<prometheus::Collectable>> more_metrics;
+  std::shared_ptr<const WebApp> web_app;
+  SessionCookie cookie;
   boost::asio::thread_pool pool;
   prometheus::Family<prometheus::Counter>& requests;
   prometheus::Family<prometheus::Histogram>& latency;
@@ -176,6 +193,7 @@ void RestApi::Impl::AddRoutes() {
       },
       Auth::kNone);
 
+  AddSessionRoutes();
   for (const apiv1::Rpc& rpc : api->rpcs()) {
     const bool tenant_in_path =
         rpc.auth.tenant_field && std::ranges::any_of(rpc.http.path_variables, [&](const apiv1::HttpPathVariable& v) {
@@ -185,7 +203,21 @@ void RestApi::Impl::AddRoutes() {
         bh::string_to_verb(rpc.http.verb), rpc.http.path,
         [&rpc, tenant_in_path](const Call& c) { return ServeRpc(rpc, tenant_in_path, c); }, Auth::kToken,
         RunsOn::kWorker, rpc.http.has_body);
+    routes.back().rpc = true;
   }
+}
+
+void RestApi::Impl::AddSessionRoutes() {
+  Add(
+      bh::verb::post, "/v1/sessions",
+      [this](const Call& c) { return CreateSession(uc.sessions, c.request, cookie, c.ctx.request_id); }, Auth::kNone);
+  Add(
+      bh::verb::get, "/v1/sessions/current",
+      [](const Call& c) -> Result<http::Response> { return CurrentSession(*c.session, c.session_cookie); },
+      Auth::kSession);
+  Add(
+      bh::verb::delete_, "/v1/sessions/current",
+      [this](const Call& c) { return DeleteSession(uc.sessions, c.ctx, cookie); }, Auth::kSession);
 }
 
 http::Response RestApi::Impl::Run(const Route& route, const http::Request& req, const http::Target& target,
@@ -193,8 +225,23 @@ http::Response RestApi::Impl::Run(const Route& route, const http::Request& req, 
   core::DeadlineScope deadline(uc.db_request_timeout);  // authentication and the use case alike
   core::RequestContext ctx;
   ctx.request_id = request_id;
-  if (route.auth == Auth::kToken) {
-    auto principal = uc.authenticator.Authenticate(core::BearerToken(View(req[bh::field::authorization])));
+  std::optional<core::AuthenticatedSession> session;
+  const std::string_view session_cookie = cookie.Find(req);
+  const std::string_view authorization = View(req[bh::field::authorization]);
+  if (route.auth == Auth::kSession ||
+      (route.auth == Auth::kToken && authorization.empty() && !session_cookie.empty())) {
+    auto found = uc.authenticator.AuthenticateSession(session_cookie);
+    if (!found.ok()) {
+      http::Response r = ProblemResponse(
+          session_cookie.empty() ? Unauthenticated("not signed in: no session cookie") : found.status(), request_id);
+      if (!session_cookie.empty()) r.set(bh::field::set_cookie, cookie.SetCookie("", 0));  // a dead one
+      return r;
+    }
+    if (Status st = CheckSameOrigin(req, cookie.tls, session_cookie); !st.ok()) return ProblemResponse(st, request_id);
+    ctx.principal = found->principal;
+    session = *std::move(found);
+  } else if (route.auth == Auth::kToken) {
+    auto principal = uc.authenticator.Authenticate(core::BearerToken(authorization));
     if (!principal.ok()) {
       http::Response r = ProblemResponse(principal.status(), request_id);
       r.set(bh::field::www_authenticate, "Bearer realm=\"septa\"");
@@ -209,7 +256,7 @@ http::Response RestApi::Impl::Run(const Route& route, const http::Request& req, 
   }
   Result<http::Response> result = [&]() -> Result<http::Response> {
     try {
-      return route.fn(Call{req, target, params, ctx});
+      return route.fn(Call{req, target, params, ctx, session, session_cookie});
     } catch (const std::exception& e) {
       return Internal(std::string("unexpected error: ") + e.what());
     }
@@ -222,6 +269,8 @@ void RestApi::Impl::Finish(const std::shared_ptr<http::Exchange>& exchange, http
                            const std::string& route, const http::Request& req, const std::string& request_id,
                            Clock::time_point start) {
   response.set("X-Request-Id", request_id);
+  // Every answer is JSON, text or the portal's typed files: never sniffed.
+  response.set("X-Content-Type-Options", "nosniff");
   const std::string method(req.method_string());
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   // One line per request: request_id=... method=... route=... status=... ms=...
@@ -251,8 +300,8 @@ void RestApi::Impl::Serve(http::Request&& req, std::shared_ptr<http::Exchange> e
       continue;
     }
     if (route.runs_on == RunsOn::kIoThread) {
-      Finish(exchange, *route.fn(Call{req, *target, params, core::RequestContext{}}), route.pattern, req, request_id,
-             start);
+      Finish(exchange, *route.fn(Call{req, *target, params, core::RequestContext{}, std::nullopt, {}}), route.pattern,
+             req, request_id, start);
       return;
     }
     auto shared = std::make_shared<http::Request>(std::move(req));
@@ -270,13 +319,17 @@ void RestApi::Impl::Serve(http::Request&& req, std::shared_ptr<http::Exchange> e
     Finish(exchange, std::move(r), "unmatched", req, request_id, start);
     return;
   }
+  if (web_app && req.method() == bh::verb::get && !IsApiPath(target->path)) {
+    Finish(exchange, web_app->Serve(req, target->path), "web", req, request_id, start);
+    return;
+  }
   Finish(exchange, ProblemResponse(NotFound("no such resource: " + target->path), request_id), "unmatched", req,
          request_id, start);
 }
 
 RestApi::RestApi(std::shared_ptr<const apiv1::Api> api, core::UseCases use_cases, prometheus::Registry& metrics,
-                 std::size_t worker_threads, std::vector<std::shared_ptr<prometheus::Collectable>> more_metrics)
-    : impl_(std::make_unique<Impl>(std::move(api), use_cases, metrics, worker_threads, std::move(more_metrics))) {}
+                 RestApiOptions options)
+    : impl_(std::make_unique<Impl>(std::move(api), use_cases, metrics, std::move(options))) {}
 
 RestApi::~RestApi() { impl_->pool.join(); }
 
@@ -288,7 +341,9 @@ http::Handler RestApi::Handler() {
 
 std::vector<RouteInfo> RestApi::Routes() const {
   std::vector<RouteInfo> out;
-  for (const Route& route : impl_->routes) out.push_back({std::string(bh::to_string(route.method)), route.pattern});
+  for (const Route& route : impl_->routes) {
+    out.push_back({std::string(bh::to_string(route.method)), route.pattern, route.rpc});
+  }
   return out;
 }
 

@@ -1,6 +1,7 @@
 // septad's REST surface: API v1 as JSON (protobuf's JSON mapping) over
-// septa_http, plus /healthz, /readyz and /metrics. Use cases run on a worker
-// pool so that database calls never block the HTTP I/O threads.
+// septa_http, plus /healthz, /readyz, /metrics and, when configured, the
+// portal's files at every other GET path (web_app.h). Use cases run on a
+// worker pool so that database calls never block the HTTP I/O threads.
 //   /healthz (liveness):  200 while septad lives and what it owns is running or
 //                         being restarted; 503 when restarting in place failed.
 //   /readyz (readiness):  200 when requests can be served now: the database
@@ -26,19 +27,30 @@ class Api;
 
 namespace septa::rest {
 
+class WebApp;
+
 // One route of the REST surface.
 struct RouteInfo {
   std::string method;   // "GET"
   std::string pattern;  // "/v1/tenants/{name}"
+  bool rpc = false;     // the binding of an RPC; else REST's own (probes, metrics, sessions)
+};
+
+struct RestApiOptions {
+  std::size_t worker_threads = 4;
+  // /metrics serves these besides the registry given to RestApi (e.g. the
+  // database pool's).
+  std::vector<std::shared_ptr<prometheus::Collectable>> more_metrics;
+  std::shared_ptr<const WebApp> web_app;  // null: no portal
+  bool tls = false;                       // the listener serves HTTPS: the session cookie is Secure (session_routes.h)
 };
 
 class RestApi {
  public:
   // Serves every RPC of `api` at its (septa.v1.http) binding. /metrics
-  // serves `metrics` (where the REST metrics are registered) and every
-  // collectable in `more_metrics` (e.g. the database pool's).
+  // serves `metrics` (where the REST metrics are registered).
   RestApi(std::shared_ptr<const apiv1::Api> api, core::UseCases use_cases, prometheus::Registry& metrics,
-          std::size_t worker_threads, std::vector<std::shared_ptr<prometheus::Collectable>> more_metrics = {});
+          RestApiOptions options);
   ~RestApi();  // waits for requests still running on the workers
   RestApi(const RestApi&) = delete;
   RestApi& operator=(const RestApi&) = delete;
@@ -50,7 +62,8 @@ class RestApi {
   static http::Response ServerError(http::HttpStatus status, std::string_view message);
 
   // Every route served, in matching order. Those under /v1/ must be the
-  // (septa.v1.http) bindings of the protos (tests/integration/api/rest_routes_test.cc).
+  // (septa.v1.http) bindings of the protos, but for the session routes
+  // (session_routes.h; tests/integration/api/rest_routes_test.cc).
   std::vector<RouteInfo> Routes() const;
 
  private:

@@ -48,7 +48,7 @@ class PgTokens final : public core::TokenRepository {
   static void Prepare(pqxx::connection& c);
   Status Insert(const core::ApiToken& token) override;
   Result<core::ApiToken> Get(const std::string& id) override;
-  Result<std::vector<core::ApiToken>> List(const std::string& principal) override;
+  Result<std::vector<core::ApiToken>> List(const std::string& principal, core::TokenKind kind) override;
   Status Revoke(const std::string& id, TimePoint when) override;
   Status RevokeAllOf(const std::string& principal, TimePoint when) override;
   Status CapLifetimes(const std::string& principal, std::chrono::seconds max_lifetime) override;

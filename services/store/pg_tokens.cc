@@ -8,16 +8,34 @@ namespace {
 using core::ApiToken;
 using core::Role;
 
+using core::TokenKind;
+
 const char* RoleText(Role role) { return role == Role::kViewer ? "viewer" : "owner"; }
 Role RoleOf(const std::string& text) { return text == "viewer" ? Role::kViewer : Role::kOwner; }
 
+// api_tokens.kind (migrations/0019).
+const char* KindText(TokenKind kind) {
+  switch (kind) {
+    case TokenKind::kApi: return "api";
+    case TokenKind::kSession: return "session";
+    case TokenKind::kSignIn: return "sign_in";
+  }
+  return "api";
+}
+TokenKind KindOf(const std::string& text) {
+  if (text == "session") return TokenKind::kSession;
+  if (text == "sign_in") return TokenKind::kSignIn;
+  return TokenKind::kApi;
+}
+
 constexpr char kTokenColumns[] =
     "id, principal, role, secret_hash, description, septa_micros(create_time), septa_micros(expire_time), "
-    "septa_micros(revoke_time)";
+    "septa_micros(revoke_time), kind, coalesce(parent_id, '')";
 ApiToken TokenOf(const pqxx::row& r) {
   return {r[0].as<std::string>(), r[1].as<std::string>(), RoleOf(r[2].as<std::string>()),
           r[3].as<std::string>(), r[4].as<std::string>(), FromMicros(r[5].as<std::int64_t>()),
-          OptionalTime(r[6]),     OptionalTime(r[7])};
+          OptionalTime(r[6]),     OptionalTime(r[7]),     KindOf(r[8].as<std::string>()),
+          r[9].as<std::string>()};
 }
 
 }  // namespace
@@ -26,10 +44,12 @@ void PgTokens::Prepare(pqxx::connection& c) {
   const std::string token = kTokenColumns;
   c.prepare("token_insert",
             "INSERT INTO api_tokens (id, principal, role, secret_hash, description, create_time, expire_time,"
-            " revoke_time) VALUES ($1, $2, $3, $4, $5, septa_ts($6), septa_ts($7::bigint), septa_ts($8::bigint))");
+            " revoke_time, kind, parent_id) VALUES ($1, $2, $3, $4, $5, septa_ts($6), septa_ts($7::bigint),"
+            " septa_ts($8::bigint), $9, nullif($10, ''))");
   c.prepare("token_get", "SELECT " + token + " FROM api_tokens WHERE id = $1");
-  c.prepare("token_list",
-            "SELECT " + token + " FROM api_tokens WHERE ($1 = '' OR principal = $1) ORDER BY create_time, id");
+  c.prepare(
+      "token_list",
+      "SELECT " + token + " FROM api_tokens WHERE ($1 = '' OR principal = $1) AND kind = $2 ORDER BY create_time, id");
   // Revoking twice keeps the first revocation time.
   c.prepare("token_revoke", "UPDATE api_tokens SET revoke_time = coalesce(revoke_time, septa_ts($2)) WHERE id = $1");
   // Delivered to every listener when (and only if) the transaction commits.
@@ -45,7 +65,7 @@ Status PgTokens::Insert(const ApiToken& t) {
   const NullableInt64 expire = NullableMicros(t.expire_time), revoke = NullableMicros(t.revoke_time);
   return ToStatus(work_.Write([&](pqxx::transaction_base& w) {
     return w.exec_prepared("token_insert", t.id, t.principal, RoleText(t.role), t.secret_hash, t.description,
-                           Micros(t.create_time), expire.param(), revoke.param());
+                           Micros(t.create_time), expire.param(), revoke.param(), KindText(t.kind), t.parent_id);
   }));
 }
 
@@ -57,10 +77,10 @@ Result<ApiToken> PgTokens::Get(const std::string& id) {
   });
 }
 
-Result<std::vector<ApiToken>> PgTokens::List(const std::string& principal) {
+Result<std::vector<ApiToken>> PgTokens::List(const std::string& principal, TokenKind kind) {
   return work_.Read<std::vector<ApiToken>>([&](pqxx::transaction_base& t) {
     std::vector<ApiToken> tokens;
-    for (const auto& row : t.exec_prepared("token_list", principal)) tokens.push_back(TokenOf(row));
+    for (const auto& row : t.exec_prepared("token_list", principal, KindText(kind))) tokens.push_back(TokenOf(row));
     return tokens;
   });
 }

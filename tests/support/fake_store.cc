@@ -218,6 +218,13 @@ class FakeTokens final : public TokenRepository {
     SEPTA_RETURN_IF_ERROR(w_.CheckWritable());
     SEPTA_RETURN_IF_ERROR(CheckTokenRow(token));
     if (w_.s.tokens.count(token.id)) return AlreadyExists("an API token with this id already exists");
+    // api_tokens_parent_by_kind and api_tokens_parent_fkey (migrations/0019)
+    if ((token.kind == TokenKind::kApi) != token.parent_id.empty()) {
+      return InvalidField("parent_id", "a session or sign-in code has a parent token, an API token none");
+    }
+    if (!token.parent_id.empty() && !w_.s.tokens.count(token.parent_id)) {
+      return InvalidField("parent_id", "no such token");
+    }
     for (const auto& [id, other] : w_.s.tokens) {
       if (other.secret_hash == token.secret_hash) return AlreadyExists("an API token with this secret already exists");
     }
@@ -233,10 +240,10 @@ class FakeTokens final : public TokenRepository {
     if (it == w_.s.tokens.end()) return NotFound("API token \"" + id + "\" not found");
     return it->second;
   }
-  Result<std::vector<ApiToken>> List(const std::string& principal) override {
+  Result<std::vector<ApiToken>> List(const std::string& principal, TokenKind kind) override {
     std::vector<ApiToken> tokens;
     for (const auto& [id, token] : w_.s.tokens) {
-      if (principal.empty() || token.principal == principal) tokens.push_back(token);
+      if ((principal.empty() || token.principal == principal) && token.kind == kind) tokens.push_back(token);
     }
     std::sort(tokens.begin(), tokens.end(), [](const ApiToken& a, const ApiToken& b) {
       return std::tie(a.create_time, a.id) < std::tie(b.create_time, b.id);

@@ -4,6 +4,7 @@
 // check is that nothing under /v1/ is served beside them and that each
 // binding answers at its path. Also: the errors it writes have the shape
 // api/openapi.yaml documents.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
@@ -36,8 +37,13 @@ class RestRoutesTest : public ApiTest {
 TEST_F(RestRoutesTest, EveryV1RouteIsTheBindingOfAnRpc) {
   const auto bindings = Bindings();
   int v1_routes = 0;
+  std::vector<std::string> own;
   for (const rest::RouteInfo& route : app_->rest_api().Routes()) {
     if (!route.pattern.starts_with("/v1/")) continue;
+    if (!route.rpc) {
+      own.push_back(route.method + " " + route.pattern);
+      continue;
+    }
     ++v1_routes;
     int matches = 0;
     for (const apiv1::HttpBinding& b : bindings) {
@@ -48,6 +54,9 @@ TEST_F(RestRoutesTest, EveryV1RouteIsTheBindingOfAnRpc) {
                              "(or of several): annotate the RPC in api/proto/septa/v1/";
   }
   EXPECT_GE(v1_routes, 10);  // tenants 5, trust tiers 2, tokens 3
+  // REST's own, for the portal's cookie (services/rest/session_routes.h).
+  EXPECT_THAT(own,
+              ::testing::ElementsAre("POST /v1/sessions", "GET /v1/sessions/current", "DELETE /v1/sessions/current"));
 }
 
 // The routes answer at the paths the protos give: without a token, every

@@ -7,6 +7,7 @@
 #include "services/kube/config.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/hostile_documents.h"
+#include "tests/support/temp_dir.h"
 
 namespace septa::kube {
 namespace {
@@ -87,24 +88,7 @@ TEST(kubeconfig, NamedContextWithExecAndInsecure) {
   EXPECT_FALSE(ParseKubeconfig("").ok());
 }
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/septa-kube-XXXXXX";
-    path_ = mkdtemp(tmpl);
-  }
-  ~TempDir() { std::system(("rm -rf " + path_).c_str()); }
-  std::string Write(const std::string& name, const std::string& text, bool executable = false) {
-    std::string p = path_ + "/" + name;
-    std::ofstream(p) << text;
-    if (executable) chmod(p.c_str(), 0755);
-    return p;
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using test::TempDir;
 
 TEST(kubeCredentials, TokenFileIsReReadWhenItRotates) {
   TempDir dir;

@@ -476,6 +476,54 @@ TYPED_TEST_P(StoreContract, TokensListInCreationOrderAndRevoke) {
   EXPECT_TRUE(this->Write([](Tx& tx) { return tx.Tokens().RevokeAllOf("tenant:nobody", At(600)); }).ok());
 }
 
+// Sessions and sign-in codes are rows of their own kind, each made from an
+// API token (migrations/0019); List gives one kind at a time.
+TYPED_TEST_P(StoreContract, SessionsAreTokenRowsMadeFromAnApiToken) {
+  ApiToken api = MakeToken("aaaaaaaa", "tenant:acme", 'a', At(100));
+  ApiToken session = MakeToken("bbbbbbbb", "tenant:acme", 'b', At(200));
+  session.kind = TokenKind::kSession;
+  session.parent_id = "aaaaaaaa";
+  ApiToken code = MakeToken("cccccccc", "tenant:acme", 'c', At(300));
+  code.kind = TokenKind::kSignIn;
+  code.parent_id = "aaaaaaaa";
+  ASSERT_TRUE(this->Write([&](Tx& tx) {
+                    SEPTA_RETURN_IF_ERROR(tx.Tokens().Insert(api));
+                    SEPTA_RETURN_IF_ERROR(tx.Tokens().Insert(session));
+                    return tx.Tokens().Insert(code);
+                  })
+                  .ok());
+  auto got = this->template Read<ApiToken>([](Tx& tx) { return tx.Tokens().Get("bbbbbbbb"); });
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got->kind, TokenKind::kSession);
+  EXPECT_EQ(got->parent_id, "aaaaaaaa");
+  EXPECT_EQ(this->template Read<ApiToken>([](Tx& tx) { return tx.Tokens().Get("aaaaaaaa"); })->parent_id, "");
+  auto ids = [&](TokenKind kind) {
+    std::vector<std::string> out;
+    auto rows = this->template Read<std::vector<ApiToken>>([&](Tx& tx) { return tx.Tokens().List("", kind); });
+    EXPECT_TRUE(rows.ok());
+    if (rows.ok()) {
+      for (const auto& t : *rows) out.push_back(t.id);
+    }
+    return out;
+  };
+  EXPECT_THAT(ids(TokenKind::kApi), ElementsAre("aaaaaaaa"));
+  EXPECT_THAT(ids(TokenKind::kSession), ElementsAre("bbbbbbbb"));
+  EXPECT_THAT(ids(TokenKind::kSignIn), ElementsAre("cccccccc"));
+
+  ApiToken orphan = MakeToken("dddddddd", "tenant:acme", 'd', At(400));
+  orphan.kind = TokenKind::kSession;
+  const Status no_parent = this->Write([&](Tx& tx) { return tx.Tokens().Insert(orphan); });
+  EXPECT_EQ(no_parent.code(), Code::kInvalidArgument) << no_parent.ToString();
+  orphan.parent_id = "99999999";
+  const Status unknown_parent = this->Write([&](Tx& tx) { return tx.Tokens().Insert(orphan); });
+  EXPECT_EQ(unknown_parent.code(), Code::kInvalidArgument) << unknown_parent.ToString();
+  ASSERT_FALSE(unknown_parent.violations().empty());
+  EXPECT_EQ(unknown_parent.violations()[0].field, "parent_id");
+  ApiToken api_with_parent = MakeToken("eeeeeeee", "tenant:acme", 'e', At(400));
+  api_with_parent.parent_id = "aaaaaaaa";
+  EXPECT_EQ(this->Write([&](Tx& tx) { return tx.Tokens().Insert(api_with_parent); }).code(), Code::kInvalidArgument);
+}
+
 TYPED_TEST_P(StoreContract, TokenLifetimesAreCappedFromTheirCreation) {
   const Status inserted = this->Write([](Tx& tx) {
     ApiToken forever = MakeToken("aaaaaaaa", "tenant:acme", 'a', At(100));
@@ -708,9 +756,9 @@ REGISTER_TYPED_TEST_SUITE_P(StoreContract, IsReady, HoldsTheFourDefaultTrustTier
                             TenantQuotaIsUnlimitedUntilSetAndRoundTrips, NegativeTenantQuotasAreRefusedNamingTheField,
                             ListTenantsFiltersAndPaginatesByName, TokensRoundTripAndStayUnique,
                             TokensStoreOnlyAWellFormedHash, TokensListInCreationOrderAndRevoke,
-                            TokenLifetimesAreCappedFromTheirCreation, AuditIsNewestFirstWithAssignedIds,
-                            IdempotencyKeysAreUniquePerPrincipal, IdempotencyKeysAreDeletedOneByOneOrOldestFirst,
-                            CommittedRevocationsAreToldToTheWatcher, ATenantsChangeOfStateIsToldToTheWatcher,
-                            ConcurrentReadModifyWriteLosesNoUpdate);
+                            SessionsAreTokenRowsMadeFromAnApiToken, TokenLifetimesAreCappedFromTheirCreation,
+                            AuditIsNewestFirstWithAssignedIds, IdempotencyKeysAreUniquePerPrincipal,
+                            IdempotencyKeysAreDeletedOneByOneOrOldestFirst, CommittedRevocationsAreToldToTheWatcher,
+                            ATenantsChangeOfStateIsToldToTheWatcher, ConcurrentReadModifyWriteLosesNoUpdate);
 
 }  // namespace septa::core::contract
