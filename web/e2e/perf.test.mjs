@@ -63,7 +63,7 @@ describe('page timings', () => {
 
   before(async () => {
     if (mode.skipBrowser) return;
-    portal = await startPortal(mode);
+    portal = await startPortal();
     token = await tenantWithToken(portal.admin, 'perf', 'shared', { quota: { gpu_milli: 8000 } });
     for (const name of ['a', 'b', 'c']) {
       await portal.admin.ok('POST', '/v1/tenants/perf/vclusters', { name, capacity: { shared: { milli_gpu: 100, gpu_memory_mib: 1000 } } });
@@ -138,7 +138,7 @@ describe('inventory at 1,000 GPUs', () => {
   before(async () => {
     if (mode.skipBrowser) return;
     const inventoryYaml = 'nodes:\n  - name: gpu-{0..124}\n    cpu: "96"\n    memory: 1Ti\n    gpus: {model: A100-80GB, count: 8}\n';
-    portal = await startPortal(mode, { inventoryYaml });
+    portal = await startPortal({ inventoryYaml });
     browser = await launch();
     page = await browser.context.newPage();
     await signIn(page, portal.base, portal.septad.adminToken);

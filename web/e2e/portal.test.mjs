@@ -9,9 +9,11 @@ import { once } from 'node:events';
 import { axeViolations, launch, screenshot, watchConsole } from './lib/browser.mjs';
 import { portalMode, startPortal } from './lib/setup.mjs';
 import { eventually, restClient, tenantWithToken } from './lib/rest.mjs';
-import { CSP } from './lib/shim.mjs';
 
 const XSS = '<img src=x onerror=alert(1)>';
+const CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+  "font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 const TIERS = ['shared', 'isolated', 'exclusive', 'dedicated'];
 // Chromium logs every HTTP error answer to fetch() as a console error; the
 // refusals these tests provoke on purpose (and the offline test's failed
@@ -22,7 +24,6 @@ const mode = portalMode();
 // Skips are per test (not per suite) so that node's summary counts each one
 // as skipped, with the reason, and never as passed.
 const browserIt = (name, fn) => it(name, { skip: mode.skipBrowser }, fn);
-const serverIt = (name, fn) => it(name, { skip: mode.skipServer }, fn);
 
 describe('portal', () => {
   let portal, browser, page, problems;
@@ -49,7 +50,7 @@ describe('portal', () => {
 
   before(async () => {
     if (mode.skipBrowser) return;
-    portal = await startPortal(mode);
+    portal = await startPortal();
     for (const tier of TIERS) {
       tokens[tier] = await tenantWithToken(portal.admin, `e2e-${tier}`, tier, {
         display_name: tier === 'shared' ? XSS : `E2E ${tier}`,
@@ -369,7 +370,7 @@ describe('portal', () => {
   });
 
   describe('septad’s own security behaviour', () => {
-    serverIt('the app is served with the strict CSP, on / and on a client route', async () => {
+    browserIt('the app is served with the strict CSP, on / and on a client route', async () => {
       for (const path of ['/', '/t/e2e-shared/vclusters/demo']) {
         const r = await fetch(url(path));
         assert.equal(r.status, 200, path);
@@ -378,7 +379,7 @@ describe('portal', () => {
       }
     });
 
-    serverIt('the session cookie is HttpOnly and SameSite=Strict, and the page cannot read it', async () => {
+    browserIt('the session cookie is HttpOnly and SameSite=Strict, and the page cannot read it', async () => {
       await signOut();
       await signInWithToken(tokens.shared);
       const cookies = await page.context().cookies(portal.base);
@@ -389,7 +390,7 @@ describe('portal', () => {
       assert.equal(await page.evaluate(() => document.cookie.includes('septa_session')), false);
     });
 
-    serverIt('an unsafe request with the cookie is refused without this origin or without the CSRF token', async () => {
+    browserIt('an unsafe request with the cookie is refused without this origin or without the CSRF token', async () => {
       const session = (await page.context().cookies(portal.base)).find((c) => /septa_session$/.test(c.name));
       const csrf = await page.evaluate(async () => (await (await fetch('/v1/sessions/current')).json()).csrf_token);
       const post = (headers) =>
@@ -406,7 +407,7 @@ describe('portal', () => {
       assert.equal(list.virtual_clusters.some((v) => v.name === 'forged'), false);
     });
 
-    serverIt('a page of another origin cannot make the browser act with the cookie', async () => {
+    browserIt('a page of another origin cannot make the browser act with the cookie', async () => {
       const target = url('/v1/tenants/e2e-shared/vclusters');
       const evil = createServer((_, res) => {
         res.writeHead(200, { 'Content-Type': 'text/html' });
@@ -431,7 +432,7 @@ describe('portal', () => {
       assert.equal(list.virtual_clusters.some((v) => v.name === 'evil'), false);
     });
 
-    serverIt('septad wrote a one-time sign-in link for this origin, and it works once only', async () => {
+    browserIt('septad wrote a one-time sign-in link for this origin, and it works once only', async () => {
       const link = portal.signInLink();
       assert.ok(link, 'no data_dir/sign-in-link');
       assert.equal(new URL(link).origin, portal.base);

@@ -10,12 +10,16 @@ const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const RETRY_FIRST_MS = 500;
 const RETRY_MAX_MS = 5000;
 
-let csrfToken = '';
+let sessionCsrf = '';
 let onUnauthorized: () => void = () => {};
 
 /** The session's CSRF token, held in memory only (never in storage). */
 export function setCsrfToken(token: string): void {
-  csrfToken = token;
+  sessionCsrf = token;
+}
+
+export function csrfToken(): string {
+  return sessionCsrf;
 }
 
 export function setUnauthorizedHandler(fn: () => void): void {
@@ -37,7 +41,7 @@ function retryDelay(ms: number): Promise<void> {
 
 export async function septaFetch(input: Request): Promise<Response> {
   const req = input.clone();
-  if (UNSAFE.has(req.method) && csrfToken) req.headers.set('X-Septa-CSRF', csrfToken);
+  if (UNSAFE.has(req.method) && sessionCsrf) req.headers.set('X-Septa-CSRF', sessionCsrf);
   let delay = RETRY_FIRST_MS;
   for (;;) {
     let res: Response;
@@ -72,25 +76,6 @@ export async function call<T>(p: Promise<FetchResult<T>>): Promise<T> {
   const { data, error, response } = await p;
   if (!response.ok) throw problemFrom(response.status, error, response.statusText);
   return data as T;
-}
-
-/** A JSON request outside the generated paths (the session routes). */
-export async function callJson<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const init: RequestInit = { method, headers: { Accept: 'application/json' } };
-  if (body !== undefined) {
-    init.body = JSON.stringify(body);
-    init.headers = { ...init.headers, 'Content-Type': 'application/json' };
-  }
-  const res = await septaFetch(new Request(path, init));
-  const text = await res.text();
-  let parsed: unknown = text;
-  try {
-    parsed = text ? JSON.parse(text) : undefined;
-  } catch {
-    // not JSON: keep the text for the error message
-  }
-  if (!res.ok) throw problemFrom(res.status, parsed, res.statusText);
-  return parsed as T;
 }
 
 /** Every page of a list (page_size at its maximum). */

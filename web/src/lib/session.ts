@@ -1,7 +1,7 @@
 // Who is signed in. The session itself is an HttpOnly cookie the page cannot
 // read; GET /v1/sessions/current tells who it is and its CSRF token.
 import type { Session, SignInRequest } from '../api/session-types';
-import { callJson, setCsrfToken } from '../api/client';
+import { api, call, csrfToken, setCsrfToken } from '../api/client';
 import { ApiError } from '../api/problem';
 import { createStore } from './store';
 
@@ -33,7 +33,7 @@ export function signedOut(): void {
 export async function loadSession(): Promise<void> {
   const started = generation;
   try {
-    const session = await callJson<Session>('GET', '/v1/sessions/current');
+    const session = await call(api.GET('/v1/sessions/current'));
     if (generation === started) signedIn(session);
   } catch (err) {
     // 401 (no or expired cookie), or a septad without sessions (404).
@@ -43,12 +43,12 @@ export async function loadSession(): Promise<void> {
 }
 
 export async function signIn(req: SignInRequest): Promise<Session> {
-  return signedIn(await callJson<Session>('POST', '/v1/sessions', req));
+  return signedIn(await call(api.POST('/v1/sessions', { body: req })));
 }
 
 export async function signOut(): Promise<void> {
   try {
-    await callJson<void>('DELETE', '/v1/sessions/current');
+    await call(api.DELETE('/v1/sessions/current', { params: { header: { 'X-Septa-CSRF': csrfToken() } } }));
   } finally {
     signedOut();
   }
