@@ -155,6 +155,7 @@ describe('portal', () => {
     await state.filter({ hasText: /^READY$/ }).waitFor({ timeout: 60_000 });
 
     // Delete: the name must be typed.
+    assert.equal(await page.getByRole('form', { name: 'Delete virtual cluster' }).count(), 1);
     await page.getByLabel('Type the name, train, to confirm').fill('tra');
     await page.getByRole('button', { name: 'Delete virtual cluster' }).click();
     await page.getByRole('alert').filter({ hasText: 'Type “train” to confirm' }).waitFor();
@@ -285,6 +286,29 @@ describe('portal', () => {
     await page.waitForURL((u) => u.pathname === '/t/e2e-shared/vclusters');
     // Focus moves to the new page's main region (in an effect after the render).
     await page.waitForFunction(() => document.activeElement?.id === 'main');
+  });
+
+  browserIt('a viewer sees no write controls, may issue only view kubeconfigs, and a write it forces is refused', async () => {
+    const viewer = (await portal.admin.ok('POST', '/v1/tokens', { principal: 'tenant:e2e-shared', role: 'viewer' })).token;
+    await signOut();
+    await signInWithToken(viewer);
+    await page.goto(url('/t/e2e-shared/vclusters'));
+    await page.locator('tr[data-vcluster="demo"]').waitFor();
+    assert.equal(await page.getByRole('link', { name: 'New virtual cluster' }).count(), 0);
+    await page.goto(url('/t/e2e-shared/vclusters/demo'));
+    await page.getByTestId('vc-state').filter({ hasText: /^READY$/ }).waitFor({ timeout: 60_000 });
+    await page.getByRole('heading', { name: 'Kubeconfig' }).waitFor();
+    for (const name of ['Resize', 'Sleep']) assert.equal(await page.getByRole('button', { name }).or(page.getByRole('link', { name })).count(), 0, name);
+    assert.equal(await page.getByRole('form', { name: 'Delete virtual cluster' }).count(), 0);
+    assert.deepEqual(await page.getByLabel('Role').locator('option').allTextContents(), ['view']);
+    await expectAxeClean('detail as a viewer');
+    await page.goto(url('/t/e2e-shared/vclusters/new'));
+    await page.getByLabel('Name (required)').fill('by-viewer');
+    await page.getByLabel('GPU share (thousandths of a GPU)').fill('10');
+    await page.getByLabel('GPU memory (MiB)').fill('100');
+    await page.getByRole('button', { name: 'Create' }).click();
+    await page.locator('[data-form-error]').waitFor();
+    assert.equal((await portal.admin.req('GET', '/v1/tenants/e2e-shared/vclusters/by-viewer')).status, 404);
   });
 
   browserIt('signing out ends the session', async () => {
