@@ -39,7 +39,7 @@ function retryDelay(ms: number): Promise<void> {
   });
 }
 
-export async function septaFetch(input: Request): Promise<Response> {
+async function septaFetch(input: Request): Promise<Response> {
   const req = input.clone();
   if (UNSAFE.has(req.method) && sessionCsrf) req.headers.set('X-Septa-CSRF', sessionCsrf);
   let delay = RETRY_FIRST_MS;

@@ -53,11 +53,6 @@ export function formatSeconds(total: number): string {
   return out;
 }
 
-/** A duration as the API takes it in ttl fields: "90m", "1h30m", "24h". */
-export function isGoDuration(s: string): boolean {
-  return /^(\d+(\.\d+)?(h|m|s|ms))+$/.test(s.trim());
-}
-
 /** "2026-11-29T22:00:00Z" → "2026-11-29 22:00 UTC"; '' for unset. */
 export function formatTime(rfc3339: string | undefined): string {
   if (!rfc3339) return '';

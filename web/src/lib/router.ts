@@ -10,7 +10,7 @@ function read(): Location {
   return { path: window.location.pathname, query: new URLSearchParams(window.location.search) };
 }
 
-export const locationStore = createStore<Location>(read());
+const locationStore = createStore<Location>(read());
 
 export function navigate(to: string, opts: { replace?: boolean } = {}): void {
   if (opts.replace) history.replaceState(null, '', to);
