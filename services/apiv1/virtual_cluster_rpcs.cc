@@ -21,6 +21,10 @@ std::vector<std::string> VirtualClusterFieldsSet(const v1::VirtualCluster& v) {
   return paths;
 }
 
+core::WriteMode WriteModeOf(bool validate_only) {
+  return validate_only ? core::WriteMode::kValidateOnly : core::WriteMode::kCommit;
+}
+
 using Transition = Result<core::VirtualClusterView> (core::VirtualClusterService::*)(const core::RequestContext&,
                                                                                      const std::string&,
                                                                                      const std::string&,
@@ -37,8 +41,9 @@ void AddVirtualClusterRpcs(Handlers& handlers, const core::UseCases& uc) {
         }
         SEPTA_ASSIGN_OR_RETURN(const tenancy::VirtualCluster draft,
                                VirtualClusterFromProto(in, /*require_capacity=*/true));
-        SEPTA_ASSIGN_OR_RETURN(const core::VirtualClusterView created,
-                               uc.vclusters.Create(ctx, req.tenant(), draft, req.idempotency_key()));
+        SEPTA_ASSIGN_OR_RETURN(
+            const core::VirtualClusterView created,
+            uc.vclusters.Create(ctx, req.tenant(), draft, req.idempotency_key(), WriteModeOf(req.validate_only())));
         return ToProto(created);
       });
   handlers.Add<v1::GetVirtualClusterRequest>(
@@ -64,7 +69,8 @@ void AddVirtualClusterRpcs(Handlers& handlers, const core::UseCases& uc) {
         SEPTA_ASSIGN_OR_RETURN(const tenancy::VirtualCluster patch,
                                VirtualClusterFromProto(in, std::ranges::find(paths, "capacity") != paths.end()));
         SEPTA_ASSIGN_OR_RETURN(const core::VirtualClusterView updated,
-                               uc.vclusters.Update(ctx, in.tenant(), in.name(), patch, paths, in.etag()));
+                               uc.vclusters.Update(ctx, in.tenant(), in.name(), patch, paths, in.etag(),
+                                                   WriteModeOf(req.validate_only())));
         return ToProto(updated);
       });
   handlers.Add<v1::DeleteVirtualClusterRequest>(

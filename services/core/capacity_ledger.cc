@@ -178,7 +178,9 @@ Status CapacityLedger::Transact(Store& store, TxMode mode, const std::function<S
     SEPTA_RETURN_IF_ERROR(body(tx, session));
     return session.Seal(tx);
   });
-  if (st.ok()) session.Committed();
+  // A dry run's placement is not kept: the session's end marks the engine
+  // stale and the next one rebuilds it from the rows.
+  if (st.ok() && mode != TxMode::kDryRun) session.Committed();
   return st;
 }
 

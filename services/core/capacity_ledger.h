@@ -133,13 +133,14 @@ class CapacityLedger {
   std::vector<gpu::Taint> tolerations_;  // host taints a reservation may ignore
 };
 
-// A read-write CapacityLedger::Transact for a body that returns a value
-// (a Result<T>): the value of the attempt that committed, or the error.
+// A read-write (or dry-run) CapacityLedger::Transact for a body that
+// returns a value (a Result<T>): the value of the attempt that committed,
+// or the error.
 template <typename Body>
-auto TransactFor(CapacityLedger& ledger, Store& store, Body&& body)
+auto TransactFor(CapacityLedger& ledger, Store& store, Body&& body, TxMode mode = TxMode::kReadWrite)
     -> std::invoke_result_t<Body&, Tx&, CapacityLedger::Session&> {
   std::optional<std::invoke_result_t<Body&, Tx&, CapacityLedger::Session&>> out;
-  const Status st = ledger.Transact(store, TxMode::kReadWrite, [&](Tx& tx, CapacityLedger::Session& session) -> Status {
+  const Status st = ledger.Transact(store, mode, [&](Tx& tx, CapacityLedger::Session& session) -> Status {
     out.emplace(body(tx, session));
     return ToStatus(*out);
   });

@@ -81,6 +81,14 @@ struct WriteScope {
   std::vector<Revocation> forget{};
 };
 
+// Whether a write is kept, or only checked (AIP-163's validate_only): every
+// rule runs — authorization, validation, quota, tier, placement — in a
+// transaction that is rolled back (TxMode::kDryRun).
+enum class WriteMode { kCommit, kValidateOnly };
+inline TxMode TxModeOf(WriteMode mode) {
+  return mode == WriteMode::kValidateOnly ? TxMode::kDryRun : TxMode::kReadWrite;
+}
+
 // What a committed transaction's scopes asked the authenticator to forget.
 void ForgetAll(Authenticator& authenticator, const std::vector<Revocation>& forget);
 

@@ -225,7 +225,10 @@ class Tx {
   virtual CredentialRepository& Credentials() = 0;
 };
 
-enum class TxMode { kReadOnly, kReadWrite };
+// kDryRun: read-write, and always rolled back: the body runs as it would
+// (reads, writes, constraint checks, placement) and its status is the
+// answer, but nothing it wrote is kept (AIP-163's validate_only).
+enum class TxMode { kReadOnly, kReadWrite, kDryRun };
 
 // A committed token revocation, as told to caches (Store::WatchRevocations).
 struct Revocation {

@@ -93,34 +93,37 @@ Result<VirtualClusterState> ParseStateFilter(std::string_view filter) {
 }  // namespace
 
 Result<VirtualClusterView> VirtualClusterService::Create(const RequestContext& ctx, const std::string& tenant,
-                                                         const VirtualCluster& draft,
-                                                         std::string_view idempotency_key) {
+                                                         const VirtualCluster& draft, std::string_view idempotency_key,
+                                                         WriteMode mode) {
   if (!CanNameTenantOrTier(tenant)) return NotFound("tenant \"" + EscapeControlCharacters(tenant) + "\" not found");
   SEPTA_RETURN_IF_ERROR(RequireSeeTenant(ctx.principal, tenant));
   SEPTA_RETURN_IF_ERROR(RequireWriter(ctx.principal, "create virtual clusters"));
   if (draft.api_limits != tenancy::ApiLimits{}) SEPTA_RETURN_IF_ERROR(CheckMayPatch(ctx, {"api_limits"}));
   SEPTA_RETURN_IF_ERROR(ValidateIdempotencyKey(idempotency_key));
   const std::string principal = ctx.principal.ToString();
-  const std::string key(idempotency_key);
+  const std::string key(mode == WriteMode::kCommit ? idempotency_key : "");
   const std::string fingerprint = CreateFingerprint(tenant, draft);
 
-  return TransactFor(ledger_, store_, [&](Tx& tx, CapacityLedger::Session& session) -> Result<VirtualClusterView> {
-    const TimePoint now = Now(clock_);
-    if (!key.empty()) {
-      auto previous = FindIdempotentCreate(tx, principal, key, fingerprint, now, idempotency_ttl_);
-      if (previous.ok()) return FindView(tx, tenant, draft.name);
-      if (previous.status().code() != Code::kNotFound) return previous.status();
-    }
-    WriteScope scope{ctx, tx, &session, now};
-    VirtualCluster vc = draft;
-    vc.tenant = tenant;
-    SEPTA_ASSIGN_OR_RETURN(VirtualClusterView created, kind_.CreateView(scope, vc));
-    if (!key.empty()) {
-      SEPTA_RETURN_IF_ERROR(tx.Idempotency().Insert(
-          IdempotencyRecord{principal, key, fingerprint, VirtualClusterResource(tenant, draft.name), now}));
-    }
-    return created;
-  });
+  return TransactFor(
+      ledger_, store_,
+      [&](Tx& tx, CapacityLedger::Session& session) -> Result<VirtualClusterView> {
+        const TimePoint now = Now(clock_);
+        if (!key.empty()) {
+          auto previous = FindIdempotentCreate(tx, principal, key, fingerprint, now, idempotency_ttl_);
+          if (previous.ok()) return FindView(tx, tenant, draft.name);
+          if (previous.status().code() != Code::kNotFound) return previous.status();
+        }
+        WriteScope scope{ctx, tx, &session, now};
+        VirtualCluster vc = draft;
+        vc.tenant = tenant;
+        SEPTA_ASSIGN_OR_RETURN(VirtualClusterView created, kind_.CreateView(scope, vc));
+        if (!key.empty()) {
+          SEPTA_RETURN_IF_ERROR(tx.Idempotency().Insert(
+              IdempotencyRecord{principal, key, fingerprint, VirtualClusterResource(tenant, draft.name), now}));
+        }
+        return created;
+      },
+      TxModeOf(mode));
 }
 
 Result<VirtualClusterView> VirtualClusterService::Get(const RequestContext& ctx, const std::string& tenant,
@@ -178,14 +181,17 @@ Result<VirtualClusterPage> VirtualClusterService::List(const RequestContext& ctx
 Result<VirtualClusterView> VirtualClusterService::Update(const RequestContext& ctx, const std::string& tenant,
                                                          const std::string& name, const VirtualCluster& patch,
                                                          const std::vector<std::string>& paths,
-                                                         std::string_view if_match) {
+                                                         std::string_view if_match, WriteMode mode) {
   SEPTA_RETURN_IF_ERROR(CheckMayWrite(ctx, tenant, name, "update virtual clusters"));
   SEPTA_RETURN_IF_ERROR(CheckMayPatch(ctx, paths));
-  return TransactFor(ledger_, store_, [&](Tx& tx, CapacityLedger::Session& session) -> Result<VirtualClusterView> {
-    SEPTA_ASSIGN_OR_RETURN(VirtualClusterView found, FindForWrite(tx, tenant, name, if_match));
-    WriteScope scope{ctx, tx, &session, Now(clock_)};
-    return kind_.UpdateView(scope, std::move(found), patch, paths);
-  });
+  return TransactFor(
+      ledger_, store_,
+      [&](Tx& tx, CapacityLedger::Session& session) -> Result<VirtualClusterView> {
+        SEPTA_ASSIGN_OR_RETURN(VirtualClusterView found, FindForWrite(tx, tenant, name, if_match));
+        WriteScope scope{ctx, tx, &session, Now(clock_)};
+        return kind_.UpdateView(scope, std::move(found), patch, paths);
+      },
+      TxModeOf(mode));
 }
 
 Result<VirtualClusterView> VirtualClusterService::Delete(const RequestContext& ctx, const std::string& tenant,

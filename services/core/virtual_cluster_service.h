@@ -42,8 +42,11 @@ class VirtualClusterService {
   // The tenant's owners and admins. Reserves the capacity in the same
   // transaction: RESOURCE_EXHAUSTED naming what is short, FAILED_PRECONDITION
   // for capacity the tenant's tier does not hold or a suspended tenant.
+  // kValidateOnly answers what would be created (its reservation placed)
+  // and keeps nothing; an idempotency key is then neither looked up nor spent.
   Result<VirtualClusterView> Create(const RequestContext& ctx, const std::string& tenant,
-                                    const tenancy::VirtualCluster& draft, std::string_view idempotency_key);
+                                    const tenancy::VirtualCluster& draft, std::string_view idempotency_key,
+                                    WriteMode mode = WriteMode::kCommit);
   // The tenant's principals (viewers too) and admins; others get NOT_FOUND.
   Result<VirtualClusterView> Get(const RequestContext& ctx, const std::string& tenant, const std::string& name);
   Result<VirtualClusterPage> List(const RequestContext& ctx, const std::string& tenant,
@@ -52,7 +55,7 @@ class VirtualClusterService {
   // A new capacity is reserved all or nothing: on a shortfall the old one stays.
   Result<VirtualClusterView> Update(const RequestContext& ctx, const std::string& tenant, const std::string& name,
                                     const tenancy::VirtualCluster& patch, const std::vector<std::string>& paths,
-                                    std::string_view if_match);
+                                    std::string_view if_match, WriteMode mode = WriteMode::kCommit);
   // Marks it DELETING; its capacity stays held (visibly, `releasing`) until
   // nothing of the tenant runs on it. One that was never provisioned on the
   // host runs nothing: it is released and removed at once.

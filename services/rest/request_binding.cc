@@ -266,7 +266,16 @@ http::Response JsonResponse(http::HttpStatus status, const pb::Message& message)
   return r;
 }
 
-http::Response RpcResponse(const HttpBinding& binding, const pb::Message& response) {
+bool IsValidateOnly(const pb::Message& request) {
+  const pb::FieldDescriptor* field = request.GetDescriptor()->FindFieldByName("validate_only");
+  return field != nullptr && field->cpp_type() == pb::FieldDescriptor::CPPTYPE_BOOL && !field->is_repeated() &&
+         request.GetReflection()->GetBool(request, field);
+}
+
+http::Response RpcResponse(const HttpBinding& binding, const pb::Message& response, bool validate_only) {
+  // What a create or update would make, made nowhere: 200, no Location, no
+  // ETag (it names no stored version).
+  if (validate_only) return JsonResponse(http::HttpStatus::ok, response);
   if (binding.success_status == 204) return http::Response(http::HttpStatus::no_content, 11);
   http::Response r = JsonResponse(static_cast<http::HttpStatus>(binding.success_status), response);
   const pb::FieldDescriptor* etag = response.GetDescriptor()->FindFieldByName("etag");

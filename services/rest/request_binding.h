@@ -35,7 +35,11 @@ Result<std::string> IfMatch(const http::Request& http_request);
 // The RPC's response: its success status, the JSON body (none for 204), an
 // ETag header from a top-level `etag`, Location for a created resource,
 // Cache-Control: no-store for a secret.
-http::Response RpcResponse(const apiv1::HttpBinding& binding, const google::protobuf::Message& response);
+// `validate_only`: the request asked only for a check (AIP-163).
+http::Response RpcResponse(const apiv1::HttpBinding& binding, const google::protobuf::Message& response,
+                           bool validate_only);
+// Whether `request` has a `validate_only` field that is set.
+bool IsValidateOnly(const google::protobuf::Message& request);
 
 // A JSON response of `message` (protobuf's JSON mapping, .proto field names).
 http::Response JsonResponse(http::HttpStatus status, const google::protobuf::Message& message);

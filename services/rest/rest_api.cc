@@ -109,7 +109,7 @@ Result<http::Response> ServeRpc(const apiv1::Rpc& rpc, bool tenant_in_path, cons
   SEPTA_RETURN_IF_ERROR(BindRequest(rpc.http, c.request, c.target, *request));
   if (!tenant_in_path) SEPTA_RETURN_IF_ERROR(apiv1::CheckTenant(rpc.auth, c.ctx.principal, *request));
   SEPTA_ASSIGN_OR_RETURN(const std::unique_ptr<google::protobuf::Message> response, rpc.Invoke(c.ctx, *request));
-  return RpcResponse(rpc.http, *response);
+  return RpcResponse(rpc.http, *response, IsValidateOnly(*request));
 }
 
 // Paths that are never the portal's, so that a mistyped API call gets the

@@ -43,7 +43,8 @@ Attempt RunBody(pqxx::transaction_base& tx, core::TxMode mode, const std::functi
   if (const auto& fatal = pg_tx.fatal_error()) {
     return {fatal->status, fatal->retry, fatal->connection_broken, pg_tx.needs_snapshot()};
   }
-  if (!status.ok()) return {status};  // rolled back when `tx` goes out of scope
+  if (!status.ok()) return {status};             // rolled back when `tx` goes out of scope
+  if (mode == core::TxMode::kDryRun) return {};  // rolled back the same way: nothing is kept
   try {
     tx.commit();
   } catch (const std::exception& e) {

@@ -121,6 +121,49 @@ TEST_F(VirtualClusterRestTest, LifecycleWithEveryTiersCapacity) {
   for (const auto& row : ReservationRows()) EXPECT_FALSE(row.tenant == "t-dedicated" && row.vcluster == "main");
 }
 
+// AIP-163's validate_only, as the portal's form checks a request before it
+// is sent: the same rules, the same refusal, and nothing kept — no row, no
+// reservation, no spent idempotency key, no version.
+TEST_F(VirtualClusterRestTest, ValidateOnlyAnswersWithTheCreateOrUpdatesRulesAndKeepsNothing) {
+  CreateTenant("acme", "dedicated");
+  const json two = {{"name", "train"}, {"capacity", {{"gpus", {{"model", "A100-80GB"}, {"count", 2}}}}}};
+  auto checked =
+      Call(admin_, "POST", "/v1/tenants/acme/vclusters?validate_only=true", two.dump(), {{"Idempotency-Key", "k1"}});
+  ASSERT_EQ(checked.status, 200) << checked.body;
+  EXPECT_EQ(checked.header("location"), "");
+  EXPECT_EQ(checked.header("etag"), "");
+  EXPECT_EQ(Body(checked)["reservation"]["gpus"].size(), 2u) << "the placement it would make: " << checked.body;
+  EXPECT_EQ(Call(admin_, "GET", "/v1/tenants/acme/vclusters/train").status, 404);
+  EXPECT_TRUE(ReservationRows().empty());
+
+  const json too_many = {{"name", "huge"}, {"capacity", {{"gpus", {{"model", "A100-80GB"}, {"count", 64}}}}}};
+  auto refused = Call(admin_, "POST", "/v1/tenants/acme/vclusters?validate_only=true", too_many.dump());
+  auto refused_for_real = Call(admin_, "POST", "/v1/tenants/acme/vclusters", too_many.dump());
+  EXPECT_EQ(refused.status, refused_for_real.status) << refused.body;
+  EXPECT_EQ(Body(refused)["violations"], Body(refused_for_real)["violations"]) << refused.body;
+  EXPECT_EQ(Body(refused)["message"], Body(refused_for_real)["message"]);
+
+  // The key a check carried is not spent: the real create with it works.
+  auto created = Call(admin_, "POST", "/v1/tenants/acme/vclusters", two.dump(), {{"Idempotency-Key", "k1"}});
+  ASSERT_EQ(created.status, 201) << created.body;
+  // The placement the check answered is the one made (the engine the
+  // checks moved was rebuilt from the rows).
+  EXPECT_EQ(Body(created)["reservation"], Body(checked)["reservation"]);
+  const std::string path = "/v1/tenants/acme/vclusters/train";
+  const json before = Body(Call(admin_, "GET", path));
+  auto grow = Call(admin_, "PATCH", path + "?validate_only=true",
+                   json{{"capacity", {{"gpus", {{"model", "A100-80GB"}, {"count", 4}}}}}}.dump());
+  ASSERT_EQ(grow.status, 200) << grow.body;
+  EXPECT_EQ(Body(grow)["reservation"]["gpus"].size(), 4u);
+  EXPECT_EQ(Body(Call(admin_, "GET", path)), before) << "a checked update changes nothing";
+  EXPECT_EQ(ReservationRows().size(), 1u);
+  ExpectProblem(Call(admin_, "PATCH", path + "?validate_only=true",
+                     json{{"capacity", {{"gpus", {{"model", "A100-80GB"}, {"count", 64}}}}}}.dump()),
+                429, "", "a check that does not fit");
+  ExpectProblem(Call(admin_, "POST", "/v1/tenants/acme/vclusters?validate_only=maybe", two.dump()), 400,
+                "validate_only", "not a bool");
+}
+
 // :sleep and :wake over REST (custom methods: POST without a body, 200):
 // desired state written in PostgreSQL, If-Match honoured, idempotent, and
 // refused naming the state where they cannot apply.

@@ -160,7 +160,7 @@ TEST(RestBinding, TheResponseCarriesItsStatusEtagLocationAndCachePolicy) {
   v1::ApiToken token;
   token.set_id("00ff");
   token.set_token("septa_00ff_secret");
-  const http::Response created = RpcResponse(BindingOf("CreateToken"), token);
+  const http::Response created = RpcResponse(BindingOf("CreateToken"), token, false);
   EXPECT_EQ(created.result_int(), 201);
   EXPECT_EQ(created[bh::field::location], "/v1/tokens/00ff");
   EXPECT_EQ(created[bh::field::cache_control], "no-store");
@@ -170,16 +170,27 @@ TEST(RestBinding, TheResponseCarriesItsStatusEtagLocationAndCachePolicy) {
   vc.set_tenant("acme");
   vc.set_name("train");
   vc.set_etag("7");
-  const http::Response made = RpcResponse(BindingOf("CreateVirtualCluster"), vc);
+  const http::Response made = RpcResponse(BindingOf("CreateVirtualCluster"), vc, false);
   EXPECT_EQ(made[bh::field::location], "/v1/tenants/acme/vclusters/train");
   EXPECT_EQ(made[bh::field::etag], "\"7\"");
   EXPECT_EQ(made.find(bh::field::cache_control), made.end());
 
-  const http::Response got = RpcResponse(BindingOf("GetVirtualCluster"), vc);
+  // validate_only (AIP-163): what would be made, made nowhere.
+  const http::Response checked = RpcResponse(BindingOf("CreateVirtualCluster"), vc, true);
+  EXPECT_EQ(checked.result_int(), 200);
+  EXPECT_EQ(checked.find(bh::field::location), checked.end());
+  EXPECT_EQ(checked.find(bh::field::etag), checked.end());
+  v1::CreateVirtualClusterRequest request;
+  EXPECT_FALSE(IsValidateOnly(request));
+  request.set_validate_only(true);
+  EXPECT_TRUE(IsValidateOnly(request));
+  EXPECT_FALSE(IsValidateOnly(vc));  // no such field
+
+  const http::Response got = RpcResponse(BindingOf("GetVirtualCluster"), vc, false);
   EXPECT_EQ(got.result_int(), 200);
   EXPECT_EQ(got.find(bh::field::location), got.end());
 
-  const http::Response deleted = RpcResponse(BindingOf("DeleteTenant"), google::protobuf::Empty());
+  const http::Response deleted = RpcResponse(BindingOf("DeleteTenant"), google::protobuf::Empty(), false);
   EXPECT_EQ(deleted.result_int(), 204);
   EXPECT_TRUE(deleted.body().empty());
 }
