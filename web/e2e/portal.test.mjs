@@ -16,9 +16,10 @@ const CSP =
   "font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 const TIERS = ['shared', 'isolated', 'exclusive', 'dedicated'];
 // Chromium logs every HTTP error answer to fetch() as a console error; the
-// refusals these tests provoke on purpose (and the offline test's failed
-// fetches) are not faults of the page.
-const EXPECTED_HTTP = /Failed to load resource: (the server responded with a status of (401|403|404|412|429)|net::ERR_INTERNET_DISCONNECTED)/;
+// refusals these tests provoke on purpose, the form's live checks of
+// requests that do not fit yet, and the offline test's failed fetches are not
+// faults of the page.
+const EXPECTED_HTTP = /Failed to load resource: (the server responded with a status of (400|401|403|404|409|412|429)|net::ERR_INTERNET_DISCONNECTED)/;
 
 const mode = portalMode();
 // Skips are per test (not per suite) so that node's summary counts each one
@@ -186,6 +187,22 @@ describe('portal', () => {
     await screenshot(page, 'vcluster-new-refused');
     const list = await restClient(portal.septad.base, tokens.shared).ok('GET', '/v1/tenants/e2e-shared/vclusters');
     assert.deepEqual(list.virtual_clusters.map((v) => v.name).filter((n) => n === 'huge'), []);
+  });
+
+  browserIt('the form checks the request with the server while typing (validate_only), keeping nothing', async () => {
+    await page.goto(url('/t/e2e-shared/vclusters/new'));
+    const share = page.getByLabel('GPU share (thousandths of a GPU)');
+    await page.getByLabel('GPU memory (MiB)').fill('1000');
+    await share.fill('50000');
+    const err = page.locator('[data-field-error="capacity.shared.milli_gpu"]');
+    await err.waitFor();
+    assert.match(await err.textContent(), /GPU-equivalents requested/);
+    await share.fill('100');
+    await err.waitFor({ state: 'detached' });
+    await page.locator('[data-check]').filter({ hasText: /^Fits now: would reserve 100 milli-GPU on \S+ GPU \d+\.$/ }).waitFor();
+    const names = (await restClient(portal.septad.base, tokens.shared).ok('GET', '/v1/tenants/e2e-shared/vclusters')).virtual_clusters.map((v) => v.name);
+    assert.deepEqual(names.filter((n) => n !== 'demo'), [], 'checks create nothing');
+    assert.equal((await restClient(portal.septad.base, tokens.shared).ok('GET', '/v1/tenants/e2e-shared/quota')).usage.gpu_milli, names.includes('demo') ? '250' : '0');
   });
 
   browserIt('tenant A opening tenant B’s pages sees “not found”', async () => {

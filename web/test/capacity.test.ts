@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CAPACITY_INPUTS, capacityBody, describeCapacity, formValuesOf } from '../src/lib/capacity';
-import { conditionSummary, filterVClusters, pollIntervalMs } from '../src/lib/vclusters';
+import { conditionSummary, describeReservation, filterVClusters, pollIntervalMs } from '../src/lib/vclusters';
 
 test('each tier kind offers only its own inputs: shared has no whole-GPU or MIG field', () => {
   const shared = CAPACITY_INPUTS.shared.map((i) => i.field);
@@ -45,4 +45,12 @@ test('list helpers: condition summary, filter, poll interval', () => {
   assert.deepEqual(filterVClusters([ready, prov], '', 'PROVISIONING').map((v) => v.name), ['dev']);
   assert.equal(pollIntervalMs([ready, prov]), 2000);
   assert.equal(pollIntervalMs([ready]), 10000);
+});
+
+test('a reservation reads as where it sits', () => {
+  assert.equal(describeReservation({ shares: [{ node: 't4-0', gpu: 0, milli_gpu: 500 }], mig: [], gpus: [], nodes: [] }), '500 milli-GPU on t4-0 GPU 0');
+  assert.equal(describeReservation({ mig: [{ node: 'h100-0', gpu: 2, profile: '3g.40gb' }, { node: 'h100-0', gpu: 3, profile: '1g.10gb' }] }), '3g.40gb on h100-0 GPU 2; 1g.10gb on h100-0 GPU 3');
+  assert.equal(describeReservation({ gpus: [{ node: 'a100-0', gpu: 1 }], nodes: ['h100-3'] }), 'a100-0 GPU 1; node h100-3');
+  assert.equal(describeReservation({}), 'nothing');
+  assert.equal(describeReservation(undefined), 'nothing');
 });

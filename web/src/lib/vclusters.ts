@@ -1,5 +1,5 @@
 // Presentation rules for virtual clusters shared by the list and detail pages.
-import type { VirtualCluster } from '../api/types';
+import type { Reservation, VirtualCluster } from '../api/types';
 
 const TRANSITIONAL = new Set(['PROVISIONING', 'DELETING']);
 
@@ -24,4 +24,16 @@ export function filterVClusters(vcs: VirtualCluster[], text: string, state: stri
       (!state || v.state === state) &&
       (!needle || (v.name ?? '').toLowerCase().includes(needle) || (v.display_name ?? '').toLowerCase().includes(needle)),
   );
+}
+
+/** Where a reservation sits, in one line: "500 milli on t4-0 GPU 0; 3g.40gb on h100-0 GPU 2". */
+export function describeReservation(r: Reservation | undefined): string {
+  if (!r) return 'nothing';
+  const parts = [
+    ...(r.shares ?? []).map((s) => `${s.milli_gpu ?? 0} milli-GPU on ${s.node} GPU ${s.gpu}`),
+    ...(r.mig ?? []).map((m) => `${m.profile} on ${m.node} GPU ${m.gpu}`),
+    ...(r.gpus ?? []).map((g) => `${g.node} GPU ${g.gpu}`),
+    ...(r.nodes ?? []).map((n) => `node ${n}`),
+  ];
+  return parts.length ? parts.join('; ') : 'nothing';
 }
