@@ -1,0 +1,45 @@
+// Reads several pages share.
+import { api, call, listAll } from './client';
+import type { ApiToken, Credential, InventoryNode, Tenant, TrustTier, VirtualCluster } from './types';
+
+export async function listVClusters(tenant: string): Promise<VirtualCluster[]> {
+  return listAll(async (page_token) => {
+    const r = await call(api.GET('/v1/tenants/{tenant}/vclusters', { params: { path: { tenant }, query: { page_size: 500, page_token } } }));
+    return { items: r.virtual_clusters ?? [], next: r.next_page_token };
+  });
+}
+
+export async function listTenants(): Promise<Tenant[]> {
+  return listAll(async (page_token) => {
+    const r = await call(api.GET('/v1/tenants', { params: { query: { page_size: 500, page_token } } }));
+    return { items: r.tenants ?? [], next: r.next_page_token };
+  });
+}
+
+export async function listNodes(): Promise<InventoryNode[]> {
+  return listAll(async (page_token) => {
+    const r = await call(api.GET('/v1/inventory/nodes', { params: { query: { page_size: 1000, page_token } } }));
+    return { items: r.nodes ?? [], next: r.next_page_token };
+  });
+}
+
+export async function listCredentials(tenant: string, vcluster: string): Promise<Credential[]> {
+  return listAll(async (page_token) => {
+    const r = await call(
+      api.GET('/v1/tenants/{tenant}/vclusters/{vcluster}/credentials', { params: { path: { tenant, vcluster }, query: { page_size: 500, page_token } } }),
+    );
+    return { items: r.credentials ?? [], next: r.next_page_token };
+  });
+}
+
+export async function getTenant(name: string): Promise<Tenant> {
+  return call(api.GET('/v1/tenants/{name}', { params: { path: { name } } }));
+}
+
+export async function getTier(name: string): Promise<TrustTier> {
+  return call(api.GET('/v1/trust-tiers/{name}', { params: { path: { name } } }));
+}
+
+export async function listTokens(): Promise<ApiToken[]> {
+  return (await call(api.GET('/v1/tokens'))).tokens ?? [];
+}

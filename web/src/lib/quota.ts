@@ -1,0 +1,147 @@
+// Quota and capacity arithmetic for the Overview and Inventory pages.
+import type { GpuSharing, InventoryNode, TenantQuota, TenantQuotaStatus, VClusterState, VirtualCluster } from '../api/types';
+import { formatCpuMilli, formatGpuMilli, formatMiB, toInt, type IntLike } from './quantity';
+
+export interface QuotaRow {
+  key: keyof TenantQuota;
+  label: string;
+  used: number;
+  /** null: unlimited */
+  limit: number | null;
+  format: (v: IntLike) => string;
+}
+
+const QUOTA_KINDS: { key: keyof TenantQuota; label: string; format: (v: IntLike) => string }[] = [
+  { key: 'gpu_milli', label: 'GPU-equivalents', format: formatGpuMilli },
+  { key: 'vclusters', label: 'Virtual clusters', format: (v) => String(toInt(v)) },
+  { key: 'cpu_milli', label: 'CPU', format: formatCpuMilli },
+  { key: 'memory_mib', label: 'Memory', format: formatMiB },
+  { key: 'pods', label: 'Pods', format: (v) => String(toInt(v)) },
+];
+
+/** One row per quota kind: used, limit (null when unlimited). */
+export function quotaRows(status: TenantQuotaStatus): QuotaRow[] {
+  return QUOTA_KINDS.map(({ key, label, format }) => {
+    const limit = status.limits?.[key];
+    return {
+      key,
+      label,
+      used: toInt(status.usage?.[key]),
+      limit: limit === undefined || limit === null ? null : toInt(limit),
+      format,
+    };
+  });
+}
+
+/** What is left under a limit; null when unlimited, never below 0. */
+export function remaining(row: Pick<QuotaRow, 'used' | 'limit'>): number | null {
+  return row.limit === null ? null : Math.max(0, row.limit - row.used);
+}
+
+export interface Holdings {
+  /** shared tier: fraction budget over all shares */
+  sharedMilli: number;
+  sharedMemoryMib: number;
+  shares: number;
+  /** isolated tier: MIG instances per profile */
+  migByProfile: Record<string, number>;
+  /** dedicated tier */
+  wholeGpus: number;
+  /** exclusive tier */
+  nodes: number;
+}
+
+/** What a tenant's virtual clusters hold, summed from their reservations. */
+export function holdings(vclusters: VirtualCluster[]): Holdings {
+  const h: Holdings = { sharedMilli: 0, sharedMemoryMib: 0, shares: 0, migByProfile: {}, wholeGpus: 0, nodes: 0 };
+  for (const vc of vclusters) {
+    const r = vc.reservation;
+    if (!r) continue;
+    for (const s of r.shares ?? []) {
+      h.shares += 1;
+      h.sharedMilli += toInt(s.milli_gpu);
+      h.sharedMemoryMib += toInt(s.gpu_memory_mib);
+    }
+    for (const m of r.mig ?? []) {
+      const p = m.profile ?? '?';
+      h.migByProfile[p] = (h.migByProfile[p] ?? 0) + 1;
+    }
+    h.wholeGpus += (r.gpus ?? []).length;
+    h.nodes += (r.nodes ?? []).length;
+  }
+  return h;
+}
+
+export const STATES: VClusterState[] = ['PROVISIONING', 'READY', 'SLEEPING', 'DELETING', 'FAILED'];
+
+export function countByState(vclusters: VirtualCluster[]): Record<string, number> {
+  const out: Record<string, number> = Object.fromEntries(STATES.map((s) => [s, 0]));
+  for (const vc of vclusters) {
+    const s = vc.state ?? 'STATE_UNSPECIFIED';
+    out[s] = (out[s] ?? 0) + 1;
+  }
+  return out;
+}
+
+export interface FreeCapacity {
+  /** shared tier: unbooked thousandths on GPUs fractions may use */
+  sharedMilli: number;
+  /** isolated tier: free configured MIG instances per profile */
+  migByProfile: Record<string, number>;
+  /** dedicated tier: whole GPUs free for it */
+  wholeGpus: number;
+  /** exclusive tier: GPU nodes nobody holds anything on */
+  nodes: number;
+}
+
+/**
+ * Free capacity per tier from the inventory (admins only), by the placement
+ * rules of docs/placement.md: fractions go on non-MIG GPUs that hold only
+ * fractions, never on a node with a whole-GPU or whole-node holder; whole
+ * GPUs on nodes where others hold only whole GPUs; MIG into free configured
+ * instances; whole nodes when nothing on them is held. Only READY nodes
+ * with a settled MIG layout take new placements. A free GPU counts for both
+ * the shared and the dedicated tier: either may take it.
+ */
+export function freeCapacity(nodes: InventoryNode[]): FreeCapacity {
+  const free: FreeCapacity = { sharedMilli: 0, migByProfile: {}, wholeGpus: 0, nodes: 0 };
+  for (const node of nodes) {
+    if (node.health !== 'READY' || node.layout_settled === false || node.holder) continue;
+    const gpus = node.gpus ?? [];
+    const anyWhole = gpus.some((g) => g.holder);
+    const anyShare = gpus.some((g) => (g.shares ?? []).length > 0);
+    const anyMigHeld = gpus.some((g) => (g.mig_instances ?? []).some((m) => m.holder));
+    for (const gpu of gpus) {
+      if (gpu.mig_enabled) {
+        for (const m of gpu.mig_instances ?? []) {
+          if (!m.holder && m.profile) free.migByProfile[m.profile] = (free.migByProfile[m.profile] ?? 0) + 1;
+        }
+        continue;
+      }
+      if (gpu.holder) continue;
+      const shares = gpu.shares ?? [];
+      if (!anyWhole) free.sharedMilli += Math.max(0, 1000 - shares.reduce((s, x) => s + toInt(x.milli_gpu), 0));
+      if (shares.length === 0 && !anyShare && !anyMigHeld) free.wholeGpus += 1;
+    }
+    if (gpus.length > 0 && !anyWhole && !anyShare && !anyMigHeld) free.nodes += 1;
+  }
+  return free;
+}
+
+/** The capacity field of the VirtualCluster a tier's tenants may set. */
+export type CapacityKind = 'shared' | 'mig' | 'gpus' | 'nodes';
+
+export function capacityKindOf(sharing: GpuSharing | undefined): CapacityKind | null {
+  switch (sharing) {
+    case 'FRACTIONAL':
+      return 'shared';
+    case 'MIG':
+      return 'mig';
+    case 'WHOLE_GPU':
+      return 'gpus';
+    case 'WHOLE_NODE':
+      return 'nodes';
+    default:
+      return null;
+  }
+}

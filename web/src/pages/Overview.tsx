@@ -1,0 +1,201 @@
+import type { PageProps } from '../app';
+import { getTenant, getTier, listCredentials, listNodes, listTokens, listVClusters } from '../api/queries';
+import { api, call } from '../api/client';
+import { usePoll, useTitle } from '../lib/hooks';
+import { capacityKindOf, countByState, freeCapacity, holdings, quotaRows, remaining, STATES, type CapacityKind, type Holdings, type FreeCapacity } from '../lib/quota';
+import { DAY_MS, expiresWithin, formatGpuMilli, formatMiB, formatSeconds, formatTime, parseProtoDuration } from '../lib/quantity';
+import { paths } from '../lib/routes';
+import { ErrorBox } from '../components/ErrorBox';
+import { useEffect } from 'preact/hooks';
+import { markOnce } from '../lib/perf';
+import { QuotaMeter } from '../components/QuotaMeter';
+
+/** Certificates are listed per virtual cluster; the Overview checks this many. */
+const CREDENTIAL_SCAN_MAX = 20;
+
+function HeldRows({ kind, h }: { kind: CapacityKind; h: Holdings }) {
+  switch (kind) {
+    case 'shared':
+      return (
+        <>
+          <tr><th scope="row">GPU shares</th><td>{h.shares} share{h.shares === 1 ? '' : 's'}, {formatGpuMilli(h.sharedMilli)} GPU</td></tr>
+          <tr><th scope="row">GPU memory in shares</th><td>{formatMiB(h.sharedMemoryMib)}</td></tr>
+        </>
+      );
+    case 'mig': {
+      const profiles = Object.entries(h.migByProfile).sort();
+      return profiles.length ? (
+        <>{profiles.map(([p, n]) => <tr key={p}><th scope="row">MIG {p}</th><td>{n} instance{n === 1 ? '' : 's'}</td></tr>)}</>
+      ) : (
+        <tr><th scope="row">MIG instances</th><td>0</td></tr>
+      );
+    }
+    case 'gpus':
+      return <tr><th scope="row">Whole GPUs</th><td>{h.wholeGpus}</td></tr>;
+    case 'nodes':
+      return <tr><th scope="row">Whole nodes</th><td>{h.nodes}</td></tr>;
+  }
+}
+
+function FreeRows({ kind, free }: { kind: CapacityKind; free: FreeCapacity }) {
+  switch (kind) {
+    case 'shared':
+      return <tr><th scope="row">GPU time for shares</th><td>{formatGpuMilli(free.sharedMilli)} GPU</td></tr>;
+    case 'mig': {
+      const profiles = Object.entries(free.migByProfile).sort();
+      return profiles.length ? <>{profiles.map(([p, n]) => <tr key={p}><th scope="row">MIG {p}</th><td>{n}</td></tr>)}</> : <tr><th scope="row">MIG instances</th><td>0</td></tr>;
+    }
+    case 'gpus':
+      return <tr><th scope="row">Whole GPUs</th><td>{free.wholeGpus}</td></tr>;
+    case 'nodes':
+      return <tr><th scope="row">Whole nodes</th><td>{free.nodes}</td></tr>;
+  }
+}
+
+export function Overview({ params, session }: PageProps) {
+  const tenant = params.tenant!;
+  useTitle(`Overview of ${tenant}`);
+  const admin = session.principal === 'admin';
+  const main = usePoll(
+    async () => {
+      const [t, quota, vclusters, tokens, nodes] = await Promise.all([
+        getTenant(tenant),
+        call(api.GET('/v1/tenants/{tenant}/quota', { params: { path: { tenant } } })),
+        listVClusters(tenant),
+        listTokens(),
+        admin ? listNodes() : Promise.resolve(null),
+      ]);
+      const tier = t.trust_tier ? await getTier(t.trust_tier) : undefined;
+      return { t, quota, vclusters, tokens, nodes, tier };
+    },
+    [tenant],
+    () => 15000,
+  );
+  const creds = usePoll(
+    async () => {
+      const vcs = (main.data?.vclusters ?? []).filter((v) => v.state === 'READY' || v.state === 'SLEEPING').slice(0, CREDENTIAL_SCAN_MAX);
+      const lists = await Promise.all(vcs.map(async (v) => (await listCredentials(tenant, v.name!)).map((c) => ({ vcluster: v.name!, c }))));
+      return { checked: vcs.length, items: lists.flat() };
+    },
+    [tenant, main.data ? main.data.vclusters.map((v) => v.name).join() : null],
+  );
+
+  useEffect(() => {
+    if (main.data) markOnce('septa:overview-rendered');
+  }, [main.data]);
+
+  if (!main.data) {
+    return (
+      <section aria-labelledby="ov-h">
+        <h1 id="ov-h">Overview of {tenant}</h1>
+        {main.error ? <ErrorBox error={main.error} /> : <p aria-busy="true">Loading…</p>}
+      </section>
+    );
+  }
+  const { t, quota, vclusters, tokens, nodes, tier } = main.data;
+  const kind = capacityKindOf(tier?.gpu_sharing);
+  const rows = quotaRows(quota);
+  const byState = countByState(vclusters);
+  const now = Date.now();
+  const expiringTokens = tokens.filter((k) => k.principal === `tenant:${tenant}` && !k.revoke_time && expiresWithin(k.expire_time, now, DAY_MS));
+  const expiringCerts = (creds.data?.items ?? []).filter((x) => !x.c.revoke_time && expiresWithin(x.c.expire_time, now, DAY_MS));
+  const ttl = parseProtoDuration(tier?.credential_ttl_max);
+
+  return (
+    <section aria-labelledby="ov-h" data-loaded="overview">
+      <h1 id="ov-h">Overview of {tenant}</h1>
+      <p class="lead">
+        <span class="display-name">{t.display_name || tenant}</span> · tier <strong>{tier?.display_name ?? t.trust_tier}</strong>
+        {tier ? ` (${tier.gpu_sharing}; credentials at most ${formatSeconds(ttl)})` : ''} · state {t.state}
+      </p>
+      {main.error ? <ErrorBox error={main.error} context="Refresh failed" /> : null}
+      {t.state === 'SUSPENDED' ? (
+        <p class="error-box" role="status">
+          This tenant is suspended: it can read but not change anything, and its virtual clusters sleep.
+        </p>
+      ) : null}
+
+      <div class="grid">
+        <section aria-labelledby="quota-h" class="card card--wide">
+          <h2 id="quota-h">Quota</h2>
+          <table>
+            <thead>
+              <tr><th scope="col">Kind</th><th scope="col">Used</th><th scope="col">Limit</th><th scope="col">Free</th><th scope="col">Use</th></tr>
+            </thead>
+            <tbody>
+              {rows.map((r) => {
+                const left = remaining(r);
+                return (
+                  <tr key={r.key} data-quota={r.key}>
+                    <th scope="row">{r.label}</th>
+                    <td>{r.format(r.used)}</td>
+                    <td>{r.limit === null ? 'unlimited' : r.format(r.limit)}</td>
+                    <td>{left === null ? 'unlimited' : r.format(left)}</td>
+                    <td><QuotaMeter label={r.label} used={r.used} limit={r.limit} /></td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </section>
+
+        {kind ? (
+          <section aria-labelledby="held-h" class="card">
+            <h2 id="held-h">Held now ({tier?.display_name})</h2>
+            <table>
+              <tbody>
+                <HeldRows kind={kind} h={holdings(vclusters)} />
+              </tbody>
+            </table>
+            <h3>Free for the tier now</h3>
+            {nodes ? (
+              <table>
+                <tbody>
+                  <FreeRows kind={kind} free={freeCapacity(nodes)} />
+                </tbody>
+              </table>
+            ) : (
+              <p>
+                Within your quota: {(() => { const g = rows.find((r) => r.key === 'gpu_milli')!; const left = remaining(g); return left === null ? 'unlimited GPU-equivalents' : `${formatGpuMilli(left)} GPU-equivalents`; })()}.
+                {' '}The host’s free hardware is shown to administrators only.
+              </p>
+            )}
+          </section>
+        ) : null}
+
+        <section aria-labelledby="states-h" class="card">
+          <h2 id="states-h">Virtual clusters by state</h2>
+          <table>
+            <tbody>
+              {STATES.map((s) => (
+                <tr key={s} data-state={s}>
+                  <th scope="row"><a href={`${paths.vclusters(tenant)}?state=${s}`}>{s}</a></th>
+                  <td>{byState[s] ?? 0}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <p><a href={paths.vclusters(tenant)}>All {vclusters.length} virtual clusters</a></p>
+        </section>
+
+        <section aria-labelledby="exp-h" class="card">
+          <h2 id="exp-h">Credentials expiring within a day</h2>
+          <ul>
+            {expiringTokens.map((k) => (
+              <li key={k.id}>API token {k.id} ({k.role}{k.description ? `, ${k.description}` : ''}) expires {formatTime(k.expire_time)}</li>
+            ))}
+            {expiringCerts.map(({ vcluster, c }) => (
+              <li key={c.serial}>Kubeconfig certificate {c.serial} of <a href={paths.vcluster(tenant, vcluster)}>{vcluster}</a> ({c.role}) expires {formatTime(c.expire_time)}</li>
+            ))}
+          </ul>
+          {expiringTokens.length + expiringCerts.length === 0 ? <p>None.</p> : null}
+          <p class="hint">
+            {creds.data
+              ? `Certificates checked on ${creds.data.checked} of ${vclusters.length} virtual clusters.`
+              : 'Checking certificates…'}
+          </p>
+        </section>
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,178 @@
+import { useState } from 'preact/hooks';
+import type { PageProps } from '../app';
+import { api, call } from '../api/client';
+import { listCredentials } from '../api/queries';
+import type { VirtualCluster } from '../api/types';
+import { usePoll, useTitle } from '../lib/hooks';
+import { navigate } from '../lib/router';
+import { paths } from '../lib/routes';
+import { describeCapacity } from '../lib/capacity';
+import { pollIntervalMs } from '../lib/vclusters';
+import { formatTime } from '../lib/quantity';
+import { ErrorBox } from '../components/ErrorBox';
+import { ConfirmDelete } from '../components/ConfirmDelete';
+import { Kubeconfig } from '../components/Kubeconfig';
+
+function Reservation({ vc }: { vc: VirtualCluster }) {
+  const r = vc.reservation ?? {};
+  const rows: [string, string][] = [
+    ...(r.shares ?? []).map((s): [string, string] => [`share on ${s.node} GPU ${s.gpu}`, `${(s.milli_gpu ?? 0) / 1000} GPU, ${s.gpu_memory_mib ?? 0} MiB`]),
+    ...(r.mig ?? []).map((m): [string, string] => [`MIG ${m.profile} on ${m.node} GPU ${m.gpu}`, `slices ${m.start}–${(m.start ?? 0) + (m.slices ?? 0) - 1}`]),
+    ...(r.gpus ?? []).map((g): [string, string] => [`whole GPU`, `${g.node} GPU ${g.gpu}`]),
+    ...(r.nodes ?? []).map((n): [string, string] => ['whole node', n]),
+  ];
+  return (
+    <section aria-labelledby="res-h" class="card">
+      <h2 id="res-h">Reservation{r.releasing ? ' (being released)' : ''}</h2>
+      {rows.length ? (
+        <table>
+          <tbody>{rows.map(([k, v], i) => <tr key={i}><th scope="row">{k}</th><td>{v}</td></tr>)}</tbody>
+        </table>
+      ) : (
+        <p>Nothing reserved.</p>
+      )}
+    </section>
+  );
+}
+
+function Credentials({ tenant, vcluster, writer, version }: { tenant: string; vcluster: string; writer: boolean; version: number }) {
+  const creds = usePoll(() => listCredentials(tenant, vcluster), [tenant, vcluster, version]);
+  const [failure, setFailure] = useState<unknown>(null);
+  const revoke = async (serial: string) => {
+    setFailure(null);
+    try {
+      await call(api.DELETE('/v1/tenants/{tenant}/vclusters/{vcluster}/credentials/{serial}', { params: { path: { tenant, vcluster, serial } } }));
+      creds.reload();
+    } catch (err) {
+      setFailure(err);
+    }
+  };
+  return (
+    <section aria-labelledby="cred-h" class="card">
+      <h2 id="cred-h">Credentials</h2>
+      <ErrorBox error={creds.error ?? failure} />
+      {creds.data && creds.data.length === 0 ? <p>None issued.</p> : null}
+      {creds.data && creds.data.length ? (
+        <table>
+          <thead>
+            <tr><th scope="col">Serial</th><th scope="col">Role</th><th scope="col">User</th><th scope="col">Expires</th><th scope="col">Status</th></tr>
+          </thead>
+          <tbody>
+            {creds.data.map((c) => (
+              <tr key={c.serial} data-serial={c.serial}>
+                <th scope="row"><code>{c.serial}</code></th>
+                <td>{c.role}</td>
+                <td>{c.common_name}</td>
+                <td>{formatTime(c.expire_time)}</td>
+                <td>
+                  {c.revoke_time ? `revoked ${formatTime(c.revoke_time)}` : writer ? (
+                    <button type="button" class="btn" onClick={() => revoke(c.serial!)} aria-label={`Revoke certificate ${c.serial}`}>Revoke</button>
+                  ) : 'valid'}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+    </section>
+  );
+}
+
+export function VClusterDetail({ params, session }: PageProps) {
+  const tenant = params.tenant!;
+  const name = params.name!;
+  useTitle(`${name} of ${tenant}`);
+  const vc = usePoll(
+    () => call(api.GET('/v1/tenants/{tenant}/vclusters/{name}', { params: { path: { tenant, name } } })),
+    [tenant, name],
+    (d) => pollIntervalMs(d ? [d] : undefined),
+  );
+  const [actionError, setActionError] = useState<unknown>(null);
+  const [credVersion, setCredVersion] = useState(0);
+  const writer = session.role === 'owner';
+
+  const act = async (what: 'sleep' | 'wake') => {
+    setActionError(null);
+    try {
+      const path = { params: { path: { tenant, name } } };
+      await call(what === 'sleep' ? api.POST('/v1/tenants/{tenant}/vclusters/{name}:sleep', path) : api.POST('/v1/tenants/{tenant}/vclusters/{name}:wake', path));
+      vc.reload();
+    } catch (err) {
+      setActionError(err);
+    }
+  };
+
+  if (!vc.data) {
+    return (
+      <section aria-labelledby="vcd-h">
+        <h1 id="vcd-h">{name}</h1>
+        {vc.error ? <ErrorBox error={vc.error} /> : <p aria-busy="true">Loading…</p>}
+      </section>
+    );
+  }
+  const d = vc.data;
+  return (
+    <section aria-labelledby="vcd-h" data-loaded="vcluster">
+      <h1 id="vcd-h">{name}</h1>
+      {d.display_name ? <p class="lead display-name">{d.display_name}</p> : null}
+      {vc.error ? <ErrorBox error={vc.error} context="Refresh failed" /> : null}
+      <dl class="facts">
+        <dt>State</dt>
+        <dd><span class={`state state--${(d.state ?? '').toLowerCase()}`} data-testid="vc-state" role="status">{d.state}</span></dd>
+        <dt>Capacity</dt>
+        <dd>{describeCapacity(d.capacity)}</dd>
+        <dt>Endpoint</dt>
+        <dd><code>{d.endpoint || '—'}</code></dd>
+        <dt>Host namespace</dt>
+        <dd><code>{d.host_namespace || '—'}</code></dd>
+        <dt>Generation</dt>
+        <dd>{d.generation}</dd>
+        <dt>Created</dt>
+        <dd>{formatTime(d.create_time)}</dd>
+      </dl>
+      {writer ? (
+        <div class="actions">
+          <a class="btn" href={paths.resizeVcluster(tenant, name)}>Resize</a>
+          {d.state === 'READY' ? <button type="button" class="btn" onClick={() => act('sleep')}>Sleep</button> : null}
+          {d.state === 'SLEEPING' ? <button type="button" class="btn" onClick={() => act('wake')}>Wake</button> : null}
+        </div>
+      ) : null}
+      <ErrorBox error={actionError} />
+
+      <div class="grid">
+        <section aria-labelledby="cond-h" class="card card--wide">
+          <h2 id="cond-h">Conditions</h2>
+          <table>
+            <thead>
+              <tr><th scope="col">Type</th><th scope="col">Status</th><th scope="col">Reason</th><th scope="col">Message</th><th scope="col">Since</th></tr>
+            </thead>
+            <tbody>
+              {(d.conditions ?? []).map((c) => (
+                <tr key={c.type}>
+                  <th scope="row">{c.type}</th>
+                  <td>{c.status}</td>
+                  <td>{c.reason}</td>
+                  <td>{c.message}</td>
+                  <td>{formatTime(c.last_transition_time)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </section>
+        <Reservation vc={d} />
+      </div>
+      {d.state === 'READY' ? <Kubeconfig tenant={tenant} vcluster={name} viewer={!writer} onIssued={() => setCredVersion((n) => n + 1)} /> : null}
+      <Credentials tenant={tenant} vcluster={name} writer={writer} version={credVersion} />
+      {writer && d.state !== 'DELETING' ? (
+        <ConfirmDelete
+          name={name}
+          what="virtual cluster"
+          onDelete={async () => {
+            await call(api.DELETE('/v1/tenants/{tenant}/vclusters/{name}', { params: { path: { tenant, name } } }));
+            navigate(paths.vclusters(tenant));
+          }}
+        />
+      ) : null}
+    </section>
+  );
+}

@@ -1,0 +1,56 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { CAPACITY_INPUTS, capacityBody, describeCapacity, formValuesOf } from '../src/lib/capacity';
+import { conditionSummary, describeReservation, filterVClusters, pollIntervalMs } from '../src/lib/vclusters';
+
+test('each tier kind offers only its own inputs: shared has no whole-GPU or MIG field', () => {
+  const shared = CAPACITY_INPUTS.shared.map((i) => i.field);
+  assert.ok(shared.every((f) => f.startsWith('capacity.shared.')));
+  for (const kind of ['mig', 'gpus', 'nodes'] as const) assert.ok(CAPACITY_INPUTS[kind].every((i) => i.field.startsWith(`capacity.${kind}`)));
+});
+
+test('the request body sets exactly the tier kind', () => {
+  const v = { 'capacity.shared.milli_gpu': '500', 'capacity.shared.gpu_memory_mib': '8000', 'capacity.gpus.count': '2' };
+  assert.deepEqual(capacityBody('shared', v), { shared: { milli_gpu: 500, gpu_memory_mib: 8000 } });
+  assert.deepEqual(capacityBody('mig', { 'capacity.mig[0].profile': '3g.40gb', 'capacity.mig[0].count': '2' }), { mig: [{ profile: '3g.40gb', count: 2, model: '' }] });
+  assert.deepEqual(capacityBody('nodes', { 'capacity.nodes.count': ' 1 ', 'capacity.nodes.model': 'H100-80GB' }), { nodes: { count: 1, model: 'H100-80GB' } });
+});
+
+test('malformed numbers are sent as typed so the server names the field', () => {
+  const b = capacityBody('gpus', { 'capacity.gpus.count': 'two' });
+  assert.ok(Number.isNaN(b.gpus!.count));
+});
+
+test('resize starts from the current capacity and workload quota', () => {
+  const v = formValuesOf({ display_name: 'T', capacity: { mig: [{ profile: '1g.10gb', count: 3, model: '' }] }, quota: { cpu_milli: 0, memory_mib: 2048, pods: 0 } });
+  assert.equal(v['capacity.mig[0].count'], '3');
+  assert.equal(v['capacity.mig[0].profile'], '1g.10gb');
+  assert.equal(v['quota.memory_mib'], '2048');
+  assert.equal(v['quota.cpu_milli'], '', '0 = no limit shows empty');
+});
+
+test('capacity reads as one line', () => {
+  assert.equal(describeCapacity({ shared: { milli_gpu: 500, gpu_memory_mib: 8000 }, mig: [] }), '0.5 GPU share, 8000 MiB');
+  assert.equal(describeCapacity({ mig: [{ profile: '3g.40gb', count: 2 }] }), '2× 3g.40gb');
+  assert.equal(describeCapacity({ gpus: { count: 1, model: 'A100-80GB' } }), '1 GPU A100-80GB');
+  assert.equal(describeCapacity({ nodes: { count: 2 } }), '2 nodes');
+});
+
+test('list helpers: condition summary, filter, poll interval', () => {
+  const ready = { name: 'train', display_name: 'Training', state: 'READY' as const, conditions: [{ type: 'Ready', status: 'True' }] };
+  const prov = { name: 'dev', state: 'PROVISIONING' as const, conditions: [{ type: 'Ready', status: 'True' }, { type: 'QueueReady', status: 'False', reason: 'Waiting' }] };
+  assert.equal(conditionSummary(ready), '1/1 true');
+  assert.equal(conditionSummary(prov), 'QueueReady False: Waiting');
+  assert.deepEqual(filterVClusters([ready, prov], 'TRAIN', '').map((v) => v.name), ['train']);
+  assert.deepEqual(filterVClusters([ready, prov], '', 'PROVISIONING').map((v) => v.name), ['dev']);
+  assert.equal(pollIntervalMs([ready, prov]), 2000);
+  assert.equal(pollIntervalMs([ready]), 10000);
+});
+
+test('a reservation reads as where it sits', () => {
+  assert.equal(describeReservation({ shares: [{ node: 't4-0', gpu: 0, milli_gpu: 500 }], mig: [], gpus: [], nodes: [] }), '500 milli-GPU on t4-0 GPU 0');
+  assert.equal(describeReservation({ mig: [{ node: 'h100-0', gpu: 2, profile: '3g.40gb' }, { node: 'h100-0', gpu: 3, profile: '1g.10gb' }] }), '3g.40gb on h100-0 GPU 2; 1g.10gb on h100-0 GPU 3');
+  assert.equal(describeReservation({ gpus: [{ node: 'a100-0', gpu: 1 }], nodes: ['h100-3'] }), 'a100-0 GPU 1; node h100-3');
+  assert.equal(describeReservation({}), 'nothing');
+  assert.equal(describeReservation(undefined), 'nothing');
+});
