@@ -176,6 +176,18 @@ Status BindQueryValue(const pb::FieldDescriptor& field, const std::string& text,
 
 Status BindQuery(const HttpBinding& b, const http::Request& http_request, const http::Target& target,
                  pb::Message& request) {
+  // An unknown parameter is refused, not ignored: a client that sends one
+  // means something this septad does not do (an older septad ignoring
+  // validate_only would have created what was only to be checked).
+  for (const auto& [name, value] : target.query) {
+    if (std::ranges::none_of(b.query, [&](const pb::FieldDescriptor* f) { return f->name() == name; })) {
+      std::string known;
+      for (const pb::FieldDescriptor* f : b.query) known += (known.empty() ? "" : ", ") + std::string(f->name());
+      return InvalidField(EscapeControlCharacters(name),
+                          "unknown query parameter" +
+                              (known.empty() ? std::string(": this route takes none") : "; this route takes " + known));
+    }
+  }
   for (const pb::FieldDescriptor* field : b.query) {
     const std::string name(field->name());
     // A message other than a FieldMask has no query syntax (septa-openapi

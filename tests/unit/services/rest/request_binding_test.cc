@@ -156,6 +156,25 @@ TEST(RestBinding, ARepeatedQueryParameterTakesEveryOccurrence) {
   EXPECT_EQ(r->GetReflection()->GetRepeatedString(*r, tags, 1), "b c");
 }
 
+// A parameter the route does not take is refused naming it, never ignored:
+// `?validate_only=true` on a route without it must not write.
+TEST(RestBinding, AnUnknownQueryParameterIsRefusedNamingIt) {
+  v1::ListVirtualClustersRequest list;
+  const Status unknown = Bind(BindingOf("ListVirtualClusters"), {"/v1/tenants/acme/vclusters?validate_only=true"},
+                              {{"tenant", "acme"}}, list);
+  EXPECT_EQ(unknown.code(), Code::kInvalidArgument);
+  EXPECT_EQ(FieldOf(unknown), "validate_only");
+  EXPECT_THAT(unknown.message(), HasSubstr("this route takes page_size, page_token, filter"));
+  v1::GetTenantRequest get;
+  const Status none = Bind(BindingOf("GetTenant"), {"/v1/tenants/acme?x=1"}, {{"name", "acme"}}, get);
+  EXPECT_EQ(FieldOf(none), "x");
+  EXPECT_THAT(none.message(), HasSubstr("takes none"));
+  v1::ListVirtualClustersRequest known;
+  EXPECT_TRUE(
+      Bind(BindingOf("ListVirtualClusters"), {"/v1/tenants/acme/vclusters?page_size=3"}, {{"tenant", "acme"}}, known)
+          .ok());
+}
+
 TEST(RestBinding, TheResponseCarriesItsStatusEtagLocationAndCachePolicy) {
   v1::ApiToken token;
   token.set_id("00ff");
