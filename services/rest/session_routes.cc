@@ -6,6 +6,7 @@
 
 #include <chrono>
 
+#include "common/documents.h"
 #include "services/base/mac.h"
 
 namespace septa::rest {
@@ -70,7 +71,8 @@ Result<SignInWith> ReadSignInWith(const http::Request& request) {
   std::string_view type = View(request[bh::field::content_type]);
   type = type.substr(0, type.find(';'));
   if (type != "application/json") return InvalidField("Content-Type", "must be application/json");
-  const nlohmann::json body = nlohmann::json::parse(request.body(), nullptr, false);
+  // Through the one bounded reader of outside documents (depth, UTF-8).
+  SEPTA_ASSIGN_OR_RETURN(const nlohmann::json body, ParseJson(request.body()));
   if (!body.is_object()) return InvalidArgument("the body must be a JSON object");
   std::optional<SignInWith> found;
   for (const auto& [key, value] : body.items()) {

@@ -243,6 +243,7 @@ TEST_F(SessionTest, BadSignInsAreNamedAndSignNobodyIn) {
       {"{\"token\": \"septa_0000000000000000_" + std::string(43, 'A') + "\"}", 401, ""},
       {"{\"sign_in_code\": \"" + token + "\"}", 401, ""},
       {"not json", 400, ""},
+      {std::string(2000, '[') + std::string(2000, ']'), 400, ""},  // deeper than any document may be
   };
   for (const Case& c : cases) {
     HttpResult r = http_->Send("POST", "/v1/sessions", c.body, Browser(""));

@@ -58,7 +58,8 @@ TEST(HttpBindings, ReadsPathBodyHeadersAndQuery) {
 
   const HttpBinding& create = rpcs.at("septa.v1.VirtualClusterService.CreateVirtualCluster");
   EXPECT_EQ(create.success_status, 201);
-  EXPECT_TRUE(create.query.empty());  // tenant: path, virtual_cluster: body, idempotency_key: header
+  // tenant: path, virtual_cluster: body, idempotency_key: header
+  EXPECT_THAT(Names(create.query), ::testing::ElementsAre("validate_only"));
 
   const HttpBinding& token = rpcs.at("septa.v1.TokenService.CreateToken");
   EXPECT_TRUE(token.has_body);

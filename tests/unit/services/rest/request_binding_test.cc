@@ -149,7 +149,7 @@ TEST(RestBinding, ARepeatedQueryParameterTakesEveryOccurrence) {
   auto bindings = apiv1::LoadHttpBindings(pool.pool(), {"t.proto"});
   ASSERT_TRUE(bindings.ok()) << bindings.status().ToString();
   std::unique_ptr<google::protobuf::Message> r = pool.New("t.Req");
-  ASSERT_TRUE(Bind((*bindings)[0], {"/v1/things/x?tags=a&tags=b%20c&other=1"}, {{"name", "x"}}, *r).ok());
+  ASSERT_TRUE(Bind((*bindings)[0], {"/v1/things/x?tags=a&tags=b%20c"}, {{"name", "x"}}, *r).ok());
   const auto* tags = r->GetDescriptor()->FindFieldByName("tags");
   ASSERT_EQ(r->GetReflection()->FieldSize(*r, tags), 2);
   EXPECT_EQ(r->GetReflection()->GetRepeatedString(*r, tags, 0), "a");
