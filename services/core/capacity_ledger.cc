@@ -42,6 +42,10 @@ void FifoMutex::unlock() {
 CapacityLedger::CapacityLedger(const gpu::Catalog& catalog, std::string policy, MigRelayoutPolicy mig_relayout)
     : catalog_(catalog), policy_(std::move(policy)), mig_relayout_(mig_relayout) {}
 
+std::unique_ptr<CapacityLedger> CapacityLedger::Twin() const {
+  return std::make_unique<CapacityLedger>(catalog_, policy_, mig_relayout_);
+}
+
 Status CapacityLedger::Rebuild(Tx& tx, std::int64_t epoch) {
   auto nodes = tx.Inventory().ListNodes();
   SEPTA_RETURN_IF_ERROR(nodes);

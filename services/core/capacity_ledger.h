@@ -113,6 +113,13 @@ class CapacityLedger {
     bool committed_ = false;
   };
 
+  // A ledger of the same catalog and policies with an engine of its own
+  // (built at its first session). validate_only runs on one: a check moves
+  // its engine without committing, which costs the next session a rebuild
+  // from the rows (docs/BENCHMARKS.md); on a twin that cost and the lock's
+  // wait stay among checks, and real writes never pay for them.
+  std::unique_ptr<CapacityLedger> Twin() const;
+
   // Runs `body` in one transaction of `store` with a session of this
   // ledger (reservations in one process are placed one at a time): every
   // attempt starts unchecked, is sealed after the body's writes, and the

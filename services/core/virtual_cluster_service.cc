@@ -105,7 +105,7 @@ Result<VirtualClusterView> VirtualClusterService::Create(const RequestContext& c
   const std::string fingerprint = CreateFingerprint(tenant, draft);
 
   return TransactFor(
-      ledger_, store_,
+      LedgerFor(mode), store_,
       [&](Tx& tx, CapacityLedger::Session& session) -> Result<VirtualClusterView> {
         const TimePoint now = Now(clock_);
         if (!key.empty()) {
@@ -185,7 +185,7 @@ Result<VirtualClusterView> VirtualClusterService::Update(const RequestContext& c
   SEPTA_RETURN_IF_ERROR(CheckMayWrite(ctx, tenant, name, "update virtual clusters"));
   SEPTA_RETURN_IF_ERROR(CheckMayPatch(ctx, paths));
   return TransactFor(
-      ledger_, store_,
+      LedgerFor(mode), store_,
       [&](Tx& tx, CapacityLedger::Session& session) -> Result<VirtualClusterView> {
         SEPTA_ASSIGN_OR_RETURN(VirtualClusterView found, FindForWrite(tx, tenant, name, if_match));
         WriteScope scope{ctx, tx, &session, Now(clock_)};

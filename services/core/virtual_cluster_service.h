@@ -37,7 +37,12 @@ class VirtualClusterService {
  public:
   VirtualClusterService(Store& store, const Clock& clock, CapacityLedger& ledger, const gpu::Catalog& catalog,
                         std::chrono::milliseconds idempotency_ttl = kDefaultIdempotencyTtl)
-      : store_(store), clock_(clock), ledger_(ledger), idempotency_ttl_(idempotency_ttl), kind_(catalog) {}
+      : store_(store),
+        clock_(clock),
+        ledger_(ledger),
+        check_ledger_(ledger.Twin()),
+        idempotency_ttl_(idempotency_ttl),
+        kind_(catalog) {}
 
   // The tenant's owners and admins. Reserves the capacity in the same
   // transaction: RESOURCE_EXHAUSTED naming what is short, FAILED_PRECONDITION
@@ -78,6 +83,9 @@ class VirtualClusterService {
   Store& store_;
   const Clock& clock_;
   CapacityLedger& ledger_;
+  // validate_only's (CapacityLedger::Twin): checks never stall real writes.
+  std::unique_ptr<CapacityLedger> check_ledger_;
+  CapacityLedger& LedgerFor(WriteMode mode) { return mode == WriteMode::kCommit ? ledger_ : *check_ledger_; }
   std::chrono::milliseconds idempotency_ttl_;
   VirtualClusterKind kind_;
 };
