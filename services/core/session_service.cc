@@ -92,18 +92,12 @@ Result<IssuedSession> SessionService::SignIn(std::string_view api_token, const s
   SEPTA_RETURN_IF_ERROR(principal);
   const RequestContext ctx = SystemContextOf(*principal, request_id);
   std::vector<std::string> ended;
-  IssuedSession issued;
-  Status st = store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
+  auto issued = TransactFor(store_, TxMode::kReadWrite, [&](Tx& tx) -> Result<IssuedSession> {
     ended.clear();
-    auto parent = tx.Tokens().Get(principal->token_id);
-    SEPTA_RETURN_IF_ERROR(parent);
-    auto made = Issue(tx, *parent, ctx, ended);
-    SEPTA_RETURN_IF_ERROR(made);
-    issued = *std::move(made);
-    return Status::Ok();
+    SEPTA_ASSIGN_OR_RETURN(const ApiToken parent, tx.Tokens().Get(principal->token_id));
+    return Issue(tx, parent, ctx, ended);
   });
   for (const std::string& id : ended) authenticator_.Forget(id);
-  if (!st.ok()) return st;
   return issued;
 }
 
@@ -111,10 +105,9 @@ Result<IssuedSession> SessionService::Redeem(std::string_view code, const std::s
   std::optional<ParsedTokenText> parsed = ParseTokenText(code);
   if (!parsed) return Unauthenticated("invalid sign-in code");
   std::vector<std::string> ended;
-  IssuedSession issued;
   // Serializable: of two redemptions of one code, one commits and the other,
   // retried, finds it spent.
-  Status st = store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
+  auto issued = TransactFor(store_, TxMode::kReadWrite, [&](Tx& tx) -> Result<IssuedSession> {
     ended.clear();
     auto row = tx.Tokens().Get(parsed->id);
     if (IsNotFound(row)) return Unauthenticated("invalid sign-in code");
@@ -140,13 +133,9 @@ Result<IssuedSession> SessionService::Redeem(std::string_view code, const std::s
     SEPTA_RETURN_IF_ERROR(
         tx.Audit().Append(AuditOf(ctx, now, "session.sign_in_code.redeem", SessionResource(row->id), "1", "")));
     ended.push_back(row->id);
-    auto made = Issue(tx, *parent, ctx, ended);
-    SEPTA_RETURN_IF_ERROR(made);
-    issued = *std::move(made);
-    return Status::Ok();
+    return Issue(tx, *parent, ctx, ended);
   });
   for (const std::string& id : ended) authenticator_.Forget(id);
-  if (!st.ok()) return st;
   return issued;
 }
 
