@@ -113,6 +113,28 @@ TEST_F(SessionServiceTest, SigningInPastTheBoundEndsTheOldestSession) {
   for (int i = 1; i < 4; ++i) EXPECT_TRUE(authenticator.AuthenticateSession(made[i].cookie_value).ok()) << i;
 }
 
+// Hostile tenant: the bounds are per principal, so a tenant that signs in
+// and asks for codes without end evicts and exhausts only its own.
+TEST_F(SessionServiceTest, ATenantSigningInWithoutEndTouchesNoOtherTenant) {
+  MustCreate("attacker");
+  MustCreate("victim");
+  const IssuedToken victim_token = MustIssue("tenant:victim");
+  auto victim = sessions.SignIn(victim_token.secret_text, "req");
+  ASSERT_TRUE(victim.ok());
+  auto victim_code = sessions.CreateSignInCode(ContextOf(victim_token.secret_text));
+  ASSERT_TRUE(victim_code.ok());
+
+  const IssuedToken attacker_token = MustIssue("tenant:attacker");
+  for (int i = 0; i < 50; ++i) ASSERT_TRUE(sessions.SignIn(attacker_token.secret_text, "req").ok()) << i;
+  int refused = 0;
+  for (int i = 0; i < 20; ++i) refused += !sessions.CreateSignInCode(ContextOf(attacker_token.secret_text)).ok();
+  EXPECT_EQ(refused, 12);  // 8 codes at most
+
+  EXPECT_TRUE(authenticator.AuthenticateSession(victim->cookie_value).ok());
+  EXPECT_TRUE(sessions.CreateSignInCode(ContextOf(victim_token.secret_text)).ok());
+  EXPECT_TRUE(sessions.Redeem(victim_code->code, "req").ok());
+}
+
 TEST_F(SessionServiceTest, ASignInCodeWorksOnceWithinItsTime) {
   MustCreate("acme");
   const IssuedToken token = MustIssue("tenant:acme");
