@@ -9,9 +9,19 @@ namespace septa::core {
 
 namespace {
 
-bool GpuIsUntouched(const HeldGpu& g) {
-  return !g.holder && g.shares.empty() &&
-         std::ranges::none_of(g.instances, [](const HeldMigInstance& i) { return i.holder.has_value(); });
+bool HoldsMig(const HeldGpu& g) {
+  return std::ranges::any_of(g.instances, [](const HeldMigInstance& i) { return i.holder.has_value(); });
+}
+
+bool GpuIsUntouched(const HeldGpu& g) { return !g.holder && g.shares.empty() && !HoldsMig(g); }
+
+// The engine's tier rule (gpu/engine.cc): whole GPUs never share a node with
+// fractions or MIG instances, whoever holds them.
+bool NodeHoldsWholeGpus(const HeldNode& n) {
+  return std::ranges::any_of(n.gpus, [](const HeldGpu& g) { return g.holder.has_value(); });
+}
+bool NodeHoldsSharesOrMig(const HeldNode& n) {
+  return std::ranges::any_of(n.gpus, [](const HeldGpu& g) { return !g.shares.empty() || HoldsMig(g); });
 }
 
 std::vector<FreeCount> Counts(const std::map<std::pair<std::string, std::string>, int>& by_key) {
@@ -34,7 +44,7 @@ FreeCapacity FreeCapacityOf(const std::vector<HeldNode>& nodes, gpu::Tier tier) 
         if (std::ranges::all_of(n.gpus, GpuIsUntouched)) ++counts[{n.gpus.front().gpu.model, ""}];
         break;
       case gpu::Tier::kIsolated:
-        if (!n.layout_settled) break;
+        if (!n.layout_settled || NodeHoldsWholeGpus(n)) break;
         for (const HeldGpu& g : n.gpus) {
           if (!g.gpu.mig_enabled || g.holder || !g.shares.empty()) continue;
           for (const HeldMigInstance& i : g.instances) {
@@ -43,11 +53,13 @@ FreeCapacity FreeCapacityOf(const std::vector<HeldNode>& nodes, gpu::Tier tier) 
         }
         break;
       case gpu::Tier::kDedicated:
+        if (NodeHoldsSharesOrMig(n)) break;
         for (const HeldGpu& g : n.gpus) {
           if (!g.gpu.mig_enabled && GpuIsUntouched(g)) ++counts[{g.gpu.model, ""}];
         }
         break;
       case gpu::Tier::kShared:
+        if (NodeHoldsWholeGpus(n)) break;
         for (const HeldGpu& g : n.gpus) {
           if (g.gpu.mig_enabled || g.holder) continue;
           const int used = std::accumulate(g.shares.begin(), g.shares.end(), 0,

@@ -39,8 +39,9 @@ struct FreeCapacity {
 };
 
 // Pure: what `nodes` (as InventoryService reads them, holders joined) leave
-// free for `tier`. Nodes that are not Ready, and MIG GPUs whose node is
-// re-laying them out, count as nothing.
+// free for `tier`, by the engine's tier rules: whole GPUs never share a node
+// with fractions or MIG instances. Nodes that are not Ready, and MIG GPUs
+// whose node is re-laying them out, count as nothing.
 FreeCapacity FreeCapacityOf(const std::vector<HeldNode>& nodes, gpu::Tier tier);
 
 }  // namespace septa::core

@@ -127,13 +127,20 @@ TEST_F(InventoryApiTest, TenantsSeeWhatIsFreeForTheirTierAndNoOneElses) {
   std::map<std::string, int> free_mig, free_gpus;  // by "model profile", by model
   for (const auto& n : list["nodes"]) {
     if (n["health"] != "READY" || n.contains("holder")) continue;
+    // The engine's tier rule: whole GPUs never share a node with fractions or MIG instances.
+    bool whole_held = false, shares_or_mig_held = false;
+    for (const auto& g : n["gpus"]) {
+      whole_held = whole_held || g.contains("holder");
+      shares_or_mig_held = shares_or_mig_held || !g["shares"].empty();
+      for (const auto& i : g["mig_instances"]) shares_or_mig_held = shares_or_mig_held || i.contains("holder");
+    }
     for (const auto& g : n["gpus"]) {
       if (g["mig_enabled"] == true) {
-        if (n["layout_settled"] != true) continue;
+        if (n["layout_settled"] != true || whole_held) continue;
         for (const auto& i : g["mig_instances"]) {
           if (!i.contains("holder")) ++free_mig[g["model"].get<std::string>() + " " + i["profile"].get<std::string>()];
         }
-      } else if (!g.contains("holder") && g["shares"].empty()) {
+      } else if (!g.contains("holder") && !shares_or_mig_held) {
         ++free_gpus[g["model"].get<std::string>()];
       }
     }

@@ -66,11 +66,13 @@ TEST(FreeCapacity, IsolatedSeesFreeMigInstancesInTheCurrentLayouts) {
   EXPECT_TRUE(free.shared.empty());
 }
 
-TEST(FreeCapacity, DedicatedSeesUntouchedWholeGpus) {
+TEST(FreeCapacity, DedicatedSeesUntouchedWholeGpusOnNodesWithoutShares) {
   const FreeCapacity free = FreeCapacityOf(Fleet(), gpu::Tier::kDedicated);
-  // a100-0: GPU 0 only (1 has shares, 2 is full, 3 is held); a100-1: both.
-  EXPECT_EQ(free.gpus, (std::vector<FreeCount>{{"A100-80GB", "", 3}}));
+  // a100-1's two; none of a100-0, whose GPUs 1 and 2 hold shares (the tier rule).
+  EXPECT_EQ(free.gpus, (std::vector<FreeCount>{{"A100-80GB", "", 2}}));
   EXPECT_TRUE(free.mig.empty());
+  std::vector<HeldNode> only_whole = {Node("a100-0", {Whole("A100-80GB", 0), Whole("A100-80GB", 1, kTaken)})};
+  EXPECT_EQ(FreeCapacityOf(only_whole, gpu::Tier::kDedicated).gpus, (std::vector<FreeCount>{{"A100-80GB", "", 1}}));
 }
 
 TEST(FreeCapacity, ExclusiveSeesNodesNobodyTouches) {
@@ -79,13 +81,19 @@ TEST(FreeCapacity, ExclusiveSeesNodesNobodyTouches) {
   EXPECT_EQ(free.nodes, (std::vector<FreeCount>{{"A100-80GB", "", 1}, {"H100-80GB", "", 1}}));
 }
 
-TEST(FreeCapacity, SharedSeesTheRoomOnTimeSlicedGpus) {
+TEST(FreeCapacity, SharedSeesTheRoomOnTimeSlicedGpusOfNodesWithoutWholeGpus) {
   const FreeCapacity free = FreeCapacityOf(Fleet(), gpu::Tier::kShared);
   ASSERT_EQ(free.shared.size(), 1u);
   EXPECT_EQ(free.shared[0].model, "A100-80GB");
-  EXPECT_EQ(free.shared[0].gpus, 4);  // a100-0's 0 and 1 (250 left), a100-1's two
-  EXPECT_EQ(free.shared[0].milli_gpu, 3250);
+  EXPECT_EQ(free.shared[0].gpus, 2);  // a100-1's two; a100-0 holds a whole GPU (the tier rule)
+  EXPECT_EQ(free.shared[0].milli_gpu, 2000);
   EXPECT_EQ(free.shared[0].largest_milli_gpu, 1000);
+  HeldGpu shared = Whole("A100-80GB", 1);
+  shared.shares = {{kTaken, 250, 10000}, {kTaken, 500, 20000}};
+  const FreeCapacity some = FreeCapacityOf({Node("a100-9", {Whole("A100-80GB", 0), shared})}, gpu::Tier::kShared);
+  ASSERT_EQ(some.shared.size(), 1u);
+  EXPECT_EQ(some.shared[0].gpus, 2);
+  EXPECT_EQ(some.shared[0].milli_gpu, 1250);
 }
 
 TEST(FreeCapacity, NothingIsFreeOfAnEmptyInventory) {
