@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { addMigRow, capacityBody, capacityInputs, describeCapacity, formValuesOf, migRowCount, removeMigRow } from '../src/lib/capacity';
-import { conditionSummary, describeReservation, filterVClusters, pollIntervalMs } from '../src/lib/vclusters';
+import { conditionSummary, describeHeld, describeLimits, describeReservation, filterVClusters, pollIntervalMs } from '../src/lib/vclusters';
 
 test('each tier kind offers only its own inputs: shared has no whole-GPU or MIG field', () => {
   const shared = capacityInputs('shared', {}).map((i) => i.field);
@@ -74,3 +74,11 @@ test('resize shows every MIG row of the virtual cluster', () => {
   assert.deepEqual(capacityBody('mig', v).mig, [{ profile: '3g.40gb', count: 1, model: 'H100-80GB' }, { profile: '1g.10gb', count: 2, model: '' }]);
 });
 
+test('what a virtual cluster holds and its limits read as amounts', () => {
+  assert.equal(describeHeld({ mig: [{ profile: '3g.40gb' }, { profile: '1g.10gb' }, { profile: '3g.40gb' }] }), '1× 1g.10gb, 2× 3g.40gb');
+  assert.equal(describeHeld({ shares: [{ milli_gpu: 300, gpu_memory_mib: 1024 }, { milli_gpu: 200, gpu_memory_mib: 1024 }], releasing: true }), '500 milli-GPU and 2 GiB on 2 GPUs (releasing)');
+  assert.equal(describeHeld({ gpus: [{ node: 'a', gpu: 0 }] }), '1 whole GPU');
+  assert.equal(describeHeld(undefined), 'nothing');
+  assert.equal(describeLimits({ cpu_milli: 1500, memory_mib: 0, pods: 10 }), 'CPU 1.5, 10 pods');
+  assert.equal(describeLimits(undefined), 'none');
+});
