@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { PageProps } from '../app';
 import { api, call } from '../api/client';
 import { ApiError, NETWORK_STATUS, fieldErrors, type FieldErrors } from '../api/problem';
@@ -74,7 +74,9 @@ export function VClusterForm({ params }: PageProps) {
   const hints = kind && free.data ? freeHints(kind, free.data, v) : {};
   const formFields = ['name', 'display_name', ...inputs.map((i) => i.field), ...WORKLOAD_FIELDS];
 
-  useEffect(() => {
+  // A layout effect: focus moves in the same frame as the row appears or goes, so
+  // a key pressed right after cannot land on the element focused before.
+  useLayoutEffect(() => {
     if (!focusField) return;
     document.getElementById(idOf(focusField))?.focus();
     setFocusField(null);
@@ -179,7 +181,7 @@ export function VClusterForm({ params }: PageProps) {
           <Field name="name" label="Name" value={v.name ?? ''} onInput={set('name')} errors={errors.byField.name} required hint="Lower-case letters, digits and -, 1-40 characters; cannot change later." />
         )}
         <Field name="display_name" label="Display name" value={v.display_name ?? ''} onInput={set('display_name')} errors={errors.byField.display_name} />
-        <fieldset>
+        <fieldset class={kind === 'mig' ? 'capacity--mig' : undefined}>
           <legend>GPU capacity</legend>
           <p class="hint">Beside the inputs: what is free for the tier now, a summary of the current layouts; the check under the form answers for this request exactly.</p>
           {kind === 'mig' ? (
