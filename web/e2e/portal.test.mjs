@@ -355,8 +355,8 @@ describe('portal', () => {
     }
     await page.goto(url('/t/e2e-isolated/vclusters/new'));
     await page.getByLabel('Name (required)').fill('mig1');
-    await page.getByLabel('MIG profile').selectOption('1g.10gb');
-    await page.getByLabel('MIG instances').fill('2');
+    await page.getByLabel('MIG profile, row 1').selectOption('1g.10gb');
+    await page.getByLabel('MIG instances, row 1').fill('2');
     await page.getByRole('button', { name: 'Create' }).click();
     await page.waitForURL((u) => u.pathname === '/t/e2e-isolated/vclusters/mig1');
     await page.getByTestId('vc-state').filter({ hasText: /^READY$/ }).waitFor({ timeout: 60_000 });

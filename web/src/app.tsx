@@ -13,6 +13,7 @@ import { VClusterList } from './pages/VClusterList';
 import { VClusterForm } from './pages/VClusterForm';
 import { VClusterDetail } from './pages/VClusterDetail';
 import { Tokens } from './pages/Tokens';
+import { Usage } from './pages/Usage';
 import { Tenants } from './pages/admin/Tenants';
 import { Inventory } from './pages/admin/Inventory';
 import { TrustTiers } from './pages/admin/TrustTiers';
@@ -36,6 +37,7 @@ const ROUTES: Route[] = [
   { pattern: '/t/:tenant/vclusters/new', page: VClusterForm },
   { pattern: '/t/:tenant/vclusters/:name', page: VClusterDetail },
   { pattern: '/t/:tenant/vclusters/:name/edit', page: VClusterForm },
+  { pattern: '/t/:tenant/usage', page: Usage },
   { pattern: paths.tokens, page: Tokens },
   { pattern: paths.tenants, page: Tenants, adminOnly: true },
   { pattern: paths.inventory, page: Inventory, adminOnly: true },
@@ -82,6 +84,7 @@ function Nav({ session }: { session: Session }) {
       <ul>
         {tenant ? link(paths.overview(tenant), 'Overview') : null}
         {tenant ? link(paths.vclusters(tenant), 'Virtual clusters') : null}
+        {tenant ? link(paths.usage(tenant), 'Usage') : null}
         {link(paths.tokens, 'API tokens')}
         {admin ? link(paths.tenants, 'Tenants') : null}
         {admin ? link(paths.inventory, 'GPU inventory') : null}

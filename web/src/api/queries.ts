@@ -1,6 +1,6 @@
 // Reads several pages share.
 import { api, call, listAll } from './client';
-import type { ApiToken, Credential, InventoryNode, Tenant, TrustTier, VirtualCluster } from './types';
+import type { ApiToken, Credential, FreeCapacity, InventoryNode, Tenant, TrustTier, VirtualCluster } from './types';
 
 export async function listVClusters(tenant: string): Promise<VirtualCluster[]> {
   return listAll(async (page_token) => {
@@ -42,4 +42,8 @@ export async function getTier(name: string): Promise<TrustTier> {
 
 export async function listTokens(): Promise<ApiToken[]> {
   return (await call(api.GET('/v1/tokens'))).tokens ?? [];
+}
+
+export async function getFreeCapacity(tenant: string): Promise<FreeCapacity> {
+  return call(api.GET('/v1/tenants/{tenant}/free-capacity', { params: { path: { tenant } } }));
 }

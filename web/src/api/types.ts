@@ -17,3 +17,4 @@ export type Credential = S['Credential'];
 export type InventoryNode = S['InventoryNode'];
 export type InventoryGpu = S['InventoryGpu'];
 export type Holder = S['Holder'];
+export type FreeCapacity = S['FreeCapacity'];

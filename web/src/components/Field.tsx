@@ -8,6 +8,8 @@ interface FieldProps {
   onInput: (value: string) => void;
   errors?: string[] | undefined;
   hint?: string | undefined;
+  /** what is free of this input's kind now (lib/free.ts); announced with the input like the hint */
+  free?: string | undefined;
   type?: 'text' | 'password';
   required?: boolean;
   autoComplete?: string;
@@ -19,7 +21,8 @@ interface FieldProps {
   children?: ComponentChildren;
 }
 
-function idOf(name: string, scope = ''): string {
+/** The input's id: also how a page moves focus to it. */
+export function idOf(name: string, scope = ''): string {
   return `f-${`${scope}${scope ? '-' : ''}${name}`.replace(/[^A-Za-z0-9_-]/g, '-')}`;
 }
 
@@ -27,7 +30,7 @@ function idOf(name: string, scope = ''): string {
 export function Field(p: FieldProps) {
   const id = idOf(p.name, p.idScope);
   const errors = p.errors ?? [];
-  const describedBy = [p.hint ? `${id}-hint` : '', errors.length ? `${id}-err` : ''].filter(Boolean).join(' ') || undefined;
+  const describedBy = [p.hint ? `${id}-hint` : '', p.free ? `${id}-free` : '', errors.length ? `${id}-err` : ''].filter(Boolean).join(' ') || undefined;
   const common = {
     id,
     name: p.name,
@@ -62,6 +65,11 @@ export function Field(p: FieldProps) {
       {p.hint ? (
         <p class="hint" id={`${id}-hint`}>
           {p.hint}
+        </p>
+      ) : null}
+      {p.free ? (
+        <p class="hint" id={`${id}-free`} data-free={p.name}>
+          {p.free}
         </p>
       ) : null}
       {errors.length ? (

@@ -15,15 +15,11 @@ export interface CapacityInput {
   required: boolean;
 }
 
-export const CAPACITY_INPUTS: Record<CapacityKind, CapacityInput[]> = {
+/** The inputs of the kinds with one set of inputs; MIG has one set per row (migRowInputs). */
+const FIXED_INPUTS: Record<Exclude<CapacityKind, 'mig'>, CapacityInput[]> = {
   shared: [
     { field: 'capacity.shared.milli_gpu', label: 'GPU share (thousandths of a GPU)', kind: 'count', hint: '1000 = one whole GPU’s time', required: true },
     { field: 'capacity.shared.gpu_memory_mib', label: 'GPU memory (MiB)', kind: 'count', required: true },
-  ],
-  mig: [
-    { field: 'capacity.mig[0].profile', label: 'MIG profile', kind: 'profile', required: true },
-    { field: 'capacity.mig[0].count', label: 'MIG instances', kind: 'count', required: true },
-    { field: 'capacity.mig[0].model', label: 'GPU model', kind: 'text', hint: 'empty: any model with the profile', required: false },
   ],
   gpus: [
     { field: 'capacity.gpus.count', label: 'Whole GPUs', kind: 'count', required: true },
@@ -34,6 +30,52 @@ export const CAPACITY_INPUTS: Record<CapacityKind, CapacityInput[]> = {
     { field: 'capacity.nodes.model', label: 'GPU model of the nodes', kind: 'text', hint: 'empty: any', required: false },
   ],
 };
+
+/** "capacity.mig[1].count": the request field, as the server's violations name it. */
+export function migField(row: number, part: 'profile' | 'count' | 'model'): string {
+  return `capacity.mig[${row}].${part}`;
+}
+
+/** One MIG row's inputs; labels carry the row number so that each is unique on the page. */
+export function migRowInputs(row: number): CapacityInput[] {
+  const n = row + 1;
+  return [
+    { field: migField(row, 'profile'), label: `MIG profile, row ${n}`, kind: 'profile', required: true },
+    { field: migField(row, 'count'), label: `MIG instances, row ${n}`, kind: 'count', required: true },
+    { field: migField(row, 'model'), label: `GPU model, row ${n}`, kind: 'text', hint: 'empty: any model with the profile', required: false },
+  ];
+}
+
+/** Rows of the MIG request in the form: rows are numbered from 0 without gaps, and there is always one. */
+export function migRowCount(v: FormValues): number {
+  let n = 1;
+  while (migField(n, 'profile') in v) n++;
+  return n;
+}
+
+/** The form's values with an empty MIG row appended. */
+export function addMigRow(v: FormValues, profile: string): FormValues {
+  const n = migRowCount(v);
+  return { ...v, [migField(n, 'profile')]: profile, [migField(n, 'count')]: '', [migField(n, 'model')]: '' };
+}
+
+/** The form's values without MIG row `row`: later rows move up so that indices match the request's. */
+export function removeMigRow(v: FormValues, row: number): FormValues {
+  const n = migRowCount(v);
+  if (n <= 1 || row < 0 || row >= n) return v;
+  const out = { ...v };
+  for (let i = row; i < n - 1; i++) {
+    for (const part of ['profile', 'count', 'model'] as const) out[migField(i, part)] = v[migField(i + 1, part)] ?? '';
+  }
+  for (const part of ['profile', 'count', 'model'] as const) delete out[migField(n - 1, part)];
+  return out;
+}
+
+/** The capacity inputs the tier's kind offers, every MIG row's included. */
+export function capacityInputs(kind: CapacityKind, v: FormValues): CapacityInput[] {
+  if (kind !== 'mig') return FIXED_INPUTS[kind];
+  return Array.from({ length: migRowCount(v) }, (_, i) => migRowInputs(i)).flat();
+}
 
 /** The form's request fields besides capacity. */
 export const WORKLOAD_FIELDS = ['quota.cpu_milli', 'quota.memory_mib', 'quota.pods'] as const;
@@ -55,7 +97,7 @@ export function capacityBody(kind: CapacityKind, v: FormValues): Capacity {
     case 'shared':
       return { shared: { milli_gpu: int(v['capacity.shared.milli_gpu']), gpu_memory_mib: int(v['capacity.shared.gpu_memory_mib']) } };
     case 'mig':
-      return { mig: [{ profile: text('capacity.mig[0].profile'), count: int(v['capacity.mig[0].count']), model: text('capacity.mig[0].model') }] };
+      return { mig: Array.from({ length: migRowCount(v) }, (_, i) => ({ profile: text(migField(i, 'profile')), count: int(v[migField(i, 'count')]), model: text(migField(i, 'model')) })) };
     case 'gpus':
       return { gpus: { count: int(v['capacity.gpus.count']), model: text('capacity.gpus.model') } };
     case 'nodes':
@@ -67,14 +109,18 @@ export function capacityBody(kind: CapacityKind, v: FormValues): Capacity {
 export function formValuesOf(vc: VirtualCluster): FormValues {
   const c = vc.capacity ?? {};
   const s = (n: number | undefined) => (n === undefined ? '' : String(n));
-  const m = c.mig?.[0];
+  const mig = c.mig?.length ? c.mig : [{}];
   return {
     display_name: vc.display_name ?? '',
     'capacity.shared.milli_gpu': s(c.shared?.milli_gpu),
     'capacity.shared.gpu_memory_mib': s(c.shared?.gpu_memory_mib),
-    'capacity.mig[0].profile': m?.profile ?? '',
-    'capacity.mig[0].count': s(m?.count),
-    'capacity.mig[0].model': m?.model ?? '',
+    ...Object.fromEntries(
+      mig.flatMap((m, i) => [
+        [migField(i, 'profile'), m.profile ?? ''],
+        [migField(i, 'count'), s(m.count)],
+        [migField(i, 'model'), m.model ?? ''],
+      ]),
+    ),
     'capacity.gpus.count': s(c.gpus?.count),
     'capacity.gpus.model': c.gpus?.model ?? '',
     'capacity.nodes.count': s(c.nodes?.count),
@@ -97,7 +143,7 @@ export function describeCapacity(c: Capacity | undefined): string {
 
 /** Server fields that are not inputs, placed beside the input that asked for the quantity. */
 export function quotaAliases(kind: CapacityKind): Record<string, string> {
-  const first = CAPACITY_INPUTS[kind].find((i) => i.kind === 'count')?.field ?? '';
+  const first = capacityInputs(kind, {}).find((i) => i.kind === 'count')?.field ?? '';
   return {
     'tenant.quota.gpu_milli': first,
     'tenant.quota.vclusters': 'name',

@@ -83,7 +83,7 @@ export function countByState(vclusters: VirtualCluster[]): Record<string, number
   return out;
 }
 
-export interface FreeCapacity {
+export interface InventoryFree {
   /** shared tier: unbooked thousandths on GPUs fractions may use */
   sharedMilli: number;
   /** isolated tier: free configured MIG instances per profile */
@@ -95,7 +95,9 @@ export interface FreeCapacity {
 }
 
 /**
- * Free capacity per tier from the inventory (admins only), by the placement
+ * Free capacity per tier from the inventory (admins only), for the Inventory
+ * page's one line over all tiers: septad answers only for one tenant's tier
+ * (GET …/free-capacity, lib/free.ts), which the Overview and form show. By the placement
  * rules of docs/placement.md: fractions go on non-MIG GPUs that hold only
  * fractions, never on a node with a whole-GPU or whole-node holder; whole
  * GPUs on nodes where others hold only whole GPUs; MIG into free configured
@@ -103,8 +105,8 @@ export interface FreeCapacity {
  * with a settled MIG layout take new placements. A free GPU counts for both
  * the shared and the dedicated tier: either may take it.
  */
-export function freeCapacity(nodes: InventoryNode[]): FreeCapacity {
-  const free: FreeCapacity = { sharedMilli: 0, migByProfile: {}, wholeGpus: 0, nodes: 0 };
+export function freeCapacity(nodes: InventoryNode[]): InventoryFree {
+  const free: InventoryFree = { sharedMilli: 0, migByProfile: {}, wholeGpus: 0, nodes: 0 };
   for (const node of nodes) {
     if (node.health !== 'READY' || node.layout_settled === false || node.holder) continue;
     const gpus = node.gpus ?? [];

@@ -52,6 +52,7 @@ export const paths = {
   newVcluster: (tenant: string) => `/t/${seg(tenant)}/vclusters/new`,
   vcluster: (tenant: string, name: string) => `/t/${seg(tenant)}/vclusters/${seg(name)}`,
   resizeVcluster: (tenant: string, name: string) => `/t/${seg(tenant)}/vclusters/${seg(name)}/edit`,
+  usage: (tenant: string) => `/t/${seg(tenant)}/usage`,
   tokens: '/tokens',
   tenants: '/admin/tenants',
   inventory: '/admin/inventory',

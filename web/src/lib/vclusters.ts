@@ -1,5 +1,7 @@
 // Presentation rules for virtual clusters shared by the list and detail pages.
 import type { Reservation, VirtualCluster } from '../api/types';
+import { holdings } from './quota';
+import { formatCpuMilli, formatMiB } from './quantity';
 
 const TRANSITIONAL = new Set(['PROVISIONING', 'DELETING']);
 
@@ -36,4 +38,27 @@ export function describeReservation(r: Reservation | undefined): string {
     ...(r.nodes ?? []).map((n) => `node ${n}`),
   ];
   return parts.length ? parts.join('; ') : 'nothing';
+}
+
+/** What a reservation holds, in amounts rather than places: "2× 3g.40gb, 1× 1g.10gb"; "nothing" when empty. */
+export function describeHeld(r: Reservation | undefined): string {
+  const h = holdings([{ reservation: r }]);
+  const parts = [
+    h.shares ? `${h.sharedMilli} milli-GPU and ${formatMiB(h.sharedMemoryMib)} on ${h.shares} GPU${h.shares === 1 ? '' : 's'}` : '',
+    Object.entries(h.migByProfile).sort().map(([p, n]) => `${n}× ${p}`).join(', '),
+    h.wholeGpus ? `${h.wholeGpus} whole GPU${h.wholeGpus === 1 ? '' : 's'}` : '',
+    h.nodes ? `${h.nodes} whole node${h.nodes === 1 ? '' : 's'}` : '',
+  ].filter(Boolean);
+  if (!parts.length) return 'nothing';
+  return parts.join('; ') + (r?.releasing ? ' (releasing)' : '');
+}
+
+/** A virtual cluster's workload limits in one line; 0 is no limit. */
+export function describeLimits(q: VirtualCluster['quota']): string {
+  const parts = [
+    q?.cpu_milli ? `CPU ${formatCpuMilli(q.cpu_milli)}` : '',
+    q?.memory_mib ? `memory ${formatMiB(q.memory_mib)}` : '',
+    q?.pods ? `${q.pods} pods` : '',
+  ].filter(Boolean);
+  return parts.length ? parts.join(', ') : 'none';
 }

@@ -1,8 +1,9 @@
 import type { PageProps } from '../app';
-import { getTenant, getTier, listCredentials, listNodes, listTokens, listVClusters } from '../api/queries';
+import { getFreeCapacity, getTenant, getTier, listCredentials, listTokens, listVClusters } from '../api/queries';
 import { api, call } from '../api/client';
 import { usePoll, useTitle } from '../lib/hooks';
-import { capacityKindOf, countByState, freeCapacity, holdings, quotaRows, remaining, STATES, type CapacityKind, type Holdings, type FreeCapacity } from '../lib/quota';
+import { capacityKindOf, countByState, holdings, quotaRows, remaining, STATES, type CapacityKind, type Holdings } from '../lib/quota';
+import { freeRows } from '../lib/free';
 import { DAY_MS, expiresWithin, formatGpuMilli, formatMiB, formatSeconds, formatTime, parseProtoDuration } from '../lib/quantity';
 import { paths } from '../lib/routes';
 import { ErrorBox } from '../components/ErrorBox';
@@ -37,36 +38,21 @@ function HeldRows({ kind, h }: { kind: CapacityKind; h: Holdings }) {
   }
 }
 
-function FreeRows({ kind, free }: { kind: CapacityKind; free: FreeCapacity }) {
-  switch (kind) {
-    case 'shared':
-      return <tr><th scope="row">GPU time for shares</th><td>{formatGpuMilli(free.sharedMilli)} GPU</td></tr>;
-    case 'mig': {
-      const profiles = Object.entries(free.migByProfile).sort();
-      return profiles.length ? <>{profiles.map(([p, n]) => <tr key={p}><th scope="row">MIG {p}</th><td>{n}</td></tr>)}</> : <tr><th scope="row">MIG instances</th><td>0</td></tr>;
-    }
-    case 'gpus':
-      return <tr><th scope="row">Whole GPUs</th><td>{free.wholeGpus}</td></tr>;
-    case 'nodes':
-      return <tr><th scope="row">Whole nodes</th><td>{free.nodes}</td></tr>;
-  }
-}
-
 export function Overview({ params, session }: PageProps) {
   const tenant = params.tenant!;
   useTitle(`Overview of ${tenant}`);
   const admin = session.principal === 'admin';
   const main = usePoll(
     async () => {
-      const [t, quota, vclusters, tokens, nodes] = await Promise.all([
+      const [t, quota, vclusters, tokens, free] = await Promise.all([
         getTenant(tenant),
         call(api.GET('/v1/tenants/{tenant}/quota', { params: { path: { tenant } } })),
         listVClusters(tenant),
         listTokens(),
-        admin ? listNodes() : Promise.resolve(null),
+        getFreeCapacity(tenant),
       ]);
       const tier = t.trust_tier ? await getTier(t.trust_tier) : undefined;
-      return { t, quota, vclusters, tokens, nodes, tier };
+      return { t, quota, vclusters, tokens, free, tier };
     },
     [tenant],
     () => 15000,
@@ -92,7 +78,7 @@ export function Overview({ params, session }: PageProps) {
       </section>
     );
   }
-  const { t, quota, vclusters, tokens, nodes, tier } = main.data;
+  const { t, quota, vclusters, tokens, free, tier } = main.data;
   const kind = capacityKindOf(tier?.gpu_sharing);
   const rows = quotaRows(quota);
   const byState = countByState(vclusters);
@@ -147,19 +133,18 @@ export function Overview({ params, session }: PageProps) {
                 <HeldRows kind={kind} h={holdings(vclusters)} />
               </tbody>
             </table>
-            <h3>Free for the tier now</h3>
-            {nodes ? (
-              <table>
-                <tbody>
-                  <FreeRows kind={kind} free={freeCapacity(nodes)} />
-                </tbody>
-              </table>
-            ) : (
-              <p>
-                Within your quota: {(() => { const g = rows.find((r) => r.key === 'gpu_milli')!; const left = remaining(g); return left === null ? 'unlimited GPU-equivalents' : `${formatGpuMilli(left)} GPU-equivalents`; })()}.
-                {' '}The host’s free hardware is shown to administrators only.
-              </p>
-            )}
+            <h3 id="free-h">Free for {admin ? 'this' : 'your'} tier now</h3>
+            <table aria-labelledby="free-h" data-free-capacity>
+              <tbody>
+                {freeRows(kind, free).map((r) => (
+                  <tr key={r.key} data-free={r.key}>
+                    <th scope="row">{r.label}</th>
+                    <td>{r.value}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+            <p class="hint">What a new virtual cluster could get now (a summary of the current layouts, not a promise); the create form checks a request exactly.</p>
           </section>
         ) : null}
 

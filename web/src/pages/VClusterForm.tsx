@@ -1,16 +1,18 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { PageProps } from '../app';
 import { api, call } from '../api/client';
 import { ApiError, NETWORK_STATUS, fieldErrors, type FieldErrors } from '../api/problem';
-import { getTenant, getTier } from '../api/queries';
+import { getFreeCapacity, getTenant, getTier } from '../api/queries';
 import type { VirtualCluster } from '../api/types';
-import { useAsync, useTitle } from '../lib/hooks';
+import { useAsync, usePoll, useTitle } from '../lib/hooks';
 import { navigate } from '../lib/router';
 import { paths } from '../lib/routes';
 import { capacityKindOf, type CapacityKind } from '../lib/quota';
-import { CAPACITY_INPUTS, MIG_PROFILES, WORKLOAD_FIELDS, capacityBody, formValuesOf, quotaAliases, type FormValues } from '../lib/capacity';
+import { MIG_PROFILES, WORKLOAD_FIELDS, addMigRow, capacityBody, capacityInputs, formValuesOf, migField, migRowCount, quotaAliases, removeMigRow, type FormValues } from '../lib/capacity';
+import { freeHints } from '../lib/free';
 import { describeReservation } from '../lib/vclusters';
-import { Field } from '../components/Field';
+import { Field, idOf } from '../components/Field';
+import { MigRows } from '../components/MigRows';
 import { ErrorBox } from '../components/ErrorBox';
 
 const WORKLOAD_LABELS: Record<(typeof WORKLOAD_FIELDS)[number], string> = {
@@ -23,6 +25,8 @@ const CHECK_DELAY_MS = 400;
 /** Stands in for a name not typed yet, so that the capacity can be checked first. */
 const UNNAMED = 'unnamed-check';
 const NO_ERRORS: FieldErrors = { byField: {}, unplaced: [] };
+/** What is free changes with other tenants' requests; re-read this often while the form is open. */
+const FREE_POLL_MS = 10000;
 
 function int(v: string | undefined): number {
   return v && v.trim() ? Number(v.trim()) : 0;
@@ -59,11 +63,24 @@ export function VClusterForm({ params }: PageProps) {
   const [check, setCheck] = useState('');
   const [busy, setBusy] = useState(false);
   const checkSeq = useRef(0);
+  // The field to focus after the next render: the row a button added, or the one that took a removed row's place.
+  const [focusField, setFocusField] = useState<string | null>(null);
+  // Without the summary the form still works (the live check is exact), so a failed read only leaves the hints out.
+  const free = usePoll(() => getFreeCapacity(tenant), [tenant], () => FREE_POLL_MS);
 
   const kind = ctx.data ? capacityKindOf(ctx.data.tier.gpu_sharing) : null;
-  const inputs = kind ? CAPACITY_INPUTS[kind] : [];
-  const v: FormValues = values ?? (ctx.data?.vc ? formValuesOf(ctx.data.vc) : { 'capacity.mig[0].profile': MIG_PROFILES[3]! });
+  const v: FormValues = values ?? (ctx.data?.vc ? formValuesOf(ctx.data.vc) : { [migField(0, 'profile')]: MIG_PROFILES[3]! });
+  const inputs = kind ? capacityInputs(kind, v) : [];
+  const hints = kind && free.data ? freeHints(kind, free.data, v) : {};
   const formFields = ['name', 'display_name', ...inputs.map((i) => i.field), ...WORKLOAD_FIELDS];
+
+  // A layout effect: focus moves in the same frame as the row appears or goes, so
+  // a key pressed right after cannot land on the element focused before.
+  useLayoutEffect(() => {
+    if (!focusField) return;
+    document.getElementById(idOf(focusField))?.focus();
+    setFocusField(null);
+  }, [focusField]);
 
   /** The create or resize call; `validateOnly` checks it without keeping anything. */
   const send = (validateOnly: boolean) => {
@@ -122,6 +139,19 @@ export function VClusterForm({ params }: PageProps) {
   }
   if (!kind) return <ErrorBox error={new Error(`The trust tier ${ctx.data.tier.name} has no GPU sharing mode this form knows.`)} />;
   const set = (field: string) => (value: string) => setValues({ ...v, [field]: value });
+  // Errors name rows by index, which adding or removing a row changes: drop them until the next check.
+  const addRow = () => {
+    const used = new Set(Array.from({ length: migRowCount(v) }, (_, i) => v[migField(i, 'profile')]));
+    setValues(addMigRow(v, MIG_PROFILES.find((x) => !used.has(x)) ?? MIG_PROFILES[0]!));
+    setErrors(NO_ERRORS);
+    setFocusField(migField(migRowCount(v), 'profile'));
+  };
+  const removeRow = (row: number) => {
+    const next = removeMigRow(v, row);
+    setValues(next);
+    setErrors(NO_ERRORS);
+    setFocusField(migField(Math.min(row, migRowCount(next) - 1), 'profile'));
+  };
 
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -151,22 +181,27 @@ export function VClusterForm({ params }: PageProps) {
           <Field name="name" label="Name" value={v.name ?? ''} onInput={set('name')} errors={errors.byField.name} required hint="Lower-case letters, digits and -, 1-40 characters; cannot change later." />
         )}
         <Field name="display_name" label="Display name" value={v.display_name ?? ''} onInput={set('display_name')} errors={errors.byField.display_name} />
-        <fieldset>
+        <fieldset class={kind === 'mig' ? 'capacity--mig' : undefined}>
           <legend>GPU capacity</legend>
-          {inputs.map((i) => (
-            <Field
-              key={i.field}
-              name={i.field}
-              label={i.label}
-              hint={i.hint}
-              required={i.required}
-              value={v[i.field] ?? ''}
-              onInput={set(i.field)}
-              errors={errors.byField[i.field]}
-              inputMode={i.kind === 'count' ? 'numeric' : undefined}
-              options={i.kind === 'profile' ? MIG_PROFILES.map((p) => ({ value: p, label: p })) : undefined}
-            />
-          ))}
+          <p class="hint">Beside the inputs: what is free for the tier now, a summary of the current layouts; the check under the form answers for this request exactly.</p>
+          {kind === 'mig' ? (
+            <MigRows values={v} onInput={set} errors={errors.byField} free={hints} onAdd={addRow} onRemove={removeRow} />
+          ) : (
+            inputs.map((i) => (
+              <Field
+                key={i.field}
+                name={i.field}
+                label={i.label}
+                hint={i.hint}
+                free={hints[i.field]}
+                required={i.required}
+                value={v[i.field] ?? ''}
+                onInput={set(i.field)}
+                errors={errors.byField[i.field]}
+                inputMode={i.kind === 'count' ? 'numeric' : undefined}
+              />
+            ))
+          )}
         </fieldset>
         <fieldset>
           <legend>Workload limits (empty: none)</legend>
