@@ -551,6 +551,8 @@ v1::FreeCapacity ToProto(const core::FreeCapacity& free) {
     shares->set_gpus(s.gpus);
     shares->set_milli_gpu(s.milli_gpu);
     shares->set_largest_milli_gpu(s.largest_milli_gpu);
+    shares->set_gpu_memory_mib(s.gpu_memory_mib);
+    shares->set_largest_gpu_memory_mib(static_cast<std::int32_t>(s.largest_gpu_memory_mib));
   }
   return out;
 }

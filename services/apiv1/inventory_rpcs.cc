@@ -16,6 +16,14 @@ void AddInventoryRpcs(Handlers& handlers, const core::UseCases& uc) {
         SEPTA_ASSIGN_OR_RETURN(const core::FreeCapacity free, uc.inventory.FreeFor(ctx, req.tenant()));
         return ToProto(free);
       });
+  handlers.Add<v1::GetInventoryFreeCapacityRequest>(
+      [uc](const core::RequestContext& ctx,
+           const v1::GetInventoryFreeCapacityRequest&) -> Result<v1::InventoryFreeCapacity> {
+        SEPTA_ASSIGN_OR_RETURN(const std::vector<core::FreeCapacity> every, uc.inventory.FreeForEveryTier(ctx));
+        v1::InventoryFreeCapacity out;
+        for (const core::FreeCapacity& free : every) *out.add_by_sharing() = ToProto(free);
+        return out;
+      });
 }
 
 }  // namespace septa::apiv1

@@ -32,7 +32,7 @@ std::vector<FreeCount> Counts(const std::map<std::pair<std::string, std::string>
 
 }  // namespace
 
-FreeCapacity FreeCapacityOf(const std::vector<HeldNode>& nodes, gpu::Tier tier) {
+FreeCapacity FreeCapacityOf(const std::vector<HeldNode>& nodes, gpu::Tier tier, const gpu::Catalog& catalog) {
   FreeCapacity free;
   free.tier = tier;
   std::map<std::pair<std::string, std::string>, int> counts;  // (model, profile)
@@ -66,11 +66,18 @@ FreeCapacity FreeCapacityOf(const std::vector<HeldNode>& nodes, gpu::Tier tier) 
                                            [](int sum, const HeldShare& s) { return sum + s.milli_gpu; });
           const int room = 1000 - used;
           if (room <= 0) continue;
+          const gpu::GpuModel* model = catalog.Find(g.gpu.model);
+          const std::int64_t memory_used =
+              std::accumulate(g.shares.begin(), g.shares.end(), std::int64_t{0},
+                              [](std::int64_t sum, const HeldShare& s) { return sum + s.gpu_memory_mib; });
+          const std::int64_t memory_room = model ? std::max<std::int64_t>(0, model->memory_mib - memory_used) : 0;
           FreeShares& f = shares[g.gpu.model];
           f.model = g.gpu.model;
           ++f.gpus;
           f.milli_gpu += room;
           f.largest_milli_gpu = std::max(f.largest_milli_gpu, room);
+          f.gpu_memory_mib += memory_room;
+          f.largest_gpu_memory_mib = std::max(f.largest_gpu_memory_mib, memory_room);
         }
         break;
     }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/catalog.h"
 #include "gpu/inventory.h"
 #include "services/core/inventory_service.h"
 
@@ -23,9 +24,11 @@ struct FreeCount {
 
 struct FreeShares {
   std::string model;
-  int gpus = 0;               // time-sliced GPUs with room
-  int milli_gpu = 0;          // their room, summed
-  int largest_milli_gpu = 0;  // the most one GPU has: the largest share that fits
+  int gpus = 0;                             // time-sliced GPUs with room
+  int milli_gpu = 0;                        // their room, summed
+  int largest_milli_gpu = 0;                // the most one GPU has
+  std::int64_t gpu_memory_mib = 0;          // their free memory, summed
+  std::int64_t largest_gpu_memory_mib = 0;  // the most one GPU has (not necessarily the same GPU)
   bool operator==(const FreeShares&) const = default;
 };
 
@@ -42,6 +45,6 @@ struct FreeCapacity {
 // free for `tier`, by the engine's tier rules: whole GPUs never share a node
 // with fractions or MIG instances. Nodes that are not Ready, and MIG GPUs
 // whose node is re-laying them out, count as nothing.
-FreeCapacity FreeCapacityOf(const std::vector<HeldNode>& nodes, gpu::Tier tier);
+FreeCapacity FreeCapacityOf(const std::vector<HeldNode>& nodes, gpu::Tier tier, const gpu::Catalog& catalog);
 
 }  // namespace septa::core

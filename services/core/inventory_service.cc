@@ -105,6 +105,14 @@ Status ReadSnapshot(Tx& tx, Snapshot& out) {
   return Status::Ok();
 }
 
+std::vector<HeldNode> HeldNodesOf(Snapshot snapshot) {
+  const Holdings holdings = Index(snapshot.reservations);
+  std::vector<HeldNode> held;
+  held.reserve(snapshot.nodes.size());
+  for (auto& node : snapshot.nodes) held.push_back(HeldNodeOf(std::move(node), holdings));
+  return held;
+}
+
 }  // namespace
 
 Result<FreeCapacity> InventoryService::FreeFor(const RequestContext& ctx, const std::string& tenant) {
@@ -121,11 +129,20 @@ Result<FreeCapacity> InventoryService::FreeFor(const RequestContext& ctx, const 
     return ReadSnapshot(tx, snapshot);
   });
   if (!st.ok()) return st;
-  const Holdings holdings = Index(snapshot.reservations);
-  std::vector<HeldNode> held;
-  held.reserve(snapshot.nodes.size());
-  for (auto& node : snapshot.nodes) held.push_back(HeldNodeOf(std::move(node), holdings));
-  return FreeCapacityOf(held, tier);
+  return FreeCapacityOf(HeldNodesOf(std::move(snapshot)), tier, gpu::Catalog::Default());
+}
+
+Result<std::vector<FreeCapacity>> InventoryService::FreeForEveryTier(const RequestContext& ctx) {
+  SEPTA_RETURN_IF_ERROR(RequireAdmin(ctx.principal, "read the GPU inventory"));
+  Snapshot snapshot;
+  Status st = store_.Transact(TxMode::kReadOnly, [&](Tx& tx) { return ReadSnapshot(tx, snapshot); });
+  if (!st.ok()) return st;
+  const std::vector<HeldNode> held = HeldNodesOf(std::move(snapshot));
+  std::vector<FreeCapacity> out;
+  for (gpu::Tier tier : {gpu::Tier::kShared, gpu::Tier::kIsolated, gpu::Tier::kDedicated, gpu::Tier::kExclusive}) {
+    out.push_back(FreeCapacityOf(held, tier, gpu::Catalog::Default()));
+  }
+  return out;
 }
 
 Result<InventoryPage> InventoryService::ListNodes(const RequestContext& ctx, int page_size,

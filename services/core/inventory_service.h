@@ -75,6 +75,9 @@ class InventoryService {
   // tier's kind (free_capacity.h). The tenant's principals and admins;
   // others get kNotFound.
   Result<FreeCapacity> FreeFor(const RequestContext& ctx, const std::string& tenant);
+  // The same for each kind of GPU sharing (shared, isolated, dedicated,
+  // exclusive). Admins only.
+  Result<std::vector<FreeCapacity>> FreeForEveryTier(const RequestContext& ctx);
 
  private:
   Store& store_;

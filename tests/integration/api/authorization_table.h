@@ -98,6 +98,8 @@ inline std::vector<AuthorizationRow> AuthorizationTable() {
       {"GET", "/v1/inventory/nodes", "", "InventoryService/ListNodes", "{}", 200, 403, 403, 403, 401},
       {"GET", "/v1/tenants/acme/free-capacity", "", "InventoryService/GetFreeCapacity", R"({"tenant":"acme"})", 200,
        200, 200, 404, 401},
+      {"GET", "/v1/inventory/free-capacity", "", "InventoryService/GetInventoryFreeCapacity", "{}", 200, 403, 403, 403,
+       401},
       // beta's owner revokes it; the admin's revocation of the revoked token then changes nothing and succeeds.
       {"DELETE", "/v1/tokens/{beta_token}", "", "TokenService/RevokeToken", R"({"id":"{beta_token}"})", 204, 404, 404,
        204, 401},

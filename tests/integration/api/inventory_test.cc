@@ -167,6 +167,13 @@ TEST_F(InventoryApiTest, TenantsSeeWhatIsFreeForTheirTierAndNoOneElses) {
 
   ExpectProblem(Call(CreateToken("tenant:beta", "owner"), "GET", "/v1/tenants/acme/free-capacity"), 404, "",
                 "another tenant's");
+  // Admins read every kind at once, by the same rules.
+  auto every = Call(admin_, "GET", "/v1/inventory/free-capacity");
+  ASSERT_EQ(every.status, 200) << every.body;
+  const json by_sharing = json::parse(every.body)["by_sharing"];
+  ASSERT_EQ(by_sharing.size(), 4u) << every.body;
+  EXPECT_EQ(by_sharing[1], isolated);
+  EXPECT_EQ(by_sharing[2], dedicated);
   EXPECT_EQ(Call(admin_, "GET", "/v1/tenants/gamma/free-capacity").status, 200);
   ExpectProblem(Call(admin_, "GET", "/v1/tenants/nobody/free-capacity"), 404, "", "no such tenant");
 }
