@@ -258,6 +258,23 @@ Status BindRequest(const HttpBinding& binding, const http::Request& http_request
   return Status::Ok();
 }
 
+bool IfNoneMatchNames(const http::Request& http_request, std::string_view etag) {
+  std::string_view header = View(http_request[bh::field::if_none_match]);
+  if (header == "*") return true;
+  if (etag.starts_with("W/")) etag.remove_prefix(2);
+  while (!header.empty()) {
+    const std::size_t comma = header.find(',');
+    std::string_view one = header.substr(0, comma);
+    while (!one.empty() && one.front() == ' ') one.remove_prefix(1);
+    while (!one.empty() && one.back() == ' ') one.remove_suffix(1);
+    if (one.starts_with("W/")) one.remove_prefix(2);
+    if (!one.empty() && one == etag) return true;
+    if (comma == std::string_view::npos) break;
+    header.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
 Result<std::string> IfMatch(const http::Request& http_request) {
   const auto field = http_request.find(bh::field::if_match);
   if (field == http_request.end()) return std::string();

@@ -31,6 +31,9 @@ Status BindRequest(const apiv1::HttpBinding& binding, const http::Request& http_
 // The etag an If-Match header requires: "7", W/"7" or 7; empty without the
 // header or with * (any version). A header that names no etag is refused.
 Result<std::string> IfMatch(const http::Request& http_request);
+// Whether the request's If-None-Match (a list, or "*") names `etag` (quoted,
+// as sent in ETag), compared weakly (RFC 9110 13.1.2).
+bool IfNoneMatchNames(const http::Request& http_request, std::string_view etag);
 
 // The RPC's response: its success status, the JSON body (none for 204), an
 // ETag header from a top-level `etag`, Location for a created resource,

@@ -16,6 +16,7 @@
 
 #include "services/apiv1/api.h"
 #include "services/apiv1/latency_buckets.h"
+#include "services/core/crypto.h"
 #include "services/core/deadline.h"
 #include "services/http/target.h"
 #include "services/rest/problem.h"
@@ -97,6 +98,24 @@ Status CheckJsonContentType(const http::Request& req) {
   return InvalidField("Content-Type", "must be application/json, got \"" + std::string(type) + "\"");
 }
 
+// A read without an entity tag of its own (a list, a quota, the free
+// capacity) gets a weak one of its body, so that a poller that sends it back
+// as If-None-Match is answered 304 without the body while nothing changed
+// (the portal polls its lists). A resource's own ETag is its version, which
+// clients write with If-Match; it is left alone.
+http::Response Revalidated(const http::Request& request, http::Response response) {
+  if (response.result() != http::HttpStatus::ok || response.find(bh::field::etag) != response.end()) return response;
+  const std::string etag = "W/\"" + core::Sha256Hex(response.body()).substr(0, 32) + "\"";
+  response.set(bh::field::etag, etag);
+  if (!IfNoneMatchNames(request, etag)) return response;
+  http::Response not_modified(http::HttpStatus::not_modified, 11);
+  not_modified.set(bh::field::etag, etag);
+  if (auto it = response.find(bh::field::cache_control); it != response.end()) {
+    not_modified.set(bh::field::cache_control, it->value());
+  }
+  return not_modified;
+}
+
 // Serves one RPC: binds the request, checks who may call it as early as the
 // request allows (the tenant in the path and the caller before the body is
 // read, so that a principal that may not call is refused whatever it sends),
@@ -109,7 +128,8 @@ Result<http::Response> ServeRpc(const apiv1::Rpc& rpc, bool tenant_in_path, cons
   SEPTA_RETURN_IF_ERROR(BindRequest(rpc.http, c.request, c.target, *request));
   if (!tenant_in_path) SEPTA_RETURN_IF_ERROR(apiv1::CheckTenant(rpc.auth, c.ctx.principal, *request));
   SEPTA_ASSIGN_OR_RETURN(const std::unique_ptr<google::protobuf::Message> response, rpc.Invoke(c.ctx, *request));
-  return RpcResponse(rpc.http, *response, IsValidateOnly(*request));
+  http::Response r = RpcResponse(rpc.http, *response, IsValidateOnly(*request));
+  return c.request.method() == bh::verb::get ? Revalidated(c.request, std::move(r)) : r;
 }
 
 // Paths that are never the portal's, so that a mistyped API call gets the

@@ -6,6 +6,7 @@
 
 #include "services/base/file.h"
 #include "services/core/crypto.h"
+#include "services/rest/request_binding.h"
 
 namespace septa::rest {
 
@@ -37,22 +38,6 @@ void SetWebHeaders(http::Response& response) {
   response.set("X-Content-Type-Options", "nosniff");
   response.set("Referrer-Policy", "no-referrer");
   response.set("Cross-Origin-Opener-Policy", "same-origin");
-}
-
-// Whether If-None-Match (a list, or "*") names `etag`.
-bool MatchesEtag(std::string_view if_none_match, std::string_view etag) {
-  if (if_none_match == "*") return true;
-  while (!if_none_match.empty()) {
-    const std::size_t comma = if_none_match.find(',');
-    std::string_view one = if_none_match.substr(0, comma);
-    while (!one.empty() && one.front() == ' ') one.remove_prefix(1);
-    while (!one.empty() && one.back() == ' ') one.remove_suffix(1);
-    if (one.starts_with("W/")) one.remove_prefix(2);  // weak comparison (RFC 9110 13.1.2)
-    if (one == etag) return true;
-    if (comma == std::string_view::npos) break;
-    if_none_match.remove_prefix(comma + 1);
-  }
-  return false;
 }
 
 }  // namespace
@@ -112,7 +97,7 @@ http::Response WebApp::Serve(const http::Request& request, std::string_view path
     r.body() = "not found\n";
     return r;
   }
-  const bool fresh = MatchesEtag(http::View(request[bh::field::if_none_match]), file->etag);
+  const bool fresh = IfNoneMatchNames(request, file->etag);
   http::Response r(fresh ? http::HttpStatus::not_modified : http::HttpStatus::ok, 11);
   SetWebHeaders(r);
   r.set(bh::field::etag, file->etag);

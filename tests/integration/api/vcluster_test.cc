@@ -164,6 +164,35 @@ TEST_F(VirtualClusterRestTest, ValidateOnlyAnswersWithTheCreateOrUpdatesRulesAnd
                 "validate_only", "not a bool");
 }
 
+// A poller of a list sends back the weak ETag it got and is answered 304,
+// without the body, until something in the list changed.
+TEST_F(VirtualClusterRestTest, AListIsRevalidatedByItsEtag) {
+  CreateTenant("acme", "dedicated");
+  const std::string list = "/v1/tenants/acme/vclusters";
+  auto first = Call(admin_, "GET", list);
+  ASSERT_EQ(first.status, 200) << first.body;
+  const std::string etag = first.header("etag");
+  ASSERT_TRUE(etag.starts_with("W/\"")) << etag;
+  auto same = Call(admin_, "GET", list, "", {{"If-None-Match", etag}});
+  EXPECT_EQ(same.status, 304);
+  EXPECT_EQ(same.body, "");
+  EXPECT_EQ(same.header("etag"), etag);
+  ASSERT_EQ(
+      Create("acme", {{"name", "train"}, {"capacity", {{"gpus", {{"model", "A100-80GB"}, {"count", 1}}}}}}).status,
+      201);
+  auto changed = Call(admin_, "GET", list, "", {{"If-None-Match", etag}});
+  EXPECT_EQ(changed.status, 200);
+  EXPECT_NE(changed.header("etag"), etag);
+  // A resource keeps its own ETag, its version, which If-Match names.
+  auto one = Call(admin_, "GET", list + "/train", "", {{"If-None-Match", changed.header("etag")}});
+  EXPECT_EQ(one.status, 200);
+  EXPECT_EQ(one.header("etag"), "\"" + Body(one)["etag"].get<std::string>() + "\"");
+  // Another tenant's list is not found, whatever it sends.
+  CreateTenant("beta", "dedicated");
+  ExpectProblem(Call(CreateToken("tenant:beta", "owner"), "GET", list, "", {{"If-None-Match", changed.header("etag")}}),
+                404, "", "another tenant's list");
+}
+
 // :sleep and :wake over REST (custom methods: POST without a body, 200):
 // desired state written in PostgreSQL, If-Match honoured, idempotent, and
 // refused naming the state where they cannot apply.
