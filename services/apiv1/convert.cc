@@ -557,4 +557,21 @@ v1::FreeCapacity ToProto(const core::FreeCapacity& free) {
   return out;
 }
 
+v1::ListVirtualClusterPodsResponse ToProto(const core::VirtualPodPage& page) {
+  v1::ListVirtualClusterPodsResponse out;
+  for (const core::VirtualPodStatus& p : page.pods) {
+    v1::VirtualPod* pod = out.add_pods();
+    pod->set_namespace_(p.ns);
+    pod->set_name(p.name);
+    pod->set_phase(p.phase);
+    pod->set_reason(p.reason);
+    pod->set_message(p.message);
+    // As the tenant's API stored them: a time that does not parse is left unset.
+    if (google::protobuf::Timestamp at; TimeUtil::FromString(p.create_time, &at)) *pod->mutable_create_time() = at;
+    if (google::protobuf::Timestamp at; TimeUtil::FromString(p.since, &at)) *pod->mutable_since() = at;
+  }
+  out.set_next_page_token(page.next_page_token);
+  return out;
+}
+
 }  // namespace septa::apiv1

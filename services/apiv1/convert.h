@@ -18,6 +18,7 @@
 #include "services/core/tenant_service.h"
 #include "services/core/token_service.h"
 #include "services/core/virtual_cluster_service.h"
+#include "services/core/virtual_pods.h"
 
 namespace septa::apiv1 {
 
@@ -28,6 +29,7 @@ v1::ApiToken ToProto(const core::ApiToken& token);
 v1::InventoryNode ToProto(const core::HeldNode& node);
 v1::ListNodesResponse ToProto(const core::InventoryPage& page);
 v1::FreeCapacity ToProto(const core::FreeCapacity& free);
+v1::ListVirtualClusterPodsResponse ToProto(const core::VirtualPodPage& page);
 
 // Unset members stay absent (unlimited).
 v1::TenantQuota ToProto(const tenancy::TenantQuota& quota);

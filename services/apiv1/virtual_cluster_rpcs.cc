@@ -89,6 +89,14 @@ void AddVirtualClusterRpcs(Handlers& handlers, const core::UseCases& uc) {
   };
   handlers.Add<v1::SleepVirtualClusterRequest>(transition(&core::VirtualClusterService::Sleep));
   handlers.Add<v1::WakeVirtualClusterRequest>(transition(&core::VirtualClusterService::Wake));
+  handlers.Add<v1::ListVirtualClusterPodsRequest>(
+      [uc](const core::RequestContext& ctx,
+           const v1::ListVirtualClusterPodsRequest& req) -> Result<v1::ListVirtualClusterPodsResponse> {
+        SEPTA_ASSIGN_OR_RETURN(
+            const core::VirtualPodPage page,
+            uc.pods.List(ctx, req.tenant(), req.vcluster(), {req.not_running(), req.page_size(), req.page_token()}));
+        return ToProto(page);
+      });
 }
 
 }  // namespace septa::apiv1

@@ -81,6 +81,7 @@ struct SeptadApp::Impl {
   std::unique_ptr<core::InventoryService> inventory_service;
   std::unique_ptr<core::TokenService> tokens;
   std::unique_ptr<core::SessionService> sessions;
+  std::unique_ptr<core::VirtualPodService> pods;  // made once the virtual objects' store is (ca-keys)
   // The placement engine over the reservation rows, shared by every virtual cluster request.
   std::unique_ptr<core::CapacityLedger> capacity;
   std::unique_ptr<core::VirtualClusterService> vclusters;
@@ -191,8 +192,19 @@ struct SeptadApp::Impl {
   Result<std::string> ServingCa(const std::string& tenant, const std::string& vcluster);
 
   core::UseCases UseCases() {
-    return {*store, *authenticator, *tenants,           *tiers,     *tokens,      *sessions,
-            random, *probes,        *inventory_service, *vclusters, *credentials, config.db_request_timeout};
+    return {*store,
+            *authenticator,
+            *tenants,
+            *tiers,
+            *tokens,
+            *sessions,
+            *pods,
+            random,
+            *probes,
+            *inventory_service,
+            *vclusters,
+            *credentials,
+            config.db_request_timeout};
   }
 };
 

@@ -206,6 +206,9 @@ Status SeptadApp::Impl::SealCaKeys() {
   }
   ca_keys = std::make_unique<vault::KeyRing>(*std::move(current), std::move(previous));
   sealed_objects = std::make_unique<vault::SealedVirtualObjectStore>(*virtual_objects, *ca_keys, random);
+  // Pods are in the virtual objects' store only where septad serves the virtual clusters' APIs.
+  pods = std::make_unique<core::VirtualPodService>(*store, *virtual_objects,
+                                                   config.control_plane == config::ControlPlane::kSimulated);
   auto report = vault::RewrapStoredKeys(*virtual_objects, *ca_keys, random);
   if (!report.ok()) return Status(report.status().code(), "CA keys at rest: " + report.status().message());
   spdlog::info("CA keys at rest under key-encryption key {}: {} wrapped now, {} already", ca_keys->current().id,
@@ -214,6 +217,7 @@ Status SeptadApp::Impl::SealCaKeys() {
 }
 
 void SeptadApp::Impl::DropCaKeys() {
+  pods.reset();
   sealed_objects.reset();
   ca_keys.reset();
   virtual_objects.reset();

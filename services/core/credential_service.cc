@@ -7,6 +7,7 @@
 #include "services/core/kubeconfig.h"
 #include "services/core/tenant_query.h"
 #include "services/core/validation.h"
+#include "services/core/virtual_cluster_kind.h"
 #include "tenancy/names.h"
 #include "tenancy/vcluster_roles.h"
 #include "tenancy/virtual_cluster_ref.h"
@@ -17,27 +18,8 @@ namespace {
 
 using tenancy::VirtualClusterState;
 
-std::string NameOf(const std::string& tenant, const std::string& vcluster) {
-  return "virtual cluster \"" + tenancy::VirtualClusterText(tenant, vcluster) + "\"";
-}
-
 std::string ResourceOf(const std::string& tenant, const std::string& vcluster, const std::string& serial) {
   return tenancy::VirtualClusterResource(tenant, vcluster) + "/credentials/" + serial;
-}
-
-// Names that cannot exist are not found without asking the store; other
-// tenants' virtual clusters are not found either.
-Status CheckMaySee(const RequestContext& ctx, const std::string& tenant, const std::string& vcluster) {
-  if (!CanNameTenantOrTier(tenant) || !tenancy::ValidateVirtualClusterName("vcluster", vcluster).ok()) {
-    return NotFound(NameOf(EscapeControlCharacters(tenant), EscapeControlCharacters(vcluster)) + " not found");
-  }
-  return RequireSeeTenant(ctx.principal, tenant);
-}
-
-Result<tenancy::VirtualCluster> FindVcluster(Tx& tx, const std::string& tenant, const std::string& vcluster) {
-  auto found = tx.VirtualClusters().Get(tenant, vcluster);
-  if (IsNotFound(found)) return NotFound(NameOf(tenant, vcluster) + " not found");
-  return found;
 }
 
 Result<const tenancy::VclusterRole*> FindRole(const std::string& role) {
@@ -90,7 +72,7 @@ std::string CredentialUser(const Principal& principal) {
 Result<IssuedKubeconfig> CredentialService::IssueKubeconfig(const RequestContext& ctx, const std::string& tenant,
                                                             const std::string& vcluster,
                                                             const KubeconfigRequest& request) {
-  SEPTA_RETURN_IF_ERROR(CheckMaySee(ctx, tenant, vcluster));
+  SEPTA_RETURN_IF_ERROR(CheckMaySeeVirtualCluster(ctx, tenant, vcluster));
   SEPTA_RETURN_IF_ERROR(RequireNotSuspended(ctx.principal, "issue kubeconfigs"));
   auto role = FindRole(request.role);
   SEPTA_RETURN_IF_ERROR(role);
@@ -109,10 +91,10 @@ Result<IssuedKubeconfig> CredentialService::IssueKubeconfig(const RequestContext
   std::string endpoint;
   std::chrono::seconds cap{0};
   Status st = store_.Transact(TxMode::kReadOnly, [&](Tx& tx) -> Status {
-    auto vc = FindVcluster(tx, tenant, vcluster);
+    auto vc = FindVirtualCluster(tx, tenant, vcluster);
     SEPTA_RETURN_IF_ERROR(vc);
     if (vc->state != VirtualClusterState::kReady || vc->endpoint.empty()) {
-      return FailedPrecondition(NameOf(tenant, vcluster) + " is " +
+      return FailedPrecondition(DescribeVirtualCluster(tenant, vcluster) + " is " +
                                 std::string(tenancy::VirtualClusterStateName(vc->state)) +
                                 (vc->state == VirtualClusterState::kReady ? " without an endpoint yet" : "") +
                                 ": credentials are issued for READY virtual clusters only");
@@ -175,7 +157,7 @@ Result<IssuedKubeconfig> CredentialService::IssueKubeconfig(const RequestContext
 Result<CredentialPage> CredentialService::List(const RequestContext& ctx, const std::string& tenant,
                                                const std::string& vcluster, int page_size,
                                                const std::string& page_token) {
-  SEPTA_RETURN_IF_ERROR(CheckMaySee(ctx, tenant, vcluster));
+  SEPTA_RETURN_IF_ERROR(CheckMaySeeVirtualCluster(ctx, tenant, vcluster));
   if (page_size < 0 || page_size > kMaxPageSize) {
     return InvalidField("page_size", "must be between 1 and 500 (0 for the default of 50)");
   }
@@ -186,7 +168,7 @@ Result<CredentialPage> CredentialService::List(const RequestContext& ctx, const 
     query.after_serial = *after;
   }
   auto rows = TransactFor(store_, TxMode::kReadOnly, [&](Tx& tx) -> Result<std::vector<VclusterCredential>> {
-    SEPTA_RETURN_IF_ERROR(FindVcluster(tx, tenant, vcluster));
+    SEPTA_RETURN_IF_ERROR(FindVirtualCluster(tx, tenant, vcluster));
     // One row more than asked tells whether another page exists.
     CredentialQuery probe = query;
     probe.limit = query.limit + 1;
@@ -203,14 +185,14 @@ Result<CredentialPage> CredentialService::List(const RequestContext& ctx, const 
 
 Result<VclusterCredential> CredentialService::Revoke(const RequestContext& ctx, const std::string& tenant,
                                                      const std::string& vcluster, const std::string& serial) {
-  SEPTA_RETURN_IF_ERROR(CheckMaySee(ctx, tenant, vcluster));
+  SEPTA_RETURN_IF_ERROR(CheckMaySeeVirtualCluster(ctx, tenant, vcluster));
   SEPTA_RETURN_IF_ERROR(RequireWriter(ctx.principal, "revoke credentials"));
   return TransactFor(store_, TxMode::kReadWrite, [&](Tx& tx) -> Result<VclusterCredential> {
     const TimePoint now = Now(clock_);
     auto current = tx.Credentials().Get(tenant, vcluster, serial);
     if (IsNotFound(current)) {
-      return NotFound("credential \"" + EscapeControlCharacters(serial) + "\" of " + NameOf(tenant, vcluster) +
-                      " not found");
+      return NotFound("credential \"" + EscapeControlCharacters(serial) + "\" of " +
+                      DescribeVirtualCluster(tenant, vcluster) + " not found");
     }
     SEPTA_RETURN_IF_ERROR(current);
     if (current->revoke_time) return current;

@@ -7,27 +7,15 @@
 #include "gpu/catalog.h"
 #include "services/base/base64.h"
 #include "services/core/free_capacity.h"
+#include "services/core/tenant_query.h"
 #include "services/core/validation.h"
 
 namespace septa::core {
 
 namespace {
 
-// Opaque to clients: base64url of the last node name returned (node names
-// are DNS-1123 subdomains, which tenant page tokens do not take).
-constexpr std::string_view kNodePageTokenPrefix = "node:";
-
-std::string EncodeNodePageToken(const std::string& last_name) {
-  return base::Base64UrlEncode(std::string(kNodePageTokenPrefix) + last_name);
-}
-
-Result<std::string> DecodeNodePageToken(const std::string& token) {
-  std::optional<std::string> plain = base::Base64UrlDecode(token);
-  if (!plain || !plain->starts_with(kNodePageTokenPrefix)) {
-    return InvalidField("page_token", "is not a token returned by a previous list");
-  }
-  return plain->substr(kNodePageTokenPrefix.size());
-}
+// Node names are DNS-1123 subdomains, which tenant page tokens do not take.
+constexpr std::string_view kNodePageTokenKind = "node:";
 
 // What the reservations hold, by where.
 struct Holdings {
@@ -154,7 +142,7 @@ Result<InventoryPage> InventoryService::ListNodes(const RequestContext& ctx, int
   const int limit = page_size == 0 ? kDefaultPageSize : page_size;
   std::string after;
   if (!page_token.empty()) {
-    auto decoded = DecodeNodePageToken(page_token);
+    auto decoded = DecodeKeyPageToken(kNodePageTokenKind, page_token);
     SEPTA_RETURN_IF_ERROR(decoded);
     after = *std::move(decoded);
   }
@@ -168,7 +156,7 @@ Result<InventoryPage> InventoryService::ListNodes(const RequestContext& ctx, int
   auto first = std::ranges::upper_bound(nodes, after, {}, &gpu::InventoryNode::name);
   for (auto it = first; it != nodes.end(); ++it) {
     if (static_cast<int>(page.nodes.size()) == limit) {
-      page.next_page_token = EncodeNodePageToken(page.nodes.back().node.name);
+      page.next_page_token = EncodeKeyPageToken(kNodePageTokenKind, page.nodes.back().node.name);
       break;
     }
     page.nodes.push_back(HeldNodeOf(std::move(*it), holdings));

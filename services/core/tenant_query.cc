@@ -64,6 +64,18 @@ std::string EncodePageToken(std::string_view last_name) {
   return base::Base64UrlEncode(plain);
 }
 
+std::string EncodeKeyPageToken(std::string_view kind, std::string_view last_key) {
+  return base::Base64UrlEncode(std::string(kind) + std::string(last_key));
+}
+
+Result<std::string> DecodeKeyPageToken(std::string_view kind, std::string_view token) {
+  std::optional<std::string> plain = base::Base64UrlDecode(token);
+  if (!plain || !plain->starts_with(kind)) {
+    return InvalidField("page_token", "is not a token returned by a previous list");
+  }
+  return plain->substr(kind.size());
+}
+
 Result<std::string> DecodePageToken(std::string_view token) {
   std::optional<std::string> plain = base::Base64UrlDecode(token);
   if (!plain || !plain->starts_with(kTenantPageTokenPrefix) ||

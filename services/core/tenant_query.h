@@ -20,5 +20,10 @@ Status ParseTenantFilter(std::string_view filter, TenantQuery& query);
 // Page tokens are opaque to clients: base64url of the last name returned.
 std::string EncodePageToken(std::string_view last_name);
 Result<std::string> DecodePageToken(std::string_view token);
+// The same for lists keyed otherwise (nodes, pods): `kind` ("node:",
+// "pod:") keeps one list's token from being taken by another; the key is
+// returned as it was given, for the caller to check.
+std::string EncodeKeyPageToken(std::string_view kind, std::string_view last_key);
+Result<std::string> DecodeKeyPageToken(std::string_view kind, std::string_view token);
 
 }  // namespace septa::core

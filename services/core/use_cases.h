@@ -15,6 +15,7 @@
 #include "services/core/tier_service.h"
 #include "services/core/token_service.h"
 #include "services/core/virtual_cluster_service.h"
+#include "services/core/virtual_pods.h"
 
 namespace septa::core {
 
@@ -25,8 +26,9 @@ struct UseCases {
   TrustTierService& tiers;
   TokenService& tokens;
   SessionService& sessions;  // the portal's sign-in (REST only: cookies)
-  RandomSource& random;      // request ids
-  Probes& probes;            // /healthz, /readyz, grpc.health.v1
+  VirtualPodService& pods;
+  RandomSource& random;  // request ids
+  Probes& probes;        // /healthz, /readyz, grpc.health.v1
   InventoryService& inventory;
   VirtualClusterService& vclusters;
   CredentialService& credentials;

@@ -62,6 +62,20 @@ std::string DescribeVirtualCluster(std::string_view tenant, std::string_view nam
   return "virtual cluster \"" + tenancy::VirtualClusterText(tenant, name) + "\"";
 }
 
+Status CheckMaySeeVirtualCluster(const RequestContext& ctx, const std::string& tenant, const std::string& vcluster) {
+  if (!CanNameTenantOrTier(tenant) || !tenancy::ValidateVirtualClusterName("vcluster", vcluster).ok()) {
+    return NotFound(DescribeVirtualCluster(EscapeControlCharacters(tenant), EscapeControlCharacters(vcluster)) +
+                    " not found");
+  }
+  return RequireSeeTenant(ctx.principal, tenant);
+}
+
+Result<tenancy::VirtualCluster> FindVirtualCluster(Tx& tx, const std::string& tenant, const std::string& vcluster) {
+  auto found = tx.VirtualClusters().Get(tenant, vcluster);
+  if (IsNotFound(found)) return NotFound(DescribeVirtualCluster(tenant, vcluster) + " not found");
+  return found;
+}
+
 Result<std::optional<tenancy::Reservation>> ReservationOf(Tx& tx, const std::string& tenant, const std::string& name) {
   auto r = tx.Reservations().Get(tenant, name);
   if (IsNotFound(r)) return std::optional<tenancy::Reservation>();

@@ -25,6 +25,12 @@ struct VirtualClusterView {
 // `virtual cluster "acme/train"`, as messages name one.
 std::string DescribeVirtualCluster(std::string_view tenant, std::string_view name);
 
+// Who may read `tenant`'s virtual cluster `vcluster`, from the names alone:
+// names that cannot exist, and another tenant's, are NOT_FOUND.
+Status CheckMaySeeVirtualCluster(const RequestContext& ctx, const std::string& tenant, const std::string& vcluster);
+// The stored virtual cluster; NOT_FOUND naming it.
+Result<tenancy::VirtualCluster> FindVirtualCluster(Tx& tx, const std::string& tenant, const std::string& vcluster);
+
 // What the virtual cluster holds, if anything.
 Result<std::optional<tenancy::Reservation>> ReservationOf(Tx& tx, const std::string& tenant, const std::string& name);
 

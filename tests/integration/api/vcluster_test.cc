@@ -8,6 +8,7 @@
 #include <thread>
 #include <tuple>
 
+#include "services/store/pg_virtual_object_store.h"
 #include "tests/integration/api/api_fixture.h"
 
 namespace septa::test {
@@ -191,6 +192,50 @@ TEST_F(VirtualClusterRestTest, AListIsRevalidatedByItsEtag) {
   CreateTenant("beta", "dedicated");
   ExpectProblem(Call(CreateToken("tenant:beta", "owner"), "GET", list, "", {{"If-None-Match", changed.header("etag")}}),
                 404, "", "another tenant's list");
+}
+
+// The pods a tenant's own API stores, and why those that do not run do not,
+// read over REST as the portal does.
+TEST_F(VirtualClusterRestTest, PodsThatDoNotRunSayWhy) {
+  CreateTenant("acme", "dedicated");
+  ASSERT_EQ(
+      Create("acme", {{"name", "train"}, {"capacity", {{"gpus", {{"model", "A100-80GB"}, {"count", 1}}}}}}).status,
+      201);
+  store::PgVirtualObjectStore objects(store::PgVirtualObjectStoreOptions{.database_url = db_->url()});
+  const tenancy::VirtualClusterRef key{"acme", "train"};
+  ASSERT_TRUE(objects.CreateControlPlane(key, {}).ok());
+  const json refused = {
+      {"metadata", {{"namespace", "default"}, {"name", "web"}, {"creationTimestamp", "2026-11-29T10:00:00Z"}}},
+      {"status",
+       {{"phase", "Pending"},
+        {"conditions",
+         {{{"type", "PodScheduled"},
+           {"status", "False"},
+           {"reason", "SyncRefused"},
+           {"message", "spec.hostNetwork: not allowed"},
+           {"lastTransitionTime", "2026-11-29T10:00:01Z"}}}}}}};
+  const json running = {{"metadata", {{"namespace", "default"}, {"name", "api"}}}, {"status", {{"phase", "Running"}}}};
+  ASSERT_TRUE(objects.PutObject(key, {"pods", "default", "web", 1, refused.dump()}, 0).ok());
+  ASSERT_TRUE(objects.PutObject(key, {"pods", "default", "api", 2, running.dump()}, 1).ok());
+
+  const std::string path = "/v1/tenants/acme/vclusters/train/pods";
+  auto all = Call(CreateToken("tenant:acme", "viewer"), "GET", path);
+  ASSERT_EQ(all.status, 200) << all.body;
+  EXPECT_EQ(Body(all)["pods"].size(), 2u) << all.body;
+  auto waiting = Call(admin_, "GET", path + "?not_running=true");
+  ASSERT_EQ(waiting.status, 200) << waiting.body;
+  const json pods = Body(waiting)["pods"];
+  ASSERT_EQ(pods.size(), 1u) << waiting.body;
+  EXPECT_EQ(pods[0]["namespace"], "default");
+  EXPECT_EQ(pods[0]["name"], "web");
+  EXPECT_EQ(pods[0]["reason"], "SyncRefused");
+  EXPECT_EQ(pods[0]["message"], "spec.hostNetwork: not allowed");
+  EXPECT_EQ(pods[0]["since"], "2026-11-29T10:00:01Z");
+  EXPECT_EQ(pods[0]["create_time"], "2026-11-29T10:00:00Z");
+
+  CreateTenant("beta", "dedicated");
+  ExpectProblem(Call(CreateToken("tenant:beta", "owner"), "GET", path), 404, "", "another tenant's pods");
+  ExpectProblem(Call(admin_, "GET", path + "?page_size=9999"), 400, "page_size", "too large a page");
 }
 
 // :sleep and :wake over REST (custom methods: POST without a body, 200):
