@@ -179,7 +179,8 @@ Status BindQuery(const HttpBinding& b, const http::Request& http_request, const 
   // An unknown parameter is refused, not ignored: a client that sends one
   // means something this septad does not do (an older septad ignoring
   // validate_only would have created what was only to be checked).
-  for (const auto& [name, value] : target.query) {
+  for (const auto& parameter : target.query) {
+    const std::string& name = parameter.first;  // clang 14 lambdas capture no structured binding
     if (std::ranges::none_of(b.query, [&](const pb::FieldDescriptor* f) { return f->name() == name; })) {
       std::string known;
       for (const pb::FieldDescriptor* f : b.query) known += (known.empty() ? "" : ", ") + std::string(f->name());
