@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { capacityKindOf, countByState, freeCapacity, holdings, quotaRows, remaining } from '../src/lib/quota';
-import type { InventoryNode, VirtualCluster } from '../src/api/types';
+import { capacityKindOf, countByState, holdings, quotaRows, remaining } from '../src/lib/quota';
+import type { VirtualCluster } from '../src/api/types';
 
 test('quota rows: int64 usage strings against limits; absent limits are unlimited', () => {
   const rows = quotaRows({ tenant: 'acme', limits: { gpu_milli: 4000, vclusters: 5 }, usage: { gpu_milli: '929', vclusters: '2', cpu_milli: '0', memory_mib: '0', pods: '0' } });
@@ -48,30 +48,4 @@ test('tier GPU sharing selects the one capacity kind', () => {
   assert.equal(capacityKindOf('WHOLE_GPU'), 'gpus');
   assert.equal(capacityKindOf('WHOLE_NODE'), 'nodes');
   assert.equal(capacityKindOf('GPU_SHARING_UNSPECIFIED'), null);
-});
-
-const gpu = (index: number, extra: object = {}) => ({ index, model: 'A100-80GB', mig_enabled: false, mig_instances: [], shares: [], ...extra });
-
-test('free capacity follows the placement rules per tier', () => {
-  const holder = { tenant: 'x', vcluster: 'v' };
-  const nodes: InventoryNode[] = [
-    // empty node: a whole node, 2 whole GPUs, 2000 milli for shares
-    { name: 'empty', health: 'READY', layout_settled: true, gpus: [gpu(0), gpu(1)] },
-    // fractions on GPU 0: GPU 1 is free for more fractions but not for whole GPUs or the node
-    { name: 'shared', health: 'READY', layout_settled: true, gpus: [gpu(0, { shares: [{ holder, milli_gpu: 300 }] }), gpu(1)] },
-    // a whole GPU held: the other GPU is free whole, not for fractions
-    { name: 'dedicated', health: 'READY', layout_settled: true, gpus: [gpu(0, { holder }), gpu(1)] },
-    // MIG: free instances only
-    { name: 'mig', health: 'READY', layout_settled: true, gpus: [gpu(0, { mig_enabled: true, mig_instances: [{ profile: '3g.40gb', holder }, { profile: '3g.40gb' }, { profile: '1g.10gb' }] })] },
-    // held whole node, a not-ready node and one being re-laid out count for nothing
-    { name: 'exclusive', health: 'READY', holder, gpus: [gpu(0)] },
-    { name: 'down', health: 'NOT_READY', gpus: [gpu(0)] },
-    { name: 'relayout', health: 'READY', layout_settled: false, gpus: [gpu(0)] },
-    { name: 'cpu', health: 'READY', gpus: [] },
-  ];
-  const free = freeCapacity(nodes);
-  assert.equal(free.nodes, 1);
-  assert.equal(free.wholeGpus, 3);
-  assert.equal(free.sharedMilli, 2000 + 700 + 1000);
-  assert.deepEqual(free.migByProfile, { '3g.40gb': 1, '1g.10gb': 1 });
 });

@@ -1,6 +1,6 @@
 // Reads several pages share.
 import { api, call, listAll } from './client';
-import type { ApiToken, Credential, FreeCapacity, InventoryNode, Tenant, TrustTier, VirtualCluster } from './types';
+import type { ApiToken, Credential, FreeCapacity, InventoryFreeCapacity, InventoryNode, Tenant, TrustTier, VirtualCluster } from './types';
 
 export async function listVClusters(tenant: string): Promise<VirtualCluster[]> {
   return listAll(async (page_token) => {
@@ -46,4 +46,8 @@ export async function listTokens(): Promise<ApiToken[]> {
 
 export async function getFreeCapacity(tenant: string): Promise<FreeCapacity> {
   return call(api.GET('/v1/tenants/{tenant}/free-capacity', { params: { path: { tenant } } }));
+}
+
+export async function getInventoryFreeCapacity(): Promise<InventoryFreeCapacity> {
+  return call(api.GET('/v1/inventory/free-capacity'));
 }

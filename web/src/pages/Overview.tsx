@@ -3,13 +3,13 @@ import { getFreeCapacity, getTenant, getTier, listCredentials, listTokens, listV
 import { api, call } from '../api/client';
 import { usePoll, useTitle } from '../lib/hooks';
 import { capacityKindOf, countByState, holdings, quotaRows, remaining, STATES, type CapacityKind, type Holdings } from '../lib/quota';
-import { freeRows } from '../lib/free';
 import { DAY_MS, expiresWithin, formatGpuMilli, formatMiB, formatSeconds, formatTime, parseProtoDuration } from '../lib/quantity';
 import { paths } from '../lib/routes';
 import { ErrorBox } from '../components/ErrorBox';
 import { useEffect } from 'preact/hooks';
 import { markOnce } from '../lib/perf';
 import { QuotaMeter } from '../components/QuotaMeter';
+import { FreeTable } from '../components/FreeTable';
 
 /** Certificates are listed per virtual cluster; the Overview checks this many. */
 const CREDENTIAL_SCAN_MAX = 20;
@@ -134,16 +134,7 @@ export function Overview({ params, session }: PageProps) {
               </tbody>
             </table>
             <h3 id="free-h">Free for {admin ? 'this' : 'your'} tier now</h3>
-            <table aria-labelledby="free-h" data-free-capacity>
-              <tbody>
-                {freeRows(kind, free).map((r) => (
-                  <tr key={r.key} data-free={r.key}>
-                    <th scope="row">{r.label}</th>
-                    <td>{r.value}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <FreeTable kind={kind} free={free} labelledBy="free-h" />
             <p class="hint">What a new virtual cluster could get now (a summary of the current layouts, not a promise); the create form checks a request exactly.</p>
           </section>
         ) : null}
