@@ -10,6 +10,8 @@ import { useEffect } from 'preact/hooks';
 import { markOnce } from '../lib/perf';
 import { QuotaMeter } from '../components/QuotaMeter';
 import { FreeTable } from '../components/FreeTable';
+import { THead } from '../components/Table';
+import { Loading } from '../components/Loading';
 
 /** Certificates are listed per virtual cluster; the Overview checks this many. */
 const CREDENTIAL_SCAN_MAX = 20;
@@ -71,12 +73,7 @@ export function Overview({ params, session }: PageProps) {
   }, [main.data]);
 
   if (!main.data) {
-    return (
-      <section aria-labelledby="ov-h">
-        <h1 id="ov-h">Overview of {tenant}</h1>
-        {main.error ? <ErrorBox error={main.error} /> : <p aria-busy="true">Loading…</p>}
-      </section>
-    );
+    return <Loading id="ov-h" title={`Overview of ${tenant}`} error={main.error} />;
   }
   const { t, quota, vclusters, tokens, free, tier } = main.data;
   const kind = capacityKindOf(tier?.gpu_sharing);
@@ -105,9 +102,7 @@ export function Overview({ params, session }: PageProps) {
         <section aria-labelledby="quota-h" class="card card--wide">
           <h2 id="quota-h">Quota</h2>
           <table>
-            <thead>
-              <tr><th scope="col">Kind</th><th scope="col">Used</th><th scope="col">Limit</th><th scope="col">Free</th><th scope="col">Use</th></tr>
-            </thead>
+            <THead cols={['Kind', 'Used', 'Limit', 'Free', 'Use']} />
             <tbody>
               {rows.map((r) => {
                 const left = remaining(r);

@@ -6,8 +6,9 @@ import type { FreeCapacity, Holder, InventoryGpu, InventoryNode } from '../../ap
 import { useAsync, useTitle } from '../../lib/hooks';
 import { capacityKindOf, type CapacityKind } from '../../lib/quota';
 import { formatCpuMilli, formatGpuMilli, formatMiB } from '../../lib/quantity';
-import { ErrorBox } from '../../components/ErrorBox';
 import { FreeTable } from '../../components/FreeTable';
+import { THead } from '../../components/Table';
+import { Loading } from '../../components/Loading';
 
 const KIND_TITLES: Record<CapacityKind, string> = { shared: 'GPU shares', mig: 'MIG instances', gpus: 'Whole GPUs', nodes: 'Whole nodes' };
 
@@ -61,12 +62,7 @@ export function Inventory(_: PageProps) {
     if (inv.data) markOnce('septa:inventory-rendered');
   }, [inv.data]);
   if (!inv.data) {
-    return (
-      <section aria-labelledby="inv-h">
-        <h1 id="inv-h">GPU inventory</h1>
-        {inv.error ? <ErrorBox error={inv.error} /> : <p aria-busy="true">Loading…</p>}
-      </section>
-    );
+    return <Loading id="inv-h" title="GPU inventory" error={inv.error} />;
   }
   const { nodes, free } = inv.data;
   const needle = text.trim().toLowerCase();
@@ -86,9 +82,7 @@ export function Inventory(_: PageProps) {
         </div>
       </form>
       <table class="list">
-        <thead>
-          <tr><th scope="col">Node</th><th scope="col">Health</th><th scope="col">CPU / memory</th><th scope="col">GPU</th><th scope="col">Model</th><th scope="col">Use</th></tr>
-        </thead>
+        <THead cols={['Node', 'Health', 'CPU / memory', 'GPU', 'Model', 'Use']} />
         <tbody>
           {shown.flatMap((n) => {
             const gpus = n.gpus ?? [];
