@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { capacityKindOf, countByState, holdings, quotaRows, remaining } from '../src/lib/quota';
+import { capacityKindOf, COUNTED_STATES, countsByState, holdings, quotaRows, remaining } from '../src/lib/quota';
 import type { VirtualCluster } from '../src/api/types';
 
 test('quota rows: int64 usage strings against limits; absent limits are unlimited', () => {
@@ -35,11 +35,12 @@ test('holdings sum reservations per kind, MIG per profile', () => {
   assert.equal(h.nodes, 1);
 });
 
-test('count by state lists every state, zero included', () => {
-  const c = countByState([{ state: 'READY' }, { state: 'READY' }, { state: 'FAILED' }]);
-  assert.equal(c.READY, 2);
-  assert.equal(c.FAILED, 1);
-  assert.equal(c.SLEEPING, 0);
+test('counts by state: READY is the quota’s total less the states counted, never below 0', () => {
+  assert.deepEqual(countsByState(1000, { PROVISIONING: 2, FAILED: 1 }), { PROVISIONING: 2, READY: 997, SLEEPING: 0, DELETING: 0, FAILED: 1 });
+  assert.equal(countsByState(0, {}).READY, 0);
+  // A virtual cluster created between the quota read and the state counts.
+  assert.equal(countsByState(1, { PROVISIONING: 2 }).READY, 0);
+  assert.deepEqual(COUNTED_STATES, ['PROVISIONING', 'SLEEPING', 'DELETING', 'FAILED']);
 });
 
 test('tier GPU sharing selects the one capacity kind', () => {

@@ -74,14 +74,22 @@ export function holdings(vclusters: VirtualCluster[]): Holdings {
 
 export const STATES: VClusterState[] = ['PROVISIONING', 'READY', 'SLEEPING', 'DELETING', 'FAILED'];
 
-export function countByState(vclusters: VirtualCluster[]): Record<string, number> {
-  const out: Record<string, number> = Object.fromEntries(STATES.map((s) => [s, 0]));
-  for (const vc of vclusters) {
-    const s = vc.state ?? 'STATE_UNSPECIFIED';
-    out[s] = (out[s] ?? 0) + 1;
-  }
+/**
+ * Virtual clusters per state without listing them all: `total` is the quota's
+ * usage count (septad counts every virtual cluster, whatever its state), and
+ * `others` the count of each state but READY (read with `filter=state=…`;
+ * usually few). READY, usually most, is the rest. The reads happen at
+ * slightly different moments, so a change between them can show for one
+ * refresh; never below 0.
+ */
+export function countsByState(total: number, others: Partial<Record<VClusterState, number>>): Record<VClusterState, number> {
+  const out = Object.fromEntries(STATES.map((s) => [s, others[s] ?? 0])) as Record<VClusterState, number>;
+  out.READY = Math.max(0, total - STATES.reduce((sum, s) => sum + (s === 'READY' ? 0 : out[s]), 0));
   return out;
 }
+
+/** The states counted with `filter=state=…`; READY is derived (countsByState). */
+export const COUNTED_STATES = STATES.filter((s) => s !== 'READY');
 
 /** The capacity field of the VirtualCluster a tier's tenants may set. */
 export type CapacityKind = 'shared' | 'mig' | 'gpus' | 'nodes';
