@@ -1,18 +1,20 @@
 // What is free (GET /v1/tenants/{tenant}/free-capacity) on the Overview and
-// beside the create form, a MIG request of two rows made in the form, and the
-// Usage page, in Chromium against a septad of its own. Every figure the page
+// beside the create form, and for every kind (GET /v1/inventory/free-capacity)
+// on the admin Inventory page; a MIG request of two rows made in the form; the
+// Usage page; in Chromium against a septad of its own. Every figure the page
 // must show is read from septad over REST in the same test, never written in here.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { axeViolations, launch, screenshot, watchConsole } from './lib/browser.mjs';
-import { portalMode, startPortal } from './lib/setup.mjs';
+import { axeViolations, screenshot } from './lib/browser.mjs';
+import { openPortal, portalMode, signIn as signInOn } from './lib/setup.mjs';
 import { restClient, tenantWithToken } from './lib/rest.mjs';
+import { expectedFree, freeTable } from './lib/free.mjs';
 
 // Chromium logs every HTTP error answer as a console error; these are not
 // faults of the page: the form's live check answers 400 while a row's count
 // is 0 (on purpose here), the sign-in page's session check 401 while signed
-// out, and Chromium's own /favicon.ico request 404 (the portal has no icon).
-const EXPECTED_HTTP = /Failed to load resource: the server responded with a status of (400|401|404)/;
+// out. Only answers of the API: a page or asset that fails to load is a fault.
+const EXPECTED_HTTP = /Failed to load resource: the server responded with a status of (400|401) (\([A-Za-z ]+\) )?\(http:\/\/[^/]+\/v1\//;
 
 const mode = portalMode();
 const browserIt = (name, fn) => it(name, { skip: mode.skipBrowser }, fn);
@@ -27,7 +29,7 @@ function profilesOf(reservation) {
 }
 
 describe('free capacity, MIG rows and usage', () => {
-  let portal, browser, page, problems, tenant;
+  let suite, portal, page, problems, tenant;
 
   const url = (path) => portal.base + path;
   const expectAxeClean = async (label) => assert.deepEqual(await axeViolations(page), [], `axe on ${label}`);
@@ -35,35 +37,30 @@ describe('free capacity, MIG rows and usage', () => {
 
   async function signIn(token) {
     await page.context().clearCookies();
-    await page.goto(url('/sign-in'));
-    await page.getByLabel('API token (required)').fill(token);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL((u) => u.pathname !== '/sign-in');
+    await signInOn(page, portal.base, token);
   }
 
-  /** The Overview's free-capacity table as [row key, count] pairs. */
-  async function overviewFree(path) {
+  /** The Overview's free-capacity table for `sharing`, as freeTable reads it. */
+  async function overviewFree(path, sharing) {
     await page.goto(url(path));
     await page.locator('[data-loaded="overview"]').waitFor();
-    const rows = await page.locator('[data-free-capacity] tr').evaluateAll((trs) => trs.map((tr) => [tr.dataset.free, tr.querySelector('td').textContent]));
-    return rows.map(([key, text]) => [key, Number(/^(\d+) instances?$/.exec(text)?.[1])]);
+    return freeTable(page, sharing);
   }
 
   before(async () => {
     if (mode.skipBrowser) return;
-    portal = await startPortal();
-    const token = await tenantWithToken(portal.admin, 'e2e-iso', 'isolated', { quota: { gpu_milli: 20000, vclusters: 10 } });
-    tenant = restClient(portal.base, token);
-    tenant.token = token;
-    await portal.admin.ok('POST', '/v1/tenants', { name: 'e2e-empty', trust_tier: 'isolated' });
-    browser = await launch();
-    page = await browser.context.newPage();
-    problems = watchConsole(page);
+    suite = await openPortal(async (p) => {
+      const token = await tenantWithToken(p.admin, 'e2e-iso', 'isolated', { quota: { gpu_milli: 20000, vclusters: 10 } });
+      tenant = restClient(p.base, token);
+      tenant.token = token;
+      await p.admin.ok('POST', '/v1/tenants', { name: 'e2e-empty', trust_tier: 'isolated' });
+      await p.admin.ok('POST', '/v1/tenants', { name: 'e2e-frac', trust_tier: 'shared' });
+    });
+    ({ portal, page, problems } = suite);
   });
 
   after(async () => {
-    await browser?.close();
-    await portal?.stop();
+    await suite?.close();
   });
 
   browserIt('the Overview shows the free MIG instances the endpoint returns for an isolated tenant', async () => {
@@ -71,7 +68,7 @@ describe('free capacity, MIG rows and usage', () => {
     assert.equal(free.gpu_sharing, 'MIG');
     assert.ok(free.mig.length > 0, 'the default inventory has free MIG instances');
     await signIn(tenant.token);
-    assert.deepEqual(await overviewFree('/t/e2e-iso'), free.mig.map((m) => [`${m.model}/${m.profile}`, m.count]));
+    assert.deepEqual(await overviewFree('/t/e2e-iso', 'MIG'), expectedFree(free));
     await page.getByRole('heading', { name: 'Free for your tier now' }).waitFor();
     await expectAxeClean('overview of an isolated tenant');
     await screenshot(page, 'overview-isolated');
@@ -149,13 +146,43 @@ describe('free capacity, MIG rows and usage', () => {
   browserIt('an admin sees the same free figures on the tenant’s Overview, and an empty Usage page — axe clean', async () => {
     await signIn(portal.septad.adminToken);
     const free = await portal.admin.ok('GET', '/v1/tenants/e2e-iso/free-capacity');
-    assert.deepEqual(await overviewFree('/t/e2e-iso'), free.mig.map((m) => [`${m.model}/${m.profile}`, m.count]));
+    assert.deepEqual(await overviewFree('/t/e2e-iso', 'MIG'), expectedFree(free));
     await page.getByRole('heading', { name: 'Free for this tier now' }).waitFor();
     await expectAxeClean('overview of an isolated tenant, as admin');
     await page.goto(url('/t/e2e-empty/usage'));
     await page.locator('[data-loaded="usage"]').waitFor();
     await page.getByText('No virtual clusters: nothing is allocated.').waitFor();
     await expectAxeClean('usage with no virtual clusters');
+  });
+
+  browserIt('the admin Inventory shows what septad says is free for each kind of sharing, by the tenants’ own rules — axe clean', async () => {
+    const inventory = await portal.admin.ok('GET', '/v1/inventory/free-capacity');
+    const kinds = inventory.by_sharing.map((f) => f.gpu_sharing);
+    assert.deepEqual([...kinds].sort(), ['FRACTIONAL', 'MIG', 'WHOLE_GPU', 'WHOLE_NODE']);
+    // One set of rules: a tenant of a tier of that kind reads the same.
+    assert.deepEqual(inventory.by_sharing.find((f) => f.gpu_sharing === 'MIG'), await tenant.ok('GET', '/v1/tenants/e2e-iso/free-capacity'));
+    await page.goto(url('/admin/inventory'));
+    await page.locator('[data-loaded="inventory"]').waitFor();
+    for (const free of inventory.by_sharing) assert.deepEqual(await freeTable(page, free.gpu_sharing), expectedFree(free), free.gpu_sharing);
+    await expectAxeClean('inventory with free capacity by kind');
+  });
+
+  browserIt('beside GPU memory the shared form shows the most free on one GPU and the total, as septad reads them — axe clean', async () => {
+    const free = await portal.admin.ok('GET', '/v1/tenants/e2e-frac/free-capacity');
+    assert.equal(free.gpu_sharing, 'FRACTIONAL');
+    assert.ok(free.shared?.length > 0, 'the default inventory has GPUs for shares');
+    assert.deepEqual(await overviewFree('/t/e2e-frac', 'FRACTIONAL'), expectedFree(free));
+    await page.goto(url('/t/e2e-frac/vclusters/new'));
+    const hint = page.locator('[data-free="capacity.shared.gpu_memory_mib"]');
+    await hint.waitFor();
+    const largest = Math.max(...free.shared.map((s) => s.largest_gpu_memory_mib ?? 0));
+    const total = free.shared.reduce((t, s) => t + Number(s.gpu_memory_mib ?? 0), 0);
+    const gpus = free.shared.reduce((t, s) => t + (s.gpus ?? 0), 0);
+    assert.ok(largest > 0 && total >= largest, `${largest} of ${total} MiB`);
+    assert.equal(await hint.textContent(), `Free now: at most ${largest} MiB on one GPU, ${total} MiB on ${gpus} GPU${gpus === 1 ? '' : 's'} in all.`);
+    const input = page.getByLabel('GPU memory (MiB)');
+    assert.ok((await input.getAttribute('aria-describedby')).split(' ').includes(await hint.getAttribute('id')), 'announced with the input');
+    await expectAxeClean('shared form with free GPU memory');
   });
 
   browserIt('the pages logged no console error, uncaught error or CSP violation', () => {

@@ -8,7 +8,7 @@ import { readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { launch } from './lib/browser.mjs';
-import { portalMode, startPortal } from './lib/setup.mjs';
+import { portalMode, signIn, startPortal } from './lib/setup.mjs';
 import { eventually, tenantWithToken } from './lib/rest.mjs';
 import { WEB_DIST } from './lib/septad.mjs';
 
@@ -23,23 +23,36 @@ function p50(xs) {
   return s[Math.floor((s.length - 1) / 2)];
 }
 
-/** Loads `path` `n` times; the time of mark `name` after navigation start, each time. */
-async function timeMark(page, base, path, name, n) {
-  const times = [];
+/** Loads `path` `n` times; the times of marks `names` after navigation start, each time: { name: [ms, …] }. */
+async function timeMarks(page, base, path, names, n) {
+  const times = Object.fromEntries(names.map((m) => [m, []]));
   for (let i = 0; i < n; i++) {
     await page.goto(base + path);
-    await page.waitForFunction((m) => performance.getEntriesByName(m).length > 0, name, { timeout: 60_000 });
-    times.push(await page.evaluate((m) => performance.getEntriesByName(m)[0].startTime, name));
+    await page.waitForFunction((ms) => ms.every((m) => performance.getEntriesByName(m).length > 0), names, { timeout: 60_000 });
+    const at = await page.evaluate((ms) => ms.map((m) => performance.getEntriesByName(m)[0].startTime), names);
+    names.forEach((m, j) => times[m].push(at[j]));
   }
   return times;
 }
 
-async function signIn(page, base, token) {
-  await page.goto(`${base}/sign-in`);
-  await page.getByLabel('API token (required)').fill(token);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForURL((u) => u.pathname !== '/sign-in');
+const timeMark = async (page, base, path, name, n) => (await timeMarks(page, base, path, [name], n))[name];
+
+/**
+ * The API requests of the page loaded last, until mark `name`: path, start
+ * and end after navigation start, and the server's part (request sent → first
+ * byte). Which ran in series and which in parallel shows in the starts.
+ */
+async function requestsUntil(page, name) {
+  return page.evaluate((m) => {
+    const until = performance.getEntriesByName(m)[0].startTime;
+    return performance
+      .getEntriesByType('resource')
+      .filter((e) => e.initiatorType === 'fetch' && e.startTime < until)
+      .map((e) => ({ path: new URL(e.name).pathname + new URL(e.name).search, start: Math.round(e.startTime), end: Math.round(e.responseEnd), server: Math.round(e.responseStart - e.requestStart) }));
+  }, name);
 }
+
+const showRequests = (rs) => rs.map((r) => `#   ${String(r.start).padStart(4)}–${String(r.end).padEnd(4)} ms (server ${r.server}) ${r.path}`).join('\n');
 
 /** Runs `task(i)` for i < n with `width` in flight. */
 async function pool(n, width, task) {
@@ -126,10 +139,16 @@ describe('page timings', () => {
     const render = rendered.map((r, i) => r - fetched[i]);
     results.list1000Ms = { navigationToRowsP50: p50(rendered), dataToRowsP50: p50(render), fetchP50: p50(fetched) };
     console.log(`# vcluster list, ${VCLUSTERS} rows: navigation→rows p50 ${p50(rendered).toFixed(0)} ms; of which data fetched at ${p50(fetched).toFixed(0)} ms, rendering ${p50(render).toFixed(0)} ms`);
-    const overview = await timeMark(page, portal.base, '/t/perf-many', 'septa:overview-rendered', 5);
-    results.overviewWith1000Ms = p50(overview);
-    console.log(`# overview of the tenant with ${VCLUSTERS} virtual clusters: p50 ${p50(overview).toFixed(0)} ms`);
+    // The Overview shows everything but what the virtual clusters hold (which
+    // needs every one of them) first, then that: both times are recorded.
+    const marks = await timeMarks(page, portal.base, '/t/perf-many', ['septa:overview-rendered', 'septa:overview-held-rendered'], 5);
+    const overview = marks['septa:overview-rendered'];
+    const held = marks['septa:overview-held-rendered'];
+    const requests = await requestsUntil(page, 'septa:overview-held-rendered');
+    results.overviewWith1000Ms = { p50: p50(overview), all: overview.map(Math.round), heldP50: p50(held), lastRequests: requests };
+    console.log(`# overview of the tenant with ${VCLUSTERS} virtual clusters: p50 ${p50(overview).toFixed(0)} ms (${overview.map(Math.round).join(', ')}), what they hold at p50 ${p50(held).toFixed(0)} ms; the last one's requests:\n${showRequests(requests)}`);
     assert.ok(p50(render) <= BUDGET.list1000Ms, `rendering took ${p50(render)} ms`);
+    assert.ok(p50(overview) <= BUDGET.overviewP50Ms, `the Overview with ${VCLUSTERS} took ${p50(overview)} ms`);
   });
 });
 

@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createServer } from 'node:http';
 import { once } from 'node:events';
-import { axeViolations, launch, screenshot, watchConsole } from './lib/browser.mjs';
-import { portalMode, startPortal } from './lib/setup.mjs';
+import { axeViolations, screenshot } from './lib/browser.mjs';
+import { openPortal, portalMode, signIn } from './lib/setup.mjs';
 import { eventually, restClient, tenantWithToken } from './lib/rest.mjs';
 
 const XSS = '<img src=x onerror=alert(1)>';
@@ -18,8 +18,9 @@ const TIERS = ['shared', 'isolated', 'exclusive', 'dedicated'];
 // Chromium logs every HTTP error answer to fetch() as a console error; the
 // refusals these tests provoke on purpose, the form's live checks of
 // requests that do not fit yet, and the offline test's failed fetches are not
-// faults of the page.
-const EXPECTED_HTTP = /Failed to load resource: (the server responded with a status of (400|401|403|404|409|412|429)|net::ERR_INTERNET_DISCONNECTED)/;
+// faults of the page. Only answers of the API: a page or asset that fails to
+// load (an icon, say) is one.
+const EXPECTED_HTTP = /Failed to load resource: (the server responded with a status of (400|401|403|404|409|412|429)|net::ERR_INTERNET_DISCONNECTED) (\([A-Za-z ]+\) )?\(http:\/\/[^/]+\/v1\//;
 
 const mode = portalMode();
 // Skips are per test (not per suite) so that node's summary counts each one
@@ -27,19 +28,14 @@ const mode = portalMode();
 const browserIt = (name, fn) => it(name, { skip: mode.skipBrowser }, fn);
 
 describe('portal', () => {
-  let portal, browser, page, problems;
+  let suite, portal, page, problems;
   const tokens = {};
 
   const url = (path) => portal.base + path;
   const pathOf = () => new URL(page.url()).pathname + new URL(page.url()).search;
   const unexpected = () => problems.filter((p) => !EXPECTED_HTTP.test(p));
 
-  async function signInWithToken(token, path = '/sign-in') {
-    await page.goto(url(path));
-    await page.getByLabel('API token (required)').fill(token);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL((u) => u.pathname !== '/sign-in');
-  }
+  const signInWithToken = (token, path) => signIn(page, portal.base, token, path);
 
   async function signOut() {
     await page.context().clearCookies();
@@ -51,23 +47,21 @@ describe('portal', () => {
 
   before(async () => {
     if (mode.skipBrowser) return;
-    portal = await startPortal();
-    for (const tier of TIERS) {
-      tokens[tier] = await tenantWithToken(portal.admin, `e2e-${tier}`, tier, {
-        display_name: tier === 'shared' ? XSS : `E2E ${tier}`,
-        quota: { gpu_milli: 4000, vclusters: 10 },
-      });
-    }
-    tokens.other = await tenantWithToken(portal.admin, 'e2e-other', 'shared');
-    await portal.admin.ok('POST', '/v1/tenants/e2e-other/vclusters', { name: 'secret', capacity: { shared: { milli_gpu: 100, gpu_memory_mib: 1000 } } });
-    browser = await launch();
-    page = await browser.context.newPage();
-    problems = watchConsole(page);
+    suite = await openPortal(async ({ admin }) => {
+      for (const tier of TIERS) {
+        tokens[tier] = await tenantWithToken(admin, `e2e-${tier}`, tier, {
+          display_name: tier === 'shared' ? XSS : `E2E ${tier}`,
+          quota: { gpu_milli: 4000, vclusters: 10 },
+        });
+      }
+      tokens.other = await tenantWithToken(admin, 'e2e-other', 'shared');
+      await admin.ok('POST', '/v1/tenants/e2e-other/vclusters', { name: 'secret', capacity: { shared: { milli_gpu: 100, gpu_memory_mib: 1000 } } });
+    });
+    ({ portal, page, problems } = suite);
   });
 
   after(async () => {
-    await browser?.close();
-    await portal?.stop();
+    await suite?.close();
   });
 
   browserIt('a signed-out visit goes to sign-in, and signing in with a pasted token comes back to the page', async () => {
@@ -418,6 +412,15 @@ describe('portal', () => {
         assert.equal(r.headers.get('content-security-policy'), CSP, path);
         assert.match(await r.text(), /<div id="app">/);
       }
+    });
+
+    browserIt('the page links its icon, which septad serves as SVG (so Chromium asks for no /favicon.ico)', async () => {
+      const href = /<link rel="icon" href="([^"]+)"/.exec(await (await fetch(url('/'))).text())?.[1];
+      assert.ok(href, 'an icon is linked');
+      const r = await fetch(url(href));
+      assert.equal(r.status, 200);
+      assert.equal(r.headers.get('content-type'), 'image/svg+xml');
+      assert.match(await r.text(), /^<svg /);
     });
 
     browserIt('the session cookie is HttpOnly and SameSite=Strict, and the page cannot read it', async () => {

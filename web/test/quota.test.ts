@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { capacityKindOf, countByState, freeCapacity, holdings, quotaRows, remaining } from '../src/lib/quota';
-import type { InventoryNode, VirtualCluster } from '../src/api/types';
+import { capacityKindOf, COUNTED_STATES, countsByState, holdings, quotaRows, remaining } from '../src/lib/quota';
+import type { VirtualCluster } from '../src/api/types';
 
 test('quota rows: int64 usage strings against limits; absent limits are unlimited', () => {
   const rows = quotaRows({ tenant: 'acme', limits: { gpu_milli: 4000, vclusters: 5 }, usage: { gpu_milli: '929', vclusters: '2', cpu_milli: '0', memory_mib: '0', pods: '0' } });
@@ -35,11 +35,12 @@ test('holdings sum reservations per kind, MIG per profile', () => {
   assert.equal(h.nodes, 1);
 });
 
-test('count by state lists every state, zero included', () => {
-  const c = countByState([{ state: 'READY' }, { state: 'READY' }, { state: 'FAILED' }]);
-  assert.equal(c.READY, 2);
-  assert.equal(c.FAILED, 1);
-  assert.equal(c.SLEEPING, 0);
+test('counts by state: READY is the quota’s total less the states counted, never below 0', () => {
+  assert.deepEqual(countsByState(1000, { PROVISIONING: 2, FAILED: 1 }), { PROVISIONING: 2, READY: 997, SLEEPING: 0, DELETING: 0, FAILED: 1 });
+  assert.equal(countsByState(0, {}).READY, 0);
+  // A virtual cluster created between the quota read and the state counts.
+  assert.equal(countsByState(1, { PROVISIONING: 2 }).READY, 0);
+  assert.deepEqual(COUNTED_STATES, ['PROVISIONING', 'SLEEPING', 'DELETING', 'FAILED']);
 });
 
 test('tier GPU sharing selects the one capacity kind', () => {
@@ -48,30 +49,4 @@ test('tier GPU sharing selects the one capacity kind', () => {
   assert.equal(capacityKindOf('WHOLE_GPU'), 'gpus');
   assert.equal(capacityKindOf('WHOLE_NODE'), 'nodes');
   assert.equal(capacityKindOf('GPU_SHARING_UNSPECIFIED'), null);
-});
-
-const gpu = (index: number, extra: object = {}) => ({ index, model: 'A100-80GB', mig_enabled: false, mig_instances: [], shares: [], ...extra });
-
-test('free capacity follows the placement rules per tier', () => {
-  const holder = { tenant: 'x', vcluster: 'v' };
-  const nodes: InventoryNode[] = [
-    // empty node: a whole node, 2 whole GPUs, 2000 milli for shares
-    { name: 'empty', health: 'READY', layout_settled: true, gpus: [gpu(0), gpu(1)] },
-    // fractions on GPU 0: GPU 1 is free for more fractions but not for whole GPUs or the node
-    { name: 'shared', health: 'READY', layout_settled: true, gpus: [gpu(0, { shares: [{ holder, milli_gpu: 300 }] }), gpu(1)] },
-    // a whole GPU held: the other GPU is free whole, not for fractions
-    { name: 'dedicated', health: 'READY', layout_settled: true, gpus: [gpu(0, { holder }), gpu(1)] },
-    // MIG: free instances only
-    { name: 'mig', health: 'READY', layout_settled: true, gpus: [gpu(0, { mig_enabled: true, mig_instances: [{ profile: '3g.40gb', holder }, { profile: '3g.40gb' }, { profile: '1g.10gb' }] })] },
-    // held whole node, a not-ready node and one being re-laid out count for nothing
-    { name: 'exclusive', health: 'READY', holder, gpus: [gpu(0)] },
-    { name: 'down', health: 'NOT_READY', gpus: [gpu(0)] },
-    { name: 'relayout', health: 'READY', layout_settled: false, gpus: [gpu(0)] },
-    { name: 'cpu', health: 'READY', gpus: [] },
-  ];
-  const free = freeCapacity(nodes);
-  assert.equal(free.nodes, 1);
-  assert.equal(free.wholeGpus, 3);
-  assert.equal(free.sharedMilli, 2000 + 700 + 1000);
-  assert.deepEqual(free.migByProfile, { '3g.40gb': 1, '1g.10gb': 1 });
 });

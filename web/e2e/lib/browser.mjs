@@ -62,8 +62,9 @@ export async function launch() {
  */
 export function watchConsole(page) {
   const problems = [];
+  // With the URL: "Failed to load resource" does not name the resource in its text.
   page.on('console', (msg) => {
-    if (msg.type() === 'error') problems.push(`console: ${msg.text()}`);
+    if (msg.type() === 'error') problems.push(`console: ${msg.text()}${msg.location().url ? ` (${msg.location().url})` : ''}`);
   });
   page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
   page.on('dialog', (d) => {

@@ -1,12 +1,27 @@
 // Reads several pages share.
 import { api, call, listAll } from './client';
-import type { ApiToken, Credential, FreeCapacity, InventoryNode, Tenant, TrustTier, VirtualCluster } from './types';
+import type { ApiToken, Credential, FreeCapacity, InventoryFreeCapacity, InventoryNode, Tenant, TrustTier, VClusterState, VirtualCluster } from './types';
 
 export async function listVClusters(tenant: string): Promise<VirtualCluster[]> {
   return listAll(async (page_token) => {
     const r = await call(api.GET('/v1/tenants/{tenant}/vclusters', { params: { path: { tenant }, query: { page_size: 500, page_token } } }));
     return { items: r.virtual_clusters ?? [], next: r.next_page_token };
   });
+}
+
+/** One page of a tenant's virtual clusters in `state`, in name order. */
+export async function vclusterPage(tenant: string, state: VClusterState, pageSize: number): Promise<VirtualCluster[]> {
+  const r = await call(api.GET('/v1/tenants/{tenant}/vclusters', { params: { path: { tenant }, query: { page_size: pageSize, filter: `state=${state}` } } }));
+  return r.virtual_clusters ?? [];
+}
+
+/** How many of a tenant's virtual clusters are in `state` (every page of that state: no API call counts). */
+export async function countVClusters(tenant: string, state: VClusterState): Promise<number> {
+  const all = await listAll(async (page_token) => {
+    const r = await call(api.GET('/v1/tenants/{tenant}/vclusters', { params: { path: { tenant }, query: { page_size: 500, page_token, filter: `state=${state}` } } }));
+    return { items: r.virtual_clusters ?? [], next: r.next_page_token };
+  });
+  return all.length;
 }
 
 export async function listTenants(): Promise<Tenant[]> {
@@ -46,4 +61,8 @@ export async function listTokens(): Promise<ApiToken[]> {
 
 export async function getFreeCapacity(tenant: string): Promise<FreeCapacity> {
   return call(api.GET('/v1/tenants/{tenant}/free-capacity', { params: { path: { tenant } } }));
+}
+
+export async function getInventoryFreeCapacity(): Promise<InventoryFreeCapacity> {
+  return call(api.GET('/v1/inventory/free-capacity'));
 }

@@ -18,3 +18,4 @@ export type InventoryNode = S['InventoryNode'];
 export type InventoryGpu = S['InventoryGpu'];
 export type Holder = S['Holder'];
 export type FreeCapacity = S['FreeCapacity'];
+export type InventoryFreeCapacity = S['InventoryFreeCapacity'];

@@ -4,7 +4,7 @@
 import type { FreeCapacity } from '../api/types';
 import type { CapacityKind } from './quota';
 import { migField, migRowCount, type FormValues } from './capacity';
-import { formatGpuMilli } from './quantity';
+import { formatGpuMilli, toInt } from './quantity';
 
 type Count = NonNullable<FreeCapacity['mig']>[number];
 
@@ -41,7 +41,9 @@ export function freeRows(kind: CapacityKind, free: FreeCapacity): FreeRow[] {
       rows = (free.shared ?? []).map((s) => ({
         key: s.model ?? '',
         label: `GPU time on ${s.model}`,
-        value: `${formatGpuMilli(s.milli_gpu)} GPU on ${plural(s.gpus ?? 0, 'GPU')}, at most ${formatGpuMilli(s.largest_milli_gpu)} on one`,
+        value:
+          `${formatGpuMilli(s.milli_gpu)} GPU on ${plural(s.gpus ?? 0, 'GPU')}, at most ${formatGpuMilli(s.largest_milli_gpu)} on one; ` +
+          `${toInt(s.gpu_memory_mib)} MiB GPU memory, at most ${s.largest_gpu_memory_mib ?? 0} MiB on one`,
       }));
       break;
     case 'mig':
@@ -59,8 +61,7 @@ export function freeRows(kind: CapacityKind, free: FreeCapacity): FreeRow[] {
 
 /**
  * What is free beside each capacity input of the form, by the field's name:
- * counts follow the model (and MIG profile) typed in the same row. Inputs the
- * summary says nothing about (GPU memory of a share) get no text.
+ * counts follow the model (and MIG profile) typed in the same row.
  */
 export function freeHints(kind: CapacityKind, free: FreeCapacity, v: FormValues): Record<string, string> {
   const text = (f: string) => (v[f] ?? '').trim();
@@ -70,7 +71,13 @@ export function freeHints(kind: CapacityKind, free: FreeCapacity, v: FormValues)
       const largest = Math.max(0, ...s.map((x) => x.largest_milli_gpu ?? 0));
       const total = s.reduce((t, x) => t + (x.milli_gpu ?? 0), 0);
       const gpus = s.reduce((t, x) => t + (x.gpus ?? 0), 0);
-      return { 'capacity.shared.milli_gpu': `Free now: ${total} thousandths on ${plural(gpus, 'GPU')}, at most ${largest} on one GPU.` };
+      const memory = s.reduce((t, x) => t + toInt(x.gpu_memory_mib), 0);
+      const largestMemory = Math.max(0, ...s.map((x) => x.largest_gpu_memory_mib ?? 0));
+      return {
+        'capacity.shared.milli_gpu': `Free now: ${total} thousandths on ${plural(gpus, 'GPU')}, at most ${largest} on one GPU.`,
+        // In MiB, the input's unit; the most on one GPU first: a share is placed on one GPU.
+        'capacity.shared.gpu_memory_mib': `Free now: at most ${largestMemory} MiB on one GPU, ${memory} MiB on ${plural(gpus, 'GPU')} in all.`,
+      };
     }
     case 'mig': {
       const out: Record<string, string> = {};

@@ -1,5 +1,5 @@
-// Quota and capacity arithmetic for the Overview and Inventory pages.
-import type { GpuSharing, InventoryNode, TenantQuota, TenantQuotaStatus, VClusterState, VirtualCluster } from '../api/types';
+// Quota arithmetic for the Overview and Usage pages, and the tier's capacity kind.
+import type { GpuSharing, TenantQuota, TenantQuotaStatus, VClusterState, VirtualCluster } from '../api/types';
 import { formatCpuMilli, formatGpuMilli, formatMiB, toInt, type IntLike } from './quantity';
 
 export interface QuotaRow {
@@ -74,61 +74,22 @@ export function holdings(vclusters: VirtualCluster[]): Holdings {
 
 export const STATES: VClusterState[] = ['PROVISIONING', 'READY', 'SLEEPING', 'DELETING', 'FAILED'];
 
-export function countByState(vclusters: VirtualCluster[]): Record<string, number> {
-  const out: Record<string, number> = Object.fromEntries(STATES.map((s) => [s, 0]));
-  for (const vc of vclusters) {
-    const s = vc.state ?? 'STATE_UNSPECIFIED';
-    out[s] = (out[s] ?? 0) + 1;
-  }
+/**
+ * Virtual clusters per state without listing them all: `total` is the quota's
+ * usage count (septad counts every virtual cluster, whatever its state), and
+ * `others` the count of each state but READY (read with `filter=state=…`;
+ * usually few). READY, usually most, is the rest. The reads happen at
+ * slightly different moments, so a change between them can show for one
+ * refresh; never below 0.
+ */
+export function countsByState(total: number, others: Partial<Record<VClusterState, number>>): Record<VClusterState, number> {
+  const out = Object.fromEntries(STATES.map((s) => [s, others[s] ?? 0])) as Record<VClusterState, number>;
+  out.READY = Math.max(0, total - STATES.reduce((sum, s) => sum + (s === 'READY' ? 0 : out[s]), 0));
   return out;
 }
 
-export interface InventoryFree {
-  /** shared tier: unbooked thousandths on GPUs fractions may use */
-  sharedMilli: number;
-  /** isolated tier: free configured MIG instances per profile */
-  migByProfile: Record<string, number>;
-  /** dedicated tier: whole GPUs free for it */
-  wholeGpus: number;
-  /** exclusive tier: GPU nodes nobody holds anything on */
-  nodes: number;
-}
-
-/**
- * Free capacity per tier from the inventory (admins only), for the Inventory
- * page's one line over all tiers: septad answers only for one tenant's tier
- * (GET …/free-capacity, lib/free.ts), which the Overview and form show. By the placement
- * rules of docs/placement.md: fractions go on non-MIG GPUs that hold only
- * fractions, never on a node with a whole-GPU or whole-node holder; whole
- * GPUs on nodes where others hold only whole GPUs; MIG into free configured
- * instances; whole nodes when nothing on them is held. Only READY nodes
- * with a settled MIG layout take new placements. A free GPU counts for both
- * the shared and the dedicated tier: either may take it.
- */
-export function freeCapacity(nodes: InventoryNode[]): InventoryFree {
-  const free: InventoryFree = { sharedMilli: 0, migByProfile: {}, wholeGpus: 0, nodes: 0 };
-  for (const node of nodes) {
-    if (node.health !== 'READY' || node.layout_settled === false || node.holder) continue;
-    const gpus = node.gpus ?? [];
-    const anyWhole = gpus.some((g) => g.holder);
-    const anyShare = gpus.some((g) => (g.shares ?? []).length > 0);
-    const anyMigHeld = gpus.some((g) => (g.mig_instances ?? []).some((m) => m.holder));
-    for (const gpu of gpus) {
-      if (gpu.mig_enabled) {
-        for (const m of gpu.mig_instances ?? []) {
-          if (!m.holder && m.profile) free.migByProfile[m.profile] = (free.migByProfile[m.profile] ?? 0) + 1;
-        }
-        continue;
-      }
-      if (gpu.holder) continue;
-      const shares = gpu.shares ?? [];
-      if (!anyWhole) free.sharedMilli += Math.max(0, 1000 - shares.reduce((s, x) => s + toInt(x.milli_gpu), 0));
-      if (shares.length === 0 && !anyShare && !anyMigHeld) free.wholeGpus += 1;
-    }
-    if (gpus.length > 0 && !anyWhole && !anyShare && !anyMigHeld) free.nodes += 1;
-  }
-  return free;
-}
+/** The states counted with `filter=state=…`; READY is derived (countsByState). */
+export const COUNTED_STATES = STATES.filter((s) => s !== 'READY');
 
 /** The capacity field of the VirtualCluster a tier's tenants may set. */
 export type CapacityKind = 'shared' | 'mig' | 'gpus' | 'nodes';

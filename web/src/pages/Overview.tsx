@@ -1,15 +1,17 @@
 import type { PageProps } from '../app';
-import { getFreeCapacity, getTenant, getTier, listCredentials, listTokens, listVClusters } from '../api/queries';
+import { countVClusters, getFreeCapacity, getTenant, getTier, listCredentials, listTokens, listVClusters, vclusterPage } from '../api/queries';
 import { api, call } from '../api/client';
 import { usePoll, useTitle } from '../lib/hooks';
-import { capacityKindOf, countByState, holdings, quotaRows, remaining, STATES, type CapacityKind, type Holdings } from '../lib/quota';
-import { freeRows } from '../lib/free';
-import { DAY_MS, expiresWithin, formatGpuMilli, formatMiB, formatSeconds, formatTime, parseProtoDuration } from '../lib/quantity';
+import { capacityKindOf, COUNTED_STATES, countsByState, holdings, quotaRows, remaining, STATES, type CapacityKind, type Holdings } from '../lib/quota';
+import { DAY_MS, expiresWithin, formatGpuMilli, formatMiB, formatSeconds, formatTime, parseProtoDuration, toInt } from '../lib/quantity';
 import { paths } from '../lib/routes';
 import { ErrorBox } from '../components/ErrorBox';
 import { useEffect } from 'preact/hooks';
 import { markOnce } from '../lib/perf';
 import { QuotaMeter } from '../components/QuotaMeter';
+import { FreeTable } from '../components/FreeTable';
+import { THead } from '../components/Table';
+import { Loading } from '../components/Loading';
 
 /** Certificates are listed per virtual cluster; the Overview checks this many. */
 const CREDENTIAL_SCAN_MAX = 20;
@@ -42,46 +44,54 @@ export function Overview({ params, session }: PageProps) {
   const tenant = params.tenant!;
   useTitle(`Overview of ${tenant}`);
   const admin = session.principal === 'admin';
+  // Every read in parallel (the tier as soon as the tenant names it); none
+  // lists all the virtual clusters: the counts per state come from the quota's
+  // total and filtered lists (lib/quota.ts countsByState).
   const main = usePoll(
     async () => {
-      const [t, quota, vclusters, tokens, free] = await Promise.all([
-        getTenant(tenant),
+      const [{ t, tier }, quota, counted, tokens, free] = await Promise.all([
+        getTenant(tenant).then(async (t) => ({ t, tier: t.trust_tier ? await getTier(t.trust_tier) : undefined })),
         call(api.GET('/v1/tenants/{tenant}/quota', { params: { path: { tenant } } })),
-        listVClusters(tenant),
+        Promise.all(COUNTED_STATES.map(async (s) => [s, await countVClusters(tenant, s)] as const)),
         listTokens(),
         getFreeCapacity(tenant),
       ]);
-      const tier = t.trust_tier ? await getTier(t.trust_tier) : undefined;
-      return { t, quota, vclusters, tokens, free, tier };
+      const total = toInt(quota.usage?.vclusters);
+      return { t, quota, total, byState: countsByState(total, Object.fromEntries(counted)), tokens, free, tier };
     },
     [tenant],
     () => 15000,
   );
+  // What the virtual clusters hold needs each one's reservation: the one read of
+  // every page. It and the certificates start once the rest is shown, so that
+  // they do not compete with it for septad (the quota read is the slowest).
+  const shown = main.data !== undefined;
+  const held = usePoll(async () => (shown ? listVClusters(tenant) : null), [tenant, shown], (d) => (d ? 15000 : 0));
   const creds = usePoll(
     async () => {
-      const vcs = (main.data?.vclusters ?? []).filter((v) => v.state === 'READY' || v.state === 'SLEEPING').slice(0, CREDENTIAL_SCAN_MAX);
+      if (!shown) return null;
+      const pages = await Promise.all([vclusterPage(tenant, 'READY', CREDENTIAL_SCAN_MAX), vclusterPage(tenant, 'SLEEPING', CREDENTIAL_SCAN_MAX)]);
+      const vcs = pages.flat().slice(0, CREDENTIAL_SCAN_MAX);
       const lists = await Promise.all(vcs.map(async (v) => (await listCredentials(tenant, v.name!)).map((c) => ({ vcluster: v.name!, c }))));
       return { checked: vcs.length, items: lists.flat() };
     },
-    [tenant, main.data ? main.data.vclusters.map((v) => v.name).join() : null],
+    [tenant, shown],
+    (d) => (d ? 15000 : 0),
   );
 
   useEffect(() => {
     if (main.data) markOnce('septa:overview-rendered');
   }, [main.data]);
+  useEffect(() => {
+    if (main.data && held.data) markOnce('septa:overview-held-rendered');
+  }, [main.data, held.data]);
 
   if (!main.data) {
-    return (
-      <section aria-labelledby="ov-h">
-        <h1 id="ov-h">Overview of {tenant}</h1>
-        {main.error ? <ErrorBox error={main.error} /> : <p aria-busy="true">Loading…</p>}
-      </section>
-    );
+    return <Loading id="ov-h" title={`Overview of ${tenant}`} error={main.error} />;
   }
-  const { t, quota, vclusters, tokens, free, tier } = main.data;
+  const { t, quota, total, byState, tokens, free, tier } = main.data;
   const kind = capacityKindOf(tier?.gpu_sharing);
   const rows = quotaRows(quota);
-  const byState = countByState(vclusters);
   const now = Date.now();
   const expiringTokens = tokens.filter((k) => k.principal === `tenant:${tenant}` && !k.revoke_time && expiresWithin(k.expire_time, now, DAY_MS));
   const expiringCerts = (creds.data?.items ?? []).filter((x) => !x.c.revoke_time && expiresWithin(x.c.expire_time, now, DAY_MS));
@@ -105,9 +115,7 @@ export function Overview({ params, session }: PageProps) {
         <section aria-labelledby="quota-h" class="card card--wide">
           <h2 id="quota-h">Quota</h2>
           <table>
-            <thead>
-              <tr><th scope="col">Kind</th><th scope="col">Used</th><th scope="col">Limit</th><th scope="col">Free</th><th scope="col">Use</th></tr>
-            </thead>
+            <THead cols={['Kind', 'Used', 'Limit', 'Free', 'Use']} />
             <tbody>
               {rows.map((r) => {
                 const left = remaining(r);
@@ -130,20 +138,11 @@ export function Overview({ params, session }: PageProps) {
             <h2 id="held-h">Held now ({tier?.display_name})</h2>
             <table>
               <tbody>
-                <HeldRows kind={kind} h={holdings(vclusters)} />
+                {held.data ? <HeldRows kind={kind} h={holdings(held.data)} /> : <tr><td aria-busy="true">{held.error ? 'Could not read the virtual clusters.' : 'Reading the virtual clusters…'}</td></tr>}
               </tbody>
             </table>
             <h3 id="free-h">Free for {admin ? 'this' : 'your'} tier now</h3>
-            <table aria-labelledby="free-h" data-free-capacity>
-              <tbody>
-                {freeRows(kind, free).map((r) => (
-                  <tr key={r.key} data-free={r.key}>
-                    <th scope="row">{r.label}</th>
-                    <td>{r.value}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <FreeTable kind={kind} free={free} labelledBy="free-h" />
             <p class="hint">What a new virtual cluster could get now (a summary of the current layouts, not a promise); the create form checks a request exactly.</p>
           </section>
         ) : null}
@@ -160,7 +159,7 @@ export function Overview({ params, session }: PageProps) {
               ))}
             </tbody>
           </table>
-          <p><a href={paths.vclusters(tenant)}>All {vclusters.length} virtual clusters</a></p>
+          <p><a href={paths.vclusters(tenant)}>All {total} virtual clusters</a></p>
         </section>
 
         <section aria-labelledby="exp-h" class="card">
@@ -176,7 +175,7 @@ export function Overview({ params, session }: PageProps) {
           {expiringTokens.length + expiringCerts.length === 0 ? <p>None.</p> : null}
           <p class="hint">
             {creds.data
-              ? `Certificates checked on ${creds.data.checked} of ${vclusters.length} virtual clusters.`
+              ? `Certificates checked on ${creds.data.checked} of ${total} virtual clusters (READY first, then SLEEPING).`
               : 'Checking certificates…'}
           </p>
         </section>

@@ -8,6 +8,7 @@ import { formatTime } from '../lib/quantity';
 import { Field } from '../components/Field';
 import { ErrorBox } from '../components/ErrorBox';
 import { CopyButton } from '../components/CopyButton';
+import { RevokeCell, THead } from '../components/Table';
 
 /** API tokens: create (the secret is shown once), list, revoke. */
 export function Tokens({ session }: PageProps) {
@@ -75,9 +76,7 @@ export function Tokens({ session }: PageProps) {
       {tokens.error ? <ErrorBox error={tokens.error} /> : null}
       {tokens.data ? (
         <table class="list">
-          <thead>
-            <tr><th scope="col">Id</th><th scope="col">Principal</th><th scope="col">Role</th><th scope="col">Description</th><th scope="col">Expires</th><th scope="col">Status</th></tr>
-          </thead>
+          <THead cols={['Id', 'Principal', 'Role', 'Description', 'Expires', 'Status']} />
           <tbody>
             {tokens.data.map((t) => (
               <tr key={t.id} data-token={t.id}>
@@ -86,11 +85,7 @@ export function Tokens({ session }: PageProps) {
                 <td>{t.role}</td>
                 <td>{t.description}</td>
                 <td>{t.expire_time ? formatTime(t.expire_time) : 'never'}</td>
-                <td>
-                  {t.revoke_time ? `revoked ${formatTime(t.revoke_time)}` : (
-                    <button type="button" class="btn" onClick={() => revoke(t.id!)} aria-label={`Revoke token ${t.id}`}>Revoke</button>
-                  )}
-                </td>
+                <RevokeCell revoked={t.revoke_time} label={`Revoke token ${t.id}`} onRevoke={() => revoke(t.id!)} />
               </tr>
             ))}
           </tbody>

@@ -8,6 +8,8 @@ import { describeCapacity } from '../lib/capacity';
 import { describeHeld, describeLimits, pollIntervalMs } from '../lib/vclusters';
 import { ErrorBox } from '../components/ErrorBox';
 import { QuotaMeter } from '../components/QuotaMeter';
+import { THead } from '../components/Table';
+import { Loading } from '../components/Loading';
 
 /**
  * What a tenant uses. Septa records no use over time yet, so there is no chart
@@ -34,11 +36,9 @@ export function Usage({ params }: PageProps) {
   );
   if (!data.data) {
     return (
-      <section aria-labelledby="use-h">
-        <h1 id="use-h">Usage of {tenant}</h1>
+      <Loading id="use-h" title={`Usage of ${tenant}`} error={data.error}>
         {intro}
-        {data.error ? <ErrorBox error={data.error} /> : <p aria-busy="true">Loading…</p>}
-      </section>
+      </Loading>
     );
   }
   const { vclusters, quota } = data.data;
@@ -57,9 +57,7 @@ export function Usage({ params }: PageProps) {
       ) : (
         <table class="list">
           <caption>Allocated capacity per virtual cluster</caption>
-          <thead>
-            <tr><th scope="col">Virtual cluster</th><th scope="col">State</th><th scope="col">Asked for</th><th scope="col">Holds now</th><th scope="col">Workload limits</th></tr>
-          </thead>
+          <THead cols={['Virtual cluster', 'State', 'Asked for', 'Holds now', 'Workload limits']} />
           <tbody>
             {vclusters.map((vc) => (
               <tr key={vc.name} data-usage={vc.name}>

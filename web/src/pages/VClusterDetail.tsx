@@ -12,6 +12,8 @@ import { formatTime } from '../lib/quantity';
 import { ErrorBox } from '../components/ErrorBox';
 import { ConfirmDelete } from '../components/ConfirmDelete';
 import { Kubeconfig } from '../components/Kubeconfig';
+import { RevokeCell, THead } from '../components/Table';
+import { Loading } from '../components/Loading';
 
 function Reservation({ vc }: { vc: VirtualCluster }) {
   const r = vc.reservation ?? {};
@@ -54,9 +56,7 @@ function Credentials({ tenant, vcluster, writer, version }: { tenant: string; vc
       {creds.data && creds.data.length === 0 ? <p>None issued.</p> : null}
       {creds.data && creds.data.length ? (
         <table>
-          <thead>
-            <tr><th scope="col">Serial</th><th scope="col">Role</th><th scope="col">User</th><th scope="col">Expires</th><th scope="col">Status</th></tr>
-          </thead>
+          <THead cols={['Serial', 'Role', 'User', 'Expires', 'Status']} />
           <tbody>
             {creds.data.map((c) => (
               <tr key={c.serial} data-serial={c.serial}>
@@ -64,11 +64,7 @@ function Credentials({ tenant, vcluster, writer, version }: { tenant: string; vc
                 <td>{c.role}</td>
                 <td>{c.common_name}</td>
                 <td>{formatTime(c.expire_time)}</td>
-                <td>
-                  {c.revoke_time ? `revoked ${formatTime(c.revoke_time)}` : writer ? (
-                    <button type="button" class="btn" onClick={() => revoke(c.serial!)} aria-label={`Revoke certificate ${c.serial}`}>Revoke</button>
-                  ) : 'valid'}
-                </td>
+                <RevokeCell revoked={c.revoke_time} label={`Revoke certificate ${c.serial}`} onRevoke={writer ? () => revoke(c.serial!) : undefined} />
               </tr>
             ))}
           </tbody>
@@ -103,12 +99,7 @@ export function VClusterDetail({ params, session }: PageProps) {
   };
 
   if (!vc.data) {
-    return (
-      <section aria-labelledby="vcd-h">
-        <h1 id="vcd-h">{name}</h1>
-        {vc.error ? <ErrorBox error={vc.error} /> : <p aria-busy="true">Loading…</p>}
-      </section>
-    );
+    return <Loading id="vcd-h" title={name} error={vc.error} />;
   }
   const d = vc.data;
   return (
@@ -143,9 +134,7 @@ export function VClusterDetail({ params, session }: PageProps) {
         <section aria-labelledby="cond-h" class="card card--wide">
           <h2 id="cond-h">Conditions</h2>
           <table>
-            <thead>
-              <tr><th scope="col">Type</th><th scope="col">Status</th><th scope="col">Reason</th><th scope="col">Message</th><th scope="col">Since</th></tr>
-            </thead>
+            <THead cols={['Type', 'Status', 'Reason', 'Message', 'Since']} />
             <tbody>
               {(d.conditions ?? []).map((c) => (
                 <tr key={c.type}>

@@ -14,6 +14,7 @@ import { describeReservation } from '../lib/vclusters';
 import { Field, idOf } from '../components/Field';
 import { MigRows } from '../components/MigRows';
 import { ErrorBox } from '../components/ErrorBox';
+import { Loading } from '../components/Loading';
 
 const WORKLOAD_LABELS: Record<(typeof WORKLOAD_FIELDS)[number], string> = {
   'quota.cpu_milli': 'CPU limit (millicores)',
@@ -130,12 +131,7 @@ export function VClusterForm({ params }: PageProps) {
 
   const h1 = editing ? `Resize ${editing}` : 'New virtual cluster';
   if (!ctx.data) {
-    return (
-      <section aria-labelledby="vcf-h">
-        <h1 id="vcf-h">{h1}</h1>
-        {ctx.error ? <ErrorBox error={ctx.error} /> : <p aria-busy="true">Loading…</p>}
-      </section>
-    );
+    return <Loading id="vcf-h" title={h1} error={ctx.error} />;
   }
   if (!kind) return <ErrorBox error={new Error(`The trust tier ${ctx.data.tier.name} has no GPU sharing mode this form knows.`)} />;
   const set = (field: string) => (value: string) => setValues({ ...v, [field]: value });

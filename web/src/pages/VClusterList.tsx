@@ -12,6 +12,7 @@ import { describeCapacity } from '../lib/capacity';
 import { conditionSummary, filterVClusters, pollIntervalMs } from '../lib/vclusters';
 import { formatTime } from '../lib/quantity';
 import { ErrorBox } from '../components/ErrorBox';
+import { THead } from '../components/Table';
 
 interface RowProps {
   tenant: string;
@@ -90,9 +91,7 @@ export function VClusterList({ params, session }: PageProps) {
             Showing {shown.length} of {list.data.length}. Updated by polling every {pollIntervalMs(list.data) / 1000} s.
           </p>
           <table class="list">
-            <thead>
-              <tr><th scope="col">Name</th><th scope="col">State</th><th scope="col">Conditions</th><th scope="col">Capacity</th><th scope="col">Created</th></tr>
-            </thead>
+            <THead cols={['Name', 'State', 'Conditions', 'Capacity', 'Created']} />
             <tbody>
               {shown.map((vc) => <Row key={vc.name} tenant={tenant} vc={vc} />)}
             </tbody>

@@ -1,12 +1,16 @@
 import { useEffect, useState } from 'preact/hooks';
 import { markOnce } from '../../lib/perf';
 import type { PageProps } from '../../app';
-import { listNodes } from '../../api/queries';
-import type { Holder, InventoryGpu, InventoryNode } from '../../api/types';
+import { getInventoryFreeCapacity, listNodes } from '../../api/queries';
+import type { FreeCapacity, Holder, InventoryGpu, InventoryNode } from '../../api/types';
 import { useAsync, useTitle } from '../../lib/hooks';
-import { freeCapacity } from '../../lib/quota';
+import { capacityKindOf, type CapacityKind } from '../../lib/quota';
 import { formatCpuMilli, formatGpuMilli, formatMiB } from '../../lib/quantity';
-import { ErrorBox } from '../../components/ErrorBox';
+import { FreeTable } from '../../components/FreeTable';
+import { THead } from '../../components/Table';
+import { Loading } from '../../components/Loading';
+
+const KIND_TITLES: Record<CapacityKind, string> = { shared: 'GPU shares', mig: 'MIG instances', gpus: 'Whole GPUs', nodes: 'Whole nodes' };
 
 function holderText(h: Holder | undefined): string {
   return h ? `${h.tenant}/${h.vcluster}${h.releasing ? ' (releasing)' : ''}` : '';
@@ -23,37 +27,54 @@ function gpuUse(node: InventoryNode, g: InventoryGpu): string {
   return shares.length ? shares.map((s) => `${formatGpuMilli(s.milli_gpu)} → ${holderText(s.holder)}`).join('; ') : 'free';
 }
 
+/** What is free for each kind of GPU sharing, as septad counts it for a tenant of a tier of that kind. */
+function FreeByKind({ bySharing }: { bySharing: FreeCapacity[] }) {
+  return (
+    <section aria-labelledby="inv-free-h">
+      <h2 id="inv-free-h">Free now, by kind of GPU sharing</h2>
+      <div class="grid">
+        {bySharing.map((free) => {
+          const kind = capacityKindOf(free.gpu_sharing);
+          if (!kind) return null;
+          const id = `inv-free-${kind}`;
+          return (
+            <section key={kind} aria-labelledby={id} class="card">
+              <h3 id={id}>{KIND_TITLES[kind]} ({free.gpu_sharing})</h3>
+              <FreeTable kind={kind} free={free} labelledBy={id} />
+            </section>
+          );
+        })}
+      </div>
+    </section>
+  );
+}
+
 /** Every GPU of the host cluster, one row each (1,000 rows render in one pass). */
 export function Inventory(_: PageProps) {
   useTitle('GPU inventory');
-  const nodes = useAsync(async () => {
-    const all = await listNodes();
+  const inv = useAsync(async () => {
+    const [nodes, free] = await Promise.all([listNodes(), getInventoryFreeCapacity()]);
     markOnce('septa:inventory-fetched');
-    return all;
+    return { nodes, free: free.by_sharing ?? [] };
   }, []);
   const [text, setText] = useState('');
   useEffect(() => {
-    if (nodes.data) markOnce('septa:inventory-rendered');
-  }, [nodes.data]);
-  if (!nodes.data) {
-    return (
-      <section aria-labelledby="inv-h">
-        <h1 id="inv-h">GPU inventory</h1>
-        {nodes.error ? <ErrorBox error={nodes.error} /> : <p aria-busy="true">Loading…</p>}
-      </section>
-    );
+    if (inv.data) markOnce('septa:inventory-rendered');
+  }, [inv.data]);
+  if (!inv.data) {
+    return <Loading id="inv-h" title="GPU inventory" error={inv.error} />;
   }
-  const free = freeCapacity(nodes.data);
+  const { nodes, free } = inv.data;
   const needle = text.trim().toLowerCase();
-  const shown = needle ? nodes.data.filter((n) => (n.name ?? '').toLowerCase().includes(needle) || (n.gpus ?? []).some((g) => (g.model ?? '').toLowerCase().includes(needle))) : nodes.data;
-  const gpuCount = nodes.data.reduce((s, n) => s + (n.gpus ?? []).length, 0);
+  const shown = needle ? nodes.filter((n) => (n.name ?? '').toLowerCase().includes(needle) || (n.gpus ?? []).some((g) => (g.model ?? '').toLowerCase().includes(needle))) : nodes;
+  const gpuCount = nodes.reduce((s, n) => s + (n.gpus ?? []).length, 0);
   return (
     <section aria-labelledby="inv-h" data-loaded="inventory" data-gpus={gpuCount}>
       <h1 id="inv-h">GPU inventory</h1>
       <p class="lead">
-        {nodes.data.length} nodes, {gpuCount} GPUs. Free now: {formatGpuMilli(free.sharedMilli)} GPU for shares, {free.wholeGpus} whole GPUs, {free.nodes} whole nodes,{' '}
-        MIG {Object.entries(free.migByProfile).sort().map(([p, n]) => `${n}× ${p}`).join(', ') || 'none'}.
+        {nodes.length} nodes, {gpuCount} GPUs.
       </p>
+      <FreeByKind bySharing={free} />
       <form role="search" class="filters" onSubmit={(e) => e.preventDefault()}>
         <div class="field">
           <label for="inv-filter">Filter by node or model</label>
@@ -61,9 +82,7 @@ export function Inventory(_: PageProps) {
         </div>
       </form>
       <table class="list">
-        <thead>
-          <tr><th scope="col">Node</th><th scope="col">Health</th><th scope="col">CPU / memory</th><th scope="col">GPU</th><th scope="col">Model</th><th scope="col">Use</th></tr>
-        </thead>
+        <THead cols={['Node', 'Health', 'CPU / memory', 'GPU', 'Model', 'Use']} />
         <tbody>
           {shown.flatMap((n) => {
             const gpus = n.gpus ?? [];

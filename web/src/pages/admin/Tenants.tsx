@@ -10,6 +10,7 @@ import { formatCpuMilli, formatGpuMilli, formatMiB } from '../../lib/quantity';
 import { Field } from '../../components/Field';
 import { ErrorBox } from '../../components/ErrorBox';
 import { ConfirmDelete } from '../../components/ConfirmDelete';
+import { THead } from '../../components/Table';
 
 const QUOTA_FIELDS: { field: keyof TenantQuota; label: string }[] = [
   { field: 'gpu_milli', label: 'GPU-equivalents (thousandths)' },
@@ -186,9 +187,7 @@ export function Tenants(_: PageProps) {
       <ErrorBox error={tenants.error} />
       {tenants.data ? (
         <table class="list">
-          <thead>
-            <tr><th scope="col">Name</th><th scope="col">Display name</th><th scope="col">Tier</th><th scope="col">State</th><th scope="col">Quota</th><th scope="col">Actions</th></tr>
-          </thead>
+          <THead cols={['Name', 'Display name', 'Tier', 'State', 'Quota', 'Actions']} />
           <tbody>{tenants.data.map((t) => <TenantRow key={t.name} t={t} onChange={tenants.reload} />)}</tbody>
         </table>
       ) : null}

@@ -3,6 +3,7 @@ import { api, call } from '../../api/client';
 import { useAsync, useTitle } from '../../lib/hooks';
 import { formatSeconds, parseProtoDuration } from '../../lib/quantity';
 import { ErrorBox } from '../../components/ErrorBox';
+import { THead } from '../../components/Table';
 
 export function TrustTiers(_: PageProps) {
   useTitle('Trust tiers');
@@ -13,9 +14,7 @@ export function TrustTiers(_: PageProps) {
       <ErrorBox error={tiers.error} />
       {tiers.data ? (
         <table class="list" data-loaded="tiers">
-          <thead>
-            <tr><th scope="col">Name</th><th scope="col">GPU sharing</th><th scope="col">Co-tenancy</th><th scope="col">Runtime class</th><th scope="col">Credential lifetime at most</th><th scope="col">API limits</th></tr>
-          </thead>
+          <THead cols={['Name', 'GPU sharing', 'Co-tenancy', 'Runtime class', 'Credential lifetime at most', 'API limits']} />
           <tbody>
             {tiers.data.map((t) => (
               <tr key={t.name}>
