@@ -1,18 +1,20 @@
 // The performance budget of issue 35, measured with the test driver on
-// loopback: bundle size, Overview time to data, the virtual cluster list at
-// 1,000 rows, the inventory at 1,000 GPUs. Times are performance marks the
-// app sets (src/lib/perf.ts), read relative to navigation start.
+// loopback: Overview time to data, the virtual cluster list at 1,000 rows,
+// the inventory at 1,000 GPUs. Times are performance marks the app sets
+// (src/lib/perf.ts), read relative to navigation start. A benchmark, not a
+// test: `npm run bench`, on a quiet machine, figures in docs/BENCHMARKS.md
+// ("Portal"); CI's suite asserts no time (timed tests fail on a busy
+// machine and prove nothing on a quiet one). The bundle's size, which does
+// not vary, is a test (e2e/bundle.test.mjs).
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
-import { gzipSync } from 'node:zlib';
+import { writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { launch } from './lib/browser.mjs';
-import { portalMode, signIn, startPortal } from './lib/setup.mjs';
-import { eventually, tenantWithToken } from './lib/rest.mjs';
-import { WEB_DIST } from './lib/septad.mjs';
+import { launch } from '../e2e/lib/browser.mjs';
+import { portalMode, signIn, startPortal } from '../e2e/lib/setup.mjs';
+import { eventually, tenantWithToken } from '../e2e/lib/rest.mjs';
 
-const BUDGET = { bundleGzipBytes: 120 * 1024, overviewP50Ms: 500, list1000Ms: 300, inventory1000Ms: 500 };
+const BUDGET = { overviewP50Ms: 500, list1000Ms: 300, inventory1000Ms: 500 };
 const VCLUSTERS = 1000;
 const NAVIGATIONS = 10;
 const mode = portalMode();
@@ -61,15 +63,6 @@ async function pool(n, width, task) {
     while (next < n) await task(next++);
   }));
 }
-
-it('the app’s JS and CSS are at most 120 KB gzipped', () => {
-  const assets = join(WEB_DIST, 'assets');
-  let bytes = 0;
-  for (const f of readdirSync(assets)) if (/\.(js|css)$/.test(f)) bytes += gzipSync(readFileSync(join(assets, f)), { level: 9 }).length;
-  results.bundleGzipBytes = bytes;
-  console.log(`# bundle: ${(bytes / 1024).toFixed(1)} KiB gzipped (JS+CSS)`);
-  assert.ok(bytes <= BUDGET.bundleGzipBytes, `${bytes} B`);
-});
 
 describe('page timings', () => {
   let portal, browser, page, token;
