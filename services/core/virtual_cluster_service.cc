@@ -92,6 +92,16 @@ Result<VirtualClusterState> ParseStateFilter(std::string_view filter) {
 
 }  // namespace
 
+Result<std::optional<OnePerKey::Held>> VirtualClusterService::CheckSlot(WriteMode mode, const std::string& tenant) {
+  if (mode == WriteMode::kCommit) return std::optional<OnePerKey::Held>();
+  std::optional<OnePerKey::Held> held = checks_in_flight_.TryHold(tenant);
+  if (!held) {
+    return ResourceExhausted("a validate_only check of tenant \"" + tenant +
+                             "\" is already under way: send the next one when it has answered");
+  }
+  return held;
+}
+
 Result<VirtualClusterView> VirtualClusterService::Create(const RequestContext& ctx, const std::string& tenant,
                                                          const VirtualCluster& draft, std::string_view idempotency_key,
                                                          WriteMode mode) {
@@ -103,6 +113,7 @@ Result<VirtualClusterView> VirtualClusterService::Create(const RequestContext& c
   const std::string principal = ctx.principal.ToString();
   const std::string key(mode == WriteMode::kCommit ? idempotency_key : "");
   const std::string fingerprint = CreateFingerprint(tenant, draft);
+  SEPTA_ASSIGN_OR_RETURN(const auto slot, CheckSlot(mode, tenant));
 
   return TransactFor(
       LedgerFor(mode), store_,
@@ -184,6 +195,7 @@ Result<VirtualClusterView> VirtualClusterService::Update(const RequestContext& c
                                                          std::string_view if_match, WriteMode mode) {
   SEPTA_RETURN_IF_ERROR(CheckMayWrite(ctx, tenant, name, "update virtual clusters"));
   SEPTA_RETURN_IF_ERROR(CheckMayPatch(ctx, paths));
+  SEPTA_ASSIGN_OR_RETURN(const auto slot, CheckSlot(mode, tenant));
   return TransactFor(
       LedgerFor(mode), store_,
       [&](Tx& tx, CapacityLedger::Session& session) -> Result<VirtualClusterView> {

@@ -15,6 +15,7 @@
 #include "services/core/auth.h"
 #include "services/core/capacity_ledger.h"
 #include "services/core/idempotency.h"
+#include "services/core/one_per_key.h"
 #include "services/core/store.h"
 #include "services/core/virtual_cluster_kind.h"
 #include "tenancy/reservation.h"
@@ -48,7 +49,8 @@ class VirtualClusterService {
   // transaction: RESOURCE_EXHAUSTED naming what is short, FAILED_PRECONDITION
   // for capacity the tenant's tier does not hold or a suspended tenant.
   // kValidateOnly answers what would be created (its reservation placed)
-  // and keeps nothing; an idempotency key is then neither looked up nor spent.
+  // and keeps nothing; an idempotency key is then neither looked up nor
+  // spent. One check per tenant at a time: another is kResourceExhausted.
   Result<VirtualClusterView> Create(const RequestContext& ctx, const std::string& tenant,
                                     const tenancy::VirtualCluster& draft, std::string_view idempotency_key,
                                     WriteMode mode = WriteMode::kCommit);
@@ -85,6 +87,10 @@ class VirtualClusterService {
   CapacityLedger& ledger_;
   // validate_only's (CapacityLedger::Twin): checks never stall real writes.
   std::unique_ptr<CapacityLedger> check_ledger_;
+  OnePerKey checks_in_flight_;  // by tenant: one check each at a time
+  // For a check, the tenant's one slot (kResourceExhausted while another of
+  // its checks runs); nothing for a write.
+  Result<std::optional<OnePerKey::Held>> CheckSlot(WriteMode mode, const std::string& tenant);
   CapacityLedger& LedgerFor(WriteMode mode) { return mode == WriteMode::kCommit ? ledger_ : *check_ledger_; }
   std::chrono::milliseconds idempotency_ttl_;
   VirtualClusterKind kind_;

@@ -214,7 +214,9 @@ int main(int argc, char** argv) {
           vc.name = "probe-" + std::to_string(c) + "-" + std::to_string(i);
           vc.capacity.tier = gpu::Tier::kIsolated;
           vc.capacity.mig = {{"2g.20gb", 1, ""}};  // the profile the creates above left free
-          auto answer = service.Create(ctx, "isolated-1", vc, "", core::WriteMode::kValidateOnly);
+          // Two tenants: one check per tenant is in flight at a time.
+          auto answer =
+              service.Create(ctx, "isolated-" + std::to_string(c + 1), vc, "", core::WriteMode::kValidateOnly);
           if (answer.ok()) {
             ++checked;
           } else if (refused++ == 0) {
