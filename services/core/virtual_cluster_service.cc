@@ -96,8 +96,9 @@ Result<std::optional<OnePerKey::Held>> VirtualClusterService::CheckSlot(WriteMod
   if (mode == WriteMode::kCommit) return std::optional<OnePerKey::Held>();
   std::optional<OnePerKey::Held> held = checks_in_flight_.TryHold(tenant);
   if (!held) {
-    return ResourceExhausted("a validate_only check of tenant \"" + tenant +
-                             "\" is already under way: send the next one when it has answered");
+    // ABORTED, a concurrency conflict: clients retry it (the portal's form does).
+    return Aborted("a validate_only check of tenant \"" + tenant +
+                   "\" is already under way: send the next one when it has answered");
   }
   return held;
 }

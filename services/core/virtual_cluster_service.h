@@ -50,7 +50,7 @@ class VirtualClusterService {
   // for capacity the tenant's tier does not hold or a suspended tenant.
   // kValidateOnly answers what would be created (its reservation placed)
   // and keeps nothing; an idempotency key is then neither looked up nor
-  // spent. One check per tenant at a time: another is kResourceExhausted.
+  // spent. One check per tenant at a time: another is kAborted (retry).
   Result<VirtualClusterView> Create(const RequestContext& ctx, const std::string& tenant,
                                     const tenancy::VirtualCluster& draft, std::string_view idempotency_key,
                                     WriteMode mode = WriteMode::kCommit);
@@ -88,8 +88,8 @@ class VirtualClusterService {
   // validate_only's (CapacityLedger::Twin): checks never stall real writes.
   std::unique_ptr<CapacityLedger> check_ledger_;
   OnePerKey checks_in_flight_;  // by tenant: one check each at a time
-  // For a check, the tenant's one slot (kResourceExhausted while another of
-  // its checks runs); nothing for a write.
+  // For a check, the tenant's one slot (kAborted while another of its checks
+  // runs); nothing for a write.
   Result<std::optional<OnePerKey::Held>> CheckSlot(WriteMode mode, const std::string& tenant);
   CapacityLedger& LedgerFor(WriteMode mode) { return mode == WriteMode::kCommit ? ledger_ : *check_ledger_; }
   std::chrono::milliseconds idempotency_ttl_;

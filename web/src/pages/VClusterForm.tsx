@@ -111,7 +111,8 @@ export function VClusterForm({ params }: PageProps) {
   useEffect(() => {
     if (!values || !kind) return;
     const seq = ++checkSeq.current;
-    const timer = setTimeout(() => {
+    let timer = 0;
+    const run = () => {
       send(true).then(
         (vc) => {
           if (seq !== checkSeq.current) return;
@@ -120,12 +121,18 @@ export function VClusterForm({ params }: PageProps) {
         },
         (err: unknown) => {
           if (seq !== checkSeq.current || !(err instanceof ApiError) || err.status === NETWORK_STATUS) return;
+          // 409: septad runs one check per tenant at a time and an earlier one is still under way.
+          if (err.status === 409) {
+            timer = window.setTimeout(run, CHECK_DELAY_MS);
+            return;
+          }
           const fe = fieldErrors(err.violations, formFields, quotaAliases(kind));
           setErrors(fe);
           setCheck(Object.keys(fe.byField).length ? 'Does not fit as it is: see the fields marked.' : `Cannot be done as it is: ${err.message}`);
         },
       );
-    }, CHECK_DELAY_MS);
+    };
+    timer = window.setTimeout(run, CHECK_DELAY_MS);
     return () => clearTimeout(timer);
   }, [values]);
 
