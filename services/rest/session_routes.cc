@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "common/documents.h"
+#include "common/text.h"
 #include "services/base/mac.h"
 
 namespace septa::rest {
@@ -82,7 +83,7 @@ Result<SignInWith> ReadSignInWith(const http::Request& request) {
     } else if (key == "sign_in_code") {
       kind = SignInWith::Kind::kSignInCode;
     } else {
-      return InvalidField(key, "unknown field: send token or sign_in_code");
+      return InvalidField(EscapeControlCharacters(key), "unknown field: send token or sign_in_code");
     }
     if (!value.is_string() || value.get_ref<const std::string&>().empty()) {
       return InvalidField(key, "must be a non-empty string");
