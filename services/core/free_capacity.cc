@@ -64,7 +64,7 @@ FreeCapacity FreeCapacityOf(const std::vector<HeldNode>& nodes, gpu::Tier tier, 
           if (g.gpu.mig_enabled || g.holder) continue;
           const int used = std::accumulate(g.shares.begin(), g.shares.end(), 0,
                                            [](int sum, const HeldShare& s) { return sum + s.milli_gpu; });
-          const int room = 1000 - used;
+          const int room = gpu::kMilliPerGpu - used;
           if (room <= 0) continue;
           const gpu::GpuModel* model = catalog.Find(g.gpu.model);
           const std::int64_t memory_used =

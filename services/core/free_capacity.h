@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gpu/catalog.h"
+#include "gpu/cluster_state.h"
 #include "gpu/inventory.h"
 #include "services/core/inventory_service.h"
 
