@@ -100,13 +100,17 @@ Status CheckJsonContentType(const http::Request& req) {
 
 // A read without an entity tag of its own (a list, a quota, the free
 // capacity) gets a weak one of its body, so that a poller that sends it back
-// as If-None-Match is answered 304 without the body while nothing changed
-// (the portal polls its lists). A resource's own ETag is its version, which
-// clients write with If-Match; it is left alone.
+// as If-None-Match is answered 304 without the body while nothing changed.
+// `private, no-cache` lets a browser keep the body and revalidate it on
+// every fetch, so the portal's polling gets the 304s without asking for
+// them. A resource's own ETag is its version, which clients write with
+// If-Match; it is left alone.
 http::Response Revalidated(const http::Request& request, http::Response response) {
   if (response.result() != http::HttpStatus::ok || response.find(bh::field::etag) != response.end()) return response;
   const std::string etag = "W/\"" + core::Sha256Hex(response.body()).substr(0, 32) + "\"";
   response.set(bh::field::etag, etag);
+  if (response.find(bh::field::cache_control) == response.end())
+    response.set(bh::field::cache_control, "private, no-cache");
   if (!IfNoneMatchNames(request, etag)) return response;
   http::Response not_modified(http::HttpStatus::not_modified, 11);
   not_modified.set(bh::field::etag, etag);

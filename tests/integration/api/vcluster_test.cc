@@ -174,6 +174,7 @@ TEST_F(VirtualClusterRestTest, AListIsRevalidatedByItsEtag) {
   ASSERT_EQ(first.status, 200) << first.body;
   const std::string etag = first.header("etag");
   ASSERT_TRUE(etag.starts_with("W/\"")) << etag;
+  EXPECT_EQ(first.header("cache-control"), "private, no-cache") << "a browser keeps it and revalidates each time";
   auto same = Call(admin_, "GET", list, "", {{"If-None-Match", etag}});
   EXPECT_EQ(same.status, 304);
   EXPECT_EQ(same.body, "");

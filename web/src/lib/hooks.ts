@@ -10,8 +10,9 @@ export interface Async<T> {
 
 /**
  * Runs `load` when `deps` change and again every `intervalMs(data)` ms while
- * the page is visible (0: never). Plain polling: septad's list routes send no
- * ETag, so If-None-Match could not save the body (web/README.md).
+ * the page is visible (0: never). The browser revalidates each fetch by the
+ * weak ETag septad sends with its lists (`private, no-cache`), so a poll of
+ * an unchanged list is a 304 without its body (web/README.md).
  */
 export function usePoll<T>(load: () => Promise<T>, deps: unknown[], intervalMs: (data: T | undefined) => number = () => 0): Async<T> {
   const [state, setState] = useState<{ data: T | undefined; error: unknown; loading: boolean }>({ data: undefined, error: undefined, loading: true });
