@@ -244,6 +244,9 @@ TEST_F(SessionTest, BadSignInsAreNamedAndSignNobodyIn) {
       {"{\"sign_in_code\": \"" + token + "\"}", 401, ""},
       {"not json", 400, ""},
       {std::string(2000, '[') + std::string(2000, ']'), 400, ""},  // deeper than any document may be
+      {"{\"token\": \"\xff\xfe\"}", 400, ""},                      // not UTF-8
+      {std::string("{\"token\": \"a\0b\"}", 16), 400, ""},         // a raw NUL
+      {"{\"tok\\u0007en\": \"x\"}", 400, "tok\\u0007en"},          // a control character in a name
   };
   for (const Case& c : cases) {
     HttpResult r = http_->Send("POST", "/v1/sessions", c.body, Browser(""));

@@ -237,6 +237,15 @@ TEST_F(VirtualClusterRestTest, PodsThatDoNotRunSayWhy) {
   CreateTenant("beta", "dedicated");
   ExpectProblem(Call(CreateToken("tenant:beta", "owner"), "GET", path), 404, "", "another tenant's pods");
   ExpectProblem(Call(admin_, "GET", path + "?page_size=9999"), 400, "page_size", "too large a page");
+  ExpectProblem(Call(admin_, "GET", path + "?page_size=99999999999999999999"), 400, "page_size",
+                "an overflowing number");
+  ExpectProblem(Call(admin_, "GET", path + "?not_running=maybe"), 400, "not_running", "not a bool");
+  ExpectProblem(Call(admin_, "GET", path + "?page_token=%ff%00"), 400, "page_token", "a forged token");
+  for (const std::string bad : {"/v1/tenants/acme/vclusters/tr%00in/pods", "/v1/tenants/acme/vclusters/%ff/pods",
+                                "/v1/tenants/ac%01me/vclusters/train/pods", "/v1/tenants/acme%0a/free-capacity",
+                                "/v1/tenants/%ff%fe/free-capacity"}) {
+    ExpectProblem(Call(admin_, "GET", bad), 404, "", bad);
+  }
 }
 
 // :sleep and :wake over REST (custom methods: POST without a body, 200):
