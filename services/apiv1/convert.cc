@@ -503,6 +503,7 @@ core::TokenRequest TokenRequestFromProto(const v1::CreateTokenRequest& r) {
 
 v1::Credential ToProto(const core::VclusterCredential& c) {
   v1::Credential out;
+  out.set_vcluster(c.vcluster);
   out.set_serial(c.serial);
   out.set_common_name(c.common_name);
   for (const auto& g : c.groups) out.add_groups(g);

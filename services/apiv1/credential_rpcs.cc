@@ -11,12 +11,14 @@ void AddCredentialRpcs(Handlers& handlers, const core::UseCases& uc) {
                            uc.credentials.IssueKubeconfig(ctx, req.tenant(), req.vcluster(), {req.ttl(), req.role()}));
     return ToProto(issued);
   });
-  handlers.Add<v1::ListCredentialsRequest>([uc](const core::RequestContext& ctx, const v1::ListCredentialsRequest& req)
-                                               -> Result<v1::ListCredentialsResponse> {
-    SEPTA_ASSIGN_OR_RETURN(const core::CredentialPage page,
-                           uc.credentials.List(ctx, req.tenant(), req.vcluster(), req.page_size(), req.page_token()));
-    return ToProto(page);
-  });
+  handlers.Add<v1::ListCredentialsRequest>(
+      [uc](const core::RequestContext& ctx,
+           const v1::ListCredentialsRequest& req) -> Result<v1::ListCredentialsResponse> {
+        SEPTA_ASSIGN_OR_RETURN(const core::CredentialPage page,
+                               uc.credentials.List(ctx, req.tenant(), req.vcluster(),
+                                                   {req.page_size(), req.page_token(), req.expiring_within_seconds()}));
+        return ToProto(page);
+      });
   handlers.Add<v1::RevokeCredentialRequest>(
       [uc](const core::RequestContext& ctx, const v1::RevokeCredentialRequest& req) -> Result<v1::Credential> {
         SEPTA_ASSIGN_OR_RETURN(const core::VclusterCredential revoked,

@@ -154,21 +154,62 @@ Result<IssuedKubeconfig> CredentialService::IssueKubeconfig(const RequestContext
   return out;
 }
 
+namespace {
+
+constexpr std::string_view kEveryVirtualCluster = "-";  // AIP-159
+constexpr std::string_view kTenantCredentialsPage = "tenant-credentials:";
+constexpr std::int64_t kMaxExpiringWithinSeconds = 365LL * 24 * 3600;
+
+// A page of every virtual cluster's credentials resumes after (vcluster, serial).
+std::string EncodeTenantCredentialsToken(const VclusterCredential& last) {
+  return EncodeKeyPageToken(kTenantCredentialsPage, last.vcluster + "/" + last.serial);
+}
+
+Status DecodeTenantCredentialsToken(std::string_view token, CredentialQuery& query) {
+  SEPTA_ASSIGN_OR_RETURN(const std::string key, DecodeKeyPageToken(kTenantCredentialsPage, token));
+  const std::size_t slash = key.find('/');
+  if (slash == std::string::npos) return InvalidField("page_token", "is not a token returned by a previous list");
+  query.after_vcluster = key.substr(0, slash);
+  query.after_serial = key.substr(slash + 1);
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<CredentialPage> CredentialService::List(const RequestContext& ctx, const std::string& tenant,
-                                               const std::string& vcluster, int page_size,
-                                               const std::string& page_token) {
-  SEPTA_RETURN_IF_ERROR(CheckMaySeeVirtualCluster(ctx, tenant, vcluster));
-  if (page_size < 0 || page_size > kMaxPageSize) {
+                                               const std::string& vcluster, const CredentialListing& listing) {
+  const bool every = vcluster == kEveryVirtualCluster;
+  if (every) {
+    SEPTA_RETURN_IF_ERROR(CheckMaySeeTenant(ctx, tenant));
+  } else {
+    SEPTA_RETURN_IF_ERROR(CheckMaySeeVirtualCluster(ctx, tenant, vcluster));
+  }
+  if (listing.page_size < 0 || listing.page_size > kMaxPageSize) {
     return InvalidField("page_size", "must be between 1 and 500 (0 for the default of 50)");
   }
-  CredentialQuery query{tenant, vcluster, "", page_size == 0 ? kDefaultPageSize : page_size};
-  if (!page_token.empty()) {
-    auto after = DecodePageToken(page_token);
-    SEPTA_RETURN_IF_ERROR(after);
-    query.after_serial = *after;
+  if (listing.expiring_within_seconds < 0 || listing.expiring_within_seconds > kMaxExpiringWithinSeconds) {
+    return InvalidField("expiring_within_seconds", "must be between 1 and 31536000 (0: no filter)");
+  }
+  CredentialQuery query{.tenant = tenant,
+                        .vcluster = every ? "" : vcluster,
+                        .limit = listing.page_size == 0 ? kDefaultPageSize : listing.page_size};
+  if (!listing.page_token.empty()) {
+    if (every) {
+      SEPTA_RETURN_IF_ERROR(DecodeTenantCredentialsToken(listing.page_token, query));
+    } else {
+      SEPTA_ASSIGN_OR_RETURN(query.after_serial, DecodePageToken(listing.page_token));
+    }
+  }
+  if (listing.expiring_within_seconds > 0) {
+    const TimePoint now = Now(clock_);
+    query.expiring = ExpiringWindow{now, now + std::chrono::seconds(listing.expiring_within_seconds)};
   }
   auto rows = TransactFor(store_, TxMode::kReadOnly, [&](Tx& tx) -> Result<std::vector<VclusterCredential>> {
-    SEPTA_RETURN_IF_ERROR(FindVirtualCluster(tx, tenant, vcluster));
+    if (every) {
+      SEPTA_RETURN_IF_ERROR(tx.Tenants().Get(tenant));
+    } else {
+      SEPTA_RETURN_IF_ERROR(FindVirtualCluster(tx, tenant, vcluster));
+    }
     // One row more than asked tells whether another page exists.
     CredentialQuery probe = query;
     probe.limit = query.limit + 1;
@@ -178,7 +219,8 @@ Result<CredentialPage> CredentialService::List(const RequestContext& ctx, const 
   CredentialPage page{*std::move(rows), ""};
   if (static_cast<int>(page.credentials.size()) > query.limit) {
     page.credentials.resize(query.limit);
-    page.next_page_token = EncodePageToken(page.credentials.back().serial);
+    const VclusterCredential& last = page.credentials.back();
+    page.next_page_token = every ? EncodeTenantCredentialsToken(last) : EncodePageToken(last.serial);
   }
   return page;
 }
@@ -208,7 +250,7 @@ Result<std::vector<std::string>> CredentialService::RevokedUnexpiredSerials(cons
   return TransactFor(store_, TxMode::kReadOnly, [&](Tx& tx) -> Result<std::vector<std::string>> {
     std::vector<std::string> serials;
     const TimePoint now = Now(clock_);
-    CredentialQuery query{tenant, vcluster, "", kMaxPageSize};
+    CredentialQuery query{.tenant = tenant, .vcluster = vcluster, .limit = kMaxPageSize};
     for (;;) {
       SEPTA_ASSIGN_OR_RETURN(const std::vector<VclusterCredential> rows, tx.Credentials().List(query));
       for (const VclusterCredential& row : rows) {

@@ -29,6 +29,13 @@ struct IssuedKubeconfig {
   bool ttl_capped = false;  // the asked ttl was longer than the tier's cap
 };
 
+struct CredentialListing {
+  int page_size = 0;  // 1-500; 0: 50
+  std::string page_token;
+  // >0: only live credentials expiring within this many seconds.
+  std::int64_t expiring_within_seconds = 0;
+};
+
 struct CredentialPage {
   std::vector<VclusterCredential> credentials;
   std::string next_page_token;  // empty on the last page
@@ -49,9 +56,10 @@ class CredentialService {
   // the tenant's tier's credential_ttl_max_seconds is capped, not refused.
   Result<IssuedKubeconfig> IssueKubeconfig(const RequestContext& ctx, const std::string& tenant,
                                            const std::string& vcluster, const KubeconfigRequest& request);
-  // The tenant's principals (viewers too) and admins; ordered by serial.
+  // The tenant's principals (viewers too) and admins; ordered by
+  // (vcluster, serial). vcluster "-" lists every virtual cluster's.
   Result<CredentialPage> List(const RequestContext& ctx, const std::string& tenant, const std::string& vcluster,
-                              int page_size, const std::string& page_token);
+                              const CredentialListing& listing);
   // The tenant's owners and admins. Revoking again is OK and keeps the first
   // revocation time (nothing more is written or audited).
   Result<VclusterCredential> Revoke(const RequestContext& ctx, const std::string& tenant, const std::string& vcluster,

@@ -9,6 +9,7 @@
 #include "services/core/free_capacity.h"
 #include "services/core/tenant_query.h"
 #include "services/core/validation.h"
+#include "services/core/virtual_cluster_kind.h"
 
 namespace septa::core {
 
@@ -104,8 +105,7 @@ std::vector<HeldNode> HeldNodesOf(Snapshot snapshot) {
 }  // namespace
 
 Result<FreeCapacity> InventoryService::FreeFor(const RequestContext& ctx, const std::string& tenant) {
-  if (!CanNameTenantOrTier(tenant)) return NotFound("tenant \"" + EscapeControlCharacters(tenant) + "\" not found");
-  SEPTA_RETURN_IF_ERROR(RequireSeeTenant(ctx.principal, tenant));
+  SEPTA_RETURN_IF_ERROR(CheckMaySeeTenant(ctx, tenant));
   Snapshot snapshot;
   gpu::Tier tier = gpu::Tier::kShared;
   Status st = store_.Transact(TxMode::kReadOnly, [&](Tx& tx) -> Status {

@@ -186,11 +186,20 @@ struct VclusterCredential {
   std::optional<TimePoint> revoke_time;
 };
 
+// Live credentials that expire soon: neither revoked nor expired at `now`,
+// expiring no later than `before`.
+struct ExpiringWindow {
+  TimePoint now{};
+  TimePoint before{};
+};
+
 struct CredentialQuery {
-  std::string tenant;
-  std::string vcluster;
-  std::string after_serial;  // keyset pagination: serials > after_serial
+  std::string tenant{};
+  std::string vcluster{};      // empty: every virtual cluster of the tenant
+  std::string after_serial{};  // keyset pagination in (vcluster, serial) order
   int limit = 50;
+  std::string after_vcluster{};  // with an empty vcluster; empty otherwise
+  std::optional<ExpiringWindow> expiring{};
 };
 
 class CredentialRepository {
@@ -200,7 +209,7 @@ class CredentialRepository {
   virtual Status Insert(const VclusterCredential& credential) = 0;
   virtual Result<VclusterCredential> Get(const std::string& tenant, const std::string& vcluster,
                                          const std::string& serial) = 0;
-  // One virtual cluster's, ordered by serial.
+  // One virtual cluster's or all of a tenant's, ordered by (vcluster, serial).
   virtual Result<std::vector<VclusterCredential>> List(const CredentialQuery& query) = 0;
   // Sets revoke_time unless it is set (the first revocation's time stays)
   // and returns the row as it is then; kNotFound for an unknown serial.

@@ -62,6 +62,11 @@ std::string DescribeVirtualCluster(std::string_view tenant, std::string_view nam
   return "virtual cluster \"" + tenancy::VirtualClusterText(tenant, name) + "\"";
 }
 
+Status CheckMaySeeTenant(const RequestContext& ctx, const std::string& tenant) {
+  if (!CanNameTenantOrTier(tenant)) return NotFound("tenant \"" + EscapeControlCharacters(tenant) + "\" not found");
+  return RequireSeeTenant(ctx.principal, tenant);
+}
+
 Status CheckMaySeeVirtualCluster(const RequestContext& ctx, const std::string& tenant, const std::string& vcluster) {
   if (!CanNameTenantOrTier(tenant) || !tenancy::ValidateVirtualClusterName("vcluster", vcluster).ok()) {
     return NotFound(DescribeVirtualCluster(EscapeControlCharacters(tenant), EscapeControlCharacters(vcluster)) +

@@ -27,6 +27,8 @@ std::string DescribeVirtualCluster(std::string_view tenant, std::string_view nam
 
 // Who may read `tenant`'s virtual cluster `vcluster`, from the names alone:
 // names that cannot exist, and another tenant's, are NOT_FOUND.
+// NOT_FOUND for a name no tenant can have or one the caller may not see.
+Status CheckMaySeeTenant(const RequestContext& ctx, const std::string& tenant);
 Status CheckMaySeeVirtualCluster(const RequestContext& ctx, const std::string& tenant, const std::string& vcluster);
 // The stored virtual cluster; NOT_FOUND naming it.
 Result<tenancy::VirtualCluster> FindVirtualCluster(Tx& tx, const std::string& tenant, const std::string& vcluster);

@@ -58,8 +58,11 @@ void PgCredentials::Prepare(pqxx::connection& c) {
   c.prepare("credential_get",
             "SELECT " + columns + " FROM vcluster_credentials WHERE tenant = $1 AND vcluster = $2 AND serial = $3");
   c.prepare("credential_list", "SELECT " + columns +
-                                   " FROM vcluster_credentials WHERE tenant = $1 AND vcluster = $2 AND serial > $3"
-                                   " ORDER BY serial LIMIT $4");
+                                   " FROM vcluster_credentials WHERE tenant = $1 AND ($2 = '' OR vcluster = $2)"
+                                   " AND (vcluster, serial) > ($3, $4)"
+                                   " AND ($6::bigint IS NULL OR (revoke_time IS NULL AND expire_time > septa_ts($6)"
+                                   " AND expire_time <= septa_ts($7)))"
+                                   " ORDER BY vcluster, serial LIMIT $5");
   // Revoking twice keeps the first time; the first one is told on
   // septa_credentials by the trigger of migrations/0012_credentials_notify.sql.
   c.prepare("credential_revoke",
@@ -86,7 +89,11 @@ Result<VclusterCredential> PgCredentials::Get(const std::string& tenant, const s
 Result<std::vector<VclusterCredential>> PgCredentials::List(const core::CredentialQuery& q) {
   return work_.Read<std::vector<VclusterCredential>>([&](pqxx::transaction_base& t) {
     std::vector<VclusterCredential> rows;
-    for (const auto& row : t.exec_prepared("credential_list", q.tenant, q.vcluster, q.after_serial, q.limit)) {
+    const NullableInt64 now = NullableMicros(q.expiring ? std::optional(q.expiring->now) : std::nullopt);
+    const NullableInt64 before = NullableMicros(q.expiring ? std::optional(q.expiring->before) : std::nullopt);
+    const std::string& after_vcluster = q.vcluster.empty() ? q.after_vcluster : q.vcluster;
+    for (const auto& row : t.exec_prepared("credential_list", q.tenant, q.vcluster, after_vcluster, q.after_serial,
+                                           q.limit, now.param(), before.param())) {
       rows.push_back(CredentialOf(row));
     }
     return rows;

@@ -41,10 +41,15 @@ Result<VclusterCredential> FakeCredentials::Get(const std::string& tenant, const
 Result<std::vector<VclusterCredential>> FakeCredentials::List(const CredentialQuery& q) {
   SEPTA_RETURN_IF_ERROR(CheckLimit(q.limit));
   std::vector<VclusterCredential> rows;
-  for (auto it = w_.s.credentials.upper_bound({q.tenant, q.vcluster, q.after_serial});
+  const std::string& after_vcluster = q.vcluster.empty() ? q.after_vcluster : q.vcluster;
+  for (auto it = w_.s.credentials.upper_bound({q.tenant, after_vcluster, q.after_serial});
        it != w_.s.credentials.end() && static_cast<int>(rows.size()) < q.limit; ++it) {
-    if (it->second.tenant != q.tenant || it->second.vcluster != q.vcluster) break;
-    rows.push_back(it->second);
+    const VclusterCredential& c = it->second;
+    if (c.tenant != q.tenant || (!q.vcluster.empty() && c.vcluster != q.vcluster)) break;
+    if (q.expiring && (c.revoke_time || c.expire_time <= q.expiring->now || c.expire_time > q.expiring->before)) {
+      continue;
+    }
+    rows.push_back(c);
   }
   return rows;
 }

@@ -119,6 +119,13 @@ describe('portal', () => {
     assert.match(out, /namespace\/default/);
     await page.getByRole('button', { name: 'Copy kubeconfig' }).waitFor();
     const serial = (await page.locator('.issued').textContent()).match(/certificate ([0-9a-f]+)/)[1];
+    // The Overview lists it among the credentials that expire within a day.
+    await page.getByRole('link', { name: 'Overview', exact: true }).click();
+    await page
+      .getByRole('region', { name: 'Credentials expiring within a day' })
+      .getByText(`Kubeconfig certificate ${serial} of train (edit)`, { exact: false })
+      .waitFor();
+    await page.goto(url('/t/e2e-shared/vclusters/train'));
     const credential = page.locator(`tr[data-serial="${serial}"]`);
     await credential.waitFor();
     // Revoking it in the portal makes the virtual cluster's API refuse it.

@@ -403,6 +403,61 @@ TEST_F(CredentialsTest, ListingPagesBySerial) {
                 "page_size 501");
 }
 
+// "-" lists every virtual cluster's credentials (AIP-159), paged across
+// them; expiring_within_seconds keeps only live ones expiring that soon:
+// what the portal's Overview shows, in one read however many clusters.
+TEST_F(CredentialsTest, EveryVirtualClustersLiveCredentialsExpiringSoonInOneList) {
+  auto eval = Call(owner_, "POST", "/v1/tenants/acme/vclusters",
+                   json{{"name", "eval"}, {"capacity", {{"gpus", {{"count", 1}}}}}}.dump());
+  ASSERT_EQ(eval.status, 201) << eval.body;
+  MakeReady("acme", "train");
+  MakeReady("acme", "eval");
+  Query("UPDATE trust_tiers SET credential_ttl_max_seconds = 86400 WHERE name = 'dedicated'");
+  auto serial = [&](const std::string& vcluster, const std::string& ttl) {
+    auto r = Issue(owner_, {{"role", "view"}, {"ttl", ttl}}, vcluster);
+    EXPECT_EQ(r.status, 200) << r.body;
+    return r.status == 200 ? json::parse(r.body)["serial"].get<std::string>() : "";
+  };
+  const std::string train_soon = serial("train", "10m"), train_later = serial("train", "3h");
+  const std::string eval_soon = serial("eval", "20m"), eval_revoked = serial("eval", "5m");
+  ASSERT_EQ(Call(owner_, "DELETE", "/v1/tenants/acme/vclusters/eval/credentials/" + eval_revoked).status, 200);
+
+  auto list = [&](const std::string& query) {
+    std::vector<std::pair<std::string, std::string>> seen;
+    std::string token;
+    do {
+      auto page = Call(viewer_, "GET",
+                       "/v1/tenants/acme/vclusters/-/credentials?page_size=1" + query +
+                           (token.empty() ? "" : "&page_token=" + token));
+      EXPECT_EQ(page.status, 200) << page.body;
+      if (page.status != 200) break;
+      const json body = json::parse(page.body);
+      for (const auto& c : body["credentials"]) seen.emplace_back(c["vcluster"], c["serial"]);
+      token = body.value("next_page_token", "");
+    } while (!token.empty());
+    return seen;
+  };
+  using Seen = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(list("&expiring_within_seconds=3600"), (Seen{{"eval", eval_soon}, {"train", train_soon}}));
+  EXPECT_EQ(list("&expiring_within_seconds=86400").size(), 3u);
+  EXPECT_EQ(list("").size(), 4u) << "without the filter, revoked ones too";
+
+  ExpectProblem(Call(owner_, "GET", "/v1/tenants/acme/vclusters/-/credentials?expiring_within_seconds=-1"), 400,
+                "expiring_within_seconds", "a negative window");
+  ExpectProblem(Call(owner_, "GET", "/v1/tenants/acme/vclusters/-/credentials?expiring_within_seconds=31536001"), 400,
+                "expiring_within_seconds", "more than a year");
+  auto single = json::parse(Call(owner_, "GET", "/v1/tenants/acme/vclusters/train/credentials?page_size=1").body);
+  ExpectProblem(
+      Call(owner_, "GET",
+           "/v1/tenants/acme/vclusters/-/credentials?page_token=" + single["next_page_token"].get<std::string>()),
+      400, "page_token", "one cluster's token for the tenant-wide list");
+  // Another tenant's and an unknown tenant's are not found.
+  const std::string beta = CreateToken("tenant:beta", "owner");
+  EXPECT_EQ(Call(beta, "GET", "/v1/tenants/acme/vclusters/-/credentials").status, 404);
+  EXPECT_EQ(Call(admin_, "GET", "/v1/tenants/nobody/vclusters/-/credentials").status, 404);
+  EXPECT_EQ(Call(beta, "GET", "/v1/tenants/beta/vclusters/-/credentials").status, 200);
+}
+
 // The same use cases over gRPC: answers and canonical codes.
 TEST_F(CredentialsTest, GrpcIssuesListsAndRevokes) {
   MakeReady("acme", "train");

@@ -9,12 +9,6 @@ export async function listVClusters(tenant: string): Promise<VirtualCluster[]> {
   });
 }
 
-/** One page of a tenant's virtual clusters in `state`, in name order. */
-export async function vclusterPage(tenant: string, state: VClusterState, pageSize: number): Promise<VirtualCluster[]> {
-  const r = await call(api.GET('/v1/tenants/{tenant}/vclusters', { params: { path: { tenant }, query: { page_size: pageSize, filter: `state=${state}` } } }));
-  return r.virtual_clusters ?? [];
-}
-
 /** How many of a tenant's virtual clusters are in `state` (every page of that state: no API call counts). */
 export async function countVClusters(tenant: string, state: VClusterState): Promise<number> {
   const all = await listAll(async (page_token) => {
@@ -42,6 +36,18 @@ export async function listCredentials(tenant: string, vcluster: string): Promise
   return listAll(async (page_token) => {
     const r = await call(
       api.GET('/v1/tenants/{tenant}/vclusters/{vcluster}/credentials', { params: { path: { tenant, vcluster }, query: { page_size: 500, page_token } } }),
+    );
+    return { items: r.credentials ?? [], next: r.next_page_token };
+  });
+}
+
+/** The tenant's live kubeconfig certificates, of every virtual cluster, that expire within `seconds`: one read. */
+export async function listExpiringCredentials(tenant: string, seconds: number): Promise<Credential[]> {
+  return listAll(async (page_token) => {
+    const r = await call(
+      api.GET('/v1/tenants/{tenant}/vclusters/{vcluster}/credentials', {
+        params: { path: { tenant, vcluster: '-' }, query: { page_size: 500, page_token, expiring_within_seconds: String(seconds) } },
+      }),
     );
     return { items: r.credentials ?? [], next: r.next_page_token };
   });

@@ -32,7 +32,7 @@ class CredentialServiceTest : public CoreTest {
     EXPECT_TRUE(store
                     .Transact(TxMode::kReadOnly,
                               [&](Tx& tx) -> Status {
-                                auto all = tx.Credentials().List({"acme", "train", "", 100});
+                                auto all = tx.Credentials().List({.tenant = "acme", .vcluster = "train", .limit = 100});
                                 SEPTA_RETURN_IF_ERROR(all);
                                 rows = *all;
                                 return Status::Ok();

@@ -668,7 +668,7 @@ TYPED_TEST_P(CapacityContract, CredentialsRoundTripPageRevokeOnceAndGoWithTheirV
 
   auto list = [&](std::string after, int limit) {
     auto rows = this->template Read<std::vector<VclusterCredential>>([&](Tx& tx) {
-      return tx.Credentials().List({"ann", "dedicated", after, limit});
+      return tx.Credentials().List({.tenant = "ann", .vcluster = "dedicated", .after_serial = after, .limit = limit});
     });
     EXPECT_TRUE(rows.ok()) << rows.status().ToString();
     std::vector<std::string> serials;
@@ -677,6 +677,28 @@ TYPED_TEST_P(CapacityContract, CredentialsRoundTripPageRevokeOnceAndGoWithTheirV
   };
   EXPECT_EQ(list("", 2), (std::vector<std::string>{first.serial, std::string(32, 'a')}));
   EXPECT_EQ(list(std::string(32, 'a'), 2), std::vector<std::string>{std::string(32, 'b')});
+  // Every virtual cluster of the tenant, in (vcluster, serial) order, resumed after a pair.
+  auto list_all = [&](CredentialQuery q) {
+    auto rows = this->template Read<std::vector<VclusterCredential>>([&](Tx& tx) { return tx.Credentials().List(q); });
+    EXPECT_TRUE(rows.ok()) << rows.status().ToString();
+    std::vector<std::string> keys;
+    for (const auto& c : rows.ok() ? *rows : std::vector<VclusterCredential>{})
+      keys.push_back(c.vcluster + "/" + c.serial);
+    return keys;
+  };
+  EXPECT_EQ(list_all({.tenant = "ann", .limit = 10}),
+            (std::vector<std::string>{"dedicated/" + first.serial, "dedicated/" + std::string(32, 'a'),
+                                      "dedicated/" + std::string(32, 'b'), "shared/" + std::string(32, 'c')}));
+  EXPECT_EQ(
+      list_all({.tenant = "ann", .after_serial = std::string(32, 'b'), .limit = 10, .after_vcluster = "dedicated"}),
+      std::vector<std::string>{"shared/" + std::string(32, 'c')});
+  // Live and expiring within the window (every credential() expires at 1'800'003'600.000005).
+  auto expiring = [&](TimePoint now, TimePoint before) {
+    return list_all({.tenant = "ann", .limit = 10, .expiring = core::ExpiringWindow{now, before}}).size();
+  };
+  EXPECT_EQ(expiring(At(1'800'000'000), At(1'800'003'600, 5'000)), 4u) << "the window's end is inclusive";
+  EXPECT_EQ(expiring(At(1'800'000'000), At(1'800'003'600)), 0u);
+  EXPECT_EQ(expiring(At(1'800'003'600, 5'000), At(1'800'009'999)), 0u) << "expired at now";
 
   auto revoke = [&](TimePoint when) {
     Result<VclusterCredential> out = Internal("not run");
@@ -692,6 +714,7 @@ TYPED_TEST_P(CapacityContract, CredentialsRoundTripPageRevokeOnceAndGoWithTheirV
   auto again = revoke(At(1'800'000'200));
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->revoke_time, At(1'800'000'100));
+  EXPECT_EQ(expiring(At(1'800'000'000), At(1'800'009'999)), 3u) << "revoked ones are not live";
   const Status unknown = this->Write(
       [](Tx& tx) { return tx.Credentials().Revoke("ann", "dedicated", std::string(32, 'f'), At(1)).status(); });
   EXPECT_EQ(unknown.code(), Code::kNotFound);
