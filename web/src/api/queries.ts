@@ -1,6 +1,7 @@
 // Reads several pages share.
 import { api, call, listAll } from './client';
-import type { ApiToken, Credential, FreeCapacity, InventoryFreeCapacity, InventoryNode, Tenant, TrustTier, VClusterState, VirtualCluster } from './types';
+import { ApiError } from './problem';
+import type { ApiToken, Credential, FreeCapacity, InventoryFreeCapacity, InventoryNode, Tenant, TrustTier, VClusterState, VirtualCluster, VirtualPodPage } from './types';
 
 export async function listVClusters(tenant: string): Promise<VirtualCluster[]> {
   return listAll(async (page_token) => {
@@ -51,6 +52,25 @@ export async function listExpiringCredentials(tenant: string, seconds: number): 
     );
     return { items: r.credentials ?? [], next: r.next_page_token };
   });
+}
+
+/** How many of a virtual cluster's pods that do not run the detail page lists: one page, the API's default. */
+export const NOT_RUNNING_PAGE_SIZE = 100;
+
+/**
+ * The first page of a virtual cluster's pods that are not Running or
+ * Succeeded, by namespace then name; null when its Kubernetes API runs on
+ * the host cluster, whose pods septad does not read (412 FAILED_PRECONDITION).
+ */
+export async function notRunningPods(tenant: string, vcluster: string): Promise<VirtualPodPage | null> {
+  try {
+    return await call(
+      api.GET('/v1/tenants/{tenant}/vclusters/{vcluster}/pods', { params: { path: { tenant, vcluster }, query: { not_running: true, page_size: NOT_RUNNING_PAGE_SIZE } } }),
+    );
+  } catch (err) {
+    if (err instanceof ApiError && err.code === 'FAILED_PRECONDITION') return null;
+    throw err;
+  }
 }
 
 export async function getTenant(name: string): Promise<Tenant> {

@@ -18,4 +18,6 @@ export type InventoryNode = S['InventoryNode'];
 export type InventoryGpu = S['InventoryGpu'];
 export type Holder = S['Holder'];
 export type FreeCapacity = S['FreeCapacity'];
+export type VirtualPod = S['VirtualPod'];
+export type VirtualPodPage = S['ListVirtualClusterPodsResponse'];
 export type InventoryFreeCapacity = S['InventoryFreeCapacity'];

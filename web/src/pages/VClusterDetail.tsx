@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { PageProps } from '../app';
 import { api, call } from '../api/client';
-import { listCredentials } from '../api/queries';
+import { listCredentials, NOT_RUNNING_PAGE_SIZE, notRunningPods } from '../api/queries';
 import type { VirtualCluster } from '../api/types';
 import { usePoll, useTitle } from '../lib/hooks';
 import { navigate } from '../lib/router';
@@ -9,6 +9,7 @@ import { paths } from '../lib/routes';
 import { describeCapacity } from '../lib/capacity';
 import { pollIntervalMs } from '../lib/vclusters';
 import { formatTime } from '../lib/quantity';
+import { describeSince } from '../lib/pods';
 import { ErrorBox } from '../components/ErrorBox';
 import { ConfirmDelete } from '../components/ConfirmDelete';
 import { Kubeconfig } from '../components/Kubeconfig';
@@ -70,6 +71,37 @@ function Credentials({ tenant, vcluster, writer, version }: { tenant: string; vc
           </tbody>
         </table>
       ) : null}
+    </section>
+  );
+}
+
+function PodsNotRunning({ tenant, vcluster, vc }: { tenant: string; vcluster: string; vc: VirtualCluster }) {
+  // On the virtual cluster's schedule; a host control plane's 412 cannot change, so it is not asked again.
+  const pods = usePoll(() => notRunningPods(tenant, vcluster), [tenant, vcluster], (page) => (page === null ? 0 : pollIntervalMs([vc])));
+  const page = pods.data;
+  return (
+    <section aria-labelledby="pods-h" class="card">
+      <h2 id="pods-h">Pods not running</h2>
+      <ErrorBox error={pods.error} context={page === undefined ? undefined : 'Refresh failed'} />
+      {page === null ? <p>This virtual cluster's Kubernetes API runs on the host cluster, where Septa does not read its pods: list them with kubectl.</p> : null}
+      {page && !page.pods?.length ? <p>None.</p> : null}
+      {page?.pods?.length ? (
+        <table aria-labelledby="pods-h">
+          <THead cols={['Pod', 'Phase', 'Reason', 'Message', 'Since']} />
+          <tbody>
+            {page.pods.map((p) => (
+              <tr key={`${p.namespace}/${p.name}`} data-pod={`${p.namespace}/${p.name}`}>
+                <th scope="row">{p.namespace}/{p.name}</th>
+                <td>{p.phase}</td>
+                <td>{p.reason}</td>
+                <td>{p.message}</td>
+                <td>{describeSince(p)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+      {page?.next_page_token ? <p class="hint">First {NOT_RUNNING_PAGE_SIZE} shown.</p> : null}
     </section>
   );
 }
@@ -150,6 +182,7 @@ export function VClusterDetail({ params, session }: PageProps) {
         </section>
         <Reservation vc={d} />
       </div>
+      <PodsNotRunning tenant={tenant} vcluster={name} vc={d} />
       {d.state === 'READY' ? <Kubeconfig tenant={tenant} vcluster={name} viewer={!writer} onIssued={() => setCredVersion((n) => n + 1)} /> : null}
       <Credentials tenant={tenant} vcluster={name} writer={writer} version={credVersion} />
       {writer && d.state !== 'DELETING' ? (
