@@ -53,15 +53,6 @@ Result<std::chrono::seconds> ParseTtl(const std::string& text) {
   return *ttl;
 }
 
-std::string Rfc3339(TimePoint t) {
-  const std::time_t seconds = std::chrono::system_clock::to_time_t(std::chrono::floor<std::chrono::seconds>(t));
-  std::tm utc{};
-  ::gmtime_r(&seconds, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
-}
-
 }  // namespace
 
 std::string CredentialUser(const Principal& principal) {
@@ -141,7 +132,7 @@ Result<IssuedKubeconfig> CredentialService::IssueKubeconfig(const RequestContext
     SEPTA_RETURN_IF_ERROR(tx.Credentials().Insert(c));
     return tx.Audit().Append(AuditOf(ctx, Now(clock_), "vcluster.credential.issue",
                                      ResourceOf(tenant, vcluster, c.serial), "",
-                                     "role=" + c.role + " expire_time=" + Rfc3339(c.expire_time)));
+                                     "role=" + c.role + " expire_time=" + FormatRfc3339(c.expire_time)));
   });
   if (!st.ok()) return st;
   out.ttl_capped = certificate->ttl_capped;

@@ -86,7 +86,7 @@ void WorkloadControllers::SyncReplicaSet(const json& rs, const std::vector<Objec
 
 void WorkloadControllers::SyncDeployment(const json& d, const std::vector<ObjectPtr>& replica_sets,
                                          const ByOwner& pods) {
-  const std::string now = Rfc3339(cluster_.clock.Now());
+  const std::string now = FormatRfc3339(cluster_.clock.Now());
   const json& spec = Child(d, "spec");
   const json& status = Child(d, "status");
   const json& pod_template = Child(spec, "template");

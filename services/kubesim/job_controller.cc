@@ -38,7 +38,7 @@ long long Restarts(const std::vector<ObjectPtr>& active) {
 
 void WorkloadControllers::SyncJob(const json& job, const std::vector<ObjectPtr>& pods) {
   const TimePoint now = cluster_.clock.Now();
-  const std::string ts = Rfc3339(now);
+  const std::string ts = FormatRfc3339(now);
   const json& spec = Child(job, "spec");
   const json& status = Child(job, "status");
   std::vector<ObjectPtr> active;

@@ -295,7 +295,7 @@ void NodeSim::Schedule() {
   auto nodes = cluster_.storage.List("nodes", "", nullptr, 0, "");
   // What is already requested on each node.
   PodIndex::Usage used = pods_->Used();
-  const std::string now = Rfc3339(cluster_.clock.Now());
+  const std::string now = FormatRfc3339(cluster_.clock.Now());
   for (const auto& pod : pending) {
     const json& spec = workload::Child(*pod, "spec");
     auto requests = PodRequests(*pod);
@@ -370,7 +370,7 @@ void NodeSim::StartPods() {
     const std::string ip =
         "10.244." + std::to_string((next_pod_ip_ / 250) % 250) + "." + std::to_string(next_pod_ip_ % 250 + 1);
     ++next_pod_ip_;
-    const std::string ts = Rfc3339(now);
+    const std::string ts = FormatRfc3339(now);
     (void)cluster_.storage.Mutate(
         "pods", (*pod)["metadata"].value("namespace", ""), (*pod)["metadata"].value("name", ""),
         [&](const json* cur) -> ApiResult<Mutation> {

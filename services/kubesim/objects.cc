@@ -14,15 +14,6 @@ namespace septa::kubesim {
 
 using nlohmann::json;
 
-std::string Rfc3339(TimePoint t) {
-  std::time_t secs = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 ApiResult<std::string> NewUid(RandomSource& random) {
   std::array<std::uint8_t, 16> b{};
   if (Status st = random.Fill(b); !st.ok()) return InternalError("making a uid: " + st.message());

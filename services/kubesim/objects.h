@@ -12,7 +12,6 @@
 
 namespace septa::kubesim {
 
-std::string Rfc3339(TimePoint t);
 ApiResult<std::string> NewUid(RandomSource& random);
 // Five random lowercase alphanumerics, as generateName appends.
 ApiResult<std::string> RandomSuffix(RandomSource& random);

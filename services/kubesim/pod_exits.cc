@@ -11,7 +11,7 @@ using namespace std::chrono_literals;
 
 void PodExits::Tick() {
   const TimePoint now = cluster_.clock.Now();
-  const std::string ts = Rfc3339(now);
+  const std::string ts = FormatRfc3339(now);
   std::map<std::string, TimePoint> seen;
   for (const auto& pod : pods_.Exiting()) {
     const json& md = (*pod)["metadata"];
@@ -31,7 +31,7 @@ void PodExits::Tick() {
     const bool restart = policy == "Always" || (policy == "OnFailure" && code != 0);
     if (restart) seen[uid] = now;
     else seen.erase(uid);
-    const std::string started = Rfc3339(since);
+    const std::string started = FormatRfc3339(since);
     (void)cluster_.storage.Mutate("pods", md.value("namespace", ""), md.value("name", ""),
                                   [&](const json* cur) -> ApiResult<Mutation> {
                                     if (!cur || (*cur)["metadata"].value("uid", "") != uid ||

@@ -142,11 +142,11 @@ void ApiServer::Impl::TokenRequest(Call& call) {
   const json response = {
       {"apiVersion", "authentication.k8s.io/v1"},
       {"kind", "TokenRequest"},
-      {"metadata", {{"name", call.name}, {"namespace", call.ns}, {"creationTimestamp", Rfc3339(now)}}},
+      {"metadata", {{"name", call.name}, {"namespace", call.ns}, {"creationTimestamp", FormatRfc3339(now)}}},
       {"spec", std::move(spec_out)},
       {"status",
        {{"token", SignServiceAccountToken(claims, cluster.service_account_key)},
-        {"expirationTimestamp", Rfc3339(now + std::chrono::seconds(token_spec.expiration_seconds))}}}};
+        {"expirationTimestamp", FormatRfc3339(now + std::chrono::seconds(token_spec.expiration_seconds))}}}};
   ReplyJson(ex, 201, response.dump(), warning);
 }
 

@@ -166,7 +166,7 @@ static ApiResult<json> PrepareNew(Cluster& cluster, const ResourceType& t, json 
   KUBESIM_ASSIGN_OR_RETURN(md["uid"], NewUid(cluster.random));
   causes = DefaultAndValidateWorkload(t, obj);
   if (!causes.empty()) return InvalidError(t.kind, t.group, md.value("name", ""), std::move(causes));
-  md["creationTimestamp"] = Rfc3339(cluster.clock.Now());
+  md["creationTimestamp"] = FormatRfc3339(cluster.clock.Now());
   md["generation"] = 1;
   md.erase("resourceVersion");
   md.erase("deletionTimestamp");
@@ -233,7 +233,7 @@ static ApiResult<Mutation> FinishUpdate(Cluster& cluster, const ResourceType& t,
   if (causes.empty()) causes = DefaultAndValidateWorkload(t, proposed);
   if (!causes.empty()) return InvalidError(t.kind, t.group, pmd.value("name", ""), std::move(causes));
   if (SpecChanged(current, proposed)) pmd["generation"] = cur_md.value("generation", 1) + 1;
-  if (!manager.empty()) RecordUpdate(&current, proposed, manager, api_version, Rfc3339(cluster.clock.Now()));
+  if (!manager.empty()) RecordUpdate(&current, proposed, manager, api_version, FormatRfc3339(cluster.clock.Now()));
   if (pmd.contains("deletionTimestamp") && !HasFinalizers(proposed)) {
     return Mutation{Mutation::Kind::kDelete, std::move(proposed)};
   }
@@ -287,7 +287,7 @@ ApiResult<ObjectPtr> ApiServer::Impl::CreateParsed(const ResourceType& t, const 
     usage = std::move(admitted.usage);
   }
   if (!manager.empty())
-    RecordUpdate(nullptr, ready, manager, ready.value("apiVersion", ""), Rfc3339(cluster.clock.Now()));
+    RecordUpdate(nullptr, ready, manager, ready.value("apiVersion", ""), FormatRfc3339(cluster.clock.Now()));
   std::string name = ready["metadata"]["name"];
   auto stored = cluster.storage.Mutate(
       t.key(), ns, name,
@@ -449,7 +449,7 @@ void ApiServer::Impl::Patch(Call& call) {
     return ReplyError(*call.exchange, BadRequestError("PATCH requests with apply-patch need a fieldManager"));
   }
   const bool force = call.Query("force") == "true";
-  const std::string now = Rfc3339(cluster.clock.Now());
+  const std::string now = FormatRfc3339(cluster.clock.Now());
 
   json intent;
   if (apply) {
@@ -530,7 +530,7 @@ void ApiServer::Impl::Patch(Call& call) {
 ApiResult<ObjectPtr> ApiServer::Impl::DeleteOne(const ResourceType& t, const std::string& ns, const std::string& name,
                                                 const json& options, bool dry_run) {
   const json pre = options.value("preconditions", json::object());
-  const std::string now = Rfc3339(cluster.clock.Now());
+  const std::string now = FormatRfc3339(cluster.clock.Now());
   bool removed = false;
   auto result = cluster.storage.Mutate(
       t.key(), ns, name,
@@ -645,7 +645,7 @@ void ApiServer::Impl::Bind(Call& call) {
     return ReplyError(*call.exchange, InvalidError("Binding", "", call.name,
                                                    {{"FieldValueRequired", "Required value", "target.name"}}));
   }
-  const std::string now = Rfc3339(cluster.clock.Now());
+  const std::string now = FormatRfc3339(cluster.clock.Now());
   auto result = cluster.storage.Mutate(
       "pods", call.ns, call.name,
       [&](const json* current) -> ApiResult<Mutation> {

@@ -39,13 +39,16 @@ json RefusalEvent(const json& virtual_object, const tenancy::sync::Refusal& refu
           {"reportingComponent", "septa-syncer"}};
 }
 
-std::optional<json> RefusedStatus(const json& virtual_pod, const tenancy::sync::Refusal& refusal) {
+std::optional<json> RefusedStatus(const json& virtual_pod, const tenancy::sync::Refusal& refusal, TimePoint now) {
   json status = virtual_pod.value("status", json::object());
   if (!status.is_object()) status = json::object();
   json conditions = status.value("conditions", json::array());
   if (!conditions.is_array()) conditions = json::array();
-  const json wanted = {
-      {"type", "PodScheduled"}, {"status", "False"}, {"reason", kSyncRefusedReason}, {"message", RefusalText(refusal)}};
+  const json wanted = {{"type", "PodScheduled"},
+                       {"status", "False"},
+                       {"reason", kSyncRefusedReason},
+                       {"message", RefusalText(refusal)},
+                       {"lastTransitionTime", FormatRfc3339(now)}};
   json kept = json::array();
   for (const json& condition : conditions) {
     if (!condition.is_object() || condition.value("type", "") != "PodScheduled") {

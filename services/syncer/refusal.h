@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "common/status.h"
+#include "common/time_point.h"
 #include "services/syncer/virtual_cluster_watches.h"
 #include "tenancy/sync/pod_translation.h"
 
@@ -35,6 +36,7 @@ Status RefuseObject(WatchedCluster& cluster, const nlohmann::json& virtual_objec
                     const tenancy::sync::Refusal& refusal);
 
 // The virtual pod's status with the condition set; nullopt when it says so already.
-std::optional<nlohmann::json> RefusedStatus(const nlohmann::json& virtual_pod, const tenancy::sync::Refusal& refusal);
+std::optional<nlohmann::json> RefusedStatus(const nlohmann::json& virtual_pod, const tenancy::sync::Refusal& refusal,
+                                            TimePoint now);
 
 }  // namespace septa::syncer

@@ -589,7 +589,7 @@ Outcome SyncerController::Refuse(WatchedCluster& cluster, const PodKey& key, con
   }
   // The condition is written after the event: when it is there, so is the
   // event, and a retry writes nothing.
-  std::optional<json> status = RefusedStatus(virtual_pod, refusal);
+  std::optional<json> status = RefusedStatus(virtual_pod, refusal, clock_.Now());
   if (!status) return Outcome::Done();
   const std::string ns = tsync::MetadataField(virtual_pod, "namespace");
   auto event = cluster.client().Create(kube::kEvents, ns, RefusalEvent(virtual_pod, refusal));

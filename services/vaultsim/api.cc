@@ -56,15 +56,6 @@ std::optional<std::chrono::seconds> ParseDuration(const json& value) {
   return std::chrono::seconds(total);
 }
 
-std::string Rfc3339(TimePoint t) {
-  std::time_t secs = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  std::array<char, 32> buf{};
-  std::strftime(buf.data(), buf.size(), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf.data();
-}
-
 std::int64_t UnixSeconds(TimePoint t) {
   return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
 }

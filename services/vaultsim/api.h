@@ -54,8 +54,6 @@ ApiReply Reply(const Envelope& envelope, const std::string& request_id);
 // Vault's duration forms: a number of seconds (JSON number or digit string)
 // or Go's "1h30m", "90s", "72h". nullopt when malformed.
 std::optional<std::chrono::seconds> ParseDuration(const json& value);
-// "2026-11-23T16:40:30Z"
-std::string Rfc3339(TimePoint t);
 std::int64_t UnixSeconds(TimePoint t);
 
 // Go's time.Duration.String() form, e.g. "24h0m0s", as Vault prints TTLs.

@@ -15,7 +15,7 @@ ApiReply Backend::Kv(const ApiRequest& request, const std::string& mount) {
   auto it = secrets.find(path);
   TimePoint now = clock_.Now();
   auto metadata = [&](const KvSecret& secret, std::size_t version) {
-    return json{{"created_time", Rfc3339(secret.versions[version - 1].created)},
+    return json{{"created_time", FormatRfc3339(secret.versions[version - 1].created)},
                 {"custom_metadata", nullptr},
                 {"deletion_time", ""},
                 {"destroyed", false},
@@ -71,7 +71,7 @@ ApiReply Backend::Kv(const ApiRequest& request, const std::string& mount) {
   if (request.op == Operation::kRead) {
     if (it == secrets.end()) return Error(404, "");
     return Ok(json{{"current_version", it->second.versions.size()},
-                   {"created_time", Rfc3339(it->second.versions.front().created)},
+                   {"created_time", FormatRfc3339(it->second.versions.front().created)},
                    {"max_versions", 0}});
   }
   return Error(405, "unsupported operation");

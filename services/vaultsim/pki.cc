@@ -100,7 +100,7 @@ ApiReply Backend::Pki(const ApiRequest& request, const std::string& mount, PkiSt
     if (it == pki.certificates.end()) return ApiReply{204, "", ""};
     return Ok(json{{"certificate", it->second.pem},
                    {"revocation_time", it->second.revoked_at ? UnixSeconds(*it->second.revoked_at) : 0},
-                   {"revocation_time_rfc3339", it->second.revoked_at ? Rfc3339(*it->second.revoked_at) : ""}});
+                   {"revocation_time_rfc3339", it->second.revoked_at ? FormatRfc3339(*it->second.revoked_at) : ""}});
   }
   if (what == "certs" && request.op == Operation::kList) {
     json keys = json::array();
@@ -172,7 +172,7 @@ ApiReply Backend::Pki(const ApiRequest& request, const std::string& mount, PkiSt
     std::erase_if(leases_,
                   [&](const auto& entry) { return entry.second.mount == mount && entry.second.serial == serial; });
     return Ok(json{{"revocation_time", UnixSeconds(*it->second.revoked_at)},
-                   {"revocation_time_rfc3339", Rfc3339(*it->second.revoked_at)},
+                   {"revocation_time_rfc3339", FormatRfc3339(*it->second.revoked_at)},
                    {"state", "revoked"}});
   }
   return Error(404, "no handler for route \"" + request.path + "\"");

@@ -187,8 +187,8 @@ ApiReply Backend::Leases(const ApiRequest& request) {
   if (s[2] == "lookup") {
     auto ttl = std::max<std::int64_t>(0, UnixSeconds(lease.expires) - UnixSeconds(now));
     return Ok(json{{"id", id},
-                   {"issue_time", Rfc3339(lease.issued)},
-                   {"expire_time", Rfc3339(lease.expires)},
+                   {"issue_time", FormatRfc3339(lease.issued)},
+                   {"expire_time", FormatRfc3339(lease.expires)},
                    {"last_renewal", nullptr},
                    {"renewable", lease.renewable},
                    {"ttl", ttl}});

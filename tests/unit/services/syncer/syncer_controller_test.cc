@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "services/kube/config.h"
 #include "tenancy/sync/bookkeeping.h"
 #include "tenancy/sync/pod_translation.h"
 #include "tenancy/sync/virtual_nodes.h"
@@ -153,8 +154,10 @@ TEST_F(SyncerControllerTest, ARefusedPodGetsOneEventAndTheConditionAndStaysPendi
     if (!pod) return false;
     for (const json& c : (*pod)["status"].value("conditions", json::array())) {
       if (c.value("type", "") == "PodScheduled" && c.value("status", "") == "False" &&
-          c.value("reason", "") == "SyncRefused")
-        return true;
+          c.value("reason", "") == "SyncRefused") {
+        // When it was refused: what the portal shows as "since".
+        return kube::ParseRfc3339(c.value("lastTransitionTime", "")).has_value();
+      }
     }
     return false;
   };

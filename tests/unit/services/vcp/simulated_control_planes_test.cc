@@ -382,7 +382,7 @@ TEST_F(SimulatedControlPlanesTest, EventsExpireAnHourAfterTheirLastWrite) {
                 {"metadata", {{"name", name}, {"namespace", "default"}}},
                 {"involvedObject", {{"kind", "Pod"}, {"name", "p"}, {"namespace", "default"}}},
                 {"reason", "Scheduled"},
-                {"lastTimestamp", kubesim::Rfc3339(clock_.Now())}};
+                {"lastTimestamp", FormatRfc3339(clock_.Now())}};
   };
   ASSERT_TRUE(client->Create(kube::kEvents, "default", event("old")).ok());
   clock_.Advance(50min);
@@ -395,7 +395,7 @@ TEST_F(SimulatedControlPlanesTest, EventsExpireAnHourAfterTheirLastWrite) {
   // Written again, an event lives on.
   json again = event("young");
   clock_.Advance(55min);
-  again["lastTimestamp"] = kubesim::Rfc3339(clock_.Now());
+  again["lastTimestamp"] = FormatRfc3339(clock_.Now());
   auto current = client->Get(kube::kEvents, "default", "young");
   ASSERT_TRUE(current.ok());
   again["metadata"]["resourceVersion"] = (*current)["metadata"]["resourceVersion"];
