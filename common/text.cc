@@ -119,4 +119,15 @@ void ReplaceAll(std::string& text, std::string_view from, std::string_view to) {
   }
 }
 
+std::vector<std::string> Split(std::string_view s, char sep) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t end = s.find(sep, start);
+    parts.emplace_back(s.substr(start, end == std::string_view::npos ? s.size() - start : end - start));
+    if (end == std::string_view::npos) return parts;
+    start = end + 1;
+  }
+}
+
 }  // namespace septa

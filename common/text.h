@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
 
@@ -30,6 +31,9 @@ Status ValidateText(std::string_view field, std::string_view text, std::size_t m
 // With `keep_newlines`, '\n' stays as it is (for a serialized document whose
 // strings are escaped already and whose lines are its structure).
 std::string EscapeControlCharacters(std::string_view text, bool keep_newlines = false);
+
+// The pieces of `s` between the `sep`s ("a.b" -> {"a", "b"}; "" -> {""}).
+std::vector<std::string> Split(std::string_view s, char sep);
 
 // Every occurrence of `from` in `text`, left to right and not overlapping,
 // replaced by `to` (nothing when `from` is empty).

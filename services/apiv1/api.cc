@@ -80,6 +80,7 @@ Result<std::shared_ptr<const Api>> LoadApiV1(const core::UseCases& uc) {
   AddVirtualClusterRpcs(handlers, uc);
   AddCredentialRpcs(handlers, uc);
   AddInventoryRpcs(handlers, uc);
+  AddDeclarativeRpcs(handlers, uc);
   return Api::Load(*services, std::move(handlers));
 }
 

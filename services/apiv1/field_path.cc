@@ -6,17 +6,6 @@ namespace septa::apiv1 {
 
 namespace pb = google::protobuf;
 
-std::vector<std::string> Split(std::string_view s, char sep) {
-  std::vector<std::string> parts;
-  std::size_t start = 0;
-  while (true) {
-    std::size_t end = s.find(sep, start);
-    parts.emplace_back(s.substr(start, end == std::string_view::npos ? s.size() - start : end - start));
-    if (end == std::string_view::npos) return parts;
-    start = end + 1;
-  }
-}
-
 Result<FieldPath> ResolveFieldPath(const pb::Descriptor& message, std::string_view path,
                                    const std::vector<pb::FieldDescriptor::CppType>& leaf_types) {
   FieldPath out{std::string(path), {}};

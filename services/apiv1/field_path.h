@@ -12,6 +12,7 @@
 #include <google/protobuf/message.h>
 
 #include "common/status.h"
+#include "common/text.h"  // Split
 
 namespace septa::apiv1 {
 
@@ -35,7 +36,5 @@ std::string GetString(const google::protobuf::Message& message, const FieldPath&
 void SetString(google::protobuf::Message& message, const FieldPath& path, const std::string& value);
 // The message that holds the leaf of `path`, created when unset.
 google::protobuf::Message& MutableParent(google::protobuf::Message& message, const FieldPath& path);
-
-std::vector<std::string> Split(std::string_view s, char sep);
 
 }  // namespace septa::apiv1

@@ -12,5 +12,6 @@ void AddTokenRpcs(Handlers& handlers, const core::UseCases& uc);
 void AddVirtualClusterRpcs(Handlers& handlers, const core::UseCases& uc);
 void AddCredentialRpcs(Handlers& handlers, const core::UseCases& uc);
 void AddInventoryRpcs(Handlers& handlers, const core::UseCases& uc);
+void AddDeclarativeRpcs(Handlers& handlers, const core::UseCases& uc);
 
 }  // namespace septa::apiv1

@@ -220,6 +220,7 @@ Status SeptadApp::Impl::MakeUseCases() {
                                                     MigRelayoutPolicyOf(config.mig_relayout));
   vclusters = std::make_unique<core::VirtualClusterService>(*store, clock, *capacity, gpu::Catalog::Default(),
                                                             config.idempotency_ttl);
+  apply = std::make_unique<core::ApplyService>(*store, clock, *capacity, gpu::Catalog::Default(), *authenticator);
   // Alive unless the PostgreSQL septad owns stays down despite restarts (an
   // external database being down is a matter of readiness, not liveness).
   probes = std::make_unique<core::Probes>(
@@ -232,6 +233,7 @@ void SeptadApp::Impl::DropUseCases() {
   // The revocation watcher points at the authenticator.
   if (store) store->WatchRevocations(nullptr);
   probes.reset();
+  apply.reset();
   vclusters.reset();
   capacity.reset();
   sessions.reset();

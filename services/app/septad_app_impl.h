@@ -85,6 +85,7 @@ struct SeptadApp::Impl {
   // The placement engine over the reservation rows, shared by every virtual cluster request.
   std::unique_ptr<core::CapacityLedger> capacity;
   std::unique_ptr<core::VirtualClusterService> vclusters;
+  std::unique_ptr<core::ApplyService> apply;  // GitOps' Diff and Apply
   std::unique_ptr<core::Probes> probes;
   // admin-token
   std::optional<std::string> new_admin_token;
@@ -192,19 +193,8 @@ struct SeptadApp::Impl {
   Result<std::string> ServingCa(const std::string& tenant, const std::string& vcluster);
 
   core::UseCases UseCases() {
-    return {*store,
-            *authenticator,
-            *tenants,
-            *tiers,
-            *tokens,
-            *sessions,
-            *pods,
-            random,
-            *probes,
-            *inventory_service,
-            *vclusters,
-            *credentials,
-            config.db_request_timeout};
+    return {*store, *authenticator, *tenants,           *tiers,     *tokens,      *sessions, *pods,
+            random, *probes,        *inventory_service, *vclusters, *credentials, *apply,    config.db_request_timeout};
   }
 };
 

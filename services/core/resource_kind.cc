@@ -22,13 +22,19 @@ bool DeclaredFields::Covers(std::string_view path) const {
   return false;
 }
 
-Status CheckDeclaredPaths(const DeclaredFields& declared, std::string_view kind,
-                          std::initializer_list<std::string_view> writable) {
+Result<DeclaredFields> CheckDeclaredPaths(const DeclaredFields& declared, std::string_view kind,
+                                          std::initializer_list<std::string_view> writable) {
+  std::vector<std::string> folded;
   for (const std::string& path : declared.paths()) {
-    const bool known = std::any_of(writable.begin(), writable.end(), [&path](std::string_view field) {
+    std::string as_written = path;
+    const bool known = std::any_of(writable.begin(), writable.end(), [&](std::string_view field) {
       if (field.ends_with(".*")) {  // a map: the map itself or one key
         const std::string_view map = field.substr(0, field.size() - 2);
         return path == map || (path.size() > map.size() + 1 && Within(path, map));
+      }
+      if (Within(path, field) && path != field) {  // inside a field written whole
+        as_written = std::string(field);
+        return true;
       }
       return Within(field, path);  // the field, or a parent of it
     });
@@ -38,8 +44,9 @@ Status CheckDeclaredPaths(const DeclaredFields& declared, std::string_view kind,
       return InvalidField(EscapeControlCharacters(path),
                           "is not a writable field of a " + std::string(kind) + "; writable: " + fields);
     }
+    if (std::find(folded.begin(), folded.end(), as_written) == folded.end()) folded.push_back(std::move(as_written));
   }
-  return Status::Ok();
+  return DeclaredFields(std::move(folded));
 }
 
 void ForgetAll(Authenticator& authenticator, const std::vector<Revocation>& forget) {

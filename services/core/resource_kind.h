@@ -50,12 +50,13 @@ class DeclaredFields {
   std::vector<std::string> paths_;
 };
 
-// OK when every declared path is one of `writable` (leaf paths; "labels.*"
-// admits any key of a map) or a parent of some ("quota" of "quota.pods");
-// otherwise INVALID_ARGUMENT naming the first other path, as output-only
-// and unknown fields are not declared.
-Status CheckDeclaredPaths(const DeclaredFields& declared, std::string_view kind,
-                          std::initializer_list<std::string_view> writable);
+// The declared paths as the kind writes them, when every one is one of
+// `writable` (leaf paths; "labels.*" admits any key of a map), a parent of
+// some ("quota" of "quota.pods"), or inside one that is written whole
+// ("capacity.mig" is "capacity"); otherwise INVALID_ARGUMENT naming the
+// first other path, as output-only and unknown fields are not declared.
+Result<DeclaredFields> CheckDeclaredPaths(const DeclaredFields& declared, std::string_view kind,
+                                          std::initializer_list<std::string_view> writable);
 
 // Appends a FieldChange for `path` when it is declared and the values differ.
 void CompareField(std::vector<FieldChange>& changes, const DeclaredFields& declared, std::string_view path,
@@ -98,8 +99,8 @@ template <class K>
 concept ResourceKind = requires(const K& kind, const typename K::Object& object, const RequestContext& ctx, Tx& tx,
                                 WriteScope& scope, const DeclaredFields& declared) {
   { K::kKind } -> std::convertible_to<std::string_view>;
-  // Every declared path a writable field (CheckDeclaredPaths).
-  { kind.CheckDeclared(declared) } -> std::same_as<Status>;
+  // Every declared path a writable field, as the kind writes it (CheckDeclaredPaths).
+  { kind.CheckDeclared(declared) } -> std::same_as<Result<DeclaredFields>>;
   // "tenants/acme/vclusters/train": how plans, errors and audit name it.
   { kind.ResourceName(object) } -> std::same_as<std::string>;
   // What can be checked without the store: names, formats, bounds, and

@@ -36,6 +36,8 @@ struct PlannedChange {
   PlannedAction action = PlannedAction::kUnchanged;
   // The declared fields that differ (for a create, those set); never an output-only one.
   std::vector<FieldChange> fields;
+  // The declared paths as the kind writes them (CheckDeclared).
+  DeclaredFields declared;
 };
 
 class ResourceKinds {
@@ -50,6 +52,13 @@ class ResourceKinds {
   // Deletes the live object `object` names (validated as given, so pass
   // its identity alone); false when there is none.
   Result<bool> Delete(WriteScope& scope, const DeclaredObject& object) const;
+
+  // "VirtualCluster", and "tenants/acme/vclusters/train".
+  std::string_view KindOf(const DeclaredObject& object) const;
+  std::string ResourceNameOf(const DeclaredObject& object) const;
+  // The object holding only the identity that KindOf and ResourceNameOf
+  // give (as a set's member rows keep it); INVALID_ARGUMENT otherwise.
+  Result<DeclaredObject> IdentityOf(std::string_view kind, std::string_view resource) const;
 
  private:
   // Calls f(kind, object) with the kind of the object's type.

@@ -218,6 +218,43 @@ class CredentialRepository {
                                             const std::string& serial, TimePoint when) = 0;
 };
 
+// A GitOps apply set (migrations/0020_apply_sets.sql, core/apply_service.h).
+struct ApplySet {
+  std::string tenant{};  // "" for a platform set
+  std::string name{};
+  std::int64_t revision = 0;
+  std::string source{};
+  std::string applied_by{};
+  TimePoint apply_time{};
+};
+
+// Which set declared an object, and which of its fields.
+struct ApplySetMember {
+  std::string kind{};      // "VirtualCluster"
+  std::string resource{};  // "tenants/acme/vclusters/train"
+  std::string set_tenant{};
+  std::string set_name{};
+  std::vector<std::string> declared{};  // empty: every writable field
+  bool operator==(const ApplySetMember&) const = default;
+};
+
+class ApplySetRepository {
+ public:
+  virtual ~ApplySetRepository() = default;
+  virtual Result<std::optional<ApplySet>> Get(const std::string& tenant, const std::string& name) = 0;
+  // Inserts the set, or replaces the one of its (tenant, name).
+  virtual Status Put(const ApplySet& set) = 0;
+  // A set's members, ordered by (kind, resource).
+  virtual Result<std::vector<ApplySetMember>> Members(const std::string& tenant, const std::string& name) = 0;
+  // The member row of an object, whichever set it is in.
+  virtual Result<std::optional<ApplySetMember>> MemberOf(const std::string& kind, const std::string& resource) = 0;
+  // Inserts the row, or replaces the object's (moving it to member's set);
+  // kNotFound when that set does not exist.
+  virtual Status PutMember(const ApplySetMember& member) = 0;
+  // Removes the object's row; none is OK.
+  virtual Status DeleteMember(const std::string& kind, const std::string& resource) = 0;
+};
+
 // One transaction. Reads see a consistent snapshot; writes become visible
 // only if the function given to Store::Transact returns OK.
 class Tx {
@@ -232,6 +269,7 @@ class Tx {
   virtual InventoryRepository& Inventory() = 0;
   virtual ReservationRepository& Reservations() = 0;
   virtual CredentialRepository& Credentials() = 0;
+  virtual ApplySetRepository& ApplySets() = 0;
 };
 
 // kDryRun: read-write, and always rolled back: the body runs as it would

@@ -69,7 +69,7 @@ Status CheckTenantUpdate(const RequestContext& ctx, const TenantUpdate& update) 
   return Status::Ok();
 }
 
-Status TenantKind::CheckDeclared(const DeclaredFields& declared) const {
+Result<DeclaredFields> TenantKind::CheckDeclared(const DeclaredFields& declared) const {
   return CheckDeclaredPaths(declared, kKind,
                             {"display_name", "labels.*", "trust_tier", "state", "quota.gpu_milli", "quota.cpu_milli",
                              "quota.memory_mib", "quota.pods", "quota.vclusters"});

@@ -39,7 +39,7 @@ class TenantKind {
 
   std::string ResourceName(const Tenant& tenant) const { return TenantResource(tenant.name); }
   // display_name, labels (or labels.<key>), trust_tier, state, quota (or quota.<member>).
-  Status CheckDeclared(const DeclaredFields& declared) const;
+  Result<DeclaredFields> CheckDeclared(const DeclaredFields& declared) const;
   // Admin writers only; name, display_name, labels and quota well formed.
   Status Validate(const RequestContext& ctx, const Tenant& tenant) const;
   Result<std::optional<Tenant>> Get(Tx& tx, const Tenant& key) const;

@@ -43,8 +43,7 @@ Result<TrustTier> TrustTierService::Update(const RequestContext& ctx, const Trus
   SEPTA_RETURN_IF_ERROR(RequireAdminWriter(ctx.principal, "update trust tiers"));
   SEPTA_RETURN_IF_ERROR(CheckCanNameTier(desired.name));
   if (paths.empty()) return InvalidField("update_mask", "names no field to change");
-  const DeclaredFields declared(paths);
-  SEPTA_RETURN_IF_ERROR(kind_.CheckDeclared(declared));
+  SEPTA_ASSIGN_OR_RETURN(const DeclaredFields declared, kind_.CheckDeclared(DeclaredFields(paths)));
   std::vector<Revocation> forget;
   auto updated = TransactFor(store_, TxMode::kReadWrite, [&](Tx& tx) -> Result<TrustTier> {
     SEPTA_ASSIGN_OR_RETURN(const TrustTier live, ReadTier(tx, desired.name));

@@ -60,7 +60,7 @@ Status CheckUnused(Tx& tx, const TrustTier& tier, std::string_view field, std::s
 
 std::string TrustTierResource(std::string_view name) { return "trust-tiers/" + std::string(name); }
 
-Status TrustTierKind::CheckDeclared(const DeclaredFields& declared) const {
+Result<DeclaredFields> TrustTierKind::CheckDeclared(const DeclaredFields& declared) const {
   return CheckDeclaredPaths(
       declared, kKind,
       {"display_name", "description", "gpu_sharing", "co_tenancy", "runtime_class", "credential_ttl_max",

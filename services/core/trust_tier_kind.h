@@ -26,7 +26,7 @@ class TrustTierKind {
   std::string ResourceName(const TrustTier& tier) const { return TrustTierResource(tier.name); }
   // display_name, description, gpu_sharing, co_tenancy, runtime_class,
   // credential_ttl_max, api_limits (or api_limits.<member>).
-  Status CheckDeclared(const DeclaredFields& declared) const;
+  Result<DeclaredFields> CheckDeclared(const DeclaredFields& declared) const;
   // Admin writers only; tenancy::ValidateTrustTier.
   Status Validate(const RequestContext& ctx, const TrustTier& tier) const;
   Result<std::optional<TrustTier>> Get(Tx& tx, const TrustTier& key) const;

@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "common/clock.h"
+#include "services/core/apply_service.h"
 #include "services/core/auth.h"
 #include "services/core/credential_service.h"
 #include "services/core/inventory_service.h"
@@ -32,6 +33,7 @@ struct UseCases {
   InventoryService& inventory;
   VirtualClusterService& vclusters;
   CredentialService& credentials;
+  ApplyService& apply;  // GitOps' Diff and Apply
   // How long one request may wait on the database altogether
   // (db_request_timeout): the transports open a DeadlineScope of it.
   std::chrono::milliseconds db_request_timeout;

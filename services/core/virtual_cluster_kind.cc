@@ -101,7 +101,7 @@ std::string VirtualClusterKind::ResourceName(const VirtualCluster& vc) const {
   return VirtualClusterResource(vc.tenant, vc.name);
 }
 
-Status VirtualClusterKind::CheckDeclared(const DeclaredFields& declared) const {
+Result<DeclaredFields> VirtualClusterKind::CheckDeclared(const DeclaredFields& declared) const {
   return CheckDeclaredPaths(declared, kKind,
                             {"display_name", "capacity", "quota.cpu_milli", "quota.memory_mib", "quota.pods",
                              "queue.priority", "queue.over_quota_weight", "api_limits.objects",

@@ -48,7 +48,7 @@ class VirtualClusterKind {
 
   std::string ResourceName(const tenancy::VirtualCluster& vc) const;
   // display_name, capacity, and quota, queue and api_limits or a member of each.
-  Status CheckDeclared(const DeclaredFields& declared) const;
+  Result<DeclaredFields> CheckDeclared(const DeclaredFields& declared) const;
   // Its tenant's writers; api_limits only by admins; tenant and name well formed.
   Status Validate(const RequestContext& ctx, const tenancy::VirtualCluster& vc) const;
   Result<std::optional<tenancy::VirtualCluster>> Get(Tx& tx, const tenancy::VirtualCluster& key) const;

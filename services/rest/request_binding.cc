@@ -107,7 +107,7 @@ Result<Number> ParseNumber(const std::string& name, const std::string& text) {
 
 std::vector<std::string> SplitMask(const std::string& mask) {
   std::vector<std::string> paths;
-  for (std::string& path : apiv1::Split(mask, ',')) {
+  for (std::string& path : Split(mask, ',')) {
     if (!path.empty()) paths.push_back(std::move(path));
   }
   return paths;

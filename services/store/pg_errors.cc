@@ -111,6 +111,11 @@ const std::map<std::string, ConstraintMeaning>& ConstraintMeanings() {
       {"vcluster_credentials_serial_hex", {Code::kInvalidArgument, "serial", "must be 16-40 lower-case hex digits"}},
       {"vcluster_credentials_role_known", {Code::kInvalidArgument, "role", "must be admin, edit or view"}},
       {"vcluster_credentials_lifetime", {Code::kInvalidArgument, "expire_time", "must be after issue_time"}},
+      // migrations/0020_apply_sets.sql
+      {"apply_sets_name_dns_label", {Code::kInvalidArgument, "apply_set", "must be a DNS label"}},
+      {"apply_sets_revision_positive", {Code::kInvalidArgument, "revision", "must be positive"}},
+      {"apply_set_members_kind_known", {Code::kInvalidArgument, "kind", "must be TrustTier, Tenant or VirtualCluster"}},
+      {"apply_set_members_set_fkey", {Code::kNotFound, "", "no such apply set"}},
       {"node_holds_node_fkey", {Code::kNotFound, "", "no such node in the inventory"}},
       {"gpu_holds_gpu_fkey", {Code::kNotFound, "", "no such GPU in the inventory"}},
       {"reservation_mig_slices_on_gpu",

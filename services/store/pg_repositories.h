@@ -96,4 +96,19 @@ class PgCredentials final : public core::CredentialRepository {
   PgWork& work_;
 };
 
+class PgApplySets final : public core::ApplySetRepository {
+ public:
+  explicit PgApplySets(PgWork& work) : work_(work) {}
+  static void Prepare(pqxx::connection& c);
+  Result<std::optional<core::ApplySet>> Get(const std::string& tenant, const std::string& name) override;
+  Status Put(const core::ApplySet& set) override;
+  Result<std::vector<core::ApplySetMember>> Members(const std::string& tenant, const std::string& name) override;
+  Result<std::optional<core::ApplySetMember>> MemberOf(const std::string& kind, const std::string& resource) override;
+  Status PutMember(const core::ApplySetMember& member) override;
+  Status DeleteMember(const std::string& kind, const std::string& resource) override;
+
+ private:
+  PgWork& work_;
+};
+
 }  // namespace septa::store

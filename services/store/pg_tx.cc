@@ -12,6 +12,7 @@ void PrepareStatements(pqxx::connection& c) {
   PgInventory::Prepare(c);
   PgReservations::Prepare(c);
   PgCredentials::Prepare(c);
+  PgApplySets::Prepare(c);
 }
 
 }  // namespace septa::store

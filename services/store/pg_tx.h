@@ -33,6 +33,7 @@ class PgTx final : public core::Tx {
   core::InventoryRepository& Inventory() override { return inventory_; }
   core::ReservationRepository& Reservations() override { return reservations_; }
   core::CredentialRepository& Credentials() override { return credentials_; }
+  core::ApplySetRepository& ApplySets() override { return apply_sets_; }
 
  private:
   PgWork work_;
@@ -45,6 +46,7 @@ class PgTx final : public core::Tx {
   PgInventory inventory_{work_};
   PgReservations reservations_{work_};
   PgCredentials credentials_{work_};
+  PgApplySets apply_sets_{work_};
 };
 
 }  // namespace septa::store

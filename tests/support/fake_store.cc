@@ -1,4 +1,5 @@
 #include "tests/support/fake_store.h"
+#include "tests/support/fake_apply_sets.h"
 #include "tests/support/fake_capacity.h"
 #include "tests/support/fake_credentials.h"
 #include "tests/support/fake_work.h"
@@ -368,6 +369,7 @@ class FakeTx final : public Tx {
   InventoryRepository& Inventory() override { return inventory_; }
   ReservationRepository& Reservations() override { return reservations_; }
   CredentialRepository& Credentials() override { return credentials_; }
+  ApplySetRepository& ApplySets() override { return apply_sets_; }
 
  private:
   FakeWork work_;
@@ -380,6 +382,7 @@ class FakeTx final : public Tx {
   FakeInventory inventory_{work_};
   FakeReservations reservations_{work_};
   FakeCredentials credentials_{work_};
+  FakeApplySets apply_sets_{work_};
 };
 
 }  // namespace

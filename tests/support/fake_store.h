@@ -44,6 +44,9 @@ class FakeStore final : public Store {
     std::int64_t capacity_epoch = 1;  // ReservationRepository::Epoch
     // Keyed by (tenant, vcluster, serial); see fake_credentials.h.
     std::map<std::tuple<std::string, std::string, std::string>, VclusterCredential> credentials;
+    // Keyed by (tenant, name) and (kind, resource); see fake_apply_sets.h.
+    std::map<std::pair<std::string, std::string>, ApplySet> apply_sets;
+    std::map<std::pair<std::string, std::string>, ApplySetMember> apply_set_members;
   };
 
  private:

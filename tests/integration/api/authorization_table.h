@@ -93,6 +93,22 @@ inline std::vector<AuthorizationRow> AuthorizationTable() {
       // Never provisioned, vc1 is gone once its owner deleted it.
       {"DELETE", "/v1/tenants/acme/vclusters/vc1", "", "VirtualClusterService/DeleteVirtualCluster",
        R"({"tenant":"acme","name":"vc1"})", 404, 200, 403, 404, 401},
+      // GitOps: plans and applies run each object's own rules, so another
+      // tenant's plan names acme's cluster REFUSED (its apply: 404). The owner
+      // applies gitops into acme's set "git"; the admin's platform set "git"
+      // then conflicts with it (409); the owner's prune of the set removes it.
+      {"POST", "/v1/applysets/git:diff",
+       R"({"objects":[{"virtual_cluster":{"tenant":"acme","name":"gitops","capacity":{"gpus":{"count":1}}}}]})",
+       "DeclarativeService/Diff",
+       R"({"apply_set":"git","objects":[{"virtual_cluster":{"tenant":"acme","name":"gitops","capacity":{"gpus":{"count":1}}}}]})",
+       200, 200, 403, 200, 401},
+      {"POST", "/v1/applysets/git:apply",
+       R"({"objects":[{"virtual_cluster":{"tenant":"acme","name":"gitops","capacity":{"gpus":{"count":1}}}}]})",
+       "DeclarativeService/Apply",
+       R"({"apply_set":"git","objects":[{"virtual_cluster":{"tenant":"acme","name":"gitops","capacity":{"gpus":{"count":1}}}}]})",
+       409, 200, 403, 404, 401},
+      {"POST", "/v1/applysets/git:apply", R"({"prune":true,"allow_empty":true})", "DeclarativeService/Apply",
+       R"({"apply_set":"git","prune":true,"allow_empty":true})", 200, 200, 403, 200, 401},
       {"POST", "/v1/tokens", R"({"principal":"tenant:acme","role":"viewer"})", "TokenService/CreateToken",
        R"({"principal":"tenant:acme","role":"viewer"})", 201, 201, 403, 404, 401},
       {"POST", "/v1/tokens", R"({"principal":"admin","role":"owner"})", "TokenService/CreateToken",

@@ -770,17 +770,105 @@ TYPED_TEST_P(StoreContract, ConcurrentReadModifyWriteLosesNoUpdate) {
   EXPECT_EQ(counter->version, 1 + kThreads * kIncrements);
 }
 
-REGISTER_TYPED_TEST_SUITE_P(
-    StoreContract, IsReady, HoldsTheFourDefaultTrustTiers, TrustTiersRoundTripAndChangeOnlyAtTheExpectedVersion,
-    ABadTrustTierRowIsRefusedNamingTheField, TenantRoundTripsAtMicrosecondPrecision, MissingTenantIsNotFound,
-    DuplicateTenantIsAlreadyExists, UnknownTrustTierIsAnInvalidField, TenantNamesMustBeShortDnsLabels,
-    AFailedWriteLeavesTheTransactionUsable, AFailedBodyChangesNothing, ReadOnlyTransactionsRefuseWrites,
-    UpdateTenantRequiresTheExpectedVersion, DeleteTenantRequiresTheExpectedVersion,
-    TenantQuotaIsUnlimitedUntilSetAndRoundTrips, NegativeTenantQuotasAreRefusedNamingTheField,
-    ListTenantsFiltersAndPaginatesByName, TokensRoundTripAndStayUnique, TokensStoreOnlyAWellFormedHash,
-    TokensListInCreationOrderAndRevoke, ADryRunSucceedsAndKeepsNothing, SessionsAreTokenRowsMadeFromAnApiToken,
-    TokenLifetimesAreCappedFromTheirCreation, AuditIsNewestFirstWithAssignedIds, IdempotencyKeysAreUniquePerPrincipal,
-    IdempotencyKeysAreDeletedOneByOneOrOldestFirst, CommittedRevocationsAreToldToTheWatcher,
-    ATenantsChangeOfStateIsToldToTheWatcher, ConcurrentReadModifyWriteLosesNoUpdate);
+// Apply sets (migrations/0020_apply_sets.sql): sets round-trip and are
+// replaced by their (tenant, name); an object is in at most one set, moved
+// by PutMember; members need their set and go with it; rows are checked.
+TYPED_TEST_P(StoreContract, ApplySetsHoldEachObjectOnceAndGoWithTheirMembers) {
+  const ApplySet platform{.tenant = "",
+                          .name = "prod",
+                          .revision = 1,
+                          .source = "git@x:p@abc",
+                          .applied_by = "admin",
+                          .apply_time = At(1'800'000'000, 123'456'000)};
+  const ApplySet acme{.tenant = "acme",
+                      .name = "prod",
+                      .revision = 4,
+                      .source = "",
+                      .applied_by = "tenant:acme",
+                      .apply_time = At(1'800'000'001)};
+  ASSERT_TRUE(this->Write([&](Tx& tx) {
+                    SEPTA_RETURN_IF_ERROR(tx.ApplySets().Put(platform));
+                    return tx.ApplySets().Put(acme);
+                  })
+                  .ok());
+  auto got = this->template Read<std::optional<ApplySet>>([](Tx& tx) { return tx.ApplySets().Get("", "prod"); });
+  ASSERT_TRUE(got.ok() && got->has_value()) << got.status().ToString();
+  EXPECT_EQ((*got)->source, platform.source);
+  EXPECT_EQ((*got)->apply_time, platform.apply_time);
+  auto missing =
+      this->template Read<std::optional<ApplySet>>([](Tx& tx) { return tx.ApplySets().Get("beta", "prod"); });
+  ASSERT_TRUE(missing.ok());
+  EXPECT_FALSE(missing->has_value());
+
+  ApplySet bumped = platform;
+  bumped.revision = 2;
+  ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.ApplySets().Put(bumped); }).ok());
+  got = this->template Read<std::optional<ApplySet>>([](Tx& tx) { return tx.ApplySets().Get("", "prod"); });
+  EXPECT_EQ((*got)->revision, 2);
+
+  const ApplySetMember vc{.kind = "VirtualCluster",
+                          .resource = "tenants/acme/vclusters/train",
+                          .set_tenant = "",
+                          .set_name = "prod",
+                          .declared = {"capacity", "quota.pods"}};
+  const ApplySetMember tenant{.kind = "Tenant", .resource = "tenants/acme", .set_tenant = "", .set_name = "prod"};
+  ASSERT_TRUE(this->Write([&](Tx& tx) {
+                    SEPTA_RETURN_IF_ERROR(tx.ApplySets().PutMember(vc));
+                    return tx.ApplySets().PutMember(tenant);
+                  })
+                  .ok());
+  auto members = [&](const std::string& set_tenant) {
+    auto rows = this->template Read<std::vector<ApplySetMember>>(
+        [&](Tx& tx) { return tx.ApplySets().Members(set_tenant, "prod"); });
+    EXPECT_TRUE(rows.ok()) << rows.status().ToString();
+    return rows.ok() ? *rows : std::vector<ApplySetMember>{};
+  };
+  EXPECT_EQ(members(""), (std::vector<ApplySetMember>{tenant, vc})) << "ordered by (kind, resource)";
+
+  // Moving the cluster to acme's set takes it out of the platform's.
+  ApplySetMember moved = vc;
+  moved.set_tenant = "acme";
+  moved.declared = {};
+  ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.ApplySets().PutMember(moved); }).ok());
+  EXPECT_EQ(members(""), std::vector<ApplySetMember>{tenant});
+  EXPECT_EQ(members("acme"), std::vector<ApplySetMember>{moved});
+  auto of = this->template Read<std::optional<ApplySetMember>>(
+      [&](Tx& tx) { return tx.ApplySets().MemberOf("VirtualCluster", vc.resource); });
+  ASSERT_TRUE(of.ok() && of->has_value());
+  EXPECT_EQ(**of, moved);
+
+  // Checked rows.
+  auto put = [&](const ApplySetMember& m) { return this->Write([&](Tx& tx) { return tx.ApplySets().PutMember(m); }); };
+  ApplySetMember orphan = tenant;
+  orphan.set_name = "nope";
+  EXPECT_EQ(put(orphan).code(), Code::kNotFound);
+  ApplySetMember odd = tenant;
+  odd.kind = "ApiToken";
+  EXPECT_EQ(put(odd).code(), Code::kInvalidArgument);
+  ApplySet bad = platform;
+  bad.name = "Not_A_Label";
+  EXPECT_EQ(this->Write([&](Tx& tx) { return tx.ApplySets().Put(bad); }).code(), Code::kInvalidArgument);
+
+  ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.ApplySets().DeleteMember("Tenant", "tenants/acme"); }).ok());
+  ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.ApplySets().DeleteMember("Tenant", "tenants/acme"); }).ok())
+      << "deleting what is gone is OK";
+  EXPECT_TRUE(members("").empty());
+}
+
+REGISTER_TYPED_TEST_SUITE_P(StoreContract, ApplySetsHoldEachObjectOnceAndGoWithTheirMembers, IsReady,
+                            HoldsTheFourDefaultTrustTiers, TrustTiersRoundTripAndChangeOnlyAtTheExpectedVersion,
+                            ABadTrustTierRowIsRefusedNamingTheField, TenantRoundTripsAtMicrosecondPrecision,
+                            MissingTenantIsNotFound, DuplicateTenantIsAlreadyExists, UnknownTrustTierIsAnInvalidField,
+                            TenantNamesMustBeShortDnsLabels, AFailedWriteLeavesTheTransactionUsable,
+                            AFailedBodyChangesNothing, ReadOnlyTransactionsRefuseWrites,
+                            UpdateTenantRequiresTheExpectedVersion, DeleteTenantRequiresTheExpectedVersion,
+                            TenantQuotaIsUnlimitedUntilSetAndRoundTrips, NegativeTenantQuotasAreRefusedNamingTheField,
+                            ListTenantsFiltersAndPaginatesByName, TokensRoundTripAndStayUnique,
+                            TokensStoreOnlyAWellFormedHash, TokensListInCreationOrderAndRevoke,
+                            ADryRunSucceedsAndKeepsNothing, SessionsAreTokenRowsMadeFromAnApiToken,
+                            TokenLifetimesAreCappedFromTheirCreation, AuditIsNewestFirstWithAssignedIds,
+                            IdempotencyKeysAreUniquePerPrincipal, IdempotencyKeysAreDeletedOneByOneOrOldestFirst,
+                            CommittedRevocationsAreToldToTheWatcher, ATenantsChangeOfStateIsToldToTheWatcher,
+                            ConcurrentReadModifyWriteLosesNoUpdate);
 
 }  // namespace septa::core::contract

@@ -1,0 +1,167 @@
+// DeclarativeService over core::ApplyService: declared API resources in,
+// plans out.
+#include <google/protobuf/message.h>
+
+#include <algorithm>
+#include <type_traits>
+
+#include "septa/v1/declarative.pb.h"
+#include "services/apiv1/convert.h"
+#include "services/apiv1/rpcs.h"
+#include "services/core/apply_service.h"
+
+namespace septa::apiv1 {
+namespace {
+
+namespace pb = google::protobuf;
+
+// Without declared_fields, the fields the object sets (proto3 has no
+// presence for scalars: a non-default value counts as set), its identity
+// aside. Output-only ones among them are refused by the kind.
+std::vector<std::string> FieldsSet(const pb::Message& resource) {
+  std::vector<const pb::FieldDescriptor*> fields;
+  resource.GetReflection()->ListFields(resource, &fields);
+  std::vector<std::string> paths;
+  for (const pb::FieldDescriptor* f : fields) {
+    if (f->name() != "name" && f->name() != "tenant") paths.push_back(f->name());
+  }
+  return paths;
+}
+
+// `status` about objects[i]: its fields named from the request's root.
+Status WithinObject(int i, const Status& status) {
+  const std::string prefix = "objects[" + std::to_string(i) + "]";
+  std::vector<FieldViolation> violations;
+  for (const FieldViolation& v : status.violations()) {
+    violations.push_back({v.field.empty() ? prefix : prefix + "." + v.field, v.description});
+  }
+  return Status(status.code(), prefix + ": " + status.message(), std::move(violations));
+}
+
+Result<core::ApplyObjectRequest> ObjectFromProto(const v1::ApplyObject& in) {
+  core::ApplyObjectRequest out{.adopt = in.adopt(), .source = in.source()};
+  const pb::Message* resource = nullptr;
+  std::vector<std::string> paths(in.declared_fields().paths().begin(), in.declared_fields().paths().end());
+  switch (in.resource_case()) {
+    case v1::ApplyObject::kTrustTier: {
+      resource = &in.trust_tier();
+      paths = MaskPaths(*v1::TrustTier::descriptor(), paths.empty() ? FieldsSet(*resource) : paths);
+      const bool sharing = std::find(paths.begin(), paths.end(), "gpu_sharing") != paths.end();
+      SEPTA_ASSIGN_OR_RETURN(core::TrustTier tier, TrustTierFromProto(in.trust_tier(), sharing));
+      out.object = std::move(tier);
+      break;
+    }
+    case v1::ApplyObject::kTenant: {
+      resource = &in.tenant();
+      paths = MaskPaths(*v1::Tenant::descriptor(), paths.empty() ? FieldsSet(*resource) : paths);
+      SEPTA_ASSIGN_OR_RETURN(core::Tenant tenant, TenantDraftFromProto(in.tenant()));
+      out.object = std::move(tenant);
+      break;
+    }
+    case v1::ApplyObject::kVirtualCluster: {
+      resource = &in.virtual_cluster();
+      paths = MaskPaths(*v1::VirtualCluster::descriptor(), paths.empty() ? FieldsSet(*resource) : paths);
+      SEPTA_ASSIGN_OR_RETURN(tenancy::VirtualCluster vc,
+                             VirtualClusterFromProto(in.virtual_cluster(), /*require_capacity=*/false));
+      out.object = std::move(vc);
+      break;
+    }
+    case v1::ApplyObject::RESOURCE_NOT_SET:
+      return InvalidField("resource", "must be one of trust_tier, tenant, virtual_cluster");
+  }
+  out.declared = core::DeclaredFields(std::move(paths));
+  return out;
+}
+
+// ApplyRequest or DiffRequest (the same fields but the plan's etag).
+template <class Request>
+Result<core::ApplyOrder> OrderFromProto(const Request& in) {
+  core::ApplyOrder order{.apply_set = in.apply_set(),
+                         .prune = in.prune(),
+                         .allow_empty = in.allow_empty(),
+                         .force_conflicts = in.force_conflicts(),
+                         .confirm_deletions = {in.confirm_deletions().begin(), in.confirm_deletions().end()},
+                         .source = in.source()};
+  if constexpr (std::is_same_v<Request, v1::ApplyRequest>) order.expected_plan_etag = in.expected_plan_etag();
+  // Bounded before anything is converted (CheckOrder says it again, naming the count).
+  if (static_cast<std::size_t>(in.objects_size()) > core::ApplyService::kMaxObjects) {
+    return InvalidField("objects", "holds " + std::to_string(in.objects_size()) +
+                                       " objects; at most 2000 per request (split the estate into several sets)");
+  }
+  for (int i = 0; i < in.objects_size(); ++i) {
+    auto object = ObjectFromProto(in.objects(i));
+    if (!object.ok()) return WithinObject(i, object.status());
+    order.objects.push_back(*std::move(object));
+  }
+  return order;
+}
+
+v1::ObjectChange::Action ToProto(core::ApplyAction action) {
+  switch (action) {
+    case core::ApplyAction::kCreate: return v1::ObjectChange::CREATE;
+    case core::ApplyAction::kUpdate: return v1::ObjectChange::UPDATE;
+    case core::ApplyAction::kDelete: return v1::ObjectChange::DELETE;
+    case core::ApplyAction::kUnchanged: return v1::ObjectChange::UNCHANGED;
+    case core::ApplyAction::kConflict: return v1::ObjectChange::CONFLICT;
+    case core::ApplyAction::kRefused: return v1::ObjectChange::REFUSED;
+  }
+  return v1::ObjectChange::ACTION_UNSPECIFIED;
+}
+
+v1::ApplyPlan ToProto(const core::ApplyOutcome& outcome) {
+  v1::ApplyPlan out;
+  out.set_apply_set(outcome.apply_set);
+  out.set_plan_etag(outcome.plan_etag);
+  out.set_revision(outcome.revision);
+  out.set_applied(outcome.applied);
+  v1::ApplyPlan::Summary& summary = *out.mutable_summary();
+  for (const core::ObjectOutcome& c : outcome.changes) {
+    v1::ObjectChange& change = *out.add_changes();
+    change.set_kind(c.kind);
+    change.set_name(c.resource);
+    change.set_action(ToProto(c.action));
+    for (const core::FieldChange& f : c.fields) {
+      v1::FieldChange& field = *change.add_fields();
+      field.set_path(f.path);
+      field.set_live(f.live);
+      field.set_desired(f.desired);
+    }
+    change.set_adopted(c.adopted);
+    change.set_previous_apply_set(c.previous_apply_set);
+    if (!c.refusal.ok()) {
+      change.set_code(std::string(CodeName(c.refusal.code())));
+      change.set_message(c.refusal.message());  // refusals only: never a server fault
+      if (!c.refusal.violations().empty()) change.set_field(c.refusal.violations().front().field);
+    }
+    change.set_index(c.index);
+    change.set_source(c.source);
+    switch (c.action) {
+      case core::ApplyAction::kCreate: summary.set_creates(summary.creates() + 1); break;
+      case core::ApplyAction::kUpdate: summary.set_updates(summary.updates() + 1); break;
+      case core::ApplyAction::kDelete: summary.set_deletes(summary.deletes() + 1); break;
+      case core::ApplyAction::kUnchanged: summary.set_unchanged(summary.unchanged() + 1); break;
+      case core::ApplyAction::kConflict: summary.set_conflicts(summary.conflicts() + 1); break;
+      case core::ApplyAction::kRefused: summary.set_refused(summary.refused() + 1); break;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void AddDeclarativeRpcs(Handlers& handlers, const core::UseCases& uc) {
+  handlers.Add<v1::DiffRequest>(
+      [uc](const core::RequestContext& ctx, const v1::DiffRequest& req) -> Result<v1::ApplyPlan> {
+        SEPTA_ASSIGN_OR_RETURN(const core::ApplyOrder order, OrderFromProto(req));
+        SEPTA_ASSIGN_OR_RETURN(const core::ApplyOutcome outcome, uc.apply.Diff(ctx, order));
+        return ToProto(outcome);
+      });
+  handlers.Add<v1::ApplyRequest>(
+      [uc](const core::RequestContext& ctx, const v1::ApplyRequest& req) -> Result<v1::ApplyPlan> {
+        SEPTA_ASSIGN_OR_RETURN(const core::ApplyOrder order, OrderFromProto(req));
+        SEPTA_ASSIGN_OR_RETURN(const core::ApplyOutcome outcome, uc.apply.Apply(ctx, order));
+        return ToProto(outcome);
+      });
+}
+
+}  // namespace septa::apiv1

@@ -1,0 +1,299 @@
+#include "services/core/apply_service.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "common/text.h"
+#include "services/core/audit.h"
+#include "services/core/crypto.h"
+
+namespace septa::core {
+namespace {
+
+// Creates in reference order (a tenant names its tier, a virtual cluster
+// its tenant); deletions the other way round.
+int KindRank(std::string_view kind) {
+  if (kind == TrustTierKind::kKind) return 0;
+  if (kind == TenantKind::kKind) return 1;
+  return 2;
+}
+
+bool IsProtectedKind(std::string_view kind) { return kind == TrustTierKind::kKind || kind == TenantKind::kKind; }
+
+bool IsSetName(std::string_view name) {
+  if (name.empty() || name.size() > 63 || name.front() == '-' || name.back() == '-') return false;
+  return std::all_of(name.begin(), name.end(),
+                     [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; });
+}
+
+// A refusal that is about the object (the client's to fix) rather than a
+// fault of the server, which fails the whole request instead.
+bool IsRefusal(Code code) {
+  switch (code) {
+    case Code::kInvalidArgument:
+    case Code::kFailedPrecondition:
+    case Code::kResourceExhausted:
+    case Code::kPermissionDenied:
+    case Code::kNotFound:
+    case Code::kAlreadyExists:
+    case Code::kOutOfRange: return true;
+    default: return false;
+  }
+}
+
+using ObjectKey = std::pair<std::string, std::string>;  // (kind, resource)
+
+// What the request itself gets wrong, before any read: the set's name, the
+// bounds, objects named twice, a prune of everything.
+Status CheckOrder(const ApplyOrder& order, const ResourceKinds& kinds) {
+  if (!IsSetName(order.apply_set)) {
+    return InvalidField("apply_set", "must be a DNS label of 1-63 lower-case letters, digits and '-', not \"" +
+                                         EscapeControlCharacters(order.apply_set) + "\"");
+  }
+  if (order.objects.size() > ApplyService::kMaxObjects) {
+    return InvalidField("objects", "holds " + std::to_string(order.objects.size()) +
+                                       " objects; at most 2000 per request (split the estate into several sets)");
+  }
+  if (order.objects.empty() && order.prune && !order.allow_empty) {
+    return InvalidField("objects", "is empty and prune is set, which would delete every member of the set: "
+                                   "pass allow_empty to mean it");
+  }
+  std::map<ObjectKey, std::size_t> first;
+  for (std::size_t i = 0; i < order.objects.size(); ++i) {
+    const DeclaredObject& object = order.objects[i].object;
+    const ObjectKey key{std::string(kinds.KindOf(object)), kinds.ResourceNameOf(object)};
+    const auto [it, inserted] = first.emplace(key, i);
+    if (!inserted) {
+      return InvalidField("objects[" + std::to_string(i) + "]",
+                          "declares " + EscapeControlCharacters(key.second) + " again (first as objects[" +
+                              std::to_string(it->second) + "])");
+    }
+  }
+  return Status::Ok();
+}
+
+// The one status an Apply with refusals answers: every refused object a
+// field violation; the code the refusals share, or FAILED_PRECONDITION.
+Status RefusalOf(const std::vector<ObjectOutcome>& changes) {
+  std::vector<FieldViolation> violations;
+  std::optional<Code> code;
+  std::string first;
+  for (const ObjectOutcome& c : changes) {
+    if (c.action != ApplyAction::kConflict && c.action != ApplyAction::kRefused) continue;
+    std::string field = c.index >= 0 ? "objects[" + std::to_string(c.index) + "]" : "confirm_deletions";
+    if (c.index >= 0 && !c.refusal.violations().empty() && !c.refusal.violations().front().field.empty()) {
+      field += "." + c.refusal.violations().front().field;
+    }
+    const std::string description = c.resource + ": " + c.refusal.message();
+    if (first.empty()) first = description;
+    violations.push_back({std::move(field), description});
+    code = (!code || *code == c.refusal.code()) ? c.refusal.code() : Code::kFailedPrecondition;
+  }
+  const std::string count = std::to_string(violations.size());
+  return Status(code.value_or(Code::kFailedPrecondition),
+                count + (violations.size() == 1 ? " object" : " objects") + " refused, nothing applied: " + first,
+                std::move(violations));
+}
+
+// Covers the set's revision and everything the plan compared, so that any
+// move of what it read changes it.
+std::string PlanEtagOf(std::int64_t revision, const std::vector<ObjectOutcome>& changes) {
+  std::string text = "revision " + std::to_string(revision) + "\n";
+  for (const ObjectOutcome& c : changes) {
+    text += c.kind + "\x1f" + c.resource + "\x1f" + std::to_string(static_cast<int>(c.action)) + "\x1f" +
+            c.previous_apply_set + "\x1f" + c.refusal.message() + "\n";
+    for (const FieldChange& f : c.fields) text += f.path + "\x1f" + f.live + "\x1f" + f.desired + "\n";
+  }
+  return Sha256Hex(text).substr(0, 32);
+}
+
+ApplyAction ActionOf(PlannedAction planned) {
+  switch (planned) {
+    case PlannedAction::kCreate: return ApplyAction::kCreate;
+    case PlannedAction::kUpdate: return ApplyAction::kUpdate;
+    case PlannedAction::kUnchanged: return ApplyAction::kUnchanged;
+  }
+  return ApplyAction::kUnchanged;
+}
+
+}  // namespace
+
+std::string ApplySetResource(std::string_view tenant, std::string_view set) {
+  return (tenant.empty() ? "" : "tenants/" + std::string(tenant) + "/") + "applysets/" + std::string(set);
+}
+
+ApplyService::ApplyService(Store& store, const Clock& clock, CapacityLedger& ledger, const gpu::Catalog& catalog,
+                           Authenticator& authenticator)
+    : store_(store),
+      clock_(clock),
+      ledger_(ledger),
+      check_ledger_(ledger.Twin()),
+      authenticator_(authenticator),
+      kinds_(catalog) {}
+
+Result<ApplyOutcome> ApplyService::Diff(const RequestContext& ctx, const ApplyOrder& order) {
+  return Run(ctx, order, WriteMode::kValidateOnly);
+}
+
+Result<ApplyOutcome> ApplyService::Apply(const RequestContext& ctx, const ApplyOrder& order) {
+  SEPTA_RETURN_IF_ERROR(RequireWriter(ctx.principal, "apply sets"));
+  return Run(ctx, order, WriteMode::kCommit);
+}
+
+Result<ApplyOutcome> ApplyService::Run(const RequestContext& ctx, const ApplyOrder& order, WriteMode mode) {
+  SEPTA_RETURN_IF_ERROR(CheckOrder(order, kinds_));
+  // A tenant's sets are its own: their names cannot meet another owner's.
+  const std::string owner = ctx.principal.admin ? "" : ctx.principal.tenant;
+  const std::string set_resource = ApplySetResource(owner, order.apply_set);
+  std::vector<std::size_t> sequence(order.objects.size());
+  for (std::size_t i = 0; i < sequence.size(); ++i) sequence[i] = i;
+  std::stable_sort(sequence.begin(), sequence.end(), [&](std::size_t a, std::size_t b) {
+    return KindRank(kinds_.KindOf(order.objects[a].object)) < KindRank(kinds_.KindOf(order.objects[b].object));
+  });
+  const bool commit = mode == WriteMode::kCommit;
+  std::vector<Revocation> forget;
+
+  auto outcome = TransactFor(
+      commit ? ledger_ : *check_ledger_, store_,
+      [&](Tx& tx, CapacityLedger::Session& session) -> Result<ApplyOutcome> {
+        WriteScope scope{ctx, tx, &session, Now(clock_)};
+        ApplyOutcome out{.apply_set = set_resource};
+        SEPTA_ASSIGN_OR_RETURN(const std::optional<ApplySet> set, tx.ApplySets().Get(owner, order.apply_set));
+        const std::int64_t revision = set ? set->revision : 0;
+        bool changed = false;
+        std::vector<ApplySetMember> member_writes;  // once the set's row exists
+        std::set<ObjectKey> declared;
+
+        // Refuses `oc` for `status` when it is the object's fault; a server
+        // fault fails the whole request.
+        auto refuse = [&](ObjectOutcome& oc, ApplyAction action, Status status) -> Status {
+          if (!IsRefusal(status.code()) && action == ApplyAction::kRefused) return status;
+          oc.action = action;
+          oc.refusal = std::move(status);
+          out.changes.push_back(std::move(oc));
+          return Status::Ok();
+        };
+
+        for (const std::size_t i : sequence) {
+          const ApplyObjectRequest& request = order.objects[i];
+          ObjectOutcome oc{.kind = std::string(kinds_.KindOf(request.object)),
+                           .resource = kinds_.ResourceNameOf(request.object),
+                           .index = static_cast<int>(i),
+                           .source = request.source};
+          declared.emplace(oc.kind, oc.resource);
+          const Declaration declaration{request.object, request.declared};
+          auto plan = kinds_.Plan(ctx, tx, declaration);
+          if (!plan.ok()) {
+            SEPTA_RETURN_IF_ERROR(refuse(oc, ApplyAction::kRefused, plan.status()));
+            continue;
+          }
+          oc.fields = plan->fields;
+          SEPTA_ASSIGN_OR_RETURN(const std::optional<ApplySetMember> member,
+                                 tx.ApplySets().MemberOf(oc.kind, oc.resource));
+          const bool ours = member && member->set_tenant == owner && member->set_name == order.apply_set;
+          if (member && !ours) {
+            oc.previous_apply_set = ApplySetResource(member->set_tenant, member->set_name);
+            if (!order.force_conflicts) {
+              SEPTA_RETURN_IF_ERROR(refuse(oc, ApplyAction::kConflict,
+                                           AlreadyExists("belongs to apply set " + oc.previous_apply_set +
+                                                   ": remove it there, or pass force_conflicts to take it")));
+              continue;
+            }
+            oc.adopted = true;
+          } else if (!member && plan->action != PlannedAction::kCreate) {
+            if (!request.adopt) {
+              SEPTA_RETURN_IF_ERROR(refuse(oc, ApplyAction::kConflict,
+                                           AlreadyExists("exists and belongs to no apply set (made through the portal, "
+                                                   "REST or the CLI): pass adopt to manage it in this set")));
+              continue;
+            }
+            oc.adopted = true;
+          }
+          if (plan->action != PlannedAction::kUnchanged) {
+            auto applied = kinds_.Apply(scope, declaration);
+            if (!applied.ok()) {
+              SEPTA_RETURN_IF_ERROR(refuse(oc, ApplyAction::kRefused, applied.status()));
+              continue;
+            }
+            changed = true;
+          }
+          oc.action = ActionOf(plan->action);
+          ApplySetMember row{.kind = oc.kind,
+                             .resource = oc.resource,
+                             .set_tenant = owner,
+                             .set_name = order.apply_set,
+                             .declared = plan->declared.paths()};
+          if (!member || *member != row) {
+            member_writes.push_back(std::move(row));
+            changed = true;
+          }
+          if (oc.adopted) {
+            SEPTA_RETURN_IF_ERROR(tx.Audit().Append(
+                AuditOf(ctx, scope.now, "applyset.adopt", oc.resource, oc.previous_apply_set, set_resource)));
+          }
+          out.changes.push_back(std::move(oc));
+        }
+
+        if (order.prune && set) {
+          SEPTA_ASSIGN_OR_RETURN(std::vector<ApplySetMember> members, tx.ApplySets().Members(owner, order.apply_set));
+          std::stable_sort(members.begin(), members.end(), [](const ApplySetMember& a, const ApplySetMember& b) {
+            return KindRank(a.kind) > KindRank(b.kind);
+          });
+          for (const ApplySetMember& m : members) {
+            if (declared.contains({m.kind, m.resource})) continue;
+            ObjectOutcome oc{.kind = m.kind, .resource = m.resource, .action = ApplyAction::kDelete};
+            const auto& confirmed = order.confirm_deletions;
+            if (IsProtectedKind(m.kind) && std::find(confirmed.begin(), confirmed.end(), m.resource) == confirmed.end()) {
+              SEPTA_RETURN_IF_ERROR(refuse(oc, ApplyAction::kRefused,
+                                           FailedPrecondition("its deletion is protected: confirm it with "
+                                                              "confirm_deletions \"" + m.resource + "\"")));
+              continue;
+            }
+            SEPTA_ASSIGN_OR_RETURN(const DeclaredObject identity, kinds_.IdentityOf(m.kind, m.resource));
+            auto deleted = kinds_.Delete(scope, identity);
+            if (!deleted.ok()) {
+              SEPTA_RETURN_IF_ERROR(refuse(oc, ApplyAction::kRefused, deleted.status()));
+              continue;
+            }
+            SEPTA_RETURN_IF_ERROR(tx.ApplySets().DeleteMember(m.kind, m.resource));
+            changed = true;
+            out.changes.push_back(std::move(oc));
+          }
+        }
+
+        out.plan_etag = PlanEtagOf(revision, out.changes);
+        out.revision = revision;
+        const bool refused = std::any_of(out.changes.begin(), out.changes.end(), [](const ObjectOutcome& c) {
+          return c.action == ApplyAction::kConflict || c.action == ApplyAction::kRefused;
+        });
+        if (!commit) return out;  // rolled back: a plan, whatever it says
+        if (!order.expected_plan_etag.empty() && order.expected_plan_etag != out.plan_etag) {
+          return Aborted("the plan is stale: what it covered moved since it was made (its etag " +
+                         EscapeControlCharacters(order.expected_plan_etag) + ", now " + out.plan_etag +
+                         "); diff again and review the new plan");
+        }
+        if (refused) return RefusalOf(out.changes);
+        if (changed) {
+          out.revision = revision + 1;
+          SEPTA_RETURN_IF_ERROR(tx.ApplySets().Put(ApplySet{.tenant = owner,
+                                                            .name = order.apply_set,
+                                                            .revision = out.revision,
+                                                            .source = order.source,
+                                                            .applied_by = ctx.principal.ToString(),
+                                                            .apply_time = scope.now}));
+          for (const ApplySetMember& row : member_writes) SEPTA_RETURN_IF_ERROR(tx.ApplySets().PutMember(row));
+          SEPTA_RETURN_IF_ERROR(tx.Audit().Append(AuditOf(ctx, scope.now, "applyset.apply", set_resource,
+                                                          std::to_string(revision), std::to_string(out.revision))));
+        }
+        out.applied = true;
+        forget = std::move(scope.forget);
+        return out;
+      },
+      TxModeOf(mode));
+  if (outcome.ok() && commit) ForgetAll(authenticator_, forget);
+  return outcome;
+}
+
+}  // namespace septa::core

@@ -1,0 +1,100 @@
+// GitOps' Apply and Diff (docs/gitops.md), shared by REST and gRPC: a set
+// of declared objects written as one SERIALIZABLE transaction through the
+// resource kinds (resource_kinds.h), so a declared object is checked,
+// placed and audited exactly as its own RPC would be. Diff runs the very
+// same code in a transaction that is rolled back (TxMode::kDryRun) on a
+// capacity ledger of its own, so a plan says whether GPUs fit and never
+// slows real writes.
+//
+// Ownership lives in the database (migrations/0020_apply_sets.sql): an
+// object belongs to at most one set, with the fields the set declared.
+// An object that exists outside every set is taken only with adopt, one
+// of another set only with force_conflicts (audited); prune deletes only
+// the set's own members that the request leaves out, and trust tiers and
+// tenants only when confirm_deletions names them.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "gpu/catalog.h"
+#include "services/core/auth.h"
+#include "services/core/capacity_ledger.h"
+#include "services/core/resource_kinds.h"
+#include "services/core/store.h"
+
+namespace septa::core {
+
+struct ApplyObjectRequest {
+  DeclaredObject object{};
+  DeclaredFields declared{};
+  bool adopt = false;
+  std::string source{};  // "platform/tenants.yaml#2"
+};
+
+struct ApplyOrder {
+  std::string apply_set{};
+  std::vector<ApplyObjectRequest> objects{};
+  bool prune = false;
+  bool allow_empty = false;
+  bool force_conflicts = false;
+  std::vector<std::string> confirm_deletions{};  // "tenants/globex"
+  std::string expected_plan_etag{};
+  std::string source{};
+};
+
+enum class ApplyAction { kCreate, kUpdate, kDelete, kUnchanged, kConflict, kRefused };
+
+struct ObjectOutcome {
+  std::string kind{};      // "VirtualCluster"
+  std::string resource{};  // "tenants/acme/vclusters/train"
+  ApplyAction action = ApplyAction::kUnchanged;
+  std::vector<FieldChange> fields{};
+  bool adopted = false;            // taken into the set by this apply
+  std::string previous_apply_set{};  // the owner of a conflict or a forced take-over
+  Status refusal{};                  // kConflict and kRefused: why
+  int index = -1;                  // in the request; -1: a pruned member
+  std::string source{};
+};
+
+struct ApplyOutcome {
+  std::string apply_set{};  // "applysets/prod", "tenants/acme/applysets/prod"
+  std::string plan_etag{};
+  std::int64_t revision = 0;
+  bool applied = false;
+  std::vector<ObjectOutcome> changes{};  // in the order they are applied
+};
+
+// "applysets/<set>" for a platform set (tenant ""), "tenants/<tenant>/applysets/<set>".
+std::string ApplySetResource(std::string_view tenant, std::string_view set);
+
+class ApplyService {
+ public:
+  static constexpr std::size_t kMaxObjects = 2000;
+
+  ApplyService(Store& store, const Clock& clock, CapacityLedger& ledger, const gpu::Catalog& catalog,
+               Authenticator& authenticator);
+
+  // What Apply would do, every refusal and conflict included; writes nothing.
+  Result<ApplyOutcome> Diff(const RequestContext& ctx, const ApplyOrder& order);
+  // All or nothing: with any CONFLICT or REFUSED object, or a stale
+  // expected_plan_etag (ABORTED), nothing is written and the error's field
+  // violations name every refused object ("objects[3].capacity").
+  Result<ApplyOutcome> Apply(const RequestContext& ctx, const ApplyOrder& order);
+
+ private:
+  Result<ApplyOutcome> Run(const RequestContext& ctx, const ApplyOrder& order, WriteMode mode);
+
+  Store& store_;
+  const Clock& clock_;
+  CapacityLedger& ledger_;
+  std::unique_ptr<CapacityLedger> check_ledger_;  // Diff's (CapacityLedger::Twin)
+  Authenticator& authenticator_;
+  ResourceKinds kinds_;
+};
+
+}  // namespace septa::core

@@ -1,0 +1,114 @@
+#include "services/store/pg_repositories.h"
+#include "services/store/pg_values.h"
+
+namespace septa::store {
+namespace {
+
+using core::ApplySet;
+using core::ApplySetMember;
+
+// Declared paths travel as one newline-separated text (a path never holds
+// a newline: the kinds refuse one before a member is written).
+std::string JoinPaths(const std::vector<std::string>& paths) {
+  std::string joined;
+  for (const auto& p : paths) joined += (joined.empty() ? "" : "\n") + p;
+  return joined;
+}
+
+std::vector<std::string> SplitPaths(const std::string& joined) {
+  std::vector<std::string> paths;
+  for (std::size_t start = 0; !joined.empty();) {
+    const std::size_t end = joined.find('\n', start);
+    paths.push_back(joined.substr(start, end - start));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return paths;
+}
+
+constexpr char kMemberColumns[] = "kind, resource, set_tenant, set_name, array_to_string(declared, E'\\n')";
+
+ApplySetMember MemberOfRow(const pqxx::row& r) {
+  return {.kind = r[0].as<std::string>(),
+          .resource = r[1].as<std::string>(),
+          .set_tenant = r[2].as<std::string>(),
+          .set_name = r[3].as<std::string>(),
+          .declared = SplitPaths(r[4].as<std::string>())};
+}
+
+}  // namespace
+
+void PgApplySets::Prepare(pqxx::connection& c) {
+  const std::string member_columns = kMemberColumns;
+  c.prepare("apply_set_get",
+            "SELECT tenant, name, revision, source, applied_by, septa_micros(apply_time) FROM apply_sets"
+            " WHERE tenant = $1 AND name = $2");
+  c.prepare("apply_set_put",
+            "INSERT INTO apply_sets (tenant, name, revision, source, applied_by, apply_time)"
+            " VALUES ($1, $2, $3, $4, $5, septa_ts($6)) ON CONFLICT (tenant, name) DO UPDATE SET"
+            " revision = excluded.revision, source = excluded.source, applied_by = excluded.applied_by,"
+            " apply_time = excluded.apply_time");
+  c.prepare("apply_set_members",
+            "SELECT " + member_columns +
+                " FROM apply_set_members WHERE set_tenant = $1 AND set_name = $2 ORDER BY kind, resource");
+  c.prepare("apply_set_member_of",
+            "SELECT " + member_columns + " FROM apply_set_members WHERE kind = $1 AND resource = $2");
+  c.prepare("apply_set_member_put",
+            "INSERT INTO apply_set_members (kind, resource, set_tenant, set_name, declared)"
+            " VALUES ($1, $2, $3, $4, CASE WHEN $5 = '' THEN '{}'::text[] ELSE string_to_array($5, E'\\n') END)"
+            " ON CONFLICT (kind, resource) DO UPDATE SET set_tenant = excluded.set_tenant,"
+            " set_name = excluded.set_name, declared = excluded.declared");
+  c.prepare("apply_set_member_delete", "DELETE FROM apply_set_members WHERE kind = $1 AND resource = $2");
+}
+
+Result<std::optional<ApplySet>> PgApplySets::Get(const std::string& tenant, const std::string& name) {
+  return work_.Read<std::optional<ApplySet>>([&](pqxx::transaction_base& t) -> std::optional<ApplySet> {
+    const auto rows = t.exec_prepared("apply_set_get", tenant, name);
+    if (rows.empty()) return std::nullopt;
+    const auto& r = rows[0];
+    return ApplySet{.tenant = r[0].as<std::string>(),
+                    .name = r[1].as<std::string>(),
+                    .revision = r[2].as<std::int64_t>(),
+                    .source = r[3].as<std::string>(),
+                    .applied_by = r[4].as<std::string>(),
+                    .apply_time = FromMicros(r[5].as<std::int64_t>())};
+  });
+}
+
+Status PgApplySets::Put(const ApplySet& s) {
+  return ToStatus(work_.Write([&](pqxx::transaction_base& w) {
+    return w.exec_prepared("apply_set_put", s.tenant, s.name, s.revision, s.source, s.applied_by,
+                           Micros(s.apply_time));
+  }));
+}
+
+Result<std::vector<ApplySetMember>> PgApplySets::Members(const std::string& tenant, const std::string& name) {
+  return work_.Read<std::vector<ApplySetMember>>([&](pqxx::transaction_base& t) {
+    std::vector<ApplySetMember> members;
+    for (const auto& row : t.exec_prepared("apply_set_members", tenant, name)) members.push_back(MemberOfRow(row));
+    return members;
+  });
+}
+
+Result<std::optional<ApplySetMember>> PgApplySets::MemberOf(const std::string& kind, const std::string& resource) {
+  return work_.Read<std::optional<ApplySetMember>>(
+      [&](pqxx::transaction_base& t) -> std::optional<ApplySetMember> {
+        const auto rows = t.exec_prepared("apply_set_member_of", kind, resource);
+        if (rows.empty()) return std::nullopt;
+        return MemberOfRow(rows[0]);
+      });
+}
+
+Status PgApplySets::PutMember(const ApplySetMember& m) {
+  return ToStatus(work_.Write([&](pqxx::transaction_base& w) {
+    return w.exec_prepared("apply_set_member_put", m.kind, m.resource, m.set_tenant, m.set_name,
+                           JoinPaths(m.declared));
+  }));
+}
+
+Status PgApplySets::DeleteMember(const std::string& kind, const std::string& resource) {
+  return ToStatus(
+      work_.Write([&](pqxx::transaction_base& w) { return w.exec_prepared("apply_set_member_delete", kind, resource); }));
+}
+
+}  // namespace septa::store
