@@ -57,8 +57,9 @@ Status CheckOrder(const ApplyOrder& order, const ResourceKinds& kinds) {
                                        " objects; at most 2000 per request (split the estate into several sets)");
   }
   if (order.objects.empty() && order.prune && !order.allow_empty) {
-    return InvalidField("objects", "is empty and prune is set, which would delete every member of the set: "
-                                   "pass allow_empty to mean it");
+    return InvalidField("objects",
+                        "is empty and prune is set, which would delete every member of the set: "
+                        "pass allow_empty to mean it");
   }
   std::map<ObjectKey, std::size_t> first;
   for (std::size_t i = 0; i < order.objects.size(); ++i) {
@@ -66,9 +67,9 @@ Status CheckOrder(const ApplyOrder& order, const ResourceKinds& kinds) {
     const ObjectKey key{std::string(kinds.KindOf(object)), kinds.ResourceNameOf(object)};
     const auto [it, inserted] = first.emplace(key, i);
     if (!inserted) {
-      return InvalidField("objects[" + std::to_string(i) + "]",
-                          "declares " + EscapeControlCharacters(key.second) + " again (first as objects[" +
-                              std::to_string(it->second) + "])");
+      return InvalidField("objects[" + std::to_string(i) + "]", "declares " + EscapeControlCharacters(key.second) +
+                                                                    " again (first as objects[" +
+                                                                    std::to_string(it->second) + "])");
     }
   }
   return Status::Ok();
@@ -198,7 +199,7 @@ Result<ApplyOutcome> ApplyService::Run(const RequestContext& ctx, const ApplyOrd
             if (!order.force_conflicts) {
               SEPTA_RETURN_IF_ERROR(refuse(oc, ApplyAction::kConflict,
                                            AlreadyExists("belongs to apply set " + oc.previous_apply_set +
-                                                   ": remove it there, or pass force_conflicts to take it")));
+                                                         ": remove it there, or pass force_conflicts to take it")));
               continue;
             }
             oc.adopted = true;
@@ -206,7 +207,7 @@ Result<ApplyOutcome> ApplyService::Run(const RequestContext& ctx, const ApplyOrd
             if (!request.adopt) {
               SEPTA_RETURN_IF_ERROR(refuse(oc, ApplyAction::kConflict,
                                            AlreadyExists("exists and belongs to no apply set (made through the portal, "
-                                                   "REST or the CLI): pass adopt to manage it in this set")));
+                                                         "REST or the CLI): pass adopt to manage it in this set")));
               continue;
             }
             oc.adopted = true;
@@ -245,10 +246,12 @@ Result<ApplyOutcome> ApplyService::Run(const RequestContext& ctx, const ApplyOrd
             if (declared.contains({m.kind, m.resource})) continue;
             ObjectOutcome oc{.kind = m.kind, .resource = m.resource, .action = ApplyAction::kDelete};
             const auto& confirmed = order.confirm_deletions;
-            if (IsProtectedKind(m.kind) && std::find(confirmed.begin(), confirmed.end(), m.resource) == confirmed.end()) {
+            if (IsProtectedKind(m.kind) &&
+                std::find(confirmed.begin(), confirmed.end(), m.resource) == confirmed.end()) {
               SEPTA_RETURN_IF_ERROR(refuse(oc, ApplyAction::kRefused,
                                            FailedPrecondition("its deletion is protected: confirm it with "
-                                                              "confirm_deletions \"" + m.resource + "\"")));
+                                                              "confirm_deletions \"" +
+                                                              m.resource + "\"")));
               continue;
             }
             SEPTA_ASSIGN_OR_RETURN(const DeclaredObject identity, kinds_.IdentityOf(m.kind, m.resource));

@@ -54,10 +54,10 @@ struct ObjectOutcome {
   std::string resource{};  // "tenants/acme/vclusters/train"
   ApplyAction action = ApplyAction::kUnchanged;
   std::vector<FieldChange> fields{};
-  bool adopted = false;            // taken into the set by this apply
+  bool adopted = false;              // taken into the set by this apply
   std::string previous_apply_set{};  // the owner of a conflict or a forced take-over
   Status refusal{};                  // kConflict and kRefused: why
-  int index = -1;                  // in the request; -1: a pruned member
+  int index = -1;                    // in the request; -1: a pruned member
   std::string source{};
 };
 

@@ -77,8 +77,7 @@ Result<std::optional<ApplySet>> PgApplySets::Get(const std::string& tenant, cons
 
 Status PgApplySets::Put(const ApplySet& s) {
   return ToStatus(work_.Write([&](pqxx::transaction_base& w) {
-    return w.exec_prepared("apply_set_put", s.tenant, s.name, s.revision, s.source, s.applied_by,
-                           Micros(s.apply_time));
+    return w.exec_prepared("apply_set_put", s.tenant, s.name, s.revision, s.source, s.applied_by, Micros(s.apply_time));
   }));
 }
 
@@ -91,24 +90,22 @@ Result<std::vector<ApplySetMember>> PgApplySets::Members(const std::string& tena
 }
 
 Result<std::optional<ApplySetMember>> PgApplySets::MemberOf(const std::string& kind, const std::string& resource) {
-  return work_.Read<std::optional<ApplySetMember>>(
-      [&](pqxx::transaction_base& t) -> std::optional<ApplySetMember> {
-        const auto rows = t.exec_prepared("apply_set_member_of", kind, resource);
-        if (rows.empty()) return std::nullopt;
-        return MemberOfRow(rows[0]);
-      });
+  return work_.Read<std::optional<ApplySetMember>>([&](pqxx::transaction_base& t) -> std::optional<ApplySetMember> {
+    const auto rows = t.exec_prepared("apply_set_member_of", kind, resource);
+    if (rows.empty()) return std::nullopt;
+    return MemberOfRow(rows[0]);
+  });
 }
 
 Status PgApplySets::PutMember(const ApplySetMember& m) {
   return ToStatus(work_.Write([&](pqxx::transaction_base& w) {
-    return w.exec_prepared("apply_set_member_put", m.kind, m.resource, m.set_tenant, m.set_name,
-                           JoinPaths(m.declared));
+    return w.exec_prepared("apply_set_member_put", m.kind, m.resource, m.set_tenant, m.set_name, JoinPaths(m.declared));
   }));
 }
 
 Status PgApplySets::DeleteMember(const std::string& kind, const std::string& resource) {
-  return ToStatus(
-      work_.Write([&](pqxx::transaction_base& w) { return w.exec_prepared("apply_set_member_delete", kind, resource); }));
+  return ToStatus(work_.Write(
+      [&](pqxx::transaction_base& w) { return w.exec_prepared("apply_set_member_delete", kind, resource); }));
 }
 
 }  // namespace septa::store

@@ -1,0 +1,311 @@
+// GitOps' Apply and Diff (core/apply_service.h) on the fake store: a set
+// applied twice changes nothing the second time, a plan writes nothing and
+// says what would not fit, one refusal leaves the whole request unwritten
+// and names every refused object, ownership (adopt, other sets, prune,
+// protected kinds) and stale plans.
+#include "services/core/apply_service.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "services/core/virtual_cluster_service.h"
+#include "tests/unit/services/core/core_fixture.h"
+
+namespace septa::core {
+namespace {
+
+using tenancy::VirtualCluster;
+
+// One node with two whole H100s.
+gpu::InventoryNode TwoGpuNode() {
+  gpu::InventoryNode n;
+  n.name = "h100-0";
+  n.cpu_milli = 96000;
+  n.memory_mib = 1 << 20;
+  for (int g = 0; g < 2; ++g) n.gpus.push_back({"H100-80GB", g, "h100-0-" + std::to_string(g), false, {}});
+  return n;
+}
+
+VirtualCluster Gpus(const std::string& tenant, const std::string& name, int count) {
+  VirtualCluster vc;
+  vc.tenant = tenant;
+  vc.name = name;
+  vc.capacity.tier = gpu::Tier::kDedicated;
+  vc.capacity.count = count;
+  return vc;
+}
+
+Tenant TenantOf(const std::string& name, const std::string& display) {
+  Tenant t;
+  t.name = name;
+  t.trust_tier = "dedicated";
+  t.display_name = display;
+  return t;
+}
+
+ApplyObjectRequest Object(DeclaredObject object, std::vector<std::string> declared = {}) {
+  return {.object = std::move(object), .declared = DeclaredFields(std::move(declared))};
+}
+
+class ApplyServiceTest : public CoreTest {
+ protected:
+  ApplyServiceTest() {
+    EXPECT_TRUE(
+        store.Transact(TxMode::kReadWrite, [](Tx& tx) { return tx.Inventory().PutNode(TwoGpuNode(), {}); }).ok());
+  }
+
+  // The platform's set "prod": tenant acme and its cluster train (one GPU).
+  static ApplyOrder Prod() {
+    return {.apply_set = "prod",
+            .objects = {Object(TenantOf("acme", "ACME"), {"display_name", "trust_tier"}),
+                        Object(Gpus("acme", "train", 1), {"capacity"})}};
+  }
+
+  std::optional<ApplySet> SetRow(const std::string& tenant, const std::string& name) {
+    std::optional<ApplySet> row;
+    EXPECT_TRUE(store
+                    .Transact(TxMode::kReadOnly,
+                              [&](Tx& tx) -> Status {
+                                SEPTA_ASSIGN_OR_RETURN(row, tx.ApplySets().Get(tenant, name));
+                                return Status::Ok();
+                              })
+                    .ok());
+    return row;
+  }
+
+  bool Exists(const std::string& tenant, const std::string& vcluster) {
+    return vclusters.Get(Admin(), tenant, vcluster).ok();
+  }
+
+  static std::vector<ApplyAction> Actions(const ApplyOutcome& outcome) {
+    std::vector<ApplyAction> actions;
+    for (const ObjectOutcome& c : outcome.changes) actions.push_back(c.action);
+    return actions;
+  }
+
+  CapacityLedger ledger{gpu::Catalog::Default()};
+  VirtualClusterService vclusters{store, clock, ledger, gpu::Catalog::Default()};
+  ApplyService apply{store, clock, ledger, gpu::Catalog::Default(), authenticator};
+};
+
+TEST_F(ApplyServiceTest, ASetAppliedTwiceChangesNothingTheSecondTime) {
+  auto plan = apply.Diff(Admin(), Prod());
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(Actions(*plan), (std::vector{ApplyAction::kCreate, ApplyAction::kCreate}));
+  EXPECT_FALSE(plan->applied);
+  EXPECT_FALSE(Exists("acme", "train")) << "a plan writes nothing";
+  EXPECT_FALSE(SetRow("", "prod"));
+
+  auto first = apply.Apply(Admin(), Prod());
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_TRUE(first->applied);
+  EXPECT_EQ(first->revision, 1);
+  EXPECT_EQ(first->plan_etag, plan->plan_etag) << "the plan is what was applied";
+  EXPECT_EQ(first->apply_set, "applysets/prod");
+  auto vc = vclusters.Get(Admin(), "acme", "train");
+  ASSERT_TRUE(vc.ok());
+  EXPECT_TRUE(vc->reservation.has_value()) << "placed with its row";
+  const std::size_t audited = Audit().size();
+  const std::int64_t version = vc->vcluster.version;
+
+  auto again = apply.Apply(Admin(), Prod());
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(Actions(*again), (std::vector{ApplyAction::kUnchanged, ApplyAction::kUnchanged}));
+  EXPECT_EQ(again->revision, 1) << "a no-op apply does not move the set";
+  EXPECT_EQ(Audit().size(), audited) << "nor audits";
+  EXPECT_EQ(vclusters.Get(Admin(), "acme", "train")->vcluster.version, version);
+  auto diff = apply.Diff(Admin(), Prod());
+  ASSERT_TRUE(diff.ok());
+  EXPECT_EQ(diff->plan_etag, again->plan_etag) << "an unchanged estate has a stable plan";
+}
+
+TEST_F(ApplyServiceTest, APlanNamesWhatDoesNotFitAndApplyRefusesEveryBadObjectWritingNothing) {
+  ApplyOrder order = Prod();
+  order.objects[1] = Object(Gpus("acme", "train", 3), {"capacity"});  // two GPUs exist
+  order.objects.push_back(Object(Gpus("acme", "Bad_Name", 1), {"capacity"}));
+  order.objects.push_back(Object(Gpus("acme", "eval", 1), {"capacity"}));
+
+  auto plan = apply.Diff(Admin(), order);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(Actions(*plan), (std::vector{ApplyAction::kCreate, ApplyAction::kRefused, ApplyAction::kRefused,
+                                         ApplyAction::kCreate}));
+  EXPECT_EQ(plan->changes[1].refusal.code(), Code::kResourceExhausted) << plan->changes[1].refusal.ToString();
+  EXPECT_EQ(plan->changes[2].refusal.code(), Code::kInvalidArgument);
+
+  auto applied = apply.Apply(Admin(), order);
+  ASSERT_FALSE(applied.ok());
+  EXPECT_EQ(applied.status().code(), Code::kFailedPrecondition) << "two refusals of different codes";
+  ASSERT_EQ(applied.status().violations().size(), 2u) << applied.status().ToString();
+  EXPECT_TRUE(applied.status().violations()[0].field.starts_with("objects[1]"))
+      << applied.status().violations()[0].field;
+  EXPECT_EQ(applied.status().violations()[1].field, "objects[2].name");
+  EXPECT_FALSE(Exists("acme", "eval")) << "nothing of the request is kept";
+  EXPECT_TRUE(IsNotFound(tenants.Get(Admin(), "acme").status()));
+  EXPECT_FALSE(SetRow("", "prod"));
+  EXPECT_TRUE(Audit().empty());
+}
+
+TEST_F(ApplyServiceTest, PruneDeletesOnlyTheSetsOwnMembersAndNeverWhatThePortalMade) {
+  ASSERT_TRUE(apply.Apply(Admin(), Prod()).ok());
+  VirtualCluster portal = Gpus("acme", "portal", 1);
+  ASSERT_TRUE(vclusters.Create(TenantCtx("acme"), "acme", portal, "").ok());
+
+  ApplyOrder order = Prod();
+  order.objects.pop_back();  // train leaves the document
+  order.prune = true;
+  auto applied = apply.Apply(Admin(), order);
+  ASSERT_TRUE(applied.ok()) << applied.status().ToString();
+  EXPECT_EQ(Actions(*applied), (std::vector{ApplyAction::kUnchanged, ApplyAction::kDelete}));
+  EXPECT_EQ(applied->changes[1].resource, "tenants/acme/vclusters/train");
+  EXPECT_EQ(applied->changes[1].index, -1);
+  EXPECT_FALSE(Exists("acme", "train")) << "never provisioned: removed at once";
+  EXPECT_TRUE(Exists("acme", "portal")) << "made outside every set: never pruned";
+  EXPECT_EQ(applied->revision, 2);
+
+  // Without prune, a member left out is only left alone.
+  ASSERT_TRUE(apply.Apply(Admin(), Prod()).ok());
+  order.prune = false;
+  ASSERT_TRUE(apply.Apply(Admin(), order).ok());
+  EXPECT_TRUE(Exists("acme", "train"));
+
+  // An empty document with prune is refused unless meant.
+  ApplyOrder empty{.apply_set = "prod", .prune = true};
+  auto refused = apply.Apply(Admin(), empty);
+  EXPECT_EQ(refused.status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(refused.status().violations().at(0).field, "objects");
+  EXPECT_TRUE(Exists("acme", "train"));
+}
+
+TEST_F(ApplyServiceTest, TiersAndTenantsArePrunedOnlyWhenTheDeletionIsConfirmed) {
+  ASSERT_TRUE(apply.Apply(Admin(), ApplyOrder{.apply_set = "tenants",
+                                              .objects = {Object(TenantOf("globex", "Globex"), {"trust_tier"})}})
+                  .ok());
+  ApplyOrder prune{.apply_set = "tenants", .prune = true, .allow_empty = true};
+  auto refused = apply.Apply(Admin(), prune);
+  ASSERT_EQ(refused.status().code(), Code::kFailedPrecondition) << refused.status().ToString();
+  EXPECT_EQ(refused.status().violations().at(0).field, "confirm_deletions");
+  EXPECT_TRUE(tenants.Get(Admin(), "globex").ok());
+
+  prune.confirm_deletions = {"tenants/globex"};
+  auto pruned = apply.Apply(Admin(), prune);
+  ASSERT_TRUE(pruned.ok()) << pruned.status().ToString();
+  EXPECT_EQ(Actions(*pruned), std::vector{ApplyAction::kDelete});
+  EXPECT_TRUE(IsNotFound(tenants.Get(Admin(), "globex").status()));
+}
+
+TEST_F(ApplyServiceTest, ObjectsOutsideTheSetAreTakenOnlyByAdoptOrForceAndTheTakeOverIsAudited) {
+  MustCreate("acme", "dedicated");
+  auto conflict = apply.Diff(Admin(), Prod());
+  ASSERT_TRUE(conflict.ok());
+  EXPECT_EQ(conflict->changes[0].action, ApplyAction::kConflict) << "acme was made outside every set";
+  EXPECT_EQ(conflict->changes[0].refusal.code(), Code::kAlreadyExists);
+  EXPECT_EQ(apply.Apply(Admin(), Prod()).status().code(), Code::kAlreadyExists);
+
+  ApplyOrder adopting = Prod();
+  adopting.objects[0].adopt = true;
+  auto adopted = apply.Apply(Admin(), adopting);
+  ASSERT_TRUE(adopted.ok()) << adopted.status().ToString();
+  EXPECT_TRUE(adopted->changes[0].adopted);
+  EXPECT_EQ(adopted->changes[0].action, ApplyAction::kUpdate) << "its declared display name differs";
+  EXPECT_EQ(Audit("tenants/acme").front().action, "applyset.adopt");
+
+  // Another set may not take it, unless forced.
+  ApplyOrder other{.apply_set = "other", .objects = {Object(TenantOf("acme", "Taken"), {"display_name"})}};
+  auto taken = apply.Diff(Admin(), other);
+  ASSERT_TRUE(taken.ok());
+  EXPECT_EQ(taken->changes[0].action, ApplyAction::kConflict);
+  EXPECT_EQ(taken->changes[0].previous_apply_set, "applysets/prod");
+  other.force_conflicts = true;
+  auto forced = apply.Apply(Admin(), other);
+  ASSERT_TRUE(forced.ok()) << forced.status().ToString();
+  EXPECT_TRUE(forced->changes[0].adopted);
+  EXPECT_EQ(tenants.Get(Admin(), "acme")->tenant.display_name, "Taken");
+  const AuditRecord take = Audit("tenants/acme").front();
+  EXPECT_EQ(take.action, "applyset.adopt");
+  EXPECT_EQ(take.old_etag, "applysets/prod");
+  EXPECT_EQ(take.new_etag, "applysets/other");
+}
+
+TEST_F(ApplyServiceTest, AStalePlanIsRefusedAndWritesNothing) {
+  ASSERT_TRUE(apply.Apply(Admin(), Prod()).ok());
+  ApplyOrder order = Prod();
+  order.objects[0] = Object(TenantOf("acme", "ACME Research"), {"display_name"});
+  auto plan = apply.Diff(Admin(), order);
+  ASSERT_TRUE(plan.ok());
+  ASSERT_EQ(plan->changes[0].action, ApplyAction::kUpdate);
+
+  // Someone edits the tenant through REST in between.
+  TenantUpdate edit;
+  edit.display_name = "Edited";
+  ASSERT_TRUE(tenants.Update(Admin(), "acme", edit, "").ok());
+  order.expected_plan_etag = plan->plan_etag;
+  auto stale = apply.Apply(Admin(), order);
+  EXPECT_EQ(stale.status().code(), Code::kAborted) << stale.status().ToString();
+  EXPECT_EQ(tenants.Get(Admin(), "acme")->tenant.display_name, "Edited");
+
+  auto fresh = apply.Diff(Admin(), order);
+  ASSERT_TRUE(fresh.ok());
+  order.expected_plan_etag = fresh->plan_etag;
+  ASSERT_TRUE(apply.Apply(Admin(), order).ok());
+  EXPECT_EQ(tenants.Get(Admin(), "acme")->tenant.display_name, "ACME Research");
+}
+
+TEST_F(ApplyServiceTest, ATenantsSetsAreItsOwnAndHoldOnlyWhatItMayWrite) {
+  MustCreate("acme", "dedicated");
+  MustCreate("beta", "dedicated");
+  ApplyOrder mine{.apply_set = "prod", .objects = {Object(Gpus("acme", "train", 1), {"capacity"})}};
+  auto applied = apply.Apply(TenantCtx("acme"), mine);
+  ASSERT_TRUE(applied.ok()) << applied.status().ToString();
+  EXPECT_EQ(applied->apply_set, "tenants/acme/applysets/prod");
+  EXPECT_TRUE(SetRow("acme", "prod"));
+  EXPECT_FALSE(SetRow("", "prod")) << "the platform's set of the same name is another set";
+
+  // beta's set may name neither acme's objects (not found, as everywhere) nor a trust tier (admins only).
+  TrustTier gold;
+  gold.name = "gold";
+  gold.gpu_sharing = gpu::Tier::kDedicated;
+  ApplyOrder theirs{.apply_set = "prod",
+                    .objects = {Object(Gpus("acme", "steal", 1), {"capacity"}),
+                                Object(TenantOf("acme", "Taken"), {"display_name"}), Object(gold, {"gpu_sharing"})}};
+  auto plan = apply.Diff(TenantCtx("beta"), theirs);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(Actions(*plan), (std::vector{ApplyAction::kRefused, ApplyAction::kRefused, ApplyAction::kRefused}));
+  EXPECT_EQ(plan->changes[0].resource, "trust-tiers/gold") << "tiers first, then tenants, then clusters";
+  EXPECT_EQ(plan->changes[0].refusal.code(), Code::kPermissionDenied);
+  EXPECT_EQ(plan->changes[1].refusal.code(), Code::kNotFound);
+  EXPECT_EQ(plan->changes[2].refusal.code(), Code::kNotFound);
+  EXPECT_EQ(apply.Apply(TenantCtx("beta"), theirs).status().violations().size(), 3u);
+  EXPECT_FALSE(Exists("acme", "steal"));
+  EXPECT_EQ(tenants.Get(Admin(), "acme")->tenant.display_name, "");
+
+  // A viewer may not apply at all.
+  EXPECT_EQ(apply.Apply(TenantCtx("acme", Role::kViewer), mine).status().code(), Code::kPermissionDenied);
+}
+
+TEST_F(ApplyServiceTest, DeclaredPathsAreTheKindsOwnAndTheRequestIsBounded) {
+  ApplyOrder order{.apply_set = "prod",
+                   .objects = {Object(TenantOf("acme", "A"), {"trust_tier"}),
+                               Object(Gpus("acme", "train", 1), {"capacity.gpus"})}};
+  auto folded = apply.Diff(Admin(), order);
+  ASSERT_TRUE(folded.ok());
+  EXPECT_EQ(folded->changes[1].action, ApplyAction::kCreate) << "capacity.gpus is capacity, written whole";
+
+  order.objects[1].declared = DeclaredFields({"etag"});
+  auto output_only = apply.Diff(Admin(), order);
+  ASSERT_TRUE(output_only.ok());
+  EXPECT_EQ(output_only->changes[1].refusal.violations().at(0).field, "etag");
+
+  order.objects.push_back(Object(Gpus("acme", "train", 2)));
+  auto twice = apply.Diff(Admin(), order);
+  EXPECT_EQ(twice.status().violations().at(0).field, "objects[2]") << twice.status().ToString();
+
+  EXPECT_EQ(apply.Diff(Admin(), ApplyOrder{.apply_set = "Not-A-Label"}).status().violations().at(0).field,
+            "apply_set");
+  ApplyOrder huge{.apply_set = "prod"};
+  for (int i = 0; i <= 2000; ++i) huge.objects.push_back(Object(TenantOf("t" + std::to_string(i), "")));
+  EXPECT_EQ(apply.Diff(Admin(), huge).status().violations().at(0).field, "objects");
+}
+
+}  // namespace
+}  // namespace septa::core
