@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -160,7 +161,8 @@ class YamlBounds final : public YAML::EventHandler {
  public:
   explicit YamlBounds(std::size_t max_depth) : max_depth_(max_depth) {}
 
-  void OnDocumentStart(const YAML::Mark&) override {}
+  // Anchors are numbered anew in each document of a stream.
+  void OnDocumentStart(const YAML::Mark&) override { anchors_.clear(); }
   void OnDocumentEnd() override {}
   void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override { Leaf(mark, anchor); }
   void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor, const std::string& value) override {
@@ -263,22 +265,47 @@ bool IsMalformedDocument(const Status& status) {
          (status.message().starts_with(kMalformedJson) || status.message().starts_with(kMalformedYaml));
 }
 
-Result<YAML::Node> ParseYaml(std::string_view text, const DocumentLimits& limits) {
+namespace {
+
+// The bounds pass over `text`'s events (YamlBounds), then `build` over the
+// text by the same parser, for a document that passed. `max_documents`:
+// every document of the stream, refused past that many; none: the first
+// document only, as YAML::Load reads it.
+template <typename Build>
+auto LoadBoundedYaml(std::string_view text, const DocumentLimits& limits, std::optional<std::size_t> max_documents,
+                     const Build& build) -> Result<decltype(build(std::string()))> {
   if (text.size() > limits.max_bytes) return TooLarge(text.size(), limits.max_bytes);
   const std::string copy(text);
   try {
-    // First the events alone, counted: the graph is built only for a
-    // document that passed, by the same parser.
     std::istringstream in(copy);
     YAML::Parser parser(in);
     YamlBounds bounds(limits.max_depth);
-    parser.HandleNextDocument(bounds);
-    return YAML::Load(copy);
+    if (!max_documents) {
+      parser.HandleNextDocument(bounds);
+    } else {
+      for (std::size_t documents = 0; parser.HandleNextDocument(bounds);) {
+        if (++documents > *max_documents) {
+          return InvalidArgument("the stream holds more than " + std::to_string(*max_documents) + " documents");
+        }
+      }
+    }
+    return build(copy);
   } catch (const YamlRefused& refused) {
     return refused.status;
   } catch (const YAML::Exception& e) {
     return MalformedYaml(e);
   }
+}
+
+}  // namespace
+
+Result<YAML::Node> ParseYaml(std::string_view text, const DocumentLimits& limits) {
+  return LoadBoundedYaml(text, limits, std::nullopt, [](const std::string& copy) { return YAML::Load(copy); });
+}
+
+Result<std::vector<YAML::Node>> ParseYamlStream(std::string_view text, std::size_t max_documents,
+                                                const DocumentLimits& limits) {
+  return LoadBoundedYaml(text, limits, max_documents, [](const std::string& copy) { return YAML::LoadAll(copy); });
 }
 
 std::size_t JsonDepth(const json& value, std::size_t limit) {

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <nlohmann/json.hpp>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
 
@@ -66,6 +67,15 @@ bool IsMalformedDocument(const Status& status);
 // 10% at 4,000,000). A tree built from the node (base::YamlToJson) is
 // therefore as bounded as the JSON that ParseJson returns.
 Result<YAML::Node> ParseYaml(std::string_view text, const DocumentLimits& limits = {});
+
+// Every document of a YAML stream (documents separated by "---"), each
+// read as ParseYaml reads one; an empty document is a null node. The bounds
+// are the stream's: max_bytes for all of its text, the share of nodes from
+// aliases over all of its documents (an anchor names a node of its own
+// document only), max_depth in each document, and at most max_documents
+// documents; all are checked before any graph is built.
+Result<std::vector<YAML::Node>> ParseYamlStream(std::string_view text, std::size_t max_documents,
+                                                const DocumentLimits& limits = {});
 
 // The depth of `value` (0 for a scalar, 1 for [] or {"a":1}, ...), counted
 // without recursion. At most `limit` + 1: nothing below that level is

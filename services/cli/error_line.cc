@@ -18,19 +18,27 @@ std::string OneLine(std::string text) {
   return core::EscapeControlCharacters(text);
 }
 
-std::string FieldSuffix(const std::string& details_bin) {
-  google::rpc::Status details;
-  if (details_bin.empty() || !details.ParseFromString(details_bin)) return "";
+std::string FieldSuffix(const grpc::Status& status) {
   std::string suffix;
-  for (const auto& any : details.details()) {
-    google::rpc::BadRequest bad_request;
-    if (!any.UnpackTo(&bad_request)) continue;
-    for (const auto& violation : bad_request.field_violations()) suffix += " (field: " + violation.field() + ")";
-  }
+  for (const auto& violation : FieldViolations(status)) suffix += " (field: " + violation.field + ")";
   return suffix;
 }
 
 }  // namespace
+
+std::vector<FieldViolation> FieldViolations(const grpc::Status& status) {
+  google::rpc::Status details;
+  std::vector<FieldViolation> violations;
+  if (status.error_details().empty() || !details.ParseFromString(status.error_details())) return violations;
+  for (const auto& any : details.details()) {
+    google::rpc::BadRequest bad_request;
+    if (!any.UnpackTo(&bad_request)) continue;
+    for (const auto& violation : bad_request.field_violations()) {
+      violations.push_back({violation.field(), violation.description()});
+    }
+  }
+  return violations;
+}
 
 std::string ErrorLine(const grpc::Status& status, std::string_view server) {
   const auto code = static_cast<Code>(status.error_code());
@@ -40,7 +48,16 @@ std::string ErrorLine(const grpc::Status& status, std::string_view server) {
   } else if (code == Code::kDeadlineExceeded) {
     message = "no answer from septad at " + std::string(server) + " in time (see --timeout): " + message;
   }
-  return OneLine("septactl: " + std::string(CodeName(code)) + ": " + message + FieldSuffix(status.error_details()));
+  return OneLine("septactl: " + std::string(CodeName(code)) + ": " + message + FieldSuffix(status));
+}
+
+std::string ErrorLines(const grpc::Status& status, std::string_view server,
+                       const std::function<std::string(const std::string& field)>& locate) {
+  std::string lines = ErrorLine(grpc::Status(status.error_code(), status.error_message()), server) + "\n";
+  for (const auto& violation : FieldViolations(status)) {
+    lines += OneLine("  " + locate(violation.field) + ": " + violation.description) + "\n";
+  }
+  return lines;
 }
 
 std::string ErrorLine(const Status& status) {

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <sstream>
 
@@ -222,6 +223,53 @@ struct VclusterWords {
   std::vector<std::pair<std::string, std::string*>> after;
 };
 
+// --confirm-delete KIND/NAME as the API names it: "Tenant/globex",
+// "tenant/globex" and "tenants/globex" are "tenants/globex"; "TrustTier/gold"
+// and "trust-tiers/gold" are "trust-tiers/gold". Only tiers and tenants
+// wait for a confirmation before they are pruned.
+Result<std::string> ConfirmedDeletion(const std::string& given) {
+  const std::size_t slash = given.find('/');
+  std::string kind;
+  for (const char c : given.substr(0, slash)) {
+    if (c != '-') kind += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  const std::string name = slash == std::string::npos ? "" : given.substr(slash + 1);
+  const char* collection = kind == "tenant" || kind == "tenants"         ? "tenants/"
+                           : kind == "trusttier" || kind == "trusttiers" ? "trust-tiers/"
+                                                                         : nullptr;
+  if (collection == nullptr || name.empty() || name.find('/') != std::string::npos) {
+    return InvalidArgument(
+        "--confirm-delete must be Tenant/NAME or TrustTier/NAME (or tenants/NAME, trust-tiers/NAME), not \"" + given +
+        "\"");
+  }
+  return collection + name;
+}
+
+void AddApplySetFlags(CLI::App* command, ApplySetOptions& o) {
+  command
+      ->add_option("-f,--filename", o.files,
+                   "documents: a file, a directory (its *.yaml, *.yml and *.json files) or - for stdin (repeatable)")
+      ->required();
+  command->add_option("--set", o.apply_set, "the apply set (a DNS label); default: the ApplySet document's name");
+  command->add_flag("--prune", o.prune, "delete the set's members the documents no longer declare");
+  command->add_flag("--allow-empty", o.allow_empty, "with --prune: allow no object at all (prunes every member)");
+  command->add_flag("--force-conflicts", o.force_conflicts, "take objects another apply set owns (audited)");
+  command->add_flag("--adopt", o.adopt, "take into the set existing objects that no apply set owns");
+  command->add_option("--confirm-delete", o.confirm_deletions,
+                      "a trust tier or tenant the prune may delete: Tenant/NAME or TrustTier/NAME (repeatable)");
+  command->add_option("--source", o.source,
+                      "where the documents come from (repository, commit, pipeline run); default: the -f paths");
+  command->add_flag("-v,--show-unchanged", o.show_unchanged, "list the unchanged objects too");
+}
+
+constexpr char kDiffExitCodes[] =
+    "Exit codes: 0 in sync; 1 differences, all applicable; 2 error (documents, flags, auth, transport, server); "
+    "3 not applicable (a conflict, an unconfirmed deletion, a capacity, quota or tier refusal).";
+constexpr char kApplyExitCodes[] =
+    "Exit codes: 0 applied, or nothing to do; 1 with --detailed-exitcode: changes applied; 2 error (documents, "
+    "flags, auth, transport, server), nothing applied; 3 refused (a conflict, an unconfirmed deletion, a capacity, "
+    "quota or tier refusal, a stale --plan), nothing applied.";
+
 // The flags' storage while CLI11 parses; turned into an Invocation after.
 struct Flags {
   std::string server, token, config_path, ca_file, output = "table";
@@ -253,6 +301,8 @@ struct Flags {
   WaitFlags create_wait, update_wait, delete_wait, sleep_wait, wake_wait;
   VclusterWords create_words, get_words, list_words, update_words, delete_words, sleep_words, wake_words,
       kubeconfig_words, credentials_words, revoke_words;
+  DiffCommand diff;
+  ApplyCommand apply;
 };
 
 // Sub-commands of one CLI11 parse, kept to find out which one ran.
@@ -282,6 +332,8 @@ struct Commands {
   CLI::App* vcluster_kubeconfig;
   CLI::App* vcluster_credentials;
   CLI::App* vcluster_revoke_credential;
+  CLI::App* diff;
+  CLI::App* apply;
 };
 
 const std::map<std::string, double> kMillisecondsPerUnit{{"ms", 1}, {"s", 1000}, {"m", 60'000}, {"h", 3'600'000}};
@@ -546,6 +598,16 @@ Commands Define(CLI::App& app, Flags& f) {
 
   c.inventory = app.add_subcommand("inventory", "list the host cluster's nodes and GPUs and who holds what (admin)");
   DefineVcluster(app, f, c);
+
+  c.diff = app.add_subcommand("diff", "show what applying the documents would change (nothing is written)");
+  AddApplySetFlags(c.diff, f.diff.options);
+  c.diff->footer(kDiffExitCodes);
+  c.apply = app.add_subcommand("apply", "make the apply set what the documents declare, all or nothing");
+  AddApplySetFlags(c.apply, f.apply.options);
+  c.apply->add_option("--plan", f.apply.plan_file,
+                      "apply only the plan in this file (septactl diff -o json), refused if anything moved since");
+  c.apply->add_flag("--detailed-exitcode", f.apply.detailed_exitcode, "exit 1 when changes were applied");
+  c.apply->footer(kApplyExitCodes);
   return c;
 }
 
@@ -586,6 +648,16 @@ Result<Command> SelectedCommand(const Commands& c, Flags& f) {
   if (c.token_list->parsed()) return Command(TokenList{});
   if (c.inventory->parsed()) return Command(InventoryList{});
   if (c.token_revoke->parsed()) return Command(std::move(f.token_revoke));
+  for (auto [command, options] : {std::pair{c.diff, &f.diff.options}, std::pair{c.apply, &f.apply.options}}) {
+    if (!command->parsed()) continue;
+    for (std::string& deletion : options->confirm_deletions) {
+      auto confirmed = ConfirmedDeletion(deletion);
+      SEPTA_RETURN_IF_ERROR(confirmed);
+      deletion = *std::move(confirmed);
+    }
+  }
+  if (c.diff->parsed()) return Command(std::move(f.diff));
+  if (c.apply->parsed()) return Command(std::move(f.apply));
   return SelectedVclusterCommand(c, f);
 }
 

@@ -144,10 +144,33 @@ struct VclusterRevokeCredential {
   std::string tenant, name, serial;
 };
 
-using Command = std::variant<TenantCreate, TenantGet, TenantList, TenantUpdate, TenantDelete, TierList, TierGet,
-                             TokenCreate, TokenList, TokenRevoke, InventoryList, VclusterCreate, VclusterGet,
-                             VclusterList, VclusterUpdate, VclusterDelete, VclusterSleep, VclusterWake,
-                             VclusterKubeconfig, VclusterCredentials, VclusterRevokeCredential>;
+// diff and apply: the documents of an apply set and how to apply them
+// (docs/gitops.md).
+struct ApplySetOptions {
+  std::vector<std::string> files;  // -f: files, directories, "-" for stdin
+  std::string apply_set;           // --set; empty: the ApplySet document's name
+  bool prune = false;              // or the ApplySet document's spec.prune
+  bool allow_empty = false;
+  bool force_conflicts = false;
+  bool adopt = false;                          // on every object
+  std::vector<std::string> confirm_deletions;  // as the API names them: "tenants/globex", "trust-tiers/gold"
+  std::string source;                          // empty: the -f paths
+  bool show_unchanged = false;                 // the table lists unchanged objects too
+};
+struct DiffCommand {
+  ApplySetOptions options;
+};
+struct ApplyCommand {
+  ApplySetOptions options;
+  std::string plan_file;           // --plan: apply exactly the plan `septactl diff -o json` wrote
+  bool detailed_exitcode = false;  // exit 1 when changes were applied
+};
+
+using Command =
+    std::variant<TenantCreate, TenantGet, TenantList, TenantUpdate, TenantDelete, TierList, TierGet, TokenCreate,
+                 TokenList, TokenRevoke, InventoryList, VclusterCreate, VclusterGet, VclusterList, VclusterUpdate,
+                 VclusterDelete, VclusterSleep, VclusterWake, VclusterKubeconfig, VclusterCredentials,
+                 VclusterRevokeCredential, DiffCommand, ApplyCommand>;
 
 struct Invocation {
   GlobalOptions options;

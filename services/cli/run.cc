@@ -5,6 +5,7 @@
 #include <map>
 
 #include "services/base/file.h"
+#include "services/cli/apply_command.h"
 #include "services/cli/config_file.h"
 #include "services/cli/error_line.h"
 #include "services/cli/invocation.h"
@@ -377,7 +378,16 @@ class CommandRunner {
     return ShowVcluster(status, c.wait, Until::kSettled);
   }
 
+  // RunDeclarative runs diff and apply (exit codes of their own); reaching
+  // here is a defect, never a call.
+  grpc::Status operator()(const DiffCommand&) { return NotDeclarative(); }
+  grpc::Status operator()(const ApplyCommand&) { return NotDeclarative(); }
+
  private:
+  static grpc::Status NotDeclarative() {
+    return grpc::Status(grpc::StatusCode::INTERNAL, "septactl: diff and apply run outside the command runner");
+  }
+
   // What --wait waits for: the state leaving PROVISIONING; DELETING (or
   // gone); asleep (condition Sleeping True for the current generation).
   enum class Until { kSettled, kDeleting, kAsleep };
@@ -488,6 +498,30 @@ class CommandRunner {
   google::protobuf::Empty empty_;
 };
 
+Status NoToken() {
+  return Unauthenticated("no token: pass --token, set SEPTA_TOKEN, or put token: in the config file");
+}
+
+// diff and apply: the documents are read before anything else (a bad one
+// needs no server), and every failure is kExitError, since 1 means
+// "differences".
+int RunDeclarative(const Invocation& invocation, const Environment& env, std::ostream& out, std::ostream& err) {
+  const auto* diff = std::get_if<DiffCommand>(&invocation.command);
+  const auto* apply = std::get_if<ApplyCommand>(&invocation.command);
+  const PreparedApply prepared = diff ? PrepareDiff(*diff, env.in) : PrepareApply(*apply, env.in);
+  for (const auto& error : prepared.errors) err << ErrorLine(InvalidArgument(error)) << "\n";
+  if (!prepared.errors.empty()) return kExitError;
+  auto connection = ResolveConnection(invocation.options, env);
+  if (!connection.ok() || connection->token.empty()) {
+    err << ErrorLine(connection.ok() ? NoToken() : connection.status()) << "\n";
+    return kExitError;
+  }
+  SeptaClient client(connection->server, connection->token, invocation.options.timeout, connection->security);
+  const OutputFormat format = invocation.options.output;
+  return diff ? SendDiff(client, *diff, prepared, format, connection->server, out, err)
+              : SendApply(client, *apply, prepared, format, connection->server, out, err);
+}
+
 }  // namespace
 
 int RunSeptactl(const std::vector<std::string>& args, const Environment& env, std::ostream& out, std::ostream& err) {
@@ -501,14 +535,17 @@ int RunSeptactl(const std::vector<std::string>& args, const Environment& env, st
     return kExitOk;
   }
   const auto& invocation = std::get<Invocation>(*parsed);
+  if (std::holds_alternative<DiffCommand>(invocation.command) ||
+      std::holds_alternative<ApplyCommand>(invocation.command)) {
+    return RunDeclarative(invocation, env, out, err);
+  }
   auto connection = ResolveConnection(invocation.options, env);
   if (!connection.ok()) {
     err << ErrorLine(connection.status()) << "\n";
     return kExitUsage;
   }
   if (connection->token.empty()) {
-    err << ErrorLine(Unauthenticated("no token: pass --token, set SEPTA_TOKEN, or put token: in the config file"))
-        << "\n";
+    err << ErrorLine(NoToken()) << "\n";
     return kExitFailure;
   }
   SeptaClient client(connection->server, connection->token, invocation.options.timeout, connection->security);

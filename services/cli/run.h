@@ -2,6 +2,7 @@
 // and the tests call this; nothing here touches the process environment.
 #pragma once
 
+#include <istream>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -16,12 +17,14 @@ struct Environment {
   std::string home;                        // for ~/.config/septa/config.yaml
   std::optional<std::string> septa_token;  // $SEPTA_TOKEN
   const Clock* clock = nullptr;            // for --wait; null: the system clock
+  std::istream* in = nullptr;              // for diff and apply -f -; null: no standard input
 };
 
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;      // the call failed, or no server
 inline constexpr int kExitUsage = 2;        // bad command line or config file
 inline constexpr int kExitWaitTimeout = 3;  // --wait gave up: the call worked, the state did not settle
+// diff and apply have exit codes of their own (services/cli/apply_command.h).
 
 // `args` without the program name. Results go to `out`; an error is one
 // line on `err`.

@@ -22,7 +22,8 @@ SeptaClient::SeptaClient(const std::string& server, std::string token, std::chro
       tiers_(v1::TrustTierService::NewStub(channel_)),
       tokens_(v1::TokenService::NewStub(channel_)),
       inventory_(v1::InventoryService::NewStub(channel_)),
-      vclusters_(v1::VirtualClusterService::NewStub(channel_)) {}
+      vclusters_(v1::VirtualClusterService::NewStub(channel_)),
+      declarative_(v1::DeclarativeService::NewStub(channel_)) {}
 
 void SeptaClient::Prepare(grpc::ClientContext& context) const {
   context.set_deadline(std::chrono::system_clock::now() + timeout_);

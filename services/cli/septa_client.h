@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "septa/v1/declarative.grpc.pb.h"
 #include "septa/v1/inventory.grpc.pb.h"
 #include "septa/v1/tenant.grpc.pb.h"
 #include "septa/v1/token.grpc.pb.h"
@@ -31,6 +32,7 @@ class SeptaClient {
   v1::TokenService::Stub& tokens() { return *tokens_; }
   v1::InventoryService::Stub& inventory() { return *inventory_; }
   v1::VirtualClusterService::Stub& vclusters() { return *vclusters_; }
+  v1::DeclarativeService::Stub& declarative() { return *declarative_; }
 
   // Calls `method` of `stub`, e.g. Call(client.tenants(), &Stub::GetTenant, request, &tenant).
   template <typename Stub, typename Request, typename Response>
@@ -52,6 +54,7 @@ class SeptaClient {
   std::unique_ptr<v1::TokenService::Stub> tokens_;
   std::unique_ptr<v1::InventoryService::Stub> inventory_;
   std::unique_ptr<v1::VirtualClusterService::Stub> vclusters_;
+  std::unique_ptr<v1::DeclarativeService::Stub> declarative_;
 };
 
 }  // namespace septa::cli

@@ -1,5 +1,5 @@
 // septactl: the admin CLI over septad's gRPC API. The commands live in
-// services/cli; this shell hands over argv and the two environment values.
+// services/cli; this shell hands over argv, the two environment values and stdin.
 #include <cstdlib>
 #include <iostream>
 
@@ -9,5 +9,6 @@ int main(int argc, char** argv) {
   septa::cli::Environment env;
   if (const char* home = std::getenv("HOME")) env.home = home;
   if (const char* token = std::getenv("SEPTA_TOKEN")) env.septa_token = token;
+  env.in = &std::cin;
   return septa::cli::RunSeptactl({argv + 1, argv + argc}, env, std::cout, std::cerr);
 }

@@ -183,6 +183,59 @@ TEST(ParseYaml, SizeAndSyntaxErrors) {
   EXPECT_NE(undefined.status().message().find("anchor"), std::string::npos) << undefined.status().message();
 }
 
+TEST(ParseYamlStream, ReadsEveryDocumentAnEmptyOneAsNull) {
+  auto parsed = ParseYamlStream("a: 1\n---\n---\n# only a comment\n---\n[2, 3]\n", 10);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  ASSERT_EQ(parsed->size(), 4u);
+  EXPECT_EQ((*parsed)[0]["a"].as<int>(), 1);
+  EXPECT_TRUE((*parsed)[1].IsNull());
+  EXPECT_TRUE((*parsed)[2].IsNull());
+  EXPECT_EQ((*parsed)[3][1].as<int>(), 3);
+  auto none = ParseYamlStream("", 10);
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_TRUE(none->empty());
+}
+
+TEST(ParseYamlStream, MoreDocumentsThanTheCapAreRefused) {
+  std::string text;
+  for (int i = 0; i < 5; ++i) text += "---\na: " + std::to_string(i) + "\n";
+  EXPECT_TRUE(ParseYamlStream(text, 5).ok());
+  EXPECT_EQ(ParseYamlStream(text, 4).status().message(), "the stream holds more than 4 documents");
+  // Empty documents count: "---" alone costs nothing to write.
+  std::string empties;
+  for (int i = 0; i < 1000; ++i) empties += "---\n";
+  EXPECT_EQ(ParseYamlStream(empties, 100).status().message(), "the stream holds more than 100 documents");
+}
+
+TEST(ParseYamlStream, ABombInALaterDocumentIsRefusedBeforeAnythingIsExpanded) {
+  const std::string stream = "a: 1\n---\nb: 2\n---\n" + AliasBomb();
+  Result<std::vector<YAML::Node>> parsed = std::vector<YAML::Node>();
+  EXPECT_LT(SecondsFor([&] { parsed = ParseYamlStream(stream, 10); }), 0.5);
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_NE(parsed.status().message().find("expands excessively through aliases"), std::string::npos)
+      << parsed.status().message();
+}
+
+TEST(ParseYamlStream, BoundsHoldPerDocumentAndForTheWholeStream) {
+  // Depth is per document: each at the bound is read, one past it is not.
+  const std::string at = Arrays(kMaxDocumentDepth);
+  EXPECT_TRUE(ParseYamlStream(at + "\n---\n" + at + "\n", 2).ok());
+  auto deep = ParseYamlStream(at + "\n---\n" + Arrays(kMaxDocumentDepth + 1) + "\n", 2);
+  ASSERT_FALSE(deep.ok());
+  EXPECT_NE(deep.status().message().find("nests deeper than 128 levels at line 3"), std::string::npos)
+      << deep.status().message();
+  // The byte bound is the whole stream's.
+  EXPECT_EQ(ParseYamlStream("a: 1\n---\nb: 2\n", 2, {.max_bytes = 10}).status().message(),
+            "the document is 14 bytes, more than 10");
+  // An anchor names a node of its own document only.
+  auto across = ParseYamlStream("a: &x [1]\n---\nb: *x\n", 2);
+  ASSERT_FALSE(across.ok());
+  EXPECT_TRUE(IsMalformedDocument(across.status())) << across.status().message();
+  auto within = ParseYamlStream("a: 1\n---\nb: &x [1]\nc: *x\n", 2);
+  ASSERT_TRUE(within.ok()) << within.status().ToString();
+  EXPECT_EQ((*within)[1]["c"][0].as<int>(), 1);
+}
+
 TEST(JsonDepth, CountsWithoutRecursionAndStopsPastTheLimit) {
   EXPECT_EQ(JsonDepth(json(1)), 0u);
   EXPECT_EQ(JsonDepth(json::array()), 1u);

@@ -331,5 +331,59 @@ TEST(Invocation, HelpIsText) {
   EXPECT_NE(std::get<std::string>(*create).find("--idempotency-key"), std::string::npos);
 }
 
+TEST(Invocation, DiffAndApplyFlags) {
+  const auto diff = Parse({"diff", "-f", "platform/", "-f", "-", "--set", "prod", "--prune", "--allow-empty",
+                           "--force-conflicts", "--adopt", "--source", "git@x:y@3f9c", "-v", "-o", "json"});
+  EXPECT_EQ(diff.options.output, OutputFormat::kJson);
+  const ApplySetOptions& d = std::get<DiffCommand>(diff.command).options;
+  EXPECT_EQ(d.files, (std::vector<std::string>{"platform/", "-"}));
+  EXPECT_EQ(d.apply_set, "prod");
+  EXPECT_TRUE(d.prune && d.allow_empty && d.force_conflicts && d.adopt && d.show_unchanged);
+  EXPECT_EQ(d.source, "git@x:y@3f9c");
+
+  const auto apply = Parse({"apply", "--filename", "a.yaml", "--plan", "plan.json", "--detailed-exitcode"});
+  const auto& a = std::get<ApplyCommand>(apply.command);
+  EXPECT_EQ(a.options.files, std::vector<std::string>{"a.yaml"});
+  EXPECT_EQ(a.plan_file, "plan.json");
+  EXPECT_TRUE(a.detailed_exitcode);
+  EXPECT_FALSE(a.options.prune || a.options.adopt || a.options.show_unchanged);
+  EXPECT_EQ(a.options.apply_set, "");
+
+  EXPECT_NE(UsageError({"diff", "--set", "prod"}).find("--filename is required"), std::string::npos);
+  EXPECT_NE(UsageError({"diff", "-f", "a.yaml", "--plan", "p.json"}).find("--plan"), std::string::npos);
+}
+
+TEST(Invocation, ConfirmDeleteTakesTheKindAsWrittenAndSendsTheApiForm) {
+  const auto inv =
+      Parse({"apply", "-f", "a.yaml", "--confirm-delete", "Tenant/globex", "--confirm-delete", "tenant/initech",
+             "--confirm-delete", "tenants/umbrella", "--confirm-delete", "TrustTier/gold", "--confirm-delete",
+             "trust-tiers/silver", "--confirm-delete", "trusttier/bronze"});
+  EXPECT_EQ(std::get<ApplyCommand>(inv.command).options.confirm_deletions,
+            (std::vector<std::string>{"tenants/globex", "tenants/initech", "tenants/umbrella", "trust-tiers/gold",
+                                      "trust-tiers/silver", "trust-tiers/bronze"}));
+  for (const char* bad : {"VirtualCluster/acme/train", "globex", "tenants/", "tenants/a/b", "/gold"}) {
+    EXPECT_EQ(UsageError({"diff", "-f", "a.yaml", "--confirm-delete", bad}),
+              std::string("--confirm-delete must be Tenant/NAME or TrustTier/NAME (or tenants/NAME, trust-tiers/NAME), "
+                          "not \"") +
+                  bad + "\"");
+  }
+}
+
+TEST(Invocation, DiffAndApplyHelpTellTheExitCodes) {
+  for (const char* command : {"diff", "apply"}) {
+    auto help = ParseCommandLine({command, "--help"});
+    ASSERT_TRUE(help.ok());
+    ASSERT_TRUE(std::holds_alternative<std::string>(*help));
+    const std::string& text = std::get<std::string>(*help);
+    EXPECT_NE(text.find("--confirm-delete"), std::string::npos) << text;
+    EXPECT_NE(text.find("Exit codes: 0 "), std::string::npos) << text;
+    EXPECT_NE(text.find("3 "), std::string::npos) << text;
+  }
+  auto apply = ParseCommandLine({"apply", "--help"});
+  EXPECT_NE(std::get<std::string>(*apply).find("--detailed-exitcode"), std::string::npos);
+  auto top = ParseCommandLine({"--help"});
+  EXPECT_NE(std::get<std::string>(*top).find("diff"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace septa::cli

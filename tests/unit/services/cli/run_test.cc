@@ -111,5 +111,41 @@ TEST_F(ConfigHome, ANamedConfigFileMustExist) {
   EXPECT_EQ(r.err, "septactl: INVALID_ARGUMENT: config file " + (home_ / "nope.yaml").string() + " does not exist\n");
 }
 
+// diff and apply: the documents are read before anything is sent, and a
+// failure is exit 2 (1 is "differences").
+Outcome SeptactlWithStdin(const std::vector<std::string>& args, const std::string& stdin_text) {
+  std::istringstream in(stdin_text);
+  Environment env;
+  env.in = &in;
+  return Septactl(args, env);
+}
+
+constexpr char kTenantDocument[] =
+    "apiVersion: septa.dev/v1\nkind: Tenant\nmetadata: {name: acme}\nspec: {trustTier: gold}\n";
+
+TEST(Run, DiffWithBadDocumentsSendsNothingAndSaysEveryProblem) {
+  const auto r = SeptactlWithStdin({"--server", kNoServer, "--token", "t", "diff", "-f", "-", "--set", "prod"},
+                                   "apiVersion: septa.dev/v1\nkind: Tenant\nmetadata: {name: a}\nspec: {foo: 1}\n"
+                                   "---\napiVersion: v2\nkind: Tenant\n");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err,
+            "septactl: INVALID_ARGUMENT: <stdin> document 1: spec.foo: unknown field\n"
+            "septactl: INVALID_ARGUMENT: <stdin> document 2: apiVersion: must be septa.dev/v1, not \"v2\"\n");
+}
+
+TEST(Run, DiffAndApplyFailuresAreExitTwoNotOne) {
+  const auto no_server =
+      SeptactlWithStdin({"--server", kNoServer, "--token", "t", "diff", "-f", "-", "--set", "prod"}, kTenantDocument);
+  EXPECT_EQ(no_server.exit_code, 2);
+  EXPECT_EQ(no_server.err.rfind("septactl: UNAVAILABLE: cannot reach septad at 127.0.0.1:1: ", 0), 0u) << no_server.err;
+  const auto no_token =
+      SeptactlWithStdin({"--server", kNoServer, "apply", "-f", "-", "--set", "prod"}, kTenantDocument);
+  EXPECT_EQ(no_token.exit_code, 2);
+  EXPECT_EQ(no_token.err.rfind("septactl: UNAUTHENTICATED: no token", 0), 0u) << no_token.err;
+  const auto usage = Septactl({"apply", "--set", "prod"});
+  EXPECT_EQ(usage.exit_code, 2);
+}
+
 }  // namespace
 }  // namespace septa::cli

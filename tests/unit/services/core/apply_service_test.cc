@@ -128,8 +128,8 @@ TEST_F(ApplyServiceTest, APlanNamesWhatDoesNotFitAndApplyRefusesEveryBadObjectWr
 
   auto plan = apply.Diff(Admin(), order);
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
-  EXPECT_EQ(Actions(*plan), (std::vector{ApplyAction::kCreate, ApplyAction::kRefused, ApplyAction::kRefused,
-                                         ApplyAction::kCreate}));
+  EXPECT_EQ(Actions(*plan),
+            (std::vector{ApplyAction::kCreate, ApplyAction::kRefused, ApplyAction::kRefused, ApplyAction::kCreate}));
   EXPECT_EQ(plan->changes[1].refusal.code(), Code::kResourceExhausted) << plan->changes[1].refusal.ToString();
   EXPECT_EQ(plan->changes[2].refusal.code(), Code::kInvalidArgument);
 
@@ -178,8 +178,9 @@ TEST_F(ApplyServiceTest, PruneDeletesOnlyTheSetsOwnMembersAndNeverWhatThePortalM
 }
 
 TEST_F(ApplyServiceTest, TiersAndTenantsArePrunedOnlyWhenTheDeletionIsConfirmed) {
-  ASSERT_TRUE(apply.Apply(Admin(), ApplyOrder{.apply_set = "tenants",
-                                              .objects = {Object(TenantOf("globex", "Globex"), {"trust_tier"})}})
+  ASSERT_TRUE(apply
+                  .Apply(Admin(), ApplyOrder{.apply_set = "tenants",
+                                             .objects = {Object(TenantOf("globex", "Globex"), {"trust_tier"})}})
                   .ok());
   ApplyOrder prune{.apply_set = "tenants", .prune = true, .allow_empty = true};
   auto refused = apply.Apply(Admin(), prune);
@@ -284,9 +285,9 @@ TEST_F(ApplyServiceTest, ATenantsSetsAreItsOwnAndHoldOnlyWhatItMayWrite) {
 }
 
 TEST_F(ApplyServiceTest, DeclaredPathsAreTheKindsOwnAndTheRequestIsBounded) {
-  ApplyOrder order{.apply_set = "prod",
-                   .objects = {Object(TenantOf("acme", "A"), {"trust_tier"}),
-                               Object(Gpus("acme", "train", 1), {"capacity.gpus"})}};
+  ApplyOrder order{
+      .apply_set = "prod",
+      .objects = {Object(TenantOf("acme", "A"), {"trust_tier"}), Object(Gpus("acme", "train", 1), {"capacity.gpus"})}};
   auto folded = apply.Diff(Admin(), order);
   ASSERT_TRUE(folded.ok());
   EXPECT_EQ(folded->changes[1].action, ApplyAction::kCreate) << "capacity.gpus is capacity, written whole";
@@ -300,8 +301,7 @@ TEST_F(ApplyServiceTest, DeclaredPathsAreTheKindsOwnAndTheRequestIsBounded) {
   auto twice = apply.Diff(Admin(), order);
   EXPECT_EQ(twice.status().violations().at(0).field, "objects[2]") << twice.status().ToString();
 
-  EXPECT_EQ(apply.Diff(Admin(), ApplyOrder{.apply_set = "Not-A-Label"}).status().violations().at(0).field,
-            "apply_set");
+  EXPECT_EQ(apply.Diff(Admin(), ApplyOrder{.apply_set = "Not-A-Label"}).status().violations().at(0).field, "apply_set");
   ApplyOrder huge{.apply_set = "prod"};
   for (int i = 0; i <= 2000; ++i) huge.objects.push_back(Object(TenantOf("t" + std::to_string(i), "")));
   EXPECT_EQ(apply.Diff(Admin(), huge).status().violations().at(0).field, "objects");

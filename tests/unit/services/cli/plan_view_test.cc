@@ -1,0 +1,113 @@
+#include "services/cli/plan_view.h"
+
+#include <gtest/gtest.h>
+
+namespace septa::cli {
+namespace {
+
+using v1::ObjectChange;
+
+ObjectChange& Change(v1::ApplyPlan& plan, const std::string& kind, const std::string& name, ObjectChange::Action action,
+                     const std::string& source) {
+  ObjectChange& change = *plan.add_changes();
+  change.set_kind(kind);
+  change.set_name(name);
+  change.set_action(action);
+  change.set_source(source);
+  return change;
+}
+
+void AddField(ObjectChange& change, const std::string& path, const std::string& live, const std::string& desired) {
+  auto& field = *change.add_fields();
+  field.set_path(path);
+  field.set_live(live);
+  field.set_desired(desired);
+}
+
+v1::ApplyPlan ExamplePlan() {
+  v1::ApplyPlan plan;
+  plan.set_apply_set("platform/prod");
+  plan.set_plan_etag("e41");
+  plan.set_revision(41);
+  auto& s = *plan.mutable_summary();
+  s.set_creates(1);
+  s.set_updates(1);
+  s.set_deletes(1);
+  s.set_unchanged(1);
+  s.set_conflicts(1);
+  s.set_refused(1);
+  Change(plan, "TrustTier", "trust-tiers/gold", ObjectChange::UNCHANGED, "tiers.yaml#1");
+  AddField(Change(plan, "Tenant", "tenants/acme", ObjectChange::UPDATE, "tenants.yaml#1"), "quota.gpu_milli", "12000",
+           "8000");
+  ObjectChange& create =
+      Change(plan, "VirtualCluster", "tenants/acme/vclusters/eval", ObjectChange::CREATE, "vclusters.yaml#3");
+  AddField(create, "capacity", "", R"({"mig":[{"profile":"1g.10gb","count":1}]})");
+  AddField(create, "display_name", "", "\"Eval \x1b[31mred\"");
+  create.set_adopted(true);
+  Change(plan, "VirtualCluster", "tenants/acme/vclusters/old-exp", ObjectChange::DELETE, "");
+  ObjectChange& refused = Change(plan, "Tenant", "tenants/globex", ObjectChange::REFUSED, "");
+  refused.set_code("FAILED_PRECONDITION");
+  refused.set_message("deletion protected: pass --confirm-delete tenants/globex");
+  ObjectChange& conflict = Change(plan, "Tenant", "tenants/initech", ObjectChange::CONFLICT, "tenants.yaml#2");
+  conflict.set_previous_apply_set("platform/other");
+  conflict.set_code("FAILED_PRECONDITION");
+  conflict.set_message("owned by another apply set: pass --force-conflicts");
+  conflict.set_field("trust_tier");
+  return plan;
+}
+
+TEST(PlanView, APlanReadsAsTerraformsDoes) {
+  EXPECT_EQ(RenderPlan(ExamplePlan(), {}),
+            "apply set platform/prod (revision 41)\n"
+            "\n"
+            "~ tenants/acme                     update     tenants.yaml#1\n"
+            "    quota.gpu_milli: 12000 -> 8000\n"
+            "+ tenants/acme/vclusters/eval      create     vclusters.yaml#3   (adopted)\n"
+            "    capacity: (none) -> {\"mig\":[{\"profile\":\"1g.10gb\",\"count\":1}]}\n"
+            "    display_name: (none) -> \"Eval \\u001b[31mred\"\n"
+            "- tenants/acme/vclusters/old-exp   delete\n"
+            "! tenants/globex                   refused\n"
+            "    FAILED_PRECONDITION: deletion protected: pass --confirm-delete tenants/globex\n"
+            "! tenants/initech                  conflict   tenants.yaml#2   (owned by platform/other)\n"
+            "    FAILED_PRECONDITION: owned by another apply set: pass --force-conflicts (field: trust_tier)\n"
+            "\n"
+            "Plan: 1 to create, 1 to update, 1 to delete, 1 unchanged, 1 in conflict, 1 refused.\n");
+}
+
+TEST(PlanView, UnchangedObjectsOnlyWhenAsked) {
+  const std::string text = RenderPlan(ExamplePlan(), {.show_unchanged = true});
+  EXPECT_NE(text.find("\n= trust-tiers/gold                 unchanged   tiers.yaml#1\n"), std::string::npos) << text;
+}
+
+TEST(PlanView, AnAppliedPlanSaysWhatWasDone) {
+  v1::ApplyPlan plan;
+  plan.set_apply_set("tenants/acme/train");
+  plan.set_revision(42);
+  plan.set_applied(true);
+  plan.mutable_summary()->set_creates(2);
+  plan.mutable_summary()->set_unchanged(3);
+  Change(plan, "VirtualCluster", "tenants/acme/vclusters/a", ObjectChange::CREATE, "a.yaml#1");
+  Change(plan, "VirtualCluster", "tenants/acme/vclusters/b", ObjectChange::CREATE, "a.yaml#2");
+  Change(plan, "VirtualCluster", "tenants/acme/vclusters/c", ObjectChange::UNCHANGED, "a.yaml#3");
+  EXPECT_EQ(RenderPlan(plan, {.applying = true}),
+            "apply set tenants/acme/train (revision 42)\n"
+            "\n"
+            "+ tenants/acme/vclusters/a   create   a.yaml#1\n"
+            "+ tenants/acme/vclusters/b   create   a.yaml#2\n"
+            "\n"
+            "Applied: 2 created, 0 updated, 0 deleted, 3 unchanged.\n");
+  // The same plan from Diff is a plan.
+  EXPECT_NE(RenderPlan(plan, {}).find("\nPlan: 2 to create, 0 to update, 0 to delete, 3 unchanged.\n"),
+            std::string::npos);
+}
+
+TEST(PlanView, InSync) {
+  v1::ApplyPlan plan;
+  plan.set_apply_set("platform/prod");
+  plan.mutable_summary()->set_unchanged(14);
+  Change(plan, "Tenant", "tenants/acme", ObjectChange::UNCHANGED, "t.yaml#1");
+  EXPECT_EQ(RenderPlan(plan, {}), "apply set platform/prod (not applied yet)\n\nNo changes: 14 unchanged.\n");
+}
+
+}  // namespace
+}  // namespace septa::cli
