@@ -22,6 +22,7 @@ Result<PlannedChange> PlanWith(const K& kind, const RequestContext& ctx, Tx& tx,
   if (!live) {
     plan.action = PlannedAction::kCreate;
     plan.fields = kind.Diff(typename K::Object{}, desired, declared);
+    for (FieldChange& field : plan.fields) field.live.clear();  // nothing lives yet, not a default
     return plan;
   }
   plan.fields = kind.Diff(*live, desired, declared);

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "services/app/septad_app.h"
+#include "services/cli/apply_command.h"
 #include "services/cli/run.h"
 #include "services/store/migration.h"
 #include "services/store/pg_store.h"
@@ -158,6 +159,83 @@ TEST_F(SeptactlE2E, InventoryListsNodesGpusLayoutsAndHolders) {
   EXPECT_EQ(nodes["nodes"].size(), 9u);
   const auto tenant = Json({"token", "create", "--principal", "tenant:beta", "--role", "owner"});
   ExpectOneErrorLine(Septactl({"--token", tenant["token"], "inventory"}), "septactl: PERMISSION_DENIED: ");
+}
+
+// GitOps through septactl over a real septad and PostgreSQL: a platform
+// document applied twice changes nothing the second time; an edit outside
+// Git shows in the next diff; a shortfall is refused naming the document;
+// a stale plan is refused; prune spares what the CLI made imperatively.
+TEST_F(SeptactlE2E, ApplyAndDiffDeclareThePlatform) {
+  const fs::path dir = data_dir_ / "platform";
+  fs::create_directories(dir);
+  auto write = [&](const std::string& name, const std::string& text) { std::ofstream(dir / name) << text; };
+  write("10-tenants.yaml", R"(apiVersion: septa.dev/v1
+kind: ApplySet
+metadata: {name: prod}
+---
+apiVersion: septa.dev/v1
+kind: Tenant
+metadata: {name: iso, labels: {cost-center: "4711"}}
+spec: {displayName: Isolated Research, trustTier: isolated, quota: {vclusters: 4}}
+)");
+  write("20-vclusters.yaml", R"(apiVersion: septa.dev/v1
+kind: VirtualCluster
+metadata: {name: train, tenant: iso}
+spec:
+  capacity: {mig: [{profile: 3g.40gb, count: 1}]}
+  quota: {pods: 50}
+)");
+  const std::string files = dir.string();
+
+  const auto plan = Admin({"diff", "-f", files});
+  EXPECT_EQ(plan.exit_code, kExitChanges) << plan.err;
+  EXPECT_NE(plan.out.find("tenants/iso/vclusters/train"), std::string::npos) << plan.out;
+  EXPECT_NE(plan.out.find("Plan: 2 to create"), std::string::npos) << plan.out;
+  ExpectOneErrorLine(Admin({"vcluster", "get", "iso", "train"}), "septactl: NOT_FOUND: ");
+
+  const auto applied = Admin({"apply", "-f", files});
+  ASSERT_EQ(applied.exit_code, kExitInSync) << applied.out << applied.err;
+  EXPECT_EQ(Json({"vcluster", "get", "iso", "train"})["reservation"]["mig"].size(), 1u) << "placed on apply";
+  const auto again = Admin({"apply", "-f", files, "--detailed-exitcode"});
+  EXPECT_EQ(again.exit_code, kExitInSync) << "nothing changed: " << again.out;
+  EXPECT_EQ(Admin({"diff", "-f", files}).exit_code, kExitInSync);
+
+  // An edit outside Git shows in the diff with both values.
+  ASSERT_EQ(Admin({"tenant", "update", "iso", "--display-name", "Renamed"}).exit_code, 0);
+  const auto drift = Admin({"diff", "-f", files});
+  EXPECT_EQ(drift.exit_code, kExitChanges);
+  EXPECT_NE(drift.out.find("display_name"), std::string::npos) << drift.out;
+  EXPECT_NE(drift.out.find("Renamed"), std::string::npos) << drift.out;
+
+  // A reviewed plan is applied exactly; after another edit it is stale.
+  const auto json_plan = Admin({"diff", "-f", files, "-o", "json"});
+  ASSERT_EQ(json_plan.exit_code, kExitChanges);
+  std::ofstream(data_dir_ / "plan.json") << json_plan.out;
+  ASSERT_EQ(Admin({"tenant", "update", "iso", "--display-name", "Renamed again"}).exit_code, 0);
+  const auto stale = Admin({"apply", "-f", files, "--plan", (data_dir_ / "plan.json").string()});
+  EXPECT_EQ(stale.exit_code, kExitNotApplicable) << stale.err;
+  EXPECT_NE(stale.err.find("ABORTED"), std::string::npos) << stale.err;
+  EXPECT_EQ(Json({"tenant", "get", "iso"})["display_name"], "Renamed again") << "nothing applied";
+
+  // More MIG than the simulated cluster has: refused, naming the document, nothing written.
+  write("30-huge.yaml", R"(apiVersion: septa.dev/v1
+kind: VirtualCluster
+metadata: {name: huge, tenant: iso}
+spec: {capacity: {mig: [{profile: 7g.80gb, count: 500}]}}
+)");
+  const auto refused = Admin({"apply", "-f", files});
+  EXPECT_EQ(refused.exit_code, kExitNotApplicable) << refused.out << refused.err;
+  EXPECT_NE(refused.err.find("30-huge.yaml"), std::string::npos) << refused.err;
+  EXPECT_EQ(Json({"tenant", "get", "iso"})["display_name"], "Renamed again") << "all or nothing";
+  fs::remove(dir / "30-huge.yaml");
+
+  // Prune removes the set's own member and spares a cluster made imperatively.
+  ASSERT_EQ(Admin({"vcluster", "create", "iso", "manual", "--mig", "1g.10gb=1"}).exit_code, 0);
+  fs::remove(dir / "20-vclusters.yaml");
+  const auto pruned = Admin({"apply", "-f", files, "--prune"});
+  ASSERT_EQ(pruned.exit_code, kExitInSync) << pruned.out << pruned.err;
+  ExpectOneErrorLine(Admin({"vcluster", "get", "iso", "train"}), "septactl: NOT_FOUND: ");
+  EXPECT_EQ(Json({"vcluster", "get", "iso", "manual"})["name"], "manual");
 }
 
 // A virtual cluster's life over gRPC, on the MIG GPUs of septad's simulated
