@@ -7,14 +7,14 @@
 
 namespace septa::apiv1 {
 
-namespace {
-
 using google::protobuf::util::TimeUtil;
 
 google::protobuf::Timestamp ToTimestamp(TimePoint t) {
   return TimeUtil::NanosecondsToTimestamp(
       std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
 }
+
+namespace {
 
 v1::Tenant::State ToProto(core::TenantState s) {
   return s == core::TenantState::kSuspended ? v1::Tenant::SUSPENDED : v1::Tenant::ACTIVE;

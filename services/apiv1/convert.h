@@ -37,6 +37,7 @@ v1::TenantQuotaUsage ToProto(const tenancy::TenantUsage& usage);
 v1::TenantQuotaStatus ToProto(const core::TenantQuotaView& view);
 
 // The fields a client may set on create; output-only fields are ignored.
+google::protobuf::Timestamp ToTimestamp(TimePoint t);
 Result<core::Tenant> TenantDraftFromProto(const v1::Tenant& tenant);
 
 // Mask paths: display_name, labels, trust_tier, state, quota, quota.<member> (or their lowerCamelCase

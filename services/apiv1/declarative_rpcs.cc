@@ -135,6 +135,14 @@ v1::ApplyPlan ToProto(const core::ApplyOutcome& outcome) {
     }
     change.set_index(c.index);
     change.set_source(c.source);
+    if (c.drift) {
+      v1::Drift& drift = *change.mutable_drift();
+      drift.set_principal(c.drift->principal);
+      *drift.mutable_time() = ToTimestamp(c.drift->time);
+      drift.set_action(c.drift->action);
+      drift.set_audit_id(c.drift->id);
+      drift.set_request_id(c.drift->request_id);
+    }
     switch (c.action) {
       case core::ApplyAction::kCreate: summary.set_creates(summary.creates() + 1); break;
       case core::ApplyAction::kUpdate: summary.set_updates(summary.updates() + 1); break;

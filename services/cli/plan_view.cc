@@ -1,5 +1,7 @@
 #include "services/cli/plan_view.h"
 
+#include "services/cli/views.h"
+
 #include <algorithm>
 #include <vector>
 
@@ -91,6 +93,11 @@ std::string RenderPlan(const v1::ApplyPlan& plan, const PlanViewOptions& options
                        Padded(look.word, action_width) + "   " + Notes(*change);
     line.erase(line.find_last_not_of(' ') + 1);
     text += line + "\n";
+    if (change->has_drift()) {  // edited outside Git since the set's last apply: who, when, which record
+      const v1::Drift& drift = change->drift();
+      text += "    drift: " + Shown(drift.action()) + " by " + Shown(drift.principal()) + " at " +
+              FormatTime(drift.time(), drift.has_time()) + " (audit " + std::to_string(drift.audit_id()) + ")\n";
+    }
     for (const auto& field : change->fields()) {
       text +=
           "    " + Shown(field.path()) + ": " + ShownValue(field.live()) + " -> " + ShownValue(field.desired()) + "\n";

@@ -110,6 +110,17 @@ std::string PlanEtagOf(std::int64_t revision, const std::vector<ObjectOutcome>& 
   return Sha256Hex(text).substr(0, 32);
 }
 
+// The newest change to `resource` made after `since` (the set's last
+// apply) by anything but an apply of the set: drift, with who and when.
+Result<std::optional<AuditRecord>> DriftOf(Tx& tx, const std::string& resource, TimePoint since) {
+  SEPTA_ASSIGN_OR_RETURN(const std::vector<AuditRecord> records, tx.Audit().List(resource, 20));
+  for (const AuditRecord& r : records) {  // newest first
+    if (r.time <= since) break;
+    if (!r.action.starts_with("applyset.")) return std::optional<AuditRecord>(r);
+  }
+  return std::optional<AuditRecord>();
+}
+
 ApplyAction ActionOf(PlannedAction planned) {
   switch (planned) {
     case PlannedAction::kCreate: return ApplyAction::kCreate;
@@ -211,6 +222,9 @@ Result<ApplyOutcome> ApplyService::Run(const RequestContext& ctx, const ApplyOrd
               continue;
             }
             oc.adopted = true;
+          }
+          if (ours && set && plan->action == PlannedAction::kUpdate) {  // before this apply audits it
+            SEPTA_ASSIGN_OR_RETURN(oc.drift, DriftOf(tx, oc.resource, set->apply_time));
           }
           if (plan->action != PlannedAction::kUnchanged) {
             auto applied = kinds_.Apply(scope, declaration);

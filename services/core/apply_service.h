@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,9 @@ struct ObjectOutcome {
   Status refusal{};                  // kConflict and kRefused: why
   int index = -1;                    // in the request; -1: a pruned member
   std::string source{};
+  // An update of the set's own member edited outside the set since the
+  // set's last apply: the newest such audit record.
+  std::optional<AuditRecord> drift{};
 };
 
 struct ApplyOutcome {

@@ -228,6 +228,36 @@ TEST_F(ApplyServiceTest, ObjectsOutsideTheSetAreTakenOnlyByAdoptOrForceAndTheTak
   EXPECT_EQ(take.new_etag, "applysets/other");
 }
 
+TEST_F(ApplyServiceTest, AnEditOutsideTheSetIsDriftNamingWhoAndWhen) {
+  ASSERT_TRUE(apply.Apply(Admin(), Prod()).ok());
+  clock.Advance(std::chrono::minutes(5));
+  TenantUpdate edit;
+  edit.display_name = "Edited in the portal";
+  RequestContext portal = Admin();
+  portal.request_id = "req-portal";
+  ASSERT_TRUE(tenants.Update(portal, "acme", edit, "").ok());
+
+  auto plan = apply.Diff(Admin(), Prod());
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  ASSERT_EQ(plan->changes[0].action, ApplyAction::kUpdate);
+  ASSERT_TRUE(plan->changes[0].drift.has_value());
+  EXPECT_EQ(plan->changes[0].drift->principal, "admin");
+  EXPECT_EQ(plan->changes[0].drift->action, "tenant.update");
+  EXPECT_EQ(plan->changes[0].drift->request_id, "req-portal");
+  EXPECT_EQ(plan->changes[0].drift->time, Now(clock));
+  EXPECT_EQ(plan->changes[0].fields.at(0).live, "Edited in the portal");
+
+  // Applied again, it is in line; a change in Git alone is no drift.
+  ASSERT_TRUE(apply.Apply(Admin(), Prod()).ok());
+  ApplyOrder changed = Prod();
+  changed.objects[0] = Object(TenantOf("acme", "ACME 2"), {"display_name"});
+  clock.Advance(std::chrono::minutes(1));
+  auto git = apply.Diff(Admin(), changed);
+  ASSERT_TRUE(git.ok());
+  EXPECT_EQ(git->changes[0].action, ApplyAction::kUpdate);
+  EXPECT_FALSE(git->changes[0].drift.has_value());
+}
+
 TEST_F(ApplyServiceTest, AStalePlanIsRefusedAndWritesNothing) {
   ASSERT_TRUE(apply.Apply(Admin(), Prod()).ok());
   ApplyOrder order = Prod();
