@@ -69,6 +69,11 @@ Result<core::ApplyObjectRequest> ObjectFromProto(const v1::ApplyObject& in) {
     case v1::ApplyObject::RESOURCE_NOT_SET:
       return InvalidField("resource", "must be one of trust_tier, tenant, virtual_cluster");
   }
+  // An empty DeclaredFields means every writable field: an object that
+  // sets none would declare them all at their defaults.
+  if (paths.empty()) {
+    return InvalidField("declared_fields", "names no field, and the resource sets none besides its identity");
+  }
   out.declared = core::DeclaredFields(std::move(paths));
   return out;
 }

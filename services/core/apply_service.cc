@@ -92,10 +92,9 @@ Status RefusalOf(const std::vector<ObjectOutcome>& changes) {
     violations.push_back({std::move(field), description});
     code = (!code || *code == c.refusal.code()) ? c.refusal.code() : Code::kFailedPrecondition;
   }
-  const std::string count = std::to_string(violations.size());
-  return Status(code.value_or(Code::kFailedPrecondition),
-                count + (violations.size() == 1 ? " object" : " objects") + " refused, nothing applied: " + first,
-                std::move(violations));
+  const std::string message = std::to_string(violations.size()) + (violations.size() == 1 ? " object" : " objects") +
+                              " refused, nothing applied: " + first;
+  return Status(code.value_or(Code::kFailedPrecondition), message, std::move(violations));
 }
 
 // Covers the set's revision and everything the plan compared, so that any
