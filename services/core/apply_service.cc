@@ -195,44 +195,41 @@ Result<ApplyOutcome> ApplyService::Run(const RequestContext& ctx, const ApplyOrd
                            .source = request.source};
           declared.emplace(oc.kind, oc.resource);
           const Declaration declaration{request.object, request.declared};
-          auto plan = kinds_.Plan(ctx, tx, declaration);
+          // Ownership is checked on the plan, before the kind writes anything.
+          std::optional<ApplySetMember> member;
+          bool conflict = false;
+          auto plan = kinds_.Apply(scope, declaration, [&](const PlannedChange& planned) -> Status {
+            SEPTA_ASSIGN_OR_RETURN(member, tx.ApplySets().MemberOf(oc.kind, oc.resource));
+            const bool ours = member && member->set_tenant == owner && member->set_name == order.apply_set;
+            if (member && !ours) {
+              oc.previous_apply_set = ApplySetResource(member->set_tenant, member->set_name);
+              if (!order.force_conflicts) {
+                conflict = true;
+                return AlreadyExists("belongs to apply set " + oc.previous_apply_set +
+                                     ": remove it there, or pass force_conflicts to take it");
+              }
+              oc.adopted = true;
+            } else if (!member && planned.action != PlannedAction::kCreate) {
+              if (!request.adopt) {
+                conflict = true;
+                return AlreadyExists(
+                    "exists and belongs to no apply set (made through the portal, REST or the CLI): pass adopt "
+                    "to manage it in this set");
+              }
+              oc.adopted = true;
+            }
+            if (ours && set && planned.action == PlannedAction::kUpdate) {  // before this apply audits it
+              SEPTA_ASSIGN_OR_RETURN(oc.drift, DriftOf(tx, oc.resource, set->apply_time));
+            }
+            oc.fields = planned.fields;
+            return Status::Ok();
+          });
           if (!plan.ok()) {
-            SEPTA_RETURN_IF_ERROR(refuse(oc, ApplyAction::kRefused, plan.status()));
+            if (!IsRefusal(plan.status().code())) return plan.status();
+            SEPTA_RETURN_IF_ERROR(refuse(oc, conflict ? ApplyAction::kConflict : ApplyAction::kRefused, plan.status()));
             continue;
           }
-          oc.fields = plan->fields;
-          SEPTA_ASSIGN_OR_RETURN(const std::optional<ApplySetMember> member,
-                                 tx.ApplySets().MemberOf(oc.kind, oc.resource));
-          const bool ours = member && member->set_tenant == owner && member->set_name == order.apply_set;
-          if (member && !ours) {
-            oc.previous_apply_set = ApplySetResource(member->set_tenant, member->set_name);
-            if (!order.force_conflicts) {
-              SEPTA_RETURN_IF_ERROR(refuse(oc, ApplyAction::kConflict,
-                                           AlreadyExists("belongs to apply set " + oc.previous_apply_set +
-                                                         ": remove it there, or pass force_conflicts to take it")));
-              continue;
-            }
-            oc.adopted = true;
-          } else if (!member && plan->action != PlannedAction::kCreate) {
-            if (!request.adopt) {
-              SEPTA_RETURN_IF_ERROR(refuse(oc, ApplyAction::kConflict,
-                                           AlreadyExists("exists and belongs to no apply set (made through the portal, "
-                                                         "REST or the CLI): pass adopt to manage it in this set")));
-              continue;
-            }
-            oc.adopted = true;
-          }
-          if (ours && set && plan->action == PlannedAction::kUpdate) {  // before this apply audits it
-            SEPTA_ASSIGN_OR_RETURN(oc.drift, DriftOf(tx, oc.resource, set->apply_time));
-          }
-          if (plan->action != PlannedAction::kUnchanged) {
-            auto applied = kinds_.Apply(scope, declaration);
-            if (!applied.ok()) {
-              SEPTA_RETURN_IF_ERROR(refuse(oc, ApplyAction::kRefused, applied.status()));
-              continue;
-            }
-            changed = true;
-          }
+          if (plan->action != PlannedAction::kUnchanged) changed = true;
           oc.action = ActionOf(plan->action);
           ApplySetMember row{.kind = oc.kind,
                              .resource = oc.resource,

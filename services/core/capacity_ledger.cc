@@ -79,12 +79,18 @@ CapacityLedger::Session::~Session() {
 }
 
 Result<gpu::PlacementEngine*> CapacityLedger::Session::Engine(Tx& tx) {
+  // Checked in this attempt already: its snapshot cannot move but by its own
+  // writes, which Place and Release mirror in the engine. Without this, each
+  // reservation of a many-object transaction (an apply) would rebuild the
+  // engine from every row: quadratic.
+  if (current_) return ledger_.engine_.get();
   auto epoch = tx.Reservations().Epoch();
   SEPTA_RETURN_IF_ERROR(epoch);
   if (changed_) ledger_.epoch_.reset();  // a retried attempt: what the last one placed never committed
   changed_ = false;
   if (!ledger_.engine_ || ledger_.epoch_ != *epoch) SEPTA_RETURN_IF_ERROR(ledger_.Rebuild(tx, *epoch));
   checked_ = true;
+  current_ = true;
   return ledger_.engine_.get();
 }
 
@@ -103,7 +109,8 @@ Result<CapacityLedger::Placed> CapacityLedger::Session::Place(Tx& tx, const std:
     auto written = WriteLayoutTargets(tx, plan->targets, now);
     SEPTA_RETURN_IF_ERROR(written);
     relayout = *std::move(written);
-    SEPTA_RETURN_IF_ERROR(Engine(tx));  // rebuilt with the targets (the epoch moved)
+    current_ = false;                   // the targets are rows the engine does not mirror:
+    SEPTA_RETURN_IF_ERROR(Engine(tx));  // rebuilt with them (the epoch moved)
     Release(tenant, vcluster);          // a resize: the rebuild holds the old capacity again
     changed_ = true;                    // from rows this transaction has not committed
     placed = tenancy::PlaceCapacity(*ledger_.engine_, tenant, vcluster, capacity, ledger_.tolerations_);
@@ -153,6 +160,7 @@ void CapacityLedger::Session::Release(const std::string& tenant, const std::stri
 
 void CapacityLedger::Session::BeginAttempt() {
   checked_ = false;
+  current_ = false;
   sealed_epoch_.reset();
 }
 

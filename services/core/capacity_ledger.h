@@ -109,6 +109,7 @@ class CapacityLedger {
     std::unique_lock<FifoMutex> lock_;
     bool changed_ = false;  // the engine moved in this session
     bool checked_ = false;  // Engine(tx) compared it with the rows in this attempt
+    bool current_ = false;  // ... and it holds them, this attempt's own writes included
     std::optional<std::int64_t> sealed_epoch_;
     bool committed_ = false;
   };

@@ -40,11 +40,12 @@ Result<PlannedChange> ResourceKinds::Plan(const RequestContext& ctx, Tx& tx, con
   });
 }
 
-Result<PlannedChange> ResourceKinds::Apply(WriteScope& scope, const Declaration& declaration) const {
+Result<PlannedChange> ResourceKinds::Apply(WriteScope& scope, const Declaration& declaration, const Gate& gate) const {
   return Dispatch(declaration.object, [&](const auto& kind, const auto& desired) -> Result<PlannedChange> {
     std::optional<std::decay_t<decltype(desired)>> live;
     DeclaredFields declared = declaration.declared;
     SEPTA_ASSIGN_OR_RETURN(PlannedChange plan, PlanWith(kind, scope.ctx, scope.tx, desired, declared, live));
+    if (gate) SEPTA_RETURN_IF_ERROR(gate(plan));
     switch (plan.action) {
       case PlannedAction::kCreate: SEPTA_RETURN_IF_ERROR(kind.Create(scope, desired)); break;
       case PlannedAction::kUpdate: SEPTA_RETURN_IF_ERROR(kind.Update(scope, *live, desired, declared)); break;

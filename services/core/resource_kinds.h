@@ -5,6 +5,7 @@
 // DeclaredObject; nothing here names a field of any kind.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -47,8 +48,12 @@ class ResourceKinds {
   // Validates the declaration and compares it with the live object read in
   // `tx`: what Apply would do. Writes nothing.
   Result<PlannedChange> Plan(const RequestContext& ctx, Tx& tx, const Declaration& declaration) const;
-  // Plans, then creates or updates as planned, in scope's transaction.
-  Result<PlannedChange> Apply(WriteScope& scope, const Declaration& declaration) const;
+  // Called with the plan before anything is written; an error it returns
+  // is Apply's, with nothing written.
+  using Gate = std::function<Status(const PlannedChange&)>;
+  // Plans, then (once `gate` passed it) creates or updates as planned, in
+  // scope's transaction.
+  Result<PlannedChange> Apply(WriteScope& scope, const Declaration& declaration, const Gate& gate = nullptr) const;
   // Deletes the live object `object` names (validated as given, so pass
   // its identity alone); false when there is none.
   Result<bool> Delete(WriteScope& scope, const DeclaredObject& object) const;

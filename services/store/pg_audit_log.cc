@@ -20,8 +20,12 @@ void PgAuditLog::Prepare(pqxx::connection& c) {
   c.prepare("audit_append",
             "INSERT INTO audit_log (time, principal, action, resource, old_etag, new_etag, request_id)"
             " VALUES (septa_ts($1), $2, $3, $4, $5, $6, $7)");
-  c.prepare("audit_list", "SELECT " + std::string(kAuditColumns) +
-                              " FROM audit_log WHERE ($1 = '' OR resource = $1) ORDER BY time DESC, id DESC LIMIT $2");
+  // Two statements, not one with "$1 = '' OR": a generic plan of that
+  // cannot use audit_log_resource_time and walks the whole log by time.
+  c.prepare("audit_list",
+            "SELECT " + std::string(kAuditColumns) + " FROM audit_log ORDER BY time DESC, id DESC LIMIT $1");
+  c.prepare("audit_list_resource", "SELECT " + std::string(kAuditColumns) +
+                                       " FROM audit_log WHERE resource = $1 ORDER BY time DESC, id DESC LIMIT $2");
 }
 
 Status PgAuditLog::Append(const AuditRecord& r) {
@@ -35,7 +39,9 @@ Result<std::vector<AuditRecord>> PgAuditLog::List(const std::string& resource, i
   SEPTA_RETURN_IF_ERROR(CheckLimit(limit));
   return work_.Read<std::vector<AuditRecord>>([&](pqxx::transaction_base& t) {
     std::vector<AuditRecord> records;
-    for (const auto& row : t.exec_prepared("audit_list", resource, limit)) records.push_back(AuditOf(row));
+    const pqxx::result rows = resource.empty() ? t.exec_prepared("audit_list", limit)
+                                               : t.exec_prepared("audit_list_resource", resource, limit);
+    for (const auto& row : rows) records.push_back(AuditOf(row));
     return records;
   });
 }

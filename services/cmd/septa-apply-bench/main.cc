@@ -117,6 +117,8 @@ int main(int argc, char** argv) {
 
   auto database = store::ScratchDatabase::Open("", "septa-apply-bench", durable);
   if (!database.ok()) return Die(database.status(), "database");
+  // septad's statement timeout (5 s) bounds each statement; an attempt is cut
+  // at twice it, which a 1,100-object transaction must stay far below.
   store::PgStore store(store::PgStoreOptions{
       .database_url = (*database)->url(), .pool_size = 4, .migrations = (*database)->migrations()});
   if (Status ready = store.Ready(); !ready.ok()) return Die(ready, "store");

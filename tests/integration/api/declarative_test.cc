@@ -83,8 +83,8 @@ TEST_F(DeclarativeTest, BadAndOversizedRequestsAreRefusedNamingTheFieldAndWriteN
   ExpectProblem(Apply(acme_, "git", {{"objects", json::array({output_only})}}), 400, "objects[0].etag",
                 "an output-only field");
   // A bad set name, and the same object twice.
-  ExpectProblem(Apply(acme_, "Not_A_Set", {{"objects", json::array({Cluster("acme", "train", 1)})}}), 400,
-                "apply_set", "a bad set name");
+  ExpectProblem(Apply(acme_, "Not_A_Set", {{"objects", json::array({Cluster("acme", "train", 1)})}}), 400, "apply_set",
+                "a bad set name");
   ExpectProblem(Apply(acme_, "git", {{"objects", json::array({Cluster("acme", "a", 1), Cluster("acme", "a", 2)})}}),
                 400, "objects[1]", "a duplicate");
   // One good object beside one that does not fit: neither is written.
