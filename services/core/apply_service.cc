@@ -173,6 +173,12 @@ Result<ApplyOutcome> ApplyService::Run(const RequestContext& ctx, const ApplyOrd
         ApplyOutcome out{.apply_set = set_resource};
         SEPTA_ASSIGN_OR_RETURN(const std::optional<ApplySet> set, tx.ApplySets().Get(owner, order.apply_set));
         const std::int64_t revision = set ? set->revision : 0;
+        // The set's own members, read at once: most objects of a re-apply are.
+        std::map<ObjectKey, ApplySetMember> own;
+        if (set) {
+          SEPTA_ASSIGN_OR_RETURN(std::vector<ApplySetMember> rows, tx.ApplySets().Members(owner, order.apply_set));
+          for (ApplySetMember& m : rows) own.emplace(ObjectKey{m.kind, m.resource}, std::move(m));
+        }
         bool changed = false;
         std::vector<ApplySetMember> member_writes;  // once the set's row exists
         std::set<ObjectKey> declared;
@@ -199,7 +205,11 @@ Result<ApplyOutcome> ApplyService::Run(const RequestContext& ctx, const ApplyOrd
           std::optional<ApplySetMember> member;
           bool conflict = false;
           auto plan = kinds_.Apply(scope, declaration, [&](const PlannedChange& planned) -> Status {
-            SEPTA_ASSIGN_OR_RETURN(member, tx.ApplySets().MemberOf(oc.kind, oc.resource));
+            if (const auto it = own.find({oc.kind, oc.resource}); it != own.end()) {
+              member = it->second;
+            } else {
+              SEPTA_ASSIGN_OR_RETURN(member, tx.ApplySets().MemberOf(oc.kind, oc.resource));
+            }
             const bool ours = member && member->set_tenant == owner && member->set_name == order.apply_set;
             if (member && !ours) {
               oc.previous_apply_set = ApplySetResource(member->set_tenant, member->set_name);
@@ -248,7 +258,8 @@ Result<ApplyOutcome> ApplyService::Run(const RequestContext& ctx, const ApplyOrd
         }
 
         if (order.prune && set) {
-          SEPTA_ASSIGN_OR_RETURN(std::vector<ApplySetMember> members, tx.ApplySets().Members(owner, order.apply_set));
+          std::vector<ApplySetMember> members;
+          for (const auto& [key, m] : own) members.push_back(m);
           std::stable_sort(members.begin(), members.end(), [](const ApplySetMember& a, const ApplySetMember& b) {
             return KindRank(a.kind) > KindRank(b.kind);
           });
