@@ -6,6 +6,7 @@
 // end to end: tests/integration/cli/septactl_test.cc.)
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
+#include <thread>
 
 #include "tests/integration/api/api_fixture.h"
 
@@ -98,6 +99,34 @@ TEST_F(DeclarativeTest, BadAndOversizedRequestsAreRefusedNamingTheFieldAndWriteN
   EXPECT_EQ(Count("SELECT count(*) FROM virtual_clusters"), 0);
   EXPECT_EQ(Count("SELECT count(*) FROM apply_sets"), 0);
   EXPECT_EQ(Count("SELECT count(*) FROM reservations"), 0);
+}
+
+// Two pipelines apply overlapping sets at once, again and again: each round
+// ends with the cluster in exactly one set, the other apply refused as a
+// conflict (409) and nothing of it written — never both, never neither.
+TEST_F(DeclarativeTest, TwoPipelinesApplyingOverlappingSetsAtOnceEndConsistent) {
+  for (int round = 0; round < 8; ++round) {
+    const std::string name = "shared-" + std::to_string(round);
+    const json body = {{"objects", json::array({Cluster("acme", name, 1)})}};
+    // A connection each (the fixture's client is one connection).
+    auto apply = [&](const std::string& set) {
+      HttpClient client(app_->http_port());
+      return client.Send("POST", "/v1/applysets/" + set + ":apply", body.dump(),
+                         {{"Authorization", "Bearer " + admin_}});
+    };
+    HttpResult a, b;
+    std::thread first([&] { a = apply("pipeline-a"); });
+    std::thread second([&] { b = apply("pipeline-b"); });
+    first.join();
+    second.join();
+    ASSERT_TRUE((a.status == 200 && b.status == 409) || (a.status == 409 && b.status == 200))
+        << "round " << round << ": " << a.status << " " << a.body << " / " << b.status << " " << b.body;
+    const std::string winner = a.status == 200 ? "pipeline-a" : "pipeline-b";
+    EXPECT_EQ(Count("SELECT count(*) FROM apply_set_members WHERE resource = 'tenants/acme/vclusters/" + name +
+                    "' AND set_name = '" + winner + "'"),
+              1);
+    EXPECT_EQ(Count("SELECT count(*) FROM virtual_clusters WHERE name = '" + name + "'"), 1);
+  }
 }
 
 }  // namespace
