@@ -7,25 +7,6 @@ namespace {
 using core::ApplySet;
 using core::ApplySetMember;
 
-// Declared paths travel as one newline-separated text (a path never holds
-// a newline: the kinds refuse one before a member is written).
-std::string JoinPaths(const std::vector<std::string>& paths) {
-  std::string joined;
-  for (const auto& p : paths) joined += (joined.empty() ? "" : "\n") + p;
-  return joined;
-}
-
-std::vector<std::string> SplitPaths(const std::string& joined) {
-  std::vector<std::string> paths;
-  for (std::size_t start = 0; !joined.empty();) {
-    const std::size_t end = joined.find('\n', start);
-    paths.push_back(joined.substr(start, end - start));
-    if (end == std::string::npos) break;
-    start = end + 1;
-  }
-  return paths;
-}
-
 constexpr char kMemberColumns[] = "kind, resource, set_tenant, set_name, array_to_string(declared, E'\\n')";
 
 ApplySetMember MemberOfRow(const pqxx::row& r) {
@@ -33,7 +14,7 @@ ApplySetMember MemberOfRow(const pqxx::row& r) {
           .resource = r[1].as<std::string>(),
           .set_tenant = r[2].as<std::string>(),
           .set_name = r[3].as<std::string>(),
-          .declared = SplitPaths(r[4].as<std::string>())};
+          .declared = SplitLines(r[4].as<std::string>())};
 }
 
 }  // namespace
@@ -99,7 +80,7 @@ Result<std::optional<ApplySetMember>> PgApplySets::MemberOf(const std::string& k
 
 Status PgApplySets::PutMember(const ApplySetMember& m) {
   return ToStatus(work_.Write([&](pqxx::transaction_base& w) {
-    return w.exec_prepared("apply_set_member_put", m.kind, m.resource, m.set_tenant, m.set_name, JoinPaths(m.declared));
+    return w.exec_prepared("apply_set_member_put", m.kind, m.resource, m.set_tenant, m.set_name, JoinLines(m.declared));
   }));
 }
 

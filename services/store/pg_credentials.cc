@@ -8,25 +8,6 @@ namespace {
 
 using core::VclusterCredential;
 
-// Groups travel as one newline-separated text (a group never holds a newline:
-// they come from tenancy::kVclusterRoles).
-std::string JoinGroups(const std::vector<std::string>& groups) {
-  std::string joined;
-  for (const auto& g : groups) joined += (joined.empty() ? "" : "\n") + g;
-  return joined;
-}
-
-std::vector<std::string> SplitGroups(const std::string& joined) {
-  std::vector<std::string> groups;
-  if (joined.empty()) return groups;
-  for (std::size_t start = 0;;) {
-    const std::size_t end = joined.find('\n', start);
-    groups.push_back(joined.substr(start, end - start));  // npos - start: to the end
-    if (end == std::string::npos) return groups;
-    start = end + 1;
-  }
-}
-
 constexpr char kCredentialColumns[] =
     "tenant, vcluster, serial, common_name, array_to_string(groups, E'\\n'), role, issued_by,"
     " septa_micros(issue_time), septa_micros(expire_time), septa_micros(revoke_time)";
@@ -35,7 +16,7 @@ VclusterCredential CredentialOf(const pqxx::row& r) {
           r[1].as<std::string>(),
           r[2].as<std::string>(),
           r[3].as<std::string>(),
-          SplitGroups(r[4].as<std::string>()),
+          SplitLines(r[4].as<std::string>()),
           r[5].as<std::string>(),
           r[6].as<std::string>(),
           FromMicros(r[7].as<std::int64_t>()),
@@ -72,7 +53,7 @@ void PgCredentials::Prepare(pqxx::connection& c) {
 
 Status PgCredentials::Insert(const VclusterCredential& c) {
   return ToStatus(work_.Write([&](pqxx::transaction_base& w) {
-    return w.exec_prepared("credential_insert", c.tenant, c.vcluster, c.serial, c.common_name, JoinGroups(c.groups),
+    return w.exec_prepared("credential_insert", c.tenant, c.vcluster, c.serial, c.common_name, JoinLines(c.groups),
                            c.role, c.issued_by, Micros(c.issue_time), Micros(c.expire_time));
   }));
 }

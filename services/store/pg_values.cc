@@ -41,4 +41,21 @@ std::map<std::string, std::string> LabelsOf(const std::string& json) {
   return nlohmann::json::parse(json).get<std::map<std::string, std::string>>();
 }
 
+std::string JoinLines(const std::vector<std::string>& lines) {
+  std::string joined;
+  for (const auto& line : lines) joined += (joined.empty() ? "" : "\n") + line;
+  return joined;
+}
+
+std::vector<std::string> SplitLines(const std::string& joined) {
+  std::vector<std::string> lines;
+  for (std::size_t start = 0; !joined.empty();) {
+    const std::size_t end = joined.find('\n', start);
+    lines.push_back(joined.substr(start, end - start));  // npos - start: to the end
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return lines;
+}
+
 }  // namespace septa::store

@@ -7,6 +7,7 @@
 #include <optional>
 #include <pqxx/pqxx>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "common/time_point.h"
@@ -36,6 +37,11 @@ class NullableInt64 {
 };
 NullableInt64 NullableMicros(const std::optional<TimePoint>& t);
 std::optional<std::int64_t> OptionalInt64(const pqxx::field& f);
+
+// A list of lines (none holding a newline) as one text for
+// string_to_array($n, E'\\n'), and back from array_to_string(col, E'\\n').
+std::string JoinLines(const std::vector<std::string>& lines);
+std::vector<std::string> SplitLines(const std::string& joined);
 
 // A string map as a jsonb object's text, and back.
 std::string LabelsJson(const std::map<std::string, std::string>& labels);
