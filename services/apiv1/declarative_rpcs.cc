@@ -113,6 +113,34 @@ v1::ObjectChange::Action ToProto(core::ApplyAction action) {
   return v1::ObjectChange::ACTION_UNSPECIFIED;
 }
 
+void SetDrift(v1::Drift& out, const core::AuditRecord& record) {
+  out.set_principal(record.principal);
+  *out.mutable_time() = ToTimestamp(record.time);
+  out.set_action(record.action);
+  out.set_audit_id(record.id);
+  out.set_request_id(record.request_id);
+}
+
+v1::ApplySet ToProto(const core::ApplySetView& view, bool with_drift) {
+  v1::ApplySet out;
+  out.set_name(view.resource);
+  out.set_tenant(view.set.tenant);
+  out.set_revision(view.set.revision);
+  out.set_source(view.set.source);
+  out.set_applied_by(view.set.applied_by);
+  *out.mutable_apply_time() = ToTimestamp(view.set.apply_time);
+  out.set_members(view.members);
+  if (!with_drift) return out;
+  out.set_sync_status(view.drifted.empty() ? v1::ApplySet::SYNCED : v1::ApplySet::OUT_OF_SYNC);
+  for (const core::DriftedMember& d : view.drifted) {
+    v1::DriftedMember& member = *out.add_drifted();
+    member.set_kind(d.kind);
+    member.set_name(d.resource);
+    SetDrift(*member.mutable_drift(), d.drift);
+  }
+  return out;
+}
+
 v1::ApplyPlan ToProto(const core::ApplyOutcome& outcome) {
   v1::ApplyPlan out;
   out.set_apply_set(outcome.apply_set);
@@ -140,14 +168,7 @@ v1::ApplyPlan ToProto(const core::ApplyOutcome& outcome) {
     }
     change.set_index(c.index);
     change.set_source(c.source);
-    if (c.drift) {
-      v1::Drift& drift = *change.mutable_drift();
-      drift.set_principal(c.drift->principal);
-      *drift.mutable_time() = ToTimestamp(c.drift->time);
-      drift.set_action(c.drift->action);
-      drift.set_audit_id(c.drift->id);
-      drift.set_request_id(c.drift->request_id);
-    }
+    if (c.drift) SetDrift(*change.mutable_drift(), *c.drift);
     switch (c.action) {
       case core::ApplyAction::kCreate: summary.set_creates(summary.creates() + 1); break;
       case core::ApplyAction::kUpdate: summary.set_updates(summary.updates() + 1); break;
@@ -163,6 +184,18 @@ v1::ApplyPlan ToProto(const core::ApplyOutcome& outcome) {
 }  // namespace
 
 void AddDeclarativeRpcs(Handlers& handlers, const core::UseCases& uc) {
+  handlers.Add<v1::GetApplySetRequest>(
+      [uc](const core::RequestContext& ctx, const v1::GetApplySetRequest& req) -> Result<v1::ApplySet> {
+        SEPTA_ASSIGN_OR_RETURN(const core::ApplySetView view, uc.apply.Get(ctx, req.apply_set()));
+        return ToProto(view, /*with_drift=*/true);
+      });
+  handlers.Add<v1::ListApplySetsRequest>(
+      [uc](const core::RequestContext& ctx, const v1::ListApplySetsRequest&) -> Result<v1::ListApplySetsResponse> {
+        SEPTA_ASSIGN_OR_RETURN(const std::vector<core::ApplySetView> views, uc.apply.List(ctx));
+        v1::ListApplySetsResponse out;
+        for (const core::ApplySetView& view : views) *out.add_apply_sets() = ToProto(view, /*with_drift=*/false);
+        return out;
+      });
   handlers.Add<v1::DiffRequest>(
       [uc](const core::RequestContext& ctx, const v1::DiffRequest& req) -> Result<v1::ApplyPlan> {
         SEPTA_ASSIGN_OR_RETURN(const core::ApplyOrder order, OrderFromProto(req));

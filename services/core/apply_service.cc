@@ -320,4 +320,36 @@ Result<ApplyOutcome> ApplyService::Run(const RequestContext& ctx, const ApplyOrd
   return outcome;
 }
 
+Result<ApplySetView> ApplyService::Get(const RequestContext& ctx, const std::string& name) {
+  const std::string owner = ctx.principal.admin ? "" : ctx.principal.tenant;
+  const std::string resource = ApplySetResource(owner, name);
+  if (!IsSetName(name)) return NotFound("apply set \"" + EscapeControlCharacters(name) + "\" not found");
+  return TransactFor(store_, TxMode::kReadOnly, [&](Tx& tx) -> Result<ApplySetView> {
+    SEPTA_ASSIGN_OR_RETURN(const std::optional<ApplySet> set, tx.ApplySets().Get(owner, name));
+    if (!set) return NotFound("apply set " + resource + " not found");
+    SEPTA_ASSIGN_OR_RETURN(const std::vector<ApplySetMember> members, tx.ApplySets().Members(owner, name));
+    ApplySetView view{.set = *set, .resource = resource, .members = static_cast<int>(members.size())};
+    for (const ApplySetMember& m : members) {
+      SEPTA_ASSIGN_OR_RETURN(const std::optional<AuditRecord> drift, DriftOf(tx, m.resource, set->apply_time));
+      if (drift) view.drifted.push_back({.kind = m.kind, .resource = m.resource, .drift = *drift});
+      if (view.drifted.size() == kMaxDrifted) break;
+    }
+    return view;
+  });
+}
+
+Result<std::vector<ApplySetView>> ApplyService::List(const RequestContext& ctx) {
+  const std::string owner = ctx.principal.admin ? "" : ctx.principal.tenant;
+  return TransactFor(store_, TxMode::kReadOnly, [&](Tx& tx) -> Result<std::vector<ApplySetView>> {
+    SEPTA_ASSIGN_OR_RETURN(const std::vector<ApplySet> sets, tx.ApplySets().List(owner));
+    std::vector<ApplySetView> views;
+    for (const ApplySet& set : sets) {
+      SEPTA_ASSIGN_OR_RETURN(const std::vector<ApplySetMember> members, tx.ApplySets().Members(owner, set.name));
+      views.push_back(
+          {.set = set, .resource = ApplySetResource(owner, set.name), .members = static_cast<int>(members.size())});
+    }
+    return views;
+  });
+}
+
 }  // namespace septa::core

@@ -73,6 +73,21 @@ struct ApplyOutcome {
   std::vector<ObjectOutcome> changes{};  // in the order they are applied
 };
 
+// A member changed outside its set since the set's last apply.
+struct DriftedMember {
+  std::string kind{};
+  std::string resource{};
+  AuditRecord drift{};
+};
+
+// A set as its last apply left it; drifted only from Get.
+struct ApplySetView {
+  ApplySet set{};
+  std::string resource{};  // "applysets/prod"
+  int members = 0;
+  std::vector<DriftedMember> drifted{};
+};
+
 // "applysets/<set>" for a platform set (tenant ""), "tenants/<tenant>/applysets/<set>".
 std::string ApplySetResource(std::string_view tenant, std::string_view set);
 
@@ -89,6 +104,12 @@ class ApplyService {
   // expected_plan_etag (ABORTED), nothing is written and the error's field
   // violations name every refused object ("objects[3].capacity").
   Result<ApplyOutcome> Apply(const RequestContext& ctx, const ApplyOrder& order);
+  // The caller's set (an admin's: the platform's), with the members changed
+  // outside it since its last apply (at most kMaxDrifted); NOT_FOUND otherwise.
+  Result<ApplySetView> Get(const RequestContext& ctx, const std::string& name);
+  // The caller's sets by name, without drift.
+  Result<std::vector<ApplySetView>> List(const RequestContext& ctx);
+  static constexpr std::size_t kMaxDrifted = 100;
 
  private:
   Result<ApplyOutcome> Run(const RequestContext& ctx, const ApplyOrder& order, WriteMode mode);

@@ -244,6 +244,8 @@ class ApplySetRepository {
   virtual Result<std::optional<ApplySet>> Get(const std::string& tenant, const std::string& name) = 0;
   // Inserts the set, or replaces the one of its (tenant, name).
   virtual Status Put(const ApplySet& set) = 0;
+  // One owner's sets ("" : the platform's), by name.
+  virtual Result<std::vector<ApplySet>> List(const std::string& tenant) = 0;
   // A set's members, ordered by (kind, resource).
   virtual Result<std::vector<ApplySetMember>> Members(const std::string& tenant, const std::string& name) = 0;
   // The member row of an object, whichever set it is in.

@@ -9,6 +9,17 @@ using core::ApplySetMember;
 
 constexpr char kMemberColumns[] = "kind, resource, set_tenant, set_name, array_to_string(declared, E'\\n')";
 
+constexpr char kSetColumns[] = "tenant, name, revision, source, applied_by, septa_micros(apply_time)";
+
+ApplySet SetOfRow(const pqxx::row& r) {
+  return ApplySet{.tenant = r[0].as<std::string>(),
+                  .name = r[1].as<std::string>(),
+                  .revision = r[2].as<std::int64_t>(),
+                  .source = r[3].as<std::string>(),
+                  .applied_by = r[4].as<std::string>(),
+                  .apply_time = FromMicros(r[5].as<std::int64_t>())};
+}
+
 ApplySetMember MemberOfRow(const pqxx::row& r) {
   return {.kind = r[0].as<std::string>(),
           .resource = r[1].as<std::string>(),
@@ -21,9 +32,9 @@ ApplySetMember MemberOfRow(const pqxx::row& r) {
 
 void PgApplySets::Prepare(pqxx::connection& c) {
   const std::string member_columns = kMemberColumns;
-  c.prepare("apply_set_get",
-            "SELECT tenant, name, revision, source, applied_by, septa_micros(apply_time) FROM apply_sets"
-            " WHERE tenant = $1 AND name = $2");
+  const std::string set_columns = kSetColumns;
+  c.prepare("apply_set_get", "SELECT " + set_columns + " FROM apply_sets WHERE tenant = $1 AND name = $2");
+  c.prepare("apply_set_list", "SELECT " + set_columns + " FROM apply_sets WHERE tenant = $1 ORDER BY name");
   c.prepare("apply_set_put",
             "INSERT INTO apply_sets (tenant, name, revision, source, applied_by, apply_time)"
             " VALUES ($1, $2, $3, $4, $5, septa_ts($6)) ON CONFLICT (tenant, name) DO UPDATE SET"
@@ -46,13 +57,15 @@ Result<std::optional<ApplySet>> PgApplySets::Get(const std::string& tenant, cons
   return work_.Read<std::optional<ApplySet>>([&](pqxx::transaction_base& t) -> std::optional<ApplySet> {
     const auto rows = t.exec_prepared("apply_set_get", tenant, name);
     if (rows.empty()) return std::nullopt;
-    const auto& r = rows[0];
-    return ApplySet{.tenant = r[0].as<std::string>(),
-                    .name = r[1].as<std::string>(),
-                    .revision = r[2].as<std::int64_t>(),
-                    .source = r[3].as<std::string>(),
-                    .applied_by = r[4].as<std::string>(),
-                    .apply_time = FromMicros(r[5].as<std::int64_t>())};
+    return SetOfRow(rows[0]);
+  });
+}
+
+Result<std::vector<ApplySet>> PgApplySets::List(const std::string& tenant) {
+  return work_.Read<std::vector<ApplySet>>([&](pqxx::transaction_base& t) {
+    std::vector<ApplySet> sets;
+    for (const auto& row : t.exec_prepared("apply_set_list", tenant)) sets.push_back(SetOfRow(row));
+    return sets;
   });
 }
 

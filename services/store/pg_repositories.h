@@ -102,6 +102,7 @@ class PgApplySets final : public core::ApplySetRepository {
   static void Prepare(pqxx::connection& c);
   Result<std::optional<core::ApplySet>> Get(const std::string& tenant, const std::string& name) override;
   Status Put(const core::ApplySet& set) override;
+  Result<std::vector<core::ApplySet>> List(const std::string& tenant) override;
   Result<std::vector<core::ApplySetMember>> Members(const std::string& tenant, const std::string& name) override;
   Result<std::optional<core::ApplySetMember>> MemberOf(const std::string& kind, const std::string& resource) override;
   Status PutMember(const core::ApplySetMember& member) override;

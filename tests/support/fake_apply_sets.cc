@@ -20,6 +20,14 @@ Status FakeApplySets::Put(const ApplySet& set) {
   return Status::Ok();
 }
 
+Result<std::vector<ApplySet>> FakeApplySets::List(const std::string& tenant) {
+  std::vector<ApplySet> sets;  // the map's (tenant, name) order
+  for (const auto& [key, set] : w_.s.apply_sets) {
+    if (set.tenant == tenant) sets.push_back(set);
+  }
+  return sets;
+}
+
 Result<std::vector<ApplySetMember>> FakeApplySets::Members(const std::string& tenant, const std::string& name) {
   std::vector<ApplySetMember> members;  // the map's (kind, resource) order
   for (const auto& [key, member] : w_.s.apply_set_members) {

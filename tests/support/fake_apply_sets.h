@@ -12,6 +12,7 @@ class FakeApplySets final : public ApplySetRepository {
   explicit FakeApplySets(FakeWork& w) : w_(w) {}
   Result<std::optional<ApplySet>> Get(const std::string& tenant, const std::string& name) override;
   Status Put(const ApplySet& set) override;
+  Result<std::vector<ApplySet>> List(const std::string& tenant) override;
   Result<std::vector<ApplySetMember>> Members(const std::string& tenant, const std::string& name) override;
   Result<std::optional<ApplySetMember>> MemberOf(const std::string& kind, const std::string& resource) override;
   Status PutMember(const ApplySetMember& member) override;

@@ -109,6 +109,10 @@ inline std::vector<AuthorizationRow> AuthorizationTable() {
        409, 200, 403, 404, 401},
       {"POST", "/v1/applysets/git:apply", R"({"prune":true,"allow_empty":true})", "DeclarativeService/Apply",
        R"({"apply_set":"git","prune":true,"allow_empty":true})", 200, 200, 403, 200, 401},
+      // Each owner's sets: acme's "git" (its viewers read it too); no one else has one of that name.
+      {"GET", "/v1/applysets/git", "", "DeclarativeService/GetApplySet", R"({"apply_set":"git"})", 404, 200, 200, 404,
+       401},
+      {"GET", "/v1/applysets", "", "DeclarativeService/ListApplySets", "{}", 200, 200, 200, 200, 401},
       {"POST", "/v1/tokens", R"({"principal":"tenant:acme","role":"viewer"})", "TokenService/CreateToken",
        R"({"principal":"tenant:acme","role":"viewer"})", 201, 201, 403, 404, 401},
       {"POST", "/v1/tokens", R"({"principal":"admin","role":"owner"})", "TokenService/CreateToken",

@@ -63,6 +63,11 @@ TEST_F(DeclarativeTest, ATenantsSetCannotReachAnotherTenantAndLeavesItUntouched)
 
   auto after = json::parse(Call(acme_, "GET", "/v1/tenants/acme/vclusters/train").body);
   EXPECT_EQ(after["etag"], version) << "acme's cluster is untouched";
+  auto set = Call(acme_, "GET", "/v1/applysets/git");
+  ASSERT_EQ(set.status, 200) << set.body;
+  EXPECT_EQ(json::parse(set.body)["sync_status"], "SYNCED") << set.body;
+  EXPECT_EQ(json::parse(set.body)["members"], 1);
+  EXPECT_EQ(Call(beta_, "GET", "/v1/applysets/git").status, 404) << "beta's apply changed nothing: no set";
   EXPECT_EQ(Count("SELECT count(*) FROM apply_set_members WHERE set_tenant = 'acme'"), 1);
   EXPECT_EQ(Count("SELECT count(*) FROM apply_set_members WHERE set_tenant = 'beta'"), 0);
 }

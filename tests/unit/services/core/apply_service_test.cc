@@ -247,8 +247,23 @@ TEST_F(ApplyServiceTest, AnEditOutsideTheSetIsDriftNamingWhoAndWhen) {
   EXPECT_EQ(plan->changes[0].drift->time, Now(clock));
   EXPECT_EQ(plan->changes[0].fields.at(0).live, "Edited in the portal");
 
+  // The set says so too, naming the member.
+  auto status = apply.Get(Admin(), "prod");
+  ASSERT_TRUE(status.ok()) << status.status().ToString();
+  EXPECT_EQ(status->resource, "applysets/prod");
+  EXPECT_EQ(status->members, 2);
+  ASSERT_EQ(status->drifted.size(), 1u);
+  EXPECT_EQ(status->drifted[0].resource, "tenants/acme");
+  EXPECT_EQ(status->drifted[0].drift.request_id, "req-portal");
+  EXPECT_TRUE(IsNotFound(apply.Get(TenantCtx("acme"), "prod").status())) << "a tenant's sets are its own";
+  auto listed = apply.List(Admin());
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].set.revision, 1);
+
   // Applied again, it is in line; a change in Git alone is no drift.
   ASSERT_TRUE(apply.Apply(Admin(), Prod()).ok());
+  EXPECT_TRUE(apply.Get(Admin(), "prod")->drifted.empty()) << "in sync again";
   ApplyOrder changed = Prod();
   changed.objects[0] = Object(TenantOf("acme", "ACME 2"), {"display_name"});
   clock.Advance(std::chrono::minutes(1));

@@ -805,6 +805,10 @@ TYPED_TEST_P(StoreContract, ApplySetsHoldEachObjectOnceAndGoWithTheirMembers) {
   ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.ApplySets().Put(bumped); }).ok());
   got = this->template Read<std::optional<ApplySet>>([](Tx& tx) { return tx.ApplySets().Get("", "prod"); });
   EXPECT_EQ((*got)->revision, 2);
+  auto listed = this->template Read<std::vector<ApplySet>>([](Tx& tx) { return tx.ApplySets().List("acme"); });
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u) << "one owner's sets only";
+  EXPECT_EQ((*listed)[0].revision, 4);
 
   const ApplySetMember vc{.kind = "VirtualCluster",
                           .resource = "tenants/acme/vclusters/train",
