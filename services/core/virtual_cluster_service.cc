@@ -106,8 +106,7 @@ Result<std::optional<OnePerKey::Held>> VirtualClusterService::CheckSlot(WriteMod
 Result<VirtualClusterView> VirtualClusterService::Create(const RequestContext& ctx, const std::string& tenant,
                                                          const VirtualCluster& draft, std::string_view idempotency_key,
                                                          WriteMode mode) {
-  if (!CanNameTenantOrTier(tenant)) return NotFound("tenant \"" + EscapeControlCharacters(tenant) + "\" not found");
-  SEPTA_RETURN_IF_ERROR(RequireSeeTenant(ctx.principal, tenant));
+  SEPTA_RETURN_IF_ERROR(CheckMaySeeTenant(ctx, tenant));
   SEPTA_RETURN_IF_ERROR(RequireWriter(ctx.principal, "create virtual clusters"));
   if (draft.api_limits != tenancy::ApiLimits{}) SEPTA_RETURN_IF_ERROR(CheckMayPatch(ctx, {"api_limits"}));
   SEPTA_RETURN_IF_ERROR(ValidateIdempotencyKey(idempotency_key));
@@ -147,8 +146,7 @@ Result<VirtualClusterView> VirtualClusterService::Get(const RequestContext& ctx,
 
 Result<VirtualClusterPage> VirtualClusterService::List(const RequestContext& ctx, const std::string& tenant,
                                                        const ListVirtualClustersParams& params) {
-  if (!CanNameTenantOrTier(tenant)) return NotFound("tenant \"" + EscapeControlCharacters(tenant) + "\" not found");
-  SEPTA_RETURN_IF_ERROR(RequireSeeTenant(ctx.principal, tenant));
+  SEPTA_RETURN_IF_ERROR(CheckMaySeeTenant(ctx, tenant));
   if (params.page_size < 0 || params.page_size > kMaxPageSize) {
     return InvalidField("page_size", "must be between 1 and 500 (0 for the default of 50)");
   }
