@@ -40,27 +40,23 @@ Status WithinObject(int i, const Status& status) {
 
 Result<core::ApplyObjectRequest> ObjectFromProto(const v1::ApplyObject& in) {
   core::ApplyObjectRequest out{.adopt = in.adopt(), .source = in.source()};
-  const pb::Message* resource = nullptr;
   std::vector<std::string> paths(in.declared_fields().paths().begin(), in.declared_fields().paths().end());
   switch (in.resource_case()) {
     case v1::ApplyObject::kTrustTier: {
-      resource = &in.trust_tier();
-      paths = MaskPaths(*v1::TrustTier::descriptor(), paths.empty() ? FieldsSet(*resource) : paths);
+      paths = MaskPaths(*v1::TrustTier::descriptor(), paths.empty() ? FieldsSet(in.trust_tier()) : paths);
       const bool sharing = std::find(paths.begin(), paths.end(), "gpu_sharing") != paths.end();
       SEPTA_ASSIGN_OR_RETURN(core::TrustTier tier, TrustTierFromProto(in.trust_tier(), sharing));
       out.object = std::move(tier);
       break;
     }
     case v1::ApplyObject::kTenant: {
-      resource = &in.tenant();
-      paths = MaskPaths(*v1::Tenant::descriptor(), paths.empty() ? FieldsSet(*resource) : paths);
+      paths = MaskPaths(*v1::Tenant::descriptor(), paths.empty() ? FieldsSet(in.tenant()) : paths);
       SEPTA_ASSIGN_OR_RETURN(core::Tenant tenant, TenantDraftFromProto(in.tenant()));
       out.object = std::move(tenant);
       break;
     }
     case v1::ApplyObject::kVirtualCluster: {
-      resource = &in.virtual_cluster();
-      paths = MaskPaths(*v1::VirtualCluster::descriptor(), paths.empty() ? FieldsSet(*resource) : paths);
+      paths = MaskPaths(*v1::VirtualCluster::descriptor(), paths.empty() ? FieldsSet(in.virtual_cluster()) : paths);
       SEPTA_ASSIGN_OR_RETURN(tenancy::VirtualCluster vc,
                              VirtualClusterFromProto(in.virtual_cluster(), /*require_capacity=*/false));
       out.object = std::move(vc);
@@ -88,11 +84,7 @@ Result<core::ApplyOrder> OrderFromProto(const Request& in) {
                          .confirm_deletions = {in.confirm_deletions().begin(), in.confirm_deletions().end()},
                          .source = in.source()};
   if constexpr (std::is_same_v<Request, v1::ApplyRequest>) order.expected_plan_etag = in.expected_plan_etag();
-  // Bounded before anything is converted (CheckOrder says it again, naming the count).
-  if (static_cast<std::size_t>(in.objects_size()) > core::ApplyService::kMaxObjects) {
-    return InvalidField("objects", "holds " + std::to_string(in.objects_size()) +
-                                       " objects; at most 2000 per request (split the estate into several sets)");
-  }
+  SEPTA_RETURN_IF_ERROR(core::CheckApplyObjectCount(in.objects_size()));  // before anything is converted
   for (int i = 0; i < in.objects_size(); ++i) {
     auto object = ObjectFromProto(in.objects(i));
     if (!object.ok()) return WithinObject(i, object.status());

@@ -13,13 +13,13 @@
 
 #include "common/documents.h"
 #include "septa/v1/declarative.pb.h"
+#include "services/core/apply_limits.h"
 
 namespace septa::cli {
 
 inline constexpr char kApplyApiVersion[] = "septa.dev/v1";
 
-// ApplyRequest's bound on its objects.
-inline constexpr std::size_t kMaxApplyObjects = 2000;
+using core::kMaxApplyObjects;  // ApplyRequest's bound on its objects
 
 // All the text one apply reads, over every file: the request it becomes
 // must fit gRPC's default message limit (4 MiB).

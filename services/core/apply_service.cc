@@ -52,10 +52,7 @@ Status CheckOrder(const ApplyOrder& order, const ResourceKinds& kinds) {
     return InvalidField("apply_set", "must be a DNS label of 1-63 lower-case letters, digits and '-', not \"" +
                                          EscapeControlCharacters(order.apply_set) + "\"");
   }
-  if (order.objects.size() > ApplyService::kMaxObjects) {
-    return InvalidField("objects", "holds " + std::to_string(order.objects.size()) +
-                                       " objects; at most 2000 per request (split the estate into several sets)");
-  }
+  SEPTA_RETURN_IF_ERROR(CheckApplyObjectCount(order.objects.size()));
   if (order.objects.empty() && order.prune && !order.allow_empty) {
     return InvalidField("objects",
                         "is empty and prune is set, which would delete every member of the set: "
@@ -120,6 +117,10 @@ Result<std::optional<AuditRecord>> DriftOf(Tx& tx, const std::string& resource, 
   return std::optional<AuditRecord>();
 }
 
+// Whose sets a principal names: an admin's are the platform's (""), a
+// tenant principal's its tenant's, so tenants' set names never meet.
+std::string SetOwnerOf(const Principal& principal) { return principal.admin ? "" : principal.tenant; }
+
 ApplyAction ActionOf(PlannedAction planned) {
   switch (planned) {
     case PlannedAction::kCreate: return ApplyAction::kCreate;
@@ -130,6 +131,13 @@ ApplyAction ActionOf(PlannedAction planned) {
 }
 
 }  // namespace
+
+Status CheckApplyObjectCount(std::size_t count) {
+  if (count <= kMaxApplyObjects) return Status::Ok();
+  return InvalidField("objects", "holds " + std::to_string(count) + " objects; at most " +
+                                     std::to_string(kMaxApplyObjects) +
+                                     " per request (split the estate into several sets)");
+}
 
 std::string ApplySetResource(std::string_view tenant, std::string_view set) {
   return (tenant.empty() ? "" : "tenants/" + std::string(tenant) + "/") + "applysets/" + std::string(set);
@@ -155,8 +163,7 @@ Result<ApplyOutcome> ApplyService::Apply(const RequestContext& ctx, const ApplyO
 
 Result<ApplyOutcome> ApplyService::Run(const RequestContext& ctx, const ApplyOrder& order, WriteMode mode) {
   SEPTA_RETURN_IF_ERROR(CheckOrder(order, kinds_));
-  // A tenant's sets are its own: their names cannot meet another owner's.
-  const std::string owner = ctx.principal.admin ? "" : ctx.principal.tenant;
+  const std::string owner = SetOwnerOf(ctx.principal);
   const std::string set_resource = ApplySetResource(owner, order.apply_set);
   std::vector<std::size_t> sequence(order.objects.size());
   for (std::size_t i = 0; i < sequence.size(); ++i) sequence[i] = i;
@@ -186,7 +193,7 @@ Result<ApplyOutcome> ApplyService::Run(const RequestContext& ctx, const ApplyOrd
         // Refuses `oc` for `status` when it is the object's fault; a server
         // fault fails the whole request.
         auto refuse = [&](ObjectOutcome& oc, ApplyAction action, Status status) -> Status {
-          if (!IsRefusal(status.code()) && action == ApplyAction::kRefused) return status;
+          if (!IsRefusal(status.code())) return status;
           oc.action = action;
           oc.refusal = std::move(status);
           out.changes.push_back(std::move(oc));
@@ -235,7 +242,6 @@ Result<ApplyOutcome> ApplyService::Run(const RequestContext& ctx, const ApplyOrd
             return Status::Ok();
           });
           if (!plan.ok()) {
-            if (!IsRefusal(plan.status().code())) return plan.status();
             SEPTA_RETURN_IF_ERROR(refuse(oc, conflict ? ApplyAction::kConflict : ApplyAction::kRefused, plan.status()));
             continue;
           }
@@ -321,7 +327,7 @@ Result<ApplyOutcome> ApplyService::Run(const RequestContext& ctx, const ApplyOrd
 }
 
 Result<ApplySetView> ApplyService::Get(const RequestContext& ctx, const std::string& name) {
-  const std::string owner = ctx.principal.admin ? "" : ctx.principal.tenant;
+  const std::string owner = SetOwnerOf(ctx.principal);
   const std::string resource = ApplySetResource(owner, name);
   if (!IsSetName(name)) return NotFound("apply set \"" + EscapeControlCharacters(name) + "\" not found");
   return TransactFor(store_, TxMode::kReadOnly, [&](Tx& tx) -> Result<ApplySetView> {
@@ -339,7 +345,7 @@ Result<ApplySetView> ApplyService::Get(const RequestContext& ctx, const std::str
 }
 
 Result<std::vector<ApplySetView>> ApplyService::List(const RequestContext& ctx) {
-  const std::string owner = ctx.principal.admin ? "" : ctx.principal.tenant;
+  const std::string owner = SetOwnerOf(ctx.principal);
   return TransactFor(store_, TxMode::kReadOnly, [&](Tx& tx) -> Result<std::vector<ApplySetView>> {
     SEPTA_ASSIGN_OR_RETURN(const std::vector<ApplySet> sets, tx.ApplySets().List(owner));
     std::vector<ApplySetView> views;

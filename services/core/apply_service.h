@@ -23,6 +23,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "gpu/catalog.h"
+#include "services/core/apply_limits.h"
 #include "services/core/auth.h"
 #include "services/core/capacity_ledger.h"
 #include "services/core/resource_kinds.h"
@@ -88,13 +89,14 @@ struct ApplySetView {
   std::vector<DriftedMember> drifted{};
 };
 
+// The refusal naming `objects` past kMaxApplyObjects.
+Status CheckApplyObjectCount(std::size_t count);
+
 // "applysets/<set>" for a platform set (tenant ""), "tenants/<tenant>/applysets/<set>".
 std::string ApplySetResource(std::string_view tenant, std::string_view set);
 
 class ApplyService {
  public:
-  static constexpr std::size_t kMaxObjects = 2000;
-
   ApplyService(Store& store, const Clock& clock, CapacityLedger& ledger, const gpu::Catalog& catalog,
                Authenticator& authenticator);
 
