@@ -44,12 +44,18 @@ std::string NestedPath(const std::string& message, const std::string& field) {
 
 }  // namespace
 
-std::string ProtoFieldName(const google::protobuf::Descriptor& message, const std::string& name) {
-  if (message.FindFieldByName(name) != nullptr) return name;
+const google::protobuf::FieldDescriptor* FindFieldByAnyName(const google::protobuf::Descriptor& message,
+                                                            const std::string& name) {
+  if (const google::protobuf::FieldDescriptor* field = message.FindFieldByName(name)) return field;
   for (int i = 0; i < message.field_count(); ++i) {
-    if (message.field(i)->json_name() == name) return message.field(i)->name();
+    if (message.field(i)->json_name() == name) return message.field(i);
   }
-  return name;
+  return nullptr;
+}
+
+std::string ProtoFieldName(const google::protobuf::Descriptor& message, const std::string& name) {
+  const google::protobuf::FieldDescriptor* field = FindFieldByAnyName(message, name);
+  return field == nullptr ? name : std::string(field->name());
 }
 
 Result<std::vector<std::string>> ParseJsonBody(std::string_view body, google::protobuf::Message& out) {

@@ -20,9 +20,12 @@ namespace septa::apiv1 {
 // Returns the fields the client sent (the top-level keys, by .proto name).
 Result<std::vector<std::string>> ParseJsonBody(std::string_view body, google::protobuf::Message& out);
 
-// The .proto name (snake_case) of the field of `message` that `name` names
-// by its .proto or its lowerCamelCase JSON name; `name` itself when it names
-// no field.
+// The field of `message` that `name` names by its .proto (snake_case) or
+// its lowerCamelCase JSON name, as protobuf's JSON reader takes either;
+// nullptr when it names none.
+const google::protobuf::FieldDescriptor* FindFieldByAnyName(const google::protobuf::Descriptor& message,
+                                                            const std::string& name);
+// That field's .proto name; `name` itself when it names no field.
 std::string ProtoFieldName(const google::protobuf::Descriptor& message, const std::string& name);
 
 std::string ToJson(const google::protobuf::Message& message);

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
+#include "services/apiv1/json.h"
 #include "services/base/file.h"
 #include "services/base/yaml_json.h"
 #include "services/core/duration.h"
@@ -153,16 +154,6 @@ class InputReader {
   bool read_whole_ = false;  // the bound was reached
 };
 
-// The field of `type` a document's key names: by its .proto name or its
-// JSON name, as protobuf's JSON parser takes either.
-const FieldDescriptor* FieldNamed(const Descriptor& type, const std::string& key) {
-  if (const FieldDescriptor* field = type.FindFieldByName(key)) return field;
-  for (int i = 0; i < type.field_count(); ++i) {
-    if (type.field(i)->json_name() == key) return type.field(i);
-  }
-  return nullptr;
-}
-
 // google.protobuf's messages (Duration, Timestamp, ...) are values in JSON,
 // not objects of fields.
 bool IsWellKnownType(const Descriptor& type) { return type.file()->name().starts_with("google/protobuf/"); }
@@ -201,7 +192,7 @@ void DeclareFields(const Descriptor& type, DocumentTree& value, const std::strin
   std::map<int, std::string> keys;  // field number -> the key that set it
   for (auto& [key, item] : value.items()) {
     const std::string at = document_path + "." + key;
-    const FieldDescriptor* field = FieldNamed(type, key);
+    const FieldDescriptor* field = apiv1::FindFieldByAnyName(type, key);
     if (field == nullptr) {
       errors.Add(at, "unknown field");
       continue;
@@ -254,7 +245,7 @@ std::string ProtobufProblem(std::string message, const Descriptor& type, std::st
   }
   const std::string field = message.substr(open + 1, close - open - 1);
   const std::string top = field.substr(0, field.find('.'));
-  const FieldDescriptor* named = FieldNamed(type, top);
+  const FieldDescriptor* named = apiv1::FindFieldByAnyName(type, top);
   path = (named != nullptr && IsMetadataField(named->name()) ? "metadata." : "spec.") + field;
   return message.substr(close + 3);
 }
@@ -386,7 +377,7 @@ class DocumentReader {
     // Identity and labels are metadata: refused in spec, where they would
     // be read but not declared.
     for (const auto& [key, unused] : spec.items()) {
-      const FieldDescriptor* field = FieldNamed(type, key);
+      const FieldDescriptor* field = apiv1::FindFieldByAnyName(type, key);
       if (field != nullptr && IsMetadataField(field->name())) {
         errors.Add("spec." + key, "goes in metadata." + field->name());
       }
