@@ -18,6 +18,7 @@
 #include "common/clock.h"
 #include "common/percentile.h"
 #include "gpu/catalog.h"
+#include "services/cmd/bench_gpu_node.h"
 #include "services/core/apply_service.h"
 #include "services/core/auth.h"
 #include "services/store/pg_store.h"
@@ -28,28 +29,9 @@ namespace {
 using namespace septa;
 using Millis = std::chrono::duration<double, std::milli>;
 
-constexpr int kGpusPerNode = 8;
-
 int Die(const Status& st, const char* what) {
   std::fprintf(stderr, "septa-apply-bench: %s: %s\n", what, st.ToString().c_str());
   return 1;
-}
-
-gpu::InventoryNode Node(int i, bool mig) {
-  gpu::InventoryNode n;
-  n.name = (mig ? "h100-" : "a100-") + std::to_string(i);
-  n.cpu_milli = 96000;
-  n.memory_mib = 1 << 20;
-  const gpu::GpuModel& model = *gpu::Catalog::Default().Find(mig ? "H100-80GB" : "A100-80GB");
-  for (int g = 0; g < kGpusPerNode; ++g) {
-    gpu::InventoryGpu gpu{model.name, g, n.name + "-gpu" + std::to_string(g), mig, {}};
-    if (mig) {
-      gpu.mig_layout = {
-          {model.ProfileIndex("3g.40gb"), 0}, {model.ProfileIndex("2g.20gb"), 4}, {model.ProfileIndex("1g.10gb"), 6}};
-    }
-    n.gpus.push_back(gpu);
-  }
-  return n;
 }
 
 // The estate; `generation` is written into every display name, so that
@@ -125,11 +107,13 @@ int main(int argc, char** argv) {
   SystemClock clock;
 
   // Room for every cluster with a fifth to spare: whole A100s and MIG H100s (4 × 1g.10gb-able slots per GPU).
-  const int whole_nodes = (tenants / 2 * per_tenant * 6 / 5) / kGpusPerNode + 1;
+  const int whole_nodes = (tenants / 2 * per_tenant * 6 / 5) / bench::kGpusPerNode + 1;
   const int mig_nodes = whole_nodes;
   const Status seeded = store.Transact(core::TxMode::kReadWrite, [&](core::Tx& tx) -> Status {
-    for (int i = 0; i < whole_nodes; ++i) SEPTA_RETURN_IF_ERROR(tx.Inventory().PutNode(Node(i, false), clock.Now()));
-    for (int i = 0; i < mig_nodes; ++i) SEPTA_RETURN_IF_ERROR(tx.Inventory().PutNode(Node(i, true), clock.Now()));
+    for (int i = 0; i < whole_nodes; ++i)
+      SEPTA_RETURN_IF_ERROR(tx.Inventory().PutNode(bench::GpuNode(i, false), clock.Now()));
+    for (int i = 0; i < mig_nodes; ++i)
+      SEPTA_RETURN_IF_ERROR(tx.Inventory().PutNode(bench::GpuNode(i, true), clock.Now()));
     return Status::Ok();
   });
   if (!seeded.ok()) return Die(seeded, "seeding the inventory");
@@ -143,7 +127,7 @@ int main(int argc, char** argv) {
   ctx.request_id = "bench";
   const std::size_t objects = Estate(tenants, per_tenant, 0).objects.size();
   std::printf("estate: %d tenants x %d virtual clusters = %zu objects; inventory %d A100 + %d H100 nodes of %d GPUs\n",
-              tenants, per_tenant, objects, whole_nodes, mig_nodes, kGpusPerNode);
+              tenants, per_tenant, objects, whole_nodes, mig_nodes, bench::kGpusPerNode);
 
   auto timed = [&](auto&& call, const char* what) -> Result<double> {
     const auto t0 = std::chrono::steady_clock::now();

@@ -20,6 +20,7 @@
 #include "common/clock.h"
 #include "common/percentile.h"
 #include "gpu/catalog.h"
+#include "services/cmd/bench_gpu_node.h"
 #include "services/core/capacity_ledger.h"
 #include "services/core/virtual_cluster_service.h"
 #include "services/store/pg_store.h"
@@ -31,29 +32,10 @@ using namespace septa;
 using Millis = std::chrono::duration<double, std::milli>;
 
 constexpr int kNodes = 1000;
-constexpr int kGpusPerNode = 8;
 
 int Die(const Status& st, const char* what) {
   std::fprintf(stderr, "septa-capacity-bench: %s: %s\n", what, st.ToString().c_str());
   return 1;
-}
-
-gpu::InventoryNode Node(int i) {
-  gpu::InventoryNode n;
-  const bool mig = i % 2 == 0;
-  n.name = (mig ? "h100-" : "a100-") + std::to_string(i);
-  n.cpu_milli = 96000;
-  n.memory_mib = 1 << 20;
-  const gpu::GpuModel& model = *gpu::Catalog::Default().Find(mig ? "H100-80GB" : "A100-80GB");
-  for (int g = 0; g < kGpusPerNode; ++g) {
-    gpu::InventoryGpu gpu{model.name, g, n.name + "-gpu" + std::to_string(g), mig, {}};
-    if (mig) {
-      gpu.mig_layout = {
-          {model.ProfileIndex("3g.40gb"), 0}, {model.ProfileIndex("2g.20gb"), 4}, {model.ProfileIndex("1g.10gb"), 6}};
-    }
-    n.gpus.push_back(gpu);
-  }
-  return n;
 }
 
 }  // namespace
@@ -89,7 +71,8 @@ int main(int argc, char** argv) {
   auto t0 = std::chrono::steady_clock::now();
   for (int batch = 0; batch < kNodes; batch += 100) {
     const Status seeded = store.Transact(core::TxMode::kReadWrite, [&](core::Tx& tx) -> Status {
-      for (int i = batch; i < batch + 100; ++i) SEPTA_RETURN_IF_ERROR(tx.Inventory().PutNode(Node(i), clock.Now()));
+      for (int i = batch; i < batch + 100; ++i)
+        SEPTA_RETURN_IF_ERROR(tx.Inventory().PutNode(bench::GpuNode(i, i % 2 == 0), clock.Now()));
       return Status::Ok();
     });
     if (!seeded.ok()) return Die(seeded, "seeding the inventory");
@@ -107,7 +90,7 @@ int main(int argc, char** argv) {
     return Status::Ok();
   });
   if (!tenants.ok()) return Die(tenants, "seeding tenants");
-  std::printf("inventory: %d nodes x %d GPUs stored in %.0f ms\n", kNodes, kGpusPerNode,
+  std::printf("inventory: %d nodes x %d GPUs stored in %.0f ms\n", kNodes, bench::kGpusPerNode,
               Millis(std::chrono::steady_clock::now() - t0).count());
 
   core::CapacityLedger ledger(gpu::Catalog::Default());
