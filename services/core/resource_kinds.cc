@@ -32,14 +32,6 @@ Result<PlannedChange> PlanWith(const K& kind, const RequestContext& ctx, Tx& tx,
 
 }  // namespace
 
-Result<PlannedChange> ResourceKinds::Plan(const RequestContext& ctx, Tx& tx, const Declaration& declaration) const {
-  return Dispatch(declaration.object, [&](const auto& kind, const auto& desired) {
-    std::optional<std::decay_t<decltype(desired)>> live;
-    DeclaredFields declared = declaration.declared;
-    return PlanWith(kind, ctx, tx, desired, declared, live);
-  });
-}
-
 Result<PlannedChange> ResourceKinds::Apply(WriteScope& scope, const Declaration& declaration, const Gate& gate) const {
   return Dispatch(declaration.object, [&](const auto& kind, const auto& desired) -> Result<PlannedChange> {
     std::optional<std::decay_t<decltype(desired)>> live;

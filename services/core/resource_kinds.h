@@ -45,14 +45,12 @@ class ResourceKinds {
  public:
   explicit ResourceKinds(const gpu::Catalog& catalog) : vclusters_(catalog) {}
 
-  // Validates the declaration and compares it with the live object read in
-  // `tx`: what Apply would do. Writes nothing.
-  Result<PlannedChange> Plan(const RequestContext& ctx, Tx& tx, const Declaration& declaration) const;
   // Called with the plan before anything is written; an error it returns
   // is Apply's, with nothing written.
   using Gate = std::function<Status(const PlannedChange&)>;
-  // Plans, then (once `gate` passed it) creates or updates as planned, in
-  // scope's transaction.
+  // Validates the declaration and compares it with the live object read in
+  // scope's transaction (the plan), then, once `gate` passed the plan,
+  // creates or updates as planned in that transaction.
   Result<PlannedChange> Apply(WriteScope& scope, const Declaration& declaration, const Gate& gate = nullptr) const;
   // Deletes the live object `object` names (validated as given, so pass
   // its identity alone); false when there is none.

@@ -64,9 +64,22 @@ class ResourceKindsTest : public CoreTest {
                        });
   }
 
+  // What Apply would do, stopped by its gate before it writes (in a dry run
+  // besides, so nothing could be kept).
   Result<PlannedChange> PlanOne(const Declaration& declaration, const RequestContext& ctx = Admin()) {
-    return TransactFor(store, TxMode::kReadOnly,
-                       [&](Tx& tx) -> Result<PlannedChange> { return kinds.Plan(ctx, tx, declaration); });
+    std::optional<PlannedChange> planned;
+    auto outcome = TransactFor(
+        ledger, store,
+        [&](Tx& tx, CapacityLedger::Session& session) -> Result<PlannedChange> {
+          WriteScope scope{ctx, tx, &session, Now(clock)};
+          return kinds.Apply(scope, declaration, [&](const PlannedChange& plan) {
+            planned = plan;
+            return Aborted("planned only");
+          });
+        },
+        TxMode::kDryRun);
+    if (planned) return *planned;
+    return outcome;
   }
 
   Tenant Read(const std::string& name) {
