@@ -115,7 +115,7 @@ void SetDrift(v1::Drift& out, const core::AuditRecord& record) {
 
 v1::ApplySet ToProto(const core::ApplySetView& view, bool with_drift) {
   v1::ApplySet out;
-  out.set_name(view.resource);
+  out.set_name(core::ApplySetResource(view.set.tenant, view.set.name));
   out.set_tenant(view.set.tenant);
   out.set_revision(view.set.revision);
   out.set_source(view.set.source);

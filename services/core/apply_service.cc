@@ -334,7 +334,7 @@ Result<ApplySetView> ApplyService::Get(const RequestContext& ctx, const std::str
     SEPTA_ASSIGN_OR_RETURN(const std::optional<ApplySet> set, tx.ApplySets().Get(owner, name));
     if (!set) return NotFound("apply set " + resource + " not found");
     SEPTA_ASSIGN_OR_RETURN(const std::vector<ApplySetMember> members, tx.ApplySets().Members(owner, name));
-    ApplySetView view{.set = *set, .resource = resource, .members = static_cast<int>(members.size())};
+    ApplySetView view{.set = *set, .members = static_cast<int>(members.size())};
     for (const ApplySetMember& m : members) {
       SEPTA_ASSIGN_OR_RETURN(const std::optional<AuditRecord> drift, DriftOf(tx, m.resource, set->apply_time));
       if (drift) view.drifted.push_back({.kind = m.kind, .resource = m.resource, .drift = *drift});
@@ -351,8 +351,7 @@ Result<std::vector<ApplySetView>> ApplyService::List(const RequestContext& ctx) 
     std::vector<ApplySetView> views;
     for (const ApplySet& set : sets) {
       SEPTA_ASSIGN_OR_RETURN(const std::vector<ApplySetMember> members, tx.ApplySets().Members(owner, set.name));
-      views.push_back(
-          {.set = set, .resource = ApplySetResource(owner, set.name), .members = static_cast<int>(members.size())});
+      views.push_back({.set = set, .members = static_cast<int>(members.size())});
     }
     return views;
   });

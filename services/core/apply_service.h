@@ -84,7 +84,6 @@ struct DriftedMember {
 // A set as its last apply left it; drifted only from Get.
 struct ApplySetView {
   ApplySet set{};
-  std::string resource{};  // "applysets/prod"
   int members = 0;
   std::vector<DriftedMember> drifted{};
 };

@@ -250,7 +250,7 @@ TEST_F(ApplyServiceTest, AnEditOutsideTheSetIsDriftNamingWhoAndWhen) {
   // The set says so too, naming the member.
   auto status = apply.Get(Admin(), "prod");
   ASSERT_TRUE(status.ok()) << status.status().ToString();
-  EXPECT_EQ(status->resource, "applysets/prod");
+  EXPECT_EQ(ApplySetResource(status->set.tenant, status->set.name), "applysets/prod");
   EXPECT_EQ(status->members, 2);
   ASSERT_EQ(status->drifted.size(), 1u);
   EXPECT_EQ(status->drifted[0].resource, "tenants/acme");
