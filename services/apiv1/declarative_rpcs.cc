@@ -1,5 +1,7 @@
 // DeclarativeService over core::ApplyService: declared API resources in,
 // plans out.
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/message.h>
 
 #include <algorithm>
@@ -7,6 +9,7 @@
 
 #include "septa/v1/declarative.pb.h"
 #include "services/apiv1/convert.h"
+#include "services/apiv1/declaration_decoder.h"
 #include "services/apiv1/rpcs.h"
 #include "services/core/apply_service.h"
 
@@ -38,8 +41,25 @@ Status WithinObject(int i, const Status& status) {
   return Status(status.code(), prefix + ": " + status.message(), std::move(violations));
 }
 
+// The declaration without its source and adopt, serialized
+// deterministically (map entries in key order): the same document always
+// gives the same intent, so a re-apply leaves the member's row as it was.
+std::string IntentOf(const v1::ApplyObject& in) {
+  v1::ApplyObject intent = in;
+  intent.clear_source();
+  intent.clear_adopt();
+  std::string bytes;
+  {
+    pb::io::StringOutputStream stream(&bytes);
+    pb::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    intent.SerializeToCodedStream(&coded);
+  }
+  return bytes;
+}
+
 Result<core::ApplyObjectRequest> ObjectFromProto(const v1::ApplyObject& in) {
-  core::ApplyObjectRequest out{.adopt = in.adopt(), .source = in.source()};
+  core::ApplyObjectRequest out{.adopt = in.adopt(), .source = in.source(), .intent = IntentOf(in)};
   std::vector<std::string> paths(in.declared_fields().paths().begin(), in.declared_fields().paths().end());
   switch (in.resource_case()) {
     case v1::ApplyObject::kTrustTier: {
@@ -74,6 +94,35 @@ Result<core::ApplyObjectRequest> ObjectFromProto(const v1::ApplyObject& in) {
   return out;
 }
 
+}  // namespace
+
+Result<core::ApplyObjectRequest> ApplyObjectDecoder::Decode(std::string_view intent) const {
+  v1::ApplyObject object;
+  if (intent.empty() || !object.ParseFromArray(intent.data(), static_cast<int>(intent.size()))) {
+    return Internal("the member's recorded intent is not a septa.v1.ApplyObject");
+  }
+  return ObjectFromProto(object);
+}
+
+namespace {
+
+core::DriftPolicy DriftPolicyFromProto(v1::ApplySetPolicy::DriftPolicy policy) {
+  switch (policy) {
+    case v1::ApplySetPolicy::REVERT: return core::DriftPolicy::kRevert;
+    case v1::ApplySetPolicy::LOCK: return core::DriftPolicy::kLock;
+    default: return core::DriftPolicy::kReport;
+  }
+}
+
+v1::ApplySetPolicy::DriftPolicy ToProto(core::DriftPolicy policy) {
+  switch (policy) {
+    case core::DriftPolicy::kReport: return v1::ApplySetPolicy::REPORT;
+    case core::DriftPolicy::kRevert: return v1::ApplySetPolicy::REVERT;
+    case core::DriftPolicy::kLock: return v1::ApplySetPolicy::LOCK;
+  }
+  return v1::ApplySetPolicy::REPORT;
+}
+
 // ApplyRequest or DiffRequest (the same fields but the plan's etag).
 template <class Request>
 Result<core::ApplyOrder> OrderFromProto(const Request& in) {
@@ -83,6 +132,11 @@ Result<core::ApplyOrder> OrderFromProto(const Request& in) {
                          .force_conflicts = in.force_conflicts(),
                          .confirm_deletions = {in.confirm_deletions().begin(), in.confirm_deletions().end()},
                          .source = in.source()};
+  if (in.has_policy()) {
+    order.policy = core::SetPolicy{
+        .on_drift = DriftPolicyFromProto(in.policy().on_drift()),
+        .protected_kinds = {in.policy().protected_kinds().begin(), in.policy().protected_kinds().end()}};
+  }
   if constexpr (std::is_same_v<Request, v1::ApplyRequest>) order.expected_plan_etag = in.expected_plan_etag();
   SEPTA_RETURN_IF_ERROR(core::CheckApplyObjectCount(in.objects_size()));  // before anything is converted
   for (int i = 0; i < in.objects_size(); ++i) {
@@ -111,6 +165,8 @@ void SetDrift(v1::Drift& out, const core::AuditRecord& record) {
   out.set_action(record.action);
   out.set_audit_id(record.id);
   out.set_request_id(record.request_id);
+  out.set_surface(record.surface);
+  out.set_detail(record.detail);
 }
 
 v1::ApplySet ToProto(const core::ApplySetView& view, bool with_drift) {
@@ -122,6 +178,8 @@ v1::ApplySet ToProto(const core::ApplySetView& view, bool with_drift) {
   out.set_applied_by(view.set.applied_by);
   *out.mutable_apply_time() = ToTimestamp(view.set.apply_time);
   out.set_members(view.members);
+  out.mutable_policy()->set_on_drift(ToProto(view.set.on_drift));
+  for (const std::string& kind : view.set.protected_kinds) out.mutable_policy()->add_protected_kinds(kind);
   if (!with_drift) return out;
   out.set_sync_status(view.drifted.empty() ? v1::ApplySet::SYNCED : v1::ApplySet::OUT_OF_SYNC);
   for (const core::DriftedMember& d : view.drifted) {
@@ -139,6 +197,12 @@ v1::ApplyPlan ToProto(const core::ApplyOutcome& outcome) {
   out.set_plan_etag(outcome.plan_etag);
   out.set_revision(outcome.revision);
   out.set_applied(outcome.applied);
+  for (const core::FieldChange& f : outcome.set_changes) {
+    v1::FieldChange& field = *out.add_set_changes();
+    field.set_path(f.path);
+    field.set_live(f.live);
+    field.set_desired(f.desired);
+  }
   v1::ApplyPlan::Summary& summary = *out.mutable_summary();
   for (const core::ObjectOutcome& c : outcome.changes) {
     v1::ObjectChange& change = *out.add_changes();

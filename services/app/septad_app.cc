@@ -132,6 +132,7 @@ Status SeptadApp::Impl::StartStages() {
       {"leases", true, &Impl::OpenLeaseStore, &Impl::CloseLeaseStore},
       {"inventory", true, &Impl::StartInventory, &Impl::StopInventory},
       {"mig-layouts", true, &Impl::StartMigLayouts, &Impl::StopMigLayouts},
+      {"apply-sets", true, &Impl::StartApplySets, &Impl::StopApplySets},
       {"ca-keys", true, &Impl::SealCaKeys, &Impl::DropCaKeys},
       {"issuer", true, &Impl::MakeIssuer, &Impl::DropIssuer},
       {"control-planes", true, &Impl::StartControlPlanes, &Impl::StopControlPlanes},
@@ -220,7 +221,8 @@ Status SeptadApp::Impl::MakeUseCases() {
                                                     MigRelayoutPolicyOf(config.mig_relayout));
   vclusters = std::make_unique<core::VirtualClusterService>(*store, clock, *capacity, gpu::Catalog::Default(),
                                                             config.idempotency_ttl);
-  apply = std::make_unique<core::ApplyService>(*store, clock, *capacity, gpu::Catalog::Default(), *authenticator);
+  apply = std::make_unique<core::ApplyService>(*store, clock, *capacity, gpu::Catalog::Default(), *authenticator,
+                                               apply_decoder);
   // Alive unless the PostgreSQL septad owns stays down despite restarts (an
   // external database being down is a matter of readiness, not liveness).
   probes = std::make_unique<core::Probes>(

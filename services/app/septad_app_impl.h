@@ -18,6 +18,7 @@
 
 #include "gpu/catalog.h"
 #include "gpu/mig_parted.h"
+#include "services/apiv1/declaration_decoder.h"
 #include "services/app/idempotency_sweeper.h"
 #include "services/app/septad_app.h"
 #include "services/app/startup_stages.h"
@@ -28,6 +29,7 @@
 #include "services/http/server.h"
 #include "services/kube/client.h"
 #include "services/kubesim/kubesim.h"
+#include "services/reconcile/apply_set_controller.h"
 #include "services/reconcile/inventory_controller.h"
 #include "services/reconcile/mig_layout_controller.h"
 #include "services/reconcile/provisioner_controller.h"
@@ -85,6 +87,7 @@ struct SeptadApp::Impl {
   // The placement engine over the reservation rows, shared by every virtual cluster request.
   std::unique_ptr<core::CapacityLedger> capacity;
   std::unique_ptr<core::VirtualClusterService> vclusters;
+  apiv1::ApplyObjectDecoder apply_decoder;    // a member's intent, for a revert
   std::unique_ptr<core::ApplyService> apply;  // GitOps' Diff and Apply
   std::unique_ptr<core::Probes> probes;
   // admin-token
@@ -129,6 +132,9 @@ struct SeptadApp::Impl {
   std::unique_ptr<store::NotificationListener> vcluster_limit_changes;  // septa_vclusters -> their api_limits
   std::unique_ptr<vault::VaultControlPlanes> vault_planes;              // issuer vault: control_planes + the Vault PKI
   // provisioner (config provisioner)
+  std::unique_ptr<reconcile::ShardLeases> apply_set_shards;
+  std::unique_ptr<reconcile::ApplySetController> apply_sets;
+  std::unique_ptr<store::NotificationListener> apply_set_drift;  // NOTIFY septa_applyset_drift -> apply_sets
   std::unique_ptr<reconcile::ShardLeases> provisioner_shards;
   std::unique_ptr<reconcile::ProvisionerController> provisioner;
   std::unique_ptr<syncer::SyncerController> syncer;               // on the provisioner's shards
@@ -181,6 +187,8 @@ struct SeptadApp::Impl {
   Status StartSimulatedControlPlanes(const ClientCaFn& client_ca);
   Status MakeHostControlPlanes(const ClientCaFn& client_ca);
   void StopControlPlanes();
+  Status StartApplySets();
+  void StopApplySets();
   Status StartProvisioner();
   Status MakeSyncer();
   void StopProvisioner();

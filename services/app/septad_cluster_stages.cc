@@ -400,6 +400,32 @@ void SeptadApp::Impl::StopControlPlanes() {
   host_control_planes.reset();
 }
 
+// The apply set controller (GitOps' drift), on its own shards; triggered
+// by every write outside a set to a field it owns (NOTIFY
+// septa_applyset_drift, from core::GuardSetMember).
+Status SeptadApp::Impl::StartApplySets() {
+  apply_set_shards = std::make_unique<reconcile::ShardLeases>(
+      reconcile::ShardLeasesOptions{.name = "apply-sets", .holder = replica_id, .shards = 8}, *leases, clock);
+  apply_set_shards->Start();
+  if (!apply_set_shards->AwaitRounds(1, std::chrono::seconds(30))) {
+    return DeadlineExceeded("apply-sets: leases could not be taken within 30 s");
+  }
+  apply_sets = std::make_unique<reconcile::ApplySetController>(
+      reconcile::ApplySetControllerOptions{.shards = apply_set_shards.get()}, *apply, *store, clock, *registry);
+  // Listening before the start's listing, so that nothing committed in between is missed.
+  apply_set_drift = std::make_unique<store::NotificationListener>(
+      database_url, "septa_applyset_drift", [this](const std::string& payload) { apply_sets->DriftNoted(payload); },
+      [this] { apply_sets->Resync(); });
+  apply_sets->Start();
+  return Status::Ok();
+}
+
+void SeptadApp::Impl::StopApplySets() {
+  apply_set_drift.reset();
+  apply_sets.reset();
+  apply_set_shards.reset();
+}
+
 // The provisioner, on its own shards; triggered by every committed change
 // to a virtual cluster (migrations/0008_vcluster_notify.sql).
 Status SeptadApp::Impl::StartProvisioner() {

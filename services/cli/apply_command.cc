@@ -27,6 +27,7 @@ PreparedApply PrepareRequest(const ApplySetOptions& options, std::istream* in) {
   }
   request.set_apply_set(options.apply_set.empty() ? named : options.apply_set);
   request.set_prune(options.prune || (declared.apply_set && declared.apply_set->prune));
+  if (declared.apply_set) *request.mutable_policy() = declared.apply_set->policy;
   request.set_allow_empty(options.allow_empty);
   request.set_force_conflicts(options.force_conflicts);
   for (const auto& deletion : options.confirm_deletions) request.add_confirm_deletions(deletion);
@@ -123,14 +124,15 @@ PreparedApply PrepareApply(const ApplyCommand& command, std::istream* in) {
 
 int DiffExitCode(const v1::ApplyPlan& plan) {
   if (Refusals(plan.summary()) > 0) return kExitNotApplicable;
-  return Changes(plan.summary()) > 0 ? kExitChanges : kExitInSync;
+  return Changes(plan.summary()) > 0 || plan.set_changes_size() > 0 ? kExitChanges : kExitInSync;
 }
 
 int ApplyExitCode(const v1::ApplyPlan& plan, bool detailed_exitcode) {
   // Apply refuses a plan with a refusal as an error; a plan that still has
   // one was not applied.
   if (Refusals(plan.summary()) > 0) return kExitNotApplicable;
-  return detailed_exitcode && plan.applied() && Changes(plan.summary()) > 0 ? kExitChanges : kExitInSync;
+  const bool changed = Changes(plan.summary()) > 0 || plan.set_changes_size() > 0;
+  return detailed_exitcode && plan.applied() && changed ? kExitChanges : kExitInSync;
 }
 
 int FailureExitCode(const grpc::Status& status) {
@@ -156,6 +158,7 @@ v1::DiffRequest DiffRequestOf(const v1::ApplyRequest& apply) {
   diff.set_apply_set(apply.apply_set());
   *diff.mutable_objects() = apply.objects();
   diff.set_prune(apply.prune());
+  if (apply.has_policy()) *diff.mutable_policy() = apply.policy();
   diff.set_allow_empty(apply.allow_empty());
   diff.set_force_conflicts(apply.force_conflicts());
   *diff.mutable_confirm_deletions() = apply.confirm_deletions();

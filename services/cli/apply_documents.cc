@@ -308,7 +308,29 @@ class DocumentReader {
         } else {
           errors.Add("spec.prune", "must be true or false");
         }
-      } else if (key != "protect") {  // tiers and tenants are always protected (--confirm-delete)
+      } else if (key == "onDrift" || key == "on_drift") {
+        static constexpr std::pair<std::string_view, v1::ApplySetPolicy::DriftPolicy> kPolicies[] = {
+            {"report", v1::ApplySetPolicy::REPORT},
+            {"revert", v1::ApplySetPolicy::REVERT},
+            {"lock", v1::ApplySetPolicy::LOCK}};
+        const auto* found = std::find_if(std::begin(kPolicies), std::end(kPolicies), [&](const auto& p) {
+          return value.is_string() && value.get<std::string>() == p.first;
+        });
+        if (found == std::end(kPolicies)) {
+          errors.Add("spec." + key, "must be report, revert or lock, not " + value.dump());
+        } else {
+          set.policy.set_on_drift(found->second);
+        }
+      } else if (key == "protect") {  // beyond trust tiers and tenants, which always are
+        if (!value.is_array()) errors.Add("spec.protect", "must be a list of kinds, as [VirtualCluster]");
+        for (std::size_t i = 0; value.is_array() && i < value.size(); ++i) {
+          if (!value[i].is_string()) {
+            errors.Add("spec.protect[" + std::to_string(i) + "]", "must be a kind, not " + value[i].dump());
+          } else {
+            set.policy.add_protected_kinds(value[i].get<std::string>());
+          }
+        }
+      } else {
         errors.Add("spec." + key, "unknown field");
       }
     }

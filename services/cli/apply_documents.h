@@ -39,10 +39,13 @@ struct DocumentPlace {
   std::string Source() const;
 };
 
-// The settings of the stream's ApplySet document.
+// The settings of the stream's ApplySet document. Its policy is sent
+// whole (keys left out are the defaults), so Git says what the set keeps;
+// without an ApplySet document the set keeps its own.
 struct ApplySetDocument {
   std::string name;
   bool prune = false;
+  v1::ApplySetPolicy policy;  // spec.onDrift: report|revert|lock; spec.protect: [VirtualCluster]
   DocumentPlace place;
 };
 

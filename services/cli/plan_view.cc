@@ -57,15 +57,16 @@ std::string Padded(const std::string& text, std::size_t width) {
 std::string Summary(const v1::ApplyPlan& plan, const PlanViewOptions& options) {
   const auto& s = plan.summary();
   const auto n = [](int count) { return std::to_string(count); };
-  if (s.creates() + s.updates() + s.deletes() + s.conflicts() + s.refused() == 0) {
+  const std::string policy = plan.set_changes_size() > 0 ? ", the set's policy" : "";
+  if (s.creates() + s.updates() + s.deletes() + s.conflicts() + s.refused() == 0 && policy.empty()) {
     return "No changes: " + n(s.unchanged()) + " unchanged.";
   }
   if (options.applying && plan.applied()) {
     return "Applied: " + n(s.creates()) + " created, " + n(s.updates()) + " updated, " + n(s.deletes()) + " deleted, " +
-           n(s.unchanged()) + " unchanged.";
+           n(s.unchanged()) + " unchanged" + policy + ".";
   }
   std::string text = "Plan: " + n(s.creates()) + " to create, " + n(s.updates()) + " to update, " + n(s.deletes()) +
-                     " to delete, " + n(s.unchanged()) + " unchanged";
+                     " to delete, " + n(s.unchanged()) + " unchanged" + (policy.empty() ? "" : ", a new policy");
   if (s.conflicts() > 0) text += ", " + n(s.conflicts()) + " in conflict";
   if (s.refused() > 0) text += ", " + n(s.refused()) + " refused";
   return text + (options.applying ? ". Nothing was applied." : ".");
@@ -86,17 +87,23 @@ std::string RenderPlan(const v1::ApplyPlan& plan, const PlanViewOptions& options
 
   std::string text =
       "apply set " + Shown(plan.apply_set()) +
-      (plan.revision() == 0 ? " (not applied yet)" : " (revision " + std::to_string(plan.revision()) + ")") + "\n\n";
+      (plan.revision() == 0 ? " (not applied yet)" : " (revision " + std::to_string(plan.revision()) + ")") + "\n";
+  for (const auto& field : plan.set_changes()) {  // the set's own policy
+    text += "  " + Shown(field.path()) + ": " + ShownValue(field.live()) + " -> " + ShownValue(field.desired()) + "\n";
+  }
+  text += "\n";
   for (const ObjectChange* change : shown) {
     const ActionLook look = LookOf(change->action());
     std::string line = std::string(1, look.symbol) + " " + Padded(Shown(change->name()), name_width) + "   " +
                        Padded(look.word, action_width) + "   " + Notes(*change);
     line.erase(line.find_last_not_of(' ') + 1);
     text += line + "\n";
-    if (change->has_drift()) {  // edited outside Git since the set's last apply: who, when, which record
+    if (change->has_drift()) {  // edited outside Git since the set's last apply: who, where, when, what
       const v1::Drift& drift = change->drift();
-      text += "    drift: " + Shown(drift.action()) + " by " + Shown(drift.principal()) + " at " +
-              FormatTime(drift.time(), drift.has_time()) + " (audit " + std::to_string(drift.audit_id()) + ")\n";
+      text += "    drift: " + Shown(drift.action()) + " by " + Shown(drift.principal()) +
+              (drift.surface().empty() ? "" : " via " + Shown(drift.surface())) + " at " +
+              FormatTime(drift.time(), drift.has_time()) + " (audit " + std::to_string(drift.audit_id()) + ")" +
+              (drift.detail().empty() ? "" : ": " + Shown(drift.detail())) + "\n";
     }
     for (const auto& field : change->fields()) {
       text +=

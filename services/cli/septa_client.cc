@@ -11,13 +11,21 @@ std::shared_ptr<grpc::ChannelCredentials> CredentialsFor(const SeptaClient::Secu
   return grpc::SslCredentials(options);
 }
 
+// septad names the surface of septactl's calls by it (audit records,
+// drift reports): "septactl/1 grpc-c++/...".
+grpc::ChannelArguments ChannelArgs() {
+  grpc::ChannelArguments args;
+  args.SetUserAgentPrefix("septactl/1");
+  return args;
+}
+
 }  // namespace
 
 SeptaClient::SeptaClient(const std::string& server, std::string token, std::chrono::milliseconds timeout,
                          const Security& security)
     : token_(std::move(token)),
       timeout_(timeout),
-      channel_(grpc::CreateChannel(server, CredentialsFor(security))),
+      channel_(grpc::CreateCustomChannel(server, CredentialsFor(security), ChannelArgs())),
       tenants_(v1::TenantService::NewStub(channel_)),
       tiers_(v1::TrustTierService::NewStub(channel_)),
       tokens_(v1::TokenService::NewStub(channel_)),
@@ -28,6 +36,7 @@ SeptaClient::SeptaClient(const std::string& server, std::string token, std::chro
 void SeptaClient::Prepare(grpc::ClientContext& context) const {
   context.set_deadline(std::chrono::system_clock::now() + timeout_);
   context.AddMetadata("authorization", "Bearer " + token_);
+  if (!break_glass_.empty()) context.AddMetadata("septa-break-glass", break_glass_);
 }
 
 }  // namespace septa::cli

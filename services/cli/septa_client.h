@@ -43,10 +43,15 @@ class SeptaClient {
     return (stub.*method)(&context, request, response);
   }
 
+  // An admin's reason to write fields a locked apply set owns, sent with
+  // every call (metadata septa-break-glass); empty: none.
+  void SetBreakGlass(std::string reason) { break_glass_ = std::move(reason); }
+
  private:
   void Prepare(grpc::ClientContext& context) const;
 
   std::string token_;
+  std::string break_glass_;
   std::chrono::milliseconds timeout_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::TenantService::Stub> tenants_;

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "common/text.h"
+#include "services/core/apply_set_guard.h"
 #include "services/core/audit.h"
 #include "services/core/crypto.h"
 
@@ -20,7 +21,11 @@ int KindRank(std::string_view kind) {
   return 2;
 }
 
-bool IsProtectedKind(std::string_view kind) { return kind == TrustTierKind::kKind || kind == TenantKind::kKind; }
+// Trust tiers and tenants always; a set may name more.
+bool IsProtectedKind(std::string_view kind, const std::vector<std::string>& protected_kinds) {
+  return kind == TrustTierKind::kKind || kind == TenantKind::kKind ||
+         std::find(protected_kinds.begin(), protected_kinds.end(), kind) != protected_kinds.end();
+}
 
 bool IsSetName(std::string_view name) {
   if (name.empty() || name.size() > 63 || name.front() == '-' || name.back() == '-') return false;
@@ -53,6 +58,15 @@ Status CheckOrder(const ApplyOrder& order, const ResourceKinds& kinds) {
                                          EscapeControlCharacters(order.apply_set) + "\"");
   }
   SEPTA_RETURN_IF_ERROR(CheckApplyObjectCount(order.objects.size()));
+  const std::vector<std::string> no_kinds;
+  const std::vector<std::string>& protected_kinds = order.policy ? order.policy->protected_kinds : no_kinds;
+  for (std::size_t i = 0; i < protected_kinds.size(); ++i) {
+    const std::string& kind = protected_kinds[i];
+    if (kind != TrustTierKind::kKind && kind != TenantKind::kKind && kind != VirtualClusterKind::kKind) {
+      return InvalidField("policy.protected_kinds[" + std::to_string(i) + "]",
+                          "must be TrustTier, Tenant or VirtualCluster, not \"" + EscapeControlCharacters(kind) + "\"");
+    }
+  }
   if (order.objects.empty() && order.prune && !order.allow_empty) {
     return InvalidField("objects",
                         "is empty and prune is set, which would delete every member of the set: "
@@ -96,8 +110,10 @@ Status RefusalOf(const std::vector<ObjectOutcome>& changes) {
 
 // Covers the set's revision and everything the plan compared, so that any
 // move of what it read changes it.
-std::string PlanEtagOf(std::int64_t revision, const std::vector<ObjectOutcome>& changes) {
+std::string PlanEtagOf(std::int64_t revision, const std::vector<FieldChange>& set_changes,
+                       const std::vector<ObjectOutcome>& changes) {
   std::string text = "revision " + std::to_string(revision) + "\n";
+  for (const FieldChange& f : set_changes) text += f.path + "\x1f" + f.live + "\x1f" + f.desired + "\n";
   for (const ObjectOutcome& c : changes) {
     text += c.kind + "\x1f" + c.resource + "\x1f" + std::to_string(static_cast<int>(c.action)) + "\x1f" +
             c.previous_apply_set + "\x1f" + c.refusal.message() + "\n";
@@ -106,15 +122,29 @@ std::string PlanEtagOf(std::int64_t revision, const std::vector<ObjectOutcome>& 
   return Sha256Hex(text).substr(0, 32);
 }
 
-// The newest change to `resource` made after `since` (the set's last
-// apply) by anything but an apply of the set: drift, with who and when.
+// The newest write to a field the set owns of `resource` made outside the
+// set after `since` (its last apply), as GuardSetMember recorded it: who,
+// where, when and which fields.
 Result<std::optional<AuditRecord>> DriftOf(Tx& tx, const std::string& resource, TimePoint since) {
   SEPTA_ASSIGN_OR_RETURN(const std::vector<AuditRecord> records, tx.Audit().List(resource, 20));
   for (const AuditRecord& r : records) {  // newest first
     if (r.time <= since) break;
-    if (!r.action.starts_with("applyset.")) return std::optional<AuditRecord>(r);
+    if (r.action == kDriftAction || r.action == kBreakGlassAction) return std::optional<AuditRecord>(r);
   }
   return std::optional<AuditRecord>();
+}
+
+// "[VirtualCluster]": a kind list as a plan shows it.
+std::string JoinedKinds(const std::vector<std::string>& kinds) {
+  std::string text;
+  for (const std::string& k : kinds) text += (text.empty() ? "" : ", ") + k;
+  return "[" + text + "]";
+}
+
+std::vector<std::string> SortedUnique(std::vector<std::string> items) {
+  std::sort(items.begin(), items.end());
+  items.erase(std::unique(items.begin(), items.end()), items.end());
+  return items;
 }
 
 // Whose sets a principal names: an admin's are the platform's (""), a
@@ -144,24 +174,58 @@ std::string ApplySetResource(std::string_view tenant, std::string_view set) {
 }
 
 ApplyService::ApplyService(Store& store, const Clock& clock, CapacityLedger& ledger, const gpu::Catalog& catalog,
-                           Authenticator& authenticator)
+                           Authenticator& authenticator, const DeclarationDecoder& decoder)
     : store_(store),
       clock_(clock),
       ledger_(ledger),
       check_ledger_(ledger.Twin()),
       authenticator_(authenticator),
+      decoder_(decoder),
       kinds_(catalog) {}
 
 Result<ApplyOutcome> ApplyService::Diff(const RequestContext& ctx, const ApplyOrder& order) {
-  return Run(ctx, order, WriteMode::kValidateOnly);
+  return Run(ctx, order, WriteMode::kValidateOnly, ctx.principal.ToString());
 }
 
 Result<ApplyOutcome> ApplyService::Apply(const RequestContext& ctx, const ApplyOrder& order) {
   SEPTA_RETURN_IF_ERROR(RequireWriter(ctx.principal, "apply sets"));
-  return Run(ctx, order, WriteMode::kCommit);
+  return Run(ctx, order, WriteMode::kCommit, ctx.principal.ToString());
 }
 
-Result<ApplyOutcome> ApplyService::Run(const RequestContext& ctx, const ApplyOrder& order, WriteMode mode) {
+Result<ApplyOutcome> ApplyService::Revert(const std::string& tenant, const std::string& name) {
+  struct Intent {
+    ApplySet set;
+    std::vector<ApplySetMember> members;
+  };
+  SEPTA_ASSIGN_OR_RETURN(const Intent intent, TransactFor(store_, TxMode::kReadOnly, [&](Tx& tx) -> Result<Intent> {
+                           SEPTA_ASSIGN_OR_RETURN(const std::optional<ApplySet> set, tx.ApplySets().Get(tenant, name));
+                           if (!set) return NotFound("apply set " + ApplySetResource(tenant, name) + " not found");
+                           SEPTA_ASSIGN_OR_RETURN(std::vector<ApplySetMember> members,
+                                                  tx.ApplySets().Members(tenant, name));
+                           return Intent{*set, std::move(members)};
+                         }));
+  ApplyOrder order{.apply_set = name,
+                   .source = intent.set.source,
+                   .policy = SetPolicy{intent.set.on_drift, intent.set.protected_kinds},
+                   .expected_revision = intent.set.revision};
+  for (const ApplySetMember& m : intent.members) {
+    auto object = decoder_.Decode(m.intent);
+    if (!object.ok()) {
+      return FailedPrecondition(m.resource + " has no intent this septad can apply again (" +
+                                object.status().message() + "): apply the set again");
+    }
+    order.objects.push_back(*std::move(object));
+  }
+  // The set's owner: an admin for the platform's sets, the tenant's owner for its own.
+  RequestContext ctx{.request_id = "applyset-revert", .surface = Surface::kSystem};
+  ctx.principal.admin = tenant.empty();
+  ctx.principal.tenant = tenant;
+  ctx.principal.role = Role::kOwner;
+  return Run(ctx, order, WriteMode::kCommit, "system:applyset-revert");
+}
+
+Result<ApplyOutcome> ApplyService::Run(const RequestContext& ctx, const ApplyOrder& order, WriteMode mode,
+                                       const std::string& applied_by) {
   SEPTA_RETURN_IF_ERROR(CheckOrder(order, kinds_));
   const std::string owner = SetOwnerOf(ctx.principal);
   const std::string set_resource = ApplySetResource(owner, order.apply_set);
@@ -176,7 +240,7 @@ Result<ApplyOutcome> ApplyService::Run(const RequestContext& ctx, const ApplyOrd
   auto outcome = TransactFor(
       commit ? ledger_ : *check_ledger_, store_,
       [&](Tx& tx, CapacityLedger::Session& session) -> Result<ApplyOutcome> {
-        WriteScope scope{ctx, tx, &session, Now(clock_)};
+        WriteScope scope{ctx, tx, &session, Now(clock_), /*applying_set=*/true};
         ApplyOutcome out{.apply_set = set_resource};
         SEPTA_ASSIGN_OR_RETURN(const std::optional<ApplySet> set, tx.ApplySets().Get(owner, order.apply_set));
         const std::int64_t revision = set ? set->revision : 0;
@@ -186,7 +250,21 @@ Result<ApplyOutcome> ApplyService::Run(const RequestContext& ctx, const ApplyOrd
           SEPTA_ASSIGN_OR_RETURN(std::vector<ApplySetMember> rows, tx.ApplySets().Members(owner, order.apply_set));
           for (ApplySetMember& m : rows) own.emplace(ObjectKey{m.kind, m.resource}, std::move(m));
         }
-        bool changed = false;
+        if (order.expected_revision != 0 && order.expected_revision != revision) {
+          return Aborted("apply set " + set_resource + " is at revision " + std::to_string(revision) + ", not " +
+                         std::to_string(order.expected_revision));
+        }
+        // A new policy is a change of the set, even with every object as it was.
+        const SetPolicy live = set ? SetPolicy{set->on_drift, set->protected_kinds} : SetPolicy();
+        SetPolicy policy = order.policy.value_or(live);
+        policy.protected_kinds = SortedUnique(std::move(policy.protected_kinds));
+        const std::vector<std::string>& protected_kinds = policy.protected_kinds;
+        CompareField(out.set_changes, DeclaredFields(), "policy.on_drift",
+                     set ? std::string(DriftPolicyName(live.on_drift)) : "",
+                     std::string(DriftPolicyName(policy.on_drift)));
+        CompareField(out.set_changes, DeclaredFields(), "policy.protected_kinds",
+                     set ? JoinedKinds(live.protected_kinds) : "", JoinedKinds(protected_kinds));
+        bool changed = set && !out.set_changes.empty();
         std::vector<ApplySetMember> member_writes;  // once the set's row exists
         std::set<ObjectKey> declared;
 
@@ -251,7 +329,8 @@ Result<ApplyOutcome> ApplyService::Run(const RequestContext& ctx, const ApplyOrd
                              .resource = oc.resource,
                              .set_tenant = owner,
                              .set_name = order.apply_set,
-                             .declared = plan->declared.paths()};
+                             .declared = plan->declared.paths(),
+                             .intent = request.intent};
           if (!member || *member != row) {
             member_writes.push_back(std::move(row));
             changed = true;
@@ -273,7 +352,7 @@ Result<ApplyOutcome> ApplyService::Run(const RequestContext& ctx, const ApplyOrd
             if (declared.contains({m.kind, m.resource})) continue;
             ObjectOutcome oc{.kind = m.kind, .resource = m.resource, .action = ApplyAction::kDelete};
             const auto& confirmed = order.confirm_deletions;
-            if (IsProtectedKind(m.kind) &&
+            if (IsProtectedKind(m.kind, protected_kinds) &&
                 std::find(confirmed.begin(), confirmed.end(), m.resource) == confirmed.end()) {
               SEPTA_RETURN_IF_ERROR(refuse(oc, ApplyAction::kRefused,
                                            FailedPrecondition("its deletion is protected: confirm it with "
@@ -293,7 +372,7 @@ Result<ApplyOutcome> ApplyService::Run(const RequestContext& ctx, const ApplyOrd
           }
         }
 
-        out.plan_etag = PlanEtagOf(revision, out.changes);
+        out.plan_etag = PlanEtagOf(revision, out.set_changes, out.changes);
         out.revision = revision;
         const bool refused = std::any_of(out.changes.begin(), out.changes.end(), [](const ObjectOutcome& c) {
           return c.action == ApplyAction::kConflict || c.action == ApplyAction::kRefused;
@@ -311,8 +390,10 @@ Result<ApplyOutcome> ApplyService::Run(const RequestContext& ctx, const ApplyOrd
                                                             .name = order.apply_set,
                                                             .revision = out.revision,
                                                             .source = order.source,
-                                                            .applied_by = ctx.principal.ToString(),
-                                                            .apply_time = scope.now}));
+                                                            .applied_by = applied_by,
+                                                            .apply_time = scope.now,
+                                                            .on_drift = policy.on_drift,
+                                                            .protected_kinds = protected_kinds}));
           for (const ApplySetMember& row : member_writes) SEPTA_RETURN_IF_ERROR(tx.ApplySets().PutMember(row));
           SEPTA_RETURN_IF_ERROR(tx.Audit().Append(AuditOf(ctx, scope.now, "applyset.apply", set_resource,
                                                           std::to_string(revision), std::to_string(out.revision))));
@@ -327,9 +408,16 @@ Result<ApplyOutcome> ApplyService::Run(const RequestContext& ctx, const ApplyOrd
 }
 
 Result<ApplySetView> ApplyService::Get(const RequestContext& ctx, const std::string& name) {
-  const std::string owner = SetOwnerOf(ctx.principal);
-  const std::string resource = ApplySetResource(owner, name);
   if (!IsSetName(name)) return NotFound("apply set \"" + EscapeControlCharacters(name) + "\" not found");
+  return ViewOf(SetOwnerOf(ctx.principal), name);
+}
+
+Result<ApplySetView> ApplyService::Inspect(const std::string& tenant, const std::string& name) {
+  return ViewOf(tenant, name);
+}
+
+Result<ApplySetView> ApplyService::ViewOf(const std::string& owner, const std::string& name) {
+  const std::string resource = ApplySetResource(owner, name);
   return TransactFor(store_, TxMode::kReadOnly, [&](Tx& tx) -> Result<ApplySetView> {
     SEPTA_ASSIGN_OR_RETURN(const std::optional<ApplySet> set, tx.ApplySets().Get(owner, name));
     if (!set) return NotFound("apply set " + resource + " not found");

@@ -36,6 +36,25 @@ struct ApplyObjectRequest {
   DeclaredFields declared{};
   bool adopt = false;
   std::string source{};  // "platform/tenants.yaml#2"
+  // The declaration as the transport received it, without its source and
+  // adopt (the same document gives the same bytes): kept with the member,
+  // DeclarationDecoder turns it back into this request for a revert.
+  std::string intent{};
+};
+
+// The transport's side of a member's intent.
+class DeclarationDecoder {
+ public:
+  virtual ~DeclarationDecoder() = default;
+  virtual Result<ApplyObjectRequest> Decode(std::string_view intent) const = 0;
+};
+
+// What a set keeps besides its members: what a write outside the set to a
+// field it owns does (apply_set_guard.h), and the kinds pruned only when
+// confirmed by name besides trust tiers and tenants.
+struct SetPolicy {
+  DriftPolicy on_drift = DriftPolicy::kReport;
+  std::vector<std::string> protected_kinds{};
 };
 
 struct ApplyOrder {
@@ -47,6 +66,11 @@ struct ApplyOrder {
   std::vector<std::string> confirm_deletions{};  // "tenants/globex"
   std::string expected_plan_etag{};
   std::string source{};
+  // The set's new policy; none: the set keeps its own (a new set: the default).
+  std::optional<SetPolicy> policy{};
+  // Non-zero: ABORTED unless the set is at this revision (a revert must not
+  // apply an intent that an apply has replaced since it was read).
+  std::int64_t expected_revision = 0;
 };
 
 enum class ApplyAction { kCreate, kUpdate, kDelete, kUnchanged, kConflict, kRefused };
@@ -71,6 +95,8 @@ struct ApplyOutcome {
   std::string plan_etag{};
   std::int64_t revision = 0;
   bool applied = false;
+  // The set's own fields that change ("policy.on_drift", "policy.protected_kinds").
+  std::vector<FieldChange> set_changes{};
   std::vector<ObjectOutcome> changes{};  // in the order they are applied
 };
 
@@ -97,7 +123,7 @@ std::string ApplySetResource(std::string_view tenant, std::string_view set);
 class ApplyService {
  public:
   ApplyService(Store& store, const Clock& clock, CapacityLedger& ledger, const gpu::Catalog& catalog,
-               Authenticator& authenticator);
+               Authenticator& authenticator, const DeclarationDecoder& decoder);
 
   // What Apply would do, every refusal and conflict included; writes nothing.
   Result<ApplyOutcome> Diff(const RequestContext& ctx, const ApplyOrder& order);
@@ -112,14 +138,27 @@ class ApplyService {
   Result<std::vector<ApplySetView>> List(const RequestContext& ctx);
   static constexpr std::size_t kMaxDrifted = 100;
 
+  // For the apply set controller: the set of `tenant` ("": the
+  // platform's) with its drift, whoever asks; NOT_FOUND when it is gone.
+  Result<ApplySetView> Inspect(const std::string& tenant, const std::string& name);
+  // Applies the set's last intent again, as its owner (an admin for the
+  // platform's, the tenant's owner for a tenant's), without prune: the
+  // members changed outside the set are written back, the rest are
+  // UNCHANGED. What Apply refuses is refused (a tenant suspended since, a
+  // capacity gone): nothing is written then.
+  Result<ApplyOutcome> Revert(const std::string& tenant, const std::string& name);
+
  private:
-  Result<ApplyOutcome> Run(const RequestContext& ctx, const ApplyOrder& order, WriteMode mode);
+  Result<ApplyOutcome> Run(const RequestContext& ctx, const ApplyOrder& order, WriteMode mode,
+                           const std::string& applied_by);
+  Result<ApplySetView> ViewOf(const std::string& owner, const std::string& name);
 
   Store& store_;
   const Clock& clock_;
   CapacityLedger& ledger_;
   std::unique_ptr<CapacityLedger> check_ledger_;  // Diff's (CapacityLedger::Twin)
   Authenticator& authenticator_;
+  const DeclarationDecoder& decoder_;
   ResourceKinds kinds_;
 };
 

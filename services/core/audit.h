@@ -18,7 +18,8 @@ inline AuditRecord AuditOf(const RequestContext& ctx, TimePoint now, std::string
                      std::move(resource),
                      std::move(old_etag),
                      std::move(new_etag),
-                     ctx.request_id};
+                     ctx.request_id,
+                     std::string(SurfaceName(ctx.surface))};
 }
 
 }  // namespace septa::core

@@ -22,6 +22,31 @@ bool IsHex(std::string_view s) {
 }
 }  // namespace
 
+std::string_view SurfaceName(Surface surface) {
+  switch (surface) {
+    case Surface::kSystem: return "system";
+    case Surface::kRest: return "rest";
+    case Surface::kPortal: return "portal";
+    case Surface::kGrpc: return "grpc";
+    case Surface::kSeptactl: return "septactl";
+  }
+  return "system";
+}
+
+Status CheckBreakGlassReason(std::string_view reason, std::string_view field) {
+  constexpr std::size_t kMaxReason = 500;
+  if (reason.size() > kMaxReason) {
+    return InvalidField(std::string(field),
+                        "holds " + std::to_string(reason.size()) + " bytes; at most " + std::to_string(kMaxReason));
+  }
+  for (const char c : reason) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      return InvalidField(std::string(field), "holds a control character; give the reason as one line of text");
+    }
+  }
+  return Status::Ok();
+}
+
 std::string AcceptOrMakeRequestId(std::string_view from_client, RandomSource& random) {
   constexpr std::size_t kMaxRequestId = 128;
   bool ok = !from_client.empty() && from_client.size() <= kMaxRequestId;

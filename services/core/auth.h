@@ -16,11 +16,30 @@
 
 namespace septa::core {
 
+// Where a request came in, as audit records and drift reports name it.
+enum class Surface {
+  kSystem,    // septad itself: bootstrap, controllers, an apply set's revert
+  kRest,      // REST with a bearer token
+  kPortal,    // REST with the portal's session cookie
+  kGrpc,      // gRPC from any client but septactl
+  kSeptactl,  // gRPC from septactl (its user agent)
+};
+std::string_view SurfaceName(Surface surface);  // "system", "rest", "portal", "grpc", "septactl"
+
 // What a use case knows about the request it serves.
 struct RequestContext {
-  Principal principal;
-  std::string request_id;
+  Principal principal{};
+  std::string request_id{};
+  Surface surface = Surface::kSystem;
+  // An admin's reason to write fields a locked apply set owns (the
+  // Septa-Break-Glass header, metadata septa-break-glass): checked by
+  // CheckBreakGlassReason, audited with every record of the request.
+  std::string break_glass{};
 };
+
+// A break-glass reason as a client sent it: 1-500 printable characters,
+// or none.
+Status CheckBreakGlassReason(std::string_view reason, std::string_view field);
 
 // The client's request id when it is 1-128 characters of [A-Za-z0-9._-],
 // otherwise a fresh random one.

@@ -90,6 +90,11 @@ struct AuditRecord {
   std::string old_etag;  // empty when the resource did not exist
   std::string new_etag;  // empty when the resource is gone
   std::string request_id;
+  std::string surface{};  // where the request came in: SurfaceName (auth.h)
+  // What the action adds in words: for applyset.drift and
+  // applyset.break_glass, the write and the owned fields it changed (and
+  // the admin's reason); empty for most.
+  std::string detail{};
 };
 
 // A create retried with the same Idempotency-Key returns the first answer.

@@ -78,6 +78,9 @@ struct WriteScope {
   Tx& tx;
   CapacityLedger::Session* capacity;  // nullptr: the transaction reserves nothing
   TimePoint now;
+  // An apply of a set writes: the set's gate settled ownership, so
+  // GuardSetMember (apply_set_guard.h) lets it through.
+  bool applying_set = false;
   // Tokens the authenticator must forget once the transaction has committed.
   std::vector<Revocation> forget{};
 };

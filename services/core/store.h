@@ -218,7 +218,21 @@ class CredentialRepository {
                                             const std::string& serial, TimePoint when) = 0;
 };
 
-// A GitOps apply set (migrations/0020_apply_sets.sql, core/apply_service.h).
+// What a write outside an apply set to a field it owns does
+// (core/apply_set_guard.h): shown as drift, undone by the apply set
+// controller, or refused unless an admin breaks glass.
+enum class DriftPolicy { kReport, kRevert, kLock };
+inline std::string_view DriftPolicyName(DriftPolicy policy) {
+  switch (policy) {
+    case DriftPolicy::kReport: return "report";
+    case DriftPolicy::kRevert: return "revert";
+    case DriftPolicy::kLock: return "lock";
+  }
+  return "report";
+}
+
+// A GitOps apply set (migrations/0020_apply_sets.sql and 0021,
+// core/apply_service.h).
 struct ApplySet {
   std::string tenant{};  // "" for a platform set
   std::string name{};
@@ -226,6 +240,10 @@ struct ApplySet {
   std::string source{};
   std::string applied_by{};
   TimePoint apply_time{};
+  DriftPolicy on_drift = DriftPolicy::kReport;
+  // Kinds pruned only when confirmed by name, beyond trust tiers and
+  // tenants (which always are); sorted, each once.
+  std::vector<std::string> protected_kinds{};
 };
 
 // Which set declared an object, and which of its fields.
@@ -235,6 +253,9 @@ struct ApplySetMember {
   std::string set_tenant{};
   std::string set_name{};
   std::vector<std::string> declared{};  // empty: every writable field
+  // The declaration as the API received it (DeclarationDecoder turns it
+  // back into one), which a revert applies again.
+  std::string intent{};
   bool operator==(const ApplySetMember&) const = default;
 };
 
@@ -246,6 +267,8 @@ class ApplySetRepository {
   virtual Status Put(const ApplySet& set) = 0;
   // One owner's sets ("" : the platform's), by name.
   virtual Result<std::vector<ApplySet>> List(const std::string& tenant) = 0;
+  // Every owner's sets, by (tenant, name): the apply set controller's resync.
+  virtual Result<std::vector<ApplySet>> ListAll() = 0;
   // A set's members, ordered by (kind, resource).
   virtual Result<std::vector<ApplySetMember>> Members(const std::string& tenant, const std::string& name) = 0;
   // The member row of an object, whichever set it is in.
@@ -255,6 +278,10 @@ class ApplySetRepository {
   virtual Status PutMember(const ApplySetMember& member) = 0;
   // Removes the object's row; none is OK.
   virtual Status DeleteMember(const std::string& kind, const std::string& resource) = 0;
+  // Tells the apply set controller, once the transaction commits, that a
+  // member of the set was written outside it through `surface` (NOTIFY
+  // septa_applyset_drift, "<tenant>/<name>/<surface>").
+  virtual Status NoteDrift(const std::string& tenant, const std::string& name, std::string_view surface) = 0;
 };
 
 // One transaction. Reads see a consistent snapshot; writes become visible

@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "services/core/apply_set_guard.h"
 #include "services/core/audit.h"
 #include "services/core/validation.h"
 
@@ -150,6 +151,8 @@ Result<Tenant> TenantKind::Apply(WriteScope& scope, const Tenant& live, const Te
       next.trust_tier == live.trust_tier && next.quota == live.quota) {
     return live;  // nothing to change: no new version, nothing to audit
   }
+  SEPTA_RETURN_IF_ERROR(GuardSetMember(scope, kKind, TenantResource(live.name), "tenant.update",
+                                       PathsOf(Diff(live, next, DeclaredFields()))));
   next.update_time = scope.now;
   next.version = live.version + 1;
   SEPTA_RETURN_IF_ERROR(scope.tx.Tenants().Update(next, live.version));
@@ -169,6 +172,7 @@ Result<Tenant> TenantKind::Apply(WriteScope& scope, const Tenant& live, const Te
 
 Status TenantKind::Delete(WriteScope& scope, const Tenant& live) const {
   SEPTA_RETURN_IF_ERROR(RequireAdminWriter(scope.ctx.principal, "delete tenants"));
+  SEPTA_RETURN_IF_ERROR(GuardSetMember(scope, kKind, TenantResource(live.name), "tenant.delete", {}));
   const std::string principal = "tenant:" + live.name;
   SEPTA_RETURN_IF_ERROR(scope.tx.Tenants().Delete(live.name, live.version));
   SEPTA_RETURN_IF_ERROR(scope.tx.Tokens().RevokeAllOf(principal, scope.now));

@@ -1,5 +1,6 @@
 #include "services/core/trust_tier_kind.h"
 
+#include "services/core/apply_set_guard.h"
 #include "services/core/audit.h"
 #include "tenancy/names.h"
 
@@ -99,6 +100,8 @@ Result<TrustTier> TrustTierKind::Update(WriteScope& scope, const TrustTier& live
   const std::vector<FieldChange> changes = Diff(live, desired, declared);
   if (changes.empty()) return live;
   SEPTA_RETURN_IF_ERROR(RequireAdminWriter(scope.ctx.principal, "update trust tiers"));
+  SEPTA_RETURN_IF_ERROR(
+      GuardSetMember(scope, kKind, TrustTierResource(live.name), "trust_tier.update", PathsOf(changes)));
   TrustTier next = live;
   for (const FieldChange& change : changes) {
     const std::string& path = change.path;
@@ -149,6 +152,7 @@ Status TrustTierKind::Delete(WriteScope& scope, const TrustTier& live) const {
     return FailedPrecondition("trust tier \"" + live.name + "\" is the tier of tenants " + NameSome(tenants, 3) +
                               "; move them to another tier first");
   }
+  SEPTA_RETURN_IF_ERROR(GuardSetMember(scope, kKind, TrustTierResource(live.name), "trust_tier.delete", {}));
   SEPTA_RETURN_IF_ERROR(scope.tx.TrustTiers().Delete(live.name, live.version));
   return scope.tx.Audit().Append(
       AuditOf(scope.ctx, scope.now, "trust_tier.delete", TrustTierResource(live.name), EtagOf(live.version), ""));

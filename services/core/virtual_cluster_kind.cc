@@ -1,5 +1,6 @@
 #include "services/core/virtual_cluster_kind.h"
 
+#include "services/core/apply_set_guard.h"
 #include "services/core/audit.h"
 #include "services/core/tenant_quota_check.h"
 #include "services/core/validation.h"
@@ -219,6 +220,10 @@ Result<VirtualClusterView> VirtualClusterKind::UpdateView(WriteScope& scope, Vir
   const std::string& name = current.name;
   std::optional<tenancy::Reservation>& reservation = live.reservation;
   SEPTA_ASSIGN_OR_RETURN(VirtualCluster next, tenancy::ApplyVirtualClusterPatch(current, patch, paths));
+  if (const std::vector<std::string> changed = PathsOf(Diff(current, next, DeclaredFields())); !changed.empty()) {
+    SEPTA_RETURN_IF_ERROR(
+        GuardSetMember(scope, kKind, VirtualClusterResource(tenant, name), "vcluster.update", changed));
+  }
   SEPTA_ASSIGN_OR_RETURN(const Tenant owner, tx.Tenants().Get(tenant));
   SEPTA_ASSIGN_OR_RETURN(const gpu::Tier tier, TierOf(tx, owner));
   SEPTA_RETURN_IF_ERROR(tenancy::ValidateVirtualClusterSpec(next, tier, catalog_));
@@ -257,6 +262,7 @@ Result<VirtualClusterView> VirtualClusterKind::DeleteView(WriteScope& scope, Vir
   std::optional<tenancy::Reservation>& reservation = live.reservation;
   VirtualCluster next = current;
   SEPTA_RETURN_IF_ERROR(tenancy::CheckTransition(current.state, VirtualClusterState::kDeleting));
+  SEPTA_RETURN_IF_ERROR(GuardSetMember(scope, kKind, VirtualClusterResource(tenant, name), "vcluster.delete", {}));
   next.state = VirtualClusterState::kDeleting;
   if (!current.on_host) {
     // The answer shows the version the delete would have written.

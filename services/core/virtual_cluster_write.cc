@@ -14,7 +14,7 @@ Status WriteVirtualCluster(Tx& tx, const tenancy::VirtualCluster& current, tenan
   if (change == nullptr) return Status::Ok();
   return tx.Audit().Append(AuditRecord{0, now, change->principal, change->action,
                                        VirtualClusterResource(current.tenant, current.name), EtagOf(current.version),
-                                       EtagOf(next.version), change->request_id});
+                                       EtagOf(next.version), change->request_id, change->surface});
 }
 
 }  // namespace septa::core

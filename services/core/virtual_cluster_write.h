@@ -21,9 +21,10 @@ struct VirtualClusterChange {
   std::string principal;   // "tenant:acme", "admin", "system:provisioner"
   std::string action;      // "vcluster.update", "vcluster.sleep_release", ...
   std::string request_id;  // empty for a controller
+  std::string surface = "system";
 
   static VirtualClusterChange By(const RequestContext& ctx, std::string action) {
-    return {ctx.principal.ToString(), std::move(action), ctx.request_id};
+    return {ctx.principal.ToString(), std::move(action), ctx.request_id, std::string(SurfaceName(ctx.surface))};
   }
 };
 

@@ -59,8 +59,13 @@ grpc::Status Handle(const apiv1::Rpc& rpc, Shared& s, grpc::ServerContext* ctx, 
     SEPTA_ASSIGN_OR_RETURN(const core::Principal principal,
                            s.uc.authenticator.Authenticate(core::BearerToken(authorization)));
     SEPTA_RETURN_IF_ERROR(apiv1::Authorize(rpc, principal, *request));
-    SEPTA_ASSIGN_OR_RETURN(const std::unique_ptr<google::protobuf::Message> response,
-                           rpc.Invoke(core::RequestContext{principal, request_id}, *request));
+    core::RequestContext call{.principal = principal,
+                              .request_id = request_id,
+                              .surface = Metadata(ctx, "user-agent").starts_with("septactl/") ? core::Surface::kSeptactl
+                                                                                              : core::Surface::kGrpc,
+                              .break_glass = Metadata(ctx, "septa-break-glass")};
+    SEPTA_RETURN_IF_ERROR(core::CheckBreakGlassReason(call.break_glass, "septa-break-glass"));
+    SEPTA_ASSIGN_OR_RETURN(const std::unique_ptr<google::protobuf::Message> response, rpc.Invoke(call, *request));
     std::string bytes = response->SerializeAsString();
     grpc::Slice slice(std::move(bytes));
     reply = grpc::ByteBuffer(&slice, 1);

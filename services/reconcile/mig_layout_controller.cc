@@ -217,7 +217,8 @@ Status MigLayoutController::Settle(const std::string& node, const std::string& c
                               now);
       }
       // A failed re-layout releases the reservation: audited as every release is.
-      const core::VirtualClusterChange release{kMigLayoutPrincipal, "vcluster.relayout_release", ""};
+      const core::VirtualClusterChange release{
+          .principal = kMigLayoutPrincipal, .action = "vcluster.relayout_release", .request_id = ""};
       SEPTA_RETURN_IF_ERROR(core::WriteVirtualCluster(tx, *vc, next, now, applied ? nullptr : &release));
     }
     return Status::Ok();

@@ -596,7 +596,8 @@ Status ProvisionerController::ReleaseWhileAsleep(const Desired& desired) {
                            now, vc.generation},
                           now);
     released = true;
-    const core::VirtualClusterChange release{kPrincipal, "vcluster.sleep_release", ""};
+    const core::VirtualClusterChange release{
+        .principal = kPrincipal, .action = "vcluster.sleep_release", .request_id = ""};
     return core::WriteVirtualCluster(tx, *current, next, now, &release);
   });
   if (st.ok() && released) spdlog::info("provisioner: {}/{} asleep; reservation released", vc.tenant, vc.name);
@@ -624,7 +625,8 @@ Outcome ProvisionerController::Reserve(const Desired& desired) {
         SEPTA_RETURN_IF_ERROR(tx.Reservations().Insert(placed->reservation));
         VirtualCluster next = *current;
         tenancy::SetCondition(next.conditions, tenancy::CapacityReadyCondition(placed->relayout, next.generation), now);
-        const core::VirtualClusterChange reserve{kPrincipal, "vcluster.wake_reserve", ""};
+        const core::VirtualClusterChange reserve{
+            .principal = kPrincipal, .action = "vcluster.wake_reserve", .request_id = ""};
         return core::WriteVirtualCluster(tx, *current, next, now, &reserve);
       });
   if (st.ok()) {

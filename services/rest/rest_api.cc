@@ -263,6 +263,7 @@ http::Response RestApi::Impl::Run(const Route& route, const http::Request& req, 
     }
     if (Status st = CheckSameOrigin(req, cookie.tls, session_cookie); !st.ok()) return ProblemResponse(st, request_id);
     ctx.principal = found->principal;
+    ctx.surface = core::Surface::kPortal;
     session = *std::move(found);
   } else if (route.auth == Auth::kToken) {
     auto principal = uc.authenticator.Authenticate(core::BearerToken(authorization));
@@ -272,6 +273,11 @@ http::Response RestApi::Impl::Run(const Route& route, const http::Request& req, 
       return r;
     }
     ctx.principal = *principal;
+    ctx.surface = core::Surface::kRest;
+  }
+  ctx.break_glass = std::string(View(req["Septa-Break-Glass"]));
+  if (Status st = core::CheckBreakGlassReason(ctx.break_glass, "Septa-Break-Glass"); !st.ok()) {
+    return ProblemResponse(st, request_id);
   }
   if (route.json_body) {
     if (Status st = CheckJsonContentType(req); !st.ok()) {

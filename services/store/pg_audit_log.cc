@@ -6,20 +6,27 @@ namespace {
 
 using core::AuditRecord;
 
-constexpr char kAuditColumns[] = "id, septa_micros(time), principal, action, resource, old_etag, new_etag, request_id";
+constexpr char kAuditColumns[] =
+    "id, septa_micros(time), principal, action, resource, old_etag, new_etag, request_id, surface, detail";
 AuditRecord AuditOf(const pqxx::row& r) {
-  return {r[0].as<std::int64_t>(), FromMicros(r[1].as<std::int64_t>()),
-          r[2].as<std::string>(),  r[3].as<std::string>(),
-          r[4].as<std::string>(),  r[5].as<std::string>(),
-          r[6].as<std::string>(),  r[7].as<std::string>()};
+  return {.id = r[0].as<std::int64_t>(),
+          .time = FromMicros(r[1].as<std::int64_t>()),
+          .principal = r[2].as<std::string>(),
+          .action = r[3].as<std::string>(),
+          .resource = r[4].as<std::string>(),
+          .old_etag = r[5].as<std::string>(),
+          .new_etag = r[6].as<std::string>(),
+          .request_id = r[7].as<std::string>(),
+          .surface = r[8].as<std::string>(),
+          .detail = r[9].as<std::string>()};
 }
 
 }  // namespace
 
 void PgAuditLog::Prepare(pqxx::connection& c) {
   c.prepare("audit_append",
-            "INSERT INTO audit_log (time, principal, action, resource, old_etag, new_etag, request_id)"
-            " VALUES (septa_ts($1), $2, $3, $4, $5, $6, $7)");
+            "INSERT INTO audit_log (time, principal, action, resource, old_etag, new_etag, request_id, surface, detail)"
+            " VALUES (septa_ts($1), $2, $3, $4, $5, $6, $7, $8, $9)");
   // Two statements, not one with "$1 = '' OR": a generic plan of that
   // cannot use audit_log_resource_time and walks the whole log by time.
   c.prepare("audit_list",
@@ -31,7 +38,7 @@ void PgAuditLog::Prepare(pqxx::connection& c) {
 Status PgAuditLog::Append(const AuditRecord& r) {
   return ToStatus(work_.Write([&](pqxx::transaction_base& w) {
     return w.exec_prepared("audit_append", Micros(r.time), r.principal, r.action, r.resource, r.old_etag, r.new_etag,
-                           r.request_id);
+                           r.request_id, r.surface, r.detail);
   }));
 }
 

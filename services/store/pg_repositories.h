@@ -103,10 +103,12 @@ class PgApplySets final : public core::ApplySetRepository {
   Result<std::optional<core::ApplySet>> Get(const std::string& tenant, const std::string& name) override;
   Status Put(const core::ApplySet& set) override;
   Result<std::vector<core::ApplySet>> List(const std::string& tenant) override;
+  Result<std::vector<core::ApplySet>> ListAll() override;
   Result<std::vector<core::ApplySetMember>> Members(const std::string& tenant, const std::string& name) override;
   Result<std::optional<core::ApplySetMember>> MemberOf(const std::string& kind, const std::string& resource) override;
   Status PutMember(const core::ApplySetMember& member) override;
   Status DeleteMember(const std::string& kind, const std::string& resource) override;
+  Status NoteDrift(const std::string& tenant, const std::string& name, std::string_view surface) override;
 
  private:
   PgWork& work_;

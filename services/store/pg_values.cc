@@ -1,5 +1,7 @@
 #include "services/store/pg_values.h"
 
+#include <boost/algorithm/hex.hpp>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 namespace septa::store {
@@ -45,6 +47,18 @@ std::string JoinLines(const std::vector<std::string>& lines) {
   std::string joined;
   for (const auto& line : lines) joined += (joined.empty() ? "" : "\n") + line;
   return joined;
+}
+
+std::string ToHex(std::string_view bytes) {
+  std::string hex;
+  boost::algorithm::hex_lower(bytes.begin(), bytes.end(), std::back_inserter(hex));
+  return hex;
+}
+
+std::string FromHex(std::string_view hex) {
+  std::string bytes;
+  boost::algorithm::unhex(hex.begin(), hex.end(), std::back_inserter(bytes));  // encode(..., 'hex') made it
+  return bytes;
 }
 
 std::vector<std::string> SplitLines(const std::string& joined) {

@@ -43,6 +43,11 @@ std::optional<std::int64_t> OptionalInt64(const pqxx::field& f);
 std::string JoinLines(const std::vector<std::string>& lines);
 std::vector<std::string> SplitLines(const std::string& joined);
 
+// Bytes as hex for decode($n, 'hex') into a bytea column, and back from
+// encode(col, 'hex'): libpqxx 6 has no binary parameters.
+std::string ToHex(std::string_view bytes);
+std::string FromHex(std::string_view hex);
+
 // A string map as a jsonb object's text, and back.
 std::string LabelsJson(const std::map<std::string, std::string>& labels);
 std::map<std::string, std::string> LabelsOf(const std::string& json);

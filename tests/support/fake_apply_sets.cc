@@ -28,6 +28,12 @@ Result<std::vector<ApplySet>> FakeApplySets::List(const std::string& tenant) {
   return sets;
 }
 
+Result<std::vector<ApplySet>> FakeApplySets::ListAll() {
+  std::vector<ApplySet> sets;
+  for (const auto& [key, set] : w_.s.apply_sets) sets.push_back(set);
+  return sets;
+}
+
 Result<std::vector<ApplySetMember>> FakeApplySets::Members(const std::string& tenant, const std::string& name) {
   std::vector<ApplySetMember> members;  // the map's (kind, resource) order
   for (const auto& [key, member] : w_.s.apply_set_members) {
@@ -56,6 +62,12 @@ Status FakeApplySets::PutMember(const ApplySetMember& member) {
 Status FakeApplySets::DeleteMember(const std::string& kind, const std::string& resource) {
   SEPTA_RETURN_IF_ERROR(w_.CheckWritable());
   w_.s.apply_set_members.erase({kind, resource});
+  return Status::Ok();
+}
+
+Status FakeApplySets::NoteDrift(const std::string& tenant, const std::string& name, std::string_view surface) {
+  SEPTA_RETURN_IF_ERROR(w_.CheckWritable());
+  w_.s.drift_notes.push_back(tenant + "/" + name + "/" + std::string(surface));
   return Status::Ok();
 }
 

@@ -1,5 +1,5 @@
 // ApplySetRepository in memory (FakeStore), with the constraints of
-// migrations/0020_apply_sets.sql that the contract tests check.
+// migrations/0020_apply_sets.sql and 0021 that the contract tests check.
 #pragma once
 
 #include "services/core/store.h"
@@ -13,10 +13,12 @@ class FakeApplySets final : public ApplySetRepository {
   Result<std::optional<ApplySet>> Get(const std::string& tenant, const std::string& name) override;
   Status Put(const ApplySet& set) override;
   Result<std::vector<ApplySet>> List(const std::string& tenant) override;
+  Result<std::vector<ApplySet>> ListAll() override;
   Result<std::vector<ApplySetMember>> Members(const std::string& tenant, const std::string& name) override;
   Result<std::optional<ApplySetMember>> MemberOf(const std::string& kind, const std::string& resource) override;
   Status PutMember(const ApplySetMember& member) override;
   Status DeleteMember(const std::string& kind, const std::string& resource) override;
+  Status NoteDrift(const std::string& tenant, const std::string& name, std::string_view surface) override;
 
  private:
   FakeWork& w_;

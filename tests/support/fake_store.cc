@@ -441,6 +441,11 @@ void FakeStore::WatchRevocations(std::function<void(const Revocation&)> on_revoc
   on_revocation_ = std::move(on_revocation);
 }
 
+FakeStore::State FakeStore::Snapshot() {
+  std::lock_guard lock(mu_);
+  return state_;
+}
+
 Status FakeStore::Ready() {
   std::lock_guard lock(mu_);
   if (auto failure = TakeInjectedFailure()) return *failure;

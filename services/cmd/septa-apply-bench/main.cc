@@ -18,6 +18,7 @@
 #include "common/clock.h"
 #include "common/percentile.h"
 #include "gpu/catalog.h"
+#include "services/apiv1/declaration_decoder.h"
 #include "services/cmd/bench_gpu_node.h"
 #include "services/core/apply_service.h"
 #include "services/core/auth.h"
@@ -120,7 +121,8 @@ int main(int argc, char** argv) {
 
   core::CapacityLedger ledger(gpu::Catalog::Default());
   core::Authenticator authenticator(store, clock, std::chrono::seconds(5));
-  core::ApplyService apply(store, clock, ledger, gpu::Catalog::Default(), authenticator);
+  const apiv1::ApplyObjectDecoder decoder;
+  core::ApplyService apply(store, clock, ledger, gpu::Catalog::Default(), authenticator, decoder);
   core::RequestContext ctx;
   ctx.principal.admin = true;
   ctx.principal.role = core::Role::kOwner;

@@ -4,6 +4,8 @@
 // the field with nothing written, and the whole request is one transaction.
 // (Semantics: tests/unit/services/core/apply_service_test.cc; septactl's
 // end to end: tests/integration/cli/septactl_test.cc.)
+#include <chrono>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 #include <thread>
@@ -41,6 +43,19 @@ class DeclarativeTest : public ApiTest {
     return tx.exec1(query)[0].as<long>();
   }
 
+  // The cluster's GPUs as the API shows them.
+  int GpusOf(const std::string& name) {
+    auto r = Call(acme_, "GET", "/v1/tenants/acme/vclusters/" + name);
+    EXPECT_EQ(r.status, 200) << r.body;
+    return json::parse(r.body)["capacity"]["gpus"]["count"].get<int>();
+  }
+
+  HttpResult Resize(const std::string& token, const std::string& name, int gpus,
+                    std::map<std::string, std::string> headers = {}) {
+    return Call(token, "PATCH", "/v1/tenants/acme/vclusters/" + name + "?update_mask=capacity",
+                json{{"capacity", {{"gpus", {{"count", gpus}}}}}}.dump(), std::move(headers));
+  }
+
   std::string acme_, beta_;
 };
 
@@ -70,6 +85,64 @@ TEST_F(DeclarativeTest, ATenantsSetCannotReachAnotherTenantAndLeavesItUntouched)
   EXPECT_EQ(Call(beta_, "GET", "/v1/applysets/git").status, 404) << "beta's apply changed nothing: no set";
   EXPECT_EQ(Count("SELECT count(*) FROM apply_set_members WHERE set_tenant = 'acme'"), 1);
   EXPECT_EQ(Count("SELECT count(*) FROM apply_set_members WHERE set_tenant = 'beta'"), 0);
+}
+
+// The drift policies over REST: a locked set refuses the tenant's own edit
+// of what it owns until an admin breaks glass (audited, shown as drift with
+// its surface); a reverting set's controller writes an edit back at once
+// and counts it in /metrics.
+TEST_F(DeclarativeTest, ALockedSetRefusesTheRestEditAndARevertingSetUndoesIt) {
+  const json locked = {{"objects", json::array({Cluster("acme", "train", 1)})},
+                       {"policy", {{"on_drift", "LOCK"}}},
+                       {"source", "git@example.com:acme/platform@3f9c2e1"}};
+  ASSERT_EQ(Apply(acme_, "git", locked).status, 200);
+  auto refused = Resize(acme_, "train", 2);
+  ExpectProblem(refused, 412, "capacity", "a locked field");
+  EXPECT_NE(refused.body.find("tenants/acme/applysets/git (from git@example.com:acme/platform@3f9c2e1)"),
+            std::string::npos)
+      << refused.body;
+  ExpectProblem(Resize(acme_, "train", 2, {{"Septa-Break-Glass", "mine"}}), 403, "", "a tenant breaking glass");
+  ExpectProblem(Resize(admin_, "train", 2, {{"Septa-Break-Glass", std::string(501, 'x')}}), 400, "Septa-Break-Glass",
+                "an oversized reason");
+  EXPECT_EQ(GpusOf("train"), 1);
+  EXPECT_EQ(Count("SELECT count(*) FROM audit_log WHERE action IN ('applyset.drift', 'applyset.break_glass')"), 0)
+      << "nothing written";
+
+  auto broken = Resize(admin_, "train", 2, {{"Septa-Break-Glass", "incident 4711"}});
+  ASSERT_EQ(broken.status, 200) << broken.body;
+  auto set = json::parse(Call(acme_, "GET", "/v1/applysets/git").body);
+  EXPECT_EQ(set["sync_status"], "OUT_OF_SYNC") << set;
+  EXPECT_EQ(set["policy"]["on_drift"], "LOCK") << set;
+  const json drift = set["drifted"][0]["drift"];
+  EXPECT_EQ(drift["principal"], "admin");
+  EXPECT_EQ(drift["surface"], "rest");
+  EXPECT_EQ(drift["action"], "applyset.break_glass");
+  EXPECT_EQ(drift["detail"], "vcluster.update changed capacity; reason: incident 4711");
+  auto plan = json::parse(Call(acme_, "POST", "/v1/applysets/git:diff", locked.dump()).body);
+  EXPECT_EQ(plan["changes"][0]["drift"]["audit_id"], drift["audit_id"]) << "Diff names the same record";
+
+  // A reverting set: the tenant's edit goes through, and is undone.
+  const json reverting = {{"objects", json::array({Cluster("acme", "auto", 1)})}, {"policy", {{"on_drift", "REVERT"}}}};
+  ASSERT_EQ(Apply(acme_, "auto", reverting).status, 200);
+  ASSERT_EQ(Resize(acme_, "auto", 2).status, 200);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (GpusOf("auto") != 1 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the controller's transaction, not a guess
+  }
+  EXPECT_EQ(GpusOf("auto"), 1) << "reverted";
+  auto reverted = json::parse(Call(acme_, "GET", "/v1/applysets/auto").body);
+  EXPECT_EQ(reverted["sync_status"], "SYNCED") << reverted;
+  EXPECT_EQ(reverted["applied_by"], "system:applyset-revert") << reverted;
+  const std::string metrics = Call("", "GET", "/metrics").body;
+  EXPECT_NE(metrics.find("septa_applyset_drift_total{set=\"tenants/acme/applysets/auto\",surface=\"rest\"} 1"),
+            std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("septa_applyset_drift_total{set=\"tenants/acme/applysets/git\",surface=\"rest\"} 1"),
+            std::string::npos);
+  EXPECT_NE(metrics.find("septa_applyset_out_of_sync_objects{set=\"tenants/acme/applysets/auto\"} 0"),
+            std::string::npos);
+  EXPECT_NE(metrics.find("septa_applyset_out_of_sync_objects{set=\"tenants/acme/applysets/git\"} 1"),
+            std::string::npos);
 }
 
 TEST_F(DeclarativeTest, BadAndOversizedRequestsAreRefusedNamingTheFieldAndWriteNothing) {

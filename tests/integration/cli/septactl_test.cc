@@ -206,7 +206,8 @@ spec:
   EXPECT_EQ(drift.exit_code, kExitChanges);
   EXPECT_NE(drift.out.find("display_name"), std::string::npos) << drift.out;
   EXPECT_NE(drift.out.find("Renamed"), std::string::npos) << drift.out;
-  EXPECT_NE(drift.out.find("drift: tenant.update by admin at "), std::string::npos) << drift.out;
+  EXPECT_NE(drift.out.find("drift: applyset.drift by admin via septactl at "), std::string::npos) << drift.out;
+  EXPECT_NE(drift.out.find("tenant.update changed display_name"), std::string::npos) << drift.out;
 
   // A reviewed plan is applied exactly; after another edit it is stale.
   const auto json_plan = Admin({"diff", "-f", files, "-o", "json"});

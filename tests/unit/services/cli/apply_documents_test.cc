@@ -261,8 +261,8 @@ TEST(ApplyDocuments, EmptyDocumentsAreSkippedButCounted) {
 
 TEST(ApplyDocuments, ASecondApplySetIsRefused) {
   const std::string set = "apiVersion: septa.dev/v1\nkind: ApplySet\nmetadata: {name: s}\n";
-  const DeclaredObjects read = ReadStdin(set + "---\n" + set + "spec: {prune: yes, onDrift: revert}\n");
-  EXPECT_THAT(read.errors, ElementsAre("<stdin> document 2: spec.onDrift: unknown field",
+  const DeclaredObjects read = ReadStdin(set + "---\n" + set + "spec: {prune: yes, drift: revert}\n");
+  EXPECT_THAT(read.errors, ElementsAre("<stdin> document 2: spec.drift: unknown field",
                                        "<stdin> document 2: spec.prune: must be true or false",
                                        "<stdin> document 2: a second ApplySet document (the first is <stdin> "
                                        "document 1): give one per apply"));
@@ -327,6 +327,24 @@ TEST(ApplyDocuments, StdinOnlyWhenThereIsOneAndOnce) {
   EXPECT_THAT(ReadDeclaredObjects({"-", "-"}, &in).errors, ElementsAre("-f -: given twice"));
   EXPECT_THAT(ReadDeclaredObjects({"/no/such/file.yaml"}, nullptr).errors,
               ElementsAre("cannot read /no/such/file.yaml: No such file or directory"));
+}
+
+TEST(ApplyDocuments, TheApplySetDocumentDeclaresTheSetsPolicyWhole) {
+  const std::string head = "apiVersion: septa.dev/v1\nkind: ApplySet\nmetadata: {name: s}\n";
+  const DeclaredObjects locked = ReadStdin(head + "spec: {onDrift: lock, protect: [VirtualCluster]}\n");
+  ASSERT_THAT(locked.errors, ElementsAre());
+  ASSERT_TRUE(locked.apply_set.has_value());
+  EXPECT_EQ(locked.apply_set->policy.on_drift(), v1::ApplySetPolicy::LOCK);
+  EXPECT_THAT(locked.apply_set->policy.protected_kinds(), ElementsAre("VirtualCluster"));
+  const DeclaredObjects plain = ReadStdin(head + "spec: {prune: true}\n");
+  ASSERT_THAT(plain.errors, ElementsAre());
+  EXPECT_EQ(plain.apply_set->policy.on_drift(), v1::ApplySetPolicy::DRIFT_POLICY_UNSPECIFIED) << "the default";
+
+  const DeclaredObjects bad = ReadStdin(head + "spec: {onDrift: sometimes, protect: Tenant}\n");
+  EXPECT_THAT(bad.errors,
+              ElementsAre("<stdin> document 1: spec.onDrift: must be report, revert or lock, not "
+                          "\"sometimes\"",
+                          "<stdin> document 1: spec.protect: must be a list of kinds, as [VirtualCluster]"));
 }
 
 }  // namespace

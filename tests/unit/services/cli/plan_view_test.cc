@@ -101,6 +101,42 @@ TEST(PlanView, AnAppliedPlanSaysWhatWasDone) {
             std::string::npos);
 }
 
+TEST(PlanView, DriftNamesWhoWhereWhenAndWhatAndANewPolicyIsAChange) {
+  v1::ApplyPlan plan;
+  plan.set_apply_set("applysets/prod");
+  plan.set_revision(3);
+  plan.mutable_summary()->set_updates(1);
+  ObjectChange& acme = Change(plan, "Tenant", "tenants/acme", ObjectChange::UPDATE, "t.yaml#1");
+  AddField(acme, "display_name", "Edited", "ACME");
+  v1::Drift& drift = *acme.mutable_drift();
+  drift.set_action("applyset.break_glass");
+  drift.set_principal("admin");
+  drift.set_surface("portal");
+  drift.mutable_time()->set_seconds(1'796'000'000);
+  drift.set_audit_id(88213);
+  drift.set_detail("tenant.update changed display_name; reason: incident 4711");
+  v1::FieldChange& policy = *plan.add_set_changes();
+  policy.set_path("policy.on_drift");
+  policy.set_live("report");
+  policy.set_desired("lock");
+  const std::string text = RenderPlan(plan, {});
+  EXPECT_NE(text.find("apply set applysets/prod (revision 3)\n  policy.on_drift: report -> lock\n\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("    drift: applyset.break_glass by admin via portal at 2026-11-30T"), std::string::npos) << text;
+  EXPECT_NE(text.find(" (audit 88213): tenant.update changed display_name; reason: incident 4711\n"), std::string::npos)
+      << text;
+
+  // Only the policy changes: a plan, not "No changes".
+  v1::ApplyPlan only_policy;
+  only_policy.set_apply_set("applysets/prod");
+  only_policy.mutable_summary()->set_unchanged(2);
+  *only_policy.add_set_changes() = policy;
+  EXPECT_NE(RenderPlan(only_policy, {}).find("Plan: 0 to create, 0 to update, 0 to delete, 2 unchanged, a new policy."),
+            std::string::npos)
+      << RenderPlan(only_policy, {});
+}
+
 TEST(PlanView, InSync) {
   v1::ApplyPlan plan;
   plan.set_apply_set("platform/prod");

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 
 #include "services/core/virtual_cluster_service.h"
 #include "tests/unit/services/core/core_fixture.h"
@@ -44,8 +45,30 @@ Tenant TenantOf(const std::string& name, const std::string& display) {
   return t;
 }
 
+// The transport's intents, in a test: each object declared gets a name
+// (its resource and declared paths) that the decoder maps back to it.
+class TableDecoder final : public DeclarationDecoder {
+ public:
+  static std::map<std::string, ApplyObjectRequest>& Table() {
+    static std::map<std::string, ApplyObjectRequest> table;
+    return table;
+  }
+  Result<ApplyObjectRequest> Decode(std::string_view intent) const override {
+    const auto it = Table().find(std::string(intent));
+    if (it == Table().end()) return Internal("no such intent");
+    return it->second;
+  }
+};
+
+// The same object declared again has the same intent, as over the API;
+// its latest declaration is the one a revert applies.
 ApplyObjectRequest Object(DeclaredObject object, std::vector<std::string> declared = {}) {
-  return {.object = std::move(object), .declared = DeclaredFields(std::move(declared))};
+  ApplyObjectRequest request{.object = std::move(object), .declared = DeclaredFields(std::move(declared))};
+  const ResourceKinds kinds(gpu::Catalog::Default());
+  request.intent = kinds.ResourceNameOf(request.object);
+  for (const std::string& path : request.declared.paths()) request.intent += " " + path;
+  TableDecoder::Table()[request.intent] = request;
+  return request;
 }
 
 class ApplyServiceTest : public CoreTest {
@@ -86,7 +109,8 @@ class ApplyServiceTest : public CoreTest {
 
   CapacityLedger ledger{gpu::Catalog::Default()};
   VirtualClusterService vclusters{store, clock, ledger, gpu::Catalog::Default()};
-  ApplyService apply{store, clock, ledger, gpu::Catalog::Default(), authenticator};
+  TableDecoder decoder;
+  ApplyService apply{store, clock, ledger, gpu::Catalog::Default(), authenticator, decoder};
 };
 
 TEST_F(ApplyServiceTest, ASetAppliedTwiceChangesNothingTheSecondTime) {
@@ -231,18 +255,29 @@ TEST_F(ApplyServiceTest, ObjectsOutsideTheSetAreTakenOnlyByAdoptOrForceAndTheTak
 TEST_F(ApplyServiceTest, AnEditOutsideTheSetIsDriftNamingWhoAndWhen) {
   ASSERT_TRUE(apply.Apply(Admin(), Prod()).ok());
   clock.Advance(std::chrono::minutes(5));
+  // A field the set does not own is no drift.
+  TenantUpdate labels;
+  labels.labels = std::map<std::string, std::string>{{"team", "ml"}};
+  ASSERT_TRUE(tenants.Update(Admin(), "acme", labels, "").ok());
+  EXPECT_TRUE(apply.Get(Admin(), "prod")->drifted.empty()) << "labels are not the set's";
+  EXPECT_TRUE(store.Snapshot().drift_notes.empty());
+
   TenantUpdate edit;
   edit.display_name = "Edited in the portal";
   RequestContext portal = Admin();
   portal.request_id = "req-portal";
+  portal.surface = Surface::kPortal;
   ASSERT_TRUE(tenants.Update(portal, "acme", edit, "").ok());
+  EXPECT_EQ(store.Snapshot().drift_notes, std::vector<std::string>{"/prod/portal"}) << "the set's controller is told";
 
   auto plan = apply.Diff(Admin(), Prod());
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   ASSERT_EQ(plan->changes[0].action, ApplyAction::kUpdate);
   ASSERT_TRUE(plan->changes[0].drift.has_value());
   EXPECT_EQ(plan->changes[0].drift->principal, "admin");
-  EXPECT_EQ(plan->changes[0].drift->action, "tenant.update");
+  EXPECT_EQ(plan->changes[0].drift->action, "applyset.drift");
+  EXPECT_EQ(plan->changes[0].drift->surface, "portal");
+  EXPECT_EQ(plan->changes[0].drift->detail, "tenant.update changed display_name");
   EXPECT_EQ(plan->changes[0].drift->request_id, "req-portal");
   EXPECT_EQ(plan->changes[0].drift->time, Now(clock));
   EXPECT_EQ(plan->changes[0].fields.at(0).live, "Edited in the portal");
@@ -271,6 +306,118 @@ TEST_F(ApplyServiceTest, AnEditOutsideTheSetIsDriftNamingWhoAndWhen) {
   ASSERT_TRUE(git.ok());
   EXPECT_EQ(git->changes[0].action, ApplyAction::kUpdate);
   EXPECT_FALSE(git->changes[0].drift.has_value());
+}
+
+TEST_F(ApplyServiceTest, ALockedSetRefusesWritesToWhatItOwnsUnlessAnAdminBreaksGlass) {
+  ApplyOrder locked = Prod();
+  locked.policy = SetPolicy{.on_drift = DriftPolicy::kLock};
+  locked.source = "git@example.com:platform@3f9c2e1";
+  ASSERT_TRUE(apply.Apply(Admin(), locked).ok());
+  ASSERT_EQ(SetRow("", "prod")->on_drift, DriftPolicy::kLock);
+  const std::size_t audited = Audit().size();
+
+  TenantUpdate edit;
+  edit.display_name = "Edited";
+  const Status refused = tenants.Update(Admin(), "acme", edit, "").status();
+  EXPECT_EQ(refused.code(), Code::kFailedPrecondition) << refused.ToString();
+  EXPECT_NE(refused.message().find("applysets/prod (from git@example.com:platform@3f9c2e1)"), std::string::npos)
+      << refused.message();
+  ASSERT_EQ(refused.violations().size(), 1u);
+  EXPECT_EQ(refused.violations()[0].field, "display_name");
+  EXPECT_EQ(tenants.Update(TenantCtx("acme"), "acme", edit, "").status().code(), Code::kFailedPrecondition)
+      << "the tenant's owner neither";
+  VirtualCluster bigger = Gpus("acme", "train", 2);
+  EXPECT_EQ(vclusters.Update(Admin(), "acme", "train", bigger, {"capacity"}, "").status().code(),
+            Code::kFailedPrecondition);
+  EXPECT_EQ(vclusters.Delete(Admin(), "acme", "train", "").status().code(), Code::kFailedPrecondition);
+  EXPECT_EQ(Audit().size(), audited) << "nothing written";
+
+  // What the set does not own stays editable.
+  TenantUpdate labels;
+  labels.labels = std::map<std::string, std::string>{{"team", "ml"}};
+  EXPECT_TRUE(tenants.Update(Admin(), "acme", labels, "").ok());
+
+  RequestContext tenant_glass = TenantCtx("acme");
+  tenant_glass.break_glass = "I want to";
+  EXPECT_EQ(tenants.Update(tenant_glass, "acme", edit, "").status().code(), Code::kPermissionDenied)
+      << "only an admin breaks glass";
+  RequestContext glass = Admin();
+  glass.break_glass = "incident 4711: rename for the audit";
+  glass.surface = Surface::kSeptactl;
+  clock.Advance(std::chrono::seconds(1));
+  ASSERT_TRUE(tenants.Update(glass, "acme", edit, "").ok());
+  const AuditRecord broken = Audit("tenants/acme").at(1);  // before the update's own record
+  EXPECT_EQ(broken.action, "applyset.break_glass");
+  EXPECT_EQ(broken.surface, "septactl");
+  EXPECT_EQ(broken.detail, "tenant.update changed display_name; reason: incident 4711: rename for the audit");
+  auto status = apply.Get(Admin(), "prod");
+  ASSERT_EQ(status->drifted.size(), 1u) << "glass broken shows as drift";
+  EXPECT_EQ(status->drifted[0].drift.action, "applyset.break_glass");
+
+  // The set's own apply writes its fields back, lock or not.
+  auto back = apply.Apply(Admin(), locked);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(tenants.Get(Admin(), "acme")->tenant.display_name, "ACME");
+}
+
+TEST_F(ApplyServiceTest, ARevertAppliesTheSetsLastIntentAgain) {
+  ApplyOrder reverting = Prod();
+  reverting.policy = SetPolicy{.on_drift = DriftPolicy::kRevert};
+  ASSERT_TRUE(apply.Apply(Admin(), reverting).ok());
+  clock.Advance(std::chrono::minutes(1));
+  TenantUpdate edit;
+  edit.display_name = "Edited";
+  ASSERT_TRUE(tenants.Update(Admin(), "acme", edit, "").ok()) << "revert lets the write go ahead";
+  ASSERT_TRUE(vclusters.Update(Admin(), "acme", "train", Gpus("acme", "train", 2), {"capacity"}, "").ok());
+  ASSERT_EQ(apply.Inspect("", "prod")->drifted.size(), 2u);
+
+  clock.Advance(std::chrono::minutes(1));
+  auto reverted = apply.Revert("", "prod");
+  ASSERT_TRUE(reverted.ok()) << reverted.status().ToString();
+  EXPECT_EQ(Actions(*reverted), (std::vector{ApplyAction::kUpdate, ApplyAction::kUpdate}));
+  EXPECT_EQ(tenants.Get(Admin(), "acme")->tenant.display_name, "ACME");
+  EXPECT_EQ(vclusters.Get(Admin(), "acme", "train")->vcluster.capacity.count, 1);
+  EXPECT_EQ(SetRow("", "prod")->applied_by, "system:applyset-revert");
+  EXPECT_EQ(SetRow("", "prod")->on_drift, DriftPolicy::kRevert) << "the policy is kept";
+  EXPECT_TRUE(apply.Inspect("", "prod")->drifted.empty()) << "in sync again";
+
+  // Nothing drifted: a revert is a no-op; an intent replaced since is not applied.
+  const std::int64_t revision = SetRow("", "prod")->revision;
+  ASSERT_TRUE(apply.Revert("", "prod").ok());
+  EXPECT_EQ(SetRow("", "prod")->revision, revision);
+  ApplyOrder stale = reverting;
+  stale.expected_revision = revision - 1;
+  EXPECT_EQ(apply.Apply(Admin(), stale).status().code(), Code::kAborted);
+  EXPECT_TRUE(IsNotFound(apply.Revert("", "nope").status()));
+}
+
+TEST_F(ApplyServiceTest, ASetsPolicyIsPlannedKeptAndProtectsTheKindsItNames) {
+  ASSERT_TRUE(apply.Apply(Admin(), Prod()).ok());
+  ApplyOrder guarded = Prod();
+  guarded.policy = SetPolicy{.on_drift = DriftPolicy::kLock, .protected_kinds = {"VirtualCluster", "VirtualCluster"}};
+  auto plan = apply.Diff(Admin(), guarded);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->set_changes, (std::vector<FieldChange>{{"policy.on_drift", "report", "lock"},
+                                                         {"policy.protected_kinds", "[]", "[VirtualCluster]"}}));
+  auto applied = apply.Apply(Admin(), guarded);
+  ASSERT_TRUE(applied.ok());
+  EXPECT_EQ(applied->revision, 2) << "a new policy moves the set";
+  EXPECT_EQ(SetRow("", "prod")->protected_kinds, std::vector<std::string>{"VirtualCluster"});
+  EXPECT_TRUE(apply.Diff(Admin(), guarded)->set_changes.empty());
+  EXPECT_TRUE(apply.Diff(Admin(), Prod())->set_changes.empty()) << "a request without a policy keeps the set's";
+
+  // Pruning the cluster now needs its confirmation.
+  ApplyOrder pruned{.apply_set = "prod", .objects = {guarded.objects[0]}, .prune = true};
+  auto refused = apply.Apply(Admin(), pruned);
+  EXPECT_EQ(refused.status().code(), Code::kFailedPrecondition) << refused.status().ToString();
+  pruned.confirm_deletions = {"tenants/acme/vclusters/train"};
+  ASSERT_TRUE(apply.Apply(Admin(), pruned).ok());
+
+  ApplyOrder unknown = Prod();
+  unknown.policy = SetPolicy{.protected_kinds = {"Secret"}};
+  const Status bad = apply.Diff(Admin(), unknown).status();
+  EXPECT_EQ(bad.code(), Code::kInvalidArgument);
+  EXPECT_EQ(bad.violations().at(0).field, "policy.protected_kinds[0]");
 }
 
 TEST_F(ApplyServiceTest, AStalePlanIsRefusedAndWritesNothing) {

@@ -581,7 +581,8 @@ TYPED_TEST_P(StoreContract, AuditIsNewestFirstWithAssignedIds) {
     SEPTA_RETURN_IF_ERROR(tx.Audit().Append({0, At(10), "admin", "tenant.create", "tenants/a", "", "1", "r1"}));
     SEPTA_RETURN_IF_ERROR(tx.Audit().Append({0, At(20), "admin", "tenant.create", "tenants/b", "", "1", "r2"}));
     SEPTA_RETURN_IF_ERROR(tx.Audit().Append({0, At(20), "admin", "tenant.update", "tenants/a", "1", "2", "r3"}));
-    return tx.Audit().Append({0, At(30, 700), "tenant:a", "token.revoke", "tokens/ab", "1", "", "r4"});
+    return tx.Audit().Append({0, At(30, 700), "tenant:a", "token.revoke", "tokens/ab", "1", "", "r4", "portal",
+                              "vcluster.update changed capacity; reason: incident 7"});
   });
   ASSERT_TRUE(appended.ok()) << appended.ToString();
   auto all = this->template Read<std::vector<AuditRecord>>([](Tx& tx) { return tx.Audit().List("", 3); });
@@ -598,6 +599,9 @@ TYPED_TEST_P(StoreContract, AuditIsNewestFirstWithAssignedIds) {
   EXPECT_EQ((*all)[0].old_etag, "1");
   EXPECT_EQ((*all)[0].new_etag, "");
   EXPECT_EQ((*all)[0].time, At(30));
+  EXPECT_EQ((*all)[0].surface, "portal");
+  EXPECT_EQ((*all)[0].detail, "vcluster.update changed capacity; reason: incident 7");
+  EXPECT_EQ((*all)[1].surface, "");
 
   auto of_a = this->template Read<std::vector<AuditRecord>>([](Tx& tx) { return tx.Audit().List("tenants/a", 10); });
   ASSERT_TRUE(of_a.ok());
@@ -770,16 +774,19 @@ TYPED_TEST_P(StoreContract, ConcurrentReadModifyWriteLosesNoUpdate) {
   EXPECT_EQ(counter->version, 1 + kThreads * kIncrements);
 }
 
-// Apply sets (migrations/0020_apply_sets.sql): sets round-trip and are
-// replaced by their (tenant, name); an object is in at most one set, moved
-// by PutMember; members need their set and go with it; rows are checked.
+// Apply sets (migrations/0020_apply_sets.sql, 0021): sets round-trip with
+// their policy and are replaced by their (tenant, name); an object is in at
+// most one set, moved by PutMember, with its intent (any bytes); members
+// need their set and go with it; rows are checked.
 TYPED_TEST_P(StoreContract, ApplySetsHoldEachObjectOnceAndGoWithTheirMembers) {
   const ApplySet platform{.tenant = "",
                           .name = "prod",
                           .revision = 1,
                           .source = "git@x:p@abc",
                           .applied_by = "admin",
-                          .apply_time = At(1'800'000'000, 123'456'000)};
+                          .apply_time = At(1'800'000'000, 123'456'000),
+                          .on_drift = DriftPolicy::kLock,
+                          .protected_kinds = {"VirtualCluster"}};
   const ApplySet acme{.tenant = "acme",
                       .name = "prod",
                       .revision = 4,
@@ -795,6 +802,8 @@ TYPED_TEST_P(StoreContract, ApplySetsHoldEachObjectOnceAndGoWithTheirMembers) {
   ASSERT_TRUE(got.ok() && got->has_value()) << got.status().ToString();
   EXPECT_EQ((*got)->source, platform.source);
   EXPECT_EQ((*got)->apply_time, platform.apply_time);
+  EXPECT_EQ((*got)->on_drift, DriftPolicy::kLock);
+  EXPECT_EQ((*got)->protected_kinds, platform.protected_kinds);
   auto missing =
       this->template Read<std::optional<ApplySet>>([](Tx& tx) { return tx.ApplySets().Get("beta", "prod"); });
   ASSERT_TRUE(missing.ok());
@@ -802,9 +811,18 @@ TYPED_TEST_P(StoreContract, ApplySetsHoldEachObjectOnceAndGoWithTheirMembers) {
 
   ApplySet bumped = platform;
   bumped.revision = 2;
+  bumped.on_drift = DriftPolicy::kRevert;
+  bumped.protected_kinds = {};
   ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.ApplySets().Put(bumped); }).ok());
   got = this->template Read<std::optional<ApplySet>>([](Tx& tx) { return tx.ApplySets().Get("", "prod"); });
   EXPECT_EQ((*got)->revision, 2);
+  EXPECT_EQ((*got)->on_drift, DriftPolicy::kRevert);
+  EXPECT_TRUE((*got)->protected_kinds.empty());
+  auto all = this->template Read<std::vector<ApplySet>>([](Tx& tx) { return tx.ApplySets().ListAll(); });
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 2u);
+  EXPECT_EQ((*all)[0].tenant, "") << "by (tenant, name)";
+  EXPECT_EQ((*all)[1].tenant, "acme");
   auto listed = this->template Read<std::vector<ApplySet>>([](Tx& tx) { return tx.ApplySets().List("acme"); });
   ASSERT_TRUE(listed.ok());
   ASSERT_EQ(listed->size(), 1u) << "one owner's sets only";
@@ -814,7 +832,8 @@ TYPED_TEST_P(StoreContract, ApplySetsHoldEachObjectOnceAndGoWithTheirMembers) {
                           .resource = "tenants/acme/vclusters/train",
                           .set_tenant = "",
                           .set_name = "prod",
-                          .declared = {"capacity", "quota.pods"}};
+                          .declared = {"capacity", "quota.pods"},
+                          .intent = std::string("\x0a\x00\xff intent", 10)};
   const ApplySetMember tenant{.kind = "Tenant", .resource = "tenants/acme", .set_tenant = "", .set_name = "prod"};
   ASSERT_TRUE(this->Write([&](Tx& tx) {
                     SEPTA_RETURN_IF_ERROR(tx.ApplySets().PutMember(vc));
@@ -857,6 +876,7 @@ TYPED_TEST_P(StoreContract, ApplySetsHoldEachObjectOnceAndGoWithTheirMembers) {
   ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.ApplySets().DeleteMember("Tenant", "tenants/acme"); }).ok())
       << "deleting what is gone is OK";
   EXPECT_TRUE(members("").empty());
+  EXPECT_TRUE(this->Write([&](Tx& tx) { return tx.ApplySets().NoteDrift("acme", "prod", "rest"); }).ok());
 }
 
 REGISTER_TYPED_TEST_SUITE_P(StoreContract, ApplySetsHoldEachObjectOnceAndGoWithTheirMembers, IsReady,
