@@ -506,7 +506,7 @@ class Dispatch {
     const PreparedApply prepared = PrepareApply(apply, env_.in);
     if (ReportDocumentErrors(prepared, err_)) return kExitError;
     return RunGitOps(options_, env_, err_, [&](SeptaClient& client, std::string_view server) {
-      return SendApply(client, apply, prepared, options_.output, server, out_, err_);
+      return SendApply(client, apply, prepared, options_.output, server, WaitClock(), out_, err_);
     });
   }
 

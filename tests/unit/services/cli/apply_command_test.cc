@@ -186,6 +186,7 @@ TEST(ExitCode, DiffSaysInSyncChangesOrNotApplicable) {
   EXPECT_EQ(kExitChanges, 1);
   EXPECT_EQ(kExitError, 2);
   EXPECT_EQ(kExitNotApplicable, 3);
+  EXPECT_EQ(kExitWaitTimedOut, 4);
 }
 
 TEST(ExitCode, ApplySaysChangedOnlyWhenAsked) {

@@ -369,6 +369,21 @@ TEST(Invocation, ConfirmDeleteTakesTheKindAsWrittenAndSendsTheApiForm) {
   }
 }
 
+TEST(Invocation, ApplyWait) {
+  const auto a = std::get<ApplyCommand>(Parse({"apply", "-f", "a.yaml"}).command);
+  EXPECT_FALSE(a.wait.wait);
+  EXPECT_EQ(a.wait.timeout, std::chrono::seconds(60)) << "as vcluster --wait";
+  const auto inv = Parse({"--timeout", "3s", "apply", "-f", "a.yaml", "--wait", "--timeout", "5m"});
+  EXPECT_EQ(inv.options.timeout, std::chrono::seconds(3)) << "each call's deadline, before the command";
+  const auto& waited = std::get<ApplyCommand>(inv.command);
+  EXPECT_TRUE(waited.wait.wait);
+  EXPECT_EQ(waited.wait.timeout, std::chrono::minutes(5));
+  EXPECT_EQ(UsageError({"apply", "-f", "a.yaml", "--timeout", "5s"}),
+            "--timeout after this command is the --wait deadline: add --wait, or give the call deadline before the "
+            "command (septactl --timeout 5s apply ...)");
+  EXPECT_NE(UsageError({"diff", "-f", "a.yaml", "--wait"}).find("--wait"), std::string::npos) << "apply only";
+}
+
 TEST(Invocation, DiffAndApplyHelpTellTheExitCodes) {
   for (const char* command : {"diff", "apply"}) {
     auto help = ParseCommandLine({command, "--help"});
@@ -381,6 +396,7 @@ TEST(Invocation, DiffAndApplyHelpTellTheExitCodes) {
   }
   auto apply = ParseCommandLine({"apply", "--help"});
   EXPECT_NE(std::get<std::string>(*apply).find("--detailed-exitcode"), std::string::npos);
+  EXPECT_NE(std::get<std::string>(*apply).find("4 with --wait"), std::string::npos);
   auto top = ParseCommandLine({"--help"});
   EXPECT_NE(std::get<std::string>(*top).find("diff"), std::string::npos);
 }
