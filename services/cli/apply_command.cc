@@ -323,4 +323,43 @@ int WaitForApply(std::vector<WaitTarget> targets, std::chrono::milliseconds time
   return kExitWaitTimedOut;  // applied: 2 would say nothing was
 }
 
+std::string ShowApplySets(const v1::ListApplySetsResponse& sets, OutputFormat format) {
+  return Render(format, sets, ApplySetTable(sets.apply_sets(), /*sync=*/false));
+}
+
+std::string ShowApplySet(const v1::ApplySet& set, OutputFormat format) {
+  std::string text = Render(format, set, ApplySetTable(AsList(set), /*sync=*/true));
+  if (format == OutputFormat::kTable && !set.drifted().empty()) {
+    text += "\n" + RenderTable(DriftedMemberTable(set.drifted()));
+  }
+  return text;
+}
+
+int SendApplySetList(SeptaClient& client, OutputFormat format, std::string_view server, std::ostream& out,
+                     std::ostream& err) {
+  v1::ListApplySetsResponse sets;
+  const auto status = client.Call(client.declarative(), &v1::DeclarativeService::Stub::ListApplySets,
+                                  v1::ListApplySetsRequest(), &sets);
+  if (!status.ok()) {
+    err << ErrorLine(status, server) << "\n";
+    return kExitError;
+  }
+  out << ShowApplySets(sets, format);
+  return kExitInSync;
+}
+
+int SendApplySetGet(SeptaClient& client, const ApplySetGet& command, OutputFormat format, std::string_view server,
+                    std::ostream& out, std::ostream& err) {
+  v1::GetApplySetRequest request;
+  request.set_apply_set(command.name);
+  v1::ApplySet set;
+  const auto status = client.Call(client.declarative(), &v1::DeclarativeService::Stub::GetApplySet, request, &set);
+  if (!status.ok()) {
+    err << ErrorLine(status, server) << "\n";
+    return kExitError;
+  }
+  out << ShowApplySet(set, format);
+  return command.exit_code && set.sync_status() == v1::ApplySet::OUT_OF_SYNC ? kExitChanges : kExitInSync;
+}
+
 }  // namespace septa::cli

@@ -3,7 +3,8 @@
 // and the exit code, which tells a pipeline what happened (GITOPS-FACTS
 // §7.4): 0/1/2 as kubectl diff, Terraform's -detailed-exitcode and Flux
 // use them, 3 for a plan that cannot be applied as it stands, 4 for an
-// apply whose --wait ended before its virtual clusters were READY.
+// apply whose --wait ended before its virtual clusters were READY. And
+// septactl applyset list / get, with the same 0/1/2.
 #pragma once
 
 #include <grpcpp/support/status.h>
@@ -25,9 +26,10 @@
 
 namespace septa::cli {
 
-// diff: in sync. apply: applied, or nothing to do.
+// diff: in sync. apply: applied, or nothing to do. applyset: read.
 inline constexpr int kExitInSync = 0;
 // diff: differences, all applicable. apply, only with --detailed-exitcode: changes applied.
+// applyset get, only with --exit-code (as git diff --exit-code): OUT_OF_SYNC.
 inline constexpr int kExitChanges = 1;
 // The documents, the flags, auth, the transport or the server failed: nothing applied.
 inline constexpr int kExitError = 2;
@@ -91,5 +93,16 @@ std::vector<WaitTarget> ApplyWaitTargets(const v1::ApplyPlan& plan);
 // not True (kExitWaitTimedOut).
 int WaitForApply(std::vector<WaitTarget> targets, std::chrono::milliseconds timeout, const Clock& clock,
                  const ReadVirtualCluster& read, std::string_view server, std::ostream& err);
+
+// applyset list and get: the caller's sets as `format` shows them; get's
+// table is the set's row, then a row per member changed outside the set.
+std::string ShowApplySets(const v1::ListApplySetsResponse& sets, OutputFormat format);
+std::string ShowApplySet(const v1::ApplySet& set, OutputFormat format);
+int SendApplySetList(SeptaClient& client, OutputFormat format, std::string_view server, std::ostream& out,
+                     std::ostream& err);
+// kExitInSync, or with --exit-code kExitChanges when the set is OUT_OF_SYNC;
+// a failed call is kExitError.
+int SendApplySetGet(SeptaClient& client, const ApplySetGet& command, OutputFormat format, std::string_view server,
+                    std::ostream& out, std::ostream& err);
 
 }  // namespace septa::cli

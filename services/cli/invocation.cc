@@ -271,6 +271,9 @@ constexpr char kApplyExitCodes[] =
     "flags, auth, transport, server), nothing applied; 3 refused (a conflict, an unconfirmed deletion, a capacity, "
     "quota or tier refusal, a stale --plan), nothing applied; 4 with --wait: applied, but a virtual cluster was "
     "not READY (or not gone) before --timeout, or became FAILED.";
+constexpr char kApplySetGetExitCodes[] =
+    "Exit codes: 0 the set was read (SYNCED, or OUT_OF_SYNC without --exit-code); 1 with --exit-code: OUT_OF_SYNC; "
+    "2 error (flags, auth, transport, server; NOT_FOUND: no such set).";
 
 // The flags' storage while CLI11 parses; turned into an Invocation after.
 struct Flags {
@@ -306,6 +309,7 @@ struct Flags {
   DiffCommand diff;
   ApplyCommand apply;
   WaitFlags apply_wait;
+  ApplySetGet applyset_get;
 };
 
 // Sub-commands of one CLI11 parse, kept to find out which one ran.
@@ -337,6 +341,8 @@ struct Commands {
   CLI::App* vcluster_revoke_credential;
   CLI::App* diff;
   CLI::App* apply;
+  CLI::App* applyset_list;
+  CLI::App* applyset_get;
 };
 
 const std::map<std::string, double> kMillisecondsPerUnit{{"ms", 1}, {"s", 1000}, {"m", 60'000}, {"h", 3'600'000}};
@@ -618,6 +624,14 @@ Commands Define(CLI::App& app, Flags& f) {
                "after the apply, poll until every virtual cluster of the plan is READY (deleted ones: gone)");
   c.apply->footer(kApplyExitCodes);
 
+  auto* applyset =
+      app.add_subcommand("applyset", "show apply sets and whether they are in sync")->require_subcommand(1);
+  c.applyset_list = applyset->add_subcommand("list", "list the caller's apply sets (without the drift check)");
+  c.applyset_get = applyset->add_subcommand(
+      "get", "show an apply set: its last apply, its sync status and each member changed outside it since");
+  c.applyset_get->add_option("NAME", f.applyset_get.name, "the set's name, as --set names it")->required();
+  c.applyset_get->add_flag("--exit-code", f.applyset_get.exit_code, "exit 1 when the set is OUT_OF_SYNC");
+  c.applyset_get->footer(kApplySetGetExitCodes);
   return c;
 }
 
@@ -672,6 +686,15 @@ Result<Command> SelectedCommand(const Commands& c, Flags& f) {
     SEPTA_RETURN_IF_ERROR(wait);
     f.apply.wait = *wait;
     return Command(std::move(f.apply));
+  }
+  if (c.applyset_list->parsed()) return Command(ApplySetList{});
+  if (c.applyset_get->parsed()) {
+    const std::string& name = f.applyset_get.name;
+    if (name.find('/') != std::string::npos) {
+      return InvalidArgument("NAME is the set's own name, as --set gives it (\"prod\" of \"applysets/prod\"), not \"" +
+                             name + "\"");
+    }
+    return Command(std::move(f.applyset_get));
   }
   return SelectedVclusterCommand(c, f);
 }

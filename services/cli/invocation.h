@@ -170,11 +170,19 @@ struct ApplyCommand {
   WaitOptions wait;
 };
 
+// applyset list / get: the caller's apply sets, as their last apply left
+// them; get also says whether they are still so (docs/gitops.md, "Drift").
+struct ApplySetList {};
+struct ApplySetGet {
+  std::string name;        // the set's own name, as --set gives it ("prod")
+  bool exit_code = false;  // --exit-code: exit 1 when OUT_OF_SYNC
+};
+
 using Command =
     std::variant<TenantCreate, TenantGet, TenantList, TenantUpdate, TenantDelete, TierList, TierGet, TokenCreate,
                  TokenList, TokenRevoke, InventoryList, VclusterCreate, VclusterGet, VclusterList, VclusterUpdate,
                  VclusterDelete, VclusterSleep, VclusterWake, VclusterKubeconfig, VclusterCredentials,
-                 VclusterRevokeCredential, DiffCommand, ApplyCommand>;
+                 VclusterRevokeCredential, DiffCommand, ApplyCommand, ApplySetList, ApplySetGet>;
 
 struct Invocation {
   GlobalOptions options;

@@ -466,9 +466,9 @@ Status NoToken() {
   return Unauthenticated("no token: pass --token, set SEPTA_TOKEN, or put token: in the config file");
 }
 
-// The GitOps commands (diff, apply): every failure is kExitError, since 1
-// means "differences" (diff) or "changes applied" (apply
-// --detailed-exitcode).
+// The GitOps commands (diff, apply, applyset): every failure is kExitError,
+// since 1 means "differences" (diff), "changes applied" (apply
+// --detailed-exitcode) or "out of sync" (applyset get --exit-code).
 // `send` makes the call: (client, server) -> exit code.
 template <typename Send>
 int RunGitOps(const GlobalOptions& options, const Environment& env, std::ostream& err, const Send& send) {
@@ -507,6 +507,18 @@ class Dispatch {
     if (ReportDocumentErrors(prepared, err_)) return kExitError;
     return RunGitOps(options_, env_, err_, [&](SeptaClient& client, std::string_view server) {
       return SendApply(client, apply, prepared, options_.output, server, WaitClock(), out_, err_);
+    });
+  }
+
+  int operator()(const ApplySetList&) const {
+    return RunGitOps(options_, env_, err_, [&](SeptaClient& client, std::string_view server) {
+      return SendApplySetList(client, options_.output, server, out_, err_);
+    });
+  }
+
+  int operator()(const ApplySetGet& get) const {
+    return RunGitOps(options_, env_, err_, [&](SeptaClient& client, std::string_view server) {
+      return SendApplySetGet(client, get, options_.output, server, out_, err_);
     });
   }
 

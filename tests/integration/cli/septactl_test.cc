@@ -635,6 +635,104 @@ spec: {trustTier: isolated}
   ExpectOneErrorLine(Admin({"vcluster", "get", "iso", "doomed"}), "septactl: NOT_FOUND: ");
 }
 
+// applyset list and get: the set as its last apply left it; an imperative
+// change to a member makes it OUT_OF_SYNC, naming who and the audit record
+// (the record diff names too), and --exit-code makes that exit 1; the next
+// apply brings it back to SYNCED.
+TEST_F(SeptactlE2E, ApplySetGetNamesDriftUntilReapplied) {
+  const fs::path dir = data_dir_ / "platform";
+  fs::create_directories(dir);
+  std::ofstream(dir / "platform.yaml") << R"(apiVersion: septa.dev/v1
+kind: ApplySet
+metadata: {name: prod}
+---
+apiVersion: septa.dev/v1
+kind: Tenant
+metadata: {name: iso}
+spec: {displayName: Isolated Research, trustTier: isolated}
+---
+apiVersion: septa.dev/v1
+kind: VirtualCluster
+metadata: {name: train, tenant: iso}
+spec: {capacity: {mig: [{profile: 1g.10gb, count: 1}]}, quota: {pods: 50}}
+)";
+  const std::string files = dir.string();
+  const auto applied = Admin({"apply", "-f", files, "--source", "git@example.com:platform@3f9c2e1"});
+  ASSERT_EQ(applied.exit_code, kExitInSync) << applied.err;
+
+  const auto list = Admin({"applyset", "list"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_EQ(list.out.rfind("NAME             REVISION   MEMBERS   APPLIED BY   APPLIED   ", 0), 0u) << list.out;
+  EXPECT_NE(list.out.find("\napplysets/prod   1          2         admin        "), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("git@example.com:platform@3f9c2e1"), std::string::npos) << list.out;
+  const auto sets = Json({"applyset", "list"});
+  ASSERT_EQ(sets["apply_sets"].size(), 1u) << sets.dump();
+  EXPECT_EQ(sets["apply_sets"][0]["members"], 2);
+
+  const auto synced = Admin({"applyset", "get", "prod", "--exit-code"});
+  EXPECT_EQ(synced.exit_code, kExitInSync) << synced.err;
+  EXPECT_NE(synced.out.find(" SYNCED "), std::string::npos) << synced.out;
+  EXPECT_EQ(std::count(synced.out.begin(), synced.out.end(), '\n'), 2) << "no member changed: " << synced.out;
+
+  // Changed outside the set: by the admin, and by the tenant's owner.
+  ASSERT_EQ(Admin({"tenant", "update", "iso", "--display-name", "Renamed"}).exit_code, 0);
+  const auto owner = Json({"token", "create", "--principal", "tenant:iso", "--role", "owner"});
+  const auto resized = Septactl({"--token", owner["token"], "vcluster", "update", "iso", "train", "--pods", "60"});
+  ASSERT_EQ(resized.exit_code, 0) << resized.err;
+
+  const auto drifted = Json({"applyset", "get", "prod"});
+  EXPECT_EQ(drifted["sync_status"], "OUT_OF_SYNC") << drifted.dump();
+  ASSERT_EQ(drifted["drifted"].size(), 2u) << drifted.dump();
+  std::map<std::string, nlohmann::json> by_name;
+  for (const auto& member : drifted["drifted"]) by_name[member["name"]] = member;
+  const auto& tenant = by_name["tenants/iso"]["drift"];
+  EXPECT_EQ(tenant["principal"], "admin");
+  EXPECT_EQ(tenant["action"], "tenant.update");
+  EXPECT_NE(tenant["request_id"], "");
+  const std::string audit_id = tenant["audit_id"];  // int64: a string in protobuf's JSON
+  const auto& vc = by_name["tenants/iso/vclusters/train"]["drift"];
+  EXPECT_EQ(vc["principal"], "tenant:iso");
+  EXPECT_EQ(vc["action"], "vcluster.update");
+  EXPECT_NE(vc["audit_id"], audit_id);
+  EXPECT_NE(Admin({"diff", "-f", files}).out.find("drift: tenant.update by admin at "), std::string::npos);
+  EXPECT_NE(Admin({"diff", "-f", files}).out.find("(audit " + audit_id + ")"), std::string::npos)
+      << "the record the plan names";
+
+  const auto table = Admin({"applyset", "get", "prod"});
+  EXPECT_EQ(table.exit_code, kExitInSync) << "drift alone is no failure: " << table.err;
+  EXPECT_NE(table.out.find(" OUT_OF_SYNC "), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("\nCHANGED OUTSIDE THE SET "), std::string::npos) << table.out;
+  std::string tenant_row;
+  std::istringstream lines(table.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with("tenants/iso ")) tenant_row = line;
+  }
+  for (const std::string& cell : {std::string(" Tenant "), std::string(" admin "), std::string(" tenant.update "),
+                                  " " + audit_id + " ", std::string(tenant["request_id"])}) {
+    EXPECT_NE(tenant_row.find(cell), std::string::npos) << cell << " in " << table.out;
+  }
+  const auto exit_code = Admin({"applyset", "get", "prod", "--exit-code"});
+  EXPECT_EQ(exit_code.exit_code, kExitChanges) << exit_code.err;
+  EXPECT_EQ(exit_code.out, table.out) << "the same report";
+  EXPECT_EQ(exit_code.err, "");
+
+  // Applied again: what Git says, and nothing drifted since.
+  const auto reapplied = Admin({"apply", "-f", files});
+  ASSERT_EQ(reapplied.exit_code, kExitInSync) << reapplied.err;
+  EXPECT_NE(reapplied.out.find("Applied: 0 created, 2 updated"), std::string::npos) << reapplied.out;
+  const auto back = Admin({"applyset", "get", "prod", "--exit-code", "-o", "json"});
+  EXPECT_EQ(back.exit_code, kExitInSync) << back.err;
+  const auto set = nlohmann::json::parse(back.out);
+  EXPECT_EQ(set["sync_status"], "SYNCED");
+  EXPECT_EQ(set["revision"], "2");
+  EXPECT_TRUE(set["drifted"].empty()) << back.out;
+
+  // No such set: an error, 2 as every GitOps command's, never 1.
+  const auto missing = Admin({"applyset", "get", "staging", "--exit-code"});
+  EXPECT_EQ(missing.exit_code, kExitError);
+  EXPECT_EQ(missing.err.rfind("septactl: NOT_FOUND: ", 0), 0u) << missing.err;
+}
+
 TEST_F(SeptactlE2E, TenantLifecycle) {
   const auto created =
       Admin({"tenant", "create", "acme", "--tier", "shared", "--display-name", "Acme Corp", "--label", "team=ml"});

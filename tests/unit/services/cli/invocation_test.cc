@@ -384,6 +384,22 @@ TEST(Invocation, ApplyWait) {
   EXPECT_NE(UsageError({"diff", "-f", "a.yaml", "--wait"}).find("--wait"), std::string::npos) << "apply only";
 }
 
+TEST(Invocation, ApplySetCommands) {
+  EXPECT_TRUE(std::holds_alternative<ApplySetList>(Parse({"applyset", "list", "-o", "json"}).command));
+  const auto get = std::get<ApplySetGet>(Parse({"applyset", "get", "prod"}).command);
+  EXPECT_EQ(get.name, "prod");
+  EXPECT_FALSE(get.exit_code);
+  EXPECT_TRUE(std::get<ApplySetGet>(Parse({"applyset", "get", "prod", "--exit-code"}).command).exit_code);
+  EXPECT_NE(UsageError({"applyset", "get"}).find("NAME is required"), std::string::npos);
+  EXPECT_EQ(UsageError({"applyset", "get", "tenants/acme/applysets/prod"}),
+            "NAME is the set's own name, as --set gives it (\"prod\" of \"applysets/prod\"), not "
+            "\"tenants/acme/applysets/prod\"");
+  EXPECT_NE(UsageError({"applyset"}).find("subcommand"), std::string::npos);
+  auto help = ParseCommandLine({"applyset", "get", "--help"});
+  ASSERT_TRUE(help.ok());
+  EXPECT_NE(std::get<std::string>(*help).find("1 with --exit-code: OUT_OF_SYNC"), std::string::npos);
+}
+
 TEST(Invocation, DiffAndApplyHelpTellTheExitCodes) {
   for (const char* command : {"diff", "apply"}) {
     auto help = ParseCommandLine({command, "--help"});
