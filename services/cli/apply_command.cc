@@ -3,11 +3,15 @@
 #include <google/protobuf/util/json_util.h>
 
 #include <charconv>
+#include <map>
 
 #include "common/documents.h"
 #include "services/base/file.h"
 #include "services/cli/error_line.h"
 #include "services/cli/plan_view.h"
+#include "services/cli/views.h"
+#include "services/core/validation.h"
+#include "tenancy/virtual_cluster_ref.h"
 
 namespace septa::cli {
 
@@ -180,7 +184,7 @@ int SendDiff(SeptaClient& client, const DiffCommand& command, const PreparedAppl
 }
 
 int SendApply(SeptaClient& client, const ApplyCommand& command, const PreparedApply& prepared, OutputFormat format,
-              std::string_view server, std::ostream& out, std::ostream& err) {
+              std::string_view server, const Clock& clock, std::ostream& out, std::ostream& err) {
   v1::ApplyPlan plan;
   const auto status = client.Call(client.declarative(), &v1::DeclarativeService::Stub::Apply, prepared.request, &plan);
   if (!status.ok()) {
@@ -188,7 +192,177 @@ int SendApply(SeptaClient& client, const ApplyCommand& command, const PreparedAp
     return FailureExitCode(status);
   }
   out << ShowPlan(plan, format, {.show_unchanged = command.options.show_unchanged, .applying = true});
-  return ApplyExitCode(plan, command.detailed_exitcode);
+  out.flush();  // the plan before the wait's progress
+  const int code = ApplyExitCode(plan, command.detailed_exitcode);
+  if (!command.wait.wait || code == kExitNotApplicable) return code;
+  const int waited = WaitForApply(ApplyWaitTargets(plan), command.wait.timeout, clock, ReaderOf(client), server, err);
+  return waited == kExitInSync ? code : waited;
+}
+
+namespace {
+
+// "tenants/acme/vclusters/train" as its tenant and name.
+std::optional<tenancy::VirtualClusterRef> VirtualClusterOf(const std::string& resource) {
+  constexpr std::string_view kTenants = "tenants/", kVclusters = "/vclusters/";
+  const std::size_t at = resource.find(kVclusters);
+  if (!resource.starts_with(kTenants) || at == std::string::npos || at <= kTenants.size()) return std::nullopt;
+  tenancy::VirtualClusterRef ref{.tenant = resource.substr(kTenants.size(), at - kTenants.size()),
+                                 .vcluster = resource.substr(at + kVclusters.size())};
+  if (ref.vcluster.empty() || ref.vcluster.find('/') != std::string::npos) return std::nullopt;
+  return ref;
+}
+
+std::string ResourceOf(const WaitTarget& target) { return tenancy::VirtualClusterResource(target.tenant, target.name); }
+
+// What a read showed: "PROVISIONING", "READY", "gone".
+std::string StateWord(const WaitTarget& target) {
+  if (target.gone) return "gone";
+  if (!target.seen) return "not read";
+  return v1::VirtualCluster::State_Name(target.seen->state());
+}
+
+// A virtual cluster the wait ended on: its state and each condition that is
+// not True ("PROVISIONING, CapacityReady=False (MigRelayoutPending: ...)").
+std::string NotReadyText(const WaitTarget& target) {
+  std::string text = ResourceOf(target) + ": " + StateWord(target);
+  if (target.gone && target.goal == WaitGoal::kReady) text += " (deleted since the apply)";
+  if (!target.seen) return text;
+  for (const auto& c : target.seen->conditions()) {
+    if (c.status() != "True") text += ", " + DescribeCondition(*target.seen, c.type());
+  }
+  return text;
+}
+
+std::string VirtualClusters(std::size_t n) {
+  return std::to_string(n) + (n == 1 ? " virtual cluster" : " virtual clusters");
+}
+
+// The progress line: the virtual clusters still waited for, the first few by name.
+std::string WaitingLine(const std::vector<WaitTarget>& targets) {
+  constexpr std::size_t kNamed = 5;
+  std::size_t waiting = 0;
+  std::string names;
+  for (const WaitTarget& target : targets) {
+    if (StateOf(target) != TargetState::kWaiting) continue;
+    if (++waiting <= kNamed) names += (names.empty() ? "" : ", ") + ResourceOf(target) + " " + StateWord(target);
+  }
+  if (waiting == 0) return "";
+  if (waiting > kNamed) names += ", and " + std::to_string(waiting - kNamed) + " more";
+  return "waiting for " + VirtualClusters(waiting) + ": " + names;
+}
+
+}  // namespace
+
+std::vector<WaitTarget> ApplyWaitTargets(const v1::ApplyPlan& plan) {
+  std::vector<WaitTarget> targets;
+  for (const auto& change : plan.changes()) {
+    if (change.kind() != "VirtualCluster") continue;
+    const auto ref = VirtualClusterOf(change.name());
+    if (!ref) continue;
+    switch (change.action()) {
+      case v1::ObjectChange::CREATE:
+      case v1::ObjectChange::UPDATE:
+      case v1::ObjectChange::UNCHANGED:
+        targets.push_back({.tenant = ref->tenant, .name = ref->vcluster, .goal = WaitGoal::kReady});
+        break;
+      case v1::ObjectChange::DELETE:
+        targets.push_back({.tenant = ref->tenant, .name = ref->vcluster, .goal = WaitGoal::kGone});
+        break;
+      default: break;  // a plan that was applied has no conflict or refusal
+    }
+  }
+  return targets;
+}
+
+int WaitForApply(std::vector<WaitTarget> targets, std::chrono::milliseconds timeout, const Clock& clock,
+                 const ReadVirtualCluster& read, std::string_view server, std::ostream& err) {
+  if (targets.empty()) return kExitInSync;
+  std::string shown;  // the progress line last printed
+  const auto progress = [&] {
+    const std::string line = WaitingLine(targets);
+    if (line.empty() || line == shown) return;
+    shown = line;
+    err << core::EscapeControlCharacters(line) << "\n" << std::flush;
+  };
+  const WaitOutcome outcome = WaitFor(targets, timeout, clock, read, progress);
+  const auto lines = [&](TargetState which) {
+    std::string text;
+    for (const WaitTarget& target : targets) {
+      if (StateOf(target) == which) text += "  " + core::EscapeControlCharacters(NotReadyText(target)) + "\n";
+    }
+    return text;
+  };
+  const auto count = [&](TargetState which) {
+    return static_cast<std::size_t>(
+        std::count_if(targets.begin(), targets.end(), [&](const WaitTarget& t) { return StateOf(t) == which; }));
+  };
+  const std::string of = " of " + VirtualClusters(targets.size());
+  switch (outcome.end) {
+    case WaitEnd::kReached: {
+      std::map<std::string, int> states;  // "READY", "SLEEPING", "gone": how many
+      for (const WaitTarget& target : targets) ++states[StateWord(target)];
+      std::string tally;
+      for (const char* word : {"READY", "SLEEPING", "gone"}) {
+        if (states.count(word)) tally += (tally.empty() ? "" : ", ") + std::to_string(states[word]) + " " + word;
+      }
+      err << "waited for " << VirtualClusters(targets.size()) << ": " << tally << "\n";
+      return kExitInSync;
+    }
+    case WaitEnd::kFailed:
+      err << ErrorLine(FailedPrecondition(std::to_string(count(TargetState::kFailed)) + of +
+                                          " can no longer become READY; stopped waiting"))
+          << "\n"
+          << lines(TargetState::kFailed);
+      return kExitWaitTimedOut;
+    case WaitEnd::kTimedOut:
+      err << ErrorLine(DeadlineExceeded("gave up waiting after " + FormatWaitTimeout(timeout) + ": " +
+                                        std::to_string(count(TargetState::kWaiting)) + of + " not ready"))
+          << "\n"
+          << lines(TargetState::kWaiting);
+      return kExitWaitTimedOut;
+    case WaitEnd::kReadFailed: break;
+  }
+  err << ErrorLine(outcome.status, server) << "\n";
+  return kExitWaitTimedOut;  // applied: 2 would say nothing was
+}
+
+std::string ShowApplySets(const v1::ListApplySetsResponse& sets, OutputFormat format) {
+  return Render(format, sets, ApplySetTable(sets.apply_sets(), /*sync=*/false));
+}
+
+std::string ShowApplySet(const v1::ApplySet& set, OutputFormat format) {
+  std::string text = Render(format, set, ApplySetTable(AsList(set), /*sync=*/true));
+  if (format == OutputFormat::kTable && !set.drifted().empty()) {
+    text += "\n" + RenderTable(DriftedMemberTable(set.drifted()));
+  }
+  return text;
+}
+
+int SendApplySetList(SeptaClient& client, OutputFormat format, std::string_view server, std::ostream& out,
+                     std::ostream& err) {
+  v1::ListApplySetsResponse sets;
+  const auto status = client.Call(client.declarative(), &v1::DeclarativeService::Stub::ListApplySets,
+                                  v1::ListApplySetsRequest(), &sets);
+  if (!status.ok()) {
+    err << ErrorLine(status, server) << "\n";
+    return kExitError;
+  }
+  out << ShowApplySets(sets, format);
+  return kExitInSync;
+}
+
+int SendApplySetGet(SeptaClient& client, const ApplySetGet& command, OutputFormat format, std::string_view server,
+                    std::ostream& out, std::ostream& err) {
+  v1::GetApplySetRequest request;
+  request.set_apply_set(command.name);
+  v1::ApplySet set;
+  const auto status = client.Call(client.declarative(), &v1::DeclarativeService::Stub::GetApplySet, request, &set);
+  if (!status.ok()) {
+    err << ErrorLine(status, server) << "\n";
+    return kExitError;
+  }
+  out << ShowApplySet(set, format);
+  return command.exit_code && set.sync_status() == v1::ApplySet::OUT_OF_SYNC ? kExitChanges : kExitInSync;
 }
 
 }  // namespace septa::cli

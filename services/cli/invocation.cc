@@ -209,6 +209,7 @@ struct WaitFlags {
   bool wait = false;
   double timeout_ms = 60'000;
   CLI::App* command = nullptr;
+  std::string example;  // the command, for the message of a --timeout without --wait: "vcluster ..."
 };
 
 // A vcluster command's words: the owning tenant first, or as --tenant
@@ -268,7 +269,11 @@ constexpr char kDiffExitCodes[] =
 constexpr char kApplyExitCodes[] =
     "Exit codes: 0 applied, or nothing to do; 1 with --detailed-exitcode: changes applied; 2 error (documents, "
     "flags, auth, transport, server), nothing applied; 3 refused (a conflict, an unconfirmed deletion, a capacity, "
-    "quota or tier refusal, a stale --plan), nothing applied.";
+    "quota or tier refusal, a stale --plan), nothing applied; 4 with --wait: applied, but a virtual cluster was "
+    "not READY (or not gone) before --timeout, or became FAILED.";
+constexpr char kApplySetGetExitCodes[] =
+    "Exit codes: 0 the set was read (SYNCED, or OUT_OF_SYNC without --exit-code); 1 with --exit-code: OUT_OF_SYNC; "
+    "2 error (flags, auth, transport, server; NOT_FOUND: no such set).";
 
 // The flags' storage while CLI11 parses; turned into an Invocation after.
 struct Flags {
@@ -303,6 +308,8 @@ struct Flags {
       kubeconfig_words, credentials_words, revoke_words;
   DiffCommand diff;
   ApplyCommand apply;
+  WaitFlags apply_wait;
+  ApplySetGet applyset_get;
 };
 
 // Sub-commands of one CLI11 parse, kept to find out which one ran.
@@ -334,6 +341,8 @@ struct Commands {
   CLI::App* vcluster_revoke_credential;
   CLI::App* diff;
   CLI::App* apply;
+  CLI::App* applyset_list;
+  CLI::App* applyset_get;
 };
 
 const std::map<std::string, double> kMillisecondsPerUnit{{"ms", 1}, {"s", 1000}, {"m", 60'000}, {"h", 3'600'000}};
@@ -369,19 +378,23 @@ Status ResolveVclusterWords(const VclusterWords& w) {
   return Status::Ok();
 }
 
-void AddWaitFlags(CLI::App* command, WaitFlags& f) {
+void AddWaitFlags(CLI::App* command, WaitFlags& f, const std::string& example, const std::string& help) {
   f.command = command;
-  command->add_flag("--wait", f.wait, "poll until the virtual cluster's state settles");
+  f.example = example;
+  command->add_flag("--wait", f.wait, help);
   command->add_option("--timeout", f.timeout_ms, "with --wait: how long to wait, e.g. 30s, 5m (default 60s)")
       ->transform(CLI::AsNumberWithUnit(kMillisecondsPerUnit, kUnitRequired))
       ->check(CLI::PositiveNumber);
 }
 
+constexpr char kVclusterWait[] = "poll until the virtual cluster's state settles";
+
 Result<WaitOptions> WaitFrom(const WaitFlags& f) {
   if (f.command->get_option("--timeout")->count() > 0 && !f.wait) {
     return InvalidArgument(
         "--timeout after this command is the --wait deadline: add --wait, or give the call "
-        "deadline before the command (septactl --timeout 5s vcluster ...)");
+        "deadline before the command (septactl --timeout 5s " +
+        f.example + ")");
   }
   return WaitOptions{f.wait, std::chrono::milliseconds(static_cast<std::int64_t>(f.timeout_ms))};
 }
@@ -394,7 +407,7 @@ void DefineVcluster(CLI::App& app, Flags& f, Commands& c) {
   AddSpecFlags(c.vcluster_create, f.create_spec);
   c.vcluster_create->add_option("--idempotency-key", f.vcluster_create.idempotency_key,
                                 "a retry with the same key returns the first result");
-  AddWaitFlags(c.vcluster_create, f.create_wait);
+  AddWaitFlags(c.vcluster_create, f.create_wait, "vcluster ...", kVclusterWait);
 
   c.vcluster_get = vcluster->add_subcommand("get", "show one virtual cluster");
   AddVclusterWords(c.vcluster_get, f.get_words, f.vcluster_get.tenant, {{"NAME", &f.vcluster_get.name}},
@@ -412,27 +425,27 @@ void DefineVcluster(CLI::App& app, Flags& f, Commands& c) {
   AddSpecFlags(c.vcluster_update, f.update_spec);
   c.vcluster_update->add_option("--etag", f.vcluster_update.etag, "only update if it still has this etag")
       ->check(kEtag);
-  AddWaitFlags(c.vcluster_update, f.update_wait);
+  AddWaitFlags(c.vcluster_update, f.update_wait, "vcluster ...", kVclusterWait);
 
   c.vcluster_delete = vcluster->add_subcommand("delete", "delete a virtual cluster (its capacity is released)");
   AddVclusterWords(c.vcluster_delete, f.delete_words, f.vcluster_delete.tenant, {{"NAME", &f.vcluster_delete.name}},
                    ", then the virtual cluster's name");
   c.vcluster_delete->add_option("--etag", f.vcluster_delete.etag, "only delete if it still has this etag")
       ->check(kEtag);
-  AddWaitFlags(c.vcluster_delete, f.delete_wait);
+  AddWaitFlags(c.vcluster_delete, f.delete_wait, "vcluster ...", kVclusterWait);
 
   c.vcluster_sleep = vcluster->add_subcommand(
       "sleep", "stop a virtual cluster's workloads on the host; its objects stay (wake brings them back)");
   AddVclusterWords(c.vcluster_sleep, f.sleep_words, f.vcluster_sleep.tenant, {{"NAME", &f.vcluster_sleep.name}},
                    ", then the virtual cluster's name");
   c.vcluster_sleep->add_option("--etag", f.vcluster_sleep.etag, "only sleep if it still has this etag")->check(kEtag);
-  AddWaitFlags(c.vcluster_sleep, f.sleep_wait);
+  AddWaitFlags(c.vcluster_sleep, f.sleep_wait, "vcluster ...", kVclusterWait);
 
   c.vcluster_wake = vcluster->add_subcommand("wake", "wake a sleeping virtual cluster");
   AddVclusterWords(c.vcluster_wake, f.wake_words, f.vcluster_wake.tenant, {{"NAME", &f.vcluster_wake.name}},
                    ", then the virtual cluster's name");
   c.vcluster_wake->add_option("--etag", f.vcluster_wake.etag, "only wake if it still has this etag")->check(kEtag);
-  AddWaitFlags(c.vcluster_wake, f.wake_wait);
+  AddWaitFlags(c.vcluster_wake, f.wake_wait, "vcluster ...", kVclusterWait);
 
   c.vcluster_kubeconfig = vcluster->add_subcommand(
       "kubeconfig", "print a kubeconfig with a new client certificate for a READY virtual cluster");
@@ -607,7 +620,18 @@ Commands Define(CLI::App& app, Flags& f) {
   c.apply->add_option("--plan", f.apply.plan_file,
                       "apply only the plan in this file (septactl diff -o json), refused if anything moved since");
   c.apply->add_flag("--detailed-exitcode", f.apply.detailed_exitcode, "exit 1 when changes were applied");
+  AddWaitFlags(c.apply, f.apply_wait, "apply ...",
+               "after the apply, poll until every virtual cluster of the plan is READY (deleted ones: gone)");
   c.apply->footer(kApplyExitCodes);
+
+  auto* applyset =
+      app.add_subcommand("applyset", "show apply sets and whether they are in sync")->require_subcommand(1);
+  c.applyset_list = applyset->add_subcommand("list", "list the caller's apply sets (without the drift check)");
+  c.applyset_get = applyset->add_subcommand(
+      "get", "show an apply set: its last apply, its sync status and each member changed outside it since");
+  c.applyset_get->add_option("NAME", f.applyset_get.name, "the set's name, as --set names it")->required();
+  c.applyset_get->add_flag("--exit-code", f.applyset_get.exit_code, "exit 1 when the set is OUT_OF_SYNC");
+  c.applyset_get->footer(kApplySetGetExitCodes);
   return c;
 }
 
@@ -657,7 +681,21 @@ Result<Command> SelectedCommand(const Commands& c, Flags& f) {
     }
   }
   if (c.diff->parsed()) return Command(std::move(f.diff));
-  if (c.apply->parsed()) return Command(std::move(f.apply));
+  if (c.apply->parsed()) {
+    auto wait = WaitFrom(f.apply_wait);
+    SEPTA_RETURN_IF_ERROR(wait);
+    f.apply.wait = *wait;
+    return Command(std::move(f.apply));
+  }
+  if (c.applyset_list->parsed()) return Command(ApplySetList{});
+  if (c.applyset_get->parsed()) {
+    const std::string& name = f.applyset_get.name;
+    if (name.find('/') != std::string::npos) {
+      return InvalidArgument("NAME is the set's own name, as --set gives it (\"prod\" of \"applysets/prod\"), not \"" +
+                             name + "\"");
+    }
+    return Command(std::move(f.applyset_get));
+  }
   return SelectedVclusterCommand(c, f);
 }
 

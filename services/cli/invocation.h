@@ -86,7 +86,8 @@ struct VclusterSpec {
   std::optional<int> cpu_milli, memory_mib, pods;
   std::optional<int> priority, over_quota_weight;
 };
-// --wait: poll until the state settles, for at most `timeout`.
+// --wait: poll until the state settles, for at most `timeout` (the
+// --timeout after the command; the one before it is each call's deadline).
 struct WaitOptions {
   bool wait = false;
   std::chrono::milliseconds timeout{60'000};
@@ -164,13 +165,24 @@ struct ApplyCommand {
   ApplySetOptions options;
   std::string plan_file;           // --plan: apply exactly the plan `septactl diff -o json` wrote
   bool detailed_exitcode = false;  // exit 1 when changes were applied
+  // --wait: after the apply, until every virtual cluster of the plan is
+  // READY (deleted ones: gone), for at most `timeout`.
+  WaitOptions wait;
+};
+
+// applyset list / get: the caller's apply sets, as their last apply left
+// them; get also says whether they are still so (docs/gitops.md, "Drift").
+struct ApplySetList {};
+struct ApplySetGet {
+  std::string name;        // the set's own name, as --set gives it ("prod")
+  bool exit_code = false;  // --exit-code: exit 1 when OUT_OF_SYNC
 };
 
 using Command =
     std::variant<TenantCreate, TenantGet, TenantList, TenantUpdate, TenantDelete, TierList, TierGet, TokenCreate,
                  TokenList, TokenRevoke, InventoryList, VclusterCreate, VclusterGet, VclusterList, VclusterUpdate,
                  VclusterDelete, VclusterSleep, VclusterWake, VclusterKubeconfig, VclusterCredentials,
-                 VclusterRevokeCredential, DiffCommand, ApplyCommand>;
+                 VclusterRevokeCredential, DiffCommand, ApplyCommand, ApplySetList, ApplySetGet>;
 
 struct Invocation {
   GlobalOptions options;

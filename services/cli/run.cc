@@ -3,6 +3,8 @@
 #include <google/protobuf/empty.pb.h>
 
 #include <map>
+#include <optional>
+#include <string_view>
 
 #include "services/base/file.h"
 #include "services/cli/apply_command.h"
@@ -10,6 +12,7 @@
 #include "services/cli/error_line.h"
 #include "services/cli/invocation.h"
 #include "services/cli/septa_client.h"
+#include "services/cli/vcluster_wait.h"
 #include "services/cli/views.h"
 #include "tenancy/condition.h"
 #include "tenancy/virtual_cluster_ref.h"
@@ -19,13 +22,6 @@ namespace septa::cli {
 namespace {
 
 constexpr char kDefaultServer[] = "127.0.0.1:9090";
-constexpr std::chrono::milliseconds kPollInterval{250};
-
-// "1s", "1500ms".
-std::string FormatWaitTimeout(std::chrono::milliseconds timeout) {
-  return timeout.count() % 1000 == 0 ? std::to_string(timeout.count() / 1000) + "s"
-                                     : std::to_string(timeout.count()) + "ms";
-}
 
 // `spec`'s fields into `vc`, and their paths into `mask` when given.
 void ApplySpec(const VclusterSpec& spec, v1::VirtualCluster& vc, google::protobuf::FieldMask* mask) {
@@ -92,7 +88,6 @@ Result<Connection> ResolveConnection(const GlobalOptions& options, const Environ
   return connection;
 }
 
-// Runs one command against septad and prints its result.
 // Each given limit into its TenantQuota field (reflection: the flags name
 // the fields); an unlimited one stays absent.
 void SetQuota(const QuotaLimits& limits, v1::TenantQuota& quota) {
@@ -103,6 +98,8 @@ void SetQuota(const QuotaLimits& limits, v1::TenantQuota& quota) {
   }
 }
 
+// Runs one imperative command against septad and prints its result (the
+// GitOps commands, with exit codes of their own, run in RunGitOps).
 class CommandRunner {
  public:
   CommandRunner(SeptaClient& client, OutputFormat format, const Clock& clock, std::ostream& out, std::ostream& err)
@@ -259,7 +256,7 @@ class CommandRunner {
     ApplySpec(c.spec, vc, nullptr);
     const auto status =
         client_.Call(client_.vclusters(), &v1::VirtualClusterService::Stub::CreateVirtualCluster, request, &vcluster_);
-    return ShowVcluster(status, c.wait, Until::kSettled);
+    return ShowVcluster(status, c.wait, WaitGoal::kSettled);
   }
 
   grpc::Status operator()(const VclusterGet& c) {
@@ -268,7 +265,7 @@ class CommandRunner {
     request.set_name(c.name);
     return ShowVcluster(
         client_.Call(client_.vclusters(), &v1::VirtualClusterService::Stub::GetVirtualCluster, request, &vcluster_),
-        WaitOptions{}, Until::kSettled);
+        WaitOptions{}, WaitGoal::kSettled);
   }
 
   grpc::Status operator()(const VclusterList& c) {
@@ -298,7 +295,7 @@ class CommandRunner {
     ApplySpec(c.spec, vc, request.mutable_update_mask());
     const auto status =
         client_.Call(client_.vclusters(), &v1::VirtualClusterService::Stub::UpdateVirtualCluster, request, &vcluster_);
-    return ShowVcluster(status, c.wait, Until::kSettled);
+    return ShowVcluster(status, c.wait, WaitGoal::kSettled);
   }
 
   grpc::Status operator()(const VclusterDelete& c) {
@@ -308,7 +305,7 @@ class CommandRunner {
     request.set_etag(c.etag);
     const auto status =
         client_.Call(client_.vclusters(), &v1::VirtualClusterService::Stub::DeleteVirtualCluster, request, &vcluster_);
-    return ShowVcluster(status, c.wait, Until::kDeleting);
+    return ShowVcluster(status, c.wait, WaitGoal::kDeleting);
   }
 
   grpc::Status operator()(const VclusterSleep& c) {
@@ -318,7 +315,7 @@ class CommandRunner {
     request.set_etag(c.etag);
     const auto status =
         client_.Call(client_.vclusters(), &v1::VirtualClusterService::Stub::SleepVirtualCluster, request, &vcluster_);
-    return ShowVcluster(status, c.wait, Until::kAsleep);
+    return ShowVcluster(status, c.wait, WaitGoal::kAsleep);
   }
 
   // The kubeconfig alone on stdout (so `> file` works); a capped ttl is told on stderr.
@@ -375,43 +372,16 @@ class CommandRunner {
     request.set_etag(c.etag);
     const auto status =
         client_.Call(client_.vclusters(), &v1::VirtualClusterService::Stub::WakeVirtualCluster, request, &vcluster_);
-    return ShowVcluster(status, c.wait, Until::kSettled);
+    return ShowVcluster(status, c.wait, WaitGoal::kSettled);
   }
-
-  // RunDeclarative runs diff and apply (exit codes of their own); reaching
-  // here is a defect, never a call.
-  grpc::Status operator()(const DiffCommand&) { return NotDeclarative(); }
-  grpc::Status operator()(const ApplyCommand&) { return NotDeclarative(); }
 
  private:
-  static grpc::Status NotDeclarative() {
-    return grpc::Status(grpc::StatusCode::INTERNAL, "septactl: diff and apply run outside the command runner");
-  }
-
-  // What --wait waits for: the state leaving PROVISIONING; DELETING (or
-  // gone); asleep (condition Sleeping True for the current generation).
-  enum class Until { kSettled, kDeleting, kAsleep };
-
-  static bool Reached(const v1::VirtualCluster& vc, Until until) {
-    switch (until) {
-      case Until::kSettled: return vc.state() != v1::VirtualCluster::PROVISIONING;
-      case Until::kDeleting: return vc.state() == v1::VirtualCluster::DELETING;
-      case Until::kAsleep:
-        if (vc.state() != v1::VirtualCluster::SLEEPING) return true;  // woken meanwhile: nothing to wait for
-        for (const auto& c : vc.conditions()) {
-          if (c.type() == tenancy::kSleeping) return c.status() == "True" && c.observed_generation() == vc.generation();
-        }
-        return false;
-    }
-    return true;
-  }
-
   // Prints the virtual cluster a call returned, after --wait if asked.
-  grpc::Status ShowVcluster(const grpc::Status& status, const WaitOptions& wait, Until until) {
+  grpc::Status ShowVcluster(const grpc::Status& status, const WaitOptions& wait, WaitGoal goal) {
     if (!status.ok()) return status;
     bool gone = false;
     if (wait.wait) {
-      const auto waited = Wait(wait.timeout, until, gone);
+      const auto waited = Wait(wait.timeout, goal, gone);
       if (!waited.ok()) return waited;
     }
     if (!gone) out_ << Render(format_, vcluster_, VirtualClusterTable(AsList(vcluster_)));
@@ -430,45 +400,39 @@ class CommandRunner {
     }
   }
 
-  // Polls GetVirtualCluster until `until` is reached (kDeleting: or the
+  // Waits (vcluster_wait.h) until `goal` is reached (kDeleting: or the
   // virtual cluster is gone), printing each state change and each condition
   // as it turns True or False to err_; at the deadline records in gave_up_ why.
-  grpc::Status Wait(std::chrono::milliseconds timeout, Until until, bool& gone) {
-    const TimePoint deadline = clock_.Now() + timeout;
+  grpc::Status Wait(std::chrono::milliseconds timeout, WaitGoal goal, bool& gone) {
     const std::string who = tenancy::VirtualClusterText(vcluster_.tenant(), vcluster_.name());
-    v1::GetVirtualClusterRequest request;
-    request.set_tenant(vcluster_.tenant());
-    request.set_name(vcluster_.name());
-    auto state = vcluster_.state();
-    std::map<std::string, std::string> conditions;  // type -> "status reason" last printed
-    err_ << "virtual cluster " << who << ": " << v1::VirtualCluster::State_Name(state) << "\n";
-    ReportConditions(who, conditions);
-    while (true) {
-      if (Reached(vcluster_, until)) return grpc::Status::OK;
-      if (clock_.Now() >= deadline) {
-        gave_up_ = DeadlineExceeded(
-            "gave up waiting after " + FormatWaitTimeout(timeout) + ": virtual cluster " + who + " is still " +
-            v1::VirtualCluster::State_Name(state) + ", " +
-            DescribeCondition(vcluster_, until == Until::kAsleep ? tenancy::kSleeping : tenancy::kCapacityReady));
-        return grpc::Status::OK;
-      }
-      clock_.SleepUntil(std::min(deadline, clock_.Now() + kPollInterval), {});
-      v1::VirtualCluster current;
-      const auto status =
-          client_.Call(client_.vclusters(), &v1::VirtualClusterService::Stub::GetVirtualCluster, request, &current);
-      if (until == Until::kDeleting && status.error_code() == grpc::StatusCode::NOT_FOUND) {
+    std::vector<WaitTarget> targets{
+        {.tenant = vcluster_.tenant(), .name = vcluster_.name(), .goal = goal, .seen = vcluster_, .gone = false}};
+    WaitTarget& target = targets.front();
+    std::optional<v1::VirtualCluster::State> state;  // the state last printed
+    std::map<std::string, std::string> conditions;   // type -> "status reason" last printed
+    const auto progress = [&] {
+      if (target.gone) {
         err_ << "virtual cluster " << who << ": gone\n";
-        gone = true;
-        return grpc::Status::OK;
+        return;
       }
-      if (!status.ok()) return status;
-      vcluster_ = std::move(current);
+      vcluster_ = *target.seen;
+      const bool first = !state;
+      if (first) err_ << "virtual cluster " << who << ": " << v1::VirtualCluster::State_Name(vcluster_.state()) << "\n";
       ReportConditions(who, conditions);
-      if (vcluster_.state() != state) {
-        state = vcluster_.state();
-        err_ << "virtual cluster " << who << ": " << v1::VirtualCluster::State_Name(state) << "\n";
+      if (!first && vcluster_.state() != *state) {
+        err_ << "virtual cluster " << who << ": " << v1::VirtualCluster::State_Name(vcluster_.state()) << "\n";
       }
+      state = vcluster_.state();
+    };
+    const WaitOutcome outcome = WaitFor(targets, timeout, clock_, ReaderOf(client_), progress);
+    gone = target.gone;
+    if (outcome.end == WaitEnd::kTimedOut) {
+      gave_up_ = DeadlineExceeded(
+          "gave up waiting after " + FormatWaitTimeout(timeout) + ": virtual cluster " + who + " is still " +
+          v1::VirtualCluster::State_Name(vcluster_.state()) + ", " +
+          DescribeCondition(vcluster_, goal == WaitGoal::kAsleep ? tenancy::kSleeping : tenancy::kCapacityReady));
     }
+    return outcome.status;
   }
 
   grpc::Status ShowTenant(const grpc::Status& status) {
@@ -502,25 +466,97 @@ Status NoToken() {
   return Unauthenticated("no token: pass --token, set SEPTA_TOKEN, or put token: in the config file");
 }
 
-// diff and apply: the documents are read before anything else (a bad one
-// needs no server), and every failure is kExitError, since 1 means
-// "differences".
-int RunDeclarative(const Invocation& invocation, const Environment& env, std::ostream& out, std::ostream& err) {
-  const auto* diff = std::get_if<DiffCommand>(&invocation.command);
-  const auto* apply = std::get_if<ApplyCommand>(&invocation.command);
-  const PreparedApply prepared = diff ? PrepareDiff(*diff, env.in) : PrepareApply(*apply, env.in);
-  for (const auto& error : prepared.errors) err << ErrorLine(InvalidArgument(error)) << "\n";
-  if (!prepared.errors.empty()) return kExitError;
-  auto connection = ResolveConnection(invocation.options, env);
+// The GitOps commands (diff, apply, applyset): every failure is kExitError,
+// since 1 means "differences" (diff), "changes applied" (apply
+// --detailed-exitcode) or "out of sync" (applyset get --exit-code).
+// `send` makes the call: (client, server) -> exit code.
+template <typename Send>
+int RunGitOps(const GlobalOptions& options, const Environment& env, std::ostream& err, const Send& send) {
+  auto connection = ResolveConnection(options, env);
   if (!connection.ok() || connection->token.empty()) {
     err << ErrorLine(connection.ok() ? NoToken() : connection.status()) << "\n";
     return kExitError;
   }
-  SeptaClient client(connection->server, connection->token, invocation.options.timeout, connection->security);
-  const OutputFormat format = invocation.options.output;
-  return diff ? SendDiff(client, *diff, prepared, format, connection->server, out, err)
-              : SendApply(client, *apply, prepared, format, connection->server, out, err);
+  SeptaClient client(connection->server, connection->token, options.timeout, connection->security);
+  return send(client, std::string_view(connection->server));
 }
+
+// The documents are read before anything else: a bad one needs no server.
+bool ReportDocumentErrors(const PreparedApply& prepared, std::ostream& err) {
+  for (const auto& error : prepared.errors) err << ErrorLine(InvalidArgument(error)) << "\n";
+  return !prepared.errors.empty();
+}
+
+// One command of an invocation: each GitOps command by its own overload,
+// every other through the CommandRunner.
+class Dispatch {
+ public:
+  Dispatch(const GlobalOptions& options, const Environment& env, std::ostream& out, std::ostream& err)
+      : options_(options), env_(env), out_(out), err_(err) {}
+
+  int operator()(const DiffCommand& diff) const {
+    const PreparedApply prepared = PrepareDiff(diff, env_.in);
+    if (ReportDocumentErrors(prepared, err_)) return kExitError;
+    return RunGitOps(options_, env_, err_, [&](SeptaClient& client, std::string_view server) {
+      return SendDiff(client, diff, prepared, options_.output, server, out_, err_);
+    });
+  }
+
+  int operator()(const ApplyCommand& apply) const {
+    const PreparedApply prepared = PrepareApply(apply, env_.in);
+    if (ReportDocumentErrors(prepared, err_)) return kExitError;
+    return RunGitOps(options_, env_, err_, [&](SeptaClient& client, std::string_view server) {
+      return SendApply(client, apply, prepared, options_.output, server, WaitClock(), out_, err_);
+    });
+  }
+
+  int operator()(const ApplySetList&) const {
+    return RunGitOps(options_, env_, err_, [&](SeptaClient& client, std::string_view server) {
+      return SendApplySetList(client, options_.output, server, out_, err_);
+    });
+  }
+
+  int operator()(const ApplySetGet& get) const {
+    return RunGitOps(options_, env_, err_, [&](SeptaClient& client, std::string_view server) {
+      return SendApplySetGet(client, get, options_.output, server, out_, err_);
+    });
+  }
+
+  template <typename Imperative>
+  int operator()(const Imperative& command) const {
+    auto connection = ResolveConnection(options_, env_);
+    if (!connection.ok()) {
+      err_ << ErrorLine(connection.status()) << "\n";
+      return kExitUsage;
+    }
+    if (connection->token.empty()) {
+      err_ << ErrorLine(NoToken()) << "\n";
+      return kExitFailure;
+    }
+    SeptaClient client(connection->server, connection->token, options_.timeout, connection->security);
+    CommandRunner runner(client, options_.output, WaitClock(), out_, err_);
+    const grpc::Status status = runner(command);
+    if (!status.ok()) {
+      err_ << ErrorLine(status, connection->server) << "\n";
+      return kExitFailure;
+    }
+    if (runner.gave_up()) {
+      err_ << ErrorLine(*runner.gave_up()) << "\n";
+      return kExitWaitTimeout;
+    }
+    return kExitOk;
+  }
+
+ private:
+  // --wait's clock: the environment's, else the system's.
+  const Clock& WaitClock() const { return env_.clock ? *env_.clock : system_clock_; }
+
+  const GlobalOptions& options_;
+  const Environment& env_;
+  std::ostream& out_;
+  std::ostream& err_;
+  SystemClock system_clock_;
+};
 
 }  // namespace
 
@@ -535,32 +571,7 @@ int RunSeptactl(const std::vector<std::string>& args, const Environment& env, st
     return kExitOk;
   }
   const auto& invocation = std::get<Invocation>(*parsed);
-  if (std::holds_alternative<DiffCommand>(invocation.command) ||
-      std::holds_alternative<ApplyCommand>(invocation.command)) {
-    return RunDeclarative(invocation, env, out, err);
-  }
-  auto connection = ResolveConnection(invocation.options, env);
-  if (!connection.ok()) {
-    err << ErrorLine(connection.status()) << "\n";
-    return kExitUsage;
-  }
-  if (connection->token.empty()) {
-    err << ErrorLine(NoToken()) << "\n";
-    return kExitFailure;
-  }
-  SeptaClient client(connection->server, connection->token, invocation.options.timeout, connection->security);
-  const SystemClock system_clock;
-  CommandRunner runner(client, invocation.options.output, env.clock ? *env.clock : system_clock, out, err);
-  const grpc::Status status = std::visit(runner, invocation.command);
-  if (!status.ok()) {
-    err << ErrorLine(status, connection->server) << "\n";
-    return kExitFailure;
-  }
-  if (runner.gave_up()) {
-    err << ErrorLine(*runner.gave_up()) << "\n";
-    return kExitWaitTimeout;
-  }
-  return kExitOk;
+  return std::visit(Dispatch(invocation.options, env, out, err), invocation.command);
 }
 
 }  // namespace septa::cli

@@ -229,6 +229,33 @@ Table TokenTable(const google::protobuf::RepeatedPtrField<v1::ApiToken>& tokens)
   return table;
 }
 
+Table ApplySetTable(const google::protobuf::RepeatedPtrField<v1::ApplySet>& sets, bool sync) {
+  Table table{{"NAME", "REVISION", "MEMBERS"}, {}};
+  if (sync) table.headers.push_back("SYNC");
+  for (const char* header : {"APPLIED BY", "APPLIED", "SOURCE"}) table.headers.push_back(header);
+  for (const auto& s : sets) {
+    std::vector<std::string> row{s.name(), std::to_string(s.revision()), std::to_string(s.members())};
+    if (sync) {
+      row.push_back(s.sync_status() == v1::ApplySet::SYNC_STATUS_UNSPECIFIED
+                        ? "-"
+                        : v1::ApplySet::SyncStatus_Name(s.sync_status()));
+    }
+    row.insert(row.end(), {OrDash(s.applied_by()), FormatTime(s.apply_time(), s.has_apply_time()), OrDash(s.source())});
+    table.rows.push_back(std::move(row));
+  }
+  return table;
+}
+
+Table DriftedMemberTable(const google::protobuf::RepeatedPtrField<v1::DriftedMember>& drifted) {
+  Table table{{"CHANGED OUTSIDE THE SET", "KIND", "BY", "AT", "ACTION", "AUDIT ID", "REQUEST ID"}, {}};
+  for (const auto& m : drifted) {
+    const v1::Drift& d = m.drift();
+    table.rows.push_back({m.name(), m.kind(), OrDash(d.principal()), FormatTime(d.time(), d.has_time()),
+                          OrDash(d.action()), std::to_string(d.audit_id()), OrDash(d.request_id())});
+  }
+  return table;
+}
+
 Table CredentialTable(const google::protobuf::RepeatedPtrField<v1::Credential>& credentials) {
   Table table{{"SERIAL", "USER", "ROLE", "ISSUED BY", "ISSUED", "EXPIRES", "REVOKED"}, {}};
   for (const auto& c : credentials) {

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "septa/v1/declarative.pb.h"
 #include "septa/v1/inventory.pb.h"
 #include "septa/v1/tenant.pb.h"
 #include "septa/v1/token.pb.h"
@@ -26,6 +27,14 @@ Table InventoryTable(const google::protobuf::RepeatedPtrField<v1::InventoryNode>
 // What each asks for, what its reservation holds ("2 x 3g.40gb on h100-0/0,
 // h100-0/1") and its conditions' reasons.
 Table VirtualClusterTable(const google::protobuf::RepeatedPtrField<v1::VirtualCluster>& vclusters);
+
+// An apply set as its last apply left it: NAME, REVISION, MEMBERS, APPLIED
+// BY, APPLIED, SOURCE, and with `sync` SYNC (ListApplySets does not check
+// drift, so a list has no SYNC column).
+Table ApplySetTable(const google::protobuf::RepeatedPtrField<v1::ApplySet>& sets, bool sync);
+// Each member changed outside its set since the set's last apply, with the
+// newest such change: who, when, what, and which audit record and request.
+Table DriftedMemberTable(const google::protobuf::RepeatedPtrField<v1::DriftedMember>& drifted);
 
 // "CapacityReady=True (CapacityReserved: 1 instance held)"; "no CapacityReady condition".
 std::string DescribeCondition(const v1::VirtualCluster& vcluster, const std::string& type);

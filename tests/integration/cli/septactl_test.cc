@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <sstream>
 
@@ -497,6 +498,240 @@ TEST_F(SeptactlE2E, VclusterSleepAndWakeWaitShowConditionsAsTheyTurn) {
       Septactl({"--token", admin_token_, "vcluster", "sleep", "iso", "train", "--wait", "--timeout", "1s"}, env);
   EXPECT_EQ(stuck.exit_code, kExitWaitTimeout) << stuck.err;
   EXPECT_NE(stuck.err.find("is still SLEEPING, no Sleeping condition"), std::string::npos) << stuck.err;
+}
+
+// apply --wait over septad and PostgreSQL: the provisioner's part (READY,
+// FAILED, a deleted cluster's row gone) is played on the store while
+// septactl polls; the plan stays on stdout, the progress on stderr.
+TEST_F(SeptactlE2E, ApplyWaitsUntilItsVirtualClustersAreReadyOrGone) {
+  const fs::path dir = data_dir_ / "platform";
+  fs::create_directories(dir);
+  auto write = [&](const std::string& name, const std::string& text) { std::ofstream(dir / name) << text; };
+  auto vcluster = [](const std::string& name) {
+    return "apiVersion: septa.dev/v1\nkind: VirtualCluster\nmetadata: {name: " + name +
+           ", tenant: iso}\nspec: {capacity: {mig: [{profile: 1g.10gb, count: 1}]}}\n";
+  };
+  write("10-tenants.yaml", R"(apiVersion: septa.dev/v1
+kind: ApplySet
+metadata: {name: prod}
+---
+apiVersion: septa.dev/v1
+kind: Tenant
+metadata: {name: iso}
+spec: {trustTier: isolated}
+)");
+  write("20-train.yaml", vcluster("train"));
+  write("21-eval.yaml", vcluster("eval"));
+  const std::string files = dir.string();
+
+  auto migrations = store::EmbeddedMigrations();
+  ASSERT_TRUE(migrations.ok());
+  store::PgStore store(store::PgStoreOptions{.database_url = db_->url(), .pool_size = 1, .migrations = *migrations});
+  // What the provisioner would write: `change` on the row of iso/`name`; false: delete the row.
+  auto provisioner = [&](const std::string& name, const std::function<bool(tenancy::VirtualCluster&)>& change) {
+    const Status st = store.Transact(core::TxMode::kReadWrite, [&](core::Tx& tx) -> Status {
+      auto vc = tx.VirtualClusters().Get("iso", name);
+      SEPTA_RETURN_IF_ERROR(vc);
+      tenancy::VirtualCluster next = *vc;
+      if (!change(next)) {
+        (void)tx.Reservations().Delete("iso", name);  // none, once released
+        return tx.VirtualClusters().Delete("iso", name, vc->version);
+      }
+      next.version = vc->version + 1;
+      return tx.VirtualClusters().Update(next, vc->version);
+    });
+    EXPECT_TRUE(st.ok()) << st.ToString();
+  };
+  const auto ready = [](tenancy::VirtualCluster& vc) {
+    vc.state = tenancy::VirtualClusterState::kReady;
+    return true;
+  };
+  SteppingClock clock;
+  const Environment env{.home = "", .septa_token = std::nullopt, .clock = &clock};
+  auto apply = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"--token", admin_token_, "apply", "-f", files, "--wait"});
+    return Septactl(std::move(args), env);
+  };
+
+  // Created, then READY one after the other; -o json keeps stdout the plan.
+  int step = 0;
+  clock.on_sleep = [&] {
+    ++step;
+    if (step == 1) provisioner("train", ready);
+    if (step == 2) provisioner("eval", ready);
+  };
+  const auto created = apply({"--timeout", "1m", "-o", "json"});
+  EXPECT_EQ(created.exit_code, kExitInSync) << created.err;
+  EXPECT_EQ(nlohmann::json::parse(created.out)["summary"]["creates"], 3) << created.out;
+  EXPECT_EQ(clock.sleeps(), 2);
+  EXPECT_NE(created.err.find("waiting for 2 virtual clusters: tenants/iso/vclusters/"), std::string::npos)
+      << created.err;
+  EXPECT_NE(created.err.find("\nwaiting for 1 virtual cluster: tenants/iso/vclusters/eval PROVISIONING\n"),
+            std::string::npos)
+      << created.err;
+  EXPECT_TRUE(created.err.ends_with("\nwaited for 2 virtual clusters: 2 READY\n")) << created.err;
+
+  // Nobody makes a new one READY: given up at --timeout, exit 4, naming it and its state.
+  write("22-slow.yaml", vcluster("slow"));
+  clock.on_sleep = nullptr;
+  const int before_slow = clock.sleeps();
+  const auto slow = apply({"--timeout", "1s"});
+  EXPECT_EQ(slow.exit_code, kExitWaitTimedOut) << slow.err;
+  EXPECT_EQ(clock.sleeps() - before_slow, 4) << "a poll every 250ms until the deadline";
+  EXPECT_NE(slow.out.find("Applied: 1 created, 0 updated, 0 deleted, 3 unchanged."), std::string::npos) << slow.out;
+  EXPECT_EQ(slow.err,
+            "waiting for 1 virtual cluster: tenants/iso/vclusters/slow PROVISIONING\n"
+            "septactl: DEADLINE_EXCEEDED: gave up waiting after 1s: 1 of 3 virtual clusters not ready\n"
+            "  tenants/iso/vclusters/slow: PROVISIONING\n");
+
+  // The pipeline's retry has nothing to apply, and still waits for it.
+  clock.on_sleep = [&] { provisioner("slow", ready); };
+  const auto retried = apply({});
+  EXPECT_EQ(retried.exit_code, kExitInSync) << retried.err;
+  EXPECT_NE(retried.out.find("No changes: 4 unchanged."), std::string::npos) << retried.out;
+  EXPECT_EQ(retried.err,
+            "waiting for 1 virtual cluster: tenants/iso/vclusters/slow PROVISIONING\n"
+            "waited for 3 virtual clusters: 3 READY\n");
+
+  // One that turns FAILED ends the wait at once, long before --timeout.
+  write("23-doomed.yaml", vcluster("doomed"));
+  clock.on_sleep = [&] {
+    provisioner("doomed", [](tenancy::VirtualCluster& vc) {
+      vc.on_host = true;  // provisioned, then failed: its delete waits for the host (DELETING)
+      vc.state = tenancy::VirtualClusterState::kFailed;
+      tenancy::SetCondition(vc.conditions,
+                            {"CapacityReady",
+                             tenancy::ConditionStatus::kFalse,
+                             "MigRelayoutFailed",
+                             "the GPU operator could not apply MIG config",
+                             {},
+                             vc.generation},
+                            {});
+      return true;
+    });
+  };
+  const int before_doomed = clock.sleeps();
+  const auto doomed = apply({"--timeout", "10m"});
+  EXPECT_EQ(doomed.exit_code, kExitWaitTimedOut) << doomed.err;
+  EXPECT_EQ(clock.sleeps() - before_doomed, 1);
+  EXPECT_TRUE(doomed.err.ends_with(
+      "septactl: FAILED_PRECONDITION: 1 of 4 virtual clusters can no longer become READY; stopped waiting\n"
+      "  tenants/iso/vclusters/doomed: FAILED, CapacityReady=False (MigRelayoutFailed: the GPU operator could not "
+      "apply MIG config)\n"))
+      << doomed.err;
+
+  // Pruned: DELETING while the host objects go, waited for until its row is gone.
+  fs::remove(dir / "23-doomed.yaml");
+  clock.on_sleep = [&] {
+    provisioner("doomed", [](tenancy::VirtualCluster& vc) {
+      EXPECT_EQ(vc.state, tenancy::VirtualClusterState::kDeleting);
+      return false;
+    });
+  };
+  const auto pruned = apply({"--prune"});
+  EXPECT_EQ(pruned.exit_code, kExitInSync) << pruned.err;
+  EXPECT_EQ(pruned.err,
+            "waiting for 1 virtual cluster: tenants/iso/vclusters/doomed DELETING\n"
+            "waited for 4 virtual clusters: 3 READY, 1 gone\n");
+  ExpectOneErrorLine(Admin({"vcluster", "get", "iso", "doomed"}), "septactl: NOT_FOUND: ");
+}
+
+// applyset list and get: the set as its last apply left it; an imperative
+// change to a member makes it OUT_OF_SYNC, naming who and the audit record
+// (the record diff names too), and --exit-code makes that exit 1; the next
+// apply brings it back to SYNCED.
+TEST_F(SeptactlE2E, ApplySetGetNamesDriftUntilReapplied) {
+  const fs::path dir = data_dir_ / "platform";
+  fs::create_directories(dir);
+  std::ofstream(dir / "platform.yaml") << R"(apiVersion: septa.dev/v1
+kind: ApplySet
+metadata: {name: prod}
+---
+apiVersion: septa.dev/v1
+kind: Tenant
+metadata: {name: iso}
+spec: {displayName: Isolated Research, trustTier: isolated}
+---
+apiVersion: septa.dev/v1
+kind: VirtualCluster
+metadata: {name: train, tenant: iso}
+spec: {capacity: {mig: [{profile: 1g.10gb, count: 1}]}, quota: {pods: 50}}
+)";
+  const std::string files = dir.string();
+  const auto applied = Admin({"apply", "-f", files, "--source", "git@example.com:platform@3f9c2e1"});
+  ASSERT_EQ(applied.exit_code, kExitInSync) << applied.err;
+
+  const auto list = Admin({"applyset", "list"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_EQ(list.out.rfind("NAME             REVISION   MEMBERS   APPLIED BY   APPLIED   ", 0), 0u) << list.out;
+  EXPECT_NE(list.out.find("\napplysets/prod   1          2         admin        "), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("git@example.com:platform@3f9c2e1"), std::string::npos) << list.out;
+  const auto sets = Json({"applyset", "list"});
+  ASSERT_EQ(sets["apply_sets"].size(), 1u) << sets.dump();
+  EXPECT_EQ(sets["apply_sets"][0]["members"], 2);
+
+  const auto synced = Admin({"applyset", "get", "prod", "--exit-code"});
+  EXPECT_EQ(synced.exit_code, kExitInSync) << synced.err;
+  EXPECT_NE(synced.out.find(" SYNCED "), std::string::npos) << synced.out;
+  EXPECT_EQ(std::count(synced.out.begin(), synced.out.end(), '\n'), 2) << "no member changed: " << synced.out;
+
+  // Changed outside the set: by the admin, and by the tenant's owner.
+  ASSERT_EQ(Admin({"tenant", "update", "iso", "--display-name", "Renamed"}).exit_code, 0);
+  const auto owner = Json({"token", "create", "--principal", "tenant:iso", "--role", "owner"});
+  const auto resized = Septactl({"--token", owner["token"], "vcluster", "update", "iso", "train", "--pods", "60"});
+  ASSERT_EQ(resized.exit_code, 0) << resized.err;
+
+  const auto drifted = Json({"applyset", "get", "prod"});
+  EXPECT_EQ(drifted["sync_status"], "OUT_OF_SYNC") << drifted.dump();
+  ASSERT_EQ(drifted["drifted"].size(), 2u) << drifted.dump();
+  std::map<std::string, nlohmann::json> by_name;
+  for (const auto& member : drifted["drifted"]) by_name[member["name"]] = member;
+  const auto& tenant = by_name["tenants/iso"]["drift"];
+  EXPECT_EQ(tenant["principal"], "admin");
+  EXPECT_EQ(tenant["action"], "tenant.update");
+  EXPECT_NE(tenant["request_id"], "");
+  const std::string audit_id = tenant["audit_id"];  // int64: a string in protobuf's JSON
+  const auto& vc = by_name["tenants/iso/vclusters/train"]["drift"];
+  EXPECT_EQ(vc["principal"], "tenant:iso");
+  EXPECT_EQ(vc["action"], "vcluster.update");
+  EXPECT_NE(vc["audit_id"], audit_id);
+  EXPECT_NE(Admin({"diff", "-f", files}).out.find("drift: tenant.update by admin at "), std::string::npos);
+  EXPECT_NE(Admin({"diff", "-f", files}).out.find("(audit " + audit_id + ")"), std::string::npos)
+      << "the record the plan names";
+
+  const auto table = Admin({"applyset", "get", "prod"});
+  EXPECT_EQ(table.exit_code, kExitInSync) << "drift alone is no failure: " << table.err;
+  EXPECT_NE(table.out.find(" OUT_OF_SYNC "), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("\nCHANGED OUTSIDE THE SET "), std::string::npos) << table.out;
+  std::string tenant_row;
+  std::istringstream lines(table.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with("tenants/iso ")) tenant_row = line;
+  }
+  for (const std::string& cell : {std::string(" Tenant "), std::string(" admin "), std::string(" tenant.update "),
+                                  " " + audit_id + " ", std::string(tenant["request_id"])}) {
+    EXPECT_NE(tenant_row.find(cell), std::string::npos) << cell << " in " << table.out;
+  }
+  const auto exit_code = Admin({"applyset", "get", "prod", "--exit-code"});
+  EXPECT_EQ(exit_code.exit_code, kExitChanges) << exit_code.err;
+  EXPECT_EQ(exit_code.out, table.out) << "the same report";
+  EXPECT_EQ(exit_code.err, "");
+
+  // Applied again: what Git says, and nothing drifted since.
+  const auto reapplied = Admin({"apply", "-f", files});
+  ASSERT_EQ(reapplied.exit_code, kExitInSync) << reapplied.err;
+  EXPECT_NE(reapplied.out.find("Applied: 0 created, 2 updated"), std::string::npos) << reapplied.out;
+  const auto back = Admin({"applyset", "get", "prod", "--exit-code", "-o", "json"});
+  EXPECT_EQ(back.exit_code, kExitInSync) << back.err;
+  const auto set = nlohmann::json::parse(back.out);
+  EXPECT_EQ(set["sync_status"], "SYNCED");
+  EXPECT_EQ(set["revision"], "2");
+  EXPECT_TRUE(set["drifted"].empty()) << back.out;
+
+  // No such set: an error, 2 as every GitOps command's, never 1.
+  const auto missing = Admin({"applyset", "get", "staging", "--exit-code"});
+  EXPECT_EQ(missing.exit_code, kExitError);
+  EXPECT_EQ(missing.err.rfind("septactl: NOT_FOUND: ", 0), 0u) << missing.err;
 }
 
 TEST_F(SeptactlE2E, TenantLifecycle) {

@@ -186,6 +186,7 @@ TEST(ExitCode, DiffSaysInSyncChangesOrNotApplicable) {
   EXPECT_EQ(kExitChanges, 1);
   EXPECT_EQ(kExitError, 2);
   EXPECT_EQ(kExitNotApplicable, 3);
+  EXPECT_EQ(kExitWaitTimedOut, 4);
 }
 
 TEST(ExitCode, ApplySaysChangedOnlyWhenAsked) {
@@ -250,6 +251,56 @@ TEST(FailureLines, EachViolationIsToldByTheDocumentOfItsObject) {
             "  confirm_deletions[0]: no such tenant\n");
   EXPECT_EQ(FailureLines(grpc::Status(grpc::StatusCode::UNAVAILABLE, "connect failed"), "septad:9090", {}),
             "septactl: UNAVAILABLE: cannot reach septad at septad:9090: connect failed\n");
+}
+
+v1::ApplySet DriftedSet() {
+  v1::ApplySet set;
+  set.set_name("applysets/prod");
+  set.set_revision(3);
+  set.set_applied_by("admin");
+  set.set_members(2);
+  set.set_sync_status(v1::ApplySet::OUT_OF_SYNC);
+  auto* member = set.add_drifted();
+  member->set_kind("VirtualCluster");
+  member->set_name("tenants/acme/vclusters/train");
+  member->mutable_drift()->set_principal("tenant:acme");
+  member->mutable_drift()->set_action("vcluster.update");
+  member->mutable_drift()->set_audit_id(42);
+  member->mutable_drift()->set_request_id("r-1");
+  return set;
+}
+
+TEST(ShowApplySet, TheSetThenEachMemberChangedOutsideIt) {
+  EXPECT_EQ(
+      ShowApplySet(DriftedSet(), OutputFormat::kTable),
+      "NAME             REVISION   MEMBERS   SYNC          APPLIED BY   APPLIED   SOURCE\n"
+      "applysets/prod   3          2         OUT_OF_SYNC   admin        -         -\n"
+      "\n"
+      "CHANGED OUTSIDE THE SET        KIND             BY            AT   ACTION            AUDIT ID   REQUEST ID\n"
+      "tenants/acme/vclusters/train   VirtualCluster   tenant:acme   -    vcluster.update   42         r-1\n");
+  v1::ApplySet synced = DriftedSet();
+  synced.clear_drifted();
+  synced.set_sync_status(v1::ApplySet::SYNCED);
+  const std::string table = ShowApplySet(synced, OutputFormat::kTable);
+  EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), 2) << "no drift table: " << table;
+  EXPECT_NE(table.find(" SYNCED "), std::string::npos) << table;
+
+  const std::string json = ShowApplySet(DriftedSet(), OutputFormat::kJson);
+  EXPECT_NE(json.find("\"sync_status\": \"OUT_OF_SYNC\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"audit_id\": \"42\""), std::string::npos) << json;
+  EXPECT_NE(ShowApplySet(DriftedSet(), OutputFormat::kYaml).find("request_id: r-1"), std::string::npos);
+}
+
+TEST(ShowApplySets, AListHasNoSyncColumn) {
+  v1::ListApplySetsResponse sets;
+  *sets.add_apply_sets() = DriftedSet();
+  sets.mutable_apply_sets(0)->clear_drifted();
+  sets.mutable_apply_sets(0)->clear_sync_status();
+  EXPECT_EQ(ShowApplySets(sets, OutputFormat::kTable),
+            "NAME             REVISION   MEMBERS   APPLIED BY   APPLIED   SOURCE\n"
+            "applysets/prod   3          2         admin        -         -\n");
+  EXPECT_EQ(ShowApplySets(v1::ListApplySetsResponse(), OutputFormat::kTable),
+            "NAME   REVISION   MEMBERS   APPLIED BY   APPLIED   SOURCE\n");
 }
 
 }  // namespace

@@ -369,6 +369,37 @@ TEST(Invocation, ConfirmDeleteTakesTheKindAsWrittenAndSendsTheApiForm) {
   }
 }
 
+TEST(Invocation, ApplyWait) {
+  const auto a = std::get<ApplyCommand>(Parse({"apply", "-f", "a.yaml"}).command);
+  EXPECT_FALSE(a.wait.wait);
+  EXPECT_EQ(a.wait.timeout, std::chrono::seconds(60)) << "as vcluster --wait";
+  const auto inv = Parse({"--timeout", "3s", "apply", "-f", "a.yaml", "--wait", "--timeout", "5m"});
+  EXPECT_EQ(inv.options.timeout, std::chrono::seconds(3)) << "each call's deadline, before the command";
+  const auto& waited = std::get<ApplyCommand>(inv.command);
+  EXPECT_TRUE(waited.wait.wait);
+  EXPECT_EQ(waited.wait.timeout, std::chrono::minutes(5));
+  EXPECT_EQ(UsageError({"apply", "-f", "a.yaml", "--timeout", "5s"}),
+            "--timeout after this command is the --wait deadline: add --wait, or give the call deadline before the "
+            "command (septactl --timeout 5s apply ...)");
+  EXPECT_NE(UsageError({"diff", "-f", "a.yaml", "--wait"}).find("--wait"), std::string::npos) << "apply only";
+}
+
+TEST(Invocation, ApplySetCommands) {
+  EXPECT_TRUE(std::holds_alternative<ApplySetList>(Parse({"applyset", "list", "-o", "json"}).command));
+  const auto get = std::get<ApplySetGet>(Parse({"applyset", "get", "prod"}).command);
+  EXPECT_EQ(get.name, "prod");
+  EXPECT_FALSE(get.exit_code);
+  EXPECT_TRUE(std::get<ApplySetGet>(Parse({"applyset", "get", "prod", "--exit-code"}).command).exit_code);
+  EXPECT_NE(UsageError({"applyset", "get"}).find("NAME is required"), std::string::npos);
+  EXPECT_EQ(UsageError({"applyset", "get", "tenants/acme/applysets/prod"}),
+            "NAME is the set's own name, as --set gives it (\"prod\" of \"applysets/prod\"), not "
+            "\"tenants/acme/applysets/prod\"");
+  EXPECT_NE(UsageError({"applyset"}).find("subcommand"), std::string::npos);
+  auto help = ParseCommandLine({"applyset", "get", "--help"});
+  ASSERT_TRUE(help.ok());
+  EXPECT_NE(std::get<std::string>(*help).find("1 with --exit-code: OUT_OF_SYNC"), std::string::npos);
+}
+
 TEST(Invocation, DiffAndApplyHelpTellTheExitCodes) {
   for (const char* command : {"diff", "apply"}) {
     auto help = ParseCommandLine({command, "--help"});
@@ -381,6 +412,7 @@ TEST(Invocation, DiffAndApplyHelpTellTheExitCodes) {
   }
   auto apply = ParseCommandLine({"apply", "--help"});
   EXPECT_NE(std::get<std::string>(*apply).find("--detailed-exitcode"), std::string::npos);
+  EXPECT_NE(std::get<std::string>(*apply).find("4 with --wait"), std::string::npos);
   auto top = ParseCommandLine({"--help"});
   EXPECT_NE(std::get<std::string>(*top).find("diff"), std::string::npos);
 }

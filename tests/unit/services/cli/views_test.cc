@@ -84,5 +84,55 @@ TEST(VirtualClusterTable, ControlCharactersAreEscapedWhenRendered) {
   EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
 }
 
+v1::ApplySet OutOfSyncSet() {
+  v1::ApplySet set;
+  set.set_name("applysets/prod");
+  set.set_revision(41);
+  set.set_source("git@example.com:platform@3f9c2e1");
+  set.set_applied_by("admin");
+  set.mutable_apply_time()->set_seconds(1'800'000'000);
+  set.set_members(17);
+  set.set_sync_status(v1::ApplySet::OUT_OF_SYNC);
+  auto* member = set.add_drifted();
+  member->set_kind("Tenant");
+  member->set_name("tenants/acme");
+  v1::Drift& drift = *member->mutable_drift();
+  drift.set_principal("tenant:acme");
+  drift.mutable_time()->set_seconds(1'800'000'600);
+  drift.set_action("tenant.update");
+  drift.set_audit_id(88213);
+  drift.set_request_id("req-7f3a");
+  return set;
+}
+
+TEST(ApplySetTable, TheLastApplyAndTheSyncStatusWhenChecked) {
+  v1::ApplySet set = OutOfSyncSet();
+  Table table = ApplySetTable(AsList(set), /*sync=*/true);
+  EXPECT_EQ(table.headers,
+            (std::vector<std::string>{"NAME", "REVISION", "MEMBERS", "SYNC", "APPLIED BY", "APPLIED", "SOURCE"}));
+  ASSERT_EQ(table.rows.size(), 1u);
+  EXPECT_EQ(table.rows[0], (std::vector<std::string>{"applysets/prod", "41", "17", "OUT_OF_SYNC", "admin",
+                                                     "2027-01-15T08:00:00Z", "git@example.com:platform@3f9c2e1"}));
+
+  // A list does not check drift: no SYNC column; what is unset is "-".
+  set.clear_sync_status();
+  set.clear_source();
+  set.clear_apply_time();
+  table = ApplySetTable(AsList(set), /*sync=*/false);
+  EXPECT_EQ(table.headers,
+            (std::vector<std::string>{"NAME", "REVISION", "MEMBERS", "APPLIED BY", "APPLIED", "SOURCE"}));
+  EXPECT_EQ(table.rows[0], (std::vector<std::string>{"applysets/prod", "41", "17", "admin", "-", "-"}));
+  EXPECT_EQ(ApplySetTable(AsList(set), /*sync=*/true).rows[0][3], "-");
+}
+
+TEST(DriftedMemberTable, WhoChangedWhatWhenAndWhichRecord) {
+  const Table table = DriftedMemberTable(OutOfSyncSet().drifted());
+  EXPECT_EQ(table.headers, (std::vector<std::string>{"CHANGED OUTSIDE THE SET", "KIND", "BY", "AT", "ACTION",
+                                                     "AUDIT ID", "REQUEST ID"}));
+  ASSERT_EQ(table.rows.size(), 1u);
+  EXPECT_EQ(table.rows[0], (std::vector<std::string>{"tenants/acme", "Tenant", "tenant:acme", "2027-01-15T08:10:00Z",
+                                                     "tenant.update", "88213", "req-7f3a"}));
+}
+
 }  // namespace
 }  // namespace septa::cli
