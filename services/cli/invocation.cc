@@ -280,6 +280,7 @@ struct Flags {
   std::string server, token, config_path, ca_file, output = "table";
   bool tls = false;
   double timeout_ms = 10'000;
+  std::string break_glass;
   TenantCreate tenant_create;
   std::vector<std::string> create_labels;
   TenantGet tenant_get;
@@ -548,6 +549,8 @@ Commands Define(CLI::App& app, Flags& f) {
   app.add_option("--ca-file", f.ca_file, "connect with TLS and check septad's certificate against this CA (PEM)");
   app.add_flag("--tls", f.tls, "connect with TLS, checking septad's certificate against the system's CAs");
   app.add_option("-o,--output", f.output, "output format")->check(CLI::IsMember({"table", "json", "yaml"}));
+  app.add_option("--break-glass", f.break_glass,
+                 "as an admin, write fields a locked apply set owns; the reason is audited (one line of ASCII)");
   app.add_option("--timeout", f.timeout_ms, "deadline of each call, e.g. 500ms, 10s, 2m")
       ->transform(CLI::AsNumberWithUnit(kMillisecondsPerUnit, kUnitRequired))
       ->check(CLI::PositiveNumber);
@@ -732,6 +735,15 @@ Result<ParsedCommandLine> ParseCommandLine(const std::vector<std::string>& args)
   SEPTA_RETURN_IF_ERROR(output);
   options.output = *output;
   options.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(flags.timeout_ms));
+  // gRPC metadata holds printable ASCII only; septad bounds the length (500).
+  if (app.get_option("--break-glass")->count() > 0) {
+    const bool printable =
+        std::all_of(flags.break_glass.begin(), flags.break_glass.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
+    if (flags.break_glass.empty() || flags.break_glass.size() > 500 || !printable) {
+      return InvalidArgument("--break-glass: give the reason as 1-500 printable ASCII characters on one line");
+    }
+    options.break_glass = flags.break_glass;
+  }
   auto command = SelectedCommand(commands, flags);
   SEPTA_RETURN_IF_ERROR(command);
   invocation.command = std::move(*command);

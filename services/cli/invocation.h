@@ -25,6 +25,9 @@ struct GlobalOptions {
   bool tls = false;                    // TLS with the system's CAs
   OutputFormat output = OutputFormat::kTable;
   std::chrono::milliseconds timeout{10'000};
+  // An admin's reason to write fields a locked apply set owns, sent with
+  // every call (docs/gitops.md, "Policies"); empty: none.
+  std::string break_glass{};
 };
 
 // Tenant quota limits by TenantQuota field ("gpu_milli", "vclusters"); a

@@ -478,6 +478,7 @@ int RunGitOps(const GlobalOptions& options, const Environment& env, std::ostream
     return kExitError;
   }
   SeptaClient client(connection->server, connection->token, options.timeout, connection->security);
+  client.SetBreakGlass(options.break_glass);
   return send(client, std::string_view(connection->server));
 }
 
@@ -534,6 +535,7 @@ class Dispatch {
       return kExitFailure;
     }
     SeptaClient client(connection->server, connection->token, options_.timeout, connection->security);
+    client.SetBreakGlass(options_.break_glass);
     CommandRunner runner(client, options_.output, WaitClock(), out_, err_);
     const grpc::Status status = runner(command);
     if (!status.ok()) {

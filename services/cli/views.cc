@@ -3,6 +3,7 @@
 #include <google/protobuf/util/time_util.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <vector>
 
@@ -230,11 +231,16 @@ Table TokenTable(const google::protobuf::RepeatedPtrField<v1::ApiToken>& tokens)
 }
 
 Table ApplySetTable(const google::protobuf::RepeatedPtrField<v1::ApplySet>& sets, bool sync) {
-  Table table{{"NAME", "REVISION", "MEMBERS"}, {}};
+  Table table{{"NAME", "REVISION", "MEMBERS", "ON DRIFT"}, {}};
   if (sync) table.headers.push_back("SYNC");
   for (const char* header : {"APPLIED BY", "APPLIED", "SOURCE"}) table.headers.push_back(header);
   for (const auto& s : sets) {
-    std::vector<std::string> row{s.name(), std::to_string(s.revision()), std::to_string(s.members())};
+    // The policy as septactl's ApplySet document spells it: report, revert, lock.
+    std::string on_drift = v1::ApplySetPolicy::DriftPolicy_Name(
+        s.policy().on_drift() == v1::ApplySetPolicy::DRIFT_POLICY_UNSPECIFIED ? v1::ApplySetPolicy::REPORT
+                                                                              : s.policy().on_drift());
+    std::transform(on_drift.begin(), on_drift.end(), on_drift.begin(), [](unsigned char c) { return std::tolower(c); });
+    std::vector<std::string> row{s.name(), std::to_string(s.revision()), std::to_string(s.members()), on_drift};
     if (sync) {
       row.push_back(s.sync_status() == v1::ApplySet::SYNC_STATUS_UNSPECIFIED
                         ? "-"
@@ -247,11 +253,12 @@ Table ApplySetTable(const google::protobuf::RepeatedPtrField<v1::ApplySet>& sets
 }
 
 Table DriftedMemberTable(const google::protobuf::RepeatedPtrField<v1::DriftedMember>& drifted) {
-  Table table{{"CHANGED OUTSIDE THE SET", "KIND", "BY", "AT", "ACTION", "AUDIT ID", "REQUEST ID"}, {}};
+  Table table{{"CHANGED OUTSIDE THE SET", "KIND", "BY", "VIA", "AT", "ACTION", "AUDIT ID", "REQUEST ID", "WHAT"}, {}};
   for (const auto& m : drifted) {
     const v1::Drift& d = m.drift();
-    table.rows.push_back({m.name(), m.kind(), OrDash(d.principal()), FormatTime(d.time(), d.has_time()),
-                          OrDash(d.action()), std::to_string(d.audit_id()), OrDash(d.request_id())});
+    table.rows.push_back({m.name(), m.kind(), OrDash(d.principal()), OrDash(d.surface()),
+                          FormatTime(d.time(), d.has_time()), OrDash(d.action()), std::to_string(d.audit_id()),
+                          OrDash(d.request_id()), OrDash(d.detail())});
   }
   return table;
 }

@@ -42,8 +42,8 @@ struct ApplySetController::Instruments {
   std::map<std::string, prometheus::Gauge*> gauges;  // by set resource
 };
 
-ApplySetController::ApplySetController(ApplySetControllerOptions options, core::ApplyService& apply,
-                                       core::Store& store, const Clock& clock, prometheus::Registry& metrics)
+ApplySetController::ApplySetController(ApplySetControllerOptions options, core::ApplyService& apply, core::Store& store,
+                                       const Clock& clock, prometheus::Registry& metrics)
     : apply_(apply),
       store_(store),
       instruments_(std::make_unique<Instruments>(metrics)),
@@ -71,15 +71,16 @@ void ApplySetController::DriftNoted(std::string_view payload) {
   }
   if (!controller_.Owns(*key)) return;  // the replica holding its shard counts it
   instruments_->drift
-      .Add({{"set", core::ApplySetResource(key->tenant, key->name)}, {"surface", std::string(payload.substr(last + 1))}})
+      .Add(
+          {{"set", core::ApplySetResource(key->tenant, key->name)}, {"surface", std::string(payload.substr(last + 1))}})
       .Increment();
   controller_.Enqueue(*key);
 }
 
 Result<std::vector<ApplySetKey>> ApplySetController::ListSets() {
-  SEPTA_ASSIGN_OR_RETURN(const std::vector<core::ApplySet> sets,
-                         core::TransactFor(store_, core::TxMode::kReadOnly,
-                                           [](core::Tx& tx) { return tx.ApplySets().ListAll(); }));
+  SEPTA_ASSIGN_OR_RETURN(
+      const std::vector<core::ApplySet> sets,
+      core::TransactFor(store_, core::TxMode::kReadOnly, [](core::Tx& tx) { return tx.ApplySets().ListAll(); }));
   std::vector<ApplySetKey> keys;
   keys.reserve(sets.size());
   for (const core::ApplySet& s : sets) keys.push_back({s.tenant, s.name});

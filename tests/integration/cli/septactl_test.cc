@@ -663,8 +663,10 @@ spec: {capacity: {mig: [{profile: 1g.10gb, count: 1}]}, quota: {pods: 50}}
 
   const auto list = Admin({"applyset", "list"});
   ASSERT_EQ(list.exit_code, 0) << list.err;
-  EXPECT_EQ(list.out.rfind("NAME             REVISION   MEMBERS   APPLIED BY   APPLIED   ", 0), 0u) << list.out;
-  EXPECT_NE(list.out.find("\napplysets/prod   1          2         admin        "), std::string::npos) << list.out;
+  EXPECT_EQ(list.out.rfind("NAME             REVISION   MEMBERS   ON DRIFT   APPLIED BY   APPLIED   ", 0), 0u)
+      << list.out;
+  EXPECT_NE(list.out.find("\napplysets/prod   1          2         report     admin        "), std::string::npos)
+      << list.out;
   EXPECT_NE(list.out.find("git@example.com:platform@3f9c2e1"), std::string::npos) << list.out;
   const auto sets = Json({"applyset", "list"});
   ASSERT_EQ(sets["apply_sets"].size(), 1u) << sets.dump();
@@ -688,14 +690,18 @@ spec: {capacity: {mig: [{profile: 1g.10gb, count: 1}]}, quota: {pods: 50}}
   for (const auto& member : drifted["drifted"]) by_name[member["name"]] = member;
   const auto& tenant = by_name["tenants/iso"]["drift"];
   EXPECT_EQ(tenant["principal"], "admin");
-  EXPECT_EQ(tenant["action"], "tenant.update");
+  EXPECT_EQ(tenant["action"], "applyset.drift");
+  EXPECT_EQ(tenant["surface"], "septactl");
+  EXPECT_EQ(tenant["detail"], "tenant.update changed display_name");
   EXPECT_NE(tenant["request_id"], "");
   const std::string audit_id = tenant["audit_id"];  // int64: a string in protobuf's JSON
   const auto& vc = by_name["tenants/iso/vclusters/train"]["drift"];
   EXPECT_EQ(vc["principal"], "tenant:iso");
-  EXPECT_EQ(vc["action"], "vcluster.update");
+  EXPECT_EQ(vc["action"], "applyset.drift");
+  EXPECT_EQ(vc["detail"], "vcluster.update changed quota.pods");
   EXPECT_NE(vc["audit_id"], audit_id);
-  EXPECT_NE(Admin({"diff", "-f", files}).out.find("drift: tenant.update by admin at "), std::string::npos);
+  EXPECT_NE(Admin({"diff", "-f", files}).out.find("drift: applyset.drift by admin via septactl at "),
+            std::string::npos);
   EXPECT_NE(Admin({"diff", "-f", files}).out.find("(audit " + audit_id + ")"), std::string::npos)
       << "the record the plan names";
 
@@ -708,7 +714,7 @@ spec: {capacity: {mig: [{profile: 1g.10gb, count: 1}]}, quota: {pods: 50}}
   for (std::string line; std::getline(lines, line);) {
     if (line.starts_with("tenants/iso ")) tenant_row = line;
   }
-  for (const std::string& cell : {std::string(" Tenant "), std::string(" admin "), std::string(" tenant.update "),
+  for (const std::string& cell : {std::string(" Tenant "), std::string(" admin "), std::string(" applyset.drift "),
                                   " " + audit_id + " ", std::string(tenant["request_id"])}) {
     EXPECT_NE(tenant_row.find(cell), std::string::npos) << cell << " in " << table.out;
   }
@@ -732,6 +738,50 @@ spec: {capacity: {mig: [{profile: 1g.10gb, count: 1}]}, quota: {pods: 50}}
   const auto missing = Admin({"applyset", "get", "staging", "--exit-code"});
   EXPECT_EQ(missing.exit_code, kExitError);
   EXPECT_EQ(missing.err.rfind("septactl: NOT_FOUND: ", 0), 0u) << missing.err;
+}
+
+// A set locked in its ApplySet document refuses septactl's edit of what it
+// owns, naming the set; an admin breaks glass with a reason, which the set
+// reports as drift through septactl.
+TEST_F(SeptactlE2E, ALockedSetRefusesTheEditUntilAnAdminBreaksGlass) {
+  const fs::path dir = data_dir_ / "locked";
+  fs::create_directories(dir);
+  std::ofstream(dir / "platform.yaml") << R"(apiVersion: septa.dev/v1
+kind: ApplySet
+metadata: {name: prod}
+spec: {onDrift: lock, protect: [VirtualCluster]}
+---
+apiVersion: septa.dev/v1
+kind: Tenant
+metadata: {name: iso}
+spec: {displayName: Isolated Research, trustTier: isolated}
+)";
+  const auto plan = Admin({"diff", "-f", dir.string()});
+  EXPECT_EQ(plan.exit_code, kExitChanges);
+  EXPECT_NE(plan.out.find("  policy.on_drift: (none) -> lock\n"), std::string::npos) << plan.out;
+  ASSERT_EQ(Admin({"apply", "-f", dir.string(), "--source", "git@example.com:platform@3f9c2e1"}).exit_code,
+            kExitInSync);
+  EXPECT_EQ(Json({"applyset", "get", "prod"})["policy"]["on_drift"], "LOCK");
+
+  const auto refused = Admin({"tenant", "update", "iso", "--display-name", "Renamed"});
+  ExpectOneErrorLine(refused, "septactl: FAILED_PRECONDITION: ");
+  EXPECT_NE(refused.err.find("owned by apply set applysets/prod (from git@example.com:platform@3f9c2e1)"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_EQ(Json({"tenant", "get", "iso"})["display_name"], "Isolated Research");
+  const auto two_lines = Admin({"--break-glass", "two\nlines", "tenant", "update", "iso", "--display-name", "x"});
+  EXPECT_EQ(two_lines.exit_code, 2) << "a usage error";
+  EXPECT_NE(two_lines.err.find("--break-glass: give the reason as 1-500 printable ASCII characters"), std::string::npos)
+      << two_lines.err;
+
+  const auto glass = Admin({"--break-glass", "incident 4711", "tenant", "update", "iso", "--display-name", "Renamed"});
+  ASSERT_EQ(glass.exit_code, 0) << glass.err;
+  const auto set = Json({"applyset", "get", "prod"});
+  ASSERT_EQ(set["drifted"].size(), 1u) << set.dump();
+  const auto& drift = set["drifted"][0]["drift"];
+  EXPECT_EQ(drift["action"], "applyset.break_glass");
+  EXPECT_EQ(drift["surface"], "septactl");
+  EXPECT_EQ(drift["detail"], "tenant.update changed display_name; reason: incident 4711");
 }
 
 TEST_F(SeptactlE2E, TenantLifecycle) {

@@ -264,20 +264,23 @@ v1::ApplySet DriftedSet() {
   member->set_kind("VirtualCluster");
   member->set_name("tenants/acme/vclusters/train");
   member->mutable_drift()->set_principal("tenant:acme");
-  member->mutable_drift()->set_action("vcluster.update");
+  member->mutable_drift()->set_action("applyset.drift");
+  member->mutable_drift()->set_surface("rest");
+  member->mutable_drift()->set_detail("vcluster.update changed quota.pods");
   member->mutable_drift()->set_audit_id(42);
   member->mutable_drift()->set_request_id("r-1");
   return set;
 }
 
 TEST(ShowApplySet, TheSetThenEachMemberChangedOutsideIt) {
-  EXPECT_EQ(
-      ShowApplySet(DriftedSet(), OutputFormat::kTable),
-      "NAME             REVISION   MEMBERS   SYNC          APPLIED BY   APPLIED   SOURCE\n"
-      "applysets/prod   3          2         OUT_OF_SYNC   admin        -         -\n"
-      "\n"
-      "CHANGED OUTSIDE THE SET        KIND             BY            AT   ACTION            AUDIT ID   REQUEST ID\n"
-      "tenants/acme/vclusters/train   VirtualCluster   tenant:acme   -    vcluster.update   42         r-1\n");
+  EXPECT_EQ(ShowApplySet(DriftedSet(), OutputFormat::kTable),
+            "NAME             REVISION   MEMBERS   ON DRIFT   SYNC          APPLIED BY   APPLIED   SOURCE\n"
+            "applysets/prod   3          2         report     OUT_OF_SYNC   admin        -         -\n"
+            "\n"
+            "CHANGED OUTSIDE THE SET        KIND             BY            VIA    AT   ACTION           AUDIT ID   "
+            "REQUEST ID   WHAT\n"
+            "tenants/acme/vclusters/train   VirtualCluster   tenant:acme   rest   -    applyset.drift   42         r-1"
+            "          vcluster.update changed quota.pods\n");
   v1::ApplySet synced = DriftedSet();
   synced.clear_drifted();
   synced.set_sync_status(v1::ApplySet::SYNCED);
@@ -297,10 +300,10 @@ TEST(ShowApplySets, AListHasNoSyncColumn) {
   sets.mutable_apply_sets(0)->clear_drifted();
   sets.mutable_apply_sets(0)->clear_sync_status();
   EXPECT_EQ(ShowApplySets(sets, OutputFormat::kTable),
-            "NAME             REVISION   MEMBERS   APPLIED BY   APPLIED   SOURCE\n"
-            "applysets/prod   3          2         admin        -         -\n");
+            "NAME             REVISION   MEMBERS   ON DRIFT   APPLIED BY   APPLIED   SOURCE\n"
+            "applysets/prod   3          2         report     admin        -         -\n");
   EXPECT_EQ(ShowApplySets(v1::ListApplySetsResponse(), OutputFormat::kTable),
-            "NAME   REVISION   MEMBERS   APPLIED BY   APPLIED   SOURCE\n");
+            "NAME   REVISION   MEMBERS   ON DRIFT   APPLIED BY   APPLIED   SOURCE\n");
 }
 
 }  // namespace

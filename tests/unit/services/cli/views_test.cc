@@ -99,39 +99,43 @@ v1::ApplySet OutOfSyncSet() {
   v1::Drift& drift = *member->mutable_drift();
   drift.set_principal("tenant:acme");
   drift.mutable_time()->set_seconds(1'800'000'600);
-  drift.set_action("tenant.update");
+  drift.set_action("applyset.drift");
   drift.set_audit_id(88213);
   drift.set_request_id("req-7f3a");
+  drift.set_surface("portal");
+  drift.set_detail("tenant.update changed display_name");
   return set;
 }
 
 TEST(ApplySetTable, TheLastApplyAndTheSyncStatusWhenChecked) {
   v1::ApplySet set = OutOfSyncSet();
   Table table = ApplySetTable(AsList(set), /*sync=*/true);
-  EXPECT_EQ(table.headers,
-            (std::vector<std::string>{"NAME", "REVISION", "MEMBERS", "SYNC", "APPLIED BY", "APPLIED", "SOURCE"}));
+  EXPECT_EQ(table.headers, (std::vector<std::string>{"NAME", "REVISION", "MEMBERS", "ON DRIFT", "SYNC", "APPLIED BY",
+                                                     "APPLIED", "SOURCE"}));
   ASSERT_EQ(table.rows.size(), 1u);
-  EXPECT_EQ(table.rows[0], (std::vector<std::string>{"applysets/prod", "41", "17", "OUT_OF_SYNC", "admin",
+  EXPECT_EQ(table.rows[0], (std::vector<std::string>{"applysets/prod", "41", "17", "report", "OUT_OF_SYNC", "admin",
                                                      "2027-01-15T08:00:00Z", "git@example.com:platform@3f9c2e1"}));
 
   // A list does not check drift: no SYNC column; what is unset is "-".
   set.clear_sync_status();
   set.clear_source();
   set.clear_apply_time();
+  set.mutable_policy()->set_on_drift(v1::ApplySetPolicy::LOCK);
   table = ApplySetTable(AsList(set), /*sync=*/false);
   EXPECT_EQ(table.headers,
-            (std::vector<std::string>{"NAME", "REVISION", "MEMBERS", "APPLIED BY", "APPLIED", "SOURCE"}));
-  EXPECT_EQ(table.rows[0], (std::vector<std::string>{"applysets/prod", "41", "17", "admin", "-", "-"}));
-  EXPECT_EQ(ApplySetTable(AsList(set), /*sync=*/true).rows[0][3], "-");
+            (std::vector<std::string>{"NAME", "REVISION", "MEMBERS", "ON DRIFT", "APPLIED BY", "APPLIED", "SOURCE"}));
+  EXPECT_EQ(table.rows[0], (std::vector<std::string>{"applysets/prod", "41", "17", "lock", "admin", "-", "-"}));
+  EXPECT_EQ(ApplySetTable(AsList(set), /*sync=*/true).rows[0][4], "-");
 }
 
 TEST(DriftedMemberTable, WhoChangedWhatWhenAndWhichRecord) {
   const Table table = DriftedMemberTable(OutOfSyncSet().drifted());
-  EXPECT_EQ(table.headers, (std::vector<std::string>{"CHANGED OUTSIDE THE SET", "KIND", "BY", "AT", "ACTION",
-                                                     "AUDIT ID", "REQUEST ID"}));
+  EXPECT_EQ(table.headers, (std::vector<std::string>{"CHANGED OUTSIDE THE SET", "KIND", "BY", "VIA", "AT", "ACTION",
+                                                     "AUDIT ID", "REQUEST ID", "WHAT"}));
   ASSERT_EQ(table.rows.size(), 1u);
-  EXPECT_EQ(table.rows[0], (std::vector<std::string>{"tenants/acme", "Tenant", "tenant:acme", "2027-01-15T08:10:00Z",
-                                                     "tenant.update", "88213", "req-7f3a"}));
+  EXPECT_EQ(table.rows[0],
+            (std::vector<std::string>{"tenants/acme", "Tenant", "tenant:acme", "portal", "2027-01-15T08:10:00Z",
+                                      "applyset.drift", "88213", "req-7f3a", "tenant.update changed display_name"}));
 }
 
 }  // namespace
