@@ -12,6 +12,7 @@
 #include "services/apiv1/declaration_decoder.h"
 #include "services/apiv1/rpcs.h"
 #include "services/core/apply_service.h"
+#include "services/core/duration.h"
 
 namespace septa::apiv1 {
 namespace {
@@ -39,6 +40,21 @@ Status WithinObject(int i, const Status& status) {
     violations.push_back({v.field.empty() ? prefix : prefix + "." + v.field, v.description});
   }
   return Status(status.code(), prefix + ": " + status.message(), std::move(violations));
+}
+
+// A declared token as the kind takes it; the sink's key defaults to "token".
+Result<core::TokenDeclaration> TokenDeclarationFromProto(const v1::ApiTokenDeclaration& in) {
+  core::TokenDeclaration out{.name = in.name(), .principal = in.principal()};
+  if (in.role().empty()) return InvalidField("role", "is required: owner or viewer");
+  SEPTA_ASSIGN_OR_RETURN(out.role, core::ParseRole("role", in.role()));
+  if (!in.ttl().empty()) {
+    SEPTA_ASSIGN_OR_RETURN(const std::chrono::seconds ttl, core::ParseDuration("ttl", in.ttl()));
+    if (ttl.count() <= 0) return InvalidField("ttl", "must be positive");
+    out.ttl_seconds = ttl.count();
+  }
+  const v1::KubernetesSecretSink& secret = in.deliver_to().kubernetes_secret();
+  out.sink = {.ns = secret.namespace_(), .name = secret.name(), .key = secret.key().empty() ? "token" : secret.key()};
+  return out;
 }
 
 // The declaration without its source and adopt, serialized
@@ -82,8 +98,14 @@ Result<core::ApplyObjectRequest> ObjectFromProto(const v1::ApplyObject& in) {
       out.object = std::move(vc);
       break;
     }
+    case v1::ApplyObject::kApiToken: {
+      paths = MaskPaths(*v1::ApiTokenDeclaration::descriptor(), paths.empty() ? FieldsSet(in.api_token()) : paths);
+      SEPTA_ASSIGN_OR_RETURN(core::TokenDeclaration token, TokenDeclarationFromProto(in.api_token()));
+      out.object = std::move(token);
+      break;
+    }
     case v1::ApplyObject::RESOURCE_NOT_SET:
-      return InvalidField("resource", "must be one of trust_tier, tenant, virtual_cluster");
+      return InvalidField("resource", "must be one of trust_tier, tenant, virtual_cluster, api_token");
   }
   // An empty DeclaredFields means every writable field: an object that
   // sets none would declare them all at their defaults.

@@ -133,6 +133,7 @@ Status SeptadApp::Impl::StartStages() {
       {"inventory", true, &Impl::StartInventory, &Impl::StopInventory},
       {"mig-layouts", true, &Impl::StartMigLayouts, &Impl::StopMigLayouts},
       {"apply-sets", true, &Impl::StartApplySets, &Impl::StopApplySets},
+      {"token-delivery", true, &Impl::StartTokenDelivery, &Impl::StopTokenDelivery},
       {"ca-keys", true, &Impl::SealCaKeys, &Impl::DropCaKeys},
       {"issuer", true, &Impl::MakeIssuer, &Impl::DropIssuer},
       {"control-planes", true, &Impl::StartControlPlanes, &Impl::StopControlPlanes},

@@ -34,6 +34,7 @@
 #include "services/reconcile/mig_layout_controller.h"
 #include "services/reconcile/provisioner_controller.h"
 #include "services/reconcile/shard_leases.h"
+#include "services/reconcile/token_delivery_controller.h"
 #include "services/rest/rest_api.h"
 #include "services/store/embedded_postgres.h"
 #include "services/store/notification_listener.h"
@@ -132,6 +133,10 @@ struct SeptadApp::Impl {
   std::unique_ptr<store::NotificationListener> vcluster_limit_changes;  // septa_vclusters -> their api_limits
   std::unique_ptr<vault::VaultControlPlanes> vault_planes;              // issuer vault: control_planes + the Vault PKI
   // provisioner (config provisioner)
+  std::unique_ptr<core::TokenDelivery> token_delivery;
+  std::unique_ptr<reconcile::ShardLeases> token_delivery_shards;
+  std::unique_ptr<reconcile::TokenDeliveryController> token_deliveries;
+  std::unique_ptr<store::NotificationListener> token_declaration_changes;  // NOTIFY septa_token_declarations
   std::unique_ptr<reconcile::ShardLeases> apply_set_shards;
   std::unique_ptr<reconcile::ApplySetController> apply_sets;
   std::unique_ptr<store::NotificationListener> apply_set_drift;  // NOTIFY septa_applyset_drift -> apply_sets
@@ -189,6 +194,8 @@ struct SeptadApp::Impl {
   void StopControlPlanes();
   Status StartApplySets();
   void StopApplySets();
+  Status StartTokenDelivery();
+  void StopTokenDelivery();
   Status StartProvisioner();
   Status MakeSyncer();
   void StopProvisioner();

@@ -426,6 +426,34 @@ void SeptadApp::Impl::StopApplySets() {
   apply_set_shards.reset();
 }
 
+// The delivery of API tokens declared in Git to Secrets of the host
+// cluster, on its own shards; triggered by every declaration made or
+// changed (NOTIFY septa_token_declarations), and by each token's due time.
+Status SeptadApp::Impl::StartTokenDelivery() {
+  token_delivery = std::make_unique<core::TokenDelivery>(*store, clock, *tokens);
+  token_delivery_shards = std::make_unique<reconcile::ShardLeases>(
+      reconcile::ShardLeasesOptions{.name = "token-delivery", .holder = replica_id, .shards = 8}, *leases, clock);
+  token_delivery_shards->Start();
+  if (!token_delivery_shards->AwaitRounds(1, std::chrono::seconds(30))) {
+    return DeadlineExceeded("token-delivery: leases could not be taken within 30 s");
+  }
+  token_deliveries = std::make_unique<reconcile::TokenDeliveryController>(
+      reconcile::TokenDeliveryControllerOptions{.shards = token_delivery_shards.get()}, *token_delivery, *store,
+      *host_cluster, clock, *registry);
+  token_declaration_changes = std::make_unique<store::NotificationListener>(
+      database_url, "septa_token_declarations", [this](const std::string& name) { token_deliveries->Enqueue(name); },
+      [this] { token_deliveries->Resync(); });
+  token_deliveries->Start();
+  return Status::Ok();
+}
+
+void SeptadApp::Impl::StopTokenDelivery() {
+  token_declaration_changes.reset();
+  token_deliveries.reset();
+  token_delivery_shards.reset();
+  token_delivery.reset();
+}
+
 // The provisioner, on its own shards; triggered by every committed change
 // to a virtual cluster (migrations/0008_vcluster_notify.sql).
 Status SeptadApp::Impl::StartProvisioner() {

@@ -37,8 +37,19 @@ struct ResourceKind {
   std::string_view kind;
   std::string_view object_field;
 };
-constexpr ResourceKind kResourceKinds[] = {
-    {"TrustTier", "trust_tier"}, {"Tenant", "tenant"}, {"VirtualCluster", "virtual_cluster"}};
+constexpr ResourceKind kResourceKinds[] = {{"TrustTier", "trust_tier"},
+                                           {"Tenant", "tenant"},
+                                           {"VirtualCluster", "virtual_cluster"},
+                                           {"ApiToken", "api_token"}};
+
+// What a secret would be called in an ApiToken's spec: refused with the
+// reason, before the schema would call it merely unknown.
+constexpr std::string_view kSecretKeys[] = {"token", "secret", "value", "secretValue", "secret_value", "password"};
+
+// "a Tenant", "an ApiToken".
+std::string Article(std::string_view noun) {
+  return !noun.empty() && std::string_view("AEIOU").find(noun.front()) != std::string_view::npos ? "an " : "a ";
+}
 
 // The problems of one document, each a line naming it.
 class DocumentErrors {
@@ -272,7 +283,7 @@ class DocumentReader {
     const auto resource = std::find_if(std::begin(kResourceKinds), std::end(kResourceKinds),
                                        [&](const ResourceKind& k) { return kind == k.kind; });
     if (resource == std::end(kResourceKinds) && kind != kApplySetKind) {
-      errors.Add("kind", "must be TrustTier, Tenant, VirtualCluster or ApplySet" +
+      errors.Add("kind", "must be TrustTier, Tenant, VirtualCluster, ApiToken or ApplySet" +
                              (kind.is_null() ? std::string() : ", not " + kind.dump()));
     }
     if (errors.any()) return;  // the rest would be read against the wrong schema
@@ -353,8 +364,8 @@ class DocumentReader {
       const std::string at = "metadata." + key;
       const FieldDescriptor* field = IsMetadataField(key) ? type.FindFieldByName(key) : nullptr;
       if (field == nullptr) {
-        errors.Add(at,
-                   key == "tenant" || key == "labels" ? "a " + std::string(kind) + " has no " + key : "unknown field");
+        errors.Add(at, key == "tenant" || key == "labels" ? Article(kind) + std::string(kind) + " has no " + key
+                                                          : "unknown field");
       } else if (key == "labels") {
         if (!value.is_object()) {
           errors.Add(at, "must be a mapping of label keys to values");
@@ -397,8 +408,15 @@ class DocumentReader {
       if (!added) errors.Add("", declaring.object + " is declared twice (also in " + first->second.Text() + ")");
     }
     // Identity and labels are metadata: refused in spec, where they would
-    // be read but not declared.
+    // be read but not declared. A token's secret is never declared.
     for (const auto& [key, unused] : spec.items()) {
+      if (resource_kind.kind == "ApiToken" &&
+          std::find(std::begin(kSecretKeys), std::end(kSecretKeys), key) != std::end(kSecretKeys)) {
+        errors.Add("spec." + key,
+                   "an ApiToken declares no secret: septad mints the token and writes it only to deliverTo "
+                   "(a secret in Git is a leaked secret)");
+        continue;
+      }
       const FieldDescriptor* field = apiv1::FindFieldByAnyName(type, key);
       if (field != nullptr && IsMetadataField(field->name())) {
         errors.Add("spec." + key, "goes in metadata." + field->name());

@@ -14,11 +14,12 @@ namespace septa::core {
 namespace {
 
 // Creates in reference order (a tenant names its tier, a virtual cluster
-// its tenant); deletions the other way round.
+// and a token its tenant); deletions the other way round.
 int KindRank(std::string_view kind) {
   if (kind == TrustTierKind::kKind) return 0;
   if (kind == TenantKind::kKind) return 1;
-  return 2;
+  if (kind == VirtualClusterKind::kKind) return 2;
+  return 3;
 }
 
 // Trust tiers and tenants always; a set may name more.
@@ -62,9 +63,11 @@ Status CheckOrder(const ApplyOrder& order, const ResourceKinds& kinds) {
   const std::vector<std::string>& protected_kinds = order.policy ? order.policy->protected_kinds : no_kinds;
   for (std::size_t i = 0; i < protected_kinds.size(); ++i) {
     const std::string& kind = protected_kinds[i];
-    if (kind != TrustTierKind::kKind && kind != TenantKind::kKind && kind != VirtualClusterKind::kKind) {
-      return InvalidField("policy.protected_kinds[" + std::to_string(i) + "]",
-                          "must be TrustTier, Tenant or VirtualCluster, not \"" + EscapeControlCharacters(kind) + "\"");
+    if (kind != TrustTierKind::kKind && kind != TenantKind::kKind && kind != VirtualClusterKind::kKind &&
+        kind != TokenDeclarationKind::kKind) {
+      return InvalidField(
+          "policy.protected_kinds[" + std::to_string(i) + "]",
+          "must be TrustTier, Tenant, VirtualCluster or ApiToken, not \"" + EscapeControlCharacters(kind) + "\"");
     }
   }
   if (order.objects.empty() && order.prune && !order.allow_empty) {

@@ -84,6 +84,11 @@ Result<DeclaredObject> ResourceKinds::IdentityOf(std::string_view kind, std::str
     vc.name = parts[3];
     return DeclaredObject(std::move(vc));
   }
+  if (kind == TokenDeclarationKind::kKind && parts.size() == 2 && parts[0] == "apitokens") {
+    TokenDeclaration token;
+    token.name = parts[1];
+    return DeclaredObject(std::move(token));
+  }
   return InvalidArgument("\"" + EscapeControlCharacters(std::string(resource)) + "\" names no " +
                          EscapeControlCharacters(std::string(kind)));
 }

@@ -14,13 +14,13 @@
 #include "gpu/catalog.h"
 #include "services/core/resource_kind.h"
 #include "services/core/tenant_kind.h"
+#include "services/core/token_declaration_kind.h"
 #include "services/core/trust_tier_kind.h"
 #include "services/core/virtual_cluster_kind.h"
 
 namespace septa::core {
 
-// ApiToken declarations wait for the secret sinks they deliver to (GitOps).
-using DeclaredObject = std::variant<TrustTier, Tenant, tenancy::VirtualCluster>;
+using DeclaredObject = std::variant<TrustTier, Tenant, tenancy::VirtualCluster, TokenDeclaration>;
 
 // An object as a document declares it: its values, and which of its
 // writable fields the document sets.
@@ -72,10 +72,12 @@ class ResourceKinds {
   const TrustTierKind& For(const TrustTier&) const { return tiers_; }
   const TenantKind& For(const Tenant&) const { return tenants_; }
   const VirtualClusterKind& For(const tenancy::VirtualCluster&) const { return vclusters_; }
+  const TokenDeclarationKind& For(const TokenDeclaration&) const { return tokens_; }
 
   TrustTierKind tiers_;
   TenantKind tenants_;
   VirtualClusterKind vclusters_;
+  TokenDeclarationKind tokens_;
 };
 
 }  // namespace septa::core

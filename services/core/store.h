@@ -284,6 +284,50 @@ class ApplySetRepository {
   virtual Status NoteDrift(const std::string& tenant, const std::string& name, std::string_view surface) = 0;
 };
 
+// Where septad writes a declared token's secret: a Secret of the host
+// cluster (core/token_declaration_kind.h).
+struct SecretSink {
+  std::string ns{};  // the Secret's namespace
+  std::string name{};
+  std::string key{};  // its data key
+  bool operator==(const SecretSink&) const = default;
+};
+
+// An API token declared in a platform apply set (migrations/0022): what is
+// declared, and the token septad delivered for it (core/token_delivery.h).
+struct TokenDeclaration {
+  std::string name{};
+  std::string principal{};  // "admin" | "tenant:<name>"
+  Role role = Role::kViewer;
+  std::int64_t ttl_seconds = 0;  // 0: the cap
+  SecretSink sink{};
+  std::int64_t version = 0;  // moves with every declared change
+  TimePoint create_time{};
+  TimePoint update_time{};
+  // The token delivered last, and the declaration's version it follows.
+  std::string token_id{};
+  std::optional<TimePoint> token_expire_time{};
+  std::int64_t token_version = 0;
+  // Minted and not yet written to the sink: a crash in between leaves it
+  // here, and the next delivery revokes it (its secret is lost).
+  std::string pending_token_id{};
+  std::int64_t deliveries = 0;
+};
+
+class TokenDeclarationRepository {
+ public:
+  virtual ~TokenDeclarationRepository() = default;
+  virtual Result<std::optional<TokenDeclaration>> Get(const std::string& name) = 0;
+  // kAlreadyExists for a name in use.
+  virtual Status Insert(const TokenDeclaration& declaration) = 0;
+  // Replaces the row when it is at `expected_version`; kFailedPrecondition
+  // (kAborted in PostgreSQL's serialization) otherwise, kNotFound when gone.
+  virtual Status Update(const TokenDeclaration& declaration, std::int64_t expected_version) = 0;
+  virtual Status Delete(const std::string& name) = 0;
+  // Every declaration by name: the delivery controller's resync.
+  virtual Result<std::vector<TokenDeclaration>> List() = 0;
+};
+
 // One transaction. Reads see a consistent snapshot; writes become visible
 // only if the function given to Store::Transact returns OK.
 class Tx {
@@ -293,6 +337,7 @@ class Tx {
   virtual TenantRepository& Tenants() = 0;
   virtual TokenRepository& Tokens() = 0;
   virtual AuditLog& Audit() = 0;
+  virtual TokenDeclarationRepository& TokenDeclarations() = 0;
   virtual IdempotencyRepository& Idempotency() = 0;
   virtual VirtualClusterRepository& VirtualClusters() = 0;
   virtual InventoryRepository& Inventory() = 0;

@@ -51,45 +51,43 @@ Result<IssuedToken> TokenService::Create(const RequestContext& ctx, const TokenR
 
 Result<IssuedToken> TokenService::Issue(const RequestContext& ctx, const Principal& subject, std::string description,
                                         std::optional<std::chrono::seconds> ttl, Expiry expiry) {
+  return TransactFor(store_, TxMode::kReadWrite,
+                     [&](Tx& tx) { return IssueIn(tx, Now(clock_), ctx, subject, description, ttl, expiry); });
+}
+
+Result<IssuedToken> TokenService::IssueIn(Tx& tx, TimePoint now, const RequestContext& ctx, const Principal& subject,
+                                          std::string description, std::optional<std::chrono::seconds> ttl,
+                                          Expiry expiry) {
   IssuedToken issued;
-  auto random_secret = RandomBase64Url(random_, kTokenSecretBytes);
-  if (!random_secret.ok()) return random_secret.status();
-  const std::string secret = *std::move(random_secret);
+  SEPTA_ASSIGN_OR_RETURN(const std::string secret, RandomBase64Url(random_, kTokenSecretBytes));
   ApiToken& token = issued.token;
   token.principal = subject.ToString();
   token.role = subject.role;
   token.secret_hash = Sha256Hex(secret);
   token.description = std::move(description);
-  Status st = store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
-    const TimePoint now = Now(clock_);
-    token.expire_time.reset();
-    if (!subject.admin) {
-      auto tenant = tx.Tenants().Get(subject.tenant);
-      if (IsNotFound(tenant)) {
-        return ctx.principal.admin ? InvalidField("principal", "tenant \"" + subject.tenant + "\" does not exist")
-                                   : NotFound("tenant \"" + subject.tenant + "\" not found");
-      }
-      SEPTA_RETURN_IF_ERROR(tenant);
-      if (tenant->state == TenantState::kSuspended) {
-        return FieldError(Code::kFailedPrecondition, "principal",
-                          "tenant \"" + subject.tenant +
-                              "\" is suspended: no tokens are issued for it until an admin makes it ACTIVE again");
-      }
-      auto tier = tx.TrustTiers().Get(tenant->trust_tier);
-      SEPTA_RETURN_IF_ERROR(tier);
-      token.expire_time = now + CappedTtl(ttl, std::chrono::seconds(tier->credential_ttl_max_seconds));
-      SEPTA_RETURN_IF_ERROR(RequireRoomForAnotherToken(tx, token.principal, now));
-    } else if (expiry == Expiry::kCapped) {
-      token.expire_time = now + CappedTtl(ttl, limits_.admin_ttl_max);
+  if (!subject.admin) {
+    auto tenant = tx.Tenants().Get(subject.tenant);
+    if (IsNotFound(tenant)) {
+      return ctx.principal.admin ? InvalidField("principal", "tenant \"" + subject.tenant + "\" does not exist")
+                                 : NotFound("tenant \"" + subject.tenant + "\" not found");
     }
-    auto id = RandomHex(random_, kTokenIdBytes);
-    SEPTA_RETURN_IF_ERROR(id);
-    token.id = *std::move(id);
-    token.create_time = now;
-    SEPTA_RETURN_IF_ERROR(tx.Tokens().Insert(token));
-    return tx.Audit().Append(AuditOf(ctx, now, "token.create", ResourceOf(token.id), "", "1"));
-  });
-  if (!st.ok()) return st;
+    SEPTA_RETURN_IF_ERROR(tenant);
+    if (tenant->state == TenantState::kSuspended) {
+      return FieldError(Code::kFailedPrecondition, "principal",
+                        "tenant \"" + subject.tenant +
+                            "\" is suspended: no tokens are issued for it until an admin makes it ACTIVE again");
+    }
+    auto tier = tx.TrustTiers().Get(tenant->trust_tier);
+    SEPTA_RETURN_IF_ERROR(tier);
+    token.expire_time = now + CappedTtl(ttl, std::chrono::seconds(tier->credential_ttl_max_seconds));
+    SEPTA_RETURN_IF_ERROR(RequireRoomForAnotherToken(tx, token.principal, now));
+  } else if (expiry == Expiry::kCapped) {
+    token.expire_time = now + CappedTtl(ttl, limits_.admin_ttl_max);
+  }
+  SEPTA_ASSIGN_OR_RETURN(token.id, RandomHex(random_, kTokenIdBytes));
+  token.create_time = now;
+  SEPTA_RETURN_IF_ERROR(tx.Tokens().Insert(token));
+  SEPTA_RETURN_IF_ERROR(tx.Audit().Append(AuditOf(ctx, now, "token.create", ResourceOf(token.id), "", "1")));
   issued.secret_text = FormatTokenText(token.id, secret);
   return issued;
 }

@@ -53,9 +53,17 @@ class TokenService {
   // The first admin token of a fresh installation, issued by "system".
   Result<IssuedToken> CreateBootstrapAdmin();
 
- private:
   enum class Expiry { kCapped, kNever };
-  // `ttl`: the requested lifetime; with kCapped, nullopt or more than the cap means the cap.
+  // Issues in the caller's transaction (a declared token's delivery,
+  // token_delivery.h), with every rule Create applies past the caller's
+  // authorization: the tenant exists and is active, the cap, the count.
+  // `ttl`: the requested lifetime; with kCapped, nullopt or more than the
+  // cap means the cap.
+  Result<IssuedToken> IssueIn(Tx& tx, TimePoint now, const RequestContext& ctx, const Principal& subject,
+                              std::string description, std::optional<std::chrono::seconds> ttl,
+                              Expiry expiry = Expiry::kCapped);
+
+ private:
   Result<IssuedToken> Issue(const RequestContext& ctx, const Principal& subject, std::string description,
                             std::optional<std::chrono::seconds> ttl, Expiry expiry);
   // kResourceExhausted when `principal` (a tenant) holds limits_.tenant_live_max live tokens.

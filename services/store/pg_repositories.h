@@ -114,4 +114,18 @@ class PgApplySets final : public core::ApplySetRepository {
   PgWork& work_;
 };
 
+class PgTokenDeclarations final : public core::TokenDeclarationRepository {
+ public:
+  explicit PgTokenDeclarations(PgWork& work) : work_(work) {}
+  static void Prepare(pqxx::connection& c);
+  Result<std::optional<core::TokenDeclaration>> Get(const std::string& name) override;
+  Status Insert(const core::TokenDeclaration& declaration) override;
+  Status Update(const core::TokenDeclaration& declaration, std::int64_t expected_version) override;
+  Status Delete(const std::string& name) override;
+  Result<std::vector<core::TokenDeclaration>> List() override;
+
+ private:
+  PgWork& work_;
+};
+
 }  // namespace septa::store

@@ -13,6 +13,7 @@ void PrepareStatements(pqxx::connection& c) {
   PgReservations::Prepare(c);
   PgCredentials::Prepare(c);
   PgApplySets::Prepare(c);
+  PgTokenDeclarations::Prepare(c);
 }
 
 }  // namespace septa::store

@@ -34,6 +34,7 @@ class PgTx final : public core::Tx {
   core::ReservationRepository& Reservations() override { return reservations_; }
   core::CredentialRepository& Credentials() override { return credentials_; }
   core::ApplySetRepository& ApplySets() override { return apply_sets_; }
+  core::TokenDeclarationRepository& TokenDeclarations() override { return token_declarations_; }
 
  private:
   PgWork work_;
@@ -47,6 +48,7 @@ class PgTx final : public core::Tx {
   PgReservations reservations_{work_};
   PgCredentials credentials_{work_};
   PgApplySets apply_sets_{work_};
+  PgTokenDeclarations token_declarations_{work_};
 };
 
 }  // namespace septa::store

@@ -50,9 +50,9 @@ Result<std::optional<ApplySetMember>> FakeApplySets::MemberOf(const std::string&
 
 Status FakeApplySets::PutMember(const ApplySetMember& member) {
   SEPTA_RETURN_IF_ERROR(w_.CheckWritable());
-  static constexpr std::string_view kKinds[] = {"TrustTier", "Tenant", "VirtualCluster"};
+  static constexpr std::string_view kKinds[] = {"TrustTier", "Tenant", "VirtualCluster", "ApiToken"};
   if (std::find(std::begin(kKinds), std::end(kKinds), member.kind) == std::end(kKinds)) {
-    return InvalidField("kind", "must be TrustTier, Tenant or VirtualCluster");
+    return InvalidField("kind", "must be TrustTier, Tenant, VirtualCluster or ApiToken");
   }
   if (!w_.s.apply_sets.contains({member.set_tenant, member.set_name})) return NotFound("no such apply set");
   w_.s.apply_set_members[{member.kind, member.resource}] = member;

@@ -2,6 +2,7 @@
 #include "tests/support/fake_apply_sets.h"
 #include "tests/support/fake_capacity.h"
 #include "tests/support/fake_credentials.h"
+#include "tests/support/fake_token_declarations.h"
 #include "tests/support/fake_work.h"
 
 #include <algorithm>
@@ -370,6 +371,7 @@ class FakeTx final : public Tx {
   ReservationRepository& Reservations() override { return reservations_; }
   CredentialRepository& Credentials() override { return credentials_; }
   ApplySetRepository& ApplySets() override { return apply_sets_; }
+  TokenDeclarationRepository& TokenDeclarations() override { return token_declarations_; }
 
  private:
   FakeWork work_;
@@ -383,6 +385,7 @@ class FakeTx final : public Tx {
   FakeReservations reservations_{work_};
   FakeCredentials credentials_{work_};
   FakeApplySets apply_sets_{work_};
+  FakeTokenDeclarations token_declarations_{work_};
 };
 
 }  // namespace

@@ -47,6 +47,7 @@ class FakeStore final : public Store {
     // Keyed by (tenant, name) and (kind, resource); see fake_apply_sets.h.
     std::map<std::pair<std::string, std::string>, ApplySet> apply_sets;
     std::map<std::pair<std::string, std::string>, ApplySetMember> apply_set_members;
+    std::map<std::string, TokenDeclaration> token_declarations;  // by name; see fake_token_declarations.h
     // NoteDrift's "<tenant>/<name>/<surface>", in order: what NOTIFY would tell on commit.
     std::vector<std::string> drift_notes;
   };

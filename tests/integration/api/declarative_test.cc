@@ -10,6 +10,16 @@
 #include <pqxx/pqxx>
 #include <thread>
 
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+
+#include "services/base/base64.h"
+#include "services/kube/client.h"
+#include "services/kube/config.h"
+#include "services/kube/resources.h"
+#include "services/store/embedded_postgres.h"
 #include "tests/integration/api/api_fixture.h"
 
 namespace septa::test {
@@ -143,6 +153,98 @@ TEST_F(DeclarativeTest, ALockedSetRefusesTheRestEditAndARevertingSetUndoesIt) {
             std::string::npos);
   EXPECT_NE(metrics.find("septa_applyset_out_of_sync_objects{set=\"tenants/acme/applysets/git\"} 1"),
             std::string::npos);
+}
+
+// A token declared in Git over REST: septad mints it and writes its
+// secret to a Secret of the (simulated) host cluster, where a pipeline
+// reads it and calls the API; the secret is in no answer, no log line, no
+// audit row and nowhere in pg_dump. A Secret septad did not make is never
+// overwritten.
+TEST_F(DeclarativeTest, ADeclaredTokenReachesOnlyItsSecretAndNeverTakesAnotherOne) {
+  auto log = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(100000);
+  spdlog::default_logger()->sinks().push_back(log);
+  auto config = kube::LoadKubeconfig(app_->kubeconfig_path());
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  auto host = kube::Client::Create(*config);
+  ASSERT_TRUE(host.ok());
+  const json foreign = {{"apiVersion", "v1"},
+                        {"kind", "Secret"},
+                        {"metadata", {{"name", "theirs"}, {"namespace", "default"}}},
+                        {"data", {{"token", base::Base64Encode("not septa's")}}}};
+  ASSERT_TRUE((*host)->Create(kube::kSecrets, "default", foreign).ok());
+
+  auto token = [](const std::string& name, const std::string& secret) {
+    return json{{"api_token",
+                 {{"name", name},
+                  {"principal", "tenant:acme"},
+                  {"role", "viewer"},
+                  {"ttl", "2h"},
+                  {"deliver_to", {{"kubernetes_secret", {{"namespace", "default"}, {"name", secret}}}}}}}};
+  };
+  const json body = {{"objects", json::array({token("ci", "septa-ci"), token("grabby", "theirs")})}};
+  auto plan = Call(admin_, "POST", "/v1/applysets/platform:diff", body.dump());
+  ASSERT_EQ(plan.status, 200) << plan.body;
+  EXPECT_EQ(json::parse(plan.body)["changes"][0]["kind"], "ApiToken");
+  auto applied = Call(admin_, "POST", "/v1/applysets/platform:apply", body.dump());
+  ASSERT_EQ(applied.status, 200) << applied.body;
+  EXPECT_EQ(Apply(acme_, "mine", {{"objects", json::array({token("own", "septa-own")})}}).status, 403)
+      << "a tenant's set declares no token";
+
+  // The pipeline's side: the Secret, once septad has written it.
+  std::string secret;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (secret.empty() && std::chrono::steady_clock::now() < deadline) {
+    auto got = (*host)->Get(kube::kSecrets, "default", "septa-ci");
+    if (got.ok()) {
+      EXPECT_EQ((*got)["metadata"]["annotations"]["septa.dev/api-token"], "ci");
+      secret = base::Base64Decode((*got)["data"]["token"].get<std::string>()).value_or("");
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the controller's write, not a guess
+    }
+  }
+  ASSERT_FALSE(secret.empty()) << "the Secret was never written";
+  auto as_pipeline = Call(secret, "GET", "/v1/tenants/acme/vclusters");
+  EXPECT_EQ(as_pipeline.status, 200) << as_pipeline.body;
+  EXPECT_EQ(
+      Call(secret, "POST", "/v1/tenants/acme/vclusters", Cluster("acme", "x", 1)["virtual_cluster"].dump()).status, 403)
+      << "a viewer, as declared";
+
+  // Never taken over: the error is counted, the Secret is as it was.
+  while (std::chrono::steady_clock::now() < deadline &&
+         Call("", "GET", "/metrics").body.find("septa_reconcile_errors_total{controller=\"token-delivery\"} 0") !=
+             std::string::npos) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  auto theirs = (*host)->Get(kube::kSecrets, "default", "theirs");
+  ASSERT_TRUE(theirs.ok());
+  EXPECT_EQ((*theirs)["data"]["token"], base::Base64Encode("not septa's"));
+  EXPECT_FALSE((*theirs)["metadata"].contains("annotations")) << theirs->dump();
+
+  // The secret (its random part, after "septa_<id>_": base64url, which has
+  // '_' too) is nowhere else.
+  const std::string random_part = secret.substr(secret.find('_', std::string_view("septa_").size()) + 1);
+  ASSERT_GE(random_part.size(), 40u);
+  for (const auto& answer : {applied.body, plan.body, Call(admin_, "GET", "/v1/tokens").body,
+                             Call(admin_, "GET", "/v1/applysets/platform").body}) {
+    EXPECT_EQ(answer.find(random_part), std::string::npos) << answer;
+  }
+  for (const std::string& line : log->last_formatted()) {
+    EXPECT_EQ(line.find(random_part), std::string::npos) << line;
+  }
+  EXPECT_EQ(Count("SELECT count(*) FROM audit_log WHERE concat_ws(' ', resource, old_etag, new_etag, detail) LIKE '%" +
+                  random_part + "%'"),
+            0);
+  const std::string dump_command =
+      (store::EmbeddedPostgresOptions{}.bin_dir / "pg_dump").string() + " --data-only --dbname='" + db_->url() + "'";
+  FILE* pipe = popen(dump_command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string dump;
+  char buffer[4096];
+  for (std::size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;) dump.append(buffer, n);
+  ASSERT_EQ(pclose(pipe), 0) << dump_command;
+  EXPECT_NE(dump.find("septa-ci"), std::string::npos) << "the dump holds the declaration";
+  EXPECT_EQ(dump.find(random_part), std::string::npos) << "but never the secret";
+  spdlog::default_logger()->sinks().pop_back();
 }
 
 TEST_F(DeclarativeTest, BadAndOversizedRequestsAreRefusedNamingTheFieldAndWriteNothing) {

@@ -199,8 +199,8 @@ TEST(ApplyDocuments, ApiVersionKindAndTheDocumentsShape) {
       "---\napiVersion: septa.dev/v1\nkind: Tenant\nmetadata: {name: a}\nspec: {trustTier: g}\nstatus: {}\n");
   EXPECT_THAT(read.errors,
               ElementsAre("<stdin> document 1: apiVersion: must be septa.dev/v1, not \"v1\"",
-                          "<stdin> document 2: kind: must be TrustTier, Tenant, VirtualCluster or ApplySet, not "
-                          "\"Credential\"",
+                          "<stdin> document 2: kind: must be TrustTier, Tenant, VirtualCluster, ApiToken or ApplySet, "
+                          "not \"Credential\"",
                           "<stdin> document 3: apiVersion: must be septa.dev/v1",
                           "<stdin> document 4: must be a mapping of apiVersion, kind, metadata and spec",
                           "<stdin> document 5: status: unknown field"));
@@ -345,6 +345,31 @@ TEST(ApplyDocuments, TheApplySetDocumentDeclaresTheSetsPolicyWhole) {
               ElementsAre("<stdin> document 1: spec.onDrift: must be report, revert or lock, not "
                           "\"sometimes\"",
                           "<stdin> document 1: spec.protect: must be a list of kinds, as [VirtualCluster]"));
+}
+
+TEST(ApplyDocuments, AnApiTokenDeclaresWhereItsSecretGoesAndNeverTheSecret) {
+  const DeclaredObjects read = ReadStdin(
+      "apiVersion: septa.dev/v1\nkind: ApiToken\nmetadata: {name: ci}\n"
+      "spec: {principal: 'tenant:acme', role: viewer, ttl: 8h,\n"
+      "       deliverTo: {kubernetesSecret: {namespace: ci, name: septa-token}}}\n");
+  ASSERT_THAT(read.errors, ElementsAre());
+  ASSERT_EQ(read.objects.size(), 1u);
+  const v1::ApiTokenDeclaration& token = read.objects[0].api_token();
+  EXPECT_EQ(token.name(), "ci");
+  EXPECT_EQ(token.principal(), "tenant:acme");
+  EXPECT_EQ(token.deliver_to().kubernetes_secret().name(), "septa-token");
+  EXPECT_THAT(read.objects[0].declared_fields().paths(),
+              UnorderedElementsAre("principal", "role", "ttl", "deliver_to.kubernetes_secret.namespace",
+                                   "deliver_to.kubernetes_secret.name"));
+
+  const DeclaredObjects leaked = ReadStdin(
+      "apiVersion: septa.dev/v1\nkind: ApiToken\nmetadata: {name: ci, tenant: acme}\n"
+      "spec: {role: owner, token: septa_0123_abc}\n");
+  EXPECT_THAT(leaked.errors,
+              ElementsAre("<stdin> document 1: metadata.tenant: an ApiToken has no tenant",
+                          "<stdin> document 1: spec.token: an ApiToken declares no secret: septad mints the token "
+                          "and writes it only to deliverTo (a secret in Git is a leaked secret)"));
+  EXPECT_TRUE(leaked.objects.empty());
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <map>
 
+#include "services/core/token_delivery.h"
 #include "services/core/virtual_cluster_service.h"
 #include "tests/unit/services/core/core_fixture.h"
 
@@ -69,6 +70,14 @@ ApplyObjectRequest Object(DeclaredObject object, std::vector<std::string> declar
   for (const std::string& path : request.declared.paths()) request.intent += " " + path;
   TableDecoder::Table()[request.intent] = request;
   return request;
+}
+
+TokenDeclaration Token(const std::string& name, const std::string& principal, Role role, std::int64_t ttl_seconds) {
+  return {.name = name,
+          .principal = principal,
+          .role = role,
+          .ttl_seconds = ttl_seconds,
+          .sink = {.ns = "ci", .name = "septa-" + name, .key = "token"}};
 }
 
 class ApplyServiceTest : public CoreTest {
@@ -418,6 +427,102 @@ TEST_F(ApplyServiceTest, ASetsPolicyIsPlannedKeptAndProtectsTheKindsItNames) {
   const Status bad = apply.Diff(Admin(), unknown).status();
   EXPECT_EQ(bad.code(), Code::kInvalidArgument);
   EXPECT_EQ(bad.violations().at(0).field, "policy.protected_kinds[0]");
+}
+
+// A token declared in Git: its secret is only what Begin hands to the
+// sink's writer (never stored or audited), a delivery that never finished
+// is revoked, the next token comes when a third of the lifetime is left, and
+// a new role or a prune revokes what was delivered.
+TEST_F(ApplyServiceTest, ADeclaredTokensSecretGoesOnlyToItsSinkAndIsRenewedBeforeItEnds) {
+  MustCreate("acme", "shared");
+  const std::vector<std::string> all = {"principal", "role", "ttl", "deliver_to"};
+  ApplyOrder order{.apply_set = "prod", .objects = {Object(Token("ci", "tenant:acme", Role::kViewer, 3 * 3600), all)}};
+  auto applied = apply.Apply(Admin(), order);
+  ASSERT_TRUE(applied.ok()) << applied.status().ToString();
+  EXPECT_EQ(applied->changes[0].kind, "ApiToken");
+  EXPECT_EQ(applied->changes[0].resource, "apitokens/ci");
+  ASSERT_TRUE(apply.Apply(Admin(), order).ok());
+  EXPECT_EQ(Actions(*apply.Diff(Admin(), order)), std::vector{ApplyAction::kUnchanged});
+
+  TokenDelivery delivery(store, clock, tokens);
+  auto lost = delivery.Begin("ci");  // a delivery that never finishes: its secret is lost
+  ASSERT_TRUE(lost.ok() && lost->deliver) << lost.status().ToString();
+  auto first = delivery.Begin("ci");
+  ASSERT_TRUE(first.ok() && first->deliver);
+  EXPECT_NE(first->deliver->token_id, lost->deliver->token_id);
+  EXPECT_EQ(first->deliver->sink, (SecretSink{.ns = "ci", .name = "septa-ci", .key = "token"}));
+  EXPECT_EQ(Code::kUnauthenticated, authenticator.Authenticate(lost->deliver->secret).status().code())
+      << "the lost one is revoked";
+  auto principal = authenticator.Authenticate(first->deliver->secret);
+  ASSERT_TRUE(principal.ok()) << principal.status().ToString();
+  EXPECT_EQ(principal->ToString(), "tenant:acme");
+  EXPECT_EQ(principal->role, Role::kViewer);
+  ASSERT_TRUE(delivery.Finish("ci", first->deliver->token_id).ok());
+  auto quiet = delivery.Begin("ci");
+  ASSERT_TRUE(quiet.ok());
+  EXPECT_FALSE(quiet->deliver) << "nothing due";
+  EXPECT_EQ(quiet->next_due, Now(clock) + std::chrono::hours(2)) << "when a third of 3 h is left";
+
+  clock.Advance(std::chrono::hours(2) + std::chrono::seconds(1));
+  auto second = delivery.Begin("ci");
+  ASSERT_TRUE(second.ok() && second->deliver);
+  ASSERT_TRUE(delivery.Finish("ci", second->deliver->token_id).ok());
+  EXPECT_TRUE(authenticator.Authenticate(first->deliver->secret).ok()) << "the last one lives out its hour";
+
+  for (const AuditRecord& r : Audit()) {
+    for (const std::string* field : {&r.resource, &r.old_etag, &r.new_etag, &r.detail}) {
+      EXPECT_EQ(field->find(first->deliver->secret.substr(25)), std::string::npos) << "a secret in the audit log";
+    }
+  }
+  for (const auto& [id, token] : store.Snapshot().tokens) {
+    EXPECT_EQ(token.secret_hash.find(second->deliver->secret.substr(25)), std::string::npos);
+  }
+
+  // A new role revokes the delivered token at once; the next one has the role.
+  order.objects[0] = Object(Token("ci", "tenant:acme", Role::kOwner, 3 * 3600), all);
+  ASSERT_TRUE(apply.Apply(Admin(), order).ok());
+  clock.Advance(std::chrono::seconds(6));  // past the authenticator's cache
+  EXPECT_EQ(Code::kUnauthenticated, authenticator.Authenticate(second->deliver->secret).status().code());
+  auto owner = delivery.Begin("ci");
+  ASSERT_TRUE(owner.ok() && owner->deliver);
+  EXPECT_EQ(authenticator.Authenticate(owner->deliver->secret)->role, Role::kOwner);
+  ASSERT_TRUE(delivery.Finish("ci", owner->deliver->token_id).ok());
+
+  // Pruned: revoked, and nothing more is delivered.
+  ApplyOrder pruned{.apply_set = "prod", .prune = true, .allow_empty = true};
+  auto gone = apply.Apply(Admin(), pruned);
+  ASSERT_TRUE(gone.ok()) << gone.status().ToString();
+  EXPECT_EQ(Actions(*gone), std::vector{ApplyAction::kDelete});
+  clock.Advance(std::chrono::seconds(6));
+  EXPECT_EQ(Code::kUnauthenticated, authenticator.Authenticate(owner->deliver->secret).status().code());
+  auto after = delivery.Begin("ci");
+  ASSERT_TRUE(after.ok());
+  EXPECT_FALSE(after->next_due) << "the declaration is gone";
+}
+
+TEST_F(ApplyServiceTest, OnlyAdminsDeclareTokensAndEveryFieldIsChecked) {
+  MustCreate("acme", "shared");
+  const std::vector<std::string> all = {"principal", "role", "ttl", "deliver_to"};
+  ApplyOrder mine{.apply_set = "git", .objects = {Object(Token("ci", "tenant:acme", Role::kViewer, 0), all)}};
+  EXPECT_EQ(apply.Apply(TenantCtx("acme"), mine).status().code(), Code::kPermissionDenied)
+      << "a tenant chooses no namespace of the host";
+
+  auto refused = [&](TokenDeclaration token) {
+    ApplyOrder order{.apply_set = "prod", .objects = {Object(std::move(token), all)}};
+    const Status st = apply.Apply(Admin(), order).status();
+    return st.violations().empty() ? st.message() : st.violations().front().field;
+  };
+  TokenDeclaration bad = Token("ci", "tenant:nope", Role::kViewer, 0);
+  EXPECT_EQ(refused(bad), "objects[0].principal");
+  bad = Token("ci", "tenant:acme", Role::kViewer, 60);
+  EXPECT_EQ(refused(bad), "objects[0].ttl") << "shorter than 5 minutes";
+  bad = Token("ci", "tenant:acme", Role::kViewer, 0);
+  bad.sink.ns = "Kube_System";
+  EXPECT_EQ(refused(bad), "objects[0].deliver_to.kubernetes_secret.namespace");
+  bad = Token("ci", "tenant:acme", Role::kViewer, 0);
+  bad.sink.key = "a/b";
+  EXPECT_EQ(refused(bad), "objects[0].deliver_to.kubernetes_secret.key");
+  EXPECT_TRUE(store.Snapshot().token_declarations.empty());
 }
 
 TEST_F(ApplyServiceTest, AStalePlanIsRefusedAndWritesNothing) {

@@ -866,7 +866,7 @@ TYPED_TEST_P(StoreContract, ApplySetsHoldEachObjectOnceAndGoWithTheirMembers) {
   orphan.set_name = "nope";
   EXPECT_EQ(put(orphan).code(), Code::kNotFound);
   ApplySetMember odd = tenant;
-  odd.kind = "ApiToken";
+  odd.kind = "Secret";
   EXPECT_EQ(put(odd).code(), Code::kInvalidArgument);
   ApplySet bad = platform;
   bad.name = "Not_A_Label";
@@ -879,7 +879,65 @@ TYPED_TEST_P(StoreContract, ApplySetsHoldEachObjectOnceAndGoWithTheirMembers) {
   EXPECT_TRUE(this->Write([&](Tx& tx) { return tx.ApplySets().NoteDrift("acme", "prod", "rest"); }).ok());
 }
 
-REGISTER_TYPED_TEST_SUITE_P(StoreContract, ApplySetsHoldEachObjectOnceAndGoWithTheirMembers, IsReady,
+// API tokens declared in Git (migrations/0022): a declaration round-trips
+// with its delivery, changes only at its version, is unique by name and
+// checked; List is by name.
+TYPED_TEST_P(StoreContract, TokenDeclarationsRoundTripAndChangeOnlyAtTheirVersion) {
+  const TokenDeclaration ci{.name = "ci",
+                            .principal = "tenant:acme",
+                            .role = Role::kOwner,
+                            .ttl_seconds = 7200,
+                            .sink = {.ns = "ci", .name = "septa-ci", .key = "token"},
+                            .version = 1,
+                            .create_time = At(1'800'000'000, 5'000),
+                            .update_time = At(1'800'000'000, 5'000)};
+  ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.TokenDeclarations().Insert(ci); }).ok());
+  EXPECT_EQ(this->Write([&](Tx& tx) { return tx.TokenDeclarations().Insert(ci); }).code(), Code::kAlreadyExists);
+  TokenDeclaration admin = ci;
+  admin.name = "admin-ci";
+  admin.principal = "admin";
+  admin.role = Role::kViewer;
+  ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.TokenDeclarations().Insert(admin); }).ok());
+
+  TokenDeclaration delivered = ci;
+  delivered.token_id = "0123456789abcdef";
+  delivered.token_expire_time = At(1'800'007'200);
+  delivered.token_version = 1;
+  delivered.deliveries = 1;
+  delivered.update_time = At(1'800'000'100);
+  ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.TokenDeclarations().Update(delivered, 1); }).ok());
+  auto got =
+      this->template Read<std::optional<TokenDeclaration>>([](Tx& tx) { return tx.TokenDeclarations().Get("ci"); });
+  ASSERT_TRUE(got.ok() && got->has_value()) << got.status().ToString();
+  EXPECT_EQ((*got)->token_id, "0123456789abcdef");
+  EXPECT_EQ((*got)->token_expire_time, At(1'800'007'200));
+  EXPECT_EQ((*got)->sink, ci.sink);
+  EXPECT_EQ((*got)->role, Role::kOwner);
+  EXPECT_EQ((*got)->ttl_seconds, 7200);
+  EXPECT_EQ((*got)->create_time, ci.create_time);
+  EXPECT_EQ((*got)->update_time, At(1'800'000'100));
+  EXPECT_EQ((*got)->deliveries, 1);
+
+  TokenDeclaration stale = delivered;
+  stale.version = 3;
+  EXPECT_EQ(this->Write([&](Tx& tx) { return tx.TokenDeclarations().Update(stale, 2); }).code(), Code::kAborted);
+  TokenDeclaration bad = ci;
+  bad.name = "Not_A_Label";
+  EXPECT_EQ(this->Write([&](Tx& tx) { return tx.TokenDeclarations().Insert(bad); }).code(), Code::kInvalidArgument);
+
+  auto all = this->template Read<std::vector<TokenDeclaration>>([](Tx& tx) { return tx.TokenDeclarations().List(); });
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 2u);
+  EXPECT_EQ((*all)[0].name, "admin-ci");
+  EXPECT_EQ((*all)[0].principal, "admin");
+  ASSERT_TRUE(this->Write([](Tx& tx) { return tx.TokenDeclarations().Delete("ci"); }).ok());
+  got = this->template Read<std::optional<TokenDeclaration>>([](Tx& tx) { return tx.TokenDeclarations().Get("ci"); });
+  ASSERT_TRUE(got.ok());
+  EXPECT_FALSE(got->has_value());
+}
+
+REGISTER_TYPED_TEST_SUITE_P(StoreContract, ApplySetsHoldEachObjectOnceAndGoWithTheirMembers,
+                            TokenDeclarationsRoundTripAndChangeOnlyAtTheirVersion, IsReady,
                             HoldsTheFourDefaultTrustTiers, TrustTiersRoundTripAndChangeOnlyAtTheExpectedVersion,
                             ABadTrustTierRowIsRefusedNamingTheField, TenantRoundTripsAtMicrosecondPrecision,
                             MissingTenantIsNotFound, DuplicateTenantIsAlreadyExists, UnknownTrustTierIsAnInvalidField,
