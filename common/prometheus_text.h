@@ -63,16 +63,16 @@ enum class PrometheusType { kUntyped, kCounter, kGauge, kHistogram, kSummary };
 std::string_view PrometheusTypeName(PrometheusType type);  // "counter", ...
 
 struct PrometheusLabel {
-  std::string name;
-  std::string value;  // unescaped
+  std::string name{};
+  std::string value{};  // unescaped
   bool operator==(const PrometheusLabel&) const = default;
 };
 
 struct PrometheusSample {
-  std::string name;
-  std::vector<PrometheusLabel> labels;  // in the order written
+  std::string name{};
+  std::vector<PrometheusLabel> labels{};  // in the order written
   double value = 0;
-  std::optional<std::int64_t> timestamp_ms;
+  std::optional<std::int64_t> timestamp_ms{};
   int line = 0;  // 1-based line of the exposition
 
   // The value of label `name`; nullopt when the sample has no such label.
@@ -81,14 +81,14 @@ struct PrometheusSample {
 
 // What HELP and TYPE lines said of one metric name.
 struct PrometheusFamily {
-  std::string name;
+  std::string name{};
   PrometheusType type = PrometheusType::kUntyped;
-  std::optional<std::string> help;  // unescaped
+  std::optional<std::string> help{};  // unescaped
 };
 
 struct PrometheusExposition {
-  std::vector<PrometheusFamily> families;  // names with a HELP or TYPE line, first seen first
-  std::vector<PrometheusSample> samples;   // in the order written
+  std::vector<PrometheusFamily> families{};  // names with a HELP or TYPE line, first seen first
+  std::vector<PrometheusSample> samples{};   // in the order written
 
   // The family of a sample's name: the name itself, or for a histogram's
   // `_bucket`, `_sum`, `_count` and a summary's `_sum`, `_count` the
