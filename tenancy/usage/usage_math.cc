@@ -99,6 +99,7 @@ Series Collect(const UsageInput& input, const std::set<GpuKey>& known, Ms interv
       }
       const SeriesKey key{sample.gpu.node, sample.gpu.uuid, sample.gpu.gi_id.value_or(-1)};
       if (sample.scope == DcgmScope::kPerPod) {
+        if (!sample.pod) continue;  // NormaliseDcgm never makes one; a hand-made one names no pod
         const std::string& ns = sample.pod->namespace_name;
         if (sample.signal == DcgmSignal::kGpuUtil) out.pod_util[gpu][t][ns] += sample.value;
         if (sample.signal == DcgmSignal::kFbUsed) pod_memory[{gpu.first, gpu.second, ns}][t] += sample.value;
@@ -169,6 +170,8 @@ class Calculator {
     for (std::size_t i = 0; i < input_.held.size(); ++i) {
       const HeldEntity& entity = input_.held[i];
       if (entity.kind == HeldKind::kShare) shares_on_[{entity.node, entity.gpu_uuid}].push_back(i);
+      on_gpu_[{entity.node, entity.gpu_uuid}].push_back(i);
+      by_series_[DeviceKeyOf(entity)].push_back(i);
     }
   }
 
@@ -356,9 +359,11 @@ class Calculator {
     if (present.length() <= 0) return out;
     out.capacity_gpu_hours = static_cast<double>(present.length()) / kMsPerHour;
     double reserved_ms = 0;
-    for (const EntityUsage& usage : entities) {
-      const HeldEntity& entity = input_.held[usage.held];
-      if (entity.node != gpu.node || entity.gpu_uuid != gpu.uuid) continue;
+    static const std::vector<std::size_t> kNothing;
+    const auto held_here = on_gpu_.find({gpu.node, gpu.uuid});
+    for (const std::size_t index : held_here == on_gpu_.end() ? kNothing : held_here->second) {
+      const EntityUsage& usage = entities[index];
+      const HeldEntity& entity = input_.held[index];
       reserved_ms += entity.weight * static_cast<double>(Intersect(RangeOf(entity.held), present).length());
       out.attributed_gpu_hours += usage.used_gpu_hours;
       if (entity.kind == HeldKind::kMigInstance) out.used_gpu_hours += usage.used_gpu_hours;
@@ -422,11 +427,12 @@ class Calculator {
   int UnheldActivity() const {
     int count = 0;
     for (const auto& [key, segments] : series_.activity) {
+      const auto holders = by_series_.find(key);
       for (const Segment& segment : segments) {
         if (segment.value < settings_.idle_below || !window_.Contains(segment.last())) continue;
-        const bool held = std::any_of(input_.held.begin(), input_.held.end(), [&](const HeldEntity& entity) {
-          return DeviceKeyOf(entity) == key && HeldAt(entity, segment.last());
-        });
+        const bool held = holders != by_series_.end() &&
+                          std::any_of(holders->second.begin(), holders->second.end(),
+                                      [&](std::size_t i) { return HeldAt(input_.held[i], segment.last()); });
         if (!held) ++count;
       }
     }
@@ -456,7 +462,11 @@ class Calculator {
   const UsageSettings& settings_;
   Series series_;
   Range window_;
+  // Indices into input_.held: the shares of a GPU, everything held on a
+  // GPU, and the holders of one series' key.
   std::map<GpuKey, std::vector<std::size_t>> shares_on_;
+  std::map<GpuKey, std::vector<std::size_t>> on_gpu_;
+  std::map<SeriesKey, std::vector<std::size_t>> by_series_;
   int conflicts_ = 0;
 };
 
