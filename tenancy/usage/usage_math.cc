@@ -26,6 +26,11 @@ using Ms = std::int64_t;
 constexpr Ms kMinuteMs = 60'000;
 constexpr double kMsPerHour = 3'600'000.0;
 
+// KAI-Scheduler holds a shared GPU with a reservation pod in this namespace,
+// and the exporter labels the GPU with that pod, never a tenant's (§1.4,
+// §6: its labels are ignored): neither a cross-check nor a conflict.
+constexpr std::string_view kKaiReservationNamespace = "kai-resource-reservation";
+
 Ms ToMs(TimePoint t) { return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count(); }
 TimePoint FromMs(Ms ms) {
   return TimePoint(std::chrono::duration_cast<TimePoint::duration>(std::chrono::milliseconds(ms)));
@@ -108,7 +113,8 @@ Series Collect(const UsageInput& input, const std::set<GpuKey>& known, Ms interv
       switch (sample.signal) {
         case DcgmSignal::kGrEngineActive:
           activity[key].emplace_back(t, sample.value);
-          if (sample.pod) out.pod_labels[key].push_back({.t = t, .namespace_name = sample.pod->namespace_name});
+          if (sample.pod && sample.pod->namespace_name != kKaiReservationNamespace)
+            out.pod_labels[key].push_back({.t = t, .namespace_name = sample.pod->namespace_name});
           break;
         case DcgmSignal::kFbUsed: memory[key].emplace_back(t, sample.value); break;
         case DcgmSignal::kEnergy:
@@ -445,11 +451,14 @@ class Calculator {
     for (const auto& [gpu, by_time] : series_.pod_util) {
       const auto shares = shares_on_.find(gpu);
       for (const auto& [t, by_namespace] : by_time) {
-        if (!window_.Contains(t - 1)) continue;
-        for (const auto& [ns, util] : by_namespace) {
+        const Ms last = t - 1;  // a named copy: clang 14's lambdas cannot capture structured bindings
+        if (!window_.Contains(last)) continue;
+        for (const auto& entry : by_namespace) {
+          const std::string& ns = entry.first;
+          if (ns == kKaiReservationNamespace) continue;
           const bool held = shares != shares_on_.end() &&
                             std::any_of(shares->second.begin(), shares->second.end(), [&](std::size_t i) {
-                              return input_.held[i].host_namespace == ns && HeldAt(input_.held[i], t - 1);
+                              return input_.held[i].host_namespace == ns && HeldAt(input_.held[i], last);
                             });
           if (!held) ++count;
         }

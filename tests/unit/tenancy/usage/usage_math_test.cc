@@ -391,15 +391,18 @@ TEST(usageMath, LabelsThatContradictTheReservationAreCountedNotFollowed) {
     scrape.samples[0].pod = DcgmPodRef{.namespace_name = "someone-else", .pod = "p", .container = "c", .vgpu = ""};
   }
   input.scrapes[0].samples.push_back(Gr("n", "GPU-9", 0.5));  // not in the inventory
+  // KAI's reservation pod labels a shared GPU: ignored, not a conflict.
+  input.scrapes[1].samples[0].pod->namespace_name = "kai-resource-reservation";
   const UsageReport report = MustCompute(input);
-  EXPECT_EQ(report.attribution_conflicts, 120);
+  EXPECT_EQ(report.attribution_conflicts, 119);
   EXPECT_NEAR(report.entities[0].used_gpu_hours, 0.25, kEps);  // the reservation is the truth
   EXPECT_EQ(report.unknown_gpu_samples, 1);
 
   UsageInput shared = SharedByTwo();
   shared.scrapes = Every("n", 30, 0, 3600, [](double) {
     return std::vector<DcgmSample>{Gr("n", "GPU-0", 0.5), PerPod(DcgmSignal::kGpuUtil, "n", "GPU-0", "x-dev", 0.5),
-                                   PerPod(DcgmSignal::kGpuUtil, "n", "GPU-0", "stranger", 0.5)};
+                                   PerPod(DcgmSignal::kGpuUtil, "n", "GPU-0", "stranger", 0.5),
+                                   PerPod(DcgmSignal::kGpuUtil, "n", "GPU-0", "kai-resource-reservation", 0.0)};
   });
   const UsageReport split = MustCompute(shared);
   EXPECT_EQ(split.attribution_conflicts, 120);
