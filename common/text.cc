@@ -119,6 +119,15 @@ void ReplaceAll(std::string& text, std::string_view from, std::string_view to) {
   }
 }
 
+std::string Join(const std::vector<std::string>& pieces, std::string_view sep) {
+  std::string joined;
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    if (i > 0) joined += sep;
+    joined += pieces[i];
+  }
+  return joined;
+}
+
 std::vector<std::string> Split(std::string_view s, char sep) {
   std::vector<std::string> parts;
   std::size_t start = 0;

@@ -34,6 +34,8 @@ std::string EscapeControlCharacters(std::string_view text, bool keep_newlines = 
 
 // The pieces of `s` between the `sep`s ("a.b" -> {"a", "b"}; "" -> {""}).
 std::vector<std::string> Split(std::string_view s, char sep);
+// The pieces with `sep` between them ({"a", "b"}, ", " -> "a, b").
+std::string Join(const std::vector<std::string>& pieces, std::string_view sep);
 
 // Every occurrence of `from` in `text`, left to right and not overlapping,
 // replaced by `to` (nothing when `from` is empty).

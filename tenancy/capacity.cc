@@ -15,12 +15,6 @@ namespace {
 
 std::string Quoted(std::string_view text) { return "\"" + EscapeControlCharacters(text) + "\""; }
 
-std::string Joined(const std::vector<std::string>& items) {
-  std::string out;
-  for (const std::string& item : items) out += (out.empty() ? "" : ", ") + item;
-  return out;
-}
-
 std::string KindPath(gpu::Tier kind) { return "capacity." + std::string(CapacityKindField(kind)); }
 
 std::string_view KindDescription(gpu::Tier kind) {
@@ -69,11 +63,11 @@ Result<const gpu::GpuModel*> FindModel(const gpu::Catalog& catalog, const std::s
   const gpu::GpuModel* model = catalog.Find(name);
   const std::string choices = mig_capable_only ? "MIG-capable models: " : "known models: ";
   if (model == nullptr) {
-    return InvalidField(
-        field, "unknown GPU model " + Quoted(name) + "; " + choices + Joined(ModelNames(catalog, mig_capable_only)));
+    return InvalidField(field, "unknown GPU model " + Quoted(name) + "; " + choices +
+                                   Join(ModelNames(catalog, mig_capable_only), ", "));
   }
   if (mig_capable_only && !model->mig_capable) {
-    return InvalidField(field, model->name + " is not MIG-capable; " + choices + Joined(ModelNames(catalog, true)));
+    return InvalidField(field, model->name + " is not MIG-capable; " + choices + Join(ModelNames(catalog, true), ", "));
   }
   return model;
 }
@@ -108,13 +102,13 @@ Status ValidateMig(const Capacity& capacity, const gpu::Catalog& catalog) {
       SEPTA_RETURN_IF_ERROR(model);
       if ((*model)->FindProfile(entry.profile) == nullptr) {
         return InvalidField(path + ".profile", (*model)->name + " has no MIG profile " + Quoted(entry.profile) +
-                                                   "; its profiles: " + Joined(ProfileNames(**model)));
+                                                   "; its profiles: " + Join(ProfileNames(**model), ", "));
       }
     } else {
       const std::vector<std::string> known = AllProfileNames(catalog);
       if (!std::binary_search(known.begin(), known.end(), entry.profile)) {
         return InvalidField(path + ".profile",
-                            "unknown MIG profile " + Quoted(entry.profile) + "; known profiles: " + Joined(known));
+                            "unknown MIG profile " + Quoted(entry.profile) + "; known profiles: " + Join(known, ", "));
       }
     }
     SEPTA_RETURN_IF_ERROR(CheckCount(path + ".count", entry.count, kMaxMigInstances));

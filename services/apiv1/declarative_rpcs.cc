@@ -9,7 +9,7 @@
 
 #include "septa/v1/declarative.pb.h"
 #include "services/apiv1/convert.h"
-#include "services/apiv1/declaration_decoder.h"
+#include "services/apiv1/declarations.h"
 #include "services/apiv1/rpcs.h"
 #include "services/core/apply_service.h"
 #include "services/core/duration.h"
@@ -168,6 +168,12 @@ Result<core::ApplyOrder> OrderFromProto(const Request& in) {
   }
   return order;
 }
+
+}  // namespace
+
+Result<core::ApplyOrder> ApplyOrderOf(const v1::ApplyRequest& request) { return OrderFromProto(request); }
+
+namespace {
 
 v1::ObjectChange::Action ToProto(core::ApplyAction action) {
   switch (action) {

@@ -18,7 +18,7 @@
 
 #include "gpu/catalog.h"
 #include "gpu/mig_parted.h"
-#include "services/apiv1/declaration_decoder.h"
+#include "services/apiv1/declarations.h"
 #include "services/app/idempotency_sweeper.h"
 #include "services/app/septad_app.h"
 #include "services/app/startup_stages.h"

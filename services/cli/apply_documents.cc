@@ -324,9 +324,10 @@ class DocumentReader {
             {"report", v1::ApplySetPolicy::REPORT},
             {"revert", v1::ApplySetPolicy::REVERT},
             {"lock", v1::ApplySetPolicy::LOCK}};
-        const auto* found = std::find_if(std::begin(kPolicies), std::end(kPolicies), [&](const auto& p) {
-          return value.is_string() && value.get<std::string>() == p.first;
-        });
+        // Compared as a string first: clang 14 captures no structured binding in a lambda.
+        const std::string text = value.is_string() ? value.get<std::string>() : std::string();
+        const auto* found = std::find_if(std::begin(kPolicies), std::end(kPolicies),
+                                         [&text](const auto& p) { return !text.empty() && text == p.first; });
         if (found == std::end(kPolicies)) {
           errors.Add("spec." + key, "must be report, revert or lock, not " + value.dump());
         } else {

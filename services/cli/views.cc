@@ -7,6 +7,7 @@
 #include <map>
 #include <vector>
 
+#include "common/text.h"
 #include "tenancy/capacity.h"
 #include "tenancy/virtual_cluster_ref.h"
 
@@ -94,9 +95,7 @@ std::string FormatCapacity(const v1::Capacity& c) {
         (c.shared().gpu_memory_mib() > 0 ? " " + std::to_string(c.shared().gpu_memory_mib()) + " MiB" : ""));
   }
   if (parts.empty()) return "-";
-  std::string text;
-  for (const auto& p : parts) text += (text.empty() ? "" : ", ") + p;
-  return text;
+  return Join(parts, ", ");
 }
 
 std::string Place(const std::string& node, int gpu) { return node + "/" + std::to_string(gpu); }
@@ -182,9 +181,7 @@ std::string FormatQuota(const v1::Tenant& t) {
   add("pods", q.has_pods(), q.pods(), u.pods(), false);
   add("vclusters", q.has_vclusters(), q.vclusters(), u.vclusters(), false);
   if (parts.empty()) return "unlimited";
-  std::string out;
-  for (const auto& p : parts) out += (out.empty() ? "" : ", ") + p;
-  return out;
+  return Join(parts, ", ");
 }
 
 }  // namespace

@@ -138,11 +138,7 @@ Result<std::optional<AuditRecord>> DriftOf(Tx& tx, const std::string& resource, 
 }
 
 // "[VirtualCluster]": a kind list as a plan shows it.
-std::string JoinedKinds(const std::vector<std::string>& kinds) {
-  std::string text;
-  for (const std::string& k : kinds) text += (text.empty() ? "" : ", ") + k;
-  return "[" + text + "]";
-}
+std::string JoinedKinds(const std::vector<std::string>& kinds) { return "[" + Join(kinds, ", ") + "]"; }
 
 std::vector<std::string> SortedUnique(std::vector<std::string> items) {
   std::sort(items.begin(), items.end());

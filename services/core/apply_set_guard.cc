@@ -1,22 +1,10 @@
 #include "services/core/apply_set_guard.h"
 
+#include "common/text.h"
+#include "services/core/apply_service.h"
 #include "services/core/audit.h"
 
 namespace septa::core {
-namespace {
-
-// "applysets/<set>" or "tenants/<tenant>/applysets/<set>".
-std::string SetResourceOf(const ApplySetMember& member) {
-  return (member.set_tenant.empty() ? "" : "tenants/" + member.set_tenant + "/") + "applysets/" + member.set_name;
-}
-
-std::string Joined(const std::vector<std::string>& paths) {
-  std::string text;
-  for (const std::string& p : paths) text += (text.empty() ? "" : ", ") + p;
-  return text;
-}
-
-}  // namespace
 
 std::vector<std::string> PathsOf(const std::vector<FieldChange>& changes) {
   std::vector<std::string> paths;
@@ -44,8 +32,8 @@ Status GuardSetMember(WriteScope& scope, std::string_view kind, const std::strin
   SEPTA_ASSIGN_OR_RETURN(const std::optional<ApplySet> set,
                          scope.tx.ApplySets().Get(member->set_tenant, member->set_name));
   if (!set) return Status::Ok();  // the member's row goes with its set (ON DELETE CASCADE)
-  const std::string set_resource = SetResourceOf(*member);
-  std::string detail = std::string(action) + " changed " + Joined(touched);
+  const std::string set_resource = ApplySetResource(member->set_tenant, member->set_name);
+  std::string detail = std::string(action) + " changed " + Join(touched, ", ");
   std::string_view record = kDriftAction;
   if (set->on_drift == DriftPolicy::kLock) {
     const std::string field = changed.empty() ? "" : touched.front();

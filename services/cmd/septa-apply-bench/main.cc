@@ -18,7 +18,7 @@
 #include "common/clock.h"
 #include "common/percentile.h"
 #include "gpu/catalog.h"
-#include "services/apiv1/declaration_decoder.h"
+#include "services/apiv1/declarations.h"
 #include "services/cmd/bench_gpu_node.h"
 #include "services/core/apply_service.h"
 #include "services/core/auth.h"
@@ -35,39 +35,48 @@ int Die(const Status& st, const char* what) {
   return 1;
 }
 
-// The estate; `generation` is written into every display name, so that
-// two generations differ in one field of every object.
-core::ApplyOrder Estate(int tenants, int per_tenant, int generation) {
-  core::ApplyOrder order{.apply_set = "platform", .source = "septa-apply-bench"};
+// The estate as a pipeline sends it (a septa.v1.ApplyRequest: the apply is
+// timed through the API's conversion, intents included); `generation` is
+// written into every display name, so that two generations differ in one
+// field of every object.
+v1::ApplyRequest Estate(int tenants, int per_tenant, int generation) {
+  v1::ApplyRequest request;
+  request.set_apply_set("platform");
+  request.set_source("septa-apply-bench");
   const std::string suffix = " g" + std::to_string(generation);
   for (int t = 0; t < tenants; ++t) {
     const bool mig = t % 2 == 0;
-    core::Tenant tenant;
-    tenant.name = "tenant-" + std::to_string(t);
-    tenant.trust_tier = mig ? "isolated" : "dedicated";
-    tenant.display_name = "Tenant " + std::to_string(t) + suffix;
-    tenant.labels = {{"cost-center", std::to_string(4000 + t)}};
-    order.objects.push_back({.object = tenant,
-                             .declared = core::DeclaredFields({"display_name", "trust_tier", "labels"}),
-                             .source = "tenants.yaml"});
+    v1::ApplyObject& tenant_object = *request.add_objects();
+    v1::Tenant& tenant = *tenant_object.mutable_tenant();
+    tenant.set_name("tenant-" + std::to_string(t));
+    tenant.set_trust_tier(mig ? "isolated" : "dedicated");
+    tenant.set_display_name("Tenant " + std::to_string(t) + suffix);
+    (*tenant.mutable_labels())["cost-center"] = std::to_string(4000 + t);
+    for (const char* path : {"display_name", "trust_tier", "labels"}) {
+      tenant_object.mutable_declared_fields()->add_paths(path);
+    }
+    tenant_object.set_source("tenants.yaml");
     for (int v = 0; v < per_tenant; ++v) {
-      tenancy::VirtualCluster vc;
-      vc.tenant = tenant.name;
-      vc.name = "vc-" + std::to_string(v);
-      vc.display_name = "Cluster " + std::to_string(v) + suffix;
-      vc.capacity.tier = mig ? gpu::Tier::kIsolated : gpu::Tier::kDedicated;
+      v1::ApplyObject& vc_object = *request.add_objects();
+      v1::VirtualCluster& vc = *vc_object.mutable_virtual_cluster();
+      vc.set_tenant(tenant.name());
+      vc.set_name("vc-" + std::to_string(v));
+      vc.set_display_name("Cluster " + std::to_string(v) + suffix);
       if (mig) {
-        vc.capacity.mig = {{"1g.10gb", 1, ""}};
+        auto& slice = *vc.mutable_capacity()->add_mig();
+        slice.set_profile("1g.10gb");
+        slice.set_count(1);
       } else {
-        vc.capacity.count = 1;
+        vc.mutable_capacity()->mutable_gpus()->set_count(1);
       }
-      vc.quota.pods = 50;
-      order.objects.push_back({.object = vc,
-                               .declared = core::DeclaredFields({"display_name", "capacity", "quota.pods"}),
-                               .source = "vclusters/" + tenant.name + ".yaml"});
+      vc.mutable_quota()->set_pods(50);
+      for (const char* path : {"display_name", "capacity", "quota.pods"}) {
+        vc_object.mutable_declared_fields()->add_paths(path);
+      }
+      vc_object.set_source("vclusters/" + tenant.name() + ".yaml");
     }
   }
-  return order;
+  return request;
 }
 
 void Report(const char* what, const std::vector<double>& ms) {
@@ -127,7 +136,7 @@ int main(int argc, char** argv) {
   ctx.principal.admin = true;
   ctx.principal.role = core::Role::kOwner;
   ctx.request_id = "bench";
-  const std::size_t objects = Estate(tenants, per_tenant, 0).objects.size();
+  const std::size_t objects = static_cast<std::size_t>(Estate(tenants, per_tenant, 0).objects_size());
   std::printf("estate: %d tenants x %d virtual clusters = %zu objects; inventory %d A100 + %d H100 nodes of %d GPUs\n",
               tenants, per_tenant, objects, whole_nodes, mig_nodes, bench::kGpusPerNode);
 
@@ -139,19 +148,28 @@ int main(int argc, char** argv) {
     return ms;
   };
 
-  auto created = timed([&] { return apply.Apply(ctx, Estate(tenants, per_tenant, 0)); }, "first apply");
+  // Each call converts its request as the API does (apiv1::ApplyOrderOf), inside the timing.
+  const auto order_of = [&](int generation) {
+    auto order = apiv1::ApplyOrderOf(Estate(tenants, per_tenant, generation));
+    if (!order.ok()) {
+      Die(order.status(), "the estate");
+      std::exit(1);
+    }
+    return *std::move(order);
+  };
+  auto created = timed([&] { return apply.Apply(ctx, order_of(0)); }, "first apply");
   if (!created.ok()) return Die(created.status(), "apply");
   std::printf("%-44s %.0f ms\n", "first apply (every object created, placed)", *created);
 
   std::vector<double> diffs, updates, noops;
   for (int r = 1; r <= runs; ++r) {
-    auto diff = timed([&] { return apply.Diff(ctx, Estate(tenants, per_tenant, r)); }, "diff");
+    auto diff = timed([&] { return apply.Diff(ctx, order_of(r)); }, "diff");
     if (!diff.ok()) return Die(diff.status(), "diff");
     diffs.push_back(*diff);
-    auto update = timed([&] { return apply.Apply(ctx, Estate(tenants, per_tenant, r)); }, "apply");
+    auto update = timed([&] { return apply.Apply(ctx, order_of(r)); }, "apply");
     if (!update.ok()) return Die(update.status(), "apply");
     updates.push_back(*update);
-    auto noop = timed([&] { return apply.Apply(ctx, Estate(tenants, per_tenant, r)); }, "re-apply");
+    auto noop = timed([&] { return apply.Apply(ctx, order_of(r)); }, "re-apply");
     if (!noop.ok()) return Die(noop.status(), "re-apply");
     noops.push_back(*noop);
   }

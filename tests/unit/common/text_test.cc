@@ -38,6 +38,13 @@ TEST(Text, RefusesControlAndBidiCharactersNamingTheField) {
   EXPECT_FALSE(ValidateText("description", std::string(201, 'a'), 200).ok());
 }
 
+TEST(Text, JoinIsSplitsInverse) {
+  EXPECT_EQ(Join({"a", "b", "c"}, ", "), "a, b, c");
+  EXPECT_EQ(Join({}, ", "), "");
+  EXPECT_EQ(Join({"only"}, "/"), "only");
+  EXPECT_EQ(Join(Split("x.y..z", '.'), "."), "x.y..z");
+}
+
 TEST(Text, EscapingMakesControlsVisibleAndKeepsText) {
   EXPECT_EQ(EscapeControlCharacters("\x1b[2J\r\n\t\x7f\u009b\u202e Ω"), R"(\u001b[2J\r\n\t\u007f\u009b\u202e Ω)");
   EXPECT_EQ(EscapeControlCharacters("ok\xff"), R"(ok\xff)");

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "services/reconcile/apply_set_controller.h"
 #include "services/reconcile/shard.h"
 #include "tenancy/virtual_cluster_ref.h"
 #include "tests/support/fake_clock.h"
@@ -330,6 +331,15 @@ TEST(reconcileKeys, TheCodecsRoundTripAndRefuseWhatIsNoKey) {
   EXPECT_EQ(DecodeKey<std::string>("node-1.example"), "node-1.example");
   EXPECT_EQ(DecodeKey<std::string>(""), std::nullopt) << "no object is named \"\"";
   EXPECT_EQ(EncodeKey(std::string("default/cm")), "default/cm");
+
+  // Apply sets: "<tenant>/<name>", the platform's with an empty tenant.
+  for (const ApplySetKey& key : {ApplySetKey{"", "prod"}, ApplySetKey{"acme", "git"}}) {
+    EXPECT_EQ(DecodeKey<ApplySetKey>(EncodeKey(key)), key);
+  }
+  EXPECT_EQ(EncodeKey(ApplySetKey{"", "prod"}), "/prod");
+  for (const char* text : {"", "prod", "/", "acme/", "acme/git/rest", "//prod"}) {
+    EXPECT_EQ(DecodeKey<ApplySetKey>(text), std::nullopt) << '"' << text << '"';
+  }
 }
 
 }  // namespace
