@@ -18,7 +18,7 @@ inline constexpr const char* kMigResourcePrefix = "nvidia.com/mig-";  // + profi
 // Simulator only: what a real cluster learns per GPU from the device plugin
 // and DCGM (UUID, MIG mode, GPU instances), which GFD labels do not carry.
 // A JSON array of {"index", "uuid", "migEnabled", "migDevices": [{"profile",
-// "start"}]} (docs/kubesim.md).
+// "start", "giId"}]} (docs/kubesim.md).
 inline constexpr const char* kGpuIdentityAnnotation = "kubesim.septa.dev/gpus";
 
 }  // namespace septa::kube

@@ -98,6 +98,14 @@ Status KubeSim::Start() {
   if (options_.inventory) {
     node_sim_ = std::make_unique<NodeSim>(*cluster_, *api_, *options_.inventory, options_.nodes);
     SEPTA_RETURN_IF_ERROR(node_sim_->Start());
+    if (options_.dcgm) {
+      std::vector<std::string> gpu_nodes;
+      for (const NodeSpec& spec : options_.inventory->nodes) {
+        if (!spec.gpu_model.empty()) gpu_nodes.push_back(spec.name);
+      }
+      dcgm_ = std::make_unique<DcgmExporters>(*cluster_, *api_, *options_.dcgm);
+      SEPTA_RETURN_IF_ERROR(dcgm_->Start(gpu_nodes));
+    }
   }
   workloads_ = std::make_unique<WorkloadControllers>(*cluster_, *api_);
 
@@ -141,6 +149,7 @@ Status KubeSim::Start() {
 void KubeSim::Tick() {
   api_->Tick();
   if (node_sim_) node_sim_->Tick();
+  if (dcgm_) dcgm_->Tick();
   workloads_->Tick();
 }
 
@@ -149,6 +158,7 @@ void KubeSim::Stop() {
   if (ticker_.joinable()) ticker_.join();
   if (https_) https_->Shutdown(1s);
   if (http_) http_->Shutdown(1s);
+  if (dcgm_) dcgm_->Stop();
 }
 
 std::uint16_t KubeSim::https_port() const { return https_ ? https_->port() : 0; }

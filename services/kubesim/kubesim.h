@@ -18,6 +18,7 @@
 #include "services/http/server.h"
 #include "services/http/tls.h"
 #include "services/kubesim/api_server.h"
+#include "services/kubesim/dcgm_exporter.h"
 #include "services/kubesim/inventory.h"
 #include "services/kubesim/nodesim.h"
 #include "services/kubesim/workload_controllers.h"
@@ -40,6 +41,9 @@ struct KubeSimOptions {
   // Simulated nodes (none when unset) and how they behave.
   std::optional<Inventory> inventory;
   NodeSimOptions nodes;
+  // A dcgm-exporter test double on every GPU node of the inventory
+  // (dcgm_exporter.h): none when unset.
+  std::optional<DcgmSimOptions> dcgm;
   // Faults, for testing clients: asked before every request; a status it
   // returns answers the request instead (a Status body with that code, e.g.
   // 503 for an API server that is down, 409 for a conflict).
@@ -77,6 +81,8 @@ class KubeSim {
 
   Cluster& cluster() { return *cluster_; }
   ApiServer& api() { return *api_; }
+  // The simulated dcgm-exporters; nullptr unless KubeSimOptions::dcgm was set.
+  DcgmExporters* dcgm_exporters() { return dcgm_.get(); }
 
  private:
   void Seed();
@@ -88,6 +94,7 @@ class KubeSim {
   std::unique_ptr<ApiServer> api_;
   std::unique_ptr<NodeSim> node_sim_;
   std::unique_ptr<WorkloadControllers> workloads_;
+  std::unique_ptr<DcgmExporters> dcgm_;
   http::KeyPairPem ca_;
   std::unique_ptr<http::Server> https_;
   std::unique_ptr<http::Server> http_;

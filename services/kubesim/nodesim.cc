@@ -64,7 +64,22 @@ bool AffinityAllows(const RequiredNodeAffinity& affinity, const json& labels) {
   return std::ranges::any_of(affinity.terms, [&](const LabelSelector& term) { return term.Matches(labels); });
 }
 
+bool PowerOfTwo(int n) { return n > 0 && (n & (n - 1)) == 0; }
+
 }  // namespace
+
+int SimulatedGpuInstanceId(const gpu::GpuModel& model, const gpu::MigLayout& layout, std::size_t i) {
+  const int total = model.memory_slices;
+  const gpu::MigInstance& inst = layout[i];
+  const int size = inst.profile >= 0 && inst.profile < static_cast<int>(model.mig_profiles.size())
+                       ? model.mig_profiles[inst.profile].memory_slices
+                       : 0;
+  if (PowerOfTwo(total) && PowerOfTwo(size) && size <= total && inst.start >= 0 && inst.start % size == 0 &&
+      inst.start + size <= total) {
+    return total / size - 1 + inst.start / size;
+  }
+  return 2 * total + static_cast<int>(i);
+}
 
 NodeSim::NodeSim(Cluster& cluster, ApiServer& api, Inventory inventory, NodeSimOptions options)
     : cluster_(cluster),
@@ -122,8 +137,12 @@ std::string NodeSim::GpuIdentity(const std::string& name, const gpu::GpuModel& m
   json gpus = json::array();
   for (std::size_t i = 0; i < setups.size(); ++i) {
     json instances = json::array();
-    for (const gpu::MigInstance& inst : setups[i].layout)
-      instances.push_back({{"profile", model.mig_profiles[inst.profile].name}, {"start", inst.start}});
+    const gpu::MigLayout& layout = setups[i].layout;
+    for (std::size_t d = 0; d < layout.size(); ++d) {
+      instances.push_back({{"profile", model.mig_profiles[layout[d].profile].name},
+                           {"start", layout[d].start},
+                           {"giId", SimulatedGpuInstanceId(model, layout, d)}});
+    }
     gpus.push_back({{"index", i},
                     {"uuid", gpu::SyntheticGpuUuid(name, static_cast<int>(i))},
                     {"migEnabled", setups[i].mig_enabled},

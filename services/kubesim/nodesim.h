@@ -21,6 +21,17 @@
 
 namespace septa::kubesim {
 
+// The GPU-instance id (DCGM's GPU_I_ID, NVML's GPU instance id) kubesim
+// gives instance `i` of `layout` on a GPU of `model`: its slot in the binary
+// tree of the GPU's memory slices, numbered from the root (the whole GPU 0,
+// halves 1-2, quarters 3-6, eighths 7-14 on an 8-slice GPU), so that an
+// instance's id follows from its size and placement alone. Instances that
+// fit no slot (sizes that are not a power of two, unaligned starts) get
+// 2 x memory slices + i. The simulator's rule: a driver numbers instances
+// itself (USAGE-FACTS §1.4); it is published in kube::kGpuIdentityAnnotation
+// as "giId" and is what kubesim's dcgm-exporter reports.
+int SimulatedGpuInstanceId(const gpu::GpuModel& model, const gpu::MigLayout& layout, std::size_t i);
+
 struct NodeSimOptions {
   std::set<std::string> scheduler_names = {"default-scheduler"};
   std::chrono::milliseconds pod_start_delay{500};

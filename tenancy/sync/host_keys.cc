@@ -16,6 +16,10 @@ using nlohmann::json;
 constexpr std::array<std::string_view, 8> kHostDomains = {
     "septa.dev", "kai.scheduler", "kueue.x-k8s.io",      "runai",
     "hami.io",   "nvidia.com",    "scheduling.x-k8s.io", "volcano.sh"};
+// The one septa.dev domain a tenant may set: simulation knobs such as
+// simulation.septa.dev/gpu-memory-mib, which only kubesim reads (its
+// dcgm-exporter, docs/kubesim.md); a real host ignores them.
+constexpr std::string_view kSimulationDomain = "simulation.septa.dev";
 // Single keys that are the host's. Unprefixed: KAI's and Run:ai's fraction
 // and group annotations. Kubernetes': the group name of the scheduler
 // plugins' gangs; a Secret's service-account annotations, on which the
@@ -78,6 +82,7 @@ const std::string_view* DomainIn(std::string_view key, const std::array<std::str
 }  // namespace
 
 bool IsHostKey(std::string_view key) {
+  if (DomainOf(key) == kSimulationDomain) return false;  // knobs only a simulator reads (kubesim's dcgm-exporter)
   return DomainIn(key, kHostDomains) != nullptr ||
          std::find(kHostKeys.begin(), kHostKeys.end(), key) != kHostKeys.end();
 }

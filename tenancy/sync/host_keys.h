@@ -3,7 +3,8 @@
 // endpoints, claims), applied where a copy is first made and wherever a
 // later patch carries keys down. A key is
 //   - the host's (IsHostKey, ReservedByValue): Septa's own bookkeeping
-//     (`septa.dev/`, `vcluster.septa.dev/`), the schedulers' and device
+//     (`septa.dev/`, `vcluster.septa.dev/`; not `simulation.septa.dev/`,
+//     the simulator's knobs a tenant may set), the schedulers' and device
 //     plugins' pod keys (a tenant would pick its own queue, gang or GPU
 //     share), the Kubernetes keys that make a host controller act on the
 //     object (a Secret's service-account annotations would have the host

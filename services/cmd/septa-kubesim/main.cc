@@ -28,7 +28,27 @@ int main(int argc, char** argv) {
   long pod_start_ms = options.nodes.pod_start_delay.count(), mig_ms = options.nodes.mig_reconfigure_delay.count();
   app.add_option("--pod-start-delay-ms", pod_start_ms, "bound pods turn Running after this")->capture_default_str();
   app.add_option("--mig-delay-ms", mig_ms, "MIG reconfiguration takes this long")->capture_default_str();
+  std::string dcgm_version, dcgm_mapping = "last-pod-wins";
+  app.add_option("--dcgm-exporter", dcgm_version,
+                 "serve a simulated dcgm-exporter of this version (4.8.2, 4.8.3, 4.9) on every GPU node, its pod in "
+                 "gpu-operator (docs/kubesim.md)");
+  app.add_option("--dcgm-mapping", dcgm_mapping, "its pod labels: off, last-pod-wins or virtual-gpus")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  if (!dcgm_version.empty()) {
+    auto version = septa::kubesim::ParseDcgmExporterVersion(dcgm_version);
+    auto mapping = septa::kubesim::ParseDcgmPodMapping(dcgm_mapping);
+    for (const septa::Status& st : {version.status(), mapping.status()}) {
+      if (!st.ok()) {
+        std::cerr << "septa-kubesim: " << st.message() << "\n";
+        return 2;
+      }
+    }
+    septa::kubesim::DcgmSimOptions dcgm;
+    dcgm.profile.version = *version;
+    dcgm.profile.mapping = *mapping;
+    options.dcgm = dcgm;
+  }
   options.scheduler_crds = !no_scheduler_crds;
   if (!schedulers.empty()) options.nodes.scheduler_names = {schedulers.begin(), schedulers.end()};
   options.nodes.pod_start_delay = std::chrono::milliseconds(pod_start_ms);
@@ -78,6 +98,13 @@ int main(int argc, char** argv) {
   std::cout << "septa-kubesim: serving " << sim.server_url();
   if (sim.http_port() != 0) std::cout << " and http://127.0.0.1:" << sim.http_port();
   std::cout << std::endl;
+  if (septa::kubesim::DcgmExporters* exporters = sim.dcgm_exporters()) {
+    for (const auto& node : options.inventory ? options.inventory->nodes : std::vector<septa::kubesim::NodeSpec>{}) {
+      if (exporters->port(node.name) == 0) continue;
+      std::cout << "septa-kubesim: dcgm-exporter of " << node.name << " at " << exporters->MetricsUrl(node.name)
+                << std::endl;
+    }
+  }
 
   int sig = 0;
   sigwait(&signals, &sig);

@@ -30,6 +30,27 @@ TEST(SyncHostKeys, TheHostsKeysWhateverTheirDomainDepth) {
   EXPECT_FALSE(ReservedByValue("app.kubernetes.io/name", "septa"));
 }
 
+// kubesim's dcgm-exporter reads a pod's simulation knobs (docs/kubesim.md):
+// simulation.septa.dev/ is the one septa.dev domain a tenant may set, and
+// Run:ai's fake-gpu-operator key was never the host's.
+TEST(SyncHostKeys, SimulationKnobsReachTheHostPod) {
+  EXPECT_FALSE(IsHostKey("simulation.septa.dev/gpu-memory-mib"));
+  EXPECT_TRUE(CopiedToHost("simulation.septa.dev/gpu-memory-mib", "20480", {}));
+  EXPECT_TRUE(CopiedToHost("run.ai/simulated-gpu-utilization", "10-30", {}));
+  for (const char* key : {"x.simulation.septa.dev/y", "septa.dev/simulation", "simulation.septa.dev.example/x"}) {
+    EXPECT_EQ(IsHostKey(key), std::string_view(key) != "simulation.septa.dev.example/x") << key;
+  }
+  VirtualClusterView view = SampleView(gpu::Tier::kDedicated);
+  json pod = SamplePod("train", "1");
+  pod["metadata"]["annotations"] = {{"simulation.septa.dev/gpu-memory-mib", "20480"},
+                                    {"run.ai/simulated-gpu-utilization", "50"}};
+  auto out = TranslatePodDown({}, view, pod, {});
+  ASSERT_TRUE(std::holds_alternative<HostPod>(out)) << std::get<Refusal>(out).field;
+  const json& annotations = std::get<HostPod>(out).object["metadata"]["annotations"];
+  EXPECT_EQ(annotations["simulation.septa.dev/gpu-memory-mib"], "20480");
+  EXPECT_EQ(annotations["run.ai/simulated-gpu-utilization"], "50");
+}
+
 TEST(SyncHostKeys, IntegrationsByDomainAndSubdomain) {
   EXPECT_EQ(IntegrationDomainOf("external-dns.alpha.kubernetes.io/hostname"), "external-dns.alpha.kubernetes.io");
   EXPECT_EQ(IntegrationDomainOf("nginx.ingress.kubernetes.io/rewrite-target"), "ingress.kubernetes.io");
