@@ -393,7 +393,7 @@ Result<ApplyOutcome> ApplyService::Run(const RequestContext& ctx, const ApplyOrd
                                                             .apply_time = scope.now,
                                                             .on_drift = policy.on_drift,
                                                             .protected_kinds = protected_kinds}));
-          for (const ApplySetMember& row : member_writes) SEPTA_RETURN_IF_ERROR(tx.ApplySets().PutMember(row));
+          if (!member_writes.empty()) SEPTA_RETURN_IF_ERROR(tx.ApplySets().PutMembers(member_writes));
           SEPTA_RETURN_IF_ERROR(tx.Audit().Append(AuditOf(ctx, scope.now, "applyset.apply", set_resource,
                                                           std::to_string(revision), std::to_string(out.revision))));
         }

@@ -273,9 +273,9 @@ class ApplySetRepository {
   virtual Result<std::vector<ApplySetMember>> Members(const std::string& tenant, const std::string& name) = 0;
   // The member row of an object, whichever set it is in.
   virtual Result<std::optional<ApplySetMember>> MemberOf(const std::string& kind, const std::string& resource) = 0;
-  // Inserts the row, or replaces the object's (moving it to member's set);
-  // kNotFound when that set does not exist.
-  virtual Status PutMember(const ApplySetMember& member) = 0;
+  // Inserts each row, or replaces its object's (moving it to the member's
+  // set), in one statement; kNotFound when a member's set does not exist.
+  virtual Status PutMembers(const std::vector<ApplySetMember>& members) = 0;
   // Removes the object's row; none is OK.
   virtual Status DeleteMember(const std::string& kind, const std::string& resource) = 0;
   // Tells the apply set controller, once the transaction commits, that a

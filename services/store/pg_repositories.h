@@ -106,7 +106,7 @@ class PgApplySets final : public core::ApplySetRepository {
   Result<std::vector<core::ApplySet>> ListAll() override;
   Result<std::vector<core::ApplySetMember>> Members(const std::string& tenant, const std::string& name) override;
   Result<std::optional<core::ApplySetMember>> MemberOf(const std::string& kind, const std::string& resource) override;
-  Status PutMember(const core::ApplySetMember& member) override;
+  Status PutMembers(const std::vector<core::ApplySetMember>& members) override;
   Status DeleteMember(const std::string& kind, const std::string& resource) override;
   Status NoteDrift(const std::string& tenant, const std::string& name, std::string_view surface) override;
 

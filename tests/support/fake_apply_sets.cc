@@ -48,14 +48,21 @@ Result<std::optional<ApplySetMember>> FakeApplySets::MemberOf(const std::string&
   return std::optional<ApplySetMember>(it->second);
 }
 
-Status FakeApplySets::PutMember(const ApplySetMember& member) {
+Status FakeApplySets::PutMembers(const std::vector<ApplySetMember>& members) {
   SEPTA_RETURN_IF_ERROR(w_.CheckWritable());
+  for (const ApplySetMember& member : members) {  // all checked first: one statement
+    SEPTA_RETURN_IF_ERROR(CheckMember(member));
+  }
+  for (const ApplySetMember& member : members) w_.s.apply_set_members[{member.kind, member.resource}] = member;
+  return Status::Ok();
+}
+
+Status FakeApplySets::CheckMember(const ApplySetMember& member) const {
   static constexpr std::string_view kKinds[] = {"TrustTier", "Tenant", "VirtualCluster", "ApiToken"};
   if (std::find(std::begin(kKinds), std::end(kKinds), member.kind) == std::end(kKinds)) {
     return InvalidField("kind", "must be TrustTier, Tenant, VirtualCluster or ApiToken");
   }
   if (!w_.s.apply_sets.contains({member.set_tenant, member.set_name})) return NotFound("no such apply set");
-  w_.s.apply_set_members[{member.kind, member.resource}] = member;
   return Status::Ok();
 }
 

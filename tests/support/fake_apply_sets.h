@@ -16,11 +16,13 @@ class FakeApplySets final : public ApplySetRepository {
   Result<std::vector<ApplySet>> ListAll() override;
   Result<std::vector<ApplySetMember>> Members(const std::string& tenant, const std::string& name) override;
   Result<std::optional<ApplySetMember>> MemberOf(const std::string& kind, const std::string& resource) override;
-  Status PutMember(const ApplySetMember& member) override;
+  Status PutMembers(const std::vector<ApplySetMember>& members) override;
   Status DeleteMember(const std::string& kind, const std::string& resource) override;
   Status NoteDrift(const std::string& tenant, const std::string& name, std::string_view surface) override;
 
  private:
+  Status CheckMember(const ApplySetMember& member) const;
+
   FakeWork& w_;
 };
 

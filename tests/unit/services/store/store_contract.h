@@ -836,8 +836,7 @@ TYPED_TEST_P(StoreContract, ApplySetsHoldEachObjectOnceAndGoWithTheirMembers) {
                           .intent = std::string("\x0a\x00\xff intent", 10)};
   const ApplySetMember tenant{.kind = "Tenant", .resource = "tenants/acme", .set_tenant = "", .set_name = "prod"};
   ASSERT_TRUE(this->Write([&](Tx& tx) {
-                    SEPTA_RETURN_IF_ERROR(tx.ApplySets().PutMember(vc));
-                    return tx.ApplySets().PutMember(tenant);
+                    return tx.ApplySets().PutMembers({vc, tenant});
                   })
                   .ok());
   auto members = [&](const std::string& set_tenant) {
@@ -852,7 +851,7 @@ TYPED_TEST_P(StoreContract, ApplySetsHoldEachObjectOnceAndGoWithTheirMembers) {
   ApplySetMember moved = vc;
   moved.set_tenant = "acme";
   moved.declared = {};
-  ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.ApplySets().PutMember(moved); }).ok());
+  ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.ApplySets().PutMembers({moved}); }).ok());
   EXPECT_EQ(members(""), std::vector<ApplySetMember>{tenant});
   EXPECT_EQ(members("acme"), std::vector<ApplySetMember>{moved});
   auto of = this->template Read<std::optional<ApplySetMember>>(
@@ -861,7 +860,7 @@ TYPED_TEST_P(StoreContract, ApplySetsHoldEachObjectOnceAndGoWithTheirMembers) {
   EXPECT_EQ(**of, moved);
 
   // Checked rows.
-  auto put = [&](const ApplySetMember& m) { return this->Write([&](Tx& tx) { return tx.ApplySets().PutMember(m); }); };
+  auto put = [&](const ApplySetMember& m) { return this->Write([&](Tx& tx) { return tx.ApplySets().PutMembers({m}); }); };
   ApplySetMember orphan = tenant;
   orphan.set_name = "nope";
   EXPECT_EQ(put(orphan).code(), Code::kNotFound);
