@@ -835,10 +835,7 @@ TYPED_TEST_P(StoreContract, ApplySetsHoldEachObjectOnceAndGoWithTheirMembers) {
                           .declared = {"capacity", "quota.pods"},
                           .intent = std::string("\x0a\x00\xff intent", 10)};
   const ApplySetMember tenant{.kind = "Tenant", .resource = "tenants/acme", .set_tenant = "", .set_name = "prod"};
-  ASSERT_TRUE(this->Write([&](Tx& tx) {
-                    return tx.ApplySets().PutMembers({vc, tenant});
-                  })
-                  .ok());
+  ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.ApplySets().PutMembers({vc, tenant}); }).ok());
   auto members = [&](const std::string& set_tenant) {
     auto rows = this->template Read<std::vector<ApplySetMember>>(
         [&](Tx& tx) { return tx.ApplySets().Members(set_tenant, "prod"); });
@@ -860,7 +857,9 @@ TYPED_TEST_P(StoreContract, ApplySetsHoldEachObjectOnceAndGoWithTheirMembers) {
   EXPECT_EQ(**of, moved);
 
   // Checked rows.
-  auto put = [&](const ApplySetMember& m) { return this->Write([&](Tx& tx) { return tx.ApplySets().PutMembers({m}); }); };
+  auto put = [&](const ApplySetMember& m) {
+    return this->Write([&](Tx& tx) { return tx.ApplySets().PutMembers({m}); });
+  };
   ApplySetMember orphan = tenant;
   orphan.set_name = "nope";
   EXPECT_EQ(put(orphan).code(), Code::kNotFound);
