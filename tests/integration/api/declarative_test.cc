@@ -4,6 +4,7 @@
 // the field with nothing written, and the whole request is one transaction.
 // (Semantics: tests/unit/services/core/apply_service_test.cc; septactl's
 // end to end: tests/integration/cli/septactl_test.cc.)
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -34,6 +35,10 @@ json Cluster(const std::string& tenant, const std::string& name, int gpus) {
 class DeclarativeTest : public ApiTest {
  protected:
   void SetUp() override {
+    // septad's log, kept to look for secrets in; added before septad's
+    // threads log and removed after they stopped (spdlog's sink list is
+    // not safe to change while others log).
+    spdlog::default_logger()->sinks().push_back(log_);
     ApiTest::SetUp();
     if (HasFatalFailure()) return;
     PutNodes({WholeGpuNode("a100-0", 4)});
@@ -66,6 +71,13 @@ class DeclarativeTest : public ApiTest {
                 json{{"capacity", {{"gpus", {{"count", gpus}}}}}}.dump(), std::move(headers));
   }
 
+  void TearDown() override {
+    ApiTest::TearDown();
+    auto& sinks = spdlog::default_logger()->sinks();
+    sinks.erase(std::remove(sinks.begin(), sinks.end(), log_), sinks.end());
+  }
+
+  std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> log_ = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(100000);
   std::string acme_, beta_;
 };
 
@@ -161,8 +173,6 @@ TEST_F(DeclarativeTest, ALockedSetRefusesTheRestEditAndARevertingSetUndoesIt) {
 // audit row and nowhere in pg_dump. A Secret septad did not make is never
 // overwritten.
 TEST_F(DeclarativeTest, ADeclaredTokenReachesOnlyItsSecretAndNeverTakesAnotherOne) {
-  auto log = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(100000);
-  spdlog::default_logger()->sinks().push_back(log);
   auto config = kube::LoadKubeconfig(app_->kubeconfig_path());
   ASSERT_TRUE(config.ok()) << config.status().ToString();
   auto host = kube::Client::Create(*config);
@@ -228,7 +238,7 @@ TEST_F(DeclarativeTest, ADeclaredTokenReachesOnlyItsSecretAndNeverTakesAnotherOn
                              Call(admin_, "GET", "/v1/applysets/platform").body}) {
     EXPECT_EQ(answer.find(random_part), std::string::npos) << answer;
   }
-  for (const std::string& line : log->last_formatted()) {
+  for (const std::string& line : log_->last_formatted()) {
     EXPECT_EQ(line.find(random_part), std::string::npos) << line;
   }
   EXPECT_EQ(Count("SELECT count(*) FROM audit_log WHERE concat_ws(' ', resource, old_etag, new_etag, detail) LIKE '%" +
@@ -244,7 +254,6 @@ TEST_F(DeclarativeTest, ADeclaredTokenReachesOnlyItsSecretAndNeverTakesAnotherOn
   ASSERT_EQ(pclose(pipe), 0) << dump_command;
   EXPECT_NE(dump.find("septa-ci"), std::string::npos) << "the dump holds the declaration";
   EXPECT_EQ(dump.find(random_part), std::string::npos) << "but never the secret";
-  spdlog::default_logger()->sinks().pop_back();
 }
 
 TEST_F(DeclarativeTest, BadAndOversizedRequestsAreRefusedNamingTheFieldAndWriteNothing) {
