@@ -35,6 +35,15 @@ Status RevokeTokensOf(WriteScope& scope, const TokenDeclaration& d) {
   return Status::Ok();
 }
 
+// A tenant principal's tenant must exist (INVALID_ARGUMENT naming principal).
+Status CheckSubjectExists(Tx& tx, const TokenDeclaration& d) {
+  SEPTA_ASSIGN_OR_RETURN(const Principal subject, ParsePrincipal("principal", d.principal, d.role));
+  if (subject.admin) return Status::Ok();
+  auto tenant = tx.Tenants().Get(subject.tenant);
+  if (IsNotFound(tenant)) return InvalidField("principal", "tenant \"" + subject.tenant + "\" does not exist");
+  return tenant.status();
+}
+
 }  // namespace
 
 std::string TokenDeclarationResource(std::string_view name) { return "apitokens/" + std::string(name); }
@@ -79,12 +88,7 @@ Result<std::optional<TokenDeclaration>> TokenDeclarationKind::Get(Tx& tx, const 
 Result<TokenDeclaration> TokenDeclarationKind::Create(WriteScope& scope, const TokenDeclaration& draft) const {
   SEPTA_RETURN_IF_ERROR(Validate(scope.ctx, draft));
   SEPTA_RETURN_IF_ERROR(CheckSpec(draft));
-  SEPTA_ASSIGN_OR_RETURN(const Principal subject, ParsePrincipal("principal", draft.principal, draft.role));
-  if (!subject.admin) {
-    auto tenant = scope.tx.Tenants().Get(subject.tenant);
-    if (IsNotFound(tenant)) return InvalidField("principal", "tenant \"" + subject.tenant + "\" does not exist");
-    SEPTA_RETURN_IF_ERROR(tenant);
-  }
+  SEPTA_RETURN_IF_ERROR(CheckSubjectExists(scope.tx, draft));
   TokenDeclaration created{.name = draft.name,
                            .principal = draft.principal,
                            .role = draft.role,
@@ -114,14 +118,7 @@ Result<TokenDeclaration> TokenDeclarationKind::Update(WriteScope& scope, const T
   }
   SEPTA_RETURN_IF_ERROR(Validate(scope.ctx, next));
   SEPTA_RETURN_IF_ERROR(CheckSpec(next));
-  if (next.principal != live.principal) {
-    SEPTA_ASSIGN_OR_RETURN(const Principal subject, ParsePrincipal("principal", next.principal, next.role));
-    if (!subject.admin) {
-      auto tenant = scope.tx.Tenants().Get(subject.tenant);
-      if (IsNotFound(tenant)) return InvalidField("principal", "tenant \"" + subject.tenant + "\" does not exist");
-      SEPTA_RETURN_IF_ERROR(tenant);
-    }
-  }
+  if (next.principal != live.principal) SEPTA_RETURN_IF_ERROR(CheckSubjectExists(scope.tx, next));
   if (revoke) {
     SEPTA_RETURN_IF_ERROR(RevokeTokensOf(scope, live));
     next.token_id.clear();
