@@ -1,0 +1,174 @@
+// What septad keeps of GPU usage (issue 34, docs/usage.md): the accrual of
+// each held entity per minute, summed per hour and per day for reports, the
+// platform's capacity and unreserved pool per minute, each entity's idle
+// run (hoarders), the dated price table, and per node how far usage has been
+// accounted. Rows are written only by the usage scraper
+// (reconcile/usage_scrape_controller.h), one node's scrape per call, in the
+// transaction that moves that node's cursor: an accounting that lost a race
+// (another replica, a retry after a crash) adds nothing.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "common/time_point.h"
+#include "gpu/inventory.h"
+
+namespace septa::core {
+
+// A held thing the exporter measures (tenancy/usage/held_capacity.h): a
+// whole GPU (gi_id −1), a MIG instance of it, or a share of it.
+struct UsageEntityKey {
+  std::string tenant{};
+  std::string vcluster{};
+  std::string node{};
+  std::string gpu_uuid{};
+  int gi_id = -1;
+  auto operator<=>(const UsageEntityKey&) const = default;
+};
+
+// What one entity accrued in one minute (from this scrape; the store adds
+// it to what earlier scrapes of the same minute accrued).
+struct UsageMinuteRow {
+  UsageEntityKey entity{};
+  TimePoint minute{};  // its start, on the minute
+  gpu::Tier tier = gpu::Tier::kShared;
+  std::string model{};        // catalog name
+  std::string mig_profile{};  // "" unless a MIG instance
+  double weight = 0;
+  double allocated_gpu_seconds = 0;
+  double measured_gpu_seconds = 0;
+  double used_gpu_seconds = 0;
+  double waste_gpu_seconds = 0;
+  double cost = 0;              // in the platform's currency, at the rate in force when accrued
+  double activity_max = 0;      // the largest activity sampled (kept: the largest)
+  double reserved_memory_mib = 0;          // the entity's (kept: the largest)
+  std::optional<double> used_memory_mib{};  // the largest FB_USED sampled (kept: the largest)
+  int samples = 0;
+  bool operator==(const UsageMinuteRow&) const = default;
+};
+
+// One GPU of the platform in one minute: what was there, held and measured.
+// Σ over tenants' allocated + the pool's unreserved = capacity.
+struct UsagePoolMinuteRow {
+  TimePoint minute{};
+  std::string node{};
+  std::string gpu_uuid{};
+  std::string model{};
+  double capacity_gpu_seconds = 0;
+  double reserved_gpu_seconds = 0;
+  double used_gpu_seconds = 0;  // what the device measured, held or not
+  bool operator==(const UsagePoolMinuteRow&) const = default;
+};
+
+// An entity's idle run (Run:ai's rule, tenancy/usage/idle_run.h), carried
+// from one scrape to the next.
+struct UsageIdleState {
+  UsageEntityKey entity{};
+  gpu::Tier tier = gpu::Tier::kShared;
+  TimePoint window_start{};  // the 30 s window being sampled now
+  double window_activity_max = 0;
+  std::optional<double> window_used_memory_mib{};
+  std::int64_t idle_ms = 0;  // completed idle windows in a row before window_start
+  bool holding_memory = false;
+  TimePoint updated{};
+  bool operator==(const UsageIdleState&) const = default;
+};
+
+struct UsageScrapeBatch {
+  std::string node{};
+  std::optional<TimePoint> expected_cursor{};  // as read; nullopt: the node was never accounted
+  TimePoint cursor{};                          // accounted until here
+  std::vector<UsageMinuteRow> minutes{};
+  std::vector<UsagePoolMinuteRow> pool{};
+  std::vector<UsageIdleState> idle{};  // the node's idle states, replacing all it had
+};
+
+enum class UsageResolution { kMinute, kHour, kDay };
+enum class UsageDimension { kTenant, kVcluster, kTier, kModel, kMigProfile };
+
+struct UsageQuery {
+  std::string tenant{};  // empty: every tenant
+  TimePoint start{};     // on the resolution's grid
+  TimePoint end{};       // after start, on the grid
+  UsageResolution resolution = UsageResolution::kDay;
+  std::chrono::seconds step{0};  // a multiple of the resolution; 0: the whole window is one bucket
+  std::vector<UsageDimension> group_by{};  // kVcluster groups by tenant too
+};
+
+// One bucket of a group. Dimensions not grouped by are empty.
+struct UsageBucket {
+  TimePoint start{};
+  std::string tenant{};
+  std::string vcluster{};
+  std::string tier{};
+  std::string model{};
+  std::string mig_profile{};
+  double allocated_gpu_seconds = 0;
+  double measured_gpu_seconds = 0;
+  double used_gpu_seconds = 0;
+  double waste_gpu_seconds = 0;
+  double cost = 0;
+  double reserved_memory_mib = 0;           // the largest of the bucket's rows
+  std::optional<double> used_memory_mib{};  // the largest of the bucket's rows
+  bool operator==(const UsageBucket&) const = default;
+};
+
+struct UsagePoolQuery {
+  TimePoint start{};
+  TimePoint end{};
+  UsageResolution resolution = UsageResolution::kDay;
+  std::chrono::seconds step{0};
+  bool by_model = false;
+};
+
+struct UsagePoolBucket {
+  TimePoint start{};
+  std::string model{};  // when by_model
+  double capacity_gpu_seconds = 0;
+  double reserved_gpu_seconds = 0;
+  double used_gpu_seconds = 0;
+  bool operator==(const UsagePoolBucket&) const = default;
+};
+
+// A rate per GPU-hour of held capacity (a MIG instance pays its weight of
+// it unless a profile has its own row; a share its milli share), in force
+// from `valid_from` until the next row of the same key.
+struct GpuPrice {
+  std::string model{};
+  gpu::Tier tier = gpu::Tier::kDedicated;
+  std::string mig_profile{};  // "" for every profile
+  double per_gpu_hour = 0;
+  TimePoint valid_from{};
+  bool operator==(const GpuPrice&) const = default;
+};
+
+class UsageRepository {
+ public:
+  virtual ~UsageRepository() = default;
+  // How far the node's usage is accounted; nullopt when never.
+  virtual Result<std::optional<TimePoint>> Cursor(const std::string& node) = 0;
+  // Adds the minute rows to their minute, hour and day buckets and the pool
+  // rows to theirs, replaces the node's idle states and moves its cursor —
+  // iff the cursor is still `expected_cursor`; kFailedPrecondition
+  // otherwise, with nothing written.
+  virtual Status Record(const UsageScrapeBatch& batch) = 0;
+  virtual Result<std::vector<UsageIdleState>> IdleStates(const std::string& node) = 0;  // by entity
+  virtual Result<std::vector<UsageIdleState>> AllIdleStates() = 0;                     // by entity
+  // Buckets ordered by start, then by the grouped dimensions.
+  virtual Result<std::vector<UsageBucket>> Query(const UsageQuery& query) = 0;
+  virtual Result<std::vector<UsagePoolBucket>> QueryPool(const UsagePoolQuery& query) = 0;
+  // Ordered by (model, tier, mig_profile, valid_from).
+  virtual Result<std::vector<GpuPrice>> Prices() = 0;
+  // kAlreadyExists when the same (model, tier, mig_profile, valid_from)
+  // has another rate: a rate once in force never changes (past bills).
+  virtual Status PutPrice(const GpuPrice& price) = 0;
+  // Retention: deletes up to `limit` minute rows (entity and pool) before
+  // `cutoff`; the number deleted. Hours and days are kept.
+  virtual Result<int> DeleteMinutesBefore(TimePoint cutoff, int limit) = 0;
+};
+
+}  // namespace septa::core
