@@ -18,6 +18,31 @@ std::chrono::seconds HoardingThresholds::For(gpu::Tier tier) const {
   return dedicated;
 }
 
+std::vector<Hoarder> FindHoarders(const std::vector<EntityIdle>& entities, const HoardingThresholds& thresholds) {
+  struct Group {
+    Holder holder;
+    std::chrono::milliseconds idle = std::chrono::milliseconds::max();
+    bool all_idle = true;
+    bool holding_memory = false;
+  };
+  std::vector<Group> groups;
+  for (const EntityIdle& entity : entities) {
+    auto group = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
+      return g.holder.tenant == entity.holder.tenant && g.holder.vcluster == entity.holder.vcluster;
+    });
+    if (group == groups.end()) group = groups.insert(groups.end(), Group{.holder = entity.holder});
+    group->idle = std::min(group->idle, entity.idle);
+    group->all_idle = group->all_idle && entity.idle >= thresholds.For(entity.holder.tier);
+    group->holding_memory = group->holding_memory || entity.holding_memory;
+  }
+  std::vector<Hoarder> out;
+  for (const Group& group : groups) {
+    if (group.all_idle)
+      out.push_back({.holder = group.holder, .idle = group.idle, .holding_memory = group.holding_memory});
+  }
+  return out;
+}
+
 namespace usage_math_internal {
 namespace {
 
@@ -184,7 +209,7 @@ class Calculator {
   UsageReport Run() {
     UsageReport report;
     for (std::size_t i = 0; i < input_.held.size(); ++i) report.entities.push_back(Entity(i, report));
-    for (const CapacityGpu& gpu : input_.gpus) report.devices.push_back(Device(gpu, report.entities));
+    for (const CapacityGpu& gpu : input_.gpus) report.devices.push_back(Device(gpu, report.entities, report.minutes));
     for (const EntityUsage& entity : report.entities) {
       report.allocated_gpu_hours += entity.allocated_gpu_hours;
       report.used_gpu_hours += entity.used_gpu_hours;
@@ -343,6 +368,10 @@ class Calculator {
       }
       out.longest_idle = std::max(out.longest_idle, std::chrono::milliseconds(run));
     }
+    for (const auto& [k, state] : windows) {
+      out.windows.push_back(
+          {.start = FromMs(k * window_ms), .activity_max = state.activity_max, .used_memory_mib = state.fb_last});
+    }
     out.idle = std::chrono::milliseconds(run);
     out.holding_memory = run > 0 && run_holds_memory;
 
@@ -359,29 +388,55 @@ class Calculator {
     return out;
   }
 
-  DeviceUsage Device(const CapacityGpu& gpu, const std::vector<EntityUsage>& entities) const {
+  DeviceUsage Device(const CapacityGpu& gpu, const std::vector<EntityUsage>& entities,
+                     const std::vector<MinuteRollup>& rollups) const {
     DeviceUsage out{.node = gpu.node, .uuid = gpu.uuid};
     const Range present = Intersect(RangeOf(gpu.present), window_);
     if (present.length() <= 0) return out;
     out.capacity_gpu_hours = static_cast<double>(present.length()) / kMsPerHour;
+    std::map<Ms, DeviceMinute> minutes;
+    const auto minute = [&](Ms m) -> DeviceMinute& {
+      auto [it, inserted] = minutes.try_emplace(m);
+      if (inserted) it->second.minute = FromMs(m * kMinuteMs);
+      return it->second;
+    };
+    // `add(minute, ms)` for each minute `range` spans.
+    const auto spread = [&](Range range, const auto& add) {
+      for (Ms start = range.start; start < range.end;) {
+        const Ms m = FloorDiv(start, kMinuteMs);
+        const Ms end = std::min(range.end, (m + 1) * kMinuteMs);
+        add(minute(m), static_cast<double>(end - start) / 1000.0);
+        start = end;
+      }
+    };
+    spread(present, [](DeviceMinute& m, double s) { m.capacity_gpu_seconds += s; });
     double reserved_ms = 0;
     static const std::vector<std::size_t> kNothing;
     const auto held_here = on_gpu_.find({gpu.node, gpu.uuid});
     for (const std::size_t index : held_here == on_gpu_.end() ? kNothing : held_here->second) {
       const EntityUsage& usage = entities[index];
       const HeldEntity& entity = input_.held[index];
-      reserved_ms += entity.weight * static_cast<double>(Intersect(RangeOf(entity.held), present).length());
+      const Range held = Intersect(RangeOf(entity.held), present);
+      reserved_ms += entity.weight * static_cast<double>(held.length());
+      spread(held, [&](DeviceMinute& m, double s) { m.reserved_gpu_seconds += entity.weight * s; });
       out.attributed_gpu_hours += usage.used_gpu_hours;
       if (entity.kind == HeldKind::kMigInstance) out.used_gpu_hours += usage.used_gpu_hours;
+    }
+    for (const MinuteRollup& rollup : rollups) {
+      const HeldEntity& entity = input_.held[rollup.held];
+      if (entity.kind != HeldKind::kMigInstance || entity.node != gpu.node || entity.gpu_uuid != gpu.uuid) continue;
+      minute(FloorDiv(ToMs(rollup.minute), kMinuteMs)).used_gpu_seconds += rollup.used_gpu_seconds;
     }
     out.reserved_gpu_hours = reserved_ms / kMsPerHour;
     out.unreserved_gpu_hours = out.capacity_gpu_hours - out.reserved_gpu_hours;
     if (const auto* segments = Find(series_.activity, {gpu.node, gpu.uuid, -1})) {
       for (const Segment& segment : *segments) {
-        out.used_gpu_hours +=
-            segment.value * static_cast<double>(Intersect(segment.covers, present).length()) / kMsPerHour;
+        const Range covered = Intersect(segment.covers, present);
+        out.used_gpu_hours += segment.value * static_cast<double>(covered.length()) / kMsPerHour;
+        spread(covered, [&](DeviceMinute& m, double s) { m.used_gpu_seconds += segment.value * s; });
       }
     }
+    for (auto& [m, device_minute] : minutes) out.minutes.push_back(device_minute);
     if (const auto energy = series_.energy.find({gpu.node, gpu.uuid}); energy != series_.energy.end()) {
       std::vector<std::pair<Ms, double>> points;
       for (const auto& point : energy->second) {
@@ -401,32 +456,13 @@ class Calculator {
   }
 
   std::vector<Hoarder> Hoarders(const std::vector<EntityUsage>& entities) const {
-    struct Group {
-      Holder holder;
-      std::chrono::milliseconds idle = std::chrono::milliseconds::max();
-      bool all_idle = true;
-      bool holding_memory = false;
-    };
-    std::vector<Group> groups;
+    std::vector<EntityIdle> idle;
     for (const EntityUsage& usage : entities) {
       const HeldEntity& entity = input_.held[usage.held];
-      const Range held = RangeOf(entity.held);
-      if (!held.Contains(window_.end - 1)) continue;  // not held at the window's end
-      auto group = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
-        return g.holder.tenant == entity.holder.tenant && g.holder.vcluster == entity.holder.vcluster;
-      });
-      if (group == groups.end()) group = groups.insert(groups.end(), Group{.holder = entity.holder});
-      group->idle = std::min(group->idle, usage.idle);
-      group->all_idle = group->all_idle && usage.idle >= settings_.hoarding.For(entity.holder.tier);
-      group->holding_memory = group->holding_memory || usage.holding_memory;
+      if (!RangeOf(entity.held).Contains(window_.end - 1)) continue;  // not held at the window's end
+      idle.push_back({.holder = entity.holder, .idle = usage.idle, .holding_memory = usage.holding_memory});
     }
-    std::vector<Hoarder> out;
-    for (const Group& group : groups) {
-      if (group.all_idle) {
-        out.push_back({.holder = group.holder, .idle = group.idle, .holding_memory = group.holding_memory});
-      }
-    }
-    return out;
+    return FindHoarders(idle, settings_.hoarding);
   }
 
   // GR samples showing activity where nobody holds the GPU or instance.

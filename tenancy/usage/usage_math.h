@@ -87,6 +87,15 @@ struct UsageInput {
   std::vector<NodeScrape> scrapes{};
 };
 
+// One idle window (§4) an entity's samples fell in: its start on the epoch
+// grid, the largest activity sampled in it, and the last FB_USED.
+struct IdleWindowSample {
+  TimePoint start{};
+  double activity_max = 0;
+  std::optional<double> used_memory_mib{};
+  bool operator==(const IdleWindowSample&) const = default;
+};
+
 struct EntityUsage {
   std::size_t held = 0;  // index into UsageInput::held
   double allocated_gpu_hours = 0;
@@ -102,6 +111,9 @@ struct EntityUsage {
   std::chrono::milliseconds idle{0};          // the idle run at the end
   std::chrono::milliseconds longest_idle{0};  // the longest idle run
   bool holding_memory = false;                // FB_USED above the threshold in the idle run at the end
+  // The windows sampled, in order: what carries an idle run from one
+  // report to the next (idle_run.h) when usage is computed scrape by scrape.
+  std::vector<IdleWindowSample> windows{};
 };
 
 struct MinuteRollup {
@@ -115,6 +127,15 @@ struct MinuteRollup {
   int samples = 0;
 };
 
+// One GPU's minute: capacity present, held (Σ w), and measured.
+struct DeviceMinute {
+  TimePoint minute{};
+  double capacity_gpu_seconds = 0;
+  double reserved_gpu_seconds = 0;
+  double used_gpu_seconds = 0;
+  bool operator==(const DeviceMinute&) const = default;
+};
+
 struct DeviceUsage {
   std::string node{};
   std::string uuid{};
@@ -126,13 +147,26 @@ struct DeviceUsage {
   double used_gpu_hours = 0;
   double attributed_gpu_hours = 0;        // Σ of its entities' used: never above used_gpu_hours
   std::optional<double> energy_joules{};  // the counter's increase over the window (resets counted from 0)
+  std::vector<DeviceMinute> minutes{};    // the minutes it was present in, in order
 };
 
 struct Hoarder {
   Holder holder{};
   std::chrono::milliseconds idle{0};  // the least idle run among its entities
   bool holding_memory = false;
+  bool operator==(const Hoarder&) const = default;
 };
+
+// One held entity's idle run now, for FindHoarders.
+struct EntityIdle {
+  Holder holder{};
+  std::chrono::milliseconds idle{0};
+  bool holding_memory = false;
+};
+
+// The holders (tenant, virtual cluster) all of whose entities have been idle
+// at least their tier's threshold, in order of first appearance.
+std::vector<Hoarder> FindHoarders(const std::vector<EntityIdle>& entities, const HoardingThresholds& thresholds);
 
 struct UsageReport {
   std::vector<EntityUsage> entities{};  // one per UsageInput::held, in order
