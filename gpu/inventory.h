@@ -36,6 +36,12 @@ struct InventoryGpu {
   std::string uuid;
   bool mig_enabled = false;
   MigLayout mig_layout;  // configured GPU instances when MIG is enabled
+  // Usage attribution reads dcgm-exporter's series by GPU-instance id (DCGM's
+  // GPU_I_ID), which shows no placement, while reservations key MIG instances
+  // by placement: this maps one to the other for the instances of mig_layout.
+  // Known where the node tells it (kubesim's identity annotation); on a real
+  // cluster it needs NVML or HAMi's per-instance metric, which nothing reads yet.
+  std::map<int, int> mig_gi_ids{};  // first memory slice -> GPU-instance id, as observed; empty when not known
 };
 
 // What the host cluster last said of a node. Septa never places on a node

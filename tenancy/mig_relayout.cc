@@ -238,6 +238,7 @@ std::vector<gpu::InventoryNode> WithLayoutTargets(std::vector<gpu::InventoryNode
       if (it == by_gpu.end()) continue;
       g.mig_enabled = true;
       g.mig_layout = it->second->layout;
+      g.mig_gi_ids.clear();  // the driver numbers the target's instances when it creates them
     }
   }
   return nodes;

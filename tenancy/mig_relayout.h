@@ -66,7 +66,8 @@ std::string DescribeTargets(const std::vector<MigLayoutTarget>& targets);
 // reserved: True, or False (reason MigRelayout) while `relayout` is applied.
 Condition CapacityReadyCondition(const std::vector<MigLayoutTarget>& relayout, std::int64_t generation);
 
-// The nodes with each targeted GPU's layout replaced by its target.
+// The nodes with each targeted GPU's layout replaced by its target, whose
+// GPU-instance ids are not known until the GPU has it (none kept).
 std::vector<gpu::InventoryNode> WithLayoutTargets(std::vector<gpu::InventoryNode> nodes,
                                                   const std::vector<MigLayoutTarget>& targets);
 

@@ -43,9 +43,9 @@ struct UsageMinuteRow {
   double measured_gpu_seconds = 0;
   double used_gpu_seconds = 0;
   double waste_gpu_seconds = 0;
-  double cost = 0;              // in the platform's currency, at the rate in force when accrued
-  double activity_max = 0;      // the largest activity sampled (kept: the largest)
-  double reserved_memory_mib = 0;          // the entity's (kept: the largest)
+  double cost = 0;                          // in the platform's currency, at the rate in force when accrued
+  double activity_max = 0;                  // the largest activity sampled (kept: the largest)
+  double reserved_memory_mib = 0;           // the entity's (kept: the largest)
   std::optional<double> used_memory_mib{};  // the largest FB_USED sampled (kept: the largest)
   int samples = 0;
   bool operator==(const UsageMinuteRow&) const = default;
@@ -95,7 +95,7 @@ struct UsageQuery {
   TimePoint start{};     // on the resolution's grid
   TimePoint end{};       // after start, on the grid
   UsageResolution resolution = UsageResolution::kDay;
-  std::chrono::seconds step{0};  // a multiple of the resolution; 0: the whole window is one bucket
+  std::chrono::seconds step{0};            // a multiple of the resolution; 0: the whole window is one bucket
   std::vector<UsageDimension> group_by{};  // kVcluster groups by tenant too
 };
 
@@ -157,7 +157,7 @@ class UsageRepository {
   // otherwise, with nothing written.
   virtual Status Record(const UsageScrapeBatch& batch) = 0;
   virtual Result<std::vector<UsageIdleState>> IdleStates(const std::string& node) = 0;  // by entity
-  virtual Result<std::vector<UsageIdleState>> AllIdleStates() = 0;                     // by entity
+  virtual Result<std::vector<UsageIdleState>> AllIdleStates() = 0;                      // by entity
   // Buckets ordered by start, then by the grouped dimensions.
   virtual Result<std::vector<UsageBucket>> Query(const UsageQuery& query) = 0;
   virtual Result<std::vector<UsagePoolBucket>> QueryPool(const UsagePoolQuery& query) = 0;

@@ -17,7 +17,7 @@ using kube::kNodes;
 
 bool SameGpu(const gpu::InventoryGpu& a, const gpu::InventoryGpu& b) {
   return a.model == b.model && a.index == b.index && a.uuid == b.uuid && a.mig_enabled == b.mig_enabled &&
-         a.mig_layout == b.mig_layout;
+         a.mig_layout == b.mig_layout && a.mig_gi_ids == b.mig_gi_ids;
 }
 
 bool SameNode(const gpu::InventoryNode& a, const gpu::InventoryNode& b) {
@@ -40,6 +40,7 @@ void KeepStoredLayouts(gpu::InventoryNode& node, const gpu::InventoryNode* store
     if (it == stored->gpus.end() || it->model != g.model) continue;
     g.mig_enabled = it->mig_enabled;
     g.mig_layout = it->mig_layout;
+    g.mig_gi_ids = it->mig_gi_ids;
   }
 }
 

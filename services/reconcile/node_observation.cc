@@ -165,6 +165,22 @@ std::optional<ObservationIssue> CheckAllocatable(const gpu::GpuModel& model, con
                                                       " gives " + Describe(expected)};
 }
 
+// A MIG device's "giId", when the annotation carries it, as the id of the
+// instance starting at `start`. Usage attribution finds an instance by it, so
+// two instances of one GPU never share one.
+Status ObserveGpuInstanceId(const json& device, int start, const std::string& where, std::map<int, int>& gi_ids) {
+  const json* id = Member(device, "giId");
+  if (id == nullptr || id->is_null()) return Status::Ok();
+  const std::string field = where + ".giId";
+  if (!id->is_number_integer() || id->get<long long>() < 0 || id->get<long long>() > INT_MAX)
+    return InvalidField(field, "must be a non-negative integer");
+  const int gi_id = id->get<int>();
+  if (std::ranges::any_of(gi_ids, [&](const auto& known) { return known.second == gi_id; }))
+    return InvalidField(field, "GPU instance " + std::to_string(gi_id) + " appears twice on the GPU");
+  gi_ids[start] = gi_id;
+  return Status::Ok();
+}
+
 Result<std::vector<gpu::InventoryGpu>> GpusFromIdentity(const std::string& text, const gpu::GpuModel& model,
                                                         bool mig_capable, int count) {
   const std::string field = Keyed("metadata.annotations", kube::kGpuIdentityAnnotation);
@@ -212,6 +228,7 @@ Result<std::vector<gpu::InventoryGpu>> GpusFromIdentity(const std::string& text,
       const json* start = Member(dev, "start");
       if (start == nullptr || !start->is_number_integer()) return InvalidField(dev_where + ".start", "must be a slice");
       gpu.mig_layout.push_back({p, start->get<int>()});
+      if (Status id = ObserveGpuInstanceId(dev, start->get<int>(), dev_where, gpu.mig_gi_ids); !id.ok()) return id;
     }
     if (!gpu.mig_enabled) continue;
     if (Status valid = gpu::ValidateLayout(model, gpu.mig_layout); !valid.ok())

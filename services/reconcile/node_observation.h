@@ -4,11 +4,13 @@
 //
 // Sources, most direct first:
 //  - per-GPU identity: kubesim's annotation kube::kGpuIdentityAnnotation (UUID,
-//    MIG mode, instances) when present: it describes the devices as they are;
+//    MIG mode, instances with their GPU-instance ids) when present: it
+//    describes the devices as they are;
 //  - otherwise GPU feature discovery labels: nvidia.com/gpu.product (matched
 //    in the catalog), nvidia.com/gpu.count, nvidia.com/mig.capable, and the
 //    layout named by nvidia.com/mig.config placed through the mig-parted
-//    configs, with stable synthetic UUIDs (gpu::SyntheticGpuUuid);
+//    configs, with stable synthetic UUIDs (gpu::SyntheticGpuUuid) and no
+//    GPU-instance ids (labels do not tell them);
 //  - allocatable nvidia.com/gpu and nvidia.com/mig-<profile> (what the device
 //    plugin advertises) to check the labels' claim.
 //

@@ -103,6 +103,10 @@ const std::map<std::string, ConstraintMeaning>& ConstraintMeanings() {
       {"inventory_mig_instances_profile_nonnegative",
        {Code::kInvalidArgument, "gpus.mig_layout.profile", kNotNegative}},
       {"inventory_mig_instances_start_nonnegative", {Code::kInvalidArgument, "gpus.mig_layout.start", kNotNegative}},
+      // migrations/0024_mig_instance_ids.sql
+      {"inventory_mig_instances_gi_id_nonnegative", {Code::kInvalidArgument, "gpus.mig_gi_ids", kNotNegative}},
+      {"inventory_mig_instances_gi_id_key",
+       {Code::kInvalidArgument, "gpus.mig_gi_ids", "two instances of one GPU have the same GPU-instance id"}},
       {"reservations_pkey", {Code::kAlreadyExists, "", "the virtual cluster already holds a reservation"}},
       {"reservations_vcluster_fkey", {Code::kNotFound, "", "no such virtual cluster"}},
       // migrations/0011_vcluster_credentials.sql

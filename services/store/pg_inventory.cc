@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -12,13 +13,14 @@ using gpu::InventoryNode;
 using nlohmann::json;
 
 // A node with its GPUs (ordered by index) and their MIG instances (by start
-// slice) as one JSON array, so that one statement reads a whole node.
+// slice, each [profile, start, gi_id or null]) as one JSON array, so that one
+// statement reads a whole node.
 constexpr char kNodeColumns[] =
     "n.name, n.health, n.cpu_milli, n.memory_mib, n.labels::text, n.taints::text, n.mig_config, "
     "n.mig_config_state, (SELECT coalesce(jsonb_agg(jsonb_build_object('index', g.index, 'model', g.model, "
     "'uuid', g.uuid, 'mig_enabled', g.mig_enabled, 'mig_layout', (SELECT coalesce(jsonb_agg(jsonb_build_array("
-    "m.profile, m.start) ORDER BY m.start), '[]') FROM inventory_mig_instances m WHERE m.node = g.node AND m.gpu = "
-    "g.index)) ORDER BY g.index), '[]') FROM inventory_gpus g WHERE g.node = n.name)::text";
+    "m.profile, m.start, m.gi_id) ORDER BY m.start), '[]') FROM inventory_mig_instances m WHERE m.node = g.node AND "
+    "m.gpu = g.index)) ORDER BY g.index), '[]') FROM inventory_gpus g WHERE g.node = n.name)::text";
 
 InventoryNode NodeOf(const pqxx::row& r) {
   InventoryNode node;
@@ -36,7 +38,10 @@ InventoryNode NodeOf(const pqxx::row& r) {
     gpu.model = g.at("model").get<std::string>();
     gpu.uuid = g.at("uuid").get<std::string>();
     gpu.mig_enabled = g.at("mig_enabled").get<bool>();
-    for (const auto& m : g.at("mig_layout")) gpu.mig_layout.push_back({m.at(0).get<int>(), m.at(1).get<int>()});
+    for (const auto& m : g.at("mig_layout")) {
+      gpu.mig_layout.push_back({m.at(0).get<int>(), m.at(1).get<int>()});
+      if (!m.at(2).is_null()) gpu.mig_gi_ids[m.at(1).get<int>()] = m.at(2).get<int>();
+    }
     node.gpus.push_back(std::move(gpu));
   }
   return node;
@@ -53,8 +58,13 @@ std::string GpusJson(const InventoryNode& node) {
 std::string MigInstancesJson(const InventoryNode& node) {
   json instances = json::array();
   for (const auto& g : node.gpus) {
-    for (const auto& m : g.mig_layout)
-      instances.push_back({{"gpu", g.index}, {"profile", m.profile}, {"start", m.start}});
+    for (const auto& m : g.mig_layout) {
+      const auto gi_id = g.mig_gi_ids.find(m.start);
+      instances.push_back({{"gpu", g.index},
+                           {"profile", m.profile},
+                           {"start", m.start},
+                           {"gi_id", gi_id == g.mig_gi_ids.end() ? json(nullptr) : json(gi_id->second)}});
+    }
   }
   return instances.dump();
 }
@@ -65,6 +75,20 @@ Status CheckGpuIndexesUnique(const InventoryNode& node) {
   for (const auto& g : node.gpus) {
     if (!seen.insert(g.index).second) {
       return InvalidField("gpus", "GPU index " + std::to_string(g.index) + " appears twice");
+    }
+  }
+  return Status::Ok();
+}
+
+// A GPU-instance id is stored on its instance's row: one for a slice where
+// no instance starts would have nowhere to go.
+Status CheckGpuInstanceIdsNameInstances(const InventoryNode& node) {
+  for (const auto& g : node.gpus) {
+    for (const auto& [start, gi_id] : g.mig_gi_ids) {
+      if (std::ranges::none_of(g.mig_layout, [&](const gpu::MigInstance& m) { return m.start == start; })) {
+        return InvalidField("gpus.mig_gi_ids", "no MIG instance of GPU " + std::to_string(g.index) +
+                                                   " starts at slice " + std::to_string(start));
+      }
     }
   }
   return Status::Ok();
@@ -97,8 +121,9 @@ void PgInventory::Prepare(pqxx::connection& c) {
             " mig_enabled = EXCLUDED.mig_enabled");
   c.prepare("inventory_mig_clear", "DELETE FROM inventory_mig_instances WHERE node = $1");
   c.prepare("inventory_mig_put",
-            "INSERT INTO inventory_mig_instances (node, gpu, profile, start) SELECT $1, m.gpu, m.profile, m.start"
-            " FROM jsonb_to_recordset($2::jsonb) AS m (gpu integer, profile integer, start integer)");
+            "INSERT INTO inventory_mig_instances (node, gpu, profile, start, gi_id)"
+            " SELECT $1, m.gpu, m.profile, m.start, m.gi_id"
+            " FROM jsonb_to_recordset($2::jsonb) AS m (gpu integer, profile integer, start integer, gi_id integer)");
   c.prepare("inventory_node_delete", "DELETE FROM inventory_nodes WHERE name = $1");
   c.prepare("mig_layout_target_put",
             "INSERT INTO mig_layout_targets (node, gpu, layout, mig_config, requested_at)"
@@ -114,6 +139,7 @@ void PgInventory::Prepare(pqxx::connection& c) {
 
 Status PgInventory::PutNode(const InventoryNode& n, TimePoint observed) {
   SEPTA_RETURN_IF_ERROR(CheckGpuIndexesUnique(n));
+  SEPTA_RETURN_IF_ERROR(CheckGpuInstanceIdsNameInstances(n));
   const std::string gpus = GpusJson(n), instances = MigInstancesJson(n);
   return ToStatus(work_.Write([&](pqxx::transaction_base& w) {
     pqxx::result r = w.exec_prepared("inventory_node_put", n.name, std::string(gpu::NodeHealthName(n.health)),

@@ -65,7 +65,8 @@ VirtualCluster TruncatedTimes(VirtualCluster v) {
 }
 
 // The CHECK constraints of inventory_nodes, inventory_gpus and
-// inventory_mig_instances, in PostgreSQL's order.
+// inventory_mig_instances, in PostgreSQL's order; the instances' keys row by
+// row after their checks.
 Status CheckNodeRow(const InventoryNode& n) {
   static const std::regex kSubdomain("^[a-z0-9]([-.a-z0-9]*[a-z0-9])?$");
   static const std::set<std::string> kMigConfigStates = {"", "pending", "rebooting", "success", "failed"};
@@ -87,12 +88,32 @@ Status CheckGpuRows(const InventoryNode& n) {
     if (g.model.empty()) return InvalidField("gpus.model", "must not be empty");
   }
   for (const auto& g : n.gpus) {
-    std::set<int> starts;
+    std::set<int> starts, gi_ids;
     for (const auto& m : g.mig_layout) {
+      const auto gi_id = g.mig_gi_ids.find(m.start);
+      if (gi_id != g.mig_gi_ids.end() && gi_id->second < 0) {
+        return InvalidField("gpus.mig_gi_ids", "must not be negative");
+      }
       if (m.profile < 0) return InvalidField("gpus.mig_layout.profile", "must not be negative");
       if (m.start < 0) return InvalidField("gpus.mig_layout.start", "must not be negative");
       if (!starts.insert(m.start).second) {
         return InvalidField("gpus.mig_layout", "two instances of one GPU start at the same slice");
+      }
+      if (gi_id != g.mig_gi_ids.end() && !gi_ids.insert(gi_id->second).second) {
+        return InvalidField("gpus.mig_gi_ids", "two instances of one GPU have the same GPU-instance id");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+// PgInventory's own check: a GPU-instance id goes on its instance's row.
+Status CheckGpuInstanceIdsNameInstances(const InventoryNode& n) {
+  for (const auto& g : n.gpus) {
+    for (const auto& [start, gi_id] : g.mig_gi_ids) {
+      if (std::none_of(g.mig_layout.begin(), g.mig_layout.end(), [&](const auto& m) { return m.start == start; })) {
+        return InvalidField("gpus.mig_gi_ids", "no MIG instance of GPU " + std::to_string(g.index) +
+                                                   " starts at slice " + std::to_string(start));
       }
     }
   }
@@ -306,6 +327,7 @@ Status FakeInventory::PutNode(const InventoryNode& node, TimePoint /*observed*/)
       return InvalidField("gpus", "GPU index " + std::to_string(g.index) + " appears twice");
     }
   }
+  SEPTA_RETURN_IF_ERROR(CheckGpuInstanceIdsNameInstances(node));
   SEPTA_RETURN_IF_ERROR(CheckNodeRow(node));
   auto booked = Booked(w_.s);
   SEPTA_RETURN_IF_ERROR(booked);

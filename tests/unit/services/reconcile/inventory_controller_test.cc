@@ -1,15 +1,19 @@
 // The inventory controller against kubesim, on the fake store: nodes added,
-// relabelled (a MIG re-layout through kubesim's MIG manager), NotReady and
-// removed, with and without a reservation on them.
+// relabelled (a MIG re-layout through kubesim's MIG manager), their MIG
+// instances renumbered, NotReady and removed, with and without a reservation
+// on them.
 #include "services/reconcile/inventory_controller.h"
 
 #include <gtest/gtest.h>
 
 #include <prometheus/registry.h>
 
+#include <algorithm>
+#include <ranges>
 #include <thread>
 
 #include "services/kube/client.h"
+#include "services/kube/gpu_labels.h"
 #include "services/kube/resources.h"
 #include "services/kubesim/kubesim.h"
 #include "tests/support/fake_clock.h"
@@ -200,6 +204,30 @@ TEST_F(reconcileInventory, FollowsNodesAddedRelabelledAndRemoved) {
 
   ASSERT_TRUE(client_->Delete(kNodes, "", "t4-0").ok());
   WaitStored("t4-0", [](const auto& n) { return !n.has_value(); });
+}
+
+TEST_F(reconcileInventory, StoresTheGpuInstanceIdsTheNodeTellsAndTheirChanges) {
+  ASSERT_TRUE(controller_->Start(10s).ok());
+  ASSERT_TRUE(controller_->AwaitIdle(10s));
+  auto h100 = Stored("h100-0");
+  ASSERT_TRUE(h100);
+  const gpu::InventoryGpu& stored = h100->gpus[3];
+  ASSERT_EQ(stored.mig_gi_ids.size(), stored.mig_layout.size()) << "kubesim's annotation tells every instance's id";
+  EXPECT_TRUE(Stored("a100-0")->gpus[0].mig_gi_ids.empty());
+
+  // The driver renumbers an instance (as after its re-creation): a change to store.
+  auto object = client_->Get(kNodes, "", "h100-0");
+  ASSERT_TRUE(object.ok());
+  json gpus = json::parse((*object)["metadata"]["annotations"][kube::kGpuIdentityAnnotation].get<std::string>());
+  json& device = gpus[3]["migDevices"][0];
+  const int start = device["start"].get<int>();
+  const int renumbered = std::ranges::max(stored.mig_gi_ids | std::views::values) + 1;
+  device["giId"] = renumbered;
+  ASSERT_TRUE(client_
+                  ->Patch(kNodes, "", "h100-0", kube::PatchType::kMerge,
+                          json{{"metadata", {{"annotations", {{kube::kGpuIdentityAnnotation, gpus.dump()}}}}}}.dump())
+                  .ok());
+  WaitStored("h100-0", [&](const auto& n) { return n && n->gpus[3].mig_gi_ids.at(start) == renumbered; });
 }
 
 TEST_F(reconcileInventory, KeepsANodeWithAReservationAsNotReadyThenGone) {

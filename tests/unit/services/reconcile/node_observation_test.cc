@@ -9,6 +9,7 @@
 #include "services/kube/gpu_labels.h"
 #include "services/kube/resources.h"
 #include "services/kubesim/kubesim.h"
+#include "services/kubesim/nodesim.h"
 
 namespace septa::reconcile {
 namespace {
@@ -126,10 +127,10 @@ TEST_F(NodeObservationTest, MigMixedWithTheIdentityAnnotation) {
                 {"uuid", "GPU-11111111-2222-3333-4444-555555555555"},
                 {"migEnabled", true},
                 {"migDevices",
-                 {{{"profile", "3g.40gb"}, {"start", 4}},
-                  {{"profile", "1g.10gb"}, {"start", 0}},
-                  {{"profile", "1g.10gb"}, {"start", 1}},
-                  {{"profile", "1g.10gb"}, {"start", 3}}}}},
+                 {{{"profile", "3g.40gb"}, {"start", 4}, {"giId", 2}},
+                  {{"profile", "1g.10gb"}, {"start", 0}, {"giId", 7}},
+                  {{"profile", "1g.10gb"}, {"start", 1}, {"giId", 8}},
+                  {{"profile", "1g.10gb"}, {"start", 3}, {"giId", 10}}}}},
                {{"index", 0},
                 {"uuid", "GPU-00000000-2222-3333-4444-555555555555"},
                 {"migEnabled", false},
@@ -146,6 +147,8 @@ TEST_F(NodeObservationTest, MigMixedWithTheIdentityAnnotation) {
   EXPECT_TRUE(o.node.gpus[1].mig_enabled);
   EXPECT_EQ(Layout(o.node.gpus[1]), "3g.40gb@4 1g.10gb@0 1g.10gb@1 1g.10gb@3")
       << "the devices as they are, not the all-balanced the label names";
+  EXPECT_EQ(o.node.gpus[1].mig_gi_ids, (std::map<int, int>{{0, 7}, {1, 8}, {3, 10}, {4, 2}}));
+  EXPECT_TRUE(o.node.gpus[0].mig_gi_ids.empty());
 
   // The annotation says what the devices have even while a change is pending.
   node["metadata"]["labels"]["nvidia.com/mig.config.state"] = "pending";
@@ -172,6 +175,7 @@ TEST_F(NodeObservationTest, MigWithoutTheAnnotationFollowsTheMigPartedLayout) {
     EXPECT_TRUE(g.mig_enabled);
     EXPECT_EQ(Layout(g), "3g.40gb@4 2g.20gb@2 1g.10gb@0 1g.10gb@1");
     EXPECT_EQ(g.uuid, gpu::SyntheticGpuUuid("h100-1", g.index));
+    EXPECT_TRUE(g.mig_gi_ids.empty()) << "labels do not tell the driver's GPU-instance ids";
   }
 
   // A configured (non-stock) layout: some GPUs whole, some partitioned.
@@ -346,6 +350,24 @@ TEST_F(NodeObservationTest, MalformedObjectsAreRefusedNamingTheField) {
   overlap[2]["migEnabled"] = true;
   overlap[2]["migDevices"] = {{{"profile", "3g.40gb"}, {"start", 0}}, {{"profile", "2g.20gb"}, {"start", 2}}};
   ExpectFieldError(with(at, overlap.dump()), annotation + "[2].migDevices");
+  json ids = gpus;
+  ids[2]["migEnabled"] = true;
+  ids[2]["migDevices"] = {{{"profile", "3g.40gb"}, {"start", 0}, {"giId", 1}},
+                          {{"profile", "3g.40gb"}, {"start", 4}, {"giId", 2}}};
+  ASSERT_TRUE(Observe(with(at, ids.dump())).ok());
+  for (const json& bad : {json(-1), json("2"), json(1.5), json(1LL << 40)}) {
+    json bad_id = ids;
+    bad_id[2]["migDevices"][1]["giId"] = bad;
+    ExpectFieldError(with(at, bad_id.dump()), annotation + "[2].migDevices[1].giId");
+  }
+  json same_id = ids;
+  same_id[2]["migDevices"][1]["giId"] = 1;
+  ExpectFieldError(with(at, same_id.dump()), annotation + "[2].migDevices[1].giId");
+  json other_gpu = ids;
+  other_gpu[3] = ids[2];
+  other_gpu[3]["index"] = 3;
+  other_gpu[3]["uuid"] = gpu::SyntheticGpuUuid("h100-0", 3);
+  EXPECT_TRUE(Observe(with(at, other_gpu.dump())).ok()) << "ids are per GPU";
 }
 
 // kubesim's nodes observed as the inventory controller will see them: the
@@ -373,6 +395,14 @@ TEST_F(NodeObservationTest, KubesimNodesReadTheSameWithAndWithoutTheAnnotation) 
       EXPECT_EQ(with.node.gpus[i].uuid, without.node.gpus[i].uuid);
       EXPECT_EQ(with.node.gpus[i].mig_enabled, without.node.gpus[i].mig_enabled);
       EXPECT_EQ(with.node.gpus[i].mig_layout, without.node.gpus[i].mig_layout) << with.node.name << " GPU " << i;
+      // Only the annotation tells the GPU-instance ids: one per instance, as kubesim numbers them.
+      const gpu::InventoryGpu& g = with.node.gpus[i];
+      ASSERT_EQ(g.mig_gi_ids.size(), g.mig_layout.size()) << with.node.name << " GPU " << i;
+      for (std::size_t d = 0; d < g.mig_layout.size(); ++d) {
+        EXPECT_EQ(g.mig_gi_ids.at(g.mig_layout[d].start),
+                  kubesim::SimulatedGpuInstanceId(*catalog_.Find(g.model), g.mig_layout, d));
+      }
+      EXPECT_TRUE(without.node.gpus[i].mig_gi_ids.empty());
       mig_gpus += with.node.gpus[i].mig_enabled ? 1 : 0;
     }
     gpu_nodes += with.node.gpus.empty() ? 0 : 1;

@@ -362,6 +362,7 @@ TYPED_TEST_P(CapacityContract, InventoryNodesRoundTripAndReplaceTheirGpus) {
   n3.mig_config = "all-balanced";
   n3.mig_config_state = "pending";
   n3.gpus[1].mig_layout = {{3, 4}, {0, 0}};  // stored by start slice
+  n3.gpus[1].mig_gi_ids = {{0, 0}, {4, 2}};
   n3.gpus[2].mig_enabled = false;
   std::swap(n3.gpus[0], n3.gpus[2]);  // stored by index
   ASSERT_TRUE(this->PutNode(n3).ok());
@@ -377,18 +378,30 @@ TYPED_TEST_P(CapacityContract, InventoryNodesRoundTripAndReplaceTheirGpus) {
   EXPECT_TRUE(got->gpus[0].mig_enabled);
   EXPECT_FALSE(got->gpus[2].mig_enabled);
   EXPECT_EQ(got->gpus[1].mig_layout, (gpu::MigLayout{{0, 0}, {3, 4}}));
+  EXPECT_EQ(got->gpus[1].mig_gi_ids, (std::map<int, int>{{0, 0}, {4, 2}}));
 
-  // Observed again: one GPU gone, a layout changed, the node Ready.
+  // Observed again: one GPU gone, a layout changed (one instance's id not
+  // known, another GPU's instance with an id the first GPU also has), the node Ready.
   gpu::InventoryNode again = MakeNode("n3.rack-2", 2, true);
-  again.gpus[0].mig_layout = {{4, 0}};
+  again.gpus[0].mig_layout = {{4, 0}, {0, 4}};
+  again.gpus[0].mig_gi_ids = {{4, 9}};
+  again.gpus[1].mig_layout = {{0, 0}};
+  again.gpus[1].mig_gi_ids = {{0, 9}};
   ASSERT_TRUE(this->PutNode(again).ok());
   got = this->GetNode("n3.rack-2");
   ASSERT_TRUE(got.ok());
   EXPECT_EQ(got->health, gpu::NodeHealth::kReady);
   EXPECT_THAT(got->taints, IsEmpty());
   ASSERT_EQ(got->gpus.size(), 2u);
-  EXPECT_EQ(got->gpus[0].mig_layout, (gpu::MigLayout{{4, 0}}));
-  EXPECT_THAT(got->gpus[1].mig_layout, IsEmpty());
+  EXPECT_EQ(got->gpus[0].mig_layout, (gpu::MigLayout{{4, 0}, {0, 4}}));
+  EXPECT_EQ(got->gpus[0].mig_gi_ids, (std::map<int, int>{{4, 9}}));
+  EXPECT_EQ(got->gpus[1].mig_layout, (gpu::MigLayout{{0, 0}}));
+  EXPECT_EQ(got->gpus[1].mig_gi_ids, (std::map<int, int>{{0, 9}}));
+  again.gpus[1].mig_gi_ids.clear();
+  ASSERT_TRUE(this->PutNode(again).ok());
+  got = this->GetNode("n3.rack-2");
+  ASSERT_TRUE(got.ok());
+  EXPECT_THAT(got->gpus[1].mig_gi_ids, IsEmpty()) << "ids no longer observed are forgotten";
 
   auto nodes = this->template Read<std::vector<gpu::InventoryNode>>([](Tx& tx) { return tx.Inventory().ListNodes(); });
   ASSERT_TRUE(nodes.ok());
@@ -415,6 +428,15 @@ TYPED_TEST_P(CapacityContract, InventoryRowsAreChecked) {
   layout.gpus[0].mig_layout = {{0, 0}, {1, 0}};
   EXPECT_THAT(this->PutNode(layout).violations(),
               ElementsAre(testing::Field(&FieldViolation::field, "gpus.mig_layout")));
+  // GPU-instance ids: never negative, one per instance of a GPU, only on an instance.
+  gpu::InventoryNode ids = MakeNode("n9", 1, true);
+  ids.gpus[0].mig_layout = {{0, 0}, {1, 4}};
+  for (const std::map<int, int>& bad : {std::map<int, int>{{0, -1}}, {{0, 3}, {4, 3}}, {{2, 1}}}) {
+    ids.gpus[0].mig_gi_ids = bad;
+    const Status refused = this->PutNode(ids);
+    EXPECT_EQ(refused.code(), Code::kInvalidArgument) << refused.ToString();
+    EXPECT_THAT(refused.violations(), ElementsAre(testing::Field(&FieldViolation::field, "gpus.mig_gi_ids")));
+  }
   EXPECT_EQ(this->GetNode("n9").status().code(), Code::kNotFound) << "nothing half-written";
 }
 
