@@ -14,6 +14,7 @@
 
 #include "common/status.h"
 #include "services/core/model.h"
+#include "services/core/usage_store.h"
 #include "tenancy/mig_relayout.h"
 #include "tenancy/reservation.h"
 #include "tenancy/virtual_cluster.h"
@@ -344,6 +345,7 @@ class Tx {
   virtual ReservationRepository& Reservations() = 0;
   virtual CredentialRepository& Credentials() = 0;
   virtual ApplySetRepository& ApplySets() = 0;
+  virtual UsageRepository& Usage() = 0;
 };
 
 // kDryRun: read-write, and always rolled back: the body runs as it would

@@ -8,6 +8,7 @@
 // (another replica, a retry after a crash) adds nothing.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -161,14 +162,30 @@ class UsageRepository {
   // Buckets ordered by start, then by the grouped dimensions.
   virtual Result<std::vector<UsageBucket>> Query(const UsageQuery& query) = 0;
   virtual Result<std::vector<UsagePoolBucket>> QueryPool(const UsagePoolQuery& query) = 0;
-  // Ordered by (model, tier, mig_profile, valid_from).
+  // Ordered by (model, tier's name, mig_profile, valid_from).
   virtual Result<std::vector<GpuPrice>> Prices() = 0;
   // kAlreadyExists when the same (model, tier, mig_profile, valid_from)
   // has another rate: a rate once in force never changes (past bills).
   virtual Status PutPrice(const GpuPrice& price) = 0;
-  // Retention: deletes up to `limit` minute rows (entity and pool) before
-  // `cutoff`; the number deleted. Hours and days are kept.
+  // Retention: deletes up to `limit` (positive) minute rows before
+  // `cutoff`, the entities' oldest first and then the pool's; the number
+  // deleted. Hours and days are kept.
   virtual Result<int> DeleteMinutesBefore(TimePoint cutoff, int limit) = 0;
 };
+
+// What both stores refuse before touching a row, naming the field (the
+// database's constraints refuse the rest, and FakeStore as they do).
+//
+// A batch is one node's scrape: a node named, every row of that node (its
+// cursor vouches for no other), each minute a whole minute, and no entity
+// or GPU twice in one minute nor an entity's idle state twice (a scrape
+// measures each once: a second row is the scraper's bug, not usage to add).
+Status CheckUsageBatch(const UsageScrapeBatch& batch);
+// A window of a Query or QueryPool: start and end whole minutes, hours or
+// days in UTC as the resolution says, end after start, and a step of 0 or
+// a positive multiple of the resolution.
+Status CheckUsageWindow(TimePoint start, TimePoint end, UsageResolution resolution, std::chrono::seconds step);
+// The stride of a window's buckets: `step`, or the whole window when 0.
+TimePoint::duration UsageBucketStride(TimePoint start, TimePoint end, std::chrono::seconds step);
 
 }  // namespace septa::core

@@ -16,6 +16,8 @@ struct ConstraintMeaning {
 };
 
 constexpr char kNotNegative[] = "must not be negative";
+constexpr char kFiniteNotNegative[] = "must be a finite number, not negative";
+constexpr char kGiIdRange[] = "must be -1 (a whole GPU or a share) or a GPU-instance id";
 
 const std::map<std::string, ConstraintMeaning>& ConstraintMeanings() {
   static const auto* meanings = new std::map<std::string, ConstraintMeaning>{
@@ -153,6 +155,37 @@ const std::map<std::string, ConstraintMeaning>& ConstraintMeanings() {
        {Code::kAborted, "", "the GPU holds MIG instances or a whole-GPU reservation, never shares beside them"}},
       {"reservation_gpus_gpu_mode_fkey", {Code::kAborted, "", "the GPU is held by another reservation"}},
       {"reservation_nodes_node_mode_fkey", {Code::kAborted, "", "the node holds other reservations"}},
+      // migrations/0023_usage.sql: the rows of a usage scrape (core::UsageScrapeBatch) and a price.
+      {"usage_minutes_gi_id_range", {Code::kInvalidArgument, "minutes.entity.gi_id", kGiIdRange}},
+      {"usage_minutes_weight_nonnegative", {Code::kInvalidArgument, "minutes.weight", kFiniteNotNegative}},
+      {"usage_minutes_allocated_gpu_seconds_nonnegative",
+       {Code::kInvalidArgument, "minutes.allocated_gpu_seconds", kFiniteNotNegative}},
+      {"usage_minutes_measured_gpu_seconds_nonnegative",
+       {Code::kInvalidArgument, "minutes.measured_gpu_seconds", kFiniteNotNegative}},
+      {"usage_minutes_used_gpu_seconds_nonnegative",
+       {Code::kInvalidArgument, "minutes.used_gpu_seconds", kFiniteNotNegative}},
+      {"usage_minutes_waste_gpu_seconds_nonnegative",
+       {Code::kInvalidArgument, "minutes.waste_gpu_seconds", kFiniteNotNegative}},
+      {"usage_minutes_cost_nonnegative", {Code::kInvalidArgument, "minutes.cost", kFiniteNotNegative}},
+      {"usage_minutes_activity_max_nonnegative", {Code::kInvalidArgument, "minutes.activity_max", kFiniteNotNegative}},
+      {"usage_minutes_reserved_memory_mib_nonnegative",
+       {Code::kInvalidArgument, "minutes.reserved_memory_mib", kFiniteNotNegative}},
+      {"usage_minutes_used_memory_mib_nonnegative",
+       {Code::kInvalidArgument, "minutes.used_memory_mib", kFiniteNotNegative}},
+      {"usage_minutes_samples_nonnegative", {Code::kInvalidArgument, "minutes.samples", kNotNegative}},
+      {"usage_pool_minutes_capacity_gpu_seconds_nonnegative",
+       {Code::kInvalidArgument, "pool.capacity_gpu_seconds", kFiniteNotNegative}},
+      {"usage_pool_minutes_reserved_gpu_seconds_nonnegative",
+       {Code::kInvalidArgument, "pool.reserved_gpu_seconds", kFiniteNotNegative}},
+      {"usage_pool_minutes_used_gpu_seconds_nonnegative",
+       {Code::kInvalidArgument, "pool.used_gpu_seconds", kFiniteNotNegative}},
+      {"usage_idle_gi_id_range", {Code::kInvalidArgument, "idle.entity.gi_id", kGiIdRange}},
+      {"usage_idle_window_activity_max_nonnegative",
+       {Code::kInvalidArgument, "idle.window_activity_max", kFiniteNotNegative}},
+      {"usage_idle_window_used_memory_mib_nonnegative",
+       {Code::kInvalidArgument, "idle.window_used_memory_mib", kFiniteNotNegative}},
+      {"usage_idle_idle_ms_nonnegative", {Code::kInvalidArgument, "idle.idle_ms", kNotNegative}},
+      {"gpu_prices_per_gpu_hour_nonnegative", {Code::kInvalidArgument, "per_gpu_hour", kFiniteNotNegative}},
   };
   return *meanings;
 }

@@ -128,4 +128,22 @@ class PgTokenDeclarations final : public core::TokenDeclarationRepository {
   PgWork& work_;
 };
 
+class PgUsage final : public core::UsageRepository {
+ public:
+  explicit PgUsage(PgWork& work) : work_(work) {}
+  static void Prepare(pqxx::connection& c);
+  Result<std::optional<TimePoint>> Cursor(const std::string& node) override;
+  Status Record(const core::UsageScrapeBatch& batch) override;
+  Result<std::vector<core::UsageIdleState>> IdleStates(const std::string& node) override;
+  Result<std::vector<core::UsageIdleState>> AllIdleStates() override;
+  Result<std::vector<core::UsageBucket>> Query(const core::UsageQuery& query) override;
+  Result<std::vector<core::UsagePoolBucket>> QueryPool(const core::UsagePoolQuery& query) override;
+  Result<std::vector<core::GpuPrice>> Prices() override;
+  Status PutPrice(const core::GpuPrice& price) override;
+  Result<int> DeleteMinutesBefore(TimePoint cutoff, int limit) override;
+
+ private:
+  PgWork& work_;
+};
+
 }  // namespace septa::store

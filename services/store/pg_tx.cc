@@ -14,6 +14,7 @@ void PrepareStatements(pqxx::connection& c) {
   PgCredentials::Prepare(c);
   PgApplySets::Prepare(c);
   PgTokenDeclarations::Prepare(c);
+  PgUsage::Prepare(c);
 }
 
 }  // namespace septa::store

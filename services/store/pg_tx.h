@@ -35,6 +35,7 @@ class PgTx final : public core::Tx {
   core::CredentialRepository& Credentials() override { return credentials_; }
   core::ApplySetRepository& ApplySets() override { return apply_sets_; }
   core::TokenDeclarationRepository& TokenDeclarations() override { return token_declarations_; }
+  core::UsageRepository& Usage() override { return usage_; }
 
  private:
   PgWork work_;
@@ -49,6 +50,7 @@ class PgTx final : public core::Tx {
   PgCredentials credentials_{work_};
   PgApplySets apply_sets_{work_};
   PgTokenDeclarations token_declarations_{work_};
+  PgUsage usage_{work_};
 };
 
 }  // namespace septa::store

@@ -3,6 +3,7 @@
 #include "tests/support/fake_capacity.h"
 #include "tests/support/fake_credentials.h"
 #include "tests/support/fake_token_declarations.h"
+#include "tests/support/fake_usage.h"
 #include "tests/support/fake_work.h"
 
 #include <algorithm>
@@ -372,6 +373,7 @@ class FakeTx final : public Tx {
   CredentialRepository& Credentials() override { return credentials_; }
   ApplySetRepository& ApplySets() override { return apply_sets_; }
   TokenDeclarationRepository& TokenDeclarations() override { return token_declarations_; }
+  UsageRepository& Usage() override { return usage_; }
 
  private:
   FakeWork work_;
@@ -386,6 +388,7 @@ class FakeTx final : public Tx {
   FakeCredentials credentials_{work_};
   FakeApplySets apply_sets_{work_};
   FakeTokenDeclarations token_declarations_{work_};
+  FakeUsage usage_{work_};
 };
 
 }  // namespace

@@ -48,6 +48,19 @@ class FakeStore final : public Store {
     std::map<std::pair<std::string, std::string>, ApplySet> apply_sets;
     std::map<std::pair<std::string, std::string>, ApplySetMember> apply_set_members;
     std::map<std::string, TokenDeclaration> token_declarations;  // by name; see fake_token_declarations.h
+    // Usage, keyed as the tables of migrations/0023_usage.sql; see fake_usage.h.
+    std::map<std::string, TimePoint> usage_cursors;  // by node
+    std::map<std::pair<TimePoint, UsageEntityKey>, UsageMinuteRow> usage_minutes;
+    // Hours and days as the buckets a query reads, by (start, tenant, vcluster, tier, model, mig_profile).
+    using UsageRollupKey = std::tuple<TimePoint, std::string, std::string, std::string, std::string, std::string>;
+    std::map<UsageRollupKey, UsageBucket> usage_hours;
+    std::map<UsageRollupKey, UsageBucket> usage_days;
+    std::map<std::tuple<TimePoint, std::string, std::string>, UsagePoolMinuteRow> usage_pool_minutes;
+    std::map<std::pair<TimePoint, std::string>, UsagePoolBucket> usage_pool_hours;  // by (start, model)
+    std::map<std::pair<TimePoint, std::string>, UsagePoolBucket> usage_pool_days;
+    std::map<UsageEntityKey, UsageIdleState> usage_idle;
+    // By (model, tier's name, mig_profile, valid_from): the order of Prices.
+    std::map<std::tuple<std::string, std::string, std::string, TimePoint>, GpuPrice> gpu_prices;
     // NoteDrift's "<tenant>/<name>/<surface>", in order: what NOTIFY would tell on commit.
     std::vector<std::string> drift_notes;
   };

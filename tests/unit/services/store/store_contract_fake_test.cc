@@ -1,5 +1,6 @@
 #include "tests/support/fake_store.h"
 #include "tests/unit/services/store/capacity_contract.h"
+#include "tests/unit/services/store/usage_contract.h"
 
 namespace septa::core {
 
@@ -43,5 +44,6 @@ TEST(FakeStoreFailures, SeededTiersCarryTheSeedTime) {
 namespace contract {
 INSTANTIATE_TYPED_TEST_SUITE_P(fake, StoreContract, ::testing::Types<FakeStoreEnv>);
 INSTANTIATE_TYPED_TEST_SUITE_P(fake, CapacityContract, ::testing::Types<FakeStoreEnv>);
+INSTANTIATE_TYPED_TEST_SUITE_P(fake, UsageContract, ::testing::Types<FakeStoreEnv>);
 }  // namespace contract
 }  // namespace septa::core

@@ -1,6 +1,7 @@
 #include "services/store/pg_store.h"
 #include "tests/support/test_database.h"
 #include "tests/unit/services/store/capacity_contract.h"
+#include "tests/unit/services/store/usage_contract.h"
 
 namespace septa::store {
 
@@ -29,4 +30,5 @@ struct PgStoreEnv {
 namespace septa::core::contract {
 INSTANTIATE_TYPED_TEST_SUITE_P(pg, StoreContract, ::testing::Types<store::PgStoreEnv>);
 INSTANTIATE_TYPED_TEST_SUITE_P(pg, CapacityContract, ::testing::Types<store::PgStoreEnv>);
+INSTANTIATE_TYPED_TEST_SUITE_P(pg, UsageContract, ::testing::Types<store::PgStoreEnv>);
 }  // namespace septa::core::contract
