@@ -14,4 +14,59 @@ std::string FormatRfc3339(TimePoint t) {
   return buf.data();
 }
 
+namespace {
+
+// `count` decimal digits at `at`, or nullopt.
+std::optional<int> Digits(std::string_view text, std::size_t at, std::size_t count) {
+  if (at + count > text.size()) return std::nullopt;
+  int value = 0;
+  for (std::size_t i = at; i < at + count; ++i) {
+    if (text[i] < '0' || text[i] > '9') return std::nullopt;
+    value = value * 10 + (text[i] - '0');
+  }
+  return value;
+}
+
+}  // namespace
+
+std::optional<TimePoint> ParseRfc3339(std::string_view text) {
+  using namespace std::chrono;
+  const auto year = Digits(text, 0, 4), month = Digits(text, 5, 2), day = Digits(text, 8, 2);
+  const auto hour = Digits(text, 11, 2), minute = Digits(text, 14, 2), second = Digits(text, 17, 2);
+  if (!year || !month || !day || !hour || !minute || !second || text[4] != '-' || text[7] != '-' ||
+      (text[10] != 'T' && text[10] != 't') || text[13] != ':' || text[16] != ':') {
+    return std::nullopt;
+  }
+  const year_month_day date{std::chrono::year(*year), std::chrono::month(static_cast<unsigned>(*month)),
+                            std::chrono::day(static_cast<unsigned>(*day))};
+  if (!date.ok() || *hour > 23 || *minute > 59 || *second > 59) return std::nullopt;
+  std::size_t at = 19;
+  nanoseconds fraction{0};
+  if (at < text.size() && text[at] == '.') {
+    std::size_t digits = 0;
+    long long value = 0;
+    for (++at; at < text.size() && text[at] >= '0' && text[at] <= '9'; ++at, ++digits) {
+      if (digits < 9) value = value * 10 + (text[at] - '0');
+    }
+    if (digits == 0 || digits > 9) return std::nullopt;
+    for (std::size_t i = digits; i < 9; ++i) value *= 10;
+    fraction = nanoseconds(value);
+  }
+  minutes offset{0};
+  if (at < text.size() && (text[at] == 'Z' || text[at] == 'z')) {
+    ++at;
+  } else if (at < text.size() && (text[at] == '+' || text[at] == '-')) {
+    const auto oh = Digits(text, at + 1, 2), om = Digits(text, at + 4, 2);
+    if (!oh || !om || at + 3 >= text.size() || text[at + 3] != ':' || *oh > 23 || *om > 59) return std::nullopt;
+    offset = hours(*oh) + minutes(*om);
+    if (text[at] == '-') offset = -offset;
+    at += 6;
+  } else {
+    return std::nullopt;
+  }
+  if (at != text.size()) return std::nullopt;
+  const auto local = sys_days(date) + hours(*hour) + minutes(*minute) + seconds(*second);
+  return time_point_cast<TimePoint::duration>(local - offset + fraction);
+}
+
 }  // namespace septa

@@ -55,6 +55,13 @@ std::string_view TierName(Tier tier) {
   return "unknown";
 }
 
+std::optional<Tier> TierFromName(std::string_view name) {
+  for (const Tier tier : {Tier::kShared, Tier::kIsolated, Tier::kDedicated, Tier::kExclusive}) {
+    if (TierName(tier) == name) return tier;
+  }
+  return std::nullopt;
+}
+
 std::string_view NodeHealthName(NodeHealth health) {
   switch (health) {
     case NodeHealth::kReady: return "Ready";

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,7 +17,8 @@ namespace septa::gpu {
 // The isolation class of a trust tier (DESIGN.md §2), the one tier type of
 // the code base: trust tiers are named records that each map onto one.
 enum class Tier { kShared, kIsolated, kDedicated, kExclusive };
-std::string_view TierName(Tier tier);  // "shared", "isolated", ...
+std::string_view TierName(Tier tier);                     // "shared", "isolated", ...
+std::optional<Tier> TierFromName(std::string_view name);  // TierName's inverse
 
 // A GPU is in exactly one mode at a time. MIG is configured (the planner
 // changes it); whole and time-shared follow from what runs on a non-MIG GPU.

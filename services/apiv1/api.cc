@@ -81,6 +81,7 @@ Result<std::shared_ptr<const Api>> LoadApiV1(const core::UseCases& uc) {
   AddCredentialRpcs(handlers, uc);
   AddInventoryRpcs(handlers, uc);
   AddDeclarativeRpcs(handlers, uc);
+  AddUsageRpcs(handlers, uc);
   return Api::Load(*services, std::move(handlers));
 }
 

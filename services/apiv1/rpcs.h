@@ -13,5 +13,6 @@ void AddVirtualClusterRpcs(Handlers& handlers, const core::UseCases& uc);
 void AddCredentialRpcs(Handlers& handlers, const core::UseCases& uc);
 void AddInventoryRpcs(Handlers& handlers, const core::UseCases& uc);
 void AddDeclarativeRpcs(Handlers& handlers, const core::UseCases& uc);
+void AddUsageRpcs(Handlers& handlers, const core::UseCases& uc);
 
 }  // namespace septa::apiv1

@@ -137,6 +137,7 @@ Status SeptadApp::Impl::StartStages() {
       {"ca-keys", true, &Impl::SealCaKeys, &Impl::DropCaKeys},
       {"issuer", true, &Impl::MakeIssuer, &Impl::DropIssuer},
       {"control-planes", true, &Impl::StartControlPlanes, &Impl::StopControlPlanes},
+      {"usage", config.usage, &Impl::StartUsage, &Impl::StopUsage},
       {"provisioner", config.provisioner, &Impl::StartProvisioner, &Impl::StopProvisioner},  // and the syncer
       {"listeners", true, &Impl::Listen, &Impl::StopListening},
       {"sign-in-link", config.sign_in_link, &Impl::WriteSignInLink, nullptr},
@@ -224,6 +225,12 @@ Status SeptadApp::Impl::MakeUseCases() {
                                                             config.idempotency_ttl);
   apply = std::make_unique<core::ApplyService>(*store, clock, *capacity, gpu::Catalog::Default(), *authenticator,
                                                apply_decoder);
+  // An idle run its scraper has not updated for four intervals is unknown, never idle.
+  usage = std::make_unique<core::UsageService>(
+      *store, clock,
+      core::UsageServiceSettings{.currency = config.usage_currency,
+                                 .hoarding = config.usage_hoarding_after,
+                                 .idle_stale_after = 4 * config.usage_scrape_interval});
   // Alive unless the PostgreSQL septad owns stays down despite restarts (an
   // external database being down is a matter of readiness, not liveness).
   probes = std::make_unique<core::Probes>(
@@ -236,6 +243,7 @@ void SeptadApp::Impl::DropUseCases() {
   // The revocation watcher points at the authenticator.
   if (store) store->WatchRevocations(nullptr);
   probes.reset();
+  usage.reset();
   apply.reset();
   vclusters.reset();
   capacity.reset();

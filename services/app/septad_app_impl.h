@@ -35,6 +35,7 @@
 #include "services/reconcile/provisioner_controller.h"
 #include "services/reconcile/shard_leases.h"
 #include "services/reconcile/token_delivery_controller.h"
+#include "services/reconcile/usage_scrape_controller.h"
 #include "services/rest/rest_api.h"
 #include "services/store/embedded_postgres.h"
 #include "services/store/notification_listener.h"
@@ -90,6 +91,7 @@ struct SeptadApp::Impl {
   std::unique_ptr<core::VirtualClusterService> vclusters;
   apiv1::ApplyObjectDecoder apply_decoder;    // a member's intent, for a revert
   std::unique_ptr<core::ApplyService> apply;  // GitOps' Diff and Apply
+  std::unique_ptr<core::UsageService> usage;
   std::unique_ptr<core::Probes> probes;
   // admin-token
   std::optional<std::string> new_admin_token;
@@ -140,6 +142,12 @@ struct SeptadApp::Impl {
   std::unique_ptr<reconcile::ShardLeases> apply_set_shards;
   std::unique_ptr<reconcile::ApplySetController> apply_sets;
   std::unique_ptr<store::NotificationListener> apply_set_drift;  // NOTIFY septa_applyset_drift -> apply_sets
+  // usage (config usage)
+  std::unique_ptr<reconcile::ShardLeases> usage_shards;
+  std::unique_ptr<reconcile::DcgmScraper> dcgm_scraper;
+  std::unique_ptr<core::UsageAccounting> usage_accounting;
+  std::unique_ptr<reconcile::UsageMetrics> usage_metrics;
+  std::unique_ptr<reconcile::UsageScrapeController> usage_scrapes;
   std::unique_ptr<reconcile::ShardLeases> provisioner_shards;
   std::unique_ptr<reconcile::ProvisionerController> provisioner;
   std::unique_ptr<syncer::SyncerController> syncer;               // on the provisioner's shards
@@ -196,6 +204,9 @@ struct SeptadApp::Impl {
   void StopApplySets();
   Status StartTokenDelivery();
   void StopTokenDelivery();
+  Result<std::unique_ptr<reconcile::ShardLeases>> StartShards(const std::string& name);
+  Status StartUsage();
+  void StopUsage();
   Status StartProvisioner();
   Status MakeSyncer();
   void StopProvisioner();
@@ -208,8 +219,9 @@ struct SeptadApp::Impl {
   Result<std::string> ServingCa(const std::string& tenant, const std::string& vcluster);
 
   core::UseCases UseCases() {
-    return {*store, *authenticator, *tenants,           *tiers,     *tokens,      *sessions, *pods,
-            random, *probes,        *inventory_service, *vclusters, *credentials, *apply,    config.db_request_timeout};
+    return {*store,     *authenticator, *tenants, *tiers,  *tokens,
+            *sessions,  *pods,          random,   *probes, *inventory_service,
+            *vclusters, *credentials,   *apply,   *usage,  config.db_request_timeout};
   }
 };
 

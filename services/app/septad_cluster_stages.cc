@@ -75,6 +75,7 @@ Status SeptadApp::Impl::StartSimulatedCluster() {
     for (auto& [name, groups] : own->configs) mig_configs.configs[name] = std::move(groups);
   }
   options.inventory = *std::move(inventory);
+  if (config.usage) options.dcgm = kubesim::DcgmSimOptions{};  // its dcgm-exporter test double on every GPU node
   kubesim = std::make_unique<kubesim::KubeSim>(std::move(options));
   if (Status st = kubesim->Start(); !st.ok()) {
     // The nodes are checked against the GPU catalog only when they are built.
@@ -130,18 +131,25 @@ Status SeptadApp::Impl::OpenLeaseStore() {
 
 void SeptadApp::Impl::CloseLeaseStore() { leases.reset(); }
 
+// A controller's shards, leased in PostgreSQL so that of several replicas
+// exactly one acts on each key; returns once the first round of leasing is
+// done, so the controller starts on the shards this replica holds.
+Result<std::unique_ptr<reconcile::ShardLeases>> SeptadApp::Impl::StartShards(const std::string& name) {
+  constexpr std::chrono::seconds kFirstRound{30};
+  auto shards = std::make_unique<reconcile::ShardLeases>(
+      reconcile::ShardLeasesOptions{.name = name, .holder = replica_id, .shards = 8}, *leases, clock);
+  shards->Start();
+  if (!shards->AwaitRounds(1, kFirstRound)) return DeadlineExceeded(name + ": leases could not be taken within 30 s");
+  return shards;
+}
+
 // The inventory controller, on shards leased in PostgreSQL so that of
 // several replicas exactly one acts on each node. Returns once the first
 // sync is done, so the inventory is complete when septad starts serving.
 Status SeptadApp::Impl::StartInventory() {
   const auto started = std::chrono::steady_clock::now();
   constexpr std::chrono::seconds kFirstSync{30};
-  inventory_shards = std::make_unique<reconcile::ShardLeases>(
-      reconcile::ShardLeasesOptions{.name = "inventory", .holder = replica_id, .shards = 8}, *leases, clock);
-  inventory_shards->Start();
-  if (!inventory_shards->AwaitRounds(1, kFirstSync)) {
-    return DeadlineExceeded("inventory: leases could not be taken within 30 s");
-  }
+  SEPTA_ASSIGN_OR_RETURN(inventory_shards, StartShards("inventory"));
   inventory = std::make_unique<reconcile::InventoryController>(
       reconcile::InventoryControllerOptions{.shards = inventory_shards.get()}, *store, *host_cluster,
       gpu::Catalog::Default(), mig_configs, clock, *registry);
@@ -165,12 +173,7 @@ void SeptadApp::Impl::StopInventory() {
 // targets by NOTIFY, from whichever replica wrote them.
 Status SeptadApp::Impl::StartMigLayouts() {
   constexpr std::chrono::seconds kStart{30};
-  mig_layout_shards = std::make_unique<reconcile::ShardLeases>(
-      reconcile::ShardLeasesOptions{.name = "mig-layout", .holder = replica_id, .shards = 8}, *leases, clock);
-  mig_layout_shards->Start();
-  if (!mig_layout_shards->AwaitRounds(1, kStart)) {
-    return DeadlineExceeded("mig-layout: leases could not be taken within 30 s");
-  }
+  SEPTA_ASSIGN_OR_RETURN(mig_layout_shards, StartShards("mig-layout"));
   mig_layouts = std::make_unique<reconcile::MigLayoutController>(
       reconcile::MigLayoutControllerOptions{.shards = mig_layout_shards.get()}, *store, *host_cluster,
       gpu::Catalog::Default(), clock, *registry);
@@ -404,12 +407,7 @@ void SeptadApp::Impl::StopControlPlanes() {
 // by every write outside a set to a field it owns (NOTIFY
 // septa_applyset_drift, from core::GuardSetMember).
 Status SeptadApp::Impl::StartApplySets() {
-  apply_set_shards = std::make_unique<reconcile::ShardLeases>(
-      reconcile::ShardLeasesOptions{.name = "apply-sets", .holder = replica_id, .shards = 8}, *leases, clock);
-  apply_set_shards->Start();
-  if (!apply_set_shards->AwaitRounds(1, std::chrono::seconds(30))) {
-    return DeadlineExceeded("apply-sets: leases could not be taken within 30 s");
-  }
+  SEPTA_ASSIGN_OR_RETURN(apply_set_shards, StartShards("apply-sets"));
   apply_sets = std::make_unique<reconcile::ApplySetController>(
       reconcile::ApplySetControllerOptions{.shards = apply_set_shards.get()}, *apply, *store, clock, *registry);
   // Listening before the start's listing, so that nothing committed in between is missed.
@@ -431,12 +429,7 @@ void SeptadApp::Impl::StopApplySets() {
 // changed (NOTIFY septa_token_declarations), and by each token's due time.
 Status SeptadApp::Impl::StartTokenDelivery() {
   token_delivery = std::make_unique<core::TokenDelivery>(*store, clock, *tokens);
-  token_delivery_shards = std::make_unique<reconcile::ShardLeases>(
-      reconcile::ShardLeasesOptions{.name = "token-delivery", .holder = replica_id, .shards = 8}, *leases, clock);
-  token_delivery_shards->Start();
-  if (!token_delivery_shards->AwaitRounds(1, std::chrono::seconds(30))) {
-    return DeadlineExceeded("token-delivery: leases could not be taken within 30 s");
-  }
+  SEPTA_ASSIGN_OR_RETURN(token_delivery_shards, StartShards("token-delivery"));
   token_deliveries = std::make_unique<reconcile::TokenDeliveryController>(
       reconcile::TokenDeliveryControllerOptions{.shards = token_delivery_shards.get()}, *token_delivery, *store,
       *host_cluster, clock, *registry);
@@ -454,15 +447,38 @@ void SeptadApp::Impl::StopTokenDelivery() {
   token_delivery.reset();
 }
 
+// The usage scraper (docs/usage.md), on its own shards: each replica reads
+// and accounts the GPU nodes of the shards it holds.
+Status SeptadApp::Impl::StartUsage() {
+  SEPTA_ASSIGN_OR_RETURN(usage_shards, StartShards("usage-scrape"));
+  reconcile::DcgmScraperOptions scraper{.exporter_namespace = config.usage_exporter_namespace,
+                                        .exporter_selector = config.usage_exporter_selector,
+                                        .list_every = config.usage_scrape_interval,
+                                        .timeout = config.usage_scrape_timeout};
+  scraper.normalise.per_process_pod_values = config.usage_exporter_per_pod_values;
+  dcgm_scraper = std::make_unique<reconcile::DcgmScraper>(std::move(scraper), *host_cluster, clock);
+  tenancy::usage::NodeAccountingSettings settings;
+  settings.usage.scrape_interval = config.usage_scrape_interval;
+  usage_accounting = std::make_unique<core::UsageAccounting>(*store, gpu::Catalog::Default(), settings);
+  if (!usage_metrics) usage_metrics = std::make_unique<reconcile::UsageMetrics>(*registry, config.usage_currency);
+  usage_scrapes = std::make_unique<reconcile::UsageScrapeController>(
+      reconcile::UsageScrapeControllerOptions{.interval = config.usage_scrape_interval, .shards = usage_shards.get()},
+      *dcgm_scraper, *usage_accounting, *usage_metrics, *store, clock, *registry);
+  usage_scrapes->Start();
+  return Status::Ok();
+}
+
+void SeptadApp::Impl::StopUsage() {
+  usage_scrapes.reset();
+  usage_accounting.reset();
+  dcgm_scraper.reset();
+  usage_shards.reset();
+}
+
 // The provisioner, on its own shards; triggered by every committed change
 // to a virtual cluster (migrations/0008_vcluster_notify.sql).
 Status SeptadApp::Impl::StartProvisioner() {
-  provisioner_shards = std::make_unique<reconcile::ShardLeases>(
-      reconcile::ShardLeasesOptions{.name = "provisioner", .holder = replica_id, .shards = 8}, *leases, clock);
-  provisioner_shards->Start();
-  if (!provisioner_shards->AwaitRounds(1, std::chrono::seconds(30))) {
-    return DeadlineExceeded("provisioner: leases could not be taken within 30 s");
-  }
+  SEPTA_ASSIGN_OR_RETURN(provisioner_shards, StartShards("provisioner"));
   reconcile::ProvisionerControllerOptions options;
   options.render = RenderConfigOf(config, control_planes.get());
   options.shards = provisioner_shards.get();

@@ -311,6 +311,10 @@ struct Flags {
   ApplyCommand apply;
   WaitFlags apply_wait;
   ApplySetGet applyset_get;
+  UsageShow usage;
+  std::string usage_window;
+  std::vector<std::string> usage_by;
+  UsageHoarders usage_hoarders;
 };
 
 // Sub-commands of one CLI11 parse, kept to find out which one ran.
@@ -344,6 +348,8 @@ struct Commands {
   CLI::App* apply;
   CLI::App* applyset_list;
   CLI::App* applyset_get;
+  CLI::App* usage;
+  CLI::App* usage_hoarders;
 };
 
 const std::map<std::string, double> kMillisecondsPerUnit{{"ms", 1}, {"s", 1000}, {"m", 60'000}, {"h", 3'600'000}};
@@ -635,7 +641,42 @@ Commands Define(CLI::App& app, Flags& f) {
   c.applyset_get->add_option("NAME", f.applyset_get.name, "the set's name, as --set names it")->required();
   c.applyset_get->add_flag("--exit-code", f.applyset_get.exit_code, "exit 1 when the set is OUT_OF_SYNC");
   c.applyset_get->footer(kApplySetGetExitCodes);
+
+  c.usage = app.add_subcommand("usage",
+                               "GPU usage, waste and cost over a window: a tenant's (--tenant), else the "
+                               "platform's (admin)")
+                ->require_subcommand(0, 1);
+  c.usage->add_option("--tenant", f.usage.tenant, "the tenant whose usage to show");
+  c.usage->add_option("--window", f.usage_window,
+                      "START/END in RFC 3339 or as dates (2026-11-01/2026-12-01); default: this month (UTC)");
+  c.usage->add_option("--step", f.usage.step, "one row per step: 15m, 1h, 1d, 7d; default: the whole window");
+  c.usage->add_option("--by", f.usage_by, "group by vcluster, tier, model, mig_profile or tenant (repeat or comma)")
+      ->delimiter(',');
+  c.usage_hoarders =
+      c.usage->add_subcommand("hoarders", "virtual clusters whose GPUs have all idled past their tier's threshold");
+  c.usage_hoarders->add_option("--tenant", f.usage_hoarders.tenant, "one tenant's; default: every tenant's (admin)");
   return c;
+}
+
+// "2026-11-01" is that day's midnight UTC; anything else is passed on as
+// RFC 3339 for septad to check.
+std::string WindowEdge(const std::string& text) {
+  const bool date = text.size() == 10 && text[4] == '-' && text[7] == '-';
+  return date ? text + "T00:00:00Z" : text;
+}
+
+Result<UsageShow> UsageFrom(Flags& f) {
+  UsageShow usage = std::move(f.usage);
+  if (!f.usage_window.empty()) {
+    const std::size_t slash = f.usage_window.find('/');
+    if (slash == std::string::npos || f.usage_window.find('/', slash + 1) != std::string::npos) {
+      return InvalidArgument("--window is START/END, e.g. 2026-11-01/2026-12-01, not \"" + f.usage_window + "\"");
+    }
+    usage.start = WindowEdge(f.usage_window.substr(0, slash));
+    usage.end = WindowEdge(f.usage_window.substr(slash + 1));
+  }
+  usage.group_by = std::move(f.usage_by);
+  return usage;
 }
 
 Result<Command> SelectedCommand(const Commands& c, Flags& f) {
@@ -698,6 +739,12 @@ Result<Command> SelectedCommand(const Commands& c, Flags& f) {
                              name + "\"");
     }
     return Command(std::move(f.applyset_get));
+  }
+  if (c.usage_hoarders->parsed()) return Command(std::move(f.usage_hoarders));
+  if (c.usage->parsed()) {
+    auto usage = UsageFrom(f);
+    SEPTA_RETURN_IF_ERROR(usage);
+    return Command(*std::move(usage));
   }
   return SelectedVclusterCommand(c, f);
 }

@@ -181,11 +181,25 @@ struct ApplySetGet {
   bool exit_code = false;  // --exit-code: exit 1 when OUT_OF_SYNC
 };
 
-using Command =
-    std::variant<TenantCreate, TenantGet, TenantList, TenantUpdate, TenantDelete, TierList, TierGet, TokenCreate,
-                 TokenList, TokenRevoke, InventoryList, VclusterCreate, VclusterGet, VclusterList, VclusterUpdate,
-                 VclusterDelete, VclusterSleep, VclusterWake, VclusterKubeconfig, VclusterCredentials,
-                 VclusterRevokeCredential, DiffCommand, ApplyCommand, ApplySetList, ApplySetGet>;
+// usage: GPU usage over a window (docs/usage.md): a tenant's with
+// --tenant, otherwise the platform's (admins). An empty window is this
+// calendar month (UTC), filled in when the command runs.
+struct UsageShow {
+  std::string tenant{};
+  std::string start{}, end{};  // RFC 3339, from --window START/END
+  std::string step{};
+  std::vector<std::string> group_by{};  // --by
+};
+// usage hoarders: the virtual clusters idle past their tier's threshold now.
+struct UsageHoarders {
+  std::string tenant{};  // empty: every tenant's (admins)
+};
+
+using Command = std::variant<TenantCreate, TenantGet, TenantList, TenantUpdate, TenantDelete, TierList, TierGet,
+                             TokenCreate, TokenList, TokenRevoke, InventoryList, VclusterCreate, VclusterGet,
+                             VclusterList, VclusterUpdate, VclusterDelete, VclusterSleep, VclusterWake,
+                             VclusterKubeconfig, VclusterCredentials, VclusterRevokeCredential, DiffCommand,
+                             ApplyCommand, ApplySetList, ApplySetGet, UsageShow, UsageHoarders>;
 
 struct Invocation {
   GlobalOptions options;

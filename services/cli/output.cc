@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <nlohmann/json.hpp>
 
 #include "services/core/validation.h"
@@ -74,7 +75,8 @@ Result<OutputFormat> ParseOutputFormat(std::string_view text) {
   if (text == "table") return OutputFormat::kTable;
   if (text == "json") return OutputFormat::kJson;
   if (text == "yaml") return OutputFormat::kYaml;
-  return InvalidArgument("output format must be table, json or yaml, not \"" + std::string(text) + "\"");
+  if (text == "csv") return OutputFormat::kCsv;
+  return InvalidArgument("output format must be table, json, yaml or csv, not \"" + std::string(text) + "\"");
 }
 
 std::string RenderTable(const Table& unescaped) {
@@ -119,10 +121,37 @@ std::string RenderYaml(const google::protobuf::Message& message) {
   return core::EscapeControlCharacters(out.c_str(), /*keep_newlines=*/true) + "\n";
 }
 
+// RFC 4180: a cell with a comma, a quote or a line break is quoted, its
+// quotes doubled; lines end with CRLF.
+std::string RenderCsv(const Table& table) {
+  const auto cell = [](std::string text) {
+    text = core::EscapeControlCharacters(text);
+    if (text.find_first_of(",\"") == std::string::npos) return text;
+    std::string quoted = "\"";
+    for (const char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return quoted + "\"";
+  };
+  const auto line = [&](const std::vector<std::string>& cells) {
+    std::string text;
+    for (std::size_t i = 0; i < cells.size(); ++i) text += (i > 0 ? "," : "") + cell(cells[i]);
+    return text + "\r\n";
+  };
+  std::vector<std::string> headers;
+  for (std::string header : table.headers) {
+    std::transform(header.begin(), header.end(), header.begin(),
+                   [](unsigned char c) { return c == ' ' ? '_' : static_cast<char>(std::tolower(c)); });
+    headers.push_back(std::move(header));
+  }
+  std::string out = line(headers);
+  for (const auto& row : table.rows) out += line(row);
+  return out;
+}
+
 std::string Render(OutputFormat format, const google::protobuf::Message& message, const Table& table) {
   switch (format) {
     case OutputFormat::kJson: return RenderJson(message);
     case OutputFormat::kYaml: return RenderYaml(message);
+    case OutputFormat::kCsv: return RenderCsv(table);
     case OutputFormat::kTable: break;
   }
   return RenderTable(table);

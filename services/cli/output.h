@@ -13,9 +13,10 @@
 
 namespace septa::cli {
 
-enum class OutputFormat { kTable, kJson, kYaml };
+// kCsv: the table as RFC 4180 CSV, headers in lower case with _ for spaces.
+enum class OutputFormat { kTable, kJson, kYaml, kCsv };
 
-// "table", "json" or "yaml".
+// "table", "json", "yaml" or "csv".
 Result<OutputFormat> ParseOutputFormat(std::string_view text);
 
 struct Table {

@@ -246,6 +246,54 @@ class CommandRunner {
     return grpc::Status::OK;
   }
 
+  grpc::Status operator()(const UsageShow& c) {
+    // No window: this calendar month, UTC.
+    std::string start = c.start, end = c.end;
+    if (start.empty() && end.empty()) {
+      const auto today = std::chrono::floor<std::chrono::days>(clock_.Now());
+      const std::chrono::year_month_day day{today};
+      const std::chrono::sys_days first{day.year() / day.month() / 1};
+      const std::chrono::sys_days next{(day.year() / day.month() / 1) + std::chrono::months(1)};
+      start = FormatRfc3339(first);
+      end = FormatRfc3339(next);
+    }
+    const bool exact = format_ == OutputFormat::kCsv;
+    if (!c.tenant.empty()) {
+      v1::GetTenantUsageRequest request;
+      request.set_tenant(c.tenant);
+      request.set_start(start);
+      request.set_end(end);
+      request.set_step(c.step);
+      for (const std::string& by : c.group_by) request.add_group_by(by);
+      v1::UsageReport report;
+      const auto status = client_.Call(client_.usage(), &v1::UsageService::Stub::GetTenantUsage, request, &report);
+      if (!status.ok()) return status;
+      out_ << Render(format_, report, UsageTable(report, exact));
+      return status;
+    }
+    v1::GetPlatformUsageRequest request;
+    request.set_start(start);
+    request.set_end(end);
+    request.set_step(c.step);
+    for (const std::string& by : c.group_by) request.add_group_by(by);
+    v1::PlatformUsageReport report;
+    const auto status = client_.Call(client_.usage(), &v1::UsageService::Stub::GetPlatformUsage, request, &report);
+    if (!status.ok()) return status;
+    out_ << Render(format_, report, UsageTable(report.usage(), exact));
+    if (format_ == OutputFormat::kTable) out_ << "\n" << RenderTable(UsagePoolTable(report.pool(), false));
+    return status;
+  }
+
+  grpc::Status operator()(const UsageHoarders& c) {
+    v1::ListHoardersRequest request;
+    request.set_tenant(c.tenant);
+    v1::ListHoardersResponse response;
+    const auto status = client_.Call(client_.usage(), &v1::UsageService::Stub::ListHoarders, request, &response);
+    if (!status.ok()) return status;
+    out_ << Render(format_, response, HoarderTable(response.hoarders()));
+    return status;
+  }
+
   grpc::Status operator()(const VclusterCreate& c) {
     v1::CreateVirtualClusterRequest request;
     request.set_tenant(c.tenant);

@@ -30,6 +30,7 @@ SeptaClient::SeptaClient(const std::string& server, std::string token, std::chro
       tiers_(v1::TrustTierService::NewStub(channel_)),
       tokens_(v1::TokenService::NewStub(channel_)),
       inventory_(v1::InventoryService::NewStub(channel_)),
+      usage_(v1::UsageService::NewStub(channel_)),
       vclusters_(v1::VirtualClusterService::NewStub(channel_)),
       declarative_(v1::DeclarativeService::NewStub(channel_)) {}
 

@@ -13,6 +13,7 @@
 #include "septa/v1/tenant.grpc.pb.h"
 #include "septa/v1/token.grpc.pb.h"
 #include "septa/v1/trust_tier.grpc.pb.h"
+#include "septa/v1/usage.grpc.pb.h"
 #include "septa/v1/vcluster.grpc.pb.h"
 
 namespace septa::cli {
@@ -33,6 +34,7 @@ class SeptaClient {
   v1::InventoryService::Stub& inventory() { return *inventory_; }
   v1::VirtualClusterService::Stub& vclusters() { return *vclusters_; }
   v1::DeclarativeService::Stub& declarative() { return *declarative_; }
+  v1::UsageService::Stub& usage() { return *usage_; }
 
   // Calls `method` of `stub`, e.g. Call(client.tenants(), &Stub::GetTenant, request, &tenant).
   template <typename Stub, typename Request, typename Response>
@@ -58,6 +60,7 @@ class SeptaClient {
   std::unique_ptr<v1::TrustTierService::Stub> tiers_;
   std::unique_ptr<v1::TokenService::Stub> tokens_;
   std::unique_ptr<v1::InventoryService::Stub> inventory_;
+  std::unique_ptr<v1::UsageService::Stub> usage_;
   std::unique_ptr<v1::VirtualClusterService::Stub> vclusters_;
   std::unique_ptr<v1::DeclarativeService::Stub> declarative_;
 };

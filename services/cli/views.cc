@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <map>
 #include <vector>
 
@@ -266,6 +267,90 @@ Table CredentialTable(const google::protobuf::RepeatedPtrField<v1::Credential>& 
     table.rows.push_back(
         {c.serial(), c.common_name(), c.role(), c.issued_by(), FormatTime(c.issue_time(), c.has_issue_time()),
          FormatTime(c.expire_time(), c.has_expire_time()), FormatTime(c.revoke_time(), c.has_revoke_time())});
+  }
+  return table;
+}
+
+}  // namespace septa::cli
+
+namespace septa::cli {
+
+namespace {
+
+std::string Number(double value, bool exact) {
+  char text[64];
+  std::snprintf(text, sizeof text, exact ? "%.12g" : "%.3f", value);
+  return text;
+}
+
+std::string Seconds(std::int64_t seconds) {
+  if (seconds % 3600 == 0) return std::to_string(seconds / 3600) + "h";
+  if (seconds % 60 == 0) return std::to_string(seconds / 60) + "m";
+  return std::to_string(seconds) + "s";
+}
+
+}  // namespace
+
+Table UsageTable(const v1::UsageReport& report, bool exact) {
+  // Only the dimensions some row is grouped by get a column.
+  bool tenant = false, vcluster = false, tier = false, model = false, profile = false;
+  for (const auto& item : report.items()) {
+    tenant = tenant || !item.tenant().empty();
+    vcluster = vcluster || !item.vcluster().empty();
+    tier = tier || !item.tier().empty();
+    model = model || !item.model().empty();
+    profile = profile || !item.mig_profile().empty();
+  }
+  Table table{{"START", "END"}, {}};
+  const std::pair<bool, const char*> dimensions[] = {
+      {tenant, "TENANT"}, {vcluster, "VCLUSTER"}, {tier, "TIER"}, {model, "MODEL"}, {profile, "MIG PROFILE"}};
+  for (const auto& [shown, header] : dimensions) {
+    if (shown) table.headers.push_back(header);
+  }
+  for (const char* header : {"ALLOCATED GPU HOURS", "USED GPU HOURS", "WASTE GPU HOURS", "EFFICIENCY", "COVERAGE"}) {
+    table.headers.push_back(header);
+  }
+  table.headers.push_back("COST");
+  table.headers.push_back("CURRENCY");
+  for (const auto& item : report.items()) {
+    std::vector<std::string> row{FormatTime(item.start(), item.has_start()), FormatTime(item.end(), item.has_end())};
+    if (tenant) row.push_back(item.tenant());
+    if (vcluster) row.push_back(item.vcluster());
+    if (tier) row.push_back(item.tier());
+    if (model) row.push_back(item.model());
+    if (profile) row.push_back(item.mig_profile());
+    row.push_back(Number(item.allocated_gpu_hours(), exact));
+    row.push_back(Number(item.used_gpu_hours(), exact));
+    row.push_back(Number(item.waste_gpu_hours(), exact));
+    row.push_back(item.has_efficiency() ? Number(item.efficiency(), exact) : "-");
+    row.push_back(Number(item.coverage(), exact));
+    char cost[64];  // money in cents, unless exact
+    std::snprintf(cost, sizeof cost, exact ? "%.12g" : "%.2f", item.cost());
+    row.push_back(cost);
+    row.push_back(report.currency());
+    table.rows.push_back(std::move(row));
+  }
+  return table;
+}
+
+Table UsagePoolTable(const google::protobuf::RepeatedPtrField<v1::UsagePoolItem>& pool, bool exact) {
+  Table table{
+      {"START", "END", "MODEL", "CAPACITY GPU HOURS", "RESERVED GPU HOURS", "UNRESERVED GPU HOURS", "USED GPU HOURS"},
+      {}};
+  for (const auto& item : pool) {
+    table.rows.push_back({FormatTime(item.start(), item.has_start()), FormatTime(item.end(), item.has_end()),
+                          item.model().empty() ? "all" : item.model(), Number(item.capacity_gpu_hours(), exact),
+                          Number(item.reserved_gpu_hours(), exact), Number(item.unreserved_gpu_hours(), exact),
+                          Number(item.used_gpu_hours(), exact)});
+  }
+  return table;
+}
+
+Table HoarderTable(const google::protobuf::RepeatedPtrField<v1::Hoarder>& hoarders) {
+  Table table{{"TENANT", "VCLUSTER", "TIER", "IDLE", "THRESHOLD", "HOLDING MEMORY"}, {}};
+  for (const auto& h : hoarders) {
+    table.rows.push_back({h.tenant(), h.vcluster(), h.tier(), Seconds(h.idle_seconds()), Seconds(h.threshold_seconds()),
+                          h.holding_memory() ? "yes" : "no"});
   }
   return table;
 }

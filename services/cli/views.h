@@ -11,6 +11,7 @@
 #include "septa/v1/tenant.pb.h"
 #include "septa/v1/token.pb.h"
 #include "septa/v1/trust_tier.pb.h"
+#include "septa/v1/usage.pb.h"
 #include "septa/v1/vcluster.pb.h"
 #include "services/cli/output.h"
 
@@ -35,6 +36,15 @@ Table ApplySetTable(const google::protobuf::RepeatedPtrField<v1::ApplySet>& sets
 // Each member changed outside its set since the set's last apply, with the
 // newest such change: who, when, what, and which audit record and request.
 Table DriftedMemberTable(const google::protobuf::RepeatedPtrField<v1::DriftedMember>& drifted);
+
+// Usage rows: the bucket, the grouped dimensions (tenant, vcluster, tier,
+// model, mig_profile: those any row has), then ALLOCATED_GPU_HOURS,
+// USED_GPU_HOURS, WASTE_GPU_HOURS, EFFICIENCY, COVERAGE, COST (in
+// `currency`). With `exact`, numbers carry full precision (CSV for finance),
+// else three decimals.
+Table UsageTable(const v1::UsageReport& report, bool exact);
+Table UsagePoolTable(const google::protobuf::RepeatedPtrField<v1::UsagePoolItem>& pool, bool exact);
+Table HoarderTable(const google::protobuf::RepeatedPtrField<v1::Hoarder>& hoarders);
 
 // "CapacityReady=True (CapacityReserved: 1 instance held)"; "no CapacityReady condition".
 std::string DescribeCondition(const v1::VirtualCluster& vcluster, const std::string& type);

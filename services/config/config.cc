@@ -320,6 +320,54 @@ const std::vector<KeyDef>& Defs() {
        IntKey(&Config::tenant_live_tokens_max, 1, 1'000'000)},
       {{"mig_relayout", "auto or off: re-lay out MIG GPUs that run nothing when an isolated request needs it"},
        EnumKey(&Config::mig_relayout, {MigRelayout::kAuto, MigRelayout::kOff})},
+      {{"usage", "true or false: whether this septad scrapes the GPU nodes' dcgm-exporters and accounts usage"},
+       BoolKey(&Config::usage)},
+      {{"usage_scrape_interval", "how often each GPU node's dcgm-exporter is read (at least 1s)"},
+       MillisKeyAtLeast(&Config::usage_scrape_interval, std::chrono::seconds(1), "1s")},
+      {{"usage_scrape_timeout", "longest one read of an exporter may take, connect to last byte (at least 100ms)"},
+       MillisKeyAtLeast(&Config::usage_scrape_timeout, std::chrono::milliseconds(100), "100ms")},
+      {{"usage_exporter_namespace", "the namespace of the GPU Operator's dcgm-exporter pods on the host"},
+       StringKey(&Config::usage_exporter_namespace)},
+      {{"usage_exporter_selector", "the label selector of the dcgm-exporter pods"},
+       StringKey(&Config::usage_exporter_selector)},
+      {{"usage_exporter_per_pod_values",
+        "true or false: the exporter runs with --kubernetes-virtual-gpus (PR #594 or later), so shared GPUs are "
+        "split by each pod's own use"},
+       BoolKey(&Config::usage_exporter_per_pod_values)},
+      {{"usage_hoarding_after",
+        "KIND=DURATION pairs (comma-separated; kinds shared, isolated, dedicated, exclusive): how long all of a "
+        "virtual cluster's GPUs must be idle before it is a hoarder; kinds not given keep 15m, 30m, 60m, 120m"},
+       [](Config& c, const std::string& v, const std::string& where) {
+         tenancy::usage::HoardingThresholds thresholds;
+         for (const std::string& pair : CommaList(v)) {
+           const std::size_t equals = pair.find('=');
+           if (equals == std::string::npos) return Bad(where, "\"" + pair + "\" is not KIND=DURATION");
+           const std::optional<gpu::Tier> tier = gpu::TierFromName(pair.substr(0, equals));
+           if (!tier)
+             return Bad(where, "\"" + pair.substr(0, equals) + "\" is not shared, isolated, dedicated or exclusive");
+           std::chrono::milliseconds after{0};
+           SEPTA_RETURN_IF_ERROR(ParseMillis(pair.substr(equals + 1), where, after));
+           if (after < std::chrono::seconds(30))
+             return Bad(where, "\"" + pair + "\" is shorter than one idle window (30s)");
+           const auto at = std::chrono::duration_cast<std::chrono::seconds>(after);
+           switch (*tier) {
+             case gpu::Tier::kShared: thresholds.shared = at; break;
+             case gpu::Tier::kIsolated: thresholds.isolated = at; break;
+             case gpu::Tier::kDedicated: thresholds.dedicated = at; break;
+             case gpu::Tier::kExclusive: thresholds.exclusive = at; break;
+           }
+         }
+         c.usage_hoarding_after = thresholds;
+         return Status::Ok();
+       }},
+      {{"usage_currency", "the currency of GPU prices and costs (an ISO 4217 code)"},
+       [](Config& c, const std::string& v, const std::string& where) {
+         if (v.size() != 3 || !std::all_of(v.begin(), v.end(), [](char ch) { return ch >= 'A' && ch <= 'Z'; })) {
+           return Bad(where, "\"" + EscapeControlCharacters(v) + "\" is not a three-letter ISO 4217 code (USD, EUR)");
+         }
+         c.usage_currency = v;
+         return Status::Ok();
+       }},
       {{"kubeconfig", "kubeconfig of the host Kubernetes cluster; empty runs a simulated cluster in-process"},
        StringKey(&Config::kubeconfig)},
       {{"kubesim_addr", "HTTPS listen address of the simulated cluster (port 0: any free port)"},

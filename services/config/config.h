@@ -14,6 +14,7 @@
 
 #include "common/status.h"
 #include "tenancy/host/config.h"
+#include "tenancy/usage/usage_math.h"
 
 namespace septa::config {
 
@@ -181,6 +182,22 @@ struct Config {
   bool vault_secrets_operator = false;
   std::string vault_secrets_operator_address;
   std::string vault_secrets_operator_namespace = "vault-secrets-operator-system";
+  // GPU usage (docs/usage.md): every GPU node's dcgm-exporter is scraped
+  // each usage_scrape_interval and its usage accounted; the simulated
+  // cluster runs its test double of the exporter.
+  bool usage = true;
+  std::chrono::milliseconds usage_scrape_interval{30'000};  // the exporter's DCGM_EXPORTER_INTERVAL
+  std::chrono::milliseconds usage_scrape_timeout{10'000};
+  std::string usage_exporter_namespace = "gpu-operator";
+  std::string usage_exporter_selector = "app=nvidia-dcgm-exporter";
+  // The exporter runs with --kubernetes-virtual-gpus at PR #594 or later:
+  // its GPU_UTIL and FB_USED series with a vgpu label are per pod, which
+  // splits a shared GPU by what each pod used (else by reserved share).
+  bool usage_exporter_per_pod_values = false;
+  std::string usage_currency = "USD";  // of every GPU price and cost
+  // How long all of a virtual cluster's GPUs must idle before it is a
+  // hoarder, per tier (USAGE-FACTS §4: Run:ai's rule, its thresholds).
+  tenancy::usage::HoardingThresholds usage_hoarding_after{};
 };
 
 // One configuration key as it appears in YAML; flags and environment

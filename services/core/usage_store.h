@@ -17,67 +17,16 @@
 #include "common/status.h"
 #include "common/time_point.h"
 #include "gpu/inventory.h"
+#include "tenancy/usage/usage_rows.h"
 
 namespace septa::core {
 
-// A held thing the exporter measures (tenancy/usage/held_capacity.h): a
-// whole GPU (gi_id −1), a MIG instance of it, or a share of it.
-struct UsageEntityKey {
-  std::string tenant{};
-  std::string vcluster{};
-  std::string node{};
-  std::string gpu_uuid{};
-  int gi_id = -1;
-  auto operator<=>(const UsageEntityKey&) const = default;
-};
-
-// What one entity accrued in one minute (from this scrape; the store adds
-// it to what earlier scrapes of the same minute accrued).
-struct UsageMinuteRow {
-  UsageEntityKey entity{};
-  TimePoint minute{};  // its start, on the minute
-  gpu::Tier tier = gpu::Tier::kShared;
-  std::string model{};        // catalog name
-  std::string mig_profile{};  // "" unless a MIG instance
-  double weight = 0;
-  double allocated_gpu_seconds = 0;
-  double measured_gpu_seconds = 0;
-  double used_gpu_seconds = 0;
-  double waste_gpu_seconds = 0;
-  double cost = 0;                          // in the platform's currency, at the rate in force when accrued
-  double activity_max = 0;                  // the largest activity sampled (kept: the largest)
-  double reserved_memory_mib = 0;           // the entity's (kept: the largest)
-  std::optional<double> used_memory_mib{};  // the largest FB_USED sampled (kept: the largest)
-  int samples = 0;
-  bool operator==(const UsageMinuteRow&) const = default;
-};
-
-// One GPU of the platform in one minute: what was there, held and measured.
-// Σ over tenants' allocated + the pool's unreserved = capacity.
-struct UsagePoolMinuteRow {
-  TimePoint minute{};
-  std::string node{};
-  std::string gpu_uuid{};
-  std::string model{};
-  double capacity_gpu_seconds = 0;
-  double reserved_gpu_seconds = 0;
-  double used_gpu_seconds = 0;  // what the device measured, held or not
-  bool operator==(const UsagePoolMinuteRow&) const = default;
-};
-
-// An entity's idle run (Run:ai's rule, tenancy/usage/idle_run.h), carried
-// from one scrape to the next.
-struct UsageIdleState {
-  UsageEntityKey entity{};
-  gpu::Tier tier = gpu::Tier::kShared;
-  TimePoint window_start{};  // the 30 s window being sampled now
-  double window_activity_max = 0;
-  std::optional<double> window_used_memory_mib{};
-  std::int64_t idle_ms = 0;  // completed idle windows in a row before window_start
-  bool holding_memory = false;
-  TimePoint updated{};
-  bool operator==(const UsageIdleState&) const = default;
-};
+// The rows are the pure accounting's (tenancy/usage/usage_rows.h).
+using tenancy::usage::GpuPrice;
+using tenancy::usage::UsageEntityKey;
+using tenancy::usage::UsageIdleState;
+using tenancy::usage::UsageMinuteRow;
+using tenancy::usage::UsagePoolMinuteRow;
 
 struct UsageScrapeBatch {
   std::string node{};
@@ -133,18 +82,6 @@ struct UsagePoolBucket {
   double reserved_gpu_seconds = 0;
   double used_gpu_seconds = 0;
   bool operator==(const UsagePoolBucket&) const = default;
-};
-
-// A rate per GPU-hour of held capacity (a MIG instance pays its weight of
-// it unless a profile has its own row; a share its milli share), in force
-// from `valid_from` until the next row of the same key.
-struct GpuPrice {
-  std::string model{};
-  gpu::Tier tier = gpu::Tier::kDedicated;
-  std::string mig_profile{};  // "" for every profile
-  double per_gpu_hour = 0;
-  TimePoint valid_from{};
-  bool operator==(const GpuPrice&) const = default;
 };
 
 class UsageRepository {

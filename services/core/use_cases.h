@@ -15,6 +15,7 @@
 #include "services/core/tenant_service.h"
 #include "services/core/tier_service.h"
 #include "services/core/token_service.h"
+#include "services/core/usage_service.h"
 #include "services/core/virtual_cluster_service.h"
 #include "services/core/virtual_pods.h"
 
@@ -34,6 +35,7 @@ struct UseCases {
   VirtualClusterService& vclusters;
   CredentialService& credentials;
   ApplyService& apply;  // GitOps' Diff and Apply
+  UsageService& usage;  // GPU usage, hoarders and prices
   // How long one request may wait on the database altogether
   // (db_request_timeout): the transports open a DeadlineScope of it.
   std::chrono::milliseconds db_request_timeout;

@@ -177,12 +177,6 @@ Result<std::string> RunPlugin(const ExecConfig& exec) {
 
 }  // namespace
 
-std::optional<TimePoint> ParseRfc3339(const std::string& s) {
-  std::tm tm{};
-  if (s.size() < 19 || strptime(s.c_str(), "%Y-%m-%dT%H:%M:%S", &tm) == nullptr) return std::nullopt;
-  return std::chrono::system_clock::from_time_t(timegm(&tm));
-}
-
 Result<std::string> Credentials::AuthorizationHeader() {
   std::lock_guard lock(mu_);
   if (config_.exec) {

@@ -45,10 +45,6 @@ Result<ClientConfig> LoadKubeconfig(const std::string& path, const std::string& 
 // under `sa_dir` (token, ca.crt, namespace).
 Result<ClientConfig> InClusterConfig(const std::string& sa_dir = "/var/run/secrets/kubernetes.io/serviceaccount");
 
-// A Kubernetes timestamp ("2026-11-23T16:40:00Z"), to the second; nullopt
-// when it is not one.
-std::optional<TimePoint> ParseRfc3339(const std::string& s);
-
 // Supplies the current credential: a static token, a token file re-read
 // when it changes, or an exec plugin's token cached until it expires.
 class Credentials {

@@ -11,6 +11,7 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 #include <condition_variable>
+#include <limits>
 #include <optional>
 #include <thread>
 
@@ -372,6 +373,10 @@ Result<HttpResponse> Transport::Send(const HttpRequest& request, const std::stri
   }
 }
 
+namespace {
+constexpr std::size_t kMaxStreamErrorBodyBytes = 1 << 20;
+}  // namespace
+
 Result<HttpResponse> Transport::Stream(const HttpRequest& request, const std::string& authorization,
                                        std::chrono::milliseconds idle_timeout,
                                        const std::function<bool(std::string_view)>& on_data, StreamCancel* cancel) {
@@ -396,7 +401,10 @@ Result<HttpResponse> Transport::Stream(const HttpRequest& request, const std::st
 
   auto req = BuildRequest(request, impl_->path_prefix, impl_->host_header, authorization);
   bhttp::response_parser<bhttp::string_body> parser;
-  parser.body_limit(boost::none);
+  // No limit: the caller's on_data bounds what it keeps. Not boost::none:
+  // Boost 1.74 compares a Content-Length against the empty optional and
+  // refuses every body that has one (only chunked bodies got through).
+  parser.body_limit(std::numeric_limits<std::uint64_t>::max());
   error_code ec;
   Connection& c = *conn;
   if (!c.Run(idle_timeout, ec, WriteThenRead(c, req, [&c, &parser](auto& stream, auto on_read) {
@@ -421,6 +429,11 @@ Result<HttpResponse> Transport::Stream(const HttpRequest& request, const std::st
     if (!read) return DeadlineExceeded("kube: " + request.target + ": stream idle too long");
     if (cancel && cancel->cancelled()) return Status(Code::kCancelled, "kube: watch cancelled");
     if (ec) return Unavailable("kube: " + request.target + ": stream broken: " + ec.message());
+    // An error's body is kept whole, up to a bound: a peer cannot make it grow without end.
+    if (!success && parser.get().body().size() > kMaxStreamErrorBodyBytes) {
+      return Unavailable("kube: " + request.target + ": HTTP " + std::to_string(out.status) + " with a body over " +
+                         std::to_string(kMaxStreamErrorBodyBytes) + " bytes");
+    }
     if (success && !parser.get().body().empty()) {
       // string_body appends at the current size, so taking it is safe.
       std::string piece = std::move(parser.get().body());

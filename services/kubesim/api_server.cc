@@ -62,7 +62,7 @@ static TimePoint LastWritten(const json& event) {
   auto consider = [&](const json& object, const char* key) {
     auto it = object.find(key);
     if (it == object.end() || !it->is_string()) return;
-    if (auto at = kube::ParseRfc3339(it->get<std::string>())) last = std::max(last, *at);
+    if (auto at = ParseRfc3339(it->get<std::string>())) last = std::max(last, *at);
   };
   for (const char* key : {"lastTimestamp", "eventTime", "firstTimestamp"}) consider(event, key);
   if (auto md = event.find("metadata"); md != event.end() && md->is_object()) consider(*md, "creationTimestamp");

@@ -522,7 +522,7 @@ Outcome SyncerController::CreateHostPod(WatchedCluster& cluster, const PodKey& k
   }
   pending[host_name] = host_pod.assignment;
   placement.unlock();
-  if (auto created_at = kube::ParseRfc3339(tsync::MetadataField(virtual_pod, "creationTimestamp"))) {
+  if (auto created_at = ParseRfc3339(tsync::MetadataField(virtual_pod, "creationTimestamp"))) {
     sync_latency_->Observe(std::max(0.0, std::chrono::duration<double>(clock_.Now() - *created_at).count()));
   }
   return Outcome::Done();

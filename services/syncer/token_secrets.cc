@@ -71,7 +71,7 @@ Result<std::optional<TimePoint>> TokenSecrets::Ensure(WatchedCluster& cluster, c
   if (!minted.ok()) return About(what, minted.status());
   const json status = minted->value("status", json::object());
   const std::string token = status.value("token", "");
-  const auto expires = kube::ParseRfc3339(status.value("expirationTimestamp", ""));
+  const auto expires = ParseRfc3339(status.value("expirationTimestamp", ""));
   if (token.empty() || !expires) {
     return About(what,
                  Status(Code::kUnavailable, "the virtual API server's TokenRequest answer has no token or expiry"));

@@ -82,7 +82,7 @@ TEST_F(kubesimServiceAccountTokens, ABoundTokenAuthenticatesAsItsServiceAccountU
   EXPECT_EQ((*minted)["spec"]["expirationSeconds"], 1200);
   EXPECT_EQ((*minted)["spec"]["audiences"], json::array({"https://kubernetes.default.svc"}));
   EXPECT_EQ((*minted)["spec"]["boundObjectRef"]["uid"], pod_["metadata"]["uid"]);
-  const auto expires = kube::ParseRfc3339((*minted)["status"]["expirationTimestamp"].get<std::string>());
+  const auto expires = ParseRfc3339((*minted)["status"]["expirationTimestamp"].get<std::string>());
   ASSERT_TRUE(expires.has_value());
   EXPECT_EQ(*expires, std::chrono::time_point_cast<std::chrono::seconds>(clock_.Now()) + 1200s);
   const std::string token = (*minted)["status"]["token"];

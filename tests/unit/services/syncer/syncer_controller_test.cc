@@ -156,7 +156,7 @@ TEST_F(SyncerControllerTest, ARefusedPodGetsOneEventAndTheConditionAndStaysPendi
       if (c.value("type", "") == "PodScheduled" && c.value("status", "") == "False" &&
           c.value("reason", "") == "SyncRefused") {
         // When it was refused: what the portal shows as "since".
-        return kube::ParseRfc3339(c.value("lastTransitionTime", "")).has_value();
+        return ParseRfc3339(c.value("lastTransitionTime", "")).has_value();
       }
     }
     return false;

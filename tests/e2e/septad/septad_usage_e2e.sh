@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# GPU usage end to end on septad's embedded defaults, whose simulated host
+# runs kubesim's dcgm-exporter test double on every GPU node (docs/usage.md,
+# docs/kubesim.md): septad finds the exporters through the host's API and
+# scrapes them every second. Two dedicated tenants each hold one A100: acme
+# runs a pod that the simulator keeps 50 % busy (Run:ai's
+# run.ai/simulated-gpu-utilization), beta a pod that holds 20,000 MiB and
+# computes nothing. An admin prices dedicated A100s at 3.60 per GPU-hour.
+#  - A whole minute with acme's pod running: used is exactly half of what
+#    was measured, waste the other half, coverage near 1, cost exactly
+#    3.60 per allocated GPU-hour (REST, and septactl usage -o csv).
+#  - beta is a hoarder at the dedicated threshold (set to 30s here), with
+#    its memory held; acme is not.
+#  - The platform report (admins only): tenants' allocated GPU-hours plus
+#    the unreserved pool are the capacity.
+#  - Authorization: acme reads its own usage; beta's and the platform's are
+#    refused (404 and 403); a bad window is a 400 naming the field.
+#  - /metrics carries the usage by tenant and virtual cluster, never by pod.
+set -euo pipefail
+septad=$1
+septactl=$2
+kubectl=$3
+source "$(dirname "$0")/septad_lib.sh"
+
+sctl() { HOME=$dir "$septactl" --server "127.0.0.1:$grpc_port" --token "$@"; }
+utc() { date -u -d "@$1" +%Y-%m-%dT%H:%M:%SZ; }
+
+start --usage-scrape-interval 1s --usage-hoarding-after dedicated=30s
+token=$(cat "$dir/data/admin.token")
+
+[[ $(api POST /v1/usage/prices '{"price":{"model":"A100-80GB","tier":"dedicated","per_gpu_hour":3.6}}') == 200 ]] ||
+  fail "the admin sets a price: $(reply)"
+[[ $(api POST /v1/usage/prices '{"price":{"model":"A100-80GB","tier":"dedicated","per_gpu_hour":1,"valid_from":"2020-01-01T00:00:00Z"}}') == 400 ]] ||
+  fail "a rate that starts in the past is refused: $(reply)"
+[[ $(reply) == *valid_from* ]] || fail "the refusal names valid_from: $(reply)"
+
+owner_token() {
+  [[ $(rest "$token" POST /v1/tokens "{\"principal\":\"tenant:$1\",\"role\":\"owner\",\"ttl\":\"1h\"}") == 201 ]] ||
+    fail "create an owner token of $1: $(reply)"
+  json 'r["token"]'
+}
+for t in acme beta; do
+  [[ $(api POST /v1/tenants "{\"name\":\"$t\",\"trust_tier\":\"dedicated\"}") == 201 ]] || fail "create tenant $t: $(reply)"
+done
+acme=$(owner_token acme)
+beta=$(owner_token beta)
+cluster='{"name":"%s","capacity":{"gpus":{"model":"A100-80GB","count":1}},"quota":{"cpu_milli":2000,"memory_mib":4096,"pods":5}}'
+# shellcheck disable=SC2059
+[[ $(rest "$acme" POST /v1/tenants/acme/vclusters "$(printf "$cluster" train)") == 201 ]] || fail "acme/train: $(reply)"
+# shellcheck disable=SC2059
+[[ $(rest "$beta" POST /v1/tenants/beta/vclusters "$(printf "$cluster" idle)") == 201 ]] || fail "beta/idle: $(reply)"
+ready() { [[ $(rest "$1" GET "/v1/tenants/$2/vclusters/$3") == 200 && $(json 'r["state"]') == READY ]]; }
+wait_for "acme/train READY" 20 ready "$acme" acme train
+wait_for "beta/idle READY" 20 ready "$beta" beta idle
+
+kubeconfig() {  # token tenant vcluster
+  [[ $(rest "$1" POST "/v1/tenants/$2/vclusters/$3:kubeconfig" '{}') == 200 ]] || fail "kubeconfig of $2/$3: $(reply)"
+  json 'r["kubeconfig"]' >"$dir/$2.kubeconfig"
+}
+kubeconfig "$acme" acme train
+kubeconfig "$beta" beta idle
+pod() {  # name utilization memory-mib
+  cat <<YAML
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $1
+  annotations:
+    run.ai/simulated-gpu-utilization: "$2"
+    simulation.septa.dev/gpu-memory-mib: "$3"
+spec:
+  containers:
+    - name: main
+      image: busybox
+      resources:
+        limits: {cpu: 500m, memory: 512Mi, nvidia.com/gpu: 1}
+YAML
+}
+pod work 50 8000 | kc "$dir/acme.kubeconfig" apply -f - >/dev/null || fail "acme's pod"
+pod hoard 0 20000 | kc "$dir/beta.kubeconfig" apply -f - >/dev/null || fail "beta's pod"
+running() { [[ $(kc "$dir/$1.kubeconfig" get pod "$2" -o 'jsonpath={.status.phase}') == Running ]]; }
+wait_for "acme's pod Running" 30 running acme work
+wait_for "beta's pod Running" 30 running beta hoard
+
+# The first whole minute that begins after both pods run, once accounted.
+minute=$((($(date +%s) / 60 + 1) * 60))
+echo "waiting for the minute $(utc "$minute") to be over"
+while (($(date +%s) < minute + 63)); do sleep 1; done
+window="start=$(utc "$minute")&end=$(utc $((minute + 60)))"
+
+[[ $(rest "$acme" GET "/v1/tenants/acme/usage?$window&group_by=vcluster") == 200 ]] || fail "acme's usage: $(reply)"
+python3 - "$dir/reply" <<'PY' || fail "acme's minute: $(reply)"
+import json, sys
+r = json.load(open(sys.argv[1]))
+[item] = r["items"]
+close = lambda a, b, tol=1e-9: abs(a - b) <= tol * max(1.0, abs(b))
+assert item["vcluster"] == "train", item
+assert r["resolution"] == "minute" and r["currency"] == "USD", r
+assert close(item["allocated_gpu_hours"], 1 / 60, 1e-6), item            # one GPU held the whole minute
+assert item["coverage"] > 0.9, item                                        # 1 s scrapes: nearly every second measured
+assert close(item["used_gpu_hours"], 0.5 * item["measured_gpu_hours"]), item  # 50 % busy, exactly
+assert close(item["efficiency"], 0.5), item
+assert close(item["waste_gpu_hours"], item["measured_gpu_hours"] - item["used_gpu_hours"]), item
+assert close(item["cost"], 3.6 * item["allocated_gpu_hours"]), item        # held is billed, used or not
+assert close(item["max_used_memory_mib"], 8000), item
+print("acme's minute:", json.dumps(item))
+PY
+
+# The same figures through septactl, as CSV for finance.
+sctl "$acme" usage --tenant acme --window "$(utc "$minute")/$(utc $((minute + 60)))" --by vcluster -o csv >"$dir/usage.csv" ||
+  fail "septactl usage: $(cat "$dir/usage.csv")"
+python3 - "$dir/usage.csv" "$dir/reply" <<'PY' || fail "septactl usage -o csv: $(cat "$dir/usage.csv")"
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+item = json.load(open(sys.argv[2]))["items"][0]
+assert len(rows) == 1 and rows[0]["vcluster"] == "train", rows
+for key in ("allocated_gpu_hours", "used_gpu_hours", "waste_gpu_hours", "cost"):
+    assert abs(float(rows[0][key]) - item[key]) <= 1e-6, (key, rows[0], item)
+PY
+
+# Hoarders: beta, idle and holding memory; acme is busy.
+hoarders() { [[ $(api GET /v1/usage/hoarders) == 200 ]] && [[ $(json '[h["tenant"] for h in r.get("hoarders", [])]') == '["beta"]' ]]; }
+wait_for "beta listed as the one hoarder" 60 hoarders
+[[ $(json 'r["hoarders"][0]["holding_memory"]') == true ]] || fail "beta holds memory: $(reply)"
+[[ $(json 'r["hoarders"][0]["threshold_seconds"]') == 30 ]] || fail "the dedicated threshold is 30 s: $(reply)"
+[[ $(rest "$beta" GET /v1/usage/hoarders?tenant=beta) == 200 && $(json 'len(r["hoarders"])') == 1 ]] ||
+  fail "beta sees its own hoarding: $(reply)"
+[[ $(rest "$acme" GET /v1/usage/hoarders?tenant=beta) == 404 ]] || fail "acme must not see beta's hoarding: $(reply)"
+[[ $(rest "$acme" GET /v1/usage/hoarders) == 403 ]] || fail "only admins list every tenant's hoarders: $(reply)"
+sctl "$token" usage hoarders | grep -q "beta" || fail "septactl usage hoarders lists beta"
+
+# Authorization and bad input.
+[[ $(rest "$acme" GET "/v1/tenants/beta/usage?$window") == 404 ]] || fail "acme reads beta's usage: $(reply)"
+[[ $(rest "$acme" GET "/v1/usage?$window") == 403 ]] || fail "acme reads the platform's usage: $(reply)"
+[[ $(rest "$acme" GET "/v1/tenants/acme/usage?start=yesterday&end=$(utc $((minute + 60)))") == 400 ]] || fail "a bad start: $(reply)"
+[[ $(reply) == *start* ]] || fail "the refusal names start: $(reply)"
+[[ $(rest "$acme" GET "/v1/tenants/acme/usage?$window&step=1s") == 400 && $(reply) == *step* ]] || fail "a step of 1s: $(reply)"
+[[ $(rest "$acme" GET "/v1/usage/prices") == 403 ]] || fail "prices are the admins': $(reply)"
+
+# The platform: every tenant's allocated plus the unreserved pool is the capacity.
+[[ $(api GET "/v1/usage?$window&group_by=tenant") == 200 ]] || fail "the platform's usage: $(reply)"
+python3 - "$dir/reply" <<'PY' || fail "the platform's minute: $(reply)"
+import json, sys
+r = json.load(open(sys.argv[1]))
+tenants = {i["tenant"]: i for i in r["usage"]["items"]}
+assert set(tenants) == {"acme", "beta"}, tenants
+[pool] = r["pool"]
+allocated = sum(i["allocated_gpu_hours"] for i in tenants.values())
+assert abs(allocated + pool["unreserved_gpu_hours"] - pool["capacity_gpu_hours"]) < 1e-9, (allocated, pool)
+assert tenants["beta"]["used_gpu_hours"] == 0 and tenants["beta"]["waste_gpu_hours"] > 0, tenants["beta"]
+assert pool["capacity_gpu_hours"] > allocated, pool  # the sample inventory has far more GPUs than two
+PY
+
+# /metrics: by tenant and virtual cluster, never by pod.
+metrics=$(curl -s "http://127.0.0.1:$http_port/metrics")
+grep -q 'septa_gpu_allocated_gpu_hours_total{[^}]*tenant="acme"[^}]*vcluster="train"' <<<"$metrics" ||
+  fail "no allocated GPU-hours for acme/train on /metrics"
+grep -q 'septa_gpu_idle_seconds{.*tenant="beta"' <<<"$metrics" || fail "no idle run for beta on /metrics"
+grep -q 'septa_usage_scrapes_total{result="ok"}' <<<"$metrics" || fail "no successful scrape counted"
+if grep -E '^septa_(gpu|usage)_[a-z_]*\{[^}]*pod=' <<<"$metrics"; then fail "a usage series is labelled by pod"; fi
+echo "usage e2e passed"
