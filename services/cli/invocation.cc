@@ -554,7 +554,8 @@ Commands Define(CLI::App& app, Flags& f) {
   app.add_option("--config", f.config_path, "config file with server and token (default ~/.config/septa/config.yaml)");
   app.add_option("--ca-file", f.ca_file, "connect with TLS and check septad's certificate against this CA (PEM)");
   app.add_flag("--tls", f.tls, "connect with TLS, checking septad's certificate against the system's CAs");
-  app.add_option("-o,--output", f.output, "output format")->check(CLI::IsMember({"table", "json", "yaml"}));
+  app.add_option("-o,--output", f.output, "output format: table, json, yaml or csv (tables only)")
+      ->check(CLI::IsMember({"table", "json", "yaml", "csv"}));
   app.add_option("--break-glass", f.break_glass,
                  "as an admin, write fields a locked apply set owns; the reason is audited (one line of ASCII)");
   app.add_option("--timeout", f.timeout_ms, "deadline of each call, e.g. 500ms, 10s, 2m")

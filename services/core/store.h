@@ -165,6 +165,10 @@ class ReservationRepository {
   virtual Result<tenancy::Reservation> Get(const std::string& tenant, const std::string& vcluster) = 0;
   // Every reservation, ordered by (tenant, vcluster): what the placement engine is rebuilt from.
   virtual Result<std::vector<tenancy::Reservation>> List() = 0;
+  // The reservations holding anything on `node` (each whole, its other
+  // nodes' rows too), ordered by (tenant, vcluster): what one node's usage
+  // is attributed to, without reading every reservation.
+  virtual Result<std::vector<tenancy::Reservation>> ListOnNode(const std::string& node) = 0;
   // A number that moves with every change to the inventory or to
   // reservations (never backwards): an in-memory placement engine built at
   // one epoch is stale at any other. Reading it in a read-write transaction

@@ -38,9 +38,8 @@ Result<NodeAccountingResult> UsageAccounting::Account(const std::string& node, T
     }
     const std::vector<gpu::InventoryNode> nodes = {*inventory};
     const std::vector<usage::MigInstanceId> gi_ids = GiIdsOf(*inventory);
-    SEPTA_ASSIGN_OR_RETURN(const auto reservations, tx.Reservations().List());
+    SEPTA_ASSIGN_OR_RETURN(const auto reservations, tx.Reservations().ListOnNode(node));
     for (const tenancy::Reservation& reservation : reservations) {
-      if (!tenancy::ReservedNodeNames(reservation).contains(node)) continue;
       tenancy::Reservation here = reservation;  // only what it holds on this node: the others are not read
       std::erase_if(here.shares, [&](const auto& s) { return s.node != node; });
       std::erase_if(here.mig, [&](const auto& m) { return m.node != node; });

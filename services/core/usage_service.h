@@ -105,7 +105,8 @@ class UsageService {
   Result<UsageReport> TenantUsage(const RequestContext& ctx, const UsageWindowRequest& request);
   // Admins.
   Result<PlatformUsageReport> PlatformUsage(const RequestContext& ctx, const UsageWindowRequest& request);
-  // `tenant` empty: every tenant's (admins); else that tenant's.
+  // That tenant's hoarders; `tenant` empty: every tenant's for an admin,
+  // the caller's own for a tenant's principal.
   Result<std::vector<HoarderReport>> Hoarders(const RequestContext& ctx, const std::string& tenant);
   // Admins; ordered by model, tier, profile, valid_from.
   Result<std::vector<tenancy::usage::GpuPrice>> Prices(const RequestContext& ctx);

@@ -55,6 +55,7 @@ class PgReservations final : public core::ReservationRepository {
   Status MarkReleasing(const std::string& tenant, const std::string& vcluster) override;
   Result<tenancy::Reservation> Get(const std::string& tenant, const std::string& vcluster) override;
   Result<std::vector<tenancy::Reservation>> List() override;
+  Result<std::vector<tenancy::Reservation>> ListOnNode(const std::string& node) override;
   Result<std::int64_t> Epoch() override;
 
  private:

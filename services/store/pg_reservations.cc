@@ -78,6 +78,13 @@ void PgReservations::Prepare(pqxx::connection& c) {
   const std::string columns = kReservationColumns;
   c.prepare("reservation_get", "SELECT " + columns + " FROM reservations r WHERE r.tenant = $1 AND r.vcluster = $2");
   c.prepare("reservation_list", "SELECT " + columns + " FROM reservations r ORDER BY r.tenant, r.vcluster");
+  c.prepare("reservation_list_on_node", "SELECT " + columns +
+                                            " FROM reservations r WHERE (r.tenant, r.vcluster) IN ("
+                                            " SELECT tenant, vcluster FROM reservation_shares WHERE node = $1"
+                                            " UNION SELECT tenant, vcluster FROM reservation_mig WHERE node = $1"
+                                            " UNION SELECT tenant, vcluster FROM reservation_gpus WHERE node = $1"
+                                            " UNION SELECT tenant, vcluster FROM reservation_nodes WHERE node = $1)"
+                                            " ORDER BY r.tenant, r.vcluster");
   c.prepare("capacity_epoch", "SELECT epoch FROM capacity_epoch");
   c.prepare("reservation_insert",
             "INSERT INTO reservations (tenant, vcluster, tier, releasing) VALUES ($1, $2, $3, $4)");
@@ -133,6 +140,16 @@ Result<Reservation> PgReservations::Get(const std::string& tenant, const std::st
     const auto rows = t.exec_prepared("reservation_get", tenant, vcluster);
     if (rows.empty()) return NotFound(ReservationNameOf(tenant, vcluster) + " not found");
     return ReservationOf(rows[0]);
+  });
+}
+
+Result<std::vector<Reservation>> PgReservations::ListOnNode(const std::string& node) {
+  return work_.Read<std::vector<Reservation>>([&](pqxx::transaction_base& t) {
+    std::vector<Reservation> reservations;
+    for (const auto& row : t.exec_prepared("reservation_list_on_node", node)) {
+      reservations.push_back(ReservationOf(row));
+    }
+    return reservations;
   });
 }
 

@@ -448,6 +448,14 @@ Result<std::vector<Reservation>> FakeReservations::List() {
   return reservations;
 }
 
+Result<std::vector<Reservation>> FakeReservations::ListOnNode(const std::string& node) {
+  std::vector<Reservation> reservations;
+  for (const auto& [key, r] : w_.s.reservations) {
+    if (tenancy::ReservedNodeNames(r).contains(node)) reservations.push_back(r);
+  }
+  return reservations;
+}
+
 Result<std::int64_t> FakeReservations::Epoch() { return w_.s.capacity_epoch; }
 
 }  // namespace septa::core

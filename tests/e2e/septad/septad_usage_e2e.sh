@@ -28,9 +28,9 @@ utc() { date -u -d "@$1" +%Y-%m-%dT%H:%M:%SZ; }
 start --usage-scrape-interval 1s --usage-hoarding-after dedicated=30s
 token=$(cat "$dir/data/admin.token")
 
-[[ $(api POST /v1/usage/prices '{"price":{"model":"A100-80GB","tier":"dedicated","per_gpu_hour":3.6}}') == 200 ]] ||
+[[ $(api POST /v1/usage/prices '{"model":"A100-80GB","tier":"dedicated","per_gpu_hour":3.6}') == 201 ]] ||
   fail "the admin sets a price: $(reply)"
-[[ $(api POST /v1/usage/prices '{"price":{"model":"A100-80GB","tier":"dedicated","per_gpu_hour":1,"valid_from":"2020-01-01T00:00:00Z"}}') == 400 ]] ||
+[[ $(api POST /v1/usage/prices '{"model":"A100-80GB","tier":"dedicated","per_gpu_hour":1,"valid_from":"2020-01-01T00:00:00Z"}') == 400 ]] ||
   fail "a rate that starts in the past is refused: $(reply)"
 [[ $(reply) == *valid_from* ]] || fail "the refusal names valid_from: $(reply)"
 
@@ -54,7 +54,7 @@ wait_for "acme/train READY" 20 ready "$acme" acme train
 wait_for "beta/idle READY" 20 ready "$beta" beta idle
 
 kubeconfig() {  # token tenant vcluster
-  [[ $(rest "$1" POST "/v1/tenants/$2/vclusters/$3:kubeconfig" '{}') == 200 ]] || fail "kubeconfig of $2/$3: $(reply)"
+  [[ $(rest "$1" POST "/v1/tenants/$2/vclusters/$3:kubeconfig" '{"role":"admin"}') == 200 ]] || fail "kubeconfig of $2/$3: $(reply)"
   json 'r["kubeconfig"]' >"$dir/$2.kubeconfig"
 }
 kubeconfig "$acme" acme train
@@ -69,9 +69,11 @@ metadata:
     run.ai/simulated-gpu-utilization: "$2"
     simulation.septa.dev/gpu-memory-mib: "$3"
 spec:
+  securityContext: {runAsNonRoot: true, runAsUser: 1000, seccompProfile: {type: RuntimeDefault}}
   containers:
     - name: main
       image: busybox
+      securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
       resources:
         limits: {cpu: 500m, memory: 512Mi, nvidia.com/gpu: 1}
 YAML
@@ -126,7 +128,8 @@ wait_for "beta listed as the one hoarder" 60 hoarders
 [[ $(rest "$beta" GET /v1/usage/hoarders?tenant=beta) == 200 && $(json 'len(r["hoarders"])') == 1 ]] ||
   fail "beta sees its own hoarding: $(reply)"
 [[ $(rest "$acme" GET /v1/usage/hoarders?tenant=beta) == 404 ]] || fail "acme must not see beta's hoarding: $(reply)"
-[[ $(rest "$acme" GET /v1/usage/hoarders) == 403 ]] || fail "only admins list every tenant's hoarders: $(reply)"
+[[ $(rest "$acme" GET /v1/usage/hoarders) == 200 && $(json 'len(r.get("hoarders", []))') == 0 ]] ||
+  fail "acme asking for every hoarder gets its own, none: $(reply)"
 sctl "$token" usage hoarders | grep -q "beta" || fail "septactl usage hoarders lists beta"
 
 # Authorization and bad input.

@@ -384,6 +384,27 @@ TEST(Invocation, ApplyWait) {
   EXPECT_NE(UsageError({"diff", "-f", "a.yaml", "--wait"}).find("--wait"), std::string::npos) << "apply only";
 }
 
+TEST(Invocation, UsageCommands) {
+  const auto usage = std::get<UsageShow>(Parse({"usage", "--tenant", "acme", "--window", "2026-11-01/2026-12-01",
+                                                "--by", "vcluster,model", "--step", "1d"})
+                                             .command);
+  EXPECT_EQ(usage.tenant, "acme");
+  EXPECT_EQ(usage.start, "2026-11-01T00:00:00Z");
+  EXPECT_EQ(usage.end, "2026-12-01T00:00:00Z");
+  EXPECT_EQ(usage.step, "1d");
+  EXPECT_EQ(usage.group_by, (std::vector<std::string>{"vcluster", "model"}));
+  const auto rfc =
+      std::get<UsageShow>(Parse({"usage", "--window", "2026-11-01T06:00:00Z/2026-11-01T07:00:00Z"}).command);
+  EXPECT_EQ(rfc.start, "2026-11-01T06:00:00Z");
+  EXPECT_TRUE(rfc.tenant.empty()) << "no tenant: the platform's report";
+  EXPECT_TRUE(std::get<UsageShow>(Parse({"usage"}).command).start.empty()) << "this month, filled in at run time";
+  EXPECT_EQ(Parse({"usage", "-o", "csv"}).options.output, OutputFormat::kCsv);
+  EXPECT_EQ(UsageError({"usage", "--window", "2026-11-01"}),
+            "--window is START/END, e.g. 2026-11-01/2026-12-01, not \"2026-11-01\"");
+  EXPECT_EQ(std::get<UsageHoarders>(Parse({"usage", "hoarders", "--tenant", "beta"}).command).tenant, "beta");
+  EXPECT_TRUE(std::get<UsageHoarders>(Parse({"usage", "hoarders"}).command).tenant.empty());
+}
+
 TEST(Invocation, ApplySetCommands) {
   EXPECT_TRUE(std::holds_alternative<ApplySetList>(Parse({"applyset", "list", "-o", "json"}).command));
   const auto get = std::get<ApplySetGet>(Parse({"applyset", "get", "prod"}).command);

@@ -48,6 +48,7 @@ TEST(Output, ParsesFormats) {
   EXPECT_EQ(*ParseOutputFormat("table"), OutputFormat::kTable);
   EXPECT_EQ(*ParseOutputFormat("json"), OutputFormat::kJson);
   EXPECT_EQ(*ParseOutputFormat("yaml"), OutputFormat::kYaml);
+  EXPECT_EQ(*ParseOutputFormat("csv"), OutputFormat::kCsv);
   EXPECT_EQ(ParseOutputFormat("xml").status().code(), Code::kInvalidArgument);
 }
 
@@ -57,6 +58,36 @@ TEST(Output, TableAlignsColumnsWithoutTrailingBlanks) {
             "NAME   TIER        STATE\n"
             "acme   shared      ACTIVE\n"
             "b      exclusive\n");
+}
+
+TEST(Output, CsvQuotesWhatNeedsItAndNamesColumnsForPrograms) {
+  const Table table{{"VCLUSTER", "COST", "NOTE"}, {{"train", "0.06", "a, \"quoted\" note"}, {"dev", "1", ""}}};
+  EXPECT_EQ(Render(OutputFormat::kCsv, v1::Tenant(), table),
+            "vcluster,cost,note\r\n"
+            "train,0.06,\"a, \"\"quoted\"\" note\"\r\n"
+            "dev,1,\r\n");
+}
+
+TEST(Output, UsageTableShowsTheGroupedDimensionsAndFullPrecisionForCsv) {
+  v1::UsageReport report;
+  report.set_currency("USD");
+  v1::UsageItem* item = report.add_items();
+  item->set_vcluster("train");
+  item->set_allocated_gpu_hours(1.0 / 60);
+  item->set_used_gpu_hours(0.5 / 60);
+  item->set_efficiency(0.5);
+  item->set_cost(0.06);
+  const Table table = UsageTable(report, false);
+  EXPECT_EQ(table.headers,
+            (std::vector<std::string>{"START", "END", "VCLUSTER", "ALLOCATED GPU HOURS", "USED GPU HOURS",
+                                      "WASTE GPU HOURS", "EFFICIENCY", "COVERAGE", "COST", "CURRENCY"}));
+  EXPECT_EQ(table.rows.at(0).at(2), "train");
+  EXPECT_EQ(table.rows.at(0).at(3), "0.017");
+  EXPECT_EQ(table.rows.at(0).at(8), "0.06");
+  EXPECT_EQ(UsageTable(report, true).rows.at(0).at(3), "0.0166666666667");
+  v1::UsageReport unmeasured = report;
+  unmeasured.mutable_items(0)->clear_efficiency();
+  EXPECT_EQ(UsageTable(unmeasured, false).rows.at(0).at(6), "-");
 }
 
 TEST(Output, TableWithoutRowsIsTheHeader) { EXPECT_EQ(RenderTable({{"ID", "ROLE"}, {}}), "ID   ROLE\n"); }

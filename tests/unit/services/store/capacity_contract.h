@@ -477,6 +477,19 @@ TYPED_TEST_P(CapacityContract, ReservationsRoundTripInKeyOrder) {
   EXPECT_EQ((*all)[0].gpus, (std::vector<tenancy::ReservedGpu>{{"n2", 0}, {"n2", 1}}));
   EXPECT_EQ((*all)[1], want);
   EXPECT_EQ((*all)[2].shares, (std::vector<tenancy::ReservedShare>{{"n1", 2, 500, 20000}, {"n1", 3, 250, 10000}}));
+  // By node: each reservation holding anything there, whole.
+  const auto on = [&](const std::string& node) {
+    auto got =
+        this->template Read<std::vector<Reservation>>([&](Tx& tx) { return tx.Reservations().ListOnNode(node); });
+    EXPECT_TRUE(got.ok()) << got.status().ToString();
+    std::vector<std::string> names;
+    for (const Reservation& r : got.ok() ? *got : std::vector<Reservation>{})
+      names.push_back(r.tenant + "/" + r.vcluster);
+    return names;
+  };
+  EXPECT_EQ(on("n1"), (std::vector<std::string>{"ann/isolated", "bob/shared"}));
+  EXPECT_EQ(on("n2"), (std::vector<std::string>{"ann/dedicated"}));
+  EXPECT_TRUE(on("n3").empty());
 
   ASSERT_TRUE(this->Write([](Tx& tx) { return tx.Reservations().MarkReleasing("ann", "isolated"); }).ok());
   EXPECT_TRUE(this->GetReservation("ann", "isolated")->releasing);
