@@ -48,12 +48,6 @@ std::string StepText(seconds step) {
   return std::to_string(step.count() / 60) + "m";
 }
 
-bool OnGrid(TimePoint t, seconds grid) {
-  return std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count() %
-             std::chrono::duration_cast<std::chrono::microseconds>(grid).count() ==
-         0;
-}
-
 std::string_view ResolutionName(UsageResolution resolution) {
   switch (resolution) {
     case UsageResolution::kMinute: return "minute";
@@ -120,18 +114,12 @@ Result<UsageReport> UsageService::Report(const UsageWindowRequest& request, bool
   if (step.count() > 0 && window.count() / step.count() + (window.count() % step.count() ? 1 : 0) > kMaxBuckets) {
     return InvalidField("step", "gives more than " + std::to_string(kMaxBuckets) + " buckets over the window");
   }
-  // The coarsest table whose grid start, end and step lie on.
-  const auto fits = [&](seconds grid) {
-    return OnGrid(start, grid) && OnGrid(end, grid) && step.count() % grid.count() == 0;
-  };
+  // The coarsest table whose grid start, end and step lie on; none: the
+  // minutes' refusal, which names the field off the grid.
   UsageResolution resolution = UsageResolution::kMinute;
-  if (fits(hours(24))) {
-    resolution = UsageResolution::kDay;
-  } else if (fits(hours(1))) {
-    resolution = UsageResolution::kHour;
-  } else if (!fits(minutes(1))) {
-    return InvalidField(OnGrid(start, minutes(1)) ? (OnGrid(end, minutes(1)) ? "step" : "end") : "start",
-                        "usage is kept by the minute: start, end and step must be whole minutes");
+  SEPTA_RETURN_IF_ERROR(CheckUsageWindow(start, end, UsageResolution::kMinute, step));
+  for (const UsageResolution coarser : {UsageResolution::kHour, UsageResolution::kDay}) {
+    if (CheckUsageWindow(start, end, coarser, step).ok()) resolution = coarser;
   }
   if (resolution == UsageResolution::kMinute && start < clock_.Now() - settings_.minute_retention) {
     return InvalidField("start",
