@@ -126,6 +126,15 @@ void UsageScrapeController::Discover(std::stop_token stop) {
   }
 }
 
+void UsageScrapeController::WarnOnChange(const std::string& what, const std::string& warning) {
+  std::lock_guard lock(mu_);
+  std::string& last = warnings_[what];
+  if (warning == last) return;
+  if (!warning.empty()) spdlog::warn("usage-scrape: {}", warning);
+  if (warning.empty() && !last.empty()) spdlog::info("usage-scrape: {}: resolved", what);
+  last = warning;
+}
+
 void UsageScrapeController::Track(const std::string& node, bool tracked) {
   std::lock_guard lock(mu_);
   if (tracked) {
@@ -154,7 +163,7 @@ Outcome UsageScrapeController::Reconcile(const std::string& node) {
       instruments_->Count(instruments_->dropped, "label_conflicts", counts.label_conflicts);
     }
   }
-  if (read.failure) spdlog::warn("usage-scrape: {}", read.error.ToString());
+  WarnOnChange(node + "/scrape", read.failure ? read.error.ToString() : "");
   const TimePoint at = clock_.Now();
   if (read.scrape)
     scrape = tenancy::usage::NodeScrape{.node = node, .at = at, .samples = std::move(read.scrape->samples)};
@@ -175,10 +184,11 @@ Outcome UsageScrapeController::Reconcile(const std::string& node) {
     Instruments::Sum(instruments_->unmeasurable, instruments_->unmeasurable_by_node, node,
                      static_cast<double>(accounted->unmeasurable_reservations));
   }
-  if (accounted->unmeasurable_reservations > 0) {
-    spdlog::warn("usage-scrape: node {}: {} reservation(s) cannot be measured: {}", node,
-                 accounted->unmeasurable_reservations, accounted->unmeasurable);
-  }
+  WarnOnChange(node + "/unmeasurable", accounted->unmeasurable_reservations == 0
+                                           ? ""
+                                           : "node " + node + ": " +
+                                                 std::to_string(accounted->unmeasurable_reservations) +
+                                                 " reservation(s) cannot be measured: " + accounted->unmeasurable);
   if (accounted->skipped.count() > 0) {
     spdlog::warn("usage-scrape: node {}: {} s were not accounted by any replica and are not billed", node,
                  std::chrono::duration_cast<std::chrono::seconds>(accounted->skipped).count());

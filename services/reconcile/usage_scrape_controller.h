@@ -22,6 +22,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -64,6 +65,9 @@ class UsageScrapeController final : public Reconciler<std::string> {
   Result<std::vector<std::string>> ListGpuNodes();
   void Discover(std::stop_token stop);
   void Track(const std::string& node, bool tracked);
+  // Logs a node's warning when it differs from the last one of `what`
+  // (empty: resolved), not at every scrape.
+  void WarnOnChange(const std::string& what, const std::string& warning);
 
   struct Instruments;
   UsageScrapeControllerOptions options_;
@@ -75,7 +79,8 @@ class UsageScrapeController final : public Reconciler<std::string> {
   std::unique_ptr<Instruments> instruments_;
   Controller<std::string> controller_;
   std::mutex mu_;
-  std::set<std::string> tracked_;  // nodes whose next scrape is queued
+  std::set<std::string> tracked_;                // nodes whose next scrape is queued
+  std::map<std::string, std::string> warnings_;  // the last logged, by node and kind
   std::jthread discoverer_;
 };
 
