@@ -8,16 +8,16 @@
 //    every 30 s. Reported: septad's CPU time per round (getrusage: this
 //    process only; PostgreSQL's is its own) against the 30 s a round may
 //    take, wall time, and the peak resident memory;
-//  - reports: a month of day rows for every tenant (seeded with SQL), then
-//    one tenant's month by day and virtual cluster, and every tenant's
-//    month by tenant, through core::UsageService.
+//  - reports: a month of day rows for every tenant (recorded through the
+//    store as a month of accounting would leave them, one row per day),
+//    then one tenant's month by day and virtual cluster, and every
+//    tenant's month by tenant, through core::UsageService.
 //   septa-usage-bench [--nodes N] [--rounds R] [--report-runs K] [--durable]
 #include <sys/resource.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <pqxx/pqxx>
 #include <string>
 #include <vector>
 
@@ -30,7 +30,6 @@
 #include "services/store/pg_store.h"
 #include "services/store/scratch_database.h"
 #include "tenancy/usage/dcgm_series.h"
-#include "tests/support/fake_clock.h"
 
 namespace {
 
@@ -148,6 +147,34 @@ Status Seed(core::Store& store, int nodes, TimePoint now) {
   });
 }
 
+// A month of day rows for node i's tenant, as 30 days of accounting leave
+// them (8 GPUs held all day, half used), recorded through the store: the
+// node's cursor ends at `end`.
+Status SeedMonth(core::Store& store, int i, TimePoint start, TimePoint end) {
+  const bool mig = i % 4 == 0;
+  core::UsageScrapeBatch batch{.node = NodeName(i), .cursor = end};
+  for (TimePoint day = start; day < end; day += std::chrono::days(1)) {
+    batch.minutes.push_back({.entity = {.tenant = "tenant-" + std::to_string(i),
+                                        .vcluster = "train",
+                                        .node = NodeName(i),
+                                        .gpu_uuid = Uuid(i, 0)},
+                             .minute = day,
+                             .tier = mig ? gpu::Tier::kIsolated : gpu::Tier::kDedicated,
+                             .model = mig ? "H100-80GB" : "A100-80GB",
+                             .weight = kGpus,
+                             .allocated_gpu_seconds = kGpus * 86400.0,
+                             .measured_gpu_seconds = kGpus * 86400.0,
+                             .used_gpu_seconds = kGpus * 43200.0,
+                             .waste_gpu_seconds = kGpus * 43200.0,
+                             .cost = kGpus * 24 * 2.5,
+                             .activity_max = 0.5,
+                             .reserved_memory_mib = 81920,
+                             .used_memory_mib = 20480,
+                             .samples = 2880});
+  }
+  return store.Transact(core::TxMode::kReadWrite, [&](core::Tx& tx) { return tx.Usage().Record(batch); });
+}
+
 void Report(const char* what, const std::vector<double>& ms) {
   std::printf("%-52s n=%zu  p50 %.1f ms  p99 %.1f ms  max %.1f ms\n", what, ms.size(), Percentile(ms, 0.5),
               Percentile(ms, 0.99), Percentile(ms, 1.0));
@@ -180,11 +207,16 @@ int main(int argc, char** argv) {
   store::PgStore store(store::PgStoreOptions{
       .database_url = (*database)->url(), .pool_size = 4, .migrations = (*database)->migrations()});
   if (Status ready = store.Ready(); !ready.ok()) return Die(ready, "store");
-  // A month ago at midnight, so that the month of day rows ends today.
-  FakeClock clock(std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now()));
+  // The month ends at today's midnight; the ingest rounds account the 30 s after it.
+  SystemClock clock;
+  const TimePoint month_end = std::chrono::floor<std::chrono::days>(clock.Now());
+  const TimePoint month_start = month_end - std::chrono::days(30);
   if (Status seeded = Seed(store, nodes, clock.Now()); !seeded.ok()) return Die(seeded, "seeding");
-  std::printf("estate: %d nodes x %d GPUs (%d in MIG mode, 3 instances each), one tenant per node\n", nodes, kGpus,
-              (nodes + 3) / 4);
+  for (int i = 0; i < nodes; ++i) {
+    if (Status month = SeedMonth(store, i, month_start, month_end); !month.ok()) return Die(month, "seeding a month");
+  }
+  std::printf("estate: %d nodes x %d GPUs (%d in MIG mode, 3 instances each), one tenant per node, a month of days\n",
+              nodes, kGpus, (nodes + 3) / 4);
 
   std::vector<std::string> texts;
   std::size_t bytes = 0;
@@ -195,8 +227,9 @@ int main(int argc, char** argv) {
   std::printf("expositions: %.1f KiB per node on average\n", static_cast<double>(bytes) / nodes / 1024);
 
   core::UsageAccounting accounting(store, gpu::Catalog::Default(), {});
+  TimePoint at = month_end;
   for (int round = 0; round < rounds; ++round) {
-    clock.Advance(std::chrono::seconds(30));
+    at += std::chrono::seconds(30);
     const double cpu_before = CpuSeconds();
     const auto wall_before = std::chrono::steady_clock::now();
     double parse_cpu = 0;
@@ -207,8 +240,8 @@ int main(int argc, char** argv) {
       auto typed = tenancy::usage::NormaliseDcgm(*exposition, {.node = NodeName(i)});
       parse_cpu += CpuSeconds() - parse_before;
       auto result = accounting.Account(
-          NodeName(i), clock.Now(),
-          tenancy::usage::NodeScrape{.node = NodeName(i), .at = clock.Now(), .samples = std::move(typed.samples)});
+          NodeName(i), at,
+          tenancy::usage::NodeScrape{.node = NodeName(i), .at = at, .samples = std::move(typed.samples)});
       if (!result.ok()) return Die(result.status(), "accounting");
       if (!result->recorded) return Die(Internal("node " + NodeName(i) + " not recorded"), "accounting");
     }
@@ -220,27 +253,6 @@ int main(int argc, char** argv) {
         round + 1, nodes, wall, cpu, cpu / 30 * 100, parse_cpu, PeakRssMib());
   }
 
-  // A month of day rows for every tenant: what 30 days of accounting leave in usage_days.
-  const TimePoint month_end = std::chrono::floor<std::chrono::days>(clock.Now());
-  const TimePoint month_start = month_end - std::chrono::days(30);
-  try {
-    pqxx::connection c((*database)->url());
-    pqxx::work w(c);
-    w.exec0(
-        "INSERT INTO usage_days (day, tenant, vcluster, tier, model, mig_profile, allocated_gpu_seconds, "
-        "measured_gpu_seconds, used_gpu_seconds, waste_gpu_seconds, cost, reserved_memory_mib, used_memory_mib, "
-        "samples) "
-        "SELECT " +
-        w.quote(FormatRfc3339(month_start)) +
-        "::timestamptz + d * interval '1 day', "
-        "'tenant-' || t, 'train', 'dedicated', 'A100-80GB', '', 8 * 86400, 8 * 86400, 4 * 86400, 4 * 86400, 8 * 24 * "
-        "2.5, "
-        "81920, 20480, 8 * 2880 FROM generate_series(0, 29) d, generate_series(0, " +
-        std::to_string(nodes - 1) + ") t ON CONFLICT DO NOTHING");
-    w.commit();
-  } catch (const std::exception& e) {
-    return Die(Internal(e.what()), "seeding a month of days");
-  }
   core::UsageService service(store, clock, {});
   core::RequestContext admin;
   admin.principal.admin = true;
