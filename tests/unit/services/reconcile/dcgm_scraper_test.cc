@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <functional>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -59,8 +60,18 @@ class DcgmScraperTest : public ::testing::Test {
 
   void TearDown() override {
     stop_ = true;
-    if (drip_.joinable()) drip_.join();
+    std::thread drip;
+    {
+      std::lock_guard lock(mu_);
+      drip = std::move(drip_);
+    }
+    if (drip.joinable()) drip.join();
     hostile_->Shutdown(0ms);
+  }
+
+  void Behave(std::function<void(std::shared_ptr<http::Exchange>)> behaviour) {
+    std::lock_guard lock(mu_);
+    behaviour_ = std::move(behaviour);
   }
 
   // The hostile exporter's base URL.
@@ -74,17 +85,18 @@ class DcgmScraperTest : public ::testing::Test {
   }
 
   void Serve(std::string body, http::HttpStatus status = http::HttpStatus::ok) {
-    behaviour_ = [status, body](std::shared_ptr<http::Exchange> exchange) { exchange->Reply(Text(status, body)); };
+    Behave([status, body](std::shared_ptr<http::Exchange> exchange) { exchange->Reply(Text(status, body)); });
   }
 
   FakeClock clock_;
   SeededRandom random_{42};
   std::unique_ptr<kubesim::KubeSim> sim_;
   std::unique_ptr<kube::Client> client_;
-  std::function<void(std::shared_ptr<http::Exchange>)> behaviour_;
+  std::mutex mu_;
+  std::function<void(std::shared_ptr<http::Exchange>)> behaviour_;  // guarded by mu_
+  std::thread drip_;                                                // guarded by mu_
   std::unique_ptr<http::Server> hostile_;
   std::atomic<bool> stop_{false};
-  std::thread drip_;
 };
 
 TEST_F(DcgmScraperTest, FindsKubesimsExportersThroughTheApiAndReadsTheirPods) {
@@ -124,12 +136,12 @@ TEST_F(DcgmScraperTest, HostileExportersAreRefusedWithTheirReasonAndTheNextGoodR
   const auto failure = [&] { return scraper.ScrapeAt("a100-0", Hostile()).failure; };
 
   // A body past the byte bound, streamed: read no further than the bound.
-  behaviour_ = [](std::shared_ptr<http::Exchange> exchange) {
+  Behave([](std::shared_ptr<http::Exchange> exchange) {
     exchange->StartStream(Text(http::HttpStatus::ok, ""));
     for (int i = 0; i < 64 && exchange->WriteChunk(std::string(64 << 10, '#')); ++i) {
     }
     exchange->EndStream();
-  };
+  });
   const DcgmScrapeResult large = scraper.ScrapeAt("a100-0", Hostile());
   EXPECT_EQ(large.failure, ScrapeFailure::kTooLarge) << large.error.ToString();
   EXPECT_LE(large.bytes, options.limits.max_bytes);
@@ -156,13 +168,14 @@ TEST_F(DcgmScraperTest, HostileExportersAreRefusedWithTheirReasonAndTheNextGoodR
 TEST_F(DcgmScraperTest, AnExporterThatTricklesItsBodyIsCutAtTheTimeout) {
   SystemClock wall;
   DcgmScraper scraper({.timeout = 300ms}, *client_, wall);
-  behaviour_ = [this](std::shared_ptr<http::Exchange> exchange) {
+  Behave([this](std::shared_ptr<http::Exchange> exchange) {
     exchange->StartStream(Text(http::HttpStatus::ok, ""));
     // One comment line every 50 ms: never idle long enough for the idle timeout alone.
+    std::lock_guard lock(mu_);
     drip_ = std::thread([this, exchange] {
       while (!stop_ && exchange->WriteChunk("# HELP x y\n")) std::this_thread::sleep_for(50ms);
     });
-  };
+  });
   const auto begun = std::chrono::steady_clock::now();
   const DcgmScrapeResult slow = scraper.ScrapeAt("a100-0", Hostile());
   EXPECT_EQ(slow.failure, ScrapeFailure::kTimeout) << slow.error.ToString();
