@@ -123,6 +123,20 @@ inline std::vector<AuthorizationRow> AuthorizationTable() {
        200, 200, 404, 401},
       {"GET", "/v1/inventory/free-capacity", "", "InventoryService/GetInventoryFreeCapacity", "{}", 200, 403, 403, 403,
        401},
+      // Usage: a tenant's is its own (viewers too), the platform's and prices the admins'; hoarders: a
+      // tenant asking for none gets its own.
+      {"GET", "/v1/tenants/acme/usage?start=2026-11-01T00:00:00Z&end=2026-12-01T00:00:00Z", "",
+       "UsageService/GetTenantUsage",
+       R"({"tenant":"acme","start":"2026-11-01T00:00:00Z","end":"2026-12-01T00:00:00Z"})", 200, 200, 200, 404, 401},
+      {"GET", "/v1/usage?start=2026-11-01T00:00:00Z&end=2026-12-01T00:00:00Z", "", "UsageService/GetPlatformUsage",
+       R"({"start":"2026-11-01T00:00:00Z","end":"2026-12-01T00:00:00Z"})", 200, 403, 403, 403, 401},
+      {"GET", "/v1/usage/hoarders?tenant=acme", "", "UsageService/ListHoarders", R"({"tenant":"acme"})", 200, 200, 200,
+       404, 401},
+      {"GET", "/v1/usage/hoarders", "", "UsageService/ListHoarders", "{}", 200, 200, 200, 200, 401},
+      {"GET", "/v1/usage/prices", "", "UsageService/ListGpuPrices", "{}", 200, 403, 403, 403, 401},
+      {"POST", "/v1/usage/prices", R"({"model":"A100-80GB","tier":"dedicated","per_gpu_hour":1})",
+       "UsageService/CreateGpuPrice", R"({"price":{"model":"A100-80GB","tier":"dedicated","per_gpu_hour":1}})", 201,
+       403, 403, 403, 401},
       // beta's owner revokes it; the admin's revocation of the revoked token then changes nothing and succeeds.
       {"DELETE", "/v1/tokens/{beta_token}", "", "TokenService/RevokeToken", R"({"id":"{beta_token}"})", 204, 404, 404,
        204, 401},
