@@ -84,7 +84,8 @@ Status CheckGpuIndexesUnique(const InventoryNode& node) {
 // no instance starts would have nowhere to go.
 Status CheckGpuInstanceIdsNameInstances(const InventoryNode& node) {
   for (const auto& g : node.gpus) {
-    for (const auto& [start, gi_id] : g.mig_gi_ids) {
+    for (const auto& id : g.mig_gi_ids) {
+      const int start = id.first;  // a named copy: clang 14's lambdas cannot capture structured bindings
       if (std::ranges::none_of(g.mig_layout, [&](const gpu::MigInstance& m) { return m.start == start; })) {
         return InvalidField("gpus.mig_gi_ids", "no MIG instance of GPU " + std::to_string(g.index) +
                                                    " starts at slice " + std::to_string(start));

@@ -110,7 +110,8 @@ Status CheckGpuRows(const InventoryNode& n) {
 // PgInventory's own check: a GPU-instance id goes on its instance's row.
 Status CheckGpuInstanceIdsNameInstances(const InventoryNode& n) {
   for (const auto& g : n.gpus) {
-    for (const auto& [start, gi_id] : g.mig_gi_ids) {
+    for (const auto& id : g.mig_gi_ids) {
+      const int start = id.first;  // a named copy: clang 14's lambdas cannot capture structured bindings
       if (std::none_of(g.mig_layout.begin(), g.mig_layout.end(), [&](const auto& m) { return m.start == start; })) {
         return InvalidField("gpus.mig_gi_ids", "no MIG instance of GPU " + std::to_string(g.index) +
                                                    " starts at slice " + std::to_string(start));

@@ -9,7 +9,6 @@
 #include <prometheus/registry.h>
 
 #include <algorithm>
-#include <ranges>
 #include <thread>
 
 #include "services/kube/client.h"
@@ -221,7 +220,8 @@ TEST_F(reconcileInventory, StoresTheGpuInstanceIdsTheNodeTellsAndTheirChanges) {
   json gpus = json::parse((*object)["metadata"]["annotations"][kube::kGpuIdentityAnnotation].get<std::string>());
   json& device = gpus[3]["migDevices"][0];
   const int start = device["start"].get<int>();
-  const int renumbered = std::ranges::max(stored.mig_gi_ids | std::views::values) + 1;
+  int renumbered = 0;  // above every id stored (clang 14 cannot take a view of a std::map's values)
+  for (const auto& id : stored.mig_gi_ids) renumbered = std::max(renumbered, id.second + 1);
   device["giId"] = renumbered;
   ASSERT_TRUE(client_
                   ->Patch(kNodes, "", "h100-0", kube::PatchType::kMerge,

@@ -710,7 +710,10 @@ TYPED_TEST_P(UsageContract, ABadBatchIsRefusedNamingTheFieldAndWritesNothing) {
       {idle([](UsageIdleState& s) { s.entity.node = "n2"; }), "idle.entity.node"},
       {{.cursor = At(kUsageDay)}, "node"},
   };
-  for (const auto& [batch, field] : refused) {
+  for (const auto& row : refused) {
+    // Named copies: clang 14's lambdas cannot capture structured bindings.
+    const auto& batch = row.first;
+    const auto& field = row.second;
     // Committed anyway: the refused batch must have left nothing to commit.
     const Status committed = this->Write([&](Tx& tx) {
       const Status st = tx.Usage().Record(batch);
