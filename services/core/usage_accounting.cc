@@ -66,19 +66,20 @@ Result<NodeAccountingResult> UsageAccounting::Account(const std::string& node, T
     result.accounted =
         std::chrono::duration_cast<std::chrono::milliseconds>(accounting.accounted.end - accounting.accounted.start);
     result.entities = static_cast<int>(input.held.size());
-    const Status recorded = tx.Usage().Record({.node = node,
-                                               .expected_cursor = input.cursor,
-                                               .cursor = accounting.accounted.end,
-                                               .minutes = accounting.minutes,
-                                               .pool = std::move(accounting.pool),
-                                               .idle = accounting.idle});
+    UsageScrapeBatch batch{.node = node,
+                           .expected_cursor = input.cursor,
+                           .cursor = accounting.accounted.end,
+                           .minutes = std::move(accounting.minutes),
+                           .pool = std::move(accounting.pool),
+                           .idle = std::move(accounting.idle)};
+    const Status recorded = tx.Usage().Record(batch);
     if (recorded.code() == Code::kFailedPrecondition) {  // accounted by another replica or run
       return NodeAccountingResult{.gpu_node = result.gpu_node};
     }
     SEPTA_RETURN_IF_ERROR(recorded);
     result.recorded = true;
-    result.minutes = std::move(accounting.minutes);
-    result.idle = std::move(accounting.idle);
+    result.minutes = std::move(batch.minutes);  // the rows recorded, for /metrics: moved, not copied
+    result.idle = std::move(batch.idle);
     return result;
   });
 }
