@@ -32,11 +32,6 @@ token=$(cat "$dir/data/admin.token")
 # 1. Tenants acme and beta (shared tier, cap 24 h), each with an owner API
 # token; their virtual clusters created with those tokens: acme/train
 # ("A"), acme/dev and beta/train.
-owner_token() {  # tenant: an owner token of the tenant, created by the admin (the reply names its id)
-  [[ $(rest "$token" POST /v1/tokens "{\"principal\":\"tenant:$1\",\"role\":\"owner\",\"ttl\":\"1h\"}") == 201 ]] ||
-    fail "create an owner token of $1: $(reply)"
-  json 'r["token"]'
-}
 vc_body='{"name":"%s","capacity":{"shared":{"milli_gpu":100}},"quota":{"cpu_milli":1000,"memory_mib":1024,"pods":5}}'
 for t in acme beta; do
   [[ $(api POST /v1/tenants "{\"name\":\"$t\",\"trust_tier\":\"shared\"}") == 201 ]] || fail "create tenant $t"
@@ -53,12 +48,9 @@ done
 # shellcheck disable=SC2059
 [[ $(rest "$beta" POST /v1/tenants/beta/vclusters "$(printf "$vc_body" train)") == 201 ]] ||
   fail "beta's token creates beta/train: $(reply)"
-ready() {  # tenant-token tenant name
-  [[ $(rest "$1" GET "/v1/tenants/$2/vclusters/$3") == 200 && $(json 'r["state"]') == READY ]]
-}
-wait_for "acme/train READY" 20 ready "$acme" acme train
-wait_for "acme/dev READY" 20 ready "$acme" acme dev
-wait_for "beta/train READY" 20 ready "$beta" beta train
+wait_for "acme/train READY" 20 vcluster_ready "$acme" acme train
+wait_for "acme/dev READY" 20 vcluster_ready "$acme" acme dev
+wait_for "beta/train READY" 20 vcluster_ready "$beta" beta train
 endpoint_of() { rest "$1" GET "/v1/tenants/$2/vclusters/$3" >/dev/null && json 'r["endpoint"]'; }
 acme_dev=$(endpoint_of "$acme" acme dev)
 beta_train=$(endpoint_of "$beta" beta train)

@@ -77,3 +77,13 @@ create_acme_train() {
     '{"name":"train","capacity":{"shared":{"milli_gpu":300}},"quota":{"cpu_milli":4000,"memory_mib":8192,"pods":20}}') == 201 ]] ||
     fail "create virtual cluster"
 }
+
+# owner_token TENANT: an owner API token of the tenant (1 h), created by the
+# admin whose token is in $token; the reply (with its id) stays in $dir/reply.
+owner_token() {
+  [[ $(rest "$token" POST /v1/tokens "{\"principal\":\"tenant:$1\",\"role\":\"owner\",\"ttl\":\"1h\"}") == 201 ]] ||
+    fail "create an owner token of $1: $(reply)"
+  json 'r["token"]'
+}
+# vcluster_ready TOKEN TENANT NAME: the virtual cluster is READY, as TOKEN reads it.
+vcluster_ready() { [[ $(rest "$1" GET "/v1/tenants/$2/vclusters/$3") == 200 && $(json 'r["state"]') == READY ]]; }

@@ -34,11 +34,6 @@ token=$(cat "$dir/data/admin.token")
   fail "a rate that starts in the past is refused: $(reply)"
 [[ $(reply) == *valid_from* ]] || fail "the refusal names valid_from: $(reply)"
 
-owner_token() {
-  [[ $(rest "$token" POST /v1/tokens "{\"principal\":\"tenant:$1\",\"role\":\"owner\",\"ttl\":\"1h\"}") == 201 ]] ||
-    fail "create an owner token of $1: $(reply)"
-  json 'r["token"]'
-}
 for t in acme beta; do
   [[ $(api POST /v1/tenants "{\"name\":\"$t\",\"trust_tier\":\"dedicated\"}") == 201 ]] || fail "create tenant $t: $(reply)"
 done
@@ -49,9 +44,8 @@ cluster='{"name":"%s","capacity":{"gpus":{"model":"A100-80GB","count":1}},"quota
 [[ $(rest "$acme" POST /v1/tenants/acme/vclusters "$(printf "$cluster" train)") == 201 ]] || fail "acme/train: $(reply)"
 # shellcheck disable=SC2059
 [[ $(rest "$beta" POST /v1/tenants/beta/vclusters "$(printf "$cluster" idle)") == 201 ]] || fail "beta/idle: $(reply)"
-ready() { [[ $(rest "$1" GET "/v1/tenants/$2/vclusters/$3") == 200 && $(json 'r["state"]') == READY ]]; }
-wait_for "acme/train READY" 20 ready "$acme" acme train
-wait_for "beta/idle READY" 20 ready "$beta" beta idle
+wait_for "acme/train READY" 20 vcluster_ready "$acme" acme train
+wait_for "beta/idle READY" 20 vcluster_ready "$beta" beta idle
 
 kubeconfig() {  # token tenant vcluster
   [[ $(rest "$1" POST "/v1/tenants/$2/vclusters/$3:kubeconfig" '{"role":"admin"}') == 200 ]] || fail "kubeconfig of $2/$3: $(reply)"
