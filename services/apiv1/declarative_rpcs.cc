@@ -7,12 +7,12 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "common/duration.h"
 #include "septa/v1/declarative.pb.h"
 #include "services/apiv1/convert.h"
 #include "services/apiv1/declarations.h"
 #include "services/apiv1/rpcs.h"
 #include "services/core/apply_service.h"
-#include "services/core/duration.h"
 
 namespace septa::apiv1 {
 namespace {
@@ -48,7 +48,7 @@ Result<core::TokenDeclaration> TokenDeclarationFromProto(const v1::ApiTokenDecla
   if (in.role().empty()) return InvalidField("role", "is required: owner or viewer");
   SEPTA_ASSIGN_OR_RETURN(out.role, core::ParseRole("role", in.role()));
   if (!in.ttl().empty()) {
-    SEPTA_ASSIGN_OR_RETURN(const std::chrono::seconds ttl, core::ParseDuration("ttl", in.ttl()));
+    SEPTA_ASSIGN_OR_RETURN(const std::chrono::seconds ttl, ParseDuration("ttl", in.ttl()));
     if (ttl.count() <= 0) return InvalidField("ttl", "must be positive");
     out.ttl_seconds = ttl.count();
   }

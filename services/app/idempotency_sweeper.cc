@@ -18,35 +18,20 @@ IdempotencySweeper::IdempotencySweeper(core::Store& store, const Clock& clock, s
                          .Help("Idempotency-Keys forgotten after their time to live")
                          .Register(registry)
                          .Add({})),
-      thread_([this] { Run(); }) {}
-
-IdempotencySweeper::~IdempotencySweeper() {
-  {
-    std::lock_guard lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  thread_.join();
-}
+      periodic_(IntervalFor(ttl), [this] { Sweep(); }) {}
 
 std::chrono::milliseconds IdempotencySweeper::IntervalFor(std::chrono::milliseconds ttl) {
   return std::clamp<std::chrono::milliseconds>(ttl / 4, std::chrono::seconds(1), std::chrono::minutes(10));
 }
 
-void IdempotencySweeper::Run() {
-  std::unique_lock lock(mu_);
-  while (!stopping_) {
-    lock.unlock();
-    auto swept = core::SweepExpiredIdempotencyKeys(store_, clock_.Now(), ttl_);
-    if (!swept.ok()) {
-      spdlog::warn("idempotency key sweep failed (will retry): {}", swept.status().ToString());
-    } else if (*swept > 0) {
-      expired_total_.Increment(*swept);
-      spdlog::info("forgot {} idempotency keys older than {} s", *swept,
-                   std::chrono::duration_cast<std::chrono::seconds>(ttl_).count());
-    }
-    lock.lock();
-    cv_.wait_for(lock, IntervalFor(ttl_), [this] { return stopping_; });
+void IdempotencySweeper::Sweep() {
+  auto swept = core::SweepExpiredIdempotencyKeys(store_, clock_.Now(), ttl_);
+  if (!swept.ok()) {
+    spdlog::warn("idempotency key sweep failed (will retry): {}", swept.status().ToString());
+  } else if (*swept > 0) {
+    expired_total_.Increment(*swept);
+    spdlog::info("forgot {} idempotency keys older than {} s", *swept,
+                 std::chrono::duration_cast<std::chrono::seconds>(ttl_).count());
   }
 }
 

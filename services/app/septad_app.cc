@@ -139,6 +139,7 @@ Status SeptadApp::Impl::StartStages() {
       {"control-planes", true, &Impl::StartControlPlanes, &Impl::StopControlPlanes},
       {"usage", config.usage, &Impl::StartUsage, &Impl::StopUsage},
       {"provisioner", config.provisioner, &Impl::StartProvisioner, &Impl::StopProvisioner},  // and the syncer
+      {"hoarding", config.usage && config.provisioner, &Impl::StartHoarding, &Impl::StopHoarding},
       {"listeners", true, &Impl::Listen, &Impl::StopListening},
       {"sign-in-link", config.sign_in_link, &Impl::WriteSignInLink, nullptr},
   };

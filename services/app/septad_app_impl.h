@@ -22,6 +22,7 @@
 #include "services/app/idempotency_sweeper.h"
 #include "services/app/septad_app.h"
 #include "services/app/startup_stages.h"
+#include "services/app/usage_retention.h"
 #include "services/base/secure_random.h"
 #include "services/core/use_cases.h"
 #include "services/grpc/grpc_server.h"
@@ -30,6 +31,7 @@
 #include "services/kube/client.h"
 #include "services/kubesim/kubesim.h"
 #include "services/reconcile/apply_set_controller.h"
+#include "services/reconcile/hoarding_controller.h"
 #include "services/reconcile/inventory_controller.h"
 #include "services/reconcile/mig_layout_controller.h"
 #include "services/reconcile/provisioner_controller.h"
@@ -148,10 +150,14 @@ struct SeptadApp::Impl {
   std::unique_ptr<core::UsageAccounting> usage_accounting;
   std::unique_ptr<reconcile::UsageMetrics> usage_metrics;
   std::unique_ptr<reconcile::UsageScrapeController> usage_scrapes;
+  std::unique_ptr<UsageRetention> usage_retention;
   std::unique_ptr<reconcile::ShardLeases> provisioner_shards;
   std::unique_ptr<reconcile::ProvisionerController> provisioner;
   std::unique_ptr<syncer::SyncerController> syncer;               // on the provisioner's shards
   std::unique_ptr<store::NotificationListener> vcluster_changes;  // NOTIFY septa_vclusters -> provisioner, syncer
+  // hoarding (config usage and provisioner): on the provisioner's shards
+  std::unique_ptr<core::HoardingActor> hoarding_actor;
+  std::unique_ptr<reconcile::HoardingController> hoarding;
   // issuer vault: NOTIFY septa_credentials -> the provisioner, which carries the revocation to Vault
   std::unique_ptr<store::NotificationListener> credential_revocations;
   // listeners (kept after their stop: their ports stay readable)
@@ -210,6 +216,8 @@ struct SeptadApp::Impl {
   Status StartProvisioner();
   Status MakeSyncer();
   void StopProvisioner();
+  Status StartHoarding();
+  void StopHoarding();
   Status Listen();
   void StopListening();
 

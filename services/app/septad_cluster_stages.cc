@@ -465,14 +465,36 @@ Status SeptadApp::Impl::StartUsage() {
       reconcile::UsageScrapeControllerOptions{.interval = config.usage_scrape_interval, .shards = usage_shards.get()},
       *dcgm_scraper, *usage_accounting, *usage_metrics, *store, clock, *registry);
   usage_scrapes->Start();
+  usage_retention = std::make_unique<UsageRetention>(*store, clock, config.usage_minute_retention, *registry);
   return Status::Ok();
 }
 
 void SeptadApp::Impl::StopUsage() {
+  usage_retention.reset();
   usage_scrapes.reset();
   usage_accounting.reset();
   dcgm_scraper.reset();
   usage_shards.reset();
+}
+
+// Acting on hoarders (usage_hoarding_sleep_after), on the provisioner's
+// shards: the replica that would carry out a sleep decides it.
+Status SeptadApp::Impl::StartHoarding() {
+  hoarding_actor =
+      std::make_unique<core::HoardingActor>(*store, clock,
+                                            core::HoardingSettings{.thresholds = config.usage_hoarding_after,
+                                                                   .idle_stale_after = 4 * config.usage_scrape_interval,
+                                                                   .sleep_after = config.usage_hoarding_sleep_after});
+  hoarding = std::make_unique<reconcile::HoardingController>(
+      reconcile::HoardingControllerOptions{.interval = config.usage_scrape_interval,
+                                           .shards = provisioner_shards.get()},
+      *hoarding_actor, *registry);
+  return Status::Ok();
+}
+
+void SeptadApp::Impl::StopHoarding() {
+  hoarding.reset();
+  hoarding_actor.reset();
 }
 
 // The provisioner, on its own shards; triggered by every committed change

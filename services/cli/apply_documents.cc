@@ -9,10 +9,10 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
+#include "common/duration.h"
 #include "services/apiv1/json.h"
 #include "services/base/file.h"
 #include "services/base/yaml_json.h"
-#include "services/core/duration.h"
 
 namespace septa::cli {
 
@@ -236,7 +236,7 @@ void DeclareFields(const Descriptor& type, DocumentTree& value, const std::strin
       declare(path);
       if (message != nullptr && message->full_name() == "google.protobuf.Duration" && item.is_string()) {
         // Anything else ("1.5s") is left to protobuf's reader, which names what is wrong.
-        if (auto seconds = core::ParseDuration(at, item.get<std::string>()); seconds.ok()) {
+        if (auto seconds = ParseDuration(at, item.get<std::string>()); seconds.ok()) {
           item = std::to_string(seconds->count()) + "s";
         }
       }

@@ -8,6 +8,7 @@
 #include <map>
 #include <vector>
 
+#include "common/duration.h"
 #include "common/text.h"
 #include "tenancy/capacity.h"
 #include "tenancy/virtual_cluster_ref.h"
@@ -28,14 +29,7 @@ std::string OrDash(const std::string& text) { return text.empty() ? "-" : text; 
 
 // "1h", "15m", "1h30m", as the API accepts lifetimes.
 std::string FormatDuration(const google::protobuf::Duration& duration) {
-  std::int64_t seconds = duration.seconds();
-  if (seconds == 0) return "0s";
-  std::string text;
-  for (const auto& [unit, size] : {std::pair{"h", 3600}, std::pair{"m", 60}, std::pair{"s", 1}}) {
-    if (seconds >= size) text += std::to_string(seconds / size) + unit;
-    seconds %= size;
-  }
-  return text;
+  return septa::FormatDuration(std::chrono::seconds(duration.seconds()));
 }
 
 // "acme/train", "acme/train (releasing)".

@@ -360,6 +360,29 @@ const std::vector<KeyDef>& Defs() {
          c.usage_hoarding_after = thresholds;
          return Status::Ok();
        }},
+      {{"usage_hoarding_sleep_after",
+        "TIER=DURATION pairs (comma-separated trust tier names): how long a hoarder of that tier stays flagged "
+        "before it is put to sleep (at least 1m); tiers not given are never put to sleep (the default: none)"},
+       [](Config& c, const std::string& v, const std::string& where) {
+         std::map<std::string, std::chrono::seconds> sleep_after;
+         for (const std::string& pair : CommaList(v)) {
+           const std::size_t equals = pair.find('=');
+           if (equals == std::string::npos) return Bad(where, "\"" + pair + "\" is not TIER=DURATION");
+           const std::string tier = pair.substr(0, equals);
+           SEPTA_RETURN_IF_ERROR(CheckTierName(tier, where));
+           std::chrono::milliseconds after{0};
+           SEPTA_RETURN_IF_ERROR(ParseMillis(pair.substr(equals + 1), where, after));
+           if (after < std::chrono::minutes(1)) return Bad(where, "\"" + pair + "\" is shorter than 1m");
+           if (!sleep_after.emplace(tier, std::chrono::duration_cast<std::chrono::seconds>(after)).second)
+             return Bad(where, "trust tier \"" + tier + "\" is given twice");
+         }
+         c.usage_hoarding_sleep_after = std::move(sleep_after);
+         return Status::Ok();
+       }},
+      {{"usage_minute_retention",
+        "how long one-minute usage rows are kept (default 840h, 35 days); older ones are deleted, hours and days "
+        "stay (at least 48h)"},
+       MillisKeyAtLeast(&Config::usage_minute_retention, std::chrono::hours(48), "48h")},
       {{"usage_currency", "the currency of GPU prices and costs (an ISO 4217 code)"},
        [](Config& c, const std::string& v, const std::string& where) {
          if (v.size() != 3 || !std::all_of(v.begin(), v.end(), [](char ch) { return ch >= 'A' && ch <= 'Z'; })) {

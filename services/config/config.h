@@ -198,6 +198,11 @@ struct Config {
   // How long all of a virtual cluster's GPUs must idle before it is a
   // hoarder, per tier (USAGE-FACTS §4: Run:ai's rule, its thresholds).
   tenancy::usage::HoardingThresholds usage_hoarding_after{};
+  // By trust tier name: how long a hoarder stays flagged before it is put to
+  // sleep. Opt-in: a tier not named is never slept (and none is by default).
+  std::map<std::string, std::chrono::seconds> usage_hoarding_sleep_after{};
+  // One-minute usage rows older than this are deleted (hours and days stay).
+  std::chrono::milliseconds usage_minute_retention{35LL * 24 * 3'600'000};
 };
 
 // One configuration key as it appears in YAML; flags and environment

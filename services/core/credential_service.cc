@@ -2,8 +2,8 @@
 
 #include <ctime>
 
+#include "common/duration.h"
 #include "services/core/audit.h"
-#include "services/core/duration.h"
 #include "services/core/kubeconfig.h"
 #include "services/core/tenant_query.h"
 #include "services/core/validation.h"

@@ -1,7 +1,7 @@
 #include "services/core/token_declaration_kind.h"
 
+#include "common/duration.h"
 #include "services/core/audit.h"
-#include "services/core/duration.h"
 #include "services/core/validation.h"
 
 namespace septa::core {

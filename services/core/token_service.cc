@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
+#include "common/duration.h"
 #include "services/core/crypto.h"
-#include "services/core/duration.h"
 #include "services/core/validation.h"
 
 namespace septa::core {

@@ -10,7 +10,10 @@
 #    was measured, waste the other half, coverage near 1, cost exactly
 #    3.60 per allocated GPU-hour (REST, and septactl usage -o csv).
 #  - beta is a hoarder at the dedicated threshold (set to 30s here), with
-#    its memory held; acme is not.
+#    its memory held; acme is not. Its virtual cluster gets the condition
+#    Hoarding=True, and /metrics septa_gpu_hoarding; since the dedicated
+#    tier opts in here (usage_hoarding_sleep_after dedicated=1m), a minute
+#    later it is put to sleep, the condition saying why; acme's is untouched.
 #  - The platform report (admins only): tenants' allocated GPU-hours plus
 #    the unreserved pool are the capacity.
 #  - Authorization: acme reads its own usage; beta's and the platform's are
@@ -25,7 +28,7 @@ source "$(dirname "$0")/septad_lib.sh"
 sctl() { HOME=$dir "$septactl" --server "127.0.0.1:$grpc_port" --token "$@"; }
 utc() { date -u -d "@$1" +%Y-%m-%dT%H:%M:%SZ; }
 
-start --usage-scrape-interval 1s --usage-hoarding-after dedicated=30s
+start --usage-scrape-interval 1s --usage-hoarding-after dedicated=30s --usage-hoarding-sleep-after dedicated=1m
 token=$(cat "$dir/data/admin.token")
 
 [[ $(api POST /v1/usage/prices '{"model":"A100-80GB","tier":"dedicated","per_gpu_hour":3.6}') == 201 ]] ||
@@ -78,6 +81,20 @@ running() { [[ $(kc "$dir/$1.kubeconfig" get pod "$2" -o 'jsonpath={.status.phas
 wait_for "acme's pod Running" 30 running acme work
 wait_for "beta's pod Running" 30 running beta hoard
 
+# beta idles with its memory held: past the 30 s threshold its virtual
+# cluster is flagged, and a minute later (checked at the end) put to sleep.
+hoarding() {  # token tenant vcluster status reason: its Hoarding condition
+  [[ $(rest "$1" GET "/v1/tenants/$2/vclusters/$3") == 200 ]] &&
+    [[ $(json '" ".join(c["status"] + " " + c.get("reason", "") for c in r.get("conditions", []) if c["type"] == "Hoarding")') == "$4 $5" ]]
+}
+wait_for "beta/idle flagged as hoarding" 45 hoarding "$beta" beta idle True IdleHoldingMemory
+[[ $(json '[c["message"] for c in r["conditions"] if c["type"] == "Hoarding"][0]') == *"will be put to sleep at"* ]] ||
+  fail "the condition says when beta/idle will sleep: $(reply)"
+[[ $(api GET /v1/usage/hoarders) == 200 && $(json 'r["hoarders"][0]["holding_memory"]') == true ]] ||
+  fail "beta holds memory: $(reply)"
+grep -q 'septa_gpu_hoarding{[^}]*tenant="beta"[^}]*vcluster="idle"' <<<"$(curl -s "http://127.0.0.1:$http_port/metrics")" ||
+  fail "beta/idle not hoarding on /metrics"
+
 # The first whole minute that begins after both pods run, once accounted.
 minute=$((($(date +%s) / 60 + 1) * 60))
 echo "waiting for the minute $(utc "$minute") to be over"
@@ -114,10 +131,9 @@ for key in ("allocated_gpu_hours", "used_gpu_hours", "waste_gpu_hours", "cost"):
     assert abs(float(rows[0][key]) - item[key]) <= 1e-6, (key, rows[0], item)
 PY
 
-# Hoarders: beta, idle and holding memory; acme is busy.
+# Hoarders: beta (asleep now, its GPU kept: sleep_reservation keep); acme is busy.
 hoarders() { [[ $(api GET /v1/usage/hoarders) == 200 ]] && [[ $(json '[h["tenant"] for h in r.get("hoarders", [])]') == '["beta"]' ]]; }
 wait_for "beta listed as the one hoarder" 60 hoarders
-[[ $(json 'r["hoarders"][0]["holding_memory"]') == true ]] || fail "beta holds memory: $(reply)"
 [[ $(json 'r["hoarders"][0]["threshold_seconds"]') == 30 ]] || fail "the dedicated threshold is 30 s: $(reply)"
 [[ $(rest "$beta" GET /v1/usage/hoarders?tenant=beta) == 200 && $(json 'len(r["hoarders"])') == 1 ]] ||
   fail "beta sees its own hoarding: $(reply)"
@@ -155,4 +171,14 @@ grep -q 'septa_gpu_allocated_gpu_hours_total{[^}]*tenant="acme"[^}]*vcluster="tr
 grep -q 'septa_gpu_idle_seconds{.*tenant="beta"' <<<"$metrics" || fail "no idle run for beta on /metrics"
 grep -q 'septa_usage_scrapes_total{result="ok"}' <<<"$metrics" || fail "no successful scrape counted"
 if grep -E '^septa_(gpu|usage)_[a-z_]*\{[^}]*pod=' <<<"$metrics"; then fail "a usage series is labelled by pod"; fi
+
+# A minute after it was flagged, beta/idle is put to sleep and told why; acme's is untouched.
+sleeping() { [[ $(rest "$beta" GET /v1/tenants/beta/vclusters/idle) == 200 && $(json 'r["state"]') == SLEEPING ]]; }
+wait_for "beta/idle put to sleep" 120 sleeping
+hoarding "$beta" beta idle False PutToSleep || fail "the Hoarding condition says why beta/idle sleeps: $(reply)"
+[[ $(json '[c["message"] for c in r["conditions"] if c["type"] == "Hoarding"][0]') == *"septactl vcluster wake idle --tenant beta"* ]] ||
+  fail "the condition says how to wake beta/idle: $(reply)"
+[[ $(rest "$acme" GET /v1/tenants/acme/vclusters/train) == 200 && $(json 'r["state"]') == READY ]] ||
+  fail "acme/train, busy, stays READY: $(reply)"
+[[ $(json '[c for c in r.get("conditions", []) if c["type"] == "Hoarding"]') == "[]" ]] || fail "acme/train never flagged: $(reply)"
 echo "usage e2e passed"

@@ -62,6 +62,37 @@ TEST(Config, IntegrationKeysByTier) {
   EXPECT_TRUE(none->integration_keys.empty()) << "no tier reaches a host integration by default";
 }
 
+TEST(Config, UsageHoardingSleepIsOptInByTrustTier) {
+  Sources s;
+  s.yaml_text = "usage_hoarding_sleep_after: shared=1h,gpu-farm=90m\nusage_minute_retention: 48h\n";
+  auto c = Load(s, "/h");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->usage_hoarding_sleep_after,
+            (std::map<std::string, std::chrono::seconds>{{"gpu-farm", std::chrono::minutes(90)},
+                                                         {"shared", std::chrono::hours(1)}}));
+  EXPECT_EQ(c->usage_minute_retention, std::chrono::hours(48));
+  auto defaults = Load({}, "/h");
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_TRUE(defaults->usage_hoarding_sleep_after.empty()) << "no tier's hoarders are slept by default";
+  EXPECT_EQ(defaults->usage_minute_retention, std::chrono::hours(35 * 24));
+
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"usage_hoarding_sleep_after: shared\n", "is not TIER=DURATION"},
+      {"usage_hoarding_sleep_after: Shared=1h\n", "\"Shared\" is not a trust tier name"},
+      {"usage_hoarding_sleep_after: shared=30s\n", "\"shared=30s\" is shorter than 1m"},
+      {"usage_hoarding_sleep_after: shared=1h,shared=2h\n", "trust tier \"shared\" is given twice"},
+      {"usage_hoarding_sleep_after: shared=soon\n", "is not a duration"},
+      {"usage_minute_retention: 47h\n", "shorter than 48h"},
+  };
+  for (const auto& [yaml, message] : bad) {
+    Sources b;
+    b.yaml_text = yaml;
+    auto refused = Load(b, "/h");
+    ASSERT_FALSE(refused.ok()) << yaml;
+    EXPECT_NE(refused.status().message().find(message), std::string::npos) << refused.status().ToString();
+  }
+}
+
 TEST(Config, VirtualClustersAdvertisedAddress) {
   for (const std::string address : {"10.0.0.7", "fd00::7"}) {
     Sources s;

@@ -1,9 +1,9 @@
 #include <gtest/gtest.h>
 
+#include "common/duration.h"
 #include "services/base/base64.h"
 #include "services/core/auth.h"
 #include "services/core/crypto.h"
-#include "services/core/duration.h"
 #include "services/core/tenant_query.h"
 #include "services/core/validation.h"
 #include "services/core/virtual_object_store.h"

@@ -1,9 +1,9 @@
-#include "services/core/duration.h"
+#include "common/duration.h"
 
 #include <cstdint>
 #include <limits>
 
-namespace septa::core {
+namespace septa {
 
 Result<std::chrono::seconds> ParseDuration(std::string_view field, std::string_view text) {
   const std::string f(field);
@@ -55,4 +55,4 @@ std::string FormatDuration(std::chrono::seconds d) {
   return out;
 }
 
-}  // namespace septa::core
+}  // namespace septa
