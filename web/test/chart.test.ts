@@ -58,6 +58,10 @@ test('two bars per bucket, inside the bucket’s band', () => {
   assert.equal(x(0, 0), 10);
   assert.equal(x(0, 1), 50);
   assert.equal(x(3, 1) + bar, 390, 'the last bar ends 10 % of a band before the edge');
+  const one = barLayout(1, 600);
+  assert.equal(one.bar, 40, 'at most 40 wide');
+  assert.equal(one.x(0, 0), 260, 'the pair centred in its band');
+  assert.equal(one.x(0, 1) + one.bar, 340);
 });
 
 test('time labels in UTC, thinned to at most 8', () => {

@@ -10,6 +10,7 @@ import {
   formatShare,
   parseInstant,
   parseStep,
+  perStep,
   presetWindow,
   stepText,
   stepWords,
@@ -95,6 +96,9 @@ test('steps: septad’s syntax, its text, words, and the automatic one', () => {
   assert.equal(stepWords(3_600_000), '1 hour');
   assert.equal(stepWords(6 * 3_600_000), '6 hours');
   assert.equal(stepWords(60_000), '1 minute');
+  assert.equal(perStep(60_000), 'per minute');
+  assert.equal(perStep(6 * 3_600_000), 'per 6 hours');
+  assert.equal(perStep(10 * 86_400_000), 'per 10 days');
   assert.equal(autoStep(60 * 60_000), 60_000, 'an hour: by the minute');
   assert.equal(autoStep(61 * 60_000), 5 * 60_000);
   assert.equal(autoStep(2 * 86_400_000), 3_600_000);

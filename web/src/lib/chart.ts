@@ -71,12 +71,14 @@ export function yOf(value: number, top: number, height: number): number {
 
 /**
  * Two bars per bucket (allocated, then used) in a band of width / n: the
- * pair takes 80 % of the band, centred, so neighbouring buckets stay apart.
+ * pair takes 80 % of the band, centred, so neighbouring buckets stay apart,
+ * and a bar is at most `maxBar` wide (one bucket is not a wall of colour).
  */
-export function barLayout(n: number, width: number): { band: number; bar: number; x: (i: number, which: 0 | 1) => number } {
+export function barLayout(n: number, width: number, maxBar = 40): { band: number; bar: number; x: (i: number, which: 0 | 1) => number } {
   const band = n > 0 ? width / n : width;
-  const bar = (band * 0.8) / 2;
-  return { band, bar, x: (i, which) => i * band + band * 0.1 + which * bar };
+  const bar = Math.min((band * 0.8) / 2, maxBar);
+  const inset = (band - 2 * bar) / 2;
+  return { band, bar, x: (i, which) => i * band + inset + which * bar };
 }
 
 const HOUR_MS = 3_600_000;

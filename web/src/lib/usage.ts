@@ -199,6 +199,12 @@ export function stepWords(stepMs: number): string {
   return `${n} ${unit}${n === 1 ? '' : 's'}`;
 }
 
+/** "per minute", "per 6 hours" */
+export function perStep(stepMs: number): string {
+  const words = stepWords(stepMs);
+  return `per ${words.startsWith('1 ') ? words.slice(2) : words}`;
+}
+
 /** "2026-11-29 13:00 UTC" */
 export function formatInstant(ms: number): string {
   return `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
