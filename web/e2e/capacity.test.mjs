@@ -1,8 +1,9 @@
 // What is free (GET /v1/tenants/{tenant}/free-capacity) on the Overview and
 // beside the create form, and for every kind (GET /v1/inventory/free-capacity)
 // on the admin Inventory page; a MIG request of two rows made in the form; the
-// Usage page; in Chromium against a septad of its own. Every figure the page
-// must show is read from septad over REST in the same test, never written in here.
+// Usage page's "Allocated now" (usage.test.mjs has the rest of that page); in
+// Chromium against a septad of its own. Every figure the page must show is
+// read from septad over REST in the same test, never written in here.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { axeViolations, screenshot } from './lib/browser.mjs';
@@ -128,11 +129,11 @@ describe('free capacity, MIG rows and usage', () => {
     assert.deepEqual(profilesOf(vc.reservation), { [p1]: 1, [p2]: 1 });
   });
 
-  browserIt('the Usage page says charts come with the usage feature and shows what each virtual cluster holds — axe clean', async () => {
-    await page.getByRole('link', { name: 'Usage' }).click();
+  browserIt('the Usage page shows what each virtual cluster holds now against the quota — axe clean', async () => {
+    await page.getByRole('link', { name: 'Usage', exact: true }).click();
     await page.waitForURL((u) => u.pathname === '/t/e2e-iso/usage');
+    await page.locator('[data-loaded="usage-now"]').waitFor();
     await page.locator('[data-loaded="usage"]').waitFor();
-    await page.getByText(/^Usage and cost charts arrive with the usage feature/).waitFor();
     const vc = await tenant.ok('GET', '/v1/tenants/e2e-iso/vclusters/two-mig');
     const held = Object.entries(profilesOf(vc.reservation)).sort().map(([p, n]) => `${n}× ${p}`).join(', ');
     assert.equal(await page.locator('tr[data-usage="two-mig"] [data-held]').textContent(), held);
@@ -140,7 +141,6 @@ describe('free capacity, MIG rows and usage', () => {
     assert.ok(Number(quota.usage.gpu_milli) > 0);
     assert.match(await page.locator('[data-usage-total]').textContent(), new RegExp(`^Allocated now: ${Number(quota.usage.gpu_milli) / 1000} GPU-equivalents of ${quota.limits.gpu_milli / 1000} `));
     await expectAxeClean('usage');
-    await screenshot(page, 'usage');
   });
 
   browserIt('an admin sees the same free figures on the tenant’s Overview, and an empty Usage page — axe clean', async () => {
@@ -151,6 +151,7 @@ describe('free capacity, MIG rows and usage', () => {
     await expectAxeClean('overview of an isolated tenant, as admin');
     await page.goto(url('/t/e2e-empty/usage'));
     await page.locator('[data-loaded="usage"]').waitFor();
+    await page.locator('[data-usage-empty]').waitFor();
     await page.getByText('No virtual clusters: nothing is allocated.').waitFor();
     await expectAxeClean('usage with no virtual clusters');
   });

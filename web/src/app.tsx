@@ -17,6 +17,7 @@ import { Usage } from './pages/Usage';
 import { Tenants } from './pages/admin/Tenants';
 import { Inventory } from './pages/admin/Inventory';
 import { TrustTiers } from './pages/admin/TrustTiers';
+import { PlatformUsage } from './pages/admin/PlatformUsage';
 import { NotFound } from './pages/NotFound';
 import { TenantPicker } from './components/TenantPicker';
 
@@ -42,6 +43,7 @@ const ROUTES: Route[] = [
   { pattern: paths.tenants, page: Tenants, adminOnly: true },
   { pattern: paths.inventory, page: Inventory, adminOnly: true },
   { pattern: paths.tiers, page: TrustTiers, adminOnly: true },
+  { pattern: paths.platformUsage, page: PlatformUsage, adminOnly: true },
 ];
 
 // A 401 from any API call (an expired or revoked session) returns to
@@ -89,6 +91,7 @@ function Nav({ session }: { session: Session }) {
         {admin ? link(paths.tenants, 'Tenants') : null}
         {admin ? link(paths.inventory, 'GPU inventory') : null}
         {admin ? link(paths.tiers, 'Trust tiers') : null}
+        {admin ? link(paths.platformUsage, 'Platform usage') : null}
       </ul>
     </nav>
   );

@@ -1,7 +1,7 @@
 // Reads several pages share.
 import { api, call, listAll } from './client';
 import { ApiError } from './problem';
-import type { ApiToken, Credential, FreeCapacity, InventoryFreeCapacity, InventoryNode, Tenant, TrustTier, VClusterState, VirtualCluster, VirtualPodPage } from './types';
+import type { ApiToken, Credential, FreeCapacity, Hoarder, InventoryFreeCapacity, InventoryNode, PlatformUsageReport, Tenant, TrustTier, UsageReport, VClusterState, VirtualCluster, VirtualPodPage } from './types';
 
 export async function listVClusters(tenant: string): Promise<VirtualCluster[]> {
   return listAll(async (page_token) => {
@@ -91,4 +91,20 @@ export async function getFreeCapacity(tenant: string): Promise<FreeCapacity> {
 
 export async function getInventoryFreeCapacity(): Promise<InventoryFreeCapacity> {
   return call(api.GET('/v1/inventory/free-capacity'));
+}
+
+/** A usage report over a window (start, end RFC 3339; step "" for one bucket), grouped by `groupBy`. */
+export async function getTenantUsage(tenant: string, start: string, end: string, step: string, groupBy: string[] = []): Promise<UsageReport> {
+  const query = { start, end, ...(step ? { step } : {}), ...(groupBy.length ? { group_by: groupBy } : {}) };
+  return call(api.GET('/v1/tenants/{tenant}/usage', { params: { path: { tenant }, query } }));
+}
+
+export async function getPlatformUsage(start: string, end: string, step: string, groupBy: string[] = []): Promise<PlatformUsageReport> {
+  const query = { start, end, ...(step ? { step } : {}), ...(groupBy.length ? { group_by: groupBy } : {}) };
+  return call(api.GET('/v1/usage', { params: { query } }));
+}
+
+/** Virtual clusters idle past their tier's threshold now: one tenant's, or (admins, no tenant) everyone's. */
+export async function listHoarders(tenant?: string): Promise<Hoarder[]> {
+  return (await call(api.GET('/v1/usage/hoarders', { params: { query: tenant ? { tenant } : {} } }))).hoarders ?? [];
 }

@@ -4,6 +4,7 @@ import { ApiError, fieldErrors, type FieldErrors } from '../api/problem';
 import { formatTime } from '../lib/quantity';
 import { Field } from './Field';
 import { CopyButton } from './CopyButton';
+import { download } from '../lib/download';
 
 interface Issued {
   kubeconfig: string;
@@ -11,18 +12,6 @@ interface Issued {
   expire: string;
   serial: string;
   capped: boolean;
-}
-
-/** Saves text as a file through a blob URL (no inline content, CSP-safe). */
-function download(filename: string, text: string): void {
-  const url = URL.createObjectURL(new Blob([text], { type: 'application/yaml' }));
-  const a = document.createElement('a');
-  a.href = url;
-  a.download = filename;
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 0);
 }
 
 /** Issues a kubeconfig (role, TTL); the key is returned once, so it is offered for download and copy at once. */
@@ -46,7 +35,7 @@ export function Kubeconfig({ tenant, vcluster, viewer, onIssued }: { tenant: str
       );
       const got: Issued = { kubeconfig: r.kubeconfig ?? '', role: r.role ?? role, expire: r.expire_time ?? '', serial: r.serial ?? '', capped: !!r.ttl_capped };
       setIssued(got);
-      download(filename, got.kubeconfig);
+      download(filename, got.kubeconfig, 'application/yaml');
       onIssued();
     } catch (err) {
       if (err instanceof ApiError) setErrors(fieldErrors(err.violations, ['role', 'ttl']));
@@ -82,7 +71,7 @@ export function Kubeconfig({ tenant, vcluster, viewer, onIssued }: { tenant: str
             Issued certificate {issued.serial}, role {issued.role}, expires {formatTime(issued.expire)}
             {issued.capped ? ' (the tier capped the lifetime)' : ''}. Saved as {filename}; Septa keeps no copy of its key.
           </p>
-          <button type="button" class="btn" onClick={() => download(filename, issued.kubeconfig)}>Download again</button>{' '}
+          <button type="button" class="btn" onClick={() => download(filename, issued.kubeconfig, 'application/yaml')}>Download again</button>{' '}
           <CopyButton text={issued.kubeconfig} label="Copy kubeconfig" />
         </div>
       ) : null}

@@ -57,6 +57,7 @@ export const paths = {
   tenants: '/admin/tenants',
   inventory: '/admin/inventory',
   tiers: '/admin/trust-tiers',
+  platformUsage: '/admin/usage',
 };
 
 /** Where "/" leads a principal: its tenant's overview, or an admin's tenant list. */
