@@ -42,7 +42,8 @@ struct InventoryGpu {
   // GPU_I_ID), which shows no placement, while reservations key MIG instances
   // by placement: this maps one to the other for the instances of mig_layout.
   // Known where the node tells it (kubesim's identity annotation); on a real
-  // cluster it needs NVML or HAMi's per-instance metric, which nothing reads yet.
+  // cluster the usage accounting learns what it can from the exporter's
+  // series (tenancy/usage/gpu_identity.h), never stored here.
   std::map<int, int> mig_gi_ids{};  // first memory slice -> GPU-instance id, as observed; empty when not known
 };
 

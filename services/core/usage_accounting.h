@@ -9,6 +9,8 @@
 #pragma once
 
 #include <chrono>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +19,7 @@
 #include "common/time_point.h"
 #include "gpu/catalog.h"
 #include "services/core/store.h"
+#include "tenancy/usage/gpu_identity.h"
 #include "tenancy/usage/node_accounting.h"
 
 namespace septa::core {
@@ -36,6 +39,8 @@ struct NodeAccountingResult {
   // nobody until the inventory knows them; each named in `unmeasurable`.
   int unmeasurable_reservations = 0;
   std::string unmeasurable{};
+  // Identities the inventory lacked and the exporter gave (tenancy/usage/gpu_identity.h).
+  tenancy::usage::LearntIdentities learnt{};
   // What was recorded: the /metrics counters and gauges (reconcile/usage_metrics.h).
   std::vector<tenancy::usage::UsageMinuteRow> minutes{};
   std::vector<tenancy::usage::UsageIdleState> idle{};
@@ -54,9 +59,17 @@ class UsageAccounting {
   const tenancy::usage::NodeAccountingSettings& settings() const { return settings_; }
 
  private:
+  // The GPU references of the node's last scrape read, so that a failed
+  // scrape still knows the identities the exporter gave (this replica's
+  // memory: after a restart, from its first scrape read).
+  std::vector<tenancy::usage::DcgmGpuRef> GpuRefs(const std::string& node,
+                                                  const std::optional<tenancy::usage::NodeScrape>& scrape);
+
   Store& store_;
   const gpu::Catalog& catalog_;
   tenancy::usage::NodeAccountingSettings settings_;
+  std::mutex mu_;
+  std::map<std::string, std::vector<tenancy::usage::DcgmGpuRef>> gpu_refs_;  // by node
 };
 
 }  // namespace septa::core

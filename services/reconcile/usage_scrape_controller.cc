@@ -40,6 +40,13 @@ struct UsageScrapeController::Instruments {
                                "(GPU UUID or MIG GPU-instance id unknown), at the last accounting of each node")
                          .Register(registry)
                          .Add({})),
+        identities(prometheus::BuildGauge()
+                       .Name("septa_usage_exporter_identities")
+                       .Help("GPUs and MIG instances of this replica's nodes whose UUID or GPU-instance id the "
+                             "inventory lacks: learnt from the exporter, or ambiguous there and left unknown")
+                       .Register(registry)),
+        learnt(identities.Add({{"result", "learnt"}})),
+        ambiguous(identities.Add({{"result", "ambiguous"}})),
         skipped(prometheus::BuildCounter()
                     .Name("septa_usage_skipped_seconds_total")
                     .Help("Time not billed because no replica accounted a node for longer than the maximum gap")
@@ -52,10 +59,15 @@ struct UsageScrapeController::Instruments {
   prometheus::Family<prometheus::Counter>& unattributed;
   prometheus::Counter& conflicts;
   prometheus::Gauge& unmeasurable;
+  prometheus::Family<prometheus::Gauge>& identities;
+  prometheus::Gauge& learnt;
+  prometheus::Gauge& ambiguous;
   prometheus::Counter& skipped;
   std::mutex mu;
   std::map<std::string, double> bytes_by_node;
   std::map<std::string, double> unmeasurable_by_node;
+  std::map<std::string, double> learnt_by_node;
+  std::map<std::string, double> ambiguous_by_node;
 
   static void Sum(prometheus::Gauge& gauge, std::map<std::string, double>& by_node, const std::string& node,
                   std::optional<double> value) {
@@ -183,6 +195,10 @@ Outcome UsageScrapeController::Reconcile(const std::string& node) {
     }
     Instruments::Sum(instruments_->unmeasurable, instruments_->unmeasurable_by_node, node,
                      static_cast<double>(accounted->unmeasurable_reservations));
+    Instruments::Sum(instruments_->learnt, instruments_->learnt_by_node, node,
+                     static_cast<double>(accounted->learnt.uuids + accounted->learnt.gi_ids));
+    Instruments::Sum(instruments_->ambiguous, instruments_->ambiguous_by_node, node,
+                     static_cast<double>(accounted->learnt.ambiguous));
   }
   WarnOnChange(node + "/unmeasurable", accounted->unmeasurable_reservations == 0
                                            ? ""
@@ -199,6 +215,8 @@ Outcome UsageScrapeController::Reconcile(const std::string& node) {
     std::lock_guard lock(instruments_->mu);
     Instruments::Sum(instruments_->bytes, instruments_->bytes_by_node, node, std::nullopt);
     Instruments::Sum(instruments_->unmeasurable, instruments_->unmeasurable_by_node, node, std::nullopt);
+    Instruments::Sum(instruments_->learnt, instruments_->learnt_by_node, node, std::nullopt);
+    Instruments::Sum(instruments_->ambiguous, instruments_->ambiguous_by_node, node, std::nullopt);
     return Outcome::Done();
   }
   if (accounted->recorded) usage_metrics_.Accounted(node, accounted->minutes, accounted->idle);

@@ -16,6 +16,8 @@
 // label_conflicts), septa_usage_unattributed_samples_total{reason=
 // "unknown_gpu"|"unheld_activity"}, septa_usage_attribution_conflicts_total,
 // septa_usage_unmeasurable_reservations (last accounting, per replica),
+// septa_usage_exporter_identities{result="learnt"|"ambiguous"} (GPU UUIDs and
+// GPU-instance ids only the exporter gave: tenancy/usage/gpu_identity.h),
 // septa_usage_skipped_seconds_total (time not billed: septad was away
 // longer than max_gap). No label names a node, pod or tenant: the
 // cardinality is that of the reasons.
