@@ -256,13 +256,29 @@ void SeptadApp::Impl::DropUseCases() {
   authenticator.reset();
 }
 
+// The bootstrap admin token: kept while data_dir/admin.token still signs
+// in; otherwise minted only while no live admin owner token exists, for
+// bootstrap_admin_ttl, so that neither restarts nor replicas mint root
+// credentials that never expire (docs/install.md "The first admin token").
 Status SeptadApp::Impl::EnsureAdminToken() {
   const fs::path path = fs::path(config.data_dir) / "admin.token";
-  if (fs::exists(path)) return Status::Ok();
-  auto issued = tokens->CreateBootstrapAdmin();
+  if (fs::exists(path)) {
+    auto kept = base::ReadFile(path);
+    SEPTA_RETURN_IF_ERROR(kept);
+    while (!kept->empty() && std::isspace(static_cast<unsigned char>(kept->back()))) kept->pop_back();
+    if (authenticator->Authenticate(*kept).ok()) return Status::Ok();
+  }
+  auto issued =
+      tokens->CreateBootstrapAdmin(std::chrono::duration_cast<std::chrono::seconds>(config.bootstrap_admin_ttl));
   SEPTA_RETURN_IF_ERROR(issued);
-  SEPTA_RETURN_IF_ERROR(wiring::WriteSecretFile(path, issued->secret_text));
-  new_admin_token = issued->secret_text;
+  if (!issued->has_value()) {
+    spdlog::info(
+        "no bootstrap admin token minted: a live admin token exists (create more with it: septactl token "
+        "create --principal admin)");
+    return Status::Ok();
+  }
+  SEPTA_RETURN_IF_ERROR(wiring::WriteSecretFile(path, (*issued)->secret_text));
+  new_admin_token = (*issued)->secret_text;
   return Status::Ok();
 }
 

@@ -316,6 +316,10 @@ const std::vector<KeyDef>& Defs() {
         "longest lifetime of an API-issued admin token, and its lifetime when none is asked (at "
         "least 1s)"},
        MillisKeyAtLeast(&Config::admin_token_ttl_max, std::chrono::seconds(1), "1s")},
+      {{"bootstrap_admin_ttl",
+        "lifetime of the bootstrap admin token (data_dir/admin.token), minted at start only while no live admin "
+        "owner token exists (at least 1m)"},
+       MillisKeyAtLeast(&Config::bootstrap_admin_ttl, std::chrono::minutes(1), "1m")},
       {{"tenant_live_tokens_max", "unexpired, unrevoked API tokens one tenant may hold"},
        IntKey(&Config::tenant_live_tokens_max, 1, 1'000'000)},
       {{"mig_relayout", "auto or off: re-lay out MIG GPUs that run nothing when an isolated request needs it"},

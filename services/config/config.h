@@ -98,6 +98,9 @@ struct Config {
   std::chrono::milliseconds idempotency_ttl{24 * 3'600'000};  // then the key is free again and swept
   // Lifetime cap of API-issued admin tokens (tenant tokens: their tier's cap).
   std::chrono::milliseconds admin_token_ttl_max{768LL * 3'600'000};
+  // Lifetime of the bootstrap admin token, minted only while no live admin
+  // owner token exists (capped by admin_token_ttl_max).
+  std::chrono::milliseconds bootstrap_admin_ttl{24LL * 3'600'000};
   int tenant_live_tokens_max = 100;  // unexpired, unrevoked API tokens one tenant may hold
   std::chrono::milliseconds shutdown_grace{10'000};
   // auto: an isolated request that fits only after MIG GPUs that run

@@ -46,18 +46,17 @@ Result<IssuedToken> TokenService::Create(const RequestContext& ctx, const TokenR
     SEPTA_RETURN_IF_ERROR(RequireSeeTenant(ctx.principal, subject->tenant));
     SEPTA_RETURN_IF_ERROR(RequireWriter(ctx.principal, "issue tokens"));
   }
-  return Issue(ctx, *subject, request.description, ttl, Expiry::kCapped);
+  return Issue(ctx, *subject, request.description, ttl);
 }
 
 Result<IssuedToken> TokenService::Issue(const RequestContext& ctx, const Principal& subject, std::string description,
-                                        std::optional<std::chrono::seconds> ttl, Expiry expiry) {
+                                        std::optional<std::chrono::seconds> ttl) {
   return TransactFor(store_, TxMode::kReadWrite,
-                     [&](Tx& tx) { return IssueIn(tx, Now(clock_), ctx, subject, description, ttl, expiry); });
+                     [&](Tx& tx) { return IssueIn(tx, Now(clock_), ctx, subject, description, ttl); });
 }
 
 Result<IssuedToken> TokenService::IssueIn(Tx& tx, TimePoint now, const RequestContext& ctx, const Principal& subject,
-                                          std::string description, std::optional<std::chrono::seconds> ttl,
-                                          Expiry expiry) {
+                                          std::string description, std::optional<std::chrono::seconds> ttl) {
   IssuedToken issued;
   SEPTA_ASSIGN_OR_RETURN(const std::string secret, RandomBase64Url(random_, kTokenSecretBytes));
   ApiToken& token = issued.token;
@@ -81,7 +80,7 @@ Result<IssuedToken> TokenService::IssueIn(Tx& tx, TimePoint now, const RequestCo
     SEPTA_RETURN_IF_ERROR(tier);
     token.expire_time = now + CappedTtl(ttl, std::chrono::seconds(tier->credential_ttl_max_seconds));
     SEPTA_RETURN_IF_ERROR(RequireRoomForAnotherToken(tx, token.principal, now));
-  } else if (expiry == Expiry::kCapped) {
+  } else {
     token.expire_time = now + CappedTtl(ttl, limits_.admin_ttl_max);
   }
   SEPTA_ASSIGN_OR_RETURN(token.id, RandomHex(random_, kTokenIdBytes));
@@ -125,7 +124,7 @@ Status TokenService::Revoke(const RequestContext& ctx, const std::string& id) {
   return st;
 }
 
-Result<IssuedToken> TokenService::CreateBootstrapAdmin() {
+Result<std::optional<IssuedToken>> TokenService::CreateBootstrapAdmin(std::chrono::seconds ttl) {
   RequestContext system;
   system.principal.admin = true;
   system.principal.role = Role::kOwner;
@@ -133,7 +132,16 @@ Result<IssuedToken> TokenService::CreateBootstrapAdmin() {
   Principal subject;
   subject.admin = true;
   subject.role = Role::kOwner;
-  return Issue(system, subject, "bootstrap admin token", std::nullopt, Expiry::kNever);
+  return TransactFor(store_, TxMode::kReadWrite, [&](Tx& tx) -> Result<std::optional<IssuedToken>> {
+    const TimePoint now = Now(clock_);
+    SEPTA_ASSIGN_OR_RETURN(const std::vector<ApiToken> admins, tx.Tokens().List(subject.ToString()));
+    if (std::any_of(admins.begin(), admins.end(),
+                    [&](const ApiToken& t) { return t.role == Role::kOwner && IsLive(t, now); })) {
+      return std::optional<IssuedToken>();
+    }
+    SEPTA_ASSIGN_OR_RETURN(IssuedToken issued, IssueIn(tx, now, system, subject, "bootstrap admin token", ttl));
+    return std::optional<IssuedToken>(std::move(issued));
+  });
 }
 
 }  // namespace septa::core

@@ -50,22 +50,22 @@ class TokenService {
   // Revoking a revoked token succeeds and changes nothing.
   Status Revoke(const RequestContext& ctx, const std::string& id);
 
-  // The first admin token of a fresh installation, issued by "system".
-  Result<IssuedToken> CreateBootstrapAdmin();
+  // The first admin token of an installation, issued by "system" for
+  // `ttl` (capped as every admin token): only while no live admin owner
+  // token exists (nullopt otherwise), so that restarts and replicas do not
+  // each mint a root credential. It expires and can be revoked like any.
+  Result<std::optional<IssuedToken>> CreateBootstrapAdmin(std::chrono::seconds ttl);
 
-  enum class Expiry { kCapped, kNever };
   // Issues in the caller's transaction (a declared token's delivery,
   // token_delivery.h), with every rule Create applies past the caller's
   // authorization: the tenant exists and is active, the cap, the count.
-  // `ttl`: the requested lifetime; with kCapped, nullopt or more than the
-  // cap means the cap.
+  // `ttl`: the requested lifetime; nullopt or more than the cap means the cap.
   Result<IssuedToken> IssueIn(Tx& tx, TimePoint now, const RequestContext& ctx, const Principal& subject,
-                              std::string description, std::optional<std::chrono::seconds> ttl,
-                              Expiry expiry = Expiry::kCapped);
+                              std::string description, std::optional<std::chrono::seconds> ttl);
 
  private:
   Result<IssuedToken> Issue(const RequestContext& ctx, const Principal& subject, std::string description,
-                            std::optional<std::chrono::seconds> ttl, Expiry expiry);
+                            std::optional<std::chrono::seconds> ttl);
   // kResourceExhausted when `principal` (a tenant) holds limits_.tenant_live_max live tokens.
   Status RequireRoomForAnotherToken(Tx& tx, const std::string& principal, TimePoint now) const;
 

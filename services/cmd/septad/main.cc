@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "common/duration.h"
 #include "services/app/septad_app.h"
 #include "services/base/file.h"
 #include "services/base/json_log.h"
@@ -115,11 +116,10 @@ int main(int argc, char** argv) {
                host, (*app)->http_port(), config->grpc_addr.substr(0, config->grpc_addr.rfind(':')),
                (*app)->grpc_port(), (*app)->tls() ? " (TLS)" : "", (*app)->database_description());
   if (const auto& token = (*app)->new_admin_token()) {
-    std::cout << "\nBootstrap admin token (shown once; also in " << (*app)->admin_token_path() << "):\n  " << *token
-              << "\n\n"
+    std::cout << "\nBootstrap admin token (shown once; also in " << (*app)->admin_token_path() << "; valid for "
+              << septa::FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(config->bootstrap_admin_ttl))
+              << ": create lasting admin tokens with it):\n  " << *token << "\n\n"
               << std::flush;
-  } else {
-    spdlog::info("admin token file: {}", (*app)->admin_token_path());
   }
 
   const int signal = WaitForSignal();

@@ -220,15 +220,31 @@ TEST_F(TokenServiceTest, ATenantHoldsAtMostTheLimitOfLiveTokens) {
   EXPECT_TRUE(limited.Create(TenantCtx("acme"), {"tenant:acme", "viewer", "", ""}).ok());
 }
 
-TEST_F(TokenServiceTest, BootstrapAdminTokenIsAnOwner) {
-  auto issued = tokens.CreateBootstrapAdmin();
-  ASSERT_TRUE(issued.ok());
-  // The installation's root credential, kept in a 0600 file: no cap applies.
-  EXPECT_FALSE(issued->token.expire_time.has_value());
-  auto who = authenticator.Authenticate(issued->secret_text);
+TEST_F(TokenServiceTest, ABootstrapAdminTokenIsMintedOnlyWhileNoLiveAdminOwnerTokenExistsAndExpires) {
+  auto issued = tokens.CreateBootstrapAdmin(std::chrono::hours(24));
+  ASSERT_TRUE(issued.ok()) << issued.status().ToString();
+  ASSERT_TRUE(issued->has_value());
+  const IssuedToken first = **issued;
+  ASSERT_TRUE(first.token.expire_time.has_value()) << "no root credential lives for ever";
+  EXPECT_EQ(*first.token.expire_time, Now(clock) + std::chrono::hours(24));
+  auto who = authenticator.Authenticate(first.secret_text);
   ASSERT_TRUE(who.ok());
   EXPECT_TRUE(who->admin);
   EXPECT_EQ(who->role, Role::kOwner);
+
+  auto again = tokens.CreateBootstrapAdmin(std::chrono::hours(24));
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(again->has_value()) << "a restart or another replica mints nothing while an admin can sign in";
+
+  clock.Advance(std::chrono::hours(25));
+  auto after_expiry = tokens.CreateBootstrapAdmin(std::chrono::hours(24 * 365));
+  ASSERT_TRUE(after_expiry.ok());
+  ASSERT_TRUE(after_expiry->has_value()) << "no live admin owner token left: one is minted again";
+  EXPECT_LE(*(*after_expiry)->token.expire_time, Now(clock) + kDefaultAdminTokenTtlMax) << "capped like any";
+  ASSERT_TRUE(tokens.Revoke(Admin(), (*after_expiry)->token.id).ok());
+  auto after_revocation = tokens.CreateBootstrapAdmin(std::chrono::hours(24));
+  ASSERT_TRUE(after_revocation.ok());
+  EXPECT_TRUE(after_revocation->has_value()) << "a revoked one does not count";
 }
 
 TEST_F(TokenServiceTest, TiersAreReadableByEveryone) {
