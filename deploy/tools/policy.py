@@ -27,7 +27,7 @@ PyYAML (Debian python3-yaml). What it refuses:
             Service with the port it scrapes
   config    ConfigMaps a pod uses exist in the render; septad's config.yaml
             holds only septad's keys (services/config/config.cc), as scalars;
-            SEPTA_* variables name septad keys or a pending one (PENDING);
+            SEPTA_* variables name septad keys;
             with --install, vcluster_advertise_address is set
 
 Usage: policy.py [--install] --config-source services/config/config.cc FILE...
@@ -40,9 +40,6 @@ import sys
 
 import yaml
 
-# SEPTA_* variables the manifests set for septad changes still pending
-# (docs/install.md "Pending septad changes"); septad ignores them until then.
-PENDING = {"metrics_addr", "bootstrap_admin_token_file"}
 # Roles the API server brings: a binding may refer to them.
 BUILTIN_CLUSTER_ROLES = {"system:auth-delegator", "view", "edit", "admin", "cluster-admin"}
 WORKLOADS = {"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job"}
@@ -323,7 +320,7 @@ class Checker:
 
     def check_env_name(self, doc, name):
         key = self.key_of(name)
-        if key is not None and key not in self.keys and key not in PENDING:
+        if key is not None and key not in self.keys:
             self.fail(doc, f"{name} names no septad configuration key ({key})")
 
     def check_config_file(self, cm, text):

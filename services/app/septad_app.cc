@@ -385,6 +385,18 @@ Status SeptadApp::Impl::Listen() {
   auto grpc_server = grpcapi::GrpcServer::Start(config.grpc_addr, *api, UseCases(), *registry, tls ? &*tls : nullptr);
   SEPTA_RETURN_IF_ERROR(grpc_server);
   grpc = *std::move(grpc_server);
+  if (!config.metrics_addr.empty()) {
+    auto [metrics_host, metrics_port] = wiring::HostPort(config.metrics_addr);
+    http::ServerOptions metrics_options;
+    metrics_options.host = metrics_host;
+    metrics_options.port = metrics_port;
+    metrics_options.max_connections = 16;  // Prometheus, and a person with curl
+    metrics_http = std::make_unique<http::Server>(metrics_options, rest->MetricsHandler());
+    if (Status st = metrics_http->Start(); !st.ok()) {
+      return Status(st.code(), "metrics_addr " + config.metrics_addr + ": " + st.message());
+    }
+    spdlog::info("/metrics without a token at http://{}:{}/metrics (metrics_addr)", metrics_host, metrics_http->port());
+  }
   return Status::Ok();
 }
 
@@ -393,6 +405,7 @@ void SeptadApp::Impl::StopListening() {
   // replies the workers still owe.
   if (http) http->Shutdown(stop_grace);
   if (grpc) grpc->Shutdown(stop_grace);
+  if (metrics_http) metrics_http->Shutdown(std::chrono::milliseconds(0));
   rest.reset();
 }
 
@@ -413,6 +426,10 @@ SeptadApp::SeptadApp(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 SeptadApp::~SeptadApp() { Shutdown(impl_->config.shutdown_grace); }
 
 std::uint16_t SeptadApp::http_port() const { return impl_->http->port(); }
+std::optional<std::uint16_t> SeptadApp::metrics_port() const {
+  if (!impl_->metrics_http) return std::nullopt;
+  return impl_->metrics_http->port();
+}
 bool SeptadApp::tls() const { return !impl_->config.tls_cert_file.empty(); }
 int SeptadApp::grpc_port() const { return impl_->grpc->port(); }
 const rest::RestApi& SeptadApp::rest_api() const { return *impl_->rest; }

@@ -34,7 +34,8 @@ class SeptadApp {
   ~SeptadApp();  // Shutdown(config.shutdown_grace) if still running
 
   std::uint16_t http_port() const;
-  bool tls() const;  // REST is HTTPS and gRPC uses TLS
+  std::optional<std::uint16_t> metrics_port() const;  // the metrics_addr listener's, when set
+  bool tls() const;                                   // REST is HTTPS and gRPC uses TLS
   int grpc_port() const;
   // <data_dir>/admin.token, written (mode 0600) on the first start.
   std::string admin_token_path() const;

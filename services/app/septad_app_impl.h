@@ -163,6 +163,7 @@ struct SeptadApp::Impl {
   // listeners (kept after their stop: their ports stay readable)
   std::unique_ptr<rest::RestApi> rest;
   std::unique_ptr<http::Server> http;
+  std::unique_ptr<http::Server> metrics_http;  // metrics_addr
   std::unique_ptr<grpcapi::GrpcServer> grpc;
 
   // The one owner of the teardown order.

@@ -260,6 +260,14 @@ const std::vector<KeyDef>& Defs() {
        StringKey(&Config::database_url)},
       {{"http_addr", "REST listen address host:port"}, AddressKey(&Config::http_addr)},
       {{"grpc_addr", "gRPC listen address host:port"}, AddressKey(&Config::grpc_addr)},
+      {{"metrics_addr",
+        "plain-HTTP listen address of /metrics without a token, for Prometheus (empty: none; /metrics on the REST "
+        "listener needs an admin token)"},
+       [](Config& c, const std::string& v, const std::string& where) {
+         if (!v.empty()) SEPTA_RETURN_IF_ERROR(ParseAddress(v, where));
+         c.metrics_addr = v;
+         return Status::Ok();
+       }},
       {{"tls_cert_file", "PEM certificate chain: REST serves HTTPS and gRPC TLS (with tls_key_file)"},
        StringKey(&Config::tls_cert_file)},
       {{"tls_key_file", "PEM private key of tls_cert_file"}, StringKey(&Config::tls_key_file)},

@@ -54,6 +54,10 @@ struct Config {
   std::string replica_id;
   std::string http_addr = "127.0.0.1:8080";
   std::string grpc_addr = "127.0.0.1:9090";
+  // Set: /metrics is also served without a token on this plain-HTTP address
+  // (for Prometheus; a NetworkPolicy keeps everyone else off). On the REST
+  // listener it always needs an admin token.
+  std::string metrics_addr;
   // Both set: REST serves HTTPS and gRPC TLS with this PEM pair (leaf first,
   // then intermediates). Neither: plaintext, meant for loopback.
   std::string tls_cert_file;

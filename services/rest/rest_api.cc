@@ -163,6 +163,7 @@ struct RestApi::Impl {
   }
 
   void AddRoutes();
+  http::Response Metrics() const;  // every registered family, in the text format
   void Add(bh::verb method, std::string pattern, RouteFn fn, Auth auth = Auth::kToken, RunsOn runs_on = RunsOn::kWorker,
            bool json_body = false) {
     Route r{method, pattern, http::ParseTarget(pattern)->segments, auth, runs_on, json_body, std::move(fn)};
@@ -187,6 +188,18 @@ struct RestApi::Impl {
   std::vector<Route> routes;
 };
 
+http::Response RestApi::Impl::Metrics() const {
+  http::Response r(http::HttpStatus::ok, 11);
+  r.set(bh::field::content_type, "text/plain; version=0.0.4");
+  std::vector<prometheus::MetricFamily> families = metrics.Collect();
+  for (const auto& c : more_metrics) {
+    auto more = c->Collect();
+    families.insert(families.end(), more.begin(), more.end());
+  }
+  r.body() = prometheus::TextSerializer().Serialize(families);
+  return r;
+}
+
 void RestApi::Impl::AddRoutes() {
   Add(
       bh::verb::get, "/healthz",
@@ -204,18 +217,11 @@ void RestApi::Impl::AddRoutes() {
       Auth::kNone);
   Add(
       bh::verb::get, "/metrics",
-      [this](const Call&) -> Result<http::Response> {
-        http::Response r(http::HttpStatus::ok, 11);
-        r.set(bh::field::content_type, "text/plain; version=0.0.4");
-        std::vector<prometheus::MetricFamily> families = metrics.Collect();
-        for (const auto& c : more_metrics) {
-          auto more = c->Collect();
-          families.insert(families.end(), more.begin(), more.end());
-        }
-        r.body() = prometheus::TextSerializer().Serialize(families);
-        return r;
+      [this](const Call& c) -> Result<http::Response> {
+        SEPTA_RETURN_IF_ERROR(core::RequireAdmin(c.ctx.principal, "read /metrics (every tenant's figures)"));
+        return Metrics();
       },
-      Auth::kNone);
+      Auth::kToken);
 
   AddSessionRoutes();
   for (const apiv1::Rpc& rpc : api->rpcs()) {
@@ -366,6 +372,21 @@ RestApi::~RestApi() { impl_->pool.join(); }
 http::Handler RestApi::Handler() {
   return [impl = impl_.get()](http::Request&& req, std::shared_ptr<http::Exchange> exchange) {
     impl->Serve(std::move(req), std::move(exchange));
+  };
+}
+
+http::Handler RestApi::MetricsHandler() {
+  return [impl = impl_.get()](http::Request&& req, std::shared_ptr<http::Exchange> exchange) {
+    const std::string_view target(req.target().data(), req.target().size());
+    if (target != "/metrics" && !target.starts_with("/metrics?")) {
+      exchange->Reply(http::PlainTextError(http::HttpStatus::not_found, "only /metrics is served here"));
+    } else if (req.method() != bh::verb::get) {
+      http::Response r = http::PlainTextError(http::HttpStatus::method_not_allowed, "GET only");
+      r.set(bh::field::allow, "GET");
+      exchange->Reply(std::move(r));
+    } else {
+      exchange->Reply(impl->Metrics());
+    }
   };
 }
 

@@ -48,7 +48,8 @@ struct RestApiOptions {
 class RestApi {
  public:
   // Serves every RPC of `api` at its (septa.v1.http) binding. /metrics
-  // serves `metrics` (where the REST metrics are registered).
+  // serves `metrics` (where the REST metrics are registered) to admins'
+  // tokens only: its figures are every tenant's.
   RestApi(std::shared_ptr<const apiv1::Api> api, core::UseCases use_cases, prometheus::Registry& metrics,
           RestApiOptions options);
   ~RestApi();  // waits for requests still running on the workers
@@ -57,6 +58,10 @@ class RestApi {
 
   // The handler to give to http::Server; valid while this object lives.
   http::Handler Handler();
+  // The handler of the metrics listener (metrics_addr): GET /metrics without
+  // a token, nothing else (404; 405 for another method). Only Prometheus
+  // should reach it: docs/install.md's NetworkPolicy.
+  http::Handler MetricsHandler();
   // For http::ServerOptions::error_formatter: problem+json for the errors
   // the HTTP server produces itself (400 unparsable, 413 body too large).
   static http::Response ServerError(http::HttpStatus status, std::string_view message);

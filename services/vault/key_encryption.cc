@@ -74,9 +74,14 @@ Result<KeyEncryptionKey> LoadKek(std::string_view field, const std::filesystem::
       return InvalidField(name, "cannot read " + path.string() + ": " + std::strerror(errno));
     }
   }
-  if ((st.st_mode & 077) != 0) {
-    return FieldError(Code::kFailedPrecondition, name,
-                      path.string() + " is readable by others than its owner; chmod 0600 it");
+  // Group read is the kubelet's doing for a Secret volume under fsGroup
+  // (0440, group = the pod's fsGroup, which the process runs in): allowed
+  // for the process's own group only; other bits and group write never.
+  const bool own_group_reads_only = (st.st_mode & 070) == 040 && st.st_gid == ::getegid();
+  if ((st.st_mode & 007) != 0 || ((st.st_mode & 070) != 0 && !own_group_reads_only)) {
+    return FieldError(
+        Code::kFailedPrecondition, name,
+        path.string() + " is readable by others than its owner (and its own group, read-only); chmod 0600 it");
   }
   auto text = base::ReadFile(path);
   if (!text.ok()) return InvalidField(name, text.status().message());

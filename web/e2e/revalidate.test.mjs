@@ -14,9 +14,9 @@ const SIGNED_OUT = /Failed to load resource: the server responded with a status 
 const mode = portalMode();
 const LIST_ROUTE = '/v1/tenants/{tenant}/vclusters';
 
-/** GETs of the virtual cluster list septad answered with `code`, from its /metrics. */
-async function answered(base, code) {
-  const text = await (await fetch(`${base}/metrics`)).text();
+/** GETs of the virtual cluster list septad answered with `code`, from its /metrics (an admin's). */
+async function answered(portal, code) {
+  const { text } = await portal.admin.req('GET', '/metrics');
   const line = text
     .split('\n')
     .find((l) => l.startsWith('septa_http_requests_total{') && l.includes(`code="${code}"`) && l.includes('method="GET"') && l.includes(`route="${LIST_ROUTE}"`));
@@ -38,9 +38,9 @@ describe('polling revalidates', () => {
     await signIn(page, portal.base, token);
     await page.goto(`${portal.base}/t/e2e-poll/vclusters`);
     await page.locator('[data-loaded="vclusters"]').waitFor();
-    const before304 = await answered(portal.base, 304);
+    const before304 = await answered(portal, 304);
     // The page polls on its own schedule (tens of seconds at most while nothing changes).
-    await eventually(async () => (await answered(portal.base, 304)) > before304, { timeoutMs: 45_000, what: 'a 304 for the polled list' });
+    await eventually(async () => (await answered(portal, 304)) > before304, { timeoutMs: 45_000, what: 'a 304 for the polled list' });
     await page.locator('[data-loaded="vclusters"]').waitFor();
     assert.deepEqual(problems.filter((p) => !SIGNED_OUT.test(p)), [], 'no console error or CSP report');
   });

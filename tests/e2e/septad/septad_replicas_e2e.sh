@@ -72,7 +72,7 @@ state() {  # port vcluster
 }
 # Reconciles the provisioner of the replica at port $1 has run.
 reconciles() {
-  curl -s "http://127.0.0.1:$1/metrics" |
+  curl -s -H "Authorization: Bearer $token" "http://127.0.0.1:$1/metrics" |
     awk '/^septa_reconcile_total\{/ && /controller="provisioner"/ { n += $NF } END { printf "%d\n", n }'
 }
 create() {  # port vcluster

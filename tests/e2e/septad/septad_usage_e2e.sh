@@ -92,7 +92,7 @@ wait_for "beta/idle flagged as hoarding" 45 hoarding "$beta" beta idle True Idle
   fail "the condition says when beta/idle will sleep: $(reply)"
 [[ $(api GET /v1/usage/hoarders) == 200 && $(json 'r["hoarders"][0]["holding_memory"]') == true ]] ||
   fail "beta holds memory: $(reply)"
-grep -q 'septa_gpu_hoarding{[^}]*tenant="beta"[^}]*vcluster="idle"' <<<"$(curl -s "http://127.0.0.1:$http_port/metrics")" ||
+grep -q 'septa_gpu_hoarding{[^}]*tenant="beta"[^}]*vcluster="idle"' <<<"$(curl -s -H "Authorization: Bearer $token" "http://127.0.0.1:$http_port/metrics")" ||
   fail "beta/idle not hoarding on /metrics"
 
 # The first whole minute that begins after both pods run, once accounted.
@@ -165,7 +165,7 @@ assert pool["capacity_gpu_hours"] > allocated, pool  # the sample inventory has 
 PY
 
 # /metrics: by tenant and virtual cluster, never by pod.
-metrics=$(curl -s "http://127.0.0.1:$http_port/metrics")
+metrics=$(curl -s -H "Authorization: Bearer $token" "http://127.0.0.1:$http_port/metrics")
 grep -q 'septa_gpu_allocated_gpu_hours_total{[^}]*tenant="acme"[^}]*vcluster="train"' <<<"$metrics" ||
   fail "no allocated GPU-hours for acme/train on /metrics"
 grep -q 'septa_gpu_idle_seconds{.*tenant="beta"' <<<"$metrics" || fail "no idle run for beta on /metrics"

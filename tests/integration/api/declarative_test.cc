@@ -155,7 +155,7 @@ TEST_F(DeclarativeTest, ALockedSetRefusesTheRestEditAndARevertingSetUndoesIt) {
   auto reverted = json::parse(Call(acme_, "GET", "/v1/applysets/auto").body);
   EXPECT_EQ(reverted["sync_status"], "SYNCED") << reverted;
   EXPECT_EQ(reverted["applied_by"], "system:applyset-revert") << reverted;
-  const std::string metrics = Call("", "GET", "/metrics").body;
+  const std::string metrics = Call(admin_, "GET", "/metrics").body;
   EXPECT_NE(metrics.find("septa_applyset_drift_total{set=\"tenants/acme/applysets/auto\",surface=\"rest\"} 1"),
             std::string::npos)
       << metrics;
@@ -221,7 +221,7 @@ TEST_F(DeclarativeTest, ADeclaredTokenReachesOnlyItsSecretAndNeverTakesAnotherOn
 
   // Never taken over: the error is counted, the Secret is as it was.
   while (std::chrono::steady_clock::now() < deadline &&
-         Call("", "GET", "/metrics").body.find("septa_reconcile_errors_total{controller=\"token-delivery\"} 0") !=
+         Call(admin_, "GET", "/metrics").body.find("septa_reconcile_errors_total{controller=\"token-delivery\"} 0") !=
              std::string::npos) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }

@@ -533,7 +533,7 @@ TEST_F(GrpcTest, CallsAreCountedOnMetrics) {
   v1::ListTrustTiersResponse tiers;
   ASSERT_TRUE(tiers_->ListTrustTiers(Ctx(admin_).get(), {}, &tiers).ok());
   ASSERT_EQ(tiers_->ListTrustTiers(Ctx("").get(), {}, &tiers).error_code(), grpc::StatusCode::UNAUTHENTICATED);
-  auto metrics = http_->Send("GET", "/metrics");
+  auto metrics = Call(admin_, "GET", "/metrics");
   EXPECT_NE(
       metrics.body.find("septa_grpc_requests_total{code=\"OK\",method=\"septa.v1.TrustTierService/ListTrustTiers\"} 1"),
       std::string::npos)

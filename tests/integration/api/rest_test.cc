@@ -71,18 +71,43 @@ std::vector<std::string> SecretEncodings(const std::string& token_text) {
 
 class RestTest : public ApiTest {};
 
-TEST_F(RestTest, HealthReadinessAndMetricsNeedNoToken) {
+TEST_F(RestTest, HealthAndReadinessNeedNoTokenAndMetricsAnAdmins) {
   EXPECT_EQ(http_->Send("GET", "/healthz").status, 200);
   auto ready = http_->Send("GET", "/readyz");
   EXPECT_EQ(ready.status, 200) << ready.body;
   Call(admin_, "GET", "/v1/trust-tiers");
-  auto metrics = http_->Send("GET", "/metrics");
-  ASSERT_EQ(metrics.status, 200);
+  EXPECT_EQ(http_->Send("GET", "/metrics").status, 401) << "every tenant's figures are on it";
+  ASSERT_EQ(Call(admin_, "POST", "/v1/tenants", R"({"name":"acme","trust_tier":"shared"})").status, 201);
+  auto tenant = Call(CreateToken("tenant:acme", "owner"), "GET", "/metrics");
+  EXPECT_EQ(tenant.status, 403) << tenant.body;
+  EXPECT_EQ(tenant.body.find("septa_"), std::string::npos) << "nothing of the figures in the refusal";
+  auto metrics = Call(CreateToken("admin", "viewer"), "GET", "/metrics");
+  ASSERT_EQ(metrics.status, 200) << metrics.body;
   EXPECT_NE(metrics.body.find("septa_http_requests_total{code=\"200\",method=\"GET\",route=\"/v1/trust-tiers\"}"),
             std::string::npos)
       << metrics.body;
   EXPECT_NE(metrics.body.find("septa_http_request_duration_seconds_bucket"), std::string::npos);
   EXPECT_NE(metrics.body.find("septa_db_pool_max_connections"), std::string::npos);
+}
+
+// metrics_addr: /metrics without a token on its own listener, for
+// Prometheus (docs/install.md), and nothing else there.
+class MetricsListenerTest : public ApiTest {
+  void Configure(config::Config& config) override { config.metrics_addr = "127.0.0.1:0"; }
+};
+
+TEST_F(MetricsListenerTest, ServesMetricsWithoutATokenAndNothingElse) {
+  ASSERT_TRUE(app_->metrics_port().has_value());
+  HttpClient metrics_listener(*app_->metrics_port());
+  Call(admin_, "GET", "/v1/trust-tiers");
+  auto metrics = metrics_listener.Send("GET", "/metrics");
+  ASSERT_EQ(metrics.status, 200) << metrics.body;
+  EXPECT_NE(metrics.body.find("septa_http_requests_total{code=\"200\",method=\"GET\",route=\"/v1/trust-tiers\"}"),
+            std::string::npos);
+  EXPECT_EQ(metrics_listener.Send("GET", "/v1/trust-tiers").status, 404) << "no API on the metrics listener";
+  EXPECT_EQ(metrics_listener.Send("GET", "/healthz").status, 404);
+  EXPECT_EQ(metrics_listener.Send("POST", "/metrics").status, 405);
+  EXPECT_EQ(http_->Send("GET", "/metrics").status, 401) << "the REST listener still asks for an admin's token";
 }
 
 TEST_F(RestTest, TenantLifecycle) {
@@ -363,7 +388,7 @@ TEST_F(ShortIdempotencyTtlTest, ExpiredKeysAreSweptAndFreeAgain) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   EXPECT_EQ(CountRows(db_->url(), "idempotency_keys"), 0) << "not swept within 5 s";
-  auto metrics = Call("", "GET", "/metrics");
+  auto metrics = Call(admin_, "GET", "/metrics");
   EXPECT_NE(metrics.body.find("septa_idempotency_keys_expired_total 1"), std::string::npos) << metrics.body;
   auto reused = Call(admin_, "POST", "/v1/tenants", R"({"name":"beta","trust_tier":"shared"})", key);
   EXPECT_EQ(reused.status, 201) << reused.body;

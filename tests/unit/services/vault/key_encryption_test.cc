@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -116,14 +119,36 @@ TEST_F(KekFileTest, AMissingPreviousFileIsAnErrorNamingTheKey) {
   EXPECT_FALSE(fs::exists(dir_ / "absent"));
 }
 
-TEST_F(KekFileTest, AFileOthersCanReadIsRefused) {
+TEST_F(KekFileTest, AFileOthersCanReadOrItsGroupWriteIsRefused) {
   const fs::path path = dir_ / "kek";
   ASSERT_TRUE(LoadKek("kek_file", path, random_, true).ok());
-  fs::permissions(path, fs::perms::group_read, fs::perm_options::add);
-  auto refused = LoadKek("kek_file", path, random_, true);
+  for (const fs::perms extra : {fs::perms::others_read, fs::perms::group_write, fs::perms::group_exec}) {
+    fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write | extra, fs::perm_options::replace);
+    auto refused = LoadKek("kek_file", path, random_, true);
+    ASSERT_FALSE(refused.ok()) << static_cast<int>(extra);
+    EXPECT_EQ(refused.status().code(), Code::kFailedPrecondition);
+    EXPECT_NE(refused.status().message().find("chmod 0600"), std::string::npos);
+  }
+}
+
+// A Secret volume under fsGroup: 0440, the group the process runs in.
+TEST_F(KekFileTest, ItsOwnGroupMayReadItAsTheKubeletMountsSecrets) {
+  const fs::path path = dir_ / "kek";
+  ASSERT_TRUE(LoadKek("kek_file", path, random_, true).ok());
+  fs::permissions(path, fs::perms::owner_read | fs::perms::group_read, fs::perm_options::replace);
+  auto read = LoadKek("kek_file", path, random_, false);
+  EXPECT_TRUE(read.ok()) << read.status().ToString();
+}
+
+TEST_F(KekFileTest, AnotherGroupMayNotReadIt) {
+  if (::geteuid() != 0) GTEST_SKIP() << "giving the file another group needs root";
+  const fs::path path = dir_ / "kek";
+  ASSERT_TRUE(LoadKek("kek_file", path, random_, true).ok());
+  ASSERT_EQ(::chown(path.c_str(), static_cast<uid_t>(-1), ::getegid() + 1), 0) << std::strerror(errno);
+  fs::permissions(path, fs::perms::owner_read | fs::perms::group_read, fs::perm_options::replace);
+  auto refused = LoadKek("kek_file", path, random_, false);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), Code::kFailedPrecondition);
-  EXPECT_NE(refused.status().message().find("chmod 0600"), std::string::npos);
 }
 
 TEST_F(KekFileTest, AFileOfTheWrongLengthIsRefused) {
