@@ -103,9 +103,10 @@ void SeptadApp::Impl::StopSimulatedCluster() {
 // configured) and proves it answers before septad reports itself started.
 Status SeptadApp::Impl::ConnectHostCluster() {
   if (!config.kubeconfig.empty()) kubeconfig_path = config.kubeconfig;
-  // Any failure to load or use the file is a configuration error.
-  auto client_config = kube::LoadKubeconfig(kubeconfig_path);
-  if (!client_config.ok()) return InvalidArgument(client_config.status().message());
+  // Any failure to load or use the file (or the pod's service account) is a configuration error.
+  auto client_config =
+      kubeconfig_path == config::kInClusterKubeconfig ? kube::InClusterConfig() : kube::LoadKubeconfig(kubeconfig_path);
+  if (!client_config.ok()) return InvalidField("kubeconfig", client_config.status().message());
   auto client = kube::Client::Create(*std::move(client_config));
   if (!client.ok()) return InvalidArgument("kubeconfig " + kubeconfig_path + ": " + client.status().message());
   host_cluster = *std::move(client);

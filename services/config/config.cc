@@ -403,7 +403,9 @@ const std::vector<KeyDef>& Defs() {
          c.usage_currency = v;
          return Status::Ok();
        }},
-      {{"kubeconfig", "kubeconfig of the host Kubernetes cluster; empty runs a simulated cluster in-process"},
+      {{"kubeconfig",
+        "kubeconfig of the host Kubernetes cluster; in-cluster: the pod's service account; empty runs a simulated "
+        "cluster in-process"},
        StringKey(&Config::kubeconfig)},
       {{"kubesim_addr", "HTTPS listen address of the simulated cluster (port 0: any free port)"},
        AddressKey(&Config::kubesim_addr)},

@@ -44,6 +44,10 @@ std::string_view Spelling(VaultAuth value);
 std::string_view Spelling(tenancy::host::Scheduler value);
 std::string_view Spelling(tenancy::host::FractionBackend value);
 
+// The `kubeconfig` value that means the pod's own service account
+// (KUBERNETES_SERVICE_HOST/PORT and /var/run/secrets/kubernetes.io/serviceaccount).
+inline constexpr char kInClusterKubeconfig[] = "in-cluster";
+
 struct Config {
   std::string data_dir;      // default: $HOME/.local/share/septa
   std::string database_url;  // empty: start the embedded PostgreSQL

@@ -237,11 +237,14 @@ TEST_F(SeptadStartTest, ConfigurationErrorsNameTheKey) {
   for (const Case& c :
        std::vector<Case>{{(fs::path(data_dir_) / "missing").string(), "", "kubeconfig", "missing"},
                          {not_yaml, "", "kubeconfig", "broken.kubeconfig"},
+                         // Outside a pod (the test unsets KUBERNETES_SERVICE_HOST): said so.
+                         {"in-cluster", "", "kubeconfig", "KUBERNETES_SERVICE_HOST"},
                          {"", (fs::path(data_dir_) / "absent.yaml").string(), "kubesim_inventory", "cannot read"},
                          {"", bad_inventory, "kubesim_inventory", "NoSuchGPU"}}) {
     config::Config config = config_;
     config.kubeconfig = c.kubeconfig;
     config.kubesim_inventory = c.inventory;
+    ::unsetenv("KUBERNETES_SERVICE_HOST");
     auto app = app::SeptadApp::Start(config);
     ASSERT_FALSE(app.ok()) << c.key;
     EXPECT_EQ(app.status().code(), Code::kInvalidArgument) << app.status().ToString();
