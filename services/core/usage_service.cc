@@ -190,8 +190,20 @@ Result<UsageReport> UsageService::Report(const UsageWindowRequest& request, bool
   return report;
 }
 
+Result<std::optional<OnePerKey::Held>> UsageService::ReportSlot(const RequestContext& ctx) {
+  if (ctx.principal.admin) return std::optional<OnePerKey::Held>();
+  std::optional<OnePerKey::Held> held = reports_in_flight_.TryHold(ctx.principal.tenant);
+  if (!held) {
+    // ABORTED, a concurrency conflict: clients retry it.
+    return Aborted("a usage report of tenant \"" + ctx.principal.tenant +
+                   "\" is already under way: send the next one when it has answered");
+  }
+  return held;
+}
+
 Result<UsageReport> UsageService::TenantUsage(const RequestContext& ctx, const UsageWindowRequest& request) {
   SEPTA_RETURN_IF_ERROR(CheckMaySeeTenant(ctx, request.tenant));
+  SEPTA_ASSIGN_OR_RETURN(const auto slot, ReportSlot(ctx));
   return Report(request, false, nullptr);
 }
 

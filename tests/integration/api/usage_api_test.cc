@@ -238,5 +238,73 @@ TEST_F(UsageGrpcTest, GrpcRefusesBadWindowsNamingTheField) {
   }
 }
 
+// A tenant that floods heavy reports (35 days of minutes, one bucket per
+// quarter hour, from many connections at once) holds one report in flight:
+// the rest are refused at once (409, ABORTED), and another tenant's report
+// meanwhile answers, right, as fast as the server is.
+TEST_F(UsageApiTest, ATenantFloodingHeavyReportsDoesNotStarveAnother) {
+  CreateTenant("mallory", "dedicated");
+  const std::string mallory = CreateToken("tenant:mallory", "owner");
+  const TimePoint now = std::chrono::floor<std::chrono::minutes>(std::chrono::system_clock::now());
+  InsertUsage("mallory", now, 34 * 1440, 4, 0.5);  // 195,840 minute rows
+  InsertUsage("acme", minute_start_ + std::chrono::minutes(30), 20, 1, 0.25);
+  // mallory's heaviest: minute resolution (a minute off the hour), 2,000 buckets of 15 minutes.
+  const TimePoint heavy_start = now - std::chrono::hours(24 * 34) + std::chrono::minutes(1);
+  const std::string heavy = Query("/v1/tenants/mallory/usage", heavy_start,
+                                  heavy_start + std::chrono::minutes(15 * 2000), "&step=15m&group_by=vcluster");
+  const std::string victim = Query("/v1/tenants/acme/usage", minute_start_, minute_start_ + std::chrono::minutes(30));
+
+  const auto begun_alone = Clock::now();
+  const HttpResult alone = Call(mallory, "GET", heavy);
+  const auto heavy_alone = Clock::now() - begun_alone;
+  ASSERT_EQ(alone.status, 200) << alone.body.substr(0, 300);
+  ASSERT_EQ(json::parse(alone.body)["items"].size(), 4000u);
+
+  std::atomic<bool> stop{false};
+  std::atomic<int> answered{0}, refused{0}, other{0};
+  std::vector<std::thread> flood;
+  for (int i = 0; i < 16; ++i) {
+    flood.emplace_back([&] {
+      HttpClient http(app_->http_port());
+      while (!stop.load()) {
+        const HttpResult r = http.Send("GET", heavy, "", Bearer(mallory));
+        if (r.status == 200) {
+          ++answered;
+        } else if (r.status == 409 && r.body.find("already under way") != std::string::npos) {
+          ++refused;
+        } else {
+          ++other;
+          ADD_FAILURE() << "mallory got " << r.status << ": " << r.body.substr(0, 300);
+        }
+      }
+    });
+  }
+  while (answered.load() + refused.load() < 32) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  Clock::duration slowest{0};
+  for (int i = 0; i < 5; ++i) {
+    const auto begun = Clock::now();
+    const HttpResult r = Call(acme_, "GET", victim);
+    slowest = std::max(slowest, Clock::now() - begun);
+    ASSERT_EQ(r.status, 200) << r.body;
+    const json total = json::parse(r.body)["total"];
+    EXPECT_NEAR(total["allocated_gpu_hours"].get<double>(), 20.0 / 60, 1e-9) << r.body;
+    EXPECT_NEAR(total["efficiency"].get<double>(), 0.25, 1e-9) << r.body;
+  }
+  const bool flooding = answered.load() + refused.load() > 0;
+  stop = true;
+  for (auto& t : flood) t.join();
+  EXPECT_TRUE(flooding);
+  EXPECT_GT(answered.load(), 0);
+  EXPECT_GT(refused.load(), answered.load()) << "most of the flood is refused at once";
+  EXPECT_EQ(other.load(), 0);
+  const auto ms = [](Clock::duration d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); };
+  std::cout << "one heavy report alone: " << ms(heavy_alone)
+            << " ms; the victim's slowest under the flood: " << ms(slowest) << " ms; mallory: " << answered.load()
+            << " answered, " << refused.load() << " refused\n";
+  // Without the bound the victim queues behind the flood's 16 heavy reports
+  // on 4 workers (about 4 of them); with it, behind one at most.
+  EXPECT_LT(slowest, 3 * heavy_alone + std::chrono::milliseconds(500));
+}
+
 }  // namespace
 }  // namespace septa::test
