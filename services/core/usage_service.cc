@@ -167,7 +167,7 @@ Result<UsageReport> UsageService::Report(const UsageWindowRequest& request, bool
   std::optional<double> max_used;
   for (const UsageBucket& bucket : buckets) {
     UsageItem item{.start = bucket.start,
-                   .end = step.count() > 0 ? std::min(end, bucket.start + step) : end,
+                   .end = UsageBucketEnd(bucket.start, start, end, step),
                    .tenant = bucket.tenant,
                    .vcluster = bucket.vcluster,
                    .tier = bucket.tier,
@@ -226,7 +226,7 @@ Result<PlatformUsageReport> UsageService::PlatformUsage(const RequestContext& ct
   for (const UsagePoolBucket& bucket : pool) {
     out.pool.push_back(
         {.start = bucket.start,
-         .end = query.step.count() > 0 ? std::min(query.end, bucket.start + query.step) : query.end,
+         .end = UsageBucketEnd(bucket.start, query.start, query.end, query.step),
          .model = bucket.model,
          .capacity_gpu_hours = bucket.capacity_gpu_seconds / kSecondsPerHour,
          .reserved_gpu_hours = bucket.reserved_gpu_seconds / kSecondsPerHour,
