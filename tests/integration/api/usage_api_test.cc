@@ -7,6 +7,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
+#include <iostream>
 #include <thread>
 
 #include "google/rpc/error_details.pb.h"
