@@ -101,7 +101,7 @@ int Changes(const v1::ApplyPlan::Summary& s) { return s.creates() + s.updates() 
 int Refusals(const v1::ApplyPlan::Summary& s) { return s.conflicts() + s.refused(); }
 
 std::string ShowPlan(const v1::ApplyPlan& plan, OutputFormat format, const PlanViewOptions& options) {
-  return format == OutputFormat::kTable ? RenderPlan(plan, options) : Render(format, plan, Table{});
+  return format == OutputFormat::kTable ? RenderPlan(plan, options) : Render(format, plan, PlanTable(plan, options));
 }
 
 }  // namespace

@@ -72,13 +72,38 @@ std::string Summary(const v1::ApplyPlan& plan, const PlanViewOptions& options) {
   return text + (options.applying ? ". Nothing was applied." : ".");
 }
 
-}  // namespace
-
-std::string RenderPlan(const v1::ApplyPlan& plan, const PlanViewOptions& options) {
+std::vector<const ObjectChange*> ShownChanges(const v1::ApplyPlan& plan, const PlanViewOptions& options) {
   std::vector<const ObjectChange*> shown;
   for (const auto& change : plan.changes()) {
     if (change.action() != ObjectChange::UNCHANGED || options.show_unchanged) shown.push_back(&change);
   }
+  return shown;
+}
+
+}  // namespace
+
+Table PlanTable(const v1::ApplyPlan& plan, const PlanViewOptions& options) {
+  Table table{.headers = {"Name", "Action", "Field", "Live", "Desired", "Notes", "Code", "Message"}, .rows = {}};
+  for (const auto& field : plan.set_changes()) {
+    table.rows.push_back({plan.apply_set(), "policy", field.path(), field.live(), field.desired(), "", "", ""});
+  }
+  for (const ObjectChange* change : ShownChanges(plan, options)) {
+    const std::string action = LookOf(change->action()).word;
+    const std::string message =
+        change->message() + (change->field().empty() ? "" : " (field: " + change->field() + ")");
+    if (change->fields().empty()) {
+      table.rows.push_back({change->name(), action, "", "", "", Notes(*change), change->code(), message});
+    }
+    for (const auto& field : change->fields()) {
+      table.rows.push_back({change->name(), action, field.path(), field.live(), field.desired(), Notes(*change),
+                            change->code(), message});
+    }
+  }
+  return table;
+}
+
+std::string RenderPlan(const v1::ApplyPlan& plan, const PlanViewOptions& options) {
+  const std::vector<const ObjectChange*> shown = ShownChanges(plan, options);
   std::size_t name_width = 0, action_width = 0;
   for (const ObjectChange* change : shown) {
     name_width = std::max(name_width, Shown(change->name()).size());

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "septa/v1/declarative.pb.h"
+#include "services/cli/output.h"
 
 namespace septa::cli {
 
@@ -17,5 +18,12 @@ struct PlanViewOptions {
 };
 
 std::string RenderPlan(const v1::ApplyPlan& plan, const PlanViewOptions& options);
+
+// The same plan as a table (`-o csv`): a row per differing field of each
+// object shown (one row for an object without fields), then its notes
+// (source, adoption, the owning apply set) and why it is refused; the set's
+// own policy changes first, under action "policy". Values as the API gives
+// them: empty, not "(none)".
+Table PlanTable(const v1::ApplyPlan& plan, const PlanViewOptions& options);
 
 }  // namespace septa::cli

@@ -340,8 +340,15 @@ const std::vector<KeyDef>& Defs() {
        MillisKeyAtLeast(&Config::usage_scrape_timeout, std::chrono::milliseconds(100), "100ms")},
       {{"usage_exporter_namespace", "the namespace of the GPU Operator's dcgm-exporter pods on the host"},
        StringKey(&Config::usage_exporter_namespace)},
-      {{"usage_exporter_selector", "the label selector of the dcgm-exporter pods"},
-       StringKey(&Config::usage_exporter_selector)},
+      {{"usage_exporter_selector", "the label selector of the dcgm-exporter pods (not empty)"},
+       [](Config& c, const std::string& v, const std::string& where) {
+         // Empty would select every pod of the namespace as an exporter.
+         if (v.find_first_not_of(" \t") == std::string::npos) {
+           return Bad(where, "is empty: it must select the dcgm-exporter pods (e.g. app=nvidia-dcgm-exporter)");
+         }
+         c.usage_exporter_selector = v;
+         return Status::Ok();
+       }},
       {{"usage_exporter_per_pod_values",
         "true or false: the exporter runs with --kubernetes-virtual-gpus (PR #594 or later), so shared GPUs are "
         "split by each pod's own use"},

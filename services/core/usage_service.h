@@ -15,6 +15,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "services/core/auth.h"
+#include "services/core/one_per_key.h"
 #include "services/core/store.h"
 #include "tenancy/usage/usage_math.h"
 
@@ -101,7 +102,11 @@ class UsageService {
   UsageService(Store& store, const Clock& clock, UsageServiceSettings settings)
       : store_(store), clock_(clock), settings_(std::move(settings)) {}
 
-  // The tenant's own principals (viewers too) and admins.
+  // The tenant's own principals (viewers too) and admins. A tenant's
+  // principals have one report in flight at a time (kAborted while another
+  // is): a tenant asking for many heavy reports at once takes one worker
+  // and one database connection, never every one (docs/usage.md). Admins
+  // are not bound.
   Result<UsageReport> TenantUsage(const RequestContext& ctx, const UsageWindowRequest& request);
   // Admins.
   Result<PlatformUsageReport> PlatformUsage(const RequestContext& ctx, const UsageWindowRequest& request);
@@ -119,10 +124,13 @@ class UsageService {
 
  private:
   Result<UsageReport> Report(const UsageWindowRequest& request, bool platform, UsageQuery* query_out);
+  // For a report of a tenant's principal, its tenant's one slot; nothing to hold for an admin.
+  Result<std::optional<OnePerKey::Held>> ReportSlot(const RequestContext& ctx);
 
   Store& store_;
   const Clock& clock_;
   UsageServiceSettings settings_;
+  OnePerKey reports_in_flight_;  // by tenant
 };
 
 }  // namespace septa::core

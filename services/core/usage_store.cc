@@ -1,5 +1,6 @@
 #include "services/core/usage_store.h"
 
+#include <algorithm>
 #include <set>
 #include <tuple>
 
@@ -80,6 +81,10 @@ Status CheckUsageWindow(TimePoint start, TimePoint end, UsageResolution resoluti
 TimePoint::duration UsageBucketStride(TimePoint start, TimePoint end, std::chrono::seconds step) {
   if (step == step.zero()) return end - start;
   return step;
+}
+
+TimePoint UsageBucketEnd(TimePoint bucket, TimePoint start, TimePoint end, std::chrono::seconds step) {
+  return std::min(end, bucket + UsageBucketStride(start, end, step));
 }
 
 }  // namespace septa::core

@@ -124,5 +124,8 @@ Status CheckUsageBatch(const UsageScrapeBatch& batch);
 Status CheckUsageWindow(TimePoint start, TimePoint end, UsageResolution resolution, std::chrono::seconds step);
 // The stride of a window's buckets: `step`, or the whole window when 0.
 TimePoint::duration UsageBucketStride(TimePoint start, TimePoint end, std::chrono::seconds step);
+// The end of a window's bucket that starts at `bucket`: a stride later, the
+// window's end at the latest (the last bucket may be shorter).
+TimePoint UsageBucketEnd(TimePoint bucket, TimePoint start, TimePoint end, std::chrono::seconds step);
 
 }  // namespace septa::core

@@ -7,7 +7,12 @@
 # SIGKILL (no lease released): virtual clusters created through the other
 # turn READY once that one took the shards over, the moment the leases
 # expire: within the lease TTL (15 s) of the kill, plus the reconciles (2 s
-# allowed on a busy machine). Prints the measured handover.
+# allowed on a busy machine). Prints the measured handover. Both replicas
+# run the usage scraper every second against the host's dcgm-exporter
+# double: at the end no GPU-minute holds more than 60 s of capacity and
+# every GPU-minute's reserved seconds are what its holders were billed
+# (nothing accounted twice by the two replicas, before or after the
+# handover).
 set -euo pipefail
 septad=$1
 admin=$2
@@ -30,7 +35,7 @@ fail() {
 }
 
 db_url=$("$admin" createdb "$testdb_dir" "replicas_e2e_$$_$RANDOM")
-"$kubesim" --inventory "$inventory" --listen 127.0.0.1:0 --kubeconfig-out "$dir/host.kubeconfig" >"$dir/kubesim.log" 2>&1 &
+"$kubesim" --inventory "$inventory" --dcgm-exporter 4.8.3 --listen 127.0.0.1:0 --kubeconfig-out "$dir/host.kubeconfig" >"$dir/kubesim.log" 2>&1 &
 pids+=($!)
 begun=$(now_ms)
 until [[ -f $dir/host.kubeconfig ]]; do
@@ -47,7 +52,8 @@ start_replica() {
   [[ -f $dir/kek ]] && cp -p "$dir/kek" "$dir/$name/kek"
   begun=$(now_ms)
   "$septad" --data-dir "$dir/$name" --database-url "$db_url" --kubeconfig "$dir/host.kubeconfig" \
-    --http-addr 127.0.0.1:0 --grpc-addr 127.0.0.1:0 --vcluster-addr 127.0.0.1:0 >"$log" 2>&1 &
+    --http-addr 127.0.0.1:0 --grpc-addr 127.0.0.1:0 --vcluster-addr 127.0.0.1:0 --usage-scrape-interval 1s \
+    >"$log" 2>&1 &
   pids+=($!)
   printf -v "${name}_pid" %s $!
   until line=$(grep -m1 "septad ready" "$log"); do
@@ -117,6 +123,18 @@ handover=$(($(now_ms) - killed))
 all_ready "$b_port" one two || fail "A's virtual clusters are no longer READY"
 echo "handover: virtual clusters created after SIGKILL of the holder READY through the other replica in $handover ms (lease TTL 15000 ms, taken at the expiry)"
 ((handover <= 17000)) || fail "handover took $handover ms, more than the TTL and 2 s for the reconciles"
+
+# Usage: accounted (by A, then by B), and never twice.
+usage=$(psql "$db_url" -XAtqc "SELECT count(*),
+    count(*) FILTER (WHERE p.capacity_gpu_seconds > 60 + 1e-6
+                        OR abs(p.reserved_gpu_seconds - coalesce(m.billed, 0)) > 1e-6)
+  FROM usage_pool_minutes p LEFT JOIN
+       (SELECT minute, node, gpu_uuid, sum(allocated_gpu_seconds) AS billed FROM usage_minutes GROUP BY 1, 2, 3) m
+       USING (minute, node, gpu_uuid)") || fail "read the usage tables"
+if ! [[ $usage =~ ^([0-9]+)\|0$ ]] || ((BASH_REMATCH[1] == 0)); then
+  fail "usage (GPU-minutes, of them over 60 s of capacity or not what was billed): $usage"
+fi
+echo "usage: ${BASH_REMATCH[1]} GPU-minutes accounted by the two replicas, none twice"
 
 kill -TERM "$b_pid"
 wait "$b_pid" || fail "septad b exited non-zero after SIGTERM"

@@ -137,6 +137,36 @@ TEST(PlanView, DriftNamesWhoWhereWhenAndWhatAndANewPolicyIsAChange) {
       << RenderPlan(only_policy, {});
 }
 
+// -o csv on diff and apply: the plan's lines as rows, a row per field that
+// differs, never an empty document.
+TEST(PlanView, AsCsvARowPerFieldOfEachObjectShown) {
+  EXPECT_EQ(
+      Render(OutputFormat::kCsv, ExamplePlan(), PlanTable(ExamplePlan(), {})),
+      "name,action,field,live,desired,notes,code,message\r\n"
+      "tenants/acme,update,quota.gpu_milli,12000,8000,tenants.yaml#1,,\r\n"
+      "tenants/acme/vclusters/"
+      "eval,create,capacity,,\"{\"\"mig\"\":[{\"\"profile\"\":\"\"1g.10gb\"\",\"\"count\"\":1}]}\","
+      "vclusters.yaml#3   (adopted),,\r\n"
+      "tenants/acme/vclusters/eval,create,display_name,,\"\"\"Eval \\u001b[31mred\"\"\",vclusters.yaml#3   "
+      "(adopted),,\r\n"
+      "tenants/acme/vclusters/old-exp,delete,,,,,,\r\n"
+      "tenants/globex,refused,,,,,FAILED_PRECONDITION,deletion protected: pass --confirm-delete tenants/globex\r\n"
+      "tenants/initech,conflict,,,,tenants.yaml#2   (owned by platform/other),FAILED_PRECONDITION,"
+      "owned by another apply set: pass --force-conflicts (field: trust_tier)\r\n");
+  const std::string unchanged =
+      Render(OutputFormat::kCsv, ExamplePlan(), PlanTable(ExamplePlan(), {.show_unchanged = true}));
+  EXPECT_NE(unchanged.find("\r\ntrust-tiers/gold,unchanged,,,,tiers.yaml#1,,\r\n"), std::string::npos) << unchanged;
+  v1::ApplyPlan policy;
+  policy.set_apply_set("applysets/prod");
+  v1::FieldChange& change = *policy.add_set_changes();
+  change.set_path("policy.on_drift");
+  change.set_live("report");
+  change.set_desired("lock");
+  EXPECT_EQ(Render(OutputFormat::kCsv, policy, PlanTable(policy, {})),
+            "name,action,field,live,desired,notes,code,message\r\n"
+            "applysets/prod,policy,policy.on_drift,report,lock,,,\r\n");
+}
+
 TEST(PlanView, InSync) {
   v1::ApplyPlan plan;
   plan.set_apply_set("platform/prod");

@@ -434,6 +434,23 @@ TEST(Config, AWrongEnumeratedValueNamesTheKeyAndTheChoices) {
   }
 }
 
+// An empty usage_exporter_selector would take every pod of the exporters'
+// namespace for an exporter: refused, naming the key, from every source.
+TEST(Config, AnEmptyExporterSelectorIsRefused) {
+  for (const Sources& sources : {Sources{"usage_exporter_selector: \"\"\n", "f.yaml", {}, {}},
+                                 Sources{"", "", {{"SEPTA_USAGE_EXPORTER_SELECTOR", " "}}, {}},
+                                 Sources{"", "", {}, {{"usage_exporter_selector", ""}}}}) {
+    auto c = Load(sources, "/h");
+    ASSERT_FALSE(c.ok());
+    ASSERT_EQ(c.status().violations().size(), 1u) << c.status().ToString();
+    EXPECT_TRUE(c.status().violations()[0].field.starts_with("usage_exporter_selector")) << c.status().ToString();
+    EXPECT_NE(c.status().message().find("is empty"), std::string::npos) << c.status().ToString();
+  }
+  auto c = Load(Sources{"", "", {}, {{"usage_exporter_selector", "app.kubernetes.io/name=dcgm-exporter"}}}, "/h");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->usage_exporter_selector, "app.kubernetes.io/name=dcgm-exporter");
+}
+
 TEST(Config, EnvNames) { EXPECT_EQ(EnvName("database_url"), "SEPTA_DATABASE_URL"); }
 
 }  // namespace

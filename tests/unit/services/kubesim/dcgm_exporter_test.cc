@@ -20,6 +20,7 @@
 #include "services/kubesim/kubesim.h"
 #include "services/kubesim/nodesim.h"
 #include "tenancy/usage/dcgm_series.h"
+#include "tests/support/dcgm_test_inventory.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/seeded_random.h"
 #include "tests/unit/services/http/test_client.h"
@@ -35,21 +36,6 @@ using tenancy::usage::DcgmSample;
 using tenancy::usage::DcgmScope;
 using tenancy::usage::DcgmScrape;
 using tenancy::usage::DcgmSignal;
-
-constexpr const char* kDcgmInventory = R"(
-nodes:
-  - name: h100-0
-    cpu: "96"
-    memory: 1Ti
-    gpus: {model: H100-80GB, count: 2, migConfig: all-balanced}
-  - name: a100-0
-    cpu: "64"
-    memory: 512Gi
-    gpus: {model: A100-80GB, count: 2}
-  - name: cpu-0
-    cpu: "16"
-    memory: 64Gi
-)";
 
 // What one GET of an exporter gave, read as septad reads it.
 struct DcgmRead {
@@ -92,7 +78,7 @@ class DcgmCluster {
     options.random = &random_;
     options.tick_interval = 0ms;
     options.nodes.pod_start_delay = 1s;
-    options.inventory = *ParseInventory(kDcgmInventory, "test");
+    options.inventory = *ParseInventory(test::kDcgmTestInventory, "test");
     if (!dcgm.seed) dcgm.seed = seed;
     options.dcgm = std::move(dcgm);
     sim_ = std::make_unique<KubeSim>(options);

@@ -19,6 +19,7 @@
 #include "services/kube/resources.h"
 #include "services/kubesim/kubesim.h"
 #include "services/kubesim/nodesim.h"
+#include "tests/support/dcgm_test_inventory.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/seeded_random.h"
 
@@ -29,17 +30,6 @@ using nlohmann::json;
 using namespace std::chrono_literals;
 using tenancy::usage::DcgmSignal;
 
-constexpr const char* kScraperInventory = R"(
-nodes:
-  - name: a100-0
-    cpu: "64"
-    memory: 512Gi
-    gpus: {model: A100-80GB, count: 2}
-  - name: cpu-0
-    cpu: "16"
-    memory: 64Gi
-)";
-
 class DcgmScraperTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -48,7 +38,7 @@ class DcgmScraperTest : public ::testing::Test {
     options.random = &random_;
     options.tick_interval = 0ms;
     options.nodes.pod_start_delay = 1s;
-    options.inventory = *kubesim::ParseInventory(kScraperInventory, "test");
+    options.inventory = *kubesim::ParseInventory(test::kDcgmTestInventory, "test");
     options.dcgm = kubesim::DcgmSimOptions{.seed = 7};
     sim_ = std::make_unique<kubesim::KubeSim>(options);
     ASSERT_TRUE(sim_->Start().ok());
