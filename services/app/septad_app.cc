@@ -79,6 +79,12 @@ core::MigRelayoutPolicy MigRelayoutPolicyOf(config::MigRelayout relayout) {
 
 namespace wiring {
 
+core::HoardingSettings HoardingSettingsOf(const config::Config& config) {
+  return {.thresholds = config.usage_hoarding_after,
+          .idle_stale_after = 4 * config.usage_scrape_interval,
+          .sleep_after = config.usage_hoarding_sleep_after};
+}
+
 std::pair<std::string, std::uint16_t> HostPort(const std::string& addr) {
   const std::size_t colon = addr.rfind(':');
   return {addr.substr(0, colon), static_cast<std::uint16_t>(std::stoi(addr.substr(colon + 1)))};
@@ -226,12 +232,11 @@ Status SeptadApp::Impl::MakeUseCases() {
                                                             config.idempotency_ttl);
   apply = std::make_unique<core::ApplyService>(*store, clock, *capacity, gpu::Catalog::Default(), *authenticator,
                                                apply_decoder);
-  // An idle run its scraper has not updated for four intervals is unknown, never idle.
   usage = std::make_unique<core::UsageService>(
       *store, clock,
       core::UsageServiceSettings{.currency = config.usage_currency,
-                                 .hoarding = config.usage_hoarding_after,
-                                 .idle_stale_after = 4 * config.usage_scrape_interval});
+                                 .hoarding = wiring::HoardingSettingsOf(config),
+                                 .minute_retention = config.usage_minute_retention});
   // Alive unless the PostgreSQL septad owns stays down despite restarts (an
   // external database being down is a matter of readiness, not liveness).
   probes = std::make_unique<core::Probes>(

@@ -237,6 +237,10 @@ struct SeptadApp::Impl {
 // Helpers of both files.
 namespace wiring {
 
+// Hoarders as the configuration defines them (ListHoarders and the hoarding
+// controller alike): an idle run its scraper has not updated for four
+// intervals is unknown, never idle.
+core::HoardingSettings HoardingSettingsOf(const config::Config& config);
 // Splits "host:port" (validated by config).
 std::pair<std::string, std::uint16_t> HostPort(const std::string& addr);
 // A file a configuration key names; an error names the key.

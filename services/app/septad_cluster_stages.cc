@@ -481,11 +481,7 @@ void SeptadApp::Impl::StopUsage() {
 // Acting on hoarders (usage_hoarding_sleep_after), on the provisioner's
 // shards: the replica that would carry out a sleep decides it.
 Status SeptadApp::Impl::StartHoarding() {
-  hoarding_actor =
-      std::make_unique<core::HoardingActor>(*store, clock,
-                                            core::HoardingSettings{.thresholds = config.usage_hoarding_after,
-                                                                   .idle_stale_after = 4 * config.usage_scrape_interval,
-                                                                   .sleep_after = config.usage_hoarding_sleep_after});
+  hoarding_actor = std::make_unique<core::HoardingActor>(*store, clock, wiring::HoardingSettingsOf(config));
   hoarding = std::make_unique<reconcile::HoardingController>(
       reconcile::HoardingControllerOptions{.interval = config.usage_scrape_interval,
                                            .shards = provisioner_shards.get()},

@@ -190,13 +190,13 @@ Result<UsageReport> UsageService::Report(const UsageWindowRequest& request, bool
   return report;
 }
 
-Result<std::optional<OnePerKey::Held>> UsageService::ReportSlot(const RequestContext& ctx) {
-  if (ctx.principal.admin) return std::optional<OnePerKey::Held>();
-  std::optional<OnePerKey::Held> held = reports_in_flight_.TryHold(ctx.principal.tenant);
+Result<std::optional<PerKeyLimit::Held>> UsageService::ReportSlot(const RequestContext& ctx) {
+  if (ctx.principal.admin) return std::optional<PerKeyLimit::Held>();
+  std::optional<PerKeyLimit::Held> held = reports_in_flight_.TryHold(ctx.principal.tenant);
   if (!held) {
     // ABORTED, a concurrency conflict: clients retry it.
-    return Aborted("a usage report of tenant \"" + ctx.principal.tenant +
-                   "\" is already under way: send the next one when it has answered");
+    return Aborted("tenant \"" + ctx.principal.tenant + "\" already has " + std::to_string(kTenantReportsInFlight) +
+                   " usage reports under way: send the next one when one has answered");
   }
   return held;
 }
@@ -240,22 +240,17 @@ Result<std::vector<HoarderReport>> UsageService::Hoarders(const RequestContext& 
   // A tenant's principal asking for no tenant means its own.
   const std::string tenant = asked.empty() && !ctx.principal.admin ? ctx.principal.tenant : asked;
   if (!tenant.empty()) SEPTA_RETURN_IF_ERROR(CheckMaySeeTenant(ctx, tenant));
-  SEPTA_ASSIGN_OR_RETURN(const std::vector<UsageIdleState> states,
-                         TransactFor(store_, TxMode::kReadOnly, [](Tx& tx) { return tx.Usage().AllIdleStates(); }));
-  const TimePoint fresh_since = clock_.Now() - settings_.idle_stale_after;
-  std::vector<tenancy::usage::EntityIdle> idle;
-  for (const UsageIdleState& state : states) {
-    if (state.updated < fresh_since) continue;
-    if (!tenant.empty() && state.entity.tenant != tenant) continue;
-    idle.push_back(tenancy::usage::EntityIdleOf(state));
-  }
+  SEPTA_ASSIGN_OR_RETURN(const std::vector<tenancy::usage::Hoarder> hoarders,
+                         TransactFor(store_, TxMode::kReadOnly, [&](Tx& tx) {
+                           return CurrentHoarders(tx, clock_.Now(), settings_.hoarding, tenant);
+                         }));
   std::vector<HoarderReport> out;
-  for (const tenancy::usage::Hoarder& hoarder : tenancy::usage::FindHoarders(idle, settings_.hoarding)) {
+  for (const tenancy::usage::Hoarder& hoarder : hoarders) {
     out.push_back({.tenant = hoarder.holder.tenant,
                    .vcluster = hoarder.holder.vcluster,
                    .tier = hoarder.holder.tier,
                    .idle = std::chrono::duration_cast<seconds>(hoarder.idle),
-                   .threshold = settings_.hoarding.For(hoarder.holder.tier),
+                   .threshold = settings_.hoarding.thresholds.For(hoarder.holder.tier),
                    .holding_memory = hoarder.holding_memory});
   }
   std::sort(out.begin(), out.end(), [](const HoarderReport& a, const HoarderReport& b) {

@@ -15,19 +15,20 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "services/core/auth.h"
-#include "services/core/one_per_key.h"
+#include "services/core/per_key_limit.h"
 #include "services/core/store.h"
+#include "services/core/usage_hoarding.h"
 #include "tenancy/usage/usage_math.h"
 
 namespace septa::core {
 
+// Usage reports one tenant may have in flight at once (docs/usage.md).
+inline constexpr int kTenantReportsInFlight = 2;
+
 struct UsageServiceSettings {
   std::string currency = "USD";
-  tenancy::usage::HoardingThresholds hoarding{};
+  HoardingSettings hoarding{};  // the hoarding controller's: ListHoarders reports what it acts on
   std::chrono::milliseconds minute_retention{35LL * 24 * 3'600'000};
-  // An idle run not updated for this long is not reported (its node is not
-  // being scraped: unknown, which is never idle).
-  std::chrono::milliseconds idle_stale_after{120'000};
 };
 
 // As the request gives it (text, checked here, each error naming its field).
@@ -125,12 +126,14 @@ class UsageService {
  private:
   Result<UsageReport> Report(const UsageWindowRequest& request, bool platform, UsageQuery* query_out);
   // For a report of a tenant's principal, its tenant's one slot; nothing to hold for an admin.
-  Result<std::optional<OnePerKey::Held>> ReportSlot(const RequestContext& ctx);
+  Result<std::optional<PerKeyLimit::Held>> ReportSlot(const RequestContext& ctx);
 
   Store& store_;
   const Clock& clock_;
   UsageServiceSettings settings_;
-  OnePerKey reports_in_flight_;  // by tenant
+  // By tenant: two, so that two pages of one tenant (each asking one report
+  // at a time) both answer, and a flood takes at most two workers.
+  PerKeyLimit reports_in_flight_{kTenantReportsInFlight};
 };
 
 }  // namespace septa::core

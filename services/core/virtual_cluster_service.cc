@@ -92,9 +92,9 @@ Result<VirtualClusterState> ParseStateFilter(std::string_view filter) {
 
 }  // namespace
 
-Result<std::optional<OnePerKey::Held>> VirtualClusterService::CheckSlot(WriteMode mode, const std::string& tenant) {
-  if (mode == WriteMode::kCommit) return std::optional<OnePerKey::Held>();
-  std::optional<OnePerKey::Held> held = checks_in_flight_.TryHold(tenant);
+Result<std::optional<PerKeyLimit::Held>> VirtualClusterService::CheckSlot(WriteMode mode, const std::string& tenant) {
+  if (mode == WriteMode::kCommit) return std::optional<PerKeyLimit::Held>();
+  std::optional<PerKeyLimit::Held> held = checks_in_flight_.TryHold(tenant);
   if (!held) {
     // ABORTED, a concurrency conflict: clients retry it (the portal's form does).
     return Aborted("a validate_only check of tenant \"" + tenant +

@@ -15,7 +15,7 @@
 #include "services/core/auth.h"
 #include "services/core/capacity_ledger.h"
 #include "services/core/idempotency.h"
-#include "services/core/one_per_key.h"
+#include "services/core/per_key_limit.h"
 #include "services/core/store.h"
 #include "services/core/virtual_cluster_kind.h"
 #include "tenancy/reservation.h"
@@ -87,10 +87,10 @@ class VirtualClusterService {
   CapacityLedger& ledger_;
   // validate_only's (CapacityLedger::Twin): checks never stall real writes.
   std::unique_ptr<CapacityLedger> check_ledger_;
-  OnePerKey checks_in_flight_;  // by tenant: one check each at a time
+  PerKeyLimit checks_in_flight_;  // by tenant: one check each at a time
   // For a check, the tenant's one slot (kAborted while another of its checks
   // runs); nothing for a write.
-  Result<std::optional<OnePerKey::Held>> CheckSlot(WriteMode mode, const std::string& tenant);
+  Result<std::optional<PerKeyLimit::Held>> CheckSlot(WriteMode mode, const std::string& tenant);
   CapacityLedger& LedgerFor(WriteMode mode) { return mode == WriteMode::kCommit ? ledger_ : *check_ledger_; }
   std::chrono::milliseconds idempotency_ttl_;
   VirtualClusterKind kind_;

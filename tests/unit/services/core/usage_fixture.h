@@ -109,7 +109,8 @@ class UsageTest : public CoreTest {
   }
 
   UsageAccounting accounting{store, gpu::Catalog::Default(), {}};
-  UsageService service{store, clock, {.hoarding = {.dedicated = seconds(120)}, .idle_stale_after = seconds(120)}};
+  UsageService service{
+      store, clock, {.hoarding = {.thresholds = {.dedicated = seconds(120)}, .idle_stale_after = seconds(120)}}};
   TimePoint start_;
 };
 
