@@ -1,9 +1,38 @@
 # shellcheck shell=bash
-# Shared by the crash runs (septad_crash_run.sh, septad_syncer_crash_e2e.sh;
+# Shared by the crash runs (septad_crash_run.sh, septad_syncer_crash_e2e.sh,
+# septad_usage_crash_e2e.sh;
 # sourced, not run): the binaries of a build, the seeded draws, and a world
 # that outlives septad: a throwaway PostgreSQL database and a separate
 # septa-kubesim host. Sources septad_lib.sh (the data directory, start).
 #
+# crash_args USAGE ARGS...: the runs' flags: --build DIR, --seed S, --testdb
+# DIR and --kubectl PATH into $build, $seed, $testdb and $kubectl; any other
+# "--name value" into ${crash_extra[name]} (the caller checks those). Prints
+# USAGE and exits 2 on anything else, or without --build (crash_usage).
+# shellcheck disable=SC2034 # read by the caller
+declare -A crash_extra=()
+crash_usage() {
+  echo "usage: $0 $1" >&2
+  exit 2
+}
+crash_args() {
+  local usage=$1
+  shift
+  build="" seed="" testdb="" kubectl=$(command -v kubectl || echo /usr/bin/kubectl)
+  while (($#)); do
+    [[ $1 == --* && $# -ge 2 ]] || crash_usage "$usage"
+    case $1 in
+    --build) build=$2 ;;
+    --seed) seed=$2 ;;
+    --testdb) testdb=$2 ;;
+    --kubectl) kubectl=$2 ;;
+    *) crash_extra[${1#--}]=$2 ;;
+    esac
+    shift 2
+  done
+  [[ -n $build ]] || crash_usage "$usage"
+}
+
 # crash_setup BUILD KUBECTL SEED: checks the binaries ($septad, $kubesim,
 # $admin, $testdb_bin, KUBECTL), picks a seed when SEED is empty and seeds
 # $RANDOM with it; prints nothing (the caller prints its replay line).

@@ -21,28 +21,16 @@
 # The seed decides the operations, the kill points and delays; it is
 # printed first, so a failing run can be replayed (timing still varies).
 set -euo pipefail
-usage() {
-  echo "usage: $0 --build DIR [--ops N] [--kills K] [--seed S] [--testdb DIR] [--kubectl PATH]" >&2
-  exit 2
-}
-build="" ops=200 kills=4 seed="" testdb="" kubectl=$(command -v kubectl || echo /usr/bin/kubectl)
-while (($#)); do
-  case $1 in
-  --build) build=$2 ;;
-  --ops) ops=$2 ;;
-  --kills) kills=$2 ;;
-  --seed) seed=$2 ;;
-  --testdb) testdb=$2 ;;
-  --kubectl) kubectl=$2 ;;
-  *) usage ;;
-  esac
-  shift 2 || usage
-done
-[[ -n $build && $ops =~ ^[0-9]+$ && $kills =~ ^[0-9]+$ ]] || usage
-((kills <= ops)) || usage
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=septad_crash_lib.sh
 source "$here/septad_crash_lib.sh"
+usage="--build DIR [--ops N] [--kills K] [--seed S] [--testdb DIR] [--kubectl PATH]"
+crash_args "$usage" "$@"
+ops=${crash_extra[ops]:-200} kills=${crash_extra[kills]:-4}
+unset 'crash_extra[ops]' 'crash_extra[kills]'
+if [[ ${#crash_extra[@]} != 0 || ! $ops =~ ^[0-9]+$ || ! $kills =~ ^[0-9]+$ ]] || ((kills > ops)); then
+  crash_usage "$usage"
+fi
 crash_setup "$build" "$kubectl" "$seed"
 echo "seed $seed: $ops operations, $kills kills (replay: $0 --build $build --ops $ops --kills $kills --seed $seed)"
 fail() {

@@ -87,3 +87,25 @@ owner_token() {
 }
 # vcluster_ready TOKEN TENANT NAME: the virtual cluster is READY, as TOKEN reads it.
 vcluster_ready() { [[ $(rest "$1" GET "/v1/tenants/$2/vclusters/$3") == 200 && $(json 'r["state"]') == READY ]]; }
+# gpu_pod NAME UTILIZATION MEMORY-MIB [GPUS]: a restricted pod holding GPUS
+# (1) GPUs that kubesim's dcgm-exporter shows busy UTILIZATION percent of the
+# time (Run:ai's annotation) and holding MEMORY-MIB on each.
+gpu_pod() {
+  cat <<YAML
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $1
+  annotations:
+    run.ai/simulated-gpu-utilization: "$2"
+    simulation.septa.dev/gpu-memory-mib: "$3"
+spec:
+  securityContext: {runAsNonRoot: true, runAsUser: 1000, seccompProfile: {type: RuntimeDefault}}
+  containers:
+    - name: main
+      image: busybox
+      securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
+      resources:
+        limits: {cpu: 500m, memory: 512Mi, nvidia.com/gpu: ${4:-1}}
+YAML
+}

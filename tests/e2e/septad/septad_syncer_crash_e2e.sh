@@ -42,25 +42,11 @@
 # The seed decides the kill points and the replica counts; it is printed
 # first, so a failing run can be replayed (timing still varies).
 set -euo pipefail
-usage() {
-  echo "usage: $0 --build DIR [--seed S] [--testdb DIR] [--kubectl PATH]" >&2
-  exit 2
-}
-build="" seed="" testdb="" kubectl=$(command -v kubectl || echo /usr/bin/kubectl)
-while (($#)); do
-  case $1 in
-  --build) build=$2 ;;
-  --seed) seed=$2 ;;
-  --testdb) testdb=$2 ;;
-  --kubectl) kubectl=$2 ;;
-  *) usage ;;
-  esac
-  shift 2 || usage
-done
-[[ -n $build ]] || usage
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=septad_crash_lib.sh
 source "$here/septad_crash_lib.sh"
+crash_args "--build DIR [--seed S] [--testdb DIR] [--kubectl PATH]" "$@"
+((${#crash_extra[@]} == 0)) || crash_usage "--build DIR [--seed S] [--testdb DIR] [--kubectl PATH]"
 crash_setup "$build" "$kubectl" "$seed"
 echo "seed $seed (replay: $0 --build $build --seed $seed)"
 watch_pid="" batch_pid=""

@@ -28,25 +28,11 @@
 # The seed decides the kill points; it is printed first, so a failing run
 # can be replayed (timing still varies).
 set -euo pipefail
-usage() {
-  echo "usage: $0 --build DIR [--seed S] [--testdb DIR] [--kubectl PATH]" >&2
-  exit 2
-}
-build="" seed="" testdb="" kubectl=$(command -v kubectl || echo /usr/bin/kubectl)
-while (($#)); do
-  case $1 in
-  --build) build=$2 ;;
-  --seed) seed=$2 ;;
-  --testdb) testdb=$2 ;;
-  --kubectl) kubectl=$2 ;;
-  *) usage ;;
-  esac
-  shift 2 || usage
-done
-[[ -n $build ]] || usage
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=septad_crash_lib.sh
 source "$here/septad_crash_lib.sh"
+crash_args "--build DIR [--seed S] [--testdb DIR] [--kubectl PATH]" "$@"
+((${#crash_extra[@]} == 0)) || crash_usage "--build DIR [--seed S] [--testdb DIR] [--kubectl PATH]"
 crash_setup "$build" "$kubectl" "$seed"
 echo "seed $seed (replay: $0 --build $build --seed $seed)"
 fail() {
@@ -74,30 +60,11 @@ for t in acme beta; do
     "{\"name\":\"train\",\"capacity\":{\"gpus\":{\"model\":\"A100-80GB\",\"count\":${gpus[$t]}}},\"quota\":{\"cpu_milli\":2000,\"memory_mib\":4096,\"pods\":5}}") == 201 ]] ||
     fail "create $t/train: $(reply)"
 done
-pod() {  # name utilization gpus
-  cat <<YAML
-apiVersion: v1
-kind: Pod
-metadata:
-  name: $1
-  annotations:
-    run.ai/simulated-gpu-utilization: "$2"
-    simulation.septa.dev/gpu-memory-mib: "1000"
-spec:
-  securityContext: {runAsNonRoot: true, runAsUser: 1000, seccompProfile: {type: RuntimeDefault}}
-  containers:
-    - name: main
-      image: busybox
-      securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
-      resources:
-        limits: {cpu: 500m, memory: 512Mi, nvidia.com/gpu: $3}
-YAML
-}
 running() { [[ $(kc "$dir/$1.kubeconfig" get pod work -o 'jsonpath={.status.phase}' 2>/dev/null) == Running ]]; }
 for t in acme beta; do
   wait_for "$t/train READY" 20 vcluster_ready "$token" "$t" train
   "$admin" kubeconfig "$db_url" "https://127.0.0.1:$vport" "$t/train" >"$dir/$t.kubeconfig" || fail "kubeconfig of $t/train"
-  pod work "${duty[$t]}" "${gpus[$t]}" | kc "$dir/$t.kubeconfig" apply -f - >/dev/null || fail "$t's pod"
+  gpu_pod work "${duty[$t]}" 1000 "${gpus[$t]}" | kc "$dir/$t.kubeconfig" apply -f - >/dev/null || fail "$t's pod"
 done
 for t in acme beta; do wait_for "$t's pod Running" 30 running "$t"; done
 

@@ -56,27 +56,8 @@ kubeconfig() {  # token tenant vcluster
 }
 kubeconfig "$acme" acme train
 kubeconfig "$beta" beta idle
-pod() {  # name utilization memory-mib
-  cat <<YAML
-apiVersion: v1
-kind: Pod
-metadata:
-  name: $1
-  annotations:
-    run.ai/simulated-gpu-utilization: "$2"
-    simulation.septa.dev/gpu-memory-mib: "$3"
-spec:
-  securityContext: {runAsNonRoot: true, runAsUser: 1000, seccompProfile: {type: RuntimeDefault}}
-  containers:
-    - name: main
-      image: busybox
-      securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
-      resources:
-        limits: {cpu: 500m, memory: 512Mi, nvidia.com/gpu: 1}
-YAML
-}
-pod work 50 8000 | kc "$dir/acme.kubeconfig" apply -f - >/dev/null || fail "acme's pod"
-pod hoard 0 20000 | kc "$dir/beta.kubeconfig" apply -f - >/dev/null || fail "beta's pod"
+gpu_pod work 50 8000 | kc "$dir/acme.kubeconfig" apply -f - >/dev/null || fail "acme's pod"
+gpu_pod hoard 0 20000 | kc "$dir/beta.kubeconfig" apply -f - >/dev/null || fail "beta's pod"
 running() { [[ $(kc "$dir/$1.kubeconfig" get pod "$2" -o 'jsonpath={.status.phase}') == Running ]]; }
 wait_for "acme's pod Running" 30 running acme work
 wait_for "beta's pod Running" 30 running beta hoard
