@@ -22,7 +22,8 @@ struct HoardingController::Instruments {
                      .Register(registry)),
         actions(prometheus::BuildCounter()
                     .Name("septa_usage_hoarding_actions_total")
-                    .Help("Virtual clusters flagged as hoarding, unflagged, and put to sleep")
+                    .Help("Virtual clusters flagged as hoarding, unflagged, put to sleep, or changed by another writer "
+                          "meanwhile (conflict: decided again at the next pass)")
                     .Register(registry)),
         passes(prometheus::BuildCounter()
                    .Name("septa_usage_hoarding_passes_total")
@@ -61,6 +62,7 @@ Result<core::HoardingPass> HoardingController::RunOnce() {
   m.actions.Add({{"action", "flagged"}}).Increment(pass->flagged);
   m.actions.Add({{"action", "unflagged"}}).Increment(pass->unflagged);
   m.actions.Add({{"action", "slept"}}).Increment(pass->slept);
+  m.actions.Add({{"action", "conflict"}}).Increment(pass->conflicts);
   for (prometheus::Gauge* gauge : m.flagged) m.hoarding.Remove(gauge);
   m.flagged.clear();
   for (const core::HoardingPass::Flagged& f : pass->flagged_now) {

@@ -9,7 +9,7 @@
 // virtual cluster flagged by this replica's last pass (reason Idle or
 // IdleHoldingMemory; the set is replaced at every pass, so it is bounded
 // by the virtual clusters flagged), septa_usage_hoarding_actions_total
-// {action="flagged"|"unflagged"|"slept"}, septa_usage_hoarding_passes_total
+// {action="flagged"|"unflagged"|"slept"|"conflict"}, septa_usage_hoarding_passes_total
 // {result="ok"|"error"}.
 #pragma once
 
