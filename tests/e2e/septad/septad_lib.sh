@@ -21,21 +21,25 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null ||
   echo $((20000 + RANDOM % 20000)); }
 
-# Starts septad (extra arguments go to it) and waits up to 30 s for its ready
-# line; sets $pid, $http_port, $grpc_port and $ready_ms.
+# Starts septad (extra arguments go to it) on ports the kernel picks (port
+# 0: no race with another test for a port chosen beforehand) and waits up to
+# 30 s for its ready line; sets $pid, $http_port, $grpc_port (read from that
+# line) and $ready_ms.
 start() {
-  http_port=$(free_port); grpc_port=$(free_port)
-  local begun; begun=$(now_ms)
+  local begun line; begun=$(now_ms)
   : >"$log"  # now, not in the child: the last start's ready line must be gone before we look
-  "$septad" --data-dir "$dir/data" --kubesim-addr 127.0.0.1:0 --http-addr "127.0.0.1:$http_port" \
-    --grpc-addr "127.0.0.1:$grpc_port" "$@" >>"$log" 2>&1 &
+  "$septad" --data-dir "$dir/data" --kubesim-addr 127.0.0.1:0 --http-addr 127.0.0.1:0 --grpc-addr 127.0.0.1:0 \
+    "$@" >>"$log" 2>&1 &
   pid=$!
-  while ! grep -q "septad ready" "$log"; do
+  until line=$(grep -m1 "septad ready" "$log"); do
     kill -0 "$pid" 2>/dev/null || fail "septad exited during start"
     (($(now_ms) - begun < 30000)) || fail "septad not ready after 30 s"
     sleep 0.05
   done
   ready_ms=$(($(now_ms) - begun))
+  http_port=$(sed -E 's|.*REST https?://[^ ]*:([0-9]+) gRPC.*|\1|' <<<"$line")
+  grpc_port=$(sed -E 's|.* gRPC [^ ]*:([0-9]+).*|\1|' <<<"$line")
+  [[ $http_port =~ ^[0-9]+$ && $grpc_port =~ ^[0-9]+$ ]] || fail "no REST or gRPC port in: $line"
 }
 
 # rest TOKEN METHOD PATH [BODY]: the HTTP status; the body in $dir/reply, the headers in $dir/headers.
