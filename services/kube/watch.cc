@@ -1,5 +1,7 @@
 #include "services/kube/watch.h"
 
+#include <spdlog/spdlog.h>
+
 #include "common/documents.h"
 
 namespace septa::kube {
@@ -259,6 +261,14 @@ void Informer::RunResyncs(TimePoint next, std::stop_token stop) {
 void Informer::Run() {
   bool need_list = true;
   int failures = 0;
+  // The first failure of a streak is logged (retries are not, until a watch
+  // event ends the streak): without it, an informer the host's RBAC refuses
+  // (403) would retry silently forever and its controller see nothing.
+  auto report = [&](const char* what, const Status& why) {
+    if (failures > 0) return;
+    spdlog::warn("informer {} {}{}: {} failed, retrying with backoff: {}", resource_.ApiVersion(), resource_.resource,
+                 ns_.empty() ? "" : " in " + ns_, what, why.ToString());
+  };
   while (true) {
     {
       std::lock_guard lock(mu_);
@@ -271,6 +281,7 @@ void Informer::Run() {
         list_error_ = listed;
       }
       if (!listed.ok()) {
+        report("list", listed);
         if (!SleepUnlessStopped(client_.Backoff(failures++))) return;
         continue;
       }
@@ -302,6 +313,7 @@ void Informer::Run() {
     }
     if (st.code() == Code::kCancelled) return;
     if (!st.ok()) {
+      report("watch", st);
       if (!SleepUnlessStopped(client_.Backoff(failures++))) return;
     }
   }
