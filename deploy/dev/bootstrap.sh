@@ -31,6 +31,9 @@ PACKAGES=(
   python3
   # deploy/check.sh: the linters of deploy/ and the policy check's YAML parser
   shellcheck yamllint python3-yaml
+  # deploy/image/rootfs.sh: the image's runtime root filesystem from Debian
+  # packages (CTest deploy.image_smoke_e2e builds and runs it)
+  mmdebstrap
   # vaultsim.hvac: the real Vault client library judges septa-vaultsim
   python3-hvac python3-cryptography
   # the portal's end-to-end tests drive Debian's Chromium (web/e2e; the
