@@ -11,6 +11,9 @@
 #   4. deploy/tools/policy.py on each render (restricted Pod Security, images,
 #      RBAC, PDB, selectors, septad's configuration keys), and its self-test:
 #      each breakage it lists must be caught in the production overlay
+#   5. deploy/tools/schema.py: every rendered object against its kind's
+#      types (from pinned npm packages, deploy/tools/schemas.sh), unknown
+#      fields included, and its self-test
 # The ClusterRoles' coverage of the Role septad writes for tenants is a C++
 # unit test (tests/unit/deploy, CTest DeployRbac.*).
 # After an intended change of the manifests, rewrite the golden files with
@@ -124,6 +127,16 @@ policy() {
     "$PYTHON" deploy/tools/policy.py --self-test --config-source services/config/config.cc "$work/production.yaml"
 }
 step policy policy
+
+# Every rendered object against its kind's types (deploy/tools/schema.py):
+# unknown fields, JSON types, enums, required fields; and its self-test.
+schemas() {
+  local types
+  types=$(deploy/tools/schemas.sh) || return 1
+  "$PYTHON" deploy/tools/schema.py "$types" "$work"/*.yaml &&
+    "$PYTHON" deploy/tools/schema.py --self-test "$types" "$work/production.yaml"
+}
+step "schema (unknown fields included)" schemas
 
 if ((${#failed[@]} > 0)); then
   echo "deploy/check: ${#failed[@]} check(s) failed: ${failed[*]}" >&2

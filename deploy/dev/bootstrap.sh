@@ -79,4 +79,7 @@ fi
 # the machine's: fetched once into ~/.cache/septa/tools (the check fetches
 # it too if this did not).
 echo "bootstrap: pinned kubectl for deploy/ at $(bash "$(dirname "$0")/../tools/kubectl.sh")"
+# And the object types deploy/tools/schema.py checks renders against (npm
+# packages, pinned by integrity; deploy/tools/schemas.sh).
+echo "bootstrap: object types for deploy/ at $(bash "$(dirname "$0")/../tools/schemas.sh")"
 echo "bootstrap: done"
