@@ -11,7 +11,9 @@
 # audit log would) and septad logs the 403s its controllers and informers
 # meet: both must show none. Then, in the KAI install, one rule is removed
 # from the septa-kai ClusterRole (queues) and a new virtual cluster must meet
-# the 403, in both logs, and not turn QueueReady: the check checks.
+# the 403, in both logs, and not turn QueueReady: the check checks; after a
+# restart the queue informer, which may list but no longer watch, must log
+# its refused watch.
 # Usage: septad_rbac_e2e.sh SEPTA_KUBESIM SEPTAD SEPTA_VCP_ADMIN TESTDB_DIR REPO_ROOT
 set -euo pipefail
 kubesim=$1
@@ -226,5 +228,15 @@ PY
   grep -o 'cannot [a-z]* resource "[a-z]*"' "$dir/kubesim.log" | sort | uniq -c
   echo "septad_rbac_e2e: without septa-kai's queues rule: $(kubesim_403s) request(s) refused, septad logged" \
     "$(septad_403s): $(grep -m1 -o "Forbidden: .* is forbidden: User .*" "$log" | cut -c1-200)"
+  # Restarted so: its queue informer lists (septa-core grants list) but may
+  # not watch, and must say so in the log rather than retry in silence.
+  kill "$pid"
+  wait "$pid" 2>/dev/null || true
+  pid=
+  start --database-url "$db_url" --kubeconfig "$dir/septad.kubeconfig" --scheduler kai \
+    --vcluster-addr "127.0.0.1:$vport" --usage-scrape-interval 1s
+  informer_said() { grep -q 'informer scheduling.run.ai/v2 queues: watch failed, retrying with backoff: .*is forbidden' "$log"; }
+  wait_for "the queue informer's refused watch in septad's log" 10 informer_said
+  echo "septad_rbac_e2e: the refused informer logged: $(grep -m1 -o 'informer scheduling.run.ai/v2 queues: watch failed.*' "$log" | cut -c1-120)"
 done
 echo "ok"
