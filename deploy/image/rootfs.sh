@@ -74,6 +74,11 @@ if [[ ! -f $base/.complete ]]; then
     if [[ -s $f ]] && grep -q '^[^#]*bookworm' "$f"; then sources=$f; break; fi
   done
   mkdir -p "$cache"
+  # One build at a time (parallel test runs); the second finds it done.
+  exec {lock}>"$cache/.lock"
+  flock "$lock"
+fi
+if [[ ! -f $base/.complete ]]; then
   tmp=$(mktemp -d "$cache/build.XXXXXX")
   trap 'rm -rf "$tmp"' EXIT
   started=$SECONDS
@@ -92,6 +97,8 @@ if [[ ! -f $base/.complete ]]; then
     "${root:?}"/usr/share/doc/*/changelog* "${root:?}"/usr/share/man "${root:?}"/usr/share/locale "${root:?}"/usr/bin \
     "${root:?}"/usr/sbin "${root:?}"/usr/share/perl5 "${root:?}"/usr/share/debconf "${root:?}"/usr/share/lintian \
     "${root:?}"/usr/share/pixmaps "${root:?}"/usr/share/gdb "${root:?}"/etc/debconf.conf
+  # Device nodes mmdebstrap made: the runtime mounts /dev.
+  find "${root:?}/dev" -mindepth 1 -delete
   # ca-certificates' postinst (update-ca-certificates) makes this bundle of every Mozilla certificate.
   mkdir -p "$root/etc/ssl/certs"
   cat "${root:?}"/usr/share/ca-certificates/mozilla/*.crt >"$root/etc/ssl/certs/ca-certificates.crt"
@@ -110,6 +117,8 @@ if [[ ! -f $base/.complete ]]; then
   touch "$root/.complete"
   rm -rf "$base"
   mv "$root" "$base"
+  # Only the newest key is kept (63 MB each).
+  find "$cache" -mindepth 1 -maxdepth 1 -name 'base-*' ! -name "base-$key" -exec rm -rf {} +
   echo "rootfs.sh: runtime libraries for key $key built in $((SECONDS - started)) s ($(du -sm "$base" | cut -f1) MB) at $base" >&2
 fi
 
