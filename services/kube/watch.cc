@@ -261,11 +261,14 @@ void Informer::RunResyncs(TimePoint next, std::stop_token stop) {
 void Informer::Run() {
   bool need_list = true;
   int failures = 0;
-  // The first failure of a streak is logged (retries are not, until a watch
-  // event ends the streak): without it, an informer the host's RBAC refuses
-  // (403) would retry silently forever and its controller see nothing.
+  // The first failure after a success is logged (its retries are not, until
+  // a list succeeds or a watch event arrives): without it, an informer the
+  // host's RBAC refuses (403) would retry silently forever and its
+  // controller see nothing.
+  bool reported = false;
   auto report = [&](const char* what, const Status& why) {
-    if (failures > 0) return;
+    if (reported) return;
+    reported = true;
     spdlog::warn("informer {} {}{}: {} failed, retrying with backoff: {}", resource_.ApiVersion(), resource_.resource,
                  ns_.empty() ? "" : " in " + ns_, what, why.ToString());
   };
@@ -286,6 +289,7 @@ void Informer::Run() {
         continue;
       }
       need_list = false;
+      reported = false;
     }
     WatchOptions wo;
     wo.label_selector = selectors_.label_selector;
@@ -300,6 +304,7 @@ void Informer::Run() {
             return false;
           }
           failures = 0;
+          reported = false;
           Apply(e);
           return true;
         },
