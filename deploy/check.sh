@@ -2,6 +2,8 @@
 # The checks of deploy/, cheapest first (CTest's deploy.check; seconds):
 #   1. shellcheck on every shell script under deploy/
 #   2. yamllint on deploy/ (deploy/.yamllint)
+#   2b. the packages deploy/image/Containerfile's build stage installs are
+#      all deploy/dev/bootstrap.sh's (the image builds with CI's toolchain)
 #   3. every overlay of deploy/kustomize/overlays rendered with the pinned
 #      kubectl (deploy/tools/kubectl.sh, never the machine's) and compared
 #      with deploy/kustomize/golden/<overlay>.yaml; base + each component
@@ -9,6 +11,9 @@
 #   4. deploy/tools/policy.py on each render (restricted Pod Security, images,
 #      RBAC, PDB, selectors, septad's configuration keys), and its self-test:
 #      each breakage it lists must be caught in the production overlay
+#   5. deploy/tools/schema.py: every rendered object against its kind's
+#      types (from pinned npm packages, deploy/tools/schemas.sh), unknown
+#      fields included, and its self-test
 # The ClusterRoles' coverage of the Role septad writes for tenants is a C++
 # unit test (tests/unit/deploy, CTest DeployRbac.*).
 # After an intended change of the manifests, rewrite the golden files with
@@ -52,6 +57,23 @@ shell_scripts() {
 }
 step shellcheck shell_scripts
 step yamllint yamllint -s -c deploy/.yamllint deploy/
+
+# The Containerfile's build stage installs only what deploy/dev/bootstrap.sh
+# installs (plus mmdebstrap for its rootfs stage), so the image builds with
+# the toolchain and libraries CI builds with.
+containerfile() {
+  local wanted have missing=()
+  mapfile -t wanted < <(sed -n '/^FROM .* AS build$/,/^WORKDIR/p' deploy/image/Containerfile |
+    sed -n '/apt-get install/,/rm -rf/p' | sed 's/[ \\]\+/\n/g' | grep -E '^[a-z0-9][a-z0-9.+-]+$' |
+    grep -v -x -e apt-get -e update -e install -e rm -e rf)
+  have=$(sed -n '/^PACKAGES=(/,/^)/p' deploy/dev/bootstrap.sh | grep -v '^ *#')
+  ((${#wanted[@]} > 10)) || { echo "deploy/check: no package list found in deploy/image/Containerfile" >&2; return 1; }
+  for p in "${wanted[@]}"; do
+    grep -qw -- "$p" <<<"$have" || missing+=("$p")
+  done
+  ((${#missing[@]} == 0)) || { echo "deploy/check: deploy/image/Containerfile installs what deploy/dev/bootstrap.sh does not: ${missing[*]}" >&2; return 1; }
+}
+step "containerfile packages" containerfile
 
 KUBECTL=$(deploy/tools/kubectl.sh)
 
@@ -105,6 +127,16 @@ policy() {
     "$PYTHON" deploy/tools/policy.py --self-test --config-source services/config/config.cc "$work/production.yaml"
 }
 step policy policy
+
+# Every rendered object against its kind's types (deploy/tools/schema.py):
+# unknown fields, JSON types, enums, required fields; and its self-test.
+schemas() {
+  local types
+  types=$(deploy/tools/schemas.sh) || return 1
+  "$PYTHON" deploy/tools/schema.py "$types" "$work"/*.yaml &&
+    "$PYTHON" deploy/tools/schema.py --self-test "$types" "$work/production.yaml"
+}
+step "schema (unknown fields included)" schemas
 
 if ((${#failed[@]} > 0)); then
   echo "deploy/check: ${#failed[@]} check(s) failed: ${failed[*]}" >&2

@@ -31,6 +31,9 @@ PACKAGES=(
   python3
   # deploy/check.sh: the linters of deploy/ and the policy check's YAML parser
   shellcheck yamllint python3-yaml
+  # deploy/image/rootfs.sh: the image's runtime root filesystem from Debian
+  # packages (CTest deploy.image_smoke_e2e builds and runs it)
+  mmdebstrap
   # vaultsim.hvac: the real Vault client library judges septa-vaultsim
   python3-hvac python3-cryptography
   # the portal's end-to-end tests drive Debian's Chromium (web/e2e; the
@@ -76,4 +79,7 @@ fi
 # the machine's: fetched once into ~/.cache/septa/tools (the check fetches
 # it too if this did not).
 echo "bootstrap: pinned kubectl for deploy/ at $(bash "$(dirname "$0")/../tools/kubectl.sh")"
+# And the object types deploy/tools/schema.py checks renders against (npm
+# packages, pinned by integrity; deploy/tools/schemas.sh).
+echo "bootstrap: object types for deploy/ at $(bash "$(dirname "$0")/../tools/schemas.sh")"
 echo "bootstrap: done"

@@ -1,5 +1,7 @@
 #include "services/kube/watch.h"
 
+#include <spdlog/spdlog.h>
+
 #include "common/documents.h"
 
 namespace septa::kube {
@@ -259,6 +261,17 @@ void Informer::RunResyncs(TimePoint next, std::stop_token stop) {
 void Informer::Run() {
   bool need_list = true;
   int failures = 0;
+  // The first failure after a success is logged (its retries are not, until
+  // a list succeeds or a watch event arrives): without it, an informer the
+  // host's RBAC refuses (403) would retry silently forever and its
+  // controller see nothing.
+  bool reported = false;
+  auto report = [&](const char* what, const Status& why) {
+    if (reported) return;
+    reported = true;
+    spdlog::warn("informer {} {}{}: {} failed, retrying with backoff: {}", resource_.ApiVersion(), resource_.resource,
+                 ns_.empty() ? "" : " in " + ns_, what, why.ToString());
+  };
   while (true) {
     {
       std::lock_guard lock(mu_);
@@ -271,10 +284,12 @@ void Informer::Run() {
         list_error_ = listed;
       }
       if (!listed.ok()) {
+        report("list", listed);
         if (!SleepUnlessStopped(client_.Backoff(failures++))) return;
         continue;
       }
       need_list = false;
+      reported = false;
     }
     WatchOptions wo;
     wo.label_selector = selectors_.label_selector;
@@ -289,6 +304,7 @@ void Informer::Run() {
             return false;
           }
           failures = 0;
+          reported = false;
           Apply(e);
           return true;
         },
@@ -302,6 +318,7 @@ void Informer::Run() {
     }
     if (st.code() == Code::kCancelled) return;
     if (!st.ok()) {
+      report("watch", st);
       if (!SleepUnlessStopped(client_.Backoff(failures++))) return;
     }
   }

@@ -219,6 +219,7 @@ void ApiServer::Impl::Route(Call& call) {
     ApiError e = ForbiddenError(what + (call.name.empty() ? "" : " \"" + call.name + "\"") + " is forbidden: User \"" +
                                 call.user.name + "\" cannot " + verb + " resource \"" + call.type->resource +
                                 "\" in API group \"" + call.type->group + "\" " + scope);
+    if (options.on_forbidden) options.on_forbidden(e.message);
     e.name = call.name;
     e.group = call.type->group;
     e.kind = call.type->resource;

@@ -31,6 +31,11 @@ struct ApiServerOptions {
   // up (a virtual cluster's api_limits.objects counts them). Swept by Tick
   // at most once a minute.
   std::chrono::seconds event_ttl{3600};
+  // Called with the message of every request RBAC refuses (403), on the I/O
+  // thread, before the reply: what kube-apiserver's audit log records with
+  // responseStatus 403. septa-kubesim prints each, so that a test can count
+  // the denials a client met whether or not the client reports them.
+  std::function<void(const std::string& message)> on_forbidden;
 };
 
 // Everything an API server instance owns, also used by the node simulator.

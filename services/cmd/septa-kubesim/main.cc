@@ -73,6 +73,11 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before any thread starts
 
+  // Every RBAC denial, as an API server's audit log has it: a test counts the
+  // 403s a client met whether or not the client logs them.
+  options.api.on_forbidden = [](const std::string& message) {
+    std::cerr << "septa-kubesim: 403 Forbidden: " << message << std::endl;
+  };
   septa::kubesim::KubeSim sim(options);
   if (auto st = sim.Start(); !st.ok()) {
     std::cerr << "septa-kubesim: " << st.ToString() << "\n";
