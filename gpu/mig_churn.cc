@@ -229,7 +229,9 @@ class ChurnSimulator {
     result_.policy = policy_.name();
     if (workload_.empty() || rate_ <= 0) return result_;
     Prefill();
-    for (const ChurnPod& p : workload_) warmup_until_ = std::max(warmup_until_, p.lifetime_s);
+    if (config_.prefill) {
+      for (const ChurnPod& p : workload_) warmup_until_ = std::max(warmup_until_, p.lifetime_s);
+    }
     Push(NextGap(), kArrival, -1);
     while (!events_.empty()) {
       const Event e = events_.top();

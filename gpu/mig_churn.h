@@ -196,7 +196,7 @@ struct ChurnConfig {
   double load = 1.1;  // rho
   bool queue = true;  // false = loss mode
   double max_wait_s = 300;
-  int warmup = 5000;  // arrivals; measuring also waits until the longest lifetime has passed
+  int warmup = 5000;  // arrivals; with prefill, measuring also waits until the longest lifetime has passed
   int measured = 20000;
   std::uint64_t seed = 42;
   // Start from the offered load's steady state (RunChurn); false = an empty cluster.

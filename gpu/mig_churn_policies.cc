@@ -472,26 +472,45 @@ class SeptaMigPolicy : public ChurnPolicy {
   RelayoutCost Cost() const override { return {t_node_s_, t_node_s_}; }
 
   MigLayout InitialLayout(const ChurnState& state, int gpu) override {
-    // Each node laid out by the product's planner for the workload's mix.
+    // Per model: the GPUs the forecast's sub-GPU shapes need, laid out by the
+    // product's planner (on chunks of 8 GPUs, the chunk repeated), and
+    // gathered on the model's last nodes; every other GPU one 7g instance.
     const int model = state.gpus()[gpu].model;
-    if (initial_.size() <= static_cast<std::size_t>(model)) initial_.resize(state.cluster().models.size());
+    if (positions_.empty()) {
+      positions_ = ChurnModelPositions(state);
+      initial_.resize(state.cluster().models.size());
+      small_gpus_.assign(state.cluster().models.size(), 0);
+    }
+    const GpuModel& m = *state.cluster().models[model];
+    const int n_model = positions_[gpu].second;
     if (initial_[model].empty()) {
-      const GpuModel& m = *state.cluster().models[model];
-      const int per_node = state.cluster().gpus_per_node;
-      std::vector<PlannerGpu> gpus(per_node);
-      for (int i = 0; i < per_node; ++i) gpus[i] = PlannerGpu{"n", i, {}, {}, false};
-      const std::vector<int> demand = ChurnProfileCounts(state, model, ChurnForecast(shares_, per_node, 1.25));
-      auto plan = PlanMigLayouts(m, demand, gpus);
-      for (int i = 0; i < per_node; ++i) {
-        initial_[model].push_back(plan.ok() ? plan->gpus[i].layout : MigLayout{});
+      std::array<int, kMigShapeCount> forecast = ChurnForecast(shares_, n_model, kSmallHeadroom);
+      forecast[k7g] = 0;
+      int slices = 0;
+      for (int s = 0; s < kMigShapeCount; ++s) slices += forecast[s] * kShapeMemory[s];
+      const int small = std::min(n_model, std::max(forecast[k4g], (slices + 7) / 8));
+      small_gpus_[model] = small;
+      constexpr int kChunk = 8;  // one node: keeps the planner's state space small
+      const int chunk = std::max(1, std::min(kChunk, small));
+      std::array<int, kMigShapeCount> chunk_demand = {};
+      for (int s = 0; s < kMigShapeCount; ++s) {
+        chunk_demand[s] = small > 0 ? (forecast[s] * chunk + small - 1) / small : 0;
+      }
+      std::vector<PlannerGpu> gpus;
+      for (int i = 0; i < chunk; ++i) gpus.push_back(PlannerGpu{"n", i, {}, {}, false});
+      auto plan = PlanMigLayouts(m, ChurnProfileCounts(state, model, chunk_demand), gpus);
+      for (int i = 0; i < chunk; ++i) {
+        initial_[model].push_back(FillLayout(state, model, plan.ok() ? plan->gpus[i].layout : MigLayout{}));
       }
     }
-    int position = 0;
-    for (int g : state.nodes()[state.gpus()[gpu].node].gpus) {
-      if (g == gpu) break;
-      ++position;
+    const int position = positions_[gpu].first;
+    const int first_small = n_model - small_gpus_[model];
+    if (position < first_small) {
+      std::array<int, kMigShapeCount> whole = {};
+      whole[k7g] = 1;
+      return ChurnLayoutOfCounts(m, ChurnProfileCounts(state, model, whole));
     }
-    return initial_[model][position];
+    return initial_[model][(position - first_small) % initial_[model].size()];
   }
 
   std::optional<ChurnDecision> Place(const ChurnState& state, const ChurnPod& pod, bool may_relayout) override {
@@ -504,13 +523,45 @@ class SeptaMigPolicy : public ChurnPolicy {
           return static_cast<double>(state.gpus()[g].used_memory_slices) * 1e6 + node_score(state.gpus()[g].node);
         },
         node_score);
-    if (fit || !may_relayout) return fit;
+    if (fit) return fit;
+    if (pod.gpus == 1) {
+      // No free instance of the pod's profile: the smallest free instance that
+      // covers it in compute and memory (the pod's MIG resource rewritten at admission).
+      if (auto cover = CoverFit(state, pod)) return cover;
+    }
+    if (!may_relayout) return std::nullopt;
     const double budget = pauses_per_1000_ * std::max(1, state.arrivals()) / 1000.0;
     if (state.node_pauses_total() + 1 > budget) return std::nullopt;
     return Relayout(state, pod);
   }
 
  private:
+  std::optional<ChurnDecision> CoverFit(const ChurnState& state, const ChurnPod& pod) const {
+    std::optional<ChurnDecision> best;
+    std::pair<int, double> best_key = {0, 0};
+    const auto& gpus = state.gpus();
+    for (int g = 0; g < static_cast<int>(gpus.size()); ++g) {
+      if (!state.ModelAllowed(pod, gpus[g].model) || !state.Usable(g)) continue;
+      const GpuModel& m = state.ModelOf(g);
+      for (int i = 0; i < static_cast<int>(gpus[g].instances.size()); ++i) {
+        const ChurnInstance& inst = gpus[g].instances[i];
+        const MigProfile& prof = m.mig_profiles[inst.profile];
+        if (inst.pod >= 0 || prof.compute_slices == 7 || prof.compute_slices < kShapeCompute[pod.shape] ||
+            prof.memory_slices < kShapeMemory[pod.shape]) {
+          continue;
+        }
+        // Least waste, then the fullest GPU.
+        const std::pair<int, double> key = {-(prof.memory_slices + prof.compute_slices),
+                                            static_cast<double>(gpus[g].used_memory_slices) - g * 1e-6};
+        if (!best || key > best_key) {
+          best = ChurnDecision{{}, {ChurnSlot{g, i}}, false};
+          best_key = key;
+        }
+      }
+    }
+    return best;
+  }
+
   // Re-lays out the idle GPUs of one node (one node pause) for the pod and
   // the forecast mix, through gpu::PlanMigLayouts.
   std::optional<ChurnDecision> Relayout(const ChurnState& state, const ChurnPod& pod) {
@@ -549,10 +600,11 @@ class SeptaMigPolicy : public ChurnPolicy {
     d.planned = true;
     for (std::size_t k = 0; k < plan->gpus.size(); ++k) {
       const GpuTarget& t = plan->gpus[k];
-      if (t.reconfigure) d.relayouts.push_back(ChurnRelayout{ids[k], t.layout});
+      if (t.reconfigure) d.relayouts.push_back(ChurnRelayout{ids[k], FillLayout(state, node.model, t.layout)});
+      const MigLayout& layout = t.reconfigure ? d.relayouts.back().layout : t.layout;
       if (static_cast<int>(d.slots.size()) == pod.gpus) continue;
-      for (int i = 0; i < static_cast<int>(t.layout.size()); ++i) {
-        if (t.layout[i].profile == p) {
+      for (int i = 0; i < static_cast<int>(layout.size()); ++i) {
+        if (layout[i].profile == p) {
           d.slots.push_back(ChurnSlot{ids[k], i});
           break;
         }
@@ -587,10 +639,30 @@ class SeptaMigPolicy : public ChurnPolicy {
     return d;
   }
 
+  // Adds instances to the slices a planned layout leaves empty, largest
+  // sub-GPU shape first: an empty slice serves nobody until the next re-layout.
+  static MigLayout FillLayout(const ChurnState& state, int model, MigLayout layout) {
+    const GpuModel& m = *state.cluster().models[model];
+    for (int s : {k4g, k3g, k2g, k1g}) {
+      const int p = state.ProfileOf(model, s);
+      if (p < 0) continue;
+      for (;;) {
+        const std::vector<int> starts = FreePlacements(m, layout, p);
+        if (starts.empty()) break;
+        layout.push_back(MigInstance{p, starts.front()});
+      }
+    }
+    return CreationOrder(m, std::move(layout));
+  }
+
+  static constexpr double kSmallHeadroom = 1.3;  // sub-GPU instances beyond the mean busy count
+
   std::array<double, kMigShapeCount> shares_ = {};
   double t_node_s_ = 0;
   double pauses_per_1000_ = 0;
-  std::vector<std::vector<MigLayout>> initial_;  // per model, per GPU of a node
+  std::vector<std::pair<int, int>> positions_;
+  std::vector<std::vector<MigLayout>> initial_;  // per model: the sub-GPU chunk's layouts
+  std::vector<int> small_gpus_;                  // per model: GPUs given sub-GPU layouts
 };
 
 // --- B1 the fluid bound ---

@@ -33,7 +33,7 @@ struct MigOptions {
   int warmup = 5000;
   int measured = 20000;
   double t_gi = 5, t_dp = 30, t_node = 120;
-  double pause_budget = 2;
+  double pause_budget = 1.8;
   double max_lifetime = 86400;
   bool json = false;
 };
