@@ -123,6 +123,35 @@ std::vector<ChurnPod> ChurnWorkloadM1(const std::vector<ChurnTracePod>& trace, d
   return out;
 }
 
+Result<std::vector<ChurnPod>> SyntheticWorkload(std::string_view mix, int count, std::uint64_t seed) {
+  constexpr std::array<int, 5> kShapes = {k1g, k2g, k3g, k4g, k7g};
+  std::array<double, 5> weights = {};
+  if (mix == "uniform") {
+    weights = {1, 1, 1, 1, 1};
+  } else if (mix == "small-heavy") {
+    weights = {50, 25, 15, 7, 3};
+  } else if (mix == "large-heavy") {
+    weights = {10, 15, 25, 25, 25};
+  } else {
+    return InvalidArgument("unknown synthetic mix \"" + std::string(mix) + "\" (uniform, small-heavy or large-heavy)");
+  }
+  double total = 0;
+  for (double w : weights) total += w;
+  std::mt19937_64 rng(seed);
+  auto uniform = [&rng] { return static_cast<double>(rng() >> 11) * (1.0 / 9007199254740992.0); };
+  std::vector<ChurnPod> pods;
+  for (int i = 0; i < count; ++i) {
+    double at = uniform() * total;
+    std::size_t k = 0;
+    while (k + 1 < weights.size() && at >= weights[k]) at -= weights[k++];
+    ChurnPod pod;
+    pod.shape = kShapes[k];
+    pod.lifetime_s = -std::log(1.0 - uniform()) * 3600.0;
+    pods.push_back(pod);
+  }
+  return pods;
+}
+
 std::vector<std::string> MixModelNames() { return {"A100-40GB", "A100-80GB", "H100-80GB", "H200-141GB"}; }
 
 Result<ChurnCluster> MixCluster(const Catalog& catalog, int scale) {

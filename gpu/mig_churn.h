@@ -65,6 +65,12 @@ struct ChurnPod {
 std::vector<ChurnPod> ChurnWorkloadM1(const std::vector<ChurnTracePod>& trace, double min_lifetime_s = 60,
                                       double max_lifetime_s = 0);
 
+// W3 synthetic mixes (MIG-BENCH §5, our own distributions) over
+// {1g, 2g, 3g, 4g, 7g}: "uniform"; "small-heavy" 50/25/15/7/3 %; "large-heavy"
+// 10/15/25/25/25 %; exponential lifetimes with mean 1 h. `count` pods drawn
+// with `seed`; InvalidArgument for another name.
+Result<std::vector<ChurnPod>> SyntheticWorkload(std::string_view mix, int count, std::uint64_t seed);
+
 // The cluster: nodes of 8 GPUs of one model each.
 struct ChurnCluster {
   std::vector<const GpuModel*> models;  // at most 32

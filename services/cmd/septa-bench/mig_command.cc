@@ -180,6 +180,12 @@ int RunMig(MigOptions o) {
     }
   }
   auto load_trace = [&](const std::string& path) -> Result<std::vector<gpu::ChurnPod>> {
+    if (path.starts_with("synthetic:")) {
+      auto pods = gpu::SyntheticWorkload(path.substr(10), 10000, 7);
+      SEPTA_RETURN_IF_ERROR(pods);
+      for (gpu::ChurnPod& p : *pods) p.lifetime_s = std::max(60.0, p.lifetime_s);
+      return pods;
+    }
     Result<std::string> text = base::ReadFile(path);
     SEPTA_RETURN_IF_ERROR(text);
     auto trace = gpu::ParseChurnTrace(*text, path, gpu::MixModelNames());
@@ -203,7 +209,11 @@ int RunMig(MigOptions o) {
       fmt::print(stderr, "{}\n", workload.status().message());
       return 1;
     }
-    const std::string trace = fs::path(path).stem().string();
+    const bool synthetic = path.starts_with("synthetic:");
+    const std::string trace = synthetic ? path : fs::path(path).stem().string();
+    // A synthetic mix is our own distribution, known in advance: the offline
+    // parameters take its own shares.
+    const std::array<double, gpu::kMigShapeCount> trace_shares = synthetic ? gpu::SliceTimeShares(*workload) : shares;
     for (const std::string& mode : modes) {
       if (mode != "queue" && mode != "loss") {
         fmt::print(stderr, "--mode: {} is neither queue nor loss\n", mode);
@@ -212,7 +222,7 @@ int RunMig(MigOptions o) {
       for (double load : loads) {
         std::vector<MigRow> rows;
         for (const std::string& p : policies) {
-          rows.push_back(RunMigPolicy(*cluster, *workload, p, o, shares, load, mode == "queue", *seeds));
+          rows.push_back(RunMigPolicy(*cluster, *workload, p, o, trace_shares, load, mode == "queue", *seeds));
         }
         const MigRow* best_oss = nullptr;
         const MigRow* bound = nullptr;
@@ -285,7 +295,8 @@ void AddMigCommand(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<MigOptions>();
   CLI::App* cmd = app.add_subcommand("mig", "MIG placement and re-partitioning under churn (MIG-BENCH.md)");
   cmd->add_option("--pods", options->pods,
-                  "openb pod list CSV, repeatable (default ../shared/data/openb/openb_pod_list_default.csv)");
+                  "openb pod list CSV or synthetic:<uniform|small-heavy|large-heavy>, repeatable "
+                  "(default ../shared/data/openb/openb_pod_list_default.csv)");
   cmd->add_option("--mix-from", options->mix_from, "visible trace the offline layout mix is taken from")
       ->capture_default_str();
   cmd->add_option("--cluster", options->cluster, "mix-256, mix-1280 or mix-x<scale>")->capture_default_str();

@@ -69,6 +69,20 @@ TEST(MigChurn, ParsesTraceWithSpecTableAndLifetimes) {
   EXPECT_FALSE(ParseChurnTrace("name,x\n", "t.csv", MixModelNames()).ok());
 }
 
+TEST(MigChurn, SyntheticMixesFollowTheirWeights) {
+  auto pods = SyntheticWorkload("small-heavy", 20000, 7);
+  ASSERT_TRUE(pods.ok());
+  int ones = 0;
+  double lifetime = 0;
+  for (const ChurnPod& p : *pods) {
+    ones += p.shape == k1g;
+    lifetime += p.lifetime_s / 20000.0;
+  }
+  EXPECT_NEAR(ones / 20000.0, 0.50, 0.02);
+  EXPECT_NEAR(lifetime, 3600, 150);
+  EXPECT_FALSE(SyntheticWorkload("heavy", 10, 7).ok());
+}
+
 // A hand-checkable cluster: 20 4g pods that never leave, on 8 A100-40GB GPUs.
 TEST(MigChurn, EachPolicyAcceptsWhatItsLayoutsHold) {
   const ChurnCluster cluster = OneNode();
