@@ -367,9 +367,12 @@ class ChurnSimulator {
     }
     if (!d.slots.empty() && static_cast<int>(d.slots.size()) != live.pod.gpus) return false;
     double start = state_.now_;
+    bool undersized = false;
     for (const ChurnSlot& s : d.slots) {
       ChurnGpu& g = state_.gpus_[s.gpu];
       ChurnInstance& inst = g.instances[s.instance];
+      undersized |=
+          state_.cluster_->models[g.model]->mig_profiles[inst.profile].compute_slices < kShapeCompute[live.pod.shape];
       inst.pod = id;
       --state_.free_count_[g.model][inst.profile];
       const int mem = state_.cluster_->models[g.model]->mig_profiles[inst.profile].memory_slices;
@@ -383,6 +386,7 @@ class ChurnSimulator {
     Push(start + live.pod.lifetime_s, kDepart, id);
     if (live.measured) {
       ++result_.accepted;
+      result_.undersized += undersized ? 1 : 0;
       result_.accepted_slices += live.pod.ComputeSlices();
       ++result_.class_accepted[live.pod.ShapeClass()];
       result_.waits_s.push_back(start - live.arrival);

@@ -222,6 +222,9 @@ struct ChurnResult {
   int relayouts = 0;  // GPUs re-laid out
   int node_pauses = 0;
   int drains = 0;
+  // Accepted pods given an instance with less compute than their shape (HAMi
+  // matches memory only: a 4g pod on a 3g instance).
+  int undersized = 0;
   double gpu_hours = 0;         // served: compute slices / 7 × runtime, measured pods
   std::vector<double> waits_s;  // accepted measured pods
   std::vector<double> decision_us;

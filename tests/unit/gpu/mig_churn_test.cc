@@ -91,7 +91,10 @@ TEST(MigChurn, EachPolicyAcceptsWhatItsLayoutsHold) {
   // static sized for 4g pods: every GPU 4g+3g, one 4g pod each.
   EXPECT_EQ(accepted(*MakeStaticPolicy(AllOf(k4g))), 8);
   // HAMi matches memory only: a 4g pod (4 memory slices) gets a 3g.20gb of the 3g×2 template.
-  EXPECT_EQ(accepted(*MakeHamiTemplatesPolicy(5)), 16);
+  auto hami = MakeHamiTemplatesPolicy(5);
+  const ChurnResult h = RunChurn(cluster, pods, *hami, Arrivals(20));
+  EXPECT_EQ(h.accepted, 16);
+  EXPECT_EQ(h.undersized, 16);
   // nos starts every GPU as one 7g and plans only for pending pods (none in loss mode).
   EXPECT_EQ(accepted(*MakeNosPolicy(5, 30)), 0);
   // Septa's planner lays out 4g+3g for a 4g mix; a 3g cannot hold a 4g pod.
