@@ -197,6 +197,15 @@ std::unique_ptr<ChurnPolicy> MakeSeptaPolicy(const std::array<double, kMigShapeC
                                              double pauses_per_1000);
 // B1: the fluid bound (capacity in compute and memory slices, placement ignored).
 std::unique_ptr<ChurnPolicy> MakeFluidBound();
+// B2: free repack — admit iff the running pods plus the new one fit the
+// cluster's GPUs under some layouts: the cutting-stock LP over the maximal
+// layouts' shape counts (GLPK), admitted iff its optimum is at most the GPU
+// count. The LP relaxation admits at least what the integer program would,
+// and models, gpu_spec and the one-node rule of multi-GPU pods are ignored:
+// looser, never tighter. Greedy admission, so not a strict bound (MIG-BENCH).
+std::unique_ptr<ChurnPolicy> MakeRepackBound();
+// The LP's optimum: the fewest GPUs (fractional) holding `demand` instances per shape.
+double RepackLpGpus(const GpuModel& model, const std::array<int, kMigShapeCount>& demand);
 
 struct ChurnConfig {
   double load = 1.1;  // rho

@@ -38,7 +38,8 @@ struct MigOptions {
   bool json = false;
 };
 
-const std::vector<std::string> kMigPolicies = {"static", "hami-templates", "nos", "septa", "bound-fluid"};
+const std::vector<std::string> kMigPolicies = {"static", "hami-templates", "nos",
+                                               "septa",  "bound-fluid",    "bound-repack"};
 const std::vector<std::string> kOssBaselines = {"static", "hami-templates", "nos"};
 
 Result<std::vector<std::uint64_t>> MigSeeds(const std::string& text) {
@@ -102,6 +103,7 @@ std::unique_ptr<gpu::ChurnPolicy> MakeMigPolicy(const std::string& name, const M
   if (name == "nos") return gpu::MakeNosPolicy(o.t_gi, o.t_dp);
   if (name == "septa") return gpu::MakeSeptaPolicy(shares, o.t_node, o.pause_budget);
   if (name == "bound-fluid") return gpu::MakeFluidBound();
+  if (name == "bound-repack") return gpu::MakeRepackBound();
   return nullptr;
 }
 
@@ -177,7 +179,9 @@ int RunMig(MigOptions o) {
   std::vector<std::string> policies = o.policy == "all" ? kMigPolicies : MigSplit(o.policy);
   for (const std::string& p : policies) {
     if (std::find(kMigPolicies.begin(), kMigPolicies.end(), p) == kMigPolicies.end()) {
-      fmt::print(stderr, "--policy: unknown policy {} (known: static, hami-templates, nos, septa, bound-fluid)\n", p);
+      fmt::print(stderr,
+                 "--policy: unknown policy {} (known: static, hami-templates, nos, septa, bound-fluid, bound-repack)\n",
+                 p);
       return 2;
     }
   }
@@ -228,12 +232,14 @@ int RunMig(MigOptions o) {
         }
         const MigRow* best_oss = nullptr;
         const MigRow* bound = nullptr;
+        const MigRow* repack = nullptr;
         for (const MigRow& r : rows) {
           if (std::find(kOssBaselines.begin(), kOssBaselines.end(), r.policy) != kOssBaselines.end() &&
               (best_oss == nullptr || r.accepted_pct.mean > best_oss->accepted_pct.mean)) {
             best_oss = &r;
           }
           if (r.policy == "bound-fluid") bound = &r;
+          if (r.policy == "bound-repack") repack = &r;
         }
         if (o.json) {
           nlohmann::json out = {{"trace", trace},
@@ -246,21 +252,25 @@ int RunMig(MigOptions o) {
                                 {"measured", o.measured},
                                 {"results", nlohmann::json::array()}};
           for (const MigRow& r : rows) {
-            out["results"].push_back({{"policy", r.policy},
-                                      {"accepted_pct", {{"mean", r.accepted_pct.mean}, {"std", r.accepted_pct.std}}},
-                                      {"slice_pct", {{"mean", r.slice_pct.mean}, {"std", r.slice_pct.std}}},
-                                      {"accepted_pods", r.accepted_pods.mean},
-                                      {"class_pct", r.class_pct},
-                                      {"relayouts_per_1000", r.relayouts_per_k},
-                                      {"node_pauses_per_1000", r.pauses_per_k},
-                                      {"drains_per_1000", r.drains_per_k},
-                                      {"drains_pct_of_accepted", r.drains_pct},
-                                      {"gpu_hours", r.gpu_hours},
-                                      {"undersized_pct_of_accepted", r.undersized_pct},
-                                      {"wait_s", {{"p50", r.wait_p50}, {"p95", r.wait_p95}}},
-                                      {"decision_us", {{"p50", r.decision_p50}, {"p99", r.decision_p99}}},
-                                      {"plan_us", {{"p50", r.plan_p50}, {"p99", r.plan_p99}, {"per_run", r.plans}}},
-                                      {"wall_s", r.wall_s}});
+            out["results"].push_back(
+                {{"policy", r.policy},
+                 {"accepted_pct", {{"mean", r.accepted_pct.mean}, {"std", r.accepted_pct.std}}},
+                 {"slice_pct", {{"mean", r.slice_pct.mean}, {"std", r.slice_pct.std}}},
+                 {"accepted_pods", r.accepted_pods.mean},
+                 {"slice_ratio_b1", bound && bound->slice_pct.mean > 0 ? r.slice_pct.mean / bound->slice_pct.mean : 0},
+                 {"slice_ratio_b2",
+                  repack && repack->slice_pct.mean > 0 ? r.slice_pct.mean / repack->slice_pct.mean : 0},
+                 {"class_pct", r.class_pct},
+                 {"relayouts_per_1000", r.relayouts_per_k},
+                 {"node_pauses_per_1000", r.pauses_per_k},
+                 {"drains_per_1000", r.drains_per_k},
+                 {"drains_pct_of_accepted", r.drains_pct},
+                 {"gpu_hours", r.gpu_hours},
+                 {"undersized_pct_of_accepted", r.undersized_pct},
+                 {"wait_s", {{"p50", r.wait_p50}, {"p95", r.wait_p95}}},
+                 {"decision_us", {{"p50", r.decision_p50}, {"p99", r.decision_p99}}},
+                 {"plan_us", {{"p50", r.plan_p50}, {"p99", r.plan_p99}, {"per_run", r.plans}}},
+                 {"wall_s", r.wall_s}});
           }
           fmt::print("{}\n", out.dump());
           continue;
@@ -268,23 +278,27 @@ int RunMig(MigOptions o) {
         fmt::print("trace {} · {} ({} GPUs) · {} mode · load {:.2f} · {} seeds · {}+{} arrivals\n", trace, o.cluster,
                    cluster->node_model.size() * cluster->gpus_per_node, mode, load, seeds->size(), o.warmup,
                    o.measured);
-        fmt::print("{:<15} {:>14} {:>14} {:>8} {:>7} {:>6} {:>23} {:>6} {:>6} {:>6} {:>6} {:>7} {:>13} {:>13} {:>7}\n",
-                   "policy", "accepted %", "slice-wt %", "Δpods %", "Δslice", "/B1", "1g-2g 3g-4g 7g multi", "under%",
-                   "relay", "pause", "drain", "wait95", "decide p50/99", "plan p50/99", "wall s");
+        fmt::print(
+            "{:<15} {:>14} {:>14} {:>8} {:>7} {:>6} {:>6} {:>23} {:>6} {:>6} {:>6} {:>6} {:>7} {:>13} {:>13} {:>7}\n",
+            "policy", "accepted %", "slice-wt %", "Δpods %", "Δslice", "/B1", "/B2", "1g-2g 3g-4g 7g multi", "under%",
+            "relay", "pause", "drain", "wait95", "decide p50/99", "plan p50/99", "wall s");
         for (const MigRow& r : rows) {
           const double d_pods = best_oss ? 100.0 * (r.accepted_pods.mean / best_oss->accepted_pods.mean - 1) : 0;
           const double d_slice = best_oss ? r.slice_pct.mean - best_oss->slice_pct.mean : 0;
           const double ratio = bound && bound->slice_pct.mean > 0 ? r.slice_pct.mean / bound->slice_pct.mean : 0;
+          const double ratio2 = repack && repack->slice_pct.mean > 0 ? r.slice_pct.mean / repack->slice_pct.mean : 0;
           fmt::print(
-              "{:<15} {:>7.2f}±{:<5.2f} {:>7.2f}±{:<5.2f} {:>+8.1f} {:>+7.1f} {:>6.3f} {:>5.1f} {:>5.1f} {:>5.1f} "
+              "{:<15} {:>7.2f}±{:<5.2f} {:>7.2f}±{:<5.2f} {:>+8.1f} {:>+7.1f} {:>6.3f} {:>6.3f} {:>5.1f} {:>5.1f} "
+              "{:>5.1f} "
               "{:>5.1f} {:>6.1f} {:>6.2f} {:>6.2f} {:>6.2f} {:>7.0f} {:>6.1f}/{:<6.1f} {:>6.0f}/{:<6.0f} {:>7.2f}\n",
               r.policy, r.accepted_pct.mean, r.accepted_pct.std, r.slice_pct.mean, r.slice_pct.std, d_pods, d_slice,
-              ratio, r.class_pct[0], r.class_pct[1], r.class_pct[2], r.class_pct[3], r.undersized_pct,
+              ratio, ratio2, r.class_pct[0], r.class_pct[1], r.class_pct[2], r.class_pct[3], r.undersized_pct,
               r.relayouts_per_k, r.pauses_per_k, r.drains_per_k, r.wait_p95, r.decision_p50, r.decision_p99, r.plan_p50,
               r.plan_p99, r.wall_s);
         }
         fmt::print(
-            "Δ vs best of static/hami-templates/nos ({}); /B1 = slice-weighted acceptance / the fluid bound's; under% "
+            "Δ vs best of static/hami-templates/nos ({}); /B1, /B2 = slice-weighted acceptance / the fluid's, the "
+            "free repack's (0 = not run); under% "
             "= accepted pods on an instance with less compute than their shape; relay, pause, drain per 1,000 "
             "arrivals; wait95 s; decide/plan µs\n\n",
             best_oss ? best_oss->policy : "-");

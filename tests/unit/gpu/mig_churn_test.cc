@@ -101,6 +101,23 @@ TEST(MigChurn, EachPolicyAcceptsWhatItsLayoutsHold) {
   EXPECT_EQ(accepted(*MakeSeptaPolicy(AllOf(k4g), 120, 2)), 8);
   // The fluid bound: 56 compute slices hold 14 pods of 4.
   EXPECT_EQ(accepted(*MakeFluidBound()), 14);
+  // Free repack: two 4g never share a GPU (4g starts at slice 0 only).
+  EXPECT_EQ(accepted(*MakeRepackBound()), 8);
+}
+
+TEST(MigChurn, RepackLpCountsGpusOverMaximalLayouts) {
+  const GpuModel& a100 = *Catalog::Default().Find("A100-40GB");
+  auto gpus = [&](std::initializer_list<std::pair<int, int>> items) {
+    std::array<int, kMigShapeCount> d = {};
+    for (const auto& item : items) d[item.first] = item.second;
+    return RepackLpGpus(a100, d);
+  };
+  EXPECT_NEAR(gpus({{k4g, 2}}), 2, 1e-9);
+  EXPECT_NEAR(gpus({{k4g, 1}, {k3g, 1}}), 1, 1e-9);
+  EXPECT_NEAR(gpus({{k3g, 2}}), 1, 1e-9);
+  EXPECT_NEAR(gpus({{k1g, 7}}), 1, 1e-9);
+  EXPECT_NEAR(gpus({{k1g, 8}}), 8.0 / 7.0, 1e-9);  // the LP relaxation: fractional GPUs
+  EXPECT_NEAR(gpus({{k7g, 3}, {k2g, 3}}), 4, 1e-9);
 }
 
 TEST(MigChurn, SeptaRelayoutPausesTheNodeAndStartsThePodAfterIt) {
