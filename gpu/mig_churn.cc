@@ -266,6 +266,10 @@ class ChurnSimulator {
       const Event e = events_.top();
       events_.pop();
       if (result_.arrivals >= config_.measured && e.t > last_arrival_ + config_.max_wait_s) break;
+      if (measuring_) {
+        active_integral_ += active_gpus_ * (e.t - state_.now_);
+        measured_time_ += e.t - state_.now_;
+      }
       state_.now_ = e.t;
       switch (e.type) {
         case kArrival:
@@ -279,6 +283,7 @@ class ChurnSimulator {
       if (config_.queue && e.type != kArrival && e.type != kTimeout) RetryWaiting();
     }
     result_.sim_end_s = state_.now_;
+    result_.active_gpus = measured_time_ > 0 ? active_integral_ / measured_time_ : 0;
     return result_;
   }
 
@@ -376,7 +381,7 @@ class ChurnSimulator {
       inst.pod = id;
       --state_.free_count_[g.model][inst.profile];
       const int mem = state_.cluster_->models[g.model]->mig_profiles[inst.profile].memory_slices;
-      ++g.used_instances;
+      if (g.used_instances++ == 0) ++active_gpus_;
       g.used_memory_slices += mem;
       state_.nodes_[g.node].used_memory_slices += mem;
       start = std::max({start, g.busy_until, state_.nodes_[g.node].paused_until});
@@ -452,7 +457,7 @@ class ChurnSimulator {
       inst.pod = -1;
       ++state_.free_count_[g.model][inst.profile];
       const int mem = state_.cluster_->models[g.model]->mig_profiles[inst.profile].memory_slices;
-      --g.used_instances;
+      if (--g.used_instances == 0) --active_gpus_;
       g.used_memory_slices -= mem;
       state_.nodes_[g.node].used_memory_slices -= mem;
     }
@@ -525,6 +530,9 @@ class ChurnSimulator {
   double last_wake_ = -1;
   double warmup_until_ = 0;
   bool measuring_ = false;
+  int active_gpus_ = 0;
+  double active_integral_ = 0;
+  double measured_time_ = 0;
 };
 
 ChurnResult RunChurn(const ChurnCluster& cluster, const std::vector<ChurnPod>& workload, ChurnPolicy& policy,

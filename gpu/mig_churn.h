@@ -234,7 +234,10 @@ struct ChurnResult {
   // Accepted pods given an instance with less compute than their shape (HAMi
   // matches memory only: a 4g pod on a 3g instance).
   int undersized = 0;
-  double gpu_hours = 0;         // served: compute slices / 7 × runtime, measured pods
+  double gpu_hours = 0;  // served: compute slices / 7 × runtime, measured pods
+  // Time-mean of GPUs running at least one instance, over the measured window
+  // (0 for the bounds, which place nothing).
+  double active_gpus = 0;
   std::vector<double> waits_s;  // accepted measured pods
   std::vector<double> decision_us;
   std::vector<double> plan_us;

@@ -93,6 +93,7 @@ struct MigRow {
   double decision_p50 = 0, decision_p99 = 0, plan_p50 = 0, plan_p99 = 0, plans = 0;
   double gpu_hours = 0;
   double undersized_pct = 0;  // of accepted pods
+  double active_gpus = 0;
   double wall_s = 0;
 };
 
@@ -141,6 +142,7 @@ MigRow RunMigPolicy(const gpu::ChurnCluster& cluster, const std::vector<gpu::Chu
     row.drains_per_k += 1000.0 * r.drains / arrivals / runs;
     row.drains_pct += (r.accepted > 0 ? 100.0 * r.drains / r.accepted : 0) / runs;
     row.gpu_hours += r.gpu_hours / runs;
+    row.active_gpus += r.active_gpus / runs;
     row.undersized_pct += (r.accepted > 0 ? 100.0 * r.undersized / r.accepted : 0) / runs;
     row.plans += static_cast<double>(r.plan_us.size()) / runs;
     waits.insert(waits.end(), r.waits_s.begin(), r.waits_s.end());
@@ -267,6 +269,7 @@ int RunMig(MigOptions o) {
                  {"drains_pct_of_accepted", r.drains_pct},
                  {"gpu_hours", r.gpu_hours},
                  {"undersized_pct_of_accepted", r.undersized_pct},
+                 {"active_gpus_time_mean", r.active_gpus},
                  {"wait_s", {{"p50", r.wait_p50}, {"p95", r.wait_p95}}},
                  {"decision_us", {{"p50", r.decision_p50}, {"p99", r.decision_p99}}},
                  {"plan_us", {{"p50", r.plan_p50}, {"p99", r.plan_p99}, {"per_run", r.plans}}},
@@ -279,9 +282,10 @@ int RunMig(MigOptions o) {
                    cluster->node_model.size() * cluster->gpus_per_node, mode, load, seeds->size(), o.warmup,
                    o.measured);
         fmt::print(
-            "{:<15} {:>14} {:>14} {:>8} {:>7} {:>6} {:>6} {:>23} {:>6} {:>6} {:>6} {:>6} {:>7} {:>13} {:>13} {:>7}\n",
+            "{:<15} {:>14} {:>14} {:>8} {:>7} {:>6} {:>6} {:>23} {:>6} {:>6} {:>6} {:>6} {:>7} {:>13} {:>13} {:>7} "
+            "{:>7}\n",
             "policy", "accepted %", "slice-wt %", "Δpods %", "Δslice", "/B1", "/B2", "1g-2g 3g-4g 7g multi", "under%",
-            "relay", "pause", "drain", "wait95", "decide p50/99", "plan p50/99", "wall s");
+            "relay", "pause", "drain", "wait95", "decide p50/99", "plan p50/99", "active", "wall s");
         for (const MigRow& r : rows) {
           const double d_pods = best_oss ? 100.0 * (r.accepted_pods.mean / best_oss->accepted_pods.mean - 1) : 0;
           const double d_slice = best_oss ? r.slice_pct.mean - best_oss->slice_pct.mean : 0;
@@ -290,17 +294,18 @@ int RunMig(MigOptions o) {
           fmt::print(
               "{:<15} {:>7.2f}±{:<5.2f} {:>7.2f}±{:<5.2f} {:>+8.1f} {:>+7.1f} {:>6.3f} {:>6.3f} {:>5.1f} {:>5.1f} "
               "{:>5.1f} "
-              "{:>5.1f} {:>6.1f} {:>6.2f} {:>6.2f} {:>6.2f} {:>7.0f} {:>6.1f}/{:<6.1f} {:>6.0f}/{:<6.0f} {:>7.2f}\n",
+              "{:>5.1f} {:>6.1f} {:>6.2f} {:>6.2f} {:>6.2f} {:>7.0f} {:>6.1f}/{:<6.1f} {:>6.0f}/{:<6.0f} {:>7.1f} "
+              "{:>7.2f}\n",
               r.policy, r.accepted_pct.mean, r.accepted_pct.std, r.slice_pct.mean, r.slice_pct.std, d_pods, d_slice,
               ratio, ratio2, r.class_pct[0], r.class_pct[1], r.class_pct[2], r.class_pct[3], r.undersized_pct,
               r.relayouts_per_k, r.pauses_per_k, r.drains_per_k, r.wait_p95, r.decision_p50, r.decision_p99, r.plan_p50,
-              r.plan_p99, r.wall_s);
+              r.plan_p99, r.active_gpus, r.wall_s);
         }
         fmt::print(
             "Δ vs best of static/hami-templates/nos ({}); /B1, /B2 = slice-weighted acceptance / the fluid's, the "
             "free repack's (0 = not run); under% "
             "= accepted pods on an instance with less compute than their shape; relay, pause, drain per 1,000 "
-            "arrivals; wait95 s; decide/plan µs\n\n",
+            "arrivals; wait95 s; decide/plan µs; active = time-mean GPUs running an instance\n\n",
             best_oss ? best_oss->policy : "-");
       }
     }
