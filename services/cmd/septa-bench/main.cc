@@ -9,6 +9,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   septa::bench::AddPlacementCommand(app, exit_code);
   septa::bench::AddMicroCommand(app, exit_code);
+  septa::bench::AddMigCommand(app, exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

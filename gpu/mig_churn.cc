@@ -1,0 +1,544 @@
+#include "gpu/mig_churn.h"
+
+#include <algorithm>
+#include <cmath>
+#include <list>
+#include <map>
+#include <queue>
+#include <random>
+#include <set>
+#include <sstream>
+
+namespace septa::gpu {
+
+const char* MigShapeName(int shape) {
+  static constexpr std::array<const char*, kMigShapeCount> kNames = {"1g", "1g-2m", "2g", "3g", "4g", "7g"};
+  return shape >= 0 && shape < kMigShapeCount ? kNames[shape] : "?";
+}
+
+int ShapeForMilli(int gpu_milli) {
+  // f <= g/7 and f <= m/8, smallest shape first (1g, 1g double memory, 2g, 3g, 4g, 7g).
+  for (int s = 0; s < kMigShapeCount; ++s) {
+    if (gpu_milli * 7 <= kShapeCompute[s] * 1000 && gpu_milli * 8 <= kShapeMemory[s] * 1000) return s;
+  }
+  return k7g;
+}
+
+int ChurnPod::ShapeClass() const {
+  if (gpus > 1) return 3;
+  if (shape == k7g) return 2;
+  return shape >= k3g ? 1 : 0;
+}
+
+namespace {
+
+std::vector<std::string> SplitChar(const std::string& line, char sep) {
+  std::vector<std::string> out;
+  std::string field;
+  std::stringstream in(line);
+  while (std::getline(in, field, sep)) out.push_back(field);
+  if (!line.empty() && line.back() == sep) out.emplace_back();
+  return out;
+}
+
+// MIG-BENCH §5's fixed gpu_spec table.
+std::string SpecModel(const std::string& spec) {
+  if (spec == "T4" || spec == "P100" || spec == "V100M16" || spec == "A10") return "A100-40GB";
+  if (spec == "V100M32") return "A100-80GB";
+  if (spec == "G2") return "H100-80GB";
+  if (spec == "G3") return "H200-141GB";
+  return "";
+}
+
+}  // namespace
+
+Result<std::vector<ChurnTracePod>> ParseChurnTrace(std::string_view text, std::string_view source,
+                                                   const std::vector<std::string>& models) {
+  std::stringstream in{std::string(text)};
+  std::string line;
+  if (!std::getline(in, line)) return InvalidArgument(std::string(source) + ": empty file");
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  const std::vector<std::string> header = SplitChar(line, ',');
+  auto column = [&](const char* name) {
+    auto it = std::find(header.begin(), header.end(), name);
+    return it == header.end() ? -1 : static_cast<int>(it - header.begin());
+  };
+  const int c_num = column("num_gpu"), c_milli = column("gpu_milli"), c_spec = column("gpu_spec"),
+            c_create = column("creation_time"), c_delete = column("deletion_time");
+  if (c_num < 0 || c_milli < 0 || c_create < 0 || c_delete < 0) {
+    return InvalidArgument(std::string(source) +
+                           ": line 1: needs columns num_gpu, gpu_milli, creation_time, deletion_time");
+  }
+  std::vector<ChurnTracePod> pods;
+  int line_no = 1;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    const std::vector<std::string> f = SplitChar(line, ',');
+    const int need = std::max({c_num, c_milli, c_create, c_delete, c_spec});
+    if (static_cast<int>(f.size()) <= need) {
+      return InvalidArgument(std::string(source) + ": line " + std::to_string(line_no) + ": too few columns");
+    }
+    ChurnTracePod pod;
+    try {
+      pod.num_gpu = std::stoi(f[c_num]);
+      pod.gpu_milli = std::stoi(f[c_milli]);
+      const double created = f[c_create].empty() ? 0 : std::stod(f[c_create]);
+      const double deleted = f[c_delete].empty() ? created : std::stod(f[c_delete]);
+      pod.lifetime_s = std::max(0.0, deleted - created);
+    } catch (const std::exception&) {
+      return InvalidArgument(std::string(source) + ": line " + std::to_string(line_no) + ": not a number");
+    }
+    if (pod.num_gpu <= 0 || pod.gpu_milli <= 0) continue;
+    if (c_spec >= 0 && !f[c_spec].empty()) {
+      for (const std::string& spec : SplitChar(f[c_spec], '|')) {
+        const std::string model = SpecModel(spec);
+        auto it = std::find(models.begin(), models.end(), model);
+        if (it != models.end()) pod.model_mask |= 1u << (it - models.begin());
+      }
+      if (pod.model_mask == 0) {
+        return InvalidArgument(std::string(source) + ": line " + std::to_string(line_no) + ": gpu_spec \"" + f[c_spec] +
+                               "\" maps to no model of the cluster");
+      }
+    }
+    pods.push_back(pod);
+  }
+  return pods;
+}
+
+std::vector<ChurnPod> ChurnWorkloadM1(const std::vector<ChurnTracePod>& trace, double min_lifetime_s,
+                                      double max_lifetime_s) {
+  std::vector<ChurnPod> out;
+  out.reserve(trace.size());
+  for (const ChurnTracePod& t : trace) {
+    ChurnPod pod;
+    pod.gpus = t.num_gpu;
+    pod.shape = t.num_gpu > 1 ? k7g : ShapeForMilli(t.gpu_milli);
+    pod.model_mask = t.model_mask;
+    pod.lifetime_s = std::max(min_lifetime_s, t.lifetime_s);
+    if (max_lifetime_s > 0) pod.lifetime_s = std::min(pod.lifetime_s, max_lifetime_s);
+    out.push_back(pod);
+  }
+  return out;
+}
+
+Result<std::vector<ChurnPod>> SyntheticWorkload(std::string_view mix, int count, std::uint64_t seed) {
+  constexpr std::array<int, 5> kShapes = {k1g, k2g, k3g, k4g, k7g};
+  std::array<double, 5> weights = {};
+  if (mix == "uniform") {
+    weights = {1, 1, 1, 1, 1};
+  } else if (mix == "small-heavy") {
+    weights = {50, 25, 15, 7, 3};
+  } else if (mix == "large-heavy") {
+    weights = {10, 15, 25, 25, 25};
+  } else {
+    return InvalidArgument("unknown synthetic mix \"" + std::string(mix) + "\" (uniform, small-heavy or large-heavy)");
+  }
+  double total = 0;
+  for (double w : weights) total += w;
+  std::mt19937_64 rng(seed);
+  auto uniform = [&rng] { return static_cast<double>(rng() >> 11) * (1.0 / 9007199254740992.0); };
+  std::vector<ChurnPod> pods;
+  for (int i = 0; i < count; ++i) {
+    double at = uniform() * total;
+    std::size_t k = 0;
+    while (k + 1 < weights.size() && at >= weights[k]) at -= weights[k++];
+    ChurnPod pod;
+    pod.shape = kShapes[k];
+    pod.lifetime_s = -std::log(1.0 - uniform()) * 3600.0;
+    pods.push_back(pod);
+  }
+  return pods;
+}
+
+std::vector<std::string> MixModelNames() { return {"A100-40GB", "A100-80GB", "H100-80GB", "H200-141GB"}; }
+
+Result<ChurnCluster> MixCluster(const Catalog& catalog, int scale) {
+  if (scale < 1) return InvalidArgument("cluster scale must be at least 1");
+  ChurnCluster cluster;
+  const std::vector<std::string> names = MixModelNames();
+  const std::array<int, 4> nodes = {8, 8, 12, 4};
+  for (std::size_t m = 0; m < names.size(); ++m) {
+    const GpuModel* model = catalog.Find(names[m]);
+    if (model == nullptr || !model->mig_capable) return InvalidArgument("catalog lacks MIG model " + names[m]);
+    cluster.models.push_back(model);
+  }
+  // Interleave the models' nodes so that node order does not group a model.
+  for (int unit = 0; unit < scale; ++unit) {
+    for (std::size_t m = 0; m < nodes.size(); ++m) {
+      for (int n = 0; n < nodes[m]; ++n) cluster.node_model.push_back(static_cast<int>(m));
+    }
+  }
+  return cluster;
+}
+
+std::array<double, kMigShapeCount> SliceTimeShares(const std::vector<ChurnPod>& workload) {
+  std::array<double, kMigShapeCount> shares = {};
+  double total = 0;
+  for (const ChurnPod& p : workload) {
+    const double w = p.ComputeSlices() * p.lifetime_s;
+    shares[p.shape] += w;
+    total += w;
+  }
+  if (total > 0) {
+    for (double& s : shares) s /= total;
+  }
+  return shares;
+}
+
+bool ChurnState::Usable(int gpu) const {
+  const ChurnGpu& g = gpus_[gpu];
+  return g.busy_until <= now_ && nodes_[g.node].paused_until <= now_;
+}
+
+int ChurnState::FreeUsable(int model, int profile) const {
+  if (profile < 0) return 0;
+  return free_count_[model][profile];
+}
+
+MigLayout ChurnPolicy::InitialLayout(const ChurnState& state, int gpu) {
+  const GpuModel& model = state.ModelOf(gpu);
+  std::vector<int> counts(model.mig_profiles.size(), 0);
+  for (const std::string& name : model.balanced_layout) {
+    const int p = model.ProfileIndex(name);
+    if (p >= 0) ++counts[p];
+  }
+  auto layout = PlaceCounts(model, counts);
+  return layout.ok() ? std::move(layout).value() : MigLayout{};
+}
+
+// --- the simulator ---
+
+class ChurnSimulator {
+ public:
+  ChurnSimulator(const ChurnCluster& cluster, const std::vector<ChurnPod>& workload, ChurnPolicy& policy,
+                 const ChurnConfig& config)
+      : workload_(workload), policy_(policy), config_(config), rng_(config.seed) {
+    state_.cluster_ = &cluster;
+    for (const GpuModel* model : cluster.models) {
+      std::array<int, kMigShapeCount> of{};
+      for (int s = 0; s < kMigShapeCount; ++s) {
+        of[s] = -1;
+        for (std::size_t p = 0; p < model->mig_profiles.size(); ++p) {
+          const MigProfile& prof = model->mig_profiles[p];
+          if (!prof.media_extensions && prof.compute_slices == kShapeCompute[s] &&
+              prof.memory_slices == kShapeMemory[s]) {
+            of[s] = static_cast<int>(p);
+            break;
+          }
+        }
+      }
+      state_.profile_of_.push_back(of);
+      state_.free_count_.emplace_back(model->mig_profiles.size(), 0);
+    }
+    for (std::size_t n = 0; n < cluster.node_model.size(); ++n) {
+      ChurnNode node;
+      node.model = cluster.node_model[n];
+      for (int g = 0; g < cluster.gpus_per_node; ++g) {
+        node.gpus.push_back(static_cast<int>(state_.gpus_.size()));
+        ChurnGpu gpu;
+        gpu.node = static_cast<int>(n);
+        gpu.model = node.model;
+        state_.gpus_.push_back(gpu);
+        capacity_slices_ += 7;
+      }
+      state_.nodes_.push_back(std::move(node));
+    }
+    for (std::size_t g = 0; g < state_.gpus_.size(); ++g) {
+      SetLayout(static_cast<int>(g), policy_.InitialLayout(state_, static_cast<int>(g)));
+    }
+    double mean_work = 0;
+    for (const ChurnPod& p : workload_) mean_work += p.ComputeSlices() * p.lifetime_s;
+    mean_work /= std::max<std::size_t>(1, workload_.size());
+    rate_ = mean_work > 0 ? config_.load * capacity_slices_ / mean_work : 0;
+  }
+
+  ChurnResult Run() {
+    result_.policy = policy_.name();
+    if (workload_.empty() || rate_ <= 0) return result_;
+    Prefill();
+    if (config_.prefill) {
+      for (const ChurnPod& p : workload_) warmup_until_ = std::max(warmup_until_, p.lifetime_s);
+    }
+    Push(NextGap(), kArrival, -1);
+    while (!events_.empty()) {
+      const Event e = events_.top();
+      events_.pop();
+      if (result_.arrivals >= config_.measured && e.t > last_arrival_ + config_.max_wait_s) break;
+      if (measuring_) {
+        active_integral_ += active_gpus_ * (e.t - state_.now_);
+        measured_time_ += e.t - state_.now_;
+      }
+      state_.now_ = e.t;
+      switch (e.type) {
+        case kArrival:
+          Arrive();
+          if (result_.arrivals < config_.measured) Push(state_.now_ + NextGap(), kArrival, -1);
+          break;
+        case kDepart: Depart(e.id); break;
+        case kTimeout: Timeout(e.id); break;
+        default: break;  // kRetry, kWake: only the retry below
+      }
+      if (config_.queue && e.type != kArrival && e.type != kTimeout) RetryWaiting();
+    }
+    result_.sim_end_s = state_.now_;
+    result_.active_gpus = measured_time_ > 0 ? active_integral_ / measured_time_ : 0;
+    return result_;
+  }
+
+ private:
+  enum EventType { kArrival, kDepart, kRetry, kTimeout, kWake };
+  struct Event {
+    double t = 0;
+    std::uint64_t seq = 0;
+    int type = 0;
+    int id = 0;
+    bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+  };
+  struct Live {
+    ChurnPod pod;
+    double arrival = 0;
+    bool measured = false;
+    bool waiting = false;
+    std::vector<ChurnSlot> slots;
+  };
+
+  void Push(double t, int type, int id) { events_.push(Event{t, seq_++, type, id}); }
+
+  double Uniform() { return static_cast<double>(rng_() >> 11) * (1.0 / 9007199254740992.0); }
+  double NextGap() { return -std::log(1.0 - Uniform()) / rate_; }
+
+  void SetLayout(int gpu, const MigLayout& layout) {
+    ChurnGpu& g = state_.gpus_[gpu];
+    for (const ChurnInstance& inst : g.instances) {
+      if (inst.pod < 0) --state_.free_count_[g.model][inst.profile];
+    }
+    g.instances.clear();
+    for (const MigInstance& inst : layout) {
+      g.instances.push_back(ChurnInstance{inst.profile, inst.start, -1});
+      ++state_.free_count_[g.model][inst.profile];
+    }
+  }
+
+  // Measuring starts after `warmup` arrivals and once every pod present at
+  // time 0 has left (the longest lifetime has passed).
+  bool Measuring() const { return measuring_; }
+
+  std::optional<ChurnDecision> TimedPlace(const ChurnPod& pod, bool may_relayout) {
+    const std::int64_t t0 = config_.clock_ns ? config_.clock_ns() : 0;
+    std::optional<ChurnDecision> d = policy_.Place(state_, pod, may_relayout);
+    if (config_.clock_ns && Measuring()) {
+      const double us = static_cast<double>(config_.clock_ns() - t0) / 1000.0;
+      (d && d->planned ? result_.plan_us : result_.decision_us).push_back(us);
+    }
+    return d;
+  }
+
+  // Re-lays out idle GPUs; returns false (and changes nothing) if one is not idle.
+  bool ApplyRelayouts(const std::vector<ChurnRelayout>& relayouts) {
+    for (const ChurnRelayout& r : relayouts) {
+      if (r.gpu < 0 || r.gpu >= static_cast<int>(state_.gpus_.size()) || !state_.Idle(r.gpu)) return false;
+    }
+    const RelayoutCost cost = policy_.Cost();
+    std::set<int> paused;
+    for (const ChurnRelayout& r : relayouts) {
+      SetLayout(r.gpu, r.layout);
+      ChurnGpu& g = state_.gpus_[r.gpu];
+      g.busy_until = std::max(g.busy_until, state_.now_ + cost.gpu_busy_s);
+      if (cost.gpu_busy_s > 0) Push(g.busy_until, kRetry, -1);
+      if (Measuring()) ++result_.relayouts;
+      if (cost.node_pause_s > 0 && paused.insert(g.node).second) {
+        ChurnNode& node = state_.nodes_[g.node];
+        node.paused_until = std::max(node.paused_until, state_.now_ + cost.node_pause_s);
+        Push(node.paused_until, kRetry, -1);
+        ++state_.node_pauses_total_;
+        if (Measuring()) ++result_.node_pauses;
+      }
+    }
+    return true;
+  }
+
+  // Applies a decision for pod `id`; false when the policy's decision is not valid.
+  bool Apply(int id, const ChurnDecision& d) {
+    Live& live = pods_[id];
+    if (!ApplyRelayouts(d.relayouts)) return false;
+    for (const ChurnSlot& s : d.slots) {
+      if (s.gpu < 0 || s.gpu >= static_cast<int>(state_.gpus_.size())) return false;
+      const ChurnGpu& g = state_.gpus_[s.gpu];
+      if (s.instance < 0 || s.instance >= static_cast<int>(g.instances.size()) || g.instances[s.instance].pod >= 0) {
+        return false;
+      }
+    }
+    if (!d.slots.empty() && static_cast<int>(d.slots.size()) != live.pod.gpus) return false;
+    double start = state_.now_;
+    bool undersized = false;
+    for (const ChurnSlot& s : d.slots) {
+      ChurnGpu& g = state_.gpus_[s.gpu];
+      ChurnInstance& inst = g.instances[s.instance];
+      undersized |=
+          state_.cluster_->models[g.model]->mig_profiles[inst.profile].compute_slices < kShapeCompute[live.pod.shape];
+      inst.pod = id;
+      --state_.free_count_[g.model][inst.profile];
+      const int mem = state_.cluster_->models[g.model]->mig_profiles[inst.profile].memory_slices;
+      if (g.used_instances++ == 0) ++active_gpus_;
+      g.used_memory_slices += mem;
+      state_.nodes_[g.node].used_memory_slices += mem;
+      start = std::max({start, g.busy_until, state_.nodes_[g.node].paused_until});
+    }
+    live.slots = d.slots;
+    live.waiting = false;
+    Push(start + live.pod.lifetime_s, kDepart, id);
+    if (live.measured) {
+      ++result_.accepted;
+      result_.undersized += undersized ? 1 : 0;
+      result_.accepted_slices += live.pod.ComputeSlices();
+      ++result_.class_accepted[live.pod.ShapeClass()];
+      result_.waits_s.push_back(start - live.arrival);
+      result_.gpu_hours += live.pod.ComputeSlices() / 7.0 * live.pod.lifetime_s / 3600.0;
+    }
+    return true;
+  }
+
+  void Arrive() {
+    ++state_.arrivals_;
+    if (!measuring_ && state_.arrivals_ > config_.warmup && state_.now_ >= warmup_until_) measuring_ = true;
+    const auto pick = static_cast<std::size_t>(rng_() % workload_.size());
+    const int id = static_cast<int>(pods_.size());
+    pods_.push_back(Live{workload_[pick], state_.now_, Measuring(), false, {}});
+    last_arrival_ = state_.now_;
+    Live& live = pods_.back();
+    if (live.measured) {
+      ++result_.arrivals;
+      result_.offered_slices += live.pod.ComputeSlices();
+      ++result_.class_offered[live.pod.ShapeClass()];
+    }
+    std::optional<ChurnDecision> d = TimedPlace(live.pod, true);
+    if (d && Apply(id, *d)) return;
+    if (config_.queue) {
+      pods_[id].waiting = true;
+      waiting_.push_back(id);
+      Push(state_.now_ + config_.max_wait_s, kTimeout, id);
+      PlanForWaiting();
+    }
+  }
+
+  // Starts from the steady state of the offered load (M/G/inf): round(rate ×
+  // E[lifetime]) pods present at time 0, drawn in proportion to their
+  // lifetimes, each with a uniform share of its lifetime left. openb's lifetimes
+  // are so heavy-tailed (the longest 1 % of pods carry 90 % of the pod-seconds)
+  // that a warm-up of arrivals alone never reaches the stated load. Loss
+  // admission, never measured.
+  void Prefill() {
+    if (!config_.prefill) return;
+    std::vector<double> cumulative;
+    double sum = 0;
+    for (const ChurnPod& p : workload_) cumulative.push_back(sum += p.lifetime_s);
+    const double mean_lifetime = sum / static_cast<double>(workload_.size());
+    const auto count = static_cast<long>(std::lround(rate_ * mean_lifetime));
+    for (long k = 0; k < count; ++k) {
+      const double at = Uniform() * sum;
+      const auto pick =
+          static_cast<std::size_t>(std::upper_bound(cumulative.begin(), cumulative.end(), at) - cumulative.begin());
+      ChurnPod pod = workload_[std::min(pick, workload_.size() - 1)];
+      pod.lifetime_s = std::max(1.0, Uniform() * pod.lifetime_s);
+      const int id = static_cast<int>(pods_.size());
+      pods_.push_back(Live{pod, 0, false, false, {}});
+      std::optional<ChurnDecision> d = policy_.Place(state_, pod, true);
+      if (d) Apply(id, *d);
+    }
+  }
+
+  void Depart(int id) {
+    Live& live = pods_[id];
+    for (const ChurnSlot& s : live.slots) {
+      ChurnGpu& g = state_.gpus_[s.gpu];
+      ChurnInstance& inst = g.instances[s.instance];
+      inst.pod = -1;
+      ++state_.free_count_[g.model][inst.profile];
+      const int mem = state_.cluster_->models[g.model]->mig_profiles[inst.profile].memory_slices;
+      if (--g.used_instances == 0) --active_gpus_;
+      g.used_memory_slices -= mem;
+      state_.nodes_[g.node].used_memory_slices -= mem;
+    }
+    live.slots.clear();
+    policy_.OnDepart(live.pod);
+  }
+
+  void Timeout(int id) {
+    if (!pods_[id].waiting) return;
+    pods_[id].waiting = false;
+    waiting_.remove(id);
+  }
+
+  // Queue mode: every waiting pod is tried again (FIFO, a shape that failed is
+  // not tried again in the same round); one re-layout attempt per round.
+  void RetryWaiting() {
+    std::set<std::uint64_t> failed;
+    bool relayout_tried = false;
+    for (auto it = waiting_.begin(); it != waiting_.end();) {
+      Live& live = pods_[*it];
+      const std::uint64_t key = static_cast<std::uint64_t>(live.pod.shape) |
+                                static_cast<std::uint64_t>(live.pod.gpus) << 8 |
+                                static_cast<std::uint64_t>(live.pod.model_mask) << 32;
+      if (failed.count(key)) {
+        ++it;
+        continue;
+      }
+      std::optional<ChurnDecision> d = TimedPlace(live.pod, !relayout_tried);
+      relayout_tried = true;
+      if (d && Apply(*it, *d)) {
+        it = waiting_.erase(it);
+      } else {
+        failed.insert(key);
+        ++it;
+      }
+    }
+    PlanForWaiting();
+  }
+
+  void PlanForWaiting() {
+    std::vector<const ChurnPod*> waiting;
+    for (int id : waiting_) waiting.push_back(&pods_[id].pod);
+    const std::int64_t t0 = config_.clock_ns ? config_.clock_ns() : 0;
+    const std::vector<ChurnRelayout> relayouts = policy_.Plan(state_, waiting);
+    if (!relayouts.empty()) {
+      if (config_.clock_ns && Measuring()) {
+        result_.plan_us.push_back(static_cast<double>(config_.clock_ns() - t0) / 1000.0);
+      }
+      ApplyRelayouts(relayouts);
+    }
+    if (auto wake = policy_.WakeAt(); wake && *wake > state_.now_ && *wake != last_wake_) {
+      last_wake_ = *wake;
+      Push(*wake, kWake, -1);
+    }
+  }
+
+  const std::vector<ChurnPod>& workload_;
+  ChurnPolicy& policy_;
+  ChurnConfig config_;
+  std::mt19937_64 rng_;
+  ChurnState state_;
+  ChurnResult result_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  std::uint64_t seq_ = 0;
+  std::vector<Live> pods_;
+  std::list<int> waiting_;
+  double rate_ = 0;
+  double capacity_slices_ = 0;
+  double last_arrival_ = 0;
+  double last_wake_ = -1;
+  double warmup_until_ = 0;
+  bool measuring_ = false;
+  int active_gpus_ = 0;
+  double active_integral_ = 0;
+  double measured_time_ = 0;
+};
+
+ChurnResult RunChurn(const ChurnCluster& cluster, const std::vector<ChurnPod>& workload, ChurnPolicy& policy,
+                     const ChurnConfig& config) {
+  ChurnSimulator sim(cluster, workload, policy, config);
+  return sim.Run();
+}
+
+}  // namespace septa::gpu

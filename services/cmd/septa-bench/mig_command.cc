@@ -1,0 +1,345 @@
+// septa-bench mig: MIG placement and re-partitioning under churn
+// (shared/docs/MIG-BENCH.md), every requested policy side by side on the same
+// seeds. The simulator and the policies live in gpu/mig_churn*; this shell
+// reads the traces, times decisions and prints the tables.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "common/percentile.h"
+#include "gpu/catalog.h"
+#include "gpu/mig_churn.h"
+#include "services/base/file.h"
+#include "services/cmd/septa-bench/commands.h"
+
+namespace septa::bench {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct MigOptions {
+  std::vector<std::string> pods;
+  std::string mix_from = "../shared/data/openb/openb_pod_list_default.csv";
+  std::string cluster = "mix-1280";
+  std::string policy = "all";
+  std::string seeds = "42-51";
+  std::string loads = "1.1,1.3";
+  std::string mode = "queue,loss";
+  int warmup = 5000;
+  int measured = 20000;
+  double t_gi = 5, t_dp = 30, t_node = 120;
+  double pause_budget = 1.8;
+  double max_lifetime = 86400;
+  bool json = false;
+};
+
+const std::vector<std::string> kMigPolicies = {"static", "hami-templates", "nos",
+                                               "septa",  "bound-fluid",    "bound-repack"};
+const std::vector<std::string> kOssBaselines = {"static", "hami-templates", "nos"};
+
+Result<std::vector<std::uint64_t>> MigSeeds(const std::string& text) {
+  std::vector<std::uint64_t> seeds;
+  std::stringstream list(text);
+  std::string item;
+  while (std::getline(list, item, ',')) {
+    const std::size_t dash = item.find('-');
+    try {
+      const std::uint64_t first = std::stoull(item.substr(0, dash));
+      const std::uint64_t last = dash == std::string::npos ? first : std::stoull(item.substr(dash + 1));
+      if (last < first || last - first > 10000) return InvalidArgument("bad seed range " + item);
+      for (std::uint64_t s = first; s <= last; ++s) seeds.push_back(s);
+    } catch (const std::exception&) {
+      return InvalidArgument("--seeds: '" + item + "' is not a seed or a range like 42-51");
+    }
+  }
+  if (seeds.empty()) return InvalidArgument("--seeds: no seed given");
+  return seeds;
+}
+
+std::vector<std::string> MigSplit(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+struct MeanStd {
+  double mean = 0, std = 0;
+};
+MeanStd MigMeanStd(const std::vector<double>& v) {
+  MeanStd r;
+  if (v.empty()) return r;
+  for (double x : v) r.mean += x / static_cast<double>(v.size());
+  for (double x : v) r.std += (x - r.mean) * (x - r.mean) / static_cast<double>(v.size());
+  r.std = std::sqrt(r.std);
+  return r;
+}
+
+// One policy over the seeds.
+struct MigRow {
+  std::string policy;
+  MeanStd accepted_pct, slice_pct, accepted_pods;
+  std::array<double, 4> class_pct = {};
+  double relayouts_per_k = 0, pauses_per_k = 0, drains_per_k = 0, drains_pct = 0;
+  double wait_p50 = 0, wait_p95 = 0;
+  double decision_p50 = 0, decision_p99 = 0, plan_p50 = 0, plan_p99 = 0, plans = 0;
+  double gpu_hours = 0;
+  double undersized_pct = 0;  // of accepted pods
+  double active_gpus = 0;
+  double wall_s = 0;
+};
+
+std::unique_ptr<gpu::ChurnPolicy> MakeMigPolicy(const std::string& name, const MigOptions& o,
+                                                const std::array<double, gpu::kMigShapeCount>& shares) {
+  if (name == "static") return gpu::MakeStaticPolicy(shares);
+  if (name == "hami-templates") return gpu::MakeHamiTemplatesPolicy(o.t_gi);
+  if (name == "nos") return gpu::MakeNosPolicy(o.t_gi, o.t_dp);
+  if (name == "septa") return gpu::MakeSeptaPolicy(shares, o.t_node, o.pause_budget);
+  if (name == "bound-fluid") return gpu::MakeFluidBound();
+  if (name == "bound-repack") return gpu::MakeRepackBound();
+  return nullptr;
+}
+
+MigRow RunMigPolicy(const gpu::ChurnCluster& cluster, const std::vector<gpu::ChurnPod>& workload,
+                    const std::string& name, const MigOptions& o, const std::array<double, gpu::kMigShapeCount>& shares,
+                    double load, bool queue, const std::vector<std::uint64_t>& seeds) {
+  MigRow row;
+  row.policy = name;
+  std::vector<double> acc, slice, pods, waits, decision, plan;
+  const double runs = static_cast<double>(seeds.size());
+  for (std::uint64_t seed : seeds) {
+    std::unique_ptr<gpu::ChurnPolicy> policy = MakeMigPolicy(name, o, shares);
+    gpu::ChurnConfig config;
+    config.load = load;
+    config.queue = queue;
+    config.warmup = o.warmup;
+    config.measured = o.measured;
+    config.seed = seed;
+    config.clock_ns = [] {
+      return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count();
+    };
+    const auto t0 = std::chrono::steady_clock::now();
+    const gpu::ChurnResult r = gpu::RunChurn(cluster, workload, *policy, config);
+    row.wall_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / runs;
+    const double arrivals = std::max(1, r.arrivals);
+    acc.push_back(100.0 * r.accepted / arrivals);
+    slice.push_back(r.offered_slices > 0 ? 100.0 * r.accepted_slices / r.offered_slices : 0);
+    pods.push_back(r.accepted);
+    for (int c = 0; c < 4; ++c) {
+      row.class_pct[c] += (r.class_offered[c] > 0 ? 100.0 * r.class_accepted[c] / r.class_offered[c] : 0) / runs;
+    }
+    row.relayouts_per_k += 1000.0 * r.relayouts / arrivals / runs;
+    row.pauses_per_k += 1000.0 * r.node_pauses / arrivals / runs;
+    row.drains_per_k += 1000.0 * r.drains / arrivals / runs;
+    row.drains_pct += (r.accepted > 0 ? 100.0 * r.drains / r.accepted : 0) / runs;
+    row.gpu_hours += r.gpu_hours / runs;
+    row.active_gpus += r.active_gpus / runs;
+    row.undersized_pct += (r.accepted > 0 ? 100.0 * r.undersized / r.accepted : 0) / runs;
+    row.plans += static_cast<double>(r.plan_us.size()) / runs;
+    waits.insert(waits.end(), r.waits_s.begin(), r.waits_s.end());
+    decision.insert(decision.end(), r.decision_us.begin(), r.decision_us.end());
+    plan.insert(plan.end(), r.plan_us.begin(), r.plan_us.end());
+  }
+  row.accepted_pct = MigMeanStd(acc);
+  row.slice_pct = MigMeanStd(slice);
+  row.accepted_pods = MigMeanStd(pods);
+  row.wait_p50 = Percentile(waits, 0.5);
+  row.wait_p95 = Percentile(waits, 0.95);
+  row.decision_p50 = Percentile(decision, 0.5);
+  row.decision_p99 = Percentile(decision, 0.99);
+  row.plan_p50 = Percentile(plan, 0.5);
+  row.plan_p99 = Percentile(plan, 0.99);
+  return row;
+}
+
+int RunMig(MigOptions o) {
+  const std::string data_dir = "../shared/data/openb/";
+  if (o.pods.empty()) o.pods.push_back(data_dir + "openb_pod_list_default.csv");
+  auto seeds = MigSeeds(o.seeds);
+  if (!seeds.ok()) {
+    fmt::print(stderr, "{}\n", seeds.status().message());
+    return 2;
+  }
+  int scale = 0;
+  if (o.cluster == "mix-256") scale = 1;
+  if (o.cluster == "mix-1280") scale = 5;
+  if (o.cluster.starts_with("mix-x")) scale = std::atoi(o.cluster.c_str() + 5);
+  auto cluster = gpu::MixCluster(gpu::Catalog::Default(), scale);
+  if (!cluster.ok()) {
+    fmt::print(stderr, "--cluster {}: {} (mix-256, mix-1280 or mix-x<scale>)\n", o.cluster, cluster.status().message());
+    return 2;
+  }
+  std::vector<std::string> policies = o.policy == "all" ? kMigPolicies : MigSplit(o.policy);
+  for (const std::string& p : policies) {
+    if (std::find(kMigPolicies.begin(), kMigPolicies.end(), p) == kMigPolicies.end()) {
+      fmt::print(stderr,
+                 "--policy: unknown policy {} (known: static, hami-templates, nos, septa, bound-fluid, bound-repack)\n",
+                 p);
+      return 2;
+    }
+  }
+  auto load_trace = [&](const std::string& path) -> Result<std::vector<gpu::ChurnPod>> {
+    if (path.starts_with("synthetic:")) {
+      auto pods = gpu::SyntheticWorkload(path.substr(10), 10000, 7);
+      SEPTA_RETURN_IF_ERROR(pods);
+      for (gpu::ChurnPod& p : *pods) p.lifetime_s = std::max(60.0, p.lifetime_s);
+      return pods;
+    }
+    Result<std::string> text = base::ReadFile(path);
+    SEPTA_RETURN_IF_ERROR(text);
+    auto trace = gpu::ParseChurnTrace(*text, path, gpu::MixModelNames());
+    SEPTA_RETURN_IF_ERROR(trace);
+    return gpu::ChurnWorkloadM1(*trace, 60, o.max_lifetime);
+  };
+  // Offline parameters (static's layout mix, Septa's forecast) come from one
+  // visible trace only, never from the trace being measured.
+  auto mix_workload = load_trace(o.mix_from);
+  if (!mix_workload.ok()) {
+    fmt::print(stderr, "--mix-from: {}\n", mix_workload.status().message());
+    return 1;
+  }
+  const std::array<double, gpu::kMigShapeCount> shares = gpu::SliceTimeShares(*mix_workload);
+  std::vector<double> loads;
+  for (const std::string& l : MigSplit(o.loads)) loads.push_back(std::atof(l.c_str()));
+  const std::vector<std::string> modes = MigSplit(o.mode);
+  for (const std::string& path : o.pods) {
+    auto workload = load_trace(path);
+    if (!workload.ok()) {
+      fmt::print(stderr, "{}\n", workload.status().message());
+      return 1;
+    }
+    const bool synthetic = path.starts_with("synthetic:");
+    const std::string trace = synthetic ? path : fs::path(path).stem().string();
+    // A synthetic mix is our own distribution, known in advance: the offline
+    // parameters take its own shares.
+    const std::array<double, gpu::kMigShapeCount> trace_shares = synthetic ? gpu::SliceTimeShares(*workload) : shares;
+    for (const std::string& mode : modes) {
+      if (mode != "queue" && mode != "loss") {
+        fmt::print(stderr, "--mode: {} is neither queue nor loss\n", mode);
+        return 2;
+      }
+      for (double load : loads) {
+        std::vector<MigRow> rows;
+        for (const std::string& p : policies) {
+          rows.push_back(RunMigPolicy(*cluster, *workload, p, o, trace_shares, load, mode == "queue", *seeds));
+        }
+        const MigRow* best_oss = nullptr;
+        const MigRow* bound = nullptr;
+        const MigRow* repack = nullptr;
+        for (const MigRow& r : rows) {
+          if (std::find(kOssBaselines.begin(), kOssBaselines.end(), r.policy) != kOssBaselines.end() &&
+              (best_oss == nullptr || r.accepted_pct.mean > best_oss->accepted_pct.mean)) {
+            best_oss = &r;
+          }
+          if (r.policy == "bound-fluid") bound = &r;
+          if (r.policy == "bound-repack") repack = &r;
+        }
+        if (o.json) {
+          nlohmann::json out = {{"trace", trace},
+                                {"cluster", o.cluster},
+                                {"gpus", cluster->node_model.size() * cluster->gpus_per_node},
+                                {"mode", mode},
+                                {"load", load},
+                                {"seeds", seeds->size()},
+                                {"warmup", o.warmup},
+                                {"measured", o.measured},
+                                {"results", nlohmann::json::array()}};
+          for (const MigRow& r : rows) {
+            out["results"].push_back(
+                {{"policy", r.policy},
+                 {"accepted_pct", {{"mean", r.accepted_pct.mean}, {"std", r.accepted_pct.std}}},
+                 {"slice_pct", {{"mean", r.slice_pct.mean}, {"std", r.slice_pct.std}}},
+                 {"accepted_pods", r.accepted_pods.mean},
+                 {"slice_ratio_b1", bound && bound->slice_pct.mean > 0 ? r.slice_pct.mean / bound->slice_pct.mean : 0},
+                 {"slice_ratio_b2",
+                  repack && repack->slice_pct.mean > 0 ? r.slice_pct.mean / repack->slice_pct.mean : 0},
+                 {"class_pct", r.class_pct},
+                 {"relayouts_per_1000", r.relayouts_per_k},
+                 {"node_pauses_per_1000", r.pauses_per_k},
+                 {"drains_per_1000", r.drains_per_k},
+                 {"drains_pct_of_accepted", r.drains_pct},
+                 {"gpu_hours", r.gpu_hours},
+                 {"undersized_pct_of_accepted", r.undersized_pct},
+                 {"active_gpus_time_mean", r.active_gpus},
+                 {"wait_s", {{"p50", r.wait_p50}, {"p95", r.wait_p95}}},
+                 {"decision_us", {{"p50", r.decision_p50}, {"p99", r.decision_p99}}},
+                 {"plan_us", {{"p50", r.plan_p50}, {"p99", r.plan_p99}, {"per_run", r.plans}}},
+                 {"wall_s", r.wall_s}});
+          }
+          fmt::print("{}\n", out.dump());
+          continue;
+        }
+        fmt::print("trace {} · {} ({} GPUs) · {} mode · load {:.2f} · {} seeds · {}+{} arrivals\n", trace, o.cluster,
+                   cluster->node_model.size() * cluster->gpus_per_node, mode, load, seeds->size(), o.warmup,
+                   o.measured);
+        fmt::print(
+            "{:<15} {:>14} {:>14} {:>8} {:>7} {:>6} {:>6} {:>23} {:>6} {:>6} {:>6} {:>6} {:>7} {:>13} {:>13} {:>7} "
+            "{:>7}\n",
+            "policy", "accepted %", "slice-wt %", "Δpods %", "Δslice", "/B1", "/B2", "1g-2g 3g-4g 7g multi", "under%",
+            "relay", "pause", "drain", "wait95", "decide p50/99", "plan p50/99", "active", "wall s");
+        for (const MigRow& r : rows) {
+          const double d_pods = best_oss ? 100.0 * (r.accepted_pods.mean / best_oss->accepted_pods.mean - 1) : 0;
+          const double d_slice = best_oss ? r.slice_pct.mean - best_oss->slice_pct.mean : 0;
+          const double ratio = bound && bound->slice_pct.mean > 0 ? r.slice_pct.mean / bound->slice_pct.mean : 0;
+          const double ratio2 = repack && repack->slice_pct.mean > 0 ? r.slice_pct.mean / repack->slice_pct.mean : 0;
+          fmt::print(
+              "{:<15} {:>7.2f}±{:<5.2f} {:>7.2f}±{:<5.2f} {:>+8.1f} {:>+7.1f} {:>6.3f} {:>6.3f} {:>5.1f} {:>5.1f} "
+              "{:>5.1f} "
+              "{:>5.1f} {:>6.1f} {:>6.2f} {:>6.2f} {:>6.2f} {:>7.0f} {:>6.1f}/{:<6.1f} {:>6.0f}/{:<6.0f} {:>7.1f} "
+              "{:>7.2f}\n",
+              r.policy, r.accepted_pct.mean, r.accepted_pct.std, r.slice_pct.mean, r.slice_pct.std, d_pods, d_slice,
+              ratio, ratio2, r.class_pct[0], r.class_pct[1], r.class_pct[2], r.class_pct[3], r.undersized_pct,
+              r.relayouts_per_k, r.pauses_per_k, r.drains_per_k, r.wait_p95, r.decision_p50, r.decision_p99, r.plan_p50,
+              r.plan_p99, r.active_gpus, r.wall_s);
+        }
+        fmt::print(
+            "Δ vs best of static/hami-templates/nos ({}); /B1, /B2 = slice-weighted acceptance / the fluid's, the "
+            "free repack's (0 = not run); under% "
+            "= accepted pods on an instance with less compute than their shape; relay, pause, drain per 1,000 "
+            "arrivals; wait95 s; decide/plan µs; active = time-mean GPUs running an instance\n\n",
+            best_oss ? best_oss->policy : "-");
+      }
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+void AddMigCommand(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<MigOptions>();
+  CLI::App* cmd = app.add_subcommand("mig", "MIG placement and re-partitioning under churn (MIG-BENCH.md)");
+  cmd->add_option("--pods", options->pods,
+                  "openb pod list CSV or synthetic:<uniform|small-heavy|large-heavy>, repeatable "
+                  "(default ../shared/data/openb/openb_pod_list_default.csv)");
+  cmd->add_option("--mix-from", options->mix_from, "visible trace the offline layout mix is taken from")
+      ->capture_default_str();
+  cmd->add_option("--cluster", options->cluster, "mix-256, mix-1280 or mix-x<scale>")->capture_default_str();
+  cmd->add_option("--policy", options->policy, "policy name, comma list, or all")->capture_default_str();
+  cmd->add_option("--seeds", options->seeds, "seeds: 42-51 or 1,2,5")->capture_default_str();
+  cmd->add_option("--loads", options->loads, "offered loads rho, comma list")->capture_default_str();
+  cmd->add_option("--mode", options->mode, "admission: queue, loss or both (comma list)")->capture_default_str();
+  cmd->add_option("--warmup", options->warmup, "arrivals before measuring")->capture_default_str();
+  cmd->add_option("--measured", options->measured, "arrivals measured")->capture_default_str();
+  cmd->add_option("--t-gi", options->t_gi, "seconds to create a GPU instance")->capture_default_str();
+  cmd->add_option("--t-dp", options->t_dp, "seconds for the device plugin to re-advertise")->capture_default_str();
+  cmd->add_option("--t-node", options->t_node, "seconds of a mig-manager cycle (node paused)")->capture_default_str();
+  cmd->add_option("--pause-budget", options->pause_budget, "Septa: node pauses per 1,000 arrivals at most")
+      ->capture_default_str();
+  cmd->add_option("--max-lifetime", options->max_lifetime,
+                  "cap on pod lifetimes in seconds (0 = none); measuring starts once it has passed")
+      ->capture_default_str();
+  cmd->add_flag("--json", options->json, "one JSON object per trace × mode × load on stdout");
+  cmd->callback([options, &exit_code] { exit_code = RunMig(*options); });
+}
+
+}  // namespace septa::bench

@@ -1,0 +1,187 @@
+#include "gpu/mig_churn.h"
+
+#include <gtest/gtest.h>
+
+namespace septa::gpu {
+namespace {
+
+// One node of 8 A100-40GB GPUs.
+ChurnCluster OneNode() {
+  ChurnCluster cluster;
+  cluster.models = {Catalog::Default().Find("A100-40GB")};
+  cluster.node_model = {0};
+  return cluster;
+}
+
+std::vector<ChurnPod> Only(int shape, double lifetime_s, int gpus = 1) {
+  ChurnPod pod;
+  pod.shape = shape;
+  pod.gpus = gpus;
+  pod.lifetime_s = lifetime_s;
+  return {pod};
+}
+
+// Loss mode, empty cluster, `n` arrivals all measured; at this load pods
+// lasting 1e9 s outlive the run.
+ChurnConfig Arrivals(int n, bool queue = false) {
+  ChurnConfig c;
+  c.load = 1000;
+  c.queue = queue;
+  c.warmup = 0;
+  c.measured = n;
+  c.prefill = false;
+  return c;
+}
+
+std::array<double, kMigShapeCount> AllOf(int shape) {
+  std::array<double, kMigShapeCount> shares = {};
+  shares[shape] = 1;
+  return shares;
+}
+
+TEST(MigChurn, MapsGpuMilliToTheSmallestCoveringShape) {
+  EXPECT_EQ(ShapeForMilli(125), k1g);
+  EXPECT_EQ(ShapeForMilli(140), k1gDoubleMemory);  // <= 1/7 compute, <= 2/8 memory
+  EXPECT_EQ(ShapeForMilli(250), k2g);
+  EXPECT_EQ(ShapeForMilli(320), k3g);
+  EXPECT_EQ(ShapeForMilli(470), k4g);
+  EXPECT_EQ(ShapeForMilli(810), k7g);
+}
+
+TEST(MigChurn, ParsesTraceWithSpecTableAndLifetimes) {
+  const std::string text =
+      "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n"
+      "a,1,1,1,470,V100M32,LS,Running,100,700,100\n"
+      "b,1,1,0,0,,LS,Running,0,10,0\n"
+      "c,1,1,2,1000,G2|G3,LS,Running,0,30,0\n";
+  auto pods = ParseChurnTrace(text, "t.csv", MixModelNames());
+  ASSERT_TRUE(pods.ok()) << pods.status().ToString();
+  ASSERT_EQ(pods->size(), 2u);                // the CPU-only pod is dropped
+  EXPECT_EQ((*pods)[0].model_mask, 1u << 1);  // V100M32 -> A100-80GB
+  EXPECT_EQ((*pods)[0].lifetime_s, 600);
+  EXPECT_EQ((*pods)[1].model_mask, (1u << 2) | (1u << 3));
+  const std::vector<ChurnPod> w = ChurnWorkloadM1(*pods, 60, 500);
+  EXPECT_EQ(w[0].shape, k4g);
+  EXPECT_EQ(w[0].lifetime_s, 500);  // capped
+  EXPECT_EQ(w[1].shape, k7g);
+  EXPECT_EQ(w[1].gpus, 2);
+  EXPECT_EQ(w[1].lifetime_s, 60);  // floored
+  EXPECT_FALSE(ParseChurnTrace("name,x\n", "t.csv", MixModelNames()).ok());
+}
+
+TEST(MigChurn, SyntheticMixesFollowTheirWeights) {
+  auto pods = SyntheticWorkload("small-heavy", 20000, 7);
+  ASSERT_TRUE(pods.ok());
+  int ones = 0;
+  double lifetime = 0;
+  for (const ChurnPod& p : *pods) {
+    ones += p.shape == k1g;
+    lifetime += p.lifetime_s / 20000.0;
+  }
+  EXPECT_NEAR(ones / 20000.0, 0.50, 0.02);
+  EXPECT_NEAR(lifetime, 3600, 150);
+  EXPECT_FALSE(SyntheticWorkload("heavy", 10, 7).ok());
+}
+
+// A hand-checkable cluster: 20 4g pods that never leave, on 8 A100-40GB GPUs.
+TEST(MigChurn, EachPolicyAcceptsWhatItsLayoutsHold) {
+  const ChurnCluster cluster = OneNode();
+  const std::vector<ChurnPod> pods = Only(k4g, 1e9);
+  auto accepted = [&](ChurnPolicy& policy) { return RunChurn(cluster, pods, policy, Arrivals(20)).accepted; };
+  // static sized for 4g pods: every GPU 4g+3g, one 4g pod each.
+  EXPECT_EQ(accepted(*MakeStaticPolicy(AllOf(k4g))), 8);
+  // HAMi matches memory only: a 4g pod (4 memory slices) gets a 3g.20gb of the 3g×2 template.
+  auto hami = MakeHamiTemplatesPolicy(5);
+  const ChurnResult h = RunChurn(cluster, pods, *hami, Arrivals(20));
+  EXPECT_EQ(h.accepted, 16);
+  EXPECT_EQ(h.undersized, 16);
+  // nos starts every GPU as one 7g and plans only for pending pods (none in loss mode).
+  EXPECT_EQ(accepted(*MakeNosPolicy(5, 30)), 0);
+  // Septa's planner lays out 4g+3g for a 4g mix; a 3g cannot hold a 4g pod.
+  EXPECT_EQ(accepted(*MakeSeptaPolicy(AllOf(k4g), 120, 2)), 8);
+  // The fluid bound: 56 compute slices hold 14 pods of 4.
+  EXPECT_EQ(accepted(*MakeFluidBound()), 14);
+  // Free repack: two 4g never share a GPU (4g starts at slice 0 only).
+  EXPECT_EQ(accepted(*MakeRepackBound()), 8);
+}
+
+TEST(MigChurn, RepackLpCountsGpusOverMaximalLayouts) {
+  const GpuModel& a100 = *Catalog::Default().Find("A100-40GB");
+  auto gpus = [&](std::initializer_list<std::pair<int, int>> items) {
+    std::array<int, kMigShapeCount> d = {};
+    for (const auto& item : items) d[item.first] = item.second;
+    return RepackLpGpus(a100, d);
+  };
+  EXPECT_NEAR(gpus({{k4g, 2}}), 2, 1e-9);
+  EXPECT_NEAR(gpus({{k4g, 1}, {k3g, 1}}), 1, 1e-9);
+  EXPECT_NEAR(gpus({{k3g, 2}}), 1, 1e-9);
+  EXPECT_NEAR(gpus({{k1g, 7}}), 1, 1e-9);
+  EXPECT_NEAR(gpus({{k1g, 8}}), 8.0 / 7.0, 1e-9);  // the LP relaxation: fractional GPUs
+  EXPECT_NEAR(gpus({{k7g, 3}, {k2g, 3}}), 4, 1e-9);
+}
+
+TEST(MigChurn, SeptaRelayoutPausesTheNodeAndStartsThePodAfterIt) {
+  const ChurnCluster cluster = OneNode();
+  // Laid out for 7g pods; a 3g pod needs a re-layout (no 7g is given to a 3g pod).
+  auto septa = MakeSeptaPolicy(AllOf(k7g), 120, 1000);
+  const ChurnResult r = RunChurn(cluster, Only(k3g, 1e9), *septa, Arrivals(1, true));
+  EXPECT_EQ(r.accepted, 1);
+  EXPECT_EQ(r.node_pauses, 1);
+  EXPECT_GE(r.relayouts, 1);
+  ASSERT_EQ(r.waits_s.size(), 1u);
+  EXPECT_DOUBLE_EQ(r.waits_s[0], 120);  // bound at once, runs once mig-manager is done
+  // Without a pause budget the pod is refused.
+  auto capped = MakeSeptaPolicy(AllOf(k7g), 120, 0);
+  EXPECT_EQ(RunChurn(cluster, Only(k3g, 1e9), *capped, Arrivals(1)).accepted, 0);
+}
+
+// A policy that always re-lays out GPU 0 to one 7g and binds the pod there.
+class GreedyRelayout : public ChurnPolicy {
+ public:
+  std::string name() const override { return "greedy"; }
+  std::optional<ChurnDecision> Place(const ChurnState& state, const ChurnPod& /*pod*/, bool /*may*/) override {
+    const GpuModel& m = state.ModelOf(0);
+    std::vector<int> counts(m.mig_profiles.size(), 0);
+    counts[state.ProfileOf(0, k7g)] = 1;
+    return ChurnDecision{{ChurnRelayout{0, PlaceCounts(m, counts).value()}}, {ChurnSlot{0, 0}}, false};
+  }
+};
+
+TEST(MigChurn, ReLayoutOnlyOnAnIdleGpu) {
+  GreedyRelayout policy;
+  const ChurnResult r = RunChurn(OneNode(), Only(k7g, 1e9), policy, Arrivals(3));
+  EXPECT_EQ(r.accepted, 1);   // GPU 0 runs the first pod: the next re-layouts are refused
+  EXPECT_EQ(r.relayouts, 1);  // and not counted
+  EXPECT_EQ(r.drains, 0);
+}
+
+TEST(MigChurn, SameSeedSameRunOtherSeedOtherRun) {
+  auto cluster = MixCluster(Catalog::Default(), 1);
+  ASSERT_TRUE(cluster.ok());
+  std::vector<ChurnPod> pods;
+  for (int s = 0; s < kMigShapeCount; ++s) {
+    ChurnPod pod;
+    pod.shape = s;
+    pod.lifetime_s = 600.0 * (s + 1);
+    pods.push_back(pod);
+  }
+  pods.push_back(Only(k7g, 3000, 4)[0]);
+  ChurnConfig c;
+  c.warmup = 200;
+  c.measured = 1000;
+  c.load = 1.3;
+  auto run = [&](std::uint64_t seed) {
+    c.seed = seed;
+    auto policy = MakeSeptaPolicy(SliceTimeShares(pods), 120, 2);
+    return RunChurn(*cluster, pods, *policy, c);
+  };
+  const ChurnResult a = run(42), b = run(42), other = run(43);
+  EXPECT_EQ(a.arrivals, 1000);
+  EXPECT_EQ(a.accepted, b.accepted);
+  EXPECT_EQ(a.relayouts, b.relayouts);
+  EXPECT_EQ(a.waits_s, b.waits_s);
+  EXPECT_NE(a.waits_s, other.waits_s);
+}
+
+}  // namespace
+}  // namespace septa::gpu
