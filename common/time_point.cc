@@ -65,8 +65,14 @@ std::optional<TimePoint> ParseRfc3339(std::string_view text) {
     return std::nullopt;
   }
   if (at != text.size()) return std::nullopt;
-  const auto local = sys_days(date) + hours(*hour) + minutes(*minute) + seconds(*second);
-  return time_point_cast<TimePoint::duration>(local - offset + fraction);
+  // In whole seconds first: a TimePoint counts nanoseconds in 64 bits (the
+  // years 1678 to 2261), and converting a year outside would overflow.
+  const seconds since_epoch =
+      (sys_days(date) + hours(*hour) + minutes(*minute) + seconds(*second) - offset).time_since_epoch();
+  const seconds first = ceil<seconds>(TimePoint::min().time_since_epoch());
+  const seconds last = floor<seconds>(TimePoint::max().time_since_epoch()) - seconds(1);  // room for the fraction
+  if (since_epoch < first || since_epoch > last) return std::nullopt;
+  return TimePoint(duration_cast<TimePoint::duration>(since_epoch) + fraction);
 }
 
 }  // namespace septa

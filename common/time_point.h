@@ -17,7 +17,8 @@ std::string FormatRfc3339(TimePoint t);
 // An RFC 3339 date-time, strictly: "2026-11-01T00:00:00Z", with an optional
 // fraction of up to 9 digits and an offset "Z" or "+HH:MM" / "-HH:MM" ("T"
 // and "Z" in either case, as the RFC allows). nullopt for anything else,
-// a date that does not exist (2026-02-30) or a leap second included.
+// a date that does not exist (2026-02-30), a leap second, or an instant a
+// TimePoint cannot hold (before 1678 or after 2261).
 std::optional<TimePoint> ParseRfc3339(std::string_view text);
 
 }  // namespace septa

@@ -27,5 +27,16 @@ TEST(parseRfc3339, RefusesAnythingElse) {
   }
 }
 
+// A TimePoint counts nanoseconds in 64 bits: the years 1678 to 2261 (UBSan
+// found the conversion of year 0001 overflowing).
+TEST(parseRfc3339, RefusesInstantsATimePointCannotHold) {
+  for (const char* text :
+       {"0001-01-01T00:00:00Z", "1677-01-01T00:00:00Z", "2262-04-12T00:00:00Z", "9999-12-31T23:59:59.999999999Z"}) {
+    EXPECT_EQ(ParseRfc3339(text), std::nullopt) << text;
+  }
+  EXPECT_TRUE(ParseRfc3339("1678-01-01T00:00:00Z").has_value());
+  EXPECT_TRUE(ParseRfc3339("2261-12-31T23:59:59.999999999Z").has_value());
+}
+
 }  // namespace
 }  // namespace septa

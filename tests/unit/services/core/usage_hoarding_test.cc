@@ -142,7 +142,8 @@ TEST_F(UsageHoardingTest, UsedAgainOrNoLongerMeasuredItIsUnflagged) {
 
   Run(minutes(1), 0.5);
   EXPECT_EQ(MustPass(actor).unflagged, 1);
-  const tenancy::Condition* acme = HoardingOf(Stored("acme"));
+  const tenancy::VirtualCluster acme_now = Stored("acme");
+  const tenancy::Condition* acme = HoardingOf(acme_now);
   ASSERT_NE(acme, nullptr);
   EXPECT_EQ(acme->status, tenancy::ConditionStatus::kFalse);
   EXPECT_EQ(acme->reason, "InUse");
