@@ -12,9 +12,11 @@
 #include <sstream>
 
 #include "common/percentile.h"
+#include "common/text.h"
 #include "gpu/catalog.h"
 #include "gpu/mig_churn.h"
 #include "services/base/file.h"
+#include "services/cmd/septa-bench/arguments.h"
 #include "services/cmd/septa-bench/commands.h"
 
 namespace septa::bench {
@@ -42,32 +44,10 @@ const std::vector<std::string> kMigPolicies = {"static", "hami-templates", "nos"
                                                "septa",  "bound-fluid",    "bound-repack"};
 const std::vector<std::string> kOssBaselines = {"static", "hami-templates", "nos"};
 
-Result<std::vector<std::uint64_t>> MigSeeds(const std::string& text) {
-  std::vector<std::uint64_t> seeds;
-  std::stringstream list(text);
-  std::string item;
-  while (std::getline(list, item, ',')) {
-    const std::size_t dash = item.find('-');
-    try {
-      const std::uint64_t first = std::stoull(item.substr(0, dash));
-      const std::uint64_t last = dash == std::string::npos ? first : std::stoull(item.substr(dash + 1));
-      if (last < first || last - first > 10000) return InvalidArgument("bad seed range " + item);
-      for (std::uint64_t s = first; s <= last; ++s) seeds.push_back(s);
-    } catch (const std::exception&) {
-      return InvalidArgument("--seeds: '" + item + "' is not a seed or a range like 42-51");
-    }
-  }
-  if (seeds.empty()) return InvalidArgument("--seeds: no seed given");
-  return seeds;
-}
-
+// The non-empty items of a comma list.
 std::vector<std::string> MigSplit(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    if (!item.empty()) out.push_back(item);
-  }
+  std::vector<std::string> out = Split(text, ',');
+  std::erase(out, std::string());
   return out;
 }
 
@@ -164,7 +144,7 @@ MigRow RunMigPolicy(const gpu::ChurnCluster& cluster, const std::vector<gpu::Chu
 int RunMig(MigOptions o) {
   const std::string data_dir = "../shared/data/openb/";
   if (o.pods.empty()) o.pods.push_back(data_dir + "openb_pod_list_default.csv");
-  auto seeds = MigSeeds(o.seeds);
+  auto seeds = ParseSeeds(o.seeds);
   if (!seeds.ok()) {
     fmt::print(stderr, "{}\n", seeds.status().message());
     return 2;
