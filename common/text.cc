@@ -139,4 +139,12 @@ std::vector<std::string> Split(std::string_view s, char sep) {
   }
 }
 
+std::string QuotedExcerpt(std::string_view text) {
+  constexpr std::size_t kShown = 64;
+  if (text.size() <= kShown) return "\"" + EscapeControlCharacters(text) + "\"";
+  std::size_t cut = kShown;  // not inside a UTF-8 sequence (of at most 4 bytes)
+  while (cut > kShown - 3 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return "\"" + EscapeControlCharacters(text.substr(0, cut)) + "\"... (" + std::to_string(text.size()) + " bytes)";
+}
+
 }  // namespace septa

@@ -32,6 +32,12 @@ Status ValidateText(std::string_view field, std::string_view text, std::size_t m
 // strings are escaped already and whose lines are its structure).
 std::string EscapeControlCharacters(std::string_view text, bool keep_newlines = false);
 
+// `text` as a refusal or a log line quotes a client's value: in double
+// quotes, escaped as EscapeControlCharacters does, and cut after 64 bytes
+// (never inside a UTF-8 sequence) with its size said, so that a megabyte
+// sent is neither sent back nor logged.
+std::string QuotedExcerpt(std::string_view text);
+
 // The pieces of `s` between the `sep`s ("a.b" -> {"a", "b"}; "" -> {""}).
 std::vector<std::string> Split(std::string_view s, char sep);
 // The pieces with `sep` between them ({"a", "b"}, ", " -> "a, b").

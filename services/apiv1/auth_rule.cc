@@ -15,9 +15,10 @@ Result<AuthRule> LoadAuthRule(const pb::MethodDescriptor& method) {
     case v1::CALLER_WRITER: rule.caller = Caller::kWriter; break;
     case v1::CALLER_ADMIN: rule.caller = Caller::kAdmin; break;
     case v1::CALLER_ADMIN_WRITER: rule.caller = Caller::kAdminWriter; break;
+    case v1::CALLER_ANONYMOUS: rule.caller = Caller::kAnonymous; break;
     default: return InvalidArgument("has no (septa.v1.auth) option saying who may call it");
   }
-  if (rule.caller != Caller::kAny && declared.action().empty()) {
+  if (rule.caller != Caller::kAny && rule.caller != Caller::kAnonymous && declared.action().empty()) {
     return InvalidArgument("(septa.v1.auth) restricts its callers but names no action for the refusal");
   }
   rule.action = declared.action();
@@ -26,12 +27,16 @@ Result<AuthRule> LoadAuthRule(const pb::MethodDescriptor& method) {
     if (!field.ok()) return InvalidArgument("(septa.v1.auth) tenant_field: " + field.status().message());
     rule.tenant_field = *std::move(field);
   }
+  if (rule.caller == Caller::kAnonymous && rule.tenant_field) {
+    return InvalidArgument("(septa.v1.auth) an anonymous call can name no tenant to check");
+  }
   return rule;
 }
 
 Status CheckCaller(const AuthRule& rule, const core::Principal& principal) {
   switch (rule.caller) {
-    case Caller::kAny: return Status::Ok();
+    case Caller::kAny:
+    case Caller::kAnonymous: return Status::Ok();
     case Caller::kWriter: return core::RequireWriter(principal, rule.action);
     case Caller::kAdmin: return core::RequireAdmin(principal, rule.action);
     case Caller::kAdminWriter: return core::RequireAdminWriter(principal, rule.action);
@@ -50,6 +55,7 @@ std::string_view CallerName(Caller caller) {
     case Caller::kWriter: return "writer";
     case Caller::kAdmin: return "admin";
     case Caller::kAdminWriter: return "admin writer";
+    case Caller::kAnonymous: return "anonymous";
   }
   return "";
 }

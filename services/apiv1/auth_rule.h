@@ -17,7 +17,9 @@
 
 namespace septa::apiv1 {
 
-enum class Caller { kAny, kWriter, kAdmin, kAdminWriter };
+// kAnonymous: no credential is asked for; the request carries its own,
+// which the use case verifies (a token exchange's subject token).
+enum class Caller { kAny, kWriter, kAdmin, kAdminWriter, kAnonymous };
 
 struct AuthRule {
   Caller caller = Caller::kAny;
@@ -34,7 +36,7 @@ Status CheckCaller(const AuthRule& rule, const core::Principal& principal);
 // kNotFound when the request names a tenant `principal` may not see.
 Status CheckTenant(const AuthRule& rule, const core::Principal& principal, const google::protobuf::Message& request);
 
-// "any", "writer", "admin", "admin writer": how the documentation names a caller.
+// "any", "writer", "admin", "admin writer", "anonymous": how the documentation names a caller.
 std::string_view CallerName(Caller caller);
 
 }  // namespace septa::apiv1

@@ -121,6 +121,17 @@ Result<HttpBinding> LoadHttpBinding(const pb::MethodDescriptor& method) {
   else if (b.verb == "POST" && b.custom_verb.empty()) b.success_status = 201;
   SEPTA_RETURN_IF_ERROR(BindLocation(rule, *method.output_type(), b));
   b.no_store = rule.no_store();
+  if (rule.form_body()) {
+    if (rule.body() != "*") return InvalidArgument("form_body needs body \"*\"");
+    for (int i = 0; i < request.field_count(); ++i) {
+      const pb::FieldDescriptor* field = request.field(i);
+      if (field->cpp_type() != pb::FieldDescriptor::CPPTYPE_STRING || field->is_repeated()) {
+        return InvalidArgument("form_body needs a request of string fields, but " + std::string(field->name()) +
+                               " is not one");
+      }
+    }
+    b.form_body = true;
+  }
   return b;
 }
 

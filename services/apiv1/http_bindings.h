@@ -49,6 +49,9 @@ struct HttpBinding {
   std::string location;
   std::vector<FieldPath> location_fields;  // its {fields}, in order, in the response message
   bool no_store = false;                   // the response carries a secret
+  // The body may be application/x-www-form-urlencoded too (OAuth's token
+  // endpoints): only with body "*" and a request of top-level string fields.
+  bool form_body = false;
 };
 
 // Every RPC of every service in `files` of `pool` (e.g. protobuf's generated

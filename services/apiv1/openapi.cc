@@ -295,6 +295,7 @@ Result<Json> Operation(const HttpBinding& b, Schemas& schemas, const ProtoCommen
     auto schema = schemas.Message(b.body_field ? *b.body_field->message_type() : *method.input_type());
     SEPTA_RETURN_IF_ERROR(schema);
     op["requestBody"] = {{"required", true}, {"content", {{"application/json", {{"schema", *schema}}}}}};
+    if (b.form_body) op["requestBody"]["content"]["application/x-www-form-urlencoded"] = {{"schema", *schema}};
   }
   Json success = {{"description", StatusText(b.success_status)}};
   if (b.success_status != 204) {
@@ -319,6 +320,7 @@ Result<Json> Operation(const HttpBinding& b, Schemas& schemas, const ProtoCommen
     auto rule = LoadAuthRule(method);
     if (!rule.ok()) return InvalidArgument(std::string(method.full_name()) + ": " + rule.status().message());
     op["x-septa-auth"] = AuthDocument(*rule);
+    if (rule->caller == Caller::kAnonymous) op["security"] = Json::array();  // no credential asked for
   }
   return op;
 }

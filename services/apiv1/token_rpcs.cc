@@ -21,6 +21,23 @@ void AddTokenRpcs(Handlers& handlers, const core::UseCases& uc) {
         for (const auto& t : tokens) *out.add_tokens() = ToProto(t);
         return out;
       });
+  handlers.Add<v1::ExchangeTokenRequest>(
+      [uc](const core::RequestContext& ctx, const v1::ExchangeTokenRequest& req) -> Result<v1::ExchangeTokenResponse> {
+        SEPTA_ASSIGN_OR_RETURN(const core::ExchangedToken exchanged,
+                               uc.token_exchange.Exchange(ctx, core::ExchangeRequest{
+                                                                   .grant_type = req.grant_type(),
+                                                                   .subject_token = req.subject_token(),
+                                                                   .subject_token_type = req.subject_token_type(),
+                                                                   .requested_token_type = req.requested_token_type(),
+                                                               }));
+        v1::ExchangeTokenResponse out;
+        out.set_access_token(exchanged.issued.secret_text);  // the only time it is shown
+        out.set_issued_token_type(core::kAccessTokenType);
+        out.set_token_type("Bearer");
+        out.set_expires_in(static_cast<std::int32_t>(exchanged.expires_in.count()));
+        *out.mutable_issued() = ToProto(exchanged.issued.token);
+        return out;
+      });
   handlers.Add<v1::RevokeTokenRequest>(
       [uc](const core::RequestContext& ctx, const v1::RevokeTokenRequest& req) -> Result<google::protobuf::Empty> {
         SEPTA_RETURN_IF_ERROR(uc.tokens.Revoke(ctx, req.id()));

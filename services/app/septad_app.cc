@@ -226,6 +226,7 @@ Status SeptadApp::Impl::MakeUseCases() {
       core::TokenLimits{.admin_ttl_max = std::chrono::duration_cast<std::chrono::seconds>(config.admin_token_ttl_max),
                         .tenant_live_max = config.tenant_live_tokens_max});
   sessions = std::make_unique<core::SessionService>(*store, clock, random, *authenticator);
+  SEPTA_RETURN_IF_ERROR(MakeTokenExchange());
   capacity = std::make_unique<core::CapacityLedger>(gpu::Catalog::Default(), "septa",
                                                     MigRelayoutPolicyOf(config.mig_relayout));
   vclusters = std::make_unique<core::VirtualClusterService>(*store, clock, *capacity, gpu::Catalog::Default(),
@@ -254,6 +255,7 @@ void SeptadApp::Impl::DropUseCases() {
   vclusters.reset();
   capacity.reset();
   sessions.reset();
+  token_exchange.reset();
   tokens.reset();
   inventory_service.reset();
   tiers.reset();

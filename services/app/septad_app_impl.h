@@ -86,6 +86,7 @@ struct SeptadApp::Impl {
   std::unique_ptr<core::TrustTierService> tiers;
   std::unique_ptr<core::InventoryService> inventory_service;
   std::unique_ptr<core::TokenService> tokens;
+  std::unique_ptr<core::TokenExchangeService> token_exchange;  // token_exchange_wiring.cc
   std::unique_ptr<core::SessionService> sessions;
   std::unique_ptr<core::VirtualPodService> pods;  // made once the virtual objects' store is (ca-keys)
   // The placement engine over the reservation rows, shared by every virtual cluster request.
@@ -181,6 +182,7 @@ struct SeptadApp::Impl {
   Status OpenStore();
   void CloseStore();
   Status MakeUseCases();
+  Status MakeTokenExchange();
   void DropUseCases();
   Status EnsureAdminToken();
   Status WriteSignInLink();
@@ -228,9 +230,22 @@ struct SeptadApp::Impl {
   Result<std::string> ServingCa(const std::string& tenant, const std::string& vcluster);
 
   core::UseCases UseCases() {
-    return {*store,     *authenticator, *tenants, *tiers,  *tokens,
-            *sessions,  *pods,          random,   *probes, *inventory_service,
-            *vclusters, *credentials,   *apply,   *usage,  config.db_request_timeout};
+    return {*store,
+            *authenticator,
+            *tenants,
+            *tiers,
+            *tokens,
+            *token_exchange,
+            *sessions,
+            *pods,
+            random,
+            *probes,
+            *inventory_service,
+            *vclusters,
+            *credentials,
+            *apply,
+            *usage,
+            config.db_request_timeout};
   }
 };
 

@@ -277,7 +277,7 @@ constexpr char kApplySetGetExitCodes[] =
 
 // The flags' storage while CLI11 parses; turned into an Invocation after.
 struct Flags {
-  std::string server, token, config_path, ca_file, output = "table";
+  std::string server, token, config_path, ca_file, oidc_token_env, output = "table";
   bool tls = false;
   double timeout_ms = 10'000;
   std::string break_glass;
@@ -551,6 +551,9 @@ Commands Define(CLI::App& app, Flags& f) {
   app.fallthrough();
   app.add_option("--server", f.server, "septad's gRPC address host:port (default: config file, else 127.0.0.1:9090)");
   app.add_option("--token", f.token, "bearer token (default: config file, else $SEPTA_TOKEN)");
+  app.add_option("--oidc-token-env", f.oidc_token_env,
+                 "exchange the OIDC token in this environment variable (a CI job's ID token) for a short-lived "
+                 "Septa token first (docs/identity.md)");
   app.add_option("--config", f.config_path, "config file with server and token (default ~/.config/septa/config.yaml)");
   app.add_option("--ca-file", f.ca_file, "connect with TLS and check septad's certificate against this CA (PEM)");
   app.add_flag("--tls", f.tls, "connect with TLS, checking septad's certificate against the system's CAs");
@@ -777,6 +780,10 @@ Result<ParsedCommandLine> ParseCommandLine(const std::vector<std::string>& args)
   if (!flags.server.empty()) options.server = flags.server;
   if (app.get_option("--token")->count() > 0) options.token = flags.token;
   if (!flags.config_path.empty()) options.config_path = flags.config_path;
+  if (app.get_option("--oidc-token-env")->count() > 0) {
+    if (flags.oidc_token_env.empty()) return InvalidArgument("--oidc-token-env: name an environment variable");
+    options.oidc_token_env = flags.oidc_token_env;
+  }
   if (!flags.ca_file.empty()) options.ca_file = flags.ca_file;
   options.tls = flags.tls;
   auto output = ParseOutputFormat(flags.output);

@@ -28,6 +28,10 @@ struct GlobalOptions {
   // An admin's reason to write fields a locked apply set owns, sent with
   // every call (docs/gitops.md, "Policies"); empty: none.
   std::string break_glass{};
+  // The environment variable holding an identity provider's token (a CI
+  // job's OIDC ID token) to exchange for a short-lived Septa token before
+  // the command; unset: the token as usual.
+  std::optional<std::string> oidc_token_env{};
 };
 
 // Tenant quota limits by TenantQuota field ("gpu_milli", "vclusters"); a

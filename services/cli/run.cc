@@ -511,7 +511,29 @@ class CommandRunner {
 };
 
 Status NoToken() {
-  return Unauthenticated("no token: pass --token, set SEPTA_TOKEN, or put token: in the config file");
+  return Unauthenticated(
+      "no token: pass --token or --oidc-token-env, set SEPTA_TOKEN, or put token: in the config file");
+}
+
+// With --oidc-token-env: the identity provider's token in that variable
+// exchanged (ExchangeToken, RFC 8693) for a short-lived Septa token, which
+// the command then uses instead of any other.
+grpc::Status ExchangeOidcToken(const GlobalOptions& options, const Environment& env, Connection& connection) {
+  if (!options.oidc_token_env) return grpc::Status::OK;
+  const std::string& name = *options.oidc_token_env;
+  const std::optional<std::string> subject = env.variable ? env.variable(name) : std::nullopt;
+  if (!subject || subject->empty()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "--oidc-token-env: $" + name + " is not set or empty");
+  }
+  SeptaClient anonymous(connection.server, "", options.timeout, connection.security);
+  v1::ExchangeTokenRequest request;
+  request.set_grant_type("urn:ietf:params:oauth:grant-type:token-exchange");
+  request.set_subject_token(*subject);
+  request.set_subject_token_type("urn:ietf:params:oauth:token-type:id_token");
+  v1::ExchangeTokenResponse response;
+  grpc::Status status = anonymous.Call(anonymous.tokens(), &v1::TokenService::Stub::ExchangeToken, request, &response);
+  if (status.ok()) connection.token = response.access_token();
+  return status;
 }
 
 // The GitOps commands (diff, apply, applyset): every failure is kExitError,
@@ -521,6 +543,12 @@ Status NoToken() {
 template <typename Send>
 int RunGitOps(const GlobalOptions& options, const Environment& env, std::ostream& err, const Send& send) {
   auto connection = ResolveConnection(options, env);
+  if (connection.ok()) {
+    if (grpc::Status exchanged = ExchangeOidcToken(options, env, *connection); !exchanged.ok()) {
+      err << ErrorLine(exchanged, connection->server) << "\n";
+      return kExitError;
+    }
+  }
   if (!connection.ok() || connection->token.empty()) {
     err << ErrorLine(connection.ok() ? NoToken() : connection.status()) << "\n";
     return kExitError;
@@ -577,6 +605,10 @@ class Dispatch {
     if (!connection.ok()) {
       err_ << ErrorLine(connection.status()) << "\n";
       return kExitUsage;
+    }
+    if (grpc::Status exchanged = ExchangeOidcToken(options_, env_, *connection); !exchanged.ok()) {
+      err_ << ErrorLine(exchanged, connection->server) << "\n";
+      return kExitFailure;
     }
     if (connection->token.empty()) {
       err_ << ErrorLine(NoToken()) << "\n";

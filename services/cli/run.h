@@ -2,6 +2,7 @@
 // and the tests call this; nothing here touches the process environment.
 #pragma once
 
+#include <functional>
 #include <istream>
 #include <optional>
 #include <ostream>
@@ -18,6 +19,9 @@ struct Environment {
   std::optional<std::string> septa_token;  // $SEPTA_TOKEN
   const Clock* clock = nullptr;            // for --wait; null: the system clock
   std::istream* in = nullptr;              // for diff and apply -f -; null: no standard input
+  // The value of an environment variable (--oidc-token-env names one);
+  // null: none is set.
+  std::function<std::optional<std::string>(const std::string&)> variable;
 };
 
 inline constexpr int kExitOk = 0;

@@ -11,6 +11,8 @@
 #include "common/documents.h"
 #include "common/ip_address.h"
 #include "common/text.h"
+#include "services/base/yaml_json.h"
+#include "services/config/identity_keys.h"
 #include "tenancy/sync/host_keys.h"
 
 namespace septa::config {
@@ -542,6 +544,20 @@ const std::vector<KeyDef>& Defs() {
          c.vault_secrets_operator_namespace = v;
          return Status::Ok();
        }},
+      {{"oidc_issuers",
+        "the OpenID Connect identity providers whose tokens septad verifies: a list of {issuer, audience, "
+        "client_id, client_secret_file, username_claim, groups_claim, ca_file} (docs/identity.md)",
+        true},
+       [](Config& c, const std::string& v, const std::string& where) {
+         return identity::ParseOidcIssuers(v, where, c.oidc_issuers);
+       }},
+      {{"token_exchange_rules",
+        "which identity providers' tokens are exchanged for Septa tokens (POST /v1/tokens:exchange): a list of "
+        "{issuer, claims, principal, role, ttl}, the first match wins (docs/identity.md)",
+        true},
+       [](Config& c, const std::string& v, const std::string& where) {
+         return identity::ParseTokenExchangeRules(v, where, c.token_exchange_rules);
+       }},
   };
   return defs;
 }
@@ -571,6 +587,14 @@ Status ApplyYaml(Config& config, const Sources& sources) {
     const std::string key = item.first.as<std::string>();
     const KeyDef* def = Find(key);
     if (def == nullptr) return InvalidField(key, "unknown configuration key in " + file);
+    if (def->info.structured) {
+      // The node's text again (the setter parses it with the bounds of
+      // common/documents.h, as it does the environment's JSON).
+      SEPTA_RETURN_IF_ERROR(
+          def->set(config, base::YamlToJson(item.second).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                   key + " (" + file + ")"));
+      continue;
+    }
     if (!item.second.IsScalar()) return InvalidField(key, "must be a scalar value in " + file);
     SEPTA_RETURN_IF_ERROR(def->set(config, item.second.as<std::string>(), key + " (" + file + ")"));
   }
@@ -670,6 +694,7 @@ Result<Config> Load(const Sources& sources, const std::string& home) {
     return InvalidField("control_plane_database_address", "required when control_plane is host");
   }
   SEPTA_RETURN_IF_ERROR(CheckVault(config));
+  SEPTA_RETURN_IF_ERROR(identity::CheckIdentityKeys(config));
   if (config.tls_cert_file.empty() != config.tls_key_file.empty()) {
     return config.tls_key_file.empty() ? InvalidField("tls_key_file", "required when tls_cert_file is set")
                                        : InvalidField("tls_cert_file", "required when tls_key_file is set");

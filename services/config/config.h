@@ -48,6 +48,30 @@ std::string_view Spelling(tenancy::host::FractionBackend value);
 // (KUBERNETES_SERVICE_HOST/PORT and /var/run/secrets/kubernetes.io/serviceaccount).
 inline constexpr char kInClusterKubeconfig[] = "in-cluster";
 
+// An OpenID Connect identity provider septad trusts (docs/identity.md).
+struct OidcIssuer {
+  // Its issuer identifier: https (plain http only on a loopback host, for
+  // tests); discovery at <issuer>/.well-known/openid-configuration.
+  std::string issuer;
+  std::string audience;            // the "aud" its tokens must carry for Septa
+  std::string client_id;           // the portal's and septactl's sign-in client
+  std::string client_secret_file;  // that client's secret
+  std::string username_claim = "sub";
+  std::string groups_claim = "groups";
+  std::string ca_file;  // PEM the provider's TLS certificate must chain to; empty: the system's
+};
+
+// Which tokens of an identity provider are exchanged for Septa tokens
+// (core/token_exchange.h): a token of `issuer` carrying every one of
+// `claims` becomes a token of `principal` with `role`, for `ttl` at most.
+struct TokenExchangeRule {
+  std::string issuer;                         // one of oidc_issuers
+  std::map<std::string, std::string> claims;  // at least one
+  std::string principal;                      // "admin" or "tenant:<name>"
+  std::string role;                           // "owner" or "viewer"
+  std::chrono::seconds ttl{900};
+};
+
 struct Config {
   std::string data_dir;      // default: $HOME/.local/share/septa
   std::string database_url;  // empty: start the embedded PostgreSQL
@@ -214,6 +238,11 @@ struct Config {
   std::map<std::string, std::chrono::seconds> usage_hoarding_sleep_after{};
   // One-minute usage rows older than this are deleted (hours and days stay).
   std::chrono::milliseconds usage_minute_retention{35LL * 24 * 3'600'000};
+  // Identity providers whose tokens septad verifies, and the rules by which
+  // their tokens are exchanged for Septa tokens. Lists of mappings: in the
+  // YAML file as such, in SEPTA_OIDC_ISSUERS / --oidc-issuers as JSON.
+  std::vector<OidcIssuer> oidc_issuers;
+  std::vector<TokenExchangeRule> token_exchange_rules;
 };
 
 // One configuration key as it appears in YAML; flags and environment
@@ -221,6 +250,9 @@ struct Config {
 struct KeyInfo {
   std::string key;
   std::string help;
+  // A list of mappings (YAML in the file, JSON or YAML flow text in the
+  // environment and on the command line), not a scalar.
+  bool structured = false;
 };
 const std::vector<KeyInfo>& Keys();
 

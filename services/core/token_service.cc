@@ -56,7 +56,8 @@ Result<IssuedToken> TokenService::Issue(const RequestContext& ctx, const Princip
 }
 
 Result<IssuedToken> TokenService::IssueIn(Tx& tx, TimePoint now, const RequestContext& ctx, const Principal& subject,
-                                          std::string description, std::optional<std::chrono::seconds> ttl) {
+                                          std::string description, std::optional<std::chrono::seconds> ttl,
+                                          std::string audit_action, std::string audit_detail) {
   IssuedToken issued;
   SEPTA_ASSIGN_OR_RETURN(const std::string secret, RandomBase64Url(random_, kTokenSecretBytes));
   ApiToken& token = issued.token;
@@ -86,7 +87,9 @@ Result<IssuedToken> TokenService::IssueIn(Tx& tx, TimePoint now, const RequestCo
   SEPTA_ASSIGN_OR_RETURN(token.id, RandomHex(random_, kTokenIdBytes));
   token.create_time = now;
   SEPTA_RETURN_IF_ERROR(tx.Tokens().Insert(token));
-  SEPTA_RETURN_IF_ERROR(tx.Audit().Append(AuditOf(ctx, now, "token.create", ResourceOf(token.id), "", "1")));
+  AuditRecord audit = AuditOf(ctx, now, std::move(audit_action), ResourceOf(token.id), "", "1");
+  audit.detail = std::move(audit_detail);
+  SEPTA_RETURN_IF_ERROR(tx.Audit().Append(audit));
   issued.secret_text = FormatTokenText(token.id, secret);
   return issued;
 }

@@ -60,8 +60,11 @@ class TokenService {
   // token_delivery.h), with every rule Create applies past the caller's
   // authorization: the tenant exists and is active, the cap, the count.
   // `ttl`: the requested lifetime; nullopt or more than the cap means the cap.
+  // Audited as `audit_action` ("token.create"; "token.exchange" for a token
+  // exchange) with `audit_detail`.
   Result<IssuedToken> IssueIn(Tx& tx, TimePoint now, const RequestContext& ctx, const Principal& subject,
-                              std::string description, std::optional<std::chrono::seconds> ttl);
+                              std::string description, std::optional<std::chrono::seconds> ttl,
+                              std::string audit_action = "token.create", std::string audit_detail = {});
 
  private:
   Result<IssuedToken> Issue(const RequestContext& ctx, const Principal& subject, std::string description,

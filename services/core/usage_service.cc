@@ -19,16 +19,6 @@ using std::chrono::seconds;
 
 constexpr double kSecondsPerHour = 3600.0;
 
-// A value of the request as a refusal quotes it: escaped, and cut after 64
-// bytes (a megabyte of `start` is neither sent back nor logged).
-std::string Quoted(std::string_view text) {
-  constexpr std::size_t kShown = 64;
-  if (text.size() <= kShown) return "\"" + EscapeControlCharacters(text) + "\"";
-  std::size_t cut = kShown;  // not inside a UTF-8 sequence (of at most 4 bytes)
-  while (cut > kShown - 3 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  return "\"" + EscapeControlCharacters(text.substr(0, cut)) + "\"... (" + std::to_string(text.size()) + " bytes)";
-}
-
 // Instants a TimePoint (nanoseconds since 1970 in 64 bits) holds with room
 // to spare: a year past 2262 would wrap around.
 constexpr int kFirstYear = 1970;
@@ -37,10 +27,10 @@ constexpr int kLastYear = 2199;
 Result<TimePoint> InstantOf(const std::string& field, const std::string& text) {
   if (text.empty()) return InvalidField(field, "required (RFC 3339, e.g. 2026-11-01T00:00:00Z)");
   const auto at = ParseRfc3339(text);
-  if (!at) return InvalidField(field, Quoted(text) + " is not an RFC 3339 date-time");
+  if (!at) return InvalidField(field, QuotedExcerpt(text) + " is not an RFC 3339 date-time");
   const int year = std::stoi(text.substr(0, 4));  // four digits: ParseRfc3339 read them
   if (year < kFirstYear || year > kLastYear) {
-    return InvalidField(field, Quoted(text) + " is not in the years " + std::to_string(kFirstYear) + " to " +
+    return InvalidField(field, QuotedExcerpt(text) + " is not in the years " + std::to_string(kFirstYear) + " to " +
                                    std::to_string(kLastYear));
   }
   return *at;
@@ -57,7 +47,7 @@ Result<seconds> StepOf(const std::string& text) {
   if (n > 0 && unit == 'm') return seconds(minutes(n));
   if (n > 0 && unit == 'h') return seconds(hours(n));
   if (n > 0 && unit == 'd') return seconds(hours(24 * n));
-  return InvalidField("step", Quoted(text) + " is not a whole number of minutes, hours or days (15m, 6h, 1d)");
+  return InvalidField("step", QuotedExcerpt(text) + " is not a whole number of minutes, hours or days (15m, 6h, 1d)");
 }
 
 std::string StepText(seconds step) {
@@ -87,7 +77,7 @@ Result<std::vector<UsageDimension>> DimensionsOf(const std::vector<std::string>&
     if (name == "model") dimension = UsageDimension::kModel;
     if (name == "mig_profile") dimension = UsageDimension::kMigProfile;
     if (!dimension) {
-      return InvalidField("group_by", Quoted(name) + " is not one of " + (platform ? "tenant, " : "") +
+      return InvalidField("group_by", QuotedExcerpt(name) + " is not one of " + (platform ? "tenant, " : "") +
                                           "vcluster, tier, model, mig_profile");
     }
     if (!seen.insert(name).second) return InvalidField("group_by", "names " + name + " twice");
@@ -268,13 +258,14 @@ Result<tenancy::usage::GpuPrice> UsageService::CreatePrice(const RequestContext&
   SEPTA_RETURN_IF_ERROR(RequireAdminWriter(ctx.principal, "set GPU prices"));
   if (price.model.empty()) return InvalidField("price.model", "required: a GPU model of the catalog");
   if (gpu::Catalog::Default().Find(price.model) == nullptr) {
-    return InvalidField("price.model", Quoted(price.model) + " is not in the GPU catalog");
+    return InvalidField("price.model", QuotedExcerpt(price.model) + " is not in the GPU catalog");
   }
   if (!price.mig_profile.empty()) {
     if (price.tier != gpu::Tier::kIsolated)
       return InvalidField("price.mig_profile", "only isolated tiers hold MIG instances");
     if (gpu::Catalog::Default().Find(price.model)->ProfileIndex(price.mig_profile) < 0) {
-      return InvalidField("price.mig_profile", Quoted(price.mig_profile) + " is not a MIG profile of " + price.model);
+      return InvalidField("price.mig_profile",
+                          QuotedExcerpt(price.mig_profile) + " is not a MIG profile of " + price.model);
     }
   }
   if (!std::isfinite(price.per_gpu_hour) || price.per_gpu_hour < 0) {

@@ -14,6 +14,7 @@
 #include "services/core/store.h"
 #include "services/core/tenant_service.h"
 #include "services/core/tier_service.h"
+#include "services/core/token_exchange.h"
 #include "services/core/token_service.h"
 #include "services/core/usage_service.h"
 #include "services/core/virtual_cluster_service.h"
@@ -27,7 +28,8 @@ struct UseCases {
   TenantService& tenants;
   TrustTierService& tiers;
   TokenService& tokens;
-  SessionService& sessions;  // the portal's sign-in (REST only: cookies)
+  TokenExchangeService& token_exchange;  // a pipeline's OIDC token for a Septa token
+  SessionService& sessions;              // the portal's sign-in (REST only: cookies)
   VirtualPodService& pods;
   RandomSource& random;  // request ids
   Probes& probes;        // /healthz, /readyz, grpc.health.v1

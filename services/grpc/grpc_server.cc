@@ -55,9 +55,11 @@ grpc::Status Handle(const apiv1::Rpc& rpc, Shared& s, grpc::ServerContext* ctx, 
     if (!request->ParseFromZeroCopyStream(&reader)) {
       return InvalidArgument("the request is not a valid protobuf message (are its strings UTF-8?)");
     }
-    const std::string authorization = Metadata(ctx, "authorization");
-    SEPTA_ASSIGN_OR_RETURN(const core::Principal principal,
-                           s.uc.authenticator.Authenticate(core::BearerToken(authorization)));
+    core::Principal principal;  // nobody, for an anonymous RPC (whose request carries its own credential)
+    if (rpc.auth.caller != apiv1::Caller::kAnonymous) {
+      const std::string authorization = Metadata(ctx, "authorization");
+      SEPTA_ASSIGN_OR_RETURN(principal, s.uc.authenticator.Authenticate(core::BearerToken(authorization)));
+    }
     SEPTA_RETURN_IF_ERROR(apiv1::Authorize(rpc, principal, *request));
     core::RequestContext call{.principal = principal,
                               .request_id = request_id,

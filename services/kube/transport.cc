@@ -349,7 +349,7 @@ Result<HttpResponse> Transport::Send(const HttpRequest& request, const std::stri
     }
     error_code ec;
     bhttp::response_parser<bhttp::string_body> parser;
-    parser.body_limit(1ull << 31);
+    parser.body_limit(request.max_body_bytes);
     Connection& c = *conn;
     const bool finished = c.Run(timeout, ec, WriteThenRead(c, req, [&c, &parser](auto& stream, auto on_read) {
                                   bhttp::async_read(stream, c.buffer, parser, std::move(on_read));

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -28,6 +29,8 @@ struct HttpRequest {
   std::string body;
   std::string content_type;
   std::string accept = "application/json";
+  // Send: a longer response body fails the call (UNAVAILABLE) unread.
+  std::uint64_t max_body_bytes = 1ull << 31;
 };
 
 struct HttpResponse {

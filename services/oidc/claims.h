@@ -20,8 +20,8 @@ struct ClaimChecks {
   std::string issuer;    // "iss" must equal it exactly
   std::string audience;  // "aud" (a string, or an array of strings) must contain it
   TimePoint now{};
-  std::chrono::seconds leeway{60};    // clock skew allowed on exp, nbf and iat
-  std::optional<std::string> nonce;   // set: "nonce" must equal it (a sign-in's ID token)
+  std::chrono::seconds leeway{60};   // clock skew allowed on exp, nbf and iat
+  std::optional<std::string> nonce;  // set: "nonce" must equal it (a sign-in's ID token)
 };
 
 // kUnauthenticated naming the claim: "iss" not the issuer; "aud" missing or
@@ -43,8 +43,8 @@ inline constexpr std::size_t kMaxGroups = 1000;
 inline constexpr std::size_t kMaxNameBytes = 256;
 
 struct Identity {
-  std::string subject;   // "sub"; may be empty in a JWT access token without one
-  std::string username;  // the username claim's value
+  std::string subject;              // "sub"; may be empty in a JWT access token without one
+  std::string username;             // the username claim's value
   std::vector<std::string> groups;  // sorted, without duplicates
 };
 

@@ -46,8 +46,38 @@ std::optional<FieldPath> RepeatedInBody(const HttpBinding& b, const FieldPath& v
   return FieldPath{std::string(same->name()), {same}};
 }
 
+// An application/x-www-form-urlencoded body into `request`'s top-level
+// string fields (RFC 6749 §3.2, the form OAuth's token endpoints take): a
+// parameter without a field of its name is ignored, a repeated one refused.
+Status BindFormBody(const http::Request& http_request, pb::Message& request, std::vector<std::string>& sent) {
+  const std::string& body = http_request.body();
+  std::set<std::string> seen;
+  for (std::size_t begin = 0; begin < body.size();) {
+    const std::size_t end = std::min(body.find('&', begin), body.size());
+    const std::string_view pair = std::string_view(body).substr(begin, end - begin);
+    begin = end + 1;
+    if (pair.empty()) continue;
+    const std::size_t equals = pair.find('=');
+    const auto name = http::PercentDecode(pair.substr(0, equals), true);
+    const auto value = http::PercentDecode(equals == std::string_view::npos ? "" : pair.substr(equals + 1), true);
+    if (!name || !value) return InvalidArgument("the form body has a malformed %-escape");
+    if (!seen.insert(*name).second) {
+      return InvalidArgument("the form parameter " + QuotedExcerpt(*name) + " is sent more than once");
+    }
+    const pb::FieldDescriptor* field = request.GetDescriptor()->FindFieldByName(*name);
+    if (field == nullptr) continue;
+    if (!IsValidUtf8(*value)) return InvalidField(*name, "is not valid UTF-8");
+    request.GetReflection()->SetString(&request, field, *value);
+    sent.push_back(*name);
+  }
+  return Status::Ok();
+}
+
 Status BindBody(const HttpBinding& b, const http::Request& http_request, pb::Message& request,
                 std::vector<std::string>& sent) {
+  if (b.form_body && MediaType(http_request) == "application/x-www-form-urlencoded") {
+    return BindFormBody(http_request, request, sent);
+  }
   pb::Message& target =
       b.body_field == nullptr ? request : *request.GetReflection()->MutableMessage(&request, b.body_field);
   std::unique_ptr<pb::Message> body(target.New());
@@ -257,6 +287,15 @@ Status BindRequest(const HttpBinding& binding, const http::Request& http_request
   SEPTA_RETURN_IF_ERROR(BindQuery(binding, http_request, target, request));
   BindImplicitUpdateMask(binding, target, sent, request);
   return Status::Ok();
+}
+
+std::string MediaType(const http::Request& http_request) {
+  std::string_view type = View(http_request[bh::field::content_type]);
+  type = type.substr(0, type.find(';'));
+  while (!type.empty() && type.back() == ' ') type.remove_suffix(1);
+  std::string lower(type);
+  std::ranges::transform(lower, lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return lower;
 }
 
 bool IfNoneMatchNames(const http::Request& http_request, std::string_view etag) {

@@ -28,6 +28,9 @@ void BindPath(const apiv1::HttpBinding& binding, const std::map<std::string, std
 Status BindRequest(const apiv1::HttpBinding& binding, const http::Request& http_request, const http::Target& target,
                    google::protobuf::Message& request);
 
+// The request's media type (Content-Type without parameters), in lower case.
+std::string MediaType(const http::Request& http_request);
+
 // The etag an If-Match header requires: "7", W/"7" or 7; empty without the
 // header or with * (any version). A header that names no etag is refused.
 Result<std::string> IfMatch(const http::Request& http_request);

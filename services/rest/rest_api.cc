@@ -49,6 +49,9 @@ using RouteFn = std::function<Result<http::Response>(const Call&)>;
 // cookie (then a state change must be same-origin with the CSRF token);
 // kSession: the cookie only; kNone: anyone.
 enum class Auth { kToken, kSession, kNone };
+// What a route's body must be (else 415): none is read, JSON, or JSON or
+// an HTML form (an OAuth token endpoint's).
+enum class Body { kNone, kJson, kJsonOrForm };
 // Routes run on the worker pool (they call the store); one that touches
 // nothing is answered on the I/O thread and saves the hop.
 enum class RunsOn { kWorker, kIoThread };
@@ -59,7 +62,7 @@ struct Route {
   std::vector<std::string> segments;  // split pattern
   Auth auth = Auth::kToken;
   RunsOn runs_on = RunsOn::kWorker;
-  bool json_body = false;  // a body must be JSON (else 415)
+  Body body = Body::kNone;
   RouteFn fn;
   bool rpc = false;  // the binding of an RPC
 };
@@ -90,12 +93,15 @@ http::Response ProbePassed(std::string_view status) {
   return r;
 }
 
-Status CheckJsonContentType(const http::Request& req) {
-  std::string_view type = View(req[bh::field::content_type]);
-  type = type.substr(0, type.find(';'));
-  while (!type.empty() && type.back() == ' ') type.remove_suffix(1);
+Status CheckContentType(const http::Request& req, Body body) {
+  const std::string type = MediaType(req);
   if (type == "application/json" || type == "application/merge-patch+json") return Status::Ok();
-  return InvalidField("Content-Type", "must be application/json, got \"" + std::string(type) + "\"");
+  if (body == Body::kJsonOrForm) {
+    if (type == "application/x-www-form-urlencoded") return Status::Ok();
+    return InvalidField("Content-Type",
+                        "must be application/json or application/x-www-form-urlencoded, got " + QuotedExcerpt(type));
+  }
+  return InvalidField("Content-Type", "must be application/json, got " + QuotedExcerpt(type));
 }
 
 // A read without an entity tag of its own (a list, a quota, the free
@@ -165,8 +171,8 @@ struct RestApi::Impl {
   void AddRoutes();
   http::Response Metrics() const;  // every registered family, in the text format
   void Add(bh::verb method, std::string pattern, RouteFn fn, Auth auth = Auth::kToken, RunsOn runs_on = RunsOn::kWorker,
-           bool json_body = false) {
-    Route r{method, pattern, http::ParseTarget(pattern)->segments, auth, runs_on, json_body, std::move(fn)};
+           Body body = Body::kNone) {
+    Route r{method, pattern, http::ParseTarget(pattern)->segments, auth, runs_on, body, std::move(fn)};
     routes.push_back(std::move(r));
   }
   void AddSessionRoutes();
@@ -229,10 +235,11 @@ void RestApi::Impl::AddRoutes() {
         rpc.auth.tenant_field && std::ranges::any_of(rpc.http.path_variables, [&](const apiv1::HttpPathVariable& v) {
           return v.field.text == rpc.auth.tenant_field->text;
         });
+    const Body body = !rpc.http.has_body ? Body::kNone : rpc.http.form_body ? Body::kJsonOrForm : Body::kJson;
     Add(
         bh::string_to_verb(rpc.http.verb), rpc.http.path,
-        [&rpc, tenant_in_path](const Call& c) { return ServeRpc(rpc, tenant_in_path, c); }, Auth::kToken,
-        RunsOn::kWorker, rpc.http.has_body);
+        [&rpc, tenant_in_path](const Call& c) { return ServeRpc(rpc, tenant_in_path, c); },
+        rpc.auth.caller == apiv1::Caller::kAnonymous ? Auth::kNone : Auth::kToken, RunsOn::kWorker, body);
     routes.back().rpc = true;
   }
 }
@@ -255,6 +262,7 @@ http::Response RestApi::Impl::Run(const Route& route, const http::Request& req, 
   core::DeadlineScope deadline(uc.db_request_timeout);  // authentication and the use case alike
   core::RequestContext ctx;
   ctx.request_id = request_id;
+  ctx.surface = core::Surface::kRest;  // an anonymous route's too (a token exchange is audited by it)
   std::optional<core::AuthenticatedSession> session;
   const std::string_view session_cookie = cookie.Find(req);
   const std::string_view authorization = View(req[bh::field::authorization]);
@@ -285,8 +293,8 @@ http::Response RestApi::Impl::Run(const Route& route, const http::Request& req, 
   if (Status st = core::CheckBreakGlassReason(ctx.break_glass, "Septa-Break-Glass"); !st.ok()) {
     return ProblemResponse(st, request_id);
   }
-  if (route.json_body) {
-    if (Status st = CheckJsonContentType(req); !st.ok()) {
+  if (route.body != Body::kNone) {
+    if (Status st = CheckContentType(req, route.body); !st.ok()) {
       return ProblemResponse(st, request_id, http::HttpStatus::unsupported_media_type);
     }
   }

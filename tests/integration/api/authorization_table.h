@@ -118,6 +118,15 @@ inline std::vector<AuthorizationRow> AuthorizationTable() {
       {"POST", "/v1/tokens", R"({"principal":"admin","role":"owner"})", "TokenService/CreateToken",
        R"({"principal":"admin","role":"owner"})", 201, 403, 403, 403, 401},
       {"GET", "/v1/tokens", "", "TokenService/ListTokens", "{}", 200, 200, 200, 200, 401},
+      // Anonymous: the subject token is the credential, so every caller gets the same answer, here that this
+      // server trusts no identity provider (tests/e2e/oidc exchanges tokens of a real one).
+      {"POST", "/v1/tokens:exchange",
+       R"({"grant_type":"urn:ietf:params:oauth:grant-type:token-exchange","subject_token":"a.b.c",)"
+       R"("subject_token_type":"urn:ietf:params:oauth:token-type:id_token"})",
+       "TokenService/ExchangeToken",
+       R"({"grant_type":"urn:ietf:params:oauth:grant-type:token-exchange","subject_token":"a.b.c",)"
+       R"("subject_token_type":"urn:ietf:params:oauth:token-type:id_token"})",
+       412, 412, 412, 412, 412},
       {"GET", "/v1/inventory/nodes", "", "InventoryService/ListNodes", "{}", 200, 403, 403, 403, 401},
       {"GET", "/v1/tenants/acme/free-capacity", "", "InventoryService/GetFreeCapacity", R"({"tenant":"acme"})", 200,
        200, 200, 404, 401},

@@ -1,0 +1,210 @@
+#include "services/config/identity_keys.h"
+
+#include <algorithm>
+#include <set>
+
+#include "common/documents.h"
+#include "common/text.h"
+#include "services/base/yaml_json.h"
+
+namespace septa::config::identity {
+
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr std::size_t kMaxIssuers = 16;
+constexpr std::size_t kMaxRules = 256;
+constexpr std::size_t kMaxRuleClaims = 16;
+constexpr std::size_t kMaxValueBytes = 512;
+
+// The key's value as a JSON array of objects (YAML flow or block text
+// reads the same; JSON is YAML).
+Result<Json> ListOfMappings(const std::string& text, const std::string& where) {
+  auto node = ParseYaml(text);
+  if (!node.ok()) return InvalidField(where, node.status().message());
+  Json list = base::YamlToJson(*node);
+  if (list.is_null()) return Json::array();
+  if (!list.is_array()) return InvalidField(where, "must be a list of mappings");
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (!list[i].is_object()) return InvalidField(where + "[" + std::to_string(i) + "]", "must be a mapping");
+  }
+  return list;
+}
+
+// Reads the string fields of one item, refusing a field it does not know.
+class Item {
+ public:
+  Item(const Json& json, std::string where) : json_(json), where_(std::move(where)) {}
+
+  std::string Field(const std::string& name) const { return where_ + "." + name; }
+
+  Status CheckKnown(std::initializer_list<const char*> known) const {
+    for (const auto& entry : json_.items()) {
+      if (std::none_of(known.begin(), known.end(), [&](const char* k) { return entry.key() == k; })) {
+        return InvalidField(where_ + "." + EscapeControlCharacters(entry.key()), "is not a known field");
+      }
+    }
+    return Status::Ok();
+  }
+
+  // The field's text; `fallback` when absent; an error when required and absent.
+  Result<std::string> String(const std::string& name, bool required, std::string fallback = {}) const {
+    const auto found = json_.find(name);
+    if (found == json_.end() || found->is_null()) {
+      if (required) return InvalidField(Field(name), "is required");
+      return fallback;
+    }
+    if (!found->is_string()) return InvalidField(Field(name), "must be a string");
+    const std::string value = found->get<std::string>();
+    SEPTA_RETURN_IF_ERROR(ValidateText(Field(name), value, kMaxValueBytes));
+    if (required && value.empty()) return InvalidField(Field(name), "must not be empty");
+    return value;
+  }
+
+  const Json& json() const { return json_; }
+
+ private:
+  const Json& json_;
+  std::string where_;
+};
+
+// An issuer identifier (OpenID Connect Discovery §2): https, no query or
+// fragment; plain http only for a loopback host (tests, a local provider).
+Status CheckIssuerUrl(const std::string& url, const std::string& field) {
+  const bool https = url.starts_with("https://");
+  if (!https && !url.starts_with("http://")) return InvalidField(field, QuotedExcerpt(url) + " is not an https URL");
+  if (url.find_first_of("?#") != std::string::npos) return InvalidField(field, "must have no query or fragment");
+  const std::string rest = url.substr(https ? 8 : 7);
+  const std::string authority = rest.substr(0, rest.find('/'));
+  if (authority.empty()) return InvalidField(field, QuotedExcerpt(url) + " names no host");
+  if (!https) {
+    const std::string host = authority.starts_with("[") ? authority.substr(0, authority.find(']') + 1)
+                                                        : authority.substr(0, authority.find(':'));
+    if (host != "127.0.0.1" && host != "localhost" && host != "[::1]") {
+      return InvalidField(field, "must be https (plain http is accepted only for a loopback host)");
+    }
+  }
+  return Status::Ok();
+}
+
+// "90s", "15m", "1h": a token's lifetime.
+Result<std::chrono::seconds> ParseTtl(const std::string& text, const std::string& field) {
+  std::size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  const std::string unit = text.substr(digits);
+  if (digits == 0 || digits > 6 || (unit != "s" && unit != "m" && unit != "h")) {
+    return InvalidField(field, QuotedExcerpt(text) + " is not a duration such as 90s, 15m or 1h");
+  }
+  const long long n = std::stoll(text.substr(0, digits));
+  const long long seconds = unit == "s" ? n : unit == "m" ? n * 60 : n * 3600;
+  if (seconds < 60 || seconds > 24 * 3600) return InvalidField(field, "must be from 1m to 24h");
+  return std::chrono::seconds(seconds);
+}
+
+Status CheckPrincipal(const std::string& principal, const std::string& field) {
+  if (principal == "admin") return Status::Ok();
+  if (principal.starts_with("tenant:") && IsDns1123Label(principal.substr(7))) return Status::Ok();
+  return InvalidField(field, QuotedExcerpt(principal) + " is not admin or tenant:<name>");
+}
+
+Result<OidcIssuer> ParseIssuer(const Json& json, const std::string& where) {
+  const Item item(json, where);
+  SEPTA_RETURN_IF_ERROR(item.CheckKnown(
+      {"issuer", "audience", "client_id", "client_secret_file", "username_claim", "groups_claim", "ca_file"}));
+  OidcIssuer out;
+  SEPTA_ASSIGN_OR_RETURN(out.issuer, item.String("issuer", true));
+  SEPTA_RETURN_IF_ERROR(CheckIssuerUrl(out.issuer, item.Field("issuer")));
+  SEPTA_ASSIGN_OR_RETURN(out.audience, item.String("audience", true));
+  SEPTA_ASSIGN_OR_RETURN(out.client_id, item.String("client_id", false));
+  SEPTA_ASSIGN_OR_RETURN(out.client_secret_file, item.String("client_secret_file", false));
+  SEPTA_ASSIGN_OR_RETURN(out.username_claim, item.String("username_claim", false, out.username_claim));
+  SEPTA_ASSIGN_OR_RETURN(out.groups_claim, item.String("groups_claim", false, out.groups_claim));
+  SEPTA_ASSIGN_OR_RETURN(out.ca_file, item.String("ca_file", false));
+  if (out.username_claim.empty()) return InvalidField(item.Field("username_claim"), "must not be empty");
+  return out;
+}
+
+Result<TokenExchangeRule> ParseRule(const Json& json, const std::string& where) {
+  const Item item(json, where);
+  SEPTA_RETURN_IF_ERROR(item.CheckKnown({"issuer", "claims", "principal", "role", "ttl"}));
+  TokenExchangeRule out;
+  SEPTA_ASSIGN_OR_RETURN(out.issuer, item.String("issuer", true));
+  SEPTA_ASSIGN_OR_RETURN(out.principal, item.String("principal", true));
+  SEPTA_RETURN_IF_ERROR(CheckPrincipal(out.principal, item.Field("principal")));
+  SEPTA_ASSIGN_OR_RETURN(out.role, item.String("role", true));
+  if (out.role != "owner" && out.role != "viewer") {
+    return InvalidField(item.Field("role"), QuotedExcerpt(out.role) + " is not owner or viewer");
+  }
+  SEPTA_ASSIGN_OR_RETURN(const std::string ttl, item.String("ttl", false, "15m"));
+  SEPTA_ASSIGN_OR_RETURN(out.ttl, ParseTtl(ttl, item.Field("ttl")));
+  const auto claims = json.find("claims");
+  // A rule without claims would admit every token of its issuer: on a
+  // shared issuer such as GitHub's, every repository in the world.
+  if (claims == json.end() || !claims->is_object() || claims->empty()) {
+    return InvalidField(item.Field("claims"),
+                        "must be a mapping of at least one claim to its value (a rule without claims would admit "
+                        "every token of its issuer)");
+  }
+  if (claims->size() > kMaxRuleClaims) {
+    return InvalidField(item.Field("claims"), "has more than " + std::to_string(kMaxRuleClaims) + " claims");
+  }
+  for (const auto& claim : claims->items()) {
+    const std::string field = item.Field("claims." + EscapeControlCharacters(claim.key()));
+    SEPTA_RETURN_IF_ERROR(ValidateText(field, claim.key(), kMaxValueBytes));
+    if (claim.key().empty()) return InvalidField(item.Field("claims"), "has a claim with an empty name");
+    if (!claim.value().is_string()) {
+      return InvalidField(field, "must be a string (claims are matched as exact strings; quote numbers and booleans)");
+    }
+    const std::string value = claim.value().get<std::string>();
+    SEPTA_RETURN_IF_ERROR(ValidateText(field, value, kMaxValueBytes));
+    out.claims[claim.key()] = value;
+  }
+  return out;
+}
+
+}  // namespace
+
+Status ParseOidcIssuers(const std::string& text, const std::string& where, std::vector<OidcIssuer>& out) {
+  SEPTA_ASSIGN_OR_RETURN(const Json list, ListOfMappings(text, where));
+  if (list.size() > kMaxIssuers)
+    return InvalidField(where, "has more than " + std::to_string(kMaxIssuers) + " issuers");
+  std::vector<OidcIssuer> issuers;
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    SEPTA_ASSIGN_OR_RETURN(OidcIssuer issuer, ParseIssuer(list[i], where + "[" + std::to_string(i) + "]"));
+    if (!seen.insert(issuer.issuer).second) {
+      return InvalidField(where + "[" + std::to_string(i) + "].issuer",
+                          QuotedExcerpt(issuer.issuer) + " is listed twice");
+    }
+    issuers.push_back(std::move(issuer));
+  }
+  out = std::move(issuers);
+  return Status::Ok();
+}
+
+Status ParseTokenExchangeRules(const std::string& text, const std::string& where, std::vector<TokenExchangeRule>& out) {
+  SEPTA_ASSIGN_OR_RETURN(const Json list, ListOfMappings(text, where));
+  if (list.size() > kMaxRules) return InvalidField(where, "has more than " + std::to_string(kMaxRules) + " rules");
+  std::vector<TokenExchangeRule> rules;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    SEPTA_ASSIGN_OR_RETURN(TokenExchangeRule rule, ParseRule(list[i], where + "[" + std::to_string(i) + "]"));
+    rules.push_back(std::move(rule));
+  }
+  out = std::move(rules);
+  return Status::Ok();
+}
+
+Status CheckIdentityKeys(const Config& config) {
+  for (std::size_t i = 0; i < config.token_exchange_rules.size(); ++i) {
+    const std::string& issuer = config.token_exchange_rules[i].issuer;
+    if (std::none_of(config.oidc_issuers.begin(), config.oidc_issuers.end(),
+                     [&](const OidcIssuer& o) { return o.issuer == issuer; })) {
+      return InvalidField("token_exchange_rules[" + std::to_string(i) + "].issuer",
+                          QuotedExcerpt(issuer) + " is not one of oidc_issuers");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace septa::config::identity
