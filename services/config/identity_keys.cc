@@ -18,6 +18,14 @@ constexpr std::size_t kMaxRules = 256;
 constexpr std::size_t kMaxRuleClaims = 16;
 constexpr std::size_t kMaxValueBytes = 512;
 
+// `where` ("oidc_issuers (septa.yaml)") with `path` ("[1].audience") after
+// the key, before its source: "oidc_issuers[1].audience (septa.yaml)".
+std::string At(const std::string& where, const std::string& path) {
+  const std::size_t source = where.find(" (");
+  if (source == std::string::npos) return where + path;
+  return where.substr(0, source) + path + where.substr(source);
+}
+
 // The key's value as a JSON array of objects (YAML flow or block text
 // reads the same; JSON is YAML).
 Result<Json> ListOfMappings(const std::string& text, const std::string& where) {
@@ -27,7 +35,7 @@ Result<Json> ListOfMappings(const std::string& text, const std::string& where) {
   if (list.is_null()) return Json::array();
   if (!list.is_array()) return InvalidField(where, "must be a list of mappings");
   for (std::size_t i = 0; i < list.size(); ++i) {
-    if (!list[i].is_object()) return InvalidField(where + "[" + std::to_string(i) + "]", "must be a mapping");
+    if (!list[i].is_object()) return InvalidField(At(where, "[" + std::to_string(i) + "]"), "must be a mapping");
   }
   return list;
 }
@@ -35,14 +43,17 @@ Result<Json> ListOfMappings(const std::string& text, const std::string& where) {
 // Reads the string fields of one item, refusing a field it does not know.
 class Item {
  public:
-  Item(const Json& json, std::string where) : json_(json), where_(std::move(where)) {}
+  // `where`: the key and its source; `index`: the item's place in the list.
+  Item(const Json& json, std::string where, std::size_t index)
+      : json_(json), where_(std::move(where)), index_("[" + std::to_string(index) + "]") {}
 
-  std::string Field(const std::string& name) const { return where_ + "." + name; }
+  std::string Field(const std::string& name) const { return At(where_, index_ + "." + name); }
+  std::string Self() const { return At(where_, index_); }
 
   Status CheckKnown(std::initializer_list<const char*> known) const {
     for (const auto& entry : json_.items()) {
       if (std::none_of(known.begin(), known.end(), [&](const char* k) { return entry.key() == k; })) {
-        return InvalidField(where_ + "." + EscapeControlCharacters(entry.key()), "is not a known field");
+        return InvalidField(Field(EscapeControlCharacters(entry.key())), "is not a known field");
       }
     }
     return Status::Ok();
@@ -67,6 +78,7 @@ class Item {
  private:
   const Json& json_;
   std::string where_;
+  std::string index_;
 };
 
 // An issuer identifier (OpenID Connect Discovery §2): https, no query or
@@ -108,8 +120,8 @@ Status CheckPrincipal(const std::string& principal, const std::string& field) {
   return InvalidField(field, QuotedExcerpt(principal) + " is not admin or tenant:<name>");
 }
 
-Result<OidcIssuer> ParseIssuer(const Json& json, const std::string& where) {
-  const Item item(json, where);
+Result<OidcIssuer> ParseIssuer(const Json& json, const std::string& where, std::size_t index) {
+  const Item item(json, where, index);
   SEPTA_RETURN_IF_ERROR(item.CheckKnown(
       {"issuer", "audience", "client_id", "client_secret_file", "username_claim", "groups_claim", "ca_file"}));
   OidcIssuer out;
@@ -125,8 +137,8 @@ Result<OidcIssuer> ParseIssuer(const Json& json, const std::string& where) {
   return out;
 }
 
-Result<TokenExchangeRule> ParseRule(const Json& json, const std::string& where) {
-  const Item item(json, where);
+Result<TokenExchangeRule> ParseRule(const Json& json, const std::string& where, std::size_t index) {
+  const Item item(json, where, index);
   SEPTA_RETURN_IF_ERROR(item.CheckKnown({"issuer", "claims", "principal", "role", "ttl"}));
   TokenExchangeRule out;
   SEPTA_ASSIGN_OR_RETURN(out.issuer, item.String("issuer", true));
@@ -188,7 +200,7 @@ Status ParseTokenExchangeRules(const std::string& text, const std::string& where
   if (list.size() > kMaxRules) return InvalidField(where, "has more than " + std::to_string(kMaxRules) + " rules");
   std::vector<TokenExchangeRule> rules;
   for (std::size_t i = 0; i < list.size(); ++i) {
-    SEPTA_ASSIGN_OR_RETURN(TokenExchangeRule rule, ParseRule(list[i], where + "[" + std::to_string(i) + "]"));
+    SEPTA_ASSIGN_OR_RETURN(TokenExchangeRule rule, ParseRule(list[i], where, i));
     rules.push_back(std::move(rule));
   }
   out = std::move(rules);
