@@ -20,8 +20,8 @@ struct ClaimChecks {
   std::string issuer;    // "iss" must equal it exactly
   std::string audience;  // "aud" (a string, or an array of strings) must contain it
   TimePoint now{};
-  std::chrono::seconds leeway{60};    // clock skew allowed on exp, nbf and iat
-  std::optional<std::string> nonce;   // set: "nonce" must equal it (a sign-in's ID token)
+  std::chrono::seconds leeway{60};   // clock skew allowed on exp, nbf and iat
+  std::optional<std::string> nonce;  // set: "nonce" must equal it (a sign-in's ID token)
 };
 
 // kUnauthenticated naming the claim: "iss" not the issuer; "aud" missing or
@@ -43,16 +43,17 @@ inline constexpr std::size_t kMaxGroups = 1000;
 inline constexpr std::size_t kMaxNameBytes = 256;
 
 struct Identity {
-  std::string subject;   // "sub"; may be empty in a JWT access token without one
-  std::string username;  // the username claim's value
+  std::string subject;              // "sub"; may be empty in a JWT access token without one
+  std::string username;             // the username claim's value
   std::vector<std::string> groups;  // sorted, without duplicates
 };
 
 // kUnauthenticated naming the claim: the username claim missing, not a
 // string, empty, longer than kMaxNameBytes, or holding a control character;
-// the groups claim (optional; "" means none is read) not a string or an
-// array of strings, with more than kMaxGroups entries, or with an entry
-// that is empty, too long or holds a control character.
+// "sub" (optional, may be empty) not a string, too long or holding a
+// control character; the groups claim (optional; "" means none is read)
+// not a string or an array of strings, with more than kMaxGroups entries,
+// or with an entry that is empty, too long or holds a control character.
 Result<Identity> ExtractIdentity(const nlohmann::json& claims, std::string_view username_claim,
                                  std::string_view groups_claim);
 
