@@ -60,9 +60,10 @@ bool JwkStringIs(const json& jwk, const char* name, std::string_view expected) {
   return found != jwk.end() && found->is_string() && found->get_ref<const std::string&>() == expected;
 }
 
-// The public key the parameters describe, if OpenSSL's own validation of
-// a public key accepts it (RSA: n odd and composite, e odd between 2^16
-// and 2^256; EC: the point on the curve and of the group's order).
+// The public key the parameters describe, if OpenSSL's own check of a
+// public key accepts it (RSA: n odd, composite, free of small factors and
+// at most 16384 bits, e odd and above 1; EC: the point on the curve, not
+// at infinity and of the group's order).
 base::KeyPtr PublicKeyFromParams(const char* key_type, OSSL_PARAM* params) {
   const KeyContextPtr import_context(EVP_PKEY_CTX_new_from_name(nullptr, key_type, nullptr));
   EVP_PKEY* raw = nullptr;
