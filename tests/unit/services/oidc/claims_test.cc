@@ -14,16 +14,14 @@
 namespace septa::oidc {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
 using nlohmann::json;
 using std::chrono::seconds;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 
 const TimePoint kNow = *ParseRfc3339("2026-11-30T10:05:00Z");
 
-std::int64_t EpochSeconds(TimePoint t) {
-  return std::chrono::duration_cast<seconds>(t.time_since_epoch()).count();
-}
+std::int64_t EpochSeconds(TimePoint t) { return std::chrono::duration_cast<seconds>(t.time_since_epoch()).count(); }
 
 ClaimChecks Checks() {
   return ClaimChecks{.issuer = "https://issuer.example", .audience = "septa", .now = kNow, .nonce = std::nullopt};
@@ -132,7 +130,8 @@ TEST(CheckClaims, FractionalDatesAreRead) {
   ASSERT_EQ(ClaimsRefusal(With("exp", exp)), "");
   EXPECT_EQ(ExpireTime(With("exp", exp)), kNow + seconds(600) + std::chrono::milliseconds(250));
   EXPECT_THAT(ClaimsRefusal(With("exp", static_cast<double>(EpochSeconds(kNow)) - 60.5)), HasSubstr("token expired"));
-  EXPECT_THAT(ClaimsRefusal(With("nbf", static_cast<double>(EpochSeconds(kNow)) + 60.5)), HasSubstr("not valid before"));
+  EXPECT_THAT(ClaimsRefusal(With("nbf", static_cast<double>(EpochSeconds(kNow)) + 60.5)),
+              HasSubstr("not valid before"));
 }
 
 // TimePoint holds the years 1678 to 2261: dates outside are refused, not
@@ -179,7 +178,8 @@ json IdentityClaims(json groups) {
 }
 
 TEST(ExtractIdentity, ReadsSubjectUsernameAndGroups) {
-  const Result<Identity> identity = ExtractIdentity(IdentityClaims({"ml-team", "admins"}), "preferred_username", "groups");
+  const Result<Identity> identity =
+      ExtractIdentity(IdentityClaims({"ml-team", "admins"}), "preferred_username", "groups");
   ASSERT_TRUE(identity.ok()) << identity.status().ToString();
   EXPECT_EQ(identity->subject, "248289761001");
   EXPECT_EQ(identity->username, "alice");
@@ -274,7 +274,8 @@ TEST(ExtractIdentity, RefusesUnusableGroups) {
   EXPECT_EQ(IdentityRefusal(IdentityClaims({"admins", R"(ops\nroot)"})), "");  // a backslash and an n
   EXPECT_EQ(IdentityRefusal(IdentityClaims(json{{"admins", true}})),
             R"(groups claim "groups" is not a string or an array of strings)");
-  EXPECT_EQ(IdentityRefusal(IdentityClaims(nullptr)), R"(groups claim "groups" is not a string or an array of strings)");
+  EXPECT_EQ(IdentityRefusal(IdentityClaims(nullptr)),
+            R"(groups claim "groups" is not a string or an array of strings)");
 }
 
 }  // namespace

@@ -12,14 +12,16 @@
 namespace septa::oidc {
 namespace {
 
-using ::testing::HasSubstr;
 using nlohmann::json;
 using test::JwksJson;
 using test::TestSigningKey;
+using ::testing::HasSubstr;
 
 const json kSignedClaims{{"iss", "https://issuer.example"}, {"sub", "alice"}, {"aud", "septa"}, {"exp", 1'900'000'000}};
 
-// Keys are made once per test binary: RSA key generation takes a while.
+// Two keys of each algorithm ("rsa-0", "rsa-1", "ec-0", ...), made once per
+// test binary (RSA key generation takes a while), at which * 3 + the
+// algorithm's enumerator.
 const TestSigningKey& Key(JwsAlgorithm algorithm, int which = 0) {
   static const std::vector<TestSigningKey> keys = [] {
     std::vector<TestSigningKey> made;
@@ -97,8 +99,9 @@ TEST(KeySet, SignatureByAnotherKeyOfTheSameTypeFails) {
     json impostor = Key(algorithm, 1).PublicJwk();
     impostor["kid"] = Key(algorithm, 0).key_id();  // the impostor's key, published under the kid of key 0
     const KeySet set = ParseKeySet({Key(algorithm, 0).PublicJwk()});
-    const Jws jws = ParseToken(Key(algorithm, 1).SignWithHeader(
-        {{"alg", AlgorithmName(algorithm)}, {"kid", Key(algorithm, 0).key_id()}}, kSignedClaims));
+    const Jws jws = ParseToken(
+        Key(algorithm, 1)
+            .SignWithHeader({{"alg", AlgorithmName(algorithm)}, {"kid", Key(algorithm, 0).key_id()}}, kSignedClaims));
     const Jwk* key = set.Find(jws);
     ASSERT_NE(key, nullptr);
     EXPECT_EQ(VerifySignature(jws, *key).code(), Code::kUnauthenticated);
@@ -123,7 +126,8 @@ TEST(KeySet, FindChoosesTheKeyOfTheTokensKid) {
 
 TEST(KeySet, FindReturnsNullForAnUnknownKid) {
   const KeySet set = ParseKeySet({Key(JwsAlgorithm::kRs256, 0).PublicJwk()});
-  const Jws jws = ParseToken(Key(JwsAlgorithm::kRs256, 0).SignWithHeader({{"alg", "RS256"}, {"kid", "rotated"}}, kSignedClaims));
+  const Jws jws =
+      ParseToken(Key(JwsAlgorithm::kRs256, 0).SignWithHeader({{"alg", "RS256"}, {"kid", "rotated"}}, kSignedClaims));
   EXPECT_EQ(set.Find(jws), nullptr);
 }
 
@@ -161,9 +165,11 @@ TEST(KeySet, KeyOfAnotherTypeUnderTheTokensKidFails) {
   json ec = Key(JwsAlgorithm::kEs256).PublicJwk();
   ec["kid"] = "shared";
   const KeySet set = ParseKeySet({ec});
-  const Jws jws = ParseToken(Key(JwsAlgorithm::kRs256).SignWithHeader({{"alg", "RS256"}, {"kid", "shared"}}, kSignedClaims));
+  const Jws jws =
+      ParseToken(Key(JwsAlgorithm::kRs256).SignWithHeader({{"alg", "RS256"}, {"kid", "shared"}}, kSignedClaims));
   EXPECT_EQ(set.Find(jws), nullptr);
-  const Jws ec_jws = ParseToken(Key(JwsAlgorithm::kEs256).SignWithHeader({{"alg", "ES256"}, {"kid", "shared"}}, kSignedClaims));
+  const Jws ec_jws =
+      ParseToken(Key(JwsAlgorithm::kEs256).SignWithHeader({{"alg", "ES256"}, {"kid", "shared"}}, kSignedClaims));
   const Jwk* ec_key = set.Find(ec_jws);
   ASSERT_NE(ec_key, nullptr);
   const Status verified = VerifySignature(jws, *ec_key);

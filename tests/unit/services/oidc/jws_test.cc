@@ -11,11 +11,11 @@
 namespace septa::oidc {
 namespace {
 
-using ::testing::HasSubstr;
-using ::testing::Not;
 using nlohmann::json;
 using test::CompactToken;
 using test::TestSigningKey;
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 const json kTokenClaims{{"iss", "https://issuer.example"}, {"sub", "alice"}, {"aud", "septa"}, {"exp", 1'900'000'000}};
 
@@ -99,8 +99,8 @@ TEST(ParseJws, RefusesTokensOverTheSizeLimitUnread) {
 TEST(ParseJws, RefusesWhatIsNotThreeParts) {
   const std::string token = RsaKey().Sign(kTokenClaims);
   const std::string two_parts = token.substr(0, token.rfind('.'));
-  for (const std::string& bad : {std::string(), std::string("."), std::string("abc"), two_parts, token + ".",
-                                 token + ".c2ln", "." + token}) {
+  for (const std::string& bad :
+       {std::string(), std::string("."), std::string("abc"), two_parts, token + ".", token + ".c2ln", "." + token}) {
     EXPECT_THAT(JwsRefusal(bad), HasSubstr("not three base64url parts")) << bad;
   }
 }
@@ -130,8 +130,7 @@ TEST(ParseJws, RefusesHeaderOrPayloadThatIsNotAJsonObject) {
             "token payload is not a JSON object");
   EXPECT_THAT(JwsRefusal(header + "." + base::Base64UrlEncode(R"({"sub":)") + ".c2ln"),
               HasSubstr("token payload is not JSON: malformed JSON"));
-  EXPECT_THAT(JwsRefusal(base::Base64UrlEncode("") + "." + payload + ".c2ln"),
-              HasSubstr("token header is not JSON"));
+  EXPECT_THAT(JwsRefusal(base::Base64UrlEncode("") + "." + payload + ".c2ln"), HasSubstr("token header is not JSON"));
 }
 
 TEST(ParseJws, RefusesAnEmptySignature) {
@@ -146,7 +145,8 @@ TEST(ParseJws, MessagesQuoteOnlyAShortEscapedExcerpt) {
   EXPECT_LT(long_alg.size(), 120u) << long_alg;
   EXPECT_THAT(long_alg, HasSubstr("AAA...\" is not accepted"));
 
-  const std::string control = JwsRefusal(CompactToken({{"alg", "HS256\n2026-01-01 INFO forged \"line\""}}, kTokenClaims, "s"));
+  const std::string control =
+      JwsRefusal(CompactToken({{"alg", "HS256\n2026-01-01 INFO forged \"line\""}}, kTokenClaims, "s"));
   EXPECT_THAT(control, Not(HasSubstr("\n")));
   EXPECT_THAT(control, HasSubstr(R"("HS256\n2026-01-01 INFO forged \"line\"")"));
 

@@ -39,9 +39,7 @@ inline std::string CompactToken(const nlohmann::json& header, const nlohmann::js
 }
 
 // {"keys": [...]} as a provider's jwks_uri serves it.
-inline std::string JwksJson(const std::vector<nlohmann::json>& keys) {
-  return nlohmann::json{{"keys", keys}}.dump();
-}
+inline std::string JwksJson(const std::vector<nlohmann::json>& keys) { return nlohmann::json{{"keys", keys}}.dump(); }
 
 // A token with "alg": "none" and an empty signature (RFC 7519 section 6).
 inline std::string UnsignedToken(const nlohmann::json& claims) {
@@ -144,8 +142,7 @@ class TestSigningKey {
   // A token of `claims` under `header` exactly as given (a test adds
   // "crit", names another "alg" or "kid"), signed with this key.
   std::string SignWithHeader(const nlohmann::json& header, const nlohmann::json& claims) const {
-    const std::string signing_input =
-        base::Base64UrlEncode(header.dump()) + '.' + base::Base64UrlEncode(claims.dump());
+    const std::string signing_input = base::Base64UrlEncode(header.dump()) + '.' + base::Base64UrlEncode(claims.dump());
     return signing_input + '.' + base::Base64UrlEncode(SignatureOf(signing_input));
   }
 
