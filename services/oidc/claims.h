@@ -50,9 +50,10 @@ struct Identity {
 
 // kUnauthenticated naming the claim: the username claim missing, not a
 // string, empty, longer than kMaxNameBytes, or holding a control character;
-// the groups claim (optional; "" means none is read) not a string or an
-// array of strings, with more than kMaxGroups entries, or with an entry
-// that is empty, too long or holds a control character.
+// "sub" (optional, may be empty) not a string, too long or holding a
+// control character; the groups claim (optional; "" means none is read)
+// not a string or an array of strings, with more than kMaxGroups entries,
+// or with an entry that is empty, too long or holds a control character.
 Result<Identity> ExtractIdentity(const nlohmann::json& claims, std::string_view username_claim,
                                  std::string_view groups_claim);
 

@@ -2,7 +2,8 @@
 // provider publishes them at its jwks_uri, held as OpenSSL keys: RSA
 // ("kty": "RSA", n and e; at least 2048 bits), EC P-256 ("kty": "EC",
 // "crv": "P-256", x and y, the point checked to be on the curve) and
-// Ed25519 ("kty": "OKP", "crv": "Ed25519", x). Keys for encryption
+// Ed25519 ("kty": "OKP", "crv": "Ed25519", x), each as OpenSSL's check of
+// a public key accepts it. Keys for encryption
 // ("use": "enc"), private parts ("d", "p", ...) and other types or curves are
 // skipped, never an error: providers publish such keys beside their
 // signing keys.

@@ -38,7 +38,8 @@ struct Jws {
 // (unpadded) parts, a header or payload that is not a JSON object (parsed
 // with common/documents.h's bounds), an "alg" other than the three above
 // ("none", "HS256" and the like are named in the message), a "crit"
-// header (no extension is understood, RFC 7515 §4.1.11).
+// header (no extension is understood, RFC 7515 §4.1.11), a "kid" or "typ"
+// that is not a string, an empty signature.
 Result<Jws> ParseJws(std::string_view compact);
 
 }  // namespace septa::oidc
