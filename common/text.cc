@@ -141,10 +141,17 @@ std::vector<std::string> Split(std::string_view s, char sep) {
 
 std::string QuotedExcerpt(std::string_view text) {
   constexpr std::size_t kShown = 64;
-  if (text.size() <= kShown) return "\"" + EscapeControlCharacters(text) + "\"";
-  std::size_t cut = kShown;  // not inside a UTF-8 sequence (of at most 4 bytes)
-  while (cut > kShown - 3 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  return "\"" + EscapeControlCharacters(text.substr(0, cut)) + "\"... (" + std::to_string(text.size()) + " bytes)";
+  std::size_t cut = std::min(text.size(), kShown);  // not inside a UTF-8 sequence (of at most 4 bytes)
+  while (cut < text.size() && cut > kShown - 3 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  // Quotes and backslashes escaped first, so that the excerpt's end is its closing quote.
+  std::string quoted_escaped;
+  for (char c : text.substr(0, cut)) {
+    if (c == '"' || c == '\\') quoted_escaped.push_back('\\');
+    quoted_escaped.push_back(c);
+  }
+  std::string out = "\"" + EscapeControlCharacters(quoted_escaped) + "\"";
+  if (cut < text.size()) out += "... (" + std::to_string(text.size()) + " bytes)";
+  return out;
 }
 
 }  // namespace septa

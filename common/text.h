@@ -33,7 +33,9 @@ Status ValidateText(std::string_view field, std::string_view text, std::size_t m
 std::string EscapeControlCharacters(std::string_view text, bool keep_newlines = false);
 
 // `text` as a refusal or a log line quotes a client's value: in double
-// quotes, escaped as EscapeControlCharacters does, and cut after 64 bytes
+// quotes, its quotes and backslashes escaped with a backslash and the rest
+// as EscapeControlCharacters does (a forged value can neither end the
+// quote early nor write a line of its own), and cut after 64 bytes
 // (never inside a UTF-8 sequence) with its size said, so that a megabyte
 // sent is neither sent back nor logged.
 std::string QuotedExcerpt(std::string_view text);

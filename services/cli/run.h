@@ -21,7 +21,7 @@ struct Environment {
   std::istream* in = nullptr;              // for diff and apply -f -; null: no standard input
   // The value of an environment variable (--oidc-token-env names one);
   // null: none is set.
-  std::function<std::optional<std::string>(const std::string&)> variable;
+  std::function<std::optional<std::string>(const std::string&)> variable{};
 };
 
 inline constexpr int kExitOk = 0;

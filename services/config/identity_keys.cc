@@ -184,9 +184,9 @@ Status ParseOidcIssuers(const std::string& text, const std::string& where, std::
   std::vector<OidcIssuer> issuers;
   std::set<std::string> seen;
   for (std::size_t i = 0; i < list.size(); ++i) {
-    SEPTA_ASSIGN_OR_RETURN(OidcIssuer issuer, ParseIssuer(list[i], where + "[" + std::to_string(i) + "]"));
+    SEPTA_ASSIGN_OR_RETURN(OidcIssuer issuer, ParseIssuer(list[i], where, i));
     if (!seen.insert(issuer.issuer).second) {
-      return InvalidField(where + "[" + std::to_string(i) + "].issuer",
+      return InvalidField(At(where, "[" + std::to_string(i) + "].issuer"),
                           QuotedExcerpt(issuer.issuer) + " is listed twice");
     }
     issuers.push_back(std::move(issuer));

@@ -8,7 +8,6 @@
 
 #include "common/text.h"
 #include "common/time_point.h"
-#include "services/oidc/excerpt.h"
 
 namespace septa::oidc {
 
@@ -64,7 +63,8 @@ Status CheckIssuer(const json& claims, const std::string& issuer) {
   if (iss == claims.end()) return Unauthenticated("\"iss\" is missing");
   if (!iss->is_string()) return Unauthenticated("\"iss\" is not a string");
   if (iss->get_ref<const std::string&>() != issuer) {
-    return Unauthenticated("\"iss\" is " + Quoted(iss->get_ref<const std::string&>()) + ", not \"" + issuer + "\"");
+    return Unauthenticated("\"iss\" is " + QuotedExcerpt(iss->get_ref<const std::string&>()) + ", not \"" + issuer +
+                           "\"");
   }
   return Status::Ok();
 }

@@ -14,9 +14,9 @@
 #include <utility>
 
 #include "common/documents.h"
+#include "common/text.h"
 #include "services/base/base64.h"
 #include "services/base/openssl_ptr.h"
-#include "services/oidc/excerpt.h"
 
 namespace septa::oidc {
 
@@ -200,7 +200,7 @@ bool SignatureVerifies(EVP_PKEY* key, JwsAlgorithm algorithm, std::string_view i
 
 Result<KeySet> KeySet::Parse(std::string_view jwks_json) {
   Result<json> parsed = ParseJson(jwks_json);
-  if (!parsed.ok()) return InvalidArgument("key set is not JSON: " + Excerpt(parsed.status().message()));
+  if (!parsed.ok()) return InvalidArgument("key set is not JSON: " + QuotedExcerpt(parsed.status().message()));
   if (!parsed->is_object()) return InvalidArgument("key set is not a JSON object");
   const auto keys = parsed->find("keys");
   if (keys == parsed->end() || !keys->is_array()) return InvalidArgument("key set has no \"keys\" array");
@@ -238,7 +238,7 @@ const Jwk* KeySet::Find(const Jws& jws) const {
 }
 
 Status VerifySignature(const Jws& jws, const Jwk& key) {
-  const std::string key_name = key.key_id().empty() ? std::string("without a kid") : Quoted(key.key_id());
+  const std::string key_name = key.key_id().empty() ? std::string("without a kid") : QuotedExcerpt(key.key_id());
   if (key.algorithm() != jws.algorithm) {
     return Unauthenticated("token algorithm " + std::string(AlgorithmName(jws.algorithm)) + " does not match key " +
                            key_name + " (" + std::string(AlgorithmName(key.algorithm())) + ")");

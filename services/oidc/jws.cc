@@ -5,8 +5,8 @@
 #include <utility>
 
 #include "common/documents.h"
+#include "common/text.h"
 #include "services/base/base64.h"
-#include "services/oidc/excerpt.h"
 
 namespace septa::oidc {
 
@@ -34,7 +34,8 @@ Result<json> DecodeJsonObjectPart(std::string_view part, std::string_view part_n
   Result<json> parsed = ParseJson(*decoded, kTokenPartLimits);
   if (!parsed.ok()) {
     // The parser's message may quote the token: only an excerpt of it.
-    return Unauthenticated("token " + std::string(part_name) + " is not JSON: " + Excerpt(parsed.status().message()));
+    return Unauthenticated("token " + std::string(part_name) +
+                           " is not JSON: " + QuotedExcerpt(parsed.status().message()));
   }
   if (!parsed->is_object()) return Unauthenticated("token " + std::string(part_name) + " is not a JSON object");
   return parsed;
@@ -77,7 +78,7 @@ Result<Jws> ParseJws(std::string_view compact) {
   if (!alg->is_string()) return Unauthenticated("token header's \"alg\" is not a string");
   const std::optional<JwsAlgorithm> algorithm = AcceptedAlgorithm(alg->get_ref<const std::string&>());
   if (!algorithm) {
-    return Unauthenticated("token algorithm " + Quoted(alg->get_ref<const std::string&>()) +
+    return Unauthenticated("token algorithm " + QuotedExcerpt(alg->get_ref<const std::string&>()) +
                            " is not accepted (RS256, ES256, EdDSA)");
   }
   if (header.contains("crit")) {

@@ -131,6 +131,8 @@ Result<std::unique_ptr<OidcVerifier>> OidcVerifier::Create(std::vector<ProviderS
   return verifier;
 }
 
+OidcVerifier::OidcVerifier(const Clock& clock, VerifierOptions options) : clock_(clock), options_(options) {}
+
 OidcVerifier::~OidcVerifier() = default;
 
 Result<std::shared_ptr<const KeySet>> OidcVerifier::KeysFor(Provider& provider, const Jws& jws, TimePoint now) {

@@ -54,7 +54,7 @@ class OidcVerifier final : public core::SubjectTokenVerifier {
 
  private:
   struct Provider;
-  OidcVerifier(const Clock& clock, VerifierOptions options) : clock_(clock), options_(options) {}
+  OidcVerifier(const Clock& clock, VerifierOptions options);  // in verifier.cc, where Provider is complete
   // The keys to verify `jws` of `provider` with, fetched first when due.
   Result<std::shared_ptr<const KeySet>> KeysFor(Provider& provider, const Jws& jws, TimePoint now);
 

@@ -294,7 +294,7 @@ TEST(KeySet, RefusesWhatIsNotAKeySet) {
   EXPECT_EQ(refusal("{}"), "key set has no \"keys\" array");
   EXPECT_EQ(refusal(R"({"keys":{}})"), "key set has no \"keys\" array");
   EXPECT_EQ(refusal(R"({"keys":"k"})"), "key set has no \"keys\" array");
-  EXPECT_THAT(refusal(R"({"keys":[)"), HasSubstr("key set is not JSON: malformed JSON"));
+  EXPECT_THAT(refusal(R"({"keys":[)"), HasSubstr("key set is not JSON: \"malformed JSON"));
   EXPECT_THAT(refusal(""), HasSubstr("key set is not JSON"));
 
   const Result<KeySet> empty = KeySet::Parse(R"({"keys":[]})");

@@ -129,7 +129,7 @@ TEST(ParseJws, RefusesHeaderOrPayloadThatIsNotAJsonObject) {
   EXPECT_EQ(JwsRefusal(header + "." + base::Base64UrlEncode(R"([{"sub":"alice"}])") + ".c2ln"),
             "token payload is not a JSON object");
   EXPECT_THAT(JwsRefusal(header + "." + base::Base64UrlEncode(R"({"sub":)") + ".c2ln"),
-              HasSubstr("token payload is not JSON: malformed JSON"));
+              HasSubstr("token payload is not JSON: \"malformed JSON"));
   EXPECT_THAT(JwsRefusal(base::Base64UrlEncode("") + "." + payload + ".c2ln"), HasSubstr("token header is not JSON"));
 }
 
@@ -142,8 +142,8 @@ TEST(ParseJws, RefusesAnEmptySignature) {
 // token neither floods septad's log nor writes a line of its own into it.
 TEST(ParseJws, MessagesQuoteOnlyAShortEscapedExcerpt) {
   const std::string long_alg = JwsRefusal(CompactToken({{"alg", std::string(10'000, 'A')}}, kTokenClaims, "sig"));
-  EXPECT_LT(long_alg.size(), 120u) << long_alg;
-  EXPECT_THAT(long_alg, HasSubstr("AAA...\" is not accepted"));
+  EXPECT_LT(long_alg.size(), 160u) << long_alg;
+  EXPECT_THAT(long_alg, HasSubstr("AAA\"... (10000 bytes) is not accepted"));
 
   const std::string control =
       JwsRefusal(CompactToken({{"alg", "HS256\n2026-01-01 INFO forged \"line\""}}, kTokenClaims, "s"));
@@ -155,7 +155,7 @@ TEST(ParseJws, MessagesQuoteOnlyAShortEscapedExcerpt) {
                                  base::Base64UrlEncode(R"({"x":1)" + std::string(5'000, '0') + "}") + ".c2ln";
   const std::string number = JwsRefusal(big_number);
   EXPECT_THAT(number, HasSubstr("token payload is not JSON"));
-  EXPECT_LT(number.size(), 120u) << number;
+  EXPECT_LT(number.size(), 160u) << number;
 }
 
 }  // namespace
