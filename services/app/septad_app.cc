@@ -16,6 +16,8 @@
 #include "services/app/septad_app_impl.h"
 #include "services/base/file.h"
 #include "services/base/open_files.h"
+#include "services/core/idempotency.h"
+#include "services/core/retention.h"
 #include "services/http/tls.h"
 #include "services/rest/web_app.h"
 #include "services/store/connection_url.h"
@@ -320,11 +322,33 @@ Status SeptadApp::Impl::WriteSignInLink() {
 }
 
 Status SeptadApp::Impl::StartSweeper() {
-  sweeper = std::make_unique<IdempotencySweeper>(*store, clock, config.idempotency_ttl, *registry);
+  const std::chrono::milliseconds ttl = config.idempotency_ttl;
+  idempotency_sweeper = std::make_unique<Sweeper>(
+      clock, *registry,
+      SweepSpec{
+          .what = "idempotency keys older than " +
+                  std::to_string(std::chrono::duration_cast<std::chrono::seconds>(ttl).count()) + " s",
+          // A quarter of the keys' time to live, at most every 10 minutes.
+          .interval = std::clamp<std::chrono::milliseconds>(ttl / 4, std::chrono::seconds(1), std::chrono::minutes(10)),
+          .sweep = [this, ttl](TimePoint now) { return core::SweepExpiredIdempotencyKeys(*store, now, ttl); },
+          .metric = "septa_idempotency_keys_expired_total",
+          .help = "Idempotency-Keys forgotten after their time to live"});
+  const std::chrono::milliseconds retention = config.token_retention;
+  token_sweeper = std::make_unique<Sweeper>(
+      clock, *registry,
+      SweepSpec{.what = "API tokens dead for more than " +
+                        std::to_string(std::chrono::duration_cast<std::chrono::hours>(retention).count()) + " h",
+                .interval = std::chrono::hours(1),
+                .sweep = [this, retention](TimePoint now) { return core::SweepDeadTokens(*store, now - retention); },
+                .metric = "septa_tokens_deleted_total",
+                .help = "API tokens (with their sessions) deleted token_retention after they were revoked or expired"});
   return Status::Ok();
 }
 
-void SeptadApp::Impl::StopSweeper() { sweeper.reset(); }
+void SeptadApp::Impl::StopSweeper() {
+  token_sweeper.reset();
+  idempotency_sweeper.reset();
+}
 
 // Before any lease is taken: the identity is stable (a restart after a crash
 // takes its own leases back at once) and nobody else live uses it.

@@ -19,10 +19,9 @@
 #include "gpu/catalog.h"
 #include "gpu/mig_parted.h"
 #include "services/apiv1/declarations.h"
-#include "services/app/idempotency_sweeper.h"
 #include "services/app/septad_app.h"
 #include "services/app/startup_stages.h"
-#include "services/app/usage_retention.h"
+#include "services/app/sweeper.h"
 #include "services/base/secure_random.h"
 #include "services/core/use_cases.h"
 #include "services/grpc/grpc_server.h"
@@ -99,7 +98,8 @@ struct SeptadApp::Impl {
   // admin-token
   std::optional<std::string> new_admin_token;
   // idempotency-sweeper
-  std::unique_ptr<IdempotencySweeper> sweeper;
+  std::unique_ptr<Sweeper> idempotency_sweeper;
+  std::unique_ptr<Sweeper> token_sweeper;
   // replica-lock: the holder of this replica's shard leases, locked so no
   // other live septad uses it (services/store/replica_lock.h).
   std::string replica_id;
@@ -151,7 +151,7 @@ struct SeptadApp::Impl {
   std::unique_ptr<core::UsageAccounting> usage_accounting;
   std::unique_ptr<reconcile::UsageMetrics> usage_metrics;
   std::unique_ptr<reconcile::UsageScrapeController> usage_scrapes;
-  std::unique_ptr<UsageRetention> usage_retention;
+  std::unique_ptr<Sweeper> usage_retention;
   std::unique_ptr<reconcile::ShardLeases> provisioner_shards;
   std::unique_ptr<reconcile::ProvisionerController> provisioner;
   std::unique_ptr<syncer::SyncerController> syncer;               // on the provisioner's shards

@@ -9,6 +9,7 @@
 #include "services/base/file.h"
 #include "services/core/api_limits.h"
 #include "services/core/host_namespaces.h"
+#include "services/core/retention.h"
 #include "services/kube/resources.h"
 #include "services/vault/builtin_ca_issuer.h"
 
@@ -466,7 +467,15 @@ Status SeptadApp::Impl::StartUsage() {
       reconcile::UsageScrapeControllerOptions{.interval = config.usage_scrape_interval, .shards = usage_shards.get()},
       *dcgm_scraper, *usage_accounting, *usage_metrics, *store, clock, *registry);
   usage_scrapes->Start();
-  usage_retention = std::make_unique<UsageRetention>(*store, clock, config.usage_minute_retention, *registry);
+  const std::chrono::milliseconds retention = config.usage_minute_retention;
+  usage_retention = std::make_unique<Sweeper>(
+      clock, *registry,
+      SweepSpec{.what = "one-minute usage rows older than " +
+                        std::to_string(std::chrono::duration_cast<std::chrono::hours>(retention).count()) + " h",
+                .interval = std::chrono::hours(1),
+                .sweep = [this, retention](TimePoint now) { return core::SweepUsageMinutes(*store, now - retention); },
+                .metric = "septa_usage_minutes_deleted_total",
+                .help = "One-minute usage rows deleted after usage_minute_retention (hours and days stay)"});
   return Status::Ok();
 }
 

@@ -332,6 +332,10 @@ const std::vector<KeyDef>& Defs() {
        MillisKeyAtLeast(&Config::bootstrap_admin_ttl, std::chrono::minutes(1), "1m")},
       {{"tenant_live_tokens_max", "unexpired, unrevoked API tokens one tenant may hold"},
        IntKey(&Config::tenant_live_tokens_max, 1, 1'000'000)},
+      {{"token_retention",
+        "how long a revoked or expired API token stays listed before it is deleted (default 720h, 30 days; at least "
+        "1h); its audit records stay"},
+       MillisKeyAtLeast(&Config::token_retention, std::chrono::hours(1), "1h")},
       {{"mig_relayout", "auto or off: re-lay out MIG GPUs that run nothing when an isolated request needs it"},
        EnumKey(&Config::mig_relayout, {MigRelayout::kAuto, MigRelayout::kOff})},
       {{"usage", "true or false: whether this septad scrapes the GPU nodes' dcgm-exporters and accounts usage"},

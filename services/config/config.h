@@ -134,6 +134,9 @@ struct Config {
   // owner token exists (capped by admin_token_ttl_max).
   std::chrono::milliseconds bootstrap_admin_ttl{24LL * 3'600'000};
   int tenant_live_tokens_max = 100;  // unexpired, unrevoked API tokens one tenant may hold
+  // How long a revoked or expired API token (and the sessions made from
+  // it) stays listed before it is deleted; its audit records stay.
+  std::chrono::milliseconds token_retention{30LL * 24 * 3'600'000};
   std::chrono::milliseconds shutdown_grace{10'000};
   // auto: an isolated request that fits only after MIG GPUs that run
   // nothing are re-laid out gets them re-laid out; off: its refusal says

@@ -84,6 +84,14 @@ class TokenRepository {
   // its creation (used when a tenant moves to a tier with a shorter cap);
   // caches are told as for RevokeAllOf.
   virtual Status CapLifetimes(const std::string& principal, std::chrono::seconds max_lifetime) = 0;
+  // API tokens of `principal` neither revoked nor expired at `now` (counted
+  // where they are stored: a pipeline's exchanged tokens pile up).
+  virtual Result<int> CountLive(const std::string& principal, TimePoint now) = 0;
+  // Deletes up to `limit` API tokens dead (revoked or expired) before
+  // `dead_before`, with the sessions and sign-in codes made from them, and
+  // every session and sign-in code itself dead before then; the count of
+  // API tokens deleted.
+  virtual Result<int> DeleteDead(TimePoint dead_before, int limit) = 0;
 };
 
 class AuditLog {

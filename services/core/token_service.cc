@@ -95,9 +95,7 @@ Result<IssuedToken> TokenService::IssueIn(Tx& tx, TimePoint now, const RequestCo
 }
 
 Status TokenService::RequireRoomForAnotherToken(Tx& tx, const std::string& principal, TimePoint now) const {
-  auto held = tx.Tokens().List(principal);
-  SEPTA_RETURN_IF_ERROR(held);
-  const auto live = std::count_if(held->begin(), held->end(), [&](const ApiToken& t) { return IsLive(t, now); });
+  SEPTA_ASSIGN_OR_RETURN(const int live, tx.Tokens().CountLive(principal, now));
   if (live < limits_.tenant_live_max) return Status::Ok();
   return ResourceExhausted(principal + " already holds " + std::to_string(live) + " live tokens, the limit of " +
                            std::to_string(limits_.tenant_live_max) +

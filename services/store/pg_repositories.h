@@ -52,6 +52,8 @@ class PgTokens final : public core::TokenRepository {
   Status Revoke(const std::string& id, TimePoint when) override;
   Status RevokeAllOf(const std::string& principal, TimePoint when) override;
   Status CapLifetimes(const std::string& principal, std::chrono::seconds max_lifetime) override;
+  Result<int> CountLive(const std::string& principal, TimePoint now) override;
+  Result<int> DeleteDead(TimePoint dead_before, int limit) override;
 
  private:
   PgWork& work_;

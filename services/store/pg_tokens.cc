@@ -56,6 +56,20 @@ void PgTokens::Prepare(pqxx::connection& c) {
   c.prepare("revocation_notify", "SELECT pg_notify('" + std::string(kRevocationChannel) + "', $1)");
   c.prepare("token_revoke_of",
             "UPDATE api_tokens SET revoke_time = septa_ts($2) WHERE principal = $1 AND revoke_time IS NULL");
+  c.prepare("token_count_live",
+            "SELECT count(*) FROM api_tokens WHERE principal = $1 AND kind = 'api' AND revoke_time IS NULL"
+            " AND (expire_time IS NULL OR expire_time > septa_ts($2))");
+  // When a row died: its revocation or its expiry, whichever came first.
+  const std::string died = "least(coalesce(revoke_time, 'infinity'), coalesce(expire_time, 'infinity'))";
+  // Sessions and sign-in codes first (they reference their API token):
+  // those dead themselves, and those of an API token deleted next.
+  c.prepare("token_delete_dead_children", "DELETE FROM api_tokens WHERE kind <> 'api' AND (" + died +
+                                              " < septa_ts($1) OR parent_id IN"
+                                              " (SELECT id FROM api_tokens WHERE kind = 'api' AND " +
+                                              died + " < septa_ts($1)))");
+  c.prepare("token_delete_dead",
+            "DELETE FROM api_tokens WHERE id IN (SELECT id FROM api_tokens WHERE kind = 'api' AND " + died +
+                " < septa_ts($1) ORDER BY id LIMIT $2)");
   c.prepare("token_cap_of",
             "UPDATE api_tokens SET expire_time = least(coalesce(expire_time, 'infinity'),"
             " create_time + make_interval(secs => $2)) WHERE principal = $1 AND revoke_time IS NULL");
@@ -101,6 +115,21 @@ Status PgTokens::RevokeAllOf(const std::string& principal, TimePoint when) {
     w.exec_prepared("revocation_notify", RevocationPayload({"", principal}));
     return r;
   }));
+}
+
+Result<int> PgTokens::CountLive(const std::string& principal, TimePoint now) {
+  return work_.Read<int>([&](pqxx::transaction_base& t) {
+    return t.exec_prepared1("token_count_live", principal, Micros(now))[0].as<int>();
+  });
+}
+
+Result<int> PgTokens::DeleteDead(TimePoint dead_before, int limit) {
+  // Both statements under Write's one savepoint: the API tokens' count is the second's.
+  SEPTA_ASSIGN_OR_RETURN(const std::size_t deleted, work_.Write([&](pqxx::transaction_base& w) {
+    w.exec_prepared("token_delete_dead_children", Micros(dead_before));
+    return w.exec_prepared("token_delete_dead", Micros(dead_before), limit);
+  }));
+  return static_cast<int>(deleted);
 }
 
 Status PgTokens::CapLifetimes(const std::string& principal, std::chrono::seconds max_lifetime) {

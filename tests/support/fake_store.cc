@@ -6,8 +6,11 @@
 #include "tests/support/fake_usage.h"
 #include "tests/support/fake_work.h"
 
+#include "services/core/auth.h"
+
 #include <algorithm>
 #include <regex>
+#include <set>
 
 namespace septa::core {
 namespace {
@@ -278,6 +281,32 @@ class FakeTokens final : public TokenRepository {
     }
     w_.revocations.push_back({"", principal});
     return Status::Ok();
+  }
+  Result<int> CountLive(const std::string& principal, TimePoint now) override {
+    return static_cast<int>(std::count_if(w_.s.tokens.begin(), w_.s.tokens.end(), [&](const auto& entry) {
+      const ApiToken& t = entry.second;
+      return t.principal == principal && t.kind == TokenKind::kApi && IsLive(t, now);
+    }));
+  }
+  Result<int> DeleteDead(TimePoint dead_before, int limit) override {
+    SEPTA_RETURN_IF_ERROR(w_.CheckWritable());
+    const auto died_before = [&](const ApiToken& t) {
+      const TimePoint died =
+          std::min(t.revoke_time.value_or(TimePoint::max()), t.expire_time.value_or(TimePoint::max()));
+      return died < dead_before;
+    };
+    std::vector<std::string> dead_api;  // in id order, as PostgreSQL's LIMIT takes them
+    for (const auto& [id, token] : w_.s.tokens) {
+      if (token.kind == TokenKind::kApi && died_before(token)) dead_api.push_back(id);
+    }
+    const std::set<std::string> all_dead_api(dead_api.begin(), dead_api.end());
+    std::erase_if(w_.s.tokens, [&](const auto& entry) {
+      const ApiToken& t = entry.second;
+      return t.kind != TokenKind::kApi && (died_before(t) || all_dead_api.contains(t.parent_id));
+    });
+    if (dead_api.size() > static_cast<std::size_t>(limit)) dead_api.resize(static_cast<std::size_t>(limit));
+    for (const std::string& id : dead_api) w_.s.tokens.erase(id);
+    return static_cast<int>(dead_api.size());
   }
 
  private:

@@ -61,7 +61,14 @@ TEST(Run, MissingTokenIsUnauthenticatedBeforeAnyCall) {
   const auto r = Septactl({"--server", kNoServer, "tier", "list"});
   EXPECT_EQ(r.exit_code, kExitFailure);
   EXPECT_EQ(r.err,
-            "septactl: UNAUTHENTICATED: no token: pass --token, set SEPTA_TOKEN, or put token: in the config file\n");
+            "septactl: UNAUTHENTICATED: no token: pass --token or --oidc-token-env, set SEPTA_TOKEN, or put token: in "
+            "the config file\n");
+}
+
+TEST(Run, AnOidcTokenVariableThatIsNotSetIsNamedBeforeAnyCall) {
+  const auto r = Septactl({"--server", kNoServer, "--oidc-token-env", "CI_TOKEN", "tier", "list"});
+  EXPECT_EQ(r.exit_code, kExitFailure);
+  EXPECT_EQ(r.err, "septactl: INVALID_ARGUMENT: --oidc-token-env: $CI_TOKEN is not set or empty\n");
 }
 
 TEST(Run, NoServerListeningIsOneLineNamingTheServer) {

@@ -24,6 +24,7 @@ TEST(Config, DefaultsWithoutSources) {
   EXPECT_EQ(c->db_ready_timeout, std::chrono::seconds(1));
   EXPECT_EQ(c->admin_token_ttl_max, std::chrono::hours(768));
   EXPECT_EQ(c->tenant_live_tokens_max, 100);
+  EXPECT_EQ(c->token_retention, std::chrono::hours(720));
   EXPECT_EQ(c->scheduler, tenancy::host::Scheduler::kKai);
   EXPECT_TRUE(c->provisioner);
   EXPECT_EQ(c->mig_relayout, MigRelayout::kAuto);

@@ -1,6 +1,7 @@
 #include "services/core/token_service.h"
 
 #include "services/core/auth.h"
+#include "services/core/retention.h"
 #include "tests/unit/services/core/core_fixture.h"
 
 namespace septa::core {
@@ -256,6 +257,40 @@ TEST_F(TokenServiceTest, TiersAreReadableByEveryone) {
   EXPECT_EQ(exclusive->credential_ttl_max_seconds, 15 * 60);
   EXPECT_EQ(exclusive->gpu_sharing, gpu::Tier::kExclusive);
   EXPECT_EQ(tiers.Get(Admin(), "gold").status().code(), Code::kNotFound);
+}
+
+}  // namespace
+}  // namespace septa::core
+
+namespace septa::core {
+namespace {
+
+// A pipeline's exchanged tokens would pile up for ever: once dead for
+// token_retention they are deleted (core/retention.h), the live ones and
+// the audit records stay, and the live count no longer reads the dead.
+TEST_F(TokenServiceTest, TokensDeadLongEnoughAreSweptAndTheLiveStay) {
+  MustCreate("acme");
+  auto short_lived = tokens.Create(Admin(), {"tenant:acme", "owner", "1h", "ci"});
+  auto revoked = tokens.Create(Admin(), {"tenant:acme", "owner", "", "old"});
+  auto lasting = tokens.Create(Admin(), {"admin", "viewer", "", "dashboard"});  // 32 days
+  ASSERT_TRUE(short_lived.ok() && revoked.ok() && lasting.ok());
+  ASSERT_TRUE(tokens.Revoke(Admin(), revoked->token.id).ok());
+  clock.Advance(std::chrono::hours(2));
+  // Dead, but not for long enough yet.
+  auto swept = SweepDeadTokens(store, Now(clock) - std::chrono::hours(24));
+  ASSERT_TRUE(swept.ok()) << swept.status().ToString();
+  EXPECT_EQ(*swept, 0);
+  clock.Advance(std::chrono::hours(24));
+  swept = SweepDeadTokens(store, Now(clock) - std::chrono::hours(24), {.batch = 1, .max_batches = 100});
+  ASSERT_TRUE(swept.ok()) << swept.status().ToString();
+  EXPECT_EQ(*swept, 2) << "one a batch, until none is left";
+  auto listed = tokens.List(Admin());
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].id, lasting->token.id);
+  EXPECT_TRUE(authenticator.Authenticate(lasting->secret_text).ok());
+  EXPECT_EQ(Audit("tokens/" + revoked->token.id).size(), 2u) << "its audit records stay";
+  EXPECT_EQ(tokens.Revoke(Admin(), short_lived->token.id).code(), Code::kNotFound) << "gone";
 }
 
 }  // namespace

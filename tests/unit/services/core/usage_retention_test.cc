@@ -1,7 +1,7 @@
 // The retention of one-minute usage rows (core::SweepUsageMinutes) on the
 // FakeStore: minutes before the cutoff go in bounded batches, the hours and
 // days they were added to stay, so a report by the hour never changes.
-#include "services/core/usage_retention.h"
+#include "services/core/retention.h"
 
 #include <gtest/gtest.h>
 

@@ -576,6 +576,72 @@ TYPED_TEST_P(StoreContract, TokenLifetimesAreCappedFromTheirCreation) {
   EXPECT_EQ(expiry("eeeeeeee"), std::nullopt) << "another principal's";
 }
 
+// Live tokens are counted where they are stored; the dead (revoked or
+// expired) are deleted once dead long enough, with the sessions made from
+// them, and a batch at a time.
+TYPED_TEST_P(StoreContract, LiveTokensAreCountedAndTheLongDeadDeleted) {
+  const Status inserted = this->Write([](Tx& tx) {
+    ApiToken forever = MakeToken("aaaaaaaa", "tenant:acme", 'a', At(100));
+    ApiToken expired_long_ago = MakeToken("bbbbbbbb", "tenant:acme", 'b', At(100));
+    expired_long_ago.expire_time = At(200);
+    ApiToken revoked_long_ago = MakeToken("cccccccc", "tenant:acme", 'c', At(100));
+    revoked_long_ago.revoke_time = At(300);
+    revoked_long_ago.expire_time = At(5'000);
+    ApiToken expired_lately = MakeToken("dddddddd", "tenant:acme", 'd', At(100));
+    expired_lately.expire_time = At(1'500);
+    ApiToken live = MakeToken("eeeeeeee", "tenant:acme", 'e', At(100));
+    live.expire_time = At(5'000);
+    ApiToken other = MakeToken("ffffffff", "tenant:other", 'f', At(100));
+    ApiToken session_of_dead = MakeToken("aaaa0001", "tenant:acme", '1', At(150));
+    session_of_dead.kind = TokenKind::kSession;
+    session_of_dead.parent_id = "cccccccc";
+    session_of_dead.expire_time = At(5'000);  // alive by itself, dead by its parent
+    ApiToken dead_session_of_live = MakeToken("aaaa0002", "tenant:acme", '2', At(150));
+    dead_session_of_live.kind = TokenKind::kSession;
+    dead_session_of_live.parent_id = "eeeeeeee";
+    dead_session_of_live.expire_time = At(400);
+    ApiToken live_session = MakeToken("aaaa0003", "tenant:acme", '3', At(150));
+    live_session.kind = TokenKind::kSession;
+    live_session.parent_id = "eeeeeeee";
+    live_session.expire_time = At(5'000);
+    for (const ApiToken* t : {&forever, &expired_long_ago, &revoked_long_ago, &expired_lately, &live, &other,
+                              &session_of_dead, &dead_session_of_live, &live_session}) {
+      SEPTA_RETURN_IF_ERROR(tx.Tokens().Insert(*t));
+    }
+    return Status::Ok();
+  });
+  ASSERT_TRUE(inserted.ok()) << inserted.ToString();
+  auto live = [&](const std::string& principal, TimePoint now) {
+    return *this->template Read<int>([&](Tx& tx) { return tx.Tokens().CountLive(principal, now); });
+  };
+  EXPECT_EQ(live("tenant:acme", At(1'000)), 3) << "forever, expired lately (not yet), live; sessions not counted";
+  EXPECT_EQ(live("tenant:acme", At(2'000)), 2);
+  EXPECT_EQ(live("tenant:other", At(2'000)), 1);
+  EXPECT_EQ(live("tenant:nobody", At(2'000)), 0);
+
+  auto ids = [&] {
+    std::vector<std::string> out;
+    for (TokenKind kind : {TokenKind::kApi, TokenKind::kSession}) {
+      auto rows = this->template Read<std::vector<ApiToken>>([&](Tx& tx) { return tx.Tokens().List("", kind); });
+      for (const ApiToken& t : *rows) out.push_back(t.id);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  EXPECT_EQ(this->Write([&](Tx& tx) { return tx.Tokens().DeleteDead(At(1'000), 1).status(); }).code(), Code::kOk);
+  EXPECT_EQ(ids(), (std::vector<std::string>{"aaaa0003", "aaaaaaaa", "cccccccc", "dddddddd", "eeeeeeee", "ffffffff"}))
+      << "one dead API token a batch (the first by id), every dead session and those of the dead";
+  int deleted = 0;
+  ASSERT_TRUE(this->Write([&](Tx& tx) -> Status {
+                    SEPTA_ASSIGN_OR_RETURN(deleted, tx.Tokens().DeleteDead(At(1'000), 100));
+                    return Status::Ok();
+                  })
+                  .ok());
+  EXPECT_EQ(deleted, 1);
+  EXPECT_EQ(ids(), (std::vector<std::string>{"aaaa0003", "aaaaaaaa", "dddddddd", "eeeeeeee", "ffffffff"}))
+      << "a token dead lately, the never-expiring and the live stay";
+}
+
 TYPED_TEST_P(StoreContract, AuditIsNewestFirstWithAssignedIds) {
   const Status appended = this->Write([](Tx& tx) {
     SEPTA_RETURN_IF_ERROR(tx.Audit().Append({0, At(10), "admin", "tenant.create", "tenants/a", "", "1", "r1"}));
@@ -946,9 +1012,9 @@ REGISTER_TYPED_TEST_SUITE_P(StoreContract, ApplySetsHoldEachObjectOnceAndGoWithT
                             ListTenantsFiltersAndPaginatesByName, TokensRoundTripAndStayUnique,
                             TokensStoreOnlyAWellFormedHash, TokensListInCreationOrderAndRevoke,
                             ADryRunSucceedsAndKeepsNothing, SessionsAreTokenRowsMadeFromAnApiToken,
-                            TokenLifetimesAreCappedFromTheirCreation, AuditIsNewestFirstWithAssignedIds,
-                            IdempotencyKeysAreUniquePerPrincipal, IdempotencyKeysAreDeletedOneByOneOrOldestFirst,
-                            CommittedRevocationsAreToldToTheWatcher, ATenantsChangeOfStateIsToldToTheWatcher,
-                            ConcurrentReadModifyWriteLosesNoUpdate);
+                            TokenLifetimesAreCappedFromTheirCreation, LiveTokensAreCountedAndTheLongDeadDeleted,
+                            AuditIsNewestFirstWithAssignedIds, IdempotencyKeysAreUniquePerPrincipal,
+                            IdempotencyKeysAreDeletedOneByOneOrOldestFirst, CommittedRevocationsAreToldToTheWatcher,
+                            ATenantsChangeOfStateIsToldToTheWatcher, ConcurrentReadModifyWriteLosesNoUpdate);
 
 }  // namespace septa::core::contract
