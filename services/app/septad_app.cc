@@ -133,7 +133,7 @@ Status SeptadApp::Impl::StartStages() {
       {"store", true, &Impl::OpenStore, &Impl::CloseStore},  // migrations, then the pool
       {"use-cases", true, &Impl::MakeUseCases, &Impl::DropUseCases},
       {"admin-token", true, &Impl::EnsureAdminToken, nullptr},
-      {"idempotency-sweeper", true, &Impl::StartSweeper, &Impl::StopSweeper},
+      {"sweepers", true, &Impl::StartSweepers, &Impl::StopSweepers},
       {"replica-lock", true, &Impl::LockReplicaId, &Impl::UnlockReplicaId},
       {"kubesim", config.kubeconfig.empty(), &Impl::StartSimulatedCluster, &Impl::StopSimulatedCluster},
       {"host-cluster", true, &Impl::ConnectHostCluster, &Impl::DisconnectHostCluster},
@@ -321,7 +321,7 @@ Status SeptadApp::Impl::WriteSignInLink() {
   return Status::Ok();
 }
 
-Status SeptadApp::Impl::StartSweeper() {
+Status SeptadApp::Impl::StartSweepers() {
   const std::chrono::milliseconds ttl = config.idempotency_ttl;
   idempotency_sweeper = std::make_unique<Sweeper>(
       clock, *registry,
@@ -345,7 +345,7 @@ Status SeptadApp::Impl::StartSweeper() {
   return Status::Ok();
 }
 
-void SeptadApp::Impl::StopSweeper() {
+void SeptadApp::Impl::StopSweepers() {
   token_sweeper.reset();
   idempotency_sweeper.reset();
 }

@@ -97,7 +97,7 @@ struct SeptadApp::Impl {
   std::unique_ptr<core::Probes> probes;
   // admin-token
   std::optional<std::string> new_admin_token;
-  // idempotency-sweeper
+  // sweepers
   std::unique_ptr<Sweeper> idempotency_sweeper;
   std::unique_ptr<Sweeper> token_sweeper;
   // replica-lock: the holder of this replica's shard leases, locked so no
@@ -186,8 +186,8 @@ struct SeptadApp::Impl {
   void DropUseCases();
   Status EnsureAdminToken();
   Status WriteSignInLink();
-  Status StartSweeper();
-  void StopSweeper();
+  Status StartSweepers();
+  void StopSweepers();
   Status LockReplicaId();
   void UnlockReplicaId();
   Status StartSimulatedCluster();
