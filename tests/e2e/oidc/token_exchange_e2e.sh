@@ -13,6 +13,9 @@
 #    token for another audience, a tampered signature, alg none, HS256
 #    signed with the provider's public key, a token of a provider septad
 #    does not trust (expiry and the rest: tests/unit/services/oidc).
+#  - A hostile tenant: beta's pipeline floods exchanges and stops at its
+#    live-token limit (429 naming it); 30 tokens with made-up key ids cost
+#    at most one fetch of the keys; acme's exchanges are untouched.
 #  - Keys: fetched once and cached (the provider counts its requests); a
 #    rotation that drops the old keys is followed; the provider down, a
 #    token signed before with a known key still exchanges.
@@ -43,7 +46,9 @@ clients='[
   {"client_id":"ci-pr","client_secret":"s2","grant_types":["client_credentials"],"alg":"ES256",
    "ci_claims":{"repository":"acme/platform","ref":"refs/pull/7/merge","repository_owner":"acme"}},
   {"client_id":"ci-evil","client_secret":"s3","grant_types":["client_credentials"],"alg":"EdDSA",
-   "ci_claims":{"repository":"mallory/platform","ref":"refs/heads/main","repository_owner":"mallory"}}]'
+   "ci_claims":{"repository":"mallory/platform","ref":"refs/heads/main","repository_owner":"mallory"}},
+  {"client_id":"ci-beta","client_secret":"s4","grant_types":["client_credentials"],
+   "ci_claims":{"repository":"beta/infra","ref":"refs/heads/main","repository_owner":"beta"}}]'
 start_idp idp "{\"audiences\":[\"septa\",\"other\"],\"clients\":$clients}"
 start_idp stranger "{\"audiences\":[\"septa\"],\"clients\":$clients}"
 
@@ -68,10 +73,16 @@ token_exchange_rules:
     principal: tenant:acme
     role: viewer
     ttl: 5m
+  - issuer: $idp_issuer
+    claims: {repository: beta/infra}
+    principal: tenant:beta
+    role: owner
 YAML
-start --config "$dir/septad.yaml" --provisioner=false
+start --config "$dir/septad.yaml" --provisioner=false --tenant-live-tokens-max 20
 token=$(cat "$dir/data/admin.token")
-[[ $(api POST /v1/tenants '{"name":"acme","trust_tier":"shared"}') == 201 ]] || fail "create tenant: $(reply)"
+for t in acme beta; do
+  [[ $(api POST /v1/tenants "{\"name\":\"$t\",\"trust_tier\":\"shared\"}") == 201 ]] || fail "create tenant $t: $(reply)"
+done
 
 # exchange SUBJECT-TOKEN [json]: the HTTP status of an exchange; the answer in $dir/reply.
 exchange() {
@@ -168,6 +179,21 @@ rotated_jwt=$(mint "$idp_issuer" ci-main s1)
 rotated() { [[ $(exchange "$rotated_jwt") == 200 ]]; }
 wait_for "a token of the rotated key" 15 rotated
 [[ $(discoveries) == 2 ]] || fail "the rotation cost one fetch: $(curl -s "$idp_issuer/_test/requests")"
+# A hostile tenant floods: beta's pipeline exchanges until its live tokens reach the limit (429 naming it),
+# and tokens with made-up key ids make septad fetch the keys at most once per 10 s; acme's exchanges go on.
+beta_jwt=$(mint "$idp_issuer" ci-beta s4)
+codes=$(for _ in $(seq 1 25); do exchange "$beta_jwt"; echo; done | sort | uniq -c | tr -s ' ' | paste -sd' ')
+[[ $codes == " 20 200  5 429" || $codes == " 20 200 5 429" ]] || fail "beta stops at its 20 live tokens: $codes"
+[[ $(exchange "$beta_jwt") == 429 && $(reply) == *"live tokens per tenant"* ]] || fail "the limit is named: $(reply)"
+before=$(curl -s "$idp_issuer/_test/requests" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("/.well-known/openid-configuration", 0))')
+for i in $(seq 1 30); do
+  forged=$(printf '{"alg":"RS256","typ":"JWT","kid":"made-up-%s"}' "$i" | base64 -w0 | tr '+/' '-_' | tr -d '=')
+  [[ $(exchange "$forged.$p.$s") == 401 ]] || fail "a made-up key id is refused: $(reply)"
+done
+after=$(curl -s "$idp_issuer/_test/requests" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("/.well-known/openid-configuration", 0))')
+((after - before <= 1)) || fail "30 made-up key ids cost $((after - before)) fetches, not at most one"
+[[ $(exchange "$(mint "$idp_issuer" ci-main s1)") == 200 ]] || fail "acme's pipeline is untouched: $(reply)"
+
 # Down: a token signed before with a key septad knows still exchanges.
 held_jwt=$(mint "$idp_issuer" ci-main s1)
 curl -sf -X POST "$idp_issuer/_test/down" >/dev/null

@@ -175,6 +175,45 @@ TEST(RestBinding, AnUnknownQueryParameterIsRefusedNamingIt) {
           .ok());
 }
 
+// A token endpoint's form (RFC 6749 §3.2): each parameter sets the string
+// field of its name, %-escapes and '+' decoded; one the request has no field
+// for is ignored, as OAuth says; a repeated one is refused.
+TEST(RestBinding, AFormBodyFillsTheTopLevelStringFieldsAsOAuthSays) {
+  const auto& exchange = BindingOf("ExchangeToken");
+  const std::map<std::string, std::string> form = {{"Content-Type", "application/x-www-form-urlencoded; charset=UTF-8"}};
+  v1::ExchangeTokenRequest r;
+  ASSERT_TRUE(Bind(exchange,
+                   {"/v1/tokens:exchange",
+                    "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Atoken-exchange&subject_token=a.b.c"
+                    "&subject_token_type=urn:ietf:params:oauth:token-type:jwt&scope=read+write&audience=x&&",
+                    form},
+                   {}, r)
+                  .ok());
+  EXPECT_EQ(r.grant_type(), "urn:ietf:params:oauth:grant-type:token-exchange");
+  EXPECT_EQ(r.subject_token(), "a.b.c");
+  EXPECT_EQ(r.subject_token_type(), "urn:ietf:params:oauth:token-type:jwt");
+
+  v1::ExchangeTokenRequest twice;
+  const Status repeated = Bind(exchange, {"/v1/tokens:exchange", "subject_token=a&subject_token=b", form}, {}, twice);
+  EXPECT_EQ(repeated.code(), Code::kInvalidArgument);
+  EXPECT_THAT(repeated.message(), HasSubstr("\"subject_token\" is sent more than once"));
+  v1::ExchangeTokenRequest malformed;
+  EXPECT_EQ(Bind(exchange, {"/v1/tokens:exchange", "subject_token=%zz", form}, {}, malformed).code(),
+            Code::kInvalidArgument);
+  v1::ExchangeTokenRequest not_utf8;
+  EXPECT_EQ(FieldOf(Bind(exchange, {"/v1/tokens:exchange", "subject_token=%ff", form}, {}, not_utf8)),
+            "subject_token");
+  // The same RPC still takes JSON, by the JSON rules (an unknown field is refused there).
+  v1::ExchangeTokenRequest json;
+  EXPECT_TRUE(Bind(exchange, {"/v1/tokens:exchange", R"({"subject_token":"a.b.c"})", {{"Content-Type", "application/json"}}},
+                   {}, json)
+                  .ok());
+  EXPECT_EQ(json.subject_token(), "a.b.c");
+  // A form is only taken where the binding says so.
+  v1::CreateTokenRequest create;
+  EXPECT_FALSE(Bind(BindingOf("CreateToken"), {"/v1/tokens", "principal=admin&role=owner", form}, {}, create).ok());
+}
+
 TEST(RestBinding, TheResponseCarriesItsStatusEtagLocationAndCachePolicy) {
   v1::ApiToken token;
   token.set_id("00ff");
