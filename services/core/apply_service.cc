@@ -183,7 +183,11 @@ ApplyService::ApplyService(Store& store, const Clock& clock, CapacityLedger& led
       kinds_(catalog) {}
 
 Result<ApplyOutcome> ApplyService::Diff(const RequestContext& ctx, const ApplyOrder& order) {
-  return Run(ctx, order, WriteMode::kValidateOnly, ctx.principal.ToString());
+  // A viewer's plan is its owners': the writes are checked as theirs and
+  // rolled back (a suspended tenant's stay refused, as its owners' would).
+  RequestContext as_owner = ctx;
+  as_owner.principal.role = Role::kOwner;
+  return Run(as_owner, order, WriteMode::kValidateOnly, ctx.principal.ToString());
 }
 
 Result<ApplyOutcome> ApplyService::Apply(const RequestContext& ctx, const ApplyOrder& order) {

@@ -8,7 +8,8 @@
 # tokens, by septad's token_exchange_rules:
 #  - acme/platform on refs/heads/main: acme's owner for 15m, so it applies
 #    its set; a pull request of the same repository: a viewer for 5m, so it
-#    reads the set and its apply is refused; another repository: refused.
+#    diffs (the plan its owners' apply would carry out) and its apply is
+#    refused; another repository: refused.
 #  - Attacks refused with a plain 401 (the reason only in septad's log): a
 #    token for another audience, a tampered signature, alg none, HS256
 #    signed with the provider's public key, a token of a provider septad
@@ -123,9 +124,10 @@ CI_TOKEN=$(mint "$idp_issuer" ci-main s1) sctl --oidc-token-env CI_TOKEN apply -
 [[ $(api GET /v1/tenants/acme/vclusters/ci) == 200 ]] || fail "the set's virtual cluster exists: $(reply)"
 pr_jwt=$(mint "$idp_issuer" ci-pr s2)
 sed -i 's/milli_gpu: 250/milli_gpu: 500/' "$dir/set.yaml"
-CI_TOKEN=$pr_jwt sctl --oidc-token-env CI_TOKEN -o json applyset get acme-ci >"$dir/get.out" 2>&1 ||
-  fail "a pull request reads acme's set: $(cat "$dir/get.out")"
-grep -q '"name": "tenants/acme/applysets/acme-ci"' "$dir/get.out" || fail "the set as read: $(cat "$dir/get.out")"
+rc=0
+CI_TOKEN=$pr_jwt sctl --oidc-token-env CI_TOKEN diff -f "$dir/set.yaml" --set acme-ci >"$dir/diff.out" 2>&1 || rc=$?
+((rc == 1)) || fail "a pull request diffs (exit 1: changes): exit $rc $(cat "$dir/diff.out")"
+grep -q 'milli_gpu\|milliGpu' "$dir/diff.out" || fail "the plan shows the change: $(cat "$dir/diff.out")"
 rc=0
 CI_TOKEN=$pr_jwt sctl --oidc-token-env CI_TOKEN apply -f "$dir/set.yaml" --set acme-ci >"$dir/apply.out" 2>&1 || rc=$?
 ((rc == 2)) && grep -q "viewer may not" "$dir/apply.out" || fail "a pull request may not apply: exit $rc $(cat "$dir/apply.out")"

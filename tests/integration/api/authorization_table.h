@@ -101,7 +101,7 @@ inline std::vector<AuthorizationRow> AuthorizationTable() {
        R"({"objects":[{"virtual_cluster":{"tenant":"acme","name":"gitops","capacity":{"gpus":{"count":1}}}}]})",
        "DeclarativeService/Diff",
        R"({"apply_set":"git","objects":[{"virtual_cluster":{"tenant":"acme","name":"gitops","capacity":{"gpus":{"count":1}}}}]})",
-       200, 200, 403, 200, 401},
+       200, 200, 200, 200, 401},
       {"POST", "/v1/applysets/git:apply",
        R"({"objects":[{"virtual_cluster":{"tenant":"acme","name":"gitops","capacity":{"gpus":{"count":1}}}}]})",
        "DeclarativeService/Apply",

@@ -577,8 +577,20 @@ TEST_F(ApplyServiceTest, ATenantsSetsAreItsOwnAndHoldOnlyWhatItMayWrite) {
   EXPECT_FALSE(Exists("acme", "steal"));
   EXPECT_EQ(tenants.Get(Admin(), "acme")->tenant.display_name, "");
 
-  // A viewer may not apply at all.
-  EXPECT_EQ(apply.Apply(TenantCtx("acme", Role::kViewer), mine).status().code(), Code::kPermissionDenied);
+  // A viewer may not apply at all, but sees the plan its owners' Apply would
+  // carry out (a pull request's read-only token), which changes nothing.
+  ApplyOrder more{.apply_set = "prod", .objects = {Object(Gpus("acme", "train", 2), {"capacity"})}};
+  EXPECT_EQ(apply.Apply(TenantCtx("acme", Role::kViewer), more).status().code(), Code::kPermissionDenied);
+  auto viewers_plan = apply.Diff(TenantCtx("acme", Role::kViewer), more);
+  ASSERT_TRUE(viewers_plan.ok()) << viewers_plan.status().ToString();
+  EXPECT_EQ(Actions(*viewers_plan), (std::vector{ApplyAction::kUpdate}));
+  auto owners_plan = apply.Diff(TenantCtx("acme"), more);
+  ASSERT_TRUE(owners_plan.ok()) << owners_plan.status().ToString();
+  EXPECT_EQ(viewers_plan->plan_etag, owners_plan->plan_etag) << "the same plan";
+  // And a viewer's plan names no more than its tenant's: beta's viewer meets acme's objects as not found.
+  auto peek = apply.Diff(TenantCtx("beta", Role::kViewer), theirs);
+  ASSERT_TRUE(peek.ok()) << peek.status().ToString();
+  EXPECT_EQ(peek->changes[1].refusal.code(), Code::kNotFound);
 }
 
 TEST_F(ApplyServiceTest, DeclaredPathsAreTheKindsOwnAndTheRequestIsBounded) {

@@ -180,7 +180,8 @@ TEST(RestBinding, AnUnknownQueryParameterIsRefusedNamingIt) {
 // for is ignored, as OAuth says; a repeated one is refused.
 TEST(RestBinding, AFormBodyFillsTheTopLevelStringFieldsAsOAuthSays) {
   const auto& exchange = BindingOf("ExchangeToken");
-  const std::map<std::string, std::string> form = {{"Content-Type", "application/x-www-form-urlencoded; charset=UTF-8"}};
+  const std::map<std::string, std::string> form = {
+      {"Content-Type", "application/x-www-form-urlencoded; charset=UTF-8"}};
   v1::ExchangeTokenRequest r;
   ASSERT_TRUE(Bind(exchange,
                    {"/v1/tokens:exchange",
@@ -201,12 +202,12 @@ TEST(RestBinding, AFormBodyFillsTheTopLevelStringFieldsAsOAuthSays) {
   EXPECT_EQ(Bind(exchange, {"/v1/tokens:exchange", "subject_token=%zz", form}, {}, malformed).code(),
             Code::kInvalidArgument);
   v1::ExchangeTokenRequest not_utf8;
-  EXPECT_EQ(FieldOf(Bind(exchange, {"/v1/tokens:exchange", "subject_token=%ff", form}, {}, not_utf8)),
-            "subject_token");
+  EXPECT_EQ(FieldOf(Bind(exchange, {"/v1/tokens:exchange", "subject_token=%ff", form}, {}, not_utf8)), "subject_token");
   // The same RPC still takes JSON, by the JSON rules (an unknown field is refused there).
   v1::ExchangeTokenRequest json;
-  EXPECT_TRUE(Bind(exchange, {"/v1/tokens:exchange", R"({"subject_token":"a.b.c"})", {{"Content-Type", "application/json"}}},
-                   {}, json)
+  EXPECT_TRUE(Bind(exchange,
+                   {"/v1/tokens:exchange", R"({"subject_token":"a.b.c"})", {{"Content-Type", "application/json"}}}, {},
+                   json)
                   .ok());
   EXPECT_EQ(json.subject_token(), "a.b.c");
   // A form is only taken where the binding says so.
