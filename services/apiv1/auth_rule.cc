@@ -22,6 +22,7 @@ Result<AuthRule> LoadAuthRule(const pb::MethodDescriptor& method) {
     return InvalidArgument("(septa.v1.auth) restricts its callers but names no action for the refusal");
   }
   rule.action = declared.action();
+  rule.apply_set_scope = declared.apply_set_scope();
   if (!declared.tenant_field().empty()) {
     auto field = ResolveFieldPath(*method.input_type(), declared.tenant_field(), {pb::FieldDescriptor::CPPTYPE_STRING});
     if (!field.ok()) return InvalidArgument("(septa.v1.auth) tenant_field: " + field.status().message());
@@ -37,7 +38,13 @@ Status CheckCaller(const AuthRule& rule, const core::Principal& principal) {
   switch (rule.caller) {
     case Caller::kAny:
     case Caller::kAnonymous: return Status::Ok();
-    case Caller::kWriter: return core::RequireWriter(principal, rule.action);
+    case Caller::kWriter:
+      if (rule.apply_set_scope && !principal.apply_sets.empty()) {
+        core::Principal within = principal;  // the use case holds it to its sets
+        within.apply_sets.clear();
+        return core::RequireWriter(within, rule.action);
+      }
+      return core::RequireWriter(principal, rule.action);
     case Caller::kAdmin: return core::RequireAdmin(principal, rule.action);
     case Caller::kAdminWriter: return core::RequireAdminWriter(principal, rule.action);
   }

@@ -25,6 +25,9 @@ struct AuthRule {
   Caller caller = Caller::kAny;
   std::optional<FieldPath> tenant_field;  // the request field naming the tenant acted on
   std::string action;                     // "create virtual clusters"
+  // A token scoped to apply sets may make the call (the use case checks
+  // the set): its scope is not held against it here.
+  bool apply_set_scope = false;
 };
 
 // The RPC's rule; fails when it has none, names no string field, or a

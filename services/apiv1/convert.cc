@@ -439,6 +439,7 @@ v1::ApiToken ToProto(const core::ApiToken& t) {
   *out.mutable_create_time() = ToTimestamp(t.create_time);
   if (t.expire_time) *out.mutable_expire_time() = ToTimestamp(*t.expire_time);
   if (t.revoke_time) *out.mutable_revoke_time() = ToTimestamp(*t.revoke_time);
+  for (const std::string& set : t.apply_sets) out.add_apply_sets(set);
   return out;
 }
 
@@ -498,7 +499,11 @@ Result<core::TenantUpdate> TenantUpdateFromProto(const v1::Tenant& in, const std
 }
 
 core::TokenRequest TokenRequestFromProto(const v1::CreateTokenRequest& r) {
-  return core::TokenRequest{r.principal(), r.role(), r.ttl(), r.description()};
+  return core::TokenRequest{.principal = r.principal(),
+                            .role = r.role(),
+                            .ttl = r.ttl(),
+                            .description = r.description(),
+                            .apply_sets = {r.apply_sets().begin(), r.apply_sets().end()}};
 }
 
 v1::Credential ToProto(const core::VclusterCredential& c) {

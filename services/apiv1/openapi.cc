@@ -240,6 +240,7 @@ Json AuthDocument(const AuthRule& rule) {
   Json out = {{"caller", std::string(CallerName(rule.caller))}};
   if (rule.tenant_field) out["tenant_field"] = rule.tenant_field->text;
   if (!rule.action.empty()) out["action"] = rule.action;
+  if (rule.apply_set_scope) out["apply_set_scope"] = true;
   return out;
 }
 

@@ -16,6 +16,7 @@ Result<std::vector<core::ExchangeRule>> ExchangeRulesOf(const config::Config& co
     const std::string field = "token_exchange_rules[" + std::to_string(i) + "]";
     SEPTA_ASSIGN_OR_RETURN(const core::Role role, core::ParseRole(field + ".role", rule.role));
     SEPTA_ASSIGN_OR_RETURN(core::Principal principal, core::ParsePrincipal(field + ".principal", rule.principal, role));
+    principal.apply_sets = rule.apply_sets;
     rules.push_back(core::ExchangeRule{
         .issuer = rule.issuer, .claims = rule.claims, .principal = std::move(principal), .ttl = rule.ttl});
   }

@@ -618,6 +618,9 @@ Commands Define(CLI::App& app, Flags& f) {
       ->add_option("--ttl", f.token_create.ttl, "lifetime, e.g. 90m, 24h, 1h30m (capped by the tenant's tier)")
       ->capture_default_str();
   c.token_create->add_option("--description", f.token_create.description, "what the token is for");
+  c.token_create->add_option("--apply-set", f.token_create.apply_sets,
+                             "scope the token to this apply set of its principal (repeat for more): it applies and "
+                             "diffs only those and writes nothing else");
   c.token_list = token->add_subcommand("list", "list tokens");
   c.token_revoke = token->add_subcommand("revoke", "revoke a token");
   c.token_revoke->add_option("ID", f.token_revoke.id, "token id")->required();

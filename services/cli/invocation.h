@@ -78,6 +78,7 @@ struct TokenCreate {
   std::string role;
   std::string ttl;
   std::string description;
+  std::vector<std::string> apply_sets{};  // --apply-set, repeated: the token's scope
 };
 struct TokenList {};
 struct TokenRevoke {

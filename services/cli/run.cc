@@ -207,6 +207,7 @@ class CommandRunner {
     request.set_role(c.role);
     request.set_ttl(c.ttl);
     request.set_description(c.description);
+    for (const std::string& set : c.apply_sets) request.add_apply_sets(set);
     v1::ApiToken token;
     const auto status = client_.Call(client_.tokens(), &v1::TokenService::Stub::CreateToken, request, &token);
     if (!status.ok()) return status;

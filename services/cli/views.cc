@@ -213,11 +213,13 @@ Table InventoryTable(const google::protobuf::RepeatedPtrField<v1::InventoryNode>
 }
 
 Table TokenTable(const google::protobuf::RepeatedPtrField<v1::ApiToken>& tokens) {
-  Table table{{"ID", "PRINCIPAL", "ROLE", "DESCRIPTION", "CREATED", "EXPIRES", "REVOKED"}, {}};
+  Table table{{"ID", "PRINCIPAL", "ROLE", "APPLY SETS", "DESCRIPTION", "CREATED", "EXPIRES", "REVOKED"}, {}};
   for (const auto& t : tokens) {
-    table.rows.push_back(
-        {t.id(), t.principal(), t.role(), OrDash(t.description()), FormatTime(t.create_time(), t.has_create_time()),
-         FormatTime(t.expire_time(), t.has_expire_time()), FormatTime(t.revoke_time(), t.has_revoke_time())});
+    table.rows.push_back({t.id(), t.principal(), t.role(),
+                          OrDash(Join(std::vector<std::string>(t.apply_sets().begin(), t.apply_sets().end()), ",")),
+                          OrDash(t.description()), FormatTime(t.create_time(), t.has_create_time()),
+                          FormatTime(t.expire_time(), t.has_expire_time()),
+                          FormatTime(t.revoke_time(), t.has_revoke_time())});
   }
   return table;
 }

@@ -70,6 +70,7 @@ struct TokenExchangeRule {
   std::string principal;                      // "admin" or "tenant:<name>"
   std::string role;                           // "owner" or "viewer"
   std::chrono::seconds ttl{900};
+  std::vector<std::string> apply_sets;  // the token's scope (at most 16 set names); empty: none
 };
 
 struct Config {

@@ -16,6 +16,7 @@ using Json = nlohmann::json;
 constexpr std::size_t kMaxIssuers = 16;
 constexpr std::size_t kMaxRules = 256;
 constexpr std::size_t kMaxRuleClaims = 16;
+constexpr std::size_t kMaxRuleApplySets = 16;  // core::kMaxScopedApplySets (config does not depend on core)
 constexpr std::size_t kMaxValueBytes = 512;
 
 // `where` ("oidc_issuers (septa.yaml)") with `path` ("[1].audience") after
@@ -139,7 +140,7 @@ Result<OidcIssuer> ParseIssuer(const Json& json, const std::string& where, std::
 
 Result<TokenExchangeRule> ParseRule(const Json& json, const std::string& where, std::size_t index) {
   const Item item(json, where, index);
-  SEPTA_RETURN_IF_ERROR(item.CheckKnown({"issuer", "claims", "principal", "role", "ttl"}));
+  SEPTA_RETURN_IF_ERROR(item.CheckKnown({"issuer", "claims", "principal", "role", "ttl", "apply_sets"}));
   TokenExchangeRule out;
   SEPTA_ASSIGN_OR_RETURN(out.issuer, item.String("issuer", true));
   SEPTA_ASSIGN_OR_RETURN(out.principal, item.String("principal", true));
@@ -150,6 +151,20 @@ Result<TokenExchangeRule> ParseRule(const Json& json, const std::string& where, 
   }
   SEPTA_ASSIGN_OR_RETURN(const std::string ttl, item.String("ttl", false, "15m"));
   SEPTA_ASSIGN_OR_RETURN(out.ttl, ParseTtl(ttl, item.Field("ttl")));
+  if (const auto sets = json.find("apply_sets"); sets != json.end() && !sets->is_null()) {
+    if (!sets->is_array() || sets->size() > kMaxRuleApplySets) {
+      return InvalidField(item.Field("apply_sets"),
+                          "must be a list of at most " + std::to_string(kMaxRuleApplySets) + " apply set names");
+    }
+    for (std::size_t i = 0; i < sets->size(); ++i) {
+      const Json& set = (*sets)[i];
+      if (!set.is_string() || !IsDns1123Label(set.get<std::string>())) {
+        return InvalidField(item.Field("apply_sets[" + std::to_string(i) + "]"),
+                            "must be an apply set name (a DNS-1123 label)");
+      }
+      out.apply_sets.push_back(set.get<std::string>());
+    }
+  }
   const auto claims = json.find("claims");
   // A rule without claims would admit every token of its issuer: on a
   // shared issuer such as GitHub's, every repository in the world.

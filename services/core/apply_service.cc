@@ -182,17 +182,29 @@ ApplyService::ApplyService(Store& store, const Clock& clock, CapacityLedger& led
       decoder_(decoder),
       kinds_(catalog) {}
 
+namespace {
+// A token scoped to apply sets writes through those (and only those) as
+// its principal would: past this check, its scope is spent.
+Result<RequestContext> WithinScope(const RequestContext& ctx, const std::string& set) {
+  SEPTA_RETURN_IF_ERROR(RequireApplySetInScope(ctx.principal, set));
+  RequestContext within = ctx;
+  within.principal.apply_sets.clear();
+  return within;
+}
+}  // namespace
+
 Result<ApplyOutcome> ApplyService::Diff(const RequestContext& ctx, const ApplyOrder& order) {
+  SEPTA_ASSIGN_OR_RETURN(RequestContext as_owner, WithinScope(ctx, order.apply_set));
   // A viewer's plan is its owners': the writes are checked as theirs and
   // rolled back (a suspended tenant's stay refused, as its owners' would).
-  RequestContext as_owner = ctx;
   as_owner.principal.role = Role::kOwner;
   return Run(as_owner, order, WriteMode::kValidateOnly, ctx.principal.ToString());
 }
 
 Result<ApplyOutcome> ApplyService::Apply(const RequestContext& ctx, const ApplyOrder& order) {
-  SEPTA_RETURN_IF_ERROR(RequireWriter(ctx.principal, "apply sets"));
-  return Run(ctx, order, WriteMode::kCommit, ctx.principal.ToString());
+  SEPTA_ASSIGN_OR_RETURN(const RequestContext within, WithinScope(ctx, order.apply_set));
+  SEPTA_RETURN_IF_ERROR(RequireWriter(within.principal, "apply sets"));
+  return Run(within, order, WriteMode::kCommit, ctx.principal.ToString());
 }
 
 Result<ApplyOutcome> ApplyService::Revert(const std::string& tenant, const std::string& name) {

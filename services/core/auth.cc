@@ -1,7 +1,9 @@
 #include "services/core/auth.h"
 
+#include <algorithm>
 #include <cctype>
 
+#include "common/text.h"
 #include "services/base/mac.h"
 #include "services/core/crypto.h"
 #include "services/core/validation.h"
@@ -192,6 +194,7 @@ Result<Principal> PrincipalOf(const ApiToken& token, bool tenant_suspended) {
   if (!principal.ok()) return Internal("stored token has an invalid principal");
   principal->token_id = token.id;
   principal->suspended = !principal->admin && tenant_suspended;
+  principal->apply_sets = token.apply_sets;
   return principal;
 }
 }  // namespace
@@ -246,8 +249,35 @@ Status RequireNotSuspended(const Principal& p, std::string_view what) {
 
 Status RequireWriter(const Principal& p, std::string_view what) {
   SEPTA_RETURN_IF_ERROR(RequireNotSuspended(p, what));
+  if (!p.apply_sets.empty()) {
+    return PermissionDenied("a token scoped to the apply sets " + Join(p.apply_sets, ", ") +
+                            " may only apply and diff them, not " + std::string(what));
+  }
   if (p.role == Role::kOwner) return Status::Ok();
   return PermissionDenied("a viewer may not " + std::string(what));
+}
+
+Status RequireApplySetInScope(const Principal& p, std::string_view set) {
+  if (p.apply_sets.empty() || std::find(p.apply_sets.begin(), p.apply_sets.end(), set) != p.apply_sets.end()) {
+    return Status::Ok();
+  }
+  return FieldError(
+      Code::kPermissionDenied, "apply_set",
+      "this token is scoped to the apply sets " + Join(p.apply_sets, ", ") + ", not " + QuotedExcerpt(set));
+}
+
+Status CheckApplySetScope(std::string_view field, const std::vector<std::string>& sets) {
+  if (sets.size() > kMaxScopedApplySets) {
+    return InvalidField(std::string(field), "names " + std::to_string(sets.size()) + " apply sets; at most " +
+                                                std::to_string(kMaxScopedApplySets));
+  }
+  for (std::size_t i = 0; i < sets.size(); ++i) {
+    if (!IsDns1123Label(sets[i])) {
+      return InvalidField(std::string(field) + "[" + std::to_string(i) + "]",
+                          QuotedExcerpt(sets[i]) + " is not an apply set name (a DNS-1123 label)");
+    }
+  }
+  return Status::Ok();
 }
 
 Status RequireAdmin(const Principal& p, std::string_view what) {

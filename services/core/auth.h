@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/status.h"
@@ -129,8 +130,17 @@ bool CanSeeTenant(const Principal& p, std::string_view tenant);
 Status RequireSeeTenant(const Principal& p, std::string_view tenant);
 // kPermissionDenied for a suspended tenant's principal, naming `what` it may not do.
 Status RequireNotSuspended(const Principal& p, std::string_view what);
-// RequireNotSuspended, then the role must be an owner's.
+// RequireNotSuspended, then the token must not be scoped to apply sets
+// (those write only through their sets: RequireApplySetInScope) and the
+// role must be an owner's.
 Status RequireWriter(const Principal& p, std::string_view what);
+// kPermissionDenied (field apply_set) when `p` is scoped to apply sets and
+// `set` is not one of them.
+Status RequireApplySetInScope(const Principal& p, std::string_view set);
+// A token's scope as a client or the configuration gives it: at most
+// kMaxScopedApplySets apply set names (DNS-1123 labels); errors name `field`.
+inline constexpr std::size_t kMaxScopedApplySets = 16;
+Status CheckApplySetScope(std::string_view field, const std::vector<std::string>& sets);
 Status RequireAdmin(const Principal& p, std::string_view what);
 Status RequireAdminWriter(const Principal& p, std::string_view what);
 

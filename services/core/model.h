@@ -58,7 +58,10 @@ struct Principal {
   // A tenant principal whose tenant is suspended: it may read, never write
   // (RequireWriter), whatever its role.
   bool suspended = false;
-  std::string token_id;          // the API token that authenticated the request
+  std::string token_id;  // the API token that authenticated the request
+  // A token scoped to these apply sets (of its principal) applies and diffs
+  // them only, and writes nothing else (RequireWriter); empty: not scoped.
+  std::vector<std::string> apply_sets{};
   std::string ToString() const;  // "admin" or "tenant:<name>"
 };
 
@@ -77,7 +80,8 @@ struct ApiToken {
   std::optional<TimePoint> expire_time;
   std::optional<TimePoint> revoke_time;
   TokenKind kind = TokenKind::kApi;
-  std::string parent_id;  // the API token a session or sign-in code was made from; empty for kApi
+  std::string parent_id;                  // the API token a session or sign-in code was made from; empty for kApi
+  std::vector<std::string> apply_sets{};  // its scope (Principal::apply_sets); empty: none
 };
 
 // One audited mutation, written in the same transaction as the change.

@@ -45,6 +45,10 @@ std::string SessionService::CsrfToken(std::string_view cookie_value) {
 
 Result<IssuedSession> SessionService::Issue(Tx& tx, const ApiToken& parent, const RequestContext& ctx,
                                             std::vector<std::string>& ended) {
+  if (!parent.apply_sets.empty()) {
+    // A pipeline's token for its sets is no person's: the portal writes as a person.
+    return PermissionDenied("a token scoped to apply sets does not sign in to the portal");
+  }
   const TimePoint now = Now(clock_);
   TimePoint expire = Earlier(now + limits_.ttl, parent.expire_time);
   if (!ctx.principal.admin) {

@@ -33,6 +33,8 @@ Result<IssuedToken> TokenService::Create(const RequestContext& ctx, const TokenR
   auto subject = ParsePrincipal("principal", request.principal, *role);
   SEPTA_RETURN_IF_ERROR(subject);
   SEPTA_RETURN_IF_ERROR(ValidateText("description", request.description, kMaxDescription));
+  SEPTA_RETURN_IF_ERROR(CheckApplySetScope("apply_sets", request.apply_sets));
+  subject->apply_sets = request.apply_sets;
   std::optional<std::chrono::seconds> ttl;
   if (!request.ttl.empty()) {
     auto parsed = ParseDuration("ttl", request.ttl);
@@ -63,6 +65,7 @@ Result<IssuedToken> TokenService::IssueIn(Tx& tx, TimePoint now, const RequestCo
   ApiToken& token = issued.token;
   token.principal = subject.ToString();
   token.role = subject.role;
+  token.apply_sets = subject.apply_sets;
   token.secret_hash = Sha256Hex(secret);
   token.description = std::move(description);
   if (!subject.admin) {

@@ -21,6 +21,9 @@ struct TokenRequest {
   std::string role;       // "owner" | "viewer"; required
   std::string ttl;        // "90m", "24h"; empty: the cap
   std::string description;
+  // Scoped to these apply sets of the principal (core/auth.h
+  // RequireApplySetInScope); empty: not scoped.
+  std::vector<std::string> apply_sets{};
 };
 
 // Vault's default max_lease_ttl (32 days).

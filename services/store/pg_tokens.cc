@@ -30,12 +30,19 @@ TokenKind KindOf(const std::string& text) {
 
 constexpr char kTokenColumns[] =
     "id, principal, role, secret_hash, description, septa_micros(create_time), septa_micros(expire_time), "
-    "septa_micros(revoke_time), kind, coalesce(parent_id, '')";
+    "septa_micros(revoke_time), kind, coalesce(parent_id, ''), array_to_string(apply_sets, E'\\n')";
 ApiToken TokenOf(const pqxx::row& r) {
-  return {r[0].as<std::string>(), r[1].as<std::string>(), RoleOf(r[2].as<std::string>()),
-          r[3].as<std::string>(), r[4].as<std::string>(), FromMicros(r[5].as<std::int64_t>()),
-          OptionalTime(r[6]),     OptionalTime(r[7]),     KindOf(r[8].as<std::string>()),
-          r[9].as<std::string>()};
+  return {r[0].as<std::string>(),
+          r[1].as<std::string>(),
+          RoleOf(r[2].as<std::string>()),
+          r[3].as<std::string>(),
+          r[4].as<std::string>(),
+          FromMicros(r[5].as<std::int64_t>()),
+          OptionalTime(r[6]),
+          OptionalTime(r[7]),
+          KindOf(r[8].as<std::string>()),
+          r[9].as<std::string>(),
+          SplitLines(r[10].as<std::string>())};
 }
 
 }  // namespace
@@ -44,8 +51,9 @@ void PgTokens::Prepare(pqxx::connection& c) {
   const std::string token = kTokenColumns;
   c.prepare("token_insert",
             "INSERT INTO api_tokens (id, principal, role, secret_hash, description, create_time, expire_time,"
-            " revoke_time, kind, parent_id) VALUES ($1, $2, $3, $4, $5, septa_ts($6), septa_ts($7::bigint),"
-            " septa_ts($8::bigint), $9, nullif($10, ''))");
+            " revoke_time, kind, parent_id, apply_sets) VALUES ($1, $2, $3, $4, $5, septa_ts($6), septa_ts($7::bigint),"
+            " septa_ts($8::bigint), $9, nullif($10, ''), CASE WHEN $11 = '' THEN '{}'::text[] ELSE "
+            "string_to_array($11, E'\\n') END)");
   c.prepare("token_get", "SELECT " + token + " FROM api_tokens WHERE id = $1");
   c.prepare(
       "token_list",
@@ -79,7 +87,8 @@ Status PgTokens::Insert(const ApiToken& t) {
   const NullableInt64 expire = NullableMicros(t.expire_time), revoke = NullableMicros(t.revoke_time);
   return ToStatus(work_.Write([&](pqxx::transaction_base& w) {
     return w.exec_prepared("token_insert", t.id, t.principal, RoleText(t.role), t.secret_hash, t.description,
-                           Micros(t.create_time), expire.param(), revoke.param(), KindText(t.kind), t.parent_id);
+                           Micros(t.create_time), expire.param(), revoke.param(), KindText(t.kind), t.parent_id,
+                           JoinLines(t.apply_sets));
   }));
 }
 

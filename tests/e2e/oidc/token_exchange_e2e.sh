@@ -6,8 +6,9 @@
 # exchanged at POST /v1/tokens:exchange (RFC 8693, form and JSON) and by
 # septactl --oidc-token-env (gRPC ExchangeToken) for short-lived Septa
 # tokens, by septad's token_exchange_rules:
-#  - acme/platform on refs/heads/main: acme's owner for 15m, so it applies
-#    its set; a pull request of the same repository: a viewer for 5m, so it
+#  - acme/platform on refs/heads/main: acme's owner for 15m scoped to the
+#    set acme-ci, so it applies that set and no other, and writes nothing
+#    directly; a pull request of the same repository: a viewer for 5m, so it
 #    diffs (the plan its owners' apply would carry out) and its apply is
 #    refused; another repository: refused.
 #  - Attacks refused with a plain 401 (the reason only in septad's log): a
@@ -69,6 +70,7 @@ token_exchange_rules:
     principal: tenant:acme
     role: owner
     ttl: 15m
+    apply_sets: [acme-ci]
   - issuer: $idp_issuer
     claims: {repository: acme/platform}
     principal: tenant:acme
@@ -106,8 +108,12 @@ main_jwt=$(mint "$idp_issuer" ci-main s1)
   fail "main's token is acme's owner for 15m: $(reply)"
 grep -qi '^cache-control: no-store' "$dir/headers" || fail "the answer holds a secret: Cache-Control: no-store"
 owner_token=$(json 'r["access_token"]')
+[[ $(json 'r["issued"]["apply_sets"]') == '["acme-ci"]' ]] || fail "scoped to the rule's apply sets: $(reply)"
 [[ $(rest "$owner_token" GET /v1/tenants/acme) == 200 ]] || fail "the exchanged token reads acme: $(reply)"
 [[ $(rest "$owner_token" GET /v1/tenants/beta) == 404 ]] || fail "and nothing else: $(reply)"
+[[ $(rest "$owner_token" POST /v1/tenants/acme/vclusters '{"name":"side","capacity":{"shared":{"milli_gpu":100}}}') == 403 ]] ||
+  fail "it writes nothing but its sets: $(reply)"
+[[ $(reply) == *"may only apply and diff them"* ]] || fail "saying why: $(reply)"
 [[ $(exchange "$main_jwt" json) == 200 ]] || fail "main's token is exchanged (JSON): $(reply)"
 
 # septactl over gRPC: main applies acme's set, a pull request only diffs.
@@ -122,6 +128,11 @@ sctl() { HOME=$dir "$septactl" --server "127.0.0.1:$grpc_port" "$@"; }
 CI_TOKEN=$(mint "$idp_issuer" ci-main s1) sctl --oidc-token-env CI_TOKEN apply -f "$dir/set.yaml" --set acme-ci \
   >"$dir/apply.out" 2>&1 || fail "main applies acme's set: $(cat "$dir/apply.out")"
 [[ $(api GET /v1/tenants/acme/vclusters/ci) == 200 ]] || fail "the set's virtual cluster exists: $(reply)"
+rc=0
+CI_TOKEN=$(mint "$idp_issuer" ci-main s1) sctl --oidc-token-env CI_TOKEN apply -f "$dir/set.yaml" --set acme-other \
+  >"$dir/other.out" 2>&1 || rc=$?
+((rc == 2)) && grep -q "scoped to the apply sets acme-ci" "$dir/other.out" ||
+  fail "main's token applies no other set: exit $rc $(cat "$dir/other.out")"
 pr_jwt=$(mint "$idp_issuer" ci-pr s2)
 sed -i 's/milli_gpu: 250/milli_gpu: 500/' "$dir/set.yaml"
 rc=0

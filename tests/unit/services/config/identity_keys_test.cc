@@ -29,6 +29,7 @@ token_exchange_rules:
     claims: {repository: acme/platform}
     principal: admin
     role: viewer
+    apply_sets: [platform-prod, platform-staging]
 )";
 
 Status LoadError(const std::string& yaml) {
@@ -74,6 +75,8 @@ TEST(IdentityKeys, ListsOfMappingsInTheFile) {
   EXPECT_EQ(main.ttl, std::chrono::minutes(15));
   EXPECT_EQ(c->token_exchange_rules[1].principal, "admin");
   EXPECT_EQ(c->token_exchange_rules[1].ttl, std::chrono::minutes(15)) << "the default";
+  EXPECT_TRUE(main.apply_sets.empty());
+  EXPECT_EQ(c->token_exchange_rules[1].apply_sets, (std::vector<std::string>{"platform-prod", "platform-staging"}));
 }
 
 TEST(IdentityKeys, JsonInTheEnvironmentAndOnTheCommandLine) {
@@ -118,6 +121,10 @@ TEST(IdentityKeys, EachRefusalNamesTheItemAndItsField) {
       {issuer + "token_exchange_rules:\n  - {issuer: https://idp.example.com, claims: {run_attempt: 1}, "
                 "principal: admin, role: owner}\n",
        "token_exchange_rules[0].claims.run_attempt (septa.yaml)"},
+      {issuer + rule + "principal: admin, role: owner, apply_sets: [Prod]}\n",
+       "token_exchange_rules[0].apply_sets[0] (septa.yaml)"},
+      {issuer + rule + "principal: admin, role: owner, apply_sets: prod}\n",
+       "token_exchange_rules[0].apply_sets (septa.yaml)"},
       {"token_exchange_rules:\n  - {issuer: https://other.example.com, claims: {sub: ci}, principal: admin, "
        "role: owner}\n",
        "token_exchange_rules[0].issuer"},

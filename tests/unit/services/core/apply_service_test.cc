@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <map>
 
+#include "services/core/session_service.h"
 #include "services/core/token_delivery.h"
 #include "services/core/virtual_cluster_service.h"
 #include "tests/unit/services/core/core_fixture.h"
@@ -614,6 +615,76 @@ TEST_F(ApplyServiceTest, DeclaredPathsAreTheKindsOwnAndTheRequestIsBounded) {
   ApplyOrder huge{.apply_set = "prod"};
   for (int i = 0; i <= 2000; ++i) huge.objects.push_back(Object(TenantOf("t" + std::to_string(i), "")));
   EXPECT_EQ(apply.Diff(Admin(), huge).status().violations().at(0).field, "objects");
+}
+
+}  // namespace
+}  // namespace septa::core
+
+namespace septa::core {
+namespace {
+
+// A pipeline's token scoped to apply sets (a token exchange rule's
+// apply_sets, or CreateToken's): it applies and diffs those sets of its
+// tenant and nothing else, writes nothing directly, issues no token and
+// signs in to no portal; it reads what its tenant reads.
+TEST_F(ApplyServiceTest, ATokenScopedToApplySetsWritesOnlyThroughThem) {
+  MustCreate("acme", "dedicated");
+  auto issued = tokens.Create(Admin(), {.principal = "tenant:acme",
+                                        .role = "owner",
+                                        .ttl = "1h",
+                                        .description = "ci",
+                                        .apply_sets = {"prod", "staging"}});
+  ASSERT_TRUE(issued.ok()) << issued.status().ToString();
+  EXPECT_EQ(issued->token.apply_sets, (std::vector<std::string>{"prod", "staging"}));
+  auto principal = authenticator.Authenticate(issued->secret_text);
+  ASSERT_TRUE(principal.ok()) << principal.status().ToString();
+  RequestContext ci;
+  ci.principal = *principal;
+  ci.request_id = "req-ci";
+
+  ApplyOrder prod{.apply_set = "prod", .objects = {Object(Gpus("acme", "train", 1), {"capacity"})}};
+  auto applied = apply.Apply(ci, prod);
+  ASSERT_TRUE(applied.ok()) << applied.status().ToString();
+  EXPECT_TRUE(Exists("acme", "train"));
+
+  ApplyOrder other{.apply_set = "experiments", .objects = {Object(Gpus("acme", "play", 1), {"capacity"})}};
+  for (const Status& refused : {apply.Apply(ci, other).status(), apply.Diff(ci, other).status()}) {
+    EXPECT_EQ(refused.code(), Code::kPermissionDenied) << refused.ToString();
+    ASSERT_FALSE(refused.violations().empty());
+    EXPECT_EQ(refused.violations()[0].field, "apply_set");
+    EXPECT_NE(refused.message().find("scoped to the apply sets prod, staging"), std::string::npos);
+  }
+  EXPECT_FALSE(Exists("acme", "play"));
+  EXPECT_TRUE(apply.Diff(ci, prod).ok()) << "its own set's plan";
+
+  // Nothing written around its sets, whatever its role.
+  const Status direct = vclusters.Create(ci, "acme", Gpus("acme", "side", 1), "").status();
+  EXPECT_EQ(direct.code(), Code::kPermissionDenied) << direct.ToString();
+  EXPECT_NE(direct.message().find("may only apply and diff them, not create virtual clusters"), std::string::npos);
+  EXPECT_EQ(
+      tokens.Create(ci, {.principal = "tenant:acme", .role = "owner", .ttl = "", .description = ""}).status().code(),
+      Code::kPermissionDenied)
+      << "no unscoped token from a scoped one";
+  EXPECT_EQ(tokens.Revoke(ci, issued->token.id).code(), Code::kPermissionDenied);
+  // It reads what acme reads.
+  EXPECT_TRUE(vclusters.Get(ci, "acme", "train").ok());
+  // No person's session from a pipeline's token.
+  SessionService sessions(store, clock, random, authenticator);
+  EXPECT_EQ(sessions.SignIn(issued->secret_text, "req-sign-in").status().code(), Code::kPermissionDenied);
+}
+
+TEST_F(ApplyServiceTest, AScopeNamesAtMostSixteenApplySets) {
+  MustCreate("acme");
+  auto bad_name = tokens.Create(
+      Admin(), {.principal = "tenant:acme", .role = "owner", .ttl = "", .description = "", .apply_sets = {"Prod"}});
+  ASSERT_FALSE(bad_name.status().violations().empty());
+  EXPECT_EQ(bad_name.status().violations()[0].field, "apply_sets[0]");
+  std::vector<std::string> many;
+  for (int i = 0; i < 17; ++i) many.push_back("set-" + std::to_string(i));
+  auto too_many = tokens.Create(
+      Admin(), {.principal = "tenant:acme", .role = "owner", .ttl = "", .description = "", .apply_sets = many});
+  ASSERT_FALSE(too_many.status().violations().empty());
+  EXPECT_EQ(too_many.status().violations()[0].field, "apply_sets");
 }
 
 }  // namespace

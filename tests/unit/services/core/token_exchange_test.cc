@@ -137,6 +137,19 @@ TEST_F(TokenExchangeTest, AnAdmittedTokenBecomesAShortLivedTokenOfTheRulesPrinci
   EXPECT_EQ(main->issued.token.description.find(main->issued.secret_text), std::string::npos);
 }
 
+TEST_F(TokenExchangeTest, ARulesApplySetsScopeTheTokenItIssues) {
+  ExchangeRule scoped = Rule(kGithub, {{"repository", "acme/platform"}}, "acme", Role::kOwner);
+  scoped.principal.apply_sets = {"platform-prod"};
+  TokenExchangeService exchange = Service({scoped});
+  auto issued = exchange.Exchange(Anonymous(), Request("main-token"));
+  ASSERT_TRUE(issued.ok()) << issued.status().ToString();
+  EXPECT_EQ(issued->issued.token.apply_sets, (std::vector<std::string>{"platform-prod"}));
+  auto who = authenticator.Authenticate(issued->issued.secret_text);
+  ASSERT_TRUE(who.ok());
+  EXPECT_EQ(who->apply_sets, (std::vector<std::string>{"platform-prod"}));
+  EXPECT_EQ(RequireWriter(*who, "create virtual clusters").code(), Code::kPermissionDenied);
+}
+
 TEST_F(TokenExchangeTest, TheLifetimeIsCappedByTheTenantsTrustTier) {
   // shared caps credentials at a day: a rule asking for more gets the cap.
   TokenExchangeService exchange =

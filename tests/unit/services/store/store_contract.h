@@ -592,6 +592,7 @@ TYPED_TEST_P(StoreContract, LiveTokensAreCountedAndTheLongDeadDeleted) {
     ApiToken live = MakeToken("eeeeeeee", "tenant:acme", 'e', At(100));
     live.expire_time = At(5'000);
     ApiToken other = MakeToken("ffffffff", "tenant:other", 'f', At(100));
+    other.apply_sets = {"prod", "staging"};
     ApiToken session_of_dead = MakeToken("aaaa0001", "tenant:acme", '1', At(150));
     session_of_dead.kind = TokenKind::kSession;
     session_of_dead.parent_id = "cccccccc";
@@ -618,6 +619,10 @@ TYPED_TEST_P(StoreContract, LiveTokensAreCountedAndTheLongDeadDeleted) {
   EXPECT_EQ(live("tenant:acme", At(2'000)), 2);
   EXPECT_EQ(live("tenant:other", At(2'000)), 1);
   EXPECT_EQ(live("tenant:nobody", At(2'000)), 0);
+  auto scoped = this->template Read<ApiToken>([](Tx& tx) { return tx.Tokens().Get("ffffffff"); });
+  ASSERT_TRUE(scoped.ok());
+  EXPECT_EQ(scoped->apply_sets, (std::vector<std::string>{"prod", "staging"})) << "a token's scope round-trips";
+  EXPECT_TRUE(this->template Read<ApiToken>([](Tx& tx) { return tx.Tokens().Get("aaaaaaaa"); })->apply_sets.empty());
 
   auto ids = [&] {
     std::vector<std::string> out;
