@@ -20,6 +20,11 @@
 #  - no duplicated rows: each (minute, entity) once, and the hours table
 #    equals the sum of the minutes per group (a scrape added twice to one
 #    and once to the other would show), at every minute, not only in W.
+#  - acting on hoarders converges too: a third tenant, gamma, holds an A100
+#    and runs nothing; with the dedicated tier's thresholds at their least,
+#    30 s (flag) and 1 m (sleep), its virtual cluster is flagged and put to
+#    sleep while the kills go on (they last 105 s at least), exactly once (one vcluster.sleep_idle audit record),
+#    its condition saying why; acme's and beta's are never flagged.
 # The host is a separate septa-kubesim process with the dcgm-exporter double
 # (its pods and exporters outlive septad), the database the test run's
 # PostgreSQL (--testdb) or one of its own.
@@ -47,14 +52,15 @@ sql() { psql "$db_url" -XAtqc "$1"; }
 begun_run=$(now_ms)
 crash_world "usage_crash_$$_$(date +%s%N)" --scheduler-name default-scheduler kai-scheduler --pod-start-delay-ms 100 \
   --dcgm-exporter 4.8.3
-septad_args=(--usage-scrape-interval 1s)
+septad_args=(--usage-scrape-interval 1s --usage-hoarding-after dedicated=30s
+  --usage-hoarding-sleep-after dedicated=1m)
 run_septad "${septad_args[@]}"
 restarts_ms=0  # from here: restarts only
 token=$(cat "$dir/data/admin.token")
 
-# --- two dedicated tenants, their pods at known duty cycles -----------------------
-declare -A gpus=([acme]=1 [beta]=2) duty=([acme]=50 [beta]=20)
-for t in acme beta; do
+# --- two dedicated tenants, their pods at known duty cycles; gamma holds one and idles
+declare -A gpus=([acme]=1 [beta]=2 [gamma]=1) duty=([acme]=50 [beta]=20)
+for t in acme beta gamma; do
   [[ $(api POST /v1/tenants "{\"name\":\"$t\",\"trust_tier\":\"dedicated\"}") == 201 ]] || fail "create tenant $t: $(reply)"
   [[ $(api POST "/v1/tenants/$t/vclusters" \
     "{\"name\":\"train\",\"capacity\":{\"gpus\":{\"model\":\"A100-80GB\",\"count\":${gpus[$t]}}},\"quota\":{\"cpu_milli\":2000,\"memory_mib\":4096,\"pods\":5}}") == 201 ]] ||
@@ -73,6 +79,8 @@ for t in acme beta; do wait_for "$t's pod Running" 30 running "$t"; done
 # exporter shows them by then); the kills go on from now until 2 s after it.
 window=$((($(date +%s) + 2 + 59) / 60 * 60))
 until_s=$((window + 62))
+# ... and at least until gamma, idle since its cluster was READY, is due to be slept (30 s + 1 m, and some).
+((until_s >= $(date +%s) + 105)) || until_s=$(($(date +%s) + 105))
 echo "the window W: $(utc "$window") to $(utc $((window + 60))); kills until $(utc "$until_s") (after $(($(now_ms) - begun_run)) ms of setup)"
 # A septad backend inside a transaction that touched the usage tables.
 accounting() {
@@ -136,7 +144,8 @@ check_sql() {
   [[ $out == 0 ]] || fail "$out GPU-minutes where the pool's reserved seconds are not what was billed, or over capacity"
   out=$(sql "SELECT tenant, count(DISTINCT gpu_uuid), round(sum(allocated_gpu_seconds)::numeric, 6)
              FROM usage_minutes WHERE minute = '$wstart' GROUP BY tenant ORDER BY tenant")
-  [[ $out == $'acme|1|60.000000\nbeta|2|120.000000' ]] || fail "W billed (tenant|GPUs|seconds): $out"
+  [[ $out == $'acme|1|60.000000\nbeta|2|120.000000\ngamma|1|60.000000' ]] ||
+    fail "W billed (tenant|GPUs|seconds; gamma sleeps keeping its GPU): $out"
   # No duplicated row (the key forbids it; counted anyway), and the hours are the sum of the minutes.
   out=$(sql "SELECT count(*) - count(DISTINCT (minute, tenant, vcluster, node, gpu_uuid, gi_id)) FROM usage_minutes")
   [[ $out == 0 ]] || fail "$out duplicated minute rows"
@@ -182,8 +191,20 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 tenants = {i["tenant"]: i["allocated_gpu_hours"] for i in r["usage"]["items"]}
 [pool] = r["pool"]
-assert set(tenants) == {"acme", "beta"}, tenants
+assert set(tenants) == {"acme", "beta", "gamma"}, tenants
 assert abs(pool["capacity_gpu_hours"] - 56 / 60) < 1e-9, pool                      # every GPU's minute, once
 assert abs(sum(tenants.values()) + pool["unreserved_gpu_hours"] - pool["capacity_gpu_hours"]) < 1e-9, (tenants, pool)
 PY
+# The hoarder: put to sleep once, through the kills; the busy never flagged.
+sleeping() { [[ $(api GET /v1/tenants/gamma/vclusters/train) == 200 && $(json 'r["state"]') == SLEEPING ]]; }
+wait_for "gamma/train put to sleep" 30 sleeping
+[[ $(json '" ".join(c["status"] + " " + c.get("reason", "") for c in r.get("conditions", []) if c["type"] == "Hoarding")') == \
+  "False PutToSleep" ]] || fail "gamma's Hoarding condition says why it sleeps: $(reply)"
+out=$(sql "SELECT resource, count(*) FROM audit_log WHERE action = 'vcluster.sleep_idle' GROUP BY 1")
+[[ $out == "tenants/gamma/vclusters/train|1" ]] || fail "slept once, and only gamma (resource|records): $out"
+for t in acme beta; do
+  [[ $(api GET "/v1/tenants/$t/vclusters/train") == 200 ]] || fail "$t/train: $(reply)"
+  [[ $(json '[c for c in r.get("conditions", []) if c["type"] == "Hoarding"]') == "[]" ]] ||
+    fail "$t/train, busy, never flagged: $(reply)"
+done
 echo "PASS: $killed kills in $(($(now_ms) - begun_run)) ms; W billed once, exactly as held"

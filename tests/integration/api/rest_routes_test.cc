@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include "services/apiv1/auth_rule.h"
 #include "services/apiv1/http_bindings.h"
 #include "services/base/file.h"
 #include "services/base/yaml_json.h"
@@ -60,13 +61,20 @@ TEST_F(RestRoutesTest, EveryV1RouteIsTheBindingOfAnRpc) {
 }
 
 // The routes answer at the paths the protos give: without a token, every
-// RPC's path asks for one (401).
+// RPC's path asks for one (401), but an anonymous RPC's, which takes the
+// request's own credential, reads the request (an empty body: 400).
 TEST_F(RestRoutesTest, ServedPathsAnswerAsTheProtosSay) {
+  int anonymous = 0;
   for (const apiv1::HttpBinding& b : Bindings()) {
     const std::string target = Concrete(b.path, "x");
     HttpResult r = Call("", b.verb, target);
-    EXPECT_EQ(r.status, 401) << b.verb << " " << target << ": " << r.body;
+    auto rule = apiv1::LoadAuthRule(*b.method);
+    ASSERT_TRUE(rule.ok()) << rule.status().ToString();
+    const bool open = rule->caller == apiv1::Caller::kAnonymous;
+    anonymous += open;
+    EXPECT_EQ(r.status, open ? 400 : 401) << b.verb << " " << target << ": " << r.body;
   }
+  EXPECT_EQ(anonymous, 1) << "the token exchange alone";
 }
 
 TEST_F(RestRoutesTest, ErrorsHaveTheDocumentedProblemShape) {
