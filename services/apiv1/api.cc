@@ -75,6 +75,7 @@ Result<std::shared_ptr<const Api>> LoadApiV1(const core::UseCases& uc) {
   SEPTA_RETURN_IF_ERROR(services);
   Handlers handlers;
   AddTenantRpcs(handlers, uc);
+  AddMemberRpcs(handlers, uc);
   AddTrustTierRpcs(handlers, uc);
   AddTokenRpcs(handlers, uc);
   AddVirtualClusterRpcs(handlers, uc);

@@ -221,6 +221,7 @@ Status SeptadApp::Impl::MakeUseCases() {
   store->WatchRevocations([auth = authenticator.get()](const core::Revocation& r) { auth->Forget(r); });
   tenants = std::make_unique<core::TenantService>(*store, clock, *authenticator, gpu::Catalog::Default(),
                                                   config.idempotency_ttl);
+  members = std::make_unique<core::MemberService>(*store, clock);
   tiers = std::make_unique<core::TrustTierService>(*store, clock, *authenticator);
   inventory_service = std::make_unique<core::InventoryService>(*store);
   tokens = std::make_unique<core::TokenService>(
@@ -261,6 +262,7 @@ void SeptadApp::Impl::DropUseCases() {
   tokens.reset();
   inventory_service.reset();
   tiers.reset();
+  members.reset();
   tenants.reset();
   authenticator.reset();
 }

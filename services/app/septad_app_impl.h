@@ -82,6 +82,7 @@ struct SeptadApp::Impl {
   // use-cases
   std::unique_ptr<core::Authenticator> authenticator;
   std::unique_ptr<core::TenantService> tenants;
+  std::unique_ptr<core::MemberService> members;
   std::unique_ptr<core::TrustTierService> tiers;
   std::unique_ptr<core::InventoryService> inventory_service;
   std::unique_ptr<core::TokenService> tokens;
@@ -230,22 +231,25 @@ struct SeptadApp::Impl {
   Result<std::string> ServingCa(const std::string& tenant, const std::string& vcluster);
 
   core::UseCases UseCases() {
-    return {*store,
-            *authenticator,
-            *tenants,
-            *tiers,
-            *tokens,
-            *token_exchange,
-            *sessions,
-            *pods,
-            random,
-            *probes,
-            *inventory_service,
-            *vclusters,
-            *credentials,
-            *apply,
-            *usage,
-            config.db_request_timeout};
+    return {
+        *store,
+        *authenticator,
+        *tenants,
+        *members,
+        *tiers,
+        *tokens,
+        *token_exchange,
+        *sessions,
+        *pods,
+        random,
+        *probes,
+        *inventory_service,
+        *vclusters,
+        *credentials,
+        *apply,
+        *usage,
+        config.db_request_timeout,
+    };
   }
 };
 

@@ -1,5 +1,7 @@
 #include "services/cli/invocation.h"
 
+#include "services/cli/member_invocation.h"
+
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -290,6 +292,7 @@ struct Flags {
   std::map<std::string, std::string> create_quota, update_quota;  // --quota-* flag -> its text
   std::vector<std::string> update_labels;
   TenantDelete tenant_delete;
+  MemberCommands members;
   TierGet tier_get;
   TokenCreate token_create;
   TokenRevoke token_revoke;
@@ -601,6 +604,7 @@ Commands Define(CLI::App& app, Flags& f) {
   c.tenant_delete->add_option("NAME", f.tenant_delete.name, "tenant name")->required();
   c.tenant_delete->add_option("--etag", f.tenant_delete.etag, "only delete if the tenant still has this etag")
       ->check(kEtag);
+  DefineMemberCommands(*tenant, f.members, kEtag);
 
   auto* tier = app.add_subcommand("tier", "show trust tiers")->require_subcommand(1);
   c.tier_list = tier->add_subcommand("list", "list trust tiers");
@@ -717,6 +721,7 @@ Result<Command> SelectedCommand(const Commands& c, Flags& f) {
     return Command(std::move(u));
   }
   if (c.tenant_delete->parsed()) return Command(std::move(f.tenant_delete));
+  if (auto member = SelectedMemberCommand(f.members)) return *std::move(member);
   if (c.tier_list->parsed()) return Command(TierList{});
   if (c.tier_get->parsed()) return Command(std::move(f.tier_get));
   if (c.token_create->parsed()) return Command(std::move(f.token_create));

@@ -69,6 +69,23 @@ struct TenantDelete {
   std::string name;
   std::string etag;
 };
+// tenant member: a tenant's members, users and groups of the identity
+// providers septad trusts (docs/identity.md "Members"). MEMBER is
+// "user:<name>" or "group:<name>"; ROLE owner, editor or viewer.
+struct MemberList {
+  std::string tenant{};
+};
+struct MemberAdd {
+  std::string tenant{}, member{}, role{};
+};
+struct MemberSetRole {
+  std::string tenant{}, member{}, role{};
+  std::string etag{};
+};
+struct MemberRemove {
+  std::string tenant{}, member{};
+  std::string etag{};
+};
 struct TierList {};
 struct TierGet {
   std::string name;
@@ -200,11 +217,12 @@ struct UsageHoarders {
   std::string tenant{};  // empty: every tenant's (admins)
 };
 
-using Command = std::variant<TenantCreate, TenantGet, TenantList, TenantUpdate, TenantDelete, TierList, TierGet,
-                             TokenCreate, TokenList, TokenRevoke, InventoryList, VclusterCreate, VclusterGet,
-                             VclusterList, VclusterUpdate, VclusterDelete, VclusterSleep, VclusterWake,
-                             VclusterKubeconfig, VclusterCredentials, VclusterRevokeCredential, DiffCommand,
-                             ApplyCommand, ApplySetList, ApplySetGet, UsageShow, UsageHoarders>;
+using Command =
+    std::variant<TenantCreate, TenantGet, TenantList, TenantUpdate, TenantDelete, MemberList, MemberAdd, MemberSetRole,
+                 MemberRemove, TierList, TierGet, TokenCreate, TokenList, TokenRevoke, InventoryList, VclusterCreate,
+                 VclusterGet, VclusterList, VclusterUpdate, VclusterDelete, VclusterSleep, VclusterWake,
+                 VclusterKubeconfig, VclusterCredentials, VclusterRevokeCredential, DiffCommand, ApplyCommand,
+                 ApplySetList, ApplySetGet, UsageShow, UsageHoarders>;
 
 struct Invocation {
   GlobalOptions options;

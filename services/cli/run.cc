@@ -6,6 +6,7 @@
 #include <optional>
 #include <string_view>
 
+#include "common/text.h"
 #include "services/base/file.h"
 #include "services/cli/apply_command.h"
 #include "services/cli/config_file.h"
@@ -182,6 +183,45 @@ class CommandRunner {
     request.set_etag(c.etag);
     return ShowDone(client_.Call(client_.tenants(), &v1::TenantService::Stub::DeleteTenant, request, &empty_),
                     "tenant \"" + c.name + "\" deleted");
+  }
+
+  grpc::Status operator()(const MemberList& c) {
+    v1::ListTenantMembersRequest request;
+    request.set_tenant(c.tenant);
+    v1::ListTenantMembersResponse members;
+    const auto status =
+        client_.Call(client_.members(), &v1::TenantMemberService::Stub::ListTenantMembers, request, &members);
+    if (status.ok()) out_ << Render(format_, members, MemberTable(members.members()));
+    return status;
+  }
+
+  grpc::Status operator()(const MemberAdd& c) {
+    v1::CreateTenantMemberRequest request;
+    request.set_tenant(c.tenant);
+    request.set_member(c.member);
+    request.set_role(c.role);
+    return ShowMember(
+        client_.Call(client_.members(), &v1::TenantMemberService::Stub::CreateTenantMember, request, &member_));
+  }
+
+  grpc::Status operator()(const MemberSetRole& c) {
+    v1::UpdateTenantMemberRequest request;
+    request.set_tenant(c.tenant);
+    request.set_member(c.member);
+    request.set_role(c.role);
+    request.set_etag(c.etag);
+    return ShowMember(
+        client_.Call(client_.members(), &v1::TenantMemberService::Stub::UpdateTenantMember, request, &member_));
+  }
+
+  grpc::Status operator()(const MemberRemove& c) {
+    v1::DeleteTenantMemberRequest request;
+    request.set_tenant(c.tenant);
+    request.set_member(c.member);
+    request.set_etag(c.etag);
+    return ShowDone(
+        client_.Call(client_.members(), &v1::TenantMemberService::Stub::DeleteTenantMember, request, &empty_),
+        "member " + EscapeControlCharacters(c.member) + " removed from tenant \"" + c.tenant + "\"");
   }
 
   grpc::Status operator()(const TierList&) {
@@ -484,6 +524,11 @@ class CommandRunner {
     return outcome.status;
   }
 
+  grpc::Status ShowMember(const grpc::Status& status) {
+    if (status.ok()) out_ << Render(format_, member_, MemberTable(AsList(member_)));
+    return status;
+  }
+
   grpc::Status ShowTenant(const grpc::Status& status) {
     if (status.ok()) out_ << Render(format_, tenant_, TenantTable(AsList(tenant_)));
     return status;
@@ -506,6 +551,7 @@ class CommandRunner {
   std::ostream& out_;
   std::ostream& err_;
   v1::Tenant tenant_;
+  v1::TenantMember member_;
   v1::VirtualCluster vcluster_;
   std::optional<Status> gave_up_;
   google::protobuf::Empty empty_;

@@ -27,6 +27,7 @@ SeptaClient::SeptaClient(const std::string& server, std::string token, std::chro
       timeout_(timeout),
       channel_(grpc::CreateCustomChannel(server, CredentialsFor(security), ChannelArgs())),
       tenants_(v1::TenantService::NewStub(channel_)),
+      members_(v1::TenantMemberService::NewStub(channel_)),
       tiers_(v1::TrustTierService::NewStub(channel_)),
       tokens_(v1::TokenService::NewStub(channel_)),
       inventory_(v1::InventoryService::NewStub(channel_)),

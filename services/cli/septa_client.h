@@ -10,6 +10,7 @@
 
 #include "septa/v1/declarative.grpc.pb.h"
 #include "septa/v1/inventory.grpc.pb.h"
+#include "septa/v1/member.grpc.pb.h"
 #include "septa/v1/tenant.grpc.pb.h"
 #include "septa/v1/token.grpc.pb.h"
 #include "septa/v1/trust_tier.grpc.pb.h"
@@ -29,6 +30,7 @@ class SeptaClient {
               const Security& security);
 
   v1::TenantService::Stub& tenants() { return *tenants_; }
+  v1::TenantMemberService::Stub& members() { return *members_; }
   v1::TrustTierService::Stub& tiers() { return *tiers_; }
   v1::TokenService::Stub& tokens() { return *tokens_; }
   v1::InventoryService::Stub& inventory() { return *inventory_; }
@@ -57,6 +59,7 @@ class SeptaClient {
   std::chrono::milliseconds timeout_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::TenantService::Stub> tenants_;
+  std::unique_ptr<v1::TenantMemberService::Stub> members_;
   std::unique_ptr<v1::TrustTierService::Stub> tiers_;
   std::unique_ptr<v1::TokenService::Stub> tokens_;
   std::unique_ptr<v1::InventoryService::Stub> inventory_;

@@ -191,6 +191,15 @@ Table TenantTable(const google::protobuf::RepeatedPtrField<v1::Tenant>& tenants)
   return table;
 }
 
+Table MemberTable(const google::protobuf::RepeatedPtrField<v1::TenantMember>& members) {
+  Table table{{"MEMBER", "ROLE", "CREATED", "UPDATED", "ETAG"}, {}};
+  for (const auto& m : members) {
+    table.rows.push_back({m.member(), m.role(), FormatTime(m.create_time(), m.has_create_time()),
+                          FormatTime(m.update_time(), m.has_update_time()), m.etag()});
+  }
+  return table;
+}
+
 Table TrustTierTable(const google::protobuf::RepeatedPtrField<v1::TrustTier>& tiers) {
   Table table{{"NAME", "DISPLAY NAME", "GPU SHARING", "CO-TENANCY", "RUNTIME CLASS", "CREDENTIAL TTL MAX"}, {}};
   for (const auto& t : tiers) {

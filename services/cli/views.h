@@ -8,6 +8,7 @@
 
 #include "septa/v1/declarative.pb.h"
 #include "septa/v1/inventory.pb.h"
+#include "septa/v1/member.pb.h"
 #include "septa/v1/tenant.pb.h"
 #include "septa/v1/token.pb.h"
 #include "septa/v1/trust_tier.pb.h"
@@ -20,6 +21,8 @@ namespace septa::cli {
 // QUOTA: each bounded quantity as used/limit (GetTenant sends usage) or
 // limit (lists do not), GPUs and CPUs in units to three decimals.
 Table TenantTable(const google::protobuf::RepeatedPtrField<v1::Tenant>& tenants);
+// MEMBER, ROLE, CREATED, UPDATED, ETAG.
+Table MemberTable(const google::protobuf::RepeatedPtrField<v1::TenantMember>& members);
 Table TrustTierTable(const google::protobuf::RepeatedPtrField<v1::TrustTier>& tiers);
 Table TokenTable(const google::protobuf::RepeatedPtrField<v1::ApiToken>& tokens);
 Table CredentialTable(const google::protobuf::RepeatedPtrField<v1::Credential>& credentials);

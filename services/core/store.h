@@ -14,6 +14,7 @@
 
 #include "common/status.h"
 #include "services/core/model.h"
+#include "services/core/tenant_member.h"
 #include "services/core/usage_store.h"
 #include "tenancy/mig_relayout.h"
 #include "tenancy/reservation.h"
@@ -67,6 +68,31 @@ class TenantRepository {
   virtual Status Update(const Tenant& tenant, std::int64_t expected_version) = 0;
   // kFailedPrecondition while the tenant owns virtual clusters.
   virtual Status Delete(const std::string& name, std::int64_t expected_version) = 0;
+};
+
+// A tenant's members (migrations/0026_tenant_members.sql), keyed by
+// (tenant, kind, name).
+class TenantMemberRepository {
+ public:
+  virtual ~TenantMemberRepository() = default;
+  // Ordered by (kind, name) as bytes: groups, then users.
+  virtual Result<std::vector<TenantMember>> List(const std::string& tenant) = 0;
+  virtual Result<TenantMember> Get(const std::string& tenant, MemberKind kind, const std::string& name) = 0;
+  // kAlreadyExists for a member the tenant has; kNotFound when the tenant
+  // does not exist.
+  virtual Status Insert(const TenantMember& member) = 0;
+  // As TenantRepository::Update (only the role and times change).
+  virtual Status Update(const TenantMember& member, std::int64_t expected_version) = 0;
+  // kNotFound when gone, kAborted when at another version. A tenant's
+  // deletion deletes its members.
+  virtual Status Delete(const std::string& tenant, MemberKind kind, const std::string& name,
+                        std::int64_t expected_version) = 0;
+  // Every membership, in any tenant, of `user` or of any of `groups`,
+  // ordered by (tenant, kind, name): what a person who signs in is a member
+  // of. kInvalidArgument for more than kMaxMemberGroups groups; a name no
+  // member can have (IsMemberName) matches nothing.
+  virtual Result<std::vector<TenantMember>> ListFor(const std::string& user,
+                                                    const std::vector<std::string>& groups) = 0;
 };
 
 class TokenRepository {
@@ -348,6 +374,7 @@ class Tx {
   virtual ~Tx() = default;
   virtual TrustTierRepository& TrustTiers() = 0;
   virtual TenantRepository& Tenants() = 0;
+  virtual TenantMemberRepository& TenantMembers() = 0;
   virtual TokenRepository& Tokens() = 0;
   virtual AuditLog& Audit() = 0;
   virtual TokenDeclarationRepository& TokenDeclarations() = 0;

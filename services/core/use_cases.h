@@ -9,6 +9,7 @@
 #include "services/core/auth.h"
 #include "services/core/credential_service.h"
 #include "services/core/inventory_service.h"
+#include "services/core/member_service.h"
 #include "services/core/probes.h"
 #include "services/core/session_service.h"
 #include "services/core/store.h"
@@ -26,6 +27,7 @@ struct UseCases {
   Store& store;
   Authenticator& authenticator;
   TenantService& tenants;
+  MemberService& members;  // tenant members: users and groups of the identity providers
   TrustTierService& tiers;
   TokenService& tokens;
   TokenExchangeService& token_exchange;  // a pipeline's OIDC token for a Septa token

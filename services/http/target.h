@@ -26,4 +26,9 @@ std::vector<std::string> QueryValues(std::string_view target, std::string_view k
 
 std::optional<std::string> PercentDecode(std::string_view text, bool plus_is_space);
 
+// `text` as one path segment (RFC 3986 pchar): unreserved characters, ':'
+// and '@' as they are, every other byte %-escaped ('/' too, so that it stays
+// inside the segment). PercentDecode(..., false) gives `text` back.
+std::string PercentEncodePathSegment(std::string_view text);
+
 }  // namespace septa::http

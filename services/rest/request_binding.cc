@@ -266,7 +266,8 @@ std::string Location(const HttpBinding& b, const pb::Message& response) {
       out += b.location[i];
       continue;
     }
-    out += apiv1::GetString(response, b.location_fields.at(next++));
+    // One path segment each, as the route matches them: a member's "/" stays in it.
+    out += http::PercentEncodePathSegment(apiv1::GetString(response, b.location_fields.at(next++)));
     i = b.location.find('}', i);
   }
   return out;

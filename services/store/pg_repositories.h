@@ -42,6 +42,26 @@ class PgTenants final : public core::TenantRepository {
   PgWork& work_;
 };
 
+class PgTenantMembers final : public core::TenantMemberRepository {
+ public:
+  explicit PgTenantMembers(PgWork& work) : work_(work) {}
+  static void Prepare(pqxx::connection& c);
+  Result<std::vector<core::TenantMember>> List(const std::string& tenant) override;
+  Result<core::TenantMember> Get(const std::string& tenant, core::MemberKind kind, const std::string& name) override;
+  Status Insert(const core::TenantMember& member) override;
+  Status Update(const core::TenantMember& member, std::int64_t expected_version) override;
+  Status Delete(const std::string& tenant, core::MemberKind kind, const std::string& name,
+                std::int64_t expected_version) override;
+  Result<std::vector<core::TenantMember>> ListFor(const std::string& user,
+                                                  const std::vector<std::string>& groups) override;
+
+ private:
+  // After an UPDATE/DELETE guarded by version matched nothing: why.
+  Status VersionMismatch(const std::string& tenant, core::MemberKind kind, const std::string& name,
+                         std::int64_t expected_version);
+  PgWork& work_;
+};
+
 class PgTokens final : public core::TokenRepository {
  public:
   explicit PgTokens(PgWork& work) : work_(work) {}

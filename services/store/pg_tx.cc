@@ -5,6 +5,7 @@ namespace septa::store {
 void PrepareStatements(pqxx::connection& c) {
   PgTrustTiers::Prepare(c);
   PgTenants::Prepare(c);
+  PgTenantMembers::Prepare(c);
   PgTokens::Prepare(c);
   PgAuditLog::Prepare(c);
   PgIdempotency::Prepare(c);

@@ -26,6 +26,7 @@ class PgTx final : public core::Tx {
 
   core::TrustTierRepository& TrustTiers() override { return tiers_; }
   core::TenantRepository& Tenants() override { return tenants_; }
+  core::TenantMemberRepository& TenantMembers() override { return tenant_members_; }
   core::TokenRepository& Tokens() override { return tokens_; }
   core::AuditLog& Audit() override { return audit_; }
   core::IdempotencyRepository& Idempotency() override { return idempotency_; }
@@ -41,6 +42,7 @@ class PgTx final : public core::Tx {
   PgWork work_;
   PgTrustTiers tiers_{work_};
   PgTenants tenants_{work_};
+  PgTenantMembers tenant_members_{work_};
   PgTokens tokens_{work_};
   PgAuditLog audit_{work_};
   PgIdempotency idempotency_{work_};

@@ -2,6 +2,7 @@
 #include "tests/support/fake_apply_sets.h"
 #include "tests/support/fake_capacity.h"
 #include "tests/support/fake_credentials.h"
+#include "tests/support/fake_tenant_members.h"
 #include "tests/support/fake_token_declarations.h"
 #include "tests/support/fake_usage.h"
 #include "tests/support/fake_work.h"
@@ -200,6 +201,8 @@ class FakeTenants final : public TenantRepository {
       return FailedPrecondition("the tenant still owns virtual clusters; delete them first");
     }
     w_.s.tenants.erase(it);
+    // Its members go with it (tenant_members_tenant_fkey, ON DELETE CASCADE).
+    std::erase_if(w_.s.tenant_members, [&](const auto& member) { return std::get<0>(member.first) == name; });
     return Status::Ok();
   }
 
@@ -393,6 +396,7 @@ class FakeTx final : public Tx {
 
   TrustTierRepository& TrustTiers() override { return tiers_; }
   TenantRepository& Tenants() override { return tenants_; }
+  TenantMemberRepository& TenantMembers() override { return tenant_members_; }
   TokenRepository& Tokens() override { return tokens_; }
   AuditLog& Audit() override { return audit_; }
   IdempotencyRepository& Idempotency() override { return idempotency_; }
@@ -408,6 +412,7 @@ class FakeTx final : public Tx {
   FakeWork work_;
   FakeTrustTiers tiers_{work_};
   FakeTenants tenants_{work_};
+  FakeTenantMembers tenant_members_{work_};
   FakeTokens tokens_{work_};
   FakeAuditLog audit_{work_};
   FakeIdempotency idempotency_{work_};

@@ -48,6 +48,9 @@ class FakeStore final : public Store {
     std::map<std::pair<std::string, std::string>, ApplySet> apply_sets;
     std::map<std::pair<std::string, std::string>, ApplySetMember> apply_set_members;
     std::map<std::string, TokenDeclaration> token_declarations;  // by name; see fake_token_declarations.h
+    // By (tenant, kind's name, name); see fake_tenant_members.h.
+    using MemberKey = std::tuple<std::string, std::string, std::string>;
+    std::map<MemberKey, TenantMember> tenant_members;
     // Usage, keyed as the tables of migrations/0023_usage.sql; see fake_usage.h.
     std::map<std::string, TimePoint> usage_cursors;  // by node
     std::map<std::pair<TimePoint, UsageEntityKey>, UsageMinuteRow> usage_minutes;

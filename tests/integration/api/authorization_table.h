@@ -59,6 +59,18 @@ inline std::vector<AuthorizationRow> AuthorizationTable() {
       {"PATCH", "/v1/tenants/acme", R"({"quota":{"gpu_milli":4000}})", "TenantService/UpdateTenant",
        R"({"tenant":{"name":"acme","quota":{"gpuMilli":4000}},"update_mask":"quota.gpuMilli"})", 200, 403, 403, 404,
        401},
+      // Members of acme: its owner adds alice, so the admin's add of her passes authorization and conflicts; its
+      // viewers read them; the owner removes her (the path %-encoded), so the admin's removal finds none.
+      {"POST", "/v1/tenants/acme/members", R"({"member":"user:alice@acme.test","role":"editor"})",
+       "TenantMemberService/CreateTenantMember", R"({"tenant":"acme","member":"user:alice@acme.test","role":"editor"})",
+       409, 201, 403, 404, 401},
+      {"GET", "/v1/tenants/acme/members", "", "TenantMemberService/ListTenantMembers", R"({"tenant":"acme"})", 200, 200,
+       200, 404, 401},
+      {"PATCH", "/v1/tenants/acme/members/user:alice@acme.test", R"({"role":"viewer"})",
+       "TenantMemberService/UpdateTenantMember", R"({"tenant":"acme","member":"user:alice@acme.test","role":"viewer"})",
+       200, 200, 403, 404, 401},
+      {"DELETE", "/v1/tenants/acme/members/user%3Aalice%40acme.test", "", "TenantMemberService/DeleteTenantMember",
+       R"({"tenant":"acme","member":"user:alice@acme.test"})", 404, 204, 403, 404, 401},
       // Virtual clusters of acme (dedicated by now). The owner creates vc1, so
       // the admin's create of the same name passes authorization and conflicts.
       {"POST", "/v1/tenants/acme/vclusters", R"({"name":"vc1","capacity":{"gpus":{"count":1}}})",

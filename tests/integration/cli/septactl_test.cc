@@ -939,6 +939,47 @@ TEST_F(SeptactlE2E, TokenLifecycle) {
                      "septactl: INVALID_ARGUMENT: ");
 }
 
+TEST_F(SeptactlE2E, TenantMemberLifecycle) {
+  ASSERT_EQ(Admin({"tenant", "create", "acme", "--tier", "shared"}).exit_code, 0);
+  const auto added = Admin({"tenant", "member", "add", "acme", "user:alice@acme.test", "--role", "editor"});
+  ASSERT_EQ(added.exit_code, 0) << added.err;
+  EXPECT_EQ(added.out.rfind("MEMBER                 ROLE     CREATED", 0), 0u) << added.out;
+  EXPECT_NE(added.out.find("\nuser:alice@acme.test   editor   "), std::string::npos) << added.out;
+  ASSERT_EQ(Json({"tenant", "member", "add", "acme", "group:/eng/ml team", "--role", "viewer"})["member"],
+            "group:/eng/ml team");
+
+  const auto listed = Json({"tenant", "member", "list", "acme"});
+  ASSERT_EQ(listed["members"].size(), 2u) << listed.dump();
+  EXPECT_EQ(listed["members"][0]["member"], "group:/eng/ml team");
+  EXPECT_EQ(listed["members"][1]["member"], "user:alice@acme.test");
+  const std::string etag = listed["members"][1]["etag"];
+
+  const auto owner = Json({"tenant", "member", "set-role", "acme", "user:alice@acme.test", "owner", "--etag", etag});
+  EXPECT_EQ(owner["role"], "owner");
+  EXPECT_NE(owner["etag"], etag);
+  ExpectOneErrorLine(Admin({"tenant", "member", "set-role", "acme", "user:alice@acme.test", "viewer", "--etag", etag}),
+                     "septactl: FAILED_PRECONDITION: ");
+  ExpectOneErrorLine(Admin({"tenant", "member", "add", "acme", "user:alice@acme.test", "--role", "viewer"}),
+                     "septactl: ALREADY_EXISTS: ");
+  ExpectOneErrorLine(Admin({"tenant", "member", "add", "acme", "alice", "--role", "viewer"}),
+                     "septactl: INVALID_ARGUMENT: member: must be user:<name> or group:<name>");
+
+  // A viewer token reads them and may not change them.
+  const std::string viewer = Json({"token", "create", "--principal", "tenant:acme", "--role", "viewer"})["token"];
+  EXPECT_EQ(Json({"tenant", "member", "list", "acme"}, viewer)["members"].size(), 2u);
+  ExpectOneErrorLine(Septactl({"--token", viewer, "tenant", "member", "remove", "acme", "group:/eng/ml team"}),
+                     "septactl: PERMISSION_DENIED: a viewer may not remove tenant members");
+
+  const auto removed = Admin({"tenant", "member", "remove", "acme", "group:/eng/ml team"});
+  ASSERT_EQ(removed.exit_code, 0) << removed.err;
+  EXPECT_EQ(removed.out, "member group:/eng/ml team removed from tenant \"acme\"\n");
+  const auto csv = Admin({"-o", "csv", "tenant", "member", "list", "acme"});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_EQ(csv.out.rfind("member,role,created,updated,etag\r\nuser:alice@acme.test,owner,", 0), 0u) << csv.out;
+  const auto yaml = YAML::Load(Admin({"-o", "yaml", "tenant", "member", "list", "acme"}).out);
+  EXPECT_EQ(yaml["members"][0]["role"].as<std::string>(), "owner");
+}
+
 TEST_F(SeptactlE2E, JsonOfCallsWithoutResultIsAnEmptyObject) {
   ASSERT_EQ(Admin({"tenant", "create", "acme", "--tier", "shared"}).exit_code, 0);
   const auto r = Admin({"-o", "json", "tenant", "delete", "acme"});

@@ -150,11 +150,49 @@ TEST(Invocation, UsageErrors) {
                                              {"vcluster", "update", "a", "b", "--pods", "3", "--etag", ""},
                                              {"vcluster", "delete", "a", "b", "--etag", ""},
                                              {"vcluster", "sleep", "a", "b", "--etag", ""},
-                                             {"vcluster", "wake", "a", "b", "--etag", ""}}) {
+                                             {"vcluster", "wake", "a", "b", "--etag", ""},
+                                             {"tenant", "member", "set-role", "a", "user:x", "owner", "--etag", ""},
+                                             {"tenant", "member", "remove", "a", "user:x", "--etag", ""}}) {
     const std::string error = UsageError(args);
     EXPECT_NE(error.find("--etag"), std::string::npos) << args[0] << " " << args[1] << ": " << error;
     EXPECT_NE(error.find("names no etag"), std::string::npos) << args[0] << " " << args[1] << ": " << error;
   }
+}
+
+TEST(Invocation, TenantMemberCommandsTakeTheTenantTheMemberAndTheRole) {
+  EXPECT_EQ(std::get<MemberList>(Parse({"tenant", "member", "list", "acme"}).command).tenant, "acme");
+
+  const auto add = std::get<MemberAdd>(
+      Parse({"tenant", "member", "add", "acme", "user:alice@acme.test", "--role", "editor"}).command);
+  EXPECT_EQ(add.tenant, "acme");
+  EXPECT_EQ(add.member, "user:alice@acme.test");
+  EXPECT_EQ(add.role, "editor");
+
+  const auto set = std::get<MemberSetRole>(
+      Parse({"tenant", "member", "set-role", "acme", "group:/eng/ml team", "viewer", "--etag", "3"}).command);
+  EXPECT_EQ(set.tenant, "acme");
+  EXPECT_EQ(set.member, "group:/eng/ml team");
+  EXPECT_EQ(set.role, "viewer");
+  EXPECT_EQ(set.etag, "3");
+
+  const auto remove = std::get<MemberRemove>(Parse({"tenant", "member", "remove", "acme", "group:ml"}).command);
+  EXPECT_EQ(remove.tenant, "acme");
+  EXPECT_EQ(remove.member, "group:ml");
+  EXPECT_EQ(remove.etag, "");
+}
+
+TEST(Invocation, TenantMemberCommandsRefuseAMissingOrUnknownRole) {
+  EXPECT_NE(UsageError({"tenant", "member", "add", "acme", "user:alice"}).find("--role is required"),
+            std::string::npos);
+  const std::string unknown = UsageError({"tenant", "member", "add", "acme", "user:alice", "--role", "admin"});
+  EXPECT_NE(unknown.find("admin"), std::string::npos) << unknown;
+  EXPECT_NE(unknown.find("--role"), std::string::npos) << unknown;
+  const std::string set = UsageError({"tenant", "member", "set-role", "acme", "user:alice", "root"});
+  EXPECT_NE(set.find("ROLE"), std::string::npos) << set;
+  EXPECT_NE(UsageError({"tenant", "member", "set-role", "acme", "user:alice"}).find("ROLE is required"),
+            std::string::npos);
+  EXPECT_NE(UsageError({"tenant", "member", "remove", "acme"}).find("MEMBER is required"), std::string::npos);
+  EXPECT_NE(UsageError({"tenant", "member"}).find("subcommand"), std::string::npos);
 }
 
 TEST(Invocation, VclusterCreate) {

@@ -107,6 +107,22 @@ v1::ApplySet OutOfSyncSet() {
   return set;
 }
 
+TEST(MemberTable, TheMemberItsRoleTimesAndEtag) {
+  v1::TenantMember member;
+  member.set_tenant("acme");
+  member.set_member("group:/eng/ml");
+  member.set_role("editor");
+  member.mutable_create_time()->set_seconds(1'800'000'000);
+  member.set_etag("2");
+  const Table table = MemberTable(AsList(member));
+  EXPECT_EQ(table.headers, (std::vector<std::string>{"MEMBER", "ROLE", "CREATED", "UPDATED", "ETAG"}));
+  ASSERT_EQ(table.rows.size(), 1u);
+  EXPECT_EQ(table.rows[0], (std::vector<std::string>{"group:/eng/ml", "editor", "2027-01-15T08:00:00Z", "-", "2"}));
+  // A name as some identity provider wrote it is printed, never obeyed.
+  member.set_member("user:evil\x1b[2J");
+  EXPECT_EQ(RenderTable(MemberTable(AsList(member))).find('\x1b'), std::string::npos);
+}
+
 TEST(ApplySetTable, TheLastApplyAndTheSyncStatusWhenChecked) {
   v1::ApplySet set = OutOfSyncSet();
   Table table = ApplySetTable(AsList(set), /*sync=*/true);

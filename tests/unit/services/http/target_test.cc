@@ -23,6 +23,20 @@ TEST(httpTarget, RefusesMalformedEscapes) {
   EXPECT_EQ(*PercentDecode("a+b%20c", true), "a b c");
 }
 
+TEST(httpTarget, APathSegmentIsEncodedSoThatItDecodesToItselfInOneSegment) {
+  EXPECT_EQ(PercentEncodePathSegment("acme"), "acme");
+  EXPECT_EQ(PercentEncodePathSegment("user:alice@acme.test"), "user:alice@acme.test");
+  EXPECT_EQ(PercentEncodePathSegment("group:/eng/ml team"), "group:%2Feng%2Fml%20team");
+  EXPECT_EQ(PercentEncodePathSegment("a%b?c#d+e"), "a%25b%3Fc%23d%2Be");
+  const std::string zoe = "user:zo\xc3\xab";
+  EXPECT_EQ(PercentEncodePathSegment(zoe), "user:zo%C3%AB");
+  for (const std::string& text : {std::string("group:/eng/ml team"), std::string("a%b?c#d+e"), zoe}) {
+    const auto target = ParseTarget("/v1/tenants/acme/members/" + PercentEncodePathSegment(text));
+    ASSERT_TRUE(target.has_value()) << text;
+    EXPECT_EQ(target->segments, (std::vector<std::string>{"v1", "tenants", "acme", "members", text}));
+  }
+}
+
 TEST(httpTarget, QueryValuesKeepsEveryValueOfAKeyInOrder) {
   const std::string target = "/v1/things?tag=a&other=1&tag=b%20c&tag&tag=%zz&t%61g=d";
   EXPECT_EQ(ParseTarget(target), std::nullopt);  // the malformed pair refuses the whole target

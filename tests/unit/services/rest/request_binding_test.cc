@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "septa/v1/member.pb.h"
 #include "septa/v1/tenant.pb.h"
 #include "septa/v1/token.pb.h"
 #include "septa/v1/vcluster.pb.h"
@@ -252,6 +253,36 @@ TEST(RestBinding, TheResponseCarriesItsStatusEtagLocationAndCachePolicy) {
   const http::Response deleted = RpcResponse(BindingOf("DeleteTenant"), google::protobuf::Empty(), false);
   EXPECT_EQ(deleted.result_int(), 204);
   EXPECT_TRUE(deleted.body().empty());
+}
+
+// A member is one path segment whatever it holds: its Location escapes what
+// a segment cannot carry, and the body may name it only as the URL does.
+TEST(RestBinding, AMembersLocationIsOneEscapedSegmentAndItsPatchTakesTheRoleAndEtag) {
+  v1::TenantMember member;
+  member.set_tenant("acme");
+  member.set_member("group:/eng/ml team");
+  member.set_etag("1");
+  const http::Response created = RpcResponse(BindingOf("CreateTenantMember"), member, false);
+  EXPECT_EQ(created.result_int(), 201);
+  EXPECT_EQ(created[bh::field::location], "/v1/tenants/acme/members/group:%2Feng%2Fml%20team");
+  EXPECT_EQ(created[bh::field::etag], "\"1\"");
+
+  const auto& patch = BindingOf("UpdateTenantMember");
+  const std::map<std::string, std::string> params{{"tenant", "acme"}, {"member", "user:alice@acme.test"}};
+  v1::UpdateTenantMemberRequest request;
+  ASSERT_TRUE(
+      Bind(patch, Sent("/v1/tenants/acme/members/user:alice@acme.test", R"({"role":"owner"})", {{"If-Match", "\"4\""}}),
+           params, request)
+          .ok());
+  EXPECT_EQ(request.tenant(), "acme");
+  EXPECT_EQ(request.member(), "user:alice@acme.test");
+  EXPECT_EQ(request.role(), "owner");
+  EXPECT_EQ(request.etag(), "4");
+  v1::UpdateTenantMemberRequest renamed;
+  const Status refused =
+      Bind(patch, Sent("/v1/tenants/acme/members/user:alice@acme.test", R"({"member":"user:bob"})"), params, renamed);
+  EXPECT_EQ(FieldOf(refused), "member") << refused.ToString();
+  EXPECT_THAT(refused.message(), HasSubstr("is immutable and must match the URL"));
 }
 
 }  // namespace

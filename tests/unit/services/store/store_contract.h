@@ -14,6 +14,7 @@
 #include <mutex>
 #include <thread>
 
+#include "common/text.h"
 #include "services/core/store.h"
 
 namespace septa::core::contract {
@@ -1005,21 +1006,169 @@ TYPED_TEST_P(StoreContract, TokenDeclarationsRoundTripAndChangeOnlyAtTheirVersio
   EXPECT_FALSE(got->has_value());
 }
 
-REGISTER_TYPED_TEST_SUITE_P(StoreContract, ApplySetsHoldEachObjectOnceAndGoWithTheirMembers,
-                            TokenDeclarationsRoundTripAndChangeOnlyAtTheirVersion, IsReady,
-                            HoldsTheFourDefaultTrustTiers, TrustTiersRoundTripAndChangeOnlyAtTheExpectedVersion,
-                            ABadTrustTierRowIsRefusedNamingTheField, TenantRoundTripsAtMicrosecondPrecision,
-                            MissingTenantIsNotFound, DuplicateTenantIsAlreadyExists, UnknownTrustTierIsAnInvalidField,
-                            TenantNamesMustBeShortDnsLabels, AFailedWriteLeavesTheTransactionUsable,
-                            AFailedBodyChangesNothing, ReadOnlyTransactionsRefuseWrites,
-                            UpdateTenantRequiresTheExpectedVersion, DeleteTenantRequiresTheExpectedVersion,
-                            TenantQuotaIsUnlimitedUntilSetAndRoundTrips, NegativeTenantQuotasAreRefusedNamingTheField,
-                            ListTenantsFiltersAndPaginatesByName, TokensRoundTripAndStayUnique,
-                            TokensStoreOnlyAWellFormedHash, TokensListInCreationOrderAndRevoke,
-                            ADryRunSucceedsAndKeepsNothing, SessionsAreTokenRowsMadeFromAnApiToken,
-                            TokenLifetimesAreCappedFromTheirCreation, LiveTokensAreCountedAndTheLongDeadDeleted,
-                            AuditIsNewestFirstWithAssignedIds, IdempotencyKeysAreUniquePerPrincipal,
-                            IdempotencyKeysAreDeletedOneByOneOrOldestFirst, CommittedRevocationsAreToldToTheWatcher,
-                            ATenantsChangeOfStateIsToldToTheWatcher, ConcurrentReadModifyWriteLosesNoUpdate);
+inline TenantMember MakeMember(std::string tenant, MemberKind kind, std::string name, MemberRole role) {
+  return {.tenant = std::move(tenant),
+          .kind = kind,
+          .name = std::move(name),
+          .role = role,
+          .create_time = At(1'800'000'000, 7'001),
+          .update_time = At(1'800'000'000, 7'001),
+          .version = 1};
+}
+
+inline std::vector<std::string> MemberRows(const std::vector<TenantMember>& members) {
+  std::vector<std::string> rows;
+  for (const auto& m : members) {
+    rows.push_back(m.tenant + " " + MemberText(m) + " " + std::string(MemberRoleName(m.role)));
+  }
+  return rows;
+}
+
+// Tenant members (migrations/0026): a member round-trips, is unique in its
+// tenant, needs the tenant, changes and goes only at its version; List is
+// by (kind, name) as bytes; a name is 1-256 bytes of printable text.
+TYPED_TEST_P(StoreContract, TenantMembersRoundTripAndChangeOnlyAtTheirVersion) {
+  ASSERT_TRUE(this->Insert(MakeTenant("acme")).ok());
+  const TenantMember alice = MakeMember("acme", MemberKind::kUser, "alice@acme.test", MemberRole::kOwner);
+  const TenantMember ml = MakeMember("acme", MemberKind::kGroup, "/eng/ml team", MemberRole::kEditor);
+  ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.TenantMembers().Insert(alice); }).ok());
+  ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.TenantMembers().Insert(ml); }).ok());
+  EXPECT_EQ(this->Write([&](Tx& tx) { return tx.TenantMembers().Insert(alice); }).code(), Code::kAlreadyExists);
+  // The same name as a group is another member.
+  TenantMember alice_group = alice;
+  alice_group.kind = MemberKind::kGroup;
+  alice_group.role = MemberRole::kViewer;
+  EXPECT_TRUE(this->Write([&](Tx& tx) { return tx.TenantMembers().Insert(alice_group); }).ok());
+  TenantMember elsewhere = alice;
+  elsewhere.tenant = "nowhere";
+  EXPECT_EQ(this->Write([&](Tx& tx) { return tx.TenantMembers().Insert(elsewhere); }).code(), Code::kNotFound);
+
+  auto got = this->template Read<TenantMember>(
+      [](Tx& tx) { return tx.TenantMembers().Get("acme", MemberKind::kUser, "alice@acme.test"); });
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  TenantMember stored = alice;
+  stored.create_time = AtMicros(1'800'000'000, 7'001);
+  stored.update_time = stored.create_time;
+  EXPECT_EQ(*got, stored);
+  EXPECT_EQ(this->template Read<TenantMember>(
+                    [](Tx& tx) { return tx.TenantMembers().Get("acme", MemberKind::kGroup, "alice"); })
+                .status()
+                .code(),
+            Code::kNotFound);
+  auto listed = this->template Read<std::vector<TenantMember>>([](Tx& tx) { return tx.TenantMembers().List("acme"); });
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  EXPECT_THAT(MemberRows(*listed), ElementsAre("acme group:/eng/ml team editor", "acme group:alice@acme.test viewer",
+                                               "acme user:alice@acme.test owner"));
+
+  TenantMember demoted = alice;
+  demoted.role = MemberRole::kViewer;
+  demoted.version = 2;
+  demoted.update_time = At(1'800'000'100);
+  EXPECT_EQ(this->Write([&](Tx& tx) { return tx.TenantMembers().Update(demoted, 2); }).code(), Code::kAborted);
+  ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.TenantMembers().Update(demoted, 1); }).ok());
+  got = this->template Read<TenantMember>(
+      [](Tx& tx) { return tx.TenantMembers().Get("acme", MemberKind::kUser, "alice@acme.test"); });
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->role, MemberRole::kViewer);
+  EXPECT_EQ(got->version, 2);
+  EXPECT_EQ(got->create_time, stored.create_time);
+  EXPECT_EQ(got->update_time, At(1'800'000'100));
+
+  EXPECT_EQ(
+      this->Write([](Tx& tx) { return tx.TenantMembers().Delete("acme", MemberKind::kUser, "alice@acme.test", 1); })
+          .code(),
+      Code::kAborted);
+  EXPECT_EQ(this->Write([](Tx& tx) { return tx.TenantMembers().Delete("acme", MemberKind::kUser, "bob", 1); }).code(),
+            Code::kNotFound);
+  ASSERT_TRUE(
+      this->Write([](Tx& tx) { return tx.TenantMembers().Delete("acme", MemberKind::kUser, "alice@acme.test", 2); })
+          .ok());
+  listed = this->template Read<std::vector<TenantMember>>([](Tx& tx) { return tx.TenantMembers().List("acme"); });
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(listed->size(), 2u);
+
+  // The name: 1-256 bytes, printable, one line (UTF-8 beyond ASCII is printable).
+  for (const std::string& name : {std::string(256, 'a'), std::string("zoë"), std::string("CN=Ops, O=Acme")}) {
+    EXPECT_TRUE(this->Write([&](Tx& tx) {
+                      return tx.TenantMembers().Insert(
+                          MakeMember("acme", MemberKind::kUser, name, MemberRole::kViewer));
+                    })
+                    .ok())
+        << name;
+  }
+  for (const std::string& name : {std::string(), std::string(257, 'a'), std::string("two\nlines"),
+                                  std::string("bell\a"), std::string("del\x7f"), std::string("rtl\u202eevil")}) {
+    const Status refused = this->Write([&](Tx& tx) {
+      return tx.TenantMembers().Insert(MakeMember("acme", MemberKind::kGroup, name, MemberRole::kViewer));
+    });
+    EXPECT_EQ(refused.code(), Code::kInvalidArgument) << EscapeControlCharacters(name);
+    ASSERT_EQ(refused.violations().size(), 1u) << refused.ToString();
+    EXPECT_EQ(refused.violations()[0].field, "name");
+  }
+}
+
+// What sign-in asks (ListFor): a user's and its groups' memberships in every
+// tenant, by (tenant, kind, name); a user and a group of one name are
+// different members; a tenant's deletion takes its members.
+TYPED_TEST_P(StoreContract, TenantMembersAreFoundByUserOrGroupInEveryTenantAndGoWithTheirTenant) {
+  for (const char* tenant : {"acme", "beta", "gamma"}) ASSERT_TRUE(this->Insert(MakeTenant(tenant)).ok());
+  const std::vector<TenantMember> members = {
+      MakeMember("acme", MemberKind::kUser, "alice", MemberRole::kOwner),
+      MakeMember("acme", MemberKind::kGroup, "ml", MemberRole::kEditor),
+      MakeMember("acme", MemberKind::kGroup, "ops", MemberRole::kViewer),
+      MakeMember("beta", MemberKind::kGroup, "ml", MemberRole::kViewer),
+      MakeMember("beta", MemberKind::kUser, "alice", MemberRole::kEditor),
+      MakeMember("gamma", MemberKind::kUser, "bob", MemberRole::kOwner),
+      MakeMember("gamma", MemberKind::kGroup, "alice", MemberRole::kOwner),
+  };
+  ASSERT_TRUE(this->Write([&](Tx& tx) {
+                    for (const TenantMember& m : members) SEPTA_RETURN_IF_ERROR(tx.TenantMembers().Insert(m));
+                    return Status::Ok();
+                  })
+                  .ok());
+  const auto list_for = [&](const std::string& user, const std::vector<std::string>& groups) {
+    auto found = this->template Read<std::vector<TenantMember>>(
+        [&](Tx& tx) { return tx.TenantMembers().ListFor(user, groups); });
+    EXPECT_TRUE(found.ok()) << found.status().ToString();
+    return found.ok() ? MemberRows(*found) : std::vector<std::string>{"error"};
+  };
+  EXPECT_THAT(list_for("alice", {"ml"}), ElementsAre("acme group:ml editor", "acme user:alice owner",
+                                                     "beta group:ml viewer", "beta user:alice editor"));
+  EXPECT_THAT(list_for("bob", {}), ElementsAre("gamma user:bob owner"));
+  // Names no member can have are asked about as any other, and match nothing.
+  EXPECT_THAT(list_for("", {"ops", "nope", "two\nml", "\xff", std::string("m\0l", 3), std::string(300, 'g')}),
+              ElementsAre("acme group:ops viewer"));
+  EXPECT_THAT(list_for("carol", {}), IsEmpty());
+
+  std::vector<std::string> groups(kMaxMemberGroups, "g");
+  groups.back() = "ops";
+  EXPECT_THAT(list_for("", groups), ElementsAre("acme group:ops viewer"));
+  groups.push_back("ml");
+  const auto too_many = this->template Read<std::vector<TenantMember>>(
+      [&](Tx& tx) { return tx.TenantMembers().ListFor("alice", groups); });
+  EXPECT_EQ(too_many.status().code(), Code::kInvalidArgument);
+
+  ASSERT_TRUE(this->Write([](Tx& tx) { return tx.Tenants().Delete("beta", 1); }).ok());
+  EXPECT_THAT(list_for("alice", {"ml"}), ElementsAre("acme group:ml editor", "acme user:alice owner"));
+  auto beta = this->template Read<std::vector<TenantMember>>([](Tx& tx) { return tx.TenantMembers().List("beta"); });
+  ASSERT_TRUE(beta.ok());
+  EXPECT_THAT(*beta, IsEmpty());
+}
+
+REGISTER_TYPED_TEST_SUITE_P(
+    StoreContract, ApplySetsHoldEachObjectOnceAndGoWithTheirMembers, TenantMembersRoundTripAndChangeOnlyAtTheirVersion,
+    TenantMembersAreFoundByUserOrGroupInEveryTenantAndGoWithTheirTenant,
+    TokenDeclarationsRoundTripAndChangeOnlyAtTheirVersion, IsReady, HoldsTheFourDefaultTrustTiers,
+    TrustTiersRoundTripAndChangeOnlyAtTheExpectedVersion, ABadTrustTierRowIsRefusedNamingTheField,
+    TenantRoundTripsAtMicrosecondPrecision, MissingTenantIsNotFound, DuplicateTenantIsAlreadyExists,
+    UnknownTrustTierIsAnInvalidField, TenantNamesMustBeShortDnsLabels, AFailedWriteLeavesTheTransactionUsable,
+    AFailedBodyChangesNothing, ReadOnlyTransactionsRefuseWrites, UpdateTenantRequiresTheExpectedVersion,
+    DeleteTenantRequiresTheExpectedVersion, TenantQuotaIsUnlimitedUntilSetAndRoundTrips,
+    NegativeTenantQuotasAreRefusedNamingTheField, ListTenantsFiltersAndPaginatesByName, TokensRoundTripAndStayUnique,
+    TokensStoreOnlyAWellFormedHash, TokensListInCreationOrderAndRevoke, ADryRunSucceedsAndKeepsNothing,
+    SessionsAreTokenRowsMadeFromAnApiToken, TokenLifetimesAreCappedFromTheirCreation,
+    LiveTokensAreCountedAndTheLongDeadDeleted, AuditIsNewestFirstWithAssignedIds, IdempotencyKeysAreUniquePerPrincipal,
+    IdempotencyKeysAreDeletedOneByOneOrOldestFirst, CommittedRevocationsAreToldToTheWatcher,
+    ATenantsChangeOfStateIsToldToTheWatcher, ConcurrentReadModifyWriteLosesNoUpdate);
 
 }  // namespace septa::core::contract
