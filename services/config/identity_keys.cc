@@ -4,6 +4,7 @@
 #include <set>
 
 #include "common/documents.h"
+#include "common/http_url.h"
 #include "common/text.h"
 #include "services/base/yaml_json.h"
 
@@ -85,18 +86,12 @@ class Item {
 // An issuer identifier (OpenID Connect Discovery §2): https, no query or
 // fragment; plain http only for a loopback host (tests, a local provider).
 Status CheckIssuerUrl(const std::string& url, const std::string& field) {
-  const bool https = url.starts_with("https://");
-  if (!https && !url.starts_with("http://")) return InvalidField(field, QuotedExcerpt(url) + " is not an https URL");
+  const std::optional<HttpUrl> parts = ParseHttpUrl(url);
+  if (!parts) return InvalidField(field, QuotedExcerpt(url) + " is not an https URL");
   if (url.find_first_of("?#") != std::string::npos) return InvalidField(field, "must have no query or fragment");
-  const std::string rest = url.substr(https ? 8 : 7);
-  const std::string authority = rest.substr(0, rest.find('/'));
-  if (authority.empty()) return InvalidField(field, QuotedExcerpt(url) + " names no host");
-  if (!https) {
-    const std::string host = authority.starts_with("[") ? authority.substr(0, authority.find(']') + 1)
-                                                        : authority.substr(0, authority.find(':'));
-    if (host != "127.0.0.1" && host != "localhost" && host != "[::1]") {
-      return InvalidField(field, "must be https (plain http is accepted only for a loopback host)");
-    }
+  if (parts->authority.empty()) return InvalidField(field, QuotedExcerpt(url) + " names no host");
+  if (!parts->https && !IsLoopbackAuthority(parts->authority)) {
+    return InvalidField(field, "must be https (plain http is accepted only for a loopback host)");
   }
   return Status::Ok();
 }

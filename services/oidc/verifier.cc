@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "common/documents.h"
+#include "common/http_url.h"
 #include "common/text.h"
 #include "services/kube/transport.h"
 #include "services/oidc/claims.h"
@@ -20,30 +21,17 @@ namespace {
 // more is refused unread past this.
 constexpr std::uint64_t kMaxDocumentBytes = 1 << 20;
 
-struct UrlParts {
-  std::string origin;  // "https://host:port"
-  std::string target;  // "/path?query", at least "/"
-};
-
 // An http(s) URL as the transport takes it; plain http only for a loopback
 // host (the configuration checks the issuer alike; a discovery document
 // must not lead septad elsewhere in plain text).
-Result<UrlParts> SplitUrl(const std::string& url, std::string_view what) {
-  const bool https = url.starts_with("https://");
-  if (!https && !url.starts_with("http://")) return InvalidArgument(std::string(what) + " is not an http(s) URL");
-  const std::size_t scheme_end = https ? 8 : 7;
-  const std::size_t path = url.find('/', scheme_end);
-  UrlParts parts{url.substr(0, path), path == std::string::npos ? "/" : url.substr(path)};
-  if (parts.origin.size() == scheme_end) return InvalidArgument(std::string(what) + " names no host");
-  if (!https) {
-    const std::string authority = parts.origin.substr(scheme_end);
-    const std::string host = authority.starts_with("[") ? authority.substr(0, authority.find(']') + 1)
-                                                        : authority.substr(0, authority.find(':'));
-    if (host != "127.0.0.1" && host != "localhost" && host != "[::1]") {
-      return InvalidArgument(std::string(what) + " must be https (http only on a loopback host)");
-    }
+Result<HttpUrl> SplitUrl(const std::string& url, std::string_view what) {
+  std::optional<HttpUrl> parts = ParseHttpUrl(url);
+  if (!parts) return InvalidArgument(std::string(what) + " is not an http(s) URL");
+  if (parts->authority.empty()) return InvalidArgument(std::string(what) + " names no host");
+  if (!parts->https && !IsLoopbackAuthority(parts->authority)) {
+    return InvalidArgument(std::string(what) + " must be https (http only on a loopback host)");
   }
-  return parts;
+  return *std::move(parts);
 }
 
 std::map<std::string, std::string> StringClaims(const nlohmann::json& claims) {
@@ -61,7 +49,7 @@ struct OidcVerifier::Provider {
 
   // GET of `url` (one transport per origin, kept for its connections).
   Result<std::string> Get(const std::string& url, std::string_view what, std::chrono::milliseconds timeout) {
-    SEPTA_ASSIGN_OR_RETURN(const UrlParts parts, SplitUrl(url, what));
+    SEPTA_ASSIGN_OR_RETURN(const HttpUrl parts, SplitUrl(url, what));
     kube::Transport* transport = nullptr;
     {
       std::lock_guard lock(transports_mu);
