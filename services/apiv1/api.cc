@@ -76,6 +76,7 @@ Result<std::shared_ptr<const Api>> LoadApiV1(const core::UseCases& uc) {
   Handlers handlers;
   AddTenantRpcs(handlers, uc);
   AddMemberRpcs(handlers, uc);
+  AddCallerRpcs(handlers, uc);
   AddTrustTierRpcs(handlers, uc);
   AddTokenRpcs(handlers, uc);
   AddVirtualClusterRpcs(handlers, uc);
@@ -89,6 +90,14 @@ Result<std::shared_ptr<const Api>> LoadApiV1(const core::UseCases& uc) {
 Status Authorize(const Rpc& rpc, const core::Principal& principal, const pb::Message& request) {
   SEPTA_RETURN_IF_ERROR(CheckTenant(rpc.auth, principal, request));
   return CheckCaller(rpc.auth, principal);
+}
+
+std::string RequestTenant(const Rpc& rpc, const pb::Message& request, std::string_view selector) {
+  if (rpc.auth.tenant_field) {
+    std::string named = GetString(request, *rpc.auth.tenant_field);
+    if (!named.empty()) return named;
+  }
+  return std::string(selector);
 }
 
 }  // namespace septa::apiv1

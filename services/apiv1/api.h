@@ -97,4 +97,9 @@ Result<std::shared_ptr<const Api>> LoadApiV1(const core::UseCases& use_cases);
 // REST checks the same two as early as the path allows, before the body.
 Status Authorize(const Rpc& rpc, const core::Principal& principal, const google::protobuf::Message& request);
 
+// The tenant a request acts in, as a person's principal is chosen for it
+// (core/people.h): the RPC's tenant field when the request sets it,
+// otherwise `selector` (the Septa-Tenant header, septa-tenant metadata).
+std::string RequestTenant(const Rpc& rpc, const google::protobuf::Message& request, std::string_view selector);
+
 }  // namespace septa::apiv1

@@ -8,6 +8,7 @@ namespace septa::apiv1 {
 
 void AddTenantRpcs(Handlers& handlers, const core::UseCases& uc);
 void AddMemberRpcs(Handlers& handlers, const core::UseCases& uc);
+void AddCallerRpcs(Handlers& handlers, const core::UseCases& uc);
 void AddTrustTierRpcs(Handlers& handlers, const core::UseCases& uc);
 void AddTokenRpcs(Handlers& handlers, const core::UseCases& uc);
 void AddVirtualClusterRpcs(Handlers& handlers, const core::UseCases& uc);

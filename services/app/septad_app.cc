@@ -217,8 +217,6 @@ void SeptadApp::Impl::CloseStore() { store.reset(); }
 
 Status SeptadApp::Impl::MakeUseCases() {
   authenticator = std::make_unique<core::Authenticator>(*store, clock, config.auth_cache_ttl);
-  // Revocations committed by any replica reach this one's token cache at once.
-  store->WatchRevocations([auth = authenticator.get()](const core::Revocation& r) { auth->Forget(r); });
   tenants = std::make_unique<core::TenantService>(*store, clock, *authenticator, gpu::Catalog::Default(),
                                                   config.idempotency_ttl);
   members = std::make_unique<core::MemberService>(*store, clock);
@@ -229,7 +227,14 @@ Status SeptadApp::Impl::MakeUseCases() {
       core::TokenLimits{.admin_ttl_max = std::chrono::duration_cast<std::chrono::seconds>(config.admin_token_ttl_max),
                         .tenant_live_max = config.tenant_live_tokens_max});
   sessions = std::make_unique<core::SessionService>(*store, clock, random, *authenticator);
-  SEPTA_RETURN_IF_ERROR(MakeTokenExchange());
+  SEPTA_RETURN_IF_ERROR(MakeIdentity());
+  // Revocations committed by any replica reach this one's caches at once:
+  // tokens, and people's memberships (a change of a tenant's members or
+  // state is told as its principal's; migrations/0015, 0027).
+  store->WatchRevocations([auth = authenticator.get(), people = people.get()](const core::Revocation& r) {
+    auth->Forget(r);
+    if (r.token_id.empty()) people->Forget();
+  });
   capacity = std::make_unique<core::CapacityLedger>(gpu::Catalog::Default(), "septa",
                                                     MigRelayoutPolicyOf(config.mig_relayout));
   vclusters = std::make_unique<core::VirtualClusterService>(*store, clock, *capacity, gpu::Catalog::Default(),
@@ -258,6 +263,7 @@ void SeptadApp::Impl::DropUseCases() {
   vclusters.reset();
   capacity.reset();
   sessions.reset();
+  people.reset();
   token_exchange.reset();
   tokens.reset();
   inventory_service.reset();

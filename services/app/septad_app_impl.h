@@ -86,7 +86,8 @@ struct SeptadApp::Impl {
   std::unique_ptr<core::TrustTierService> tiers;
   std::unique_ptr<core::InventoryService> inventory_service;
   std::unique_ptr<core::TokenService> tokens;
-  std::unique_ptr<core::TokenExchangeService> token_exchange;  // token_exchange_wiring.cc
+  std::unique_ptr<core::TokenExchangeService> token_exchange;  // identity_wiring.cc
+  std::unique_ptr<core::PeopleAuthenticator> people;           // identity_wiring.cc
   std::unique_ptr<core::SessionService> sessions;
   std::unique_ptr<core::VirtualPodService> pods;  // made once the virtual objects' store is (ca-keys)
   // The placement engine over the reservation rows, shared by every virtual cluster request.
@@ -183,7 +184,7 @@ struct SeptadApp::Impl {
   Status OpenStore();
   void CloseStore();
   Status MakeUseCases();
-  Status MakeTokenExchange();
+  Status MakeIdentity();
   void DropUseCases();
   Status EnsureAdminToken();
   Status WriteSignInLink();
@@ -234,6 +235,7 @@ struct SeptadApp::Impl {
     return {
         *store,
         *authenticator,
+        *people,
         *tenants,
         *members,
         *tiers,

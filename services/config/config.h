@@ -53,11 +53,18 @@ struct OidcIssuer {
   // Its issuer identifier: https (plain http only on a loopback host, for
   // tests); discovery at <issuer>/.well-known/openid-configuration.
   std::string issuer;
-  std::string audience;            // the "aud" its tokens must carry for Septa
-  std::string client_id;           // the portal's and septactl's sign-in client
-  std::string client_secret_file;  // that client's secret
+  std::string audience;  // the "aud" its tokens must carry for Septa
+  // The portal's sign-in client (confidential: client_secret_file) and
+  // septactl's (public; client_id when empty). An issuer with a client_id
+  // signs people in: their ID tokens, "aud" one of these clients, are
+  // bearer credentials (services/core/people.h).
+  std::string client_id;
+  std::string cli_client_id;
+  std::string client_secret_file;  // the portal client's secret
   std::string username_claim = "sub";
   std::string groups_claim = "groups";
+  // Groups (as its groups claim names them) whose members are admins.
+  std::vector<std::string> admin_groups{};
   std::string ca_file;  // PEM the provider's TLS certificate must chain to; empty: the system's
 };
 

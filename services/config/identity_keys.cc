@@ -15,6 +15,7 @@ namespace {
 using Json = nlohmann::json;
 
 constexpr std::size_t kMaxIssuers = 16;
+constexpr std::size_t kMaxAdminGroups = 64;
 constexpr std::size_t kMaxRules = 256;
 constexpr std::size_t kMaxRuleClaims = 16;
 constexpr std::size_t kMaxRuleApplySets = 16;  // core::kMaxScopedApplySets (config does not depend on core)
@@ -75,6 +76,26 @@ class Item {
     return value;
   }
 
+  // The field's list of non-empty strings, at most `max` of them; empty
+  // when absent.
+  Result<std::vector<std::string>> Strings(const std::string& name, std::size_t max) const {
+    std::vector<std::string> out;
+    const auto found = json_.find(name);
+    if (found == json_.end() || found->is_null()) return out;
+    if (!found->is_array() || found->size() > max) {
+      return InvalidField(Field(name), "must be a list of at most " + std::to_string(max) + " strings");
+    }
+    for (std::size_t i = 0; i < found->size(); ++i) {
+      const std::string field = Field(name + "[" + std::to_string(i) + "]");
+      const Json& value = (*found)[i];
+      if (!value.is_string() || value.get<std::string>().empty())
+        return InvalidField(field, "must be a non-empty string");
+      SEPTA_RETURN_IF_ERROR(ValidateText(field, value.get<std::string>(), kMaxValueBytes));
+      out.push_back(value.get<std::string>());
+    }
+    return out;
+  }
+
   const Json& json() const { return json_; }
 
  private:
@@ -118,18 +139,29 @@ Status CheckPrincipal(const std::string& principal, const std::string& field) {
 
 Result<OidcIssuer> ParseIssuer(const Json& json, const std::string& where, std::size_t index) {
   const Item item(json, where, index);
-  SEPTA_RETURN_IF_ERROR(item.CheckKnown(
-      {"issuer", "audience", "client_id", "client_secret_file", "username_claim", "groups_claim", "ca_file"}));
+  SEPTA_RETURN_IF_ERROR(item.CheckKnown({"issuer", "audience", "client_id", "cli_client_id", "client_secret_file",
+                                         "username_claim", "groups_claim", "admin_groups", "ca_file"}));
   OidcIssuer out;
   SEPTA_ASSIGN_OR_RETURN(out.issuer, item.String("issuer", true));
   SEPTA_RETURN_IF_ERROR(CheckIssuerUrl(out.issuer, item.Field("issuer")));
   SEPTA_ASSIGN_OR_RETURN(out.audience, item.String("audience", true));
   SEPTA_ASSIGN_OR_RETURN(out.client_id, item.String("client_id", false));
+  SEPTA_ASSIGN_OR_RETURN(out.cli_client_id, item.String("cli_client_id", false));
   SEPTA_ASSIGN_OR_RETURN(out.client_secret_file, item.String("client_secret_file", false));
   SEPTA_ASSIGN_OR_RETURN(out.username_claim, item.String("username_claim", false, out.username_claim));
   SEPTA_ASSIGN_OR_RETURN(out.groups_claim, item.String("groups_claim", false, out.groups_claim));
   SEPTA_ASSIGN_OR_RETURN(out.ca_file, item.String("ca_file", false));
+  SEPTA_ASSIGN_OR_RETURN(out.admin_groups, item.Strings("admin_groups", kMaxAdminGroups));
   if (out.username_claim.empty()) return InvalidField(item.Field("username_claim"), "must not be empty");
+  // People sign in only through a client of Septa's: without one, the
+  // issuer's tokens are exchanged (token_exchange_rules), never a person.
+  if (out.client_id.empty() && !out.cli_client_id.empty()) {
+    return InvalidField(item.Field("cli_client_id"), "needs client_id (the portal's sign-in client) beside it");
+  }
+  if (out.client_id.empty() && !out.admin_groups.empty()) {
+    return InvalidField(item.Field("admin_groups"),
+                        "needs client_id: only an issuer with a sign-in client signs people in");
+  }
   return out;
 }
 

@@ -147,8 +147,13 @@ std::vector<std::string> SortedUnique(std::vector<std::string> items) {
 }
 
 // Whose sets a principal names: an admin's are the platform's (""), a
-// tenant principal's its tenant's, so tenants' set names never meet.
-std::string SetOwnerOf(const Principal& principal) { return principal.admin ? "" : principal.tenant; }
+// tenant principal's its tenant's, so tenants' set names never meet. A
+// principal of no tenant (a person who named none) names no sets: never
+// the platform's.
+Result<std::string> SetOwnerOf(const Principal& principal) {
+  SEPTA_RETURN_IF_ERROR(RequireOwnTenant(principal));
+  return principal.admin ? std::string() : principal.tenant;
+}
 
 ApplyAction ActionOf(PlannedAction planned) {
   switch (planned) {
@@ -186,6 +191,7 @@ namespace {
 // A token scoped to apply sets writes through those (and only those) as
 // its principal would: past this check, its scope is spent.
 Result<RequestContext> WithinScope(const RequestContext& ctx, const std::string& set) {
+  SEPTA_RETURN_IF_ERROR(SetOwnerOf(ctx.principal).status());
   SEPTA_RETURN_IF_ERROR(RequireApplySetInScope(ctx.principal, set));
   RequestContext within = ctx;
   within.principal.apply_sets.clear();
@@ -198,13 +204,13 @@ Result<ApplyOutcome> ApplyService::Diff(const RequestContext& ctx, const ApplyOr
   // A viewer's plan is its owners': the writes are checked as theirs and
   // rolled back (a suspended tenant's stay refused, as its owners' would).
   as_owner.principal.role = Role::kOwner;
-  return Run(as_owner, order, WriteMode::kValidateOnly, ctx.principal.ToString());
+  return Run(as_owner, order, WriteMode::kValidateOnly, AuditPrincipal(ctx.principal));
 }
 
 Result<ApplyOutcome> ApplyService::Apply(const RequestContext& ctx, const ApplyOrder& order) {
   SEPTA_ASSIGN_OR_RETURN(const RequestContext within, WithinScope(ctx, order.apply_set));
   SEPTA_RETURN_IF_ERROR(RequireWriter(within.principal, "apply sets"));
-  return Run(within, order, WriteMode::kCommit, ctx.principal.ToString());
+  return Run(within, order, WriteMode::kCommit, AuditPrincipal(ctx.principal));
 }
 
 Result<ApplyOutcome> ApplyService::Revert(const std::string& tenant, const std::string& name) {
@@ -242,7 +248,7 @@ Result<ApplyOutcome> ApplyService::Revert(const std::string& tenant, const std::
 Result<ApplyOutcome> ApplyService::Run(const RequestContext& ctx, const ApplyOrder& order, WriteMode mode,
                                        const std::string& applied_by) {
   SEPTA_RETURN_IF_ERROR(CheckOrder(order, kinds_));
-  const std::string owner = SetOwnerOf(ctx.principal);
+  SEPTA_ASSIGN_OR_RETURN(const std::string owner, SetOwnerOf(ctx.principal));
   const std::string set_resource = ApplySetResource(owner, order.apply_set);
   std::vector<std::size_t> sequence(order.objects.size());
   for (std::size_t i = 0; i < sequence.size(); ++i) sequence[i] = i;
@@ -424,7 +430,8 @@ Result<ApplyOutcome> ApplyService::Run(const RequestContext& ctx, const ApplyOrd
 
 Result<ApplySetView> ApplyService::Get(const RequestContext& ctx, const std::string& name) {
   if (!IsSetName(name)) return NotFound("apply set \"" + EscapeControlCharacters(name) + "\" not found");
-  return ViewOf(SetOwnerOf(ctx.principal), name);
+  SEPTA_ASSIGN_OR_RETURN(const std::string owner, SetOwnerOf(ctx.principal));
+  return ViewOf(owner, name);
 }
 
 Result<ApplySetView> ApplyService::Inspect(const std::string& tenant, const std::string& name) {
@@ -448,7 +455,7 @@ Result<ApplySetView> ApplyService::ViewOf(const std::string& owner, const std::s
 }
 
 Result<std::vector<ApplySetView>> ApplyService::List(const RequestContext& ctx) {
-  const std::string owner = SetOwnerOf(ctx.principal);
+  SEPTA_ASSIGN_OR_RETURN(const std::string owner, SetOwnerOf(ctx.principal));
   return TransactFor(store_, TxMode::kReadOnly, [&](Tx& tx) -> Result<std::vector<ApplySetView>> {
     SEPTA_ASSIGN_OR_RETURN(const std::vector<ApplySet> sets, tx.ApplySets().List(owner));
     std::vector<ApplySetView> views;

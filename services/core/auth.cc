@@ -94,7 +94,14 @@ std::string FormatTokenText(std::string_view id, std::string_view secret) {
   return out;
 }
 
-std::string_view RoleName(Role role) { return role == Role::kOwner ? "owner" : "viewer"; }
+std::string_view RoleName(Role role) {
+  switch (role) {
+    case Role::kOwner: return "owner";
+    case Role::kEditor: return "editor";
+    case Role::kViewer: return "viewer";
+  }
+  return "viewer";
+}
 
 Result<Role> ParseRole(std::string_view field, std::string_view text) {
   if (text == "owner") return Role::kOwner;
@@ -233,7 +240,10 @@ void Authenticator::Forget(const Revocation& revocation) {
   }
 }
 
-bool CanSeeTenant(const Principal& p, std::string_view tenant) { return p.admin || p.tenant == tenant; }
+bool CanSeeTenant(const Principal& p, std::string_view tenant) {
+  // A principal of no tenant (a person naming none of its tenants) sees none.
+  return p.admin || (!p.tenant.empty() && p.tenant == tenant);
+}
 
 Status RequireSeeTenant(const Principal& p, std::string_view tenant) {
   if (CanSeeTenant(p, tenant)) return Status::Ok();
@@ -253,8 +263,14 @@ Status RequireWriter(const Principal& p, std::string_view what) {
     return PermissionDenied("a token scoped to the apply sets " + Join(p.apply_sets, ", ") +
                             " may only apply and diff them, not " + std::string(what));
   }
-  if (p.role == Role::kOwner) return Status::Ok();
+  if (p.role != Role::kViewer) return Status::Ok();
   return PermissionDenied("a viewer may not " + std::string(what));
+}
+
+Status RequireOwner(const Principal& p, std::string_view what) {
+  SEPTA_RETURN_IF_ERROR(RequireWriter(p, what));
+  if (p.role == Role::kOwner) return Status::Ok();
+  return PermissionDenied("an editor may not " + std::string(what) + ": only the tenant's owners may");
 }
 
 Status RequireApplySetInScope(const Principal& p, std::string_view set) {
@@ -278,6 +294,13 @@ Status CheckApplySetScope(std::string_view field, const std::vector<std::string>
     }
   }
   return Status::Ok();
+}
+
+Status RequireOwnTenant(const Principal& p) {
+  if (p.admin || !p.tenant.empty()) return Status::Ok();
+  return InvalidField("Septa-Tenant",
+                      "name the tenant to act in: the Septa-Tenant header (gRPC: septa-tenant metadata) of a tenant "
+                      "you are a member of");
 }
 
 Status RequireAdmin(const Principal& p, std::string_view what) {

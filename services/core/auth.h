@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -27,6 +28,8 @@ enum class Surface {
 };
 std::string_view SurfaceName(Surface surface);  // "system", "rest", "portal", "grpc", "septactl"
 
+struct Person;  // people.h
+
 // What a use case knows about the request it serves.
 struct RequestContext {
   Principal principal{};
@@ -36,6 +39,9 @@ struct RequestContext {
   // Septa-Break-Glass header, metadata septa-break-glass): checked by
   // CheckBreakGlassReason, audited with every record of the request.
   std::string break_glass{};
+  // The person whose ID token authenticated the request (its principal is
+  // the one its memberships give it here); null for an API token.
+  std::shared_ptr<const Person> person{};
 };
 
 // A break-glass reason as a client sent it: 1-500 printable characters,
@@ -69,7 +75,8 @@ std::string FormatTokenText(std::string_view id, std::string_view secret);
 
 // "admin" | "tenant:<name>" with a role; the error names `field`.
 Result<Principal> ParsePrincipal(std::string_view field, std::string_view text, Role role);
-std::string_view RoleName(Role role);
+std::string_view RoleName(Role role);  // "owner", "editor", "viewer"
+// An API token's role: "owner" or "viewer" (never an editor's).
 Result<Role> ParseRole(std::string_view field, std::string_view text);
 
 // A principal signed in to the portal, and until when.
@@ -132,8 +139,11 @@ Status RequireSeeTenant(const Principal& p, std::string_view tenant);
 Status RequireNotSuspended(const Principal& p, std::string_view what);
 // RequireNotSuspended, then the token must not be scoped to apply sets
 // (those write only through their sets: RequireApplySetInScope) and the
-// role must be an owner's.
+// role must be an owner's or an editor's.
 Status RequireWriter(const Principal& p, std::string_view what);
+// RequireWriter, and an owner's role: who manages a tenant's access (its
+// tokens and members), which a person who is an editor may not.
+Status RequireOwner(const Principal& p, std::string_view what);
 // kPermissionDenied (field apply_set) when `p` is scoped to apply sets and
 // `set` is not one of them.
 Status RequireApplySetInScope(const Principal& p, std::string_view set);
@@ -141,6 +151,10 @@ Status RequireApplySetInScope(const Principal& p, std::string_view set);
 // kMaxScopedApplySets apply set names (DNS-1123 labels); errors name `field`.
 inline constexpr std::size_t kMaxScopedApplySets = 16;
 Status CheckApplySetScope(std::string_view field, const std::vector<std::string>& sets);
+// For a call that acts in its principal's own tenant (an apply set's): a
+// principal of no tenant (a person a member of several tenants, or none,
+// who named none) is refused, naming the Septa-Tenant selector.
+Status RequireOwnTenant(const Principal& p);
 Status RequireAdmin(const Principal& p, std::string_view what);
 Status RequireAdminWriter(const Principal& p, std::string_view what);
 

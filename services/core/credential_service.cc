@@ -121,7 +121,7 @@ Result<IssuedKubeconfig> CredentialService::IssueKubeconfig(const RequestContext
        issue.user,
        issue.groups,
        issue.role,
-       ctx.principal.ToString(),
+       AuditPrincipal(ctx.principal),
        std::chrono::floor<std::chrono::microseconds>(certificate->not_before),
        std::chrono::floor<std::chrono::microseconds>(certificate->not_after),
        std::nullopt};

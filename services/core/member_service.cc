@@ -45,7 +45,7 @@ Result<std::vector<TenantMember>> MemberService::List(const RequestContext& ctx,
 Result<TenantMember> MemberService::Create(const RequestContext& ctx, const std::string& tenant,
                                            std::string_view member, std::string_view role) {
   SEPTA_RETURN_IF_ERROR(RequireMemberTenant(ctx.principal, tenant));
-  SEPTA_RETURN_IF_ERROR(RequireWriter(ctx.principal, "add tenant members"));
+  SEPTA_RETURN_IF_ERROR(RequireOwner(ctx.principal, "add tenant members"));
   SEPTA_ASSIGN_OR_RETURN(const MemberId id, ParseMember("member", member));
   SEPTA_ASSIGN_OR_RETURN(const MemberRole parsed_role, ParseMemberRole("role", role));
   return TransactFor(store_, TxMode::kReadWrite, [&](Tx& tx) -> Result<TenantMember> {
@@ -81,7 +81,7 @@ Result<TenantMember> MemberService::Create(const RequestContext& ctx, const std:
 Result<TenantMember> MemberService::Update(const RequestContext& ctx, const std::string& tenant,
                                            std::string_view member, std::string_view role, std::string_view if_match) {
   SEPTA_RETURN_IF_ERROR(RequireMemberTenant(ctx.principal, tenant));
-  SEPTA_RETURN_IF_ERROR(RequireWriter(ctx.principal, "change tenant members"));
+  SEPTA_RETURN_IF_ERROR(RequireOwner(ctx.principal, "change tenant members"));
   SEPTA_ASSIGN_OR_RETURN(const MemberId id, ParseMember("member", member));
   SEPTA_ASSIGN_OR_RETURN(const MemberRole parsed_role, ParseMemberRole("role", role));
   return TransactFor(store_, TxMode::kReadWrite, [&](Tx& tx) -> Result<TenantMember> {
@@ -103,7 +103,7 @@ Result<TenantMember> MemberService::Update(const RequestContext& ctx, const std:
 Status MemberService::Delete(const RequestContext& ctx, const std::string& tenant, std::string_view member,
                              std::string_view if_match) {
   SEPTA_RETURN_IF_ERROR(RequireMemberTenant(ctx.principal, tenant));
-  SEPTA_RETURN_IF_ERROR(RequireWriter(ctx.principal, "remove tenant members"));
+  SEPTA_RETURN_IF_ERROR(RequireOwner(ctx.principal, "remove tenant members"));
   SEPTA_ASSIGN_OR_RETURN(const MemberId id, ParseMember("member", member));
   return store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
     SEPTA_ASSIGN_OR_RETURN(const TenantMember current, ReadMember(tx, tenant, id));

@@ -1,8 +1,7 @@
 // Tenant member use cases (tenant_member.h), shared by REST and gRPC: who
-// may see a tenant reads its members; its owner tokens and admins write
+// may see a tenant reads its members; its owners (tokens, people) and admins write
 // them, each write audited as tenant_member.create, .update or .delete.
-// Members are stored desired state: they grant no access until people sign
-// in (the identity issue's next step).
+// A person who signs in acts with its memberships' roles (people.h).
 #pragma once
 
 #include <string>
@@ -22,7 +21,7 @@ class MemberService {
 
   // Any principal that may see the tenant, its viewers too; by (kind, name).
   Result<std::vector<TenantMember>> List(const RequestContext& ctx, const std::string& tenant);
-  // Writers of the tenant (RequireWriter: not a viewer, not a suspended
+  // Owners of the tenant (RequireOwner: not an editor or a viewer, not a suspended
   // tenant's token) and admins. `member`: "user:<name>" or "group:<name>";
   // `role`: owner, editor or viewer. kAlreadyExists for a member the tenant
   // has; kResourceExhausted once it has kMaxTenantMembers.

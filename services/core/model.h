@@ -47,7 +47,10 @@ std::string EtagOf(std::int64_t version);
 // naming `what` (e.g. `tenant "acme"`) otherwise.
 Status CheckEtag(std::string_view if_match, std::int64_t version, std::string_view what);
 
-enum class Role { kOwner, kViewer };
+// An API token is an owner's or a viewer's; a person acts as an editor too
+// (a tenant member's role): it writes the tenant's resources but manages
+// neither its tokens nor its members (RequireOwner).
+enum class Role { kOwner, kEditor, kViewer };
 
 // Who makes a request. Admins may do anything; a tenant principal acts only
 // on its own tenant, and a viewer only reads.
@@ -62,6 +65,9 @@ struct Principal {
   // A token scoped to these apply sets (of its principal) applies and diffs
   // them only, and writes nothing else (RequireWriter); empty: not scoped.
   std::vector<std::string> apply_sets{};
+  // A person signed in through an identity provider (people.h): its user
+  // name, which the audit records beside the principal; empty for a token.
+  std::string person{};
   std::string ToString() const;  // "admin" or "tenant:<name>"
 };
 

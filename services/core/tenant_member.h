@@ -1,7 +1,7 @@
 // Tenant members (docs/identity.md "Members"): a user or a group of the
 // identity providers septad trusts (oidc_issuers), each with a role in one
-// tenant. Stored desired state, which people's sign-in (the identity issue's
-// next step) is to consult; nothing grants access by it yet.
+// tenant. A person who signs in acts with the role its memberships give it
+// (people.h).
 #pragma once
 
 #include <compare>
@@ -18,10 +18,11 @@ namespace septa::core {
 // Who a member is: one user, or everyone the provider puts in a group.
 enum class MemberKind { kUser, kGroup };
 
-// What a member is to do in its tenant once people sign in: an owner all
-// that the tenant's owner tokens may, and manage its members; an editor
-// write the tenant's resources but not its members or tokens; a viewer
-// read. Apart from the token Role (owner, viewer), which API tokens carry.
+// What a member may do in its tenant: an owner all that the tenant's owner
+// tokens may, and manage its members; an editor write the tenant's
+// resources but not its members or tokens; a viewer read. A person acts
+// with the Role of the same name (RoleOfMember); API tokens are owners' or
+// viewers' only.
 enum class MemberRole { kOwner, kEditor, kViewer };
 
 // A member's name, as the provider's username or groups claim gives it.

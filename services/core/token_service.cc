@@ -46,7 +46,7 @@ Result<IssuedToken> TokenService::Create(const RequestContext& ctx, const TokenR
     SEPTA_RETURN_IF_ERROR(RequireAdminWriter(ctx.principal, "issue admin tokens"));
   } else {
     SEPTA_RETURN_IF_ERROR(RequireSeeTenant(ctx.principal, subject->tenant));
-    SEPTA_RETURN_IF_ERROR(RequireWriter(ctx.principal, "issue tokens"));
+    SEPTA_RETURN_IF_ERROR(RequireOwner(ctx.principal, "issue tokens"));
   }
   return Issue(ctx, *subject, request.description, ttl);
 }
@@ -118,7 +118,7 @@ Status TokenService::Revoke(const RequestContext& ctx, const std::string& id) {
       return NotFound("token \"" + id + "\" not found");
     }
     SEPTA_RETURN_IF_ERROR(token);
-    SEPTA_RETURN_IF_ERROR(RequireWriter(ctx.principal, "revoke tokens"));
+    SEPTA_RETURN_IF_ERROR(RequireOwner(ctx.principal, "revoke tokens"));
     if (token->revoke_time) return Status::Ok();
     const TimePoint now = Now(clock_);
     SEPTA_RETURN_IF_ERROR(tx.Tokens().Revoke(id, now));

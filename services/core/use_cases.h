@@ -10,6 +10,7 @@
 #include "services/core/credential_service.h"
 #include "services/core/inventory_service.h"
 #include "services/core/member_service.h"
+#include "services/core/people.h"
 #include "services/core/probes.h"
 #include "services/core/session_service.h"
 #include "services/core/store.h"
@@ -26,6 +27,7 @@ namespace septa::core {
 struct UseCases {
   Store& store;
   Authenticator& authenticator;
+  PeopleAuthenticator& people;  // people's ID tokens, acting by their memberships
   TenantService& tenants;
   MemberService& members;  // tenant members: users and groups of the identity providers
   TrustTierService& tiers;

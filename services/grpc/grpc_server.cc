@@ -55,17 +55,22 @@ grpc::Status Handle(const apiv1::Rpc& rpc, Shared& s, grpc::ServerContext* ctx, 
     if (!request->ParseFromZeroCopyStream(&reader)) {
       return InvalidArgument("the request is not a valid protobuf message (are its strings UTF-8?)");
     }
-    core::Principal principal;  // nobody, for an anonymous RPC (whose request carries its own credential)
+    core::Caller caller;  // nobody, for an anonymous RPC (whose request carries its own credential)
     if (rpc.auth.caller != apiv1::Caller::kAnonymous) {
       const std::string authorization = Metadata(ctx, "authorization");
-      SEPTA_ASSIGN_OR_RETURN(principal, s.uc.authenticator.Authenticate(core::BearerToken(authorization)));
+      const std::string selector = Metadata(ctx, core::kTenantSelectorMetadata);
+      SEPTA_RETURN_IF_ERROR(core::CheckTenantSelector(core::kTenantSelectorMetadata, selector));
+      SEPTA_ASSIGN_OR_RETURN(caller,
+                             core::AuthenticateBearer(s.uc.authenticator, s.uc.people, core::BearerToken(authorization),
+                                                      apiv1::RequestTenant(rpc, *request, selector), request_id));
     }
-    SEPTA_RETURN_IF_ERROR(apiv1::Authorize(rpc, principal, *request));
-    core::RequestContext call{.principal = principal,
+    SEPTA_RETURN_IF_ERROR(apiv1::Authorize(rpc, caller.principal, *request));
+    core::RequestContext call{.principal = caller.principal,
                               .request_id = request_id,
                               .surface = Metadata(ctx, "user-agent").starts_with("septactl/") ? core::Surface::kSeptactl
                                                                                               : core::Surface::kGrpc,
-                              .break_glass = Metadata(ctx, "septa-break-glass")};
+                              .break_glass = Metadata(ctx, "septa-break-glass"),
+                              .person = caller.person};
     SEPTA_RETURN_IF_ERROR(core::CheckBreakGlassReason(call.break_glass, "septa-break-glass"));
     SEPTA_ASSIGN_OR_RETURN(const std::unique_ptr<google::protobuf::Message> response, rpc.Invoke(call, *request));
     std::string bytes = response->SerializeAsString();

@@ -167,8 +167,13 @@ Result<std::shared_ptr<const KeySet>> OidcVerifier::KeysFor(Provider& provider, 
   return keys;
 }
 
-Result<core::VerifiedSubjectToken> OidcVerifier::Verify(std::string_view token) {
-  SEPTA_ASSIGN_OR_RETURN(const Jws jws, ParseJws(token));
+struct OidcVerifier::Verified {
+  const Provider* provider = nullptr;
+  Jws jws;
+};
+
+Result<OidcVerifier::Verified> OidcVerifier::VerifySigned(std::string_view token, TimePoint now) {
+  SEPTA_ASSIGN_OR_RETURN(Jws jws, ParseJws(token));
   const auto iss = jws.claims.find("iss");
   if (iss == jws.claims.end() || !iss->is_string()) return Unauthenticated("the token has no \"iss\" claim");
   Provider* provider = nullptr;
@@ -179,7 +184,6 @@ Result<core::VerifiedSubjectToken> OidcVerifier::Verify(std::string_view token) 
     return Unauthenticated("the token's issuer " + QuotedExcerpt(iss->get<std::string>()) +
                            " is not one of oidc_issuers");
   }
-  const TimePoint now = clock_.Now();
   SEPTA_ASSIGN_OR_RETURN(const std::shared_ptr<const KeySet> keys, KeysFor(*provider, jws, now));
   const Jwk* key = keys->Find(jws);
   if (key == nullptr) {
@@ -187,17 +191,52 @@ Result<core::VerifiedSubjectToken> OidcVerifier::Verify(std::string_view token) 
                            QuotedExcerpt(jws.key_id) + " for " + std::string(AlgorithmName(jws.algorithm)));
   }
   SEPTA_RETURN_IF_ERROR(VerifySignature(jws, *key));
-  SEPTA_RETURN_IF_ERROR(CheckClaims(jws.claims, ClaimChecks{.issuer = provider->settings.issuer,
-                                                            .audience = provider->settings.audience,
+  return Verified{provider, std::move(jws)};
+}
+
+Result<core::VerifiedSubjectToken> OidcVerifier::Verify(std::string_view token) {
+  const TimePoint now = clock_.Now();
+  SEPTA_ASSIGN_OR_RETURN(const Verified verified, VerifySigned(token, now));
+  const ProviderSettings& settings = verified.provider->settings;
+  SEPTA_RETURN_IF_ERROR(CheckClaims(verified.jws.claims, ClaimChecks{.issuer = settings.issuer,
+                                                                     .audience = settings.audience,
+                                                                     .now = now,
+                                                                     .leeway = options_.leeway,
+                                                                     .nonce = std::nullopt}));
+  core::VerifiedSubjectToken subject;
+  subject.issuer = settings.issuer;
+  subject.claims = StringClaims(verified.jws.claims);
+  if (auto sub = subject.claims.find("sub"); sub != subject.claims.end()) subject.subject = sub->second;
+  subject.expire_time = ExpireTime(verified.jws.claims);
+  return subject;
+}
+
+Result<core::Person> OidcVerifier::VerifyPerson(std::string_view token) {
+  const TimePoint now = clock_.Now();
+  SEPTA_ASSIGN_OR_RETURN(const Verified verified, VerifySigned(token, now));
+  const ProviderSettings& settings = verified.provider->settings;
+  if (settings.people_audiences.empty()) {
+    return Unauthenticated("the issuer " + settings.issuer +
+                           " signs no people in (its oidc_issuers entry has no client_id)");
+  }
+  // "aud" must name one of Septa's sign-in clients: a token the provider
+  // issued to another application is not a sign-in to Septa.
+  Status audience = Status::Ok();
+  for (const std::string& client : settings.people_audiences) {
+    audience = CheckClaims(verified.jws.claims, ClaimChecks{.issuer = settings.issuer,
+                                                            .audience = client,
                                                             .now = now,
                                                             .leeway = options_.leeway,
-                                                            .nonce = std::nullopt}));
-  core::VerifiedSubjectToken subject;
-  subject.issuer = provider->settings.issuer;
-  subject.claims = StringClaims(jws.claims);
-  if (auto sub = subject.claims.find("sub"); sub != subject.claims.end()) subject.subject = sub->second;
-  subject.expire_time = ExpireTime(jws.claims);
-  return subject;
+                                                            .nonce = std::nullopt});
+    if (audience.ok()) break;
+  }
+  SEPTA_RETURN_IF_ERROR(audience);
+  SEPTA_ASSIGN_OR_RETURN(Identity identity,
+                         ExtractIdentity(verified.jws.claims, settings.username_claim, settings.groups_claim));
+  return core::Person{.issuer = settings.issuer,
+                      .user = std::move(identity.username),
+                      .groups = std::move(identity.groups),
+                      .expire_time = ExpireTime(verified.jws.claims)};
 }
 
 }  // namespace septa::oidc

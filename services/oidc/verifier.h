@@ -3,7 +3,9 @@
 // keys come from OpenID Connect Discovery (<issuer>/.well-known/
 // openid-configuration, whose "issuer" must be the configured one, then
 // its jwks_uri) and are cached; the signature, then iss, aud, exp, nbf and
-// iat are checked (jws.h, jwk.h, claims.h).
+// iat are checked (jws.h, jwk.h, claims.h). People's ID tokens (core's
+// PersonTokenVerifier) are verified alike, for the provider's sign-in
+// clients' audiences, and name a person by its username and groups claims.
 //
 // Keys are fetched when first needed, again after keys_max_age, and at
 // once when a token names a key id the cache lacks (a rotation), but at
@@ -22,6 +24,7 @@
 
 #include "common/clock.h"
 #include "common/status.h"
+#include "services/core/people.h"
 #include "services/core/token_exchange.h"
 
 namespace septa::oidc {
@@ -31,8 +34,13 @@ struct Jws;
 
 struct ProviderSettings {
   std::string issuer;    // exact "iss"
-  std::string audience;  // required in "aud"
+  std::string audience;  // required in "aud" of a token to exchange
   std::string ca_pem;    // the provider's TLS trust; empty: the system's
+  // People's ID tokens: "aud" must hold one of these (Septa's sign-in
+  // clients); none: the provider signs no people in.
+  std::vector<std::string> people_audiences{};
+  std::string username_claim = "sub";
+  std::string groups_claim = "groups";
 };
 
 struct VerifierOptions {
@@ -42,7 +50,7 @@ struct VerifierOptions {
   std::chrono::seconds leeway{60};                // clock skew allowed on exp, nbf, iat
 };
 
-class OidcVerifier final : public core::SubjectTokenVerifier {
+class OidcVerifier final : public core::SubjectTokenVerifier, public core::PersonTokenVerifier {
  public:
   // kInvalidArgument for a provider whose TLS settings do not load. Nothing
   // is fetched yet.
@@ -51,9 +59,17 @@ class OidcVerifier final : public core::SubjectTokenVerifier {
   ~OidcVerifier() override;
 
   Result<core::VerifiedSubjectToken> Verify(std::string_view token) override;
+  // A person's ID token: as Verify, "aud" one of the provider's
+  // people_audiences instead, then its username and groups claims
+  // (claims.h ExtractIdentity). No "nonce" is checked: it was at sign-in.
+  Result<core::Person> VerifyPerson(std::string_view token) override;
 
  private:
   struct Provider;
+  struct Verified;
+  // The token's provider found by "iss", its signature checked with the
+  // provider's keys.
+  Result<Verified> VerifySigned(std::string_view token, TimePoint now);
   OidcVerifier(const Clock& clock, VerifierOptions options);  // in verifier.cc, where Provider is complete
   // The keys to verify `jws` of `provider` with, fetched first when due.
   Result<std::shared_ptr<const KeySet>> KeysFor(Provider& provider, const Jws& jws, TimePoint now);

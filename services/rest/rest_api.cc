@@ -130,14 +130,31 @@ http::Response Revalidated(const http::Request& request, http::Response response
 // request allows (the tenant in the path and the caller before the body is
 // read, so that a principal that may not call is refused whatever it sends),
 // runs it and writes its response.
-Result<http::Response> ServeRpc(const apiv1::Rpc& rpc, bool tenant_in_path, const Call& c) {
+Result<http::Response> ServeRpc(const apiv1::Rpc& rpc, bool tenant_in_path, core::PeopleAuthenticator& people,
+                                const Call& c) {
+  core::RequestContext ctx = c.ctx;
   std::unique_ptr<google::protobuf::Message> request = rpc.NewRequest();
+  // A person acts as its membership in the tenant the request names
+  // (core/people.h), so its principal is known once that is read.
+  auto authorize = [&]() -> Status {
+    if (ctx.person != nullptr) {
+      const std::string tenant = apiv1::RequestTenant(rpc, *request, View(c.request[core::kTenantSelectorHeader]));
+      SEPTA_ASSIGN_OR_RETURN(ctx.principal, people.PrincipalFor(*ctx.person, tenant));
+    }
+    return apiv1::Authorize(rpc, ctx.principal, *request);
+  };
   BindPath(rpc.http, c.params, *request);
-  if (tenant_in_path) SEPTA_RETURN_IF_ERROR(apiv1::CheckTenant(rpc.auth, c.ctx.principal, *request));
-  SEPTA_RETURN_IF_ERROR(apiv1::CheckCaller(rpc.auth, c.ctx.principal));
+  // The path names the tenant, or the request names none: refused before
+  // the body is read.
+  const bool known_early = tenant_in_path || !rpc.auth.tenant_field;
+  if (known_early) {
+    SEPTA_RETURN_IF_ERROR(authorize());
+  } else if (ctx.person == nullptr) {
+    SEPTA_RETURN_IF_ERROR(apiv1::CheckCaller(rpc.auth, ctx.principal));
+  }
   SEPTA_RETURN_IF_ERROR(BindRequest(rpc.http, c.request, c.target, *request));
-  if (!tenant_in_path) SEPTA_RETURN_IF_ERROR(apiv1::CheckTenant(rpc.auth, c.ctx.principal, *request));
-  SEPTA_ASSIGN_OR_RETURN(const std::unique_ptr<google::protobuf::Message> response, rpc.Invoke(c.ctx, *request));
+  if (!known_early) SEPTA_RETURN_IF_ERROR(authorize());
+  SEPTA_ASSIGN_OR_RETURN(const std::unique_ptr<google::protobuf::Message> response, rpc.Invoke(ctx, *request));
   http::Response r = RpcResponse(rpc.http, *response, IsValidateOnly(*request));
   return c.request.method() == bh::verb::get ? Revalidated(c.request, std::move(r)) : r;
 }
@@ -238,7 +255,7 @@ void RestApi::Impl::AddRoutes() {
     const Body body = !rpc.http.has_body ? Body::kNone : rpc.http.form_body ? Body::kJsonOrForm : Body::kJson;
     Add(
         bh::string_to_verb(rpc.http.verb), rpc.http.path,
-        [&rpc, tenant_in_path](const Call& c) { return ServeRpc(rpc, tenant_in_path, c); },
+        [this, &rpc, tenant_in_path](const Call& c) { return ServeRpc(rpc, tenant_in_path, uc.people, c); },
         rpc.auth.caller == apiv1::Caller::kAnonymous ? Auth::kNone : Auth::kToken, RunsOn::kWorker, body);
     routes.back().rpc = true;
   }
@@ -280,13 +297,21 @@ http::Response RestApi::Impl::Run(const Route& route, const http::Request& req, 
     ctx.surface = core::Surface::kPortal;
     session = *std::move(found);
   } else if (route.auth == Auth::kToken) {
-    auto principal = uc.authenticator.Authenticate(core::BearerToken(authorization));
-    if (!principal.ok()) {
-      http::Response r = ProblemResponse(principal.status(), request_id);
+    // A person's principal here is for the selector's tenant; an RPC's is
+    // chosen again for the tenant its request names (ServeRpc).
+    const std::string_view selector = View(req[core::kTenantSelectorHeader]);
+    if (Status st = core::CheckTenantSelector(core::kTenantSelectorHeader, selector); !st.ok()) {
+      return ProblemResponse(st, request_id);
+    }
+    auto caller =
+        core::AuthenticateBearer(uc.authenticator, uc.people, core::BearerToken(authorization), selector, request_id);
+    if (!caller.ok()) {
+      http::Response r = ProblemResponse(caller.status(), request_id);
       r.set(bh::field::www_authenticate, "Bearer realm=\"septa\"");
       return r;
     }
-    ctx.principal = *principal;
+    ctx.principal = caller->principal;
+    ctx.person = caller->person;
     ctx.surface = core::Surface::kRest;
   }
   ctx.break_glass = std::string(View(req["Septa-Break-Glass"]));

@@ -52,6 +52,7 @@ Status FakeTenantMembers::Insert(const TenantMember& m) {
   if (!w_.s.tenant_members.emplace(MemberKeyOf(m.tenant, m.kind, m.name), std::move(row)).second) {
     return AlreadyExists("the tenant already has this member");
   }
+  w_.revocations.push_back({"", "tenant:" + m.tenant});  // as migrations/0027's trigger
   return Status::Ok();
 }
 
@@ -68,6 +69,7 @@ Status FakeTenantMembers::Update(const TenantMember& m, std::int64_t expected_ve
   it->second.role = m.role;
   it->second.update_time = Truncated(m.update_time);
   it->second.version = m.version;
+  w_.revocations.push_back({"", "tenant:" + m.tenant});
   return Status::Ok();
 }
 
@@ -81,6 +83,7 @@ Status FakeTenantMembers::Delete(const std::string& tenant, MemberKind kind, con
                    std::to_string(expected_version));
   }
   w_.s.tenant_members.erase(it);
+  w_.revocations.push_back({"", "tenant:" + tenant});
   return Status::Ok();
 }
 

@@ -28,6 +28,7 @@ struct AuthorizationRow {
 inline std::vector<AuthorizationRow> AuthorizationTable() {
   return {
       {"GET", "/v1/trust-tiers", "", "TrustTierService/ListTrustTiers", "{}", 200, 200, 200, 200, 401},
+      {"GET", "/v1/caller", "", "CallerService/GetCaller", "{}", 200, 200, 200, 200, 401},
       {"GET", "/v1/trust-tiers/shared", "", "TrustTierService/GetTrustTier", R"({"name":"shared"})", 200, 200, 200, 200,
        401},
       // Admins write tiers; "gold" has no tenants, so its admin may delete it.

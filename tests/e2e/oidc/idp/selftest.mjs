@@ -4,13 +4,13 @@
 // device flow, revocation, logout, and the /_test/ endpoints.
 // Run: bash ensure.sh && node --test selftest.mjs
 import { spawn } from 'node:child_process';
-import * as crypto from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { Browser, form, parseForm, pkce, signIn as signInAt } from './browser.mjs';
 import { createLocalJWKSet, createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 
 const here = new URL('.', import.meta.url).pathname;
@@ -78,7 +78,6 @@ async function startIdp(cfg) {
   return { issuer: line.issuer, child, get stderr() { return stderr; } };
 }
 
-const form = (fields) => new URLSearchParams(fields);
 const basic = (id, secret) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 
 async function control(path, body) {
@@ -102,67 +101,16 @@ async function jwks() {
   return res.json();
 }
 
-// A browser's worth of fetch: cookies kept (by name; one host), redirects
-// followed by hand up to the client's redirect URI, which is never fetched.
-class Browser {
-  cookies = new Map();
-
-  async request(url, { method = 'GET', body } = {}) {
-    const headers = {};
-    if (this.cookies.size) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-    if (body) headers['content-type'] = 'application/x-www-form-urlencoded';
-    const res = await fetch(url, { method, headers, body: body && form(body), redirect: 'manual' });
-    for (const c of res.headers.getSetCookie()) {
-      const [pair, ...attrs] = c.split(';');
-      const [name, value] = [pair.slice(0, pair.indexOf('=')).trim(), pair.slice(pair.indexOf('=') + 1)];
-      const expired = attrs.some((a) => /^\s*max-age=0\s*$/i.test(a) || (/^\s*expires=/i.test(a) && Date.parse(a.split('=')[1]) < Date.now()));
-      if (expired) this.cookies.delete(name); else this.cookies.set(name, value);
-    }
-    return res;
-  }
-
-  // Follows redirects until a page, or a redirect to one of stopAt.
-  async go(url, opts = {}, stopAt = [REDIRECT, POST_LOGOUT, 'http://127.0.0.1/callback']) {
-    let res = await this.request(url, opts);
-    for (let hops = 0; res.status >= 300 && res.status < 400; hops += 1) {
-      assert.ok(hops < 20, 'redirect loop');
-      const next = new URL(res.headers.get('location'), url).href;
-      if (stopAt.some((s) => next.startsWith(s))) return { redirect: new URL(next) };
-      url = next;
-      res = await this.request(url);
-    }
-    return { status: res.status, url, html: await res.text() };
-  }
-}
-
-// The hidden inputs and the action of the form with this id (or the first).
-function parseForm(html, base, id) {
-  const start = id ? html.indexOf(`id="${id}"`) : html.indexOf('<form');
-  assert.ok(start >= 0, `no form ${id ?? ''} in ${html}`);
-  const tag = html.slice(html.lastIndexOf('<form', start), html.indexOf('</form>', start));
-  const action = new URL(tag.match(/action="([^"]*)"/)[1], base).href;
-  const fields = {};
-  for (const m of tag.matchAll(/<input[^>]*type="hidden"[^>]*name="([^"]+)"[^>]*value="([^"]*)"/g)) fields[m[1]] = m[2];
-  return { action, fields };
-}
-
-function pkce() {
-  const verifier = crypto.randomBytes(32).toString('base64url');
-  return { verifier, challenge: crypto.createHash('sha256').update(verifier).digest('base64url') };
-}
-
-// Signs in through the login page; returns the redirect to the client.
-async function signIn(browser, authorizeUrl, { login = 'alice', password = 'wonderland' } = {}) {
-  const page = await browser.go(authorizeUrl);
-  assert.equal(page.status, 200, page.html);
-  assert.match(page.url, /\/interaction\/[^/]+$/);
+// Signs in through the login page (asserting its form); returns the redirect to the client.
+async function signIn(browser, url, who) {
+  const { page, redirect } = await signInAt(browser, url, who);
   assert.match(page.html, /<input type="text" name="login"/);
   assert.match(page.html, /<input type="password" name="password"/);
   assert.match(page.html, /<button type="submit">/);
-  const done = await browser.go(page.url, { method: 'POST', body: { login, password } });
-  assert.ok(done.redirect, `no redirect after login: ${done.status} ${done.html}`);
-  return done.redirect;
+  return redirect;
 }
+
+const newBrowser = () => new Browser([REDIRECT, POST_LOGOUT, 'http://127.0.0.1/callback']);
 
 function authorizeUrl(params) {
   const url = new URL(disco.authorization_endpoint);
@@ -264,7 +212,7 @@ test('client_credentials: a JWT access token per algorithm, verifiable from the 
 let portalTokens; // from the code flow, for the refresh test
 
 test('authorization code + PKCE through the login page', async () => {
-  const browser = new Browser();
+  const browser = newBrowser();
   const { verifier, challenge } = pkce();
   const url = authorizeUrl({
     client_id: 'portal', response_type: 'code', redirect_uri: REDIRECT, state: 'st4te', nonce: 'n0nce',
@@ -358,7 +306,7 @@ test('authorization code + PKCE through the login page', async () => {
 });
 
 test('a replayed code is refused and revokes what it gave', async () => {
-  const browser = new Browser();
+  const browser = newBrowser();
   const { verifier, challenge } = pkce();
   const back = await signIn(browser, authorizeUrl({
     client_id: 'portal', response_type: 'code', redirect_uri: REDIRECT, scope: 'openid groups offline_access', prompt: 'consent',
@@ -377,7 +325,7 @@ test('a replayed code is refused and revokes what it gave', async () => {
 });
 
 test('the login page\'s cancel link: access_denied back to the client', async () => {
-  const browser = new Browser();
+  const browser = newBrowser();
   const page = await browser.go(authorizeUrl({
     client_id: 'portal', response_type: 'code', redirect_uri: REDIRECT, scope: 'openid', state: 'c', code_challenge: pkce().challenge, code_challenge_method: 'S256',
   }));
@@ -427,7 +375,7 @@ test('device flow: user code page, login, polling', async () => {
   const pending = await poll();
   assert.equal(pending.body.error, 'authorization_pending');
 
-  const browser = new Browser();
+  const browser = newBrowser();
   const input = await browser.go(da.verification_uri);
   assert.equal(input.status, 200);
   assert.match(input.html, /name="user_code"/);

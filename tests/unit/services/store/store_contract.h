@@ -1155,6 +1155,49 @@ TYPED_TEST_P(StoreContract, TenantMembersAreFoundByUserOrGroupInEveryTenantAndGo
   EXPECT_THAT(*beta, IsEmpty());
 }
 
+// A change of a tenant's members is told as its principal's, so that every
+// replica reads people's memberships again at their next request (PgStore:
+// the trigger of migrations/0027); a write that rolls back is not.
+TYPED_TEST_P(StoreContract, AChangeOfATenantsMembersIsToldToTheWatcher) {
+  ASSERT_TRUE(this->Insert(MakeTenant("acme")).ok());
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::string> told;
+  this->store().WatchRevocations([&](const Revocation& r) {
+    if (r.token_id.empty() && r.principal.empty()) return;  // "start over": allowed at any time
+    std::lock_guard lock(mu);
+    told.push_back(r.principal);
+    cv.notify_all();
+  });
+  TenantMember alice = MakeMember("acme", MemberKind::kUser, "alice@acme.test", MemberRole::kOwner);
+  ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.TenantMembers().Insert(alice); }).ok());
+  EXPECT_EQ(this->Write([&](Tx& tx) -> Status {
+                  TenantMember bob = MakeMember("acme", MemberKind::kUser, "bob@acme.test", MemberRole::kOwner);
+                  SEPTA_RETURN_IF_ERROR(tx.TenantMembers().Insert(bob));
+                  return Aborted("changed my mind");
+                })
+                .code(),
+            Code::kAborted);
+  TenantMember viewer = alice;
+  viewer.role = MemberRole::kViewer;
+  viewer.version = alice.version + 1;
+  ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.TenantMembers().Update(viewer, alice.version); }).ok());
+  ASSERT_TRUE(this->Write([&](Tx& tx) {
+                    return tx.TenantMembers().Delete("acme", MemberKind::kUser, "alice@acme.test", viewer.version);
+                  })
+                  .ok());
+  ASSERT_TRUE(
+      this->Write([](Tx& tx) { return tx.Tokens().CapLifetimes("tenant:sentinel", std::chrono::seconds(60)); }).ok());
+  std::unique_lock lock(mu);
+  ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(5), [&] {
+    return !told.empty() && told.back() == "tenant:sentinel";
+  })) << told.size();
+  EXPECT_THAT(told, ElementsAre("tenant:acme", "tenant:acme", "tenant:acme", "tenant:sentinel"))
+      << "told for the insert, the update and the delete; nothing from the rollback";
+  lock.unlock();
+  this->store().WatchRevocations(nullptr);
+}
+
 REGISTER_TYPED_TEST_SUITE_P(
     StoreContract, ApplySetsHoldEachObjectOnceAndGoWithTheirMembers, TenantMembersRoundTripAndChangeOnlyAtTheirVersion,
     TenantMembersAreFoundByUserOrGroupInEveryTenantAndGoWithTheirTenant,
@@ -1169,6 +1212,7 @@ REGISTER_TYPED_TEST_SUITE_P(
     SessionsAreTokenRowsMadeFromAnApiToken, TokenLifetimesAreCappedFromTheirCreation,
     LiveTokensAreCountedAndTheLongDeadDeleted, AuditIsNewestFirstWithAssignedIds, IdempotencyKeysAreUniquePerPrincipal,
     IdempotencyKeysAreDeletedOneByOneOrOldestFirst, CommittedRevocationsAreToldToTheWatcher,
-    ATenantsChangeOfStateIsToldToTheWatcher, ConcurrentReadModifyWriteLosesNoUpdate);
+    ATenantsChangeOfStateIsToldToTheWatcher, AChangeOfATenantsMembersIsToldToTheWatcher,
+    ConcurrentReadModifyWriteLosesNoUpdate);
 
 }  // namespace septa::core::contract
