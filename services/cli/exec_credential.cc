@@ -256,7 +256,8 @@ int RunExecCredential(const VclusterExecCredential& command, const ExecContext& 
     if (call.error_code() == grpc::StatusCode::UNAUTHENTICATED) {
       err << "septactl: kubectl's credential plugin for virtual cluster "
           << tenancy::VirtualClusterText(command.tenant, command.name)
-          << " needs a valid Septa token to renew its certificate: the config file's token: or $SEPTA_TOKEN\n";
+          << " needs a valid Septa token to renew its certificate (token: in septactl's config file, or "
+             "$SEPTA_TOKEN)\n";
     }
     return kExitFailure;
   }

@@ -54,7 +54,10 @@ kubeconfig=$dir/train.kubeconfig
 sctl vcluster kubeconfig train --tenant acme --role edit --ttl "$ttl" --exec >"$kubeconfig" 2>"$dir/kubeconfig.err" ||
   fail "septactl vcluster kubeconfig --exec: $(cat "$dir/kubeconfig.err")"
 [[ ! -s $dir/kubeconfig.err ]] || fail "kubeconfig --exec said: $(cat "$dir/kubeconfig.err")"
-view() { "$kubectl" config view --kubeconfig "$kubeconfig" --raw -o "jsonpath=$1"; }
+# (kubectl as installed here is Google's dispatcher, which asks the server's
+# version, so through the plugin, before it runs a kubectl of that version:
+# every kubectl command, config view too, runs in the user's environment.)
+view() { user_env "$kubectl" config view --kubeconfig "$kubeconfig" --raw -o "jsonpath=$1"; }
 [[ $(view '{.users[0].user.exec.command}') == "$(realpath "$septactl")" ]] ||
   fail "the plugin is not this septactl: $(view '{.users[0].user.exec.command}')"
 [[ $(view '{.users[0].user.exec.apiVersion}') == client.authentication.k8s.io/v1 ]] || fail "exec apiVersion"
@@ -131,7 +134,7 @@ refused "a bogus token" "septactl: UNAUTHENTICATED" SEPTA_TOKEN=septa_bogus
 refused "a bogus token" "needs a valid Septa token to renew its certificate" SEPTA_TOKEN=septa_bogus
 revoked=$(owner_token acme)
 revoked_id=$(json 'r["id"]')
-[[ $(api DELETE "/v1/tokens/$revoked_id") == 200 ]] || fail "revoke token $revoked_id: $(reply)"
+[[ $(api DELETE "/v1/tokens/$revoked_id") =~ ^20[04]$ ]] || fail "revoke token $revoked_id: $(reply)"
 refused "a revoked token" "septactl: UNAUTHENTICATED" SEPTA_TOKEN="$revoked"
 refused "no token" "septactl: UNAUTHENTICATED: no token" -u SEPTA_TOKEN
 

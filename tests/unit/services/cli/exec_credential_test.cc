@@ -289,7 +289,7 @@ TEST_F(ExecCommands, ARefusalIsOnStderrWithNothingOnStdout) {
   EXPECT_EQ(ran.err,
             "septactl: UNAUTHENTICATED: invalid token\n"
             "septactl: kubectl's credential plugin for virtual cluster acme/train needs a valid Septa token to renew "
-            "its certificate: the config file's token: or $SEPTA_TOKEN\n");
+            "its certificate (token: in septactl's config file, or $SEPTA_TOKEN)\n");
   EXPECT_FALSE(std::filesystem::exists(CacheFile()));
 
   refusal_ = grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "virtual cluster acme/train is SLEEPING");
