@@ -196,7 +196,8 @@ CredentialCache::Loaded CredentialCache::Load(const CredentialKey& key) const {
     const auto it = entry.is_object() ? entry.find(name) : entry.end();
     return it != entry.end() && it->is_string() ? it->get<std::string>() : std::string();
   };
-  if (!entry.is_object() || entry.value("version", 0) != kCacheFormatVersion) {
+  const auto version = entry.is_object() ? entry.find("version") : entry.end();
+  if (version == entry.end() || !version->is_number_integer() || *version != kCacheFormatVersion) {
     loaded.ignored = "it is not a septactl credential cache file of version " + std::to_string(kCacheFormatVersion);
     return loaded;
   }

@@ -89,14 +89,20 @@ out=$(kexec create configmap settings --from-literal=mode=exec 2>&1) || fail "ku
 pids=()
 for i in 1 2 3 4; do kexec get configmap settings -o name >"$dir/parallel-$i.out" 2>&1 & pids+=($!); done
 for i in 1 2 3 4; do wait "${pids[$((i - 1))]}" || fail "parallel kubectl $i: $(cat "$dir/parallel-$i.out")"; done
-[[ $(edit_credentials) == 1 ]] || fail "kubectl runs minted certificates: $(edit_credentials) listed"
-[[ $(sha256sum <"$entry") == "$first_sum" ]] || fail "a reuse rewrote the cache file"
+# Before the renewal point (notAfter - 30 s) kubectl's runs reuse the certificate.
+still_one() {  # what
+  local listed; listed=$(edit_credentials)
+  [[ $listed == 1 && $(sha256sum <"$entry") == "$first_sum" ]] && return 0
+  (($(date +%s) < first_expire - 30)) ||
+    fail "$1 ran past the renewal point (a machine too slow for a ${ttl} certificate's 30 s of reuse)"
+  fail "$1 minted certificates ($listed listed) or rewrote the cache file"
+}
+still_one "kubectl get, create, get and 4 runs at once"
 # A fresh cached certificate is used without asking septad: a bogus token does not matter yet.
 out=$(env SEPTA_TOKEN=septa_bogus HOME="$dir/home" XDG_CACHE_HOME="$cache" "$kubectl" --request-timeout=20s \
   --cache-dir "$dir/kube-cache" --kubeconfig "$kubeconfig" get configmap settings -o name 2>&1) ||
   fail "the cached certificate with a bogus token: $out"
-(($(date +%s) < first_expire - 30)) ||
-  fail "the reuse checks ran past the renewal point (a machine too slow for a ${ttl} certificate)"
+still_one "kubectl with a bogus token"
 echo "ok   kubectl get, create, get and 4 runs at once: one certificate (a kubectl run with it: ${cached_kubectl_ms} ms)"
 
 # 3. The plugin as kubectl runs it: a cached run, and one that issues (role view: a key of its own).

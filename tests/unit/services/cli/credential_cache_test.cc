@@ -267,6 +267,16 @@ TEST_F(IgnoredCacheFile, NotJson) {
   ExpectReplaced("not a septactl credential cache file");
 }
 
+TEST_F(IgnoredCacheFile, FieldsOfOtherTypes) {
+  WriteEntry(R"({"version": "1", "server": 7, "certificate": ["x"]})");
+  ExpectReplaced("not a septactl credential cache file");
+  WriteEntry(R"({"version": 1, "server": 7, "tenant": null, "certificate": ["x"], "private_key": {}})");
+  CountingIssuer issuer(clock_, hours(1));
+  std::string notes;
+  ASSERT_TRUE(Obtain(issuer, &notes).ok());
+  EXPECT_NE(notes.find("another server, tenant, virtual cluster or role"), std::string::npos) << notes;
+}
+
 TEST_F(IgnoredCacheFile, Empty) {
   WriteEntry("");
   ExpectReplaced("not a septactl credential cache file");
