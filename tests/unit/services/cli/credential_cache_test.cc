@@ -353,7 +353,6 @@ TEST_F(CredentialCacheTest, ConcurrentWritesNeverLeaveAPartialFile) {
   for (int i = 0; i < 4; ++i) certificates.push_back(CertificateFor(clock_.Now(), hours(1), std::to_string(i)));
   ASSERT_TRUE(cache_.Store(kAcmeTrainEdit, certificates[0]).ok());
   std::atomic<int> bad_reads{0}, good_reads{0};
-  std::string last_bad;
   {
     std::vector<std::jthread> threads;
     for (int w = 0; w < 4; ++w) {
