@@ -307,9 +307,12 @@ struct Flags {
   VclusterKubeconfig vcluster_kubeconfig;
   VclusterCredentials vcluster_credentials;
   VclusterRevokeCredential vcluster_revoke_credential;
+  bool kubeconfig_exec = false;
+  std::string kubeconfig_exec_command;
+  VclusterExecCredential vcluster_credential;
   WaitFlags create_wait, update_wait, delete_wait, sleep_wait, wake_wait;
   VclusterWords create_words, get_words, list_words, update_words, delete_words, sleep_words, wake_words,
-      kubeconfig_words, credentials_words, revoke_words;
+      kubeconfig_words, credentials_words, revoke_words, credential_words;
   DiffCommand diff;
   ApplyCommand apply;
   WaitFlags apply_wait;
@@ -347,6 +350,7 @@ struct Commands {
   CLI::App* vcluster_kubeconfig;
   CLI::App* vcluster_credentials;
   CLI::App* vcluster_revoke_credential;
+  CLI::App* vcluster_credential;
   CLI::App* diff;
   CLI::App* apply;
   CLI::App* applyset_list;
@@ -464,6 +468,20 @@ void DefineVcluster(CLI::App& app, Flags& f, Commands& c) {
   c.vcluster_kubeconfig->add_option("--role", f.vcluster_kubeconfig.role, "admin, edit or view")->required();
   c.vcluster_kubeconfig->add_option("--ttl", f.vcluster_kubeconfig.ttl,
                                     "certificate lifetime (e.g. 1h, 90m); default and cap: the trust tier's");
+  c.vcluster_kubeconfig->add_flag("--exec", f.kubeconfig_exec,
+                                  "a kubeconfig that renews its certificate: kubectl runs septactl vcluster "
+                                  "credential with septactl's own credential (docs/identity.md)");
+  c.vcluster_kubeconfig->add_option("--exec-command", f.kubeconfig_exec_command,
+                                    "with --exec: the septactl kubectl runs (default: this septactl's path)");
+  c.vcluster_credential = vcluster->add_subcommand(
+      "credential",
+      "print an ExecCredential with a client certificate, cached until due for renewal (kubectl's exec plugin of "
+      "kubeconfig --exec)");
+  AddVclusterWords(c.vcluster_credential, f.credential_words, f.vcluster_credential.tenant,
+                   {{"NAME", &f.vcluster_credential.name}}, ", then the virtual cluster's name");
+  c.vcluster_credential->add_option("--role", f.vcluster_credential.role, "admin, edit or view")->required();
+  c.vcluster_credential->add_option("--ttl", f.vcluster_credential.ttl,
+                                    "lifetime of a new certificate; default and cap: the trust tier's");
 
   c.vcluster_credentials =
       vcluster->add_subcommand("credentials", "list the client certificates issued for a virtual cluster");
@@ -480,7 +498,7 @@ void DefineVcluster(CLI::App& app, Flags& f, Commands& c) {
 Result<Command> SelectedVclusterCommand(const Commands& c, Flags& f) {
   for (VclusterWords* words :
        {&f.create_words, &f.get_words, &f.list_words, &f.update_words, &f.delete_words, &f.sleep_words, &f.wake_words,
-        &f.kubeconfig_words, &f.credentials_words, &f.revoke_words}) {
+        &f.kubeconfig_words, &f.credentials_words, &f.revoke_words, &f.credential_words}) {
     if (words->command->parsed()) SEPTA_RETURN_IF_ERROR(ResolveVclusterWords(*words));
   }
   if (c.vcluster_create->parsed()) {
@@ -494,7 +512,16 @@ Result<Command> SelectedVclusterCommand(const Commands& c, Flags& f) {
     return Command(std::move(f.vcluster_create));
   }
   if (c.vcluster_get->parsed()) return Command(std::move(f.vcluster_get));
-  if (c.vcluster_kubeconfig->parsed()) return Command(std::move(f.vcluster_kubeconfig));
+  if (c.vcluster_kubeconfig->parsed()) {
+    if (f.kubeconfig_exec) {
+      return Command(VclusterExecKubeconfig{std::move(f.vcluster_kubeconfig), f.kubeconfig_exec_command});
+    }
+    if (c.vcluster_kubeconfig->get_option("--exec-command")->count() > 0) {
+      return InvalidArgument("--exec-command needs --exec");
+    }
+    return Command(std::move(f.vcluster_kubeconfig));
+  }
+  if (c.vcluster_credential->parsed()) return Command(std::move(f.vcluster_credential));
   if (c.vcluster_credentials->parsed()) return Command(std::move(f.vcluster_credentials));
   if (c.vcluster_revoke_credential->parsed()) return Command(std::move(f.vcluster_revoke_credential));
   if (c.vcluster_list->parsed()) return Command(std::move(f.vcluster_list));

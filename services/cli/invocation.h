@@ -169,6 +169,16 @@ struct VclusterCredentials {
 struct VclusterRevokeCredential {
   std::string tenant, name, serial;
 };
+// vcluster kubeconfig --exec: a kubeconfig whose user runs septactl as
+// kubectl's exec credential plugin; vcluster credential is that plugin,
+// printing an ExecCredential (services/cli/exec_credential.h).
+struct VclusterExecKubeconfig {
+  VclusterKubeconfig kubeconfig{};
+  std::string exec_command{};  // --exec-command; empty: this septactl's own path
+};
+struct VclusterExecCredential {
+  std::string tenant{}, name{}, role{}, ttl{};
+};
 
 // diff and apply: the documents of an apply set and how to apply them
 // (docs/gitops.md).
@@ -222,7 +232,7 @@ using Command =
                  MemberRemove, TierList, TierGet, TokenCreate, TokenList, TokenRevoke, InventoryList, VclusterCreate,
                  VclusterGet, VclusterList, VclusterUpdate, VclusterDelete, VclusterSleep, VclusterWake,
                  VclusterKubeconfig, VclusterCredentials, VclusterRevokeCredential, DiffCommand, ApplyCommand,
-                 ApplySetList, ApplySetGet, UsageShow, UsageHoarders>;
+                 ApplySetList, ApplySetGet, UsageShow, UsageHoarders, VclusterExecKubeconfig, VclusterExecCredential>;
 
 struct Invocation {
   GlobalOptions options;

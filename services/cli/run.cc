@@ -11,6 +11,7 @@
 #include "services/cli/apply_command.h"
 #include "services/cli/config_file.h"
 #include "services/cli/error_line.h"
+#include "services/cli/exec_credential.h"
 #include "services/cli/invocation.h"
 #include "services/cli/septa_client.h"
 #include "services/cli/vcluster_wait.h"
@@ -646,6 +647,15 @@ class Dispatch {
     });
   }
 
+  // kubeconfig --exec and the exec plugin (services/cli/exec_credential.h):
+  // septad is called only when a certificate is to be issued.
+  int operator()(const VclusterExecKubeconfig& c) const {
+    return WithIssuer([&](const ExecContext& context) { return RunExecKubeconfig(c, context, out_, err_); });
+  }
+  int operator()(const VclusterExecCredential& c) const {
+    return WithIssuer([&](const ExecContext& context) { return RunExecCredential(c, context, out_, err_); });
+  }
+
   template <typename Imperative>
   int operator()(const Imperative& command) const {
     auto connection = ResolveConnection(options_, env_);
@@ -677,6 +687,23 @@ class Dispatch {
   }
 
  private:
+  template <typename Run>
+  int WithIssuer(const Run& run) const {
+    auto connection = ResolveConnection(options_, env_);
+    if (!connection.ok()) {
+      err_ << ErrorLine(connection.status()) << "\n";
+      return kExitUsage;
+    }
+    Connection& resolved = *connection;
+    const auto issue = [&](const v1::IssueKubeconfigRequest& request, v1::IssueKubeconfigResponse& issued) {
+      if (grpc::Status exchanged = ExchangeOidcToken(options_, env_, resolved); !exchanged.ok()) return exchanged;
+      if (resolved.token.empty()) return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, NoToken().message());
+      SeptaClient client(resolved.server, resolved.token, options_.timeout, resolved.security);
+      return client.Call(client.vclusters(), &v1::VirtualClusterService::Stub::IssueKubeconfig, request, &issued);
+    };
+    return run(ExecContext{options_, env_, WaitClock(), resolved.server, resolved.security.tls, issue});
+  }
+
   // --wait's clock: the environment's, else the system's.
   const Clock& WaitClock() const { return env_.clock ? *env_.clock : system_clock_; }
 
