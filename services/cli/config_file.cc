@@ -129,14 +129,25 @@ Result<ConfigFile> LoadConfigFile(const std::filesystem::path& path, bool must_e
   return config;
 }
 
-Status WriteConfigFile(const std::filesystem::path& path, const ConfigFile& config) {
-  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+Status MakeConfigDirectory(const std::filesystem::path& path) {
+  if (!path.has_parent_path()) return Status::Ok();
+  const std::filesystem::path dir = path.parent_path();
   std::error_code error;
-  if (!std::filesystem::exists(dir, error)) {
-    std::filesystem::create_directories(dir, error);
-    if (error) return FailedPrecondition("cannot create " + dir.string() + ": " + error.message());
-    std::filesystem::permissions(dir, std::filesystem::perms::owner_all, error);
-  }
+  if (std::filesystem::exists(dir, error)) return Status::Ok();
+  std::filesystem::create_directories(dir, error);
+  if (!error) std::filesystem::permissions(dir, std::filesystem::perms::owner_all, error);
+  if (error) return FailedPrecondition("cannot create " + dir.string() + ": " + error.message());
+  return Status::Ok();
+}
+
+Status WriteConfigFile(const std::filesystem::path& given, const ConfigFile& config) {
+  // A symbolic link (dotfiles kept elsewhere) stays one: its target is replaced.
+  std::error_code link_error;
+  const bool link = std::filesystem::is_symlink(std::filesystem::symlink_status(given, link_error));
+  const std::filesystem::path path = link ? std::filesystem::weakly_canonical(given, link_error) : given;
+  if (link && link_error) return FailedPrecondition("cannot follow " + given.string() + ": " + link_error.message());
+  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  SEPTA_RETURN_IF_ERROR(MakeConfigDirectory(path));
   std::string temp = (dir / ("." + path.filename().string() + ".XXXXXX")).string();
   const int fd = ::mkstemp(temp.data());  // mode 0600
   if (fd < 0) return FailedPrecondition("cannot write a file in " + dir.string() + ": " + Errno(errno));

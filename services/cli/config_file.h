@@ -52,8 +52,12 @@ Result<ConfigFile> LoadConfigFile(const std::filesystem::path& path, bool must_e
 
 // Replaces `path` by `config` atomically: a temporary file of mode 0600 in
 // the same directory (made 0700 if missing), written and synced, renamed
-// over it. Readers see the old file or the new one, never a part.
+// over it. Readers see the old file or the new one, never a part. A
+// symbolic link stays one: the file it names is replaced.
 Status WriteConfigFile(const std::filesystem::path& path, const ConfigFile& config);
+
+// Makes the directory of `path` (mode 0700) unless it exists.
+Status MakeConfigDirectory(const std::filesystem::path& path);
 
 // $HOME/.config/septa/config.yaml
 std::filesystem::path DefaultConfigPath(std::string_view home);

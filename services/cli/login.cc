@@ -23,8 +23,7 @@ namespace {
 class ConfigLock {
  public:
   static Result<ConfigLock> Take(const std::filesystem::path& config_path) {
-    std::error_code error;
-    if (config_path.has_parent_path()) std::filesystem::create_directories(config_path.parent_path(), error);
+    SEPTA_RETURN_IF_ERROR(MakeConfigDirectory(config_path));
     const std::string path = config_path.string() + ".lock";
     const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0) return FailedPrecondition("cannot open " + path + ": " + std::strerror(errno));

@@ -296,3 +296,34 @@ TEST(LoginConfig, TheLoginBlockRoundTripsAndUnknownKeysAreRefused) {
 
 }  // namespace
 }  // namespace septa::cli
+
+namespace septa::cli {
+namespace {
+
+TEST_F(Login, TheFirstLoginMakesTheFileAndItsDirectory) {
+  ASSERT_FALSE(std::filesystem::exists(config_.parent_path()));
+  idp_.token.push_back(TokenReply(IdToken(clock_.Now() + seconds(5), seconds(3600)), "rt-1"));
+  const auto r = Septactl({"login", "--issuer", kIssuer, "--client-id", kClientId});
+  ASSERT_EQ(r.exit_code, kExitOk) << r.err;
+  EXPECT_EQ(FileMode(config_), 0600u);
+  EXPECT_EQ(FileMode(config_.parent_path()), 0700u);
+  EXPECT_EQ(Config().login->refresh_token, "rt-1");
+}
+
+TEST_F(Login, AConfigFileThatIsASymlinkStaysOne) {
+  const std::filesystem::path real = home_ / "dotfiles" / "septa.yaml";
+  std::filesystem::create_directories(real.parent_path());
+  std::ofstream(real) << "server: h:1\n";
+  std::filesystem::create_directories(config_.parent_path());
+  std::filesystem::create_symlink(real, config_);
+  idp_.token.push_back(TokenReply(IdToken(clock_.Now() + seconds(5), seconds(3600)), "rt-1"));
+  const auto r = Septactl({"login", "--issuer", kIssuer, "--client-id", kClientId});
+  ASSERT_EQ(r.exit_code, kExitOk) << r.err;
+  EXPECT_TRUE(std::filesystem::is_symlink(config_));
+  EXPECT_EQ(FileMode(real), 0600u);
+  EXPECT_EQ(Config().login->refresh_token, "rt-1");
+  EXPECT_EQ(Config().server, "h:1");
+}
+
+}  // namespace
+}  // namespace septa::cli
