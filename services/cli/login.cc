@@ -133,6 +133,12 @@ int RunLogin(const LoginCommand& command, const LoginEnvironment& env, std::ostr
 }
 
 int RunLogout(const LoginEnvironment& env, std::ostream& out, std::ostream& err) {
+  // Under the lock throughout: a septactl refreshing meanwhile would rotate
+  // the refresh token this revokes.
+  std::error_code error;
+  const bool exists = std::filesystem::exists(env.config_path, error);
+  auto lock = exists ? ConfigLock::Take(env.config_path) : Result<ConfigLock>(NotFound("no config file"));
+  if (exists && !lock.ok()) return Fail(err, lock.status());
   auto config = LoadConfigFile(env.config_path, env.config_named);
   if (!config.ok()) return Fail(err, config.status(), kExitUsage);
   if (!config->login) {
@@ -152,12 +158,8 @@ int RunLogout(const LoginEnvironment& env, std::ostream& out, std::ostream& err)
           << "); it stays valid at the provider until it expires\n";
     }
   }
-  auto lock = ConfigLock::Take(env.config_path);
-  if (!lock.ok()) return Fail(err, lock.status());
-  auto current = LoadConfigFile(env.config_path, env.config_named);
-  if (!current.ok()) return Fail(err, current.status(), kExitUsage);
-  current->login.reset();
-  if (Status written = WriteConfigFile(env.config_path, *current); !written.ok()) return Fail(err, written);
+  config->login.reset();
+  if (Status written = WriteConfigFile(env.config_path, *config); !written.ok()) return Fail(err, written);
   out << "Signed out of " << login.issuer << "; the login is removed from " << env.config_path.string() << ".\n";
   return kExitOk;
 }

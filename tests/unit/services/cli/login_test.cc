@@ -327,3 +327,16 @@ TEST_F(Login, AConfigFileThatIsASymlinkStaysOne) {
 
 }  // namespace
 }  // namespace septa::cli
+
+namespace septa::cli {
+namespace {
+
+TEST_F(Login, LogoutWithoutAConfigFileIsNotSignedInAndMakesNothing) {
+  const auto r = Septactl({"logout"});
+  EXPECT_EQ(r.exit_code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Not signed in"));
+  EXPECT_FALSE(std::filesystem::exists(config_.parent_path()));
+}
+
+}  // namespace
+}  // namespace septa::cli
