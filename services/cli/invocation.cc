@@ -1,5 +1,6 @@
 #include "services/cli/invocation.h"
 
+#include "services/cli/login_invocation.h"
 #include "services/cli/member_invocation.h"
 
 #include <CLI/CLI.hpp>
@@ -279,7 +280,7 @@ constexpr char kApplySetGetExitCodes[] =
 
 // The flags' storage while CLI11 parses; turned into an Invocation after.
 struct Flags {
-  std::string server, token, config_path, ca_file, oidc_token_env, output = "table";
+  std::string server, token, config_path, ca_file, oidc_token_env, in_tenant, output = "table";
   bool tls = false;
   double timeout_ms = 10'000;
   std::string break_glass;
@@ -293,6 +294,7 @@ struct Flags {
   std::vector<std::string> update_labels;
   TenantDelete tenant_delete;
   MemberCommands members;
+  LoginCommands logins;
   TierGet tier_get;
   TokenCreate token_create;
   TokenRevoke token_revoke;
@@ -580,11 +582,17 @@ Commands Define(CLI::App& app, Flags& f) {
   // sub-commands created after this inherit it.
   app.fallthrough();
   app.add_option("--server", f.server, "septad's gRPC address host:port (default: config file, else 127.0.0.1:9090)");
-  app.add_option("--token", f.token, "bearer token (default: config file, else $SEPTA_TOKEN)");
+  app.add_option("--token", f.token,
+                 "bearer token (default: config file's token, else $SEPTA_TOKEN, else the ID token of septactl "
+                 "login; each wins over the ones after it, --oidc-token-env over all)");
   app.add_option("--oidc-token-env", f.oidc_token_env,
                  "exchange the OIDC token in this environment variable (a CI job's ID token) for a short-lived "
                  "Septa token first (docs/identity.md)");
-  app.add_option("--config", f.config_path, "config file with server and token (default ~/.config/septa/config.yaml)");
+  app.add_option("--config", f.config_path,
+                 "config file with server, token and login (default ~/.config/septa/config.yaml)");
+  app.add_option("--in-tenant", f.in_tenant,
+                 "the tenant a call that names none acts in, for a person who is a member of several (default: "
+                 "$SEPTA_TENANT; sent as metadata septa-tenant)");
   app.add_option("--ca-file", f.ca_file, "connect with TLS and check septad's certificate against this CA (PEM)");
   app.add_flag("--tls", f.tls, "connect with TLS, checking septad's certificate against the system's CAs");
   app.add_option("-o,--output", f.output, "output format: table, json, yaml or csv (tables only)")
@@ -656,6 +664,7 @@ Commands Define(CLI::App& app, Flags& f) {
   c.token_revoke = token->add_subcommand("revoke", "revoke a token");
   c.token_revoke->add_option("ID", f.token_revoke.id, "token id")->required();
 
+  DefineLoginCommands(app, f.logins);
   c.inventory = app.add_subcommand("inventory", "list the host cluster's nodes and GPUs and who holds what (admin)");
   DefineVcluster(app, f, c);
 
@@ -718,6 +727,7 @@ Result<UsageShow> UsageFrom(Flags& f) {
 }
 
 Result<Command> SelectedCommand(const Commands& c, Flags& f) {
+  if (auto login = SelectedLoginCommand(f.logins)) return *std::move(login);
   if (c.tenant_create->parsed()) {
     auto labels = ParseLabels(f.create_labels);
     SEPTA_RETURN_IF_ERROR(labels);
@@ -820,6 +830,7 @@ Result<ParsedCommandLine> ParseCommandLine(const std::vector<std::string>& args)
     options.oidc_token_env = flags.oidc_token_env;
   }
   if (!flags.ca_file.empty()) options.ca_file = flags.ca_file;
+  if (app.get_option("--in-tenant")->count() > 0) options.in_tenant = flags.in_tenant;
   options.tls = flags.tls;
   auto output = ParseOutputFormat(flags.output);
   SEPTA_RETURN_IF_ERROR(output);

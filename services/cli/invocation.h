@@ -32,6 +32,10 @@ struct GlobalOptions {
   // job's OIDC ID token) to exchange for a short-lived Septa token before
   // the command; unset: the token as usual.
   std::optional<std::string> oidc_token_env{};
+  // --in-tenant, else $SEPTA_TENANT (run.cc): the tenant a call that names
+  // none acts in, sent as metadata septa-tenant (a person who is a member
+  // of several tenants); unset: none is sent.
+  std::optional<std::string> in_tenant{};
 };
 
 // Tenant quota limits by TenantQuota field ("gpu_milli", "vclusters"); a
@@ -227,12 +231,23 @@ struct UsageHoarders {
   std::string tenant{};  // empty: every tenant's (admins)
 };
 
+// login / logout / auth token: a person's session at an OpenID provider
+// (services/cli/login.h).
+struct LoginCommand {
+  std::string issuer{}, client_id{};
+  std::string scope{};
+  std::chrono::seconds max_wait{900};  // --max-wait; the code's own expiry may end it sooner
+};
+struct LogoutCommand {};
+struct AuthTokenCommand {};
+
 using Command =
     std::variant<TenantCreate, TenantGet, TenantList, TenantUpdate, TenantDelete, MemberList, MemberAdd, MemberSetRole,
                  MemberRemove, TierList, TierGet, TokenCreate, TokenList, TokenRevoke, InventoryList, VclusterCreate,
                  VclusterGet, VclusterList, VclusterUpdate, VclusterDelete, VclusterSleep, VclusterWake,
                  VclusterKubeconfig, VclusterCredentials, VclusterRevokeCredential, DiffCommand, ApplyCommand,
-                 ApplySetList, ApplySetGet, UsageShow, UsageHoarders, VclusterExecKubeconfig, VclusterExecCredential>;
+                 ApplySetList, ApplySetGet, UsageShow, UsageHoarders, VclusterExecKubeconfig, VclusterExecCredential,
+                 LoginCommand, LogoutCommand, AuthTokenCommand>;
 
 struct Invocation {
   GlobalOptions options;

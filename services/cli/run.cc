@@ -13,6 +13,7 @@
 #include "services/cli/error_line.h"
 #include "services/cli/exec_credential.h"
 #include "services/cli/invocation.h"
+#include "services/cli/login.h"
 #include "services/cli/septa_client.h"
 #include "services/cli/vcluster_wait.h"
 #include "services/cli/views.h"
@@ -64,19 +65,40 @@ struct Connection {
   std::string server;
   std::string token;
   SeptaClient::Security security;
+  std::filesystem::path config_path{};
+  std::optional<LoginSession> login{};  // the file's login, for when no token is given
+  std::string tenant{};                 // --in-tenant / $SEPTA_TENANT; empty: none
 };
 
-// Flags win over the config file; the token falls back to $SEPTA_TOKEN.
+// --config, else ~/.config/septa/config.yaml.
+std::filesystem::path ConfigPath(const GlobalOptions& options, const Environment& env) {
+  return options.config_path ? std::filesystem::path(*options.config_path) : DefaultConfigPath(env.home);
+}
+
+// Flags win over the config file; the token falls back to $SEPTA_TOKEN,
+// then to the file's login (UseLogin).
 Result<Connection> ResolveConnection(const GlobalOptions& options, const Environment& env) {
   const bool named = options.config_path.has_value();
   Result<ConfigFile> file = ConfigFile{};
-  const std::filesystem::path file_path =
-      named ? std::filesystem::path(*options.config_path) : DefaultConfigPath(env.home);
+  const std::filesystem::path file_path = ConfigPath(options, env);
   if (named || !env.home.empty()) file = LoadConfigFile(file_path, named);
   SEPTA_RETURN_IF_ERROR(file);
   Connection connection;
   connection.server = options.server.value_or(file->server.value_or(kDefaultServer));
   connection.token = options.token.value_or(file->token.value_or(env.septa_token.value_or("")));
+  connection.config_path = file_path;
+  connection.login = file->login;
+  const std::optional<std::string> tenant =
+      options.in_tenant ? options.in_tenant : (env.variable ? env.variable("SEPTA_TENANT") : std::nullopt);
+  if (tenant) {
+    // gRPC metadata holds printable ASCII; septad checks the name.
+    const bool printable = std::all_of(tenant->begin(), tenant->end(), [](char c) { return c > 0x20 && c < 0x7f; });
+    if (tenant->empty() || tenant->size() > 253 || !printable) {
+      return InvalidArgument(std::string(options.in_tenant ? "--in-tenant" : "$SEPTA_TENANT") +
+                             ": give a tenant's name (1-253 printable ASCII characters, no spaces)");
+    }
+    connection.tenant = *tenant;
+  }
   const std::optional<std::string> ca_file = options.ca_file ? options.ca_file : file->ca_file;
   connection.security.tls = options.tls || file->tls.value_or(false) || ca_file.has_value();
   if (ca_file) {
@@ -560,7 +582,22 @@ class CommandRunner {
 
 Status NoToken() {
   return Unauthenticated(
-      "no token: pass --token or --oidc-token-env, set SEPTA_TOKEN, or put token: in the config file");
+      "no token: run septactl login, pass --token or --oidc-token-env, set SEPTA_TOKEN, or put token: in the config "
+      "file");
+}
+
+// Without any other credential, the ID token of the config file's login
+// (septactl login), refreshed first when due.
+Status UseLogin(const GlobalOptions& options, const Environment& env, Connection& connection) {
+  if (!connection.token.empty() || options.oidc_token_env || !connection.login) return Status::Ok();
+  std::unique_ptr<ProviderHttp> own;
+  ProviderHttp* http = env.provider_http;
+  if (http == nullptr) http = (own = NewProviderHttp(options.timeout)).get();
+  SystemClock system_clock;
+  auto bearer = LoginBearer(connection.config_path, *connection.login, *http, env.clock ? *env.clock : system_clock);
+  SEPTA_RETURN_IF_ERROR(bearer);
+  connection.token = *std::move(bearer);
+  return Status::Ok();
 }
 
 // With --oidc-token-env: the identity provider's token in that variable
@@ -596,6 +633,10 @@ int RunGitOps(const GlobalOptions& options, const Environment& env, std::ostream
       err << ErrorLine(exchanged, connection->server) << "\n";
       return kExitError;
     }
+    if (Status login = UseLogin(options, env, *connection); !login.ok()) {
+      err << ErrorLine(login) << "\n";
+      return kExitError;
+    }
   }
   if (!connection.ok() || connection->token.empty()) {
     err << ErrorLine(connection.ok() ? NoToken() : connection.status()) << "\n";
@@ -603,6 +644,7 @@ int RunGitOps(const GlobalOptions& options, const Environment& env, std::ostream
   }
   SeptaClient client(connection->server, connection->token, options.timeout, connection->security);
   client.SetBreakGlass(options.break_glass);
+  client.SetTenant(connection->tenant);
   return send(client, std::string_view(connection->server));
 }
 
@@ -656,6 +698,16 @@ class Dispatch {
     return WithIssuer([&](const ExecContext& context) { return RunExecCredential(c, context, out_, err_); });
   }
 
+  int operator()(const LoginCommand& login) const {
+    return WithLogin([&](const LoginEnvironment& env) { return RunLogin(login, env, out_, err_); });
+  }
+  int operator()(const LogoutCommand&) const {
+    return WithLogin([&](const LoginEnvironment& env) { return RunLogout(env, out_, err_); });
+  }
+  int operator()(const AuthTokenCommand&) const {
+    return WithLogin([&](const LoginEnvironment& env) { return RunAuthToken(env, out_, err_); });
+  }
+
   template <typename Imperative>
   int operator()(const Imperative& command) const {
     auto connection = ResolveConnection(options_, env_);
@@ -667,12 +719,17 @@ class Dispatch {
       err_ << ErrorLine(exchanged, connection->server) << "\n";
       return kExitFailure;
     }
+    if (Status login = UseLogin(options_, env_, *connection); !login.ok()) {
+      err_ << ErrorLine(login) << "\n";
+      return kExitFailure;
+    }
     if (connection->token.empty()) {
       err_ << ErrorLine(NoToken()) << "\n";
       return kExitFailure;
     }
     SeptaClient client(connection->server, connection->token, options_.timeout, connection->security);
     client.SetBreakGlass(options_.break_glass);
+    client.SetTenant(connection->tenant);
     CommandRunner runner(client, options_.output, WaitClock(), out_, err_);
     const grpc::Status status = runner(command);
     if (!status.ok()) {
@@ -697,11 +754,33 @@ class Dispatch {
     Connection& resolved = *connection;
     const auto issue = [&](const v1::IssueKubeconfigRequest& request, v1::IssueKubeconfigResponse& issued) {
       if (grpc::Status exchanged = ExchangeOidcToken(options_, env_, resolved); !exchanged.ok()) return exchanged;
+      if (Status login = UseLogin(options_, env_, resolved); !login.ok()) {
+        return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, login.message());
+      }
       if (resolved.token.empty()) return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, NoToken().message());
       SeptaClient client(resolved.server, resolved.token, options_.timeout, resolved.security);
       return client.Call(client.vclusters(), &v1::VirtualClusterService::Stub::IssueKubeconfig, request, &issued);
     };
     return run(ExecContext{options_, env_, WaitClock(), resolved.server, resolved.security.tls, issue});
+  }
+
+  // Runs a login command with the config file, the provider's HTTP and the clock.
+  template <typename Run>
+  int WithLogin(const Run& run) const {
+    if (!options_.config_path && env_.home.empty()) {
+      err_ << ErrorLine(InvalidArgument("no home directory for the config file: pass --config")) << "\n";
+      return kExitUsage;
+    }
+    std::unique_ptr<ProviderHttp> own;
+    ProviderHttp* http = env_.provider_http;
+    if (http == nullptr) http = (own = NewProviderHttp(options_.timeout)).get();
+    LoginEnvironment login{.config_path = ConfigPath(options_, env_),
+                           .config_named = options_.config_path.has_value(),
+                           .http = http,
+                           .clock = &WaitClock(),
+                           .catch_interrupt = env_.catch_interrupt,
+                           .other_credential = options_.token.has_value() || env_.septa_token.has_value()};
+    return run(login);
   }
 
   // --wait's clock: the environment's, else the system's.

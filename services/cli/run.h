@@ -6,6 +6,7 @@
 #include <istream>
 #include <optional>
 #include <ostream>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -13,15 +14,24 @@
 
 namespace septa::cli {
 
+class ProviderHttp;
+
 // The parts of the process environment septactl reads.
 struct Environment {
   std::string home;                        // for ~/.config/septa/config.yaml
   std::optional<std::string> septa_token;  // $SEPTA_TOKEN
-  const Clock* clock = nullptr;            // for --wait; null: the system clock
+  const Clock* clock = nullptr;            // for --wait and login; null: the system clock
   std::istream* in = nullptr;              // for diff and apply -f -; null: no standard input
   // The value of an environment variable (--oidc-token-env names one);
   // null: none is set.
   std::function<std::optional<std::string>(const std::string&)> variable{};
+  // HTTP to OpenID providers (login, logout, refreshing a login's ID
+  // token); null: the real one (services/cli/provider_http.h).
+  ProviderHttp* provider_http = nullptr;
+  // septactl login's wait for the approval: from the call on, Ctrl-C
+  // requests a stop of the returned token instead of ending the process;
+  // null: Ctrl-C ends it as always.
+  std::function<std::stop_token()> catch_interrupt{};
 };
 
 inline constexpr int kExitOk = 0;

@@ -39,6 +39,7 @@ void SeptaClient::Prepare(grpc::ClientContext& context) const {
   context.set_deadline(std::chrono::system_clock::now() + timeout_);
   context.AddMetadata("authorization", "Bearer " + token_);
   if (!break_glass_.empty()) context.AddMetadata("septa-break-glass", break_glass_);
+  if (!tenant_.empty()) context.AddMetadata("septa-tenant", tenant_);
 }
 
 }  // namespace septa::cli

@@ -50,12 +50,16 @@ class SeptaClient {
   // An admin's reason to write fields a locked apply set owns, sent with
   // every call (metadata septa-break-glass); empty: none.
   void SetBreakGlass(std::string reason) { break_glass_ = std::move(reason); }
+  // The tenant a call that names none acts in (metadata septa-tenant, for a
+  // person who is a member of several); empty: none is sent.
+  void SetTenant(std::string tenant) { tenant_ = std::move(tenant); }
 
  private:
   void Prepare(grpc::ClientContext& context) const;
 
   std::string token_;
   std::string break_glass_;
+  std::string tenant_;
   std::chrono::milliseconds timeout_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::TenantService::Stub> tenants_;

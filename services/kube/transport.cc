@@ -351,9 +351,20 @@ Result<HttpResponse> Transport::Send(const HttpRequest& request, const std::stri
     bhttp::response_parser<bhttp::string_body> parser;
     parser.body_limit(request.max_body_bytes);
     Connection& c = *conn;
-    const bool finished = c.Run(timeout, ec, WriteThenRead(c, req, [&c, &parser](auto& stream, auto on_read) {
-                                  bhttp::async_read(stream, c.buffer, parser, std::move(on_read));
-                                }));
+    // The header first: Beast 1.74's eager parse (async_read) drops the
+    // body_limit error when body bytes came with the header, and would then
+    // read an answer of any size; async_read_header parses lazily and keeps it.
+    const bool finished =
+        c.Run(timeout, ec, WriteThenRead(c, req, [&c, &parser](auto& stream, auto on_read) {
+                bhttp::async_read_header(stream, c.buffer, parser,
+                                         [&stream, &c, &parser, on_read](const error_code& e, std::size_t n) {
+                                           if (e) {
+                                             on_read(e, n);
+                                             return;
+                                           }
+                                           bhttp::async_read(stream, c.buffer, parser, on_read);
+                                         });
+              }));
     if (!finished) {
       return DeadlineExceeded("kube: " + request.method + " " + request.target + " timed out after " +
                               std::to_string(timeout.count()) + " ms");

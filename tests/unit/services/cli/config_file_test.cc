@@ -39,8 +39,9 @@ TEST(ConfigFile, UnknownKeyIsNamed) {
   auto config = ParseConfigFile("server: h:1\ntokn: x\n", "/home/ada/.config/septa/config.yaml");
   ASSERT_FALSE(config.ok());
   EXPECT_EQ(config.status().code(), Code::kInvalidArgument);
-  EXPECT_EQ(config.status().message(),
-            "/home/ada/.config/septa/config.yaml: unknown key \"tokn\" (known keys: server, token, ca_file, tls)");
+  EXPECT_EQ(
+      config.status().message(),
+      "/home/ada/.config/septa/config.yaml: unknown key \"tokn\" (known keys: server, token, ca_file, tls, login)");
 }
 
 TEST(ConfigFile, MalformedYamlNamesThePosition) {
@@ -51,7 +52,7 @@ TEST(ConfigFile, MalformedYamlNamesThePosition) {
 
 TEST(ConfigFile, RefusesNonMappingsAndNonScalars) {
   EXPECT_EQ(ParseConfigFile("- a\n", "c.yaml").status().message(),
-            "c.yaml: must be a mapping of server, token, ca_file and tls");
+            "c.yaml: must be a mapping of server, token, ca_file, tls and login");
   EXPECT_EQ(ParseConfigFile("token: [a, b]\n", "c.yaml").status().message(), "c.yaml: \"token\" must be a string");
 }
 

@@ -478,3 +478,41 @@ TEST(Invocation, DiffAndApplyHelpTellTheExitCodes) {
 
 }  // namespace
 }  // namespace septa::cli
+
+namespace septa::cli {
+namespace {
+
+TEST(LoginInvocation, LoginTakesIssuerClientScopeAndMaxWait) {
+  const auto inv = Parse({"login", "--issuer", "https://idp", "--client-id", "septactl"});
+  const auto* login = std::get_if<LoginCommand>(&inv.command);
+  ASSERT_NE(login, nullptr);
+  EXPECT_EQ(login->issuer, "https://idp");
+  EXPECT_EQ(login->client_id, "septactl");
+  EXPECT_EQ(login->scope, "openid offline_access profile email groups");
+  EXPECT_EQ(login->max_wait, std::chrono::minutes(15));
+  const auto custom =
+      Parse({"login", "--issuer", "https://idp", "--client-id", "c", "--scope", "openid email", "--max-wait", "2m"});
+  EXPECT_EQ(std::get<LoginCommand>(custom.command).scope, "openid email");
+  EXPECT_EQ(std::get<LoginCommand>(custom.command).max_wait, std::chrono::minutes(2));
+  EXPECT_EQ(UsageError({"login", "--issuer", "https://idp", "--client-id", "c", "--scope", "openidx email"}),
+            "--scope must include openid: septad takes the ID token");
+  EXPECT_NE(UsageError({"login", "--client-id", "c"}).find("--issuer is required"), std::string::npos);
+}
+
+TEST(LoginInvocation, LogoutAndAuthToken) {
+  EXPECT_TRUE(std::holds_alternative<LogoutCommand>(Parse({"logout"}).command));
+  EXPECT_TRUE(std::holds_alternative<AuthTokenCommand>(Parse({"auth", "token"}).command));
+  EXPECT_NE(UsageError({"auth"}).find("subcommand"), std::string::npos);
+}
+
+TEST(LoginInvocation, InTenantIsAGlobalFlagBesideTheCommandsTenant) {
+  const auto inv = Parse({"--in-tenant", "acme", "applyset", "list"});
+  EXPECT_EQ(inv.options.in_tenant, "acme");
+  const auto both = Parse({"vcluster", "list", "--tenant", "beta", "--in-tenant", "acme"});
+  EXPECT_EQ(both.options.in_tenant, "acme");
+  EXPECT_EQ(std::get<VclusterList>(both.command).tenant, "beta");
+  EXPECT_FALSE(Parse({"tier", "list"}).options.in_tenant.has_value());
+}
+
+}  // namespace
+}  // namespace septa::cli

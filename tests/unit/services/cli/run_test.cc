@@ -61,8 +61,8 @@ TEST(Run, MissingTokenIsUnauthenticatedBeforeAnyCall) {
   const auto r = Septactl({"--server", kNoServer, "tier", "list"});
   EXPECT_EQ(r.exit_code, kExitFailure);
   EXPECT_EQ(r.err,
-            "septactl: UNAUTHENTICATED: no token: pass --token or --oidc-token-env, set SEPTA_TOKEN, or put token: in "
-            "the config file\n");
+            "septactl: UNAUTHENTICATED: no token: run septactl login, pass --token or --oidc-token-env, set "
+            "SEPTA_TOKEN, or put token: in the config file\n");
 }
 
 TEST(Run, AnOidcTokenVariableThatIsNotSetIsNamedBeforeAnyCall) {
@@ -97,7 +97,7 @@ TEST_F(ConfigHome, UnknownConfigKeyIsAUsageError) {
   const auto r = Septactl({"tier", "list"}, Env());
   EXPECT_EQ(r.exit_code, kExitUsage);
   EXPECT_EQ(r.err, "septactl: INVALID_ARGUMENT: " + (home_ / ".config/septa/config.yaml").string() +
-                       ": unknown key \"sever\" (known keys: server, token, ca_file, tls)\n");
+                       ": unknown key \"sever\" (known keys: server, token, ca_file, tls, login)\n");
 }
 
 TEST_F(ConfigHome, AnUnreadableCaFileIsAUsageErrorNamingTheFlag) {
