@@ -15,7 +15,10 @@
 #include "services/base/base64.h"
 #include "services/cli/provider_http.h"
 
-namespace septa::cli::test {
+namespace septa::test {
+
+using cli::ProviderHttp;
+using cli::ProviderReply;
 
 inline constexpr char kIssuer[] = "https://idp.example.test";
 inline constexpr char kClientId[] = "septactl";
@@ -124,4 +127,4 @@ class FakeProvider final : public ProviderHttp {
   bool down = false;
 };
 
-}  // namespace septa::cli::test
+}  // namespace septa::test
