@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "services/core/crypto.h"
 #include "services/core/validation.h"
 
 namespace septa::core {
@@ -109,8 +110,25 @@ Result<Person> PeopleAuthenticator::Verify(std::string_view token, std::string_v
     return Unauthenticated(
         "the identity token was refused: septad signs no people in (no oidc_issuers entry has a client_id)");
   }
+  const std::string digest = Sha256Hex(token);
+  const TimePoint now = clock_.Now();
+  {
+    std::lock_guard lock(verified_mu_);
+    auto known = verified_.find(digest);
+    if (known != verified_.end() && now < known->second.expire_time) return known->second;
+  }
   Result<Person> person = verifier_->VerifyPerson(token);
-  if (person.ok() || person.status().code() != Code::kUnauthenticated) return person;
+  if (person.ok()) {
+    std::lock_guard lock(verified_mu_);
+    // Bounded: each entry is good until its token expires (minutes).
+    if (verified_.size() >= kMaxCachedPeople) {
+      std::erase_if(verified_, [&](const auto& e) { return now >= e.second.expire_time; });
+      if (verified_.size() >= kMaxCachedPeople) verified_.clear();
+    }
+    verified_.insert_or_assign(digest, *person);
+    return person;
+  }
+  if (person.status().code() != Code::kUnauthenticated) return person;
   spdlog::warn("people: request_id={} an identity token was refused: {}", request_id, person.status().message());
   return Unauthenticated("the identity token was refused (septad's log says why, by this request's id)");
 }

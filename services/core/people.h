@@ -100,7 +100,10 @@ class PeopleAuthenticator {
   bool enabled() const { return verifier_ != nullptr; }
   // The person a bearer ID token names. Refusals are kUnauthenticated with
   // one message for the client ("the identity token was refused: ..."),
-  // the verifier's reason logged at warn with `request_id`.
+  // the verifier's reason logged at warn with `request_id`. A token
+  // verified once is known by its SHA-256 until its "exp", so that a
+  // person's every request does not verify a signature again
+  // (docs/BENCHMARKS.md "People's ID tokens").
   Result<Person> Verify(std::string_view token, std::string_view request_id);
   // The principal `person` acts as for a request naming `tenant` (empty:
   // none), as PrincipalOfPerson, its memberships read (or cached).
@@ -126,6 +129,8 @@ class PeopleAuthenticator {
   std::mutex mu_;
   std::unordered_map<std::string, Cached> cache_;  // by issuer, user and groups
   std::uint64_t generation_ = 0;                   // bumped by Forget
+  std::mutex verified_mu_;
+  std::unordered_map<std::string, Person> verified_;  // by the token's SHA-256, until its expiry
 };
 
 // Who a request's bearer credential is: an API token's principal, or a

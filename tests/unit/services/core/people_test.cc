@@ -23,11 +23,13 @@ constexpr char kIssuer[] = "https://idp.acme.test";
 class ScriptedPeople final : public PersonTokenVerifier {
  public:
   Result<Person> VerifyPerson(std::string_view token) override {
+    ++calls;
     const auto found = answers.find(std::string(token));
     if (found == answers.end()) return Unauthenticated("the token's signature does not verify (scripted)");
     return found->second;
   }
   std::map<std::string, Result<Person>> answers;
+  int calls = 0;
 };
 
 Person Alice(std::vector<std::string> groups = {"gpu-users", "platform"}) {
@@ -178,6 +180,22 @@ TEST_F(PeopleTest, AnIdTokenActsAsItsMembershipInTheNamedTenantAndATokenAsItself
   ASSERT_TRUE(token.ok()) << token.status().ToString();
   EXPECT_EQ(token->person, nullptr);
   EXPECT_EQ(token->principal.tenant, "beta") << "a selector never changes a token's principal";
+}
+
+TEST_F(PeopleTest, AVerifiedTokenIsKnownUntilItsExpiryAndARefusedOneNever) {
+  Person alice = Alice();
+  alice.expire_time = clock.Now() + std::chrono::minutes(5);
+  verifier->answers.insert_or_assign("a.b.c", alice);
+  ASSERT_TRUE(people.Verify("a.b.c", "req-1").ok());
+  ASSERT_TRUE(people.Verify("a.b.c", "req-2").ok());
+  EXPECT_EQ(verifier->calls, 1) << "the signature is verified once";
+  EXPECT_FALSE(people.Verify("a.b.d", "req-3").ok());
+  EXPECT_FALSE(people.Verify("a.b.d", "req-4").ok());
+  EXPECT_EQ(verifier->calls, 3) << "a refusal is never cached";
+  clock.Advance(std::chrono::minutes(5));
+  verifier->answers.insert_or_assign("a.b.c", Unauthenticated("expired (scripted)"));
+  EXPECT_EQ(people.Verify("a.b.c", "req-5").status().code(), Code::kUnauthenticated) << "verified again at its expiry";
+  EXPECT_EQ(verifier->calls, 4);
 }
 
 TEST_F(PeopleTest, ARefusedIdTokenIsAPlain401AndAnUnreachableProviderA503) {
