@@ -22,21 +22,13 @@ kubectl=$3
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/../septad/septad_lib.sh"
 
-bash "$here/idp/ensure.sh"
-idp_pid=""
-stop_idp() { [[ -n $idp_pid ]] && kill -TERM "$idp_pid" 2>/dev/null; cleanup; }
-trap stop_idp EXIT
+source "$here/oidc_lib.sh"
 
-cat >"$dir/idp.json" <<'JSON'
-{"ttl": {"IdToken": 20, "RefreshToken": 600},
+start_idp idp '{"ttl": {"IdToken": 20, "RefreshToken": 600},
  "clients": [{"client_id": "septactl", "token_endpoint_auth_method": "none",
               "grant_types": ["urn:ietf:params:oauth:grant-type:device_code", "refresh_token"]}],
- "users": [{"id": "alice", "email": "alice@acme.test", "groups": ["ml"], "password": "pw"}]}
-JSON
-exec {idp_fd}< <(node "$here/idp/idp.mjs" --config "$dir/idp.json" 2>"$dir/idp.log")
-read -r -t 30 line <&"$idp_fd" || fail "the identity provider did not start: $(cat "$dir/idp.log")"
-idp_pid=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["pid"])' "$line")
-issuer=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["issuer"])' "$line")
+ "users": [{"id": "alice", "email": "alice@acme.test", "groups": ["ml"], "password": "pw"}]}'
+issuer=$idp_issuer
 
 cat >"$dir/septad.yaml" <<YAML
 oidc_issuers:

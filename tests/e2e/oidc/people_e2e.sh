@@ -26,15 +26,12 @@ septactl=$2
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/../septad/septad_lib.sh"
 
-bash "$here/idp/ensure.sh"
-idp_pid=""
-stop_idp() { [[ -n $idp_pid ]] && kill -TERM "$idp_pid" 2>/dev/null; cleanup; }
-trap stop_idp EXIT
+source "$here/oidc_lib.sh"
 
 redirect=http://127.0.0.1:9/portal/callback
 many_groups=$(python3 -c 'import json; print(json.dumps(["g%d" % i for i in range(10000)]))')
 over_groups=$(python3 -c 'import json; print(json.dumps(["g%d" % i for i in range(1001)]))')
-cat >"$dir/idp.json" <<JSON
+idp_config=$(cat <<JSON
 {"audiences": ["septa"],
  "clients": [
    {"client_id": "portal", "client_secret": "portal-secret", "grant_types": ["authorization_code", "refresh_token"],
@@ -50,10 +47,9 @@ cat >"$dir/idp.json" <<JSON
    {"id": "mallory", "email": "mallory@evil.test", "groups": $many_groups, "password": "evil"},
    {"id": "eve", "email": "eve@evil.test", "groups": $over_groups, "password": "evil"}]}
 JSON
-exec {idp_fd}< <(node "$here/idp/idp.mjs" --config "$dir/idp.json" 2>"$dir/idp.log")
-read -r -t 30 line <&"$idp_fd" || fail "the identity provider did not start: $(cat "$dir/idp.log")"
-idp_pid=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["pid"])' "$line")
-issuer=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["issuer"])' "$line")
+)
+start_idp idp "$idp_config"
+issuer=$idp_issuer
 
 # sign_in USER PASSWORD [CLIENT SECRET]: the token endpoint's answer (JSON) after a code + PKCE sign-in.
 sign_in() {

@@ -26,21 +26,7 @@ septad=$1
 septactl=$2
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/../septad/septad_lib.sh"
-
-bash "$here/idp/ensure.sh"
-idp_pids=()
-stop_idps() { for p in "${idp_pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done; cleanup; }
-trap stop_idps EXIT
-
-# start_idp NAME CONFIG-JSON: a provider; sets ${NAME}_issuer.
-start_idp() {
-  local name=$1 line
-  printf '%s\n' "$2" >"$dir/$name.json"
-  exec {fd}< <(node "$here/idp/idp.mjs" --config "$dir/$name.json" 2>"$dir/$name.log")
-  read -r -t 30 line <&"$fd" || fail "the identity provider $name did not start: $(cat "$dir/$name.log")"
-  idp_pids+=("$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["pid"])' "$line")")
-  printf -v "${name}_issuer" '%s' "$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["issuer"])' "$line")"
-}
+source "$here/oidc_lib.sh"
 
 clients='[
   {"client_id":"ci-main","client_secret":"s1","grant_types":["client_credentials"],"alg":"RS256",

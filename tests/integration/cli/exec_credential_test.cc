@@ -12,9 +12,7 @@
 
 #include "services/app/septad_app.h"
 #include "services/cli/run.h"
-#include "services/store/migration.h"
-#include "services/store/pg_store.h"
-#include "services/vcp/simulated_control_planes.h"
+#include "tests/integration/cli/ready_vcluster.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/test_database.h"
 
@@ -66,22 +64,9 @@ class ExecPluginAgainstSeptad : public testing::Test {
   void MakeReady() {
     ASSERT_EQ(Run({"tenant", "create", "acme", "--tier", "isolated"}, admin_token_).exit_code, 0);
     ASSERT_EQ(Run({"vcluster", "create", "acme", "train", "--mig", "3g.40gb=1"}, admin_token_).exit_code, 0);
-    auto serving = app_->control_planes().Ensure("acme", "train");
-    ASSERT_TRUE(serving.ok()) << serving.status().ToString();
-    auto migrations = store::EmbeddedMigrations();
-    ASSERT_TRUE(migrations.ok());
-    store::PgStore store(store::PgStoreOptions{.database_url = db_->url(), .pool_size = 1, .migrations = *migrations});
-    const Status ready = store.Transact(core::TxMode::kReadWrite, [&](core::Tx& tx) -> Status {
-      auto vc = tx.VirtualClusters().Get("acme", "train");
-      SEPTA_RETURN_IF_ERROR(vc);
-      tenancy::VirtualCluster next = *vc;
-      next.state = tenancy::VirtualClusterState::kReady;
-      next.endpoint = serving->endpoint;
-      next.version = vc->version + 1;
-      return tx.VirtualClusters().Update(next, vc->version);
-    });
-    ASSERT_TRUE(ready.ok()) << ready.ToString();
-    endpoint_ = serving->endpoint;
+    auto endpoint = test::MakeVclusterReady(*app_, db_->url(), "acme", "train");
+    ASSERT_TRUE(endpoint.ok()) << endpoint.status().ToString();
+    endpoint_ = *endpoint;
   }
 
   // septactl --server <septad> with `token` as $SEPTA_TOKEN (none: unset).

@@ -18,6 +18,7 @@
 #include "services/store/migration.h"
 #include "services/store/pg_store.h"
 #include "services/vcp/simulated_control_planes.h"
+#include "tests/integration/cli/ready_vcluster.h"
 #include "tests/support/test_database.h"
 
 namespace septa::cli {
@@ -287,27 +288,14 @@ TEST_F(SeptactlE2E, VclusterKubeconfigCredentialsAndRevocation) {
   ASSERT_EQ(Admin({"vcluster", "create", "iso", "train", "--mig", "3g.40gb=1"}).exit_code, 0);
   ExpectOneErrorLine(Admin({"vcluster", "kubeconfig", "iso", "train", "--role", "view"}),
                      "septactl: FAILED_PRECONDITION: ");
-  auto serving = app_->control_planes().Ensure("iso", "train");
-  ASSERT_TRUE(serving.ok()) << serving.status().ToString();
-  auto migrations = store::EmbeddedMigrations();
-  ASSERT_TRUE(migrations.ok());
-  store::PgStore store(store::PgStoreOptions{.database_url = db_->url(), .pool_size = 1, .migrations = *migrations});
-  const Status ready = store.Transact(core::TxMode::kReadWrite, [&](core::Tx& tx) -> Status {
-    auto vc = tx.VirtualClusters().Get("iso", "train");
-    SEPTA_RETURN_IF_ERROR(vc);
-    tenancy::VirtualCluster next = *vc;
-    next.state = tenancy::VirtualClusterState::kReady;
-    next.endpoint = serving->endpoint;
-    next.version = vc->version + 1;
-    return tx.VirtualClusters().Update(next, vc->version);
-  });
-  ASSERT_TRUE(ready.ok()) << ready.ToString();
+  auto endpoint = test::MakeVclusterReady(*app_, db_->url(), "iso", "train");
+  ASSERT_TRUE(endpoint.ok()) << endpoint.status().ToString();
 
   const auto issued = Admin({"vcluster", "kubeconfig", "iso", "train", "--role", "edit", "--ttl", "30m"});
   ASSERT_EQ(issued.exit_code, 0) << issued.err;
   EXPECT_EQ(issued.err, "");
   const YAML::Node kubeconfig = YAML::Load(issued.out);
-  EXPECT_EQ(kubeconfig["clusters"][0]["cluster"]["server"].as<std::string>(), serving->endpoint);
+  EXPECT_EQ(kubeconfig["clusters"][0]["cluster"]["server"].as<std::string>(), *endpoint);
   EXPECT_TRUE(kubeconfig["users"][0]["user"]["client-key-data"].IsScalar());
 
   // isolated caps at 8h.
