@@ -15,7 +15,9 @@ oidc_issuers:
   - issuer: https://idp.example.com/realms/acme
     audience: septa-portal
     client_id: septa-portal
+    cli_client_id: septactl
     client_secret_file: /etc/septa/oidc-client-secret
+    admin_groups: [platform-admins, "/eng/sre"]
     username_claim: email
     groups_claim: roles
     ca_file: /etc/septa/idp-ca.pem
@@ -62,6 +64,9 @@ TEST(IdentityKeys, ListsOfMappingsInTheFile) {
   EXPECT_EQ(c->oidc_issuers[0].username_claim, "sub");
   EXPECT_EQ(c->oidc_issuers[0].groups_claim, "groups");
   EXPECT_EQ(c->oidc_issuers[1].client_id, "septa-portal");
+  EXPECT_EQ(c->oidc_issuers[1].cli_client_id, "septactl");
+  EXPECT_EQ(c->oidc_issuers[1].admin_groups, (std::vector<std::string>{"platform-admins", "/eng/sre"}));
+  EXPECT_TRUE(c->oidc_issuers[0].admin_groups.empty());
   EXPECT_EQ(c->oidc_issuers[1].client_secret_file, "/etc/septa/oidc-client-secret");
   EXPECT_EQ(c->oidc_issuers[1].username_claim, "email");
   EXPECT_EQ(c->oidc_issuers[1].groups_claim, "roles");
@@ -108,6 +113,15 @@ TEST(IdentityKeys, EachRefusalNamesTheItemAndItsField) {
       {"oidc_issuers:\n  - {issuer: https://idp.example.com, audience: [a]}\n",
        "oidc_issuers[0].audience (septa.yaml)"},
       {issuer + "  - {issuer: https://idp.example.com, audience: other}\n", "oidc_issuers[1].issuer (septa.yaml)"},
+      // People sign in only through an issuer with a sign-in client.
+      {"oidc_issuers:\n  - {issuer: https://idp.example.com, audience: a, cli_client_id: septactl}\n",
+       "oidc_issuers[0].cli_client_id (septa.yaml)"},
+      {"oidc_issuers:\n  - {issuer: https://idp.example.com, audience: a, admin_groups: [admins]}\n",
+       "oidc_issuers[0].admin_groups (septa.yaml)"},
+      {"oidc_issuers:\n  - {issuer: https://idp.example.com, audience: a, client_id: p, admin_groups: admins}\n",
+       "oidc_issuers[0].admin_groups (septa.yaml)"},
+      {"oidc_issuers:\n  - {issuer: https://idp.example.com, audience: a, client_id: p, admin_groups: ['']}\n",
+       "oidc_issuers[0].admin_groups[0] (septa.yaml)"},
       {issuer + "token_exchange_rules:\n  - {issuer: https://idp.example.com, principal: admin, role: owner}\n",
        "token_exchange_rules[0].claims (septa.yaml)"},
       {issuer + "token_exchange_rules:\n  - {issuer: https://idp.example.com, claims: {}, principal: admin, "
@@ -145,6 +159,10 @@ TEST(IdentityKeys, BoundedInCount) {
   std::string yaml = "oidc_issuers:\n";
   for (int i = 0; i < 17; ++i) yaml += "  - {issuer: https://idp" + std::to_string(i) + ".example.com, audience: a}\n";
   EXPECT_EQ(FieldOf(LoadError(yaml)), "oidc_issuers (septa.yaml)");
+  std::string groups =
+      "oidc_issuers:\n  - {issuer: https://idp.example.com, audience: a, client_id: p, admin_groups: [";
+  for (int i = 0; i < 65; ++i) groups += (i ? ", g" : "g") + std::to_string(i);
+  EXPECT_EQ(FieldOf(LoadError(groups + "]}\n")), "oidc_issuers[0].admin_groups (septa.yaml)");
 }
 
 }  // namespace
