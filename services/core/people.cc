@@ -64,14 +64,17 @@ Role RoleOfMember(MemberRole role) {
   return Role::kViewer;
 }
 
+bool InAdminGroup(const Person& person, std::span<const std::string> admin_groups) {
+  return std::ranges::any_of(
+      admin_groups, [&](const std::string& group) { return std::ranges::binary_search(person.groups, group); });
+}
+
 Result<Principal> PrincipalOfPerson(const Person& person, std::span<const Membership> memberships,
                                     std::span<const std::string> admin_groups, std::string_view tenant) {
   Principal principal;
   principal.person = person.user;
   principal.role = Role::kViewer;
-  const bool admin = std::ranges::any_of(
-      admin_groups, [&](const std::string& group) { return std::ranges::binary_search(person.groups, group); });
-  if (admin) {
+  if (InAdminGroup(person, admin_groups)) {
     principal.admin = true;
     principal.role = Role::kOwner;
     return principal;
@@ -140,9 +143,7 @@ std::span<const std::string> PeopleAuthenticator::AdminGroupsOf(const std::strin
 }
 
 bool PeopleAuthenticator::IsAdmin(const Person& person) const {
-  return std::ranges::any_of(AdminGroupsOf(person.issuer), [&](const std::string& group) {
-    return std::ranges::binary_search(person.groups, group);
-  });
+  return InAdminGroup(person, AdminGroupsOf(person.issuer));
 }
 
 Result<std::vector<Membership>> PeopleAuthenticator::Memberships(const Person& person) {

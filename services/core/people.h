@@ -66,6 +66,10 @@ struct Membership {
 // TenantMemberRepository::ListFor gives them), ordered by tenant.
 std::vector<Membership> MembershipsOf(std::span<const TenantMember> members);
 
+// Whether one of the person's groups (sorted, as Person keeps them) is one
+// of `admin_groups`, by exact name.
+bool InAdminGroup(const Person& person, std::span<const std::string> admin_groups);
+
 // The principal a person acts as. Admin (owner) when one of its groups is
 // in `admin_groups`; otherwise the member of `tenant` it is (owner, editor
 // or viewer), and when `tenant` is empty the one tenant it is a member of,
