@@ -12,6 +12,7 @@
 
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "common/text.h"
@@ -779,20 +780,44 @@ TYPED_TEST_P(StoreContract, CommittedRevocationsAreToldToTheWatcher) {
   EXPECT_EQ(told.size(), 3u) << "told after the watcher was removed";
 }
 
+// The principals a store tells its revocation watcher (a "start over" left
+// out), watched from construction to destruction.
+class PrincipalsTold {
+ public:
+  explicit PrincipalsTold(Store& store) : store_(store) {
+    store_.WatchRevocations([this](const Revocation& r) {
+      if (r.token_id.empty() && r.principal.empty()) return;  // "start over": allowed at any time
+      std::lock_guard lock(mu_);
+      told_.push_back(r.principal);
+      cv_.notify_all();
+    });
+  }
+  ~PrincipalsTold() { store_.WatchRevocations(nullptr); }
+
+  // Every principal told, once the last told is `last` (a sentinel written
+  // after everything the test looks at: once it is told, nothing else is on
+  // its way); nullopt after 5 s without it.
+  std::optional<std::vector<std::string>> Until(const std::string& last) {
+    std::unique_lock lock(mu_);
+    if (!cv_.wait_for(lock, std::chrono::seconds(5), [&] { return !told_.empty() && told_.back() == last; })) {
+      return std::nullopt;
+    }
+    return told_;
+  }
+
+ private:
+  Store& store_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::string> told_;
+};
+
 // A change of a tenant's state is told as a revocation of its tokens, so
 // that every replica reads their tenant's state again at the next request
 // (PgStore: the trigger of migrations/0015); other changes are not.
 TYPED_TEST_P(StoreContract, ATenantsChangeOfStateIsToldToTheWatcher) {
   ASSERT_TRUE(this->Insert(MakeTenant("acme")).ok());
-  std::mutex mu;
-  std::condition_variable cv;
-  std::vector<std::string> told;
-  this->store().WatchRevocations([&](const Revocation& r) {
-    if (r.token_id.empty() && r.principal.empty()) return;  // "start over": allowed at any time
-    std::lock_guard lock(mu);
-    told.push_back(r.principal);
-    cv.notify_all();
-  });
+  PrincipalsTold told(this->store());
   auto change = [&](std::int64_t version, TenantState state, const std::string& display_name) {
     Tenant next = MakeTenant("acme");
     next.state = state;
@@ -807,14 +832,10 @@ TYPED_TEST_P(StoreContract, ATenantsChangeOfStateIsToldToTheWatcher) {
   // Told after everything above: once it is, nothing else is on its way.
   ASSERT_TRUE(
       this->Write([](Tx& tx) { return tx.Tokens().CapLifetimes("tenant:sentinel", std::chrono::seconds(60)); }).ok());
-  std::unique_lock lock(mu);
-  ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(5), [&] {
-    return !told.empty() && told.back() == "tenant:sentinel";
-  })) << told.size();
-  EXPECT_THAT(told, ElementsAre("tenant:acme", "tenant:acme", "tenant:sentinel"))
+  const auto principals = told.Until("tenant:sentinel");
+  ASSERT_TRUE(principals.has_value()) << "the sentinel was not told within 5 s";
+  EXPECT_THAT(*principals, ElementsAre("tenant:acme", "tenant:acme", "tenant:sentinel"))
       << "told for the suspension and the resumption only";
-  lock.unlock();
-  this->store().WatchRevocations(nullptr);
 }
 
 TYPED_TEST_P(StoreContract, ConcurrentReadModifyWriteLosesNoUpdate) {
@@ -1160,15 +1181,7 @@ TYPED_TEST_P(StoreContract, TenantMembersAreFoundByUserOrGroupInEveryTenantAndGo
 // the trigger of migrations/0027); a write that rolls back is not.
 TYPED_TEST_P(StoreContract, AChangeOfATenantsMembersIsToldToTheWatcher) {
   ASSERT_TRUE(this->Insert(MakeTenant("acme")).ok());
-  std::mutex mu;
-  std::condition_variable cv;
-  std::vector<std::string> told;
-  this->store().WatchRevocations([&](const Revocation& r) {
-    if (r.token_id.empty() && r.principal.empty()) return;  // "start over": allowed at any time
-    std::lock_guard lock(mu);
-    told.push_back(r.principal);
-    cv.notify_all();
-  });
+  PrincipalsTold told(this->store());
   TenantMember alice = MakeMember("acme", MemberKind::kUser, "alice@acme.test", MemberRole::kOwner);
   ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.TenantMembers().Insert(alice); }).ok());
   EXPECT_EQ(this->Write([&](Tx& tx) -> Status {
@@ -1188,14 +1201,10 @@ TYPED_TEST_P(StoreContract, AChangeOfATenantsMembersIsToldToTheWatcher) {
                   .ok());
   ASSERT_TRUE(
       this->Write([](Tx& tx) { return tx.Tokens().CapLifetimes("tenant:sentinel", std::chrono::seconds(60)); }).ok());
-  std::unique_lock lock(mu);
-  ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(5), [&] {
-    return !told.empty() && told.back() == "tenant:sentinel";
-  })) << told.size();
-  EXPECT_THAT(told, ElementsAre("tenant:acme", "tenant:acme", "tenant:acme", "tenant:sentinel"))
+  const auto principals = told.Until("tenant:sentinel");
+  ASSERT_TRUE(principals.has_value()) << "the sentinel was not told within 5 s";
+  EXPECT_THAT(*principals, ElementsAre("tenant:acme", "tenant:acme", "tenant:acme", "tenant:sentinel"))
       << "told for the insert, the update and the delete; nothing from the rollback";
-  lock.unlock();
-  this->store().WatchRevocations(nullptr);
 }
 
 REGISTER_TYPED_TEST_SUITE_P(
