@@ -14,6 +14,7 @@
 
 #include "common/status.h"
 #include "services/core/model.h"
+#include "services/core/person_session.h"
 #include "services/core/tenant_member.h"
 #include "services/core/usage_store.h"
 #include "tenancy/mig_relayout.h"
@@ -118,6 +119,40 @@ class TokenRepository {
   // every session and sign-in code itself dead before then; the count of
   // API tokens deleted.
   virtual Result<int> DeleteDead(TimePoint dead_before, int limit) = 0;
+};
+
+// People's portal sessions and the sign-ins under way
+// (core/person_session.h, migrations/0028_person_sessions.sql).
+class PersonSessionRepository {
+ public:
+  virtual ~PersonSessionRepository() = default;
+  // kAlreadyExists for a state_hash already pending.
+  virtual Status InsertSignIn(const PendingSignIn& sign_in) = 0;
+  // Deletes the pending sign-in and returns it (one use), expired or not;
+  // kNotFound when there is none.
+  virtual Result<PendingSignIn> TakeSignIn(const std::string& state_hash) = 0;
+  // Pending sign-ins not expired at `now`, of every browser (anyone may
+  // begin one: the count is bounded).
+  virtual Result<int> CountSignIns(TimePoint now) = 0;
+  // kAlreadyExists for an id in use.
+  virtual Status Insert(const PersonSession& session) = 0;
+  virtual Result<PersonSession> Get(const std::string& id) = 0;
+  // The sessions of one person (issuer and user) neither revoked nor
+  // expired at `now`, ordered by create_time, id.
+  virtual Result<std::vector<PersonSession>> ListLive(const std::string& issuer, const std::string& user,
+                                                      TimePoint now) = 0;
+  // A renewal: stores groups, identity_expire_time, id_token,
+  // refresh_token and expire_time of `session` iff the stored version is
+  // `expected_version`, with version expected_version + 1. kAborted at
+  // another version, kNotFound when gone.
+  virtual Status UpdateIdentity(const PersonSession& session, std::int64_t expected_version) = 0;
+  // Ends a session (idempotent; kNotFound when none): told to every
+  // replica as a revocation of the token id `id` (Store::WatchRevocations).
+  virtual Status Revoke(const std::string& id, TimePoint when) = 0;
+  // Deletes up to `limit` pending sign-ins expired before `now` and up to
+  // `limit` sessions dead (revoked or expired) before `dead_before`; the
+  // count of rows deleted.
+  virtual Result<int> DeleteDead(TimePoint now, TimePoint dead_before, int limit) = 0;
 };
 
 class AuditLog {
@@ -376,6 +411,7 @@ class Tx {
   virtual TenantRepository& Tenants() = 0;
   virtual TenantMemberRepository& TenantMembers() = 0;
   virtual TokenRepository& Tokens() = 0;
+  virtual PersonSessionRepository& PersonSessions() = 0;
   virtual AuditLog& Audit() = 0;
   virtual TokenDeclarationRepository& TokenDeclarations() = 0;
   virtual IdempotencyRepository& Idempotency() = 0;
