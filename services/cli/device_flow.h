@@ -1,9 +1,9 @@
-// The OAuth 2.0 Device Authorization Grant (RFC 8628) and the refresh,
-// revocation and discovery calls `septactl login` makes to an OpenID
-// provider, over ProviderHttp and a Clock, so that every branch is tested
-// without a network or waiting. Only the client's side: septad verifies
-// the ID token's signature; here its iss, aud and exp are read, so that a
-// wrong provider or client is named at login, not at the first call.
+// The OAuth 2.0 Device Authorization Grant (RFC 8628) `septactl login`
+// signs in by, over ProviderHttp and a Clock (discovery, refresh and
+// revocation: services/oidc/oauth_client.h), so that every branch is
+// tested without a network or waiting. Only the client's side: septad
+// verifies the ID token's signature; here its iss, aud and exp are read, so
+// that a wrong provider or client is named at login, not at the first call.
 #pragma once
 
 #include <chrono>
@@ -17,25 +17,13 @@
 
 #include "common/clock.h"
 #include "common/status.h"
-#include "services/cli/provider_http.h"
+#include "services/oidc/oauth_client.h"
 
 namespace septa::cli {
 
-// What OpenID Connect Discovery names (<issuer>/.well-known/openid-configuration).
-struct ProviderEndpoints {
-  std::string issuer{};
-  std::string device_authorization_endpoint{};  // empty: the provider offers no device flow
-  std::string token_endpoint{};
-  std::string revocation_endpoint{};  // empty: none (RFC 7009 is optional)
-};
-
-// An http(s) URL septactl may send a credential to: https, or plain http
-// on a loopback host. `what` names it in the message.
-Status CheckProviderUrl(std::string_view url, std::string_view what);
-
-// Discovery: the document's "issuer" must be `issuer` exactly (OpenID
-// Connect Discovery 4.3), every endpoint an https URL (http: loopback).
-Result<ProviderEndpoints> Discover(ProviderHttp& http, const std::string& issuer);
+using oidc::ProviderEndpoints;
+using oidc::ProviderHttp;
+using oidc::Tokens;
 
 struct DeviceAuthorization {
   std::string device_code{};
@@ -48,13 +36,6 @@ struct DeviceAuthorization {
 
 Result<DeviceAuthorization> StartDeviceAuthorization(ProviderHttp& http, const ProviderEndpoints& provider,
                                                      const std::string& client_id, const std::string& scope);
-
-struct Tokens {
-  std::string id_token{};
-  std::string refresh_token{};  // empty: none given (a refresh that gave none keeps the old one)
-  TimePoint id_token_expiry{};
-  std::string subject{};  // the ID token's "email", else "sub": whom it names, for messages
-};
 
 struct PollOptions {
   // The longest wait for the approval (the code's own expiry cuts it shorter).
@@ -73,33 +54,5 @@ struct PollOptions {
 // a row (UNAVAILABLE).
 Result<Tokens> PollForTokens(ProviderHttp& http, const ProviderEndpoints& provider, const std::string& client_id,
                              const DeviceAuthorization& authorization, const Clock& clock, const PollOptions& options);
-
-// The refresh_token grant: a new ID token (checked) and the rotated refresh
-// token (the old one when the provider keeps it). A refused refresh token
-// (invalid_grant: expired, revoked, reused) is UNAUTHENTICATED.
-Result<Tokens> Refresh(ProviderHttp& http, const ProviderEndpoints& provider, const std::string& client_id,
-                       const std::string& refresh_token, const Clock& clock);
-
-// RFC 7009 revocation of a refresh token at the provider's
-// revocation_endpoint (FAILED_PRECONDITION when it has none).
-Status RevokeRefreshToken(ProviderHttp& http, const ProviderEndpoints& provider, const std::string& client_id,
-                          const std::string& refresh_token);
-
-// The ID token read without its signature: a JWT of at most 64 KiB in one
-// of the algorithms septad accepts, "iss" the issuer, "aud" holding the
-// client id, "exp" after `now` (60 s of skew); its expiry and subject.
-Result<Tokens> ReadIdToken(const std::string& id_token, const std::string& issuer, const std::string& client_id,
-                           TimePoint now);
-
-// application/x-www-form-urlencoded.
-std::string FormEncode(const std::vector<std::pair<std::string, std::string>>& fields);
-
-}  // namespace septa::cli
-
-namespace septa::cli {
-
-// The "exp" of a JWT read without any check (a stored ID token, to decide
-// whether to refresh it); nullopt when it has none or is no JWT.
-std::optional<TimePoint> IdTokenExpiry(const std::string& id_token);
 
 }  // namespace septa::cli

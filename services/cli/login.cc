@@ -63,7 +63,7 @@ std::string ClockTime(TimePoint t) {
 }
 
 bool FreshEnough(const std::string& id_token, TimePoint now) {
-  const std::optional<TimePoint> expiry = IdTokenExpiry(id_token);
+  const std::optional<TimePoint> expiry = oidc::IdTokenExpiry(id_token);
   return expiry && *expiry - now > kRefreshMargin;
 }
 
@@ -79,11 +79,11 @@ int RunLogin(const LoginCommand& command, const LoginEnvironment& env, std::ostr
   // replaced by one that drops what it held.
   auto existing = LoadConfigFile(env.config_path, false);
   if (!existing.ok()) return Fail(err, existing.status(), kExitUsage);
-  if (Status url = CheckProviderUrl(command.issuer, "--issuer"); !url.ok()) return Fail(err, url, kExitUsage);
-  ProviderHttp& http = *env.http;
+  if (Status url = oidc::CheckProviderUrl(command.issuer, "--issuer"); !url.ok()) return Fail(err, url, kExitUsage);
+  oidc::ProviderHttp& http = *env.http;
   const Clock& clock = *env.clock;
 
-  auto provider = Discover(http, command.issuer);
+  auto provider = oidc::Discover(http, command.issuer);
   if (!provider.ok()) return Fail(err, provider.status());
   auto authorization = StartDeviceAuthorization(http, *provider, command.client_id, command.scope);
   if (!authorization.ok()) return Fail(err, authorization.status());
@@ -147,10 +147,10 @@ int RunLogout(const LoginEnvironment& env, std::ostream& out, std::ostream& err)
   }
   const LoginSession login = *config->login;
   if (!login.refresh_token.empty()) {
-    auto provider = Discover(*env.http, login.issuer);
-    const Status revoked = provider.ok()
-                               ? RevokeRefreshToken(*env.http, *provider, login.client_id, login.refresh_token)
-                               : provider.status();
+    auto provider = oidc::Discover(*env.http, login.issuer);
+    const Status revoked =
+        provider.ok() ? oidc::RevokeRefreshToken(*env.http, *provider, {.id = login.client_id}, login.refresh_token)
+                      : provider.status();
     if (revoked.ok()) {
       out << "Revoked the refresh token at " << login.issuer << ".\n";
     } else {
@@ -177,8 +177,8 @@ int RunAuthToken(const LoginEnvironment& env, std::ostream& out, std::ostream& e
   return kExitOk;
 }
 
-Result<std::string> LoginBearer(const std::filesystem::path& config_path, const LoginSession& login, ProviderHttp& http,
-                                const Clock& clock) {
+Result<std::string> LoginBearer(const std::filesystem::path& config_path, const LoginSession& login,
+                                oidc::ProviderHttp& http, const Clock& clock) {
   if (FreshEnough(login.id_token, clock.Now())) return login.id_token;
   SEPTA_ASSIGN_OR_RETURN(const ConfigLock lock, ConfigLock::Take(config_path));
   // Read again under the lock: another septactl may have refreshed it.
@@ -190,14 +190,16 @@ Result<std::string> LoginBearer(const std::filesystem::path& config_path, const 
     return Unauthenticated("the ID token of the login at " + current.issuer +
                            " has expired and there is no refresh token: run septactl login again");
   }
-  auto provider = Discover(http, current.issuer);
+  auto provider = oidc::Discover(http, current.issuer);
   if (!provider.ok()) {
     return Status(provider.status().code(),
                   "could not refresh the ID token at " + current.issuer + ": " + provider.status().message());
   }
-  auto tokens = Refresh(http, *provider, current.client_id, current.refresh_token, clock);
+  auto tokens = oidc::Refresh(http, *provider, {.id = current.client_id}, current.refresh_token, clock);
   if (!tokens.ok()) {
-    if (tokens.status().code() == Code::kUnauthenticated) return tokens.status();
+    if (tokens.status().code() == Code::kUnauthenticated) {
+      return Unauthenticated(tokens.status().message() + ": run septactl login again");
+    }
     return Status(tokens.status().code(),
                   "could not refresh the ID token at " + current.issuer + ": " + tokens.status().message());
   }

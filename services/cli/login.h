@@ -18,7 +18,7 @@
 #include "common/status.h"
 #include "services/cli/config_file.h"
 #include "services/cli/invocation.h"
-#include "services/cli/provider_http.h"
+#include "services/oidc/provider_http.h"
 
 namespace septa::cli {
 
@@ -29,7 +29,7 @@ inline constexpr std::chrono::seconds kRefreshMargin{30};
 struct LoginEnvironment {
   std::filesystem::path config_path{};
   bool config_named = false;  // --config: logout and auth token want it to exist
-  ProviderHttp* http = nullptr;
+  oidc::ProviderHttp* http = nullptr;
   const Clock* clock = nullptr;
   // From the call on, Ctrl-C requests a stop of the returned token (the
   // wait for the approval ends) instead of ending the process; null: none.
@@ -52,7 +52,7 @@ int RunAuthToken(const LoginEnvironment& env, std::ostream& out, std::ostream& e
 // a stolen one and revokes the whole sign-in). UNAUTHENTICATED when the
 // sign-in has ended (run septactl login), UNAVAILABLE when the provider
 // cannot be reached.
-Result<std::string> LoginBearer(const std::filesystem::path& config_path, const LoginSession& login, ProviderHttp& http,
-                                const Clock& clock);
+Result<std::string> LoginBearer(const std::filesystem::path& config_path, const LoginSession& login,
+                                oidc::ProviderHttp& http, const Clock& clock);
 
 }  // namespace septa::cli

@@ -590,9 +590,9 @@ Status NoToken() {
 // (septactl login), refreshed first when due.
 Status UseLogin(const GlobalOptions& options, const Environment& env, Connection& connection) {
   if (!connection.token.empty() || options.oidc_token_env || !connection.login) return Status::Ok();
-  std::unique_ptr<ProviderHttp> own;
-  ProviderHttp* http = env.provider_http;
-  if (http == nullptr) http = (own = NewProviderHttp(options.timeout)).get();
+  std::unique_ptr<oidc::ProviderHttp> own;
+  oidc::ProviderHttp* http = env.provider_http;
+  if (http == nullptr) http = (own = oidc::NewProviderHttp(options.timeout)).get();
   SystemClock system_clock;
   auto bearer = LoginBearer(connection.config_path, *connection.login, *http, env.clock ? *env.clock : system_clock);
   SEPTA_RETURN_IF_ERROR(bearer);
@@ -771,9 +771,9 @@ class Dispatch {
       err_ << ErrorLine(InvalidArgument("no home directory for the config file: pass --config")) << "\n";
       return kExitUsage;
     }
-    std::unique_ptr<ProviderHttp> own;
-    ProviderHttp* http = env_.provider_http;
-    if (http == nullptr) http = (own = NewProviderHttp(options_.timeout)).get();
+    std::unique_ptr<oidc::ProviderHttp> own;
+    oidc::ProviderHttp* http = env_.provider_http;
+    if (http == nullptr) http = (own = oidc::NewProviderHttp(options_.timeout)).get();
     LoginEnvironment login{.config_path = ConfigPath(options_, env_),
                            .config_named = options_.config_path.has_value(),
                            .http = http,

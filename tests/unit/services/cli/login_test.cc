@@ -110,7 +110,7 @@ TEST_F(Login, DeviceFlowWritesTheSessionToTheConfigFileMode0600) {
   EXPECT_EQ(config.login->issuer, kIssuer);
   EXPECT_EQ(config.login->client_id, kClientId);
   EXPECT_EQ(config.login->refresh_token, "rt-1");
-  EXPECT_EQ(IdTokenExpiry(config.login->id_token), clock_.Now() + seconds(3600));
+  EXPECT_EQ(oidc::IdTokenExpiry(config.login->id_token), clock_.Now() + seconds(3600));
   // No temporary file is left behind.
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(config_.parent_path()), {}), 2);  // and the .lock
 }
@@ -210,6 +210,7 @@ TEST_F(Login, ARefusedRefreshTokenAsksForANewLoginAndLeavesTheFile) {
   auto r = Septactl({"--server", "127.0.0.1:1", "tenant", "list"});
   EXPECT_EQ(r.exit_code, kExitFailure);
   EXPECT_THAT(r.err, HasSubstr("UNAUTHENTICATED: the sign-in at https://idp.example.test has expired or was revoked"));
+  EXPECT_THAT(r.err, HasSubstr("run septactl login again"));
   EXPECT_EQ(ConfigText(), before);
   idp_.down = true;
   r = Septactl({"auth", "token"});
@@ -234,7 +235,7 @@ TEST_F(Login, AnyTokenWinsOverTheLogin) {
 
 TEST_F(Login, LogoutRevokesAndRemovesTheLogin) {
   SignedIn(seconds(600), "server: septa.example.com:9090\n");
-  idp_.revocation.push_back(ProviderReply{200, ""});
+  idp_.revocation.push_back(oidc::ProviderReply{200, ""});
   const auto r = Septactl({"logout"});
   ASSERT_EQ(r.exit_code, kExitOk) << r.err;
   EXPECT_THAT(r.out, HasSubstr("Revoked the refresh token at https://idp.example.test."));

@@ -1,11 +1,11 @@
-#include "services/cli/provider_http.h"
+#include "services/oidc/provider_http.h"
 
 #include <map>
 
 #include "common/http_url.h"
 #include "services/kube/transport.h"
 
-namespace septa::cli {
+namespace septa::oidc {
 
 namespace {
 
@@ -14,13 +14,15 @@ class TransportProviderHttp final : public ProviderHttp {
   TransportProviderHttp(std::chrono::milliseconds timeout, std::string ca_pem)
       : timeout_(timeout), ca_pem_(std::move(ca_pem)) {}
 
-  Result<ProviderReply> Get(const std::string& url) override { return Send("GET", url, ""); }
-  Result<ProviderReply> PostForm(const std::string& url, const std::string& form) override {
-    return Send("POST", url, form);
+  Result<ProviderReply> Get(const std::string& url) override { return Send("GET", url, "", ""); }
+  Result<ProviderReply> PostForm(const std::string& url, const std::string& form,
+                                 const std::string& authorization) override {
+    return Send("POST", url, form, authorization);
   }
 
  private:
-  Result<ProviderReply> Send(const std::string& method, const std::string& url, const std::string& body) {
+  Result<ProviderReply> Send(const std::string& method, const std::string& url, const std::string& body,
+                             const std::string& authorization) {
     const std::optional<HttpUrl> parts = ParseHttpUrl(url);
     if (!parts || parts->authority.empty()) return InvalidArgument(url + " is not an http(s) URL");
     auto& transport = transports_[parts->origin];
@@ -32,7 +34,7 @@ class TransportProviderHttp final : public ProviderHttp {
     }
     kube::HttpRequest request(method, parts->target, body, method == "POST" ? "application/x-www-form-urlencoded" : "");
     request.max_body_bytes = kMaxProviderReplyBytes;
-    auto response = transport->Send(request, "", timeout_);
+    auto response = transport->Send(request, authorization, timeout_);
     if (!response.ok()) {
       // The transport's messages say "kube:"; this is the identity provider.
       std::string message = response.status().message();
@@ -56,4 +58,4 @@ std::unique_ptr<ProviderHttp> NewProviderHttp(std::chrono::milliseconds timeout,
   return std::make_unique<TransportProviderHttp>(timeout, std::move(ca_pem));
 }
 
-}  // namespace septa::cli
+}  // namespace septa::oidc

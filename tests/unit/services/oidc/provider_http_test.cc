@@ -1,7 +1,7 @@
 // The real ProviderHttp (kube::Transport) against a one-connection HTTP
 // server on loopback: an answer past 1 MiB is refused unread, one that
 // never comes ends at the timeout, a form is posted as such.
-#include "services/cli/provider_http.h"
+#include "services/oidc/provider_http.h"
 
 #include <arpa/inet.h>
 #include <gmock/gmock.h>
@@ -14,7 +14,7 @@
 #include <future>
 #include <thread>
 
-namespace septa::cli {
+namespace septa::oidc {
 namespace {
 
 using testing::HasSubstr;
@@ -115,7 +115,7 @@ TEST(ProviderHttp, AFormIsPostedAsOne) {
             "HTTP/1.1 400 Bad Request\r\nContent-Length: 27\r\nConnection: "
             "close\r\n\r\n{\"error\":\"invalid_grant\"}\r\n");
     });
-    auto reply = NewProviderHttp(std::chrono::seconds(10))->PostForm(server.url("/token"), "a=b&c=d");
+    auto reply = NewProviderHttp(std::chrono::seconds(10))->PostForm(server.url("/token"), "a=b&c=d", "Basic eDp5");
     ASSERT_TRUE(reply.ok()) << reply.status().ToString();
     EXPECT_EQ(reply->status, 400);
     EXPECT_THAT(reply->body, HasSubstr("invalid_grant"));
@@ -123,7 +123,8 @@ TEST(ProviderHttp, AFormIsPostedAsOne) {
   EXPECT_THAT(seen, HasSubstr("POST /token HTTP/1.1\r\n"));
   EXPECT_THAT(seen, HasSubstr("Content-Type: application/x-www-form-urlencoded\r\n"));
   EXPECT_THAT(seen, HasSubstr("\r\n\r\na=b&c=d"));
+  EXPECT_THAT(seen, HasSubstr("Authorization: Basic eDp5\r\n"));
 }
 
 }  // namespace
-}  // namespace septa::cli
+}  // namespace septa::oidc

@@ -1,8 +1,9 @@
-// septactl's HTTP to an OpenID provider (discovery, device authorization,
-// token, revocation): an interface, so that the device flow is tested with
-// a fake provider and a fake clock, and the real one over services/kube's
-// transport (the client septad's OIDC verifier fetches with), each answer
-// bounded in size and time.
+// HTTP to an OpenID provider's endpoints (discovery, device authorization,
+// token, revocation), for septactl's login and septad's portal sign-in: an
+// interface, so that the flows are tested with a scripted provider and a
+// fake clock, and the real one over services/kube's transport (the client
+// the OIDC verifier fetches keys with), each answer bounded in size and
+// time.
 #pragma once
 
 #include <chrono>
@@ -12,7 +13,7 @@
 
 #include "common/status.h"
 
-namespace septa::cli {
+namespace septa::oidc {
 
 struct ProviderReply {
   int status = 0;
@@ -25,8 +26,11 @@ class ProviderHttp {
   // GET of `url` (an absolute http(s) URL the caller checked): the answer
   // whatever its status; UNAVAILABLE / DEADLINE_EXCEEDED when there is none.
   virtual Result<ProviderReply> Get(const std::string& url) = 0;
-  // POST of an application/x-www-form-urlencoded `form` to `url`.
-  virtual Result<ProviderReply> PostForm(const std::string& url, const std::string& form) = 0;
+  // POST of an application/x-www-form-urlencoded `form` to `url`, with
+  // `authorization` as its Authorization header when not empty (a
+  // confidential client's credentials).
+  virtual Result<ProviderReply> PostForm(const std::string& url, const std::string& form,
+                                         const std::string& authorization = "") = 0;
 };
 
 // An answer longer than this is refused unread past it: discovery
@@ -37,4 +41,4 @@ inline constexpr std::uint64_t kMaxProviderReplyBytes = 1 << 20;
 // `ca_pem` is the provider's TLS trust (empty: the system's).
 std::unique_ptr<ProviderHttp> NewProviderHttp(std::chrono::milliseconds timeout, std::string ca_pem = "");
 
-}  // namespace septa::cli
+}  // namespace septa::oidc
