@@ -1,7 +1,8 @@
 // Identity as septad's configuration defines it: oidc_issuers become
 // services/oidc's verifier, which verifies both the token exchange's
 // subject tokens (token_exchange_rules become core's rules) and people's ID
-// tokens (the issuers with a client_id; admin_groups).
+// tokens (the issuers with a client_id; admin_groups); the issuers with the
+// portal's client secret sign people in to the portal (PersonSignIn).
 #include <utility>
 
 #include "services/app/septad_app_impl.h"
@@ -10,6 +11,9 @@
 namespace septa::app {
 
 namespace wiring {
+
+// One call to an identity provider's endpoint (discovery, token, revocation) at most this long.
+constexpr std::chrono::seconds kProviderTimeout{10};
 
 Result<std::vector<core::ExchangeRule>> ExchangeRulesOf(const config::Config& config) {
   std::vector<core::ExchangeRule> rules;
@@ -32,6 +36,7 @@ Status SeptadApp::Impl::MakeIdentity() {
   std::shared_ptr<oidc::OidcVerifier> verifier;
   core::PeopleSettings people_settings{.admin_groups = {}, .cache_ttl = config.auth_cache_ttl};
   bool signs_people_in = false;
+  std::vector<oidc::PortalClientSettings> portal;
   if (!config.oidc_issuers.empty()) {
     std::vector<oidc::ProviderSettings> providers;
     for (std::size_t i = 0; i < config.oidc_issuers.size(); ++i) {
@@ -48,9 +53,20 @@ Status SeptadApp::Impl::MakeIdentity() {
         if (!issuer.cli_client_id.empty()) settings.people_audiences.push_back(issuer.cli_client_id);
         people_settings.admin_groups[issuer.issuer] = issuer.admin_groups;
       }
+      const std::string field = "oidc_issuers[" + std::to_string(i) + "]";
       if (!issuer.ca_file.empty()) {
-        SEPTA_ASSIGN_OR_RETURN(settings.ca_pem, wiring::ReadConfiguredFile(
-                                                    "oidc_issuers[" + std::to_string(i) + "].ca_file", issuer.ca_file));
+        SEPTA_ASSIGN_OR_RETURN(settings.ca_pem, wiring::ReadConfiguredFile(field + ".ca_file", issuer.ca_file));
+      }
+      if (!issuer.client_secret_file.empty()) {
+        SEPTA_ASSIGN_OR_RETURN(std::string secret,
+                               wiring::ReadConfiguredFile(field + ".client_secret_file", issuer.client_secret_file));
+        while (!secret.empty() && (secret.back() == '\n' || secret.back() == '\r')) secret.pop_back();
+        if (secret.empty()) return InvalidArgument(field + ".client_secret_file: the file is empty");
+        portal.push_back(oidc::PortalClientSettings{.issuer = issuer.issuer,
+                                                    .name = issuer.name,
+                                                    .client = {.id = issuer.client_id, .secret = std::move(secret)},
+                                                    .scopes = issuer.scopes,
+                                                    .ca_pem = settings.ca_pem});
       }
       providers.push_back(std::move(settings));
     }
@@ -61,6 +77,12 @@ Status SeptadApp::Impl::MakeIdentity() {
   token_exchange = std::make_unique<core::TokenExchangeService>(clock, *tokens, *store, verifier, std::move(rules));
   people = std::make_unique<core::PeopleAuthenticator>(*store, clock, signs_people_in ? verifier : nullptr,
                                                        std::move(people_settings));
+  if (!portal.empty()) {
+    portal_clients = std::make_unique<oidc::PortalClients>(
+        std::move(portal), [](const std::string& ca_pem) { return oidc::NewProviderHttp(wiring::kProviderTimeout, ca_pem); },
+        clock);
+    person_sign_in = std::make_unique<core::PersonSignIn>(*store, clock, random, *portal_clients, *verifier);
+  }
   return Status::Ok();
 }
 

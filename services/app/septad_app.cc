@@ -231,9 +231,11 @@ Status SeptadApp::Impl::MakeUseCases() {
   // Revocations committed by any replica reach this one's caches at once:
   // tokens, and people's memberships (a change of a tenant's members or
   // state is told as its principal's; migrations/0015, 0027).
-  store->WatchRevocations([auth = authenticator.get(), people = people.get()](const core::Revocation& r) {
+  store->WatchRevocations([auth = authenticator.get(), people = people.get(),
+                           person_sign_in = person_sign_in.get()](const core::Revocation& r) {
     auth->Forget(r);
     if (r.token_id.empty()) people->Forget();
+    if (person_sign_in != nullptr) person_sign_in->Forget(r);
   });
   capacity = std::make_unique<core::CapacityLedger>(gpu::Catalog::Default(), "septa",
                                                     MigRelayoutPolicyOf(config.mig_relayout));
@@ -263,6 +265,8 @@ void SeptadApp::Impl::DropUseCases() {
   vclusters.reset();
   capacity.reset();
   sessions.reset();
+  person_sign_in.reset();
+  portal_clients.reset();
   people.reset();
   token_exchange.reset();
   tokens.reset();

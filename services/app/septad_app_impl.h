@@ -29,6 +29,7 @@
 #include "services/http/server.h"
 #include "services/kube/client.h"
 #include "services/kubesim/kubesim.h"
+#include "services/oidc/sign_in_providers.h"
 #include "services/reconcile/apply_set_controller.h"
 #include "services/reconcile/hoarding_controller.h"
 #include "services/reconcile/inventory_controller.h"
@@ -89,6 +90,9 @@ struct SeptadApp::Impl {
   std::unique_ptr<core::TokenExchangeService> token_exchange;  // identity_wiring.cc
   std::unique_ptr<core::PeopleAuthenticator> people;           // identity_wiring.cc
   std::unique_ptr<core::SessionService> sessions;
+  // People's portal sign-in (identity_wiring.cc): the providers' clients and the use case.
+  std::unique_ptr<oidc::PortalClients> portal_clients;
+  std::unique_ptr<core::PersonSignIn> person_sign_in;
   std::unique_ptr<core::VirtualPodService> pods;  // made once the virtual objects' store is (ca-keys)
   // The placement engine over the reservation rows, shared by every virtual cluster request.
   std::unique_ptr<core::CapacityLedger> capacity;
@@ -242,6 +246,7 @@ struct SeptadApp::Impl {
         *tokens,
         *token_exchange,
         *sessions,
+        person_sign_in.get(),
         *pods,
         random,
         *probes,

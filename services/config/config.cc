@@ -550,7 +550,8 @@ const std::vector<KeyDef>& Defs() {
        }},
       {{"oidc_issuers",
         "the OpenID Connect identity providers whose tokens septad verifies: a list of {issuer, audience, "
-        "client_id, cli_client_id, client_secret_file, username_claim, groups_claim, admin_groups, ca_file} "
+        "client_id, cli_client_id, client_secret_file, name, scopes, username_claim, groups_claim, admin_groups, "
+        "ca_file} "
         "(docs/identity.md)",
         true},
        [](Config& c, const std::string& v, const std::string& where) {

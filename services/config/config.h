@@ -60,7 +60,13 @@ struct OidcIssuer {
   // bearer credentials (services/core/people.h).
   std::string client_id;
   std::string cli_client_id;
-  std::string client_secret_file;  // the portal client's secret
+  std::string client_secret_file;  // the portal client's secret: set, people sign in to the portal here
+  std::string name;                // the portal's sign-in button names it; empty: the issuer's host
+  // What the portal's sign-in asks for; "groups" and "offline_access"
+  // (for the refresh token that renews a session) as most providers name
+  // them (Entra ID: leave out groups, its groups claim is configured on
+  // the application).
+  std::vector<std::string> scopes{"openid", "email", "profile", "groups", "offline_access"};
   std::string username_claim = "sub";
   std::string groups_claim = "groups";
   // Groups (as its groups claim names them) whose members are admins.

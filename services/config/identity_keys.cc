@@ -16,6 +16,7 @@ using Json = nlohmann::json;
 
 constexpr std::size_t kMaxIssuers = 16;
 constexpr std::size_t kMaxAdminGroups = 64;
+constexpr std::size_t kMaxScopes = 32;  // of the portal's sign-in
 constexpr std::size_t kMaxRules = 256;
 constexpr std::size_t kMaxRuleClaims = 16;
 constexpr std::size_t kMaxRuleApplySets = 16;  // core::kMaxScopedApplySets (config does not depend on core)
@@ -140,7 +141,8 @@ Status CheckPrincipal(const std::string& principal, const std::string& field) {
 Result<OidcIssuer> ParseIssuer(const Json& json, const std::string& where, std::size_t index) {
   const Item item(json, where, index);
   SEPTA_RETURN_IF_ERROR(item.CheckKnown({"issuer", "audience", "client_id", "cli_client_id", "client_secret_file",
-                                         "username_claim", "groups_claim", "admin_groups", "ca_file"}));
+                                         "name", "scopes", "username_claim", "groups_claim", "admin_groups",
+                                         "ca_file"}));
   OidcIssuer out;
   SEPTA_ASSIGN_OR_RETURN(out.issuer, item.String("issuer", true));
   SEPTA_RETURN_IF_ERROR(CheckIssuerUrl(out.issuer, item.Field("issuer")));
@@ -152,11 +154,32 @@ Result<OidcIssuer> ParseIssuer(const Json& json, const std::string& where, std::
   SEPTA_ASSIGN_OR_RETURN(out.groups_claim, item.String("groups_claim", false, out.groups_claim));
   SEPTA_ASSIGN_OR_RETURN(out.ca_file, item.String("ca_file", false));
   SEPTA_ASSIGN_OR_RETURN(out.admin_groups, item.Strings("admin_groups", kMaxAdminGroups));
+  SEPTA_ASSIGN_OR_RETURN(out.name, item.String("name", false));
+  if (out.name.size() > 64 || !std::all_of(out.name.begin(), out.name.end(), [](char c) { return c >= 0x20 && c != 0x7f; })) {
+    return InvalidField(item.Field("name"), "must be at most 64 characters without control characters");
+  }
+  if (json.contains("scopes")) {
+    SEPTA_ASSIGN_OR_RETURN(out.scopes, item.Strings("scopes", kMaxScopes));
+    if (std::find(out.scopes.begin(), out.scopes.end(), "openid") == out.scopes.end()) {
+      return InvalidField(item.Field("scopes"), "must include openid (the sign-in's ID token)");
+    }
+    for (const std::string& scope : out.scopes) {
+      // RFC 6749 3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E )
+      if (scope.empty() || !std::all_of(scope.begin(), scope.end(), [](char c) {
+            return c > 0x20 && c < 0x7f && c != '"' && c != '\\';
+          })) {
+        return InvalidField(item.Field("scopes"), QuotedExcerpt(scope) + " is not a scope (RFC 6749 3.3)");
+      }
+    }
+  }
   if (out.username_claim.empty()) return InvalidField(item.Field("username_claim"), "must not be empty");
   // People sign in only through a client of Septa's: without one, the
   // issuer's tokens are exchanged (token_exchange_rules), never a person.
   if (out.client_id.empty() && !out.cli_client_id.empty()) {
     return InvalidField(item.Field("cli_client_id"), "needs client_id (the portal's sign-in client) beside it");
+  }
+  if (out.client_id.empty() && !out.client_secret_file.empty()) {
+    return InvalidField(item.Field("client_secret_file"), "needs client_id (the portal's sign-in client) beside it");
   }
   if (out.client_id.empty() && !out.admin_groups.empty()) {
     return InvalidField(item.Field("admin_groups"),

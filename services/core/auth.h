@@ -83,6 +83,9 @@ Result<Role> ParseRole(std::string_view field, std::string_view text);
 struct AuthenticatedSession {
   Principal principal;  // token_id: the session's
   TimePoint expire_time{};
+  // A person's session (person_sign_in.h): the person, whose principal is
+  // chosen per request as for its ID token; null for an API token's.
+  std::shared_ptr<const Person> person{};
 };
 
 // Resolves a bearer token to a principal. Verified tokens are cached for

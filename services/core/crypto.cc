@@ -29,6 +29,13 @@ std::string Sha256Hex(std::string_view data) {
   return ToHex(digest, len);
 }
 
+std::string Sha256Base64Url(std::string_view data) {
+  std::uint8_t digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(data.data(), data.size(), digest, &len, EVP_sha256(), nullptr);
+  return base::Base64UrlEncode(std::string_view(reinterpret_cast<const char*>(digest), len));
+}
+
 Result<std::string> RandomBase64Url(RandomSource& random, std::size_t bytes) {
   std::string raw(bytes, '\0');
   SEPTA_RETURN_IF_ERROR(random.Fill(std::span(reinterpret_cast<std::uint8_t*>(raw.data()), raw.size())));

@@ -51,6 +51,10 @@ class PersonTokenVerifier {
   // with an unusable username or groups claim; kUnavailable when the
   // provider's keys cannot be fetched and none are known yet.
   virtual Result<Person> VerifyPerson(std::string_view token) = 0;
+  // The ID token a portal sign-in's code was redeemed for: as VerifyPerson,
+  // and its "nonce" must be the one the sign-in sent (OpenID Connect Core
+  // 3.1.3.7), so a token replayed from another sign-in is refused.
+  virtual Result<Person> VerifySignIn(std::string_view token, std::string_view nonce) = 0;
 };
 
 // What one tenant is to a person: the strongest role of the person's own

@@ -6,6 +6,7 @@
 #include "services/base/mac.h"
 #include "services/core/audit.h"
 #include "services/core/crypto.h"
+#include "services/core/person_sign_in.h"
 
 namespace septa::core {
 
@@ -39,6 +40,7 @@ RequestContext SystemContextOf(const Principal& principal, const std::string& re
 
 std::string SessionService::CsrfToken(std::string_view cookie_value) {
   std::optional<ParsedTokenText> parsed = ParseTokenText(cookie_value);
+  if (!parsed) parsed = ParsePersonCookie(cookie_value);
   if (!parsed) return "";
   return base::Base64UrlEncode(base::HmacSha256(parsed->secret, kCsrfLabel));
 }

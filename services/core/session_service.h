@@ -61,7 +61,8 @@ class SessionService {
   // Revokes the session `ctx` was authenticated by (signing out).
   Status SignOut(const RequestContext& ctx);
 
-  // The CSRF token of the session whose cookie holds `cookie_value`.
+  // The CSRF token of the session whose cookie holds `cookie_value` (an
+  // API token's session or a person's).
   static std::string CsrfToken(std::string_view cookie_value);
 
  private:

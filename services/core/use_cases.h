@@ -12,6 +12,7 @@
 #include "services/core/member_service.h"
 #include "services/core/people.h"
 #include "services/core/probes.h"
+#include "services/core/person_sign_in.h"
 #include "services/core/session_service.h"
 #include "services/core/store.h"
 #include "services/core/tenant_service.h"
@@ -34,6 +35,9 @@ struct UseCases {
   TokenService& tokens;
   TokenExchangeService& token_exchange;  // a pipeline's OIDC token for a Septa token
   SessionService& sessions;              // the portal's sign-in (REST only: cookies)
+  // People's sign-in to the portal at an identity provider; null when no
+  // oidc_issuers entry has the portal's client (client_secret_file).
+  PersonSignIn* person_sign_in;
   VirtualPodService& pods;
   RandomSource& random;  // request ids
   Probes& probes;        // /healthz, /readyz, grpc.health.v1

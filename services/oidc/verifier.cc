@@ -211,7 +211,13 @@ Result<core::VerifiedSubjectToken> OidcVerifier::Verify(std::string_view token) 
   return subject;
 }
 
-Result<core::Person> OidcVerifier::VerifyPerson(std::string_view token) {
+Result<core::Person> OidcVerifier::VerifyPerson(std::string_view token) { return PersonOf(token, std::nullopt); }
+
+Result<core::Person> OidcVerifier::VerifySignIn(std::string_view token, std::string_view nonce) {
+  return PersonOf(token, std::string(nonce));
+}
+
+Result<core::Person> OidcVerifier::PersonOf(std::string_view token, const std::optional<std::string>& nonce) {
   const TimePoint now = clock_.Now();
   SEPTA_ASSIGN_OR_RETURN(const Verified verified, VerifySigned(token, now));
   const ProviderSettings& settings = verified.provider->settings;
@@ -227,7 +233,7 @@ Result<core::Person> OidcVerifier::VerifyPerson(std::string_view token) {
                                                             .audience = client,
                                                             .now = now,
                                                             .leeway = options_.leeway,
-                                                            .nonce = std::nullopt});
+                                                            .nonce = nonce});
     if (audience.ok()) break;
   }
   SEPTA_RETURN_IF_ERROR(audience);

@@ -18,6 +18,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,6 +64,7 @@ class OidcVerifier final : public core::SubjectTokenVerifier, public core::Perso
   // people_audiences instead, then its username and groups claims
   // (claims.h ExtractIdentity). No "nonce" is checked: it was at sign-in.
   Result<core::Person> VerifyPerson(std::string_view token) override;
+  Result<core::Person> VerifySignIn(std::string_view token, std::string_view nonce) override;
 
  private:
   struct Provider;
@@ -70,6 +72,8 @@ class OidcVerifier final : public core::SubjectTokenVerifier, public core::Perso
   // The token's provider found by "iss", its signature checked with the
   // provider's keys.
   Result<Verified> VerifySigned(std::string_view token, TimePoint now);
+  // VerifyPerson, with "nonce" checked when set.
+  Result<core::Person> PersonOf(std::string_view token, const std::optional<std::string>& nonce);
   OidcVerifier(const Clock& clock, VerifierOptions options);  // in verifier.cc, where Provider is complete
   // The keys to verify `jws` of `provider` with, fetched first when due.
   Result<std::shared_ptr<const KeySet>> KeysFor(Provider& provider, const Jws& jws, TimePoint now);

@@ -21,6 +21,7 @@
 #include "services/http/target.h"
 #include "services/rest/problem.h"
 #include "services/rest/request_binding.h"
+#include "services/rest/person_sign_in_routes.h"
 #include "services/rest/session_routes.h"
 #include "services/rest/web_app.h"
 
@@ -193,6 +194,8 @@ struct RestApi::Impl {
     routes.push_back(std::move(r));
   }
   void AddSessionRoutes();
+  Result<core::AuthenticatedSession> AuthenticateCookie(std::string_view cookie_value, std::string_view tenant,
+                                                        const std::string& request_id);
   void Serve(http::Request&& req, std::shared_ptr<http::Exchange> exchange);
   http::Response Run(const Route& route, const http::Request& req, const http::Target& target,
                      const std::map<std::string, std::string>& params, const std::string& request_id);
@@ -271,7 +274,41 @@ void RestApi::Impl::AddSessionRoutes() {
       Auth::kSession);
   Add(
       bh::verb::delete_, "/v1/sessions/current",
-      [this](const Call& c) { return DeleteSession(uc.sessions, c.ctx, cookie); }, Auth::kSession);
+      [this](const Call& c) {
+        return DeleteSession(uc.sessions, uc.person_sign_in, *c.session, c.ctx, c.request, cookie);
+      },
+      Auth::kSession);
+  Add(
+      bh::verb::get, "/v1/sessions/providers",
+      [this](const Call&) -> Result<http::Response> { return ListSignInProviders(uc.person_sign_in); }, Auth::kNone,
+      RunsOn::kIoThread);
+  Add(
+      bh::verb::get, "/v1/sessions/oidc/start",
+      [this](const Call& c) { return StartSignIn(uc.person_sign_in, c.request, c.target, cookie, c.ctx.request_id); },
+      Auth::kNone);
+  Add(
+      bh::verb::get, kSignInCallbackPath,
+      [this](const Call& c) -> Result<http::Response> {
+        return FinishSignIn(uc.person_sign_in, c.request, c.target, cookie, c.ctx.request_id);
+      },
+      Auth::kNone);
+}
+
+// The portal's session of the request's cookie: an API token's, or a
+// person's, whose principal is the one it has in `tenant` (the selector).
+Result<core::AuthenticatedSession> RestApi::Impl::AuthenticateCookie(std::string_view cookie_value,
+                                                                      std::string_view tenant,
+                                                                      const std::string& request_id) {
+  if (!core::ParsePersonCookie(cookie_value) || uc.person_sign_in == nullptr) {
+    return uc.authenticator.AuthenticateSession(cookie_value);
+  }
+  SEPTA_ASSIGN_OR_RETURN(const core::SignedInPerson signed_in, uc.person_sign_in->Authenticate(cookie_value, request_id));
+  core::AuthenticatedSession session;
+  SEPTA_ASSIGN_OR_RETURN(session.principal, uc.people.PrincipalFor(*signed_in.person, tenant));
+  session.principal.token_id = signed_in.session_id;
+  session.expire_time = signed_in.expire_time;
+  session.person = signed_in.person;
+  return session;
 }
 
 http::Response RestApi::Impl::Run(const Route& route, const http::Request& req, const http::Target& target,
@@ -283,9 +320,17 @@ http::Response RestApi::Impl::Run(const Route& route, const http::Request& req, 
   std::optional<core::AuthenticatedSession> session;
   const std::string_view session_cookie = cookie.Find(req);
   const std::string_view authorization = View(req[bh::field::authorization]);
+  // A person's principal here is for the selector's tenant; an RPC's is
+  // chosen again for the tenant its request names (ServeRpc).
+  const std::string_view selector = View(req[core::kTenantSelectorHeader]);
+  if (route.auth != Auth::kNone) {
+    if (Status st = core::CheckTenantSelector(core::kTenantSelectorHeader, selector); !st.ok()) {
+      return ProblemResponse(st, request_id);
+    }
+  }
   if (route.auth == Auth::kSession ||
       (route.auth == Auth::kToken && authorization.empty() && !session_cookie.empty())) {
-    auto found = uc.authenticator.AuthenticateSession(session_cookie);
+    auto found = AuthenticateCookie(session_cookie, selector, request_id);
     if (!found.ok()) {
       http::Response r = ProblemResponse(
           session_cookie.empty() ? Unauthenticated("not signed in: no session cookie") : found.status(), request_id);
@@ -294,15 +339,10 @@ http::Response RestApi::Impl::Run(const Route& route, const http::Request& req, 
     }
     if (Status st = CheckSameOrigin(req, cookie.tls, session_cookie); !st.ok()) return ProblemResponse(st, request_id);
     ctx.principal = found->principal;
+    ctx.person = found->person;
     ctx.surface = core::Surface::kPortal;
     session = *std::move(found);
   } else if (route.auth == Auth::kToken) {
-    // A person's principal here is for the selector's tenant; an RPC's is
-    // chosen again for the tenant its request names (ServeRpc).
-    const std::string_view selector = View(req[core::kTenantSelectorHeader]);
-    if (Status st = core::CheckTenantSelector(core::kTenantSelectorHeader, selector); !st.ok()) {
-      return ProblemResponse(st, request_id);
-    }
     auto caller =
         core::AuthenticateBearer(uc.authenticator, uc.people, core::BearerToken(authorization), selector, request_id);
     if (!caller.ok()) {

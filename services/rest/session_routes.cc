@@ -27,11 +27,6 @@ bool IsSafeMethod(bh::verb method) {
   return method == bh::verb::get || method == bh::verb::head || method == bh::verb::options;
 }
 
-// The origin a browser on this server's own pages sends.
-std::string OwnOrigin(const http::Request& request, bool tls) {
-  return std::string(tls ? "https://" : "http://") + std::string(View(request[bh::field::host]));
-}
-
 // Origin, when sent, must be this server's own.
 Status CheckOriginIfSent(const http::Request& request, bool tls) {
   const std::string_view origin = View(request[bh::field::origin]);
@@ -40,10 +35,26 @@ Status CheckOriginIfSent(const http::Request& request, bool tls) {
 }
 
 nlohmann::json SessionJson(const core::Principal& principal, TimePoint expire_time, std::string_view cookie_value) {
-  return {{"principal", principal.ToString()},
+  return {{"kind", "token"},
+          {"principal", principal.ToString()},
           {"tenant", principal.admin ? "" : principal.tenant},
           {"role", std::string(core::RoleName(principal.role))},
           {"expire_time", Rfc3339(expire_time)},
+          {"csrf_token", core::SessionService::CsrfToken(cookie_value)}};
+}
+
+// A person's: who it is, and the principal it acts as when a request names
+// no tenant (none: "" when it is a member of several, or of none).
+nlohmann::json PersonSessionJson(const core::AuthenticatedSession& session, std::string_view cookie_value) {
+  const core::Principal& principal = session.principal;
+  const bool acts = principal.admin || !principal.tenant.empty();
+  return {{"kind", "person"},
+          {"principal", acts ? principal.ToString() : ""},
+          {"tenant", principal.admin ? "" : principal.tenant},
+          {"role", acts ? std::string(core::RoleName(principal.role)) : ""},
+          {"person",
+           {{"issuer", session.person->issuer}, {"user", session.person->user}, {"groups", session.person->groups}}},
+          {"expire_time", Rfc3339(session.expire_time)},
           {"csrf_token", core::SessionService::CsrfToken(cookie_value)}};
 }
 
@@ -98,6 +109,10 @@ Result<SignInWith> ReadSignInWith(const http::Request& request) {
 
 }  // namespace
 
+std::string OwnOrigin(const http::Request& request, bool tls) {
+  return std::string(tls ? "https://" : "http://") + std::string(View(request[bh::field::host]));
+}
+
 std::string SessionCookie::SetCookie(std::string_view value, long long max_age_seconds) const {
   std::string out(name());
   out += '=';
@@ -107,8 +122,9 @@ std::string SessionCookie::SetCookie(std::string_view value, long long max_age_s
   return out;
 }
 
-std::string_view SessionCookie::Find(const http::Request& request) const {
-  const std::string_view wanted = name();
+namespace {
+// The value of cookie `wanted` in the request's Cookie headers; empty when absent.
+std::string_view FindCookie(const http::Request& request, std::string_view wanted) {
   for (auto it = request.find(bh::field::cookie); it != request.end() && it->name() == bh::field::cookie; ++it) {
     std::string_view rest = View(it->value());
     while (!rest.empty()) {
@@ -123,6 +139,22 @@ std::string_view SessionCookie::Find(const http::Request& request) const {
     }
   }
   return {};
+}
+}  // namespace
+
+std::string_view SessionCookie::Find(const http::Request& request) const { return FindCookie(request, name()); }
+
+std::string SessionCookie::SetBinding(std::string_view value, long long max_age_seconds) const {
+  std::string out(binding_name());
+  out += '=';
+  out += value;
+  out += "; Path=/; Max-Age=" + std::to_string(max_age_seconds) + "; HttpOnly; SameSite=Lax";
+  if (tls) out += "; Secure";
+  return out;
+}
+
+std::string_view SessionCookie::FindBinding(const http::Request& request) const {
+  return FindCookie(request, binding_name());
 }
 
 Status CheckSameOrigin(const http::Request& request, bool tls, std::string_view cookie_value) {
@@ -160,13 +192,23 @@ Result<http::Response> CreateSession(core::SessionService& sessions, const http:
 }
 
 http::Response CurrentSession(const core::AuthenticatedSession& session, std::string_view cookie_value) {
+  if (session.person != nullptr) return JsonResponse(http::HttpStatus::ok, PersonSessionJson(session, cookie_value));
   return JsonResponse(http::HttpStatus::ok, SessionJson(session.principal, session.expire_time, cookie_value));
 }
 
-Result<http::Response> DeleteSession(core::SessionService& sessions, const core::RequestContext& ctx,
-                                     const SessionCookie& cookie) {
-  SEPTA_RETURN_IF_ERROR(sessions.SignOut(ctx));
-  http::Response r(http::HttpStatus::no_content, 11);
+Result<http::Response> DeleteSession(core::SessionService& sessions, core::PersonSignIn* sign_in,
+                                     const core::AuthenticatedSession& session, const core::RequestContext& ctx,
+                                     const http::Request& request, const SessionCookie& cookie) {
+  std::string end_session_url;
+  if (session.person != nullptr && sign_in != nullptr) {
+    SEPTA_ASSIGN_OR_RETURN(end_session_url, sign_in->SignOut(session.principal.token_id,
+                                                             OwnOrigin(request, cookie.tls) + "/", ctx.request_id));
+  } else {
+    SEPTA_RETURN_IF_ERROR(sessions.SignOut(ctx));
+  }
+  http::Response r = end_session_url.empty()
+                         ? http::Response(http::HttpStatus::no_content, 11)
+                         : JsonResponse(http::HttpStatus::ok, {{"end_session_url", end_session_url}});
   r.set(bh::field::set_cookie, cookie.SetCookie("", 0));
   return r;
 }

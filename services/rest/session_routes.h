@@ -16,6 +16,8 @@
 
 #include "common/status.h"
 #include "services/core/auth.h"
+#include "services/core/people.h"
+#include "services/core/person_sign_in.h"
 #include "services/core/session_service.h"
 #include "services/http/server.h"
 
@@ -34,7 +36,18 @@ struct SessionCookie {
   std::string SetCookie(std::string_view value, long long max_age_seconds) const;
   // The cookie's value in the request's Cookie headers; empty when absent.
   std::string_view Find(const http::Request& request) const;
+
+  // The cookie that binds a person's sign-in under way to the browser that
+  // began it (person_sign_in_routes.h): SameSite=Lax, as it must come back
+  // on the provider's redirect, a cross-site top-level navigation.
+  std::string_view binding_name() const { return tls ? "__Host-septa_sign_in" : "septa_sign_in"; }
+  std::string SetBinding(std::string_view value, long long max_age_seconds) const;
+  std::string_view FindBinding(const http::Request& request) const;
 };
+
+// This server's origin as the request names it (scheme and Host): where
+// the portal is, for the provider's redirects.
+std::string OwnOrigin(const http::Request& request, bool tls);
 
 // For a request authenticated by the cookie: a method that changes state
 // must come from this origin (Origin equal to the request's own scheme and
@@ -45,7 +58,10 @@ Status CheckSameOrigin(const http::Request& request, bool tls, std::string_view 
 Result<http::Response> CreateSession(core::SessionService& sessions, const http::Request& request,
                                      const SessionCookie& cookie, const std::string& request_id);
 http::Response CurrentSession(const core::AuthenticatedSession& session, std::string_view cookie_value);
-Result<http::Response> DeleteSession(core::SessionService& sessions, const core::RequestContext& ctx,
-                                     const SessionCookie& cookie);
+// A person's session (`session.person`) is ended by `sign_in`: 200 with the
+// provider's logout URL for the browser to visit, or 204 when it has none.
+Result<http::Response> DeleteSession(core::SessionService& sessions, core::PersonSignIn* sign_in,
+                                     const core::AuthenticatedSession& session, const core::RequestContext& ctx,
+                                     const http::Request& request, const SessionCookie& cookie);
 
 }  // namespace septa::rest

@@ -11,6 +11,7 @@
 
 #include "services/core/member_service.h"
 #include "tests/unit/services/core/core_fixture.h"
+#include "tests/unit/services/core/scripted_people.h"
 
 namespace septa::core {
 namespace {
@@ -19,18 +20,7 @@ using ::testing::ElementsAre;
 
 constexpr char kIssuer[] = "https://idp.acme.test";
 
-// A verifier whose answers the test sets, by token text.
-class ScriptedPeople final : public PersonTokenVerifier {
- public:
-  Result<Person> VerifyPerson(std::string_view token) override {
-    ++calls;
-    const auto found = answers.find(std::string(token));
-    if (found == answers.end()) return Unauthenticated("the token's signature does not verify (scripted)");
-    return found->second;
-  }
-  std::map<std::string, Result<Person>> answers;
-  int calls = 0;
-};
+using test::ScriptedPeople;
 
 Person Alice(std::vector<std::string> groups = {"gpu-users", "platform"}) {
   return Person{.issuer = kIssuer, .user = "alice@acme.test", .groups = std::move(groups), .expire_time = {}};
