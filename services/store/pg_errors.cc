@@ -18,6 +18,9 @@ struct ConstraintMeaning {
 constexpr char kNotNegative[] = "must not be negative";
 constexpr char kFiniteNotNegative[] = "must be a finite number, not negative";
 constexpr char kGiIdRange[] = "must be -1 (a whole GPU or a share) or a GPU-instance id";
+constexpr char kSha256Hex[] = "must be a SHA-256 digest in lower-case hex";
+constexpr char kPrintableName[] =
+    "must be 1-256 bytes of one line of printable text: no control or bidi formatting characters";
 
 const std::map<std::string, ConstraintMeaning>& ConstraintMeanings() {
   static const auto* meanings = new std::map<std::string, ConstraintMeaning>{
@@ -54,8 +57,7 @@ const std::map<std::string, ConstraintMeaning>& ConstraintMeanings() {
       {"api_tokens_secret_hash_key", {Code::kAlreadyExists, "", "an API token with this secret already exists"}},
       {"api_tokens_id_format", {Code::kInvalidArgument, "id", "must be 8-64 lower-case hex digits"}},
       {"api_tokens_principal_format", {Code::kInvalidArgument, "principal", "must be \"admin\" or \"tenant:<name>\""}},
-      {"api_tokens_secret_hash_format",
-       {Code::kInvalidArgument, "secret_hash", "must be a SHA-256 digest in lower-case hex"}},
+      {"api_tokens_secret_hash_format", {Code::kInvalidArgument, "secret_hash", kSha256Hex}},
       {"api_tokens_kind_known", {Code::kInvalidArgument, "kind", "must be api, session or sign_in"}},
       {"api_tokens_parent_by_kind",
        {Code::kInvalidArgument, "parent_id", "a session or sign-in code has a parent token, an API token none"}},
@@ -126,11 +128,34 @@ const std::map<std::string, ConstraintMeaning>& ConstraintMeanings() {
       {"tenant_members_pkey", {Code::kAlreadyExists, "", "the tenant already has this member"}},
       {"tenant_members_tenant_fkey", {Code::kNotFound, "", "no such tenant"}},
       {"tenant_members_kind_known", {Code::kInvalidArgument, "kind", "must be user or group"}},
-      {"tenant_members_name_format",
-       {Code::kInvalidArgument, "name",
-        "must be 1-256 bytes of one line of printable text: no control or bidi formatting characters"}},
+      {"tenant_members_name_format", {Code::kInvalidArgument, "name", kPrintableName}},
       {"tenant_members_role_known", {Code::kInvalidArgument, "role", "must be owner, editor or viewer"}},
       {"tenant_members_version_positive", {Code::kInvalidArgument, "version", "must be positive"}},
+      // migrations/0028_person_sessions.sql
+      {"person_sign_ins_pkey", {Code::kAlreadyExists, "", "a sign-in with this state is already pending"}},
+      {"person_sign_ins_state_hash_format", {Code::kInvalidArgument, "state_hash", kSha256Hex}},
+      {"person_sign_ins_issuer_length", {Code::kInvalidArgument, "issuer", "must be 1-2048 bytes"}},
+      {"person_sign_ins_browser_hash_format", {Code::kInvalidArgument, "browser_hash", kSha256Hex}},
+      {"person_sign_ins_code_verifier_format",
+       {Code::kInvalidArgument, "code_verifier", "must be 43-128 characters of A-Z, a-z, 0-9, '-', '.', '_' and '~'"}},
+      {"person_sign_ins_nonce_length", {Code::kInvalidArgument, "nonce", "must be 1-256 bytes"}},
+      {"person_sign_ins_return_to_path",
+       {Code::kInvalidArgument, "return_to", "must be a path of the portal: '/' first, at most 2048 bytes"}},
+      {"person_sign_ins_lifetime", {Code::kInvalidArgument, "expire_time", "must be after create_time"}},
+      {"person_sessions_pkey", {Code::kAlreadyExists, "", "a portal session with this id already exists"}},
+      {"person_sessions_id_format", {Code::kInvalidArgument, "id", "must be 16 lower-case hex digits"}},
+      {"person_sessions_secret_hash_format", {Code::kInvalidArgument, "secret_hash", kSha256Hex}},
+      {"person_sessions_issuer_length", {Code::kInvalidArgument, "issuer", "must be 1-2048 bytes"}},
+      {"person_sessions_username_format", {Code::kInvalidArgument, "user", kPrintableName}},
+      {"person_sessions_groups_format",
+       {Code::kInvalidArgument, "groups",
+        "must be at most 1000 names of 1-256 bytes of one line of printable text: no control or bidi formatting "
+        "characters"}},
+      {"person_sessions_id_token_length", {Code::kInvalidArgument, "id_token", "must be 1-65536 bytes"}},
+      {"person_sessions_refresh_token_length",
+       {Code::kInvalidArgument, "refresh_token", "must be at most 65536 bytes"}},
+      {"person_sessions_version_nonnegative", {Code::kInvalidArgument, "version", kNotNegative}},
+      {"person_sessions_lifetime", {Code::kInvalidArgument, "expire_time", "must be after create_time"}},
       {"node_holds_node_fkey", {Code::kNotFound, "", "no such node in the inventory"}},
       {"gpu_holds_gpu_fkey", {Code::kNotFound, "", "no such GPU in the inventory"}},
       {"reservation_mig_slices_on_gpu",

@@ -79,6 +79,25 @@ class PgTokens final : public core::TokenRepository {
   PgWork& work_;
 };
 
+class PgPersonSessions final : public core::PersonSessionRepository {
+ public:
+  explicit PgPersonSessions(PgWork& work) : work_(work) {}
+  static void Prepare(pqxx::connection& c);
+  Status InsertSignIn(const core::PendingSignIn& sign_in) override;
+  Result<core::PendingSignIn> TakeSignIn(const std::string& state_hash) override;
+  Result<int> CountSignIns(TimePoint now) override;
+  Status Insert(const core::PersonSession& session) override;
+  Result<core::PersonSession> Get(const std::string& id) override;
+  Result<std::vector<core::PersonSession>> ListLive(const std::string& issuer, const std::string& user,
+                                                    TimePoint now) override;
+  Status UpdateIdentity(const core::PersonSession& session, std::int64_t expected_version) override;
+  Status Revoke(const std::string& id, TimePoint when) override;
+  Result<int> DeleteDead(TimePoint now, TimePoint dead_before, int limit) override;
+
+ private:
+  PgWork& work_;
+};
+
 class PgAuditLog final : public core::AuditLog {
  public:
   explicit PgAuditLog(PgWork& work) : work_(work) {}

@@ -7,6 +7,7 @@ void PrepareStatements(pqxx::connection& c) {
   PgTenants::Prepare(c);
   PgTenantMembers::Prepare(c);
   PgTokens::Prepare(c);
+  PgPersonSessions::Prepare(c);
   PgAuditLog::Prepare(c);
   PgIdempotency::Prepare(c);
   PgVirtualClusters::Prepare(c);

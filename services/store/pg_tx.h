@@ -28,6 +28,7 @@ class PgTx final : public core::Tx {
   core::TenantRepository& Tenants() override { return tenants_; }
   core::TenantMemberRepository& TenantMembers() override { return tenant_members_; }
   core::TokenRepository& Tokens() override { return tokens_; }
+  core::PersonSessionRepository& PersonSessions() override { return person_sessions_; }
   core::AuditLog& Audit() override { return audit_; }
   core::IdempotencyRepository& Idempotency() override { return idempotency_; }
   core::VirtualClusterRepository& VirtualClusters() override { return vclusters_; }
@@ -44,6 +45,7 @@ class PgTx final : public core::Tx {
   PgTenants tenants_{work_};
   PgTenantMembers tenant_members_{work_};
   PgTokens tokens_{work_};
+  PgPersonSessions person_sessions_{work_};
   PgAuditLog audit_{work_};
   PgIdempotency idempotency_{work_};
   PgVirtualClusters vclusters_{work_};

@@ -2,6 +2,7 @@
 #include "tests/support/fake_apply_sets.h"
 #include "tests/support/fake_capacity.h"
 #include "tests/support/fake_credentials.h"
+#include "tests/support/fake_person_sessions.h"
 #include "tests/support/fake_tenant_members.h"
 #include "tests/support/fake_token_declarations.h"
 #include "tests/support/fake_usage.h"
@@ -398,6 +399,7 @@ class FakeTx final : public Tx {
   TenantRepository& Tenants() override { return tenants_; }
   TenantMemberRepository& TenantMembers() override { return tenant_members_; }
   TokenRepository& Tokens() override { return tokens_; }
+  PersonSessionRepository& PersonSessions() override { return person_sessions_; }
   AuditLog& Audit() override { return audit_; }
   IdempotencyRepository& Idempotency() override { return idempotency_; }
   VirtualClusterRepository& VirtualClusters() override { return vclusters_; }
@@ -414,6 +416,7 @@ class FakeTx final : public Tx {
   FakeTenants tenants_{work_};
   FakeTenantMembers tenant_members_{work_};
   FakeTokens tokens_{work_};
+  FakePersonSessions person_sessions_{work_};
   FakeAuditLog audit_{work_};
   FakeIdempotency idempotency_{work_};
   FakeVirtualClusters vclusters_{work_};

@@ -33,6 +33,9 @@ class FakeStore final : public Store {
     std::map<std::string, TrustTier> tiers;
     std::map<std::string, Tenant> tenants;
     std::map<std::string, ApiToken> tokens;
+    // By state_hash and by id; see fake_person_sessions.h.
+    std::map<std::string, PendingSignIn> person_sign_ins;
+    std::map<std::string, PersonSession> person_sessions;
     std::vector<AuditRecord> audit;  // in id order
     std::int64_t last_audit_id = 0;
     std::map<std::pair<std::string, std::string>, IdempotencyRecord> idempotency;

@@ -780,21 +780,22 @@ TYPED_TEST_P(StoreContract, CommittedRevocationsAreToldToTheWatcher) {
   EXPECT_EQ(told.size(), 3u) << "told after the watcher was removed";
 }
 
-// The principals a store tells its revocation watcher (a "start over" left
-// out), watched from construction to destruction.
-class PrincipalsTold {
+// The revocations a store tells its watcher ("token <id>" or "principal
+// <principal>"; a "start over" left out), watched from construction to
+// destruction.
+class RevocationsTold {
  public:
-  explicit PrincipalsTold(Store& store) : store_(store) {
+  explicit RevocationsTold(Store& store) : store_(store) {
     store_.WatchRevocations([this](const Revocation& r) {
       if (r.token_id.empty() && r.principal.empty()) return;  // "start over": allowed at any time
       std::lock_guard lock(mu_);
-      told_.push_back(r.principal);
+      told_.push_back(r.token_id.empty() ? "principal " + r.principal : "token " + r.token_id);
       cv_.notify_all();
     });
   }
-  ~PrincipalsTold() { store_.WatchRevocations(nullptr); }
+  ~RevocationsTold() { store_.WatchRevocations(nullptr); }
 
-  // Every principal told, once the last told is `last` (a sentinel written
+  // Every revocation told, once the last told is `last` (a sentinel written
   // after everything the test looks at: once it is told, nothing else is on
   // its way); nullopt after 5 s without it.
   std::optional<std::vector<std::string>> Until(const std::string& last) {
@@ -817,7 +818,7 @@ class PrincipalsTold {
 // (PgStore: the trigger of migrations/0015); other changes are not.
 TYPED_TEST_P(StoreContract, ATenantsChangeOfStateIsToldToTheWatcher) {
   ASSERT_TRUE(this->Insert(MakeTenant("acme")).ok());
-  PrincipalsTold told(this->store());
+  RevocationsTold told(this->store());
   auto change = [&](std::int64_t version, TenantState state, const std::string& display_name) {
     Tenant next = MakeTenant("acme");
     next.state = state;
@@ -832,9 +833,9 @@ TYPED_TEST_P(StoreContract, ATenantsChangeOfStateIsToldToTheWatcher) {
   // Told after everything above: once it is, nothing else is on its way.
   ASSERT_TRUE(
       this->Write([](Tx& tx) { return tx.Tokens().CapLifetimes("tenant:sentinel", std::chrono::seconds(60)); }).ok());
-  const auto principals = told.Until("tenant:sentinel");
+  const auto principals = told.Until("principal tenant:sentinel");
   ASSERT_TRUE(principals.has_value()) << "the sentinel was not told within 5 s";
-  EXPECT_THAT(*principals, ElementsAre("tenant:acme", "tenant:acme", "tenant:sentinel"))
+  EXPECT_THAT(*principals, ElementsAre("principal tenant:acme", "principal tenant:acme", "principal tenant:sentinel"))
       << "told for the suspension and the resumption only";
 }
 
@@ -1181,7 +1182,7 @@ TYPED_TEST_P(StoreContract, TenantMembersAreFoundByUserOrGroupInEveryTenantAndGo
 // the trigger of migrations/0027); a write that rolls back is not.
 TYPED_TEST_P(StoreContract, AChangeOfATenantsMembersIsToldToTheWatcher) {
   ASSERT_TRUE(this->Insert(MakeTenant("acme")).ok());
-  PrincipalsTold told(this->store());
+  RevocationsTold told(this->store());
   TenantMember alice = MakeMember("acme", MemberKind::kUser, "alice@acme.test", MemberRole::kOwner);
   ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.TenantMembers().Insert(alice); }).ok());
   EXPECT_EQ(this->Write([&](Tx& tx) -> Status {
@@ -1201,10 +1202,368 @@ TYPED_TEST_P(StoreContract, AChangeOfATenantsMembersIsToldToTheWatcher) {
                   .ok());
   ASSERT_TRUE(
       this->Write([](Tx& tx) { return tx.Tokens().CapLifetimes("tenant:sentinel", std::chrono::seconds(60)); }).ok());
-  const auto principals = told.Until("tenant:sentinel");
+  const auto principals = told.Until("principal tenant:sentinel");
   ASSERT_TRUE(principals.has_value()) << "the sentinel was not told within 5 s";
-  EXPECT_THAT(*principals, ElementsAre("tenant:acme", "tenant:acme", "tenant:acme", "tenant:sentinel"))
+  EXPECT_THAT(*principals, ElementsAre("principal tenant:acme", "principal tenant:acme", "principal tenant:acme",
+                                       "principal tenant:sentinel"))
       << "told for the insert, the update and the delete; nothing from the rollback";
+}
+
+// People's portal sessions and the sign-ins under way (migrations/0028).
+inline constexpr char kPersonIssuer[] = "https://idp.example.com";
+
+inline PendingSignIn MakeSignIn(char state, TimePoint expire_time) {
+  return {.state_hash = Hex64(state),
+          .issuer = kPersonIssuer,
+          .browser_hash = Hex64('b'),
+          .code_verifier = std::string(43, 'v') + "-._~" + std::string(1, state),
+          .nonce = std::string("nonce-") + state,
+          .return_to = "/tenants/acme?tab=members",
+          .create_time = At(100, 1'500),
+          .expire_time = expire_time};
+}
+
+inline PersonSession MakePersonSession(std::string id, std::string user, TimePoint create_time, TimePoint expire_time) {
+  return {.id = std::move(id),
+          .secret_hash = Hex64('5'),
+          .issuer = kPersonIssuer,
+          .user = std::move(user),
+          .groups = {"Zeta", "alpha"},  // sorted as bytes, not as a locale would
+          .identity_expire_time = At(600, 2'500),
+          .id_token = "header.payload.signature",
+          .refresh_token = "refresh-1",
+          .version = 0,
+          .create_time = create_time,
+          .expire_time = expire_time};
+}
+
+// Every field, for comparing rows as stored (instants in nanoseconds).
+inline std::string Nanos(TimePoint t) {
+  return std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
+}
+inline std::string SignInRow(const PendingSignIn& s) {
+  return s.state_hash + " " + s.issuer + " " + s.browser_hash + " " + s.code_verifier + " " + s.nonce + " " +
+         s.return_to + " " + Nanos(s.create_time) + " " + Nanos(s.expire_time);
+}
+inline std::string PersonSessionRow(const PersonSession& s) {
+  std::string groups;
+  for (const std::string& group : s.groups) groups += "[" + group + "]";
+  return s.id + " " + s.secret_hash + " " + s.issuer + " " + s.user + " " + groups + " " +
+         Nanos(s.identity_expire_time) + " " + s.id_token + " [" + s.refresh_token + "] v" + std::to_string(s.version) +
+         " " + Nanos(s.create_time) + " " + Nanos(s.expire_time) + " " + (s.revoke_time ? Nanos(*s.revoke_time) : "-");
+}
+
+// A sign-in is taken once (expired or not), its state is unique while it is
+// pending, only the unexpired are counted, and a row is refused naming the
+// field the table's CHECK names.
+TYPED_TEST_P(StoreContract, SignInsAreTakenOnceAndCountedUntilTheyExpire) {
+  const PendingSignIn a = MakeSignIn('a', At(1'000)), b = MakeSignIn('c', At(2'000, 700));
+  ASSERT_TRUE(this->Write([&](Tx& tx) {
+                    SEPTA_RETURN_IF_ERROR(tx.PersonSessions().InsertSignIn(a));
+                    return tx.PersonSessions().InsertSignIn(b);
+                  })
+                  .ok());
+  PendingSignIn same_state = MakeSignIn('a', At(3'000));
+  same_state.nonce = "another";
+  EXPECT_EQ(this->Write([&](Tx& tx) { return tx.PersonSessions().InsertSignIn(same_state); }).code(),
+            Code::kAlreadyExists);
+  const auto count = [&](TimePoint now) {
+    auto counted = this->template Read<int>([&](Tx& tx) { return tx.PersonSessions().CountSignIns(now); });
+    EXPECT_TRUE(counted.ok()) << counted.status().ToString();
+    return counted.ok() ? *counted : -1;
+  };
+  EXPECT_EQ(count(At(999)), 2);
+  EXPECT_EQ(count(At(1'000)), 1) << "expired at its expire_time";
+  EXPECT_EQ(count(At(2'001)), 0);
+
+  const auto take = [&](const std::string& state_hash) {
+    std::optional<Result<PendingSignIn>> taken;
+    const Status st = this->Write([&](Tx& tx) {
+      taken = tx.PersonSessions().TakeSignIn(state_hash);
+      return taken->status();
+    });
+    return st.ok() ? *taken : Result<PendingSignIn>(st);
+  };
+  auto taken = take(Hex64('a'));
+  ASSERT_TRUE(taken.ok()) << taken.status().ToString();
+  PendingSignIn stored = a;
+  stored.create_time = AtMicros(100, 1'500);
+  EXPECT_EQ(SignInRow(*taken), SignInRow(stored));
+  EXPECT_EQ(take(Hex64('a')).status().code(), Code::kNotFound) << "used once";
+  EXPECT_EQ(count(At(999)), 1);
+  taken = take(Hex64('c'));
+  ASSERT_TRUE(taken.ok()) << "taken expired too: " << taken.status().ToString();
+  EXPECT_EQ(taken->expire_time, AtMicros(2'000, 700));
+  EXPECT_EQ(take(Hex64('d')).status().code(), Code::kNotFound);
+
+  const auto refused_field = [&](const PendingSignIn& bad) {
+    const Status st = this->Write([&](Tx& tx) { return tx.PersonSessions().InsertSignIn(bad); });
+    EXPECT_EQ(st.code(), Code::kInvalidArgument) << st.ToString();
+    return st.violations().size() == 1 ? st.violations()[0].field : st.ToString();
+  };
+  PendingSignIn bad = MakeSignIn('e', At(1'000));
+  bad.state_hash = "the-state-itself";
+  EXPECT_EQ(refused_field(bad), "state_hash");
+  bad = MakeSignIn('e', At(1'000));
+  bad.code_verifier = "too-short";
+  EXPECT_EQ(refused_field(bad), "code_verifier");
+  bad = MakeSignIn('e', At(1'000));
+  bad.return_to = "https://elsewhere.example/";
+  EXPECT_EQ(refused_field(bad), "return_to");
+  bad = MakeSignIn('e', At(100));
+  EXPECT_EQ(refused_field(bad), "expire_time");
+  EXPECT_EQ(count(At(0)), 0) << "nothing refused was kept";
+}
+
+// A session round-trips at microseconds, its id is unique, and ListLive
+// gives one person's sessions neither revoked nor expired by (create_time,
+// id).
+TYPED_TEST_P(StoreContract, PersonSessionsRoundTripAndAreListedLiveByPerson) {
+  PersonSession first = MakePersonSession("00000000000000b1", "alice@acme.test", At(100, 2'700), At(5'000));
+  first.refresh_token = "";
+  const std::vector<PersonSession> others = {
+      MakePersonSession("00000000000000b0", "alice@acme.test", At(100, 2'700), At(5'000)),  // same time, id first
+      MakePersonSession("00000000000000c9", "alice@acme.test", At(50), At(5'000)),
+      [] {
+        PersonSession revoked = MakePersonSession("00000000000000d0", "alice@acme.test", At(60), At(5'000));
+        revoked.revoke_time = At(70);
+        return revoked;
+      }(),
+      MakePersonSession("00000000000000d1", "alice@acme.test", At(60), At(1'000)),  // expired at 1000
+      MakePersonSession("00000000000000d2", "bob@acme.test", At(60), At(5'000)),
+      [] {
+        PersonSession elsewhere = MakePersonSession("00000000000000d3", "alice@acme.test", At(60), At(5'000));
+        elsewhere.issuer = "https://other.example.com";
+        return elsewhere;
+      }(),
+  };
+  ASSERT_TRUE(this->Write([&](Tx& tx) {
+                    SEPTA_RETURN_IF_ERROR(tx.PersonSessions().Insert(first));
+                    for (const PersonSession& s : others) SEPTA_RETURN_IF_ERROR(tx.PersonSessions().Insert(s));
+                    return Status::Ok();
+                  })
+                  .ok());
+  auto got = this->template Read<PersonSession>([](Tx& tx) { return tx.PersonSessions().Get("00000000000000b1"); });
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  PersonSession stored = first;
+  stored.create_time = AtMicros(100, 2'700);
+  stored.identity_expire_time = AtMicros(600, 2'500);
+  EXPECT_EQ(PersonSessionRow(*got), PersonSessionRow(stored));
+  EXPECT_EQ(this->template Read<PersonSession>([](Tx& tx) { return tx.PersonSessions().Get("00000000000000ff"); })
+                .status()
+                .code(),
+            Code::kNotFound);
+  PersonSession same_id = MakePersonSession("00000000000000b1", "carol@acme.test", At(200), At(5'000));
+  EXPECT_EQ(this->Write([&](Tx& tx) { return tx.PersonSessions().Insert(same_id); }).code(), Code::kAlreadyExists);
+
+  const auto live = [&](const std::string& issuer, const std::string& user, TimePoint now) {
+    std::vector<std::string> ids;
+    auto sessions = this->template Read<std::vector<PersonSession>>(
+        [&](Tx& tx) { return tx.PersonSessions().ListLive(issuer, user, now); });
+    EXPECT_TRUE(sessions.ok()) << sessions.status().ToString();
+    if (sessions.ok()) {
+      for (const PersonSession& s : *sessions) ids.push_back(s.id);
+    }
+    return ids;
+  };
+  EXPECT_THAT(live(kPersonIssuer, "alice@acme.test", At(999)),
+              ElementsAre("00000000000000c9", "00000000000000d1", "00000000000000b0", "00000000000000b1"));
+  EXPECT_THAT(live(kPersonIssuer, "alice@acme.test", At(1'000)),
+              ElementsAre("00000000000000c9", "00000000000000b0", "00000000000000b1"));
+  EXPECT_THAT(live(kPersonIssuer, "bob@acme.test", At(1'000)), ElementsAre("00000000000000d2"));
+  EXPECT_THAT(live(kPersonIssuer, "carol@acme.test", At(1'000)), IsEmpty());
+
+  const auto refused_field = [&](const PersonSession& bad) {
+    const Status st = this->Write([&](Tx& tx) { return tx.PersonSessions().Insert(bad); });
+    EXPECT_EQ(st.code(), Code::kInvalidArgument) << st.ToString();
+    return st.violations().size() == 1 ? st.violations()[0].field : st.ToString();
+  };
+  const PersonSession good = MakePersonSession("00000000000000e0", "dave@acme.test", At(100), At(5'000));
+  PersonSession bad = good;
+  bad.id = "E0";
+  EXPECT_EQ(refused_field(bad), "id");
+  bad = good;
+  bad.user = "two\nlines";
+  EXPECT_EQ(refused_field(bad), "user");
+  bad = good;
+  bad.groups = {"ml", "bell\a"};
+  EXPECT_EQ(refused_field(bad), "groups");
+  bad.groups = {"ml", "\xff"};
+  EXPECT_EQ(refused_field(bad), "groups");
+  bad.groups = std::vector<std::string>(kMaxMemberGroups + 1, "g");
+  EXPECT_EQ(refused_field(bad), "groups");
+  bad = good;
+  bad.id_token = "";
+  EXPECT_EQ(refused_field(bad), "id_token");
+  bad = good;
+  bad.version = -1;
+  EXPECT_EQ(refused_field(bad), "version");
+  EXPECT_EQ(this->template Read<PersonSession>([](Tx& tx) { return tx.PersonSessions().Get("00000000000000e0"); })
+                .status()
+                .code(),
+            Code::kNotFound)
+      << "nothing refused was kept";
+  bad = good;
+  bad.groups = std::vector<std::string>(kMaxMemberGroups, "g");
+  EXPECT_TRUE(this->Write([&](Tx& tx) { return tx.PersonSessions().Insert(bad); }).ok()) << "as many as a token names";
+}
+
+// A renewal stores the new identity and tokens over the version read, and
+// nothing else of the session.
+TYPED_TEST_P(StoreContract, APersonSessionsIdentityChangesOnlyAtItsVersion) {
+  const PersonSession session = MakePersonSession("00000000000000a1", "alice@acme.test", At(100), At(5'000));
+  ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.PersonSessions().Insert(session); }).ok());
+  PersonSession renewed = session;
+  renewed.groups = {"Ops", "ml", "ml-admins"};
+  renewed.identity_expire_time = At(1'200, 9'999);
+  renewed.id_token = "header.payload2.signature2";
+  renewed.refresh_token = "";  // the provider issued none this time
+  renewed.expire_time = At(6'000);
+  // Not the renewal's to change:
+  renewed.user = "mallory@acme.test";
+  renewed.secret_hash = Hex64('6');
+  renewed.create_time = At(1);
+  renewed.version = 41;
+
+  EXPECT_EQ(this->Write([&](Tx& tx) { return tx.PersonSessions().UpdateIdentity(renewed, 1); }).code(), Code::kAborted);
+  ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.PersonSessions().UpdateIdentity(renewed, 0); }).ok());
+  EXPECT_EQ(this->Write([&](Tx& tx) { return tx.PersonSessions().UpdateIdentity(renewed, 0); }).code(), Code::kAborted)
+      << "a second renewal from the same version lost the race";
+  auto got = this->template Read<PersonSession>([](Tx& tx) { return tx.PersonSessions().Get("00000000000000a1"); });
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  PersonSession stored = session;
+  stored.groups = {"Ops", "ml", "ml-admins"};
+  stored.identity_expire_time = AtMicros(1'200, 9'999);
+  stored.id_token = "header.payload2.signature2";
+  stored.refresh_token = "";
+  stored.expire_time = At(6'000);
+  stored.version = 1;
+  EXPECT_EQ(PersonSessionRow(*got), PersonSessionRow(stored));
+
+  renewed.refresh_token = "refresh-2";
+  renewed.groups = {};
+  ASSERT_TRUE(this->Write([&](Tx& tx) { return tx.PersonSessions().UpdateIdentity(renewed, 1); }).ok());
+  got = this->template Read<PersonSession>([](Tx& tx) { return tx.PersonSessions().Get("00000000000000a1"); });
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->version, 2);
+  EXPECT_THAT(got->groups, IsEmpty());
+  EXPECT_EQ(got->refresh_token, "refresh-2");
+
+  renewed.id = "00000000000000a2";
+  EXPECT_EQ(this->Write([&](Tx& tx) { return tx.PersonSessions().UpdateIdentity(renewed, 0); }).code(),
+            Code::kNotFound);
+}
+
+// A session's end is told to every replica as a revocation of its id
+// (PgStore: the trigger of migrations/0028), once: its revocation (the
+// first; Revoke is idempotent) or the deletion of a session not revoked;
+// nothing from a rollback.
+TYPED_TEST_P(StoreContract, APersonSessionsEndIsToldToTheWatcherAsItsTokenId) {
+  PersonSession revoked = MakePersonSession("00000000000000f4", "alice@acme.test", At(100), At(5'000));
+  revoked.revoke_time = At(150);
+  ASSERT_TRUE(this->Write([&](Tx& tx) {
+                    SEPTA_RETURN_IF_ERROR(tx.PersonSessions().Insert(
+                        MakePersonSession("00000000000000f1", "alice@acme.test", At(100), At(5'000))));
+                    SEPTA_RETURN_IF_ERROR(tx.PersonSessions().Insert(
+                        MakePersonSession("00000000000000f2", "alice@acme.test", At(100), At(5'000))));
+                    SEPTA_RETURN_IF_ERROR(tx.PersonSessions().Insert(
+                        MakePersonSession("00000000000000f3", "alice@acme.test", At(100), At(200))));
+                    return tx.PersonSessions().Insert(revoked);
+                  })
+                  .ok());
+  RevocationsTold told(this->store());
+  EXPECT_EQ(this->Write([](Tx& tx) -> Status {
+                  SEPTA_RETURN_IF_ERROR(tx.PersonSessions().Revoke("00000000000000f2", At(300)));
+                  return Aborted("changed my mind");
+                })
+                .code(),
+            Code::kAborted);
+  ASSERT_TRUE(this->Write([](Tx& tx) { return tx.PersonSessions().Revoke("00000000000000f1", At(400)); }).ok());
+  ASSERT_TRUE(this->Write([](Tx& tx) { return tx.PersonSessions().Revoke("00000000000000f1", At(500)); }).ok());
+  EXPECT_EQ(this->Write([](Tx& tx) { return tx.PersonSessions().Revoke("00000000000000ff", At(500)); }).code(),
+            Code::kNotFound);
+  EXPECT_EQ(this->template Read<PersonSession>([](Tx& tx) { return tx.PersonSessions().Get("00000000000000f1"); })
+                ->revoke_time,
+            At(400))
+      << "the first revocation stands";
+  EXPECT_EQ(this->template Read<PersonSession>([](Tx& tx) { return tx.PersonSessions().Get("00000000000000f2"); })
+                ->revoke_time,
+            std::nullopt)
+      << "rolled back";
+  // f1 (revoked), f3 (expired, not revoked) and f4 (revoked) are deleted.
+  int deleted = 0;
+  ASSERT_TRUE(this->Write([&](Tx& tx) -> Status {
+                    SEPTA_ASSIGN_OR_RETURN(deleted, tx.PersonSessions().DeleteDead(At(1'000), At(1'000), 100));
+                    return Status::Ok();
+                  })
+                  .ok());
+  EXPECT_EQ(deleted, 3);
+  ASSERT_TRUE(
+      this->Write([](Tx& tx) { return tx.Tokens().CapLifetimes("tenant:sentinel", std::chrono::seconds(60)); }).ok());
+  const auto revocations = told.Until("principal tenant:sentinel");
+  ASSERT_TRUE(revocations.has_value()) << "the sentinel was not told within 5 s";
+  EXPECT_THAT(*revocations,
+              ElementsAre("token 00000000000000f1", "token 00000000000000f3", "principal tenant:sentinel"))
+      << "f1's revocation once, f3's deletion; nothing of the rollback or of a revoked session's deletion";
+}
+
+// Expired sign-ins (expired before `now`) and sessions dead (revoked or
+// expired) before `dead_before` are deleted, up to `limit` of each a call.
+TYPED_TEST_P(StoreContract, DeadSignInsAndPersonSessionsAreDeletedABatchAtATime) {
+  const auto session = [](const std::string& id, TimePoint expire_time, std::optional<TimePoint> revoke_time) {
+    PersonSession s = MakePersonSession(id, "alice@acme.test", At(100), expire_time);
+    s.revoke_time = revoke_time;
+    return s;
+  };
+  ASSERT_TRUE(this->Write([&](Tx& tx) {
+                    for (const PendingSignIn& s : {MakeSignIn('1', At(150)), MakeSignIn('2', At(300)),
+                                                   MakeSignIn('3', At(2'000)), MakeSignIn('4', At(5'000))}) {
+                      SEPTA_RETURN_IF_ERROR(tx.PersonSessions().InsertSignIn(s));
+                    }
+                    for (const PersonSession& s : {
+                             session("0000000000000001", At(5'000), std::nullopt),  // live
+                             session("0000000000000002", At(500), std::nullopt),    // expired long ago
+                             session("0000000000000003", At(5'000), At(300)),       // revoked long ago
+                             session("0000000000000004", At(1'500), std::nullopt),  // expired lately
+                             session("0000000000000005", At(5'000), At(1'200)),     // revoked lately
+                             session("0000000000000006", At(1'000), std::nullopt),  // expired at dead_before
+                         }) {
+                      SEPTA_RETURN_IF_ERROR(tx.PersonSessions().Insert(s));
+                    }
+                    return Status::Ok();
+                  })
+                  .ok());
+  const TimePoint now = At(2'000), dead_before = At(1'000);
+  const auto delete_dead = [&](int limit) {
+    std::optional<Result<int>> deleted;
+    const Status st = this->Write([&](Tx& tx) {
+      deleted = tx.PersonSessions().DeleteDead(now, dead_before, limit);
+      return deleted->status();
+    });
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    return st.ok() ? **deleted : -1;
+  };
+  EXPECT_EQ(delete_dead(1), 2) << "one sign-in and one session";
+  EXPECT_EQ(delete_dead(100), 2) << "the other sign-in and session";
+  EXPECT_EQ(delete_dead(100), 0);
+
+  const auto sessions_left = [&] {
+    std::vector<std::string> ids;
+    for (const char* id : {"0000000000000001", "0000000000000002", "0000000000000003", "0000000000000004",
+                           "0000000000000005", "0000000000000006"}) {
+      if (this->template Read<PersonSession>([&](Tx& tx) { return tx.PersonSessions().Get(id); }).ok()) {
+        ids.push_back(id);
+      }
+    }
+    return ids;
+  };
+  EXPECT_THAT(sessions_left(),
+              ElementsAre("0000000000000001", "0000000000000004", "0000000000000005", "0000000000000006"));
+  EXPECT_EQ(*this->template Read<int>([&](Tx& tx) { return tx.PersonSessions().CountSignIns(At(0)); }), 2)
+      << "the sign-in expired at `now` and the live one stay";
+  const Status no_rows =
+      this->Write([&](Tx& tx) { return tx.PersonSessions().DeleteDead(now, dead_before, 0).status(); });
+  EXPECT_EQ(no_rows.code(), Code::kInvalidArgument) << no_rows.ToString();
 }
 
 REGISTER_TYPED_TEST_SUITE_P(
@@ -1222,6 +1581,8 @@ REGISTER_TYPED_TEST_SUITE_P(
     LiveTokensAreCountedAndTheLongDeadDeleted, AuditIsNewestFirstWithAssignedIds, IdempotencyKeysAreUniquePerPrincipal,
     IdempotencyKeysAreDeletedOneByOneOrOldestFirst, CommittedRevocationsAreToldToTheWatcher,
     ATenantsChangeOfStateIsToldToTheWatcher, AChangeOfATenantsMembersIsToldToTheWatcher,
-    ConcurrentReadModifyWriteLosesNoUpdate);
+    ConcurrentReadModifyWriteLosesNoUpdate, SignInsAreTakenOnceAndCountedUntilTheyExpire,
+    PersonSessionsRoundTripAndAreListedLiveByPerson, APersonSessionsIdentityChangesOnlyAtItsVersion,
+    APersonSessionsEndIsToldToTheWatcherAsItsTokenId, DeadSignInsAndPersonSessionsAreDeletedABatchAtATime);
 
 }  // namespace septa::core::contract
