@@ -79,8 +79,8 @@ Status SeptadApp::Impl::MakeIdentity() {
                                                        std::move(people_settings));
   if (!portal.empty()) {
     portal_clients = std::make_unique<oidc::PortalClients>(
-        std::move(portal), [](const std::string& ca_pem) { return oidc::NewProviderHttp(wiring::kProviderTimeout, ca_pem); },
-        clock);
+        std::move(portal),
+        [](const std::string& ca_pem) { return oidc::NewProviderHttp(wiring::kProviderTimeout, ca_pem); }, clock);
     person_sign_in = std::make_unique<core::PersonSignIn>(*store, clock, random, *portal_clients, *verifier);
   }
   return Status::Ok();

@@ -140,9 +140,9 @@ Status CheckPrincipal(const std::string& principal, const std::string& field) {
 
 Result<OidcIssuer> ParseIssuer(const Json& json, const std::string& where, std::size_t index) {
   const Item item(json, where, index);
-  SEPTA_RETURN_IF_ERROR(item.CheckKnown({"issuer", "audience", "client_id", "cli_client_id", "client_secret_file",
-                                         "name", "scopes", "username_claim", "groups_claim", "admin_groups",
-                                         "ca_file"}));
+  SEPTA_RETURN_IF_ERROR(
+      item.CheckKnown({"issuer", "audience", "client_id", "cli_client_id", "client_secret_file", "name", "scopes",
+                       "username_claim", "groups_claim", "admin_groups", "ca_file"}));
   OidcIssuer out;
   SEPTA_ASSIGN_OR_RETURN(out.issuer, item.String("issuer", true));
   SEPTA_RETURN_IF_ERROR(CheckIssuerUrl(out.issuer, item.Field("issuer")));
@@ -155,7 +155,8 @@ Result<OidcIssuer> ParseIssuer(const Json& json, const std::string& where, std::
   SEPTA_ASSIGN_OR_RETURN(out.ca_file, item.String("ca_file", false));
   SEPTA_ASSIGN_OR_RETURN(out.admin_groups, item.Strings("admin_groups", kMaxAdminGroups));
   SEPTA_ASSIGN_OR_RETURN(out.name, item.String("name", false));
-  if (out.name.size() > 64 || !std::all_of(out.name.begin(), out.name.end(), [](char c) { return c >= 0x20 && c != 0x7f; })) {
+  if (out.name.size() > 64 ||
+      !std::all_of(out.name.begin(), out.name.end(), [](char c) { return c >= 0x20 && c != 0x7f; })) {
     return InvalidField(item.Field("name"), "must be at most 64 characters without control characters");
   }
   if (json.contains("scopes")) {
@@ -165,9 +166,8 @@ Result<OidcIssuer> ParseIssuer(const Json& json, const std::string& where, std::
     }
     for (const std::string& scope : out.scopes) {
       // RFC 6749 3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E )
-      if (scope.empty() || !std::all_of(scope.begin(), scope.end(), [](char c) {
-            return c > 0x20 && c < 0x7f && c != '"' && c != '\\';
-          })) {
+      if (scope.empty() || !std::all_of(scope.begin(), scope.end(),
+                                        [](char c) { return c > 0x20 && c < 0x7f && c != '"' && c != '\\'; })) {
         return InvalidField(item.Field("scopes"), QuotedExcerpt(scope) + " is not a scope (RFC 6749 3.3)");
       }
     }

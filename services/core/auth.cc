@@ -12,6 +12,7 @@ namespace septa::core {
 
 namespace {
 constexpr std::string_view kTokenPrefix = "septa_";
+constexpr std::string_view kPersonCookiePrefix = "septa_person_";
 constexpr std::size_t kIdHexLen = 16;
 constexpr std::size_t kSecretLen = 43;  // 32 bytes as unpadded base64url
 constexpr std::string_view kTenantPrefix = "tenant:";
@@ -92,6 +93,23 @@ std::string FormatTokenText(std::string_view id, std::string_view secret) {
   out += '_';
   out += secret;
   return out;
+}
+
+std::string FormatPersonCookie(std::string_view id, std::string_view secret) {
+  std::string out(kPersonCookiePrefix);
+  out += id;
+  out += '_';
+  out += secret;
+  return out;
+}
+
+std::optional<ParsedTokenText> ParsePersonCookie(std::string_view text) {
+  if (!text.starts_with(kPersonCookiePrefix)) return std::nullopt;
+  text.remove_prefix(kPersonCookiePrefix.size());
+  if (text.size() != kIdHexLen + 1 + kSecretLen || text[kIdHexLen] != '_') return std::nullopt;
+  const std::string_view id = text.substr(0, kIdHexLen);
+  if (!IsHex(id)) return std::nullopt;
+  return ParsedTokenText{std::string(id), std::string(text.substr(kIdHexLen + 1))};
 }
 
 std::string_view RoleName(Role role) {

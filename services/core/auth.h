@@ -72,6 +72,10 @@ struct ParsedTokenText {
 // nullopt unless `text` has the shape of a Septa token.
 std::optional<ParsedTokenText> ParseTokenText(std::string_view text);
 std::string FormatTokenText(std::string_view id, std::string_view secret);
+// The cookie value of a person's portal session (person_sign_in.h):
+// "septa_person_<id>_<secret>", never a bearer token's shape.
+std::string FormatPersonCookie(std::string_view id, std::string_view secret);
+std::optional<ParsedTokenText> ParsePersonCookie(std::string_view text);
 
 // "admin" | "tenant:<name>" with a role; the error names `field`.
 Result<Principal> ParsePrincipal(std::string_view field, std::string_view text, Role role);

@@ -9,22 +9,15 @@
 #include "services/base/mac.h"
 #include "services/core/audit.h"
 #include "services/core/crypto.h"
+#include "services/core/session_service.h"
 
 namespace septa::core {
 
 namespace {
 
-constexpr std::string_view kPersonCookiePrefix = "septa_person_";
-constexpr std::size_t kIdHexLen = 2 * kTokenIdBytes;
 constexpr std::size_t kMaxReturnToBytes = 2048;
 // The random parts of a sign-in: 256 bits each.
 constexpr std::size_t kFlowSecretBytes = 32;
-
-std::string SessionResource(const std::string& id) { return "sessions/" + id; }
-
-bool IsHex(std::string_view text) {
-  return std::all_of(text.begin(), text.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
-}
 
 // What a person's session record in the audit says: the person, as a
 // session has no principal (it acts per request as its memberships give).
@@ -33,8 +26,8 @@ AuditRecord PersonAudit(const std::string& user, const std::string& request_id, 
   RequestContext ctx;
   ctx.request_id = request_id;
   ctx.surface = Surface::kPortal;
-  AuditRecord record = AuditOf(ctx, now, std::move(action), SessionResource(session_id), std::move(old_etag),
-                               std::move(new_etag));
+  AuditRecord record =
+      AuditOf(ctx, now, std::move(action), SessionResource(session_id), std::move(old_etag), std::move(new_etag));
   record.principal = "user:" + user;
   return record;
 }
@@ -50,34 +43,17 @@ Person PersonOfSession(const PersonSession& session) {
 
 Status CheckReturnTo(std::string_view field, std::string_view return_to) {
   const auto refuse = [&](std::string_view why) {
-    return InvalidArgument(std::string(field) + " must be a path of the portal (" + std::string(why) +
-                           "): " + QuotedExcerpt(return_to));
+    return InvalidField(std::string(field),
+                        "must be a path of the portal (" + std::string(why) + "), not " + QuotedExcerpt(return_to));
   };
-  if (return_to.empty() || return_to.front() != '/') return refuse("it starts with /");
+  if (return_to.empty() || return_to.front() != '/') return refuse("starting with /");
   // "//host" and "/\host" are another host to a browser.
-  if (return_to.size() > 1 && (return_to[1] == '/' || return_to[1] == '\\')) return refuse("not //, not /\\");
+  if (return_to.size() > 1 && (return_to[1] == '/' || return_to[1] == '\\')) return refuse("not //host or /\\host");
   if (return_to.size() > kMaxReturnToBytes) return refuse("at most 2 KiB");
   if (!std::all_of(return_to.begin(), return_to.end(), [](char c) { return c > 0x20 && c < 0x7f && c != '\\'; })) {
     return refuse("printable ASCII without spaces or backslashes");
   }
   return Status::Ok();
-}
-
-std::string FormatPersonCookie(std::string_view id, std::string_view secret) {
-  std::string out(kPersonCookiePrefix);
-  out += id;
-  out += '_';
-  out += secret;
-  return out;
-}
-
-std::optional<ParsedTokenText> ParsePersonCookie(std::string_view text) {
-  if (!text.starts_with(kPersonCookiePrefix)) return std::nullopt;
-  text.remove_prefix(kPersonCookiePrefix.size());
-  if (text.size() <= kIdHexLen + 1 || text.size() > kIdHexLen + 1 + 64 || text[kIdHexLen] != '_') return std::nullopt;
-  const std::string_view id = text.substr(0, kIdHexLen);
-  if (!IsHex(id)) return std::nullopt;
-  return ParsedTokenText{std::string(id), std::string(text.substr(kIdHexLen + 1))};
 }
 
 std::string_view SignInFailureName(SignInFailure failure) {
@@ -107,12 +83,12 @@ Result<BegunSignIn> PersonSignIn::Begin(const std::string& issuer, const std::st
   SEPTA_ASSIGN_OR_RETURN(const std::string nonce, RandomBase64Url(random_, kFlowSecretBytes));
   SEPTA_ASSIGN_OR_RETURN(const std::string verifier, RandomBase64Url(random_, kFlowSecretBytes));
   SEPTA_ASSIGN_OR_RETURN(const std::string binding, RandomBase64Url(random_, kFlowSecretBytes));
-  SEPTA_ASSIGN_OR_RETURN(const std::string url,
-                         providers_.AuthorizationUrl(issuer, AuthorizationRequest{.redirect_uri = redirect_uri,
-                                                                                  .state = state,
-                                                                                  .nonce = nonce,
-                                                                                  .code_challenge =
-                                                                                      Sha256Base64Url(verifier)}));
+  SEPTA_ASSIGN_OR_RETURN(
+      const std::string url,
+      providers_.AuthorizationUrl(issuer, AuthorizationRequest{.redirect_uri = redirect_uri,
+                                                               .state = state,
+                                                               .nonce = nonce,
+                                                               .code_challenge = Sha256Base64Url(verifier)}));
   const TimePoint now = clock_.Now();
   const PendingSignIn pending{.state_hash = Sha256Hex(state),
                               .issuer = issuer,
@@ -157,15 +133,15 @@ SignInOutcome PersonSignIn::Finish(const SignInCallback& callback, std::string_v
   if (callback.code.empty()) return fail(SignInFailure::kRefused, "the callback has neither code nor error");
   auto tokens = providers_.RedeemCode(pending->issuer, callback.code, pending->code_verifier, redirect_uri);
   if (!tokens.ok()) {
-    return fail(tokens.status().code() == Code::kUnavailable ? SignInFailure::kProviderUnavailable
-                                                              : SignInFailure::kRefused,
-                tokens.status().message());
+    return fail(
+        tokens.status().code() == Code::kUnavailable ? SignInFailure::kProviderUnavailable : SignInFailure::kRefused,
+        tokens.status().message());
   }
   auto person = verifier_.VerifySignIn(tokens->id_token, pending->nonce);
   if (!person.ok()) {
-    return fail(person.status().code() == Code::kUnavailable ? SignInFailure::kProviderUnavailable
-                                                              : SignInFailure::kRefused,
-                "its ID token: " + person.status().message());
+    return fail(
+        person.status().code() == Code::kUnavailable ? SignInFailure::kProviderUnavailable : SignInFailure::kRefused,
+        "its ID token: " + person.status().message());
   }
   auto opened = Open(*person, *tokens, *pending, request_id);
   if (!opened.ok()) return fail(SignInFailure::kRefused, opened.status().message());
@@ -212,8 +188,8 @@ Result<OpenedSession> PersonSignIn::Open(const Person& person, const ProviderTok
     std::lock_guard lock(mu_);
     for (const std::string& gone : ended) cache_.erase(gone);
   }
-  return OpenedSession{.session = session, .cookie_value = FormatPersonCookie(id, secret),
-                       .return_to = pending.return_to};
+  return OpenedSession{
+      .session = session, .cookie_value = FormatPersonCookie(id, secret), .return_to = pending.return_to};
 }
 
 Result<PersonSession> PersonSignIn::Lookup(const std::string& id) {
@@ -225,9 +201,8 @@ Result<PersonSession> PersonSignIn::Lookup(const std::string& id) {
     if (it != cache_.end() && now - it->second.fetched_at < limits_.cache_ttl) return it->second.session;
     generation = generation_;
   }
-  SEPTA_ASSIGN_OR_RETURN(PersonSession session, TransactFor(store_, TxMode::kReadOnly, [&](Tx& tx) {
-                           return tx.PersonSessions().Get(id);
-                         }));
+  SEPTA_ASSIGN_OR_RETURN(PersonSession session,
+                         TransactFor(store_, TxMode::kReadOnly, [&](Tx& tx) { return tx.PersonSessions().Get(id); }));
   std::lock_guard lock(mu_);
   if (generation == generation_) {
     auto& slot = cache_[id];
@@ -283,9 +258,10 @@ Result<PersonSession> PersonSignIn::RenewIfDue(PersonSession session, const std:
     return current;
   }
   const auto hold = [&](const std::string& why) -> Result<PersonSession> {
-    spdlog::warn("sign-in: request_id={} session {} of {} could not be renewed at {} (its identity is held until "
-                 "the next try): {}",
-                 request_id, current.id, current.user, current.issuer, why);
+    spdlog::warn(
+        "sign-in: request_id={} session {} of {} could not be renewed at {} (its identity is held until "
+        "the next try): {}",
+        request_id, current.id, current.user, current.issuer, why);
     remember(current, now);
     return current;
   };
@@ -314,9 +290,8 @@ Result<PersonSession> PersonSignIn::RenewIfDue(PersonSession session, const std:
   renewed.id_token = tokens->id_token;
   if (!tokens->refresh_token.empty()) renewed.refresh_token = tokens->refresh_token;
   renewed.version = current.version + 1;
-  const Status stored = store_.Transact(TxMode::kReadWrite, [&](Tx& tx) {
-    return tx.PersonSessions().UpdateIdentity(renewed, current.version);
-  });
+  const Status stored = store_.Transact(
+      TxMode::kReadWrite, [&](Tx& tx) { return tx.PersonSessions().UpdateIdentity(renewed, current.version); });
   if (stored.code() == Code::kAborted) {
     // Renewed elsewhere meanwhile: that renewal stands.
     SEPTA_ASSIGN_OR_RETURN(PersonSession theirs, TransactFor(store_, TxMode::kReadOnly, [&](Tx& tx) {

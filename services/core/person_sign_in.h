@@ -76,7 +76,7 @@ class SignInProviders {
 
 struct PersonSignInLimits {
   std::chrono::seconds session_ttl = std::chrono::hours(12);  // however often the identity is renewed
-  int live_max = 16;  // live sessions of one person: a new one ends the oldest
+  int live_max = 16;                                          // live sessions of one person: a new one ends the oldest
   std::chrono::seconds sign_in_ttl = std::chrono::minutes(10);
   // Sign-ins under way, of all browsers: anyone may begin one, so they are
   // bounded (kResourceExhausted past it).
@@ -92,11 +92,6 @@ struct PersonSignInLimits {
 // at most 2 KiB. kInvalidArgument naming `field` otherwise: an open
 // redirect is refused, not repaired.
 Status CheckReturnTo(std::string_view field, std::string_view return_to);
-
-// The cookie value of a person's session: "septa_person_<id>_<secret>",
-// never a bearer token's shape.
-std::string FormatPersonCookie(std::string_view id, std::string_view secret);
-std::optional<ParsedTokenText> ParsePersonCookie(std::string_view text);
 
 struct BegunSignIn {
   std::string authorization_url{};

@@ -13,8 +13,6 @@ namespace septa::core {
 namespace {
 constexpr std::string_view kCsrfLabel = "septa session csrf v1";
 
-std::string SessionResource(const std::string& id) { return "sessions/" + id; }
-
 TimePoint Earlier(TimePoint at, const std::optional<TimePoint>& other) { return other ? std::min(at, *other) : at; }
 
 // A new row's id and secret, and the secret's text.

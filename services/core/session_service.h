@@ -22,6 +22,10 @@
 
 namespace septa::core {
 
+// A portal session's resource in the audit: "sessions/<id>" (an API
+// token's session or a person's).
+inline std::string SessionResource(const std::string& id) { return "sessions/" + id; }
+
 struct SessionLimits {
   // A session's lifetime; shorter when its API token expires earlier or the
   // tenant's trust tier caps credentials below it.

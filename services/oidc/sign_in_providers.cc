@@ -72,35 +72,37 @@ Result<std::string> PortalClients::AuthorizationUrl(const std::string& issuer,
                                                     const core::AuthorizationRequest& request) {
   SEPTA_ASSIGN_OR_RETURN(const Resolved found, Find(issuer));
   return WithQuery(found.endpoints.authorization_endpoint, {{"response_type", "code"},
-                                                      {"client_id", found.settings->client.id},
-                                                      {"redirect_uri", request.redirect_uri},
-                                                      {"scope", Joined(found.settings->scopes)},
-                                                      {"state", request.state},
-                                                      {"nonce", request.nonce},
-                                                      {"code_challenge", request.code_challenge},
-                                                      {"code_challenge_method", "S256"}});
+                                                            {"client_id", found.settings->client.id},
+                                                            {"redirect_uri", request.redirect_uri},
+                                                            {"scope", Joined(found.settings->scopes)},
+                                                            {"state", request.state},
+                                                            {"nonce", request.nonce},
+                                                            {"code_challenge", request.code_challenge},
+                                                            {"code_challenge_method", "S256"}});
 }
 
 Result<core::ProviderTokens> PortalClients::RedeemCode(const std::string& issuer, const std::string& code,
                                                        const std::string& code_verifier,
                                                        const std::string& redirect_uri) {
   SEPTA_ASSIGN_OR_RETURN(const Resolved found, Find(issuer));
-  SEPTA_ASSIGN_OR_RETURN(Tokens tokens, oidc::RedeemCode(*http_(found.settings->ca_pem), found.endpoints, found.settings->client, code,
-                                                         code_verifier, redirect_uri, clock_));
+  SEPTA_ASSIGN_OR_RETURN(Tokens tokens,
+                         oidc::RedeemCode(*http_(found.settings->ca_pem), found.endpoints, found.settings->client, code,
+                                          code_verifier, redirect_uri, clock_));
   return ProviderTokensOf(std::move(tokens));
 }
 
 Result<core::ProviderTokens> PortalClients::Refresh(const std::string& issuer, const std::string& refresh_token) {
   SEPTA_ASSIGN_OR_RETURN(const Resolved found, Find(issuer));
-  SEPTA_ASSIGN_OR_RETURN(Tokens tokens,
-                         oidc::Refresh(*http_(found.settings->ca_pem), found.endpoints, found.settings->client, refresh_token, clock_));
+  SEPTA_ASSIGN_OR_RETURN(Tokens tokens, oidc::Refresh(*http_(found.settings->ca_pem), found.endpoints,
+                                                      found.settings->client, refresh_token, clock_));
   return ProviderTokensOf(std::move(tokens));
 }
 
 Status PortalClients::RevokeRefreshToken(const std::string& issuer, const std::string& refresh_token) {
   SEPTA_ASSIGN_OR_RETURN(const Resolved found, Find(issuer));
   if (found.endpoints.revocation_endpoint.empty()) return Status::Ok();
-  return oidc::RevokeRefreshToken(*http_(found.settings->ca_pem), found.endpoints, found.settings->client, refresh_token);
+  return oidc::RevokeRefreshToken(*http_(found.settings->ca_pem), found.endpoints, found.settings->client,
+                                  refresh_token);
 }
 
 Result<std::string> PortalClients::EndSessionUrl(const std::string& issuer, const std::string& id_token,
@@ -109,8 +111,8 @@ Result<std::string> PortalClients::EndSessionUrl(const std::string& issuer, cons
   if (found.endpoints.end_session_endpoint.empty()) return std::string();
   // OpenID Connect RP-Initiated Logout 1.0 §2.
   return WithQuery(found.endpoints.end_session_endpoint, {{"id_token_hint", id_token},
-                                                       {"post_logout_redirect_uri", post_logout_redirect_uri},
-                                                       {"client_id", found.settings->client.id}});
+                                                          {"post_logout_redirect_uri", post_logout_redirect_uri},
+                                                          {"client_id", found.settings->client.id}});
 }
 
 }  // namespace septa::oidc

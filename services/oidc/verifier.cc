@@ -229,11 +229,10 @@ Result<core::Person> OidcVerifier::PersonOf(std::string_view token, const std::o
   // issued to another application is not a sign-in to Septa.
   Status audience = Status::Ok();
   for (const std::string& client : settings.people_audiences) {
-    audience = CheckClaims(verified.jws.claims, ClaimChecks{.issuer = settings.issuer,
-                                                            .audience = client,
-                                                            .now = now,
-                                                            .leeway = options_.leeway,
-                                                            .nonce = nonce});
+    audience = CheckClaims(
+        verified.jws.claims,
+        ClaimChecks{
+            .issuer = settings.issuer, .audience = client, .now = now, .leeway = options_.leeway, .nonce = nonce});
     if (audience.ok()) break;
   }
   SEPTA_RETURN_IF_ERROR(audience);

@@ -6,7 +6,6 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
-
 namespace septa::rest {
 
 namespace {
@@ -39,9 +38,10 @@ http::Response ListSignInProviders(const core::PersonSignIn* sign_in) {
   nlohmann::json providers = nlohmann::json::array();
   if (sign_in != nullptr) {
     for (const core::SignInProviderInfo& p : sign_in->Providers()) {
-      providers.push_back({{"issuer", p.issuer},
-                           {"name", p.name},
-                           {"sign_in_url", "/v1/sessions/oidc/start?issuer=" + http::PercentEncodePathSegment(p.issuer)}});
+      providers.push_back(
+          {{"issuer", p.issuer},
+           {"name", p.name},
+           {"sign_in_url", "/v1/sessions/oidc/start?issuer=" + http::PercentEncodePathSegment(p.issuer)}});
     }
   }
   http::Response r(http::HttpStatus::ok, 11);
@@ -54,8 +54,9 @@ Result<http::Response> StartSignIn(core::PersonSignIn* sign_in, const http::Requ
                                    const http::Target& target, const SessionCookie& cookie,
                                    const std::string& request_id) {
   if (sign_in == nullptr) {
-    return InvalidArgument("no identity provider signs people in to the portal here (oidc_issuers has none with "
-                           "client_secret_file)");
+    return InvalidArgument(
+        "no identity provider signs people in to the portal here (oidc_issuers has none with "
+        "client_secret_file)");
   }
   std::string return_to = Query(target, "return_to");
   if (return_to.empty()) return_to = "/";
@@ -78,16 +79,16 @@ http::Response FinishSignIn(core::PersonSignIn* sign_in, const http::Request& re
     outcome.failure = core::SignInFailure::kExpired;
     outcome.reason = "no identity provider signs people in to the portal here";
   } else {
-    outcome = sign_in->Finish(core::SignInCallback{.state = Query(target, "state"),
-                                                   .code = Query(target, "code"),
-                                                   .error = Query(target, "error")},
-                              cookie.FindBinding(request), RedirectUri(request, cookie), request_id);
+    outcome = sign_in->Finish(
+        core::SignInCallback{
+            .state = Query(target, "state"), .code = Query(target, "code"), .error = Query(target, "error")},
+        cookie.FindBinding(request), RedirectUri(request, cookie), request_id);
   }
   if (!outcome.opened) {
     spdlog::warn("sign-in: request_id={} refused ({}): {}", request_id, core::SignInFailureName(outcome.failure),
                  outcome.reason);
-    http::Response r = SeeOther(std::string(kSignInPage) + "?sign_in_error=" +
-                                std::string(core::SignInFailureName(outcome.failure)));
+    http::Response r =
+        SeeOther(std::string(kSignInPage) + "?sign_in_error=" + std::string(core::SignInFailureName(outcome.failure)));
     r.set(bh::field::set_cookie, cookie.SetBinding("", 0));
     return r;
   }

@@ -19,9 +19,9 @@
 #include "services/core/crypto.h"
 #include "services/core/deadline.h"
 #include "services/http/target.h"
+#include "services/rest/person_sign_in_routes.h"
 #include "services/rest/problem.h"
 #include "services/rest/request_binding.h"
-#include "services/rest/person_sign_in_routes.h"
 #include "services/rest/session_routes.h"
 #include "services/rest/web_app.h"
 
@@ -297,12 +297,13 @@ void RestApi::Impl::AddSessionRoutes() {
 // The portal's session of the request's cookie: an API token's, or a
 // person's, whose principal is the one it has in `tenant` (the selector).
 Result<core::AuthenticatedSession> RestApi::Impl::AuthenticateCookie(std::string_view cookie_value,
-                                                                      std::string_view tenant,
-                                                                      const std::string& request_id) {
+                                                                     std::string_view tenant,
+                                                                     const std::string& request_id) {
   if (!core::ParsePersonCookie(cookie_value) || uc.person_sign_in == nullptr) {
     return uc.authenticator.AuthenticateSession(cookie_value);
   }
-  SEPTA_ASSIGN_OR_RETURN(const core::SignedInPerson signed_in, uc.person_sign_in->Authenticate(cookie_value, request_id));
+  SEPTA_ASSIGN_OR_RETURN(const core::SignedInPerson signed_in,
+                         uc.person_sign_in->Authenticate(cookie_value, request_id));
   core::AuthenticatedSession session;
   SEPTA_ASSIGN_OR_RETURN(session.principal, uc.people.PrincipalFor(*signed_in.person, tenant));
   session.principal.token_id = signed_in.session_id;

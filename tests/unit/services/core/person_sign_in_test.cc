@@ -24,12 +24,12 @@ using test::ScriptedPeople;
 using testing::ElementsAre;
 using testing::HasSubstr;
 
-constexpr char kIssuer[] = "https://idp.acme.test";
+constexpr char kSsoIssuer[] = "https://idp.acme.test";
 constexpr char kRedirect[] = "https://septa.acme.test/v1/sessions/oidc/callback";
 
 class ScriptedProviders final : public SignInProviders {
  public:
-  std::vector<SignInProviderInfo> List() const override { return {{.issuer = kIssuer, .name = "Acme"}}; }
+  std::vector<SignInProviderInfo> List() const override { return {{.issuer = kSsoIssuer, .name = "Acme"}}; }
   Result<std::string> AuthorizationUrl(const std::string& issuer, const AuthorizationRequest& request) override {
     if (down) return Unavailable("discovery: connection refused");
     requests.push_back(request);
@@ -76,12 +76,16 @@ class PersonSignInTest : public CoreTest {
  protected:
   PersonSignInTest()
       : sign_in(store, clock, random, providers, people,
-                {.session_ttl = 12h, .live_max = 2, .sign_in_ttl = 10min, .pending_max = 3, .renew_retry = 30s,
+                {.session_ttl = 12h,
+                 .live_max = 2,
+                 .sign_in_ttl = 10min,
+                 .pending_max = 3,
+                 .renew_retry = 30s,
                  .cache_ttl = 0ms}) {}
 
   Person Alice(std::vector<std::string> groups, std::chrono::seconds ttl = 300s) {
-    return Person{.issuer = kIssuer, .user = "alice@acme.test", .groups = std::move(groups),
-                  .expire_time = clock.Now() + ttl};
+    return Person{
+        .issuer = kSsoIssuer, .user = "alice@acme.test", .groups = std::move(groups), .expire_time = clock.Now() + ttl};
   }
   // The provider will answer `code` with an ID token naming `person` (for
   // the nonce of the last sign-in begun) and `refresh_token`.
@@ -92,7 +96,7 @@ class PersonSignInTest : public CoreTest {
     people.nonces[id_token] = providers.requests.back().nonce;
   }
   BegunSignIn MustBegin(const std::string& return_to = "/t/acme") {
-    auto begun = sign_in.Begin(kIssuer, return_to, kRedirect, "req-begin");
+    auto begun = sign_in.Begin(kSsoIssuer, return_to, kRedirect, "req-begin");
     EXPECT_TRUE(begun.ok()) << begun.status().ToString();
     return begun.ok() ? *begun : BegunSignIn{};
   }
@@ -125,9 +129,9 @@ class PersonSignInTest : public CoreTest {
 };
 
 TEST_F(PersonSignInTest, AReturnPathThatLeavesThePortalIsRefusedNotRepaired) {
-  for (const char* bad : {"https://evil.example/", "//evil.example/x", "/\\evil.example", "", "relative",
-                          "/a b", "/tab\there"}) {
-    auto begun = sign_in.Begin(kIssuer, bad, kRedirect, "req");
+  for (const char* bad :
+       {"https://evil.example/", "//evil.example/x", "/\\evil.example", "", "relative", "/a b", "/tab\there"}) {
+    auto begun = sign_in.Begin(kSsoIssuer, bad, kRedirect, "req");
     EXPECT_EQ(begun.status().code(), Code::kInvalidArgument) << bad;
     EXPECT_THAT(begun.status().message(), HasSubstr("return_to")) << bad;
   }
@@ -166,7 +170,8 @@ TEST_F(PersonSignInTest, ASignInRedeemsItsCodeWithThePkceVerifierOnceAndOpensASe
   EXPECT_THAT(person->person->groups, ElementsAre("platform"));
   EXPECT_EQ(person->expire_time, clock.Now() + 12h);
   EXPECT_EQ(sign_in.Authenticate(outcome.opened->cookie_value + "x", "req").status().code(), Code::kUnauthenticated);
-  EXPECT_EQ(sign_in.Authenticate("septa_person_0123456789abcdef_nope", "req").status().message(), "invalid session");
+  EXPECT_EQ(sign_in.Authenticate("septa_person_0123456789abcdef_" + std::string(43, 'x'), "req").status().message(),
+            "invalid session");
 
   // The same callback again (a replayed code): the sign-in is spent.
   const SignInOutcome replay =
@@ -193,9 +198,9 @@ TEST_F(PersonSignInTest, AWrongStateAnotherBrowserADenialAndAnotherNonceOpenNoth
   const std::string state = providers.requests.back().state;
   EXPECT_EQ(sign_in.Finish({.state = state, .code = "code-1", .error = ""}, "another-browser", kRedirect, "r").failure,
             SignInFailure::kBrowserMismatch);
-  EXPECT_EQ(sign_in.Finish({.state = state, .code = "code-1", .error = ""}, begun.browser_binding, kRedirect, "r")
-                .failure,
-            SignInFailure::kExpired);
+  EXPECT_EQ(
+      sign_in.Finish({.state = state, .code = "code-1", .error = ""}, begun.browser_binding, kRedirect, "r").failure,
+      SignInFailure::kExpired);
   EXPECT_TRUE(providers.redeemed.empty());
 
   begun = MustBegin();
@@ -208,16 +213,16 @@ TEST_F(PersonSignInTest, AWrongStateAnotherBrowserADenialAndAnotherNonceOpenNoth
   // An ID token minted for another sign-in (its nonce) is refused.
   begun = MustBegin();
   providers.codes["code-2"] = {.id_token = "id-1", .refresh_token = ""};  // id-1 carries the first sign-in's nonce
-  const SignInOutcome other_nonce = sign_in.Finish({.state = providers.requests.back().state, .code = "code-2",
-                                                    .error = ""},
-                                                   begun.browser_binding, kRedirect, "r");
+  const SignInOutcome other_nonce = sign_in.Finish(
+      {.state = providers.requests.back().state, .code = "code-2", .error = ""}, begun.browser_binding, kRedirect, "r");
   EXPECT_EQ(other_nonce.failure, SignInFailure::kRefused);
   EXPECT_THAT(other_nonce.reason, HasSubstr("nonce"));
 
   // A code the provider refuses (spent, or the wrong verifier).
   begun = MustBegin();
-  EXPECT_EQ(sign_in.Finish({.state = providers.requests.back().state, .code = "unknown", .error = ""},
-                           begun.browser_binding, kRedirect, "r")
+  EXPECT_EQ(sign_in
+                .Finish({.state = providers.requests.back().state, .code = "unknown", .error = ""},
+                        begun.browser_binding, kRedirect, "r")
                 .failure,
             SignInFailure::kRefused);
   EXPECT_EQ(PendingSignIns(), 0);
@@ -225,31 +230,33 @@ TEST_F(PersonSignInTest, AWrongStateAnotherBrowserADenialAndAnotherNonceOpenNoth
 
 TEST_F(PersonSignInTest, AProviderDownAtSignInSaysSoAndAnOldSignInHasExpired) {
   providers.down = true;
-  EXPECT_EQ(sign_in.Begin(kIssuer, "/", kRedirect, "r").status().code(), Code::kUnavailable);
+  EXPECT_EQ(sign_in.Begin(kSsoIssuer, "/", kRedirect, "r").status().code(), Code::kUnavailable);
   providers.down = false;
   BegunSignIn begun = MustBegin();
   ScriptCode("code-1", "id-1", Alice({}));
   providers.down = true;
-  EXPECT_EQ(sign_in.Finish({.state = providers.requests.back().state, .code = "code-1", .error = ""},
-                           begun.browser_binding, kRedirect, "r")
+  EXPECT_EQ(sign_in
+                .Finish({.state = providers.requests.back().state, .code = "code-1", .error = ""},
+                        begun.browser_binding, kRedirect, "r")
                 .failure,
             SignInFailure::kProviderUnavailable);
   providers.down = false;
   begun = MustBegin();
   clock.Advance(11min);
-  EXPECT_EQ(sign_in.Finish({.state = providers.requests.back().state, .code = "code-1", .error = ""},
-                           begun.browser_binding, kRedirect, "r")
+  EXPECT_EQ(sign_in
+                .Finish({.state = providers.requests.back().state, .code = "code-1", .error = ""},
+                        begun.browser_binding, kRedirect, "r")
                 .failure,
             SignInFailure::kExpired);
 }
 
 TEST_F(PersonSignInTest, SignInsUnderWayAreBoundedForEveryone) {
   for (int i = 0; i < 3; ++i) MustBegin();
-  auto fourth = sign_in.Begin(kIssuer, "/", kRedirect, "r");
+  auto fourth = sign_in.Begin(kSsoIssuer, "/", kRedirect, "r");
   EXPECT_EQ(fourth.status().code(), Code::kResourceExhausted);
   EXPECT_THAT(fourth.status().message(), HasSubstr("3 sign-ins are under way"));
   clock.Advance(11min);  // the abandoned ones expire and no longer count
-  EXPECT_TRUE(sign_in.Begin(kIssuer, "/", kRedirect, "r").ok());
+  EXPECT_TRUE(sign_in.Begin(kSsoIssuer, "/", kRedirect, "r").ok());
 }
 
 TEST_F(PersonSignInTest, AnIdentityIsRenewedWhenItsIdTokenExpiresAndAGroupRemovedThereIsGone) {
