@@ -17,6 +17,8 @@ oidc_issuers:
     client_id: septa-portal
     cli_client_id: septactl
     client_secret_file: /etc/septa/oidc-client-secret
+    name: Acme SSO
+    scopes: [openid, email, offline_access]
     admin_groups: [platform-admins, "/eng/sre"]
     username_claim: email
     groups_claim: roles
@@ -71,6 +73,11 @@ TEST(IdentityKeys, ListsOfMappingsInTheFile) {
   EXPECT_EQ(c->oidc_issuers[1].username_claim, "email");
   EXPECT_EQ(c->oidc_issuers[1].groups_claim, "roles");
   EXPECT_EQ(c->oidc_issuers[1].ca_file, "/etc/septa/idp-ca.pem");
+  EXPECT_EQ(c->oidc_issuers[1].name, "Acme SSO");
+  EXPECT_EQ(c->oidc_issuers[1].scopes, (std::vector<std::string>{"openid", "email", "offline_access"}));
+  EXPECT_EQ(c->oidc_issuers[0].scopes,
+            (std::vector<std::string>{"openid", "email", "profile", "groups", "offline_access"}))
+      << "the default";
   ASSERT_EQ(c->token_exchange_rules.size(), 2u);
   const TokenExchangeRule& main = c->token_exchange_rules[0];
   EXPECT_EQ(main.claims,
@@ -122,6 +129,15 @@ TEST(IdentityKeys, EachRefusalNamesTheItemAndItsField) {
        "oidc_issuers[0].admin_groups (septa.yaml)"},
       {"oidc_issuers:\n  - {issuer: https://idp.example.com, audience: a, client_id: p, admin_groups: ['']}\n",
        "oidc_issuers[0].admin_groups[0] (septa.yaml)"},
+      // The portal's sign-in: its client, what it asks for, its button.
+      {"oidc_issuers:\n  - {issuer: https://idp.example.com, audience: a, client_secret_file: /s}\n",
+       "oidc_issuers[0].client_secret_file (septa.yaml)"},
+      {"oidc_issuers:\n  - {issuer: https://idp.example.com, audience: a, client_id: p, scopes: [email]}\n",
+       "oidc_issuers[0].scopes (septa.yaml)"},
+      {"oidc_issuers:\n  - {issuer: https://idp.example.com, audience: a, client_id: p, scopes: [openid, 'a b']}\n",
+       "oidc_issuers[0].scopes (septa.yaml)"},
+      {"oidc_issuers:\n  - {issuer: https://idp.example.com, audience: a, client_id: p, name: \"a\\u0007\"}\n",
+       "oidc_issuers[0].name (septa.yaml)"},
       {issuer + "token_exchange_rules:\n  - {issuer: https://idp.example.com, principal: admin, role: owner}\n",
        "token_exchange_rules[0].claims (septa.yaml)"},
       {issuer + "token_exchange_rules:\n  - {issuer: https://idp.example.com, claims: {}, principal: admin, "
