@@ -9,8 +9,10 @@
 #    without the CSRF token refused);
 #  - attacks: a return_to off the portal (400, no redirect), the same
 #    callback replayed (expired, no session), another browser's callback
-#    (browser_mismatch), a made-up state (expired); the provider down at
-#    the callback (provider_unavailable);
+#    (browser_mismatch), a made-up state (expired), a code stolen from
+#    one sign-in brought in another (the provider refuses its PKCE
+#    verifier: refused); the provider down at the callback
+#    (provider_unavailable);
 #  - renewal: a group removed at the provider ends what it gave when the
 #    session's ID token expires; the provider down then leaves the session
 #    its identity;
@@ -113,6 +115,21 @@ other=$(portal_sign_in --binding not-this-browsers)
   fail "another browser's callback: $other"
 made_up=$(curl -s -o /dev/null -D - "$base/v1/sessions/oidc/callback?code=x&state=made-up")
 grep -qi '^location: /sign-in?sign_in_error=expired' <<<"$made_up" || fail "made-up state: $made_up"
+# A code stolen from one sign-in, brought to septad in another (the
+# thief's own state and browser): redeemed with the thief's PKCE verifier,
+# which the provider refuses.
+victim=$(portal_sign_in --no-callback)
+thief=$(portal_sign_in --no-callback)
+stolen_code=$(python3 -c 'import sys,urllib.parse as u; print(u.parse_qs(u.urlparse(sys.argv[1]).query)["code"][0])' \
+  "$(field_of "$victim" callback)")
+thief_state=$(python3 -c 'import sys,urllib.parse as u; print(u.parse_qs(u.urlparse(sys.argv[1]).query)["state"][0])' \
+  "$(field_of "$thief" callback)")
+swapped=$(curl -s -o /dev/null -D - -H "Cookie: septa_sign_in=$(field_of "$thief" binding)" \
+  "$base/v1/sessions/oidc/callback?code=$stolen_code&state=$thief_state")
+grep -qi '^location: /sign-in?sign_in_error=refused' <<<"$swapped" || fail "a stolen code with another verifier: $swapped"
+grep -qi '^set-cookie: septa_session=septa' <<<"$swapped" && fail "a stolen code opened a session"
+grep -q "refused (refused): the token endpoint refused the authorization code" "$log" ||
+  fail "the provider's refusal of the verifier is not in the log"
 # The provider down at the callback: said so.
 down=$(portal_sign_in --provider-down)
 curl -s -X POST "$issuer/_test/up" >/dev/null

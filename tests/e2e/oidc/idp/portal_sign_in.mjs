@@ -7,10 +7,11 @@
 //    septa_sign_in cookie the start set}
 //   node portal_sign_in.mjs --septad http://127.0.0.1:PORT --issuer ISSUER
 //        --login USER --password PW [--return-to /path] [--binding VALUE]
-//        [--provider-down]
+//        [--provider-down] [--no-callback]
 // --binding replaces the browser's sign-in cookie before the callback
 // (another browser's callback); --provider-down takes the provider down
-// (its /_test/down) between its login page and septad's callback.
+// (its /_test/down) between its login page and septad's callback;
+// --no-callback stops before the callback (its URL and the binding printed).
 import { parseArgs } from 'node:util';
 import { Browser, signIn } from './browser.mjs';
 
@@ -23,6 +24,7 @@ const { values: a } = parseArgs({
     'return-to': { type: 'string', default: '/t/acme' },
     binding: { type: 'string' },
     'provider-down': { type: 'boolean', default: false },
+    'no-callback': { type: 'boolean', default: false },
   },
 });
 for (const k of ['septad', 'issuer', 'login', 'password']) {
@@ -38,6 +40,10 @@ start.searchParams.set('issuer', a.issuer);
 start.searchParams.set('return_to', a['return-to']);
 const { redirect } = await signIn(browser, start.href, { login: a.login, password: a.password });
 const binding = browser.cookies.get('septa_sign_in') ?? '';
+if (a['no-callback']) {
+  console.log(JSON.stringify({ callback: redirect.href, binding }));
+  process.exit(0);
+}
 if (a.binding !== undefined) browser.cookies.set('septa_sign_in', a.binding);
 if (a['provider-down']) await fetch(`${a.issuer}/_test/down`, { method: 'POST', body: '{"mode":"503"}' });
 const res = await browser.request(redirect.href);
