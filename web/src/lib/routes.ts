@@ -60,6 +60,17 @@ export const paths = {
   platformUsage: '/admin/usage',
 };
 
+/** The tenant a /t/<tenant>/… path names, decoded; undefined for any other path. */
+export function tenantOfPath(path: string): string | undefined {
+  const parts = path.split('/');
+  if (parts[1] !== 't' || !parts[2]) return undefined;
+  try {
+    return decodeURIComponent(parts[2]);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Where "/" leads a principal: its tenant's overview, or an admin's tenant list. */
 export function homePath(tenant: string): string {
   return tenant ? paths.overview(tenant) : paths.tenants;
