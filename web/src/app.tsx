@@ -20,6 +20,7 @@ import { Tenants } from './pages/admin/Tenants';
 import { Inventory } from './pages/admin/Inventory';
 import { TrustTiers } from './pages/admin/TrustTiers';
 import { PlatformUsage } from './pages/admin/PlatformUsage';
+import { Members } from './pages/Members';
 import { YourTenants } from './pages/YourTenants';
 import { NotFound } from './pages/NotFound';
 import { AdminTenantPicker, TenantPicker } from './components/TenantPicker';
@@ -45,6 +46,7 @@ const ROUTES: Route[] = [
   { pattern: '/t/:tenant/vclusters/:name', page: VClusterDetail },
   { pattern: '/t/:tenant/vclusters/:name/edit', page: VClusterForm },
   { pattern: '/t/:tenant/usage', page: Usage },
+  { pattern: '/t/:tenant/members', page: Members },
   { pattern: paths.tokens, page: Tokens },
   { pattern: paths.tenants, page: Tenants, adminOnly: true },
   { pattern: paths.inventory, page: Inventory, adminOnly: true },
@@ -100,6 +102,7 @@ function Nav({ session }: { session: Session }) {
         {tenant ? link(paths.overview(tenant), 'Overview') : null}
         {tenant ? link(paths.vclusters(tenant), 'Virtual clusters') : null}
         {tenant ? link(paths.usage(tenant), 'Usage') : null}
+        {tenant ? link(paths.members(tenant), 'Members') : null}
         {session.principal ? link(paths.tokens, 'API tokens') : null}
         {admin ? link(paths.tenants, 'Tenants') : null}
         {admin ? link(paths.inventory, 'GPU inventory') : null}

@@ -42,5 +42,6 @@ test('paths encode names; home is the tenant overview or the admin tenant list',
 test('the tenant a tenant page names, decoded', () => {
   assert.equal(tenantOfPath('/t/acme'), 'acme');
   assert.equal(tenantOfPath('/t/a%20b/members'), 'a b');
+  assert.equal(paths.members('a b'), '/t/a%20b/members');
   for (const other of ['/', '/tokens', '/t/', '/admin/tenants', '/t/%E0%A4%A']) assert.equal(tenantOfPath(other), undefined, other);
 });

@@ -73,6 +73,7 @@ test('switching tenant keeps the section, not one tenant’s virtual cluster', (
   assert.equal(switchTenantPath('/t/beta/vclusters', 'acme'), '/t/acme/vclusters');
   assert.equal(switchTenantPath('/t/beta/vclusters/train/edit', 'acme'), '/t/acme/vclusters');
   assert.equal(switchTenantPath('/t/beta/usage', 'a b'), '/t/a%20b/usage');
+  assert.equal(switchTenantPath('/t/beta/members', 'acme'), '/t/acme/members');
   assert.equal(switchTenantPath('/t/beta', 'acme'), '/t/acme');
   assert.equal(switchTenantPath('/tokens', 'acme'), '/t/acme');
   assert.equal(switchTenantPath('/admin/usage', 'acme'), '/t/acme', 'an admin page is not a tenant’s section');

@@ -53,6 +53,7 @@ export const paths = {
   vcluster: (tenant: string, name: string) => `/t/${seg(tenant)}/vclusters/${seg(name)}`,
   resizeVcluster: (tenant: string, name: string) => `/t/${seg(tenant)}/vclusters/${seg(name)}/edit`,
   usage: (tenant: string) => `/t/${seg(tenant)}/usage`,
+  members: (tenant: string) => `/t/${seg(tenant)}/members`,
   tokens: '/tokens',
   tenants: '/admin/tenants',
   inventory: '/admin/inventory',

@@ -76,11 +76,11 @@ export function tenantSelector(path: string, tenant: string): string | null {
 }
 
 /** The tenant pages that exist in every tenant, kept when switching tenant. */
-const SECTIONS = new Set(['vclusters', 'usage']);
+const SECTIONS = new Set(['vclusters', 'usage', 'members']);
 
 /**
  * Where switching to `tenant` leads from `path`: the same section in the
- * other tenant (its virtual clusters or usage), else its Overview
+ * other tenant (its virtual clusters, usage or members), else its Overview
  * (a virtual cluster of one tenant is no page of another).
  */
 export function switchTenantPath(path: string, tenant: string): string {
