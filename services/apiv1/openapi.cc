@@ -382,8 +382,38 @@ constexpr char kSessionPaths[] = R"json({
                     "default": {"$ref": "#/components/responses/Problem"}}},
     "delete": {"operationId": "DeleteCurrentSession", "tags": ["Sessions"], "security": [{"session": []}],
       "summary": "Signs out: the session is revoked and its cookie cleared",
+      "description": "A person's session signed in with an identity provider that offers RP-initiated logout answers 200 with the provider's end_session_url, where the browser goes next to end the provider's session too (the provider then returns it to the portal's /); any other session answers 204.",
       "parameters": [{"name": "X-Septa-CSRF", "in": "header", "required": true, "schema": {"type": "string"}}],
-      "responses": {"204": {"description": "Signed out"}, "default": {"$ref": "#/components/responses/Problem"}}}}
+      "responses": {"200": {"description": "Signed out here; the provider's session ends at end_session_url",
+                            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SignOut"}}}},
+                    "204": {"description": "Signed out"}, "default": {"$ref": "#/components/responses/Problem"}}}},
+  "/v1/sessions/providers": {"get": {
+    "operationId": "ListSignInProviders", "tags": ["Sessions"], "security": [],
+    "summary": "The identity providers that sign people in to the portal",
+    "description": "The oidc_issuers with a client_id (docs/identity.md): for each, its name and the path that starts its sign-in. An empty list when none does.",
+    "responses": {"200": {"description": "OK", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SignInProviders"}}}},
+                  "default": {"$ref": "#/components/responses/Problem"}}}},
+  "/v1/sessions/oidc/start": {"get": {
+    "operationId": "StartOidcSignIn", "tags": ["Sessions"], "security": [],
+    "summary": "Starts a person's sign-in with an identity provider (a top-level navigation, not a fetch)",
+    "description": "Authorization code with PKCE, state and nonce, run by septad as the provider's confidential client: the verifier and state stay in septad, bound to this browser by a short-lived cookie. Answers 303 to the provider's authorization endpoint; the provider returns the browser to /v1/sessions/oidc/callback.",
+    "parameters": [{"name": "issuer", "in": "query", "required": true, "schema": {"type": "string"}, "description": "One of the providers' issuer (GET /v1/sessions/providers)."},
+                   {"name": "return_to", "in": "query", "required": false, "schema": {"type": "string"}, "description": "The portal's page to land on once signed in: a path of this origin (default /); anything else is a 400."}],
+    "responses": {"303": {"description": "To the provider's login", "headers": {"Location": {"description": "the provider's authorization URL", "schema": {"type": "string"}}}},
+                  "default": {"$ref": "#/components/responses/Problem"}}}},
+  "/v1/sessions/oidc/callback": {"get": {
+    "operationId": "FinishOidcSignIn", "tags": ["Sessions"], "security": [],
+    "summary": "Where the identity provider returns the browser (the portal client's redirect URI)",
+    "description": "Redeems the code (once) and signs the browser in as a person: 303 to the sign-in's return_to with the session cookie set. A sign-in that does not complete: 303 to /sign-in?sign_in_error=<code>, code expired (took too long or already used), denied (the provider refused or the user cancelled), provider_unavailable (the provider cannot be reached), refused (septad refused the provider's answer; its log says why) or browser_mismatch (begun in another browser, or its cookie is gone); no session is made.",
+    "parameters": [{"name": "code", "in": "query", "required": false, "schema": {"type": "string"}},
+                   {"name": "state", "in": "query", "required": false, "schema": {"type": "string"}},
+                   {"name": "iss", "in": "query", "required": false, "schema": {"type": "string"}, "description": "RFC 9207"},
+                   {"name": "error", "in": "query", "required": false, "schema": {"type": "string"}},
+                   {"name": "error_description", "in": "query", "required": false, "schema": {"type": "string"}}],
+    "responses": {"303": {"description": "To return_to signed in, or to /sign-in?sign_in_error=<code>",
+                          "headers": {"Location": {"description": "where the browser goes", "schema": {"type": "string"}},
+                                      "Set-Cookie": {"description": "the session cookie, once signed in", "schema": {"type": "string"}}}},
+                  "default": {"$ref": "#/components/responses/Problem"}}}}
 })json";
 
 constexpr char kSessionSchemas[] = R"json({
@@ -391,12 +421,27 @@ constexpr char kSessionSchemas[] = R"json({
     "description": "One of token and sign_in_code.",
     "properties": {"token": {"type": "string", "description": "An API token."},
                    "sign_in_code": {"type": "string", "description": "A one-time sign-in code (spent by this call)."}}},
-  "Session": {"type": "object", "required": ["principal", "tenant", "role", "expire_time", "csrf_token"],
-    "properties": {"principal": {"type": "string", "description": "admin or tenant:<name>."},
-                   "tenant": {"type": "string", "description": "The tenant's name; empty for an admin."},
-                   "role": {"type": "string", "enum": ["owner", "viewer"]},
+  "Session": {"type": "object", "required": ["kind", "principal", "tenant", "role", "expire_time", "csrf_token"],
+    "properties": {"kind": {"type": "string", "enum": ["token", "person"], "description": "Made from an API token, or by a person's sign-in with an identity provider."},
+                   "principal": {"type": "string", "description": "What the session acts as when a request names no tenant: admin or tenant:<name>; for a person, tenant:<name> when it is a member of exactly one tenant, admin for an admin, else empty (name the tenant in the request or its Septa-Tenant header)."},
+                   "tenant": {"type": "string", "description": "The tenant of principal; empty for an admin, or a person with no one tenant."},
+                   "role": {"type": "string", "enum": ["owner", "editor", "viewer", ""], "description": "The role of principal (editor: a person only); empty when principal is."},
+                   "person": {"$ref": "#/components/schemas/SessionPerson"},
                    "expire_time": {"type": "string", "format": "date-time"},
-                   "csrf_token": {"type": "string", "description": "Sent as X-Septa-CSRF with every request that changes state."}}}
+                   "csrf_token": {"type": "string", "description": "Sent as X-Septa-CSRF with every request that changes state."}}},
+  "SessionPerson": {"type": "object", "required": ["issuer", "user"],
+    "description": "The person of a session of kind person (GET /v1/caller lists its memberships).",
+    "properties": {"issuer": {"type": "string"},
+                   "user": {"type": "string", "description": "Its user name (the issuer's username_claim)."},
+                   "groups": {"type": "array", "items": {"type": "string"}, "description": "Its groups (the issuer's groups_claim)."}}},
+  "SignOut": {"type": "object", "required": ["end_session_url"],
+    "properties": {"end_session_url": {"type": "string", "description": "The provider's RP-initiated logout URL, to navigate to."}}},
+  "SignInProviders": {"type": "object", "required": ["providers"],
+    "properties": {"providers": {"type": "array", "items": {"$ref": "#/components/schemas/SignInProvider"}}}},
+  "SignInProvider": {"type": "object", "required": ["issuer", "name", "sign_in_url"],
+    "properties": {"issuer": {"type": "string"},
+                   "name": {"type": "string", "description": "What the sign-in page calls it (Sign in with <name>)."},
+                   "sign_in_url": {"type": "string", "description": "/v1/sessions/oidc/start?issuer=<issuer, %-encoded>; the portal adds return_to."}}}
 })json";
 
 Result<nlohmann::ordered_json> OpenApiDocument(const std::vector<HttpBinding>& bindings,
@@ -448,7 +493,7 @@ Result<nlohmann::ordered_json> OpenApiDocument(const std::vector<HttpBinding>& b
   const Json session_schemas = Json::parse(kSessionSchemas);
   for (auto it = session_schemas.begin(); it != session_schemas.end(); ++it)
     components["schemas"][it.key()] = it.value();
-  tags.push_back({{"name", "Sessions"}, {"description", "The portal's sign-in (REST only: a cookie)."}});
+  tags.push_back({{"name", "Sessions"}, {"description", "The portal's sign-in, with an API token or a person's identity provider (REST only: a cookie)."}});
   return Json{
       {"openapi", "3.1.0"},
       {"info",

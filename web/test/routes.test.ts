@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { codeFromFragment, homePath, matchRoute, paths, safeNext, signInPath } from '../src/lib/routes';
+import { codeFromFragment, homePath, matchRoute, paths, safeNext, signInPath, tenantOfPath } from '../src/lib/routes';
 
 test('matchRoute matches segment by segment and decodes params', () => {
   assert.deepEqual(matchRoute('/t/:tenant/vclusters/:name', '/t/acme/vclusters/train'), { tenant: 'acme', name: 'train' });
@@ -37,4 +37,11 @@ test('paths encode names; home is the tenant overview or the admin tenant list',
   assert.equal(paths.vcluster('acme', 'a/b'), '/t/acme/vclusters/a%2Fb');
   assert.equal(homePath('acme'), '/t/acme');
   assert.equal(homePath(''), '/admin/tenants');
+});
+
+test('the tenant a tenant page names, decoded', () => {
+  assert.equal(tenantOfPath('/t/acme'), 'acme');
+  assert.equal(tenantOfPath('/t/a%20b/members'), 'a b');
+  assert.equal(paths.members('a b'), '/t/a%20b/members');
+  for (const other of ['/', '/tokens', '/t/', '/admin/tenants', '/t/%E0%A4%A']) assert.equal(tenantOfPath(other), undefined, other);
 });

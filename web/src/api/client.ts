@@ -1,10 +1,12 @@
 // The typed REST client. Every request goes through septaFetch, which adds
-// the CSRF header, retries idempotent reads while the connection is lost
-// (showing the banner), and sends a 401 back to sign-in.
+// the CSRF header and a person's Septa-Tenant, retries idempotent reads
+// while the connection is lost (showing the banner), and sends a 401 back
+// to sign-in.
 import createClient from 'openapi-fetch';
 import type { paths } from './schema';
 import { ApiError, NETWORK_STATUS, problemFrom } from './problem';
 import { connectionLost } from '../lib/connection';
+import { tenantSelector } from '../lib/tenancy';
 
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const RETRY_FIRST_MS = 500;
@@ -12,6 +14,7 @@ const RETRY_MAX_MS = 5000;
 
 let sessionCsrf = '';
 let onUnauthorized: () => void = () => {};
+let actingTenant: () => string = () => '';
 
 /** The session's CSRF token, held in memory only (never in storage). */
 export function setCsrfToken(token: string): void {
@@ -24,6 +27,15 @@ export function csrfToken(): string {
 
 export function setUnauthorizedHandler(fn: () => void): void {
   onUnauthorized = fn;
+}
+
+/**
+ * The tenant a person acts in at the moment of each request ('' for a
+ * token's session or an admin): asked per request, so that a page's first
+ * reads already carry the tenant its path or the tab chose.
+ */
+export function setActingTenant(fn: () => string): void {
+  actingTenant = fn;
 }
 
 /** Resolves after `ms`, or at once when the browser reports it is online again. */
@@ -42,6 +54,8 @@ function retryDelay(ms: number): Promise<void> {
 async function septaFetch(input: Request): Promise<Response> {
   const req = input.clone();
   if (UNSAFE.has(req.method) && sessionCsrf) req.headers.set('X-Septa-CSRF', sessionCsrf);
+  const selector = tenantSelector(new URL(req.url).pathname, actingTenant());
+  if (selector) req.headers.set('Septa-Tenant', selector);
   let delay = RETRY_FIRST_MS;
   for (;;) {
     let res: Response;

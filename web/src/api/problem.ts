@@ -60,6 +60,8 @@ export interface FieldErrors {
   unplaced: Violation[];
 }
 
+export const NO_ERRORS: FieldErrors = { byField: {}, unplaced: [] };
+
 function covers(formField: string, violationField: string): boolean {
   if (violationField === formField) return true;
   const next = violationField.charAt(formField.length);

@@ -26,3 +26,4 @@ export type UsageItem = S['UsageItem'];
 export type PlatformUsageReport = S['PlatformUsageReport'];
 export type UsagePoolItem = S['UsagePoolItem'];
 export type Hoarder = S['Hoarder'];
+export type TenantMember = S['TenantMember'];

@@ -1,12 +1,21 @@
 import { useEffect, useState } from 'preact/hooks';
 import { listTenants } from '../api/queries';
 import { useAsync } from '../lib/hooks';
-import { navigate } from '../lib/router';
-import { paths } from '../lib/routes';
+import { navigate, useLocation } from '../lib/router';
+import { switchTenantPath } from '../lib/tenancy';
 
-/** An admin opens a tenant's pages: choose, then press Open (no navigation on mere selection). */
-export function TenantPicker({ current }: { current: string | undefined }) {
-  const tenants = useAsync(listTenants, []);
+export interface TenantChoice {
+  tenant: string;
+  label: string;
+}
+
+/**
+ * Opens another tenant's pages (the same section, lib/tenancy.ts): choose,
+ * then press Open (no navigation on mere selection). An admin chooses among
+ * every tenant, a person among its memberships.
+ */
+export function TenantPicker({ current, choices }: { current: string | undefined; choices: TenantChoice[] }) {
+  const { path } = useLocation();
   const [chosen, setChosen] = useState(current ?? '');
   useEffect(() => setChosen(current ?? ''), [current]);
   return (
@@ -14,15 +23,21 @@ export function TenantPicker({ current }: { current: string | undefined }) {
       class="picker"
       onSubmit={(e) => {
         e.preventDefault();
-        if (chosen) navigate(paths.overview(chosen));
+        if (chosen) navigate(switchTenantPath(path, chosen));
       }}
     >
       <label for="tenant-picker">Tenant</label>
       <select id="tenant-picker" value={chosen} onChange={(e) => setChosen((e.target as HTMLSelectElement).value)}>
         <option value="">Choose…</option>
-        {(tenants.data ?? []).map((t) => <option key={t.name} value={t.name}>{t.name}</option>)}
+        {choices.map((c) => <option key={c.tenant} value={c.tenant}>{c.label}</option>)}
       </select>
       <button type="submit" class="btn">Open</button>
     </form>
   );
+}
+
+/** The admins' picker: every tenant. */
+export function AdminTenantPicker({ current }: { current: string | undefined }) {
+  const tenants = useAsync(listTenants, []);
+  return <TenantPicker current={current} choices={(tenants.data ?? []).map((t) => ({ tenant: t.name!, label: t.name! }))} />;
 }

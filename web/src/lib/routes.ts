@@ -53,12 +53,24 @@ export const paths = {
   vcluster: (tenant: string, name: string) => `/t/${seg(tenant)}/vclusters/${seg(name)}`,
   resizeVcluster: (tenant: string, name: string) => `/t/${seg(tenant)}/vclusters/${seg(name)}/edit`,
   usage: (tenant: string) => `/t/${seg(tenant)}/usage`,
+  members: (tenant: string) => `/t/${seg(tenant)}/members`,
   tokens: '/tokens',
   tenants: '/admin/tenants',
   inventory: '/admin/inventory',
   tiers: '/admin/trust-tiers',
   platformUsage: '/admin/usage',
 };
+
+/** The tenant a /t/<tenant>/… path names, decoded; undefined for any other path. */
+export function tenantOfPath(path: string): string | undefined {
+  const parts = path.split('/');
+  if (parts[1] !== 't' || !parts[2]) return undefined;
+  try {
+    return decodeURIComponent(parts[2]);
+  } catch {
+    return undefined;
+  }
+}
 
 /** Where "/" leads a principal: its tenant's overview, or an admin's tenant list. */
 export function homePath(tenant: string): string {

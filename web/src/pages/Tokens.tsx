@@ -5,6 +5,7 @@ import { ApiError, fieldErrors, type FieldErrors } from '../api/problem';
 import { listTokens } from '../api/queries';
 import { useAsync, useTitle } from '../lib/hooks';
 import { formatTime } from '../lib/quantity';
+import { mayManage } from '../lib/tenancy';
 import { Field } from '../components/Field';
 import { ErrorBox } from '../components/ErrorBox';
 import { CopyButton } from '../components/CopyButton';
@@ -21,7 +22,7 @@ export function Tokens({ session }: PageProps) {
   const [failure, setFailure] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const set = (k: keyof typeof form) => (v: string) => setForm({ ...form, [k]: v });
-  const writer = session.role === 'owner';
+  const writer = mayManage(session.role);
 
   const create = async (e: Event) => {
     e.preventDefault();

@@ -10,6 +10,7 @@ import { describeCapacity } from '../lib/capacity';
 import { pollIntervalMs } from '../lib/vclusters';
 import { formatTime } from '../lib/quantity';
 import { describeSince } from '../lib/pods';
+import { mayWrite } from '../lib/tenancy';
 import { ErrorBox } from '../components/ErrorBox';
 import { ConfirmDelete } from '../components/ConfirmDelete';
 import { Kubeconfig } from '../components/Kubeconfig';
@@ -117,7 +118,7 @@ export function VClusterDetail({ params, session }: PageProps) {
   );
   const [actionError, setActionError] = useState<unknown>(null);
   const [credVersion, setCredVersion] = useState(0);
-  const writer = session.role === 'owner';
+  const writer = mayWrite(session.role);
 
   const act = async (what: 'sleep' | 'wake') => {
     setActionError(null);

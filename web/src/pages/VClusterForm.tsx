@@ -1,7 +1,7 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { PageProps } from '../app';
 import { api, call } from '../api/client';
-import { ApiError, NETWORK_STATUS, fieldErrors, type FieldErrors } from '../api/problem';
+import { ApiError, NETWORK_STATUS, NO_ERRORS, fieldErrors, type FieldErrors } from '../api/problem';
 import { getFreeCapacity, getTenant, getTier } from '../api/queries';
 import type { VirtualCluster } from '../api/types';
 import { useAsync, usePoll, useTitle } from '../lib/hooks';
@@ -25,7 +25,6 @@ const WORKLOAD_LABELS: Record<(typeof WORKLOAD_FIELDS)[number], string> = {
 const CHECK_DELAY_MS = 400;
 /** Stands in for a name not typed yet, so that the capacity can be checked first. */
 const UNNAMED = 'unnamed-check';
-const NO_ERRORS: FieldErrors = { byField: {}, unplaced: [] };
 /** What is free changes with other tenants' requests; re-read this often while the form is open. */
 const FREE_POLL_MS = 10000;
 

@@ -11,6 +11,7 @@ import { STATES } from '../lib/quota';
 import { describeCapacity } from '../lib/capacity';
 import { conditionSummary, filterVClusters, pollIntervalMs } from '../lib/vclusters';
 import { formatTime } from '../lib/quantity';
+import { mayWrite } from '../lib/tenancy';
 import { ErrorBox } from '../components/ErrorBox';
 import { THead } from '../components/Table';
 
@@ -58,7 +59,7 @@ export function VClusterList({ params, session }: PageProps) {
   useEffect(() => {
     if (list.data) markOnce('septa:vclusters-rendered');
   }, [list.data]);
-  const writer = session.role === 'owner';
+  const writer = mayWrite(session.role);
 
   const setState = (s: string) => navigate(`${paths.vclusters(tenant)}${s ? `?state=${encodeURIComponent(s)}` : ''}`, { replace: true });
   const shown = list.data ? filterVClusters(list.data, text, state) : [];

@@ -8,7 +8,7 @@ import { useAsync, useTitle } from '../../lib/hooks';
 import { paths } from '../../lib/routes';
 import { formatCpuMilli, formatGpuMilli, formatMiB } from '../../lib/quantity';
 import { Field } from '../../components/Field';
-import { ErrorBox } from '../../components/ErrorBox';
+import { ErrorBox, FormErrors } from '../../components/ErrorBox';
 import { ConfirmDelete } from '../../components/ConfirmDelete';
 import { THead } from '../../components/Table';
 
@@ -180,8 +180,7 @@ export function Tenants(_: PageProps) {
             <Field key={q.field} name={`quota.${q.field}`} label={q.label} inputMode="numeric" value={v[`quota.${q.field}`] ?? ''} onInput={set(`quota.${q.field}`)} errors={errors.byField[`quota.${q.field}`]} />
           ))}
         </fieldset>
-        {failure && errors.unplaced.length + Object.keys(errors.byField).length === 0 ? <ErrorBox error={failure} context="Not created" /> : null}
-        {errors.unplaced.length ? <ErrorBox error={new Error(errors.unplaced.map((x) => `${x.field}: ${x.description}`).join('; '))} /> : null}
+        <FormErrors errors={errors} failure={failure} context="Not created" />
         <button type="submit" class="btn btn--primary">Create tenant</button>
       </form>
       <ErrorBox error={tenants.error} />
