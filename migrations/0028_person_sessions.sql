@@ -50,6 +50,9 @@ CREATE TABLE person_sign_ins (
   return_to     text NOT NULL
                 CONSTRAINT person_sign_ins_return_to_path
                 CHECK (return_to ~ '^/' AND octet_length(return_to) <= 2048),
+  -- The address it was begun from (a bound per address).
+  client        text COLLATE "C" NOT NULL
+                CONSTRAINT person_sign_ins_client_length CHECK (octet_length(client) <= 64),
   create_time   timestamptz NOT NULL,
   expire_time   timestamptz NOT NULL,
   CONSTRAINT person_sign_ins_pkey PRIMARY KEY (state_hash),
@@ -57,6 +60,8 @@ CREATE TABLE person_sign_ins (
 );
 -- CountSignIns (the unexpired) and DeleteDead (the expired).
 CREATE INDEX person_sign_ins_expire_time ON person_sign_ins (expire_time);
+-- CountSignInsFrom.
+CREATE INDEX person_sign_ins_client ON person_sign_ins (client, expire_time);
 
 CREATE TABLE person_sessions (
   id                   text COLLATE "C" NOT NULL

@@ -493,7 +493,9 @@ Result<nlohmann::ordered_json> OpenApiDocument(const std::vector<HttpBinding>& b
   const Json session_schemas = Json::parse(kSessionSchemas);
   for (auto it = session_schemas.begin(); it != session_schemas.end(); ++it)
     components["schemas"][it.key()] = it.value();
-  tags.push_back({{"name", "Sessions"}, {"description", "The portal's sign-in, with an API token or a person's identity provider (REST only: a cookie)."}});
+  tags.push_back({{"name", "Sessions"},
+                  {"description",
+                   "The portal's sign-in, with an API token or a person's identity provider (REST only: a cookie)."}});
   return Json{
       {"openapi", "3.1.0"},
       {"info",

@@ -29,6 +29,9 @@ struct PendingSignIn {
   std::string code_verifier{};  // PKCE (RFC 7636), S256
   std::string nonce{};
   std::string return_to{};  // a path of the portal
+  // The address it was begun from: anyone may begin sign-ins, so each
+  // address may have only a few under way (PersonSignInLimits).
+  std::string client{};
   TimePoint create_time{};
   TimePoint expire_time{};
 };

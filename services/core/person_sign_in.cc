@@ -72,7 +72,8 @@ PersonSignIn::PersonSignIn(Store& store, const Clock& clock, RandomSource& rando
     : store_(store), clock_(clock), random_(random), providers_(providers), verifier_(verifier), limits_(limits) {}
 
 Result<BegunSignIn> PersonSignIn::Begin(const std::string& issuer, const std::string& return_to,
-                                        const std::string& redirect_uri, const std::string& request_id) {
+                                        const std::string& redirect_uri, const std::string& client,
+                                        const std::string& request_id) {
   const std::vector<SignInProviderInfo> known = providers_.List();
   if (std::none_of(known.begin(), known.end(), [&](const SignInProviderInfo& p) { return p.issuer == issuer; })) {
     return InvalidArgument("issuer " + QuotedExcerpt(issuer) +
@@ -96,9 +97,16 @@ Result<BegunSignIn> PersonSignIn::Begin(const std::string& issuer, const std::st
                               .code_verifier = verifier,
                               .nonce = nonce,
                               .return_to = return_to,
+                              .client = client,
                               .create_time = now,
                               .expire_time = now + limits_.sign_in_ttl};
   SEPTA_RETURN_IF_ERROR(store_.Transact(TxMode::kReadWrite, [&](Tx& tx) -> Status {
+    SEPTA_ASSIGN_OR_RETURN(const int from_client, tx.PersonSessions().CountSignInsFrom(client, now));
+    if (from_client >= limits_.pending_per_client_max) {
+      return ResourceExhausted(std::to_string(from_client) +
+                               " sign-ins begun from this address are under way, the limit: finish one or try again "
+                               "in a few minutes");
+    }
     SEPTA_ASSIGN_OR_RETURN(const int under_way, tx.PersonSessions().CountSignIns(now));
     if (under_way >= limits_.pending_max) {
       return ResourceExhausted(std::to_string(under_way) +

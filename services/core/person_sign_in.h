@@ -78,8 +78,10 @@ struct PersonSignInLimits {
   std::chrono::seconds session_ttl = std::chrono::hours(12);  // however often the identity is renewed
   int live_max = 16;                                          // live sessions of one person: a new one ends the oldest
   std::chrono::seconds sign_in_ttl = std::chrono::minutes(10);
-  // Sign-ins under way, of all browsers: anyone may begin one, so they are
-  // bounded (kResourceExhausted past it).
+  // Sign-ins under way: anyone may begin one, so they are bounded per
+  // address (one host flooding takes no one else's) and in all
+  // (kResourceExhausted past either).
+  int pending_per_client_max = 32;
   int pending_max = 10000;
   // After the provider did not answer a renewal, the held identity is used
   // this long before the next attempt.
@@ -143,9 +145,10 @@ class PersonSignIn {
   std::vector<SignInProviderInfo> Providers() const { return providers_.List(); }
 
   // A sign-in at `issuer` (kInvalidArgument naming "issuer" for one that
-  // signs no one in to the portal) returning to `return_to` (CheckReturnTo).
+  // signs no one in to the portal) returning to `return_to` (CheckReturnTo),
+  // begun from the address `client`.
   Result<BegunSignIn> Begin(const std::string& issuer, const std::string& return_to, const std::string& redirect_uri,
-                            const std::string& request_id);
+                            const std::string& client, const std::string& request_id);
   // The callback: the sign-in under way is spent whatever comes of it.
   SignInOutcome Finish(const SignInCallback& callback, std::string_view browser_binding,
                        const std::string& redirect_uri, const std::string& request_id);

@@ -28,7 +28,16 @@ Result<int> SweepUsageMinutes(Store& store, TimePoint cutoff, const BatchedSweep
 }
 
 Result<int> SweepDeadTokens(Store& store, TimePoint dead_before, const BatchedSweep& sweep) {
-  return SweepInBatches(store, sweep, [&](Tx& tx, int batch) { return tx.Tokens().DeleteDead(dead_before, batch); });
+  SEPTA_ASSIGN_OR_RETURN(const int tokens, SweepInBatches(store, sweep, [&](Tx& tx, int batch) {
+                           return tx.Tokens().DeleteDead(dead_before, batch);
+                         }));
+  // People's portal sessions on the same retention, and their sign-ins
+  // expired as long ago (of no use once expired, but kept no longer than
+  // the rest: the sweep has no other clock).
+  SEPTA_ASSIGN_OR_RETURN(const int people, SweepInBatches(store, sweep, [&](Tx& tx, int batch) {
+                           return tx.PersonSessions().DeleteDead(dead_before, dead_before, batch);
+                         }));
+  return tokens + people;
 }
 
 }  // namespace septa::core

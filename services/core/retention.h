@@ -24,7 +24,8 @@ struct BatchedSweep {
 // The minute rows before `cutoff`.
 Result<int> SweepUsageMinutes(Store& store, TimePoint cutoff, const BatchedSweep& sweep = {});
 // The API tokens dead before `dead_before`, with the sessions made from
-// them, and the sessions and sign-in codes dead before then.
+// them, and the sessions and sign-in codes dead before then; people's
+// portal sessions dead before then and their sign-ins expired before then.
 Result<int> SweepDeadTokens(Store& store, TimePoint dead_before, const BatchedSweep& sweep = {.batch = 1'000});
 
 }  // namespace septa::core

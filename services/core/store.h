@@ -134,6 +134,8 @@ class PersonSessionRepository {
   // Pending sign-ins not expired at `now`, of every browser (anyone may
   // begin one: the count is bounded).
   virtual Result<int> CountSignIns(TimePoint now) = 0;
+  // Those of them begun from `client`.
+  virtual Result<int> CountSignInsFrom(const std::string& client, TimePoint now) = 0;
   // kAlreadyExists for an id in use.
   virtual Status Insert(const PersonSession& session) = 0;
   virtual Result<PersonSession> Get(const std::string& id) = 0;

@@ -41,7 +41,7 @@ std::vector<core::SignInProviderInfo> PortalClients::List() const {
   return out;
 }
 
-Result<PortalClients::Resolved> PortalClients::Find(const std::string& issuer) {
+Result<PortalClients::Resolved> PortalClients::Find(const std::string& issuer, bool fresh) {
   Provider* provider = nullptr;
   for (Provider& p : providers_) {
     if (p.settings.issuer == issuer) provider = &p;
@@ -50,7 +50,7 @@ Result<PortalClients::Resolved> PortalClients::Find(const std::string& issuer) {
   const TimePoint now = clock_.Now();
   {
     std::lock_guard lock(mu_);
-    if (provider->endpoints && now - provider->discovered_at < discovery_max_age_) {
+    if (!fresh && provider->endpoints && now - provider->discovered_at < discovery_max_age_) {
       return Resolved{&provider->settings, *provider->endpoints};
     }
   }
@@ -70,7 +70,9 @@ Result<PortalClients::Resolved> PortalClients::Find(const std::string& issuer) {
 
 Result<std::string> PortalClients::AuthorizationUrl(const std::string& issuer,
                                                     const core::AuthorizationRequest& request) {
-  SEPTA_ASSIGN_OR_RETURN(const Resolved found, Find(issuer));
+  // Discovered afresh: a provider that is down is told to the person now,
+  // not after a redirect to its error page (a sign-in is worth one request).
+  SEPTA_ASSIGN_OR_RETURN(const Resolved found, Find(issuer, /*fresh=*/true));
   return WithQuery(found.endpoints.authorization_endpoint, {{"response_type", "code"},
                                                             {"client_id", found.settings->client.id},
                                                             {"redirect_uri", request.redirect_uri},

@@ -56,8 +56,8 @@ class PortalClients final : public core::SignInProviders {
     ProviderEndpoints endpoints{};
   };
   // The provider of `issuer` and its endpoints (discovered when first
-  // needed and again after discovery_max_age).
-  Result<Resolved> Find(const std::string& issuer);
+  // needed, again after discovery_max_age, and always when `fresh`).
+  Result<Resolved> Find(const std::string& issuer, bool fresh = false);
 
   HttpFactory http_;
   const Clock& clock_;

@@ -51,7 +51,7 @@ http::Response ListSignInProviders(const core::PersonSignIn* sign_in) {
 }
 
 Result<http::Response> StartSignIn(core::PersonSignIn* sign_in, const http::Request& request,
-                                   const http::Target& target, const SessionCookie& cookie,
+                                   const http::Target& target, const SessionCookie& cookie, const std::string& client,
                                    const std::string& request_id) {
   if (sign_in == nullptr) {
     return InvalidArgument(
@@ -60,7 +60,7 @@ Result<http::Response> StartSignIn(core::PersonSignIn* sign_in, const http::Requ
   }
   std::string return_to = Query(target, "return_to");
   if (return_to.empty()) return_to = "/";
-  auto begun = sign_in->Begin(Query(target, "issuer"), return_to, RedirectUri(request, cookie), request_id);
+  auto begun = sign_in->Begin(Query(target, "issuer"), return_to, RedirectUri(request, cookie), client, request_id);
   if (begun.status().code() == Code::kUnavailable) {
     spdlog::warn("sign-in: request_id={} cannot begin: {}", request_id, begun.status().message());
     return SeeOther(std::string(kSignInPage) + "?sign_in_error=" +

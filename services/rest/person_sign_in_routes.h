@@ -28,8 +28,9 @@ inline constexpr char kSignInCallbackPath[] = "/v1/sessions/oidc/callback";
 
 // `sign_in` null: no provider signs people in to the portal.
 http::Response ListSignInProviders(const core::PersonSignIn* sign_in);
+// `client`: the address the request came from.
 Result<http::Response> StartSignIn(core::PersonSignIn* sign_in, const http::Request& request,
-                                   const http::Target& target, const SessionCookie& cookie,
+                                   const http::Target& target, const SessionCookie& cookie, const std::string& client,
                                    const std::string& request_id);
 http::Response FinishSignIn(core::PersonSignIn* sign_in, const http::Request& request, const http::Target& target,
                             const SessionCookie& cookie, const std::string& request_id);

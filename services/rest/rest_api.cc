@@ -42,6 +42,7 @@ struct Call {
   // Set when the portal's session cookie authenticated the request.
   const std::optional<core::AuthenticatedSession>& session;
   std::string_view session_cookie;
+  const std::string& client;  // the address the request came from
 };
 
 using RouteFn = std::function<Result<http::Response>(const Call&)>;
@@ -198,7 +199,8 @@ struct RestApi::Impl {
                                                         const std::string& request_id);
   void Serve(http::Request&& req, std::shared_ptr<http::Exchange> exchange);
   http::Response Run(const Route& route, const http::Request& req, const http::Target& target,
-                     const std::map<std::string, std::string>& params, const std::string& request_id);
+                     const std::map<std::string, std::string>& params, const std::string& request_id,
+                     const std::string& client);
   void Finish(const std::shared_ptr<http::Exchange>& exchange, http::Response response, const std::string& route,
               const http::Request& req, const std::string& request_id, Clock::time_point start);
 
@@ -284,7 +286,9 @@ void RestApi::Impl::AddSessionRoutes() {
       RunsOn::kIoThread);
   Add(
       bh::verb::get, "/v1/sessions/oidc/start",
-      [this](const Call& c) { return StartSignIn(uc.person_sign_in, c.request, c.target, cookie, c.ctx.request_id); },
+      [this](const Call& c) {
+        return StartSignIn(uc.person_sign_in, c.request, c.target, cookie, c.client, c.ctx.request_id);
+      },
       Auth::kNone);
   Add(
       bh::verb::get, kSignInCallbackPath,
@@ -313,7 +317,8 @@ Result<core::AuthenticatedSession> RestApi::Impl::AuthenticateCookie(std::string
 }
 
 http::Response RestApi::Impl::Run(const Route& route, const http::Request& req, const http::Target& target,
-                                  const std::map<std::string, std::string>& params, const std::string& request_id) {
+                                  const std::map<std::string, std::string>& params, const std::string& request_id,
+                                  const std::string& client) {
   core::DeadlineScope deadline(uc.db_request_timeout);  // authentication and the use case alike
   core::RequestContext ctx;
   ctx.request_id = request_id;
@@ -366,7 +371,7 @@ http::Response RestApi::Impl::Run(const Route& route, const http::Request& req, 
   }
   Result<http::Response> result = [&]() -> Result<http::Response> {
     try {
-      return route.fn(Call{req, target, params, ctx, session, session_cookie});
+      return route.fn(Call{req, target, params, ctx, session, session_cookie, client});
     } catch (const std::exception& e) {
       return Internal(std::string("unexpected error: ") + e.what());
     }
@@ -410,14 +415,18 @@ void RestApi::Impl::Serve(http::Request&& req, std::shared_ptr<http::Exchange> e
       continue;
     }
     if (route.runs_on == RunsOn::kIoThread) {
-      Finish(exchange, *route.fn(Call{req, *target, params, core::RequestContext{}, std::nullopt, {}}), route.pattern,
-             req, request_id, start);
+      Finish(
+          exchange,
+          *route.fn(Call{
+              req, *target, params, core::RequestContext{}, std::nullopt, {}, exchange->connection().remote_address}),
+          route.pattern, req, request_id, start);
       return;
     }
     auto shared = std::make_shared<http::Request>(std::move(req));
     boost::asio::post(
         pool, [this, &route, shared, exchange, t = *std::move(target), params = std::move(params), request_id, start] {
-          Finish(exchange, Run(route, *shared, t, params, request_id), route.pattern, *shared, request_id, start);
+          Finish(exchange, Run(route, *shared, t, params, request_id, exchange->connection().remote_address),
+                 route.pattern, *shared, request_id, start);
         });
     return;
   }

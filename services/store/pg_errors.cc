@@ -139,6 +139,7 @@ const std::map<std::string, ConstraintMeaning>& ConstraintMeanings() {
       {"person_sign_ins_code_verifier_format",
        {Code::kInvalidArgument, "code_verifier", "must be 43-128 characters of A-Z, a-z, 0-9, '-', '.', '_' and '~'"}},
       {"person_sign_ins_nonce_length", {Code::kInvalidArgument, "nonce", "must be 1-256 bytes"}},
+      {"person_sign_ins_client_length", {Code::kInvalidArgument, "client", "must be at most 64 bytes"}},
       {"person_sign_ins_return_to_path",
        {Code::kInvalidArgument, "return_to", "must be a path of the portal: '/' first, at most 2048 bytes"}},
       {"person_sign_ins_lifetime", {Code::kInvalidArgument, "expire_time", "must be after create_time"}},

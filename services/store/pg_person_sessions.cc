@@ -13,7 +13,7 @@ using core::PendingSignIn;
 using core::PersonSession;
 
 constexpr char kSignInColumns[] =
-    "state_hash, issuer, browser_hash, code_verifier, nonce, return_to, septa_micros(create_time), "
+    "state_hash, issuer, browser_hash, code_verifier, nonce, return_to, client, septa_micros(create_time), "
     "septa_micros(expire_time)";
 
 PendingSignIn SignInOf(const pqxx::row& r) {
@@ -23,8 +23,9 @@ PendingSignIn SignInOf(const pqxx::row& r) {
           .code_verifier = r[3].as<std::string>(),
           .nonce = r[4].as<std::string>(),
           .return_to = r[5].as<std::string>(),
-          .create_time = FromMicros(r[6].as<std::int64_t>()),
-          .expire_time = FromMicros(r[7].as<std::int64_t>())};
+          .client = r[6].as<std::string>(),
+          .create_time = FromMicros(r[7].as<std::int64_t>()),
+          .expire_time = FromMicros(r[8].as<std::int64_t>())};
 }
 
 // The groups cross as a JSON array both ways: any text arrives whole, in
@@ -66,10 +67,12 @@ std::string SessionNoun(const std::string& id) { return "portal session \"" + id
 void PgPersonSessions::Prepare(pqxx::connection& c) {
   const std::string sign_in = kSignInColumns, session = kSessionColumns, groups = kGroupsParameter;
   c.prepare("person_sign_in_insert",
-            "INSERT INTO person_sign_ins (state_hash, issuer, browser_hash, code_verifier, nonce, return_to,"
-            " create_time, expire_time) VALUES ($1, $2, $3, $4, $5, $6, septa_ts($7), septa_ts($8))");
+            "INSERT INTO person_sign_ins (state_hash, issuer, browser_hash, code_verifier, nonce, return_to, client,"
+            " create_time, expire_time) VALUES ($1, $2, $3, $4, $5, $6, $7, septa_ts($8), septa_ts($9))");
   c.prepare("person_sign_in_take", "DELETE FROM person_sign_ins WHERE state_hash = $1 RETURNING " + sign_in);
   c.prepare("person_sign_in_count", "SELECT count(*) FROM person_sign_ins WHERE expire_time > septa_ts($1)");
+  c.prepare("person_sign_in_count_from",
+            "SELECT count(*) FROM person_sign_ins WHERE client = $1 AND expire_time > septa_ts($2)");
   c.prepare("person_session_insert",
             "INSERT INTO person_sessions (id, secret_hash, issuer, username, groups, identity_expire_time, id_token,"
             " refresh_token, version, create_time, expire_time, revoke_time) VALUES ($1, $2, $3, $4, " +
@@ -99,7 +102,7 @@ void PgPersonSessions::Prepare(pqxx::connection& c) {
 Status PgPersonSessions::InsertSignIn(const PendingSignIn& s) {
   return ToStatus(work_.Write([&](pqxx::transaction_base& w) {
     return w.exec_prepared("person_sign_in_insert", s.state_hash, s.issuer, s.browser_hash, s.code_verifier, s.nonce,
-                           s.return_to, Micros(s.create_time), Micros(s.expire_time));
+                           s.return_to, s.client, Micros(s.create_time), Micros(s.expire_time));
   }));
 }
 
@@ -117,6 +120,12 @@ Result<PendingSignIn> PgPersonSessions::TakeSignIn(const std::string& state_hash
 Result<int> PgPersonSessions::CountSignIns(TimePoint now) {
   return work_.Read<int>(
       [&](pqxx::transaction_base& t) { return t.exec_prepared1("person_sign_in_count", Micros(now))[0].as<int>(); });
+}
+
+Result<int> PgPersonSessions::CountSignInsFrom(const std::string& client, TimePoint now) {
+  return work_.Read<int>([&](pqxx::transaction_base& t) {
+    return t.exec_prepared1("person_sign_in_count_from", client, Micros(now))[0].as<int>();
+  });
 }
 
 Status PgPersonSessions::Insert(const PersonSession& s) {

@@ -86,6 +86,7 @@ class PgPersonSessions final : public core::PersonSessionRepository {
   Status InsertSignIn(const core::PendingSignIn& sign_in) override;
   Result<core::PendingSignIn> TakeSignIn(const std::string& state_hash) override;
   Result<int> CountSignIns(TimePoint now) override;
+  Result<int> CountSignInsFrom(const std::string& client, TimePoint now) override;
   Status Insert(const core::PersonSession& session) override;
   Result<core::PersonSession> Get(const std::string& id) override;
   Result<std::vector<core::PersonSession>> ListLive(const std::string& issuer, const std::string& user,

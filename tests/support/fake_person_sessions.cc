@@ -30,6 +30,7 @@ Status CheckSignInRow(const PendingSignIn& s) {
     return InvalidField("code_verifier", "must be 43-128 characters of A-Z, a-z, 0-9, '-', '.', '_' and '~'");
   }
   if (!BytesBetween(s.nonce, 1, 256)) return InvalidField("nonce", "must be 1-256 bytes");
+  if (s.client.size() > 64) return InvalidField("client", "must be at most 64 bytes");
   if (!s.return_to.starts_with('/') || s.return_to.size() > 2048) {
     return InvalidField("return_to", "must be a path of the portal: '/' first, at most 2048 bytes");
   }
@@ -87,6 +88,12 @@ Result<PendingSignIn> FakePersonSessions::TakeSignIn(const std::string& state_ha
 Result<int> FakePersonSessions::CountSignIns(TimePoint now) {
   return static_cast<int>(std::count_if(w_.s.person_sign_ins.begin(), w_.s.person_sign_ins.end(),
                                         [&](const auto& entry) { return entry.second.expire_time > now; }));
+}
+
+Result<int> FakePersonSessions::CountSignInsFrom(const std::string& client, TimePoint now) {
+  return static_cast<int>(std::count_if(w_.s.person_sign_ins.begin(), w_.s.person_sign_ins.end(), [&](const auto& e) {
+    return e.second.client == client && e.second.expire_time > now;
+  }));
 }
 
 Status FakePersonSessions::Insert(const PersonSession& session) {

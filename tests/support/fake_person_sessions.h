@@ -13,6 +13,7 @@ class FakePersonSessions final : public PersonSessionRepository {
   Status InsertSignIn(const PendingSignIn& sign_in) override;
   Result<PendingSignIn> TakeSignIn(const std::string& state_hash) override;
   Result<int> CountSignIns(TimePoint now) override;
+  Result<int> CountSignInsFrom(const std::string& client, TimePoint now) override;
   Status Insert(const PersonSession& session) override;
   Result<PersonSession> Get(const std::string& id) override;
   Result<std::vector<PersonSession>> ListLive(const std::string& issuer, const std::string& user,

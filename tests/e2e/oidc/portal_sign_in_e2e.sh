@@ -12,7 +12,7 @@
 #    (browser_mismatch), a made-up state (expired), a code stolen from
 #    one sign-in brought in another (the provider refuses its PKCE
 #    verifier: refused); the provider down at the callback
-#    (provider_unavailable);
+#    and at the start (provider_unavailable);
 #  - renewal: a group removed at the provider ends what it gave when the
 #    session's ID token expires; the provider down then leaves the session
 #    its identity;
@@ -134,6 +134,11 @@ grep -q "refused (refused): the token endpoint refused the authorization code" "
 down=$(portal_sign_in --provider-down)
 curl -s -X POST "$issuer/_test/up" >/dev/null
 [[ $(field_of "$down" location) == "/sign-in?sign_in_error=provider_unavailable" ]] || fail "provider down: $down"
+# ... and at the start of a sign-in, before the browser is sent to it.
+curl -s -X POST -H 'Content-Type: application/json' -d '{"mode":"503"}' "$issuer/_test/down" >/dev/null
+at_start=$(curl -s -o /dev/null -D - -G "$base/v1/sessions/oidc/start" --data-urlencode "issuer=$issuer")
+curl -s -X POST "$issuer/_test/up" >/dev/null
+grep -qi '^location: /sign-in?sign_in_error=provider_unavailable' <<<"$at_start" || fail "provider down at start: $at_start"
 
 # A group removed at the provider ends what it gave at the session's renewal.
 curl -s -X POST -H 'Content-Type: application/json' -d '{"groups":["gpu-users"]}' \

@@ -55,9 +55,11 @@ TEST_F(RestRoutesTest, EveryV1RouteIsTheBindingOfAnRpc) {
                              "(or of several): annotate the RPC in api/proto/septa/v1/";
   }
   EXPECT_GE(v1_routes, 10);  // tenants 5, trust tiers 2, tokens 3
-  // REST's own, for the portal's cookie (services/rest/session_routes.h).
-  EXPECT_THAT(own,
-              ::testing::ElementsAre("POST /v1/sessions", "GET /v1/sessions/current", "DELETE /v1/sessions/current"));
+  // REST's own, for the portal's cookie (services/rest/session_routes.h)
+  // and people's sign-in to it (person_sign_in_routes.h).
+  EXPECT_THAT(own, ::testing::ElementsAre("POST /v1/sessions", "GET /v1/sessions/current",
+                                          "DELETE /v1/sessions/current", "GET /v1/sessions/providers",
+                                          "GET /v1/sessions/oidc/start", "GET /v1/sessions/oidc/callback"));
 }
 
 // The routes answer at the paths the protos give: without a token, every

@@ -96,7 +96,7 @@ class PersonSignInTest : public CoreTest {
     people.nonces[id_token] = providers.requests.back().nonce;
   }
   BegunSignIn MustBegin(const std::string& return_to = "/t/acme") {
-    auto begun = sign_in.Begin(kSsoIssuer, return_to, kRedirect, "req-begin");
+    auto begun = sign_in.Begin(kSsoIssuer, return_to, kRedirect, client_, "req-begin");
     EXPECT_TRUE(begun.ok()) << begun.status().ToString();
     return begun.ok() ? *begun : BegunSignIn{};
   }
@@ -126,16 +126,17 @@ class PersonSignInTest : public CoreTest {
   ScriptedProviders providers;
   ScriptedPeople people;
   PersonSignIn sign_in;
+  std::string client_ = "192.0.2.1";  // the address sign-ins are begun from
 };
 
 TEST_F(PersonSignInTest, AReturnPathThatLeavesThePortalIsRefusedNotRepaired) {
   for (const char* bad :
        {"https://evil.example/", "//evil.example/x", "/\\evil.example", "", "relative", "/a b", "/tab\there"}) {
-    auto begun = sign_in.Begin(kSsoIssuer, bad, kRedirect, "req");
+    auto begun = sign_in.Begin(kSsoIssuer, bad, kRedirect, "192.0.2.1", "req");
     EXPECT_EQ(begun.status().code(), Code::kInvalidArgument) << bad;
     EXPECT_THAT(begun.status().message(), HasSubstr("return_to")) << bad;
   }
-  EXPECT_THAT(sign_in.Begin("https://other.example", "/", kRedirect, "req").status().message(),
+  EXPECT_THAT(sign_in.Begin("https://other.example", "/", kRedirect, "192.0.2.1", "req").status().message(),
               HasSubstr("signs no one in to the portal"));
   EXPECT_TRUE(CheckReturnTo("return_to", "/t/acme/vclusters?x=1#y").ok());
   EXPECT_EQ(PendingSignIns(), 0);  // nothing kept of a refused start
@@ -230,7 +231,7 @@ TEST_F(PersonSignInTest, AWrongStateAnotherBrowserADenialAndAnotherNonceOpenNoth
 
 TEST_F(PersonSignInTest, AProviderDownAtSignInSaysSoAndAnOldSignInHasExpired) {
   providers.down = true;
-  EXPECT_EQ(sign_in.Begin(kSsoIssuer, "/", kRedirect, "r").status().code(), Code::kUnavailable);
+  EXPECT_EQ(sign_in.Begin(kSsoIssuer, "/", kRedirect, client_, "r").status().code(), Code::kUnavailable);
   providers.down = false;
   BegunSignIn begun = MustBegin();
   ScriptCode("code-1", "id-1", Alice({}));
@@ -250,13 +251,35 @@ TEST_F(PersonSignInTest, AProviderDownAtSignInSaysSoAndAnOldSignInHasExpired) {
             SignInFailure::kExpired);
 }
 
-TEST_F(PersonSignInTest, SignInsUnderWayAreBoundedForEveryone) {
-  for (int i = 0; i < 3; ++i) MustBegin();
-  auto fourth = sign_in.Begin(kSsoIssuer, "/", kRedirect, "r");
-  EXPECT_EQ(fourth.status().code(), Code::kResourceExhausted);
-  EXPECT_THAT(fourth.status().message(), HasSubstr("3 sign-ins are under way"));
+// Anyone may begin a sign-in: one address flooding them takes no one
+// else's, and all addresses together are bounded too.
+TEST_F(PersonSignInTest, SignInsUnderWayAreBoundedPerAddressAndInAll) {
+  PersonSignIn bounded(store, clock, random, providers, people,
+                       {.pending_per_client_max = 2, .pending_max = 4, .cache_ttl = 0ms});
+  const auto begin = [&](const std::string& client) {
+    return bounded.Begin(kSsoIssuer, "/", kRedirect, client, "r").status();
+  };
+  ASSERT_TRUE(begin("198.51.100.66").ok());
+  ASSERT_TRUE(begin("198.51.100.66").ok());
+  const Status flood = begin("198.51.100.66");
+  EXPECT_EQ(flood.code(), Code::kResourceExhausted);
+  EXPECT_THAT(flood.message(), HasSubstr("2 sign-ins begun from this address"));
+  // The victim, from another address, signs in all the same.
+  const BegunSignIn begun = [&] {
+    auto b = bounded.Begin(kSsoIssuer, "/t/acme", kRedirect, "192.0.2.1", "r");
+    EXPECT_TRUE(b.ok()) << b.status().ToString();
+    return b.ok() ? *b : BegunSignIn{};
+  }();
+  ScriptCode("code-v", "id-v", Alice({"platform"}));
+  EXPECT_TRUE(bounded
+                  .Finish({.state = providers.requests.back().state, .code = "code-v", .error = ""},
+                          begun.browser_binding, kRedirect, "r")
+                  .opened);
+  ASSERT_TRUE(begin("203.0.113.1").ok());
+  ASSERT_TRUE(begin("203.0.113.2").ok());  // with the flood's two, four under way
+  EXPECT_THAT(begin("203.0.113.3").message(), HasSubstr("4 sign-ins are under way"));
   clock.Advance(11min);  // the abandoned ones expire and no longer count
-  EXPECT_TRUE(sign_in.Begin(kSsoIssuer, "/", kRedirect, "r").ok());
+  EXPECT_TRUE(begin("198.51.100.66").ok());
 }
 
 TEST_F(PersonSignInTest, AnIdentityIsRenewedWhenItsIdTokenExpiresAndAGroupRemovedThereIsGone) {

@@ -293,5 +293,56 @@ TEST_F(TokenServiceTest, TokensDeadLongEnoughAreSweptAndTheLiveStay) {
   EXPECT_EQ(tokens.Revoke(Admin(), short_lived->token.id).code(), Code::kNotFound) << "gone";
 }
 
+// People's portal sessions and sign-ins go on the same retention.
+TEST_F(TokenServiceTest, PeoplesSessionsDeadLongEnoughAreSweptWithTheTokens) {
+  const TimePoint now = Now(clock);
+  const auto session = [&](const std::string& id) {
+    return PersonSession{.id = id,
+                         .secret_hash = std::string(64, 'a'),
+                         .issuer = "https://idp.example.com",
+                         .user = "alice@acme.test",
+                         .identity_expire_time = now + std::chrono::minutes(5),
+                         .id_token = "header.payload.signature",
+                         .create_time = now,
+                         .expire_time = now + std::chrono::hours(12)};
+  };
+  const PendingSignIn sign_in{.state_hash = std::string(64, 'b'),
+                              .issuer = "https://idp.example.com",
+                              .browser_hash = std::string(64, 'c'),
+                              .code_verifier = std::string(43, 'v'),
+                              .nonce = "n",
+                              .return_to = "/",
+                              .create_time = now,
+                              .expire_time = now + std::chrono::minutes(10)};
+  ASSERT_TRUE(store
+                  .Transact(TxMode::kReadWrite,
+                            [&](Tx& tx) {
+                              SEPTA_RETURN_IF_ERROR(tx.PersonSessions().InsertSignIn(sign_in));
+                              SEPTA_RETURN_IF_ERROR(tx.PersonSessions().Insert(session("00000000000000a1")));
+                              SEPTA_RETURN_IF_ERROR(tx.PersonSessions().Insert(session("00000000000000a2")));
+                              return tx.PersonSessions().Revoke("00000000000000a1", now);
+                            })
+                  .ok());
+  clock.Advance(std::chrono::hours(2));
+  auto swept = SweepDeadTokens(store, Now(clock) - std::chrono::hours(24));
+  ASSERT_TRUE(swept.ok()) << swept.status().ToString();
+  EXPECT_EQ(*swept, 0) << "dead, but not for long enough yet";
+  clock.Advance(std::chrono::hours(24));
+  swept = SweepDeadTokens(store, Now(clock) - std::chrono::hours(24), {.batch = 1, .max_batches = 100});
+  ASSERT_TRUE(swept.ok()) << swept.status().ToString();
+  EXPECT_EQ(*swept, 2) << "the revoked session and the expired sign-in";
+  const Status left = store.Transact(TxMode::kReadOnly, [&](Tx& tx) {
+    EXPECT_EQ(tx.PersonSessions().Get("00000000000000a1").status().code(), Code::kNotFound);
+    EXPECT_TRUE(tx.PersonSessions().Get("00000000000000a2").ok()) << "expired 14 h ago: kept";
+    return Status::Ok();
+  });
+  EXPECT_TRUE(left.ok()) << left.ToString();
+  EXPECT_EQ(store
+                .Transact(TxMode::kReadWrite,
+                          [](Tx& tx) { return tx.PersonSessions().TakeSignIn(std::string(64, 'b')).status(); })
+                .code(),
+            Code::kNotFound);
+}
+
 }  // namespace
 }  // namespace septa::core

@@ -1219,6 +1219,7 @@ inline PendingSignIn MakeSignIn(char state, TimePoint expire_time) {
           .code_verifier = std::string(43, 'v') + "-._~" + std::string(1, state),
           .nonce = std::string("nonce-") + state,
           .return_to = "/tenants/acme?tab=members",
+          .client = state == 'c' ? "192.0.2.7" : "2001:db8::1",
           .create_time = At(100, 1'500),
           .expire_time = expire_time};
 }
@@ -1243,7 +1244,7 @@ inline std::string Nanos(TimePoint t) {
 }
 inline std::string SignInRow(const PendingSignIn& s) {
   return s.state_hash + " " + s.issuer + " " + s.browser_hash + " " + s.code_verifier + " " + s.nonce + " " +
-         s.return_to + " " + Nanos(s.create_time) + " " + Nanos(s.expire_time);
+         s.return_to + " " + s.client + " " + Nanos(s.create_time) + " " + Nanos(s.expire_time);
 }
 inline std::string PersonSessionRow(const PersonSession& s) {
   std::string groups;
@@ -1275,6 +1276,15 @@ TYPED_TEST_P(StoreContract, SignInsAreTakenOnceAndCountedUntilTheyExpire) {
   EXPECT_EQ(count(At(999)), 2);
   EXPECT_EQ(count(At(1'000)), 1) << "expired at its expire_time";
   EXPECT_EQ(count(At(2'001)), 0);
+  const auto count_from = [&](const std::string& client, TimePoint now) {
+    auto counted = this->template Read<int>([&](Tx& tx) { return tx.PersonSessions().CountSignInsFrom(client, now); });
+    EXPECT_TRUE(counted.ok()) << counted.status().ToString();
+    return counted.ok() ? *counted : -1;
+  };
+  EXPECT_EQ(count_from("2001:db8::1", At(999)), 1);
+  EXPECT_EQ(count_from("192.0.2.7", At(999)), 1);
+  EXPECT_EQ(count_from("192.0.2.7", At(2'001)), 0) << "expired";
+  EXPECT_EQ(count_from("192.0.2.8", At(999)), 0);
 
   const auto take = [&](const std::string& state_hash) {
     std::optional<Result<PendingSignIn>> taken;
