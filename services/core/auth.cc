@@ -74,42 +74,41 @@ std::string_view BearerToken(std::string_view authorization) {
   return authorization.substr(kScheme.size());
 }
 
-std::optional<ParsedTokenText> ParseTokenText(std::string_view text) {
-  if (!text.starts_with(kTokenPrefix)) return std::nullopt;
-  text.remove_prefix(kTokenPrefix.size());
+namespace {
+// "<prefix><id>_<secret>": a token's text, or a person's session cookie.
+std::optional<ParsedTokenText> ParseSecretText(std::string_view prefix, std::string_view text) {
+  if (!text.starts_with(prefix)) return std::nullopt;
+  text.remove_prefix(prefix.size());
   if (text.size() != kIdHexLen + 1 + kSecretLen || text[kIdHexLen] != '_') return std::nullopt;
   std::string_view id = text.substr(0, kIdHexLen);
   if (!IsHex(id)) return std::nullopt;
   return ParsedTokenText{std::string(id), std::string(text.substr(kIdHexLen + 1))};
 }
+std::string FormatSecretText(std::string_view prefix, std::string_view id, std::string_view secret) {
+  std::string out(prefix);
+  out += id;
+  out += '_';
+  out += secret;
+  return out;
+}
+}  // namespace
+
+std::optional<ParsedTokenText> ParseTokenText(std::string_view text) { return ParseSecretText(kTokenPrefix, text); }
 
 bool IsLive(const ApiToken& token, TimePoint now) {
   return !token.revoke_time && (!token.expire_time || now < *token.expire_time);
 }
 
 std::string FormatTokenText(std::string_view id, std::string_view secret) {
-  std::string out(kTokenPrefix);
-  out += id;
-  out += '_';
-  out += secret;
-  return out;
+  return FormatSecretText(kTokenPrefix, id, secret);
 }
 
 std::string FormatPersonCookie(std::string_view id, std::string_view secret) {
-  std::string out(kPersonCookiePrefix);
-  out += id;
-  out += '_';
-  out += secret;
-  return out;
+  return FormatSecretText(kPersonCookiePrefix, id, secret);
 }
 
 std::optional<ParsedTokenText> ParsePersonCookie(std::string_view text) {
-  if (!text.starts_with(kPersonCookiePrefix)) return std::nullopt;
-  text.remove_prefix(kPersonCookiePrefix.size());
-  if (text.size() != kIdHexLen + 1 + kSecretLen || text[kIdHexLen] != '_') return std::nullopt;
-  const std::string_view id = text.substr(0, kIdHexLen);
-  if (!IsHex(id)) return std::nullopt;
-  return ParsedTokenText{std::string(id), std::string(text.substr(kIdHexLen + 1))};
+  return ParseSecretText(kPersonCookiePrefix, text);
 }
 
 std::string_view RoleName(Role role) {
