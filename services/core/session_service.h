@@ -3,8 +3,9 @@
 // HttpOnly cookie; the page never holds a token. Sessions and sign-in codes
 // are rows of api_tokens (migrations/0019), so the Authenticator verifies,
 // caches and forgets them as it does API tokens, and a session ends when the
-// token it was made from is revoked or expires. A later sign-in (OIDC) only
-// adds another way to reach Issue.
+// token it was made from is revoked or expires. A person who signs in at an
+// identity provider gets a session of its own kind (person_sign_in.h), in
+// the same cookie, with the same CSRF rule.
 //
 // A session's CSRF token is derived from its secret (HMAC-SHA256), so it is
 // stored nowhere: only the holder of the cookie's value can compute it, and
