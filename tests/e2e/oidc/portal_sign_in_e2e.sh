@@ -141,6 +141,12 @@ curl -s -X POST "$issuer/_test/up" >/dev/null
 grep -qi '^location: /sign-in?sign_in_error=provider_unavailable' <<<"$at_start" || fail "provider down at start: $at_start"
 
 # A group removed at the provider ends what it gave at the session's renewal.
+# A fresh sign-in first, so its ID token has its whole lifetime ahead
+# however long the checks above took.
+signed=$(portal_sign_in)
+session=$(field_of "$signed" session)
+[[ $(as_cookie "$session" GET /v1/sessions/current) == 200 ]] || fail "current: $(reply)"
+csrf=$(json 'r["csrf_token"]')
 curl -s -X POST -H 'Content-Type: application/json' -d '{"groups":["gpu-users"]}' \
   "$issuer/_test/users/alice/groups" >/dev/null
 [[ $(as_cookie "$session" GET /v1/tenants/acme) == 200 ]] || fail "acme before the renewal: $(reply)"
