@@ -11,12 +11,6 @@ core::ProviderTokens ProviderTokensOf(Tokens tokens) {
   return core::ProviderTokens{.id_token = std::move(tokens.id_token), .refresh_token = std::move(tokens.refresh_token)};
 }
 
-std::string Joined(const std::vector<std::string>& words) {
-  std::string out;
-  for (const std::string& w : words) out += (out.empty() ? "" : " ") + w;
-  return out;
-}
-
 }  // namespace
 
 std::string WithQuery(const std::string& base, const std::vector<std::pair<std::string, std::string>>& fields) {
@@ -76,7 +70,7 @@ Result<std::string> PortalClients::AuthorizationUrl(const std::string& issuer,
   return WithQuery(found.endpoints.authorization_endpoint, {{"response_type", "code"},
                                                             {"client_id", found.settings->client.id},
                                                             {"redirect_uri", request.redirect_uri},
-                                                            {"scope", Joined(found.settings->scopes)},
+                                                            {"scope", Join(found.settings->scopes, " ")},
                                                             {"state", request.state},
                                                             {"nonce", request.nonce},
                                                             {"code_challenge", request.code_challenge},
