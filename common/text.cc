@@ -119,6 +119,10 @@ void ReplaceAll(std::string& text, std::string_view from, std::string_view to) {
   }
 }
 
+void DropTrailingLineBreaks(std::string& text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+}
+
 std::string Join(const std::vector<std::string>& pieces, std::string_view sep) {
   std::string joined;
   for (std::size_t i = 0; i < pieces.size(); ++i) {

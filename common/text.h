@@ -45,6 +45,10 @@ std::vector<std::string> Split(std::string_view s, char sep);
 // The pieces with `sep` between them ({"a", "b"}, ", " -> "a, b").
 std::string Join(const std::vector<std::string>& pieces, std::string_view sep);
 
+// `text` without the line breaks (\n, \r) that end it: a secret file's one
+// line as editors and `echo` write it.
+void DropTrailingLineBreaks(std::string& text);
+
 // Every occurrence of `from` in `text`, left to right and not overlapping,
 // replaced by `to` (nothing when `from` is empty).
 void ReplaceAll(std::string& text, std::string_view from, std::string_view to);

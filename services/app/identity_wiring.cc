@@ -5,6 +5,7 @@
 // portal's client secret sign people in to the portal (PersonSignIn).
 #include <utility>
 
+#include "common/text.h"
 #include "services/app/septad_app_impl.h"
 #include "services/oidc/verifier.h"
 
@@ -60,7 +61,7 @@ Status SeptadApp::Impl::MakeIdentity() {
       if (!issuer.client_secret_file.empty()) {
         SEPTA_ASSIGN_OR_RETURN(std::string secret,
                                wiring::ReadConfiguredFile(field + ".client_secret_file", issuer.client_secret_file));
-        while (!secret.empty() && (secret.back() == '\n' || secret.back() == '\r')) secret.pop_back();
+        DropTrailingLineBreaks(secret);
         if (secret.empty()) return InvalidArgument(field + ".client_secret_file: the file is empty");
         portal.push_back(oidc::PortalClientSettings{.issuer = issuer.issuer,
                                                     .name = issuer.name,

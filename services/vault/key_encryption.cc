@@ -9,6 +9,7 @@
 #include <cstring>
 #include <memory>
 
+#include "common/text.h"
 #include "services/base/base64.h"
 #include "services/base/file.h"
 #include "services/core/crypto.h"
@@ -85,7 +86,7 @@ Result<KeyEncryptionKey> LoadKek(std::string_view field, const std::filesystem::
   }
   auto text = base::ReadFile(path);
   if (!text.ok()) return InvalidField(name, text.status().message());
-  while (!text->empty() && (text->back() == '\n' || text->back() == '\r')) text->pop_back();
+  DropTrailingLineBreaks(*text);
   auto secret = base::Base64Decode(*text);
   if (!secret) return InvalidField(name, path.string() + " does not hold one line of base64");
   auto kek = KekFromSecret(*std::move(secret));

@@ -45,6 +45,18 @@ TEST(Text, JoinIsSplitsInverse) {
   EXPECT_EQ(Join(Split("x.y..z", '.'), "."), "x.y..z");
 }
 
+TEST(Text, DropTrailingLineBreaksLeavesTheLineItself) {
+  for (const auto& [in, out] : std::vector<std::pair<std::string, std::string>>{{"s3cret\n", "s3cret"},
+                                                                                {"s3cret\r\n\n", "s3cret"},
+                                                                                {"s3 cret ", "s3 cret "},
+                                                                                {"a\nb", "a\nb"},
+                                                                                {"\n", ""}}) {
+    std::string text = in;
+    DropTrailingLineBreaks(text);
+    EXPECT_EQ(text, out) << in;
+  }
+}
+
 TEST(Text, EscapingMakesControlsVisibleAndKeepsText) {
   EXPECT_EQ(EscapeControlCharacters("\x1b[2J\r\n\t\x7f\u009b\u202e Ω"), R"(\u001b[2J\r\n\t\u007f\u009b\u202e Ω)");
   EXPECT_EQ(EscapeControlCharacters("ok\xff"), R"(ok\xff)");
