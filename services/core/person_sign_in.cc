@@ -200,6 +200,10 @@ Result<OpenedSession> PersonSignIn::Open(const Person& person, const ProviderTok
       .session = session, .cookie_value = FormatPersonCookie(id, secret), .return_to = pending.return_to};
 }
 
+Result<PersonSession> PersonSignIn::Read(const std::string& id) {
+  return TransactFor(store_, TxMode::kReadOnly, [&](Tx& tx) { return tx.PersonSessions().Get(id); });
+}
+
 Result<PersonSession> PersonSignIn::Lookup(const std::string& id) {
   const TimePoint now = clock_.Now();
   std::uint64_t generation = 0;
@@ -209,8 +213,7 @@ Result<PersonSession> PersonSignIn::Lookup(const std::string& id) {
     if (it != cache_.end() && now - it->second.fetched_at < limits_.cache_ttl) return it->second.session;
     generation = generation_;
   }
-  SEPTA_ASSIGN_OR_RETURN(PersonSession session,
-                         TransactFor(store_, TxMode::kReadOnly, [&](Tx& tx) { return tx.PersonSessions().Get(id); }));
+  SEPTA_ASSIGN_OR_RETURN(PersonSession session, Read(id));
   std::lock_guard lock(mu_);
   if (generation == generation_) {
     auto& slot = cache_[id];
@@ -253,9 +256,7 @@ Result<PersonSession> PersonSignIn::RenewIfDue(PersonSession session, const std:
   }
   std::lock_guard renewing(RenewalLock(session.id));
   // Another thread, or replica, may have renewed it while this one waited.
-  SEPTA_ASSIGN_OR_RETURN(PersonSession current, TransactFor(store_, TxMode::kReadOnly, [&](Tx& tx) {
-                           return tx.PersonSessions().Get(session.id);
-                         }));
+  SEPTA_ASSIGN_OR_RETURN(PersonSession current, Read(session.id));
   if (current.revoke_time) return Unauthenticated("session has been signed out");
   const auto remember = [&](const PersonSession& s, std::optional<TimePoint> failed_at) {
     std::lock_guard lock(mu_);
@@ -302,9 +303,7 @@ Result<PersonSession> PersonSignIn::RenewIfDue(PersonSession session, const std:
       TxMode::kReadWrite, [&](Tx& tx) { return tx.PersonSessions().UpdateIdentity(renewed, current.version); });
   if (stored.code() == Code::kAborted) {
     // Renewed elsewhere meanwhile: that renewal stands.
-    SEPTA_ASSIGN_OR_RETURN(PersonSession theirs, TransactFor(store_, TxMode::kReadOnly, [&](Tx& tx) {
-                             return tx.PersonSessions().Get(session.id);
-                           }));
+    SEPTA_ASSIGN_OR_RETURN(PersonSession theirs, Read(session.id));
     remember(theirs, std::nullopt);
     return theirs;
   }
@@ -326,9 +325,7 @@ Status PersonSignIn::End(const PersonSession& session, std::string_view action, 
 
 Result<std::string> PersonSignIn::SignOut(const std::string& session_id, const std::string& post_logout_redirect_uri,
                                           const std::string& request_id) {
-  SEPTA_ASSIGN_OR_RETURN(const PersonSession session, TransactFor(store_, TxMode::kReadOnly, [&](Tx& tx) {
-                           return tx.PersonSessions().Get(session_id);
-                         }));
+  SEPTA_ASSIGN_OR_RETURN(const PersonSession session, Read(session_id));
   if (!session.revoke_time) SEPTA_RETURN_IF_ERROR(End(session, "session.delete", request_id));
   // The provider's side is best effort: the session here has ended.
   if (!session.refresh_token.empty()) {

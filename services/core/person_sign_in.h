@@ -169,7 +169,8 @@ class PersonSignIn {
     TimePoint fetched_at;
     std::optional<TimePoint> renew_failed_at;  // the provider did not answer then
   };
-  Result<PersonSession> Lookup(const std::string& id);
+  Result<PersonSession> Read(const std::string& id);    // from the store
+  Result<PersonSession> Lookup(const std::string& id);  // Read, or the cache's
   // The session with its identity renewed when due (or held while the
   // provider is down).
   Result<PersonSession> RenewIfDue(PersonSession session, const std::string& request_id);

@@ -28,6 +28,11 @@ http::Response SeeOther(const std::string& location) {
   return r;
 }
 
+// The portal's sign-in page, saying why a sign-in opened no session.
+http::Response ToSignInPage(core::SignInFailure failure) {
+  return SeeOther(std::string(kSignInPage) + "?sign_in_error=" + std::string(core::SignInFailureName(failure)));
+}
+
 std::string RedirectUri(const http::Request& request, const SessionCookie& cookie) {
   return OwnOrigin(request, cookie.tls) + kSignInCallbackPath;
 }
@@ -63,8 +68,7 @@ Result<http::Response> StartSignIn(core::PersonSignIn* sign_in, const http::Requ
   auto begun = sign_in->Begin(Query(target, "issuer"), return_to, RedirectUri(request, cookie), client, request_id);
   if (begun.status().code() == Code::kUnavailable) {
     spdlog::warn("sign-in: request_id={} cannot begin: {}", request_id, begun.status().message());
-    return SeeOther(std::string(kSignInPage) + "?sign_in_error=" +
-                    std::string(core::SignInFailureName(core::SignInFailure::kProviderUnavailable)));
+    return ToSignInPage(core::SignInFailure::kProviderUnavailable);
   }
   SEPTA_RETURN_IF_ERROR(begun);
   http::Response r = SeeOther(begun->authorization_url);
@@ -87,8 +91,7 @@ http::Response FinishSignIn(core::PersonSignIn* sign_in, const http::Request& re
   if (!outcome.opened) {
     spdlog::warn("sign-in: request_id={} refused ({}): {}", request_id, core::SignInFailureName(outcome.failure),
                  outcome.reason);
-    http::Response r =
-        SeeOther(std::string(kSignInPage) + "?sign_in_error=" + std::string(core::SignInFailureName(outcome.failure)));
+    http::Response r = ToSignInPage(outcome.failure);
     r.set(bh::field::set_cookie, cookie.SetBinding("", 0));
     return r;
   }

@@ -113,13 +113,21 @@ std::string OwnOrigin(const http::Request& request, bool tls) {
   return std::string(tls ? "https://" : "http://") + std::string(View(request[bh::field::host]));
 }
 
-std::string SessionCookie::SetCookie(std::string_view value, long long max_age_seconds) const {
-  std::string out(name());
+namespace {
+// A Set-Cookie value of an HttpOnly cookie for the whole site, Secure over TLS.
+std::string SetCookieValue(std::string_view name, std::string_view value, long long max_age_seconds,
+                           std::string_view same_site, bool tls) {
+  std::string out(name);
   out += '=';
   out += value;
-  out += "; Path=/; Max-Age=" + std::to_string(max_age_seconds) + "; HttpOnly; SameSite=Strict";
+  out += "; Path=/; Max-Age=" + std::to_string(max_age_seconds) + "; HttpOnly; SameSite=" + std::string(same_site);
   if (tls) out += "; Secure";
   return out;
+}
+}  // namespace
+
+std::string SessionCookie::SetCookie(std::string_view value, long long max_age_seconds) const {
+  return SetCookieValue(name(), value, max_age_seconds, "Strict", tls);
 }
 
 namespace {
@@ -145,12 +153,7 @@ std::string_view FindCookie(const http::Request& request, std::string_view wante
 std::string_view SessionCookie::Find(const http::Request& request) const { return FindCookie(request, name()); }
 
 std::string SessionCookie::SetBinding(std::string_view value, long long max_age_seconds) const {
-  std::string out(binding_name());
-  out += '=';
-  out += value;
-  out += "; Path=/; Max-Age=" + std::to_string(max_age_seconds) + "; HttpOnly; SameSite=Lax";
-  if (tls) out += "; Secure";
-  return out;
+  return SetCookieValue(binding_name(), value, max_age_seconds, "Lax", tls);
 }
 
 std::string_view SessionCookie::FindBinding(const http::Request& request) const {
