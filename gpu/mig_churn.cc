@@ -276,7 +276,9 @@ class ChurnSimulator {
           Arrive();
           if (result_.arrivals < config_.measured) Push(state_.now_ + NextGap(), kArrival, -1);
           break;
-        case kDepart: Depart(e.id); break;
+        case kDepart:
+          if (pods_[e.id].run == e.run) Depart(e.id);
+          break;
         case kTimeout: Timeout(e.id); break;
         default: break;  // kRetry, kWake: only the retry below
       }
@@ -294,20 +296,36 @@ class ChurnSimulator {
     std::uint64_t seq = 0;
     int type = 0;
     int id = 0;
+    int run = 0;  // kDepart: the run of the pod it ends (a drained pod's old end is void)
     bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
   };
+  // What the simulator keeps per pod beside ChurnState's pod and start.
   struct Live {
-    ChurnPod pod;
     double arrival = 0;
     bool measured = false;
     bool waiting = false;
+    bool admitted = false;  // placed once (a drained pod waits again, admitted)
+    bool undersized = false;
+    int run = 0;          // placements so far
+    double deadline = 0;  // waiting: given up then
     std::vector<ChurnSlot> slots;
   };
 
-  void Push(double t, int type, int id) { events_.push(Event{t, seq_++, type, id}); }
+  void Push(double t, int type, int id, int run = 0) { events_.push(Event{t, seq_++, type, id, run}); }
 
   double Uniform() { return static_cast<double>(rng_() >> 11) * (1.0 / 9007199254740992.0); }
   double NextGap() { return -std::log(1.0 - Uniform()) / rate_; }
+
+  int NewPod(const ChurnPod& pod, bool measured) {
+    state_.pods_.push_back(pod);
+    state_.started_.push_back(0);
+    pods_.push_back(Live{state_.now_, measured, false, false, false, 0, 0, {}});
+    return static_cast<int>(pods_.size()) - 1;
+  }
+
+  const MigProfile& ProfileOn(const ChurnGpu& g, const ChurnInstance& inst) const {
+    return state_.cluster_->models[g.model]->mig_profiles[inst.profile];
+  }
 
   void SetLayout(int gpu, const MigLayout& layout) {
     ChurnGpu& g = state_.gpus_[gpu];
@@ -316,9 +334,44 @@ class ChurnSimulator {
     }
     g.instances.clear();
     for (const MigInstance& inst : layout) {
-      g.instances.push_back(ChurnInstance{inst.profile, inst.start, -1});
+      g.instances.push_back(ChurnInstance{inst.profile, inst.start, -1, 0});
       ++state_.free_count_[g.model][inst.profile];
     }
+  }
+
+  // An R-GI change: used instances move to their index in `layout` (their
+  // pods' slots follow), free ones present in both are kept, the rest of
+  // `layout` is created and the free ones it lacks destroyed. Returns the
+  // instances created plus destroyed.
+  int ChangeInstances(int gpu, const MigLayout& layout, double ready_at) {
+    ChurnGpu& g = state_.gpus_[gpu];
+    std::vector<ChurnInstance> old = std::move(g.instances);
+    std::vector<bool> taken(old.size(), false);
+    g.instances.clear();
+    int changes = 0;
+    for (const MigInstance& want : layout) {
+      std::size_t k = 0;
+      while (k < old.size() && (taken[k] || old[k].profile != want.profile || old[k].start != want.start)) ++k;
+      if (k == old.size()) {
+        g.instances.push_back(ChurnInstance{want.profile, want.start, -1, ready_at});
+        ++state_.free_count_[g.model][want.profile];
+        ++changes;
+        continue;
+      }
+      taken[k] = true;
+      g.instances.push_back(old[k]);
+      if (old[k].pod >= 0) {
+        for (ChurnSlot& s : pods_[old[k].pod].slots) {
+          if (s.gpu == gpu && s.instance == static_cast<int>(k)) s.instance = static_cast<int>(g.instances.size()) - 1;
+        }
+      }
+    }
+    for (std::size_t k = 0; k < old.size(); ++k) {
+      if (taken[k]) continue;
+      --state_.free_count_[g.model][old[k].profile];  // Valid() let only free ones go
+      ++changes;
+    }
+    return changes;
   }
 
   // Measuring starts after `warmup` arrivals and once every pod present at
@@ -335,19 +388,133 @@ class ChurnSimulator {
     return d;
   }
 
-  // Re-lays out idle GPUs; returns false (and changes nothing) if one is not idle.
-  bool ApplyRelayouts(const std::vector<ChurnRelayout>& relayouts) {
-    for (const ChurnRelayout& r : relayouts) {
-      if (r.gpu < 0 || r.gpu >= static_cast<int>(state_.gpus_.size()) || !state_.Idle(r.gpu)) return false;
+  static bool Contains(const std::vector<int>& ids, int id) {
+    return std::find(ids.begin(), ids.end(), id) != ids.end();
+  }
+
+  // Whether the decision holds as a whole, checked before anything changes:
+  // drains name distinct running pods; each GPU is changed once, to a valid
+  // layout; an R-GPU re-layout's GPU runs nothing once the drains are done;
+  // an R-GI change keeps every instance still used; a slot is a free
+  // instance after the changes, one per GPU of the pod (`pod_gpus`; 0 = no
+  // slot expected).
+  bool Valid(const ChurnDecision& d, int pod_gpus) const {
+    const int n_gpus = static_cast<int>(state_.gpus_.size());
+    for (std::size_t i = 0; i < d.drains.size(); ++i) {
+      const int id = d.drains[i];
+      if (id < 0 || id >= static_cast<int>(pods_.size()) || pods_[id].slots.empty()) return false;
+      if (std::find(d.drains.begin(), d.drains.begin() + static_cast<long>(i), id) !=
+          d.drains.begin() + static_cast<long>(i)) {
+        return false;
+      }
     }
+    auto still_used = [&](const ChurnInstance& inst) { return inst.pod >= 0 && !Contains(d.drains, inst.pod); };
+    std::set<int> changed;
+    for (const ChurnRelayout& r : d.relayouts) {
+      if (r.gpu < 0 || r.gpu >= n_gpus || !changed.insert(r.gpu).second) return false;
+      const ChurnGpu& g = state_.gpus_[r.gpu];
+      if (!ValidateLayout(*state_.cluster_->models[g.model], r.layout).ok()) return false;
+      for (const ChurnInstance& inst : g.instances) {
+        if (!still_used(inst)) continue;
+        if (!r.per_instance) return false;
+        if (std::find(r.layout.begin(), r.layout.end(), MigInstance{inst.profile, inst.start}) == r.layout.end()) {
+          return false;
+        }
+      }
+    }
+    if (d.slots.empty()) return true;
+    if (static_cast<int>(d.slots.size()) != pod_gpus) return false;
+    std::set<int> slot_gpus;
+    for (const ChurnSlot& s : d.slots) {
+      if (s.gpu < 0 || s.gpu >= n_gpus || !slot_gpus.insert(s.gpu).second) return false;
+      const ChurnGpu& g = state_.gpus_[s.gpu];
+      auto change =
+          std::find_if(d.relayouts.begin(), d.relayouts.end(), [&](const ChurnRelayout& r) { return r.gpu == s.gpu; });
+      if (change == d.relayouts.end()) {
+        if (s.instance < 0 || s.instance >= static_cast<int>(g.instances.size()) ||
+            still_used(g.instances[s.instance])) {
+          return false;
+        }
+        continue;
+      }
+      if (s.instance < 0 || s.instance >= static_cast<int>(change->layout.size())) return false;
+      const MigInstance& want = change->layout[s.instance];
+      for (const ChurnInstance& inst : g.instances) {
+        if (still_used(inst) && inst.profile == want.profile && inst.start == want.start) return false;
+      }
+    }
+    return true;
+  }
+
+  // Frees the pod's instances.
+  void Release(int id) {
+    Live& live = pods_[id];
+    for (const ChurnSlot& s : live.slots) {
+      ChurnGpu& g = state_.gpus_[s.gpu];
+      ChurnInstance& inst = g.instances[s.instance];
+      inst.pod = -1;
+      ++state_.free_count_[g.model][inst.profile];
+      const int mem = ProfileOn(g, inst).memory_slices;
+      if (--g.used_instances == 0) --active_gpus_;
+      g.used_memory_slices -= mem;
+      state_.nodes_[g.node].used_memory_slices -= mem;
+    }
+    live.slots.clear();
+    policy_.OnDepart(state_.pods_[id]);
+  }
+
+  // Evicts a running pod: its work so far is lost; it waits again from the
+  // start of the queue (queue mode) or is re-placed after the decision (loss).
+  void Drain(int id) {
+    Live& live = pods_[id];
+    const ChurnPod& pod = state_.pods_[id];
+    Release(id);
+    ++live.run;
+    if (live.measured) {
+      ++result_.drains;
+      result_.lost_gpu_hours += pod.ComputeSlices() / 7.0 * std::max(0.0, state_.now_ - state_.started_[id]) / 3600.0;
+    }
+    live.waiting = true;
+    live.deadline = state_.now_ + config_.max_wait_s;
+    waiting_.push_front(id);
+    if (config_.queue) Push(live.deadline, kTimeout, id);
+  }
+
+  // Counts a drained pod that never ran again out of the accepted ones.
+  void Drop(int id) {
+    Live& live = pods_[id];
+    live.waiting = false;
+    waiting_.remove(id);
+    if (!live.measured) return;
+    const ChurnPod& pod = state_.pods_[id];
+    ++result_.dropped;
+    --result_.accepted;
+    result_.undersized -= live.undersized ? 1 : 0;
+    result_.accepted_slices -= pod.ComputeSlices();
+    --result_.class_accepted[pod.ShapeClass()];
+    result_.gpu_hours -= pod.ComputeSlices() / 7.0 * pod.lifetime_s / 3600.0;
+  }
+
+  // Applies the changes of a valid decision (drains first).
+  void ApplyChanges(const ChurnDecision& d) {
+    for (int id : d.drains) Drain(id);
     const RelayoutCost cost = policy_.Cost();
     std::set<int> paused;
-    for (const ChurnRelayout& r : relayouts) {
-      SetLayout(r.gpu, r.layout);
+    for (const ChurnRelayout& r : d.relayouts) {
       ChurnGpu& g = state_.gpus_[r.gpu];
-      g.busy_until = std::max(g.busy_until, state_.now_ + cost.gpu_busy_s);
-      if (cost.gpu_busy_s > 0) Push(g.busy_until, kRetry, -1);
-      if (Measuring()) ++result_.relayouts;
+      int changes = 0;
+      if (r.per_instance) {
+        changes = ChangeInstances(r.gpu, r.layout, state_.now_ + cost.instance_s);
+      } else {
+        changes = static_cast<int>(g.instances.size() + r.layout.size());
+        SetLayout(r.gpu, r.layout);
+        g.busy_until = std::max(g.busy_until, state_.now_ + cost.gpu_busy_s);
+        if (cost.gpu_busy_s > 0) Push(g.busy_until, kRetry, -1);
+      }
+      if (Measuring()) {
+        ++result_.relayouts;
+        result_.gi_changes += changes;
+      }
       if (cost.node_pause_s > 0 && paused.insert(g.node).second) {
         ChurnNode& node = state_.nodes_[g.node];
         node.paused_until = std::max(node.paused_until, state_.now_ + cost.node_pause_s);
@@ -356,69 +523,83 @@ class ChurnSimulator {
         if (Measuring()) ++result_.node_pauses;
       }
     }
+  }
+
+  // Applies a decision for pod `id`; false (and nothing changed) when it is not valid.
+  bool Apply(int id, const ChurnDecision& d) {
+    if (!Valid(d, state_.pods_[id].gpus) || Contains(d.drains, id)) return false;
+    ApplyChanges(d);
+    Bind(id, d.slots);
+    if (!config_.queue) {
+      // Loss mode: the drained pods are placed again now, without re-layouts, or dropped.
+      for (int drained : d.drains) {
+        std::optional<ChurnDecision> again = policy_.Place(state_, state_.pods_[drained], false);
+        if (!again || !again->drains.empty() || !again->relayouts.empty() ||
+            !Valid(*again, state_.pods_[drained].gpus)) {
+          Drop(drained);
+          continue;
+        }
+        waiting_.remove(drained);
+        Bind(drained, again->slots);
+      }
+    }
     return true;
   }
 
-  // Applies a decision for pod `id`; false when the policy's decision is not valid.
-  bool Apply(int id, const ChurnDecision& d) {
+  void Bind(int id, const std::vector<ChurnSlot>& slots) {
     Live& live = pods_[id];
-    if (!ApplyRelayouts(d.relayouts)) return false;
-    for (const ChurnSlot& s : d.slots) {
-      if (s.gpu < 0 || s.gpu >= static_cast<int>(state_.gpus_.size())) return false;
-      const ChurnGpu& g = state_.gpus_[s.gpu];
-      if (s.instance < 0 || s.instance >= static_cast<int>(g.instances.size()) || g.instances[s.instance].pod >= 0) {
-        return false;
-      }
-    }
-    if (!d.slots.empty() && static_cast<int>(d.slots.size()) != live.pod.gpus) return false;
+    const ChurnPod& pod = state_.pods_[id];
     double start = state_.now_;
     bool undersized = false;
-    for (const ChurnSlot& s : d.slots) {
+    for (const ChurnSlot& s : slots) {
       ChurnGpu& g = state_.gpus_[s.gpu];
       ChurnInstance& inst = g.instances[s.instance];
-      undersized |=
-          state_.cluster_->models[g.model]->mig_profiles[inst.profile].compute_slices < kShapeCompute[live.pod.shape];
+      undersized |= ProfileOn(g, inst).compute_slices < kShapeCompute[pod.shape];
       inst.pod = id;
       --state_.free_count_[g.model][inst.profile];
-      const int mem = state_.cluster_->models[g.model]->mig_profiles[inst.profile].memory_slices;
+      const int mem = ProfileOn(g, inst).memory_slices;
       if (g.used_instances++ == 0) ++active_gpus_;
       g.used_memory_slices += mem;
       state_.nodes_[g.node].used_memory_slices += mem;
-      start = std::max({start, g.busy_until, state_.nodes_[g.node].paused_until});
+      start = std::max({start, g.busy_until, state_.nodes_[g.node].paused_until, inst.ready_at});
     }
-    live.slots = d.slots;
+    live.slots = slots;
     live.waiting = false;
-    Push(start + live.pod.lifetime_s, kDepart, id);
+    state_.started_[id] = start;
+    Push(start + pod.lifetime_s, kDepart, id, live.run);
+    if (live.admitted) return;  // a drained pod placed again: counted once
+    live.admitted = true;
+    live.undersized = undersized;
     if (live.measured) {
       ++result_.accepted;
       result_.undersized += undersized ? 1 : 0;
-      result_.accepted_slices += live.pod.ComputeSlices();
-      ++result_.class_accepted[live.pod.ShapeClass()];
+      result_.accepted_slices += pod.ComputeSlices();
+      ++result_.class_accepted[pod.ShapeClass()];
       result_.waits_s.push_back(start - live.arrival);
-      result_.gpu_hours += live.pod.ComputeSlices() / 7.0 * live.pod.lifetime_s / 3600.0;
+      result_.gpu_hours += pod.ComputeSlices() / 7.0 * pod.lifetime_s / 3600.0;
     }
-    return true;
   }
 
   void Arrive() {
     ++state_.arrivals_;
     if (!measuring_ && state_.arrivals_ > config_.warmup && state_.now_ >= warmup_until_) measuring_ = true;
     const auto pick = static_cast<std::size_t>(rng_() % workload_.size());
-    const int id = static_cast<int>(pods_.size());
-    pods_.push_back(Live{workload_[pick], state_.now_, Measuring(), false, {}});
+    const int id = NewPod(workload_[pick], Measuring());
     last_arrival_ = state_.now_;
-    Live& live = pods_.back();
-    if (live.measured) {
+    const ChurnPod& pod = state_.pods_[id];
+    if (pods_[id].measured) {
       ++result_.arrivals;
-      result_.offered_slices += live.pod.ComputeSlices();
-      ++result_.class_offered[live.pod.ShapeClass()];
+      result_.offered_slices += pod.ComputeSlices();
+      ++result_.class_offered[pod.ShapeClass()];
     }
-    std::optional<ChurnDecision> d = TimedPlace(live.pod, true);
+    std::optional<ChurnDecision> d = TimedPlace(pod, true);
     if (d && Apply(id, *d)) return;
     if (config_.queue) {
-      pods_[id].waiting = true;
+      Live& live = pods_[id];
+      live.waiting = true;
+      live.deadline = state_.now_ + config_.max_wait_s;
       waiting_.push_back(id);
-      Push(state_.now_ + config_.max_wait_s, kTimeout, id);
+      Push(live.deadline, kTimeout, id);
       PlanForWaiting();
     }
   }
@@ -442,32 +623,22 @@ class ChurnSimulator {
           static_cast<std::size_t>(std::upper_bound(cumulative.begin(), cumulative.end(), at) - cumulative.begin());
       ChurnPod pod = workload_[std::min(pick, workload_.size() - 1)];
       pod.lifetime_s = std::max(1.0, Uniform() * pod.lifetime_s);
-      const int id = static_cast<int>(pods_.size());
-      pods_.push_back(Live{pod, 0, false, false, {}});
-      std::optional<ChurnDecision> d = policy_.Place(state_, pod, true);
+      const int id = NewPod(pod, false);
+      std::optional<ChurnDecision> d = policy_.Place(state_, state_.pods_[id], true);
       if (d) Apply(id, *d);
     }
   }
 
-  void Depart(int id) {
-    Live& live = pods_[id];
-    for (const ChurnSlot& s : live.slots) {
-      ChurnGpu& g = state_.gpus_[s.gpu];
-      ChurnInstance& inst = g.instances[s.instance];
-      inst.pod = -1;
-      ++state_.free_count_[g.model][inst.profile];
-      const int mem = state_.cluster_->models[g.model]->mig_profiles[inst.profile].memory_slices;
-      if (--g.used_instances == 0) --active_gpus_;
-      g.used_memory_slices -= mem;
-      state_.nodes_[g.node].used_memory_slices -= mem;
-    }
-    live.slots.clear();
-    policy_.OnDepart(live.pod);
-  }
+  void Depart(int id) { Release(id); }
 
   void Timeout(int id) {
-    if (!pods_[id].waiting) return;
-    pods_[id].waiting = false;
+    Live& live = pods_[id];
+    if (!live.waiting || state_.now_ < live.deadline) return;
+    if (live.admitted) {
+      Drop(id);
+      return;
+    }
+    live.waiting = false;
     waiting_.remove(id);
   }
 
@@ -477,36 +648,35 @@ class ChurnSimulator {
     std::set<std::uint64_t> failed;
     bool relayout_tried = false;
     for (auto it = waiting_.begin(); it != waiting_.end();) {
-      Live& live = pods_[*it];
-      const std::uint64_t key = static_cast<std::uint64_t>(live.pod.shape) |
-                                static_cast<std::uint64_t>(live.pod.gpus) << 8 |
-                                static_cast<std::uint64_t>(live.pod.model_mask) << 32;
+      const int id = *it;
+      const ChurnPod& pod = state_.pods_[id];
+      const std::uint64_t key = static_cast<std::uint64_t>(pod.shape) | static_cast<std::uint64_t>(pod.gpus) << 8 |
+                                static_cast<std::uint64_t>(pod.model_mask) << 32;
       if (failed.count(key)) {
         ++it;
         continue;
       }
-      std::optional<ChurnDecision> d = TimedPlace(live.pod, !relayout_tried);
+      std::optional<ChurnDecision> d = TimedPlace(pod, !relayout_tried);
       relayout_tried = true;
-      if (d && Apply(*it, *d)) {
-        it = waiting_.erase(it);
-      } else {
-        failed.insert(key);
-        ++it;
-      }
+      // A decision may drain pods onto the queue: step past this pod first.
+      ++it;
+      if (!d || !Apply(id, *d)) failed.insert(key);
+      else waiting_.remove(id);
     }
     PlanForWaiting();
   }
 
   void PlanForWaiting() {
     std::vector<const ChurnPod*> waiting;
-    for (int id : waiting_) waiting.push_back(&pods_[id].pod);
+    for (int id : waiting_) waiting.push_back(&state_.pods_[id]);
     const std::int64_t t0 = config_.clock_ns ? config_.clock_ns() : 0;
-    const std::vector<ChurnRelayout> relayouts = policy_.Plan(state_, waiting);
-    if (!relayouts.empty()) {
+    ChurnDecision plan;
+    plan.relayouts = policy_.Plan(state_, waiting);
+    if (!plan.relayouts.empty()) {
       if (config_.clock_ns && Measuring()) {
         result_.plan_us.push_back(static_cast<double>(config_.clock_ns() - t0) / 1000.0);
       }
-      ApplyRelayouts(relayouts);
+      if (Valid(plan, 0)) ApplyChanges(plan);
     }
     if (auto wake = policy_.WakeAt(); wake && *wake > state_.now_ && *wake != last_wake_) {
       last_wake_ = *wake;

@@ -4,7 +4,11 @@
 // admitted in loss or queue mode by a pluggable policy. It enforces the
 // physical rules of re-partitioning: a whole-GPU re-layout (R-GPU) needs
 // every instance of the GPU unused, makes the GPU unusable until it is done
-// and, under the GPU operator's mig-manager, pauses binds on the whole node.
+// and, under the GPU operator's mig-manager, pauses binds on the whole node;
+// a per-instance change (R-GI) destroys and creates free instances only, the
+// running ones untouched, each created instance running pods after a delay.
+// A policy may drain running pods (they wait again and restart from the
+// beginning: no checkpoint).
 // Pure: randomness comes from the seed, time is simulated, and decision times
 // are measured only through an optional clock the caller injects.
 #pragma once
@@ -87,7 +91,8 @@ std::vector<std::string> MixModelNames();
 struct ChurnInstance {
   int profile = 0;  // index into the GPU model's mig_profiles
   int start = 0;
-  int pod = -1;  // the pod using it, -1 = free
+  int pod = -1;         // the pod using it, -1 = free
+  double ready_at = 0;  // R-GI: created then; a pod bound before starts then
 };
 
 struct ChurnGpu {
@@ -106,26 +111,47 @@ struct ChurnNode {
   int used_memory_slices = 0;
 };
 
-// A placement: per GPU of the pod, the instance (index after any re-layout of
-// the same decision). A re-layout replaces the GPU's instances; it must be idle.
+// A placement: per GPU of the pod, the instance (index into the GPU's layout
+// after the decision's changes, i.e. into a change's `layout`).
 struct ChurnSlot {
   int gpu = 0;
   int instance = 0;
 };
+// A change of one GPU's instances to `layout`.
+//  - R-GPU (per_instance false): the GPU is re-laid out as a whole; every
+//    instance must be unused (after the decision's drains). The GPU is
+//    unusable for RelayoutCost::gpu_busy_s.
+//  - R-GI (per_instance true): every used instance that is not drained must
+//    be in `layout` at its profile and start; free instances of `layout`
+//    that exist already are kept, the others are created (running pods after
+//    RelayoutCost::instance_s), free ones not in `layout` destroyed.
 struct ChurnRelayout {
   int gpu = 0;
   MigLayout layout;
+  bool per_instance = false;
 };
 struct ChurnDecision {
   std::vector<ChurnRelayout> relayouts;
   std::vector<ChurnSlot> slots;  // empty = accepted without a slot (the fluid bound)
   bool planned = false;          // a re-layout plan was computed (its time counts as plan time)
+  // Running pods evicted first (ids as in ChurnInstance::pod): their work so
+  // far is lost and they wait again (queue mode) or are placed again at once
+  // without a re-layout (loss mode); one never placed again is dropped.
+  std::vector<int> drains;
+
+  // A placement on existing instances, nothing else changed.
+  static ChurnDecision At(std::vector<ChurnSlot> slots) {
+    ChurnDecision d;
+    d.slots = std::move(slots);
+    return d;
+  }
 };
 
-// How a policy's re-layouts cost (MIG-BENCH §3 defaults: t_gi 5 s, t_dp 30 s, t_node 120 s).
+// How a policy's changes cost (MIG-BENCH §3 defaults: t_gi 5 s, t_dp 30 s, t_node 120 s).
 struct RelayoutCost {
-  double gpu_busy_s = 0;    // the GPU is unusable this long
-  double node_pause_s = 0;  // 0 = no node pause; else binds on the node blocked this long
+  double gpu_busy_s = 0;    // R-GPU: the GPU is unusable this long
+  double node_pause_s = 0;  // any change: 0 = no node pause; else binds on the node blocked this long
+  double instance_s = 0;    // R-GI: a created instance runs pods after this long
 };
 
 class ChurnState {
@@ -148,10 +174,17 @@ class ChurnState {
   // Arrivals so far (the warm-up included).
   int arrivals() const { return arrivals_; }
   int node_pauses_total() const { return node_pauses_total_; }
+  // Every pod so far, by the id in ChurnInstance::pod.
+  const ChurnPod& pod(int id) const { return pods_[id]; }
+  // When the pod's current run started (or starts: its instance's creation or
+  // its node's pause may still delay it).
+  double started(int id) const { return started_[id]; }
 
  private:
   friend class ChurnSimulator;
   const ChurnCluster* cluster_ = nullptr;
+  std::vector<ChurnPod> pods_;
+  std::vector<double> started_;
   std::vector<ChurnGpu> gpus_;
   std::vector<ChurnNode> nodes_;
   std::vector<std::array<int, kMigShapeCount>> profile_of_;
@@ -178,6 +211,7 @@ class ChurnPolicy {
   }
   // When the policy wants Plan called again (batch windows), if at all.
   virtual std::optional<double> WakeAt() const { return std::nullopt; }
+  // The pod left its instances: it ended, or it was drained.
   virtual void OnDepart(const ChurnPod& /*pod*/) {}
 };
 
@@ -228,9 +262,14 @@ struct ChurnResult {
   double accepted_slices = 0;
   std::array<int, 4> class_offered = {};
   std::array<int, 4> class_accepted = {};
-  int relayouts = 0;  // GPUs re-laid out
+  int relayouts = 0;   // GPUs changed (R-GPU re-layouts and R-GI changes)
+  int gi_changes = 0;  // GPU instances created plus destroyed
   int node_pauses = 0;
   int drains = 0;
+  // Drained pods never placed again: taken off `accepted` (and its slices,
+  // class and GPU-hours), counted here.
+  int dropped = 0;
+  double lost_gpu_hours = 0;  // drained pods' work thrown away
   // Accepted pods given an instance with less compute than their shape (HAMi
   // matches memory only: a 4g pod on a 3g instance).
   int undersized = 0;

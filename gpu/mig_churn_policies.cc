@@ -51,7 +51,7 @@ std::optional<ChurnDecision> ChurnExactFit(const ChurnState& state, const ChurnP
         if (inst.pod >= 0 || inst.profile != p) continue;
         const double s = score(g);
         if (!best || s > best_score) {
-          best = ChurnDecision{{}, {ChurnSlot{g, i}}, false};
+          best = ChurnDecision::At({ChurnSlot{g, i}});
           best_score = s;
         }
         break;
@@ -78,7 +78,7 @@ std::optional<ChurnDecision> ChurnExactFit(const ChurnState& state, const ChurnP
     if (static_cast<int>(slots.size()) < pod.gpus) continue;
     const double s = node_score(n);
     if (!best || s > best_score) {
-      best = ChurnDecision{{}, slots, false};
+      best = ChurnDecision::At(slots);
       best_score = s;
     }
   }
@@ -570,7 +570,7 @@ class SeptaMigPolicy : public ChurnPolicy {
         const std::pair<int, double> key = {-(prof.memory_slices + prof.compute_slices),
                                             static_cast<double>(gpus[g].used_memory_slices) - g * 1e-6};
         if (!best || key > best_key) {
-          best = ChurnDecision{{}, {ChurnSlot{g, i}}, false};
+          best = ChurnDecision::At({ChurnSlot{g, i}});
           best_key = key;
         }
       }

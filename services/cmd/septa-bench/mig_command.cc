@@ -69,6 +69,7 @@ struct MigRow {
   MeanStd accepted_pct, slice_pct, accepted_pods;
   std::array<double, 4> class_pct = {};
   double relayouts_per_k = 0, pauses_per_k = 0, drains_per_k = 0, drains_pct = 0;
+  double gi_changes_per_k = 0, dropped_per_k = 0, lost_gpu_hours = 0;
   double wait_p50 = 0, wait_p95 = 0;
   double decision_p50 = 0, decision_p99 = 0, plan_p50 = 0, plan_p99 = 0, plans = 0;
   double gpu_hours = 0;
@@ -121,6 +122,9 @@ MigRow RunMigPolicy(const gpu::ChurnCluster& cluster, const std::vector<gpu::Chu
     row.pauses_per_k += 1000.0 * r.node_pauses / arrivals / runs;
     row.drains_per_k += 1000.0 * r.drains / arrivals / runs;
     row.drains_pct += (r.accepted > 0 ? 100.0 * r.drains / r.accepted : 0) / runs;
+    row.gi_changes_per_k += 1000.0 * r.gi_changes / arrivals / runs;
+    row.dropped_per_k += 1000.0 * r.dropped / arrivals / runs;
+    row.lost_gpu_hours += r.lost_gpu_hours / runs;
     row.gpu_hours += r.gpu_hours / runs;
     row.active_gpus += r.active_gpus / runs;
     row.undersized_pct += (r.accepted > 0 ? 100.0 * r.undersized / r.accepted : 0) / runs;
@@ -247,6 +251,9 @@ int RunMig(MigOptions o) {
                  {"node_pauses_per_1000", r.pauses_per_k},
                  {"drains_per_1000", r.drains_per_k},
                  {"drains_pct_of_accepted", r.drains_pct},
+                 {"dropped_per_1000", r.dropped_per_k},
+                 {"lost_gpu_hours", r.lost_gpu_hours},
+                 {"gi_changes_per_1000", r.gi_changes_per_k},
                  {"gpu_hours", r.gpu_hours},
                  {"undersized_pct_of_accepted", r.undersized_pct},
                  {"active_gpus_time_mean", r.active_gpus},

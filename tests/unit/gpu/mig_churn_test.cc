@@ -143,7 +143,9 @@ class GreedyRelayout : public ChurnPolicy {
     const GpuModel& m = state.ModelOf(0);
     std::vector<int> counts(m.mig_profiles.size(), 0);
     counts[state.ProfileOf(0, k7g)] = 1;
-    return ChurnDecision{{ChurnRelayout{0, PlaceCounts(m, counts).value()}}, {ChurnSlot{0, 0}}, false};
+    ChurnDecision d = ChurnDecision::At({ChurnSlot{0, 0}});
+    d.relayouts.push_back(ChurnRelayout{0, PlaceCounts(m, counts).value()});
+    return d;
   }
 };
 
@@ -153,6 +155,81 @@ TEST(MigChurn, ReLayoutOnlyOnAnIdleGpu) {
   EXPECT_EQ(r.accepted, 1);   // GPU 0 runs the first pod: the next re-layouts are refused
   EXPECT_EQ(r.relayouts, 1);  // and not counted
   EXPECT_EQ(r.drains, 0);
+}
+
+// R-GI: each pod gets a new 1g instance created on GPU 0 beside the running
+// ones (or, with `drop_used`, a change that would destroy a running instance).
+class PerInstance : public ChurnPolicy {
+ public:
+  explicit PerInstance(bool drop_used) : drop_used_(drop_used) {}
+  std::string name() const override { return "per-instance"; }
+  MigLayout InitialLayout(const ChurnState& /*state*/, int /*gpu*/) override { return {}; }
+  RelayoutCost Cost() const override { return {0, 0, 5}; }
+  std::optional<ChurnDecision> Place(const ChurnState& state, const ChurnPod& /*pod*/, bool /*may*/) override {
+    const GpuModel& m = state.ModelOf(0);
+    const int p = state.ProfileOf(0, k1g);
+    MigLayout layout;
+    for (const ChurnInstance& inst : state.gpus()[0].instances) layout.push_back(MigInstance{inst.profile, inst.start});
+    if (drop_used_ && !layout.empty()) layout.erase(layout.begin());
+    const std::vector<int> starts = FreePlacements(m, layout, p);
+    if (starts.empty()) return std::nullopt;
+    layout.push_back(MigInstance{p, starts.front()});
+    ChurnDecision d = ChurnDecision::At({ChurnSlot{0, static_cast<int>(layout.size()) - 1}});
+    d.relayouts.push_back(ChurnRelayout{0, layout, true});
+    return d;
+  }
+
+ private:
+  bool drop_used_ = false;
+};
+
+TEST(MigChurn, PerInstanceChangesCreateBesideRunningInstancesOnly) {
+  PerInstance policy(false);
+  const ChurnResult r = RunChurn(OneNode(), Only(k1g, 1e9), policy, Arrivals(9));
+  EXPECT_EQ(r.accepted, 7);  // seven 1g instances on GPU 0, each created beside the running ones
+  EXPECT_EQ(r.relayouts, 7);
+  EXPECT_EQ(r.gi_changes, 7);  // created, none destroyed
+  EXPECT_EQ(r.node_pauses, 0);
+  for (double w : r.waits_s) EXPECT_DOUBLE_EQ(w, 5);  // each runs once its instance exists
+  // A change that would destroy a running instance is refused whole.
+  PerInstance dropping(true);
+  const ChurnResult refused = RunChurn(OneNode(), Only(k1g, 1e9), dropping, Arrivals(3));
+  EXPECT_EQ(refused.accepted, 1);
+  EXPECT_EQ(refused.relayouts, 1);
+}
+
+// Every pod after the first drains the pod on GPU 0's 7g instance and takes it.
+class Evicting : public ChurnPolicy {
+ public:
+  std::string name() const override { return "evicting"; }
+  std::optional<ChurnDecision> Place(const ChurnState& state, const ChurnPod& /*pod*/, bool /*may*/) override {
+    ChurnDecision d = ChurnDecision::At({ChurnSlot{0, 0}});
+    const int running = state.gpus()[0].instances[0].pod;
+    if (running >= 0) d.drains.push_back(running);
+    return d;
+  }
+  MigLayout InitialLayout(const ChurnState& state, int gpu) override {
+    std::vector<int> counts(state.ModelOf(gpu).mig_profiles.size(), 0);
+    counts[state.ProfileOf(0, k7g)] = 1;
+    return PlaceCounts(state.ModelOf(gpu), counts).value();
+  }
+};
+
+TEST(MigChurn, ADrainedPodLosesItsWorkWaitsAgainAndIsDroppedIfNeverPlaced) {
+  // Queue mode: the first pod is drained by the second and waits; nothing
+  // departs before its wait runs out, so it is dropped and no longer counts
+  // as accepted.
+  Evicting policy;
+  const ChurnResult r = RunChurn(OneNode(), Only(k7g, 1e9), policy, Arrivals(2, true));
+  EXPECT_EQ(r.drains, 1);
+  EXPECT_GT(r.lost_gpu_hours, 0);  // it ran from its arrival to the second's
+  EXPECT_EQ(r.dropped, 1);
+  EXPECT_EQ(r.accepted, 1);
+  // Loss mode: the drained pod is placed again at once, where it can be, else dropped.
+  const ChurnResult loss = RunChurn(OneNode(), Only(k7g, 1e9), policy, Arrivals(3));
+  EXPECT_EQ(loss.drains, 2);
+  EXPECT_EQ(loss.dropped, 2);  // its only instance went to the newcomer
+  EXPECT_EQ(loss.accepted, 1);
 }
 
 TEST(MigChurn, SameSeedSameRunOtherSeedOtherRun) {
