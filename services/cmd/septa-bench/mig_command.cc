@@ -40,10 +40,6 @@ struct MigOptions {
   bool json = false;
 };
 
-const std::vector<std::string> kMigPolicies = {"static", "hami-templates", "nos",
-                                               "septa",  "bound-fluid",    "bound-repack"};
-const std::vector<std::string> kOssBaselines = {"static", "hami-templates", "nos"};
-
 // The non-empty items of a comma list.
 std::vector<std::string> MigSplit(const std::string& text) {
   std::vector<std::string> out = Split(text, ',');
@@ -78,26 +74,51 @@ struct MigRow {
   double wall_s = 0;
 };
 
-std::unique_ptr<gpu::ChurnPolicy> MakeMigPolicy(const std::string& name, const MigOptions& o,
-                                                const std::array<double, gpu::kMigShapeCount>& shares) {
-  if (name == "static") return gpu::MakeStaticPolicy(shares);
-  if (name == "hami-templates") return gpu::MakeHamiTemplatesPolicy(o.t_gi);
-  if (name == "nos") return gpu::MakeNosPolicy(o.t_gi, o.t_dp);
-  if (name == "septa") return gpu::MakeSeptaPolicy(shares, o.t_node, o.pause_budget);
-  if (name == "bound-fluid") return gpu::MakeFluidBound();
-  if (name == "bound-repack") return gpu::MakeRepackBound();
+using Shares = std::array<double, gpu::kMigShapeCount>;
+
+// The open-source baselines a policy is compared with: MIG-BENCH's goal A
+// (whole-GPU re-layouts: static, HAMi templates, nos) and goal B (per-instance:
+// HAMi v2.10, nos, DRA).
+enum class MigBaseline { kNone, kWholeGpu, kPerInstance };
+
+struct MigPolicyEntry {
+  std::string name;
+  MigBaseline baseline;
+  std::function<std::unique_ptr<gpu::ChurnPolicy>(const MigOptions&, const Shares&)> make;
+};
+
+// Every policy of `--policy all`, in the tables' order.
+const std::vector<MigPolicyEntry>& MigPolicies() {
+  static const std::vector<MigPolicyEntry> kPolicies = {
+      {"static", MigBaseline::kWholeGpu, [](const MigOptions&, const Shares& s) { return gpu::MakeStaticPolicy(s); }},
+      {"hami-templates", MigBaseline::kWholeGpu,
+       [](const MigOptions& o, const Shares&) { return gpu::MakeHamiTemplatesPolicy(o.t_gi); }},
+      {"nos", MigBaseline::kWholeGpu,
+       [](const MigOptions& o, const Shares&) { return gpu::MakeNosPolicy(o.t_gi, o.t_dp); }},
+      {"septa", MigBaseline::kNone,
+       [](const MigOptions& o, const Shares& s) { return gpu::MakeSeptaPolicy(s, o.t_node, o.pause_budget); }},
+      {"bound-fluid", MigBaseline::kNone, [](const MigOptions&, const Shares&) { return gpu::MakeFluidBound(); }},
+      {"bound-repack", MigBaseline::kNone, [](const MigOptions&, const Shares&) { return gpu::MakeRepackBound(); }},
+  };
+  return kPolicies;
+}
+
+const MigPolicyEntry* FindMigPolicy(const std::string& name) {
+  for (const MigPolicyEntry& e : MigPolicies()) {
+    if (e.name == name) return &e;
+  }
   return nullptr;
 }
 
 MigRow RunMigPolicy(const gpu::ChurnCluster& cluster, const std::vector<gpu::ChurnPod>& workload,
-                    const std::string& name, const MigOptions& o, const std::array<double, gpu::kMigShapeCount>& shares,
-                    double load, bool queue, const std::vector<std::uint64_t>& seeds) {
+                    const MigPolicyEntry& entry, const MigOptions& o, const Shares& shares, double load, bool queue,
+                    const std::vector<std::uint64_t>& seeds) {
   MigRow row;
-  row.policy = name;
+  row.policy = entry.name;
   std::vector<double> acc, slice, pods, waits, decision, plan;
   const double runs = static_cast<double>(seeds.size());
   for (std::uint64_t seed : seeds) {
-    std::unique_ptr<gpu::ChurnPolicy> policy = MakeMigPolicy(name, o, shares);
+    std::unique_ptr<gpu::ChurnPolicy> policy = entry.make(o, shares);
     gpu::ChurnConfig config;
     config.load = load;
     config.queue = queue;
@@ -162,14 +183,20 @@ int RunMig(MigOptions o) {
     fmt::print(stderr, "--cluster {}: {} (mix-256, mix-1280 or mix-x<scale>)\n", o.cluster, cluster.status().message());
     return 2;
   }
-  std::vector<std::string> policies = o.policy == "all" ? kMigPolicies : MigSplit(o.policy);
-  for (const std::string& p : policies) {
-    if (std::find(kMigPolicies.begin(), kMigPolicies.end(), p) == kMigPolicies.end()) {
-      fmt::print(stderr,
-                 "--policy: unknown policy {} (known: static, hami-templates, nos, septa, bound-fluid, bound-repack)\n",
-                 p);
+  std::vector<const MigPolicyEntry*> policies;
+  for (const std::string& name : MigSplit(o.policy)) {
+    if (name == "all") {
+      for (const MigPolicyEntry& e : MigPolicies()) policies.push_back(&e);
+      continue;
+    }
+    const MigPolicyEntry* entry = FindMigPolicy(name);
+    if (entry == nullptr) {
+      std::vector<std::string> known;
+      for (const MigPolicyEntry& e : MigPolicies()) known.push_back(e.name);
+      fmt::print(stderr, "--policy: unknown policy {} (known: {}, or all)\n", name, Join(known, ", "));
       return 2;
     }
+    policies.push_back(entry);
   }
   auto load_trace = [&](const std::string& path) -> Result<std::vector<gpu::ChurnPod>> {
     if (path.starts_with("synthetic:")) {
@@ -213,20 +240,30 @@ int RunMig(MigOptions o) {
       }
       for (double load : loads) {
         std::vector<MigRow> rows;
-        for (const std::string& p : policies) {
-          rows.push_back(RunMigPolicy(*cluster, *workload, p, o, trace_shares, load, mode == "queue", *seeds));
+        for (const MigPolicyEntry* p : policies) {
+          rows.push_back(RunMigPolicy(*cluster, *workload, *p, o, trace_shares, load, mode == "queue", *seeds));
         }
-        const MigRow* best_oss = nullptr;
+        // The best baseline of each goal, by accepted pods.
+        const MigRow* best_a = nullptr;
+        const MigRow* best_b = nullptr;
         const MigRow* bound = nullptr;
         const MigRow* repack = nullptr;
-        for (const MigRow& r : rows) {
-          if (std::find(kOssBaselines.begin(), kOssBaselines.end(), r.policy) != kOssBaselines.end() &&
-              (best_oss == nullptr || r.accepted_pct.mean > best_oss->accepted_pct.mean)) {
-            best_oss = &r;
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+          const MigRow& r = rows[i];
+          const MigRow*& best = policies[i]->baseline == MigBaseline::kWholeGpu ? best_a : best_b;
+          if (policies[i]->baseline != MigBaseline::kNone &&
+              (best == nullptr || r.accepted_pct.mean > best->accepted_pct.mean)) {
+            best = &r;
           }
           if (r.policy == "bound-fluid") bound = &r;
           if (r.policy == "bound-repack") repack = &r;
         }
+        auto d_pods = [](const MigRow& r, const MigRow* best) {
+          return best ? 100.0 * (r.accepted_pods.mean / best->accepted_pods.mean - 1) : 0.0;
+        };
+        auto d_slice = [](const MigRow& r, const MigRow* best) {
+          return best ? r.slice_pct.mean - best->slice_pct.mean : 0.0;
+        };
         if (o.json) {
           nlohmann::json out = {{"trace", trace},
                                 {"cluster", o.cluster},
@@ -236,6 +273,8 @@ int RunMig(MigOptions o) {
                                 {"seeds", seeds->size()},
                                 {"warmup", o.warmup},
                                 {"measured", o.measured},
+                                {"best_whole_gpu_baseline", best_a ? best_a->policy : ""},
+                                {"best_per_instance_baseline", best_b ? best_b->policy : ""},
                                 {"results", nlohmann::json::array()}};
           for (const MigRow& r : rows) {
             out["results"].push_back(
@@ -243,6 +282,10 @@ int RunMig(MigOptions o) {
                  {"accepted_pct", {{"mean", r.accepted_pct.mean}, {"std", r.accepted_pct.std}}},
                  {"slice_pct", {{"mean", r.slice_pct.mean}, {"std", r.slice_pct.std}}},
                  {"accepted_pods", r.accepted_pods.mean},
+                 {"delta_pods_pct_vs_best_whole_gpu", d_pods(r, best_a)},
+                 {"delta_slice_points_vs_best_whole_gpu", d_slice(r, best_a)},
+                 {"delta_pods_pct_vs_best_per_instance", d_pods(r, best_b)},
+                 {"delta_slice_points_vs_best_per_instance", d_slice(r, best_b)},
                  {"slice_ratio_b1", bound && bound->slice_pct.mean > 0 ? r.slice_pct.mean / bound->slice_pct.mean : 0},
                  {"slice_ratio_b2",
                   repack && repack->slice_pct.mean > 0 ? r.slice_pct.mean / repack->slice_pct.mean : 0},
@@ -269,31 +312,31 @@ int RunMig(MigOptions o) {
                    cluster->node_model.size() * cluster->gpus_per_node, mode, load, seeds->size(), o.warmup,
                    o.measured);
         fmt::print(
-            "{:<15} {:>14} {:>14} {:>8} {:>7} {:>6} {:>6} {:>23} {:>6} {:>6} {:>6} {:>6} {:>7} {:>13} {:>13} {:>7} "
-            "{:>7}\n",
-            "policy", "accepted %", "slice-wt %", "Δpods %", "Δslice", "/B1", "/B2", "1g-2g 3g-4g 7g multi", "under%",
-            "relay", "pause", "drain", "wait95", "decide p50/99", "plan p50/99", "active", "wall s");
+            "{:<15} {:>14} {:>14} {:>13} {:>13} {:>6} {:>6} {:>23} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>7} {:>13} "
+            "{:>13} {:>7} {:>7}\n",
+            "policy", "accepted %", "slice-wt %", "ΔA pods/slice", "ΔB pods/slice", "/B1", "/B2",
+            "1g-2g 3g-4g 7g multi", "under%", "relay", "pause", "gi", "drain", "drain%", "wait95", "decide p50/99",
+            "plan p50/99", "active", "wall s");
         for (const MigRow& r : rows) {
-          const double d_pods = best_oss ? 100.0 * (r.accepted_pods.mean / best_oss->accepted_pods.mean - 1) : 0;
-          const double d_slice = best_oss ? r.slice_pct.mean - best_oss->slice_pct.mean : 0;
           const double ratio = bound && bound->slice_pct.mean > 0 ? r.slice_pct.mean / bound->slice_pct.mean : 0;
           const double ratio2 = repack && repack->slice_pct.mean > 0 ? r.slice_pct.mean / repack->slice_pct.mean : 0;
           fmt::print(
-              "{:<15} {:>7.2f}±{:<5.2f} {:>7.2f}±{:<5.2f} {:>+8.1f} {:>+7.1f} {:>6.3f} {:>6.3f} {:>5.1f} {:>5.1f} "
-              "{:>5.1f} "
-              "{:>5.1f} {:>6.1f} {:>6.2f} {:>6.2f} {:>6.2f} {:>7.0f} {:>6.1f}/{:<6.1f} {:>6.0f}/{:<6.0f} {:>7.1f} "
-              "{:>7.2f}\n",
-              r.policy, r.accepted_pct.mean, r.accepted_pct.std, r.slice_pct.mean, r.slice_pct.std, d_pods, d_slice,
-              ratio, ratio2, r.class_pct[0], r.class_pct[1], r.class_pct[2], r.class_pct[3], r.undersized_pct,
-              r.relayouts_per_k, r.pauses_per_k, r.drains_per_k, r.wait_p95, r.decision_p50, r.decision_p99, r.plan_p50,
-              r.plan_p99, r.active_gpus, r.wall_s);
+              "{:<15} {:>7.2f}±{:<5.2f} {:>7.2f}±{:<5.2f} {:>+6.1f}/{:<+6.1f} {:>+6.1f}/{:<+6.1f} {:>6.3f} {:>6.3f} "
+              "{:>5.1f} {:>5.1f} {:>5.1f} {:>5.1f} {:>6.1f} {:>6.2f} {:>6.2f} {:>6.1f} {:>6.2f} {:>6.2f} {:>7.0f} "
+              "{:>6.1f}/{:<6.1f} {:>6.0f}/{:<6.0f} {:>7.1f} {:>7.2f}\n",
+              r.policy, r.accepted_pct.mean, r.accepted_pct.std, r.slice_pct.mean, r.slice_pct.std, d_pods(r, best_a),
+              d_slice(r, best_a), d_pods(r, best_b), d_slice(r, best_b), ratio, ratio2, r.class_pct[0], r.class_pct[1],
+              r.class_pct[2], r.class_pct[3], r.undersized_pct, r.relayouts_per_k, r.pauses_per_k, r.gi_changes_per_k,
+              r.drains_per_k, r.drains_pct, r.wait_p95, r.decision_p50, r.decision_p99, r.plan_p50, r.plan_p99,
+              r.active_gpus, r.wall_s);
         }
         fmt::print(
-            "Δ vs best of static/hami-templates/nos ({}); /B1, /B2 = slice-weighted acceptance / the fluid's, the "
-            "free repack's (0 = not run); under% "
-            "= accepted pods on an instance with less compute than their shape; relay, pause, drain per 1,000 "
-            "arrivals; wait95 s; decide/plan µs; active = time-mean GPUs running an instance\n\n",
-            best_oss ? best_oss->policy : "-");
+            "ΔA = vs the best whole-GPU baseline ({}), ΔB = vs the best per-instance baseline ({}): pods in %, "
+            "slice-weighted in points; /B1, /B2 = slice-weighted acceptance / the fluid's, the free repack's (0 = not "
+            "run); under% = accepted pods on an instance with less compute than their shape; relay (GPUs changed), "
+            "pause, gi (instances created + destroyed), drain per 1,000 arrivals; drain% of accepted pods; wait95 s; "
+            "decide/plan µs; active = time-mean GPUs running an instance\n\n",
+            best_a ? best_a->policy : "-", best_b ? best_b->policy : "-");
       }
     }
   }
