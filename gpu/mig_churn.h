@@ -223,8 +223,10 @@ std::array<double, kMigShapeCount> SliceTimeShares(const std::vector<ChurnPod>& 
 std::unique_ptr<ChurnPolicy> MakeStaticPolicy(const std::array<double, kMigShapeCount>& shares);
 // P1: HAMi templates (≤ v2.9).
 std::unique_ptr<ChurnPolicy> MakeHamiTemplatesPolicy(double t_gi_s);
-// P3: nos's batch planner, R-GPU variant (only idle GPUs are re-laid out).
-std::unique_ptr<ChurnPolicy> MakeNosPolicy(double t_gi_s, double t_dp_s);
+// P3: nos's batch planner; `per_instance` false = the R-GPU variant (only
+// idle GPUs are re-laid out), true = nos as it is (R-GI: mig-agent changes the
+// free devices of GPUs that run pods too).
+std::unique_ptr<ChurnPolicy> MakeNosPolicy(double t_gi_s, double t_dp_s, bool per_instance);
 // P7: Septa, R-GPU through nvidia.com/mig.config with the product's planner
 // (gpu::PlanMigLayouts); `pauses_per_1000` caps node pauses per 1,000 arrivals.
 std::unique_ptr<ChurnPolicy> MakeSeptaPolicy(const std::array<double, kMigShapeCount>& shares, double t_node_s,

@@ -171,14 +171,18 @@ class HamiTemplatesPolicy : public ChurnPolicy {
   std::vector<int> pending_template_;
 };
 
-// --- P3 nos batch planner, R-GPU variant ---
+// --- P3 nos batch planner: R-GPU variant and nos itself (R-GI) ---
 
 class NosPolicy : public ChurnPolicy {
  public:
-  NosPolicy(double t_gi_s, double t_dp_s) : t_gi_s_(t_gi_s), t_dp_s_(t_dp_s) {}
-  std::string name() const override { return "nos"; }
-  // mig-agent creates through NVML, then restarts the node's device plugin.
-  RelayoutCost Cost() const override { return {t_gi_s_ + t_dp_s_, t_dp_s_}; }
+  NosPolicy(double t_gi_s, double t_dp_s, bool per_instance)
+      : t_gi_s_(t_gi_s), t_dp_s_(t_dp_s), per_instance_(per_instance) {}
+  std::string name() const override { return per_instance_ ? "nos-rgi" : "nos"; }
+  // mig-agent creates through NVML, then restarts the node's device plugin:
+  // binds on the node wait for it, new instances are advertised after it.
+  RelayoutCost Cost() const override {
+    return per_instance_ ? RelayoutCost{0, t_dp_s_, t_gi_s_ + t_dp_s_} : RelayoutCost{t_gi_s_ + t_dp_s_, t_dp_s_, 0};
+  }
 
   MigLayout InitialLayout(const ChurnState& state, int gpu) override {
     Prepare(state);
@@ -314,9 +318,49 @@ class NosPolicy : public ChurnPolicy {
             }
           }
           if (best >= 0 && list[best].shapes != gpu_free) {
-            changes.push_back(ChurnRelayout{g, list[best].layout});
+            changes.push_back(ChurnRelayout{g, list[best].layout, per_instance_});
             gpu_free = list[best].shapes;
             for (int s = 0; s < kMigShapeCount; ++s) trial[s] -= std::min(trial[s], list[best].shapes[s]);
+          }
+        } else if (per_instance_) {
+          // nos's planner: among the allowed geometries keeping every used
+          // device (by count), the one supplying most lacking profiles.
+          std::array<int, kMigShapeCount> used = {};
+          for (const ChurnInstance& inst : state.gpus()[g].instances) {
+            for (int s = 0; s < kMigShapeCount; ++s) {
+              if (inst.pod >= 0 && state.ProfileOf(node.model, s) == inst.profile) ++used[s];
+            }
+          }
+          const auto& list = geometries_[node.model];
+          int best = -1, best_supply = 0;
+          for (int i = 0; i < static_cast<int>(list.size()); ++i) {
+            int supply = 0;
+            bool keeps = true;
+            for (int s = 0; s < kMigShapeCount; ++s) {
+              keeps &= list[i].shapes[s] >= used[s];
+              supply += std::min(list[i].shapes[s] - used[s], trial[s]);
+            }
+            if (keeps && supply > best_supply) {
+              best = i;
+              best_supply = supply;
+            }
+          }
+          std::array<int, kMigShapeCount> wanted_free = {};
+          if (best >= 0) {
+            for (int s = 0; s < kMigShapeCount; ++s) wanted_free[s] = list[best].shapes[s] - used[s];
+          }
+          if (best >= 0 && wanted_free != gpu_free) {
+            ChurnRelayout change{g, CreateBeside(state, g, wanted_free), true};
+            // What NVML really placed: a planned count may not fit beside the running instances.
+            gpu_free = {};
+            for (const MigInstance& inst : change.layout) {
+              for (int s = 0; s < kMigShapeCount; ++s) {
+                if (state.ProfileOf(node.model, s) == inst.profile) ++gpu_free[s];
+              }
+            }
+            for (int s = 0; s < kMigShapeCount; ++s) gpu_free[s] -= used[s];
+            for (int s = 0; s < kMigShapeCount; ++s) trial[s] -= std::min(trial[s], gpu_free[s]);
+            changes.push_back(std::move(change));
           }
         }
         for (int s = 0; s < kMigShapeCount; ++s) node_free[s] += gpu_free[s];
@@ -353,7 +397,30 @@ class NosPolicy : public ChurnPolicy {
     return out;
   }
 
+  // mig-agent's apply on a GPU that runs pods: free devices deleted, the
+  // spec's free ones created through NVML without an explicit placement
+  // (modelled as the first free legal start, largest first); one that finds
+  // no room is not created (nos plans on counts, not positions).
+  static MigLayout CreateBeside(const ChurnState& state, int g, const std::array<int, kMigShapeCount>& free) {
+    const int model = state.gpus()[g].model;
+    const GpuModel& m = *state.cluster().models[model];
+    MigLayout layout;
+    for (const ChurnInstance& inst : state.gpus()[g].instances) {
+      if (inst.pod >= 0) layout.push_back(MigInstance{inst.profile, inst.start});
+    }
+    for (int s : {k7g, k4g, k3g, k2g, k1gDoubleMemory, k1g}) {
+      const int p = state.ProfileOf(model, s);
+      for (int k = 0; p >= 0 && k < free[s]; ++k) {
+        const std::vector<int> starts = FreePlacements(m, layout, p);
+        if (starts.empty()) break;
+        layout.push_back(MigInstance{p, starts.front()});
+      }
+    }
+    return layout;
+  }
+
   double t_gi_s_ = 0, t_dp_s_ = 0;
+  bool per_instance_ = false;
   std::vector<std::vector<Geometry>> geometries_;  // per model
   std::optional<double> open_, wake_;
   double last_new_ = 0;
@@ -393,8 +460,8 @@ std::unique_ptr<ChurnPolicy> MakeStaticPolicy(const std::array<double, kMigShape
 std::unique_ptr<ChurnPolicy> MakeHamiTemplatesPolicy(double t_gi_s) {
   return std::make_unique<HamiTemplatesPolicy>(t_gi_s);
 }
-std::unique_ptr<ChurnPolicy> MakeNosPolicy(double t_gi_s, double t_dp_s) {
-  return std::make_unique<NosPolicy>(t_gi_s, t_dp_s);
+std::unique_ptr<ChurnPolicy> MakeNosPolicy(double t_gi_s, double t_dp_s, bool per_instance) {
+  return std::make_unique<NosPolicy>(t_gi_s, t_dp_s, per_instance);
 }
 std::unique_ptr<ChurnPolicy> MakeFluidBound() { return std::make_unique<FluidBound>(); }
 

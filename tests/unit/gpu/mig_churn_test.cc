@@ -96,7 +96,7 @@ TEST(MigChurn, EachPolicyAcceptsWhatItsLayoutsHold) {
   EXPECT_EQ(h.accepted, 16);
   EXPECT_EQ(h.undersized, 16);
   // nos starts every GPU as one 7g and plans only for pending pods (none in loss mode).
-  EXPECT_EQ(accepted(*MakeNosPolicy(5, 30)), 0);
+  EXPECT_EQ(accepted(*MakeNosPolicy(5, 30, false)), 0);
   // Septa's planner lays out 4g+3g for a 4g mix; a 3g cannot hold a 4g pod.
   EXPECT_EQ(accepted(*MakeSeptaPolicy(AllOf(k4g), 120, 2)), 8);
   // The fluid bound: 56 compute slices hold 14 pods of 4.
@@ -230,6 +230,26 @@ TEST(MigChurn, ADrainedPodLosesItsWorkWaitsAgainAndIsDroppedIfNeverPlaced) {
   EXPECT_EQ(loss.drains, 2);
   EXPECT_EQ(loss.dropped, 2);  // its only instance went to the newcomer
   EXPECT_EQ(loss.accepted, 1);
+}
+
+// nos itself (R-GI) also re-plans the free devices of GPUs that run pods;
+// its R-GPU variant waits for a GPU to fall idle. Pods of 4g and 1g that
+// never leave: the first batch lays GPUs out for whichever shapes wait, and
+// only R-GI turns the free remainder of a GPU running a 4g into 1g devices.
+TEST(MigChurn, NosPerInstanceReplansFreeDevicesBesideRunningPods) {
+  std::vector<ChurnPod> pods = Only(k4g, 1e9);
+  pods.push_back(Only(k1g, 1e9)[0]);
+  auto run = [&](bool per_instance) {
+    auto nos = MakeNosPolicy(5, 30, per_instance);
+    return RunChurn(OneNode(), pods, *nos, Arrivals(120, true));
+  };
+  const ChurnResult gpu = run(false), gi = run(true);
+  // R-GI fills the node: every GPU one 4g and three 1g (7 compute slices).
+  EXPECT_EQ(gi.class_accepted[1], 8);
+  EXPECT_EQ(gi.class_accepted[0], 24);
+  // R-GPU: the GPUs laid out for 4g keep their free 3g, which no pod here uses.
+  EXPECT_EQ(gpu.class_accepted[1], 8);
+  EXPECT_LT(gpu.class_accepted[0], 8);
 }
 
 TEST(MigChurn, SameSeedSameRunOtherSeedOtherRun) {
