@@ -89,14 +89,16 @@ class SeptaMigPolicy : public ChurnPolicy {
       // covers it in compute and memory (the pod's MIG resource rewritten at admission).
       if (auto cover = CoverFit(state, pod)) return cover;
     }
-    if (!may_relayout) return std::nullopt;
-    // Token bucket: pauses_per_1000 tokens per 1,000 arrivals, at most
-    // kPauseBurst saved, one per node pause — holds the rate in any window.
-    tokens_ = std::min(kPauseBurst, tokens_ + (state.arrivals() - seen_arrivals_) * pauses_per_1000_ / 1000.0);
-    seen_arrivals_ = state.arrivals();
-    if (tokens_ < 1) return std::nullopt;
-    auto relayout = Relayout(state, pod);
-    if (relayout) tokens_ -= 1;
+    std::optional<ChurnDecision> relayout;
+    if (may_relayout) {
+      // Token bucket: pauses_per_1000 tokens per 1,000 arrivals, at most
+      // kPauseBurst saved, one per node pause — holds the rate in any window.
+      tokens_ = std::min(kPauseBurst, tokens_ + (state.arrivals() - seen_arrivals_) * pauses_per_1000_ / 1000.0);
+      seen_arrivals_ = state.arrivals();
+      if (tokens_ >= 1) relayout = Relayout(state, pod);
+      if (relayout) tokens_ -= 1;
+    }
+    if (!relayout) last_refused_[pod.shape] = state.now();
     return relayout;
   }
 
@@ -112,7 +114,7 @@ class SeptaMigPolicy : public ChurnPolicy {
         const ChurnInstance& inst = gpus[g].instances[i];
         const MigProfile& prof = m.mig_profiles[inst.profile];
         if (inst.pod >= 0 || prof.compute_slices == 7 || prof.compute_slices < kShapeCompute[pod.shape] ||
-            prof.memory_slices < kShapeMemory[pod.shape]) {
+            prof.memory_slices < kShapeMemory[pod.shape] || InDemand(state, gpus[g].model, inst.profile)) {
           continue;
         }
         // Least waste, then the fullest GPU.
@@ -125,6 +127,17 @@ class SeptaMigPolicy : public ChurnPolicy {
       }
     }
     return best;
+  }
+
+  // Whether pods of the instance's own shape went unplaced lately: a smaller
+  // pod must not take it then (a 1g pod on a free 4g while 4g pods wait
+  // wastes three slices of a scarce shape). Without that demand the instance
+  // would stay empty, and covering with it is free.
+  bool InDemand(const ChurnState& state, int model, int profile) const {
+    for (int s = 0; s < kMigShapeCount; ++s) {
+      if (state.ProfileOf(model, s) == profile) return state.now() - last_refused_[s] < kDemandWindowS;
+    }
+    return false;
   }
 
   // An idle GPU the pod's re-layout may take: any idle one. (Keeping idle 7g
@@ -230,11 +243,14 @@ class SeptaMigPolicy : public ChurnPolicy {
   }
 
   static constexpr double kPauseBurst = 3;
+  // How long a refusal counts as demand: the queue's longest wait (MIG-BENCH's 300 s).
+  static constexpr double kDemandWindowS = 300;
 
   std::array<double, kMigShapeCount> shares_ = {};
   double t_node_s_ = 0;
   double pauses_per_1000_ = 0;
   double tokens_ = 0;
+  std::array<double, kMigShapeCount> last_refused_ = {-1e18, -1e18, -1e18, -1e18, -1e18, -1e18};
   int seen_arrivals_ = 0;
   std::vector<std::pair<int, int>> positions_;
   std::vector<std::vector<MigLayout>> initial_;  // per model: the sub-GPU chunk's layouts

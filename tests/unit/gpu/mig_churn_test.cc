@@ -135,6 +135,30 @@ TEST(MigChurn, SeptaRelayoutPausesTheNodeAndStartsThePodAfterIt) {
   EXPECT_EQ(RunChurn(cluster, Only(k3g, 1e9), *capped, Arrivals(1)).accepted, 0);
 }
 
+// Covering a pod with a larger free instance is free only while nobody asks
+// for that instance's shape. Two nodes laid out 4g+3g per GPU; 4g pods may
+// run on the A100-80GB node only, 1g pods anywhere; nothing leaves, no
+// re-layouts. 1g pods cover onto the sixteen 3g instances; once a 4g pod has
+// been refused (its node full), the A100-40GB node's free 4g instances are
+// kept from them.
+TEST(MigChurn, SeptaCoversWithAFreeInstanceOnlyWhileItsShapeIsNotInDemand) {
+  ChurnCluster cluster;
+  cluster.models = {Catalog::Default().Find("A100-40GB"), Catalog::Default().Find("A100-80GB")};
+  cluster.node_model = {0, 1};
+  std::vector<ChurnPod> pods = Only(k4g, 1e9);
+  pods[0].model_mask = 1u << 1;
+  pods.push_back(Only(k1g, 1e9)[0]);
+  ChurnConfig c = Arrivals(200);
+  c.load = 1e9;  // arrivals microseconds apart: every refusal is recent
+  auto septa = MakeSeptaPolicy(AllOf(k4g), 120, 0);
+  const ChurnResult r = RunChurn(cluster, pods, *septa, c);
+  EXPECT_EQ(r.class_accepted[1], 8);   // the A100-80GB node's 4g instances
+  EXPECT_EQ(r.class_accepted[0], 16);  // the 3g instances, not the A100-40GB node's free 4g
+  // Without demand for 4g, the 1g pods take those too.
+  const ChurnResult alone = RunChurn(cluster, Only(k1g, 1e9), *MakeSeptaPolicy(AllOf(k4g), 120, 0), c);
+  EXPECT_EQ(alone.accepted, 32);
+}
+
 // A policy that always re-lays out GPU 0 to one 7g and binds the pod there.
 class GreedyRelayout : public ChurnPolicy {
  public:
