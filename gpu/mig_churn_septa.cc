@@ -50,7 +50,7 @@ class SeptaMigPolicy : public ChurnPolicy {
       constexpr int kChunk = 8;  // one node: keeps the planner's state space small
       const int chunk = std::max(1, std::min(kChunk, small));
       // The chunk's demand: the sub-GPU mix scaled to the chunk's slices (the
-      // planner packs it; FillLayout uses what rounding leaves).
+      // planner packs it; FillWithSubGpuInstances uses what rounding leaves).
       std::array<int, kMigShapeCount> chunk_demand = {};
       for (int s = 0; s < kMigShapeCount; ++s) {
         if (s == k7g || slices <= 0) continue;
@@ -60,7 +60,7 @@ class SeptaMigPolicy : public ChurnPolicy {
       for (int i = 0; i < chunk; ++i) gpus.push_back(PlannerGpu{"n", i, {}, {}, false});
       auto plan = PlanMigLayouts(m, ChurnProfileCounts(state, model, chunk_demand), gpus);
       for (int i = 0; i < chunk; ++i) {
-        initial_[model].push_back(FillLayout(state, model, plan.ok() ? plan->gpus[i].layout : MigLayout{}));
+        initial_[model].push_back(FillWithSubGpuInstances(m, plan.ok() ? plan->gpus[i].layout : MigLayout{}));
       }
     }
     const int position = positions_[gpu].first;
@@ -176,18 +176,18 @@ class SeptaMigPolicy : public ChurnPolicy {
       ids.push_back(g);
     }
     // Demand: the pod alone. The planner then re-lays out the fewest GPUs
-    // (one, or k for a k-GPU pod) and FillLayout gives the rest of each the
+    // (one, or k for a k-GPU pod) and fills the rest of each with the
     // largest shapes that fit; the other idle GPUs keep their layouts, so the
     // mix the initial layouts were sized for is disturbed as little as possible.
     std::vector<int> demand(model.mig_profiles.size(), 0);
     demand[p] = pod.gpus;
-    auto plan = PlanMigLayouts(model, demand, gpus);
+    auto plan = PlanMigLayouts(model, demand, gpus, MigPlanOptions{.fill_free_slices = true});
     if (!plan.ok()) return std::nullopt;
     ChurnDecision d;
     d.planned = true;
     for (std::size_t k = 0; k < plan->gpus.size(); ++k) {
       const GpuTarget& t = plan->gpus[k];
-      if (t.reconfigure) d.relayouts.push_back(ChurnRelayout{ids[k], FillLayout(state, node.model, t.layout)});
+      if (t.reconfigure) d.relayouts.push_back(ChurnRelayout{ids[k], t.layout});
       const MigLayout& layout = t.reconfigure ? d.relayouts.back().layout : t.layout;
       if (static_cast<int>(d.slots.size()) == pod.gpus) continue;
       for (int i = 0; i < static_cast<int>(layout.size()); ++i) {
@@ -224,22 +224,6 @@ class SeptaMigPolicy : public ChurnPolicy {
       }
     }
     return d;
-  }
-
-  // Adds instances to the slices a planned layout leaves empty, largest
-  // sub-GPU shape first: an empty slice serves nobody until the next re-layout.
-  static MigLayout FillLayout(const ChurnState& state, int model, MigLayout layout) {
-    const GpuModel& m = *state.cluster().models[model];
-    for (int s : {k4g, k3g, k2g, k1g}) {
-      const int p = state.ProfileOf(model, s);
-      if (p < 0) continue;
-      for (;;) {
-        const std::vector<int> starts = FreePlacements(m, layout, p);
-        if (starts.empty()) break;
-        layout.push_back(MigInstance{p, starts.front()});
-      }
-    }
-    return CreationOrder(m, std::move(layout));
   }
 
   static constexpr double kPauseBurst = 3;

@@ -149,6 +149,27 @@ MigLayout CreationOrder(const GpuModel& model, MigLayout layout) {
   return layout;
 }
 
+MigLayout FillWithSubGpuInstances(const GpuModel& model, MigLayout layout) {
+  std::vector<int> fill;
+  for (std::size_t p = 0; p < model.mig_profiles.size(); ++p) {
+    const MigProfile& prof = model.mig_profiles[p];
+    if (!prof.media_extensions && prof.compute_slices < model.compute_slices) fill.push_back(static_cast<int>(p));
+  }
+  std::stable_sort(fill.begin(), fill.end(), [&](int a, int b) {
+    const MigProfile& pa = model.mig_profiles[a];
+    const MigProfile& pb = model.mig_profiles[b];
+    if (pa.compute_slices != pb.compute_slices) return pa.compute_slices > pb.compute_slices;
+    return pa.memory_slices < pb.memory_slices;
+  });
+  for (int p : fill) {
+    for (std::vector<int> starts = FreePlacements(model, layout, p); !starts.empty();
+         starts = FreePlacements(model, layout, p)) {
+      layout.push_back(MigInstance{p, starts.front()});
+    }
+  }
+  return CreationOrder(model, std::move(layout));
+}
+
 Result<MigLayout> PlaceCounts(const GpuModel& model, const std::vector<int>& counts) {
   if (!model.mig_capable) return InvalidArgument(model.name + " is not MIG-capable");
   Usage usage;

@@ -40,6 +40,11 @@ std::vector<MigLayout> MaximalLayouts(const GpuModel& model);
 // start; creating small instances first can block a larger one's placement.
 MigLayout CreationOrder(const GpuModel& model, MigLayout layout);
 
+// Adds to a (valid) layout the largest sub-GPU instances that still fit —
+// most compute first, then least memory; never a full-GPU or `+me` profile —
+// each at its lowest free start, until none fits; in creation order.
+MigLayout FillWithSubGpuInstances(const GpuModel& model, MigLayout layout);
+
 // Places profile counts (profile index -> count) on an empty GPU, or
 // InvalidArgument when they do not fit together. Exhaustive over placements.
 Result<MigLayout> PlaceCounts(const GpuModel& model, const std::vector<int>& counts);

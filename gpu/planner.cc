@@ -159,7 +159,7 @@ PlanCost CostOfCounts(const GpuModel& model, const std::vector<int>& demand, con
 }
 
 Result<MigPlan> PlanMigLayouts(const GpuModel& model, const std::vector<int>& demand_in,
-                               const std::vector<PlannerGpu>& gpus) {
+                               const std::vector<PlannerGpu>& gpus, const MigPlanOptions& options) {
   if (!model.mig_capable) return InvalidArgument(model.name + " is not MIG-capable");
   if (demand_in.size() > model.mig_profiles.size()) return InvalidField("demand", "more entries than profiles");
   std::vector<int> demand = demand_in;
@@ -177,6 +177,18 @@ Result<MigPlan> PlanMigLayouts(const GpuModel& model, const std::vector<int>& de
   }
   Planner planner(model, demand, gpus);
   MigPlan plan = planner.Extract();
+  if (options.fill_free_slices) {
+    for (std::size_t i = 0; i < plan.gpus.size(); ++i) {
+      GpuTarget& t = plan.gpus[i];
+      if (!t.reconfigure) continue;
+      t.layout = FillWithSubGpuInstances(model, std::move(t.layout));
+      // Filled, it may be the layout the GPU has: then there is nothing to do.
+      if (CountsOf(model, t.layout) == CountsOf(model, gpus[i].current)) {
+        t.layout = CreationOrder(model, gpus[i].current);
+        t.reconfigure = false;
+      }
+    }
+  }
   Render(model, plan);
   return plan;
 }

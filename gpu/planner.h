@@ -52,9 +52,19 @@ struct MigPlan {
   std::map<std::string, std::string> node_mig_config;  // node -> nvidia.com/mig.config value
 };
 
+// How PlanMigLayouts shapes its targets.
+struct MigPlanOptions {
+  // Give each reconfigured GPU, beside its demanded instances, the largest
+  // sub-GPU instances that still fit (FillWithSubGpuInstances): slices a
+  // re-layout leaves without an instance serve nobody until the next
+  // re-layout, which needs the GPU idle and pauses its node. The plan's cost
+  // is unchanged (it counts the demanded instances).
+  bool fill_free_slices = false;
+};
+
 // `demand` is indexed like model.mig_profiles (shorter = zeros).
 Result<MigPlan> PlanMigLayouts(const GpuModel& model, const std::vector<int>& demand,
-                               const std::vector<PlannerGpu>& gpus);
+                               const std::vector<PlannerGpu>& gpus, const MigPlanOptions& options = {});
 
 // The cost of giving each GPU the layout with the given profile counts
 // (an empty optional keeps the current layout), for the exhaustive check.

@@ -72,7 +72,7 @@ Result<ModelPlan> PlanModel(const gpu::PlacementEngine& engine, const Holdings& 
       gpus.push_back(std::move(in));
     }
   }
-  auto plan = gpu::PlanMigLayouts(model, demand, gpus);
+  auto plan = gpu::PlanMigLayouts(model, demand, gpus, gpu::MigPlanOptions{.fill_free_slices = true});
   SEPTA_RETURN_IF_ERROR(plan);
   ModelPlan out;
   out.meets = std::all_of(plan->unmet.begin(), plan->unmet.end(), [](int u) { return u == 0; });

@@ -1,8 +1,9 @@
 // MIG re-layouts for isolated capacity. When no configured MIG instance of a
 // requested profile is free, GPUs that run nothing may be given another
 // layout (GPU-FACTS.md "Reconfiguration"): gpu::PlanMigLayouts chooses them
-// (fewest GPUs reconfigured, never one whose instances are held), and each
-// chosen GPU gets a layout target — a row written in the same transaction
+// (fewest GPUs reconfigured, never one whose instances are held; the slices
+// the request leaves get the largest instances that fit, so the next request
+// for them needs no re-layout), and each chosen GPU gets a layout target — a row written in the same transaction
 // as the reservation of the new instances. While a target is pending the
 // placement engine sees the GPU with its target layout, so the reservation
 // is valid and a rebuild holds it; the MIG layout controller

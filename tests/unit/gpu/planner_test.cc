@@ -69,6 +69,27 @@ TEST(Planner, NeverTouchesARunningGpuUnlessDrainingIsAllowed) {
   EXPECT_EQ(drained->cost.unmet_slices, 0);
 }
 
+TEST(Planner, FillsTheSlicesAReLayoutLeavesWhenAsked) {
+  const std::vector<PlannerGpu> gpus = {Candidate("n1", 0)};
+  auto bare = PlanMigLayouts(H100(), Demand({{"1g.10gb", 2}}), gpus);
+  ASSERT_TRUE(bare.ok());
+  EXPECT_EQ(LayoutToString(H100(), bare->gpus[0].layout), "1g.10gb@0 1g.10gb@1");
+  auto filled = PlanMigLayouts(H100(), Demand({{"1g.10gb", 2}}), gpus, MigPlanOptions{.fill_free_slices = true});
+  ASSERT_TRUE(filled.ok());
+  // The largest sub-GPU instances beside the demanded 1g: a 4g where it may
+  // start (slice 0 is taken: none), then a 3g at 4, then a 2g at 2.
+  EXPECT_EQ(LayoutToString(H100(), filled->gpus[0].layout), "3g.40gb@4 2g.20gb@2 1g.10gb@0 1g.10gb@1");
+  EXPECT_TRUE(ValidateLayout(H100(), filled->gpus[0].layout).ok());
+  EXPECT_EQ(filled->cost, bare->cost);  // the cost counts demanded instances only
+  // A GPU whose filled target is the layout it has is not reconfigured.
+  const MigLayout has = filled->gpus[0].layout;
+  auto again = PlanMigLayouts(H100(), Demand({{"1g.10gb", 2}}), {Candidate("n1", 0, has)},
+                              MigPlanOptions{.fill_free_slices = true});
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(again->gpus[0].reconfigure);
+  EXPECT_EQ(again->gpus[0].layout, has);
+}
+
 TEST(Planner, KeepsALayoutThatAlreadyServes) {
   const MigLayout balanced = {{P("3g.40gb"), 0}, {P("2g.20gb"), 4}, {P("1g.10gb"), 6}};
   auto plan = PlanMigLayouts(H100(), Demand({{"3g.40gb", 1}, {"2g.20gb", 1}}),

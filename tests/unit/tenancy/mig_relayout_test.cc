@@ -87,6 +87,24 @@ TEST(PlanMigRelayout, TheTargetLayoutsTakeTheRequestAndKeepWhatIsHeld) {
   for (const ReservedMig& m : placed->reservation.mig) EXPECT_EQ(m.gpu, 1);
 }
 
+// The slices a re-layout does not need get the largest instances that fit:
+// the next request for them needs no re-layout (which would need the GPU
+// idle and pause its node).
+TEST(PlanMigRelayout, TheReLaidOutGpuGetsTheLargestInstancesThatFitBesideTheRequest) {
+  auto e = OneBusyOneFree();
+  const Capacity want = Mig({{"2g.20gb", 1, ""}});
+  auto plan = PlanMigRelayout(*e, Catalog::Default(), want);
+  ASSERT_TRUE(plan.ok() && plan->meets);
+  ASSERT_EQ(plan->targets.size(), 1u);
+  EXPECT_EQ(gpu::LayoutToString(H100(), plan->targets[0].layout), "3g.40gb@4 2g.20gb@0 2g.20gb@2");
+  EXPECT_EQ(plan->more_free, std::vector<int>{2});
+  auto relaid = EngineOf(WithLayoutTargets(e->nodes(), plan->targets));
+  ASSERT_TRUE(PlaceCapacity(*relaid, "acme", "vc1", want).ok());
+  auto next = PlaceCapacity(*relaid, "beta", "vc", Mig({{"3g.40gb", 1, ""}}));
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  EXPECT_EQ(next->reservation.mig[0].gpu, 1);
+}
+
 TEST(PlanMigRelayout, SaysWhatItWouldAddWhenItCannotMeetTheRequest) {
   auto e = OneBusyOneFree();
   const Capacity want = Mig({{"3g.40gb", 3, "H100-80GB"}});
