@@ -227,6 +227,16 @@ std::unique_ptr<ChurnPolicy> MakeHamiTemplatesPolicy(double t_gi_s);
 // idle GPUs are re-laid out), true = nos as it is (R-GI: mig-agent changes the
 // free devices of GPUs that run pods too).
 std::unique_ptr<ChurnPolicy> MakeNosPolicy(double t_gi_s, double t_dp_s, bool per_instance);
+// P2: HAMi v2.10 dynamic MIG, R-GI: per pod the smallest-memory allowlisted
+// profile (1g, 2g, 3g, 7g) holding the pod's memory, on HAMi's binpack node and
+// spread GPU; its instance is created at bind (`t_gi_s`) and destroyed when the
+// pod ends. No instance at time 0.
+std::unique_ptr<ChurnPolicy> MakeHamiDynamicPolicy(double t_gi_s);
+// P4: NVIDIA DRA driver DynamicMIG, R-GI: the pod's exact profile at the first
+// free placement in the driver's device order (GPU, then start) on the least
+// allocated node; created at prepare (`t_gi_s`), destroyed on release. No
+// instance at time 0.
+std::unique_ptr<ChurnPolicy> MakeDraPolicy(double t_gi_s);
 // P7: Septa, R-GPU through nvidia.com/mig.config with the product's planner
 // (gpu::PlanMigLayouts); `pauses_per_1000` caps node pauses per 1,000 arrivals.
 std::unique_ptr<ChurnPolicy> MakeSeptaPolicy(const std::array<double, kMigShapeCount>& shares, double t_node_s,
