@@ -446,10 +446,12 @@ class ChurnSimulator {
     return true;
   }
 
-  // Frees the pod's instances.
+  // Frees the pod's instances, or destroys them when the policy says so.
   void Release(int id) {
     Live& live = pods_[id];
-    for (const ChurnSlot& s : live.slots) {
+    const std::vector<ChurnSlot> slots = std::move(live.slots);
+    live.slots.clear();
+    for (const ChurnSlot& s : slots) {
       ChurnGpu& g = state_.gpus_[s.gpu];
       ChurnInstance& inst = g.instances[s.instance];
       inst.pod = -1;
@@ -458,9 +460,27 @@ class ChurnSimulator {
       if (--g.used_instances == 0) --active_gpus_;
       g.used_memory_slices -= mem;
       state_.nodes_[g.node].used_memory_slices -= mem;
+      if (policy_.DestroysFreedInstances()) Destroy(s.gpu, s.instance);
     }
-    live.slots.clear();
     policy_.OnDepart(state_.pods_[id]);
+  }
+
+  // Removes a free instance; the pods on the GPU's later instances follow
+  // their instance's new index.
+  void Destroy(int gpu, int instance) {
+    ChurnGpu& g = state_.gpus_[gpu];
+    --state_.free_count_[g.model][g.instances[instance].profile];
+    g.instances.erase(g.instances.begin() + instance);
+    for (int i = instance; i < static_cast<int>(g.instances.size()); ++i) {
+      if (g.instances[i].pod < 0) continue;
+      for (ChurnSlot& s : pods_[g.instances[i].pod].slots) {
+        if (s.gpu == gpu && s.instance == i + 1) s.instance = i;
+      }
+    }
+    if (Measuring()) {
+      ++result_.relayouts;
+      ++result_.gi_changes;
+    }
   }
 
   // Evicts a running pod: its work so far is lost; it waits again from the

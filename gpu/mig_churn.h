@@ -213,6 +213,9 @@ class ChurnPolicy {
   virtual std::optional<double> WakeAt() const { return std::nullopt; }
   // The pod left its instances: it ended, or it was drained.
   virtual void OnDepart(const ChurnPod& /*pod*/) {}
+  // Whether a pod's instances are destroyed when it leaves them (R-GI
+  // policies that create one per pod: HAMi v2.10, DRA); else they stay, free.
+  virtual bool DestroysFreedInstances() const { return false; }
 };
 
 // The workload's demand profile: per shape, its share of compute-slice × lifetime

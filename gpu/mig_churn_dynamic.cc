@@ -58,12 +58,11 @@ class DynamicMigPolicy : public ChurnPolicy {
   explicit DynamicMigPolicy(double t_gi_s) : t_gi_s_(t_gi_s) {}
   MigLayout InitialLayout(const ChurnState& /*state*/, int /*gpu*/) override { return {}; }
   RelayoutCost Cost() const override { return {0, 0, t_gi_s_}; }
+  bool DestroysFreedInstances() const override { return true; }
 
  protected:
   // Each picked GPU is changed to its used instances plus the new one (the
-  // pod's slot). Instances are destroyed when their pod ends; the simulator
-  // has no hook for that, so the free instances departed pods left (on any
-  // GPU) are dropped by this decision, the first one after they ended.
+  // pod's slot); the simulator destroys an instance when its pod ends.
   static ChurnDecision Build(const ChurnState& state, const std::vector<DynamicPick>& picks) {
     ChurnDecision d;
     const auto& gpus = state.gpus();
@@ -72,11 +71,6 @@ class DynamicMigPolicy : public ChurnPolicy {
       layout.push_back(MigInstance{p.profile, p.start});
       d.slots.push_back(ChurnSlot{p.gpu, static_cast<int>(layout.size()) - 1});
       d.relayouts.push_back(ChurnRelayout{p.gpu, std::move(layout), true});
-    }
-    for (int g = 0; g < static_cast<int>(gpus.size()); ++g) {
-      if (static_cast<int>(gpus[g].instances.size()) == gpus[g].used_instances) continue;
-      if (std::any_of(picks.begin(), picks.end(), [g](const DynamicPick& p) { return p.gpu == g; })) continue;
-      d.relayouts.push_back(ChurnRelayout{g, DynamicUsedLayout(gpus[g]), true});
     }
     return d;
   }
