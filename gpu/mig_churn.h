@@ -244,6 +244,18 @@ std::unique_ptr<ChurnPolicy> MakeDraPolicy(double t_gi_s);
 // (gpu::PlanMigLayouts); `pauses_per_1000` caps node pauses per 1,000 arrivals.
 std::unique_ptr<ChurnPolicy> MakeSeptaPolicy(const std::array<double, kMigShapeCount>& shares, double t_node_s,
                                              double pauses_per_1000);
+// P5: FGD-MIG, FGD (ATC '23) carried to MIG slices, R-GI (t_gi until a
+// created instance runs): a single-GPU pod takes the (GPU, start), on an
+// existing free instance of its profile or where one can be created (free
+// instances destroyed lazily), that least increases the GPU's expected
+// unusable free slices under the `shares` mix; k-GPU pods k idle GPUs of one node.
+std::unique_ptr<ChurnPolicy> MakeFgdMigPolicy(const std::array<double, kMigShapeCount>& shares, double t_gi_s);
+// P6: GRMU-style, R-GI: quota-limited baskets (>= 3g / < 3g, quotas from
+// `shares`), best fit, intra-GPU repack of free instances, then drains of at
+// most `drain_budget_fraction` of the accepted pods, only when the drained
+// pods can be placed again at once.
+std::unique_ptr<ChurnPolicy> MakeGrmuPolicy(const std::array<double, kMigShapeCount>& shares, double t_gi_s,
+                                            double drain_budget_fraction = 0.01);
 // B1: the fluid bound (capacity in compute and memory slices, placement ignored).
 std::unique_ptr<ChurnPolicy> MakeFluidBound();
 // B2: free repack — admit iff the running pods plus the new one fit the

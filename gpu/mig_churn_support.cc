@@ -51,4 +51,86 @@ MigLayout ChurnCurrentLayout(const ChurnState& state, int gpu) {
   return layout;
 }
 
+// --- per-instance (R-GI) helpers: fgd-mig, grmu ---
+
+int ChurnShapeProfile(const GpuModel& model, int shape) {
+  for (std::size_t p = 0; p < model.mig_profiles.size(); ++p) {
+    const MigProfile& prof = model.mig_profiles[p];
+    if (!prof.media_extensions && prof.compute_slices == kShapeCompute[shape] &&
+        prof.memory_slices == kShapeMemory[shape]) {
+      return static_cast<int>(p);
+    }
+  }
+  return -1;
+}
+
+std::uint32_t ChurnUsedMask(const GpuModel& model, const std::vector<ChurnInstance>& instances) {
+  std::uint32_t mask = 0;
+  for (const ChurnInstance& inst : instances) {
+    if (inst.pod >= 0) mask |= SliceMask(model.mig_profiles[inst.profile], inst.start);
+  }
+  return mask;
+}
+
+std::uint32_t ChurnUsedMask(const ChurnState& state, int gpu) {
+  return ChurnUsedMask(state.ModelOf(gpu), state.gpus()[gpu].instances);
+}
+
+int ChurnUnusableSlices(const GpuModel& model, int profile, std::uint32_t used_mask) {
+  auto bits = [](std::uint32_t x) {
+    int n = 0;
+    for (; x != 0; x &= x - 1) ++n;
+    return n;
+  };
+  const std::uint32_t all = (1u << model.memory_slices) - 1u;
+  const std::uint32_t free = all & ~used_mask;
+  if (profile < 0) return bits(free);
+  const MigProfile& prof = model.mig_profiles[profile];
+  std::uint32_t covered = 0;
+  for (int start : prof.starts) {
+    if (start + prof.memory_slices > model.memory_slices) continue;
+    const std::uint32_t m = SliceMask(prof, start);
+    if ((m & used_mask) == 0) covered |= m;
+  }
+  return bits(free & ~covered);
+}
+
+double ChurnExpectedUnusable(const GpuModel& model, const std::array<double, kMigShapeCount>& weights,
+                             std::uint32_t used_mask) {
+  double sum = 0;
+  for (int s = 0; s < kMigShapeCount; ++s) {
+    if (weights[s] != 0) sum += weights[s] * ChurnUnusableSlices(model, ChurnShapeProfile(model, s), used_mask);
+  }
+  return sum;
+}
+
+int ChurnAddInstance(const GpuModel& model, std::vector<ChurnInstance>& instances, int profile, int start) {
+  for (std::size_t i = 0; i < instances.size(); ++i) {
+    if (instances[i].pod < 0 && instances[i].profile == profile && instances[i].start == start) {
+      return static_cast<int>(i);
+    }
+  }
+  const std::uint32_t mask = SliceMask(model.mig_profiles[profile], start);
+  std::erase_if(instances, [&](const ChurnInstance& inst) {
+    return inst.pod < 0 && (SliceMask(model.mig_profiles[inst.profile], inst.start) & mask) != 0;
+  });
+  instances.push_back(ChurnInstance{profile, start, -1, 0});
+  return static_cast<int>(instances.size()) - 1;
+}
+
+MigLayout ChurnLayoutOf(const std::vector<ChurnInstance>& instances) {
+  MigLayout layout;
+  layout.reserve(instances.size());
+  for (const ChurnInstance& inst : instances) layout.push_back(MigInstance{inst.profile, inst.start});
+  return layout;
+}
+
+ChurnDecision ChurnBindAfterChange(const ChurnState& state, int gpu, const std::vector<ChurnInstance>& instances,
+                                   int instance) {
+  ChurnDecision d = ChurnDecision::At({ChurnSlot{gpu, instance}});
+  MigLayout layout = ChurnLayoutOf(instances);
+  if (layout != ChurnCurrentLayout(state, gpu)) d.relayouts.push_back(ChurnRelayout{gpu, std::move(layout), true});
+  return d;
+}
+
 }  // namespace septa::gpu

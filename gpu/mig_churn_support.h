@@ -90,4 +90,39 @@ std::optional<ChurnDecision> ChurnExactFit(const ChurnState& state, const ChurnP
   return best;
 }
 
+// --- per-instance (R-GI) helpers: fgd-mig (gpu/mig_churn_fgd.cc), grmu (gpu/mig_churn_grmu.cc) ---
+
+// The profile index of `shape` on `model` as the simulator maps it (exact
+// compute and memory slices, no `+me`), -1 if the model has none.
+int ChurnShapeProfile(const GpuModel& model, int shape);
+
+// The memory slices of the instances running a pod (bit i = slice i).
+std::uint32_t ChurnUsedMask(const GpuModel& model, const std::vector<ChurnInstance>& instances);
+std::uint32_t ChurnUsedMask(const ChurnState& state, int gpu);
+
+// The free slices (not in `used_mask`) that no legal placement of `profile`
+// on free slices covers; every free slice when `profile` is -1. R-GI: free
+// instances count as free, they can be destroyed.
+int ChurnUnusableSlices(const GpuModel& model, int profile, std::uint32_t used_mask);
+
+// FGD's expected fragmentation (policy_fgd.h) on MIG slices: the sum over
+// shapes of weight × ChurnUnusableSlices of the shape's profile.
+double ChurnExpectedUnusable(const GpuModel& model, const std::array<double, kMigShapeCount>& weights,
+                             std::uint32_t used_mask);
+
+// R-GI: adds a free instance of `profile` at `start` (a legal start clear of
+// used instances) to `instances`, destroying the free instances it overlaps;
+// the others keep their order, the new one comes last. A free instance of
+// `profile` at `start` is reused as it is. Returns the instance's index.
+int ChurnAddInstance(const GpuModel& model, std::vector<ChurnInstance>& instances, int profile, int start);
+
+// The instances as a layout (same order).
+MigLayout ChurnLayoutOf(const std::vector<ChurnInstance>& instances);
+
+// The decision binding a single-GPU pod to `instance` of `instances`, the
+// GPU's instances after an R-GI change (a change only if they differ from
+// the GPU's current ones).
+ChurnDecision ChurnBindAfterChange(const ChurnState& state, int gpu, const std::vector<ChurnInstance>& instances,
+                                   int instance);
+
 }  // namespace septa::gpu

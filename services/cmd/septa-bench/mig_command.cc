@@ -102,6 +102,9 @@ const std::vector<MigPolicyEntry>& MigPolicies() {
       {"dra", MigBaseline::kPerInstance, [](const MigOptions& o, const Shares&) { return gpu::MakeDraPolicy(o.t_gi); }},
       {"septa", MigBaseline::kNone,
        [](const MigOptions& o, const Shares& s) { return gpu::MakeSeptaPolicy(s, o.t_node, o.pause_budget); }},
+      {"fgd-mig", MigBaseline::kNone,
+       [](const MigOptions& o, const Shares& s) { return gpu::MakeFgdMigPolicy(s, o.t_gi); }},
+      {"grmu", MigBaseline::kNone, [](const MigOptions& o, const Shares& s) { return gpu::MakeGrmuPolicy(s, o.t_gi); }},
       {"bound-fluid", MigBaseline::kNone, [](const MigOptions&, const Shares&) { return gpu::MakeFluidBound(); }},
       {"bound-repack", MigBaseline::kNone, [](const MigOptions&, const Shares&) { return gpu::MakeRepackBound(); }},
   };
