@@ -551,15 +551,19 @@ class ChurnSimulator {
     ApplyChanges(d);
     Bind(id, d.slots);
     if (!config_.queue) {
-      // Loss mode: the drained pods are placed again now, without re-layouts, or dropped.
+      // Loss mode: the drained pods are placed again now — with per-instance
+      // changes at most, no re-layout and no drain — or dropped.
       for (int drained : d.drains) {
         std::optional<ChurnDecision> again = policy_.Place(state_, state_.pods_[drained], false);
-        if (!again || !again->drains.empty() || !again->relayouts.empty() ||
-            !Valid(*again, state_.pods_[drained].gpus)) {
+        const bool plain = again && again->drains.empty() &&
+                           std::all_of(again->relayouts.begin(), again->relayouts.end(),
+                                       [](const ChurnRelayout& r) { return r.per_instance; });
+        if (!plain || !Valid(*again, state_.pods_[drained].gpus)) {
           Drop(drained);
           continue;
         }
         waiting_.remove(drained);
+        ApplyChanges(*again);
         Bind(drained, again->slots);
       }
     }
@@ -613,7 +617,11 @@ class ChurnSimulator {
       ++result_.class_offered[pod.ShapeClass()];
     }
     std::optional<ChurnDecision> d = TimedPlace(pod, true);
-    if (d && Apply(id, *d)) return;
+    if (d && Apply(id, *d)) {
+      // The pods it drained try again at once, before another arrival takes their room.
+      if (config_.queue && !d->drains.empty()) RetryWaiting();
+      return;
+    }
     if (config_.queue) {
       Live& live = pods_[id];
       live.waiting = true;

@@ -135,8 +135,9 @@ struct ChurnDecision {
   std::vector<ChurnSlot> slots;  // empty = accepted without a slot (the fluid bound)
   bool planned = false;          // a re-layout plan was computed (its time counts as plan time)
   // Running pods evicted first (ids as in ChurnInstance::pod): their work so
-  // far is lost and they wait again (queue mode) or are placed again at once
-  // without a re-layout (loss mode); one never placed again is dropped.
+  // far is lost and they wait again, tried at once after the decision (queue
+  // mode), or are placed again at once with per-instance changes at most
+  // (loss mode); one never placed again is dropped.
   std::vector<int> drains;
 
   // A placement on existing instances, nothing else changed.
