@@ -154,23 +154,36 @@ Result<std::vector<ChurnPod>> SyntheticWorkload(std::string_view mix, int count,
 
 std::vector<std::string> MixModelNames() { return {"A100-40GB", "A100-80GB", "H100-80GB", "H200-141GB"}; }
 
-Result<ChurnCluster> MixCluster(const Catalog& catalog, int scale) {
-  if (scale < 1) return InvalidArgument("cluster scale must be at least 1");
+namespace {
+
+// Nodes of the four mix models, `units` rounds of `per_unit` nodes each,
+// each round in model order, so that node order does not group a model.
+Result<ChurnCluster> MixOf(const Catalog& catalog, const std::array<int, 4>& per_unit, int units) {
   ChurnCluster cluster;
   const std::vector<std::string> names = MixModelNames();
-  const std::array<int, 4> nodes = {8, 8, 12, 4};
   for (std::size_t m = 0; m < names.size(); ++m) {
     const GpuModel* model = catalog.Find(names[m]);
     if (model == nullptr || !model->mig_capable) return InvalidArgument("catalog lacks MIG model " + names[m]);
     cluster.models.push_back(model);
   }
-  // Interleave the models' nodes so that node order does not group a model.
-  for (int unit = 0; unit < scale; ++unit) {
-    for (std::size_t m = 0; m < nodes.size(); ++m) {
-      for (int n = 0; n < nodes[m]; ++n) cluster.node_model.push_back(static_cast<int>(m));
+  for (int unit = 0; unit < units; ++unit) {
+    for (std::size_t m = 0; m < per_unit.size(); ++m) {
+      for (int n = 0; n < per_unit[m]; ++n) cluster.node_model.push_back(static_cast<int>(m));
     }
   }
   return cluster;
+}
+
+}  // namespace
+
+Result<ChurnCluster> MixCluster(const Catalog& catalog, int scale) {
+  if (scale < 1) return InvalidArgument("cluster scale must be at least 1");
+  return MixOf(catalog, {8, 8, 12, 4}, scale);
+}
+
+Result<ChurnCluster> Mix6208Cluster(const Catalog& catalog) {
+  // 97 rounds of 2 + 2 + 3 + 1 nodes: 194 + 194 + 291 + 97.
+  return MixOf(catalog, {2, 2, 3, 1}, 97);
 }
 
 std::array<double, kMigShapeCount> SliceTimeShares(const std::vector<ChurnPod>& workload) {

@@ -85,6 +85,9 @@ struct ChurnCluster {
 // mix-256 × scale (MIG-BENCH §5): 8 A100-40GB + 8 A100-80GB + 12 H100-80GB +
 // 4 H200 nodes per scale unit (scale 5 = mix-1280).
 Result<ChurnCluster> MixCluster(const Catalog& catalog, int scale);
+// mix-6208 (MIG-BENCH §5, openb's scale): 194 + 194 + 291 + 97 nodes of the
+// same four models, interleaved like MixCluster's.
+Result<ChurnCluster> Mix6208Cluster(const Catalog& catalog);
 std::vector<std::string> MixModelNames();
 
 // --- simulator state, as policies see it ---

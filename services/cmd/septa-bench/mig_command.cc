@@ -186,9 +186,11 @@ int RunMig(MigOptions o) {
   if (o.cluster == "mix-256") scale = 1;
   if (o.cluster == "mix-1280") scale = 5;
   if (o.cluster.starts_with("mix-x")) scale = std::atoi(o.cluster.c_str() + 5);
-  auto cluster = gpu::MixCluster(gpu::Catalog::Default(), scale);
+  auto cluster = o.cluster == "mix-6208" ? gpu::Mix6208Cluster(gpu::Catalog::Default())
+                                         : gpu::MixCluster(gpu::Catalog::Default(), scale);
   if (!cluster.ok()) {
-    fmt::print(stderr, "--cluster {}: {} (mix-256, mix-1280 or mix-x<scale>)\n", o.cluster, cluster.status().message());
+    fmt::print(stderr, "--cluster {}: {} (mix-256, mix-1280, mix-6208 or mix-x<scale>)\n", o.cluster,
+               cluster.status().message());
     return 2;
   }
   std::vector<const MigPolicyEntry*> policies;
@@ -361,7 +363,7 @@ void AddMigCommand(CLI::App& app, int& exit_code) {
                   "(default ../shared/data/openb/openb_pod_list_default.csv)");
   cmd->add_option("--mix-from", options->mix_from, "visible trace the offline layout mix is taken from")
       ->capture_default_str();
-  cmd->add_option("--cluster", options->cluster, "mix-256, mix-1280 or mix-x<scale>")->capture_default_str();
+  cmd->add_option("--cluster", options->cluster, "mix-256, mix-1280, mix-6208 or mix-x<scale>")->capture_default_str();
   cmd->add_option("--policy", options->policy, "policy name, comma list, or all")->capture_default_str();
   cmd->add_option("--seeds", options->seeds, "seeds: 42-51 or 1,2,5")->capture_default_str();
   cmd->add_option("--loads", options->loads, "offered loads rho, comma list")->capture_default_str();

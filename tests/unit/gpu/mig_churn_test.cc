@@ -276,6 +276,22 @@ TEST(MigChurn, NosPerInstanceReplansFreeDevicesBesideRunningPods) {
   EXPECT_LT(gpu.class_accepted[0], 8);
 }
 
+TEST(MigChurn, MixClustersHaveMigBenchsNodeCounts) {
+  auto count = [](const ChurnCluster& c) {
+    std::array<int, 4> nodes = {};
+    for (int m : c.node_model) ++nodes[m];
+    return nodes;
+  };
+  auto mix1280 = MixCluster(Catalog::Default(), 5);
+  ASSERT_TRUE(mix1280.ok());
+  EXPECT_EQ(count(*mix1280), (std::array<int, 4>{40, 40, 60, 20}));
+  auto mix6208 = Mix6208Cluster(Catalog::Default());
+  ASSERT_TRUE(mix6208.ok());
+  EXPECT_EQ(count(*mix6208), (std::array<int, 4>{194, 194, 291, 97}));
+  EXPECT_EQ(mix6208->node_model.size() * mix6208->gpus_per_node, 6208u);
+  EXPECT_FALSE(MixCluster(Catalog::Default(), 0).ok());
+}
+
 TEST(MigChurn, SameSeedSameRunOtherSeedOtherRun) {
   auto cluster = MixCluster(Catalog::Default(), 1);
   ASSERT_TRUE(cluster.ok());
