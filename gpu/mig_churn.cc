@@ -16,6 +16,23 @@ const char* MigShapeName(int shape) {
   return shape >= 0 && shape < kMigShapeCount ? kNames[shape] : "?";
 }
 
+int ProfileShape(const MigProfile& profile) {
+  for (int s = 0; s < kMigShapeCount; ++s) {
+    if (!profile.media_extensions && profile.compute_slices == kShapeCompute[s] &&
+        profile.memory_slices == kShapeMemory[s]) {
+      return s;
+    }
+  }
+  return -1;
+}
+
+int ShapeProfile(const GpuModel& model, int shape) {
+  for (std::size_t p = 0; p < model.mig_profiles.size(); ++p) {
+    if (ProfileShape(model.mig_profiles[p]) == shape) return static_cast<int>(p);
+  }
+  return -1;
+}
+
 int ShapeForMilli(int gpu_milli) {
   // f <= g/7 and f <= m/8, smallest shape first (1g, 1g double memory, 2g, 3g, 4g, 7g).
   for (int s = 0; s < kMigShapeCount; ++s) {
@@ -231,17 +248,7 @@ class ChurnSimulator {
     state_.cluster_ = &cluster;
     for (const GpuModel* model : cluster.models) {
       std::array<int, kMigShapeCount> of{};
-      for (int s = 0; s < kMigShapeCount; ++s) {
-        of[s] = -1;
-        for (std::size_t p = 0; p < model->mig_profiles.size(); ++p) {
-          const MigProfile& prof = model->mig_profiles[p];
-          if (!prof.media_extensions && prof.compute_slices == kShapeCompute[s] &&
-              prof.memory_slices == kShapeMemory[s]) {
-            of[s] = static_cast<int>(p);
-            break;
-          }
-        }
-      }
+      for (int s = 0; s < kMigShapeCount; ++s) of[s] = ShapeProfile(*model, s);
       state_.profile_of_.push_back(of);
       state_.free_count_.emplace_back(model->mig_profiles.size(), 0);
     }

@@ -34,6 +34,11 @@ inline constexpr std::array<int, kMigShapeCount> kShapeCompute = {1, 1, 2, 3, 4,
 inline constexpr std::array<int, kMigShapeCount> kShapeMemory = {1, 2, 2, 4, 4, 8};
 const char* MigShapeName(int shape);
 
+// The profile index of `shape` on `model` (exact compute and memory slices,
+// no `+me`), -1 if the model has none; and the shape of a profile, -1 if none.
+int ShapeProfile(const GpuModel& model, int shape);
+int ProfileShape(const MigProfile& profile);
+
 // Mapping M1 (MIG-BENCH §4): the smallest shape with compute g/7 >= f and
 // memory m/8 >= f, f = gpu_milli / 1000.
 int ShapeForMilli(int gpu_milli);

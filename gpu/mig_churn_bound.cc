@@ -23,11 +23,7 @@ std::vector<std::array<int, kMigShapeCount>> RepackPatterns(const GpuModel& mode
     bool ok = true;
     for (const MigInstance& inst : layout) {
       const MigProfile& p = model.mig_profiles[inst.profile];
-      int shape = -1;
-      for (int s = 0; s < kMigShapeCount; ++s) {
-        if (!p.media_extensions && p.compute_slices == kShapeCompute[s] && p.memory_slices == kShapeMemory[s])
-          shape = s;
-      }
+      const int shape = ProfileShape(p);
       if (shape < 0) {
         ok = false;  // a +me instance: the same layout without it is covered by another pattern
         break;

@@ -423,7 +423,8 @@ class GrmuPolicy : public ChurnPolicy {
     }
     for (const auto& [gpu, insts] : view.changed) {
       MigLayout layout = ChurnLayoutOf(insts);
-      if (layout != ChurnCurrentLayout(state, gpu)) d.relayouts.push_back(ChurnRelayout{gpu, std::move(layout), true});
+      if (layout != ChurnLayoutOf(state.gpus()[gpu].instances))
+        d.relayouts.push_back(ChurnRelayout{gpu, std::move(layout), true});
     }
     // The pod's instance, where re-placing the drained pods left it.
     const auto& after = view.Of(state, g);

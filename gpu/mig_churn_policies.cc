@@ -143,7 +143,7 @@ class HamiTemplatesPolicy : public ChurnPolicy {
       for (int t = 0; t < static_cast<int>(list.size()); ++t) {
         for (int i : list[t].order) {
           if (MemoryOf(state, g, list[t].layout[i].profile) < need) continue;
-          if (template_of_[g] != t || ChurnCurrentLayout(state, g) != list[t].layout) {
+          if (template_of_[g] != t || ChurnLayoutOf(gpu.instances) != list[t].layout) {
             d.relayouts.push_back(ChurnRelayout{g, list[t].layout});
             pending_template_[g] = t;
           }
@@ -258,10 +258,7 @@ class NosPolicy : public ChurnPolicy {
         g.layout = layout;
         bool ok = true;
         for (const MigInstance& inst : layout) {
-          int shape = -1;
-          for (int s = 0; s < kMigShapeCount; ++s) {
-            if (state.ProfileOf(m, s) == inst.profile) shape = s;
-          }
+          const int shape = ProfileShape(model.mig_profiles[inst.profile]);
           if (shape < 0 || shape == k1gDoubleMemory) ok = false;
           if (shape >= 0) ++g.shapes[shape];
         }

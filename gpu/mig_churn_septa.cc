@@ -170,7 +170,7 @@ class SeptaMigPolicy : public ChurnPolicy {
     std::vector<int> ids;
     for (int g : node.gpus) {
       if (!Candidate(state, g, pod)) continue;
-      const MigLayout current = ChurnCurrentLayout(state, g);
+      const MigLayout current = ChurnLayoutOf(state.gpus()[g].instances);
       gpus.push_back(
           PlannerGpu{"n", static_cast<int>(ids.size()), current, std::vector<bool>(current.size(), false), false});
       ids.push_back(g);

@@ -45,24 +45,7 @@ std::vector<std::pair<int, int>> ChurnModelPositions(const ChurnState& state) {
   return pos;
 }
 
-MigLayout ChurnCurrentLayout(const ChurnState& state, int gpu) {
-  MigLayout layout;
-  for (const ChurnInstance& inst : state.gpus()[gpu].instances) layout.push_back(MigInstance{inst.profile, inst.start});
-  return layout;
-}
-
 // --- per-instance (R-GI) helpers: fgd-mig, grmu ---
-
-int ChurnShapeProfile(const GpuModel& model, int shape) {
-  for (std::size_t p = 0; p < model.mig_profiles.size(); ++p) {
-    const MigProfile& prof = model.mig_profiles[p];
-    if (!prof.media_extensions && prof.compute_slices == kShapeCompute[shape] &&
-        prof.memory_slices == kShapeMemory[shape]) {
-      return static_cast<int>(p);
-    }
-  }
-  return -1;
-}
 
 std::uint32_t ChurnUsedMask(const GpuModel& model, const std::vector<ChurnInstance>& instances) {
   std::uint32_t mask = 0;
@@ -99,7 +82,7 @@ double ChurnExpectedUnusable(const GpuModel& model, const std::array<double, kMi
                              std::uint32_t used_mask) {
   double sum = 0;
   for (int s = 0; s < kMigShapeCount; ++s) {
-    if (weights[s] != 0) sum += weights[s] * ChurnUnusableSlices(model, ChurnShapeProfile(model, s), used_mask);
+    if (weights[s] != 0) sum += weights[s] * ChurnUnusableSlices(model, ShapeProfile(model, s), used_mask);
   }
   return sum;
 }
@@ -129,7 +112,8 @@ ChurnDecision ChurnBindAfterChange(const ChurnState& state, int gpu, const std::
                                    int instance) {
   ChurnDecision d = ChurnDecision::At({ChurnSlot{gpu, instance}});
   MigLayout layout = ChurnLayoutOf(instances);
-  if (layout != ChurnCurrentLayout(state, gpu)) d.relayouts.push_back(ChurnRelayout{gpu, std::move(layout), true});
+  if (layout != ChurnLayoutOf(state.gpus()[gpu].instances))
+    d.relayouts.push_back(ChurnRelayout{gpu, std::move(layout), true});
   return d;
 }
 

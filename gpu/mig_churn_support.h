@@ -18,9 +18,6 @@ MigLayout ChurnLayoutOfCounts(const GpuModel& model, const std::vector<int>& cou
 // Shape counts -> profile counts of `model` (shapes the model lacks are dropped).
 std::vector<int> ChurnProfileCounts(const ChurnState& state, int model, const std::array<int, kMigShapeCount>& shapes);
 
-// The GPU's instances as a layout (same order, so indices carry over).
-MigLayout ChurnCurrentLayout(const ChurnState& state, int gpu);
-
 // kube-scheduler's default scoring, reduced to MIG: least allocated node first.
 double ChurnLeastAllocated(const ChurnState& state, int node);
 
@@ -91,10 +88,6 @@ std::optional<ChurnDecision> ChurnExactFit(const ChurnState& state, const ChurnP
 }
 
 // --- per-instance (R-GI) helpers: fgd-mig (gpu/mig_churn_fgd.cc), grmu (gpu/mig_churn_grmu.cc) ---
-
-// The profile index of `shape` on `model` as the simulator maps it (exact
-// compute and memory slices, no `+me`), -1 if the model has none.
-int ChurnShapeProfile(const GpuModel& model, int shape);
 
 // The memory slices of the instances running a pod (bit i = slice i).
 std::uint32_t ChurnUsedMask(const GpuModel& model, const std::vector<ChurnInstance>& instances);

@@ -167,10 +167,10 @@ TEST(MigChurnFgd, FragmentationTableOfEmptyPartAndFullGpus) {
   const GpuModel& a100 = FgA100();
   const auto w = FgShares({{k1g, 0.1}, {k2g, 0.2}, {k3g, 0.3}, {k4g, 0.2}, {k7g, 0.2}});
   // Empty: slice 7 never hosts a 1g, slices 6-7 never a 2g, 4-7 never a 4g.
-  EXPECT_EQ(ChurnUnusableSlices(a100, ChurnShapeProfile(a100, k1g), 0), 1);
-  EXPECT_EQ(ChurnUnusableSlices(a100, ChurnShapeProfile(a100, k2g), 0), 2);
-  EXPECT_EQ(ChurnUnusableSlices(a100, ChurnShapeProfile(a100, k4g), 0), 4);
-  EXPECT_EQ(ChurnUnusableSlices(a100, ChurnShapeProfile(a100, k7g), 0), 0);
+  EXPECT_EQ(ChurnUnusableSlices(a100, ShapeProfile(a100, k1g), 0), 1);
+  EXPECT_EQ(ChurnUnusableSlices(a100, ShapeProfile(a100, k2g), 0), 2);
+  EXPECT_EQ(ChurnUnusableSlices(a100, ShapeProfile(a100, k4g), 0), 4);
+  EXPECT_EQ(ChurnUnusableSlices(a100, ShapeProfile(a100, k7g), 0), 0);
   EXPECT_NEAR(ChurnExpectedUnusable(a100, w, 0), 0.1 * 1 + 0.2 * 2 + 0.2 * 4, 1e-12);
   // Full: no free slice, nothing unusable.
   EXPECT_NEAR(ChurnExpectedUnusable(a100, w, 0xFF), 0, 1e-12);
@@ -197,7 +197,7 @@ TEST(MigChurnFgd, UsedSlicesDecideWhereAnInstanceFits) {
       std::uint32_t used = 0;
       for (const MigInstance& inst : layout) used |= SliceMask(a100.mig_profiles[inst.profile], inst.start);
       for (int s = 0; s < kMigShapeCount; ++s) {
-        const int p = ChurnShapeProfile(a100, s);
+        const int p = ShapeProfile(a100, s);
         std::vector<int> by_mask;
         for (int start : a100.mig_profiles[p].starts) {
           if ((SliceMask(a100.mig_profiles[p], start) & used) == 0) by_mask.push_back(start);
