@@ -7,39 +7,14 @@
 #include <memory>
 
 #include "gpu/mig_churn.h"
+#include "tests/unit/gpu/mig_churn_fixtures.h"
 
 namespace septa::gpu {
 namespace {
 
-// `nodes` nodes of `per_node` A100-40GB GPUs (1g.5gb at starts 0-6, 2g.10gb at
-// 0/2/4, 3g.20gb at 0/4, 4g.20gb and 7g.40gb at 0).
-ChurnCluster A100Nodes(int nodes, int per_node = 8) {
-  ChurnCluster cluster;
-  cluster.models = {Catalog::Default().Find("A100-40GB")};
-  cluster.node_model.assign(nodes, 0);
-  cluster.gpus_per_node = per_node;
-  return cluster;
-}
-
-std::vector<ChurnPod> PodsOf(int shape, double lifetime_s, int gpus = 1) {
-  ChurnPod pod;
-  pod.shape = shape;
-  pod.gpus = gpus;
-  pod.lifetime_s = lifetime_s;
-  return {pod};
-}
-
-// Loss mode from an empty cluster, every arrival measured; at load 1000 pods
-// lasting 1e9 s outlive the run.
-ChurnConfig LossRun(int arrivals, double load = 1000) {
-  ChurnConfig c;
-  c.load = load;
-  c.queue = false;
-  c.warmup = 0;
-  c.measured = arrivals;
-  c.prefill = false;
-  return c;
-}
+using test::A100Nodes;
+using test::Arrivals;
+using test::PodsOf;
 
 // One instance a decision gave the pod: GPU, profile name, start.
 struct Given {
@@ -135,7 +110,7 @@ void ExpectGiven(const std::vector<Given>& got, int gpu, const std::string& prof
 
 TEST(MigChurnDynamic, HamiSpreadsOverGpusAnd1gGoesHighest2gLowest) {
   Recorder ones(MakeHamiDynamicPolicy(5));
-  const ChurnResult r1 = RunChurn(A100Nodes(1), PodsOf(k1g, 1e9), ones, LossRun(60));
+  const ChurnResult r1 = RunChurn(A100Nodes(1), PodsOf(k1g, 1e9), ones, Arrivals(60));
   EXPECT_EQ(r1.accepted, 56);  // seven 1g per GPU
   ASSERT_EQ(ones.placed().size(), 56u);
   // Spread: the least used GPU, ties to the higher index; 1g from the highest start down.
@@ -146,13 +121,13 @@ TEST(MigChurnDynamic, HamiSpreadsOverGpusAnd1gGoesHighest2gLowest) {
   ExpectGiven(ones.placed()[55], 0, "1g.5gb", 0);
 
   Recorder twos(MakeHamiDynamicPolicy(5));
-  EXPECT_EQ(RunChurn(A100Nodes(1), PodsOf(k2g, 1e9), twos, LossRun(30)).accepted, 24);
+  EXPECT_EQ(RunChurn(A100Nodes(1), PodsOf(k2g, 1e9), twos, Arrivals(30)).accepted, 24);
   ExpectGiven(twos.placed()[0], 7, "2g.10gb", 0);  // 2g from the lowest start up
   ExpectGiven(twos.placed()[8], 7, "2g.10gb", 2);
   ExpectGiven(twos.placed()[16], 7, "2g.10gb", 4);
 
   Recorder threes(MakeHamiDynamicPolicy(5));
-  EXPECT_EQ(RunChurn(A100Nodes(1), PodsOf(k3g, 1e9), threes, LossRun(20)).accepted, 16);
+  EXPECT_EQ(RunChurn(A100Nodes(1), PodsOf(k3g, 1e9), threes, Arrivals(20)).accepted, 16);
   ExpectGiven(threes.placed()[0], 7, "3g.20gb", 4);  // 3g from the highest start down
   ExpectGiven(threes.placed()[8], 7, "3g.20gb", 0);
   EXPECT_EQ(ones.violations() + twos.violations() + threes.violations(), 0);
@@ -164,7 +139,7 @@ TEST(MigChurnDynamic, HamiPlacementOrderOnOneGpu) {
   const std::vector<int> script = {k1g, k2g, k1g, k3g, k2g, k1g, k1g};
   Recorder hami(MakeHamiDynamicPolicy(5),
                 [&](int call, double) { return call < static_cast<int>(script.size()) ? script[call] : -1; });
-  const ChurnResult r = RunChurn(A100Nodes(1, 1), PodsOf(k1g, 1e9), hami, LossRun(10));
+  const ChurnResult r = RunChurn(A100Nodes(1, 1), PodsOf(k1g, 1e9), hami, Arrivals(10));
   EXPECT_EQ(r.accepted, 5);
   ASSERT_EQ(hami.placed().size(), 5u);
   ExpectGiven(hami.placed()[0], 0, "1g.5gb", 6);
@@ -184,23 +159,23 @@ TEST(MigChurnDynamic, HamiPlacementOrderOnOneGpu) {
 // DRA requests the exact profile.
 TEST(MigChurnDynamic, HamiTakesTheSmallestMemoryProfileDraTheExactOne) {
   Recorder hami4(MakeHamiDynamicPolicy(5));
-  const ChurnResult h4 = RunChurn(A100Nodes(1), PodsOf(k4g, 1e9), hami4, LossRun(20));
+  const ChurnResult h4 = RunChurn(A100Nodes(1), PodsOf(k4g, 1e9), hami4, Arrivals(20));
   EXPECT_EQ(h4.accepted, 16);  // two 3g.20gb per GPU
   EXPECT_EQ(h4.undersized, 16);
   ExpectGiven(hami4.placed()[0], 7, "3g.20gb", 4);
   Recorder dra4(MakeDraPolicy(5));
-  const ChurnResult d4 = RunChurn(A100Nodes(1), PodsOf(k4g, 1e9), dra4, LossRun(20));
+  const ChurnResult d4 = RunChurn(A100Nodes(1), PodsOf(k4g, 1e9), dra4, Arrivals(20));
   EXPECT_EQ(d4.accepted, 8);  // one 4g.20gb per GPU
   EXPECT_EQ(d4.undersized, 0);
   ExpectGiven(dra4.placed()[0], 0, "4g.20gb", 0);
 
   Recorder hami2m(MakeHamiDynamicPolicy(5));
-  const ChurnResult h2m = RunChurn(A100Nodes(1), PodsOf(k1gDoubleMemory, 1e9), hami2m, LossRun(40));
+  const ChurnResult h2m = RunChurn(A100Nodes(1), PodsOf(k1gDoubleMemory, 1e9), hami2m, Arrivals(40));
   EXPECT_EQ(h2m.accepted, 24);  // three 2g.10gb per GPU
   EXPECT_EQ(h2m.undersized, 0);
   ExpectGiven(hami2m.placed()[0], 7, "2g.10gb", 0);
   Recorder dra2m(MakeDraPolicy(5));
-  EXPECT_EQ(RunChurn(A100Nodes(1), PodsOf(k1gDoubleMemory, 1e9), dra2m, LossRun(40)).accepted, 32);
+  EXPECT_EQ(RunChurn(A100Nodes(1), PodsOf(k1gDoubleMemory, 1e9), dra2m, Arrivals(40)).accepted, 32);
   ExpectGiven(dra2m.placed()[0], 0, "1g.10gb", 0);
   ExpectGiven(dra2m.placed()[1], 0, "1g.10gb", 2);
 }
@@ -211,7 +186,7 @@ TEST(MigChurnDynamic, HamiTakesTheSmallestMemoryProfileDraTheExactOne) {
 void ExpectSevenOnesThenSeven(std::unique_ptr<ChurnPolicy> policy, const std::vector<int>& one_starts) {
   Recorder rec(std::move(policy), [](int, double now) { return now < 50 ? k1g : now < 200 ? -1 : k7g; });
   // 0.7 arrivals/s: 180 arrivals span about 260 s, within the 7g pod's life.
-  const ChurnResult r = RunChurn(A100Nodes(1, 1), PodsOf(k1g, 100), rec, LossRun(180, 10));
+  const ChurnResult r = RunChurn(A100Nodes(1, 1), PodsOf(k1g, 100), rec, Arrivals(180, false, 10));
   SCOPED_TRACE(rec.name());
   ASSERT_EQ(r.accepted, 8);
   for (int i = 0; i < 7; ++i) ExpectGiven(rec.placed()[i], 0, "1g.5gb", one_starts[i]);
@@ -235,13 +210,13 @@ TEST(MigChurnDynamic, InstancesAreDestroyedAfterTheirPodsEnd) {
 
 TEST(MigChurnDynamic, DraTakesTheFirstFreeDeviceInSliceOrder) {
   Recorder ones(MakeDraPolicy(5));
-  EXPECT_EQ(RunChurn(A100Nodes(1), PodsOf(k1g, 1e9), ones, LossRun(60)).accepted, 56);
+  EXPECT_EQ(RunChurn(A100Nodes(1), PodsOf(k1g, 1e9), ones, Arrivals(60)).accepted, 56);
   ExpectGiven(ones.placed()[0], 0, "1g.5gb", 0);  // GPU by GPU, each profile's starts ascending
   ExpectGiven(ones.placed()[1], 0, "1g.5gb", 1);
   ExpectGiven(ones.placed()[6], 0, "1g.5gb", 6);
   ExpectGiven(ones.placed()[7], 1, "1g.5gb", 0);
   Recorder threes(MakeDraPolicy(5));
-  EXPECT_EQ(RunChurn(A100Nodes(1), PodsOf(k3g, 1e9), threes, LossRun(20)).accepted, 16);
+  EXPECT_EQ(RunChurn(A100Nodes(1), PodsOf(k3g, 1e9), threes, Arrivals(20)).accepted, 16);
   ExpectGiven(threes.placed()[0], 0, "3g.20gb", 0);
   ExpectGiven(threes.placed()[1], 0, "3g.20gb", 4);
   ExpectGiven(threes.placed()[2], 1, "3g.20gb", 0);
@@ -250,7 +225,7 @@ TEST(MigChurnDynamic, DraTakesTheFirstFreeDeviceInSliceOrder) {
 
 TEST(MigChurnDynamic, DraPicksTheLeastAllocatedNodeHamiTheMostAllocated) {
   Recorder dra(MakeDraPolicy(5));
-  EXPECT_EQ(RunChurn(A100Nodes(2), PodsOf(k3g, 1e9), dra, LossRun(5)).accepted, 5);
+  EXPECT_EQ(RunChurn(A100Nodes(2), PodsOf(k3g, 1e9), dra, Arrivals(5)).accepted, 5);
   ExpectGiven(dra.placed()[0], 0, "3g.20gb", 0);  // both nodes empty: the first
   ExpectGiven(dra.placed()[1], 8, "3g.20gb", 0);  // node 1 is less allocated
   ExpectGiven(dra.placed()[2], 0, "3g.20gb", 4);
@@ -258,7 +233,7 @@ TEST(MigChurnDynamic, DraPicksTheLeastAllocatedNodeHamiTheMostAllocated) {
   ExpectGiven(dra.placed()[4], 1, "3g.20gb", 0);
 
   Recorder hami(MakeHamiDynamicPolicy(5));
-  EXPECT_EQ(RunChurn(A100Nodes(2), PodsOf(k1g, 1e9), hami, LossRun(120)).accepted, 112);
+  EXPECT_EQ(RunChurn(A100Nodes(2), PodsOf(k1g, 1e9), hami, Arrivals(120)).accepted, 112);
   ExpectGiven(hami.placed()[0], 7, "1g.5gb", 6);
   ExpectGiven(hami.placed()[1], 6, "1g.5gb", 6);  // binpack: node 0 again
   ExpectGiven(hami.placed()[55], 0, "1g.5gb", 0);
@@ -277,14 +252,14 @@ TEST(MigChurnDynamic, MultiGpuPodsTakeOneNodeAllOrNothing) {
     return out;
   };
   Recorder hami(MakeHamiDynamicPolicy(5));
-  EXPECT_EQ(RunChurn(A100Nodes(2), PodsOf(k7g, 1e9, 3), hami, LossRun(6)).accepted, 4);
+  EXPECT_EQ(RunChurn(A100Nodes(2), PodsOf(k7g, 1e9, 3), hami, Arrivals(6)).accepted, 4);
   ASSERT_EQ(hami.placed().size(), 4u);
   EXPECT_EQ(gpus_of(hami.placed()[0]), (std::vector<int>{7, 6, 5}));
   EXPECT_EQ(gpus_of(hami.placed()[1]), (std::vector<int>{4, 3, 2}));
   EXPECT_EQ(gpus_of(hami.placed()[2]), (std::vector<int>{15, 14, 13}));
   EXPECT_EQ(gpus_of(hami.placed()[3]), (std::vector<int>{12, 11, 10}));
   Recorder dra(MakeDraPolicy(5));
-  EXPECT_EQ(RunChurn(A100Nodes(2), PodsOf(k7g, 1e9, 3), dra, LossRun(6)).accepted, 4);
+  EXPECT_EQ(RunChurn(A100Nodes(2), PodsOf(k7g, 1e9, 3), dra, Arrivals(6)).accepted, 4);
   ASSERT_EQ(dra.placed().size(), 4u);
   EXPECT_EQ(gpus_of(dra.placed()[0]), (std::vector<int>{0, 1, 2}));
   EXPECT_EQ(gpus_of(dra.placed()[1]), (std::vector<int>{8, 9, 10}));

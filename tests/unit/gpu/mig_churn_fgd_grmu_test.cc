@@ -6,20 +6,12 @@
 
 #include "gpu/mig_churn.h"
 #include "gpu/mig_churn_support.h"
+#include "tests/unit/gpu/mig_churn_fixtures.h"
 
 namespace septa::gpu {
 namespace {
 
 const GpuModel& FgA100() { return *Catalog::Default().Find("A100-40GB"); }
-
-// One node of `gpus` A100-40GB GPUs.
-ChurnCluster FgCluster(int gpus) {
-  ChurnCluster cluster;
-  cluster.models = {&FgA100()};
-  cluster.node_model = {0};
-  cluster.gpus_per_node = gpus;
-  return cluster;
-}
 
 std::array<double, kMigShapeCount> FgShares(std::initializer_list<std::pair<int, double>> items) {
   std::array<double, kMigShapeCount> shares = {};
@@ -27,23 +19,9 @@ std::array<double, kMigShapeCount> FgShares(std::initializer_list<std::pair<int,
   return shares;
 }
 
-// Loss mode, `n` arrivals of 1g pods that never leave, all measured.
-ChurnConfig FgArrivals(int n) {
-  ChurnConfig c;
-  c.load = 1000;
-  c.queue = false;
-  c.warmup = 0;
-  c.measured = n;
-  c.prefill = false;
-  return c;
-}
-
-std::vector<ChurnPod> FgOnes() {
-  ChurnPod pod;
-  pod.shape = k1g;
-  pod.lifetime_s = 1e9;
-  return {pod};
-}
+using test::A100Nodes;
+using test::Arrivals;
+using test::PodsOf;
 
 // Whether a decision leaves every running instance as it is (R-GI): empty
 // string if so, else what it breaks.
@@ -137,7 +115,7 @@ class FgScripted : public ChurnPolicy {
 
   // Runs the steps and one more arrival, to see the state they leave.
   ChurnResult Run(int gpus) {
-    return RunChurn(FgCluster(gpus), FgOnes(), *this, FgArrivals(static_cast<int>(steps_.size()) + 1));
+    return RunChurn(A100Nodes(1, gpus), PodsOf(k1g, 1e9), *this, Arrivals(static_cast<int>(steps_.size()) + 1));
   }
   const std::vector<std::optional<ChurnDecision>>& decisions() const { return decisions_; }
   const std::vector<ChurnGpu>& final_gpus() const { return before_.back(); }
@@ -237,7 +215,7 @@ TEST(MigChurnFgd, CreatesBesideRunningInstancesAndDestroysFreeOnesLazily) {
   ChurnPod pod;
   pod.shape = k4g;
   pod.lifetime_s = 1e9;
-  const ChurnResult r = RunChurn(FgCluster(2), {pod}, *fgd, FgArrivals(3));
+  const ChurnResult r = RunChurn(A100Nodes(1, 2), {pod}, *fgd, Arrivals(3));
   EXPECT_EQ(r.accepted, 2);  // one 4g per GPU
   EXPECT_EQ(r.relayouts, 2);
   for (double w : r.waits_s) EXPECT_DOUBLE_EQ(w, 5);  // each runs once its instance exists
@@ -339,7 +317,7 @@ class FgChecked : public ChurnPolicy {
 };
 
 TEST(MigChurnFgdGrmu, NoRunningInstanceIsTouchedUnderChurn) {
-  ChurnCluster cluster = FgCluster(8);
+  ChurnCluster cluster = A100Nodes(1, 8);
   cluster.node_model = {0, 0};
   auto pods = SyntheticWorkload("uniform", 400, 3);
   ASSERT_TRUE(pods.ok());

@@ -2,36 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/unit/gpu/mig_churn_fixtures.h"
+
 namespace septa::gpu {
 namespace {
 
-// One node of 8 A100-40GB GPUs.
-ChurnCluster OneNode() {
-  ChurnCluster cluster;
-  cluster.models = {Catalog::Default().Find("A100-40GB")};
-  cluster.node_model = {0};
-  return cluster;
-}
-
-std::vector<ChurnPod> Only(int shape, double lifetime_s, int gpus = 1) {
-  ChurnPod pod;
-  pod.shape = shape;
-  pod.gpus = gpus;
-  pod.lifetime_s = lifetime_s;
-  return {pod};
-}
-
-// Loss mode, empty cluster, `n` arrivals all measured; at this load pods
-// lasting 1e9 s outlive the run.
-ChurnConfig Arrivals(int n, bool queue = false) {
-  ChurnConfig c;
-  c.load = 1000;
-  c.queue = queue;
-  c.warmup = 0;
-  c.measured = n;
-  c.prefill = false;
-  return c;
-}
+using test::A100Nodes;
+using test::Arrivals;
+using test::PodsOf;
 
 std::array<double, kMigShapeCount> AllOf(int shape) {
   std::array<double, kMigShapeCount> shares = {};
@@ -85,8 +63,8 @@ TEST(MigChurn, SyntheticMixesFollowTheirWeights) {
 
 // A hand-checkable cluster: 20 4g pods that never leave, on 8 A100-40GB GPUs.
 TEST(MigChurn, EachPolicyAcceptsWhatItsLayoutsHold) {
-  const ChurnCluster cluster = OneNode();
-  const std::vector<ChurnPod> pods = Only(k4g, 1e9);
+  const ChurnCluster cluster = A100Nodes(1);
+  const std::vector<ChurnPod> pods = PodsOf(k4g, 1e9);
   auto accepted = [&](ChurnPolicy& policy) { return RunChurn(cluster, pods, policy, Arrivals(20)).accepted; };
   // static sized for 4g pods: every GPU 4g+3g, one 4g pod each.
   EXPECT_EQ(accepted(*MakeStaticPolicy(AllOf(k4g))), 8);
@@ -121,10 +99,10 @@ TEST(MigChurn, RepackLpCountsGpusOverMaximalLayouts) {
 }
 
 TEST(MigChurn, SeptaRelayoutPausesTheNodeAndStartsThePodAfterIt) {
-  const ChurnCluster cluster = OneNode();
+  const ChurnCluster cluster = A100Nodes(1);
   // Laid out for 7g pods; a 3g pod needs a re-layout (no 7g is given to a 3g pod).
   auto septa = MakeSeptaPolicy(AllOf(k7g), 120, 1000);
-  const ChurnResult r = RunChurn(cluster, Only(k3g, 1e9), *septa, Arrivals(1, true));
+  const ChurnResult r = RunChurn(cluster, PodsOf(k3g, 1e9), *septa, Arrivals(1, true));
   EXPECT_EQ(r.accepted, 1);
   EXPECT_EQ(r.node_pauses, 1);
   EXPECT_GE(r.relayouts, 1);
@@ -132,7 +110,7 @@ TEST(MigChurn, SeptaRelayoutPausesTheNodeAndStartsThePodAfterIt) {
   EXPECT_DOUBLE_EQ(r.waits_s[0], 120);  // bound at once, runs once mig-manager is done
   // Without a pause budget the pod is refused.
   auto capped = MakeSeptaPolicy(AllOf(k7g), 120, 0);
-  EXPECT_EQ(RunChurn(cluster, Only(k3g, 1e9), *capped, Arrivals(1)).accepted, 0);
+  EXPECT_EQ(RunChurn(cluster, PodsOf(k3g, 1e9), *capped, Arrivals(1)).accepted, 0);
 }
 
 // Covering a pod with a larger free instance is free only while nobody asks
@@ -145,9 +123,9 @@ TEST(MigChurn, SeptaCoversWithAFreeInstanceOnlyWhileItsShapeIsNotInDemand) {
   ChurnCluster cluster;
   cluster.models = {Catalog::Default().Find("A100-40GB"), Catalog::Default().Find("A100-80GB")};
   cluster.node_model = {0, 1};
-  std::vector<ChurnPod> pods = Only(k4g, 1e9);
+  std::vector<ChurnPod> pods = PodsOf(k4g, 1e9);
   pods[0].model_mask = 1u << 1;
-  pods.push_back(Only(k1g, 1e9)[0]);
+  pods.push_back(PodsOf(k1g, 1e9)[0]);
   ChurnConfig c = Arrivals(200);
   c.load = 1e9;  // arrivals microseconds apart: every refusal is recent
   auto septa = MakeSeptaPolicy(AllOf(k4g), 120, 0);
@@ -155,7 +133,7 @@ TEST(MigChurn, SeptaCoversWithAFreeInstanceOnlyWhileItsShapeIsNotInDemand) {
   EXPECT_EQ(r.class_accepted[1], 8);   // the A100-80GB node's 4g instances
   EXPECT_EQ(r.class_accepted[0], 16);  // the 3g instances, not the A100-40GB node's free 4g
   // Without demand for 4g, the 1g pods take those too.
-  const ChurnResult alone = RunChurn(cluster, Only(k1g, 1e9), *MakeSeptaPolicy(AllOf(k4g), 120, 0), c);
+  const ChurnResult alone = RunChurn(cluster, PodsOf(k1g, 1e9), *MakeSeptaPolicy(AllOf(k4g), 120, 0), c);
   EXPECT_EQ(alone.accepted, 32);
 }
 
@@ -175,7 +153,7 @@ class GreedyRelayout : public ChurnPolicy {
 
 TEST(MigChurn, ReLayoutOnlyOnAnIdleGpu) {
   GreedyRelayout policy;
-  const ChurnResult r = RunChurn(OneNode(), Only(k7g, 1e9), policy, Arrivals(3));
+  const ChurnResult r = RunChurn(A100Nodes(1), PodsOf(k7g, 1e9), policy, Arrivals(3));
   EXPECT_EQ(r.accepted, 1);   // GPU 0 runs the first pod: the next re-layouts are refused
   EXPECT_EQ(r.relayouts, 1);  // and not counted
   EXPECT_EQ(r.drains, 0);
@@ -209,7 +187,7 @@ class PerInstance : public ChurnPolicy {
 
 TEST(MigChurn, PerInstanceChangesCreateBesideRunningInstancesOnly) {
   PerInstance policy(false);
-  const ChurnResult r = RunChurn(OneNode(), Only(k1g, 1e9), policy, Arrivals(9));
+  const ChurnResult r = RunChurn(A100Nodes(1), PodsOf(k1g, 1e9), policy, Arrivals(9));
   EXPECT_EQ(r.accepted, 7);  // seven 1g instances on GPU 0, each created beside the running ones
   EXPECT_EQ(r.relayouts, 7);
   EXPECT_EQ(r.gi_changes, 7);  // created, none destroyed
@@ -217,7 +195,7 @@ TEST(MigChurn, PerInstanceChangesCreateBesideRunningInstancesOnly) {
   for (double w : r.waits_s) EXPECT_DOUBLE_EQ(w, 5);  // each runs once its instance exists
   // A change that would destroy a running instance is refused whole.
   PerInstance dropping(true);
-  const ChurnResult refused = RunChurn(OneNode(), Only(k1g, 1e9), dropping, Arrivals(3));
+  const ChurnResult refused = RunChurn(A100Nodes(1), PodsOf(k1g, 1e9), dropping, Arrivals(3));
   EXPECT_EQ(refused.accepted, 1);
   EXPECT_EQ(refused.relayouts, 1);
 }
@@ -244,13 +222,13 @@ TEST(MigChurn, ADrainedPodLosesItsWorkWaitsAgainAndIsDroppedIfNeverPlaced) {
   // once, which drains the second; that one waits, nothing departs before
   // its wait runs out, so it is dropped and no longer counts as accepted.
   Evicting policy;
-  const ChurnResult r = RunChurn(OneNode(), Only(k7g, 1e9), policy, Arrivals(2, true));
+  const ChurnResult r = RunChurn(A100Nodes(1), PodsOf(k7g, 1e9), policy, Arrivals(2, true));
   EXPECT_EQ(r.drains, 2);
   EXPECT_GT(r.lost_gpu_hours, 0);  // it ran from its arrival to the second's
   EXPECT_EQ(r.dropped, 1);
   EXPECT_EQ(r.accepted, 1);
   // Loss mode: the drained pod is placed again at once, where it can be, else dropped.
-  const ChurnResult loss = RunChurn(OneNode(), Only(k7g, 1e9), policy, Arrivals(3));
+  const ChurnResult loss = RunChurn(A100Nodes(1), PodsOf(k7g, 1e9), policy, Arrivals(3));
   EXPECT_EQ(loss.drains, 2);
   EXPECT_EQ(loss.dropped, 2);  // its only instance went to the newcomer
   EXPECT_EQ(loss.accepted, 1);
@@ -261,11 +239,11 @@ TEST(MigChurn, ADrainedPodLosesItsWorkWaitsAgainAndIsDroppedIfNeverPlaced) {
 // never leave: the first batch lays GPUs out for whichever shapes wait, and
 // only R-GI turns the free remainder of a GPU running a 4g into 1g devices.
 TEST(MigChurn, NosPerInstanceReplansFreeDevicesBesideRunningPods) {
-  std::vector<ChurnPod> pods = Only(k4g, 1e9);
-  pods.push_back(Only(k1g, 1e9)[0]);
+  std::vector<ChurnPod> pods = PodsOf(k4g, 1e9);
+  pods.push_back(PodsOf(k1g, 1e9)[0]);
   auto run = [&](bool per_instance) {
     auto nos = MakeNosPolicy(5, 30, per_instance);
-    return RunChurn(OneNode(), pods, *nos, Arrivals(120, true));
+    return RunChurn(A100Nodes(1), pods, *nos, Arrivals(120, true));
   };
   const ChurnResult gpu = run(false), gi = run(true);
   // R-GI fills the node: every GPU one 4g and three 1g (7 compute slices).
@@ -302,7 +280,7 @@ TEST(MigChurn, SameSeedSameRunOtherSeedOtherRun) {
     pod.lifetime_s = 600.0 * (s + 1);
     pods.push_back(pod);
   }
-  pods.push_back(Only(k7g, 3000, 4)[0]);
+  pods.push_back(PodsOf(k7g, 3000, 4)[0]);
   ChurnConfig c;
   c.warmup = 200;
   c.measured = 1000;
