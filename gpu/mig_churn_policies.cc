@@ -291,6 +291,7 @@ class NosPolicy : public ChurnPolicy {
     for (int n = 0; n < static_cast<int>(state.nodes().size()); ++n) {  // by node name
       if (std::all_of(lacking.begin(), lacking.end(), [](int l) { return l == 0; })) break;
       const ChurnNode& node = state.nodes()[n];
+      const GpuModel& model = *state.cluster().models[node.model];
       std::array<int, kMigShapeCount> trial = lacking;
       std::vector<ChurnRelayout> changes;
       std::array<int, kMigShapeCount> node_free = {};
@@ -299,9 +300,8 @@ class NosPolicy : public ChurnPolicy {
         if (!state.Usable(g)) continue;
         std::array<int, kMigShapeCount> gpu_free = {};
         for (const ChurnInstance& inst : state.gpus()[g].instances) {
-          for (int s = 0; s < kMigShapeCount; ++s) {
-            if (inst.pod < 0 && state.ProfileOf(node.model, s) == inst.profile) ++gpu_free[s];
-          }
+          const int s = ProfileShape(model.mig_profiles[inst.profile]);
+          if (inst.pod < 0 && s >= 0) ++gpu_free[s];
         }
         if (state.Idle(g)) {
           const auto& list = geometries_[node.model];
@@ -324,9 +324,8 @@ class NosPolicy : public ChurnPolicy {
           // device (by count), the one supplying most lacking profiles.
           std::array<int, kMigShapeCount> used = {};
           for (const ChurnInstance& inst : state.gpus()[g].instances) {
-            for (int s = 0; s < kMigShapeCount; ++s) {
-              if (inst.pod >= 0 && state.ProfileOf(node.model, s) == inst.profile) ++used[s];
-            }
+            const int s = ProfileShape(model.mig_profiles[inst.profile]);
+            if (inst.pod >= 0 && s >= 0) ++used[s];
           }
           const auto& list = geometries_[node.model];
           int best = -1, best_supply = 0;
@@ -351,9 +350,8 @@ class NosPolicy : public ChurnPolicy {
             // What NVML really placed: a planned count may not fit beside the running instances.
             gpu_free = {};
             for (const MigInstance& inst : change.layout) {
-              for (int s = 0; s < kMigShapeCount; ++s) {
-                if (state.ProfileOf(node.model, s) == inst.profile) ++gpu_free[s];
-              }
+              const int s = ProfileShape(model.mig_profiles[inst.profile]);
+              if (s >= 0) ++gpu_free[s];
             }
             for (int s = 0; s < kMigShapeCount; ++s) gpu_free[s] -= used[s];
             for (int s = 0; s < kMigShapeCount; ++s) trial[s] -= std::min(trial[s], gpu_free[s]);

@@ -134,10 +134,8 @@ class SeptaMigPolicy : public ChurnPolicy {
   // wastes three slices of a scarce shape). Without that demand the instance
   // would stay empty, and covering with it is free.
   bool InDemand(const ChurnState& state, int model, int profile) const {
-    for (int s = 0; s < kMigShapeCount; ++s) {
-      if (state.ProfileOf(model, s) == profile) return state.now() - last_refused_[s] < kDemandWindowS;
-    }
-    return false;
+    const int s = ProfileShape(state.cluster().models[model]->mig_profiles[profile]);
+    return s >= 0 && state.now() - last_refused_[s] < kDemandWindowS;
   }
 
   // An idle GPU the pod's re-layout may take: any idle one. (Keeping idle 7g
