@@ -31,11 +31,6 @@ constexpr std::size_t kGrmuNear = 6;
 
 int GrmuBasketOfShape(int shape) { return kShapeCompute[shape] >= 3 ? kGrmuLarge : kGrmuSmall; }
 
-// gpu::SliceMask, inlined: decisions scan every GPU.
-inline std::uint32_t GrmuMask(const MigProfile& profile, int start) {
-  return ((1u << profile.memory_slices) - 1u) << start;
-}
-
 class GrmuPolicy : public ChurnPolicy {
  public:
   GrmuPolicy(const std::array<double, kMigShapeCount>& shares, double t_gi_s, double drain_budget_fraction)
@@ -152,7 +147,7 @@ class GrmuPolicy : public ChurnPolicy {
     GpuSlices s;
     for (const ChurnInstance& inst : instances) {
       const MigProfile& ip = model.mig_profiles[inst.profile];
-      const std::uint32_t m = GrmuMask(ip, inst.start);
+      const std::uint32_t m = SliceMask(ip, inst.start);
       s.all |= m;
       if (inst.pod >= 0) {
         s.used |= m;
@@ -224,7 +219,7 @@ class GrmuPolicy : public ChurnPolicy {
     if (!start && reach != Reach::kExisting) {
       const std::uint32_t blocked = reach == Reach::kRepack ? slices.used : slices.all;
       for (int s : prof.starts) {
-        if (s + prof.memory_slices > model.memory_slices || (GrmuMask(prof, s) & blocked) != 0) continue;
+        if (s + prof.memory_slices > model.memory_slices || (SliceMask(prof, s) & blocked) != 0) continue;
         if (g == exclude.first && s == exclude.second) continue;
         if (!start || Earlier(prof, s, *start)) start = s;
       }
@@ -349,7 +344,7 @@ class GrmuPolicy : public ChurnPolicy {
       const auto& insts = gpus[g].instances;
       for (int s : prof.starts) {
         if (s + prof.memory_slices > model.memory_slices) continue;
-        const std::uint32_t want = GrmuMask(prof, s);
+        const std::uint32_t want = SliceMask(prof, s);
         std::uint32_t blockers = 0;
         int drains = 0;
         double lost = 0;
@@ -358,7 +353,7 @@ class GrmuPolicy : public ChurnPolicy {
         for (int i = 0; i < static_cast<int>(insts.size()) && ok; ++i) {
           const ChurnInstance& inst = insts[i];
           const MigProfile& ip = model.mig_profiles[inst.profile];
-          if (inst.pod < 0 || (GrmuMask(ip, inst.start) & want) == 0) continue;
+          if (inst.pod < 0 || (SliceMask(ip, inst.start) & want) == 0) continue;
           ok = state.pod(inst.pod).gpus == 1;
           blockers |= 1u << i;
           ++drains;

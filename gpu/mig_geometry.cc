@@ -84,8 +84,6 @@ bool Place(const GpuModel& model, Usage& usage, std::vector<int>& remaining, std
 
 }  // namespace
 
-std::uint32_t SliceMask(const MigProfile& profile, int start) { return ((1u << profile.memory_slices) - 1u) << start; }
-
 Status ValidateLayout(const GpuModel& model, const MigLayout& layout) {
   if (!model.mig_capable) return InvalidArgument(model.name + " is not MIG-capable");
   Usage usage;

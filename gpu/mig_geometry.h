@@ -24,7 +24,10 @@ struct MigInstance {
 using MigLayout = std::vector<MigInstance>;
 
 // Bit i set = memory slice i taken.
-std::uint32_t SliceMask(const MigProfile& profile, int start);
+// Inline: the churn policies call it per instance of every GPU per decision.
+inline std::uint32_t SliceMask(const MigProfile& profile, int start) {
+  return ((1u << profile.memory_slices) - 1u) << start;
+}
 
 // OK, or InvalidArgument naming the first broken rule.
 Status ValidateLayout(const GpuModel& model, const MigLayout& layout);
