@@ -297,7 +297,7 @@ class ChurnSimulator {
           if (result_.arrivals < config_.measured) Push(state_.now_ + NextGap(), kArrival, -1);
           break;
         case kDepart:
-          if (pods_[e.id].run == e.run) Depart(e.id);
+          if (pods_[e.id].run == e.run) Release(e.id);
           break;
         case kTimeout: Timeout(e.id); break;
         default: break;  // kRetry, kWake: only the retry below
@@ -359,6 +359,13 @@ class ChurnSimulator {
     }
   }
 
+  // The pod's slot on `gpu` follows its instance from index `from` to `to`.
+  void MoveSlot(int pod, int gpu, int from, int to) {
+    for (ChurnSlot& s : pods_[pod].slots) {
+      if (s.gpu == gpu && s.instance == from) s.instance = to;
+    }
+  }
+
   // An R-GI change: used instances move to their index in `layout` (their
   // pods' slots follow), free ones present in both are kept, the rest of
   // `layout` is created and the free ones it lacks destroyed. Returns the
@@ -380,11 +387,7 @@ class ChurnSimulator {
       }
       taken[k] = true;
       g.instances.push_back(old[k]);
-      if (old[k].pod >= 0) {
-        for (ChurnSlot& s : pods_[old[k].pod].slots) {
-          if (s.gpu == gpu && s.instance == static_cast<int>(k)) s.instance = static_cast<int>(g.instances.size()) - 1;
-        }
-      }
+      if (old[k].pod >= 0) MoveSlot(old[k].pod, gpu, static_cast<int>(k), static_cast<int>(g.instances.size()) - 1);
     }
     for (std::size_t k = 0; k < old.size(); ++k) {
       if (taken[k]) continue;
@@ -492,10 +495,7 @@ class ChurnSimulator {
     --state_.free_count_[g.model][g.instances[instance].profile];
     g.instances.erase(g.instances.begin() + instance);
     for (int i = instance; i < static_cast<int>(g.instances.size()); ++i) {
-      if (g.instances[i].pod < 0) continue;
-      for (ChurnSlot& s : pods_[g.instances[i].pod].slots) {
-        if (s.gpu == gpu && s.instance == i + 1) s.instance = i;
-      }
+      if (g.instances[i].pod >= 0) MoveSlot(g.instances[i].pod, gpu, i + 1, i);
     }
     if (Measuring()) {
       ++result_.relayouts;
@@ -520,19 +520,24 @@ class ChurnSimulator {
     if (config_.queue) Push(live.deadline, kTimeout, id);
   }
 
+  // Adds a measured pod to the accepted ones (`sign` 1), or takes it off (-1).
+  void CountAccepted(int id, int sign) {
+    const ChurnPod& pod = state_.pods_[id];
+    result_.accepted += sign;
+    result_.undersized += pods_[id].undersized ? sign : 0;
+    result_.accepted_slices += sign * pod.ComputeSlices();
+    result_.class_accepted[pod.ShapeClass()] += sign;
+    result_.gpu_hours += sign * pod.ComputeSlices() / 7.0 * pod.lifetime_s / 3600.0;
+  }
+
   // Counts a drained pod that never ran again out of the accepted ones.
   void Drop(int id) {
     Live& live = pods_[id];
     live.waiting = false;
     waiting_.remove(id);
     if (!live.measured) return;
-    const ChurnPod& pod = state_.pods_[id];
     ++result_.dropped;
-    --result_.accepted;
-    result_.undersized -= live.undersized ? 1 : 0;
-    result_.accepted_slices -= pod.ComputeSlices();
-    --result_.class_accepted[pod.ShapeClass()];
-    result_.gpu_hours -= pod.ComputeSlices() / 7.0 * pod.lifetime_s / 3600.0;
+    CountAccepted(id, -1);
   }
 
   // Applies the changes of a valid decision (drains first).
@@ -615,12 +620,8 @@ class ChurnSimulator {
     live.admitted = true;
     live.undersized = undersized;
     if (live.measured) {
-      ++result_.accepted;
-      result_.undersized += undersized ? 1 : 0;
-      result_.accepted_slices += pod.ComputeSlices();
-      ++result_.class_accepted[pod.ShapeClass()];
+      CountAccepted(id, 1);
       result_.waits_s.push_back(start - live.arrival);
-      result_.gpu_hours += pod.ComputeSlices() / 7.0 * pod.lifetime_s / 3600.0;
     }
   }
 
@@ -676,8 +677,6 @@ class ChurnSimulator {
       if (d) Apply(id, *d);
     }
   }
-
-  void Depart(int id) { Release(id); }
 
   void Timeout(int id) {
     Live& live = pods_[id];
