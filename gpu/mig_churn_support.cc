@@ -47,18 +47,6 @@ std::vector<std::pair<int, int>> ChurnModelPositions(const ChurnState& state) {
 
 // --- per-instance (R-GI) helpers: fgd-mig, grmu ---
 
-std::uint32_t ChurnUsedMask(const GpuModel& model, const std::vector<ChurnInstance>& instances) {
-  std::uint32_t mask = 0;
-  for (const ChurnInstance& inst : instances) {
-    if (inst.pod >= 0) mask |= SliceMask(model.mig_profiles[inst.profile], inst.start);
-  }
-  return mask;
-}
-
-std::uint32_t ChurnUsedMask(const ChurnState& state, int gpu) {
-  return ChurnUsedMask(state.ModelOf(gpu), state.gpus()[gpu].instances);
-}
-
 int ChurnUnusableSlices(const GpuModel& model, int profile, std::uint32_t used_mask) {
   auto bits = [](std::uint32_t x) {
     int n = 0;

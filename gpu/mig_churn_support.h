@@ -89,10 +89,6 @@ std::optional<ChurnDecision> ChurnExactFit(const ChurnState& state, const ChurnP
 
 // --- per-instance (R-GI) helpers: fgd-mig (gpu/mig_churn_fgd.cc), grmu (gpu/mig_churn_grmu.cc) ---
 
-// The memory slices of the instances running a pod (bit i = slice i).
-std::uint32_t ChurnUsedMask(const GpuModel& model, const std::vector<ChurnInstance>& instances);
-std::uint32_t ChurnUsedMask(const ChurnState& state, int gpu);
-
 // The free slices (not in `used_mask`) that no legal placement of `profile`
 // on free slices covers; every free slice when `profile` is -1. R-GI: free
 // instances count as free, they can be destroyed.
