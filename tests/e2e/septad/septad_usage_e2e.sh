@@ -7,8 +7,9 @@
 # run.ai/simulated-gpu-utilization), beta a pod that holds 20,000 MiB and
 # computes nothing. An admin prices dedicated A100s at 3.60 per GPU-hour.
 #  - A whole minute with acme's pod running: used is exactly half of what
-#    was measured, waste the other half, coverage near 1, cost exactly
-#    3.60 per allocated GPU-hour (REST, and septactl usage -o csv).
+#    was measured, waste the other half, coverage over 0.75 (0.99
+#    unloaded), cost exactly 3.60 per allocated GPU-hour (REST, and
+#    septactl usage -o csv).
 #  - beta is a hoarder at the dedicated threshold (set to 30s here), with
 #    its memory held; acme is not. Its virtual cluster gets the condition
 #    Hoarding=True, and /metrics septa_gpu_hoarding; since the dedicated
@@ -68,13 +69,19 @@ hoarding() {  # token tenant vcluster status reason: its Hoarding condition
   [[ $(rest "$1" GET "/v1/tenants/$2/vclusters/$3") == 200 ]] &&
     [[ $(json '" ".join(c["status"] + " " + c.get("reason", "") for c in r.get("conditions", []) if c["type"] == "Hoarding")') == "$4 $5" ]]
 }
-wait_for "beta/idle flagged as hoarding" 45 hoarding "$beta" beta idle True IdleHoldingMemory
+# The waits are generous (a loaded CI machine delays the syncer, the scrapes
+# and the controllers); what they wait for is exact.
+wait_for "beta/idle flagged as hoarding" 90 hoarding "$beta" beta idle True IdleHoldingMemory
 [[ $(json '[c["message"] for c in r["conditions"] if c["type"] == "Hoarding"][0]') == *"will be put to sleep at"* ]] ||
   fail "the condition says when beta/idle will sleep: $(reply)"
-[[ $(api GET /v1/usage/hoarders) == 200 && $(json 'r["hoarders"][0]["holding_memory"]') == true ]] ||
-  fail "beta holds memory: $(reply)"
-grep -q 'septa_gpu_hoarding{[^}]*tenant="beta"[^}]*vcluster="idle"' <<<"$(curl -s -H "Authorization: Bearer $token" "http://127.0.0.1:$http_port/metrics")" ||
-  fail "beta/idle not hoarding on /metrics"
+# The hoarders are computed from idle runs fresh within 4 scrapes: a late
+# scrape drops beta for a moment, so these are waited for too.
+holding_memory() { [[ $(api GET /v1/usage/hoarders) == 200 && $(json 'r["hoarders"][0]["holding_memory"] if r.get("hoarders") else ""') == true ]]; }
+wait_for "beta listed holding memory" 20 holding_memory
+hoarding_metric() {
+  grep -q 'septa_gpu_hoarding{[^}]*tenant="beta"[^}]*vcluster="idle"' <<<"$(curl -s -H "Authorization: Bearer $token" "http://127.0.0.1:$http_port/metrics")"
+}
+wait_for "beta/idle hoarding on /metrics" 20 hoarding_metric
 
 # The first whole minute that begins after both pods run, once accounted.
 minute=$((($(date +%s) / 60 + 1) * 60))
@@ -91,7 +98,7 @@ close = lambda a, b, tol=1e-9: abs(a - b) <= tol * max(1.0, abs(b))
 assert item["vcluster"] == "train", item
 assert r["resolution"] == "minute" and r["currency"] == "USD", r
 assert close(item["allocated_gpu_hours"], 1 / 60, 1e-6), item            # one GPU held the whole minute
-assert item["coverage"] > 0.9, item                                        # 1 s scrapes: nearly every second measured
+assert 0.75 < item["coverage"] <= 1 + 1e-9, item                           # 1 s scrapes: most seconds measured (0.99 unloaded; a failed scrape takes 1/60 off)
 assert close(item["used_gpu_hours"], 0.5 * item["measured_gpu_hours"]), item  # 50 % busy, exactly
 assert close(item["efficiency"], 0.5), item
 assert close(item["waste_gpu_hours"], item["measured_gpu_hours"] - item["used_gpu_hours"]), item
@@ -116,12 +123,13 @@ PY
 hoarders() { [[ $(api GET /v1/usage/hoarders) == 200 ]] && [[ $(json '[h["tenant"] for h in r.get("hoarders", [])]') == '["beta"]' ]]; }
 wait_for "beta listed as the one hoarder" 60 hoarders
 [[ $(json 'r["hoarders"][0]["threshold_seconds"]') == 30 ]] || fail "the dedicated threshold is 30 s: $(reply)"
-[[ $(rest "$beta" GET /v1/usage/hoarders?tenant=beta) == 200 && $(json 'len(r["hoarders"])') == 1 ]] ||
-  fail "beta sees its own hoarding: $(reply)"
+own_hoarding() { [[ $(rest "$beta" GET /v1/usage/hoarders?tenant=beta) == 200 && $(json 'len(r.get("hoarders", []))') == 1 ]]; }
+wait_for "beta sees its own hoarding" 20 own_hoarding
 [[ $(rest "$acme" GET /v1/usage/hoarders?tenant=beta) == 404 ]] || fail "acme must not see beta's hoarding: $(reply)"
 [[ $(rest "$acme" GET /v1/usage/hoarders) == 200 && $(json 'len(r.get("hoarders", []))') == 0 ]] ||
   fail "acme asking for every hoarder gets its own, none: $(reply)"
-sctl "$token" usage hoarders | grep -q "beta" || fail "septactl usage hoarders lists beta"
+septactl_hoarders() { sctl "$token" usage hoarders | grep -q "beta"; }
+wait_for "septactl usage hoarders lists beta" 20 septactl_hoarders
 
 # Authorization and bad input.
 [[ $(rest "$acme" GET "/v1/tenants/beta/usage?$window") == 404 ]] || fail "acme reads beta's usage: $(reply)"
