@@ -268,14 +268,32 @@ std::unique_ptr<ChurnPolicy> MakeGrmuPolicy(const std::array<double, kMigShapeCo
 // B1: the fluid bound (capacity in compute and memory slices, placement ignored).
 std::unique_ptr<ChurnPolicy> MakeFluidBound();
 // B2: free repack — admit iff the running pods plus the new one fit the
-// cluster's GPUs under some layouts: the cutting-stock LP over the maximal
-// layouts' shape counts (GLPK), admitted iff its optimum is at most the GPU
-// count. The LP relaxation admits at least what the integer program would,
-// and models, gpu_spec and the one-node rule of multi-GPU pods are ignored:
-// looser, never tighter. Greedy admission, so not a strict bound (MIG-BENCH).
+// cluster's GPUs under some layouts: the cutting-stock integer program over
+// the maximal layouts' shape counts (GLPK), admitted iff its optimum is at
+// most the GPU count. Models, gpu_spec and the one-node rule of multi-GPU
+// pods are ignored: looser, never tighter. Greedy admission, so not a strict
+// bound (MIG-BENCH).
 std::unique_ptr<ChurnPolicy> MakeRepackBound();
-// The LP's optimum: the fewest GPUs (fractional) holding `demand` instances per shape.
-double RepackLpGpus(const GpuModel& model, const std::array<int, kMigShapeCount>& demand);
+// B2's question: how many whole GPUs hold `demand` instances per shape — the
+// cutting-stock program min Σ x_p s.t. Σ_p n_s(p) x_p ≥ d_s, x_p ∈ ℕ, over the
+// shape counts p of `model`'s maximal layouts. One program, re-solved per
+// demand (GLPK, warm-started).
+class RepackProgram {
+ public:
+  explicit RepackProgram(const GpuModel& model);
+  ~RepackProgram();
+  RepackProgram(const RepackProgram&) = delete;
+  RepackProgram& operator=(const RepackProgram&) = delete;
+
+  // Whether `demand` fits `limit` GPUs: exactly the integer optimum ≤ limit.
+  bool Fits(const std::array<int, kMigShapeCount>& demand, int limit);
+  // The integer optimum; -1 if GLPK finds none.
+  int Gpus(const std::array<int, kMigShapeCount>& demand);
+
+ private:
+  struct Glpk;
+  std::unique_ptr<Glpk> glpk_;
+};
 
 struct ChurnConfig {
   double load = 1.1;  // rho
@@ -318,6 +336,29 @@ struct ChurnResult {
   std::vector<double> plan_us;
   double sim_end_s = 0;
 };
+
+// One arrival of a run: when, and the pod (its lifetime included).
+struct OfflineArrival {
+  double at_s = 0;
+  ChurnPod pod;
+};
+// The arrivals RunChurn offers every policy under `config` in loss mode (they
+// depend on the seed alone): for offline bounds of the same run.
+std::vector<OfflineArrival> ChurnArrivals(const ChurnCluster& cluster, const std::vector<ChurnPod>& workload,
+                                          ChurnConfig config);
+
+// B3 (MIG-BENCH §5), as its LP relaxation: over `arrivals` into an empty
+// cluster, lifetimes known, the most any loss-mode admission could accept
+// with free, instant re-layouts and migrations (models, gpu_spec and the
+// one-node rule of multi-GPU pods ignored, like B2's): a strict upper bound on
+// every policy's acceptance of the same arrivals, in compute slices and in
+// pods (each its own optimum).
+struct OfflineBound {
+  double slices = 0;
+  double pods = 0;
+  std::array<double, 4> class_pods = {};  // by ChurnPod::ShapeClass, in the pods optimum
+};
+Result<OfflineBound> SolveOfflineBound(const ChurnCluster& cluster, const std::vector<OfflineArrival>& arrivals);
 
 // Runs the workload on the cluster under `policy`. Arrivals are Poisson with
 // rate load × (compute slices) / E[compute slices × lifetime]; each draws a

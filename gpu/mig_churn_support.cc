@@ -1,6 +1,7 @@
 #include "gpu/mig_churn_support.h"
 
 #include <cmath>
+#include <set>
 
 namespace septa::gpu {
 
@@ -103,6 +104,24 @@ ChurnDecision ChurnBindAfterChange(const ChurnState& state, int gpu, const std::
   if (layout != ChurnLayoutOf(state.gpus()[gpu].instances))
     d.relayouts.push_back(ChurnRelayout{gpu, std::move(layout), true});
   return d;
+}
+
+std::vector<std::array<int, kMigShapeCount>> ChurnMaximalPatterns(const GpuModel& model) {
+  std::set<std::array<int, kMigShapeCount>> patterns;
+  for (const MigLayout& layout : MaximalLayouts(model)) {
+    std::array<int, kMigShapeCount> counts = {};
+    bool plain = true;
+    for (const MigInstance& inst : layout) {
+      const int shape = ProfileShape(model.mig_profiles[inst.profile]);
+      if (shape < 0) {
+        plain = false;
+        break;
+      }
+      ++counts[shape];
+    }
+    if (plain) patterns.insert(counts);
+  }
+  return {patterns.begin(), patterns.end()};
 }
 
 }  // namespace septa::gpu

@@ -114,4 +114,9 @@ MigLayout ChurnLayoutOf(const std::vector<ChurnInstance>& instances);
 ChurnDecision ChurnBindAfterChange(const ChurnState& state, int gpu, const std::vector<ChurnInstance>& instances,
                                    int instance);
 
+// The shape counts of `model`'s maximal layouts, deduplicated (layouts with a
+// `+me` instance left out: the same layout without it is covered by
+// another): the patterns of the bounds' cutting-stock programs.
+std::vector<std::array<int, kMigShapeCount>> ChurnMaximalPatterns(const GpuModel& model);
+
 }  // namespace septa::gpu

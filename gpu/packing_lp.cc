@@ -8,13 +8,10 @@
 #include <string>
 
 #include "gpu/cluster_state.h"
+#include "gpu/glpk_problem.h"
 
 namespace septa::gpu {
 namespace {
-
-struct GlpkProblemDeleter {
-  void operator()(glp_prob* p) const { glp_delete_prob(p); }
-};
 
 // Reduced costs at or below this count as zero: the prices come from a
 // floating-point simplex.
@@ -97,7 +94,7 @@ Result<PackingLpSolution> SolvePackingLp(const std::vector<PackingDemand>& deman
   solution.prices.assign(demand.size(), 0.0);
   if (demand.empty()) return solution;
 
-  std::unique_ptr<glp_prob, GlpkProblemDeleter> lp(glp_create_prob());
+  GlpkProblem lp(glp_create_prob());
   glp_set_obj_dir(lp.get(), GLP_MIN);
   glp_add_rows(lp.get(), static_cast<int>(demand.size()));
   for (std::size_t s = 0; s < demand.size(); ++s) {

@@ -34,6 +34,7 @@ struct MigOptions {
   std::string mode = "queue,loss";
   int warmup = 5000;
   int measured = 20000;
+  int window = 0;  // > 0: MIG-BENCH's B3 windows (that many arrivals into an empty cluster)
   double t_gi = 5, t_dp = 30, t_node = 120;
   double pause_budget = 1.8;
   double max_lifetime = 86400;
@@ -84,8 +85,11 @@ enum class MigBaseline { kNone, kWholeGpu, kPerInstance };
 struct MigPolicyEntry {
   std::string name;
   MigBaseline baseline;
+  // Null for the offline bound, which is solved over a run's arrivals.
   std::function<std::unique_ptr<gpu::ChurnPolicy>(const MigOptions&, const Shares&)> make;
 };
+
+constexpr char kOfflineBound[] = "bound-offline";
 
 // Every policy of `--policy all`, in the tables' order.
 const std::vector<MigPolicyEntry>& MigPolicies() {
@@ -107,6 +111,7 @@ const std::vector<MigPolicyEntry>& MigPolicies() {
       {"grmu", MigBaseline::kNone, [](const MigOptions& o, const Shares& s) { return gpu::MakeGrmuPolicy(s, o.t_gi); }},
       {"bound-fluid", MigBaseline::kNone, [](const MigOptions&, const Shares&) { return gpu::MakeFluidBound(); }},
       {"bound-repack", MigBaseline::kNone, [](const MigOptions&, const Shares&) { return gpu::MakeRepackBound(); }},
+      {kOfflineBound, MigBaseline::kNone, nullptr},
   };
   return kPolicies;
 }
@@ -118,27 +123,50 @@ const MigPolicyEntry* FindMigPolicy(const std::string& name) {
   return nullptr;
 }
 
-MigRow RunMigPolicy(const gpu::ChurnCluster& cluster, const std::vector<gpu::ChurnPod>& workload,
-                    const MigPolicyEntry& entry, const MigOptions& o, const Shares& shares, double load, bool queue,
-                    const std::vector<std::uint64_t>& seeds) {
+// B3 over the arrivals `config` offers every policy, as a result row.
+Result<gpu::ChurnResult> OfflineBound(const gpu::ChurnCluster& cluster, const std::vector<gpu::ChurnPod>& workload,
+                                      const gpu::ChurnConfig& config) {
+  const std::vector<gpu::OfflineArrival> arrivals = gpu::ChurnArrivals(cluster, workload, config);
+  SEPTA_ASSIGN_OR_RETURN(const gpu::OfflineBound bound, gpu::SolveOfflineBound(cluster, arrivals));
+  gpu::ChurnResult r;
+  r.policy = kOfflineBound;
+  r.arrivals = static_cast<int>(arrivals.size());
+  r.accepted = static_cast<int>(std::floor(bound.pods + 1e-6));  // whole pods: at most the LP's
+  r.accepted_slices = bound.slices;
+  for (const gpu::OfflineArrival& a : arrivals) {
+    r.offered_slices += a.pod.ComputeSlices();
+    ++r.class_offered[a.pod.ShapeClass()];
+  }
+  for (int c = 0; c < 4; ++c) r.class_accepted[c] = static_cast<int>(std::floor(bound.class_pods[c] + 1e-6));
+  return r;
+}
+
+Result<MigRow> RunMigPolicy(const gpu::ChurnCluster& cluster, const std::vector<gpu::ChurnPod>& workload,
+                            const MigPolicyEntry& entry, const MigOptions& o, const Shares& shares, double load,
+                            bool queue, const std::vector<std::uint64_t>& seeds) {
   MigRow row;
   row.policy = entry.name;
   std::vector<double> acc, slice, pods, waits, decision, plan;
   const double runs = static_cast<double>(seeds.size());
   for (std::uint64_t seed : seeds) {
-    std::unique_ptr<gpu::ChurnPolicy> policy = entry.make(o, shares);
     gpu::ChurnConfig config;
     config.load = load;
     config.queue = queue;
-    config.warmup = o.warmup;
-    config.measured = o.measured;
+    config.warmup = o.window > 0 ? 0 : o.warmup;
+    config.measured = o.window > 0 ? o.window : o.measured;
+    config.prefill = o.window == 0;
     config.seed = seed;
     config.clock_ns = [] {
       return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
           .count();
     };
     const auto t0 = std::chrono::steady_clock::now();
-    const gpu::ChurnResult r = gpu::RunChurn(cluster, workload, *policy, config);
+    const Result<gpu::ChurnResult> run = [&]() -> Result<gpu::ChurnResult> {
+      if (!entry.make) return OfflineBound(cluster, workload, config);
+      return gpu::RunChurn(cluster, workload, *entry.make(o, shares), config);
+    }();
+    if (!run.ok()) return run.status();
+    const gpu::ChurnResult& r = *run;
     row.wall_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / runs;
     const double arrivals = std::max(1, r.arrivals);
     acc.push_back(100.0 * r.accepted / arrivals);
@@ -174,6 +202,33 @@ MigRow RunMigPolicy(const gpu::ChurnCluster& cluster, const std::vector<gpu::Chu
   return row;
 }
 
+// What --policy names, in the tables' order; the offline bound with --all
+// only where it is defined (--window, loss mode).
+Result<std::vector<const MigPolicyEntry*>> SelectMigPolicies(const MigOptions& o) {
+  std::vector<const MigPolicyEntry*> policies;
+  const bool offline_defined = o.window > 0 && MigSplit(o.mode) == std::vector<std::string>{"loss"};
+  for (const std::string& name : MigSplit(o.policy)) {
+    if (name == "all") {
+      for (const MigPolicyEntry& e : MigPolicies()) {
+        if (e.make || offline_defined) policies.push_back(&e);
+      }
+      continue;
+    }
+    const MigPolicyEntry* entry = FindMigPolicy(name);
+    if (entry == nullptr) {
+      std::vector<std::string> known;
+      for (const MigPolicyEntry& e : MigPolicies()) known.push_back(e.name);
+      return InvalidArgument(fmt::format("--policy: unknown policy {} (known: {}, or all)", name, Join(known, ", ")));
+    }
+    if (!entry->make && !offline_defined) {
+      return InvalidArgument(fmt::format(
+          "--policy: {} is defined over windows into an empty cluster in loss mode: add --window N --mode loss", name));
+    }
+    policies.push_back(entry);
+  }
+  return policies;
+}
+
 int RunMig(MigOptions o) {
   const std::string data_dir = "../shared/data/openb/";
   if (o.pods.empty()) o.pods.push_back(data_dir + "openb_pod_list_default.csv");
@@ -193,21 +248,12 @@ int RunMig(MigOptions o) {
                cluster.status().message());
     return 2;
   }
-  std::vector<const MigPolicyEntry*> policies;
-  for (const std::string& name : MigSplit(o.policy)) {
-    if (name == "all") {
-      for (const MigPolicyEntry& e : MigPolicies()) policies.push_back(&e);
-      continue;
-    }
-    const MigPolicyEntry* entry = FindMigPolicy(name);
-    if (entry == nullptr) {
-      std::vector<std::string> known;
-      for (const MigPolicyEntry& e : MigPolicies()) known.push_back(e.name);
-      fmt::print(stderr, "--policy: unknown policy {} (known: {}, or all)\n", name, Join(known, ", "));
-      return 2;
-    }
-    policies.push_back(entry);
+  auto selected = SelectMigPolicies(o);
+  if (!selected.ok()) {
+    fmt::print(stderr, "{}\n", selected.status().message());
+    return 2;
   }
+  const std::vector<const MigPolicyEntry*>& policies = *selected;
   auto load_trace = [&](const std::string& path) -> Result<std::vector<gpu::ChurnPod>> {
     if (path.starts_with("synthetic:")) {
       auto pods = gpu::SyntheticWorkload(path.substr(10), 10000, 7);
@@ -251,13 +297,19 @@ int RunMig(MigOptions o) {
       for (double load : loads) {
         std::vector<MigRow> rows;
         for (const MigPolicyEntry* p : policies) {
-          rows.push_back(RunMigPolicy(*cluster, *workload, *p, o, trace_shares, load, mode == "queue", *seeds));
+          auto row = RunMigPolicy(*cluster, *workload, *p, o, trace_shares, load, mode == "queue", *seeds);
+          if (!row.ok()) {
+            fmt::print(stderr, "{}: {}\n", p->name, row.status().message());
+            return 1;
+          }
+          rows.push_back(std::move(row).value());
         }
         // The best baseline of each goal, by accepted pods.
         const MigRow* best_a = nullptr;
         const MigRow* best_b = nullptr;
         const MigRow* bound = nullptr;
         const MigRow* repack = nullptr;
+        const MigRow* offline = nullptr;
         for (std::size_t i = 0; i < rows.size(); ++i) {
           const MigRow& r = rows[i];
           const MigRow*& best = policies[i]->baseline == MigBaseline::kWholeGpu ? best_a : best_b;
@@ -267,7 +319,11 @@ int RunMig(MigOptions o) {
           }
           if (r.policy == "bound-fluid") bound = &r;
           if (r.policy == "bound-repack") repack = &r;
+          if (r.policy == kOfflineBound) offline = &r;
         }
+        auto ratio = [](const MigRow& r, const MigRow* of) {
+          return of && of->slice_pct.mean > 0 ? r.slice_pct.mean / of->slice_pct.mean : 0.0;
+        };
         auto d_pods = [](const MigRow& r, const MigRow* best) {
           return best ? 100.0 * (r.accepted_pods.mean / best->accepted_pods.mean - 1) : 0.0;
         };
@@ -281,69 +337,70 @@ int RunMig(MigOptions o) {
                                 {"mode", mode},
                                 {"load", load},
                                 {"seeds", seeds->size()},
-                                {"warmup", o.warmup},
-                                {"measured", o.measured},
+                                {"warmup", o.window > 0 ? 0 : o.warmup},
+                                {"measured", o.window > 0 ? o.window : o.measured},
+                                {"from_empty", o.window > 0},
                                 {"best_whole_gpu_baseline", best_a ? best_a->policy : ""},
                                 {"best_per_instance_baseline", best_b ? best_b->policy : ""},
                                 {"results", nlohmann::json::array()}};
           for (const MigRow& r : rows) {
-            out["results"].push_back(
-                {{"policy", r.policy},
-                 {"accepted_pct", {{"mean", r.accepted_pct.mean}, {"std", r.accepted_pct.std}}},
-                 {"slice_pct", {{"mean", r.slice_pct.mean}, {"std", r.slice_pct.std}}},
-                 {"accepted_pods", r.accepted_pods.mean},
-                 {"delta_pods_pct_vs_best_whole_gpu", d_pods(r, best_a)},
-                 {"delta_slice_points_vs_best_whole_gpu", d_slice(r, best_a)},
-                 {"delta_pods_pct_vs_best_per_instance", d_pods(r, best_b)},
-                 {"delta_slice_points_vs_best_per_instance", d_slice(r, best_b)},
-                 {"slice_ratio_b1", bound && bound->slice_pct.mean > 0 ? r.slice_pct.mean / bound->slice_pct.mean : 0},
-                 {"slice_ratio_b2",
-                  repack && repack->slice_pct.mean > 0 ? r.slice_pct.mean / repack->slice_pct.mean : 0},
-                 {"class_pct", r.class_pct},
-                 {"relayouts_per_1000", r.relayouts_per_k},
-                 {"node_pauses_per_1000", r.pauses_per_k},
-                 {"drains_per_1000", r.drains_per_k},
-                 {"drains_pct_of_accepted", r.drains_pct},
-                 {"dropped_per_1000", r.dropped_per_k},
-                 {"lost_gpu_hours", r.lost_gpu_hours},
-                 {"gi_changes_per_1000", r.gi_changes_per_k},
-                 {"gpu_hours", r.gpu_hours},
-                 {"undersized_pct_of_accepted", r.undersized_pct},
-                 {"active_gpus_time_mean", r.active_gpus},
-                 {"wait_s", {{"p50", r.wait_p50}, {"p95", r.wait_p95}}},
-                 {"decision_us", {{"p50", r.decision_p50}, {"p99", r.decision_p99}}},
-                 {"plan_us", {{"p50", r.plan_p50}, {"p99", r.plan_p99}, {"per_run", r.plans}}},
-                 {"wall_s", r.wall_s}});
+            out["results"].push_back({{"policy", r.policy},
+                                      {"accepted_pct", {{"mean", r.accepted_pct.mean}, {"std", r.accepted_pct.std}}},
+                                      {"slice_pct", {{"mean", r.slice_pct.mean}, {"std", r.slice_pct.std}}},
+                                      {"accepted_pods", r.accepted_pods.mean},
+                                      {"delta_pods_pct_vs_best_whole_gpu", d_pods(r, best_a)},
+                                      {"delta_slice_points_vs_best_whole_gpu", d_slice(r, best_a)},
+                                      {"delta_pods_pct_vs_best_per_instance", d_pods(r, best_b)},
+                                      {"delta_slice_points_vs_best_per_instance", d_slice(r, best_b)},
+                                      {"slice_ratio_b1", ratio(r, bound)},
+                                      {"slice_ratio_b2", ratio(r, repack)},
+                                      {"slice_ratio_b3", ratio(r, offline)},
+                                      {"class_pct", r.class_pct},
+                                      {"relayouts_per_1000", r.relayouts_per_k},
+                                      {"node_pauses_per_1000", r.pauses_per_k},
+                                      {"drains_per_1000", r.drains_per_k},
+                                      {"drains_pct_of_accepted", r.drains_pct},
+                                      {"dropped_per_1000", r.dropped_per_k},
+                                      {"lost_gpu_hours", r.lost_gpu_hours},
+                                      {"gi_changes_per_1000", r.gi_changes_per_k},
+                                      {"gpu_hours", r.gpu_hours},
+                                      {"undersized_pct_of_accepted", r.undersized_pct},
+                                      {"active_gpus_time_mean", r.active_gpus},
+                                      {"wait_s", {{"p50", r.wait_p50}, {"p95", r.wait_p95}}},
+                                      {"decision_us", {{"p50", r.decision_p50}, {"p99", r.decision_p99}}},
+                                      {"plan_us", {{"p50", r.plan_p50}, {"p99", r.plan_p99}, {"per_run", r.plans}}},
+                                      {"wall_s", r.wall_s}});
           }
           fmt::print("{}\n", out.dump());
           continue;
         }
-        fmt::print("trace {} · {} ({} GPUs) · {} mode · load {:.2f} · {} seeds · {}+{} arrivals\n", trace, o.cluster,
-                   cluster->node_model.size() * cluster->gpus_per_node, mode, load, seeds->size(), o.warmup,
-                   o.measured);
+        fmt::print("trace {} · {} ({} GPUs) · {} mode · load {:.2f} · {} seeds · {}\n", trace, o.cluster,
+                   cluster->node_model.size() * cluster->gpus_per_node, mode, load, seeds->size(),
+                   o.window > 0 ? fmt::format("{} arrivals into an empty cluster", o.window)
+                                : fmt::format("{}+{} arrivals", o.warmup, o.measured));
         fmt::print(
-            "{:<15} {:>14} {:>14} {:>13} {:>13} {:>6} {:>6} {:>23} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>7} {:>13} "
-            "{:>13} {:>7} {:>7}\n",
-            "policy", "accepted %", "slice-wt %", "ΔA pods/slice", "ΔB pods/slice", "/B1", "/B2",
+            "{:<15} {:>14} {:>14} {:>13} {:>13} {:>6} {:>6} {:>6} {:>23} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>7} "
+            "{:>13} {:>13} {:>7} {:>7}\n",
+            "policy", "accepted %", "slice-wt %", "ΔA pods/slice", "ΔB pods/slice", "/B1", "/B2", "/B3",
             "1g-2g 3g-4g 7g multi", "under%", "relay", "pause", "gi", "drain", "drain%", "wait95", "decide p50/99",
             "plan p50/99", "active", "wall s");
         for (const MigRow& r : rows) {
-          const double ratio = bound && bound->slice_pct.mean > 0 ? r.slice_pct.mean / bound->slice_pct.mean : 0;
-          const double ratio2 = repack && repack->slice_pct.mean > 0 ? r.slice_pct.mean / repack->slice_pct.mean : 0;
           fmt::print(
               "{:<15} {:>7.2f}±{:<5.2f} {:>7.2f}±{:<5.2f} {:>+6.1f}/{:<+6.1f} {:>+6.1f}/{:<+6.1f} {:>6.3f} {:>6.3f} "
+              "{:>6.3f} "
               "{:>5.1f} {:>5.1f} {:>5.1f} {:>5.1f} {:>6.1f} {:>6.2f} {:>6.2f} {:>6.1f} {:>6.2f} {:>6.2f} {:>7.0f} "
               "{:>6.1f}/{:<6.1f} {:>6.0f}/{:<6.0f} {:>7.1f} {:>7.2f}\n",
               r.policy, r.accepted_pct.mean, r.accepted_pct.std, r.slice_pct.mean, r.slice_pct.std, d_pods(r, best_a),
-              d_slice(r, best_a), d_pods(r, best_b), d_slice(r, best_b), ratio, ratio2, r.class_pct[0], r.class_pct[1],
-              r.class_pct[2], r.class_pct[3], r.undersized_pct, r.relayouts_per_k, r.pauses_per_k, r.gi_changes_per_k,
-              r.drains_per_k, r.drains_pct, r.wait_p95, r.decision_p50, r.decision_p99, r.plan_p50, r.plan_p99,
-              r.active_gpus, r.wall_s);
+              d_slice(r, best_a), d_pods(r, best_b), d_slice(r, best_b), ratio(r, bound), ratio(r, repack),
+              ratio(r, offline), r.class_pct[0], r.class_pct[1], r.class_pct[2], r.class_pct[3], r.undersized_pct,
+              r.relayouts_per_k, r.pauses_per_k, r.gi_changes_per_k, r.drains_per_k, r.drains_pct, r.wait_p95,
+              r.decision_p50, r.decision_p99, r.plan_p50, r.plan_p99, r.active_gpus, r.wall_s);
         }
         fmt::print(
             "ΔA = vs the best whole-GPU baseline ({}), ΔB = vs the best per-instance baseline ({}): pods in %, "
-            "slice-weighted in points; /B1, /B2 = slice-weighted acceptance / the fluid's, the free repack's (0 = not "
-            "run); under% = accepted pods on an instance with less compute than their shape; relay (GPUs changed), "
+            "slice-weighted in points; /B1, /B2, /B3 = slice-weighted acceptance / the fluid's, the free repack's, the "
+            "offline bound's (0 = not run); under% = accepted pods on an instance with less compute than their shape; "
+            "relay (GPUs changed), "
             "pause, gi (instances created + destroyed), drain per 1,000 arrivals; drain% of accepted pods; wait95 s; "
             "decide/plan µs; active = time-mean GPUs running an instance\n\n",
             best_a ? best_a->policy : "-", best_b ? best_b->policy : "-");
@@ -370,6 +427,10 @@ void AddMigCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--mode", options->mode, "admission: queue, loss or both (comma list)")->capture_default_str();
   cmd->add_option("--warmup", options->warmup, "arrivals before measuring")->capture_default_str();
   cmd->add_option("--measured", options->measured, "arrivals measured")->capture_default_str();
+  cmd->add_option("--window", options->window,
+                  "MIG-BENCH's B3 windows: N arrivals into an empty cluster, all measured (replaces --warmup and "
+                  "--measured); with --mode loss, --policy all adds the offline bound bound-offline")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--t-gi", options->t_gi, "seconds to create a GPU instance")->capture_default_str();
   cmd->add_option("--t-dp", options->t_dp, "seconds for the device plugin to re-advertise")->capture_default_str();
   cmd->add_option("--t-node", options->t_node, "seconds of a mig-manager cycle (node paused)")->capture_default_str();

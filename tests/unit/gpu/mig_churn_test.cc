@@ -83,21 +83,6 @@ TEST(MigChurn, EachPolicyAcceptsWhatItsLayoutsHold) {
   EXPECT_EQ(accepted(*MakeRepackBound()), 8);
 }
 
-TEST(MigChurn, RepackLpCountsGpusOverMaximalLayouts) {
-  const GpuModel& a100 = *Catalog::Default().Find("A100-40GB");
-  auto gpus = [&](std::initializer_list<std::pair<int, int>> items) {
-    std::array<int, kMigShapeCount> d = {};
-    for (const auto& item : items) d[item.first] = item.second;
-    return RepackLpGpus(a100, d);
-  };
-  EXPECT_NEAR(gpus({{k4g, 2}}), 2, 1e-9);
-  EXPECT_NEAR(gpus({{k4g, 1}, {k3g, 1}}), 1, 1e-9);
-  EXPECT_NEAR(gpus({{k3g, 2}}), 1, 1e-9);
-  EXPECT_NEAR(gpus({{k1g, 7}}), 1, 1e-9);
-  EXPECT_NEAR(gpus({{k1g, 8}}), 8.0 / 7.0, 1e-9);  // the LP relaxation: fractional GPUs
-  EXPECT_NEAR(gpus({{k7g, 3}, {k2g, 3}}), 4, 1e-9);
-}
-
 TEST(MigChurn, SeptaRelayoutPausesTheNodeAndStartsThePodAfterIt) {
   const ChurnCluster cluster = A100Nodes(1);
   // Laid out for 7g pods; a 3g pod needs a re-layout (no 7g is given to a 3g pod).
