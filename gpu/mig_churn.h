@@ -360,6 +360,17 @@ struct OfflineBound {
 };
 Result<OfflineBound> SolveOfflineBound(const ChurnCluster& cluster, const std::vector<OfflineArrival>& arrivals);
 
+// W0 fill (MIG-BENCH §5): the workload's pods, never leaving, arrive into an
+// empty cluster (loss mode, the seed's sequence) until the offered compute
+// slices reach 130 % of the cluster's; the share of its slices allocated when
+// the offer reached 100 % and 130 %. One policy from `make_policy` per cut.
+struct ChurnFill {
+  int arrivals_100 = 0, arrivals_130 = 0;
+  double allocated_100 = 0, allocated_130 = 0;  // accepted compute slices / the cluster's
+};
+Result<ChurnFill> RunFill(const ChurnCluster& cluster, const std::vector<ChurnPod>& workload,
+                          const std::function<std::unique_ptr<ChurnPolicy>()>& make_policy, std::uint64_t seed);
+
 // Runs the workload on the cluster under `policy`. Arrivals are Poisson with
 // rate load × (compute slices) / E[compute slices × lifetime]; each draws a
 // workload pod uniformly with replacement.

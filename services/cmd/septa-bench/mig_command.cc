@@ -34,7 +34,8 @@ struct MigOptions {
   std::string mode = "queue,loss";
   int warmup = 5000;
   int measured = 20000;
-  int window = 0;  // > 0: MIG-BENCH's B3 windows (that many arrivals into an empty cluster)
+  int window = 0;     // > 0: MIG-BENCH's B3 windows (that many arrivals into an empty cluster)
+  bool fill = false;  // W0 instead of W1
   double t_gi = 5, t_dp = 30, t_node = 120;
   double pause_budget = 1.8;
   double max_lifetime = 86400;
@@ -229,6 +230,53 @@ Result<std::vector<const MigPolicyEntry*>> SelectMigPolicies(const MigOptions& o
   return policies;
 }
 
+// W0: every policy's allocation at 100 % and 130 % offered, mean ± std over the seeds.
+void PrintMigFill(const gpu::ChurnCluster& cluster, const std::vector<gpu::ChurnPod>& workload,
+                  const std::vector<const MigPolicyEntry*>& policies, const MigOptions& o, const Shares& shares,
+                  const std::string& trace, const std::vector<std::uint64_t>& seeds) {
+  const int gpus = static_cast<int>(cluster.node_model.size()) * cluster.gpus_per_node;
+  nlohmann::json out = {{"trace", trace},     {"cluster", o.cluster},  {"gpus", gpus},
+                        {"workload", "fill"}, {"seeds", seeds.size()}, {"results", nlohmann::json::array()}};
+  if (!o.json) {
+    fmt::print("trace {} · {} ({} GPUs) · W0 fill (pods never leave, loss mode) · {} seeds\n", trace, o.cluster, gpus,
+               seeds.size());
+    fmt::print("{:<15} {:>22} {:>22} {:>20}\n", "policy", "allocated @100 % %", "allocated @130 % %",
+               "arrivals @100/130 %");
+  }
+  for (const MigPolicyEntry* entry : policies) {
+    if (!entry->make) continue;  // the offline bound is defined over windows
+    std::vector<double> at_100, at_130;
+    double arrivals_100 = 0, arrivals_130 = 0;
+    for (std::uint64_t seed : seeds) {
+      auto fill = gpu::RunFill(
+          cluster, workload, [&] { return entry->make(o, shares); }, seed);
+      if (!fill.ok()) continue;  // only an empty workload, refused before
+      at_100.push_back(100.0 * fill->allocated_100);
+      at_130.push_back(100.0 * fill->allocated_130);
+      arrivals_100 += static_cast<double>(fill->arrivals_100) / static_cast<double>(seeds.size());
+      arrivals_130 += static_cast<double>(fill->arrivals_130) / static_cast<double>(seeds.size());
+    }
+    const MeanStd a = MigMeanStd(at_100), b = MigMeanStd(at_130);
+    if (o.json) {
+      out["results"].push_back({{"policy", entry->name},
+                                {"allocated_pct_at_100", {{"mean", a.mean}, {"std", a.std}}},
+                                {"allocated_pct_at_130", {{"mean", b.mean}, {"std", b.std}}},
+                                {"arrivals_to_100", arrivals_100},
+                                {"arrivals_to_130", arrivals_130}});
+      continue;
+    }
+    fmt::print("{:<15} {:>15.2f}±{:<6.2f} {:>15.2f}±{:<6.2f} {:>9.0f}/{:<10.0f}\n", entry->name, a.mean, a.std, b.mean,
+               b.std, arrivals_100, arrivals_130);
+  }
+  if (o.json) {
+    fmt::print("{}\n", out.dump());
+  } else {
+    fmt::print(
+        "allocated = accepted compute slices / the cluster's, when the offered slices reach 100 % and 130 % of "
+        "them\n\n");
+  }
+}
+
 int RunMig(MigOptions o) {
   const std::string data_dir = "../shared/data/openb/";
   if (o.pods.empty()) o.pods.push_back(data_dir + "openb_pod_list_default.csv");
@@ -289,6 +337,10 @@ int RunMig(MigOptions o) {
     // A synthetic mix is our own distribution, known in advance: the offline
     // parameters take its own shares.
     const std::array<double, gpu::kMigShapeCount> trace_shares = synthetic ? gpu::SliceTimeShares(*workload) : shares;
+    if (o.fill) {
+      PrintMigFill(*cluster, *workload, policies, o, trace_shares, trace, *seeds);
+      continue;
+    }
     for (const std::string& mode : modes) {
       if (mode != "queue" && mode != "loss") {
         fmt::print(stderr, "--mode: {} is neither queue nor loss\n", mode);
@@ -431,6 +483,9 @@ void AddMigCommand(CLI::App& app, int& exit_code) {
                   "MIG-BENCH's B3 windows: N arrivals into an empty cluster, all measured (replaces --warmup and "
                   "--measured); with --mode loss, --policy all adds the offline bound bound-offline")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--fill", options->fill,
+                "W0 instead of W1: pods that never leave fill an empty cluster to 130 % of its slices offered "
+                "(--loads, --mode, --warmup and --measured do not apply)");
   cmd->add_option("--t-gi", options->t_gi, "seconds to create a GPU instance")->capture_default_str();
   cmd->add_option("--t-dp", options->t_dp, "seconds for the device plugin to re-advertise")->capture_default_str();
   cmd->add_option("--t-node", options->t_node, "seconds of a mig-manager cycle (node paused)")->capture_default_str();

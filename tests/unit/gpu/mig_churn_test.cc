@@ -83,6 +83,39 @@ TEST(MigChurn, EachPolicyAcceptsWhatItsLayoutsHold) {
   EXPECT_EQ(accepted(*MakeRepackBound()), 8);
 }
 
+// W0: 4g pods that never leave, on 8 A100s laid out 4g+3g: 14 pods offer
+// the 56 slices, 19 offer 130 %; one 4g per GPU is accepted either way.
+TEST(MigChurn, FillAllocatesWhatTheLayoutsHoldAtBothCuts) {
+  const ChurnCluster cluster = A100Nodes(1);
+  auto fill = RunFill(
+      cluster, PodsOf(k4g, 60), [] { return MakeStaticPolicy(AllOf(k4g)); }, 42);
+  ASSERT_TRUE(fill.ok()) << fill.status().ToString();
+  EXPECT_EQ(fill->arrivals_100, 14);
+  EXPECT_EQ(fill->arrivals_130, 19);  // 19 × 4 >= 1.3 × 56 = 72.8
+  EXPECT_NEAR(fill->allocated_100, 32.0 / 56, 1e-12);
+  EXPECT_NEAR(fill->allocated_130, 32.0 / 56, 1e-12);
+  // The pods never leave within the fill, whatever their lifetime: the fluid
+  // bound takes 14 of them, all 56 slices, at the first cut and no more after.
+  auto fluid = RunFill(
+      cluster, PodsOf(k4g, 60), [] { return MakeFluidBound(); }, 42);
+  ASSERT_TRUE(fluid.ok());
+  EXPECT_NEAR(fluid->allocated_100, 1.0, 1e-12);
+  EXPECT_NEAR(fluid->allocated_130, 1.0, 1e-12);
+  EXPECT_FALSE(RunFill(
+                   cluster, {}, [] { return MakeFluidBound(); }, 42)
+                   .ok());
+}
+
+// W0 has no clock: arrivals are spaced so that every re-layout (a 120 s node
+// pause here) is over before the next. Septa lays out 7g GPUs and re-lays
+// each out for the 3g pods: two per GPU.
+TEST(MigChurn, FillLetsEveryRelayoutFinishBeforeTheNextArrival) {
+  auto fill = RunFill(
+      A100Nodes(1), PodsOf(k3g, 60), [] { return MakeSeptaPolicy(AllOf(k7g), 120, 1e9); }, 42);
+  ASSERT_TRUE(fill.ok());
+  EXPECT_NEAR(fill->allocated_130, 16 * 3 / 56.0, 1e-12);
+}
+
 TEST(MigChurn, SeptaRelayoutPausesTheNodeAndStartsThePodAfterIt) {
   const ChurnCluster cluster = A100Nodes(1);
   // Laid out for 7g pods; a 3g pod needs a re-layout (no 7g is given to a 3g pod).
