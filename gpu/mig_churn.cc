@@ -4,6 +4,7 @@
 #include <cmath>
 #include <list>
 #include <map>
+#include <numeric>
 #include <queue>
 #include <random>
 #include <set>
@@ -101,9 +102,9 @@ Result<std::vector<ChurnTracePod>> ParseChurnTrace(std::string_view text, std::s
     try {
       pod.num_gpu = std::stoi(f[c_num]);
       pod.gpu_milli = std::stoi(f[c_milli]);
-      const double created = f[c_create].empty() ? 0 : std::stod(f[c_create]);
-      const double deleted = f[c_delete].empty() ? created : std::stod(f[c_delete]);
-      pod.lifetime_s = std::max(0.0, deleted - created);
+      pod.created_s = f[c_create].empty() ? 0 : std::stod(f[c_create]);
+      const double deleted = f[c_delete].empty() ? pod.created_s : std::stod(f[c_delete]);
+      pod.lifetime_s = std::max(0.0, deleted - pod.created_s);
     } catch (const std::exception&) {
       return InvalidArgument(std::string(source) + ": line " + std::to_string(line_no) + ": not a number");
     }
@@ -133,6 +134,7 @@ std::vector<ChurnPod> ChurnWorkloadM1(const std::vector<ChurnTracePod>& trace, d
     pod.gpus = t.num_gpu;
     pod.shape = t.num_gpu > 1 ? k7g : ShapeForMilli(t.gpu_milli);
     pod.model_mask = t.model_mask;
+    pod.created_s = t.created_s;
     pod.lifetime_s = std::max(min_lifetime_s, t.lifetime_s);
     if (max_lifetime_s > 0) pod.lifetime_s = std::min(pod.lifetime_s, max_lifetime_s);
     out.push_back(pod);
@@ -272,6 +274,7 @@ class ChurnSimulator {
     for (const ChurnPod& p : workload_) mean_work += p.ComputeSlices() * p.lifetime_s;
     mean_work /= std::max<std::size_t>(1, workload_.size());
     rate_ = mean_work > 0 ? config_.load * capacity_slices_ / mean_work : 0;
+    if (config_.replay) StartReplay();
   }
 
   ChurnResult Run() {
@@ -334,7 +337,40 @@ class ChurnSimulator {
   void Push(double t, int type, int id, int run = 0) { events_.push(Event{t, seq_++, type, id, run}); }
 
   double Uniform() { return static_cast<double>(rng_() >> 11) * (1.0 / 9007199254740992.0); }
-  double NextGap() { return -std::log(1.0 - Uniform()) / rate_; }
+
+  // W2: the workload by creation time, a seeded start, and the compression
+  // that makes the mean gap 1 / rate (the trace's span over its gaps).
+  void StartReplay() {
+    replay_order_.resize(workload_.size());
+    std::iota(replay_order_.begin(), replay_order_.end(), std::size_t{0});
+    std::stable_sort(replay_order_.begin(), replay_order_.end(),
+                     [&](std::size_t a, std::size_t b) { return workload_[a].created_s < workload_[b].created_s; });
+    if (replay_order_.empty() || rate_ <= 0) return;
+    replay_next_ = static_cast<std::size_t>(rng_() % replay_order_.size());
+    const double span = workload_[replay_order_.back()].created_s - workload_[replay_order_.front()].created_s;
+    // Seconds of simulated time per trace second; a trace created all at once
+    // is spaced evenly.
+    replay_scale_ = span > 0 ? static_cast<double>(replay_order_.size() - 1) / (rate_ * span) : 0;
+  }
+
+  // The gap to the next arrival: the trace's (compressed) in replay, the
+  // mean gap across its end and before the first; else exponential.
+  double NextGap() {
+    if (!config_.replay) return -std::log(1.0 - Uniform()) / rate_;
+    const bool across = !replay_started_ || replay_next_ == 0 || replay_scale_ == 0;
+    replay_started_ = true;
+    if (across) return 1.0 / rate_;
+    return (workload_[replay_order_[replay_next_]].created_s - workload_[replay_order_[replay_next_ - 1]].created_s) *
+           replay_scale_;
+  }
+
+  // The workload pod arriving now.
+  std::size_t NextPick() {
+    if (!config_.replay) return static_cast<std::size_t>(rng_() % workload_.size());
+    const std::size_t pick = replay_order_[replay_next_];
+    replay_next_ = (replay_next_ + 1) % replay_order_.size();
+    return pick;
+  }
 
   int NewPod(const ChurnPod& pod, bool measured) {
     state_.pods_.push_back(pod);
@@ -628,8 +664,7 @@ class ChurnSimulator {
   void Arrive() {
     ++state_.arrivals_;
     if (!measuring_ && state_.arrivals_ > config_.warmup && state_.now_ >= warmup_until_) measuring_ = true;
-    const auto pick = static_cast<std::size_t>(rng_() % workload_.size());
-    const int id = NewPod(workload_[pick], Measuring());
+    const int id = NewPod(workload_[NextPick()], Measuring());
     last_arrival_ = state_.now_;
     const ChurnPod& pod = state_.pods_[id];
     if (pods_[id].measured) {
@@ -735,6 +770,10 @@ class ChurnSimulator {
   ChurnPolicy& policy_;
   ChurnConfig config_;
   std::mt19937_64 rng_;
+  std::vector<std::size_t> replay_order_;  // W2: workload indices by creation time
+  std::size_t replay_next_ = 0;            // the next arrival's position in it
+  double replay_scale_ = 0;
+  bool replay_started_ = false;
   ChurnState state_;
   ChurnResult result_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;

@@ -48,6 +48,7 @@ struct ChurnTracePod {
   int num_gpu = 0;
   int gpu_milli = 0;             // per GPU
   std::uint32_t model_mask = 0;  // bit per ChurnCluster model; 0 = any
+  double created_s = 0;          // creation_time
   double lifetime_s = 0;         // deletion - creation
 };
 
@@ -65,6 +66,7 @@ struct ChurnPod {
   int gpus = 1;
   std::uint32_t model_mask = 0;  // 0 = any model
   double lifetime_s = 0;
+  double created_s = 0;  // in the trace (W2 replays its gaps); 0 for synthetic pods
   int ComputeSlices() const { return kShapeCompute[shape] * gpus; }
   int ShapeClass() const;  // 0 = 1g-2g, 1 = 3g-4g, 2 = 7g, 3 = multi-GPU
 };
@@ -302,6 +304,11 @@ struct ChurnConfig {
   int warmup = 5000;  // arrivals; with prefill, measuring also waits until the longest lifetime has passed
   int measured = 20000;
   std::uint64_t seed = 42;
+  // W2 (openb-replay): arrivals in the order of the pods' creation times, at
+  // their gaps compressed so that the mean rate is the load's (bursts kept),
+  // from a seeded start in the trace and round again after its last pod;
+  // false = W1, Poisson arrivals drawing pods uniformly.
+  bool replay = false;
   // Start from the offered load's steady state (RunChurn); false = an empty cluster.
   bool prefill = true;
   // Optional monotonic clock in nanoseconds, to time decisions; none = no timing.
@@ -371,9 +378,10 @@ struct ChurnFill {
 Result<ChurnFill> RunFill(const ChurnCluster& cluster, const std::vector<ChurnPod>& workload,
                           const std::function<std::unique_ptr<ChurnPolicy>()>& make_policy, std::uint64_t seed);
 
-// Runs the workload on the cluster under `policy`. Arrivals are Poisson with
-// rate load × (compute slices) / E[compute slices × lifetime]; each draws a
-// workload pod uniformly with replacement.
+// Runs the workload on the cluster under `policy`. Arrivals have the mean
+// rate load × (compute slices) / E[compute slices × lifetime]: Poisson, each
+// drawing a workload pod uniformly with replacement, or (`replay`) the
+// workload's own sequence.
 ChurnResult RunChurn(const ChurnCluster& cluster, const std::vector<ChurnPod>& workload, ChurnPolicy& policy,
                      const ChurnConfig& config);
 

@@ -34,8 +34,9 @@ struct MigOptions {
   std::string mode = "queue,loss";
   int warmup = 5000;
   int measured = 20000;
-  int window = 0;     // > 0: MIG-BENCH's B3 windows (that many arrivals into an empty cluster)
-  bool fill = false;  // W0 instead of W1
+  int window = 0;       // > 0: MIG-BENCH's B3 windows (that many arrivals into an empty cluster)
+  bool fill = false;    // W0 instead of W1
+  bool replay = false;  // W2 instead of W1
   double t_gi = 5, t_dp = 30, t_node = 120;
   double pause_budget = 1.8;
   double max_lifetime = 86400;
@@ -156,6 +157,7 @@ Result<MigRow> RunMigPolicy(const gpu::ChurnCluster& cluster, const std::vector<
     config.warmup = o.window > 0 ? 0 : o.warmup;
     config.measured = o.window > 0 ? o.window : o.measured;
     config.prefill = o.window == 0;
+    config.replay = o.replay;
     config.seed = seed;
     config.clock_ns = [] {
       return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -333,6 +335,10 @@ int RunMig(MigOptions o) {
       return 1;
     }
     const bool synthetic = path.starts_with("synthetic:");
+    if (synthetic && o.replay) {
+      fmt::print(stderr, "--replay: {} has no creation times to replay (an openb pod list has)\n", path);
+      return 2;
+    }
     const std::string trace = synthetic ? path : fs::path(path).stem().string();
     // A synthetic mix is our own distribution, known in advance: the offline
     // parameters take its own shares.
@@ -392,6 +398,7 @@ int RunMig(MigOptions o) {
                                 {"warmup", o.window > 0 ? 0 : o.warmup},
                                 {"measured", o.window > 0 ? o.window : o.measured},
                                 {"from_empty", o.window > 0},
+                                {"workload", o.replay ? "replay" : "churn"},
                                 {"best_whole_gpu_baseline", best_a ? best_a->policy : ""},
                                 {"best_per_instance_baseline", best_b ? best_b->policy : ""},
                                 {"results", nlohmann::json::array()}};
@@ -429,7 +436,8 @@ int RunMig(MigOptions o) {
         fmt::print("trace {} · {} ({} GPUs) · {} mode · load {:.2f} · {} seeds · {}\n", trace, o.cluster,
                    cluster->node_model.size() * cluster->gpus_per_node, mode, load, seeds->size(),
                    o.window > 0 ? fmt::format("{} arrivals into an empty cluster", o.window)
-                                : fmt::format("{}+{} arrivals", o.warmup, o.measured));
+                                : fmt::format("{}+{} arrivals{}", o.warmup, o.measured,
+                                              o.replay ? " replayed (W2: the trace's order and gaps)" : ""));
         fmt::print(
             "{:<15} {:>14} {:>14} {:>13} {:>13} {:>6} {:>6} {:>6} {:>23} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>7} "
             "{:>13} {:>13} {:>7} {:>7}\n",
@@ -483,6 +491,9 @@ void AddMigCommand(CLI::App& app, int& exit_code) {
                   "MIG-BENCH's B3 windows: N arrivals into an empty cluster, all measured (replaces --warmup and "
                   "--measured); with --mode loss, --policy all adds the offline bound bound-offline")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--replay", options->replay,
+                "W2 instead of W1: arrivals in the trace's creation order and gaps, compressed to the load, from a "
+                "seeded start");
   cmd->add_flag("--fill", options->fill,
                 "W0 instead of W1: pods that never leave fill an empty cluster to 130 % of its slices offered "
                 "(--loads, --mode, --warmup and --measured do not apply)");

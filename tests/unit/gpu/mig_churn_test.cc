@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <set>
+
 #include "tests/unit/gpu/mig_churn_fixtures.h"
 
 namespace septa::gpu {
@@ -114,6 +117,38 @@ TEST(MigChurn, FillLetsEveryRelayoutFinishBeforeTheNextArrival) {
       A100Nodes(1), PodsOf(k3g, 60), [] { return MakeSeptaPolicy(AllOf(k7g), 120, 1e9); }, 42);
   ASSERT_TRUE(fill.ok());
   EXPECT_NEAR(fill->allocated_130, 16 * 3 / 56.0, 1e-12);
+}
+
+// W2: the trace's order and gaps (10, 20, 40 s), compressed so the mean gap
+// is 1 / rate, from a seeded start, and round again after the last pod.
+TEST(MigChurn, ReplayKeepsTheTracesOrderAndGaps) {
+  const std::array<double, 4> created = {100, 110, 130, 170};
+  std::vector<ChurnPod> trace;
+  for (double at : {created[2], created[0], created[3], created[1]}) {  // any order in the file
+    trace.push_back(PodsOf(k1g, 60)[0]);
+    trace.back().created_s = at;
+  }
+  ChurnConfig config = Arrivals(9, false, 1);
+  config.replay = true;
+  const std::vector<OfflineArrival> arrivals = ChurnArrivals(A100Nodes(1), trace, config);
+  ASSERT_EQ(arrivals.size(), 9u);
+  const double rate = 56.0 / 60;                  // load 1 × 56 slices / (1 slice × 60 s)
+  const double scale = 3 / (rate * (170 - 100));  // 3 gaps over the 70 s span
+  for (std::size_t k = 1; k < arrivals.size(); ++k) {
+    const auto at = [&](std::size_t i) {
+      return std::find(created.begin(), created.end(), arrivals[i].pod.created_s) - created.begin();
+    };
+    ASSERT_EQ(at(k), (at(k - 1) + 1) % 4) << "arrival " << k << " out of the trace's order";
+    const double gap = arrivals[k].at_s - arrivals[k - 1].at_s;
+    const double expected = at(k) == 0 ? 1 / rate : (created[at(k)] - created[at(k) - 1]) * scale;
+    EXPECT_NEAR(gap, expected, 1e-9) << "arrival " << k;
+  }
+  // The seed picks the start: seeds 42-49 do not all start at one pod.
+  std::set<double> starts;
+  for (config.seed = 42; config.seed < 50; ++config.seed) {
+    starts.insert(ChurnArrivals(A100Nodes(1), trace, config)[0].pod.created_s);
+  }
+  EXPECT_GT(starts.size(), 1u);
 }
 
 TEST(MigChurn, SeptaRelayoutPausesTheNodeAndStartsThePodAfterIt) {
