@@ -39,6 +39,7 @@ struct MigOptions {
   bool replay = false;  // W2 instead of W1
   double t_gi = 5, t_dp = 30, t_node = 120;
   double pause_budget = 1.8;
+  double drain_budget = 0.01;  // GRMU's, a fraction of the accepted pods
   double max_lifetime = 86400;
   bool json = false;
 };
@@ -110,7 +111,8 @@ const std::vector<MigPolicyEntry>& MigPolicies() {
        [](const MigOptions& o, const Shares& s) { return gpu::MakeSeptaPolicy(s, o.t_node, o.pause_budget); }},
       {"fgd-mig", MigBaseline::kNone,
        [](const MigOptions& o, const Shares& s) { return gpu::MakeFgdMigPolicy(s, o.t_gi); }},
-      {"grmu", MigBaseline::kNone, [](const MigOptions& o, const Shares& s) { return gpu::MakeGrmuPolicy(s, o.t_gi); }},
+      {"grmu", MigBaseline::kNone,
+       [](const MigOptions& o, const Shares& s) { return gpu::MakeGrmuPolicy(s, o.t_gi, o.drain_budget); }},
       {"bound-fluid", MigBaseline::kNone, [](const MigOptions&, const Shares&) { return gpu::MakeFluidBound(); }},
       {"bound-repack", MigBaseline::kNone, [](const MigOptions&, const Shares&) { return gpu::MakeRepackBound(); }},
       {kOfflineBound, MigBaseline::kNone, nullptr},
@@ -501,6 +503,11 @@ void AddMigCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--t-dp", options->t_dp, "seconds for the device plugin to re-advertise")->capture_default_str();
   cmd->add_option("--t-node", options->t_node, "seconds of a mig-manager cycle (node paused)")->capture_default_str();
   cmd->add_option("--pause-budget", options->pause_budget, "Septa: node pauses per 1,000 arrivals at most")
+      ->capture_default_str();
+  cmd->add_option("--drain-budget", options->drain_budget,
+                  "grmu: drains as a fraction of the accepted pods at most (a Pareto sweep of acceptance against "
+                  "drains)")
+      ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   cmd->add_option("--max-lifetime", options->max_lifetime,
                   "cap on pod lifetimes in seconds (0 = none); measuring starts once it has passed")
