@@ -14,7 +14,7 @@ namespace septa::gpu {
 
 // Its LP relaxation answers most questions alone: above the limit, the
 // integer optimum is too; rounding a basic solution up (at most one nonzero
-// column per shape row, so fewer than kMigShapeCount GPUs more) is an integer
+// column per row, so at most kMigShapeCount GPUs more) is an integer
 // solution, so if that fits the limit the demand fits. Only between the two,
 // near a full cluster, does branch and bound run.
 struct RepackProgram::Glpk {
