@@ -492,7 +492,7 @@ void AddMigCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--window", options->window,
                   "MIG-BENCH's B3 windows: N arrivals into an empty cluster, all measured (replaces --warmup and "
                   "--measured); with --mode loss, --policy all adds the offline bound bound-offline")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, 1000000));
   cmd->add_flag("--replay", options->replay,
                 "W2 instead of W1: arrivals in the trace's creation order and gaps, compressed to the load, from a "
                 "seeded start");
