@@ -358,8 +358,9 @@ std::vector<OfflineArrival> ChurnArrivals(const ChurnCluster& cluster, const std
 // cluster, lifetimes known, the most any loss-mode admission could accept
 // with free, instant re-layouts and migrations (models, gpu_spec and the
 // one-node rule of multi-GPU pods ignored, like B2's): a strict upper bound on
-// every policy's acceptance of the same arrivals, in compute slices and in
-// pods (each its own optimum).
+// the acceptance of the same arrivals by every policy that gives a pod an
+// instance of its shape or larger, in compute slices and in pods (each its
+// own optimum).
 struct OfflineBound {
   double slices = 0;
   double pods = 0;

@@ -78,8 +78,9 @@ TEST(MigChurnBound, OfflineFreesAPodsInstanceWhenItsLifetimeEnds) {
   EXPECT_NEAR(SolveOfflineBound(gpu, {At(0, k7g, 10, 2)})->pods, 0.5, 1e-9);
 }
 
-// B3 bounds every policy on the same arrivals: they are the seed's alone,
-// whatever the policy admits.
+// B3 bounds every policy that gives a pod an instance of its shape (HAMi's
+// undersized pods are outside it) on the same arrivals: they are the seed's
+// alone, whatever the policy admits.
 TEST(MigChurnBound, OfflineBoundsEveryPolicyOnTheSameArrivals) {
   const ChurnCluster cluster = A100Nodes(2);
   auto workload = SyntheticWorkload("uniform", 500, 7);
@@ -93,8 +94,9 @@ TEST(MigChurnBound, OfflineBoundsEveryPolicyOnTheSameArrivals) {
   for (const OfflineArrival& a : arrivals) offered += a.pod.ComputeSlices();
   EXPECT_LT(bound->slices, offered);  // the load refuses some
   std::vector<std::unique_ptr<ChurnPolicy>> policies;
-  policies.push_back(MakeHamiTemplatesPolicy(5));
-  policies.push_back(MakeHamiDynamicPolicy(5));
+  policies.push_back(MakeStaticPolicy(SliceTimeShares(*workload)));
+  policies.push_back(MakeDraPolicy(5));
+  policies.push_back(MakeFgdMigPolicy(SliceTimeShares(*workload), 5));
   policies.push_back(MakeSeptaPolicy(SliceTimeShares(*workload), 120, 1000));
   policies.push_back(MakeGrmuPolicy(SliceTimeShares(*workload), 5));
   policies.push_back(MakeRepackBound());
