@@ -87,6 +87,7 @@ struct ChurnCluster {
   std::vector<const GpuModel*> models;  // at most 32
   std::vector<int> node_model;          // per node: index into models
   int gpus_per_node = 8;
+  int Gpus() const { return static_cast<int>(node_model.size()) * gpus_per_node; }
 };
 
 // mix-256 × scale (MIG-BENCH §5): 8 A100-40GB + 8 A100-80GB + 12 H100-80GB +

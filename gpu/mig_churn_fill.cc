@@ -18,7 +18,7 @@ Result<ChurnFill> RunFill(const ChurnCluster& cluster, const std::vector<ChurnPo
   if (workload.empty()) return InvalidArgument("the fill workload has no pods");
   std::vector<ChurnPod> staying = workload;
   for (ChurnPod& pod : staying) pod.lifetime_s = kFillLifetimeS;
-  const double capacity = 7.0 * static_cast<double>(cluster.node_model.size()) * cluster.gpus_per_node;
+  const double capacity = 7.0 * cluster.Gpus();
   ChurnConfig config;
   // The load only spaces the arrivals: offering 1.3 × capacity takes 1.3 ×
   // lifetime / load, a thousandth of a lifetime (nobody leaves), with

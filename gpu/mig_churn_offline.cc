@@ -73,7 +73,7 @@ Result<OfflineBound> SolveOfflineBound(const ChurnCluster& cluster, const std::v
   }
   const std::vector<std::array<int, kMigShapeCount>> patterns = ChurnMaximalPatterns(*cluster.models[0]);
   const OfflineLayout at{.arrivals = static_cast<int>(arrivals.size()), .patterns = static_cast<int>(patterns.size())};
-  const double gpus = static_cast<double>(cluster.node_model.size()) * cluster.gpus_per_node;
+  const double gpus = static_cast<double>(cluster.Gpus());
   OfflineBound out;
   if (arrivals.empty()) return out;
 

@@ -238,7 +238,7 @@ Result<std::vector<const MigPolicyEntry*>> SelectMigPolicies(const MigOptions& o
 void PrintMigFill(const gpu::ChurnCluster& cluster, const std::vector<gpu::ChurnPod>& workload,
                   const std::vector<const MigPolicyEntry*>& policies, const MigOptions& o, const Shares& shares,
                   const std::string& trace, const std::vector<std::uint64_t>& seeds) {
-  const int gpus = static_cast<int>(cluster.node_model.size()) * cluster.gpus_per_node;
+  const int gpus = cluster.Gpus();
   nlohmann::json out = {{"trace", trace},     {"cluster", o.cluster},  {"gpus", gpus},
                         {"workload", "fill"}, {"seeds", seeds.size()}, {"results", nlohmann::json::array()}};
   if (!o.json) {
@@ -393,7 +393,7 @@ int RunMig(MigOptions o) {
         if (o.json) {
           nlohmann::json out = {{"trace", trace},
                                 {"cluster", o.cluster},
-                                {"gpus", cluster->node_model.size() * cluster->gpus_per_node},
+                                {"gpus", cluster->Gpus()},
                                 {"mode", mode},
                                 {"load", load},
                                 {"seeds", seeds->size()},
@@ -436,7 +436,7 @@ int RunMig(MigOptions o) {
           continue;
         }
         fmt::print("trace {} · {} ({} GPUs) · {} mode · load {:.2f} · {} seeds · {}\n", trace, o.cluster,
-                   cluster->node_model.size() * cluster->gpus_per_node, mode, load, seeds->size(),
+                   cluster->Gpus(), mode, load, seeds->size(),
                    o.window > 0 ? fmt::format("{} arrivals into an empty cluster", o.window)
                                 : fmt::format("{}+{} arrivals{}", o.warmup, o.measured,
                                               o.replay ? " replayed (W2: the trace's order and gaps)" : ""));
